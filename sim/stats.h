@@ -1,0 +1,37 @@
+/* stats.h -- streaming statistics of one metric (a latency, in milliseconds).
+ *
+ * Mean, standard deviation and max are exact (gsl_rstat).  Quantiles come from a
+ * GSL histogram over log(value) with 1000 bins per factor of e^(1/1000)... that is,
+ * consecutive bin edges differ by a factor 1.001, so any quantile is known within
+ * 0.05 % relative error however many samples are added, in constant memory.
+ * Values below STAT_MIN_MS (including exact zeros, e.g. no queueing) are counted
+ * in a separate bucket and reported as 0.
+ */
+#ifndef LATSIM_STATS_H
+#define LATSIM_STATS_H
+
+#include <stdint.h>
+
+#define STAT_MIN_MS 1e-6      /* 1 ns */
+#define STAT_MAX_MS 1e10      /* ~116 days; larger values go in the top bin */
+
+typedef struct stat_acc stat_acc;
+
+typedef struct stat_summary {
+    uint64_t n;            /* samples */
+    double mean;           /* ms */
+    double sd;             /* ms */
+    double p50, p90, p95, p99, p999;  /* ms */
+    double max;            /* ms */
+} stat_summary;
+
+stat_acc *stat_new(void);                 /* NULL when out of memory */
+void stat_free(stat_acc *s);
+void stat_add(stat_acc *s, double v);     /* v in ms, >= 0 */
+void stat_reset(stat_acc *s);
+uint64_t stat_count(const stat_acc *s);
+double stat_mean(const stat_acc *s);      /* 0 when empty */
+double stat_quantile(const stat_acc *s, double q);  /* q in [0,1]; 0 when empty */
+void stat_summarize(const stat_acc *s, stat_summary *out);
+
+#endif

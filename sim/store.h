@@ -1,0 +1,67 @@
+/* store.h -- runs and their results, kept in SQLite.
+ *
+ * One database file (default ./latsim.db) holds every run: the scenario text and
+ * its hash, the effective configuration (after --set), the seed, the program
+ * version, start time, wall time, status, and every reported statistic, plus the
+ * catalog tables (catalog.h).  A run is written in one transaction: either all
+ * of it is there or none of it is.
+ */
+#ifndef LATSIM_STORE_H
+#define LATSIM_STORE_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+
+typedef struct store_kv {        /* one effective configuration entry */
+    const char *section;         /* e.g. "pool cpu" */
+    const char *key;             /* e.g. "servers" */
+    const char *value;           /* as written */
+} store_kv;
+
+typedef struct store_stat {      /* one reported number */
+    int replication;             /* 0-based; -1 for the aggregate over replications */
+    const char *scope;           /* "" for the whole system, or a pool name */
+    const char *metric;          /* e.g. "e2e", "throughput_rps", "utilization" */
+    const char *stat;            /* e.g. "p99", "mean", "value" */
+    double value;                /* the number (ms for latencies) */
+    double ci95;                 /* half-width of the 95 % interval, NAN when none */
+} store_stat;
+
+typedef struct store_run {
+    const char *scenario_path;
+    const char *scenario_text;   /* the file as read */
+    uint64_t scenario_hash;      /* FNV-1a 64 of the effective configuration */
+    uint64_t seed;
+    int replications;
+    const char *version;         /* LATSIM_VERSION */
+    const char *started_at;      /* ISO 8601 UTC */
+    double wall_s;               /* wall-clock seconds of the run */
+    const char *status;          /* "ok" or "saturated" */
+    const char *json;            /* the report as printed by --json */
+    const store_kv *config; size_t nconfig;
+    const store_stat *stats; size_t nstats;
+} store_run;
+
+/* Opens (creating if needed) the database at PATH and its schema, including the
+ * catalog (catalog_init).  Returns 0 with *DB set, or -1 with a message naming
+ * PATH in ERR (and *DB NULL). */
+int store_open(const char *path, sqlite3 **db, char *err, size_t errlen);
+void store_close(sqlite3 *db);
+
+/* Writes one run in a single transaction.  Returns 0 with *ID set, or -1 + ERR
+ * (nothing written). */
+int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size_t errlen);
+
+/* `latsim runs`: one line per run, newest last.  Returns 0 or -1 + ERR. */
+int store_list_runs(sqlite3 *db, FILE *out, char *err, size_t errlen);
+
+/* `latsim show ID`: the run's metadata, configuration and statistics.  Returns 0,
+ * 1 when there is no such run (ERR says so), -1 on error. */
+int store_show_run(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen);
+
+/* FNV-1a 64-bit hash of a byte string (the scenario hash). */
+uint64_t store_hash(const void *data, size_t n, uint64_t h);
+#define STORE_HASH_INIT 0xcbf29ce484222325ULL
+
+#endif
