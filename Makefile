@@ -18,7 +18,7 @@ OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZE) -fno-sanitize-r
 VARIANT := san
 endif
 BUILD   := build/$(VARIANT)
-CFLAGS  += $(CSTD) $(WARN) $(OPT) -Isim -DLATSIM_VERSION='"$(VERSION)"' \
+CFLAGS  += $(CSTD) $(WARN) $(OPT) -Isim -Icli -DLATSIM_VERSION='"$(VERSION)"' \
            $(shell pkg-config --cflags gsl sqlite3 inih 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs gsl sqlite3 inih 2>/dev/null) -lcsv -lm
 ifdef SANITIZE
@@ -33,14 +33,16 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 .PHONY: all deps run test bench clean check-deps
 all: latsim
 
-$(BUILD)/%.o: %.c $(wildcard sim/*.h)
+$(BUILD)/%.o: %.c $(wildcard sim/*.h cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/liblatsim.a: $(SIM_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/latsim: $(BUILD)/cli/latsim.o $(BUILD)/liblatsim.a
+CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
+
+$(BUILD)/latsim: $(CLI_OBJ) $(BUILD)/liblatsim.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 latsim: $(BUILD)/latsim

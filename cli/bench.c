@@ -1,0 +1,117 @@
+/* bench.c -- the speed benchmark behind `make bench`.
+ *
+ * Each case is a scenario text run in a child process; the parent reads the
+ * child's counters through a pipe and its peak resident memory from wait4().
+ * Cases: an M/M/8 queue at utilisation 0.9 with 10^6 and 10^7 requests (the
+ * engine's event rate, and memory that must not grow with the request count),
+ * and 10^6 LLM requests (mean 1000 prompt / 200 output tokens) on 16
+ * continuous-batching replicas.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "bench.h"
+#include "scenario.h"
+#include "sim.h"
+#include "store.h"
+
+typedef struct bench_case {
+    const char *name;
+    const char *text;
+} bench_case;
+
+#define MM8(n) \
+    "[sim]\nrequests = " n "\nwarmup = 100000\nseed = 1\n" \
+    "[workload]\narrival = poisson\nrate = 7200\n" \
+    "[pool mm8]\nservers = 8\nservice_ms = exp(mean=1)\n"
+
+static const bench_case CASES[] = {
+    { "M/M/8 rho=0.9, 1e6 req", MM8("1000000") },
+    { "M/M/8 rho=0.9, 1e7 req", MM8("10000000") },
+    { "LLM 16x continuous, 1e6 req",
+      "[sim]\nrequests = 1000000\nwarmup = 20000\nseed = 1\n"
+      "[workload]\narrival = poisson\nrate = 110\n"
+      "prompt_tokens = lognormal(mean=1000, cv=1.0)\noutput_tokens = lognormal(mean=200, cv=1.0)\n"
+      "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 16\nscheduler = continuous\n"
+      "truncate = yes\n" },
+};
+
+typedef struct bench_out {
+    double wall_s;
+    double events;
+    double requests;
+    double steps;
+    double sim_s;
+    int saturated;
+    int ok;
+} bench_out;
+
+static void run_child(const bench_case *c, int fd)
+{
+    bench_out o = { 0 };
+    char err[1024];
+    scenario sc;
+    sqlite3 *db = NULL;
+    if (scenario_load_text(&sc, c->name, c->text, NULL, 0, err, sizeof err) == 0 &&
+        store_open(":memory:", &db, err, sizeof err) == 0 &&
+        scenario_resolve(&sc, db, err, sizeof err) == 0) {
+        sim_result r;
+        if (sim_run(&sc, sc.seed, &r, err, sizeof err) == 0) {
+            o.ok = 1;
+            o.wall_s = r.wall_time_s;
+            o.events = (double) r.events;
+            o.requests = (double) (r.requests + sc.warmup);
+            o.sim_s = r.sim_time_s;
+            o.saturated = r.saturated;
+            for (int i = 0; i < r.npools; i++) o.steps += (double) r.pools[i].steps;
+        } else fprintf(stderr, "bench: %s\n", err);
+        sim_result_free(&r);
+    } else fprintf(stderr, "bench: %s\n", err);
+    if (db) store_close(db);
+    scenario_free(&sc);
+    if (write(fd, &o, sizeof o) != (ssize_t) sizeof o) _exit(1);
+    _exit(o.ok ? 0 : 1);
+}
+
+int bench_main(int argc, char **argv)
+{
+    const char *only = argc > 0 ? argv[0] : NULL;
+    printf("%-30s %12s %12s %9s %12s %12s %11s %9s\n", "case", "requests", "events", "wall s",
+           "events/s", "requests/s", "steps/s", "peak MiB");
+    int rc = 0;
+    for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
+        if (only && !strstr(CASES[i].name, only)) continue;
+        int fds[2];
+        if (pipe(fds) != 0) { perror("bench: pipe"); return 1; }
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0) { perror("bench: fork"); return 1; }
+        if (pid == 0) {
+            close(fds[0]);
+            run_child(&CASES[i], fds[1]);
+        }
+        close(fds[1]);
+        bench_out o = { 0 };
+        ssize_t got = read(fds[0], &o, sizeof o);
+        close(fds[0]);
+        int status;
+        struct rusage ru;
+        wait4(pid, &status, 0, &ru);
+        if (got != (ssize_t) sizeof o || !o.ok) {
+            printf("%-30s failed\n", CASES[i].name);
+            rc = 1;
+            continue;
+        }
+        double peak_mib = (double) ru.ru_maxrss / 1024.0;   /* ru_maxrss is KiB on Linux */
+        char steps[32];
+        if (o.steps > 0) snprintf(steps, sizeof steps, "%.3g", o.steps / o.wall_s);
+        else snprintf(steps, sizeof steps, "-");
+        printf("%-30s %12.0f %12.0f %9.2f %12.3g %12.3g %11s %9.1f%s\n", CASES[i].name, o.requests, o.events,
+               o.wall_s, o.events / o.wall_s, o.requests / o.wall_s, steps, peak_mib,
+               o.saturated ? "  (saturated!)" : "");
+    }
+    return rc;
+}

@@ -1,0 +1,326 @@
+/* latsim.c -- the command-line front end: argument parsing, exit codes, and
+ * wiring of scenario -> simulation -> report -> database.  All the work is in
+ * sim/; this file only calls it.  Exit codes: 0 success, 1 runtime failure,
+ * 2 bad input (usage, scenario, trace, database path).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "bench.h"
+#include "catalog.h"
+#include "report.h"
+#include "scenario.h"
+#include "sim.h"
+#include "store.h"
+
+#ifndef LATSIM_VERSION
+#define LATSIM_VERSION "0.1"
+#endif
+
+#define MAX_SETS 256
+
+static const char *USAGE =
+    "usage: latsim COMMAND [options]\n"
+    "\n"
+    "Discrete-event latency simulator and capacity planner for AI inference serving.\n"
+    "\n"
+    "commands:\n"
+    "  run FILE [options]     simulate a scenario, print the report, store the run\n"
+    "  runs                   list stored runs\n"
+    "  show ID                print a stored run\n"
+    "  catalog                list the GPUs and models in the catalog\n"
+    "  catalog add FILE       add the [gpu NAME] / [model NAME] sections of FILE to the catalog\n"
+    "  keys                   list every scenario section and key, with defaults\n"
+    "  bench                  run the speed benchmark and print its table\n"
+    "\n"
+    "common options:\n"
+    "  --db PATH              database file (default $LATSIM_DB, else ./latsim.db)\n"
+    "  -h, --help             help (latsim run --help for the run options)\n"
+    "  --version              print the version\n";
+
+static const char *RUN_USAGE =
+    "usage: latsim run FILE [--seed N] [--set section.key=value]... [--json]\n"
+    "                       [--db PATH] [--replications N] [--no-store]\n"
+    "\n"
+    "Simulates the scenario in FILE (an INI file; see latsim keys and README.md),\n"
+    "prints the report and stores the run in the database.\n"
+    "\n"
+    "  --seed N             run seed (default: [sim] seed, else 1)\n"
+    "  --set S.K=V          override key K of section S, e.g. --set \"pool cpu.servers=5\"\n"
+    "                       or --set workload.rate=80 (repeatable)\n"
+    "  --json               print one JSON object instead of the table\n"
+    "  --db PATH            database file (default $LATSIM_DB, else ./latsim.db)\n"
+    "  --replications N     run N independent replications (seeds seed..seed+N-1) and\n"
+    "                       report each statistic with a 95% confidence interval\n"
+    "  --no-store           do not write the run to the database\n"
+    "\n"
+    "exit status: 0 done (a saturated system is reported as such), 1 runtime error,\n"
+    "2 bad input: usage, scenario, trace or database.\n";
+
+static const char *db_path(const char *opt)
+{
+    if (opt) return opt;
+    const char *e = getenv("LATSIM_DB");
+    return (e && e[0]) ? e : "latsim.db";
+}
+
+static int die(int code, const char *msg)
+{
+    fprintf(stderr, "latsim: %s\n", msg);
+    return code;
+}
+
+/* Opens the database for catalog look-ups without creating it: a missing file
+ * is replaced by an in-memory database holding the built-in catalog. */
+static int open_for_lookup(const char *path, sqlite3 **db, char *err, size_t n)
+{
+    if (access(path, F_OK) != 0) return store_open(":memory:", db, err, n);
+    return store_open(path, db, err, n);
+}
+
+static void iso_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    const char *file = NULL, *dbopt = NULL;
+    const char *sets[MAX_SETS];
+    int nsets = 0, json = 0, reps = 1, store = 1, seed_given = 0;
+    uint64_t seed = 0;
+    char err[2048];
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(RUN_USAGE, stdout); return 0; }
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--no-store")) store = 0;
+        else if (!strcmp(a, "--seed") || !strcmp(a, "--set") || !strcmp(a, "--db") || !strcmp(a, "--replications")) {
+            if (i + 1 >= argc) { snprintf(err, sizeof err, "run: %s needs a value (see latsim run --help)", a); return die(2, err); }
+            const char *v = argv[++i];
+            if (!strcmp(a, "--set")) {
+                if (nsets == MAX_SETS) return die(2, "run: too many --set options (max 256)");
+                sets[nsets++] = v;
+            } else if (!strcmp(a, "--db")) dbopt = v;
+            else {
+                char *end;
+                errno = 0;
+                unsigned long long x = strtoull(v, &end, 10);
+                if (*end || end == v || errno || v[0] == '-') {
+                    snprintf(err, sizeof err, "run: %s: expected a non-negative whole number, got '%s'", a, v);
+                    return die(2, err);
+                }
+                if (!strcmp(a, "--seed")) { seed = x; seed_given = 1; }
+                else {
+                    if (x < 1 || x > 10000) { snprintf(err, sizeof err, "run: --replications: must be between 1 and 10000, got '%s'", v); return die(2, err); }
+                    reps = (int) x;
+                }
+            }
+        } else if (a[0] == '-' && a[1]) {
+            snprintf(err, sizeof err, "run: unknown option '%s' (see latsim run --help)", a);
+            return die(2, err);
+        } else if (!file) file = a;
+        else { snprintf(err, sizeof err, "run: more than one scenario file ('%s', '%s')", file, a); return die(2, err); }
+    }
+    if (!file) return die(2, "run: missing scenario FILE (see latsim run --help)");
+
+    scenario sc;
+    sqlite3 *db = NULL;
+    report *runs = NULL;
+    report agg = { 0 };
+    char *json_text = NULL;
+    size_t json_len = 0;
+    int rc = 2;
+    const char *path = db_path(dbopt);
+    if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
+    if (seed_given) sc.seed = seed;
+    if (open_for_lookup(path, &db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
+    if (scenario_resolve(&sc, db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
+    store_close(db);
+    db = NULL;
+
+    rc = 1;
+    runs = calloc((size_t) reps, sizeof *runs);
+    if (!runs) { fprintf(stderr, "latsim: out of memory\n"); goto done; }
+    char started[32];
+    iso_now(started, sizeof started);
+    double wall = 0;
+    for (int i = 0; i < reps; i++) {
+        sim_result res;
+        if (sim_run(&sc, sc.seed + (uint64_t) i, &res, err, sizeof err) != 0) {
+            fprintf(stderr, "latsim: %s\n", err);
+            sim_result_free(&res);
+            goto done;
+        }
+        wall += res.wall_time_s;
+        int f = report_flatten(&res, reps > 1 ? i : -1, &runs[i]);
+        sim_result_free(&res);
+        if (f) { fprintf(stderr, "latsim: out of memory\n"); goto done; }
+    }
+    const report *shown = &runs[0];
+    if (reps > 1) {
+        if (report_aggregate(runs, reps, &agg) != 0) { fprintf(stderr, "latsim: out of memory\n"); goto done; }
+        shown = &agg;
+    }
+    int saturated = report_get(shown, "", "saturated", "value") > 0;
+
+    /* The effective configuration and its hash. */
+    uint64_t h = STORE_HASH_INIT;
+    store_kv *kv = calloc(sc.raw.n + 1, sizeof *kv);
+    if (!kv) { fprintf(stderr, "latsim: out of memory\n"); goto done; }
+    for (size_t i = 0; i < sc.raw.n; i++) {
+        kv[i].section = sc.raw.e[i].section;
+        kv[i].key = sc.raw.e[i].key;
+        kv[i].value = sc.raw.e[i].value;
+        h = store_hash(kv[i].section, strlen(kv[i].section) + 1, h);
+        h = store_hash(kv[i].key, strlen(kv[i].key) + 1, h);
+        h = store_hash(kv[i].value, strlen(kv[i].value) + 1, h);
+    }
+    char extra[1536], esc[1024];
+    size_t k = 0;
+    for (const char *p = file; *p && k + 3 < sizeof esc; p++) {
+        if (*p == '"' || *p == '\\') esc[k++] = '\\';
+        esc[k++] = *p;
+    }
+    esc[k] = '\0';
+    snprintf(extra, sizeof extra, "\"scenario\": \"%s\", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"",
+             esc, (unsigned long long) h, (unsigned long long) sc.seed, LATSIM_VERSION);
+    FILE *mem = open_memstream(&json_text, &json_len);
+    if (!mem) { free(kv); fprintf(stderr, "latsim: out of memory\n"); goto done; }
+    report_json(shown, extra, mem);
+    fclose(mem);
+
+    if (store) {
+        if (store_open(path, &db, err, sizeof err) != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); rc = 2; goto done; }
+        for (int i = 0; i < sc.ngpus; i++)
+            if (catalog_put_gpu(db, &sc.gpus[i], err, sizeof err) != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); goto done; }
+        for (int i = 0; i < sc.nmodels; i++)
+            if (catalog_put_model(db, &sc.models[i], err, sizeof err) != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); goto done; }
+        size_t nstats = 0;
+        for (int i = 0; i < reps; i++) nstats += runs[i].n;
+        if (reps > 1) nstats += agg.n;
+        store_stat *all = malloc((nstats + 1) * sizeof *all);
+        if (!all) { free(kv); fprintf(stderr, "latsim: out of memory\n"); goto done; }
+        size_t m = 0;
+        if (reps > 1) for (size_t j = 0; j < agg.n; j++) all[m++] = agg.rows[j];
+        for (int i = 0; i < reps; i++)
+            for (size_t j = 0; j < runs[i].n; j++) all[m++] = runs[i].rows[j];
+        store_run run = {
+            .scenario_path = file, .scenario_text = sc.raw.text, .scenario_hash = h, .seed = sc.seed,
+            .replications = reps, .version = LATSIM_VERSION, .started_at = started, .wall_s = wall,
+            .status = saturated ? "saturated" : "ok", .json = json_text,
+            .config = kv, .nconfig = sc.raw.n, .stats = all, .nstats = m,
+        };
+        int64_t id;
+        int s = store_save_run(db, &run, &id, err, sizeof err);
+        free(all);
+        if (s != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); goto done; }
+        if (!json) printf("run %lld stored in %s\n", (long long) id, path);
+    }
+    free(kv);
+    if (json) fputs(json_text, stdout);
+    else {
+        char title[1200];
+        snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", file, (unsigned long long) sc.seed, LATSIM_VERSION);
+        report_table(shown, title, stdout);
+    }
+    rc = 0;
+done:
+    if (runs) for (int i = 0; i < reps; i++) report_free(&runs[i]);
+    free(runs);
+    report_free(&agg);
+    free(json_text);
+    if (db) store_close(db);
+    scenario_free(&sc);
+    return rc;
+}
+
+/* Parses the trailing [--db PATH] of the simple commands; returns the count of
+ * other arguments left in ARGV, or -1 on a usage error. */
+static int common_opts(int argc, char **argv, const char **dbopt)
+{
+    int k = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "--db")) {
+            if (i + 1 >= argc) return -1;
+            *dbopt = argv[++i];
+        } else argv[k++] = argv[i];
+    }
+    return k;
+}
+
+static int cmd_db(const char *cmd, int argc, char **argv)
+{
+    const char *dbopt = NULL;
+    char err[2048] = "";
+    int n = common_opts(argc, argv, &dbopt);
+    if (n < 0) return die(2, "--db needs a PATH");
+    for (int i = 0; i < n; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(USAGE, stdout); return 0; }
+    const char *path = db_path(dbopt);
+    sqlite3 *db = NULL;
+    int rc = 2;
+    if (!strcmp(cmd, "runs") || !strcmp(cmd, "show")) {
+        if (access(path, F_OK) != 0) {
+            snprintf(err, sizeof err, "%s: no such database (run a scenario first, or give --db PATH)", path);
+            return die(2, err);
+        }
+    }
+    if (!strcmp(cmd, "catalog") && n == 0 && access(path, F_OK) != 0) {
+        if (store_open(":memory:", &db, err, sizeof err) != 0) return die(1, err);
+    } else if (store_open(path, &db, err, sizeof err) != 0) return die(2, err);
+
+    if (!strcmp(cmd, "runs")) {
+        if (n != 0) { fprintf(stderr, "latsim: runs: unexpected argument '%s'\n", argv[0]); goto done; }
+        rc = store_list_runs(db, stdout, err, sizeof err) == 0 ? 0 : 1;
+    } else if (!strcmp(cmd, "show")) {
+        char *end;
+        long long id = n == 1 ? strtoll(argv[0], &end, 10) : 0;
+        if (n != 1 || *end || id <= 0) { fprintf(stderr, "latsim: show: expected one run ID (see latsim runs)\n"); goto done; }
+        int s = store_show_run(db, id, stdout, err, sizeof err);
+        rc = s == 0 ? 0 : (s == 1 ? 2 : 1);
+    } else if (!strcmp(cmd, "catalog")) {
+        if (n == 0) rc = catalog_print(db, stdout, err, sizeof err) == 0 ? 0 : 1;
+        else if (n == 2 && !strcmp(argv[0], "add")) {
+            /* A file of [gpu NAME] / [model NAME] sections, validated like a scenario's. */
+            scenario sc;
+            const char *fake[] = { "workload.rate=1", "pool x.service_ms=const(1)" };
+            if (scenario_load(&sc, argv[1], fake, 2, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); scenario_free(&sc); goto done; }
+            rc = 0;
+            for (int i = 0; i < sc.ngpus && rc == 0; i++)
+                if (catalog_put_gpu(db, &sc.gpus[i], err, sizeof err) != 0) rc = 2;
+                else printf("added gpu %s\n", sc.gpus[i].name);
+            for (int i = 0; i < sc.nmodels && rc == 0; i++)
+                if (catalog_put_model(db, &sc.models[i], err, sizeof err) != 0) rc = 2;
+                else printf("added model %s\n", sc.models[i].name);
+            if (rc == 0 && sc.ngpus + sc.nmodels == 0) { snprintf(err, sizeof err, "%s: no [gpu NAME] or [model NAME] section", argv[1]); rc = 2; }
+            scenario_free(&sc);
+        } else { fprintf(stderr, "latsim: catalog: expected no argument or 'add FILE'\n"); goto done; }
+    }
+    if (rc != 0 && err[0]) fprintf(stderr, "latsim: %s\n", err);
+done:
+    store_close(db);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) { fputs(USAGE, stderr); return 2; }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { fputs(USAGE, stdout); return 0; }
+    if (!strcmp(cmd, "--version")) { printf("latsim %s\n", LATSIM_VERSION); return 0; }
+    if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "runs") || !strcmp(cmd, "show") || !strcmp(cmd, "catalog"))
+        return cmd_db(cmd, argc - 2, argv + 2);
+    if (!strcmp(cmd, "keys")) { scenario_print_keys(stdout); return 0; }
+    if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);
+    fprintf(stderr, "latsim: unknown command '%s' (see latsim --help)\n", cmd);
+    return 2;
+}

@@ -1,0 +1,294 @@
+/* config.c -- reading scenario files (libinih) and applying --set overrides.
+ *
+ * libinih calls us once per key; it does not say on which line, so we feed it
+ * the text through our own line reader (ini_parse_stream) and count lines as
+ * we go: when the handler runs, the line just read is the key's line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ini.h>
+#include "config.h"
+
+typedef struct reader {
+    const char *p;      /* next unread byte of the text */
+    int line;           /* lines handed to inih so far */
+    cfg *c;             /* where section headers are recorded */
+    int too_long;       /* line number of a line longer than inih takes, or 0 */
+} reader;
+
+static int add_section(cfg *c, const char *name, int line);
+static char *fold_spaces(const char *s);
+
+typedef struct parse_ctx {
+    cfg *c;
+    reader *rd;
+    char *err;
+    size_t errlen;
+    int failed;         /* set by the handler on a duplicate key etc. */
+} parse_ctx;
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* Copies S with leading/trailing white space removed and inner runs of white
+ * space folded to one blank ("pool   cpu" -> "pool cpu"). */
+static char *fold_spaces(const char *s)
+{
+    char *d = malloc(strlen(s) + 1);
+    if (!d) return NULL;
+    size_t k = 0;
+    int blank = 0;
+    for (; *s; s++) {
+        if (isspace((unsigned char) *s)) { blank = 1; continue; }
+        if (blank && k > 0) d[k++] = ' ';
+        blank = 0;
+        d[k++] = *s;
+    }
+    d[k] = '\0';
+    return d;
+}
+
+static char *read_line(char *str, int num, void *stream)
+{
+    reader *rd = stream;
+    if (*rd->p == '\0') return NULL;
+    int k = 0;
+    while (*rd->p && k < num - 1) {
+        char ch = *rd->p++;
+        str[k++] = ch;
+        if (ch == '\n') break;
+    }
+    str[k] = '\0';
+    rd->line++;
+    if (k == num - 1 && str[k - 1] != '\n' && *rd->p != '\0' && !rd->too_long)
+        rd->too_long = rd->line;
+    /* inih does not report section headers: record them (with their line) here. */
+    const char *h = str;
+    while (isspace((unsigned char) *h)) h++;
+    const char *close = (*h == '[') ? strchr(h, ']') : NULL;
+    if (close) {
+        char *raw = strndup(h + 1, (size_t) (close - h - 1));
+        char *name = raw ? fold_spaces(raw) : NULL;
+        if (name && name[0]) add_section(rd->c, name, rd->line);
+        free(raw);
+        free(name);
+    }
+    return str;
+}
+
+static int add_section(cfg *c, const char *name, int line)
+{
+    for (size_t i = 0; i < c->ns; i++)
+        if (strcmp(c->s[i].name, name) == 0) return 0;
+    if (c->ns == c->scap) {
+        size_t cap = c->scap ? 2 * c->scap : 8;
+        cfg_section *s = realloc(c->s, cap * sizeof *s);
+        if (!s) return -1;
+        c->s = s;
+        c->scap = cap;
+    }
+    c->s[c->ns].name = xstrdup(name);
+    if (!c->s[c->ns].name) return -1;
+    c->s[c->ns].line = line;
+    c->ns++;
+    return 0;
+}
+
+static cfg_entry *find(const cfg *c, const char *section, const char *key)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->e[i].section, section) == 0 && strcmp(c->e[i].key, key) == 0)
+            return &c->e[i];
+    return NULL;
+}
+
+static int add_entry(cfg *c, const char *section, const char *key, const char *value, int line)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 32;
+        cfg_entry *e = realloc(c->e, cap * sizeof *e);
+        if (!e) return -1;
+        c->e = e;
+        c->cap = cap;
+    }
+    cfg_entry *e = &c->e[c->n];
+    e->section = xstrdup(section);
+    e->key = xstrdup(key);
+    e->value = xstrdup(value);
+    e->line = line;
+    if (!e->section || !e->key || !e->value) {
+        free(e->section); free(e->key); free(e->value);
+        return -1;
+    }
+    c->n++;
+    return 0;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value)
+{
+    parse_ctx *x = user;
+    cfg *c = x->c;
+    int line = x->rd->line;
+    char *sec = fold_spaces(section);
+    if (!sec) goto oom;
+    if (sec[0] == '\0') {
+        snprintf(x->err, x->errlen, "%s:%d: key '%s' is outside any [section]", c->path, line, name);
+        free(sec);
+        x->failed = 1;
+        return 0;
+    }
+    if (find(c, sec, name)) {
+        snprintf(x->err, x->errlen, "%s:%d: [%s] %s: key given twice (first on line %d)",
+                 c->path, line, sec, name, find(c, sec, name)->line);
+        free(sec);
+        x->failed = 1;
+        return 0;
+    }
+    if (add_section(c, sec, line) || add_entry(c, sec, name, value, line)) { free(sec); goto oom; }
+    free(sec);
+    return 1;
+oom:
+    snprintf(x->err, x->errlen, "%s: out of memory", c->path);
+    x->failed = 1;
+    return 0;
+}
+
+int cfg_load_string(cfg *c, const char *path, const char *text, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    c->path = xstrdup(path);
+    c->text = xstrdup(text);
+    const char *slash = strrchr(path, '/');
+    c->dir = slash ? strndup(path, (size_t) (slash - path) + 1) : xstrdup("");
+    if (!c->path || !c->text || !c->dir) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    reader rd = { c->text, 0, c, 0 };
+    parse_ctx x = { c, &rd, err, errlen, 0 };
+    ini_allow_multiline = false;
+    ini_stop_on_first_error = true;
+    int rc = ini_parse_stream(read_line, &rd, on_key, &x);
+    if (x.failed) return -1;
+    if (rd.too_long) {
+        snprintf(err, errlen, "%s:%d: line longer than %d characters", path, rd.too_long, ini_max_line - 1);
+        return -1;
+    }
+    if (rc > 0) {
+        snprintf(err, errlen, "%s:%d: expected [section] or key = value", path, rc);
+        return -1;
+    }
+    if (rc < 0) {
+        snprintf(err, errlen, "%s: cannot parse (error %d)", path, rc);
+        return -1;
+    }
+    return 0;
+}
+
+int cfg_load(cfg *c, const char *path, char *err, size_t errlen)
+{
+    memset(c, 0, sizeof *c);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open scenario: %s", path, strerror(errno));
+        return -1;
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    int rc = -1;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? 2 * cap : 8192;
+            char *b = realloc(buf, cap);
+            if (!b) { snprintf(err, errlen, "%s: out of memory", path); goto done; }
+            buf = b;
+        }
+        size_t got = fread(buf + len, 1, 4096, f);
+        len += got;
+        if (got < 4096) break;
+    }
+    if (ferror(f)) { snprintf(err, errlen, "%s: read error", path); goto done; }
+    buf[len] = '\0';
+    if (strlen(buf) != len) { snprintf(err, errlen, "%s: contains a NUL byte: not a scenario file", path); goto done; }
+    rc = cfg_load_string(c, path, buf, err, errlen);
+done:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+int cfg_set(cfg *c, const char *assignment, char *err, size_t errlen)
+{
+    const char *eq = strchr(assignment, '=');
+    int rc = -1;
+    char *lhs = NULL, *sec = NULL, *key = NULL, *val = NULL;
+    if (!eq) {
+        snprintf(err, errlen, "--set %s: expected section.key=value", assignment);
+        return -1;
+    }
+    lhs = strndup(assignment, (size_t) (eq - assignment));
+    if (!lhs) goto oom;
+    char *dot = strrchr(lhs, '.');
+    if (!dot || dot == lhs || dot[1] == '\0') {
+        snprintf(err, errlen, "--set %s: expected section.key=value", assignment);
+        goto done;
+    }
+    *dot = '\0';
+    sec = fold_spaces(lhs);
+    key = fold_spaces(dot + 1);
+    val = fold_spaces(eq + 1);
+    if (!sec || !key || !val) goto oom;
+    if (!sec[0] || !key[0]) {
+        snprintf(err, errlen, "--set %s: expected section.key=value", assignment);
+        goto done;
+    }
+    cfg_entry *e = find(c, sec, key);
+    if (e) {
+        char *v = xstrdup(val);
+        if (!v) goto oom;
+        free(e->value);
+        e->value = v;
+        e->line = 0;
+    } else if (add_section(c, sec, 0) || add_entry(c, sec, key, val, 0)) {
+        goto oom;
+    }
+    rc = 0;
+    goto done;
+oom:
+    snprintf(err, errlen, "--set: out of memory");
+done:
+    free(lhs); free(sec); free(key); free(val);
+    return rc;
+}
+
+const cfg_entry *cfg_get(const cfg *c, const char *section, const char *key)
+{
+    return find(c, section, key);
+}
+
+const char *cfg_where(const cfg *c, const cfg_entry *e, char *buf, size_t n)
+{
+    if (e && e->line > 0) snprintf(buf, n, "%s:%d", c->path, e->line);
+    else if (e) snprintf(buf, n, "--set");
+    else snprintf(buf, n, "%s", c->path);
+    return buf;
+}
+
+void cfg_free(cfg *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        free(c->e[i].section); free(c->e[i].key); free(c->e[i].value);
+    }
+    for (size_t i = 0; i < c->ns; i++) free(c->s[i].name);
+    free(c->e); free(c->s);
+    free(c->path); free(c->dir); free(c->text);
+    memset(c, 0, sizeof *c);
+}

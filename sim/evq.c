@@ -1,0 +1,190 @@
+/* evq.c -- the event calendar: an indexed binary min-heap of events.
+ *
+ * Events live in a slot array recycled through a free list; the heap holds slot
+ * numbers ordered by (time, seq).  Each slot remembers its heap position so an
+ * event can be cancelled in O(log n).  A handle packs (generation, slot): the
+ * generation changes each time a slot is reused, so a stale handle never
+ * cancels somebody else's event.
+ */
+#include <assert.h>
+#include <stdlib.h>
+#include "evq.h"
+
+typedef struct slot {
+    simtime_t t;          /* when the event runs, ns */
+    uint64_t seq;         /* scheduling order, breaks ties */
+    evq_handler handler;  /* what runs; NULL while the slot is free */
+    void *subject;        /* handler's subject */
+    int64_t arg;          /* handler's argument */
+    uint32_t pos;         /* index in heap[] while pending */
+    uint32_t gen;         /* bumped on every reuse */
+    uint32_t next_free;   /* free-list link while free */
+} slot;
+
+struct evq {
+    simtime_t now;        /* current time, ns */
+    uint64_t seq;         /* next sequence number */
+    uint64_t events;      /* events run */
+    int stopped;          /* evq_stop() called */
+    slot *slots;          /* all slots */
+    uint32_t nslots;      /* allocated slots */
+    uint32_t free_head;   /* first free slot, or UINT32_MAX */
+    uint32_t *heap;       /* slot numbers, heap-ordered */
+    uint32_t n;           /* pending events */
+};
+
+#define NO_SLOT UINT32_MAX
+
+static inline int before(const slot *a, const slot *b)
+{
+    return a->t < b->t || (a->t == b->t && a->seq < b->seq);
+}
+
+static void sift_up(evq *q, uint32_t i)
+{
+    uint32_t s = q->heap[i];
+    slot *x = &q->slots[s];
+    while (i > 0) {
+        uint32_t p = (i - 1) / 2;
+        uint32_t ps = q->heap[p];
+        if (!before(x, &q->slots[ps])) break;
+        q->heap[i] = ps;
+        q->slots[ps].pos = i;
+        i = p;
+    }
+    q->heap[i] = s;
+    x->pos = i;
+}
+
+static void sift_down(evq *q, uint32_t i)
+{
+    uint32_t s = q->heap[i];
+    slot *x = &q->slots[s];
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= q->n) break;
+        if (c + 1 < q->n && before(&q->slots[q->heap[c + 1]], &q->slots[q->heap[c]])) c++;
+        uint32_t cs = q->heap[c];
+        if (!before(&q->slots[cs], x)) break;
+        q->heap[i] = cs;
+        q->slots[cs].pos = i;
+        i = c;
+    }
+    q->heap[i] = s;
+    x->pos = i;
+}
+
+static int grow(evq *q)
+{
+    uint32_t n = q->nslots ? q->nslots * 2 : 64;
+    slot *s = realloc(q->slots, (size_t) n * sizeof *s);
+    if (!s) return -1;
+    q->slots = s;
+    uint32_t *h = realloc(q->heap, (size_t) n * sizeof *h);
+    if (!h) return -1;
+    q->heap = h;
+    for (uint32_t i = q->nslots; i < n; i++) {
+        s[i].handler = NULL;
+        s[i].gen = 0;
+        s[i].next_free = (i + 1 < n) ? i + 1 : q->free_head;
+    }
+    q->free_head = q->nslots;
+    q->nslots = n;
+    return 0;
+}
+
+evq *evq_new(void)
+{
+    evq *q = calloc(1, sizeof *q);
+    if (!q) return NULL;
+    q->free_head = NO_SLOT;
+    if (grow(q) != 0) { evq_free(q); return NULL; }
+    return q;
+}
+
+void evq_free(evq *q)
+{
+    if (!q) return;
+    free(q->slots);
+    free(q->heap);
+    free(q);
+}
+
+simtime_t evq_now(const evq *q) { return q->now; }
+uint64_t evq_events(const evq *q) { return q->events; }
+size_t evq_pending(const evq *q) { return q->n; }
+void evq_stop(evq *q) { q->stopped = 1; }
+
+evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
+{
+    assert(handler != NULL);
+    assert(t >= q->now);
+    if (q->free_head == NO_SLOT && grow(q) != 0) return 0;
+    uint32_t s = q->free_head;
+    slot *x = &q->slots[s];
+    q->free_head = x->next_free;
+    x->t = t;
+    x->seq = q->seq++;
+    x->handler = handler;
+    x->subject = subject;
+    x->arg = arg;
+    x->gen++;
+    q->heap[q->n] = s;
+    x->pos = q->n++;
+    sift_up(q, x->pos);
+    return ((evq_id) x->gen << 32) | ((evq_id) s + 1);
+}
+
+evq_id evq_after(evq *q, simtime_t dt, evq_handler handler, void *subject, int64_t arg)
+{
+    assert(dt >= 0);
+    return evq_at(q, q->now + dt, handler, subject, arg);
+}
+
+/* Takes the event at heap position I out of the heap and frees its slot. */
+static void remove_at(evq *q, uint32_t i)
+{
+    uint32_t s = q->heap[i];
+    q->n--;
+    if (i != q->n) {
+        q->heap[i] = q->heap[q->n];
+        q->slots[q->heap[i]].pos = i;
+        sift_down(q, i);
+        sift_up(q, q->slots[q->heap[i]].pos);
+    }
+    q->slots[s].handler = NULL;
+    q->slots[s].next_free = q->free_head;
+    q->free_head = s;
+}
+
+int evq_cancel(evq *q, evq_id id)
+{
+    if (id == 0) return 0;
+    uint32_t s = (uint32_t) (id & 0xffffffffu) - 1;
+    uint32_t gen = (uint32_t) (id >> 32);
+    if (s >= q->nslots) return 0;
+    slot *x = &q->slots[s];
+    if (x->handler == NULL || x->gen != gen) return 0;
+    remove_at(q, x->pos);
+    return 1;
+}
+
+uint64_t evq_run(evq *q, simtime_t until)
+{
+    uint64_t ran = 0;
+    q->stopped = 0;
+    while (q->n > 0 && !q->stopped) {
+        slot *x = &q->slots[q->heap[0]];
+        if (x->t > until) break;
+        evq_handler h = x->handler;
+        void *subject = x->subject;
+        int64_t arg = x->arg;
+        assert(x->t >= q->now);
+        q->now = x->t;
+        remove_at(q, 0);
+        q->events++;
+        ran++;
+        h(q, subject, arg);
+    }
+    return ran;
+}

@@ -1,0 +1,51 @@
+/* evq.h -- the event calendar and clock of the discrete-event engine.
+ *
+ * An event is (time, sequence, handler, subject, arg).  Events run in time order;
+ * events at the same time run in the order they were scheduled (the sequence
+ * number breaks ties), so a run is deterministic.  The calendar is an indexed
+ * binary heap: schedule and cancel are O(log n), and popping the next event is
+ * O(log n).  The engine knows nothing about what the events mean: models plug in
+ * through handlers and an opaque subject pointer.
+ */
+#ifndef LATSIM_EVQ_H
+#define LATSIM_EVQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "simtime.h"
+
+typedef struct evq evq;
+
+/* An event handler: SUBJECT and ARG are what was given to evq_at(). */
+typedef void (*evq_handler)(evq *q, void *subject, int64_t arg);
+
+/* A handle to a scheduled event, for evq_cancel(); 0 is never a valid handle.
+ * A handle stays safe to cancel after its event has run or been cancelled. */
+typedef uint64_t evq_id;
+
+evq *evq_new(void);                 /* NULL when out of memory */
+void evq_free(evq *q);
+
+simtime_t evq_now(const evq *q);    /* current simulated time, ns */
+uint64_t evq_events(const evq *q);  /* events run so far */
+size_t evq_pending(const evq *q);   /* events scheduled and not yet run */
+
+/* Schedules HANDLER(SUBJECT, ARG) at absolute time T (>= now).  Returns the
+ * event's handle, or 0 when out of memory. */
+evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg);
+
+/* Same, DT nanoseconds from now (DT >= 0). */
+evq_id evq_after(evq *q, simtime_t dt, evq_handler handler, void *subject, int64_t arg);
+
+/* Removes a scheduled event.  Returns 1 if it was pending, 0 if it had already
+ * run or been cancelled (or ID is 0). */
+int evq_cancel(evq *q, evq_id id);
+
+/* Runs events until none is left, evq_stop() is called, or the next event is
+ * later than UNTIL.  Returns the number of events run. */
+uint64_t evq_run(evq *q, simtime_t until);
+
+/* Makes evq_run() return after the current handler. */
+void evq_stop(evq *q);
+
+#endif

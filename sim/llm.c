@@ -1,0 +1,740 @@
+/* llm.c -- LLM serving replicas: schedulers, paged KV cache, preemption.
+ *
+ * Step bookkeeping (see llm.h for the policies).  A replica counts its
+ * completed steps in `steps`.  Every decoding sequence advances one token in
+ * every step, so its state is a function of the step index: a sequence that
+ * entered decoding with c0 tokens cached, first decoding in step f, writes
+ * cache position base + s in step s, where base = c0 - f.  Hence, per step:
+ *   KV tokens read         = sum(base) + ndec * (s + 1)
+ *   new KV blocks needed   = #{ decoding sequences with (base + s) % B == 0 }
+ *                            (kept as counts of base % B: O(1) per step)
+ *   finishing sequences    = heap entries whose finish_step == s.
+ * No step touches a sequence that does not start, finish, or get preempted in it.
+ */
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "llm.h"
+#include "sim.h"
+
+typedef struct llm llm;
+
+typedef struct replica {
+    llm *pool;                /* owner */
+    int index;                /* replica number */
+    int stepping;             /* a step is in flight */
+    int idle_listed;          /* on the pool's idle stack */
+    evq_id wait_ev;           /* dynamic: pending batch-start timer */
+    int64_t steps;            /* completed steps */
+    int64_t free_blocks;      /* KV blocks not held */
+
+    request *run_head;        /* running sequences, oldest first (prefilling and decoding) */
+    request *run_tail;
+    int nrun;                 /* running sequences */
+    request **pf;             /* sequences still prefilling, admission order */
+    int npf;
+    int32_t *chunk;           /* tokens each pf[] sequence prefills in the step in flight */
+
+    request **heap;           /* decoding sequences, min-heap on finish_step */
+    int ndec;
+    int64_t base_sum;         /* sum of decoding sequences' phase_base */
+    int64_t *phase_cnt;       /* decoding sequences by phase_base mod block_tokens */
+
+    /* static / dynamic batches */
+    int batch_n;              /* sequences in the batch in flight (0: none) */
+    int batch_live;           /* of those, not yet finished */
+    int64_t batch_first;      /* step index of the batch's prefill */
+    int64_t batch_last;       /* step index of its last decode */
+    int32_t batch_maxp;       /* longest prompt (padding) */
+
+    cost_step cur;            /* the step in flight */
+    simtime_t step_start;     /* ns */
+    int64_t used_blocks;      /* blocks held during the step in flight */
+} replica;
+
+struct llm {
+    station st;               /* common part; must be first */
+    const llm_cfg *cfg;
+    replica *r;               /* replicas */
+    int nrep;
+    replica **idle;           /* stack of replicas not stepping */
+    int nidle;
+    int B;                    /* tokens per KV block */
+    /* measured-window counters */
+    uint64_t steps;           /* steps of all replicas */
+    double seqs_in_steps;     /* sum over steps of sequences in the step */
+    double kv_area;           /* sum over steps of used blocks x duration, block-ns */
+    double kv_peak;           /* most blocks used by one replica / blocks */
+    double flops, bytes;      /* work done */
+    uint64_t preemptions;
+    uint64_t truncated;
+};
+
+typedef struct sched_ops {
+    const char *name;
+    /* Plans the next step of R into R->cur.  Returns 1 if there is a step to
+     * run, 0 if the replica should idle. */
+    int (*plan)(replica *R);
+    /* The step in flight has ended: advance sequences. */
+    void (*complete)(replica *R);
+} sched_ops;
+
+static const sched_ops *sched_for(sched_kind k);
+
+/* ---- derived configuration ----------------------------------------------- */
+
+double llm_kv_bytes_per_token(const llm_cfg *l)
+{
+    int kvh = l->model.kv_heads >= l->tp ? l->model.kv_heads / l->tp : 1;
+    double b = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
+    return 2.0 * l->model.layers * kvh * l->model.head_dim * b;
+}
+
+int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, size_t errlen)
+{
+    const model_spec *m = &l->model;
+    const double GiB = 1073741824.0;
+    if (m->heads % l->tp != 0) {
+        *key = "tp";
+        snprintf(err, errlen, "tp = %d does not divide %s's %d attention heads", l->tp, m->name, m->heads);
+        return -1;
+    }
+    if (m->kv_heads >= l->tp ? m->kv_heads % l->tp != 0 : l->tp % m->kv_heads != 0) {
+        *key = "tp";
+        snprintf(err, errlen, "tp = %d does not divide (or evenly replicate) %s's %d KV heads", l->tp, m->name, m->kv_heads);
+        return -1;
+    }
+    double wb = catalog_weight_bytes(l->weights);
+    double weights_gib = m->params * wb / l->tp / GiB;
+    double usable_gib = l->gpu.mem_gib * l->mem_util;
+    double kv_gib = usable_gib - weights_gib - l->activation_gib;
+    double per_token = llm_kv_bytes_per_token(l);
+    if (kv_gib <= 0) {
+        *key = "tp";
+        snprintf(err, errlen, "%s in %s does not fit: %.1f GiB of weights per GPU at tp = %d, but %s offers %.1f GiB "
+                 "(%.0f GiB x %.2f) minus %.1f GiB for activations; use a larger tp, smaller weights or a bigger GPU",
+                 m->name, l->weights, weights_gib, l->tp, l->gpu.name, usable_gib, l->gpu.mem_gib, l->mem_util, l->activation_gib);
+        return -1;
+    }
+    int64_t derived = (int64_t) floor(kv_gib * GiB / (per_token * l->block_tokens));
+    if (!l->kv_blocks_given) l->kv_blocks = derived;
+    if (l->kv_blocks < 1) {
+        *key = "gpu_memory_utilization";
+        snprintf(err, errlen, "no room for a single KV block of %d tokens (%.0f bytes per token)", l->block_tokens, per_token);
+        return -1;
+    }
+    int64_t cap_tokens = l->kv_blocks * l->block_tokens;
+    int64_t step_cap = l->scheduler == SCHED_CHUNKED ? INT64_MAX : l->max_batch_tokens;
+    if (l->max_seq_len_given) {
+        if (l->max_seq_len > cap_tokens) {
+            *key = "max_seq_len";
+            snprintf(err, errlen, "%lld tokens exceed the KV capacity of %lld tokens per replica (%lld blocks of %d)",
+                     (long long) l->max_seq_len, (long long) cap_tokens, (long long) l->kv_blocks, l->block_tokens);
+            return -1;
+        }
+        if (l->max_seq_len > step_cap) {
+            *key = "max_seq_len";
+            snprintf(err, errlen, "%lld tokens exceed max_batch_tokens = %lld, so such a prompt could never be scheduled "
+                     "(raise max_batch_tokens or use scheduler = chunked)", (long long) l->max_seq_len, (long long) step_cap);
+            return -1;
+        }
+    } else {
+        l->max_seq_len = m->context;
+        if (l->max_seq_len > cap_tokens) l->max_seq_len = cap_tokens;
+        if (l->max_seq_len > step_cap) l->max_seq_len = step_cap;
+    }
+    /* A prompt that can never fit is a configuration error, not a run-time rejection. */
+    double pmin = w->prompt.family == DIST_CONST ? w->prompt.mean : 0;
+    if (w->arrival != ARRIVAL_TRACE && pmin + 1 > (double) cap_tokens) {
+        *key = "workload.prompt_tokens";
+        snprintf(err, errlen, "every prompt (%.0f tokens) is longer than the KV capacity of %lld tokens per replica of %s on %s",
+                 pmin, (long long) cap_tokens, m->name, l->gpu.name);
+        return -1;
+    }
+    cost_model *c = &l->cost;
+    c->have_hw = 1;
+    c->gpu = l->gpu;
+    c->model = l->model;
+    c->tp = l->tp;
+    c->weight_bytes = wb;
+    c->kv_bytes = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
+    c->use_fp8_compute = !strcmp(l->weights, "fp8") || !strcmp(l->weights, "int8");
+    return 0;
+}
+
+/* ---- running list, finish heap, phase counts -------------------------------- */
+
+static void run_append(replica *R, request *r)
+{
+    r->rnext = NULL;
+    r->rprev = R->run_tail;
+    if (R->run_tail) R->run_tail->rnext = r;
+    else R->run_head = r;
+    R->run_tail = r;
+    R->nrun++;
+}
+
+static void run_remove(replica *R, request *r)
+{
+    if (r->rprev) r->rprev->rnext = r->rnext;
+    else R->run_head = r->rnext;
+    if (r->rnext) r->rnext->rprev = r->rprev;
+    else R->run_tail = r->rprev;
+    r->rprev = r->rnext = NULL;
+    R->nrun--;
+}
+
+static void heap_swap(replica *R, int i, int j)
+{
+    request *t = R->heap[i];
+    R->heap[i] = R->heap[j];
+    R->heap[j] = t;
+    R->heap[i]->heap_pos = (uint32_t) i;
+    R->heap[j]->heap_pos = (uint32_t) j;
+}
+
+static void heap_up(replica *R, int i)
+{
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (R->heap[p]->finish_step <= R->heap[i]->finish_step) break;
+        heap_swap(R, i, p);
+        i = p;
+    }
+}
+
+static void heap_down(replica *R, int i)
+{
+    for (;;) {
+        int c = 2 * i + 1, m = i;
+        if (c < R->ndec && R->heap[c]->finish_step < R->heap[m]->finish_step) m = c;
+        if (c + 1 < R->ndec && R->heap[c + 1]->finish_step < R->heap[m]->finish_step) m = c + 1;
+        if (m == i) break;
+        heap_swap(R, i, m);
+        i = m;
+    }
+}
+
+static int64_t pmod(int64_t a, int64_t b) { int64_t r = a % b; return r < 0 ? r + b : r; }
+
+/* R's sequence r has just produced its first (or, after recompute, next) token
+ * at the end of step s with c0 tokens cached: it decodes from step s + 1. */
+static void decode_join(replica *R, request *r, int64_t s, int64_t c0)
+{
+    int64_t f = s + 1;
+    r->phase_base = c0 - f;
+    r->finish_step = (int64_t) r->output - r->generated + f - 1;
+    R->base_sum += r->phase_base;
+    R->phase_cnt[pmod(r->phase_base, R->pool->B)]++;
+    r->heap_pos = (uint32_t) R->ndec;
+    R->heap[R->ndec++] = r;
+    heap_up(R, R->ndec - 1);
+}
+
+static void decode_leave(replica *R, request *r)
+{
+    int i = (int) r->heap_pos;
+    assert(i < R->ndec && R->heap[i] == r);
+    R->base_sum -= r->phase_base;
+    R->phase_cnt[pmod(r->phase_base, R->pool->B)]--;
+    R->ndec--;
+    if (i != R->ndec) {
+        heap_swap(R, i, R->ndec);
+        heap_down(R, i);
+        heap_up(R, i);
+    }
+}
+
+static int64_t blocks_for(const llm *P, int64_t tokens) { return (tokens + P->B - 1) / P->B; }
+
+/* ---- sequences leaving ----------------------------------------------------- */
+
+static void finish(replica *R, request *r)
+{
+    llm *P = R->pool;
+    station *st = &P->st;
+    simtime_t now = evq_now(st->q);
+    r->last_token = now;
+    r->service_ns += now - r->start;
+    if (r->measured) {
+        stat_add(st->service_ms, simtime_to_ms(now - r->pool_start));
+        st->served++;
+    }
+    sim_done(st->sim, r);
+}
+
+/* Takes the newest running sequence out of R and puts it back at the head of
+ * the queue; it will be recomputed (prompt + tokens generated so far). */
+static void preempt_newest(replica *R)
+{
+    llm *P = R->pool;
+    request *r = R->run_tail;
+    assert(r != NULL);
+    run_remove(R, r);
+    if (r->prefilled < r->prefill_len) {
+        for (int i = 0; i < R->npf; i++)
+            if (R->pf[i] == r) {
+                memmove(&R->pf[i], &R->pf[i + 1], (size_t) (R->npf - i - 1) * sizeof *R->pf);
+                R->npf--;
+                break;
+            }
+    } else {
+        /* Tokens produced so far: it has finish_step - s + 1 still to make. */
+        int64_t s = R->steps;
+        r->blocks = blocks_for(P, r->phase_base + s);
+        r->generated = (int32_t) (r->output - (r->finish_step - s + 1));
+        decode_leave(R, r);
+    }
+    R->free_blocks += r->blocks;
+    r->blocks = 0;
+    r->requeued = 1;
+    simtime_t now = evq_now(P->st.q);
+    r->service_ns += now - r->start;
+    r->enq = now;
+    if (sim_measuring(P->st.sim)) P->preemptions++;
+    station_push_front(&P->st, r);
+}
+
+/* ---- admission --------------------------------------------------------------- */
+
+/* Starts R's sequence r: it is dequeued and holds BLOCKS blocks. */
+static void admit(replica *R, request *r, int64_t blocks)
+{
+    llm *P = R->pool;
+    request *d = station_dequeue(&P->st);
+    assert(d == r);
+    (void) d;
+    station_start(&P->st, r);
+    r->prefill_len = r->prompt + (r->generated > 0 ? r->generated : 0);
+    r->prefilled = 0;
+    r->blocks = blocks;
+    R->free_blocks -= blocks;
+    run_append(R, r);
+    R->pf[R->npf++] = r;
+}
+
+/* ---- continuous and chunked ------------------------------------------------- */
+
+static int plan_iteration(replica *R, int chunked)
+{
+    llm *P = R->pool;
+    const llm_cfg *L = P->cfg;
+    int64_t s = R->steps;
+    /* Blocks the decodes of this step need; preempt the newest until they fit. */
+    for (;;) {
+        int64_t need = R->phase_cnt[pmod(-s, P->B)];
+        if (need <= R->free_blocks) break;
+        preempt_newest(R);
+    }
+    int64_t need = R->phase_cnt[pmod(-s, P->B)];
+    R->free_blocks -= need;                 /* taken now; decodes hold them from this step */
+    memset(&R->cur, 0, sizeof R->cur);
+    R->cur.decode_seqs = R->ndec;
+    R->cur.kv_tokens = R->base_sum + (int64_t) R->ndec * (s + 1);
+    int64_t budget = L->max_batch_tokens - R->ndec;
+    int64_t pbudget = chunked ? L->chunk_tokens : budget;
+    if (pbudget > budget) pbudget = budget;
+    /* Sequences already prefilling (chunked) continue first. */
+    for (int i = 0; i < R->npf && pbudget > 0; i++) {
+        request *r = R->pf[i];
+        int64_t c = r->prefill_len - r->prefilled;
+        if (c > pbudget) c = pbudget;
+        R->chunk[i] = (int32_t) c;
+        pbudget -= c;
+    }
+    /* Then newcomers, first come first served: stop at the first that does not fit. */
+    request *r;
+    while (pbudget > 0 && R->nrun < L->max_batch && (r = station_peek(&P->st)) != NULL) {
+        int64_t len = r->prompt + (r->generated > 0 ? r->generated : 0);
+        if (!chunked && len > pbudget) break;
+        int64_t blocks = blocks_for(P, len);
+        if (blocks > R->free_blocks) break;
+        admit(R, r, blocks);
+        int64_t c = len < pbudget ? len : pbudget;
+        R->chunk[R->npf - 1] = (int32_t) c;
+        pbudget -= c;
+    }
+    for (int i = 0; i < R->npf; i++) {
+        int64_t c = R->chunk[i];
+        if (c <= 0) continue;
+        int64_t k = R->pf[i]->prefilled;
+        R->cur.prefill_tokens += c;
+        R->cur.prefill_pairs += (double) c * (double) k + (double) c * (double) (c + 1) / 2.0;
+        R->cur.prefill_seqs++;
+    }
+    if (R->cur.decode_seqs == 0 && R->cur.prefill_seqs == 0) {
+        R->free_blocks += need;
+        return 0;
+    }
+    return 1;
+}
+
+static int plan_continuous(replica *R) { return plan_iteration(R, 0); }
+static int plan_chunked(replica *R) { return plan_iteration(R, 1); }
+
+static void complete_iteration(replica *R)
+{
+    llm *P = R->pool;
+    int64_t s = R->steps;
+    simtime_t now = evq_now(P->st.q);
+    /* Decoders: new blocks were taken at planning; sequences ending now leave. */
+    while (R->ndec > 0 && R->heap[0]->finish_step <= s) {
+        request *r = R->heap[0];
+        assert(r->finish_step == s);
+        decode_leave(R, r);
+        run_remove(R, r);
+        r->generated = r->output;
+        R->free_blocks += blocks_for(P, r->phase_base + s + 1);
+        r->blocks = 0;
+        finish(R, r);
+    }
+    /* Prefills: those completing now produce a token and start decoding. */
+    int k = 0;
+    for (int i = 0; i < R->npf; i++) {
+        request *r = R->pf[i];
+        r->prefilled += R->chunk[i];
+        R->chunk[i] = 0;
+        if (r->prefilled < r->prefill_len) { R->pf[k++] = r; continue; }
+        if (r->generated == 0) r->first_token = now;
+        r->generated++;
+        if (r->generated >= r->output) {
+            run_remove(R, r);
+            R->free_blocks += r->blocks;
+            r->blocks = 0;
+            finish(R, r);
+        } else {
+            decode_join(R, r, s, r->prefill_len);
+            /* From now on its blocks are counted by the phase formula. */
+            r->blocks = 0;
+        }
+    }
+    R->npf = k;
+}
+
+/* ---- static and dynamic ----------------------------------------------------- */
+
+static int plan_batch(replica *R)
+{
+    llm *P = R->pool;
+    const llm_cfg *L = P->cfg;
+    memset(&R->cur, 0, sizeof R->cur);
+    if (R->batch_n == 0) {
+        /* Form a batch: dynamic waits until it is full or the oldest waited long enough. */
+        request *h = station_peek(&P->st);
+        if (!h) return 0;
+        if (L->scheduler == SCHED_DYNAMIC && P->st.qlen < (uint64_t) L->max_batch) {
+            simtime_t due = h->enq + simtime_from_ms(L->max_wait_ms);
+            if (evq_now(P->st.q) < due) return 0;     /* the timer (arrive.c) starts it */
+        }
+        int64_t tokens = 0;
+        int32_t maxp = 0, maxo = 0;
+        request *r;
+        while (R->batch_n < L->max_batch && (r = station_peek(&P->st)) != NULL) {
+            int64_t len = r->prompt + r->output;
+            int64_t blocks = blocks_for(P, len);
+            if (blocks > R->free_blocks || (R->batch_n > 0 && tokens + r->prompt > L->max_batch_tokens)) break;
+            admit(R, r, blocks);
+            r->prefilled = r->prefill_len;
+            tokens += r->prompt;
+            if (r->prompt > maxp) maxp = r->prompt;
+            if (r->output > maxo) maxo = r->output;
+            R->batch_n++;
+        }
+        assert(R->batch_n > 0);
+        R->batch_live = R->batch_n;
+        R->batch_maxp = maxp;
+        R->batch_first = R->steps;
+        R->batch_last = R->steps + maxo - 1;
+        R->npf = 0;
+        /* Finishing order: each sequence ends at the step of its own last token. */
+        for (request *q = R->run_head; q; q = q->rnext) {
+            q->finish_step = R->batch_first + q->output - 1;
+            q->heap_pos = (uint32_t) R->ndec;
+            R->heap[R->ndec++] = q;
+            heap_up(R, R->ndec - 1);
+        }
+        /* The prefill step, prompts padded to the longest. */
+        R->cur.prefill_tokens = (int64_t) R->batch_n * maxp;
+        R->cur.prefill_pairs = (double) R->batch_n * maxp * (maxp + 1.0) / 2.0;
+        R->cur.prefill_seqs = R->batch_n;
+        return 1;
+    }
+    /* A decode step of the whole padded batch. */
+    int64_t k = R->steps - R->batch_first;     /* decode steps done + 1 */
+    R->cur.decode_seqs = R->batch_n;
+    R->cur.kv_tokens = (int64_t) R->batch_n * (R->batch_maxp + k);
+    return 1;
+}
+
+static void complete_batch(replica *R)
+{
+    llm *P = R->pool;
+    int64_t s = R->steps;
+    simtime_t now = evq_now(P->st.q);
+    if (s == R->batch_first)
+        for (request *q = R->run_head; q; q = q->rnext) {
+            q->first_token = now;
+            q->generated = 1;
+        }
+    while (R->ndec > 0 && R->heap[0]->finish_step <= s) {
+        request *r = R->heap[0];
+        R->ndec--;
+        if (R->ndec > 0) {
+            heap_swap(R, 0, R->ndec);
+            heap_down(R, 0);
+        }
+        r->generated = r->output;
+        run_remove(R, r);       /* its KV blocks stay reserved until the batch ends */
+        R->batch_live--;
+        finish(R, r);
+    }
+    if (s == R->batch_last) {
+        assert(R->batch_live == 0);
+        R->free_blocks = P->cfg->kv_blocks;
+        R->batch_n = 0;
+    }
+}
+
+static const sched_ops SCHEDULERS[] = {
+    { "static", plan_batch, complete_batch },
+    { "dynamic", plan_batch, complete_batch },
+    { "continuous", plan_continuous, complete_iteration },
+    { "chunked", plan_chunked, complete_iteration },
+};
+
+static const sched_ops *sched_for(sched_kind k) { return &SCHEDULERS[k]; }
+
+/* ---- stepping ------------------------------------------------------------------ */
+
+static void on_step_end(evq *q, void *subject, int64_t arg);
+static void kick(llm *P);
+
+static void go_idle(replica *R)
+{
+    llm *P = R->pool;
+    if (R->stepping) {
+        R->stepping = 0;
+        station_busy(&P->st, -1);
+    }
+    if (!R->idle_listed) {
+        R->idle_listed = 1;
+        P->idle[P->nidle++] = R;
+    }
+}
+
+static void on_batch_timer(evq *q, void *subject, int64_t arg);
+
+/* Plans and starts R's next step, or idles it. */
+static void step(replica *R)
+{
+    llm *P = R->pool;
+    const sched_ops *ops = sched_for(P->cfg->scheduler);
+    if (!ops->plan(R)) {
+        go_idle(R);
+        /* Dynamic batching: wake when the oldest waiting request has waited enough. */
+        request *h;
+        if (P->cfg->scheduler == SCHED_DYNAMIC && !R->wait_ev && (h = station_peek(&P->st)) != NULL) {
+            simtime_t due = h->enq + simtime_from_ms(P->cfg->max_wait_ms);
+            R->wait_ev = evq_at(P->st.q, due, on_batch_timer, R, 0);
+        }
+        return;
+    }
+    if (!R->stepping) {
+        R->stepping = 1;
+        station_busy(&P->st, +1);
+    }
+    simtime_t now = evq_now(P->st.q);
+    double ms = cost_step_ms(&P->cfg->cost, &R->cur);
+    simtime_t dur = simtime_from_ms(ms);
+    if (dur < 1) dur = 1;
+    R->step_start = now;
+    int64_t used = P->cfg->kv_blocks - R->free_blocks;
+    if (sim_measuring(P->st.sim)) {
+        P->steps++;
+        P->seqs_in_steps += R->cur.decode_seqs + R->cur.prefill_seqs;
+        P->kv_area += (double) used * (double) dur;
+        double occ = (double) used / (double) P->cfg->kv_blocks;
+        if (occ > P->kv_peak) P->kv_peak = occ;
+        double f, b;
+        cost_step_work(&P->cfg->cost, &R->cur, &f, &b);
+        P->flops += f;
+        P->bytes += b;
+    }
+    evq_after(P->st.q, dur, on_step_end, R, 0);
+}
+
+static void on_step_end(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    (void) arg;
+    replica *R = subject;
+    sched_for(R->pool->cfg->scheduler)->complete(R);
+    R->steps++;
+    step(R);
+    if (R->pool->nidle > 0 && R->pool->st.qlen > 0) kick(R->pool);   /* e.g. a preempted request */
+}
+
+/* Takes R off the idle stack and tries to start it. */
+static void wake(replica *R)
+{
+    llm *P = R->pool;
+    for (int i = 0; i < P->nidle; i++)
+        if (P->idle[i] == R) {
+            P->idle[i] = P->idle[--P->nidle];
+            break;
+        }
+    R->idle_listed = 0;
+    step(R);
+}
+
+static void on_batch_timer(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    (void) arg;
+    replica *R = subject;
+    R->wait_ev = 0;
+    if (!R->stepping) wake(R);
+}
+
+/* ---- the station ----------------------------------------------------------------- */
+
+/* Gives idle replicas, most recently idled first, a chance at waiting requests. */
+static void kick(llm *P)
+{
+    while (P->nidle > 0 && P->st.qlen > 0) {
+        replica *R = P->idle[P->nidle - 1];
+        wake(R);
+        if (!R->stepping) break;    /* it stayed idle (a dynamic batch still filling): so would others */
+    }
+}
+
+static void enter_queue(llm *P, request *r)
+{
+    if (station_enqueue(&P->st, r) == 0) kick(P);
+}
+
+static void on_overhead_done(evq *q, void *subject, int64_t arg)
+{
+    llm *P = subject;
+    request *r = (request *) (intptr_t) arg;
+    r->enq = evq_now(q);
+    enter_queue(P, r);
+}
+
+static void arrive(station *st, request *r)
+{
+    llm *P = (llm *) st;
+    const llm_cfg *L = P->cfg;
+    if (r->measured) st->arrivals++;
+    r->generated = 0;
+    if ((int64_t) r->prompt + r->output > L->max_seq_len) {
+        if (!L->truncate) {
+            if (r->measured) st->rejected++;
+            sim_drop(st->sim, r, OUT_REJECTED);
+            return;
+        }
+        int64_t o = r->output < L->max_seq_len - 1 ? r->output : L->max_seq_len - 1;
+        r->output = (int32_t) o;
+        r->prompt = (int32_t) (L->max_seq_len - o < r->prompt ? L->max_seq_len - o : r->prompt);
+        r->truncated = 1;
+        if (r->measured) P->truncated++;
+    }
+    if (L->request_overhead_ms > 0) {
+        simtime_t d = simtime_from_ms(L->request_overhead_ms);
+        r->overhead_ns += d;
+        evq_after(st->q, d, on_overhead_done, P, (int64_t) (intptr_t) r);
+        return;
+    }
+    r->enq = evq_now(st->q);
+    enter_queue(P, r);
+}
+
+void llm_window_start(station *st)
+{
+    llm *P = (llm *) st;
+    P->steps = 0;
+    P->seqs_in_steps = 0;
+    P->kv_area = 0;
+    P->kv_peak = 0;
+    P->flops = P->bytes = 0;
+    P->preemptions = 0;
+    P->truncated = 0;
+}
+
+static void report(station *st, pool_result *out)
+{
+    llm *P = (llm *) st;
+    const llm_cfg *L = P->cfg;
+    out->replicas = L->replicas;
+    out->gpus = L->replicas * L->tp;
+    out->kv_blocks = L->kv_blocks;
+    out->max_seq_len = L->max_seq_len;
+    out->steps = P->steps;
+    out->mean_batch = P->steps ? P->seqs_in_steps / (double) P->steps : 0;
+    out->preemptions = P->preemptions;
+    out->truncated = P->truncated;
+    out->kv_peak = P->kv_peak;
+    out->cost_per_hour = out->gpus * L->gpu.price_hr;
+    double span_ns = out->window_s * 1e9;
+    if (span_ns > 0) {
+        out->kv_occupancy = P->kv_area / (span_ns * (double) L->kv_blocks * L->replicas);
+        double span_s = span_ns / 1e9;
+        double pf = cost_peak_flops(&L->cost), pb = cost_peak_bw(&L->cost);
+        out->mfu = pf > 0 ? P->flops / (pf * L->replicas * span_s) : 0;
+        out->mbu = pb > 0 ? P->bytes / (pb * L->replicas * span_s) : 0;
+    }
+}
+
+static void destroy(station *st)
+{
+    llm *P = (llm *) st;
+    for (int i = 0; P->r && i < P->nrep; i++) {
+        free(P->r[i].pf);
+        free(P->r[i].chunk);
+        free(P->r[i].heap);
+        free(P->r[i].phase_cnt);
+    }
+    free(P->r);
+    free(P->idle);
+    station_fini(st);
+    free(P);
+}
+
+static const station_ops LLM_OPS = { "llm", arrive, report, destroy };
+
+station *llm_new(const pool_cfg *cfg, int index, struct sim *sim, evq *q, uint64_t seed)
+{
+    llm *P = calloc(1, sizeof *P);
+    if (!P) return NULL;
+    const llm_cfg *L = &cfg->llm;
+    if (station_init(&P->st, &LLM_OPS, cfg, index, sim, q, seed) != 0) goto fail;
+    P->cfg = L;
+    P->B = L->block_tokens;
+    P->nrep = L->replicas;
+    P->st.capacity = L->replicas;
+    P->r = calloc((size_t) L->replicas, sizeof *P->r);
+    P->idle = calloc((size_t) L->replicas, sizeof *P->idle);
+    if (!P->r || !P->idle) goto fail;
+    for (int i = 0; i < L->replicas; i++) {
+        replica *R = &P->r[i];
+        R->pool = P;
+        R->index = i;
+        R->free_blocks = L->kv_blocks;
+        R->pf = calloc((size_t) L->max_batch, sizeof *R->pf);
+        R->chunk = calloc((size_t) L->max_batch, sizeof *R->chunk);
+        R->heap = calloc((size_t) L->max_batch, sizeof *R->heap);
+        R->phase_cnt = calloc((size_t) P->B, sizeof *R->phase_cnt);
+        if (!R->pf || !R->chunk || !R->heap || !R->phase_cnt) goto fail;
+    }
+    /* Idle stack: replica 0 on top, so a lone request goes to replica 0. */
+    for (int i = L->replicas - 1; i >= 0; i--) {
+        P->r[i].idle_listed = 1;
+        P->idle[P->nidle++] = &P->r[i];
+    }
+    return &P->st;
+fail:
+    destroy(&P->st);
+    return NULL;
+}

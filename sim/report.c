@@ -1,0 +1,317 @@
+/* report.c -- flattening results into rows; replication statistics; JSON and
+ * table output. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_statistics_double.h>
+#include "report.h"
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static int add(report *r, int rep, const char *scope, const char *metric, const char *stat, double v)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 128;
+        store_stat *x = realloc(r->rows, cap * sizeof *x);
+        if (!x) return -1;
+        r->rows = x;
+        r->cap = cap;
+    }
+    store_stat *s = &r->rows[r->n];
+    s->replication = rep;
+    s->scope = dupstr(scope);
+    s->metric = dupstr(metric);
+    s->stat = stat;                       /* stat names are string literals */
+    s->value = v;
+    s->ci95 = NAN;
+    if (!s->scope || !s->metric) return -1;
+    r->n++;
+    return 0;
+}
+
+static const char *LAT_STATS[] = { "mean", "p50", "p90", "p95", "p99", "p999", "max" };
+
+static int add_latency(report *r, int rep, const char *scope, const char *metric, const stat_summary *s, int hide)
+{
+    double v[7] = { s->mean, s->p50, s->p90, s->p95, s->p99, s->p999, s->max };
+    for (int i = 0; i < 7; i++)
+        if (add(r, rep, scope, metric, LAT_STATS[i], (hide || s->n == 0) ? NAN : v[i])) return -1;
+    return 0;
+}
+
+int report_flatten(const sim_result *x, int rep, report *out)
+{
+    memset(out, 0, sizeof *out);
+    out->replications = 1;
+    const char *G = "";
+#define V(scope, name, val) if (add(out, rep, scope, name, "value", (double) (val))) return -1
+    V(G, "requests", x->requests);
+    V(G, "served", x->served);
+    V(G, "rejected", x->rejected);
+    V(G, "timed_out", x->timed_out);
+    V(G, "saturated", x->saturated);
+    V(G, "throughput_rps", x->throughput_rps);
+    if (x->has_llm) {
+        V(G, "output_tokens_per_s", x->output_tps);
+        V(G, "cost_per_hour", x->cost_per_hour);
+        V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
+    }
+    V(G, "sim_time_s", x->sim_time_s);
+    V(G, "window_s", x->window_s);
+    V(G, "events", x->events);
+    V(G, "peak_in_system", x->peak_live);
+    V(G, "wall_time_s", x->wall_time_s);
+    int hide = x->saturated;
+    if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
+    if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
+    if (add_latency(out, rep, G, "service", &x->service, hide)) return -1;
+    if (add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
+    if (x->has_llm) {
+        if (add_latency(out, rep, G, "ttft", &x->ttft, hide)) return -1;
+        if (add_latency(out, rep, G, "tpot", &x->tpot, hide)) return -1;
+    }
+    for (int i = 0; i < x->npools; i++) {
+        const pool_result *p = &x->pools[i];
+        const char *S = p->name;
+        V(S, "llm", p->kind == POOL_LLM);
+        V(S, "utilization", p->utilization);
+        V(S, "saturated", p->saturated);
+        if (p->kind == POOL_GENERIC) V(S, "offered_load", p->offered_load);
+        V(S, "arrivals", p->arrivals);
+        V(S, "served", p->served);
+        V(S, "rejected", p->rejected);
+        V(S, "timed_out", p->timed_out);
+        if (p->kind == POOL_LLM) {
+            V(S, "replicas", p->replicas);
+            V(S, "gpus", p->gpus);
+            V(S, "kv_blocks", p->kv_blocks);
+            V(S, "max_seq_len", p->max_seq_len);
+            V(S, "steps", p->steps);
+            V(S, "mean_batch", p->mean_batch);
+            V(S, "kv_occupancy", p->kv_occupancy);
+            V(S, "kv_peak", p->kv_peak);
+            V(S, "preemptions", p->preemptions);
+            V(S, "truncated", p->truncated);
+            V(S, "mfu", p->mfu);
+            V(S, "mbu", p->mbu);
+            V(S, "cost_per_hour", p->cost_per_hour);
+        }
+        if (add_latency(out, rep, S, "queue", &p->queue, p->saturated)) return -1;
+        if (add_latency(out, rep, S, "service", &p->service, p->saturated)) return -1;
+    }
+#undef V
+    return 0;
+}
+
+int report_aggregate(const report *runs, int n, report *out)
+{
+    memset(out, 0, sizeof *out);
+    out->replications = n;
+    double *v = malloc((size_t) n * sizeof *v);
+    if (!v) return -1;
+    for (size_t i = 0; i < runs[0].n; i++) {
+        const store_stat *row = &runs[0].rows[i];
+        int k = 0;
+        for (int j = 0; j < n; j++) {
+            if (i >= runs[j].n) continue;
+            double x = runs[j].rows[i].value;
+            if (!isnan(x)) v[k++] = x;
+        }
+        double mean = NAN, ci = NAN;
+        if (k == n && k > 0) {              /* a statistic missing in one run (saturated) stays missing */
+            mean = gsl_stats_mean(v, 1, (size_t) k);
+            if (k > 1) ci = gsl_cdf_tdist_Pinv(0.975, k - 1) * gsl_stats_sd(v, 1, (size_t) k) / sqrt(k);
+        }
+        if (!strcmp(row->metric, "saturated") && k > 0) mean = gsl_stats_max(v, 1, (size_t) k);
+        if (add(out, -1, row->scope, row->metric, row->stat, mean)) { free(v); return -1; }
+        out->rows[out->n - 1].ci95 = ci;
+    }
+    free(v);
+    return 0;
+}
+
+double report_get(const report *r, const char *scope, const char *metric, const char *stat)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->rows[i].scope, scope) && !strcmp(r->rows[i].metric, metric) && !strcmp(r->rows[i].stat, stat))
+            return r->rows[i].value;
+    return NAN;
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static int is_flag(const char *metric) { return !strcmp(metric, "saturated") || !strcmp(metric, "llm"); }
+
+static void num(FILE *out, double v, const char *metric)
+{
+    if (is_flag(metric)) fputs(v > 0 ? "true" : "false", out);
+    else if (isnan(v) || isinf(v)) fputs("null", out);
+    else if (v == floor(v) && fabs(v) < 1e15) fprintf(out, "%.0f", v);
+    else fprintf(out, "%.6g", v);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
+        else if ((unsigned char) *s < 0x20) fprintf(out, "\\u%04x", *s);
+        else fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* The members of one scope: scalars, then "latency_ms": {metric: {stat: v}}.
+ * CI selects the ci95 column instead of the value. */
+static void json_scope(const report *r, const char *scope, int ci, FILE *out)
+{
+    int first = 1;
+    for (size_t i = 0; i < r->n; i++) {
+        const store_stat *s = &r->rows[i];
+        if (strcmp(s->scope, scope) || strcmp(s->stat, "value")) continue;
+        if (ci && is_flag(s->metric)) continue;
+        fprintf(out, "%s", first ? "" : ", ");
+        json_str(out, s->metric);
+        fputs(": ", out);
+        if (!strcmp(s->metric, "llm")) fputs(s->value > 0 ? "\"llm\"" : "\"generic\"", out);
+        else num(out, ci ? s->ci95 : s->value, ci ? "" : s->metric);
+        first = 0;
+    }
+    if (!strcmp(scope, "") || 1) {
+        fprintf(out, "%s\"latency_ms\": {", first ? "" : ", ");
+        const char *cur = NULL;
+        for (size_t i = 0; i < r->n; i++) {
+            const store_stat *s = &r->rows[i];
+            if (strcmp(s->scope, scope) || !strcmp(s->stat, "value")) continue;
+            if (!cur || strcmp(cur, s->metric)) {
+                if (cur) fputs("}, ", out);
+                json_str(out, s->metric);
+                fputs(": {", out);
+                cur = s->metric;
+            } else fputs(", ", out);
+            json_str(out, s->stat);
+            fputs(": ", out);
+            num(out, ci ? s->ci95 : s->value, "");
+        }
+        if (cur) fputs("}", out);
+        fputs("}", out);
+    }
+}
+
+static void json_body(const report *r, int ci, FILE *out)
+{
+    json_scope(r, "", ci, out);
+    fputs(", \"pools\": {", out);
+    const char *last = "";
+    int first = 1;
+    for (size_t i = 0; i < r->n; i++) {
+        const char *sc = r->rows[i].scope;
+        if (!sc[0] || !strcmp(sc, last)) continue;
+        fputs(first ? "" : ", ", out);
+        json_str(out, sc);
+        fputs(": {", out);
+        json_scope(r, sc, ci, out);
+        fputs("}", out);
+        last = sc;
+        first = 0;
+    }
+    fputs("}", out);
+}
+
+void report_json(const report *r, const char *extra, FILE *out)
+{
+    fprintf(out, "{%s%s\"replications\": %d, ", extra, extra[0] ? ", " : "", r->replications);
+    json_body(r, 0, out);
+    if (r->replications > 1) {
+        fputs(", \"ci95\": {", out);
+        json_body(r, 1, out);
+        fputs("}", out);
+    }
+    fputs("}\n", out);
+}
+
+/* ---- table --------------------------------------------------------------- */
+
+static void cell(FILE *out, double v, double ci, int reps)
+{
+    char b[64];
+    if (isnan(v)) snprintf(b, sizeof b, "-");
+    else if (reps > 1 && !isnan(ci)) snprintf(b, sizeof b, "%.4g±%.2g", v, ci);
+    else snprintf(b, sizeof b, "%.4g", v);
+    fprintf(out, " %12s", b);
+}
+
+static void latency_table(const report *r, const char *scope, FILE *out)
+{
+    fprintf(out, "  %-10s", "ms");
+    for (int i = 0; i < 7; i++) fprintf(out, " %12s", LAT_STATS[i]);
+    fputc('\n', out);
+    const char *cur = NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        const store_stat *s = &r->rows[i];
+        if (strcmp(s->scope, scope) || !strcmp(s->stat, "value")) continue;
+        if (!cur || strcmp(cur, s->metric)) {
+            if (cur) fputc('\n', out);
+            fprintf(out, "  %-10s", s->metric);
+            cur = s->metric;
+        }
+        cell(out, s->value, s->ci95, r->replications);
+    }
+    if (cur) fputc('\n', out);
+}
+
+static void scalars(const report *r, const char *scope, FILE *out)
+{
+    int k = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const store_stat *s = &r->rows[i];
+        if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "llm")) continue;
+        char b[64];
+        if (is_flag(s->metric)) snprintf(b, sizeof b, "%s", s->value > 0 ? "YES" : "no");
+        else if (isnan(s->value)) snprintf(b, sizeof b, "-");
+        else if (r->replications > 1 && !isnan(s->ci95)) snprintf(b, sizeof b, "%.6g ±%.3g", s->value, s->ci95);
+        else snprintf(b, sizeof b, "%.6g", s->value);
+        fprintf(out, "  %-20s %-18s", s->metric, b);
+        if (++k % 3 == 0) fputc('\n', out);
+    }
+    if (k % 3) fputc('\n', out);
+}
+
+void report_table(const report *r, const char *title, FILE *out)
+{
+    fprintf(out, "%s\n", title);
+    if (r->replications > 1) fprintf(out, "(mean ± half-width of the 95%% confidence interval over %d replications)\n", r->replications);
+    scalars(r, "", out);
+    if (report_get(r, "", "saturated", "value") > 0)
+        fprintf(out, "\n  SATURATED: offered load reaches capacity or a queue kept growing; latency percentiles are not reported.\n");
+    fputc('\n', out);
+    latency_table(r, "", out);
+    const char *last = "";
+    for (size_t i = 0; i < r->n; i++) {
+        const char *sc = r->rows[i].scope;
+        if (!sc[0] || !strcmp(sc, last)) continue;
+        last = sc;
+        int llm = report_get(r, sc, "llm", "value") > 0;
+        fprintf(out, "\npool %s (%s)%s\n", sc, llm ? "llm" : "generic",
+                report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
+        scalars(r, sc, out);
+        latency_table(r, sc, out);
+    }
+}
+
+void report_free(report *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free((char *) r->rows[i].scope);
+        free((char *) r->rows[i].metric);
+    }
+    free(r->rows);
+    memset(r, 0, sizeof *r);
+}

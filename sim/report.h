@@ -1,0 +1,41 @@
+/* report.h -- turning results into numbers, tables and JSON.
+ *
+ * report_flatten() lists every reported statistic as (scope, metric, stat,
+ * value) rows: the one shape that the JSON printer, the table printer, the
+ * database and the replication statistics all share.  Latencies of a saturated
+ * pool (and the system's, when any pool is saturated) are NAN: they would not
+ * mean anything.
+ */
+#ifndef LATSIM_REPORT_H
+#define LATSIM_REPORT_H
+
+#include <stdio.h>
+#include "sim.h"
+#include "store.h"
+
+typedef struct report {
+    store_stat *rows;     /* the statistics (scope and metric strings are owned) */
+    size_t n, cap;
+    int replications;     /* runs aggregated (1: a single run, ci95 NAN) */
+} report;
+
+/* Flattens R (replication number REP, -1 for none) into OUT.  Returns 0 or -1. */
+int report_flatten(const sim_result *r, int rep, report *out);
+
+/* Aggregates N flattened runs: mean and the half-width of the 95 % Student-t
+ * interval of each row.  Returns 0 or -1. */
+int report_aggregate(const report *runs, int n, report *out);
+
+/* The value of one row, NAN when absent. */
+double report_get(const report *r, const char *scope, const char *metric, const char *stat);
+
+/* Prints the report as one JSON object.  EXTRA holds the leading members
+ * ("scenario", "seed", "version"...) already formatted, without braces. */
+void report_json(const report *r, const char *extra, FILE *out);
+
+/* Prints a readable table. */
+void report_table(const report *r, const char *title, FILE *out);
+
+void report_free(report *r);
+
+#endif

@@ -1,0 +1,61 @@
+/* request.h -- one request's record as it moves through the simulated service.
+ *
+ * Requests are recycled through a free list (req_alloc / req_release), so the
+ * memory a run uses depends on how many requests are in the system at once,
+ * never on how many the run simulates.
+ */
+#ifndef LATSIM_REQUEST_H
+#define LATSIM_REQUEST_H
+
+#include <stdint.h>
+#include "evq.h"
+
+typedef enum { OUT_PENDING, OUT_SERVED, OUT_REJECTED, OUT_TIMED_OUT } req_outcome;
+
+typedef struct request {
+    uint64_t id;            /* arrival order, from 0 */
+    simtime_t arrival;      /* entered the system, ns */
+    simtime_t enq;          /* entered the current pool's queue, ns */
+    simtime_t start;        /* began (or, after preemption, resumed) service in the current pool, ns */
+    simtime_t pool_start;   /* first began service in the current pool, ns */
+    simtime_t first_token;  /* LLM: first output token, ns (-1 before) */
+    simtime_t last_token;   /* LLM: last output token, ns */
+    simtime_t queue_ns;     /* total time waiting in queues, ns */
+    simtime_t service_ns;   /* total time in service, ns */
+    simtime_t overhead_ns;  /* total front-end overhead before queueing, ns */
+    int32_t prompt;         /* prompt tokens */
+    int32_t output;         /* output tokens to generate */
+    int32_t pool;           /* index of the current pool */
+    uint8_t measured;       /* 1 when it arrived after the warm-up */
+    uint8_t outcome;        /* req_outcome */
+    uint8_t truncated;      /* 1 when an LLM pool cut its prompt to max_seq_len */
+    uint8_t requeued;       /* 1 after a preemption put it back in the queue */
+    evq_id timeout_ev;      /* pending queue-timeout event, or 0 */
+    struct request *next;   /* queue link, or free-list link */
+
+    /* Scratch of the LLM replica serving it (llm.c). */
+    int32_t generated;      /* output tokens produced so far */
+    int32_t prefill_len;    /* tokens to prefill: the prompt, or prompt + generated after preemption */
+    int32_t prefilled;      /* of those, already computed */
+    int64_t blocks;         /* KV blocks held */
+    int64_t phase_base;     /* cache length minus the replica's decode-step count when it joined */
+    int64_t finish_step;    /* decode step at which it produces its last token */
+    uint32_t heap_pos;      /* index in the replica's finish heap */
+    struct request *rprev;  /* replica's running list, in admission order */
+    struct request *rnext;
+} request;
+
+typedef struct req_slab req_slab;
+
+typedef struct req_pool {
+    request *free;          /* recycled records */
+    req_slab *slabs;        /* every block of records allocated, freed together at the end */
+    uint64_t live;          /* records handed out and not released */
+    uint64_t peak;          /* most live at once */
+} req_pool;
+
+request *req_alloc(req_pool *p);         /* zeroed record, or NULL when out of memory */
+void req_release(req_pool *p, request *r);
+void req_pool_free(req_pool *p);   /* frees every record, live or not */
+
+#endif

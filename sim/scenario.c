@@ -1,0 +1,742 @@
+/* scenario.c -- the scenario schema, typed parsing and validation.
+ *
+ * The schema table below lists every key of every section kind with its default
+ * and meaning; it drives unknown-key detection (with a suggestion), and
+ * `latsim keys`.  Each key is then read by a typed getter that reports a bad
+ * value as "FILE:LINE: [section] key: message".
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scenario.h"
+#include "llm.h"
+
+enum { K_SIM = 1, K_WL = 2, K_GEN = 4, K_LLM = 8, K_GPU = 16, K_MODEL = 32, K_POOL = K_GEN | K_LLM };
+
+typedef struct key_spec {
+    const char *key;
+    unsigned where;           /* K_* mask of the section kinds that accept it */
+    const char *def;          /* default, as text ("" = required or derived) */
+    const char *help;
+} key_spec;
+
+static const key_spec KEYS[] = {
+    { "requests", K_SIM, "200000", "measured requests after warm-up" },
+    { "warmup", K_SIM, "requests/10", "requests discarded before measuring" },
+    { "seed", K_SIM, "1", "run seed (every entity's stream derives from it)" },
+
+    { "arrival", K_WL, "poisson", "poisson | gamma | constant | trace" },
+    { "rate", K_WL, "", "requests per second (required unless arrival = trace)" },
+    { "cv", K_WL, "1.0", "gamma: coefficient of variation of inter-arrival times" },
+    { "trace", K_WL, "", "trace: CSV file (relative to the scenario file)" },
+    { "time_column", K_WL, "TIMESTAMP", "trace: header of the arrival-time column" },
+    { "time_format", K_WL, "datetime", "trace: seconds | milliseconds | datetime" },
+    { "speedup", K_WL, "1", "trace: arrival-rate multiplier" },
+    { "loop", K_WL, "no", "trace: replay from the start when it runs out" },
+    { "prompt_column", K_WL, "ContextTokens", "trace: header of the prompt-token column (none = not used)" },
+    { "output_column", K_WL, "GeneratedTokens", "trace: header of the output-token column (none = not used)" },
+    { "prompt_tokens", K_WL, "const(512)", "prompt tokens per request (distribution; trace column wins)" },
+    { "output_tokens", K_WL, "const(128)", "output tokens per request (distribution; trace column wins)" },
+    { "target", K_WL, "first pool", "pool the requests enter" },
+
+    { "kind", K_POOL, "generic", "generic | llm" },
+    { "queue_limit", K_POOL, "0", "0 = unbounded; else arrivals finding this many waiting are rejected" },
+    { "timeout_ms", K_POOL, "0", "0 = none; else requests still waiting after it are dropped" },
+    { "next", K_POOL, "none", "pool a served request goes to next" },
+    { "servers", K_GEN, "1", "parallel servers" },
+    { "service_ms", K_GEN, "", "service time distribution, ms (required)" },
+
+    { "model", K_LLM, "", "catalog model (required; see latsim catalog)" },
+    { "gpu", K_LLM, "", "catalog GPU (required)" },
+    { "tp", K_LLM, "1", "tensor-parallel degree: GPUs per replica" },
+    { "replicas", K_LLM, "1", "replicas in the pool" },
+    { "scheduler", K_LLM, "continuous", "static | dynamic | continuous | chunked" },
+    { "max_batch", K_LLM, "256", "max sequences in a batch" },
+    { "max_batch_tokens", K_LLM, "8192", "max tokens per forward step (continuous, chunked)" },
+    { "chunk_tokens", K_LLM, "512", "chunked: token budget per step" },
+    { "max_wait_ms", K_LLM, "20", "dynamic: wait at most this long to fill a batch" },
+    { "weights", K_LLM, "bf16", "weight precision: bf16 | fp8 | int8 | int4" },
+    { "kv_dtype", K_LLM, "bf16", "KV-cache precision: bf16 | fp8" },
+    { "gpu_memory_utilization", K_LLM, "0.9", "share of GPU memory the server uses" },
+    { "activation_reserve_gib", K_LLM, "1.0", "per-GPU memory kept for activations, GiB" },
+    { "kv_blocks", K_LLM, "derived", "KV blocks per replica (overrides the derivation)" },
+    { "block_tokens", K_LLM, "16", "tokens per KV block" },
+    { "max_seq_len", K_LLM, "model context", "cap on prompt + output tokens per request (also capped by KV capacity)" },
+    { "truncate", K_LLM, "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
+    { "request_overhead_ms", K_LLM, "0", "front-end work per request (tokenise, schedule) before queueing" },
+    { "cost", K_LLM, "roofline", "step-time model: roofline | linear" },
+    { "step_base_ms", K_LLM, "", "linear: ms per step" },
+    { "prefill_ms_per_token", K_LLM, "", "linear: ms per prompt token" },
+    { "decode_ms_per_seq", K_LLM, "", "linear: ms per decoding sequence" },
+    { "kv_ms_per_1k_tokens", K_LLM, "0", "linear: ms per 1000 KV-cache tokens read" },
+    { "compute_eff", K_LLM, "0.6", "roofline: share of peak FLOP/s reached" },
+    { "memory_eff", K_LLM, "0.8", "roofline: share of peak bandwidth reached" },
+    { "step_overhead_ms", K_LLM, "1.0", "roofline: fixed CPU/launch overhead per step" },
+    { "allreduce_latency_us", K_LLM, "8", "roofline: fixed latency of one all-reduce" },
+
+    { "full_name", K_GPU, "NAME", "display name" },
+    { "bf16_tflops", K_GPU, "", "dense BF16 TFLOP/s" },
+    { "fp8_tflops", K_GPU, "bf16_tflops", "dense FP8/INT8 TFLOP/s" },
+    { "mem_gib", K_GPU, "", "memory, GiB" },
+    { "mem_bw_gbs", K_GPU, "", "memory bandwidth, GB/s" },
+    { "link_gbs", K_GPU, "32", "interconnect bandwidth per GPU, GB/s" },
+    { "price_hr", K_GPU, "0", "on-demand $ per GPU-hour" },
+    { "source", K_GPU | K_MODEL, "scenario file", "where the figures come from" },
+    { "layers", K_MODEL, "", "transformer layers" },
+    { "hidden", K_MODEL, "", "hidden size" },
+    { "heads", K_MODEL, "", "query heads" },
+    { "kv_heads", K_MODEL, "heads", "key/value heads" },
+    { "head_dim", K_MODEL, "hidden/heads", "per-head dimension" },
+    { "intermediate", K_MODEL, "4*hidden", "MLP intermediate size" },
+    { "vocab", K_MODEL, "32000", "vocabulary size" },
+    { "params", K_MODEL, "", "parameter count (e.g. 8.03e9)" },
+    { "context", K_MODEL, "4096", "maximum context length, tokens" },
+};
+#define NKEYS (sizeof KEYS / sizeof KEYS[0])
+
+typedef struct ctx {
+    scenario *s;
+    char *err;
+    size_t errlen;
+} ctx;
+
+/* ---- suggestions ---------------------------------------------------------- */
+
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    size_t *row = malloc((lb + 1) * sizeof *row);
+    if (!row) return (size_t) -1;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (tolower((unsigned char) a[i - 1]) != tolower((unsigned char) b[j - 1]));
+            if (up + 1 < best) best = up + 1;
+            if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    size_t d = row[lb];
+    free(row);
+    return d;
+}
+
+static const char *closest_key(const char *key, unsigned where)
+{
+    const char *best = NULL;
+    size_t bd = (size_t) -1;
+    for (size_t i = 0; i < NKEYS; i++) {
+        if (!(KEYS[i].where & where)) continue;
+        size_t d = edit_distance(key, KEYS[i].key);
+        if (d < bd) { bd = d; best = KEYS[i].key; }
+    }
+    return (bd <= 3 || (best && bd <= strlen(key) / 2)) ? best : NULL;
+}
+
+static const key_spec *find_key(const char *key, unsigned where)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if ((KEYS[i].where & where) && strcmp(KEYS[i].key, key) == 0) return &KEYS[i];
+    return NULL;
+}
+
+/* ---- typed getters -------------------------------------------------------- */
+
+static int fail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+#include <stdarg.h>
+static int fail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, ...)
+{
+    char where[512], msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    cfg_where(&x->s->raw, e, where, sizeof where);
+    if (key) snprintf(x->err, x->errlen, "%s: [%s] %s: %s", where, section, key, msg);
+    else snprintf(x->err, x->errlen, "%s: [%s]: %s", where, section, msg);
+    return -1;
+}
+
+static const char *val(ctx *x, const char *sec, const char *key, const cfg_entry **e)
+{
+    *e = cfg_get(&x->s->raw, sec, key);
+    return *e ? (*e)->value : NULL;
+}
+
+/* Reads an integer in [lo, hi]; DEF when absent. */
+static int get_i64(ctx *x, const char *sec, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out)
+{
+    const cfg_entry *e;
+    const char *v = val(x, sec, key, &e);
+    if (!v) { *out = def; return 0; }
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);     /* accepts 1e6 as well as 1000000 */
+    while (*end && isspace((unsigned char) *end)) end++;
+    if (end == v || *end || errno || d != floor(d) || !isfinite(d))
+        return fail(x, e, sec, key, "expected a whole number, got '%s'", v);
+    if (d < (double) lo || d > (double) hi) {
+        if (hi == INT64_MAX) return fail(x, e, sec, key, "must be >= %lld, got '%s'", (long long) lo, v);
+        return fail(x, e, sec, key, "must be between %lld and %lld, got '%s'", (long long) lo, (long long) hi, v);
+    }
+    *out = (int64_t) d;
+    return 0;
+}
+
+static int get_int(ctx *x, const char *sec, const char *key, int def, int lo, int hi, int *out)
+{
+    int64_t v;
+    if (get_i64(x, sec, key, def, lo, hi, &v)) return -1;
+    *out = (int) v;
+    return 0;
+}
+
+/* Reads a number; LO_OPEN: must be > lo, else >= lo; HI: <= hi. */
+static int get_num(ctx *x, const char *sec, const char *key, double def, double lo, int lo_open, double hi, double *out)
+{
+    const cfg_entry *e;
+    const char *v = val(x, sec, key, &e);
+    if (!v) { *out = def; return 0; }
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    while (*end && isspace((unsigned char) *end)) end++;
+    if (end == v || *end || errno || !isfinite(d))
+        return fail(x, e, sec, key, "expected a number, got '%s'", v);
+    if (lo_open ? !(d > lo) : !(d >= lo))
+        return fail(x, e, sec, key, "must be %s %g, got '%s'", lo_open ? ">" : ">=", lo, v);
+    if (d > hi) return fail(x, e, sec, key, "must be <= %g, got '%s'", hi, v);
+    *out = d;
+    return 0;
+}
+
+static int get_bool(ctx *x, const char *sec, const char *key, int def, int *out)
+{
+    const cfg_entry *e;
+    const char *v = val(x, sec, key, &e);
+    if (!v) { *out = def; return 0; }
+    if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "on")) *out = 1;
+    else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "off")) *out = 0;
+    else return fail(x, e, sec, key, "expected yes or no, got '%s'", v);
+    return 0;
+}
+
+/* Reads one of the '|'-separated CHOICES; returns its index in *OUT. */
+static int get_enum(ctx *x, const char *sec, const char *key, const char *choices, int def, int *out)
+{
+    const cfg_entry *e;
+    const char *v = val(x, sec, key, &e);
+    if (!v) { *out = def; return 0; }
+    int i = 0;
+    const char *p = choices;
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t) (bar - p) : strlen(p);
+        if (strlen(v) == n && strncasecmp(v, p, n) == 0) { *out = i; return 0; }
+        i++;
+        p += n + (bar ? 1 : 0);
+    }
+    char list[256];
+    snprintf(list, sizeof list, "%s", choices);
+    for (char *q = list; *q; q++) if (*q == '|') *q = ',';
+    return fail(x, e, sec, key, "unknown value '%s' (valid: %s)", v, list);
+}
+
+static int get_str(ctx *x, const char *sec, const char *key, const char *def, char *out, size_t n)
+{
+    const cfg_entry *e;
+    const char *v = val(x, sec, key, &e);
+    if (!v) v = def;
+    if (strlen(v) >= n) return fail(x, e, sec, key, "value too long (max %zu characters)", n - 1);
+    snprintf(out, n, "%s", v);
+    return 0;
+}
+
+static int get_dist(ctx *x, const char *sec, const char *key, const char *def, dist *out)
+{
+    const cfg_entry *e;
+    const char *v = val(x, sec, key, &e);
+    if (!v && !def) return fail(x, NULL, sec, key, "missing (required)");
+    char msg[512];
+    if (dist_parse(out, v ? v : def, x->s->raw.dir, msg, sizeof msg) != 0)
+        return fail(x, e, sec, key, "%s", msg);
+    return 0;
+}
+
+/* ---- sections ------------------------------------------------------------- */
+
+static int pool_index(const scenario *s, const char *name)
+{
+    for (int i = 0; i < s->npools; i++)
+        if (strcmp(s->pools[i].name, name) == 0) return i;
+    return -1;
+}
+
+static int build_sim(ctx *x)
+{
+    scenario *s = x->s;
+    int64_t v;
+    if (get_i64(x, "sim", "requests", 200000, 1, INT64_MAX, &v)) return -1;
+    s->requests = (uint64_t) v;
+    if (get_i64(x, "sim", "warmup", (int64_t) (s->requests / 10), 0, INT64_MAX, &v)) return -1;
+    s->warmup = (uint64_t) v;
+    if (get_i64(x, "sim", "seed", 1, 0, INT64_MAX, &v)) return -1;
+    s->seed = (uint64_t) v;
+    return 0;
+}
+
+static int build_workload(ctx *x)
+{
+    scenario *s = x->s;
+    workload_cfg *w = &s->wl;
+    const char *W = "workload";
+    int k;
+    if (get_enum(x, W, "arrival", "poisson|gamma|constant|trace", 0, &k)) return -1;
+    w->arrival = (arrival_kind) k;
+    if (w->arrival == ARRIVAL_TRACE) {
+        const cfg_entry *e;
+        const char *path = val(x, W, "trace", &e);
+        if (!path) return fail(x, NULL, W, "trace", "missing: arrival = trace needs trace = FILE");
+        char col[128], fmt[32], pcol[128], ocol[128], full[1024];
+        if (get_str(x, W, "time_column", "TIMESTAMP", col, sizeof col)) return -1;
+        if (get_str(x, W, "time_format", "datetime", fmt, sizeof fmt)) return -1;
+        if (get_str(x, W, "prompt_column", "ContextTokens", pcol, sizeof pcol)) return -1;
+        if (get_str(x, W, "output_column", "GeneratedTokens", ocol, sizeof ocol)) return -1;
+        trace_opts o = { 0 };
+        const cfg_entry *fe;
+        val(x, W, "time_format", &fe);
+        if (trace_format_parse(fmt, &o.format) != 0)
+            return fail(x, fe, W, "time_format", "unknown value '%s' (valid: seconds, milliseconds, datetime)", fmt);
+        if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
+        else snprintf(full, sizeof full, "%s%s", s->raw.dir, path);
+        o.path = full;
+        o.time_column = col;
+        /* Token columns default to the Azure names; they are used only when present
+         * unless named explicitly. */
+        const cfg_entry *pe, *oe;
+        val(x, W, "prompt_column", &pe);
+        val(x, W, "output_column", &oe);
+        o.prompt_column = strcmp(pcol, "none") ? pcol : NULL;
+        o.output_column = strcmp(ocol, "none") ? ocol : NULL;
+        char msg[1024];
+        if (trace_load(&w->tr, &o, msg, sizeof msg) != 0) {
+            /* Default token columns that the file lacks are not an error: retry without them. */
+            if ((!pe && o.prompt_column) || (!oe && o.output_column)) {
+                trace_opts o2 = o;
+                if (!pe) o2.prompt_column = NULL;
+                if (!oe) o2.output_column = NULL;
+                char msg2[1024];
+                if (trace_load(&w->tr, &o2, msg2, sizeof msg2) == 0) goto loaded;
+            }
+            return fail(x, e, W, "trace", "%s", msg);
+        }
+    loaded:
+        if (w->tr.n < 2) return fail(x, e, W, "trace", "%s: needs at least 2 rows", full);
+        if (!(w->tr.t[w->tr.n - 1] > 0))
+            return fail(x, e, W, "trace", "%s: all rows arrive at the same time", full);
+        w->trace_tokens = w->tr.prompt != NULL && w->tr.output != NULL;
+        if (get_num(x, W, "speedup", 1.0, 0, 1, 1e9, &w->speedup)) return -1;
+        if (get_bool(x, W, "loop", 0, &w->loop)) return -1;
+        const cfg_entry *re;
+        if (val(x, W, "rate", &re))
+            return fail(x, re, W, "rate", "not used with arrival = trace (use speedup to scale the trace)");
+    } else {
+        const char *keys[] = { "trace", "time_column", "time_format", "speedup", "loop", "prompt_column", "output_column" };
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+            const cfg_entry *e;
+            if (val(x, W, keys[i], &e))
+                return fail(x, e, W, keys[i], "only used with arrival = trace");
+        }
+        const cfg_entry *e;
+        if (!val(x, W, "rate", &e)) return fail(x, NULL, W, "rate", "missing (requests per second)");
+        if (get_num(x, W, "rate", 0, 0, 1, 1e12, &w->rate)) return -1;
+        if (get_num(x, W, "cv", 1.0, 0, 1, 1e6, &w->cv)) return -1;
+        if (val(x, W, "cv", &e) && w->arrival != ARRIVAL_GAMMA)
+            return fail(x, e, W, "cv", "only used with arrival = gamma");
+    }
+    if (get_dist(x, W, "prompt_tokens", "const(512)", &w->prompt)) return -1;
+    if (get_dist(x, W, "output_tokens", "const(128)", &w->output)) return -1;
+    const cfg_entry *e;
+    if (val(x, W, "output_tokens", &e) && dist_max(&w->output) < 1)
+        return fail(x, e, W, "output_tokens", "must allow at least 1 token");
+    return 0;
+}
+
+static int build_gpu(ctx *x, const char *sec, const char *name, gpu_spec *g)
+{
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "%s", name);
+    for (char *p = g->name; *p; p++) *p = (char) tolower((unsigned char) *p);
+    if (get_str(x, sec, "full_name", name, g->full_name, sizeof g->full_name)) return -1;
+    const cfg_entry *e;
+    if (!val(x, sec, "bf16_tflops", &e)) return fail(x, NULL, sec, "bf16_tflops", "missing (required)");
+    if (!val(x, sec, "mem_gib", &e)) return fail(x, NULL, sec, "mem_gib", "missing (required)");
+    if (!val(x, sec, "mem_bw_gbs", &e)) return fail(x, NULL, sec, "mem_bw_gbs", "missing (required)");
+    if (get_num(x, sec, "bf16_tflops", 0, 0, 1, 1e9, &g->bf16_tflops)) return -1;
+    if (get_num(x, sec, "fp8_tflops", g->bf16_tflops, 0, 1, 1e9, &g->fp8_tflops)) return -1;
+    if (get_num(x, sec, "mem_gib", 0, 0, 1, 1e9, &g->mem_gib)) return -1;
+    if (get_num(x, sec, "mem_bw_gbs", 0, 0, 1, 1e9, &g->mem_bw_gbs)) return -1;
+    if (get_num(x, sec, "link_gbs", 32, 0, 1, 1e9, &g->link_gbs)) return -1;
+    if (get_num(x, sec, "price_hr", 0, 0, 0, 1e9, &g->price_hr)) return -1;
+    char src[200];
+    snprintf(src, sizeof src, "scenario %s", x->s->raw.path);
+    return get_str(x, sec, "source", src, g->source, sizeof g->source);
+}
+
+static int build_model(ctx *x, const char *sec, const char *name, model_spec *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    for (char *p = m->name; *p; p++) *p = (char) tolower((unsigned char) *p);
+    const char *req[] = { "layers", "hidden", "heads", "params" };
+    for (size_t i = 0; i < 4; i++) {
+        const cfg_entry *e;
+        if (!val(x, sec, req[i], &e)) return fail(x, NULL, sec, req[i], "missing (required)");
+    }
+    if (get_int(x, sec, "layers", 0, 1, 100000, &m->layers)) return -1;
+    if (get_int(x, sec, "hidden", 0, 1, 10000000, &m->hidden)) return -1;
+    if (get_int(x, sec, "heads", 0, 1, 100000, &m->heads)) return -1;
+    if (get_int(x, sec, "kv_heads", m->heads, 1, m->heads, &m->kv_heads)) return -1;
+    if (get_int(x, sec, "head_dim", m->hidden / m->heads, 1, 100000, &m->head_dim)) return -1;
+    if (get_int(x, sec, "intermediate", 4 * m->hidden, 1, 100000000, &m->intermediate)) return -1;
+    if (get_int(x, sec, "vocab", 32000, 1, 100000000, &m->vocab)) return -1;
+    if (get_num(x, sec, "params", 0, 0, 1, 1e16, &m->params)) return -1;
+    if (get_int(x, sec, "context", 4096, 1, 100000000, &m->context)) return -1;
+    if (m->heads % m->kv_heads != 0) {
+        const cfg_entry *e;
+        val(x, sec, "kv_heads", &e);
+        return fail(x, e, sec, "kv_heads", "heads (%d) must be a multiple of kv_heads (%d)", m->heads, m->kv_heads);
+    }
+    char src[200];
+    snprintf(src, sizeof src, "scenario %s", x->s->raw.path);
+    return get_str(x, sec, "source", src, m->source, sizeof m->source);
+}
+
+static int build_pool_llm(ctx *x, const char *sec, pool_cfg *p)
+{
+    llm_cfg *l = &p->llm;
+    const cfg_entry *e;
+    if (!val(x, sec, "model", &e)) return fail(x, NULL, sec, "model", "missing (required for kind = llm; see latsim catalog)");
+    if (!val(x, sec, "gpu", &e)) return fail(x, NULL, sec, "gpu", "missing (required for kind = llm; see latsim catalog)");
+    if (get_str(x, sec, "model", "", l->model_name, sizeof l->model_name)) return -1;
+    if (get_str(x, sec, "gpu", "", l->gpu_name, sizeof l->gpu_name)) return -1;
+    if (get_int(x, sec, "tp", 1, 1, 64, &l->tp)) return -1;
+    if (get_int(x, sec, "replicas", 1, 1, 1000000, &l->replicas)) return -1;
+    int k;
+    if (get_enum(x, sec, "scheduler", "static|dynamic|continuous|chunked", SCHED_CONTINUOUS, &k)) return -1;
+    l->scheduler = (sched_kind) k;
+    if (get_int(x, sec, "max_batch", 256, 1, 1000000, &l->max_batch)) return -1;
+    if (get_i64(x, sec, "max_batch_tokens", 8192, 1, INT64_MAX, &l->max_batch_tokens)) return -1;
+    if (get_i64(x, sec, "chunk_tokens", 512, 1, INT64_MAX, &l->chunk_tokens)) return -1;
+    if (get_num(x, sec, "max_wait_ms", 20, 0, 0, 1e12, &l->max_wait_ms)) return -1;
+    if (get_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4", 0, &k)) return -1;
+    static const char *W[] = { "bf16", "fp16", "fp8", "int8", "int4" };
+    snprintf(l->weights, sizeof l->weights, "%s", W[k]);
+    if (get_enum(x, sec, "kv_dtype", "bf16|fp16|fp8", 0, &k)) return -1;
+    snprintf(l->kv_dtype, sizeof l->kv_dtype, "%s", W[k]);
+    if (get_num(x, sec, "gpu_memory_utilization", 0.9, 0, 1, 1.0, &l->mem_util)) return -1;
+    if (get_num(x, sec, "activation_reserve_gib", 1.0, 0, 0, 1e6, &l->activation_gib)) return -1;
+    l->kv_blocks_given = val(x, sec, "kv_blocks", &e) != NULL;
+    if (get_i64(x, sec, "kv_blocks", 0, 1, INT64_MAX, &l->kv_blocks)) return -1;
+    if (get_int(x, sec, "block_tokens", 16, 1, 1 << 20, &l->block_tokens)) return -1;
+    l->max_seq_len_given = val(x, sec, "max_seq_len", &e) != NULL;
+    if (get_i64(x, sec, "max_seq_len", 0, 2, INT64_MAX, &l->max_seq_len)) return -1;
+    if (get_bool(x, sec, "truncate", 0, &l->truncate)) return -1;
+    if (get_num(x, sec, "request_overhead_ms", 0, 0, 0, 1e12, &l->request_overhead_ms)) return -1;
+
+    cost_model *c = &l->cost;
+    if (get_enum(x, sec, "cost", "linear|roofline", COST_ROOFLINE, &k)) return -1;
+    c->kind = (cost_kind) k;
+    const char *lin[] = { "step_base_ms", "prefill_ms_per_token", "decode_ms_per_seq", "kv_ms_per_1k_tokens" };
+    const char *roof[] = { "compute_eff", "memory_eff", "step_overhead_ms", "allreduce_latency_us" };
+    for (int i = 0; i < 4; i++) {
+        if (c->kind == COST_ROOFLINE && val(x, sec, lin[i], &e))
+            return fail(x, e, sec, lin[i], "only used with cost = linear");
+        if (c->kind == COST_LINEAR && val(x, sec, roof[i], &e))
+            return fail(x, e, sec, roof[i], "only used with cost = roofline");
+    }
+    if (c->kind == COST_LINEAR) {
+        for (int i = 0; i < 3; i++)
+            if (!val(x, sec, lin[i], &e)) return fail(x, NULL, sec, lin[i], "missing (required with cost = linear)");
+        if (get_num(x, sec, "step_base_ms", 0, 0, 0, 1e9, &c->step_base_ms)) return -1;
+        if (get_num(x, sec, "prefill_ms_per_token", 0, 0, 0, 1e9, &c->prefill_ms_per_token)) return -1;
+        if (get_num(x, sec, "decode_ms_per_seq", 0, 0, 0, 1e9, &c->decode_ms_per_seq)) return -1;
+        if (get_num(x, sec, "kv_ms_per_1k_tokens", 0, 0, 0, 1e9, &c->kv_ms_per_1k_tokens)) return -1;
+        if (c->step_base_ms + c->prefill_ms_per_token + c->decode_ms_per_seq <= 0)
+            return fail(x, NULL, sec, "step_base_ms", "a linear cost model must make steps take time");
+    } else {
+        if (get_num(x, sec, "compute_eff", 0.6, 0, 1, 1.0, &c->compute_eff)) return -1;
+        if (get_num(x, sec, "memory_eff", 0.8, 0, 1, 1.0, &c->memory_eff)) return -1;
+        if (get_num(x, sec, "step_overhead_ms", 1.0, 0, 0, 1e9, &c->step_overhead_ms)) return -1;
+        if (get_num(x, sec, "allreduce_latency_us", 8, 0, 0, 1e9, &c->allreduce_latency_us)) return -1;
+    }
+    if (l->scheduler != SCHED_DYNAMIC && val(x, sec, "max_wait_ms", &e))
+        return fail(x, e, sec, "max_wait_ms", "only used with scheduler = dynamic");
+    if (l->scheduler != SCHED_CHUNKED && val(x, sec, "chunk_tokens", &e))
+        return fail(x, e, sec, "chunk_tokens", "only used with scheduler = chunked");
+    return 0;
+}
+
+static int build_pool(ctx *x, const char *sec, const char *name, int line, pool_cfg *p)
+{
+    memset(p, 0, sizeof *p);
+    if (strlen(name) >= sizeof p->name) return fail(x, NULL, sec, NULL, "pool name too long");
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->line = line;
+    p->next = -1;
+    int k;
+    if (get_enum(x, sec, "kind", "generic|llm", 0, &k)) return -1;
+    p->kind = (pool_kind) k;
+    int64_t v;
+    if (get_i64(x, sec, "queue_limit", 0, 0, INT64_MAX, &v)) return -1;
+    p->queue_limit = (uint64_t) v;
+    if (get_num(x, sec, "timeout_ms", 0, 0, 0, 1e15, &p->timeout_ms)) return -1;
+    if (p->kind == POOL_GENERIC) {
+        if (get_int(x, sec, "servers", 1, 1, 100000000, &p->servers)) return -1;
+        if (get_dist(x, sec, "service_ms", NULL, &p->service)) return -1;
+        if (p->service.mean <= 0) {
+            const cfg_entry *e;
+            val(x, sec, "service_ms", &e);
+            return fail(x, e, sec, "service_ms", "mean service time must be > 0");
+        }
+        return 0;
+    }
+    return build_pool_llm(x, sec, p);
+}
+
+/* Checks every key of every section against the schema. */
+static int check_keys(ctx *x)
+{
+    scenario *s = x->s;
+    for (size_t i = 0; i < s->raw.n; i++) {
+        const cfg_entry *e = &s->raw.e[i];
+        unsigned where = 0;
+        const char *sec = e->section;
+        if (!strcmp(sec, "sim")) where = K_SIM;
+        else if (!strcmp(sec, "workload")) where = K_WL;
+        else if (!strncmp(sec, "gpu ", 4)) where = K_GPU;
+        else if (!strncmp(sec, "model ", 6)) where = K_MODEL;
+        else if (!strncmp(sec, "pool ", 5)) {
+            const cfg_entry *ke = cfg_get(&s->raw, sec, "kind");
+            where = (ke && !strcasecmp(ke->value, "llm")) ? K_LLM : K_GEN;
+        } else continue;             /* unknown sections are reported by check_sections */
+        if (find_key(e->key, where)) continue;
+        if (find_key(e->key, K_POOL) && (where & K_POOL))
+            return fail(x, e, sec, e->key, "not valid for kind = %s pools (only for kind = %s)",
+                        where == K_LLM ? "llm" : "generic", where == K_LLM ? "generic" : "llm");
+        const char *near = closest_key(e->key, where);
+        if (near) return fail(x, e, sec, e->key, "unknown key (did you mean '%s'?)", near);
+        return fail(x, e, sec, e->key, "unknown key (see latsim keys)");
+    }
+    return 0;
+}
+
+static int check_sections(ctx *x)
+{
+    scenario *s = x->s;
+    static const char *valid[] = { "sim", "workload", "pool", "gpu", "model" };
+    for (size_t i = 0; i < s->raw.ns; i++) {
+        const char *n = s->raw.s[i].name;
+        char head[64];
+        snprintf(head, sizeof head, "%.*s", (int) strcspn(n, " "), n);
+        int named = strchr(n, ' ') != NULL;
+        int ok = (!strcmp(n, "sim") || !strcmp(n, "workload")) ||
+                 (named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model")));
+        if (ok) continue;
+        const cfg_entry *e = NULL;
+        for (size_t j = 0; j < s->raw.n && !e; j++)
+            if (!strcmp(s->raw.e[j].section, n)) e = &s->raw.e[j];
+        char where[512];
+        if (s->raw.s[i].line > 0) snprintf(where, sizeof where, "%s:%d", s->raw.path, s->raw.s[i].line);
+        else cfg_where(&s->raw, e, where, sizeof where);
+        if (!named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model"))) {
+            snprintf(x->err, x->errlen, "%s: [%s]: needs a name, e.g. [%s NAME]", where, n, head);
+            return -1;
+        }
+        const char *best = NULL;
+        size_t bd = (size_t) -1;
+        for (size_t j = 0; j < 5; j++) {
+            size_t d = edit_distance(head, valid[j]);
+            if (d < bd) { bd = d; best = valid[j]; }
+        }
+        if (bd <= 2)
+            snprintf(x->err, x->errlen, "%s: [%s]: unknown section (did you mean [%s%s]?)", where, n, best,
+                     (!strcmp(best, "sim") || !strcmp(best, "workload")) ? "" : " NAME");
+        else
+            snprintf(x->err, x->errlen, "%s: [%s]: unknown section (valid: [sim], [workload], [pool NAME], [gpu NAME], [model NAME])", where, n);
+        return -1;
+    }
+    return 0;
+}
+
+static int build(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen);
+
+int scenario_load(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    if (cfg_load(&s->raw, path, err, errlen) != 0) return -1;
+    return build(s, path, sets, nsets, err, errlen);
+}
+
+int scenario_load_text(scenario *s, const char *name, const char *text, const char *const *sets, int nsets,
+                       char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    if (cfg_load_string(&s->raw, name, text, err, errlen) != 0) return -1;
+    return build(s, name, sets, nsets, err, errlen);
+}
+
+static int build(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen)
+{
+    ctx x = { s, err, errlen };
+    for (int i = 0; i < nsets; i++)
+        if (cfg_set(&s->raw, sets[i], err, errlen) != 0) return -1;
+    if (check_sections(&x) || check_keys(&x)) return -1;
+
+    /* Pools first: the workload's target refers to them. */
+    int npools = 0, ngpus = 0, nmodels = 0;
+    for (size_t i = 0; i < s->raw.ns; i++) {
+        const char *n = s->raw.s[i].name;
+        npools += !strncmp(n, "pool ", 5);
+        ngpus += !strncmp(n, "gpu ", 4);
+        nmodels += !strncmp(n, "model ", 6);
+    }
+    if (npools == 0) {
+        snprintf(err, errlen, "%s: no [pool NAME] section: a scenario needs at least one pool", path);
+        return -1;
+    }
+    s->pools = calloc((size_t) npools, sizeof *s->pools);
+    s->gpus = calloc((size_t) ngpus + 1, sizeof *s->gpus);
+    s->models = calloc((size_t) nmodels + 1, sizeof *s->models);
+    if (!s->pools || !s->gpus || !s->models) { snprintf(err, errlen, "out of memory"); return -1; }
+    for (size_t i = 0; i < s->raw.ns; i++) {
+        const char *n = s->raw.s[i].name;
+        if (!strncmp(n, "pool ", 5)) {
+            if (build_pool(&x, n, n + 5, s->raw.s[i].line, &s->pools[s->npools])) return -1;
+            s->npools++;
+        } else if (!strncmp(n, "gpu ", 4)) {
+            if (build_gpu(&x, n, n + 4, &s->gpus[s->ngpus])) return -1;
+            s->ngpus++;
+        } else if (!strncmp(n, "model ", 6)) {
+            if (build_model(&x, n, n + 6, &s->models[s->nmodels])) return -1;
+            s->nmodels++;
+        }
+    }
+    /* next = links; no cycles. */
+    for (int i = 0; i < s->npools; i++) {
+        char sec[80];
+        snprintf(sec, sizeof sec, "pool %s", s->pools[i].name);
+        const cfg_entry *e;
+        const char *v = val(&x, sec, "next", &e);
+        if (!v || !strcmp(v, "none")) continue;
+        int j = pool_index(s, v);
+        if (j < 0) return fail(&x, e, sec, "next", "no pool named '%s'", v);
+        s->pools[i].next = j;
+    }
+    for (int i = 0; i < s->npools; i++) {
+        int hops = 0;
+        for (int j = s->pools[i].next; j >= 0; j = s->pools[j].next)
+            if (++hops > s->npools) {
+                snprintf(err, errlen, "%s: [pool %s] next: pools form a cycle", path, s->pools[i].name);
+                return -1;
+            }
+    }
+    if (build_sim(&x) || build_workload(&x)) return -1;
+    const cfg_entry *e;
+    const char *t = val(&x, "workload", "target", &e);
+    s->wl.target = 0;
+    if (t) {
+        s->wl.target = pool_index(s, t);
+        if (s->wl.target < 0) return fail(&x, e, "workload", "target", "no pool named '%s'", t);
+    }
+    return 0;
+}
+
+double scenario_arrival_rate(const scenario *s)
+{
+    const workload_cfg *w = &s->wl;
+    if (w->arrival != ARRIVAL_TRACE) return w->rate;
+    return (double) (w->tr.n - 1) / w->tr.t[w->tr.n - 1] * w->speedup;
+}
+
+int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen)
+{
+    ctx x = { s, err, errlen };
+    for (int i = 0; i < s->npools; i++) {
+        pool_cfg *p = &s->pools[i];
+        if (p->kind != POOL_LLM) continue;
+        llm_cfg *l = &p->llm;
+        char sec[80], msg[512];
+        snprintf(sec, sizeof sec, "pool %s", p->name);
+        const cfg_entry *e;
+        int found = 0;
+        for (int j = 0; j < s->nmodels; j++)
+            if (!strcasecmp(s->models[j].name, l->model_name)) { l->model = s->models[j]; found = 1; }
+        if (!found) {
+            int rc = catalog_model(db, l->model_name, &l->model, msg, sizeof msg);
+            val(&x, sec, "model", &e);
+            if (rc != 0) return fail(&x, e, sec, "model", "%s", msg);
+        }
+        found = 0;
+        for (int j = 0; j < s->ngpus; j++)
+            if (!strcasecmp(s->gpus[j].name, l->gpu_name)) { l->gpu = s->gpus[j]; found = 1; }
+        if (!found) {
+            int rc = catalog_gpu(db, l->gpu_name, &l->gpu, msg, sizeof msg);
+            val(&x, sec, "gpu", &e);
+            if (rc != 0) return fail(&x, e, sec, "gpu", "%s", msg);
+        }
+        const char *key = NULL;
+        if (llm_derive(l, &s->wl, &key, msg, sizeof msg) != 0) {
+            if (!strncmp(key, "workload.", 9)) {
+                val(&x, "workload", key + 9, &e);
+                return fail(&x, e, "workload", key + 9, "%s", msg);
+            }
+            val(&x, sec, key, &e);
+            return fail(&x, e, sec, key, "%s", msg);
+        }
+    }
+    return 0;
+}
+
+void scenario_free(scenario *s)
+{
+    for (int i = 0; i < s->npools; i++) dist_free(&s->pools[i].service);
+    free(s->pools);
+    free(s->gpus);
+    free(s->models);
+    dist_free(&s->wl.prompt);
+    dist_free(&s->wl.output);
+    trace_free(&s->wl.tr);
+    cfg_free(&s->raw);
+    memset(s, 0, sizeof *s);
+}
+
+void scenario_print_keys(FILE *out)
+{
+    static const struct { unsigned bit; const char *title; } secs[] = {
+        { K_SIM, "[sim]" }, { K_WL, "[workload]" }, { K_GEN | K_LLM, "[pool NAME]  (any kind)" },
+        { K_GEN, "[pool NAME]  kind = generic" }, { K_LLM, "[pool NAME]  kind = llm" },
+        { K_GPU, "[gpu NAME]   (adds a GPU to the catalog)" }, { K_MODEL, "[model NAME] (adds a model to the catalog)" },
+    };
+    for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
+        fprintf(out, "%s\n", secs[i].title);
+        for (size_t k = 0; k < NKEYS; k++)
+            if (KEYS[k].where == secs[i].bit || ((KEYS[k].where & secs[i].bit) && KEYS[k].where != (K_GEN | K_LLM) && secs[i].bit != (K_GEN | K_LLM) && (KEYS[k].where & (K_GPU | K_MODEL))))
+                fprintf(out, "  %-24s %-14s %s\n", KEYS[k].key, KEYS[k].def[0] ? KEYS[k].def : "-", KEYS[k].help);
+        fprintf(out, "\n");
+    }
+}
+
+const char *sched_name(sched_kind k)
+{
+    static const char *n[] = { "static", "dynamic", "continuous", "chunked" };
+    return n[k];
+}

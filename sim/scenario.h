@@ -1,0 +1,120 @@
+/* scenario.h -- what a scenario file means: typed, validated configuration.
+ *
+ * scenario_build() turns the raw sections and keys of config.h into the typed
+ * structs below, checking every key against the schema (unknown keys get the
+ * closest valid one suggested) and every value against its range.
+ * scenario_resolve() then looks GPUs and models up in the catalog and derives
+ * what follows from them (KV-cache capacity, the cost model).  Every error is one
+ * line naming the file, line, section and key.
+ */
+#ifndef LATSIM_SCENARIO_H
+#define LATSIM_SCENARIO_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+#include "catalog.h"
+#include "config.h"
+#include "cost.h"
+#include "dist.h"
+#include "trace.h"
+
+typedef enum { ARRIVAL_POISSON, ARRIVAL_GAMMA, ARRIVAL_CONSTANT, ARRIVAL_TRACE } arrival_kind;
+
+typedef struct workload_cfg {
+    arrival_kind arrival;
+    double rate;              /* requests per second (poisson, gamma, constant) */
+    double cv;                /* gamma: coefficient of variation of inter-arrival times */
+    trace tr;                 /* trace: the loaded rows */
+    double speedup;           /* trace: arrival-rate multiplier (times divided by it) */
+    int loop;                 /* trace: 1 = replay again when it runs out */
+    int trace_tokens;         /* trace: 1 when the trace gives prompt and output tokens */
+    dist prompt;              /* prompt tokens per request (count) */
+    dist output;              /* output tokens per request (count) */
+    int target;               /* index of the pool requests enter first */
+} workload_cfg;
+
+typedef enum { POOL_GENERIC, POOL_LLM } pool_kind;
+
+typedef enum { SCHED_STATIC, SCHED_DYNAMIC, SCHED_CONTINUOUS, SCHED_CHUNKED } sched_kind;
+
+typedef struct llm_cfg {
+    char model_name[48];      /* catalog key */
+    char gpu_name[48];        /* catalog key */
+    model_spec model;         /* resolved by scenario_resolve() */
+    gpu_spec gpu;             /* resolved by scenario_resolve() */
+    int tp;                   /* GPUs per replica (tensor parallel) */
+    int replicas;             /* replicas in the pool */
+    sched_kind scheduler;
+    int max_batch;            /* max sequences in a batch */
+    int64_t max_batch_tokens; /* max tokens per forward step (continuous, chunked) */
+    int64_t chunk_tokens;     /* chunked: token budget per step */
+    double max_wait_ms;       /* dynamic: longest wait to fill a batch, ms */
+    char weights[8];          /* bf16 | fp8 | int8 | int4 */
+    char kv_dtype[8];         /* bf16 | fp8 */
+    double mem_util;          /* share of GPU memory the server may use, (0,1] */
+    double activation_gib;    /* per-GPU memory kept for activations, GiB */
+    int64_t kv_blocks;        /* KV blocks per replica (given or derived) */
+    int kv_blocks_given;      /* 1 when the scenario set kv_blocks */
+    int block_tokens;         /* tokens per KV block (16) */
+    int64_t max_seq_len;      /* prompt + output cap per request, tokens */
+    int max_seq_len_given;    /* 1 when the scenario set max_seq_len */
+    int truncate;             /* 1: cut prompts to fit max_seq_len; 0: reject such requests */
+    double request_overhead_ms; /* front-end work per request before it queues, ms */
+    cost_model cost;          /* step-time model */
+} llm_cfg;
+
+typedef struct pool_cfg {
+    char name[64];            /* the NAME of [pool NAME] */
+    int line;                 /* line of its header */
+    pool_kind kind;
+    int servers;              /* generic: parallel servers */
+    dist service;             /* generic: service time, ms */
+    uint64_t queue_limit;     /* 0 = unbounded; else arrivals finding this many waiting are rejected */
+    double timeout_ms;        /* 0 = none; else requests waiting longer are dropped, ms */
+    int next;                 /* pool a served request goes to next, or -1 */
+    llm_cfg llm;              /* kind = llm only */
+} pool_cfg;
+
+typedef struct scenario {
+    cfg raw;                  /* the file and overrides, as parsed */
+    uint64_t requests;        /* measured requests after warm-up */
+    uint64_t warmup;          /* requests discarded before measuring */
+    uint64_t seed;            /* run seed */
+    workload_cfg wl;
+    pool_cfg *pools;
+    int npools;
+    gpu_spec *gpus;           /* [gpu NAME] sections: catalog additions */
+    int ngpus;
+    model_spec *models;       /* [model NAME] sections: catalog additions */
+    int nmodels;
+} scenario;
+
+/* Reads PATH, applies the NSETS overrides "section.key=value", and validates.
+ * Returns 0, or -1 with a one-line message in ERR.  S must be scenario_free()d
+ * either way. */
+int scenario_load(scenario *s, const char *path, const char *const *sets, int nsets,
+                  char *err, size_t errlen);
+
+/* The same from scenario TEXT; NAME stands for the file in messages and
+ * relative paths resolve against NAME's directory. */
+int scenario_load_text(scenario *s, const char *name, const char *text, const char *const *sets, int nsets,
+                       char *err, size_t errlen);
+
+/* Looks GPUs and models up (the scenario's own [gpu]/[model] sections first,
+ * then the catalog in DB) and derives KV capacity and cost models.
+ * Returns 0 or -1 + ERR. */
+int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen);
+
+void scenario_free(scenario *s);
+
+/* Prints every section and key the scenario format accepts, with defaults and help. */
+void scenario_print_keys(FILE *out);
+
+/* Mean arrival rate of the workload in requests per second (traces: rows / span
+ * times speedup). */
+double scenario_arrival_rate(const scenario *s);
+
+const char *sched_name(sched_kind k);
+
+#endif

@@ -1,0 +1,337 @@
+/* sim.c -- a simulation run: the workload source, the stations, the measured
+ * window, and the end-of-run statistics.
+ *
+ * Flow of one request: the source creates it and hands it to the target pool's
+ * station; each station calls sim_done() when it has served it, which either
+ * hands it to the pool's `next` or records it as leaving the system.  The run
+ * stops once every measured request has an outcome.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <gsl/gsl_randist.h>
+#include "llm.h"
+#include "pool.h"
+#include "rng.h"
+#include "sim.h"
+#include "station.h"
+
+typedef struct sim {
+    const scenario *sc;
+    evq *q;
+    req_pool reqs;
+    station **st;             /* one per pool */
+    int nst;
+
+    gsl_rng *arr_rng;         /* inter-arrival times */
+    gsl_rng *tok_rng;         /* token counts */
+    uint64_t next_id;         /* next arrival's id */
+    uint64_t target;          /* measured requests in this run */
+    uint64_t arrival_cap;     /* arrivals stop here: the run is saturated */
+    size_t trace_i;           /* next trace row */
+    double trace_offset;      /* s added to trace times (looping) */
+    int capped;               /* arrivals stopped at arrival_cap */
+    int trace_ran_out;        /* a non-looping trace ended before the target */
+
+    uint64_t resolved;        /* measured requests with an outcome */
+    uint64_t served, rejected, timed_out;
+    simtime_t t_start;        /* first measured arrival, ns */
+    simtime_t t_end;          /* last measured outcome, ns */
+    int measuring;
+    double out_tokens;        /* output tokens of served measured requests */
+
+    stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead;
+} sim;
+
+int sim_measuring(const sim *s) { return s->measuring; }
+
+int sim_quarter(const sim *s, const request *r)
+{
+    if (!r->measured) return -1;
+    uint64_t k = r->id - s->sc->warmup;
+    int q = (int) (4 * k / s->target);
+    return q > 3 ? 3 : q;
+}
+
+static void window_close(sim *s)
+{
+    s->t_end = evq_now(s->q);
+    s->measuring = 0;
+    for (int i = 0; i < s->nst; i++) station_busy(s->st[i], 0);   /* brings busy_area up to now */
+    evq_stop(s->q);
+}
+
+void sim_outcome(sim *s, request *r, req_outcome outcome)
+{
+    r->outcome = (uint8_t) outcome;
+    if (!r->measured) return;
+    if (outcome == OUT_REJECTED) s->rejected++;
+    if (outcome == OUT_TIMED_OUT) s->timed_out++;
+    if (++s->resolved == s->target) window_close(s);
+}
+
+void sim_release(sim *s, request *r) { req_release(&s->reqs, r); }
+
+void sim_drop(sim *s, request *r, req_outcome outcome)
+{
+    sim_outcome(s, r, outcome);
+    sim_release(s, r);
+}
+
+void sim_done(sim *s, request *r)
+{
+    int next = s->sc->pools[r->pool].next;
+    if (next >= 0) {
+        r->pool = next;
+        s->st[next]->ops->arrive(s->st[next], r);
+        return;
+    }
+    if (r->measured) {
+        simtime_t now = evq_now(s->q);
+        s->served++;
+        stat_add(s->e2e, simtime_to_ms(now - r->arrival));
+        stat_add(s->queue, simtime_to_ms(r->queue_ns));
+        stat_add(s->service, simtime_to_ms(r->service_ns));
+        stat_add(s->overhead, simtime_to_ms(r->overhead_ns));
+        if (r->first_token >= 0) {
+            stat_add(s->ttft, simtime_to_ms(r->first_token - r->arrival));
+            if (r->output > 1)
+                stat_add(s->tpot, simtime_to_ms(r->last_token - r->first_token) / (r->output - 1));
+            s->out_tokens += r->output;
+        }
+    }
+    r->pool = -1;
+    sim_outcome(s, r, OUT_SERVED);
+    sim_release(s, r);
+}
+
+/* ---- the workload source -------------------------------------------------- */
+
+static void on_arrival(evq *q, void *subject, int64_t arg);
+
+/* Time of the next arrival, or -1 when the source has ended. */
+static simtime_t next_arrival_time(sim *s)
+{
+    const workload_cfg *w = &s->sc->wl;
+    simtime_t now = evq_now(s->q);
+    switch (w->arrival) {
+    case ARRIVAL_POISSON:
+        return now + simtime_from_s(gsl_ran_exponential(s->arr_rng, 1.0 / w->rate));
+    case ARRIVAL_GAMMA: {
+        double k = 1.0 / (w->cv * w->cv);
+        return now + simtime_from_s(gsl_ran_gamma(s->arr_rng, k, 1.0 / (w->rate * k)));
+    }
+    case ARRIVAL_CONSTANT:
+        /* Computed from the id, not by adding gaps: no rounding drift. */
+        return simtime_from_s((double) s->next_id / w->rate);
+    case ARRIVAL_TRACE:
+        if (s->trace_i >= w->tr.n) {
+            if (!w->loop) return -1;
+            /* Replay: the gap between two loops is the trace's mean gap. */
+            double span = w->tr.t[w->tr.n - 1];
+            s->trace_offset += span + span / (double) (w->tr.n - 1);
+            s->trace_i = 0;
+        }
+        {
+            simtime_t t = simtime_from_s((s->trace_offset + w->tr.t[s->trace_i]) / w->speedup);
+            return t < now ? now : t;
+        }
+    }
+    return -1;
+}
+
+static void schedule_next(sim *s)
+{
+    if (s->next_id >= s->arrival_cap) {
+        s->capped = 1;
+        return;
+    }
+    simtime_t t = next_arrival_time(s);
+    if (t < 0) return;
+    evq_at(s->q, t, on_arrival, s, 0);
+}
+
+static int32_t draw_tokens(const dist *d, gsl_rng *r)
+{
+    double v = nearbyint(dist_sample(d, r));
+    if (v < 1) v = 1;
+    if (v > INT32_MAX / 4) v = INT32_MAX / 4;
+    return (int32_t) v;
+}
+
+static void on_arrival(evq *q, void *subject, int64_t arg)
+{
+    (void) arg;
+    sim *s = subject;
+    const workload_cfg *w = &s->sc->wl;
+    request *r = req_alloc(&s->reqs);
+    if (!r) { evq_stop(q); return; }
+    r->id = s->next_id++;
+    r->arrival = evq_now(q);
+    r->pool = w->target;
+    r->measured = r->id >= s->sc->warmup && r->id < s->sc->warmup + s->target;
+    if (w->arrival == ARRIVAL_TRACE && w->trace_tokens) {
+        r->prompt = w->tr.prompt[s->trace_i] > 0 ? w->tr.prompt[s->trace_i] : 1;
+        r->output = w->tr.output[s->trace_i] > 0 ? w->tr.output[s->trace_i] : 1;
+    } else {
+        r->prompt = draw_tokens(&w->prompt, s->tok_rng);
+        r->output = draw_tokens(&w->output, s->tok_rng);
+    }
+    if (w->arrival == ARRIVAL_TRACE) s->trace_i++;
+    if (r->id == s->sc->warmup) {
+        s->measuring = 1;
+        s->t_start = r->arrival;
+        for (int i = 0; i < s->nst; i++) {
+            station_busy(s->st[i], 0);
+            s->st[i]->area_at_start = s->st[i]->busy_area;
+        }
+        for (int i = 0; i < s->nst; i++)
+            if (s->st[i]->cfg->kind == POOL_LLM) llm_window_start(s->st[i]);
+    }
+    schedule_next(s);
+    s->st[r->pool]->ops->arrive(s->st[r->pool], r);
+}
+
+/* ---- results -------------------------------------------------------------- */
+
+/* Offered load of generic pool I: arrival rate x mean service / servers, for
+ * pools on the path of the requests (0 for pools no request visits). */
+static double offered_load(const scenario *sc, int i)
+{
+    int on_path = 0;
+    for (int j = sc->wl.target, hops = 0; j >= 0 && hops <= sc->npools; j = sc->pools[j].next, hops++)
+        if (j == i) on_path = 1;
+    const pool_cfg *p = &sc->pools[i];
+    if (!on_path) return 0;
+    if (p->kind != POOL_GENERIC) return NAN;
+    return scenario_arrival_rate(sc) * p->service.mean / 1000.0 / p->servers;
+}
+
+/* The queue kept growing: mean queue length rose through the quarters of the
+ * measured arrivals and ended well above where it was.  A stable queue's
+ * quarter means differ by noise; an overloaded one's grow linearly. */
+static int queue_grew(const station *st)
+{
+    double m[4];
+    for (int k = 0; k < 4; k++) {
+        if (st->qcnt[k] == 0) return 0;
+        m[k] = st->qsum[k] / (double) st->qcnt[k];
+    }
+    return m[1] > m[0] && m[2] > m[1] && m[3] > m[2] && m[3] > 2 * m[1] + 10;
+}
+
+static void fill_results(sim *s, sim_result *out)
+{
+    const scenario *sc = s->sc;
+    out->requests = s->target;
+    out->served = s->served;
+    out->rejected = s->rejected;
+    out->timed_out = s->timed_out;
+    out->events = evq_events(s->q);
+    out->sim_time_s = simtime_to_s(evq_now(s->q));
+    out->window_s = simtime_to_s(s->t_end - s->t_start);
+    out->throughput_rps = out->window_s > 0 ? (double) s->served / out->window_s : 0;
+    out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;
+    out->peak_live = s->reqs.peak;
+    stat_summarize(s->e2e, &out->e2e);
+    stat_summarize(s->queue, &out->queue);
+    stat_summarize(s->service, &out->service);
+    stat_summarize(s->ttft, &out->ttft);
+    stat_summarize(s->tpot, &out->tpot);
+    stat_summarize(s->overhead, &out->overhead);
+    out->saturated = s->capped;
+    for (int i = 0; i < s->nst; i++) {
+        station *st = s->st[i];
+        pool_result *p = &out->pools[i];
+        snprintf(p->name, sizeof p->name, "%s", sc->pools[i].name);
+        p->kind = sc->pools[i].kind;
+        p->offered_load = offered_load(sc, i);
+        double span = (double) (s->t_end - s->t_start);
+        p->window_s = out->window_s;
+        p->utilization = span > 0 ? (st->busy_area - st->area_at_start) / (span * st->capacity) : 0;
+        stat_summarize(st->queue_ms, &p->queue);
+        stat_summarize(st->service_ms, &p->service);
+        p->arrivals = st->arrivals;
+        p->served = st->served;
+        p->rejected = st->rejected;
+        p->timed_out = st->timed_out;
+        st->ops->report(st, p);
+        p->saturated = (p->offered_load >= 1.0) || queue_grew(st) || (s->capped && st->qlen > 0);
+        if (p->saturated) out->saturated = 1;
+        if (p->kind == POOL_LLM) out->has_llm = 1;
+        out->cost_per_hour += p->cost_per_hour;
+    }
+    out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
+}
+
+int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_t errlen)
+{
+    struct timespec w0, w1;
+    clock_gettime(CLOCK_MONOTONIC, &w0);
+    memset(out, 0, sizeof *out);
+    out->seed = seed;
+    sim s = { 0 };
+    int rc = -1;
+    s.sc = sc;
+    s.target = sc->requests;
+    if (sc->wl.arrival == ARRIVAL_TRACE && !sc->wl.loop) {
+        if (sc->wl.tr.n <= sc->warmup) {
+            snprintf(err, errlen, "%s: [workload] trace has %zu rows, not more than warmup = %llu (set loop = yes or a smaller warmup)",
+                     sc->raw.path, sc->wl.tr.n, (unsigned long long) sc->warmup);
+            return -1;
+        }
+        if (sc->wl.tr.n - sc->warmup < s.target) {
+            s.target = sc->wl.tr.n - sc->warmup;
+            s.trace_ran_out = 1;
+        }
+    }
+    s.arrival_cap = 2 * (sc->warmup + s.target) + 1000;
+    out->pools = calloc((size_t) sc->npools, sizeof *out->pools);
+    out->npools = sc->npools;
+    s.q = evq_new();
+    s.st = calloc((size_t) sc->npools, sizeof *s.st);
+    s.arr_rng = rng_stream(seed, "workload arrivals");
+    s.tok_rng = rng_stream(seed, "workload tokens");
+    s.e2e = stat_new(); s.queue = stat_new(); s.service = stat_new();
+    s.ttft = stat_new(); s.tpot = stat_new(); s.overhead = stat_new();
+    if (!out->pools || !s.q || !s.st || !s.arr_rng || !s.tok_rng || !s.e2e || !s.queue ||
+        !s.service || !s.ttft || !s.tpot || !s.overhead) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int i = 0; i < sc->npools; i++) {
+        const pool_cfg *p = &sc->pools[i];
+        s.st[i] = p->kind == POOL_LLM ? llm_new(p, i, &s, s.q, seed) : pool_new(p, i, &s, s.q, seed);
+        if (!s.st[i]) { snprintf(err, errlen, "out of memory"); goto done; }
+        s.nst++;
+    }
+    schedule_next(&s);
+    evq_run(s.q, SIMTIME_NEVER);
+    if (s.resolved < s.target) {
+        /* The source ended (or memory ran out) before every measured request resolved. */
+        if (!s.measuring && s.t_end == 0) s.t_end = evq_now(s.q);
+        if (s.measuring) window_close(&s);
+    }
+    fill_results(&s, out);
+    rc = 0;
+done:
+    for (int i = 0; i < s.nst; i++) s.st[i]->ops->destroy(s.st[i]);
+    free(s.st);
+    req_pool_free(&s.reqs);
+    evq_free(s.q);
+    if (s.arr_rng) gsl_rng_free(s.arr_rng);
+    if (s.tok_rng) gsl_rng_free(s.tok_rng);
+    stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
+    stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead);
+    clock_gettime(CLOCK_MONOTONIC, &w1);
+    out->wall_time_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
+    return rc;
+}
+
+void sim_result_free(sim_result *r)
+{
+    free(r->pools);
+    r->pools = NULL;
+}
