@@ -11,8 +11,6 @@
 #include "evq.h"
 
 typedef struct slot {
-    simtime_t t;          /* when the event runs, ns */
-    uint64_t seq;         /* scheduling order, breaks ties */
     evq_handler handler;  /* what runs; NULL while the slot is free */
     void *subject;        /* handler's subject */
     int64_t arg;          /* handler's argument */
@@ -20,6 +18,12 @@ typedef struct slot {
     uint32_t gen;         /* bumped on every reuse */
     uint32_t next_free;   /* free-list link while free */
 } slot;
+
+typedef struct hent {     /* a heap entry: the ordering key next to the slot number */
+    simtime_t t;          /* when the event runs, ns */
+    uint64_t seq;         /* scheduling order, breaks ties */
+    uint32_t slot;        /* the event's slot */
+} hent;
 
 struct evq {
     simtime_t now;        /* current time, ns */
@@ -29,49 +33,45 @@ struct evq {
     slot *slots;          /* all slots */
     uint32_t nslots;      /* allocated slots */
     uint32_t free_head;   /* first free slot, or UINT32_MAX */
-    uint32_t *heap;       /* slot numbers, heap-ordered */
+    hent *heap;           /* pending events, heap-ordered on (t, seq) */
     uint32_t n;           /* pending events */
 };
 
 #define NO_SLOT UINT32_MAX
 
-static inline int before(const slot *a, const slot *b)
+static inline int before(const hent *a, const hent *b)
 {
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
 static void sift_up(evq *q, uint32_t i)
 {
-    uint32_t s = q->heap[i];
-    slot *x = &q->slots[s];
+    hent x = q->heap[i];
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
-        uint32_t ps = q->heap[p];
-        if (!before(x, &q->slots[ps])) break;
-        q->heap[i] = ps;
-        q->slots[ps].pos = i;
+        if (!before(&x, &q->heap[p])) break;
+        q->heap[i] = q->heap[p];
+        q->slots[q->heap[i].slot].pos = i;
         i = p;
     }
-    q->heap[i] = s;
-    x->pos = i;
+    q->heap[i] = x;
+    q->slots[x.slot].pos = i;
 }
 
 static void sift_down(evq *q, uint32_t i)
 {
-    uint32_t s = q->heap[i];
-    slot *x = &q->slots[s];
+    hent x = q->heap[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= q->n) break;
-        if (c + 1 < q->n && before(&q->slots[q->heap[c + 1]], &q->slots[q->heap[c]])) c++;
-        uint32_t cs = q->heap[c];
-        if (!before(&q->slots[cs], x)) break;
-        q->heap[i] = cs;
-        q->slots[cs].pos = i;
+        if (c + 1 < q->n && before(&q->heap[c + 1], &q->heap[c])) c++;
+        if (!before(&q->heap[c], &x)) break;
+        q->heap[i] = q->heap[c];
+        q->slots[q->heap[i].slot].pos = i;
         i = c;
     }
-    q->heap[i] = s;
-    x->pos = i;
+    q->heap[i] = x;
+    q->slots[x.slot].pos = i;
 }
 
 static int grow(evq *q)
@@ -80,7 +80,7 @@ static int grow(evq *q)
     slot *s = realloc(q->slots, (size_t) n * sizeof *s);
     if (!s) return -1;
     q->slots = s;
-    uint32_t *h = realloc(q->heap, (size_t) n * sizeof *h);
+    hent *h = realloc(q->heap, (size_t) n * sizeof *h);
     if (!h) return -1;
     q->heap = h;
     for (uint32_t i = q->nslots; i < n; i++) {
@@ -123,13 +123,11 @@ evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t a
     uint32_t s = q->free_head;
     slot *x = &q->slots[s];
     q->free_head = x->next_free;
-    x->t = t;
-    x->seq = q->seq++;
     x->handler = handler;
     x->subject = subject;
     x->arg = arg;
     x->gen++;
-    q->heap[q->n] = s;
+    q->heap[q->n] = (hent) { t, q->seq++, s };
     x->pos = q->n++;
     sift_up(q, x->pos);
     return ((evq_id) x->gen << 32) | ((evq_id) s + 1);
@@ -144,13 +142,13 @@ evq_id evq_after(evq *q, simtime_t dt, evq_handler handler, void *subject, int64
 /* Takes the event at heap position I out of the heap and frees its slot. */
 static void remove_at(evq *q, uint32_t i)
 {
-    uint32_t s = q->heap[i];
+    uint32_t s = q->heap[i].slot;
     q->n--;
     if (i != q->n) {
         q->heap[i] = q->heap[q->n];
-        q->slots[q->heap[i]].pos = i;
+        uint32_t moved = q->heap[i].slot;
         sift_down(q, i);
-        sift_up(q, q->slots[q->heap[i]].pos);
+        if (i > 0) sift_up(q, q->slots[moved].pos);
     }
     q->slots[s].handler = NULL;
     q->slots[s].next_free = q->free_head;
@@ -174,13 +172,13 @@ uint64_t evq_run(evq *q, simtime_t until)
     uint64_t ran = 0;
     q->stopped = 0;
     while (q->n > 0 && !q->stopped) {
-        slot *x = &q->slots[q->heap[0]];
-        if (x->t > until) break;
+        if (q->heap[0].t > until) break;
+        slot *x = &q->slots[q->heap[0].slot];
         evq_handler h = x->handler;
         void *subject = x->subject;
         int64_t arg = x->arg;
-        assert(x->t >= q->now);
-        q->now = x->t;
+        assert(q->heap[0].t >= q->now);
+        q->now = q->heap[0].t;
         remove_at(q, 0);
         q->events++;
         ran++;

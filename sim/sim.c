@@ -29,6 +29,7 @@ typedef struct sim {
     gsl_rng *tok_rng;         /* token counts */
     uint64_t next_id;         /* next arrival's id */
     uint64_t target;          /* measured requests in this run */
+    uint64_t quarter[4];      /* first measured index of each quarter of them */
     uint64_t arrival_cap;     /* arrivals stop here: the run is saturated */
     size_t trace_i;           /* next trace row */
     double trace_offset;      /* s added to trace times (looping) */
@@ -41,6 +42,9 @@ typedef struct sim {
     simtime_t t_end;          /* last measured outcome, ns */
     int measuring;
     double out_tokens;        /* output tokens of served measured requests */
+    int has_llm;              /* an LLM pool exists (overhead, ttft, tpot are recorded) */
+    int mirror;               /* one generic pool: the system's queue and service
+                                 statistics are that pool's, not recorded twice */
 
     stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead;
 } sim;
@@ -51,8 +55,7 @@ int sim_quarter(const sim *s, const request *r)
 {
     if (!r->measured) return -1;
     uint64_t k = r->id - s->sc->warmup;
-    int q = (int) (4 * k / s->target);
-    return q > 3 ? 3 : q;
+    return (k >= s->quarter[1]) + (k >= s->quarter[2]) + (k >= s->quarter[3]);
 }
 
 static void window_close(sim *s)
@@ -92,9 +95,11 @@ void sim_done(sim *s, request *r)
         simtime_t now = evq_now(s->q);
         s->served++;
         stat_add(s->e2e, simtime_to_ms(now - r->arrival));
-        stat_add(s->queue, simtime_to_ms(r->queue_ns));
-        stat_add(s->service, simtime_to_ms(r->service_ns));
-        stat_add(s->overhead, simtime_to_ms(r->overhead_ns));
+        if (!s->mirror) {
+            stat_add(s->queue, simtime_to_ms(r->queue_ns));
+            stat_add(s->service, simtime_to_ms(r->service_ns));
+        }
+        if (s->has_llm) stat_add(s->overhead, simtime_to_ms(r->overhead_ns));
         if (r->first_token >= 0) {
             stat_add(s->ttft, simtime_to_ms(r->first_token - r->arrival));
             if (r->output > 1)
@@ -236,8 +241,8 @@ static void fill_results(sim *s, sim_result *out)
     out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;
     out->peak_live = s->reqs.peak;
     stat_summarize(s->e2e, &out->e2e);
-    stat_summarize(s->queue, &out->queue);
-    stat_summarize(s->service, &out->service);
+    stat_summarize(s->mirror ? s->st[0]->queue_ms : s->queue, &out->queue);
+    stat_summarize(s->mirror ? s->st[0]->service_ms : s->service, &out->service);
     stat_summarize(s->ttft, &out->ttft);
     stat_summarize(s->tpot, &out->tpot);
     stat_summarize(s->overhead, &out->overhead);
@@ -288,6 +293,9 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         }
     }
     s.arrival_cap = 2 * (sc->warmup + s.target) + 1000;
+    for (int k = 0; k < 4; k++) s.quarter[k] = s.target * (uint64_t) k / 4;
+    for (int i = 0; i < sc->npools; i++) s.has_llm |= sc->pools[i].kind == POOL_LLM;
+    s.mirror = sc->npools == 1 && sc->pools[0].kind == POOL_GENERIC;
     out->pools = calloc((size_t) sc->npools, sizeof *out->pools);
     out->npools = sc->npools;
     s.q = evq_new();

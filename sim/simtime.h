@@ -16,9 +16,9 @@ typedef int64_t simtime_t;            /* nanoseconds */
 
 #define SIMTIME_NEVER INT64_MAX
 
-/* Milliseconds (double) to simulated time, rounded to the nearest ns. */
-static inline simtime_t simtime_from_ms(double ms) { return (simtime_t) llround(ms * 1e6); }
-static inline simtime_t simtime_from_s(double s)   { return (simtime_t) llround(s * 1e9); }
+/* Milliseconds (double, >= 0) to simulated time, rounded to the nearest ns. */
+static inline simtime_t simtime_from_ms(double ms) { return (simtime_t) (ms * 1e6 + 0.5); }
+static inline simtime_t simtime_from_s(double s)   { return (simtime_t) (s * 1e9 + 0.5); }
 static inline double simtime_to_ms(simtime_t t)    { return (double) t / 1e6; }
 static inline double simtime_to_s(simtime_t t)     { return (double) t / 1e9; }
 
