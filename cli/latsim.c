@@ -78,7 +78,20 @@ static int die(int code, const char *msg)
  * is replaced by an in-memory database holding the built-in catalog. */
 static int open_for_lookup(const char *path, sqlite3 **db, char *err, size_t n)
 {
-    if (access(path, F_OK) != 0) return store_open(":memory:", db, err, n);
+    if (access(path, F_OK) != 0) {
+        /* It will be created after the run: make sure that can work before running. */
+        char dir[4096];
+        snprintf(dir, sizeof dir, "%s", path);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir) dir[1] = '\0';
+        else if (slash) *slash = '\0';
+        else snprintf(dir, sizeof dir, ".");
+        if (access(dir, W_OK) != 0) {
+            snprintf(err, n, "%s: cannot create database: %s: %s", path, dir, strerror(errno));
+            return -1;
+        }
+        return store_open(":memory:", db, err, n);
+    }
     return store_open(path, db, err, n);
 }
 

@@ -72,8 +72,8 @@ int report_flatten(const sim_result *x, int rep, report *out)
     if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
     if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
     if (add_latency(out, rep, G, "service", &x->service, hide)) return -1;
-    if (add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
     if (x->has_llm) {
+        if (add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
         if (add_latency(out, rep, G, "ttft", &x->ttft, hide)) return -1;
         if (add_latency(out, rep, G, "tpot", &x->tpot, hide)) return -1;
     }
