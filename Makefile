@@ -30,7 +30,7 @@ SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run test bench clean check-deps
+.PHONY: all deps run test bench clean latsim
 all: latsim
 
 $(BUILD)/%.o: %.c $(wildcard sim/*.h cli/*.h)

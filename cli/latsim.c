@@ -87,7 +87,7 @@ static int open_for_lookup(const char *path, sqlite3 **db, char *err, size_t n)
         else if (slash) *slash = '\0';
         else snprintf(dir, sizeof dir, ".");
         if (access(dir, W_OK) != 0) {
-            snprintf(err, n, "%s: cannot create database: %s: %s", path, dir, strerror(errno));
+            snprintf(err, n, "%.900s: cannot create database: %.900s: %s", path, dir, strerror(errno));
             return -1;
         }
         return store_open(":memory:", db, err, n);
