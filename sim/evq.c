@@ -44,34 +44,42 @@ static inline int before(const hent *a, const hent *b)
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
+/* The heap and slot arrays are read into restrict-qualified locals: writing a
+ * slot's pos could otherwise alias q->n and the array pointers, and the
+ * compiler would reload them on every level. */
 static void sift_up(evq *q, uint32_t i)
 {
-    hent x = q->heap[i];
+    hent *restrict heap = q->heap;
+    slot *restrict slots = q->slots;
+    hent x = heap[i];
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
-        if (!before(&x, &q->heap[p])) break;
-        q->heap[i] = q->heap[p];
-        q->slots[q->heap[i].slot].pos = i;
+        if (!before(&x, &heap[p])) break;
+        heap[i] = heap[p];
+        slots[heap[i].slot].pos = i;
         i = p;
     }
-    q->heap[i] = x;
-    q->slots[x.slot].pos = i;
+    heap[i] = x;
+    slots[x.slot].pos = i;
 }
 
 static void sift_down(evq *q, uint32_t i)
 {
-    hent x = q->heap[i];
+    hent *restrict heap = q->heap;
+    slot *restrict slots = q->slots;
+    const uint32_t n = q->n;
+    hent x = heap[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
-        if (c >= q->n) break;
-        if (c + 1 < q->n && before(&q->heap[c + 1], &q->heap[c])) c++;
-        if (!before(&q->heap[c], &x)) break;
-        q->heap[i] = q->heap[c];
-        q->slots[q->heap[i].slot].pos = i;
+        if (c >= n) break;
+        if (c + 1 < n && before(&heap[c + 1], &heap[c])) c++;
+        if (!before(&heap[c], &x)) break;
+        heap[i] = heap[c];
+        slots[heap[i].slot].pos = i;
         i = c;
     }
-    q->heap[i] = x;
-    q->slots[x.slot].pos = i;
+    heap[i] = x;
+    slots[x.slot].pos = i;
 }
 
 static int grow(evq *q)
