@@ -435,6 +435,16 @@ double dist_max(const dist *d)
     }
 }
 
+double dist_min(const dist *d)
+{
+    switch (d->family) {
+    case DIST_CONST:     return d->a;
+    case DIST_UNIFORM:   return d->a;
+    case DIST_EMPIRICAL: return d->a;
+    default:             return 0;
+    }
+}
+
 void dist_free(dist *d)
 {
     if (d == NULL)

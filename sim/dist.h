@@ -43,6 +43,9 @@ double dist_sample(const dist *d, gsl_rng *r);
 /* Largest value the distribution can produce, or INFINITY when unbounded. */
 double dist_max(const dist *d);
 
+/* Smallest value the distribution can produce (0 for the unbounded families). */
+double dist_min(const dist *d);
+
 /* Releases what dist_parse allocated (safe on a zeroed dist). */
 void dist_free(dist *d);
 

@@ -145,11 +145,13 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
         if (l->max_seq_len > cap_tokens) l->max_seq_len = cap_tokens;
         if (l->max_seq_len > step_cap) l->max_seq_len = step_cap;
     }
-    /* A prompt that can never fit is a configuration error, not a run-time rejection. */
-    double pmin = w->prompt.family == DIST_CONST ? w->prompt.mean : 0;
-    if (w->arrival != ARRIVAL_TRACE && pmin + 1 > (double) cap_tokens) {
+    /* A request that can never fit is a configuration error, not a run-time
+     * rejection: the shortest prompt plus its first output token must fit. */
+    double pmin = ceil(dist_min(&w->prompt));
+    if (pmin < 1) pmin = 1;
+    if (!(w->arrival == ARRIVAL_TRACE && w->trace_tokens) && !l->truncate && pmin + 1 > (double) cap_tokens) {
         *key = "workload.prompt_tokens";
-        snprintf(err, errlen, "every prompt (%.0f tokens) is longer than the KV capacity of %lld tokens per replica of %s on %s",
+        snprintf(err, errlen, "every prompt (at least %.0f tokens) is longer than the KV capacity of %lld tokens per replica of %s on %s",
                  pmin, (long long) cap_tokens, m->name, l->gpu.name);
         return -1;
     }
@@ -259,7 +261,9 @@ static void finish(replica *R, request *r)
     r->last_token = now;
     r->service_ns += now - r->start;
     if (r->measured) {
-        stat_add(st->service_ms, simtime_to_ms(now - r->pool_start));
+        /* All its waits and all its service in this pool, preemptions included. */
+        stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - r->pool_queue0));
+        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0));
         st->served++;
     }
     sim_done(st->sim, r);
@@ -289,7 +293,6 @@ static void preempt_newest(replica *R)
     }
     R->free_blocks += r->blocks;
     r->blocks = 0;
-    r->requeued = 1;
     simtime_t now = evq_now(P->st.q);
     r->service_ns += now - r->start;
     r->enq = now;
@@ -428,16 +431,16 @@ static int plan_batch(replica *R)
             simtime_t due = h->enq + simtime_from_ms(L->max_wait_ms);
             if (evq_now(P->st.q) < due) return 0;     /* the timer (arrive.c) starts it */
         }
-        int64_t tokens = 0;
         int32_t maxp = 0, maxo = 0;
         request *r;
         while (R->batch_n < L->max_batch && (r = station_peek(&P->st)) != NULL) {
             int64_t len = r->prompt + r->output;
             int64_t blocks = blocks_for(P, len);
-            if (blocks > R->free_blocks || (R->batch_n > 0 && tokens + r->prompt > L->max_batch_tokens)) break;
+            /* The padded prefill (batch size x longest prompt) must fit max_batch_tokens. */
+            int64_t padded = (int64_t) (R->batch_n + 1) * (r->prompt > maxp ? r->prompt : maxp);
+            if (blocks > R->free_blocks || (R->batch_n > 0 && padded > L->max_batch_tokens)) break;
             admit(R, r, blocks);
             r->prefilled = r->prefill_len;
-            tokens += r->prompt;
             if (r->prompt > maxp) maxp = r->prompt;
             if (r->output > maxo) maxo = r->output;
             R->batch_n++;
@@ -629,6 +632,8 @@ static void arrive(station *st, request *r)
     const llm_cfg *L = P->cfg;
     if (r->measured) st->arrivals++;
     r->generated = 0;
+    r->pool_queue0 = r->queue_ns;
+    r->pool_service0 = r->service_ns;
     if ((int64_t) r->prompt + r->output > L->max_seq_len) {
         if (!L->truncate) {
             if (r->measured) st->rejected++;
@@ -714,6 +719,7 @@ station *llm_new(const pool_cfg *cfg, int index, struct sim *sim, evq *q, uint64
     P->B = L->block_tokens;
     P->nrep = L->replicas;
     P->st.capacity = L->replicas;
+    P->st.queue_stat_at_finish = 1;
     P->r = calloc((size_t) L->replicas, sizeof *P->r);
     P->idle = calloc((size_t) L->replicas, sizeof *P->idle);
     if (!P->r || !P->idle) goto fail;

@@ -17,7 +17,8 @@ typedef struct request {
     simtime_t arrival;      /* entered the system, ns */
     simtime_t enq;          /* entered the current pool's queue, ns */
     simtime_t start;        /* began (or, after preemption, resumed) service in the current pool, ns */
-    simtime_t pool_start;   /* first began service in the current pool, ns */
+    simtime_t pool_queue0;  /* queue_ns when it entered the current pool, ns */
+    simtime_t pool_service0;/* service_ns when it entered the current pool, ns */
     simtime_t first_token;  /* LLM: first output token, ns (-1 before) */
     simtime_t last_token;   /* LLM: last output token, ns */
     simtime_t queue_ns;     /* total time waiting in queues, ns */
@@ -29,7 +30,6 @@ typedef struct request {
     uint8_t measured;       /* 1 when it arrived after the warm-up */
     uint8_t outcome;        /* req_outcome */
     uint8_t truncated;      /* 1 when an LLM pool cut its prompt to max_seq_len */
-    uint8_t requeued;       /* 1 after a preemption put it back in the queue */
     evq_id timeout_ev;      /* pending queue-timeout event, or 0 */
     struct request *next;   /* queue link, or free-list link */
 

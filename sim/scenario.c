@@ -54,7 +54,7 @@ static const key_spec KEYS[] = {
     { "replicas", K_LLM, "1", "replicas in the pool" },
     { "scheduler", K_LLM, "continuous", "static | dynamic | continuous | chunked" },
     { "max_batch", K_LLM, "256", "max sequences in a batch" },
-    { "max_batch_tokens", K_LLM, "8192", "max tokens per forward step (continuous, chunked)" },
+    { "max_batch_tokens", K_LLM, "8192", "max tokens per forward step (static/dynamic: of the padded prefill)" },
     { "chunk_tokens", K_LLM, "512", "chunked: token budget per step" },
     { "max_wait_ms", K_LLM, "20", "dynamic: wait at most this long to fill a batch" },
     { "weights", K_LLM, "bf16", "weight precision: bf16 | fp8 | int8 | int4" },

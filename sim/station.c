@@ -122,7 +122,5 @@ void station_start(station *st, request *r)
     simtime_t waited = now - r->enq;
     r->queue_ns += waited;
     r->start = now;
-    if (r->requeued) return;            /* resumed after preemption: not a new visit */
-    r->pool_start = now;
-    if (r->measured) stat_add(st->queue_ms, simtime_to_ms(waited));
+    if (r->measured && !st->queue_stat_at_finish) stat_add(st->queue_ms, simtime_to_ms(waited));
 }

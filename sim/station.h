@@ -47,6 +47,8 @@ struct station {
     double area_at_start;     /* busy_area when measuring began */
     double capacity;          /* servers (or replicas): utilisation's denominator */
 
+    int queue_stat_at_finish; /* 1: the kind records queue_ms when a request leaves
+                                 (it may queue more than once, e.g. after preemption) */
     double qsum[4];           /* queue-length samples by quarter of the measured arrivals */
     uint64_t qcnt[4];
 };
@@ -66,7 +68,7 @@ void station_push_front(station *st, request *r);   /* no limit, no timeout: a p
 request *station_peek(station *st);                 /* head, tombstones skipped; NULL when empty */
 request *station_dequeue(station *st);              /* removes the head; records its queueing */
 
-/* Records that R starts service now (ends its queueing). */
+/* Records that R starts (or resumes) service now, ending a wait in the queue. */
 void station_start(station *st, request *r);
 
 #endif
