@@ -1,20 +1,22 @@
-/* evq.c -- the event calendar: an indexed binary min-heap of events.
+/* evq.c -- the event calendar: a binary min-heap of events.
  *
- * Events live in a slot array recycled through a free list; the heap holds slot
- * numbers ordered by (time, seq).  Each slot remembers its heap position so an
- * event can be cancelled in O(log n).  A handle packs (generation, slot): the
- * generation changes each time a slot is reused, so a stale handle never
- * cancels somebody else's event.
+ * Events live in a slot array recycled through a free list; the heap holds
+ * (time, seq, slot) entries, so ordering never leaves the heap array.  Cancel
+ * is lazy: it marks the slot cancelled in O(1) and the entry is discarded
+ * when it reaches the top (O(log n), like any pop).  Not tracking heap
+ * positions saves a store per heap level on every schedule and pop, the
+ * engine's hottest path.  A handle packs (generation, slot): the generation
+ * changes each time a slot is reused, so a stale handle never cancels
+ * somebody else's event.
  */
 #include <assert.h>
 #include <stdlib.h>
 #include "evq.h"
 
 typedef struct slot {
-    evq_handler handler;  /* what runs; NULL while the slot is free */
+    evq_handler handler;  /* what runs; NULL while the slot is free or cancelled */
     void *subject;        /* handler's subject */
     int64_t arg;          /* handler's argument */
-    uint32_t pos;         /* index in heap[] while pending */
     uint32_t gen;         /* bumped on every reuse */
     uint32_t next_free;   /* free-list link while free */
 } slot;
@@ -33,8 +35,9 @@ struct evq {
     slot *slots;          /* all slots */
     uint32_t nslots;      /* allocated slots */
     uint32_t free_head;   /* first free slot, or UINT32_MAX */
-    hent *heap;           /* pending events, heap-ordered on (t, seq) */
-    uint32_t n;           /* pending events */
+    hent *heap;           /* scheduled events (cancelled ones included), heap-ordered on (t, seq) */
+    uint32_t n;           /* entries in heap */
+    uint32_t live;        /* of those, not cancelled */
 };
 
 #define NO_SLOT UINT32_MAX
@@ -44,42 +47,35 @@ static inline int before(const hent *a, const hent *b)
     return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-/* The heap and slot arrays are read into restrict-qualified locals: writing a
- * slot's pos could otherwise alias q->n and the array pointers, and the
- * compiler would reload them on every level. */
-static void sift_up(evq *q, uint32_t i)
+static void sift_up(hent *heap, uint32_t i)
 {
-    hent *restrict heap = q->heap;
-    slot *restrict slots = q->slots;
     hent x = heap[i];
     while (i > 0) {
         uint32_t p = (i - 1) / 2;
         if (!before(&x, &heap[p])) break;
         heap[i] = heap[p];
-        slots[heap[i].slot].pos = i;
         i = p;
     }
     heap[i] = x;
-    slots[x.slot].pos = i;
 }
 
-static void sift_down(evq *q, uint32_t i)
+/* Removes the top entry. */
+static void pop_top(evq *q)
 {
-    hent *restrict heap = q->heap;
-    slot *restrict slots = q->slots;
-    const uint32_t n = q->n;
-    hent x = heap[i];
+    hent *heap = q->heap;
+    const uint32_t n = --q->n;
+    if (n == 0) return;
+    hent x = heap[n];
+    uint32_t i = 0;
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= n) break;
         if (c + 1 < n && before(&heap[c + 1], &heap[c])) c++;
         if (!before(&heap[c], &x)) break;
         heap[i] = heap[c];
-        slots[heap[i].slot].pos = i;
         i = c;
     }
     heap[i] = x;
-    slots[x.slot].pos = i;
 }
 
 static int grow(evq *q)
@@ -120,7 +116,7 @@ void evq_free(evq *q)
 
 simtime_t evq_now(const evq *q) { return q->now; }
 uint64_t evq_events(const evq *q) { return q->events; }
-size_t evq_pending(const evq *q) { return q->n; }
+size_t evq_pending(const evq *q) { return q->live; }
 void evq_stop(evq *q) { q->stopped = 1; }
 
 evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
@@ -136,8 +132,8 @@ evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t a
     x->arg = arg;
     x->gen++;
     q->heap[q->n] = (hent) { t, q->seq++, s };
-    x->pos = q->n++;
-    sift_up(q, x->pos);
+    sift_up(q->heap, q->n++);
+    q->live++;
     return ((evq_id) x->gen << 32) | ((evq_id) s + 1);
 }
 
@@ -147,17 +143,8 @@ evq_id evq_after(evq *q, simtime_t dt, evq_handler handler, void *subject, int64
     return evq_at(q, q->now + dt, handler, subject, arg);
 }
 
-/* Takes the event at heap position I out of the heap and frees its slot. */
-static void remove_at(evq *q, uint32_t i)
+static void free_slot(evq *q, uint32_t s)
 {
-    uint32_t s = q->heap[i].slot;
-    q->n--;
-    if (i != q->n) {
-        q->heap[i] = q->heap[q->n];
-        uint32_t moved = q->heap[i].slot;
-        sift_down(q, i);
-        if (i > 0) sift_up(q, q->slots[moved].pos);
-    }
     q->slots[s].handler = NULL;
     q->slots[s].next_free = q->free_head;
     q->free_head = s;
@@ -171,7 +158,8 @@ int evq_cancel(evq *q, evq_id id)
     if (s >= q->nslots) return 0;
     slot *x = &q->slots[s];
     if (x->handler == NULL || x->gen != gen) return 0;
-    remove_at(q, x->pos);
+    x->handler = NULL;            /* its heap entry is discarded when it reaches the top */
+    q->live--;
     return 1;
 }
 
@@ -180,14 +168,23 @@ uint64_t evq_run(evq *q, simtime_t until)
     uint64_t ran = 0;
     q->stopped = 0;
     while (q->n > 0 && !q->stopped) {
-        if (q->heap[0].t > until) break;
-        slot *x = &q->slots[q->heap[0].slot];
+        hent top = q->heap[0];
+        slot *x = &q->slots[top.slot];
         evq_handler h = x->handler;
+        if (h == NULL) {              /* cancelled */
+            pop_top(q);
+            x->next_free = q->free_head;
+            q->free_head = top.slot;
+            continue;
+        }
+        if (top.t > until) break;
         void *subject = x->subject;
         int64_t arg = x->arg;
-        assert(q->heap[0].t >= q->now);
-        q->now = q->heap[0].t;
-        remove_at(q, 0);
+        assert(top.t >= q->now);
+        q->now = top.t;
+        pop_top(q);
+        free_slot(q, top.slot);
+        q->live--;
         q->events++;
         ran++;
         h(q, subject, arg);

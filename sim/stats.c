@@ -2,25 +2,33 @@
  *
  * Count, mean, sd, min and max are kept as running moments (Welford's update):
  * gsl_rstat would give the same numbers but also maintains a P^2 median estimate
- * on every add, which tripled the cost of this hot-path call.  Quantiles come
- * from a gsl_histogram over ln(value): bins of equal width ln(1.001) from
- * ln(STAT_MIN_MS) up to just past ln(STAT_MAX_MS) (36 861 bins, about 0.6 MB per
- * accumulator), set with gsl_histogram_set_ranges_uniform so that GSL finds a bin
- * in O(1).  A quantile is reported as the geometric midpoint of the bin holding
- * the sample of that rank, so it is within a factor sqrt(1.001) (0.05 %) of the
- * exact sample quantile; it is then clamped to the exact [min, max].  Values below
- * STAT_MIN_MS are only counted, and reported as 0; values at or above STAT_MAX_MS
- * share the top bin (so their quantiles are only clamped by the exact max).
+ * on every add, which tripled the cost of this hot-path call.
+ *
+ * Quantiles come from a gsl_histogram whose bins split every octave
+ * [2^e, 2^(e+1)) of milliseconds into 1024 equal parts, from STAT_MIN_MS = 2^-20
+ * up to STAT_MAX_MS = 2^34 (55 296 bins, about 0.9 MB per accumulator).  A value's
+ * bin is read straight off its IEEE-754 bits (exponent and top 10 mantissa bits):
+ * exact, no logarithm, no rounding.  Consecutive edges differ by a factor of at
+ * most 1 + 1/1024, and a quantile is reported at the geometric middle of the bin
+ * holding the sample of that rank, so it is within a factor sqrt(1 + 1/1024)
+ * (0.049 %) of the exact sample quantile; it is then clamped to the exact
+ * [min, max].  Values below STAT_MIN_MS are only counted, and reported as 0;
+ * values at or above STAT_MAX_MS share the top bin (their quantiles are bounded
+ * by the exact max).
  */
 #include "stats.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <gsl/gsl_histogram.h>
 
-#define BIN_RATIO 1.001   /* consecutive bin edges differ by this factor */
+#define SUB_BITS 10                       /* 2^10 bins per octave */
+#define EXP_MIN (-20)                     /* STAT_MIN_MS = 2^EXP_MIN */
+#define EXP_MAX 34                        /* STAT_MAX_MS = 2^EXP_MAX */
+#define NBINS ((size_t) (EXP_MAX - EXP_MIN) << SUB_BITS)
 
 typedef struct moments {
     size_t n;                 /* values added */
@@ -31,29 +39,26 @@ typedef struct moments {
 
 struct stat_acc {
     moments m;                /* exact count, mean, sd, min, max of all values (ms) */
-    gsl_histogram *h;         /* counts over ln(value / 1 ms), values >= STAT_MIN_MS */
-    double ln_top;            /* lower edge of the top bin, ln(ms); values at or above go there */
-    double lo;                /* ln(STAT_MIN_MS): lower edge of bin 0 */
-    double inv_width;         /* 1 / bin width in ln(ms) */
+    gsl_histogram *h;         /* counts of values in [STAT_MIN_MS, STAT_MAX_MS), ms */
     double nlow;              /* count of values below STAT_MIN_MS (reported as 0) */
 };
 
 stat_acc *stat_new(void)
 {
     stat_acc *s = calloc(1, sizeof *s);
-    if (s == NULL)
-        return NULL;
-    double lo = log(STAT_MIN_MS), width = log(BIN_RATIO);
-    size_t nbins = (size_t) ceil((log(STAT_MAX_MS) - lo) / width);
-    s->h = gsl_histogram_alloc(nbins);
-    if (s->h == NULL) {
+    double *edges = malloc((NBINS + 1) * sizeof *edges);
+    if (s == NULL || edges == NULL || (s->h = gsl_histogram_alloc(NBINS)) == NULL) {
+        free(edges);
         stat_free(s);
         return NULL;
     }
-    gsl_histogram_set_ranges_uniform(s->h, lo, lo + (double) nbins * width);
-    s->ln_top = s->h->range[nbins - 1];
-    s->lo = lo;
-    s->inv_width = 1.0 / width;
+    for (size_t i = 0; i <= NBINS; i++) {
+        int e = EXP_MIN + (int) (i >> SUB_BITS);
+        double frac = 1.0 + (double) (i & ((1u << SUB_BITS) - 1)) / (double) (1u << SUB_BITS);
+        edges[i] = ldexp(frac, e);          /* exact: a 10-bit fraction times a power of 2 */
+    }
+    gsl_histogram_set_ranges(s->h, edges, NBINS + 1);
+    free(edges);
     return s;
 }
 
@@ -83,14 +88,14 @@ void stat_add(stat_acc *s, double v)
         s->nlow += 1;
         return;
     }
-    /* The bin index is computed directly from the uniform ranges rather than by
-     * gsl_histogram_increment(), whose range checks read the 0.3 MB range array
-     * and made this the simulator's hottest call.  Rounding can put a value that
-     * lies exactly on an edge into the neighbouring bin: an error of one part in
-     * 10^12 of its value, far below the bin width. */
-    double x = (log(v) - s->lo) * s->inv_width;
-    size_t i = x <= 0 ? 0 : (size_t) x;
-    if (i >= s->h->n) i = s->h->n - 1;          /* at or above STAT_MAX_MS: the top bin */
+    /* The bin from the bits: (exponent - EXP_MIN) octaves of 2^SUB_BITS bins,
+     * plus the top SUB_BITS bits of the mantissa.  This is exactly the bin whose
+     * edges (set in stat_new) hold v. */
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int64_t e = (int64_t) ((bits >> 52) & 0x7ff) - 1023;
+    size_t i = ((size_t) (e - EXP_MIN) << SUB_BITS) | (size_t) ((bits >> (52 - SUB_BITS)) & ((1u << SUB_BITS) - 1));
+    if (e >= EXP_MAX) i = NBINS - 1;        /* at or above STAT_MAX_MS (or infinite): the top bin */
     s->h->bin[i] += 1;
 }
 
@@ -123,7 +128,6 @@ static void quantiles(const stat_acc *s, const double *qs, double *out, size_t m
     }
     double vmin = s->m.min, vmax = s->m.max;
     const gsl_histogram *h = s->h;
-    double half = (h->range[1] - h->range[0]) / 2;
     double cum = s->nlow;   /* values at or below the current bin */
     size_t b = 0;           /* current bin */
     for (size_t i = 0; i < m; i++) {
@@ -153,7 +157,7 @@ static void quantiles(const stat_acc *s, const double *qs, double *out, size_t m
             cum += h->bin[b];
             b++;
         }
-        double v = exp(h->range[b] + half);
+        double v = sqrt(h->range[b] * h->range[b + 1]);
         out[i] = v < vmin ? vmin : v > vmax ? vmax : v;
     }
 }

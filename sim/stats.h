@@ -1,9 +1,9 @@
 /* stats.h -- streaming statistics of one metric (a latency, in milliseconds).
  *
- * Mean, standard deviation and max are exact (gsl_rstat).  Quantiles come from a
- * GSL histogram over log(value) with 1000 bins per factor of e^(1/1000)... that is,
- * consecutive bin edges differ by a factor 1.001, so any quantile is known within
- * 0.05 % relative error however many samples are added, in constant memory.
+ * Mean, standard deviation, min and max are exact.  Quantiles come from a GSL
+ * histogram with 1024 bins per octave (consecutive edges differ by a factor of at
+ * most 1 + 1/1024), so any quantile is known within 0.05 % relative error however
+ * many samples are added, in constant memory.
  * Values below STAT_MIN_MS (including exact zeros, e.g. no queueing) are counted
  * in a separate bucket and reported as 0.
  */
@@ -12,8 +12,8 @@
 
 #include <stdint.h>
 
-#define STAT_MIN_MS 1e-6      /* 1 ns */
-#define STAT_MAX_MS 1e10      /* ~116 days; larger values go in the top bin */
+#define STAT_MIN_MS 0x1p-20   /* 2^-20 ms, about 0.95 ns */
+#define STAT_MAX_MS 0x1p34    /* 2^34 ms, about 199 days; larger values go in the top bin */
 
 typedef struct stat_acc stat_acc;
 
