@@ -71,7 +71,7 @@ run: deps
 test: deps
 	$(MAKE) $(BUILD)/test_latsim latsim
 	@rm -f tests/test.log
-	$(BUILD)/test_latsim -j2 --full-stats 2>&1 | tee tests/test.log; \
+	$(BUILD)/test_latsim -j2 2>&1 | tee tests/test.log; \
 	  rc=$${PIPESTATUS[0]}; \
 	  if grep -q 'ERROR: LeakSanitizer' tests/test.log; then echo "leaks found"; exit 1; fi; \
 	  exit $$rc

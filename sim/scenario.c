@@ -328,13 +328,19 @@ static int build_workload(ctx *x)
         o.output_column = strcmp(ocol, "none") ? ocol : NULL;
         char msg[1024];
         if (trace_load(&w->tr, &o, msg, sizeof msg) != 0) {
-            /* Default token columns that the file lacks are not an error: retry without them. */
-            if ((!pe && o.prompt_column) || (!oe && o.output_column)) {
-                trace_opts o2 = o;
-                if (!pe) o2.prompt_column = NULL;
-                if (!oe) o2.output_column = NULL;
-                char msg2[1024];
-                if (trace_load(&w->tr, &o2, msg2, sizeof msg2) == 0) goto loaded;
+            /* A default token column the file lacks is not an error: load without it.
+             * Any other error (a bad value, a bad line) is reported as it is. */
+            char want[300];
+            trace_opts o2 = o;
+            int retry = 0;
+            snprintf(want, sizeof want, "no column '%s'", pcol);
+            if (!pe && o.prompt_column && strstr(msg, want)) { o2.prompt_column = NULL; retry = 1; }
+            snprintf(want, sizeof want, "no column '%s'", ocol);
+            if (!oe && o.output_column && strstr(msg, want)) { o2.output_column = NULL; retry = 1; }
+            if (retry) {
+                /* Both defaults may be missing: drop each that the file lacks. */
+                if (!pe && !oe) { o2.prompt_column = NULL; o2.output_column = NULL; }
+                if (trace_load(&w->tr, &o2, msg, sizeof msg) == 0) goto loaded;
             }
             return fail(x, e, W, "trace", "%s", msg);
         }
@@ -343,8 +349,14 @@ static int build_workload(ctx *x)
         if (!(w->tr.t[w->tr.n - 1] > 0))
             return fail(x, e, W, "trace", "%s: all rows arrive at the same time", full);
         w->trace_tokens = w->tr.prompt != NULL && w->tr.output != NULL;
-        if (get_num(x, W, "speedup", 1.0, 0, 1, 1e9, &w->speedup)) return -1;
         if (get_bool(x, W, "loop", 0, &w->loop)) return -1;
+        if (!w->loop && w->tr.n <= s->warmup) {
+            const cfg_entry *we;
+            val(x, "sim", "warmup", &we);
+            return fail(x, e, W, "trace", "%s has %zu rows, not more than [sim] warmup = %llu (set loop = yes or a smaller warmup)",
+                        full, w->tr.n, (unsigned long long) s->warmup);
+        }
+        if (get_num(x, W, "speedup", 1.0, 0, 1, 1e9, &w->speedup)) return -1;
         const cfg_entry *re;
         if (val(x, W, "rate", &re))
             return fail(x, re, W, "rate", "not used with arrival = trace (use speedup to scale the trace)");
