@@ -177,7 +177,10 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     r->arrival = evq_now(q);
     r->pool = w->target;
     r->measured = r->id >= s->sc->warmup && r->id < s->sc->warmup + s->target;
-    if (w->arrival == ARRIVAL_TRACE && w->trace_tokens) {
+    if (!s->has_llm) {
+        /* Token counts matter to LLM pools only: no draws (the token stream is
+         * separate, so this changes no other number). */
+    } else if (w->arrival == ARRIVAL_TRACE && w->trace_tokens) {
         r->prompt = w->tr.prompt[s->trace_i] > 0 ? w->tr.prompt[s->trace_i] : 1;
         r->output = w->tr.output[s->trace_i] > 0 ? w->tr.output[s->trace_i] : 1;
     } else {
