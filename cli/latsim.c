@@ -65,8 +65,9 @@ static const char *RUN_USAGE =
     "                       report each statistic with a 95% confidence interval\n"
     "  --no-store           do not write the run to the database\n"
     "\n"
-    "exit status: 0 done (a saturated system is reported as such), 1 runtime error,\n"
-    "2 bad input: usage, scenario, trace or database.\n";
+    "exit status: 0 done, 1 runtime error, 2 bad input (usage, scenario, trace or\n"
+    "database), 3 saturated: the run is reported and stored, marked saturated, and a\n"
+    "line on stderr names each saturated pool.\n";
 
 static const char *db_path(const char *opt)
 {
@@ -252,6 +253,25 @@ static int cmd_run(int argc, char **argv)
         report_table(shown, title, stdout);
     }
     rc = 0;
+    if (saturated) {
+        /* Stored and printed as saturated; the exit status and one line per
+         * saturated pool say so to scripts and CI. */
+        fflush(stdout);
+        for (int i = 0; i < sc.npools; i++) {
+            const char *name = sc.pools[i].name;
+            if (!(report_get(shown, name, "saturated", "value") > 0)) continue;
+            double rho = report_get(shown, name, "offered_load", "value");
+            if (rho >= 1)
+                fprintf(stderr, "latsim: %s:%d: [pool %s]: saturated: offered load %.3g >= 1 (arrival rate x mean service / servers)\n",
+                        file, sc.pools[i].line, name, rho);
+            else
+                fprintf(stderr, "latsim: %s:%d: [pool %s]: saturated: its queue kept growing during the run\n",
+                        file, sc.pools[i].line, name);
+        }
+        if (report_get(shown, "", "saturated", "value") > 0)
+            fprintf(stderr, "latsim: %s: saturated: the load exceeds what the system serves; latency percentiles are not reported\n", file);
+        rc = 3;
+    }
 done:
     if (runs) for (int i = 0; i < reps; i++) report_free(&runs[i]);
     free(runs);

@@ -217,17 +217,22 @@ static double offered_load(const scenario *sc, int i)
     return scenario_arrival_rate(sc) * p->service.mean / 1000.0 / p->servers;
 }
 
-/* The queue kept growing: mean queue length rose through the quarters of the
- * measured arrivals and ended well above where it was.  A stable queue's
- * quarter means differ by noise; an overloaded one's grow linearly. */
-static int queue_grew(const station *st)
+/* The queue kept growing: the mean queue length rose from each quarter of the
+ * measured arrivals to the next, and by the last quarter had grown by at least
+ * 3 % of the arrivals since the first (and by at least 10).  A stable queue's
+ * quarter means differ by noise that does not grow with the run; an overloaded
+ * one grows by (1 - capacity / arrival rate) of the arrivals, whatever backlog
+ * the warm-up left. */
+static int queue_grew(const station *st, uint64_t measured)
 {
     double m[4];
     for (int k = 0; k < 4; k++) {
         if (st->qcnt[k] == 0) return 0;
         m[k] = st->qsum[k] / (double) st->qcnt[k];
     }
-    return m[1] > m[0] && m[2] > m[1] && m[3] > m[2] && m[3] > 2 * m[1] + 10;
+    double need = 0.03 * 0.75 * (double) measured;
+    if (need < 10) need = 10;
+    return m[1] > m[0] && m[2] > m[1] && m[3] > m[2] && m[3] - m[0] >= need;
 }
 
 static void fill_results(sim *s, sim_result *out)
@@ -266,7 +271,7 @@ static void fill_results(sim *s, sim_result *out)
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
         st->ops->report(st, p);
-        p->saturated = (p->offered_load >= 1.0) || queue_grew(st) || (s->capped && st->qlen > 0);
+        p->saturated = (p->offered_load >= 1.0) || queue_grew(st, s->target) || (s->capped && st->qlen > 0);
         if (p->saturated) out->saturated = 1;
         if (p->kind == POOL_LLM) out->has_llm = 1;
         out->cost_per_hour += p->cost_per_hour;
