@@ -267,6 +267,7 @@ static void latency_table(const report *r, const char *scope, FILE *out)
     if (cur) fputc('\n', out);
 }
 
+/* Scalars three to a line, "name value" in aligned columns. */
 static void scalars(const report *r, const char *scope, FILE *out)
 {
     int k = 0;
@@ -278,8 +279,9 @@ static void scalars(const report *r, const char *scope, FILE *out)
         else if (isnan(s->value)) snprintf(b, sizeof b, "-");
         else if (r->replications > 1 && !isnan(s->ci95)) snprintf(b, sizeof b, "%.6g ±%.3g", s->value, s->ci95);
         else snprintf(b, sizeof b, "%.6g", s->value);
-        fprintf(out, "  %-20s %-18s", s->metric, b);
-        if (++k % 3 == 0) fputc('\n', out);
+        if (k % 3 == 2) fprintf(out, "  %-20s %s\n", s->metric, b);
+        else fprintf(out, "  %-20s %-18s", s->metric, b);
+        k++;
     }
     if (k % 3) fputc('\n', out);
 }
