@@ -220,10 +220,6 @@ static int cmd_run(int argc, char **argv)
 
     if (store) {
         if (store_open(path, &db, err, sizeof err) != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); rc = 2; goto done; }
-        for (int i = 0; i < sc.ngpus; i++)
-            if (catalog_put_gpu(db, &sc.gpus[i], err, sizeof err) != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); goto done; }
-        for (int i = 0; i < sc.nmodels; i++)
-            if (catalog_put_model(db, &sc.models[i], err, sizeof err) != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); goto done; }
         size_t nstats = 0;
         for (int i = 0; i < reps; i++) nstats += runs[i].n;
         if (reps > 1) nstats += agg.n;
@@ -238,6 +234,7 @@ static int cmd_run(int argc, char **argv)
             .replications = reps, .version = LATSIM_VERSION, .started_at = started, .wall_s = wall,
             .status = saturated ? "saturated" : "ok", .json = json_text,
             .config = kv, .nconfig = sc.raw.n, .stats = all, .nstats = m,
+            .gpus = sc.gpus, .ngpus = (size_t) sc.ngpus, .models = sc.models, .nmodels = (size_t) sc.nmodels,
         };
         int64_t id;
         int s = store_save_run(db, &run, &id, err, sizeof err);

@@ -484,6 +484,18 @@ static int bind_user_model(sqlite3_stmt *st, const void *m, const char *name)
     return bind_model(st, m, name, 0);
 }
 
+int catalog_check_gpu(const gpu_spec *g, char *err, size_t errlen)
+{
+    char name[sizeof g->name];
+    return validate_gpu(g, name, err, errlen);
+}
+
+int catalog_check_model(const model_spec *m, char *err, size_t errlen)
+{
+    char name[sizeof m->name];
+    return validate_model(m, name, err, errlen);
+}
+
 int catalog_put_gpu(sqlite3 *db, const gpu_spec *g, char *err, size_t errlen)
 {
     char name[sizeof g->name], sql[512];

@@ -54,6 +54,10 @@ int catalog_model(sqlite3 *db, const char *name, model_spec *out, char *err, siz
 int catalog_put_gpu(sqlite3 *db, const gpu_spec *g, char *err, size_t errlen);
 int catalog_put_model(sqlite3 *db, const model_spec *m, char *err, size_t errlen);
 
+/* The validation catalog_put_*() applies, without writing: 0, or -1 + ERR. */
+int catalog_check_gpu(const gpu_spec *g, char *err, size_t errlen);
+int catalog_check_model(const model_spec *m, char *err, size_t errlen);
+
 /* Prints both tables as readable text.  Returns 0 or -1 + ERR. */
 int catalog_print(sqlite3 *db, FILE *out, char *err, size_t errlen);
 

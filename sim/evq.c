@@ -3,9 +3,11 @@
  * Events live in a slot array recycled through a free list; the heap holds
  * (time, seq, slot) entries, so ordering never leaves the heap array.  Cancel
  * is lazy: it marks the slot cancelled in O(1) and the entry is discarded
- * when it reaches the top (O(log n), like any pop).  Not tracking heap
- * positions saves a store per heap level on every schedule and pop, the
- * engine's hottest path.  A handle packs (generation, slot): the generation
+ * when it reaches the top (O(log n), like any pop).  When cancelled entries
+ * outnumber live ones the heap is compacted and rebuilt in O(n), so cancel
+ * stays O(1) amortised and the heap never holds more than about twice the
+ * pending events.  Not tracking heap positions saves a store per heap level
+ * on every schedule and pop, the engine's hottest path.  A handle packs (generation, slot): the generation
  * changes each time a slot is reused, so a stale handle never cancels
  * somebody else's event.
  */
@@ -59,14 +61,10 @@ static void sift_up(hent *heap, uint32_t i)
     heap[i] = x;
 }
 
-/* Removes the top entry. */
-static void pop_top(evq *q)
+/* Moves the entry at I down to its place among N entries. */
+static void sift_down(hent *heap, uint32_t n, uint32_t i)
 {
-    hent *heap = q->heap;
-    const uint32_t n = --q->n;
-    if (n == 0) return;
-    hent x = heap[n];
-    uint32_t i = 0;
+    hent x = heap[i];
     for (;;) {
         uint32_t c = 2 * i + 1;
         if (c >= n) break;
@@ -76,6 +74,15 @@ static void pop_top(evq *q)
         i = c;
     }
     heap[i] = x;
+}
+
+/* Removes the top entry. */
+static void pop_top(evq *q)
+{
+    const uint32_t n = --q->n;
+    if (n == 0) return;
+    q->heap[0] = q->heap[n];
+    sift_down(q->heap, n, 0);
 }
 
 static int grow(evq *q)
@@ -150,6 +157,23 @@ static void free_slot(evq *q, uint32_t s)
     q->free_head = s;
 }
 
+/* Drops every cancelled entry (freeing its slot) and rebuilds the heap. */
+static void compact(evq *q)
+{
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < q->n; i++) {
+        uint32_t s = q->heap[i].slot;
+        if (q->slots[s].handler) q->heap[k++] = q->heap[i];
+        else {
+            q->slots[s].next_free = q->free_head;
+            q->free_head = s;
+        }
+    }
+    q->n = k;
+    for (uint32_t i = k / 2; i-- > 0;) sift_down(q->heap, k, i);
+    assert(q->n == q->live);
+}
+
 int evq_cancel(evq *q, evq_id id)
 {
     if (id == 0) return 0;
@@ -160,6 +184,7 @@ int evq_cancel(evq *q, evq_id id)
     if (x->handler == NULL || x->gen != gen) return 0;
     x->handler = NULL;            /* its heap entry is discarded when it reaches the top */
     q->live--;
+    if (q->n - q->live > q->live + 64) compact(q);
     return 1;
 }
 

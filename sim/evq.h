@@ -2,9 +2,10 @@
  *
  * An event is (time, sequence, handler, subject, arg).  Events run in time order;
  * events at the same time run in the order they were scheduled (the sequence
- * number breaks ties), so a run is deterministic.  The calendar is an indexed
- * binary heap: schedule and cancel are O(log n), and popping the next event is
- * O(log n).  The engine knows nothing about what the events mean: models plug in
+ * number breaks ties), so a run is deterministic.  The calendar is a binary
+ * heap: schedule and pop are O(log n); cancel is O(1) amortised (the entry is
+ * marked and dropped later; the heap is compacted when dropped entries
+ * outnumber live ones, so it stays within about twice the pending events).  The engine knows nothing about what the events mean: models plug in
  * through handlers and an opaque subject pointer.
  */
 #ifndef LATSIM_EVQ_H

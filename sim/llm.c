@@ -118,7 +118,13 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
                  m->name, l->weights, weights_gib, l->tp, l->gpu.name, usable_gib, l->gpu.mem_gib, l->mem_util, l->activation_gib);
         return -1;
     }
-    int64_t derived = (int64_t) floor(kv_gib * GiB / (per_token * l->block_tokens));
+    if (!(per_token > 0)) {
+        *key = "model";
+        snprintf(err, errlen, "%s has no KV cache (0 bytes per token): check its layers, kv_heads and head_dim", m->name);
+        return -1;
+    }
+    double blocks = floor(kv_gib * GiB / (per_token * l->block_tokens));
+    int64_t derived = blocks < 1e12 ? (int64_t) blocks : (int64_t) 1e12;
     if (!l->kv_blocks_given) l->kv_blocks = derived;
     if (l->kv_blocks < 1) {
         *key = "gpu_memory_utilization";
@@ -145,14 +151,21 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
         if (l->max_seq_len > cap_tokens) l->max_seq_len = cap_tokens;
         if (l->max_seq_len > step_cap) l->max_seq_len = step_cap;
     }
-    /* A request that can never fit is a configuration error, not a run-time
-     * rejection: the shortest prompt plus its first output token must fit. */
-    double pmin = ceil(dist_min(&w->prompt));
+    /* A request that can never be served is a configuration error, not a run-time
+     * rejection: the shortest prompt plus the shortest output must fit
+     * max_seq_len (which is at most the KV capacity), unless prompts are truncated. */
+    double pmin = ceil(dist_min(&w->prompt)), omin = ceil(dist_min(&w->output));
     if (pmin < 1) pmin = 1;
-    if (!(w->arrival == ARRIVAL_TRACE && w->trace_tokens) && !l->truncate && pmin + 1 > (double) cap_tokens) {
+    if (omin < 1) omin = 1;
+    if (!(w->arrival == ARRIVAL_TRACE && w->trace_tokens) && !l->truncate && pmin + omin > (double) l->max_seq_len) {
         *key = "workload.prompt_tokens";
-        snprintf(err, errlen, "every prompt (at least %.0f tokens) is longer than the KV capacity of %lld tokens per replica of %s on %s",
-                 pmin, (long long) cap_tokens, m->name, l->gpu.name);
+        if (pmin + 1 > (double) cap_tokens)
+            snprintf(err, errlen, "every prompt (at least %.0f tokens) is longer than the KV capacity of %lld tokens per replica of %s on %s",
+                     pmin, (long long) cap_tokens, m->name, l->gpu.name);
+        else
+            snprintf(err, errlen, "every request (at least %.0f prompt + %.0f output tokens) exceeds max_seq_len = %lld "
+                     "(KV capacity %lld tokens, max_batch_tokens %lld); set truncate = yes to cut prompts",
+                     pmin, omin, (long long) l->max_seq_len, (long long) cap_tokens, (long long) l->max_batch_tokens);
         return -1;
     }
     cost_model *c = &l->cost;

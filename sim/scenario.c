@@ -183,7 +183,7 @@ static int get_i64(ctx *x, const char *sec, const char *key, int64_t def, int64_
     while (*end && isspace((unsigned char) *end)) end++;
     if (end == v || *end || errno || d != floor(d) || !isfinite(d))
         return fail(x, e, sec, key, "expected a whole number, got '%s'", v);
-    if (d < (double) lo || d > (double) hi) {
+    if (d < (double) lo || d > (double) hi || d >= 9.2e18) {
         if (hi == INT64_MAX) return fail(x, e, sec, key, "must be >= %lld, got '%s'", (long long) lo, v);
         return fail(x, e, sec, key, "must be between %lld and %lld, got '%s'", (long long) lo, (long long) hi, v);
     }
@@ -284,9 +284,9 @@ static int build_sim(ctx *x)
 {
     scenario *s = x->s;
     int64_t v;
-    if (get_i64(x, "sim", "requests", 200000, 1, INT64_MAX, &v)) return -1;
+    if (get_i64(x, "sim", "requests", 200000, 1, 1000000000000000LL, &v)) return -1;
     s->requests = (uint64_t) v;
-    if (get_i64(x, "sim", "warmup", (int64_t) (s->requests / 10), 0, INT64_MAX, &v)) return -1;
+    if (get_i64(x, "sim", "warmup", (int64_t) (s->requests / 10), 0, 1000000000000000LL, &v)) return -1;
     s->warmup = (uint64_t) v;
     if (get_i64(x, "sim", "seed", 1, 0, INT64_MAX, &v)) return -1;
     s->seed = (uint64_t) v;
@@ -398,9 +398,11 @@ static int build_gpu(ctx *x, const char *sec, const char *name, gpu_spec *g)
     if (get_num(x, sec, "mem_bw_gbs", 0, 0, 1, 1e9, &g->mem_bw_gbs)) return -1;
     if (get_num(x, sec, "link_gbs", 32, 0, 1, 1e9, &g->link_gbs)) return -1;
     if (get_num(x, sec, "price_hr", 0, 0, 0, 1e9, &g->price_hr)) return -1;
-    char src[200];
+    char src[200], msg[512];
     snprintf(src, sizeof src, "scenario %s", x->s->raw.path);
-    return get_str(x, sec, "source", src, g->source, sizeof g->source);
+    if (get_str(x, sec, "source", src, g->source, sizeof g->source)) return -1;
+    if (catalog_check_gpu(g, msg, sizeof msg) != 0) return fail(x, NULL, sec, NULL, "%s", msg);
+    return 0;
 }
 
 static int build_model(ctx *x, const char *sec, const char *name, model_spec *m)
@@ -417,6 +419,9 @@ static int build_model(ctx *x, const char *sec, const char *name, model_spec *m)
     if (get_int(x, sec, "hidden", 0, 1, 10000000, &m->hidden)) return -1;
     if (get_int(x, sec, "heads", 0, 1, 100000, &m->heads)) return -1;
     if (get_int(x, sec, "kv_heads", m->heads, 1, m->heads, &m->kv_heads)) return -1;
+    const cfg_entry *hd;
+    if (!val(x, sec, "head_dim", &hd) && m->hidden < m->heads)
+        return fail(x, NULL, sec, "head_dim", "missing: required when hidden (%d) < heads (%d)", m->hidden, m->heads);
     if (get_int(x, sec, "head_dim", m->hidden / m->heads, 1, 100000, &m->head_dim)) return -1;
     if (get_int(x, sec, "intermediate", 4 * m->hidden, 1, 100000000, &m->intermediate)) return -1;
     if (get_int(x, sec, "vocab", 32000, 1, 100000000, &m->vocab)) return -1;
@@ -427,9 +432,11 @@ static int build_model(ctx *x, const char *sec, const char *name, model_spec *m)
         val(x, sec, "kv_heads", &e);
         return fail(x, e, sec, "kv_heads", "heads (%d) must be a multiple of kv_heads (%d)", m->heads, m->kv_heads);
     }
-    char src[200];
+    char src[200], msg[512];
     snprintf(src, sizeof src, "scenario %s", x->s->raw.path);
-    return get_str(x, sec, "source", src, m->source, sizeof m->source);
+    if (get_str(x, sec, "source", src, m->source, sizeof m->source)) return -1;
+    if (catalog_check_model(m, msg, sizeof msg) != 0) return fail(x, NULL, sec, NULL, "%s", msg);
+    return 0;
 }
 
 static int build_pool_llm(ctx *x, const char *sec, pool_cfg *p)
@@ -457,10 +464,10 @@ static int build_pool_llm(ctx *x, const char *sec, pool_cfg *p)
     if (get_num(x, sec, "gpu_memory_utilization", 0.9, 0, 1, 1.0, &l->mem_util)) return -1;
     if (get_num(x, sec, "activation_reserve_gib", 1.0, 0, 0, 1e6, &l->activation_gib)) return -1;
     l->kv_blocks_given = val(x, sec, "kv_blocks", &e) != NULL;
-    if (get_i64(x, sec, "kv_blocks", 0, 1, INT64_MAX, &l->kv_blocks)) return -1;
+    if (get_i64(x, sec, "kv_blocks", 0, 1, 1000000000000LL, &l->kv_blocks)) return -1;
     if (get_int(x, sec, "block_tokens", 16, 1, 1 << 20, &l->block_tokens)) return -1;
     l->max_seq_len_given = val(x, sec, "max_seq_len", &e) != NULL;
-    if (get_i64(x, sec, "max_seq_len", 0, 2, INT64_MAX, &l->max_seq_len)) return -1;
+    if (get_i64(x, sec, "max_seq_len", 0, 2, 1000000000, &l->max_seq_len)) return -1;
     if (get_bool(x, sec, "truncate", 0, &l->truncate)) return -1;
     if (get_num(x, sec, "request_overhead_ms", 0, 0, 0, 1e12, &l->request_overhead_ms)) return -1;
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
+#include "catalog.h"
 
 typedef struct store_kv {        /* one effective configuration entry */
     const char *section;         /* e.g. "pool cpu" */
@@ -41,6 +42,8 @@ typedef struct store_run {
     const char *json;            /* the report as printed by --json */
     const store_kv *config; size_t nconfig;
     const store_stat *stats; size_t nstats;
+    const gpu_spec *gpus; size_t ngpus;       /* catalog additions stored with the run */
+    const model_spec *models; size_t nmodels;
 } store_run;
 
 /* Opens (creating if needed) the database at PATH and its schema, including the

@@ -125,3 +125,27 @@ Test(evq, run_until_stops_before_later_events)
     cr_assert_eq(evq_run(q, SIMTIME_NEVER), 1);
     evq_free(q);
 }
+
+/* Cancelling most events triggers compaction: order and counts must survive it. */
+Test(evq, heavy_cancelling_compacts_and_keeps_order)
+{
+    evq *q = evq_new();
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 7);
+    enum { N = 50000 };
+    static evq_id ids[N];
+    last_t = 0; last_seq = 0; popped = 0; ordered = 1;
+    int cancelled = 0;
+    for (int i = 0; i < N; i++) {
+        ids[i] = evq_at(q, (simtime_t) gsl_rng_uniform_int(r, 100000), check_order, NULL, i);
+        if (i % 10 != 0) cancelled += evq_cancel(q, ids[i]);     /* keep one in ten */
+    }
+    cr_assert_eq(cancelled, N - N / 10);
+    cr_assert_eq(evq_pending(q), (size_t) (N / 10));
+    for (int i = 0; i < N; i += 10) cr_assert_eq(evq_cancel(q, ids[i + 1]), 0);   /* stale: no effect */
+    evq_run(q, SIMTIME_NEVER);
+    cr_assert(ordered);
+    cr_assert_eq(popped, N / 10);
+    gsl_rng_free(r);
+    evq_free(q);
+}

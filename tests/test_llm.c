@@ -15,8 +15,6 @@
  *     dynamic filling its batch, chunked sharing its budget, two replicas),
  *     one preemption traced step by step, no KV-block leak after thrashing,
  *     truncation, and the roofline model's step descriptions.
- * One test, llm_errors::nonconst_prompt_longer_than_kv, fails on purpose: it
- * records a bug in llm_derive (see its comment).
  * Expected values are derived by hand from llm.h / llm.c / cost.c; see the
  * comments of each test. */
 #include <criterion/criterion.h>
@@ -1143,23 +1141,22 @@ Test(llm_lone, truncate_cuts_prompt)
     cr_expect_eq(res.pools[0].max_seq_len, 100);
     sim_result_free(&res);
 
+    /* Without truncation no request could ever be served: a configuration error. */
     lone_text(text, sizeof text, 2, 200, 11, "scheduler = continuous\nmax_seq_len = 100\n");
+    expect_error(text, "[workload] prompt_tokens", "max_seq_len = 100", NULL);
+
+    /* With room for prompt + output nothing is cut or rejected. */
+    lone_text(text, sizeof text, 2, 200, 11, "scheduler = continuous\nmax_seq_len = 300\n");
     run_text(text, 1, &res);
-    cr_expect_eq(res.served, 0);
-    cr_expect_eq(res.rejected, 2);
-    cr_expect_eq(res.pools[0].rejected, 2);
+    cr_expect_eq(res.served, 2);
+    cr_expect_eq(res.rejected, 0);
     cr_expect_eq(res.pools[0].truncated, 0);
     sim_result_free(&res);
 }
 
-/* BUG (fails): llm_derive rejects a prompt that can never fit the KV cache
- * only when prompt_tokens is const(N) ("pmin = family == DIST_CONST ? mean
- * : 0").  llm.h promises it "checks ... that a request can fit the KV
- * cache", and llm.c says "A prompt that can never fit is a configuration
- * error, not a run-time rejection"; yet uniform(min=200, max=300) against
- * 10 blocks of 16 (160 tokens) is accepted, and at run time every request is
- * rejected (served 0, rejected = requests), exactly the case const(200) is
- * refused for.  The expected message is the one const(200) gets. */
+/* A prompt that can never fit the KV cache is refused whatever its
+ * distribution (here uniform with a minimum above the 160-token capacity),
+ * not only for const(N). */
 Test(llm_errors, nonconst_prompt_longer_than_kv)
 {
     expect_error("[sim]\nrequests = 10\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n"
