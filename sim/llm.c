@@ -51,7 +51,10 @@ typedef struct replica {
 
     cost_step cur;            /* the step in flight */
     simtime_t step_start;     /* ns */
-    int64_t used_blocks;      /* blocks held during the step in flight */
+    simtime_t step_dur;       /* ns */
+    int64_t step_used;        /* KV blocks held during the step in flight */
+    double step_flops;        /* its FLOPs */
+    double step_bytes;        /* its HBM bytes */
 } replica;
 
 struct llm {
@@ -63,9 +66,11 @@ struct llm {
     int nidle;
     int B;                    /* tokens per KV block */
     /* measured-window counters */
+    int window_open;          /* between llm_window_start() and llm_window_end() */
+    simtime_t window_start;   /* ns */
     uint64_t steps;           /* steps of all replicas */
     double seqs_in_steps;     /* sum over steps of sequences in the step */
-    double kv_area;           /* sum over steps of used blocks x duration, block-ns */
+    double kv_area;           /* integral of used blocks over the window, block-ns */
     double kv_peak;           /* most blocks used by one replica / blocks */
     double flops, bytes;      /* work done */
     uint64_t preemptions;
@@ -566,19 +571,30 @@ static void step(replica *R)
     simtime_t dur = simtime_from_ms(ms);
     if (dur < 1) dur = 1;
     R->step_start = now;
-    int64_t used = P->cfg->kv_blocks - R->free_blocks;
-    if (sim_measuring(P->st.sim)) {
+    R->step_dur = dur;
+    R->step_used = P->cfg->kv_blocks - R->free_blocks;
+    cost_step_work(&P->cfg->cost, &R->cur, &R->step_flops, &R->step_bytes);
+    if (P->window_open) {
         P->steps++;
         P->seqs_in_steps += R->cur.decode_seqs + R->cur.prefill_seqs;
-        P->kv_area += (double) used * (double) dur;
-        double occ = (double) used / (double) P->cfg->kv_blocks;
+        double occ = (double) R->step_used / (double) P->cfg->kv_blocks;
         if (occ > P->kv_peak) P->kv_peak = occ;
-        double f, b;
-        cost_step_work(&P->cfg->cost, &R->cur, &f, &b);
-        P->flops += f;
-        P->bytes += b;
     }
     evq_after(P->st.q, dur, on_step_end, R, 0);
+}
+
+/* Adds the part of R's step in flight that lies in the window, up to now. */
+static void account_step(replica *R)
+{
+    llm *P = R->pool;
+    if (!P->window_open) return;
+    simtime_t from = R->step_start > P->window_start ? R->step_start : P->window_start;
+    double in = (double) (evq_now(P->st.q) - from);
+    if (in <= 0) return;
+    double frac = in / (double) R->step_dur;
+    P->kv_area += (double) R->step_used * in;
+    P->flops += R->step_flops * frac;
+    P->bytes += R->step_bytes * frac;
 }
 
 static void on_step_end(evq *q, void *subject, int64_t arg)
@@ -586,6 +602,7 @@ static void on_step_end(evq *q, void *subject, int64_t arg)
     (void) q;
     (void) arg;
     replica *R = subject;
+    account_step(R);
     sched_for(R->pool->cfg->scheduler)->complete(R);
     R->steps++;
     step(R);
@@ -612,6 +629,7 @@ static void on_batch_timer(evq *q, void *subject, int64_t arg)
     replica *R = subject;
     R->wait_ev = 0;
     if (!R->stepping) wake(R);
+    kick(R->pool);      /* a batch may not take everything: other idle replicas may */
 }
 
 /* ---- the station ----------------------------------------------------------------- */
@@ -672,6 +690,8 @@ static void arrive(station *st, request *r)
 void llm_window_start(station *st)
 {
     llm *P = (llm *) st;
+    P->window_open = 1;
+    P->window_start = evq_now(st->q);
     P->steps = 0;
     P->seqs_in_steps = 0;
     P->kv_area = 0;
@@ -679,6 +699,14 @@ void llm_window_start(station *st)
     P->flops = P->bytes = 0;
     P->preemptions = 0;
     P->truncated = 0;
+}
+
+void llm_window_end(station *st)
+{
+    llm *P = (llm *) st;
+    for (int i = 0; i < P->nrep; i++)
+        if (P->r[i].stepping) account_step(&P->r[i]);
+    P->window_open = 0;
 }
 
 static void report(station *st, pool_result *out)

@@ -39,7 +39,11 @@ double llm_kv_bytes_per_token(const llm_cfg *l);
 /* Creates the station for LLM pool CFG.  Returns NULL when out of memory. */
 station *llm_new(const pool_cfg *cfg, int index, struct sim *sim, evq *q, uint64_t seed);
 
-/* The measured window opens: per-replica counters restart. */
+/* The measured window opens: the pool's counters restart.  Time-based ones
+ * (KV occupancy, FLOPs, bytes) count only the part of each step inside the window. */
 void llm_window_start(station *st);
+
+/* The measured window closes: steps in flight are counted up to now. */
+void llm_window_end(station *st);
 
 #endif

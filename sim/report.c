@@ -57,6 +57,8 @@ int report_flatten(const sim_result *x, int rep, report *out)
     V(G, "rejected", x->rejected);
     V(G, "timed_out", x->timed_out);
     V(G, "saturated", x->saturated);
+    if (x->trace_exhausted) V(G, "trace_exhausted", 1);
+    V(G, "departures", x->departures);
     V(G, "throughput_rps", x->throughput_rps);
     if (x->has_llm) {
         V(G, "output_tokens_per_s", x->output_tps);
@@ -80,7 +82,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
         const char *S = p->name;
-        V(S, "llm", p->kind == POOL_LLM);
+        V(S, "kind", p->kind == POOL_LLM);   /* 1 = llm, 0 = generic */
         V(S, "utilization", p->utilization);
         V(S, "saturated", p->saturated);
         if (p->kind == POOL_GENERIC) V(S, "offered_load", p->offered_load);
@@ -147,7 +149,7 @@ double report_get(const report *r, const char *scope, const char *metric, const 
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static int is_flag(const char *metric) { return !strcmp(metric, "saturated") || !strcmp(metric, "llm"); }
+static int is_flag(const char *metric) { return !strcmp(metric, "saturated") || !strcmp(metric, "trace_exhausted"); }
 
 static void num(FILE *out, double v, const char *metric)
 {
@@ -176,11 +178,11 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
     for (size_t i = 0; i < r->n; i++) {
         const store_stat *s = &r->rows[i];
         if (strcmp(s->scope, scope) || strcmp(s->stat, "value")) continue;
-        if (ci && is_flag(s->metric)) continue;
+        if (ci && (is_flag(s->metric) || !strcmp(s->metric, "kind"))) continue;
         fprintf(out, "%s", first ? "" : ", ");
         json_str(out, s->metric);
         fputs(": ", out);
-        if (!strcmp(s->metric, "llm")) fputs(s->value > 0 ? "\"llm\"" : "\"generic\"", out);
+        if (!strcmp(s->metric, "kind")) fputs(s->value > 0 ? "\"llm\"" : "\"generic\"", out);
         else num(out, ci ? s->ci95 : s->value, ci ? "" : s->metric);
         first = 0;
     }
@@ -273,7 +275,7 @@ static void scalars(const report *r, const char *scope, FILE *out)
     int k = 0;
     for (size_t i = 0; i < r->n; i++) {
         const store_stat *s = &r->rows[i];
-        if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "llm")) continue;
+        if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "kind")) continue;
         char b[64];
         if (is_flag(s->metric)) snprintf(b, sizeof b, "%s", s->value > 0 ? "YES" : "no");
         else if (isnan(s->value)) snprintf(b, sizeof b, "-");
@@ -291,6 +293,8 @@ void report_table(const report *r, const char *title, FILE *out)
     fprintf(out, "%s\n", title);
     if (r->replications > 1) fprintf(out, "(mean ± half-width of the 95%% confidence interval over %d replications)\n", r->replications);
     scalars(r, "", out);
+    if (report_get(r, "", "trace_exhausted", "value") > 0)
+        fprintf(out, "\n  NOTE: the trace ran out (loop = no): fewer requests were measured than [sim] requests.\n");
     if (report_get(r, "", "saturated", "value") > 0)
         fprintf(out, "\n  SATURATED: offered load reaches capacity or a queue kept growing; latency percentiles are not reported.\n");
     fputc('\n', out);
@@ -300,7 +304,7 @@ void report_table(const report *r, const char *title, FILE *out)
         const char *sc = r->rows[i].scope;
         if (!sc[0] || !strcmp(sc, last)) continue;
         last = sc;
-        int llm = report_get(r, sc, "llm", "value") > 0;
+        int llm = report_get(r, sc, "kind", "value") > 0;
         fprintf(out, "\npool %s (%s)%s\n", sc, llm ? "llm" : "generic",
                 report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
         scalars(r, sc, out);

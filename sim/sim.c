@@ -41,7 +41,8 @@ typedef struct sim {
     simtime_t t_start;        /* first measured arrival, ns */
     simtime_t t_end;          /* last measured outcome, ns */
     int measuring;
-    double out_tokens;        /* output tokens of served measured requests */
+    double out_tokens;        /* output tokens of requests leaving during the window */
+    uint64_t departures;      /* requests leaving (served) during the window */
     int has_llm;              /* an LLM pool exists (overhead, ttft, tpot are recorded) */
     int mirror;               /* one generic pool: the system's queue and service
                                  statistics are that pool's, not recorded twice */
@@ -62,7 +63,10 @@ static void window_close(sim *s)
 {
     s->t_end = evq_now(s->q);
     s->measuring = 0;
-    for (int i = 0; i < s->nst; i++) station_busy(s->st[i], 0);   /* brings busy_area up to now */
+    for (int i = 0; i < s->nst; i++) {
+        station_busy(s->st[i], 0);   /* brings busy_area up to now */
+        if (s->st[i]->cfg->kind == POOL_LLM) llm_window_end(s->st[i]);
+    }
     evq_stop(s->q);
 }
 
@@ -91,6 +95,12 @@ void sim_done(sim *s, request *r)
         s->st[next]->ops->arrive(s->st[next], r);
         return;
     }
+    if (s->measuring) {
+        /* Throughput counts every request leaving during the window, measured or
+         * not: in a saturated run the servers also work off the warm-up backlog. */
+        s->departures++;
+        if (s->has_llm) s->out_tokens += r->output;
+    }
     if (r->measured) {
         simtime_t now = evq_now(s->q);
         s->served++;
@@ -104,7 +114,6 @@ void sim_done(sim *s, request *r)
             stat_add(s->ttft, simtime_to_ms(r->first_token - r->arrival));
             if (r->output > 1)
                 stat_add(s->tpot, simtime_to_ms(r->last_token - r->first_token) / (r->output - 1));
-            s->out_tokens += r->output;
         }
     }
     r->pool = -1;
@@ -245,7 +254,9 @@ static void fill_results(sim *s, sim_result *out)
     out->events = evq_events(s->q);
     out->sim_time_s = simtime_to_s(evq_now(s->q));
     out->window_s = simtime_to_s(s->t_end - s->t_start);
-    out->throughput_rps = out->window_s > 0 ? (double) s->served / out->window_s : 0;
+    out->departures = s->departures;
+    out->throughput_rps = out->window_s > 0 ? (double) s->departures / out->window_s : 0;
+    out->trace_exhausted = s->trace_ran_out;
     out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;
     out->peak_live = s->reqs.peak;
     stat_summarize(s->e2e, &out->e2e);
@@ -271,7 +282,10 @@ static void fill_results(sim *s, sim_result *out)
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
         st->ops->report(st, p);
-        p->saturated = (p->offered_load >= 1.0) || queue_grew(st, s->target) || (s->capped && st->qlen > 0);
+        /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
+         * stable loss system whatever its offered load: only growth counts. */
+        int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
+        p->saturated = (!bounded && p->offered_load >= 1.0) || queue_grew(st, s->target) || (s->capped && st->qlen > 0);
         if (p->saturated) out->saturated = 1;
         if (p->kind == POOL_LLM) out->has_llm = 1;
         out->cost_per_hour += p->cost_per_hour;

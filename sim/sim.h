@@ -47,12 +47,14 @@ typedef struct sim_result {
     uint64_t seed;
     uint64_t requests;        /* measured arrivals */
     uint64_t served, rejected, timed_out;
+    uint64_t departures;      /* requests (measured or not) served during the window */
     uint64_t events;          /* events run */
     double sim_time_s;        /* simulated time at the end, s */
     double window_s;          /* measured window: first measured arrival to last outcome, s */
     double wall_time_s;       /* wall-clock time of the run, s */
-    double throughput_rps;    /* served measured requests / window */
-    double output_tps;        /* output tokens of served measured requests / window */
+    double throughput_rps;    /* requests served during the window / window */
+    double output_tps;        /* their output tokens / window */
+    int trace_exhausted;      /* a non-looping trace ended: fewer requests measured than asked */
     int saturated;            /* any pool saturated */
     int has_llm;              /* an LLM pool exists: ttft/tpot are meaningful */
     uint64_t peak_live;       /* most requests in the system at once */
