@@ -35,6 +35,7 @@ typedef struct sim {
     double trace_offset;      /* s added to trace times (looping) */
     int capped;               /* arrivals stopped at arrival_cap */
     int trace_ran_out;        /* a non-looping trace ended before the target */
+    int oom;                  /* a request record could not be allocated */
 
     uint64_t resolved;        /* measured requests with an outcome */
     uint64_t served, rejected, timed_out;
@@ -181,7 +182,11 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     sim *s = subject;
     const workload_cfg *w = &s->sc->wl;
     request *r = req_alloc(&s->reqs);
-    if (!r) { evq_stop(q); return; }
+    if (!r) {
+        s->oom = 1;
+        evq_stop(q);
+        return;
+    }
     r->id = s->next_id++;
     r->arrival = evq_now(q);
     r->pool = w->target;
@@ -339,6 +344,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     schedule_next(&s);
     evq_run(s.q, SIMTIME_NEVER);
+    if (s.oom) {
+        snprintf(err, errlen, "out of memory after %llu arrivals (%llu requests in the system at once)",
+                 (unsigned long long) s.next_id, (unsigned long long) s.reqs.live);
+        goto done;
+    }
     if (s.resolved < s.target) {
         /* The source ended (or memory ran out) before every measured request resolved. */
         if (!s.measuring && s.t_end == 0) s.t_end = evq_now(s.q);
