@@ -84,8 +84,9 @@ static int die(int code, const char *msg)
 
 /* Opens the database for catalog look-ups without creating it: a missing file
  * is replaced by an in-memory database holding the built-in catalog. */
-static int open_for_lookup(const char *path, sqlite3 **db, char *err, size_t n)
+static int open_for_lookup(const char *path, int store, sqlite3 **db, char *err, size_t n)
 {
+    if (!store) return access(path, F_OK) == 0 ? store_open(path, db, err, n) : store_open(":memory:", db, err, n);
     if (access(path, F_OK) != 0) {
         /* It will be created after the run: make sure that can work before running. */
         char dir[4096];
@@ -100,7 +101,8 @@ static int open_for_lookup(const char *path, sqlite3 **db, char *err, size_t n)
         }
         return store_open(":memory:", db, err, n);
     }
-    return store_open(path, db, err, n);
+    if (store_open(path, db, err, n) != 0) return -1;
+    return store_check_writable(*db, path, err, n);
 }
 
 static void iso_now(char *buf, size_t n)
@@ -162,7 +164,7 @@ static int cmd_run(int argc, char **argv)
     const char *path = db_path(dbopt);
     if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
     if (seed_given) sc.seed = seed;
-    if (open_for_lookup(path, &db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
+    if (open_for_lookup(path, store, &db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
     if (scenario_resolve(&sc, db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
     store_close(db);
     db = NULL;
@@ -218,6 +220,14 @@ static int cmd_run(int argc, char **argv)
     report_json(shown, extra, mem);
     fclose(mem);
 
+    /* The report first: if storing fails, the results are still shown. */
+    if (json) fputs(json_text, stdout);
+    else {
+        char title[1200];
+        snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", file, (unsigned long long) sc.seed, LATSIM_VERSION);
+        report_table(shown, title, stdout);
+    }
+    fflush(stdout);
     if (store) {
         if (store_open(path, &db, err, sizeof err) != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); rc = 2; goto done; }
         size_t nstats = 0;
@@ -240,15 +250,9 @@ static int cmd_run(int argc, char **argv)
         int s = store_save_run(db, &run, &id, err, sizeof err);
         free(all);
         if (s != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); goto done; }
-        if (!json) printf("run %lld stored in %s\n", (long long) id, path);
+        if (!json) printf("\nrun %lld stored in %s\n", (long long) id, path);
     }
     free(kv);
-    if (json) fputs(json_text, stdout);
-    else {
-        char title[1200];
-        snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", file, (unsigned long long) sc.seed, LATSIM_VERSION);
-        report_table(shown, title, stdout);
-    }
     rc = 0;
     if (saturated) {
         /* Stored and printed as saturated; the exit status and one line per
@@ -262,7 +266,7 @@ static int cmd_run(int argc, char **argv)
                 fprintf(stderr, "latsim: %s:%d: [pool %s]: saturated: offered load %.3g >= 1 (arrival rate x mean service / servers)\n",
                         file, sc.pools[i].line, name, rho);
             else
-                fprintf(stderr, "latsim: %s:%d: [pool %s]: saturated: its queue kept growing during the run\n",
+                fprintf(stderr, "latsim: %s:%d: [pool %s]: saturated: the number of requests in it kept growing during the run\n",
                         file, sc.pools[i].line, name);
         }
         if (report_get(shown, "", "saturated", "value") > 0)

@@ -139,6 +139,12 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
     int64_t cap_tokens = l->kv_blocks * l->block_tokens;
     int64_t step_cap = l->scheduler == SCHED_CHUNKED ? INT64_MAX : l->max_batch_tokens;
     if (l->max_seq_len_given) {
+        if (l->max_seq_len > m->context) {
+            *key = "max_seq_len";
+            snprintf(err, errlen, "%lld tokens exceed %s's context of %d tokens",
+                     (long long) l->max_seq_len, m->name, m->context);
+            return -1;
+        }
         if (l->max_seq_len > cap_tokens) {
             *key = "max_seq_len";
             snprintf(err, errlen, "%lld tokens exceed the KV capacity of %lld tokens per replica (%lld blocks of %d)",

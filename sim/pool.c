@@ -45,8 +45,6 @@ static void arrive(station *st, request *r)
     r->enq = evq_now(st->q);
     if (r->measured) st->arrivals++;
     if (p->idle > 0 && st->qlen == 0) {
-        int q = sim_quarter(st->sim, r);
-        if (q >= 0) st->qcnt[q]++;          /* a zero-length queue sample */
         p->idle--;
         station_busy(st, +1);
         serve(p, r);

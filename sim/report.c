@@ -280,6 +280,7 @@ static void scalars(const report *r, const char *scope, FILE *out)
         if (is_flag(s->metric)) snprintf(b, sizeof b, "%s", s->value > 0 ? "YES" : "no");
         else if (isnan(s->value)) snprintf(b, sizeof b, "-");
         else if (r->replications > 1 && !isnan(s->ci95)) snprintf(b, sizeof b, "%.6g ±%.3g", s->value, s->ci95);
+        else if (s->value == floor(s->value) && fabs(s->value) < 1e15) snprintf(b, sizeof b, "%.0f", s->value);
         else snprintf(b, sizeof b, "%.6g", s->value);
         if (k % 3 == 2) fprintf(out, "  %-20s %s\n", s->metric, b);
         else fprintf(out, "  %-20s %-18s", s->metric, b);

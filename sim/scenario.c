@@ -57,8 +57,8 @@ static const key_spec KEYS[] = {
     { "max_batch_tokens", K_LLM, "8192", "max tokens per forward step (static/dynamic: of the padded prefill)" },
     { "chunk_tokens", K_LLM, "512", "chunked: token budget per step" },
     { "max_wait_ms", K_LLM, "20", "dynamic: wait at most this long to fill a batch" },
-    { "weights", K_LLM, "bf16", "weight precision: bf16 | fp8 | int8 | int4" },
-    { "kv_dtype", K_LLM, "bf16", "KV-cache precision: bf16 | fp8" },
+    { "weights", K_LLM, "model's", "weight precision: bf16 | fp16 | fp8 | int8 | int4 (default: the catalog model's)" },
+    { "kv_dtype", K_LLM, "bf16", "KV-cache precision: bf16 | fp16 | fp8" },
     { "gpu_memory_utilization", K_LLM, "0.9", "share of GPU memory the server uses" },
     { "activation_reserve_gib", K_LLM, "1.0", "per-GPU memory kept for activations, GiB" },
     { "kv_blocks", K_LLM, "derived", "KV blocks per replica (overrides the derivation)" },
@@ -160,6 +160,10 @@ static int fail(ctx *x, const cfg_entry *e, const char *section, const char *key
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     cfg_where(&x->s->raw, e, where, sizeof where);
+    if (!e)                                   /* a missing key: point at its section */
+        for (size_t i = 0; i < x->s->raw.ns; i++)
+            if (!strcmp(x->s->raw.s[i].name, section) && x->s->raw.s[i].line > 0)
+                snprintf(where, sizeof where, "%s:%d", x->s->raw.path, x->s->raw.s[i].line);
     if (key) snprintf(x->err, x->errlen, "%s: [%s] %s: %s", where, section, key, msg);
     else snprintf(x->err, x->errlen, "%s: [%s]: %s", where, section, msg);
     return -1;
@@ -357,22 +361,13 @@ static int build_workload(ctx *x)
                         full, w->tr.n, (unsigned long long) s->warmup);
         }
         if (get_num(x, W, "speedup", 1.0, 0, 1, 1e9, &w->speedup)) return -1;
-        const cfg_entry *re;
-        if (val(x, W, "rate", &re))
-            return fail(x, re, W, "rate", "not used with arrival = trace (use speedup to scale the trace)");
     } else {
-        const char *keys[] = { "trace", "time_column", "time_format", "speedup", "loop", "prompt_column", "output_column" };
-        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
-            const cfg_entry *e;
-            if (val(x, W, keys[i], &e))
-                return fail(x, e, W, keys[i], "only used with arrival = trace");
-        }
+        /* Keys of other arrival kinds (cv, trace...) may stay in the file: they
+         * are ignored, so --set workload.arrival=... can switch between kinds. */
         const cfg_entry *e;
         if (!val(x, W, "rate", &e)) return fail(x, NULL, W, "rate", "missing (requests per second)");
         if (get_num(x, W, "rate", 0, 0, 1, 1e12, &w->rate)) return -1;
         if (get_num(x, W, "cv", 1.0, 0, 1, 1e6, &w->cv)) return -1;
-        if (val(x, W, "cv", &e) && w->arrival != ARRIVAL_GAMMA)
-            return fail(x, e, W, "cv", "only used with arrival = gamma");
     }
     if (get_dist(x, W, "prompt_tokens", "const(512)", &w->prompt)) return -1;
     if (get_dist(x, W, "output_tokens", "const(128)", &w->output)) return -1;
@@ -474,14 +469,8 @@ static int build_pool_llm(ctx *x, const char *sec, pool_cfg *p)
     cost_model *c = &l->cost;
     if (get_enum(x, sec, "cost", "linear|roofline", COST_ROOFLINE, &k)) return -1;
     c->kind = (cost_kind) k;
+    /* The other model's keys may stay in the file (ignored), so --set can switch. */
     const char *lin[] = { "step_base_ms", "prefill_ms_per_token", "decode_ms_per_seq", "kv_ms_per_1k_tokens" };
-    const char *roof[] = { "compute_eff", "memory_eff", "step_overhead_ms", "allreduce_latency_us" };
-    for (int i = 0; i < 4; i++) {
-        if (c->kind == COST_ROOFLINE && val(x, sec, lin[i], &e))
-            return fail(x, e, sec, lin[i], "only used with cost = linear");
-        if (c->kind == COST_LINEAR && val(x, sec, roof[i], &e))
-            return fail(x, e, sec, roof[i], "only used with cost = roofline");
-    }
     if (c->kind == COST_LINEAR) {
         for (int i = 0; i < 3; i++)
             if (!val(x, sec, lin[i], &e)) return fail(x, NULL, sec, lin[i], "missing (required with cost = linear)");
@@ -497,10 +486,6 @@ static int build_pool_llm(ctx *x, const char *sec, pool_cfg *p)
         if (get_num(x, sec, "step_overhead_ms", 1.0, 0, 0, 1e9, &c->step_overhead_ms)) return -1;
         if (get_num(x, sec, "allreduce_latency_us", 8, 0, 0, 1e9, &c->allreduce_latency_us)) return -1;
     }
-    if (l->scheduler != SCHED_DYNAMIC && val(x, sec, "max_wait_ms", &e))
-        return fail(x, e, sec, "max_wait_ms", "only used with scheduler = dynamic");
-    if (l->scheduler != SCHED_CHUNKED && val(x, sec, "chunk_tokens", &e))
-        return fail(x, e, sec, "chunk_tokens", "only used with scheduler = chunked");
     return 0;
 }
 

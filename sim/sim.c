@@ -29,7 +29,6 @@ typedef struct sim {
     gsl_rng *tok_rng;         /* token counts */
     uint64_t next_id;         /* next arrival's id */
     uint64_t target;          /* measured requests in this run */
-    uint64_t quarter[4];      /* first measured index of each quarter of them */
     uint64_t arrival_cap;     /* arrivals stop here: the run is saturated */
     size_t trace_i;           /* next trace row */
     double trace_offset;      /* s added to trace times (looping) */
@@ -53,11 +52,12 @@ typedef struct sim {
 
 int sim_measuring(const sim *s) { return s->measuring; }
 
-int sim_quarter(const sim *s, const request *r)
+/* R enters the pool of station ST. */
+static void enter(sim *s, station *st, request *r)
 {
-    if (!r->measured) return -1;
-    uint64_t k = r->id - s->sc->warmup;
-    return (k >= s->quarter[1]) + (k >= s->quarter[2]) + (k >= s->quarter[3]);
+    st->inside++;
+    if (s->measuring) st->win_arrivals++;
+    st->ops->arrive(st, r);
 }
 
 static void window_close(sim *s)
@@ -73,6 +73,7 @@ static void window_close(sim *s)
 
 void sim_outcome(sim *s, request *r, req_outcome outcome)
 {
+    if (outcome != OUT_SERVED) s->st[r->pool]->inside--;     /* rejected or timed out there */
     r->outcome = (uint8_t) outcome;
     if (!r->measured) return;
     if (outcome == OUT_REJECTED) s->rejected++;
@@ -90,10 +91,11 @@ void sim_drop(sim *s, request *r, req_outcome outcome)
 
 void sim_done(sim *s, request *r)
 {
+    s->st[r->pool]->inside--;
     int next = s->sc->pools[r->pool].next;
     if (next >= 0) {
         r->pool = next;
-        s->st[next]->ops->arrive(s->st[next], r);
+        enter(s, s->st[next], r);
         return;
     }
     if (s->measuring) {
@@ -208,45 +210,47 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
         for (int i = 0; i < s->nst; i++) {
             station_busy(s->st[i], 0);
             s->st[i]->area_at_start = s->st[i]->busy_area;
+            s->st[i]->inside_at_start = s->st[i]->inside;
         }
         for (int i = 0; i < s->nst; i++)
             if (s->st[i]->cfg->kind == POOL_LLM) llm_window_start(s->st[i]);
     }
     schedule_next(s);
-    s->st[r->pool]->ops->arrive(s->st[r->pool], r);
+    enter(s, s->st[r->pool], r);
 }
 
 /* ---- results -------------------------------------------------------------- */
 
 /* Offered load of generic pool I: arrival rate x mean service / servers, for
- * pools on the path of the requests (0 for pools no request visits). */
+ * pools on the path of the requests (0 for pools no request visits).  NAN when
+ * it cannot be known beforehand: an LLM pool, or a pool behind one that loses
+ * requests (queue_limit, timeout_ms, LLM rejections) and so thins its flow. */
 static double offered_load(const scenario *sc, int i)
 {
-    int on_path = 0;
-    for (int j = sc->wl.target, hops = 0; j >= 0 && hops <= sc->npools; j = sc->pools[j].next, hops++)
-        if (j == i) on_path = 1;
-    const pool_cfg *p = &sc->pools[i];
-    if (!on_path) return 0;
-    if (p->kind != POOL_GENERIC) return NAN;
-    return scenario_arrival_rate(sc) * p->service.mean / 1000.0 / p->servers;
+    int lossy = 0;
+    for (int j = sc->wl.target, hops = 0; j >= 0 && hops <= sc->npools; j = sc->pools[j].next, hops++) {
+        const pool_cfg *p = &sc->pools[j];
+        if (j == i) {
+            if (p->kind != POOL_GENERIC || lossy) return NAN;
+            return scenario_arrival_rate(sc) * p->service.mean / 1000.0 / p->servers;
+        }
+        lossy |= p->kind == POOL_LLM || p->queue_limit > 0 || p->timeout_ms > 0;
+    }
+    return 0;
 }
 
-/* The queue kept growing: the mean queue length rose from each quarter of the
- * measured arrivals to the next, and by the last quarter had grown by at least
- * 3 % of the arrivals since the first (and by at least 10).  A stable queue's
- * quarter means differ by noise that does not grow with the run; an overloaded
- * one grows by (1 - capacity / arrival rate) of the arrivals, whatever backlog
- * the warm-up left. */
-static int queue_grew(const station *st, uint64_t measured)
+/* The pool's backlog grew during the window by more than a stable system's
+ * fluctuations allow.  In a stable pool the number inside at the end of the
+ * window is another sample of the same stationary distribution as at its start;
+ * in an overloaded one it has grown by (arrival rate - capacity) x window, in
+ * proportion to the run.  The bound, 3 sqrt(window arrivals) + 20, is far above
+ * the number inside a stable pool (which does not grow with the run) for any
+ * run long enough to measure, and far below the growth of an overload of a few
+ * per cent over such a run. */
+static int backlog_grew(const station *st)
 {
-    double m[4];
-    for (int k = 0; k < 4; k++) {
-        if (st->qcnt[k] == 0) return 0;
-        m[k] = st->qsum[k] / (double) st->qcnt[k];
-    }
-    double need = 0.03 * 0.75 * (double) measured;
-    if (need < 10) need = 10;
-    return m[1] > m[0] && m[2] > m[1] && m[3] > m[2] && m[3] - m[0] >= need;
+    double grew = (double) st->inside - (double) st->inside_at_start;
+    return grew > 3.0 * sqrt((double) st->win_arrivals) + 20.0;
 }
 
 static void fill_results(sim *s, sim_result *out)
@@ -290,7 +294,7 @@ static void fill_results(sim *s, sim_result *out)
         /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
          * stable loss system whatever its offered load: only growth counts. */
         int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
-        p->saturated = (!bounded && p->offered_load >= 1.0) || queue_grew(st, s->target) || (s->capped && st->qlen > 0);
+        p->saturated = (!bounded && p->offered_load >= 1.0) || backlog_grew(st) || (s->capped && st->qlen > 0);
         if (p->saturated) out->saturated = 1;
         if (p->kind == POOL_LLM) out->has_llm = 1;
         out->cost_per_hour += p->cost_per_hour;
@@ -320,7 +324,6 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         }
     }
     s.arrival_cap = 2 * (sc->warmup + s.target) + 1000;
-    for (int k = 0; k < 4; k++) s.quarter[k] = s.target * (uint64_t) k / 4;
     for (int i = 0; i < sc->npools; i++) s.has_llm |= sc->pools[i].kind == POOL_LLM;
     s.mirror = sc->npools == 1 && sc->pools[0].kind == POOL_GENERIC;
     out->pools = calloc((size_t) sc->npools, sizeof *out->pools);

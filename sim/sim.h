@@ -79,8 +79,6 @@ void sim_done(struct sim *s, request *r);
 void sim_outcome(struct sim *s, request *r, req_outcome outcome);
 void sim_release(struct sim *s, request *r);
 void sim_drop(struct sim *s, request *r, req_outcome outcome);
-/* Quarter (0..3) of the measured arrivals R belongs to, or -1 when not measured. */
-int sim_quarter(const struct sim *s, const request *r);
 /* 1 while the measured window is open. */
 int sim_measuring(const struct sim *s);
 

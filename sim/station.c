@@ -55,11 +55,6 @@ static void timeout_fire(evq *q, void *subject, int64_t arg)
 
 int station_enqueue(station *st, request *r)
 {
-    int q = sim_quarter(st->sim, r);
-    if (q >= 0) {
-        st->qsum[q] += (double) st->qlen;
-        st->qcnt[q]++;
-    }
     if (st->cfg->queue_limit && st->qlen >= st->cfg->queue_limit) {
         if (r->measured) st->rejected++;
         sim_drop(st->sim, r, OUT_REJECTED);

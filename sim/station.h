@@ -49,8 +49,9 @@ struct station {
 
     int queue_stat_at_finish; /* 1: the kind records queue_ms when a request leaves
                                  (it may queue more than once, e.g. after preemption) */
-    double qsum[4];           /* queue-length samples by quarter of the measured arrivals */
-    uint64_t qcnt[4];
+    uint64_t inside;          /* requests in the pool now (waiting or in service) */
+    uint64_t inside_at_start; /* inside when measuring began */
+    uint64_t win_arrivals;    /* requests (measured or not) entering during the window */
 };
 
 /* Initialises the common part.  Returns 0 or -1 (out of memory). */

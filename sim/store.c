@@ -265,6 +265,43 @@ static int insert_stat(sqlite3_stmt *st, int64_t id, const store_stat *s)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+    static const char *sql[] = {
+        "INSERT INTO runs (scenario_path, scenario_text, scenario_hash, seed, replications, version,"
+        " started_at, wall_s, status, json) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        "INSERT INTO run_config (run_id, section, key, value) VALUES (?,?,?,?)",
+        "INSERT INTO run_stats (run_id, replication, scope, metric, stat, value, ci95) VALUES (?,?,?,?,?,?,?)",
+    };
+    if (sqlite3_db_readonly(db, "main") == 1) {
+        set_err(err, errlen, "%s: cannot write to the database: it is read-only", path);
+        return -1;
+    }
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        set_err(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));
+        return -1;
+    }
+    int ret = 0;
+    /* Rewriting the schema version in place makes SQLite open its journal, as a
+     * real save would: a directory that forbids that fails here, not after the run. */
+    char pragma[64];
+    snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
+    if (sqlite3_exec(db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
+        set_err(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));
+        ret = -1;
+    }
+    for (size_t i = 0; i < sizeof sql / sizeof sql[0] && ret == 0; i++) {
+        sqlite3_stmt *st = NULL;
+        if (sqlite3_prepare_v2(db, sql[i], -1, &st, NULL) != SQLITE_OK) {
+            set_err(err, errlen, "%s: not a latsim database: %s", path, sqlite3_errmsg(db));
+            ret = -1;
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return ret;
+}
+
 int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size_t errlen)
 {
     int ret = -1, began = 0;

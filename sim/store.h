@@ -52,6 +52,11 @@ typedef struct store_run {
 int store_open(const char *path, sqlite3 **db, char *err, size_t errlen);
 void store_close(sqlite3 *db);
 
+/* Checks, before a run, that store_save_run() will be able to write to DB
+ * (PATH names it in messages): takes and releases the write lock, and prepares
+ * the inserts against the schema.  Returns 0, or -1 + ERR. */
+int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen);
+
 /* Writes one run in a single transaction.  Returns 0 with *ID set, or -1 + ERR
  * (nothing written). */
 int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size_t errlen);
