@@ -41,21 +41,21 @@ static const gpu_spec builtin_gpus[] = {
 
 static const model_spec builtin_models[] = {
     { "llama-2-7b", 32, 4096, 32, 32, 128, 11008, 32000, 6.74e9, 4096,
-      "HF config.json of meta-llama/Llama-2-7b-hf (params 6,738,415,616)" },
+      "HF config.json of meta-llama/Llama-2-7b-hf (params 6,738,415,616)", "bf16" },
     { "llama-2-70b", 80, 8192, 64, 8, 128, 28672, 32000, 68.98e9, 4096,
-      "HF config.json of meta-llama/Llama-2-70b-hf (params 68,976,648,192)" },
+      "HF config.json of meta-llama/Llama-2-70b-hf (params 68,976,648,192)", "bf16" },
     { "llama-3-8b", 32, 4096, 32, 8, 128, 14336, 128256, 8.03e9, 8192,
-      "HF config.json of meta-llama/Meta-Llama-3-8B (params 8,030,261,248)" },
+      "HF config.json of meta-llama/Meta-Llama-3-8B (params 8,030,261,248)", "bf16" },
     { "llama-3-70b", 80, 8192, 64, 8, 128, 28672, 128256, 70.55e9, 8192,
-      "HF config.json of meta-llama/Meta-Llama-3-70B (params 70,553,706,496)" },
+      "HF config.json of meta-llama/Meta-Llama-3-70B (params 70,553,706,496)", "bf16" },
     { "mistral-7b", 32, 4096, 32, 8, 128, 14336, 32000, 7.24e9, 32768,
       "HF config.json of mistralai/Mistral-7B-v0.1 (params 7,241,732,096; "
-      "4096-token sliding window not modelled)" },
+      "4096-token sliding window not modelled)", "bf16" },
     { "codellama-34b", 48, 8192, 64, 8, 128, 22016, 32000, 33.74e9, 16384,
-      "HF config.json of codellama/CodeLlama-34b-hf (params 33,743,970,304)" },
+      "HF config.json of codellama/CodeLlama-34b-hf (params 33,743,970,304)", "bf16" },
     { "qwen-72b", 80, 8192, 64, 64, 128, 24576, 152064, 72.29e9, 32768,
       "HF config.json of Qwen/Qwen1.5-72B (same geometry as Qwen/Qwen-72B; "
-      "params 72,287,920,128)" },
+      "params 72,287,920,128)", "bf16" },
 };
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
@@ -73,7 +73,7 @@ static const char gpu_columns[] =
     "price_hr, source";
 static const char model_columns[] =
     "name, layers, hidden, heads, kv_heads, head_dim, intermediate, vocab, params, "
-    "context, source";
+    "context, source, weights";
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS gpus ("
@@ -99,6 +99,7 @@ static const char schema_sql[] =
     " params REAL NOT NULL,"
     " context INTEGER NOT NULL,"
     " source TEXT NOT NULL DEFAULT '',"
+    " weights TEXT NOT NULL DEFAULT 'bf16',"
     " builtin INTEGER NOT NULL DEFAULT 0);";
 
 #if defined(__GNUC__)
@@ -149,6 +150,7 @@ static void read_model_row(sqlite3_stmt *st, model_spec *m)
     m->params = sqlite3_column_double(st, 8);
     m->context = sqlite3_column_int(st, 9);
     copy_text(m->source, sizeof m->source, st, 10);
+    copy_text(m->weights, sizeof m->weights, st, 11);
 }
 
 /* Binds G to an INSERT statement of the columns gpu_columns then builtin. */
@@ -183,7 +185,8 @@ static int bind_model(sqlite3_stmt *st, const model_spec *m, const char *name, i
     if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 9, m->params);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 10, m->context);
     if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 11, m->source, -1, SQLITE_TRANSIENT);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 12, builtin);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 12, m->weights[0] ? m->weights : "bf16", -1, SQLITE_TRANSIENT);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 13, builtin);
     return rc;
 }
 
@@ -210,7 +213,7 @@ static int seed_table(sqlite3 *db, const char *table, char *err, size_t errlen)
 
     snprintf(sql, sizeof sql, "INSERT INTO %s (%s, builtin) VALUES (%s)", table,
              is_gpu ? gpu_columns : model_columns,
-             is_gpu ? "?,?,?,?,?,?,?,?,?,?" : "?,?,?,?,?,?,?,?,?,?,?,?");
+             is_gpu ? "?,?,?,?,?,?,?,?,?,?" : "?,?,?,?,?,?,?,?,?,?,?,?,?");
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         goto db_error;
     for (size_t i = 0; i < n; i++) {
@@ -445,6 +448,10 @@ static int validate_model(const model_spec *m, char *name, char *err, size_t err
         check_positive("model", name, "params", m->params, err, errlen) ||
         check_positive("model", name, "context", m->context, err, errlen))
         return -1;
+    if (m->weights[0] && catalog_weight_bytes(m->weights) == 0) {
+        set_err(err, errlen, "model '%s': weights must be bf16, fp16, fp8, int8 or int4 (got '%s')", name, m->weights);
+        return -1;
+    }
     /* heads * head_dim == hidden is not required: some models differ. */
     if (m->heads % m->kv_heads != 0) {
         set_err(err, errlen,
@@ -484,6 +491,21 @@ static int bind_user_model(sqlite3_stmt *st, const void *m, const char *name)
     return bind_model(st, m, name, 0);
 }
 
+int catalog_is_builtin(sqlite3 *db, const char *table, const char *name)
+{
+    char sql[128];
+    sqlite3_stmt *st = NULL;
+    int yes = 0;
+    snprintf(sql, sizeof sql, "SELECT builtin FROM %s WHERE name = ?",
+             strcmp(table, "gpus") == 0 ? "gpus" : "models");
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_TRANSIENT) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        yes = sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    return yes;
+}
+
 int catalog_check_gpu(const gpu_spec *g, char *err, size_t errlen)
 {
     char name[sizeof g->name];
@@ -513,7 +535,7 @@ int catalog_put_model(sqlite3 *db, const model_spec *m, char *err, size_t errlen
     if (validate_model(m, name, err, errlen) != 0)
         return -1;
     snprintf(sql, sizeof sql,
-             "INSERT OR REPLACE INTO models (%s, builtin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+             "INSERT OR REPLACE INTO models (%s, builtin) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
              model_columns);
     return put_row(db, sql, "model", name, bind_user_model, m, err, errlen);
 }
@@ -591,14 +613,14 @@ static void print_models(FILE *out, const model_spec *m, size_t n)
     for (size_t i = 0; i < n; i++)
         wn = max_width(wn, m[i].name);
     fprintf(out, "Models\n");
-    fprintf(out, "%-*s  %6s  %6s  %5s  %4s  %8s  %6s  %6s  %10s  %7s\n", wn, "name",
+    fprintf(out, "%-*s  %6s  %6s  %5s  %4s  %8s  %6s  %6s  %10s  %7s  %7s\n", wn, "name",
             "layers", "hidden", "heads", "kv", "head_dim", "inter", "vocab", "params (B)",
-            "context");
+            "context", "weights");
     for (size_t i = 0; i < n; i++)
-        fprintf(out, "%-*s  %6d  %6d  %5d  %4d  %8d  %6d  %6d  %10.2f  %7d\n", wn,
+        fprintf(out, "%-*s  %6d  %6d  %5d  %4d  %8d  %6d  %6d  %10.2f  %7d  %7s\n", wn,
                 m[i].name, m[i].layers, m[i].hidden, m[i].heads, m[i].kv_heads,
                 m[i].head_dim, m[i].intermediate, m[i].vocab, m[i].params / 1e9,
-                m[i].context);
+                m[i].context, m[i].weights);
 }
 
 int catalog_print(sqlite3 *db, FILE *out, char *err, size_t errlen)

@@ -37,6 +37,8 @@ typedef struct model_spec {
     double params;          /* parameter count (all weights) */
     int context;            /* maximum context length, tokens */
     char source[200];       /* where the figures come from */
+    char weights[8];        /* precision the weights are published in: bf16, fp8, int8, int4
+                               (a pool's default `weights`) */
 } model_spec;
 
 /* Creates the tables if missing and seeds the built-in entries if the tables are
@@ -57,6 +59,10 @@ int catalog_put_model(sqlite3 *db, const model_spec *m, char *err, size_t errlen
 /* The validation catalog_put_*() applies, without writing: 0, or -1 + ERR. */
 int catalog_check_gpu(const gpu_spec *g, char *err, size_t errlen);
 int catalog_check_model(const model_spec *m, char *err, size_t errlen);
+
+/* 1 when TABLE ("gpus" or "models") holds a built-in entry called NAME, else 0
+ * (also on a database error). */
+int catalog_is_builtin(sqlite3 *db, const char *table, const char *name);
 
 /* Prints both tables as readable text.  Returns 0 or -1 + ERR. */
 int catalog_print(sqlite3 *db, FILE *out, char *err, size_t errlen);

@@ -93,6 +93,7 @@ static const key_spec KEYS[] = {
     { "vocab", K_MODEL, "32000", "vocabulary size" },
     { "params", K_MODEL, "", "parameter count (e.g. 8.03e9)" },
     { "context", K_MODEL, "4096", "maximum context length, tokens" },
+    { "weights", K_MODEL, "bf16", "precision the weights are published in (a pool's default weights)" },
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -422,6 +423,10 @@ static int build_model(ctx *x, const char *sec, const char *name, model_spec *m)
     if (get_int(x, sec, "vocab", 32000, 1, 100000000, &m->vocab)) return -1;
     if (get_num(x, sec, "params", 0, 0, 1, 1e16, &m->params)) return -1;
     if (get_int(x, sec, "context", 4096, 1, 100000000, &m->context)) return -1;
+    int wk;
+    static const char *MW[] = { "bf16", "fp16", "fp8", "int8", "int4" };
+    if (get_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4", 0, &wk)) return -1;
+    snprintf(m->weights, sizeof m->weights, "%s", MW[wk]);
     if (m->heads % m->kv_heads != 0) {
         const cfg_entry *e;
         val(x, sec, "kv_heads", &e);
@@ -451,6 +456,7 @@ static int build_pool_llm(ctx *x, const char *sec, pool_cfg *p)
     if (get_i64(x, sec, "max_batch_tokens", 8192, 1, INT64_MAX, &l->max_batch_tokens)) return -1;
     if (get_i64(x, sec, "chunk_tokens", 512, 1, INT64_MAX, &l->chunk_tokens)) return -1;
     if (get_num(x, sec, "max_wait_ms", 20, 0, 0, 1e12, &l->max_wait_ms)) return -1;
+    l->weights_given = val(x, sec, "weights", &e) != NULL;
     if (get_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4", 0, &k)) return -1;
     static const char *W[] = { "bf16", "fp16", "fp8", "int8", "int4" };
     snprintf(l->weights, sizeof l->weights, "%s", W[k]);
@@ -697,6 +703,8 @@ int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen)
             val(&x, sec, "gpu", &e);
             if (rc != 0) return fail(&x, e, sec, "gpu", "%s", msg);
         }
+        if (!l->weights_given && l->model.weights[0])
+            snprintf(l->weights, sizeof l->weights, "%s", l->model.weights);
         const char *key = NULL;
         if (llm_derive(l, &s->wl, &key, msg, sizeof msg) != 0) {
             if (!strncmp(key, "workload.", 9)) {

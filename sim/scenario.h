@@ -50,7 +50,8 @@ typedef struct llm_cfg {
     int64_t max_batch_tokens; /* max tokens per forward step (continuous, chunked) */
     int64_t chunk_tokens;     /* chunked: token budget per step */
     double max_wait_ms;       /* dynamic: longest wait to fill a batch, ms */
-    char weights[8];          /* bf16 | fp8 | int8 | int4 */
+    char weights[8];          /* bf16 | fp16 | fp8 | int8 | int4 */
+    int weights_given;        /* 1 when the pool set weights (else the model's precision) */
     char kv_dtype[8];         /* bf16 | fp8 */
     double mem_util;          /* share of GPU memory the server may use, (0,1] */
     double activation_gib;    /* per-GPU memory kept for activations, GiB */

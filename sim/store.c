@@ -327,11 +327,15 @@ int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size
             " VALUES (?,?,?,?,?,?,?)", -1, &stat_st, NULL) != SQLITE_OK)
         goto db_error;
 
+    /* A scenario's entry named like a built-in one overrode it for that run
+     * only (its text is stored with the run): the built-in entry stays. */
     for (size_t i = 0; i < r->ngpus; i++)
-        if (catalog_put_gpu(db, &r->gpus[i], err, errlen) != 0)
+        if (!catalog_is_builtin(db, "gpus", r->gpus[i].name) &&
+            catalog_put_gpu(db, &r->gpus[i], err, errlen) != 0)
             goto done;
     for (size_t i = 0; i < r->nmodels; i++)
-        if (catalog_put_model(db, &r->models[i], err, errlen) != 0)
+        if (!catalog_is_builtin(db, "models", r->models[i].name) &&
+            catalog_put_model(db, &r->models[i], err, errlen) != 0)
             goto done;
     if (insert_run(run_st, r) != SQLITE_OK)
         goto db_error;

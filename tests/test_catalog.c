@@ -42,7 +42,7 @@ static gpu_spec valid_gpu(void)
 
 static model_spec valid_model(void)
 {
-    model_spec m = { "Tiny-1B", 16, 2048, 32, 8, 64, 8192, 50000, 1.1e9, 2048, "test" };
+    model_spec m = { "Tiny-1B", 16, 2048, 32, 8, 64, 8192, 50000, 1.1e9, 2048, "test", "bf16" };
     return m;
 }
 
