@@ -75,6 +75,7 @@ struct llm {
     double flops, bytes;      /* work done */
     uint64_t preemptions;
     uint64_t truncated;
+    uint64_t too_long;        /* measured requests rejected for exceeding max_seq_len */
 };
 
 typedef struct sched_ops {
@@ -673,7 +674,10 @@ static void arrive(station *st, request *r)
     r->pool_service0 = r->service_ns;
     if ((int64_t) r->prompt + r->output > L->max_seq_len) {
         if (!L->truncate) {
-            if (r->measured) st->rejected++;
+            if (r->measured) {
+                st->rejected++;
+                P->too_long++;
+            }
             sim_drop(st->sim, r, OUT_REJECTED);
             return;
         }
@@ -727,6 +731,7 @@ static void report(station *st, pool_result *out)
     out->mean_batch = P->steps ? P->seqs_in_steps / (double) P->steps : 0;
     out->preemptions = P->preemptions;
     out->truncated = P->truncated;
+    out->too_long = P->too_long;
     out->kv_peak = P->kv_peak;
     out->cost_per_hour = out->gpus * L->gpu.price_hr;
     double span_ns = out->window_s * 1e9;

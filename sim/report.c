@@ -101,6 +101,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
             V(S, "kv_peak", p->kv_peak);
             V(S, "preemptions", p->preemptions);
             V(S, "truncated", p->truncated);
+            V(S, "too_long", p->too_long);
             V(S, "mfu", p->mfu);
             V(S, "mbu", p->mbu);
             V(S, "cost_per_hour", p->cost_per_hour);
@@ -269,24 +270,32 @@ static void latency_table(const report *r, const char *scope, FILE *out)
     if (cur) fputc('\n', out);
 }
 
-/* Scalars three to a line, "name value" in aligned columns. */
+/* Scalars three to a line, "name value" in aligned columns, no trailing blanks. */
 static void scalars(const report *r, const char *scope, FILE *out)
 {
+    char line[256] = "";
     int k = 0;
     for (size_t i = 0; i < r->n; i++) {
         const store_stat *s = &r->rows[i];
         if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "kind")) continue;
-        char b[64];
+        char b[64], c[96];
         if (is_flag(s->metric)) snprintf(b, sizeof b, "%s", s->value > 0 ? "YES" : "no");
         else if (isnan(s->value)) snprintf(b, sizeof b, "-");
         else if (r->replications > 1 && !isnan(s->ci95)) snprintf(b, sizeof b, "%.6g ±%.3g", s->value, s->ci95);
         else if (s->value == floor(s->value) && fabs(s->value) < 1e15) snprintf(b, sizeof b, "%.0f", s->value);
         else snprintf(b, sizeof b, "%.6g", s->value);
-        if (k % 3 == 2) fprintf(out, "  %-20s %s\n", s->metric, b);
-        else fprintf(out, "  %-20s %-18s", s->metric, b);
-        k++;
+        snprintf(c, sizeof c, "  %-20s %-18s", s->metric, b);
+        strncat(line, c, sizeof line - strlen(line) - 1);
+        if (++k % 3 == 0) {
+            size_t n = strlen(line);
+            while (n > 0 && line[n - 1] == ' ') line[--n] = '\0';
+            fprintf(out, "%s\n", line);
+            line[0] = '\0';
+        }
     }
-    if (k % 3) fputc('\n', out);
+    size_t n = strlen(line);
+    while (n > 0 && line[n - 1] == ' ') line[--n] = '\0';
+    if (n) fprintf(out, "%s\n", line);
 }
 
 void report_table(const report *r, const char *title, FILE *out)

@@ -163,8 +163,12 @@ static int fail(ctx *x, const cfg_entry *e, const char *section, const char *key
     cfg_where(&x->s->raw, e, where, sizeof where);
     if (!e)                                   /* a missing key: point at its section */
         for (size_t i = 0; i < x->s->raw.ns; i++)
-            if (!strcmp(x->s->raw.s[i].name, section) && x->s->raw.s[i].line > 0)
-                snprintf(where, sizeof where, "%s:%d", x->s->raw.path, x->s->raw.s[i].line);
+            if (!strcmp(x->s->raw.s[i].name, section)) {
+                if (x->s->raw.s[i].line > 0)
+                    snprintf(where, sizeof where, "%s:%d", x->s->raw.path, x->s->raw.s[i].line);
+                else
+                    snprintf(where, sizeof where, "--set");   /* a section only --set created */
+            }
     if (key) snprintf(x->err, x->errlen, "%s: [%s] %s: %s", where, section, key, msg);
     else snprintf(x->err, x->errlen, "%s: [%s]: %s", where, section, msg);
     return -1;
@@ -655,8 +659,11 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         int hops = 0;
         for (int j = s->pools[i].next; j >= 0; j = s->pools[j].next)
             if (++hops > s->npools) {
-                snprintf(err, errlen, "%s: [pool %s] next: pools form a cycle", path, s->pools[i].name);
-                return -1;
+                char sec[80];
+                snprintf(sec, sizeof sec, "pool %s", s->pools[i].name);
+                const cfg_entry *ne;
+                val(&x, sec, "next", &ne);
+                return fail(&x, ne, sec, "next", "pools form a cycle");
             }
     }
     if (build_sim(&x) || build_workload(&x)) return -1;

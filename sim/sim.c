@@ -294,6 +294,10 @@ static void fill_results(sim *s, sim_result *out)
         /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
          * stable loss system whatever its offered load: only growth counts. */
         int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
+        if (isnan(p->offered_load) && p->kind == POOL_GENERIC && out->window_s > 0)
+            /* Inflow unknown beforehand (a lossy pool upstream): measure it. */
+            p->offered_load = (double) st->win_arrivals / out->window_s
+                              * sc->pools[i].service.mean / 1000.0 / sc->pools[i].servers;
         p->saturated = (!bounded && p->offered_load >= 1.0) || backlog_grew(st) || (s->capped && st->qlen > 0);
         if (p->saturated) out->saturated = 1;
         if (p->kind == POOL_LLM) out->has_llm = 1;

@@ -38,6 +38,7 @@ struct pool_result {
     double kv_peak;           /* highest share of KV blocks in use */
     uint64_t preemptions;     /* sequences evicted for lack of KV blocks, measured window */
     uint64_t truncated;       /* measured requests whose prompt was cut to max_seq_len */
+    uint64_t too_long;        /* measured requests rejected for exceeding max_seq_len */
     double mfu;               /* achieved / peak FLOP/s over the window */
     double mbu;               /* achieved / peak memory bandwidth over the window */
     double cost_per_hour;     /* $ per hour for the pool's GPUs */
