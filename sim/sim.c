@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_randist.h>
 #include "llm.h"
 #include "pool.h"
@@ -135,7 +136,8 @@ static simtime_t next_arrival_time(sim *s)
     simtime_t now = evq_now(s->q);
     switch (w->arrival) {
     case ARRIVAL_POISSON:
-        return now + simtime_from_s(gsl_ran_exponential(s->arr_rng, 1.0 / w->rate));
+        /* Exponential gaps by inverse transform (as dist.c's exp()). */
+        return now + simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(s->arr_rng), 1.0 / w->rate));
     case ARRIVAL_GAMMA: {
         double k = 1.0 / (w->cv * w->cv);
         return now + simtime_from_s(gsl_ran_gamma(s->arr_rng, k, 1.0 / (w->rate * k)));
