@@ -254,6 +254,13 @@ static int cmd_run(int argc, char **argv)
     }
     free(kv);
     rc = 0;
+    for (int i = 0; i < sc.npools; i++) {
+        double tl = report_get(shown, sc.pools[i].name, "too_long", "value");
+        if (tl > 0)
+            fprintf(stderr, "latsim: note: %s:%d: [pool %s]: %.0f requests rejected: prompt + output exceed max_seq_len = %.0f "
+                    "(see max_seq_len and truncate in README)\n", file, sc.pools[i].line, sc.pools[i].name, tl,
+                    report_get(shown, sc.pools[i].name, "max_seq_len", "value"));
+    }
     if (saturated) {
         /* Stored and printed as saturated; the exit status and one line per
          * saturated pool say so to scripts and CI. */
