@@ -13,6 +13,7 @@
  * config.json; params is the total weight count, embeddings included.
  */
 #include "catalog.h"
+#include "errmsg.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -102,18 +103,6 @@ static const char schema_sql[] =
     " weights TEXT NOT NULL DEFAULT 'bf16',"
     " builtin INTEGER NOT NULL DEFAULT 0);";
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* Copies a column's text into a fixed-size field, truncating if needed. */
 static void copy_text(char *dst, size_t size, sqlite3_stmt *st, int col)
@@ -228,7 +217,7 @@ static int seed_table(sqlite3 *db, const char *table, char *err, size_t errlen)
     goto done;
 
 db_error:
-    set_err(err, errlen, "catalog: cannot seed table %s: %s", table, sqlite3_errmsg(db));
+    errmsg_set(err, errlen, "catalog: cannot seed table %s: %s", table, sqlite3_errmsg(db));
 done:
     sqlite3_finalize(st);
     return ret;
@@ -242,11 +231,11 @@ int catalog_init(sqlite3 *db, char *err, size_t errlen)
     /* A savepoint, not BEGIN, so that this also works inside a caller's
      * transaction (store_open); it takes a write lock only if it writes. */
     if (sqlite3_exec(db, "SAVEPOINT catalog_init", NULL, NULL, &msg) != SQLITE_OK) {
-        set_err(err, errlen, "catalog: %s", msg ? msg : sqlite3_errmsg(db));
+        errmsg_set(err, errlen, "catalog: %s", msg ? msg : sqlite3_errmsg(db));
         goto done;
     }
     if (sqlite3_exec(db, schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
-        set_err(err, errlen, "catalog: cannot create tables: %s",
+        errmsg_set(err, errlen, "catalog: cannot create tables: %s",
                 msg ? msg : sqlite3_errmsg(db));
         goto rollback;
     }
@@ -254,7 +243,7 @@ int catalog_init(sqlite3 *db, char *err, size_t errlen)
         seed_table(db, "models", err, errlen) != 0)
         goto rollback;
     if (sqlite3_exec(db, "RELEASE catalog_init", NULL, NULL, &msg) != SQLITE_OK) {
-        set_err(err, errlen, "catalog: cannot commit: %s", msg ? msg : sqlite3_errmsg(db));
+        errmsg_set(err, errlen, "catalog: cannot commit: %s", msg ? msg : sqlite3_errmsg(db));
         goto rollback;
     }
     ret = 0;
@@ -292,12 +281,12 @@ static int unknown_name(sqlite3 *db, const char *kind, const char *table,
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE)
         goto db_error;
-    set_err(err, errlen, "unknown %s '%s' (valid: %s)", kind, name, list);
+    errmsg_set(err, errlen, "unknown %s '%s' (valid: %s)", kind, name, list);
     ret = 1;
     goto done;
 
 db_error:
-    set_err(err, errlen, "catalog: cannot list %s: %s", table, sqlite3_errmsg(db));
+    errmsg_set(err, errlen, "catalog: cannot list %s: %s", table, sqlite3_errmsg(db));
 done:
     sqlite3_finalize(st);
     return ret;
@@ -329,7 +318,7 @@ static int fetch_row(sqlite3 *db, const char *table, const char *columns, const 
     goto done;
 
 db_error:
-    set_err(err, errlen, "catalog: cannot read %s: %s", table, sqlite3_errmsg(db));
+    errmsg_set(err, errlen, "catalog: cannot read %s: %s", table, sqlite3_errmsg(db));
 done:
     sqlite3_finalize(st);
     return ret;
@@ -371,18 +360,18 @@ static int check_name(const char *kind, const char *field, size_t size, char *lo
 {
     size_t n = strnlen(field, size);
     if (n == 0) {
-        set_err(err, errlen, "%s: the name is empty", kind);
+        errmsg_set(err, errlen, "%s: the name is empty", kind);
         return -1;
     }
     if (n == size) {
-        set_err(err, errlen, "%s: the name is too long (at most %zu characters)", kind,
+        errmsg_set(err, errlen, "%s: the name is too long (at most %zu characters)", kind,
                 size - 1);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)field[i];
         if (!isalnum(c) && c != '-' && c != '_' && c != '.' && c != '+') {
-            set_err(err, errlen,
+            errmsg_set(err, errlen,
                     "%s '%s': names may use only letters, digits, '-', '_', '.' and '+'",
                     kind, field);
             return -1;
@@ -398,7 +387,7 @@ static int check_positive(const char *kind, const char *name, const char *field,
 {
     if (isfinite(v) && v > 0)
         return 0;
-    set_err(err, errlen, "%s '%s': %s must be a positive number (got %g)", kind, name,
+    errmsg_set(err, errlen, "%s '%s': %s must be a positive number (got %g)", kind, name,
             field, v);
     return -1;
 }
@@ -408,7 +397,7 @@ static int check_terminated(const char *kind, const char *name, const char *fiel
 {
     if (strnlen(s, size) < size)
         return 0;
-    set_err(err, errlen, "%s '%s': %s is too long (at most %zu characters)", kind, name,
+    errmsg_set(err, errlen, "%s '%s': %s is too long (at most %zu characters)", kind, name,
             field, size - 1);
     return -1;
 }
@@ -426,7 +415,7 @@ static int validate_gpu(const gpu_spec *g, char *name, char *err, size_t errlen)
         check_positive("gpu", name, "link_gbs", g->link_gbs, err, errlen))
         return -1;
     if (!isfinite(g->price_hr) || g->price_hr < 0) {
-        set_err(err, errlen, "gpu '%s': price_hr must be a number >= 0 (got %g)", name,
+        errmsg_set(err, errlen, "gpu '%s': price_hr must be a number >= 0 (got %g)", name,
                 g->price_hr);
         return -1;
     }
@@ -449,12 +438,12 @@ static int validate_model(const model_spec *m, char *name, char *err, size_t err
         check_positive("model", name, "context", m->context, err, errlen))
         return -1;
     if (m->weights[0] && catalog_weight_bytes(m->weights) == 0) {
-        set_err(err, errlen, "model '%s': weights must be bf16, fp16, fp8, int8 or int4 (got '%s')", name, m->weights);
+        errmsg_set(err, errlen, "model '%s': weights must be bf16, fp16, fp8, int8 or int4 (got '%s')", name, m->weights);
         return -1;
     }
     /* heads * head_dim == hidden is not required: some models differ. */
     if (m->heads % m->kv_heads != 0) {
-        set_err(err, errlen,
+        errmsg_set(err, errlen,
                 "model '%s': heads (%d) must be a multiple of kv_heads (%d)", name,
                 m->heads, m->kv_heads);
         return -1;
@@ -472,7 +461,7 @@ static int put_row(sqlite3 *db, const char *sql, const char *what, const char *n
 
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK ||
         bind(st, spec, name) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE) {
-        set_err(err, errlen, "%s '%s': cannot save: %s", what, name, sqlite3_errmsg(db));
+        errmsg_set(err, errlen, "%s '%s': cannot save: %s", what, name, sqlite3_errmsg(db));
         goto done;
     }
     ret = 0;
@@ -560,7 +549,7 @@ static int load_all(sqlite3 *db, const char *table, const char *columns, size_t 
             size_t ncap = cap ? 2 * cap : 16;
             void *p = realloc(rows, ncap * elemsize);
             if (!p) {
-                set_err(err, errlen, "catalog: out of memory");
+                errmsg_set(err, errlen, "catalog: out of memory");
                 goto done;
             }
             rows = p;
@@ -578,7 +567,7 @@ static int load_all(sqlite3 *db, const char *table, const char *columns, size_t 
     goto done;
 
 db_error:
-    set_err(err, errlen, "catalog: cannot read %s: %s", table, sqlite3_errmsg(db));
+    errmsg_set(err, errlen, "catalog: cannot read %s: %s", table, sqlite3_errmsg(db));
 done:
     free(rows);
     sqlite3_finalize(st);
@@ -650,7 +639,7 @@ int catalog_print(sqlite3 *db, FILE *out, char *err, size_t errlen)
         fprintf(out, "  model %s: %s\n", m[i].name,
                 m[i].source[0] ? m[i].source : "(none given)");
     if (ferror(out)) {
-        set_err(err, errlen, "catalog: write error");
+        errmsg_set(err, errlen, "catalog: write error");
         goto done;
     }
     ret = 0;

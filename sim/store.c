@@ -11,6 +11,7 @@
  * ci95) is stored as NULL.
  */
 #include "store.h"
+#include "errmsg.h"
 #include "catalog.h"
 
 #include <inttypes.h>
@@ -50,18 +51,6 @@ static const char schema_sql[] =
     " ci95 REAL);"
     "CREATE INDEX IF NOT EXISTS run_stats_run ON run_stats(run_id, replication);";
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err || errlen == 0)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* The file name of DB for messages ("(memory)" for an in-memory database). */
 static const char *db_path(sqlite3 *db)
@@ -104,9 +93,9 @@ static int query_int(sqlite3 *db, const char *sql, int64_t *v)
 static void open_error(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
     if (sqlite3_errcode(db) == SQLITE_NOTADB)
-        set_err(err, errlen, "%s: not a latsim database: file is not a database", path);
+        errmsg_set(err, errlen, "%s: not a latsim database: file is not a database", path);
     else
-        set_err(err, errlen, "%s: cannot open database: %s", path, sqlite3_errmsg(db));
+        errmsg_set(err, errlen, "%s: cannot open database: %s", path, sqlite3_errmsg(db));
 }
 
 /* Creates the schema when the file has none.  Returns 0 or -1 + ERR. */
@@ -120,7 +109,7 @@ static int create_schema(sqlite3 *db, const char *path, char *err, size_t errlen
     if (query_int(db, "PRAGMA user_version", &version) != SQLITE_OK)
         goto db_error;
     if (version > STORE_SCHEMA_VERSION) {
-        set_err(err, errlen,
+        errmsg_set(err, errlen,
                 "%s: database schema version %" PRId64 " is newer than this latsim's (%d)",
                 path, version, STORE_SCHEMA_VERSION);
         goto done;
@@ -134,7 +123,7 @@ static int create_schema(sqlite3 *db, const char *path, char *err, size_t errlen
                       &foreign) != SQLITE_OK)
             goto db_error;
         if (foreign > 0) {
-            set_err(err, errlen, "%s: not a latsim database: it holds other tables", path);
+            errmsg_set(err, errlen, "%s: not a latsim database: it holds other tables", path);
             goto done;
         }
         /* IMMEDIATE: two processes creating the same file do not deadlock. */
@@ -149,7 +138,7 @@ static int create_schema(sqlite3 *db, const char *path, char *err, size_t errlen
     /* Outside a transaction when the schema exists, so that a read-only file
      * with its tables in place still opens. */
     if (catalog_init(db, cerr, sizeof cerr) != 0) {
-        set_err(err, errlen, "%s: %s", path, cerr);
+        errmsg_set(err, errlen, "%s: %s", path, cerr);
         goto done;
     }
     if (began) {
@@ -175,12 +164,12 @@ int store_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 
     *db = NULL;
     if (!path || !path[0]) {
-        set_err(err, errlen, "store: no database path given");
+        errmsg_set(err, errlen, "store: no database path given");
         goto done;
     }
     rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
-        set_err(err, errlen, "%s: cannot open database: %s", path,
+        errmsg_set(err, errlen, "%s: cannot open database: %s", path,
                 h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
         goto done;
     }
@@ -274,11 +263,11 @@ int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen
         "INSERT INTO run_stats (run_id, replication, scope, metric, stat, value, ci95) VALUES (?,?,?,?,?,?,?)",
     };
     if (sqlite3_db_readonly(db, "main") == 1) {
-        set_err(err, errlen, "%s: cannot write to the database: it is read-only", path);
+        errmsg_set(err, errlen, "%s: cannot write to the database: it is read-only", path);
         return -1;
     }
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        set_err(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));
+        errmsg_set(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));
         return -1;
     }
     int ret = 0;
@@ -287,13 +276,13 @@ int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen
     char pragma[64];
     snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
     if (sqlite3_exec(db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
-        set_err(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));
+        errmsg_set(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));
         ret = -1;
     }
     for (size_t i = 0; i < sizeof sql / sizeof sql[0] && ret == 0; i++) {
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(db, sql[i], -1, &st, NULL) != SQLITE_OK) {
-            set_err(err, errlen, "%s: not a latsim database: %s", path, sqlite3_errmsg(db));
+            errmsg_set(err, errlen, "%s: not a latsim database: %s", path, sqlite3_errmsg(db));
             ret = -1;
         }
         sqlite3_finalize(st);
@@ -309,7 +298,7 @@ int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size
     sqlite3_stmt *run_st = NULL, *kv_st = NULL, *stat_st = NULL;
 
     if (!r || (r->nconfig && !r->config) || (r->nstats && !r->stats)) {
-        set_err(err, errlen, "cannot save run: incomplete run record");
+        errmsg_set(err, errlen, "cannot save run: incomplete run record");
         goto done;
     }
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
@@ -355,7 +344,7 @@ int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size
     goto done;
 
 db_error:
-    set_err(err, errlen, "%s: cannot save run: %s", db_path(db), sqlite3_errmsg(db));
+    errmsg_set(err, errlen, "%s: cannot save run: %s", db_path(db), sqlite3_errmsg(db));
 done:
     sqlite3_finalize(run_st);
     sqlite3_finalize(kv_st);
@@ -515,10 +504,10 @@ int store_list_runs(sqlite3 *db, FILE *out, char *err, size_t errlen)
     goto done;
 
 oom:
-    set_err(err, errlen, "store: out of memory");
+    errmsg_set(err, errlen, "store: out of memory");
     goto done;
 db_error:
-    set_err(err, errlen, "%s: cannot list runs: %s", db_path(db), sqlite3_errmsg(db));
+    errmsg_set(err, errlen, "%s: cannot list runs: %s", db_path(db), sqlite3_errmsg(db));
 done:
     table_free(&t);
     sqlite3_finalize(st);
@@ -661,14 +650,14 @@ int store_show_run(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
 
     rc = show_meta(db, id, out);
     if (rc == 1) {
-        set_err(err, errlen, "no run %" PRId64 " in %s", id, db_path(db));
+        errmsg_set(err, errlen, "no run %" PRId64 " in %s", id, db_path(db));
         return 1;
     }
     if (rc != 0 || show_config(db, id, out, &oom) != 0 || show_stats(db, id, out, &oom) != 0) {
         if (oom)
-            set_err(err, errlen, "store: out of memory");
+            errmsg_set(err, errlen, "store: out of memory");
         else
-            set_err(err, errlen, "%s: cannot show run %" PRId64 ": %s", db_path(db), id,
+            errmsg_set(err, errlen, "%s: cannot show run %" PRId64 ": %s", db_path(db), id,
                     sqlite3_errmsg(db));
         return -1;
     }
