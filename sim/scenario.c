@@ -753,9 +753,3 @@ void scenario_print_keys(FILE *out)
         fprintf(out, "\n");
     }
 }
-
-const char *sched_name(sched_kind k)
-{
-    static const char *n[] = { "static", "dynamic", "continuous", "chunked" };
-    return n[k];
-}

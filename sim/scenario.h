@@ -116,6 +116,5 @@ void scenario_print_keys(FILE *out);
  * times speedup). */
 double scenario_arrival_rate(const scenario *s);
 
-const char *sched_name(sched_kind k);
 
 #endif
