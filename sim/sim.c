@@ -1,5 +1,5 @@
-/* sim.c -- a simulation run: the workload source, the stations, the measured
- * window, and the end-of-run statistics.
+/* sim.c -- a simulation run: the stations, the measured window, and the
+ * end-of-run statistics (arrivals and request attributes: workload.c).
  *
  * Flow of one request: the source creates it and hands it to the target pool's
  * station; each station calls sim_done() when it has served it, which either
@@ -11,13 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <gsl/gsl_cdf.h>
-#include <gsl/gsl_randist.h>
 #include "llm.h"
 #include "pool.h"
-#include "rng.h"
 #include "sim.h"
 #include "station.h"
+#include "workload.h"
 
 typedef struct sim {
     const scenario *sc;
@@ -26,13 +24,10 @@ typedef struct sim {
     station **st;             /* one per pool */
     int nst;
 
-    gsl_rng *arr_rng;         /* inter-arrival times */
-    gsl_rng *tok_rng;         /* token counts */
+    wl_source *src;           /* arrival times and request attributes */
     uint64_t next_id;         /* next arrival's id */
     uint64_t target;          /* measured requests in this run */
     uint64_t arrival_cap;     /* arrivals stop here: the run is saturated */
-    size_t trace_i;           /* next trace row */
-    double trace_offset;      /* s added to trace times (looping) */
     int capped;               /* arrivals stopped at arrival_cap */
     int trace_ran_out;        /* a non-looping trace ended before the target */
     int oom;                  /* a request record could not be allocated */
@@ -129,62 +124,21 @@ void sim_done(sim *s, request *r)
 
 static void on_arrival(evq *q, void *subject, int64_t arg);
 
-/* Time of the next arrival, or -1 when the source has ended. */
-static simtime_t next_arrival_time(sim *s)
-{
-    const workload_cfg *w = &s->sc->wl;
-    simtime_t now = evq_now(s->q);
-    switch (w->arrival) {
-    case ARRIVAL_POISSON:
-        /* Exponential gaps by inverse transform (as dist.c's exp()). */
-        return now + simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(s->arr_rng), 1.0 / w->rate));
-    case ARRIVAL_GAMMA: {
-        double k = 1.0 / (w->cv * w->cv);
-        return now + simtime_from_s(gsl_ran_gamma(s->arr_rng, k, 1.0 / (w->rate * k)));
-    }
-    case ARRIVAL_CONSTANT:
-        /* Computed from the id, not by adding gaps: no rounding drift. */
-        return simtime_from_s((double) s->next_id / w->rate);
-    case ARRIVAL_TRACE:
-        if (s->trace_i >= w->tr.n) {
-            if (!w->loop) return -1;
-            /* Replay: the gap between two loops is the trace's mean gap. */
-            double span = w->tr.t[w->tr.n - 1];
-            s->trace_offset += span + span / (double) (w->tr.n - 1);
-            s->trace_i = 0;
-        }
-        {
-            simtime_t t = simtime_from_s((s->trace_offset + w->tr.t[s->trace_i]) / w->speedup);
-            return t < now ? now : t;
-        }
-    }
-    return -1;
-}
-
 static void schedule_next(sim *s)
 {
     if (s->next_id >= s->arrival_cap) {
         s->capped = 1;
         return;
     }
-    simtime_t t = next_arrival_time(s);
+    simtime_t t = wl_next_time(s->src, evq_now(s->q), s->next_id);
     if (t < 0) return;
     evq_at(s->q, t, on_arrival, s, 0);
-}
-
-static int32_t draw_tokens(const dist *d, gsl_rng *r)
-{
-    double v = nearbyint(dist_sample(d, r));
-    if (v < 1) v = 1;
-    if (v > INT32_MAX / 4) v = INT32_MAX / 4;
-    return (int32_t) v;
 }
 
 static void on_arrival(evq *q, void *subject, int64_t arg)
 {
     (void) arg;
     sim *s = subject;
-    const workload_cfg *w = &s->sc->wl;
     request *r = req_alloc(&s->reqs);
     if (!r) {
         s->oom = 1;
@@ -193,19 +147,8 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     r->id = s->next_id++;
     r->arrival = evq_now(q);
-    r->pool = w->target;
     r->measured = r->id >= s->sc->warmup && r->id < s->sc->warmup + s->target;
-    if (!s->has_llm) {
-        /* Token counts matter to LLM pools only: no draws (the token stream is
-         * separate, so this changes no other number). */
-    } else if (w->arrival == ARRIVAL_TRACE && w->trace_tokens) {
-        r->prompt = w->tr.prompt[s->trace_i] > 0 ? w->tr.prompt[s->trace_i] : 1;
-        r->output = w->tr.output[s->trace_i] > 0 ? w->tr.output[s->trace_i] : 1;
-    } else {
-        r->prompt = draw_tokens(&w->prompt, s->tok_rng);
-        r->output = draw_tokens(&w->output, s->tok_rng);
-    }
-    if (w->arrival == ARRIVAL_TRACE) s->trace_i++;
+    wl_fill(s->src, r);
     if (r->id == s->sc->warmup) {
         s->measuring = 1;
         s->t_start = r->arrival;
@@ -336,11 +279,10 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     out->npools = sc->npools;
     s.q = evq_new();
     s.st = calloc((size_t) sc->npools, sizeof *s.st);
-    s.arr_rng = rng_stream(seed, "workload arrivals");
-    s.tok_rng = rng_stream(seed, "workload tokens");
+    s.src = wl_new(&sc->wl, seed, s.has_llm);
     s.e2e = stat_new(); s.queue = stat_new(); s.service = stat_new();
     s.ttft = stat_new(); s.tpot = stat_new(); s.overhead = stat_new();
-    if (!out->pools || !s.q || !s.st || !s.arr_rng || !s.tok_rng || !s.e2e || !s.queue ||
+    if (!out->pools || !s.q || !s.st || !s.src || !s.e2e || !s.queue ||
         !s.service || !s.ttft || !s.tpot || !s.overhead) {
         snprintf(err, errlen, "out of memory");
         goto done;
@@ -370,8 +312,7 @@ done:
     free(s.st);
     req_pool_free(&s.reqs);
     evq_free(s.q);
-    if (s.arr_rng) gsl_rng_free(s.arr_rng);
-    if (s.tok_rng) gsl_rng_free(s.tok_rng);
+    wl_free(s.src);
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead);
     clock_gettime(CLOCK_MONOTONIC, &w1);
