@@ -1,7 +1,8 @@
 /* store.c -- runs and their results kept in SQLite (see store.h).
  *
  * Implements the database file: opening it and creating its schema (runs,
- * run_config, run_stats, PRAGMA user_version = 1, then the catalog tables),
+ * run_config, run_stats, run_timeseries, PRAGMA user_version = 1, then the
+ * catalog tables),
  * saving one run in a single transaction, the `latsim runs` listing and the
  * `latsim show ID` report, and the FNV-1a 64 scenario hash.
  *
@@ -50,6 +51,22 @@ static const char schema_sql[] =
     " value REAL,"
     " ci95 REAL);"
     "CREATE INDEX IF NOT EXISTS run_stats_run ON run_stats(run_id, replication);";
+
+/* The time series of a run (tseries.h), one row per interval and scope ("" =
+ * the whole system).  Created also in databases made before it existed. */
+static const char timeseries_sql[] =
+    "CREATE TABLE IF NOT EXISTS run_timeseries ("
+    " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,"
+    " scope TEXT NOT NULL,"
+    " t_start_s REAL NOT NULL, t_end_s REAL NOT NULL,"
+    " arrivals INTEGER, retries INTEGER, served INTEGER, errors INTEGER,"
+    " throughput_rps REAL, ttft_p50_ms REAL, ttft_p99_ms REAL, e2e_p50_ms REAL,"
+    " e2e_p99_ms REAL, queue REAL, replicas REAL, utilization REAL);"
+    "CREATE INDEX IF NOT EXISTS run_timeseries_run ON run_timeseries(run_id, scope);";
+#define TIMESERIES_INSERT \
+    "INSERT INTO run_timeseries (run_id, scope, t_start_s, t_end_s, arrivals, retries," \
+    " served, errors, throughput_rps, ttft_p50_ms, ttft_p99_ms, e2e_p50_ms, e2e_p99_ms," \
+    " queue, replicas, utilization) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 
 
 /* The file name of DB for messages ("(memory)" for an in-memory database). */
@@ -119,7 +136,7 @@ static int create_schema(sqlite3 *db, const char *path, char *err, size_t errlen
         if (query_int(db,
                       "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
                       " AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT IN"
-                      " ('runs', 'run_config', 'run_stats', 'gpus', 'models')",
+                      " ('runs', 'run_config', 'run_stats', 'run_timeseries', 'gpus', 'models')",
                       &foreign) != SQLITE_OK)
             goto db_error;
         if (foreign > 0) {
@@ -135,6 +152,14 @@ static int create_schema(sqlite3 *db, const char *path, char *err, size_t errlen
             sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
             goto db_error;
     }
+    /* A database made before the time series existed gets its table (a
+     * read-only one opens without it: only saving needs it). */
+    if (query_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'run_timeseries'",
+                  &foreign) != SQLITE_OK)
+        goto db_error;
+    if (foreign == 0 && sqlite3_db_readonly(db, "main") != 1 &&
+        sqlite3_exec(db, timeseries_sql, NULL, NULL, NULL) != SQLITE_OK)
+        goto db_error;
     /* Outside a transaction when the schema exists, so that a read-only file
      * with its tables in place still opens. */
     if (catalog_init(db, cerr, sizeof cerr) != 0) {
@@ -238,6 +263,31 @@ static int insert_kv(sqlite3_stmt *st, int64_t id, const store_kv *kv)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+static int insert_ts(sqlite3_stmt *st, int64_t id, const ts_row *t)
+{
+    int rc = SQLITE_OK;
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 1, id);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 2, "", -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = bind_real(st, 3, t->t0_s);
+    if (rc == SQLITE_OK) rc = bind_real(st, 4, t->t1_s);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 5, (int64_t) t->arrivals);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 6, (int64_t) t->retries);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 7, (int64_t) t->served);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 8, (int64_t) t->errors);
+    if (rc == SQLITE_OK) rc = bind_real(st, 9, t->throughput_rps);
+    if (rc == SQLITE_OK) rc = bind_real(st, 10, t->ttft_p50_ms);
+    if (rc == SQLITE_OK) rc = bind_real(st, 11, t->ttft_p99_ms);
+    if (rc == SQLITE_OK) rc = bind_real(st, 12, t->e2e_p50_ms);
+    if (rc == SQLITE_OK) rc = bind_real(st, 13, t->e2e_p99_ms);
+    if (rc == SQLITE_OK) rc = bind_real(st, 14, t->queue);
+    if (rc == SQLITE_OK) rc = bind_real(st, 15, t->replicas);
+    if (rc == SQLITE_OK) rc = bind_real(st, 16, t->utilization);
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
 static int insert_stat(sqlite3_stmt *st, int64_t id, const store_stat *s)
 {
     int rc = SQLITE_OK;
@@ -261,6 +311,7 @@ int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen
         " started_at, wall_s, status, json) VALUES (?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO run_config (run_id, section, key, value) VALUES (?,?,?,?)",
         "INSERT INTO run_stats (run_id, replication, scope, metric, stat, value, ci95) VALUES (?,?,?,?,?,?,?)",
+        TIMESERIES_INSERT,
     };
     if (sqlite3_db_readonly(db, "main") == 1) {
         errmsg_set(err, errlen, "%s: cannot write to the database: it is read-only", path);
@@ -295,9 +346,9 @@ int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size
 {
     int ret = -1, began = 0;
     int64_t run_id;
-    sqlite3_stmt *run_st = NULL, *kv_st = NULL, *stat_st = NULL;
+    sqlite3_stmt *run_st = NULL, *kv_st = NULL, *stat_st = NULL, *ts_st = NULL;
 
-    if (!r || (r->nconfig && !r->config) || (r->nstats && !r->stats)) {
+    if (!r || (r->nconfig && !r->config) || (r->nstats && !r->stats) || (r->nts && !r->ts)) {
         errmsg_set(err, errlen, "cannot save run: incomplete run record");
         goto done;
     }
@@ -335,6 +386,11 @@ int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size
     for (size_t i = 0; i < r->nstats; i++)
         if (insert_stat(stat_st, run_id, &r->stats[i]) != SQLITE_OK)
             goto db_error;
+    if (r->nts > 0 && sqlite3_prepare_v2(db, TIMESERIES_INSERT, -1, &ts_st, NULL) != SQLITE_OK)
+        goto db_error;
+    for (size_t i = 0; i < r->nts; i++)
+        if (insert_ts(ts_st, run_id, &r->ts[i]) != SQLITE_OK)
+            goto db_error;
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         goto db_error;
     began = 0;
@@ -349,6 +405,7 @@ done:
     sqlite3_finalize(run_st);
     sqlite3_finalize(kv_st);
     sqlite3_finalize(stat_st);
+    sqlite3_finalize(ts_st);
     if (began)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return ret;

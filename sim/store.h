@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sqlite3.h>
 #include "catalog.h"
+#include "tseries.h"
 
 typedef struct store_kv {        /* one effective configuration entry */
     const char *section;         /* e.g. "pool cpu" */
@@ -44,6 +45,7 @@ typedef struct store_run {
     const store_stat *stats; size_t nstats;
     const gpu_spec *gpus; size_t ngpus;       /* catalog additions stored with the run */
     const model_spec *models; size_t nmodels;
+    const ts_row *ts; size_t nts;             /* the time series (run_timeseries), if any */
 } store_run;
 
 /* Opens (creating if needed) the database at PATH and its schema, including the
