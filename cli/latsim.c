@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "bench.h"
 #include "catalog.h"
+#include "planstore.h"
 #include "report.h"
 #include "scenario.h"
 #include "sim.h"
@@ -206,6 +207,8 @@ static int cmd_run(int argc, char **argv)
         h = store_hash(kv[i].key, strlen(kv[i].key) + 1, h);
         h = store_hash(kv[i].value, strlen(kv[i].value) + 1, h);
     }
+    slo_result slo = { 0 };
+    if (slo_eval(&sc.slo, shown->rows, shown->n, &slo) != 0) { free(kv); fprintf(stderr, "latsim: out of memory\n"); goto done; }
     char extra[1536], esc[1024];
     size_t k = 0;
     for (const char *p = file; *p && k + 3 < sizeof esc; p++) {
@@ -215,10 +218,18 @@ static int cmd_run(int argc, char **argv)
     esc[k] = '\0';
     snprintf(extra, sizeof extra, "\"scenario\": \"%s\", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"",
              esc, (unsigned long long) h, (unsigned long long) sc.seed, LATSIM_VERSION);
-    FILE *mem = open_memstream(&json_text, &json_len);
-    if (!mem) { free(kv); fprintf(stderr, "latsim: out of memory\n"); goto done; }
-    report_json(shown, extra, mem);
+    char *extra2 = NULL;
+    size_t extra2_len = 0;
+    FILE *mem = open_memstream(&extra2, &extra2_len);
+    if (!mem) { free(kv); slo_result_free(&slo); fprintf(stderr, "latsim: out of memory\n"); goto done; }
+    fputs(extra, mem);
+    if (sc.slo.n > 0) { fputs(", \"slo\": ", mem); slo_json(&slo, mem); }
     fclose(mem);
+    mem = open_memstream(&json_text, &json_len);
+    if (!mem) { free(kv); free(extra2); slo_result_free(&slo); fprintf(stderr, "latsim: out of memory\n"); goto done; }
+    report_json(shown, extra2, mem);
+    fclose(mem);
+    free(extra2);
 
     /* The report first: if storing fails, the results are still shown. */
     if (json) fputs(json_text, stdout);
@@ -226,15 +237,17 @@ static int cmd_run(int argc, char **argv)
         char title[1200];
         snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", file, (unsigned long long) sc.seed, LATSIM_VERSION);
         report_table(shown, title, stdout);
+        slo_table(&slo, stdout);
     }
     fflush(stdout);
     if (store) {
-        if (store_open(path, &db, err, sizeof err) != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); rc = 2; goto done; }
+        if (store_open(path, &db, err, sizeof err) != 0) { free(kv); slo_result_free(&slo); fprintf(stderr, "latsim: %s\n", err); rc = 2; goto done; }
         size_t nstats = 0;
         for (int i = 0; i < reps; i++) nstats += runs[i].n;
         if (reps > 1) nstats += agg.n;
         store_stat *all = malloc((nstats + 1) * sizeof *all);
-        if (!all) { free(kv); fprintf(stderr, "latsim: out of memory\n"); goto done; }
+        if (!all) { free(kv); slo_result_free(&slo); fprintf(stderr, "latsim: out of memory\n"); goto done; }
+        planstore_extra pextra = { .slo = sc.slo.n > 0 ? &slo : NULL, .rep = shown };
         size_t m = 0;
         if (reps > 1) for (size_t j = 0; j < agg.n; j++) all[m++] = agg.rows[j];
         for (int i = 0; i < reps; i++)
@@ -245,15 +258,17 @@ static int cmd_run(int argc, char **argv)
             .status = saturated ? "saturated" : "ok", .json = json_text,
             .config = kv, .nconfig = sc.raw.n, .stats = all, .nstats = m,
             .gpus = sc.gpus, .ngpus = (size_t) sc.ngpus, .models = sc.models, .nmodels = (size_t) sc.nmodels,
+            .extra = planstore_run_extra, .extra_arg = &pextra,
         };
         int64_t id;
         int s = store_save_run(db, &run, &id, err, sizeof err);
         free(all);
-        if (s != 0) { free(kv); fprintf(stderr, "latsim: %s\n", err); goto done; }
+        if (s != 0) { free(kv); slo_result_free(&slo); fprintf(stderr, "latsim: %s\n", err); goto done; }
         if (!json) printf("\nrun %lld stored in %s\n", (long long) id, path);
     }
     free(kv);
     rc = 0;
+    slo_result_free(&slo);
     for (int i = 0; i < sc.npools; i++) {
         double tl = report_get(shown, sc.pools[i].name, "too_long", "value");
         if (tl > 0)

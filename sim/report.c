@@ -60,6 +60,13 @@ int report_flatten(const sim_result *x, int rep, report *out)
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
     V(G, "departures", x->departures);
     V(G, "throughput_rps", x->throughput_rps);
+    if (x->has_goodput) {
+        /* Share of measured requests served within every per-request SLO limit,
+         * and that share of the throughput. */
+        double share = x->requests ? (double) x->good / (double) x->requests : NAN;
+        V(G, "goodput", share);
+        V(G, "goodput_rps", share * x->throughput_rps);
+    }
     if (x->has_llm) {
         V(G, "output_tokens_per_s", x->output_tps);
         V(G, "cost_per_hour", x->cost_per_hour);
@@ -78,6 +85,16 @@ int report_flatten(const sim_result *x, int rep, report *out)
         if (add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
         if (add_latency(out, rep, G, "ttft", &x->ttft, hide)) return -1;
         if (add_latency(out, rep, G, "tpot", &x->tpot, hide)) return -1;
+    }
+    if (!hide) {
+        const struct { const char *m; const stat_summary *s; } cd[] = {
+            { "e2e", &x->e2e }, { "queue", &x->queue }, { "ttft", &x->ttft }, { "tpot", &x->tpot } };
+        out->cdf = malloc(4 * STAT_NCDF * sizeof *out->cdf);
+        if (!out->cdf) return -1;
+        for (int m = 0; m < (x->has_llm ? 4 : 2); m++)
+            if (cd[m].s->n > 0)
+                for (int k = 0; k < STAT_NCDF; k++)
+                    out->cdf[out->ncdf++] = (report_cdf) { cd[m].m, stat_cdf_probs[k], cd[m].s->cdf[k] };
     }
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
@@ -137,6 +154,20 @@ int report_aggregate(const report *runs, int n, report *out)
         out->rows[out->n - 1].ci95 = ci;
     }
     free(v);
+    /* CDF points: the mean quantile over the replications. */
+    int same = 1;
+    for (int j = 1; j < n; j++) same &= runs[j].ncdf == runs[0].ncdf;
+    if (same && runs[0].ncdf > 0) {
+        out->cdf = malloc(runs[0].ncdf * sizeof *out->cdf);
+        if (!out->cdf) return -1;
+        out->ncdf = runs[0].ncdf;
+        for (size_t i = 0; i < out->ncdf; i++) {
+            out->cdf[i] = runs[0].cdf[i];
+            double sum = 0;
+            for (int j = 0; j < n; j++) sum += runs[j].cdf[i].value;
+            out->cdf[i].value = sum / n;
+        }
+    }
     return 0;
 }
 
@@ -329,5 +360,6 @@ void report_free(report *r)
         free((char *) r->rows[i].metric);
     }
     free(r->rows);
+    free(r->cdf);
     memset(r, 0, sizeof *r);
 }

@@ -13,9 +13,17 @@
 #include "sim.h"
 #include "store.h"
 
+typedef struct report_cdf {   /* one point of a system latency CDF */
+    const char *metric;   /* "e2e", "queue", "ttft", "tpot" (string literal) */
+    double p;             /* probability, from stat_cdf_probs */
+    double value;         /* the quantile, ms */
+} report_cdf;
+
 typedef struct report {
     store_stat *rows;     /* the statistics (scope and metric strings are owned) */
     size_t n, cap;
+    report_cdf *cdf;      /* quantiles to draw CDFs (none when saturated) */
+    size_t ncdf;
     int replications;     /* runs aggregated (1: a single run, ci95 NAN) */
 } report;
 

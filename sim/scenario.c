@@ -47,6 +47,7 @@ static const key_spec KEYS[] = {
     { "next", K_POOL, "none", "pool a served request goes to next" },
     { "servers", K_GEN, "1", "parallel servers" },
     { "service_ms", K_GEN, "", "service time distribution, ms (required)" },
+    { "usd_per_hour", K_GEN, "0", "$ per server-hour (the planner's cost of this pool)" },
 
     { "model", K_LLM, "", "catalog model (required; see latsim catalog)" },
     { "gpu", K_LLM, "", "catalog GPU (required)" },
@@ -515,6 +516,7 @@ static int build_pool(ctx *x, const char *sec, const char *name, int line, pool_
     if (get_num(x, sec, "timeout_ms", 0, 0, 0, 1e15, &p->timeout_ms)) return -1;
     if (p->kind == POOL_GENERIC) {
         if (get_int(x, sec, "servers", 1, 1, 100000000, &p->servers)) return -1;
+        if (get_num(x, sec, "usd_per_hour", 0, 0, 0, 1e12, &p->usd_per_hour)) return -1;
         if (get_dist(x, sec, "service_ms", NULL, &p->service)) return -1;
         if (p->service.mean <= 0) {
             const cfg_entry *e;
@@ -541,7 +543,7 @@ static int check_keys(ctx *x)
         else if (!strncmp(sec, "pool ", 5)) {
             const cfg_entry *ke = cfg_get(&s->raw, sec, "kind");
             where = (ke && !strcasecmp(ke->value, "llm")) ? K_LLM : K_GEN;
-        } else continue;             /* unknown sections are reported by check_sections */
+        } else continue;             /* [slo]: slo.c; unknown sections: check_sections */
         if (find_key(e->key, where)) continue;
         if (find_key(e->key, K_POOL) && (where & K_POOL))
             return fail(x, e, sec, e->key, "not valid for kind = %s pools (only for kind = %s)",
@@ -562,7 +564,7 @@ static int check_sections(ctx *x)
         char head[64];
         snprintf(head, sizeof head, "%.*s", (int) strcspn(n, " "), n);
         int named = strchr(n, ' ') != NULL;
-        int ok = (!strcmp(n, "sim") || !strcmp(n, "workload")) ||
+        int ok = (!strcmp(n, "sim") || !strcmp(n, "workload") || !strcmp(n, "slo") || !strcmp(head, "slo")) ||
                  (named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model")));
         if (ok) continue;
         const cfg_entry *e = NULL;
@@ -585,7 +587,7 @@ static int check_sections(ctx *x)
             snprintf(x->err, x->errlen, "%s: [%s]: unknown section (did you mean [%s%s]?)", where, n, best,
                      (!strcmp(best, "sim") || !strcmp(best, "workload")) ? "" : " NAME");
         else
-            snprintf(x->err, x->errlen, "%s: [%s]: unknown section (valid: [sim], [workload], [pool NAME], [gpu NAME], [model NAME])", where, n);
+            snprintf(x->err, x->errlen, "%s: [%s]: unknown section (valid: [sim], [workload], [pool NAME], [gpu NAME], [model NAME], [slo], [slo CLASS])", where, n);
         return -1;
     }
     return 0;
@@ -674,7 +676,9 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         s->wl.target = pool_index(s, t);
         if (s->wl.target < 0) return fail(&x, e, "workload", "target", "no pool named '%s'", t);
     }
-    return 0;
+    int has_llm = 0;
+    for (int i = 0; i < s->npools; i++) has_llm |= s->pools[i].kind == POOL_LLM;
+    return slo_parse(&s->raw, has_llm, NULL, 0, &s->slo, err, errlen);
 }
 
 double scenario_arrival_rate(const scenario *s)
@@ -735,6 +739,7 @@ void scenario_free(scenario *s)
     dist_free(&s->wl.output);
     trace_free(&s->wl.tr);
     cfg_free(&s->raw);
+    slo_free(&s->slo);
     memset(s, 0, sizeof *s);
 }
 

@@ -18,6 +18,7 @@
 #include "cost.h"
 #include "dist.h"
 #include "trace.h"
+#include "slo.h"
 
 typedef enum { ARRIVAL_POISSON, ARRIVAL_GAMMA, ARRIVAL_CONSTANT, ARRIVAL_TRACE } arrival_kind;
 
@@ -71,6 +72,7 @@ typedef struct pool_cfg {
     pool_kind kind;
     int servers;              /* generic: parallel servers */
     dist service;             /* generic: service time, ms */
+    double usd_per_hour;      /* generic: $ per server-hour (0 = free) */
     uint64_t queue_limit;     /* 0 = unbounded; else arrivals finding this many waiting are rejected */
     double timeout_ms;        /* 0 = none; else requests waiting longer are dropped, ms */
     int next;                 /* pool a served request goes to next, or -1 */
@@ -89,6 +91,7 @@ typedef struct scenario {
     int ngpus;
     model_spec *models;       /* [model NAME] sections: catalog additions */
     int nmodels;
+    slo_spec slo;             /* [slo] sections (slo.h) */
 } scenario;
 
 /* Reads PATH, applies the NSETS overrides "section.key=value", and validates.

@@ -39,6 +39,7 @@ typedef struct sim {
     int measuring;
     double out_tokens;        /* output tokens of requests leaving during the window */
     uint64_t departures;      /* requests leaving (served) during the window */
+    uint64_t good;            /* measured requests served within every per-request SLO limit */
     int has_llm;              /* an LLM pool exists (overhead, ttft, tpot are recorded) */
     int mirror;               /* one generic pool: the system's queue and service
                                  statistics are that pool's, not recorded twice */
@@ -109,11 +110,17 @@ void sim_done(sim *s, request *r)
             stat_add(s->service, simtime_to_ms(r->service_ns));
         }
         if (s->has_llm) stat_add(s->overhead, simtime_to_ms(r->overhead_ns));
+        double ttft = NAN, tpot = NAN;
         if (r->first_token >= 0) {
-            stat_add(s->ttft, simtime_to_ms(r->first_token - r->arrival));
-            if (r->output > 1)
-                stat_add(s->tpot, simtime_to_ms(r->last_token - r->first_token) / (r->output - 1));
+            ttft = simtime_to_ms(r->first_token - r->arrival);
+            stat_add(s->ttft, ttft);
+            if (r->output > 1) {
+                tpot = simtime_to_ms(r->last_token - r->first_token) / (r->output - 1);
+                stat_add(s->tpot, tpot);
+            }
         }
+        if (s->sc->slo.per_request)   /* goodput (slo.h) */
+            s->good += (uint64_t) slo_request_ok(&s->sc->slo, simtime_to_ms(now - r->arrival), ttft, tpot);
     }
     r->pool = -1;
     sim_outcome(s, r, OUT_SERVED);
@@ -209,6 +216,8 @@ static void fill_results(sim *s, sim_result *out)
     out->sim_time_s = simtime_to_s(evq_now(s->q));
     out->window_s = simtime_to_s(s->t_end - s->t_start);
     out->departures = s->departures;
+    out->has_goodput = sc->slo.per_request;
+    out->good = s->good;
     out->throughput_rps = out->window_s > 0 ? (double) s->departures / out->window_s : 0;
     out->trace_exhausted = s->trace_ran_out;
     out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;

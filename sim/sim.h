@@ -49,6 +49,8 @@ typedef struct sim_result {
     uint64_t requests;        /* measured arrivals */
     uint64_t served, rejected, timed_out;
     uint64_t departures;      /* requests (measured or not) served during the window */
+    int has_goodput;          /* the scenario's [slo] sets per-request limits */
+    uint64_t good;            /* measured requests served within them (goodput) */
     uint64_t events;          /* events run */
     double sim_time_s;        /* simulated time at the end, s */
     double window_s;          /* measured window: first measured arrival to last outcome, s */

@@ -15,6 +15,8 @@
 #define STAT_MIN_MS 0x1p-20   /* 2^-20 ms, about 0.95 ns */
 #define STAT_MAX_MS 0x1p34    /* 2^34 ms, about 199 days; larger values go in the top bin */
 
+#define STAT_NCDF 101       /* quantiles kept to draw a CDF */
+
 typedef struct stat_acc stat_acc;
 
 typedef struct stat_summary {
@@ -23,7 +25,11 @@ typedef struct stat_summary {
     double sd;             /* ms */
     double p50, p90, p95, p99, p999;  /* ms */
     double max;            /* ms */
+    double cdf[STAT_NCDF]; /* ms: the quantiles at stat_cdf_probs[] (for CDF plots) */
 } stat_summary;
+
+/* The probabilities of stat_summary.cdf: 0.01, 0.02, ... 0.99, then 0.995, 0.999. */
+extern const double stat_cdf_probs[STAT_NCDF];
 
 stat_acc *stat_new(void);                 /* NULL when out of memory */
 void stat_free(stat_acc *s);

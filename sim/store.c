@@ -391,6 +391,8 @@ int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size
     for (size_t i = 0; i < r->nts; i++)
         if (insert_ts(ts_st, run_id, &r->ts[i]) != SQLITE_OK)
             goto db_error;
+    if (r->extra && r->extra(db, run_id, r->extra_arg, err, errlen) != 0)
+        goto done;
     if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         goto db_error;
     began = 0;

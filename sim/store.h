@@ -46,6 +46,10 @@ typedef struct store_run {
     const gpu_spec *gpus; size_t ngpus;       /* catalog additions stored with the run */
     const model_spec *models; size_t nmodels;
     const ts_row *ts; size_t nts;             /* the time series (run_timeseries), if any */
+    /* Called inside the run's transaction after its rows, to store more about
+     * it (planstore.h: SLO terms, CDF points); NULL for none.  Returns 0 or -1 + ERR. */
+    int (*extra)(sqlite3 *db, int64_t run_id, void *arg, char *err, size_t errlen);
+    void *extra_arg;
 } store_run;
 
 /* Opens (creating if needed) the database at PATH and its schema, including the
