@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
+#include "cliutil.h"
 #include "catalog.h"
 #include "planstore.h"
 #include "report.h"
@@ -37,6 +38,7 @@ static const char *USAGE =
     "  catalog add FILE       add the [gpu NAME] / [model NAME] sections of FILE to the catalog\n"
     "  keys                   list every scenario section and key, with defaults\n"
     "  bench                  run the speed benchmark and print its table\n"
+    "  sweep FILE --vary K=R  run a scenario over a range of values; highest meeting the SLO\n"
     "\n"
     "run options (latsim run --help for details):\n"
     "  --seed N               run seed\n"
@@ -384,6 +386,7 @@ int main(int argc, char **argv)
         return cmd_db(cmd, argc - 2, argv + 2);
     if (!strcmp(cmd, "keys")) { scenario_print_keys(stdout); return 0; }
     if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sweep")) return sweep_main(argc - 2, argv + 2);
     fprintf(stderr, "latsim: unknown command '%s' (see latsim --help)\n", cmd);
     return 2;
 }

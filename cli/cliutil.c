@@ -1,0 +1,135 @@
+/* cliutil.c -- helpers shared by the planner commands (see cliutil.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "cliutil.h"
+#include "config.h"
+#include "errmsg.h"
+#include "store.h"
+
+const char *cu_db_path(const char *opt)
+{
+    if (opt) return opt;
+    const char *e = getenv("LATSIM_DB");
+    return (e && e[0]) ? e : "latsim.db";
+}
+
+void cu_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+double cu_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void cu_json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
+        else if ((unsigned char) *s < 0x20) fprintf(out, "\\u%04x", *s);
+        else fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+int cu_die(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("latsim: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+long cu_posint(const char *cmd, const char *opt, const char *v, long max)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < 1 || x > max) {
+        cu_die(2, "%s: %s: expected a whole number from 1 to %ld, got '%s'", cmd, opt, max, v);
+        return -1;
+    }
+    return x;
+}
+
+int cu_open_rw(const char *path, sqlite3 **db, char *err, size_t errlen)
+{
+    if (store_open(path, db, err, errlen) != 0) return -1;
+    if (store_check_writable(*db, path, err, errlen) != 0) { store_close(*db); *db = NULL; return -1; }
+    return 0;
+}
+
+int cu_save_task(sqlite3 *db, const task *t, const task_out *o, const slo_result *slo, planstore_extra *x,
+                 int64_t *id, char *err, size_t errlen)
+{
+    cfg c;
+    int ret = -1;
+    char *json = NULL;
+    size_t jlen = 0;
+    store_kv *kv = NULL;
+    if (cfg_load(&c, t->path, err, errlen) != 0) goto done;
+    for (int i = 0; i < t->nsets; i++)
+        if (cfg_set(&c, t->sets[i], err, errlen) != 0) goto done;
+    kv = calloc(c.n + 1, sizeof *kv);
+    if (!kv) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    uint64_t h = STORE_HASH_INIT;
+    for (size_t i = 0; i < c.n; i++) {
+        kv[i] = (store_kv) { c.e[i].section, c.e[i].key, c.e[i].value };
+        h = store_hash(kv[i].section, strlen(kv[i].section) + 1, h);
+        h = store_hash(kv[i].key, strlen(kv[i].key) + 1, h);
+        h = store_hash(kv[i].value, strlen(kv[i].value) + 1, h);
+    }
+    FILE *mem = open_memstream(&json, &jlen);
+    if (!mem) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    fprintf(mem, "\"scenario\": \"");
+    for (const char *p = t->path; *p; p++) {
+        if (*p == '"' || *p == '\\') fputc('\\', mem);
+        if ((unsigned char) *p >= 0x20) fputc(*p, mem);
+    }
+    fprintf(mem, "\", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"", (unsigned long long) h,
+            (unsigned long long) o->seed, LATSIM_VERSION);
+    if (slo && slo->n > 0) { fputs(", \"slo\": ", mem); slo_json(slo, mem); }
+    fclose(mem);
+    char *full = NULL;
+    size_t flen = 0;
+    mem = open_memstream(&full, &flen);
+    if (!mem) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    report_json(&o->rep, json, mem);
+    fclose(mem);
+    char started[32];
+    cu_now(started, sizeof started);
+    int saturated = report_get(&o->rep, "", "saturated", "value") > 0;
+    planstore_extra dflt = { .slo = slo, .rep = &o->rep };
+    if (!x) x = &dflt;
+    x->slo = slo && slo->n > 0 ? slo : NULL;
+    x->rep = &o->rep;
+    store_run r = {
+        .scenario_path = t->path, .scenario_text = c.text, .scenario_hash = h, .seed = o->seed,
+        .replications = 1, .version = LATSIM_VERSION, .started_at = started, .wall_s = o->wall_s,
+        .status = saturated ? "saturated" : "ok", .json = full,
+        .config = kv, .nconfig = c.n, .stats = o->rep.rows, .nstats = o->rep.n,
+        .extra = planstore_run_extra, .extra_arg = x,
+    };
+    ret = store_save_run(db, &r, id, err, errlen);
+    free(full);
+done:
+    free(json);
+    free(kv);
+    cfg_free(&c);
+    return ret;
+}

@@ -1,0 +1,55 @@
+/* cliutil.h -- what the planner commands (sweep, plan, check, compare, plot)
+ * share: database path, option values, storing a task's result as a run, and
+ * the entry points of each command. */
+#ifndef LATSIM_CLIUTIL_H
+#define LATSIM_CLIUTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+#include "planstore.h"
+#include "slo.h"
+#include "task.h"
+
+#ifndef LATSIM_VERSION
+#define LATSIM_VERSION "0.1"
+#endif
+
+/* --db PATH, else $LATSIM_DB, else ./latsim.db. */
+const char *cu_db_path(const char *opt);
+
+/* Current UTC time as ISO 8601 into BUF. */
+void cu_now(char *buf, size_t n);
+
+/* Wall-clock seconds since an arbitrary origin. */
+double cu_clock(void);
+
+/* Parses a positive whole number for option OPT; returns it, or -1 after
+ * printing "latsim: CMD: OPT: ..." on stderr. */
+long cu_posint(const char *cmd, const char *opt, const char *v, long max);
+
+/* Stores task T's result O as a run (its configuration re-read from T's file
+ * and overrides), with the SLO terms and sweep point X (may be NULL).  Returns
+ * 0 with *ID set, or -1 + ERR. */
+int cu_save_task(sqlite3 *db, const task *t, const task_out *o, const slo_result *slo, planstore_extra *x,
+                 int64_t *id, char *err, size_t errlen);
+
+/* Prints S as a JSON string (quoted, escaped). */
+void cu_json_str(FILE *out, const char *s);
+
+/* Prints "latsim: MSG" and returns CODE. */
+int cu_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Opens the database for writing before any simulation (so that an unusable
+ * path is bad input, exit 2, and nothing runs).  Returns 0 or -1 + ERR. */
+int cu_open_rw(const char *path, sqlite3 **db, char *err, size_t errlen);
+
+/* The commands (argc/argv after the command name); each returns the exit status. */
+int sweep_main(int argc, char **argv);
+int plan_main(int argc, char **argv);
+int check_main(int argc, char **argv);
+int baseline_main(int argc, char **argv);
+int compare_main(int argc, char **argv);
+int plot_main(int argc, char **argv);
+
+#endif

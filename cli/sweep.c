@@ -1,0 +1,386 @@
+/* sweep.c -- `latsim sweep FILE --vary KEY=FROM:TO:STEP|a,b,c`: runs one
+ * simulation task per value (in parallel worker processes), prints a table,
+ * and, when the scenario has an [slo] and the sweep brackets the point where it
+ * stops being met, narrows that point down by k-section (three new points per
+ * round, run in parallel) to find the highest value -- and its arrival rate, the
+ * goodput -- that still meets the SLO.  Stored as one sweep whose points are runs.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cliutil.h"
+#include "scenario.h"
+
+#define MAX_POINTS 10000
+#define MAX_SETS 48
+
+static const char *USAGE =
+    "usage: latsim sweep FILE --vary SECTION.KEY=FROM:TO:STEP|a,b,c [--set S.K=V]...\n"
+    "                    [--seed N] [--jobs N] [--json] [--db PATH] [--no-store]\n"
+    "\n"
+    "Runs FILE once per value of the varied key (e.g. --vary workload.rate=1:40:2,\n"
+    "--vary \"pool chat.scheduler=static,continuous\"), in parallel (--jobs, default all\n"
+    "cores), and prints one line per point.  With an [slo] section, the highest value\n"
+    "that still meets every term is narrowed down between the last point that meets it\n"
+    "and the next one (numeric keys), and its arrival rate is reported as goodput_rps.\n"
+    "Every point is stored as a run, the whole as one sweep (latsim plot SWEEP).\n";
+
+typedef struct point {
+    char value[64];           /* the varied key's value */
+    double x;                 /* numeric value (NAN for a word) */
+    char set[256];            /* "KEY=value" */
+    task t;
+    task_out o;
+    slo_result slo;
+    int met;                  /* SLO met and not saturated */
+    int bisect;               /* 1: added by the narrowing */
+} point;
+
+typedef struct sweep {
+    const char *file, *key;
+    const char *sets[MAX_SETS];
+    int nsets;
+    uint64_t seed;
+    point *p;
+    int n, cap;
+    int numeric, integer;     /* every value a number / a whole number */
+} sweep;
+
+static point *add_point(sweep *s, const char *value)
+{
+    if (s->n == s->cap) {
+        int cap = s->cap ? 2 * s->cap : 64;
+        point *q = realloc(s->p, (size_t) cap * sizeof *q);
+        if (!q) return NULL;
+        s->p = q;
+        s->cap = cap;
+    }
+    point *p = &s->p[s->n++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->value, sizeof p->value, "%s", value);
+    char *end;
+    p->x = strtod(value, &end);
+    if (end == value || *end) p->x = NAN;
+    snprintf(p->set, sizeof p->set, "%s=%s", s->key, value);
+    p->t.path = s->file;
+    for (int i = 0; i < s->nsets; i++) p->t.sets[i] = s->sets[i];
+    p->t.sets[s->nsets] = NULL;          /* the point's own set is attached in run_points */
+    p->t.nsets = s->nsets + 1;
+    p->t.seed = s->seed;
+    return p;
+}
+
+/* Parses SPEC into values.  Returns 0, or -1 after printing the error. */
+static int parse_values(sweep *s, const char *spec)
+{
+    if (strchr(spec, ':')) {
+        double a, b, st;
+        char tail;
+        if (sscanf(spec, "%lf:%lf:%lf%c", &a, &b, &st, &tail) != 3)
+            return cu_die(2, "sweep: --vary %s=%s: expected FROM:TO:STEP (e.g. 1:40:2)", s->key, spec), -1;
+        if (!(st > 0)) return cu_die(2, "sweep: --vary %s=%s: STEP must be > 0", s->key, spec), -1;
+        if (b < a) return cu_die(2, "sweep: --vary %s=%s: empty range (TO < FROM)", s->key, spec), -1;
+        double cnt = floor((b - a) / st + 1e-9) + 1;
+        if (cnt > MAX_POINTS) return cu_die(2, "sweep: --vary %s=%s: %.0f points (at most %d)", s->key, spec, cnt, MAX_POINTS), -1;
+        for (int i = 0; i < (int) cnt; i++) {
+            char v[64];
+            snprintf(v, sizeof v, "%.10g", a + i * st);
+            if (!add_point(s, v)) return cu_die(1, "out of memory"), -1;
+        }
+        return 0;
+    }
+    const char *p = spec;
+    while (1) {
+        size_t k = strcspn(p, ",");
+        char v[64];
+        if (k == 0 || k >= sizeof v) return cu_die(2, "sweep: --vary %s=%s: empty or overlong value in the list", s->key, spec), -1;
+        snprintf(v, sizeof v, "%.*s", (int) k, p);
+        if (s->n >= MAX_POINTS || !add_point(s, v)) return cu_die(2, "sweep: --vary: too many values"), -1;
+        if (!p[k]) break;
+        p += k + 1;
+    }
+    return 0;
+}
+
+/* Runs points FROM..n-1 and evaluates their SLO.  Returns 0, or the exit status. */
+static int run_points(sweep *s, int from, int jobs, const char *dbpath, const slo_spec *spec)
+{
+    int m = s->n - from;
+    task *ts = calloc((size_t) m, sizeof *ts);
+    task_out *outs = calloc((size_t) m, sizeof *outs);
+    if (!ts || !outs) { free(ts); free(outs); return cu_die(1, "out of memory"); }
+    for (int i = 0; i < m; i++) {
+        point *p = &s->p[from + i];
+        p->t.sets[s->nsets] = p->set;
+        ts[i] = p->t;
+    }
+    task_run_all(ts, m, jobs, dbpath, outs, NULL, NULL);
+    int rc = 0;
+    for (int i = 0; i < m; i++) {
+        point *p = &s->p[from + i];
+        p->o = outs[i];
+        if (p->o.status != 0 && !rc) {
+            fprintf(stderr, "latsim: %s%s\n", p->o.err, p->o.status == 2 ? "" : "");
+            rc = p->o.status;
+            continue;
+        }
+        if (p->o.status != 0) continue;
+        if (slo_eval(spec, p->o.rep.rows, p->o.rep.n, &p->slo) != 0) { rc = cu_die(1, "out of memory"); continue; }
+        p->met = p->slo.met && !(report_get(&p->o.rep, "", "saturated", "value") > 0);
+    }
+    free(ts);
+    free(outs);
+    return rc;
+}
+
+static int cmp_x(const void *a, const void *b)
+{
+    double x = ((const point *) a)->x, y = ((const point *) b)->x;
+    return (x > y) - (x < y);
+}
+
+static void fmt(char *b, size_t n, double v)
+{
+    if (isnan(v)) snprintf(b, n, "-");
+    else snprintf(b, n, "%.4g", v);
+}
+
+static void print_table(const sweep *s, int llm, FILE *out)
+{
+    fprintf(out, "%-22s %9s %9s %9s %9s", s->key, "rate_rps", "thru_rps", "e2e_p50", "e2e_p99");
+    if (llm) fprintf(out, " %9s %9s", "ttft_p99", "tpot_p99");
+    fprintf(out, " %8s %8s  %s\n", "goodput", "util_max", "slo");
+    for (int i = 0; i < s->n; i++) {
+        const point *p = &s->p[i];
+        const report *r = &p->o.rep;
+        char c[8][32];
+        fmt(c[0], 32, p->o.rate);
+        fmt(c[1], 32, report_get(r, "", "throughput_rps", "value"));
+        fmt(c[2], 32, report_get(r, "", "e2e", "p50"));
+        fmt(c[3], 32, report_get(r, "", "e2e", "p99"));
+        fmt(c[4], 32, report_get(r, "", "ttft", "p99"));
+        fmt(c[5], 32, report_get(r, "", "tpot", "p99"));
+        fmt(c[6], 32, report_get(r, "", "goodput", "value"));
+        double um = NAN;
+        for (size_t k = 0; k < r->n; k++)
+            if (r->rows[k].scope[0] && !strcmp(r->rows[k].metric, "utilization") && (isnan(um) || r->rows[k].value > um))
+                um = r->rows[k].value;
+        fmt(c[7], 32, um);
+        fprintf(out, "%-22s %9s %9s %9s %9s", p->value, c[0], c[1], c[2], c[3]);
+        if (llm) fprintf(out, " %9s %9s", c[4], c[5]);
+        const char *verdict = report_get(r, "", "saturated", "value") > 0 ? "saturated"
+                            : p->slo.n == 0 ? "-" : p->met ? "met" : "NOT met";
+        fprintf(out, " %8s %8s  %s%s\n", c[6], c[7], verdict, p->bisect ? "  (narrowing)" : "");
+    }
+}
+
+int sweep_main(int argc, char **argv)
+{
+    sweep s = { 0 };
+    const char *dbopt = NULL, *vary = NULL;
+    int json = 0, store = 1, jobs = 0, rc = 2;
+    sqlite3 *db = NULL;
+    scenario base;
+    memset(&base, 0, sizeof base);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
+        else if (!strcmp(a, "--json")) json = 1;
+        else if (!strcmp(a, "--no-store")) store = 0;
+        else if (!strcmp(a, "--vary") || !strcmp(a, "--set") || !strcmp(a, "--db") || !strcmp(a, "--jobs") || !strcmp(a, "--seed")) {
+            if (i + 1 >= argc) return cu_die(2, "sweep: %s needs a value (see latsim sweep --help)", a);
+            const char *v = argv[++i];
+            if (!strcmp(a, "--vary")) {
+                if (vary) return cu_die(2, "sweep: one --vary per sweep");
+                vary = v;
+            } else if (!strcmp(a, "--set")) {
+                if (s.nsets == MAX_SETS) return cu_die(2, "sweep: too many --set options (max %d)", MAX_SETS);
+                s.sets[s.nsets++] = v;
+            } else if (!strcmp(a, "--db")) dbopt = v;
+            else if (!strcmp(a, "--jobs")) { long j = cu_posint("sweep", a, v, 1024); if (j < 0) return 2; jobs = (int) j; }
+            else { long x = cu_posint("sweep", a, v, 2147483647L); if (x < 0) return 2; s.seed = (uint64_t) x; }
+        } else if (a[0] == '-' && a[1]) return cu_die(2, "sweep: unknown option '%s' (see latsim sweep --help)", a);
+        else if (!s.file) s.file = a;
+        else return cu_die(2, "sweep: more than one scenario file ('%s', '%s')", s.file, a);
+    }
+    if (!s.file) return cu_die(2, "sweep: missing scenario FILE (see latsim sweep --help)");
+    if (!vary) return cu_die(2, "sweep: missing --vary SECTION.KEY=FROM:TO:STEP|a,b,c");
+    const char *eq = strchr(vary, '=');
+    if (!eq || eq == vary) return cu_die(2, "sweep: --vary '%s': expected SECTION.KEY=FROM:TO:STEP or SECTION.KEY=a,b,c", vary);
+    char key[200];
+    snprintf(key, sizeof key, "%.*s", (int) (eq - vary), vary);
+    s.key = key;
+    char err[2048];
+    if (parse_values(&s, eq + 1) != 0) goto done;
+
+    /* Every point must load: a bad key or value is bad input before anything runs. */
+    {
+        cfg c;
+        if (cfg_load(&c, s.file, err, sizeof err) != 0) { cfg_free(&c); cu_die(2, "%s", err); goto done; }
+        char sec[200];
+        const char *dot = strrchr(key, '.');
+        snprintf(sec, sizeof sec, "%.*s", dot ? (int) (dot - key) : 0, key);
+        int found = 0;
+        for (size_t i = 0; i < c.ns; i++) found |= !strcmp(c.s[i].name, sec);
+        cfg_free(&c);
+        if (!dot || !found) { cu_die(2, "sweep: --vary %s: %s has no section [%s]", key, s.file, sec); goto done; }
+    }
+    for (int i = 0; i < s.n; i++) {
+        scenario sc;
+        s.sets[s.nsets] = s.p[i].set;
+        int bad = scenario_load(&sc, s.file, s.sets, s.nsets + 1, err, sizeof err);
+        if (!bad && i == 0) { base = sc; memset(&sc, 0, sizeof sc); }
+        scenario_free(&sc);
+        if (bad) { cu_die(2, "%s", err); goto done; }
+    }
+    s.numeric = s.integer = 1;
+    for (int i = 0; i < s.n; i++) {
+        s.numeric &= !isnan(s.p[i].x);
+        s.integer &= !isnan(s.p[i].x) && s.p[i].x == floor(s.p[i].x);
+    }
+    if (s.integer) {
+        /* Whole-number values: narrow down in whole numbers only when the key
+         * refuses fractions (servers, replicas), not for a rate given as 1:9:1. */
+        char frac[256];
+        scenario sc;
+        snprintf(frac, sizeof frac, "%s=%.10g", key, s.p[0].x + 0.5);
+        s.sets[s.nsets] = frac;
+        if (scenario_load(&sc, s.file, s.sets, s.nsets + 1, err, sizeof err) == 0) s.integer = 0;
+        scenario_free(&sc);
+    }
+    const char *dbpath = cu_db_path(dbopt);
+    if (store && cu_open_rw(dbpath, &db, err, sizeof err) != 0) { cu_die(2, "%s", err); goto done; }
+    if (jobs <= 0) jobs = task_cpus();
+    double t0 = cu_clock();
+    if ((rc = run_points(&s, 0, jobs, dbpath, &base.slo)) != 0) goto done;
+    int grid = s.n;
+    if (s.numeric) qsort(s.p, (size_t) s.n, sizeof *s.p, cmp_x);
+
+    /* Narrow down the last value meeting the SLO (the values before it all meet it). */
+    double best_x = NAN, best_rate = NAN;
+    int best = -1, bracketed = 0;
+    if (base.slo.n > 0) {
+        int i = -1;
+        while (i + 1 < s.n && s.p[i + 1].met) i++;
+        best = i;
+        if (s.numeric && i >= 0 && i + 1 < s.n) {
+            bracketed = 1;
+            double lo = s.p[i].x, hi = s.p[i + 1].x;
+            int k = 3;      /* points per round, fixed: the result must not depend on --jobs */
+            for (int round = 0; round < 8; round++) {
+                if (s.integer ? hi - lo <= 1 : (hi - lo) <= 0.005 * fabs(hi)) break;
+                int from = s.n;
+                for (int j = 1; j <= k; j++) {
+                    double x = lo + (hi - lo) * j / (k + 1);
+                    if (s.integer) x = floor(x + 0.5);
+                    if (x <= lo || x >= hi) continue;
+                    int dup = 0;
+                    for (int q = from; q < s.n; q++) dup |= s.p[q].x == x;
+                    if (dup) continue;
+                    char v[64];
+                    snprintf(v, sizeof v, "%.10g", x);
+                    point *p = add_point(&s, v);
+                    if (!p) { rc = cu_die(1, "out of memory"); goto done; }
+                    p->bisect = 1;
+                }
+                if (s.n == from) break;
+                if ((rc = run_points(&s, from, jobs, dbpath, &base.slo)) != 0) goto done;
+                double nlo = lo, nhi = hi;
+                for (int q = from; q < s.n; q++) {
+                    if (s.p[q].met && s.p[q].x > nlo && s.p[q].x < nhi) nlo = s.p[q].x;
+                }
+                for (int q = from; q < s.n; q++)
+                    if (!s.p[q].met && s.p[q].x > nlo && s.p[q].x < nhi) nhi = s.p[q].x;
+                lo = nlo;
+                hi = nhi;
+            }
+            qsort(s.p, (size_t) s.n, sizeof *s.p, cmp_x);
+            for (int q = 0; q < s.n; q++)
+                if (s.p[q].x == lo) best = q;
+        }
+        if (best >= 0) { best_x = s.p[best].x; best_rate = s.p[best].o.rate; }
+    }
+    double wall = cu_clock() - t0;
+    int llm = 0;
+    for (int i = 0; i < s.n; i++) llm |= !isnan(report_get(&s.p[i].o.rep, "", "ttft", "p99")) ||
+                                       report_get(&s.p[i].o.rep, "", "cost_per_hour", "value") >= 0;
+
+    /* Store: the sweep, then each point as a run. */
+    int64_t sweep_id = 0;
+    char *json_text = NULL;
+    size_t jlen = 0;
+    FILE *mem = open_memstream(&json_text, &jlen);
+    if (!mem) { rc = cu_die(1, "out of memory"); goto done; }
+    fputs("{\"scenario\": ", mem);
+    cu_json_str(mem, s.file);
+    fputs(", \"key\": ", mem);
+    cu_json_str(mem, key);
+    fputs(", \"points\": [", mem);
+    for (int i = 0; i < s.n; i++) {
+        const point *p = &s.p[i];
+        fprintf(mem, "%s{\"value\": ", i ? ", " : "");
+        if (!isnan(p->x)) fprintf(mem, "%.10g", p->x); else cu_json_str(mem, p->value);
+        fprintf(mem, ", \"rate_rps\": %.6g, \"narrowing\": %s, \"saturated\": %s", p->o.rate, p->bisect ? "true" : "false",
+                report_get(&p->o.rep, "", "saturated", "value") > 0 ? "true" : "false");
+        const char *m[] = { "throughput_rps", "goodput", "goodput_rps" };
+        for (int k = 0; k < 3; k++) {
+            double v = report_get(&p->o.rep, "", m[k], "value");
+            if (!isnan(v)) fprintf(mem, ", \"%s\": %.6g", m[k], v);
+        }
+        const char *lm[] = { "e2e", "ttft", "tpot" };
+        for (int k = 0; k < 3; k++) {
+            double a = report_get(&p->o.rep, "", lm[k], "p50"), b = report_get(&p->o.rep, "", lm[k], "p99");
+            if (!isnan(a)) fprintf(mem, ", \"%s_p50_ms\": %.6g", lm[k], a);
+            if (!isnan(b)) fprintf(mem, ", \"%s_p99_ms\": %.6g", lm[k], b);
+        }
+        if (p->slo.n) { fputs(", \"slo\": ", mem); slo_json(&p->slo, mem); }
+        fputs("}", mem);
+    }
+    fputs("], \"goodput_rps\": ", mem);
+    if (isnan(best_rate)) fputs("null", mem); else fprintf(mem, "%.6g", best_rate);
+    fputs(", \"best_value\": ", mem);
+    if (isnan(best_x)) fputs("null", mem); else fprintf(mem, "%.10g", best_x);
+    fprintf(mem, ", \"simulations\": %d", s.n);
+    fclose(mem);
+    if (store) {
+        char started[32], args[600];
+        cu_now(started, sizeof started);
+        snprintf(args, sizeof args, "--vary %s", vary);
+        if (planstore_sweep_begin(db, "sweep", s.file, args, started, &sweep_id, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); free(json_text); goto done; }
+        for (int i = 0; i < s.n; i++) {
+            point *p = &s.p[i];
+            p->t.sets[s.nsets] = p->set;        /* the point moved when sorted */
+            planstore_extra x = { .sweep_id = sweep_id, .idx = i, .role = p->bisect ? "bisect" : "point",
+                                  .settings = p->set, .seed = p->o.seed, .rate = p->o.rate, .usd_per_hour = p->o.usd_per_hour };
+            int64_t id;
+            if (cu_save_task(db, &p->t, &p->o, &p->slo, &x, &id, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); free(json_text); goto done; }
+        }
+    }
+    if (json) {
+        fputs(json_text, stdout);
+        if (store) printf(", \"sweep\": %lld", (long long) sweep_id);
+        fputs("}\n", stdout);
+    } else {
+        printf("sweep %s  --vary %s  (%d simulations, %.2f s, %d workers)\n\n", s.file, vary, s.n, wall, jobs);
+        print_table(&s, llm, stdout);
+        if (base.slo.n == 0) printf("\nno [slo] section: nothing to meet\n");
+        else if (best < 0) printf("\nno point meets the SLO (the lowest value, %s, already fails it)\n", s.p[0].value);
+        else if (!bracketed && best == s.n - 1) printf("\nevery point meets the SLO: the highest meeting it is beyond %s (rate %.4g req/s)\n", s.p[best].value, best_rate);
+        else if (!bracketed) printf("\nhighest value meeting the SLO: %s (values are not numbers: not narrowed down)\n", s.p[best].value);
+        else printf("\nhighest %s meeting the SLO: %.6g  ->  goodput %.4g req/s (narrowed down by %d extra simulations)\n",
+                    key, best_x, best_rate, s.n - grid);
+        if (store) printf("sweep %lld stored in %s\n", (long long) sweep_id, dbpath);
+    }
+    int end = store ? planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, json_text, err, sizeof err) : 0;
+    free(json_text);
+    if (end != 0) { rc = cu_die(1, "%s", err); goto done; }
+    rc = 0;
+done:
+    for (int i = 0; i < s.n; i++) { task_out_free(&s.p[i].o); slo_result_free(&s.p[i].slo); }
+    free(s.p);
+    scenario_free(&base);
+    if (db) store_close(db);
+    return rc;
+}

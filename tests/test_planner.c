@@ -1,0 +1,253 @@
+/* test_planner.c -- Criterion tests of [slo] sections, goodput, `latsim sweep`,
+ * `plan`, `check`, `baseline`, `compare` and `plot`, run as a program (./latsim,
+ * from the repository root) in a mkdtemp() directory under /tmp. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <gsl/gsl_sf_gamma.h>
+#include <sqlite3.h>
+
+#define LATSIM "./latsim"
+
+static char dir[64];
+static char db[128];
+
+static void setup(void)
+{
+    cr_assert_eq(access(LATSIM, X_OK), 0, "run `make` first");
+    strcpy(dir, "/tmp/latsim_plan_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/runs.db", dir);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    if (strncmp(dir, "/tmp/latsim_plan_", 17) != 0) return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+TestSuite(slo, .init = setup, .fini = teardown);
+TestSuite(sweep, .init = setup, .fini = teardown);
+TestSuite(plan, .init = setup, .fini = teardown);
+TestSuite(check, .init = setup, .fini = teardown);
+TestSuite(plot, .init = setup, .fini = teardown);
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t) n + 1);
+    cr_assert_not_null(b);
+    size_t k = fread(b, 1, (size_t) n, f);
+    b[k] = '\0';
+    fclose(f);
+    return b;
+}
+
+typedef struct result { int rc; char *out, *err; } result;
+
+/* Runs ./latsim with the arguments (a shell command tail), in the repository root. */
+static result latsim(const char *fmt, ...)
+{
+    char args[4096], cmd[4600], o[200], e[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(o, sizeof o, "%s/stdout", dir);
+    snprintf(e, sizeof e, "%s/stderr", dir);
+    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", LATSIM, args, o, e);
+    int st = system(cmd);
+    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(o), slurp(e) };
+    return r;
+}
+
+static void rfree(result *r) { free(r->out); free(r->err); }
+
+static void write_file(const char *name, const char *text, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static void expect_bad(const result *r, const char *needle)
+{
+    cr_expect_eq(r->rc, 2, "exit %d, stderr: %s", r->rc, r->err);
+    cr_expect_eq(lines(r->err), 1, "one line expected: %s", r->err);
+    cr_expect(strstr(r->err, needle) != NULL, "'%s' not in: %s", needle, r->err);
+}
+
+/* A number following KEY ("key": N) in TEXT, NAN when absent or null. */
+static double json_num(const char *text, const char *key)
+{
+    char k[128];
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    const char *p = strstr(text, k);
+    if (!p) return NAN;
+    return strtod(p + strlen(k), NULL);
+}
+
+/* The same for the last KEY in TEXT (top-level members follow the arrays). */
+static double json_last(const char *text, const char *key)
+{
+    char k[128];
+    snprintf(k, sizeof k, "\"%s\": ", key);
+    const char *p = NULL;
+    for (const char *q = strstr(text, k); q; q = strstr(q + 1, k)) p = q;
+    if (!p) return NAN;
+    p += strlen(k);
+    if (!strncmp(p, "null", 4)) return NAN;
+    return strtod(p, NULL);
+}
+
+static long long count(const char *sql)
+{
+    sqlite3 *h;
+    long long n = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+        else n = -2;
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return n;
+}
+
+/* M/M/1, mean service 100 ms (mu = 10/s). */
+static const char *MM1 =
+    "[sim]\n"
+    "requests = 200000\n"
+    "[workload]\n"
+    "rate = 5\n"
+    "[pool cpu]\n"
+    "servers = 1\n"
+    "service_ms = exp(mean=100)\n"
+    "[slo]\n"
+    "e2e_p99_ms = 1000\n";
+
+/* ---- [slo] ---------------------------------------------------------------- */
+
+Test(slo, unknown_metric_names_file_line_key)
+{
+    char path[256];
+    write_file("s.ini",
+               "[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n[slo]\nfoo_p99_ms = 3\n", path, sizeof path);
+    result r = latsim("run %s --db %s", path, db);
+    expect_bad(&r, "s.ini:6: [slo] foo_p99_ms: unknown metric 'foo'");
+    cr_expect_eq(access(db, F_OK), -1, "no database written");
+    rfree(&r);
+    write_file("s.ini", "[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n[slo]\ne2e_p42_ms = 3\n", path, sizeof path);
+    r = latsim("run %s --db %s", path, db);
+    expect_bad(&r, "s.ini:6: [slo] e2e_p42_ms: unknown stat 'p42'");
+    rfree(&r);
+    write_file("s.ini", "[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n[slo]\nttft_p99_ms = 3\n", path, sizeof path);
+    r = latsim("run %s --db %s", path, db);
+    expect_bad(&r, "s.ini:6: [slo] ttft_p99_ms: metric 'ttft' is reported only for scenarios with an LLM pool");
+    rfree(&r);
+    write_file("s.ini", "[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n[slo]\nheadroom = 0.5\n", path, sizeof path);
+    r = latsim("run %s --db %s", path, db);
+    expect_bad(&r, "s.ini:6: [slo] headroom: must be >= 1");
+    rfree(&r);
+    write_file("s.ini", "[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n[slo gold]\ne2e_p99_ms = 3\n", path, sizeof path);
+    r = latsim("run %s --db %s", path, db);
+    expect_bad(&r, "s.ini:5: [slo gold]: no request class 'gold'");
+    rfree(&r);
+}
+
+/* Each term reported met or not with value and margin, in JSON and the database;
+ * goodput against the M/M/1 sojourn law P(T <= x) = 1 - exp(-(mu - lambda) x). */
+Test(slo, terms_goodput_json_and_database)
+{
+    char path[256];
+    write_file("mm1.ini", MM1, path, sizeof path);
+    result r = latsim("run %s --db %s --json --set sim.requests=100000 --set slo.error_rate=0.01 "
+                      "--set slo.utilization_max=0.4 --set slo.queue_mean_ms=500", path, db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"slo\": {\"met\": false, \"terms\": [{\"term\": \"e2e_p99_ms\"") != NULL, "%s", r.out);
+    /* utilization 0.5 > 0.4: missed with margin -0.1 (+- sampling). */
+    const char *u = strstr(r.out, "\"term\": \"utilization_max\"");
+    cr_assert_not_null(u);
+    cr_expect_lt(fabs(json_num(u, "margin") + 0.1), 0.01);
+    cr_expect(strstr(u, "\"met\": false") != NULL);
+    /* Goodput: P(T <= 1 s) = 1 - exp(-5) = 0.99326; sd of the share over 1e5
+     * correlated requests ~ sqrt(p(1-p)/n) x 4 (M/M/1 at rho 0.5) = 0.001. */
+    double g = json_num(r.out, "goodput");
+    cr_expect_lt(fabs(g - (1 - exp(-5.0))), 0.003, "goodput %g", g);
+    cr_expect_eq(count("SELECT count(*) FROM run_slo"), 4);
+    cr_expect_eq(count("SELECT count(*) FROM run_slo WHERE term = 'error_rate' AND met = 1 AND value = 0"), 1);
+    cr_expect_gt(count("SELECT count(*) FROM run_cdf WHERE metric = 'e2e'"), 100);
+    rfree(&r);
+    r = latsim("run %s --db %s --set sim.requests=20000", path, db);
+    cr_expect(strstr(r.out, "slo MET") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "e2e_p99_ms") != NULL);
+    rfree(&r);
+}
+
+/* ---- sweep ---------------------------------------------------------------- */
+
+/* The highest rate meeting P99 sojourn <= 1 s in M/M/1 (mu = 10/s):
+ * exp(-(mu - l) 1 s) = 0.01, l* = 10 - ln 100 = 5.395/s.  Tolerance: the p99
+ * estimate from 2e5 requests has an iid standard error of sqrt(.99 .01 / n) /
+ * f(x99) = 4.6 ms, inflated about 4x by the queue's autocorrelation (relaxation
+ * time ~7 arrivals at rho 0.54) = 18 ms; d(l*) / d(x99) = (mu - l)^2 / ln 100 = 4.6/s^2,
+ * so sd(l*) ~ 0.085/s; 4 sd = 0.34, plus the 0.5 % narrowing resolution. */
+Test(sweep, mm1_goodput_matches_closed_form)
+{
+    char path[256];
+    write_file("mm1.ini", MM1, path, sizeof path);
+    result r = latsim("sweep %s --vary workload.rate=1:9:1 --db %s --json --jobs 2", path, db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    double g = json_last(r.out, "goodput_rps");
+    double want = 10 - log(100.0);
+    cr_expect_lt(fabs(g - want), 0.37, "goodput %g, closed form %g", g, want);
+    cr_expect_eq(count("SELECT count(*) FROM sweeps WHERE kind = 'sweep'"), 1);
+    cr_expect_gt(count("SELECT count(*) FROM sweep_points"), 9, "narrowing points stored too");
+    cr_expect_eq(count("SELECT count(*) FROM sweep_points p JOIN runs r ON r.id = p.run_id"),
+                 count("SELECT count(*) FROM sweep_points"));
+    rfree(&r);
+    /* The same with one worker: identical results (tasks do not depend on workers). */
+    result r1 = latsim("sweep %s --vary workload.rate=1:9:1 --no-store --json --jobs 1", path);
+    cr_expect_eq(json_last(r1.out, "goodput_rps"), g);
+    rfree(&r1);
+}
+
+Test(sweep, bad_input)
+{
+    char path[256];
+    write_file("mm1.ini", MM1, path, sizeof path);
+    result r = latsim("sweep %s --vary workload.rate=5:1:1 --db %s", path, db);
+    expect_bad(&r, "empty range");
+    rfree(&r);
+    r = latsim("sweep %s --vary workload.rat=1:3:1 --db %s", path, db);
+    expect_bad(&r, "[workload] rat: unknown key (did you mean 'rate'?)");
+    rfree(&r);
+    r = latsim("sweep %s --vary \"pool gpu.servers=1,2\" --db %s", path, db);
+    expect_bad(&r, "has no section [pool gpu]");
+    rfree(&r);
+    r = latsim("sweep %s --vary workload.rate=1:3:0 --db %s", path, db);
+    expect_bad(&r, "STEP must be > 0");
+    rfree(&r);
+    cr_expect_eq(access(db, F_OK), -1, "nothing written");
+}
