@@ -18,14 +18,14 @@ OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZE) -fno-sanitize-r
 VARIANT := san
 endif
 BUILD   := build/$(VARIANT)
-CFLAGS  += $(CSTD) $(WARN) $(OPT) -Isim -Icli -DLATSIM_VERSION='"$(VERSION)"' \
+CFLAGS  += $(CSTD) $(WARN) $(OPT) -Isim -Icalib -Icli -DLATSIM_VERSION='"$(VERSION)"' \
            $(shell pkg-config --cflags gsl sqlite3 inih 2>/dev/null)
 LDLIBS  += $(shell pkg-config --libs gsl sqlite3 inih 2>/dev/null) -lcsv -lm
 ifdef SANITIZE
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-SIM_SRC  := $(wildcard sim/*.c)
+SIM_SRC  := $(wildcard sim/*.c calib/*.c)
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
@@ -33,7 +33,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 .PHONY: all deps run test bench clean latsim
 all: latsim
 
-$(BUILD)/%.o: %.c $(wildcard sim/*.h cli/*.h)
+$(BUILD)/%.o: %.c $(wildcard sim/*.h calib/*.h cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

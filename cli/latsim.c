@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "bench.h"
 #include "cliutil.h"
+#include "calib.h"
 #include "catalog.h"
 #include "planstore.h"
 #include "report.h"
@@ -39,6 +40,8 @@ static const char *USAGE =
     "  keys                   list every scenario section and key, with defaults\n"
     "  bench                  run the speed benchmark and print its table\n"
     "  sweep FILE --vary K=R  run a scenario over a range of values; highest meeting the SLO\n"
+    "  calib ...              measurements, importers, fitted cost models (latsim calib --help)\n"
+    "  cost ...               predicted step time of a cost model (latsim cost --help)\n"
     "\n"
     "run options (latsim run --help for details):\n"
     "  --seed N               run seed\n"
@@ -387,6 +390,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "keys")) { scenario_print_keys(stdout); return 0; }
     if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "sweep")) return sweep_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "calib")) return calib_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "cost")) return cost_main(argc - 2, argv + 2);
     fprintf(stderr, "latsim: unknown command '%s' (see latsim --help)\n", cmd);
     return 2;
 }

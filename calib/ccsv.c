@@ -1,0 +1,181 @@
+/* ccsv.c -- row-at-a-time CSV reading with libcsv (see ccsv.h).
+ *
+ * The file is read a line at a time with getline() and each line handed to
+ * csv_parse(), so a row's callback knows the line it ends on.  The first row is
+ * the header.  Fields are kept in growable arrays reused from row to row.
+ */
+#include "ccsv.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rd {
+    ccsv_row row;            /* the row being built (field/nfield) and the header */
+    size_t cap;              /* allocated entries of row.field */
+    size_t hcap;             /* allocated entries of row.header */
+    int in_header;           /* 1 while reading the first row */
+    int failed;              /* an error is in err */
+    int oom;                 /* out of memory */
+    ccsv_fn fn;              /* the caller's row function */
+    void *ctx;               /* its context */
+    char *err;               /* message buffer */
+    size_t errlen;           /* its size */
+} rd;
+
+static void rd_fail(rd *r, const char *fmt, ...)
+{
+    if (r->failed)
+        return;
+    r->failed = 1;
+    int k = snprintf(r->err, r->errlen, "%s:%ld: ", r->row.path, r->row.line);
+    if (k < 0 || (size_t)k >= r->errlen)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err + k, r->errlen - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+static int push(char ***arr, size_t *n, size_t *cap, const char *s, size_t len)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 32;
+        char **a = realloc(*arr, nc * sizeof *a);
+        if (!a)
+            return -1;
+        for (size_t i = *cap; i < nc; i++)
+            a[i] = NULL;
+        *arr = a;
+        *cap = nc;
+    }
+    char *c = realloc((*arr)[*n], len + 1);
+    if (!c)
+        return -1;
+    memcpy(c, s, len);
+    c[len] = '\0';
+    (*arr)[(*n)++] = c;
+    return 0;
+}
+
+static void on_field(void *s, size_t len, void *data)
+{
+    rd *r = data;
+    if (r->failed)
+        return;
+    int bad = r->in_header ? push(&r->row.header, &r->row.nheader, &r->hcap, s ? s : "", s ? len : 0)
+                           : push(&r->row.field, &r->row.nfield, &r->cap, s ? s : "", s ? len : 0);
+    if (bad) {
+        r->oom = 1;
+        rd_fail(r, "out of memory");
+    }
+}
+
+static void on_row(int c, void *data)
+{
+    (void)c;
+    rd *r = data;
+    if (r->failed)
+        return;
+    if (r->in_header) {
+        r->in_header = 0;
+        return;
+    }
+    size_t n = r->row.nfield;
+    r->row.nfield = 0;
+    if (n == 1 && r->row.field[0][0] == '\0')
+        return;   /* a blank line */
+    if (n != r->row.nheader) {
+        rd_fail(r, "%zu fields, but the header has %zu columns", n, r->row.nheader);
+        return;
+    }
+    r->row.nfield = n;
+    if (r->fn(r->ctx, &r->row, r->err, r->errlen) != 0)
+        r->failed = 1;
+    r->row.nfield = 0;
+}
+
+int ccsv_read(const char *path, ccsv_fn fn, void *ctx, char *err, size_t errlen)
+{
+    rd r = { .row = { .path = path }, .in_header = 1, .fn = fn, .ctx = ctx, .err = err,
+             .errlen = errlen };
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct csv_parser p;
+    if (csv_init(&p, CSV_APPEND_NULL) != 0) {
+        fclose(f);
+        snprintf(err, errlen, "%s: cannot start the CSV parser", path);
+        return -1;
+    }
+    char *buf = NULL;
+    size_t bufcap = 0;
+    ssize_t len;
+    while (!r.failed && (len = getline(&buf, &bufcap, f)) >= 0) {
+        r.row.line++;
+        if (csv_parse(&p, buf, (size_t)len, on_field, on_row, &r) != (size_t)len && !r.failed)
+            rd_fail(&r, "%s", csv_strerror(csv_error(&p)));
+    }
+    if (!r.failed && ferror(f))
+        rd_fail(&r, "cannot read: %s", strerror(errno));
+    if (!r.failed && csv_fini(&p, on_field, on_row, &r) != 0)
+        rd_fail(&r, "%s", csv_strerror(csv_error(&p)));
+    if (!r.failed && r.row.nheader == 0) {
+        r.failed = 1;
+        snprintf(err, errlen, "%s: empty file (expected a header row)", path);
+    }
+    csv_free(&p);
+    free(buf);
+    fclose(f);
+    for (size_t i = 0; i < r.cap; i++)
+        free(r.row.field[i]);
+    for (size_t i = 0; i < r.hcap; i++)
+        free(r.row.header[i]);
+    free(r.row.field);
+    free(r.row.header);
+    return r.failed ? -1 : 0;
+}
+
+int ccsv_col(const ccsv_row *row, const char *name)
+{
+    for (size_t i = 0; i < row->nheader; i++)
+        if (strcmp(row->header[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
+int ccsv_num(const ccsv_row *row, int col, double *out, char *err, size_t errlen)
+{
+    const char *s = row->field[col];
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        snprintf(err, errlen, "%s:%ld: column %s: '%.40s' is not a number", row->path, row->line,
+                 row->header[col], s);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int ccsv_int(const ccsv_row *row, int col, long lo, long hi, long *out, char *err, size_t errlen)
+{
+    const char *s = row->field[col];
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (*s == '\0' || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
+        snprintf(err, errlen, "%s:%ld: column %s: '%.40s' is not a whole number in %ld..%ld",
+                 row->path, row->line, row->header[col], s, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

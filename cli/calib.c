@@ -1,0 +1,259 @@
+/* calib.c -- `latsim calib` (measurement store, importers, fits, microbenchmarks)
+ * and `latsim cost` (one step time from a chosen cost model).
+ *
+ * Argument parsing, the database transaction around each writing command and the
+ * exit codes live here; the work is in calib/.  Exit codes: 0 done, 1 runtime
+ * failure, 2 bad input (usage, file, database contents).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib.h"
+#include "catalog.h"
+#include "cdb.h"
+#include "cfitted.h"
+#include "cimport.h"
+#include "store.h"
+
+#ifndef LATSIM_VERSION
+#define LATSIM_VERSION "0.1"
+#endif
+
+static const char *CALIB_USAGE =
+    "usage: latsim calib COMMAND [options] [--db PATH]\n"
+    "\n"
+    "  list                              measurements and calibrated models in the database\n"
+    "  show ID                           one calibrated model: coefficients, errors, provenance\n"
+    "  import vidur DIR [--model M] [--gpu G]\n"
+    "                                    Vidur operator profiles (compute/, attention_a100/, network/)\n"
+    "  import steps FILE.csv             whole-step times: model,gpu,tp,phase,batch_size,tokens,step_ms\n"
+    "                                    [,weights,source]\n"
+    "  fit [fitted] --model M --gpu G [--weights P] [--folds K]\n"
+    "                                    fit the parametric step model to the imported steps\n"
+    "  fit profile --model M --gpu G --tp T\n"
+    "                                    build the operator-profile model from imported profiles\n"
+    "\n"
+    "Bad input: one line naming the file, line and column; exit 2; database untouched.\n";
+
+static const char *db_path(const char *opt)
+{
+    if (opt) return opt;
+    const char *e = getenv("LATSIM_DB");
+    return (e && e[0]) ? e : "latsim.db";
+}
+
+static int fail(int code, const char *msg)
+{
+    fprintf(stderr, "latsim: %s\n", msg);
+    return code;
+}
+
+/* Options shared by the calib subcommands. */
+typedef struct opts {
+    const char *db;           /* --db */
+    const char *model;        /* --model */
+    const char *gpu;          /* --gpu */
+    const char *weights;      /* --weights */
+    long tp;                  /* --tp (0 = not given) */
+    long folds;               /* --folds (0 = default) */
+    const char *pos[4];       /* positional arguments */
+    int npos;                 /* how many */
+} opts;
+
+static int parse_long(const char *opt, const char *v, long lo, long hi, long *out, char *err,
+                      size_t n)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*v == '\0' || *end || errno || x < lo || x > hi) {
+        snprintf(err, n, "%s: expected a whole number in %ld..%ld, got '%s'", opt, lo, hi, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_opts(const char *cmd, int argc, char **argv, opts *o, char *err, size_t n)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int takes = !strcmp(a, "--db") || !strcmp(a, "--model") || !strcmp(a, "--gpu") ||
+                    !strcmp(a, "--weights") || !strcmp(a, "--tp") || !strcmp(a, "--folds");
+        if (takes) {
+            if (i + 1 >= argc) {
+                snprintf(err, n, "%s: %s needs a value", cmd, a);
+                return -1;
+            }
+            const char *v = argv[++i];
+            if (!strcmp(a, "--db")) o->db = v;
+            else if (!strcmp(a, "--model")) o->model = v;
+            else if (!strcmp(a, "--gpu")) o->gpu = v;
+            else if (!strcmp(a, "--weights")) o->weights = v;
+            else if (!strcmp(a, "--tp") && parse_long("--tp", v, 1, 1024, &o->tp, err, n)) return -1;
+            else if (!strcmp(a, "--folds") && parse_long("--folds", v, 2, 100, &o->folds, err, n)) return -1;
+        } else if (a[0] == '-' && a[1]) {
+            snprintf(err, n, "%s: unknown option '%s' (see latsim calib --help)", cmd, a);
+            return -1;
+        } else if (o->npos < 4) {
+            o->pos[o->npos++] = a;
+        } else {
+            snprintf(err, n, "%s: too many arguments", cmd);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Opens the database (creating it and the calibration tables) for writing. */
+static int open_rw(const char *path, sqlite3 **db, char *err, size_t n)
+{
+    if (store_open(path, db, err, n) != 0)
+        return -1;
+    if (cdb_init(*db, err, n) != 0) {
+        store_close(*db);
+        *db = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* Opens an existing database for reading. */
+static int open_existing(const char *path, sqlite3 **db, char *err, size_t n)
+{
+    if (access(path, F_OK) != 0) {
+        snprintf(err, n, "%s: no such database (import measurements first, or give --db PATH)", path);
+        return -1;
+    }
+    return open_rw(path, db, err, n);
+}
+
+static int cmd_import(const opts *o)
+{
+    char err[2048];
+    if (o->npos != 3 || (strcmp(o->pos[1], "vidur") && strcmp(o->pos[1], "steps")))
+        return fail(2, "calib import: expected 'vidur DIR' or 'steps FILE.csv'");
+    sqlite3 *db = NULL;
+    if (open_rw(db_path(o->db), &db, err, sizeof err) != 0)
+        return fail(2, err);
+    cimp_opts io = { .model = o->model, .gpu = o->gpu, .tool = "latsim " LATSIM_VERSION,
+                     .log = stdout };
+    long n = 0;
+    int rc = 2;
+    if (cdb_begin(db, err, sizeof err) != 0)
+        goto out;
+    int64_t before = cdb_count(db, NULL, NULL, NULL);
+    int s = !strcmp(o->pos[1], "vidur") ? cimp_vidur(db, o->pos[2], &io, &n, err, sizeof err)
+                                        : cimp_steps(db, o->pos[2], &io, &n, err, sizeof err);
+    if (s != 0) {
+        cdb_rollback(db);
+        goto out;
+    }
+    if (cdb_commit(db, err, sizeof err) != 0) {
+        cdb_rollback(db);
+        rc = 1;
+        goto out;
+    }
+    printf("imported %ld measurements from %s (%lld in the database)\n", n, o->pos[2],
+           (long long)(before + n));
+    rc = 0;
+out:
+    if (rc)
+        fprintf(stderr, "latsim: %s\n", err);
+    store_close(db);
+    return rc;
+}
+
+static int cmd_fit(const opts *o)
+{
+    char err[2048];
+    const char *kind = o->npos >= 2 ? o->pos[1] : "fitted";
+    if (o->npos > 2 || (strcmp(kind, "fitted") && strcmp(kind, "profile")))
+        return fail(2, "calib fit: expected 'fitted' or 'profile' (see latsim calib --help)");
+    if (!o->model || !o->gpu)
+        return fail(2, "calib fit: --model M and --gpu G are required");
+    sqlite3 *db = NULL;
+    if (open_existing(db_path(o->db), &db, err, sizeof err) != 0)
+        return fail(2, err);
+    int rc = 2;
+    if (cdb_begin(db, err, sizeof err) != 0)
+        goto out;
+    int64_t id = 0;
+    if (!strcmp(kind, "fitted")) {
+        cfitted m;
+        if (cfitted_fit(db, o->model, o->gpu, o->weights, LATSIM_VERSION, (size_t)o->folds, &m, err,
+                        sizeof err) != 0) {
+            cdb_rollback(db);
+            goto out;
+        }
+        id = m.fit.id;
+    } else {
+        snprintf(err, sizeof err, "calib fit profile: not built yet");
+        cdb_rollback(db);
+        goto out;
+    }
+    if (cdb_commit(db, err, sizeof err) != 0) {
+        cdb_rollback(db);
+        rc = 1;
+        goto out;
+    }
+    rc = cdb_show(db, id, stdout, err, sizeof err) == 0 ? 0 : 1;
+out:
+    if (rc)
+        fprintf(stderr, "latsim: %s\n", err);
+    store_close(db);
+    return rc;
+}
+
+int calib_main(int argc, char **argv)
+{
+    char err[2048];
+    opts o;
+    for (int i = 0; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            fputs(CALIB_USAGE, stdout);
+            return 0;
+        }
+    if (parse_opts("calib", argc, argv, &o, err, sizeof err) != 0)
+        return fail(2, err);
+    if (o.npos == 0) {
+        fputs(CALIB_USAGE, stderr);
+        return 2;
+    }
+    const char *sub = o.pos[0];
+    if (!strcmp(sub, "import"))
+        return cmd_import(&o);
+    if (!strcmp(sub, "fit"))
+        return cmd_fit(&o);
+    if (!strcmp(sub, "list") || !strcmp(sub, "show")) {
+        sqlite3 *db = NULL;
+        long id = 0;
+        if (!strcmp(sub, "show") && (o.npos != 2 || parse_long("calib show", o.pos[1], 1, 1L << 62,
+                                                                &id, err, sizeof err)))
+            return fail(2, "calib show: expected one model ID (see latsim calib list)");
+        if (!strcmp(sub, "list") && o.npos != 1)
+            return fail(2, "calib list: unexpected argument");
+        if (open_existing(db_path(o.db), &db, err, sizeof err) != 0)
+            return fail(2, err);
+        int s = !strcmp(sub, "list") ? cdb_list(db, stdout, err, sizeof err)
+                                     : cdb_show(db, id, stdout, err, sizeof err);
+        store_close(db);
+        if (s != 0)
+            return fail(s == 1 ? 2 : 1, err);
+        return 0;
+    }
+    snprintf(err, sizeof err, "calib: unknown command '%s' (see latsim calib --help)", sub);
+    return fail(2, err);
+}
+
+int cost_main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    return fail(2, "cost: not built yet");
+}
