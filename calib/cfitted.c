@@ -225,14 +225,29 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
                    g.name, r.kept, r.kept + 1);
         goto done;
     }
-    if (has_pre && r.status[CF_PREFILL] == NNLS_ALIASED && r.status[CF_ATTN] == NNLS_ALIASED) {
+    /* Shapes: a phase whose steps all have one size cannot separate its per-token
+     * cost from the fixed cost, whatever the rank of the whole design says. */
+    int pre_shapes = 0, dec_shapes = 0;
+    for (size_t i = 0; i < n; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = rows[j].prefill == rows[i].prefill && rows[j].batch == rows[i].batch &&
+                   rows[j].tokens == rows[i].tokens && rows[j].context == rows[i].context;
+        if (!seen) {
+            pre_shapes += rows[i].prefill;
+            dec_shapes += !rows[i].prefill;
+        }
+    }
+    if (has_pre && (pre_shapes < 2 ||
+                    (r.status[CF_PREFILL] == NNLS_ALIASED && r.status[CF_ATTN] == NNLS_ALIASED))) {
         errmsg_set(err, errlen, "fit: singular design: the prefill steps of %s on %s all have the "
                    "same size, so their per-token cost cannot be separated from the fixed cost "
                    "(measure several prompt lengths or batch sizes)", out->model.name, g.name);
         goto done;
     }
-    if (has_dec && r.status[CF_KV] == NNLS_ALIASED && r.status[CF_DECODE] == NNLS_ALIASED &&
-        r.status[CF_SEQ] == NNLS_ALIASED) {
+    if (has_dec && (dec_shapes < 2 || (r.status[CF_KV] == NNLS_ALIASED &&
+                                       r.status[CF_DECODE] == NNLS_ALIASED &&
+                                       r.status[CF_SEQ] == NNLS_ALIASED))) {
         errmsg_set(err, errlen, "fit: singular design: the decode steps of %s on %s all have the "
                    "same batch and context, so their per-sequence cost cannot be separated from "
                    "the fixed cost (measure several batch sizes or contexts)", out->model.name,

@@ -1,0 +1,401 @@
+/* test_calib.c -- Criterion tests of the calibrator: the non-negative weighted
+ * least-squares fit (calib/nnls.c), the fitted step model (calib/cfitted.c), the
+ * importers (calib/cimport.c) and `latsim calib ...` / `latsim cost ...` run as a
+ * program from the repository root.  Each CLI test works in its own mkdtemp()
+ * directory under /tmp, removed afterwards.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <sqlite3.h>
+
+#include "catalog.h"
+#include "cfitted.h"
+#include "nnls.h"
+#include "store.h"
+
+#define LATSIM "./latsim"
+#define VIDUR "../shared/data/profiles/vidur"
+#define STEPS "../shared/data/steps/splitwise_bloom176b.csv"
+
+static char dir[64];          /* this test's temporary directory */
+static char db[128];          /* dir/c.db */
+
+static void setup(void)
+{
+    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
+    strcpy(dir, "/tmp/latsim_calib_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/c.db", dir);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    if (!dir[0] || strncmp(dir, "/tmp/latsim_calib_", 18) != 0) return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+TestSuite(calib_fit);
+TestSuite(calib_cli, .init = setup, .fini = teardown);
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f, "cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    cr_assert_not_null(buf);
+    size_t k = fread(buf, 1, (size_t)n, f);
+    buf[k] = '\0';
+    fclose(f);
+    return buf;
+}
+
+typedef struct result {
+    int rc;        /* exit status, or -1 when it did not exit normally */
+    char *out;     /* stdout */
+    char *err;     /* stderr */
+} result;
+
+/* Runs "./latsim ARGS --db dir/c.db" with its output captured. */
+__attribute__((format(printf, 1, 2)))
+static result latsim(const char *fmt, ...)
+{
+    char args[4096], cmd[4800], o[128], e[128];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    cr_assert(k >= 0 && (size_t)k < sizeof args);
+    snprintf(o, sizeof o, "%s/stdout", dir);
+    snprintf(e, sizeof e, "%s/stderr", dir);
+    snprintf(cmd, sizeof cmd, "%s %s --db '%s' >'%s' 2>'%s' </dev/null", LATSIM, args, db, o, e);
+    int st = system(cmd);
+    cr_assert_neq(st, -1, "system() failed");
+    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(o), slurp(e) };
+    return r;
+}
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+static void write_file(const char *name, const char *text, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* One number from the database at db. */
+static double query(const char *sql)
+{
+    sqlite3 *h = NULL;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(h, sql, -1, &st, NULL), SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(h));
+    double v = NAN;
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+/* ---- the solver ----------------------------------------------------------------------- */
+
+/* y = 2 + 0.5 x1 + 3 x2 + 0 x3 (x3 is a real column whose true coefficient is 0, so
+ * NNLS may hold it at the bound) with 1 % relative Gaussian noise, 400 points, fixed
+ * seed.  Each estimate must be within 4 of its reported standard errors of the truth
+ * (a 4-sigma band: a correct SE fails it with probability 6e-5 per coefficient), and
+ * the SEs must be small (the design is well conditioned: < 2 % of the value). */
+Test(calib_fit, recovers_known_coefficients_within_standard_errors)
+{
+    const size_t n = 400, p = 4;
+    const double truth[4] = { 2.0, 0.5, 3.0, 0.0 };
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 42);
+    gsl_matrix *X = gsl_matrix_alloc(n, p);
+    gsl_vector *y = gsl_vector_alloc(n), *w = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        double x1 = gsl_rng_uniform(rng) * 100, x2 = gsl_rng_uniform(rng) * 10, x3 = gsl_rng_uniform(rng);
+        gsl_matrix_set(X, i, 0, 1);
+        gsl_matrix_set(X, i, 1, x1);
+        gsl_matrix_set(X, i, 2, x2);
+        gsl_matrix_set(X, i, 3, x3);
+        double mu = truth[0] + truth[1] * x1 + truth[2] * x2;
+        double v = mu * (1 + 0.01 * gsl_ran_gaussian(rng, 1.0));
+        gsl_vector_set(y, i, v);
+        gsl_vector_set(w, i, 1 / (v * v));
+    }
+    nnls_result r;
+    char err[256];
+    cr_assert_eq(nnls_fit(X, y, w, NULL, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.kept, 4);
+    for (size_t j = 0; j < 3; j++) {
+        cr_assert_eq(r.status[j], NNLS_FITTED);
+        cr_assert(r.se[j] > 0 && r.se[j] < 0.02 * truth[j], "se[%zu] = %g", j, r.se[j]);
+        cr_assert(fabs(r.b[j] - truth[j]) < 4 * r.se[j], "b[%zu] = %g, truth %g, se %g", j, r.b[j], truth[j], r.se[j]);
+    }
+    cr_assert(r.b[3] >= 0);
+    cr_assert(r.status[3] == NNLS_BOUND || fabs(r.b[3]) < 4 * r.se[3]);
+    cr_assert(r.r2 > 0.99);
+    /* Cross-validation holds points out: its error is at least the in-sample one and,
+     * with 1 % Gaussian noise, near E|e| = 0.8 %. */
+    double cv = nnls_cv_mape(X, y, w, NULL, 5, err, sizeof err);
+    cr_assert(cv >= r.mape, "cv %g < in-sample %g", cv, r.mape);
+    cr_assert(cv > 0.6 && cv < 1.1, "cv mape %g %%", cv);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+    gsl_vector_free(w);
+    gsl_rng_free(rng);
+}
+
+/* A coefficient that least squares would make negative is held at 0. */
+Test(calib_fit, non_negative)
+{
+    const size_t n = 20;
+    gsl_matrix *X = gsl_matrix_alloc(n, 2);
+    gsl_vector *y = gsl_vector_alloc(n), *w = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        gsl_matrix_set(X, i, 0, 1);
+        gsl_matrix_set(X, i, 1, (double)i);
+        gsl_vector_set(y, i, 10 - 0.1 * (double)i);   /* slope -0.1 */
+        gsl_vector_set(w, i, 1);
+    }
+    nnls_result r;
+    char err[256];
+    cr_assert_eq(nnls_fit(X, y, w, NULL, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.status[1], NNLS_BOUND);
+    cr_assert_eq(r.b[1], 0);
+    cr_assert_float_eq(r.b[0], 10 - 0.1 * 9.5, 1e-9);   /* the mean */
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+    gsl_vector_free(w);
+}
+
+/* A column that is a multiple of an earlier one is reported aliased and held at 0. */
+Test(calib_fit, aliased_terms)
+{
+    const size_t n = 10;
+    gsl_matrix *X = gsl_matrix_alloc(n, 3);
+    gsl_vector *y = gsl_vector_alloc(n), *w = gsl_vector_alloc(n);
+    for (size_t i = 0; i < n; i++) {
+        gsl_matrix_set(X, i, 0, 1);
+        gsl_matrix_set(X, i, 1, (double)i);
+        gsl_matrix_set(X, i, 2, 3.0 * (double)i);
+        gsl_vector_set(y, i, 1 + 2 * (double)i);
+        gsl_vector_set(w, i, 1);
+    }
+    nnls_result r;
+    char err[256];
+    cr_assert_eq(nnls_fit(X, y, w, NULL, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.status[2], NNLS_ALIASED);
+    cr_assert_eq(r.aliased_with[2], 1);
+    cr_assert_float_eq(r.b[1], 2, 1e-9);
+    cr_assert_float_eq(r.b[0], 1, 1e-9);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+    gsl_vector_free(w);
+}
+
+/* ---- steps: import, fit, round trip ------------------------------------------------- */
+
+/* Known coefficients of the fitted model for llama-3-8b on h100 (units as the term
+ * names); the launch term is 0 because pure prefill/decode steps cannot separate
+ * it from the fixed term. */
+static const double KNOWN[CF_NTERMS] = {
+    [CF_FIXED] = 4.0, [CF_WEIGHTS] = 0.35, [CF_PREFILL] = 2.2, [CF_ATTN] = 3.5, [CF_KV] = 0.5,
+    [CF_DECODE] = 6.0, [CF_AR_BYTES] = 20.0, [CF_AR_HOP] = 0.008, [CF_LAUNCH] = 0, [CF_SEQ] = 0.02,
+};
+
+/* Writes a steps CSV generated from KNOWN for TP in TPS (NTP of them), relative
+ * noise NOISE (0 = exact), to dir/NAME. */
+static void write_known_steps(const char *name, const int *tps, int ntp, double noise, char *path, size_t n)
+{
+    sqlite3 *h = NULL;
+    char err[256];
+    cr_assert_eq(store_open(":memory:", &h, err, sizeof err), 0);
+    cfitted m = { 0 };
+    cr_assert_eq(catalog_model(h, "llama-3-8b", &m.model, err, sizeof err), 0);
+    store_close(h);
+    m.weight_bytes = 2;
+    m.kv_bytes = 2;
+    memcpy(m.c, KNOWN, sizeof KNOWN);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(rng, 7);
+    snprintf(path, n, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "model,gpu,tp,phase,batch_size,tokens,step_ms,source\n");
+    static const int toks[] = { 128, 512, 2048, 8192 }, batches[] = { 1, 4, 16 };
+    static const int dbatch[] = { 1, 8, 32, 128 }, ctxs[] = { 256, 2048 };
+    for (int t = 0; t < ntp; t++) {
+        for (int i = 0; i < 4; i++)
+            for (int b = 0; b < 3; b++) {
+                cost_step s = { .prefill_tokens = (int64_t)batches[b] * toks[i],
+                                .prefill_pairs = batches[b] * (double)toks[i] * (toks[i] + 1) / 2,
+                                .prefill_seqs = batches[b] };
+                double ms = cfitted_step_ms(&m, tps[t], &s, NULL) * (1 + noise * gsl_ran_gaussian(rng, 1));
+                fprintf(f, "llama-3-8b,h100,%d,prefill,%d,%d,%.9g,synthetic\n", tps[t], batches[b], toks[i], ms);
+            }
+        for (int i = 0; i < 2; i++)
+            for (int b = 0; b < 4; b++) {
+                cost_step s = { .decode_seqs = dbatch[b], .kv_tokens = (int64_t)dbatch[b] * (ctxs[i] + 1) };
+                double ms = cfitted_step_ms(&m, tps[t], &s, NULL) * (1 + noise * gsl_ran_gaussian(rng, 1));
+                fprintf(f, "llama-3-8b,h100,%d,decode,%d,%d,%.9g,synthetic\n", tps[t], dbatch[b], ctxs[i], ms);
+            }
+    }
+    fclose(f);
+    gsl_rng_free(rng);
+}
+
+/* The value of coefficient NAME of fit ID. */
+static double coef(int id, const char *name)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT value FROM calib_coefs WHERE fit_id = %d AND name = '%s'", id, name);
+    return query(sql);
+}
+
+Test(calib_cli, steps_round_trip_recovers_known_model)
+{
+    char csv[256];
+    const int tps[] = { 1, 2, 4, 8 };
+    write_known_steps("known.csv", tps, 4, 0, csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "imported 80 measurements"), "%s", r.out);
+    result_free(&r);
+    r = latsim("calib fit --model llama-3-8b --gpu h100");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    for (int k = 0; k < CF_NTERMS; k++) {
+        double v = coef(1, cfitted_term_names[k]);
+        if (KNOWN[k] == 0)
+            cr_assert(fabs(v) < 1e-6, "%s = %g, expected 0", cfitted_term_names[k], v);
+        else
+            cr_assert(fabs(v - KNOWN[k]) < 0.01 * KNOWN[k], "%s = %g, expected %g within 1 %%",
+                      cfitted_term_names[k], v, KNOWN[k]);
+    }
+    cr_assert_lt(query("SELECT mape FROM calib_fits WHERE id = 1"), 0.01);
+    cr_assert_eq(query("SELECT count(*) FROM calib_fit_meas WHERE fit_id = 1"), 80);
+    cr_assert_eq(query("SELECT count(*) FROM calib_coefs WHERE fit_id = 1 AND status = 'aliased'"), 1);
+    r = latsim("calib show 1");
+    cr_assert_eq(r.rc, 0);
+    cr_assert(strstr(r.out, "launch_ms_per_layer"), "%s", r.out);
+    cr_assert(strstr(r.out, "known.csv lines 2-81"), "%s", r.out);
+    result_free(&r);
+}
+
+/* With 2 % noise the cross-validated error is reported near the noise level (E|e| =
+ * 1.6 %), not the in-sample error. */
+Test(calib_cli, steps_noisy_cv_error_reported)
+{
+    char csv[256];
+    const int tps[] = { 2, 4, 8 };
+    write_known_steps("noisy.csv", tps, 3, 0.02, csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib fit --model llama-3-8b --gpu h100 --folds 5");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    double cv = query("SELECT mape FROM calib_fits WHERE id = 1");
+    cr_assert(cv > 1.0 && cv < 3.5, "cv mape %g", cv);
+}
+
+/* Bad input: one line naming the file, the line and the column; exit 2; nothing
+ * stored. */
+static void bad_steps(const char *text, const char *expect)
+{
+    char csv[256];
+    write_file("bad.csv", text, csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 2, "rc %d: %s", r.rc, r.err);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, expect), "expected '%s' in: %s", expect, r.err);
+    cr_assert(strstr(r.err, "bad.csv:"), "%s", r.err);
+    cr_assert_eq(query("SELECT count(*) FROM calib_meas"), 0);
+    result_free(&r);
+}
+
+Test(calib_cli, bad_steps_input)
+{
+    const char *head = "model,gpu,tp,phase,batch_size,tokens,step_ms\n";
+    char buf[1024];
+    bad_steps("model,gpu,tp,phase,batch_size,tokens\nllama-3-8b,h100,1,prefill,1,128\n",
+              "bad.csv:1: column step_ms: missing");
+    snprintf(buf, sizeof buf, "%sllama-3-8b,h100,1,prefill,1,128,12.5\nllama-3-8b,h100,1,decode,1,128,fast\n", head);
+    bad_steps(buf, "bad.csv:3: column step_ms: 'fast' is not a number");
+    snprintf(buf, sizeof buf, "%sllama-3-8b,h100,1,prefill,1,128,12.5\nllama-9-8b,h100,1,decode,1,128,9\n", head);
+    bad_steps(buf, "bad.csv:3: column model: unknown model 'llama-9-8b'");
+    snprintf(buf, sizeof buf, "%sllama-3-8b,h100,1,prefil,1,128,12.5\n", head);
+    bad_steps(buf, "bad.csv:2: column phase: expected prefill or decode");
+    snprintf(buf, sizeof buf, "%sllama-3-8b,h100,3,prefill,1,128,12.5\n", head);
+    bad_steps(buf, "bad.csv:2: column tp: 3 does not divide the 32 attention heads");
+    snprintf(buf, sizeof buf, "%sllama-3-8b,h100,1,prefill,1,128\n", head);
+    bad_steps(buf, "bad.csv:2: 6 fields, but the header has 7 columns");
+}
+
+static void bad_fit(const char *csvtext, const char *expect)
+{
+    char csv[256];
+    write_file("few.csv", csvtext, csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    double before = query("SELECT count(*) FROM calib_fits");
+    r = latsim("calib fit --model llama-3-8b --gpu h100");
+    cr_assert_eq(r.rc, 2, "rc %d: %s", r.rc, r.err);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, expect), "expected '%s' in: %s", expect, r.err);
+    cr_assert_eq(query("SELECT count(*) FROM calib_fits"), before);
+    result_free(&r);
+}
+
+Test(calib_cli, fit_refuses_too_few_points)
+{
+    bad_fit("model,gpu,tp,phase,batch_size,tokens,step_ms\n"
+            "llama-3-8b,h100,1,prefill,1,128,12.5\nllama-3-8b,h100,1,prefill,1,1024,30\n",
+            "2 measurements of llama-3-8b on h100 for 2 coefficients: need at least 3");
+}
+
+Test(calib_cli, fit_refuses_singular_design)
+{
+    bad_fit("model,gpu,tp,phase,batch_size,tokens,step_ms\n"
+            "llama-3-8b,h100,1,prefill,1,128,12.5\nllama-3-8b,h100,1,prefill,1,128,12.7\n"
+            "llama-3-8b,h100,1,prefill,1,128,12.4\nllama-3-8b,h100,1,decode,4,128,8\n"
+            "llama-3-8b,h100,1,decode,8,128,8.5\nllama-3-8b,h100,1,decode,16,256,9.5\n",
+            "singular design: the prefill steps of llama-3-8b on h100 all have the same size");
+}
+
+Test(calib_cli, fit_without_measurements)
+{
+    result r = latsim("calib import steps '%s' --model llama-3-8b", STEPS);
+    cr_assert_eq(r.rc, 2, "bloom-176b is not in the catalog: %s", r.err);
+    cr_assert(strstr(r.err, "splitwise_bloom176b.csv:2: column model: unknown model 'bloom-176b'"), "%s", r.err);
+    result_free(&r);
+}
