@@ -9,6 +9,7 @@
  * and 10^6 LLM requests (mean 1000 prompt / 200 output tokens) on 16
  * continuous-batching replicas.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +69,10 @@ static void run_child(const bench_case *c, int fd)
             o.requests = (double) (r.requests + sc.warmup);
             o.sim_s = r.sim_time_s;
             o.saturated = r.saturated;
-            for (int i = 0; i < r.npools; i++) o.steps += (double) r.pools[i].steps;
+            for (int i = 0; i < r.npools; i++) {
+                double st = pool_metric_get(&r.pools[i], "steps");
+                if (!isnan(st)) o.steps += st;
+            }
         } else fprintf(stderr, "bench: %s\n", err);
         sim_result_free(&r);
     } else fprintf(stderr, "bench: %s\n", err);

@@ -89,108 +89,6 @@ typedef struct sched_ops {
 
 static const sched_ops *sched_for(sched_kind k);
 
-/* ---- derived configuration ----------------------------------------------- */
-
-double llm_kv_bytes_per_token(const llm_cfg *l)
-{
-    int kvh = l->model.kv_heads >= l->tp ? l->model.kv_heads / l->tp : 1;
-    double b = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
-    return 2.0 * l->model.layers * kvh * l->model.head_dim * b;
-}
-
-int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, size_t errlen)
-{
-    const model_spec *m = &l->model;
-    const double GiB = 1073741824.0;
-    if (m->heads % l->tp != 0) {
-        *key = "tp";
-        snprintf(err, errlen, "tp = %d does not divide %s's %d attention heads", l->tp, m->name, m->heads);
-        return -1;
-    }
-    if (m->kv_heads >= l->tp ? m->kv_heads % l->tp != 0 : l->tp % m->kv_heads != 0) {
-        *key = "tp";
-        snprintf(err, errlen, "tp = %d does not divide (or evenly replicate) %s's %d KV heads", l->tp, m->name, m->kv_heads);
-        return -1;
-    }
-    double wb = catalog_weight_bytes(l->weights);
-    double weights_gib = m->params * wb / l->tp / GiB;
-    double usable_gib = l->gpu.mem_gib * l->mem_util;
-    double kv_gib = usable_gib - weights_gib - l->activation_gib;
-    double per_token = llm_kv_bytes_per_token(l);
-    if (kv_gib <= 0) {
-        *key = "tp";
-        snprintf(err, errlen, "%s in %s does not fit: %.1f GiB of weights per GPU at tp = %d, but %s offers %.1f GiB "
-                 "(%.0f GiB x %.2f) minus %.1f GiB for activations; use a larger tp, smaller weights or a bigger GPU",
-                 m->name, l->weights, weights_gib, l->tp, l->gpu.name, usable_gib, l->gpu.mem_gib, l->mem_util, l->activation_gib);
-        return -1;
-    }
-    if (!(per_token > 0)) {
-        *key = "model";
-        snprintf(err, errlen, "%s has no KV cache (0 bytes per token): check its layers, kv_heads and head_dim", m->name);
-        return -1;
-    }
-    double blocks = floor(kv_gib * GiB / (per_token * l->block_tokens));
-    int64_t derived = blocks < 1e12 ? (int64_t) blocks : (int64_t) 1e12;
-    if (!l->kv_blocks_given) l->kv_blocks = derived;
-    if (l->kv_blocks < 1) {
-        *key = "gpu_memory_utilization";
-        snprintf(err, errlen, "no room for a single KV block of %d tokens (%.0f bytes per token)", l->block_tokens, per_token);
-        return -1;
-    }
-    int64_t cap_tokens = l->kv_blocks * l->block_tokens;
-    int64_t step_cap = l->scheduler == SCHED_CHUNKED ? INT64_MAX : l->max_batch_tokens;
-    if (l->max_seq_len_given) {
-        if (l->max_seq_len > m->context) {
-            *key = "max_seq_len";
-            snprintf(err, errlen, "%lld tokens exceed %s's context of %d tokens",
-                     (long long) l->max_seq_len, m->name, m->context);
-            return -1;
-        }
-        if (l->max_seq_len > cap_tokens) {
-            *key = "max_seq_len";
-            snprintf(err, errlen, "%lld tokens exceed the KV capacity of %lld tokens per replica (%lld blocks of %d)",
-                     (long long) l->max_seq_len, (long long) cap_tokens, (long long) l->kv_blocks, l->block_tokens);
-            return -1;
-        }
-        if (l->max_seq_len > step_cap) {
-            *key = "max_seq_len";
-            snprintf(err, errlen, "%lld tokens exceed max_batch_tokens = %lld, so such a prompt could never be scheduled "
-                     "(raise max_batch_tokens or use scheduler = chunked)", (long long) l->max_seq_len, (long long) step_cap);
-            return -1;
-        }
-    } else {
-        l->max_seq_len = m->context;
-        if (l->max_seq_len > cap_tokens) l->max_seq_len = cap_tokens;
-        if (l->max_seq_len > step_cap) l->max_seq_len = step_cap;
-    }
-    /* A request that can never be served is a configuration error, not a run-time
-     * rejection: the shortest prompt plus the shortest output must fit
-     * max_seq_len (which is at most the KV capacity), unless prompts are truncated. */
-    double pmin = ceil(dist_min(&w->prompt)), omin = ceil(dist_min(&w->output));
-    if (pmin < 1) pmin = 1;
-    if (omin < 1) omin = 1;
-    if (!(w->arrival == ARRIVAL_TRACE && w->trace_tokens) && !l->truncate && pmin + omin > (double) l->max_seq_len) {
-        *key = "workload.prompt_tokens";
-        if (pmin + 1 > (double) cap_tokens)
-            snprintf(err, errlen, "every prompt (at least %.0f tokens) is longer than the KV capacity of %lld tokens per replica of %s on %s",
-                     pmin, (long long) cap_tokens, m->name, l->gpu.name);
-        else
-            snprintf(err, errlen, "every request (at least %.0f prompt + %.0f output tokens) exceeds max_seq_len = %lld "
-                     "(KV capacity %lld tokens, max_batch_tokens %lld); set truncate = yes to cut prompts",
-                     pmin, omin, (long long) l->max_seq_len, (long long) cap_tokens, (long long) l->max_batch_tokens);
-        return -1;
-    }
-    cost_model *c = &l->cost;
-    c->have_hw = 1;
-    c->gpu = l->gpu;
-    c->model = l->model;
-    c->tp = l->tp;
-    c->weight_bytes = wb;
-    c->kv_bytes = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
-    c->use_fp8_compute = !strcmp(l->weights, "fp8") || !strcmp(l->weights, "int8");
-    return 0;
-}
-
 /* ---- running list, finish heap, phase counts -------------------------------- */
 
 static void run_append(replica *R, request *r)
@@ -291,7 +189,7 @@ static void finish(replica *R, request *r)
         stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0));
         st->served++;
     }
-    sim_done(st->sim, r);
+    station_forward(st, r, 0);
 }
 
 /* Takes the newest running sequence out of R and puts it back at the head of
@@ -321,7 +219,7 @@ static void preempt_newest(replica *R)
     simtime_t now = evq_now(P->st.q);
     r->service_ns += now - r->start;
     r->enq = now;
-    if (sim_measuring(P->st.sim)) P->preemptions++;
+    if (*P->st.sink->measuring) P->preemptions++;
     station_push_front(&P->st, r);
 }
 
@@ -565,7 +463,7 @@ static void step(replica *R)
         request *h;
         if (P->cfg->scheduler == SCHED_DYNAMIC && !R->wait_ev && (h = station_peek(&P->st)) != NULL) {
             simtime_t due = h->enq + simtime_from_ms(P->cfg->max_wait_ms);
-            R->wait_ev = evq_at(P->st.q, due, on_batch_timer, R, 0);
+            R->wait_ev = station_at(&P->st, due, on_batch_timer, R, 0);
         }
         return;
     }
@@ -587,7 +485,7 @@ static void step(replica *R)
         double occ = (double) R->step_used / (double) P->cfg->kv_blocks;
         if (occ > P->kv_peak) P->kv_peak = occ;
     }
-    evq_after(P->st.q, dur, on_step_end, R, 0);
+    station_after(&P->st, dur, on_step_end, R, 0);
 }
 
 /* Adds the part of R's step in flight that lies in the window, up to now. */
@@ -678,7 +576,7 @@ static void arrive(station *st, request *r)
                 st->rejected++;
                 P->too_long++;
             }
-            sim_drop(st->sim, r, OUT_REJECTED);
+            station_drop(st, r, OUT_REJECTED);
             return;
         }
         int64_t o = r->output < L->max_seq_len - 1 ? r->output : L->max_seq_len - 1;
@@ -690,14 +588,14 @@ static void arrive(station *st, request *r)
     if (L->request_overhead_ms > 0) {
         simtime_t d = simtime_from_ms(L->request_overhead_ms);
         r->overhead_ns += d;
-        evq_after(st->q, d, on_overhead_done, P, (int64_t) (intptr_t) r);
+        station_after(st, d, on_overhead_done, P, (int64_t) (intptr_t) r);
         return;
     }
     r->enq = evq_now(st->q);
     enter_queue(P, r);
 }
 
-void llm_window_start(station *st)
+static void window_open(station *st)
 {
     llm *P = (llm *) st;
     P->window_open = 1;
@@ -711,7 +609,7 @@ void llm_window_start(station *st)
     P->truncated = 0;
 }
 
-void llm_window_end(station *st)
+static void window_close(station *st)
 {
     llm *P = (llm *) st;
     for (int i = 0; i < P->nrep; i++)
@@ -719,29 +617,48 @@ void llm_window_end(station *st)
     P->window_open = 0;
 }
 
-static void report(station *st, pool_result *out)
+static int report(station *st, pool_result *out)
 {
     llm *P = (llm *) st;
     const llm_cfg *L = P->cfg;
-    out->replicas = L->replicas;
-    out->gpus = L->replicas * L->tp;
-    out->kv_blocks = L->kv_blocks;
-    out->max_seq_len = L->max_seq_len;
-    out->steps = P->steps;
-    out->mean_batch = P->steps ? P->seqs_in_steps / (double) P->steps : 0;
-    out->preemptions = P->preemptions;
-    out->truncated = P->truncated;
-    out->too_long = P->too_long;
-    out->kv_peak = P->kv_peak;
-    out->cost_per_hour = out->gpus * L->gpu.price_hr;
+    int gpus = L->replicas * L->tp;
+    double kv_occupancy = 0, mfu = 0, mbu = 0;
     double span_ns = out->window_s * 1e9;
     if (span_ns > 0) {
-        out->kv_occupancy = P->kv_area / (span_ns * (double) L->kv_blocks * L->replicas);
+        kv_occupancy = P->kv_area / (span_ns * (double) L->kv_blocks * L->replicas);
         double span_s = span_ns / 1e9;
         double pf = cost_peak_flops(&L->cost), pb = cost_peak_bw(&L->cost);
-        out->mfu = pf > 0 ? P->flops / (pf * L->replicas * span_s) : 0;
-        out->mbu = pb > 0 ? P->bytes / (pb * L->replicas * span_s) : 0;
+        mfu = pf > 0 ? P->flops / (pf * L->replicas * span_s) : 0;
+        mbu = pb > 0 ? P->bytes / (pb * L->replicas * span_s) : 0;
     }
+    out->cost_per_hour = gpus * L->gpu.price_hr;
+    const pool_metric rows[] = {
+        { "replicas", L->replicas },
+        { "gpus", gpus },
+        { "kv_blocks", (double) L->kv_blocks },
+        { "max_seq_len", (double) L->max_seq_len },
+        { "steps", (double) P->steps },
+        { "mean_batch", P->steps ? P->seqs_in_steps / (double) P->steps : 0 },
+        { "kv_occupancy", kv_occupancy },
+        { "kv_peak", P->kv_peak },
+        { "preemptions", (double) P->preemptions },
+        { "truncated", (double) P->truncated },
+        { "too_long", (double) P->too_long },
+        { "mfu", mfu },
+        { "mbu", mbu },
+        { "cost_per_hour", out->cost_per_hour },
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if (pool_result_add(out, rows[i].name, rows[i].value)) return -1;
+    return 0;
+}
+
+static void snapshot(const station *st, station_snap *out)
+{
+    const llm *P = (const llm *) st;
+    int64_t free_blocks = 0;
+    for (int i = 0; i < P->nrep; i++) free_blocks += P->r[i].free_blocks;
+    out->kv_free = (double) free_blocks / ((double) P->cfg->kv_blocks * P->nrep);
 }
 
 static void destroy(station *st)
@@ -759,14 +676,33 @@ static void destroy(station *st)
     free(P);
 }
 
-static const station_ops LLM_OPS = { "llm", arrive, report, destroy };
+static const station_ops LLM_OPS = {
+    .arrive = arrive,
+    .window_open = window_open,
+    .window_close = window_close,
+    .snapshot = snapshot,
+    .report = report,
+    .destroy = destroy,
+};
 
-station *llm_new(const pool_cfg *cfg, int index, struct sim *sim, evq *q, uint64_t seed)
+const station_kind llm_kind = {
+    .name = "llm",
+    .help = "LLM serving replicas (schedulers, paged KV cache, cost model)",
+    .keys = llm_keys,
+    .parse = llm_parse,
+    .resolve = llm_resolve,
+    .make = llm_new,
+    .min_next = 0,
+    .max_next = 1,
+    .flags = KIND_TOKENS,
+};
+
+station *llm_new(const pool_cfg *cfg, const station_env *env)
 {
     llm *P = calloc(1, sizeof *P);
     if (!P) return NULL;
     const llm_cfg *L = &cfg->llm;
-    if (station_init(&P->st, &LLM_OPS, cfg, index, sim, q, seed) != 0) goto fail;
+    if (station_init(&P->st, &LLM_OPS, cfg, env) != 0) goto fail;
     P->cfg = L;
     P->B = L->block_tokens;
     P->nrep = L->replicas;

@@ -23,27 +23,14 @@
 #ifndef LATSIM_LLM_H
 #define LATSIM_LLM_H
 
+#include "kind.h"
+#include "llmcfg.h"
 #include "station.h"
 
-/* Fills the derived parts of L from its resolved model and gpu: the KV-cache
- * capacity, max_seq_len, and the cost model.  Checks TP against the heads, that
- * the weights fit, and that a request can fit the KV cache.  Returns 0, or -1
- * with a message in ERR and the offending key in *KEY ("tp", "kv_blocks"...;
- * "workload.prompt_tokens" names a [workload] key). */
-int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, size_t errlen);
-
-/* KV-cache bytes per token on one GPU of a replica (K and V, all layers,
- * that GPU's share of the KV heads). */
-double llm_kv_bytes_per_token(const llm_cfg *l);
+/* The kind's row (kind.h): `kind = llm`. */
+extern const station_kind llm_kind;
 
 /* Creates the station for LLM pool CFG.  Returns NULL when out of memory. */
-station *llm_new(const pool_cfg *cfg, int index, struct sim *sim, evq *q, uint64_t seed);
-
-/* The measured window opens: the pool's counters restart.  Time-based ones
- * (KV occupancy, FLOPs, bytes) count only the part of each step inside the window. */
-void llm_window_start(station *st);
-
-/* The measured window closes: steps in flight are counted up to now. */
-void llm_window_end(station *st);
+station *llm_new(const pool_cfg *cfg, const station_env *env);
 
 #endif

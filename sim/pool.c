@@ -1,7 +1,6 @@
 /* pool.c -- generic pools of servers (G/G/c with FIFO queue). */
 #include <stdlib.h>
 #include "pool.h"
-#include "sim.h"
 
 typedef struct gpool {
     station st;           /* common part; must be first */
@@ -28,7 +27,7 @@ static void on_service_end(evq *q, void *subject, int64_t arg)
         p->idle++;
         station_busy(st, -1);
     }
-    sim_done(st->sim, r);
+    station_forward(st, r, 0);
 }
 
 static void serve(gpool *p, request *r)
@@ -36,7 +35,7 @@ static void serve(gpool *p, request *r)
     station *st = &p->st;
     station_start(st, r);
     double ms = dist_sample(&st->cfg->service, st->rng);
-    evq_after(st->q, simtime_from_ms(ms), on_service_end, p, (int64_t) (intptr_t) r);
+    station_after(st, simtime_from_ms(ms), on_service_end, p, (int64_t) (intptr_t) r);
 }
 
 static void arrive(station *st, request *r)
@@ -53,10 +52,10 @@ static void arrive(station *st, request *r)
     station_enqueue(st, r);
 }
 
-static void report(station *st, pool_result *out)
+/* rate x mean service / servers */
+static double offered_load(const station *st, double rate)
 {
-    (void) st;
-    (void) out;
+    return rate * st->cfg->service.mean / 1000.0 / st->cfg->servers;
 }
 
 static void destroy(station *st)
@@ -65,13 +64,47 @@ static void destroy(station *st)
     free(st);
 }
 
-static const station_ops GENERIC_OPS = { "generic", arrive, report, destroy };
+static const station_ops GENERIC_OPS = {
+    .arrive = arrive,
+    .offered_load = offered_load,
+    .destroy = destroy,
+};
 
-station *pool_new(const pool_cfg *cfg, int index, struct sim *sim, evq *q, uint64_t seed)
+static const scn_key KEYS[] = {
+    { "servers", "1", "parallel servers" },
+    { "service_ms", "", "service time distribution, ms (required)" },
+    { "usd_per_hour", "0", "$ per server-hour (the planner's cost of this pool)" },
+    { NULL, NULL, NULL },
+};
+
+static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
+{
+    if (scn_int(x, sec, "servers", 1, 1, 100000000, &p->servers)) return -1;
+    if (scn_num(x, sec, "usd_per_hour", 0, 0, 0, 1e12, &p->usd_per_hour)) return -1;
+    if (scn_dist(x, sec, "service_ms", NULL, &p->service)) return -1;
+    if (p->service.mean <= 0) return scn_fail(x, sec, "service_ms", "mean service time must be > 0");
+    return 0;
+}
+
+static void free_cfg(pool_cfg *p) { dist_free(&p->service); }
+
+const station_kind pool_kind_generic = {
+    .name = "generic",
+    .help = "c identical servers in front of one FIFO queue (G/G/c)",
+    .keys = KEYS,
+    .parse = parse,
+    .make = pool_new,
+    .free_cfg = free_cfg,
+    .min_next = 0,
+    .max_next = 1,
+    .flags = KIND_SOLE_STATS,
+};
+
+station *pool_new(const pool_cfg *cfg, const station_env *env)
 {
     gpool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    if (station_init(&p->st, &GENERIC_OPS, cfg, index, sim, q, seed) != 0) {
+    if (station_init(&p->st, &GENERIC_OPS, cfg, env) != 0) {
         destroy(&p->st);
         return NULL;
     }

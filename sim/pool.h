@@ -7,9 +7,13 @@
 #ifndef LATSIM_POOL_H
 #define LATSIM_POOL_H
 
+#include "kind.h"
 #include "station.h"
 
+/* The kind's row (kind.h): `kind = generic`, the default. */
+extern const station_kind pool_kind_generic;
+
 /* Creates the station for generic pool CFG.  Returns NULL when out of memory. */
-station *pool_new(const pool_cfg *cfg, int index, struct sim *sim, evq *q, uint64_t seed);
+station *pool_new(const pool_cfg *cfg, const station_env *env);
 
 #endif

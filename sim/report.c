@@ -5,6 +5,7 @@
 #include <string.h>
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_statistics_double.h>
+#include "kind.h"
 #include "report.h"
 
 static char *dupstr(const char *s)
@@ -99,30 +100,15 @@ int report_flatten(const sim_result *x, int rep, report *out)
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
         const char *S = p->name;
-        V(S, "kind", p->kind == POOL_LLM);   /* 1 = llm, 0 = generic */
+        V(S, "kind", p->kind);              /* index in the kind table: 0 generic, 1 llm, ... */
         V(S, "utilization", p->utilization);
         V(S, "saturated", p->saturated);
-        if (p->kind == POOL_GENERIC) V(S, "offered_load", p->offered_load);
+        if (p->has_offered_load) V(S, "offered_load", p->offered_load);
         V(S, "arrivals", p->arrivals);
         V(S, "served", p->served);
         V(S, "rejected", p->rejected);
         V(S, "timed_out", p->timed_out);
-        if (p->kind == POOL_LLM) {
-            V(S, "replicas", p->replicas);
-            V(S, "gpus", p->gpus);
-            V(S, "kv_blocks", p->kv_blocks);
-            V(S, "max_seq_len", p->max_seq_len);
-            V(S, "steps", p->steps);
-            V(S, "mean_batch", p->mean_batch);
-            V(S, "kv_occupancy", p->kv_occupancy);
-            V(S, "kv_peak", p->kv_peak);
-            V(S, "preemptions", p->preemptions);
-            V(S, "truncated", p->truncated);
-            V(S, "too_long", p->too_long);
-            V(S, "mfu", p->mfu);
-            V(S, "mbu", p->mbu);
-            V(S, "cost_per_hour", p->cost_per_hour);
-        }
+        for (int k = 0; k < p->nmetrics; k++) V(S, p->metrics[k].name, p->metrics[k].value);
         if (add_latency(out, rep, S, "queue", &p->queue, p->saturated)) return -1;
         if (add_latency(out, rep, S, "service", &p->service, p->saturated)) return -1;
     }
@@ -191,6 +177,13 @@ static void num(FILE *out, double v, const char *metric)
     else fprintf(out, "%.6g", v);
 }
 
+/* The name of the kind a "kind" row's value stands for. */
+static const char *kind_name(double v)
+{
+    const station_kind *k = station_kind_at((int) v);
+    return k ? k->name : "unknown";
+}
+
 static void json_str(FILE *out, const char *s)
 {
     fputc('"', out);
@@ -214,7 +207,7 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
         fprintf(out, "%s", first ? "" : ", ");
         json_str(out, s->metric);
         fputs(": ", out);
-        if (!strcmp(s->metric, "kind")) fputs(s->value > 0 ? "\"llm\"" : "\"generic\"", out);
+        if (!strcmp(s->metric, "kind")) json_str(out, kind_name(s->value));
         else num(out, ci ? s->ci95 : s->value, ci ? "" : s->metric);
         first = 0;
     }
@@ -345,8 +338,7 @@ void report_table(const report *r, const char *title, FILE *out)
         const char *sc = r->rows[i].scope;
         if (!sc[0] || !strcmp(sc, last)) continue;
         last = sc;
-        int llm = report_get(r, sc, "kind", "value") > 0;
-        fprintf(out, "\npool %s (%s)%s\n", sc, llm ? "llm" : "generic",
+        fprintf(out, "\npool %s (%s)%s\n", sc, kind_name(report_get(r, sc, "kind", "value")),
                 report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
         scalars(r, sc, out);
         latency_table(r, sc, out);

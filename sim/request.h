@@ -24,9 +24,12 @@ typedef struct request {
     simtime_t queue_ns;     /* total time waiting in queues, ns */
     simtime_t service_ns;   /* total time in service, ns */
     simtime_t overhead_ns;  /* total front-end overhead before queueing, ns */
+    struct station *at;     /* the station it is in (NULL before entering and after leaving) */
+    simtime_t entered;      /* entered that station (this hop), ns */
     int32_t prompt;         /* prompt tokens */
     int32_t output;         /* output tokens to generate */
-    int32_t pool;           /* index of the current pool */
+    int32_t target;         /* pool it enters first (set by the workload source) */
+    uint16_t hops;          /* stations entered so far */
     uint8_t measured;       /* 1 when it arrived after the warm-up */
     uint8_t outcome;        /* req_outcome */
     uint8_t truncated;      /* 1 when an LLM pool cut its prompt to max_seq_len */

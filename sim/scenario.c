@@ -10,10 +10,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdarg.h>
+#include <strings.h>
 #include "scenario.h"
-#include "llm.h"
+#include "kind.h"
 
-enum { K_SIM = 1, K_WL = 2, K_GEN = 4, K_LLM = 8, K_GPU = 16, K_MODEL = 32, K_POOL = K_GEN | K_LLM };
+enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32 };
 
 typedef struct key_spec {
     const char *key;
@@ -41,41 +43,10 @@ static const key_spec KEYS[] = {
     { "output_tokens", K_WL, "const(128)", "output tokens per request (distribution; trace column wins)" },
     { "target", K_WL, "first pool", "pool the requests enter" },
 
-    { "kind", K_POOL, "generic", "generic | llm" },
+    { "kind", K_POOL, "generic", "" },      /* help: the kind table's names */
     { "queue_limit", K_POOL, "0", "0 = unbounded; else arrivals finding this many waiting are rejected" },
     { "timeout_ms", K_POOL, "0", "0 = none; else requests still waiting after it are dropped" },
-    { "next", K_POOL, "none", "pool a served request goes to next" },
-    { "servers", K_GEN, "1", "parallel servers" },
-    { "service_ms", K_GEN, "", "service time distribution, ms (required)" },
-    { "usd_per_hour", K_GEN, "0", "$ per server-hour (the planner's cost of this pool)" },
-
-    { "model", K_LLM, "", "catalog model (required; see latsim catalog)" },
-    { "gpu", K_LLM, "", "catalog GPU (required)" },
-    { "tp", K_LLM, "1", "tensor-parallel degree: GPUs per replica" },
-    { "replicas", K_LLM, "1", "replicas in the pool" },
-    { "scheduler", K_LLM, "continuous", "static | dynamic | continuous | chunked" },
-    { "max_batch", K_LLM, "256", "max sequences in a batch" },
-    { "max_batch_tokens", K_LLM, "8192", "max tokens per forward step (static/dynamic: of the padded prefill)" },
-    { "chunk_tokens", K_LLM, "512", "chunked: token budget per step" },
-    { "max_wait_ms", K_LLM, "20", "dynamic: wait at most this long to fill a batch" },
-    { "weights", K_LLM, "model's", "weight precision: bf16 | fp16 | fp8 | int8 | int4 (default: the catalog model's)" },
-    { "kv_dtype", K_LLM, "bf16", "KV-cache precision: bf16 | fp16 | fp8" },
-    { "gpu_memory_utilization", K_LLM, "0.9", "share of GPU memory the server uses" },
-    { "activation_reserve_gib", K_LLM, "1.0", "per-GPU memory kept for activations, GiB" },
-    { "kv_blocks", K_LLM, "derived", "KV blocks per replica (overrides the derivation)" },
-    { "block_tokens", K_LLM, "16", "tokens per KV block" },
-    { "max_seq_len", K_LLM, "model context", "cap on prompt + output tokens per request (also capped by KV capacity)" },
-    { "truncate", K_LLM, "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
-    { "request_overhead_ms", K_LLM, "0", "front-end work per request (tokenise, schedule) before queueing" },
-    { "cost", K_LLM, "roofline", "step-time model: roofline | linear" },
-    { "step_base_ms", K_LLM, "", "linear: ms per step" },
-    { "prefill_ms_per_token", K_LLM, "", "linear: ms per prompt token" },
-    { "decode_ms_per_seq", K_LLM, "", "linear: ms per decoding sequence" },
-    { "kv_ms_per_1k_tokens", K_LLM, "0", "linear: ms per 1000 KV-cache tokens read" },
-    { "compute_eff", K_LLM, "0.6", "roofline: share of peak FLOP/s reached" },
-    { "memory_eff", K_LLM, "0.8", "roofline: share of peak bandwidth reached" },
-    { "step_overhead_ms", K_LLM, "1.0", "roofline: fixed CPU/launch overhead per step" },
-    { "allreduce_latency_us", K_LLM, "8", "roofline: fixed latency of one all-reduce" },
+    { "next", K_POOL, "none", "where a served request goes next: a pool, or a list for kinds with several out-edges" },
 
     { "full_name", K_GPU, "NAME", "display name" },
     { "bf16_tflops", K_GPU, "", "dense BF16 TFLOP/s" },
@@ -98,7 +69,7 @@ static const key_spec KEYS[] = {
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
-typedef struct ctx {
+typedef struct scn_ctx {
     scenario *s;
     char *err;
     size_t errlen;
@@ -150,17 +121,24 @@ static const key_spec *find_key(const char *key, unsigned where)
 
 /* ---- typed getters -------------------------------------------------------- */
 
+static int vfail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, va_list ap)
+    __attribute__((format(printf, 5, 0)));
 static int fail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-#include <stdarg.h>
 static int fail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, ...)
 {
-    char where[512], msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    vfail(x, e, section, key, fmt, ap);
     va_end(ap);
+    return -1;
+}
+
+static int vfail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, va_list ap)
+{
+    char where[512], msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
     cfg_where(&x->s->raw, e, where, sizeof where);
     if (!e)                                   /* a missing key: point at its section */
         for (size_t i = 0; i < x->s->raw.ns; i++)
@@ -444,60 +422,20 @@ static int build_model(ctx *x, const char *sec, const char *name, model_spec *m)
     return 0;
 }
 
-static int build_pool_llm(ctx *x, const char *sec, pool_cfg *p)
+/* The kind a pool section names (the first row when it names none or an
+ * unknown one: build_pool reports the latter). */
+static const station_kind *section_kind(const scenario *s, const char *sec)
 {
-    llm_cfg *l = &p->llm;
-    const cfg_entry *e;
-    if (!val(x, sec, "model", &e)) return fail(x, NULL, sec, "model", "missing (required for kind = llm; see latsim catalog)");
-    if (!val(x, sec, "gpu", &e)) return fail(x, NULL, sec, "gpu", "missing (required for kind = llm; see latsim catalog)");
-    if (get_str(x, sec, "model", "", l->model_name, sizeof l->model_name)) return -1;
-    if (get_str(x, sec, "gpu", "", l->gpu_name, sizeof l->gpu_name)) return -1;
-    if (get_int(x, sec, "tp", 1, 1, 64, &l->tp)) return -1;
-    if (get_int(x, sec, "replicas", 1, 1, 1000000, &l->replicas)) return -1;
-    int k;
-    if (get_enum(x, sec, "scheduler", "static|dynamic|continuous|chunked", SCHED_CONTINUOUS, &k)) return -1;
-    l->scheduler = (sched_kind) k;
-    if (get_int(x, sec, "max_batch", 256, 1, 1000000, &l->max_batch)) return -1;
-    if (get_i64(x, sec, "max_batch_tokens", 8192, 1, INT64_MAX, &l->max_batch_tokens)) return -1;
-    if (get_i64(x, sec, "chunk_tokens", 512, 1, INT64_MAX, &l->chunk_tokens)) return -1;
-    if (get_num(x, sec, "max_wait_ms", 20, 0, 0, 1e12, &l->max_wait_ms)) return -1;
-    l->weights_given = val(x, sec, "weights", &e) != NULL;
-    if (get_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4", 0, &k)) return -1;
-    static const char *W[] = { "bf16", "fp16", "fp8", "int8", "int4" };
-    snprintf(l->weights, sizeof l->weights, "%s", W[k]);
-    if (get_enum(x, sec, "kv_dtype", "bf16|fp16|fp8", 0, &k)) return -1;
-    snprintf(l->kv_dtype, sizeof l->kv_dtype, "%s", W[k]);
-    if (get_num(x, sec, "gpu_memory_utilization", 0.9, 0, 1, 1.0, &l->mem_util)) return -1;
-    if (get_num(x, sec, "activation_reserve_gib", 1.0, 0, 0, 1e6, &l->activation_gib)) return -1;
-    l->kv_blocks_given = val(x, sec, "kv_blocks", &e) != NULL;
-    if (get_i64(x, sec, "kv_blocks", 0, 1, 1000000000000LL, &l->kv_blocks)) return -1;
-    if (get_int(x, sec, "block_tokens", 16, 1, 1 << 20, &l->block_tokens)) return -1;
-    l->max_seq_len_given = val(x, sec, "max_seq_len", &e) != NULL;
-    if (get_i64(x, sec, "max_seq_len", 0, 2, 1000000000, &l->max_seq_len)) return -1;
-    if (get_bool(x, sec, "truncate", 0, &l->truncate)) return -1;
-    if (get_num(x, sec, "request_overhead_ms", 0, 0, 0, 1e12, &l->request_overhead_ms)) return -1;
+    const cfg_entry *ke = cfg_get(&s->raw, sec, "kind");
+    const station_kind *k = ke ? station_kind_find(ke->value) : NULL;
+    return k ? k : station_kind_at(0);
+}
 
-    cost_model *c = &l->cost;
-    if (get_enum(x, sec, "cost", "linear|roofline", COST_ROOFLINE, &k)) return -1;
-    c->kind = (cost_kind) k;
-    /* The other model's keys may stay in the file (ignored), so --set can switch. */
-    const char *lin[] = { "step_base_ms", "prefill_ms_per_token", "decode_ms_per_seq", "kv_ms_per_1k_tokens" };
-    if (c->kind == COST_LINEAR) {
-        for (int i = 0; i < 3; i++)
-            if (!val(x, sec, lin[i], &e)) return fail(x, NULL, sec, lin[i], "missing (required with cost = linear)");
-        if (get_num(x, sec, "step_base_ms", 0, 0, 0, 1e9, &c->step_base_ms)) return -1;
-        if (get_num(x, sec, "prefill_ms_per_token", 0, 0, 0, 1e9, &c->prefill_ms_per_token)) return -1;
-        if (get_num(x, sec, "decode_ms_per_seq", 0, 0, 0, 1e9, &c->decode_ms_per_seq)) return -1;
-        if (get_num(x, sec, "kv_ms_per_1k_tokens", 0, 0, 0, 1e9, &c->kv_ms_per_1k_tokens)) return -1;
-        if (c->step_base_ms + c->prefill_ms_per_token + c->decode_ms_per_seq <= 0)
-            return fail(x, NULL, sec, "step_base_ms", "a linear cost model must make steps take time");
-    } else {
-        if (get_num(x, sec, "compute_eff", 0.6, 0, 1, 1.0, &c->compute_eff)) return -1;
-        if (get_num(x, sec, "memory_eff", 0.8, 0, 1, 1.0, &c->memory_eff)) return -1;
-        if (get_num(x, sec, "step_overhead_ms", 1.0, 0, 0, 1e9, &c->step_overhead_ms)) return -1;
-        if (get_num(x, sec, "allreduce_latency_us", 8, 0, 0, 1e9, &c->allreduce_latency_us)) return -1;
-    }
-    return 0;
+static const scn_key *kind_key(const station_kind *k, const char *key)
+{
+    for (const scn_key *q = k->keys; q && q->key; q++)
+        if (!strcmp(q->key, key)) return q;
+    return NULL;
 }
 
 static int build_pool(ctx *x, const char *sec, const char *name, int line, pool_cfg *p)
@@ -506,29 +444,20 @@ static int build_pool(ctx *x, const char *sec, const char *name, int line, pool_
     if (strlen(name) >= sizeof p->name) return fail(x, NULL, sec, NULL, "pool name too long");
     snprintf(p->name, sizeof p->name, "%s", name);
     p->line = line;
-    p->next = -1;
+    char choices[256];
+    station_kind_choices(choices, sizeof choices);
     int k;
-    if (get_enum(x, sec, "kind", "generic|llm", 0, &k)) return -1;
-    p->kind = (pool_kind) k;
+    if (get_enum(x, sec, "kind", choices, 0, &k)) return -1;
+    p->kind = station_kind_at(k);
     int64_t v;
     if (get_i64(x, sec, "queue_limit", 0, 0, INT64_MAX, &v)) return -1;
     p->queue_limit = (uint64_t) v;
     if (get_num(x, sec, "timeout_ms", 0, 0, 0, 1e15, &p->timeout_ms)) return -1;
-    if (p->kind == POOL_GENERIC) {
-        if (get_int(x, sec, "servers", 1, 1, 100000000, &p->servers)) return -1;
-        if (get_num(x, sec, "usd_per_hour", 0, 0, 0, 1e12, &p->usd_per_hour)) return -1;
-        if (get_dist(x, sec, "service_ms", NULL, &p->service)) return -1;
-        if (p->service.mean <= 0) {
-            const cfg_entry *e;
-            val(x, sec, "service_ms", &e);
-            return fail(x, e, sec, "service_ms", "mean service time must be > 0");
-        }
-        return 0;
-    }
-    return build_pool_llm(x, sec, p);
+    return p->kind->parse ? p->kind->parse(x, sec, p) : 0;
 }
 
-/* Checks every key of every section against the schema. */
+/* Checks every key of every section against the schema (a pool's: the common
+ * pool keys and its kind's). */
 static int check_keys(ctx *x)
 {
     scenario *s = x->s;
@@ -540,15 +469,26 @@ static int check_keys(ctx *x)
         else if (!strcmp(sec, "workload")) where = K_WL;
         else if (!strncmp(sec, "gpu ", 4)) where = K_GPU;
         else if (!strncmp(sec, "model ", 6)) where = K_MODEL;
-        else if (!strncmp(sec, "pool ", 5)) {
-            const cfg_entry *ke = cfg_get(&s->raw, sec, "kind");
-            where = (ke && !strcasecmp(ke->value, "llm")) ? K_LLM : K_GEN;
-        } else continue;             /* [slo]: slo.c; unknown sections: check_sections */
+        else if (!strncmp(sec, "pool ", 5)) where = K_POOL;
+        else continue;             /* [slo]: slo.c; unknown sections: check_sections */
         if (find_key(e->key, where)) continue;
-        if (find_key(e->key, K_POOL) && (where & K_POOL))
-            return fail(x, e, sec, e->key, "not valid for kind = %s pools (only for kind = %s)",
-                        where == K_LLM ? "llm" : "generic", where == K_LLM ? "generic" : "llm");
+        if (where != K_POOL) {
+            const char *near = closest_key(e->key, where);
+            if (near) return fail(x, e, sec, e->key, "unknown key (did you mean '%s'?)", near);
+            return fail(x, e, sec, e->key, "unknown key (see latsim keys)");
+        }
+        const station_kind *k = section_kind(s, sec);
+        if (kind_key(k, e->key)) continue;
+        for (int j = 0; j < station_kind_count(); j++)
+            if (kind_key(station_kind_at(j), e->key))
+                return fail(x, e, sec, e->key, "not valid for kind = %s pools (only for kind = %s)",
+                            k->name, station_kind_at(j)->name);
         const char *near = closest_key(e->key, where);
+        size_t bd = near ? edit_distance(e->key, near) : (size_t) -1;
+        for (const scn_key *q = k->keys; q && q->key; q++) {
+            size_t d = edit_distance(e->key, q->key);
+            if (d < bd && (d <= 3 || d <= strlen(e->key) / 2)) { bd = d; near = q->key; }
+        }
         if (near) return fail(x, e, sec, e->key, "unknown key (did you mean '%s'?)", near);
         return fail(x, e, sec, e->key, "unknown key (see latsim keys)");
     }
@@ -590,6 +530,90 @@ static int check_sections(ctx *x)
             snprintf(x->err, x->errlen, "%s: [%s]: unknown section (valid: [sim], [workload], [pool NAME], [gpu NAME], [model NAME], [slo], [slo CLASS])", where, n);
         return -1;
     }
+    return 0;
+}
+
+/* Splits a `next` value at commas into pool indices.  Returns 0 or -1. */
+static int parse_next(ctx *x, const char *sec, pool_cfg *p)
+{
+    const cfg_entry *e;
+    const char *v = val(x, sec, "next", &e);
+    if (!v || !strcmp(v, "none")) return 0;
+    int n = 1;
+    for (const char *c = v; *c; c++) n += *c == ',';
+    p->next = calloc((size_t) n, sizeof *p->next);
+    if (!p->next) return fail(x, e, sec, "next", "out of memory");
+    const char *c = v;
+    for (;;) {
+        while (*c == ' ' || *c == '\t') c++;
+        size_t len = strcspn(c, ",");
+        while (len > 0 && (c[len - 1] == ' ' || c[len - 1] == '\t')) len--;
+        char name[80];
+        if (len == 0) return fail(x, e, sec, "next", "empty name in the list '%s'", v);
+        snprintf(name, sizeof name, "%.*s", (int) (len < sizeof name ? len : sizeof name - 1), c);
+        int j = pool_index(x->s, name);
+        if (j < 0 || len >= sizeof name) return fail(x, e, sec, "next", "no pool named '%s'", name);
+        for (int i = 0; i < p->nnext; i++)
+            if (p->next[i] == j) return fail(x, e, sec, "next", "'%s' is named twice", name);
+        p->next[p->nnext++] = j;
+        c += strcspn(c, ",");
+        if (!*c) break;
+        c++;
+    }
+    return 0;
+}
+
+/* Depth-first search for a cycle through pool I; STATE: 0 unseen, 1 on the
+ * path, 2 done.  Returns the pool that closes a cycle, or -1. */
+static int find_cycle(const scenario *s, int i, unsigned char *state)
+{
+    state[i] = 1;
+    for (int k = 0; k < s->pools[i].nnext; k++) {
+        int j = s->pools[i].next[k];
+        if (state[j] == 1) return i;
+        if (state[j] == 0) {
+            int c = find_cycle(s, j, state);
+            if (c >= 0) return c;
+        }
+    }
+    state[i] = 2;
+    return -1;
+}
+
+/* next = lists: each names pools, as many as the kind takes; no cycles. */
+static int build_next(ctx *x)
+{
+    scenario *s = x->s;
+    for (int i = 0; i < s->npools; i++) {
+        pool_cfg *p = &s->pools[i];
+        char sec[80];
+        snprintf(sec, sizeof sec, "pool %s", p->name);
+        if (parse_next(x, sec, p)) return -1;
+        const station_kind *k = p->kind;
+        const cfg_entry *e;
+        val(x, sec, "next", &e);
+        if (p->nnext < k->min_next)
+            return fail(x, e, sec, "next", "kind = %s needs at least %d pool%s in next", k->name, k->min_next,
+                        k->min_next > 1 ? "s" : "");
+        if (k->max_next > 0 && p->nnext > k->max_next)
+            return fail(x, e, sec, "next", "kind = %s takes %d pool%s in next, not %d (a list is for routers)",
+                        k->name, k->max_next, k->max_next > 1 ? "s" : "", p->nnext);
+    }
+    unsigned char *state = calloc((size_t) s->npools, 1);
+    if (!state) { snprintf(x->err, x->errlen, "out of memory"); return -1; }
+    for (int i = 0; i < s->npools; i++) {
+        if (state[i]) continue;
+        int c = find_cycle(s, i, state);
+        if (c >= 0) {
+            free(state);
+            char sec[80];
+            snprintf(sec, sizeof sec, "pool %s", s->pools[c].name);
+            const cfg_entry *ne;
+            val(x, sec, "next", &ne);
+            return fail(x, ne, sec, "next", "pools form a cycle");
+        }
+    }
+    free(state);
     return 0;
 }
 
@@ -646,28 +670,7 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
             s->nmodels++;
         }
     }
-    /* next = links; no cycles. */
-    for (int i = 0; i < s->npools; i++) {
-        char sec[80];
-        snprintf(sec, sizeof sec, "pool %s", s->pools[i].name);
-        const cfg_entry *e;
-        const char *v = val(&x, sec, "next", &e);
-        if (!v || !strcmp(v, "none")) continue;
-        int j = pool_index(s, v);
-        if (j < 0) return fail(&x, e, sec, "next", "no pool named '%s'", v);
-        s->pools[i].next = j;
-    }
-    for (int i = 0; i < s->npools; i++) {
-        int hops = 0;
-        for (int j = s->pools[i].next; j >= 0; j = s->pools[j].next)
-            if (++hops > s->npools) {
-                char sec[80];
-                snprintf(sec, sizeof sec, "pool %s", s->pools[i].name);
-                const cfg_entry *ne;
-                val(&x, sec, "next", &ne);
-                return fail(&x, ne, sec, "next", "pools form a cycle");
-            }
-    }
+    if (build_next(&x)) return -1;
     if (build_sim(&x) || build_workload(&x)) return -1;
     const cfg_entry *e;
     const char *t = val(&x, "workload", "target", &e);
@@ -677,7 +680,7 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         if (s->wl.target < 0) return fail(&x, e, "workload", "target", "no pool named '%s'", t);
     }
     int has_llm = 0;
-    for (int i = 0; i < s->npools; i++) has_llm |= s->pools[i].kind == POOL_LLM;
+    for (int i = 0; i < s->npools; i++) has_llm |= (s->pools[i].kind->flags & KIND_TOKENS) != 0;
     return slo_parse(&s->raw, has_llm, NULL, 0, &s->slo, err, errlen);
 }
 
@@ -693,45 +696,21 @@ int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen)
     ctx x = { s, err, errlen };
     for (int i = 0; i < s->npools; i++) {
         pool_cfg *p = &s->pools[i];
-        if (p->kind != POOL_LLM) continue;
-        llm_cfg *l = &p->llm;
-        char sec[80], msg[512];
+        if (!p->kind->resolve) continue;
+        char sec[80];
         snprintf(sec, sizeof sec, "pool %s", p->name);
-        const cfg_entry *e;
-        int found = 0;
-        for (int j = 0; j < s->nmodels; j++)
-            if (!strcasecmp(s->models[j].name, l->model_name)) { l->model = s->models[j]; found = 1; }
-        if (!found) {
-            int rc = catalog_model(db, l->model_name, &l->model, msg, sizeof msg);
-            val(&x, sec, "model", &e);
-            if (rc != 0) return fail(&x, e, sec, "model", "%s", msg);
-        }
-        found = 0;
-        for (int j = 0; j < s->ngpus; j++)
-            if (!strcasecmp(s->gpus[j].name, l->gpu_name)) { l->gpu = s->gpus[j]; found = 1; }
-        if (!found) {
-            int rc = catalog_gpu(db, l->gpu_name, &l->gpu, msg, sizeof msg);
-            val(&x, sec, "gpu", &e);
-            if (rc != 0) return fail(&x, e, sec, "gpu", "%s", msg);
-        }
-        if (!l->weights_given && l->model.weights[0])
-            snprintf(l->weights, sizeof l->weights, "%s", l->model.weights);
-        const char *key = NULL;
-        if (llm_derive(l, &s->wl, &key, msg, sizeof msg) != 0) {
-            if (!strncmp(key, "workload.", 9)) {
-                val(&x, "workload", key + 9, &e);
-                return fail(&x, e, "workload", key + 9, "%s", msg);
-            }
-            val(&x, sec, key, &e);
-            return fail(&x, e, sec, key, "%s", msg);
-        }
+        if (p->kind->resolve(&x, sec, p, db) != 0) return -1;
     }
     return 0;
 }
 
 void scenario_free(scenario *s)
 {
-    for (int i = 0; i < s->npools; i++) dist_free(&s->pools[i].service);
+    for (int i = 0; i < s->npools; i++) {
+        pool_cfg *p = &s->pools[i];
+        if (p->kind && p->kind->free_cfg) p->kind->free_cfg(p);
+        free(p->next);
+    }
     free(s->pools);
     free(s->gpus);
     free(s->models);
@@ -743,18 +722,97 @@ void scenario_free(scenario *s)
     memset(s, 0, sizeof *s);
 }
 
+static void print_key(FILE *out, const char *key, const char *def, const char *help)
+{
+    fprintf(out, "  %-24s %-14s %s\n", key, def[0] ? def : "-", help);
+}
+
 void scenario_print_keys(FILE *out)
 {
     static const struct { unsigned bit; const char *title; } secs[] = {
-        { K_SIM, "[sim]" }, { K_WL, "[workload]" }, { K_GEN | K_LLM, "[pool NAME]  (any kind)" },
-        { K_GEN, "[pool NAME]  kind = generic" }, { K_LLM, "[pool NAME]  kind = llm" },
+        { K_SIM, "[sim]" }, { K_WL, "[workload]" }, { K_POOL, "[pool NAME]  (any kind)" },
         { K_GPU, "[gpu NAME]   (adds a GPU to the catalog)" }, { K_MODEL, "[model NAME] (adds a model to the catalog)" },
     };
+    char choices[256];
+    station_kind_choices(choices, sizeof choices);
+    for (char *c = choices; *c; c++)
+        if (*c == '|') *c = ',';
     for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
         fprintf(out, "%s\n", secs[i].title);
         for (size_t k = 0; k < NKEYS; k++)
-            if (KEYS[k].where == secs[i].bit || ((KEYS[k].where & secs[i].bit) && KEYS[k].where != (K_GEN | K_LLM) && secs[i].bit != (K_GEN | K_LLM) && (KEYS[k].where & (K_GPU | K_MODEL))))
-                fprintf(out, "  %-24s %-14s %s\n", KEYS[k].key, KEYS[k].def[0] ? KEYS[k].def : "-", KEYS[k].help);
+            if (KEYS[k].where & secs[i].bit)
+                print_key(out, KEYS[k].key, KEYS[k].def, strcmp(KEYS[k].key, "kind") ? KEYS[k].help : choices);
         fprintf(out, "\n");
+        if (secs[i].bit != K_POOL) continue;
+        for (int j = 0; j < station_kind_count(); j++) {
+            const station_kind *sk = station_kind_at(j);
+            fprintf(out, "[pool NAME]  kind = %s   %s\n", sk->name, sk->help ? sk->help : "");
+            for (const scn_key *q = sk->keys; q && q->key; q++) print_key(out, q->key, q->def, q->help);
+            fprintf(out, "\n");
+        }
     }
 }
+
+/* ---- for station kinds ----------------------------------------------------- */
+
+int scn_i64(scn_ctx *x, const char *sec, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out)
+{
+    return get_i64(x, sec, key, def, lo, hi, out);
+}
+
+int scn_int(scn_ctx *x, const char *sec, const char *key, int def, int lo, int hi, int *out)
+{
+    return get_int(x, sec, key, def, lo, hi, out);
+}
+
+int scn_num(scn_ctx *x, const char *sec, const char *key, double def, double lo, int lo_open, double hi, double *out)
+{
+    return get_num(x, sec, key, def, lo, lo_open, hi, out);
+}
+
+int scn_bool(scn_ctx *x, const char *sec, const char *key, int def, int *out)
+{
+    return get_bool(x, sec, key, def, out);
+}
+
+int scn_enum(scn_ctx *x, const char *sec, const char *key, const char *choices, int def, int *out)
+{
+    return get_enum(x, sec, key, choices, def, out);
+}
+
+int scn_str(scn_ctx *x, const char *sec, const char *key, const char *def, char *out, size_t n)
+{
+    return get_str(x, sec, key, def, out, n);
+}
+
+int scn_dist(scn_ctx *x, const char *sec, const char *key, const char *def, dist *out)
+{
+    return get_dist(x, sec, key, def, out);
+}
+
+const char *scn_value(scn_ctx *x, const char *sec, const char *key)
+{
+    const cfg_entry *e;
+    return val(x, sec, key, &e);
+}
+
+int scn_fail(scn_ctx *x, const char *sec, const char *key, const char *fmt, ...)
+{
+    const cfg_entry *e = key ? cfg_get(&x->s->raw, sec, key) : NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(x, e, sec, key, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int scn_fail_sec(scn_ctx *x, const char *sec, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfail(x, NULL, sec, key, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+const scenario *scn_scenario(const scn_ctx *x) { return x->s; }

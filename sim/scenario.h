@@ -35,8 +35,6 @@ typedef struct workload_cfg {
     int target;               /* index of the pool requests enter first */
 } workload_cfg;
 
-typedef enum { POOL_GENERIC, POOL_LLM } pool_kind;
-
 typedef enum { SCHED_STATIC, SCHED_DYNAMIC, SCHED_CONTINUOUS, SCHED_CHUNKED } sched_kind;
 
 typedef struct llm_cfg {
@@ -66,17 +64,21 @@ typedef struct llm_cfg {
     cost_model cost;          /* step-time model */
 } llm_cfg;
 
+struct station_kind;
+
 typedef struct pool_cfg {
     char name[64];            /* the NAME of [pool NAME] */
     int line;                 /* line of its header */
-    pool_kind kind;
+    const struct station_kind *kind;   /* its row in the kind table (kind.h) */
     int servers;              /* generic: parallel servers */
     dist service;             /* generic: service time, ms */
     double usd_per_hour;      /* generic: $ per server-hour (0 = free) */
     uint64_t queue_limit;     /* 0 = unbounded; else arrivals finding this many waiting are rejected */
     double timeout_ms;        /* 0 = none; else requests waiting longer are dropped, ms */
-    int next;                 /* pool a served request goes to next, or -1 */
+    int *next;                /* out-edges: pool indices of the `next` list, in order */
+    int nnext;                /* their number; 0: served requests leave the system */
     llm_cfg llm;              /* kind = llm only */
+    void *ext;                /* configuration of kinds not listed above, owned by the kind (free_cfg) */
 } pool_cfg;
 
 typedef struct scenario {
@@ -118,6 +120,39 @@ void scenario_print_keys(FILE *out);
 /* Mean arrival rate of the workload in requests per second (traces: rows / span
  * times speedup). */
 double scenario_arrival_rate(const scenario *s);
+
+/* ---- for station kinds: reading their keys (kind.h) -----------------------
+ * Each getter reads KEY of section SEC (DEF when absent) and returns 0, or -1
+ * with the one-line error "FILE:LINE: [SEC] KEY: what is wrong" set. */
+typedef struct scn_ctx scn_ctx;
+
+typedef struct scn_key {
+    const char *key;          /* NULL ends a table */
+    const char *def;          /* default, as text ("" = required or derived) */
+    const char *help;
+} scn_key;
+
+int scn_i64(scn_ctx *x, const char *sec, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out);
+int scn_int(scn_ctx *x, const char *sec, const char *key, int def, int lo, int hi, int *out);
+/* LO_OPEN: must be > lo, else >= lo; and <= HI. */
+int scn_num(scn_ctx *x, const char *sec, const char *key, double def, double lo, int lo_open, double hi, double *out);
+int scn_bool(scn_ctx *x, const char *sec, const char *key, int def, int *out);
+/* One of the '|'-separated CHOICES (case-insensitive); its index in *OUT. */
+int scn_enum(scn_ctx *x, const char *sec, const char *key, const char *choices, int def, int *out);
+int scn_str(scn_ctx *x, const char *sec, const char *key, const char *def, char *out, size_t n);
+/* A distribution; DEF NULL: the key is required. */
+int scn_dist(scn_ctx *x, const char *sec, const char *key, const char *def, dist *out);
+/* The raw value of KEY, or NULL when absent. */
+const char *scn_value(scn_ctx *x, const char *sec, const char *key);
+/* Sets the error for KEY at KEY's line when the key is present, else at SEC's
+ * header (KEY NULL: about the section itself).  Returns -1. */
+int scn_fail(scn_ctx *x, const char *sec, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same, always at SEC's header (a key that is missing or wrong in combination). */
+int scn_fail_sec(scn_ctx *x, const char *sec, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The scenario being built (its workload is built before any resolve hook runs). */
+const scenario *scn_scenario(const scn_ctx *x);
 
 
 #endif

@@ -1,18 +1,19 @@
 /* sim.c -- a simulation run: the stations, the measured window, and the
  * end-of-run statistics (arrivals and request attributes: workload.c).
  *
- * Flow of one request: the source creates it and hands it to the target pool's
- * station; each station calls sim_done() when it has served it, which either
- * hands it to the pool's `next` or records it as leaving the system.  The run
- * stops once every measured request has an outcome.
+ * Flow of one request: the source creates it and enters it into the target
+ * pool's station; stations pass it along their out-edges (station_forward) and
+ * give it back through the sink below when it leaves the system, served,
+ * rejected or timed out.  The run stops once every measured request has an
+ * outcome.  The engine knows stations only through their kind's row (kind.h)
+ * and station_ops.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "llm.h"
-#include "pool.h"
+#include "kind.h"
 #include "sim.h"
 #include "station.h"
 #include "workload.h"
@@ -23,6 +24,7 @@ typedef struct sim {
     req_pool reqs;
     station **st;             /* one per pool */
     int nst;
+    station_sink sink;        /* how the stations reach the engine */
 
     wl_source *src;           /* arrival times and request attributes */
     uint64_t next_id;         /* next arrival's id */
@@ -30,7 +32,7 @@ typedef struct sim {
     uint64_t arrival_cap;     /* arrivals stop here: the run is saturated */
     int capped;               /* arrivals stopped at arrival_cap */
     int trace_ran_out;        /* a non-looping trace ended before the target */
-    int oom;                  /* a request record could not be allocated */
+    int oom;                  /* a request record or an event could not be allocated */
 
     uint64_t resolved;        /* measured requests with an outcome */
     uint64_t served, rejected, timed_out;
@@ -40,37 +42,26 @@ typedef struct sim {
     double out_tokens;        /* output tokens of requests leaving during the window */
     uint64_t departures;      /* requests leaving (served) during the window */
     uint64_t good;            /* measured requests served within every per-request SLO limit */
-    int has_llm;              /* an LLM pool exists (overhead, ttft, tpot are recorded) */
-    int mirror;               /* one generic pool: the system's queue and service
-                                 statistics are that pool's, not recorded twice */
+    int has_llm;              /* a kind needs token counts (overhead, ttft, tpot are recorded) */
+    int mirror;               /* one station of a KIND_SOLE_STATS kind: the system's queue and
+                                 service statistics are that station's, not recorded twice */
 
     stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead;
 } sim;
 
-int sim_measuring(const sim *s) { return s->measuring; }
-
-/* R enters the pool of station ST. */
-static void enter(sim *s, station *st, request *r)
-{
-    st->inside++;
-    if (s->measuring) st->win_arrivals++;
-    st->ops->arrive(st, r);
-}
+/* ---- the sink: how stations hand requests back ------------------------------ */
 
 static void window_close(sim *s)
 {
     s->t_end = evq_now(s->q);
     s->measuring = 0;
-    for (int i = 0; i < s->nst; i++) {
-        station_busy(s->st[i], 0);   /* brings busy_area up to now */
-        if (s->st[i]->cfg->kind == POOL_LLM) llm_window_end(s->st[i]);
-    }
+    for (int i = 0; i < s->nst; i++) station_window_close(s->st[i]);
     evq_stop(s->q);
 }
 
-void sim_outcome(sim *s, request *r, req_outcome outcome)
+static void sink_outcome(void *ctx, request *r, req_outcome outcome)
 {
-    if (outcome != OUT_SERVED) s->st[r->pool]->inside--;     /* rejected or timed out there */
+    sim *s = ctx;
     r->outcome = (uint8_t) outcome;
     if (!r->measured) return;
     if (outcome == OUT_REJECTED) s->rejected++;
@@ -78,23 +69,23 @@ void sim_outcome(sim *s, request *r, req_outcome outcome)
     if (++s->resolved == s->target) window_close(s);
 }
 
-void sim_release(sim *s, request *r) { req_release(&s->reqs, r); }
-
-void sim_drop(sim *s, request *r, req_outcome outcome)
+static void sink_release(void *ctx, request *r)
 {
-    sim_outcome(s, r, outcome);
-    sim_release(s, r);
+    sim *s = ctx;
+    req_release(&s->reqs, r);
 }
 
-void sim_done(sim *s, request *r)
+static void sink_oom(void *ctx)
 {
-    s->st[r->pool]->inside--;
-    int next = s->sc->pools[r->pool].next;
-    if (next >= 0) {
-        r->pool = next;
-        enter(s, s->st[next], r);
-        return;
-    }
+    sim *s = ctx;
+    s->oom = 1;
+    evq_stop(s->q);
+}
+
+/* R, served, leaves the system. */
+static void sink_leave(void *ctx, request *r)
+{
+    sim *s = ctx;
     if (s->measuring) {
         /* Throughput counts every request leaving during the window, measured or
          * not: in a saturated run the servers also work off the warm-up backlog. */
@@ -122,9 +113,9 @@ void sim_done(sim *s, request *r)
         if (s->sc->slo.per_request)   /* goodput (slo.h) */
             s->good += (uint64_t) slo_request_ok(&s->sc->slo, simtime_to_ms(now - r->arrival), ttft, tpot);
     }
-    r->pool = -1;
-    sim_outcome(s, r, OUT_SERVED);
-    sim_release(s, r);
+    r->at = NULL;
+    sink_outcome(s, r, OUT_SERVED);
+    sink_release(s, r);
 }
 
 /* ---- the workload source -------------------------------------------------- */
@@ -139,7 +130,7 @@ static void schedule_next(sim *s)
     }
     simtime_t t = wl_next_time(s->src, evq_now(s->q), s->next_id);
     if (t < 0) return;
-    evq_at(s->q, t, on_arrival, s, 0);
+    if (!evq_at(s->q, t, on_arrival, s, 0)) sink_oom(s);
 }
 
 static void on_arrival(evq *q, void *subject, int64_t arg)
@@ -159,34 +150,34 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     if (r->id == s->sc->warmup) {
         s->measuring = 1;
         s->t_start = r->arrival;
-        for (int i = 0; i < s->nst; i++) {
-            station_busy(s->st[i], 0);
-            s->st[i]->area_at_start = s->st[i]->busy_area;
-            s->st[i]->inside_at_start = s->st[i]->inside;
-        }
-        for (int i = 0; i < s->nst; i++)
-            if (s->st[i]->cfg->kind == POOL_LLM) llm_window_start(s->st[i]);
+        for (int i = 0; i < s->nst; i++) station_window_open(s->st[i]);
     }
     schedule_next(s);
-    enter(s, s->st[r->pool], r);
+    station_enter(s->st[r->target], r);
 }
 
 /* ---- results -------------------------------------------------------------- */
 
-/* Offered load of generic pool I: arrival rate x mean service / servers, for
+/* Offered load of pool I: what its kind makes of the workload's rate, for
  * pools on the path of the requests (0 for pools no request visits).  NAN when
- * it cannot be known beforehand: an LLM pool, or a pool behind one that loses
- * requests (queue_limit, timeout_ms, LLM rejections) and so thins its flow. */
-static double offered_load(const scenario *sc, int i)
+ * it cannot be known beforehand: a kind without the hook, a pool behind a
+ * station that may thin the flow (queue_limit, timeout_ms, a kind without the
+ * hook, such as an LLM pool that rejects over-long requests), or behind a
+ * station that splits it (several out-edges). */
+static double offered_load(const scenario *sc, station *const *st, int i)
 {
     int lossy = 0;
-    for (int j = sc->wl.target, hops = 0; j >= 0 && hops <= sc->npools; j = sc->pools[j].next, hops++) {
-        const pool_cfg *p = &sc->pools[j];
+    int j = sc->wl.target;
+    for (int hops = 0; hops <= sc->npools; hops++) {
+        const station *x = st[j];
         if (j == i) {
-            if (p->kind != POOL_GENERIC || lossy) return NAN;
-            return scenario_arrival_rate(sc) * p->service.mean / 1000.0 / p->servers;
+            if (!x->ops->offered_load || lossy) return NAN;
+            return x->ops->offered_load(x, scenario_arrival_rate(sc));
         }
-        lossy |= p->kind == POOL_LLM || p->queue_limit > 0 || p->timeout_ms > 0;
+        lossy |= !x->ops->offered_load || x->cfg->queue_limit > 0 || x->cfg->timeout_ms > 0;
+        if (x->nout == 0) return 0;
+        if (x->nout > 1) return NAN;
+        j = x->out[0]->index;
     }
     return 0;
 }
@@ -205,7 +196,8 @@ static int backlog_grew(const station *st)
     return grew > 3.0 * sqrt((double) st->win_arrivals) + 20.0;
 }
 
-static void fill_results(sim *s, sim_result *out)
+/* Returns 0, or -1 when a kind's report rows do not fit. */
+static int fill_results(sim *s, sim_result *out)
 {
     const scenario *sc = s->sc;
     out->requests = s->target;
@@ -233,8 +225,9 @@ static void fill_results(sim *s, sim_result *out)
         station *st = s->st[i];
         pool_result *p = &out->pools[i];
         snprintf(p->name, sizeof p->name, "%s", sc->pools[i].name);
-        p->kind = sc->pools[i].kind;
-        p->offered_load = offered_load(sc, i);
+        p->kind = station_kind_index(sc->pools[i].kind);
+        p->has_offered_load = st->ops->offered_load != NULL;
+        p->offered_load = offered_load(sc, s->st, i);
         double span = (double) (s->t_end - s->t_start);
         p->window_s = out->window_s;
         p->utilization = span > 0 ? (st->busy_area - st->area_at_start) / (span * st->capacity) : 0;
@@ -244,20 +237,20 @@ static void fill_results(sim *s, sim_result *out)
         p->served = st->served;
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
-        st->ops->report(st, p);
+        if (st->ops->report && st->ops->report(st, p) != 0) return -1;
         /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
          * stable loss system whatever its offered load: only growth counts. */
         int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
-        if (isnan(p->offered_load) && p->kind == POOL_GENERIC && out->window_s > 0)
+        if (isnan(p->offered_load) && p->has_offered_load && out->window_s > 0)
             /* Inflow unknown beforehand (a lossy pool upstream): measure it. */
-            p->offered_load = (double) st->win_arrivals / out->window_s
-                              * sc->pools[i].service.mean / 1000.0 / sc->pools[i].servers;
+            p->offered_load = st->ops->offered_load(st, (double) st->win_arrivals / out->window_s);
         p->saturated = (!bounded && p->offered_load >= 1.0) || backlog_grew(st) || (s->capped && st->qlen > 0);
         if (p->saturated) out->saturated = 1;
-        if (p->kind == POOL_LLM) out->has_llm = 1;
+        if (sc->pools[i].kind->flags & KIND_TOKENS) out->has_llm = 1;
         out->cost_per_hour += p->cost_per_hour;
     }
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
+    return 0;
 }
 
 int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_t errlen)
@@ -282,8 +275,10 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         }
     }
     s.arrival_cap = 2 * (sc->warmup + s.target) + 1000;
-    for (int i = 0; i < sc->npools; i++) s.has_llm |= sc->pools[i].kind == POOL_LLM;
-    s.mirror = sc->npools == 1 && sc->pools[0].kind == POOL_GENERIC;
+    for (int i = 0; i < sc->npools; i++) s.has_llm |= (sc->pools[i].kind->flags & KIND_TOKENS) != 0;
+    s.mirror = sc->npools == 1 && (sc->pools[0].kind->flags & KIND_SOLE_STATS);
+    s.sink = (station_sink) { .ctx = &s, .leave = sink_leave, .outcome = sink_outcome,
+                              .release = sink_release, .oom = sink_oom, .measuring = &s.measuring };
     out->pools = calloc((size_t) sc->npools, sizeof *out->pools);
     out->npools = sc->npools;
     s.q = evq_new();
@@ -298,9 +293,18 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     for (int i = 0; i < sc->npools; i++) {
         const pool_cfg *p = &sc->pools[i];
-        s.st[i] = p->kind == POOL_LLM ? llm_new(p, i, &s, s.q, seed) : pool_new(p, i, &s, s.q, seed);
+        station_env env = { .q = s.q, .seed = seed, .index = i, .sink = &s.sink };
+        s.st[i] = p->kind->make(p, &env);
         if (!s.st[i]) { snprintf(err, errlen, "out of memory"); goto done; }
         s.nst++;
+    }
+    for (int i = 0; i < sc->npools; i++) {     /* out-edges */
+        const pool_cfg *p = &sc->pools[i];
+        if (p->nnext == 0) continue;
+        s.st[i]->out = calloc((size_t) p->nnext, sizeof *s.st[i]->out);
+        if (!s.st[i]->out) { snprintf(err, errlen, "out of memory"); goto done; }
+        for (int k = 0; k < p->nnext; k++) s.st[i]->out[k] = s.st[p->next[k]];
+        s.st[i]->nout = p->nnext;
     }
     schedule_next(&s);
     evq_run(s.q, SIMTIME_NEVER);
@@ -314,7 +318,10 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         if (!s.measuring && s.t_end == 0) s.t_end = evq_now(s.q);
         if (s.measuring) window_close(&s);
     }
-    fill_results(&s, out);
+    if (fill_results(&s, out) != 0) {
+        snprintf(err, errlen, "a pool reported more than %d results", POOL_MAX_METRICS);
+        goto done;
+    }
     rc = 0;
 done:
     for (int i = 0; i < s.nst; i++) s.st[i]->ops->destroy(s.st[i]);
@@ -333,4 +340,18 @@ void sim_result_free(sim_result *r)
 {
     free(r->pools);
     r->pools = NULL;
+}
+
+int pool_result_add(pool_result *p, const char *name, double value)
+{
+    if (p->nmetrics == POOL_MAX_METRICS) return -1;
+    p->metrics[p->nmetrics++] = (pool_metric) { name, value };
+    return 0;
+}
+
+double pool_metric_get(const pool_result *p, const char *name)
+{
+    for (int i = 0; i < p->nmetrics; i++)
+        if (!strcmp(p->metrics[i].name, name)) return p->metrics[i].value;
+    return NAN;
 }

@@ -1,7 +1,7 @@
 /* sim.h -- one simulation run of a scenario, and its results.
  *
- * sim_run() builds the model objects (workload source, one station per pool),
- * runs the event loop until every measured request has an outcome, and fills
+ * sim_run() builds the model objects (workload source, one station per pool,
+ * linked by their `next` out-edges), runs the event loop until every measured request has an outcome, and fills
  * a sim_result.  The first `warmup` arrivals are simulated but not measured;
  * arrivals continue while measured requests are still in the system so that
  * the last ones see the same load as the first (they stop, and the system
@@ -17,32 +17,35 @@
 
 typedef struct pool_result pool_result;
 
+#define POOL_MAX_METRICS 32
+
+/* One kind-specific result of a pool, e.g. an LLM pool's "steps". */
+typedef struct pool_metric {
+    const char *name;         /* metric name (a string literal) */
+    double value;             /* its value, in the metric's unit */
+} pool_metric;
+
 struct pool_result {
     char name[64];
-    pool_kind kind;
+    int kind;                 /* index of the pool's kind in the kind table (kind.h) */
     int saturated;            /* 1: offered load >= capacity, or the queue kept growing */
-    double offered_load;      /* arrival rate x mean service / servers (generic), NAN when unknown */
+    int has_offered_load;     /* the kind knows its offered load (a generic pool) */
+    double offered_load;      /* arrival rate x mean service / servers, NAN when unknown */
     double window_s;          /* measured window, s (as in sim_result) */
     double utilization;       /* busy share of servers (generic) or stepping share of replicas (llm) */
     stat_summary queue;       /* waiting in this pool, ms */
     stat_summary service;     /* in service in this pool, ms */
     uint64_t arrivals, served, rejected, timed_out;
-    /* llm */
-    int replicas;             /* replicas */
-    int gpus;                 /* replicas x tp */
-    int64_t kv_blocks;        /* KV blocks per replica */
-    int64_t max_seq_len;      /* effective cap on prompt + output tokens */
-    uint64_t steps;           /* forward steps, all replicas, measured window */
-    double mean_batch;        /* mean sequences per step */
-    double kv_occupancy;      /* time-mean share of KV blocks in use */
-    double kv_peak;           /* highest share of KV blocks in use */
-    uint64_t preemptions;     /* sequences evicted for lack of KV blocks, measured window */
-    uint64_t truncated;       /* measured requests whose prompt was cut to max_seq_len */
-    uint64_t too_long;        /* measured requests rejected for exceeding max_seq_len */
-    double mfu;               /* achieved / peak FLOP/s over the window */
-    double mbu;               /* achieved / peak memory bandwidth over the window */
-    double cost_per_hour;     /* $ per hour for the pool's GPUs */
+    double cost_per_hour;     /* $ per hour the pool costs (GPUs), 0 when none */
+    pool_metric metrics[POOL_MAX_METRICS];   /* the kind's own results, in report order */
+    int nmetrics;
 };
+
+/* Appends a kind-specific result.  Returns 0, or -1 when the table is full. */
+int pool_result_add(pool_result *p, const char *name, double value);
+
+/* The kind-specific result NAME of P, NAN when P has none. */
+double pool_metric_get(const pool_result *p, const char *name);
 
 typedef struct sim_result {
     uint64_t seed;
@@ -71,18 +74,5 @@ typedef struct sim_result {
 /* Runs SC with SEED.  Returns 0, or -1 with a message in ERR (out of memory). */
 int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_t errlen);
 void sim_result_free(sim_result *r);
-
-/* ---- for stations ---------------------------------------------------------- */
-struct sim;
-struct station;
-/* R has been served by pool ST: it goes to the next pool or leaves the system. */
-void sim_done(struct sim *s, request *r);
-/* R leaves with OUTCOME (rejected or timed out): sim_outcome() records it,
- * sim_release() recycles the record; sim_drop() does both. */
-void sim_outcome(struct sim *s, request *r, req_outcome outcome);
-void sim_release(struct sim *s, request *r);
-void sim_drop(struct sim *s, request *r, req_outcome outcome);
-/* 1 while the measured window is open. */
-int sim_measuring(const struct sim *s);
 
 #endif

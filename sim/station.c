@@ -1,23 +1,23 @@
-/* station.c -- queue, statistics and utilisation common to every pool kind. */
+/* station.c -- what every station kind shares: moving requests along the
+ * station graph, the queue, busy time, the measured window's counters. */
 #include <assert.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "rng.h"
-#include "sim.h"
 #include "station.h"
 
-int station_init(station *st, const station_ops *ops, const pool_cfg *cfg, int index,
-                 struct sim *sim, evq *q, uint64_t seed)
+int station_init(station *st, const station_ops *ops, const pool_cfg *cfg, const station_env *env)
 {
     memset(st, 0, sizeof *st);
     st->ops = ops;
     st->cfg = cfg;
-    st->index = index;
-    st->sim = sim;
-    st->q = q;
+    st->index = env->index;
+    st->sink = env->sink;
+    st->q = env->q;
     char name[96];
     snprintf(name, sizeof name, "pool %s", cfg->name);
-    st->rng = rng_stream(seed, name);
+    st->rng = rng_stream(env->seed, name);
     st->queue_ms = stat_new();
     st->service_ms = stat_new();
     if (!st->rng || !st->queue_ms || !st->service_ms) return -1;
@@ -29,7 +29,54 @@ void station_fini(station *st)
     if (st->rng) gsl_rng_free(st->rng);
     stat_free(st->queue_ms);
     stat_free(st->service_ms);
+    free(st->out);
 }
+
+/* ---- moving requests ------------------------------------------------------ */
+
+void station_enter(station *st, request *r)
+{
+    st->inside++;
+    if (*st->sink->measuring) st->win_arrivals++;
+    r->at = st;
+    r->entered = evq_now(st->q);
+    r->hops++;
+    st->ops->arrive(st, r);
+}
+
+void station_forward(station *st, request *r, int edge)
+{
+    st->inside--;
+    if (st->nout == 0) {
+        st->sink->leave(st->sink->ctx, r);
+        return;
+    }
+    assert(edge >= 0 && edge < st->nout);
+    station_enter(st->out[edge], r);
+}
+
+void station_drop(station *st, request *r, req_outcome outcome)
+{
+    st->inside--;
+    st->sink->outcome(st->sink->ctx, r, outcome);
+    st->sink->release(st->sink->ctx, r);
+}
+
+evq_id station_at(station *st, simtime_t t, evq_handler handler, void *subject, int64_t arg)
+{
+    evq_id id = evq_at(st->q, t, handler, subject, arg);
+    if (!id) st->sink->oom(st->sink->ctx);
+    return id;
+}
+
+evq_id station_after(station *st, simtime_t dt, evq_handler handler, void *subject, int64_t arg)
+{
+    evq_id id = evq_after(st->q, dt, handler, subject, arg);
+    if (!id) st->sink->oom(st->sink->ctx);
+    return id;
+}
+
+/* ---- busy time, queue ----------------------------------------------------- */
 
 void station_busy(station *st, double delta)
 {
@@ -50,14 +97,15 @@ static void timeout_fire(evq *q, void *subject, int64_t arg)
     r->timeout_ev = 0;
     st->qlen--;
     if (r->measured) st->timed_out++;
-    sim_outcome(st->sim, r, OUT_TIMED_OUT);
+    st->inside--;
+    st->sink->outcome(st->sink->ctx, r, OUT_TIMED_OUT);
 }
 
 int station_enqueue(station *st, request *r)
 {
     if (st->cfg->queue_limit && st->qlen >= st->cfg->queue_limit) {
         if (r->measured) st->rejected++;
-        sim_drop(st->sim, r, OUT_REJECTED);
+        station_drop(st, r, OUT_REJECTED);
         return -1;
     }
     r->next = NULL;
@@ -66,7 +114,7 @@ int station_enqueue(station *st, request *r)
     st->qtail = r;
     st->qlen++;
     if (st->cfg->timeout_ms > 0)
-        r->timeout_ev = evq_after(st->q, simtime_from_ms(st->cfg->timeout_ms), timeout_fire, st, (int64_t) (intptr_t) r);
+        r->timeout_ev = station_after(st, simtime_from_ms(st->cfg->timeout_ms), timeout_fire, st, (int64_t) (intptr_t) r);
     return 0;
 }
 
@@ -85,7 +133,7 @@ static void skip_dead(station *st)
         request *r = st->qhead;
         st->qhead = r->next;
         if (!st->qhead) st->qtail = NULL;
-        sim_release(st->sim, r);
+        st->sink->release(st->sink->ctx, r);
     }
 }
 
@@ -118,4 +166,30 @@ void station_start(station *st, request *r)
     r->queue_ns += waited;
     r->start = now;
     if (r->measured && !st->queue_stat_at_finish) stat_add(st->queue_ms, simtime_to_ms(waited));
+}
+
+/* ---- the measured window, load -------------------------------------------- */
+
+void station_window_open(station *st)
+{
+    station_busy(st, 0);
+    st->area_at_start = st->busy_area;
+    st->inside_at_start = st->inside;
+    if (st->ops->window_open) st->ops->window_open(st);
+}
+
+void station_window_close(station *st)
+{
+    station_busy(st, 0);   /* brings busy_area up to now */
+    if (st->ops->window_close) st->ops->window_close(st);
+}
+
+void station_snapshot(const station *st, station_snap *out)
+{
+    out->waiting = st->qlen;
+    out->inside = st->inside;
+    out->busy = st->busy;
+    out->capacity = st->capacity;
+    out->kv_free = 1.0;
+    if (st->ops->snapshot) st->ops->snapshot(st, out);
 }

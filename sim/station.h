@@ -1,10 +1,16 @@
-/* station.h -- what every pool (generic servers, LLM replicas) shares.
+/* station.h -- what every station (a stage a request passes through) shares,
+ * and the interface between the engine (sim.c) and the stations.
+ *
+ * Stations form a graph: each has out-edges (its pool's `next` list) and hands a
+ * request it has finished with to station_forward(), which enters it into the
+ * station at the chosen out-edge or, when there is none, gives it back to the
+ * engine through the sink.  The engine reaches stations only through
+ * station_ops; stations reach the engine only through the station_sink given
+ * to station_init(), so a station can be built and tested with a stub sink.
  *
  * A station owns a FIFO queue of requests, its own random stream, and the
  * per-pool statistics: queueing and service time, counts, busy-time integral
- * for utilisation, and queue-length samples for the saturation check.  Each
- * kind of pool fills a station_ops table; sim.c drives stations only through
- * it, and stations hand requests back through sim_done()/sim_drop().
+ * for utilisation, and what the saturation check reads.
  */
 #ifndef LATSIM_STATION_H
 #define LATSIM_STATION_H
@@ -15,24 +21,63 @@
 #include "scenario.h"
 #include "stats.h"
 
-struct sim;
 typedef struct station station;
 typedef struct pool_result pool_result;
 
+/* How stations hand requests back to the engine. */
+typedef struct station_sink {
+    void *ctx;                                             /* the engine's state */
+    /* R, served, leaves the system (its last station had no out-edge). */
+    void (*leave)(void *ctx, request *r);
+    /* R leaves with OUTCOME (rejected or timed out): records it, keeps the record. */
+    void (*outcome)(void *ctx, request *r, req_outcome outcome);
+    /* Recycles R's record. */
+    void (*release)(void *ctx, request *r);
+    /* An event could not be scheduled (out of memory): the run ends with an error. */
+    void (*oom)(void *ctx);
+    const int *measuring;                                  /* 1 while the measured window is open */
+} station_sink;
+
+/* What a station is built from, besides its configuration. */
+typedef struct station_env {
+    evq *q;                   /* the engine */
+    uint64_t seed;            /* run seed: the station's stream derives from it and its name */
+    int index;                /* pool index in the scenario */
+    const station_sink *sink; /* the engine's side */
+} station_env;
+
+/* A read-only view of a station's load, what a routing policy sees. */
+typedef struct station_snap {
+    uint64_t waiting;         /* requests waiting in its queue */
+    uint64_t inside;          /* requests in it, waiting or in service */
+    double busy;              /* servers (replicas) busy */
+    double capacity;          /* servers (replicas) */
+    double kv_free;           /* share of KV blocks free, [0, 1] (1 for kinds without a KV cache) */
+} station_snap;
+
+/* The hooks of a kind; NULL means nothing to do (arrive and destroy are required). */
 typedef struct station_ops {
-    const char *kind;                                   /* "generic", "llm" */
-    void (*arrive)(station *st, request *r);            /* a request enters the pool */
-    void (*report)(station *st, pool_result *out);      /* kind-specific results */
-    void (*destroy)(station *st);                       /* frees the kind's state */
+    void (*arrive)(station *st, request *r);            /* a request enters the station */
+    void (*window_open)(station *st);                   /* the measured window opens: restart counters */
+    void (*window_close)(station *st);                  /* it closes: count work in flight up to now */
+    void (*snapshot)(const station *st, station_snap *out);  /* kind-specific load (common part filled) */
+    /* Offered load for an inflow of RATE requests/s: utilisation the flow would
+     * cause.  NULL: unknown beforehand (and the kind may thin its flow). */
+    double (*offered_load)(const station *st, double rate);
+    /* Kind-specific result rows (pool_result_add); returns 0 or -1 (out of memory). */
+    int (*report)(station *st, pool_result *out);
+    void (*destroy)(station *st);                       /* frees the station */
 } station_ops;
 
 struct station {
     const station_ops *ops;
     const pool_cfg *cfg;      /* the pool's configuration */
     int index;                /* pool index in the scenario */
-    struct sim *sim;          /* owner */
-    evq *q;                   /* the engine */
+    const station_sink *sink; /* the engine */
+    evq *q;                   /* the engine's calendar */
     gsl_rng *rng;             /* the pool's own stream */
+    station **out;            /* out-edges (the `next` list), set by the engine after building */
+    int nout;                 /* number of out-edges; 0: served requests leave the system */
 
     request *qhead, *qtail;   /* waiting requests (timed-out ones linger as tombstones) */
     uint64_t qlen;            /* waiting requests, tombstones excluded */
@@ -44,7 +89,7 @@ struct station {
     double busy;              /* servers (or replicas) busy now */
     double busy_area;         /* integral of busy over time, server-ns */
     simtime_t busy_since;     /* time of the last change of busy, ns */
-    double area_at_start;     /* busy_area when measuring began */
+    double area_at_start;     /* busy_area when measuring began, server-ns */
     double capacity;          /* servers (or replicas): utilisation's denominator */
 
     int queue_stat_at_finish; /* 1: the kind records queue_ms when a request leaves
@@ -55,9 +100,28 @@ struct station {
 };
 
 /* Initialises the common part.  Returns 0 or -1 (out of memory). */
-int station_init(station *st, const station_ops *ops, const pool_cfg *cfg, int index,
-                 struct sim *sim, evq *q, uint64_t seed);
+int station_init(station *st, const station_ops *ops, const pool_cfg *cfg, const station_env *env);
 void station_fini(station *st);
+
+/* ---- moving requests ------------------------------------------------------ */
+
+/* R enters ST: counted inside it (and, in the window, as an arrival), then
+ * handed to the kind's arrive(); R->at and R->entered record the hop. */
+void station_enter(station *st, request *r);
+
+/* ST is done with R: it leaves ST along out-edge EDGE (0 <= EDGE < nout) or,
+ * when ST has no out-edge, leaves the system served. */
+void station_forward(station *st, request *r, int edge);
+
+/* R leaves ST with OUTCOME (rejected or timed out) and its record is recycled. */
+void station_drop(station *st, request *r, req_outcome outcome);
+
+/* Schedules HANDLER at T (DT from now) for ST's kind.  Returns the event, or 0
+ * after telling the engine that memory ran out (the run then ends with an error). */
+evq_id station_at(station *st, simtime_t t, evq_handler handler, void *subject, int64_t arg);
+evq_id station_after(station *st, simtime_t dt, evq_handler handler, void *subject, int64_t arg);
+
+/* ---- busy time, queue ----------------------------------------------------- */
 
 /* Adds DELTA to the busy count at the current time. */
 void station_busy(station *st, double delta);
@@ -71,5 +135,13 @@ request *station_dequeue(station *st);              /* removes the head; records
 
 /* Records that R starts (or resumes) service now, ending a wait in the queue. */
 void station_start(station *st, request *r);
+
+/* ---- the measured window, load, results ------------------------------------ */
+
+void station_window_open(station *st);     /* common counters, then the kind's hook */
+void station_window_close(station *st);    /* busy time up to now, then the kind's hook */
+
+/* Fills OUT with ST's load: the common part, then the kind's. */
+void station_snapshot(const station *st, station_snap *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "errmsg.h"
+#include "pool.h"
 #include "scenario.h"
 #include "sim.h"
 #include "store.h"
@@ -24,7 +25,7 @@ static double config_cost(const scenario *sc)
     double usd = 0;
     for (int i = 0; i < sc->npools; i++) {
         const pool_cfg *p = &sc->pools[i];
-        if (p->kind == POOL_GENERIC) usd += p->usd_per_hour * p->servers;
+        if (p->kind == &pool_kind_generic) usd += p->usd_per_hour * p->servers;
         else usd += (double) p->llm.replicas * p->llm.tp * p->llm.gpu.price_hr;
     }
     return usd;

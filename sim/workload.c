@@ -81,7 +81,7 @@ static int32_t draw_tokens(const dist *d, gsl_rng *r)
 int wl_fill(wl_source *src, request *r)
 {
     const workload_cfg *w = src->w;
-    r->pool = w->target;
+    r->target = w->target;
     if (!src->need_tokens) {
         /* Token counts matter to LLM pools only: no draws. */
     } else if (w->arrival == ARRIVAL_TRACE && w->trace_tokens) {

@@ -140,10 +140,10 @@ static void check_lone(const sim_result *res, int nreq, int O, double ttft, doub
                        "e2e %.9f", res->e2e.mean);
     cr_assert_eq(res->npools, 1);
     /* Every step of the run is one of this request's steps. */
-    cr_expect_eq(res->pools[0].steps, (uint64_t) (nreq * steps_per_req), "steps %llu",
-                 (unsigned long long) res->pools[0].steps);
-    cr_expect_float_eq(res->pools[0].mean_batch, 1.0, 1e-12, "mean_batch %g", res->pools[0].mean_batch);
-    cr_expect_eq(res->pools[0].preemptions, 0);
+    cr_expect_eq(pool_metric_get(&res->pools[0], "steps"), (uint64_t) (nreq * steps_per_req), "steps %llu",
+                 (unsigned long long) pool_metric_get(&res->pools[0], "steps"));
+    cr_expect_float_eq(pool_metric_get(&res->pools[0], "mean_batch"), 1.0, 1e-12, "mean_batch %g", pool_metric_get(&res->pools[0], "mean_batch"));
+    cr_expect_eq(pool_metric_get(&res->pools[0], "preemptions"), 0);
 }
 
 /* ---- 1. a lone request: exact TTFT and TPOT --------------------------------- */
@@ -268,8 +268,8 @@ Test(llm_lone, single_output_token)
         cr_expect_float_eq(res.ttft.mean, 15.0, 2e-6, "%s ttft %.9f", sched[i], res.ttft.mean);
         cr_expect_float_eq(res.e2e.mean, 15.0, 2e-6, "%s e2e %.9f", sched[i], res.e2e.mean);
         cr_expect_eq(res.tpot.n, 0, "%s", sched[i]);
-        cr_expect_eq(res.pools[0].steps, 2, "%s steps %llu", sched[i],
-                     (unsigned long long) res.pools[0].steps);
+        cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 2, "%s steps %llu", sched[i],
+                     (unsigned long long) pool_metric_get(&res.pools[0], "steps"));
         sim_result_free(&res);
     }
 }
@@ -302,22 +302,22 @@ Test(llm_kv, llama3_8b_h100_bf16)
 
     sim_result res;
     kv_run("model = llama-3-8b\ngpu = h100\n", &res);
-    cr_expect_eq(res.pools[0].kv_blocks, expect, "kv_blocks %lld", (long long) res.pools[0].kv_blocks);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), expect, "kv_blocks %lld", (long long) pool_metric_get(&res.pools[0], "kv_blocks"));
     /* max_seq_len = min(model context 8192, KV tokens, max_batch_tokens 8192). */
-    cr_expect_eq(res.pools[0].max_seq_len, 8192);
-    cr_expect_eq(res.pools[0].gpus, 1);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 8192);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 1);
     cr_expect_eq(res.served, 1);
     sim_result_free(&res);
 
     /* Explicit defaults give the same answer. */
     kv_run("model = llama-3-8b\ngpu = h100\ngpu_memory_utilization = 0.9\n"
            "activation_reserve_gib = 1.0\nblock_tokens = 16\nweights = bf16\nkv_dtype = bf16\n", &res);
-    cr_expect_eq(res.pools[0].kv_blocks, expect);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), expect);
     sim_result_free(&res);
 
     /* block_tokens = 32 halves the block count (floor of the same bytes). */
     kv_run("model = llama-3-8b\ngpu = h100\nblock_tokens = 32\n", &res);
-    cr_expect_eq(res.pools[0].kv_blocks, (int64_t) floor(kv_bytes / (2 * per_block)));
+    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), (int64_t) floor(kv_bytes / (2 * per_block)));
     sim_result_free(&res);
 }
 
@@ -336,10 +336,10 @@ Test(llm_kv, llama3_70b_h100_tp2)
 
     sim_result res;
     kv_run("model = llama-3-70b\ngpu = h100\ntp = 2\n", &res);
-    cr_expect_eq(res.pools[0].kv_blocks, expect, "kv_blocks %lld", (long long) res.pools[0].kv_blocks);
-    cr_expect_eq(res.pools[0].gpus, 2);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), expect, "kv_blocks %lld", (long long) pool_metric_get(&res.pools[0], "kv_blocks"));
+    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 2);
     /* 2168 * 16 = 34688 tokens > 8192: max_seq_len is the model context. */
-    cr_expect_eq(res.pools[0].max_seq_len, 8192);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 8192);
     cr_expect_eq(res.served, 1);
     sim_result_free(&res);
 
@@ -347,8 +347,8 @@ Test(llm_kv, llama3_70b_h100_tp2)
     kv_bytes = 80 * GiB * 0.9 - 70.55e9 * 2 / 4 - 1.0 * GiB;
     per_block = 16.0 * (2.0 * 80 * (8 / 4) * 128 * 2);
     kv_run("model = llama-3-70b\ngpu = h100\ntp = 4\n", &res);
-    cr_expect_eq(res.pools[0].kv_blocks, (int64_t) floor(kv_bytes / per_block));
-    cr_expect_eq(res.pools[0].gpus, 4);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), (int64_t) floor(kv_bytes / per_block));
+    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 4);
     sim_result_free(&res);
 }
 
@@ -364,13 +364,13 @@ Test(llm_kv, fp8_kv_doubles_capacity)
 
     sim_result res;
     kv_run("model = llama-3-8b\ngpu = h100\nkv_dtype = fp8\n", &res);
-    cr_expect_eq(res.pools[0].kv_blocks, fp8, "kv_blocks %lld", (long long) res.pools[0].kv_blocks);
-    cr_expect(res.pools[0].kv_blocks == 2 * bf16 || res.pools[0].kv_blocks == 2 * bf16 + 1);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), fp8, "kv_blocks %lld", (long long) pool_metric_get(&res.pools[0], "kv_blocks"));
+    cr_expect(pool_metric_get(&res.pools[0], "kv_blocks") == 2 * bf16 || pool_metric_get(&res.pools[0], "kv_blocks") == 2 * bf16 + 1);
     sim_result_free(&res);
 
     /* fp8 weights free half the weight memory: 71 GiB - 8.03e9 bytes. */
     kv_run("model = llama-3-8b\ngpu = h100\nweights = fp8\n", &res);
-    cr_expect_eq(res.pools[0].kv_blocks,
+    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"),
                  (int64_t) floor((80 * GiB * 0.9 - 8.03e9 - 1.0 * GiB) / (16.0 * 131072)));
     sim_result_free(&res);
 }
@@ -380,8 +380,8 @@ Test(llm_kv, given_kv_blocks_override)
 {
     sim_result res;
     kv_run("model = llama-3-8b\ngpu = h100\nkv_blocks = 100\n", &res);
-    cr_expect_eq(res.pools[0].kv_blocks, 100);
-    cr_expect_eq(res.pools[0].max_seq_len, 1600);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), 100);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 1600);
     sim_result_free(&res);
 }
 
@@ -429,13 +429,13 @@ Test(llm_batching, continuous_beats_static, .timeout = 60)
     cr_assert_eq(ct.served, 1500);
     double cap_static = st.throughput_rps, cap_cont = ct.throughput_rps;
     cr_log_info("capacity: static %.3f rps (mean batch %.2f), continuous %.3f rps (mean batch %.2f)",
-                cap_static, st.pools[0].mean_batch, cap_cont, ct.pools[0].mean_batch);
+                cap_static, pool_metric_get(&st.pools[0], "mean_batch"), cap_cont, pool_metric_get(&ct.pools[0], "mean_batch"));
     cr_expect_gt(cap_static, 0);
     cr_expect_geq(cap_cont, 1.5 * cap_static, "continuous %.3f rps vs static %.3f rps", cap_cont, cap_static);
     /* Flat out, both keep their batches (nearly) full, never above max_batch. */
-    cr_expect_leq(st.pools[0].mean_batch, 32.0 + 1e-9);
-    cr_expect_leq(ct.pools[0].mean_batch, 32.0 + 1e-9);
-    cr_expect_gt(ct.pools[0].mean_batch, 30.0);
+    cr_expect_leq(pool_metric_get(&st.pools[0], "mean_batch"), 32.0 + 1e-9);
+    cr_expect_leq(pool_metric_get(&ct.pools[0], "mean_batch"), 32.0 + 1e-9);
+    cr_expect_gt(pool_metric_get(&ct.pools[0], "mean_batch"), 30.0);
     sim_result_free(&st);
     sim_result_free(&ct);
 
@@ -503,13 +503,13 @@ Test(llm_preempt, small_kv_preempts_and_loses_nothing, .timeout = 60)
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", 64);
         run_text(text, 3, &res);
         cr_log_info("%s: preemptions %llu, served %llu, kv_peak %.3f", sched[i],
-                    (unsigned long long) res.pools[0].preemptions, (unsigned long long) res.served,
-                    res.pools[0].kv_peak);
-        cr_expect_eq(res.pools[0].kv_blocks, 64);
-        cr_expect_gt(res.pools[0].preemptions, 0, "%s: no preemption", sched[i]);
+                    (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"), (unsigned long long) res.served,
+                    pool_metric_get(&res.pools[0], "kv_peak"));
+        cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), 64);
+        cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s: no preemption", sched[i]);
         cr_expect_eq(res.served, 150, "%s", sched[i]);
         check_conservation(&res);
-        cr_expect_leq(res.pools[0].kv_peak, 1.0 + 1e-12);
+        cr_expect_leq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0 + 1e-12);
         /* A preempted request is recomputed, so it takes longer than alone:
          * no request is faster than a lone one (15 ms + 399 decode steps). */
         cr_expect_geq(res.e2e.max, 15 + lone_decode_ms(100, 400) - 1e-3);
@@ -531,8 +531,8 @@ Test(llm_preempt, conservation_with_limits, .timeout = 60)
         run_text(text, 5, &res);
         cr_log_info("%s limits: served %llu rejected %llu timed out %llu preemptions %llu", sched[i],
                     (unsigned long long) res.served, (unsigned long long) res.rejected,
-                    (unsigned long long) res.timed_out, (unsigned long long) res.pools[0].preemptions);
-        cr_expect_gt(res.pools[0].preemptions, 0, "%s", sched[i]);
+                    (unsigned long long) res.timed_out, (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"));
+        cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
         cr_expect_gt(res.rejected + res.timed_out, 0, "%s: limits never hit", sched[i]);
         check_conservation(&res);
         sim_result_free(&res);
@@ -549,7 +549,7 @@ Test(llm_preempt, static_reserves_never_preempts, .timeout = 60)
         sim_result res;
         preempt_text(text, sizeof text, sched[i], "", 64);
         run_text(text, 3, &res);
-        cr_expect_eq(res.pools[0].preemptions, 0, "%s", sched[i]);
+        cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
         cr_expect_eq(res.served, 150, "%s", sched[i]);
         check_conservation(&res);
         sim_result_free(&res);
@@ -565,8 +565,8 @@ Test(llm_preempt, plentiful_kv_never_preempts, .timeout = 60)
         sim_result res;
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", 0);
         run_text(text, 3, &res);
-        cr_expect_eq(res.pools[0].kv_blocks, 28693);
-        cr_expect_eq(res.pools[0].preemptions, 0, "%s", sched[i]);
+        cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), 28693);
+        cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
         cr_expect_eq(res.served, 150);
         check_conservation(&res);
         sim_result_free(&res);
@@ -656,7 +656,7 @@ Test(llm_dynamic, dynamic_batches_more_than_static, .timeout = 60)
                  "scheduler = %s\nmax_batch = 16\n%s",
                  sched[i], i ? "max_wait_ms = 50\n" : "");
         run_text(text, 2, &res);
-        mb[i] = res.pools[0].mean_batch;
+        mb[i] = pool_metric_get(&res.pools[0], "mean_batch");
         cr_expect_eq(res.served, 3000);
         cr_expect_eq(res.saturated, 0, "%s", sched[i]);
         cr_expect_geq(mb[i], 1.0);
@@ -682,9 +682,9 @@ Test(llm_dynamic, mean_batch_at_most_max_batch, .timeout = 60)
                  "scheduler = %s\nmax_batch = 8\n%s",
                  sched[i], i == 1 ? "max_wait_ms = 5\n" : i == 3 ? "chunk_tokens = 128\n" : "");
         run_text(text, 4, &res);
-        cr_log_info("%s: mean batch %.3f", sched[i], res.pools[0].mean_batch);
-        cr_expect_leq(res.pools[0].mean_batch, 8.0 + 1e-9, "%s: %g", sched[i], res.pools[0].mean_batch);
-        cr_expect_gt(res.pools[0].mean_batch, 4.0, "%s: %g", sched[i], res.pools[0].mean_batch);
+        cr_log_info("%s: mean batch %.3f", sched[i], pool_metric_get(&res.pools[0], "mean_batch"));
+        cr_expect_leq(pool_metric_get(&res.pools[0], "mean_batch"), 8.0 + 1e-9, "%s: %g", sched[i], pool_metric_get(&res.pools[0], "mean_batch"));
+        cr_expect_gt(pool_metric_get(&res.pools[0], "mean_batch"), 4.0, "%s: %g", sched[i], pool_metric_get(&res.pools[0], "mean_batch"));
         cr_expect_eq(res.served + res.rejected + res.timed_out, res.requests);
         sim_result_free(&res);
     }
@@ -755,9 +755,9 @@ Test(llm_determinism, same_seed_same_results, .timeout = 60)
         cr_expect_eq(a.events, b.events);
         cr_expect_eq(a.served, b.served);
         cr_expect_eq(a.window_s, b.window_s);
-        cr_expect_eq(a.pools[0].steps, b.pools[0].steps);
-        cr_expect_eq(a.pools[0].preemptions, b.pools[0].preemptions);
-        cr_expect_eq(a.pools[0].mean_batch, b.pools[0].mean_batch);
+        cr_expect_eq(pool_metric_get(&a.pools[0], "steps"), pool_metric_get(&b.pools[0], "steps"));
+        cr_expect_eq(pool_metric_get(&a.pools[0], "preemptions"), pool_metric_get(&b.pools[0], "preemptions"));
+        cr_expect_eq(pool_metric_get(&a.pools[0], "mean_batch"), pool_metric_get(&b.pools[0], "mean_batch"));
         /* Another seed gives another run. */
         cr_expect_neq(a.ttft.mean, c.ttft.mean, "%s: seeds 42 and 43 agree", sched[i]);
         sim_result_free(&a);
@@ -855,9 +855,9 @@ Test(llm_overlap, continuous_two_requests_exact)
                        res.e2e.mean);
     cr_expect_float_eq(res.e2e.max, NS_MS(a_last), EXACT_TOL, "e2e max %.9f", res.e2e.max);
     cr_expect_float_eq(res.queue.mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f", res.queue.mean);
-    cr_expect_eq(res.pools[0].steps, 14);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 14);
     /* Sequences per step: 1, 1, 1, then 2 x 8 (s3..s10), then 1 x 3. */
-    cr_expect_float_eq(res.pools[0].mean_batch, 22.0 / 14.0, 1e-12, "%g", res.pools[0].mean_batch);
+    cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 22.0 / 14.0, 1e-12, "%g", pool_metric_get(&res.pools[0], "mean_batch"));
     sim_result_free(&res);
 }
 
@@ -883,8 +883,8 @@ Test(llm_overlap, static_two_requests_exact)
                        res.ttft.mean);
     cr_expect_float_eq(res.tpot.mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL);
     cr_expect_float_eq(res.queue.mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f", res.queue.mean);
-    cr_expect_eq(res.pools[0].steps, 22);
-    cr_expect_float_eq(res.pools[0].mean_batch, 1.0, 1e-12);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 22);
+    cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 1.0, 1e-12);
     sim_result_free(&res);
 }
 
@@ -909,8 +909,8 @@ Test(llm_overlap, dynamic_starts_when_batch_full)
                        res.ttft.mean);
     cr_expect_float_eq(res.tpot.mean, NS_MS(last - first) / 10, EXACT_TOL, "tpot %.9f", res.tpot.mean);
     cr_expect_float_eq(res.queue.mean, NS_MS(tB) / 2, EXACT_TOL, "queue %.9f", res.queue.mean);
-    cr_expect_eq(res.pools[0].steps, 11);
-    cr_expect_float_eq(res.pools[0].mean_batch, 2.0, 1e-12);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 11);
+    cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 2.0, 1e-12);
     sim_result_free(&res);
 }
 
@@ -925,7 +925,7 @@ Test(llm_overlap, two_replicas_serve_in_parallel)
     cr_assert_eq(res.served, 2);
     check_lone(&res, 2, 11, 15.0, lone_decode_ms(100, 11) / 10, 11, 1);
     cr_expect_float_eq(res.queue.mean, 0, 1e-12);
-    cr_expect_eq(res.pools[0].gpus, 2);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 2);
     sim_result_free(&res);
 }
 
@@ -965,9 +965,9 @@ Test(llm_preempt, one_preemption_exact)
                "scheduler = continuous\nkv_blocks = 4\nblock_tokens = 16\n");
     run_text(text, 1, &res);
     cr_assert_eq(res.served, 2);
-    cr_expect_eq(res.pools[0].preemptions, 1);
-    cr_expect_eq(res.pools[0].steps, 64, "steps %llu", (unsigned long long) res.pools[0].steps);
-    cr_expect_float_eq(res.pools[0].kv_peak, 1.0, 1e-12);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 1);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 64, "steps %llu", (unsigned long long) pool_metric_get(&res.pools[0], "steps"));
+    cr_expect_float_eq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0, 1e-12);
     cr_expect_float_eq(res.ttft.mean, (NS_MS(T[0]) + NS_MS(T[1] - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        res.ttft.mean);
     cr_expect_float_eq(res.tpot.mean, (NS_MS(T[39] - T[0]) / 39 + NS_MS(T[63] - T[1]) / 39) / 2, EXACT_TOL,
@@ -1029,10 +1029,10 @@ static void roofline_lone(const char *sched_lines, int chunk)
                        res.ttft.mean, NS_MS(ttft));
     cr_expect_float_eq(res.tpot.mean, NS_MS(dec) / (O - 1), EXACT_TOL, "%s tpot %.9f vs %.9f", sched_lines,
                        res.tpot.mean, NS_MS(dec) / (O - 1));
-    cr_expect_eq(res.pools[0].steps, (uint64_t) (2 * nsteps));
-    cr_expect_gt(res.pools[0].mfu, 0);
-    cr_expect_leq(res.pools[0].mfu, 1);
-    cr_expect_leq(res.pools[0].mbu, 1);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), (uint64_t) (2 * nsteps));
+    cr_expect_gt(pool_metric_get(&res.pools[0], "mfu"), 0);
+    cr_expect_leq(pool_metric_get(&res.pools[0], "mfu"), 1);
+    cr_expect_leq(pool_metric_get(&res.pools[0], "mbu"), 1);
     sim_result_free(&res);
     scenario_free(&sc);
 }
@@ -1079,11 +1079,11 @@ Test(llm_preempt, no_block_leak_after_thrashing, .timeout = 60)
         double ttft = ttfts[i];
         trace_text_rows(text, sizeof text, N, ms, P, O, lines[i]);
         run_text(text, 1, &res);
-        cr_log_info("%s: preemptions %llu, served %llu", sched[i], (unsigned long long) res.pools[0].preemptions,
+        cr_log_info("%s: preemptions %llu, served %llu", sched[i], (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"),
                     (unsigned long long) res.served);
-        cr_expect_gt(res.pools[0].preemptions, 50, "%s", sched[i]);
+        cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 50, "%s", sched[i]);
         cr_expect_eq(res.served, N, "%s: served %llu of %d", sched[i], (unsigned long long) res.served, N);
-        cr_expect_leq(res.pools[0].kv_peak, 1.0);
+        cr_expect_leq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0);
         /* The big request is the last to finish, and it ran alone with the
          * lone timing: the window (first arrival at 0 to its last token)
          * is exactly 1e6 ms + its TTFT + 23 decode steps. */
@@ -1128,9 +1128,9 @@ Test(llm_overlap, chunked_shares_budget_exact)
                        "tpot %.9f", res.tpot.mean);
     cr_expect_float_eq(res.e2e.mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
                        res.e2e.mean);
-    cr_expect_eq(res.pools[0].steps, 14);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 14);
     /* Sequences per step: 1, 2, 2, 2, then 2 x 8, then 1 x 2 = 25 / 14. */
-    cr_expect_float_eq(res.pools[0].mean_batch, 25.0 / 14.0, 1e-12, "%g", res.pools[0].mean_batch);
+    cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 25.0 / 14.0, 1e-12, "%g", pool_metric_get(&res.pools[0], "mean_batch"));
     sim_result_free(&res);
 }
 
@@ -1144,8 +1144,8 @@ Test(llm_lone, truncate_cuts_prompt)
     lone_text(text, sizeof text, 2, 200, 11, "scheduler = continuous\nmax_seq_len = 100\ntruncate = yes\n");
     run_text(text, 1, &res);
     check_lone(&res, 2, 11, BASE_MS + PF_MS * 89, lone_decode_ms(89, 11) / 10, 11, 1);
-    cr_expect_eq(res.pools[0].truncated, 2);
-    cr_expect_eq(res.pools[0].max_seq_len, 100);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "truncated"), 2);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 100);
     sim_result_free(&res);
 
     /* Without truncation no request could ever be served: a configuration error. */
@@ -1157,7 +1157,7 @@ Test(llm_lone, truncate_cuts_prompt)
     run_text(text, 1, &res);
     cr_expect_eq(res.served, 2);
     cr_expect_eq(res.rejected, 0);
-    cr_expect_eq(res.pools[0].truncated, 0);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "truncated"), 0);
     sim_result_free(&res);
 }
 
