@@ -67,6 +67,27 @@ long cu_posint(const char *cmd, const char *opt, const char *v, long max)
     return x;
 }
 
+int cu_check_db(const char *path, char *err, size_t errlen)
+{
+    if (access(path, F_OK) == 0) {
+        sqlite3 *db;
+        if (cu_open_rw(path, &db, err, errlen) != 0) return -1;
+        store_close(db);
+        return 0;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) dir[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    if (access(dir, W_OK) != 0) {
+        errmsg_set(err, errlen, "%.900s: cannot create database: %.900s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int cu_open_rw(const char *path, sqlite3 **db, char *err, size_t errlen)
 {
     if (store_open(path, db, err, errlen) != 0) return -1;
@@ -132,4 +153,11 @@ done:
     free(kv);
     cfg_free(&c);
     return ret;
+}
+
+int planner_dispatch(const char *cmd, int argc, char **argv)
+{
+    if (!strcmp(cmd, "sweep")) return sweep_main(argc, argv);
+    if (!strcmp(cmd, "plan")) return plan_main(argc, argv);
+    return -1;
 }

@@ -44,6 +44,13 @@ int cu_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
  * path is bad input, exit 2, and nothing runs).  Returns 0 or -1 + ERR. */
 int cu_open_rw(const char *path, sqlite3 **db, char *err, size_t errlen);
 
+/* Checks, without creating it, that the database at PATH will be writable
+ * after the simulations.  Returns 0 or -1 + ERR. */
+int cu_check_db(const char *path, char *err, size_t errlen);
+
+/* Runs planner command CMD; returns its exit status, or -1 when CMD is not one. */
+int planner_dispatch(const char *cmd, int argc, char **argv);
+
 /* The commands (argc/argv after the command name); each returns the exit status. */
 int sweep_main(int argc, char **argv);
 int plan_main(int argc, char **argv);

@@ -39,9 +39,14 @@ static const char *USAGE =
     "  catalog add FILE       add the [gpu NAME] / [model NAME] sections of FILE to the catalog\n"
     "  keys                   list every scenario section and key, with defaults\n"
     "  bench                  run the speed benchmark and print its table\n"
-    "  sweep FILE --vary K=R  run a scenario over a range of values; highest meeting the SLO\n"
     "  calib ...              measurements, importers, fitted cost models (latsim calib --help)\n"
     "  cost ...               predicted step time of a cost model (latsim cost --help)\n"
+    "  sweep FILE --vary K=R  run a scenario over a range of values; highest meeting the SLO\n"
+    "  plan FILE --target-rate R   cheapest configuration meeting the [slo] at rate R\n"
+    "  check [FILE...]        SLO and baseline regression check for CI (exit 0/1/2, --junit)\n"
+    "  baseline accept RUN    make a stored run its scenario's baseline\n"
+    "  compare A B            two scenarios or runs side by side, with % differences\n"
+    "  plot RUN|SWEEP|PLAN    gnuplot pictures: CDFs, latency vs load, breakdown, cost frontier\n"
     "\n"
     "run options (latsim run --help for details):\n"
     "  --seed N               run seed\n"
@@ -389,9 +394,10 @@ int main(int argc, char **argv)
         return cmd_db(cmd, argc - 2, argv + 2);
     if (!strcmp(cmd, "keys")) { scenario_print_keys(stdout); return 0; }
     if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);
-    if (!strcmp(cmd, "sweep")) return sweep_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "calib")) return calib_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "cost")) return cost_main(argc - 2, argv + 2);
+    int prc = planner_dispatch(cmd, argc - 2, argv + 2);   /* sweep, plan, check, baseline, compare, plot */
+    if (prc >= 0) return prc;
     fprintf(stderr, "latsim: unknown command '%s' (see latsim --help)\n", cmd);
     return 2;
 }

@@ -251,7 +251,7 @@ int sweep_main(int argc, char **argv)
         scenario_free(&sc);
     }
     const char *dbpath = cu_db_path(dbopt);
-    if (store && cu_open_rw(dbpath, &db, err, sizeof err) != 0) { cu_die(2, "%s", err); goto done; }
+    if (store && cu_check_db(dbpath, err, sizeof err) != 0) { cu_die(2, "%s", err); goto done; }
     if (jobs <= 0) jobs = task_cpus();
     double t0 = cu_clock();
     if ((rc = run_points(&s, 0, jobs, dbpath, &base.slo)) != 0) goto done;
@@ -348,6 +348,7 @@ int sweep_main(int argc, char **argv)
         char started[32], args[600];
         cu_now(started, sizeof started);
         snprintf(args, sizeof args, "--vary %s", vary);
+        if (cu_open_rw(dbpath, &db, err, sizeof err) != 0) { rc = cu_die(2, "%s", err); free(json_text); goto done; }
         if (planstore_sweep_begin(db, "sweep", s.file, args, started, &sweep_id, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); free(json_text); goto done; }
         for (int i = 0; i < s.n; i++) {
             point *p = &s.p[i];

@@ -20,7 +20,7 @@ int task_cpus(void)
     return n < 1 ? 1 : (int) n;
 }
 
-static double config_cost(const scenario *sc)
+double task_config_cost(const scenario *sc)
 {
     double usd = 0;
     for (int i = 0; i < sc->npools; i++) {
@@ -48,7 +48,7 @@ int task_run(const task *t, const char *dbpath, task_out *out)
     store_close(db);
     db = NULL;
     out->rate = scenario_arrival_rate(&sc);
-    out->usd_per_hour = config_cost(&sc);
+    out->usd_per_hour = task_config_cost(&sc);
     out->status = 1;
     if (sim_run(&sc, sc.seed, &res, out->err, sizeof out->err) != 0) goto done;
     out->wall_s = res.wall_time_s;

@@ -56,6 +56,11 @@ typedef void (*task_progress)(int done, int n, void *arg);
 int task_run_all(const task *ts, int n, int jobs, const char *dbpath, task_out *outs,
                  task_progress progress, void *arg);
 
+struct scenario;
+/* $ per hour of a resolved scenario's configuration: every LLM pool's GPUs x
+ * their catalog price, plus every generic pool's servers x usd_per_hour. */
+double task_config_cost(const struct scenario *sc);
+
 /* The number of online CPUs (at least 1). */
 int task_cpus(void);
 
