@@ -23,6 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cliutil.h"
+#include "llm.h"
+#include "pool.h"
 #include "scenario.h"
 
 #define MAX_DIMS 8
@@ -484,7 +486,7 @@ int plan_main(int argc, char **argv)
     /* Dimensions. */
     int llm = -1;
     for (int i = 0; i < base.npools; i++)
-        if (base.pools[i].kind == POOL_LLM && (pool_opt ? !strcmp(base.pools[i].name, pool_opt) : llm < 0)) llm = i;
+        if (base.pools[i].kind == &llm_kind && (pool_opt ? !strcmp(base.pools[i].name, pool_opt) : llm < 0)) llm = i;
     if (pool_opt && llm < 0) { cu_die(2, "plan: --pool %s: %s has no LLM pool of that name", pool_opt, p.file); goto done; }
     if ((gpus || tps || reps) && llm < 0) { cu_die(2, "plan: --gpus/--tp/--replicas need an LLM pool, and %s has none (use --search)", p.file); goto done; }
     const char *opts[2] = { gpus, tps }, *keys[2] = { "gpu", "tp" }, *names[2] = { "--gpus", "--tp" };
@@ -606,7 +608,7 @@ int plan_main(int argc, char **argv)
             scenario_free(&s2);
             /* Generic pool: utilisation bound and Erlang C. */
             const pool_cfg *pc = &s1.pools[p.mono_pool];
-            if (pc->kind == POOL_GENERIC && !strcmp(p.mono.key, "servers")) {
+            if (pc->kind == &pool_kind_generic && !strcmp(p.mono.key, "servers")) {
                 double umax = 1;
                 for (int t = 0; t < p.slo.n; t++) if (p.slo.t[t].kind == SLO_UTIL_MAX) umax = fmin(umax, p.slo.t[t].limit);
                 double load = scenario_arrival_rate(&s1) * pc->service.mean / 1000.0;
