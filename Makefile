@@ -53,7 +53,7 @@ $(BUILD)/test_latsim: $(TEST_OBJ) $(BUILD)/liblatsim.a
 
 # Missing Debian packages are installed when we are root; otherwise the command is printed.
 DEB_PKGS := build-essential pkg-config libgsl-dev libsqlite3-dev libcsv-dev libcriterion-dev \
-            libinih-dev gnuplot-nox
+            libinih-dev gnuplot-nox libxml2-utils
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -159,5 +159,8 @@ int planner_dispatch(const char *cmd, int argc, char **argv)
 {
     if (!strcmp(cmd, "sweep")) return sweep_main(argc, argv);
     if (!strcmp(cmd, "plan")) return plan_main(argc, argv);
+    if (!strcmp(cmd, "check")) return check_main(argc, argv);
+    if (!strcmp(cmd, "baseline")) return baseline_main(argc, argv);
+    if (!strcmp(cmd, "compare")) return compare_main(argc, argv);
     return -1;
 }

@@ -332,3 +332,107 @@ Test(plan, bad_input)
     rfree(&r);
     cr_expect_eq(access(db, F_OK), -1, "nothing written");
 }
+
+/* ---- check, baseline, compare --------------------------------------------- */
+
+static const char *MMC5 =
+    "[sim]\nrequests = 20000\n[workload]\nrate = 20\n[pool cpu]\nservers = 5\n"
+    "service_ms = exp(mean=100)\n[slo]\nqueue_p99_ms = 100\n";
+
+/* Counts occurrences of NEEDLE in HAY. */
+static int occurrences(const char *hay, const char *needle)
+{
+    int n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+Test(check, exit_codes_baseline_and_junit)
+{
+    char good[256], bad[256], junit[256], cmd[600];
+    write_file("good.ini", MMC5, good, sizeof good);
+    /* 4 servers at 20 req/s: Erlang C P99 wait 143 ms > 100 ms. */
+    write_file("bad <&>.ini",
+               "[sim]\nrequests = 20000\n[workload]\nrate = 20\n[pool cpu]\nservers = 4\n"
+               "service_ms = exp(mean=100)\n[slo]\nqueue_p99_ms = 100\n", bad, sizeof bad);
+    snprintf(junit, sizeof junit, "%s/junit.xml", dir);
+    result r = latsim("check %s --db %s --junit %s", good, db, junit);
+    cr_expect_eq(r.rc, 0, "%s%s", r.out, r.err);
+    rfree(&r);
+    r = latsim("check %s '%s' --db %s --junit %s", good, bad, db, junit);
+    cr_expect_eq(r.rc, 1, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "slo queue_p99_ms <= 100: queue_p99_ms = ") != NULL, "%s", r.out);
+    rfree(&r);
+    /* Valid XML (xmllint, libxml2-utils) with the JUnit structure: one suite per
+     * scenario, one failing case, user text escaped. */
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", junit);
+    cr_expect_eq(system(cmd), 0, "xmllint rejects %s", junit);
+    char *x = slurp(junit);
+    cr_assert_not_null(x);
+    cr_expect(strstr(x, "<testsuites name=\"latsim check\" tests=\"4\" failures=\"1\"") != NULL, "%s", x);
+    cr_expect_eq(occurrences(x, "<testsuite "), 2);
+    cr_expect_eq(occurrences(x, "<testcase "), 4);
+    cr_expect_eq(occurrences(x, "<failure "), 1);
+    cr_expect(strstr(x, "bad &lt;&amp;&gt;.ini") != NULL, "escaped file name");
+    free(x);
+    /* Baseline: accept the good run; the same scenario made slower fails against it. */
+    r = latsim("baseline accept 1 --db %s", db);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    rfree(&r);
+    r = latsim("check %s --db %s", good, db);
+    cr_expect_eq(r.rc, 0, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "ok (1)") != NULL, "%s", r.out);
+    rfree(&r);
+    write_file("good.ini",
+               "[sim]\nrequests = 20000\n[workload]\nrate = 20\n[pool cpu]\nservers = 5\n"
+               "service_ms = exp(mean=110)\n[slo]\nqueue_p99_ms = 100\n", good, sizeof good);
+    r = latsim("check %s --db %s", good, db);
+    cr_expect_eq(r.rc, 1, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "WORSE (1)") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "baseline e2e p99:") != NULL, "%s", r.out);
+    rfree(&r);
+    /* Without files: every stored scenario. */
+    r = latsim("check --db %s --no-store", db);
+    cr_expect_eq(r.rc, 1);
+    cr_expect(strstr(r.out, "good.ini") && strstr(r.out, "bad <&>.ini"), "%s", r.out);
+    rfree(&r);
+    /* Bad input. */
+    r = latsim("check %s/missing.ini --db %s", dir, db);
+    cr_expect_eq(r.rc, 2);
+    rfree(&r);
+    r = latsim("baseline accept 999 --db %s", db);
+    expect_bad(&r, "no run 999");
+    rfree(&r);
+}
+
+Test(check, compare_files_and_runs)
+{
+    char a[256], b[256];
+    write_file("a.ini", MMC5, a, sizeof a);
+    write_file("b.ini",
+               "[sim]\nrequests = 20000\n[workload]\nrate = 20\n[pool cpu]\nservers = 6\n"
+               "service_ms = exp(mean=100)\n", b, sizeof b);
+    result r = latsim("compare %s %s --replications 4 --json", a, b);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    /* 6 servers instead of 5: the mean wait falls from 12 ms to 3 ms (Erlang C),
+     * far beyond the intervals; the throughput is the same arrival rate. */
+    const char *q = strstr(r.out, "\"metric\": \"queue mean\"");
+    cr_assert_not_null(q, "%s", r.out);
+    cr_expect(strstr(q, "\"beyond_ci\": true") != NULL);
+    cr_expect_lt(json_num(q, "diff_pct"), -50);
+    const char *t = strstr(r.out, "\"metric\": \"requests\"");
+    cr_assert_not_null(t);
+    cr_expect(!strncmp(strstr(t, "\"beyond_ci\": "), "\"beyond_ci\": false", 18));
+    rfree(&r);
+    r = latsim("run %s --db %s", a, db);
+    rfree(&r);
+    r = latsim("run %s --db %s --replications 3", b, db);
+    rfree(&r);
+    r = latsim("compare 1 2 --db %s", db);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "(no CI)") != NULL, "run 1 has no replications: %s", r.out);
+    rfree(&r);
+    r = latsim("compare 1 7 --db %s", db);
+    expect_bad(&r, "no run 7");
+    rfree(&r);
+}
