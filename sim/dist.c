@@ -225,8 +225,8 @@ static int set_numeric(dist *d, const family_info *f, const double v[MAX_PARAMS]
             return fail(err, errlen, "uniform: min %g is greater than max %g", v[0], v[1]);
         d->a = v[0];
         d->b = v[1];
-        d->mean = (v[0] + v[1]) / 2;
-        d->cv = d->mean > 0 ? (v[1] - v[0]) / sqrt(12.0) / d->mean : 0;
+        d->mean = v[0] / 2 + v[1] / 2;    /* (a + b) / 2 without overflow near DBL_MAX */
+        d->cv = d->mean > 0 ? (v[1] / 2 - v[0] / 2) / sqrt(3.0) / d->mean : 0;
         return 0;
     default:
         break;
@@ -236,6 +236,8 @@ static int set_numeric(dist *d, const family_info *f, const double v[MAX_PARAMS]
         return fail(err, errlen, "%s: mean must be > 0 (got %g)", name, mean);
     if (cv < 0)
         return fail(err, errlen, "%s: cv must be >= 0 (got %g)", name, cv);
+    if (cv > DIST_CV_MAX)
+        return fail(err, errlen, "%s: cv must be <= %g (got %g)", name, DIST_CV_MAX, cv);
     d->mean = mean;
     d->cv = cv;
     switch (f->family) {
@@ -251,6 +253,9 @@ static int set_numeric(dist *d, const family_info *f, const double v[MAX_PARAMS]
     case DIST_GAMMA:
         if (cv == 0)
             return fail(err, errlen, "gamma: cv must be > 0 (use const for a fixed value)");
+        if (cv < DIST_GAMMA_CV_MIN)   /* shape 1/cv^2 beyond 1e12, or infinite once cv^2 underflows */
+            return fail(err, errlen, "gamma: cv must be >= %g (got %g; use const(%g) for a fixed value)",
+                        DIST_GAMMA_CV_MIN, cv, mean);
         d->a = 1 / (cv * cv);
         d->b = mean * cv * cv;
         return 0;

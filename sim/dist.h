@@ -17,6 +17,13 @@
 #include <stddef.h>
 #include <gsl/gsl_rng.h>
 
+/* Largest coefficient of variation accepted (lognormal's sigma stays finite,
+ * gamma's shape stays above 1e-12). */
+#define DIST_CV_MAX 1e6
+/* Smallest gamma cv: the shape 1/cv^2 stays at most 1e12 (a smaller cv is a
+ * constant for every purpose, and cv^2 underflows below about 1e-154). */
+#define DIST_GAMMA_CV_MIN 1e-6
+
 typedef enum {
     DIST_CONST, DIST_EXP, DIST_LOGNORMAL, DIST_GAMMA, DIST_WEIBULL,
     DIST_UNIFORM, DIST_EMPIRICAL

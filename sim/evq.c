@@ -34,6 +34,8 @@ struct evq {
     uint64_t seq;         /* next sequence number */
     uint64_t events;      /* events run */
     int stopped;          /* evq_stop() called */
+    int error;            /* EVQ_BEYOND_HORIZON, EVQ_BEFORE_NOW, or 0 */
+    simtime_t failed_t;   /* the time asked for when scheduling failed, ns */
     slot *slots;          /* all slots */
     uint32_t nslots;      /* allocated slots */
     uint32_t free_head;   /* first free slot, or UINT32_MAX */
@@ -125,11 +127,20 @@ simtime_t evq_now(const evq *q) { return q->now; }
 uint64_t evq_events(const evq *q) { return q->events; }
 size_t evq_pending(const evq *q) { return q->live; }
 void evq_stop(evq *q) { q->stopped = 1; }
+int evq_overflowed(const evq *q) { return q->error; }
+simtime_t evq_failed_time(const evq *q) { return q->failed_t; }
 
 evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
 {
     assert(handler != NULL);
-    assert(t >= q->now);
+    if (t > SIMTIME_HORIZON || t < q->now) {
+        if (!q->error) {
+            q->error = t > SIMTIME_HORIZON ? EVQ_BEYOND_HORIZON : EVQ_BEFORE_NOW;
+            q->failed_t = t;
+        }
+        q->stopped = 1;
+        return 0;
+    }
     if (q->free_head == NO_SLOT && grow(q) != 0) return 0;
     uint32_t s = q->free_head;
     slot *x = &q->slots[s];
@@ -146,8 +157,12 @@ evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t a
 
 evq_id evq_after(evq *q, simtime_t dt, evq_handler handler, void *subject, int64_t arg)
 {
-    assert(dt >= 0);
-    return evq_at(q, q->now + dt, handler, subject, arg);
+    if (dt < 0) {
+        if (!q->error) { q->error = EVQ_BEFORE_NOW; q->failed_t = dt; }
+        q->stopped = 1;
+        return 0;
+    }
+    return evq_at(q, simtime_add(q->now, dt), handler, subject, arg);
 }
 
 static void free_slot(evq *q, uint32_t s)
@@ -192,7 +207,7 @@ uint64_t evq_run(evq *q, simtime_t until)
 {
     uint64_t ran = 0;
     q->stopped = 0;
-    while (q->n > 0 && !q->stopped) {
+    while (q->n > 0 && !q->stopped && !q->error) {
         hent top = q->heap[0];
         slot *x = &q->slots[top.slot];
         evq_handler h = x->handler;

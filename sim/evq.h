@@ -31,11 +31,14 @@ simtime_t evq_now(const evq *q);    /* current simulated time, ns */
 uint64_t evq_events(const evq *q);  /* events run so far */
 size_t evq_pending(const evq *q);   /* events scheduled and not yet run */
 
-/* Schedules HANDLER(SUBJECT, ARG) at absolute time T (>= now).  Returns the
- * event's handle, or 0 when out of memory. */
+/* Schedules HANDLER(SUBJECT, ARG) at absolute time T (now <= T <= SIMTIME_HORIZON,
+ * see simtime.h).  Returns the event's handle, or 0 when out of memory.  A T
+ * beyond the horizon (or before now) is not scheduled: it returns 0, and the
+ * calendar records why (evq_overflowed) and stops, as evq_stop() does. */
 evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg);
 
-/* Same, DT nanoseconds from now (DT >= 0). */
+/* Same, DT nanoseconds from now (DT >= 0); now + DT saturates (simtime_add), so
+ * a DT that would pass the horizon ends the run as above. */
 evq_id evq_after(evq *q, simtime_t dt, evq_handler handler, void *subject, int64_t arg);
 
 /* Removes a scheduled event.  Returns 1 if it was pending, 0 if it had already
@@ -48,5 +51,14 @@ uint64_t evq_run(evq *q, simtime_t until);
 
 /* Makes evq_run() return after the current handler. */
 void evq_stop(evq *q);
+
+/* Why scheduling failed, or 0: EVQ_BEYOND_HORIZON (an event past the clock's
+ * range), EVQ_BEFORE_NOW (an event in the past: a model error).  The first
+ * cause is kept; evq_run() runs nothing more. */
+enum { EVQ_OK = 0, EVQ_BEYOND_HORIZON = 1, EVQ_BEFORE_NOW = 2 };
+int evq_overflowed(const evq *q);
+/* The time that was asked for when it failed, ns (SIMTIME_BEYOND when it
+ * saturated). */
+simtime_t evq_failed_time(const evq *q);
 
 #endif

@@ -351,7 +351,7 @@ static int plan_batch(replica *R)
         request *h = station_peek(&P->st);
         if (!h) return 0;
         if (L->scheduler == SCHED_DYNAMIC && P->st.qlen < (uint64_t) L->max_batch) {
-            simtime_t due = h->enq + simtime_from_ms(L->max_wait_ms);
+            simtime_t due = simtime_add(h->enq, simtime_from_ms(L->max_wait_ms));
             if (evq_now(P->st.q) < due) return 0;     /* the timer (arrive.c) starts it */
         }
         int32_t maxp = 0, maxo = 0;
@@ -462,7 +462,7 @@ static void step(replica *R)
         /* Dynamic batching: wake when the oldest waiting request has waited enough. */
         request *h;
         if (P->cfg->scheduler == SCHED_DYNAMIC && !R->wait_ev && (h = station_peek(&P->st)) != NULL) {
-            simtime_t due = h->enq + simtime_from_ms(P->cfg->max_wait_ms);
+            simtime_t due = simtime_add(h->enq, simtime_from_ms(P->cfg->max_wait_ms));
             R->wait_ev = station_at(&P->st, due, on_batch_timer, R, 0);
         }
         return;
@@ -587,7 +587,7 @@ static void arrive(station *st, request *r)
     }
     if (L->request_overhead_ms > 0) {
         simtime_t d = simtime_from_ms(L->request_overhead_ms);
-        r->overhead_ns += d;
+        r->overhead_ns = simtime_add(r->overhead_ns, d);
         station_after(st, d, on_overhead_done, P, (int64_t) (intptr_t) r);
         return;
     }

@@ -89,8 +89,10 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         if (c->step_base_ms + c->prefill_ms_per_token + c->decode_ms_per_seq <= 0)
             return scn_fail_sec(x, sec, "step_base_ms", "a linear cost model must make steps take time");
     } else {
-        if (scn_num(x, sec, "compute_eff", 0.6, 0, 1, 1.0, &c->compute_eff)) return -1;
-        if (scn_num(x, sec, "memory_eff", 0.8, 0, 1, 1.0, &c->memory_eff)) return -1;
+        /* No GPU runs at under a thousandth of its peak (1e-3); smaller values only
+         * make step times that pass the clock's range. */
+        if (scn_num(x, sec, "compute_eff", 0.6, 1e-3, 0, 1.0, &c->compute_eff)) return -1;
+        if (scn_num(x, sec, "memory_eff", 0.8, 1e-3, 0, 1.0, &c->memory_eff)) return -1;
         if (scn_num(x, sec, "step_overhead_ms", 1.0, 0, 0, 1e9, &c->step_overhead_ms)) return -1;
         if (scn_num(x, sec, "allreduce_latency_us", 8, 0, 0, 1e9, &c->allreduce_latency_us)) return -1;
     }

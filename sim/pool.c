@@ -83,6 +83,9 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_num(x, sec, "usd_per_hour", 0, 0, 0, 1e12, &p->usd_per_hour)) return -1;
     if (scn_dist(x, sec, "service_ms", NULL, &p->service)) return -1;
     if (p->service.mean <= 0) return scn_fail(x, sec, "service_ms", "mean service time must be > 0");
+    if (p->service.mean > SIMTIME_HORIZON_MS)
+        return scn_fail(x, sec, "service_ms", "mean %g ms exceeds the simulated clock's range (%.3g ms, about 146 years)",
+                        p->service.mean, SIMTIME_HORIZON_MS);
     return 0;
 }
 

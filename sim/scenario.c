@@ -14,6 +14,8 @@
 #include <strings.h>
 #include "scenario.h"
 #include "kind.h"
+#include "pool.h"
+#include "simtime.h"
 
 enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32 };
 
@@ -351,7 +353,7 @@ static int build_workload(ctx *x)
         const cfg_entry *e;
         if (!val(x, W, "rate", &e)) return fail(x, NULL, W, "rate", "missing (requests per second)");
         if (get_num(x, W, "rate", 0, 0, 1, 1e12, &w->rate)) return -1;
-        if (get_num(x, W, "cv", 1.0, 0, 1, 1e6, &w->cv)) return -1;
+        if (get_num(x, W, "cv", 1.0, DIST_GAMMA_CV_MIN, 0, DIST_CV_MAX, &w->cv)) return -1;
     }
     if (get_dist(x, W, "prompt_tokens", "const(512)", &w->prompt)) return -1;
     if (get_dist(x, W, "output_tokens", "const(128)", &w->output)) return -1;
@@ -452,7 +454,7 @@ static int build_pool(ctx *x, const char *sec, const char *name, int line, pool_
     int64_t v;
     if (get_i64(x, sec, "queue_limit", 0, 0, INT64_MAX, &v)) return -1;
     p->queue_limit = (uint64_t) v;
-    if (get_num(x, sec, "timeout_ms", 0, 0, 0, 1e15, &p->timeout_ms)) return -1;
+    if (get_num(x, sec, "timeout_ms", 0, 0, 0, SIMTIME_HORIZON_MS, &p->timeout_ms)) return -1;
     return p->kind->parse ? p->kind->parse(x, sec, p) : 0;
 }
 
@@ -619,6 +621,47 @@ static int build_next(ctx *x)
 
 static int build(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen);
 
+/* Rejects scenarios certain to pass the clock's range (simtime.h): arrivals whose
+ * mean gaps alone outlast it, or a generic pool on the requests' path (before any
+ * pool that can lose or split requests) whose expected total service, spread over
+ * its servers, exceeds it.  Returns 0 or -1 with a message naming the key. */
+static int check_clock(ctx *x)
+{
+    scenario *s = x->s;
+    const double years = SIMTIME_HORIZON_S / (365.25 * 86400);
+    double n = (double) s->warmup + (double) s->requests;   /* arrivals the run needs at least */
+    const cfg_entry *e;
+    if (s->wl.arrival != ARRIVAL_TRACE && n / s->wl.rate > SIMTIME_HORIZON_S) {
+        val(x, "workload", "rate", &e);
+        return fail(x, e, "workload", "rate", "%g requests at %g per second take %.3g s, beyond the simulated clock's range "
+                    "(%.3g s, %.0f years)", n, s->wl.rate, n / s->wl.rate, SIMTIME_HORIZON_S, years);
+    }
+    if (s->wl.arrival == ARRIVAL_TRACE && s->wl.tr.n > 0 && s->wl.tr.t[s->wl.tr.n - 1] / s->wl.speedup > SIMTIME_HORIZON_S) {
+        const char *k = val(x, "workload", "speedup", &e) ? "speedup" : "trace";
+        if (!e) val(x, "workload", "trace", &e);
+        return fail(x, e, "workload", k, "the trace spans %.3g s at speedup %g, beyond the simulated clock's range "
+                    "(%.3g s, %.0f years)", s->wl.tr.t[s->wl.tr.n - 1] / s->wl.speedup, s->wl.speedup,
+                    SIMTIME_HORIZON_S, years);
+    }
+    for (int j = s->wl.target, hops = 0; j >= 0 && hops <= s->npools; hops++) {
+        const pool_cfg *p = &s->pools[j];
+        if (p->kind != &pool_kind_generic || p->queue_limit > 0 || p->timeout_ms > 0)
+            break;   /* other kinds' service times are not known here; a lossy pool may not serve them all */
+        double busy_ms = n * p->service.mean / p->servers;
+        if (busy_ms > SIMTIME_HORIZON_MS) {
+            char sec[80];
+            snprintf(sec, sizeof sec, "pool %s", p->name);
+            val(x, sec, "service_ms", &e);
+            return fail(x, e, sec, "service_ms", "mean %g ms x %g requests / %d servers = %.3g s of service, beyond the "
+                        "simulated clock's range (%.3g s, %.0f years)", p->service.mean, n, p->servers, busy_ms / 1e3,
+                        SIMTIME_HORIZON_S, years);
+        }
+        if (p->nnext != 1) break;   /* leaves, or is split among several pools */
+        j = p->next[0];
+    }
+    return 0;
+}
+
 int scenario_load(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
@@ -660,7 +703,12 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
     for (size_t i = 0; i < s->raw.ns; i++) {
         const char *n = s->raw.s[i].name;
         if (!strncmp(n, "pool ", 5)) {
-            if (build_pool(&x, n, n + 5, s->raw.s[i].line, &s->pools[s->npools])) return -1;
+            if (build_pool(&x, n, n + 5, s->raw.s[i].line, &s->pools[s->npools])) {
+                /* Not counted yet, so scenario_free would miss what its kind parsed. */
+                pool_cfg *p = &s->pools[s->npools];
+                if (p->kind && p->kind->free_cfg) p->kind->free_cfg(p);
+                return -1;
+            }
             s->npools++;
         } else if (!strncmp(n, "gpu ", 4)) {
             if (build_gpu(&x, n, n + 4, &s->gpus[s->ngpus])) return -1;
@@ -679,6 +727,7 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         s->wl.target = pool_index(s, t);
         if (s->wl.target < 0) return fail(&x, e, "workload", "target", "no pool named '%s'", t);
     }
+    if (check_clock(&x)) return -1;
     int has_llm = 0;
     for (int i = 0; i < s->npools; i++) has_llm |= (s->pools[i].kind->flags & KIND_TOKENS) != 0;
     return slo_parse(&s->raw, has_llm, NULL, 0, &s->slo, err, errlen);

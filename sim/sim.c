@@ -308,6 +308,17 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     schedule_next(&s);
     evq_run(s.q, SIMTIME_NEVER);
+    if (evq_overflowed(s.q)) {
+        /* The clock's contract (simtime.h): an event past the horizon ends the run. */
+        if (evq_overflowed(s.q) == EVQ_BEYOND_HORIZON)
+            snprintf(err, errlen, "%s: simulated time would pass the clock's range (%.0f years) after %llu arrivals, "
+                     "at %.4g s: a service time, step time, gap or timeout is too long",
+                     sc->raw.path, SIMTIME_HORIZON_S / (365.25 * 86400), (unsigned long long) s.next_id,
+                     simtime_to_s(evq_now(s.q)));
+        else
+            snprintf(err, errlen, "%s: internal error: an event was scheduled before the current time", sc->raw.path);
+        goto done;
+    }
     if (s.oom) {
         snprintf(err, errlen, "out of memory after %llu arrivals (%llu requests in the system at once)",
                  (unsigned long long) s.next_id, (unsigned long long) s.reqs.live);

@@ -1,10 +1,21 @@
-/* simtime.h -- the simulation clock's unit.
+/* simtime.h -- the simulation clock's unit and range.
  *
  * Simulated time is an integer count of nanoseconds since the start of the run.
  * Integer time cannot drift: adding 10^9 service times gives the same clock
- * whatever order they are added in, and 2^63 ns is 292 years of simulated time.
- * Durations drawn from distributions (in milliseconds, as doubles) are rounded
- * to the nearest nanosecond once, when they are scheduled.
+ * whatever order they are added in.
+ *
+ * The contract (every path to evq_at/evq_after obeys it):
+ *   - the clock runs from 0 to SIMTIME_HORIZON = 2^62 ns (about 146 years);
+ *   - a duration converted from a double (ms or s) is rounded to the nearest ns
+ *     and saturates at SIMTIME_BEYOND (= SIMTIME_HORIZON + 1): NaN, infinities
+ *     and anything longer than the horizon all mean "beyond the clock's range";
+ *   - times are added with simtime_add(), which saturates at SIMTIME_BEYOND, so
+ *     no sum overflows;
+ *   - an event at a time beyond the horizon is not scheduled: the calendar
+ *     records it (evq_overflowed) and stops, and the run ends as a runtime
+ *     failure naming the cause.  Scenario values that make this certain (a mean
+ *     gap or duration beyond the horizon, a run whose arrivals alone outlast
+ *     it) are rejected when the scenario is loaded, naming the key.
  */
 #ifndef LATSIM_SIMTIME_H
 #define LATSIM_SIMTIME_H
@@ -16,18 +27,36 @@ typedef int64_t simtime_t;            /* nanoseconds */
 
 #define SIMTIME_NEVER INT64_MAX
 
-/* Durations beyond this (about 146 years) are held at it, so that now + duration
- * cannot overflow within any run. */
-#define SIMTIME_MAX_SPAN (INT64_MAX / 2)
+/* The last representable instant of a run, ns (2^62, about 146.1 years). */
+#define SIMTIME_HORIZON ((simtime_t) 1 << 62)
+/* "Beyond the clock's range": what conversions and sums saturate at. */
+#define SIMTIME_BEYOND (SIMTIME_HORIZON + 1)
+/* Kept for callers that cap durations: the same as the horizon. */
+#define SIMTIME_MAX_SPAN SIMTIME_HORIZON
+/* The horizon in seconds and milliseconds, for load-time checks. */
+#define SIMTIME_HORIZON_S  ((double) SIMTIME_HORIZON / 1e9)
+#define SIMTIME_HORIZON_MS ((double) SIMTIME_HORIZON / 1e6)
 
-/* Milliseconds (double, >= 0) to simulated time, rounded to the nearest ns. */
+/* Milliseconds (double) to simulated time, rounded to the nearest ns: negative
+ * values give 0; NaN, infinities and values past the horizon give SIMTIME_BEYOND. */
 static inline simtime_t simtime_from_ms(double ms)
 {
     double ns = ms * 1e6 + 0.5;
-    return ns < (double) SIMTIME_MAX_SPAN ? (simtime_t) ns : SIMTIME_MAX_SPAN;
+    if (isnan(ns)) return SIMTIME_BEYOND;
+    if (ns < 1.0) return 0;
+    return ns <= (double) SIMTIME_HORIZON ? (simtime_t) ns : SIMTIME_BEYOND;
 }
 static inline simtime_t simtime_from_s(double s) { return simtime_from_ms(s * 1e3); }
 static inline double simtime_to_ms(simtime_t t)    { return (double) t / 1e6; }
 static inline double simtime_to_s(simtime_t t)     { return (double) t / 1e9; }
+
+/* T + D for T in [0, SIMTIME_BEYOND] and D >= 0 (a negative D counts as 0):
+ * saturates at SIMTIME_BEYOND instead of overflowing. */
+static inline simtime_t simtime_add(simtime_t t, simtime_t d)
+{
+    if (d < 0) d = 0;
+    if (t >= SIMTIME_BEYOND || d >= SIMTIME_BEYOND - t) return SIMTIME_BEYOND;
+    return t + d;
+}
 
 #endif

@@ -65,14 +65,14 @@ void station_drop(station *st, request *r, req_outcome outcome)
 evq_id station_at(station *st, simtime_t t, evq_handler handler, void *subject, int64_t arg)
 {
     evq_id id = evq_at(st->q, t, handler, subject, arg);
-    if (!id) st->sink->oom(st->sink->ctx);
+    if (!id && !evq_overflowed(st->q)) st->sink->oom(st->sink->ctx);   /* else past the clock: evq_run stops */
     return id;
 }
 
 evq_id station_after(station *st, simtime_t dt, evq_handler handler, void *subject, int64_t arg)
 {
     evq_id id = evq_after(st->q, dt, handler, subject, arg);
-    if (!id) st->sink->oom(st->sink->ctx);
+    if (!id && !evq_overflowed(st->q)) st->sink->oom(st->sink->ctx);
     return id;
 }
 
@@ -113,8 +113,13 @@ int station_enqueue(station *st, request *r)
     else st->qhead = r;
     st->qtail = r;
     st->qlen++;
-    if (st->cfg->timeout_ms > 0)
-        r->timeout_ev = station_after(st, simtime_from_ms(st->cfg->timeout_ms), timeout_fire, st, (int64_t) (intptr_t) r);
+    if (st->cfg->timeout_ms > 0) {
+        /* A timeout that falls past the clock's range (simtime.h) can never fire
+         * within a run: it is not armed (the request waits as without one). */
+        simtime_t due = simtime_add(evq_now(st->q), simtime_from_ms(st->cfg->timeout_ms));
+        if (due <= SIMTIME_HORIZON)
+            r->timeout_ev = station_at(st, due, timeout_fire, st, (int64_t) (intptr_t) r);
+    }
     return 0;
 }
 

@@ -10,6 +10,7 @@
  * takes "\r\n" as one line end.
  */
 #include "trace.h"
+#include "simtime.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -178,6 +179,17 @@ static int parse_datetime(const char *s, int64_t *sec, double *frac)
     return 0;
 }
 
+/* Checks that the current row's time lies within the simulated clock's range
+ * (simtime.h) counted from the first row.  Returns 0, or -1 after writing an error. */
+static int check_range(csv_reader *r, const wanted_col *w)
+{
+    if (fabs(r->row_time) <= SIMTIME_HORIZON_S)
+        return 0;
+    rd_error(r, r->line, "%s is %.3g s from the first row, beyond the simulated clock's range (%.3g s, about 146 years)",
+             w->name, r->row_time, SIMTIME_HORIZON_S);
+    return -1;
+}
+
 /* Converts the time field S of the current data row into r->row_time.  Returns 0,
  * or -1 after writing an error. */
 static int convert_time(csv_reader *r, const wanted_col *w, const char *s)
@@ -198,7 +210,7 @@ static int convert_time(csv_reader *r, const wanted_col *w, const char *s)
         /* Whole seconds are subtracted as integers, so no precision is lost to
          * the ~1.7e9 s since 1970. */
         r->row_time = (double) (sec - r->first_sec) + (frac - r->first_frac);
-        return 0;
+        return check_range(r, w);
     }
     double v;
     if (parse_real(s, &v) != 0) {
@@ -210,7 +222,7 @@ static int convert_time(csv_reader *r, const wanted_col *w, const char *s)
         r->first_real = v;
     }
     r->row_time = w->kind == COL_MILLISECONDS ? (v - r->first_real) / 1000.0 : v - r->first_real;
-    return 0;
+    return check_range(r, w);
 }
 
 /* Converts field S of wanted column K of the current data row.  Returns 0, or -1

@@ -45,10 +45,10 @@ simtime_t wl_next_time(wl_source *src, simtime_t now, uint64_t id)
     switch (w->arrival) {
     case ARRIVAL_POISSON:
         /* Exponential gaps by inverse transform (as dist.c's exp()). */
-        return now + simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / w->rate));
+        return simtime_add(now, simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / w->rate)));
     case ARRIVAL_GAMMA: {
         double k = 1.0 / (w->cv * w->cv);
-        return now + simtime_from_s(gsl_ran_gamma(src->arr_rng, k, 1.0 / (w->rate * k)));
+        return simtime_add(now, simtime_from_s(gsl_ran_gamma(src->arr_rng, k, 1.0 / (w->rate * k))));
     }
     case ARRIVAL_CONSTANT:
         /* Computed from the id, not by adding gaps: no rounding drift. */
@@ -73,7 +73,7 @@ simtime_t wl_next_time(wl_source *src, simtime_t now, uint64_t id)
 static int32_t draw_tokens(const dist *d, gsl_rng *r)
 {
     double v = nearbyint(dist_sample(d, r));
-    if (v < 1) v = 1;
+    if (!(v >= 1)) v = 1;          /* NaN too */
     if (v > INT32_MAX / 4) v = INT32_MAX / 4;
     return (int32_t) v;
 }

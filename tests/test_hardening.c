@@ -1,0 +1,227 @@
+/* test_hardening.c -- Criterion tests of latsim under hostile input (issue 6):
+ * extreme values against the clock's contract (simtime.h), resource bounds, bad
+ * traces, read-only database commands, JSON escaping.  Each case runs ./latsim as
+ * a program in its own temporary directory, in a forked child bounded by alarm(),
+ * and checks the exit status, that stderr is exactly one line (a sanitizer report
+ * would add more), and that the database was not created or changed.
+ */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "evq.h"
+#include "simtime.h"
+
+#define LATSIM "./latsim"
+
+static char dir[64];          /* this test's temporary directory */
+static char db[128];          /* dir/runs.db (not created unless a test does) */
+
+static void setup(void)
+{
+    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
+    strcpy(dir, "/tmp/latsim_hard_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/runs.db", dir);
+}
+
+static void teardown(void)
+{
+    char cmd[128];
+    if (strncmp(dir, "/tmp/latsim_hard_", 17) != 0) return;
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+}
+
+TestSuite(hard_clock, .init = setup, .fini = teardown);
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return strdup("");
+    size_t cap = 4096, n = 0, k;
+    char *buf = malloc(cap);
+    cr_assert_not_null(buf);
+    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += k;
+        if (cap - n - 1 == 0) { cap *= 2; buf = realloc(buf, cap); cr_assert_not_null(buf); }
+    }
+    buf[n] = '\0';
+    fclose(f);
+    if (len) *len = n;
+    return buf;
+}
+
+typedef struct result {
+    int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM) */
+    char *out;     /* stdout */
+    char *err;     /* stderr */
+} result;
+
+/* Runs ./latsim with the NULL-terminated ARGV (argv[0] excluded) in a child that
+ * alarm() kills after LIMIT seconds; stdout and stderr go to files of the test
+ * directory. */
+static result run_argv(unsigned limit, char *const *args)
+{
+    char o[128], e[128];
+    snprintf(o, sizeof o, "%s/stdout", dir);
+    snprintf(e, sizeof e, "%s/stderr", dir);
+    char *argv[64];
+    int n = 0;
+    argv[n++] = LATSIM;
+    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int fi = open("/dev/null", O_RDONLY);
+        if (fo < 0 || fe < 0 || fi < 0) _exit(120);
+        dup2(fi, 0); dup2(fo, 1); dup2(fe, 2);
+        alarm(limit);              /* kept across execv */
+        execv(LATSIM, argv);
+        _exit(121);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
+    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(o, NULL), slurp(e, NULL) };
+    return r;
+}
+
+/* run FILE --db DB plus the NULL-terminated extra arguments. */
+static result run_scenario(unsigned limit, const char *file, ...)
+{
+    char *args[60];
+    int n = 0;
+    args[n++] = "run";
+    args[n++] = (char *) file;
+    args[n++] = "--db";
+    args[n++] = db;
+    va_list ap;
+    va_start(ap, file);
+    for (char *a; (a = va_arg(ap, char *)) != NULL && n < 58;) args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    return run_argv(limit, args);
+}
+
+static void result_free(result *r) { free(r->out); free(r->err); }
+
+static int lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++) n += *s == '\n';
+    return n;
+}
+
+/* Writes TEXT to dir/NAME; the path goes to PATH. */
+static void write_file(const char *name, const char *text, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The exit status is RC, stderr is one line containing WANT, and the database
+ * file was not created. */
+static void expect_fail(result *r, int rc, const char *want)
+{
+    cr_expect_eq(r->rc, rc, "exit %d, wanted %d; stderr: %s", r->rc, rc, r->err);
+    cr_expect_eq(lines(r->err), 1, "stderr is not one line: %s", r->err);
+    if (want) cr_expect(strstr(r->err, want) != NULL, "stderr lacks '%s': %s", want, r->err);
+    cr_expect_neq(access(db, F_OK), 0, "the database was created");
+}
+
+static const char *MMC =
+    "[sim]\nrequests = 2000\nwarmup = 200\n[workload]\narrival = poisson\nrate = 56\n"
+    "[pool cpu]\nkind = generic\nservers = 4\nservice_ms = exp(mean=50)\n";
+
+static const char *LLM =
+    "[sim]\nrequests = 300\nwarmup = 30\n[workload]\narrival = poisson\nrate = 2\n"
+    "prompt_tokens = const(200)\noutput_tokens = const(20)\n"
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n";
+
+/* ---- the clock's contract ----------------------------------------------------- */
+
+static void nop(evq *q, void *subject, int64_t arg) { (void) q; (void) subject; (void) arg; }
+
+Test(hard_clock, calendar_refuses_times_beyond_the_horizon)
+{
+    evq *q = evq_new();
+    cr_assert_not_null(q);
+    cr_expect_eq(simtime_add(SIMTIME_HORIZON - 5, 10), SIMTIME_BEYOND);
+    cr_expect_eq(simtime_add(SIMTIME_BEYOND, SIMTIME_BEYOND), SIMTIME_BEYOND);
+    cr_expect_eq(simtime_add(3, -7), 3);
+    cr_expect_eq(simtime_from_ms(NAN), SIMTIME_BEYOND);
+    cr_expect_eq(simtime_from_ms(INFINITY), SIMTIME_BEYOND);
+    cr_expect_eq(simtime_from_ms(-INFINITY), 0);
+    cr_expect_eq(simtime_from_ms(1e300), SIMTIME_BEYOND);
+    cr_expect_eq(simtime_from_ms(1.0), 1000000);
+    cr_expect_eq(evq_after(q, SIMTIME_BEYOND, nop, NULL, 0), 0);
+    cr_expect_eq(evq_overflowed(q), EVQ_BEYOND_HORIZON);
+    cr_expect_eq(evq_pending(q), 0);
+    cr_expect_eq(evq_run(q, SIMTIME_NEVER), 0);
+    evq_free(q);
+    q = evq_new();
+    cr_expect_neq(evq_at(q, SIMTIME_HORIZON, nop, NULL, 0), 0, "the horizon itself is in range");
+    cr_expect_eq(evq_overflowed(q), 0);
+    evq_free(q);
+}
+
+/* The issue's crashing values, each a scenario error naming its key (exit 2). */
+Test(hard_clock, certain_overflow_is_a_scenario_error)
+{
+    char s[256];
+    write_file("s.ini", MMC, s, sizeof s);
+    static const struct { const char *set, *want; } cases[] = {
+        { "pool cpu.service_ms=const(1e12)", "[pool cpu] service_ms: mean 1e+12 ms" },
+        { "workload.rate=1e-12", "[workload] rate:" },
+        { "pool cpu.service_ms=lognormal(mean=1e300, cv=1)", "[pool cpu] service_ms:" },
+        { "pool cpu.service_ms=uniform(min=0, max=1e308)", "[pool cpu] service_ms:" },
+        { "pool cpu.service_ms=uniform(min=1e308, max=1.7e308)", "[pool cpu] service_ms:" },
+        { "pool cpu.service_ms=gamma(mean=50, cv=1e-300)", "cv must be >= 1e-06" },
+        { "pool cpu.service_ms=lognormal(mean=50, cv=1e300)", "cv must be <=" },
+        { "workload.cv=1e-300", "[workload] cv:" },
+        { "pool cpu.timeout_ms=1e300", "[pool cpu] timeout_ms:" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char set[128];
+        snprintf(set, sizeof set, "%s", cases[i].set);
+        result r = run_scenario(60, s, "--set", set, "--set", "workload.arrival=gamma", NULL);
+        expect_fail(&r, 2, cases[i].want);
+        result_free(&r);
+    }
+    char l[256];
+    write_file("l.ini", LLM, l, sizeof l);
+    const char *eff[] = { "pool chat.compute_eff=1e-300", "pool chat.memory_eff=1e-300", "pool chat.compute_eff=0.0009" };
+    for (size_t i = 0; i < 3; i++) {
+        result r = run_scenario(60, l, "--set", (char *) eff[i], NULL);
+        expect_fail(&r, 2, "_eff: must be >= 0.001");
+        result_free(&r);
+    }
+}
+
+/* A draw past the horizon that the load-time checks cannot foresee ends the run
+ * as a runtime failure (exit 1), one line, nothing stored. */
+Test(hard_clock, runtime_overflow_is_a_clean_failure)
+{
+    char s[256];
+    write_file("s.ini", MMC, s, sizeof s);
+    /* Each pool alone fits the clock (4e12 ms < 4.61e12 ms, one request per
+     * server), but a request passing both needs 8e12 ms. */
+    result r = run_scenario(60, s, "--set", "pool cpu.service_ms=const(4e12)", "--set", "pool cpu.servers=100000",
+                     "--set", "sim.requests=2", "--set", "sim.warmup=0", "--set", "pool cpu.next=cpu2",
+                     "--set", "pool cpu2.service_ms=const(4e12)", "--set", "pool cpu2.servers=100000", NULL);
+    expect_fail(&r, 1, "simulated time would pass the clock's range");
+    result_free(&r);
+}
