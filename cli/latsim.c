@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <gsl/gsl_errno.h>
 #include "bench.h"
 #include "cliutil.h"
 #include "calib.h"
@@ -85,6 +86,13 @@ static const char *db_path(const char *opt)
     if (opt) return opt;
     const char *e = getenv("LATSIM_DB");
     return (e && e[0]) ? e : "latsim.db";
+}
+
+/* The exit status of a failed load: 1 (runtime failure) when memory ran out,
+ * else 2 (bad input).  Every out-of-memory message in sim/ says "out of memory". */
+static int load_rc(const char *err)
+{
+    return strstr(err, "out of memory") ? 1 : 2;
 }
 
 static int die(int code, const char *msg)
@@ -173,10 +181,11 @@ static int cmd_run(int argc, char **argv)
     size_t json_len = 0;
     int rc = 2;
     const char *path = db_path(dbopt);
-    if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
+    if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); rc = load_rc(err); goto done; }
     if (seed_given) sc.seed = seed;
-    if (open_for_lookup(path, store, &db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
-    if (scenario_resolve(&sc, db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
+    if (open_for_lookup(path, store, &db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); rc = load_rc(err); goto done; }
+    if (scenario_resolve(&sc, db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); rc = load_rc(err); goto done; }
+    if (scenario_check_memory(&sc, scenario_memory_budget(), err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
     store_close(db);
     db = NULL;
 
@@ -385,6 +394,9 @@ done:
 
 int main(int argc, char **argv)
 {
+    /* GSL's default handler aborts on any error (an allocation that fails): off,
+     * so that the NULL and status checks after each GSL call do their work. */
+    gsl_set_error_handler_off();
     if (argc < 2) { fputs(USAGE, stderr); return 2; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { fputs(USAGE, stdout); return 0; }

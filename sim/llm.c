@@ -697,6 +697,14 @@ const station_kind llm_kind = {
     .flags = KIND_TOKENS,
 };
 
+double llm_footprint(const llm_cfg *L)
+{
+    const replica *R = NULL;   /* only for sizeof */
+    double per = (double) sizeof *R + sizeof R + (double) L->max_batch * (double) (sizeof *R->pf + sizeof *R->chunk + sizeof *R->heap)
+                 + (double) L->block_tokens * (double) sizeof *R->phase_cnt;
+    return (double) L->replicas * per;
+}
+
 station *llm_new(const pool_cfg *cfg, const station_env *env)
 {
     llm *P = calloc(1, sizeof *P);

@@ -31,6 +31,10 @@
 extern const station_kind llm_kind;
 
 /* Creates the station for LLM pool CFG.  Returns NULL when out of memory. */
+/* Bytes llm_new() allocates for a pool of L's replicas (its fixed state, not the
+ * requests it will hold). */
+double llm_footprint(const llm_cfg *L);
+
 station *llm_new(const pool_cfg *cfg, const station_env *env);
 
 #endif

@@ -12,8 +12,12 @@
 #include <string.h>
 #include <stdarg.h>
 #include <strings.h>
+#include <gsl/gsl_errno.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include "scenario.h"
 #include "kind.h"
+#include "llm.h"
 #include "pool.h"
 #include "simtime.h"
 
@@ -664,6 +668,7 @@ static int check_clock(ctx *x)
 
 int scenario_load(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen)
 {
+    gsl_set_error_handler_off();   /* errors come back as status codes and NULLs (checked) */
     memset(s, 0, sizeof *s);
     if (cfg_load(&s->raw, path, err, errlen) != 0) return -1;
     return build(s, path, sets, nsets, err, errlen);
@@ -672,6 +677,7 @@ int scenario_load(scenario *s, const char *path, const char *const *sets, int ns
 int scenario_load_text(scenario *s, const char *name, const char *text, const char *const *sets, int nsets,
                        char *err, size_t errlen)
 {
+    gsl_set_error_handler_off();   /* errors come back as status codes and NULLs (checked) */
     memset(s, 0, sizeof *s);
     if (cfg_load_string(&s->raw, name, text, err, errlen) != 0) return -1;
     return build(s, name, sets, nsets, err, errlen);
@@ -751,6 +757,61 @@ int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen)
         if (p->kind->resolve(&x, sec, p, db) != 0) return -1;
     }
     return 0;
+}
+
+/* Memory of a pool's common state: the station and its two histograms, taken at
+ * 16 octaves of 8 KB each (stats.c allocates an octave once a value falls in it:
+ * latencies spanning 2^16 are already wide). */
+#define POOL_BYTES (1024.0 + 2 * 16 * 8192.0)
+/* The simulation's own histograms and calendar. */
+#define SIM_BYTES (6 * 16 * 8192.0 + 65536.0)
+
+double scenario_footprint(const scenario *s)
+{
+    double b = SIM_BYTES;
+    for (int i = 0; i < s->npools; i++) {
+        b += POOL_BYTES;
+        if (s->pools[i].kind == &llm_kind) b += llm_footprint(&s->pools[i].llm);
+    }
+    return b;
+}
+
+int scenario_check_memory(const scenario *s, double budget, char *err, size_t errlen)
+{
+    double need = scenario_footprint(s);
+    if (need <= budget) return 0;
+    ctx x = { (scenario *) s, err, errlen };
+    /* Blame the LLM pool that asks the most, else the number of pools. */
+    int worst = -1;
+    double wb = 0;
+    for (int i = 0; i < s->npools; i++)
+        if (s->pools[i].kind == &llm_kind && llm_footprint(&s->pools[i].llm) > wb) {
+            wb = llm_footprint(&s->pools[i].llm);
+            worst = i;
+        }
+    if (worst >= 0 && wb > need / 2) {
+        const pool_cfg *p = &s->pools[worst];
+        char sec[80];
+        snprintf(sec, sizeof sec, "pool %s", p->name);
+        const cfg_entry *e;
+        const char *key = val(&x, sec, "replicas", &e) ? "replicas" : "max_batch";
+        if (!e) val(&x, sec, key, &e);
+        return fail(&x, e, sec, key, "%d replicas with max_batch %d need about %.3g GB of memory, more than the %.3g GB "
+                    "this process may use", p->llm.replicas, p->llm.max_batch, need / 1e9, budget / 1e9);
+    }
+    snprintf(err, errlen, "%s: %d pools need about %.3g GB of memory, more than the %.3g GB this process may use",
+             s->raw.path, s->npools, need / 1e9, budget / 1e9);
+    return -1;
+}
+
+double scenario_memory_budget(void)
+{
+    double b = (double) sysconf(_SC_PHYS_PAGES) * (double) sysconf(_SC_PAGESIZE);
+    if (!(b > 0)) b = INFINITY;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (double) rl.rlim_cur < b) b = (double) rl.rlim_cur;
+    if (getrlimit(RLIMIT_DATA, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && (double) rl.rlim_cur < b) b = (double) rl.rlim_cur;
+    return b;
 }
 
 void scenario_free(scenario *s)

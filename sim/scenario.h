@@ -155,4 +155,16 @@ int scn_fail_sec(scn_ctx *x, const char *sec, const char *key, const char *fmt, 
 const scenario *scn_scenario(const scn_ctx *x);
 
 
+/* Memory the scenario's fixed state needs (pools, replicas, histograms), bytes:
+ * an estimate, before any request is simulated. */
+double scenario_footprint(const scenario *s);
+
+/* Checks that the scenario's fixed state fits in BUDGET bytes.  Returns 0, or -1
+ * with "FILE:LINE: [pool NAME] replicas: ..." naming the key that asks the most. */
+int scenario_check_memory(const scenario *s, double budget, char *err, size_t errlen);
+
+/* Memory this process may use, bytes: the physical memory, or less when an
+ * address-space or data limit (setrlimit) is set. */
+double scenario_memory_budget(void);
+
 #endif

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <gsl/gsl_errno.h>
 #include <time.h>
 #include "kind.h"
 #include "sim.h"
@@ -255,6 +256,7 @@ static int fill_results(sim *s, sim_result *out)
 
 int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_t errlen)
 {
+    gsl_set_error_handler_off();   /* errors come back as status codes and NULLs (checked) */
     struct timespec w0, w1;
     clock_gettime(CLOCK_MONOTONIC, &w0);
     memset(out, 0, sizeof *out);
@@ -322,6 +324,13 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     if (s.oom) {
         snprintf(err, errlen, "out of memory after %llu arrivals (%llu requests in the system at once)",
                  (unsigned long long) s.next_id, (unsigned long long) s.reqs.live);
+        goto done;
+    }
+    int lost = stat_failed(s.e2e) || stat_failed(s.queue) || stat_failed(s.service) || stat_failed(s.ttft) ||
+               stat_failed(s.tpot) || stat_failed(s.overhead);
+    for (int i = 0; i < s.nst; i++) lost |= stat_failed(s.st[i]->queue_ms) || stat_failed(s.st[i]->service_ms);
+    if (lost) {
+        snprintf(err, errlen, "out of memory (latency histograms)");
         goto done;
     }
     if (s.resolved < s.target) {

@@ -4,9 +4,13 @@
  * gsl_rstat would give the same numbers but also maintains a P^2 median estimate
  * on every add, which tripled the cost of this hot-path call.
  *
- * Quantiles come from a gsl_histogram whose bins split every octave
- * [2^e, 2^(e+1)) of milliseconds into 1024 equal parts, from STAT_MIN_MS = 2^-20
- * up to STAT_MAX_MS = 2^34 (55 296 bins, about 0.9 MB per accumulator).  A value's
+ * Quantiles come from a histogram whose bins split every octave [2^e, 2^(e+1))
+ * of milliseconds into 1024 equal parts, from STAT_MIN_MS = 2^-20 up to
+ * STAT_MAX_MS = 2^34 (55 296 bins).  The counts of an octave are allocated when
+ * the first value falls in it (8 KB each): a metric whose values span a few
+ * octaves costs a few tens of KB, not the 0.9 MB a gsl_histogram of all the
+ * bins (with its range array) took, so a scenario of 1000 pools no longer needs
+ * gigabytes for statistics it barely fills.  A value's
  * bin is read straight off its IEEE-754 bits (exponent and top 10 mantissa bits):
  * exact, no logarithm, no rounding.  Consecutive edges differ by a factor of at
  * most 1 + 1/1024, and a quantile is reported at the geometric middle of the bin
@@ -23,12 +27,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_histogram.h>
-
 #define SUB_BITS 10                       /* 2^10 bins per octave */
 #define EXP_MIN (-20)                     /* STAT_MIN_MS = 2^EXP_MIN */
 #define EXP_MAX 34                        /* STAT_MAX_MS = 2^EXP_MAX */
-#define NBINS ((size_t) (EXP_MAX - EXP_MIN) << SUB_BITS)
+#define NOCT (EXP_MAX - EXP_MIN)           /* octaves */
+#define OCT_BINS ((size_t) 1 << SUB_BITS)
 
 typedef struct moments {
     size_t n;                 /* values added */
@@ -39,36 +42,31 @@ typedef struct moments {
 
 struct stat_acc {
     moments m;                /* exact count, mean, sd, min, max of all values (ms) */
-    gsl_histogram *h;         /* counts of values in [STAT_MIN_MS, STAT_MAX_MS), ms */
+    uint64_t *oct[NOCT];      /* per octave, OCT_BINS counts of values in it (NULL until one
+                                 falls there); values >= STAT_MAX_MS count in the last bin */
     double nlow;              /* count of values below STAT_MIN_MS (reported as 0) */
+    int oom;                  /* an octave could not be allocated: its values are lost to
+                                 the quantiles (moments stay exact) */
 };
 
 stat_acc *stat_new(void)
 {
-    stat_acc *s = calloc(1, sizeof *s);
-    double *edges = malloc((NBINS + 1) * sizeof *edges);
-    if (s == NULL || edges == NULL || (s->h = gsl_histogram_alloc(NBINS)) == NULL) {
-        free(edges);
-        stat_free(s);
-        return NULL;
-    }
-    for (size_t i = 0; i <= NBINS; i++) {
-        int e = EXP_MIN + (int) (i >> SUB_BITS);
-        double frac = 1.0 + (double) (i & ((1u << SUB_BITS) - 1)) / (double) (1u << SUB_BITS);
-        edges[i] = ldexp(frac, e);          /* exact: a 10-bit fraction times a power of 2 */
-    }
-    gsl_histogram_set_ranges(s->h, edges, NBINS + 1);
-    free(edges);
-    return s;
+    return calloc(1, sizeof(stat_acc));
 }
 
 void stat_free(stat_acc *s)
 {
     if (s == NULL)
         return;
-    if (s->h != NULL)
-        gsl_histogram_free(s->h);
+    for (int i = 0; i < NOCT; i++)
+        free(s->oct[i]);
     free(s);
+}
+
+/* The lower edge of bin I of octave O, ms: exact (a 10-bit fraction times a power of 2). */
+static double edge(int o, size_t i)
+{
+    return ldexp(1.0 + (double) i / (double) OCT_BINS, EXP_MIN + o);
 }
 
 void stat_add(stat_acc *s, double v)
@@ -94,16 +92,31 @@ void stat_add(stat_acc *s, double v)
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     int64_t e = (int64_t) ((bits >> 52) & 0x7ff) - 1023;
-    size_t i = ((size_t) (e - EXP_MIN) << SUB_BITS) | (size_t) ((bits >> (52 - SUB_BITS)) & ((1u << SUB_BITS) - 1));
-    if (e >= EXP_MAX) i = NBINS - 1;        /* at or above STAT_MAX_MS (or infinite): the top bin */
-    s->h->bin[i] += 1;
+    int o = (int) (e - EXP_MIN);
+    size_t i = (size_t) ((bits >> (52 - SUB_BITS)) & (OCT_BINS - 1));
+    if (e >= EXP_MAX) {                     /* at or above STAT_MAX_MS (or infinite): the top bin */
+        o = NOCT - 1;
+        i = OCT_BINS - 1;
+    }
+    if (s->oct[o] == NULL && (s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
+        s->oom = 1;
+        return;
+    }
+    s->oct[o][i]++;
 }
 
 void stat_reset(stat_acc *s)
 {
     s->m = (moments) { 0 };
-    gsl_histogram_reset(s->h);
+    for (int i = 0; i < NOCT; i++)
+        if (s->oct[i] != NULL)
+            memset(s->oct[i], 0, OCT_BINS * sizeof **s->oct);
     s->nlow = 0;
+}
+
+int stat_failed(const stat_acc *s)
+{
+    return s != NULL && s->oom;
 }
 
 uint64_t stat_count(const stat_acc *s)
@@ -127,9 +140,9 @@ static void quantiles(const stat_acc *s, const double *qs, double *out, size_t m
         return;
     }
     double vmin = s->m.min, vmax = s->m.max;
-    const gsl_histogram *h = s->h;
-    double cum = s->nlow;   /* values at or below the current bin */
-    size_t b = 0;           /* current bin */
+    double cum = s->nlow;   /* values below the current bin */
+    int o = 0;              /* current octave */
+    size_t b = 0;           /* current bin in it */
     for (size_t i = 0; i < m; i++) {
         double q = qs[i] < 0 ? 0 : qs[i] > 1 ? 1 : qs[i];
         /* The 1-based rank ceil(q n), in [1, n].  q n is shrunk by a few ulps first
@@ -153,11 +166,27 @@ static void quantiles(const stat_acc *s, const double *qs, double *out, size_t m
             out[i] = vmin;
             continue;
         }
-        while (b < h->n - 1 && cum + h->bin[b] < rank) {
-            cum += h->bin[b];
-            b++;
+        /* Advance to the bin holding the sample of that rank (empty octaves are
+         * skipped whole); the last bin catches what rounding leaves over. */
+        while (o < NOCT) {
+            if (s->oct[o] == NULL) {
+                o++;
+                b = 0;
+                continue;
+            }
+            if (cum + (double) s->oct[o][b] >= rank)
+                break;
+            cum += (double) s->oct[o][b];
+            if (++b == OCT_BINS) {
+                o++;
+                b = 0;
+            }
         }
-        double v = sqrt(h->range[b] * h->range[b + 1]);
+        if (o == NOCT) {
+            o = NOCT - 1;
+            b = OCT_BINS - 1;
+        }
+        double v = sqrt(edge(o, b) * (b + 1 < OCT_BINS ? edge(o, b + 1) : ldexp(1.0, EXP_MIN + o + 1)));
         out[i] = v < vmin ? vmin : v > vmax ? vmax : v;
     }
 }

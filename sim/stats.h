@@ -31,11 +31,13 @@ typedef struct stat_summary {
 /* The probabilities of stat_summary.cdf: 0.01, 0.02, ... 0.99, then 0.995, 0.999. */
 extern const double stat_cdf_probs[STAT_NCDF];
 
-stat_acc *stat_new(void);                 /* NULL when out of memory */
+stat_acc *stat_new(void);                 /* NULL when out of memory; the histogram's
+                                             octaves are allocated as values arrive */
 void stat_free(stat_acc *s);
 void stat_add(stat_acc *s, double v);     /* v in ms, >= 0 */
 void stat_reset(stat_acc *s);
 uint64_t stat_count(const stat_acc *s);
+int stat_failed(const stat_acc *s);       /* 1 when memory for its histogram ran out */
 double stat_mean(const stat_acc *s);      /* 0 when empty */
 double stat_quantile(const stat_acc *s, double q);  /* q in [0,1]; 0 when empty */
 void stat_summarize(const stat_acc *s, stat_summary *out);

@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "evq.h"
+#include "scenario.h"
+#include "store.h"
 #include "simtime.h"
 
 #define LATSIM "./latsim"
@@ -224,4 +227,85 @@ Test(hard_clock, runtime_overflow_is_a_clean_failure)
                      "--set", "pool cpu2.service_ms=const(4e12)", "--set", "pool cpu2.servers=100000", NULL);
     expect_fail(&r, 1, "simulated time would pass the clock's range");
     result_free(&r);
+}
+
+/* ---- memory ------------------------------------------------------------------- */
+
+TestSuite(hard_memory, .init = setup, .fini = teardown);
+
+/* What a scenario asks for is bounded by the memory it implies: 10^6 replicas of
+ * max_batch 256 need about 5 GB (20 bytes per batch slot), which a budget of 1 GB
+ * refuses naming the key, while 1000 replicas (5 MB) pass. */
+Test(hard_memory, replicas_bounded_by_the_memory_they_imply)
+{
+    sqlite3 *h;
+    char err[1024];
+    cr_assert_eq(store_open(":memory:", &h, err, sizeof err), 0, "%s", err);
+    scenario sc;
+    const char *big[] = { "pool chat.replicas=1000000" };
+    cr_assert_eq(scenario_load_text(&sc, "m.ini", LLM, big, 1, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_resolve(&sc, h, err, sizeof err), 0, "%s", err);
+    double need = scenario_footprint(&sc);
+    cr_expect(need > 5e9 && need < 7e9, "footprint %g", need);
+    cr_expect_eq(scenario_check_memory(&sc, 1e9, err, sizeof err), -1);
+    cr_expect(strstr(err, "[pool chat] replicas: 1000000 replicas") != NULL, "%s", err);
+    scenario_free(&sc);
+    const char *small[] = { "pool chat.replicas=1000" };
+    cr_assert_eq(scenario_load_text(&sc, "m.ini", LLM, small, 1, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_resolve(&sc, h, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(scenario_check_memory(&sc, 1e9, err, sizeof err), 0, "%s", err);
+    scenario_free(&sc);
+    store_close(h);
+}
+
+/* 1000 chained pools: the histograms are allocated as values arrive, so the
+ * estimate (and the run) stays in the hundreds of MB, not the 1.75 GB a full
+ * histogram per statistic cost. */
+Test(hard_memory, thousand_pools_estimate)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    cr_assert_not_null(text);
+    n += (size_t) snprintf(text + n, cap - n, "[sim]\nrequests = 100\n[workload]\nrate = 10\n");
+    for (int i = 0; i < 1000; i++) {
+        if (cap - n < 128) { cap *= 2; text = realloc(text, cap); cr_assert_not_null(text); }
+        n += (size_t) snprintf(text + n, cap - n, "[pool p%d]\nservice_ms = exp(mean=1)\n", i);
+        if (i < 999) n += (size_t) snprintf(text + n, cap - n, "next = p%d\n", i + 1);
+    }
+    scenario sc;
+    char err[1024];
+    cr_assert_eq(scenario_load_text(&sc, "chain.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
+    double need = scenario_footprint(&sc);
+    cr_expect(need > 1e8 && need < 5e8, "footprint %g", need);
+    cr_expect_eq(scenario_check_memory(&sc, 1e8, err, sizeof err), -1);
+    cr_expect(strstr(err, "chain.ini: 1000 pools need about") != NULL, "%s", err);
+    scenario_free(&sc);
+    free(text);
+}
+
+/* Out of memory at run time is a clean exit 1 with one line: an overloaded queue
+ * grows (20 million arrivals allowed) until an address-space limit of 512 MB (or,
+ * under AddressSanitizer, its allocator limit) stops it. */
+Test(hard_memory, out_of_memory_exits_1)
+{
+    char s[256];
+    write_file("s.ini", "[sim]\nrequests = 10000000\nwarmup = 0\n[workload]\narrival = constant\nrate = 1000\n"
+               "[pool cpu]\nservice_ms = const(1000)\n", s, sizeof s);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+#if defined(__SANITIZE_ADDRESS__)
+        setenv("ASAN_OPTIONS", "allocator_may_return_null=1:malloc_limit_mb=512:detect_leaks=0", 1);
+#else
+        struct rlimit rl = { 512u << 20, 512u << 20 };
+        setrlimit(RLIMIT_AS, &rl);
+#endif
+        result r = run_scenario(120, s, "--no-store", NULL);
+        int ok = r.rc == 1 && lines(r.err) == 1 && strstr(r.err, "out of memory") != NULL;
+        if (!ok) fprintf(stderr, "exit %d, stderr: %s\n", r.rc, r.err);
+        _exit(ok ? 0 : 1);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "see stderr");
 }
