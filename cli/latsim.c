@@ -14,6 +14,7 @@
 #include "bench.h"
 #include "cliutil.h"
 #include "calib.h"
+#include "errmsg.h"
 #include "catalog.h"
 #include "planstore.h"
 #include "report.h"
@@ -95,9 +96,18 @@ static int load_rc(const char *err)
     return strstr(err, "out of memory") ? 1 : 2;
 }
 
+/* Prints MSG on stderr as one line "latsim: MSG", control characters escaped
+ * (a name or value holding a newline or an ANSI escape cannot break the line or
+ * act on the terminal). */
+static void say(const char *msg)
+{
+    char line[4096];
+    fprintf(stderr, "latsim: %s\n", errmsg_field(msg, line, sizeof line));
+}
+
 static int die(int code, const char *msg)
 {
-    fprintf(stderr, "latsim: %s\n", msg);
+    say(msg);
     return code;
 }
 
@@ -181,11 +191,11 @@ static int cmd_run(int argc, char **argv)
     size_t json_len = 0;
     int rc = 2;
     const char *path = db_path(dbopt);
-    if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); rc = load_rc(err); goto done; }
+    if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (seed_given) sc.seed = seed;
-    if (open_for_lookup(path, store, &db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); rc = load_rc(err); goto done; }
-    if (scenario_resolve(&sc, db, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); rc = load_rc(err); goto done; }
-    if (scenario_check_memory(&sc, scenario_memory_budget(), err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); goto done; }
+    if (open_for_lookup(path, store, &db, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
+    if (scenario_resolve(&sc, db, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
+    if (scenario_check_memory(&sc, scenario_memory_budget(), err, sizeof err) != 0) { say(err); goto done; }
     store_close(db);
     db = NULL;
 
@@ -198,7 +208,7 @@ static int cmd_run(int argc, char **argv)
     for (int i = 0; i < reps; i++) {
         sim_result res;
         if (sim_run(&sc, sc.seed + (uint64_t) i, &res, err, sizeof err) != 0) {
-            fprintf(stderr, "latsim: %s\n", err);
+            say(err);
             sim_result_free(&res);
             goto done;
         }
@@ -260,7 +270,7 @@ static int cmd_run(int argc, char **argv)
     }
     fflush(stdout);
     if (store) {
-        if (store_open(path, &db, err, sizeof err) != 0) { free(kv); slo_result_free(&slo); fprintf(stderr, "latsim: %s\n", err); rc = 2; goto done; }
+        if (store_open(path, &db, err, sizeof err) != 0) { free(kv); slo_result_free(&slo); say(err); rc = 2; goto done; }
         size_t nstats = 0;
         for (int i = 0; i < reps; i++) nstats += runs[i].n;
         if (reps > 1) nstats += agg.n;
@@ -282,7 +292,7 @@ static int cmd_run(int argc, char **argv)
         int64_t id;
         int s = store_save_run(db, &run, &id, err, sizeof err);
         free(all);
-        if (s != 0) { free(kv); slo_result_free(&slo); fprintf(stderr, "latsim: %s\n", err); goto done; }
+        if (s != 0) { free(kv); slo_result_free(&slo); say(err); goto done; }
         if (!json) printf("\nrun %lld stored in %s\n", (long long) id, path);
     }
     free(kv);
@@ -290,10 +300,12 @@ static int cmd_run(int argc, char **argv)
     slo_result_free(&slo);
     for (int i = 0; i < sc.npools; i++) {
         double tl = report_get(shown, sc.pools[i].name, "too_long", "value");
-        if (tl > 0)
-            fprintf(stderr, "latsim: note: %s:%d: [pool %s]: %.0f requests rejected: prompt + output exceed max_seq_len = %.0f "
-                    "(see max_seq_len and truncate in README)\n", file, sc.pools[i].line, sc.pools[i].name, tl,
+        if (tl > 0) {
+            snprintf(err, sizeof err, "note: %s:%d: [pool %s]: %.0f requests rejected: prompt + output exceed max_seq_len = %.0f "
+                    "(see max_seq_len and truncate in README)", file, sc.pools[i].line, sc.pools[i].name, tl,
                     report_get(shown, sc.pools[i].name, "max_seq_len", "value"));
+            say(err);
+        }
     }
     if (saturated) {
         /* Stored and printed as saturated; the exit status and one line per
@@ -304,14 +316,17 @@ static int cmd_run(int argc, char **argv)
             if (!(report_get(shown, name, "saturated", "value") > 0)) continue;
             double rho = report_get(shown, name, "offered_load", "value");
             if (rho >= 1)
-                fprintf(stderr, "latsim: %s:%d: [pool %s]: saturated: offered load %.3g >= 1 (arrival rate x mean service / servers)\n",
+                snprintf(err, sizeof err, "%s:%d: [pool %s]: saturated: offered load %.3g >= 1 (arrival rate x mean service / servers)",
                         file, sc.pools[i].line, name, rho);
             else
-                fprintf(stderr, "latsim: %s:%d: [pool %s]: saturated: the number of requests in it kept growing during the run\n",
+                snprintf(err, sizeof err, "%s:%d: [pool %s]: saturated: the number of requests in it kept growing during the run",
                         file, sc.pools[i].line, name);
+            say(err);
         }
-        if (report_get(shown, "", "saturated", "value") > 0)
-            fprintf(stderr, "latsim: %s: saturated: the load exceeds what the system serves; latency percentiles are not reported\n", file);
+        if (report_get(shown, "", "saturated", "value") > 0) {
+            snprintf(err, sizeof err, "%s: saturated: the load exceeds what the system serves; latency percentiles are not reported", file);
+            say(err);
+        }
         rc = 3;
     }
 done:
@@ -360,7 +375,7 @@ static int cmd_db(const char *cmd, int argc, char **argv)
     } else if (store_open(path, &db, err, sizeof err) != 0) return die(2, err);
 
     if (!strcmp(cmd, "runs")) {
-        if (n != 0) { fprintf(stderr, "latsim: runs: unexpected argument '%s'\n", argv[0]); goto done; }
+        if (n != 0) { snprintf(err, sizeof err, "runs: unexpected argument '%s'", argv[0]); say(err); err[0] = '\0'; goto done; }
         rc = store_list_runs(db, stdout, err, sizeof err) == 0 ? 0 : 1;
     } else if (!strcmp(cmd, "show")) {
         char *end;
@@ -374,7 +389,7 @@ static int cmd_db(const char *cmd, int argc, char **argv)
             /* A file of [gpu NAME] / [model NAME] sections, validated like a scenario's. */
             scenario sc;
             const char *fake[] = { "workload.rate=1", "pool x.service_ms=const(1)" };
-            if (scenario_load(&sc, argv[1], fake, 2, err, sizeof err) != 0) { fprintf(stderr, "latsim: %s\n", err); scenario_free(&sc); goto done; }
+            if (scenario_load(&sc, argv[1], fake, 2, err, sizeof err) != 0) { say(err); scenario_free(&sc); goto done; }
             rc = 0;
             for (int i = 0; i < sc.ngpus && rc == 0; i++)
                 if (catalog_put_gpu(db, &sc.gpus[i], err, sizeof err) != 0) rc = 2;
@@ -386,7 +401,7 @@ static int cmd_db(const char *cmd, int argc, char **argv)
             scenario_free(&sc);
         } else { fprintf(stderr, "latsim: catalog: expected no argument or 'add FILE'\n"); goto done; }
     }
-    if (rc != 0 && err[0]) fprintf(stderr, "latsim: %s\n", err);
+    if (rc != 0 && err[0]) say(err);
 done:
     store_close(db);
     return rc;
@@ -410,6 +425,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "cost")) return cost_main(argc - 2, argv + 2);
     int prc = planner_dispatch(cmd, argc - 2, argv + 2);   /* sweep, plan, check, baseline, compare, plot */
     if (prc >= 0) return prc;
-    fprintf(stderr, "latsim: unknown command '%s' (see latsim --help)\n", cmd);
-    return 2;
+    char err[512];
+    snprintf(err, sizeof err, "unknown command '%s' (see latsim --help)", cmd);
+    return die(2, err);
 }

@@ -9,14 +9,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <ini.h>
 #include "config.h"
+
+#define CFG_MAX_BYTES (16 << 20)   /* largest scenario file read, bytes */
 
 typedef struct reader {
     const char *p;      /* next unread byte of the text */
     int line;           /* lines handed to inih so far */
     cfg *c;             /* where section headers are recorded */
     int too_long;       /* line number of a line longer than inih takes, or 0 */
+    int dup_line;       /* line of a second header of one section, or 0 */
+    int dup_first;      /* the line of its first header */
+    char *dup_name;     /* its name (owned) */
 } reader;
 
 static int add_section(cfg *c, const char *name, int line);
@@ -77,7 +83,18 @@ static char *read_line(char *str, int num, void *stream)
     if (close) {
         char *raw = strndup(h + 1, (size_t) (close - h - 1));
         char *name = raw ? fold_spaces(raw) : NULL;
-        if (name && name[0]) add_section(rd->c, name, rd->line);
+        if (name && name[0]) {
+            /* A section given twice would be merged silently: stop there. */
+            for (size_t i = 0; i < rd->c->ns; i++)
+                if (strcmp(rd->c->s[i].name, name) == 0 && rd->c->s[i].line > 0) {
+                    rd->dup_line = rd->line;
+                    rd->dup_first = rd->c->s[i].line;
+                    rd->dup_name = name;
+                    free(raw);
+                    return NULL;          /* ends the parse */
+                }
+            add_section(rd->c, name, rd->line);
+        }
         free(raw);
         free(name);
     }
@@ -172,12 +189,18 @@ int cfg_load_string(cfg *c, const char *path, const char *text, char *err, size_
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    reader rd = { c->text, 0, c, 0 };
+    reader rd = { c->text, 0, c, 0, 0, 0, NULL };
     parse_ctx x = { c, &rd, err, errlen, 0 };
     ini_allow_multiline = false;
     ini_stop_on_first_error = true;
     int rc = ini_parse_stream(read_line, &rd, on_key, &x);
-    if (x.failed) return -1;
+    if (x.failed) { free(rd.dup_name); return -1; }
+    if (rd.dup_line) {
+        snprintf(err, errlen, "%s:%d: [%s]: section given twice (first on line %d)", path, rd.dup_line, rd.dup_name,
+                 rd.dup_first);
+        free(rd.dup_name);
+        return -1;
+    }
     if (rd.too_long) {
         snprintf(err, errlen, "%s:%d: line longer than %d characters", path, rd.too_long, ini_max_line - 1);
         return -1;
@@ -196,6 +219,21 @@ int cfg_load_string(cfg *c, const char *path, const char *text, char *err, size_
 int cfg_load(cfg *c, const char *path, char *err, size_t errlen)
 {
     memset(c, 0, sizeof *c);
+    /* Regular files only (a FIFO would block, /dev/zero never ends), of a
+     * sensible size. */
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        snprintf(err, errlen, "%s: cannot open scenario: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        return -1;
+    }
+    if (sb.st_size > CFG_MAX_BYTES) {
+        snprintf(err, errlen, "%s: scenario larger than %d MB", path, CFG_MAX_BYTES >> 20);
+        return -1;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open scenario: %s", path, strerror(errno));
@@ -214,6 +252,7 @@ int cfg_load(cfg *c, const char *path, char *err, size_t errlen)
         size_t got = fread(buf + len, 1, 4096, f);
         len += got;
         if (got < 4096) break;
+        if (len > CFG_MAX_BYTES) { snprintf(err, errlen, "%s: scenario larger than %d MB", path, CFG_MAX_BYTES >> 20); goto done; }
     }
     if (ferror(f)) { snprintf(err, errlen, "%s: read error", path); goto done; }
     buf[len] = '\0';

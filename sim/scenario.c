@@ -408,6 +408,12 @@ static int build_model(ctx *x, const char *sec, const char *name, model_spec *m)
     if (!val(x, sec, "head_dim", &hd) && m->hidden < m->heads)
         return fail(x, NULL, sec, "head_dim", "missing: required when hidden (%d) < heads (%d)", m->hidden, m->heads);
     if (get_int(x, sec, "head_dim", m->hidden / m->heads, 1, 100000, &m->head_dim)) return -1;
+    if (!hd && m->hidden % m->heads != 0) {
+        const cfg_entry *he;
+        val(x, sec, "heads", &he);
+        return fail(x, he, sec, "heads", "heads (%d) must divide hidden (%d), or give head_dim", m->heads, m->hidden);
+    }
+    /* An explicit head_dim may differ from hidden / heads: some models do (Gemma-7B: 16 x 256 != 3072). */
     if (get_int(x, sec, "intermediate", 4 * m->hidden, 1, 100000000, &m->intermediate)) return -1;
     if (get_int(x, sec, "vocab", 32000, 1, 100000000, &m->vocab)) return -1;
     if (get_num(x, sec, "params", 0, 0, 1, 1e16, &m->params)) return -1;

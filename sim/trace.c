@@ -21,8 +21,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
+#include "errmsg.h"
 
 #define MAX_WANTED 3   /* time, prompt and output columns of a trace */
+#define FIELD_SHOWN 64 /* bytes of a field quoted in a message (escaped, cut with "...") */
+#define MAX_LINE (1 << 20)  /* longest line accepted, bytes: a trace row is a few dozen */
 
 /* How a wanted column's fields are converted. */
 typedef enum {
@@ -198,8 +202,9 @@ static int convert_time(csv_reader *r, const wanted_col *w, const char *s)
         int64_t sec;
         double frac;
         if (parse_datetime(s, &sec, &frac) != 0) {
+            char f[FIELD_SHOWN];
             rd_error(r, r->line, "%s '%s' is not a datetime like 2023-11-16 18:15:46.6805900",
-                     w->name, s);
+                     w->name, errmsg_field(s, f, sizeof f));
             return -1;
         }
         if (!r->have_first) {
@@ -214,7 +219,8 @@ static int convert_time(csv_reader *r, const wanted_col *w, const char *s)
     }
     double v;
     if (parse_real(s, &v) != 0) {
-        rd_error(r, r->line, "%s '%s' is not a number", w->name, s);
+        char f[FIELD_SHOWN];
+        rd_error(r, r->line, "%s '%s' is not a number", w->name, errmsg_field(s, f, sizeof f));
         return -1;
     }
     if (!r->have_first) {
@@ -243,8 +249,9 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
         for (; *p != '\0'; p++)
             if (*p < '0' || *p > '9')
                 digits = false;
+        char f[FIELD_SHOWN];
         if (!digits) {
-            rd_error(r, r->line, "%s '%s' is not a whole number", w->name, s);
+            rd_error(r, r->line, "%s '%s' is not a whole number", w->name, errmsg_field(s, f, sizeof f));
             return -1;
         }
         errno = 0;
@@ -254,7 +261,7 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
             return -1;
         }
         if (errno == ERANGE || v > INT32_MAX) {
-            rd_error(r, r->line, "%s %s is too large (at most %ld)", w->name, s,
+            rd_error(r, r->line, "%s %s is too large (at most %ld)", w->name, errmsg_field(s, f, sizeof f),
                      (long) INT32_MAX);
             return -1;
         }
@@ -264,7 +271,8 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
     case COL_NONNEG: {
         double v;
         if (parse_real(s, &v) != 0) {
-            rd_error(r, r->line, "%s '%s' is not a number", w->name, s);
+            char f[FIELD_SHOWN];
+            rd_error(r, r->line, "%s '%s' is not a number", w->name, errmsg_field(s, f, sizeof f));
             return -1;
         }
         if (v < 0) {
@@ -336,8 +344,9 @@ static int resolve_header(csv_reader *r)
             char cols[512] = "";
             size_t used = 0;
             for (size_t c = 0; c < r->nheader && used < sizeof cols; c++) {
+                char f[FIELD_SHOWN];
                 int w = snprintf(cols + used, sizeof cols - used, "%s%s", c ? ", " : "",
-                                 r->header[c]);
+                                 errmsg_field(r->header[c], f, sizeof f));
                 if (w < 0)
                     break;
                 used += (size_t) w;
@@ -438,10 +447,39 @@ static void rd_free(csv_reader *r)
     }
 }
 
+/* Reads one line (with its '\n', if any) into BUF of size MAX_LINE + 1.  Returns
+ * its length, 0 at the end of the file, or -1 when the line is longer than
+ * MAX_LINE bytes or holds a NUL byte (not text). */
+static ssize_t read_line(FILE *f, char *buf)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc(f)) != EOF) {
+        if (c == '\0' || n == MAX_LINE)
+            return -1;
+        buf[n++] = (char) c;
+        if (c == '\n')
+            break;
+    }
+    buf[n] = '\0';
+    return (ssize_t) n;
+}
+
 /* Reads the whole file into the reader's arrays.  Returns 0, or -1 with an error
  * written (the caller still calls rd_free). */
 static int rd_run(csv_reader *r)
 {
+    /* Regular files only: a FIFO with no writer would block, and a device such
+     * as /dev/zero never ends. */
+    struct stat sb;
+    if (stat(r->path, &sb) != 0) {
+        rd_error(r, 0, "cannot open: %s", strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        rd_error(r, 0, "not a regular file");
+        return -1;
+    }
     FILE *f = fopen(r->path, "r");
     if (f == NULL) {
         rd_error(r, 0, "cannot open: %s", strerror(errno));
@@ -454,12 +492,21 @@ static int rd_run(csv_reader *r)
         return -1;
     }
     r->in_header = true;
-    char *buf = NULL;
-    size_t bufcap = 0;
+    char *buf = malloc(MAX_LINE + 1);
+    if (buf == NULL) {
+        csv_free(&p);
+        fclose(f);
+        rd_error(r, 0, "out of memory");
+        return -1;
+    }
     ssize_t len;
     errno = 0;
-    while (!r->failed && (len = getline(&buf, &bufcap, f)) >= 0) {
+    while (!r->failed && (len = read_line(f, buf)) != 0) {
         r->line++;
+        if (len < 0) {
+            rd_error(r, r->line, "line longer than %d bytes, or not text (a NUL byte)", MAX_LINE);
+            break;
+        }
         if (csv_parse(&p, buf, (size_t) len, on_field, on_row, r) != (size_t) len && !r->failed)
             rd_error(r, r->line, "%s", csv_strerror(csv_error(&p)));
     }

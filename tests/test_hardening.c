@@ -309,3 +309,135 @@ Test(hard_memory, out_of_memory_exits_1)
     while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "see stderr");
 }
+
+/* ---- unbounded or malformed input ---------------------------------------------- */
+
+TestSuite(hard_input, .init = setup, .fini = teardown);
+
+static const char *TRACE_SC =
+    "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = trace\ntrace = t.csv\ntime_format = seconds\n"
+    "time_column = t\nprompt_column = p\noutput_column = o\n[pool cpu]\nservice_ms = const(1)\n";
+
+/* A trace (or scenario) that is not a regular file is refused at once: /dev/zero
+ * would grow a line without end, a FIFO with no writer would block (alarm()
+ * bounds the test). */
+Test(hard_input, traces_and_scenarios_must_be_regular_files)
+{
+    char s[256], fifo[256];
+    write_file("s.ini", TRACE_SC, s, sizeof s);
+    result r = run_scenario(20, s, "--set", "workload.trace=/dev/zero", NULL);
+    expect_fail(&r, 2, "/dev/zero: not a regular file");
+    result_free(&r);
+    snprintf(fifo, sizeof fifo, "%s/fifo.csv", dir);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    char set[300];
+    snprintf(set, sizeof set, "workload.trace=%s", fifo);
+    r = run_scenario(20, s, "--set", set, NULL);
+    expect_fail(&r, 2, "not a regular file");
+    result_free(&r);
+    r = run_scenario(20, fifo, NULL);
+    expect_fail(&r, 2, "not a regular file");
+    result_free(&r);
+    r = run_scenario(20, "/dev/zero", NULL);
+    expect_fail(&r, 2, "/dev/zero: not a regular file");
+    result_free(&r);
+    /* An empirical distribution's file goes through the same reader. */
+    char m[256];
+    write_file("m.ini", MMC, m, sizeof m);
+    r = run_scenario(20, m, "--set", "pool cpu.service_ms=empirical(file=/dev/zero, column=x)", NULL);
+    expect_fail(&r, 2, "not a regular file");
+    result_free(&r);
+}
+
+/* A line longer than 1 MB (here 2 MB without a newline) is an error, not memory
+ * growing without limit. */
+Test(hard_input, trace_line_length_is_capped)
+{
+    char s[256], t[256];
+    write_file("s.ini", TRACE_SC, s, sizeof s);
+    snprintf(t, sizeof t, "%s/t.csv", dir);
+    FILE *f = fopen(t, "w");
+    cr_assert_not_null(f);
+    fputs("t,p,o\n0,1,1\n", f);
+    for (int i = 0; i < 2 << 20; i++) fputc('7', f);
+    fclose(f);
+    result r = run_scenario(20, s, NULL);
+    expect_fail(&r, 2, "t.csv:3: line longer than");
+    result_free(&r);
+}
+
+/* Times past the clock's range are refused with their line; fields holding
+ * newlines, quotes or escape sequences appear escaped and cut, on one line. */
+Test(hard_input, trace_values_reported_on_one_line)
+{
+    char s[256], t[256];
+    write_file("s.ini", TRACE_SC, s, sizeof s);
+    write_file("t.csv", "t,p,o\n0,1,1\n1e300,1,1\n", t, sizeof t);
+    result r = run_scenario(20, s, NULL);
+    expect_fail(&r, 2, "t.csv:3: t is 1e+300 s from the first row, beyond the simulated clock's range");
+    result_free(&r);
+    write_file("t.csv", "t,p,o\n0,1,1\n1,\"12\n34\",1\n", t, sizeof t);
+    r = run_scenario(20, s, NULL);
+    expect_fail(&r, 2, "p '12\\n34' is not a whole number");
+    result_free(&r);
+    write_file("t.csv", "t,p,o\n0,1,1\n1,\"\x1b[31mred", t, sizeof t);
+    r = run_scenario(20, s, NULL);
+    cr_expect_eq(r.rc, 2);
+    cr_expect_eq(lines(r.err), 1, "%s", r.err);
+    cr_expect(strchr(r.err, '\x1b') == NULL, "raw escape on stderr: %s", r.err);
+    result_free(&r);
+    char longf[512] = "t,p,o\n0,1,1\n1,";
+    for (int i = 0; i < 300; i++) strcat(longf, "x");
+    strcat(longf, ",1\n");
+    write_file("t.csv", longf, t, sizeof t);
+    r = run_scenario(20, s, NULL);
+    expect_fail(&r, 2, "...' is not a whole number");
+    cr_expect(strlen(r.err) < 250, "field not shortened: %s", r.err);
+    result_free(&r);
+}
+
+/* A second [sim] (or any section) is an error naming both lines; heads must
+ * divide hidden unless head_dim is given. */
+Test(hard_input, duplicate_sections_and_model_geometry)
+{
+    char s[256];
+    write_file("s.ini", "[sim]\nrequests = 10\n[workload]\nrate = 1\n[pool cpu]\nservice_ms = const(1)\n[sim]\nseed = 3\n",
+               s, sizeof s);
+    result r = run_scenario(20, s, NULL);
+    expect_fail(&r, 2, "s.ini:7: [sim]: section given twice (first on line 1)");
+    result_free(&r);
+    write_file("s.ini", "[workload]\nrate = 1\n[pool cpu]\nservice_ms = const(1)\n[workload]\narrival = poisson\n",
+               s, sizeof s);
+    r = run_scenario(20, s, NULL);
+    expect_fail(&r, 2, "s.ini:5: [workload]: section given twice (first on line 1)");
+    result_free(&r);
+    char m[1024];
+    snprintf(m, sizeof m, "%s[model odd]\nlayers = 2\nhidden = 100\nheads = 3\nparams = 1e6\n", LLM);
+    write_file("m.ini", m, s, sizeof s);
+    r = run_scenario(20, s, "--set", "pool chat.model=odd", NULL);
+    expect_fail(&r, 2, "[model odd] heads: heads (3) must divide hidden (100), or give head_dim");
+    result_free(&r);
+}
+
+/* An empirical file of zeros is refused for its zero mean without leaking the
+ * rows read (LeakSanitizer would add lines to stderr in the sanitizer build). */
+Test(hard_input, empirical_zero_mean_does_not_leak)
+{
+    char s[256], z[256];
+    write_file("z.csv", "x\n0\n0\n0\n", z, sizeof z);
+    write_file("s.ini", MMC, s, sizeof s);
+    result r = run_scenario(20, s, "--set", "pool cpu.service_ms=empirical(file=z.csv, column=x)", NULL);
+    expect_fail(&r, 2, "mean service time must be > 0");
+    result_free(&r);
+}
+
+/* A name holding an ANSI escape sequence is printed escaped in an error. */
+Test(hard_input, escape_sequences_in_names_are_escaped)
+{
+    char s[256];
+    write_file("s.ini", "[workload]\nrate = 1\n[pool \x1b[2Jx]\nservice_ms = const(1)\nsevrers = 2\n", s, sizeof s);
+    result r = run_scenario(20, s, NULL);
+    expect_fail(&r, 2, "[pool \\x1b[2Jx] sevrers: unknown key");
+    cr_expect(strchr(r.err, '\x1b') == NULL);
+    result_free(&r);
+}
