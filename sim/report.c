@@ -1,10 +1,12 @@
 /* report.c -- flattening results into rows; replication statistics; JSON and
  * table output. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_statistics_double.h>
+#include "breakdown.h"
 #include "kind.h"
 #include "report.h"
 
@@ -82,8 +84,9 @@ int report_flatten(const sim_result *x, int rep, report *out)
     if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
     if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
     if (add_latency(out, rep, G, "service", &x->service, hide)) return -1;
+    if (x->has_gateway && add_latency(out, rep, G, "network", &x->network, hide)) return -1;
+    if ((x->has_llm || x->has_gateway) && add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
     if (x->has_llm) {
-        if (add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
         if (add_latency(out, rep, G, "ttft", &x->ttft, hide)) return -1;
         if (add_latency(out, rep, G, "tpot", &x->tpot, hide)) return -1;
     }
@@ -96,6 +99,14 @@ int report_flatten(const sim_result *x, int rep, report *out)
             if (cd[m].s->n > 0)
                 for (int k = 0; k < STAT_NCDF; k++)
                     out->cdf[out->ncdf++] = (report_cdf) { cd[m].m, stat_cdf_probs[k], cd[m].s->cdf[k] };
+    }
+    /* Shares of e2e (breakdown.h): "breakdown.all.queue", "breakdown.p99.queue"... */
+    for (int k = 0; k < BD_N; k++) {
+        char m[48];
+        snprintf(m, sizeof m, "breakdown.all.%s", bd_name(k));
+        V(G, m, hide ? NAN : x->share_all[k]);
+        snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
+        V(G, m, hide ? NAN : x->share_p99[k]);
     }
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
@@ -169,6 +180,9 @@ double report_get(const report *r, const char *scope, const char *metric, const 
 
 static int is_flag(const char *metric) { return !strcmp(metric, "saturated") || !strcmp(metric, "trace_exhausted"); }
 
+/* Rows "breakdown.SET.COMPONENT" are shown as "breakdown": {SET: {COMPONENT: v}}. */
+static int is_breakdown(const char *metric) { return !strncmp(metric, "breakdown.", 10); }
+
 static void num(FILE *out, double v, const char *metric)
 {
     if (is_flag(metric)) fputs(v > 0 ? "true" : "false", out);
@@ -204,11 +218,34 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
         const store_stat *s = &r->rows[i];
         if (strcmp(s->scope, scope) || strcmp(s->stat, "value")) continue;
         if (ci && (is_flag(s->metric) || !strcmp(s->metric, "kind"))) continue;
+        if (is_breakdown(s->metric)) continue;
         fprintf(out, "%s", first ? "" : ", ");
         json_str(out, s->metric);
         fputs(": ", out);
         if (!strcmp(s->metric, "kind")) json_str(out, kind_name(s->value));
         else num(out, ci ? s->ci95 : s->value, ci ? "" : s->metric);
+        first = 0;
+    }
+    int nb = 0;
+    for (int set = 0; set < 2; set++) {
+        const char *name = set ? "p99" : "all";
+        int k = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            const store_stat *s = &r->rows[i];
+            if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !is_breakdown(s->metric)) continue;
+            const char *rest = s->metric + 10;
+            size_t len = strlen(name);
+            if (strncmp(rest, name, len) || rest[len] != '.') continue;
+            if (nb++ == 0) fprintf(out, "%s\"breakdown\": {", first ? "" : ", ");
+            if (k++ == 0) fprintf(out, "%s\"%s\": {", set && nb > 1 ? "}, " : "", name);
+            else fputs(", ", out);
+            json_str(out, rest + len + 1);
+            fputs(": ", out);
+            num(out, ci ? s->ci95 : s->value, "");
+        }
+    }
+    if (nb) {
+        fputs("}}", out);
         first = 0;
     }
     if (!strcmp(scope, "") || 1) {
@@ -294,6 +331,26 @@ static void latency_table(const report *r, const char *scope, FILE *out)
     if (cur) fputc('\n', out);
 }
 
+/* "share of e2e  network 1.2%/3.4%  queue ..." (all requests / those at or above the P99). */
+static void breakdown_line(const report *r, FILE *out)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "  %-10s", "share");
+    int any = 0;
+    for (int k = 0; k < BD_N; k++) {
+        char m[48];
+        snprintf(m, sizeof m, "breakdown.all.%s", bd_name(k));
+        double a = report_get(r, "", m, "value");
+        snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
+        double p = report_get(r, "", m, "value");
+        if (isnan(a) || isnan(p)) return;
+        any |= a > 0 || p > 0;
+        n += snprintf(line + n, sizeof line - (size_t) n, "  %s %.1f%% (p99+ %.1f%%)", bd_name(k), 100 * a, 100 * p);
+        if (n >= (int) sizeof line) return;
+    }
+    if (any) fprintf(out, "%s\n", line);
+}
+
 /* Scalars three to a line, "name value" in aligned columns, no trailing blanks. */
 static void scalars(const report *r, const char *scope, FILE *out)
 {
@@ -302,6 +359,7 @@ static void scalars(const report *r, const char *scope, FILE *out)
     for (size_t i = 0; i < r->n; i++) {
         const store_stat *s = &r->rows[i];
         if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "kind")) continue;
+        if (is_breakdown(s->metric)) continue;
         char b[64], c[96];
         if (is_flag(s->metric)) snprintf(b, sizeof b, "%s", s->value > 0 ? "YES" : "no");
         else if (isnan(s->value)) snprintf(b, sizeof b, "-");
@@ -333,6 +391,7 @@ void report_table(const report *r, const char *title, FILE *out)
         fprintf(out, "\n  SATURATED: offered load reaches capacity or a queue kept growing; latency percentiles are not reported.\n");
     fputc('\n', out);
     latency_table(r, "", out);
+    breakdown_line(r, out);
     const char *last = "";
     for (size_t i = 0; i < r->n; i++) {
         const char *sc = r->rows[i].scope;

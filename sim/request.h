@@ -23,7 +23,14 @@ typedef struct request {
     simtime_t last_token;   /* LLM: last output token, ns */
     simtime_t queue_ns;     /* total time waiting in queues, ns */
     simtime_t service_ns;   /* total time in service, ns */
-    simtime_t overhead_ns;  /* total front-end overhead before queueing, ns */
+    simtime_t overhead_ns;  /* total overhead: front ends, gateways, classifiers, cache lookups, protocol encoding, ns */
+    simtime_t network_ns;   /* total time on network hops, both ways (the way back counted when the hop is entered), ns */
+    simtime_t ret_first_ns; /* network + protocol time the first token still needs to reach the client after it is emitted, ns */
+    simtime_t ret_last_ns;  /* the same for the last byte of the answer, ns */
+    struct station *notify; /* a station (result cache) to tell when the request leaves served, or NULL */
+    uint64_t intent;        /* intent key for a result cache (0 = none), from the workload */
+    double complexity;      /* complexity score in [0, 1], from the workload */
+    simtime_t cache_ttl;    /* how long a result cache keeps its answer, ns (0 = not cached) */
     struct station *at;     /* the station it is in (NULL before entering and after leaving) */
     simtime_t entered;      /* entered that station (this hop), ns */
     int32_t prompt;         /* prompt tokens */

@@ -8,12 +8,14 @@
  * outcome.  The engine knows stations only through their kind's row (kind.h)
  * and station_ops.
  */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_errno.h>
 #include <time.h>
+#include "breakdown.h"
 #include "kind.h"
 #include "sim.h"
 #include "station.h"
@@ -47,7 +49,11 @@ typedef struct sim {
     int mirror;               /* one station of a KIND_SOLE_STATS kind: the system's queue and
                                  service statistics are that station's, not recorded twice */
 
+    int has_gateway;          /* a kind adds network or overhead time (KIND_GATEWAY) */
+
     stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead;
+    stat_acc *network;        /* network time per served request, ms */
+    bd_acc *bd;               /* shares of e2e per component */
 } sim;
 
 /* ---- the sink: how stations hand requests back ------------------------------ */
@@ -94,25 +100,36 @@ static void sink_leave(void *ctx, request *r)
         if (s->has_llm) s->out_tokens += r->output;
     }
     if (r->measured) {
-        simtime_t now = evq_now(s->q);
+        /* The client has the answer once its last byte has come back over the
+         * hops it passed (ret_last_ns), and its first token likewise. */
+        simtime_t e2e = evq_now(s->q) + r->ret_last_ns - r->arrival;
+        assert(e2e == r->network_ns + r->queue_ns + r->service_ns + r->overhead_ns);
         s->served++;
-        stat_add(s->e2e, simtime_to_ms(now - r->arrival));
+        stat_add(s->e2e, simtime_to_ms(e2e));
         if (!s->mirror) {
             stat_add(s->queue, simtime_to_ms(r->queue_ns));
             stat_add(s->service, simtime_to_ms(r->service_ns));
         }
-        if (s->has_llm) stat_add(s->overhead, simtime_to_ms(r->overhead_ns));
+        if (s->has_llm || s->has_gateway) stat_add(s->overhead, simtime_to_ms(r->overhead_ns));
+        if (s->has_gateway) stat_add(s->network, simtime_to_ms(r->network_ns));
+        double c[BD_N];
+        c[BD_NETWORK] = simtime_to_ms(r->network_ns);
+        c[BD_QUEUE] = simtime_to_ms(r->queue_ns);
+        c[BD_SERVICE] = simtime_to_ms(r->service_ns);
+        c[BD_OVERHEAD] = simtime_to_ms(r->overhead_ns);
+        bd_add(s->bd, simtime_to_ms(e2e), c);
         double ttft = NAN, tpot = NAN;
         if (r->first_token >= 0) {
-            ttft = simtime_to_ms(r->first_token - r->arrival);
+            simtime_t first = r->first_token + r->ret_first_ns, last = r->last_token + r->ret_last_ns;
+            ttft = simtime_to_ms(first - r->arrival);
             stat_add(s->ttft, ttft);
-            if (r->output > 1) {
-                tpot = simtime_to_ms(r->last_token - r->first_token) / (r->output - 1);
+            if (r->output > 1 && r->last_token > r->first_token) {   /* a cached answer comes whole */
+                tpot = simtime_to_ms(last - first) / (r->output - 1);
                 stat_add(s->tpot, tpot);
             }
         }
         if (s->sc->slo.per_request)   /* goodput (slo.h) */
-            s->good += (uint64_t) slo_request_ok(&s->sc->slo, simtime_to_ms(now - r->arrival), ttft, tpot);
+            s->good += (uint64_t) slo_request_ok(&s->sc->slo, simtime_to_ms(e2e), ttft, tpot);
     }
     r->at = NULL;
     sink_outcome(s, r, OUT_SERVED);
@@ -221,6 +238,10 @@ static int fill_results(sim *s, sim_result *out)
     stat_summarize(s->ttft, &out->ttft);
     stat_summarize(s->tpot, &out->tpot);
     stat_summarize(s->overhead, &out->overhead);
+    stat_summarize(s->network, &out->network);
+    out->has_gateway = s->has_gateway;
+    bd_shares(s->bd, 0, out->share_all);
+    bd_shares(s->bd, stat_quantile(s->e2e, 0.99), out->share_p99);
     out->saturated = s->capped;
     for (int i = 0; i < s->nst; i++) {
         station *st = s->st[i];
@@ -278,6 +299,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     s.arrival_cap = 2 * (sc->warmup + s.target) + 1000;
     for (int i = 0; i < sc->npools; i++) s.has_llm |= (sc->pools[i].kind->flags & KIND_TOKENS) != 0;
+    for (int i = 0; i < sc->npools; i++) s.has_gateway |= (sc->pools[i].kind->flags & KIND_GATEWAY) != 0;
     s.mirror = sc->npools == 1 && (sc->pools[0].kind->flags & KIND_SOLE_STATS);
     s.sink = (station_sink) { .ctx = &s, .leave = sink_leave, .outcome = sink_outcome,
                               .release = sink_release, .oom = sink_oom, .measuring = &s.measuring };
@@ -288,8 +310,9 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     s.src = wl_new(&sc->wl, seed, s.has_llm);
     s.e2e = stat_new(); s.queue = stat_new(); s.service = stat_new();
     s.ttft = stat_new(); s.tpot = stat_new(); s.overhead = stat_new();
+    s.network = stat_new(); s.bd = bd_new();
     if (!out->pools || !s.q || !s.st || !s.src || !s.e2e || !s.queue ||
-        !s.service || !s.ttft || !s.tpot || !s.overhead) {
+        !s.service || !s.ttft || !s.tpot || !s.overhead || !s.network || !s.bd) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
@@ -351,6 +374,7 @@ done:
     wl_free(s.src);
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead);
+    stat_free(s.network); bd_free(s.bd);
     clock_gettime(CLOCK_MONOTONIC, &w1);
     out->wall_time_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
     return rc;

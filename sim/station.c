@@ -44,11 +44,28 @@ void station_enter(station *st, request *r)
     st->ops->arrive(st, r);
 }
 
+/* R leaves the system served: the station it asked to be told hears it first. */
+static void leave(station *st, request *r)
+{
+    station *n = r->notify;
+    if (n) {
+        r->notify = NULL;
+        if (n->ops->returned) n->ops->returned(n, r);
+    }
+    st->sink->leave(st->sink->ctx, r);
+}
+
+void station_finish(station *st, request *r)
+{
+    st->inside--;
+    leave(st, r);
+}
+
 void station_forward(station *st, request *r, int edge)
 {
     st->inside--;
     if (st->nout == 0) {
-        st->sink->leave(st->sink->ctx, r);
+        leave(st, r);
         return;
     }
     assert(edge >= 0 && edge < st->nout);

@@ -66,6 +66,8 @@ typedef struct station_ops {
     double (*offered_load)(const station *st, double rate);
     /* Kind-specific result rows (pool_result_add); returns 0 or -1 (out of memory). */
     int (*report)(station *st, pool_result *out);
+    /* R, which this station named in r->notify, leaves the system served now. */
+    void (*returned)(station *st, request *r);
     void (*destroy)(station *st);                       /* frees the station */
 } station_ops;
 
@@ -112,6 +114,10 @@ void station_enter(station *st, request *r);
 /* ST is done with R: it leaves ST along out-edge EDGE (0 <= EDGE < nout) or,
  * when ST has no out-edge, leaves the system served. */
 void station_forward(station *st, request *r, int edge);
+
+/* ST answers R itself (a cache hit): R leaves the system served from ST,
+ * whatever ST's out-edges. */
+void station_finish(station *st, request *r);
 
 /* R leaves ST with OUTCOME (rejected or timed out) and its record is recycled. */
 void station_drop(station *st, request *r, req_outcome outcome);
