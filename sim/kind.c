@@ -3,12 +3,13 @@
 #include <string.h>
 #include <strings.h>
 #include "kind.h"
+#include "extapi.h"
 #include "hop.h"
 #include "llm.h"
 #include "pool.h"
 
 /* Built-in kinds; the first is the default of `kind`. */
-static const station_kind *const BUILTIN[] = { &pool_kind_generic, &llm_kind, &hop_kind };
+static const station_kind *const BUILTIN[] = { &pool_kind_generic, &llm_kind, &hop_kind, &extapi_kind };
 #define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
 
 #define MAX_EXTRA 16
