@@ -6,10 +6,11 @@
 #include "extapi.h"
 #include "hop.h"
 #include "llm.h"
+#include "semcache.h"
 #include "pool.h"
 
 /* Built-in kinds; the first is the default of `kind`. */
-static const station_kind *const BUILTIN[] = { &pool_kind_generic, &llm_kind, &hop_kind, &extapi_kind };
+static const station_kind *const BUILTIN[] = { &pool_kind_generic, &llm_kind, &hop_kind, &extapi_kind, &semcache_kind };
 #define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
 
 #define MAX_EXTRA 16
