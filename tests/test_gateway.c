@@ -1,0 +1,202 @@
+/* test_gateway.c -- the gateway station kinds in whole runs: network hops (by
+ * hand, streaming TTFT at the client), the latency breakdown adding up, the
+ * external API's rate limit over a long run, the result cache's hit rate
+ * against the Zipf expectation, and bad input. */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rcache.h"
+#include "scenario.h"
+#include "sim.h"
+#include "store.h"
+
+static int load(const char *text, scenario *sc, char *err, size_t n)
+{
+    sqlite3 *db = NULL;
+    int rc = scenario_load_text(sc, "/tmp/test_gateway.ini", text, NULL, 0, err, n);
+    if (rc == 0) {
+        cr_assert_eq(store_open(":memory:", &db, err, n), 0, "%s", err);
+        rc = scenario_resolve(sc, db, err, n);
+        store_close(db);
+    }
+    return rc;
+}
+
+static void run(const char *text, sim_result *res)
+{
+    scenario sc;
+    char err[1024];
+    cr_assert_eq(load(text, &sc, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(sim_run(&sc, 1, res, err, sizeof err), 0, "%s", err);
+    scenario_free(&sc);
+}
+
+static void expect_error(const char *text, const char *what)
+{
+    scenario sc;
+    char err[1024] = "";
+    cr_assert_neq(load(text, &sc, err, sizeof err), 0, "accepted: %s", text);
+    cr_assert(strstr(err, what), "error '%s' lacks '%s'", err, what);
+    scenario_free(&sc);
+}
+
+/* Constant arrivals 1 s apart (nothing queues), a hop with a constant 20 ms RTT
+ * and 8 Mbit/s both ways (1000 bytes per ms), 4 bytes per token, 100 header
+ * bytes, whole answers, 0.5 ms per 1000 bytes; a generic pool of 30 ms.
+ * Request 100 + 1000 x 4 = 4100 bytes: 10 + 4.1 ms network, 2 ms protocol;
+ * answer 100 + 50 x 4 = 300 bytes: 10 + 0.3 ms, 0.1 ms. */
+#define HOP_TEXT \
+    "[sim]\nrequests = 200\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n" \
+    "prompt_tokens = const(1000)\noutput_tokens = const(50)\ntarget = link\n" \
+    "[pool link]\nkind = net\nrtt_ms = const(20)\nup_mbps = 8\ndown_mbps = 8\n" \
+    "header_bytes = 100\nproto_ms_per_kb = 0.5\nstream = no\nnext = work\n" \
+    "[pool work]\nservice_ms = const(30)\n"
+
+Test(gateway, hop_times_by_hand_and_components_add_up)
+{
+    sim_result res;
+    run(HOP_TEXT, &res);
+    cr_assert_eq(res.served, 200);
+    cr_assert_float_eq(res.network.mean, 10 + 4.1 + 10 + 0.3, 1e-6);
+    cr_assert_float_eq(res.overhead.mean, 2.0 + 0.1, 1e-6);
+    cr_assert_float_eq(res.e2e.mean, 24.4 + 2.1 + 30, 1e-6);
+    cr_assert_float_eq(res.e2e.max, 24.4 + 2.1 + 30, 1e-6);
+    double sum = res.share_all[0] + res.share_all[1] + res.share_all[2] + res.share_all[3];
+    cr_assert_float_eq(sum, 1.0, 1e-12);
+    cr_assert_float_eq(res.share_all[0], 24.4 / 56.5, 1e-9);
+    cr_assert_float_eq(res.share_all[2], 30 / 56.5, 1e-9);
+    sim_result_free(&res);
+}
+
+/* A queueing system with every component: client hop, result cache, LLM with
+ * overhead.  Each request's components add up to its e2e (asserted per request
+ * in debug builds), so their means add up to the mean e2e. */
+Test(gateway, breakdown_means_add_up_to_e2e)
+{
+    const char *text =
+        "[sim]\nrequests = 3000\n[workload]\nrate = 8\n"
+        "prompt_tokens = lognormal(mean=800, cv=0.5)\noutput_tokens = lognormal(mean=100, cv=0.5)\n"
+        "target = client\n"
+        "[pool client]\nkind = net\npreset = client_4g\nnext = cache\n"
+        "[pool cache]\nkind = result_cache\nintents = 500\nhit_ms = const(2)\nmiss_ms = const(3)\nnext = hop\n"
+        "[pool hop]\nkind = net\npreset = cross_zone\nprotocol = grpc\nnext = chat\n"
+        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrequest_overhead_ms = 1\n";
+    sim_result res;
+    run(text, &res);
+    double parts = res.network.mean + res.queue.mean + res.service.mean + res.overhead.mean;
+    cr_assert_float_eq(parts, res.e2e.mean, 1e-9 * res.e2e.mean);
+    for (int set = 0; set < 2; set++) {
+        const double *s = set ? res.share_p99 : res.share_all;
+        cr_assert_float_eq(s[0] + s[1] + s[2] + s[3], 1.0, 1e-9);
+        for (int k = 0; k < 4; k++)
+            cr_assert(s[k] >= 0 && s[k] <= 1);
+    }
+    cr_assert_gt(res.network.mean, 55);       /* the 4G client's RTT */
+    sim_result_free(&res);
+}
+
+/* Streaming: the first token reaches the client one hop after the replica
+ * emits it, and so does the last.  A hop of a constant 20 ms RTT carrying no
+ * bytes adds exactly 20 ms to both TTFT and e2e (constant arrivals: the replica
+ * sees the same arrivals 10 ms later). */
+Test(gateway, streamed_tokens_reach_the_client_one_hop_later)
+{
+    const char *base =
+        "[sim]\nrequests = 50\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.5\n"
+        "prompt_tokens = const(500)\noutput_tokens = const(20)\ntarget = %s\n"
+        "[pool link]\nkind = net\nrtt_ms = const(20)\nbytes_per_token = 0\nheader_bytes = 0\n"
+        "chunk_bytes = 0\nproto_ms_per_kb = 0\nnext = chat\n"
+        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n";
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, base, "chat");
+    snprintf(b, sizeof b, base, "link");
+    sim_result direct, hop;
+    run(a, &direct);
+    run(b, &hop);
+    cr_assert_float_eq(hop.ttft.mean - direct.ttft.mean, 20, 1e-6);
+    cr_assert_float_eq(hop.e2e.mean - direct.e2e.mean, 20, 1e-6);
+    cr_assert_float_eq(hop.tpot.mean, direct.tpot.mean, 1e-9);
+    sim_result_free(&direct);
+    sim_result_free(&hop);
+}
+
+/* 600 requests per minute allowed, 20 per second offered, over-limit requests
+ * rejected: the bucket is full (a minute's allowance, 600) at the first arrival
+ * and refills 10 per second, never reaching full again under this overload, so
+ * a run whose arrivals span T seconds (window_s) serves 600 + 10 T requests
+ * minus what is left in the bucket at the end: less than one request plus the
+ * refill since the last arrival (10 x an exponential gap of mean 0.05 s; more
+ * than 2 requests' worth with probability e^-4). */
+Test(gateway, api_rate_limit_admits_the_configured_rate)
+{
+    const char *text =
+        "[sim]\nrequests = 40000\nwarmup = 0\n[workload]\nrate = 20\n"
+        "prompt_tokens = const(100)\noutput_tokens = const(10)\ntarget = gpt\n"
+        "[pool gpt]\nkind = api\nttft_ms = const(0)\nrpm = 600\n";
+    sim_result res;
+    run(text, &res);
+    double expect = 600 + 10 * res.window_s;
+    cr_assert(res.served >= expect - 3 && res.served <= expect + 1e-9,
+              "served %lu, expected %.1f (-3)", (unsigned long) res.served, expect);
+    cr_assert_eq(res.served + res.rejected, 40000);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "rate_limited"), (double) res.rejected, 0);
+    sim_result_free(&res);
+}
+
+/* Unbounded cache, answers kept forever, requests far apart (nothing in flight
+ * when the next arrives): every request after the first of its intent hits, so
+ * hits = N - D, E[D] = sum_k 1 - (1 - p_k)^N with its exact variance (as in
+ * test_rcache.c); tolerance 5 standard deviations. */
+Test(gateway, result_cache_hit_rate_is_the_zipf_expectation)
+{
+    const int N = 6000;
+    const size_t K = 3000;
+    const char *text =
+        "[sim]\nrequests = 6000\nwarmup = 0\n[workload]\nrate = 1\n"
+        "target = cache\n"
+        "[pool cache]\nkind = result_cache\nintents = 3000\nintent_zipf = 0.8\nnext = work\n"
+        "[pool work]\nservice_ms = const(10)\n";
+    rcache_zipf *z = rcache_zipf_new(K, 0.8);
+    double q[3000], ed = 0, var = 0;
+    for (size_t k = 0; k < K; k++) {
+        q[k] = exp(N * log1p(-rcache_zipf_prob(z, k)));
+        ed += 1 - q[k];
+        var += q[k] * (1 - q[k]);
+    }
+    for (size_t j = 0; j < K; j++)
+        for (size_t k = j + 1; k < K; k++)
+            var += 2 * (exp(N * log1p(-rcache_zipf_prob(z, j) - rcache_zipf_prob(z, k))) - q[j] * q[k]);
+    rcache_zipf_free(z);
+    sim_result res;
+    run(text, &res);
+    double hits = pool_metric_get(&res.pools[0], "hits");
+    cr_assert_float_eq(hits, N - ed, 5 * sqrt(var), "hits %.0f, expected %.1f +- %.1f", hits, N - ed, sqrt(var));
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "hit_rate"), hits / N, 1e-12);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "false_hits"), 0);
+    sim_result_free(&res);
+}
+
+Test(gateway, bad_input)
+{
+    const char *head = "[sim]\nrequests = 10\n[workload]\nrate = 1\ntarget = c\n";
+    char t[1024];
+    snprintf(t, sizeof t, "%s[pool c]\nkind = result_cache\n", head);
+    expect_error(t, "needs at least 1 pool in next");
+    snprintf(t, sizeof t, "%s[pool c]\nkind = result_cache\ncache_ttl_s = -5\nnext = w\n[pool w]\nservice_ms = const(1)\n", head);
+    expect_error(t, "cache_ttl_s: must be >= 0");
+    snprintf(t, sizeof t, "%s[pool c]\nkind = result_cache\nintent_zipf = 0\nnext = w\n[pool w]\nservice_ms = const(1)\n", head);
+    expect_error(t, "intent_zipf: must be > 0");
+    snprintf(t, sizeof t, "%s[pool c]\nkind = result_cache\nnext = nowhere\n", head);
+    expect_error(t, "no pool named 'nowhere'");
+    snprintf(t, sizeof t, "%s[pool c]\nkind = net\npreset = moon\nnext = w\n[pool w]\nservice_ms = const(1)\n", head);
+    expect_error(t, "unknown preset 'moon'");
+    snprintf(t, sizeof t, "%s[pool c]\nkind = net\nup_mbps = 0\nnext = w\n[pool w]\nservice_ms = const(1)\n", head);
+    expect_error(t, "up_mbps: must be > 0");
+    snprintf(t, sizeof t, "%s[pool c]\nkind = api\nttft_ms = const(1)\nrpm = 10.5\n", head);
+    expect_error(t, "rpm: must be a whole number");
+    snprintf(t, sizeof t, "%s[pool c]\nkind = api\n", head);
+    expect_error(t, "ttft_ms");
+}
