@@ -162,5 +162,6 @@ int planner_dispatch(const char *cmd, int argc, char **argv)
     if (!strcmp(cmd, "check")) return check_main(argc, argv);
     if (!strcmp(cmd, "baseline")) return baseline_main(argc, argv);
     if (!strcmp(cmd, "compare")) return compare_main(argc, argv);
+    if (!strcmp(cmd, "plot")) return plot_main(argc, argv);
     return -1;
 }

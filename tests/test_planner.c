@@ -436,3 +436,74 @@ Test(check, compare_files_and_runs)
     expect_bad(&r, "no run 7");
     rfree(&r);
 }
+
+/* ---- plot ----------------------------------------------------------------- */
+
+static int is_png(const char *path)
+{
+    static const unsigned char magic[8] = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
+    unsigned char b[8] = { 0 };
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    size_t n = fread(b, 1, 8, f);
+    fclose(f);
+    return n == 8 && !memcmp(b, magic, 8);
+}
+
+/* Valid XML (xmllint) whose root element is <svg>. */
+static int is_svg(const char *path)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "xmllint --noout '%s' && xmllint --xpath 'name(/*)' '%s' | grep -qx svg", path, path);
+    return system(cmd) == 0;
+}
+
+Test(plot, every_kind_is_a_valid_png_or_svg)
+{
+    cr_assert_eq(system("command -v gnuplot >/dev/null"), 0, "gnuplot (gnuplot-nox) is a dependency: make deps");
+    char path[256];
+    write_file("mmc.ini", MMC5, path, sizeof path);
+    result r = latsim("run %s --db %s", path, db);                      /* run 1 */
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    rfree(&r);
+    r = latsim("sweep %s --vary workload.rate=10:40:10 --db %s --set sim.requests=5000", path, db);   /* sweep 1 */
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    rfree(&r);
+    r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:16\" --db %s --set sim.requests=5000", path, db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);                                  /* plan 2 */
+    rfree(&r);
+    static const struct { const char *args, *ext; } cases[] = {
+        { "1", "png" }, { "run 1 --kind breakdown", "svg" }, { "sweep 1", "png" }, { "sweep 1 --kind breakdown", "png" },
+        { "plan 2", "svg" }, { "run 1", "svg" }, { "plan 2", "png" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[256];
+        snprintf(out, sizeof out, "%s/p%zu.%s", dir, i, cases[i].ext);
+        r = latsim("plot %s --db %s --out %s", cases[i].args, db, out);
+        cr_expect_eq(r.rc, 0, "plot %s: %s", cases[i].args, r.err);
+        if (!strcmp(cases[i].ext, "png")) cr_expect(is_png(out), "plot %s: not a PNG", cases[i].args);
+        else cr_expect(is_svg(out), "plot %s: not an SVG", cases[i].args);
+        rfree(&r);
+    }
+    /* A plan is no sweep; a missing run; a kind that does not apply. */
+    r = latsim("plot sweep 2 --db %s --out %s/x.png", db, dir);
+    expect_bad(&r, "no sweep 2");
+    rfree(&r);
+    r = latsim("plot 999 --db %s --out %s/x.png", db, dir);
+    expect_bad(&r, "no run 999");
+    rfree(&r);
+    r = latsim("plot plan 2 --kind cdf --db %s --out %s/x.png", db, dir);
+    expect_bad(&r, "does not apply");
+    rfree(&r);
+    /* Without gnuplot: a clear message, nothing drawn. */
+    char cmd[800], errf[300];
+    snprintf(errf, sizeof errf, "%s/nognu.err", dir);
+    snprintf(cmd, sizeof cmd, "PATH=/nonexistent %s plot 1 --db %s --out %s/none2.png 2>%s", LATSIM, db, dir, errf);
+    int st = system(cmd);
+    cr_expect_eq(WEXITSTATUS(st), 1);
+    char *e = slurp(errf);
+    cr_expect(e && strstr(e, "gnuplot is not installed") != NULL, "%s", e ? e : "");
+    free(e);
+    snprintf(cmd, sizeof cmd, "%s/none2.png", dir);
+    cr_expect_neq(access(cmd, F_OK), 0);
+}
