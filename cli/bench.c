@@ -7,7 +7,8 @@
  * Cases: an M/M/8 queue at utilisation 0.9 with 10^6 and 10^7 requests (the
  * engine's event rate, and memory that must not grow with the request count),
  * and 10^6 LLM requests (mean 1000 prompt / 200 output tokens) on 16
- * continuous-batching replicas.
+ * continuous-batching replicas fed by one shared queue, and the same behind a
+ * power_of_two router over per-replica queues (routing = power_of_two).
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,15 +32,18 @@ typedef struct bench_case {
     "[workload]\narrival = poisson\nrate = 7200\n" \
     "[pool mm8]\nservers = 8\nservice_ms = exp(mean=1)\n"
 
+#define LLM16(routing) \
+    "[sim]\nrequests = 1000000\nwarmup = 20000\nseed = 1\n" \
+    "[workload]\narrival = poisson\nrate = 110\n" \
+    "prompt_tokens = lognormal(mean=1000, cv=1.0)\noutput_tokens = lognormal(mean=200, cv=1.0)\n" \
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 16\nscheduler = continuous\n" \
+    "truncate = yes\nrouting = " routing "\n"
+
 static const bench_case CASES[] = {
     { "M/M/8 rho=0.9, 1e6 req", MM8("1000000") },
     { "M/M/8 rho=0.9, 1e7 req", MM8("10000000") },
-    { "LLM 16x continuous, 1e6 req",
-      "[sim]\nrequests = 1000000\nwarmup = 20000\nseed = 1\n"
-      "[workload]\narrival = poisson\nrate = 110\n"
-      "prompt_tokens = lognormal(mean=1000, cv=1.0)\noutput_tokens = lognormal(mean=200, cv=1.0)\n"
-      "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 16\nscheduler = continuous\n"
-      "truncate = yes\n" },
+    { "LLM 16x continuous, 1e6 req", LLM16("shared") },
+    { "LLM 16x power_of_two, 1e6 req", LLM16("power_of_two") },
 };
 
 typedef struct bench_out {

@@ -8,9 +8,11 @@
 #include "llm.h"
 #include "semcache.h"
 #include "pool.h"
+#include "router.h"
 
 /* Built-in kinds; the first is the default of `kind`. */
-static const station_kind *const BUILTIN[] = { &pool_kind_generic, &llm_kind, &hop_kind, &extapi_kind, &semcache_kind };
+static const station_kind *const BUILTIN[] = { &pool_kind_generic, &llm_kind, &hop_kind, &extapi_kind, &semcache_kind,
+                                               &router_kind };
 #define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
 
 #define MAX_EXTRA 16

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "llm.h"
+#include "route.h"
 #include "sim.h"
 
 typedef struct llm llm;
@@ -26,6 +27,8 @@ typedef struct replica {
     int index;                /* replica number */
     int stepping;             /* a step is in flight */
     int idle_listed;          /* on the pool's idle stack */
+    squeue *wq;               /* the queue it takes requests from: the pool's, or its own */
+    squeue own;               /* its own queue (routed pools) */
     evq_id wait_ev;           /* dynamic: pending batch-start timer */
     int64_t steps;            /* completed steps */
     int64_t free_blocks;      /* KV blocks not held */
@@ -64,6 +67,9 @@ struct llm {
     int nrep;
     replica **idle;           /* stack of replicas not stepping */
     int nidle;
+    int routed;               /* 1: a routing policy sends each request to a replica's own queue */
+    route_ctx rc;             /* routed: the policy's view and state */
+    station_snap *snaps;      /* routed: one per replica, refreshed per request */
     int B;                    /* tokens per KV block */
     /* measured-window counters */
     int window_open;          /* between llm_window_start() and llm_window_end() */
@@ -220,7 +226,7 @@ static void preempt_newest(replica *R)
     r->service_ns += now - r->start;
     r->enq = now;
     if (*P->st.sink->measuring) P->preemptions++;
-    station_push_front(&P->st, r);
+    squeue_push_front(R->wq, r);
 }
 
 /* ---- admission --------------------------------------------------------------- */
@@ -229,7 +235,7 @@ static void preempt_newest(replica *R)
 static void admit(replica *R, request *r, int64_t blocks)
 {
     llm *P = R->pool;
-    request *d = station_dequeue(&P->st);
+    request *d = squeue_dequeue(R->wq);
     assert(d == r);
     (void) d;
     station_start(&P->st, r);
@@ -272,7 +278,7 @@ static int plan_iteration(replica *R, int chunked)
     }
     /* Then newcomers, first come first served: stop at the first that does not fit. */
     request *r;
-    while (pbudget > 0 && R->nrun < L->max_batch && (r = station_peek(&P->st)) != NULL) {
+    while (pbudget > 0 && R->nrun < L->max_batch && (r = squeue_peek(R->wq)) != NULL) {
         int64_t len = r->prompt + (r->generated > 0 ? r->generated : 0);
         if (!chunked && len > pbudget) break;
         int64_t blocks = blocks_for(P, len);
@@ -348,15 +354,15 @@ static int plan_batch(replica *R)
     memset(&R->cur, 0, sizeof R->cur);
     if (R->batch_n == 0) {
         /* Form a batch: dynamic waits until it is full or the oldest waited long enough. */
-        request *h = station_peek(&P->st);
+        request *h = squeue_peek(R->wq);
         if (!h) return 0;
-        if (L->scheduler == SCHED_DYNAMIC && P->st.qlen < (uint64_t) L->max_batch) {
+        if (L->scheduler == SCHED_DYNAMIC && R->wq->len < (uint64_t) L->max_batch) {
             simtime_t due = simtime_add(h->enq, simtime_from_ms(L->max_wait_ms));
             if (evq_now(P->st.q) < due) return 0;     /* the timer (arrive.c) starts it */
         }
         int32_t maxp = 0, maxo = 0;
         request *r;
-        while (R->batch_n < L->max_batch && (r = station_peek(&P->st)) != NULL) {
+        while (R->batch_n < L->max_batch && (r = squeue_peek(R->wq)) != NULL) {
             int64_t len = r->prompt + r->output;
             int64_t blocks = blocks_for(P, len);
             /* The padded prefill (batch size x longest prompt) must fit max_batch_tokens. */
@@ -461,7 +467,7 @@ static void step(replica *R)
         go_idle(R);
         /* Dynamic batching: wake when the oldest waiting request has waited enough. */
         request *h;
-        if (P->cfg->scheduler == SCHED_DYNAMIC && !R->wait_ev && (h = station_peek(&P->st)) != NULL) {
+        if (P->cfg->scheduler == SCHED_DYNAMIC && !R->wait_ev && (h = squeue_peek(R->wq)) != NULL) {
             simtime_t due = simtime_add(h->enq, simtime_from_ms(P->cfg->max_wait_ms));
             R->wait_ev = station_at(&P->st, due, on_batch_timer, R, 0);
         }
@@ -511,7 +517,7 @@ static void on_step_end(evq *q, void *subject, int64_t arg)
     sched_for(R->pool->cfg->scheduler)->complete(R);
     R->steps++;
     step(R);
-    if (R->pool->nidle > 0 && R->pool->st.qlen > 0) kick(R->pool);   /* e.g. a preempted request */
+    if (!R->pool->routed && R->pool->nidle > 0 && R->pool->st.qlen > 0) kick(R->pool);   /* e.g. a preempted request */
 }
 
 /* Takes R off the idle stack and tries to start it. */
@@ -534,7 +540,7 @@ static void on_batch_timer(evq *q, void *subject, int64_t arg)
     replica *R = subject;
     R->wait_ev = 0;
     if (!R->stepping) wake(R);
-    kick(R->pool);      /* a batch may not take everything: other idle replicas may */
+    if (!R->pool->routed) kick(R->pool);   /* a batch may not take everything: other idle replicas may */
 }
 
 /* ---- the station ----------------------------------------------------------------- */
@@ -549,9 +555,26 @@ static void kick(llm *P)
     }
 }
 
+/* Replica I's load, as the routing policy sees it. */
+static void replica_snap(const replica *R, station_snap *out)
+{
+    out->waiting = R->own.len;
+    out->inside = R->own.len + (uint64_t) R->nrun;
+    out->busy = R->stepping;
+    out->capacity = 1;
+    out->kv_free = (double) R->free_blocks / (double) R->pool->cfg->kv_blocks;
+}
+
 static void enter_queue(llm *P, request *r)
 {
-    if (station_enqueue(&P->st, r) == 0) kick(P);
+    if (!P->routed) {
+        if (station_enqueue(&P->st, r) == 0) kick(P);
+        return;
+    }
+    if (P->rc.policy->uses_snaps)
+        for (int i = 0; i < P->nrep; i++) replica_snap(&P->r[i], &P->snaps[i]);
+    replica *R = &P->r[route_pick(&P->rc, r, P->snaps)];
+    if (squeue_enqueue(&R->own, r) == 0 && R->idle_listed) wake(R);
 }
 
 static void on_overhead_done(evq *q, void *subject, int64_t arg)
@@ -672,6 +695,8 @@ static void destroy(station *st)
     }
     free(P->r);
     free(P->idle);
+    free(P->snaps);
+    if (P->routed) route_close(&P->rc);
     station_fini(st);
     free(P);
 }
@@ -719,11 +744,18 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     P->r = calloc((size_t) L->replicas, sizeof *P->r);
     P->idle = calloc((size_t) L->replicas, sizeof *P->idle);
     if (!P->r || !P->idle) goto fail;
+    if (L->routing) {
+        P->snaps = calloc((size_t) L->replicas, sizeof *P->snaps);
+        if (!P->snaps || route_open(&P->rc, L->routing, L->replicas, env->seed, cfg->name) != 0) goto fail;
+        P->routed = 1;
+    }
     for (int i = 0; i < L->replicas; i++) {
         replica *R = &P->r[i];
         R->pool = P;
         R->index = i;
         R->free_blocks = L->kv_blocks;
+        squeue_init(&R->own, &P->st);
+        R->wq = L->routing ? &R->own : &P->st.queue;
         R->pf = calloc((size_t) L->max_batch, sizeof *R->pf);
         R->chunk = calloc((size_t) L->max_batch, sizeof *R->chunk);
         R->heap = calloc((size_t) L->max_batch, sizeof *R->heap);

@@ -8,6 +8,7 @@
 #include <strings.h>
 #include "kind.h"
 #include "llmcfg.h"
+#include "route.h"
 
 const scn_key llm_keys[] = {
     { "model", "", "catalog model (required; see latsim catalog)" },
@@ -28,6 +29,7 @@ const scn_key llm_keys[] = {
     { "max_seq_len", "model context", "cap on prompt + output tokens per request (also capped by KV capacity)" },
     { "truncate", "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
     { "request_overhead_ms", "0", "front-end work per request (tokenise, schedule) before queueing" },
+    { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two) over per-replica queues" },
     { "cost", "roofline", "step-time model: roofline | linear" },
     { "step_base_ms", "", "linear: ms per step" },
     { "prefill_ms_per_token", "", "linear: ms per prompt token" },
@@ -73,6 +75,10 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_i64(x, sec, "max_seq_len", 0, 2, 1000000000, &l->max_seq_len)) return -1;
     if (scn_bool(x, sec, "truncate", 0, &l->truncate)) return -1;
     if (scn_num(x, sec, "request_overhead_ms", 0, 0, 0, 1e12, &l->request_overhead_ms)) return -1;
+    char choices[256] = "shared|";
+    route_choices(choices + strlen(choices), sizeof choices - strlen(choices));
+    if (scn_enum(x, sec, "routing", choices, 0, &k)) return -1;
+    l->routing = k == 0 ? NULL : route_at(k - 1);
 
     cost_model *c = &l->cost;
     if (scn_enum(x, sec, "cost", "linear|roofline", COST_ROOFLINE, &k)) return -1;

@@ -15,6 +15,7 @@ int station_init(station *st, const station_ops *ops, const pool_cfg *cfg, const
     st->index = env->index;
     st->sink = env->sink;
     st->q = env->q;
+    squeue_init(&st->queue, st);
     char name[96];
     snprintf(name, sizeof name, "pool %s", cfg->name);
     st->rng = rng_stream(env->seed, name);
@@ -104,82 +105,100 @@ void station_busy(station *st, double delta)
     assert(st->busy >= -1e-9);
 }
 
+void squeue_init(squeue *q, station *owner)
+{
+    q->head = q->tail = NULL;
+    q->len = 0;
+    q->st = owner;
+}
+
 /* A request still waiting when its timeout fires stays in the queue as a
  * tombstone (outcome set) and is removed when it reaches the head. */
-static void timeout_fire(evq *q, void *subject, int64_t arg)
+static void timeout_fire(evq *e, void *subject, int64_t arg)
 {
-    (void) q;
-    station *st = subject;
+    (void) e;
+    squeue *q = subject;
+    station *st = q->st;
     request *r = (request *) (intptr_t) arg;
     r->timeout_ev = 0;
+    q->len--;
     st->qlen--;
     if (r->measured) st->timed_out++;
     st->inside--;
     st->sink->outcome(st->sink->ctx, r, OUT_TIMED_OUT);
 }
 
-int station_enqueue(station *st, request *r)
+int squeue_enqueue(squeue *q, request *r)
 {
+    station *st = q->st;
     if (st->cfg->queue_limit && st->qlen >= st->cfg->queue_limit) {
         if (r->measured) st->rejected++;
         station_drop(st, r, OUT_REJECTED);
         return -1;
     }
     r->next = NULL;
-    if (st->qtail) st->qtail->next = r;
-    else st->qhead = r;
-    st->qtail = r;
+    if (q->tail) q->tail->next = r;
+    else q->head = r;
+    q->tail = r;
+    q->len++;
     st->qlen++;
     if (st->cfg->timeout_ms > 0) {
         /* A timeout that falls past the clock's range (simtime.h) can never fire
          * within a run: it is not armed (the request waits as without one). */
         simtime_t due = simtime_add(evq_now(st->q), simtime_from_ms(st->cfg->timeout_ms));
         if (due <= SIMTIME_HORIZON)
-            r->timeout_ev = station_at(st, due, timeout_fire, st, (int64_t) (intptr_t) r);
+            r->timeout_ev = station_at(st, due, timeout_fire, q, (int64_t) (intptr_t) r);
     }
     return 0;
 }
 
-void station_push_front(station *st, request *r)
+void squeue_push_front(squeue *q, request *r)
 {
-    r->next = st->qhead;
-    st->qhead = r;
-    if (!st->qtail) st->qtail = r;
-    st->qlen++;
+    r->next = q->head;
+    q->head = r;
+    if (!q->tail) q->tail = r;
+    q->len++;
+    q->st->qlen++;
 }
 
 /* Drops timed-out tombstones from the head. */
-static void skip_dead(station *st)
+static void skip_dead(squeue *q)
 {
-    while (st->qhead && st->qhead->outcome == OUT_TIMED_OUT) {
-        request *r = st->qhead;
-        st->qhead = r->next;
-        if (!st->qhead) st->qtail = NULL;
-        st->sink->release(st->sink->ctx, r);
+    while (q->head && q->head->outcome == OUT_TIMED_OUT) {
+        request *r = q->head;
+        q->head = r->next;
+        if (!q->head) q->tail = NULL;
+        q->st->sink->release(q->st->sink->ctx, r);
     }
 }
 
-request *station_peek(station *st)
+request *squeue_peek(squeue *q)
 {
-    skip_dead(st);
-    return st->qhead;
+    skip_dead(q);
+    return q->head;
 }
 
-request *station_dequeue(station *st)
+request *squeue_dequeue(squeue *q)
 {
-    skip_dead(st);
-    request *r = st->qhead;
+    skip_dead(q);
+    request *r = q->head;
     if (!r) return NULL;
-    st->qhead = r->next;
-    if (!st->qhead) st->qtail = NULL;
+    q->head = r->next;
+    if (!q->head) q->tail = NULL;
     r->next = NULL;
-    st->qlen--;
+    q->len--;
+    q->st->qlen--;
     if (r->timeout_ev) {
-        evq_cancel(st->q, r->timeout_ev);
+        evq_cancel(q->st->q, r->timeout_ev);
         r->timeout_ev = 0;
     }
     return r;
 }
+
+int station_enqueue(station *st, request *r) { return squeue_enqueue(&st->queue, r); }
+void station_push_front(station *st, request *r) { squeue_push_front(&st->queue, r); }
+request *station_peek(station *st) { return squeue_peek(&st->queue); }
+request *station_dequeue(station *st) { return squeue_dequeue(&st->queue); }
 
 void station_start(station *st, request *r)
 {

@@ -24,6 +24,14 @@
 typedef struct station station;
 typedef struct pool_result pool_result;
 
+/* A FIFO of waiting requests.  A station has one (`queue`); a kind may keep
+ * more (an LLM pool's per-replica queues), all counted in the station's qlen. */
+typedef struct squeue {
+    request *head, *tail;     /* waiting requests (timed-out ones linger as tombstones) */
+    uint64_t len;             /* waiting requests, tombstones excluded */
+    station *st;              /* owner: its limits, statistics and engine */
+} squeue;
+
 /* How stations hand requests back to the engine. */
 typedef struct station_sink {
     void *ctx;                                             /* the engine's state */
@@ -81,8 +89,8 @@ struct station {
     station **out;            /* out-edges (the `next` list), set by the engine after building */
     int nout;                 /* number of out-edges; 0: served requests leave the system */
 
-    request *qhead, *qtail;   /* waiting requests (timed-out ones linger as tombstones) */
-    uint64_t qlen;            /* waiting requests, tombstones excluded */
+    squeue queue;             /* the station's queue */
+    uint64_t qlen;            /* waiting requests in all its queues, tombstones excluded */
 
     stat_acc *queue_ms;       /* waiting time in this pool, measured requests, ms */
     stat_acc *service_ms;     /* service time in this pool, measured requests, ms */
@@ -132,12 +140,20 @@ evq_id station_after(station *st, simtime_t dt, evq_handler handler, void *subje
 /* Adds DELTA to the busy count at the current time. */
 void station_busy(station *st, double delta);
 
-/* Queue operations.  station_enqueue applies queue_limit (returns -1 and
- * rejects the request when full) and arms the timeout. */
+/* Queue operations on the station's queue.  station_enqueue applies
+ * queue_limit (to the station's qlen: returns -1 and rejects the request when
+ * full) and arms the timeout. */
 int station_enqueue(station *st, request *r);
 void station_push_front(station *st, request *r);   /* no limit, no timeout: a preempted request */
 request *station_peek(station *st);                 /* head, tombstones skipped; NULL when empty */
-request *station_dequeue(station *st);              /* removes the head; records its queueing */
+request *station_dequeue(station *st);              /* removes the head, cancels its timeout */
+
+/* The same on queue Q of its owner station (squeue_init first). */
+void squeue_init(squeue *q, station *owner);
+int squeue_enqueue(squeue *q, request *r);
+void squeue_push_front(squeue *q, request *r);
+request *squeue_peek(squeue *q);
+request *squeue_dequeue(squeue *q);
 
 /* Records that R starts (or resumes) service now, ending a wait in the queue. */
 void station_start(station *st, request *r);
