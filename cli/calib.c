@@ -16,7 +16,9 @@
 #include "catalog.h"
 #include "cdb.h"
 #include "cfitted.h"
+#include "ccost.h"
 #include "cimport.h"
+#include "cprofile.h"
 #include "store.h"
 
 #ifndef LATSIM_VERSION
@@ -193,9 +195,18 @@ static int cmd_fit(const opts *o)
         }
         id = m.fit.id;
     } else {
-        snprintf(err, sizeof err, "calib fit profile: not built yet");
-        cdb_rollback(db);
-        goto out;
+        if (!o->tp) {
+            snprintf(err, sizeof err, "calib fit profile: --tp T is required");
+            cdb_rollback(db);
+            goto out;
+        }
+        cprofile p;
+        if (cprofile_build(db, o->model, o->gpu, (int)o->tp, LATSIM_VERSION, &p, err, sizeof err) != 0) {
+            cdb_rollback(db);
+            goto out;
+        }
+        id = p.fit.id;
+        cprofile_free(&p);
     }
     if (cdb_commit(db, err, sizeof err) != 0) {
         cdb_rollback(db);
@@ -251,9 +262,155 @@ int calib_main(int argc, char **argv)
     return fail(2, err);
 }
 
+static const char *COST_USAGE =
+    "usage: latsim cost --model M --gpu G --tp T [--weights P] [--prefill TOKENS [--prefill-batch B]]\n"
+    "                   [--decode SEQS --context TOKENS] [--cost KIND | --cost-id ID] [--json] [--db PATH]\n"
+    "\n"
+    "Prints the predicted time of one forward step and the model that produced it.\n"
+    "  --prefill TOKENS       prompt tokens per prefilling sequence (with --prefill-batch B sequences, default 1)\n"
+    "  --decode SEQS          decoding sequences, each with --context TOKENS of context\n"
+    "  --cost KIND            auto (default: best calibrated model, else roofline), fitted, profile, roofline\n"
+    "  --cost-id ID           a stored calibrated model (latsim calib list)\n"
+    "  --json                 {\"step_ms\": X, \"cost_model\": {kind, id, source, mape}, \"parts\": {NAME: ms}}\n";
+
+static void json_num(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.10g", v);
+    else
+        fputs("null", out);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(out, "\\%c", ch);
+        else if (ch < 0x20) fprintf(out, "\\u%04x", ch);
+        else fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
 int cost_main(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return fail(2, "cost: not built yet");
+    const char *dbopt = NULL, *model = NULL, *gpu = NULL, *weights = NULL, *kind = NULL;
+    long tp = 0, prefill = 0, pbatch = 1, decode = 0, context = -1, id = 0;
+    int json = 0;
+    char err[2048];
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(COST_USAGE, stdout); return 0; }
+        if (!strcmp(a, "--json")) { json = 1; continue; }
+        static const char *const takes[] = { "--db", "--model", "--gpu", "--weights", "--cost", "--tp",
+                                             "--prefill", "--prefill-batch", "--decode", "--context",
+                                             "--cost-id" };
+        int k = -1;
+        for (int j = 0; j < (int)(sizeof takes / sizeof *takes); j++)
+            if (!strcmp(a, takes[j])) k = j;
+        if (k < 0) {
+            snprintf(err, sizeof err, "cost: unknown argument '%s' (see latsim cost --help)", a);
+            return fail(2, err);
+        }
+        if (i + 1 >= argc) {
+            snprintf(err, sizeof err, "cost: %s needs a value", a);
+            return fail(2, err);
+        }
+        const char *v = argv[++i];
+        int bad = 0;
+        switch (k) {
+        case 0: dbopt = v; break;
+        case 1: model = v; break;
+        case 2: gpu = v; break;
+        case 3: weights = v; break;
+        case 4: kind = v; break;
+        case 5: bad = parse_long("cost: --tp", v, 1, 1024, &tp, err, sizeof err); break;
+        case 6: bad = parse_long("cost: --prefill", v, 1, 10000000, &prefill, err, sizeof err); break;
+        case 7: bad = parse_long("cost: --prefill-batch", v, 1, 1000000, &pbatch, err, sizeof err); break;
+        case 8: bad = parse_long("cost: --decode", v, 1, 1000000, &decode, err, sizeof err); break;
+        case 9: bad = parse_long("cost: --context", v, 0, 10000000, &context, err, sizeof err); break;
+        default: bad = parse_long("cost: --cost-id", v, 1, 1L << 62, &id, err, sizeof err); break;
+        }
+        if (bad) return fail(2, err);
+    }
+    if (!model || !gpu || !tp) return fail(2, "cost: --model M, --gpu G and --tp T are required");
+    if (!prefill && !decode) return fail(2, "cost: give --prefill TOKENS and/or --decode SEQS --context TOKENS");
+    if (decode && context < 0) return fail(2, "cost: --decode needs --context TOKENS");
+    if (kind && strcmp(kind, "auto") && strcmp(kind, "fitted") && strcmp(kind, "profile") && strcmp(kind, "roofline")) {
+        snprintf(err, sizeof err, "cost: --cost: unknown kind '%s' (valid: auto, fitted, profile, roofline)", kind);
+        return fail(2, err);
+    }
+    if (kind && id) return fail(2, "cost: give --cost KIND or --cost-id ID, not both");
+    const char *path = db_path(dbopt);
+    sqlite3 *db = NULL;
+    int rc = 2;
+    if (access(path, F_OK) == 0 ? store_open(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))
+        return fail(2, err);
+    cost_model roof = { .kind = COST_ROOFLINE, .have_hw = 1, .tp = (int)tp, .kv_bytes = 2, .compute_eff = 0.6,
+                        .memory_eff = 0.8, .step_overhead_ms = 1.0, .allreduce_latency_us = 8 };
+    char e2[512];
+    ccost c;
+    int have_c = 0;
+    if (catalog_model(db, model, &roof.model, e2, sizeof e2) != 0 || catalog_gpu(db, gpu, &roof.gpu, e2, sizeof e2) != 0) {
+        snprintf(err, sizeof err, "cost: %s", e2);
+        goto out;
+    }
+    if (!weights) weights = roof.model.weights[0] ? roof.model.weights : "bf16";
+    roof.weight_bytes = catalog_weight_bytes(weights);
+    if (roof.weight_bytes <= 0) {
+        snprintf(err, sizeof err, "cost: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4)", weights);
+        goto out;
+    }
+    roof.use_fp8_compute = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
+    if (roof.model.heads % tp != 0) {
+        snprintf(err, sizeof err, "cost: --tp %ld does not divide the %d attention heads of %s", tp, roof.model.heads, roof.model.name);
+        goto out;
+    }
+    if (ccost_resolve(db, kind, id, &roof, weights, &c, err, sizeof err) != 0)
+        goto out;
+    have_c = 1;
+    cost_step s = { .prefill_tokens = prefill * pbatch, .prefill_pairs = (double)pbatch * prefill * (prefill + 1) / 2.0,
+                    .prefill_seqs = prefill ? (int32_t)pbatch : 0, .decode_seqs = (int32_t)decode,
+                    .kv_tokens = decode * (context + 1) };
+    ccost_parts parts;
+    int extrap = 0;
+    double ms = ccost_step_ms(&c, &s, &parts, &extrap);
+    const char *range = c.kind == CC_ROOFLINE ? "" : extrap ? "extrapolated" : c.range;
+    if (json) {
+        printf("{\"step_ms\": ");
+        json_num(stdout, ms);
+        printf(", \"cost_model\": {\"kind\": \"%s\", \"id\": ", ccost_kind_name(c.kind));
+        if (c.id) printf("%lld", (long long)c.id); else printf("null");
+        printf(", \"source\": ");
+        json_str(stdout, c.source);
+        printf(", \"mape\": ");
+        json_num(stdout, c.mape);
+        printf("}, \"parts\": {");
+        for (int k = 0; k < parts.n; k++) {
+            printf("%s", k ? ", " : "");
+            json_str(stdout, parts.name[k]);
+            printf(": ");
+            json_num(stdout, parts.ms[k]);
+        }
+        printf("}}\n");
+    } else {
+        printf("step_ms %.4g  (%s", ms, ccost_kind_name(c.kind));
+        if (c.id) printf(" model %lld", (long long)c.id);
+        printf(", %s", c.source);
+        if (isfinite(c.mape)) printf(", cv_mape %.3g %%", c.mape);
+        if (range[0]) printf(", %s", range);
+        printf(")\n");
+        for (int k = 0; k < parts.n; k++)
+            printf("  %-18s %10.4g ms\n", parts.name[k], parts.ms[k]);
+        if (c.note[0]) printf("  note: %s\n", c.note);
+    }
+    if (range[0] && strcmp(range, "extrapolated") == 0)
+        fprintf(stderr, "latsim: note: cost model %lld is extrapolated here (outside its measured TP, step sizes or GPU)\n", (long long)c.id);
+    rc = 0;
+out:
+    if (rc) fprintf(stderr, "latsim: %s\n", err);
+    if (have_c) ccost_free(&c);
+    store_close(db);
+    return rc;
 }

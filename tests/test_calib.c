@@ -18,7 +18,10 @@
 #include <sqlite3.h>
 
 #include "catalog.h"
+#include "cdb.h"
 #include "cfitted.h"
+#include "cimport.h"
+#include "cprofile.h"
 #include "nnls.h"
 #include "store.h"
 
@@ -398,4 +401,183 @@ Test(calib_cli, fit_without_measurements)
     cr_assert_eq(r.rc, 2, "bloom-176b is not in the catalog: %s", r.err);
     cr_assert(strstr(r.err, "splitwise_bloom176b.csv:2: column model: unknown model 'bloom-176b'"), "%s", r.err);
     result_free(&r);
+}
+
+/* ---- latsim cost -------------------------------------------------------------------- */
+
+/* The fitted model predicts a TP degree it was not fitted on (marked interpolated)
+ * within 1 % of the generating model, flags a degree outside the measured range and
+ * refuses one far outside it. */
+Test(calib_cli, cost_fitted_interpolates_unseen_tp)
+{
+    char csv[256];
+    const int tps[] = { 1, 2, 8 };
+    write_known_steps("known.csv", tps, 3, 0, csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib fit --model llama-3-8b --gpu h100");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+
+    sqlite3 *h = NULL;
+    char err[256];
+    cr_assert_eq(store_open(":memory:", &h, err, sizeof err), 0);
+    cfitted m = { 0 };
+    cr_assert_eq(catalog_model(h, "llama-3-8b", &m.model, err, sizeof err), 0);
+    store_close(h);
+    m.weight_bytes = m.kv_bytes = 2;
+    memcpy(m.c, KNOWN, sizeof KNOWN);
+    cost_step s = { .prefill_tokens = 1000, .prefill_pairs = 1000.0 * 1001 / 2, .prefill_seqs = 1,
+                    .decode_seqs = 16, .kv_tokens = 16 * 501 };
+    double truth = cfitted_step_ms(&m, 4, &s, NULL);
+
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 4 --prefill 1000 --decode 16 --context 500 --cost fitted");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "interpolated"), "%s", r.out);
+    double ms = atof(r.out + strlen("step_ms "));
+    cr_assert(fabs(ms - truth) < 0.01 * truth, "predicted %g, truth %g", ms, truth);
+    result_free(&r);
+
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 4 --prefill 1000 --decode 16 --context 500 --json");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strncmp(r.out, "{\"step_ms\": ", 12) == 0, "%s", r.out);
+    cr_assert(strstr(r.out, ", \"cost_model\": {\"kind\": \"fitted\", \"id\": 1, \"source\": \"steps-csv\", \"mape\": "), "%s", r.out);
+    cr_assert(strstr(r.out, "}, \"parts\": {\"fixed\": "), "%s", r.out);
+    cr_assert(fabs(atof(r.out + 12) - truth) < 0.01 * truth);
+    result_free(&r);
+
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 16 --decode 16 --context 500 --cost fitted");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "extrapolated"), "%s", r.out);
+    cr_assert(strstr(r.err, "extrapolated"), "%s", r.err);
+    result_free(&r);
+
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 32 --decode 16 --context 500 --cost fitted");
+    cr_assert_eq(r.rc, 2, "%s", r.out);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "tp 32 is far outside the measured tp 1,2,8"), "%s", r.err);
+    result_free(&r);
+
+    /* auto falls back to the roofline where nothing is stored for the TP, and says why. */
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 32 --decode 16 --context 500 --json");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"cost_model\": {\"kind\": \"roofline\", \"id\": null, \"source\": \"datasheet\", \"mape\": null}"), "%s", r.out);
+    result_free(&r);
+
+    /* A model measured on H100 carried to A100 by datasheet ratios is marked extrapolated. */
+    r = latsim("cost --model llama-3-8b --gpu a100 --tp 2 --decode 16 --context 500");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "fitted model 1, steps-csv, carried from h100 by datasheet ratios"), "%s", r.out);
+    cr_assert(strstr(r.out, "extrapolated"), "%s", r.out);
+    result_free(&r);
+}
+
+Test(calib_cli, cost_bad_input)
+{
+    result r = latsim("cost --model llama-3-8b --gpu h100 --tp 3 --prefill 10");
+    cr_assert_eq(r.rc, 2);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "--tp 3 does not divide the 32 attention heads"), "%s", r.err);
+    result_free(&r);
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 1 --decode 4");
+    cr_assert_eq(r.rc, 2);
+    cr_assert(strstr(r.err, "--decode needs --context"), "%s", r.err);
+    result_free(&r);
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 1 --prefill 10 --cost-id 7");
+    cr_assert_eq(r.rc, 2);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    result_free(&r);
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 1 --prefill 10 --cost magic");
+    cr_assert_eq(r.rc, 2);
+    cr_assert(strstr(r.err, "unknown kind 'magic'"), "%s", r.err);
+    result_free(&r);
+}
+
+/* ---- cost = profile: the Vidur A100 profile of Llama-3-8B ------------------------- */
+
+/* Sums of the per-layer operator medians (x layers) plus the embedding, read
+ * straight from the CSV, one per data row with num_tensor_parallel_workers == TP. */
+static size_t vidur_sums(const char *path, int tp, int layers, double *tok, double *sum, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "%s (tests read ../shared/data)", path);
+    char line[16384];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    char *cols[128];
+    int nc = 0;
+    static char hdr[16384];
+    strcpy(hdr, line);
+    for (char *p = strtok(hdr, ",\n"); p && nc < 128; p = strtok(NULL, ",\n")) cols[nc++] = p;
+    size_t n = 0;
+    while (fgets(line, sizeof line, f) && n < cap) {
+        double v[128];
+        int k = 0;
+        for (char *p = strtok(line, ",\n"); p && k < 128; p = strtok(NULL, ",\n")) v[k++] = atof(p);
+        double s = 0, t = 0;
+        int rowtp = 0;
+        for (int c = 0; c < k && c < nc; c++) {
+            size_t L = strlen(cols[c]);
+            if (!strcmp(cols[c], "num_tokens")) t = v[c];
+            else if (!strcmp(cols[c], "num_tensor_parallel_workers")) rowtp = (int)v[c];
+            else if (L > 7 && !strcmp(cols[c] + L - 7, ".median"))
+                s += strncmp(cols[c], "time_stats.emb.", 15) == 0 ? v[c] : layers * v[c];
+        }
+        if (rowtp == tp) { tok[n] = t; sum[n] = s; n++; }
+    }
+    fclose(f);
+    return n;
+}
+
+Test(calib_cli, vidur_profile_reproduces_operator_sums_and_is_monotone)
+{
+    sqlite3 *h = NULL;
+    char err[512];
+    cr_assert_eq(store_open(db, &h, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cdb_init(h, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cdb_begin(h, err, sizeof err), 0);
+    cimp_opts o = { .model = "llama-3-8b", .gpu = "a100", .tool = "test" };
+    long n = 0;
+    cr_assert_eq(cimp_vidur(h, VIDUR, &o, &n, err, sizeof err), 0, "%s", err);
+    cprofile p;
+    cr_assert_eq(cprofile_build(h, "llama-3-8b", "a100", 1, "test", &p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cdb_commit(h, err, sizeof err), 0);
+
+    static double tok[600], sum[600];
+    size_t m = vidur_sums(VIDUR "/compute/a100/meta-llama/Meta-Llama-3-8B/mlp.csv", 1, p.model.layers, tok, sum, 600);
+    cr_assert_eq(m, 456);
+    /* At every measured token count the linear + embedding parts are the profile's own
+     * sum within 2 % (duplicate rows at one count are averaged). */
+    for (size_t i = 0; i < m; i++) {
+        cost_step s = { .prefill_tokens = (int64_t)tok[i], .prefill_pairs = 1, .prefill_seqs = 1 };
+        double parts[CP_NPARTS];
+        cprofile_step_ms(&p, &s, parts, NULL);
+        double got = parts[CP_LINEAR] + parts[CP_EMB];
+        cr_assert(fabs(got - sum[i]) <= 0.02 * sum[i], "%g tokens: %g ms, profile sum %g", tok[i], got, sum[i]);
+    }
+    /* Between measured points each curve stays monotone (Steffen). */
+    const cp_curve *cv[2] = { &p.lin, &p.emb };
+    for (int c = 0; c < 2; c++) {
+        cr_assert_gt(cv[c]->n, 400);
+        for (size_t i = 0; i + 1 < cv[c]->n; i++) {
+            double a = cv[c]->x[i], b = cv[c]->x[i + 1], ya = cv[c]->y[i], yb = cv[c]->y[i + 1];
+            double prev = ya;
+            for (int k = 1; k <= 8; k++) {
+                double y = cp_curve_eval(cv[c], a + (b - a) * k / 9.0, NULL);
+                cr_assert(y >= fmin(ya, yb) - 1e-12 && y <= fmax(ya, yb) + 1e-12, "curve %d at %g", c, a + (b - a) * k / 9.0);
+                cr_assert(yb >= ya ? y >= prev - 1e-12 : y <= prev + 1e-12, "curve %d not monotone in [%g, %g]", c, a, b);
+                prev = y;
+            }
+        }
+    }
+    /* Stored with its measurements: the profile loads back identically. */
+    cprofile q;
+    cr_assert_eq(cprofile_load(h, p.fit.id, &q, err, sizeof err), 0, "%s", err);
+    cost_step s = { .prefill_tokens = 3000, .prefill_pairs = 3000.0 * 3001 / 2, .prefill_seqs = 1,
+                    .decode_seqs = 40, .kv_tokens = 40 * 2001 };
+    cr_assert_eq(cprofile_step_ms(&p, &s, NULL, NULL), cprofile_step_ms(&q, &s, NULL, NULL));
+    cr_assert(isfinite(p.fit.mape) && p.fit.mape < 5, "cv mape %g", p.fit.mape);
+    cprofile_free(&p);
+    cprofile_free(&q);
+    store_close(h);
 }

@@ -1,0 +1,257 @@
+/* ccost.c -- resolution and evaluation of step-time models (see ccost.h). */
+#include "ccost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdb.h"
+#include "errmsg.h"
+
+const char *ccost_kind_name(cc_kind k)
+{
+    return k == CC_FITTED ? "fitted" : k == CC_PROFILE ? "profile" : "roofline";
+}
+
+void ccost_free(ccost *c)
+{
+    if (c->kind == CC_PROFILE)
+        cprofile_free(&c->profile);
+    c->kind = CC_ROOFLINE;
+}
+
+static double peak_of(const gpu_spec *g, int fp8)
+{
+    return fp8 ? g->fp8_tflops : g->bf16_tflops;
+}
+
+/* Fills the datasheet ratios from the measured GPU MEASURED to the replica's. */
+static int set_ratios(sqlite3 *db, ccost *c, const char *measured, char *err, size_t errlen)
+{
+    gpu_spec g;
+    char e2[512];
+    const gpu_spec *t = &c->roof.gpu;
+    c->r_compute = c->r_memory = c->r_link = 1;
+    if (catalog_gpu(db, measured, &g, e2, sizeof e2) != 0) {
+        errmsg_set(err, errlen, "calibrated model %lld: %s", (long long)c->id, e2);
+        return -1;
+    }
+    c->ridge = peak_of(&g, c->roof.use_fp8_compute) * 1e12 / (g.mem_bw_gbs * 1e9);
+    if (strcasecmp(g.name, t->name) == 0)
+        return 0;
+    c->carried = 1;
+    c->r_compute = peak_of(&g, c->roof.use_fp8_compute) / peak_of(t, c->roof.use_fp8_compute);
+    c->r_memory = g.mem_bw_gbs / t->mem_bw_gbs;
+    c->r_link = g.link_gbs / t->link_gbs;
+    snprintf(c->source + strlen(c->source), sizeof c->source - strlen(c->source),
+             ", carried from %s by datasheet ratios", g.name);
+    return 0;
+}
+
+/* Tries stored model ID for this replica.  Returns 0 usable (OUT filled), 1 not
+ * usable (WHY says why), -1 on error. */
+static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, char *err,
+                     size_t errlen)
+{
+    cdb_fit f;
+    int s = cdb_load_fit(db, id, &f, err, errlen);
+    if (s != 0)
+        return s == 1 ? (errmsg_set(why, wn, "%s", err), 1) : -1;
+    const cost_model *r = &c->roof;
+    if (strcasecmp(f.model, r->model.name) != 0) {
+        errmsg_set(why, wn, "calibrated model %lld is for %s, not %s", (long long)id, f.model,
+                   r->model.name);
+        return 1;
+    }
+    c->id = id;
+    c->mape = f.mape;
+    snprintf(c->source, sizeof c->source, "%s", f.source);
+    if (strcmp(f.kind, "profile") == 0) {
+        if (!cdb_tp_listed(f.tps, c->tp, NULL, NULL)) {
+            errmsg_set(why, wn, "profile %lld is for tp %s, not %d", (long long)id, f.tps, c->tp);
+            return 1;
+        }
+        if (cprofile_load(db, id, &c->profile, err, errlen) != 0)
+            return -1;
+        c->kind = CC_PROFILE;
+        snprintf(c->range, sizeof c->range, "measured");
+    } else if (strcmp(f.kind, "fitted") == 0) {
+        if (cfitted_load(db, id, &c->fitted, err, errlen) != 0)
+            return -1;
+        cf_range rg = cfitted_tp_range(&c->fitted, c->tp, why, wn);
+        if (rg == CF_REFUSED)
+            return 1;
+        c->kind = CC_FITTED;
+        snprintf(c->range, sizeof c->range, "%s", rg == CF_MEASURED ? "measured" :
+                 rg == CF_INTERPOLATED ? "interpolated" : "extrapolated");
+    } else {
+        errmsg_set(why, wn, "calibrated model %lld is a %s model, not a step-time model",
+                   (long long)id, f.kind);
+        return 1;
+    }
+    if (set_ratios(db, c, f.gpu, err, errlen) != 0) {
+        ccost_free(c);
+        return -1;
+    }
+    if (c->carried)
+        snprintf(c->range, sizeof c->range, "extrapolated");
+    return 0;
+}
+
+int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
+                  const char *weights, ccost *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->roof = *roof;
+    out->kind = CC_ROOFLINE;
+    out->tp = roof->tp >= 1 ? roof->tp : 1;
+    out->mape = NAN;
+    out->r_compute = out->r_memory = out->r_link = 1;
+    snprintf(out->source, sizeof out->source, "datasheet");
+    char why[512] = "";
+    if (id > 0) {
+        int s = try_model(db, id, out, why, sizeof why, err, errlen);
+        if (s == 1)
+            errmsg_set(err, errlen, "%s", why);
+        return s == 0 ? 0 : -1;
+    }
+    if (!kind || !kind[0])
+        kind = "auto";
+    if (strcmp(kind, "roofline") == 0)
+        return 0;
+    int want_fitted = strcmp(kind, "profile") != 0, want_profile = strcmp(kind, "fitted") != 0;
+    /* Candidates, best first by (this GPU, within range, MAPE); the first usable wins. */
+    sqlite3_stmt *st = NULL;
+    int have_tables = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name = 'calib_fits'", -1,
+                           &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        have_tables = sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    st = NULL;
+    int64_t best = 0;
+    double best_key = INFINITY;
+    if (have_tables &&
+        sqlite3_prepare_v2(db, "SELECT id, kind, gpu, tps, mape FROM calib_fits WHERE model = ? AND"
+                           " weights = ? AND mape IS NOT NULL ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    if (st) {
+        sqlite3_bind_text(st, 1, roof->model.name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *k = (const char *)sqlite3_column_text(st, 1);
+            const char *g = (const char *)sqlite3_column_text(st, 2);
+            const char *tps = (const char *)sqlite3_column_text(st, 3);
+            int fitted = strcmp(k, "fitted") == 0, profile = strcmp(k, "profile") == 0;
+            if (!((fitted && want_fitted) || (profile && want_profile)))
+                continue;
+            int lo, hi, listed = cdb_tp_listed(tps, out->tp, &lo, &hi);
+            if (profile && !listed)
+                continue;
+            int inside = listed || (out->tp > lo && out->tp < hi);
+            double key = (strcasecmp(g, roof->gpu.name) != 0) * 1e6 + (!inside) * 1e3 +
+                         fmin(sqlite3_column_double(st, 4), 999);
+            if (key < best_key) {
+                /* Check usability now (a fitted model may refuse this TP). */
+                ccost trial;
+                memset(&trial, 0, sizeof trial);
+                trial.roof = *roof;
+                trial.tp = out->tp;
+                char w2[512];
+                int s = try_model(db, sqlite3_column_int64(st, 0), &trial, w2, sizeof w2, err, errlen);
+                if (s < 0) {
+                    sqlite3_finalize(st);
+                    return -1;
+                }
+                if (s == 0) {
+                    best_key = key;
+                    best = trial.id;
+                    ccost_free(&trial);
+                } else if (!why[0])
+                    snprintf(why, sizeof why, "%s", w2);
+            }
+        }
+        sqlite3_finalize(st);
+    }
+    if (best > 0) {
+        int s = try_model(db, best, out, why, sizeof why, err, errlen);
+        return s == 0 ? 0 : -1;
+    }
+    if (strcmp(kind, "auto") == 0) {
+        snprintf(out->note, sizeof out->note, "no calibrated model of %s on %s at tp %d%s%s",
+                 roof->model.name, roof->gpu.name, out->tp, why[0] ? ": " : "", why);
+        return 0;
+    }
+    if (why[0])
+        errmsg_set(err, errlen, "%s", why);
+    else
+        errmsg_set(err, errlen, "no %s model stored for %s (weights %s) at tp %d: build one with "
+                   "latsim calib fit%s --model %s --gpu %s%s", kind, roof->model.name, weights,
+                   out->tp, strcmp(kind, "profile") == 0 ? " profile" : "", roof->model.name,
+                   roof->gpu.name, strcmp(kind, "profile") == 0 ? " --tp T" : "");
+    return -1;
+}
+
+static void add(ccost_parts *p, const char *name, double ms)
+{
+    if (p && p->n < CC_MAX_PARTS) {
+        p->name[p->n] = name;
+        p->ms[p->n++] = ms;
+    }
+}
+
+double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap)
+{
+    if (parts)
+        parts->n = 0;
+    if (extrap)
+        *extrap = 0;
+    if (s->prefill_tokens <= 0 && s->decode_seqs <= 0)
+        return 0;
+    double sum = 0;
+    if (c->kind == CC_FITTED) {
+        double p[CF_NTERMS];
+        cfitted_step_ms(&c->fitted, c->tp, s, p);
+        static const char *names[CF_NTERMS] = { "fixed", "weights", "prefill", "attention", "kv",
+                                                "decode", "allreduce_bytes", "allreduce_hops",
+                                                "launch", "cpu" };
+        for (int k = 0; k < CF_NTERMS; k++) {
+            double r = 1;
+            if (k == CF_PREFILL || k == CF_ATTN || k == CF_DECODE) r = c->r_compute;
+            else if (k == CF_WEIGHTS || k == CF_KV) r = c->r_memory;
+            else if (k == CF_AR_BYTES) r = c->r_link;
+            add(parts, names[k], p[k] * r);
+            sum += p[k] * r;
+        }
+        if (extrap && !cfitted_step_in_range(&c->fitted, s))
+            *extrap = 1;
+        return sum;
+    }
+    if (c->kind == CC_PROFILE) {
+        double p[CP_NPARTS];
+        cprofile_step_ms(&c->profile, s, p, extrap);
+        double tokens = (double)s->prefill_tokens + s->decode_seqs;
+        for (int k = 0; k < CP_NPARTS; k++) {
+            double r = 1;
+            if (k == CP_LINEAR) r = tokens >= c->ridge ? c->r_compute : c->r_memory;
+            else if (k == CP_EMB || k == CP_ATTN_DECODE) r = c->r_memory;
+            else if (k == CP_ATTN_PREFILL) r = c->r_compute;
+            else if (k == CP_ALLREDUCE) r = c->r_link;
+            add(parts, cprofile_part_names[k], p[k] * r);
+            sum += p[k] * r;
+        }
+        return sum;
+    }
+    /* Roofline: the GPU part (compute or memory bound), all-reduces, fixed overhead. */
+    const cost_model *m = &c->roof;
+    double total = cost_step_ms(m, s), flops, bytes;
+    cost_step_work(m, s, &flops, &bytes);
+    double tc = flops / cost_peak_flops(m) / (m->compute_eff > 0 && m->compute_eff <= 1 ? m->compute_eff : 1) * 1e3;
+    double tm = bytes / cost_peak_bw(m) / (m->memory_eff > 0 && m->memory_eff <= 1 ? m->memory_eff : 1) * 1e3;
+    double gpu = fmax(tc, tm);
+    add(parts, tc >= tm ? "compute" : "memory", gpu);
+    add(parts, "allreduce", fmax(total - gpu - m->step_overhead_ms, 0));
+    add(parts, "overhead", m->step_overhead_ms);
+    return total;
+}
