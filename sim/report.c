@@ -75,6 +75,10 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(G, "cost_per_hour", x->cost_per_hour);
         V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
     }
+    if (x->has_gateway) {
+        V(G, "api_usd", x->api_usd);
+        V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
+    }
     V(G, "sim_time_s", x->sim_time_s);
     V(G, "window_s", x->window_s);
     V(G, "events", x->events);

@@ -270,8 +270,13 @@ static int fill_results(sim *s, sim_result *out)
         if (p->saturated) out->saturated = 1;
         if (sc->pools[i].kind->flags & KIND_TOKENS) out->has_llm = 1;
         out->cost_per_hour += p->cost_per_hour;
+        double usd = pool_metric_get(p, "api_usd");
+        if (!isnan(usd)) out->api_usd += usd;
     }
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
+    /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
+    double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
+    out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + out->api_usd / (double) out->served) : NAN;
     return 0;
 }
 

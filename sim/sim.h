@@ -71,6 +71,8 @@ typedef struct sim_result {
     double share_p99[4];      /* the same over the requests at or above the P99 of e2e */
     double cost_per_hour;     /* $ per hour, all GPU pools */
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
+    double api_usd;           /* external API charges of the measured served requests, $ */
+    double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
     pool_result *pools;
     int npools;
 } sim_result;
