@@ -3,7 +3,7 @@ SHELL := /bin/bash
 # `make bench` prints the speed table; `make deps` installs Debian packages.
 # Variants: make SANITIZE=address,undefined   make DEBUG=1
 CC      ?= cc
-PKGS    := gsl sqlite3 inih criterion
+PKGS    := gsl sqlite3 inih criterion jansson
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 CSTD    := -std=c17 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
 WARN    := -Wall -Wextra -Wpedantic
@@ -19,8 +19,8 @@ VARIANT := san
 endif
 BUILD   := build/$(VARIANT)
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -Isim -Icalib -Icli -DLATSIM_VERSION='"$(VERSION)"' \
-           $(shell pkg-config --cflags gsl sqlite3 inih 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs gsl sqlite3 inih 2>/dev/null) -lcsv -lm
+           $(shell pkg-config --cflags gsl sqlite3 inih jansson 2>/dev/null)
+LDLIBS  += $(shell pkg-config --libs gsl sqlite3 inih jansson 2>/dev/null) -lcsv -lm
 ifdef SANITIZE
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
@@ -53,7 +53,7 @@ $(BUILD)/test_latsim: $(TEST_OBJ) $(BUILD)/liblatsim.a
 
 # Missing Debian packages are installed when we are root; otherwise the command is printed.
 DEB_PKGS := build-essential pkg-config libgsl-dev libsqlite3-dev libcsv-dev libcriterion-dev \
-            libinih-dev gnuplot-nox libxml2-utils
+            libinih-dev libjansson-dev gnuplot-nox libxml2-utils
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -185,7 +185,7 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
     double pmin = ceil(dist_min(&w->prompt)), omin = ceil(dist_min(&w->output));
     if (pmin < 1) pmin = 1;
     if (omin < 1) omin = 1;
-    if (!(w->arrival == ARRIVAL_TRACE && w->trace_tokens) && !l->truncate && pmin + omin > (double) l->max_seq_len) {
+    if (!w->trace_tokens && !l->truncate && pmin + omin > (double) l->max_seq_len) {
         *key = "workload.prompt_tokens";
         if (pmin + 1 > (double) cap_tokens)
             snprintf(err, errlen, "every prompt (at least %.0f tokens) is longer than the KV capacity of %lld tokens per replica of %s on %s",

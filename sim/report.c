@@ -84,6 +84,11 @@ int report_flatten(const sim_result *x, int rep, report *out)
     V(G, "events", x->events);
     V(G, "peak_in_system", x->peak_live);
     V(G, "wall_time_s", x->wall_time_s);
+    if (!isnan(x->repeat_token_share)) V(G, "repeat_token_share", x->repeat_token_share);
+    if (x->closed_loop) {
+        V(G, "achieved_rps", x->achieved_rps);
+        V(G, "mean_in_system", x->mean_in_system);
+    }
     int hide = x->saturated;
     if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
     if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
@@ -126,6 +131,22 @@ int report_flatten(const sim_result *x, int rep, report *out)
         for (int k = 0; k < p->nmetrics; k++) V(S, p->metrics[k].name, p->metrics[k].value);
         if (add_latency(out, rep, S, "queue", &p->queue, p->saturated)) return -1;
         if (add_latency(out, rep, S, "service", &p->service, p->saturated)) return -1;
+    }
+    for (int i = 0; i < x->nclasses; i++) {
+        const class_result *c = &x->classes[i];
+        char S[80];
+        snprintf(S, sizeof S, "%s%s", REPORT_CLASS_SCOPE, c->name);
+        V(S, "requests", c->requests);
+        V(S, "served", c->served);
+        V(S, "rejected", c->rejected);
+        V(S, "timed_out", c->timed_out);
+        if (add_latency(out, rep, S, "e2e", &c->e2e, hide)) return -1;
+        if (add_latency(out, rep, S, "queue", &c->queue, hide)) return -1;
+        if (add_latency(out, rep, S, "service", &c->service, hide)) return -1;
+        if (x->has_llm) {
+            if (add_latency(out, rep, S, "ttft", &c->ttft, hide)) return -1;
+            if (add_latency(out, rep, S, "tpot", &c->tpot, hide)) return -1;
+        }
     }
 #undef V
     return 0;
@@ -273,24 +294,39 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
     }
 }
 
-static void json_body(const report *r, int ci, FILE *out)
+static int is_class_scope(const char *scope)
 {
-    json_scope(r, "", ci, out);
-    fputs(", \"pools\": {", out);
+    return !strncmp(scope, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE));
+}
+
+/* "pools": {...} (CLASSES = 0) or "classes": {...} (CLASSES = 1, only when
+ * there are class scopes). */
+static void json_group(const report *r, int ci, int classes, FILE *out)
+{
     const char *last = "";
     int first = 1;
+    size_t skip = classes ? strlen(REPORT_CLASS_SCOPE) : 0;
     for (size_t i = 0; i < r->n; i++) {
         const char *sc = r->rows[i].scope;
-        if (!sc[0] || !strcmp(sc, last)) continue;
+        if (!sc[0] || !strcmp(sc, last) || is_class_scope(sc) != classes) continue;
+        if (first) fprintf(out, ", \"%s\": {", classes ? "classes" : "pools");
         fputs(first ? "" : ", ", out);
-        json_str(out, sc);
+        json_str(out, sc + skip);
         fputs(": {", out);
         json_scope(r, sc, ci, out);
         fputs("}", out);
         last = sc;
         first = 0;
     }
-    fputs("}", out);
+    if (first && !classes) fputs(", \"pools\": {", out);
+    if (!first || !classes) fputs("}", out);
+}
+
+static void json_body(const report *r, int ci, FILE *out)
+{
+    json_scope(r, "", ci, out);
+    json_group(r, ci, 0, out);
+    json_group(r, ci, 1, out);
 }
 
 void report_json(const report *r, const char *extra, FILE *out)
@@ -401,6 +437,12 @@ void report_table(const report *r, const char *title, FILE *out)
         const char *sc = r->rows[i].scope;
         if (!sc[0] || !strcmp(sc, last)) continue;
         last = sc;
+        if (is_class_scope(sc)) {
+            fprintf(out, "\nclass %s\n", sc + strlen(REPORT_CLASS_SCOPE));
+            scalars(r, sc, out);
+            latency_table(r, sc, out);
+            continue;
+        }
         fprintf(out, "\npool %s (%s)%s\n", sc, kind_name(report_get(r, sc, "kind", "value")),
                 report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
         scalars(r, sc, out);

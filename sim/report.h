@@ -19,6 +19,10 @@ typedef struct report_cdf {   /* one point of a system latency CDF */
     double value;         /* the quantile, ms */
 } report_cdf;
 
+/* Scope of a class's rows: "class:" followed by the class name (pool scopes
+ * are the pool names; "" is the whole system). */
+#define REPORT_CLASS_SCOPE "class:"
+
 typedef struct report {
     store_stat *rows;     /* the statistics (scope and metric strings are owned) */
     size_t n, cap;

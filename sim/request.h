@@ -37,6 +37,10 @@ typedef struct request {
     int32_t output;         /* output tokens to generate */
     int32_t target;         /* pool it enters first (set by the workload source) */
     uint16_t hops;          /* stations entered so far */
+    int32_t cls;            /* index of its class (workload_cfg.classes) */
+    int32_t user;           /* closed loop: the user who sent it (0 in open loop) */
+    const int64_t *hash_ids;/* its prompt's block hash ids, in order (shared with the trace: never freed here), or NULL */
+    int32_t nhash;          /* how many; each names hash_block_tokens prompt tokens */
     uint8_t measured;       /* 1 when it arrived after the warm-up */
     uint8_t outcome;        /* req_outcome */
     uint8_t truncated;      /* 1 when an LLM pool cut its prompt to max_seq_len */

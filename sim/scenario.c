@@ -21,7 +21,7 @@
 #include "pool.h"
 #include "simtime.h"
 
-enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32 };
+enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32, K_CLASS = 64 };
 
 typedef struct key_spec {
     const char *key;
@@ -36,9 +36,16 @@ static const key_spec KEYS[] = {
     { "seed", K_SIM, "1", "run seed (every entity's stream derives from it)" },
 
     { "arrival", K_WL, "poisson", "poisson | gamma | constant | trace" },
-    { "rate", K_WL, "", "requests per second (required unless arrival = trace)" },
+    { "rate", K_WL, "", "requests/s: X, schedule(0s:R, T:R...), ramp(0s:R, T:R...) or diurnal(mean=, peak_to_trough=, period=, peak_at=); times in s|m|h (required unless trace or users)" },
     { "cv", K_WL, "1.0", "gamma: coefficient of variation of inter-arrival times" },
-    { "trace", K_WL, "", "trace: CSV file (relative to the scenario file)" },
+    { "users", K_WL, "", "closed loop: N users, each waits for its answer, thinks, asks again (instead of rate)" },
+    { "think_ms", K_WL, "const(0)", "closed loop: think time between an answer and the next request, ms (distribution)" },
+    { "ramp_users_s", K_WL, "0", "closed loop: user u starts at u x ramp_users_s / users, s" },
+    { "trace", K_WL, "", "CSV or JSON-lines file (relative to the scenario file): arrival = trace replays its times; with poisson/gamma/constant/users its rows give each request's attributes" },
+    { "trace_format", K_WL, "by extension", "csv | jsonl (default: jsonl for *.jsonl, else csv)" },
+    { "trace_order", K_WL, "sequential", "attribute traces: sequential (file order) | shuffle (seeded permutation, new each pass)" },
+    { "hash_block_tokens", K_WL, "512", "jsonl: prompt tokens per hash id" },
+    { "class_column", K_WL, "none", "trace column (CSV header / JSON field) naming each row's [class NAME]" },
     { "time_column", K_WL, "TIMESTAMP", "trace: header of the arrival-time column" },
     { "time_format", K_WL, "datetime", "trace: seconds | milliseconds | datetime" },
     { "speedup", K_WL, "1", "trace: arrival-rate multiplier" },
@@ -48,6 +55,11 @@ static const key_spec KEYS[] = {
     { "prompt_tokens", K_WL, "const(512)", "prompt tokens per request (distribution; trace column wins)" },
     { "output_tokens", K_WL, "const(128)", "output tokens per request (distribution; trace column wins)" },
     { "target", K_WL, "first pool", "pool the requests enter" },
+
+    { "share", K_CLASS, "1", "mixture weight of the class (normalised over the classes)" },
+    { "prompt_tokens", K_CLASS, "workload's", "prompt tokens per request of the class (distribution; trace column wins)" },
+    { "output_tokens", K_CLASS, "workload's", "output tokens per request of the class (distribution; trace column wins)" },
+    { "target", K_CLASS, "workload's", "pool the class's requests enter" },
 
     { "kind", K_POOL, "generic", "" },      /* help: the kind table's names */
     { "queue_limit", K_POOL, "0", "0 = unbounded; else arrivals finding this many waiting are rejected" },
@@ -287,83 +299,210 @@ static int build_sim(ctx *x)
     return 0;
 }
 
+/* Loads the trace named by [workload] trace (E is its entry): CSV or JSON
+ * lines; arrival times only when they drive the arrivals. */
+static int load_trace(ctx *x, const cfg_entry *e, const char *path)
+{
+    scenario *s = x->s;
+    workload_cfg *w = &s->wl;
+    const char *W = "workload";
+    char col[128], fmt[32], pcol[128], ocol[128], ccol[128], full[1024];
+    if (get_str(x, W, "time_column", "TIMESTAMP", col, sizeof col)) return -1;
+    if (get_str(x, W, "time_format", "datetime", fmt, sizeof fmt)) return -1;
+    if (get_str(x, W, "prompt_column", "ContextTokens", pcol, sizeof pcol)) return -1;
+    if (get_str(x, W, "output_column", "GeneratedTokens", ocol, sizeof ocol)) return -1;
+    if (get_str(x, W, "class_column", "none", ccol, sizeof ccol)) return -1;
+    size_t pl = strlen(path);
+    int jsonl = pl >= 6 && !strcmp(path + pl - 6, ".jsonl");
+    int k;
+    if (get_enum(x, W, "trace_format", "csv|jsonl", jsonl, &k)) return -1;
+    jsonl = k;
+    trace_opts o = { 0 };
+    o.jsonl = jsonl;
+    o.class_column = strcmp(ccol, "none") ? ccol : NULL;
+    const cfg_entry *fe;
+    val(x, W, "time_format", &fe);
+    if (trace_format_parse(fmt, &o.format) != 0)
+        return fail(x, fe, W, "time_format", "unknown value '%s' (valid: seconds, milliseconds, datetime)", fmt);
+    if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
+    else snprintf(full, sizeof full, "%s%s", s->raw.dir, path);
+    o.path = full;
+    /* Attribute traces need no time column. */
+    o.time_column = w->arrival == ARRIVAL_TRACE ? col : NULL;
+    /* Token columns default to the Azure names; they are used only when present
+     * unless named explicitly. */
+    const cfg_entry *pe, *oe;
+    val(x, W, "prompt_column", &pe);
+    val(x, W, "output_column", &oe);
+    o.prompt_column = strcmp(pcol, "none") ? pcol : NULL;
+    o.output_column = strcmp(ocol, "none") ? ocol : NULL;
+    char msg[1024];
+    if (trace_load(&w->tr, &o, msg, sizeof msg) != 0) {
+        /* A default token column the file lacks is not an error: load without it.
+         * Any other error (a bad value, a bad line) is reported as it is. */
+        char want[300];
+        trace_opts o2 = o;
+        int retry = 0;
+        snprintf(want, sizeof want, "no column '%s'", pcol);
+        if (!jsonl && !pe && o.prompt_column && strstr(msg, want)) { o2.prompt_column = NULL; retry = 1; }
+        snprintf(want, sizeof want, "no column '%s'", ocol);
+        if (!jsonl && !oe && o.output_column && strstr(msg, want)) { o2.output_column = NULL; retry = 1; }
+        if (retry) {
+            /* Both defaults may be missing: drop each that the file lacks. */
+            if (!pe && !oe) { o2.prompt_column = NULL; o2.output_column = NULL; }
+            if (trace_load(&w->tr, &o2, msg, sizeof msg) == 0) goto loaded;
+        }
+        return fail(x, e, W, "trace", "%s", msg);
+    }
+loaded:
+    w->has_trace = 1;
+    w->trace_tokens = w->tr.prompt != NULL && w->tr.output != NULL;
+    if (w->arrival == ARRIVAL_TRACE) {
+        if (w->tr.n < 2) return fail(x, e, W, "trace", "%s: needs at least 2 rows", full);
+        if (!(w->tr.t[w->tr.n - 1] > 0))
+            return fail(x, e, W, "trace", "%s: all rows arrive at the same time", full);
+    }
+    return 0;
+}
+
 static int build_workload(ctx *x)
 {
     scenario *s = x->s;
     workload_cfg *w = &s->wl;
     const char *W = "workload";
     int k;
+    const cfg_entry *e, *ue, *re;
     if (get_enum(x, W, "arrival", "poisson|gamma|constant|trace", 0, &k)) return -1;
     w->arrival = (arrival_kind) k;
-    if (w->arrival == ARRIVAL_TRACE) {
-        const cfg_entry *e;
-        const char *path = val(x, W, "trace", &e);
-        if (!path) return fail(x, NULL, W, "trace", "missing: arrival = trace needs trace = FILE");
-        char col[128], fmt[32], pcol[128], ocol[128], full[1024];
-        if (get_str(x, W, "time_column", "TIMESTAMP", col, sizeof col)) return -1;
-        if (get_str(x, W, "time_format", "datetime", fmt, sizeof fmt)) return -1;
-        if (get_str(x, W, "prompt_column", "ContextTokens", pcol, sizeof pcol)) return -1;
-        if (get_str(x, W, "output_column", "GeneratedTokens", ocol, sizeof ocol)) return -1;
-        trace_opts o = { 0 };
-        const cfg_entry *fe;
-        val(x, W, "time_format", &fe);
-        if (trace_format_parse(fmt, &o.format) != 0)
-            return fail(x, fe, W, "time_format", "unknown value '%s' (valid: seconds, milliseconds, datetime)", fmt);
-        if (path[0] == '/') snprintf(full, sizeof full, "%s", path);
-        else snprintf(full, sizeof full, "%s%s", s->raw.dir, path);
-        o.path = full;
-        o.time_column = col;
-        /* Token columns default to the Azure names; they are used only when present
-         * unless named explicitly. */
-        const cfg_entry *pe, *oe;
-        val(x, W, "prompt_column", &pe);
-        val(x, W, "output_column", &oe);
-        o.prompt_column = strcmp(pcol, "none") ? pcol : NULL;
-        o.output_column = strcmp(ocol, "none") ? ocol : NULL;
-        char msg[1024];
-        if (trace_load(&w->tr, &o, msg, sizeof msg) != 0) {
-            /* A default token column the file lacks is not an error: load without it.
-             * Any other error (a bad value, a bad line) is reported as it is. */
-            char want[300];
-            trace_opts o2 = o;
-            int retry = 0;
-            snprintf(want, sizeof want, "no column '%s'", pcol);
-            if (!pe && o.prompt_column && strstr(msg, want)) { o2.prompt_column = NULL; retry = 1; }
-            snprintf(want, sizeof want, "no column '%s'", ocol);
-            if (!oe && o.output_column && strstr(msg, want)) { o2.output_column = NULL; retry = 1; }
-            if (retry) {
-                /* Both defaults may be missing: drop each that the file lacks. */
-                if (!pe && !oe) { o2.prompt_column = NULL; o2.output_column = NULL; }
-                if (trace_load(&w->tr, &o2, msg, sizeof msg) == 0) goto loaded;
-            }
-            return fail(x, e, W, "trace", "%s", msg);
+    const char *users = val(x, W, "users", &ue);
+    const char *rate = val(x, W, "rate", &re);
+    if (users) {
+        if (rate) return fail(x, ue, W, "users", "users (closed loop) and rate (open loop) exclude each other: give one");
+        if (w->arrival == ARRIVAL_TRACE)
+            return fail(x, ue, W, "users", "users (closed loop) cannot be combined with arrival = trace (the trace's times)");
+        if (get_int(x, W, "users", 0, 1, 100000000, &w->users)) return -1;
+        w->arrival = ARRIVAL_USERS;
+        if (get_dist(x, W, "think_ms", "const(0)", &w->think)) return -1;
+        if (get_num(x, W, "ramp_users_s", 0, 0, 0, 1e12, &w->ramp_users_s)) return -1;
+    } else if (w->arrival != ARRIVAL_TRACE) {
+        /* Keys of other arrival kinds (cv, time_column...) may stay in the file:
+         * they are ignored, so --set workload.arrival=... can switch between kinds. */
+        if (!rate) return fail(x, NULL, W, "rate", "missing (requests per second, or users = N for a closed loop)");
+        char msg[512];
+        if (wl_rate_parse(rate, &w->sched, msg, sizeof msg) != 0) return fail(x, re, W, "rate", "%s", msg);
+        w->rate = w->sched.kind == RATE_FIXED ? w->sched.fixed : w->sched.avg;
+        if (get_num(x, W, "cv", 1.0, DIST_GAMMA_CV_MIN, 0, DIST_CV_MAX, &w->cv)) return -1;
+    }
+    const char *path = val(x, W, "trace", &e);
+    if (w->arrival == ARRIVAL_TRACE && !path) return fail(x, NULL, W, "trace", "missing: arrival = trace needs trace = FILE");
+    if (path) {
+        if (load_trace(x, e, path)) return -1;
+        int o;
+        if (get_enum(x, W, "trace_order", "sequential|shuffle", 0, &o)) return -1;
+        w->order = (trace_order) o;
+        if (w->order == TRACE_ORDER_SHUFFLE && w->arrival == ARRIVAL_TRACE) {
+            const cfg_entry *oe;
+            val(x, W, "trace_order", &oe);
+            return fail(x, oe, W, "trace_order", "shuffle needs arrival = poisson, gamma or constant (or users): with arrival = trace the rows keep their times");
         }
-    loaded:
-        if (w->tr.n < 2) return fail(x, e, W, "trace", "%s: needs at least 2 rows", full);
-        if (!(w->tr.t[w->tr.n - 1] > 0))
-            return fail(x, e, W, "trace", "%s: all rows arrive at the same time", full);
-        w->trace_tokens = w->tr.prompt != NULL && w->tr.output != NULL;
+        if (get_int(x, W, "hash_block_tokens", 512, 1, 1 << 30, &w->hash_block_tokens)) return -1;
+    }
+    if (w->arrival == ARRIVAL_TRACE) {
         if (get_bool(x, W, "loop", 0, &w->loop)) return -1;
         if (!w->loop && w->tr.n <= s->warmup) {
             const cfg_entry *we;
             val(x, "sim", "warmup", &we);
             return fail(x, e, W, "trace", "%s has %zu rows, not more than [sim] warmup = %llu (set loop = yes or a smaller warmup)",
-                        full, w->tr.n, (unsigned long long) s->warmup);
+                        path, w->tr.n, (unsigned long long) s->warmup);
         }
         if (get_num(x, W, "speedup", 1.0, 0, 1, 1e9, &w->speedup)) return -1;
-    } else {
-        /* Keys of other arrival kinds (cv, trace...) may stay in the file: they
-         * are ignored, so --set workload.arrival=... can switch between kinds. */
-        const cfg_entry *e;
-        if (!val(x, W, "rate", &e)) return fail(x, NULL, W, "rate", "missing (requests per second)");
-        if (get_num(x, W, "rate", 0, 0, 1, 1e12, &w->rate)) return -1;
-        if (get_num(x, W, "cv", 1.0, DIST_GAMMA_CV_MIN, 0, DIST_CV_MAX, &w->cv)) return -1;
     }
     if (get_dist(x, W, "prompt_tokens", "const(512)", &w->prompt)) return -1;
     if (get_dist(x, W, "output_tokens", "const(128)", &w->output)) return -1;
-    const cfg_entry *e;
     if (val(x, W, "output_tokens", &e) && dist_max(&w->output) < 1)
         return fail(x, e, W, "output_tokens", "must allow at least 1 token");
+    return 0;
+}
+
+/* [class NAME] sections (after the workload and the pools): the request
+ * classes, or one implicit class holding the workload's distributions. */
+static int build_classes(ctx *x)
+{
+    scenario *s = x->s;
+    workload_cfg *w = &s->wl;
+    int n = 0;
+    for (size_t i = 0; i < s->raw.ns; i++) n += !strncmp(s->raw.s[i].name, "class ", 6);
+    w->explicit_classes = n > 0;
+    w->classes = calloc((size_t) (n ? n : 1), sizeof *w->classes);
+    if (!w->classes) return fail(x, NULL, "workload", NULL, "out of memory");
+    const cfg_entry *pe, *oe;
+    const char *pdef = val(x, "workload", "prompt_tokens", &pe);
+    const char *odef = val(x, "workload", "output_tokens", &oe);
+    if (!pdef) pdef = "const(512)";
+    if (!odef) odef = "const(128)";
+    double total = 0;
+    for (size_t i = 0; i < s->raw.ns; i++) {
+        const char *sec = s->raw.s[i].name;
+        if (n && strncmp(sec, "class ", 6)) continue;
+        if (!n && i > 0) break;
+        wl_class *c = &w->classes[w->nclasses++];
+        if (n) {
+            if (strlen(sec + 6) >= sizeof c->name) return fail(x, NULL, sec, NULL, "class name too long");
+            snprintf(c->name, sizeof c->name, "%s", sec + 6);
+            c->line = s->raw.s[i].line;
+        } else sec = "workload";
+        const cfg_entry *e;
+        /* A class without its own distribution parses the workload's text again
+         * (each class owns its dist). */
+        const char *pv = n ? val(x, sec, "prompt_tokens", &e) : NULL;
+        char msg[512];
+        if (dist_parse(&c->prompt, pv ? pv : pdef, s->raw.dir, msg, sizeof msg) != 0)
+            return pv ? fail(x, e, sec, "prompt_tokens", "%s", msg) : fail(x, pe, "workload", "prompt_tokens", "%s", msg);
+        const char *ov = n ? val(x, sec, "output_tokens", &e) : NULL;
+        if (dist_parse(&c->output, ov ? ov : odef, s->raw.dir, msg, sizeof msg) != 0)
+            return ov ? fail(x, e, sec, "output_tokens", "%s", msg) : fail(x, oe, "workload", "output_tokens", "%s", msg);
+        if (ov && dist_max(&c->output) < 1) return fail(x, e, sec, "output_tokens", "must allow at least 1 token");
+        c->target = w->target;
+        c->share = 1;
+        if (!n) break;
+        const char *t = val(x, sec, "target", &e);
+        if (t) {
+            c->target = pool_index(s, t);
+            if (c->target < 0) return fail(x, e, sec, "target", "no pool named '%s'", t);
+        }
+        if (get_num(x, sec, "share", 1, 0, 0, 1e12, &c->share)) return -1;
+        total += c->share;
+    }
+    if (n) {
+        if (!(total > 0) && !w->tr.label) {
+            for (size_t i = 0; i < s->raw.ns; i++)
+                if (!strncmp(s->raw.s[i].name, "class ", 6))
+                    return fail(x, NULL, s->raw.s[i].name, "share", "every class's share is 0: at least one must be > 0");
+        }
+        for (int i = 0; i < w->nclasses; i++) w->classes[i].share = total > 0 ? w->classes[i].share / total : 0;
+    }
+    if (w->tr.label) {
+        const cfg_entry *ce;
+        val(x, "workload", "class_column", &ce);
+        if (!n) return fail(x, ce, "workload", "class_column", "the trace names classes, but the scenario has no [class NAME] section");
+        w->trace_class = malloc(w->tr.nlabels * sizeof *w->trace_class);
+        if (!w->trace_class) return fail(x, ce, "workload", "class_column", "out of memory");
+        for (size_t l = 0; l < w->tr.nlabels; l++) {
+            int found = -1;
+            for (int i = 0; i < w->nclasses; i++)
+                if (!strcmp(w->classes[i].name, w->tr.labels[l])) found = i;
+            if (found < 0) {
+                size_t row = 0;
+                while (w->tr.label[row] != (int32_t) l) row++;
+                return fail(x, ce, "workload", "class_column", "trace row %zu names class '%s', which has no [class %s] section",
+                            row + 1, w->tr.labels[l], w->tr.labels[l]);
+            }
+            w->trace_class[l] = (int32_t) found;
+        }
+        /* Shares are the trace's: the fraction of its rows of each class. */
+        for (int i = 0; i < w->nclasses; i++) w->classes[i].share = 0;
+        for (size_t r = 0; r < w->tr.n; r++) w->classes[w->trace_class[w->tr.label[r]]].share += 1.0 / (double) w->tr.n;
+    }
     return 0;
 }
 
@@ -481,6 +620,7 @@ static int check_keys(ctx *x)
         else if (!strcmp(sec, "workload")) where = K_WL;
         else if (!strncmp(sec, "gpu ", 4)) where = K_GPU;
         else if (!strncmp(sec, "model ", 6)) where = K_MODEL;
+        else if (!strncmp(sec, "class ", 6)) where = K_CLASS;
         else if (!strncmp(sec, "pool ", 5)) where = K_POOL;
         else continue;             /* [slo]: slo.c; unknown sections: check_sections */
         if (find_key(e->key, where)) continue;
@@ -510,14 +650,14 @@ static int check_keys(ctx *x)
 static int check_sections(ctx *x)
 {
     scenario *s = x->s;
-    static const char *valid[] = { "sim", "workload", "pool", "gpu", "model" };
+    static const char *valid[] = { "sim", "workload", "pool", "gpu", "model", "class" };
     for (size_t i = 0; i < s->raw.ns; i++) {
         const char *n = s->raw.s[i].name;
         char head[64];
         snprintf(head, sizeof head, "%.*s", (int) strcspn(n, " "), n);
         int named = strchr(n, ' ') != NULL;
         int ok = (!strcmp(n, "sim") || !strcmp(n, "workload") || !strcmp(n, "slo") || !strcmp(head, "slo")) ||
-                 (named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model")));
+                 (named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model") || !strcmp(head, "class")));
         if (ok) continue;
         const cfg_entry *e = NULL;
         for (size_t j = 0; j < s->raw.n && !e; j++)
@@ -525,13 +665,13 @@ static int check_sections(ctx *x)
         char where[512];
         if (s->raw.s[i].line > 0) snprintf(where, sizeof where, "%s:%d", s->raw.path, s->raw.s[i].line);
         else cfg_where(&s->raw, e, where, sizeof where);
-        if (!named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model"))) {
+        if (!named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model") || !strcmp(head, "class"))) {
             snprintf(x->err, x->errlen, "%s: [%s]: needs a name, e.g. [%s NAME]", where, n, head);
             return -1;
         }
         const char *best = NULL;
         size_t bd = (size_t) -1;
-        for (size_t j = 0; j < 5; j++) {
+        for (size_t j = 0; j < 6; j++) {
             size_t d = edit_distance(head, valid[j]);
             if (d < bd) { bd = d; best = valid[j]; }
         }
@@ -539,7 +679,7 @@ static int check_sections(ctx *x)
             snprintf(x->err, x->errlen, "%s: [%s]: unknown section (did you mean [%s%s]?)", where, n, best,
                      (!strcmp(best, "sim") || !strcmp(best, "workload")) ? "" : " NAME");
         else
-            snprintf(x->err, x->errlen, "%s: [%s]: unknown section (valid: [sim], [workload], [pool NAME], [gpu NAME], [model NAME], [slo], [slo CLASS])", where, n);
+            snprintf(x->err, x->errlen, "%s: [%s]: unknown section (valid: [sim], [workload], [pool NAME], [gpu NAME], [model NAME], [class NAME], [slo], [slo CLASS])", where, n);
         return -1;
     }
     return 0;
@@ -641,7 +781,7 @@ static int check_clock(ctx *x)
     const double years = SIMTIME_HORIZON_S / (365.25 * 86400);
     double n = (double) s->warmup + (double) s->requests;   /* arrivals the run needs at least */
     const cfg_entry *e;
-    if (s->wl.arrival != ARRIVAL_TRACE && n / s->wl.rate > SIMTIME_HORIZON_S) {
+    if (s->wl.arrival != ARRIVAL_TRACE && s->wl.arrival != ARRIVAL_USERS && n / s->wl.rate > SIMTIME_HORIZON_S) {
         val(x, "workload", "rate", &e);
         return fail(x, e, "workload", "rate", "%g requests at %g per second take %.3g s, beyond the simulated clock's range "
                     "(%.3g s, %.0f years)", n, s->wl.rate, n / s->wl.rate, SIMTIME_HORIZON_S, years);
@@ -739,15 +879,24 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         s->wl.target = pool_index(s, t);
         if (s->wl.target < 0) return fail(&x, e, "workload", "target", "no pool named '%s'", t);
     }
+    if (build_classes(&x)) return -1;
     if (check_clock(&x)) return -1;
     int has_llm = 0;
     for (int i = 0; i < s->npools; i++) has_llm |= (s->pools[i].kind->flags & KIND_TOKENS) != 0;
-    return slo_parse(&s->raw, has_llm, NULL, 0, &s->slo, err, errlen);
+    /* [slo CLASS] sections name the [class NAME] sections. */
+    int nc = s->wl.explicit_classes ? s->wl.nclasses : 0;
+    const char **names = calloc((size_t) nc + 1, sizeof *names);
+    if (!names) { snprintf(err, errlen, "out of memory"); return -1; }
+    for (int i = 0; i < nc; i++) names[i] = s->wl.classes[i].name;
+    int rc = slo_parse(&s->raw, has_llm, names, nc, &s->slo, err, errlen);
+    free(names);
+    return rc;
 }
 
 double scenario_arrival_rate(const scenario *s)
 {
     const workload_cfg *w = &s->wl;
+    if (w->arrival == ARRIVAL_USERS) return NAN;
     if (w->arrival != ARRIVAL_TRACE) return w->rate;
     return (double) (w->tr.n - 1) / w->tr.t[w->tr.n - 1] * w->speedup;
 }
@@ -830,9 +979,7 @@ void scenario_free(scenario *s)
     free(s->pools);
     free(s->gpus);
     free(s->models);
-    dist_free(&s->wl.prompt);
-    dist_free(&s->wl.output);
-    trace_free(&s->wl.tr);
+    wl_cfg_free(&s->wl);
     cfg_free(&s->raw);
     slo_free(&s->slo);
     memset(s, 0, sizeof *s);
@@ -847,6 +994,7 @@ void scenario_print_keys(FILE *out)
 {
     static const struct { unsigned bit; const char *title; } secs[] = {
         { K_SIM, "[sim]" }, { K_WL, "[workload]" }, { K_POOL, "[pool NAME]  (any kind)" },
+        { K_CLASS, "[class NAME] (a kind of request; without one, every request is of one implicit class)" },
         { K_GPU, "[gpu NAME]   (adds a GPU to the catalog)" }, { K_MODEL, "[model NAME] (adds a model to the catalog)" },
     };
     char choices[256];

@@ -19,21 +19,7 @@
 #include "dist.h"
 #include "trace.h"
 #include "slo.h"
-
-typedef enum { ARRIVAL_POISSON, ARRIVAL_GAMMA, ARRIVAL_CONSTANT, ARRIVAL_TRACE } arrival_kind;
-
-typedef struct workload_cfg {
-    arrival_kind arrival;
-    double rate;              /* requests per second (poisson, gamma, constant) */
-    double cv;                /* gamma: coefficient of variation of inter-arrival times */
-    trace tr;                 /* trace: the loaded rows */
-    double speedup;           /* trace: arrival-rate multiplier (times divided by it) */
-    int loop;                 /* trace: 1 = replay again when it runs out */
-    int trace_tokens;         /* trace: 1 when the trace gives prompt and output tokens */
-    dist prompt;              /* prompt tokens per request (count) */
-    dist output;              /* output tokens per request (count) */
-    int target;               /* index of the pool requests enter first */
-} workload_cfg;
+#include "workload.h"   /* workload_cfg, wl_class, wl_rate */
 
 typedef enum { SCHED_STATIC, SCHED_DYNAMIC, SCHED_CONTINUOUS, SCHED_CHUNKED } sched_kind;
 
@@ -120,7 +106,7 @@ void scenario_free(scenario *s);
 void scenario_print_keys(FILE *out);
 
 /* Mean arrival rate of the workload in requests per second (traces: rows / span
- * times speedup). */
+ * times speedup; schedules: the long-run rate); NAN for closed-loop users. */
 double scenario_arrival_rate(const scenario *s);
 
 /* ---- for station kinds: reading their keys (kind.h) -----------------------

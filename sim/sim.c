@@ -36,6 +36,7 @@ typedef struct sim {
     int capped;               /* arrivals stopped at arrival_cap */
     int trace_ran_out;        /* a non-looping trace ended before the target */
     int oom;                  /* a request record or an event could not be allocated */
+    int closed;               /* closed loop: arrivals follow departures (users) */
 
     uint64_t resolved;        /* measured requests with an outcome */
     uint64_t served, rejected, timed_out;
@@ -54,13 +55,44 @@ typedef struct sim {
     stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead;
     stat_acc *network;        /* network time per served request, ms */
     bd_acc *bd;               /* shares of e2e per component */
+
+    /* Per class ([class] sections only; else NULL). */
+    struct sim_class *cls;
+    int ncls;
+
+    /* Requests in the system over time (closed-loop report). */
+    simtime_t live_t;         /* time of the last change, ns */
+    double live_area;         /* integral of requests in the system, request-ns */
+    double live_area_start;   /* its value when the window opened */
+    double live_area_end;     /* ... and when it closed */
+    uint64_t win_arrivals;    /* arrivals while measuring */
 } sim;
+
+/* Statistics of one class. */
+typedef struct sim_class {
+    uint64_t requests, served, rejected, timed_out;   /* measured requests */
+    stat_acc *e2e, *queue, *service, *ttft, *tpot;     /* ms */
+} sim_class;
+
+static void on_arrival(evq *q, void *subject, int64_t arg);
+static void sink_oom(void *ctx);
+
+/* Brings the integral of requests in the system up to now (call before the
+ * count changes). */
+static void live_mark(sim *s)
+{
+    simtime_t now = evq_now(s->q);
+    s->live_area += (double) s->reqs.live * (double) (now - s->live_t);
+    s->live_t = now;
+}
 
 /* ---- the sink: how stations hand requests back ------------------------------ */
 
 static void window_close(sim *s)
 {
     s->t_end = evq_now(s->q);
+    live_mark(s);
+    s->live_area_end = s->live_area;
     s->measuring = 0;
     for (int i = 0; i < s->nst; i++) station_window_close(s->st[i]);
     evq_stop(s->q);
@@ -70,15 +102,27 @@ static void sink_outcome(void *ctx, request *r, req_outcome outcome)
 {
     sim *s = ctx;
     r->outcome = (uint8_t) outcome;
+    /* Closed loop: the user thinks, then sends the next request. */
+    simtime_t next = wl_complete(s->src, r, evq_now(s->q));
+    if (next >= 0) {
+        if (s->next_id >= s->arrival_cap) s->capped = 1;
+        else if (!evq_at(s->q, next, on_arrival, s, r->user)) sink_oom(s);
+    }
     if (!r->measured) return;
     if (outcome == OUT_REJECTED) s->rejected++;
     if (outcome == OUT_TIMED_OUT) s->timed_out++;
+    if (s->cls) {
+        sim_class *c = &s->cls[r->cls];
+        if (outcome == OUT_REJECTED) c->rejected++;
+        if (outcome == OUT_TIMED_OUT) c->timed_out++;
+    }
     if (++s->resolved == s->target) window_close(s);
 }
 
 static void sink_release(void *ctx, request *r)
 {
     sim *s = ctx;
+    live_mark(s);
     req_release(&s->reqs, r);
 }
 
@@ -130,6 +174,15 @@ static void sink_leave(void *ctx, request *r)
         }
         if (s->sc->slo.per_request)   /* goodput (slo.h) */
             s->good += (uint64_t) slo_request_ok(&s->sc->slo, simtime_to_ms(e2e), ttft, tpot);
+        if (s->cls) {
+            sim_class *c = &s->cls[r->cls];
+            c->served++;
+            stat_add(c->e2e, simtime_to_ms(e2e));
+            stat_add(c->queue, simtime_to_ms(r->queue_ns));
+            stat_add(c->service, simtime_to_ms(r->service_ns));
+            if (!isnan(ttft)) stat_add(c->ttft, ttft);
+            if (!isnan(tpot)) stat_add(c->tpot, tpot);
+        }
     }
     r->at = NULL;
     sink_outcome(s, r, OUT_SERVED);
@@ -137,8 +190,6 @@ static void sink_leave(void *ctx, request *r)
 }
 
 /* ---- the workload source -------------------------------------------------- */
-
-static void on_arrival(evq *q, void *subject, int64_t arg);
 
 static void schedule_next(sim *s)
 {
@@ -153,8 +204,8 @@ static void schedule_next(sim *s)
 
 static void on_arrival(evq *q, void *subject, int64_t arg)
 {
-    (void) arg;
     sim *s = subject;
+    live_mark(s);
     request *r = req_alloc(&s->reqs);
     if (!r) {
         s->oom = 1;
@@ -164,13 +215,21 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     r->id = s->next_id++;
     r->arrival = evq_now(q);
     r->measured = r->id >= s->sc->warmup && r->id < s->sc->warmup + s->target;
-    wl_fill(s->src, r);
+    r->user = (int32_t) arg;
+    if (wl_fill(s->src, r) != 0) {
+        req_release(&s->reqs, r);
+        sink_oom(s);
+        return;
+    }
+    if (r->measured && s->cls) s->cls[r->cls].requests++;
     if (r->id == s->sc->warmup) {
         s->measuring = 1;
         s->t_start = r->arrival;
+        s->live_area_start = s->live_area;
         for (int i = 0; i < s->nst; i++) station_window_open(s->st[i]);
     }
-    schedule_next(s);
+    if (s->measuring) s->win_arrivals++;
+    if (!s->closed) schedule_next(s);
     station_enter(s->st[r->target], r);
 }
 
@@ -184,20 +243,27 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
  * station that splits it (several out-edges). */
 static double offered_load(const scenario *sc, station *const *st, int i)
 {
-    int lossy = 0;
-    int j = sc->wl.target;
-    for (int hops = 0; hops <= sc->npools; hops++) {
-        const station *x = st[j];
-        if (j == i) {
-            if (!x->ops->offered_load || lossy) return NAN;
-            return x->ops->offered_load(x, scenario_arrival_rate(sc));
+    const workload_cfg *w = &sc->wl;
+    double load = 0;
+    /* Each class's share of the rate follows its own path from its target
+     * (closed loop: the rate is NAN, unknown beforehand). */
+    for (int c = 0; c < w->nclasses; c++) {
+        int lossy = 0;
+        int j = w->classes[c].target;
+        for (int hops = 0; hops <= sc->npools; hops++) {
+            const station *x = st[j];
+            if (j == i) {
+                if (!x->ops->offered_load || lossy) return NAN;
+                load += x->ops->offered_load(x, w->classes[c].share * scenario_arrival_rate(sc));
+                break;
+            }
+            lossy |= !x->ops->offered_load || x->cfg->queue_limit > 0 || x->cfg->timeout_ms > 0;
+            if (x->nout == 0) break;
+            if (x->nout > 1) return NAN;
+            j = x->out[0]->index;
         }
-        lossy |= !x->ops->offered_load || x->cfg->queue_limit > 0 || x->cfg->timeout_ms > 0;
-        if (x->nout == 0) return 0;
-        if (x->nout > 1) return NAN;
-        j = x->out[0]->index;
     }
-    return 0;
+    return load;
 }
 
 /* The pool's backlog grew during the window by more than a stable system's
@@ -277,6 +343,25 @@ static int fill_results(sim *s, sim_result *out)
     /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
     double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
     out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + out->api_usd / (double) out->served) : NAN;
+    out->repeat_token_share = wl_repeat_token_share(s->src);
+    out->closed_loop = s->closed;
+    double win_ns = (double) (s->t_end - s->t_start);
+    out->achieved_rps = out->window_s > 0 ? (double) s->win_arrivals / out->window_s : 0;
+    out->mean_in_system = win_ns > 0 ? (s->live_area_end - s->live_area_start) / win_ns : 0;
+    for (int c = 0; c < s->ncls; c++) {
+        class_result *k = &out->classes[c];
+        sim_class *x = &s->cls[c];
+        snprintf(k->name, sizeof k->name, "%s", sc->wl.classes[c].name);
+        k->requests = x->requests;
+        k->served = x->served;
+        k->rejected = x->rejected;
+        k->timed_out = x->timed_out;
+        stat_summarize(x->e2e, &k->e2e);
+        stat_summarize(x->queue, &k->queue);
+        stat_summarize(x->service, &k->service);
+        stat_summarize(x->ttft, &k->ttft);
+        stat_summarize(x->tpot, &k->tpot);
+    }
     return 0;
 }
 
@@ -313,6 +398,21 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     s.q = evq_new();
     s.st = calloc((size_t) sc->npools, sizeof *s.st);
     s.src = wl_new(&sc->wl, seed, s.has_llm);
+    s.closed = sc->wl.arrival == ARRIVAL_USERS;
+    if (sc->wl.explicit_classes) {
+        s.ncls = sc->wl.nclasses;
+        s.cls = calloc((size_t) s.ncls, sizeof *s.cls);
+        out->classes = calloc((size_t) s.ncls, sizeof *out->classes);
+        out->nclasses = s.ncls;
+        int ok = s.cls && out->classes;
+        for (int c = 0; ok && c < s.ncls; c++) {
+            sim_class *k = &s.cls[c];
+            k->e2e = stat_new(); k->queue = stat_new(); k->service = stat_new();
+            k->ttft = stat_new(); k->tpot = stat_new();
+            ok = k->e2e && k->queue && k->service && k->ttft && k->tpot;
+        }
+        if (!ok) { snprintf(err, errlen, "out of memory"); goto done; }
+    }
     s.e2e = stat_new(); s.queue = stat_new(); s.service = stat_new();
     s.ttft = stat_new(); s.tpot = stat_new(); s.overhead = stat_new();
     s.network = stat_new(); s.bd = bd_new();
@@ -336,7 +436,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         for (int k = 0; k < p->nnext; k++) s.st[i]->out[k] = s.st[p->next[k]];
         s.st[i]->nout = p->nnext;
     }
-    schedule_next(&s);
+    if (s.closed) {
+        for (int u = 0; u < wl_users(s.src) && s.next_id + (uint64_t) u < s.arrival_cap; u++)
+            if (!evq_at(s.q, wl_user_start(s.src, u), on_arrival, &s, u)) { sink_oom(&s); break; }
+    } else
+        schedule_next(&s);
     evq_run(s.q, SIMTIME_NEVER);
     if (evq_overflowed(s.q)) {
         /* The clock's contract (simtime.h): an event past the horizon ends the run. */
@@ -377,6 +481,11 @@ done:
     req_pool_free(&s.reqs);
     evq_free(s.q);
     wl_free(s.src);
+    for (int c = 0; s.cls && c < s.ncls; c++) {
+        stat_free(s.cls[c].e2e); stat_free(s.cls[c].queue); stat_free(s.cls[c].service);
+        stat_free(s.cls[c].ttft); stat_free(s.cls[c].tpot);
+    }
+    free(s.cls);
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead);
     stat_free(s.network); bd_free(s.bd);
@@ -389,6 +498,8 @@ void sim_result_free(sim_result *r)
 {
     free(r->pools);
     r->pools = NULL;
+    free(r->classes);
+    r->classes = NULL;
 }
 
 int pool_result_add(pool_result *p, const char *name, double value)

@@ -47,6 +47,14 @@ int pool_result_add(pool_result *p, const char *name, double value);
 /* The kind-specific result NAME of P, NAN when P has none. */
 double pool_metric_get(const pool_result *p, const char *name);
 
+/* Results of one [class NAME] (only when the scenario has class sections). */
+typedef struct class_result {
+    char name[64];
+    uint64_t requests;        /* measured arrivals of the class */
+    uint64_t served, rejected, timed_out;
+    stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
+} class_result;
+
 typedef struct sim_result {
     uint64_t seed;
     uint64_t requests;        /* measured arrivals */
@@ -75,6 +83,12 @@ typedef struct sim_result {
     double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
     pool_result *pools;
     int npools;
+    double repeat_token_share; /* traces with hash ids: prompt tokens a prefix cache could reuse / prompt tokens; NAN otherwise */
+    int closed_loop;          /* 1: users = N */
+    double achieved_rps;      /* arrivals during the window / window, requests/s */
+    double mean_in_system;    /* time-mean number of requests in the system during the window */
+    class_result *classes;    /* per class, or NULL without [class] sections */
+    int nclasses;
 } sim_result;
 
 /* Runs SC with SEED.  Returns 0, or -1 with a message in ERR (out of memory). */

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "errmsg.h"
+#include "report.h"   /* REPORT_CLASS_SCOPE */
 #include "slo.h"
 
 /* The latency metrics a report holds (system scope), and whether they need an LLM pool. */
@@ -183,10 +184,13 @@ int slo_eval(const slo_spec *s, const store_stat *rows, size_t nrows, slo_result
     for (int i = 0; i < s->n; i++) {
         const slo_term *t = &s->t[i];
         double v = NAN;
-        if (t->kind == SLO_LATENCY) v = row(rows, nrows, t->cls, t->metric, t->stat);
+        char scope[80];   /* a class's rows have scope "class:NAME" (report.h) */
+        if (t->cls[0]) snprintf(scope, sizeof scope, "%s%s", REPORT_CLASS_SCOPE, t->cls);
+        else scope[0] = '\0';
+        if (t->kind == SLO_LATENCY) v = row(rows, nrows, scope, t->metric, t->stat);
         else if (t->kind == SLO_ERROR_RATE) {
-            double req = row(rows, nrows, t->cls, "requests", "value");
-            double bad = row(rows, nrows, t->cls, "rejected", "value") + row(rows, nrows, t->cls, "timed_out", "value");
+            double req = row(rows, nrows, scope, "requests", "value");
+            double bad = row(rows, nrows, scope, "rejected", "value") + row(rows, nrows, scope, "timed_out", "value");
             v = req > 0 ? bad / req : NAN;
         } else {
             for (size_t k = 0; k < nrows; k++)

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include "errmsg.h"
 
-#define MAX_WANTED 3   /* time, prompt and output columns of a trace */
+#define MAX_WANTED 4   /* time, prompt, output and class columns of a trace */
 #define FIELD_SHOWN 64 /* bytes of a field quoted in a message (escaped, cut with "...") */
 #define MAX_LINE (1 << 20)  /* longest line accepted, bytes: a trace row is a few dozen */
 
@@ -34,7 +34,8 @@ typedef enum {
     COL_MILLISECONDS,  /* real number of milliseconds */
     COL_DATETIME,      /* "YYYY-MM-DD HH:MM:SS[.fraction]", UTC */
     COL_TOKENS,        /* whole number in [0, INT32_MAX] */
-    COL_NONNEG         /* finite real number >= 0 */
+    COL_NONNEG,        /* finite real number >= 0 */
+    COL_LABEL          /* any text: a class name, interned into the trace's labels */
 } col_kind;
 
 /* One column the caller asked for. */
@@ -66,6 +67,7 @@ typedef struct csv_reader {
     double row_time;             /* seconds since the first row (time column) */
     int32_t row_tokens[MAX_WANTED]; /* token counts, by wanted index */
     double row_value;            /* COL_NONNEG value */
+    int32_t row_label;           /* COL_LABEL: index into labels */
 
     bool have_first;             /* the first data row's time has been seen */
     double first_real;           /* seconds or milliseconds: first row's raw number */
@@ -77,6 +79,8 @@ typedef struct csv_reader {
     size_t cap;                  /* allocated rows of each array */
     double *t;                   /* time (seconds since the first row) or the column's value */
     int32_t *tok[MAX_WANTED];    /* token counts per wanted column that is COL_TOKENS, else NULL */
+    int32_t *lab;                /* label index per row (COL_LABEL column), else NULL */
+    trace labels;                /* distinct labels (only its labels/nlabels are used) */
 } csv_reader;
 
 /* Writes "PATH:LINE: message" (LINE omitted when LINE <= 0) into the reader's
@@ -268,6 +272,15 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
         r->row_tokens[k] = (int32_t) v;
         return 0;
     }
+    case COL_LABEL: {
+        int32_t i = trace_intern_label(&r->labels, s);
+        if (i < 0) {
+            rd_error(r, 0, "out of memory");
+            return -1;
+        }
+        r->row_label = i;
+        return 0;
+    }
     case COL_NONNEG: {
         double v;
         if (parse_real(s, &v) != 0) {
@@ -380,6 +393,14 @@ static int store_row(csv_reader *r)
             }
             r->tok[k] = p;
         }
+        if (r->nwant > 0 && r->want[r->nwant - 1].kind == COL_LABEL) {
+            int32_t *p = realloc(r->lab, cap * sizeof *p);
+            if (p == NULL) {
+                rd_error(r, 0, "out of memory");
+                return -1;
+            }
+            r->lab = p;
+        }
         r->cap = cap;
     }
     bool is_time = r->nwant > 0 && r->want[0].kind != COL_NONNEG
@@ -397,6 +418,8 @@ static int store_row(csv_reader *r)
     for (size_t k = 0; k < r->nwant; k++)
         if (r->want[k].kind == COL_TOKENS)
             r->tok[k][r->n] = r->row_tokens[k];
+    if (r->lab != NULL)
+        r->lab[r->n] = r->row_label;
     r->n++;
     return 0;
 }
@@ -445,6 +468,9 @@ static void rd_free(csv_reader *r)
         free(r->tok[k]);
         r->tok[k] = NULL;
     }
+    free(r->lab);
+    r->lab = NULL;
+    trace_free(&r->labels);
 }
 
 /* Reads one line (with its '\n', if any) into BUF of size MAX_LINE + 1.  Returns
@@ -553,10 +579,12 @@ static void rd_want(csv_reader *r, const char *name, col_kind kind)
 int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
+    if (o->jsonl)
+        return trace_load_jsonl(t, o, err, errlen);
     csv_reader r;
     rd_init(&r, o->path, err, errlen);
-    if (o->path == NULL || o->time_column == NULL) {
-        rd_error(&r, 0, "no %s given", o->path == NULL ? "file" : "time column");
+    if (o->path == NULL) {
+        rd_error(&r, 0, "no file given");
         return -1;
     }
     col_kind tk;
@@ -568,7 +596,8 @@ int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
         rd_error(&r, 0, "unknown time format %d", (int) o->format);
         return -1;
     }
-    rd_want(&r, o->time_column, tk);
+    if (o->time_column != NULL)   /* NULL: no times (a trace of attributes only); t is all 0 */
+        rd_want(&r, o->time_column, tk);
     long ip = -1, io = -1;
     if (o->prompt_column != NULL) {
         ip = (long) r.nwant;
@@ -578,6 +607,8 @@ int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
         io = (long) r.nwant;
         rd_want(&r, o->output_column, COL_TOKENS);
     }
+    if (o->class_column != NULL)
+        rd_want(&r, o->class_column, COL_LABEL);   /* always the last wanted column */
     if (rd_run(&r) != 0) {
         rd_free(&r);
         return -1;
@@ -594,8 +625,36 @@ int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
         t->output = r.tok[io];
         r.tok[io] = NULL;
     }
+    if (o->class_column != NULL) {
+        t->label = r.lab;
+        r.lab = NULL;
+        t->labels = r.labels.labels;
+        t->nlabels = r.labels.nlabels;
+        r.labels.labels = NULL;
+        r.labels.nlabels = 0;
+    }
     rd_free(&r);
     return 0;
+}
+
+int32_t trace_intern_label(trace *t, const char *s)
+{
+    for (size_t i = 0; i < t->nlabels; i++)
+        if (strcmp(t->labels[i], s) == 0)
+            return (int32_t) i;
+    if (t->nlabels >= INT32_MAX)
+        return -1;
+    char **l = realloc(t->labels, (t->nlabels + 1) * sizeof *l);
+    if (l == NULL)
+        return -1;
+    t->labels = l;
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d == NULL)
+        return -1;
+    memcpy(d, s, n);
+    t->labels[t->nlabels] = d;
+    return (int32_t) t->nlabels++;
 }
 
 void trace_free(trace *t)
@@ -605,6 +664,12 @@ void trace_free(trace *t)
     free(t->t);
     free(t->prompt);
     free(t->output);
+    free(t->hash);
+    free(t->hash_off);
+    free(t->label);
+    for (size_t i = 0; i < t->nlabels; i++)
+        free(t->labels[i]);
+    free(t->labels);
     memset(t, 0, sizeof *t);
 }
 

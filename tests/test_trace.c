@@ -39,7 +39,7 @@ static int load_text(const char *text, trace_time_format format, int with_p, tra
                      char *path, char *err, size_t errlen)
 {
     write_temp(path, text);
-    trace_opts o = {path, "t", format, with_p ? "p" : NULL, NULL};
+    trace_opts o = {.path = path, .time_column = "t", .format = format, .prompt_column = with_p ? "p" : NULL, .output_column = NULL};
     int rc = trace_load(t, &o, err, errlen);
     unlink(path);
     return rc;
@@ -58,7 +58,7 @@ Test(trace, azure_conv_slice)
 {
     trace t;
     char err[256];
-    trace_opts o = {CONV, "TIMESTAMP", TRACE_DATETIME, "ContextTokens", "GeneratedTokens"};
+    trace_opts o = {.path = CONV, .time_column = "TIMESTAMP", .format = TRACE_DATETIME, .prompt_column = "ContextTokens", .output_column = "GeneratedTokens"};
     cr_assert_eq(trace_load(&t, &o, err, sizeof err), 0, "%s", err);
     cr_assert_eq(t.n, 300);
     cr_assert_eq(t.t[0], 0);
@@ -85,7 +85,7 @@ Test(trace, azure_code_slice_time_only)
 {
     trace t;
     char err[256];
-    trace_opts o = {CODE, "TIMESTAMP", TRACE_DATETIME, NULL, NULL};
+    trace_opts o = {.path = CODE, .time_column = "TIMESTAMP", .format = TRACE_DATETIME, .prompt_column = NULL, .output_column = NULL};
     cr_assert_eq(trace_load(&t, &o, err, sizeof err), 0, "%s", err);
     cr_assert_eq(t.n, 300);
     cr_assert_null(t.prompt);
@@ -206,7 +206,7 @@ Test(trace, file_level_errors)
     snprintf(want, sizeof want, "%s: empty file", path);
     cr_assert(strncmp(err, want, strlen(want)) == 0, "%s", err);
 
-    trace_opts o = {"tests/data/no_such_trace.csv", "t", TRACE_SECONDS, NULL, NULL};
+    trace_opts o = {.path = "tests/data/no_such_trace.csv", .time_column = "t", .format = TRACE_SECONDS, .prompt_column = NULL, .output_column = NULL};
     cr_assert_eq(trace_load(&t, &o, err, sizeof err), -1);
     cr_assert_str_eq(err, "tests/data/no_such_trace.csv: cannot open: No such file or directory");
     cr_assert_null(t.t);
@@ -216,7 +216,7 @@ Test(trace, file_level_errors)
     cr_assert_not_null(strstr(err, "tests/data: "), "%s", err);
 
     /* The Azure header, asked for a column it lacks. */
-    trace_opts a = {CONV, "timestamp", TRACE_DATETIME, NULL, NULL};
+    trace_opts a = {.path = CONV, .time_column = "timestamp", .format = TRACE_DATETIME, .prompt_column = NULL, .output_column = NULL};
     cr_assert_eq(trace_load(&t, &a, err, sizeof err), -1);
     cr_assert_str_eq(err, CONV ": no column 'timestamp' (columns: TIMESTAMP, ContextTokens, "
                      "GeneratedTokens)");
