@@ -6,9 +6,13 @@
  * shared machine the others measure the neighbours as much as the code.
  * Cases: an M/M/8 queue at utilisation 0.9 with 10^6 and 10^7 requests (the
  * engine's event rate, and memory that must not grow with the request count),
- * and 10^6 LLM requests (mean 1000 prompt / 200 output tokens) on 16
- * continuous-batching replicas fed by one shared queue, and the same behind a
- * power_of_two router over per-replica queues (routing = power_of_two).
+ * the same M/M/8 driven by 16 closed-loop users (think 1 ms: utilisation
+ * 0.92; the event calendar holds one pending event per thinking user, so its
+ * cost grows with log(users)) and by a diurnal rate (Poisson by thinning, peak
+ * utilisation 0.95), 10^6 requests each, and 10^6 LLM requests (mean 1000
+ * prompt / 200 output tokens) on 16 continuous-batching replicas fed by one
+ * shared queue, and the same behind a power_of_two router over per-replica
+ * queues (routing = power_of_two).
  */
 #include <math.h>
 #include <stdio.h>
@@ -42,6 +46,11 @@ typedef struct bench_case {
 static const bench_case CASES[] = {
     { "M/M/8 rho=0.9, 1e6 req", MM8("1000000") },
     { "M/M/8 rho=0.9, 1e7 req", MM8("10000000") },
+    { "M/M/8 closed, 16 users, 1e6", "[sim]\nrequests = 1000000\nwarmup = 100000\nseed = 1\n"
+      "[workload]\nusers = 16\nthink_ms = exp(mean=1)\n[pool mm8]\nservers = 8\nservice_ms = exp(mean=1)\n" },
+    { "M/M/8 diurnal rate, 1e6 req", "[sim]\nrequests = 1000000\nwarmup = 100000\nseed = 1\n"
+      "[workload]\narrival = poisson\nrate = diurnal(mean=6500, peak_to_trough=1.4, period=1m, peak_at=20s)\n"
+      "[pool mm8]\nservers = 8\nservice_ms = exp(mean=1)\n" },
     { "LLM 16x continuous, 1e6 req", LLM16("shared") },
     { "LLM 16x power_of_two, 1e6 req", LLM16("power_of_two") },
 };

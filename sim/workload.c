@@ -112,7 +112,11 @@ static int parse_points(char *body, wl_rate *out, char *err, size_t errlen)
     }
     if (out->n == 0) { snprintf(err, errlen, "no TIME:RATE points"); return -1; }
     out->max = 0;
-    for (int i = 0; i < out->n; i++) if (out->r[i] > out->max) out->max = out->r[i];
+    out->min = out->r[0];
+    for (int i = 0; i < out->n; i++) {
+        if (out->r[i] > out->max) out->max = out->r[i];
+        if (out->r[i] < out->min) out->min = out->r[i];
+    }
     if (!(out->max > 0)) { snprintf(err, errlen, "every rate is 0"); return -1; }
     if (!(out->r[out->n - 1] > 0)) {
         snprintf(err, errlen, "the last rate must be > 0 (it holds for the rest of the run)");
@@ -155,6 +159,8 @@ static int parse_diurnal(char *body, wl_rate *out, char *err, size_t errlen)
     out->period = period;
     out->peak_at = fmod(peak, period);
     out->max = mean * (1 + out->amp);
+    out->min = mean * (1 - out->amp);
+    out->omega = 2 * M_PI / period;
     out->avg = mean;
     return 0;
 }
@@ -166,7 +172,7 @@ int wl_rate_parse(const char *text, wl_rate *out, char *err, size_t errlen)
     if (parse_number(text, &v) == 0) {
         if (!(v > 0)) { snprintf(err, errlen, "must be > 0, got '%s'", text); return -1; }
         out->kind = RATE_FIXED;
-        out->fixed = out->max = out->avg = v;
+        out->fixed = out->max = out->min = out->avg = v;
         return 0;
     }
     const char *open = strchr(text, '(');
@@ -201,7 +207,7 @@ int wl_rate_parse(const char *text, wl_rate *out, char *err, size_t errlen)
         double r = out->kind == RATE_DIURNAL ? out->mean : out->r[0];
         wl_rate_free(out);
         out->kind = RATE_FIXED;
-        out->fixed = out->max = out->avg = r;
+        out->fixed = out->max = out->min = out->avg = r;
     }
     return 0;
 }
@@ -237,7 +243,7 @@ double wl_rate_at(const wl_rate *r, double t)
         return r->r[i] + (r->r[i + 1] - r->r[i]) * (t - r->t[i]) / (r->t[i + 1] - r->t[i]);
     }
     case RATE_DIURNAL:
-        return r->mean * (1 + r->amp * cos(2 * M_PI * (t - r->peak_at) / r->period));
+        return r->mean * (1 + r->amp * cos(r->omega * (t - r->peak_at)));
     }
     return 0;
 }
@@ -258,7 +264,7 @@ double wl_rate_cum(const wl_rate *r, double t)
         return r->cum[i] + r->r[i] * s + 0.5 * q * s * s;
     }
     case RATE_DIURNAL: {
-        double w = 2 * M_PI / r->period;
+        double w = r->omega;
         return r->mean * (t + r->amp / w * (sin(w * (t - r->peak_at)) - sin(-w * r->peak_at)));
     }
     }
@@ -293,7 +299,7 @@ double wl_rate_inv(const wl_rate *r, double l)
     case RATE_DIURNAL: {
         /* Newton's method, kept inside a bracket that always holds the root:
          * the rate lies between mean (1 - a) and mean (1 + a) > 0. */
-        double a = l / r->max, b = l / (r->mean * (1 - r->amp));
+        double a = l / r->max, b = l / r->min;
         double t = l / r->mean;
         for (int it = 0; it < 100; it++) {
             double f = wl_rate_cum(r, t) - l;
@@ -419,10 +425,16 @@ simtime_t wl_next_time(wl_source *src, simtime_t now, uint64_t id)
         if (fixed)
             return simtime_add(now, simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / w->rate)));
         /* Thinning (Lewis-Shedler): candidates at the highest rate, each kept
-         * with probability rate(t) / max.  Where the rate is at its maximum no
-         * acceptance draw is made. */
+         * with probability rate(t) / max.  Steps and ramps: where the rate is at
+         * its maximum no acceptance draw is made.  Diurnal: a draw below the
+         * trough's share is accepted without evaluating the sinusoid (a squeeze). */
         for (simtime_t t = now;;) {
             t = simtime_add(t, simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / sr->max)));
+            if (sr->kind == RATE_DIURNAL) {
+                double u = gsl_rng_uniform(src->thin_rng) * sr->max;
+                if (u < sr->min || u < wl_rate_at(sr, simtime_to_s(t))) return t;
+                continue;
+            }
             double r = wl_rate_at(sr, simtime_to_s(t));
             if (r >= sr->max || gsl_rng_uniform(src->thin_rng) * sr->max < r) return t;
         }

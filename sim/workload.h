@@ -50,7 +50,9 @@ typedef struct wl_rate {
     double amp;               /* DIURNAL: relative amplitude a: rate = mean (1 + a cos(2 pi (t - peak_at) / period)) */
     double period;            /* DIURNAL: period, s */
     double peak_at;           /* DIURNAL: time of the peak within the period, s */
+    double omega;             /* DIURNAL: 2 pi / period, radians per s */
     double max;               /* highest rate reached, requests/s (> 0) */
+    double min;               /* lowest rate reached, requests/s */
     double avg;               /* long-run mean rate, requests/s (the last value for STEPS/RAMP) */
 } wl_rate;
 

@@ -762,3 +762,88 @@ Test(cli_help, usage_errors_exit_2)
     expect_one_line(&r);
     result_free(&r);
 }
+
+/* ---- workload input errors (issue 9) ----------------------------------------------- */
+
+Test(cli_errors, schedule_out_of_order_or_negative)
+{
+    char text[1024];
+    base_with(6, "rate = schedule(0s:20, 10m:60, 5m:35)\n", text, sizeof text);
+    const char *n1[] = { "[workload] rate", "out of order", "5m", NULL };
+    expect_bad_scenario("order.ini", text, 6, n1);
+    base_with(6, "rate = ramp(0s:20, 10m:-4)\n", text, sizeof text);
+    const char *n2[] = { "[workload] rate", "negative", "-4", NULL };
+    expect_bad_scenario("negsched.ini", text, 6, n2);
+    base_with(6, "rate = diurnal(mean=40, peak_to_trough=0.5)\n", text, sizeof text);
+    const char *n3[] = { "[workload] rate", "peak_to_trough", NULL };
+    expect_bad_scenario("diurnal.ini", text, 6, n3);
+}
+
+Test(cli_errors, users_together_with_rate)
+{
+    char text[1024];
+    base_with(7, "users = 5\n", text, sizeof text);
+    const char *needles[] = { "[workload] users", "rate", NULL };
+    expect_bad_scenario("users.ini", text, 7, needles);
+}
+
+Test(cli_errors, class_shares)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "%s[class a]\nshare = -1\n", BASE);          /* lines 11, 12 */
+    const char *n1[] = { "[class a] share", "-1", NULL };
+    expect_bad_scenario("negshare.ini", text, 12, n1);
+    snprintf(text, sizeof text, "%s[class a]\nshare = 0\n[class b]\nshare = 0\n", BASE);
+    const char *n2[] = { "share", "0", NULL };
+    expect_bad_scenario("zeroshare.ini", text, 11, n2);
+}
+
+/* A JSON-lines trace whose line 2 is LINE2 (lines 1 and 3 are good). */
+static void jsonl_trace_scenario(const char *line2, char *text, size_t n)
+{
+    char path[256];
+    char trace[1024];
+    snprintf(trace, sizeof trace,
+             "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]}\n%s\n"
+             "{\"timestamp\": 20, \"input_length\": 700, \"output_length\": 9, \"hash_ids\": [0, 2]}\n", line2);
+    write_file("t.jsonl", trace, path, sizeof path);
+    trace_scenario(text, n, "trace = t.jsonl\n", "\n");
+}
+
+Test(cli_errors, jsonl_trace_errors_name_the_line)
+{
+    char text[1024];
+    const char *bad[] = {
+        "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1]",   /* cut short */
+        "{\"timestamp\": 10, \"input_length\": 600, \"hash_ids\": [0, 1]}",                       /* no output_length */
+        "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, \"x\"]}",
+        "{\"timestamp\": 10, \"input_length\": 600, \"output_length\": 5, \"hash_ids\": [0, 1.5]}",
+    };
+    const char *what[] = { "not JSON", "output_length", "hash_ids", "hash_ids" };
+    for (int i = 0; i < 4; i++) {
+        jsonl_trace_scenario(bad[i], text, sizeof text);
+        const char *needles[] = { "[workload] trace", "t.jsonl:2:", what[i], NULL };
+        expect_bad_scenario("jsonl.ini", text, 6, needles);
+    }
+}
+
+Test(cli_run, jsonl_trace_reports_repeat_token_share)
+{
+    char text[1024], path[256];
+    jsonl_trace_scenario("{\"timestamp\": 10, \"input_length\": 800, \"output_length\": 7, \"hash_ids\": [0, 1]}", text,
+                         sizeof text);
+    /* Three requests; the second repeats 2 x 512 of its 800 tokens, the third one
+     * block (0) of 700: (800 + 512) / (600 + 800 + 700). */
+    char *p = strstr(text, "requests = 100");
+    cr_assert_not_null(p);
+    memcpy(p, "requests = 3  ", 14);
+    write_file("rts.ini", text, path, sizeof path);
+    result r = latsim("run '%s' --db '%s' --json", path, db);
+    cr_assert_eq(r.rc, 0, "stderr: %s", r.err);
+    jval v;
+    json_parse_one(r.out, &v);
+    const jval *share = jget(&v, "repeat_token_share", J_NUM);
+    cr_expect(fabs(share->num - (800.0 + 512.0) / 2100.0) < 1e-5, "repeat_token_share %g", share->num);
+    jfree(&v);
+    result_free(&r);
+}
