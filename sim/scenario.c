@@ -15,6 +15,7 @@
 #include <gsl/gsl_errno.h>
 #include <sys/resource.h>
 #include <unistd.h>
+#include "errmsg.h"
 #include "scenario.h"
 #include "kind.h"
 #include "llm.h"
@@ -494,8 +495,10 @@ static int build_classes(ctx *x)
             if (found < 0) {
                 size_t row = 0;
                 while (w->tr.label[row] != (int32_t) l) row++;
+                char lab[64];
+                errmsg_field(w->tr.labels[l], lab, sizeof lab);
                 return fail(x, ce, "workload", "class_column", "trace row %zu names class '%s', which has no [class %s] section",
-                            row + 1, w->tr.labels[l], w->tr.labels[l]);
+                            row + 1, lab, lab);
             }
             w->trace_class[l] = (int32_t) found;
         }

@@ -15,7 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include "errmsg.h"
+#include "simtime.h"
 #include "trace.h"
+
+#define JL_MAX_LINE (1 << 20)   /* longest line accepted, bytes (a Mooncake row is a few hundred) */
 
 static int jl_fail(char *err, size_t errlen, const char *path, long line, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
@@ -62,6 +67,10 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
     const char *path = o->path ? o->path : "(no path)";
+    /* Regular files only: a FIFO with no writer would block, a device may never end. */
+    struct stat sb;
+    if (o->path && stat(o->path, &sb) == 0 && !S_ISREG(sb.st_mode))
+        return jl_fail(err, errlen, path, 0, "not a regular file");
     FILE *f = o->path ? fopen(o->path, "r") : NULL;
     if (!f) return jl_fail(err, errlen, path, 0, "cannot open: %s", o->path ? strerror(errno) : "no file given");
     size_t cap = 0, hcap = 0, nh = 0;
@@ -75,11 +84,17 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
     json_t *root = NULL;
     while ((len = getline(&buf, &bufcap, f)) >= 0) {
         line++;
+        if (len > JL_MAX_LINE) { jl_fail(err, errlen, path, line, "line longer than %d bytes", JL_MAX_LINE); goto done; }
+        if (strlen(buf) != (size_t) len) { jl_fail(err, errlen, path, line, "a NUL byte: not text"); goto done; }
         size_t k = strspn(buf, " \t\r\n");
         if (buf[k] == '\0') continue;
         json_error_t je;
         root = json_loadb(buf, (size_t) len, 0, &je);
-        if (!root) { jl_fail(err, errlen, path, line, "not JSON: %s", je.text); goto done; }
+        if (!root) {
+            char t[96];
+            jl_fail(err, errlen, path, line, "not JSON: %s", errmsg_field(je.text, t, sizeof t));
+            goto done;
+        }
         if (!json_is_object(root)) { jl_fail(err, errlen, path, line, "not a JSON object"); goto done; }
         if (t->n == cap) {
             size_t nc = cap ? 2 * cap : 1024;
@@ -108,6 +123,11 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
         double ms = json_number_value(ts);
         if (t->n == 0) t0 = ms;
         double sec = (ms - t0) / 1000.0;
+        if (fabs(sec) > SIMTIME_HORIZON_S) {
+            jl_fail(err, errlen, path, line, "\"timestamp\" is %.3g s from the first row, beyond the simulated clock's range (%.3g s)",
+                    sec, SIMTIME_HORIZON_S);
+            goto done;
+        }
         if (t->n > 0 && sec < t->t[t->n - 1]) {
             jl_fail(err, errlen, path, line, "time goes backwards (%.9g s after the first row, previous row %.9g s)",
                     sec, t->t[t->n - 1]);
@@ -119,8 +139,10 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
             goto done;
         if (o->class_column) {
             json_t *c = json_object_get(root, o->class_column);
-            if (!c) { jl_fail(err, errlen, path, line, "no field \"%s\" (class_column)", o->class_column); goto done; }
-            if (!json_is_string(c)) { jl_fail(err, errlen, path, line, "\"%s\" is not a string", o->class_column); goto done; }
+            char fn[64];
+            errmsg_field(o->class_column, fn, sizeof fn);
+            if (!c) { jl_fail(err, errlen, path, line, "no field \"%s\" (class_column)", fn); goto done; }
+            if (!json_is_string(c)) { jl_fail(err, errlen, path, line, "\"%s\" is not a string", fn); goto done; }
             int32_t li = trace_intern_label(t, json_string_value(c));
             if (li < 0) { jl_fail(err, errlen, path, 0, "out of memory"); goto done; }
             t->label[t->n] = li;
