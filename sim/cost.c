@@ -1,7 +1,7 @@
 /* cost.c -- step-duration models of an LLM replica (see cost.h).
  *
- * Implements the two built-in cost models and the FLOP/byte accounting used
- * for MFU/MBU reporting.
+ * Implements the cost-model table with the two built-in models, and the
+ * FLOP/byte accounting used for MFU/MBU reporting.
  *
  * Linear (exactly the formula of cost.h, no rounding):
  *   step_ms = step_base_ms + prefill_ms_per_token * prefill_tokens
@@ -34,13 +34,18 @@
 #include "cost.h"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "scenario.h"
 
 /* Activations exchanged by the tensor-parallel all-reduces are bf16. */
 #define ACT_BYTES 2.0
 
-static int tp_of(const cost_model *m)
+static int tp_of(const cost_hw *h)
 {
-    return m->tp >= 1 ? m->tp : 1;
+    return h->tp >= 1 ? h->tp : 1;
 }
 
 static double eff_of(double e)
@@ -49,9 +54,9 @@ static double eff_of(double e)
 }
 
 /* Peak dense tensor throughput of one GPU, FLOP/s. */
-static double gpu_peak_flops(const cost_model *m)
+static double gpu_peak_flops(const cost_hw *h)
 {
-    return (m->use_fp8_compute ? m->gpu.fp8_tflops : m->gpu.bf16_tflops) * 1e12;
+    return (h->use_fp8_compute ? h->gpu.fp8_tflops : h->gpu.bf16_tflops) * 1e12;
 }
 
 static int step_is_empty(const cost_step *s)
@@ -60,60 +65,176 @@ static int step_is_empty(const cost_step *s)
 }
 
 /* FLOPs and bytes of the whole replica; the formulas at the top of the file. */
-static void roofline_work(const cost_model *m, const cost_step *s, double *flops,
+static void roofline_work(const cost_hw *h, const cost_step *s, double *flops,
                           double *bytes)
 {
-    const model_spec *md = &m->model;
+    const model_spec *md = &h->model;
     double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
     double attn_per_pair = 4.0 * md->layers * md->heads * md->head_dim;
-    double kv_per_token = 2.0 * md->layers * md->kv_heads * md->head_dim * m->kv_bytes;
+    double kv_per_token = 2.0 * md->layers * md->kv_heads * md->head_dim * h->kv_bytes;
 
     *flops = 2.0 * md->params * tokens
              + attn_per_pair * (s->prefill_pairs + (double)s->kv_tokens);
-    *bytes = md->params * m->weight_bytes
+    *bytes = md->params * h->weight_bytes
              + kv_per_token * ((double)s->kv_tokens + tokens);
 }
 
+/* ---- linear ---------------------------------------------------------------- */
+
+static double linear_ms(const cost_model *m, const cost_step *s)
+{
+    const cost_linear *c = m->state;
+    return c->step_base_ms + c->prefill_ms_per_token * (double)s->prefill_tokens
+           + c->decode_ms_per_seq * s->decode_seqs
+           + c->kv_ms_per_1k_tokens * (double)s->kv_tokens / 1000.0;
+}
+
+static int copy_state(cost_model *m, const void *params, size_t size)
+{
+    void *st = malloc(size);
+    if (!st) return -1;
+    memcpy(st, params, size);
+    m->state = st;
+    return 0;
+}
+
+static int linear_init(cost_model *m, const void *params) { return copy_state(m, params, sizeof(cost_linear)); }
+
+static const scn_key LINEAR_KEYS[] = {
+    { "step_base_ms", "", "linear: ms per step" },
+    { "prefill_ms_per_token", "", "linear: ms per prompt token" },
+    { "decode_ms_per_seq", "", "linear: ms per decoding sequence" },
+    { "kv_ms_per_1k_tokens", "0", "linear: ms per 1000 KV-cache tokens read" },
+    { NULL, NULL, NULL },
+};
+
+static int linear_parse(cost_model *m, scn_ctx *x, const char *sec)
+{
+    cost_linear c = { 0 };
+    const char *req[] = { "step_base_ms", "prefill_ms_per_token", "decode_ms_per_seq" };
+    for (int i = 0; i < 3; i++)
+        if (!scn_value(x, sec, req[i])) return scn_fail_sec(x, sec, req[i], "missing (required with cost = linear)");
+    if (scn_num(x, sec, "step_base_ms", 0, 0, 0, 1e9, &c.step_base_ms)) return -1;
+    if (scn_num(x, sec, "prefill_ms_per_token", 0, 0, 0, 1e9, &c.prefill_ms_per_token)) return -1;
+    if (scn_num(x, sec, "decode_ms_per_seq", 0, 0, 0, 1e9, &c.decode_ms_per_seq)) return -1;
+    if (scn_num(x, sec, "kv_ms_per_1k_tokens", 0, 0, 0, 1e9, &c.kv_ms_per_1k_tokens)) return -1;
+    if (c.step_base_ms + c.prefill_ms_per_token + c.decode_ms_per_seq <= 0)
+        return scn_fail_sec(x, sec, "step_base_ms", "a linear cost model must make steps take time");
+    if (linear_init(m, &c)) return scn_fail_sec(x, sec, "cost", "out of memory");
+    return 0;
+}
+
+/* ---- roofline ---------------------------------------------------------------- */
+
 static double roofline_ms(const cost_model *m, const cost_step *s)
 {
-    int tp = tp_of(m);
+    const cost_hw *h = &m->hw;
+    const cost_roofline *c = m->state;
+    /* Without a GPU and a model there is nothing to compute from; the
+     * scenario loader does not build such a model. */
+    if (!h->have_hw) return 0;
+    int tp = tp_of(h);
     double flops, bytes, t_compute, t_mem, t_ar = 0;
     double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
 
-    roofline_work(m, s, &flops, &bytes);
-    t_compute = flops / tp / (gpu_peak_flops(m) * eff_of(m->compute_eff));
-    t_mem = bytes / tp / (m->gpu.mem_bw_gbs * 1e9 * eff_of(m->memory_eff));
+    roofline_work(h, s, &flops, &bytes);
+    t_compute = flops / tp / (gpu_peak_flops(h) * eff_of(c->compute_eff));
+    t_mem = bytes / tp / (h->gpu.mem_bw_gbs * 1e9 * eff_of(c->memory_eff));
     if (tp > 1) {
-        double msg = tokens * m->model.hidden * ACT_BYTES;
-        t_ar = 2.0 * m->model.layers
-               * (m->allreduce_latency_us * 1e-6
-                  + 2.0 * (tp - 1) / tp * msg / (m->gpu.link_gbs * 1e9));
+        double msg = tokens * h->model.hidden * ACT_BYTES;
+        t_ar = 2.0 * h->model.layers
+               * (c->allreduce_latency_us * 1e-6
+                  + 2.0 * (tp - 1) / tp * msg / (h->gpu.link_gbs * 1e9));
     }
-    return (fmax(t_compute, t_mem) + t_ar) * 1e3 + m->step_overhead_ms;
+    return (fmax(t_compute, t_mem) + t_ar) * 1e3 + c->step_overhead_ms;
 }
+
+static int roofline_init(cost_model *m, const void *params) { return copy_state(m, params, sizeof(cost_roofline)); }
+
+static const scn_key ROOFLINE_KEYS[] = {
+    { "compute_eff", "0.6", "roofline: share of peak FLOP/s reached" },
+    { "memory_eff", "0.8", "roofline: share of peak bandwidth reached" },
+    { "step_overhead_ms", "1.0", "roofline: fixed CPU/launch overhead per step" },
+    { "allreduce_latency_us", "8", "roofline: fixed latency of one all-reduce" },
+    { NULL, NULL, NULL },
+};
+
+static int roofline_parse(cost_model *m, scn_ctx *x, const char *sec)
+{
+    cost_roofline c = { 0 };
+    /* No GPU runs at under a thousandth of its peak (1e-3); smaller values only
+     * make step times that pass the clock's range. */
+    if (scn_num(x, sec, "compute_eff", 0.6, 1e-3, 0, 1.0, &c.compute_eff)) return -1;
+    if (scn_num(x, sec, "memory_eff", 0.8, 1e-3, 0, 1.0, &c.memory_eff)) return -1;
+    if (scn_num(x, sec, "step_overhead_ms", 1.0, 0, 0, 1e9, &c.step_overhead_ms)) return -1;
+    if (scn_num(x, sec, "allreduce_latency_us", 8, 0, 0, 1e9, &c.allreduce_latency_us)) return -1;
+    if (roofline_init(m, &c)) return scn_fail_sec(x, sec, "cost", "out of memory");
+    return 0;
+}
+
+/* ---- the table ------------------------------------------------------------------- */
+
+static const cost_ops MODELS[] = {
+    { "linear", "step_base_ms + prefill_ms_per_token x prompt tokens + decode_ms_per_seq x sequences + kv_ms_per_1k_tokens x KV tokens / 1000",
+      LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL },
+    { "roofline", "from the catalog's GPU and model: max(FLOPs, bytes) at the efficiencies, plus all-reduces and overhead",
+      ROOFLINE_KEYS, roofline_parse, NULL, roofline_init, roofline_ms, NULL },
+};
+#define NMODELS ((int) (sizeof MODELS / sizeof MODELS[0]))
+
+int cost_row_count(void) { return NMODELS; }
+
+const cost_ops *cost_row_at(int i) { return i >= 0 && i < NMODELS ? &MODELS[i] : NULL; }
+
+const cost_ops *cost_find(const char *name)
+{
+    for (int i = 0; i < NMODELS; i++)
+        if (!strcasecmp(MODELS[i].name, name)) return &MODELS[i];
+    return NULL;
+}
+
+void cost_choices(char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < NMODELS && len < n; i++)
+        len += (size_t) snprintf(buf + len, n - len, "%s%s", i ? "|" : "", MODELS[i].name);
+}
+
+int cost_init(cost_model *m, const char *name, const void *params)
+{
+    const cost_ops *ops = cost_find(name);
+    if (!ops || !ops->init) return -1;
+    cost_free(m);
+    m->ops = ops;
+    if (ops->init(m, params) != 0) {
+        m->ops = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+void cost_free(cost_model *m)
+{
+    if (m->ops && m->ops->free) m->ops->free(m);
+    else free(m->state);
+    m->state = NULL;
+}
+
+/* ---- what every model shares ------------------------------------------------------ */
 
 double cost_step_ms(const cost_model *m, const cost_step *s)
 {
-    if (step_is_empty(s))
+    if (step_is_empty(s) || !m->ops)
         return 0;
-    switch (m->kind) {
-    case COST_LINEAR:
-        return m->step_base_ms + m->prefill_ms_per_token * (double)s->prefill_tokens
-               + m->decode_ms_per_seq * s->decode_seqs
-               + m->kv_ms_per_1k_tokens * (double)s->kv_tokens / 1000.0;
-    case COST_ROOFLINE:
-        /* Without a GPU and a model there is nothing to compute from; the
-         * scenario loader does not build such a model. */
-        return m->have_hw ? roofline_ms(m, s) : 0;
-    }
-    return 0;
+    return m->ops->step_ms(m, s);
 }
 
 void cost_step_work(const cost_model *m, const cost_step *s, double *flops, double *bytes)
 {
     double f = 0, b = 0;
-    if (m->have_hw && !step_is_empty(s))
-        roofline_work(m, s, &f, &b);
+    if (m->hw.have_hw && !step_is_empty(s))
+        roofline_work(&m->hw, s, &f, &b);
     if (flops)
         *flops = f;
     if (bytes)
@@ -122,10 +243,10 @@ void cost_step_work(const cost_model *m, const cost_step *s, double *flops, doub
 
 double cost_peak_flops(const cost_model *m)
 {
-    return m->have_hw ? tp_of(m) * gpu_peak_flops(m) : 0;
+    return m->hw.have_hw ? tp_of(&m->hw) * gpu_peak_flops(&m->hw) : 0;
 }
 
 double cost_peak_bw(const cost_model *m)
 {
-    return m->have_hw ? tp_of(m) * m->gpu.mem_bw_gbs * 1e9 : 0;
+    return m->hw.have_hw ? tp_of(&m->hw) * m->hw.gpu.mem_bw_gbs * 1e9 : 0;
 }

@@ -2,7 +2,8 @@
  *
  * The scheduler describes a step by what it computes (cost_step) and asks the
  * cost model for its duration; that is the whole interface, so a calibrated
- * model can replace the built-in ones without touching any scheduler.
+ * model can replace the built-in ones without touching any scheduler.  Models
+ * are rows of a table (cost_ops), chosen by name, each owning its state.
  *
  * Built-in models:
  *   linear    step_ms = step_base_ms + prefill_ms_per_token * prefill_tokens
@@ -18,7 +19,9 @@
 #ifndef LATSIM_COST_H
 #define LATSIM_COST_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sqlite3.h>
 #include "catalog.h"
 
 typedef struct cost_step {
@@ -32,16 +35,9 @@ typedef struct cost_step {
                                  (sum of their context lengths, the new token included) */
 } cost_step;
 
-typedef enum { COST_LINEAR, COST_ROOFLINE } cost_kind;
-
-typedef struct cost_model {
-    cost_kind kind;
-    /* linear */
-    double step_base_ms;          /* ms per step */
-    double prefill_ms_per_token;  /* ms per prompt token */
-    double decode_ms_per_seq;     /* ms per decoding sequence */
-    double kv_ms_per_1k_tokens;   /* ms per 1000 KV tokens read */
-    /* roofline (also used by both kinds for FLOP and byte accounting when set) */
+/* The hardware of one replica, as the pool resolved it: what the roofline
+ * model computes from, and what MFU/MBU accounting uses for every model. */
+typedef struct cost_hw {
     int have_hw;                  /* gpu and model below are filled */
     gpu_spec gpu;
     model_spec model;
@@ -49,20 +45,80 @@ typedef struct cost_model {
     double weight_bytes;          /* bytes per weight (bf16 2, fp8/int8 1, int4 0.5) */
     double kv_bytes;              /* bytes per KV element (bf16 2, fp8 1) */
     int use_fp8_compute;          /* 1: peak is gpu.fp8_tflops (fp8/int8 W8A8) */
+} cost_hw;
+
+struct cost_ops;
+typedef struct scn_ctx scn_ctx;   /* scenario.h: reading a section's keys */
+typedef struct scn_key scn_key;
+
+/* A step-time model: its row in the table, its hardware, and its own state
+ * (owned: cost_free() releases it; a model may keep anything there, e.g.
+ * interpolation tables).  Zero-initialise before cost_init/cost_parse. */
+typedef struct cost_model {
+    const struct cost_ops *ops;   /* its row in the cost-model table; NULL: none yet */
+    void *state;                  /* the model's own state, NULL when none */
+    cost_hw hw;                   /* filled by the pool's derivation (llmcfg.c) */
+} cost_model;
+
+/* One row of the cost-model table: `cost = NAME` of an LLM pool.  Adding a
+ * model is its functions plus one row in cost.c. */
+typedef struct cost_ops {
+    const char *name;             /* the value of `cost =` */
+    const char *help;             /* one line for `latsim keys` */
+    const scn_key *keys;          /* its keys in the pool section, ended by a NULL key (NULL: none) */
+    /* Reads its keys of section SEC into M->state.  Returns 0, or -1 with the
+     * error set in X (scn_fail).  Runs when the scenario is loaded. */
+    int (*parse)(cost_model *m, scn_ctx *x, const char *sec);
+    /* Runs once M->hw is resolved, with the catalog database DB (may be NULL
+     * outside a scenario): loads or fits what the model needs.  NULL: nothing.
+     * Returns 0 or -1 (error set in X). */
+    int (*build)(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db);
+    /* Sets M->state from PARAMS (the model's parameter struct), for tools and
+     * tests.  NULL: the model cannot be made that way.  Returns 0 or -1. */
+    int (*init)(cost_model *m, const void *params);
+    /* Duration of a non-empty step, ms. */
+    double (*step_ms)(const cost_model *m, const cost_step *s);
+    void (*free)(cost_model *m);  /* releases M->state (NULL: free(M->state)) */
+} cost_ops;
+
+/* Parameters of the built-in models (their states are copies of these). */
+typedef struct cost_linear {
+    double step_base_ms;          /* ms per step */
+    double prefill_ms_per_token;  /* ms per prompt token */
+    double decode_ms_per_seq;     /* ms per decoding sequence */
+    double kv_ms_per_1k_tokens;   /* ms per 1000 KV tokens read */
+} cost_linear;
+
+typedef struct cost_roofline {
     double compute_eff;           /* fraction of peak FLOP/s reached, (0,1] */
     double memory_eff;            /* fraction of peak bandwidth reached, (0,1] */
     double step_overhead_ms;      /* fixed CPU/launch overhead per step, ms */
     double allreduce_latency_us;  /* fixed latency per all-reduce, microseconds */
-} cost_model;
+} cost_roofline;
 
-/* Duration of one step, in milliseconds (> 0 for a non-empty step). */
+/* The table: rows by name (case-insensitive; NULL when none), in order, and
+ * the names joined by '|'. */
+const cost_ops *cost_find(const char *name);
+int cost_row_count(void);
+const cost_ops *cost_row_at(int i);
+void cost_choices(char *buf, size_t n);
+
+/* Makes M the model NAME with PARAMS (cost_linear, cost_roofline...), keeping
+ * M->hw.  Returns 0, or -1 (unknown name, no init, out of memory). */
+int cost_init(cost_model *m, const char *name, const void *params);
+
+/* Releases M's state (safe on a zeroed model and twice). */
+void cost_free(cost_model *m);
+
+/* Duration of one step, in milliseconds (> 0 for a non-empty step; 0 for an
+ * empty one or a model with no row). */
 double cost_step_ms(const cost_model *m, const cost_step *s);
 
 /* FLOPs and HBM bytes of one step for the whole replica (all TP shards), from the
  * model geometry; both 0 when !m->have_hw.  Used for MFU/MBU reporting. */
 void cost_step_work(const cost_model *m, const cost_step *s, double *flops, double *bytes);
 
-/* Peak FLOP/s and bytes/s of the whole replica (tp GPUs); 0 when !have_hw. */
+/* Peak FLOP/s and bytes/s of the whole replica (tp GPUs); 0 when !hw.have_hw. */
 double cost_peak_flops(const cost_model *m);
 double cost_peak_bw(const cost_model *m);
 

@@ -23,6 +23,9 @@ typedef struct station_kind {
     const char *name;         /* the value of `kind =` */
     const char *help;         /* one line for `latsim keys` */
     const scn_key *keys;      /* its own keys, ended by a row with key NULL (NULL: none) */
+    /* More key tables, SET = 0, 1, ... until NULL (e.g. an LLM pool's cost
+     * models' keys); NULL: none. */
+    const scn_key *(*more_keys)(int set);
     /* Reads the kind's keys of section SEC into P.  Returns 0 or -1 (scn_fail). */
     int (*parse)(scn_ctx *x, const char *sec, pool_cfg *p);
     /* Resolves catalog names and derives what follows (NULL: nothing).  Returns 0 or -1. */

@@ -30,15 +30,7 @@ const scn_key llm_keys[] = {
     { "truncate", "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
     { "request_overhead_ms", "0", "front-end work per request (tokenise, schedule) before queueing" },
     { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two) over per-replica queues" },
-    { "cost", "roofline", "step-time model: roofline | linear" },
-    { "step_base_ms", "", "linear: ms per step" },
-    { "prefill_ms_per_token", "", "linear: ms per prompt token" },
-    { "decode_ms_per_seq", "", "linear: ms per decoding sequence" },
-    { "kv_ms_per_1k_tokens", "0", "linear: ms per 1000 KV-cache tokens read" },
-    { "compute_eff", "0.6", "roofline: share of peak FLOP/s reached" },
-    { "memory_eff", "0.8", "roofline: share of peak bandwidth reached" },
-    { "step_overhead_ms", "1.0", "roofline: fixed CPU/launch overhead per step" },
-    { "allreduce_latency_us", "8", "roofline: fixed latency of one all-reduce" },
+    { "cost", "roofline", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { NULL, NULL, NULL },
 };
 
@@ -80,28 +72,12 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_enum(x, sec, "routing", choices, 0, &k)) return -1;
     l->routing = k == 0 ? NULL : route_at(k - 1);
 
-    cost_model *c = &l->cost;
-    if (scn_enum(x, sec, "cost", "linear|roofline", COST_ROOFLINE, &k)) return -1;
-    c->kind = (cost_kind) k;
-    /* The other model's keys may stay in the file (ignored), so --set can switch. */
-    const char *lin[] = { "step_base_ms", "prefill_ms_per_token", "decode_ms_per_seq", "kv_ms_per_1k_tokens" };
-    if (c->kind == COST_LINEAR) {
-        for (int i = 0; i < 3; i++)
-            if (!scn_value(x, sec, lin[i])) return scn_fail_sec(x, sec, lin[i], "missing (required with cost = linear)");
-        if (scn_num(x, sec, "step_base_ms", 0, 0, 0, 1e9, &c->step_base_ms)) return -1;
-        if (scn_num(x, sec, "prefill_ms_per_token", 0, 0, 0, 1e9, &c->prefill_ms_per_token)) return -1;
-        if (scn_num(x, sec, "decode_ms_per_seq", 0, 0, 0, 1e9, &c->decode_ms_per_seq)) return -1;
-        if (scn_num(x, sec, "kv_ms_per_1k_tokens", 0, 0, 0, 1e9, &c->kv_ms_per_1k_tokens)) return -1;
-        if (c->step_base_ms + c->prefill_ms_per_token + c->decode_ms_per_seq <= 0)
-            return scn_fail_sec(x, sec, "step_base_ms", "a linear cost model must make steps take time");
-    } else {
-        /* No GPU runs at under a thousandth of its peak (1e-3); smaller values only
-         * make step times that pass the clock's range. */
-        if (scn_num(x, sec, "compute_eff", 0.6, 1e-3, 0, 1.0, &c->compute_eff)) return -1;
-        if (scn_num(x, sec, "memory_eff", 0.8, 1e-3, 0, 1.0, &c->memory_eff)) return -1;
-        if (scn_num(x, sec, "step_overhead_ms", 1.0, 0, 0, 1e9, &c->step_overhead_ms)) return -1;
-        if (scn_num(x, sec, "allreduce_latency_us", 8, 0, 0, 1e9, &c->allreduce_latency_us)) return -1;
-    }
+    /* The other models' keys may stay in the file (ignored), so --set can switch. */
+    char models[256];
+    cost_choices(models, sizeof models);
+    if (scn_enum(x, sec, "cost", models, (int) (cost_find("roofline") - cost_row_at(0)), &k)) return -1;
+    l->cost.ops = cost_row_at(k);
+    if (l->cost.ops->parse && l->cost.ops->parse(&l->cost, x, sec)) return -1;
     return 0;
 }
 
@@ -196,7 +172,7 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
                      pmin, omin, (long long) l->max_seq_len, (long long) cap_tokens, (long long) l->max_batch_tokens);
         return -1;
     }
-    cost_model *c = &l->cost;
+    cost_hw *c = &l->cost.hw;
     c->have_hw = 1;
     c->gpu = l->gpu;
     c->model = l->model;
@@ -230,5 +206,14 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
         if (!strncmp(key, "workload.", 9)) return scn_fail(x, "workload", key + 9, "%s", msg);
         return scn_fail(x, sec, key, "%s", msg);
     }
+    if (l->cost.ops->build) return l->cost.ops->build(&l->cost, x, sec, db);
     return 0;
+}
+
+void llm_free_cfg(pool_cfg *p) { cost_free(&p->llm.cost); }
+
+const scn_key *llm_more_keys(int set)
+{
+    const cost_ops *c = cost_row_at(set);
+    return c ? c->keys : NULL;
 }

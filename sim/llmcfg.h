@@ -16,6 +16,12 @@ extern const scn_key llm_keys[];
 /* Reads the keys of [SEC] into P->llm.  Returns 0 or -1 (error set in X). */
 int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p);
 
+/* Frees what llm_parse allocated (the cost model's state). */
+void llm_free_cfg(pool_cfg *p);
+
+/* The cost models' keys, table by table (kind.h's more_keys). */
+const scn_key *llm_more_keys(int set);
+
 /* Looks the model and GPU up (the scenario's sections first, then the catalog
  * in DB) and derives (llm_derive).  Returns 0 or -1 (error set in X). */
 int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db);

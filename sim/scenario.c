@@ -589,6 +589,9 @@ static const scn_key *kind_key(const station_kind *k, const char *key)
 {
     for (const scn_key *q = k->keys; q && q->key; q++)
         if (!strcmp(q->key, key)) return q;
+    for (int set = 0; k->more_keys && k->more_keys(set); set++)
+        for (const scn_key *q = k->more_keys(set); q->key; q++)
+            if (!strcmp(q->key, key)) return q;
     return NULL;
 }
 
@@ -640,10 +643,11 @@ static int check_keys(ctx *x)
                             k->name, station_kind_at(j)->name);
         const char *near = closest_key(e->key, where);
         size_t bd = near ? edit_distance(e->key, near) : (size_t) -1;
-        for (const scn_key *q = k->keys; q && q->key; q++) {
-            size_t d = edit_distance(e->key, q->key);
-            if (d < bd && (d <= 3 || d <= strlen(e->key) / 2)) { bd = d; near = q->key; }
-        }
+        for (int set = -1; set < 0 || (k->more_keys && k->more_keys(set)); set++)
+            for (const scn_key *q = set < 0 ? k->keys : k->more_keys(set); q && q->key; q++) {
+                size_t d = edit_distance(e->key, q->key);
+                if (d < bd && (d <= 3 || d <= strlen(e->key) / 2)) { bd = d; near = q->key; }
+            }
         if (near) return fail(x, e, sec, e->key, "unknown key (did you mean '%s'?)", near);
         return fail(x, e, sec, e->key, "unknown key (see latsim keys)");
     }
@@ -1015,6 +1019,8 @@ void scenario_print_keys(FILE *out)
             const station_kind *sk = station_kind_at(j);
             fprintf(out, "[pool NAME]  kind = %s   %s\n", sk->name, sk->help ? sk->help : "");
             for (const scn_key *q = sk->keys; q && q->key; q++) print_key(out, q->key, q->def, q->help);
+            for (int set = 0; sk->more_keys && sk->more_keys(set); set++)
+                for (const scn_key *q = sk->more_keys(set); q->key; q++) print_key(out, q->key, q->def, q->help);
             fprintf(out, "\n");
         }
     }

@@ -3,9 +3,11 @@
  * for llama-3-8b on an H100 from the built-in catalog. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <string.h>
 
 #include "catalog.h"
 #include "cost.h"
+#include "scenario.h"
 
 /* Relative closeness, for results computed in a different order than here. */
 #define cr_assert_close(a, b) \
@@ -16,36 +18,38 @@ static cost_model llama3_8b_on_h100(int tp)
 {
     sqlite3 *db = NULL;
     char err[256];
-    cost_model m = { .kind = COST_ROOFLINE };
+    cost_model m = { 0 };
+    const cost_roofline params = { .compute_eff = 0.6, .memory_eff = 0.8, .step_overhead_ms = 0.5,
+                                   .allreduce_latency_us = 10 };
 
+    cr_assert_eq(cost_init(&m, "roofline", &params), 0);
     cr_assert_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     cr_assert_eq(catalog_init(db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(catalog_gpu(db, "h100", &m.gpu, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(catalog_model(db, "llama-3-8b", &m.model, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(catalog_gpu(db, "h100", &m.hw.gpu, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(catalog_model(db, "llama-3-8b", &m.hw.model, err, sizeof err), 0, "%s", err);
     sqlite3_close(db);
-    m.have_hw = 1;
-    m.tp = tp;
-    m.weight_bytes = 2;
-    m.kv_bytes = 2;
-    m.use_fp8_compute = 0;
-    m.compute_eff = 0.6;
-    m.memory_eff = 0.8;
-    m.step_overhead_ms = 0.5;
-    m.allreduce_latency_us = 10;
+    m.hw.have_hw = 1;
+    m.hw.tp = tp;
+    m.hw.weight_bytes = 2;
+    m.hw.kv_bytes = 2;
+    m.hw.use_fp8_compute = 0;
     return m;
 }
 
 Test(cost, linear_exact)
 {
-    cost_model m = { .kind = COST_LINEAR, .step_base_ms = 1.5, .prefill_ms_per_token = 0.25,
-                     .decode_ms_per_seq = 0.5, .kv_ms_per_1k_tokens = 0.125 };
+    cost_linear c = { .step_base_ms = 1.5, .prefill_ms_per_token = 0.25,
+                      .decode_ms_per_seq = 0.5, .kv_ms_per_1k_tokens = 0.125 };
+    cost_model m = { 0 };
+    cr_assert_eq(cost_init(&m, "linear", &c), 0);
     cost_step s = { .prefill_tokens = 100, .prefill_pairs = 5050, .prefill_seqs = 1,
                     .decode_seqs = 4, .kv_tokens = 3000 };
     /* 1.5 + 0.25*100 + 0.5*4 + 0.125*3000/1000, all exact in binary. */
     cr_assert_eq(cost_step_ms(&m, &s), 28.875);
 
-    m.prefill_ms_per_token = 0.1;
-    m.kv_ms_per_1k_tokens = 0.03;
+    c.prefill_ms_per_token = 0.1;
+    c.kv_ms_per_1k_tokens = 0.03;
+    cr_assert_eq(cost_init(&m, "linear", &c), 0);   /* replaces the state */
     s.kv_tokens = 1234;
     cr_assert_eq(cost_step_ms(&m, &s), 1.5 + 0.1 * 100 + 0.5 * 4 + 0.03 * 1234 / 1000.0);
 
@@ -56,15 +60,22 @@ Test(cost, linear_exact)
     cr_assert_eq(b, 0);
     cr_assert_eq(cost_peak_flops(&m), 0);
     cr_assert_eq(cost_peak_bw(&m), 0);
+    cost_free(&m);
+    cost_free(&m);                                  /* harmless twice */
+    cr_assert_null(m.state);
 }
 
 Test(cost, empty_step_is_free)
 {
-    cost_model lin = { .kind = COST_LINEAR, .step_base_ms = 1.5 };
+    cost_linear c = { .step_base_ms = 1.5 };
+    cost_model lin = { 0 };
+    cr_assert_eq(cost_init(&lin, "linear", &c), 0);
     cost_model roof = llama3_8b_on_h100(1);
     cost_step s = { 0 };
     cr_assert_eq(cost_step_ms(&lin, &s), 0);
     cr_assert_eq(cost_step_ms(&roof, &s), 0);
+    cost_free(&lin);
+    cost_free(&roof);
 }
 
 Test(cost, roofline_decode_memory_bound)
@@ -86,6 +97,7 @@ Test(cost, roofline_decode_memory_bound)
     cr_assert_gt(t_mem, 100 * t_compute, "memory-bound");
     cr_assert_close(cost_step_ms(&m, &s), t_mem * 1e3 + 0.5);   /* about 6.5415 ms */
     cr_assert_float_eq(cost_step_ms(&m, &s), 6.5415, 1e-4);
+    cost_free(&m);
 }
 
 Test(cost, roofline_prefill_compute_bound)
@@ -107,8 +119,9 @@ Test(cost, roofline_prefill_compute_bound)
     cr_assert_close(cost_step_ms(&m, &s), t_compute * 1e3 + 0.5);  /* about 251.86 ms */
 
     /* FP8 compute uses the fp8 peak: the compute part halves (1979 vs 989). */
-    m.use_fp8_compute = 1;
+    m.hw.use_fp8_compute = 1;
     cr_assert_close(cost_step_ms(&m, &s), 149157853528064.0 / (1979e12 * 0.6) * 1e3 + 0.5);
+    cost_free(&m);
 }
 
 Test(cost, roofline_tensor_parallel)
@@ -134,6 +147,8 @@ Test(cost, roofline_tensor_parallel)
     cr_assert_close(cost_peak_flops(&m2), 2 * 989e12);
     cr_assert_close(cost_peak_bw(&m1), 3350e9);
     cr_assert_close(cost_peak_bw(&m2), 2 * 3350e9);
+    cost_free(&m1);
+    cost_free(&m2);
 }
 
 Test(cost, utilization_at_most_one)
@@ -150,13 +165,31 @@ Test(cost, utilization_at_most_one)
             for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
                 cost_model m = llama3_8b_on_h100(tp);
                 double flops, bytes, t;
-                m.use_fp8_compute = fp8;
-                m.compute_eff = 1.0;
-                m.memory_eff = 1.0;
+                m.hw.use_fp8_compute = fp8;
+                ((cost_roofline *) m.state)->compute_eff = 1.0;
+                ((cost_roofline *) m.state)->memory_eff = 1.0;
                 t = cost_step_ms(&m, &steps[i]) / 1e3;
                 cost_step_work(&m, &steps[i], &flops, &bytes);
                 cr_assert_gt(t, 0);
                 cr_assert_leq(flops / (cost_peak_flops(&m) * t), 1.0 + 1e-12);
                 cr_assert_leq(bytes / (cost_peak_bw(&m) * t), 1.0 + 1e-12);
+                cost_free(&m);
             }
+}
+
+/* The table: names in order for the error message, rows by name, a model's
+ * keys; cost_init refuses unknown names. */
+Test(cost, table)
+{
+    char buf[256];
+    cost_choices(buf, sizeof buf);
+    cr_assert(!strncmp(buf, "linear|roofline", 15), "%s", buf);
+    cr_assert_eq(cost_find("ROOFLINE"), cost_row_at(1));
+    cr_assert_null(cost_find("quantum"));
+    cr_assert_str_eq(cost_find("linear")->keys[0].key, "step_base_ms");
+    cost_model m = { 0 };
+    cr_assert_eq(cost_init(&m, "quantum", NULL), -1);
+    cr_assert_null(m.ops);
+    cost_step s = { .decode_seqs = 1 };
+    cr_assert_eq(cost_step_ms(&m, &s), 0);     /* no model: no time */
 }

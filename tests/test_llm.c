@@ -1005,7 +1005,7 @@ static void roofline_lone(const char *sched_lines, int chunk)
     char err[1024];
     cr_assert_eq(load_resolve(text, &sc, err, sizeof err), 0, "%s", err);
     const cost_model *m = &sc.pools[0].llm.cost;
-    cr_assert_eq(m->kind, COST_ROOFLINE);
+    cr_assert_str_eq(m->ops->name, "roofline");
 
     simtime_t ttft = 0, dec = 0;
     int nsteps = 0;

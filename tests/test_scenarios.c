@@ -68,7 +68,7 @@ Test(scenarios, issue_examples_load_as_written)
     cr_expect_eq(sc.wl.arrival, ARRIVAL_POISSON);
     cr_expect_float_eq(sc.wl.rate, 70, 1e-12);
     cr_expect_eq(sc.pools[1].llm.scheduler, SCHED_CONTINUOUS);
-    cr_expect_eq(sc.pools[1].llm.cost.kind, COST_LINEAR);
+    cr_expect_str_eq(sc.pools[1].llm.cost.ops->name, "linear");
     scenario_free(&sc);
 }
 
@@ -148,7 +148,7 @@ Test(scenarios, model_weights_precision_is_the_pool_default)
                   &sc, err, sizeof err);
     cr_assert_eq(rc, 0, "%s", err);
     cr_expect_str_eq(sc.pools[0].llm.weights, "int4");
-    cr_expect_float_eq(sc.pools[0].llm.cost.weight_bytes, 0.5, 1e-12);
+    cr_expect_float_eq(sc.pools[0].llm.cost.hw.weight_bytes, 0.5, 1e-12);
     scenario_free(&sc);
 }
 

@@ -171,20 +171,19 @@ static cost_model roofline(const char *gpu, const char *model, int tp)
 {
     sqlite3 *db = NULL;
     char err[512];
-    cost_model m = { .kind = COST_ROOFLINE };
+    cost_model m = { 0 };
+    const cost_roofline params = { .compute_eff = 0.6, .memory_eff = 0.8, .step_overhead_ms = 0,
+                                   .allreduce_latency_us = 8 };
+    cr_assert_eq(cost_init(&m, "roofline", &params), 0);
     cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(catalog_gpu(db, gpu, &m.gpu, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(catalog_model(db, model, &m.model, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(catalog_gpu(db, gpu, &m.hw.gpu, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(catalog_model(db, model, &m.hw.model, err, sizeof err), 0, "%s", err);
     store_close(db);
-    m.have_hw = 1;
-    m.tp = tp;
-    m.weight_bytes = 2;
-    m.kv_bytes = 2;
-    m.use_fp8_compute = 0;
-    m.compute_eff = 0.6;
-    m.memory_eff = 0.8;
-    m.step_overhead_ms = 0;
-    m.allreduce_latency_us = 8;
+    m.hw.have_hw = 1;
+    m.hw.tp = tp;
+    m.hw.weight_bytes = 2;
+    m.hw.kv_bytes = 2;
+    m.hw.use_fp8_compute = 0;
     return m;
 }
 
@@ -192,12 +191,13 @@ static cost_model roofline(const char *gpu, const char *model, int tp)
  * all-reduces of tokens x hidden bf16 activations per layer. */
 static double allreduce_ms(const cost_model *m, double tokens)
 {
-    if (m->tp <= 1)
+    const cost_hw *h = &m->hw;
+    if (h->tp <= 1)
         return 0;
-    double msg = tokens * m->model.hidden * 2.0;
-    return 1e3 * 2.0 * m->model.layers
-           * (m->allreduce_latency_us * 1e-6
-              + 2.0 * (m->tp - 1) / m->tp * msg / (m->gpu.link_gbs * 1e9));
+    double msg = tokens * h->model.hidden * 2.0;
+    return 1e3 * 2.0 * h->model.layers
+           * (((const cost_roofline *) m->state)->allreduce_latency_us * 1e-6
+              + 2.0 * (h->tp - 1) / h->tp * msg / (h->gpu.link_gbs * 1e9));
 }
 
 /* Predicted linear-layer time of a step of TOKENS prompt tokens, all-reduce excluded. */
@@ -208,10 +208,13 @@ static double predicted_ms(const cost_model *m, double tokens)
     double ms = cost_step_ms(m, &s) - allreduce_ms(m, tokens);
 
     /* Self-check of the subtraction: the same model with a free all-reduce. */
-    cost_model free_ar = *m;
-    free_ar.allreduce_latency_us = 0;
-    free_ar.gpu.link_gbs = INFINITY;
+    cost_roofline free_params = *(const cost_roofline *) m->state;
+    free_params.allreduce_latency_us = 0;
+    cost_model free_ar = { .hw = m->hw };
+    cr_assert_eq(cost_init(&free_ar, "roofline", &free_params), 0);
+    free_ar.hw.gpu.link_gbs = INFINITY;
     double ref = cost_step_ms(&free_ar, &s);
+    cost_free(&free_ar);
     cr_assert_float_eq(ms, ref, 1e-9 * ref, "all-reduce term of cost.c changed: %.9g vs %.9g ms",
                        ms, ref);
     return ms;
@@ -223,7 +226,7 @@ static void validate(const char *path, const char *gpu, int tp, double row_lo, d
 {
     cost_model m = roofline(gpu, "llama-2-7b", tp);
     profile p;
-    profile_load(&p, path, &m.model);
+    profile_load(&p, path, &m.hw.model);
     int table = getenv("LATSIM_VALIDATION_TABLE") != NULL;
     double sum_log = 0;
     size_t rows = 0;
@@ -256,6 +259,7 @@ static void validate(const char *path, const char *gpu, int tp, double row_lo, d
               "%s tp %d: geometric-mean ratio %.3f not within %.0f %%", gpu, tp, gm,
               100 * gm_rel);
     profile_free(&p);
+    cost_free(&m);
 }
 
 Test(validation, roofline_a100_tp1)
