@@ -30,17 +30,17 @@ static int set_ratios(sqlite3 *db, ccost *c, const char *measured, char *err, si
 {
     gpu_spec g;
     char e2[512];
-    const gpu_spec *t = &c->roof.gpu;
+    const gpu_spec *t = &c->roof.hw.gpu;
     c->r_compute = c->r_memory = c->r_link = 1;
     if (catalog_gpu(db, measured, &g, e2, sizeof e2) != 0) {
         errmsg_set(err, errlen, "calibrated model %lld: %s", (long long)c->id, e2);
         return -1;
     }
-    c->ridge = peak_of(&g, c->roof.use_fp8_compute) * 1e12 / (g.mem_bw_gbs * 1e9);
+    c->ridge = peak_of(&g, c->roof.hw.use_fp8_compute) * 1e12 / (g.mem_bw_gbs * 1e9);
     if (strcasecmp(g.name, t->name) == 0)
         return 0;
     c->carried = 1;
-    c->r_compute = peak_of(&g, c->roof.use_fp8_compute) / peak_of(t, c->roof.use_fp8_compute);
+    c->r_compute = peak_of(&g, c->roof.hw.use_fp8_compute) / peak_of(t, c->roof.hw.use_fp8_compute);
     c->r_memory = g.mem_bw_gbs / t->mem_bw_gbs;
     c->r_link = g.link_gbs / t->link_gbs;
     snprintf(c->source + strlen(c->source), sizeof c->source - strlen(c->source),
@@ -58,9 +58,9 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
     if (s != 0)
         return s == 1 ? (errmsg_set(why, wn, "%s", err), 1) : -1;
     const cost_model *r = &c->roof;
-    if (strcasecmp(f.model, r->model.name) != 0) {
+    if (strcasecmp(f.model, r->hw.model.name) != 0) {
         errmsg_set(why, wn, "calibrated model %lld is for %s, not %s", (long long)id, f.model,
-                   r->model.name);
+                   r->hw.model.name);
         return 1;
     }
     c->id = id;
@@ -104,7 +104,7 @@ int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *r
     memset(out, 0, sizeof *out);
     out->roof = *roof;
     out->kind = CC_ROOFLINE;
-    out->tp = roof->tp >= 1 ? roof->tp : 1;
+    out->tp = roof->hw.tp >= 1 ? roof->hw.tp : 1;
     out->mape = NAN;
     out->r_compute = out->r_memory = out->r_link = 1;
     snprintf(out->source, sizeof out->source, "datasheet");
@@ -137,7 +137,7 @@ int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *r
         return -1;
     }
     if (st) {
-        sqlite3_bind_text(st, 1, roof->model.name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 1, roof->hw.model.name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *k = (const char *)sqlite3_column_text(st, 1);
@@ -150,7 +150,7 @@ int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *r
             if (profile && !listed)
                 continue;
             int inside = listed || (out->tp > lo && out->tp < hi);
-            double key = (strcasecmp(g, roof->gpu.name) != 0) * 1e6 + (!inside) * 1e3 +
+            double key = (strcasecmp(g, roof->hw.gpu.name) != 0) * 1e6 + (!inside) * 1e3 +
                          fmin(sqlite3_column_double(st, 4), 999);
             if (key < best_key) {
                 /* Check usability now (a fitted model may refuse this TP). */
@@ -180,16 +180,16 @@ int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *r
     }
     if (strcmp(kind, "auto") == 0) {
         snprintf(out->note, sizeof out->note, "no calibrated model of %s on %s at tp %d%s%s",
-                 roof->model.name, roof->gpu.name, out->tp, why[0] ? ": " : "", why);
+                 roof->hw.model.name, roof->hw.gpu.name, out->tp, why[0] ? ": " : "", why);
         return 0;
     }
     if (why[0])
         errmsg_set(err, errlen, "%s", why);
     else
         errmsg_set(err, errlen, "no %s model stored for %s (weights %s) at tp %d: build one with "
-                   "latsim calib fit%s --model %s --gpu %s%s", kind, roof->model.name, weights,
-                   out->tp, strcmp(kind, "profile") == 0 ? " profile" : "", roof->model.name,
-                   roof->gpu.name, strcmp(kind, "profile") == 0 ? " --tp T" : "");
+                   "latsim calib fit%s --model %s --gpu %s%s", kind, roof->hw.model.name, weights,
+                   out->tp, strcmp(kind, "profile") == 0 ? " profile" : "", roof->hw.model.name,
+                   roof->hw.gpu.name, strcmp(kind, "profile") == 0 ? " --tp T" : "");
     return -1;
 }
 
@@ -245,13 +245,14 @@ double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int
     }
     /* Roofline: the GPU part (compute or memory bound), all-reduces, fixed overhead. */
     const cost_model *m = &c->roof;
+    const cost_roofline *rp = m->state;   /* the roofline's parameters (cost.h) */
     double total = cost_step_ms(m, s), flops, bytes;
     cost_step_work(m, s, &flops, &bytes);
-    double tc = flops / cost_peak_flops(m) / (m->compute_eff > 0 && m->compute_eff <= 1 ? m->compute_eff : 1) * 1e3;
-    double tm = bytes / cost_peak_bw(m) / (m->memory_eff > 0 && m->memory_eff <= 1 ? m->memory_eff : 1) * 1e3;
+    double tc = flops / cost_peak_flops(m) / (rp->compute_eff > 0 && rp->compute_eff <= 1 ? rp->compute_eff : 1) * 1e3;
+    double tm = bytes / cost_peak_bw(m) / (rp->memory_eff > 0 && rp->memory_eff <= 1 ? rp->memory_eff : 1) * 1e3;
     double gpu = fmax(tc, tm);
     add(parts, tc >= tm ? "compute" : "memory", gpu);
-    add(parts, "allreduce", fmax(total - gpu - m->step_overhead_ms, 0));
-    add(parts, "overhead", m->step_overhead_ms);
+    add(parts, "allreduce", fmax(total - gpu - rp->step_overhead_ms, 0));
+    add(parts, "overhead", rp->step_overhead_ms);
     return total;
 }

@@ -347,24 +347,29 @@ int cost_main(int argc, char **argv)
     int rc = 2;
     if (access(path, F_OK) == 0 ? store_open(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))
         return fail(2, err);
-    cost_model roof = { .kind = COST_ROOFLINE, .have_hw = 1, .tp = (int)tp, .kv_bytes = 2, .compute_eff = 0.6,
-                        .memory_eff = 0.8, .step_overhead_ms = 1.0, .allreduce_latency_us = 8 };
+    const cost_roofline roof_params = { .compute_eff = 0.6, .memory_eff = 0.8, .step_overhead_ms = 1.0,
+                                        .allreduce_latency_us = 8 };
+    cost_model roof = { .hw = { .have_hw = 1, .tp = (int)tp, .kv_bytes = 2 } };
+    if (cost_init(&roof, "roofline", &roof_params) != 0) {
+        store_close(db);
+        return fail(1, "cost: out of memory");
+    }
     char e2[512];
     ccost c;
     int have_c = 0;
-    if (catalog_model(db, model, &roof.model, e2, sizeof e2) != 0 || catalog_gpu(db, gpu, &roof.gpu, e2, sizeof e2) != 0) {
+    if (catalog_model(db, model, &roof.hw.model, e2, sizeof e2) != 0 || catalog_gpu(db, gpu, &roof.hw.gpu, e2, sizeof e2) != 0) {
         snprintf(err, sizeof err, "cost: %s", e2);
         goto out;
     }
-    if (!weights) weights = roof.model.weights[0] ? roof.model.weights : "bf16";
-    roof.weight_bytes = catalog_weight_bytes(weights);
-    if (roof.weight_bytes <= 0) {
+    if (!weights) weights = roof.hw.model.weights[0] ? roof.hw.model.weights : "bf16";
+    roof.hw.weight_bytes = catalog_weight_bytes(weights);
+    if (roof.hw.weight_bytes <= 0) {
         snprintf(err, sizeof err, "cost: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4)", weights);
         goto out;
     }
-    roof.use_fp8_compute = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
-    if (roof.model.heads % tp != 0) {
-        snprintf(err, sizeof err, "cost: --tp %ld does not divide the %d attention heads of %s", tp, roof.model.heads, roof.model.name);
+    roof.hw.use_fp8_compute = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
+    if (roof.hw.model.heads % tp != 0) {
+        snprintf(err, sizeof err, "cost: --tp %ld does not divide the %d attention heads of %s", tp, roof.hw.model.heads, roof.hw.model.name);
         goto out;
     }
     if (ccost_resolve(db, kind, id, &roof, weights, &c, err, sizeof err) != 0)
@@ -411,6 +416,7 @@ int cost_main(int argc, char **argv)
 out:
     if (rc) fprintf(stderr, "latsim: %s\n", err);
     if (have_c) ccost_free(&c);
+    cost_free(&roof);
     store_close(db);
     return rc;
 }
