@@ -847,3 +847,21 @@ Test(cli_run, jsonl_trace_reports_repeat_token_share)
     jfree(&v);
     result_free(&r);
 }
+
+Test(cli_errors, trace_class_and_order_errors)
+{
+    char text[1024], path[256];
+    write_file("c.csv", "TIMESTAMP,kind\n2023-11-16 18:15:46.0,a\n2023-11-16 18:15:47.0,zz\n", path, sizeof path);
+    /* Row 2 names a class the scenario does not define. */
+    snprintf(text, sizeof text,
+             "[sim]\nrequests = 2000\nwarmup = 200\n\n[workload]\nrate = 50\nclass_column = kind\ntrace = c.csv\n"
+             "[pool cpu]\nservers = 4\nservice_ms = exp(mean=50)\n[class a]\n");
+    const char *n1[] = { "[workload] class_column", "'zz'", "[class zz]", NULL };
+    expect_bad_scenario("cls.ini", text, 7, n1);
+    /* Shuffled order needs times from a process, not from the trace. */
+    snprintf(text, sizeof text,
+             "[sim]\nrequests = 1\nwarmup = 0\n\n[workload]\narrival = trace\ntrace_order = shuffle\ntrace = c.csv\n"
+             "[pool cpu]\nservers = 4\nservice_ms = exp(mean=50)\n");
+    const char *n2[] = { "[workload] trace_order", "shuffle", NULL };
+    expect_bad_scenario("order.ini", text, 7, n2);
+}

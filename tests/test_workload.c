@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include "report.h"
@@ -486,4 +487,48 @@ Test(workload, requests_carry_their_rows_hash_ids)
     cr_expect_eq(r1.hash_ids, sc.wl.tr.hash + 14, "shared with the trace, not copied");
     wl_free(src);
     scenario_free(&sc);
+}
+
+/* ---- CSV class column --------------------------------------------------------------- */
+
+/* A CSV trace names each row's class: requests take the class (and the
+ * tokens) of their row, the shares are the trace's, and per-class counts
+ * follow the rows exactly (sequential order, 4 000 requests = 10 passes). */
+Test(workload, csv_class_column_gives_each_rows_class)
+{
+    const char *path = "/tmp/latsim_wl_classes.csv";
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "p,o,kind\n");
+    for (int i = 0; i < 400; i++)   /* 100 "long" rows, 300 "short" */
+        fprintf(f, "%d,%d,%s\n", i % 4 == 0 ? 2000 : 100, i % 4 == 0 ? 50 : 5, i % 4 == 0 ? "long" : "short");
+    fclose(f);
+    char text[1024];
+    snprintf(text, sizeof text, "[sim]\nrequests = 4000\nwarmup = 0\n[workload]\nrate = 5\ntrace = %s\n"
+             "prompt_column = p\noutput_column = o\nclass_column = kind\n"
+             "[class short]\nshare = 7\n[class long]\ntarget = big\n"
+             "[pool small]\nservice_ms = exp(mean=10)\n[pool big]\nservers = 2\nservice_ms = exp(mean=10)\n", path);
+    scenario sc;
+    load(text, &sc);
+    cr_expect(fabs(sc.wl.classes[0].share - 0.75) < 1e-12, "share of short %g (the trace's, not 7/8)", sc.wl.classes[0].share);
+    cr_expect(fabs(sc.wl.classes[1].share - 0.25) < 1e-12, "share of long %g", sc.wl.classes[1].share);
+    wl_source *src = wl_new(&sc.wl, 1, 1);
+    for (int i = 0; i < 800; i++) {
+        request r = { 0 };
+        cr_assert_eq(wl_fill(src, &r), 0);
+        int longrow = i % 4 == 0;
+        cr_assert_eq(r.cls, longrow ? 1 : 0, "request %d", i);
+        cr_assert_eq(r.target, longrow ? 1 : 0, "request %d", i);
+        cr_assert_eq(r.prompt, longrow ? 2000 : 100, "request %d", i);
+    }
+    wl_free(src);
+    sim_result res;
+    char err[256];
+    cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(res.classes[0].requests, 3000);
+    cr_expect_eq(res.classes[1].requests, 1000);
+    cr_expect_eq(res.pools[1].arrivals, 1000);
+    sim_result_free(&res);
+    scenario_free(&sc);
+    unlink(path);
 }
