@@ -13,6 +13,10 @@
  * prompt / 200 output tokens) on 16 continuous-batching replicas fed by one
  * shared queue, and the same behind a power_of_two router over per-replica
  * queues (routing = power_of_two).
+ * Then the planner: `latsim plan` on the seed's chat service
+ * (scenarios/chat_plan.ini: the cheapest H100/A100/L40S fleet, TP 1/2/4/8,
+ * Llama-3-70B at 50 requests/s) with two workers, as on a 2-core machine: its
+ * wall time and how many simulations it ran.
  */
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +24,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "bench.h"
 #include "scenario.h"
@@ -119,6 +124,44 @@ static int run_once(const bench_case *c, bench_out *o, double *peak_mib)
     return (got == (ssize_t) sizeof *o && o->ok) ? 0 : -1;
 }
 
+#define PLAN_SCENARIO "scenarios/chat_plan.ini"
+
+/* Runs the planner case once as a child `latsim plan ... --json`.  Returns 0
+ * with its wall time and simulation count, or -1. */
+static int plan_once(double *wall, double *sims)
+{
+    int fds[2];
+    if (pipe(fds) != 0) { perror("bench: pipe"); return -1; }
+    fflush(stdout);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pid_t pid = fork();
+    if (pid < 0) { perror("bench: fork"); close(fds[0]); close(fds[1]); return -1; }
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 1);
+        close(fds[1]);
+        execl("/proc/self/exe", "latsim", "plan", PLAN_SCENARIO, "--target-rate", "50", "--gpus", "h100,a100,l40s",
+              "--tp", "1,2,4,8", "--replicas", "1:64", "--jobs", "2", "--no-store", "--json", (char *) NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char buf[65536];
+    size_t n = 0;
+    ssize_t k;
+    while (n + 1 < sizeof buf && (k = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0) n += (size_t) k;
+    buf[n] = '\0';
+    close(fds[0]);
+    int status;
+    waitpid(pid, &status, 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *wall = (double) (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    const char *p = strstr(buf, "\"simulations\": ");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !p) return -1;
+    *sims = atof(p + 15);
+    return 0;
+}
+
 int bench_main(int argc, char **argv)
 {
     const char *only = NULL;
@@ -160,6 +203,20 @@ int bench_main(int argc, char **argv)
         printf("%-30s %12.0f %12.0f %9.2f %12.3g %12.3g %11s %9.1f%s\n", CASES[i].name, best.requests, best.events,
                best.wall_s, best.events / best.wall_s, best.requests / best.wall_s, steps, best_peak,
                best.saturated ? "  (saturated!)" : "");
+    }
+    if (!only || strstr("planner", only)) {
+        if (access(PLAN_SCENARIO, R_OK) != 0) {
+            printf("\nplanner: skipped (%s not found: run from the repository root)\n", PLAN_SCENARIO);
+            return rc;
+        }
+        double best = INFINITY, sims = 0, w, s;
+        for (int k = 0; k < repeat; k++) {
+            if (plan_once(&w, &s) != 0) { best = NAN; break; }
+            if (w < best) { best = w; sims = s; }
+        }
+        printf("\n%-44s %10s %12s %14s\n", "planner (2 workers)", "wall s", "simulations", "simulations/s");
+        if (isnan(best)) { printf("%-44s failed\n", "chat_plan: cheapest fleet, 50 req/s"); rc = 1; }
+        else printf("%-44s %10.2f %12.0f %14.1f\n", "chat_plan: cheapest fleet, 50 req/s", best, sims, sims / best);
     }
     return rc;
 }
