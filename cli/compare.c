@@ -19,7 +19,8 @@ static const char *USAGE =
     "A and B are scenario files (each is run N times, default 5, seeds seed..seed+N-1;\n"
     "--set applies to both) or stored run IDs.  Prints each system metric (and each\n"
     "pool's utilisation) side by side with B's difference from A in %, and '*' when the\n"
-    "difference exceeds the 95% confidence intervals of the replications.\n";
+    "difference exceeds the 95% confidence intervals of the replications (of one side\n"
+    "when only one is replicated).\n";
 
 #define MAX_SETS 32
 
@@ -63,6 +64,17 @@ done:
     free(os);
     free(rs);
     return rc;
+}
+
+/* "value" or "value±ci" in a few significant digits. */
+static void cell(char *b, size_t n, double v, double ci)
+{
+    char vs[32], cs[32];
+    if (isnan(v)) { snprintf(b, n, "-"); return; }
+    snprintf(vs, sizeof vs, (fabs(v) >= 1000 || v == floor(v)) && fabs(v) < 1e15 ? "%.0f" : "%.4g", v);
+    if (isnan(ci)) { snprintf(b, n, "%s", vs); return; }
+    snprintf(cs, sizeof cs, ci >= 100 && ci < 1e15 ? "%.0f" : "%.2g", ci);
+    snprintf(b, n, "%s±%s", vs, cs);
 }
 
 static int wanted(const store_stat *r)
@@ -134,7 +146,7 @@ int compare_main(int argc, char **argv)
         if (!b || (isnan(a->value) && isnan(b->value))) continue;
         double diff = a->value != 0 ? 100 * (b->value - a->value) / fabs(a->value) : NAN;
         double ci = sqrt((isnan(a->ci95) ? 0 : a->ci95 * a->ci95) + (isnan(b->ci95) ? 0 : b->ci95 * b->ci95));
-        int known = !isnan(a->ci95) && !isnan(b->ci95);
+        int known = !isnan(a->ci95) || !isnan(b->ci95);     /* one side's interval is enough to judge */
         int sig = known && fabs(b->value - a->value) > ci;
         nsig += sig;
         char name[160];
@@ -151,13 +163,9 @@ int compare_main(int argc, char **argv)
             if (isnan(diff)) printf("null"); else printf("%.4g", diff);
             printf(", \"beyond_ci\": %s}", !known ? "null" : sig ? "true" : "false");
         } else {
-            char av[40], bv[40], dv[24];
-            if (isnan(a->value)) snprintf(av, sizeof av, "-");
-            else if (isnan(a->ci95)) snprintf(av, sizeof av, "%.6g", a->value);
-            else snprintf(av, sizeof av, "%.6g±%.2g", a->value, a->ci95);
-            if (isnan(b->value)) snprintf(bv, sizeof bv, "-");
-            else if (isnan(b->ci95)) snprintf(bv, sizeof bv, "%.6g", b->value);
-            else snprintf(bv, sizeof bv, "%.6g±%.2g", b->value, b->ci95);
+            char av[72], bv[72], dv[24];
+            cell(av, sizeof av, a->value, a->ci95);
+            cell(bv, sizeof bv, b->value, b->ci95);
             if (isnan(diff)) snprintf(dv, sizeof dv, "-"); else snprintf(dv, sizeof dv, "%+.1f%%", diff);
             printf("  %-30s %14s %14s %9s  %s\n", name, av, bv, dv, !known ? "(no CI)" : sig ? "*" : "");
         }

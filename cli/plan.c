@@ -410,8 +410,10 @@ static int load_config(plan *p, const combo *c, int m, const char *dbpath, scena
     if (rc == 0) return 0;
     if (strstr(err, "] gpu:") || strstr(err, "] model:")) { cu_die(2, "%s", err); return 2; }
     /* Other refusals (weights do not fit, tp does not divide the heads) rule out this configuration. */
-    const char *m2 = strstr(err, "]");
+    const char *m2 = strstr(err, "] ");
     snprintf(reason, rn, "%.250s", m2 ? m2 + 2 : err);
+    char *advice = strstr(reason, "; use ");      /* keep the fact, drop the advice */
+    if (advice) *advice = '\0';
     return 1;
 }
 
