@@ -17,6 +17,10 @@
  * (scenarios/chat_plan.ini: the cheapest H100/A100/L40S fleet, TP 1/2/4/8,
  * Llama-3-70B at 50 requests/s) with two workers, as on a 2-core machine: its
  * wall time and how many simulations it ran.
+ * Then the planner: `latsim plan` on the seed's chat service
+ * (scenarios/chat_plan.ini: the cheapest H100/A100/L40S fleet, TP 1/2/4/8,
+ * Llama-3-70B at 50 requests/s) with two workers, as on a 2-core machine: its
+ * wall time and how many simulations it ran.
  */
 #include <math.h>
 #include <stdio.h>
