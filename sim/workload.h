@@ -22,6 +22,19 @@
  * wl_next_time() is asked for the one after.  Closed loop (wl_users() > 0):
  * user u's first request comes at wl_user_start(u); wl_complete() on each
  * departure returns when that user's next request comes (after thinking).
+ *
+ * For stations (what a request carries from the workload):
+ *   - request.cls: its class, an index into workload_cfg.classes
+ *     (wl_class_of() gives the wl_class); 0, the implicit class, without
+ *     [class NAME] sections.  Per-class keys live in wl_class.
+ *   - request.hash_ids / request.nhash: the block hash ids of its prompt, in
+ *     order, each standing for workload_cfg.hash_block_tokens prompt tokens
+ *     (the last block may be partial); equal ids mean equal content.  They
+ *     point into the trace (trace.hash), shared by every request of that row
+ *     and valid for the whole run: never free or modify them.  NULL / 0 when
+ *     the trace has no hash ids (or there is no trace).
+ *   - request.prompt / request.output: token counts; request.target: the pool
+ *     it enters (its class's target).
  */
 #ifndef LATSIM_WORKLOAD_H
 #define LATSIM_WORKLOAD_H
@@ -56,9 +69,11 @@ typedef struct wl_rate {
     double avg;               /* long-run mean rate, requests/s (the last value for STEPS/RAMP) */
 } wl_rate;
 
-/* A kind of request ([class NAME]).  Add per-class keys here (and to the
- * scenario schema in scenario.c, build_class()); the source copies nothing
- * from a class per request: a request carries the class index (request.cls). */
+/* A kind of request ([class NAME]).  To add a per-class key: a field here
+ * (with its unit), a K_CLASS row in the schema (scenario.c, KEYS) and its
+ * parsing in build_classes() (scenario.c; the implicit class takes the
+ * default), and its release in wl_cfg_free().  Nothing is copied per
+ * request: a request carries the class index (request.cls). */
 typedef struct wl_class {
     char name[64];            /* the NAME of [class NAME] ("" for the implicit class) */
     int line;                 /* line of its header (0: implicit) */
@@ -107,6 +122,12 @@ double wl_rate_cum(const wl_rate *r, double t);
 /* The time T s at which wl_rate_cum(r, T) = L (L >= 0). */
 double wl_rate_inv(const wl_rate *r, double l);
 void wl_rate_free(wl_rate *r);
+
+/* The class of request R. */
+static inline const wl_class *wl_class_of(const workload_cfg *w, const request *r)
+{
+    return &w->classes[r->cls];
+}
 
 /* Frees what the configuration owns (classes, rate points, trace). */
 void wl_cfg_free(workload_cfg *w);
