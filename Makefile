@@ -10,7 +10,8 @@ WARN    := -Wall -Wextra -Wpedantic
 OPT     := -O2 -g
 VARIANT := release
 ifdef DEBUG
-OPT     := -O0 -g3
+# LATSIM_DEBUG: whole-structure sanity checks (llm.c) at every step of every run.
+OPT     := -O0 -g3 -DLATSIM_DEBUG
 VARIANT := debug
 endif
 ifdef SANITIZE
@@ -68,10 +69,11 @@ run: deps
 
 # Tests run from the repository root (they read scenarios/ and tests/data/).
 # Criterion 2.4 reports leaks without failing: the log is grepped for LeakSanitizer.
+# LATSIM_CHECK=1 turns on the sanity checks (as DEBUG builds do) in every run the tests make.
 test: deps
 	$(MAKE) $(BUILD)/test_latsim latsim
 	@rm -f tests/test.log
-	$(BUILD)/test_latsim -j2 2>&1 | tee tests/test.log; \
+	LATSIM_CHECK=1 $(BUILD)/test_latsim -j2 2>&1 | tee tests/test.log; \
 	  rc=$${PIPESTATUS[0]}; \
 	  if grep -q 'ERROR: LeakSanitizer' tests/test.log; then echo "leaks found"; exit 1; fi; \
 	  exit $$rc

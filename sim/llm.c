@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "llm.h"
 #include "route.h"
 #include "sim.h"
@@ -29,7 +30,7 @@ typedef struct replica {
     int idle_listed;          /* on the pool's idle stack */
     squeue *wq;               /* the queue it takes requests from: the pool's, or its own */
     squeue own;               /* its own queue (routed pools) */
-    evq_id wait_ev;           /* dynamic: pending batch-start timer */
+    evq_id wait_ev;           /* pending wake-up its scheduler's plan asked for (dynamic: a batch's wait) */
     int64_t steps;            /* completed steps */
     int64_t free_blocks;      /* KV blocks not held */
 
@@ -50,6 +51,7 @@ typedef struct replica {
     int batch_live;           /* of those, not yet finished */
     int64_t batch_first;      /* step index of the batch's prefill */
     int64_t batch_last;       /* step index of its last decode */
+    int64_t batch_blocks;     /* KV blocks reserved by the batch (freed when it ends) */
     int32_t batch_maxp;       /* longest prompt (padding) */
 
     cost_step cur;            /* the step in flight */
@@ -70,6 +72,7 @@ struct llm {
     int routed;               /* 1: a routing policy sends each request to a replica's own queue */
     route_ctx rc;             /* routed: the policy's view and state */
     station_snap *snaps;      /* routed: one per replica, refreshed per request */
+    int check;                /* 1: assert the whole-structure sanity checks at every step */
     int B;                    /* tokens per KV block */
     /* measured-window counters */
     int window_open;          /* between llm_window_start() and llm_window_end() */
@@ -84,16 +87,21 @@ struct llm {
     uint64_t too_long;        /* measured requests rejected for exceeding max_seq_len */
 };
 
-typedef struct sched_ops {
-    const char *name;
-    /* Plans the next step of R into R->cur.  Returns 1 if there is a step to
-     * run, 0 if the replica should idle. */
-    int (*plan)(replica *R);
+/* A plan's answer when it has planned a step to run now. */
+#define PLAN_STEP ((simtime_t) -1)
+
+/* A row of the scheduler table (`scheduler = NAME`). */
+struct llm_sched {
+    const char *name;         /* the value of `scheduler =` */
+    int batches;              /* 1: whole batches (static, dynamic); 0: iteration-level */
+    int splits_prompts;       /* 1: prompts are prefilled in chunks (no max_batch_tokens cap on them) */
+    /* Plans R's next step into R->cur.  Returns PLAN_STEP when there is a step
+     * to run now; else the replica idles until a request arrives
+     * (SIMTIME_NEVER) or until the time returned, when it plans again. */
+    simtime_t (*plan)(replica *R);
     /* The step in flight has ended: advance sequences. */
     void (*complete)(replica *R);
-} sched_ops;
-
-static const sched_ops *sched_for(sched_kind k);
+};
 
 /* ---- running list, finish heap, phase counts -------------------------------- */
 
@@ -249,7 +257,7 @@ static void admit(replica *R, request *r, int64_t blocks)
 
 /* ---- continuous and chunked ------------------------------------------------- */
 
-static int plan_iteration(replica *R, int chunked)
+static simtime_t plan_iteration(replica *R, int chunked)
 {
     llm *P = R->pool;
     const llm_cfg *L = P->cfg;
@@ -298,13 +306,13 @@ static int plan_iteration(replica *R, int chunked)
     }
     if (R->cur.decode_seqs == 0 && R->cur.prefill_seqs == 0) {
         R->free_blocks += need;
-        return 0;
+        return SIMTIME_NEVER;
     }
-    return 1;
+    return PLAN_STEP;
 }
 
-static int plan_continuous(replica *R) { return plan_iteration(R, 0); }
-static int plan_chunked(replica *R) { return plan_iteration(R, 1); }
+static simtime_t plan_continuous(replica *R) { return plan_iteration(R, 0); }
+static simtime_t plan_chunked(replica *R) { return plan_iteration(R, 1); }
 
 static void complete_iteration(replica *R)
 {
@@ -347,18 +355,20 @@ static void complete_iteration(replica *R)
 
 /* ---- static and dynamic ----------------------------------------------------- */
 
-static int plan_batch(replica *R)
+/* DYNAMIC: a batch starts only when max_batch requests wait or the oldest has
+ * waited max_wait_ms; until then the plan asks to be woken at that time. */
+static simtime_t plan_batch(replica *R, int dynamic)
 {
     llm *P = R->pool;
     const llm_cfg *L = P->cfg;
     memset(&R->cur, 0, sizeof R->cur);
     if (R->batch_n == 0) {
-        /* Form a batch: dynamic waits until it is full or the oldest waited long enough. */
+        /* Form a batch from what is waiting. */
         request *h = squeue_peek(R->wq);
-        if (!h) return 0;
-        if (L->scheduler == SCHED_DYNAMIC && R->wq->len < (uint64_t) L->max_batch) {
+        if (!h) return SIMTIME_NEVER;
+        if (dynamic && R->wq->len < (uint64_t) L->max_batch) {
             simtime_t due = simtime_add(h->enq, simtime_from_ms(L->max_wait_ms));
-            if (evq_now(P->st.q) < due) return 0;     /* the timer (arrive.c) starts it */
+            if (evq_now(P->st.q) < due) return due;
         }
         int32_t maxp = 0, maxo = 0;
         request *r;
@@ -369,6 +379,7 @@ static int plan_batch(replica *R)
             int64_t padded = (int64_t) (R->batch_n + 1) * (r->prompt > maxp ? r->prompt : maxp);
             if (blocks > R->free_blocks || (R->batch_n > 0 && padded > L->max_batch_tokens)) break;
             admit(R, r, blocks);
+            R->batch_blocks += blocks;
             r->prefilled = r->prefill_len;
             if (r->prompt > maxp) maxp = r->prompt;
             if (r->output > maxo) maxo = r->output;
@@ -391,14 +402,17 @@ static int plan_batch(replica *R)
         R->cur.prefill_tokens = (int64_t) R->batch_n * maxp;
         R->cur.prefill_pairs = (double) R->batch_n * maxp * (maxp + 1.0) / 2.0;
         R->cur.prefill_seqs = R->batch_n;
-        return 1;
+        return PLAN_STEP;
     }
     /* A decode step of the whole padded batch. */
     int64_t k = R->steps - R->batch_first;     /* decode steps done + 1 */
     R->cur.decode_seqs = R->batch_n;
     R->cur.kv_tokens = (int64_t) R->batch_n * (R->batch_maxp + k);
-    return 1;
+    return PLAN_STEP;
 }
+
+static simtime_t plan_static(replica *R) { return plan_batch(R, 0); }
+static simtime_t plan_dynamic(replica *R) { return plan_batch(R, 1); }
 
 static void complete_batch(replica *R)
 {
@@ -424,19 +438,84 @@ static void complete_batch(replica *R)
     }
     if (s == R->batch_last) {
         assert(R->batch_live == 0);
-        R->free_blocks = P->cfg->kv_blocks;
+        R->free_blocks += R->batch_blocks;
+        R->batch_blocks = 0;
+        assert(R->free_blocks == P->cfg->kv_blocks);
         R->batch_n = 0;
     }
 }
 
-static const sched_ops SCHEDULERS[] = {
-    { "static", plan_batch, complete_batch },
-    { "dynamic", plan_batch, complete_batch },
-    { "continuous", plan_continuous, complete_iteration },
-    { "chunked", plan_chunked, complete_iteration },
+/* The scheduler table (llm.h lists what each does). */
+static const llm_sched SCHEDULERS[] = {
+    { "static", 1, 0, plan_static, complete_batch },
+    { "dynamic", 1, 0, plan_dynamic, complete_batch },
+    { "continuous", 0, 0, plan_continuous, complete_iteration },
+    { "chunked", 0, 1, plan_chunked, complete_iteration },
 };
+#define NSCHED ((int) (sizeof SCHEDULERS / sizeof SCHEDULERS[0]))
 
-static const sched_ops *sched_for(sched_kind k) { return &SCHEDULERS[k]; }
+int llm_sched_count(void) { return NSCHED; }
+const llm_sched *llm_sched_at(int i) { return i >= 0 && i < NSCHED ? &SCHEDULERS[i] : NULL; }
+const char *llm_sched_name(const llm_sched *s) { return s->name; }
+int llm_sched_splits_prompts(const llm_sched *s) { return s->splits_prompts; }
+
+const llm_sched *llm_sched_find(const char *name)
+{
+    for (int i = 0; i < NSCHED; i++)
+        if (!strcasecmp(SCHEDULERS[i].name, name)) return &SCHEDULERS[i];
+    return NULL;
+}
+
+void llm_sched_choices(char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < NSCHED && len < n; i++)
+        len += (size_t) snprintf(buf + len, n - len, "%s%s", i ? "|" : "", SCHEDULERS[i].name);
+}
+
+/* ---- whole-structure sanity checks (assert only) ----------------------------------- */
+
+/* 0 with a line on stderr when R's bookkeeping is inconsistent.  PLANNED: a
+ * step is planned and in flight (its decodes' new blocks taken), else R is
+ * between steps.  O(sequences): run only when the pool's check flag is on. */
+static int replica_sane(const replica *R, int planned)
+{
+    const llm *P = R->pool;
+    const char *bad = NULL;
+    int64_t s = R->steps, held = 0, base = 0, phases = 0;
+    int nlist = 0;
+    for (const request *r = R->run_head; r; r = r->rnext) nlist++;
+    for (int i = 0; i < P->B; i++) phases += R->phase_cnt[i];
+    for (int i = 0; i < R->ndec; i++) {
+        const request *r = R->heap[i];
+        if (r->heap_pos != (uint32_t) i) bad = "a decoding sequence's heap position";
+        if (i > 0 && R->heap[(i - 1) / 2]->finish_step > r->finish_step) bad = "the finish-heap order";
+        base += r->phase_base;
+    }
+    if (nlist != R->nrun) bad = "running-list length";
+    else if (R->ndec > R->nrun) bad = "more decoding sequences than running ones";
+    else if (P->cfg->sched->batches) {
+        if (R->nrun != R->ndec) bad = "batch: running sequences != finish-heap size";
+        else if (phases != 0 || R->npf != 0) bad = "batch: phase counts or prefills in use";
+        else if (R->free_blocks + R->batch_blocks != P->cfg->kv_blocks) bad = "batch: free + reserved KV blocks != capacity";
+        else if (R->batch_n == 0 && R->batch_blocks != 0) bad = "batch: blocks reserved without a batch";
+    } else {
+        for (int i = 0; i < R->npf; i++) held += R->pf[i]->blocks;
+        for (int i = 0; i < R->ndec; i++) held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0));
+        if (R->nrun != R->npf + R->ndec) bad = "running sequences != prefilling + decoding";
+        else if (phases != R->ndec) bad = "phase counts do not sum to the decoding sequences";
+        else if (base != R->base_sum) bad = "sum of phase bases";
+        else if (R->free_blocks < 0 || R->free_blocks + held != P->cfg->kv_blocks) bad = "free + held KV blocks != capacity";
+    }
+    uint64_t queued = P->st.queue.len;
+    for (int i = 0; i < P->nrep; i++) queued += P->r[i].own.len;
+    if (!bad && queued != P->st.qlen) bad = "queue lengths do not sum to the pool's";
+    if (bad)
+        fprintf(stderr, "latsim: llm pool %s replica %d, step %lld (%s): inconsistent %s\n", P->st.cfg->name, R->index,
+                (long long) s, planned ? "planned" : "between steps", bad);
+    return bad == NULL;
+}
 
 /* ---- stepping ------------------------------------------------------------------ */
 
@@ -456,23 +535,20 @@ static void go_idle(replica *R)
     }
 }
 
-static void on_batch_timer(evq *q, void *subject, int64_t arg);
+static void on_wake(evq *q, void *subject, int64_t arg);
 
-/* Plans and starts R's next step, or idles it. */
+/* Plans and starts R's next step, or idles it (until the time the plan asks for). */
 static void step(replica *R)
 {
     llm *P = R->pool;
-    const sched_ops *ops = sched_for(P->cfg->scheduler);
-    if (!ops->plan(R)) {
+    simtime_t wake_at = P->cfg->sched->plan(R);
+    if (wake_at != PLAN_STEP) {
         go_idle(R);
-        /* Dynamic batching: wake when the oldest waiting request has waited enough. */
-        request *h;
-        if (P->cfg->scheduler == SCHED_DYNAMIC && !R->wait_ev && (h = squeue_peek(R->wq)) != NULL) {
-            simtime_t due = simtime_add(h->enq, simtime_from_ms(P->cfg->max_wait_ms));
-            R->wait_ev = station_at(&P->st, due, on_batch_timer, R, 0);
-        }
+        if (wake_at != SIMTIME_NEVER && !R->wait_ev)
+            R->wait_ev = station_at(&P->st, wake_at, on_wake, R, 0);
         return;
     }
+    if (P->check) assert(replica_sane(R, 1));
     if (!R->stepping) {
         R->stepping = 1;
         station_busy(&P->st, +1);
@@ -514,8 +590,9 @@ static void on_step_end(evq *q, void *subject, int64_t arg)
     (void) arg;
     replica *R = subject;
     account_step(R);
-    sched_for(R->pool->cfg->scheduler)->complete(R);
+    R->pool->cfg->sched->complete(R);
     R->steps++;
+    if (R->pool->check) assert(replica_sane(R, 0));
     step(R);
     if (!R->pool->routed && R->pool->nidle > 0 && R->pool->st.qlen > 0) kick(R->pool);   /* e.g. a preempted request */
 }
@@ -533,7 +610,8 @@ static void wake(replica *R)
     step(R);
 }
 
-static void on_batch_timer(evq *q, void *subject, int64_t arg)
+/* The time a plan asked to be woken at (a dynamic batch's wait) has come. */
+static void on_wake(evq *q, void *subject, int64_t arg)
 {
     (void) q;
     (void) arg;
@@ -751,6 +829,12 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         if (!P->snaps || route_open(&P->rc, L->routing, L->replicas, env->seed, cfg->name) != 0) goto fail;
         P->routed = 1;
     }
+#ifdef LATSIM_DEBUG
+    P->check = 1;
+#else
+    const char *chk = getenv("LATSIM_CHECK");
+    P->check = chk && *chk && strcmp(chk, "0") != 0;
+#endif
     for (int i = 0; i < L->replicas; i++) {
         replica *R = &P->r[i];
         R->pool = P;

@@ -1,8 +1,10 @@
 /* llm.h -- a pool of LLM serving replicas.
  *
  * Each replica runs forward steps; a step's duration comes from the pool's cost
- * model (cost.h).  Requests wait in the pool's shared FIFO queue and are taken
- * by replicas at step boundaries.  Schedulers (a table chosen by name):
+ * model (cost.h).  Requests wait in the pool's shared FIFO queue (or, with
+ * `routing`, in the queue of the replica a routing policy chose) and are taken
+ * by replicas at step boundaries.  Schedulers (a table chosen by name; each
+ * row's plan returns when to plan again if it has no step to run):
  *   static      a batch is formed from what is waiting; it prefills (prompts
  *               padded to the longest) and decodes until its longest output is
  *               done; newcomers wait for the next batch.
@@ -26,6 +28,17 @@
 #include "kind.h"
 #include "llmcfg.h"
 #include "station.h"
+
+/* The scheduler table: rows by name (case-insensitive; NULL when none), in
+ * order, and their names joined by '|'. */
+const llm_sched *llm_sched_find(const char *name);
+int llm_sched_count(void);
+const llm_sched *llm_sched_at(int i);
+void llm_sched_choices(char *buf, size_t n);
+const char *llm_sched_name(const llm_sched *s);
+/* 1 when the scheduler prefills prompts in chunks, so that a prompt may be
+ * longer than max_batch_tokens (chunked). */
+int llm_sched_splits_prompts(const llm_sched *s);
 
 /* The kind's row (kind.h): `kind = llm`. */
 extern const station_kind llm_kind;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include "kind.h"
+#include "llm.h"
 #include "llmcfg.h"
 #include "route.h"
 
@@ -15,7 +16,7 @@ const scn_key llm_keys[] = {
     { "gpu", "", "catalog GPU (required)" },
     { "tp", "1", "tensor-parallel degree: GPUs per replica" },
     { "replicas", "1", "replicas in the pool" },
-    { "scheduler", "continuous", "static | dynamic | continuous | chunked" },
+    { "scheduler", "continuous", "a row of the scheduler table: static | dynamic | continuous | chunked" },
     { "max_batch", "256", "max sequences in a batch" },
     { "max_batch_tokens", "8192", "max tokens per forward step (static/dynamic: of the padded prefill)" },
     { "chunk_tokens", "512", "chunked: token budget per step" },
@@ -34,7 +35,6 @@ const scn_key llm_keys[] = {
     { NULL, NULL, NULL },
 };
 
-static const char *const sched_choices = "static|dynamic|continuous|chunked";
 
 int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
 {
@@ -46,8 +46,12 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_int(x, sec, "tp", 1, 1, 64, &l->tp)) return -1;
     if (scn_int(x, sec, "replicas", 1, 1, 1000000, &l->replicas)) return -1;
     int k;
-    if (scn_enum(x, sec, "scheduler", sched_choices, SCHED_CONTINUOUS, &k)) return -1;
-    l->scheduler = (sched_kind) k;
+    char scheds[256];
+    llm_sched_choices(scheds, sizeof scheds);
+    int def = 0;
+    while (llm_sched_at(def) != llm_sched_find("continuous")) def++;
+    if (scn_enum(x, sec, "scheduler", scheds, def, &k)) return -1;
+    l->sched = llm_sched_at(k);
     if (scn_int(x, sec, "max_batch", 256, 1, 1000000, &l->max_batch)) return -1;
     if (scn_i64(x, sec, "max_batch_tokens", 8192, 1, INT64_MAX, &l->max_batch_tokens)) return -1;
     if (scn_i64(x, sec, "chunk_tokens", 512, 1, INT64_MAX, &l->chunk_tokens)) return -1;
@@ -130,7 +134,7 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
         return -1;
     }
     int64_t cap_tokens = l->kv_blocks * l->block_tokens;
-    int64_t step_cap = l->scheduler == SCHED_CHUNKED ? INT64_MAX : l->max_batch_tokens;
+    int64_t step_cap = llm_sched_splits_prompts(l->sched) ? INT64_MAX : l->max_batch_tokens;
     if (l->max_seq_len_given) {
         if (l->max_seq_len > m->context) {
             *key = "max_seq_len";

@@ -21,7 +21,7 @@
 #include "slo.h"
 #include "workload.h"   /* workload_cfg, wl_class, wl_rate */
 
-typedef enum { SCHED_STATIC, SCHED_DYNAMIC, SCHED_CONTINUOUS, SCHED_CHUNKED } sched_kind;
+typedef struct llm_sched llm_sched;   /* a row of the scheduler table (llm.h) */
 
 typedef struct llm_cfg {
     char model_name[48];      /* catalog key */
@@ -30,7 +30,7 @@ typedef struct llm_cfg {
     gpu_spec gpu;             /* resolved by scenario_resolve() */
     int tp;                   /* GPUs per replica (tensor parallel) */
     int replicas;             /* replicas in the pool */
-    sched_kind scheduler;
+    const llm_sched *sched;   /* the scheduler: its row in llm.c's table */
     int max_batch;            /* max sequences in a batch */
     int64_t max_batch_tokens; /* max tokens per forward step (continuous, chunked) */
     int64_t chunk_tokens;     /* chunked: token budget per step */

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost.h"
 #include "kind.h"
 #include "pool.h"
 #include "route.h"
@@ -434,4 +435,29 @@ Test(route, bad_router_input)
                              err, sizeof err), 0);
     cr_expect(strstr(err, "routing: unknown value 'sticky' (valid: shared,round_robin,random,least_outstanding,power_of_two)") != NULL,
               "%s", err);
+}
+
+/* The choice strings in error messages come from the tables themselves. */
+Test(route, choices_come_from_the_tables)
+{
+    char err[512];
+    const char *llm = "[workload]\nrate = 1\n[pool c]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n";
+    char text[512];
+    snprintf(text, sizeof text, "%sscheduler = eager\n", llm);
+    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect(strstr(err, "scheduler: unknown value 'eager' (valid: static,dynamic,continuous,chunked)") != NULL, "%s", err);
+    snprintf(text, sizeof text, "%scost = magic\n", llm);
+    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    char models[256], want[300];
+    cost_choices(models, sizeof models);
+    for (char *c = models; *c; c++)
+        if (*c == '|') *c = ',';
+    snprintf(want, sizeof want, "cost: unknown value 'magic' (valid: %s)", models);
+    cr_expect(strstr(err, want) != NULL, "%s", err);
+    cr_expect_neq(load_error("[workload]\nrate = 1\n[pool c]\nkind = teleport\n", err, sizeof err), 0);
+    cr_expect(strstr(err, "kind: unknown value 'teleport' (valid: generic,llm,") != NULL, "%s", err);
+    cr_expect(strstr(err, "router") != NULL, "%s", err);
+    /* A cost model's keys belong to LLM pools. */
+    cr_expect_neq(load_error("[workload]\nrate = 1\n[pool c]\nservice_ms = exp(mean=1)\ncompute_eff = 0.5\n", err, sizeof err), 0);
+    cr_expect(strstr(err, "compute_eff: not valid for kind = generic pools (only for kind = llm)") != NULL, "%s", err);
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "catalog.h"
 #include "scenario.h"
+#include "llm.h"
 #include "sim.h"
 #include "store.h"
 
@@ -67,7 +68,7 @@ Test(scenarios, issue_examples_load_as_written)
     cr_assert_eq(load(text, &sc, err, sizeof err), 0, "%s", err);
     cr_expect_eq(sc.wl.arrival, ARRIVAL_POISSON);
     cr_expect_float_eq(sc.wl.rate, 70, 1e-12);
-    cr_expect_eq(sc.pools[1].llm.scheduler, SCHED_CONTINUOUS);
+    cr_expect_str_eq(llm_sched_name(sc.pools[1].llm.sched), "continuous");
     cr_expect_str_eq(sc.pools[1].llm.cost.ops->name, "linear");
     scenario_free(&sc);
 }
