@@ -3,11 +3,13 @@
  * closed rows, and their CSV form. */
 #include "tseries.h"
 #include "errmsg.h"
+#include "evq.h"
 #include "stats.h"
 
 #include <csv.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,7 +20,10 @@ struct tseries {
     stat_acc *e2e, *ttft;     /* latencies of the open interval, ms */
     ts_row *rows;             /* closed intervals */
     size_t n, cap;            /* rows used, allocated */
-    int failed;               /* a row could not be stored */
+    int failed;               /* a row (or a closing event) could not be stored */
+    evq *q;                   /* ts_attach: the calendar closing the intervals */
+    ts_gauge_fn gauge;        /* ts_attach: reads the gauges */
+    void *gctx;               /* its context */
 };
 
 tseries *ts_new(double interval_s, char *err, size_t errlen)
@@ -112,6 +117,45 @@ int ts_close_at(tseries *ts, simtime_t end, const ts_gauges *g)
 int ts_close(tseries *ts, const ts_gauges *g)
 {
     return ts_close_at(ts, ts->t0 + ts->dt, g);
+}
+
+static void on_boundary(evq *q, void *subject, int64_t arg)
+{
+    (void) arg;
+    tseries *ts = subject;
+    ts_gauges g;
+    ts->gauge(ts->gctx, &g);
+    ts_close(ts, &g);
+    if (evq_at(q, ts_next_close(ts), on_boundary, ts, 0) == 0)
+        ts->failed = 1;
+}
+
+int ts_attach(tseries *ts, evq *q, ts_gauge_fn gauge, void *ctx)
+{
+    ts->q = q;
+    ts->gauge = gauge;
+    ts->gctx = ctx;
+    ts->t0 = evq_now(q) - evq_now(q) % ts->dt;
+    if (evq_at(q, ts_next_close(ts), on_boundary, ts, 0) == 0) {
+        ts->failed = 1;
+        return -1;
+    }
+    return 0;
+}
+
+int ts_failed(const tseries *ts) { return ts->failed; }
+
+int ts_column(const ts_row *rows, size_t n, const char *name, double *out)
+{
+    size_t off;
+    if (strcmp(name, "e2e_p99_ms") == 0) off = offsetof(ts_row, e2e_p99_ms);
+    else if (strcmp(name, "e2e_p50_ms") == 0) off = offsetof(ts_row, e2e_p50_ms);
+    else if (strcmp(name, "ttft_p99_ms") == 0) off = offsetof(ts_row, ttft_p99_ms);
+    else if (strcmp(name, "ttft_p50_ms") == 0) off = offsetof(ts_row, ttft_p50_ms);
+    else return -1;
+    for (size_t i = 0; i < n; i++)
+        memcpy(&out[i], (const char *) &rows[i] + off, sizeof out[i]);
+    return 0;
 }
 
 size_t ts_count(const tseries *ts) { return ts->n; }

@@ -68,6 +68,23 @@ simtime_t ts_next_close(const tseries *ts);
 int ts_close(tseries *ts, const ts_gauges *g);
 int ts_close_at(tseries *ts, simtime_t end, const ts_gauges *g);
 
+/* Fills G with the gauges of the interval ending now. */
+typedef void (*ts_gauge_fn)(void *ctx, ts_gauges *g);
+
+/* Closes every interval on the engine's calendar Q: an event at each interval's
+ * end calls GAUGE(CTX) and ts_close().  The events are scheduled one at a time,
+ * so they stop when the engine stops.  Returns 0, or -1 when an event could not
+ * be scheduled (out of memory; ts_failed() then says so too). */
+struct evq;
+int ts_attach(tseries *ts, struct evq *q, ts_gauge_fn gauge, void *ctx);
+
+/* 1 when a row or an event could not be stored (out of memory). */
+int ts_failed(const tseries *ts);
+
+/* The column NAME ("e2e_p99_ms", "ttft_p99_ms", "e2e_p50_ms", "ttft_p50_ms") of
+ * ROWS into OUT (N values).  Returns 0, or -1 for an unknown name. */
+int ts_column(const ts_row *rows, size_t n, const char *name, double *out);
+
 size_t ts_count(const tseries *ts);
 const ts_row *ts_rows(const tseries *ts);
 double ts_interval_s(const tseries *ts);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "evq.h"
 #include "store.h"
 #include "tseries.h"
 
@@ -163,4 +164,50 @@ Test(tseries, intervals)
     cr_assert_eq(ts_parse_interval("0s", &s, err, sizeof err), -1);
     cr_assert_eq(ts_parse_interval("abc", &s, err, sizeof err), -1);
     cr_assert_null(ts_new(0, err, sizeof err));
+}
+
+/* Counts the gauge calls of an attached series. */
+static void gauge(void *ctx, ts_gauges *g)
+{
+    int *calls = ctx;
+    (*calls)++;
+    *g = (ts_gauges) { .queue = *calls, .replicas = 2, .utilization = 0.5 };
+}
+
+static void arrive(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    (void) arg;
+    ts_arrival(subject);
+}
+
+Test(tseries, attached_to_the_calendar)
+{
+    evq *q = evq_new();
+    tseries *ts = ts_new(10, err, sizeof err);
+    int calls = 0;
+    cr_assert_eq(ts_attach(ts, q, gauge, &calls), 0);
+    /* Arrivals at 5, 15, 15.5 and 35 s; the run ends at 35 s. */
+    const double at[] = {5, 15, 15.5, 35};
+    for (int i = 0; i < 4; i++)
+        evq_at(q, simtime_from_s(at[i]), arrive, ts, 0);
+    evq_run(q, simtime_from_s(35));
+    cr_assert_eq(ts_close_at(ts, evq_now(q), &(ts_gauges) {0, 0, 0}), 0);
+    cr_assert_eq(ts_failed(ts), 0);
+    cr_assert_eq(calls, 3);                      /* at 10, 20 and 30 s */
+    cr_assert_eq(ts_count(ts), 4);
+    const ts_row *r = ts_rows(ts);
+    cr_assert_eq(r[0].arrivals, 1);
+    cr_assert_eq(r[1].arrivals, 2);
+    cr_assert_eq(r[2].arrivals, 0);
+    cr_assert_eq(r[3].arrivals, 1);
+    cr_assert_eq(r[3].t0_s, 30);
+    cr_assert_eq(r[3].t1_s, 35);
+    cr_assert_eq(r[1].queue, 2);
+    double col[4];
+    cr_assert_eq(ts_column(r, 4, "e2e_p99_ms", col), 0);
+    cr_assert(isnan(col[0]));
+    cr_assert_eq(ts_column(r, 4, "tpot_p99_ms", col), -1);
+    ts_free(ts);
+    evq_free(q);
 }
