@@ -27,6 +27,14 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {NULL, NULL, NULL},
 };
 
+const fleetcfg_key *fleetcfg_find(const char *key)
+{
+    for (const fleetcfg_key *k = FLEETCFG_KEYS; k->key; k++)
+        if (strcmp(k->key, key) == 0)
+            return k;
+    return NULL;
+}
+
 /* Reads KEY as a finite number into *OUT (DEF when absent).  Returns 0, or -1
  * with a message. */
 static int num(fleetcfg_get get, void *ctx, const char *key, double def, double *out,

@@ -37,6 +37,9 @@ typedef struct fleetcfg_key {
 /* The keys above, ended by a row with key NULL. */
 extern const fleetcfg_key FLEETCFG_KEYS[];
 
+/* The row of KEY, or NULL when it is no fleet key. */
+const fleetcfg_key *fleetcfg_find(const char *key);
+
 /* Reads the fleet keys through GET (BASEDIR resolves empirical files) into F for
  * a pool of UNITS units.  *ANY is set to 1 when any fleet key is given (else F
  * is all defaults and nothing needs building).  Returns 0, or -1 with a message

@@ -17,6 +17,7 @@ enum {
     KIND_TOKENS = 1,          /* requests need prompt/output token counts (drawn only when some kind needs them) */
     KIND_SOLE_STATS = 2,      /* when it is the only station, its queue and service statistics are the system's */
     KIND_GATEWAY = 4,         /* adds network or overhead time: the report shows those components */
+    KIND_FLEET = 8,           /* its replicas or servers can fail, be autoscaled, start cold (fleet.h) */
 };
 
 typedef struct station_kind {

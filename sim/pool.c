@@ -1,10 +1,32 @@
-/* pool.c -- generic pools of servers (G/G/c with FIFO queue). */
+/* pool.c -- generic pools of servers (G/G/c with FIFO queue).
+ *
+ * Without fleet keys the servers are anonymous (a count of idle ones).  With
+ * them (fleet.h: failures, autoscaling, cold starts) each server is a unit of
+ * the pool's fleet controller: it knows the request it serves, so that a
+ * failure can hand that request back to the queue (on_failure = retry) or fail
+ * it, and a scale-down can let it finish first.
+ */
 #include <stdlib.h>
+#include <string.h>
+#include "fleet.h"
 #include "pool.h"
+#include "scenario.h"
+#include "sim.h"
 
 typedef struct gpool {
     station st;           /* common part; must be first */
-    int idle;             /* servers not serving */
+    int idle;             /* servers not serving (with a fleet: up and not serving) */
+    /* fleet only (fl NULL otherwise) */
+    fleet *fl;            /* the controller of the servers' lives */
+    int n;                /* servers that can exist (fleet_max_units) */
+    request **holding;    /* per server: the request it serves, or NULL */
+    evq_id *ev;           /* per server: its service-end event, or 0 */
+    unsigned char *avail; /* per server: 1 while it may take requests (up) */
+    uint64_t *since;      /* per server: requests started since it last came up (cold factor) */
+    int *idle_stack;      /* servers up and idle, the next to serve on top */
+    double as_area;       /* busy_area at the last autoscaler evaluation, server-ns */
+    simtime_t as_t;       /* time of that evaluation, ns */
+    uint64_t cold;        /* measured requests served by a cold server */
 } gpool;
 
 static void serve(gpool *p, request *r);
@@ -38,6 +60,185 @@ static void serve(gpool *p, request *r)
     station_after(st, simtime_from_ms(ms), on_service_end, p, (int64_t) (intptr_t) r);
 }
 
+/* ---- servers as fleet units ------------------------------------------------ */
+
+static void unit_end(evq *q, void *subject, int64_t arg);
+
+/* Server U (up, idle, taken off the idle stack) starts serving R. */
+static void unit_serve(gpool *p, int u, request *r)
+{
+    station *st = &p->st;
+    const fleet_cfg *fc = st->cfg->fleet;
+    station_start(st, r);
+    double ms = dist_sample(&st->cfg->service, st->rng);
+    if (fc->cold) {
+        double f = cold_factor(&fc->cs, p->since[u]);
+        if (f > 1 && r->measured) p->cold++;
+        ms *= f;
+    }
+    p->since[u]++;
+    p->holding[u] = r;
+    p->ev[u] = station_after(st, simtime_from_ms(ms), unit_end, p, u);
+}
+
+/* Idle up servers take waiting requests. */
+static void dispatch(gpool *p)
+{
+    station *st = &p->st;
+    while (p->idle > 0) {
+        request *r = station_dequeue(st);
+        if (!r) return;
+        int u = p->idle_stack[--p->idle];
+        station_busy(st, +1);
+        unit_serve(p, u, r);
+    }
+}
+
+static void unit_end(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    gpool *p = subject;
+    station *st = &p->st;
+    int u = (int) arg;
+    request *r = p->holding[u];
+    p->holding[u] = NULL;
+    p->ev[u] = 0;
+    simtime_t took = evq_now(st->q) - r->start;
+    r->service_ns += took;
+    if (r->measured) {
+        stat_add(st->service_ms, simtime_to_ms(took));
+        st->served++;
+    }
+    request *next = p->avail[u] ? station_dequeue(st) : NULL;
+    if (next) unit_serve(p, u, next);
+    else {
+        station_busy(st, -1);
+        if (p->avail[u]) p->idle_stack[p->idle++] = u;
+        else fleet_drained(p->fl, u);          /* a draining server is done */
+    }
+    station_forward(st, r, 0);
+}
+
+static void unit_down(void *ctx, int u, int failed)
+{
+    gpool *p = ctx;
+    station *st = &p->st;
+    int was_avail = p->avail[u];
+    p->avail[u] = 0;
+    request *r = p->holding[u];
+    if (!r) {
+        if (!was_avail) return;
+        for (int i = 0; i < p->idle; i++)      /* off the idle stack */
+            if (p->idle_stack[i] == u) {
+                memmove(&p->idle_stack[i], &p->idle_stack[i + 1], (size_t) (p->idle - i - 1) * sizeof *p->idle_stack);
+                p->idle--;
+                break;
+            }
+        return;
+    }
+    if (!failed) return;                       /* draining: it finishes R */
+    evq_cancel(st->q, p->ev[u]);
+    p->ev[u] = 0;
+    p->holding[u] = NULL;
+    station_busy(st, -1);
+    r->service_ns += evq_now(st->q) - r->start; /* time spent on it, lost */
+    if (st->cfg->fleet->fault.on_failure == FAULT_RETRY) {
+        r->enq = evq_now(st->q);
+        station_push_front(st, r);             /* first in line for the next server */
+        dispatch(p);
+    } else {
+        if (r->measured) st->failed++;
+        station_drop(st, r, OUT_FAILED);
+    }
+}
+
+static void unit_up(void *ctx, int u)
+{
+    gpool *p = ctx;
+    p->avail[u] = 1;
+    p->since[u] = 0;
+    if (!p->holding[u]) p->idle_stack[p->idle++] = u;
+    dispatch(p);
+}
+
+static uint64_t unit_held(void *ctx, int u)
+{
+    return ((gpool *) ctx)->holding[u] != NULL;
+}
+
+/* The autoscaler's load: requests in the pool (queue), or the mean busy servers
+ * since the last evaluation (utilization). */
+static double unit_load(void *ctx, as_metric m)
+{
+    gpool *p = ctx;
+    station *st = &p->st;
+    if (m == AS_QUEUE) return (double) st->inside;
+    station_busy(st, 0);
+    simtime_t now = evq_now(st->q);
+    double busy = now > p->as_t ? (st->busy_area - p->as_area) / (double) (now - p->as_t) : st->busy;
+    p->as_area = st->busy_area;
+    p->as_t = now;
+    return busy;
+}
+
+static void arrive_fleet(station *st, request *r)
+{
+    gpool *p = (gpool *) st;
+    r->enq = evq_now(st->q);
+    if (r->measured) st->arrivals++;
+    if (p->idle > 0 && st->qlen == 0) {
+        int u = p->idle_stack[--p->idle];
+        station_busy(st, +1);
+        unit_serve(p, u, r);
+        return;
+    }
+    if (station_enqueue(st, r) == 0) dispatch(p);
+}
+
+static void window_open_fleet(station *st) { fleet_window_open(((gpool *) st)->fl); }
+static void window_close_fleet(station *st) { fleet_window_close(((gpool *) st)->fl); }
+
+static void snapshot_fleet(const station *st, station_snap *out)
+{
+    out->capacity = fleet_up(((const gpool *) st)->fl);
+}
+
+/* With failures the servers are up a share `availability` of the time; an
+ * autoscaled pool may grow to max_replicas. */
+static double offered_load_fleet(const station *st, double rate)
+{
+    const fleet_cfg *fc = st->cfg->fleet;
+    double servers = fc->autoscale ? fc->as.max_replicas : st->cfg->servers * fault_availability(&fc->fault);
+    return rate * st->cfg->service.mean / 1000.0 / servers;
+}
+
+static int report_fleet(station *st, pool_result *out)
+{
+    gpool *p = (gpool *) st;
+    const fleet_cfg *fc = st->cfg->fleet;
+    fleet_result fr;
+    fleet_results(p->fl, &fr);
+    /* Utilisation: busy share of the servers that were up. */
+    double up_ns = fr.up_mean * out->window_s * 1e9;
+    out->utilization = up_ns > 0 ? (st->busy_area - st->area_at_start) / up_ns : 0;
+    int rc = 0;
+    rc |= pool_result_add(out, "failed", (double) st->failed);
+    rc |= pool_result_add(out, "availability", fr.availability);
+    rc |= pool_result_add(out, "servers_up_mean", fr.up_mean);
+    rc |= pool_result_add(out, "server_seconds", fr.running_s);
+    if (fc->fault.failures) rc |= pool_result_add(out, "failures", (double) fr.failures);
+    if (fc->autoscale) {
+        rc |= pool_result_add(out, "scale_ups", (double) fr.scale_ups);
+        rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
+    }
+    if (fc->cold) rc |= pool_result_add(out, "cold_served", (double) p->cold);
+    if (st->cfg->usd_per_hour > 0)   /* $ over the window: the server-seconds paid for */
+        rc |= pool_result_add(out, "cost_usd", fr.running_s * st->cfg->usd_per_hour / 3600.0);
+    return rc ? -1 : 0;
+}
+
+/* ---- anonymous servers ------------------------------------------------------ */
+
 static void arrive(station *st, request *r)
 {
     gpool *p = (gpool *) st;
@@ -60,6 +261,13 @@ static double offered_load(const station *st, double rate)
 
 static void destroy(station *st)
 {
+    gpool *p = (gpool *) st;
+    fleet_free(p->fl);
+    free(p->holding);
+    free(p->ev);
+    free(p->avail);
+    free(p->since);
+    free(p->idle_stack);
     station_fini(st);
     free(st);
 }
@@ -67,6 +275,16 @@ static void destroy(station *st)
 static const station_ops GENERIC_OPS = {
     .arrive = arrive,
     .offered_load = offered_load,
+    .destroy = destroy,
+};
+
+static const station_ops GENERIC_FLEET_OPS = {
+    .arrive = arrive_fleet,
+    .window_open = window_open_fleet,
+    .window_close = window_close_fleet,
+    .snapshot = snapshot_fleet,
+    .offered_load = offered_load_fleet,
+    .report = report_fleet,
     .destroy = destroy,
 };
 
@@ -100,18 +318,49 @@ const station_kind pool_kind_generic = {
     .free_cfg = free_cfg,
     .min_next = 0,
     .max_next = 1,
-    .flags = KIND_SOLE_STATS,
+    .flags = KIND_SOLE_STATS | KIND_FLEET,
 };
 
 station *pool_new(const pool_cfg *cfg, const station_env *env)
 {
     gpool *p = calloc(1, sizeof *p);
     if (!p) return NULL;
-    if (station_init(&p->st, &GENERIC_OPS, cfg, env) != 0) {
+    if (station_init(&p->st, cfg->fleet ? &GENERIC_FLEET_OPS : &GENERIC_OPS, cfg, env) != 0) {
         destroy(&p->st);
         return NULL;
     }
     p->idle = cfg->servers;
     p->st.capacity = cfg->servers;
+    if (!cfg->fleet) return &p->st;
+
+    char name[96];
+    snprintf(name, sizeof name, "pool %s", cfg->name);
+    fleet_units ops = { .ctx = p, .down = unit_down, .up = unit_up, .held = unit_held, .load = unit_load };
+    fleet_cfg fc = *cfg->fleet;
+    fc.units = cfg->servers;
+    if (!(p->fl = fleet_new(&fc, env->q, env->seed, name, &ops))) {
+        destroy(&p->st);
+        return NULL;
+    }
+    p->n = fleet_max_units(p->fl);
+    size_t n = (size_t) p->n;
+    p->holding = calloc(n, sizeof *p->holding);
+    p->ev = calloc(n, sizeof *p->ev);
+    p->avail = calloc(n, sizeof *p->avail);
+    p->since = calloc(n, sizeof *p->since);
+    p->idle_stack = calloc(n, sizeof *p->idle_stack);
+    if (!p->holding || !p->ev || !p->avail || !p->since || !p->idle_stack) {
+        destroy(&p->st);
+        return NULL;
+    }
+    /* Servers 0..initial-1 are up (and warm) at the start; the lowest index
+     * serves first. */
+    p->idle = 0;
+    for (int u = fleet_initial_up(p->fl) - 1; u >= 0; u--) {
+        p->avail[u] = 1;
+        p->since[u] = UINT64_MAX / 2;
+        p->idle_stack[p->idle++] = u;
+    }
+    p->st.capacity = p->n;
     return &p->st;
 }

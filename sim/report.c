@@ -59,6 +59,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
     V(G, "served", x->served);
     V(G, "rejected", x->rejected);
     V(G, "timed_out", x->timed_out);
+    if (x->has_fleet) V(G, "failed", x->failed);
     V(G, "saturated", x->saturated);
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
     V(G, "departures", x->departures);

@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include "evq.h"
 
-typedef enum { OUT_PENDING, OUT_SERVED, OUT_REJECTED, OUT_TIMED_OUT } req_outcome;
+/* OUT_FAILED: lost to a replica's failure (a pool with on_failure = fail). */
+typedef enum { OUT_PENDING, OUT_SERVED, OUT_REJECTED, OUT_TIMED_OUT, OUT_FAILED } req_outcome;
 
 typedef struct request {
     uint64_t id;            /* arrival order, from 0 */

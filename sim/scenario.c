@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include "errmsg.h"
 #include "scenario.h"
+#include "fleetcfg.h"
 #include "kind.h"
 #include "llm.h"
 #include "pool.h"
@@ -595,6 +596,52 @@ static const scn_key *kind_key(const station_kind *k, const char *key)
     return NULL;
 }
 
+/* A pool section's value of KEY (fleetcfg's lookup). */
+typedef struct fleet_get_ctx { ctx *x; const char *sec; } fleet_get_ctx;
+static const char *fleet_get(void *c, const char *key)
+{
+    const fleet_get_ctx *g = c;
+    const cfg_entry *e;
+    return val(g->x, g->sec, key, &e);
+}
+
+/* The pool's fleet keys (fleetcfg.h): P->fleet stays NULL when none is given,
+ * so that a pool without them runs exactly as before. */
+static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
+{
+    fleet_get_ctx g = { x, sec };
+    fleet_cfg f;
+    int any;
+    const char *key;
+    char msg[512];
+    int units = p->llm.replicas > 0 ? p->llm.replicas : p->servers;
+    if (fleetcfg_parse(&f, fleet_get, &g, x->s->raw.dir, units, &any, &key, msg, sizeof msg) != 0) {
+        fleetcfg_free(&f);
+        const cfg_entry *e;
+        val(x, sec, key, &e);
+        return fail(x, e, sec, key, "%s", msg);
+    }
+    if (!any) return 0;
+    for (const fleetcfg_key *k = FLEETCFG_KEYS; k->key; k++) {
+        const cfg_entry *e;
+        if (!val(x, sec, k->key, &e)) continue;
+        if (!(p->kind->flags & KIND_FLEET)) {
+            fleetcfg_free(&f);
+            return fail(x, e, sec, k->key, "not supported by kind = %s pools", p->kind->name);
+        }
+        if (!strcmp(k->key, "autoscale") && f.as.metric == AS_KV && !(p->kind->flags & KIND_TOKENS)) {
+            fleetcfg_free(&f);
+            return fail(x, e, sec, k->key, "kv needs a pool with a KV cache (kind = llm)");
+        }
+    }
+    if (!(p->fleet = malloc(sizeof *p->fleet))) {
+        fleetcfg_free(&f);
+        return fail(x, NULL, sec, NULL, "out of memory");
+    }
+    *p->fleet = f;
+    return 0;
+}
+
 static int build_pool(ctx *x, const char *sec, const char *name, int line, pool_cfg *p)
 {
     memset(p, 0, sizeof *p);
@@ -610,7 +657,8 @@ static int build_pool(ctx *x, const char *sec, const char *name, int line, pool_
     if (get_i64(x, sec, "queue_limit", 0, 0, INT64_MAX, &v)) return -1;
     p->queue_limit = (uint64_t) v;
     if (get_num(x, sec, "timeout_ms", 0, 0, 0, SIMTIME_HORIZON_MS, &p->timeout_ms)) return -1;
-    return p->kind->parse ? p->kind->parse(x, sec, p) : 0;
+    if (p->kind->parse && p->kind->parse(x, sec, p) != 0) return -1;
+    return build_fleet(x, sec, p);
 }
 
 /* Checks every key of every section against the schema (a pool's: the common
@@ -630,6 +678,7 @@ static int check_keys(ctx *x)
         else if (!strncmp(sec, "pool ", 5)) where = K_POOL;
         else continue;             /* [slo]: slo.c; unknown sections: check_sections */
         if (find_key(e->key, where)) continue;
+        if (where == K_POOL && fleetcfg_find(e->key)) continue;   /* checked by build_pool */
         if (where != K_POOL) {
             const char *near = closest_key(e->key, where);
             if (near) return fail(x, e, sec, e->key, "unknown key (did you mean '%s'?)", near);
@@ -981,6 +1030,8 @@ void scenario_free(scenario *s)
     for (int i = 0; i < s->npools; i++) {
         pool_cfg *p = &s->pools[i];
         if (p->kind && p->kind->free_cfg) p->kind->free_cfg(p);
+        if (p->fleet) fleetcfg_free(p->fleet);
+        free(p->fleet);
         free(p->next);
     }
     free(s->pools);
@@ -1013,6 +1064,8 @@ void scenario_print_keys(FILE *out)
         for (size_t k = 0; k < NKEYS; k++)
             if (KEYS[k].where & secs[i].bit)
                 print_key(out, KEYS[k].key, KEYS[k].def, strcmp(KEYS[k].key, "kind") ? KEYS[k].help : choices);
+        if (secs[i].bit == K_POOL)
+            for (const fleetcfg_key *q = FLEETCFG_KEYS; q->key; q++) print_key(out, q->key, q->def, q->help);
         fprintf(out, "\n");
         if (secs[i].bit != K_POOL) continue;
         for (int j = 0; j < station_kind_count(); j++) {

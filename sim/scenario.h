@@ -67,6 +67,7 @@ typedef struct pool_cfg {
     int nnext;                /* their number; 0: served requests leave the system */
     llm_cfg llm;              /* kind = llm only */
     void *ext;                /* configuration of kinds not listed above, owned by the kind (free_cfg) */
+    struct fleet_cfg *fleet;  /* failures, autoscaling, cold starts (fleetcfg.h); NULL: none configured */
 } pool_cfg;
 
 typedef struct scenario {

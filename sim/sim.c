@@ -40,6 +40,7 @@ typedef struct sim {
 
     uint64_t resolved;        /* measured requests with an outcome */
     uint64_t served, rejected, timed_out;
+    uint64_t failed;          /* measured requests lost to a replica's failure */
     simtime_t t_start;        /* first measured arrival, ns */
     simtime_t t_end;          /* last measured outcome, ns */
     int measuring;
@@ -111,6 +112,7 @@ static void sink_outcome(void *ctx, request *r, req_outcome outcome)
     if (!r->measured) return;
     if (outcome == OUT_REJECTED) s->rejected++;
     if (outcome == OUT_TIMED_OUT) s->timed_out++;
+    if (outcome == OUT_FAILED) s->failed++;
     if (s->cls) {
         sim_class *c = &s->cls[r->cls];
         if (outcome == OUT_REJECTED) c->rejected++;
@@ -288,6 +290,8 @@ static int fill_results(sim *s, sim_result *out)
     out->served = s->served;
     out->rejected = s->rejected;
     out->timed_out = s->timed_out;
+    out->failed = s->failed;
+    for (int i = 0; i < sc->npools; i++) out->has_fleet |= sc->pools[i].fleet != NULL;
     out->events = evq_events(s->q);
     out->sim_time_s = simtime_to_s(evq_now(s->q));
     out->window_s = simtime_to_s(s->t_end - s->t_start);

@@ -95,6 +95,7 @@ struct station {
     stat_acc *queue_ms;       /* waiting time in this pool, measured requests, ms */
     stat_acc *service_ms;     /* service time in this pool, measured requests, ms */
     uint64_t arrivals, served, rejected, timed_out;   /* measured requests */
+    uint64_t failed;          /* measured requests lost to a server's failure (fleet.h) */
 
     double busy;              /* servers (or replicas) busy now */
     double busy_area;         /* integral of busy over time, server-ns */
