@@ -6,6 +6,7 @@
 #include <string.h>
 #include "errmsg.h"
 #include "report.h"   /* REPORT_CLASS_SCOPE */
+#include "report.h"   /* REPORT_CLASS_SCOPE */
 #include "slo.h"
 
 /* The latency metrics a report holds (system scope), and whether they need an LLM pool. */
@@ -128,10 +129,13 @@ int slo_parse(const cfg *c, int has_llm, const char *const *classes, int nclasse
             if (v < 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a fraction in [0, 1]");
             t.kind = SLO_ERROR_RATE;
         } else if (!strcmp(e->key, "utilization_max")) {
+            if (cls[0]) return fail(c, e, sec, err, errlen, "utilization_max belongs in [slo] (pools are shared by the classes)");
             if (v <= 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a share in (0, 1]");
             t.kind = SLO_UTIL_MAX;
         } else {
             if (latency_term(e->key, has_llm, &t, msg, sizeof msg) != 0) return fail(c, e, sec, err, errlen, msg);
+            if (cls[0] && !strcmp(t.metric, "overhead"))
+                return fail(c, e, sec, err, errlen, "overhead is not reported per class (e2e, queue, service, ttft, tpot are)");
             if (v <= 0) return fail(c, e, sec, err, errlen, "must be > 0 ms");
         }
         slo_term *x = realloc(out->t, (size_t) (out->n + 1) * sizeof *x);

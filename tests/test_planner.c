@@ -515,3 +515,33 @@ Test(plot, every_kind_is_a_valid_png_or_svg)
     snprintf(cmd, sizeof cmd, "%s/none2.png", dir);
     cr_expect_neq(access(cmd, F_OK), 0);
 }
+
+/* [slo CLASS] terms read the class's own rows: gold requests go to an M/M/1 of
+ * mean 10 ms at 2.5 req/s (P99 sojourn = ln 100 / (100 - 2.5) s = 47.2 ms),
+ * bronze ones to mean 100 ms (ln 100 / 7.5 = 614 ms); 10^4 requests per class
+ * put each P99 within a few per cent, far from the 100 ms limit. */
+Test(slo, class_terms_use_the_class_rows)
+{
+    char path[256];
+    write_file("cls.ini",
+               "[sim]\nrequests = 20000\n[workload]\nrate = 5\n"
+               "[class gold]\nshare = 1\ntarget = fast\n[class bronze]\nshare = 1\ntarget = slow\n"
+               "[pool fast]\nservice_ms = exp(mean=10)\n[pool slow]\nservice_ms = exp(mean=100)\n"
+               "[slo gold]\ne2e_p99_ms = 100\n[slo bronze]\ne2e_p99_ms = 100\n", path, sizeof path);
+    result r = latsim("run %s --no-store --json", path);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    const char *g = strstr(r.out, "\"class\": \"gold\"");
+    const char *b = strstr(r.out, "\"class\": \"bronze\"");
+    cr_assert(g && b, "%s", r.out);
+    cr_expect_lt(fabs(json_num(g, "value") - 47.2), 4);
+    cr_expect(strstr(g, "\"met\": true") < b, "gold met");
+    cr_expect_lt(fabs(json_num(b, "value") - 614), 60);
+    cr_expect(strstr(b, "\"met\": false") != NULL);
+    rfree(&r);
+    r = latsim("run %s --no-store --set \"slo gold.utilization_max=0.5\"", path);
+    expect_bad(&r, "[slo gold] utilization_max: utilization_max belongs in [slo]");
+    rfree(&r);
+    r = latsim("run %s --no-store --set \"slo silver.e2e_p99_ms=5\"", path);
+    expect_bad(&r, "[slo silver]: no request class 'silver'");
+    rfree(&r);
+}
