@@ -45,6 +45,7 @@ typedef struct replica {
     int ndec;
     int64_t base_sum;         /* sum of decoding sequences' phase_base */
     int64_t *phase_cnt;       /* decoding sequences by phase_base mod block_tokens */
+    int ndec_meas;            /* of the decoding sequences (heap), the measured ones */
 
     /* static / dynamic batches */
     int batch_n;              /* sequences in the batch in flight (0: none) */
@@ -170,6 +171,7 @@ static void decode_join(replica *R, request *r, int64_t s, int64_t c0)
     r->heap_pos = (uint32_t) R->ndec;
     R->heap[R->ndec++] = r;
     heap_up(R, R->ndec - 1);
+    R->ndec_meas += r->measured;
 }
 
 static void decode_leave(replica *R, request *r)
@@ -178,6 +180,7 @@ static void decode_leave(replica *R, request *r)
     assert(i < R->ndec && R->heap[i] == r);
     R->base_sum -= r->phase_base;
     R->phase_cnt[pmod(r->phase_base, R->pool->B)]--;
+    R->ndec_meas -= r->measured;
     R->ndec--;
     if (i != R->ndec) {
         heap_swap(R, i, R->ndec);
@@ -226,6 +229,7 @@ static void preempt_newest(replica *R)
         int64_t s = R->steps;
         r->blocks = blocks_for(P, r->phase_base + s);
         r->generated = (int32_t) (r->output - (r->finish_step - s + 1));
+        r->last_token = evq_now(P->st.q);   /* its last token came at the end of the step just done */
         decode_leave(R, r);
     }
     R->free_blocks += r->blocks;
@@ -274,7 +278,9 @@ static simtime_t plan_iteration(replica *R, int chunked)
     R->cur.decode_seqs = R->ndec;
     R->cur.kv_tokens = R->base_sum + (int64_t) R->ndec * (s + 1);
     int64_t budget = L->max_batch_tokens - R->ndec;
-    int64_t pbudget = chunked ? L->chunk_tokens : budget;
+    /* Chunked (Sarathi-Serve, vLLM max_num_batched_tokens): the step's token
+     * budget chunk_tokens counts its decode tokens too. */
+    int64_t pbudget = chunked ? L->chunk_tokens - R->ndec : budget;
     if (pbudget > budget) pbudget = budget;
     /* Sequences already prefilling (chunked) continue first. */
     for (int i = 0; i < R->npf && pbudget > 0; i++) {
@@ -314,11 +320,21 @@ static simtime_t plan_iteration(replica *R, int chunked)
 static simtime_t plan_continuous(replica *R) { return plan_iteration(R, 0); }
 static simtime_t plan_chunked(replica *R) { return plan_iteration(R, 1); }
 
+/* Inter-token latency: each measured decoding sequence of the step in flight got
+ * a token now, one step (back to back) after its previous one. */
+static void itl_decodes(replica *R)
+{
+    stat_acc *itl = R->pool->st.sink->itl;
+    if (itl && R->ndec_meas > 0)
+        stat_add_n(itl, simtime_to_ms(R->step_dur), (uint64_t) R->ndec_meas);
+}
+
 static void complete_iteration(replica *R)
 {
     llm *P = R->pool;
     int64_t s = R->steps;
     simtime_t now = evq_now(P->st.q);
+    itl_decodes(R);
     /* Decoders: new blocks were taken at planning; sequences ending now leave. */
     while (R->ndec > 0 && R->heap[0]->finish_step <= s) {
         request *r = R->heap[0];
@@ -338,6 +354,8 @@ static void complete_iteration(replica *R)
         R->chunk[i] = 0;
         if (r->prefilled < r->prefill_len) { R->pf[k++] = r; continue; }
         if (r->generated == 0) r->first_token = now;
+        else if (r->measured && P->st.sink->itl)   /* recomputed after a preemption */
+            stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
         r->generated++;
         if (r->generated >= r->output) {
             run_remove(R, r);
@@ -397,6 +415,7 @@ static simtime_t plan_batch(replica *R, int dynamic)
             q->heap_pos = (uint32_t) R->ndec;
             R->heap[R->ndec++] = q;
             heap_up(R, R->ndec - 1);
+            R->ndec_meas += q->measured;
         }
         /* The prefill step, prompts padded to the longest. */
         R->cur.prefill_tokens = (int64_t) R->batch_n * maxp;
@@ -424,8 +443,11 @@ static void complete_batch(replica *R)
             q->first_token = now;
             q->generated = 1;
         }
+    else
+        itl_decodes(R);
     while (R->ndec > 0 && R->heap[0]->finish_step <= s) {
         request *r = R->heap[0];
+        R->ndec_meas -= r->measured;
         R->ndec--;
         if (R->ndec > 0) {
             heap_swap(R, 0, R->ndec);

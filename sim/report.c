@@ -99,6 +99,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
     if (x->has_llm) {
         if (add_latency(out, rep, G, "ttft", &x->ttft, hide)) return -1;
         if (add_latency(out, rep, G, "tpot", &x->tpot, hide)) return -1;
+        if (add_latency(out, rep, G, "itl", &x->itl, hide)) return -1;
     }
     if (!hide) {
         const struct { const char *m; const stat_summary *s; } cd[] = {

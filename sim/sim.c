@@ -53,7 +53,7 @@ typedef struct sim {
 
     int has_gateway;          /* a kind adds network or overhead time (KIND_GATEWAY) */
 
-    stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead;
+    stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead, *itl;
     stat_acc *network;        /* network time per served request, ms */
     bd_acc *bd;               /* shares of e2e per component */
 
@@ -307,6 +307,7 @@ static int fill_results(sim *s, sim_result *out)
     stat_summarize(s->mirror ? s->st[0]->service_ms : s->service, &out->service);
     stat_summarize(s->ttft, &out->ttft);
     stat_summarize(s->tpot, &out->tpot);
+    stat_summarize(s->itl, &out->itl);
     stat_summarize(s->overhead, &out->overhead);
     stat_summarize(s->network, &out->network);
     out->has_gateway = s->has_gateway;
@@ -418,10 +419,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         if (!ok) { snprintf(err, errlen, "out of memory"); goto done; }
     }
     s.e2e = stat_new(); s.queue = stat_new(); s.service = stat_new();
-    s.ttft = stat_new(); s.tpot = stat_new(); s.overhead = stat_new();
+    s.ttft = stat_new(); s.tpot = stat_new(); s.overhead = stat_new(); s.itl = stat_new();
     s.network = stat_new(); s.bd = bd_new();
+    s.sink.itl = s.itl;
     if (!out->pools || !s.q || !s.st || !s.src || !s.e2e || !s.queue ||
-        !s.service || !s.ttft || !s.tpot || !s.overhead || !s.network || !s.bd) {
+        !s.service || !s.ttft || !s.tpot || !s.overhead || !s.itl || !s.network || !s.bd) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
@@ -463,7 +465,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         goto done;
     }
     int lost = stat_failed(s.e2e) || stat_failed(s.queue) || stat_failed(s.service) || stat_failed(s.ttft) ||
-               stat_failed(s.tpot) || stat_failed(s.overhead);
+               stat_failed(s.tpot) || stat_failed(s.overhead) || stat_failed(s.itl);
     for (int i = 0; i < s.nst; i++) lost |= stat_failed(s.st[i]->queue_ms) || stat_failed(s.st[i]->service_ms);
     if (lost) {
         snprintf(err, errlen, "out of memory (latency histograms)");
@@ -491,7 +493,7 @@ done:
     }
     free(s.cls);
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
-    stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead);
+    stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead); stat_free(s.itl);
     stat_free(s.network); bd_free(s.bd);
     clock_gettime(CLOCK_MONOTONIC, &w1);
     out->wall_time_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);

@@ -76,6 +76,7 @@ typedef struct sim_result {
     uint64_t peak_live;       /* most requests in the system at once */
     int has_gateway;          /* a station adds network or overhead time: the report shows them */
     stat_summary e2e, queue, service, ttft, tpot, overhead;   /* ms */
+    stat_summary itl;         /* ms: every output token after the first of each measured request, its gap since the previous one */
     stat_summary network;     /* ms on network hops per request, both ways */
     double share_all[4];      /* mean share of e2e: network, queue, service, overhead (breakdown.h), all served */
     double share_p99[4];      /* the same over the requests at or above the P99 of e2e */

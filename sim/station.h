@@ -44,6 +44,7 @@ typedef struct station_sink {
     /* An event could not be scheduled (out of memory): the run ends with an error. */
     void (*oom)(void *ctx);
     const int *measuring;                                  /* 1 while the measured window is open */
+    stat_acc *itl;            /* inter-token gaps of measured requests, ms (NULL: not kept) */
 } station_sink;
 
 /* What a station is built from, besides its configuration. */

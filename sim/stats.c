@@ -105,6 +105,45 @@ void stat_add(stat_acc *s, double v)
     s->oct[o][i]++;
 }
 
+void stat_add_n(stat_acc *s, double v, uint64_t n)
+{
+    if (n == 0)
+        return;
+    if (n == 1) {
+        stat_add(s, v);
+        return;
+    }
+    if (!(v >= 0))
+        v = 0;
+    /* Weighted Welford update (West 1979): N values equal to v at once. */
+    moments *m = &s->m;
+    int first = m->n == 0;
+    m->n += (size_t) n;
+    double d = v - m->mean;
+    m->mean += d * (double) n / (double) m->n;
+    m->m2 += d * (v - m->mean) * (double) n;
+    if (first || v < m->min) m->min = v;
+    if (first || v > m->max) m->max = v;
+    if (v < STAT_MIN_MS) {
+        s->nlow += (double) n;
+        return;
+    }
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int64_t e = (int64_t) ((bits >> 52) & 0x7ff) - 1023;
+    int o = (int) (e - EXP_MIN);
+    size_t i = (size_t) ((bits >> (52 - SUB_BITS)) & (OCT_BINS - 1));
+    if (e >= EXP_MAX) {
+        o = NOCT - 1;
+        i = OCT_BINS - 1;
+    }
+    if (s->oct[o] == NULL && (s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
+        s->oom = 1;
+        return;
+    }
+    s->oct[o][i] += n;
+}
+
 void stat_reset(stat_acc *s)
 {
     s->m = (moments) { 0 };

@@ -35,6 +35,9 @@ stat_acc *stat_new(void);                 /* NULL when out of memory; the histog
                                              octaves are allocated as values arrive */
 void stat_free(stat_acc *s);
 void stat_add(stat_acc *s, double v);     /* v in ms, >= 0 */
+/* Adds N copies of V at once (the same moments, min, max and quantiles as N
+ * stat_add calls; N == 0 adds nothing). */
+void stat_add_n(stat_acc *s, double v, uint64_t n);
 void stat_reset(stat_acc *s);
 uint64_t stat_count(const stat_acc *s);
 int stat_failed(const stat_acc *s);       /* 1 when memory for its histogram ran out */

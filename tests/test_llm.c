@@ -1134,6 +1134,73 @@ Test(llm_overlap, chunked_shares_budget_exact)
     sim_result_free(&res);
 }
 
+/* The chunked token budget counts the step's decode tokens (Sarathi-Serve, vLLM
+ * max_num_batched_tokens): chunk_tokens = 50, P = 100, O = 11; A at 0, B at 5 ms.
+ *   s0      A chunk 50                      (10 ms; B arrives)
+ *   s1      A chunk 50                      -> A's first token
+ *   s2, s3  A decode + B chunk 49 (50 - 1)  kv 101, 102
+ *   s4      A decode + B chunk 2            -> B's first token (a budget of 50
+ *           prompt tokens on top of the decode would have finished B at s3)
+ *   s5..11  both decode: kv (99 + s) + (96 + s)   (A's last at s11)
+ *   s12..14 B alone: kv 96 + s                    (B's last at s14)
+ * ITL: every token after the first, its gap since the previous one: 20 gaps
+ * that add up to each request's last - first token times. */
+Test(llm_overlap, chunked_budget_counts_decodes)
+{
+    simtime_t t = 0, tB = simtime_from_ms(5), a_first, a_last, b_first, b_last, maxgap = 0;
+    t += lin_ns(50, 0, 0);
+    cr_assert(t > tB, "B must arrive during s0");
+    t += lin_ns(50, 0, 0);
+    a_first = t;
+    t += lin_ns(49, 1, 101);
+    t += lin_ns(49, 1, 102);
+    t += lin_ns(2, 1, 103);
+    b_first = t;
+    for (int s = 5; s <= 11; s++) t += lin_ns(0, 2, (99 + s) + (96 + s));
+    a_last = t;
+    for (int s = 12; s <= 14; s++) t += lin_ns(0, 1, 96 + s);
+    b_last = t;
+    maxgap = lin_ns(49, 1, 102);   /* s3: A waits for the larger of the two chunk steps */
+
+    char text[2048];
+    sim_result res;
+    trace_text(text, sizeof text, 2, (const double[]) { 0, 5 }, 100, 11, "scheduler = chunked\nchunk_tokens = 50\n");
+    run_text(text, 1, &res);
+    cr_assert_eq(res.served, 2);
+    cr_expect_float_eq(res.ttft.mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
+                       res.ttft.mean);
+    cr_expect_float_eq(res.e2e.mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
+                       res.e2e.mean);
+    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 15);
+    cr_expect_eq(res.itl.n, 20);
+    cr_expect_float_eq(res.itl.mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL,
+                       "itl %.9f", res.itl.mean);
+    cr_expect_float_eq(res.itl.max, NS_MS(maxgap), EXACT_TOL, "itl max %.9f", res.itl.max);
+    sim_result_free(&res);
+}
+
+/* ITL under load with preemptions: each request's gaps add up to its last - first
+ * token time (a recomputed sequence's gap spans its preemption), so with every
+ * output 400 tokens long the mean ITL equals the mean TPOT exactly, and there are
+ * 399 gaps per measured request; a gap is at least one step, so the smallest
+ * ITL is at most the smallest TPOT and the largest at least the largest TPOT. */
+Test(llm_preempt, itl_adds_up_to_tpot)
+{
+    const char *sched[] = { "continuous", "chunked", "static" };
+    for (int i = 0; i < 3; i++) {
+        char text[2048];
+        sim_result res;
+        preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", i == 2 ? 0 : 64);
+        run_text(text, 1, &res);
+        if (i < 2) cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
+        cr_expect_eq(res.itl.n, res.served * 399, "%s: %llu gaps", sched[i], (unsigned long long) res.itl.n);
+        cr_expect_float_eq(res.itl.mean, res.tpot.mean, 1e-9 * res.tpot.mean, "%s: itl %.12g tpot %.12g", sched[i],
+                           res.itl.mean, res.tpot.mean);
+        cr_expect_geq(res.itl.max, res.tpot.max * (1 - 1e-12), "%s", sched[i]);
+        sim_result_free(&res);
+    }
+}
+
 /* truncate = yes with max_seq_len = 100: a 200-token prompt with 11 output
  * tokens keeps its output and is cut to 100 - 11 = 89 prompt tokens, so the
  * lone timings are those of P = 89.  With truncate = no it is rejected. */
