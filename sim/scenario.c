@@ -1077,6 +1077,7 @@ void scenario_print_keys(FILE *out)
             fprintf(out, "\n");
         }
     }
+    slo_print_keys(out);
 }
 
 /* ---- for station kinds ----------------------------------------------------- */

@@ -2,7 +2,7 @@
  * scenario, and their evaluation over a run's report rows.
  *
  * A term is `<metric>_<stat>_ms = LIMIT` on a reported latency metric (e2e,
- * queue, service, and with an LLM pool overhead, ttft, tpot) and stat (p50,
+ * queue, service, network, and with an LLM pool overhead, ttft, tpot) and stat (p50,
  * p90, p95, p99, p999, mean, max), `error_rate = F` (rejected + timed out over
  * measured requests) or `utilization_max = U` (every pool).  `headroom = H`
  * is no term: the planner and `latsim check` run the workload at H times its
@@ -79,5 +79,8 @@ void slo_table(const slo_result *r, FILE *out);
 /* Prints R as the JSON value {"met": B, "terms": [{"term", "class", "limit",
  * "value", "margin", "met"}...]}. */
 void slo_json(const slo_result *r, FILE *out);
+
+/* Prints the [slo] keys for `latsim keys`. */
+void slo_print_keys(FILE *out);
 
 #endif
