@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
+#include "alert.h"
 #include "bench.h"
 #include "cliutil.h"
 #include "calib.h"
@@ -21,6 +22,8 @@
 #include "scenario.h"
 #include "sim.h"
 #include "store.h"
+#include "tsalert.h"
+#include "tseries.h"
 
 #ifndef LATSIM_VERSION
 #define LATSIM_VERSION "0.1"
@@ -56,6 +59,7 @@ static const char *USAGE =
     "  --json                 print one JSON object instead of the table\n"
     "  --replications N       N independent runs, with 95% confidence intervals\n"
     "  --no-store             do not write the run to the database\n"
+    "  --timeseries OUT.csv   per-interval time series (also stored), SLO alerts\n"
     "\n"
     "common options:\n"
     "  --db PATH              database file (default $LATSIM_DB, else ./latsim.db)\n"
@@ -65,6 +69,7 @@ static const char *USAGE =
 static const char *RUN_USAGE =
     "usage: latsim run FILE [--seed N] [--set section.key=value]... [--json]\n"
     "                       [--db PATH] [--replications N] [--no-store]\n"
+    "                       [--timeseries OUT.csv] [--interval 60s] [--alert-intervals K]\n"
     "\n"
     "Simulates the scenario in FILE (an INI file; see latsim keys and README.md),\n"
     "prints the report and stores the run in the database.\n"
@@ -77,6 +82,14 @@ static const char *RUN_USAGE =
     "  --replications N     run N independent replications (seeds seed..seed+N-1) and\n"
     "                       report each statistic with a 95% confidence interval\n"
     "  --no-store           do not write the run to the database\n"
+    "  --timeseries OUT.csv write the run's time series (one row per interval:\n"
+    "                       arrivals, retries, served, errors, throughput, P50/P99 of\n"
+    "                       TTFT and E2E, queue, replicas up, utilisation) to OUT.csv,\n"
+    "                       store it with the run, and list the SLO alerts\n"
+    "  --interval DUR       interval of the time series (default 60s; 500ms, 1m, 2h...);\n"
+    "                       alone, the series is stored but no CSV is written\n"
+    "  --alert-intervals K  an alert fires when a P99/P50 [slo] term is missed in K\n"
+    "                       consecutive intervals (default 15)\n"
     "\n"
     "exit status: 0 done, 1 runtime error, 2 bad input (usage, scenario, trace or\n"
     "database), 3 saturated: the run is reported and stored, marked saturated, and a\n"
@@ -149,11 +162,34 @@ static int cmd_run(int argc, char **argv)
     int nsets = 0, json = 0, reps = 1, store = 1, seed_given = 0;
     uint64_t seed = 0;
     char err[2048];
+    const char *ts_path = NULL;     /* --timeseries */
+    double ts_interval = 0;         /* --interval, s (0: not given) */
+    unsigned long long alert_k = ALERT_DEFAULT_K;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(RUN_USAGE, stdout); return 0; }
         else if (!strcmp(a, "--json")) json = 1;
         else if (!strcmp(a, "--no-store")) store = 0;
+        else if (!strcmp(a, "--timeseries") || !strcmp(a, "--interval") || !strcmp(a, "--alert-intervals")) {
+            if (i + 1 >= argc) { snprintf(err, sizeof err, "run: %s needs a value (see latsim run --help)", a); return die(2, err); }
+            const char *v = argv[++i];
+            char msg[256];
+            if (!strcmp(a, "--timeseries")) ts_path = v;
+            else if (!strcmp(a, "--interval")) {
+                if (ts_parse_interval(v, &ts_interval, msg, sizeof msg) != 0) {
+                    snprintf(err, sizeof err, "run: --interval: %s", msg);
+                    return die(2, err);
+                }
+            } else {
+                char *end;
+                errno = 0;
+                alert_k = strtoull(v, &end, 10);
+                if (*end || end == v || errno || v[0] == '-' || alert_k < 1 || alert_k > 1000000) {
+                    snprintf(err, sizeof err, "run: --alert-intervals: expected a whole number from 1 to 1000000, got '%s'", v);
+                    return die(2, err);
+                }
+            }
+        }
         else if (!strcmp(a, "--seed") || !strcmp(a, "--set") || !strcmp(a, "--db") || !strcmp(a, "--replications")) {
             if (i + 1 >= argc) { snprintf(err, sizeof err, "run: %s needs a value (see latsim run --help)", a); return die(2, err); }
             const char *v = argv[++i];
@@ -190,9 +226,23 @@ static int cmd_run(int argc, char **argv)
     char *json_text = NULL;
     size_t json_len = 0;
     int rc = 2;
+    ts_row *ts_rows_kept = NULL;    /* the time series of the first replication */
+    size_t ts_n = 0;
+    ts_alert *alerts = NULL;
+    size_t nalerts = 0;
     const char *path = db_path(dbopt);
     if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (seed_given) sc.seed = seed;
+    if (ts_path || ts_interval > 0) sc.ts_interval_s = ts_interval > 0 ? ts_interval : ALERT_DEFAULT_INTERVAL_S;
+    if (ts_path) {   /* refused before the run, as the database is */
+        FILE *f = fopen(ts_path, "w");
+        if (!f) {
+            snprintf(err, sizeof err, "run: --timeseries: %s: cannot write: %s", ts_path, strerror(errno));
+            say(err);
+            goto done;
+        }
+        fclose(f);
+    }
     if (open_for_lookup(path, store, &db, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (scenario_resolve(&sc, db, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (scenario_check_memory(&sc, scenario_memory_budget(), err, sizeof err) != 0) { say(err); goto done; }
@@ -213,6 +263,12 @@ static int cmd_run(int argc, char **argv)
             goto done;
         }
         wall += res.wall_time_s;
+        if (i == 0 && res.ts) {   /* the time series of the first replication */
+            ts_n = ts_count(res.ts);
+            ts_rows_kept = malloc((ts_n + 1) * sizeof *ts_rows_kept);
+            if (!ts_rows_kept) { sim_result_free(&res); fprintf(stderr, "latsim: out of memory\n"); goto done; }
+            if (ts_n) memcpy(ts_rows_kept, ts_rows(res.ts), ts_n * sizeof *ts_rows_kept);
+        }
         int f = report_flatten(&res, reps > 1 ? i : -1, &runs[i]);
         sim_result_free(&res);
         if (f) { fprintf(stderr, "latsim: out of memory\n"); goto done; }
@@ -253,6 +309,15 @@ static int cmd_run(int argc, char **argv)
     if (!mem) { free(kv); slo_result_free(&slo); fprintf(stderr, "latsim: out of memory\n"); goto done; }
     fputs(extra, mem);
     if (sc.slo.n > 0) { fputs(", \"slo\": ", mem); slo_json(&slo, mem); }
+    if (ts_rows_kept) {
+        if (ts_alerts(ts_rows_kept, ts_n, &sc.slo, (size_t) alert_k, &alerts, &nalerts) != 0) {
+            fclose(mem); free(extra2); free(kv); slo_result_free(&slo); fprintf(stderr, "latsim: out of memory\n"); goto done;
+        }
+        fprintf(mem, ", \"timeseries\": {\"interval_s\": %.9g, \"intervals\": %zu, \"alert_intervals\": %llu, \"alerts\": ",
+                sc.ts_interval_s, ts_n, alert_k);
+        ts_alerts_json(alerts, nalerts, mem);
+        fputc('}', mem);
+    }
     fclose(mem);
     mem = open_memstream(&json_text, &json_len);
     if (!mem) { free(kv); free(extra2); slo_result_free(&slo); fprintf(stderr, "latsim: out of memory\n"); goto done; }
@@ -267,6 +332,15 @@ static int cmd_run(int argc, char **argv)
         snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", file, (unsigned long long) sc.seed, LATSIM_VERSION);
         report_table(shown, title, stdout);
         slo_table(&slo, stdout);
+        if (ts_rows_kept) {
+            printf("\ntime series: %zu intervals of %g s%s%s\n", ts_n, sc.ts_interval_s,
+                   ts_path ? " written to " : " (stored with the run)", ts_path ? ts_path : "");
+            if (ts_alert_terms(&sc.slo) > 0) ts_alerts_table(alerts, nalerts, (size_t) alert_k, sc.ts_interval_s, stdout);
+            else printf("alerts: none watched (no [slo] term on the p99 or p50 of e2e or ttft)\n");
+        }
+    }
+    if (ts_path && ts_save_csv(ts_rows_kept, ts_n, ts_path, err, sizeof err) != 0) {
+        free(kv); slo_result_free(&slo); say(err); goto done;
     }
     fflush(stdout);
     if (store) {
@@ -288,6 +362,7 @@ static int cmd_run(int argc, char **argv)
             .config = kv, .nconfig = sc.raw.n, .stats = all, .nstats = m,
             .gpus = sc.gpus, .ngpus = (size_t) sc.ngpus, .models = sc.models, .nmodels = (size_t) sc.nmodels,
             .extra = planstore_run_extra, .extra_arg = &pextra,
+            .ts = ts_rows_kept, .nts = ts_n,
         };
         int64_t id;
         int s = store_save_run(db, &run, &id, err, sizeof err);
@@ -334,6 +409,8 @@ done:
     free(runs);
     report_free(&agg);
     free(json_text);
+    free(ts_rows_kept);
+    free(alerts);
     if (db) store_close(db);
     scenario_free(&sc);
     return rc;

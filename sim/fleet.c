@@ -249,6 +249,12 @@ int fleet_max_units(const fleet *f) { return f->n; }
 int fleet_initial_up(const fleet *f) { return f->initial; }
 unit_state fleet_state(const fleet *f, int u) { return f->u[u].state; }
 int fleet_oom(const fleet *f) { return f->oom; }
+double fleet_up_area(fleet *f)
+{
+    advance(f);
+    return f->up_area;
+}
+
 int fleet_up(const fleet *f) { return f->count[UNIT_UP]; }
 int fleet_running(const fleet *f) { return f->n - f->count[UNIT_OFF]; }
 

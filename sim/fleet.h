@@ -94,6 +94,9 @@ typedef struct fleet_result {
 
 void fleet_results(const fleet *f, fleet_result *out);
 
+/* Integral of UP units over time up to now, unit-ns. */
+double fleet_up_area(fleet *f);
+
 /* Units UP now, and units paid for now (the time-series gauges). */
 int fleet_up(const fleet *f);
 int fleet_running(const fleet *f);

@@ -201,6 +201,7 @@ static void window_close_fleet(station *st) { fleet_window_close(((gpool *) st)-
 static void snapshot_fleet(const station *st, station_snap *out)
 {
     out->capacity = fleet_up(((const gpool *) st)->fl);
+    out->cap_area = fleet_up_area(((const gpool *) st)->fl);
 }
 
 /* With failures the servers are up a share `availability` of the time; an

@@ -83,6 +83,7 @@ typedef struct scenario {
     model_spec *models;       /* [model NAME] sections: catalog additions */
     int nmodels;
     slo_spec slo;             /* [slo] sections (slo.h) */
+    double ts_interval_s;     /* time-series interval, s (`run --interval`); 0 = no time series */
 } scenario;
 
 /* Reads PATH, applies the NSETS overrides "section.key=value", and validates.

@@ -19,6 +19,7 @@
 #include "kind.h"
 #include "sim.h"
 #include "station.h"
+#include "tseries.h"
 #include "workload.h"
 
 typedef struct sim {
@@ -41,6 +42,10 @@ typedef struct sim {
     uint64_t resolved;        /* measured requests with an outcome */
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* measured requests lost to a replica's failure */
+    tseries *ts;              /* the time series (--timeseries, --interval), or NULL */
+    double *ts_area;          /* per station: busy_area at the last interval's end, unit-ns */
+    double *ts_cap;           /* per station: cap_area at the last interval's end, unit-ns */
+    simtime_t ts_t;           /* that end, ns */
     simtime_t t_start;        /* first measured arrival, ns */
     simtime_t t_end;          /* last measured outcome, ns */
     int measuring;
@@ -109,6 +114,7 @@ static void sink_outcome(void *ctx, request *r, req_outcome outcome)
         if (s->next_id >= s->arrival_cap) s->capped = 1;
         else if (!evq_at(s->q, next, on_arrival, s, r->user)) sink_oom(s);
     }
+    if (s->ts && outcome != OUT_SERVED) ts_error(s->ts);
     if (!r->measured) return;
     if (outcome == OUT_REJECTED) s->rejected++;
     if (outcome == OUT_TIMED_OUT) s->timed_out++;
@@ -145,6 +151,9 @@ static void sink_leave(void *ctx, request *r)
         s->departures++;
         if (s->has_llm) s->out_tokens += r->output;
     }
+    if (s->ts)   /* every request, measured or not: the series covers the whole run */
+        ts_served(s->ts, simtime_to_ms(evq_now(s->q) + r->ret_last_ns - r->arrival),
+                  r->first_token >= 0 ? simtime_to_ms(r->first_token + r->ret_first_ns - r->arrival) : NAN);
     if (r->measured) {
         /* The client has the answer once its last byte has come back over the
          * hops it passed (ret_last_ns), and its first token likewise. */
@@ -191,6 +200,40 @@ static void sink_leave(void *ctx, request *r)
     sink_release(s, r);
 }
 
+/* ---- the time series -------------------------------------------------------- */
+
+/* Gauges at an interval's end over the stations with replicas or servers
+ * (KIND_FLEET kinds): requests waiting now, units up now, and their busy time
+ * over the interval per unit up. */
+static void ts_gauge(void *ctx, ts_gauges *g)
+{
+    sim *s = ctx;
+    simtime_t now = evq_now(s->q);
+    double busy = 0, cap = 0;
+    *g = (ts_gauges) { 0, 0, NAN };
+    for (int i = 0; i < s->nst; i++) {
+        station *st = s->st[i];
+        g->queue += (double) st->qlen;
+        if (!(st->cfg->kind->flags & KIND_FLEET)) continue;
+        station_snap snap;
+        station_snapshot(st, &snap);
+        station_busy(st, 0);
+        busy += st->busy_area - s->ts_area[i];
+        s->ts_area[i] = st->busy_area;
+        if (isnan(snap.cap_area)) {           /* a fixed number of units */
+            g->replicas += snap.capacity;
+            cap += snap.capacity * (double) (now - s->ts_t);
+        } else {                              /* time mean of the units up */
+            double a = snap.cap_area - s->ts_cap[i];
+            s->ts_cap[i] = snap.cap_area;
+            cap += a;
+            if (now > s->ts_t) g->replicas += a / (double) (now - s->ts_t);
+        }
+    }
+    if (cap > 0) g->utilization = busy / cap;
+    s->ts_t = now;
+}
+
 /* ---- the workload source -------------------------------------------------- */
 
 static void schedule_next(sim *s)
@@ -231,6 +274,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
         for (int i = 0; i < s->nst; i++) station_window_open(s->st[i]);
     }
     if (s->measuring) s->win_arrivals++;
+    if (s->ts) ts_arrival(s->ts);
     if (!s->closed) schedule_next(s);
     station_enter(s->st[r->target], r);
 }
@@ -447,7 +491,26 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             if (!evq_at(s.q, wl_user_start(s.src, u), on_arrival, &s, u)) { sink_oom(&s); break; }
     } else
         schedule_next(&s);
+    if (sc->ts_interval_s > 0) {
+        s.ts = ts_new(sc->ts_interval_s, err, errlen);
+        s.ts_area = calloc((size_t) s.nst + 1, sizeof *s.ts_area);
+        s.ts_cap = calloc((size_t) s.nst + 1, sizeof *s.ts_cap);
+        if (!s.ts || !s.ts_area || !s.ts_cap || ts_attach(s.ts, s.q, ts_gauge, &s) != 0) {
+            snprintf(err, errlen, "out of memory (time series)");
+            goto done;
+        }
+    }
     evq_run(s.q, SIMTIME_NEVER);
+    if (s.ts) {
+        ts_gauges g;
+        ts_gauge(&s, &g);
+        if (ts_close_at(s.ts, evq_now(s.q), &g) != 0 || ts_failed(s.ts)) {
+            snprintf(err, errlen, "out of memory (time series)");
+            goto done;
+        }
+        out->ts = s.ts;
+        s.ts = NULL;
+    }
     if (evq_overflowed(s.q)) {
         /* The clock's contract (simtime.h): an event past the horizon ends the run. */
         if (evq_overflowed(s.q) == EVQ_BEYOND_HORIZON)
@@ -495,6 +558,9 @@ done:
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead); stat_free(s.itl);
     stat_free(s.network); bd_free(s.bd);
+    ts_free(s.ts);
+    free(s.ts_area);
+    free(s.ts_cap);
     clock_gettime(CLOCK_MONOTONIC, &w1);
     out->wall_time_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
     return rc;
@@ -502,6 +568,8 @@ done:
 
 void sim_result_free(sim_result *r)
 {
+    ts_free(r->ts);
+    r->ts = NULL;
     free(r->pools);
     r->pools = NULL;
     free(r->classes);

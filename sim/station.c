@@ -1,6 +1,7 @@
 /* station.c -- what every station kind shares: moving requests along the
  * station graph, the queue, busy time, the measured window's counters. */
 #include <assert.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -232,5 +233,6 @@ void station_snapshot(const station *st, station_snap *out)
     out->busy = st->busy;
     out->capacity = st->capacity;
     out->kv_free = 1.0;
+    out->cap_area = NAN;
     if (st->ops->snapshot) st->ops->snapshot(st, out);
 }

@@ -62,6 +62,8 @@ typedef struct station_snap {
     double busy;              /* servers (replicas) busy */
     double capacity;          /* servers (replicas) */
     double kv_free;           /* share of KV blocks free, [0, 1] (1 for kinds without a KV cache) */
+    double cap_area;          /* integral of capacity (units up) over time so far, unit-ns;
+                                 NAN when the capacity never changes */
 } station_snap;
 
 /* The hooks of a kind; NULL means nothing to do (arrive and destroy are required). */

@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -127,4 +128,99 @@ Test(fleetsim, bad_input)
     cr_assert_str_eq(err, "bad.ini:9: [pool cpu] cooldown_s: autoscaling needs min_replicas or max_replicas");
     load_error(MM8 "fail_afer_s = exp(mean=10)\n", err, sizeof err);
     cr_assert_neq(strstr(err, "unknown key"), NULL, "%s", err);
+}
+
+/* ---- the time series of a run ---------------------------------------------- */
+
+#include "tsalert.h"
+#include "tseries.h"
+
+static void simulate_ts(const char *text, double interval_s, sim_result *out)
+{
+    char err[1024] = "";
+    sqlite3 *db = NULL;
+    scenario sc;
+    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_load_text(&sc, "ts.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
+    sc.ts_interval_s = interval_s;
+    cr_assert_eq(sim_run(&sc, 1, out, err, sizeof err), 0, "sim_run: %s", err);
+    scenario_free(&sc);
+    store_close(db);
+}
+
+Test(fleetsim, time_series_changes_no_number)
+{
+    sim_result a, b;
+    simulate_ts(MM8, 0, &a);
+    simulate_ts(MM8, 10, &b);
+    cr_assert_null(a.ts);
+    cr_assert_not_null(b.ts);
+    /* Only the count of events differs (one per interval boundary). */
+    cr_assert_eq(a.e2e.p99, b.e2e.p99);
+    cr_assert_eq(a.e2e.mean, b.e2e.mean);
+    cr_assert_eq(a.served, b.served);
+    cr_assert_eq(a.window_s, b.window_s);
+    size_t n = ts_count(b.ts);
+    const ts_row *r = ts_rows(b.ts);
+    cr_assert_eq(b.events - a.events, n - 1, "one event per closed interval (the last closes at the end)");
+    /* Contiguous intervals from 0 to the end of the run; every arrival and every
+     * request served counted once (warm-up included). */
+    uint64_t arrivals = 0, served = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_eq(r[i].t0_s, i * 10.0);
+        cr_assert_eq(r[i].t1_s, i + 1 < n ? (i + 1) * 10.0 : b.sim_time_s);
+        arrivals += r[i].arrivals;
+        served += r[i].served;
+        cr_assert_eq(r[i].replicas, 8);
+    }
+    cr_assert_geq(arrivals, b.requests + 10000);
+    cr_assert_geq(served, b.served);
+    cr_assert_leq(served, arrivals);
+    /* Utilisation per interval around 120 x 0.05 / 8 = 0.75: the mean over the
+     * intervals is within 0.02 of it (about 90 intervals of 1200 requests). */
+    double u = 0;
+    for (size_t i = 0; i + 1 < n; i++) u += r[i].utilization;
+    cr_assert_float_eq(u / (double) (n - 1), 0.75, 0.02);
+    sim_result_free(&a);
+    sim_result_free(&b);
+}
+
+Test(fleetsim, alerts_from_the_slo_terms)
+{
+    /* A synthetic series: P99 of E2E 900 ms in intervals 4..23 (20 intervals),
+     * 500 ms elsewhere; TTFT not measured.  [slo] e2e_p99_ms = 800 fires at the
+     * end of interval 4 + 15 - 1 = 18 (t = 19 x 60 s) and ends at 24 x 60 s. */
+    ts_row rows[40];
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 40; i++) {
+        rows[i].t0_s = 60.0 * i;
+        rows[i].t1_s = 60.0 * (i + 1);
+        rows[i].e2e_p99_ms = i >= 4 && i < 24 ? 900 : 500;
+        rows[i].e2e_p50_ms = 100;
+        rows[i].ttft_p99_ms = NAN;
+    }
+    cfg c;
+    char err[512];
+    cr_assert_eq(cfg_load_string(&c, "s.ini", "[slo]\ne2e_p99_ms = 800\ne2e_p50_ms = 200\nerror_rate = 0.01\n",
+                                 err, sizeof err), 0, "%s", err);
+    slo_spec slo;
+    cr_assert_eq(slo_parse(&c, 0, NULL, 0, &slo, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(ts_alert_terms(&slo), 2);
+    ts_alert *a;
+    size_t n;
+    cr_assert_eq(ts_alerts(rows, 40, &slo, 15, &a, &n), 0);
+    cr_assert_eq(n, 1);
+    cr_assert_str_eq(a[0].series, "e2e_p99_ms");
+    cr_assert_eq(a[0].since_s, 240);
+    cr_assert_eq(a[0].fired_s, 19 * 60);
+    cr_assert_eq(a[0].until_s, 24 * 60);
+    cr_assert_eq(a[0].open, 0);
+    free(a);
+    /* 14 intervals above: no alert. */
+    for (int i = 18; i < 24; i++) rows[i].e2e_p99_ms = 500;
+    cr_assert_eq(ts_alerts(rows, 40, &slo, 15, &a, &n), 0);
+    cr_assert_eq(n, 0);
+    slo_free(&slo);
+    cfg_free(&c);
 }
