@@ -660,6 +660,7 @@ static void replica_snap(const replica *R, station_snap *out)
 {
     out->waiting = R->own.len;
     out->inside = R->own.len + (uint64_t) R->nrun;
+    out->running = (uint64_t) R->nrun;
     out->busy = R->stepping;
     out->capacity = 1;
     out->kv_free = (double) R->free_blocks / (double) R->pool->cfg->kv_blocks;
@@ -780,7 +781,12 @@ static void snapshot(const station *st, station_snap *out)
 {
     const llm *P = (const llm *) st;
     int64_t free_blocks = 0;
-    for (int i = 0; i < P->nrep; i++) free_blocks += P->r[i].free_blocks;
+    uint64_t running = 0;
+    for (int i = 0; i < P->nrep; i++) {
+        free_blocks += P->r[i].free_blocks;
+        running += (uint64_t) P->r[i].nrun;
+    }
+    out->running = running;
     out->kv_free = (double) free_blocks / ((double) P->cfg->kv_blocks * P->nrep);
 }
 

@@ -1,7 +1,7 @@
 /* route.h -- routing policies: which out-edge a router sends a request along.
  *
  * A policy sees read-only snapshots of the router's targets (station_snap:
- * waiting, inside, busy, capacity, free KV share), never the stations
+ * waiting, inside, running, busy, capacity, free KV share), never the stations
  * themselves, and answers with an index.  Policies are rows of a table,
  * chosen by name (`policy =` of a router, `routing =` of an LLM pool):
  *   round_robin        targets in turn

@@ -81,20 +81,6 @@ void station_drop(station *st, request *r, req_outcome outcome)
     st->sink->release(st->sink->ctx, r);
 }
 
-evq_id station_at(station *st, simtime_t t, evq_handler handler, void *subject, int64_t arg)
-{
-    evq_id id = evq_at(st->q, t, handler, subject, arg);
-    if (!id && !evq_overflowed(st->q)) st->sink->oom(st->sink->ctx);   /* else past the clock: evq_run stops */
-    return id;
-}
-
-evq_id station_after(station *st, simtime_t dt, evq_handler handler, void *subject, int64_t arg)
-{
-    evq_id id = evq_after(st->q, dt, handler, subject, arg);
-    if (!id && !evq_overflowed(st->q)) st->sink->oom(st->sink->ctx);
-    return id;
-}
-
 /* ---- busy time, queue ----------------------------------------------------- */
 
 void station_busy(station *st, double delta)
@@ -230,6 +216,7 @@ void station_snapshot(const station *st, station_snap *out)
 {
     out->waiting = st->qlen;
     out->inside = st->inside;
+    out->running = st->inside - st->qlen;
     out->busy = st->busy;
     out->capacity = st->capacity;
     out->kv_free = 1.0;

@@ -59,6 +59,7 @@ typedef struct station_env {
 typedef struct station_snap {
     uint64_t waiting;         /* requests waiting in its queue */
     uint64_t inside;          /* requests in it, waiting or in service */
+    uint64_t running;         /* requests in service (LLM: sequences running on its replicas) */
     double busy;              /* servers (replicas) busy */
     double capacity;          /* servers (replicas) */
     double kv_free;           /* share of KV blocks free, [0, 1] (1 for kinds without a KV cache) */
@@ -134,10 +135,22 @@ void station_finish(station *st, request *r);
 /* R leaves ST with OUTCOME (rejected or timed out) and its record is recycled. */
 void station_drop(station *st, request *r, req_outcome outcome);
 
-/* Schedules HANDLER at T (DT from now) for ST's kind.  Returns the event, or 0
- * after telling the engine that memory ran out (the run then ends with an error). */
-evq_id station_at(station *st, simtime_t t, evq_handler handler, void *subject, int64_t arg);
-evq_id station_after(station *st, simtime_t dt, evq_handler handler, void *subject, int64_t arg);
+/* Schedules HANDLER at T (DT from now) for ST's kind.  Returns the event, or 0:
+ * out of memory (the engine is told, and the run ends with an error), or T
+ * past the clock's range (evq_run stops and the run reports it). */
+static inline evq_id station_at(station *st, simtime_t t, evq_handler handler, void *subject, int64_t arg)
+{
+    evq_id id = evq_at(st->q, t, handler, subject, arg);
+    if (!id && !evq_overflowed(st->q)) st->sink->oom(st->sink->ctx);   /* else past the clock: evq_run stops */
+    return id;
+}
+
+static inline evq_id station_after(station *st, simtime_t dt, evq_handler handler, void *subject, int64_t arg)
+{
+    evq_id id = evq_after(st->q, dt, handler, subject, arg);
+    if (!id && !evq_overflowed(st->q)) st->sink->oom(st->sink->ctx);
+    return id;
+}
 
 /* ---- busy time, queue ----------------------------------------------------- */
 
