@@ -266,7 +266,8 @@ int check_main(int argc, char **argv)
         }
         it->t.path = files[i];
         it->t.seed = seed;
-        if (sc.slo.headroom > 1) {
+        /* Closed loops and rate schedules are checked as written (no single rate to scale). */
+        if (sc.slo.headroom > 1 && sc.wl.users == 0 && (sc.wl.arrival == ARRIVAL_TRACE || sc.wl.sched.kind == RATE_FIXED)) {
             if (sc.wl.arrival == ARRIVAL_TRACE) snprintf(it->rate_set, sizeof it->rate_set, "workload.speedup=%.10g", sc.wl.speedup * sc.slo.headroom);
             else snprintf(it->rate_set, sizeof it->rate_set, "workload.rate=%.10g", sc.wl.rate * sc.slo.headroom);
             it->t.sets[it->t.nsets++] = it->rate_set;

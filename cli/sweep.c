@@ -300,7 +300,12 @@ int sweep_main(int argc, char **argv)
             for (int q = 0; q < s.n; q++)
                 if (s.p[q].x == lo) best = q;
         }
-        if (best >= 0) { best_x = s.p[best].x; best_rate = s.p[best].o.rate; }
+        if (best >= 0) {
+            best_x = s.p[best].x;
+            best_rate = s.p[best].o.rate;
+            /* Closed loop (users): no offered rate; the goodput is what it carried. */
+            if (!isfinite(best_rate)) best_rate = report_get(&s.p[best].o.rep, "", "throughput_rps", "value");
+        }
     }
     double wall = cu_clock() - t0;
     int llm = 0;

@@ -278,17 +278,21 @@ static double mmc_wait_p99_ms(int c, double lambda, double mu)
  * (a few per cent), so the simulations decide as Erlang C does. */
 Test(plan, mmc_smallest_servers_as_erlang_c)
 {
-    static const struct { double lambda, limit; } cases[] = { { 20, 100 }, { 35, 40 }, { 60, 140 } };
+    /* The last case plans 20 req/s with headroom 1.75: the SLO must hold at 35. */
+    static const struct { double lambda, limit, headroom; } cases[] = {
+        { 20, 100, 1 }, { 35, 40, 1 }, { 60, 140, 1 }, { 20, 40, 1.75 } };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double mu = 10;                           /* mean service 100 ms */
+        double lam = cases[i].lambda * cases[i].headroom;
         int want = 1;
-        while (mmc_wait_p99_ms(want, cases[i].lambda, mu) > cases[i].limit) want++;
-        cr_assert_lt(mmc_wait_p99_ms(want, cases[i].lambda, mu), 0.75 * cases[i].limit);
-        cr_assert_gt(mmc_wait_p99_ms(want - 1, cases[i].lambda, mu), 1.25 * cases[i].limit);
+        while (mmc_wait_p99_ms(want, lam, mu) > cases[i].limit) want++;
+        cr_assert_lt(mmc_wait_p99_ms(want, lam, mu), 0.75 * cases[i].limit);
+        cr_assert_gt(mmc_wait_p99_ms(want - 1, lam, mu), 1.25 * cases[i].limit);
         char text[512], path[256];
         snprintf(text, sizeof text,
                  "[sim]\nrequests = 50000\n[workload]\nrate = 1\n[pool cpu]\nservers = 1\n"
-                 "service_ms = exp(mean=100)\nusd_per_hour = 0.25\n[slo]\nqueue_p99_ms = %g\n", cases[i].limit);
+                 "service_ms = exp(mean=100)\nusd_per_hour = 0.25\n[slo]\nqueue_p99_ms = %g\nheadroom = %g\n",
+                 cases[i].limit, cases[i].headroom);
         write_file("mmc.ini", text, path, sizeof path);
         result r = latsim("plan %s --target-rate %g --search \"pool cpu.servers=1:64\" --db %s --json",
                           path, cases[i].lambda, db);
@@ -300,7 +304,7 @@ Test(plan, mmc_smallest_servers_as_erlang_c)
         cr_expect_gt(json_num(r.out, "simulations"), 2);
         rfree(&r);
     }
-    cr_expect_eq(count("SELECT count(*) FROM sweeps WHERE kind = 'plan'"), 3);
+    cr_expect_eq(count("SELECT count(*) FROM sweeps WHERE kind = 'plan'"), 4);
     cr_expect_gt(count("SELECT count(*) FROM sweep_points WHERE role = 'confirm'"), 0);
 }
 
