@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "catalog.h"
+#include "fleet.h"
 #include "llm.h"
 #include "route.h"
 #include "sim.h"
@@ -61,6 +63,10 @@ typedef struct replica {
     int64_t step_used;        /* KV blocks held during the step in flight */
     double step_flops;        /* its FLOPs */
     double step_bytes;        /* its HBM bytes */
+    /* fleet (fleet.h) */
+    int down;                 /* 1: takes no new requests (failed, off, or draining what it holds) */
+    evq_id step_ev;           /* the step-end event in flight, or 0 */
+    uint64_t since;           /* requests it finished since it last came up (cold factor) */
 } replica;
 
 struct llm {
@@ -86,6 +92,10 @@ struct llm {
     uint64_t preemptions;
     uint64_t truncated;
     uint64_t too_long;        /* measured requests rejected for exceeding max_seq_len */
+    fleet *fl;                /* failures, autoscaling, cold starts (NULL: none configured) */
+    double as_area;           /* busy_area at the last autoscaler evaluation, replica-ns */
+    simtime_t as_t;           /* its time, ns */
+    uint64_t cold;            /* measured requests finished by a cold replica */
 };
 
 /* A plan's answer when it has planned a step to run now. */
@@ -200,6 +210,9 @@ static void finish(replica *R, request *r)
     simtime_t now = evq_now(st->q);
     r->last_token = now;
     r->service_ns += now - r->start;
+    if (P->fl && P->st.cfg->fleet->cold && R->since < (uint64_t) P->st.cfg->fleet->cs.cold_requests && r->measured)
+        P->cold++;
+    R->since++;
     if (r->measured) {
         /* All its waits and all its service in this pool, preemptions included. */
         stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - r->pool_queue0));
@@ -292,7 +305,7 @@ static simtime_t plan_iteration(replica *R, int chunked)
     }
     /* Then newcomers, first come first served: stop at the first that does not fit. */
     request *r;
-    while (pbudget > 0 && R->nrun < L->max_batch && (r = squeue_peek(R->wq)) != NULL) {
+    while (!R->down && pbudget > 0 && R->nrun < L->max_batch && (r = squeue_peek(R->wq)) != NULL) {
         int64_t len = r->prompt + (r->generated > 0 ? r->generated : 0);
         if (!chunked && len > pbudget) break;
         int64_t blocks = blocks_for(P, len);
@@ -551,6 +564,11 @@ static void go_idle(replica *R)
         R->stepping = 0;
         station_busy(&P->st, -1);
     }
+    if (R->down) {                 /* it takes nothing new: off the idle stack */
+        if (P->fl && R->nrun == 0 && fleet_state(P->fl, R->index) == UNIT_DRAINING)
+            fleet_drained(P->fl, R->index);
+        return;
+    }
     if (!R->idle_listed) {
         R->idle_listed = 1;
         P->idle[P->nidle++] = R;
@@ -577,6 +595,7 @@ static void step(replica *R)
     }
     simtime_t now = evq_now(P->st.q);
     double ms = cost_step_ms(&P->cfg->cost, &R->cur);
+    if (P->fl && P->st.cfg->fleet->cold) ms *= cold_factor(&P->st.cfg->fleet->cs, R->since);
     simtime_t dur = simtime_from_ms(ms);
     if (dur < 1) dur = 1;
     R->step_start = now;
@@ -589,7 +608,7 @@ static void step(replica *R)
         double occ = (double) R->step_used / (double) P->cfg->kv_blocks;
         if (occ > P->kv_peak) P->kv_peak = occ;
     }
-    station_after(&P->st, dur, on_step_end, R, 0);
+    R->step_ev = station_after(&P->st, dur, on_step_end, R, 0);
 }
 
 /* Adds the part of R's step in flight that lies in the window, up to now. */
@@ -611,6 +630,7 @@ static void on_step_end(evq *q, void *subject, int64_t arg)
     (void) q;
     (void) arg;
     replica *R = subject;
+    R->step_ev = 0;
     account_step(R);
     R->pool->cfg->sched->complete(R);
     R->steps++;
@@ -641,6 +661,95 @@ static void on_wake(evq *q, void *subject, int64_t arg)
     R->wait_ev = 0;
     if (!R->stepping) wake(R);
     if (!R->pool->routed) kick(R->pool);   /* a batch may not take everything: other idle replicas may */
+}
+
+/* ---- replicas as fleet units (fleet.h) ---------------------------------------- */
+
+static void kick(llm *P);
+
+static void unit_down(void *ctx, int u, int failed)
+{
+    llm *P = ctx;
+    replica *R = &P->r[u];
+    station *st = &P->st;
+    R->down = 1;
+    if (R->idle_listed) {
+        for (int i = 0; i < P->nidle; i++)
+            if (P->idle[i] == R) {
+                P->idle[i] = P->idle[--P->nidle];
+                break;
+            }
+        R->idle_listed = 0;
+    }
+    if (R->wait_ev) {
+        evq_cancel(st->q, R->wait_ev);
+        R->wait_ev = 0;
+    }
+    if (!failed) return;                       /* draining: its steps go on without newcomers */
+    /* It crashed: the step in flight is lost, and every sequence it held goes back
+     * to the head of the queue to be recomputed elsewhere (as after a preemption),
+     * or fails. */
+    if (R->step_ev) {
+        evq_cancel(st->q, R->step_ev);
+        R->step_ev = 0;
+        account_step(R);
+    }
+    if (R->stepping) {
+        R->stepping = 0;
+        station_busy(st, -1);
+    }
+    int n = 0;
+    while (R->run_tail) {
+        preempt_newest(R);
+        if (*st->sink->measuring) P->preemptions--;   /* not a preemption: a failure */
+        n++;
+    }
+    R->npf = 0;
+    R->free_blocks = P->cfg->kv_blocks;        /* its KV cache is gone */
+    if (st->cfg->fleet->fault.on_failure == FAULT_FAIL)
+        for (int i = 0; i < n; i++) {
+            request *r = squeue_dequeue(R->wq);
+            if (r->measured) st->failed++;
+            station_drop(st, r, OUT_FAILED);
+        }
+    else
+        kick(P);
+}
+
+static void unit_up(void *ctx, int u)
+{
+    llm *P = ctx;
+    replica *R = &P->r[u];
+    R->down = 0;
+    R->since = 0;
+    go_idle(R);
+    kick(P);
+}
+
+static uint64_t unit_held(void *ctx, int u)
+{
+    return (uint64_t) ((llm *) ctx)->r[u].nrun;
+}
+
+/* The autoscaler's load: requests in the pool, mean stepping replicas since the
+ * last evaluation, or KV blocks in use in units of one replica's capacity. */
+static double unit_load(void *ctx, as_metric m)
+{
+    llm *P = ctx;
+    station *st = &P->st;
+    if (m == AS_QUEUE) return (double) st->inside;
+    if (m == AS_KV) {
+        double used = 0;
+        for (int i = 0; i < P->nrep; i++)
+            used += (double) (P->cfg->kv_blocks - P->r[i].free_blocks) / (double) P->cfg->kv_blocks;
+        return used;
+    }
+    station_busy(st, 0);
+    simtime_t now = evq_now(st->q);
+    double busy = now > P->as_t ? (st->busy_area - P->as_area) / (double) (now - P->as_t) : st->busy;
+    P->as_area = st->busy_area;
+    P->as_t = now;
+    return busy;
 }
 
 /* ---- the station ----------------------------------------------------------------- */
@@ -722,6 +831,7 @@ static void arrive(station *st, request *r)
 static void window_open(station *st)
 {
     llm *P = (llm *) st;
+    if (P->fl) fleet_window_open(P->fl);
     P->window_open = 1;
     P->window_start = evq_now(st->q);
     P->steps = 0;
@@ -739,6 +849,7 @@ static void window_close(station *st)
     for (int i = 0; i < P->nrep; i++)
         if (P->r[i].stepping) account_step(&P->r[i]);
     P->window_open = 0;
+    if (P->fl) fleet_window_close(P->fl);
 }
 
 static int report(station *st, pool_result *out)
@@ -756,6 +867,14 @@ static int report(station *st, pool_result *out)
         mbu = pb > 0 ? P->bytes / (pb * L->replicas * span_s) : 0;
     }
     out->cost_per_hour = gpus * L->gpu.price_hr;
+    fleet_result fr = { 0 };
+    if (P->fl) {
+        /* Paid for: the replica-seconds that ran (starting, up or draining). */
+        fleet_results(P->fl, &fr);
+        if (out->window_s > 0) out->cost_per_hour = fr.running_s * L->tp * L->gpu.price_hr / out->window_s;
+        double up_ns = fr.up_mean * span_ns;
+        out->utilization = up_ns > 0 ? (st->busy_area - st->area_at_start) / up_ns : 0;
+    }
     const pool_metric rows[] = {
         { "replicas", L->replicas },
         { "gpus", gpus },
@@ -774,6 +893,22 @@ static int report(station *st, pool_result *out)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (pool_result_add(out, rows[i].name, rows[i].value)) return -1;
+    if (P->fl) {
+        const fleet_cfg *fc = st->cfg->fleet;
+        int rc = 0;
+        rc |= pool_result_add(out, "failed", (double) st->failed);
+        rc |= pool_result_add(out, "availability", fr.availability);
+        rc |= pool_result_add(out, "replicas_up_mean", fr.up_mean);
+        rc |= pool_result_add(out, "replica_seconds", fr.running_s);
+        rc |= pool_result_add(out, "cost_usd", fr.running_s * L->tp * L->gpu.price_hr / 3600.0);
+        if (fc->fault.failures) rc |= pool_result_add(out, "failures", (double) fr.failures);
+        if (fc->autoscale) {
+            rc |= pool_result_add(out, "scale_ups", (double) fr.scale_ups);
+            rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
+        }
+        if (fc->cold) rc |= pool_result_add(out, "cold_served", (double) P->cold);
+        if (rc) return -1;
+    }
     return 0;
 }
 
@@ -788,6 +923,10 @@ static void snapshot(const station *st, station_snap *out)
     }
     out->running = running;
     out->kv_free = (double) free_blocks / ((double) P->cfg->kv_blocks * P->nrep);
+    if (P->fl) {
+        out->capacity = fleet_up(P->fl);
+        out->cap_area = fleet_up_area(P->fl);
+    }
 }
 
 static void destroy(station *st)
@@ -799,6 +938,7 @@ static void destroy(station *st)
         free(P->r[i].heap);
         free(P->r[i].phase_cnt);
     }
+    fleet_free(P->fl);
     free(P->r);
     free(P->idle);
     free(P->snaps);
@@ -827,7 +967,7 @@ const station_kind llm_kind = {
     .free_cfg = llm_free_cfg,
     .min_next = 0,
     .max_next = 1,
-    .flags = KIND_TOKENS,
+    .flags = KIND_TOKENS | KIND_FLEET,
 };
 
 double llm_footprint(const llm_cfg *L)
@@ -846,11 +986,12 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     if (station_init(&P->st, &LLM_OPS, cfg, env) != 0) goto fail;
     P->cfg = L;
     P->B = L->block_tokens;
-    P->nrep = L->replicas;
+    const fleet_cfg *fc = cfg->fleet;
+    P->nrep = fc && fc->autoscale ? fc->as.max_replicas : L->replicas;
     P->st.capacity = L->replicas;
     P->st.queue_stat_at_finish = 1;
-    P->r = calloc((size_t) L->replicas, sizeof *P->r);
-    P->idle = calloc((size_t) L->replicas, sizeof *P->idle);
+    P->r = calloc((size_t) P->nrep, sizeof *P->r);
+    P->idle = calloc((size_t) P->nrep, sizeof *P->idle);
     if (!P->r || !P->idle) goto fail;
     if (L->routing) {
         P->snaps = calloc((size_t) L->replicas, sizeof *P->snaps);
@@ -863,7 +1004,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     const char *chk = getenv("LATSIM_CHECK");
     P->check = chk && *chk && strcmp(chk, "0") != 0;
 #endif
-    for (int i = 0; i < L->replicas; i++) {
+    for (int i = 0; i < P->nrep; i++) {
         replica *R = &P->r[i];
         R->pool = P;
         R->index = i;
@@ -876,8 +1017,25 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         R->phase_cnt = calloc((size_t) P->B, sizeof *R->phase_cnt);
         if (!R->pf || !R->chunk || !R->heap || !R->phase_cnt) goto fail;
     }
+    int up = L->replicas;
+    if (fc) {
+        char name[96];
+        snprintf(name, sizeof name, "pool %s", cfg->name);
+        fleet_units ops = { .ctx = P, .down = unit_down, .up = unit_up, .held = unit_held, .load = unit_load };
+        fleet_cfg f = *fc;
+        f.units = L->replicas;
+        /* A start loads the weights: each GPU its tp-th share, in parallel. */
+        f.weight_bytes = L->model.params * catalog_weight_bytes(L->weights) / L->tp;
+        if (!(P->fl = fleet_new(&f, env->q, env->seed, name, &ops))) goto fail;
+        up = fleet_initial_up(P->fl);
+        P->st.capacity = P->nrep;
+        for (int i = 0; i < P->nrep; i++) {
+            P->r[i].down = i >= up;
+            P->r[i].since = UINT64_MAX / 2;   /* up at the start: warm */
+        }
+    }
     /* Idle stack: replica 0 on top, so a lone request goes to replica 0. */
-    for (int i = L->replicas - 1; i >= 0; i--) {
+    for (int i = up - 1; i >= 0; i--) {
         P->r[i].idle_listed = 1;
         P->idle[P->nidle++] = &P->r[i];
     }

@@ -634,6 +634,17 @@ static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
             return fail(x, e, sec, k->key, "kv needs a pool with a KV cache (kind = llm)");
         }
     }
+    if (p->kind == &llm_kind && (p->llm.routing || !p->llm.sched ||
+                                 (strcmp(llm_sched_name(p->llm.sched), "continuous") &&
+                                  strcmp(llm_sched_name(p->llm.sched), "chunked")))) {
+        for (const fleetcfg_key *k = FLEETCFG_KEYS; k->key; k++) {
+            const cfg_entry *e;
+            if (!val(x, sec, k->key, &e)) continue;
+            fleetcfg_free(&f);
+            return fail(x, e, sec, k->key, "replica failures, autoscaling and cold starts are modelled for "
+                        "scheduler = continuous or chunked with routing = shared only");
+        }
+    }
     if (!(p->fleet = malloc(sizeof *p->fleet))) {
         fleetcfg_free(&f);
         return fail(x, NULL, sec, NULL, "out of memory");

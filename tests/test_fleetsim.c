@@ -224,3 +224,54 @@ Test(fleetsim, alerts_from_the_slo_terms)
     slo_free(&slo);
     cfg_free(&c);
 }
+
+/* ---- LLM pools ---------------------------------------------------------------- */
+
+#define LLM4 "[sim]\nrequests = 6000\nwarmup = 600\n[workload]\nrate = 20\n" \
+             "prompt_tokens = lognormal(mean=800, cv=1.0)\noutput_tokens = lognormal(mean=200, cv=1.0)\n" \
+             "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 4\nmax_seq_len = 8192\ntruncate = yes\n"
+
+Test(fleetsim, llm_replicas_fail_nothing_lost)
+{
+    sim_result r;
+    setenv("LATSIM_CHECK", "1", 1);   /* the replicas' sanity checks at every step */
+    simulate(LLM4 "fail_after_s = exp(mean=60)\nrepair_s = exp(mean=20)\non_failure = fail\n", 1, &r);
+    const pool_result *p = &r.pools[0];
+    cr_assert_gt(r.failed, 0);
+    cr_assert_eq(r.served + r.failed + r.rejected + r.timed_out, r.requests);
+    cr_assert_eq(p->served + (uint64_t) pool_metric_get(p, "failed") + p->rejected + p->timed_out, p->arrivals);
+    cr_assert_lt(pool_metric_get(p, "availability"), 1);
+    sim_result_free(&r);
+    simulate(LLM4 "fail_after_s = exp(mean=60)\nrepair_s = exp(mean=20)\non_failure = retry\n", 1, &r);
+    cr_assert_eq(r.failed, 0);
+    cr_assert_eq(r.served, r.requests);
+    cr_assert_gt(pool_metric_get(&r.pools[0], "failures"), 0);
+    unsetenv("LATSIM_CHECK");
+    sim_result_free(&r);
+}
+
+Test(fleetsim, llm_autoscaled_cost_is_replica_seconds)
+{
+    sim_result r;
+    simulate(LLM4 "max_replicas = 8\nmin_replicas = 1\nautoscale = kv\nautoscale_target = 0.05\n"
+             "provision_s = 20\ncooldown_s = 60\nstorage = nvme\ncold_factor = 3\ncold_requests = 5\n", 1, &r);
+    const pool_result *p = &r.pools[0];
+    double rs = pool_metric_get(p, "replica_seconds");
+    cr_assert_gt(pool_metric_get(p, "scale_ups") + pool_metric_get(p, "scale_downs"), 0);
+    /* The H100's catalog price per GPU-hour, one GPU per replica: cost is the
+     * integral of running replicas times it. */
+    double price = pool_metric_get(p, "cost_per_hour") * r.window_s / rs;
+    cr_assert_gt(price, 0);
+    cr_assert_float_eq(pool_metric_get(p, "cost_usd"), rs * price / 3600, 1e-9 * rs * price);
+    cr_assert_geq(rs, pool_metric_get(p, "replicas_up_mean") * r.window_s * (1 - 1e-9));
+    cr_assert_eq(r.served + r.rejected, r.requests);
+    sim_result_free(&r);
+}
+
+Test(fleetsim, llm_batch_schedulers_refused)
+{
+    char err[1024];
+    load_error(LLM4 "scheduler = static\nfail_after_s = exp(mean=60)\n", err, sizeof err);
+    cr_assert_neq(strstr(err, "[pool chat] fail_after_s: replica failures, autoscaling and cold starts are modelled for "
+                         "scheduler = continuous or chunked"), NULL, "%s", err);
+}
