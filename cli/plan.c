@@ -8,8 +8,8 @@
  * increasing.  For each configuration of the other dimensions the smallest
  * monotone value meeting the SLO is found by bisection, started from a queueing
  * estimate: for a generic pool the utilisation bound (servers > load /
- * utilization_max) and, for queue-wait terms, Erlang C (exact for M/M/c, a
- * starting point for M/G/c); for an LLM pool the capacity measured by the first
+ * utilization_max) and, for queue-wait terms, Erlang C (exact for M/M/c;
+ * scaled by (1 + cv^2) / 2 for M/G/c, Allen-Cunneen); for an LLM pool the capacity measured by the first
  * simulation (a saturated run's throughput is its capacity).  Configurations
  * whose cheapest possible cost is already above the best found are dropped
  * without simulating them.  All configurations advance together, round by
@@ -173,10 +173,13 @@ static double erlang_c(int c, double a)
     return b / (1 - rho + rho * b);
 }
 
-/* The smallest c >= C0 whose M/M/c waiting time meets every queue term of S
- * (lambda per s, mean service ms); NAN when there is no queue term. */
-static double erlang_hint(const slo_spec *s, double lambda, double svc_ms, int c0, int cmax)
+/* The smallest c >= C0 whose waiting time meets every queue term of S (lambda
+ * per s, mean service ms, service CV); NAN when there is no queue term.  M/M/c
+ * by Erlang C; for M/G/c the Allen-Cunneen approximation scales the waiting
+ * time by (1 + cv^2) / 2 (exact for the mean of M/G/1, close for c > 1). */
+static double erlang_hint(const slo_spec *s, double lambda, double svc_ms, double cv, int c0, int cmax)
 {
+    double ac = (1 + cv * cv) / 2;
     int any = 0;
     for (int i = 0; i < s->n; i++) any |= s->t[i].kind == SLO_LATENCY && !strcmp(s->t[i].metric, "queue") && !s->t[i].cls[0];
     if (!any) return NAN;
@@ -196,7 +199,7 @@ static double erlang_hint(const slo_spec *s, double lambda, double svc_ms, int c
                          : !strcmp(t->stat, "p99") ? 0.99 : 0.999;
                 w = pw <= 1 - p ? 0 : log(pw / (1 - p)) / rate;
             }
-            ok = w * 1000 <= t->limit;
+            ok = w * ac * 1000 <= t->limit;
         }
         if (ok) return c;
     }
@@ -621,7 +624,7 @@ int plan_main(int argc, char **argv)
                 if (p.mono_pool == s1.wl.target) {
                     int cmin = (int) floor(load / umax) + 1;
                     if (cmin - 1 > c->lo) { c->lo = cmin - 1; }
-                    c->hint = erlang_hint(&p.slo, scenario_arrival_rate(&s1), pc->service.mean, cmin, p.mono_hi);
+                    c->hint = erlang_hint(&p.slo, scenario_arrival_rate(&s1), pc->service.mean, pc->service.cv, cmin, p.mono_hi);
                     if (isnan(c->hint)) c->hint = cmin;
                 }
             }
