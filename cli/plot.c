@@ -449,8 +449,25 @@ static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, c
     }
     int llm = 0;
     for (int i = 0; i < n; i++) llm |= !isnan(stat_of(db, pts[i].run, "", "ttft", "p50"));
-    const char *ser_m[] = { "e2e", "e2e", "ttft", "ttft", "tpot" }, *ser_s[] = { "p50", "p99", "p50", "p99", "p99" };
+    /* Series: E2E (and TTFT, TPOT) P50/P99, plus every latency the SLO constrains. */
+    char ser_m[10][32] = { "e2e", "e2e", "ttft", "ttft", "tpot" }, ser_s[10][8] = { "p50", "p99", "p50", "p99", "p99" };
     int nser = llm ? 5 : 2;
+    sqlite3_stmt *st = NULL;
+    if (has_table(db, "run_slo") &&
+        sqlite3_prepare_v2(db, "SELECT term FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, pts[0].run);
+        while (sqlite3_step(st) == SQLITE_ROW && nser < 10) {
+            char metric[64], stat[16];
+            if (split_term((const char *) sqlite3_column_text(st, 0), metric, sizeof metric, stat, sizeof stat) != 0) continue;
+            int have = 0;
+            for (int k = 0; k < nser; k++) have |= !strcmp(ser_m[k], metric) && !strcmp(ser_s[k], stat);
+            if (have) continue;
+            snprintf(ser_m[nser], sizeof ser_m[nser], "%.31s", metric);
+            snprintf(ser_s[nser], sizeof ser_s[nser], "%.7s", stat);
+            nser++;
+        }
+        sqlite3_finalize(st);
+    }
     fputs("$pts << EOD\n", g.in);
     for (int i = 0; i < n; i++) {
         fprintf(g.in, "%.9g", pts[i].x);
@@ -462,7 +479,6 @@ static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, c
     }
     fputs("EOD\n$slo << EOD\n", g.in);
     int nslo = 0;
-    sqlite3_stmt *st = NULL;
     if (has_table(db, "run_slo") &&
         sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, pts[0].run);
