@@ -13,11 +13,18 @@ const char *ccost_kind_name(cc_kind k)
     return k == CC_FITTED ? "fitted" : k == CC_PROFILE ? "profile" : "roofline";
 }
 
-void ccost_free(ccost *c)
+/* Releases the calibrated model (not the roofline). */
+static void release_model(ccost *c)
 {
     if (c->kind == CC_PROFILE)
         cprofile_free(&c->profile);
     c->kind = CC_ROOFLINE;
+}
+
+void ccost_free(ccost *c)
+{
+    release_model(c);
+    cost_free(&c->roof);
 }
 
 static double peak_of(const gpu_spec *g, int fp8)
@@ -66,6 +73,7 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
     c->id = id;
     c->mape = f.mape;
     snprintf(c->source, sizeof c->source, "%s", f.source);
+    snprintf(c->source_kind, sizeof c->source_kind, "%s", f.source);
     if (strcmp(f.kind, "profile") == 0) {
         if (!cdb_tp_listed(f.tps, c->tp, NULL, NULL)) {
             errmsg_set(why, wn, "profile %lld is for tp %s, not %d", (long long)id, f.tps, c->tp);
@@ -90,7 +98,7 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
         return 1;
     }
     if (set_ratios(db, c, f.gpu, err, errlen) != 0) {
-        ccost_free(c);
+        release_model(c);
         return -1;
     }
     if (c->carried)
@@ -98,11 +106,27 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
     return 0;
 }
 
+static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
+                   const char *weights, ccost *out, char *err, size_t errlen);
+
 int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
                   const char *weights, ccost *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
-    out->roof = *roof;
+    out->roof.hw = roof->hw;
+    if (cost_init(&out->roof, "roofline", roof->state) != 0) {
+        errmsg_set(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = resolve(db, kind, id, roof, weights, out, err, errlen);
+    if (rc != 0)
+        ccost_free(out);
+    return rc;
+}
+
+static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
+                   const char *weights, ccost *out, char *err, size_t errlen)
+{
     out->kind = CC_ROOFLINE;
     out->tp = roof->hw.tp >= 1 ? roof->hw.tp : 1;
     out->mape = NAN;
@@ -167,7 +191,7 @@ int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *r
                 if (s == 0) {
                     best_key = key;
                     best = trial.id;
-                    ccost_free(&trial);
+                    release_model(&trial);
                 } else if (!why[0])
                     snprintf(why, sizeof why, "%s", w2);
             }
@@ -245,6 +269,8 @@ double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int
     }
     /* Roofline: the GPU part (compute or memory bound), all-reduces, fixed overhead. */
     const cost_model *m = &c->roof;
+    if (!parts)
+        return cost_step_ms(m, s);
     const cost_roofline *rp = m->state;   /* the roofline's parameters (cost.h) */
     double total = cost_step_ms(m, s), flops, bytes;
     cost_step_work(m, s, &flops, &bytes);
@@ -252,7 +278,9 @@ double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int
     double tm = bytes / cost_peak_bw(m) / (rp->memory_eff > 0 && rp->memory_eff <= 1 ? rp->memory_eff : 1) * 1e3;
     double gpu = fmax(tc, tm);
     add(parts, tc >= tm ? "compute" : "memory", gpu);
-    add(parts, "allreduce", fmax(total - gpu - rp->step_overhead_ms, 0));
+    double launch = m->hw.model.layers * rp->launch_us_per_layer * 1e-3;
+    add(parts, "allreduce", fmax(total - gpu - rp->step_overhead_ms - launch, 0));
     add(parts, "overhead", rp->step_overhead_ms);
+    add(parts, "launch", launch);
     return total;
 }

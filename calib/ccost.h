@@ -36,7 +36,8 @@ typedef struct ccost_parts {
 typedef struct ccost {
     cc_kind kind;           /* the model in use */
     int64_t id;             /* stored id (0 for the roofline) */
-    char source[128];       /* where its numbers come from */
+    char source[128];       /* where its numbers come from (with the GPU it was carried from) */
+    char source_kind[32];   /* the measurements' source alone: steps-csv, vidur, cuda, cpu */
     double mape;            /* cross-validated MAPE, % (NAN for the roofline) */
     char range[16];         /* "measured", "interpolated", "extrapolated" ("" roofline) */
     char note[512];         /* why this model was chosen (e.g. the fallback's reason) */
@@ -48,7 +49,7 @@ typedef struct ccost {
     double ridge;           /* measured GPU FLOP per byte at the roofline ridge */
     cfitted fitted;         /* kind fitted: the model */
     cprofile profile;       /* kind profile: the model (owns its curves) */
-    cost_model roof;        /* the roofline (always filled: the fallback) */
+    cost_model roof;        /* the roofline (always filled: the fallback; owned) */
 } ccost;
 
 /* Resolves KIND ("auto", "fitted", "profile", "roofline"; ignored when ID > 0) for

@@ -347,8 +347,7 @@ int cost_main(int argc, char **argv)
     int rc = 2;
     if (access(path, F_OK) == 0 ? store_open(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))
         return fail(2, err);
-    const cost_roofline roof_params = { .compute_eff = 0.6, .memory_eff = 0.8, .step_overhead_ms = 1.0,
-                                        .allreduce_latency_us = 8 };
+    const cost_roofline roof_params = cost_roofline_defaults;
     cost_model roof = { .hw = { .have_hw = 1, .tp = (int)tp, .kv_bytes = 2 } };
     if (cost_init(&roof, "roofline", &roof_params) != 0) {
         store_close(db);

@@ -24,6 +24,7 @@
  *               2 * L * (allreduce_latency_us * 1e-6
  *                        + 2 * (tp - 1) / tp * tokens * D * 2 / (link_gbs * 1e9))
  *   step_ms   = 1000 * (max(t_compute, t_mem) + t_ar) + step_overhead_ms
+ *               + L * launch_us_per_layer / 1000
  * Prompt tokens that attend to cached KV are counted in prefill_pairs (FLOPs)
  * but their reads of that cache are not counted in bytes.
  *
@@ -38,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "ccost.h"
 #include "scenario.h"
 
 /* Activations exchanged by the tensor-parallel all-reduces are bf16. */
@@ -146,7 +148,8 @@ static double roofline_ms(const cost_model *m, const cost_step *s)
                * (c->allreduce_latency_us * 1e-6
                   + 2.0 * (tp - 1) / tp * msg / (h->gpu.link_gbs * 1e9));
     }
-    return (fmax(t_compute, t_mem) + t_ar) * 1e3 + c->step_overhead_ms;
+    return (fmax(t_compute, t_mem) + t_ar) * 1e3 + c->step_overhead_ms
+           + h->model.layers * c->launch_us_per_layer * 1e-3;
 }
 
 static int roofline_init(cost_model *m, const void *params) { return copy_state(m, params, sizeof(cost_roofline)); }
@@ -156,8 +159,11 @@ static const scn_key ROOFLINE_KEYS[] = {
     { "memory_eff", "0.8", "roofline: share of peak bandwidth reached" },
     { "step_overhead_ms", "1.0", "roofline: fixed CPU/launch overhead per step" },
     { "allreduce_latency_us", "8", "roofline: fixed latency of one all-reduce" },
+    { "launch_us_per_layer", "20", "roofline: fixed kernel-launch cost per layer per step" },
     { NULL, NULL, NULL },
 };
+
+const cost_roofline cost_roofline_defaults = { 0.6, 0.8, 1.0, 8, 20 };
 
 static int roofline_parse(cost_model *m, scn_ctx *x, const char *sec)
 {
@@ -168,17 +174,112 @@ static int roofline_parse(cost_model *m, scn_ctx *x, const char *sec)
     if (scn_num(x, sec, "memory_eff", 0.8, 1e-3, 0, 1.0, &c.memory_eff)) return -1;
     if (scn_num(x, sec, "step_overhead_ms", 1.0, 0, 0, 1e9, &c.step_overhead_ms)) return -1;
     if (scn_num(x, sec, "allreduce_latency_us", 8, 0, 0, 1e9, &c.allreduce_latency_us)) return -1;
+    if (scn_num(x, sec, "launch_us_per_layer", 20, 0, 0, 1e9, &c.launch_us_per_layer)) return -1;
     if (roofline_init(m, &c)) return scn_fail_sec(x, sec, "cost", "out of memory");
     return 0;
+}
+
+static void roofline_describe(const cost_model *m, cost_info *out)
+{
+    (void) m;
+    *out = (cost_info) { "roofline", 0, "datasheet", NAN, 0 };
+}
+
+/* ---- calibrated models: fitted, profile, auto (calib/ccost.c) ----------------- */
+
+/* State of the calibrated rows: what the pool asked for, and once built the
+ * resolved model (which owns its interpolation tables). */
+typedef struct cost_calib {
+    int64_t id;                   /* cost_id: a stored model, 0 = the best stored one */
+    cost_roofline roof;           /* the roofline's parameters (auto's fallback) */
+    ccost *c;                     /* the resolved model (NULL until built) */
+} cost_calib;
+
+static const scn_key CALIB_KEYS[] = {
+    { "cost_id", "0", "fitted/profile/auto: a stored calibrated model (latsim calib list); 0 = the best for the pool" },
+    { NULL, NULL, NULL },
+};
+
+static int calib_parse(cost_model *m, scn_ctx *x, const char *sec)
+{
+    cost_model r = { 0 };
+    if (roofline_parse(&r, x, sec)) return -1;
+    cost_calib *c = calloc(1, sizeof *c);
+    if (!c) {
+        cost_free(&r);
+        return scn_fail_sec(x, sec, "cost", "out of memory");
+    }
+    c->roof = *(const cost_roofline *) r.state;
+    cost_free(&r);
+    m->state = c;
+    if (scn_i64(x, sec, "cost_id", 0, 0, INT64_MAX, &c->id)) return -1;
+    return 0;
+}
+
+static int calib_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
+{
+    cost_calib *c = m->state;
+    cost_model roof = { .hw = m->hw };
+    char err[1024];
+    if (roofline_init(&roof, &c->roof)) return scn_fail_sec(x, sec, "cost", "out of memory");
+    roof.ops = cost_find("roofline");
+    c->c = calloc(1, sizeof *c->c);
+    if (!c->c) {
+        cost_free(&roof);
+        return scn_fail_sec(x, sec, "cost", "out of memory");
+    }
+    const char *w = m->hw.weights[0] ? m->hw.weights : "bf16";
+    int rc = ccost_resolve(db, m->ops->name, c->id, &roof, w, c->c, err, sizeof err);
+    cost_free(&roof);
+    if (rc != 0) {
+        free(c->c);
+        c->c = NULL;
+        return scn_fail_sec(x, sec, c->id ? "cost_id" : "cost", "%s", err);
+    }
+    return 0;
+}
+
+static double calib_ms(const cost_model *m, const cost_step *s)
+{
+    const cost_calib *c = m->state;
+    return c->c ? ccost_step_ms(c->c, s, NULL, NULL) : 0;
+}
+
+static void calib_free(cost_model *m)
+{
+    cost_calib *c = m->state;
+    if (c && c->c) {
+        cost_free(&c->c->roof);
+        ccost_free(c->c);
+        free(c->c);
+    }
+    free(c);
+}
+
+static void calib_describe(const cost_model *m, cost_info *out)
+{
+    const cost_calib *c = m->state;
+    if (!c || !c->c) {
+        *out = (cost_info) { m->ops->name, 0, "", NAN, 0 };
+        return;
+    }
+    *out = (cost_info) { ccost_kind_name(c->c->kind), c->c->id, c->c->kind == CC_ROOFLINE ? "datasheet" : c->c->source_kind,
+                         c->c->mape, c->c->carried || !strcmp(c->c->range, "extrapolated") };
 }
 
 /* ---- the table ------------------------------------------------------------------- */
 
 static const cost_ops MODELS[] = {
     { "linear", "step_base_ms + prefill_ms_per_token x prompt tokens + decode_ms_per_seq x sequences + kv_ms_per_1k_tokens x KV tokens / 1000",
-      LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL },
+      LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL, NULL },
     { "roofline", "from the catalog's GPU and model: max(FLOPs, bytes) at the efficiencies, plus all-reduces and overhead",
-      ROOFLINE_KEYS, roofline_parse, NULL, roofline_init, roofline_ms, NULL },
+      ROOFLINE_KEYS, roofline_parse, NULL, roofline_init, roofline_ms, NULL, roofline_describe },
+    { "auto", "the best calibrated model stored for the pool's model, GPU, tp and weights (lowest cross-validated error), else the roofline",
+      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe },
+    { "fitted", "the parametric step model fitted to measured steps (latsim calib fit); cost_id picks one",
+      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe },
+    { "profile", "per-operator measurements interpolated (latsim calib fit profile); cost_id picks one",
+      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe },
 };
 #define NMODELS ((int) (sizeof MODELS / sizeof MODELS[0]))
 
@@ -212,6 +313,24 @@ int cost_init(cost_model *m, const char *name, const void *params)
         return -1;
     }
     return 0;
+}
+
+static const char *const SOURCES[] = { "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu", "net", "other" };
+#define NSOURCES ((int) (sizeof SOURCES / sizeof SOURCES[0]))
+
+int cost_source_index(const char *source)
+{
+    for (int i = 0; i < NSOURCES - 1; i++)
+        if (source && !strcmp(source, SOURCES[i])) return i;
+    return NSOURCES - 1;
+}
+
+const char *cost_source_name(int index) { return index >= 0 && index < NSOURCES ? SOURCES[index] : NULL; }
+
+void cost_describe(const cost_model *m, cost_info *out)
+{
+    if (m->ops && m->ops->describe) m->ops->describe(m, out);
+    else *out = (cost_info) { m->ops ? m->ops->name : "", 0, "scenario", NAN, 0 };
 }
 
 void cost_free(cost_model *m)

@@ -45,7 +45,18 @@ typedef struct cost_hw {
     double weight_bytes;          /* bytes per weight (bf16 2, fp8/int8 1, int4 0.5) */
     double kv_bytes;              /* bytes per KV element (bf16 2, fp8 1) */
     int use_fp8_compute;          /* 1: peak is gpu.fp8_tflops (fp8/int8 W8A8) */
+    char weights[8];              /* weight precision name (bf16, fp8, ...): calibrated
+                                     models are looked up by it */
 } cost_hw;
+
+/* Which model produced a replica's step times (for the report and database). */
+typedef struct cost_info {
+    const char *kind;             /* the row in use: "roofline", "linear", "fitted", "profile" */
+    int64_t id;                   /* stored calibrated model id, 0 for none */
+    const char *source;           /* "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu" */
+    double mape;                  /* its cross-validated MAPE, %, NAN for none */
+    int extrapolated;             /* 1: carried from another GPU or outside its measured TP */
+} cost_info;
 
 struct cost_ops;
 typedef struct scn_ctx scn_ctx;   /* scenario.h: reading a section's keys */
@@ -79,6 +90,9 @@ typedef struct cost_ops {
     /* Duration of a non-empty step, ms. */
     double (*step_ms)(const cost_model *m, const cost_step *s);
     void (*free)(cost_model *m);  /* releases M->state (NULL: free(M->state)) */
+    /* Fills OUT: which model produces the step times (NULL: the row itself,
+     * with source "scenario" and no id or error). */
+    void (*describe)(const cost_model *m, cost_info *out);
 } cost_ops;
 
 /* Parameters of the built-in models (their states are copies of these). */
@@ -94,7 +108,11 @@ typedef struct cost_roofline {
     double memory_eff;            /* fraction of peak bandwidth reached, (0,1] */
     double step_overhead_ms;      /* fixed CPU/launch overhead per step, ms */
     double allreduce_latency_us;  /* fixed latency per all-reduce, microseconds */
+    double launch_us_per_layer;   /* fixed kernel-launch cost per layer per step, microseconds */
 } cost_roofline;
+
+/* Default roofline parameters (the `roofline` keys' defaults). */
+extern const cost_roofline cost_roofline_defaults;
 
 /* The table: rows by name (case-insensitive; NULL when none), in order, and
  * the names joined by '|'. */
@@ -106,6 +124,15 @@ void cost_choices(char *buf, size_t n);
 /* Makes M the model NAME with PARAMS (cost_linear, cost_roofline...), keeping
  * M->hw.  Returns 0, or -1 (unknown name, no init, out of memory). */
 int cost_init(cost_model *m, const char *name, const void *params);
+
+/* Which model produces M's step times (cost_info). */
+void cost_describe(const cost_model *m, cost_info *out);
+
+/* cost_info sources as numbers for the report's rows: the index of SOURCE in
+ * the list datasheet, scenario, steps-csv, vidur, cuda, cpu, net, other (an
+ * unknown source is "other"), and back (NULL out of range). */
+int cost_source_index(const char *source);
+const char *cost_source_name(int index);
 
 /* Releases M's state (safe on a zeroed model and twice). */
 void cost_free(cost_model *m);

@@ -909,6 +909,19 @@ static int report(station *st, pool_result *out)
         if (fc->cold) rc |= pool_result_add(out, "cold_served", (double) P->cold);
         if (rc) return -1;
     }
+    /* Which cost model produced the step times (report.c prints them as one object). */
+    cost_info ci;
+    cost_describe(&L->cost, &ci);
+    const cost_ops *row = cost_find(ci.kind);
+    const pool_metric cm[] = {
+        { "cost_model.kind", row ? (double) (row - cost_row_at(0)) : -1 },
+        { "cost_model.id", ci.id > 0 ? (double) ci.id : NAN },
+        { "cost_model.source", cost_source_index(ci.source) },
+        { "cost_model.mape", ci.mape },
+        { "cost_model.extrapolated", ci.extrapolated },
+    };
+    for (size_t i = 0; i < sizeof cm / sizeof cm[0]; i++)
+        if (pool_result_add(out, cm[i].name, cm[i].value)) return -1;
     return 0;
 }
 

@@ -31,7 +31,7 @@ const scn_key llm_keys[] = {
     { "truncate", "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
     { "request_overhead_ms", "0", "front-end work per request (tokenise, schedule) before queueing" },
     { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two) over per-replica queues" },
-    { "cost", "roofline", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
+    { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { NULL, NULL, NULL },
 };
 
@@ -79,7 +79,7 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     /* The other models' keys may stay in the file (ignored), so --set can switch. */
     char models[256];
     cost_choices(models, sizeof models);
-    if (scn_enum(x, sec, "cost", models, (int) (cost_find("roofline") - cost_row_at(0)), &k)) return -1;
+    if (scn_enum(x, sec, "cost", models, (int) (cost_find("auto") - cost_row_at(0)), &k)) return -1;
     l->cost.ops = cost_row_at(k);
     if (l->cost.ops->parse && l->cost.ops->parse(&l->cost, x, sec)) return -1;
     return 0;
@@ -184,6 +184,7 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
     c->weight_bytes = wb;
     c->kv_bytes = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
     c->use_fp8_compute = !strcmp(l->weights, "fp8") || !strcmp(l->weights, "int8");
+    snprintf(c->weights, sizeof c->weights, "%s", l->weights);
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_statistics_double.h>
 #include "breakdown.h"
+#include "cost.h"
 #include "kind.h"
 #include "report.h"
 
@@ -210,6 +211,16 @@ static int is_flag(const char *metric) { return !strcmp(metric, "saturated") || 
 /* Rows "breakdown.SET.COMPONENT" are shown as "breakdown": {SET: {COMPONENT: v}}. */
 static int is_breakdown(const char *metric) { return !strncmp(metric, "breakdown.", 10); }
 
+/* An LLM pool's cost-model rows: cost_model.{kind,id,source,mape,extrapolated}. */
+static int is_cost_model(const char *metric) { return !strncmp(metric, "cost_model.", 11); }
+
+/* The cost-model row's name from its index in the cost-model table. */
+static const char *cost_kind_name(double v)
+{
+    const cost_ops *o = cost_row_at((int) v);
+    return o ? o->name : "";
+}
+
 static void num(FILE *out, double v, const char *metric)
 {
     if (is_flag(metric)) fputs(v > 0 ? "true" : "false", out);
@@ -245,12 +256,29 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
         const store_stat *s = &r->rows[i];
         if (strcmp(s->scope, scope) || strcmp(s->stat, "value")) continue;
         if (ci && (is_flag(s->metric) || !strcmp(s->metric, "kind"))) continue;
-        if (is_breakdown(s->metric)) continue;
+        if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
         fprintf(out, "%s", first ? "" : ", ");
         json_str(out, s->metric);
         fputs(": ", out);
         if (!strcmp(s->metric, "kind")) json_str(out, kind_name(s->value));
         else num(out, ci ? s->ci95 : s->value, ci ? "" : s->metric);
+        first = 0;
+    }
+    double cmk = report_get(r, scope, "cost_model.kind", "value");
+    if (!ci && !isnan(cmk)) {
+        double id = report_get(r, scope, "cost_model.id", "value");
+        double mape = report_get(r, scope, "cost_model.mape", "value");
+        const char *src = cost_source_name((int) report_get(r, scope, "cost_model.source", "value"));
+        fprintf(out, "%s\"cost_model\": {\"kind\": ", first ? "" : ", ");
+        json_str(out, cost_kind_name(cmk));
+        fputs(", \"id\": ", out);
+        if (isnan(id)) fputs("null", out);
+        else fprintf(out, "%.0f", id);
+        fputs(", \"source\": ", out);
+        json_str(out, src ? src : "");
+        fputs(", \"mape\": ", out);
+        num(out, mape, "");
+        fprintf(out, ", \"extrapolated\": %s}", report_get(r, scope, "cost_model.extrapolated", "value") > 0 ? "true" : "false");
         first = 0;
     }
     int nb = 0;
@@ -401,7 +429,7 @@ static void scalars(const report *r, const char *scope, FILE *out)
     for (size_t i = 0; i < r->n; i++) {
         const store_stat *s = &r->rows[i];
         if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "kind")) continue;
-        if (is_breakdown(s->metric)) continue;
+        if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
         char b[64], c[96];
         if (is_flag(s->metric)) snprintf(b, sizeof b, "%s", s->value > 0 ? "YES" : "no");
         else if (isnan(s->value)) snprintf(b, sizeof b, "-");
@@ -448,6 +476,18 @@ void report_table(const report *r, const char *title, FILE *out)
         fprintf(out, "\npool %s (%s)%s\n", sc, kind_name(report_get(r, sc, "kind", "value")),
                 report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
         scalars(r, sc, out);
+        double cmk = report_get(r, sc, "cost_model.kind", "value");
+        if (!isnan(cmk)) {
+            double id = report_get(r, sc, "cost_model.id", "value");
+            double mape = report_get(r, sc, "cost_model.mape", "value");
+            const char *src = cost_source_name((int) report_get(r, sc, "cost_model.source", "value"));
+            fprintf(out, "  cost_model           %s", cost_kind_name(cmk));
+            if (!isnan(id)) fprintf(out, " %.0f", id);
+            fprintf(out, " (%s", src ? src : "");
+            if (!isnan(mape)) fprintf(out, ", cv_mape %.3g %%", mape);
+            if (report_get(r, sc, "cost_model.extrapolated", "value") > 0) fprintf(out, ", extrapolated");
+            fprintf(out, ")\n");
+        }
         latency_table(r, sc, out);
     }
 }

@@ -581,3 +581,71 @@ Test(calib_cli, vidur_profile_reproduces_operator_sums_and_is_monotone)
     cprofile_free(&q);
     store_close(h);
 }
+
+/* ---- simulations use the calibrated models -------------------------------------------- */
+
+/* A number after KEY in TEXT (NAN when absent). */
+static double json_num_after(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    return p ? atof(p + strlen(key)) : NAN;
+}
+
+/* Measure (a steps CSV), fit, simulate: with cost = auto (the default) the pool uses
+ * the fitted model, says so in its JSON, and a lone request's TTFT is the fitted
+ * model's prefill step, as latsim cost predicts it. */
+Test(calib_cli, simulation_uses_fitted_model_and_reports_it)
+{
+    char csv[256], ini[256];
+    const int tps[] = { 1, 2, 4, 8 };
+    write_known_steps("known.csv", tps, 4, 0, csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib fit --model llama-3-8b --gpu h100");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    write_file("s.ini", "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\n"
+               "prompt_tokens = const(1000)\noutput_tokens = const(2)\n"
+               "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ntp = 2\n", ini, sizeof ini);
+
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --prefill 1000 --json");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    double step = json_num_after(r.out, "{\"step_ms\": ");
+    result_free(&r);
+
+    r = latsim("run '%s' --json --no-store", ini);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"cost_model\": {\"kind\": \"fitted\", \"id\": 1, \"source\": \"steps-csv\", \"mape\": "), "%s", r.out);
+    cr_assert(strstr(r.out, "\"extrapolated\": false}"), "%s", r.out);
+    double ttft = json_num_after(strstr(r.out, "\"ttft\""), "\"mean\": ");
+    /* The JSON report prints 6 significant digits. */
+    cr_assert(fabs(ttft - step) < 1e-5 * step, "ttft %.9f vs step %.9f", ttft, step);
+    result_free(&r);
+
+    /* The table says it too, and the database keeps it with the run. */
+    r = latsim("run '%s'", ini);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "cost_model           fitted 1 (steps-csv, cv_mape "), "%s", r.out);
+    result_free(&r);
+    cr_assert_eq(query("SELECT value FROM run_stats WHERE scope = 'chat' AND metric = 'cost_model.id'"), 1);
+
+    /* cost = roofline still there; cost = profile without a stored profile is bad input. */
+    r = latsim("run '%s' --json --no-store --set 'pool chat.cost=roofline'", ini);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"cost_model\": {\"kind\": \"roofline\", \"id\": null, \"source\": \"datasheet\", \"mape\": null, \"extrapolated\": false}"), "%s", r.out);
+    result_free(&r);
+    r = latsim("run '%s' --json --no-store --set 'pool chat.cost=profile'", ini);
+    cr_assert_eq(r.rc, 2, "%s", r.out);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "[pool chat] cost: no profile model stored for llama-3-8b"), "%s", r.err);
+    result_free(&r);
+    /* cost_id picks a model; one of another LLM model is refused. */
+    r = latsim("run '%s' --json --no-store --set 'pool chat.cost=fitted' --set 'pool chat.cost_id=1'", ini);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("run '%s' --json --no-store --set 'pool chat.cost=fitted' --set 'pool chat.cost_id=9'", ini);
+    cr_assert_eq(r.rc, 2, "%s", r.out);
+    cr_assert(strstr(r.err, "[pool chat] cost_id: no calibrated model with id 9"), "%s", r.err);
+    result_free(&r);
+}
