@@ -819,18 +819,24 @@ int plan_main(int argc, char **argv)
         printf("plan %s  target %.4g req/s x headroom %.3g = %.4g req/s\n", p.file, p.target, p.headroom, want);
         printf("%d configurations (%d ruled out by the scenario, %d pruned by cost), %d simulations, %.2f s, %d workers\n\n",
                p.nc, infeasible, pruned, p.ne, wall, p.jobs);
-        printf("  %-40s %10s %9s %9s  %s\n", "configuration", "$/hour", "util_max", "margin", "slo");
+        int wl = 13;          /* the configuration column fits the longest label */
+        for (int i = 0; i < ncs && i < top; i++) {
+            int l = (int) strlen(p.c[cs[i].combo].label) + (p.mono.n >= 0 ? (int) strlen(p.mono.key) + 6 : 0);
+            if (l > wl) wl = l;
+        }
+        for (int ci = 0; ci < p.nc; ci++) if (p.c[ci].infeasible && (int) strlen(p.c[ci].label) > wl) wl = (int) strlen(p.c[ci].label);
+        printf("  %-*s %10s %9s %9s  %s\n", wl, "configuration", "$/hour", "util_max", "margin", "slo");
         for (int i = 0; i < ncs && i < top; i++) {
             const combo *c = &p.c[cs[i].combo];
             const eval *e = &p.e[shown[i]];
             char lab[600];
             if (p.mono.n >= 0) snprintf(lab, sizeof lab, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p.mono.key, c->answer);
             else snprintf(lab, sizeof lab, "%s", c->label);
-            printf("  %-40s %10.2f %9.3f %+8.1f%%  %s\n", lab, cs[i].cost, max_util(&e->o.rep),
+            printf("  %-*s %10.2f %9.3f %+8.1f%%  %s\n", wl, lab, cs[i].cost, max_util(&e->o.rep),
                    100 * slo_worst_margin(&e->slo), i == 0 ? (c->confirmed > 0 ? "met (confirmed)" : "met") : "met (1 seed)");
         }
         for (int ci = 0; ci < p.nc; ci++)
-            if (p.c[ci].infeasible) printf("  %-40s %10s  ruled out: %s\n", p.c[ci].label, "-", p.c[ci].reason);
+            if (p.c[ci].infeasible) printf("  %-*s %10s  ruled out: %s\n", wl, p.c[ci].label, "-", p.c[ci].reason);
         const eval *e = &p.e[shown[0]];
         printf("\nbest: ");
         const combo *c = &p.c[cs[0].combo];
