@@ -30,7 +30,8 @@ typedef struct request {
     simtime_t ret_last_ns;  /* the same for the last byte of the answer, ns */
     struct station *notify; /* a station (result cache) to tell when the request leaves served, or NULL */
     uint64_t intent;        /* intent key for a result cache (0 = none), from the workload */
-    double complexity;      /* complexity score in [0, 1], from the workload */
+    double complexity;      /* complexity score in [0, 1], from the workload or the first complexity router */
+    uint8_t scored;         /* 1 when complexity is set */
     simtime_t cache_ttl;    /* how long a result cache keeps its answer, ns (0 = not cached) */
     struct station *at;     /* the station it is in (NULL before entering and after leaving) */
     simtime_t entered;      /* entered that station (this hop), ns */

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
+#include "cplx.h"
 #include "rng.h"
 #include "route.h"
 
@@ -42,11 +43,50 @@ static int pick_power_of_two(route_ctx *rc, const request *r, const station_snap
     return snaps[b].inside < snaps[a].inside ? b : a;
 }
 
+/* Largest free KV share; ties from a rotating start, as least_outstanding. */
+static int pick_least_kv(route_ctx *rc, const request *r, const station_snap *snaps, int n)
+{
+    (void) r;
+    int start = (int) (rc->turn++ % (uint64_t) n), best = start;
+    for (int k = 1; k < n; k++) {
+        int i = (start + k) % n;
+        if (snaps[i].kv_free > snaps[best].kv_free) best = i;
+    }
+    return best;
+}
+
+/* Longest cached prefix; ties (and no hit anywhere) by fewest inside, then from
+ * a rotating start. */
+static int pick_prefix_affinity(route_ctx *rc, const request *r, const station_snap *snaps, int n)
+{
+    (void) r;
+    int start = (int) (rc->turn++ % (uint64_t) n), best = start;
+    for (int k = 1; k < n; k++) {
+        int i = (start + k) % n;
+        if (snaps[i].prefix_ids > snaps[best].prefix_ids ||
+            (snaps[i].prefix_ids == snaps[best].prefix_ids && snaps[i].inside < snaps[best].inside))
+            best = i;
+    }
+    return best;
+}
+
+static int pick_complexity(route_ctx *rc, const request *r, const station_snap *snaps, int n)
+{
+    (void) snaps;
+    (void) n;
+    return (int) cplx_route(rc->params, r->complexity, rc->rng);
+}
+
 static const route_policy POLICIES[] = {
-    { "round_robin", "targets in turn", 0, NULL, pick_round_robin, NULL, NULL },
-    { "random", "uniformly at random", 0, NULL, pick_random, NULL, NULL },
-    { "least_outstanding", "fewest requests inside (waiting + in service)", 1, NULL, pick_least_outstanding, NULL, NULL },
-    { "power_of_two", "the less loaded of two targets drawn at random", 1, NULL, pick_power_of_two, NULL, NULL },
+    { "round_robin", "targets in turn", 0, NULL, pick_round_robin, NULL, NULL, 0 },
+    { "random", "uniformly at random", 0, NULL, pick_random, NULL, NULL, 0 },
+    { "least_outstanding", "fewest requests inside (waiting + in service)", 1, NULL, pick_least_outstanding, NULL, NULL, 0 },
+    { "power_of_two", "the less loaded of two targets drawn at random", 1, NULL, pick_power_of_two, NULL, NULL, 0 },
+    { "least_kv", "the largest free share of KV blocks", 1, NULL, pick_least_kv, NULL, NULL, 0 },
+    { "prefix_affinity", "the longest cached prefix of the request, else the least loaded", 1, NULL,
+      pick_prefix_affinity, NULL, NULL, 1 },
+    { "complexity", "two targets: complexity score below complexity_cut to the first, else the second", 0, NULL,
+      pick_complexity, NULL, NULL, 0 },
 };
 #define NPOLICIES ((int) (sizeof POLICIES / sizeof POLICIES[0]))
 

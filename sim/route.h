@@ -10,6 +10,11 @@
  *                      first from a starting target that moves on per request
  *   power_of_two       two distinct targets at random, the one with fewer inside
  *                      (ties: the first drawn)
+ *   least_kv           the largest free share of KV blocks (ties as least_outstanding)
+ *   prefix_affinity    the target holding the longest cached prefix of the request
+ *                      (station_snap.prefix_ids); none holding any: least_outstanding
+ *   complexity         two targets: the request's complexity score against a cut
+ *                      (cplx.h; parameters in route_ctx.params), small model first
  * Adding a policy is one function set plus one row in route.c.
  */
 #ifndef LATSIM_ROUTE_H
@@ -28,6 +33,7 @@ typedef struct route_ctx {
     gsl_rng *rng;             /* the router's own stream ("route NAME") */
     uint64_t turn;            /* round robin: requests routed so far */
     void *state;              /* the policy's own state (init/fini), NULL when none */
+    const void *params;       /* the policy's parameters, owned by the caller (complexity: cplx_cfg) */
 } route_ctx;
 
 typedef struct route_policy {
@@ -41,6 +47,7 @@ typedef struct route_policy {
     /* R has been sent along EDGE (NULL: nothing to learn). */
     void (*observe)(route_ctx *rc, const request *r, int edge);
     void (*fini)(route_ctx *rc);   /* frees RC->state (NULL: nothing) */
+    int uses_prefix;          /* 1: snapshots must carry prefix_ids for the request */
 } route_policy;
 
 /* The policy named NAME (case-insensitive), or NULL. */

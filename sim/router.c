@@ -1,22 +1,82 @@
 /* router.c -- the router station kind (see router.h). */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include "rng.h"
 #include "router.h"
+#include "sim.h"
 
 typedef struct router {
     station st;               /* common part; must be first */
+    const router_cfg *c;      /* configuration */
     route_ctx rc;             /* the policy's view and state */
     station_snap *snaps;      /* one per out-edge, refreshed per request */
+    gsl_rng *scores;          /* complexity: stream of scores drawn here */
+    int complexity;           /* 1 for policy = complexity */
+    uint64_t (*sides)[2];     /* complexity: measured requests per out-edge and true side */
 } router;
+
+static void dispatch(router *R, request *r)
+{
+    station *st = &R->st;
+    if (R->rc.policy->uses_snaps)
+        for (int i = 0; i < st->nout; i++) {
+            station_snapshot(st->out[i], &R->snaps[i]);
+            if (R->rc.policy->uses_prefix && st->out[i]->ops->prefix_match) {
+                simtime_t vis = evq_now(st->q) - simtime_from_ms(R->c->staleness_ms);
+                R->snaps[i].prefix_ids = st->out[i]->ops->prefix_match(st->out[i], r, vis);
+            }
+        }
+    int e = route_pick(&R->rc, r, R->snaps);
+    if (r->measured) {
+        st->served++;
+        if (R->complexity) R->sides[e][cplx_truth(&R->c->cplx, r->complexity)]++;
+    }
+    station_forward(st, r, e);
+}
+
+static void on_overhead_done(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    dispatch(subject, (request *) (intptr_t) arg);
+}
 
 static void arrive(station *st, request *r)
 {
     router *R = (router *) st;
+    const router_cfg *c = R->c;
     if (r->measured) st->arrivals++;
-    if (R->rc.policy->uses_snaps)
-        for (int i = 0; i < st->nout; i++) station_snapshot(st->out[i], &R->snaps[i]);
-    int e = route_pick(&R->rc, r, R->snaps);
-    if (r->measured) st->served++;
-    station_forward(st, r, e);
+    if (R->complexity && !r->scored) {
+        double s = dist_sample(&c->score, R->scores);
+        r->complexity = s < 0 ? 0 : s > 1 ? 1 : s;
+        r->scored = 1;
+    }
+    double ms = 0;
+    if (c->has_overhead) ms += dist_sample(&c->overhead, st->rng);
+    if (R->complexity && c->has_classifier) ms += dist_sample(&c->classifier, st->rng);
+    if (!c->has_overhead && !(R->complexity && c->has_classifier)) {
+        dispatch(R, r);
+        return;
+    }
+    simtime_t d = simtime_from_ms(ms);
+    r->overhead_ns += d;
+    if (r->measured) stat_add(st->service_ms, ms);
+    station_after(st, d, on_overhead_done, R, (int64_t) (intptr_t) r);
+}
+
+/* Per out-edge and true side: the complex requests the small model got are the
+ * quality cost of the policy, the simple ones the large model got its waste. */
+static int report(station *st, pool_result *out)
+{
+    router *R = (router *) st;
+    if (!R->complexity) return 0;
+    static const char *const NAMES[2][2] = {
+        { "small_got_simple", "small_got_complex" }, { "large_got_simple", "large_got_complex" } };
+    for (int e = 0; e < 2; e++)
+        for (int side = 0; side < 2; side++)
+            if (pool_result_add(out, NAMES[e][side], (double) R->sides[e][side])) return -1;
+    return 0;
 }
 
 static void destroy(station *st)
@@ -24,12 +84,15 @@ static void destroy(station *st)
     router *R = (router *) st;
     route_close(&R->rc);
     free(R->snaps);
+    free(R->sides);
+    if (R->scores) gsl_rng_free(R->scores);
     station_fini(st);
     free(R);
 }
 
 static const station_ops ROUTER_OPS = {
     .arrive = arrive,
+    .report = report,
     .destroy = destroy,
 };
 
@@ -38,18 +101,37 @@ static station *router_new(const pool_cfg *cfg, const station_env *env)
     router *R = calloc(1, sizeof *R);
     if (!R) return NULL;
     const router_cfg *rc = cfg->ext;
+    R->c = rc;
+    R->complexity = !strcmp(rc->policy->name, "complexity");
     if (station_init(&R->st, &ROUTER_OPS, cfg, env) != 0 ||
         !(R->snaps = calloc((size_t) cfg->nnext, sizeof *R->snaps)) ||
+        !(R->sides = calloc((size_t) cfg->nnext, sizeof *R->sides)) ||
         route_open(&R->rc, rc->policy, cfg->nnext, env->seed, cfg->name) != 0) {
         destroy(&R->st);
         return NULL;
+    }
+    R->rc.params = &rc->cplx;
+    if (R->complexity) {
+        char name[96];
+        snprintf(name, sizeof name, "complexity %s", cfg->name);
+        if (!(R->scores = rng_stream(env->seed, name))) {
+            destroy(&R->st);
+            return NULL;
+        }
     }
     R->st.capacity = 1;       /* never busy: utilisation 0 */
     return &R->st;
 }
 
 static const scn_key KEYS[] = {
-    { "policy", "round_robin", "routing policy: round_robin | random | least_outstanding | power_of_two" },
+    { "policy", "round_robin", "routing policy: round_robin | random | least_outstanding | power_of_two | least_kv | prefix_affinity | complexity" },
+    { "overhead_ms", "", "gateway work per request before dispatch, ms (distribution; none by default)" },
+    { "complexity_cut", "0.5", "complexity: scores below it go to the first next (the small model)" },
+    { "classifier_error", "0", "complexity: probability the classifier picks the wrong side" },
+    { "uncertain_band", "0", "complexity: scores within this of the cut go to the second next (the large model)" },
+    { "classifier_ms", "", "complexity: classifier latency, ms (distribution; none by default)" },
+    { "complexity", "uniform(min=0, max=1)", "complexity: score of requests whose class gives none" },
+    { "staleness_ms", "0", "prefix_affinity: the router sees the caches as they were this long ago, ms" },
     { NULL, NULL, NULL },
 };
 
@@ -66,20 +148,53 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (p->queue_limit > 0 || p->timeout_ms > 0)
         return scn_fail(x, sec, p->queue_limit > 0 ? "queue_limit" : "timeout_ms",
                         "a router holds no queue (set it on the pools it routes to)");
+    if (scn_value(x, sec, "overhead_ms")) {
+        if (scn_dist(x, sec, "overhead_ms", NULL, &c->overhead)) return -1;
+        c->has_overhead = 1;
+    }
+    p->gateway = c->has_overhead;
+    if (scn_num(x, sec, "staleness_ms", 0, 0, 0, 1e12, &c->staleness_ms)) return -1;
+    if (strcmp(c->policy->name, "complexity")) return 0;
+    if (scn_num(x, sec, "complexity_cut", 0.5, 0, 0, 1, &c->cplx.cut)) return -1;
+    if (scn_num(x, sec, "classifier_error", 0, 0, 0, 1, &c->cplx.error)) return -1;
+    if (scn_num(x, sec, "uncertain_band", 0, 0, 0, 1, &c->cplx.band)) return -1;
+    if (scn_value(x, sec, "classifier_ms")) {
+        if (scn_dist(x, sec, "classifier_ms", NULL, &c->classifier)) return -1;
+        c->has_classifier = 1;
+        p->gateway = 1;
+    }
+    if (scn_dist(x, sec, "complexity", "uniform(min=0, max=1)", &c->score)) return -1;
+    return 0;
+}
+
+/* Checks what needs the out-edges (known only once every pool is read). */
+static int resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
+{
+    (void) db;
+    const router_cfg *c = p->ext;
+    if (!strcmp(c->policy->name, "complexity") && p->nnext != 2)
+        return scn_fail(x, sec, "next", "policy = complexity needs exactly two pools in next "
+                        "(the small model, then the large one), got %d", p->nnext);
     return 0;
 }
 
 static void free_cfg(pool_cfg *p)
 {
-    free(p->ext);
+    router_cfg *c = p->ext;
+    if (!c) return;
+    dist_free(&c->overhead);
+    dist_free(&c->classifier);
+    dist_free(&c->score);
+    free(c);
     p->ext = NULL;
 }
 
 const station_kind router_kind = {
     .name = "router",
-    .help = "sends each request to one of its next pools, chosen by a routing policy",
+    .help = "sends each request to one of its next pools, chosen by a routing policy (a gateway with overhead_ms)",
     .keys = KEYS,
     .parse = parse,
+    .resolve = resolve,
     .make = router_new,
     .free_cfg = free_cfg,
     .min_next = 1,

@@ -4,17 +4,35 @@
  * `next = a, b, c` (its targets, in order).  It holds no request: a request
  * passes through it in zero time, to the target the policy picks from read-only
  * snapshots of the targets.  It reports how many requests it routed
- * (arrivals, served) and nothing else.
+ * (arrivals, served).
+ *
+ * A gateway is a router with `overhead_ms` (work per request, a distribution):
+ * the request is dispatched once it is done, and the time counts as overhead.
+ * `policy = complexity` (exactly two out-edges, small model first) scores
+ * requests (their class's `complexity`, else the router's `complexity`
+ * distribution), runs a classifier taking `classifier_ms`, and reports per
+ * out-edge how many simple and complex requests it sent there.
+ * `policy = prefix_affinity` asks each target's prefix caches, as they were
+ * `staleness_ms` ago, how much of the request's prompt they hold.
  */
 #ifndef LATSIM_ROUTER_H
 #define LATSIM_ROUTER_H
 
 #include "kind.h"
+#include "cplx.h"
+#include "dist.h"
 #include "route.h"
 
 /* A router's configuration (pool_cfg.ext). */
 typedef struct router_cfg {
     const route_policy *policy;   /* its row in the policy table */
+    dist overhead;            /* gateway work per request, ms (used when has_overhead) */
+    int has_overhead;         /* 1 when overhead_ms is set */
+    cplx_cfg cplx;            /* complexity: cut, classifier error, uncertain band */
+    dist classifier;          /* complexity: classifier latency, ms (used when has_classifier) */
+    int has_classifier;       /* 1 when classifier_ms is set */
+    dist score;               /* complexity: score of requests that carry none (clipped to [0, 1]) */
+    double staleness_ms;      /* prefix_affinity: cache contents newer than this are not yet seen, ms */
 } router_cfg;
 
 /* The kind's row (kind.h): `kind = router`. */

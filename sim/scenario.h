@@ -68,6 +68,8 @@ typedef struct pool_cfg {
     llm_cfg llm;              /* kind = llm only */
     void *ext;                /* configuration of kinds not listed above, owned by the kind (free_cfg) */
     struct fleet_cfg *fleet;  /* failures, autoscaling, cold starts (fleetcfg.h); NULL: none configured */
+    int gateway;              /* 1: this pool adds network or overhead time (set by its kind's parse;
+                                 kinds flagged KIND_GATEWAY always do) */
 } pool_cfg;
 
 typedef struct scenario {

@@ -438,7 +438,8 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     s.arrival_cap = 2 * (sc->warmup + s.target) + 1000;
     for (int i = 0; i < sc->npools; i++) s.has_llm |= (sc->pools[i].kind->flags & KIND_TOKENS) != 0;
-    for (int i = 0; i < sc->npools; i++) s.has_gateway |= (sc->pools[i].kind->flags & KIND_GATEWAY) != 0;
+    for (int i = 0; i < sc->npools; i++)
+        s.has_gateway |= (sc->pools[i].kind->flags & KIND_GATEWAY) != 0 || sc->pools[i].gateway;
     s.mirror = sc->npools == 1 && (sc->pools[0].kind->flags & KIND_SOLE_STATS);
     s.sink = (station_sink) { .ctx = &s, .leave = sink_leave, .outcome = sink_outcome,
                               .release = sink_release, .oom = sink_oom, .measuring = &s.measuring };

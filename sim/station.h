@@ -65,6 +65,8 @@ typedef struct station_snap {
     double kv_free;           /* share of KV blocks free, [0, 1] (1 for kinds without a KV cache) */
     double cap_area;          /* integral of capacity (units up) over time so far, unit-ns;
                                  NAN when the capacity never changes */
+    uint32_t prefix_ids;      /* prefix_affinity: leading prompt blocks of the request being routed
+                                 that the target's prefix cache holds (filled by the router) */
 } station_snap;
 
 /* The hooks of a kind; NULL means nothing to do (arrive and destroy are required). */
@@ -78,6 +80,10 @@ typedef struct station_ops {
     double (*offered_load)(const station *st, double rate);
     /* Kind-specific result rows (pool_result_add); returns 0 or -1 (out of memory). */
     int (*report)(station *st, pool_result *out);
+    /* Leading prompt blocks of R that the station's prefix caches hold, counting
+     * only blocks cached at or before VISIBLE (a router's stale view); the best
+     * over its replicas.  NULL: no prefix cache (0). */
+    uint32_t (*prefix_match)(const station *st, const request *r, simtime_t visible);
     /* R, which this station named in r->notify, leaves the system served now. */
     void (*returned)(station *st, request *r);
     void (*destroy)(station *st);                       /* frees the station */

@@ -200,3 +200,99 @@ Test(gateway, bad_input)
     snprintf(t, sizeof t, "%s[pool c]\nkind = api\n", head);
     expect_error(t, "ttft_ms");
 }
+
+/* ---- gateway routers ------------------------------------------------------ */
+
+/* A complexity router over two generic pools; scores uniform on [0, 1]. */
+static void complexity_run(const char *extra, sim_result *res)
+{
+    char t[1024];
+    snprintf(t, sizeof t,
+             "[sim]\nrequests = 40000\n[workload]\nrate = 10\ntarget = gw\n"
+             "[pool gw]\nkind = router\npolicy = complexity\ncomplexity_cut = 0.3\n%s"
+             "next = small, large\n"
+             "[pool small]\nservers = 4\nservice_ms = exp(mean=50)\n"
+             "[pool large]\nservers = 8\nservice_ms = exp(mean=100)\n", extra);
+    run(t, res);
+}
+
+static double metric(const sim_result *res, const char *name)
+{
+    return pool_metric_get(&res->pools[0], name);
+}
+
+Test(gateway, complexity_without_error_sends_every_request_to_its_side)
+{
+    sim_result res;
+    complexity_run("", &res);
+    cr_assert_eq(metric(&res, "small_got_complex"), 0);
+    cr_assert_eq(metric(&res, "large_got_simple"), 0);
+    double simple = metric(&res, "small_got_simple"), complex = metric(&res, "large_got_complex");
+    cr_assert_eq(simple + complex, 40000);
+    /* scores uniform: P(simple) = 0.3, 5 binomial standard errors */
+    cr_assert_float_eq(simple, 0.3 * 40000, 5 * sqrt(40000 * 0.3 * 0.7));
+    cr_assert_eq(res.pools[1].arrivals, (uint64_t) simple);
+    sim_result_free(&res);
+}
+
+/* Error 0.1: a tenth of each side goes to the other model, 5 binomial standard
+ * errors of each side's count. */
+Test(gateway, complexity_error_misroutes_that_fraction_of_each_side)
+{
+    sim_result res;
+    complexity_run("classifier_error = 0.1\nclassifier_ms = const(3)\noverhead_ms = const(1)\n", &res);
+    double ss = metric(&res, "small_got_simple"), sc = metric(&res, "small_got_complex");
+    double ls = metric(&res, "large_got_simple"), lc = metric(&res, "large_got_complex");
+    double simple = ss + ls, complex = sc + lc;
+    cr_assert_float_eq(ls, 0.1 * simple, 5 * sqrt(simple * 0.1 * 0.9));
+    cr_assert_float_eq(sc, 0.1 * complex, 5 * sqrt(complex * 0.1 * 0.9));
+    /* the classifier and gateway time is overhead: 4 ms for every request */
+    cr_assert_float_eq(res.overhead.mean, 4, 1e-9);
+    cr_assert_float_eq(res.overhead.max, 4, 1e-9);
+    sim_result_free(&res);
+}
+
+/* Band 0.1 around 0.3: scores in [0.2, 0.4) go to the large model whatever the
+ * classifier says, the rest as without a band (no error). */
+Test(gateway, complexity_uncertain_band_goes_to_the_large_model)
+{
+    sim_result res;
+    complexity_run("uncertain_band = 0.1\n", &res);
+    double ss = metric(&res, "small_got_simple"), ls = metric(&res, "large_got_simple");
+    cr_assert_eq(metric(&res, "small_got_complex"), 0);
+    /* simple requests (score < 0.3) in the band: a third of them (0.1 of 0.3) */
+    cr_assert_float_eq(ls, (ss + ls) / 3, 5 * sqrt((ss + ls) * (1.0 / 3) * (2.0 / 3)));
+    sim_result_free(&res);
+}
+
+/* least_kv sends to the replica pool with the most free KV: with one target far
+ * smaller in KV blocks, it gets fewer requests than round robin would give it. */
+Test(gateway, least_kv_prefers_free_kv)
+{
+    const char *text =
+        "[sim]\nrequests = 4000\n[workload]\nrate = 6\nprompt_tokens = const(2000)\noutput_tokens = const(100)\n"
+        "target = gw\n[pool gw]\nkind = router\npolicy = least_kv\nnext = a, b\n"
+        "[pool a]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nkv_blocks = 2000\n"
+        "[pool b]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n";
+    sim_result res;
+    run(text, &res);
+    cr_assert_lt(res.pools[1].arrivals, res.pools[2].arrivals / 2,
+                 "small-KV pool got %lu, large %lu", (unsigned long) res.pools[1].arrivals,
+                 (unsigned long) res.pools[2].arrivals);
+    sim_result_free(&res);
+}
+
+Test(gateway, router_bad_input)
+{
+    const char *head = "[sim]\nrequests = 10\n[workload]\nrate = 1\ntarget = g\n";
+    char t[1024];
+    snprintf(t, sizeof t, "%s[pool g]\nkind = router\npolicy = complexity\nnext = w\n[pool w]\nservice_ms = const(1)\n", head);
+    expect_error(t, "needs exactly two pools in next");
+    snprintf(t, sizeof t, "%s[pool g]\nkind = router\nnext = h\n[pool h]\nkind = router\nnext = g\n", head);
+    expect_error(t, "cycle");
+    snprintf(t, sizeof t, "%s[pool g]\nkind = router\npolicy = complexity\ncomplexity_cut = 1.5\nnext = w, v\n"
+             "[pool w]\nservice_ms = const(1)\n[pool v]\nservice_ms = const(1)\n", head);
+    expect_error(t, "complexity_cut");
+    snprintf(t, sizeof t, "%s[pool g]\nkind = router\npolicy = closest\nnext = w\n[pool w]\nservice_ms = const(1)\n", head);
+    expect_error(t, "policy");
+}
