@@ -75,6 +75,8 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     route_choices(choices + strlen(choices), sizeof choices - strlen(choices));
     if (scn_enum(x, sec, "routing", choices, 0, &k)) return -1;
     l->routing = k == 0 ? NULL : route_at(k - 1);
+    if (l->routing && !strcmp(l->routing->name, "complexity"))
+        return scn_fail(x, sec, "routing", "complexity routes between two models: use a router with two next pools");
 
     /* The other models' keys may stay in the file (ignored), so --set can switch. */
     char models[256];

@@ -408,7 +408,7 @@ Test(route, bad_router_input)
     cr_expect(strstr(err, "[pool lb] next: kind = router needs at least 1 pool") != NULL, "%s", err);
     snprintf(text, sizeof text, "%s[pool lb]\nkind = router\npolicy = fastest\nnext = a, b\n", base);
     cr_expect_neq(load_error(text, err, sizeof err), 0);
-    cr_expect(strstr(err, "policy: unknown value 'fastest' (valid: round_robin,random,least_outstanding,power_of_two)") != NULL, "%s", err);
+    cr_expect(strstr(err, "policy: unknown value 'fastest' (valid: round_robin,random,least_outstanding,power_of_two,least_kv,prefix_affinity,complexity)") != NULL, "%s", err);
     snprintf(text, sizeof text, "%s[pool lb]\nkind = router\nnext = a, c\n", base);
     cr_expect_neq(load_error(text, err, sizeof err), 0);
     cr_expect(strstr(err, "next: no pool named 'c'") != NULL, "%s", err);
@@ -433,7 +433,7 @@ Test(route, bad_router_input)
     /* An LLM pool's routing names a policy or shared. */
     cr_expect_neq(load_error("[workload]\nrate = 1\n[pool c]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrouting = sticky\n",
                              err, sizeof err), 0);
-    cr_expect(strstr(err, "routing: unknown value 'sticky' (valid: shared,round_robin,random,least_outstanding,power_of_two)") != NULL,
+    cr_expect(strstr(err, "routing: unknown value 'sticky' (valid: shared,round_robin,random,least_outstanding,power_of_two,least_kv,prefix_affinity,complexity)") != NULL,
               "%s", err);
 }
 
