@@ -61,6 +61,11 @@ int report_flatten(const sim_result *x, int rep, report *out)
     V(G, "rejected", x->rejected);
     V(G, "timed_out", x->timed_out);
     if (x->has_fleet) V(G, "failed", x->failed);
+    if (x->has_client) {
+        V(G, "attempts", x->attempts);
+        V(G, "retries", x->retries);
+        V(G, "wasted", x->wasted);
+    }
     V(G, "saturated", x->saturated);
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
     V(G, "departures", x->departures);

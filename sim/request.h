@@ -47,6 +47,9 @@ typedef struct request {
     uint8_t outcome;        /* req_outcome */
     uint8_t truncated;      /* 1 when an LLM pool cut its prompt to max_seq_len */
     evq_id timeout_ev;      /* pending queue-timeout event, or 0 */
+    evq_id client_ev;       /* [client]: the client's pending timeout of this attempt, or 0 */
+    uint8_t attempt;        /* [client]: 0 for the first attempt, k for the k-th retry */
+    uint8_t abandoned;      /* [client]: the client no longer waits for this attempt */
     struct request *next;   /* queue link, or free-list link */
 
     /* Scratch of the LLM replica serving it (llm.c). */

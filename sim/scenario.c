@@ -23,7 +23,7 @@
 #include "pool.h"
 #include "simtime.h"
 
-enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32, K_CLASS = 64 };
+enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32, K_CLASS = 64, K_CLIENT = 128 };
 
 typedef struct key_spec {
     const char *key;
@@ -62,6 +62,13 @@ static const key_spec KEYS[] = {
     { "prompt_tokens", K_CLASS, "workload's", "prompt tokens per request of the class (distribution; trace column wins)" },
     { "output_tokens", K_CLASS, "workload's", "output tokens per request of the class (distribution; trace column wins)" },
     { "target", K_CLASS, "workload's", "pool the class's requests enter" },
+
+    { "timeout_ms", K_CLIENT, "0", "the client gives up on an attempt after this long, ms (0 = never)" },
+    { "retries", K_CLIENT, "0", "further attempts after a timeout or an error (needs timeout_ms)" },
+    { "backoff_ms", K_CLIENT, "100", "wait before the first retry, ms" },
+    { "backoff_multiplier", K_CLIENT, "2", "growth of the wait per retry" },
+    { "backoff_max_ms", K_CLIENT, "10000", "cap on the wait, ms" },
+    { "jitter", K_CLIENT, "full", "full (uniform on [0, wait], AWS's full jitter) | none" },
 
     { "kind", K_POOL, "generic", "" },      /* help: the kind table's names */
     { "queue_limit", K_POOL, "0", "0 = unbounded; else arrivals finding this many waiting are rejected" },
@@ -428,6 +435,35 @@ static int build_workload(ctx *x)
 
 /* [class NAME] sections (after the workload and the pools): the request
  * classes, or one implicit class holding the workload's distributions. */
+/* [client]: timeouts and retries (retry.h). */
+static int build_client(ctx *x)
+{
+    scenario *s = x->s;
+    retry_cfg *c = &s->client;
+    const char *C = "client";
+    int jitter;
+    s->has_client = 0;
+    for (size_t i = 0; i < s->raw.ns; i++)
+        if (!strcmp(s->raw.s[i].name, C)) s->has_client = 1;
+    if (!s->has_client) return 0;
+    if (get_num(x, C, "timeout_ms", 0, 0, 0, SIMTIME_HORIZON_MS, &c->timeout_ms) ||
+        get_int(x, C, "retries", 0, -1000, 1000, &c->retries) ||
+        get_num(x, C, "backoff_ms", 100, -1e300, 0, SIMTIME_HORIZON_MS, &c->backoff_ms) ||
+        get_num(x, C, "backoff_multiplier", 2, -1e300, 0, 1e6, &c->multiplier) ||
+        get_num(x, C, "backoff_max_ms", c->backoff_ms > 10000 ? c->backoff_ms : 10000, -1e300, 0, SIMTIME_HORIZON_MS, &c->backoff_max_ms) ||
+        get_enum(x, C, "jitter", "full|none", 0, &jitter))
+        return -1;
+    c->jitter = jitter == 0;
+    const char *key;
+    char msg[256];
+    if (retry_check(c, &key, msg, sizeof msg) != 0) {
+        const cfg_entry *e;
+        val(x, C, key, &e);
+        return fail(x, e, C, key, "%s", msg);
+    }
+    return 0;
+}
+
 static int build_classes(ctx *x)
 {
     scenario *s = x->s;
@@ -683,6 +719,7 @@ static int check_keys(ctx *x)
         const char *sec = e->section;
         if (!strcmp(sec, "sim")) where = K_SIM;
         else if (!strcmp(sec, "workload")) where = K_WL;
+        else if (!strcmp(sec, "client")) where = K_CLIENT;
         else if (!strncmp(sec, "gpu ", 4)) where = K_GPU;
         else if (!strncmp(sec, "model ", 6)) where = K_MODEL;
         else if (!strncmp(sec, "class ", 6)) where = K_CLASS;
@@ -723,7 +760,7 @@ static int check_sections(ctx *x)
         char head[64];
         snprintf(head, sizeof head, "%.*s", (int) strcspn(n, " "), n);
         int named = strchr(n, ' ') != NULL;
-        int ok = (!strcmp(n, "sim") || !strcmp(n, "workload") || !strcmp(n, "slo") || !strcmp(head, "slo")) ||
+        int ok = (!strcmp(n, "sim") || !strcmp(n, "workload") || !strcmp(n, "client") || !strcmp(n, "slo") || !strcmp(head, "slo")) ||
                  (named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model") || !strcmp(head, "class")));
         if (ok) continue;
         const cfg_entry *e = NULL;
@@ -938,7 +975,7 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         }
     }
     if (build_next(&x)) return -1;
-    if (build_sim(&x) || build_workload(&x)) return -1;
+    if (build_sim(&x) || build_workload(&x) || build_client(&x)) return -1;
     const cfg_entry *e;
     const char *t = val(&x, "workload", "target", &e);
     s->wl.target = 0;
@@ -1062,7 +1099,9 @@ static void print_key(FILE *out, const char *key, const char *def, const char *h
 void scenario_print_keys(FILE *out)
 {
     static const struct { unsigned bit; const char *title; } secs[] = {
-        { K_SIM, "[sim]" }, { K_WL, "[workload]" }, { K_POOL, "[pool NAME]  (any kind)" },
+        { K_SIM, "[sim]" }, { K_WL, "[workload]" },
+        { K_CLIENT, "[client]     (timeouts and retries of the clients; absent: they wait for any answer)" },
+        { K_POOL, "[pool NAME]  (any kind)" },
         { K_CLASS, "[class NAME] (a kind of request; without one, every request is of one implicit class)" },
         { K_GPU, "[gpu NAME]   (adds a GPU to the catalog)" }, { K_MODEL, "[model NAME] (adds a model to the catalog)" },
     };

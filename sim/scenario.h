@@ -18,6 +18,7 @@
 #include "cost.h"
 #include "dist.h"
 #include "trace.h"
+#include "retry.h"
 #include "slo.h"
 #include "workload.h"   /* workload_cfg, wl_class, wl_rate */
 
@@ -86,6 +87,8 @@ typedef struct scenario {
     int nmodels;
     slo_spec slo;             /* [slo] sections (slo.h) */
     double ts_interval_s;     /* time-series interval, s (`run --interval`); 0 = no time series */
+    int has_client;           /* a [client] section: client timeouts and retries */
+    retry_cfg client;         /* its settings (retry.h) */
 } scenario;
 
 /* Reads PATH, applies the NSETS overrides "section.key=value", and validates.

@@ -17,6 +17,7 @@
 #include <time.h>
 #include "breakdown.h"
 #include "kind.h"
+#include "rng.h"
 #include "sim.h"
 #include "station.h"
 #include "tseries.h"
@@ -43,6 +44,11 @@ typedef struct sim {
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* measured requests lost to a replica's failure */
     tseries *ts;              /* the time series (--timeseries, --interval), or NULL */
+    const retry_cfg *client;  /* [client] timeouts and retries, or NULL */
+    gsl_rng *client_rng;      /* the backoff jitter (stream "client") */
+    uint64_t attempts;        /* measured requests' attempts (first ones and retries) */
+    uint64_t retries;         /* of those, retries */
+    uint64_t wasted;          /* attempts served after their client had given up on them */
     double *ts_area;          /* per station: busy_area at the last interval's end, unit-ns */
     double *ts_cap;           /* per station: cap_area at the last interval's end, unit-ns */
     simtime_t ts_t;           /* that end, ns */
@@ -104,9 +110,29 @@ static void window_close(sim *s)
     evq_stop(s->q);
 }
 
+static void retry_later(sim *s, request *r);
+
 static void sink_outcome(void *ctx, request *r, req_outcome outcome)
 {
     sim *s = ctx;
+    if (s->client) {
+        if (r->abandoned) {                   /* nobody waits for it any more */
+            r->outcome = (uint8_t) outcome;
+            return;
+        }
+        if (r->client_ev) {
+            evq_cancel(s->q, r->client_ev);
+            r->client_ev = 0;
+        }
+        if (outcome != OUT_SERVED && r->attempt < s->client->retries) {
+            /* An error (5xx: rejected, timed out, failed): the client tries again. */
+            if (s->ts) ts_error(s->ts);
+            r->outcome = (uint8_t) outcome;
+            r->abandoned = 1;
+            retry_later(s, r);
+            return;
+        }
+    }
     r->outcome = (uint8_t) outcome;
     /* Closed loop: the user thinks, then sends the next request. */
     simtime_t next = wl_complete(s->src, r, evq_now(s->q));
@@ -145,6 +171,13 @@ static void sink_oom(void *ctx)
 static void sink_leave(void *ctx, request *r)
 {
     sim *s = ctx;
+    if (s->client && r->abandoned) {         /* served for nothing: the client left */
+        if (r->measured) s->wasted++;
+        r->at = NULL;
+        r->outcome = OUT_SERVED;
+        sink_release(s, r);
+        return;
+    }
     if (s->measuring) {
         /* Throughput counts every request leaving during the window, measured or
          * not: in a saturated run the servers also work off the warm-up backlog. */
@@ -198,6 +231,82 @@ static void sink_leave(void *ctx, request *r)
     r->at = NULL;
     sink_outcome(s, r, OUT_SERVED);
     sink_release(s, r);
+}
+
+/* ---- clients: timeouts and retries (retry.h) -------------------------------- */
+
+static void on_client_timeout(evq *q, void *subject, int64_t arg);
+
+/* Arms the client's timeout of attempt R (when [client] has one). */
+static void client_arm(sim *s, request *r)
+{
+    if (s->client->timeout_ms > 0 &&
+        !(r->client_ev = evq_after(s->q, simtime_from_ms(s->client->timeout_ms), on_client_timeout, s, (int64_t) (intptr_t) r)))
+        sink_oom(s);
+}
+
+static void on_retry(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    sim *s = subject;
+    request *r = (request *) (intptr_t) arg;
+    /* The time since the first attempt was sent counts as waiting. */
+    r->queue_ns = evq_now(s->q) - r->arrival;
+    if (r->measured) {
+        s->attempts++;
+        s->retries++;
+    }
+    if (s->measuring) s->win_arrivals++;
+    if (s->ts) ts_retry(s->ts);
+    client_arm(s, r);
+    station_enter(s->st[r->target], r);
+}
+
+/* The client gives up on attempt R (abandoned, still in the system) and sends
+ * the next one after the backoff. */
+static void retry_later(sim *s, request *r)
+{
+    live_mark(s);
+    request *n = req_alloc(&s->reqs);
+    if (!n) {
+        sink_oom(s);
+        return;
+    }
+    /* The same request (id, attributes, arrival) as a fresh attempt. */
+    n->id = r->id;
+    n->arrival = r->arrival;
+    n->measured = r->measured;
+    n->prompt = r->prompt;
+    n->output = r->output;
+    n->target = r->target;
+    n->cls = r->cls;
+    n->user = r->user;
+    n->hash_ids = r->hash_ids;
+    n->nhash = r->nhash;
+    n->intent = r->intent;
+    n->complexity = r->complexity;
+    n->cache_ttl = r->cache_ttl;
+    n->attempt = (uint8_t) (r->attempt + 1);
+    double ms = retry_backoff_ms(s->client, n->attempt, s->client_rng);
+    if (!evq_after(s->q, simtime_from_ms(ms), on_retry, s, (int64_t) (intptr_t) n)) sink_oom(s);
+}
+
+static void on_client_timeout(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    sim *s = subject;
+    request *r = (request *) (intptr_t) arg;
+    r->client_ev = 0;
+    if (r->attempt < s->client->retries) {
+        r->abandoned = 1;
+        retry_later(s, r);
+        return;
+    }
+    /* The last attempt timed out at the client: that is the request's outcome;
+     * the attempt itself stays where it is, abandoned. */
+    sink_outcome(s, r, OUT_TIMED_OUT);
+    r->outcome = OUT_PENDING;   /* still in a station, which must not take it for its own tombstone */
+    r->abandoned = 1;
 }
 
 /* ---- the time series -------------------------------------------------------- */
@@ -275,6 +384,10 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     if (s->measuring) s->win_arrivals++;
     if (s->ts) ts_arrival(s->ts);
+    if (s->client) {
+        if (r->measured) s->attempts++;
+        client_arm(s, r);
+    }
     if (!s->closed) schedule_next(s);
     station_enter(s->st[r->target], r);
 }
@@ -289,6 +402,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
  * station that splits it (several out-edges). */
 static double offered_load(const scenario *sc, station *const *st, int i)
 {
+    if (sc->has_client && sc->client.retries > 0) return NAN;   /* retries add to the flow: measured */
     const workload_cfg *w = &sc->wl;
     double load = 0;
     /* Each class's share of the rate follows its own path from its target
@@ -335,6 +449,10 @@ static int fill_results(sim *s, sim_result *out)
     out->rejected = s->rejected;
     out->timed_out = s->timed_out;
     out->failed = s->failed;
+    out->has_client = s->client != NULL;
+    out->attempts = s->attempts;
+    out->retries = s->retries;
+    out->wasted = s->wasted;
     for (int i = 0; i < sc->npools; i++) out->has_fleet |= sc->pools[i].fleet != NULL;
     out->events = evq_events(s->q);
     out->sim_time_s = simtime_to_s(evq_now(s->q));
@@ -492,6 +610,13 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             if (!evq_at(s.q, wl_user_start(s.src, u), on_arrival, &s, u)) { sink_oom(&s); break; }
     } else
         schedule_next(&s);
+    if (sc->has_client) {
+        s.client = &sc->client;
+        if (!(s.client_rng = rng_stream(seed, "client"))) {
+            snprintf(err, errlen, "out of memory");
+            goto done;
+        }
+    }
     if (sc->ts_interval_s > 0) {
         s.ts = ts_new(sc->ts_interval_s, err, errlen);
         s.ts_area = calloc((size_t) s.nst + 1, sizeof *s.ts_area);
@@ -560,6 +685,7 @@ done:
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead); stat_free(s.itl);
     stat_free(s.network); bd_free(s.bd);
     ts_free(s.ts);
+    if (s.client_rng) gsl_rng_free(s.client_rng);
     free(s.ts_area);
     free(s.ts_cap);
     clock_gettime(CLOCK_MONOTONIC, &w1);

@@ -61,6 +61,10 @@ typedef struct sim_result {
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* measured requests lost to a replica's failure (fleet.h) */
     int has_fleet;            /* a pool has fleet keys: `failed` is reported */
+    int has_client;           /* a [client] section: attempts, retries, wasted are reported */
+    uint64_t attempts;        /* [client]: attempts of measured requests (= requests + retries) */
+    uint64_t retries;         /* [client]: retries of measured requests */
+    uint64_t wasted;          /* [client]: attempts served after their client gave up on them */
     struct tseries *ts;       /* the time series (scenario ts_interval_s > 0), owned; else NULL */
     uint64_t departures;      /* requests (measured or not) served during the window */
     int has_goodput;          /* the scenario's [slo] sets per-request limits */

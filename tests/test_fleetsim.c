@@ -275,3 +275,62 @@ Test(fleetsim, llm_batch_schedulers_refused)
     cr_assert_neq(strstr(err, "[pool chat] fail_after_s: replica failures, autoscaling and cold starts are modelled for "
                          "scheduler = continuous or chunked"), NULL, "%s", err);
 }
+
+/* ---- clients: timeouts and retries ------------------------------------------------ */
+
+#define CLIENT(rate, retries) "[sim]\nrequests = 40000\nwarmup = 4000\n[workload]\nrate = " rate "\n" \
+    "[pool cpu]\nservers = 8\nservice_ms = exp(mean=50)\n" \
+    "[client]\ntimeout_ms = 300\nretries = " retries "\nbackoff_ms = 50\n"
+
+Test(fleetsim, retries_counted_and_visible_in_offered_load)
+{
+    sim_result r, again;
+    /* 8 servers at 0.8: a few waits pass 300 ms, and those are retried. */
+    simulate(CLIENT("128", "3"), 1, &r);
+    const pool_result *p = &r.pools[0];
+    cr_assert_gt(r.retries, 0);
+    cr_assert_eq(r.attempts, r.requests + r.retries);
+    cr_assert_eq(p->arrivals, r.attempts, "every attempt enters the pool");
+    cr_assert_eq(r.served + r.rejected + r.timed_out, r.requests);
+    /* Abandoned attempts are still served (for nothing). */
+    cr_assert_gt(r.wasted, 0);
+    cr_assert_eq(p->served, r.served + r.wasted + (p->arrivals - r.attempts));
+    /* The offered load is measured from the pool's inflow, retries included. */
+    cr_assert_float_eq(p->offered_load, (double) p->arrivals / r.window_s * 0.05 / 8,
+                       0.05 * p->offered_load);
+    simulate(CLIENT("128", "3"), 1, &again);
+    cr_assert_eq(r.retries, again.retries);
+    cr_assert_eq(r.e2e.p99, again.e2e.p99);
+    sim_result_free(&r);
+    sim_result_free(&again);
+}
+
+Test(fleetsim, retry_storm)
+{
+    sim_result calm, storm;
+    /* At 0.94 (rate 150), waits often pass 300 ms.  Without retries the
+     * clients give up (timed out) and the servers keep up; with 3 retries the
+     * abandoned attempts stay queued while their retries join them: the
+     * offered load passes 1 and the run saturates (a metastable retry storm). */
+    simulate(CLIENT("150", "0"), 1, &calm);
+    simulate(CLIENT("150", "3"), 1, &storm);
+    cr_assert_eq(calm.saturated, 0);
+    cr_assert_gt(calm.timed_out, 0);
+    cr_assert_eq(storm.saturated, 1);
+    cr_assert_gt(storm.pools[0].offered_load, 1.5, "offered load %g", storm.pools[0].offered_load);
+    cr_assert_gt(storm.attempts, 2 * storm.requests);
+    cr_assert_eq(storm.attempts, storm.requests + storm.retries);
+    sim_result_free(&calm);
+    sim_result_free(&storm);
+}
+
+Test(fleetsim, client_bad_input)
+{
+    char err[1024];
+    load_error(MM8 "[client]\nretries = 2\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:10: [client] retries: retries need a timeout_ms to give up on an attempt");
+    load_error(MM8 "[client]\ntimeout_ms = 100\nbackoff_ms = -5\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:11: [client] backoff_ms: must be >= 0 (a delay), got -5");
+    load_error(MM8 "[client]\ntimeout_ms = 100\nretrys = 1\n", err, sizeof err);
+    cr_assert_neq(strstr(err, "did you mean 'retries'"), NULL, "%s", err);
+}
