@@ -18,16 +18,31 @@ ifdef SANITIZE
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZE) -fno-sanitize-recover=undefined
 VARIANT := san
 endif
+# make CUDA=1: the CUDA microbenchmarks (calib/cgpu.cu, cuBLAS) in `latsim calib gpu`.
+# NVCC, CUDA_PATH and CUDA_ARCH (default 90: H100/H200, plus PTX) may be overridden.
+ifdef CUDA
+VARIANT := $(VARIANT)-cuda
+CUDA_PATH ?= /usr/local/cuda
+NVCC      ?= $(CUDA_PATH)/bin/nvcc
+CUDA_ARCH ?= 90
+endif
 BUILD   := build/$(VARIANT)
 CFLAGS  += $(CSTD) $(WARN) $(OPT) -Isim -Icalib -Icli -DLATSIM_VERSION='"$(VERSION)"' \
-           $(shell pkg-config --cflags gsl sqlite3 inih jansson 2>/dev/null)
-LDLIBS  += $(shell pkg-config --libs gsl sqlite3 inih jansson 2>/dev/null) -lcsv -lm
+           $(shell pkg-config --cflags gsl sqlite3 inih jansson openblas 2>/dev/null)
+# OpenBLAS first: its cblas_* (calib/ccpu.c) must win over GSL's reference CBLAS.
+LDLIBS  += $(shell pkg-config --libs openblas 2>/dev/null) \
+           $(shell pkg-config --libs gsl sqlite3 inih jansson 2>/dev/null) -lcsv -lm
 ifdef SANITIZE
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 SIM_SRC  := $(wildcard sim/*.c calib/*.c)
-SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o)
+ifdef CUDA
+SIM_SRC  := $(filter-out calib/cgpu_none.c,$(SIM_SRC))
+CUDA_OBJ := $(BUILD)/calib/cgpu.o
+LDLIBS   += -L$(CUDA_PATH)/lib64 -Wl,-rpath,$(CUDA_PATH)/lib64 -lcublas -lcudart -lstdc++
+endif
+SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ)
 TEST_SRC := $(wildcard tests/*.c)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
@@ -37,6 +52,12 @@ all: latsim
 $(BUILD)/%.o: %.c $(wildcard sim/*.h calib/*.h cli/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/calib/cgpu.o: calib/cgpu.cu calib/cbench.h sim/catalog.h
+	@mkdir -p $(dir $@)
+	$(NVCC) -O2 -std=c++17 -Isim -Icalib -Xcompiler -Wall \
+	  -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
+	  -gencode arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -c $< -o $@
 
 $(BUILD)/liblatsim.a: $(SIM_OBJ)
 	ar rcs $@ $^
@@ -54,7 +75,7 @@ $(BUILD)/test_latsim: $(TEST_OBJ) $(BUILD)/liblatsim.a
 
 # Missing Debian packages are installed when we are root; otherwise the command is printed.
 DEB_PKGS := build-essential pkg-config libgsl-dev libsqlite3-dev libcsv-dev libcriterion-dev \
-            libinih-dev libjansson-dev gnuplot-nox libxml2-utils
+            libinih-dev libjansson-dev gnuplot-nox libxml2-utils libopenblas-dev
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <time.h>
 
+#include <csv.h>
+
 #include "errmsg.h"
 
 static const char *SCHEMA =
@@ -471,4 +473,37 @@ int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
         return -1;
     }
     return 0;
+}
+
+long cdb_export(sqlite3 *db, const char *source, FILE *out, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT " CDB_CSV_COLUMNS " FROM calib_meas WHERE (?1 IS NULL OR source = ?1)"
+                           " ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    if (source)
+        sqlite3_bind_text(st, 1, source, -1, SQLITE_STATIC);
+    fprintf(out, "%s\n", CDB_CSV_COLUMNS);
+    long n = 0;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int c = 0; c < 18; c++) {
+            if (c) fputc(',', out);
+            if (sqlite3_column_type(st, c) == SQLITE_NULL) continue;
+            if (sqlite3_column_type(st, c) == SQLITE_FLOAT)
+                fprintf(out, "%.17g", sqlite3_column_double(st, c));
+            else
+                csv_fwrite(out, sqlite3_column_text(st, c), (size_t)sqlite3_column_bytes(st, c));
+        }
+        fputc('\n', out);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (s != SQLITE_DONE) {
+        errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    return n;
 }

@@ -123,6 +123,13 @@ int cdb_list(sqlite3 *db, FILE *out, char *err, size_t errlen);
  * provenance of its measurements.  Returns 0, 1 if none (ERR says so), -1. */
 int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen);
 
+/* Writes the measurements of SOURCE (NULL: all) to OUT as CSV with the columns
+ * of CDB_CSV_COLUMNS (cimp_meas() reads them back).  Returns the rows written,
+ * or -1 + ERR. */
+#define CDB_CSV_COLUMNS "source,what,name,model,gpu,weights,tp,batch,tokens,context,bytes,time_ms,std_ms," \
+                        "repeats,device,driver,measured_at,tool"
+long cdb_export(sqlite3 *db, const char *source, FILE *out, char *err, size_t errlen);
+
 /* Counts the measurements matching WHAT/MODEL/GPU (NULL = any).  -1 on error. */
 int64_t cdb_count(sqlite3 *db, const char *what, const char *model, const char *gpu);
 

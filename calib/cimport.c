@@ -176,6 +176,78 @@ int cimp_steps(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char 
     return rc;
 }
 
+/* ---- exported measurements ------------------------------------------------------- */
+
+typedef struct meas_ctx {
+    cdb_writer w;
+    const cimp_opts *o;
+    int col[18];              /* column index of each CDB_CSV_COLUMNS entry */
+    int resolved;             /* header looked up */
+    long n;                   /* rows stored */
+} meas_ctx;
+
+static int meas_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
+{
+    meas_ctx *c = vctx;
+    static const char *names[18] = { "source", "what", "name", "model", "gpu", "weights", "tp", "batch",
+                                     "tokens", "context", "bytes", "time_ms", "std_ms", "repeats", "device",
+                                     "driver", "measured_at", "tool" };
+    if (!c->resolved) {
+        for (int k = 0; k < 18; k++)
+            if ((c->col[k] = ccsv_col(row, names[k])) < 0) {
+                snprintf(err, errlen, "%s:1: column %s: missing (expected %s)", row->path, names[k],
+                         CDB_CSV_COLUMNS);
+                return -1;
+            }
+        c->resolved = 1;
+    }
+    double v[8];
+    for (int k = 0; k < 6; k++)
+        if (ccsv_num(row, c->col[6 + k], &v[k], err, errlen))
+            return -1;
+    double sd = NAN, rep = 0;
+    if (row->field[c->col[12]][0] && ccsv_num(row, c->col[12], &sd, err, errlen))
+        return -1;
+    if (row->field[c->col[13]][0] && ccsv_num(row, c->col[13], &rep, err, errlen))
+        return -1;
+    if (!(v[5] >= 0)) {
+        snprintf(err, errlen, "%s:%ld: column time_ms: must be >= 0, got '%s'", row->path, row->line,
+                 row->field[c->col[11]]);
+        return -1;
+    }
+    const char *src = row->field[c->col[0]], *what = row->field[c->col[1]];
+    if (!src[0] || !what[0]) {
+        snprintf(err, errlen, "%s:%ld: column %s: empty", row->path, row->line, src[0] ? "what" : "source");
+        return -1;
+    }
+    cdb_meas m = { .source = src, .what = what, .name = row->field[c->col[2]], .model = row->field[c->col[3]],
+                   .gpu = row->field[c->col[4]], .weights = row->field[c->col[5]], .tp = (int)v[0],
+                   .batch = v[1], .tokens = v[2], .context = v[3], .bytes = v[4], .time_ms = v[5],
+                   .std_ms = sd, .repeats = (int)rep, .device = row->field[c->col[14]],
+                   .driver = row->field[c->col[15]], .measured_at = row->field[c->col[16]],
+                   .tool = row->field[c->col[17]], .file = row->path, .line = row->line };
+    if (cdb_put(&c->w, &m, NULL, err, errlen) != 0)
+        return -1;
+    c->n++;
+    return 0;
+}
+
+int cimp_meas(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char *err, size_t errlen)
+{
+    meas_ctx c = { .o = o };
+    if (cdb_writer_open(&c.w, db, err, errlen) != 0)
+        return -1;
+    int rc = ccsv_read(path, meas_row, &c, err, errlen);
+    cdb_writer_close(&c.w);
+    if (rc == 0 && c.n == 0) {
+        snprintf(err, errlen, "%s: no data rows after the header", path);
+        rc = -1;
+    }
+    if (rc == 0)
+        *n = c.n;
+    return rc;
+}
+
 /* ---- Vidur profiles --------------------------------------------------------------- */
 
 #define MAX_OPS 24

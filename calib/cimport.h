@@ -28,6 +28,10 @@ typedef struct cimp_opts {
 /* Returns 0 with *N set to the rows stored, or -1 + ERR. */
 int cimp_steps(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char *err,
                size_t errlen);
+/* Measurements written by `latsim calib export` (CDB_CSV_COLUMNS), e.g. a committed
+ * GPU profile; their provenance columns are kept and FILE:LINE recorded. */
+int cimp_meas(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char *err,
+              size_t errlen);
 int cimp_vidur(sqlite3 *db, const char *dir, const cimp_opts *o, long *n, char *err,
                size_t errlen);
 

@@ -184,8 +184,11 @@ static int load_ops(sqlite3 *db, const char *scope, int64_t key, const char *mod
                     int tp, vec *lin, vec *emb)
 {
     char sql[768];
-    snprintf(sql, sizeof sql, "SELECT m.file, m.line, m.name, m.tokens, m.time_ms FROM calib_meas m"
-             " WHERE m.what = 'op' AND %s ORDER BY m.file, m.line, m.id", scope);
+    /* One point per CSV row (file, line) or, for live measurements (no file), per
+     * run (measured_at) and token count. */
+    snprintf(sql, sizeof sql, "SELECT m.file || '|' || m.measured_at, m.line, m.name, m.tokens, m.time_ms"
+             " FROM calib_meas m WHERE m.what = 'op' AND %s ORDER BY m.file, m.measured_at, m.line,"
+             " m.tokens, m.id", scope);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
@@ -203,7 +206,7 @@ static int load_ops(sqlite3 *db, const char *scope, int64_t key, const char *mod
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         const char *f = (const char *)sqlite3_column_text(st, 0);
         long ln = sqlite3_column_int64(st, 1);
-        if (have && (ln != line || strcmp(f ? f : "", file) != 0)) {
+        if (have && (ln != line || strcmp(f ? f : "", file) != 0 || sqlite3_column_double(st, 3) != tok)) {
             if (vec_push(lin, tok, sum) || (have_emb && vec_push(emb, tok, e)))
                 rc = -1;
             have = have_emb = 0;
@@ -419,7 +422,7 @@ static int fit_attn(sqlite3 *db, const char *gpu, const char *geo, int pre, doub
                 c[k] = r.b[k];
                 se[k] = r.status[k] == NNLS_FITTED ? r.se[k] : 0;
             }
-            *cv = nnls_cv_mape(X, y, w, NULL, 5, err, errlen);
+            *cv = nnls_cv_mape(X, y, w, NULL, a.n < 5 ? a.n : 5, err, errlen);
             rc = 0;
         }
     }
@@ -439,10 +442,12 @@ done:
 static double curve_cv(const vec *v, size_t k)
 {
     cp_curve all;
-    if (cp_curve_build(&all, v->x, v->y, v->n, 1) != 0 || all.n < k + 2) {
+    if (cp_curve_build(&all, v->x, v->y, v->n, 1) != 0 || all.n < 3) {
         cp_curve_free(&all);
         return NAN;
     }
+    if (all.n < k + 2)
+        k = all.n - 2;   /* few points: fewer folds, each still holding interior points out */
     double ape = 0;
     size_t cnt = 0;
     double *x = malloc(all.n * sizeof *x), *y = malloc(all.n * sizeof *y);
@@ -581,12 +586,19 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
     snprintf(f->gpu, sizeof f->gpu, "%s", g.name);
     snprintf(f->weights, sizeof f->weights, "%s", "bf16");
     snprintf(f->tps, sizeof f->tps, "%d", tp);
+    /* The operators' source: vidur, cpu, cuda... */
     snprintf(f->source, sizeof f->source, "vidur");
+    if (sqlite3_prepare_v2(db, "SELECT source FROM calib_meas WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, d.v[0]);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            snprintf(f->source, sizeof f->source, "%s", (const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
     snprintf(f->tool, sizeof f->tool, "%s", tool ? tool : "");
     f->n_points = (int)d.n;
     f->r2 = NAN;
     f->mape = curve_cv(&lin, 5);
-    f->folds = 5;
+    f->folds = lin.n >= 7 ? 5 : (int)lin.n - 2;
     f->tok_max = lin.n ? lin.x[lin.n - 1] : 0;
     for (size_t i = 0; i < lin.n; i++)
         f->tok_max = fmax(f->tok_max, lin.x[i]);

@@ -16,6 +16,7 @@
 #include "catalog.h"
 #include "cdb.h"
 #include "cfitted.h"
+#include "cbench.h"
 #include "ccost.h"
 #include "cimport.h"
 #include "cprofile.h"
@@ -38,6 +39,12 @@ static const char *CALIB_USAGE =
     "                                    fit the parametric step model to the imported steps\n"
     "  fit profile --model M --gpu G --tp T\n"
     "                                    build the operator-profile model from imported profiles\n"
+    "  export FILE.csv [--source S]     the measurements (of source S) as CSV; import meas FILE.csv reads it\n"
+    "  cpu --model M [--tp T] [--tokens LIST] [--repeats N] [--threads N]\n"
+    "                                    time the model's layer GEMMs (OpenBLAS), attention, memory\n"
+    "                                    bandwidth on this CPU; stores them and catalog GPU 'cpu'\n"
+    "  gpu --model M [--tp T] [--gpu G] [--tokens LIST] [--repeats N]\n"
+    "                                    the same on CUDA GPU 0 (cuBLAS; needs make CUDA=1)\n"
     "\n"
     "Bad input: one line naming the file, line and column; exit 2; database untouched.\n";
 
@@ -62,6 +69,13 @@ typedef struct opts {
     const char *weights;      /* --weights */
     long tp;                  /* --tp (0 = not given) */
     long folds;               /* --folds (0 = default) */
+    const char *source;       /* --source S (export) */
+    const char *tokens;       /* --tokens LIST */
+    const char *batches;      /* --batches LIST */
+    const char *contexts;     /* --contexts LIST */
+    const char *prompts;      /* --prompts LIST */
+    long repeats;             /* --repeats (0 = default) */
+    long threads;             /* --threads (0 = the BLAS default) */
     const char *pos[4];       /* positional arguments */
     int npos;                 /* how many */
 } opts;
@@ -86,7 +100,10 @@ static int parse_opts(const char *cmd, int argc, char **argv, opts *o, char *err
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int takes = !strcmp(a, "--db") || !strcmp(a, "--model") || !strcmp(a, "--gpu") ||
-                    !strcmp(a, "--weights") || !strcmp(a, "--tp") || !strcmp(a, "--folds");
+                    !strcmp(a, "--weights") || !strcmp(a, "--tp") || !strcmp(a, "--folds") ||
+                    !strcmp(a, "--tokens") || !strcmp(a, "--batches") || !strcmp(a, "--contexts") ||
+                    !strcmp(a, "--prompts") || !strcmp(a, "--repeats") || !strcmp(a, "--threads") ||
+                    !strcmp(a, "--source");
         if (takes) {
             if (i + 1 >= argc) {
                 snprintf(err, n, "%s: %s needs a value", cmd, a);
@@ -99,6 +116,13 @@ static int parse_opts(const char *cmd, int argc, char **argv, opts *o, char *err
             else if (!strcmp(a, "--weights")) o->weights = v;
             else if (!strcmp(a, "--tp") && parse_long("--tp", v, 1, 1024, &o->tp, err, n)) return -1;
             else if (!strcmp(a, "--folds") && parse_long("--folds", v, 2, 100, &o->folds, err, n)) return -1;
+            else if (!strcmp(a, "--repeats") && parse_long("--repeats", v, 1, 10000, &o->repeats, err, n)) return -1;
+            else if (!strcmp(a, "--threads") && parse_long("--threads", v, 1, 1024, &o->threads, err, n)) return -1;
+            else if (!strcmp(a, "--tokens")) o->tokens = v;
+            else if (!strcmp(a, "--source")) o->source = v;
+            else if (!strcmp(a, "--batches")) o->batches = v;
+            else if (!strcmp(a, "--contexts")) o->contexts = v;
+            else if (!strcmp(a, "--prompts")) o->prompts = v;
         } else if (a[0] == '-' && a[1]) {
             snprintf(err, n, "%s: unknown option '%s' (see latsim calib --help)", cmd, a);
             return -1;
@@ -138,8 +162,8 @@ static int open_existing(const char *path, sqlite3 **db, char *err, size_t n)
 static int cmd_import(const opts *o)
 {
     char err[2048];
-    if (o->npos != 3 || (strcmp(o->pos[1], "vidur") && strcmp(o->pos[1], "steps")))
-        return fail(2, "calib import: expected 'vidur DIR' or 'steps FILE.csv'");
+    if (o->npos != 3 || (strcmp(o->pos[1], "vidur") && strcmp(o->pos[1], "steps") && strcmp(o->pos[1], "meas")))
+        return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv' or 'meas FILE.csv'");
     sqlite3 *db = NULL;
     if (open_rw(db_path(o->db), &db, err, sizeof err) != 0)
         return fail(2, err);
@@ -151,7 +175,8 @@ static int cmd_import(const opts *o)
         goto out;
     int64_t before = cdb_count(db, NULL, NULL, NULL);
     int s = !strcmp(o->pos[1], "vidur") ? cimp_vidur(db, o->pos[2], &io, &n, err, sizeof err)
-                                        : cimp_steps(db, o->pos[2], &io, &n, err, sizeof err);
+            : !strcmp(o->pos[1], "meas") ? cimp_meas(db, o->pos[2], &io, &n, err, sizeof err)
+                                         : cimp_steps(db, o->pos[2], &io, &n, err, sizeof err);
     if (s != 0) {
         cdb_rollback(db);
         goto out;
@@ -221,6 +246,124 @@ out:
     return rc;
 }
 
+/* One list option: the user's, else DEF.  Returns the count or -1 (ERR set). */
+static int list_opt(const char *opt, const char *given, const char *def, int *out, int max, char *err, size_t n)
+{
+    int k = cb_parse_list(given ? given : def, out, max);
+    if (k < 0)
+        snprintf(err, n, "calib: %s: expected comma-separated whole numbers in 1..10000000 (at most %d), got '%s'",
+                 opt, max, given ? given : def);
+    return k;
+}
+
+/* The catalog name of a CUDA device ("NVIDIA H200" -> h200), "" when unknown. */
+static void gpu_catalog_name(const char *device, char *out, size_t n)
+{
+    static const char *const known[] = { "h200", "h100", "a100", "l40s", "l4" };
+    char low[128];
+    size_t i = 0;
+    for (; device[i] && i + 1 < sizeof low; i++)
+        low[i] = (char)(device[i] >= 'A' && device[i] <= 'Z' ? device[i] - 'A' + 'a' : device[i]);
+    low[i] = '\0';
+    out[0] = '\0';
+    for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+        if (strstr(low, known[k])) {
+            snprintf(out, n, "%s", known[k]);
+            return;
+        }
+}
+
+/* `calib cpu` and `calib gpu`: plan, time, store (one transaction). */
+static int cmd_bench(const opts *o, int gpu)
+{
+    char err[2048];
+    const char *cmd = gpu ? "calib gpu" : "calib cpu";
+    if (gpu && !cb_gpu_available(err, sizeof err))
+        return fail(2, err);
+    if (!o->model) {
+        snprintf(err, sizeof err, "%s: --model M is required", cmd);
+        return fail(2, err);
+    }
+    int tok[64], bat[16], ctx[16], pr[16];
+    int ntok = list_opt("--tokens", o->tokens, gpu ? "1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384" : "1,4,16,64",
+                        tok, 64, err, sizeof err);
+    int nb = ntok < 0 ? -1 : list_opt("--batches", o->batches, gpu ? "1,4,16,64,256" : "1,8", bat, 16, err, sizeof err);
+    int nc = nb < 0 ? -1 : list_opt("--contexts", o->contexts, gpu ? "128,512,2048,8192" : "128,1024", ctx, 16, err, sizeof err);
+    int np = nc < 0 ? -1 : list_opt("--prompts", o->prompts, gpu ? "128,512,2048,4096,8192" : "64,128,256,512", pr, 16, err, sizeof err);
+    if (np < 0)
+        return fail(2, err);
+    sqlite3 *db = NULL;
+    if (open_rw(db_path(o->db), &db, err, sizeof err) != 0)
+        return fail(2, err);
+    model_spec m;
+    char e2[512];
+    int rc = 2;
+    cb_plan p = { 0 };
+    if (catalog_model(db, o->model, &m, e2, sizeof e2) != 0) {
+        snprintf(err, sizeof err, "%s: --model: %s", cmd, e2);
+        goto out;
+    }
+    int tp = o->tp ? (int)o->tp : 1;
+    if (cb_plan_build(&p, &m, tp, tok, ntok, bat, nb, ctx, nc, pr, np, gpu ? 1073741824.0 : 67108864.0, !gpu, e2,
+                      sizeof e2) != 0) {
+        snprintf(err, sizeof err, "%s: %s", cmd, e2);
+        goto out;
+    }
+    if (o->repeats) p.repeats = (int)o->repeats;
+    cb_device dev = { 0 };
+    double gflops = 0, gbs = 0;
+    rc = 1;
+    if (gpu ? cb_gpu_run(&p, &dev, err, sizeof err) : cb_cpu_run(&p, (int)o->threads, &dev, &gflops, &gbs, err, sizeof err))
+        goto out;
+    rc = 2;
+    if (gpu) {
+        if (o->gpu) snprintf(dev.gpu, sizeof dev.gpu, "%s", o->gpu);
+        else gpu_catalog_name(dev.device, dev.gpu, sizeof dev.gpu);
+        gpu_spec g;
+        if (!dev.gpu[0] || catalog_gpu(db, dev.gpu, &g, e2, sizeof e2) != 0) {
+            snprintf(err, sizeof err, "%s: device '%s' is not a catalog GPU: give --gpu NAME (latsim catalog)", cmd, dev.device);
+            goto out;
+        }
+        snprintf(dev.gpu, sizeof dev.gpu, "%s", g.name);
+    }
+    if (cdb_begin(db, err, sizeof err) != 0)
+        goto out;
+    long n = 0;
+    if (cb_store(db, &p, gpu ? "cuda" : "cpu", &dev, "latsim " LATSIM_VERSION, &n, err, sizeof err) != 0) {
+        cdb_rollback(db);
+        rc = 1;
+        goto out;
+    }
+    if (!gpu) {
+        /* This CPU as a catalog "GPU", from what was just measured. */
+        gpu_spec g = { .name = "cpu", .bf16_tflops = gflops / 1000, .fp8_tflops = gflops / 1000,
+                       .mem_gib = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 1073741824.0,
+                       .mem_bw_gbs = gbs, .link_gbs = gbs / 2, .price_hr = 0 };
+        snprintf(g.full_name, sizeof g.full_name, "%.63s", dev.device);
+        snprintf(g.source, sizeof g.source, "measured by latsim calib cpu: fp32 GEMM peak %.1f GFLOP/s (%s), memcpy %.1f GB/s",
+                 gflops, dev.driver, gbs);
+        if (catalog_put_gpu(db, &g, e2, sizeof e2) != 0) {
+            cdb_rollback(db);
+            snprintf(err, sizeof err, "%s: %s", cmd, e2);
+            goto out;
+        }
+    }
+    if (cdb_commit(db, err, sizeof err) != 0) {
+        cdb_rollback(db);
+        rc = 1;
+        goto out;
+    }
+    printf("stored %ld measurements of %s (tp %d) on %s (%s; %s)\n", n, m.name, tp, dev.gpu, dev.device, dev.driver);
+    if (!gpu) printf("catalog gpu 'cpu': fp32 GEMM peak %.3g GFLOP/s, memory %.3g GB/s\n", gflops, gbs);
+    printf("next: latsim calib fit profile --model %s --gpu %s --tp %d\n", m.name, dev.gpu, tp);
+    rc = 0;
+out:
+    if (rc) fprintf(stderr, "latsim: %s\n", err);
+    cb_plan_free(&p);
+    store_close(db);
+    return rc;
+}
+
 int calib_main(int argc, char **argv)
 {
     char err[2048];
@@ -241,6 +384,27 @@ int calib_main(int argc, char **argv)
         return cmd_import(&o);
     if (!strcmp(sub, "fit"))
         return cmd_fit(&o);
+    if (!strcmp(sub, "export")) {
+        if (o.npos != 2) return fail(2, "calib export: expected FILE.csv (- for stdout)");
+        sqlite3 *db = NULL;
+        if (open_existing(db_path(o.db), &db, err, sizeof err) != 0) return fail(2, err);
+        FILE *f = strcmp(o.pos[1], "-") ? fopen(o.pos[1], "w") : stdout;
+        if (!f) {
+            store_close(db);
+            snprintf(err, sizeof err, "calib export: %s: cannot write", o.pos[1]);
+            return fail(2, err);
+        }
+        long n = cdb_export(db, o.source, f, err, sizeof err);
+        if (f != stdout) fclose(f);
+        store_close(db);
+        if (n < 0) return fail(1, err);
+        if (f != stdout) printf("exported %ld measurements to %s\n", n, o.pos[1]);
+        return 0;
+    }
+    if (!strcmp(sub, "cpu") || !strcmp(sub, "gpu")) {
+        if (o.npos != 1) return fail(2, "calib cpu/gpu: unexpected argument (see latsim calib --help)");
+        return cmd_bench(&o, !strcmp(sub, "gpu"));
+    }
     if (!strcmp(sub, "list") || !strcmp(sub, "show")) {
         sqlite3 *db = NULL;
         long id = 0;

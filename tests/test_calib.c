@@ -649,3 +649,72 @@ Test(calib_cli, simulation_uses_fitted_model_and_reports_it)
     cr_assert(strstr(r.err, "[pool chat] cost_id: no calibrated model with id 9"), "%s", r.err);
     result_free(&r);
 }
+
+/* ---- microbenchmarks -------------------------------------------------------------------- */
+
+/* Without a CUDA build, or without a GPU, calib gpu says so in one line and exits 2.
+ * .ci/run builds build/release-cuda/latsim where nvcc exists (make CUDA=1); on a
+ * machine with a GPU that binary measures instead (tiny lists keep it short). */
+Test(calib_cli, gpu_without_cuda_or_gpu)
+{
+    result r = latsim("calib gpu --model llama-3-8b");
+    cr_assert_eq(r.rc, 2);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "latsim: calib gpu: this latsim was built without CUDA"), "%s", r.err);
+    cr_assert_eq(r.out[0], '\0');
+    result_free(&r);
+    if (access("build/release-cuda/latsim", X_OK) != 0) return;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "build/release-cuda/latsim calib gpu --model llama-3-8b --tp 8 --tokens 1 --batches 1 "
+             "--contexts 128 --prompts 128 --repeats 1 --db '%s' >'%s/o' 2>'%s/e'", db, dir, dir);
+    int st = system(cmd);
+    char path[128];
+    snprintf(path, sizeof path, "%s/e", dir);
+    char *err = slurp(path);
+    cr_assert(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 2) {
+        cr_assert_eq(lines(err), 1, "%s", err);
+        cr_assert(strstr(err, "latsim: calib gpu: no CUDA GPU found"), "%s", err);
+    } else {
+        cr_assert_eq(WEXITSTATUS(st), 0, "%s", err);
+        cr_assert_gt(query("SELECT count(*) FROM calib_meas WHERE source = 'cuda'"), 4);
+    }
+    free(err);
+}
+
+/* Measure (OpenBLAS GEMMs, attention, bandwidth, shared-memory all-reduce on this
+ * CPU), fit (a profile), simulate (gpu = cpu, cost = profile): the whole path on
+ * any machine.  Then the measurements survive export and import. */
+Test(calib_cli, cpu_measure_fit_simulate)
+{
+    result r = latsim("calib cpu --model llama-3-8b --tp 8 --threads 1 --repeats 3");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "stored 33 measurements of llama-3-8b (tp 8) on cpu"), "%s", r.out);
+    result_free(&r);
+    cr_assert_eq(query("SELECT count(*) FROM calib_meas WHERE source = 'cpu' AND what = 'op' AND time_ms > 0"), 16);
+    cr_assert_eq(query("SELECT count(*) FROM gpus WHERE name = 'cpu' AND bf16_tflops > 0 AND mem_bw_gbs > 0"), 1);
+    r = latsim("calib fit profile --model llama-3-8b --gpu cpu --tp 8");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "source         cpu, "), "%s", r.out);
+    result_free(&r);
+    char ini[256];
+    write_file("s.ini", "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.0001\n"
+               "prompt_tokens = const(32)\noutput_tokens = const(3)\n"
+               "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = cpu\ntp = 8\ncost = profile\n", ini, sizeof ini);
+    r = latsim("run '%s' --json --no-store", ini);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "\"cost_model\": {\"kind\": \"profile\", \"id\": 1, \"source\": \"cpu\", \"mape\": "), "%s", r.out);
+    result_free(&r);
+
+    char csv[256];
+    snprintf(csv, sizeof csv, "%s/cpu.csv", dir);
+    r = latsim("calib export '%s' --source cpu", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "exported 33 measurements"), "%s", r.out);
+    result_free(&r);
+    r = latsim("calib import meas '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    cr_assert_eq(query("SELECT count(*) FROM calib_meas a JOIN calib_meas b ON b.id = a.id + 33 AND"
+                       " a.time_ms = b.time_ms AND a.what = b.what AND a.name = b.name AND a.device = b.device"), 33);
+}
