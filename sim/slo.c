@@ -13,6 +13,7 @@
 static const struct { const char *name; int llm; } METRICS[] = {
     { "e2e", 0 }, { "queue", 0 }, { "service", 0 }, { "overhead", 1 }, { "ttft", 1 }, { "tpot", 1 },
     { "network", 0 },         /* reported when a gateway kind (net, api, result_cache) is in the scenario */
+    { "itl", 1 },             /* inter-token latency, per token (LLM pools) */
 };
 #define NMETRICS (sizeof METRICS / sizeof METRICS[0])
 
@@ -71,7 +72,7 @@ static int latency_term(const char *key, int has_llm, slo_term *t, char *msg, si
     while (m < NMETRICS && strcmp(METRICS[m].name, body)) m++;
     if (m == NMETRICS) {
         snprintf(msg, n, "unknown metric '%s' (reported latency metrics: e2e, queue, service%s)", body,
-                 has_llm ? ", overhead, ttft, tpot, network" : ", network; with an LLM pool also overhead, ttft, tpot");
+                 has_llm ? ", overhead, ttft, tpot, itl, network" : ", network; with an LLM pool also overhead, ttft, tpot, itl");
         return -1;
     }
     if (METRICS[m].llm && !has_llm) {
@@ -294,7 +295,7 @@ void slo_print_keys(FILE *out)
 {
     fputs("[slo] and [slo CLASS] (service-level objectives; [slo CLASS]: one [class NAME])\n", out);
     fprintf(out, "  %-24s %-14s %s\n", "<metric>_<stat>_ms", "-",
-            "limit, ms: metric e2e|queue|service|network (LLM: overhead|ttft|tpot), stat p50|p90|p95|p99|p999|mean|max");
+            "limit, ms: metric e2e|queue|service|network (LLM: overhead|ttft|tpot|itl), stat p50|p90|p95|p99|p999|mean|max");
     fprintf(out, "  %-24s %-14s %s\n", "error_rate", "-", "limit on (rejected + timed out) / requests");
     fprintf(out, "  %-24s %-14s %s\n", "utilization_max", "-", "[slo] only: limit on every pool's utilisation");
     fprintf(out, "  %-24s %-14s %s\n\n", "headroom", "1", "[slo] only: plan and check run the workload at this x its rate");

@@ -2,7 +2,7 @@
  * scenario, and their evaluation over a run's report rows.
  *
  * A term is `<metric>_<stat>_ms = LIMIT` on a reported latency metric (e2e,
- * queue, service, network, and with an LLM pool overhead, ttft, tpot) and stat (p50,
+ * queue, service, network, and with an LLM pool overhead, ttft, tpot, itl) and stat (p50,
  * p90, p95, p99, p999, mean, max), `error_rate = F` (rejected + timed out over
  * measured requests) or `utilization_max = U` (every pool).  `headroom = H`
  * is no term: the planner and `latsim check` run the workload at H times its
