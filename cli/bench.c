@@ -21,6 +21,10 @@
  * (scenarios/chat_plan.ini: the cheapest H100/A100/L40S fleet, TP 1/2/4/8,
  * Llama-3-70B at 50 requests/s) with two workers, as on a 2-core machine: its
  * wall time and how many simulations it ran.
+ * Then the calibrator: importing the whole Vidur profile set
+ * (../shared/data/profiles/vidur) into a fresh database in one transaction, and
+ * building the operator-profile model of every (model, TP) it holds for the GPU
+ * with attention measurements (A100), each with its cross-validated error.
  */
 #include <math.h>
 #include <stdio.h>
@@ -31,6 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
+#include "cdb.h"
+#include "cimport.h"
+#include "cprofile.h"
 #include "scenario.h"
 #include "sim.h"
 #include "store.h"
@@ -166,6 +173,64 @@ static int plan_once(double *wall, double *sims)
     return 0;
 }
 
+#define VIDUR_DIR "../shared/data/profiles/vidur"
+
+static double clock_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* Imports the Vidur set into a fresh database and fits every A100 profile; returns
+ * 0 with the import and fit seconds, the rows and profiles, or -1 (ERR says why). */
+static int calib_once(double *imp_s, double *fit_s, long *rows, int *fits, char *err, size_t n)
+{
+    char path[] = "/tmp/latsim-bench-XXXXXX";
+    int fd = mkstemp(path);
+    if (fd < 0) { snprintf(err, n, "mkstemp failed"); return -1; }
+    close(fd);
+    unlink(path);
+    sqlite3 *db = NULL;
+    int rc = -1;
+    *fits = 0;
+    if (store_open(path, &db, err, n) != 0 || cdb_init(db, err, n) != 0) goto out;
+    double t0 = clock_s();
+    cimp_opts o = { .tool = "latsim bench" };
+    if (cdb_begin(db, err, n) != 0) goto out;
+    if (cimp_vidur(db, VIDUR_DIR, &o, rows, err, n) != 0 || cdb_commit(db, err, n) != 0) { cdb_rollback(db); goto out; }
+    double t1 = clock_s();
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT DISTINCT model, tp FROM calib_meas WHERE what = 'op' AND gpu = 'a100'"
+                           " ORDER BY model, tp", -1, &st, NULL) != SQLITE_OK) goto out;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char model[48];
+        snprintf(model, sizeof model, "%s", (const char *) sqlite3_column_text(st, 0));
+        cprofile p;
+        if (cdb_begin(db, err, n) != 0) break;
+        if (cprofile_build(db, model, "a100", sqlite3_column_int(st, 1), "bench", &p, err, n) != 0) {
+            cdb_rollback(db);
+            break;
+        }
+        cprofile_free(&p);
+        if (cdb_commit(db, err, n) != 0) break;
+        (*fits)++;
+    }
+    sqlite3_finalize(st);
+    *imp_s = t1 - t0;
+    *fit_s = clock_s() - t1;
+    rc = *fits > 0 ? 0 : -1;
+out:
+    store_close(db);
+    char side[64];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    return rc;
+}
+
 int bench_main(int argc, char **argv)
 {
     const char *only = NULL;
@@ -221,6 +286,27 @@ int bench_main(int argc, char **argv)
         printf("\n%-44s %10s %12s %14s\n", "planner (2 workers)", "wall s", "simulations", "simulations/s");
         if (isnan(best)) { printf("%-44s failed\n", "chat_plan: cheapest fleet, 50 req/s"); rc = 1; }
         else printf("%-44s %10.2f %12.0f %14.1f\n", "chat_plan: cheapest fleet, 50 req/s", best, sims, sims / best);
+    }
+    if (!only || strstr("calibration", only)) {
+        if (access(VIDUR_DIR, R_OK) != 0) {
+            printf("\ncalibration: skipped (%s not found: run from the repository root)\n", VIDUR_DIR);
+            return rc;
+        }
+        double bi = INFINITY, bf = INFINITY, i, f;
+        long rows = 0;
+        int fits = 0;
+        char err[1024] = "";
+        for (int k = 0; k < repeat; k++) {
+            if (calib_once(&i, &f, &rows, &fits, err, sizeof err) != 0) { bi = NAN; break; }
+            if (i < bi) bi = i;
+            if (f < bf) bf = f;
+        }
+        printf("\n%-44s %10s %12s %14s\n", "calibration", "wall s", "rows/models", "per second");
+        if (isnan(bi)) { printf("%-44s failed: %s\n", "import Vidur profile set", err); rc = 1; }
+        else {
+            printf("%-44s %10.2f %12ld %14.3g\n", "import Vidur profile set (one transaction)", bi, rows, rows / bi);
+            printf("%-44s %10.2f %12d %14.3g\n", "fit A100 profiles (every model x tp)", bf, fits, fits / bf);
+        }
     }
     return rc;
 }
