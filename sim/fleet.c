@@ -10,6 +10,7 @@
 #include "rng.h"
 
 typedef struct unit {
+    evq_id pause_ev;       /* its next pause, or 0 */
     unit_state state;      /* see fleet.h */
     int scaled;            /* STARTING because the autoscaler asked (else after a repair) */
     evq_id ev;             /* its pending failure, repair or ready event, or 0 */
@@ -73,6 +74,27 @@ static evq_id at(fleet *f, double after_s, evq_handler h, int i)
 static void on_fail(evq *q, void *subject, int64_t arg);
 static void on_ready(evq *q, void *subject, int64_t arg);
 
+/* Unit I's next pause, RUN_S seconds of running from now (pauses only while UP). */
+static void on_pause(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    fleet *f = subject;
+    int i = (int) arg;
+    unit *u = &f->u[i];
+    u->pause_ev = 0;
+    if (u->state != UNIT_UP) return;
+    double len = fault_pause_len_s(&f->c.fault, u->rng);
+    f->ops.pause(f->ops.ctx, i, simtime_from_s(len));
+    u->pause_ev = at(f, len + fault_next_pause_s(&f->c.fault, u->rng), on_pause, i);
+}
+
+static void arm_pause(fleet *f, int i)
+{
+    unit *u = &f->u[i];
+    if (f->c.fault.pauses && !u->pause_ev && f->ops.pause)
+        u->pause_ev = at(f, fault_next_pause_s(&f->c.fault, u->rng), on_pause, i);
+}
+
 /* Unit I comes up now: serving, its next failure drawn. */
 static void come_up(fleet *f, int i)
 {
@@ -84,6 +106,7 @@ static void come_up(fleet *f, int i)
     }
     u->ev = f->c.fault.failures ? at(f, fault_next_failure_s(&f->c.fault, u->rng), on_fail, i) : 0;
     f->ops.up(f->ops.ctx, i);
+    arm_pause(f, i);
 }
 
 /* Unit I starts now: ready after DELAY_S plus its cold start. */
@@ -222,6 +245,7 @@ fleet *fleet_new(const fleet_cfg *c, evq *q, uint64_t seed, const char *name,
         set_state(f, i, UNIT_UP);
         if (c->fault.failures)
             f->u[i].ev = at(f, fault_next_failure_s(&c->fault, f->u[i].rng), on_fail, i);
+        arm_pause(f, i);
     }
     if (c->autoscale)
         at(f, c->as.interval_s, on_evaluate, 0);

@@ -27,6 +27,7 @@
 #include "autoscale.h"
 #include "coldstart.h"
 #include "evq.h"
+#include "contention.h"
 #include "fault.h"
 
 typedef struct fleet_cfg {
@@ -38,6 +39,9 @@ typedef struct fleet_cfg {
     int cold;              /* 1: starts take a cold-start load time */
     cold_cfg cs;           /* the cold start */
     double weight_bytes;   /* bytes each GPU of a unit loads at a start (0: none) */
+    int contention;        /* 1: service time grows with the pool's utilisation (cpu_contention) */
+    contention_curve cc;   /* the curve: multiplier against busy share of the units up */
+    double contention_share; /* share of the service time the multiplier applies to (overhead), (0, 1] */
 } fleet_cfg;
 
 /* What the controller asks of the station. */
@@ -52,6 +56,9 @@ typedef struct fleet_units {
     void (*up)(void *ctx, int u);                /* unit U can take requests */
     uint64_t (*held)(void *ctx, int u);          /* requests unit U holds now */
     double (*load)(void *ctx, as_metric m);      /* the pool's load for the autoscaler */
+    /* Unit U (up) stalls for LEN ns now (a GC or stop-the-world pause): what it
+     * serves is delayed by LEN and it starts nothing new meanwhile. */
+    void (*pause)(void *ctx, int u, simtime_t len);
 } fleet_units;
 
 typedef enum { UNIT_OFF, UNIT_STARTING, UNIT_UP, UNIT_DOWN, UNIT_DRAINING } unit_state;

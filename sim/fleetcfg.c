@@ -24,6 +24,14 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {"startup_s", "0", "cold start: fixed start-up time besides loading weights, s"},
     {"cold_factor", "1", "service-time multiplier of a replica's first requests after a start"},
     {"cold_requests", "0", "how many requests after a start are slow by cold_factor"},
+    {"slow_fraction", "0", "share of the replicas (servers) that are slow, chosen once per run"},
+    {"slow_factor", "2", "service-time (step-time) multiplier of the slow ones"},
+    {"pause_every_s", "none", "generic pools: running time between a server's pauses (GC, stop-the-world), s (distribution)"},
+    {"pause_s", "", "generic pools: length of a pause, s (distribution; required with pause_every_s)"},
+    {"contention_share", "0.25", "generic pools: share of the service time that is framework/scheduling overhead "
+                                 "(the seeds: 20-30 %), the part cpu_contention multiplies"},
+    {"cpu_contention", "none", "generic pools: service-time multiplier against the busy share of the servers, "
+                               "points UTIL:FACTOR increasing (the seeds: " CONTENTION_DEFAULT ")"},
     {NULL, NULL, NULL},
 };
 
@@ -125,8 +133,46 @@ int fleetcfg_parse(fleet_cfg *f, fleetcfg_get get, void *ctx, const char *basedi
         errmsg_set(err, errlen, "unknown value '%s' (valid: retry, fail)", v);
         goto fail;
     }
+    /* Slow nodes, pauses. */
+    if (num(get, ctx, "slow_fraction", 0, &f->fault.slow_fraction, &bad, err, errlen) ||
+        num(get, ctx, "slow_factor", 2, &f->fault.slow_factor, &bad, err, errlen))
+        goto fail;
+    if (get(ctx, "pause_every_s") != NULL) {
+        f->fault.pauses = 1;
+        if (get(ctx, "pause_s") == NULL) {
+            bad = "pause_s";
+            errmsg_set(err, errlen, "missing: pause_every_s needs pause_s (the length of a pause)");
+            goto fail;
+        }
+        if (distribution(get, ctx, "pause_every_s", NULL, basedir, &f->fault.pause_every_s, &bad, err, errlen) ||
+            distribution(get, ctx, "pause_s", NULL, basedir, &f->fault.pause_s, &bad, err, errlen))
+            goto fail;
+    } else if (get(ctx, "pause_s") != NULL) {
+        bad = "pause_s";
+        errmsg_set(err, errlen, "needs pause_every_s (the time between pauses)");
+        goto fail;
+    }
     if (fault_check(&f->fault, &bad, err, errlen) != 0)
         goto fail;
+    if ((v = get(ctx, "cpu_contention")) != NULL) {
+        f->contention = 1;
+        if (contention_parse(&f->cc, v, err, errlen) != 0) {
+            bad = "cpu_contention";
+            goto fail;
+        }
+    }
+    if (num(get, ctx, "contention_share", 0.25, &f->contention_share, &bad, err, errlen))
+        goto fail;
+    if (!(f->contention_share > 0 && f->contention_share <= 1)) {
+        bad = "contention_share";
+        errmsg_set(err, errlen, "must be a share in (0, 1], got %g", f->contention_share);
+        goto fail;
+    }
+    if (get(ctx, "contention_share") != NULL && !f->contention) {
+        bad = "contention_share";
+        errmsg_set(err, errlen, "needs cpu_contention (the curve)");
+        goto fail;
+    }
 
     /* Autoscaling. */
     f->autoscale = get(ctx, "min_replicas") != NULL || get(ctx, "max_replicas") != NULL;

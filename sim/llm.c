@@ -20,6 +20,7 @@
 #include "catalog.h"
 #include "fleet.h"
 #include "llm.h"
+#include "rng.h"
 #include "route.h"
 #include "sim.h"
 
@@ -67,6 +68,7 @@ typedef struct replica {
     int down;                 /* 1: takes no new requests (failed, off, or draining what it holds) */
     evq_id step_ev;           /* the step-end event in flight, or 0 */
     uint64_t since;           /* requests it finished since it last came up (cold factor) */
+    int slow;                 /* 1: one of the slow replicas (slow_fraction) */
 } replica;
 
 struct llm {
@@ -596,6 +598,7 @@ static void step(replica *R)
     simtime_t now = evq_now(P->st.q);
     double ms = cost_step_ms(&P->cfg->cost, &R->cur);
     if (P->fl && P->st.cfg->fleet->cold) ms *= cold_factor(&P->st.cfg->fleet->cs, R->since);
+    if (R->slow) ms *= P->st.cfg->fleet->fault.slow_factor;
     simtime_t dur = simtime_from_ms(ms);
     if (dur < 1) dur = 1;
     R->step_start = now;
@@ -1045,6 +1048,20 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         for (int i = 0; i < P->nrep; i++) {
             P->r[i].down = i >= up;
             P->r[i].since = UINT64_MAX / 2;   /* up at the start: warm */
+        }
+        if (fc->fault.slow_fraction > 0) {    /* chosen from a stream of their own */
+            snprintf(name, sizeof name, "pool %s/slow", cfg->name);
+            gsl_rng *g = rng_stream(env->seed, name);
+            unsigned char *slow = calloc((size_t) P->nrep, 1);
+            if (!g || !slow) {
+                if (g) gsl_rng_free(g);
+                free(slow);
+                goto fail;
+            }
+            fault_pick_slow(&fc->fault, P->nrep, g, slow);
+            for (int i = 0; i < P->nrep; i++) P->r[i].slow = slow[i];
+            gsl_rng_free(g);
+            free(slow);
         }
     }
     /* Idle stack: replica 0 on top, so a lone request goes to replica 0. */

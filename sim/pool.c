@@ -6,9 +6,11 @@
  * failure can hand that request back to the queue (on_failure = retry) or fail
  * it, and a scale-down can let it finish first.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fleet.h"
+#include "rng.h"
 #include "pool.h"
 #include "scenario.h"
 #include "sim.h"
@@ -24,6 +26,12 @@ typedef struct gpool {
     unsigned char *avail; /* per server: 1 while it may take requests (up) */
     uint64_t *since;      /* per server: requests started since it last came up (cold factor) */
     int *idle_stack;      /* servers up and idle, the next to serve on top */
+    unsigned char *stacked; /* per server: 1 while on the idle stack */
+    unsigned char *slow;  /* per server: 1 when it is one of the slow ones (slow_fraction) */
+    simtime_t *end;       /* per server: when the request it serves is done, ns */
+    simtime_t *paused_to; /* per server: end of its pause in progress, ns (0: none) */
+    double cpu;           /* busy share of the servers up, averaged over about 10 s (contention) */
+    simtime_t cpu_t;      /* when cpu was last updated, ns */
     double as_area;       /* busy_area at the last autoscaler evaluation, server-ns */
     simtime_t as_t;       /* time of that evaluation, ns */
     uint64_t cold;        /* measured requests served by a cold server */
@@ -76,9 +84,73 @@ static void unit_serve(gpool *p, int u, request *r)
         if (f > 1 && r->measured) p->cold++;
         ms *= f;
     }
+    if (p->slow[u]) ms *= fc->fault.slow_factor;
+    if (fc->contention) {
+        /* Host CPU utilisation as monitors see it: the busy share of the servers
+         * up (this one included), averaged exponentially over 10 s. */
+        int up = fleet_up(p->fl);
+        simtime_t now = evq_now(st->q);
+        double w = 1 - exp(-(double) (now - p->cpu_t) / 10e9);
+        p->cpu += w * ((up > 0 ? st->busy / up : 1) - p->cpu);
+        p->cpu_t = now;
+        ms *= 1 - fc->contention_share + fc->contention_share * contention_factor(&fc->cc, p->cpu);
+    }
     p->since[u]++;
     p->holding[u] = r;
-    p->ev[u] = station_after(st, simtime_from_ms(ms), unit_end, p, u);
+    p->end[u] = evq_now(st->q) + simtime_from_ms(ms);
+    p->ev[u] = station_at(st, p->end[u], unit_end, p, u);
+}
+
+static void push_idle(gpool *p, int u)
+{
+    if (p->stacked[u]) return;
+    p->stacked[u] = 1;
+    p->idle_stack[p->idle++] = u;
+}
+
+static void remove_idle(gpool *p, int u)
+{
+    if (!p->stacked[u]) return;
+    for (int i = 0; i < p->idle; i++)
+        if (p->idle_stack[i] == u) {
+            memmove(&p->idle_stack[i], &p->idle_stack[i + 1], (size_t) (p->idle - i - 1) * sizeof *p->idle_stack);
+            p->idle--;
+            break;
+        }
+    p->stacked[u] = 0;
+}
+
+static void dispatch(gpool *p);
+
+/* The pause of idle server U is over. */
+static void unit_resume(evq *q, void *subject, int64_t arg)
+{
+    gpool *p = subject;
+    int u = (int) arg;
+    if (p->paused_to[u] > evq_now(q)) return;   /* a later pause took over */
+    p->paused_to[u] = 0;
+    if (p->avail[u] && !p->holding[u]) {
+        push_idle(p, u);
+        dispatch(p);
+    }
+}
+
+/* Server U stalls for LEN: its request's end moves by LEN; idle, it takes
+ * nothing until the pause is over. */
+static void unit_pause(void *ctx, int u, simtime_t len)
+{
+    gpool *p = ctx;
+    station *st = &p->st;
+    simtime_t now = evq_now(st->q);
+    if (p->holding[u]) {
+        evq_cancel(st->q, p->ev[u]);
+        p->end[u] += len;
+        p->ev[u] = station_at(st, p->end[u], unit_end, p, u);
+        return;
+    }
+    remove_idle(p, u);
+    p->paused_to[u] = now + len;
+    station_at(st, p->paused_to[u], unit_resume, p, u);
 }
 
 /* Idle up servers take waiting requests. */
@@ -89,6 +161,7 @@ static void dispatch(gpool *p)
         request *r = station_dequeue(st);
         if (!r) return;
         int u = p->idle_stack[--p->idle];
+        p->stacked[u] = 0;
         station_busy(st, +1);
         unit_serve(p, u, r);
     }
@@ -113,7 +186,7 @@ static void unit_end(evq *q, void *subject, int64_t arg)
     if (next) unit_serve(p, u, next);
     else {
         station_busy(st, -1);
-        if (p->avail[u]) p->idle_stack[p->idle++] = u;
+        if (p->avail[u]) push_idle(p, u);
         else fleet_drained(p->fl, u);          /* a draining server is done */
     }
     station_forward(st, r, 0);
@@ -127,13 +200,8 @@ static void unit_down(void *ctx, int u, int failed)
     p->avail[u] = 0;
     request *r = p->holding[u];
     if (!r) {
-        if (!was_avail) return;
-        for (int i = 0; i < p->idle; i++)      /* off the idle stack */
-            if (p->idle_stack[i] == u) {
-                memmove(&p->idle_stack[i], &p->idle_stack[i + 1], (size_t) (p->idle - i - 1) * sizeof *p->idle_stack);
-                p->idle--;
-                break;
-            }
+        (void) was_avail;
+        remove_idle(p, u);                     /* off the idle stack */
         return;
     }
     if (!failed) return;                       /* draining: it finishes R */
@@ -157,7 +225,8 @@ static void unit_up(void *ctx, int u)
     gpool *p = ctx;
     p->avail[u] = 1;
     p->since[u] = 0;
-    if (!p->holding[u]) p->idle_stack[p->idle++] = u;
+    p->paused_to[u] = 0;
+    if (!p->holding[u]) push_idle(p, u);
     dispatch(p);
 }
 
@@ -188,6 +257,7 @@ static void arrive_fleet(station *st, request *r)
     if (r->measured) st->arrivals++;
     if (p->idle > 0 && st->qlen == 0) {
         int u = p->idle_stack[--p->idle];
+        p->stacked[u] = 0;
         station_busy(st, +1);
         unit_serve(p, u, r);
         return;
@@ -269,6 +339,10 @@ static void destroy(station *st)
     free(p->avail);
     free(p->since);
     free(p->idle_stack);
+    free(p->stacked);
+    free(p->slow);
+    free(p->end);
+    free(p->paused_to);
     station_fini(st);
     free(st);
 }
@@ -336,7 +410,8 @@ station *pool_new(const pool_cfg *cfg, const station_env *env)
 
     char name[96];
     snprintf(name, sizeof name, "pool %s", cfg->name);
-    fleet_units ops = { .ctx = p, .down = unit_down, .up = unit_up, .held = unit_held, .load = unit_load };
+    fleet_units ops = { .ctx = p, .down = unit_down, .up = unit_up, .held = unit_held, .load = unit_load,
+                        .pause = unit_pause };
     fleet_cfg fc = *cfg->fleet;
     fc.units = cfg->servers;
     if (!(p->fl = fleet_new(&fc, env->q, env->seed, name, &ops))) {
@@ -350,9 +425,25 @@ station *pool_new(const pool_cfg *cfg, const station_env *env)
     p->avail = calloc(n, sizeof *p->avail);
     p->since = calloc(n, sizeof *p->since);
     p->idle_stack = calloc(n, sizeof *p->idle_stack);
-    if (!p->holding || !p->ev || !p->avail || !p->since || !p->idle_stack) {
+    p->stacked = calloc(n, sizeof *p->stacked);
+    p->slow = calloc(n, sizeof *p->slow);
+    p->end = calloc(n, sizeof *p->end);
+    p->paused_to = calloc(n, sizeof *p->paused_to);
+    if (!p->holding || !p->ev || !p->avail || !p->since || !p->idle_stack || !p->stacked || !p->slow ||
+        !p->end || !p->paused_to) {
         destroy(&p->st);
         return NULL;
+    }
+    if (cfg->fleet->fault.slow_fraction > 0) {   /* its own stream: the service draws stay as they are */
+        char sname[128];
+        snprintf(sname, sizeof sname, "pool %s/slow", cfg->name);
+        gsl_rng *r = rng_stream(env->seed, sname);
+        if (!r) {
+            destroy(&p->st);
+            return NULL;
+        }
+        fault_pick_slow(&cfg->fleet->fault, p->n, r, p->slow);
+        gsl_rng_free(r);
     }
     /* Servers 0..initial-1 are up (and warm) at the start; the lowest index
      * serves first. */
@@ -360,7 +451,7 @@ station *pool_new(const pool_cfg *cfg, const station_env *env)
     for (int u = fleet_initial_up(p->fl) - 1; u >= 0; u--) {
         p->avail[u] = 1;
         p->since[u] = UINT64_MAX / 2;
-        p->idle_stack[p->idle++] = u;
+        push_idle(p, u);
     }
     p->st.capacity = p->n;
     return &p->st;

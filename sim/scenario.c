@@ -665,6 +665,11 @@ static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "not supported by kind = %s pools", p->kind->name);
         }
+        if (p->kind == &llm_kind && (!strcmp(k->key, "pause_every_s") || !strcmp(k->key, "pause_s") ||
+                                     !strcmp(k->key, "cpu_contention"))) {
+            fleetcfg_free(&f);
+            return fail(x, e, sec, k->key, "not modelled for kind = llm pools yet (generic pools only)");
+        }
         if (!strcmp(k->key, "autoscale") && f.as.metric == AS_KV && !(p->kind->flags & KIND_TOKENS)) {
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "kv needs a pool with a KV cache (kind = llm)");

@@ -334,3 +334,53 @@ Test(fleetsim, client_bad_input)
     load_error(MM8 "[client]\ntimeout_ms = 100\nretrys = 1\n", err, sizeof err);
     cr_assert_neq(strstr(err, "did you mean 'retries'"), NULL, "%s", err);
 }
+
+/* ---- slow servers, pauses, CPU contention --------------------------------------- */
+
+Test(fleetsim, slow_servers_and_pauses)
+{
+    sim_result r;
+    /* Every server slow by 2: the mean service is 100 ms (SE 100 / sqrt(1e5) =
+     * 0.32 ms; 4 SE = 1.3 ms). */
+    simulate("[sim]\nrequests = 100000\n[workload]\nrate = 50\n[pool cpu]\nservers = 8\n"
+             "service_ms = exp(mean=50)\nslow_fraction = 1\nslow_factor = 2\n", 1, &r);
+    cr_assert_float_eq(r.service.mean, 100, 1.3);
+    sim_result_free(&r);
+    /* A pause of 200 ms about every 10.2 s of each server: a service of 50 ms
+     * meets one with probability 0.05 / 10.2, so the mean service grows by
+     * 0.98 ms (SE of the mean about 0.16 ms + the pauses' own spread). */
+    simulate("[sim]\nrequests = 100000\n[workload]\nrate = 100\n[pool cpu]\nservers = 8\n"
+             "service_ms = exp(mean=50)\npause_every_s = exp(mean=10)\npause_s = const(0.2)\n", 1, &r);
+    cr_assert(r.service.mean > 50.3 && r.service.mean < 51.7, "service mean %g", r.service.mean);
+    sim_result_free(&r);
+}
+
+Test(fleetsim, cpu_contention_cliff)
+{
+    sim_result below, above;
+    const char *curve = "cpu_contention = 0:1, 0.7:1, 0.8:3, 1:5\n";
+    char text[512];
+    /* At 62.5 % the 10 s mean utilisation stays below the knee at 70 %: factor
+     * 1, the service times of the pool without contention. */
+    snprintf(text, sizeof text, "[sim]\nrequests = 100000\nwarmup = 10000\n[workload]\nrate = 100\n"
+             "[pool cpu]\nservers = 8\nservice_ms = exp(mean=50)\n%s", curve);
+    simulate(text, 1, &below);
+    cr_assert_eq(below.saturated, 0);
+    cr_assert_float_eq(below.service.mean, 50, 0.7);
+    /* At 72 %, past the knee, the overhead share (25 %) grows 1.4-5x, which
+     * raises the utilisation further: the pool tips into overload. */
+    snprintf(text, sizeof text, "[sim]\nrequests = 100000\nwarmup = 10000\n[workload]\nrate = 115\n"
+             "[pool cpu]\nservers = 8\nservice_ms = exp(mean=50)\n%s", curve);
+    simulate(text, 1, &above);
+    cr_assert_eq(above.saturated, 1);
+    cr_assert_gt(above.service.n ? above.service.mean : 60, 55);
+    sim_result_free(&below);
+    sim_result_free(&above);
+    char err[1024];
+    load_error(MM8 "cpu_contention = 0:1, 0.8:3, 0.9:2\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:9: [pool cpu] cpu_contention: not increasing: factor 2 at 0.9 is below 3 at 0.8");
+    load_error(MM8 "pause_every_s = exp(mean=10)\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:6: [pool cpu] pause_s: missing: pause_every_s needs pause_s (the length of a pause)");
+    load_error(MM8 "slow_fraction = 1.5\n", err, sizeof err);
+    cr_assert_neq(strstr(err, "[pool cpu] slow_fraction: must be a share in [0, 1]"), NULL, "%s", err);
+}
