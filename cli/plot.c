@@ -417,6 +417,9 @@ static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, c
     spoint *pts;
     int n = sweep_points(db, id, &pts);
     if (n <= 0) { free(pts); return cu_die(n < 0 ? 1 : 2, "plot: sweep %lld has no stored points", (long long) id); }
+    int measured = 0;
+    for (int i = 0; i < n; i++) measured += !isnan(stat_of(db, pts[i].run, "", "e2e", "mean"));
+    if (!measured) { free(pts); return cu_die(2, "plot: every point of sweep %lld is saturated: no latencies to draw", (long long) id); }
     /* x: the rate when it varies, else the varied value. */
     int by_rate = 0;
     for (int i = 1; i < n; i++) by_rate |= pts[i].rate != pts[0].rate;
