@@ -287,12 +287,13 @@ int sweep_main(int argc, char **argv)
                 }
                 if (s.n == from) break;
                 if ((rc = run_points(&s, from, jobs, dbpath, &base.slo)) != 0) goto done;
+                /* Conservative near the boundary, where noise can make a point
+                 * meet above one that missed: the lowest miss bounds the answer. */
                 double nlo = lo, nhi = hi;
-                for (int q = from; q < s.n; q++) {
-                    if (s.p[q].met && s.p[q].x > nlo && s.p[q].x < nhi) nlo = s.p[q].x;
-                }
                 for (int q = from; q < s.n; q++)
-                    if (!s.p[q].met && s.p[q].x > nlo && s.p[q].x < nhi) nhi = s.p[q].x;
+                    if (!s.p[q].met && s.p[q].x > lo && s.p[q].x < nhi) nhi = s.p[q].x;
+                for (int q = from; q < s.n; q++)
+                    if (s.p[q].met && s.p[q].x > nlo && s.p[q].x < nhi) nlo = s.p[q].x;
                 lo = nlo;
                 hi = nhi;
             }
