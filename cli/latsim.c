@@ -344,7 +344,18 @@ static int cmd_run(int argc, char **argv)
     }
     fflush(stdout);
     if (store) {
-        if (store_open(path, &db, err, sizeof err) != 0) { free(kv); slo_result_free(&slo); say(err); rc = 2; goto done; }
+        /* Input and database were checked before the run: failing now (a lock held
+         * longer than the wait, a full disk) is a runtime failure, exit 1; the
+         * report above stays the run's record. */
+        if (store_open(path, &db, err, sizeof err) != 0) {
+            free(kv);
+            slo_result_free(&slo);
+            char m[2200];
+            snprintf(m, sizeof m, "run not stored: %s", err);
+            say(m);
+            rc = 1;
+            goto done;
+        }
         size_t nstats = 0;
         for (int i = 0; i < reps; i++) nstats += runs[i].n;
         if (reps > 1) nstats += agg.n;
@@ -367,7 +378,15 @@ static int cmd_run(int argc, char **argv)
         int64_t id;
         int s = store_save_run(db, &run, &id, err, sizeof err);
         free(all);
-        if (s != 0) { free(kv); slo_result_free(&slo); say(err); goto done; }
+        if (s != 0) {
+            free(kv);
+            slo_result_free(&slo);
+            char m[2200];
+            snprintf(m, sizeof m, "run not stored: %s", err);
+            say(m);
+            rc = 1;
+            goto done;
+        }
         if (!json) printf("\nrun %lld stored in %s\n", (long long) id, path);
     }
     free(kv);
@@ -441,15 +460,14 @@ static int cmd_db(const char *cmd, int argc, char **argv)
     const char *path = db_path(dbopt);
     sqlite3 *db = NULL;
     int rc = 2;
-    if (!strcmp(cmd, "runs") || !strcmp(cmd, "show")) {
-        if (access(path, F_OK) != 0) {
-            snprintf(err, sizeof err, "%s: no such database (run a scenario first, or give --db PATH)", path);
-            return die(2, err);
-        }
-    }
+    /* runs, show and catalog only read: the file is opened read-only and never
+     * given a schema (an empty or foreign file is refused, unchanged). */
+    int writes = !strcmp(cmd, "catalog") && n > 0;
     if (!strcmp(cmd, "catalog") && n == 0 && access(path, F_OK) != 0) {
-        if (store_open(":memory:", &db, err, sizeof err) != 0) return die(1, err);
-    } else if (store_open(path, &db, err, sizeof err) != 0) return die(2, err);
+        if (store_open(":memory:", &db, err, sizeof err) != 0) return die(load_rc(err), err);
+    } else if (!writes) {
+        if (store_open_readonly(path, &db, err, sizeof err) != 0) return die(load_rc(err), err);
+    } else if (store_open(path, &db, err, sizeof err) != 0) return die(load_rc(err), err);
 
     if (!strcmp(cmd, "runs")) {
         if (n != 0) { snprintf(err, sizeof err, "runs: unexpected argument '%s'", argv[0]); say(err); err[0] = '\0'; goto done; }

@@ -20,6 +20,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define STORE_SCHEMA_VERSION 1
 
@@ -182,6 +183,58 @@ done:
     return ret;
 }
 
+int store_lock_wait_ms(void)
+{
+    const char *e = getenv("LATSIM_LOCK_WAIT_S");
+    char *end;
+    double v = e && e[0] ? strtod(e, &end) : NAN;
+    if (!(v >= 0 && v <= 86400) || *end) v = STORE_LOCK_WAIT_S;
+    return (int) (v * 1000);
+}
+
+int store_open_readonly(const char *path, sqlite3 **db, char *err, size_t errlen)
+{
+    int ret = -1;
+    int64_t version = 0;
+    sqlite3 *h = NULL;
+    struct stat sb;
+    *db = NULL;
+    if (stat(path, &sb) != 0) {
+        errmsg_set(err, errlen, "%s: no such database (run a scenario first, or give --db PATH)", path);
+        goto done;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        errmsg_set(err, errlen, "%s: not a latsim database: not a regular file", path);
+        goto done;
+    }
+    int rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL);
+    if (rc != SQLITE_OK) {
+        errmsg_set(err, errlen, "%s: cannot open database: %s", path, h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+        goto done;
+    }
+    sqlite3_busy_timeout(h, store_lock_wait_ms());
+    if (query_int(h, "PRAGMA user_version", &version) != SQLITE_OK) {
+        open_error(h, path, err, errlen);
+        goto done;
+    }
+    if (version == 0) {
+        errmsg_set(err, errlen, "%s: not a latsim database: %s", path,
+                   sb.st_size == 0 ? "the file is empty" : "it has no latsim schema");
+        goto done;
+    }
+    if (version > STORE_SCHEMA_VERSION) {
+        errmsg_set(err, errlen, "%s: database schema version %" PRId64 " is newer than this latsim's (%d)", path,
+                   version, STORE_SCHEMA_VERSION);
+        goto done;
+    }
+    *db = h;
+    h = NULL;
+    ret = 0;
+done:
+    sqlite3_close(h);
+    return ret;
+}
+
 int store_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 {
     int ret = -1, rc;
@@ -198,7 +251,9 @@ int store_open(const char *path, sqlite3 **db, char *err, size_t errlen)
                 h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
         goto done;
     }
-    sqlite3_busy_timeout(h, 5000);
+    /* SQLite's busy handler retries, sleeping between tries, until the lock is
+     * free or the wait is over (store_lock_wait_ms). */
+    sqlite3_busy_timeout(h, store_lock_wait_ms());
     if (sqlite3_exec(h, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK) {
         open_error(h, path, err, errlen);
         goto done;
@@ -316,6 +371,22 @@ int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen
     if (sqlite3_db_readonly(db, "main") == 1) {
         errmsg_set(err, errlen, "%s: cannot write to the database: it is read-only", path);
         return -1;
+    }
+    /* A corrupt file would be found only when the run is stored: check it now,
+     * before simulating (quick_check reads every page once, without the index
+     * cross-checks of integrity_check). */
+    {
+        sqlite3_stmt *qc = NULL;
+        int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &qc, NULL);
+        if (rc == SQLITE_OK) rc = sqlite3_step(qc);
+        const char *res = rc == SQLITE_ROW ? (const char *) sqlite3_column_text(qc, 0) : NULL;
+        if (rc != SQLITE_ROW || !res || strcmp(res, "ok") != 0) {
+            errmsg_set(err, errlen, "%s: the database is damaged (%s): not simulating; give another --db", path,
+                       res ? res : sqlite3_errmsg(db));
+            sqlite3_finalize(qc);
+            return -1;
+        }
+        sqlite3_finalize(qc);
     }
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         errmsg_set(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));

@@ -58,9 +58,19 @@ typedef struct store_run {
 int store_open(const char *path, sqlite3 **db, char *err, size_t errlen);
 void store_close(sqlite3 *db);
 
+/* Opens an existing latsim database at PATH read-only (SQLITE_OPEN_READONLY):
+ * nothing is created or written, not even into an empty or foreign file, which
+ * is refused ("not a latsim database").  Returns 0 with *DB set, or -1 + ERR. */
+int store_open_readonly(const char *path, sqlite3 **db, char *err, size_t errlen);
+
+/* How long a connection waits for another's lock, retrying, before failing:
+ * STORE_LOCK_WAIT_S seconds, or $LATSIM_LOCK_WAIT_S (0..86400).  Returns ms. */
+#define STORE_LOCK_WAIT_S 120
+int store_lock_wait_ms(void);
+
 /* Checks, before a run, that store_save_run() will be able to write to DB
- * (PATH names it in messages): takes and releases the write lock, and prepares
- * the inserts against the schema.  Returns 0, or -1 + ERR. */
+ * (PATH names it in messages): runs PRAGMA quick_check, takes and releases the
+ * write lock, and prepares the inserts against the schema.  Returns 0, or -1 + ERR. */
 int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen);
 
 /* Writes one run in a single transaction.  Returns 0 with *ID set, or -1 + ERR

@@ -18,6 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "evq.h"
 #include "scenario.h"
 #include "store.h"
@@ -439,5 +441,147 @@ Test(hard_input, escape_sequences_in_names_are_escaped)
     result r = run_scenario(20, s, NULL);
     expect_fail(&r, 2, "[pool \\x1b[2Jx] sevrers: unknown key");
     cr_expect(strchr(r.err, '\x1b') == NULL);
+    result_free(&r);
+}
+
+/* ---- the database --------------------------------------------------------------- */
+
+TestSuite(hard_db, .init = setup, .fini = teardown);
+
+static char *file_bytes(const char *path, size_t *n)
+{
+    return slurp(path, n);
+}
+
+/* show, runs and catalog on an empty or foreign file: exit 2, one line, and the
+ * file is byte for byte what it was (no schema written into it). */
+Test(hard_db, read_only_commands_change_nothing)
+{
+    char empty[256], foreign[256];
+    write_file("empty.db", "", empty, sizeof empty);
+    snprintf(foreign, sizeof foreign, "%s/foreign.db", dir);
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(foreign, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine');", NULL, NULL, NULL),
+                 SQLITE_OK);
+    sqlite3_close(h);
+    const char *files[] = { empty, foreign };
+    for (int f = 0; f < 2; f++) {
+        size_t n0, n1;
+        char *before = file_bytes(files[f], &n0);
+        char *cmds[][6] = {
+            { "runs", "--db", (char *) files[f], NULL },
+            { "show", "1", "--db", (char *) files[f], NULL },
+            { "catalog", "--db", (char *) files[f], NULL },
+        };
+        for (int c = 0; c < 3; c++) {
+            result r = run_argv(20, cmds[c]);
+            cr_expect_eq(r.rc, 2, "%s on %s: exit %d: %s", cmds[c][0], files[f], r.rc, r.err);
+            cr_expect_eq(lines(r.err), 1, "%s", r.err);
+            cr_expect(strstr(r.err, "not a latsim database") != NULL, "%s", r.err);
+            result_free(&r);
+        }
+        char *after = file_bytes(files[f], &n1);
+        cr_expect(n0 == n1 && memcmp(before, after, n0) == 0, "%s was changed", files[f]);
+        free(before);
+        free(after);
+    }
+}
+
+/* Holds a read transaction (SHARED lock) on PATH: the pre-run check's write
+ * transaction still begins, but the final COMMIT must wait for it. */
+static sqlite3 *hold_shared(const char *path)
+{
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(path, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "BEGIN; SELECT count(*) FROM runs;", NULL, NULL, NULL), SQLITE_OK);
+    return h;
+}
+
+static long long runs_in(const char *path)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    long long n = -1;
+    cr_assert_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return n;
+}
+
+/* A lock held past the wait: the report is printed, the run is not stored, exit 1
+ * with one line.  (LATSIM_LOCK_WAIT_S shortens the wait for the test.) */
+Test(hard_db, lock_past_the_wait_is_exit_1_with_the_report)
+{
+    char s[256];
+    write_file("s.ini", MMC, s, sizeof s);
+    result r = run_scenario(60, s, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    sqlite3 *h = hold_shared(db);
+    setenv("LATSIM_LOCK_WAIT_S", "1", 1);
+    r = run_scenario(60, s, NULL);
+    unsetenv("LATSIM_LOCK_WAIT_S");
+    cr_expect_eq(r.rc, 1, "exit %d: %s", r.rc, r.err);
+    cr_expect_eq(lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "run not stored:") != NULL, "%s", r.err);
+    cr_expect(strstr(r.out, "throughput_rps") != NULL, "the report was not printed: %s", r.out);
+    sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(h);
+    cr_expect_eq(runs_in(db), 1);
+    result_free(&r);
+}
+
+/* A lock released after 6 s (more than the old 5 s timeout) is waited for with
+ * the default wait: the run is stored. */
+Test(hard_db, lock_held_6_s_is_waited_for)
+{
+    char s[256];
+    write_file("s.ini", MMC, s, sizeof s);
+    result r = run_scenario(60, s, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    sqlite3 *h = hold_shared(db);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        result c = run_scenario(60, s, NULL);
+        if (c.rc != 0) fprintf(stderr, "exit %d: %s\n", c.rc, c.err);
+        _exit(c.rc == 0 ? 0 : 1);
+    }
+    sleep(6);
+    sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(h);
+    int st;
+    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the run was not stored after the lock was released");
+    cr_expect_eq(runs_in(db), 2);
+}
+
+/* A damaged database is found before simulating: exit 2, no report, one line. */
+Test(hard_db, damaged_database_refused_before_the_run)
+{
+    char s[256];
+    write_file("s.ini", MMC, s, sizeof s);
+    result r = run_scenario(60, s, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    size_t n;
+    char *bytes = file_bytes(db, &n);
+    cr_assert(n > 4 * 4096, "database of %zu bytes", n);
+    /* Garbage over page 3 (pages are 4096 bytes): the header stays valid. */
+    memset(bytes + 2 * 4096, 0x5a, 4096);
+    FILE *f = fopen(db, "wb");
+    cr_assert_not_null(f);
+    fwrite(bytes, 1, n, f);
+    fclose(f);
+    free(bytes);
+    r = run_scenario(60, s, NULL);
+    cr_expect_eq(r.rc, 2, "exit %d: %s", r.rc, r.err);
+    cr_expect_eq(lines(r.err), 1, "%s", r.err);
+    cr_expect(strstr(r.err, "damaged") != NULL || strstr(r.err, "malformed") != NULL, "%s", r.err);
+    cr_expect_eq(r.out[0], '\0', "a report was printed: %s", r.out);
     result_free(&r);
 }
