@@ -294,20 +294,15 @@ static int cmd_run(int argc, char **argv)
     }
     slo_result slo = { 0 };
     if (slo_eval(&sc.slo, shown->rows, shown->n, &slo) != 0) { free(kv); fprintf(stderr, "latsim: out of memory\n"); goto done; }
-    char extra[1536], esc[1024];
-    size_t k = 0;
-    for (const char *p = file; *p && k + 3 < sizeof esc; p++) {
-        if (*p == '"' || *p == '\\') esc[k++] = '\\';
-        esc[k++] = *p;
-    }
-    esc[k] = '\0';
-    snprintf(extra, sizeof extra, "\"scenario\": \"%s\", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"",
-             esc, (unsigned long long) h, (unsigned long long) sc.seed, LATSIM_VERSION);
     char *extra2 = NULL;
     size_t extra2_len = 0;
     FILE *mem = open_memstream(&extra2, &extra2_len);
     if (!mem) { free(kv); slo_result_free(&slo); fprintf(stderr, "latsim: out of memory\n"); goto done; }
-    fputs(extra, mem);
+    /* The path in full (no truncation), escaped per RFC 8259. */
+    fputs("\"scenario\": ", mem);
+    report_json_str(mem, file);
+    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"",
+            (unsigned long long) h, (unsigned long long) sc.seed, LATSIM_VERSION);
     if (sc.slo.n > 0) { fputs(", \"slo\": ", mem); slo_json(&slo, mem); }
     if (ts_rows_kept) {
         if (ts_alerts(ts_rows_kept, ts_n, &sc.slo, (size_t) alert_k, &alerts, &nalerts) != 0) {
@@ -328,7 +323,7 @@ static int cmd_run(int argc, char **argv)
     /* The report first: if storing fails, the results are still shown. */
     if (json) fputs(json_text, stdout);
     else {
-        char title[1200];
+        char title[8192];
         snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", file, (unsigned long long) sc.seed, LATSIM_VERSION);
         report_table(shown, title, stdout);
         slo_table(&slo, stdout);

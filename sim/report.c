@@ -10,6 +10,7 @@
 #include "cost.h"
 #include "kind.h"
 #include "report.h"
+#include "errmsg.h"
 
 static char *dupstr(const char *s)
 {
@@ -241,13 +242,35 @@ static const char *kind_name(double v)
     return k ? k->name : "unknown";
 }
 
-static void json_str(FILE *out, const char *s)
+/* Length of the valid UTF-8 sequence at S (1 to 4 bytes), or 0 when the bytes
+ * there are not one (overlong forms, surrogates and code points past U+10FFFF
+ * included). */
+static int utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    int n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+    if (n == 0) return 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    if (n == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0))) return 0;
+    if (n == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))) return 0;
+    return n;
+}
+
+void report_json_str(FILE *out, const char *s)
 {
     fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
-        else if ((unsigned char) *s < 0x20) fprintf(out, "\\u%04x", *s);
-        else fputc(*s, out);
+    for (const unsigned char *p = (const unsigned char *) s; *p;) {
+        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p++);
+        else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\u%04x", *p++);
+        else if (*p < 0x80) fputc(*p++, out);
+        else {
+            /* RFC 8259 text is UTF-8: a byte that is not part of a valid sequence
+             * is written as the code point of the same value (Latin-1). */
+            int n = utf8_len(p);
+            if (n == 0) fprintf(out, "\\u%04x", *p++);
+            else { fwrite(p, 1, (size_t) n, out); p += n; }
+        }
     }
     fputc('"', out);
 }
@@ -263,9 +286,9 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
         if (ci && (is_flag(s->metric) || !strcmp(s->metric, "kind"))) continue;
         if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
         fprintf(out, "%s", first ? "" : ", ");
-        json_str(out, s->metric);
+        report_json_str(out, s->metric);
         fputs(": ", out);
-        if (!strcmp(s->metric, "kind")) json_str(out, kind_name(s->value));
+        if (!strcmp(s->metric, "kind")) report_json_str(out, kind_name(s->value));
         else num(out, ci ? s->ci95 : s->value, ci ? "" : s->metric);
         first = 0;
     }
@@ -275,12 +298,12 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
         double mape = report_get(r, scope, "cost_model.mape", "value");
         const char *src = cost_source_name((int) report_get(r, scope, "cost_model.source", "value"));
         fprintf(out, "%s\"cost_model\": {\"kind\": ", first ? "" : ", ");
-        json_str(out, cost_kind_name(cmk));
+        report_json_str(out, cost_kind_name(cmk));
         fputs(", \"id\": ", out);
         if (isnan(id)) fputs("null", out);
         else fprintf(out, "%.0f", id);
         fputs(", \"source\": ", out);
-        json_str(out, src ? src : "");
+        report_json_str(out, src ? src : "");
         fputs(", \"mape\": ", out);
         num(out, mape, "");
         fprintf(out, ", \"extrapolated\": %s}", report_get(r, scope, "cost_model.extrapolated", "value") > 0 ? "true" : "false");
@@ -299,7 +322,7 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
             if (nb++ == 0) fprintf(out, "%s\"breakdown\": {", first ? "" : ", ");
             if (k++ == 0) fprintf(out, "%s\"%s\": {", set && nb > 1 ? "}, " : "", name);
             else fputs(", ", out);
-            json_str(out, rest + len + 1);
+            report_json_str(out, rest + len + 1);
             fputs(": ", out);
             num(out, ci ? s->ci95 : s->value, "");
         }
@@ -316,11 +339,11 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
             if (strcmp(s->scope, scope) || !strcmp(s->stat, "value")) continue;
             if (!cur || strcmp(cur, s->metric)) {
                 if (cur) fputs("}, ", out);
-                json_str(out, s->metric);
+                report_json_str(out, s->metric);
                 fputs(": {", out);
                 cur = s->metric;
             } else fputs(", ", out);
-            json_str(out, s->stat);
+            report_json_str(out, s->stat);
             fputs(": ", out);
             num(out, ci ? s->ci95 : s->value, "");
         }
@@ -346,7 +369,7 @@ static void json_group(const report *r, int ci, int classes, FILE *out)
         if (!sc[0] || !strcmp(sc, last) || is_class_scope(sc) != classes) continue;
         if (first) fprintf(out, ", \"%s\": {", classes ? "classes" : "pools");
         fputs(first ? "" : ", ", out);
-        json_str(out, sc + skip);
+        report_json_str(out, sc + skip);
         fputs(": {", out);
         json_scope(r, sc, ci, out);
         fputs("}", out);
@@ -378,32 +401,59 @@ void report_json(const report *r, const char *extra, FILE *out)
 
 /* ---- table --------------------------------------------------------------- */
 
-static void cell(FILE *out, double v, double ci, int reps)
+/* Columns S takes on a terminal: UTF-8 continuation bytes take none ("±" is
+ * two bytes, one column). */
+static int display_width(const char *s)
 {
-    char b[64];
-    if (isnan(v)) snprintf(b, sizeof b, "-");
-    else if (reps > 1 && !isnan(ci)) snprintf(b, sizeof b, "%.4g±%.2g", v, ci);
-    else snprintf(b, sizeof b, "%.4g", v);
-    fprintf(out, " %12s", b);
+    int w = 0;
+    for (; *s; s++) w += ((unsigned char) *s & 0xC0) != 0x80;
+    return w;
 }
 
+/* Prints S right-aligned (LEFT: left-aligned) in W display columns. */
+static void pad(FILE *out, const char *s, int w, int left)
+{
+    int n = display_width(s);
+    if (left) fputs(s, out);
+    for (; n < w; n++) fputc(' ', out);
+    if (!left) fputs(s, out);
+}
+
+/* One latency cell: the value, or (HALF) "±" and its confidence half-width. */
+static void cell(FILE *out, double v, double ci, int half)
+{
+    char b[64];
+    if (half) snprintf(b, sizeof b, isnan(ci) ? "" : "±%.2g", ci);
+    else if (isnan(v)) snprintf(b, sizeof b, "-");
+    else snprintf(b, sizeof b, "%.4g", v);
+    fputc(' ', out);
+    pad(out, b, 12, 0);
+}
+
+/* Rows of latency statistics; with replications, each row of means is followed
+ * by a row of the half-widths of their 95 % intervals, in the same columns. */
 static void latency_table(const report *r, const char *scope, FILE *out)
 {
     fprintf(out, "  %-10s", "ms");
     for (int i = 0; i < 7; i++) fprintf(out, " %12s", LAT_STATS[i]);
     fputc('\n', out);
-    const char *cur = NULL;
-    for (size_t i = 0; i < r->n; i++) {
+    for (size_t i = 0; i < r->n;) {
         const store_stat *s = &r->rows[i];
-        if (strcmp(s->scope, scope) || !strcmp(s->stat, "value")) continue;
-        if (!cur || strcmp(cur, s->metric)) {
-            if (cur) fputc('\n', out);
-            fprintf(out, "  %-10s", s->metric);
-            cur = s->metric;
+        if (strcmp(s->scope, scope) || !strcmp(s->stat, "value")) { i++; continue; }
+        size_t j = i;          /* the metric's rows are [i, j) */
+        while (j < r->n && !strcmp(r->rows[j].scope, scope) && !strcmp(r->rows[j].metric, s->metric) &&
+               strcmp(r->rows[j].stat, "value"))
+            j++;
+        for (int half = 0; half <= (r->replications > 1); half++) {
+            int any = 0;
+            for (size_t k = i; k < j; k++) any |= !isnan(r->rows[k].ci95);
+            if (half && !any) break;
+            fprintf(out, "  %-10s", half ? "" : s->metric);
+            for (size_t k = i; k < j; k++) cell(out, r->rows[k].value, r->rows[k].ci95, half);
+            fputc('\n', out);
         }
-        cell(out, s->value, s->ci95, r->replications);
+        i = j;
     }
-    if (cur) fputc('\n', out);
 }
 
 /* "share of e2e  network 1.2%/3.4%  queue ..." (all requests / those at or above the P99). */
@@ -426,38 +476,47 @@ static void breakdown_line(const report *r, FILE *out)
     if (any) fprintf(out, "%s\n", line);
 }
 
-/* Scalars three to a line, "name value" in aligned columns, no trailing blanks. */
+/* Scalars three to a line (two with replications), "name value" in aligned
+ * columns as wide as the widest value, no trailing blanks. */
 static void scalars(const report *r, const char *scope, FILE *out)
 {
-    char line[256] = "";
-    int k = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        const store_stat *s = &r->rows[i];
-        if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "kind")) continue;
-        if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
-        char b[64], c[96];
-        if (is_flag(s->metric)) snprintf(b, sizeof b, "%s", s->value > 0 ? "YES" : "no");
-        else if (isnan(s->value)) snprintf(b, sizeof b, "-");
-        else if (r->replications > 1 && !isnan(s->ci95)) snprintf(b, sizeof b, "%.6g ±%.3g", s->value, s->ci95);
-        else if (s->value == floor(s->value) && fabs(s->value) < 1e15) snprintf(b, sizeof b, "%.0f", s->value);
-        else snprintf(b, sizeof b, "%.6g", s->value);
-        snprintf(c, sizeof c, "  %-20s %-18s", s->metric, b);
-        strncat(line, c, sizeof line - strlen(line) - 1);
-        if (++k % 3 == 0) {
-            size_t n = strlen(line);
-            while (n > 0 && line[n - 1] == ' ') line[--n] = '\0';
-            fprintf(out, "%s\n", line);
-            line[0] = '\0';
+    char (*vals)[64] = malloc(r->n * sizeof *vals);
+    if (!vals) return;
+    int width = 18, per = r->replications > 1 ? 2 : 3;
+    for (int pass = 0; pass < 2; pass++) {
+        int k = 0, open = 0, pending = 0;   /* pending: blanks owed before the next cell */
+        for (size_t i = 0; i < r->n; i++) {
+            const store_stat *s = &r->rows[i];
+            if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "kind")) continue;
+            if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
+            char *b = vals[i];
+            if (pass == 0) {
+                if (is_flag(s->metric)) snprintf(b, 64, "%s", s->value > 0 ? "YES" : "no");
+                else if (isnan(s->value)) snprintf(b, 64, "-");
+                else if (r->replications > 1 && !isnan(s->ci95)) snprintf(b, 64, "%.6g ±%.3g", s->value, s->ci95);
+                else if (s->value == floor(s->value) && fabs(s->value) < 1e15) snprintf(b, 64, "%.0f", s->value);
+                else snprintf(b, 64, "%.6g", s->value);
+                if (display_width(b) > width) width = display_width(b);
+                continue;
+            }
+            for (; pending > 0; pending--) fputc(' ', out);
+            fprintf(out, "  %-20s ", s->metric);
+            fputs(b, out);
+            open = 1;
+            if (++k % per == 0) {
+                fputc('\n', out);
+                open = 0;
+            } else pending = width - display_width(b);
         }
+        if (pass == 1 && open) fputc('\n', out);
     }
-    size_t n = strlen(line);
-    while (n > 0 && line[n - 1] == ' ') line[--n] = '\0';
-    if (n) fprintf(out, "%s\n", line);
+    free(vals);
 }
 
 void report_table(const report *r, const char *title, FILE *out)
 {
-    fprintf(out, "%s\n", title);
+    char safe[8192];
+    fprintf(out, "%s\n", errmsg_field(title, safe, sizeof safe));
     if (r->replications > 1) fprintf(out, "(mean ± half-width of the 95%% confidence interval over %d replications)\n", r->replications);
     scalars(r, "", out);
     if (report_get(r, "", "trace_exhausted", "value") > 0)
@@ -473,12 +532,12 @@ void report_table(const report *r, const char *title, FILE *out)
         if (!sc[0] || !strcmp(sc, last)) continue;
         last = sc;
         if (is_class_scope(sc)) {
-            fprintf(out, "\nclass %s\n", sc + strlen(REPORT_CLASS_SCOPE));
+            fprintf(out, "\nclass %s\n", errmsg_field(sc + strlen(REPORT_CLASS_SCOPE), safe, sizeof safe));
             scalars(r, sc, out);
             latency_table(r, sc, out);
             continue;
         }
-        fprintf(out, "\npool %s (%s)%s\n", sc, kind_name(report_get(r, sc, "kind", "value")),
+        fprintf(out, "\npool %s (%s)%s\n", errmsg_field(sc, safe, sizeof safe), kind_name(report_get(r, sc, "kind", "value")),
                 report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
         scalars(r, sc, out);
         double cmk = report_get(r, sc, "cost_model.kind", "value");

@@ -50,4 +50,8 @@ void report_table(const report *r, const char *title, FILE *out);
 
 void report_free(report *r);
 
+/* Writes S as a JSON string (RFC 8259): quotes and backslashes escaped, control
+ * characters and DEL as \u00XX, bytes that are not valid UTF-8 as \u00XX. */
+void report_json_str(FILE *out, const char *s);
+
 #endif

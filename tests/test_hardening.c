@@ -585,3 +585,117 @@ Test(hard_db, damaged_database_refused_before_the_run)
     cr_expect_eq(r.out[0], '\0', "a report was printed: %s", r.out);
     result_free(&r);
 }
+
+/* ---- output --------------------------------------------------------------------- */
+
+TestSuite(hard_output, .init = setup, .fini = teardown);
+
+/* Decodes the JSON string starting at S (after its opening quote) into OUT;
+ * fails the test on a raw control character or a bad escape. */
+static void json_decode(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *s != '"'; s++) {
+        cr_assert((unsigned char) *s >= 0x20, "raw control character 0x%02x in a JSON string", (unsigned char) *s);
+        cr_assert(k + 4 < n);
+        if (*s != '\\') { out[k++] = *s; continue; }
+        s++;
+        if (*s == 'u') {
+            unsigned v;
+            cr_assert_eq(sscanf(s + 1, "%4x", &v), 1);
+            cr_assert(v < 0x100, "unexpected \\u%04x", v);
+            out[k++] = (char) v;
+            s += 4;
+        } else {
+            cr_assert(strchr("\"\\/bfnrt", *s) != NULL, "bad escape \\%c", *s);
+            out[k++] = *s == 'n' ? '\n' : *s == 't' ? '\t' : *s == 'r' ? '\r' : *s == 'b' ? '\b' : *s == 'f' ? '\f' : *s;
+        }
+    }
+    out[k] = '\0';
+}
+
+/* A scenario path with control characters and 1500 bytes long, and a pool name
+ * with an escape sequence: the JSON holds them exactly (escaped), the table
+ * shows them escaped, nothing raw reaches the terminal. */
+Test(hard_output, json_escaped_in_full_and_table_escaped)
+{
+    char path[2048];
+    int k = snprintf(path, sizeof path, "%s", dir);
+    for (int i = 0; k < 1400; i++) {
+        k += snprintf(path + k, sizeof path - (size_t) k, "/d%d_%s", i,
+                      "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa");
+        cr_assert_eq(mkdir(path, 0700), 0, "mkdir %s", path);
+    }
+    k += snprintf(path + k, sizeof path - (size_t) k, "/s\x01\x1b[1m\"q\\\t.ini");
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("[sim]\nrequests = 200\nwarmup = 20\n[workload]\nrate = 10\n[pool \x1b[31mred\x7f]\nservice_ms = exp(mean=5)\n", f);
+    fclose(f);
+    result r = run_scenario(60, path, "--json", NULL);
+    cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
+    const char *p = strstr(r.out, "\"scenario\": \"");
+    cr_assert_not_null(p);
+    char back[4096];
+    json_decode(p + 13, back, sizeof back);
+    cr_expect_str_eq(back, path, "the path did not survive the JSON");
+    cr_expect(strstr(r.out, "\"\\u001b[31mred\\u007f\": {") != NULL, "pool name not escaped: %.300s", r.out);
+    for (const char *c = r.out; *c; c++) cr_expect((unsigned char) *c >= 0x20 || *c == '\n');
+    result_free(&r);
+    r = run_scenario(60, path, NULL);
+    cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
+    cr_expect(strchr(r.out, '\x1b') == NULL, "raw escape in the table");
+    cr_expect(strstr(r.out, "pool \\x1b[31mred\\x7f (generic)") != NULL, "%s", r.out);
+    result_free(&r);
+}
+
+/* Display columns of [S, E): UTF-8 continuation bytes take none. */
+static int columns(const char *s, const char *e)
+{
+    int w = 0;
+    for (; s < e; s++) w += ((unsigned char) *s & 0xC0) != 0x80;
+    return w;
+}
+
+/* With --replications the latency table keeps its columns: every row of a
+ * block (header, means, half-widths) is equally wide, and each half-width line
+ * right-aligns under its mean. */
+Test(hard_output, replications_table_aligned)
+{
+    char s[256];
+    write_file("s.ini", MMC, s, sizeof s);
+    result r = run_scenario(60, s, "--replications", "3", "--no-store", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    int header = -1, rows = 0;   /* header: width of the current table's "ms" line, -1 outside a table */
+    for (const char *l = r.out; *l;) {
+        const char *e = strchr(l, '\n');
+        if (!e) break;
+        if (!strncmp(l, "  ms ", 5)) header = columns(l, e);
+        else if (header > 0 && (l == e || strncmp(l, "  ", 2) != 0)) header = -1;
+        else if (header > 0) {
+            cr_expect_eq(columns(l, e), header, "misaligned row: '%.*s'", (int) (e - l), l);
+            rows++;
+        }
+        l = e + 1;
+    }
+    cr_expect_geq(rows, 10, "found %d table rows in:\n%s", rows, r.out);
+    /* The scalars: with replications two to a line, and the second column starts
+     * at the same place on every line. */
+    int col = -1;
+    for (const char *l = r.out; *l;) {
+        const char *e = strchr(l, '\n');
+        if (!e) break;
+        const char *second = strstr(l, "±");
+        if (second && second < e && !strncmp(l, "  ", 2) && l[2] != ' ') {
+            const char *m = strstr(second, "  ");
+            while (m && m < e && m[2] == ' ') m++;
+            if (m && m < e && strstr(m + 2, "±") && strstr(m + 2, "±") < e) {
+                int c = columns(l, m + 2);
+                if (col < 0) col = c;
+                cr_expect_eq(c, col, "second column misaligned: '%.*s'", (int) (e - l), l);
+            }
+        }
+        if (l == e) break;    /* the scalars block ends at the first blank line */
+        l = e + 1;
+    }
+    result_free(&r);
+}
