@@ -421,6 +421,8 @@ int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
     fprintf(out, "model %lld: %s\n", (long long)f.id, f.kind);
     if (f.model[0])
         fprintf(out, "  for            %s on %s, weights %s, tp %s\n", f.model, f.gpu, f.weights, f.tps);
+    else if (f.gpu[0])
+        fprintf(out, "  target         %s\n", f.gpu);
     fprintf(out, "  source         %s, %d measurements\n", f.source, f.n_points);
     fprintf(out, "  r2             %s\n  cv_mape        %s %% (%d-fold, held-out points)\n", r2, mape,
             f.folds);

@@ -6,11 +6,16 @@
  * failure, 2 bad input (usage, file, database contents).
  */
 #include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
 
 #include "calib.h"
 #include "catalog.h"
@@ -19,6 +24,8 @@
 #include "cbench.h"
 #include "ccost.h"
 #include "cimport.h"
+#include "cnet.h"
+#include "nnls.h"
 #include "cprofile.h"
 #include "store.h"
 
@@ -43,6 +50,9 @@ static const char *CALIB_USAGE =
     "  cpu --model M [--tp T] [--tokens LIST] [--repeats N] [--threads N]\n"
     "                                    time the model's layer GEMMs (OpenBLAS), attention, memory\n"
     "                                    bandwidth on this CPU; stores them and catalog GPU 'cpu'\n"
+    "  net [--target HOST:PORT] [--sizes LIST] [--repeats N]\n"
+    "                                    TCP round trips (to a latsim echo it starts on 127.0.0.1,\n"
+    "                                    or to HOST:PORT), fit base + bytes/bandwidth, JSON vs binary\n"
     "  gpu --model M [--tp T] [--gpu G] [--tokens LIST] [--repeats N]\n"
     "                                    the same on CUDA GPU 0 (cuBLAS; needs make CUDA=1)\n"
     "\n"
@@ -70,6 +80,8 @@ typedef struct opts {
     long tp;                  /* --tp (0 = not given) */
     long folds;               /* --folds (0 = default) */
     const char *source;       /* --source S (export) */
+    const char *target;       /* --target HOST:PORT (net) */
+    const char *sizes;        /* --sizes LIST (net) */
     const char *tokens;       /* --tokens LIST */
     const char *batches;      /* --batches LIST */
     const char *contexts;     /* --contexts LIST */
@@ -103,7 +115,7 @@ static int parse_opts(const char *cmd, int argc, char **argv, opts *o, char *err
                     !strcmp(a, "--weights") || !strcmp(a, "--tp") || !strcmp(a, "--folds") ||
                     !strcmp(a, "--tokens") || !strcmp(a, "--batches") || !strcmp(a, "--contexts") ||
                     !strcmp(a, "--prompts") || !strcmp(a, "--repeats") || !strcmp(a, "--threads") ||
-                    !strcmp(a, "--source");
+                    !strcmp(a, "--source") || !strcmp(a, "--target") || !strcmp(a, "--sizes");
         if (takes) {
             if (i + 1 >= argc) {
                 snprintf(err, n, "%s: %s needs a value", cmd, a);
@@ -120,6 +132,8 @@ static int parse_opts(const char *cmd, int argc, char **argv, opts *o, char *err
             else if (!strcmp(a, "--threads") && parse_long("--threads", v, 1, 1024, &o->threads, err, n)) return -1;
             else if (!strcmp(a, "--tokens")) o->tokens = v;
             else if (!strcmp(a, "--source")) o->source = v;
+            else if (!strcmp(a, "--target")) o->target = v;
+            else if (!strcmp(a, "--sizes")) o->sizes = v;
             else if (!strcmp(a, "--batches")) o->batches = v;
             else if (!strcmp(a, "--contexts")) o->contexts = v;
             else if (!strcmp(a, "--prompts")) o->prompts = v;
@@ -364,6 +378,168 @@ out:
     return rc;
 }
 
+/* `calib net`: round trips, their fit, codec timings; stored in one transaction. */
+static int cmd_net(const opts *o)
+{
+    char err[2048], host[256] = "127.0.0.1", label[300] = "loopback";
+    int port = 0, rc = 2, lfd = -1;
+    pid_t child = -1;
+    int sz[32];
+    int ns = list_opt("--sizes", o->sizes, "64,256,1024,4096,16384,65536,262144,1048576", sz, 32, err, sizeof err);
+    if (ns < 0) return fail(2, err);
+    int reps = o->repeats ? (int)o->repeats : 200;
+    if (o->target) {
+        const char *colon = strrchr(o->target, ':');
+        long p = 0;
+        if (!colon || colon == o->target || (size_t)(colon - o->target) >= sizeof host ||
+            parse_long("calib net: --target port", colon + 1, 1, 65535, &p, err, sizeof err)) {
+            snprintf(err, sizeof err, "calib net: --target: expected HOST:PORT, got '%s'", o->target);
+            return fail(2, err);
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(colon - o->target), o->target);
+        port = (int)p;
+        snprintf(label, sizeof label, "%s", o->target);
+    } else {
+        /* Our own echo server on loopback, in a child process. */
+        lfd = cnet_listen("127.0.0.1", 0, &port, err, sizeof err);
+        if (lfd < 0) return fail(1, err);
+        fflush(stdout);
+        child = fork();
+        if (child < 0) { close(lfd); return fail(1, "calib net: fork failed"); }
+        if (child == 0) {
+            static volatile int stop = 0;
+            cnet_serve(lfd, &stop);
+            _exit(0);
+        }
+        close(lfd);
+    }
+    size_t sizes[32];
+    for (int i = 0; i < ns; i++) sizes[i] = (size_t)sz[i];
+    cnet_rtt rtt[32];
+    cnet_codec cod;
+    sqlite3 *db = NULL;
+    int m = cnet_measure(host, port, sizes, ns, reps, rtt, err, sizeof err);
+    if (child > 0) {
+        kill(child, SIGTERM);
+        waitpid(child, NULL, 0);
+    }
+    if (m != 0) return fail(2, err);
+    if (cnet_codec_time(4096, 2000, &cod, err, sizeof err) != 0) return fail(1, err);
+    printf("round trips to %s (%s:%d), %d per size\n  %10s %10s %10s %10s %10s\n", label, host, port, reps, "bytes",
+           "p50_ms", "p90_ms", "p99_ms", "mean_ms");
+    for (int i = 0; i < ns; i++)
+        printf("  %10zu %10.4g %10.4g %10.4g %10.4g\n", rtt[i].bytes, rtt[i].p50, rtt[i].p90, rtt[i].p99, rtt[i].mean);
+    printf("chat request (4096-character prompt): JSON %zu bytes, encode %.3g us, decode %.3g us; "
+           "binary %zu bytes, encode %.3g us, decode %.3g us\n", cod.json_bytes, cod.json_encode_us, cod.json_decode_us,
+           cod.bin_bytes, cod.bin_encode_us, cod.bin_decode_us);
+    if (open_rw(db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
+    char hostname[128] = "", when[32];
+    gethostname(hostname, sizeof hostname - 1);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cdb_writer w = { 0 };
+    int64_t ids[32];
+    gsl_matrix *X = gsl_matrix_alloc((size_t)ns, 2);
+    gsl_vector *y = gsl_vector_alloc((size_t)ns), *wt = gsl_vector_alloc((size_t)ns);
+    if (!X || !y || !wt) { snprintf(err, sizeof err, "out of memory"); rc = 1; goto out; }
+    if (cdb_begin(db, err, sizeof err) != 0 || cdb_writer_open(&w, db, err, sizeof err) != 0) goto out;
+    for (int i = 0; i < ns; i++) {
+        const double v[3] = { rtt[i].p50, rtt[i].p90, rtt[i].p99 };
+        static const char *const nm[3] = { "p50", "p90", "p99" };
+        for (int k = 0; k < 3; k++) {
+            cdb_meas me = { .source = "net", .what = "rtt", .name = nm[k], .gpu = label, .bytes = (double)rtt[i].bytes,
+                            .time_ms = v[k], .std_ms = NAN, .repeats = reps, .device = hostname,
+                            .measured_at = when, .tool = "latsim " LATSIM_VERSION };
+            if (cdb_put(&w, &me, k == 0 ? &ids[i] : NULL, err, sizeof err) != 0) goto rollback;
+        }
+        gsl_matrix_set(X, (size_t)i, 0, 1);
+        gsl_matrix_set(X, (size_t)i, 1, (double)rtt[i].bytes / 1e6);
+        gsl_vector_set(y, (size_t)i, rtt[i].p50);
+        gsl_vector_set(wt, (size_t)i, 1 / (rtt[i].p50 * rtt[i].p50));
+    }
+    const struct { const char *what, *name; double us; size_t bytes; } codec[4] = {
+        { "encode", "json", cod.json_encode_us, cod.json_bytes }, { "decode", "json", cod.json_decode_us, cod.json_bytes },
+        { "encode", "binary", cod.bin_encode_us, cod.bin_bytes }, { "decode", "binary", cod.bin_decode_us, cod.bin_bytes } };
+    for (int k = 0; k < 4; k++) {
+        cdb_meas me = { .source = "net", .what = codec[k].what, .name = codec[k].name, .tokens = 4096,
+                        .bytes = (double)codec[k].bytes, .time_ms = codec[k].us / 1000, .std_ms = NAN, .repeats = 2000,
+                        .device = hostname, .measured_at = when, .tool = "latsim " LATSIM_VERSION };
+        if (cdb_put(&w, &me, NULL, err, sizeof err) != 0) goto rollback;
+    }
+    nnls_result r;
+    if (ns < 3 || nnls_fit(X, y, wt, NULL, &r, err, sizeof err) != 0) {
+        if (ns < 3) snprintf(err, sizeof err, "calib net: need at least 3 sizes to fit base + bytes / bandwidth");
+        goto rollback;
+    }
+    cdb_fit f = { .kind = "net", .n_points = ns, .r2 = r.r2, .folds = ns < 5 ? ns : 5 };
+    f.mape = nnls_cv_mape(X, y, wt, NULL, (size_t)f.folds, err, sizeof err);
+    snprintf(f.gpu, sizeof f.gpu, "%.47s", label);
+    snprintf(f.source, sizeof f.source, "net");
+    snprintf(f.tool, sizeof f.tool, "%s", LATSIM_VERSION);
+    snprintf(f.note, sizeof f.note, "latency = base_ms + ms_per_mb x bytes / 1e6 (p50 round trips); bandwidth %.4g GB/s",
+             r.b[1] > 0 ? 1.0 / r.b[1] : INFINITY);
+    static const char *const cn[2] = { "base_ms", "ms_per_mb" };
+    for (int k = 0; k < 2; k++) {
+        snprintf(f.coef[k].name, sizeof f.coef[k].name, "%s", cn[k]);
+        f.coef[k].value = r.b[k];
+        f.coef[k].se = r.status[k] == NNLS_FITTED ? r.se[k] : 0;
+        snprintf(f.coef[k].status, sizeof f.coef[k].status, "%s", r.status[k] == NNLS_FITTED ? "fitted" : "bound");
+    }
+    f.ncoef = 2;
+    if (cdb_save_fit(db, &f, ids, (size_t)ns, err, sizeof err) != 0) goto rollback;
+    cdb_writer_close(&w);
+    if (cdb_commit(db, err, sizeof err) != 0) { rc = 1; goto rollback; }
+    printf("fit: latency = %.4g ms + bytes / %.4g GB/s (R2 %.4f, cv_mape %.3g %%): network profile %lld\n", r.b[0],
+           r.b[1] > 0 ? 1.0 / r.b[1] : INFINITY, r.r2, f.mape, (long long)f.id);
+    rc = 0;
+    goto out;
+rollback:
+    cdb_writer_close(&w);
+    cdb_rollback(db);
+out:
+    if (rc) fprintf(stderr, "latsim: %s\n", err);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+    gsl_vector_free(wt);
+    store_close(db);
+    return rc;
+}
+
+int echo_main(int argc, char **argv)
+{
+    const char *host = "127.0.0.1";
+    long port = 0;
+    char err[512];
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            puts("usage: latsim echo [--host ADDR] [--port P]\nA TCP echo server for latsim calib net --target "
+                 "(frames: 4-byte big-endian length, payload).");
+            return 0;
+        }
+        if (i + 1 < argc && !strcmp(argv[i], "--host")) host = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--port")) {
+            if (parse_long("echo: --port", argv[++i], 0, 65535, &port, err, sizeof err)) return fail(2, err);
+        } else {
+            snprintf(err, sizeof err, "echo: unknown argument '%s'", argv[i]);
+            return fail(2, err);
+        }
+    }
+    int bound, fd = cnet_listen(host, (int)port, &bound, err, sizeof err);
+    if (fd < 0) {
+        char e2[600];
+        snprintf(e2, sizeof e2, "echo: %s", err);
+        return fail(2, e2);
+    }
+    printf("latsim echo: listening on %s:%d\n", host, bound);
+    fflush(stdout);
+    static volatile int stop = 0;
+    cnet_serve(fd, &stop);
+    close(fd);
+    return 0;
+}
+
 int calib_main(int argc, char **argv)
 {
     char err[2048];
@@ -384,6 +560,10 @@ int calib_main(int argc, char **argv)
         return cmd_import(&o);
     if (!strcmp(sub, "fit"))
         return cmd_fit(&o);
+    if (!strcmp(sub, "net")) {
+        if (o.npos != 1) return fail(2, "calib net: unexpected argument (see latsim calib --help)");
+        return cmd_net(&o);
+    }
     if (!strcmp(sub, "export")) {
         if (o.npos != 2) return fail(2, "calib export: expected FILE.csv (- for stdout)");
         sqlite3 *db = NULL;

@@ -5,5 +5,6 @@
 /* Each returns the process exit status: 0 done, 1 runtime failure, 2 bad input. */
 int calib_main(int argc, char **argv);
 int cost_main(int argc, char **argv);
+int echo_main(int argc, char **argv);
 
 #endif

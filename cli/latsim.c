@@ -46,6 +46,7 @@ static const char *USAGE =
     "  bench                  run the speed benchmark and print its table\n"
     "  calib ...              measurements, importers, fitted cost models (latsim calib --help)\n"
     "  cost ...               predicted step time of a cost model (latsim cost --help)\n"
+    "  echo [--port P]        TCP echo server for latsim calib net --target\n"
     "  sweep FILE --vary K=R  run a scenario over a range of values; highest meeting the SLO\n"
     "  plan FILE --target-rate R   cheapest configuration meeting the [slo] at rate R\n"
     "  check [FILE...]        SLO and baseline regression check for CI (exit 0/1/2, --junit)\n"
@@ -513,6 +514,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "calib")) return calib_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "cost")) return cost_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "echo")) return echo_main(argc - 2, argv + 2);
     int prc = planner_dispatch(cmd, argc - 2, argv + 2);   /* sweep, plan, check, baseline, compare, plot */
     if (prc >= 0) return prc;
     char err[512];

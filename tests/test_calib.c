@@ -718,3 +718,74 @@ Test(calib_cli, cpu_measure_fit_simulate)
     cr_assert_eq(query("SELECT count(*) FROM calib_meas a JOIN calib_meas b ON b.id = a.id + 33 AND"
                        " a.time_ms = b.time_ms AND a.what = b.what AND a.name = b.name AND a.device = b.device"), 33);
 }
+
+/* ---- network hops ------------------------------------------------------------------------ */
+
+#include <signal.h>
+#include "cnet.h"
+
+/* calib net starts its own echo server on loopback, times round trips, fits
+ * base + bytes / bandwidth and stores it all; the codec timings come with it. */
+Test(calib_cli, net_loopback)
+{
+    result r = latsim("calib net --sizes 64,1024,16384,65536 --repeats 20");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "round trips to loopback (127.0.0.1:"), "%s", r.out);
+    cr_assert(strstr(r.out, "fit: latency = "), "%s", r.out);
+    cr_assert(strstr(r.out, "chat request (4096-character prompt): JSON "), "%s", r.out);
+    result_free(&r);
+    cr_assert_eq(query("SELECT count(*) FROM calib_meas WHERE source = 'net' AND what = 'rtt' AND time_ms > 0"), 12);
+    cr_assert_eq(query("SELECT count(*) FROM calib_meas WHERE source = 'net' AND what IN ('encode', 'decode')"), 4);
+    cr_assert_eq(query("SELECT count(*) FROM calib_fits WHERE kind = 'net' AND gpu = 'loopback'"), 1);
+    cr_assert_geq(query("SELECT value FROM calib_coefs WHERE name = 'base_ms'"), 0);
+    cr_assert_eq(query("SELECT count(*) FROM calib_fit_meas WHERE fit_id = 1"), 4);
+}
+
+/* A port nobody listens on: one line naming it, exit 2, nothing stored. */
+Test(calib_cli, net_closed_port)
+{
+    char err[256];
+    int port, fd = cnet_listen("127.0.0.1", 0, &port, err, sizeof err);
+    cr_assert_geq(fd, 0, "%s", err);
+    close(fd);   /* now closed */
+    result r = latsim("calib net --target 127.0.0.1:%d", port);
+    cr_assert_eq(r.rc, 2, "%s", r.out);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    char want[128];
+    snprintf(want, sizeof want, "latsim: calib net: cannot connect to 127.0.0.1:%d: Connection refused", port);
+    cr_assert(strstr(r.err, want), "%s", r.err);
+    result_free(&r);
+    cr_assert_neq(access(db, F_OK), 0, "nothing stored: no database created");
+}
+
+/* latsim echo serves calib net --target. */
+Test(calib_cli, net_to_echo_server)
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        dup2(fds[1], 1);
+        close(fds[0]);
+        close(fds[1]);
+        execl(LATSIM, "latsim", "echo", "--port", "0", (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    char line[128] = "";
+    FILE *f = fdopen(fds[0], "r");
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    const char *colon = strrchr(line, ':');
+    cr_assert_not_null(colon, "%s", line);
+    int port = atoi(colon + 1);
+    result r = latsim("calib net --target 127.0.0.1:%d --sizes 64,4096,65536 --repeats 10", port);
+    kill(pid, SIGTERM);
+    waitpid(pid, NULL, 0);
+    fclose(f);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    char want[64];
+    snprintf(want, sizeof want, "round trips to 127.0.0.1:%d", port);
+    cr_assert(strstr(r.out, want), "%s", r.out);
+    result_free(&r);
+}
