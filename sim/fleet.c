@@ -65,6 +65,10 @@ static void set_state(fleet *f, int i, unit_state s)
 
 static evq_id at(fleet *f, double after_s, evq_handler h, int i)
 {
+    /* A draw beyond the clock's horizon (a failure in a thousand years) is
+     * an event that never comes. */
+    if (!(after_s < simtime_to_s(SIMTIME_HORIZON - evq_now(f->q))))
+        return 0;
     evq_id id = evq_after(f->q, simtime_from_s(after_s), h, f, i);
     if (id == 0)
         f->oom = 1;

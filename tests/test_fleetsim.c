@@ -384,3 +384,17 @@ Test(fleetsim, cpu_contention_cliff)
     load_error(MM8 "slow_fraction = 1.5\n", err, sizeof err);
     cr_assert_neq(strstr(err, "[pool cpu] slow_fraction: must be a share in [0, 1]"), NULL, "%s", err);
 }
+
+Test(fleetsim, failures_beyond_the_clock_never_come)
+{
+    sim_result a, b;
+    /* A mean time to failure of 10^12 s: every draw is past the clock's 146
+     * years, so no failure happens and the run is the plain M/M/8's. */
+    simulate(MM8, 1, &a);
+    simulate(MM8 "fail_after_s = exp(mean=1e12)\n", 1, &b);
+    cr_assert_eq(pool_metric_get(&b.pools[0], "failures"), 0);
+    cr_assert_eq(a.e2e.p99, b.e2e.p99);
+    cr_assert_eq(a.served, b.served);
+    sim_result_free(&a);
+    sim_result_free(&b);
+}
