@@ -284,6 +284,16 @@ static int run_evals(plan *p, int from, const char *dbpath)
 
 static double cost_at(const combo *c, int m) { return c->fixed + c->unit * m; }
 
+/* How close a missing evaluation came: its worst relative SLO margin, or for
+ * a saturated run (no latencies) -1000 + the share of the load it carried. */
+static double closeness(const eval *e)
+{
+    double w = slo_worst_margin(&e->slo);
+    if (isfinite(w)) return w;
+    double thru = report_get(&e->o.rep, "", "throughput_rps", "value");
+    return -1000 + (e->o.rate > 0 && thru >= 0 ? thru / e->o.rate : 0);
+}
+
 /* The next monotone value to simulate for C, or 0 when its search is over. */
 static int next_value(plan *p, combo *c)
 {
@@ -322,7 +332,7 @@ static void update(plan *p, combo *c, const eval *e)
         if (m < c->hi) { c->hi = m; c->best_eval = (int) (e - p->e); }
     } else {
         if (m > c->lo) { c->lo = m; c->lo_known = 1; }
-        double w = slo_worst_margin(&e->slo);
+        double w = closeness(e);
         if (c->closest_eval < 0 || w > c->closest) { c->closest = w; c->closest_eval = (int) (e - p->e); }
         /* Capacity estimate for LLM pools (no queueing formula): a saturated run's
          * throughput is what M servers carry; otherwise scale by utilisation. */
@@ -659,7 +669,7 @@ int plan_main(int argc, char **argv)
             if (p.mono.n < 0) {
                 if (e->met) { c->best_eval = i; c->answer = 1; }
                 else {
-                    double w = slo_worst_margin(&e->slo);
+                    double w = closeness(e);
                     if (c->closest_eval < 0 || w > c->closest) { c->closest = w; c->closest_eval = i; }
                 }
             } else update(&p, c, e);
