@@ -212,8 +212,11 @@ static void finish(replica *R, request *r)
     simtime_t now = evq_now(st->q);
     r->last_token = now;
     r->service_ns += now - r->start;
-    if (P->fl && P->st.cfg->fleet->cold && R->since < (uint64_t) P->st.cfg->fleet->cs.cold_requests && r->measured)
-        P->cold++;
+    if (P->fl && P->st.cfg->fleet->cold && R->since < (uint64_t) P->st.cfg->fleet->cs.cold_requests &&
+        P->st.cfg->fleet->cs.cold_factor > 1) {
+        r->cold = 1;
+        if (r->measured) P->cold++;
+    }
     R->since++;
     if (r->measured) {
         /* All its waits and all its service in this pool, preemptions included. */

@@ -81,7 +81,10 @@ static void unit_serve(gpool *p, int u, request *r)
     double ms = dist_sample(&st->cfg->service, st->rng);
     if (fc->cold) {
         double f = cold_factor(&fc->cs, p->since[u]);
-        if (f > 1 && r->measured) p->cold++;
+        if (f > 1) {
+            r->cold = 1;
+            if (r->measured) p->cold++;
+        }
         ms *= f;
     }
     if (p->slow[u]) ms *= fc->fault.slow_factor;

@@ -50,6 +50,7 @@ typedef struct request {
     evq_id client_ev;       /* [client]: the client's pending timeout of this attempt, or 0 */
     uint8_t attempt;        /* [client]: 0 for the first attempt, k for the k-th retry */
     uint8_t abandoned;      /* [client]: the client no longer waits for this attempt */
+    uint8_t cold;           /* served (in part) by a replica or server still cold after a start */
     struct request *next;   /* queue link, or free-list link */
 
     /* Scratch of the LLM replica serving it (llm.c). */

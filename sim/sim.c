@@ -16,6 +16,7 @@
 #include <gsl/gsl_errno.h>
 #include <time.h>
 #include "breakdown.h"
+#include "fleet.h"
 #include "kind.h"
 #include "rng.h"
 #include "sim.h"
@@ -65,6 +66,7 @@ typedef struct sim {
     int has_gateway;          /* a kind adds network or overhead time (KIND_GATEWAY) */
 
     stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead, *itl;
+    stat_acc *e2e_cold, *e2e_warm;   /* E2E of requests served cold / warm (pools with cold starts), or NULL */
     stat_acc *network;        /* network time per served request, ms */
     bd_acc *bd;               /* shares of e2e per component */
 
@@ -194,6 +196,7 @@ static void sink_leave(void *ctx, request *r)
         assert(e2e == r->network_ns + r->queue_ns + r->service_ns + r->overhead_ns);
         s->served++;
         stat_add(s->e2e, simtime_to_ms(e2e));
+        if (s->e2e_cold) stat_add(r->cold ? s->e2e_cold : s->e2e_warm, simtime_to_ms(e2e));
         if (!s->mirror) {
             stat_add(s->queue, simtime_to_ms(r->queue_ns));
             stat_add(s->service, simtime_to_ms(r->service_ns));
@@ -465,6 +468,11 @@ static int fill_results(sim *s, sim_result *out)
     out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;
     out->peak_live = s->reqs.peak;
     stat_summarize(s->e2e, &out->e2e);
+    if (s->e2e_cold) {
+        out->has_cold = 1;
+        stat_summarize(s->e2e_cold, &out->e2e_cold);
+        stat_summarize(s->e2e_warm, &out->e2e_warm);
+    }
     stat_summarize(s->mirror ? s->st[0]->queue_ms : s->queue, &out->queue);
     stat_summarize(s->mirror ? s->st[0]->service_ms : s->service, &out->service);
     stat_summarize(s->ttft, &out->ttft);
@@ -584,6 +592,13 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     s.e2e = stat_new(); s.queue = stat_new(); s.service = stat_new();
     s.ttft = stat_new(); s.tpot = stat_new(); s.overhead = stat_new(); s.itl = stat_new();
     s.network = stat_new(); s.bd = bd_new();
+    for (int i = 0; i < sc->npools; i++)
+        if (sc->pools[i].fleet && sc->pools[i].fleet->cold && !s.e2e_cold) {
+            if (!(s.e2e_cold = stat_new()) || !(s.e2e_warm = stat_new())) {
+                snprintf(err, errlen, "out of memory");
+                goto done;
+            }
+        }
     s.sink.itl = s.itl;
     if (!out->pools || !s.q || !s.st || !s.src || !s.e2e || !s.queue ||
         !s.service || !s.ttft || !s.tpot || !s.overhead || !s.itl || !s.network || !s.bd) {
@@ -684,6 +699,7 @@ done:
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead); stat_free(s.itl);
     stat_free(s.network); bd_free(s.bd);
+    stat_free(s.e2e_cold); stat_free(s.e2e_warm);
     ts_free(s.ts);
     if (s.client_rng) gsl_rng_free(s.client_rng);
     free(s.ts_area);

@@ -398,3 +398,19 @@ Test(fleetsim, failures_beyond_the_clock_never_come)
     sim_result_free(&a);
     sim_result_free(&b);
 }
+
+Test(fleetsim, cold_and_warm_reported_apart)
+{
+    sim_result r;
+    /* Servers restart after every failure; their first 10 requests take 4x: the
+     * cold requests' E2E is reported apart from the warm ones'. */
+    simulate(MM8 "fail_after_s = exp(mean=30)\nrepair_s = const(1)\nstartup_s = 2\ncold_factor = 4\n"
+             "cold_requests = 10\n", 1, &r);
+    cr_assert_eq(r.has_cold, 1);
+    cr_assert_eq((double) r.e2e_cold.n, pool_metric_get(&r.pools[0], "cold_served"));
+    cr_assert_eq(r.e2e_cold.n + r.e2e_warm.n, r.served);
+    cr_assert_gt(r.e2e_cold.n, 1000);
+    /* A cold service is 4 x 50 ms on average: well above the warm E2E. */
+    cr_assert_gt(r.e2e_cold.mean, 2 * r.e2e_warm.mean);
+    sim_result_free(&r);
+}
