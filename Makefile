@@ -18,6 +18,11 @@ ifdef SANITIZE
 OPT     := -O1 -g -fno-omit-frame-pointer -fsanitize=$(SANITIZE) -fno-sanitize-recover=undefined
 VARIANT := san
 endif
+# make FUZZ=1: the AFL++-instrumented build (afl-cc) behind `make fuzz`.
+ifdef FUZZ
+CC      := afl-cc
+VARIANT := fuzz
+endif
 # make CUDA=1: the CUDA microbenchmarks (calib/cgpu.cu, cuBLAS) in `latsim calib gpu`.
 # NVCC, CUDA_PATH and CUDA_ARCH (default 90: H100/H200, plus PTX) may be overridden.
 ifdef CUDA
@@ -43,13 +48,13 @@ CUDA_OBJ := $(BUILD)/calib/cgpu.o
 LDLIBS   += -L$(CUDA_PATH)/lib64 -Wl,-rpath,$(CUDA_PATH)/lib64 -lcublas -lcudart -lstdc++
 endif
 SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ)
-TEST_SRC := $(wildcard tests/*.c)
+TEST_SRC := $(wildcard tests/*.c) tests/fuzz/targets.c
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run test bench clean latsim
+.PHONY: all deps run test bench clean latsim fuzz fuzz-replay
 all: latsim
 
-$(BUILD)/%.o: %.c $(wildcard sim/*.h calib/*.h cli/*.h)
+$(BUILD)/%.o: %.c $(wildcard sim/*.h calib/*.h cli/*.h tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -101,6 +106,36 @@ test: deps
 
 bench: latsim
 	./latsim bench
+
+# Fuzzing (tests/fuzz/, README "Fuzzing").  The driver runs one target over files:
+# scenario (parser + a 100-request run), csv and jsonl (trace readers).
+$(BUILD)/fuzz_main: $(BUILD)/tests/fuzz/main.o $(BUILD)/tests/fuzz/targets.o $(BUILD)/liblatsim.a
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# make fuzz [FUZZ_SECONDS=N]: AFL++ (Debian package afl++) on each target in turn
+# for N seconds (default 120), from the corpus and dictionary in tests/fuzz/;
+# findings go to build/fuzz/out-TARGET/default/{crashes,hangs}.
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS := scenario csv jsonl
+fuzz:
+	@command -v afl-fuzz >/dev/null || { echo "fuzz: afl-fuzz not found (apt-get install afl++)"; exit 1; }
+	$(MAKE) FUZZ=1 build/fuzz/fuzz_main
+	for t in $(FUZZ_TARGETS); do \
+	  AFL_SKIP_CPUFREQ=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 AFL_NO_UI=1 \
+	  afl-fuzz -V $(FUZZ_SECONDS) -t 5000 -m none -i tests/fuzz/$$t -o build/fuzz/out-$$t \
+	    -x tests/fuzz/latsim.dict -- build/fuzz/fuzz_main $$t @@ || exit 1; \
+	done
+	@for t in $(FUZZ_TARGETS); do echo "$$t: $$(ls build/fuzz/out-$$t/default/crashes 2>/dev/null | grep -vc README) crashes," \
+	  "$$(ls build/fuzz/out-$$t/default/hangs 2>/dev/null | wc -l) hangs"; done
+
+# make fuzz-replay: every corpus file (and any AFL++ finding) through the
+# sanitizer build of the driver; fails on a crash, sanitizer report or leak.
+fuzz-replay:
+	$(MAKE) SANITIZE=address,undefined build/san/fuzz_main
+	for t in $(FUZZ_TARGETS); do \
+	  files=$$(ls tests/fuzz/$$t/* build/fuzz/out-$$t/default/crashes/id* build/fuzz/out-$$t/default/hangs/id* 2>/dev/null); \
+	  for f in $$files; do timeout 60 build/san/fuzz_main $$t "$$f" || { echo "fuzz-replay: $$t $$f failed"; exit 1; }; done; \
+	done; echo "fuzz-replay: corpus clean"
 
 clean:
 	rm -rf build latsim tests/test.log

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -698,4 +699,100 @@ Test(hard_output, replications_table_aligned)
         l = e + 1;
     }
     result_free(&r);
+}
+
+/* ---- property: extreme values for every key ------------------------------------- */
+
+TestSuite(hard_property, .init = setup, .fini = teardown);
+
+static const char *PROP_BASE =
+    "[sim]\nrequests = 50\nwarmup = 5\n"
+    "[workload]\narrival = gamma\nrate = 20\ncv = 1.5\nprompt_tokens = lognormal(mean=200, cv=1)\noutput_tokens = exp(mean=20)\n"
+    "[client]\ntimeout_ms = 60000\n"
+    "[pool front]\nservers = 2\nservice_ms = exp(mean=5)\nnext = chat\n"
+    "[pool chat]\nkind = llm\nmodel = m\ngpu = g\n"
+    "[gpu g]\nbf16_tflops = 989\nmem_gib = 80\nmem_bw_gbs = 3350\n"
+    "[model m]\nlayers = 4\nhidden = 512\nheads = 8\nparams = 1e8\ncontext = 4096\n";
+
+/* The section of PROP_BASE that a `latsim keys` heading stands for, or NULL for
+ * the kinds the base scenario does not hold (net, api, caches, routers, classes). */
+static const char *prop_section(const char *heading)
+{
+    static const struct { const char *prefix, *section; } map[] = {
+        { "[sim]", "sim" }, { "[workload]", "workload" }, { "[client]", "client" },
+        { "[pool NAME]  (any kind)", "pool front" }, { "[pool NAME]  kind = generic", "pool front" },
+        { "[pool NAME]  kind = llm", "pool chat" }, { "[gpu NAME]", "gpu g" }, { "[model NAME]", "model m" },
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strncmp(heading, map[i].prefix, strlen(map[i].prefix))) return map[i].section;
+    return NULL;
+}
+
+/* A deterministic stream (splitmix64) for the random extremes. */
+static uint64_t prop_next(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Every key that `latsim keys` lists for the sections of the base scenario gets
+ * values drawn from the extremes (1e-300 .. 1e300 in magnitude, both signs, 0, -0,
+ * NaN, infinities; for distributions, inside their parameters): latsim must exit
+ * 0, 1, 2 or 3, within 20 s (alarm), with every stderr line its own ("latsim: "),
+ * and a failure as one line.  Random magnitudes stay beyond 1e20 or below 1e-20,
+ * so that no draw is a legitimately huge run (10^9 requests). */
+Test(hard_property, extreme_values_never_crash_or_hang, .timeout = 900)
+{
+    char base[256];
+    write_file("base.ini", PROP_BASE, base, sizeof base);
+    FILE *k = popen(LATSIM " keys", "r");
+    cr_assert_not_null(k);
+    static const char *fixed[] = { "1e-300", "-1e-300", "1e300", "-1e300", "nan", "inf", "-inf", "-0", "0", "1e308",
+                                   "-1e308", "4.9e-324" };
+    static const char *dists[] = { "const(%s)", "exp(mean=%s)", "lognormal(mean=%s, cv=1)", "lognormal(mean=5, cv=%s)",
+                                   "gamma(mean=%s, cv=0.5)", "gamma(mean=5, cv=%s)", "weibull(mean=5, cv=%s)",
+                                   "uniform(min=0, max=%s)", "uniform(min=%s, max=1e308)" };
+    uint64_t rng = 6;
+    char line[512];
+    const char *section = NULL;
+    int runs = 0, keys = 0;
+    while (fgets(line, sizeof line, k)) {
+        if (line[0] == '[') { section = prop_section(line); continue; }
+        if (!section || strncmp(line, "  ", 2) != 0) continue;
+        char key[64];
+        if (sscanf(line, " %63s", key) != 1) continue;
+        keys++;
+        int is_dist = !strcmp(key, "service_ms") || !strcmp(key, "prompt_tokens") || !strcmp(key, "output_tokens");
+        for (int v = 0; v < 4; v++) {
+            char num[64], value[128], set[256];
+            uint64_t r = prop_next(&rng);
+            if (v < 2) snprintf(num, sizeof num, "%s", fixed[r % (sizeof fixed / sizeof fixed[0])]);
+            else {
+                int e = 20 + (int) (r % 281);              /* decades 20 .. 300 */
+                double m = 1 + (double) ((r >> 20) % 9000) / 1000.0;
+                snprintf(num, sizeof num, "%s%.3fe%s%d", (r >> 40) & 1 ? "-" : "", m, (r >> 41) & 1 ? "-" : "", e);
+            }
+            if (is_dist) snprintf(value, sizeof value, dists[(r >> 8) % (sizeof dists / sizeof dists[0])], num);
+            else snprintf(value, sizeof value, "%s", num);
+            snprintf(set, sizeof set, "%s.%s=%s", section, key, value);
+            char *args[] = { "run", base, "--no-store", "--set", set, NULL };
+            result res = run_argv(20, args);
+            runs++;
+            cr_expect(res.rc >= 0 && res.rc <= 3, "--set '%s': exit %d (%s)\n%s", set, res.rc,
+                      res.rc == 128 + SIGALRM ? "hung: killed after 20 s" : "crashed or aborted", res.err);
+            if (res.rc == 1 || res.rc == 2)
+                cr_expect_eq(lines(res.err), 1, "--set '%s': stderr is not one line:\n%s", set, res.err);
+            for (const char *l = res.err; *l;) {
+                cr_expect(!strncmp(l, "latsim: ", 8), "--set '%s': stray stderr line: %s", set, l);
+                const char *e = strchr(l, '\n');
+                l = e ? e + 1 : l + strlen(l);
+            }
+            result_free(&res);
+        }
+    }
+    pclose(k);
+    cr_expect_geq(keys, 60, "only %d keys found in `latsim keys`", keys);
+    cr_log_info("property: %d runs over %d keys", runs, keys);
 }
