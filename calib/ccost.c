@@ -82,7 +82,8 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
         if (cprofile_load(db, id, &c->profile, err, errlen) != 0)
             return -1;
         c->kind = CC_PROFILE;
-        snprintf(c->range, sizeof c->range, "measured");
+        /* Attention carried from another GPU (cprofile.c says so in its note). */
+        snprintf(c->range, sizeof c->range, "%s", strstr(f.note, "carried from") ? "extrapolated" : "measured");
     } else if (strcmp(f.kind, "fitted") == 0) {
         if (cfitted_load(db, id, &c->fitted, err, errlen) != 0)
             return -1;

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
@@ -503,18 +504,22 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
                    "profile: latsim calib import vidur DIR)", m.name, g.name, tp);
         goto done;
     }
-    /* Attention: the GPU's geometry closest to the model's (exact heads first). */
-    char geo[64] = "";
+    /* Attention: this GPU's measurements, the geometry closest to the model's (exact
+     * heads first); without any on this GPU, another GPU's carried over by datasheet
+     * ratios (prefill by peak FLOP/s, decode by memory bandwidth). */
+    char geo[64] = "", agpu[48] = "";
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT name FROM calib_meas WHERE what = 'attn_prefill' AND gpu = ?"
-                           " GROUP BY name ORDER BY (name LIKE ?) DESC, count(*) DESC LIMIT 1", -1,
-                           &st, NULL) == SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT name, gpu FROM calib_meas WHERE what = 'attn_prefill'"
+                           " GROUP BY gpu, name ORDER BY (gpu = ?) DESC, (name LIKE ? ESCAPE '\\') DESC,"
+                           " count(*) DESC, gpu LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
         char like[64];
         snprintf(like, sizeof like, "q%d\\_kv%d\\_%%", m.heads, m.kv_heads);
         sqlite3_bind_text(st, 1, g.name, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 2, like, -1, SQLITE_TRANSIENT);
-        if (sqlite3_step(st) == SQLITE_ROW)
+        if (sqlite3_step(st) == SQLITE_ROW) {
             snprintf(geo, sizeof geo, "%s", (const char *)sqlite3_column_text(st, 0));
+            snprintf(agpu, sizeof agpu, "%s", (const char *)sqlite3_column_text(st, 1));
+        }
     }
     sqlite3_finalize(st);
     if (!geo[0]) {
@@ -523,13 +528,30 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
         goto done;
     }
     double c[6], se[6], cvp = NAN, cvd = NAN;
-    int s = fit_attn(db, g.name, geo, 1, c, se, &cvp, &d, err, errlen);
+    int s = fit_attn(db, agpu, geo, 1, c, se, &cvp, &d, err, errlen);
     if (s == 0)
-        s = fit_attn(db, g.name, geo, 0, c + 3, se + 3, &cvd, &d, err, errlen);
+        s = fit_attn(db, agpu, geo, 0, c + 3, se + 3, &cvd, &d, err, errlen);
     if (s == -1)
         sqlerr = sqlite3_errmsg(db);
     if (s != 0)
         goto done;
+    char carried[128] = "";
+    if (strcasecmp(agpu, g.name) != 0) {
+        gpu_spec a;
+        if (catalog_gpu(db, agpu, &a, e2, sizeof e2) != 0) {
+            errmsg_set(err, errlen, "profile: attention measured on %s: %s", agpu, e2);
+            goto done;
+        }
+        double rc_ = a.bf16_tflops / g.bf16_tflops, rm = a.mem_bw_gbs / g.mem_bw_gbs;
+        for (int k = 1; k <= 2; k++) {
+            c[k] *= rc_;
+            se[k] *= rc_;
+            c[3 + k] *= rm;
+            se[3 + k] *= rm;
+        }
+        snprintf(carried, sizeof carried, ", carried from %s by datasheet ratios %.3g (compute) %.3g (memory)",
+                 agpu, rc_, rm);
+    }
     /* All-reduce: the GPU's cluster with all TP GPUs in one node, DGX first. */
     char cluster[64] = "";
     if (tp > 1) {
@@ -603,7 +625,7 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
     for (size_t i = 0; i < lin.n; i++)
         f->tok_max = fmax(f->tok_max, lin.x[i]);
     snprintf(f->note, sizeof f->note, "cv_mape: linear operators, held-out token counts; attention "
-             "%s (cv %.1f %% prefill, %.1f %% decode)%s%s; cpu %s %s tp %d", geo, cvp, cvd,
+             "%s (cv %.1f %% prefill, %.1f %% decode%s)%s%s; cpu %s %s tp %d", geo, cvp, cvd, carried,
              cluster[0] ? "; all-reduce " : "", cluster, cpu_tp ? cpu_model : "none",
              cpu_gpu, cpu_tp);
     for (int k = 0; k < CP_NATTN; k++) {

@@ -789,3 +789,22 @@ Test(calib_cli, net_to_echo_server)
     cr_assert(strstr(r.out, want), "%s", r.out);
     result_free(&r);
 }
+
+/* Vidur publishes attention timings for the A100 only: an H100 profile carries them
+ * over by datasheet ratios (prefill by peak FLOP/s, decode by bandwidth), says so,
+ * and is marked extrapolated wherever it is used. */
+Test(calib_cli, profile_carries_attention_across_gpus)
+{
+    result r = latsim("calib import vidur '%s' --model llama-2-7b", VIDUR);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib fit profile --model llama-2-7b --gpu h100 --tp 2");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "carried from a100 by datasheet ratios 0.315 (compute) 0.609 (memory)"), "%s", r.out);
+    result_free(&r);
+    r = latsim("cost --model llama-2-7b --gpu h100 --tp 2 --decode 8 --context 1000 --cost profile");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "(profile model 1, vidur, cv_mape "), "%s", r.out);
+    cr_assert(strstr(r.out, "extrapolated)"), "%s", r.out);
+    result_free(&r);
+}
