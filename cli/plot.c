@@ -21,12 +21,14 @@
 #include "cliutil.h"
 
 static const char *USAGE =
-    "usage: latsim plot [run|sweep|plan] ID [--kind cdf|breakdown|load|frontier]\n"
+    "usage: latsim plot [run|sweep|plan] ID [--kind cdf|breakdown|timeseries|load|frontier]\n"
     "                   [--out FILE.png|FILE.svg] [--db PATH]\n"
     "\n"
     "Draws stored results with gnuplot (scripts in plots/):\n"
     "  run ID      latency CDFs (TTFT, E2E; queue without an LLM pool) with the SLO limits;\n"
     "              --kind breakdown: mean latency split into network/queue/service/overhead\n"
+    "              --kind timeseries: P50/P99 per interval, throughput and replicas up\n"
+    "              (runs made with --timeseries or --interval)\n"
     "  sweep ID    latency percentiles against load with the SLO limits and the goodput;\n"
     "              --kind breakdown: the split per sweep point\n"
     "  plan ID     cost against the worst SLO term (value / limit) of every simulated\n"
@@ -314,6 +316,72 @@ static void bar(FILE *f, sqlite3 *db, int64_t id, const char *scope, const char 
         fprintf(f, " %.9g", isnan(v) ? 0 : v);
     }
     fputc('\n', f);
+}
+
+/* Writes V to F, or NaN (gnuplot leaves the point out) for a NULL column. */
+static void num_or_nan(FILE *f, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) fputs(" NaN", f);
+    else fprintf(f, " %.9g", sqlite3_column_double(st, col));
+}
+
+/* The run's time series (run_timeseries, `latsim run --timeseries/--interval`):
+ * P50/P99 of E2E and TTFT, throughput and replicas up per interval, with the
+ * [slo] limits on those percentiles as dashed lines. */
+static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const char *dir)
+{
+    char path[1024];
+    long long seed;
+    if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
+    sqlite3_stmt *st = NULL;
+    long long n = 0;
+    if (has_table(db, "run_timeseries") &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM run_timeseries WHERE run_id = ? AND scope = ''", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (n == 0)
+        return cu_die(2, "plot: run %lld has no time series (run it with --timeseries FILE or --interval 60s)", (long long) id);
+    gp g;
+    if (gp_start(&g, out, dir) != 0) return 1;
+    fputs("$ts << EOD\n", g.in);
+    if (sqlite3_prepare_v2(db, "SELECT (t_start_s + t_end_s) / 120.0, e2e_p50_ms, e2e_p99_ms, ttft_p50_ms, ttft_p99_ms,"
+                           " throughput_rps, replicas FROM run_timeseries WHERE run_id = ? AND scope = ''"
+                           " ORDER BY t_start_s", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            fprintf(g.in, "%.9g", sqlite3_column_double(st, 0));
+            for (int c = 1; c <= 6; c++) num_or_nan(g.in, st, c);
+            fputc('\n', g.in);
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    double e2e_slo = NAN, ttft_slo = NAN;
+    if (has_table(db, "run_slo") &&
+        sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *t = (const char *) sqlite3_column_text(st, 0);
+            if (t && !strcmp(t, "e2e_p99_ms")) e2e_slo = sqlite3_column_double(st, 1);
+            if (t && !strcmp(t, "ttft_p99_ms")) ttft_slo = sqlite3_column_double(st, 1);
+        }
+    }
+    sqlite3_finalize(st);
+    int has_ttft = !isnan(stat_of(db, id, "", "ttft", "p99")) || !isnan(stat_of(db, id, "", "ttft", "mean"));
+    fprintf(g.in, "EOD\nhas_ttft = %d\n", has_ttft);
+    if (isnan(e2e_slo)) fputs("e2e_slo = NaN\n", g.in);
+    else fprintf(g.in, "e2e_slo = %.9g\n", e2e_slo);
+    if (isnan(ttft_slo)) fputs("ttft_slo = NaN\n", g.in);
+    else fprintf(g.in, "ttft_slo = %.9g\n", ttft_slo);
+    fputs("title_text = ", g.in);
+    char title[1400];
+    snprintf(title, sizeof title, "Over time, run %lld: %s", (long long) id, path);
+    gq(g.in, title);
+    fputc('\n', g.in);
+    return gp_finish(&g, dir, "timeseries.gp", out);
 }
 
 static int plot_breakdown_run(sqlite3 *db, int64_t id, const char *out, const char *dir)
@@ -625,10 +693,10 @@ int plot_main(int argc, char **argv)
     long long id = strtoll(idtext, &end, 10);
     if (*end || id <= 0) return cu_die(2, "plot: expected a positive ID, got '%s'", idtext);
     const char *kind = kindopt ? kindopt : !strcmp(what, "run") ? "cdf" : !strcmp(what, "sweep") ? "load" : "frontier";
-    int ok = (!strcmp(what, "run") && (!strcmp(kind, "cdf") || !strcmp(kind, "breakdown"))) ||
+    int ok = (!strcmp(what, "run") && (!strcmp(kind, "cdf") || !strcmp(kind, "breakdown") || !strcmp(kind, "timeseries"))) ||
              (!strcmp(what, "sweep") && (!strcmp(kind, "load") || !strcmp(kind, "breakdown"))) ||
              (!strcmp(what, "plan") && !strcmp(kind, "frontier"));
-    if (!ok) return cu_die(2, "plot: --kind %s does not apply to a %s (run: cdf, breakdown; sweep: load, breakdown; plan: frontier)", kind, what);
+    if (!ok) return cu_die(2, "plot: --kind %s does not apply to a %s (run: cdf, breakdown, timeseries; sweep: load, breakdown; plan: frontier)", kind, what);
     char dflt[128];
     if (!out) {
         snprintf(dflt, sizeof dflt, "latsim-%s-%lld-%s.png", what, id, kind);
@@ -648,7 +716,9 @@ int plot_main(int argc, char **argv)
     char err[1024];
     if (store_open(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
     int rc;
-    if (!strcmp(what, "run")) rc = !strcmp(kind, "cdf") ? plot_cdf(db, id, out, dir) : plot_breakdown_run(db, id, out, dir);
+    if (!strcmp(what, "run")) rc = !strcmp(kind, "cdf") ? plot_cdf(db, id, out, dir)
+                                 : !strcmp(kind, "timeseries") ? plot_timeseries_run(db, id, out, dir)
+                                 : plot_breakdown_run(db, id, out, dir);
     else if (!strcmp(what, "sweep")) rc = plot_sweep(db, id, !strcmp(kind, "breakdown"), out, dir);
     else rc = plot_plan(db, id, out, dir);
     store_close(db);

@@ -414,3 +414,44 @@ Test(fleetsim, cold_and_warm_reported_apart)
     cr_assert_gt(r.e2e_cold.mean, 2 * r.e2e_warm.mean);
     sim_result_free(&r);
 }
+
+/* ---- the time series through the program: CSV, database, plot ------------------- */
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Runs the shell command CMD; returns its exit status. */
+static int sh(const char *cmd)
+{
+    int st = system(cmd);
+    cr_assert_neq(st, -1, "system() failed");
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(fleetsim, timeseries_csv_db_and_plot)
+{
+    char dir[] = "/tmp/latsim_ts_XXXXXX", cmd[1024];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "./latsim run scenarios/fleet_failures.ini --set sim.requests=50000 --db %s/t.db "
+             "--timeseries %s/t.csv --interval 60s --alert-intervals 2 > %s/out.txt 2>&1", dir, dir, dir);
+    cr_assert_eq(sh(cmd), 0);
+    /* The CSV has a header and one line per stored row. */
+    snprintf(cmd, sizeof cmd, "test \"$(($(wc -l < %s/t.csv) - 1))\" = \"$(sqlite3 %s/t.db "
+             "'SELECT count(*) FROM run_timeseries WHERE run_id = 1' 2>/dev/null || echo none)\" || "
+             "command -v sqlite3 >/dev/null || exit 0", dir, dir);
+    cr_assert_eq(sh(cmd), 0, "CSV lines and database rows differ");
+    snprintf(cmd, sizeof cmd, "grep -q '^alerts (above the SLO for 2 consecutive intervals of 60 s)' %s/out.txt", dir);
+    cr_assert_eq(sh(cmd), 0, "the report lists the alerts");
+    cr_assert_eq(sh("command -v gnuplot >/dev/null"), 0, "gnuplot (gnuplot-nox) is a dependency: make deps");
+    snprintf(cmd, sizeof cmd, "./latsim plot 1 --kind timeseries --db %s/t.db --out %s/t.png >/dev/null 2>&1", dir, dir);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "head -c 8 %s/t.png | od -An -tx1 | tr -d ' \\n' | grep -q '^89504e470d0a1a0a$'", dir);
+    cr_assert_eq(sh(cmd), 0, "not a PNG");
+    /* A run without a time series: a one-line error, exit 2. */
+    snprintf(cmd, sizeof cmd, "./latsim run scenarios/default.ini --set sim.requests=1000 --db %s/t.db >/dev/null 2>&1 && "
+             "./latsim plot 2 --kind timeseries --db %s/t.db --out %s/u.png 2>%s/err.txt; test $? = 2 && "
+             "grep -q 'has no time series' %s/err.txt", dir, dir, dir, dir, dir);
+    cr_assert_eq(sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    sh(cmd);
+}
