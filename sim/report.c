@@ -58,6 +58,8 @@ int report_flatten(const sim_result *x, int rep, report *out)
     const char *G = "";
 #define V(scope, name, val) if (add(out, rep, scope, name, "value", (double) (val))) return -1
     V(G, "requests", x->requests);
+    V(G, "warmup_requests", x->warmup_requests);
+    V(G, "warmup_s", x->warmup_s);
     V(G, "served", x->served);
     V(G, "rejected", x->rejected);
     V(G, "timed_out", x->timed_out);

@@ -34,7 +34,7 @@ typedef struct key_spec {
 
 static const key_spec KEYS[] = {
     { "requests", K_SIM, "200000", "measured requests after warm-up" },
-    { "warmup", K_SIM, "requests/10", "requests discarded before measuring" },
+    { "warmup", K_SIM, "automatic", "requests discarded before measuring (default: at least requests/10, until the system has filled)" },
     { "seed", K_SIM, "1", "run seed (every entity's stream derives from it)" },
 
     { "arrival", K_WL, "poisson", "poisson | gamma | constant | trace" },
@@ -303,6 +303,7 @@ static int build_sim(ctx *x)
     s->requests = (uint64_t) v;
     if (get_i64(x, "sim", "warmup", (int64_t) (s->requests / 10), 0, 1000000000000000LL, &v)) return -1;
     s->warmup = (uint64_t) v;
+    s->warmup_auto = cfg_get(&s->raw, "sim", "warmup") == NULL;
     if (get_i64(x, "sim", "seed", 1, 0, INT64_MAX, &v)) return -1;
     s->seed = (uint64_t) v;
     return 0;

@@ -76,7 +76,8 @@ typedef struct pool_cfg {
 typedef struct scenario {
     cfg raw;                  /* the file and overrides, as parsed */
     uint64_t requests;        /* measured requests after warm-up */
-    uint64_t warmup;          /* requests discarded before measuring */
+    uint64_t warmup;          /* requests discarded before measuring (automatic: at least these) */
+    int warmup_auto;          /* 1: no `warmup` key: the run chooses it (warmup.h) */
     uint64_t seed;            /* run seed */
     workload_cfg wl;
     pool_cfg *pools;

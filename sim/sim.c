@@ -20,6 +20,7 @@
 #include "kind.h"
 #include "rng.h"
 #include "sim.h"
+#include "warmup.h"
 #include "station.h"
 #include "tseries.h"
 #include "workload.h"
@@ -80,6 +81,9 @@ typedef struct sim {
     double live_area_start;   /* its value when the window opened */
     double live_area_end;     /* ... and when it closed */
     uint64_t win_arrivals;    /* arrivals while measuring */
+    warmup wu;                /* when the window opens (warmup.h) */
+    int opened;               /* the window has opened (it may have closed since) */
+    uint64_t wstart;          /* id of the first measured arrival: the warm-up used, requests */
 } sim;
 
 /* Statistics of one class. */
@@ -371,7 +375,11 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     r->id = s->next_id++;
     r->arrival = evq_now(q);
-    r->measured = r->id >= s->sc->warmup && r->id < s->sc->warmup + s->target;
+    if (!s->opened && warmup_ready(&s->wu, r->id, s->reqs.live - 1)) {   /* live counts R itself */
+        s->opened = 1;
+        s->wstart = r->id;
+    }
+    r->measured = s->opened && r->id >= s->wstart && r->id < s->wstart + s->target;
     r->user = (int32_t) arg;
     if (wl_fill(s->src, r) != 0) {
         req_release(&s->reqs, r);
@@ -379,7 +387,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
         return;
     }
     if (r->measured && s->cls) s->cls[r->cls].requests++;
-    if (r->id == s->sc->warmup) {
+    if (s->opened && r->id == s->wstart) {
         s->measuring = 1;
         s->t_start = r->arrival;
         s->live_area_start = s->live_area;
@@ -448,6 +456,8 @@ static int fill_results(sim *s, sim_result *out)
 {
     const scenario *sc = s->sc;
     out->requests = s->target;
+    out->warmup_requests = s->opened ? s->wstart : s->next_id;
+    out->warmup_s = simtime_to_s(s->opened ? s->t_start : evq_now(s->q));
     out->served = s->served;
     out->rejected = s->rejected;
     out->timed_out = s->timed_out;
@@ -562,7 +572,9 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             s.trace_ran_out = 1;
         }
     }
-    s.arrival_cap = 2 * (sc->warmup + s.target) + 1000;
+    /* A non-looping trace has a fixed number of rows: its warm-up stays fixed. */
+    warmup_init(&s.wu, sc->warmup_auto && !(sc->wl.arrival == ARRIVAL_TRACE && !sc->wl.loop), sc->warmup, s.target);
+    s.arrival_cap = 2 * (warmup_max(&s.wu) + s.target) + 1000;
     for (int i = 0; i < sc->npools; i++) s.has_llm |= (sc->pools[i].kind->flags & KIND_TOKENS) != 0;
     for (int i = 0; i < sc->npools; i++)
         s.has_gateway |= (sc->pools[i].kind->flags & KIND_GATEWAY) != 0 || sc->pools[i].gateway;

@@ -7,6 +7,7 @@
  */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -801,4 +802,79 @@ Test(hard_property, extreme_values_never_crash_or_hang, .timeout = 900)
     pclose(k);
     cr_expect_geq(keys, 60, "only %d keys found in `latsim keys`", keys);
     cr_log_info("property: %d runs over %d keys", runs, keys);
+}
+
+/* ---- automatic warm-up ---------------------------------------------------------- */
+
+TestSuite(hard_warmup, .init = setup, .fini = teardown);
+
+static const char *FLEET =
+    "[workload]\narrival = poisson\nrate = 8192\nprompt_tokens = lognormal(mean=1000, cv=1)\noutput_tokens = exp(mean=200)\n"
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 1024\nscheduler = continuous\n";
+
+/* A number from the --json report: the first "KEY": VALUE. */
+static double json_num(const char *json, const char *key)
+{
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(json, pat);
+    cr_assert_not_null(p, "no %s in %.200s", key, json);
+    p += strlen(pat);
+    if (!strncmp(p, "true", 4)) return 1;
+    if (!strncmp(p, "false", 5)) return 0;
+    return strtod(p, NULL);
+}
+
+/* The issue's fleet: 1024 Llama-3-8B replicas on H100, 8 req/s each, requests
+ * lasting ~2 s on average (prompts lognormal mean 1000, outputs mean 200).  A
+ * warm-up of requests/10 (10 000 arrivals, 1.2 s) opens the window while the
+ * fleet is still filling, and the growth of its contents is called saturation;
+ * the automatic warm-up waits until the arrivals are 4 times the requests inside
+ * (about 66 000 arrivals, 8 s here) and the same load is stable, serving what is
+ * offered (8192 req/s within 2 %: 100 000 requests give a relative sampling
+ * error near 1/sqrt(10^5) = 0.3 %).  One replica at the same load is stable with
+ * the default keys too. */
+Test(hard_warmup, fleet_stable_with_default_keys, .timeout = 300)
+{
+    char f[256];
+    write_file("fleet.ini", FLEET, f, sizeof f);
+    result r = run_scenario(200, f, "--no-store", "--json", "--set", "sim.requests=100000", "--set", "sim.warmup=10000", NULL);
+    cr_assert(r.rc == 3, "exit %d: %s", r.rc, r.err);
+    result_free(&r);
+    r = run_scenario(200, f, "--no-store", "--json", "--set", "sim.requests=100000", NULL);
+    cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
+    cr_expect_eq(json_num(r.out, "saturated"), 0);
+    double w = json_num(r.out, "warmup_requests"), ws = json_num(r.out, "warmup_s");
+    cr_expect(w > 40000 && w < 110000, "warm-up %g requests", w);
+    cr_expect(ws > 4 && ws < 14, "warm-up %g s", ws);
+    double x = json_num(r.out, "throughput_rps");
+    cr_expect(fabs(x / 8192 - 1) < 0.02, "throughput %g req/s for 8192 offered", x);
+    result_free(&r);
+    r = run_scenario(200, f, "--no-store", "--json", "--set", "sim.requests=20000", "--set", "workload.rate=8",
+                     "--set", "pool chat.replicas=1", NULL);
+    cr_assert_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
+    cr_expect_eq(json_num(r.out, "saturated"), 0);
+    cr_expect_eq(json_num(r.out, "warmup_requests"), 2000, "one replica fills within requests/10");
+    result_free(&r);
+}
+
+/* A given warmup is used exactly; the automatic one never goes below
+ * requests/10, and an overloaded pool (offered load 1.03) is still saturated. */
+Test(hard_warmup, fixed_and_minimum_and_overload)
+{
+    char s[256];
+    write_file("s.ini", MMC, s, sizeof s);
+    result r = run_scenario(60, s, "--no-store", "--json", "--set", "sim.warmup=777", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect_eq(json_num(r.out, "warmup_requests"), 777);
+    result_free(&r);
+    write_file("s.ini", "[sim]\nrequests = 20000\n[workload]\nrate = 56\n[pool cpu]\nservers = 4\nservice_ms = exp(mean=50)\n",
+               s, sizeof s);
+    r = run_scenario(60, s, "--no-store", "--json", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect_eq(json_num(r.out, "warmup_requests"), 2000);
+    result_free(&r);
+    r = run_scenario(60, s, "--no-store", "--json", "--set", "workload.rate=82.4", NULL);
+    cr_expect_eq(r.rc, 3, "offered load 1.03 not saturated: %s", r.err);
+    result_free(&r);
 }
