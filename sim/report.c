@@ -155,6 +155,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(S, "served", c->served);
         V(S, "rejected", c->rejected);
         V(S, "timed_out", c->timed_out);
+        if (x->has_fleet) V(S, "failed", c->failed);
         if (add_latency(out, rep, S, "e2e", &c->e2e, hide)) return -1;
         if (add_latency(out, rep, S, "queue", &c->queue, hide)) return -1;
         if (add_latency(out, rep, S, "service", &c->service, hide)) return -1;

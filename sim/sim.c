@@ -89,6 +89,7 @@ typedef struct sim {
 /* Statistics of one class. */
 typedef struct sim_class {
     uint64_t requests, served, rejected, timed_out;   /* measured requests */
+    uint64_t failed;                                   /* measured requests lost to failures */
     stat_acc *e2e, *queue, *service, *ttft, *tpot;     /* ms */
 } sim_class;
 
@@ -155,6 +156,7 @@ static void sink_outcome(void *ctx, request *r, req_outcome outcome)
         sim_class *c = &s->cls[r->cls];
         if (outcome == OUT_REJECTED) c->rejected++;
         if (outcome == OUT_TIMED_OUT) c->timed_out++;
+        if (outcome == OUT_FAILED) c->failed++;
     }
     if (++s->resolved == s->target) window_close(s);
 }
@@ -541,6 +543,7 @@ static int fill_results(sim *s, sim_result *out)
         k->served = x->served;
         k->rejected = x->rejected;
         k->timed_out = x->timed_out;
+        k->failed = x->failed;
         stat_summarize(x->e2e, &k->e2e);
         stat_summarize(x->queue, &k->queue);
         stat_summarize(x->service, &k->service);

@@ -52,6 +52,7 @@ typedef struct class_result {
     char name[64];
     uint64_t requests;        /* measured arrivals of the class */
     uint64_t served, rejected, timed_out;
+    uint64_t failed;          /* lost to a replica's failure (reported with fleet keys) */
     stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
 } class_result;
 

@@ -455,3 +455,20 @@ Test(fleetsim, timeseries_csv_db_and_plot)
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     sh(cmd);
 }
+
+Test(fleetsim, failed_per_class)
+{
+    sim_result r;
+    simulate(MM8 "fail_after_s = exp(mean=20)\nrepair_s = exp(mean=2)\non_failure = fail\n"
+             "[class a]\nshare = 3\n[class b]\nshare = 1\n", 1, &r);
+    cr_assert_eq(r.nclasses, 2);
+    uint64_t failed = 0;
+    for (int c = 0; c < r.nclasses; c++) {
+        const class_result *k = &r.classes[c];
+        cr_assert_eq(k->served + k->failed + k->rejected + k->timed_out, k->requests, "class %s", k->name);
+        failed += k->failed;
+    }
+    cr_assert_gt(failed, 0);
+    cr_assert_eq(failed, r.failed);
+    sim_result_free(&r);
+}
