@@ -744,18 +744,21 @@ static double unit_load(void *ctx, as_metric m)
     llm *P = ctx;
     station *st = &P->st;
     if (m == AS_QUEUE) return (double) st->inside;
+    /* Scaled to zero with requests waiting, nothing is busy and no KV is held,
+     * but the load is not nothing (the autoscaler then wants one replica). */
+    double least = st->inside > 0 ? 1e-9 : 0;
     if (m == AS_KV) {
         double used = 0;
         for (int i = 0; i < P->nrep; i++)
             used += (double) (P->cfg->kv_blocks - P->r[i].free_blocks) / (double) P->cfg->kv_blocks;
-        return used;
+        return used > least ? used : least;
     }
     station_busy(st, 0);
     simtime_t now = evq_now(st->q);
     double busy = now > P->as_t ? (st->busy_area - P->as_area) / (double) (now - P->as_t) : st->busy;
     P->as_area = st->busy_area;
     P->as_t = now;
-    return busy;
+    return busy > least ? busy : least;
 }
 
 /* ---- the station ----------------------------------------------------------------- */

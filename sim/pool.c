@@ -250,6 +250,9 @@ static double unit_load(void *ctx, as_metric m)
     double busy = now > p->as_t ? (st->busy_area - p->as_area) / (double) (now - p->as_t) : st->busy;
     p->as_area = st->busy_area;
     p->as_t = now;
+    /* Scaled to zero with requests waiting: no server is busy, but the load is
+     * not nothing (the autoscaler then wants one). */
+    if (!(busy > 0) && st->inside > 0) busy = 1e-9;
     return busy;
 }
 

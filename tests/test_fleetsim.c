@@ -472,3 +472,23 @@ Test(fleetsim, failed_per_class)
     cr_assert_eq(failed, r.failed);
     sim_result_free(&r);
 }
+
+Test(fleetsim, scale_to_zero_and_back)
+{
+    sim_result r;
+    /* 20 requests/s, almost nothing for 10 minutes, then 20 again: a utilisation
+     * autoscaler with min_replicas = 0 goes to zero servers and must come back
+     * for the requests that arrive meanwhile (no server busy is still load). */
+    simulate_ts("[sim]\nrequests = 20000\nwarmup = 100\n[workload]\nrate = schedule(0s:20, 5m:0.01, 15m:20)\n"
+                "[pool cpu]\nservers = 1\nservice_ms = exp(mean=50)\nmin_replicas = 0\nmax_replicas = 4\n"
+                "autoscale = utilization\nautoscale_target = 0.5\ncooldown_s = 30\nprovision_s = 5\n", 60, &r);
+    cr_assert_eq(r.served, r.requests);
+    cr_assert_gt(pool_metric_get(&r.pools[0], "scale_downs"), 0);
+    cr_assert_gt(pool_metric_get(&r.pools[0], "scale_ups"), 0);
+    /* In the quiet minutes the pool spends most of its time at zero servers. */
+    const ts_row *row = ts_rows(r.ts);
+    int quiet = 0;
+    for (size_t i = 7; i < 14 && i < ts_count(r.ts); i++) quiet += row[i].replicas < 0.5;
+    cr_assert_geq(quiet, 4, "intervals 7-13 min mostly at zero servers");
+    sim_result_free(&r);
+}
