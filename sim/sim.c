@@ -82,6 +82,7 @@ typedef struct sim {
     double live_area_end;     /* ... and when it closed */
     uint64_t win_arrivals;    /* arrivals while measuring */
     warmup wu;                /* when the window opens (warmup.h) */
+    trend tr;                 /* each pool's contents sampled through the window (warmup.h) */
     int opened;               /* the window has opened (it may have closed since) */
     uint64_t wstart;          /* id of the first measured arrival: the warm-up used, requests */
 } sim;
@@ -395,7 +396,13 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
         s->live_area_start = s->live_area;
         for (int i = 0; i < s->nst; i++) station_window_open(s->st[i]);
     }
-    if (s->measuring) s->win_arrivals++;
+    if (s->measuring) {
+        s->win_arrivals++;
+        if (trend_due(&s->tr)) {
+            for (int i = 0; i < s->nst; i++) trend_put(&s->tr, i, (double) s->st[i]->inside);
+            trend_commit(&s->tr);
+        }
+    }
     if (s->ts) ts_arrival(s->ts);
     if (s->client) {
         if (r->measured) s->attempts++;
@@ -447,10 +454,18 @@ static double offered_load(const scenario *sc, station *const *st, int i)
  * the number inside a stable pool (which does not grow with the run) for any
  * run long enough to measure, and far below the growth of an overload of a few
  * per cent over such a run. */
-static int backlog_grew(const station *st)
+static int backlog_grew(const sim *s, int i)
 {
+    const station *st = s->st[i];
+    double bound = 3.0 * sqrt((double) st->win_arrivals) + 20.0;
+    double growth, se;
+    /* Enough samples: the trend over the later half of the window, significant
+     * (3 standard errors) and beyond half the bound (it spans half the window),
+     * so that a fill early in the window is not called overload (warmup.h). */
+    if (trend_growth(&s->tr, i, &growth, &se) == 0)
+        return growth > 3.0 * se && growth > bound / 2;
     double grew = (double) st->inside - (double) st->inside_at_start;
-    return grew > 3.0 * sqrt((double) st->win_arrivals) + 20.0;
+    return grew > bound;
 }
 
 /* Returns 0, or -1 when a kind's report rows do not fit. */
@@ -519,7 +534,7 @@ static int fill_results(sim *s, sim_result *out)
         if (isnan(p->offered_load) && p->has_offered_load && out->window_s > 0)
             /* Inflow unknown beforehand (a lossy pool upstream): measure it. */
             p->offered_load = st->ops->offered_load(st, (double) st->win_arrivals / out->window_s);
-        p->saturated = (!bounded && p->offered_load >= 1.0) || backlog_grew(st) || (s->capped && st->qlen > 0);
+        p->saturated = (!bounded && p->offered_load >= 1.0) || backlog_grew(s, i) || (s->capped && st->qlen > 0);
         if (p->saturated) out->saturated = 1;
         if (sc->pools[i].kind->flags & KIND_TOKENS) out->has_llm = 1;
         out->cost_per_hour += p->cost_per_hour;
@@ -578,6 +593,10 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     /* A non-looping trace has a fixed number of rows: its warm-up stays fixed. */
     warmup_init(&s.wu, sc->warmup_auto && !(sc->wl.arrival == ARRIVAL_TRACE && !sc->wl.loop), sc->warmup, s.target);
     s.arrival_cap = 2 * (warmup_max(&s.wu) + s.target) + 1000;
+    if (trend_init(&s.tr, sc->npools) != 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     for (int i = 0; i < sc->npools; i++) s.has_llm |= (sc->pools[i].kind->flags & KIND_TOKENS) != 0;
     for (int i = 0; i < sc->npools; i++)
         s.has_gateway |= (sc->pools[i].kind->flags & KIND_GATEWAY) != 0 || sc->pools[i].gateway;
@@ -701,6 +720,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     rc = 0;
 done:
+    trend_free(&s.tr);
     for (int i = 0; i < s.nst; i++) s.st[i]->ops->destroy(s.st[i]);
     free(s.st);
     req_pool_free(&s.reqs);

@@ -40,4 +40,40 @@ int warmup_ready(const warmup *w, uint64_t id, uint64_t in_system);
 /* The most arrivals the warm-up can take (for the run's arrival cap). */
 uint64_t warmup_max(const warmup *w);
 
+/* ---- saturation by trend ------------------------------------------------------
+ *
+ * The number of requests in each pool is sampled every STRIDE arrivals during the
+ * window into TREND_CAP samples per pool (when full, every other sample is kept
+ * and the stride doubles: bounded memory whatever the run's length).  At the end,
+ * the later half of the samples is cut into TREND_BATCHES batches, and a line
+ * fitted to the batch means (gsl_fit_linear) gives the growth over that half and
+ * its standard error (batch means tame the autocorrelation of a queue's
+ * contents).  A one-off fill early in the window does not count; an overload
+ * grows through the whole window and does. */
+#define TREND_CAP 512
+#define TREND_BATCHES 8
+
+typedef struct trend {
+    double *x;             /* samples: pool i's are x[i * TREND_CAP ...], requests inside */
+    int npools;            /* pools sampled */
+    int n;                 /* samples taken per pool */
+    uint64_t stride;       /* arrivals between samples */
+    uint64_t count;        /* window arrivals so far */
+} trend;
+
+/* Returns 0, or -1 when out of memory. */
+int trend_init(trend *t, int npools);
+void trend_free(trend *t);
+
+/* Counts a window arrival; returns 1 when a sample is due (then trend_put each
+ * pool's count and trend_commit). */
+int trend_due(trend *t);
+void trend_put(trend *t, int pool, double inside);
+void trend_commit(trend *t);
+
+/* Growth of POOL's contents over the later half of the window and its standard
+ * error, requests.  Returns 0, or -1 when too few samples were taken (fewer than
+ * 4 per batch). */
+int trend_growth(const trend *t, int pool, double *growth, double *se);
+
 #endif

@@ -25,6 +25,7 @@
 #include "evq.h"
 #include "scenario.h"
 #include "store.h"
+#include "warmup.h"
 #include "simtime.h"
 
 #define LATSIM "./latsim"
@@ -877,4 +878,35 @@ Test(hard_warmup, fixed_and_minimum_and_overload)
     r = run_scenario(60, s, "--no-store", "--json", "--set", "workload.rate=82.4", NULL);
     cr_expect_eq(r.rc, 3, "offered load 1.03 not saturated: %s", r.err);
     result_free(&r);
+}
+
+/* The trend rule on synthetic pool contents over a window of 200 000 arrivals
+ * (the bound on later-half growth is (3 sqrt(200000) + 20) / 2 = 681 requests):
+ * a 3 % overload grows 3 000 over the later half and is caught; a fill of 5 000
+ * requests with a time constant of 20 000 arrivals (over in the first half) and a
+ * stationary AR(1) queue (sd about 130) are not. */
+Test(hard_warmup, trend_separates_overload_from_fill)
+{
+    enum { N = 200000 };
+    double bound = (3.0 * sqrt((double) N) + 20.0) / 2;
+    for (int kind = 0; kind < 3; kind++) {
+        trend t;
+        cr_assert_eq(trend_init(&t, 1), 0);
+        uint64_t x = 42;
+        double ar = 0;
+        for (int k = 0; k < N; k++) {
+            double u = (double) (prop_next(&x) >> 11) / 9007199254740992.0 - 0.5;   /* uniform, sd 0.29 */
+            ar = 0.999 * ar + 20 * u;            /* AR(1): sd 20 x 0.29 / sqrt(1 - 0.998) = 130 */
+            double v = kind == 0 ? 0.03 * k + ar : kind == 1 ? 5000 * (1 - exp(-k / 20000.0)) + ar : 300 + ar;
+            if (trend_due(&t)) {
+                trend_put(&t, 0, v);
+                trend_commit(&t);
+            }
+        }
+        double g, se;
+        cr_assert_eq(trend_growth(&t, 0, &g, &se), 0);
+        int grew = g > 3 * se && g > bound;
+        cr_expect_eq(grew, kind == 0, "kind %d: growth %g, se %g, bound %g", kind, g, se, bound);
+        trend_free(&t);
+    }
 }
