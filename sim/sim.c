@@ -46,6 +46,8 @@ typedef struct sim {
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* measured requests lost to a replica's failure */
     tseries *ts;              /* the time series (--timeseries, --interval), or NULL */
+    int perpetual;            /* events that reschedule themselves (time series, fleets) exist */
+    int src_done;             /* the open-loop source will send nothing more */
     const retry_cfg *client;  /* [client] timeouts and retries, or NULL */
     gsl_rng *client_rng;      /* the backoff jitter (stream "client") */
     uint64_t attempts;        /* measured requests' attempts (first ones and retries) */
@@ -167,6 +169,9 @@ static void sink_release(void *ctx, request *r)
     sim *s = ctx;
     live_mark(s);
     req_release(&s->reqs, r);
+    /* Nothing left anywhere and nothing more to come: only the self-renewing
+     * events (interval ends, failures, autoscaler) would run, forever. */
+    if (s->perpetual && s->src_done && s->reqs.live == 0) evq_stop(s->q);
 }
 
 static void sink_oom(void *ctx)
@@ -359,10 +364,14 @@ static void schedule_next(sim *s)
 {
     if (s->next_id >= s->arrival_cap) {
         s->capped = 1;
+        s->src_done = 1;
         return;
     }
     simtime_t t = wl_next_time(s->src, evq_now(s->q), s->next_id);
-    if (t < 0) return;
+    if (t < 0) {
+        s->src_done = 1;
+        return;
+    }
     if (!evq_at(s->q, t, on_arrival, s, 0)) sink_oom(s);
 }
 
@@ -666,6 +675,8 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             goto done;
         }
     }
+    for (int i = 0; i < sc->npools; i++) s.perpetual |= sc->pools[i].fleet != NULL;
+    s.perpetual |= sc->ts_interval_s > 0;
     if (sc->ts_interval_s > 0) {
         s.ts = ts_new(sc->ts_interval_s, err, errlen);
         s.ts_area = calloc((size_t) s.nst + 1, sizeof *s.ts_area);
