@@ -20,6 +20,7 @@
 #include "catalog.h"
 #include "fleet.h"
 #include "llm.h"
+#include "prefix.h"
 #include "rng.h"
 #include "route.h"
 #include "sim.h"
@@ -35,7 +36,8 @@ typedef struct replica {
     squeue own;               /* its own queue (routed pools) */
     evq_id wait_ev;           /* pending wake-up its scheduler's plan asked for (dynamic: a batch's wait) */
     int64_t steps;            /* completed steps */
-    int64_t free_blocks;      /* KV blocks not held */
+    int64_t free_blocks;      /* KV blocks not held (with a prefix cache: free + cached, all evictable) */
+    prefix_cache *pc;         /* prefix_cache = yes: content blocks kept for later hits, else NULL */
 
     request *run_head;        /* running sequences, oldest first (prefilling and decoding) */
     request *run_tail;
@@ -98,6 +100,15 @@ struct llm {
     double as_area;           /* busy_area at the last autoscaler evaluation, replica-ns */
     simtime_t as_t;           /* its time, ns */
     uint64_t cold;            /* measured requests finished by a cold replica */
+    /* prefix cache (measured requests, first admission) */
+    uint64_t *ids;            /* scratch: a prompt's content ids */
+    uint32_t nids;            /* its size */
+    uint64_t pfx_requests;    /* requests admitted */
+    uint64_t pfx_hit_requests;/* of which found any cached block */
+    double pfx_prompt;        /* their prompt tokens */
+    double pfx_found;         /* prompt tokens found cached: min(prompt, hit ids x id tokens) */
+    double pfx_skipped;       /* prompt tokens not prefilled (at least the last one always is) */
+    double pfx_saved_ms;      /* isolated-prefill time of the skipped tokens (cost model), ms */
 };
 
 /* A plan's answer when it has planned a step to run now. */
@@ -203,6 +214,79 @@ static void decode_leave(replica *R, request *r)
 
 static int64_t blocks_for(const llm *P, int64_t tokens) { return (tokens + P->B - 1) / P->B; }
 
+/* ---- prefix cache ----------------------------------------------------------- */
+
+/* R's prompt's content ids into P->ids: its trace's hash ids (each covering
+ * prefix_id_tokens prompt tokens, the last possibly fewer), or, without them (or
+ * with a truncated prompt), ids of its own that no other request carries.
+ * *LAST_COST gets the KV blocks of the last id (fewer than a whole id's for a
+ * partial last block).  Returns their number, or -1 when out of memory. */
+static int64_t prompt_ids(llm *P, const request *r, uint32_t *last_cost)
+{
+    int64_t T = P->cfg->prefix_id_tokens;
+    int64_t n = (r->prompt + T - 1) / T;
+    int own = !r->hash_ids || r->truncated;
+    if (!own && n > r->nhash) n = r->nhash;
+    if (n > (int64_t) P->nids) {
+        uint64_t *x = realloc(P->ids, (size_t) n * sizeof *x);
+        if (!x) return -1;
+        P->ids = x;
+        P->nids = (uint32_t) n;
+    }
+    for (int64_t k = 0; k < n; k++)
+        P->ids[k] = !own ? (uint64_t) r->hash_ids[k] : (UINT64_C(1) << 63) | (r->id << 20) | (uint64_t) k;
+    int64_t rest = r->prompt - (n - 1) * T;          /* tokens of the last id */
+    if (last_cost) *last_cost = (uint32_t) (rest > 0 && rest < T ? blocks_for(P, rest) : T / P->B);
+    return n;
+}
+
+/* Content KV blocks R holds. */
+static int64_t content_blocks(const llm *P, const request *r)
+{
+    (void) P;
+    return r->pfx_blocks;
+}
+
+/* R gives back its TOTAL blocks: anonymous ones become free, its content blocks
+ * cached (or stay held by others). */
+static void release_blocks(replica *R, request *r, int64_t total)
+{
+    if (!R->pc) {
+        R->free_blocks += total;
+        return;
+    }
+    prefix_give(R->pc, (uint64_t) (total - content_blocks(R->pool, r)));
+    prefix_release(R->pc, r->pfx_h, (uint32_t) r->pfx_n);
+    free(r->pfx_h);
+    r->pfx_h = NULL;
+    r->pfx_n = 0;
+    r->pfx_blocks = 0;
+    R->free_blocks = (int64_t) prefix_available(R->pc);
+}
+
+/* Takes N anonymous blocks (decode growth); the caller checked they are available. */
+static void take_blocks(replica *R, int64_t n)
+{
+    if (!R->pc) {
+        R->free_blocks -= n;
+        return;
+    }
+    int rc = prefix_take(R->pc, (uint64_t) n);
+    assert(rc == 0);
+    (void) rc;
+    R->free_blocks = (int64_t) prefix_available(R->pc);
+}
+
+static void give_blocks(replica *R, int64_t n)
+{
+    if (!R->pc) {
+        R->free_blocks += n;
+        return;
+    }
+    prefix_give(R->pc, (uint64_t) n);
+    R->free_blocks = (int64_t) prefix_available(R->pc);
+}
+
 /* ---- sequences leaving ----------------------------------------------------- */
 
 static void finish(replica *R, request *r)
@@ -250,7 +334,7 @@ static void preempt_newest(replica *R)
         r->last_token = evq_now(P->st.q);   /* its last token came at the end of the step just done */
         decode_leave(R, r);
     }
-    R->free_blocks += r->blocks;
+    release_blocks(R, r, r->blocks);
     r->blocks = 0;
     simtime_t now = evq_now(P->st.q);
     r->service_ns += now - r->start;
@@ -272,7 +356,46 @@ static void admit(replica *R, request *r, int64_t blocks)
     r->prefill_len = r->prompt + (r->generated > 0 ? r->generated : 0);
     r->prefilled = 0;
     r->blocks = blocks;
-    R->free_blocks -= blocks;
+    if (R->pc) {
+        /* The content blocks are shared through the cache (plan checked the room). */
+        uint32_t last = 0, hit = 0;
+        int64_t n = prompt_ids(P, r, &last);
+        r->pfx_h = n > 0 ? malloc((size_t) n * sizeof *r->pfx_h) : NULL;
+        prefix_clock(R->pc, evq_now(P->st.q));
+        if ((n > 0 && !r->pfx_h) || n < 0 ||
+            prefix_acquire_cost(R->pc, P->ids, (uint32_t) (n > 0 ? n : 0), last, r->pfx_h, &hit) != 0) {
+            P->st.sink->oom(P->st.sink->ctx);
+            free(r->pfx_h);
+            r->pfx_h = NULL;
+            n = 0;
+        }
+        r->pfx_n = (int32_t) n;
+        r->pfx_blocks = n > 0 ? (int32_t) ((n - 1) * (P->cfg->prefix_id_tokens / P->B) + last) : 0;
+        int rc = prefix_take(R->pc, (uint64_t) (blocks - content_blocks(P, r)));
+        assert(rc == 0);
+        (void) rc;
+        R->free_blocks = (int64_t) prefix_available(R->pc);
+        /* A hit skips the prefill of its cached prefix, all but the last token (vLLM). */
+        int64_t found = (int64_t) hit * P->cfg->prefix_id_tokens;
+        if (found > r->prompt) found = r->prompt;
+        int64_t skip = found < r->prefill_len - 1 ? found : r->prefill_len - 1;
+        r->prefilled = (int32_t) skip;
+        if (r->measured && !r->pfx_seen) {
+            r->pfx_seen = 1;
+            P->pfx_requests++;
+            P->pfx_hit_requests += hit > 0;
+            P->pfx_prompt += r->prompt;
+            P->pfx_found += (double) found;
+            P->pfx_skipped += (double) skip;
+            cost_step a = { .prefill_tokens = r->prefill_len, .prefill_seqs = 1,
+                            .prefill_pairs = (double) r->prefill_len * (r->prefill_len + 1.0) / 2.0 };
+            int64_t c = r->prefill_len - skip;
+            cost_step b = { .prefill_tokens = c, .prefill_seqs = 1,
+                            .prefill_pairs = (double) c * (double) skip + (double) c * (c + 1.0) / 2.0 };
+            if (skip > 0) P->pfx_saved_ms += cost_step_ms(&P->cfg->cost, &a) - cost_step_ms(&P->cfg->cost, &b);
+        }
+    } else
+        R->free_blocks -= blocks;
     run_append(R, r);
     R->pf[R->npf++] = r;
 }
@@ -291,7 +414,7 @@ static simtime_t plan_iteration(replica *R, int chunked)
         preempt_newest(R);
     }
     int64_t need = R->phase_cnt[pmod(-s, P->B)];
-    R->free_blocks -= need;                 /* taken now; decodes hold them from this step */
+    take_blocks(R, need);                   /* taken now; decodes hold them from this step */
     memset(&R->cur, 0, sizeof R->cur);
     R->cur.decode_seqs = R->ndec;
     R->cur.kv_tokens = R->base_sum + (int64_t) R->ndec * (s + 1);
@@ -312,10 +435,27 @@ static simtime_t plan_iteration(replica *R, int chunked)
     request *r;
     while (!R->down && pbudget > 0 && R->nrun < L->max_batch && (r = squeue_peek(R->wq)) != NULL) {
         int64_t len = r->prompt + (r->generated > 0 ? r->generated : 0);
-        if (!chunked && len > pbudget) break;
-        int64_t blocks = blocks_for(P, len);
-        if (blocks > R->free_blocks) break;
+        int64_t blocks = blocks_for(P, len), skip = 0;
+        if (R->pc) {
+            /* Cached blocks it finds are not prefilled, nor taken again. */
+            uint32_t last = 0;
+            int64_t n = prompt_ids(P, r, &last);
+            if (n < 0) n = 0;
+            uint32_t hit = prefix_match(R->pc, P->ids, (uint32_t) n);
+            int64_t found = (int64_t) hit * P->cfg->prefix_id_tokens;
+            if (found > r->prompt) found = r->prompt;
+            skip = found < len - 1 ? found : len - 1;
+            int64_t content = n > 0 ? (n - 1) * (P->cfg->prefix_id_tokens / P->B) + last : 0;
+            int64_t room = (int64_t) prefix_need_cost(R->pc, P->ids, (uint32_t) n, last) + blocks - content;
+            if (!chunked && len - skip > pbudget) break;
+            if (room > R->free_blocks) break;
+        } else {
+            if (!chunked && len > pbudget) break;
+            if (blocks > R->free_blocks) break;
+        }
         admit(R, r, blocks);
+        len -= r->prefilled;
+        (void) skip;
         int64_t c = len < pbudget ? len : pbudget;
         R->chunk[R->npf - 1] = (int32_t) c;
         pbudget -= c;
@@ -329,7 +469,7 @@ static simtime_t plan_iteration(replica *R, int chunked)
         R->cur.prefill_seqs++;
     }
     if (R->cur.decode_seqs == 0 && R->cur.prefill_seqs == 0) {
-        R->free_blocks += need;
+        give_blocks(R, need);
         return SIMTIME_NEVER;
     }
     return PLAN_STEP;
@@ -360,7 +500,7 @@ static void complete_iteration(replica *R)
         decode_leave(R, r);
         run_remove(R, r);
         r->generated = r->output;
-        R->free_blocks += blocks_for(P, r->phase_base + s + 1);
+        release_blocks(R, r, blocks_for(P, r->phase_base + s + 1));
         r->blocks = 0;
         finish(R, r);
     }
@@ -377,7 +517,7 @@ static void complete_iteration(replica *R)
         r->generated++;
         if (r->generated >= r->output) {
             run_remove(R, r);
-            R->free_blocks += r->blocks;
+            release_blocks(R, r, r->blocks);
             r->blocks = 0;
             finish(R, r);
         } else {
@@ -541,8 +681,17 @@ static int replica_sane(const replica *R, int planned)
         else if (R->free_blocks + R->batch_blocks != P->cfg->kv_blocks) bad = "batch: free + reserved KV blocks != capacity";
         else if (R->batch_n == 0 && R->batch_blocks != 0) bad = "batch: blocks reserved without a batch";
     } else {
-        for (int i = 0; i < R->npf; i++) held += R->pf[i]->blocks;
-        for (int i = 0; i < R->ndec; i++) held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0));
+        /* With a prefix cache, content blocks are shared: count each sequence's
+         * anonymous blocks here, and let the cache check the rest. */
+        for (int i = 0; i < R->npf; i++) held += R->pf[i]->blocks - content_blocks(P, R->pf[i]);
+        for (int i = 0; i < R->ndec; i++)
+            held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
+        if (R->pc) {
+            if (!prefix_sane(R->pc)) bad = "prefix cache: free + held + cached KV blocks != capacity";
+            else if (R->free_blocks != (int64_t) prefix_available(R->pc)) bad = "prefix cache: free blocks";
+            else if ((int64_t) prefix_anon_blocks(R->pc) != held) bad = "prefix cache: anonymous blocks != sequences' own";
+            held = P->cfg->kv_blocks - R->free_blocks;   /* the check below then holds */
+        }
         if (R->nrun != R->npf + R->ndec) bad = "running sequences != prefilling + decoding";
         else if (phases != R->ndec) bad = "phase counts do not sum to the decoding sequences";
         else if (base != R->base_sum) bad = "sum of phase bases";
@@ -711,6 +860,7 @@ static void unit_down(void *ctx, int u, int failed)
         n++;
     }
     R->npf = 0;
+    if (R->pc) prefix_clear(R->pc);             /* its cached prefixes are gone too */
     R->free_blocks = P->cfg->kv_blocks;        /* its KV cache is gone */
     if (st->cfg->fleet->fault.on_failure == FAULT_FAIL)
         for (int i = 0; i < n; i++) {
@@ -792,6 +942,14 @@ static void enter_queue(llm *P, request *r)
     }
     if (P->rc.policy->uses_snaps)
         for (int i = 0; i < P->nrep; i++) replica_snap(&P->r[i], &P->snaps[i]);
+    if (P->rc.policy->uses_prefix && P->cfg->prefix_cache) {
+        /* The pool's own router sees its replicas' caches as they are. */
+        int64_t n = prompt_ids(P, r, NULL);
+        for (int i = 0; i < P->nrep; i++) {
+            uint32_t h = n > 0 ? prefix_match(P->r[i].pc, P->ids, (uint32_t) n) : 0;
+            P->snaps[i].prefix_ids = 2 * (int64_t) h >= n ? h : 0;   /* at least half the prompt */
+        }
+    }
     replica *R = &P->r[route_pick(&P->rc, r, P->snaps)];
     if (squeue_enqueue(&R->own, r) == 0 && R->idle_listed) wake(R);
 }
@@ -918,6 +1076,18 @@ static int report(station *st, pool_result *out)
         if (fc->cold) rc |= pool_result_add(out, "cold_served", (double) P->cold);
         if (rc) return -1;
     }
+    if (L->prefix_cache) {
+        double n = P->pfx_requests ? (double) P->pfx_requests : NAN;
+        uint64_t ev = 0;
+        for (int i = 0; i < P->nrep; i++) ev += prefix_get_stats(P->r[i].pc)->evictions;
+        int rc = 0;
+        rc |= pool_result_add(out, "prefix_hit_rate", P->pfx_prompt > 0 ? P->pfx_found / P->pfx_prompt : NAN);
+        rc |= pool_result_add(out, "prefix_request_hit_rate", (double) P->pfx_hit_requests / n);
+        rc |= pool_result_add(out, "prefill_tokens_saved", P->pfx_skipped / n);
+        rc |= pool_result_add(out, "ttft_saved_ms", P->pfx_saved_ms / n);
+        rc |= pool_result_add(out, "prefix_evictions", (double) ev);
+        if (rc) return -1;
+    }
     /* Which cost model produced the step times (report.c prints them as one object). */
     cost_info ci;
     cost_describe(&L->cost, &ci);
@@ -955,12 +1125,18 @@ static void destroy(station *st)
 {
     llm *P = (llm *) st;
     for (int i = 0; P->r && i < P->nrep; i++) {
+        for (request *r = P->r[i].run_head; r; r = r->rnext) {   /* still running at the end */
+            free(r->pfx_h);
+            r->pfx_h = NULL;
+        }
+        prefix_free(P->r[i].pc);
         free(P->r[i].pf);
         free(P->r[i].chunk);
         free(P->r[i].heap);
         free(P->r[i].phase_cnt);
     }
     fleet_free(P->fl);
+    free(P->ids);
     free(P->r);
     free(P->idle);
     free(P->snaps);
@@ -969,8 +1145,24 @@ static void destroy(station *st)
     free(P);
 }
 
+/* The longest leading run of R's prompt blocks one of the replicas holds, as
+ * cached at or before VISIBLE (a router's view). */
+static uint32_t pool_prefix_match(const station *st, const request *r, simtime_t visible)
+{
+    llm *P = (llm *) st;                    /* the id scratch is written, nothing else */
+    if (!P->cfg->prefix_cache) return 0;
+    int64_t n = prompt_ids(P, r, NULL);
+    uint32_t best = 0;
+    for (int i = 0; n > 0 && i < P->nrep; i++) {
+        uint32_t h = prefix_match_seen(P->r[i].pc, P->ids, (uint32_t) n, visible);
+        if (h > best) best = h;
+    }
+    return 2 * (int64_t) best >= n ? best : 0;   /* at least half the prompt, else it does not count */
+}
+
 static const station_ops LLM_OPS = {
     .arrive = arrive,
+    .prefix_match = pool_prefix_match,
     .window_open = window_open,
     .window_close = window_close,
     .snapshot = snapshot,
@@ -1038,6 +1230,9 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         R->heap = calloc((size_t) L->max_batch, sizeof *R->heap);
         R->phase_cnt = calloc((size_t) P->B, sizeof *R->phase_cnt);
         if (!R->pf || !R->chunk || !R->heap || !R->phase_cnt) goto fail;
+        if (L->prefix_cache &&
+            !(R->pc = prefix_new((uint64_t) L->kv_blocks, (uint32_t) (L->prefix_id_tokens / L->block_tokens))))
+            goto fail;
     }
     int up = L->replicas;
     if (fc) {

@@ -31,6 +31,7 @@ const scn_key llm_keys[] = {
     { "truncate", "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
     { "request_overhead_ms", "0", "front-end work per request (tokenise, schedule) before queueing" },
     { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two) over per-replica queues" },
+    { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { NULL, NULL, NULL },
 };
@@ -75,6 +76,10 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     route_choices(choices + strlen(choices), sizeof choices - strlen(choices));
     if (scn_enum(x, sec, "routing", choices, 0, &k)) return -1;
     l->routing = k == 0 ? NULL : route_at(k - 1);
+    if (scn_bool(x, sec, "prefix_cache", 0, &l->prefix_cache)) return -1;
+    if (l->prefix_cache && (!strcmp(llm_sched_name(l->sched), "static") || !strcmp(llm_sched_name(l->sched), "dynamic")))
+        return scn_fail(x, sec, "prefix_cache", "needs an iteration-level scheduler (continuous or chunked), not %s",
+                        llm_sched_name(l->sched));
     if (l->routing && !strcmp(l->routing->name, "complexity"))
         return scn_fail(x, sec, "routing", "complexity routes between two models: use a router with two next pools");
 
@@ -212,6 +217,12 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     if (llm_derive(l, &s->wl, &key, msg, sizeof msg) != 0) {
         if (!strncmp(key, "workload.", 9)) return scn_fail(x, "workload", key + 9, "%s", msg);
         return scn_fail(x, sec, key, "%s", msg);
+    }
+    if (l->prefix_cache) {
+        l->prefix_id_tokens = s->wl.hash_block_tokens > 0 ? s->wl.hash_block_tokens : 512;
+        if (l->prefix_id_tokens % l->block_tokens != 0)
+            return scn_fail(x, sec, "prefix_cache", "the workload's hash_block_tokens (%d) must be a multiple of "
+                            "block_tokens (%d)", l->prefix_id_tokens, l->block_tokens);
     }
     if (l->cost.ops->build) return l->cost.ops->build(&l->cost, x, sec, db);
     return 0;

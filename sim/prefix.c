@@ -22,6 +22,8 @@ typedef struct pentry {
     uint32_t prev, next;      /* LRU neighbours when ref == 0 (NIL at the ends) */
     uint32_t hnext;           /* next in the hash chain, or in the free-slot list */
     uint32_t mark;            /* epoch of the last acquire that counted it */
+    int64_t created;          /* clock when it was created, ns */
+    uint32_t cost;            /* KV blocks it occupies (blocks_per_id, less for a partial last block) */
 } pentry;
 
 struct prefix_cache {
@@ -43,6 +45,7 @@ struct prefix_cache {
     uint64_t cached;          /* KV blocks in unreferenced content blocks */
     uint64_t anon;            /* KV blocks held anonymously */
     uint32_t bpi;             /* KV blocks per content id */
+    int64_t now;              /* the clock (prefix_clock), ns */
     prefix_stats st;          /* counters */
 };
 
@@ -159,8 +162,8 @@ static void evict_one(prefix_cache *pc)
     pc->freeslot = i;
     pc->nfreeslots++;
     pc->nentries--;
-    pc->cached -= pc->bpi;
-    pc->free += pc->bpi;
+    pc->cached -= pc->e[i].cost;
+    pc->free += pc->e[i].cost;
     pc->st.evictions++;
 }
 
@@ -206,12 +209,11 @@ static int reserve(prefix_cache *pc, uint32_t new)
     return 0;
 }
 
-int prefix_acquire(prefix_cache *pc, const uint64_t *ids, uint32_t n,
-                   uint32_t *handles, uint32_t *hit)
+/* Counts the distinct ids of IDS[0..N) not present (*DISTINCT) and the distinct
+ * present ones nobody references (*REREFS).  Returns 0, or -1 when out of memory. */
+static int count_need(prefix_cache *pc, const uint64_t *ids, uint32_t n, uint32_t last_cost,
+                      uint64_t *need, uint64_t *reref)
 {
-    uint32_t h = prefix_match(pc, ids, n);
-    /* Count what the sequence needs: distinct missing ids (new blocks) and distinct
-     * cached ids it will reference (no longer evictable). */
     if (n > pc->nscratch) {
         uint64_t *s = realloc(pc->scratch, (size_t) n * sizeof *s);
         if (!s)
@@ -224,22 +226,90 @@ int prefix_acquire(prefix_cache *pc, const uint64_t *ids, uint32_t n,
             pc->e[i].mark = 0;
         pc->epoch = 1;
     }
-    uint32_t nmiss = 0, rerefs = 0;
+    uint32_t nmiss = 0;
+    uint64_t rr = 0;
+    int last_missing = 0;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = find(pc, ids[k]);
-        if (i == NIL)
+        if (i == NIL) {
             pc->scratch[nmiss++] = ids[k];
-        else if (pc->e[i].mark != pc->epoch) {
+            last_missing = k == n - 1;
+        } else if (pc->e[i].mark != pc->epoch) {
             pc->e[i].mark = pc->epoch;
-            rerefs += pc->e[i].ref == 0;
+            if (pc->e[i].ref == 0)
+                rr += pc->e[i].cost;
         }
     }
     qsort(pc->scratch, nmiss, sizeof *pc->scratch, cmp_u64);
-    uint32_t distinct = 0;
+    uint64_t d = 0;
     for (uint32_t k = 0; k < nmiss; k++)
-        distinct += k == 0 || pc->scratch[k] != pc->scratch[k - 1];
-    uint64_t need = (uint64_t) distinct * pc->bpi;
-    uint64_t avail = pc->free + pc->cached - (uint64_t) rerefs * pc->bpi;
+        d += k == 0 || pc->scratch[k] != pc->scratch[k - 1];
+    /* a missing last id costs last_cost (when it is not also an earlier id) */
+    uint64_t blocks = d * pc->bpi;
+    if (last_missing && last_cost > 0 && last_cost < pc->bpi) {
+        int dup = 0;
+        for (uint32_t k = 0; k + 1 < n; k++)
+            dup |= ids[k] == ids[n - 1];
+        if (!dup)
+            blocks -= pc->bpi - last_cost;
+    }
+    *need = blocks;
+    *reref = rr;
+    return 0;
+}
+
+uint64_t prefix_need_cost(prefix_cache *pc, const uint64_t *ids, uint32_t n, uint32_t last_cost)
+{
+    uint64_t need, rr;
+    if (count_need(pc, ids, n, last_cost, &need, &rr) != 0)
+        return UINT64_MAX;
+    return need + rr;
+}
+
+uint64_t prefix_need(prefix_cache *pc, const uint64_t *ids, uint32_t n)
+{
+    return prefix_need_cost(pc, ids, n, 0);
+}
+
+void prefix_clock(prefix_cache *pc, int64_t now)
+{
+    pc->now = now;
+}
+
+uint32_t prefix_match_seen(const prefix_cache *pc, const uint64_t *ids, uint32_t n, int64_t visible)
+{
+    uint32_t k = 0;
+    for (; k < n; k++) {
+        uint32_t i = find(pc, ids[k]);
+        if (i == NIL || pc->e[i].created > visible)
+            break;
+    }
+    return k;
+}
+
+void prefix_clear(prefix_cache *pc)
+{
+    while (pc->tail != NIL)
+        evict_one(pc);
+}
+
+int prefix_acquire(prefix_cache *pc, const uint64_t *ids, uint32_t n,
+                   uint32_t *handles, uint32_t *hit)
+{
+    return prefix_acquire_cost(pc, ids, n, 0, handles, hit);
+}
+
+int prefix_acquire_cost(prefix_cache *pc, const uint64_t *ids, uint32_t n, uint32_t last_cost,
+                        uint32_t *handles, uint32_t *hit)
+{
+    uint32_t h = prefix_match(pc, ids, n);
+    if (last_cost == 0 || last_cost > pc->bpi)
+        last_cost = pc->bpi;
+    uint64_t need, rerefs;
+    if (count_need(pc, ids, n, last_cost, &need, &rerefs) != 0)
+        return -1;
+    uint64_t avail = pc->free + pc->cached - rerefs;
+    uint32_t distinct = n;          /* an upper bound on new entries, for reserve() */
     if (need > avail)
         return 1;
     if (reserve(pc, distinct) != 0)
@@ -250,12 +320,13 @@ int prefix_acquire(prefix_cache *pc, const uint64_t *ids, uint32_t n,
         if (i != NIL) {
             if (pc->e[i].ref == 0) {
                 lru_unlink(pc, i);
-                pc->cached -= pc->bpi;
-                pc->held += pc->bpi;
+                pc->cached -= pc->e[i].cost;
+                pc->held += pc->e[i].cost;
             }
             pc->e[i].ref++;
         } else {
-            while (pc->free < pc->bpi)
+            uint32_t cost = k == n - 1 ? last_cost : pc->bpi;
+            while (pc->free < cost)
                 evict_one(pc);
             if (pc->freeslot != NIL) {
                 i = pc->freeslot;
@@ -266,11 +337,12 @@ int prefix_acquire(prefix_cache *pc, const uint64_t *ids, uint32_t n,
             }
             uint32_t b = bucket_of(pc, ids[k]);
             pc->e[i] = (pentry) {.key = ids[k], .ref = 1, .prev = NIL, .next = NIL,
-                                 .hnext = pc->bucket[b], .mark = pc->epoch};
+                                 .hnext = pc->bucket[b], .mark = pc->epoch,
+                                 .created = pc->now, .cost = cost};
             pc->bucket[b] = i;
             pc->nentries++;
-            pc->free -= pc->bpi;
-            pc->held += pc->bpi;
+            pc->free -= cost;
+            pc->held += cost;
         }
         handles[k] = i;
     }
@@ -288,8 +360,8 @@ void prefix_release(prefix_cache *pc, const uint32_t *handles, uint32_t n)
         uint32_t i = handles[k];
         if (--pc->e[i].ref == 0) {
             lru_push_front(pc, i);
-            pc->held -= pc->bpi;
-            pc->cached += pc->bpi;
+            pc->held -= pc->e[i].cost;
+            pc->cached += pc->e[i].cost;
         }
     }
 }
@@ -320,29 +392,32 @@ uint64_t prefix_capacity(const prefix_cache *pc) { return pc->capacity; }
 uint64_t prefix_free_blocks(const prefix_cache *pc) { return pc->free; }
 uint64_t prefix_held_blocks(const prefix_cache *pc) { return pc->held; }
 uint64_t prefix_cached_blocks(const prefix_cache *pc) { return pc->cached; }
+uint64_t prefix_anon_blocks(const prefix_cache *pc) { return pc->anon; }
 const prefix_stats *prefix_get_stats(const prefix_cache *pc) { return &pc->st; }
 
 int prefix_sane(const prefix_cache *pc)
 {
     if (pc->free + pc->held + pc->cached != pc->capacity)
         return 0;
-    uint64_t nlru = 0;
+    uint64_t nlru = 0, lru_cost = 0;
     uint32_t prev = NIL;
     for (uint32_t i = pc->head; i != NIL; i = pc->e[i].next) {
         if (pc->e[i].ref != 0 || pc->e[i].prev != prev || ++nlru > pc->nentries)
             return 0;
+        lru_cost += pc->e[i].cost;
         prev = i;
     }
-    if (prev != pc->tail || nlru * pc->bpi != pc->cached)
+    if (prev != pc->tail || lru_cost != pc->cached)
         return 0;
-    uint64_t nent = 0, nref = 0;
+    uint64_t nent = 0, nref = 0, ref_cost = 0;
     for (uint32_t b = 0; b < pc->nbuckets; b++)
         for (uint32_t i = pc->bucket[b]; i != NIL; i = pc->e[i].hnext) {
             if (++nent > pc->nentries || bucket_of(pc, pc->e[i].key) != b)
                 return 0;
             nref += pc->e[i].ref > 0;
+            ref_cost += pc->e[i].ref > 0 ? pc->e[i].cost : 0;
         }
     return nent == pc->nentries && nent == nlru + nref
-        && pc->held == pc->anon + nref * pc->bpi
+        && pc->held == pc->anon + ref_cost
         && pc->nused - pc->nfreeslots == pc->nentries;
 }

@@ -2,7 +2,8 @@
  * by reference between sequences, kept after use and evicted least recently used.
  *
  * Capacity is counted in KV blocks.  A content block (one hash id of a trace,
- * e.g. 512 prompt tokens) costs blocks_per_id KV blocks; a sequence's other
+ * e.g. 512 prompt tokens) costs blocks_per_id KV blocks (a partial last one of
+ * a prompt, fewer: prefix_acquire_cost); a sequence's other
  * blocks (its unshared tail, its output) are anonymous and cost one each.  Every
  * block is in exactly one state:
  *   free     unused;
@@ -48,9 +49,30 @@ uint32_t prefix_match(const prefix_cache *pc, const uint64_t *ids, uint32_t n);
 int prefix_acquire(prefix_cache *pc, const uint64_t *ids, uint32_t n,
                    uint32_t *handles, uint32_t *hit);
 
+/* The same, the last id costing LAST_COST KV blocks (a partial last block;
+ * 0 or more than blocks_per_id: blocks_per_id). */
+int prefix_acquire_cost(prefix_cache *pc, const uint64_t *ids, uint32_t n, uint32_t last_cost,
+                        uint32_t *handles, uint32_t *hit);
+
 /* Drops one reference on each of HANDLES[0..N) (from prefix_acquire); a content
  * block nobody references becomes cached, most recently used last in HANDLES. */
 void prefix_release(prefix_cache *pc, const uint32_t *handles, uint32_t n);
+
+/* KV blocks prefix_acquire(IDS, N) would take out of the available ones (free +
+ * cached): its distinct ids not present, and its distinct cached ones (no longer
+ * evictable), times blocks_per_id.  Changes nothing. */
+uint64_t prefix_need(prefix_cache *pc, const uint64_t *ids, uint32_t n);
+uint64_t prefix_need_cost(prefix_cache *pc, const uint64_t *ids, uint32_t n, uint32_t last_cost);
+
+/* Sets the clock (ns): content blocks created from now on carry this time. */
+void prefix_clock(prefix_cache *pc, int64_t now);
+
+/* prefix_match counting only blocks created at or before VISIBLE (ns): what a
+ * router with a view VISIBLE old sees.  Changes nothing. */
+uint32_t prefix_match_seen(const prefix_cache *pc, const uint64_t *ids, uint32_t n, int64_t visible);
+
+/* Evicts every cached content block (a replica lost its memory).  Held blocks stay. */
+void prefix_clear(prefix_cache *pc);
 
 /* Takes BLOCKS anonymous blocks (free -> held), evicting cached content blocks as
  * needed.  Returns 0, or 1 when free + cached < BLOCKS (nothing changed). */
@@ -66,6 +88,7 @@ uint64_t prefix_capacity(const prefix_cache *pc);
 uint64_t prefix_free_blocks(const prefix_cache *pc);
 uint64_t prefix_held_blocks(const prefix_cache *pc);
 uint64_t prefix_cached_blocks(const prefix_cache *pc);
+uint64_t prefix_anon_blocks(const prefix_cache *pc);    /* held anonymously (prefix_take) */
 
 const prefix_stats *prefix_get_stats(const prefix_cache *pc);
 

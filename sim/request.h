@@ -61,6 +61,10 @@ typedef struct request {
     int64_t phase_base;     /* cache length minus the replica's decode-step count when it joined */
     int64_t finish_step;    /* decode step at which it produces its last token */
     uint32_t heap_pos;      /* index in the replica's finish heap */
+    uint32_t *pfx_h;        /* prefix cache: handles of the content blocks it holds (malloc'd), or NULL */
+    int32_t pfx_n;          /* how many */
+    int32_t pfx_blocks;     /* the KV blocks they occupy */
+    uint8_t pfx_seen;       /* prefix cache: its first admission has been counted */
     struct request *rprev;  /* replica's running list, in admission order */
     struct request *rnext;
 } request;

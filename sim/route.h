@@ -12,7 +12,9 @@
  *                      (ties: the first drawn)
  *   least_kv           the largest free share of KV blocks (ties as least_outstanding)
  *   prefix_affinity    the target holding the longest cached prefix of the request
- *                      (station_snap.prefix_ids); none holding any: least_outstanding
+ *                      (station_snap.prefix_ids, counted only when it covers at least
+ *                      half the prompt's blocks: a shared system prompt alone would
+ *                      draw every request to one target); else least_outstanding
  *   complexity         two targets: the request's complexity score against a cut
  *                      (cplx.h; parameters in route_ctx.params), small model first
  * Adding a policy is one function set plus one row in route.c.

@@ -51,6 +51,8 @@ typedef struct llm_cfg {
     const struct route_policy *routing;  /* NULL: one shared queue; else the policy that
                                             sends each request to a replica's own queue */
     cost_model cost;          /* step-time model */
+    int prefix_cache;         /* 1: replicas keep finished prompts' KV blocks for later hits (prefix.h) */
+    int prefix_id_tokens;     /* prompt tokens per content id (the workload's hash_block_tokens) */
 } llm_cfg;
 
 struct station_kind;

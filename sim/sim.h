@@ -17,7 +17,7 @@
 
 typedef struct pool_result pool_result;
 
-#define POOL_MAX_METRICS 32
+#define POOL_MAX_METRICS 48
 
 /* One kind-specific result of a pool, e.g. an LLM pool's "steps". */
 typedef struct pool_metric {
