@@ -218,7 +218,7 @@ static int64_t blocks_for(const llm *P, int64_t tokens) { return (tokens + P->B 
 
 /* R's prompt's content ids into P->ids: its trace's hash ids (each covering
  * prefix_id_tokens prompt tokens, the last possibly fewer), or, without them (or
- * with a truncated prompt), ids of its own that no other request carries.
+ * with a truncated prompt), its class's system-prompt blocks and then ids of its own.
  * *LAST_COST gets the KV blocks of the last id (fewer than a whole id's for a
  * partial last block).  Returns their number, or -1 when out of memory. */
 static int64_t prompt_ids(llm *P, const request *r, uint32_t *last_cost)
@@ -233,8 +233,13 @@ static int64_t prompt_ids(llm *P, const request *r, uint32_t *last_cost)
         P->ids = x;
         P->nids = (uint32_t) n;
     }
+    /* Without trace ids: the whole blocks of its class's shared system prompt,
+     * then blocks of its own. */
+    int64_t shared = own && !r->truncated ? r->sys_tokens / T : 0;
     for (int64_t k = 0; k < n; k++)
-        P->ids[k] = !own ? (uint64_t) r->hash_ids[k] : (UINT64_C(1) << 63) | (r->id << 20) | (uint64_t) k;
+        P->ids[k] = !own ? (uint64_t) r->hash_ids[k]
+                  : k < shared ? (UINT64_C(1) << 62) | ((uint64_t) r->cls << 32) | (uint64_t) k
+                  : (UINT64_C(1) << 63) | (r->id << 20) | (uint64_t) k;
     int64_t rest = r->prompt - (n - 1) * T;          /* tokens of the last id */
     if (last_cost) *last_cost = (uint32_t) (rest > 0 && rest < T ? blocks_for(P, rest) : T / P->B);
     return n;

@@ -32,7 +32,8 @@ typedef struct request {
     uint64_t intent;        /* intent key for a result cache (0 = none), from the workload */
     double complexity;      /* complexity score in [0, 1], from the workload or the first complexity router */
     uint8_t scored;         /* 1 when complexity is set */
-    simtime_t cache_ttl;    /* how long a result cache keeps its answer, ns (0 = not cached) */
+    simtime_t cache_ttl;    /* how long a result cache keeps its answer, ns (0 = not cached, -1 = the cache's own) */
+    int64_t sys_tokens;     /* leading prompt tokens shared by its class (prefix caches), 0 = none */
     struct station *at;     /* the station it is in (NULL before entering and after leaving) */
     simtime_t entered;      /* entered that station (this hop), ns */
     int32_t prompt;         /* prompt tokens */

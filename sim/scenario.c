@@ -62,6 +62,11 @@ static const key_spec KEYS[] = {
     { "prompt_tokens", K_CLASS, "workload's", "prompt tokens per request of the class (distribution; trace column wins)" },
     { "output_tokens", K_CLASS, "workload's", "output tokens per request of the class (distribution; trace column wins)" },
     { "target", K_CLASS, "workload's", "pool the class's requests enter" },
+    { "complexity", K_WL | K_CLASS, "", "complexity score per request in [0, 1] (distribution; for complexity routers)" },
+    { "intents", K_WL | K_CLASS, "", "intents the requests ask a result cache (Zipf popularity; default: the cache's own)" },
+    { "intent_zipf", K_WL | K_CLASS, "1", "Zipf exponent of intent popularity, > 0" },
+    { "cache_ttl_s", K_WL | K_CLASS, "the cache's", "how long a result cache keeps their answers, s (0 = never cached, inf = forever)" },
+    { "system_prompt_tokens", K_WL | K_CLASS, "0", "leading prompt tokens shared by every request (of the class), for prefix caches" },
 
     { "timeout_ms", K_CLIENT, "0", "the client gives up on an attempt after this long, ms (0 = never)" },
     { "retries", K_CLIENT, "0", "further attempts after a timeout or an error (needs timeout_ms)" },
@@ -288,6 +293,35 @@ static int get_dist(ctx *x, const char *sec, const char *key, const char *def, d
 
 /* ---- sections ------------------------------------------------------------- */
 
+/* The gateway keys of class NAME (NULL: the implicit class), each defaulting to
+ * the [workload] value.  Returns 0 or -1. */
+static int gateway_class_keys(ctx *x, const char *name, wl_class *c)
+{
+    char sec[80];
+    snprintf(sec, sizeof sec, "class %s", name ? name : "");
+    const cfg_entry *e;
+    /* The class's value if it has one, else the workload's. */
+#define SEC_OF(key) (name && val(x, sec, key, &e) ? sec : "workload")
+    const char *cs = SEC_OF("complexity");
+    if (val(x, cs, "complexity", &e)) {
+        if (get_dist(x, cs, "complexity", NULL, &c->complexity)) return -1;
+        c->has_complexity = 1;
+    }
+    const char *is = SEC_OF("intents");
+    if (get_i64(x, is, "intents", 0, 1, INT64_C(1) << 30, &c->intents)) return -1;
+    const char *zs = SEC_OF("intent_zipf");
+    if (get_num(x, zs, "intent_zipf", 1, 0, 1, 100, &c->intent_zipf)) return -1;
+    const char *ts = SEC_OF("cache_ttl_s");
+    const char *tv = val(x, ts, "cache_ttl_s", &e);
+    c->cache_ttl_s = -1;
+    if (tv && !strcmp(tv, "inf")) c->cache_ttl_s = INFINITY;
+    else if (tv && get_num(x, ts, "cache_ttl_s", 0, 0, 0, 1e12, &c->cache_ttl_s)) return -1;
+    const char *ss = SEC_OF("system_prompt_tokens");
+    if (get_i64(x, ss, "system_prompt_tokens", 0, 0, INT64_C(1) << 40, &c->system_prompt_tokens)) return -1;
+#undef SEC_OF
+    return 0;
+}
+
 static int pool_index(const scenario *s, const char *name)
 {
     for (int i = 0; i < s->npools; i++)
@@ -512,6 +546,8 @@ static int build_classes(ctx *x)
         if (get_num(x, sec, "share", 1, 0, 0, 1e12, &c->share)) return -1;
         total += c->share;
     }
+    for (int i = 0; i < w->nclasses; i++)
+        if (gateway_class_keys(x, n ? w->classes[i].name : NULL, &w->classes[i])) return -1;
     if (n) {
         if (!(total > 0) && !w->tr.label) {
             for (size_t i = 0; i < s->raw.ns; i++)

@@ -62,10 +62,12 @@ static void arrive(station *st, request *r)
     simtime_t now = evq_now(st->q);
     if (r->measured) st->arrivals++;
     if (r->intent == 0) {
-        /* intent keys start at 1: 0 means "none" */
+        /* intent keys start at 1: 0 means "none"; the class gave none, so the
+         * cache's own popularity applies */
         r->intent = 1 + (uint64_t) rcache_zipf_sample(sc->zipf, st->rng);
-        r->cache_ttl = sc->c->ttl;
     }
+    if (r->cache_ttl < 0)                /* the class set no lifetime: the cache's own */
+        r->cache_ttl = sc->c->ttl;
     rcache_result res = rcache_lookup(sc->cache, r->intent, now, st->rng);
     int hit = res != RCACHE_MISS;
     double ms = dist_sample(hit ? &sc->c->hit_ms : &sc->c->miss_ms, st->rng);

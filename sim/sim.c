@@ -17,6 +17,7 @@
 #include <time.h>
 #include "breakdown.h"
 #include "fleet.h"
+#include "gwattr.h"
 #include "kind.h"
 #include "rng.h"
 #include "sim.h"
@@ -72,6 +73,7 @@ typedef struct sim {
     stat_acc *e2e_cold, *e2e_warm;   /* E2E of requests served cold / warm (pools with cold starts), or NULL */
     stat_acc *network;        /* network time per served request, ms */
     bd_acc *bd;               /* shares of e2e per component */
+    gwattr *gwa;              /* gateway attributes of requests (class keys) */
 
     /* Per class ([class] sections only; else NULL). */
     struct sim_class *cls;
@@ -398,6 +400,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
         sink_oom(s);
         return;
     }
+    gwattr_fill(s->gwa, r);
     if (r->measured && s->cls) s->cls[r->cls].requests++;
     if (s->opened && r->id == s->wstart) {
         s->measuring = 1;
@@ -634,7 +637,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     s.e2e = stat_new(); s.queue = stat_new(); s.service = stat_new();
     s.ttft = stat_new(); s.tpot = stat_new(); s.overhead = stat_new(); s.itl = stat_new();
-    s.network = stat_new(); s.bd = bd_new();
+    s.network = stat_new(); s.bd = bd_new(); s.gwa = gwattr_new(&sc->wl, seed);
     for (int i = 0; i < sc->npools; i++)
         if (sc->pools[i].fleet && sc->pools[i].fleet->cold && !s.e2e_cold) {
             if (!(s.e2e_cold = stat_new()) || !(s.e2e_warm = stat_new())) {
@@ -644,7 +647,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         }
     s.sink.itl = s.itl;
     if (!out->pools || !s.q || !s.st || !s.src || !s.e2e || !s.queue ||
-        !s.service || !s.ttft || !s.tpot || !s.overhead || !s.itl || !s.network || !s.bd) {
+        !s.service || !s.ttft || !s.tpot || !s.overhead || !s.itl || !s.network || !s.bd || !s.gwa) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
@@ -744,7 +747,7 @@ done:
     free(s.cls);
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead); stat_free(s.itl);
-    stat_free(s.network); bd_free(s.bd);
+    stat_free(s.network); bd_free(s.bd); gwattr_free(s.gwa);
     stat_free(s.e2e_cold); stat_free(s.e2e_warm);
     ts_free(s.ts);
     if (s.client_rng) gsl_rng_free(s.client_rng);

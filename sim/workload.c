@@ -320,6 +320,7 @@ void wl_cfg_free(workload_cfg *w)
     for (int i = 0; i < w->nclasses; i++) {
         dist_free(&w->classes[i].prompt);
         dist_free(&w->classes[i].output);
+        dist_free(&w->classes[i].complexity);
     }
     free(w->classes);
     free(w->trace_class);

@@ -81,6 +81,13 @@ typedef struct wl_class {
     dist prompt;              /* prompt tokens per request (count); default the workload's */
     dist output;              /* output tokens per request (count); default the workload's */
     int target;               /* index of the pool its requests enter */
+    /* gateway attributes (gwattr.h); default the workload's */
+    dist complexity;          /* complexity score, clipped to [0, 1] (used when has_complexity) */
+    int has_complexity;       /* 1 when `complexity` is set */
+    int64_t intents;          /* intents its requests ask a result cache (0 = none given) */
+    double intent_zipf;       /* Zipf exponent of their popularity, > 0 */
+    double cache_ttl_s;       /* how long a result cache keeps its answers, s (< 0: the cache's own; inf = forever) */
+    int64_t system_prompt_tokens; /* leading prompt tokens shared by all its requests (prefix caches) */
 } wl_class;
 
 typedef enum { TRACE_ORDER_SEQUENTIAL, TRACE_ORDER_SHUFFLE } trace_order;

@@ -377,3 +377,59 @@ Test(gateway, prefix_affinity_beats_round_robin)
     sim_result_free(&res);
     cr_assert_gt(pa, rr + 0.04, "prefix_affinity %.4f, round_robin %.4f", pa, rr);
 }
+
+/* ---- class attributes ------------------------------------------------------ */
+
+/* Every prompt of 3000 tokens starts with the class's 2100-token system prompt:
+ * its 4 whole 512-token blocks (2048 tokens) are found by every measured request
+ * (the warm-up cached them), so the hit rate is 2048 / 3000 exactly. */
+Test(gateway, shared_system_prompt_has_its_known_hit_rate)
+{
+    const char *text =
+        "[sim]\nrequests = 500\nwarmup = 20\n[workload]\narrival = constant\nrate = 0.5\n"
+        "prompt_tokens = const(3000)\noutput_tokens = const(50)\nsystem_prompt_tokens = 2100\ntarget = chat\n"
+        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
+    sim_result res;
+    run(text, &res);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 3000.0, 1e-12);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "prefill_tokens_saved"), 2048);
+    sim_result_free(&res);
+}
+
+/* Scores from the classes: easy 0.1, hard 0.9, cut 0.5, no error: the small
+ * model gets exactly the easy class. */
+Test(gateway, complexity_from_the_class)
+{
+    const char *text =
+        "[sim]\nrequests = 5000\n[workload]\nrate = 10\ntarget = gw\n"
+        "[class easy]\nshare = 0.7\ncomplexity = const(0.1)\n[class hard]\nshare = 0.3\ncomplexity = const(0.9)\n"
+        "[pool gw]\nkind = router\npolicy = complexity\nnext = small, large\n"
+        "[pool small]\nservers = 4\nservice_ms = exp(mean=50)\n"
+        "[pool large]\nservers = 8\nservice_ms = exp(mean=100)\n";
+    sim_result res;
+    run(text, &res);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_complex"), 0);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_simple"), 0);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 0.7 * 5000, 5 * sqrt(5000 * 0.21));
+    sim_result_free(&res);
+}
+
+/* A class whose answers are never cached (cache_ttl_s = 0) never hits; a class
+ * with few intents hits often. */
+Test(gateway, result_cache_ttl_and_intents_from_the_class)
+{
+    const char *text =
+        "[sim]\nrequests = 4000\n[workload]\nrate = 2\ntarget = cache\n"
+        "[class news]\nshare = 0.5\nintents = 10\ncache_ttl_s = 0\n"
+        "[class facts]\nshare = 0.5\nintents = 10\ncache_ttl_s = 86400\n"
+        "[pool cache]\nkind = result_cache\nnext = work\n"
+        "[pool work]\nservice_ms = const(10)\n";
+    sim_result res;
+    run(text, &res);
+    double hits = pool_metric_get(&res.pools[0], "hits");
+    /* facts: all but the first of each of its 10 intents (and those in flight) hit */
+    cr_assert_gt(hits, 0.5 * 4000 * 0.95);
+    cr_assert_lt(hits, 0.5 * 4000 * 1.05);
+    sim_result_free(&res);
+}

@@ -1,0 +1,28 @@
+/* gwattr.h -- the gateway attributes of a request, drawn from its class:
+ * complexity score (for complexity routers), intent and answer lifetime (for
+ * result caches), shared system-prompt length (for prefix caches).
+ *
+ * Each kind of draw has its own stream ("workload complexity", "workload
+ * intents"), and a class without the key draws nothing, so scenarios without
+ * these keys give the numbers they gave before.  Intent keys are unique per
+ * class: (class index + 1) x 2^40 + intent number (from 1).
+ */
+#ifndef LATSIM_GWATTR_H
+#define LATSIM_GWATTR_H
+
+#include <stdint.h>
+#include "request.h"
+#include "workload.h"
+
+typedef struct gwattr gwattr;
+
+/* The attribute source for W's classes under run seed SEED.  NULL when out of
+ * memory; a workload without any of the keys gives a source that does nothing. */
+gwattr *gwattr_new(const workload_cfg *w, uint64_t seed);
+
+/* Sets R's attributes from its class (R->cls).  Cannot fail. */
+void gwattr_fill(gwattr *g, request *r);
+
+void gwattr_free(gwattr *g);
+
+#endif
