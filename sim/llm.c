@@ -692,7 +692,10 @@ static int replica_sane(const replica *R, int planned)
         for (int i = 0; i < R->ndec; i++)
             held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
         if (R->pc) {
-            if (!prefix_sane(R->pc)) bad = "prefix cache: free + held + cached KV blocks != capacity";
+            /* The counters every step; the whole structure (O(entries)) every 1024 steps. */
+            if (prefix_free_blocks(R->pc) + prefix_held_blocks(R->pc) + prefix_cached_blocks(R->pc)
+                != prefix_capacity(R->pc)) bad = "prefix cache: free + held + cached KV blocks != capacity";
+            else if ((s & 1023) == 0 && !prefix_sane(R->pc)) bad = "prefix cache: its structure";
             else if (R->free_blocks != (int64_t) prefix_available(R->pc)) bad = "prefix cache: free blocks";
             else if ((int64_t) prefix_anon_blocks(R->pc) != held) bad = "prefix cache: anonymous blocks != sequences' own";
             held = P->cfg->kv_blocks - R->free_blocks;   /* the check below then holds */
