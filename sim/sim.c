@@ -68,6 +68,10 @@ typedef struct sim {
                                  service statistics are that station's, not recorded twice */
 
     int has_gateway;          /* a kind adds network or overhead time (KIND_GATEWAY) */
+    int has_overhead;         /* has_llm or has_gateway: the overhead statistic is reported */
+    int slo_per_request;      /* [slo] has per-request limits: goodput is counted */
+    int plain_outcome;        /* no [client] and open loop: a served request's outcome needs
+                                 no retry or closed-loop handling (sink_leave's short path) */
 
     stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead, *itl;
     stat_acc *e2e_cold, *e2e_warm;   /* E2E of requests served cold / warm (pools with cold starts), or NULL */
@@ -102,9 +106,11 @@ static void on_arrival(evq *q, void *subject, int64_t arg);
 static void sink_oom(void *ctx);
 
 /* Brings the integral of requests in the system up to now (call before the
- * count changes). */
+ * count changes).  Only the closed-loop report reads it (mean_in_system): in
+ * open loop it is not kept. */
 static void live_mark(sim *s)
 {
+    if (!s->closed) return;
     simtime_t now = evq_now(s->q);
     s->live_area += (double) s->reqs.live * (double) (now - s->live_t);
     s->live_t = now;
@@ -208,21 +214,22 @@ static void sink_leave(void *ctx, request *r)
          * hops it passed (ret_last_ns), and its first token likewise. */
         simtime_t e2e = evq_now(s->q) + r->ret_last_ns - r->arrival;
         assert(e2e == r->network_ns + r->queue_ns + r->service_ns + r->overhead_ns);
-        s->served++;
-        stat_add(s->e2e, simtime_to_ms(e2e));
-        if (s->e2e_cold) stat_add(r->cold ? s->e2e_cold : s->e2e_warm, simtime_to_ms(e2e));
-        if (!s->mirror) {
-            stat_add(s->queue, simtime_to_ms(r->queue_ns));
-            stat_add(s->service, simtime_to_ms(r->service_ns));
-        }
-        if (s->has_llm || s->has_gateway) stat_add(s->overhead, simtime_to_ms(r->overhead_ns));
-        if (s->has_gateway) stat_add(s->network, simtime_to_ms(r->network_ns));
+        double e2e_ms = simtime_to_ms(e2e);
         double c[BD_N];
         c[BD_NETWORK] = simtime_to_ms(r->network_ns);
         c[BD_QUEUE] = simtime_to_ms(r->queue_ns);
         c[BD_SERVICE] = simtime_to_ms(r->service_ns);
         c[BD_OVERHEAD] = simtime_to_ms(r->overhead_ns);
-        bd_add(s->bd, simtime_to_ms(e2e), c);
+        s->served++;
+        stat_add(s->e2e, e2e_ms);
+        if (s->e2e_cold) stat_add(r->cold ? s->e2e_cold : s->e2e_warm, e2e_ms);
+        if (!s->mirror) {
+            stat_add(s->queue, c[BD_QUEUE]);
+            stat_add(s->service, c[BD_SERVICE]);
+        }
+        if (s->has_overhead) stat_add(s->overhead, c[BD_OVERHEAD]);
+        if (s->has_gateway) stat_add(s->network, c[BD_NETWORK]);
+        bd_add(s->bd, e2e_ms, c);
         double ttft = NAN, tpot = NAN;
         if (r->first_token >= 0) {
             simtime_t first = r->first_token + r->ret_first_ns, last = r->last_token + r->ret_last_ns;
@@ -233,20 +240,25 @@ static void sink_leave(void *ctx, request *r)
                 stat_add(s->tpot, tpot);
             }
         }
-        if (s->sc->slo.per_request)   /* goodput (slo.h) */
-            s->good += (uint64_t) slo_request_ok(&s->sc->slo, simtime_to_ms(e2e), ttft, tpot);
+        if (s->slo_per_request)   /* goodput (slo.h) */
+            s->good += (uint64_t) slo_request_ok(&s->sc->slo, e2e_ms, ttft, tpot);
         if (s->cls) {
-            sim_class *c = &s->cls[r->cls];
-            c->served++;
-            stat_add(c->e2e, simtime_to_ms(e2e));
-            stat_add(c->queue, simtime_to_ms(r->queue_ns));
-            stat_add(c->service, simtime_to_ms(r->service_ns));
-            if (!isnan(ttft)) stat_add(c->ttft, ttft);
-            if (!isnan(tpot)) stat_add(c->tpot, tpot);
+            sim_class *k = &s->cls[r->cls];
+            k->served++;
+            stat_add(k->e2e, e2e_ms);
+            stat_add(k->queue, c[BD_QUEUE]);
+            stat_add(k->service, c[BD_SERVICE]);
+            if (!isnan(ttft)) stat_add(k->ttft, ttft);
+            if (!isnan(tpot)) stat_add(k->tpot, tpot);
         }
     }
     r->at = NULL;
-    sink_outcome(s, r, OUT_SERVED);
+    if (s->plain_outcome) {
+        /* sink_outcome's steps for a served request without a client or users. */
+        r->outcome = OUT_SERVED;
+        if (r->measured && ++s->resolved == s->target) window_close(s);
+    } else
+        sink_outcome(s, r, OUT_SERVED);
     sink_release(s, r);
 }
 
@@ -612,6 +624,9 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     for (int i = 0; i < sc->npools; i++) s.has_llm |= (sc->pools[i].kind->flags & KIND_TOKENS) != 0;
     for (int i = 0; i < sc->npools; i++)
         s.has_gateway |= (sc->pools[i].kind->flags & KIND_GATEWAY) != 0 || sc->pools[i].gateway;
+    s.has_overhead = s.has_llm || s.has_gateway;
+    s.slo_per_request = sc->slo.per_request != 0;
+    s.plain_outcome = !sc->has_client && sc->wl.arrival != ARRIVAL_USERS;
     s.mirror = sc->npools == 1 && (sc->pools[0].kind->flags & KIND_SOLE_STATS);
     s.sink = (station_sink) { .ctx = &s, .leave = sink_leave, .outcome = sink_outcome,
                               .release = sink_release, .oom = sink_oom, .measuring = &s.measuring };

@@ -42,9 +42,8 @@ typedef int64_t simtime_t;            /* nanoseconds */
 static inline simtime_t simtime_from_ms(double ms)
 {
     double ns = ms * 1e6 + 0.5;
-    if (isnan(ns)) return SIMTIME_BEYOND;
-    if (ns < 1.0) return 0;
-    return ns <= (double) SIMTIME_HORIZON ? (simtime_t) ns : SIMTIME_BEYOND;
+    if (!(ns <= (double) SIMTIME_HORIZON)) return SIMTIME_BEYOND;   /* NaN too */
+    return ns < 1.0 ? 0 : (simtime_t) ns;
 }
 static inline simtime_t simtime_from_s(double s) { return simtime_from_ms(s * 1e3); }
 static inline double simtime_to_ms(simtime_t t)    { return (double) t / 1e6; }
