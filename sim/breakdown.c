@@ -58,9 +58,12 @@ void bd_add(bd_acc *b, double e2e, const double c[BD_N])
     /* A zero component adds nothing (the sums start at +0 and only grow): its
      * division is skipped, which in a scenario without network or overhead
      * time is half of them. */
-    for (int i = 0; i < BD_N; i++)
-        if (c[i] != 0)
-            b->share[k][i] += c[i] / e2e;
+    double *sh = b->share[k];
+    if (c[BD_NETWORK] != 0) sh[BD_NETWORK] += c[BD_NETWORK] / e2e;
+    if (c[BD_QUEUE] != 0) sh[BD_QUEUE] += c[BD_QUEUE] / e2e;
+    if (c[BD_SERVICE] != 0) sh[BD_SERVICE] += c[BD_SERVICE] / e2e;
+    if (c[BD_OVERHEAD] != 0) sh[BD_OVERHEAD] += c[BD_OVERHEAD] / e2e;
+    _Static_assert(BD_N == 4, "bd_add names every component");
 }
 
 uint64_t bd_shares(const bd_acc *b, double from, double out[BD_N])
