@@ -910,3 +910,24 @@ Test(hard_warmup, trend_separates_overload_from_fill)
         trend_free(&t);
     }
 }
+
+/* A 3 % overload is caught on a long run by the trend rule alone (an LLM pool has
+ * no offered-load check): one replica, static batches of one request taking one
+ * 10 ms step (capacity 100 req/s), 200 000 requests.  At 103 req/s its contents
+ * grow by about 3 x 1 940 s = 5 800 requests over the window; at 97 req/s it is
+ * stable and serves what is offered. */
+Test(hard_warmup, three_percent_overload_detected_on_a_long_run, .timeout = 300)
+{
+    char s[256];
+    write_file("o.ini", "[sim]\nrequests = 200000\n[workload]\nrate = 103\nprompt_tokens = const(1)\noutput_tokens = const(1)\n"
+               "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nscheduler = static\nmax_batch = 1\n"
+               "cost = linear\nstep_base_ms = 10\nprefill_ms_per_token = 0\ndecode_ms_per_seq = 0\n", s, sizeof s);
+    result r = run_scenario(200, s, "--no-store", "--json", NULL);
+    cr_expect_eq(r.rc, 3, "exit %d: %s", r.rc, r.err);
+    cr_expect(fabs(json_num(r.out, "throughput_rps") - 100) < 1, "capacity %g", json_num(r.out, "throughput_rps"));
+    result_free(&r);
+    r = run_scenario(200, s, "--no-store", "--json", "--set", "workload.rate=97", NULL);
+    cr_expect_eq(r.rc, 0, "exit %d: %s", r.rc, r.err);
+    cr_expect_eq(json_num(r.out, "saturated"), 0);
+    result_free(&r);
+}
