@@ -11,6 +11,8 @@ struct gwattr {
     rcache_zipf **zipf;       /* per class: intent popularity, or NULL */
     gsl_rng *cplx;            /* complexity draws, or NULL when no class has them */
     gsl_rng *intents;         /* intent draws, or NULL when no class has intents */
+    int plain;                /* no class draws or sets anything: every request gets
+                                 cache_ttl -1 and no system prompt (gwattr_fill's short path) */
 };
 
 gwattr *gwattr_new(const workload_cfg *w, uint64_t seed)
@@ -21,9 +23,12 @@ gwattr *gwattr_new(const workload_cfg *w, uint64_t seed)
     g->zipf = calloc((size_t) w->nclasses, sizeof *g->zipf);
     if (!g->zipf) goto fail;
     int any_c = 0, any_i = 0;
+    g->plain = 1;
     for (int i = 0; i < w->nclasses; i++) {
         const wl_class *c = &w->classes[i];
         any_c |= c->has_complexity;
+        if (c->has_complexity || c->intents > 0 || c->cache_ttl_s >= 0 || c->system_prompt_tokens != 0)
+            g->plain = 0;
         if (c->intents > 0) {
             any_i = 1;
             if (!(g->zipf[i] = rcache_zipf_new((size_t) c->intents, c->intent_zipf))) goto fail;
@@ -39,6 +44,10 @@ fail:
 
 void gwattr_fill(gwattr *g, request *r)
 {
+    if (g->plain) {
+        r->cache_ttl = -1;
+        return;
+    }
     const wl_class *c = &g->w->classes[r->cls];
     if (c->has_complexity) {
         double s = dist_sample(&c->complexity, g->cplx);

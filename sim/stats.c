@@ -37,7 +37,8 @@ typedef struct moments {
     size_t n;                 /* values added */
     double mean;              /* running mean, ms */
     double m2;                /* sum of squared deviations from the mean, ms^2 */
-    double min, max;          /* extremes, ms */
+    double min, max;          /* extremes, ms (+inf and -inf before the first value, so
+                                 that stat_add compares without testing the count) */
 } moments;
 
 struct stat_acc {
@@ -51,7 +52,12 @@ struct stat_acc {
 
 stat_acc *stat_new(void)
 {
-    return calloc(1, sizeof(stat_acc));
+    stat_acc *s = calloc(1, sizeof(stat_acc));
+    if (s) {
+        s->m.min = INFINITY;
+        s->m.max = -INFINITY;
+    }
+    return s;
 }
 
 void stat_free(stat_acc *s)
@@ -78,10 +84,12 @@ void stat_add(stat_acc *s, double v)
     moments *m = &s->m;
     m->n++;
     double d = v - m->mean;
-    m->mean += d / (double) m->n;
+    /* n < 2^63: the signed conversion is exact and one instruction (the
+     * unsigned one is a branch and several). */
+    m->mean += d / (double) (int64_t) m->n;
     m->m2 += d * (v - m->mean);
-    if (m->n == 1 || v < m->min) m->min = v;
-    if (m->n == 1 || v > m->max) m->max = v;
+    if (v < m->min) m->min = v;       /* the first value too: min starts at +inf (an infinite */
+    if (v > m->max) m->max = v;       /* first value leaves it at +inf, as it would set it) */
     if (v < STAT_MIN_MS) {
         s->nlow += 1;
         return;
@@ -146,7 +154,7 @@ void stat_add_n(stat_acc *s, double v, uint64_t n)
 
 void stat_reset(stat_acc *s)
 {
-    s->m = (moments) { 0 };
+    s->m = (moments) { .min = INFINITY, .max = -INFINITY };
     for (int i = 0; i < NOCT; i++)
         if (s->oct[i] != NULL)
             memset(s->oct[i], 0, OCT_BINS * sizeof **s->oct);
