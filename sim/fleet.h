@@ -42,6 +42,11 @@ typedef struct fleet_cfg {
     int contention;        /* 1: service time grows with the pool's utilisation (cpu_contention) */
     contention_curve cc;   /* the curve: multiplier against busy share of the units up */
     double contention_share; /* share of the service time the multiplier applies to (overhead), (0, 1] */
+    int swap;              /* 1: memory over memory_gib multiplies service times (swapping) */
+    double memory_gib;     /* host memory limit of a server's process, GiB (> 0) */
+    double memory_base_gib; /* resident set with nothing in service, GiB (>= 0) */
+    double memory_per_request_mib; /* working set of each request in service, MiB (>= 0) */
+    double swap_factor;    /* service-time multiplier while over the limit, >= 1 */
 } fleet_cfg;
 
 /* What the controller asks of the station. */

@@ -32,6 +32,11 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
                                  "(the seeds: 20-30 %), the part cpu_contention multiplies"},
     {"cpu_contention", "none", "generic pools: service-time multiplier against the busy share of the servers, "
                                "points UTIL:FACTOR increasing (the seeds: " CONTENTION_DEFAULT ")"},
+    {"memory_gib", "none", "generic pools: host memory limit of the pool's process, GiB; over it, services swap"},
+    {"memory_base_gib", "0", "generic pools: resident set with nothing in service, GiB (needs memory_gib)"},
+    {"memory_per_request_mib", "0", "generic pools: working set of each request in service, MiB (needs memory_gib)"},
+    {"swap_factor", "5", "generic pools: service-time multiplier of a service started over the memory limit "
+                         "(the seeds: throughput -80 %)"},
     {NULL, NULL, NULL},
 };
 
@@ -172,6 +177,45 @@ int fleetcfg_parse(fleet_cfg *f, fleetcfg_get get, void *ctx, const char *basedi
         bad = "contention_share";
         errmsg_set(err, errlen, "needs cpu_contention (the curve)");
         goto fail;
+    }
+
+    /* Memory over the limit (swapping). */
+    f->swap_factor = 5;
+    if (get(ctx, "memory_gib") != NULL) {
+        f->swap = 1;
+        if (num(get, ctx, "memory_gib", 0, &f->memory_gib, &bad, err, errlen) ||
+            num(get, ctx, "memory_base_gib", 0, &f->memory_base_gib, &bad, err, errlen) ||
+            num(get, ctx, "memory_per_request_mib", 0, &f->memory_per_request_mib, &bad, err, errlen) ||
+            num(get, ctx, "swap_factor", 5, &f->swap_factor, &bad, err, errlen))
+            goto fail;
+        if (!(f->memory_gib > 0)) {
+            bad = "memory_gib";
+            errmsg_set(err, errlen, "must be > 0 (a memory limit, GiB), got %g", f->memory_gib);
+            goto fail;
+        }
+        if (f->memory_base_gib < 0) {
+            bad = "memory_base_gib";
+            errmsg_set(err, errlen, "must be >= 0 (GiB), got %g", f->memory_base_gib);
+            goto fail;
+        }
+        if (f->memory_per_request_mib < 0) {
+            bad = "memory_per_request_mib";
+            errmsg_set(err, errlen, "must be >= 0 (MiB), got %g", f->memory_per_request_mib);
+            goto fail;
+        }
+        if (f->swap_factor < 1) {
+            bad = "swap_factor";
+            errmsg_set(err, errlen, "must be >= 1 (a slowdown), got %g", f->swap_factor);
+            goto fail;
+        }
+    } else {
+        static const char *const MEM_KEYS[] = {"memory_base_gib", "memory_per_request_mib", "swap_factor"};
+        for (size_t i = 0; i < sizeof MEM_KEYS / sizeof MEM_KEYS[0]; i++)
+            if (get(ctx, MEM_KEYS[i]) != NULL) {
+                bad = MEM_KEYS[i];
+                errmsg_set(err, errlen, "needs memory_gib (the memory limit)");
+                goto fail;
+            }
     }
 
     /* Autoscaling. */

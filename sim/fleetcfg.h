@@ -1,6 +1,7 @@
 /* fleetcfg.h -- the scenario keys of a pool's fleet dynamics, read and checked.
  *
- * Keys of [pool NAME] (any kind with replicas or servers):
+ * Keys of [pool NAME] (any kind with replicas or servers; memory_gib,
+ * memory_base_gib, memory_per_request_mib, swap_factor: swapping, generic pools):
  *   fail_after_s = DIST        each unit's time to failure, drawn afresh when it comes up
  *   repair_s = DIST            time to repair (default const(0): restarts at once)
  *   on_failure = retry|fail    what happens to the requests a failing unit holds

@@ -35,6 +35,8 @@ typedef struct gpool {
     double as_area;       /* busy_area at the last autoscaler evaluation, server-ns */
     simtime_t as_t;       /* time of that evaluation, ns */
     uint64_t cold;        /* measured requests served by a cold server */
+    uint64_t started;     /* measured requests whose service started (swap share) */
+    uint64_t swapped;     /* measured requests whose service started over the memory limit */
 } gpool;
 
 static void serve(gpool *p, request *r);
@@ -97,6 +99,17 @@ static void unit_serve(gpool *p, int u, request *r)
         p->cpu += w * ((up > 0 ? st->busy / up : 1) - p->cpu);
         p->cpu_t = now;
         ms *= 1 - fc->contention_share + fc->contention_share * contention_factor(&fc->cc, p->cpu);
+    }
+    if (fc->swap) {
+        /* Resident set when the service starts: the base plus one working set
+         * per request in service, this one included (st->busy counts it). */
+        double used = fc->memory_base_gib + fc->memory_per_request_mib / 1024.0 * st->busy;
+        double f = contention_swap(used, fc->memory_gib, fc->swap_factor);
+        if (r->measured) {
+            p->started++;
+            if (f > 1) p->swapped++;
+        }
+        ms *= f;
     }
     p->since[u]++;
     p->holding[u] = r;
@@ -309,6 +322,10 @@ static int report_fleet(station *st, pool_result *out)
         rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
     }
     if (fc->cold) rc |= pool_result_add(out, "cold_served", (double) p->cold);
+    if (fc->swap) {
+        rc |= pool_result_add(out, "swapped", (double) p->swapped);
+        rc |= pool_result_add(out, "swap_share", p->started ? (double) p->swapped / (double) p->started : 0);
+    }
     if (st->cfg->usd_per_hour > 0)   /* $ over the window: the server-seconds paid for */
         rc |= pool_result_add(out, "cost_usd", fr.running_s * st->cfg->usd_per_hour / 3600.0);
     return rc ? -1 : 0;

@@ -492,3 +492,52 @@ Test(fleetsim, scale_to_zero_and_back)
     cr_assert_geq(quiet, 4, "intervals 7-13 min mostly at zero servers");
     sim_result_free(&r);
 }
+
+/* ---- memory over the limit (swapping) ------------------------------------------- */
+
+/* Arrivals every 10 ms, a constant 25 ms service, 4 servers: request k starts
+ * at 10k ms on arrival with k-2, k-1 and itself in service (k-2 ends at
+ * 10k + 5), 3 requests in service and never a queue. */
+#define SWAP "[sim]\nrequests = 2000\nwarmup = 100\n[workload]\narrival = constant\nrate = 100\n" \
+             "[pool cpu]\nservers = 4\nservice_ms = const(25)\n"
+
+Test(fleetsim, swapping_by_hand)
+{
+    sim_result plain, roomy, tight;
+    simulate(SWAP, 1, &plain);
+    /* 3 x 1 GiB + 0.4 GiB base = 3.4 GiB in a 3.5 GiB limit: never over it,
+     * the numbers of the pool without the keys to the last digit. */
+    simulate(SWAP "memory_gib = 3.5\nmemory_base_gib = 0.4\nmemory_per_request_mib = 1024\n", 1, &roomy);
+    cr_assert_eq(plain.service.mean, 25);
+    cr_assert_eq(roomy.service.mean, plain.service.mean);
+    cr_assert_eq(roomy.e2e.p99, plain.e2e.p99);
+    cr_assert_eq(roomy.e2e.mean, plain.e2e.mean);
+    cr_assert_eq(roomy.served, plain.served);
+    cr_assert_eq(pool_metric_get(&roomy.pools[0], "swapped"), 0);
+    cr_assert_eq(pool_metric_get(&roomy.pools[0], "swap_share"), 0);
+    /* A 3.3 GiB limit: the third request in service swaps.  Request 0 starts
+     * alone (25 ms), 1 with 0 (25 ms, ends at 35), 2 at 20 ms with 0 (ends at
+     * 25) and 1: 3 in service, 1.2 x 25 = 30 ms, ends at 50; from then on k starts at 10k with k-2 (ends at 10k + 10)
+     * and k-1: 3 in service, every service 30 ms, still at most 3 at once. */
+    simulate(SWAP "memory_gib = 3.3\nmemory_base_gib = 0.4\nmemory_per_request_mib = 1024\nswap_factor = 1.2\n",
+             1, &tight);
+    cr_assert_float_eq(tight.service.mean, 30, 1e-9, "service mean %.17g", tight.service.mean);
+    cr_assert_float_eq(tight.service.max, 30, 1e-9);
+    cr_assert_float_eq(tight.e2e.mean, 30, 1e-9, "e2e mean %.17g", tight.e2e.mean);
+    cr_assert_eq(pool_metric_get(&tight.pools[0], "swap_share"), 1);
+    cr_assert_eq(pool_metric_get(&tight.pools[0], "swapped"), (double) tight.served);
+    sim_result_free(&plain);
+    sim_result_free(&roomy);
+    sim_result_free(&tight);
+    char err[1024];
+    load_error(MM8 "memory_gib = 0\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:9: [pool cpu] memory_gib: must be > 0 (a memory limit, GiB), got 0");
+    load_error(MM8 "memory_gib = 4\nmemory_base_gib = -1\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:10: [pool cpu] memory_base_gib: must be >= 0 (GiB), got -1");
+    load_error(MM8 "memory_gib = 4\nmemory_per_request_mib = -2\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:10: [pool cpu] memory_per_request_mib: must be >= 0 (MiB), got -2");
+    load_error(MM8 "memory_gib = 4\nswap_factor = 0.5\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:10: [pool cpu] swap_factor: must be >= 1 (a slowdown), got 0.5");
+    load_error(MM8 "swap_factor = 3\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:9: [pool cpu] swap_factor: needs memory_gib (the memory limit)");
+}
