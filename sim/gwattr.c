@@ -4,13 +4,24 @@
 #include "rng.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+/* A class's open multi-turn session. */
+typedef struct {
+    uint64_t id;              /* session id (1, 2, ... over all classes), 0 before the first */
+    int64_t left;             /* turns still to come (count) */
+    int64_t context;          /* tokens the next turn's prompt starts with: the last prompt and answer (tokens) */
+} gw_session;
 
 struct gwattr {
     const workload_cfg *w;    /* classes */
     rcache_zipf **zipf;       /* per class: intent popularity, or NULL */
     gsl_rng *cplx;            /* complexity draws, or NULL when no class has them */
     gsl_rng *intents;         /* intent draws, or NULL when no class has intents */
+    gsl_rng *turns;           /* session-length draws, or NULL when no class has turns */
+    gw_session *sess;         /* per class: its open session */
+    uint64_t nsess;           /* sessions begun so far (count) */
     int plain;                /* no class draws or sets anything: every request gets
                                  cache_ttl -1 and no system prompt (gwattr_fill's short path) */
 };
@@ -21,13 +32,16 @@ gwattr *gwattr_new(const workload_cfg *w, uint64_t seed)
     if (!g) return NULL;
     g->w = w;
     g->zipf = calloc((size_t) w->nclasses, sizeof *g->zipf);
-    if (!g->zipf) goto fail;
-    int any_c = 0, any_i = 0;
+    g->sess = calloc((size_t) w->nclasses, sizeof *g->sess);
+    if (!g->zipf || !g->sess) goto fail;
+    int any_c = 0, any_i = 0, any_t = 0;
     g->plain = 1;
     for (int i = 0; i < w->nclasses; i++) {
         const wl_class *c = &w->classes[i];
         any_c |= c->has_complexity;
-        if (c->has_complexity || c->intents > 0 || c->cache_ttl_s >= 0 || c->system_prompt_tokens != 0)
+        any_t |= c->has_turns;
+        if (c->has_complexity || c->intents > 0 || c->cache_ttl_s >= 0 || c->system_prompt_tokens != 0
+            || c->has_turns)
             g->plain = 0;
         if (c->intents > 0) {
             any_i = 1;
@@ -36,6 +50,7 @@ gwattr *gwattr_new(const workload_cfg *w, uint64_t seed)
     }
     if (any_c && !(g->cplx = rng_stream(seed, "workload complexity"))) goto fail;
     if (any_i && !(g->intents = rng_stream(seed, "workload intents"))) goto fail;
+    if (any_t && !(g->turns = rng_stream(seed, "workload turns"))) goto fail;
     return g;
 fail:
     gwattr_free(g);
@@ -64,6 +79,22 @@ void gwattr_fill(gwattr *g, request *r)
         r->cache_ttl = -1;
     }
     r->sys_tokens = c->system_prompt_tokens;
+    if (c->has_turns) {
+        /* The class's next arrival is the open session's next turn: its drawn prompt
+         * is the new message, after the previous turn's prompt and answer. */
+        gw_session *ss = &g->sess[r->cls];
+        if (ss->left <= 0) {
+            double t = nearbyint(dist_sample(&c->turns, g->turns));
+            ss->left = t < 1 ? 1 : t > 1e9 ? 1000000000 : (int64_t) t;
+            ss->id = ++g->nsess;
+            ss->context = 0;
+        }
+        int64_t p = ss->context + r->prompt;
+        r->prompt = (int32_t) (p > INT32_MAX ? INT32_MAX : p);
+        r->session = ss->id;
+        ss->context = (int64_t) r->prompt + r->output;
+        ss->left--;
+    }
 }
 
 void gwattr_free(gwattr *g)
@@ -71,6 +102,8 @@ void gwattr_free(gwattr *g)
     if (!g) return;
     for (int i = 0; g->zipf && i < g->w->nclasses; i++) rcache_zipf_free(g->zipf[i]);
     free(g->zipf);
+    free(g->sess);
+    if (g->turns) gsl_rng_free(g->turns);
     if (g->cplx) gsl_rng_free(g->cplx);
     if (g->intents) gsl_rng_free(g->intents);
     free(g);

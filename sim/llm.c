@@ -234,11 +234,14 @@ static int64_t prompt_ids(llm *P, const request *r, uint32_t *last_cost)
         P->nids = (uint32_t) n;
     }
     /* Without trace ids: the whole blocks of its class's shared system prompt,
-     * then blocks of its own. */
+     * then, for a turn of a multi-turn session, its whole blocks keyed by the
+     * session (the same tokens in every later turn), then blocks of its own. */
     int64_t shared = own && !r->truncated ? r->sys_tokens / T : 0;
     for (int64_t k = 0; k < n; k++)
         P->ids[k] = !own ? (uint64_t) r->hash_ids[k]
                   : k < shared ? (UINT64_C(1) << 62) | ((uint64_t) r->cls << 32) | (uint64_t) k
+                  : r->session && !r->truncated && (k + 1) * T <= r->prompt
+                    ? (UINT64_C(1) << 61) | (r->session << 20) | (uint64_t) k
                   : (UINT64_C(1) << 63) | (r->id << 20) | (uint64_t) k;
     int64_t rest = r->prompt - (n - 1) * T;          /* tokens of the last id */
     if (last_cost) *last_cost = (uint32_t) (rest > 0 && rest < T ? blocks_for(P, rest) : T / P->B);

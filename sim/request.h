@@ -34,6 +34,7 @@ typedef struct request {
     uint8_t scored;         /* 1 when complexity is set */
     simtime_t cache_ttl;    /* how long a result cache keeps its answer, ns (0 = not cached, -1 = the cache's own) */
     int64_t sys_tokens;     /* leading prompt tokens shared by its class (prefix caches), 0 = none */
+    uint64_t session;       /* multi-turn session it is a turn of (prefix caches; whole prompt blocks keyed by it), 0 = none */
     struct station *at;     /* the station it is in (NULL before entering and after leaving) */
     simtime_t entered;      /* entered that station (this hop), ns */
     int32_t prompt;         /* prompt tokens */

@@ -67,6 +67,7 @@ static const key_spec KEYS[] = {
     { "intent_zipf", K_WL | K_CLASS, "1", "Zipf exponent of intent popularity, > 0" },
     { "cache_ttl_s", K_WL | K_CLASS, "the cache's", "how long a result cache keeps their answers, s (0 = never cached, inf = forever)" },
     { "system_prompt_tokens", K_WL | K_CLASS, "0", "leading prompt tokens shared by every request (of the class), for prefix caches" },
+    { "turns", K_WL | K_CLASS, "", "turns per multi-turn session (distribution, rounded, >= 1): each turn's prompt extends the previous turn's prompt and answer" },
 
     { "timeout_ms", K_CLIENT, "0", "the client gives up on an attempt after this long, ms (0 = never)" },
     { "retries", K_CLIENT, "0", "further attempts after a timeout or an error (needs timeout_ms)" },
@@ -318,6 +319,11 @@ static int gateway_class_keys(ctx *x, const char *name, wl_class *c)
     else if (tv && get_num(x, ts, "cache_ttl_s", 0, 0, 0, 1e12, &c->cache_ttl_s)) return -1;
     const char *ss = SEC_OF("system_prompt_tokens");
     if (get_i64(x, ss, "system_prompt_tokens", 0, 0, INT64_C(1) << 40, &c->system_prompt_tokens)) return -1;
+    const char *us = SEC_OF("turns");
+    if (val(x, us, "turns", &e)) {
+        if (get_dist(x, us, "turns", NULL, &c->turns)) return -1;
+        c->has_turns = 1;
+    }
 #undef SEC_OF
     return 0;
 }

@@ -315,6 +315,7 @@ static void retry_later(sim *s, request *r)
     n->intent = r->intent;
     n->complexity = r->complexity;
     n->cache_ttl = r->cache_ttl;
+    n->session = r->session;
     n->attempt = (uint8_t) (r->attempt + 1);
     double ms = retry_backoff_ms(s->client, n->attempt, s->client_rng);
     if (!evq_after(s->q, simtime_from_ms(ms), on_retry, s, (int64_t) (intptr_t) n)) sink_oom(s);

@@ -321,6 +321,7 @@ void wl_cfg_free(workload_cfg *w)
         dist_free(&w->classes[i].prompt);
         dist_free(&w->classes[i].output);
         dist_free(&w->classes[i].complexity);
+        dist_free(&w->classes[i].turns);
     }
     free(w->classes);
     free(w->trace_class);

@@ -88,6 +88,8 @@ typedef struct wl_class {
     double intent_zipf;       /* Zipf exponent of their popularity, > 0 */
     double cache_ttl_s;       /* how long a result cache keeps its answers, s (< 0: the cache's own; inf = forever) */
     int64_t system_prompt_tokens; /* leading prompt tokens shared by all its requests (prefix caches) */
+    dist turns;               /* turns per multi-turn session (count, rounded, at least 1; used when has_turns) */
+    int has_turns;            /* 1 when `turns` is set: consecutive requests of the class form sessions */
 } wl_class;
 
 typedef enum { TRACE_ORDER_SEQUENTIAL, TRACE_ORDER_SHUFFLE } trace_order;

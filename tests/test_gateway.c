@@ -433,3 +433,42 @@ Test(gateway, result_cache_ttl_and_intents_from_the_class)
     cr_assert_lt(hits, 0.5 * 4000 * 1.05);
     sim_result_free(&res);
 }
+
+/* Multi-turn sessions of 3 turns, 700 new prompt tokens and 300 answer tokens per
+ * turn, 512-token blocks, arrivals 2 s apart (nothing in flight), room for
+ * everything.  Turn prompts are 700, 700+300+700 = 1700 and 1700+300+700 = 2700
+ * tokens; a turn finds the whole blocks of the previous turn's prompt: 0, 1 block
+ * (512) and 3 blocks (1536).  The warm-up (30 requests) ends on a session
+ * boundary, so the hit rate is (512 + 1536) / (700 + 1700 + 2700) exactly and two
+ * requests in three hit.  Without turns, nothing is found. */
+Test(gateway, multi_turn_sessions_have_their_known_hit_rate)
+{
+    const char *text =
+        "[sim]\nrequests = 300\nwarmup = 30\n[workload]\narrival = constant\nrate = 0.5\n"
+        "prompt_tokens = const(700)\noutput_tokens = const(300)\nturns = const(3)\ntarget = chat\n"
+        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
+    sim_result res;
+    run(text, &res);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 5100.0, 1e-12);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 2.0 / 3.0, 1e-12);
+    sim_result_free(&res);
+}
+
+/* A system prompt and sessions together: 1100-token system prompt (2 whole
+ * blocks shared by every session), turns of 2, prompt 1200, answer 100: turn 1
+ * finds the 2 system blocks (1024 of 1200), turn 2 (1200+100+1200 = 2500) finds
+ * turn 1's 2 whole blocks (1024: the system prompt's blocks are also turn 1's
+ * first two).  Hit rate (1024 + 1024) / (1200 + 2500). */
+Test(gateway, multi_turn_sessions_share_the_system_prompt)
+{
+    const char *text =
+        "[sim]\nrequests = 200\nwarmup = 20\n[workload]\narrival = constant\nrate = 0.5\n"
+        "prompt_tokens = const(1200)\noutput_tokens = const(100)\nturns = const(2)\n"
+        "system_prompt_tokens = 1100\ntarget = chat\n"
+        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
+    sim_result res;
+    run(text, &res);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 3700.0, 1e-12);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
+    sim_result_free(&res);
+}
