@@ -15,7 +15,17 @@ typedef struct router {
     gsl_rng *scores;          /* complexity: stream of scores drawn here */
     int complexity;           /* 1 for policy = complexity */
     uint64_t (*sides)[2];     /* complexity: measured requests per out-edge and true side */
+    /* pauses only (c->pauses) */
+    gsl_rng *prng;            /* stream "router NAME/pause": times between pauses and lengths */
+    simtime_t paused_to;      /* end of the pause in progress, ns (0: none) */
+    request **held;           /* requests that met the pause, in order of arrival */
+    unsigned char *held_stage; /* per held request: 0 = not yet arrived, 1 = overhead done, to dispatch */
+    size_t nheld, held_cap;   /* held requests, room for them */
+    uint64_t npauses;         /* pauses begun in the measurement window */
+    double paused_ms;         /* pause time begun in the window, ms */
 } router;
+
+static void arrive_now(router *R, request *r);
 
 static void dispatch(router *R, request *r)
 {
@@ -36,17 +46,88 @@ static void dispatch(router *R, request *r)
     station_forward(st, r, e);
 }
 
+/* During a pause R holds (R, STAGE) until it ends; the wait counts as gateway
+ * overhead.  Returns 1 when held, 0 when the gateway runs. */
+static int hold(router *R, request *r, int stage)
+{
+    simtime_t now = evq_now(R->st.q);
+    if (!R->c->pauses || R->paused_to <= now) return 0;
+    if (R->nheld == R->held_cap) {
+        size_t n = R->held_cap ? 2 * R->held_cap : 64;
+        request **h = realloc(R->held, n * sizeof *h);
+        if (h) R->held = h;
+        unsigned char *g = h ? realloc(R->held_stage, n) : NULL;
+        if (g) R->held_stage = g;
+        if (!h || !g) {
+            R->st.sink->oom(R->st.sink->ctx);   /* the run ends with an error */
+            return 0;
+        }
+        R->held_cap = n;
+    }
+    r->overhead_ns += R->paused_to - now;
+    R->held[R->nheld] = r;
+    R->held_stage[R->nheld++] = (unsigned char) stage;
+    return 1;
+}
+
 static void on_overhead_done(evq *q, void *subject, int64_t arg)
 {
     (void) q;
-    dispatch(subject, (request *) (intptr_t) arg);
+    request *r = (request *) (intptr_t) arg;
+    if (hold(subject, r, 1)) return;
+    dispatch(subject, r);
+}
+
+/* The pause is over: what it held goes on, in order. */
+static void on_pause_end(evq *q, void *subject, int64_t arg)
+{
+    (void) arg;
+    router *R = subject;
+    if (R->paused_to > evq_now(q)) return;
+    R->paused_to = 0;
+    size_t n = R->nheld;
+    R->nheld = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (R->held_stage[i]) dispatch(R, R->held[i]);
+        else arrive_now(R, R->held[i]);
+    }
+}
+
+/* A pause begins: it lasts a pause_s draw; the next one comes a pause_every_s
+ * draw of running time after it ends. */
+static void on_pause(evq *q, void *subject, int64_t arg)
+{
+    (void) arg;
+    router *R = subject;
+    double len = dist_sample(&R->c->pause_s, R->prng);
+    double run = dist_sample(&R->c->pause_every_s, R->prng);
+    if (len < 0) len = 0;
+    if (run < 0) run = 0;
+    simtime_t now = evq_now(q), left = SIMTIME_HORIZON - now;
+    if (!(len * 1e9 < (double) left)) return;      /* a pause past the clock: the gateway stops for good */
+    simtime_t d = simtime_from_s(len);
+    if (*R->st.sink->measuring) {
+        R->npauses++;
+        R->paused_ms += len * 1e3;
+    }
+    R->paused_to = now + d;
+    station_after(&R->st, d, on_pause_end, R, 0);
+    if (run + len < simtime_to_s(left)) station_after(&R->st, simtime_from_s(len + run), on_pause, R, 0);
 }
 
 static void arrive(station *st, request *r)
 {
     router *R = (router *) st;
-    const router_cfg *c = R->c;
     if (r->measured) st->arrivals++;
+    if (hold(R, r, 0)) return;
+    arrive_now(R, r);
+}
+
+/* R goes through the gateway: overhead (if any), then dispatch. */
+static void arrive_now(router *R, request *r)
+{
+    station *st = &R->st;
+    const router_cfg *c = R->c;
     if (R->complexity && !r->scored) {
         double s = dist_sample(&c->score, R->scores);
         r->complexity = s < 0 ? 0 : s > 1 ? 1 : s;
@@ -70,6 +151,9 @@ static void arrive(station *st, request *r)
 static int report(station *st, pool_result *out)
 {
     router *R = (router *) st;
+    if (R->c->pauses && (pool_result_add(out, "pauses", (double) R->npauses) ||
+                         pool_result_add(out, "paused_share", out->window_s > 0 ? R->paused_ms / 1e3 / out->window_s : 0)))
+        return -1;
     if (!R->complexity) return 0;
     static const char *const NAMES[2][2] = {
         { "small_got_simple", "small_got_complex" }, { "large_got_simple", "large_got_complex" } };
@@ -86,6 +170,9 @@ static void destroy(station *st)
     free(R->snaps);
     free(R->sides);
     if (R->scores) gsl_rng_free(R->scores);
+    if (R->prng) gsl_rng_free(R->prng);
+    free(R->held);
+    free(R->held_stage);
     station_fini(st);
     free(R);
 }
@@ -119,6 +206,20 @@ static station *router_new(const pool_cfg *cfg, const station_env *env)
             return NULL;
         }
     }
+    if (rc->pauses) {
+        char name[96];
+        snprintf(name, sizeof name, "router %s/pause", cfg->name);
+        if (!(R->prng = rng_stream(env->seed, name))) {
+            destroy(&R->st);
+            return NULL;
+        }
+        double run = dist_sample(&rc->pause_every_s, R->prng);
+        if (run < 0) run = 0;
+        if (run < simtime_to_s(SIMTIME_HORIZON) && station_after(&R->st, simtime_from_s(run), on_pause, R, 0) == 0) {
+            destroy(&R->st);
+            return NULL;
+        }
+    }
     R->st.capacity = 1;       /* never busy: utilisation 0 */
     return &R->st;
 }
@@ -132,6 +233,8 @@ static const scn_key KEYS[] = {
     { "classifier_ms", "", "complexity: classifier latency, ms (distribution; none by default)" },
     { "complexity", "uniform(min=0, max=1)", "complexity: score of requests whose class gives none" },
     { "staleness_ms", "0", "prefix_affinity: the router sees the caches as they were this long ago, ms" },
+    { "pause_every_s", "none", "gateway GC / stop-the-world pauses: running time between them, s (distribution)" },
+    { "pause_s", "", "length of a gateway pause, s (distribution; required with pause_every_s): arrivals wait until it ends" },
     { NULL, NULL, NULL },
 };
 
@@ -154,6 +257,18 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     }
     p->gateway = c->has_overhead;
     if (scn_num(x, sec, "staleness_ms", 0, 0, 0, 1e12, &c->staleness_ms)) return -1;
+    if (scn_value(x, sec, "pause_every_s")) {
+        if (!scn_value(x, sec, "pause_s"))
+            return scn_fail(x, sec, "pause_every_s", "needs pause_s (the length of a pause)");
+        if (scn_dist(x, sec, "pause_every_s", NULL, &c->pause_every_s)) return -1;
+        if (!(c->pause_every_s.mean > 0))
+            return scn_fail(x, sec, "pause_every_s", "mean must be > 0 (else the gateway pauses without end)");
+        if (scn_dist(x, sec, "pause_s", NULL, &c->pause_s)) return -1;
+        if (c->pause_s.mean < 0) return scn_fail(x, sec, "pause_s", "mean must be >= 0 (a length)");
+        c->pauses = 1;
+        p->gateway = 1;
+    } else if (scn_value(x, sec, "pause_s"))
+        return scn_fail(x, sec, "pause_s", "needs pause_every_s (the time between pauses)");
     if (strcmp(c->policy->name, "complexity")) return 0;
     if (scn_num(x, sec, "complexity_cut", 0.5, 0, 0, 1, &c->cplx.cut)) return -1;
     if (scn_num(x, sec, "classifier_error", 0, 0, 0, 1, &c->cplx.error)) return -1;
@@ -185,6 +300,8 @@ static void free_cfg(pool_cfg *p)
     dist_free(&c->overhead);
     dist_free(&c->classifier);
     dist_free(&c->score);
+    dist_free(&c->pause_every_s);
+    dist_free(&c->pause_s);
     free(c);
     p->ext = NULL;
 }

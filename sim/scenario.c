@@ -676,11 +676,14 @@ static const scn_key *kind_key(const station_kind *k, const char *key)
 }
 
 /* A pool section's value of KEY (fleetcfg's lookup). */
-typedef struct fleet_get_ctx { ctx *x; const char *sec; } fleet_get_ctx;
+typedef struct fleet_get_ctx { ctx *x; const char *sec; const station_kind *kind; } fleet_get_ctx;
 static const char *fleet_get(void *c, const char *key)
 {
     const fleet_get_ctx *g = c;
     const cfg_entry *e;
+    /* A key the kind reads itself (a router's pause_every_s) is not a fleet key there. */
+    for (const scn_key *k = g->kind->keys; k && k->key; k++)
+        if (!strcmp(k->key, key)) return NULL;
     return val(g->x, g->sec, key, &e);
 }
 
@@ -688,7 +691,7 @@ static const char *fleet_get(void *c, const char *key)
  * so that a pool without them runs exactly as before. */
 static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
 {
-    fleet_get_ctx g = { x, sec };
+    fleet_get_ctx g = { x, sec, p->kind };
     fleet_cfg f;
     int any;
     const char *key;
@@ -703,7 +706,7 @@ static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
     if (!any) return 0;
     for (const fleetcfg_key *k = FLEETCFG_KEYS; k->key; k++) {
         const cfg_entry *e;
-        if (!val(x, sec, k->key, &e)) continue;
+        if (!fleet_get(&g, k->key) || !val(x, sec, k->key, &e)) continue;
         if (!(p->kind->flags & KIND_FLEET)) {
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "not supported by kind = %s pools", p->kind->name);

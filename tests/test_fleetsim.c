@@ -541,3 +541,54 @@ Test(fleetsim, swapping_by_hand)
     load_error(MM8 "swap_factor = 3\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:9: [pool cpu] swap_factor: needs memory_gib (the memory limit)");
 }
+
+/* ---- gateway pauses ---------------------------------------------------------------- */
+
+/* A router before 100 servers of a constant 10 ms: never a queue, E2E = 10 ms
+ * plus the wait for the gateway. */
+#define GW "[sim]\nrequests = 2000\nwarmup = 0\n[workload]\narrival = constant\nrate = 100\ntarget = gw\n" \
+           "[pool gw]\nkind = router\nnext = cpu\n%s[pool cpu]\nservers = 100\nservice_ms = const(10)\n"
+
+Test(fleetsim, gateway_pauses_by_hand)
+{
+    sim_result plain, never, paused;
+    char text[1024];
+    snprintf(text, sizeof text, GW, "");
+    simulate(text, 1, &plain);
+    /* Pauses past the clock: the numbers of the gateway without them. */
+    snprintf(text, sizeof text, GW, "pause_every_s = const(1e12)\npause_s = const(0.25)\n");
+    simulate(text, 1, &never);
+    cr_assert_eq(plain.e2e.mean, 10);
+    cr_assert_eq(never.e2e.mean, plain.e2e.mean);
+    cr_assert_eq(never.e2e.p99, plain.e2e.p99);
+    cr_assert_eq(never.sim_time_s, plain.sim_time_s);
+    /* Pause k runs from 1000.3 + 1250.3 k ms for 250 ms (1.0003 s running
+     * between pauses: no arrival at 10 i ms meets a pause's start or end);
+     * request i arrives at 10 i ms and, inside a pause, waits for its end. */
+    snprintf(text, sizeof text, GW, "pause_every_s = const(1.0003)\npause_s = const(0.25)\n");
+    simulate(text, 1, &paused);
+    double sum = 0, max = 0;
+    for (int i = 0; i < 2000; i++) {
+        double t = 10.0 * i, wait = 0;
+        for (int k = 0; k < 20; k++) {
+            double s = 1000.3 + 1250.3 * k;
+            if (t >= s && t < s + 250) wait = s + 250 - t;
+        }
+        sum += 10 + wait;
+        if (10 + wait > max) max = 10 + wait;
+    }
+    cr_assert_float_eq(paused.e2e.mean, sum / 2000, 1e-6, "e2e mean %.17g, by hand %.17g", paused.e2e.mean, sum / 2000);
+    cr_assert_float_eq(paused.e2e.max, max, 1e-6, "e2e max %.17g, by hand %.17g", paused.e2e.max, max);
+    cr_assert_eq(paused.served, paused.requests);   /* none lost in a pause */
+    cr_assert_eq(pool_metric_get(&paused.pools[0], "pauses"), 16);   /* by 19.99 s: starts 1.0003 ... 19.7548 s */
+    sim_result_free(&plain);
+    sim_result_free(&never);
+    sim_result_free(&paused);
+    char err[1024];
+    load_error("[workload]\ntarget = gw\n[pool gw]\nkind = router\nnext = cpu\npause_every_s = exp(mean=1)\n"
+               "[pool cpu]\nservice_ms = const(1)\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:6: [pool gw] pause_every_s: needs pause_s (the length of a pause)");
+    load_error("[workload]\ntarget = gw\n[pool gw]\nkind = router\nnext = cpu\npause_every_s = const(0)\npause_s = const(1)\n"
+               "[pool cpu]\nservice_ms = const(1)\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:6: [pool gw] pause_every_s: mean must be > 0 (else the gateway pauses without end)");
+}
