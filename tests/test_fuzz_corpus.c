@@ -29,17 +29,17 @@ static int replay(const char *dir, int (*target)(const char *))
     return n;
 }
 
-Test(fuzz_corpus, scenarios, .timeout = 120)
+Test(fuzz_corpus, scenarios)
 {
     cr_expect_geq(replay("scenario", fuzz_scenario), 20);
 }
 
-Test(fuzz_corpus, csv_traces, .timeout = 60)
+Test(fuzz_corpus, csv_traces)
 {
     cr_expect_geq(replay("csv", fuzz_trace_csv), 5);
 }
 
-Test(fuzz_corpus, jsonl_traces, .timeout = 60)
+Test(fuzz_corpus, jsonl_traces)
 {
     cr_expect_geq(replay("jsonl", fuzz_trace_jsonl), 2);
 }

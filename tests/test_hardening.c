@@ -751,7 +751,7 @@ static uint64_t prop_next(uint64_t *x)
  * 0, 1, 2 or 3, within 20 s (alarm), with every stderr line its own ("latsim: "),
  * and a failure as one line.  Random magnitudes stay beyond 1e20 or below 1e-20,
  * so that no draw is a legitimately huge run (10^9 requests). */
-Test(hard_property, extreme_values_never_crash_or_hang, .timeout = 900)
+Test(hard_property, extreme_values_never_crash_or_hang)
 {
     char base[256];
     write_file("base.ini", PROP_BASE, base, sizeof base);
@@ -835,7 +835,7 @@ static double json_num(const char *json, const char *key)
  * offered (8192 req/s within 2 %: 100 000 requests give a relative sampling
  * error near 1/sqrt(10^5) = 0.3 %).  One replica at the same load is stable with
  * the default keys too. */
-Test(hard_warmup, fleet_stable_with_default_keys, .timeout = 300)
+Test(hard_warmup, fleet_stable_with_default_keys)
 {
     char f[256];
     write_file("fleet.ini", FLEET, f, sizeof f);
@@ -916,7 +916,7 @@ Test(hard_warmup, trend_separates_overload_from_fill)
  * 10 ms step (capacity 100 req/s), 200 000 requests.  At 103 req/s its contents
  * grow by about 3 x 1 940 s = 5 800 requests over the window; at 97 req/s it is
  * stable and serves what is offered. */
-Test(hard_warmup, three_percent_overload_detected_on_a_long_run, .timeout = 300)
+Test(hard_warmup, three_percent_overload_detected_on_a_long_run)
 {
     char s[256];
     write_file("o.ini", "[sim]\nrequests = 200000\n[workload]\nrate = 103\nprompt_tokens = const(1)\noutput_tokens = const(1)\n"

@@ -416,7 +416,7 @@ static void batching_text(char *buf, size_t n, const char *sched, const char *ar
              nreq, warmup, arrival, rate, sched);
 }
 
-Test(llm_batching, continuous_beats_static, .timeout = 60)
+Test(llm_batching, continuous_beats_static)
 {
     char text[2048];
     sim_result st, ct;
@@ -494,7 +494,7 @@ static void check_conservation(const sim_result *res)
     cr_expect_float_eq(res->throughput_rps * res->window_s, (double) res->departures, 1e-6 * res->departures);
 }
 
-Test(llm_preempt, small_kv_preempts_and_loses_nothing, .timeout = 60)
+Test(llm_preempt, small_kv_preempts_and_loses_nothing)
 {
     const char *sched[] = { "continuous", "chunked" };
     for (int i = 0; i < 2; i++) {
@@ -519,7 +519,7 @@ Test(llm_preempt, small_kv_preempts_and_loses_nothing, .timeout = 60)
 
 /* With queue_limit and timeout_ms as well: every measured request still has
  * exactly one outcome. */
-Test(llm_preempt, conservation_with_limits, .timeout = 60)
+Test(llm_preempt, conservation_with_limits)
 {
     const char *sched[] = { "continuous", "chunked" };
     for (int i = 0; i < 2; i++) {
@@ -541,7 +541,7 @@ Test(llm_preempt, conservation_with_limits, .timeout = 60)
 
 /* Static and dynamic reserve prompt + output blocks at admission: they never
  * preempt, even with a tiny cache, and lose nothing. */
-Test(llm_preempt, static_reserves_never_preempts, .timeout = 60)
+Test(llm_preempt, static_reserves_never_preempts)
 {
     const char *sched[] = { "static", "dynamic" };
     for (int i = 0; i < 2; i++) {
@@ -557,7 +557,7 @@ Test(llm_preempt, static_reserves_never_preempts, .timeout = 60)
 }
 
 /* The same load with the derived cache (28693 blocks): no preemption. */
-Test(llm_preempt, plentiful_kv_never_preempts, .timeout = 60)
+Test(llm_preempt, plentiful_kv_never_preempts)
 {
     const char *sched[] = { "continuous", "chunked" };
     for (int i = 0; i < 2; i++) {
@@ -641,7 +641,7 @@ Test(llm_errors, valid_variants_load)
 /* At 20 requests/s, a lone batch takes 15 + 10 * 5.05 = 65.5 ms: static
  * starts a batch with whatever is waiting (often one request), dynamic holds
  * a batch for up to 50 ms so that more requests join. */
-Test(llm_dynamic, dynamic_batches_more_than_static, .timeout = 60)
+Test(llm_dynamic, dynamic_batches_more_than_static)
 {
     const char *sched[] = { "static", "dynamic" };
     double mb[2];
@@ -668,7 +668,7 @@ Test(llm_dynamic, dynamic_batches_more_than_static, .timeout = 60)
 }
 
 /* mean_batch <= max_batch for every scheduler, flat out. */
-Test(llm_dynamic, mean_batch_at_most_max_batch, .timeout = 60)
+Test(llm_dynamic, mean_batch_at_most_max_batch)
 {
     const char *sched[] = { "static", "dynamic", "continuous", "chunked" };
     for (int i = 0; i < 4; i++) {
@@ -692,7 +692,7 @@ Test(llm_dynamic, mean_batch_at_most_max_batch, .timeout = 60)
 
 /* ---- 7. token conservation ------------------------------------------------------------ */
 
-Test(llm_tokens, output_tokens_conserved, .timeout = 60)
+Test(llm_tokens, output_tokens_conserved)
 {
     const char *sched[] = { "continuous", "chunked" };
     for (int i = 0; i < 2; i++) {
@@ -731,7 +731,7 @@ static void expect_same_summary(const stat_summary *a, const stat_summary *b, co
     cr_expect_eq(a->max, b->max, "%s max", what);
 }
 
-Test(llm_determinism, same_seed_same_results, .timeout = 60)
+Test(llm_determinism, same_seed_same_results)
 {
     const char *sched[] = { "static", "dynamic", "continuous", "chunked" };
     for (int i = 0; i < 4; i++) {
@@ -1053,7 +1053,7 @@ Test(llm_roofline, lone_request_steps)
  * = 64 blocks; 63 to be admitted) arrives.  With a single leaked block it
  * could never be admitted and the run would end with it unserved; served
  * alone, its timing is exactly a lone request's. */
-Test(llm_preempt, no_block_leak_after_thrashing, .timeout = 60)
+Test(llm_preempt, no_block_leak_after_thrashing)
 {
     enum { N = 301 };
     static double ms[N];

@@ -87,7 +87,7 @@ static double ek_m_1_wait(int k, double L, double mu)
  * hold about 2 10^4 independent stretches: standard error of the mean about
  * 1.73 / sqrt(2 10^4) = 0.012 ms, 1.2 % of 1 ms.  E_4/M/1 waits are shorter
  * and less variable.  5 % is more than 4 standard errors. */
-Test(route, round_robin_is_erlang_k, .timeout = 60)
+Test(route, round_robin_is_erlang_k)
 {
     char text[2048];
     const int k = 4;
@@ -110,7 +110,7 @@ Test(route, round_robin_is_erlang_k, .timeout = 60)
     sim_result_free(&r);
 }
 
-Test(route, random_is_m_m_1, .timeout = 60)
+Test(route, random_is_m_m_1)
 {
     char text[2048];
     const int k = 4;
@@ -146,7 +146,7 @@ Test(route, random_is_m_m_1, .timeout = 60)
  * asks that each at least halve both the mean and the P99 of random's wait:
  * random's mean over 2 10^5 requests at rho = 0.9 varies by about 15 %, far
  * inside that margin. */
-Test(route, load_aware_beats_random, .timeout = 60)
+Test(route, load_aware_beats_random)
 {
     char text[2048];
     sim_result rnd, lo, p2;
@@ -376,7 +376,7 @@ Test(route, llm_shared_routing_is_the_default)
  * 21 ms vs 1.7 ms mean wait), and least_outstanding, which looks at the
  * replicas, less than round robin (14 ms); the run is deterministic, and the
  * factors are far from a tie. */
-Test(route, llm_per_replica_routing, .timeout = 60)
+Test(route, llm_per_replica_routing)
 {
     const char *sched[] = { "static", "dynamic", "continuous", "chunked" };
     for (int i = 0; i < 4; i++) {
