@@ -66,7 +66,7 @@ void ts_served(tseries *ts, double e2e_ms, double ttft_ms)
 
 simtime_t ts_next_close(const tseries *ts)
 {
-    return ts->t0 + ts->dt;
+    return simtime_add(ts->t0, ts->dt);
 }
 
 /* Q-quantile of S, or NAN when S is empty. */
@@ -77,8 +77,8 @@ static double quantile_or_nan(const stat_acc *s, double q)
 
 int ts_close_at(tseries *ts, simtime_t end, const ts_gauges *g)
 {
-    if (end > ts->t0 + ts->dt)
-        end = ts->t0 + ts->dt;
+    if (end > simtime_add(ts->t0, ts->dt))
+        end = simtime_add(ts->t0, ts->dt);
     if (end <= ts->t0)
         return ts->failed ? -1 : 0;
     if (!ts->failed && ts->n == ts->cap) {
@@ -116,7 +116,7 @@ int ts_close_at(tseries *ts, simtime_t end, const ts_gauges *g)
 
 int ts_close(tseries *ts, const ts_gauges *g)
 {
-    return ts_close_at(ts, ts->t0 + ts->dt, g);
+    return ts_close_at(ts, simtime_add(ts->t0, ts->dt), g);
 }
 
 static void on_boundary(evq *q, void *subject, int64_t arg)
