@@ -17,10 +17,6 @@
  * (scenarios/chat_plan.ini: the cheapest H100/A100/L40S fleet, TP 1/2/4/8,
  * Llama-3-70B at 50 requests/s) with two workers, as on a 2-core machine: its
  * wall time and how many simulations it ran.
- * Then the planner: `latsim plan` on the seed's chat service
- * (scenarios/chat_plan.ini: the cheapest H100/A100/L40S fleet, TP 1/2/4/8,
- * Llama-3-70B at 50 requests/s) with two workers, as on a 2-core machine: its
- * wall time and how many simulations it ran.
  * Then the calibrator: importing the whole Vidur profile set
  * (../shared/data/profiles/vidur) into a fresh database in one transaction, and
  * building the operator-profile model of every (model, TP) it holds for the GPU
