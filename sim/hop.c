@@ -1,8 +1,11 @@
 /* hop.c -- the network hop station, `kind = net` (see hop.h). */
 #include "hop.h"
+#include "cdb.h"
 #include "sim.h"
 
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -67,6 +70,7 @@ static const station_ops HOP_OPS = {
 
 static const scn_key KEYS[] = {
     { "preset", "same_zone", "link preset: same_zone, cross_zone, cross_region, client_4g, client_5g, client_broadband" },
+    { "hop", "", "measured(ID): the link measured by `latsim calib net` (stored model ID) instead of a preset" },
     { "rtt_ms", "", "round-trip time distribution, ms (default: the preset's)" },
     { "up_mbps", "", "bandwidth towards the next station, Mbit/s (default: the preset's)" },
     { "down_mbps", "", "bandwidth back, Mbit/s (default: the preset's)" },
@@ -94,6 +98,17 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     char preset[32], err[160];
     if (scn_str(x, sec, "preset", "same_zone", preset, sizeof preset)) return -1;
     if (net_preset(c, preset, err, sizeof err) != 0) return scn_fail(x, sec, "preset", "%s", err);
+    if (scn_value(x, sec, "hop")) {
+        const char *v = scn_value(x, sec, "hop");
+        char tail;
+        long long id;
+        if (sscanf(v, " measured ( %lld ) %c", &id, &tail) != 1 || id < 1)
+            return scn_fail(x, sec, "hop", "expected measured(ID) with a stored network model id >= 1, got '%s'", v);
+        if (scn_value(x, sec, "preset") || scn_value(x, sec, "rtt_ms") || scn_value(x, sec, "up_mbps")
+            || scn_value(x, sec, "down_mbps"))
+            return scn_fail(x, sec, "hop", "measured(ID) sets the link: no preset, rtt_ms, up_mbps or down_mbps with it");
+        c->measured_id = id;
+    }
     int proto, stream;
     if (scn_enum(x, sec, "protocol", "rest_json|grpc", 0, &proto)) return -1;
     net_set_protocol(c, proto ? NET_GRPC : NET_REST_JSON);
@@ -113,6 +128,69 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     return 0;
 }
 
+/* The RTT percentiles `calib net` stored for the smallest payload of fit ID:
+ * *P50 and *P99 (ms).  Returns 0, or -1 when they are not there. */
+static int smallest_rtt(sqlite3 *db, int64_t id, double *p50, double *p99)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db,
+            "SELECT max(CASE WHEN m.name = 'p50' THEN m.time_ms END), max(CASE WHEN m.name = 'p99' THEN m.time_ms END)"
+            " FROM calib_meas m WHERE m.source = 'net' AND m.what = 'rtt' AND m.id >= (SELECT fm.meas_id FROM"
+            " calib_fit_meas fm JOIN calib_meas b ON b.id = fm.meas_id WHERE fm.fit_id = ?1 ORDER BY b.bytes LIMIT 1)"
+            " AND m.id < 3 + (SELECT fm.meas_id FROM calib_fit_meas fm JOIN calib_meas b ON b.id = fm.meas_id"
+            " WHERE fm.fit_id = ?1 ORDER BY b.bytes LIMIT 1)", -1, &st, NULL) != SQLITE_OK) goto out;
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL
+        && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+        *p50 = sqlite3_column_double(st, 0);
+        *p99 = sqlite3_column_double(st, 1);
+        rc = 0;
+    }
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* hop = measured(ID): the link from stored `calib net` model ID.  The echo round
+ * trip of B bytes (B each way) took base_ms + ms_per_mb x B / 1e6 at the median:
+ * the RTT's median is base_ms, both directions get the bandwidth that moves B
+ * bytes in ms_per_mb x B / 2e6 ms, and the RTT spread is a lognormal with the
+ * p99 / p50 ratio of the smallest payload's round trips. */
+static int resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
+{
+    net_cfg *c = p->ext;
+    if (!c->measured_id) return 0;
+    cdb_fit f;
+    char err[512];
+    int s = cdb_load_fit(db, c->measured_id, &f, err, sizeof err);
+    if (s != 0 || strcmp(f.kind, "net") != 0)
+        return scn_fail(x, sec, "hop", "no network model with id %" PRId64 " stored by latsim calib net"
+                        " (latsim calib list)", c->measured_id);
+    double base = NAN, slope = NAN, p50, p99;
+    for (int i = 0; i < f.ncoef; i++) {
+        if (!strcmp(f.coef[i].name, "base_ms")) base = f.coef[i].value;
+        if (!strcmp(f.coef[i].name, "ms_per_mb")) slope = f.coef[i].value;
+    }
+    if (!(base >= 0) || !(slope >= 0) || !isfinite(base) || !isfinite(slope))
+        return scn_fail(x, sec, "hop", "network model %" PRId64 " has no base_ms/ms_per_mb fit", c->measured_id);
+    char spec[96];
+    double sigma = smallest_rtt(db, c->measured_id, &p50, &p99) == 0 && p50 > 0 && p99 > p50
+                 ? log(p99 / p50) / 2.3263478740408408 : 0;
+    if (base > 0 && sigma > 0)
+        snprintf(spec, sizeof spec, "lognormal(mean=%.17g, cv=%.17g)", base * exp(sigma * sigma / 2),
+                 sqrt(expm1(sigma * sigma)));
+    else
+        snprintf(spec, sizeof spec, "const(%.17g)", base);
+    dist_free(&c->rtt_ms);
+    if (dist_parse(&c->rtt_ms, spec, NULL, err, sizeof err) != 0)
+        return scn_fail(x, sec, "hop", "%s", err);
+    /* transfer_ms = bytes x 8 / (mbps x 1000) = slope x bytes / 2e6 */
+    c->up_mbps = c->down_mbps = slope > 0 ? 16000.0 / slope : INFINITY;
+    if (!isfinite(c->up_mbps)) c->up_mbps = c->down_mbps = 1e300;
+    return 0;
+}
+
 static void free_cfg(pool_cfg *p)
 {
     if (!p->ext) return;
@@ -126,6 +204,7 @@ const station_kind hop_kind = {
     .help = "a network hop to the next station: RTT + bytes / bandwidth + protocol cost, both ways",
     .keys = KEYS,
     .parse = parse,
+    .resolve = resolve,
     .make = hop_new,
     .free_cfg = free_cfg,
     .min_next = 1,

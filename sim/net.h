@@ -24,6 +24,7 @@
 #define LATSIM_NET_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <gsl/gsl_rng.h>
 
 #include "dist.h"
@@ -40,6 +41,7 @@ typedef struct net_cfg {
     double proto_ms_per_kb;   /* encode + decode per 1000 payload bytes, ms */
     net_protocol protocol;    /* what the protocol defaults came from */
     int stream;               /* 1 = answer streamed token by token, 0 = in one message */
+    int64_t measured_id;      /* `hop = measured(ID)`: the stored `calib net` model it uses (id), 0 = none */
 } net_cfg;
 
 /* One request's times on one hop, all in ms and >= 0. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cdb.h"
 #include "rcache.h"
 #include "scenario.h"
 #include "sim.h"
@@ -471,4 +472,103 @@ Test(gateway, multi_turn_sessions_share_the_system_prompt)
     cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 3700.0, 1e-12);
     cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
     sim_result_free(&res);
+}
+
+/* ---- hop = measured(ID) ------------------------------------------------------- */
+
+/* Stores a `calib net` model as cmd_net does (p50/p90/p99 per payload size, the
+ * fit of base_ms + ms_per_mb x MB over the medians) with the given numbers;
+ * returns its id. */
+static int64_t store_net_model(sqlite3 *db, double base_ms, double ms_per_mb, double p99_over_p50)
+{
+    char err[512];
+    cr_assert_eq(cdb_init(db, err, sizeof err), 0, "%s", err);
+    cdb_writer w = { 0 };
+    cr_assert_eq(cdb_writer_open(&w, db, err, sizeof err), 0, "%s", err);
+    const double sizes[3] = { 64, 65536, 1048576 };
+    int64_t ids[3];
+    for (int i = 0; i < 3; i++) {
+        double p50 = base_ms + ms_per_mb * sizes[i] / 1e6;
+        const double v[3] = { p50, p50 * (1 + (p99_over_p50 - 1) / 2), p50 * p99_over_p50 };
+        static const char *const nm[3] = { "p50", "p90", "p99" };
+        for (int k = 0; k < 3; k++) {
+            cdb_meas me = { .source = "net", .what = "rtt", .name = nm[k], .gpu = "test", .bytes = sizes[i],
+                            .time_ms = v[k], .std_ms = NAN, .repeats = 200, .device = "", .measured_at = "",
+                            .tool = "test" };
+            cr_assert_eq(cdb_put(&w, &me, k == 0 ? &ids[i] : NULL, err, sizeof err), 0, "%s", err);
+        }
+    }
+    cdb_writer_close(&w);
+    cdb_fit f = { .kind = "net", .n_points = 3, .r2 = 1, .folds = 3, .ncoef = 2 };
+    snprintf(f.source, sizeof f.source, "net");
+    snprintf(f.coef[0].name, sizeof f.coef[0].name, "base_ms");
+    f.coef[0].value = base_ms;
+    snprintf(f.coef[1].name, sizeof f.coef[1].name, "ms_per_mb");
+    f.coef[1].value = ms_per_mb;
+    cr_assert_eq(cdb_save_fit(db, &f, ids, 3, err, sizeof err), 0, "%s", err);
+    return f.id;
+}
+
+static int run_with_db(sqlite3 *db, const char *text, sim_result *res, char *err, size_t n)
+{
+    scenario sc;
+    int rc = scenario_load_text(&sc, "/tmp/test_gateway.ini", text, NULL, 0, err, n);
+    if (rc != 0) return rc;
+    rc = scenario_resolve(&sc, db, err, n);
+    if (rc == 0) cr_assert_eq(sim_run(&sc, 1, res, err, n), 0, "%s", err);
+    scenario_free(&sc);
+    return rc;
+}
+
+#define MEASURED_TEXT(ID, N) \
+    "[sim]\nrequests = " #N "\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n" \
+    "prompt_tokens = const(1000)\noutput_tokens = const(50)\ntarget = link\n" \
+    "[pool link]\nkind = net\nhop = measured(" #ID ")\n" \
+    "header_bytes = 100\nproto_ms_per_kb = 0.5\nstream = no\nnext = work\n" \
+    "[pool work]\nservice_ms = const(30)\n"
+
+/* A stored link with a 20 ms base and 2000 ms per MB echoed (B bytes each way:
+ * 1000 bytes per ms each way, 8 Mbit/s) and no spread: the same link as
+ * HOP_TEXT's, so the same times by hand: 10 + 4.1 + 10 + 0.3 ms of network.
+ * An unknown id is a one-line error at its key. */
+Test(gateway, measured_hop_by_hand)
+{
+    sqlite3 *db;
+    char err[1024] = "";
+    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
+    int64_t id = store_net_model(db, 20, 2000, 1);
+    cr_assert_eq(id, 1);
+    sim_result res;
+    cr_assert_eq(run_with_db(db, MEASURED_TEXT(1, 200), &res, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(res.served, 200);
+    cr_assert_float_eq(res.network.mean, 10 + 4.1 + 10 + 0.3, 1e-6);
+    cr_assert_float_eq(res.network.max, 10 + 4.1 + 10 + 0.3, 1e-6);
+    cr_assert_float_eq(res.overhead.mean, 2.0 + 0.1, 1e-6);
+    sim_result_free(&res);
+    cr_assert_neq(run_with_db(db, MEASURED_TEXT(7, 200), &res, err, sizeof err), 0);
+    cr_assert(strstr(err, "test_gateway.ini:12: [pool link] hop: no network model with id 7"), "%s", err);
+    const char *both = "[sim]\nrequests = 10\n[workload]\ntarget = link\n"
+                       "[pool link]\nkind = net\nhop = measured(1)\npreset = cross_zone\nnext = work\n"
+                       "[pool work]\nservice_ms = const(30)\n";
+    cr_assert_neq(run_with_db(db, both, &res, err, sizeof err), 0);
+    cr_assert(strstr(err, "[pool link] hop: measured(ID) sets the link"), "%s", err);
+    store_close(db);
+}
+
+/* With p99 = 2 x p50 for the smallest payload the RTT is lognormal with median
+ * 20 ms and sigma = ln 2 / z(0.99): mean 20 exp(sigma^2 / 2) = 20.908 ms, cv
+ * 0.305.  2000 requests: the mean's standard error is 20.9 x 0.305 / sqrt(2000)
+ * = 0.14 ms; 4 SE = 0.57 ms, which also keeps it apart from the 20 ms median. */
+Test(gateway, measured_hop_rtt_spread_from_its_percentiles)
+{
+    sqlite3 *db;
+    char err[1024] = "";
+    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
+    store_net_model(db, 20, 2000, 2);
+    sim_result res;
+    cr_assert_eq(run_with_db(db, MEASURED_TEXT(1, 2000), &res, err, sizeof err), 0, "%s", err);
+    double sigma = log(2.0) / 2.3263478740408408;
+    cr_assert_float_eq(res.network.mean, 20 * exp(sigma * sigma / 2) + 4.4, 0.57);
+    sim_result_free(&res);
+    store_close(db);
 }
