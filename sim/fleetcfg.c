@@ -26,8 +26,8 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {"cold_requests", "0", "how many requests after a start are slow by cold_factor"},
     {"slow_fraction", "0", "share of the replicas (servers) that are slow, chosen once per run"},
     {"slow_factor", "2", "service-time (step-time) multiplier of the slow ones"},
-    {"pause_every_s", "none", "generic pools: running time between a server's pauses (GC, stop-the-world), s (distribution)"},
-    {"pause_s", "", "generic pools: length of a pause, s (distribution; required with pause_every_s)"},
+    {"pause_every_s", "none", "generic and llm pools (routers: their own key): running time between a server's pauses (GC, stop-the-world), s (distribution)"},
+    {"pause_s", "", "generic and llm pools: length of a pause, s (distribution; required with pause_every_s)"},
     {"contention_share", "0.25", "generic pools: share of the service time that is framework/scheduling overhead "
                                  "(the seeds: 20-30 %), the part cpu_contention multiplies"},
     {"cpu_contention", "none", "generic pools: service-time multiplier against the busy share of the servers, "

@@ -71,6 +71,7 @@ typedef struct replica {
     evq_id step_ev;           /* the step-end event in flight, or 0 */
     uint64_t since;           /* requests it finished since it last came up (cold factor) */
     int slow;                 /* 1: one of the slow replicas (slow_fraction) */
+    simtime_t paused_to;      /* end of its pause in progress, ns (0: none): a step begun before it waits */
 } replica;
 
 struct llm {
@@ -764,6 +765,7 @@ static void step(replica *R)
     if (R->slow) ms *= P->st.cfg->fleet->fault.slow_factor;
     simtime_t dur = simtime_from_ms(ms);
     if (dur < 1) dur = 1;
+    if (R->paused_to > now) dur += R->paused_to - now;   /* it runs once the pause is over */
     R->step_start = now;
     R->step_dur = dur;
     R->step_used = P->cfg->kv_blocks - R->free_blocks;
@@ -896,6 +898,21 @@ static void unit_up(void *ctx, int u)
 static uint64_t unit_held(void *ctx, int u)
 {
     return (uint64_t) ((llm *) ctx)->r[u].nrun;
+}
+
+/* Replica U stalls for LEN (GC, stop-the-world): the step in flight ends LEN
+ * later; a step planned during the pause runs after it (step()). */
+static void unit_pause(void *ctx, int u, simtime_t len)
+{
+    llm *P = ctx;
+    replica *R = &P->r[u];
+    simtime_t now = evq_now(P->st.q);
+    R->paused_to = now + len;
+    if (R->step_ev) {
+        evq_cancel(P->st.q, R->step_ev);
+        R->step_dur += len;
+        R->step_ev = station_at(&P->st, R->step_start + R->step_dur, on_step_end, R, 0);
+    }
 }
 
 /* The autoscaler's load: requests in the pool, mean stepping replicas since the
@@ -1249,7 +1266,8 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     if (fc) {
         char name[96];
         snprintf(name, sizeof name, "pool %s", cfg->name);
-        fleet_units ops = { .ctx = P, .down = unit_down, .up = unit_up, .held = unit_held, .load = unit_load };
+        fleet_units ops = { .ctx = P, .down = unit_down, .up = unit_up, .held = unit_held, .load = unit_load,
+                            .pause = unit_pause };
         fleet_cfg f = *fc;
         f.units = L->replicas;
         /* A start loads the weights: each GPU its tp-th share, in parallel. */

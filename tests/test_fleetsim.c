@@ -592,3 +592,36 @@ Test(fleetsim, gateway_pauses_by_hand)
                "[pool cpu]\nservice_ms = const(1)\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:6: [pool gw] pause_every_s: mean must be > 0 (else the gateway pauses without end)");
 }
+
+/* ---- pauses of LLM replicas ------------------------------------------------------- */
+
+#define LONE "[sim]\nrequests = 1\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.1\n" \
+             "prompt_tokens = const(500)\noutput_tokens = const(100)\n[pool chat]\nkind = llm\nmodel = llama-3-8b\n" \
+             "gpu = h100\nreplicas = 1\nmax_seq_len = 8192\nscheduler = continuous\n"
+
+Test(fleetsim, llm_pauses_by_hand)
+{
+    sim_result plain, paused;
+    simulate(LONE, 1, &plain);
+    /* One request alone (the next arrives 10 s later): 0.3 s pauses at 0.2,
+     * 0.7 and 1.2 s (0.2 s of running between them) each stall the step in
+     * flight; the request, done at 0.774 s without them, ends exactly 0.9 s
+     * later (1.674 s, before the pause at 1.7 s), its first token (15 ms) not. */
+    simulate(LONE "pause_every_s = const(0.2)\npause_s = const(0.3)\n", 1, &paused);
+    cr_assert(plain.e2e.mean > 700 && plain.e2e.mean < 900, "e2e %g", plain.e2e.mean);
+    cr_assert_float_eq(paused.e2e.mean, plain.e2e.mean + 900, 1e-6, "e2e %.17g vs %.17g + 900",
+                       paused.e2e.mean, plain.e2e.mean);
+    cr_assert_eq(paused.ttft.mean, plain.ttft.mean);
+    cr_assert_eq(paused.served, 1);
+    cr_assert_eq(paused.served + paused.failed + paused.rejected + paused.timed_out, paused.requests);
+    sim_result_free(&plain);
+    sim_result_free(&paused);
+    /* Four replicas under load, pausing 0.2 s about every 5 s (LATSIM_CHECK's
+     * sanity checks run every step): every request served, later on average. */
+    simulate(LLM4, 1, &plain);
+    simulate(LLM4 "pause_every_s = exp(mean=5)\npause_s = const(0.2)\n", 1, &paused);
+    cr_assert_eq(paused.served, paused.requests);
+    cr_assert_gt(paused.e2e.mean, plain.e2e.mean);
+    sim_result_free(&plain);
+    sim_result_free(&paused);
+}
