@@ -98,6 +98,8 @@ struct llm {
     uint64_t truncated;
     uint64_t too_long;        /* measured requests rejected for exceeding max_seq_len */
     fleet *fl;                /* failures, autoscaling, cold starts (NULL: none configured) */
+    double cpu;               /* cpu_contention: stepping share of the replicas up, averaged over about 10 s */
+    simtime_t cpu_t;          /* when cpu was last updated, ns */
     double as_area;           /* busy_area at the last autoscaler evaluation, replica-ns */
     simtime_t as_t;           /* its time, ns */
     uint64_t cold;            /* measured requests finished by a cold replica */
@@ -763,6 +765,17 @@ static void step(replica *R)
     double ms = cost_step_ms(&P->cfg->cost, &R->cur);
     if (P->fl && P->st.cfg->fleet->cold) ms *= cold_factor(&P->st.cfg->fleet->cs, R->since);
     if (R->slow) ms *= P->st.cfg->fleet->fault.slow_factor;
+    if (P->fl && P->st.cfg->fleet->contention) {
+        /* Host CPU utilisation as monitors see it: the stepping share of the
+         * replicas up (this one included), averaged exponentially over 10 s;
+         * the curve multiplies the CPU overhead share of the step time. */
+        const fleet_cfg *fc = P->st.cfg->fleet;
+        int up = fleet_up(P->fl);
+        double w = 1 - exp(-(double) (now - P->cpu_t) / 10e9);
+        P->cpu += w * ((up > 0 ? P->st.busy / up : 1) - P->cpu);
+        P->cpu_t = now;
+        ms *= 1 - fc->contention_share + fc->contention_share * contention_factor(&fc->cc, P->cpu);
+    }
     simtime_t dur = simtime_from_ms(ms);
     if (dur < 1) dur = 1;
     if (R->paused_to > now) dur += R->paused_to - now;   /* it runs once the pause is over */

@@ -711,7 +711,7 @@ static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "not supported by kind = %s pools", p->kind->name);
         }
-        if (p->kind == &llm_kind && (!strcmp(k->key, "cpu_contention") || !strncmp(k->key, "memory_", 7) ||
+        if (p->kind == &llm_kind && (!strncmp(k->key, "memory_", 7) ||
                                      !strcmp(k->key, "swap_factor"))) {
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "not modelled for kind = llm pools yet (generic pools only)");

@@ -625,3 +625,23 @@ Test(fleetsim, llm_pauses_by_hand)
     sim_result_free(&plain);
     sim_result_free(&paused);
 }
+
+Test(fleetsim, llm_contention_by_hand)
+{
+    sim_result plain, busy;
+    simulate(LONE, 1, &plain);
+    /* A flat curve (x2 at any utilisation) on a 25 % overhead share: every
+     * step of the lone request takes 1 - 0.25 + 0.25 x 2 = 1.25 times as
+     * long, so its TTFT and E2E do (to the ns each step is rounded to). */
+    simulate(LONE "cpu_contention = 0:2, 1:2\ncontention_share = 0.25\n", 1, &busy);
+    cr_assert_float_eq(busy.e2e.mean, 1.25 * plain.e2e.mean, 1e-4, "e2e %.17g vs 1.25 x %.17g",
+                       busy.e2e.mean, plain.e2e.mean);
+    cr_assert_float_eq(busy.ttft.mean, 1.25 * plain.ttft.mean, 1e-5);
+    cr_assert_eq(busy.served, busy.requests);
+    sim_result_free(&plain);
+    sim_result_free(&busy);
+    /* Under load with the seeds' curve: every request served (conservation). */
+    simulate(LLM4 "cpu_contention = 0:1, 0.7:1, 0.8:3, 1:5\n", 1, &busy);
+    cr_assert_eq(busy.served + busy.failed + busy.rejected + busy.timed_out, busy.requests);
+    sim_result_free(&busy);
+}
