@@ -513,8 +513,7 @@ static int run_with_db(sqlite3 *db, const char *text, sim_result *res, char *err
 {
     scenario sc;
     int rc = scenario_load_text(&sc, "/tmp/test_gateway.ini", text, NULL, 0, err, n);
-    if (rc != 0) return rc;
-    rc = scenario_resolve(&sc, db, err, n);
+    if (rc == 0) rc = scenario_resolve(&sc, db, err, n);
     if (rc == 0) cr_assert_eq(sim_run(&sc, 1, res, err, n), 0, "%s", err);
     scenario_free(&sc);
     return rc;
