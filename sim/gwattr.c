@@ -20,7 +20,8 @@ struct gwattr {
     gsl_rng *cplx;            /* complexity draws, or NULL when no class has them */
     gsl_rng *intents;         /* intent draws, or NULL when no class has intents */
     gsl_rng *turns;           /* session-length draws, or NULL when no class has turns */
-    gw_session *sess;         /* per class: its open session */
+    gw_session *sess;         /* per class and closed-loop user (one per class in open loop): the open session */
+    int nusers;               /* users the sessions are kept for: closed loop's users, else 1 */
     uint64_t nsess;           /* sessions begun so far (count) */
     int plain;                /* no class draws or sets anything: every request gets
                                  cache_ttl -1 and no system prompt (gwattr_fill's short path) */
@@ -32,8 +33,7 @@ gwattr *gwattr_new(const workload_cfg *w, uint64_t seed)
     if (!g) return NULL;
     g->w = w;
     g->zipf = calloc((size_t) w->nclasses, sizeof *g->zipf);
-    g->sess = calloc((size_t) w->nclasses, sizeof *g->sess);
-    if (!g->zipf || !g->sess) goto fail;
+    if (!g->zipf) goto fail;
     int any_c = 0, any_i = 0, any_t = 0;
     g->plain = 1;
     for (int i = 0; i < w->nclasses; i++) {
@@ -50,7 +50,11 @@ gwattr *gwattr_new(const workload_cfg *w, uint64_t seed)
     }
     if (any_c && !(g->cplx = rng_stream(seed, "workload complexity"))) goto fail;
     if (any_i && !(g->intents = rng_stream(seed, "workload intents"))) goto fail;
-    if (any_t && !(g->turns = rng_stream(seed, "workload turns"))) goto fail;
+    if (any_t) {
+        g->nusers = w->arrival == ARRIVAL_USERS && w->users > 0 ? w->users : 1;
+        g->sess = calloc((size_t) w->nclasses * (size_t) g->nusers, sizeof *g->sess);
+        if (!g->sess || !(g->turns = rng_stream(seed, "workload turns"))) goto fail;
+    }
     return g;
 fail:
     gwattr_free(g);
@@ -80,9 +84,12 @@ void gwattr_fill(gwattr *g, request *r)
     }
     r->sys_tokens = c->system_prompt_tokens;
     if (c->has_turns) {
-        /* The class's next arrival is the open session's next turn: its drawn prompt
-         * is the new message, after the previous turn's prompt and answer. */
-        gw_session *ss = &g->sess[r->cls];
+        /* The next request of the class (in closed loop: of the class from this
+         * user, who sent it after the previous answer) is the open session's
+         * next turn: its drawn prompt is the new message, after the previous
+         * turn's prompt and answer. */
+        int u = g->nusers > 1 && r->user >= 0 && r->user < g->nusers ? r->user : 0;
+        gw_session *ss = &g->sess[(size_t) r->cls * (size_t) g->nusers + (size_t) u];
         if (ss->left <= 0) {
             double t = nearbyint(dist_sample(&c->turns, g->turns));
             ss->left = t < 1 ? 1 : t > 1e9 ? 1000000000 : (int64_t) t;

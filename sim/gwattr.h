@@ -1,7 +1,12 @@
 /* gwattr.h -- the gateway attributes of a request, drawn from its class:
  * complexity score (for complexity routers), intent and answer lifetime (for
- * result caches), shared system-prompt length (for prefix caches).
+ * result caches), shared system-prompt length and multi-turn sessions (for
+ * prefix caches).
  *
+ * Sessions (`turns`): the class's consecutive requests are the turns of its open
+ * session, whose prompts each extend the previous turn's prompt and answer; in
+ * closed loop each user keeps its own session per class, so a turn is sent
+ * after the previous answer came back.
  * Each kind of draw has its own stream ("workload complexity", "workload
  * intents"), and a class without the key draws nothing, so scenarios without
  * these keys give the numbers they gave before.  Intent keys are unique per

@@ -46,3 +46,23 @@ void req_pool_free(req_pool *p)
     }
     p->free = NULL;
 }
+
+void req_copy_attrs(request *dst, const request *src)
+{
+    dst->id = src->id;
+    dst->arrival = src->arrival;
+    dst->measured = src->measured;
+    dst->prompt = src->prompt;
+    dst->output = src->output;
+    dst->target = src->target;
+    dst->cls = src->cls;
+    dst->user = src->user;
+    dst->hash_ids = src->hash_ids;
+    dst->nhash = src->nhash;
+    dst->intent = src->intent;
+    dst->complexity = src->complexity;
+    dst->scored = src->scored;
+    dst->cache_ttl = src->cache_ttl;
+    dst->sys_tokens = src->sys_tokens;
+    dst->session = src->session;
+}

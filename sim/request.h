@@ -84,4 +84,9 @@ request *req_alloc(req_pool *p);         /* zeroed record, or NULL when out of m
 void req_release(req_pool *p, request *r);
 void req_pool_free(req_pool *p);   /* frees every record, live or not */
 
+/* Copies what the request IS (id, arrival, class, tokens, workload and gateway
+ * attributes) from SRC into DST, a fresh record, leaving what an attempt at it
+ * did (times, station state, outcome) as req_alloc left it: a client's retry. */
+void req_copy_attrs(request *dst, const request *src);
+
 #endif

@@ -302,20 +302,7 @@ static void retry_later(sim *s, request *r)
         return;
     }
     /* The same request (id, attributes, arrival) as a fresh attempt. */
-    n->id = r->id;
-    n->arrival = r->arrival;
-    n->measured = r->measured;
-    n->prompt = r->prompt;
-    n->output = r->output;
-    n->target = r->target;
-    n->cls = r->cls;
-    n->user = r->user;
-    n->hash_ids = r->hash_ids;
-    n->nhash = r->nhash;
-    n->intent = r->intent;
-    n->complexity = r->complexity;
-    n->cache_ttl = r->cache_ttl;
-    n->session = r->session;
+    req_copy_attrs(n, r);
     n->attempt = (uint8_t) (r->attempt + 1);
     double ms = retry_backoff_ms(s->client, n->attempt, s->client_rng);
     if (!evq_after(s->q, simtime_from_ms(ms), on_retry, s, (int64_t) (intptr_t) n)) sink_oom(s);

@@ -474,6 +474,65 @@ Test(gateway, multi_turn_sessions_share_the_system_prompt)
     sim_result_free(&res);
 }
 
+/* The answer is part of the next turn's prompt, and its whole blocks stay
+ * cached under the session's keys.  New message 100 tokens, answer 1000,
+ * 512-token blocks, turns 20 s apart (an answer takes ~8 s, so it is back
+ * before the next turn): turn 1 (100) finds nothing, and leaves its context
+ * 100 + 1000 - 1 (the last token's KV is never computed) = 2 whole blocks;
+ * turn 2 (1200) finds those 2 (1024) and leaves 2199 = 4 blocks; turn 3 (2300)
+ * finds 4 (2048).  Hit rate (1024 + 2048) / (100 + 1200 + 2300) exactly; caching
+ * the prompts alone would give 1024 / 3600. */
+static const char TURNS_ANSWERS[] =
+    "prompt_tokens = const(100)\noutput_tokens = const(1000)\nturns = const(3)\ntarget = chat\n"
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
+
+Test(gateway, multi_turn_sessions_find_the_previous_answer)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "[sim]\nrequests = 300\nwarmup = 30\n[workload]\narrival = constant\nrate = 0.05\n%s",
+             TURNS_ANSWERS);
+    sim_result res;
+    run(text, &res);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 3072.0 / 3600.0, 1e-12);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 2.0 / 3.0, 1e-12);
+    sim_result_free(&res);
+}
+
+/* In closed loop each user keeps its own session, and sends its next turn after
+ * the answer came back (think 1 s): 4 users talking at once find exactly what
+ * the lone conversation above finds (the window, 540 requests after a 60-request
+ * warm-up, holds whole sessions of every user, all in step). */
+Test(gateway, closed_loop_users_keep_their_own_sessions)
+{
+    char text[1024];
+    snprintf(text, sizeof text, "[sim]\nrequests = 600\nwarmup = 60\n[workload]\nusers = 4\nthink_ms = const(1000)\n%s",
+             TURNS_ANSWERS);
+    sim_result res;
+    run(text, &res);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 3072.0 / 3600.0, 1e-12);
+    sim_result_free(&res);
+}
+
+/* A client's retry is the same request: it keeps its class's system prompt
+ * (and so finds its blocks).  Timeouts of 500 ms under load make the client
+ * retry; every admission, first attempt or retry, finds at least the system
+ * prompt's 4 whole blocks (2048 of 3000 tokens; a retry may find more: the
+ * blocks its abandoned attempt computed). */
+Test(gateway, a_retry_keeps_the_system_prompt)
+{
+    const char *text =
+        "[sim]\nrequests = 3000\nseed = 1\n[workload]\nrate = 6\nprompt_tokens = const(3000)\n"
+        "output_tokens = const(50)\nsystem_prompt_tokens = 2100\ntarget = chat\n"
+        "[client]\ntimeout_ms = 500\nretries = 2\n"
+        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
+    sim_result res;
+    run(text, &res);
+    cr_assert_gt(res.retries, 100, "retries %g", (double) res.retries);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
+    cr_assert_geq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 3000.0);
+    sim_result_free(&res);
+}
+
 /* ---- hop = measured(ID) ------------------------------------------------------- */
 
 /* Stores a `calib net` model as cmd_net does (p50/p90/p99 per payload size, the
