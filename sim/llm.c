@@ -1028,7 +1028,8 @@ static void enter_queue(llm *P, request *r)
         int64_t n = prompt_ids(P, r, NULL);
         for (int i = 0; i < P->nrep; i++) {
             uint32_t h = n > 0 ? prefix_match(P->r[i].pc, P->ids, (uint32_t) n) : 0;
-            P->snaps[i].prefix_ids = 2 * (int64_t) h >= n ? h : 0;   /* at least half the prompt */
+            /* Only a prefix covering affinity_threshold of the prompt counts. */
+            P->snaps[i].prefix_ids = (double) h >= P->cfg->affinity_threshold * (double) n ? h : 0;
         }
     }
     replica *R = &P->r[route_pick(&P->rc, r, P->snaps)];
@@ -1228,17 +1229,19 @@ static void destroy(station *st)
 
 /* The longest leading run of R's prompt blocks one of the replicas holds, as
  * cached at or before VISIBLE (a router's view). */
-static uint32_t pool_prefix_match(const station *st, const request *r, simtime_t visible)
+static uint32_t pool_prefix_match(const station *st, const request *r, simtime_t visible, uint32_t *nids)
 {
     llm *P = (llm *) st;                    /* the id scratch is written, nothing else */
+    *nids = 0;
     if (!P->cfg->prefix_cache) return 0;
     int64_t n = prompt_ids(P, r, NULL);
+    if (n > 0) *nids = (uint32_t) n;
     uint32_t best = 0;
     for (int i = 0; n > 0 && i < P->nrep; i++) {
         uint32_t h = prefix_match_seen(P->r[i].pc, P->ids, (uint32_t) n, visible);
         if (h > best) best = h;
     }
-    return 2 * (int64_t) best >= n ? best : 0;   /* at least half the prompt, else it does not count */
+    return best;
 }
 
 static const station_ops LLM_OPS = {

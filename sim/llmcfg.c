@@ -30,7 +30,8 @@ const scn_key llm_keys[] = {
     { "max_seq_len", "model context", "cap on prompt + output tokens per request (also capped by KV capacity)" },
     { "truncate", "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
     { "request_overhead_ms", "0", "front-end work per request (tokenise, schedule) before queueing" },
-    { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two) over per-replica queues" },
+    { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two, least_kv, prefix_affinity) over per-replica queues" },
+    { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { NULL, NULL, NULL },
@@ -77,6 +78,7 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_enum(x, sec, "routing", choices, 0, &k)) return -1;
     l->routing = k == 0 ? NULL : route_at(k - 1);
     if (scn_bool(x, sec, "prefix_cache", 0, &l->prefix_cache)) return -1;
+    if (scn_num(x, sec, "affinity_threshold", 0.5, 0, 0, 1, &l->affinity_threshold)) return -1;
     if (l->prefix_cache && (!strcmp(llm_sched_name(l->sched), "static") || !strcmp(llm_sched_name(l->sched), "dynamic")))
         return scn_fail(x, sec, "prefix_cache", "needs an iteration-level scheduler (continuous or chunked), not %s",
                         llm_sched_name(l->sched));

@@ -35,7 +35,9 @@ static void dispatch(router *R, request *r)
             station_snapshot(st->out[i], &R->snaps[i]);
             if (R->rc.policy->uses_prefix && st->out[i]->ops->prefix_match) {
                 simtime_t vis = evq_now(st->q) - simtime_from_ms(R->c->staleness_ms);
-                R->snaps[i].prefix_ids = st->out[i]->ops->prefix_match(st->out[i], r, vis);
+                uint32_t n = 0, h = st->out[i]->ops->prefix_match(st->out[i], r, vis, &n);
+                /* Only a prefix covering affinity_threshold of the prompt counts. */
+                R->snaps[i].prefix_ids = (double) h >= R->c->affinity_threshold * (double) n ? h : 0;
             }
         }
     int e = route_pick(&R->rc, r, R->snaps);
@@ -233,6 +235,7 @@ static const scn_key KEYS[] = {
     { "classifier_ms", "", "complexity: classifier latency, ms (distribution; none by default)" },
     { "complexity", "uniform(min=0, max=1)", "complexity: score of requests whose class gives none" },
     { "staleness_ms", "0", "prefix_affinity: the router sees the caches as they were this long ago, ms" },
+    { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "pause_every_s", "none", "gateway GC / stop-the-world pauses: running time between them, s (distribution)" },
     { "pause_s", "", "length of a gateway pause, s (distribution; required with pause_every_s): arrivals wait until it ends" },
     { NULL, NULL, NULL },
@@ -257,6 +260,7 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     }
     p->gateway = c->has_overhead;
     if (scn_num(x, sec, "staleness_ms", 0, 0, 0, 1e12, &c->staleness_ms)) return -1;
+    if (scn_num(x, sec, "affinity_threshold", 0.5, 0, 0, 1, &c->affinity_threshold)) return -1;
     if (scn_value(x, sec, "pause_every_s")) {
         if (!scn_value(x, sec, "pause_s"))
             return scn_fail(x, sec, "pause_every_s", "needs pause_s (the length of a pause)");

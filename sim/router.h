@@ -33,6 +33,7 @@ typedef struct router_cfg {
     int has_classifier;       /* 1 when classifier_ms is set */
     dist score;               /* complexity: score of requests that carry none (clipped to [0, 1]) */
     double staleness_ms;      /* prefix_affinity: cache contents newer than this are not yet seen, ms */
+    double affinity_threshold;/* prefix_affinity: least share of the prompt's blocks a cached prefix must cover to count (0..1) */
     int pauses;               /* 1 when pause_every_s is set: the gateway stalls now and then */
     dist pause_every_s;       /* running time between the gateway's pauses, s (mean > 0) */
     dist pause_s;             /* length of a pause, s */

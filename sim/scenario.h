@@ -53,6 +53,8 @@ typedef struct llm_cfg {
     cost_model cost;          /* step-time model */
     int prefix_cache;         /* 1: replicas keep finished prompts' KV blocks for later hits (prefix.h) */
     int prefix_id_tokens;     /* prompt tokens per content id (the workload's hash_block_tokens) */
+    double affinity_threshold;/* routing = prefix_affinity: least share of the prompt's content ids a
+                                 replica's cached prefix must cover to count (0..1) */
 } llm_cfg;
 
 struct station_kind;

@@ -82,8 +82,9 @@ typedef struct station_ops {
     int (*report)(station *st, pool_result *out);
     /* Leading prompt blocks of R that the station's prefix caches hold, counting
      * only blocks cached at or before VISIBLE (a router's stale view); the best
-     * over its replicas.  NULL: no prefix cache (0). */
-    uint32_t (*prefix_match)(const station *st, const request *r, simtime_t visible);
+     * over its replicas.  *NIDS gets the number of R's prompt blocks (content ids).
+     * NULL: no prefix cache (0). */
+    uint32_t (*prefix_match)(const station *st, const request *r, simtime_t visible, uint32_t *nids);
     /* R, which this station named in r->notify, leaves the system served now. */
     void (*returned)(station *st, request *r);
     void (*destroy)(station *st);                       /* frees the station */

@@ -513,6 +513,29 @@ Test(gateway, closed_loop_users_keep_their_own_sessions)
     sim_result_free(&res);
 }
 
+/* prefix_affinity over 4 replicas, 16 users in conversations: at the default
+ * affinity_threshold (0.5) every turn follows its history and finds exactly what
+ * a lone conversation finds; at 1 a prefix never counts (a turn's new message is
+ * never cached), routing falls back to the least loaded and turns lose their
+ * history often (0.50 at this seed: far below). */
+Test(gateway, affinity_threshold_decides_when_a_prefix_counts)
+{
+    double hit[2];
+    for (int k = 0; k < 2; k++) {
+        char text[1024];
+        snprintf(text, sizeof text,
+                 "[sim]\nrequests = 600\nwarmup = 60\n[workload]\nusers = 16\nthink_ms = const(1000)\n%s"
+                 "replicas = 4\nrouting = prefix_affinity\naffinity_threshold = %s\n",
+                 TURNS_ANSWERS, k ? "1" : "0.5");
+        sim_result res;
+        run(text, &res);
+        hit[k] = pool_metric_get(&res.pools[0], "prefix_hit_rate");
+        sim_result_free(&res);
+    }
+    cr_assert_float_eq(hit[0], 3072.0 / 3600.0, 1e-12);
+    cr_assert_lt(hit[1], hit[0] - 0.2, "threshold 1: %g, 0.5: %g", hit[1], hit[0]);
+}
+
 /* A client's retry is the same request: it keeps its class's system prompt
  * (and so finds its blocks).  Timeouts of 500 ms under load make the client
  * retry; every admission, first attempt or retry, finds at least the system
