@@ -42,7 +42,9 @@ static void on_done(evq *q, void *subject, int64_t arg)
     if (r->measured) {
         stat_add(st->service_ms, simtime_to_ms(took));
         st->served++;
-        a->usd += api_price(a->api, (uint64_t) r->prompt, (uint64_t) r->output);
+        double usd = api_price(a->api, (uint64_t) r->prompt, (uint64_t) r->output);
+        a->usd += usd;
+        if (st->cls_usd) st->cls_usd[r->cls] += usd;
         a->in_tokens += r->prompt;
         a->out_tokens += r->output;
     }

@@ -51,6 +51,9 @@ typedef struct replica {
     int64_t base_sum;         /* sum of decoding sequences' phase_base */
     int64_t *phase_cnt;       /* decoding sequences by phase_base mod block_tokens */
     int ndec_meas;            /* of the decoding sequences (heap), the measured ones */
+    double dec_sum;           /* cost accounting: decode time of the steps so far per decoding
+                                 sequence, summed over steps (each sequence takes its increase
+                                 between joining and leaving the decodes), ns */
 
     /* static / dynamic batches */
     int batch_n;              /* sequences in the batch in flight (0: none) */
@@ -85,6 +88,8 @@ struct llm {
     route_ctx rc;             /* routed: the policy's view and state */
     station_snap *snaps;      /* routed: one per replica, refreshed per request */
     int check;                /* 1: assert the whole-structure sanity checks at every step */
+    int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
+                                 time is charged to its sequences (acct_step) */
     int B;                    /* tokens per KV block */
     /* measured-window counters */
     int window_open;          /* between llm_window_start() and llm_window_end() */
@@ -198,12 +203,21 @@ static void decode_join(replica *R, request *r, int64_t s, int64_t c0)
     R->heap[R->ndec++] = r;
     heap_up(R, R->ndec - 1);
     R->ndec_meas += r->measured;
+    r->cost_mark = R->dec_sum;
+}
+
+/* Cost accounting: R's decoding sequence r is charged its share of the decode
+ * steps since it began decoding. */
+static void charge_decode(replica *R, request *r)
+{
+    if (R->pool->acct) station_charge(&R->pool->st, r, R->dec_sum - r->cost_mark);
 }
 
 static void decode_leave(replica *R, request *r)
 {
     int i = (int) r->heap_pos;
     assert(i < R->ndec && R->heap[i] == r);
+    charge_decode(R, r);
     R->base_sum -= r->phase_base;
     R->phase_cnt[pmod(r->phase_base, R->pool->B)]--;
     R->ndec_meas -= r->measured;
@@ -625,6 +639,7 @@ static simtime_t plan_batch(replica *R, int dynamic)
             R->heap[R->ndec++] = q;
             heap_up(R, R->ndec - 1);
             R->ndec_meas += q->measured;
+            q->cost_mark = R->dec_sum;
         }
         /* The prefill step, prompts padded to the longest. */
         R->cur.prefill_tokens = (int64_t) R->batch_n * maxp;
@@ -662,6 +677,7 @@ static void complete_batch(replica *R)
             heap_swap(R, 0, R->ndec);
             heap_down(R, 0);
         }
+        charge_decode(R, r);
         r->generated = r->output;
         run_remove(R, r);       /* its KV blocks stay reserved until the batch ends */
         R->batch_live--;
@@ -832,6 +848,39 @@ static void step(replica *R)
     R->step_ev = station_after(&P->st, dur, on_step_end, R, 0);
 }
 
+/* Cost accounting (README, "Cost per class"): the step in flight has ended;
+ * its time goes to its sequences.  A step with both prompt tokens and decodes
+ * is split between the two in proportion to their standalone step times (the
+ * cost model's time of its prefill alone and of its decodes alone); the decode
+ * part is shared equally by the decoding sequences (through dec_sum, O(1)), the
+ * prefill part by the prefilling sequences in proportion to their chunks (a
+ * static or dynamic batch's padded prefill: equally). */
+static void charge_step(replica *R)
+{
+    llm *P = R->pool;
+    const cost_step *c = &R->cur;
+    double dur = (double) R->step_dur, dec = 0;
+    int decodes = c->decode_seqs > 0 && R->ndec > 0;
+    if (decodes && c->prefill_seqs > 0) {
+        cost_step pf = { .prefill_tokens = c->prefill_tokens, .prefill_pairs = c->prefill_pairs,
+                         .prefill_seqs = c->prefill_seqs };
+        cost_step dc = { .decode_seqs = c->decode_seqs, .kv_tokens = c->kv_tokens };
+        double a = cost_step_ms(&P->cfg->cost, &pf), b = cost_step_ms(&P->cfg->cost, &dc);
+        dec = a + b > 0 ? dur * b / (a + b) : dur / 2;
+    } else if (decodes)
+        dec = dur;
+    if (decodes) R->dec_sum += dec / R->ndec;
+    double pre = dur - dec;
+    if (c->prefill_seqs <= 0 || pre <= 0) return;
+    if (P->cfg->sched->batches) {
+        for (request *q = R->run_head; q; q = q->rnext) station_charge(&P->st, q, pre / R->batch_n);
+        return;
+    }
+    if (c->prefill_tokens <= 0) return;
+    for (int i = 0; i < R->npf; i++)
+        if (R->chunk[i] > 0) station_charge(&P->st, R->pf[i], pre * R->chunk[i] / (double) c->prefill_tokens);
+}
+
 /* Adds the part of R's step in flight that lies in the window, up to now. */
 static void account_step(replica *R)
 {
@@ -853,6 +902,7 @@ static void on_step_end(evq *q, void *subject, int64_t arg)
     replica *R = subject;
     R->step_ev = 0;
     account_step(R);
+    if (R->pool->acct) charge_step(R);
     R->pool->cfg->sched->complete(R);
     R->steps++;
     if (R->pool->check) assert(replica_sane(R, 0));
@@ -1284,6 +1334,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     if (station_init(&P->st, &LLM_OPS, cfg, env) != 0) goto fail;
     P->cfg = L;
     P->B = L->block_tokens;
+    P->acct = P->st.cls_use && L->gpu.price_hr > 0;
     const fleet_cfg *fc = cfg->fleet;
     P->nrep = fc && fc->autoscale ? fc->as.max_replicas : L->replicas;
     P->st.capacity = L->replicas;

@@ -49,6 +49,7 @@ static void on_service_end(evq *q, void *subject, int64_t arg)
     station *st = &p->st;
     simtime_t took = evq_now(st->q) - r->start;   /* generic pools never preempt */
     r->service_ns += took;
+    station_charge(st, r, (double) took);
     if (r->measured) {
         stat_add(st->service_ms, simtime_to_ms(took));
         st->served++;
@@ -194,6 +195,7 @@ static void unit_end(evq *q, void *subject, int64_t arg)
     p->ev[u] = 0;
     simtime_t took = evq_now(st->q) - r->start;
     r->service_ns += took;
+    station_charge(st, r, (double) took);
     if (r->measured) {
         stat_add(st->service_ms, simtime_to_ms(took));
         st->served++;
@@ -226,6 +228,7 @@ static void unit_down(void *ctx, int u, int failed)
     p->holding[u] = NULL;
     station_busy(st, -1);
     r->service_ns += evq_now(st->q) - r->start; /* time spent on it, lost */
+    station_charge(st, r, (double) (evq_now(st->q) - r->start));   /* paid for all the same */
     if (st->cfg->fleet->fault.on_failure == FAULT_RETRY) {
         r->enq = evq_now(st->q);
         station_push_front(st, r);             /* first in line for the next server */
@@ -328,6 +331,8 @@ static int report_fleet(station *st, pool_result *out)
     }
     if (st->cfg->usd_per_hour > 0)   /* $ over the window: the server-seconds paid for */
         rc |= pool_result_add(out, "cost_usd", fr.running_s * st->cfg->usd_per_hour / 3600.0);
+    /* $ per hour over the window: the server-seconds paid for. */
+    if (out->window_s > 0) out->cost_per_hour = fr.running_s * st->cfg->usd_per_hour / out->window_s;
     return rc ? -1 : 0;
 }
 
@@ -345,6 +350,13 @@ static void arrive(station *st, request *r)
         return;
     }
     station_enqueue(st, r);
+}
+
+/* The pool's price: servers x usd_per_hour (cost_per_hour, in the run's cost). */
+static int report(station *st, pool_result *out)
+{
+    out->cost_per_hour = st->cfg->servers * st->cfg->usd_per_hour;
+    return 0;
 }
 
 /* rate x mean service / servers */
@@ -373,6 +385,7 @@ static void destroy(station *st)
 static const station_ops GENERIC_OPS = {
     .arrive = arrive,
     .offered_load = offered_load,
+    .report = report,
     .destroy = destroy,
 };
 

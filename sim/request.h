@@ -67,6 +67,7 @@ typedef struct request {
     int32_t pfx_n;          /* how many */
     int32_t pfx_blocks;     /* the KV blocks they occupy */
     uint8_t pfx_seen;       /* prefix cache: its first admission has been counted */
+    double cost_mark;       /* cost accounting: the replica's decode time per sequence (dec_sum) when it began decoding, ns */
     struct request *rprev;  /* replica's running list, in admission order */
     struct request *rnext;
 } request;

@@ -480,6 +480,38 @@ static int backlog_grew(const sim *s, int i)
     return grew > bound;
 }
 
+/* Cost per class (README, "Cost per class").  Each pool's $ over the window
+ * (cost_per_hour x window) is divided among the classes by their share of the
+ * pool's time used by measured requests (cls_use; a pool no measured request
+ * used: by their shares of the served requests).  The overall figure charges
+ * the window's GPU $ to the requests served in it (departures, measured or
+ * not); the measured served requests' part of it is served / departures, and
+ * each class gets that part of its share, so that the classes' $ add up to
+ * served x cost_per_1k / 1000.  API charges are the class's own. */
+static void class_costs(const sim *s, sim_result *out)
+{
+    /* As the overall figure: no price, no GPU $; a price and nothing served in
+     * the window, unknown. */
+    double part = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? (double) out->served / (double) out->departures : NAN) : 0;
+    for (int c = 0; c < s->ncls; c++) {
+        class_result *k = &out->classes[c];
+        double gpu = 0, api = 0;
+        for (int i = 0; i < s->nst; i++) {
+            const station *st = s->st[i];
+            double w = out->pools[i].cost_per_hour * out->window_s / 3600.0;
+            api += st->cls_usd[c];
+            if (!(w > 0)) continue;
+            double used = 0;
+            for (int j = 0; j < s->ncls; j++) used += st->cls_use[j];
+            double share = used > 0 ? st->cls_use[c] / used
+                         : s->served > 0 ? (double) s->cls[c].served / (double) s->served : 0;
+            gpu += w * share;
+        }
+        k->api_usd = api;
+        k->cost_per_1k = k->served > 0 ? 1000.0 * (gpu * part + api) / (double) k->served : NAN;
+    }
+}
+
 /* Returns 0, or -1 when a kind's report rows do not fit. */
 static int fill_results(sim *s, sim_result *out)
 {
@@ -577,6 +609,8 @@ static int fill_results(sim *s, sim_result *out)
         stat_summarize(x->ttft, &k->ttft);
         stat_summarize(x->tpot, &k->tpot);
     }
+    out->has_cost = s->has_gateway || (s->ncls > 0 && out->cost_per_hour > 0);
+    if (s->ncls > 0) class_costs(s, out);
     return 0;
 }
 
@@ -656,7 +690,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     for (int i = 0; i < sc->npools; i++) {
         const pool_cfg *p = &sc->pools[i];
-        station_env env = { .q = s.q, .seed = seed, .index = i, .sink = &s.sink };
+        station_env env = { .q = s.q, .seed = seed, .index = i, .sink = &s.sink, .nclasses = s.ncls };
         s.st[i] = p->kind->make(p, &env);
         if (!s.st[i]) { snprintf(err, errlen, "out of memory"); goto done; }
         s.nst++;

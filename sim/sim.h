@@ -54,6 +54,9 @@ typedef struct class_result {
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* lost to a replica's failure (reported with fleet keys) */
     stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
+    double api_usd;           /* external API charges of its measured served requests, $ */
+    double cost_per_1k;       /* $ per 1000 of its served requests: its share of the pools' $ over the
+                                 window (sim.c, class_costs) + its API charges; NAN when none served */
 } class_result;
 
 typedef struct sim_result {
@@ -94,6 +97,7 @@ typedef struct sim_result {
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
     double api_usd;           /* external API charges of the measured served requests, $ */
     double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
+    int has_cost;             /* cost_per_1k and api_usd are reported: a gateway kind, or classes and a priced pool */
     pool_result *pools;
     int npools;
     double repeat_token_share; /* traces with hash ids: prompt tokens a prefix cache could reuse / prompt tokens; NAN otherwise */

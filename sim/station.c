@@ -23,6 +23,12 @@ int station_init(station *st, const station_ops *ops, const pool_cfg *cfg, const
     st->queue_ms = stat_new();
     st->service_ms = stat_new();
     if (!st->rng || !st->queue_ms || !st->service_ms) return -1;
+    if (env->nclasses > 0) {
+        st->ncls = env->nclasses;
+        st->cls_use = calloc((size_t) st->ncls, sizeof *st->cls_use);
+        st->cls_usd = calloc((size_t) st->ncls, sizeof *st->cls_usd);
+        if (!st->cls_use || !st->cls_usd) return -1;
+    }
     return 0;
 }
 
@@ -31,6 +37,8 @@ void station_fini(station *st)
     if (st->rng) gsl_rng_free(st->rng);
     stat_free(st->queue_ms);
     stat_free(st->service_ms);
+    free(st->cls_use);
+    free(st->cls_usd);
     free(st->out);
 }
 

@@ -53,6 +53,8 @@ typedef struct station_env {
     uint64_t seed;            /* run seed: the station's stream derives from it and its name */
     int index;                /* pool index in the scenario */
     const station_sink *sink; /* the engine's side */
+    int nclasses;             /* [class] sections: per-class cost accounting is kept for this many
+                                 classes (cls_use, cls_usd); 0: none kept */
 } station_env;
 
 /* A read-only view of a station's load, what a routing policy sees. */
@@ -119,6 +121,12 @@ struct station {
     uint64_t inside;          /* requests in the pool now (waiting or in service) */
     uint64_t inside_at_start; /* inside when measuring began */
     uint64_t win_arrivals;    /* requests (measured or not) entering during the window */
+
+    /* Per-class cost accounting (env nclasses > 0; else NULL): what the
+     * engine divides the pool's $ and the API charges by (sim.c). */
+    double *cls_use;          /* per class: server (LLM: replica) time measured requests used here, ns */
+    double *cls_usd;          /* per class: API charges of measured served requests, $ */
+    int ncls;                 /* their length */
 };
 
 /* Initialises the common part.  Returns 0 or -1 (out of memory). */
@@ -157,6 +165,13 @@ static inline evq_id station_after(station *st, simtime_t dt, evq_handler handle
     evq_id id = evq_after(st->q, dt, handler, subject, arg);
     if (!id && !evq_overflowed(st->q)) st->sink->oom(st->sink->ctx);
     return id;
+}
+
+/* Charges NS of server (replica) time to R's class when per-class cost
+ * accounting is kept and R is measured. */
+static inline void station_charge(station *st, const request *r, double ns)
+{
+    if (st->cls_use && r->measured) st->cls_use[r->cls] += ns;
 }
 
 /* ---- busy time, queue ----------------------------------------------------- */
