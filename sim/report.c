@@ -85,10 +85,8 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(G, "cost_per_hour", x->cost_per_hour);
         V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
     }
-    if (x->has_cost) {
-        V(G, "api_usd", x->api_usd);
-        V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
-    }
+    if (x->has_gateway) V(G, "api_usd", x->api_usd);
+    if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
     V(G, "sim_time_s", x->sim_time_s);
     V(G, "window_s", x->window_s);
     V(G, "events", x->events);
@@ -156,10 +154,9 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(S, "rejected", c->rejected);
         V(S, "timed_out", c->timed_out);
         if (x->has_fleet) V(S, "failed", c->failed);
-        if (x->has_cost) {   /* its share of the pools' $ and its API charges (sim.c, class_costs) */
-            V(S, "api_usd", c->api_usd);
-            V(S, "cost_per_1k_requests", x->saturated ? NAN : c->cost_per_1k);
-        }
+        /* Its share of the pools' $ and its API charges (sim.c, class_costs). */
+        if (x->has_gateway) V(S, "api_usd", c->api_usd);
+        if (x->has_cost) V(S, "cost_per_1k_requests", x->saturated ? NAN : c->cost_per_1k);
         if (add_latency(out, rep, S, "e2e", &c->e2e, hide)) return -1;
         if (add_latency(out, rep, S, "queue", &c->queue, hide)) return -1;
         if (add_latency(out, rep, S, "service", &c->service, hide)) return -1;

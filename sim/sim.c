@@ -609,7 +609,7 @@ static int fill_results(sim *s, sim_result *out)
         stat_summarize(x->ttft, &k->ttft);
         stat_summarize(x->tpot, &k->tpot);
     }
-    out->has_cost = s->has_gateway || (s->ncls > 0 && out->cost_per_hour > 0);
+    out->has_cost = s->has_gateway || out->cost_per_hour > 0;
     if (s->ncls > 0) class_costs(s, out);
     return 0;
 }

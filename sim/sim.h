@@ -97,7 +97,7 @@ typedef struct sim_result {
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
     double api_usd;           /* external API charges of the measured served requests, $ */
     double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
-    int has_cost;             /* cost_per_1k and api_usd are reported: a gateway kind, or classes and a priced pool */
+    int has_cost;             /* cost_per_1k is reported: a gateway kind (api_usd too), or a priced pool */
     pool_result *pools;
     int npools;
     double repeat_token_share; /* traces with hash ids: prompt tokens a prefix cache could reuse / prompt tokens; NAN otherwise */
