@@ -304,7 +304,7 @@ static void release_context(replica *R, request *r, int64_t total)
 {
     llm *P = R->pool;
     int64_t T = P->cfg->prefix_id_tokens;
-    int64_t n = ((int64_t) r->prompt + r->output - 1) / T;
+    int64_t n = T > 0 ? ((int64_t) r->prompt + r->output - 1) / T : 0;   /* T = 0 without a prefix cache */
     if (!R->pc || !r->session || r->truncated || r->hash_ids || n <= 0) {
         release_blocks(R, r, total);
         return;
