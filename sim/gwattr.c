@@ -94,13 +94,18 @@ void gwattr_fill(gwattr *g, request *r)
             double t = nearbyint(dist_sample(&c->turns, g->turns));
             ss->left = t < 1 ? 1 : t > 1e9 ? 1000000000 : (int64_t) t;
             ss->id = ++g->nsess;
-            ss->context = 0;
+            ss->context = c->system_prompt_tokens;   /* a conversation opens with the system prompt */
         }
         int64_t p = ss->context + r->prompt;
         r->prompt = (int32_t) (p > INT32_MAX ? INT32_MAX : p);
         r->session = ss->id;
         ss->context = (int64_t) r->prompt + r->output;
         ss->left--;
+    } else if (c->system_prompt_tokens > 0 && !r->hash_ids) {
+        /* The system prompt comes before the drawn (or traced) prompt; a trace's
+         * hash ids describe the whole prompt already. */
+        int64_t p = c->system_prompt_tokens + r->prompt;
+        r->prompt = (int32_t) (p > INT32_MAX ? INT32_MAX : p);
     }
 }
 

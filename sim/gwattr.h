@@ -1,7 +1,7 @@
 /* gwattr.h -- the gateway attributes of a request, drawn from its class:
  * complexity score (for complexity routers), intent and answer lifetime (for
- * result caches), shared system-prompt length and multi-turn sessions (for
- * prefix caches).
+ * result caches), a shared system prompt (put before the prompt: its length
+ * added) and multi-turn sessions (for prefix caches).
  *
  * Sessions (`turns`): the class's consecutive requests are the turns of its open
  * session, whose prompts each extend the previous turn's prompt and answer; in

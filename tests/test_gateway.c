@@ -463,14 +463,15 @@ Test(gateway, prefix_affinity_beats_round_robin)
 
 /* ---- class attributes ------------------------------------------------------ */
 
-/* Every prompt of 3000 tokens starts with the class's 2100-token system prompt:
- * its 4 whole 512-token blocks (2048 tokens) are found by every measured request
- * (the warm-up cached them), so the hit rate is 2048 / 3000 exactly. */
+/* The class's 2100-token system prompt goes before every 900-token prompt:
+ * prompts of 3000 tokens whose first 4 whole 512-token blocks (2048 tokens) are
+ * found by every measured request (the warm-up cached them), so the hit rate is
+ * 2048 / 3000 exactly. */
 Test(gateway, shared_system_prompt_has_its_known_hit_rate)
 {
     const char *text =
         "[sim]\nrequests = 500\nwarmup = 20\n[workload]\narrival = constant\nrate = 0.5\n"
-        "prompt_tokens = const(3000)\noutput_tokens = const(50)\nsystem_prompt_tokens = 2100\ntarget = chat\n"
+        "prompt_tokens = const(900)\noutput_tokens = const(50)\nsystem_prompt_tokens = 2100\ntarget = chat\n"
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
     sim_result res;
     run(text, &res);
@@ -537,11 +538,12 @@ Test(gateway, multi_turn_sessions_have_their_known_hit_rate)
     sim_result_free(&res);
 }
 
-/* A system prompt and sessions together: 1100-token system prompt (2 whole
- * blocks shared by every session), turns of 2, prompt 1200, answer 100: turn 1
- * finds the 2 system blocks (1024 of 1200), turn 2 (1200+100+1200 = 2500) finds
- * turn 1's 2 whole blocks (1024: the system prompt's blocks are also turn 1's
- * first two).  Hit rate (1024 + 1024) / (1200 + 2500). */
+/* A system prompt and sessions together: a 1100-token system prompt (2 whole
+ * blocks shared by every session) opens each conversation of 2 turns, new
+ * messages of 1200 tokens, answers of 100: turn 1 (1100 + 1200 = 2300) finds the
+ * 2 system blocks (1024) and leaves its context 2300 + 100 - 1 = 2399 tokens, 4
+ * whole blocks; turn 2 (2300 + 100 + 1200 = 3600) finds those 4 (2048).  Hit
+ * rate (1024 + 2048) / (2300 + 3600), and every request hits. */
 Test(gateway, multi_turn_sessions_share_the_system_prompt)
 {
     const char *text =
@@ -551,7 +553,7 @@ Test(gateway, multi_turn_sessions_share_the_system_prompt)
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
     sim_result res;
     run(text, &res);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 3700.0, 1e-12);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 3072.0 / 5900.0, 1e-12);
     cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
     sim_result_free(&res);
 }
@@ -621,12 +623,12 @@ Test(gateway, affinity_threshold_decides_when_a_prefix_counts)
 /* A client's retry is the same request: it keeps its class's system prompt
  * (and so finds its blocks).  Timeouts of 500 ms under load make the client
  * retry; every admission, first attempt or retry, finds at least the system
- * prompt's 4 whole blocks (2048 of 3000 tokens; a retry may find more: the
+ * prompt's 4 whole blocks (2048 of 2100 + 900 tokens; a retry may find more: the
  * blocks its abandoned attempt computed). */
 Test(gateway, a_retry_keeps_the_system_prompt)
 {
     const char *text =
-        "[sim]\nrequests = 3000\nseed = 1\n[workload]\nrate = 6\nprompt_tokens = const(3000)\n"
+        "[sim]\nrequests = 3000\nseed = 1\n[workload]\nrate = 6\nprompt_tokens = const(900)\n"
         "output_tokens = const(50)\nsystem_prompt_tokens = 2100\ntarget = chat\n"
         "[client]\ntimeout_ms = 500\nretries = 2\n"
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
