@@ -518,6 +518,18 @@ Test(gateway, result_cache_ttl_and_intents_from_the_class)
     sim_result_free(&res);
 }
 
+/* Runs TEXT (one LLM pool first) and returns its prefix_hit_rate; *REQ gets its
+ * prefix_request_hit_rate. */
+static double prefix_rates(const char *text, double *req)
+{
+    sim_result res;
+    run(text, &res);
+    double hit = pool_metric_get(&res.pools[0], "prefix_hit_rate");
+    *req = pool_metric_get(&res.pools[0], "prefix_request_hit_rate");
+    sim_result_free(&res);
+    return hit;
+}
+
 /* Multi-turn sessions of 3 turns, 700 new prompt tokens and 300 answer tokens per
  * turn, 512-token blocks, arrivals 2 s apart (nothing in flight), room for
  * everything.  Turn prompts are 700, 700+300+700 = 1700 and 1700+300+700 = 2700
@@ -531,11 +543,9 @@ Test(gateway, multi_turn_sessions_have_their_known_hit_rate)
         "[sim]\nrequests = 300\nwarmup = 30\n[workload]\narrival = constant\nrate = 0.5\n"
         "prompt_tokens = const(700)\noutput_tokens = const(300)\nturns = const(3)\ntarget = chat\n"
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
-    sim_result res;
-    run(text, &res);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 5100.0, 1e-12);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 2.0 / 3.0, 1e-12);
-    sim_result_free(&res);
+    double req, hit = prefix_rates(text, &req);
+    cr_assert_float_eq(hit, 2048.0 / 5100.0, 1e-12);
+    cr_assert_float_eq(req, 2.0 / 3.0, 1e-12);
 }
 
 /* A system prompt and sessions together: a 1100-token system prompt (2 whole
@@ -551,11 +561,9 @@ Test(gateway, multi_turn_sessions_share_the_system_prompt)
         "prompt_tokens = const(1200)\noutput_tokens = const(100)\nturns = const(2)\n"
         "system_prompt_tokens = 1100\ntarget = chat\n"
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
-    sim_result res;
-    run(text, &res);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 3072.0 / 5900.0, 1e-12);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
-    sim_result_free(&res);
+    double req, hit = prefix_rates(text, &req);
+    cr_assert_float_eq(hit, 3072.0 / 5900.0, 1e-12);
+    cr_assert_float_eq(req, 1, 1e-12);
 }
 
 /* The answer is part of the next turn's prompt, and its whole blocks stay
@@ -575,11 +583,9 @@ Test(gateway, multi_turn_sessions_find_the_previous_answer)
     char text[1024];
     snprintf(text, sizeof text, "[sim]\nrequests = 300\nwarmup = 30\n[workload]\narrival = constant\nrate = 0.05\n%s",
              TURNS_ANSWERS);
-    sim_result res;
-    run(text, &res);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 3072.0 / 3600.0, 1e-12);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 2.0 / 3.0, 1e-12);
-    sim_result_free(&res);
+    double req, hit = prefix_rates(text, &req);
+    cr_assert_float_eq(hit, 3072.0 / 3600.0, 1e-12);
+    cr_assert_float_eq(req, 2.0 / 3.0, 1e-12);
 }
 
 /* In closed loop each user keeps its own session, and sends its next turn after
@@ -591,10 +597,9 @@ Test(gateway, closed_loop_users_keep_their_own_sessions)
     char text[1024];
     snprintf(text, sizeof text, "[sim]\nrequests = 600\nwarmup = 60\n[workload]\nusers = 4\nthink_ms = const(1000)\n%s",
              TURNS_ANSWERS);
-    sim_result res;
-    run(text, &res);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 3072.0 / 3600.0, 1e-12);
-    sim_result_free(&res);
+    double req, hit = prefix_rates(text, &req);
+    cr_assert_float_eq(hit, 3072.0 / 3600.0, 1e-12);
+    cr_assert_float_eq(req, 2.0 / 3.0, 1e-12);
 }
 
 /* prefix_affinity over 4 replicas, 16 users in conversations: at the default
