@@ -154,6 +154,12 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(S, "rejected", c->rejected);
         V(S, "timed_out", c->timed_out);
         if (x->has_fleet) V(S, "failed", c->failed);
+        if (x->has_goodput) {
+            /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
+            double share = c->requests ? (double) c->good / (double) c->requests : NAN;
+            V(S, "goodput", share);
+            V(S, "goodput_rps", x->window_s > 0 ? (double) c->good / x->window_s : NAN);
+        }
         /* Its share of the pools' $ and its API charges (sim.c, class_costs). */
         if (x->has_gateway) V(S, "api_usd", c->api_usd);
         if (x->has_cost) V(S, "cost_per_1k_requests", x->saturated ? NAN : c->cost_per_1k);

@@ -99,6 +99,7 @@ typedef struct sim {
 typedef struct sim_class {
     uint64_t requests, served, rejected, timed_out;   /* measured requests */
     uint64_t failed;                                   /* measured requests lost to failures */
+    uint64_t good;                                     /* of its served, those within its per-request SLO limits */
     stat_acc *e2e, *queue, *service, *ttft, *tpot;     /* ms */
 } sim_class;
 
@@ -240,11 +241,13 @@ static void sink_leave(void *ctx, request *r)
                 stat_add(s->tpot, tpot);
             }
         }
-        if (s->slo_per_request)   /* goodput (slo.h) */
-            s->good += (uint64_t) slo_request_ok(&s->sc->slo, e2e_ms, ttft, tpot);
+        int good = s->slo_per_request   /* goodput (slo.h) */
+                   && slo_request_ok(&s->sc->slo, s->cls ? r->cls : -1, e2e_ms, ttft, tpot);
+        s->good += (uint64_t) good;
         if (s->cls) {
             sim_class *k = &s->cls[r->cls];
             k->served++;
+            k->good += (uint64_t) good;
             stat_add(k->e2e, e2e_ms);
             stat_add(k->queue, c[BD_QUEUE]);
             stat_add(k->service, c[BD_SERVICE]);
@@ -603,6 +606,7 @@ static int fill_results(sim *s, sim_result *out)
         k->rejected = x->rejected;
         k->timed_out = x->timed_out;
         k->failed = x->failed;
+        k->good = x->good;
         stat_summarize(x->e2e, &k->e2e);
         stat_summarize(x->queue, &k->queue);
         stat_summarize(x->service, &k->service);

@@ -92,6 +92,20 @@ int slo_parse(const cfg *c, int has_llm, const char *const *classes, int nclasse
     out->headroom = 1;
     out->req_ttft_ms = out->req_tpot_ms = out->req_e2e_ms = INFINITY;
     int rank_ttft = -1, rank_tpot = -1, rank_e2e = -1;
+    int *rank_cls = NULL;
+    if (nclasses > 0) {
+        out->cls_req = malloc((size_t) nclasses * 3 * sizeof *out->cls_req);
+        out->cls_rank = rank_cls = malloc((size_t) nclasses * 3 * sizeof *rank_cls);
+        if (!out->cls_req || !rank_cls) {
+            errmsg_set(err, errlen, "out of memory");
+            return -1;
+        }
+        out->ncls = nclasses;
+        for (int k = 0; k < 3 * nclasses; k++) {
+            out->cls_req[k] = INFINITY;
+            rank_cls[k] = -1;
+        }
+    }
     /* A [slo CLASS] must name a class of the workload. */
     for (size_t i = 0; i < c->ns; i++) {
         const char *n = c->s[i].name;
@@ -150,24 +164,41 @@ int slo_parse(const cfg *c, int has_llm, const char *const *classes, int nclasse
             if (!strcmp(t.metric, "ttft") && r > rank_ttft) { rank_ttft = r; out->req_ttft_ms = v; }
             if (!strcmp(t.metric, "tpot") && r > rank_tpot) { rank_tpot = r; out->req_tpot_ms = v; }
             if (!strcmp(t.metric, "e2e") && r > rank_e2e) { rank_e2e = r; out->req_e2e_ms = v; }
+        } else if (t.kind == SLO_LATENCY && strcmp(t.stat, "mean")) {
+            int k = 0, m = !strcmp(t.metric, "ttft") ? 0 : !strcmp(t.metric, "tpot") ? 1 : !strcmp(t.metric, "e2e") ? 2 : -1;
+            while (k < out->ncls && strcmp(classes[k], cls)) k++;
+            int r = stat_rank(t.stat);
+            if (m >= 0 && k < out->ncls && r > rank_cls[3 * k + m]) {
+                rank_cls[3 * k + m] = r;
+                out->cls_req[3 * k + m] = v;
+            }
         }
     }
     out->per_request = rank_ttft >= 0 || rank_tpot >= 0 || rank_e2e >= 0;
+    /* A class without its own limit on a metric is held to [slo]'s. */
+    const double overall[3] = { out->req_ttft_ms, out->req_tpot_ms, out->req_e2e_ms };
+    for (int k = 0; k < 3 * out->ncls; k++) {
+        if (rank_cls[k] >= 0) out->per_request = 1;
+        else out->cls_req[k] = overall[k % 3];
+    }
     return 0;
 }
 
 void slo_free(slo_spec *s)
 {
     free(s->t);
+    free(s->cls_req);
+    free(s->cls_rank);
     memset(s, 0, sizeof *s);
     s->headroom = 1;
 }
 
-int slo_request_ok(const slo_spec *s, double e2e_ms, double ttft_ms, double tpot_ms)
+int slo_request_ok(const slo_spec *s, int cls, double e2e_ms, double ttft_ms, double tpot_ms)
 {
-    if (!(e2e_ms <= s->req_e2e_ms)) return 0;
-    if (!isnan(ttft_ms) && !(ttft_ms <= s->req_ttft_ms)) return 0;
-    if (!isnan(tpot_ms) && !(tpot_ms <= s->req_tpot_ms)) return 0;
+    const double *lim = cls >= 0 && cls < s->ncls ? &s->cls_req[3 * cls] : NULL;
+    if (!(e2e_ms <= (lim ? lim[2] : s->req_e2e_ms))) return 0;
+    if (!isnan(ttft_ms) && !(ttft_ms <= (lim ? lim[0] : s->req_ttft_ms))) return 0;
+    if (!isnan(tpot_ms) && !(tpot_ms <= (lim ? lim[1] : s->req_tpot_ms))) return 0;
     return 1;
 }
 

@@ -8,7 +8,9 @@
  * is no term: the planner and `latsim check` run the workload at H times its
  * rate.  The per-request limits (goodput, as DistServe defines it) are the
  * tail-most limit on ttft, tpot and e2e: a measured request is "good" when it
- * was served and its own TTFT, TPOT and E2E are within them.
+ * was served and its own TTFT, TPOT and E2E are within them.  A request of a
+ * class with its own [slo CLASS] limit on a metric is held to that limit on it
+ * (and to [slo]'s on the others).
  */
 #ifndef LATSIM_SLO_H
 #define LATSIM_SLO_H
@@ -37,6 +39,10 @@ typedef struct slo_spec {
     double req_ttft_ms;       /* per-request TTFT limit, ms (INFINITY = none) */
     double req_tpot_ms;       /* per-request TPOT limit, ms (INFINITY = none) */
     double req_e2e_ms;        /* per-request end-to-end limit, ms (INFINITY = none) */
+    int ncls;                 /* request classes of the workload (0: none) */
+    double *cls_req;          /* per class c: [3c] TTFT, [3c+1] TPOT, [3c+2] E2E per-request limits, ms:
+                                 the class's own tail-most term, else [slo]'s (INFINITY = none); NULL without classes */
+    int *cls_rank;            /* parsing scratch, as cls_req: the rank of the class's tail-most term, -1 = none */
 } slo_spec;
 
 typedef struct slo_check {
@@ -60,9 +66,10 @@ int slo_parse(const cfg *c, int has_llm, const char *const *classes, int nclasse
               slo_spec *out, char *err, size_t errlen);
 void slo_free(slo_spec *s);
 
-/* 1 when a served request with these latencies (ms; NAN = not applicable,
- * e.g. TPOT of a one-token answer) meets every per-request limit of S. */
-int slo_request_ok(const slo_spec *s, double e2e_ms, double ttft_ms, double tpot_ms);
+/* 1 when a served request of class CLS (-1: none) with these latencies (ms;
+ * NAN = not applicable, e.g. TPOT of a one-token answer) meets every
+ * per-request limit of S that holds for it. */
+int slo_request_ok(const slo_spec *s, int cls, double e2e_ms, double ttft_ms, double tpot_ms);
 
 /* Evaluates S over report rows (replication -1 or 0: the ones shown).
  * Returns 0, or -1 when out of memory.  OUT must be slo_result_free()d. */

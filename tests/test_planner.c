@@ -2,6 +2,7 @@
  * `plan`, `check`, `baseline`, `compare` and `plot`, run as a program (./latsim,
  * from the repository root) in a mkdtemp() directory under /tmp. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -548,4 +549,38 @@ Test(slo, class_terms_use_the_class_rows)
     r = latsim("run %s --no-store --set \"slo silver.e2e_p99_ms=5\"", path);
     expect_bad(&r, "[slo silver]: no request class 'silver'");
     rfree(&r);
+}
+
+/* Goodput per class: each request is held to its class's own per-request limits
+ * ([slo CLASS]) and to [slo]'s on the metrics its class does not set.  Arrivals
+ * 1 s apart, no queueing: fast requests take exactly 10 ms, slow ones 100 ms.
+ * Under [slo] e2e_p99_ms = 50 alone every fast request is good and no slow one;
+ * with [slo slow] e2e_p99_ms = 200 every request is. */
+Test(slo, goodput_per_class)
+{
+    char path[256];
+    write_file("good.ini",
+               "[sim]\nrequests = 400\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n"
+               "[class fast]\nshare = 1\ntarget = fast\n[class slow]\nshare = 1\ntarget = slow\n"
+               "[pool fast]\nservice_ms = const(10)\n[pool slow]\nservice_ms = const(100)\n"
+               "[slo]\ne2e_p99_ms = 50\n", path, sizeof path);
+    for (int k = 0; k < 2; k++) {
+        result r = latsim("run %s --no-store --json%s", path, k ? " --set \"slo slow.e2e_p99_ms=200\"" : "");
+        cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);   /* run reports; check decides */
+        json_error_t e;
+        json_t *j = json_loads(r.out, 0, &e);
+        cr_assert_not_null(j, "%s: %s", e.text, r.out);
+        json_t *cls = json_object_get(j, "classes");
+        double fast = json_number_value(json_object_get(json_object_get(cls, "fast"), "goodput"));
+        double slow = json_number_value(json_object_get(json_object_get(cls, "slow"), "goodput"));
+        double nf = json_number_value(json_object_get(json_object_get(cls, "fast"), "requests"));
+        double all = json_number_value(json_object_get(j, "goodput"));
+        double n = json_number_value(json_object_get(j, "requests"));
+        cr_assert_eq(fast, 1);
+        cr_assert_eq(slow, k ? 1 : 0);
+        cr_assert_float_eq(all, k ? 1 : nf / n, 1e-6, "overall %g, fast share %g", all, nf / n);
+        cr_assert_gt(nf, 100);
+        json_decref(j);
+        rfree(&r);
+    }
 }
