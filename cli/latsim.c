@@ -473,6 +473,7 @@ static int cmd_db(const char *cmd, int argc, char **argv)
         long long id = n == 1 ? strtoll(argv[0], &end, 10) : 0;
         if (n != 1 || *end || id <= 0) { fprintf(stderr, "latsim: show: expected one run ID (see latsim runs)\n"); goto done; }
         int s = store_show_run(db, id, stdout, err, sizeof err);
+        if (s == 0 && planstore_show_slo(db, id, stdout, err, sizeof err) != 0) s = -1;
         rc = s == 0 ? 0 : (s == 1 ? 2 : 1);
     } else if (!strcmp(cmd, "catalog")) {
         if (n == 0) rc = catalog_print(db, stdout, err, sizeof err) == 0 ? 0 : 1;

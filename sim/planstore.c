@@ -294,3 +294,52 @@ int planstore_kind_of(sqlite3 *db, int64_t id, int want_sweep)
     sqlite3_finalize(st);
     return kind;
 }
+
+int planstore_show_slo(sqlite3 *db, int64_t run_id, FILE *out, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    /* A database written before run_slo existed has no such table: no terms. */
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'run_slo'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, errlen);
+    int have = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    if (!have) return 0;
+    if (sqlite3_prepare_v2(db, "SELECT class, term, limit_value, value, margin, met FROM run_slo"
+                           " WHERE run_id = ? ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, errlen);
+    sqlite3_bind_int64(st, 1, run_id);
+    /* The stored terms as slo_table prints them after a run. */
+    slo_term *t = NULL;
+    slo_check *c = NULL;
+    int n = 0, rc, ret = 0, met = 1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        slo_term *t2 = realloc(t, (size_t) (n + 1) * sizeof *t2);
+        if (t2) t = t2;
+        slo_check *c2 = t2 ? realloc(c, (size_t) (n + 1) * sizeof *c2) : NULL;
+        if (!c2) { errmsg_set(err, errlen, "out of memory"); ret = -1; goto done; }
+        c = c2;
+        memset(&t[n], 0, sizeof t[n]);
+        const char *cls = (const char *) sqlite3_column_text(st, 0), *key = (const char *) sqlite3_column_text(st, 1);
+        snprintf(t[n].cls, sizeof t[n].cls, "%s", cls ? cls : "");
+        snprintf(t[n].key, sizeof t[n].key, "%s", key ? key : "");
+        size_t kl = strlen(t[n].key);
+        t[n].kind = kl > 3 && !strcmp(t[n].key + kl - 3, "_ms") ? SLO_LATENCY
+                  : !strcmp(t[n].key, "utilization_max") ? SLO_UTIL_MAX : SLO_ERROR_RATE;
+        t[n].limit = sqlite3_column_type(st, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 2);
+        c[n].value = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
+        c[n].margin = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
+        c[n].met = sqlite3_column_int(st, 5);
+        met &= c[n].met;
+        n++;
+    }
+    if (rc != SQLITE_DONE) { ret = db_fail(db, err, errlen); goto done; }
+    for (int i = 0; i < n; i++) c[i].t = &t[i];
+    slo_result r = { c, n, met };
+    slo_table(&r, out);
+done:
+    sqlite3_finalize(st);
+    free(t);
+    free(c);
+    return ret;
+}

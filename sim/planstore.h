@@ -16,6 +16,7 @@
 #define LATSIM_PLANSTORE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <sqlite3.h>
 #include "report.h"
 #include "slo.h"
@@ -62,5 +63,10 @@ int planstore_load_run(sqlite3 *db, int64_t run_id, report *out, char **path, ch
 
 /* A stored run's or sweep's kind: 'r' run, 's' sweep, 'p' plan, 0 none. */
 int planstore_kind_of(sqlite3 *db, int64_t id, int want_sweep);
+
+/* Prints run RUN_ID's stored SLO terms to OUT as `latsim run` does ("slo MET" /
+ * "slo NOT MET", a line per term); nothing when it has none (or the database
+ * predates the table).  Returns 0, or -1 with ERR on a database error. */
+int planstore_show_slo(sqlite3 *db, int64_t run_id, FILE *out, char *err, size_t errlen);
 
 #endif

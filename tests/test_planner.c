@@ -584,3 +584,31 @@ Test(slo, goodput_per_class)
         rfree(&r);
     }
 }
+
+/* `latsim show` prints a stored run's SLO terms as the run printed them. */
+Test(slo, show_prints_the_stored_terms)
+{
+    char path[256];
+    write_file("shown.ini",
+               "[sim]\nrequests = 200\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n"
+               "[class fast]\nshare = 1\ntarget = fast\n[class slow]\nshare = 1\ntarget = slow\n"
+               "[pool fast]\nservice_ms = const(10)\n[pool slow]\nservice_ms = const(100)\n"
+               "[slo]\ne2e_p99_ms = 50\n[slo slow]\ne2e_p99_ms = 200\n", path, sizeof path);
+    result r = latsim("run %s --db %s", path, db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    const char *ran = strstr(r.out, "\nslo NOT MET");
+    cr_assert_not_null(ran, "%s", r.out);
+    char *expect = strdup(ran);
+    char *stored = strstr(expect, "\n\nrun 1 stored");   /* what run says after its table */
+    cr_assert_not_null(stored, "%s", expect);
+    stored[1] = '\0';
+    rfree(&r);
+    r = latsim("show 1 --db %s", db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    const char *shown = strstr(r.out, "\nslo NOT MET");
+    cr_assert_not_null(shown, "%s", r.out);
+    cr_assert_str_eq(shown, expect);
+    cr_assert_not_null(strstr(shown, "slow.e2e_p99_ms                200 ms       100 ms      +100 ms  yes"), "%s", shown);
+    free(expect);
+    rfree(&r);
+}
