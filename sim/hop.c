@@ -36,6 +36,9 @@ static void arrive(station *st, request *r)
     r->overhead_ns += up_proto + dn_proto;
     r->ret_last_ns += dn_net + dn_proto;
     r->ret_first_ns += simtime_from_ms(t.first_net_ms) + simtime_from_ms(t.first_proto_ms);
+    r->whole_net_ns += simtime_from_ms(t.whole_net_ms) - dn_net;
+    r->whole_proto_ns += simtime_from_ms(t.whole_proto_ms) - dn_proto;
+    if (!h->net->stream) r->whole = 1;   /* buffered here: nothing reaches the client before the last byte */
     if (r->measured) {
         st->arrivals++;
         st->served++;
@@ -45,6 +48,16 @@ static void arrive(station *st, request *r)
         stat_add(st->service_ms, simtime_to_ms(up_net + up_proto));
     }
     station_after(st, up_net + up_proto, on_crossed, h, (int64_t) (intptr_t) r);
+}
+
+void hop_answer_whole(request *r)
+{
+    r->network_ns += r->whole_net_ns;
+    r->overhead_ns += r->whole_proto_ns;
+    r->ret_last_ns += r->whole_net_ns + r->whole_proto_ns;
+    r->ret_first_ns = r->ret_last_ns;
+    r->whole_net_ns = r->whole_proto_ns = 0;
+    r->whole = 1;
 }
 
 static int report(station *st, pool_result *out)

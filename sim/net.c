@@ -190,6 +190,9 @@ static void hop_times(const net_cfg *c, double rtt, double prompt_tokens,
         t->first_net_ms = t->down_net_ms;
         t->first_proto_ms = t->down_proto_ms;
     }
+    double whole = net_answer_bytes(c, output_tokens);
+    t->whole_net_ms = half + transfer_ms(whole, c->down_mbps);
+    t->whole_proto_ms = (whole - c->header_bytes) * kb;
 }
 
 void net_sample(const net_cfg *c, double prompt_tokens, double output_tokens,

@@ -16,6 +16,8 @@
  * the chunks in between overlap generation (one chunk is at most a few hundred
  * bytes, far below any preset's bandwidth at LLM token rates).  Without streaming,
  * the whole answer leaves after the last token, and the first token arrives with it.
+ * An answer that exists whole before it leaves (a result-cache hit) travels as
+ * the whole answer in either mode (whole_*: streamed, all its chunks at once).
  *
  * Presets (same_zone ... client_broadband) fill every field from published
  * measurements (sources in net.c); any field may then be overridden.
@@ -52,6 +54,8 @@ typedef struct net_times {
     double first_proto_ms;    /* first token: protocol part */
     double down_net_ms;       /* last byte: from the last token's emission, network part */
     double down_proto_ms;     /* last byte: protocol part */
+    double whole_net_ms;      /* the whole answer sent at once (a result-cache hit): from its leaving to its last byte, network part */
+    double whole_proto_ms;    /* the same, protocol part (equal to down_* when the hop does not stream) */
 } net_times;
 
 /* Fills C from preset NAME ("same_zone", "cross_zone", "cross_region", "client_4g",

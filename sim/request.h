@@ -28,6 +28,11 @@ typedef struct request {
     simtime_t network_ns;   /* total time on network hops, both ways (the way back counted when the hop is entered), ns */
     simtime_t ret_first_ns; /* network + protocol time the first token still needs to reach the client after it is emitted, ns */
     simtime_t ret_last_ns;  /* the same for the last byte of the answer, ns */
+    simtime_t whole_net_ns; /* network time the way back takes longer, over the hops passed, when the answer leaves
+                               whole (a result-cache hit) rather than token by token, ns */
+    simtime_t whole_proto_ns; /* the same for protocol time, ns */
+    uint8_t whole;          /* 1 when the client gets the answer in one piece (a hop that does not stream, a
+                               result-cache hit): its first token arrives with the last byte */
     struct station *notify; /* a station (result cache) to tell when the request leaves served, or NULL */
     uint64_t intent;        /* intent key for a result cache (0 = none), from the workload */
     double complexity;      /* complexity score in [0, 1], from the workload or the first complexity router */

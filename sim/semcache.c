@@ -1,6 +1,7 @@
 /* semcache.c -- the semantic result cache station, `kind = result_cache` (see semcache.h). */
 #include "semcache.h"
 #include "errmsg.h"
+#include "hop.h"
 #include "rcache.h"
 #include "sim.h"
 
@@ -45,6 +46,7 @@ static void on_looked_up(evq *q, void *subject, int64_t arg)
     simtime_t now = evq_now(st->q);
     if (arg & HIT) {
         r->first_token = r->last_token = now;
+        hop_answer_whole(r);     /* the stored answer goes back whole, not token by token */
         if (r->measured) {
             st->served++;
             stat_add(sc->hit_e2e, simtime_to_ms(now + r->ret_last_ns - r->arrival));

@@ -207,9 +207,12 @@ static void sink_leave(void *ctx, request *r)
         s->departures++;
         if (s->has_llm) s->out_tokens += r->output;
     }
+    /* The client's first token: one way back after its emission when every hop
+     * streamed it, else with the last byte of the whole answer (r->whole). */
+    simtime_t first = r->whole ? r->last_token + r->ret_last_ns : r->first_token + r->ret_first_ns;
     if (s->ts)   /* every request, measured or not: the series covers the whole run */
         ts_served(s->ts, simtime_to_ms(evq_now(s->q) + r->ret_last_ns - r->arrival),
-                  r->first_token >= 0 ? simtime_to_ms(r->first_token + r->ret_first_ns - r->arrival) : NAN);
+                  r->first_token >= 0 ? simtime_to_ms(first - r->arrival) : NAN);
     if (r->measured) {
         /* The client has the answer once its last byte has come back over the
          * hops it passed (ret_last_ns), and its first token likewise. */
@@ -233,10 +236,10 @@ static void sink_leave(void *ctx, request *r)
         bd_add(s->bd, e2e_ms, c);
         double ttft = NAN, tpot = NAN;
         if (r->first_token >= 0) {
-            simtime_t first = r->first_token + r->ret_first_ns, last = r->last_token + r->ret_last_ns;
+            simtime_t last = r->last_token + r->ret_last_ns;
             ttft = simtime_to_ms(first - r->arrival);
             stat_add(s->ttft, ttft);
-            if (r->output > 1 && r->last_token > r->first_token) {   /* a cached answer comes whole */
+            if (r->output > 1 && !r->whole && r->last_token > r->first_token) {   /* a whole answer has no TPOT */
                 tpot = simtime_to_ms(last - first) / (r->output - 1);
                 stat_add(s->tpot, tpot);
             }

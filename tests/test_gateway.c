@@ -125,6 +125,82 @@ Test(gateway, streamed_tokens_reach_the_client_one_hop_later)
     sim_result_free(&hop);
 }
 
+/* A hop that does not stream delivers the whole answer after the last token:
+ * the client's first token comes with the last byte.  Constant 20 ms RTT, 8
+ * Mbit/s each way (1000 bytes per ms), gRPC (325 header bytes, 0.031 ms per
+ * 1000 payload bytes), an API with TTFT 300 ms and TPOT 10 ms, 1000-token
+ * prompts, 100-token answers:
+ *   request  10 + (325 + 4000) / 1000 = 14.325 ms network, 4000 x 0.031e-3 = 0.124 ms protocol
+ *   model    300 + 99 x 10 = 1290 ms from arrival to the last token
+ *   answer   10 + (325 + 400) / 1000 = 10.725 ms network, 400 x 0.031e-3 = 0.0124 ms protocol
+ * e2e = TTFT = 1315.1864 ms (streamed, TTFT would be 325.19 ms); a whole answer
+ * has no TPOT at the client. */
+#define WHOLE_TEXT \
+    "[sim]\nrequests = 20\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.2\n" \
+    "prompt_tokens = const(1000)\noutput_tokens = const(100)\ntarget = link\n" \
+    "[pool link]\nkind = net\nrtt_ms = const(20)\nup_mbps = 8\ndown_mbps = 8\nprotocol = grpc\n" \
+    "stream = %s\nnext = gpt\n" \
+    "[pool gpt]\nkind = api\nttft_ms = const(300)\ntpot_ms = const(10)\n"
+
+Test(gateway, unstreamed_answer_delivers_the_first_token_with_the_last_byte)
+{
+    char text[1024];
+    snprintf(text, sizeof text, WHOLE_TEXT, "no");
+    sim_result res;
+    run(text, &res);
+    double e2e = 14.325 + 0.124 + 1290 + 10.725 + 0.0124;
+    cr_assert_float_eq(res.e2e.mean, e2e, 1e-6);
+    cr_assert_float_eq(res.e2e.max, e2e, 1e-6);
+    cr_assert_float_eq(res.ttft.mean, e2e, 1e-6, "TTFT %.4f, e2e %.4f", res.ttft.mean, e2e);
+    cr_assert_float_eq(res.ttft.max, e2e, 1e-6);
+    cr_assert_eq(res.tpot.n, 0);
+    sim_result_free(&res);
+    /* Streamed over the same link, the first token arrives one way back after
+     * it is emitted: 14.449 + 300 + 10 + (325 + 4 + 16) / 1000 + 20 x 0.031e-3. */
+    snprintf(text, sizeof text, WHOLE_TEXT, "yes");
+    run(text, &res);
+    cr_assert_float_eq(res.ttft.mean, 14.449 + 300 + 10.345 + 0.00062, 1e-6);
+    /* the last chunk carries no headers: (990 + 10.02 - 10.345) / 99 */
+    cr_assert_float_eq(res.tpot.mean, (990 - 0.325) / 99, 1e-6);
+    sim_result_free(&res);
+}
+
+/* A result-cache hit sends the request's whole answer back at once, not one
+ * token's chunk.  Constant 20 ms RTT, 8 Mbit/s, no headers, no framing, no
+ * protocol cost, streaming; one intent, so every measured request hits:
+ * network = 10 + 4000 / 1000 (1000-token prompt) + 10 + 400 / 1000 (the
+ * 100-token answer) = 24.4 ms; the answer comes whole: TTFT = e2e, no TPOT.
+ * The same with stream = no, and with 16 bytes of framing per streamed token
+ * (10 + 4 + 10 + 100 x 20 / 1000 = 26 ms). */
+#define HIT_TEXT \
+    "[sim]\nrequests = 20\nwarmup = 1\n[workload]\narrival = constant\nrate = 0.2\n" \
+    "prompt_tokens = const(1000)\noutput_tokens = const(100)\ntarget = link\n" \
+    "[pool link]\nkind = net\nrtt_ms = const(20)\nup_mbps = 8\ndown_mbps = 8\nheader_bytes = 0\n" \
+    "chunk_bytes = %d\nproto_ms_per_kb = 0\nstream = %s\nnext = cache\n" \
+    "[pool cache]\nkind = result_cache\nintents = 1\nhit_ms = const(1)\nnext = work\n" \
+    "[pool work]\nservice_ms = const(30)\n"
+
+Test(gateway, result_cache_hit_returns_the_whole_answer)
+{
+    static const struct { int chunk; const char *stream; double net; } cases[] = {
+        { 0, "yes", 24.4 }, { 0, "no", 24.4 }, { 16, "yes", 26.0 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, HIT_TEXT, cases[i].chunk, cases[i].stream);
+        sim_result res;
+        run(text, &res);
+        cr_assert_eq(pool_metric_get(&res.pools[1], "hit_rate"), 1);
+        cr_assert_float_eq(res.network.mean, cases[i].net, 1e-6, "case %zu: %.6f", i, res.network.mean);
+        cr_assert_float_eq(res.network.max, cases[i].net, 1e-6);
+        cr_assert_float_eq(res.e2e.mean, cases[i].net + 1, 1e-6);
+        cr_assert_float_eq(res.ttft.mean, cases[i].net + 1, 1e-6);
+        cr_assert_eq(res.tpot.n, 0);
+        cr_assert_float_eq(pool_metric_get(&res.pools[1], "hit_e2e_ms_mean"), cases[i].net + 1, 1e-6);
+        sim_result_free(&res);
+    }
+}
+
 /* 600 requests per minute allowed, 20 per second offered, over-limit requests
  * rejected: the bucket is full (a minute's allowance, 600) at the first arrival
  * and refills 10 per second, never reaching full again under this overload, so
