@@ -68,7 +68,7 @@ void gwattr_fill(gwattr *g, request *r)
         return;
     }
     const wl_class *c = &g->w->classes[r->cls];
-    if (c->has_complexity) {
+    if (c->has_complexity && !r->scored) {   /* a trace's score (wl_fill) wins */
         double s = dist_sample(&c->complexity, g->cplx);
         r->complexity = s < 0 ? 0 : s > 1 ? 1 : s;
         r->scored = 1;

@@ -48,6 +48,7 @@ static const key_spec KEYS[] = {
     { "trace_order", K_WL, "sequential", "attribute traces: sequential (file order) | shuffle (seeded permutation, new each pass)" },
     { "hash_block_tokens", K_WL, "512", "jsonl: prompt tokens per hash id" },
     { "class_column", K_WL, "none", "trace column (CSV header / JSON field) naming each row's [class NAME]" },
+    { "complexity_column", K_WL, "none", "trace column (CSV header / JSON field) giving each row's complexity score in [0, 1] (empty / null: none); wins over `complexity`" },
     { "time_column", K_WL, "TIMESTAMP", "trace: header of the arrival-time column" },
     { "time_format", K_WL, "datetime", "trace: seconds | milliseconds | datetime" },
     { "speedup", K_WL, "1", "trace: arrival-rate multiplier" },
@@ -356,12 +357,13 @@ static int load_trace(ctx *x, const cfg_entry *e, const char *path)
     scenario *s = x->s;
     workload_cfg *w = &s->wl;
     const char *W = "workload";
-    char col[128], fmt[32], pcol[128], ocol[128], ccol[128], full[1024];
+    char col[128], fmt[32], pcol[128], ocol[128], ccol[128], xcol[128], full[1024];
     if (get_str(x, W, "time_column", "TIMESTAMP", col, sizeof col)) return -1;
     if (get_str(x, W, "time_format", "datetime", fmt, sizeof fmt)) return -1;
     if (get_str(x, W, "prompt_column", "ContextTokens", pcol, sizeof pcol)) return -1;
     if (get_str(x, W, "output_column", "GeneratedTokens", ocol, sizeof ocol)) return -1;
     if (get_str(x, W, "class_column", "none", ccol, sizeof ccol)) return -1;
+    if (get_str(x, W, "complexity_column", "none", xcol, sizeof xcol)) return -1;
     size_t pl = strlen(path);
     int jsonl = pl >= 6 && !strcmp(path + pl - 6, ".jsonl");
     int k;
@@ -370,6 +372,7 @@ static int load_trace(ctx *x, const cfg_entry *e, const char *path)
     trace_opts o = { 0 };
     o.jsonl = jsonl;
     o.class_column = strcmp(ccol, "none") ? ccol : NULL;
+    o.complexity_column = strcmp(xcol, "none") ? xcol : NULL;
     const cfg_entry *fe;
     val(x, W, "time_format", &fe);
     if (trace_format_parse(fmt, &o.format) != 0)
@@ -401,6 +404,14 @@ static int load_trace(ctx *x, const cfg_entry *e, const char *path)
             /* Both defaults may be missing: drop each that the file lacks. */
             if (!pe && !oe) { o2.prompt_column = NULL; o2.output_column = NULL; }
             if (trace_load(&w->tr, &o2, msg, sizeof msg) == 0) goto loaded;
+        }
+        /* A bad score is the complexity column's error: named at that key. */
+        char *tag = strstr(msg, " (complexity_column)");
+        if (tag && o.complexity_column) {
+            const cfg_entry *xe;
+            val(x, W, "complexity_column", &xe);
+            *tag = '\0';
+            return fail(x, xe, W, "complexity_column", "%s", msg);
         }
         return fail(x, e, W, "trace", "%s", msg);
     }
@@ -445,6 +456,10 @@ static int build_workload(ctx *x)
     }
     const char *path = val(x, W, "trace", &e);
     if (w->arrival == ARRIVAL_TRACE && !path) return fail(x, NULL, W, "trace", "missing: arrival = trace needs trace = FILE");
+    const cfg_entry *xe;
+    const char *xcol = val(x, W, "complexity_column", &xe);
+    if (!path && xcol && strcmp(xcol, "none"))
+        return fail(x, xe, W, "complexity_column", "needs a trace (trace = FILE) to read the scores from");
     if (path) {
         if (load_trace(x, e, path)) return -1;
         int o;

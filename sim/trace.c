@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include "errmsg.h"
 
-#define MAX_WANTED 4   /* time, prompt, output and class columns of a trace */
+#define MAX_WANTED 5   /* time, prompt, output, complexity and class columns of a trace */
 #define FIELD_SHOWN 64 /* bytes of a field quoted in a message (escaped, cut with "...") */
 #define MAX_LINE (1 << 20)  /* longest line accepted, bytes: a trace row is a few dozen */
 
@@ -35,7 +35,8 @@ typedef enum {
     COL_DATETIME,      /* "YYYY-MM-DD HH:MM:SS[.fraction]", UTC */
     COL_TOKENS,        /* whole number in [0, INT32_MAX] */
     COL_NONNEG,        /* finite real number >= 0 */
-    COL_LABEL          /* any text: a class name, interned into the trace's labels */
+    COL_LABEL,         /* any text: a class name, interned into the trace's labels */
+    COL_SCORE          /* a complexity score: a real number in [0, 1], or an empty field (none: NAN) */
 } col_kind;
 
 /* One column the caller asked for. */
@@ -68,6 +69,8 @@ typedef struct csv_reader {
     int32_t row_tokens[MAX_WANTED]; /* token counts, by wanted index */
     double row_value;            /* COL_NONNEG value */
     int32_t row_label;           /* COL_LABEL: index into labels */
+    double row_score;            /* COL_SCORE: the score, NAN for none */
+    bool want_score;             /* a COL_SCORE column is wanted */
 
     bool have_first;             /* the first data row's time has been seen */
     double first_real;           /* seconds or milliseconds: first row's raw number */
@@ -80,6 +83,7 @@ typedef struct csv_reader {
     double *t;                   /* time (seconds since the first row) or the column's value */
     int32_t *tok[MAX_WANTED];    /* token counts per wanted column that is COL_TOKENS, else NULL */
     int32_t *lab;                /* label index per row (COL_LABEL column), else NULL */
+    double *score;               /* complexity score per row (COL_SCORE column; NAN = none), else NULL */
     trace labels;                /* distinct labels (only its labels/nlabels are used) */
 } csv_reader;
 
@@ -295,6 +299,24 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
         r->row_value = v;
         return 0;
     }
+    case COL_SCORE: {
+        double v;
+        char f[FIELD_SHOWN];
+        if (*s == '\0') {           /* no score for this row: drawn as without the column */
+            r->row_score = NAN;
+            return 0;
+        }
+        if (parse_real(s, &v) != 0) {
+            rd_error(r, r->line, "%s '%s' is not a number (complexity_column)", w->name, errmsg_field(s, f, sizeof f));
+            return -1;
+        }
+        if (v < 0 || v > 1) {
+            rd_error(r, r->line, "%s %s is outside [0, 1] (complexity_column)", w->name, errmsg_field(s, f, sizeof f));
+            return -1;
+        }
+        r->row_score = v;
+        return 0;
+    }
     }
     return -1;
 }
@@ -401,6 +423,14 @@ static int store_row(csv_reader *r)
             }
             r->lab = p;
         }
+        if (r->want_score) {
+            double *p = realloc(r->score, cap * sizeof *p);
+            if (p == NULL) {
+                rd_error(r, 0, "out of memory");
+                return -1;
+            }
+            r->score = p;
+        }
         r->cap = cap;
     }
     bool is_time = r->nwant > 0 && r->want[0].kind != COL_NONNEG
@@ -420,6 +450,8 @@ static int store_row(csv_reader *r)
             r->tok[k][r->n] = r->row_tokens[k];
     if (r->lab != NULL)
         r->lab[r->n] = r->row_label;
+    if (r->score != NULL)
+        r->score[r->n] = r->row_score;
     r->n++;
     return 0;
 }
@@ -470,6 +502,8 @@ static void rd_free(csv_reader *r)
     }
     free(r->lab);
     r->lab = NULL;
+    free(r->score);
+    r->score = NULL;
     trace_free(&r->labels);
 }
 
@@ -574,6 +608,8 @@ static void rd_want(csv_reader *r, const char *name, col_kind kind)
     r->want[r->nwant].kind = kind;
     r->want[r->nwant].index = -1;
     r->nwant++;
+    if (kind == COL_SCORE)
+        r->want_score = true;
 }
 
 int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
@@ -607,6 +643,8 @@ int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
         io = (long) r.nwant;
         rd_want(&r, o->output_column, COL_TOKENS);
     }
+    if (o->complexity_column != NULL)
+        rd_want(&r, o->complexity_column, COL_SCORE);
     if (o->class_column != NULL)
         rd_want(&r, o->class_column, COL_LABEL);   /* always the last wanted column */
     if (rd_run(&r) != 0) {
@@ -633,6 +671,8 @@ int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
         r.labels.labels = NULL;
         r.labels.nlabels = 0;
     }
+    t->score = r.score;
+    r.score = NULL;
     rd_free(&r);
     return 0;
 }
@@ -667,6 +707,7 @@ void trace_free(trace *t)
     free(t->hash);
     free(t->hash_off);
     free(t->label);
+    free(t->score);
     for (size_t i = 0; i < t->nlabels; i++)
         free(t->labels[i]);
     free(t->labels);

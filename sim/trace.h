@@ -21,6 +21,8 @@ typedef struct trace_opts {
     const char *prompt_column;   /* header name or NULL: no prompt tokens */
     const char *output_column;   /* header name or NULL: no output tokens */
     const char *class_column;    /* header (CSV) or field (JSON lines) name of each row's class, or NULL */
+    const char *complexity_column; /* header (CSV) or field (JSON lines) name of each row's complexity score in
+                                      [0, 1] (an empty CSV field or JSON null: none), or NULL */
     int jsonl;                   /* 1: JSON lines (Mooncake), else CSV */
 } trace_opts;
 
@@ -34,11 +36,13 @@ typedef struct trace {
     int32_t *label;      /* class column: index into labels per row, or NULL */
     char **labels;       /* distinct class-column values, in order of first appearance */
     size_t nlabels;
+    double *score;       /* complexity column: score in [0, 1] per row, NAN for none; or NULL */
 } trace;
 
 /* Loads the whole trace (O->time_column NULL: no times, t all 0) (CSV, or JSON lines when O->jsonl: one object per line
  * with "timestamp" (ms), "input_length", "output_length", optional "hash_ids"
- * (array of integers >= 0), and the class field when O->class_column is set;
+ * (array of integers >= 0), and the class field when O->class_column is set,
+ * the complexity field (a number in [0, 1] or null) when O->complexity_column is;
  * the time and token options are ignored).  Returns 0, or -1 with "PATH:LINE: message" (or "PATH: message"
  * when no line applies) in ERR; T is then empty and needs no trace_free. */
 int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen);

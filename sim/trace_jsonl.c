@@ -108,7 +108,9 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
             if (p3) t->hash_off = p3;
             void *p4 = o->class_column ? realloc(t->label, nc * sizeof *t->label) : t;
             if (p4 && o->class_column) t->label = p4;
-            if (!p0 || !p1 || !p2 || !p3 || !p4) {
+            void *p5 = o->complexity_column ? realloc(t->score, nc * sizeof *t->score) : t;
+            if (p5 && o->complexity_column) t->score = p5;
+            if (!p0 || !p1 || !p2 || !p3 || !p4 || !p5) {
                 jl_fail(err, errlen, path, 0, "out of memory");
                 goto done;
             }
@@ -146,6 +148,24 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
             int32_t li = trace_intern_label(t, json_string_value(c));
             if (li < 0) { jl_fail(err, errlen, path, 0, "out of memory"); goto done; }
             t->label[t->n] = li;
+        }
+        if (o->complexity_column) {
+            json_t *c = json_object_get(root, o->complexity_column);
+            char fn[64];
+            errmsg_field(o->complexity_column, fn, sizeof fn);
+            if (!c) { jl_fail(err, errlen, path, line, "no field \"%s\" (complexity_column)", fn); goto done; }
+            if (json_is_null(c)) t->score[t->n] = NAN;     /* no score: drawn as without the field */
+            else if (!json_is_number(c)) {
+                jl_fail(err, errlen, path, line, "\"%s\" is not a number (complexity_column)", fn);
+                goto done;
+            } else {
+                double v = json_number_value(c);
+                if (!(v >= 0 && v <= 1)) {
+                    jl_fail(err, errlen, path, line, "\"%s\" = %g is outside [0, 1] (complexity_column)", fn, v);
+                    goto done;
+                }
+                t->score[t->n] = v;
+            }
         }
         json_t *h = json_object_get(root, "hash_ids");
         if (has_hash < 0) has_hash = h != NULL;

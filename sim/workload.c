@@ -555,6 +555,10 @@ int wl_fill(wl_source *src, request *r)
         r->prompt = draw_tokens(&k->prompt, src->tok_rng);
         r->output = draw_tokens(&k->output, src->tok_rng);
     }
+    if (has_row && w->tr.score && !isnan(w->tr.score[row])) {   /* the row's score wins over any draw */
+        r->complexity = w->tr.score[row];
+        r->scored = 1;
+    }
     /* Token counts matter to LLM pools only: without one, no draws. */
     if (has_row && w->tr.hash) {
         const int64_t *ids = w->tr.hash + w->tr.hash_off[row];

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cdb.h"
 #include "rcache.h"
@@ -573,6 +574,81 @@ Test(gateway, complexity_from_the_class)
     cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_simple"), 0);
     cr_assert_float_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 0.7 * 5000, 5 * sqrt(5000 * 0.21));
     sim_result_free(&res);
+}
+
+/* Scores from a trace column (tests/data/complexity_scores.csv, read in file
+ * order, twice): 0.1, 0.9, 0.49, 0.5, 0, 1, 0.3, 0.7, 0.51 and one empty field.
+ * Cut 0.5, no error: four rows per pass are simple (0.1, 0.49, 0, 0.3), five
+ * complex; the class says 0.99 for everyone, so the rows win, and the empty row
+ * takes the class's 0.99 (complex).  Without the class's distribution the empty
+ * row takes the router's own draw, here const(0.2) (simple).  The small model
+ * takes 10 ms, the large 100 ms, arrivals 1 s apart: the mean e2e says which
+ * model served how many requests, exactly. */
+#define SCORES_TEXT \
+    "[sim]\nrequests = 20\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n" \
+    "trace = data/complexity_scores.%s\ncomplexity_column = score\ntarget = gw\n%s" \
+    "[pool gw]\nkind = router\npolicy = complexity\ncomplexity = const(0.2)\nnext = small, large\n" \
+    "[pool small]\nservice_ms = const(10)\n[pool large]\nservice_ms = const(100)\n"
+
+Test(gateway, complexity_from_a_trace_column)
+{
+    char text[1024];
+    sim_result res;
+    snprintf(text, sizeof text, SCORES_TEXT, "csv", "[class all]\ncomplexity = const(0.99)\n");
+    run_named("tests/test_gateway.ini", text, &res);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 8);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_complex"), 12);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_complex"), 0);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_simple"), 0);
+    cr_assert_float_eq(res.e2e.mean, (8 * 10 + 12 * 100) / 20.0, 1e-9);
+    sim_result_free(&res);
+    snprintf(text, sizeof text, SCORES_TEXT, "csv", "");
+    run_named("tests/test_gateway.ini", text, &res);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 10);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_complex"), 10);
+    cr_assert_float_eq(res.e2e.mean, (10 * 10 + 10 * 100) / 20.0, 1e-9);
+    sim_result_free(&res);
+    /* JSON lines (tests/data/complexity_scores.jsonl): 0.2, 0.8, null, 0.45 five
+     * times; null takes the router's 0.2: 3 of 4 simple. */
+    snprintf(text, sizeof text, SCORES_TEXT, "jsonl", "");
+    run_named("tests/test_gateway.ini", text, &res);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 15);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_complex"), 5);
+    sim_result_free(&res);
+}
+
+/* A score outside [0, 1] or not a number is one line naming the scenario's key,
+ * the trace file and its line. */
+Test(gateway, complexity_column_bad_values)
+{
+    static const struct { const char *ext, *body, *what; } cases[] = {
+        { "csv", "ContextTokens,GeneratedTokens,score\n1,1,0.5\n1,1,1.5\n", ".csv:3: score 1.5 is outside [0, 1]" },
+        { "csv", "ContextTokens,GeneratedTokens,score\n1,1,-0.1\n", ".csv:2: score -0.1 is outside [0, 1]" },
+        { "csv", "ContextTokens,GeneratedTokens,score\n1,1,0.5\n1,1,0.2\n1,1,hard\n", ".csv:4: score 'hard' is not a number" },
+        { "jsonl", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"score\": 2}\n",
+          ".jsonl:1: \"score\" = 2 is outside [0, 1]" },
+        { "jsonl", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1, \"score\": 0}\n"
+                   "{\"timestamp\": 1, \"input_length\": 1, \"output_length\": 1, \"score\": \"easy\"}\n",
+          ".jsonl:2: \"score\" is not a number" },
+        { "jsonl", "{\"timestamp\": 0, \"input_length\": 1, \"output_length\": 1}\n", ".jsonl:1: no field \"score\"" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[128], name[64], text[1024], want[256];
+        snprintf(name, sizeof name, "latsim_scores_%ld_%zu.%s", (long) getpid(), i, cases[i].ext);
+        snprintf(path, sizeof path, "/tmp/%s", name);
+        FILE *f = fopen(path, "w");
+        cr_assert(f);
+        fputs(cases[i].body, f);
+        fclose(f);
+        snprintf(text, sizeof text, "[sim]\nrequests = 10\n[workload]\nrate = 1\ntrace = %s\n"
+                 "complexity_column = score\ntarget = w\n[pool w]\nservice_ms = const(1)\n", name);
+        snprintf(want, sizeof want, "test_gateway.ini:6: [workload] complexity_column: /tmp/%s", name);
+        expect_error(text, want);
+        expect_error(text, cases[i].what);
+        remove(path);
+    }
+    expect_error("[sim]\nrequests = 10\n[workload]\nrate = 1\ncomplexity_column = score\ntarget = w\n"
+                 "[pool w]\nservice_ms = const(1)\n", "[workload] complexity_column: needs a trace");
 }
 
 /* A class whose answers are never cached (cache_ttl_s = 0) never hits; a class
