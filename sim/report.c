@@ -401,16 +401,61 @@ static void json_body(const report *r, int ci, FILE *out)
     json_group(r, ci, 1, out);
 }
 
+/* Fills ROWS (room for R->n + 14) with R's rows and, after the system's
+ * "service" rows, the system latencies "network" and "overhead" where R lacks
+ * them: a run without any station adding that component (no gateway kind; for
+ * overhead, no LLM pool either) has 0 for every served request, so each
+ * statistic is 0 where e2e has a value and null where it has none (saturated,
+ * nothing served).  Returns the number of rows. */
+static size_t with_components(const report *r, store_stat *rows)
+{
+    static const char *const PARTS[2] = { "network", "overhead" };
+    size_t n = 0, after = r->n;
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->rows[i].scope, "") && !strcmp(r->rows[i].metric, "service")) after = i + 1;
+    for (size_t i = 0; i <= r->n; i++) {
+        if (i == after)
+            for (int k = 0; k < 2; k++) {
+                /* R's own rows (null when saturated) stay; only absent ones are added */
+                int present = 0;
+                for (size_t j = 0; j < r->n && !present; j++)
+                    present = !strcmp(r->rows[j].scope, "") && !strcmp(r->rows[j].metric, PARTS[k]);
+                if (present) continue;
+                for (int m = 0; m < 7; m++) {
+                    store_stat z = { -1, "", PARTS[k], LAT_STATS[m], NAN, NAN };
+                    for (size_t j = 0; j < r->n; j++) {
+                        const store_stat *e = &r->rows[j];
+                        if (!strcmp(e->scope, "") && !strcmp(e->metric, "e2e") && !strcmp(e->stat, LAT_STATS[m])) {
+                            z.replication = e->replication;
+                            z.value = isnan(e->value) ? NAN : 0;
+                            z.ci95 = isnan(e->ci95) ? NAN : 0;
+                        }
+                    }
+                    rows[n++] = z;
+                }
+            }
+        if (i < r->n) rows[n++] = r->rows[i];
+    }
+    return n;
+}
+
 void report_json(const report *r, const char *extra, FILE *out)
 {
-    fprintf(out, "{%s%s\"replications\": %d, ", extra, extra[0] ? ", " : "", r->replications);
-    json_body(r, 0, out);
-    if (r->replications > 1) {
+    report full = *r;
+    store_stat *rows = malloc((r->n + 14) * sizeof *rows);
+    if (rows) {                 /* out of memory: the report as it is, without the added zeros */
+        full.rows = rows;
+        full.n = with_components(r, rows);
+    }
+    fprintf(out, "{%s%s\"replications\": %d, ", extra, extra[0] ? ", " : "", full.replications);
+    json_body(&full, 0, out);
+    if (full.replications > 1) {
         fputs(", \"ci95\": {", out);
-        json_body(r, 1, out);
+        json_body(&full, 1, out);
         fputs("}", out);
     }
     fputs("}\n", out);
+    free(rows);
 }
 
 /* ---- table --------------------------------------------------------------- */

@@ -218,6 +218,9 @@ static void sink_leave(void *ctx, request *r)
          * hops it passed (ret_last_ns), and its first token likewise. */
         simtime_t e2e = evq_now(s->q) + r->ret_last_ns - r->arrival;
         assert(e2e == r->network_ns + r->queue_ns + r->service_ns + r->overhead_ns);
+        /* The report's zeros for components no station adds (report_json) rely on these. */
+        assert(s->has_gateway || r->network_ns == 0);
+        assert(s->has_overhead || r->overhead_ns == 0);
         double e2e_ms = simtime_to_ms(e2e);
         double c[BD_N];
         c[BD_NETWORK] = simtime_to_ms(r->network_ns);

@@ -12,6 +12,7 @@
 
 #include "cdb.h"
 #include "rcache.h"
+#include "report.h"
 #include "scenario.h"
 #include "sim.h"
 #include "store.h"
@@ -99,6 +100,117 @@ Test(gateway, breakdown_means_add_up_to_e2e)
     }
     cr_assert_gt(res.network.mean, 55);       /* the 4G client's RTT */
     sim_result_free(&res);
+}
+
+/* The JSON report (report_flatten + report_json, the path of `latsim run
+ * --json`) of RES, parsed by jansson. */
+static json_t *report_of(const sim_result *res)
+{
+    report rp;
+    cr_assert_eq(report_flatten(res, -1, &rp), 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    cr_assert(mem);
+    report_json(&rp, "\"scenario\": \"t.ini\"", mem);
+    fclose(mem);
+    report_free(&rp);
+    json_error_t e;
+    json_t *o = json_loads(text, 0, &e);
+    cr_assert(o, "not JSON (%s): %s", e.text, text);
+    free(text);
+    return o;
+}
+
+static double jget(json_t *o, const char *a, const char *b, const char *c)
+{
+    json_t *v = json_object_get(json_object_get(json_object_get(o, a), b), c);
+    cr_assert(json_is_number(v), "%s.%s.%s is not a number", a, b, c);
+    return json_number_value(v);
+}
+
+/* The same gateway system through the JSON report: the printed means of the
+ * components add up to the printed mean e2e, and the shares to 1.  JSON numbers
+ * are printed with 6 significant digits (%.6g, report.c num()): each printed
+ * value v' is within 5e-6 |v| of the exact one, so the two sides may differ by
+ * 5e-6 x (the sum of the printed magnitudes) plus the floating error of the
+ * means themselves (about 1e-12 relative); 5.1e-6 x that sum covers both (a
+ * component left out would be off by its whole mean, > 1 ms here). */
+Test(gateway, breakdown_means_add_up_in_the_json)
+{
+    const char *text =
+        "[sim]\nrequests = 2000\n[workload]\nrate = 8\n"
+        "prompt_tokens = lognormal(mean=800, cv=0.5)\noutput_tokens = lognormal(mean=100, cv=0.5)\n"
+        "target = client\n"
+        "[pool client]\nkind = net\npreset = client_4g\nnext = cache\n"
+        "[pool cache]\nkind = result_cache\nintents = 500\nhit_ms = const(2)\nmiss_ms = const(3)\nnext = gw\n"
+        "[pool gw]\nkind = router\noverhead_ms = const(1.5)\nnext = hop\n"
+        "[pool hop]\nkind = net\npreset = cross_zone\nprotocol = grpc\nnext = chat\n"
+        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrequest_overhead_ms = 1\n";
+    sim_result res;
+    run(text, &res);
+    json_t *o = report_of(&res);
+    sim_result_free(&res);
+    const char *parts[] = { "network", "queue", "service", "overhead" };
+    double sum = 0, mag = 0;
+    for (int k = 0; k < 4; k++) {
+        double v = jget(o, "latency_ms", parts[k], "mean");
+        cr_assert_gt(v, k == 1 ? -1e-12 : 1.0, "%s mean %g", parts[k], v);   /* every part but queue is > 1 ms here */
+        sum += v;
+        mag += fabs(v);
+    }
+    double e2e = jget(o, "latency_ms", "e2e", "mean");
+    mag += fabs(e2e);
+    cr_assert_float_eq(sum, e2e, 5.1e-6 * mag, "parts %.9g, e2e %.9g", sum, e2e);
+    for (int set = 0; set < 2; set++) {
+        double total = 0;
+        for (int k = 0; k < 4; k++) {
+            double v = jget(o, "breakdown", set ? "p99" : "all", parts[k]);
+            cr_assert(v >= 0 && v <= 1);
+            total += v;
+        }
+        /* shares <= 1 each, printed within 5e-6 of theirs: the sum within 5.1e-6 x total */
+        cr_assert_float_eq(total, 1.0, 5.1e-6 * total, "%s shares add up to %.9g", set ? "p99" : "all", total);
+    }
+    json_decref(o);
+}
+
+/* latency_ms.network and .overhead are in the JSON of every run: zeros for a run
+ * without any station adding them (generic pools; an LLM pool has overhead),
+ * null where e2e is null (saturated); the other keys stay. */
+Test(gateway, json_has_network_and_overhead_in_every_run)
+{
+    static const char *const texts[] = {
+        "[sim]\nrequests = 500\n[workload]\nrate = 5\n[pool w]\nservers = 2\nservice_ms = exp(mean=100)\n",
+        "[sim]\nrequests = 300\n[workload]\nrate = 2\nprompt_tokens = const(200)\noutput_tokens = const(20)\n"
+        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrequest_overhead_ms = 2\n",
+        "[sim]\nrequests = 3000\nwarmup = 0\n[workload]\nrate = 50\n[pool w]\nservice_ms = const(100)\n",
+    };
+    for (int t = 0; t < 3; t++) {
+        sim_result res;
+        run(texts[t], &res);
+        int saturated = res.saturated;
+        json_t *o = report_of(&res);
+        sim_result_free(&res);
+        cr_assert_eq(saturated, t == 2, "run %d saturated %d", t, saturated);
+        json_t *lat = json_object_get(o, "latency_ms");
+        const char *keep[] = { "e2e", "queue", "service" };
+        for (int k = 0; k < 3; k++) cr_assert(json_object_get(lat, keep[k]), "run %d lacks %s", t, keep[k]);
+        const char *stats[] = { "mean", "p50", "p90", "p95", "p99", "p999", "max" };
+        for (int k = 0; k < 7; k++) {
+            json_t *n = json_object_get(json_object_get(lat, "network"), stats[k]);
+            json_t *h = json_object_get(json_object_get(lat, "overhead"), stats[k]);
+            cr_assert(n && h, "run %d lacks network or overhead %s", t, stats[k]);
+            if (t == 2) {
+                cr_assert(json_is_null(n) && json_is_null(h));
+                continue;
+            }
+            cr_assert(json_is_number(n) && json_number_value(n) == 0, "run %d network %s", t, stats[k]);
+            if (t == 0) cr_assert(json_is_number(h) && json_number_value(h) == 0);
+            else cr_assert(json_is_number(h) && json_number_value(h) == 2, "LLM overhead %s", stats[k]);
+        }
+        json_decref(o);
+    }
 }
 
 /* Streaming: the first token reaches the client one hop after the replica
@@ -536,6 +648,47 @@ Test(gateway, prefix_affinity_beats_round_robin)
     double pa = mooncake_hit_rate("0.001", 60000, "replicas = 4\nrouting = prefix_affinity\n", 0, &res);
     sim_result_free(&res);
     cr_assert_gt(pa, rr + 0.04, "prefix_affinity %.4f, round_robin %.4f", pa, rr);
+}
+
+/* A router's bounded-staleness view of the caches.  Two single-replica pools
+ * with prefix caches behind a prefix_affinity router; every 3000-token prompt
+ * starts with the same 2048-token system prompt (4 of its 6 blocks of 512, above
+ * the 0.5 threshold); requests 1 s apart, each served well within that second.
+ * Ties (nothing seen anywhere) go to the target after a rotating start: the
+ * first request to a.
+ * - staleness 0 and 500 ms: request 1 sees the blocks request 0 cached in a at
+ *   t = 0 (older than 500 ms), so every request goes to a;
+ * - staleness 1500 ms: request 1 (t = 1 s) sees the caches as they were at
+ *   t = -0.5 s, empty: a tie, and the rotation sends it to b; request 2 (view
+ *   of t = 0.5 s) sees a's blocks but not b's (cached at 1 s): a; from request 3
+ *   on both are seen, ties again alternate: a gets 0, 2, 4, 6, 8, b the rest. */
+#define STALE_TEXT \
+    "[sim]\nrequests = 10\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n" \
+    "prompt_tokens = const(3000)\noutput_tokens = const(20)\nsystem_prompt_tokens = 2048\ntarget = gw\n" \
+    "[pool gw]\nkind = router\npolicy = prefix_affinity\nstaleness_ms = %g\nnext = a, b\n" \
+    "[pool a]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n" \
+    "[pool b]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n"
+
+Test(gateway, router_staleness_hides_recently_cached_prefixes)
+{
+    static const struct { double stale; uint64_t a, b; } cases[] = {
+        { 0, 10, 0 }, { 500, 10, 0 }, { 1500, 5, 5 },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[1024];
+        snprintf(text, sizeof text, STALE_TEXT, cases[i].stale);
+        sim_result res;
+        run(text, &res);
+        cr_assert_eq(res.served, 10);
+        cr_assert_eq(res.pools[1].arrivals, cases[i].a, "staleness %g ms: a got %lu", cases[i].stale,
+                     (unsigned long) res.pools[1].arrivals);
+        cr_assert_eq(res.pools[2].arrivals, cases[i].b, "staleness %g ms: b got %lu", cases[i].stale,
+                     (unsigned long) res.pools[2].arrivals);
+        /* Only the first request to each pool misses the system prompt. */
+        double hits = pool_metric_get(&res.pools[1], "prefix_request_hit_rate");
+        cr_assert_float_eq(hits, (double) (cases[i].a - 1) / (double) cases[i].a, 1e-12);
+        sim_result_free(&res);
+    }
 }
 
 /* ---- class attributes ------------------------------------------------------ */
