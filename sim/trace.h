@@ -3,8 +3,9 @@
  * A trace is a CSV file with a header row.  One column gives arrival times, in
  * seconds, milliseconds, or datetimes as in the Azure LLM inference traces
  * ("2023-11-16 18:15:46.6805900", read as UTC).  Optional columns give the prompt
- * and output token counts of each request.  Times are shifted so that the first
- * row arrives at 0 and must not decrease from row to row.
+ * and output token counts of each request, its class and its complexity score.
+ * Times are shifted so that the first row arrives at 0 and must not decrease
+ * from row to row.
  */
 #ifndef LATSIM_TRACE_H
 #define LATSIM_TRACE_H

@@ -6,6 +6,8 @@
  * decreasing), token counts whole numbers >= 0, hash_ids (optional) integers
  * >= 0 naming the prompt's blocks.  Every row's ids go into one flat array with
  * an offset per row, so a request can point at its row's ids without a copy.
+ * Optional named fields: the class (a string) and the complexity score (a number
+ * in [0, 1], or null for none), on every line when asked for.
  * Empty lines are skipped.  Errors name the line: "PATH:LINE: message".
  */
 #include <errno.h>
