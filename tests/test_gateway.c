@@ -651,9 +651,10 @@ Test(gateway, prefix_affinity_beats_round_robin)
 }
 
 /* A router's bounded-staleness view of the caches.  Two single-replica pools
- * with prefix caches behind a prefix_affinity router; every 3000-token prompt
- * starts with the same 2048-token system prompt (4 of its 6 blocks of 512, above
- * the 0.5 threshold); requests 1 s apart, each served well within that second.
+ * with prefix caches behind a prefix_affinity router; every prompt is the same
+ * 2048-token system prompt followed by 1000 tokens of its own (the system
+ * prompt is 4 of its 6 blocks of 512, above the 0.5 threshold); requests 1 s
+ * apart, each served well within that second.
  * Ties (nothing seen anywhere) go to the target after a rotating start: the
  * first request to a.
  * - staleness 0 and 500 ms: request 1 sees the blocks request 0 cached in a at
@@ -664,7 +665,7 @@ Test(gateway, prefix_affinity_beats_round_robin)
  *   on both are seen, ties again alternate: a gets 0, 2, 4, 6, 8, b the rest. */
 #define STALE_TEXT \
     "[sim]\nrequests = 10\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n" \
-    "prompt_tokens = const(3000)\noutput_tokens = const(20)\nsystem_prompt_tokens = 2048\ntarget = gw\n" \
+    "prompt_tokens = const(1000)\noutput_tokens = const(20)\nsystem_prompt_tokens = 2048\ntarget = gw\n" \
     "[pool gw]\nkind = router\npolicy = prefix_affinity\nstaleness_ms = %g\nnext = a, b\n" \
     "[pool a]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n" \
     "[pool b]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n"
