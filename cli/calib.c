@@ -20,6 +20,7 @@
 #include "calib.h"
 #include "catalog.h"
 #include "cdb.h"
+#include "cliutil.h"
 #include "cfitted.h"
 #include "cbench.h"
 #include "ccost.h"
@@ -57,13 +58,6 @@ static const char *CALIB_USAGE =
     "                                    the same on CUDA GPU 0 (cuBLAS; needs make CUDA=1)\n"
     "\n"
     "Bad input: one line naming the file, line and column; exit 2; database untouched.\n";
-
-static const char *db_path(const char *opt)
-{
-    if (opt) return opt;
-    const char *e = getenv("LATSIM_DB");
-    return (e && e[0]) ? e : "latsim.db";
-}
 
 static int fail(int code, const char *msg)
 {
@@ -179,7 +173,7 @@ static int cmd_import(const opts *o)
     if (o->npos != 3 || (strcmp(o->pos[1], "vidur") && strcmp(o->pos[1], "steps") && strcmp(o->pos[1], "meas")))
         return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv' or 'meas FILE.csv'");
     sqlite3 *db = NULL;
-    if (open_rw(db_path(o->db), &db, err, sizeof err) != 0)
+    if (open_rw(cu_db_path(o->db), &db, err, sizeof err) != 0)
         return fail(2, err);
     cimp_opts io = { .model = o->model, .gpu = o->gpu, .tool = "latsim " LATSIM_VERSION,
                      .log = stdout };
@@ -219,7 +213,7 @@ static int cmd_fit(const opts *o)
     if (!o->model || !o->gpu)
         return fail(2, "calib fit: --model M and --gpu G are required");
     sqlite3 *db = NULL;
-    if (open_existing(db_path(o->db), &db, err, sizeof err) != 0)
+    if (open_existing(cu_db_path(o->db), &db, err, sizeof err) != 0)
         return fail(2, err);
     int rc = 2;
     if (cdb_begin(db, err, sizeof err) != 0)
@@ -307,7 +301,7 @@ static int cmd_bench(const opts *o, int gpu)
     if (np < 0)
         return fail(2, err);
     sqlite3 *db = NULL;
-    if (open_rw(db_path(o->db), &db, err, sizeof err) != 0)
+    if (open_rw(cu_db_path(o->db), &db, err, sizeof err) != 0)
         return fail(2, err);
     model_spec m;
     char e2[512];
@@ -432,7 +426,7 @@ static int cmd_net(const opts *o)
     printf("chat request (4096-character prompt): JSON %zu bytes, encode %.3g us, decode %.3g us; "
            "binary %zu bytes, encode %.3g us, decode %.3g us\n", cod.json_bytes, cod.json_encode_us, cod.json_decode_us,
            cod.bin_bytes, cod.bin_encode_us, cod.bin_decode_us);
-    if (open_rw(db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
+    if (open_rw(cu_db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
     char hostname[128] = "", when[32];
     gethostname(hostname, sizeof hostname - 1);
     time_t now = time(NULL);
@@ -567,7 +561,7 @@ int calib_main(int argc, char **argv)
     if (!strcmp(sub, "export")) {
         if (o.npos != 2) return fail(2, "calib export: expected FILE.csv (- for stdout)");
         sqlite3 *db = NULL;
-        if (open_existing(db_path(o.db), &db, err, sizeof err) != 0) return fail(2, err);
+        if (open_existing(cu_db_path(o.db), &db, err, sizeof err) != 0) return fail(2, err);
         FILE *f = strcmp(o.pos[1], "-") ? fopen(o.pos[1], "w") : stdout;
         if (!f) {
             store_close(db);
@@ -593,7 +587,7 @@ int calib_main(int argc, char **argv)
             return fail(2, "calib show: expected one model ID (see latsim calib list)");
         if (!strcmp(sub, "list") && o.npos != 1)
             return fail(2, "calib list: unexpected argument");
-        if (open_existing(db_path(o.db), &db, err, sizeof err) != 0)
+        if (open_existing(cu_db_path(o.db), &db, err, sizeof err) != 0)
             return fail(2, err);
         int s = !strcmp(sub, "list") ? cdb_list(db, stdout, err, sizeof err)
                                      : cdb_show(db, id, stdout, err, sizeof err);
@@ -686,7 +680,7 @@ int cost_main(int argc, char **argv)
         return fail(2, err);
     }
     if (kind && id) return fail(2, "cost: give --cost KIND or --cost-id ID, not both");
-    const char *path = db_path(dbopt);
+    const char *path = cu_db_path(dbopt);
     sqlite3 *db = NULL;
     int rc = 2;
     if (access(path, F_OK) == 0 ? store_open(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))

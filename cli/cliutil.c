@@ -1,4 +1,4 @@
-/* cliutil.c -- helpers shared by the planner commands (see cliutil.h). */
+/* cliutil.c -- helpers shared by the commands (see cliutil.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -75,6 +75,11 @@ int cu_check_db(const char *path, char *err, size_t errlen)
         store_close(db);
         return 0;
     }
+    return cu_dir_writable(path, err, errlen);
+}
+
+int cu_dir_writable(const char *path, char *err, size_t errlen)
+{
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');

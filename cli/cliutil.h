@@ -1,6 +1,6 @@
-/* cliutil.h -- what the planner commands (sweep, plan, check, compare, plot)
- * share: database path, option values, storing a task's result as a run, and
- * the entry points of each command. */
+/* cliutil.h -- what the commands share (run, calib, and the planner commands
+ * sweep, plan, check, compare, plot): database path and checks, option values,
+ * storing a task's result as a run, and the entry points of each planner command. */
 #ifndef LATSIM_CLIUTIL_H
 #define LATSIM_CLIUTIL_H
 
@@ -47,6 +47,11 @@ int cu_open_rw(const char *path, sqlite3 **db, char *err, size_t errlen);
 /* Checks, without creating it, that the database at PATH will be writable
  * after the simulations.  Returns 0 or -1 + ERR. */
 int cu_check_db(const char *path, char *err, size_t errlen);
+
+/* Checks that the database file PATH (which does not exist yet) can be created:
+ * that the folder it would be in is writable.  Returns 0, or -1 + ERR
+ * ("PATH: cannot create database: DIR: reason"). */
+int cu_dir_writable(const char *path, char *err, size_t errlen);
 
 /* Runs planner command CMD; returns its exit status, or -1 when CMD is not one. */
 int planner_dispatch(const char *cmd, int argc, char **argv);

@@ -96,13 +96,6 @@ static const char *RUN_USAGE =
     "database), 3 saturated: the run is reported and stored, marked saturated, and a\n"
     "line on stderr names each saturated pool.\n";
 
-static const char *db_path(const char *opt)
-{
-    if (opt) return opt;
-    const char *e = getenv("LATSIM_DB");
-    return (e && e[0]) ? e : "latsim.db";
-}
-
 /* The exit status of a failed load: 1 (runtime failure) when memory ran out,
  * else 2 (bad input).  Every out-of-memory message in sim/ says "out of memory". */
 static int load_rc(const char *err)
@@ -132,16 +125,7 @@ static int open_for_lookup(const char *path, int store, sqlite3 **db, char *err,
     if (!store) return access(path, F_OK) == 0 ? store_open(path, db, err, n) : store_open(":memory:", db, err, n);
     if (access(path, F_OK) != 0) {
         /* It will be created after the run: make sure that can work before running. */
-        char dir[4096];
-        snprintf(dir, sizeof dir, "%s", path);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir) dir[1] = '\0';
-        else if (slash) *slash = '\0';
-        else snprintf(dir, sizeof dir, ".");
-        if (access(dir, W_OK) != 0) {
-            snprintf(err, n, "%.900s: cannot create database: %.900s: %s", path, dir, strerror(errno));
-            return -1;
-        }
+        if (cu_dir_writable(path, err, n) != 0) return -1;
         return store_open(":memory:", db, err, n);
     }
     if (store_open(path, db, err, n) != 0) return -1;
@@ -231,7 +215,7 @@ static int cmd_run(int argc, char **argv)
     size_t ts_n = 0;
     ts_alert *alerts = NULL;
     size_t nalerts = 0;
-    const char *path = db_path(dbopt);
+    const char *path = cu_db_path(dbopt);
     if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (seed_given) sc.seed = seed;
     if (ts_path || ts_interval > 0) sc.ts_interval_s = ts_interval > 0 ? ts_interval : ALERT_DEFAULT_INTERVAL_S;
@@ -343,15 +327,7 @@ static int cmd_run(int argc, char **argv)
         /* Input and database were checked before the run: failing now (a lock held
          * longer than the wait, a full disk) is a runtime failure, exit 1; the
          * report above stays the run's record. */
-        if (store_open(path, &db, err, sizeof err) != 0) {
-            free(kv);
-            slo_result_free(&slo);
-            char m[2200];
-            snprintf(m, sizeof m, "run not stored: %s", err);
-            say(m);
-            rc = 1;
-            goto done;
-        }
+        if (store_open(path, &db, err, sizeof err) != 0) goto not_stored;
         size_t nstats = 0;
         for (int i = 0; i < reps; i++) nstats += runs[i].n;
         if (reps > 1) nstats += agg.n;
@@ -374,15 +350,7 @@ static int cmd_run(int argc, char **argv)
         int64_t id;
         int s = store_save_run(db, &run, &id, err, sizeof err);
         free(all);
-        if (s != 0) {
-            free(kv);
-            slo_result_free(&slo);
-            char m[2200];
-            snprintf(m, sizeof m, "run not stored: %s", err);
-            say(m);
-            rc = 1;
-            goto done;
-        }
+        if (s != 0) goto not_stored;
         if (!json) printf("\nrun %lld stored in %s\n", (long long) id, path);
     }
     free(kv);
@@ -419,6 +387,16 @@ static int cmd_run(int argc, char **argv)
         }
         rc = 3;
     }
+    goto done;
+not_stored:      /* the run was reported, but the database failed: ERR says why */
+    free(kv);
+    slo_result_free(&slo);
+    {
+        char m[2200];
+        snprintf(m, sizeof m, "run not stored: %s", err);
+        say(m);
+    }
+    rc = 1;
 done:
     if (runs) for (int i = 0; i < reps; i++) report_free(&runs[i]);
     free(runs);
@@ -453,7 +431,7 @@ static int cmd_db(const char *cmd, int argc, char **argv)
     if (n < 0) return die(2, "--db needs a PATH");
     for (int i = 0; i < n; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(USAGE, stdout); return 0; }
-    const char *path = db_path(dbopt);
+    const char *path = cu_db_path(dbopt);
     sqlite3 *db = NULL;
     int rc = 2;
     /* runs, show and catalog only read: the file is opened read-only and never
