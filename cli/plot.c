@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cliutil.h"
+#include "store.h"
 
 static const char *USAGE =
     "usage: latsim plot [run|sweep|plan] ID [--kind cdf|breakdown|timeseries|load|frontier]\n"
@@ -175,18 +176,6 @@ static double stat_of(sqlite3 *db, int64_t run, const char *scope, const char *m
     return v;
 }
 
-static int has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
 /* The probability of a stat name (p99 -> 0.99), NAN for mean/max. */
 static double stat_p(const char *s)
 {
@@ -240,7 +229,7 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
     const char *order[] = { "ttft", "e2e", "queue" };
     int llm = !isnan(stat_of(db, id, "", "ttft", "p50"));
     int has[3] = { 0 };
-    if (!has_table(db, "run_cdf"))
+    if (!store_has_table(db, "run_cdf"))
         return cu_die(2, "plot: run %lld has no latency distribution stored (runs stored before latsim kept one)", (long long) id);
     sqlite3_stmt *st = NULL;
     int total = 0;
@@ -277,7 +266,7 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
     }
     fputs("EOD\n$slo << EOD\n", g.in);
     int nslo = 0;
-    if (has_table(db, "run_slo") &&
+    if (store_has_table(db, "run_slo") &&
         sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, id);
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -335,7 +324,7 @@ static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const c
     if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
     sqlite3_stmt *st = NULL;
     long long n = 0;
-    if (has_table(db, "run_timeseries") &&
+    if (store_has_table(db, "run_timeseries") &&
         sqlite3_prepare_v2(db, "SELECT count(*) FROM run_timeseries WHERE run_id = ? AND scope = ''", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, id);
         if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
@@ -360,7 +349,7 @@ static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const c
     sqlite3_finalize(st);
     st = NULL;
     double e2e_slo = NAN, ttft_slo = NAN;
-    if (has_table(db, "run_slo") &&
+    if (store_has_table(db, "run_slo") &&
         sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, id);
         while (sqlite3_step(st) == SQLITE_ROW) {
@@ -459,7 +448,7 @@ static int cmp_x(const void *a, const void *b)
 /* The sweep's varied key, its goodput and path. */
 static int sweep_info(sqlite3 *db, int64_t id, char *kind, size_t nk, char *path, size_t np, char *args, size_t na, double *result)
 {
-    if (!has_table(db, "sweeps")) return 0;
+    if (!store_has_table(db, "sweeps")) return 0;
     sqlite3_stmt *st = NULL;
     int found = 0;
     if (sqlite3_prepare_v2(db, "SELECT kind, scenario_path, args, result FROM sweeps WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
@@ -524,7 +513,7 @@ static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, c
     char ser_m[10][32] = { "e2e", "e2e", "ttft", "ttft", "tpot" }, ser_s[10][8] = { "p50", "p99", "p50", "p99", "p99" };
     int nser = llm ? 5 : 2;
     sqlite3_stmt *st = NULL;
-    if (has_table(db, "run_slo") &&
+    if (store_has_table(db, "run_slo") &&
         sqlite3_prepare_v2(db, "SELECT term FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, pts[0].run);
         while (sqlite3_step(st) == SQLITE_ROW && nser < 10) {
@@ -550,7 +539,7 @@ static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, c
     }
     fputs("EOD\n$slo << EOD\n", g.in);
     int nslo = 0;
-    if (has_table(db, "run_slo") &&
+    if (store_has_table(db, "run_slo") &&
         sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, pts[0].run);
         while (sqlite3_step(st) == SQLITE_ROW) {

@@ -6,6 +6,7 @@
 #include <time.h>
 #include "errmsg.h"
 #include "planstore.h"
+#include "store.h"
 
 static const char SCHEMA[] =
     "CREATE TABLE IF NOT EXISTS run_slo ("
@@ -142,19 +143,6 @@ int planstore_sweep_end(sqlite3 *db, int64_t id, double wall_s, int sims, double
     return 0;
 }
 
-/* 1 when table NAME exists. */
-static int has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
 int planstore_baseline_accept(sqlite3 *db, int64_t run_id, char *err, size_t errlen)
 {
     sqlite3_stmt *st = NULL;
@@ -186,7 +174,7 @@ done:
 
 int planstore_baseline_of(sqlite3 *db, const char *path, int64_t *run_id, char *err, size_t errlen)
 {
-    if (!has_table(db, "baselines")) return 0;
+    if (!store_has_table(db, "baselines")) return 0;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT run_id FROM baselines WHERE scenario_path = ? ORDER BY id DESC LIMIT 1",
                            -1, &st, NULL) != SQLITE_OK)
@@ -256,7 +244,7 @@ int planstore_load_run(sqlite3 *db, int64_t run_id, report *out, char **path, ch
         if (!r->scope || !r->metric) { sqlite3_finalize(st); errmsg_set(err, errlen, "out of memory"); return -1; }
     }
     sqlite3_finalize(st);
-    if (!has_table(db, "run_cdf")) return 0;
+    if (!store_has_table(db, "run_cdf")) return 0;
     if (sqlite3_prepare_v2(db, "SELECT metric, p, value FROM run_cdf WHERE run_id = ? ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, errlen);
     sqlite3_bind_int64(st, 1, run_id);
@@ -286,7 +274,7 @@ int planstore_kind_of(sqlite3 *db, int64_t id, int want_sweep)
             sqlite3_bind_int64(st, 1, id);
             if (sqlite3_step(st) == SQLITE_ROW) kind = 'r';
         }
-    } else if (has_table(db, "sweeps") &&
+    } else if (store_has_table(db, "sweeps") &&
                sqlite3_prepare_v2(db, "SELECT kind FROM sweeps WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, id);
         if (sqlite3_step(st) == SQLITE_ROW) kind = !strcmp((const char *) sqlite3_column_text(st, 0), "plan") ? 'p' : 's';

@@ -273,6 +273,18 @@ void store_close(sqlite3 *db)
     sqlite3_close(db);
 }
 
+int store_has_table(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
 /* Binds a text, or NULL for a NULL pointer (NOT NULL columns then reject it). */
 static int bind_text(sqlite3_stmt *st, int i, const char *s)
 {
@@ -283,6 +295,21 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
 static int bind_real(sqlite3_stmt *st, int i, double v)
 {
     return isnan(v) ? sqlite3_bind_null(st, i) : sqlite3_bind_double(st, i, v);
+}
+
+/* Readies ST, an INSERT run once per row, for the next row's bindings. */
+static void next_row(sqlite3_stmt *st)
+{
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+}
+
+/* Inserts the row bound to ST when binding it went well (RC is SQLITE_OK).
+ * Returns SQLITE_OK, or the first failing SQLite code (a bind's or the step's). */
+static int insert_row(sqlite3_stmt *st, int rc)
+{
+    if (rc == SQLITE_OK) rc = sqlite3_step(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
 static int insert_run(sqlite3_stmt *st, const store_run *r)
@@ -301,28 +328,24 @@ static int insert_run(sqlite3_stmt *st, const store_run *r)
     if (rc == SQLITE_OK) rc = bind_real(st, 8, r->wall_s);
     if (rc == SQLITE_OK) rc = bind_text(st, 9, r->status);
     if (rc == SQLITE_OK) rc = bind_text(st, 10, r->json);
-    if (rc == SQLITE_OK) rc = sqlite3_step(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    return insert_row(st, rc);
 }
 
 static int insert_kv(sqlite3_stmt *st, int64_t id, const store_kv *kv)
 {
     int rc = SQLITE_OK;
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    next_row(st);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 1, id);
     if (rc == SQLITE_OK) rc = bind_text(st, 2, kv->section);
     if (rc == SQLITE_OK) rc = bind_text(st, 3, kv->key);
     if (rc == SQLITE_OK) rc = bind_text(st, 4, kv->value);
-    if (rc == SQLITE_OK) rc = sqlite3_step(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    return insert_row(st, rc);
 }
 
 static int insert_ts(sqlite3_stmt *st, int64_t id, const ts_row *t)
 {
     int rc = SQLITE_OK;
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    next_row(st);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 1, id);
     if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 2, "", -1, SQLITE_STATIC);
     if (rc == SQLITE_OK) rc = bind_real(st, 3, t->t0_s);
@@ -339,15 +362,13 @@ static int insert_ts(sqlite3_stmt *st, int64_t id, const ts_row *t)
     if (rc == SQLITE_OK) rc = bind_real(st, 14, t->queue);
     if (rc == SQLITE_OK) rc = bind_real(st, 15, t->replicas);
     if (rc == SQLITE_OK) rc = bind_real(st, 16, t->utilization);
-    if (rc == SQLITE_OK) rc = sqlite3_step(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    return insert_row(st, rc);
 }
 
 static int insert_stat(sqlite3_stmt *st, int64_t id, const store_stat *s)
 {
     int rc = SQLITE_OK;
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
+    next_row(st);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 1, id);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 2, s->replication);
     if (rc == SQLITE_OK) rc = bind_text(st, 3, s->scope);
@@ -355,8 +376,7 @@ static int insert_stat(sqlite3_stmt *st, int64_t id, const store_stat *s)
     if (rc == SQLITE_OK) rc = bind_text(st, 5, s->stat);
     if (rc == SQLITE_OK) rc = bind_real(st, 6, s->value);
     if (rc == SQLITE_OK) rc = bind_real(st, 7, s->ci95);
-    if (rc == SQLITE_OK) rc = sqlite3_step(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    return insert_row(st, rc);
 }
 
 int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen)

@@ -58,6 +58,10 @@ typedef struct store_run {
 int store_open(const char *path, sqlite3 **db, char *err, size_t errlen);
 void store_close(sqlite3 *db);
 
+/* 1 when DB holds a table named NAME; 0 when it does not, or when the query
+ * fails (an unreadable database has none). */
+int store_has_table(sqlite3 *db, const char *name);
+
 /* Opens an existing latsim database at PATH read-only (SQLITE_OPEN_READONLY):
  * nothing is created or written, not even into an empty or foreign file, which
  * is refused ("not a latsim database").  Returns 0 with *DB set, or -1 + ERR. */
