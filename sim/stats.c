@@ -75,6 +75,29 @@ static double edge(int o, size_t i)
     return ldexp(1.0 + (double) i / (double) OCT_BINS, EXP_MIN + o);
 }
 
+/* The count of the bin that holds V (STAT_MIN_MS <= V, or +inf), its octave
+ * allocated on first use.  The bin from the bits: (exponent - EXP_MIN) octaves
+ * of 2^SUB_BITS bins, plus the top SUB_BITS bits of the mantissa; this is
+ * exactly the bin whose edges (edge()) hold V.  Returns NULL, with s->oom set,
+ * when the octave cannot be allocated. */
+static inline uint64_t *bin_of(stat_acc *s, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int64_t e = (int64_t) ((bits >> 52) & 0x7ff) - 1023;
+    int o = (int) (e - EXP_MIN);
+    size_t i = (size_t) ((bits >> (52 - SUB_BITS)) & (OCT_BINS - 1));
+    if (e >= EXP_MAX) {                     /* at or above STAT_MAX_MS (or infinite): the top bin */
+        o = NOCT - 1;
+        i = OCT_BINS - 1;
+    }
+    if (s->oct[o] == NULL && (s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
+        s->oom = 1;
+        return NULL;
+    }
+    return &s->oct[o][i];
+}
+
 void stat_add(stat_acc *s, double v)
 {
     /* Negative values (rounding noise) and NaN count as 0, so that every call is
@@ -94,23 +117,9 @@ void stat_add(stat_acc *s, double v)
         s->nlow += 1;
         return;
     }
-    /* The bin from the bits: (exponent - EXP_MIN) octaves of 2^SUB_BITS bins,
-     * plus the top SUB_BITS bits of the mantissa.  This is exactly the bin whose
-     * edges (set in stat_new) hold v. */
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    int64_t e = (int64_t) ((bits >> 52) & 0x7ff) - 1023;
-    int o = (int) (e - EXP_MIN);
-    size_t i = (size_t) ((bits >> (52 - SUB_BITS)) & (OCT_BINS - 1));
-    if (e >= EXP_MAX) {                     /* at or above STAT_MAX_MS (or infinite): the top bin */
-        o = NOCT - 1;
-        i = OCT_BINS - 1;
-    }
-    if (s->oct[o] == NULL && (s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
-        s->oom = 1;
-        return;
-    }
-    s->oct[o][i]++;
+    uint64_t *c = bin_of(s, v);
+    if (c)
+        (*c)++;
 }
 
 void stat_add_n(stat_acc *s, double v, uint64_t n)
@@ -136,20 +145,9 @@ void stat_add_n(stat_acc *s, double v, uint64_t n)
         s->nlow += (double) n;
         return;
     }
-    uint64_t bits;
-    memcpy(&bits, &v, sizeof bits);
-    int64_t e = (int64_t) ((bits >> 52) & 0x7ff) - 1023;
-    int o = (int) (e - EXP_MIN);
-    size_t i = (size_t) ((bits >> (52 - SUB_BITS)) & (OCT_BINS - 1));
-    if (e >= EXP_MAX) {
-        o = NOCT - 1;
-        i = OCT_BINS - 1;
-    }
-    if (s->oct[o] == NULL && (s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
-        s->oom = 1;
-        return;
-    }
-    s->oct[o][i] += n;
+    uint64_t *c = bin_of(s, v);
+    if (c)
+        *c += n;
 }
 
 void stat_reset(stat_acc *s)
