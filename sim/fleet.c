@@ -284,6 +284,28 @@ double fleet_up_area(fleet *f)
 }
 
 int fleet_up(const fleet *f) { return f->count[UNIT_UP]; }
+
+double fleet_contention(const fleet *f, double busy, double *cpu, simtime_t *cpu_t)
+{
+    const fleet_cfg *c = &f->c;
+    int up = fleet_up(f);
+    simtime_t now = evq_now(f->q);
+    double w = 1 - exp(-(double) (now - *cpu_t) / 10e9);
+    *cpu += w * ((up > 0 ? busy / up : 1) - *cpu);
+    *cpu_t = now;
+    return 1 - c->contention_share + c->contention_share * contention_factor(&c->cc, *cpu);
+}
+
+int fleet_pick_slow(const fleet_cfg *c, uint64_t seed, const char *pool, int n, unsigned char *slow)
+{
+    char name[96];
+    snprintf(name, sizeof name, "pool %s/slow", pool);
+    gsl_rng *r = rng_stream(seed, name);
+    if (!r) return -1;
+    fault_pick_slow(&c->fault, n, r, slow);
+    gsl_rng_free(r);
+    return 0;
+}
 int fleet_running(const fleet *f) { return f->n - f->count[UNIT_OFF]; }
 
 void fleet_window_open(fleet *f)

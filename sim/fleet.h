@@ -113,4 +113,17 @@ double fleet_up_area(fleet *f);
 int fleet_up(const fleet *f);
 int fleet_running(const fleet *f);
 
+/* Host CPU contention (fleet_cfg.contention) as monitors see it: folds BUSY,
+ * the units busy now, as a share of the units UP (1 when none is), into *CPU,
+ * averaged exponentially over 10 s since *CPU_T (which becomes now).  Returns
+ * the service-time multiplier that gives: 1 - share + share x the curve at *CPU
+ * (share: contention_share).  Cannot fail. */
+double fleet_contention(const fleet *f, double busy, double *cpu, simtime_t *cpu_t);
+
+/* Marks which of the N units of pool POOL are slow (fault_cfg.slow_fraction:
+ * SLOW[u] = 1), drawn from the pool's own stream "pool POOL/slow" so that its
+ * other draws stay as they are.  Returns 0, or -1 when out of memory (SLOW
+ * untouched). */
+int fleet_pick_slow(const fleet_cfg *c, uint64_t seed, const char *pool, int n, unsigned char *slow);
+
 #endif

@@ -822,15 +822,9 @@ static void step(replica *R)
     if (P->fl && P->st.cfg->fleet->cold) ms *= cold_factor(&P->st.cfg->fleet->cs, R->since);
     if (R->slow) ms *= P->st.cfg->fleet->fault.slow_factor;
     if (P->fl && P->st.cfg->fleet->contention) {
-        /* Host CPU utilisation as monitors see it: the stepping share of the
-         * replicas up (this one included), averaged exponentially over 10 s;
-         * the curve multiplies the CPU overhead share of the step time. */
-        const fleet_cfg *fc = P->st.cfg->fleet;
-        int up = fleet_up(P->fl);
-        double w = 1 - exp(-(double) (now - P->cpu_t) / 10e9);
-        P->cpu += w * ((up > 0 ? P->st.busy / up : 1) - P->cpu);
-        P->cpu_t = now;
-        ms *= 1 - fc->contention_share + fc->contention_share * contention_factor(&fc->cc, P->cpu);
+        /* Host CPU utilisation: the stepping share of the replicas up (this one
+         * included); the curve multiplies the CPU overhead share of the step time. */
+        ms *= fleet_contention(P->fl, P->st.busy, &P->cpu, &P->cpu_t);
     }
     simtime_t dur = simtime_from_ms(ms);
     if (dur < 1) dur = 1;
@@ -1387,17 +1381,12 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
             P->r[i].since = UINT64_MAX / 2;   /* up at the start: warm */
         }
         if (fc->fault.slow_fraction > 0) {    /* chosen from a stream of their own */
-            snprintf(name, sizeof name, "pool %s/slow", cfg->name);
-            gsl_rng *g = rng_stream(env->seed, name);
             unsigned char *slow = calloc((size_t) P->nrep, 1);
-            if (!g || !slow) {
-                if (g) gsl_rng_free(g);
+            if (!slow || fleet_pick_slow(fc, env->seed, cfg->name, P->nrep, slow) != 0) {
                 free(slow);
                 goto fail;
             }
-            fault_pick_slow(&fc->fault, P->nrep, g, slow);
             for (int i = 0; i < P->nrep; i++) P->r[i].slow = slow[i];
-            gsl_rng_free(g);
             free(slow);
         }
     }

@@ -92,14 +92,8 @@ static void unit_serve(gpool *p, int u, request *r)
     }
     if (p->slow[u]) ms *= fc->fault.slow_factor;
     if (fc->contention) {
-        /* Host CPU utilisation as monitors see it: the busy share of the servers
-         * up (this one included), averaged exponentially over 10 s. */
-        int up = fleet_up(p->fl);
-        simtime_t now = evq_now(st->q);
-        double w = 1 - exp(-(double) (now - p->cpu_t) / 10e9);
-        p->cpu += w * ((up > 0 ? st->busy / up : 1) - p->cpu);
-        p->cpu_t = now;
-        ms *= 1 - fc->contention_share + fc->contention_share * contention_factor(&fc->cc, p->cpu);
+        /* Host CPU utilisation: the busy share of the servers up (this one included). */
+        ms *= fleet_contention(p->fl, st->busy, &p->cpu, &p->cpu_t);
     }
     if (fc->swap) {
         /* Resident set when the service starts: the base plus one working set
@@ -470,16 +464,9 @@ station *pool_new(const pool_cfg *cfg, const station_env *env)
         destroy(&p->st);
         return NULL;
     }
-    if (cfg->fleet->fault.slow_fraction > 0) {   /* its own stream: the service draws stay as they are */
-        char sname[128];
-        snprintf(sname, sizeof sname, "pool %s/slow", cfg->name);
-        gsl_rng *r = rng_stream(env->seed, sname);
-        if (!r) {
-            destroy(&p->st);
-            return NULL;
-        }
-        fault_pick_slow(&cfg->fleet->fault, p->n, r, p->slow);
-        gsl_rng_free(r);
+    if (cfg->fleet->fault.slow_fraction > 0 && fleet_pick_slow(cfg->fleet, env->seed, cfg->name, p->n, p->slow) != 0) {
+        destroy(&p->st);
+        return NULL;
     }
     /* Servers 0..initial-1 are up (and warm) at the start; the lowest index
      * serves first. */
