@@ -465,15 +465,34 @@ static int sweep_info(sqlite3 *db, int64_t id, char *kind, size_t nk, char *path
     return found;
 }
 
+/* Loads stored sweep or plan ID (KIND "sweep" or "plan"): its scenario path,
+ * arguments and result (goodput, or best cost) into PATH, ARGS and *RESULT, its
+ * points into *PTS (to free()).  Returns the count of points (> 0), or minus
+ * the exit status after printing why: "no KIND ID" (2), "KIND ID has no stored
+ * WHAT" (2), a database error (1). */
+static int load_set(sqlite3 *db, int64_t id, const char *kind, const char *what, char *path, size_t np,
+                    char *args, size_t na, double *result, spoint **pts)
+{
+    char k[16];
+    *pts = NULL;
+    if (!sweep_info(db, id, k, sizeof k, path, np, args, na, result) || strcmp(k, kind))
+        return -cu_die(2, "plot: no %s %lld", kind, (long long) id);
+    int n = sweep_points(db, id, pts);
+    if (n <= 0) {
+        free(*pts);
+        *pts = NULL;
+        return -cu_die(n < 0 ? 1 : 2, "plot: %s %lld has no stored %s", kind, (long long) id, what);
+    }
+    return n;
+}
+
 static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, const char *dir)
 {
-    char kind[16], path[1024], args[600];
+    char path[1024], args[600];
     double goodput;
-    if (!sweep_info(db, id, kind, sizeof kind, path, sizeof path, args, sizeof args, &goodput) || strcmp(kind, "sweep"))
-        return cu_die(2, "plot: no sweep %lld", (long long) id);
     spoint *pts;
-    int n = sweep_points(db, id, &pts);
-    if (n <= 0) { free(pts); return cu_die(n < 0 ? 1 : 2, "plot: sweep %lld has no stored points", (long long) id); }
+    int n = load_set(db, id, "sweep", "points", path, sizeof path, args, sizeof args, &goodput, &pts);
+    if (n < 0) return -n;
     int measured = 0;
     for (int i = 0; i < n; i++) measured += !isnan(stat_of(db, pts[i].run, "", "e2e", "mean"));
     if (!measured) { free(pts); return cu_die(2, "plot: every point of sweep %lld is saturated: no latencies to draw", (long long) id); }
@@ -601,13 +620,11 @@ static int cmp_cost(const void *a, const void *b)
 
 static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
 {
-    char kind[16], path[1024], args[600];
+    char path[1024], args[600];
     double best_cost;
-    if (!sweep_info(db, id, kind, sizeof kind, path, sizeof path, args, sizeof args, &best_cost) || strcmp(kind, "plan"))
-        return cu_die(2, "plot: no plan %lld", (long long) id);
     spoint *pts;
-    int n = sweep_points(db, id, &pts);
-    if (n <= 0) { free(pts); return cu_die(n < 0 ? 1 : 2, "plot: plan %lld has no stored simulations", (long long) id); }
+    int n = load_set(db, id, "plan", "simulations", path, sizeof path, args, sizeof args, &best_cost, &pts);
+    if (n < 0) return -n;
     double ycap = 2;
     for (int i = 0; i < n; i++) {
         pts[i].x = worst_ratio(db, pts[i].run);     /* x holds the ratio here */
