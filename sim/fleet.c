@@ -29,7 +29,7 @@ struct fleet {
     int restarting;        /* units STARTING after a repair (unavailable, not provisioning) */
     simtime_t t;           /* integrals brought up to, ns */
     double up_area;        /* integral of UP units, unit-ns */
-    double paid_area;      /* integral of units not OFF, unit-ns */
+    double paid_area;      /* integral of units paid for (paid_now), unit-ns */
     double avail_area;     /* integral of UP + DOWN units, unit-ns */
     double up0, paid0, avail0;   /* the integrals when the window opened */
     simtime_t t_open;      /* window opened, ns */
@@ -40,13 +40,19 @@ struct fleet {
     int oom;               /* an event could not be scheduled */
 };
 
+/* Units paid for now: all but OFF, and but DOWN unless paid_while_down. */
+static int paid_now(const fleet *f)
+{
+    return f->n - f->count[UNIT_OFF] - (f->c.paid_while_down ? 0 : f->count[UNIT_DOWN]);
+}
+
 static void advance(fleet *f)
 {
     simtime_t now = evq_now(f->q);
     if (now > f->t) {
         double dt = (double) (now - f->t);
         f->up_area += f->count[UNIT_UP] * dt;
-        f->paid_area += (f->n - f->count[UNIT_OFF]) * dt;
+        f->paid_area += paid_now(f) * dt;
         f->avail_area += (f->count[UNIT_UP] + f->count[UNIT_DOWN] + f->restarting) * dt;
         f->t = now;
     }
@@ -306,7 +312,7 @@ int fleet_pick_slow(const fleet_cfg *c, uint64_t seed, const char *pool, int n, 
     gsl_rng_free(r);
     return 0;
 }
-int fleet_running(const fleet *f) { return f->n - f->count[UNIT_OFF]; }
+int fleet_running(const fleet *f) { return paid_now(f); }
 
 void fleet_window_open(fleet *f)
 {

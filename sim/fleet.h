@@ -13,7 +13,8 @@
  *             the repair
  *   DRAINING  stopped by a scale-down: takes no new requests, finishes what it
  *             holds, then is released (OFF)
- * A unit is paid for (running) in every state but OFF.  Availability is the
+ * A unit is paid for (running) in every state but OFF and DOWN (a DOWN unit
+ * too with paid_while_down).  Availability is the
  * time-mean share of UP units among those UP, DOWN (failed) or restarting after
  * a repair.  An autoscaled pool starts with its own count (`replicas` or
  * `servers`) clamped to [min_replicas, max_replicas].
@@ -39,6 +40,7 @@ typedef struct fleet_cfg {
     int cold;              /* 1: starts take a cold-start load time */
     cold_cfg cs;           /* the cold start */
     double weight_bytes;   /* bytes each GPU of a unit loads at a start (0: none) */
+    int paid_while_down;   /* 1: a DOWN (failed, in repair) unit is paid for; 0: not (not running) */
     int contention;        /* 1: service time grows with the pool's utilisation (cpu_contention) */
     contention_curve cc;   /* the curve: multiplier against busy share of the units up */
     double contention_share; /* share of the service time the multiplier applies to (overhead), (0, 1] */

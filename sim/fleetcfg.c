@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 const fleetcfg_key FLEETCFG_KEYS[] = {
     {"fail_after_s", "none", "each replica's (server's) time to failure, s (distribution; drawn afresh after every repair)"},
@@ -22,6 +23,10 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {"storage", "none", "cold start: weight storage preset nvme | network | network_baseline"},
     {"storage_gbs", "preset", "cold start: weight read bandwidth, GB/s"},
     {"startup_s", "0", "cold start: fixed start-up time besides loading weights, s"},
+    {"weights_gb", "0", "generic pools: bytes each server loads at a start, GB (10^9 B): the cold start's load is weights_gb / storage bandwidth "
+                        "(llm pools derive theirs from the model, weights and tp)"},
+    {"paid_while_down", "no", "yes: a failed replica (server) is paid for while it is repaired; no: cost counts the replicas actually "
+                              "running (starting, up, draining)"},
     {"cold_factor", "1", "service-time multiplier of a replica's first requests after a start"},
     {"cold_requests", "0", "how many requests after a start are slow by cold_factor"},
     {"slow_fraction", "0", "share of the replicas (servers) that are slow, chosen once per run"},
@@ -132,6 +137,19 @@ int fleetcfg_parse(fleet_cfg *f, fleetcfg_get get, void *ctx, const char *basedi
         bad = get(ctx, "repair_s") ? "repair_s" : "on_failure";
         errmsg_set(err, errlen, "needs fail_after_s (the time to failure)");
         goto fail;
+    }
+    if ((v = get(ctx, "paid_while_down")) != NULL) {
+        if (!f->fault.failures) {
+            bad = "paid_while_down";
+            errmsg_set(err, errlen, "needs fail_after_s (the time to failure)");
+            goto fail;
+        }
+        if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1")) f->paid_while_down = 1;
+        else if (strcasecmp(v, "no") && strcasecmp(v, "false") && strcmp(v, "0")) {
+            bad = "paid_while_down";
+            errmsg_set(err, errlen, "expected yes or no, got '%s'", v);
+            goto fail;
+        }
     }
     if ((v = get(ctx, "on_failure")) != NULL && fault_policy_parse(v, &f->fault.on_failure) != 0) {
         bad = "on_failure";
@@ -253,7 +271,7 @@ int fleetcfg_parse(fleet_cfg *f, fleetcfg_get get, void *ctx, const char *basedi
     /* Cold starts. */
     const char *preset = get(ctx, "storage");
     f->cold = preset != NULL || get(ctx, "storage_gbs") != NULL || get(ctx, "startup_s") != NULL ||
-              get(ctx, "cold_factor") != NULL || get(ctx, "cold_requests") != NULL;
+              get(ctx, "cold_factor") != NULL || get(ctx, "cold_requests") != NULL || get(ctx, "weights_gb") != NULL;
     if (f->cold) {
         double gbs = INFINITY;
         if (preset != NULL && cold_preset(preset, &gbs) != 0) {
@@ -268,6 +286,20 @@ int fleetcfg_parse(fleet_cfg *f, fleetcfg_get get, void *ctx, const char *basedi
             whole(get, ctx, "cold_requests", 0, -1, INT64_MAX / 2, &n, &bad, err, errlen))
             goto fail;
         f->cs.cold_requests = n;
+        double gb;
+        if (num(get, ctx, "weights_gb", 0, &gb, &bad, err, errlen))
+            goto fail;
+        if (!(gb >= 0) || gb > 1e9) {
+            bad = "weights_gb";
+            errmsg_set(err, errlen, "must be >= 0 and <= 1e9 GB, got %g", gb);
+            goto fail;
+        }
+        f->weight_bytes = gb * 1e9;
+        if (gb > 0 && f->cs.storage_gbs == INFINITY) {
+            bad = "weights_gb";
+            errmsg_set(err, errlen, "needs storage or storage_gbs (the bandwidth the weights load at)");
+            goto fail;
+        }
         if (f->cs.storage_gbs == INFINITY)   /* no storage given: weights load instantly */
             f->cs.storage_gbs = 1e300;
         if (cold_check(&f->cs, &bad, err, errlen) != 0)

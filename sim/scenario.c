@@ -731,6 +731,10 @@ static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "not modelled for kind = llm pools yet (generic pools only)");
         }
+        if (p->kind == &llm_kind && !strcmp(k->key, "weights_gb")) {
+            fleetcfg_free(&f);
+            return fail(x, e, sec, k->key, "an llm pool's weight bytes come from its model, weights and tp");
+        }
         if (!strcmp(k->key, "autoscale") && f.as.metric == AS_KV && !(p->kind->flags & KIND_TOKENS)) {
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "kv needs a pool with a KV cache (kind = llm)");

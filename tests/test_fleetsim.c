@@ -64,8 +64,14 @@ Test(fleetsim, nothing_lost_under_failures)
     cr_assert_float_eq(pool_metric_get(p, "availability"), 20.0 / 22, 0.027,
                        "availability %g", pool_metric_get(p, "availability"));
     cr_assert_float_eq(pool_metric_get(p, "servers_up_mean"), 8 * 20.0 / 22, 8 * 0.027);
-    /* Paid for: all 8 servers all the time (no autoscaling). */
-    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), 8 * r.window_s, 1e-6 * 8 * r.window_s);
+    /* Paid for: the servers running, i.e. up (no cold start: a repaired server is
+     * up at once); with paid_while_down, all 8 all the time (no autoscaling). */
+    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), pool_metric_get(p, "servers_up_mean") * r.window_s,
+                       1e-6 * 8 * r.window_s);
+    sim_result_free(&r);
+    simulate(MM8 "fail_after_s = exp(mean=20)\nrepair_s = exp(mean=2)\non_failure = fail\n"
+             "queue_limit = 30\ntimeout_ms = 400\npaid_while_down = yes\n", 1, &r);
+    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), 8 * r.window_s, 1e-6 * 8 * r.window_s);
     sim_result_free(&r);
 }
 
@@ -491,6 +497,41 @@ Test(fleetsim, scale_to_zero_and_back)
     for (size_t i = 7; i < 14 && i < ts_count(r.ts); i++) quiet += row[i].replicas < 0.5;
     cr_assert_geq(quiet, 4, "intervals 7-13 min mostly at zero servers");
     sim_result_free(&r);
+}
+
+/* A generic pool's cold start loads weights_gb from storage: one server fails at
+ * 100 s, is repaired in 10 s and loads 2.1 GB at 1.05 GB/s (2 s) before serving
+ * again.  The request arriving at 100 s (constant arrivals every 100 ms) waits
+ * exactly 12 s; the server is paid for while starting, not while down (10 s),
+ * unless paid_while_down; it is unavailable for the 12 s. */
+Test(fleetsim, generic_cold_start_loads_its_weights)
+{
+    static const char *text =
+        "[sim]\nrequests = 2000\nwarmup = 10\n[workload]\narrival = constant\nrate = 10\n"
+        "[pool cpu]\nservers = 1\nservice_ms = const(1)\nfail_after_s = const(100)\nrepair_s = const(10)\n"
+        "storage_gbs = 1.05\nweights_gb = 2.1\n%s";
+    char t[512];
+    sim_result r;
+    snprintf(t, sizeof t, text, "");
+    simulate(t, 1, &r);
+    const pool_result *p = &r.pools[0];
+    cr_assert_float_eq(p->queue.max, 12000, 1e-6, "max wait %g ms", p->queue.max);
+    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), r.window_s - 10, 1e-6);
+    cr_assert_float_eq(pool_metric_get(p, "availability"), (r.window_s - 12) / r.window_s, 1e-5);
+    sim_result_free(&r);
+    snprintf(t, sizeof t, text, "paid_while_down = yes\n");
+    simulate(t, 1, &r);
+    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), r.window_s, 1e-6);
+    sim_result_free(&r);
+    /* Weights need a bandwidth; an llm pool's come from its model. */
+    char err[512];
+    load_error("[workload]\nrate = 1\n[pool cpu]\nservice_ms = const(1)\nweights_gb = 2\n", err, sizeof err);
+    cr_assert(strstr(err, "bad.ini:5: [pool cpu] weights_gb: needs storage or storage_gbs"), "%s", err);
+    load_error("[workload]\nrate = 1\n[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nstorage = nvme\n"
+               "weights_gb = 2\n", err, sizeof err);
+    cr_assert(strstr(err, "[pool chat] weights_gb: an llm pool's weight bytes come from its model"), "%s", err);
+    load_error("[workload]\nrate = 1\n[pool cpu]\nservice_ms = const(1)\npaid_while_down = yes\n", err, sizeof err);
+    cr_assert(strstr(err, "paid_while_down: needs fail_after_s"), "%s", err);
 }
 
 /* ---- memory over the limit (swapping) ------------------------------------------- */
