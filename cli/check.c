@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cliutil.h"
 #include "scenario.h"
@@ -126,6 +127,31 @@ static int write_junit(const char *out, const item *its, int n, double wall)
     }
     fputs("</testsuites>\n", f);
     return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Checks, before anything runs, that the JUnit file OUT can be written: an
+ * existing file must be writable (and not a folder), a new one's folder must be.
+ * Returns 0, or -1 + ERR ("check: --junit OUT: cannot write: ..."). */
+static int junit_writable(const char *out, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(out, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) { snprintf(err, errlen, "check: --junit %.900s: cannot write: it is a folder", out); return -1; }
+        if (access(out, W_OK) != 0) { snprintf(err, errlen, "check: --junit %.900s: cannot write: %s", out, strerror(errno)); return -1; }
+        return 0;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", out);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) dir[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    const char *why = NULL;
+    if (stat(dir, &st) != 0) why = strerror(errno);
+    else if (!S_ISDIR(st.st_mode)) why = "not a folder";
+    else if (access(dir, W_OK) != 0) why = strerror(errno);
+    if (why) { snprintf(err, errlen, "check: --junit %.900s: cannot write: %.900s: %s", out, dir, why); return -1; }
+    return 0;
 }
 
 /* Key metrics compared with the baseline: 1 = higher is worse, -1 = lower is worse. */
@@ -241,6 +267,12 @@ int check_main(int argc, char **argv)
         while (sqlite3_step(st) == SQLITE_ROW && nf < MAX_FILES) {
             const char *p = (const char *) sqlite3_column_text(st, 0);
             if (access(p, R_OK) != 0) continue;
+            /* One check per file, however it was named when stored (./a.ini, a.ini, /abs/a.ini). */
+            char rp[4096], rq[4096];
+            int dup = 0;
+            if (realpath(p, rp))
+                for (int k = 0; k < nf && !dup; k++) dup = realpath(files[k], rq) && !strcmp(rp, rq);
+            if (dup) continue;
             char **x = realloc(owned, (size_t) (nowned + 1) * sizeof *x);
             if (!x || !(x[nowned] = strdup(p))) { free(x ? x : owned); sqlite3_finalize(st); store_close(db); return cu_die(1, "out of memory"); }
             owned = x;
@@ -276,6 +308,7 @@ int check_main(int argc, char **argv)
         ts[i] = it->t;
     }
     if (store && cu_check_db(dbpath, err, sizeof err) != 0) { free(ts); free(outs); rc = cu_die(2, "%s", err); goto done; }
+    if (junit && junit_writable(junit, err, sizeof err) != 0) { free(ts); free(outs); rc = cu_die(2, "%s", err); goto done; }
     double t0 = cu_clock();
     task_run_all(ts, nf, jobs, dbpath, outs, NULL, NULL);
     double wall = cu_clock() - t0;
@@ -303,7 +336,12 @@ int check_main(int argc, char **argv)
         for (int k = 0; k < it->slo.n; k++) {
             const slo_check *c = &it->slo.c[k];
             snprintf(name, sizeof name, "slo %s%s%s <= %g", c->t->cls, c->t->cls[0] ? "." : "", c->t->key, c->t->limit);
-            if (add_verdict(it, !c->met, name, "%s = %.4g (limit %g, margin %+.4g)", c->t->key, c->value, c->t->limit, c->margin)) {
+            int bad;
+            if (isnan(c->value))        /* a saturated run has no latencies: nothing to print as a number */
+                bad = add_verdict(it, !c->met, name, "%s not measured (%s)", c->t->key, sat ? "saturated" : "not reported");
+            else
+                bad = add_verdict(it, !c->met, name, "%s = %.4g (limit %g, margin %+.4g)", c->t->key, c->value, c->t->limit, c->margin);
+            if (bad) {
                 rc = cu_die(1, "out of memory");
                 goto done;
             }

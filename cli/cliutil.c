@@ -160,6 +160,16 @@ done:
     return ret;
 }
 
+void cu_relabel(char *err, size_t errlen, const char *opt, const char *section, const char *key)
+{
+    char about[400];
+    snprintf(about, sizeof about, "[%s] %s:", section, key);
+    if (strncmp(err, "--set: ", 7) != 0 || !strstr(err, about)) return;
+    char tail[2048];
+    snprintf(tail, sizeof tail, "%s", err + 5);          /* ": [section] key: ..." */
+    snprintf(err, errlen, "%s%s", opt, tail);
+}
+
 int planner_dispatch(const char *cmd, int argc, char **argv)
 {
     if (!strcmp(cmd, "sweep")) return sweep_main(argc, argv);

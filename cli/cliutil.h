@@ -53,6 +53,11 @@ int cu_check_db(const char *path, char *err, size_t errlen);
  * ("PATH: cannot create database: DIR: reason"). */
 int cu_dir_writable(const char *path, char *err, size_t errlen);
 
+/* ERR came from loading a scenario with the assignment SECTION.KEY=... that
+ * option OPT ("--vary", "--search") made: the loader calls every command-line
+ * assignment "--set"; when ERR is about [SECTION] KEY it is renamed OPT. */
+void cu_relabel(char *err, size_t errlen, const char *opt, const char *section, const char *key);
+
 /* Runs planner command CMD; returns its exit status, or -1 when CMD is not one. */
 int planner_dispatch(const char *cmd, int argc, char **argv);
 

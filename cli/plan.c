@@ -5,7 +5,8 @@
  * every --search "SECTION.KEY=RANGE_OR_LIST"), times one monotone dimension:
  * replicas of an LLM pool or servers of a generic pool (--replicas A:B, or a
  * --search on `replicas` / `servers`), in which the SLO is monotone and the cost
- * increasing.  For each configuration of the other dimensions the smallest
+ * increasing (with several replicas/servers dimensions, the one with the widest
+ * range; the others are ordinary dimensions).  For each configuration of the other dimensions the smallest
  * monotone value meeting the SLO is found by bisection, started from a queueing
  * estimate: for a generic pool the utilisation bound (servers > load /
  * utilization_max) and, for queue-wait terms, Erlang C (exact for M/M/c;
@@ -42,8 +43,10 @@ static const char *USAGE =
     "usd_per_hour) that meets the [slo] of FILE at R x headroom requests/s.  --gpus, --tp\n"
     "and --replicas search the LLM pool (the first, or --pool NAME); --search adds any key\n"
     "as a dimension (e.g. \"pool chat.max_batch=64,128,256\", \"pool cpu.servers=1:64\").\n"
-    "replicas and servers are bisected (the SLO is monotone in them); the winner is\n"
-    "confirmed with K seeds (default 3).  Progress goes to stderr on a terminal.\n"
+    "replicas and servers are bisected (the SLO is monotone in them; with several pools'\n"
+    "sizes searched, the widest range is bisected within each value of the others); the\n"
+    "winner is confirmed with K seeds (default 3).  The arrival rate is --target-rate's:\n"
+    "workload.rate cannot be searched or set.  Progress goes to stderr on a terminal.\n"
     "exit status: 0 found, 1 runtime error, 2 bad input or no configuration meets the SLO.\n";
 
 typedef struct dim {
@@ -68,6 +71,7 @@ typedef struct combo {
     int answer;               /* smallest meeting value, or 0 */
     int best_eval;            /* the evaluation at the answer */
     int confirmed;            /* 1 confirmed with every seed, -1 failed confirmation */
+    char bound[300];          /* why the utilisation bound rules out all its values ("" none) */
     double closest;           /* best worst-margin of its missing evaluations (relative) */
     int closest_eval;
 } combo;
@@ -94,6 +98,7 @@ typedef struct plan {
     dim mono;                 /* the monotone dimension (n = 0: none); vals unused */
     int mono_lo, mono_hi;
     int mono_pool;            /* index of its pool */
+    char mono_name[200];      /* its name in labels: the key, "NAME.key" when another dimension has that key */
     combo *c;
     int nc;
     eval *e;
@@ -204,6 +209,39 @@ static double erlang_hint(const slo_spec *s, double lambda, double svc_ms, doubl
         if (ok) return c;
     }
     return cmax;
+}
+
+/* 1 when every request of SC's workload passes through pool I with nothing
+ * before it that may thin the flow (queue_limit, timeout_ms, a fleet, a kind
+ * other than generic, a split over several next pools, client retries): its
+ * inflow is then the workload's arrival rate, and the utilisation bound holds. */
+static int whole_inflow(const scenario *sc, int i)
+{
+    if (sc->has_client && sc->client.retries > 0) return 0;
+    for (int c = 0; c < sc->wl.nclasses; c++) if (sc->wl.classes[c].target != sc->wl.target) return 0;
+    int j = sc->wl.target;
+    for (int hops = 0; hops <= sc->npools && j >= 0 && j < sc->npools; hops++) {
+        if (j == i) return 1;
+        const pool_cfg *x = &sc->pools[j];
+        if (x->kind != &pool_kind_generic || x->queue_limit > 0 || x->timeout_ms > 0 || x->fleet || x->nnext != 1) return 0;
+        j = x->next[0];
+    }
+    return 0;
+}
+
+/* 1 when KEY is the key of more than one dimension (the monotone one included). */
+static int shared_key(const plan *p, const char *key)
+{
+    int n = p->mono.n >= 0 && !strcmp(p->mono.key, key);
+    for (int i = 0; i < p->ndims; i++) n += !strcmp(p->dims[i].key, key);
+    return n > 1;
+}
+
+/* "pool b" -> "b": a section's name as labels show it. */
+static const char *short_section(const char *section)
+{
+    const char *sp = strrchr(section, ' ');
+    return sp ? sp + 1 : section;
 }
 
 /* ---- evaluations ---------------------------------------------------------- */
@@ -414,7 +452,12 @@ static int load_config(plan *p, const combo *c, int m, const char *dbpath, scena
     tmp.m = m;
     wire(p, &tmp);
     char err[1024];
-    if (scenario_load(sc, p->file, tmp.t.sets, tmp.t.nsets, err, sizeof err) != 0) { cu_die(2, "%s", err); return 2; }
+    if (scenario_load(sc, p->file, tmp.t.sets, tmp.t.nsets, err, sizeof err) != 0) {
+        for (int i = 0; i < p->ndims; i++) cu_relabel(err, sizeof err, "--search", p->dims[i].section, p->dims[i].key);
+        if (p->mono.n >= 0) cu_relabel(err, sizeof err, "--search", p->mono.section, p->mono.key);
+        cu_die(2, "%s", err);
+        return 2;
+    }
     sqlite3 *db = NULL;
     const char *path = dbpath && access(dbpath, F_OK) == 0 ? dbpath : ":memory:";
     if (store_open(path, &db, err, sizeof err) != 0) { cu_die(2, "%s", err); return 2; }
@@ -483,6 +526,15 @@ int plan_main(int argc, char **argv)
         else return cu_die(2, "plan: more than one scenario file ('%s', '%s')", p.file, a);
     }
     if (!p.file) return cu_die(2, "plan: missing scenario FILE (see latsim plan --help)");
+    /* The arrival rate is --target-rate's: a search or --set of it would be overridden. */
+    for (int i = 0; i < nsearch + p.nuser; i++) {
+        const char *v = i < nsearch ? searches[i] : p.user_sets[i - nsearch];
+        const char *eq = strchr(v, '=');
+        size_t kl = eq ? (size_t) (eq - v) : strlen(v);
+        if ((kl == 13 && !strncmp(v, "workload.rate", 13)) || (kl == 16 && !strncmp(v, "workload.speedup", 16)))
+            return cu_die(2, "plan: %s %.*s: the arrival rate is set by --target-rate (R x headroom); use latsim sweep to vary it",
+                          i < nsearch ? "--search" : "--set", (int) kl, v);
+    }
     if (isnan(p.target)) return cu_die(2, "plan: missing --target-rate R (requests/s)");
     if (p.jobs <= 0) p.jobs = task_cpus();
     const char *dbpath = cu_db_path(dbopt);
@@ -544,7 +596,6 @@ int plan_main(int argc, char **argv)
             if (!strcmp(sec, section)) pi = i;
         }
         if (pi >= 0 && (!strcmp(key, "replicas") || !strcmp(key, "servers"))) {
-            if (p.mono.n >= 0) { cu_die(2, "plan: --search %s.%s: only one replicas/servers dimension", section, key); goto done; }
             dim tmp = { 0 };
             if (parse_values(&tmp, spec, "--search")) goto done;
             int ok = 1;
@@ -552,6 +603,27 @@ int plan_main(int argc, char **argv)
             int a = atoi(tmp.vals[0]), b = atoi(tmp.vals[tmp.n - 1]);
             for (int k = 0; k < tmp.n; k++) free(tmp.vals[k]);
             if (!ok) { cu_die(2, "plan: --search %s.%s=%s: expected whole numbers >= 1", section, key, spec); goto done; }
+            /* Several pools' sizes: the widest range is bisected, the others
+             * become ordinary dimensions (their values multiply the configurations). */
+            if (p.mono.n >= 0) {
+                int widen = b - a > p.mono_hi - p.mono_lo;
+                if (p.ndims == MAX_DIMS) { cu_die(2, "plan: at most %d dimensions", MAX_DIMS); goto done; }
+                dim *d = &p.dims[p.ndims++];
+                if (widen) {          /* the old monotone dimension becomes a list */
+                    snprintf(d->section, sizeof d->section, "%s", p.mono.section);
+                    snprintf(d->key, sizeof d->key, "%s", p.mono.key);
+                    for (int v = p.mono_lo; v <= p.mono_hi; v++) {
+                        char t[32];
+                        snprintf(t, sizeof t, "%d", v);
+                        if (add_value(d, t)) goto done;
+                    }
+                } else {
+                    snprintf(d->section, sizeof d->section, "%s", section);
+                    snprintf(d->key, sizeof d->key, "%s", key);
+                    if (parse_values(d, spec, "--search")) goto done;
+                    continue;
+                }
+            }
             snprintf(p.mono.section, sizeof p.mono.section, "%s", section);
             snprintf(p.mono.key, sizeof p.mono.key, "%s", key);
             p.mono.n = 0;
@@ -578,10 +650,17 @@ int plan_main(int argc, char **argv)
             scenario sc;
             int bad = scenario_load(&sc, p.file, sets, n, err, sizeof err);
             scenario_free(&sc);
-            if (bad) { cu_die(2, "%s", err); goto done; }
+            if (bad) { cu_relabel(err, sizeof err, "--search", p.dims[i].section, p.dims[i].key); cu_die(2, "%s", err); goto done; }
         }
+    double umax = 1;                           /* the utilisation bound's share */
+    for (int t = 0; t < base.slo.n; t++) if (base.slo.t[t].kind == SLO_UTIL_MAX) umax = fmin(umax, base.slo.t[t].limit);
     p.slo = base.slo;                          /* take it over from base */
     memset(&base.slo, 0, sizeof base.slo);
+
+    if (p.mono.n >= 0) {
+        if (shared_key(&p, p.mono.key)) snprintf(p.mono_name, sizeof p.mono_name, "%s.%s", short_section(p.mono.section), p.mono.key);
+        else snprintf(p.mono_name, sizeof p.mono_name, "%s", p.mono.key);
+    }
 
     /* The configurations: the product of the dimensions. */
     long total = 1;
@@ -603,7 +682,9 @@ int plan_main(int argc, char **argv)
         for (int i = 0; i < p.ndims; i++) {
             const char *kv = c->sets[i] + strlen(p.dims[i].section) + 1;
             size_t l = strlen(c->label);
-            snprintf(c->label + l, sizeof c->label - l, "%s%s", l ? " " : "", kv);
+            if (shared_key(&p, p.dims[i].key))
+                snprintf(c->label + l, sizeof c->label - l, "%s%s.%s", l ? " " : "", short_section(p.dims[i].section), kv);
+            else snprintf(c->label + l, sizeof c->label - l, "%s%s", l ? " " : "", kv);
         }
         c->lo = p.mono.n >= 0 ? p.mono_lo - 1 : 0;
         c->hi = p.mono.n >= 0 ? p.mono_hi + 1 : 1;
@@ -627,18 +708,36 @@ int plan_main(int argc, char **argv)
             /* Generic pool: utilisation bound and Erlang C. */
             const pool_cfg *pc = &s1.pools[p.mono_pool];
             if (pc->kind == &pool_kind_generic && !strcmp(p.mono.key, "servers")) {
-                double umax = 1;
-                for (int t = 0; t < p.slo.n; t++) if (p.slo.t[t].kind == SLO_UTIL_MAX) umax = fmin(umax, p.slo.t[t].limit);
                 double load = scenario_arrival_rate(&s1) * pc->service.mean / 1000.0;
-                /* Only the entry pool's inflow is the workload's rate. */
-                if (p.mono_pool == s1.wl.target) {
+                /* Only a pool that every request reaches has the workload's rate as its inflow. */
+                if (whole_inflow(&s1, p.mono_pool)) {
                     int cmin = (int) floor(load / umax) + 1;
                     if (cmin - 1 > c->lo) { c->lo = cmin - 1; }
+                    if (cmin > p.mono_hi)
+                        snprintf(c->bound, sizeof c->bound, "%s needs %s >= %d to carry its offered load (%.4g req/s x %.4g ms = %.4g %s busy, "
+                                 "utilization_max %.3g), and the search ends at %s=%d (utilisation %.3g)", p.mono.section, p.mono.key, cmin,
+                                 scenario_arrival_rate(&s1), pc->service.mean, load, p.mono.key, umax, p.mono.key, p.mono_hi, load / p.mono_hi);
                     c->hint = erlang_hint(&p.slo, scenario_arrival_rate(&s1), pc->service.mean, pc->service.cv, cmin, p.mono_hi);
                     if (isnan(c->hint)) c->hint = cmin;
                 }
             }
         }
+        /* A generic pool's size as an ordinary dimension (several pools' sizes
+         * searched): a value below its utilisation bound rules the configuration out. */
+        for (int ti = 0; ti < s1.npools && !c->bound[0]; ti++) {
+            const pool_cfg *pc = &s1.pools[ti];
+            if (pc->kind != &pool_kind_generic || (p.mono.n >= 0 && ti == p.mono_pool) || !whole_inflow(&s1, ti)) continue;
+            char sec[80];
+            snprintf(sec, sizeof sec, "pool %s", pc->name);
+            int searched = 0;
+            for (int i = 0; i < p.ndims; i++) searched |= !strcmp(p.dims[i].section, sec) && !strcmp(p.dims[i].key, "servers");
+            double load = scenario_arrival_rate(&s1) * pc->service.mean / 1000.0;
+            if (searched && pc->servers <= (int) floor(load / umax))
+                snprintf(c->bound, sizeof c->bound, "%s: servers=%d cannot carry its offered load (%.4g req/s x %.4g ms = %.4g servers busy, "
+                         "utilisation %.3g, utilization_max %.3g)", sec, pc->servers, scenario_arrival_rate(&s1), pc->service.mean, load,
+                         load / pc->servers, umax);
+        }
+        if (c->bound[0]) c->done = 1;
         scenario_free(&s1);
     }
     if (store && cu_check_db(dbpath, err, sizeof err) != 0) { cu_die(2, "%s", err); goto done; }
@@ -706,7 +805,11 @@ int plan_main(int argc, char **argv)
             if (!new_eval(&p, bi, c->answer, "confirm", seed0)) { rc = cu_die(1, "out of memory"); goto done; }
         if ((rc = run_evals(&p, from, dbpath)) != 0) goto done;
         int all = 1;
-        for (int i = from; i < p.ne; i++) all &= p.e[i].met;
+        for (int i = from; i < p.ne; i++) {
+            all &= p.e[i].met;
+            double w = p.e[i].met ? 0 : closeness(&p.e[i]);
+            if (!p.e[i].met && (c->closest_eval < 0 || w > c->closest)) { c->closest = w; c->closest_eval = i; }
+        }
         if (all) { c->confirmed = 1; winner = bi; break; }
         if (p.mono.n >= 0 && c->answer < p.mono_hi) c->answer++;   /* a seed missed: one more */
         else c->confirmed = -1;
@@ -721,9 +824,26 @@ int plan_main(int argc, char **argv)
         for (int ci = 0; ci < p.nc; ci++)
             if (p.c[ci].closest_eval >= 0 && (ce < 0 || p.c[ci].closest > w)) { ce = p.c[ci].closest_eval; w = p.c[ci].closest; }
         if (ce < 0) {
-            char why[400] = "";
-            for (int ci = 0; ci < p.nc && !why[0]; ci++) if (p.c[ci].infeasible) snprintf(why, sizeof why, " (e.g. %.150s: %.200s)", p.c[ci].label, p.c[ci].reason);
-            rc = cu_die(2, "plan: no configuration can run this scenario%s", why);
+            /* Nothing was simulated: say what ruled every configuration out. */
+            int nb = 0, ni = 0, first_b = -1, first_i = -1;
+            for (int ci = 0; ci < p.nc; ci++) {
+                if (p.c[ci].bound[0]) { nb++; if (first_b < 0) first_b = ci; }
+                if (p.c[ci].infeasible) { ni++; if (first_i < 0) first_i = ci; }
+            }
+            char why[1000] = "";
+            if (first_b >= 0) {
+                const combo *b = &p.c[first_b];
+                snprintf(why, sizeof why, "%d of %d configurations cannot carry the load (e.g. %s%s%s)", nb, p.nc, b->label,
+                         b->label[0] ? ": " : "", b->bound);
+            }
+            if (first_i >= 0) {
+                size_t l = strlen(why);
+                snprintf(why + l, sizeof why - l, "%s%d of %d are refused by the scenario (e.g. %.150s: %.200s)", l ? "; " : "", ni, p.nc,
+                         p.c[first_i].label, p.c[first_i].reason);
+            }
+            if (!why[0]) snprintf(why, sizeof why, "no simulation was run");
+            rc = cu_die(2, "plan: no configuration meets the SLO at %.4g req/s (%.4g x headroom %.3g): %s; nothing was simulated",
+                        want, p.target, p.headroom, why);
             goto done;
         }
         const eval *e = &p.e[ce];
@@ -741,7 +861,7 @@ int plan_main(int argc, char **argv)
                      100 * (worst->value - worst->t->limit) / worst->t->limit);
         char at[700];
         if (p.mono.n >= 0) snprintf(at, sizeof at, "%s%s%s=%d", e->combo >= 0 ? p.c[e->combo].label : "",
-                                    e->combo >= 0 && p.c[e->combo].label[0] ? " " : "", p.mono.key, e->m);
+                                    e->combo >= 0 && p.c[e->combo].label[0] ? " " : "", p.mono_name, e->m);
         else snprintf(at, sizeof at, "%s", e->combo >= 0 ? p.c[e->combo].label : "");
         rc = cu_die(2, "plan: no configuration meets the SLO at %.4g req/s (%.4g x headroom %.3g); the closest, %s, gives %s",
                want, p.target, p.headroom, at, what);
@@ -762,8 +882,8 @@ int plan_main(int argc, char **argv)
     /* The winner first (confirmation may have raised it above another). */
     for (int i = 0; i < ncs; i++)
         if (cs[i].combo == winner) { cand w = cs[i]; memmove(cs + 1, cs, (size_t) i * sizeof *cs); cs[0] = w; break; }
-    int pruned = 0, infeasible = 0;
-    for (int ci = 0; ci < p.nc; ci++) { pruned += p.c[ci].pruned; infeasible += p.c[ci].infeasible; }
+    int pruned = 0, infeasible = 0, bounded = 0;
+    for (int ci = 0; ci < p.nc; ci++) { pruned += p.c[ci].pruned; infeasible += p.c[ci].infeasible; bounded += p.c[ci].bound[0] != 0; }
 
     /* The evaluation shown for a candidate: the base seed at its answer. */
     int *shown = calloc((size_t) (ncs + 1), sizeof *shown);
@@ -795,8 +915,8 @@ int plan_main(int argc, char **argv)
         fputs("}", mem);
     }
     if (ncs < 2) fputs(", \"candidates\": [", mem);
-    fprintf(mem, "], \"simulations\": %d, \"configurations\": %d, \"pruned\": %d, \"infeasible\": %d, \"wall_s\": %.3f",
-            p.ne, p.nc, pruned, infeasible, wall);
+    fprintf(mem, "], \"simulations\": %d, \"configurations\": %d, \"pruned\": %d, \"infeasible\": %d, \"below_bound\": %d, \"wall_s\": %.3f",
+            p.ne, p.nc, pruned, infeasible, bounded, wall);
     fclose(mem);
 
     int64_t plan_id = 0;
@@ -827,11 +947,13 @@ int plan_main(int argc, char **argv)
         fputs("}\n", stdout);
     } else {
         printf("plan %s  target %.4g req/s x headroom %.3g = %.4g req/s\n", p.file, p.target, p.headroom, want);
-        printf("%d configurations (%d ruled out by the scenario, %d pruned by cost), %d simulations, %.2f s, %d workers\n\n",
-               p.nc, infeasible, pruned, p.ne, wall, p.jobs);
+        char nbound[64] = "";
+        if (bounded) snprintf(nbound, sizeof nbound, ", %d by the utilisation bound", bounded);
+        printf("%d configurations (%d ruled out by the scenario%s, %d pruned by cost), %d simulations, %.2f s, %d workers\n\n",
+               p.nc, infeasible, nbound, pruned, p.ne, wall, p.jobs);
         int wl = 13;          /* the configuration column fits the longest label */
         for (int i = 0; i < ncs && i < top; i++) {
-            int l = (int) strlen(p.c[cs[i].combo].label) + (p.mono.n >= 0 ? (int) strlen(p.mono.key) + 6 : 0);
+            int l = (int) strlen(p.c[cs[i].combo].label) + (p.mono.n >= 0 ? (int) strlen(p.mono_name) + 6 : 0);
             if (l > wl) wl = l;
         }
         for (int ci = 0; ci < p.nc; ci++) if (p.c[ci].infeasible && (int) strlen(p.c[ci].label) > wl) wl = (int) strlen(p.c[ci].label);
@@ -840,7 +962,7 @@ int plan_main(int argc, char **argv)
             const combo *c = &p.c[cs[i].combo];
             const eval *e = &p.e[shown[i]];
             char lab[600];
-            if (p.mono.n >= 0) snprintf(lab, sizeof lab, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p.mono.key, c->answer);
+            if (p.mono.n >= 0) snprintf(lab, sizeof lab, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p.mono_name, c->answer);
             else snprintf(lab, sizeof lab, "%s", c->label);
             printf("  %-*s %10.2f %9.3f %+8.1f%%  %s\n", wl, lab, cs[i].cost, max_util(&e->o.rep),
                    100 * slo_worst_margin(&e->slo), i == 0 ? (c->confirmed > 0 ? "met (confirmed)" : "met") : "met (1 seed)");
@@ -850,7 +972,7 @@ int plan_main(int argc, char **argv)
         const eval *e = &p.e[shown[0]];
         printf("\nbest: ");
         const combo *c = &p.c[cs[0].combo];
-        if (p.mono.n >= 0) printf("%s%s%s=%d", c->label, c->label[0] ? " " : "", p.mono.key, c->answer);
+        if (p.mono.n >= 0) printf("%s%s%s=%d", c->label, c->label[0] ? " " : "", p.mono_name, c->answer);
         else printf("%s", c->label);
         printf("  $%.2f/hour, confirmed with %d seeds\n", cs[0].cost, seeds);
         slo_table(&e->slo, stdout);

@@ -3,7 +3,9 @@
  * and, when the scenario has an [slo] and the sweep brackets the point where it
  * stops being met, narrows that point down by k-section (three new points per
  * round, run in parallel) to find the highest value -- and its arrival rate, the
- * goodput -- that still meets the SLO.  Stored as one sweep whose points are runs.
+ * goodput -- that still meets the SLO, or, when the SLO is missed at the low end
+ * and met at the high end (servers, replicas: more is better), the lowest value
+ * that meets it.  Stored as one sweep whose points are runs.
  */
 #include <errno.h>
 #include <math.h>
@@ -22,9 +24,11 @@ static const char *USAGE =
     "\n"
     "Runs FILE once per value of the varied key (e.g. --vary workload.rate=1:40:2,\n"
     "--vary \"pool chat.scheduler=static,continuous\"), in parallel (--jobs, default all\n"
-    "cores), and prints one line per point.  With an [slo] section, the highest value\n"
-    "that still meets every term is narrowed down between the last point that meets it\n"
-    "and the next one (numeric keys), and its arrival rate is reported as goodput_rps.\n"
+    "cores), and prints one line per point.  With an [slo] section and numeric values,\n"
+    "the boundary is narrowed down: the highest value still meeting every term when the\n"
+    "lowest meets it (a rate), the lowest value meeting it when only the high end does\n"
+    "(servers, replicas); its arrival rate is reported as goodput_rps.  A grid that\n"
+    "meets, misses and meets again is reported as not monotone.\n"
     "Every point is stored as a run, the whole as one sweep (latsim plot SWEEP).\n";
 
 typedef struct point {
@@ -141,6 +145,35 @@ static int cmp_x(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* The grid's verdicts into BUF: for numbers its runs ("met at 1..3, NOT met
+ * at 4, met at 5"; the narrowing points are not part of it), for words the two
+ * lists ("met at a, c; NOT met at b"). */
+static void describe_runs(const sweep *s, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (!s->numeric) {
+        for (int met = 1; met >= 0; met--) {
+            int first = 1;
+            for (int i = 0; i < s->n; i++) {
+                if (s->p[i].met != met) continue;
+                size_t l = strlen(buf);
+                if (first) snprintf(buf + l, n - l, "%s%s at %s", l ? "; " : "", met ? "met" : "NOT met", s->p[i].value);
+                else snprintf(buf + l, n - l, ", %s", s->p[i].value);
+                first = 0;
+            }
+        }
+        return;
+    }
+    for (int i = 0; i < s->n;) {
+        int j = i;
+        while (j + 1 < s->n && s->p[j + 1].met == s->p[i].met) j++;
+        size_t l = strlen(buf);
+        if (j == i) snprintf(buf + l, n - l, "%s%s at %s", l ? ", " : "", s->p[i].met ? "met" : "NOT met", s->p[i].value);
+        else snprintf(buf + l, n - l, "%s%s at %s..%s", l ? ", " : "", s->p[i].met ? "met" : "NOT met", s->p[i].value, s->p[j].value);
+        i = j + 1;
+    }
+}
+
 static void fmt(char *b, size_t n, double v)
 {
     if (isnan(v)) snprintf(b, n, "-");
@@ -233,7 +266,14 @@ int sweep_main(int argc, char **argv)
         int bad = scenario_load(&sc, s.file, s.sets, s.nsets + 1, err, sizeof err);
         if (!bad && i == 0) { base = sc; memset(&sc, 0, sizeof sc); }
         scenario_free(&sc);
-        if (bad) { cu_die(2, "%s", err); goto done; }
+        if (bad) {
+            const char *dot = strrchr(key, '.');
+            char sec[200];
+            snprintf(sec, sizeof sec, "%.*s", (int) (dot - key), key);
+            cu_relabel(err, sizeof err, "--vary", sec, dot + 1);
+            cu_die(2, "%s", err);
+            goto done;
+        }
     }
     s.numeric = s.integer = 1;
     for (int i = 0; i < s.n; i++) {
@@ -258,16 +298,35 @@ int sweep_main(int argc, char **argv)
     int grid = s.n;
     if (s.numeric) qsort(s.p, (size_t) s.n, sizeof *s.p, cmp_x);
 
-    /* Narrow down the last value meeting the SLO (the values before it all meet it). */
+    /* Which way the SLO goes, from the grid: met at the low end (a rate, a
+     * batch delay: less is better) -> the highest value meeting it; missed at the
+     * low end and met at the high end (servers, replicas: more is better) -> the
+     * lowest value meeting it.  The boundary is then narrowed down between the
+     * last meeting and first missing value (or the last missing and first
+     * meeting one).  More than one change along the grid is not monotone: said. */
     double best_x = NAN, best_rate = NAN;
-    int best = -1, bracketed = 0;
+    int best = -1, more = 0, monotone = 1, changes = 0, nmet = 0;
+    char runs[600] = "";
     if (base.slo.n > 0) {
-        int i = -1;
-        while (i + 1 < s.n && s.p[i + 1].met) i++;
-        best = i;
-        if (s.numeric && i >= 0 && i + 1 < s.n) {
-            bracketed = 1;
-            double lo = s.p[i].x, hi = s.p[i + 1].x;
+        for (int i = 0; i < s.n; i++) nmet += s.p[i].met;
+        for (int i = 0; i + 1 < s.n; i++) changes += s.p[i].met != s.p[i + 1].met;
+        monotone = !s.numeric || changes <= 1;
+        describe_runs(&s, runs, sizeof runs);
+    }
+    if (base.slo.n > 0 && s.numeric && nmet > 0) {
+        int i = -1, bad = -1;       /* the meeting and the missing end of the bracket */
+        if (s.p[0].met) {
+            while (i + 1 < s.n && s.p[i + 1].met) i++;
+            if (i + 1 < s.n) bad = i + 1;
+        } else if (s.p[s.n - 1].met) {
+            more = 1;
+            i = s.n - 1;
+            while (i - 1 >= 0 && s.p[i - 1].met) i--;
+            bad = i - 1;
+        }
+        best = i;                   /* -1: met only inside the range (neither end) */
+        if (i >= 0 && bad >= 0) {
+            double lo = s.p[more ? bad : i].x, hi = s.p[more ? i : bad].x;
             int k = 3;      /* points per round, fixed: the result must not depend on --jobs */
             for (int round = 0; round < 8; round++) {
                 if (s.integer ? hi - lo <= 1 : (hi - lo) <= 0.005 * fabs(hi)) break;
@@ -288,25 +347,33 @@ int sweep_main(int argc, char **argv)
                 if (s.n == from) break;
                 if ((rc = run_points(&s, from, jobs, dbpath, &base.slo)) != 0) goto done;
                 /* Conservative near the boundary, where noise can make a point
-                 * meet above one that missed: the lowest miss bounds the answer. */
+                 * meet beyond one that missed: the miss nearest the meeting end
+                 * bounds the answer. */
                 double nlo = lo, nhi = hi;
-                for (int q = from; q < s.n; q++)
-                    if (!s.p[q].met && s.p[q].x > lo && s.p[q].x < nhi) nhi = s.p[q].x;
-                for (int q = from; q < s.n; q++)
-                    if (s.p[q].met && s.p[q].x > nlo && s.p[q].x < nhi) nlo = s.p[q].x;
+                if (!more) {
+                    for (int q = from; q < s.n; q++)
+                        if (!s.p[q].met && s.p[q].x > lo && s.p[q].x < nhi) nhi = s.p[q].x;
+                    for (int q = from; q < s.n; q++)
+                        if (s.p[q].met && s.p[q].x > nlo && s.p[q].x < nhi) nlo = s.p[q].x;
+                } else {
+                    for (int q = from; q < s.n; q++)
+                        if (!s.p[q].met && s.p[q].x < hi && s.p[q].x > nlo) nlo = s.p[q].x;
+                    for (int q = from; q < s.n; q++)
+                        if (s.p[q].met && s.p[q].x < nhi && s.p[q].x > nlo) nhi = s.p[q].x;
+                }
                 lo = nlo;
                 hi = nhi;
             }
             qsort(s.p, (size_t) s.n, sizeof *s.p, cmp_x);
             for (int q = 0; q < s.n; q++)
-                if (s.p[q].x == lo) best = q;
+                if (s.p[q].x == (more ? hi : lo)) best = q;
         }
-        if (best >= 0) {
-            best_x = s.p[best].x;
-            best_rate = s.p[best].o.rate;
-            /* Closed loop (users): no offered rate; the goodput is what it carried. */
-            if (!isfinite(best_rate)) best_rate = report_get(&s.p[best].o.rep, "", "throughput_rps", "value");
-        }
+    }
+    if (best >= 0) {
+        best_x = s.p[best].x;
+        best_rate = s.p[best].o.rate;
+        /* Closed loop (users): no offered rate; the goodput is what it carried. */
+        if (!isfinite(best_rate)) best_rate = report_get(&s.p[best].o.rep, "", "throughput_rps", "value");
     }
     double wall = cu_clock() - t0;
     int llm = 0;
@@ -348,6 +415,9 @@ int sweep_main(int argc, char **argv)
     if (isnan(best_rate)) fputs("null", mem); else fprintf(mem, "%.6g", best_rate);
     fputs(", \"best_value\": ", mem);
     if (isnan(best_x)) fputs("null", mem); else fprintf(mem, "%.10g", best_x);
+    fputs(", \"direction\": ", mem);
+    fputs(best < 0 ? "null" : more ? "\"lowest_meeting\"" : "\"highest_meeting\"", mem);
+    fprintf(mem, ", \"monotone\": %s", monotone ? "true" : "false");
     fprintf(mem, ", \"simulations\": %d", s.n);
     fclose(mem);
     if (store) {
@@ -373,11 +443,25 @@ int sweep_main(int argc, char **argv)
         printf("sweep %s  --vary %s  (%d simulations, %.2f s, %d workers)\n\n", s.file, vary, s.n, wall, jobs);
         print_table(&s, llm, stdout);
         if (base.slo.n == 0) printf("\nno [slo] section: nothing to meet\n");
-        else if (best < 0) printf("\nno point meets the SLO (the lowest value, %s, already fails it)\n", s.p[0].value);
-        else if (!bracketed && best == s.n - 1) printf("\nevery point meets the SLO: the highest meeting it is beyond %s (rate %.4g req/s)\n", s.p[best].value, best_rate);
-        else if (!bracketed) printf("\nhighest value meeting the SLO: %s (values are not numbers: not narrowed down)\n", s.p[best].value);
-        else printf("\nhighest %s meeting the SLO: %.6g  ->  goodput %.4g req/s (narrowed down by %d extra simulations)\n",
-                    key, best_x, best_rate, s.n - grid);
+        else if (!s.numeric) printf("\nthe SLO is %s (values are not numbers: no order, not narrowed down)\n", runs);
+        else if (nmet == 0) printf("\nno point meets the SLO (neither the lowest value, %s, nor the highest, %s)\n", s.p[0].value, s.p[s.n - 1].value);
+        else if (best < 0) printf("\nthe SLO is not monotone in %s: it is %s (met inside the range only: no boundary to narrow down)\n", key, runs);
+        else {
+            if (!monotone)
+                printf("\nthe SLO is not monotone in %s: it is %s; the %s run meeting it is reported (every value %s it meets it)\n",
+                       key, runs, more ? "last" : "first", more ? "above" : "below");
+            if (nmet == grid)
+                printf("\nevery point meets the SLO: the highest meeting it is beyond %s (rate %.4g req/s)\n", s.p[best].value, best_rate);
+            else if (!more)
+                printf("\nhighest %s meeting the SLO: %.6g  ->  goodput %.4g req/s (narrowed down by %d extra simulations)\n",
+                       key, best_x, best_rate, s.n - grid);
+            else {
+                printf("\nlowest %s meeting the SLO: %.6g (more is better here: %s misses it)  ->  goodput %.4g req/s", key, best_x,
+                       s.p[best - 1].value, best_rate);
+                if (s.n > grid) printf(" (narrowed down by %d extra simulations)", s.n - grid);
+                printf("\n");
+            }
+        }
         if (store) printf("sweep %lld stored in %s\n", (long long) sweep_id, dbpath);
     }
     int end = store ? planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, json_text, err, sizeof err) : 0;

@@ -223,6 +223,7 @@ Test(sweep, mm1_goodput_matches_closed_form)
     double g = json_last(r.out, "goodput_rps");
     double want = 10 - log(100.0);
     cr_expect_lt(fabs(g - want), 0.37, "goodput %g, closed form %g", g, want);
+    cr_expect(strstr(r.out, "\"direction\": \"highest_meeting\", \"monotone\": true") != NULL, "%s", r.out);
     cr_expect_eq(count("SELECT count(*) FROM sweeps WHERE kind = 'sweep'"), 1);
     cr_expect_gt(count("SELECT count(*) FROM sweep_points"), 9, "narrowing points stored too");
     cr_expect_eq(count("SELECT count(*) FROM sweep_points p JOIN runs r ON r.id = p.run_id"),
@@ -250,10 +251,15 @@ Test(sweep, bad_input)
     r = latsim("sweep %s --vary workload.rate=1:3:0 --db %s", path, db);
     expect_bad(&r, "STEP must be > 0");
     rfree(&r);
+    /* The varied key's errors name --vary (the loader calls them --set). */
+    r = latsim("sweep %s --vary \"pool cpu.servers=1,x\" --db %s", path, db);
+    expect_bad(&r, "latsim: --vary: [pool cpu] servers: expected a whole number, got 'x'");
+    rfree(&r);
     cr_expect_eq(access(db, F_OK), -1, "nothing written");
 }
 
 /* ---- plan ----------------------------------------------------------------- */
+
 
 /* Erlang C by the Erlang B recursion. */
 static double erlang_c(int c, double a)
@@ -271,6 +277,57 @@ static double mmc_wait_p99_ms(int c, double lambda, double mu)
     if (a >= c) return INFINITY;
     double pw = erlang_c(c, a);
     return pw <= 0.01 ? 0 : 1000 * log(pw / 0.01) / (c * mu - lambda);
+}
+
+/* More servers never hurt: the sweep finds the lowest value meeting the SLO.
+ * The brief's case (M/M/c, mean service 100 ms, 8 req/s, P99 E2E <= 1 s): one
+ * server misses (rho 0.8: P99 sojourn = ln 100 / 2/s = 2.3 s), two meet. */
+Test(sweep, more_is_better_reports_the_lowest_meeting_value)
+{
+    char path[256];
+    write_file("mm1.ini", MM1, path, sizeof path);
+    result r = latsim("sweep %s --vary \"pool cpu.servers=1,2,3\" --set workload.rate=8 --set sim.requests=20000 --no-store --json", path);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect_eq(json_last(r.out, "best_value"), 2, "%s", r.out);
+    cr_expect_eq(json_last(r.out, "goodput_rps"), 8, "%s", r.out);
+    cr_expect(strstr(r.out, "\"direction\": \"lowest_meeting\", \"monotone\": true") != NULL, "%s", r.out);
+    rfree(&r);
+    r = latsim("sweep %s --vary \"pool cpu.servers=1,2,3\" --set workload.rate=8 --set sim.requests=20000 --no-store", path);
+    cr_expect(strstr(r.out, "lowest pool cpu.servers meeting the SLO: 2 (more is better here: 1 misses it)") != NULL, "%s", r.out);
+    rfree(&r);
+    /* Narrowed down between the last miss and the first meeting value, to the
+     * Erlang C answer: 60 req/s, P99 wait <= 140 ms (the plan test's case, whose
+     * c* - 1 misses and c* meets by > 25 %). */
+    int want = 1;
+    while (mmc_wait_p99_ms(want, 60, 10) > 140) want++;
+    write_file("mmc.ini", "[sim]\nrequests = 50000\n[workload]\nrate = 60\n[pool cpu]\nservers = 1\n"
+               "service_ms = exp(mean=100)\n[slo]\nqueue_p99_ms = 140\n", path, sizeof path);
+    r = latsim("sweep %s --vary \"pool cpu.servers=1:16:5\" --no-store --json", path);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect_eq(json_last(r.out, "best_value"), want, "Erlang C: %d; %s", want, r.out);
+    cr_expect_gt(json_last(r.out, "simulations"), 4, "narrowed down");
+    cr_expect(strstr(r.out, "\"narrowing\": true") != NULL);
+    rfree(&r);
+}
+
+/* The seed has no order: near the limit (M/M/1 at 5.3 req/s, P99 E2E ~ 1 s)
+ * seeds 1, 2, 3 meet, miss and meet the SLO (fixed numbers: same seed, same
+ * run).  The sweep says it is not monotone instead of reporting silently. */
+Test(sweep, non_monotone_is_reported)
+{
+    char path[256];
+    write_file("mm1.ini", MM1, path, sizeof path);
+    result r = latsim("sweep %s --vary sim.seed=1:3:1 --set workload.rate=5.3 --set sim.requests=20000 --no-store --json", path);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"monotone\": false") != NULL, "%s", r.out);
+    rfree(&r);
+    r = latsim("sweep %s --vary sim.seed=1:3:1 --set workload.rate=5.3 --set sim.requests=20000 --no-store", path);
+    cr_expect(strstr(r.out, "the SLO is not monotone in sim.seed: it is met at 1, NOT met at 2, met at 3") != NULL, "%s", r.out);
+    rfree(&r);
+    /* Words have no order: the values meeting it are listed. */
+    r = latsim("sweep %s --vary \"pool cpu.service_ms=exp(mean=50),exp(mean=300),exp(mean=60)\" --set sim.requests=20000 --no-store", path);
+    cr_expect(strstr(r.out, "the SLO is met at exp(mean=50), exp(mean=60); NOT met at exp(mean=300)") != NULL, "%s", r.out);
+    rfree(&r);
 }
 
 /* The planner finds exactly the smallest c whose Erlang-C P99 wait meets the SLO.
@@ -335,7 +392,70 @@ Test(plan, bad_input)
     expect_bad(&r, "no configuration meets the SLO at 38 req/s");
     cr_expect(strstr(r.err, "the closest, servers=4, gives queue_p99_ms") != NULL, "%s", r.err);
     rfree(&r);
+    /* No value passes the utilisation bound (offered load 5 servers' worth): nothing
+     * simulated, and the message says why and how far the range falls short. */
+    r = latsim("plan %s --target-rate 50 --search \"pool cpu.servers=1:5\" --db %s", path, db);
+    expect_bad(&r, "no configuration meets the SLO at 50 req/s (50 x headroom 1): 1 of 1 configurations cannot carry the load "
+               "(e.g. pool cpu needs servers >= 6 to carry its offered load (50 req/s x 100 ms = 5 servers busy, utilization_max 1), "
+               "and the search ends at servers=5 (utilisation 1)); nothing was simulated");
+    rfree(&r);
+    /* The rate is --target-rate's. */
+    r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --search workload.rate=1,2 --db %s", path, db);
+    expect_bad(&r, "plan: --search workload.rate: the arrival rate is set by --target-rate");
+    rfree(&r);
+    r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --set workload.rate=3 --db %s", path, db);
+    expect_bad(&r, "plan: --set workload.rate: the arrival rate is set by --target-rate");
+    rfree(&r);
+    /* A dimension's bad value names --search (the loader calls it --set). */
+    r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --search \"pool cpu.service_ms=exp(mean=x)\" --db %s", path, db);
+    expect_bad(&r, "latsim: --search: [pool cpu] service_ms:");
+    rfree(&r);
     cr_expect_eq(access(db, F_OK), -1, "nothing written");
+}
+
+/* Two pools' sizes planned jointly (a CPU stage then a slower, dearer stage):
+ * a.servers is bisected (the wider range) within each of b.servers' values.
+ * The answer must be the cheapest combination that brute force finds by
+ * simulating every one of the 10 x 6 combinations with the plan's three seeds
+ * (the plan confirms its winner with the same three). */
+Test(plan, two_pools_jointly_match_brute_force)
+{
+    char path[256];
+    write_file("pipe.ini",
+               "[sim]\nrequests = 20000\n[workload]\nrate = 1\n"
+               "[pool a]\nservers = 1\nservice_ms = exp(mean=100)\nusd_per_hour = 1\nnext = b\n"
+               "[pool b]\nservers = 1\nservice_ms = exp(mean=250)\nusd_per_hour = 3\n"
+               "[slo]\ne2e_p99_ms = 1400\n", path, sizeof path);
+    result r = latsim("plan %s --target-rate 20 --search \"pool a.servers=1:10\" --search \"pool b.servers=4,5,6,7,8,9\" "
+                      "--seed 1 --db %s --json", path, db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    double cost = json_num(r.out, "usd_per_hour");
+    int pa = 0, pb = 0;
+    const char *sa = strstr(r.out, "\"pool a.servers\": \""), *sb = strstr(r.out, "\"pool b.servers\": \"");
+    cr_assert(sa && sb, "%s", r.out);
+    pa = atoi(sa + 19);
+    pb = atoi(sb + 19);
+    cr_expect_float_eq(cost, pa * 1.0 + pb * 3.0, 1e-9);
+    /* b = 4 and 5 cannot carry 20 x 250 ms = 5 servers busy: ruled out unsimulated. */
+    cr_expect_eq(json_num(r.out, "below_bound"), 2, "%s", r.out);
+    int sims = (int) json_num(r.out, "simulations");
+    rfree(&r);
+    double best = INFINITY;
+    int ba = 0, bb = 0, runs = 0;
+    for (int b = 4; b <= 9; b++)
+        for (int a = 1; a <= 10; a++) {
+            int met = 1;
+            for (int seed = 1; seed <= 3 && met; seed++) {
+                r = latsim("run %s --set workload.rate=20 --set \"pool a.servers=%d\" --set \"pool b.servers=%d\" --seed %d --no-store --json",
+                           path, a, b, seed);
+                runs++;
+                met = strstr(r.out, "\"slo\": {\"met\": true") != NULL;
+                rfree(&r);
+            }
+            if (met && a + 3.0 * b < best) { best = a + 3.0 * b; ba = a; bb = b; }
+        }
+    cr_expect_float_eq(cost, best, 1e-9, "plan a=%d b=%d $%g, brute force a=%d b=%d $%g", pa, pb, cost, ba, bb, best);
+    cr_expect_lt(sims, 30, "%d simulations for 60 combinations (brute force ran %d)", sims, runs);
 }
 
 /* ---- check, baseline, compare --------------------------------------------- */
@@ -407,6 +527,48 @@ Test(check, exit_codes_baseline_and_junit)
     rfree(&r);
     r = latsim("baseline accept 999 --db %s", db);
     expect_bad(&r, "no run 999");
+    rfree(&r);
+}
+
+/* Bad arguments are refused before anything is simulated or stored: an
+ * unwritable --junit path. A saturated check names its latency terms not
+ * measured (no "nan"). */
+Test(check, junit_path_checked_first_and_saturated_terms)
+{
+    char good[256], sat[256], junit[256];
+    write_file("good.ini", MMC5, good, sizeof good);
+    result r = latsim("check %s --db %s --junit /nonexistent/dir/x.xml", good, db);
+    expect_bad(&r, "check: --junit /nonexistent/dir/x.xml: cannot write: /nonexistent/dir: No such file or directory");
+    cr_expect_eq(access(db, F_OK), -1, "nothing simulated or stored");
+    rfree(&r);
+    r = latsim("run %s --db %s", good, db);
+    rfree(&r);
+    r = latsim("check --db %s --junit %s", db, dir);                   /* no FILE: the stored ones; a folder as output */
+    expect_bad(&r, "cannot write: it is a folder");
+    cr_expect_eq(count("SELECT count(*) FROM runs"), 1, "no check run stored");
+    rfree(&r);
+    /* The same file stored under two names is checked once. */
+    char dot[300];
+    snprintf(dot, sizeof dot, "%s/./good.ini", dir);
+    r = latsim("run %s --db %s", dot, db);
+    rfree(&r);
+    r = latsim("check --db %s", db);
+    cr_expect_eq(r.rc, 0, "%s%s", r.out, r.err);
+    cr_expect_eq(count("SELECT count(*) FROM runs"), 3, "one check run for the one file");
+    rfree(&r);
+    /* 1 server at 20 req/s (mean 100 ms): saturated. */
+    write_file("sat.ini", "[sim]\nrequests = 5000\n[workload]\nrate = 20\n[pool cpu]\nservers = 1\n"
+               "service_ms = exp(mean=100)\n[slo]\nqueue_p99_ms = 100\n", sat, sizeof sat);
+    snprintf(junit, sizeof junit, "%s/j.xml", dir);
+    r = latsim("check %s --no-store --junit %s", sat, junit);
+    cr_expect_eq(r.rc, 1, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "queue_p99_ms not measured (saturated)") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "nan") == NULL, "%s", r.out);
+    char *x = slurp(junit);
+    cr_assert_not_null(x);
+    cr_expect(strstr(x, "queue_p99_ms not measured (saturated)") != NULL, "%s", x);
+    cr_expect(strstr(x, "nan") == NULL, "%s", x);
+    free(x);
     rfree(&r);
 }
 
