@@ -37,7 +37,25 @@ typedef struct gpool {
     uint64_t cold;        /* measured requests served by a cold server */
     uint64_t started;     /* measured requests whose service started (swap share) */
     uint64_t swapped;     /* measured requests whose service started over the memory limit */
+    gsl_rng *err_rng;     /* error draws (stream "pool NAME/errors"), or NULL when error_rate is 0 */
+    uint64_t errors;      /* measured requests whose service ended in an error (5xx) */
 } gpool;
+
+/* R's service just ended: 1 when it ended in an error (error_rate), counted as
+ * a rejection; else 1 served.  Draws nothing when error_rate is 0. */
+static int end_in_error(gpool *p, request *r)
+{
+    station *st = &p->st;
+    int err = p->err_rng && gsl_rng_uniform(p->err_rng) < st->cfg->error_rate;
+    if (r->measured) {
+        if (err) {
+            p->errors++;
+            st->rejected++;
+        } else
+            st->served++;
+    }
+    return err;
+}
 
 static void serve(gpool *p, request *r);
 
@@ -50,17 +68,16 @@ static void on_service_end(evq *q, void *subject, int64_t arg)
     simtime_t took = evq_now(st->q) - r->start;   /* generic pools never preempt */
     r->service_ns += took;
     station_charge(st, r, (double) took);
-    if (r->measured) {
-        stat_add(st->service_ms, simtime_to_ms(took));
-        st->served++;
-    }
+    if (r->measured) stat_add(st->service_ms, simtime_to_ms(took));
+    int err = end_in_error(p, r);
     request *next = station_dequeue(st);
     if (next) serve(p, next);               /* the server stays busy */
     else {
         p->idle++;
         station_busy(st, -1);
     }
-    station_forward(st, r, 0);
+    if (err) station_drop(st, r, OUT_REJECTED);
+    else station_forward(st, r, 0);
 }
 
 static void serve(gpool *p, request *r)
@@ -190,10 +207,8 @@ static void unit_end(evq *q, void *subject, int64_t arg)
     simtime_t took = evq_now(st->q) - r->start;
     r->service_ns += took;
     station_charge(st, r, (double) took);
-    if (r->measured) {
-        stat_add(st->service_ms, simtime_to_ms(took));
-        st->served++;
-    }
+    if (r->measured) stat_add(st->service_ms, simtime_to_ms(took));
+    int err = end_in_error(p, r);
     request *next = p->avail[u] ? station_dequeue(st) : NULL;
     if (next) unit_serve(p, u, next);
     else {
@@ -201,7 +216,8 @@ static void unit_end(evq *q, void *subject, int64_t arg)
         if (p->avail[u]) push_idle(p, u);
         else fleet_drained(p->fl, u);          /* a draining server is done */
     }
-    station_forward(st, r, 0);
+    if (err) station_drop(st, r, OUT_REJECTED);
+    else station_forward(st, r, 0);
 }
 
 static void unit_down(void *ctx, int u, int failed)
@@ -319,6 +335,7 @@ static int report_fleet(station *st, pool_result *out)
         rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
     }
     if (fc->cold) rc |= pool_result_add(out, "cold_served", (double) p->cold);
+    if (st->cfg->error_rate > 0) rc |= pool_result_add(out, "errors", (double) p->errors);
     if (fc->swap) {
         rc |= pool_result_add(out, "swapped", (double) p->swapped);
         rc |= pool_result_add(out, "swap_share", p->started ? (double) p->swapped / (double) p->started : 0);
@@ -350,6 +367,7 @@ static void arrive(station *st, request *r)
 static int report(station *st, pool_result *out)
 {
     out->cost_per_hour = st->cfg->servers * st->cfg->usd_per_hour;
+    if (st->cfg->error_rate > 0 && pool_result_add(out, "errors", (double) ((gpool *) st)->errors)) return -1;
     return 0;
 }
 
@@ -363,6 +381,7 @@ static void destroy(station *st)
 {
     gpool *p = (gpool *) st;
     fleet_free(p->fl);
+    if (p->err_rng) gsl_rng_free(p->err_rng);
     free(p->holding);
     free(p->ev);
     free(p->avail);
@@ -397,6 +416,8 @@ static const scn_key KEYS[] = {
     { "servers", "1", "parallel servers" },
     { "service_ms", "", "service time distribution, ms (required)" },
     { "usd_per_hour", "0", "$ per server-hour (the planner's cost of this pool)" },
+    { "error_rate", "0", "probability a service ends in an error (the seeds' 5xx) instead of an answer: the request "
+                         "leaves rejected after its service time (a [client] retries it)" },
     { NULL, NULL, NULL },
 };
 
@@ -404,6 +425,7 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
 {
     if (scn_int(x, sec, "servers", 1, 1, 100000000, &p->servers)) return -1;
     if (scn_num(x, sec, "usd_per_hour", 0, 0, 0, 1e12, &p->usd_per_hour)) return -1;
+    if (scn_num(x, sec, "error_rate", 0, 0, 0, 1, &p->error_rate)) return -1;
     if (scn_dist(x, sec, "service_ms", NULL, &p->service)) return -1;
     if (p->service.mean <= 0) return scn_fail(x, sec, "service_ms", "mean service time must be > 0");
     if (p->service.mean > SIMTIME_HORIZON_MS)
@@ -436,6 +458,14 @@ station *pool_new(const pool_cfg *cfg, const station_env *env)
     }
     p->idle = cfg->servers;
     p->st.capacity = cfg->servers;
+    if (cfg->error_rate > 0) {
+        char stream[96];
+        snprintf(stream, sizeof stream, "pool %s/errors", cfg->name);
+        if (!(p->err_rng = rng_stream(env->seed, stream))) {
+            destroy(&p->st);
+            return NULL;
+        }
+    }
     if (!cfg->fleet) return &p->st;
 
     char name[96];

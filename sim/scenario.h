@@ -66,6 +66,7 @@ typedef struct pool_cfg {
     int servers;              /* generic: parallel servers */
     dist service;             /* generic: service time, ms */
     double usd_per_hour;      /* generic: $ per server-hour (0 = free) */
+    double error_rate;        /* generic: probability a service ends in an error (5xx), [0, 1] */
     uint64_t queue_limit;     /* 0 = unbounded; else arrivals finding this many waiting are rejected */
     double timeout_ms;        /* 0 = none; else requests waiting longer are dropped, ms */
     int *next;                /* out-edges: pool indices of the `next` list, in order */

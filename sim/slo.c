@@ -227,7 +227,9 @@ int slo_eval(const slo_spec *s, const store_stat *rows, size_t nrows, slo_result
         if (t->kind == SLO_LATENCY) v = row(rows, nrows, scope, t->metric, t->stat);
         else if (t->kind == SLO_ERROR_RATE) {
             double req = row(rows, nrows, scope, "requests", "value");
-            double bad = row(rows, nrows, scope, "rejected", "value") + row(rows, nrows, scope, "timed_out", "value");
+            double failed = row(rows, nrows, scope, "failed", "value");   /* reported with fleet keys */
+            double bad = row(rows, nrows, scope, "rejected", "value") + row(rows, nrows, scope, "timed_out", "value") +
+                         (isnan(failed) ? 0 : failed);
             v = req > 0 ? bad / req : NAN;
         } else {
             for (size_t k = 0; k < nrows; k++)
@@ -327,7 +329,7 @@ void slo_print_keys(FILE *out)
     fputs("[slo] and [slo CLASS] (service-level objectives; [slo CLASS]: one [class NAME])\n", out);
     fprintf(out, "  %-24s %-14s %s\n", "<metric>_<stat>_ms", "-",
             "limit, ms: metric e2e|queue|service|network (LLM: overhead|ttft|tpot|itl), stat p50|p90|p95|p99|p999|mean|max");
-    fprintf(out, "  %-24s %-14s %s\n", "error_rate", "-", "limit on (rejected + timed out) / requests");
+    fprintf(out, "  %-24s %-14s %s\n", "error_rate", "-", "limit on (rejected + timed out + failed) / requests");
     fprintf(out, "  %-24s %-14s %s\n", "utilization_max", "-", "[slo] only: limit on every pool's utilisation");
     fprintf(out, "  %-24s %-14s %s\n\n", "headroom", "1", "[slo] only: plan and check run the workload at this x its rate");
 }

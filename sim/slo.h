@@ -3,7 +3,7 @@
  *
  * A term is `<metric>_<stat>_ms = LIMIT` on a reported latency metric (e2e,
  * queue, service, network, and with an LLM pool overhead, ttft, tpot, itl) and stat (p50,
- * p90, p95, p99, p999, mean, max), `error_rate = F` (rejected + timed out over
+ * p90, p95, p99, p999, mean, max), `error_rate = F` (rejected + timed out + failed over
  * measured requests) or `utilization_max = U` (every pool).  `headroom = H`
  * is no term: the planner and `latsim check` run the workload at H times its
  * rate.  The per-request limits (goodput, as DistServe defines it) are the

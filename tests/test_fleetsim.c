@@ -534,6 +534,28 @@ Test(fleetsim, generic_cold_start_loads_its_weights)
     cr_assert(strstr(err, "paid_while_down: needs fail_after_s"), "%s", err);
 }
 
+/* Errors (5xx) as a rate on a generic pool: each service ends in an error with
+ * probability 0.1, and the client retries twice.  A request fails only if its
+ * three attempts all err: 0.001 of 10^5 = 100 (sd 10); retries = 10^5 x (0.1 +
+ * 0.01) = 11 000 (sd about 100); every error is a rejection of the pool.  The
+ * SLO's error_rate counts the requests that failed. */
+Test(fleetsim, generic_error_rate_with_retries)
+{
+    sim_result r;
+    simulate("[sim]\nrequests = 100000\n[workload]\nrate = 50\n[client]\ntimeout_ms = 60000\nretries = 2\n"
+             "[pool web]\nservers = 4\nservice_ms = exp(mean=20)\nerror_rate = 0.1\n", 1, &r);
+    const pool_result *p = &r.pools[0];
+    cr_assert_float_eq((double) r.rejected, 100, 50, "rejected %llu", (unsigned long long) r.rejected);
+    cr_assert_float_eq((double) r.retries, 11000, 500, "retries %llu", (unsigned long long) r.retries);
+    cr_assert_eq(pool_metric_get(p, "errors"), (double) p->rejected);
+    cr_assert_eq(p->served + p->rejected, p->arrivals);
+    cr_assert_eq(r.served + r.rejected, r.requests);
+    sim_result_free(&r);
+    char err[512];
+    load_error("[workload]\nrate = 1\n[pool web]\nservice_ms = const(1)\nerror_rate = 1.5\n", err, sizeof err);
+    cr_assert(strstr(err, "[pool web] error_rate: must be <= 1"), "%s", err);
+}
+
 /* ---- memory over the limit (swapping) ------------------------------------------- */
 
 /* Arrivals every 10 ms, a constant 25 ms service, 4 servers: request k starts

@@ -774,3 +774,27 @@ Test(slo, show_prints_the_stored_terms)
     free(expect);
     rfree(&r);
 }
+
+/* error_rate counts requests lost to failures (on_failure = fail) with the
+ * rejected and timed out ones. */
+Test(slo, error_rate_counts_failed_requests)
+{
+    char path[256];
+    write_file("failing.ini",
+               "[sim]\nrequests = 20000\n[workload]\nrate = 120\n"
+               "[pool cpu]\nservers = 8\nservice_ms = exp(mean=50)\nfail_after_s = exp(mean=20)\n"
+               "repair_s = exp(mean=2)\non_failure = fail\n[slo]\nerror_rate = 1\n", path, sizeof path);
+    result r = latsim("run %s --no-store --json", path);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    double failed = json_number_value(json_object_get(j, "failed"));
+    double n = json_number_value(json_object_get(j, "requests"));
+    double bad = failed + json_number_value(json_object_get(j, "rejected")) + json_number_value(json_object_get(j, "timed_out"));
+    json_t *t = json_array_get(json_object_get(json_object_get(j, "slo"), "terms"), 0);
+    cr_assert_gt(failed, 0);
+    cr_assert_float_eq(json_number_value(json_object_get(t, "value")), bad / n, 1e-6 * bad / n + 1e-9);
+    json_decref(j);
+    rfree(&r);
+}
