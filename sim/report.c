@@ -104,6 +104,8 @@ int report_flatten(const sim_result *x, int rep, report *out)
     if (x->has_cold) {
         if (add_latency(out, rep, G, "e2e_cold", &x->e2e_cold, hide)) return -1;
         if (add_latency(out, rep, G, "e2e_warm", &x->e2e_warm, hide)) return -1;
+        if (x->has_llm && add_latency(out, rep, G, "ttft_cold", &x->ttft_cold, hide)) return -1;
+        if (x->has_llm && add_latency(out, rep, G, "ttft_warm", &x->ttft_warm, hide)) return -1;
     }
     if (x->has_gateway && add_latency(out, rep, G, "network", &x->network, hide)) return -1;
     if ((x->has_llm || x->has_gateway) && add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;

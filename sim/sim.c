@@ -75,6 +75,7 @@ typedef struct sim {
 
     stat_acc *e2e, *queue, *service, *ttft, *tpot, *overhead, *itl;
     stat_acc *e2e_cold, *e2e_warm;   /* E2E of requests served cold / warm (pools with cold starts), or NULL */
+    stat_acc *ttft_cold, *ttft_warm; /* their TTFT (with e2e_cold), ms */
     stat_acc *network;        /* network time per served request, ms */
     bd_acc *bd;               /* shares of e2e per component */
     gwattr *gwa;              /* gateway attributes of requests (class keys) */
@@ -242,6 +243,7 @@ static void sink_leave(void *ctx, request *r)
             simtime_t last = r->last_token + r->ret_last_ns;
             ttft = simtime_to_ms(first - r->arrival);
             stat_add(s->ttft, ttft);
+            if (s->e2e_cold) stat_add(r->cold ? s->ttft_cold : s->ttft_warm, ttft);
             if (r->output > 1 && !r->whole && r->last_token > r->first_token) {   /* a whole answer has no TPOT */
                 tpot = simtime_to_ms(last - first) / (r->output - 1);
                 stat_add(s->tpot, tpot);
@@ -552,6 +554,8 @@ static int fill_results(sim *s, sim_result *out)
         out->has_cold = 1;
         stat_summarize(s->e2e_cold, &out->e2e_cold);
         stat_summarize(s->e2e_warm, &out->e2e_warm);
+        stat_summarize(s->ttft_cold, &out->ttft_cold);
+        stat_summarize(s->ttft_warm, &out->ttft_warm);
     }
     stat_summarize(s->mirror ? s->st[0]->queue_ms : s->queue, &out->queue);
     stat_summarize(s->mirror ? s->st[0]->service_ms : s->service, &out->service);
@@ -687,7 +691,8 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     s.network = stat_new(); s.bd = bd_new(); s.gwa = gwattr_new(&sc->wl, seed);
     for (int i = 0; i < sc->npools; i++)
         if (sc->pools[i].fleet && sc->pools[i].fleet->cold && !s.e2e_cold) {
-            if (!(s.e2e_cold = stat_new()) || !(s.e2e_warm = stat_new())) {
+            if (!(s.e2e_cold = stat_new()) || !(s.e2e_warm = stat_new()) || !(s.ttft_cold = stat_new()) ||
+                !(s.ttft_warm = stat_new())) {
                 snprintf(err, errlen, "out of memory");
                 goto done;
             }
@@ -795,7 +800,7 @@ done:
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead); stat_free(s.itl);
     stat_free(s.network); bd_free(s.bd); gwattr_free(s.gwa);
-    stat_free(s.e2e_cold); stat_free(s.e2e_warm);
+    stat_free(s.e2e_cold); stat_free(s.e2e_warm); stat_free(s.ttft_cold); stat_free(s.ttft_warm);
     ts_free(s.ts);
     if (s.client_rng) gsl_rng_free(s.client_rng);
     free(s.ts_area);

@@ -71,6 +71,7 @@ typedef struct sim_result {
     int has_client;           /* a [client] section: attempts, retries, wasted are reported */
     int has_cold;             /* a pool has cold starts: e2e_cold and e2e_warm are reported */
     stat_summary e2e_cold, e2e_warm;   /* E2E of requests served cold / warm, ms */
+    stat_summary ttft_cold, ttft_warm; /* their TTFT, ms (reported with an LLM pool) */
     uint64_t attempts;        /* [client]: attempts of measured requests (= requests + retries) */
     uint64_t retries;         /* [client]: retries of measured requests */
     uint64_t wasted;          /* [client]: attempts served after their client gave up on them */

@@ -419,6 +419,17 @@ Test(fleetsim, cold_and_warm_reported_apart)
     /* A cold service is 4 x 50 ms on average: well above the warm E2E. */
     cr_assert_gt(r.e2e_cold.mean, 2 * r.e2e_warm.mean);
     sim_result_free(&r);
+    /* LLM replicas: TTFT apart too, for the same requests as E2E.  A cold
+     * replica's steps take 3x, so its prefill does (TTFT well above warm). */
+    simulate("[sim]\nrequests = 6000\n[workload]\nrate = 8\nprompt_tokens = const(2000)\noutput_tokens = const(50)\n"
+             "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 2\nfail_after_s = exp(mean=60)\n"
+             "repair_s = const(1)\nstorage = nvme\ncold_factor = 3\ncold_requests = 20\n", 1, &r);
+    cr_assert_eq(r.has_cold, 1);
+    cr_assert_eq(r.ttft_cold.n, r.e2e_cold.n);
+    cr_assert_eq(r.ttft_warm.n, r.e2e_warm.n);
+    cr_assert_gt(r.ttft_cold.n, 100);
+    cr_assert_gt(r.ttft_cold.mean, 2 * r.ttft_warm.mean, "cold %g warm %g", r.ttft_cold.mean, r.ttft_warm.mean);
+    sim_result_free(&r);
 }
 
 /* ---- the time series through the program: CSV, database, plot ------------------- */
