@@ -590,10 +590,12 @@ static int build_classes(ctx *x)
             if (found < 0) {
                 size_t row = 0;
                 while (w->tr.label[row] != (int32_t) l) row++;
-                char lab[64];
+                char lab[64], tp[256];
+                const cfg_entry *te;
                 errmsg_field(w->tr.labels[l], lab, sizeof lab);
-                return fail(x, ce, "workload", "class_column", "trace row %zu names class '%s', which has no [class %s] section",
-                            row + 1, lab, lab);
+                errmsg_field(val(x, "workload", "trace", &te), tp, sizeof tp);
+                return fail(x, ce, "workload", "class_column", "%s: data row %zu names class '%s', which has no [class %s] section",
+                            tp, row + 1, lab, lab);
             }
             w->trace_class[l] = (int32_t) found;
         }

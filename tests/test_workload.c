@@ -530,5 +530,13 @@ Test(workload, csv_class_column_gives_each_rows_class)
     cr_expect_eq(res.pools[1].arrivals, 1000);
     sim_result_free(&res);
     scenario_free(&sc);
+    /* A row naming a class the scenario lacks: the error names the trace, the
+     * data row and the key (the first "long" row is data row 1). */
+    snprintf(text, sizeof text, "[workload]\nrate = 5\ntrace = %s\nprompt_column = p\noutput_column = o\n"
+             "class_column = kind\n[class short]\n[pool small]\nservice_ms = exp(mean=10)\n", path);
+    cr_assert_neq(scenario_load_text(&sc, "s.ini", text, NULL, 0, err, sizeof err), 0);
+    scenario_free(&sc);
+    cr_assert(strstr(err, "s.ini:6: [workload] class_column: /tmp/latsim_wl_classes.csv: data row 1 names class 'long', "
+                          "which has no [class long] section"), "%s", err);
     unlink(path);
 }
