@@ -605,6 +605,10 @@ int plan_main(int argc, char **argv)
             if (!ok) { cu_die(2, "plan: --search %s.%s=%s: expected whole numbers >= 1", section, key, spec); goto done; }
             /* Several pools' sizes: the widest range is bisected, the others
              * become ordinary dimensions (their values multiply the configurations). */
+            if (p.mono.n >= 0 && !strcmp(p.mono.section, section) && !strcmp(p.mono.key, key)) {
+                cu_die(2, "plan: --search %s.%s: searched twice (with --replicas or another --search)", section, key);
+                goto done;
+            }
             if (p.mono.n >= 0) {
                 int widen = b - a > p.mono_hi - p.mono_lo;
                 if (p.ndims == MAX_DIMS) { cu_die(2, "plan: at most %d dimensions", MAX_DIMS); goto done; }

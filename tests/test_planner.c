@@ -406,6 +406,9 @@ Test(plan, bad_input)
     r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --set workload.rate=3 --db %s", path, db);
     expect_bad(&r, "plan: --set workload.rate: the arrival rate is set by --target-rate");
     rfree(&r);
+    r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --search \"pool cpu.servers=2,3\" --db %s", path, db);
+    expect_bad(&r, "plan: --search pool cpu.servers: searched twice");
+    rfree(&r);
     /* A dimension's bad value names --search (the loader calls it --set). */
     r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --search \"pool cpu.service_ms=exp(mean=x)\" --db %s", path, db);
     expect_bad(&r, "latsim: --search: [pool cpu] service_ms:");
