@@ -52,12 +52,15 @@ void ts_free(tseries *ts)
     free(ts);
 }
 
-void ts_arrival(tseries *ts) { ts->cur.arrivals++; }
-void ts_retry(tseries *ts)   { ts->cur.retries++; }
-void ts_error(tseries *ts)   { ts->cur.errors++; }
+static void catch_up(tseries *ts);
+
+void ts_arrival(tseries *ts) { catch_up(ts); ts->cur.arrivals++; }
+void ts_retry(tseries *ts)   { catch_up(ts); ts->cur.retries++; }
+void ts_error(tseries *ts)   { catch_up(ts); ts->cur.errors++; }
 
 void ts_served(tseries *ts, double e2e_ms, double ttft_ms)
 {
+    catch_up(ts);
     ts->cur.served++;
     stat_add(ts->e2e, e2e_ms);
     if (ttft_ms >= 0)               /* NAN and negative: no first token */
@@ -119,13 +122,29 @@ int ts_close(tseries *ts, const ts_gauges *g)
     return ts_close_at(ts, simtime_add(ts->t0, ts->dt), g);
 }
 
+/* Closes the intervals that have ended by now (attached series only): an event
+ * at an interval's end time belongs to the next interval, even when it runs
+ * before the boundary event scheduled for that time. */
+static void catch_up(tseries *ts)
+{
+    if (ts->q == NULL)
+        return;
+    simtime_t now = evq_now(ts->q);
+    while (now >= ts_next_close(ts)) {
+        ts_gauges g;
+        ts->gauge(ts->gctx, &g);
+        if (ts_close(ts, &g) != 0)
+            return;
+    }
+}
+
+/* The boundary event: closes what has ended (unless an event at this time
+ * already did) and waits for the next end; exactly one is pending. */
 static void on_boundary(evq *q, void *subject, int64_t arg)
 {
     (void) arg;
     tseries *ts = subject;
-    ts_gauges g;
-    ts->gauge(ts->gctx, &g);
-    ts_close(ts, &g);
+    catch_up(ts);
     if (evq_at(q, ts_next_close(ts), on_boundary, ts, 0) == 0)
         ts->failed = 1;
 }

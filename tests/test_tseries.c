@@ -211,3 +211,27 @@ Test(tseries, attached_to_the_calendar)
     ts_free(ts);
     evq_free(q);
 }
+
+/* An event at an interval's end belongs to the next interval, even when it was
+ * scheduled before the boundary event and so runs first (closed-loop users
+ * started at 0, 2, 4... s with 1 s intervals). */
+Test(tseries, an_event_at_a_boundary_counts_in_the_next_interval)
+{
+    evq *q = evq_new();
+    tseries *ts = ts_new(10, err, sizeof err);
+    int calls = 0;
+    evq_at(q, simtime_from_s(10), arrive, ts, 0);   /* scheduled before the series */
+    evq_at(q, simtime_from_s(20), arrive, ts, 0);
+    evq_at(q, simtime_from_s(25), arrive, ts, 0);   /* the run ends here */
+    cr_assert_eq(ts_attach(ts, q, gauge, &calls), 0);
+    evq_run(q, simtime_from_s(25));
+    cr_assert_eq(ts_close_at(ts, evq_now(q), &(ts_gauges) {0, 0, 0}), 0);
+    cr_assert_eq(ts_count(ts), 3);
+    const ts_row *r = ts_rows(ts);
+    cr_assert_eq(r[0].arrivals, 0);
+    cr_assert_eq(r[1].arrivals, 1, "the arrival at 10 s is in [10, 20)");
+    cr_assert_eq(r[2].arrivals, 2, "the arrivals at 20 and 25 s are in [20, 25)");
+    cr_assert_eq(calls, 2);                          /* one close at 10 s, one at 20 s */
+    ts_free(ts);
+    evq_free(q);
+}
