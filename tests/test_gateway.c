@@ -884,28 +884,23 @@ static const char TURNS_ANSWERS[] =
     "prompt_tokens = const(100)\noutput_tokens = const(1000)\nturns = const(3)\ntarget = chat\n"
     "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
 
-Test(gateway, multi_turn_sessions_find_the_previous_answer)
-{
-    char text[1024];
-    snprintf(text, sizeof text, "[sim]\nrequests = 300\nwarmup = 30\n[workload]\narrival = constant\nrate = 0.05\n%s",
-             TURNS_ANSWERS);
-    double req, hit = prefix_rates(text, &req);
-    cr_assert_float_eq(hit, 3072.0 / 3600.0, 1e-12);
-    cr_assert_float_eq(req, 2.0 / 3.0, 1e-12);
-}
-
 /* In closed loop each user keeps its own session, and sends its next turn after
  * the answer came back (think 1 s): 4 users talking at once find exactly what
- * the lone conversation above finds (the window, 540 requests after a 60-request
+ * the lone conversation finds (the window, 540 requests after a 60-request
  * warm-up, holds whole sessions of every user, all in step). */
-Test(gateway, closed_loop_users_keep_their_own_sessions)
+Test(gateway, multi_turn_sessions_find_the_previous_answer)
 {
-    char text[1024];
-    snprintf(text, sizeof text, "[sim]\nrequests = 600\nwarmup = 60\n[workload]\nusers = 4\nthink_ms = const(1000)\n%s",
-             TURNS_ANSWERS);
-    double req, hit = prefix_rates(text, &req);
-    cr_assert_float_eq(hit, 3072.0 / 3600.0, 1e-12);
-    cr_assert_float_eq(req, 2.0 / 3.0, 1e-12);
+    static const char *const heads[] = {
+        "[sim]\nrequests = 300\nwarmup = 30\n[workload]\narrival = constant\nrate = 0.05\n",   /* one conversation */
+        "[sim]\nrequests = 600\nwarmup = 60\n[workload]\nusers = 4\nthink_ms = const(1000)\n", /* four users */
+    };
+    for (int k = 0; k < 2; k++) {
+        char text[1024];
+        snprintf(text, sizeof text, "%s%s", heads[k], TURNS_ANSWERS);
+        double req, hit = prefix_rates(text, &req);
+        cr_assert_float_eq(hit, 3072.0 / 3600.0, 1e-12, "%s", heads[k]);
+        cr_assert_float_eq(req, 2.0 / 3.0, 1e-12, "%s", heads[k]);
+    }
 }
 
 /* prefix_affinity over 4 replicas, 16 users in conversations: at the default
