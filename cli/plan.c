@@ -798,7 +798,12 @@ int plan_main(int argc, char **argv)
             combo *c = &p.c[ci];
             if (c->infeasible || c->confirmed < 0 || c->best_eval < 0 || (p.mono.n >= 0 && c->answer <= 0)) continue;
             double cost = p.mono.n >= 0 ? cost_at(c, c->answer) : c->fixed;
-            if (cost < bc) { bc = cost; bi = ci; }
+            /* Equal cost: the larger worst SLO margin (of its evaluation at the answer) wins. */
+            if (cost < bc || (bi >= 0 && cost == bc && c->best_eval >= 0 && p.c[bi].best_eval >= 0 &&
+                              slo_worst_margin(&p.e[c->best_eval].slo) > slo_worst_margin(&p.e[p.c[bi].best_eval].slo))) {
+                bc = cost;
+                bi = ci;
+            }
         }
         if (bi < 0) break;
         combo *c = &p.c[bi];

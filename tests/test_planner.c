@@ -801,3 +801,21 @@ Test(slo, error_rate_counts_failed_requests)
     json_decref(j);
     rfree(&r);
 }
+
+/* Equal cost: the configuration with the larger SLO margin wins.  For the chat
+ * service at 50 req/s, H100 tp 4 x 6 and tp 8 x 3 both cost $71.76/h (24 GPUs);
+ * tp 8 x 3 meets the SLO with the larger worst margin (about 44 % against 24 %),
+ * though tp 4 comes first in the search order. */
+Test(plan, equal_cost_prefers_the_larger_margin)
+{
+    result r = latsim("plan scenarios/chat_plan.ini --target-rate 50 --gpus h100 --tp 4,8 --replicas 1:16 --no-store --json");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    json_t *best = json_object_get(j, "best");
+    cr_assert_float_eq(json_number_value(json_object_get(best, "usd_per_hour")), 71.76, 1e-9);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(best, "settings"), "pool chat.tp")), "8");
+    json_decref(j);
+    rfree(&r);
+}
