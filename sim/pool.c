@@ -41,20 +41,18 @@ typedef struct gpool {
     uint64_t errors;      /* measured requests whose service ended in an error (5xx) */
 } gpool;
 
-/* R's service just ended: 1 when it ended in an error (error_rate), counted as
- * a rejection; else 1 served.  Draws nothing when error_rate is 0. */
+/* R's service just ended (and was counted served) in a pool with an
+ * error_rate (p->err_rng): 1 when it ended in an error, counted as a rejection
+ * (and an error) instead; else 0. */
 static int end_in_error(gpool *p, request *r)
 {
-    station *st = &p->st;
-    int err = p->err_rng && gsl_rng_uniform(p->err_rng) < st->cfg->error_rate;
+    if (gsl_rng_uniform(p->err_rng) >= p->st.cfg->error_rate) return 0;
     if (r->measured) {
-        if (err) {
-            p->errors++;
-            st->rejected++;
-        } else
-            st->served++;
+        p->errors++;
+        p->st.served--;
+        p->st.rejected++;
     }
-    return err;
+    return 1;
 }
 
 static void serve(gpool *p, request *r);
@@ -68,15 +66,17 @@ static void on_service_end(evq *q, void *subject, int64_t arg)
     simtime_t took = evq_now(st->q) - r->start;   /* generic pools never preempt */
     r->service_ns += took;
     station_charge(st, r, (double) took);
-    if (r->measured) stat_add(st->service_ms, simtime_to_ms(took));
-    int err = end_in_error(p, r);
+    if (r->measured) {
+        stat_add(st->service_ms, simtime_to_ms(took));
+        st->served++;
+    }
     request *next = station_dequeue(st);
     if (next) serve(p, next);               /* the server stays busy */
     else {
         p->idle++;
         station_busy(st, -1);
     }
-    if (err) station_drop(st, r, OUT_REJECTED);
+    if (p->err_rng && end_in_error(p, r)) station_drop(st, r, OUT_REJECTED);
     else station_forward(st, r, 0);
 }
 
@@ -207,8 +207,10 @@ static void unit_end(evq *q, void *subject, int64_t arg)
     simtime_t took = evq_now(st->q) - r->start;
     r->service_ns += took;
     station_charge(st, r, (double) took);
-    if (r->measured) stat_add(st->service_ms, simtime_to_ms(took));
-    int err = end_in_error(p, r);
+    if (r->measured) {
+        stat_add(st->service_ms, simtime_to_ms(took));
+        st->served++;
+    }
     request *next = p->avail[u] ? station_dequeue(st) : NULL;
     if (next) unit_serve(p, u, next);
     else {
@@ -216,7 +218,7 @@ static void unit_end(evq *q, void *subject, int64_t arg)
         if (p->avail[u]) push_idle(p, u);
         else fleet_drained(p->fl, u);          /* a draining server is done */
     }
-    if (err) station_drop(st, r, OUT_REJECTED);
+    if (p->err_rng && end_in_error(p, r)) station_drop(st, r, OUT_REJECTED);
     else station_forward(st, r, 0);
 }
 

@@ -192,6 +192,14 @@ static void sink_oom(void *ctx)
 }
 
 /* R, served, leaves the system. */
+/* When R's first token reached the client (R has one: first_token >= 0): one
+ * way back after its emission when every hop streamed it, else with the last
+ * byte of the whole answer (r->whole). */
+static inline simtime_t client_first(const request *r)
+{
+    return r->whole ? r->last_token + r->ret_last_ns : r->first_token + r->ret_first_ns;
+}
+
 static void sink_leave(void *ctx, request *r)
 {
     sim *s = ctx;
@@ -208,20 +216,14 @@ static void sink_leave(void *ctx, request *r)
         s->departures++;
         if (s->has_llm) s->out_tokens += r->output;
     }
-    /* The client's first token: one way back after its emission when every hop
-     * streamed it, else with the last byte of the whole answer (r->whole). */
-    simtime_t first = r->whole ? r->last_token + r->ret_last_ns : r->first_token + r->ret_first_ns;
     if (s->ts)   /* every request, measured or not: the series covers the whole run */
         ts_served(s->ts, simtime_to_ms(evq_now(s->q) + r->ret_last_ns - r->arrival),
-                  r->first_token >= 0 ? simtime_to_ms(first - r->arrival) : NAN);
+                  r->first_token >= 0 ? simtime_to_ms(client_first(r) - r->arrival) : NAN);
     if (r->measured) {
         /* The client has the answer once its last byte has come back over the
          * hops it passed (ret_last_ns), and its first token likewise. */
         simtime_t e2e = evq_now(s->q) + r->ret_last_ns - r->arrival;
         assert(e2e == r->network_ns + r->queue_ns + r->service_ns + r->overhead_ns);
-        /* The report's zeros for components no station adds (report_json) rely on these. */
-        assert(s->has_gateway || r->network_ns == 0);
-        assert(s->has_overhead || r->overhead_ns == 0);
         double e2e_ms = simtime_to_ms(e2e);
         double c[BD_N];
         c[BD_NETWORK] = simtime_to_ms(r->network_ns);
@@ -235,12 +237,16 @@ static void sink_leave(void *ctx, request *r)
             stat_add(s->queue, c[BD_QUEUE]);
             stat_add(s->service, c[BD_SERVICE]);
         }
+        /* The report's zeros for components no station adds (report_json) rely
+         * on the asserts. */
         if (s->has_overhead) stat_add(s->overhead, c[BD_OVERHEAD]);
+        else assert(r->overhead_ns == 0);
         if (s->has_gateway) stat_add(s->network, c[BD_NETWORK]);
+        else assert(r->network_ns == 0);
         bd_add(s->bd, e2e_ms, c);
         double ttft = NAN, tpot = NAN;
         if (r->first_token >= 0) {
-            simtime_t last = r->last_token + r->ret_last_ns;
+            simtime_t first = client_first(r), last = r->last_token + r->ret_last_ns;
             ttft = simtime_to_ms(first - r->arrival);
             stat_add(s->ttft, ttft);
             if (s->e2e_cold) stat_add(r->cold ? s->ttft_cold : s->ttft_warm, ttft);
@@ -249,13 +255,14 @@ static void sink_leave(void *ctx, request *r)
                 stat_add(s->tpot, tpot);
             }
         }
-        int good = s->slo_per_request   /* goodput (slo.h) */
-                   && slo_request_ok(&s->sc->slo, s->cls ? r->cls : -1, e2e_ms, ttft, tpot);
-        s->good += (uint64_t) good;
+        if (s->slo_per_request) {   /* goodput (slo.h) */
+            int good = slo_request_ok(&s->sc->slo, s->cls ? r->cls : -1, e2e_ms, ttft, tpot);
+            s->good += (uint64_t) good;
+            if (s->cls) s->cls[r->cls].good += (uint64_t) good;
+        }
         if (s->cls) {
             sim_class *k = &s->cls[r->cls];
             k->served++;
-            k->good += (uint64_t) good;
             stat_add(k->e2e, e2e_ms);
             stat_add(k->queue, c[BD_QUEUE]);
             stat_add(k->service, c[BD_SERVICE]);
