@@ -411,7 +411,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
         s->opened = 1;
         s->wstart = r->id;
     }
-    r->measured = s->opened && r->id >= s->wstart && r->id < s->wstart + s->target;
+    r->measured = s->opened && r->id - s->wstart < s->target;   /* ids only grow: id >= wstart once opened */
     r->user = (int32_t) arg;
     if (wl_fill(s->src, r) != 0) {
         req_release(&s->reqs, r);

@@ -78,8 +78,8 @@ static double edge(int o, size_t i)
 /* The count of the bin that holds V (STAT_MIN_MS <= V, or +inf), its octave
  * allocated on first use.  The bin from the bits: (exponent - EXP_MIN) octaves
  * of 2^SUB_BITS bins, plus the top SUB_BITS bits of the mantissa; this is
- * exactly the bin whose edges (edge()) hold V.  Returns NULL, with s->oom set,
- * when the octave cannot be allocated. */
+ * exactly the bin whose edges (edge()) hold V.  When the octave cannot be
+ * allocated: s->oom set, and a scratch count that no statistic reads. */
 static inline uint64_t *bin_of(stat_acc *s, double v)
 {
     uint64_t bits;
@@ -92,8 +92,9 @@ static inline uint64_t *bin_of(stat_acc *s, double v)
         i = OCT_BINS - 1;
     }
     if (s->oct[o] == NULL && (s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
+        static uint64_t lost;         /* out of memory: counts go nowhere (s->oom says so) */
         s->oom = 1;
-        return NULL;
+        return &lost;
     }
     return &s->oct[o][i];
 }
@@ -117,9 +118,7 @@ void stat_add(stat_acc *s, double v)
         s->nlow += 1;
         return;
     }
-    uint64_t *c = bin_of(s, v);
-    if (c)
-        (*c)++;
+    (*bin_of(s, v))++;
 }
 
 void stat_add_n(stat_acc *s, double v, uint64_t n)
@@ -145,9 +144,7 @@ void stat_add_n(stat_acc *s, double v, uint64_t n)
         s->nlow += (double) n;
         return;
     }
-    uint64_t *c = bin_of(s, v);
-    if (c)
-        *c += n;
+    *bin_of(s, v) += n;
 }
 
 void stat_reset(stat_acc *s)
