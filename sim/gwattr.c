@@ -20,8 +20,9 @@ struct gwattr {
     gsl_rng *cplx;            /* complexity draws, or NULL when no class has them */
     gsl_rng *intents;         /* intent draws, or NULL when no class has intents */
     gsl_rng *turns;           /* session-length draws, or NULL when no class has turns */
-    gw_session *sess;         /* per class and closed-loop user (one per class in open loop): the open session */
-    int nusers;               /* users the sessions are kept for: closed loop's users, else 1 */
+    gw_session *sess;         /* the open sessions: per class, one per closed-loop user, or its `sessions` in open loop */
+    size_t *base;             /* per class: index of its first session in sess */
+    int closed;               /* 1: closed loop (a user's turns are its own session's) */
     uint64_t nsess;           /* sessions begun so far (count) */
     int plain;                /* no class draws or sets anything: every request gets
                                  cache_ttl -1 and no system prompt (gwattr_fill's short path) */
@@ -51,8 +52,15 @@ gwattr *gwattr_new(const workload_cfg *w, uint64_t seed)
     if (any_c && !(g->cplx = rng_stream(seed, "workload complexity"))) goto fail;
     if (any_i && !(g->intents = rng_stream(seed, "workload intents"))) goto fail;
     if (any_t) {
-        g->nusers = w->arrival == ARRIVAL_USERS && w->users > 0 ? w->users : 1;
-        g->sess = calloc((size_t) w->nclasses * (size_t) g->nusers, sizeof *g->sess);
+        g->closed = w->arrival == ARRIVAL_USERS && w->users > 0;
+        if (!(g->base = calloc((size_t) w->nclasses, sizeof *g->base))) goto fail;
+        size_t n = 0;
+        for (int i = 0; i < w->nclasses; i++) {
+            g->base[i] = n;
+            if (w->classes[i].has_turns)
+                n += g->closed ? (size_t) w->users : (size_t) (w->classes[i].sessions > 0 ? w->classes[i].sessions : 1);
+        }
+        g->sess = calloc(n ? n : 1, sizeof *g->sess);
         if (!g->sess || !(g->turns = rng_stream(seed, "workload turns"))) goto fail;
     }
     return g;
@@ -84,12 +92,16 @@ void gwattr_fill(gwattr *g, request *r)
     }
     r->sys_tokens = c->system_prompt_tokens;
     if (c->has_turns) {
-        /* The next request of the class (in closed loop: of the class from this
-         * user, who sent it after the previous answer) is the open session's
-         * next turn: its drawn prompt is the new message, after the previous
-         * turn's prompt and answer. */
-        int u = g->nusers > 1 && r->user >= 0 && r->user < g->nusers ? r->user : 0;
-        gw_session *ss = &g->sess[(size_t) r->cls * (size_t) g->nusers + (size_t) u];
+        /* The request is the next turn of an open session of its class: in
+         * closed loop this user's (sent after the previous answer), in open
+         * loop one of the class's `sessions` drawn at random (the only one when
+         * 1).  Its drawn prompt is the new message, after the previous turn's
+         * prompt and answer. */
+        size_t u = 0;
+        if (g->closed) u = r->user >= 0 && r->user < g->w->users ? (size_t) r->user : 0;
+        else if (c->sessions > 1)   /* one of the class's open conversations, at random */
+            u = (size_t) gsl_rng_uniform_int(g->turns, (unsigned long) c->sessions);
+        gw_session *ss = &g->sess[g->base[r->cls] + u];
         if (ss->left <= 0) {
             double t = nearbyint(dist_sample(&c->turns, g->turns));
             ss->left = t < 1 ? 1 : t > 1e9 ? 1000000000 : (int64_t) t;
@@ -115,6 +127,7 @@ void gwattr_free(gwattr *g)
     for (int i = 0; g->zipf && i < g->w->nclasses; i++) rcache_zipf_free(g->zipf[i]);
     free(g->zipf);
     free(g->sess);
+    free(g->base);
     if (g->turns) gsl_rng_free(g->turns);
     if (g->cplx) gsl_rng_free(g->cplx);
     if (g->intents) gsl_rng_free(g->intents);

@@ -3,10 +3,12 @@
  * result caches), a shared system prompt (put before the prompt: its length
  * added) and multi-turn sessions (for prefix caches).
  *
- * Sessions (`turns`): the class's consecutive requests are the turns of its open
- * session, whose prompts each extend the previous turn's prompt and answer; in
+ * Sessions (`turns`): a request is the next turn of an open session of its
+ * class, whose prompts each extend the previous turn's prompt and answer: in
  * closed loop each user keeps its own session per class, so a turn is sent
- * after the previous answer came back.
+ * after the previous answer came back; in open loop the class keeps `sessions`
+ * conversations open and each arrival continues one drawn at random (the
+ * stream "workload turns"; with 1, consecutive arrivals are one session's).
  * Each kind of draw has its own stream ("workload complexity", "workload
  * intents"), and a class without the key draws nothing, so scenarios without
  * these keys give the numbers they gave before.  Intent keys are unique per

@@ -69,6 +69,7 @@ static const key_spec KEYS[] = {
     { "cache_ttl_s", K_WL | K_CLASS, "the cache's", "how long a result cache keeps their answers, s (0 = never cached, inf = forever)" },
     { "system_prompt_tokens", K_WL | K_CLASS, "0", "a system prompt of this many tokens put before every prompt (of the class; before the first turn of a session), the same for all: prefix caches share its blocks" },
     { "turns", K_WL | K_CLASS, "", "turns per multi-turn session (distribution, rounded, >= 1): each turn's prompt extends the previous turn's prompt and answer" },
+    { "sessions", K_WL | K_CLASS, "1", "open loop with turns: conversations open at once; each arrival is the next turn of one drawn at random (closed loop: each user holds its own)" },
 
     { "timeout_ms", K_CLIENT, "0", "the client gives up on an attempt after this long, ms (0 = never)" },
     { "retries", K_CLIENT, "0", "further attempts after a timeout or an error (needs timeout_ms)" },
@@ -324,6 +325,13 @@ static int gateway_class_keys(ctx *x, const char *name, wl_class *c)
     if (val(x, us, "turns", &e)) {
         if (get_dist(x, us, "turns", NULL, &c->turns)) return -1;
         c->has_turns = 1;
+    }
+    const char *ns = SEC_OF("sessions");
+    if (get_int(x, ns, "sessions", 1, 1, 10000000, &c->sessions)) return -1;
+    if (val(x, ns, "sessions", &e)) {
+        if (!c->has_turns) return fail(x, e, ns, "sessions", "needs turns (the conversations' lengths)");
+        if (x->s->wl.arrival == ARRIVAL_USERS)
+            return fail(x, e, ns, "sessions", "closed loop: each user holds its own conversation (set users instead)");
     }
 #undef SEC_OF
     return 0;

@@ -90,6 +90,8 @@ typedef struct wl_class {
     int64_t system_prompt_tokens; /* leading prompt tokens shared by all its requests (prefix caches) */
     dist turns;               /* turns per multi-turn session (count, rounded, at least 1; used when has_turns) */
     int has_turns;            /* 1 when `turns` is set: consecutive requests of the class form sessions */
+    int sessions;             /* open loop: conversations of the class open at once, each arrival a turn of one
+                                 drawn at random (1: its consecutive arrivals are one session's turns) */
 } wl_class;
 
 typedef enum { TRACE_ORDER_SEQUENTIAL, TRACE_ORDER_SHUFFLE } trace_order;

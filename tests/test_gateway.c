@@ -903,6 +903,37 @@ Test(gateway, multi_turn_sessions_find_the_previous_answer)
     }
 }
 
+/* Open loop with `sessions`: the class keeps 50 conversations open and each
+ * arrival (every 2 s) continues one at random, so a conversation's turns come
+ * about 100 s apart, after its ~8 s answers: a turn finds its history (prompt
+ * and answer) unless the same conversation was drawn again within the answer's
+ * time (about 1 - (49/50)^4 = 8 % of the turns): a hit rate near 0.92 x
+ * 3072/3600 = 0.79, below the lone conversation's 0.853.  With one session the
+ * turns come 2 s apart, before the previous answer: only prompts are found. */
+Test(gateway, open_loop_sessions_spread_the_turns)
+{
+    double hit[2], req;
+    for (int k = 0; k < 2; k++) {
+        char text[1024];
+        snprintf(text, sizeof text, "[sim]\nrequests = 3000\nseed = 1\n[workload]\nrate = 0.5\nsessions = %d\n%s",
+                 k ? 50 : 1, TURNS_ANSWERS);
+        hit[k] = prefix_rates(text, &req);
+    }
+    cr_assert_lt(hit[0], 0.35, "one session: %g", hit[0]);
+    cr_assert_gt(hit[1], 0.74, "50 sessions: %g", hit[1]);
+    cr_assert_lt(hit[1], 3072.0 / 3600.0, "50 sessions: %g", hit[1]);
+    char err[512];
+    scenario sc;
+    cr_assert_neq(scenario_load_text(&sc, "s.ini", "[workload]\nrate = 1\nsessions = 4\n[pool p]\nservice_ms = const(1)\n",
+                                     NULL, 0, err, sizeof err), 0);
+    scenario_free(&sc);
+    cr_assert(strstr(err, "s.ini:3: [workload] sessions: needs turns"), "%s", err);
+    cr_assert_neq(scenario_load_text(&sc, "s.ini", "[workload]\nusers = 4\nturns = const(2)\nsessions = 4\n"
+                                     "[pool p]\nservice_ms = const(1)\n", NULL, 0, err, sizeof err), 0);
+    scenario_free(&sc);
+    cr_assert(strstr(err, "[workload] sessions: closed loop: each user holds its own conversation"), "%s", err);
+}
+
 /* prefix_affinity over 4 replicas, 16 users in conversations: at the default
  * affinity_threshold (0.5) every turn follows its history and finds exactly what
  * a lone conversation finds; at 1 a prefix never counts (a turn's new message is
