@@ -1,8 +1,11 @@
 /* ccsv.c -- row-at-a-time CSV reading with libcsv (see ccsv.h).
  *
  * The file is read a line at a time with getline() and each line handed to
- * csv_parse(), so a row's callback knows the line it ends on.  The first row is
- * the header.  Fields are kept in growable arrays reused from row to row.
+ * csv_parse(), so a row's callback knows the line it starts on (a quoted cell may
+ * span lines: the row is named by its first line).  The first row is the header.
+ * Fields are kept in growable arrays reused from row to row.  A cell holding a
+ * NUL byte is refused (it is not text, and C strings would cut it short), and
+ * every message is made one printable line (errmsg_field).
  */
 #include "ccsv.h"
 
@@ -14,11 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errmsg.h"
+
+#define FIELD_SHOWN 64  /* bytes of a cell quoted in a message (escaped, cut with "...") */
+
 typedef struct rd {
     ccsv_row row;            /* the row being built (field/nfield) and the header */
     size_t cap;              /* allocated entries of row.field */
     size_t hcap;             /* allocated entries of row.header */
     int in_header;           /* 1 while reading the first row */
+    size_t col;              /* 0-based index of the next cell in the row being read */
     int failed;              /* an error is in err */
     int oom;                 /* out of memory */
     ccsv_fn fn;              /* the caller's row function */
@@ -67,6 +75,26 @@ static void on_field(void *s, size_t len, void *data)
     rd *r = data;
     if (r->failed)
         return;
+    size_t col = r->col++;
+    const char *nul = s ? memchr(s, '\0', len) : NULL;
+    if (nul) {
+        char name[FIELD_SHOWN], shown[FIELD_SHOWN];
+        size_t k = (size_t)(nul - (const char *)s);
+        char *pre = strndup(s, k);   /* the text before the NUL */
+        if (!pre) {
+            r->oom = 1;
+            rd_fail(r, "out of memory");
+            return;
+        }
+        if (r->in_header || col >= r->row.nheader)
+            snprintf(name, sizeof name, "%s%zu", r->in_header ? "header " : "", col + 1);
+        else
+            errmsg_field(r->row.header[col], name, sizeof name);
+        rd_fail(r, "column %s: a NUL byte (byte %zu of the cell, after '%s'): not text", name, k + 1,
+                errmsg_field(pre, shown, sizeof shown));
+        free(pre);
+        return;
+    }
     int bad = r->in_header ? push(&r->row.header, &r->row.nheader, &r->hcap, s ? s : "", s ? len : 0)
                            : push(&r->row.field, &r->row.nfield, &r->cap, s ? s : "", s ? len : 0);
     if (bad) {
@@ -83,10 +111,12 @@ static void on_row(int c, void *data)
         return;
     if (r->in_header) {
         r->in_header = 0;
+        r->col = 0;
         return;
     }
     size_t n = r->row.nfield;
     r->row.nfield = 0;
+    r->col = 0;
     if (n == 1 && r->row.field[0][0] == '\0')
         return;   /* a blank line */
     if (n != r->row.nheader) {
@@ -117,8 +147,13 @@ int ccsv_read(const char *path, ccsv_fn fn, void *ctx, char *err, size_t errlen)
     char *buf = NULL;
     size_t bufcap = 0;
     ssize_t len;
+    long line = 0;
     while (!r.failed && (len = getline(&buf, &bufcap, f)) >= 0) {
-        r.row.line++;
+        line++;
+        /* A row begins on this line unless one is still open (a quoted cell went
+         * on past the previous line's end): libcsv's state 0 is ROW_NOT_BEGUN. */
+        if (p.pstate == 0)
+            r.row.line = line;
         if (csv_parse(&p, buf, (size_t)len, on_field, on_row, &r) != (size_t)len && !r.failed)
             rd_fail(&r, "%s", csv_strerror(csv_error(&p)));
     }
@@ -139,6 +174,14 @@ int ccsv_read(const char *path, ccsv_fn fn, void *ctx, char *err, size_t errlen)
         free(r.row.header[i]);
     free(r.row.field);
     free(r.row.header);
+    if (r.failed && err && errlen > 0) {
+        /* One printable line whatever a cell held (a row function may quote one raw). */
+        char *raw = strdup(err);
+        if (raw) {
+            errmsg_field(raw, err, errlen);
+            free(raw);
+        }
+    }
     return r.failed ? -1 : 0;
 }
 
@@ -157,8 +200,9 @@ int ccsv_num(const ccsv_row *row, int col, double *out, char *err, size_t errlen
     errno = 0;
     double v = strtod(s, &end);
     if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v)) {
-        snprintf(err, errlen, "%s:%ld: column %s: '%.40s' is not a number", row->path, row->line,
-                 row->header[col], s);
+        char shown[FIELD_SHOWN];
+        snprintf(err, errlen, "%s:%ld: column %s: '%s' is not a number", row->path, row->line,
+                 row->header[col], errmsg_field(s, shown, sizeof shown));
         return -1;
     }
     *out = v;
@@ -172,8 +216,9 @@ int ccsv_int(const ccsv_row *row, int col, long lo, long hi, long *out, char *er
     errno = 0;
     long v = strtol(s, &end, 10);
     if (*s == '\0' || *end != '\0' || errno == ERANGE || v < lo || v > hi) {
-        snprintf(err, errlen, "%s:%ld: column %s: '%.40s' is not a whole number in %ld..%ld",
-                 row->path, row->line, row->header[col], s, lo, hi);
+        char shown[FIELD_SHOWN];
+        snprintf(err, errlen, "%s:%ld: column %s: '%s' is not a whole number in %ld..%ld",
+                 row->path, row->line, row->header[col], errmsg_field(s, shown, sizeof shown), lo, hi);
         return -1;
     }
     *out = v;

@@ -1,7 +1,7 @@
 /* ccsv.h -- reading a CSV file with a header row, one row at a time (libcsv).
  *
  * The calibration importers read measurement tables with it: ccsv_read() calls
- * a function for every data row with its fields and the line it ends on; the
+ * a function for every data row with its fields and the line it starts on; the
  * helpers find columns by header name and convert cells, writing one-line
  * errors of the form "FILE:LINE: column NAME: what is wrong".
  */
@@ -12,7 +12,7 @@
 
 typedef struct ccsv_row {
     const char *path;        /* file name, for messages */
-    long line;               /* 1-based line the row ends on */
+    long line;               /* 1-based line the row starts on */
     char **field;            /* the row's cells (NUL-terminated) */
     size_t nfield;           /* how many */
     char **header;           /* the header's column names */
@@ -25,7 +25,8 @@ typedef int (*ccsv_fn)(void *ctx, const ccsv_row *row, char *err, size_t errlen)
 
 /* Reads PATH, checking that every row has as many fields as the header, and calls
  * FN for each data row.  Returns 0, or -1 with "PATH:LINE: ..." in ERR (an
- * unreadable file, a malformed row, an empty file, or FN's error). */
+ * unreadable file, a malformed row, a cell holding a NUL byte, an empty file, or
+ * FN's error), made one printable line (control characters escaped). */
 int ccsv_read(const char *path, ccsv_fn fn, void *ctx, char *err, size_t errlen);
 
 /* Index of the header column NAME (exact match), or -1. */

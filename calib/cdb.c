@@ -60,6 +60,52 @@ int cdb_init(sqlite3 *db, char *err, size_t errlen)
     return exec(db, SCHEMA, "cannot create tables", err, errlen);
 }
 
+/* 1 when the database file itself (schema "main", not "temp") holds TABLE. */
+static int main_has(sqlite3 *db, const char *table)
+{
+    sqlite3_stmt *st = NULL;
+    int n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM main.sqlite_master WHERE type = 'table' AND name = ?",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    return n > 0;
+}
+
+int cdb_init_readonly(sqlite3 *db, char *err, size_t errlen)
+{
+    if (main_has(db, "calib_meas") && main_has(db, "calib_fits") && main_has(db, "calib_coefs") &&
+        main_has(db, "calib_fit_meas"))
+        return 0;
+    /* The same tables, empty, in the connection's own temporary schema: nothing
+     * reaches the file, and the readers find no measurements and no models. */
+    size_t n = strlen(SCHEMA) + 256;
+    char *sql = malloc(n), *o = sql;
+    if (!sql) {
+        errmsg_set(err, errlen, "out of memory");
+        return -1;
+    }
+    for (const char *p = SCHEMA; *p;) {
+        static const char tab[] = "CREATE TABLE IF NOT EXISTS ", idx[] = "CREATE INDEX IF NOT EXISTS ";
+        if (!strncmp(p, tab, sizeof tab - 1)) {
+            o += sprintf(o, "CREATE TEMP TABLE IF NOT EXISTS ");
+            p += sizeof tab - 1;
+        } else if (!strncmp(p, idx, sizeof idx - 1)) {
+            o += sprintf(o, "CREATE INDEX IF NOT EXISTS temp.");
+            p += sizeof idx - 1;
+        } else {
+            *o++ = *p++;
+        }
+    }
+    *o = '\0';
+    int rc = exec(db, sql, "cannot read the calibration tables", err, errlen);
+    free(sql);
+    return rc;
+}
+
 int cdb_begin(sqlite3 *db, char *err, size_t errlen)
 {
     return exec(db, "BEGIN IMMEDIATE", "cannot start a transaction", err, errlen);
@@ -229,6 +275,16 @@ int cdb_load_fit(sqlite3 *db, int64_t id, cdb_fit *f, char *err, size_t errlen)
 {
     sqlite3_stmt *st = NULL;
     memset(f, 0, sizeof *f);
+    if (!main_has(db, "calib_fits")) {
+        const char *path = sqlite3_db_filename(db, "main");
+        if (path && path[0])
+            errmsg_set(err, errlen, "no stored model %lld (no calibration in DB %s: run latsim calib import"
+                       " steps FILE.csv, then latsim calib fit)", (long long)id, path);
+        else
+            errmsg_set(err, errlen, "no stored model %lld (no calibration database: the database file does"
+                       " not exist; run latsim calib import steps FILE.csv, then latsim calib fit)", (long long)id);
+        return 1;
+    }
     if (sqlite3_prepare_v2(db, "SELECT kind, model, gpu, weights, tps, source, n_points, r2, mape,"
                            " folds, tok_max, seq_max, ctx_max, created_at, tool, note"
                            " FROM calib_fits WHERE id = ?", -1, &st, NULL) != SQLITE_OK)

@@ -80,6 +80,12 @@ typedef struct cdb_fit {
 /* Creates the tables if missing.  Returns 0 or -1 + ERR. */
 int cdb_init(sqlite3 *db, char *err, size_t errlen);
 
+/* For a database opened read-only (store_open_readonly): when the file has no
+ * calibration tables, creates them empty in the connection's TEMP schema, so
+ * that list, show, export and cost read "nothing stored" and the file is never
+ * written.  Returns 0 or -1 + ERR. */
+int cdb_init_readonly(sqlite3 *db, char *err, size_t errlen);
+
 /* Transactions: BEGIN IMMEDIATE / COMMIT / ROLLBACK.  Return 0 or -1 + ERR. */
 int cdb_begin(sqlite3 *db, char *err, size_t errlen);
 int cdb_commit(sqlite3 *db, char *err, size_t errlen);
@@ -101,7 +107,8 @@ void cdb_writer_close(cdb_writer *w);
 int cdb_save_fit(sqlite3 *db, cdb_fit *fit, const int64_t *meas, size_t nmeas, char *err,
                  size_t errlen);
 
-/* Loads fit ID.  Returns 0, 1 when there is no such fit (ERR says so), -1 on error. */
+/* Loads fit ID.  Returns 0, 1 when there is no such fit (ERR says so, and names the
+ * database file when it holds no calibration tables at all), -1 on error. */
 int cdb_load_fit(sqlite3 *db, int64_t id, cdb_fit *fit, char *err, size_t errlen);
 
 /* The id of the stored fit of KIND ("" = any of fitted/profile) for (MODEL, GPU,

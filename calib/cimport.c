@@ -113,12 +113,12 @@ static int steps_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
         ccsv_num(row, c->col[S_MS], &ms, err, errlen) != 0)
         return -1;
     if (tokens < 1 || tokens > 1e7) {
-        snprintf(err, errlen, "%s:%ld: column tokens: must be between 1 and 1e7, got '%s'",
+        snprintf(err, errlen, "%s:%ld: column tokens: must be between 1 and 1e7, got '%.40s'",
                  row->path, row->line, row->field[c->col[S_TOKENS]]);
         return -1;
     }
     if (!(ms > 0)) {
-        snprintf(err, errlen, "%s:%ld: column step_ms: must be > 0, got '%s'", row->path,
+        snprintf(err, errlen, "%s:%ld: column step_ms: must be > 0, got '%.40s'", row->path,
                  row->line, row->field[c->col[S_MS]]);
         return -1;
     }
@@ -211,7 +211,7 @@ static int meas_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
     if (row->field[c->col[13]][0] && ccsv_num(row, c->col[13], &rep, err, errlen))
         return -1;
     if (!(v[5] >= 0)) {
-        snprintf(err, errlen, "%s:%ld: column time_ms: must be >= 0, got '%s'", row->path, row->line,
+        snprintf(err, errlen, "%s:%ld: column time_ms: must be >= 0, got '%.40s'", row->path, row->line,
                  row->field[c->col[11]]);
         return -1;
     }

@@ -28,6 +28,7 @@
 #include "cnet.h"
 #include "nnls.h"
 #include "cprofile.h"
+#include "errmsg.h"
 #include "store.h"
 
 #ifndef LATSIM_VERSION
@@ -59,9 +60,16 @@ static const char *CALIB_USAGE =
     "\n"
     "Bad input: one line naming the file, line and column; exit 2; database untouched.\n";
 
+/* Prints "latsim: MSG" as one printable line (control characters escaped). */
+static void say(const char *msg)
+{
+    char line[4096];
+    fprintf(stderr, "latsim: %s\n", errmsg_field(msg, line, sizeof line));
+}
+
 static int fail(int code, const char *msg)
 {
-    fprintf(stderr, "latsim: %s\n", msg);
+    say(msg);
     return code;
 }
 
@@ -157,7 +165,7 @@ static int open_rw(const char *path, sqlite3 **db, char *err, size_t n)
     return 0;
 }
 
-/* Opens an existing database for reading. */
+/* Opens an existing database for writing (a fit). */
 static int open_existing(const char *path, sqlite3 **db, char *err, size_t n)
 {
     if (access(path, F_OK) != 0) {
@@ -165,6 +173,25 @@ static int open_existing(const char *path, sqlite3 **db, char *err, size_t n)
         return -1;
     }
     return open_rw(path, db, err, n);
+}
+
+/* Opens an existing latsim database read-only (list, show, export, cost): nothing
+ * is created or written, an empty or foreign file is refused unchanged, and a
+ * database without calibration tables reads as holding none. */
+static int open_readonly(const char *path, sqlite3 **db, char *err, size_t n)
+{
+    if (access(path, F_OK) != 0) {
+        snprintf(err, n, "%s: no such database (import measurements first, or give --db PATH)", path);
+        return -1;
+    }
+    if (store_open_readonly(path, db, err, n) != 0)
+        return -1;
+    if (cdb_init_readonly(*db, err, n) != 0) {
+        store_close(*db);
+        *db = NULL;
+        return -1;
+    }
+    return 0;
 }
 
 static int cmd_import(const opts *o)
@@ -199,7 +226,7 @@ static int cmd_import(const opts *o)
     rc = 0;
 out:
     if (rc)
-        fprintf(stderr, "latsim: %s\n", err);
+        say(err);
     store_close(db);
     return rc;
 }
@@ -249,7 +276,7 @@ static int cmd_fit(const opts *o)
     rc = cdb_show(db, id, stdout, err, sizeof err) == 0 ? 0 : 1;
 out:
     if (rc)
-        fprintf(stderr, "latsim: %s\n", err);
+        say(err);
     store_close(db);
     return rc;
 }
@@ -366,7 +393,7 @@ static int cmd_bench(const opts *o, int gpu)
     printf("next: latsim calib fit profile --model %s --gpu %s --tp %d\n", m.name, dev.gpu, tp);
     rc = 0;
 out:
-    if (rc) fprintf(stderr, "latsim: %s\n", err);
+    if (rc) say(err);
     cb_plan_free(&p);
     store_close(db);
     return rc;
@@ -493,7 +520,7 @@ rollback:
     cdb_writer_close(&w);
     cdb_rollback(db);
 out:
-    if (rc) fprintf(stderr, "latsim: %s\n", err);
+    if (rc) say(err);
     gsl_matrix_free(X);
     gsl_vector_free(y);
     gsl_vector_free(wt);
@@ -561,7 +588,7 @@ int calib_main(int argc, char **argv)
     if (!strcmp(sub, "export")) {
         if (o.npos != 2) return fail(2, "calib export: expected FILE.csv (- for stdout)");
         sqlite3 *db = NULL;
-        if (open_existing(cu_db_path(o.db), &db, err, sizeof err) != 0) return fail(2, err);
+        if (open_readonly(cu_db_path(o.db), &db, err, sizeof err) != 0) return fail(2, err);
         FILE *f = strcmp(o.pos[1], "-") ? fopen(o.pos[1], "w") : stdout;
         if (!f) {
             store_close(db);
@@ -587,7 +614,7 @@ int calib_main(int argc, char **argv)
             return fail(2, "calib show: expected one model ID (see latsim calib list)");
         if (!strcmp(sub, "list") && o.npos != 1)
             return fail(2, "calib list: unexpected argument");
-        if (open_existing(cu_db_path(o.db), &db, err, sizeof err) != 0)
+        if (open_readonly(cu_db_path(o.db), &db, err, sizeof err) != 0)
             return fail(2, err);
         int s = !strcmp(sub, "list") ? cdb_list(db, stdout, err, sizeof err)
                                      : cdb_show(db, id, stdout, err, sizeof err);
@@ -683,7 +710,9 @@ int cost_main(int argc, char **argv)
     const char *path = cu_db_path(dbopt);
     sqlite3 *db = NULL;
     int rc = 2;
-    if (access(path, F_OK) == 0 ? store_open(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))
+    /* Read-only: an existing file is never written (an empty or foreign one is
+     * refused); without one, the built-in catalog in memory and the roofline. */
+    if (access(path, F_OK) == 0 ? open_readonly(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))
         return fail(2, err);
     const cost_roofline roof_params = cost_roofline_defaults;
     cost_model roof = { .hw = { .have_hw = 1, .tp = (int)tp, .kv_bytes = 2 } };
@@ -751,7 +780,7 @@ int cost_main(int argc, char **argv)
         fprintf(stderr, "latsim: note: cost model %lld is extrapolated here (outside its measured TP, step sizes or GPU)\n", (long long)c.id);
     rc = 0;
 out:
-    if (rc) fprintf(stderr, "latsim: %s\n", err);
+    if (rc) say(err);
     if (have_c) ccost_free(&c);
     cost_free(&roof);
     store_close(db);

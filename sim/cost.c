@@ -234,7 +234,8 @@ static int calib_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
     if (rc != 0) {
         free(c->c);
         c->c = NULL;
-        return scn_fail_sec(x, sec, c->id ? "cost_id" : "cost", "%s", err);
+        /* At the key's own line (the [pool] header when the key is absent). */
+        return scn_fail(x, sec, c->id ? "cost_id" : "cost", "%s", err);
     }
     return 0;
 }

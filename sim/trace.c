@@ -3,8 +3,8 @@
  * Both trace_load() and csv_read_column() run one reader: the file is read a line
  * at a time with getline() and each line is handed to libcsv's csv_parse(), so the
  * reader always knows the 1-based line number of what libcsv is reporting (the
- * header is line 1; a quoted field that spans lines is reported at the line where
- * its row ends).  The first row names the columns; the reader looks up the wanted
+ * header is line 1; a row whose quoted field spans lines is reported at the line
+ * where the row starts).  The first row names the columns; the reader looks up the wanted
  * ones there and converts only those fields of each data row, as they arrive, into
  * growing arrays.  libcsv trims unquoted spaces and tabs, skips empty lines and
  * takes "\r\n" as one line end.
@@ -54,6 +54,7 @@ typedef struct csv_reader {
     size_t errlen;               /* its size in bytes */
     bool failed;                 /* an error was written; later callbacks do nothing */
     long line;                   /* 1-based number of the line being parsed */
+    long row_line;               /* 1-based line the current row starts on (rows are named by it) */
 
     bool in_header;              /* still reading the first row */
     char **header;               /* column names (owned), while the header is read */
@@ -197,7 +198,7 @@ static int check_range(csv_reader *r, const wanted_col *w)
 {
     if (fabs(r->row_time) <= SIMTIME_HORIZON_S)
         return 0;
-    rd_error(r, r->line, "%s is %.3g s from the first row, beyond the simulated clock's range (%.3g s, about 146 years)",
+    rd_error(r, r->row_line, "%s is %.3g s from the first row, beyond the simulated clock's range (%.3g s, about 146 years)",
              w->name, r->row_time, SIMTIME_HORIZON_S);
     return -1;
 }
@@ -211,7 +212,7 @@ static int convert_time(csv_reader *r, const wanted_col *w, const char *s)
         double frac;
         if (parse_datetime(s, &sec, &frac) != 0) {
             char f[FIELD_SHOWN];
-            rd_error(r, r->line, "%s '%s' is not a datetime like 2023-11-16 18:15:46.6805900",
+            rd_error(r, r->row_line, "%s '%s' is not a datetime like 2023-11-16 18:15:46.6805900",
                      w->name, errmsg_field(s, f, sizeof f));
             return -1;
         }
@@ -228,7 +229,7 @@ static int convert_time(csv_reader *r, const wanted_col *w, const char *s)
     double v;
     if (parse_real(s, &v) != 0) {
         char f[FIELD_SHOWN];
-        rd_error(r, r->line, "%s '%s' is not a number", w->name, errmsg_field(s, f, sizeof f));
+        rd_error(r, r->row_line, "%s '%s' is not a number", w->name, errmsg_field(s, f, sizeof f));
         return -1;
     }
     if (!r->have_first) {
@@ -259,17 +260,17 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
                 digits = false;
         char f[FIELD_SHOWN];
         if (!digits) {
-            rd_error(r, r->line, "%s '%s' is not a whole number", w->name, errmsg_field(s, f, sizeof f));
+            rd_error(r, r->row_line, "%s '%s' is not a whole number", w->name, errmsg_field(s, f, sizeof f));
             return -1;
         }
         errno = 0;
         long long v = strtoll(s, NULL, 10);
         if (v < 0) {
-            rd_error(r, r->line, "%s %s is negative", w->name, s);
+            rd_error(r, r->row_line, "%s %s is negative", w->name, s);
             return -1;
         }
         if (errno == ERANGE || v > INT32_MAX) {
-            rd_error(r, r->line, "%s %s is too large (at most %ld)", w->name, errmsg_field(s, f, sizeof f),
+            rd_error(r, r->row_line, "%s %s is too large (at most %ld)", w->name, errmsg_field(s, f, sizeof f),
                      (long) INT32_MAX);
             return -1;
         }
@@ -289,11 +290,11 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
         double v;
         if (parse_real(s, &v) != 0) {
             char f[FIELD_SHOWN];
-            rd_error(r, r->line, "%s '%s' is not a number", w->name, errmsg_field(s, f, sizeof f));
+            rd_error(r, r->row_line, "%s '%s' is not a number", w->name, errmsg_field(s, f, sizeof f));
             return -1;
         }
         if (v < 0) {
-            rd_error(r, r->line, "%s %s is negative", w->name, s);
+            rd_error(r, r->row_line, "%s %s is negative", w->name, s);
             return -1;
         }
         r->row_value = v;
@@ -307,11 +308,11 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
             return 0;
         }
         if (parse_real(s, &v) != 0) {
-            rd_error(r, r->line, "%s '%s' is not a number (complexity_column)", w->name, errmsg_field(s, f, sizeof f));
+            rd_error(r, r->row_line, "%s '%s' is not a number (complexity_column)", w->name, errmsg_field(s, f, sizeof f));
             return -1;
         }
         if (v < 0 || v > 1) {
-            rd_error(r, r->line, "%s %s is outside [0, 1] (complexity_column)", w->name, errmsg_field(s, f, sizeof f));
+            rd_error(r, r->row_line, "%s %s is outside [0, 1] (complexity_column)", w->name, errmsg_field(s, f, sizeof f));
             return -1;
         }
         r->row_score = v;
@@ -437,7 +438,7 @@ static int store_row(csv_reader *r)
                    && r->want[0].kind != COL_TOKENS;
     if (is_time) {
         if (r->n > 0 && r->row_time < r->t[r->n - 1]) {
-            rd_error(r, r->line, "time goes backwards (%.9g s after the first row, "
+            rd_error(r, r->row_line, "time goes backwards (%.9g s after the first row, "
                      "previous row %.9g s)", r->row_time, r->t[r->n - 1]);
             return -1;
         }
@@ -477,7 +478,7 @@ static void on_row(int c, void *data)
         r->want[k].seen = false;
     }
     if (nfields != r->nheader) {
-        rd_error(r, r->line, "%zu field%s, but the header has %zu columns", nfields,
+        rd_error(r, r->row_line, "%zu field%s, but the header has %zu columns", nfields,
                  nfields == 1 ? "" : "s", r->nheader);
         return;
     }
@@ -508,14 +509,18 @@ static void rd_free(csv_reader *r)
 }
 
 /* Reads one line (with its '\n', if any) into BUF of size MAX_LINE + 1.  Returns
- * its length, 0 at the end of the file, or -1 when the line is longer than
- * MAX_LINE bytes or holds a NUL byte (not text). */
-static ssize_t read_line(FILE *f, char *buf)
+ * its length, 0 at the end of the file, -1 when the line is longer than MAX_LINE
+ * bytes, or -2 when it holds a NUL byte (not text; *NUL = its 1-based column). */
+static ssize_t read_line(FILE *f, char *buf, size_t *nul)
 {
     size_t n = 0;
     int c;
     while ((c = getc(f)) != EOF) {
-        if (c == '\0' || n == MAX_LINE)
+        if (c == '\0') {
+            *nul = n + 1;
+            return -2;
+        }
+        if (n == MAX_LINE)
             return -1;
         buf[n++] = (char) c;
         if (c == '\n')
@@ -561,12 +566,21 @@ static int rd_run(csv_reader *r)
     }
     ssize_t len;
     errno = 0;
-    while (!r->failed && (len = read_line(f, buf)) != 0) {
+    size_t nul = 0;
+    while (!r->failed && (len = read_line(f, buf, &nul)) != 0) {
         r->line++;
-        if (len < 0) {
-            rd_error(r, r->line, "line longer than %d bytes, or not text (a NUL byte)", MAX_LINE);
+        if (len == -2) {
+            rd_error(r, r->line, "column %zu: a NUL byte: not text", nul);
             break;
         }
+        if (len < 0) {
+            rd_error(r, r->line, "line longer than %d bytes", MAX_LINE);
+            break;
+        }
+        /* A row starts on this line unless one is still open (a quoted field went
+         * on past the previous line's end): libcsv's state 0 is ROW_NOT_BEGUN. */
+        if (p.pstate == 0)
+            r->row_line = r->line;
         if (csv_parse(&p, buf, (size_t) len, on_field, on_row, r) != (size_t) len && !r->failed)
             rd_error(r, r->line, "%s", csv_strerror(csv_error(&p)));
     }

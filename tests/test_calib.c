@@ -363,6 +363,73 @@ Test(calib_cli, bad_steps_input)
     bad_steps(buf, "bad.csv:2: 6 fields, but the header has 7 columns");
 }
 
+/* Bytes of the file at PATH (NUL bytes too), without a terminating NUL added. */
+static void write_bytes(const char *name, const char *bytes, size_t n, char *path, size_t pn)
+{
+    snprintf(path, pn, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f, "cannot write %s", path);
+    cr_assert_eq(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+/* A cell holding a NUL byte is refused naming file, line and column (it used to
+ * import as the text before the NUL: tokens=12 for "12<NUL>8"); a quoted cell with
+ * newlines and an escape sequence is quoted escaped on one line, and the row is
+ * named by the line it starts on.  Nothing is stored either way. */
+Test(calib_cli, steps_csv_nul_and_multiline_cells)
+{
+    const char *good = "model,gpu,tp,phase,batch_size,tokens,step_ms\nllama-3-8b,h100,1,prefill,1,128,12.5\n";
+    char csv[256];
+    write_file("good.csv", good, csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+
+    static const char nul[] = "model,gpu,tp,phase,batch_size,tokens,step_ms\n"
+                              "llama-3-8b,h100,1,prefill,1,12\0" "8,12.5\n";
+    write_bytes("nul.csv", nul, sizeof nul - 1, csv, sizeof csv);
+    r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 2, "rc %d: %s", r.rc, r.out);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "nul.csv:2: column tokens: a NUL byte (byte 3 of the cell, after '12'): not text"),
+              "%s", r.err);
+    result_free(&r);
+    /* The same in the header names the column by its position. */
+    static const char hnul[] = "model,gpu,t\0p,phase\n";
+    write_bytes("hnul.csv", hnul, sizeof hnul - 1, csv, sizeof csv);
+    r = latsim("calib import meas '%s'", csv);
+    cr_assert_eq(r.rc, 2);
+    cr_assert(strstr(r.err, "hnul.csv:1: column header 3: a NUL byte"), "%s", r.err);
+    result_free(&r);
+
+    /* Line 3 starts the row; its quoted tp cell runs to line 5. */
+    write_file("multi.csv", "model,gpu,tp,phase,batch_size,tokens,step_ms\n"
+               "llama-3-8b,h100,1,prefill,1,128,12.5\n"
+               "llama-3-8b,h100,\"8\nx\x1b[31mred\ny\",prefill,1,128,12.5\n", csv, sizeof csv);
+    r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 2);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strchr(r.err, '\x1b') == NULL, "raw escape on stderr: %s", r.err);
+    cr_assert(strstr(r.err, "multi.csv:3: column tp: '8\\nx\\x1b[31mred\\ny' is not a whole number"), "%s", r.err);
+    result_free(&r);
+    /* A long cell is cut (64 bytes shown), the message stays short. */
+    char longcsv[2048];
+    int k = snprintf(longcsv, sizeof longcsv, "model,gpu,tp,phase,batch_size,tokens,step_ms\n"
+                     "llama-3-8b,h100,1,prefill,1,128,\"");
+    for (int i = 0; i < 1000; i++) longcsv[k++] = i % 50 == 49 ? '\n' : '7';
+    snprintf(longcsv + k, sizeof longcsv - (size_t)k, "x\"\n");
+    write_file("long.csv", longcsv, csv, sizeof csv);
+    r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 2);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "long.csv:2: column step_ms: '7777"), "%s", r.err);
+    cr_assert(strstr(r.err, "...' is not a number"), "%s", r.err);
+    cr_assert(strlen(r.err) < 200, "cell not shortened: %s", r.err);
+    result_free(&r);
+    cr_assert_eq(query("SELECT count(*) FROM calib_meas"), 1);
+}
+
 static void bad_fit(const char *csvtext, const char *expect)
 {
     char csv[256];
@@ -648,6 +715,98 @@ Test(calib_cli, simulation_uses_fitted_model_and_reports_it)
     cr_assert_eq(r.rc, 2, "%s", r.out);
     cr_assert(strstr(r.err, "[pool chat] cost_id: no calibrated model with id 9"), "%s", r.err);
     result_free(&r);
+}
+
+/* cost_id naming a model that cannot exist (no database, or one without any
+ * calibration) says so instead of SQLite's "no such table", at the key's own line;
+ * cost = fitted without a model names the cost key's line, not the [pool] header. */
+Test(calib_cli, scenario_cost_id_without_calibration)
+{
+    char ini[256];
+    write_file("s.ini", "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\n"
+               "prompt_tokens = const(1000)\noutput_tokens = const(2)\n"
+               "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ntp = 2\ncost = fitted\ncost_id = 5\n",
+               ini, sizeof ini);
+    result r = latsim("run '%s' --no-store", ini);
+    cr_assert_eq(r.rc, 2, "%s", r.out);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "s.ini:15: [pool chat] cost_id: no stored model 5 (no calibration database"), "%s", r.err);
+    cr_assert(!strstr(r.err, "no such table"), "%s", r.err);
+    result_free(&r);
+    cr_assert_neq(access(db, F_OK), 0, "the run created %s", db);
+
+    /* A latsim database without calibration tables (a catalog entry only). */
+    r = latsim("catalog add tests/data/bloom-176b.ini");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("run '%s' --no-store", ini);
+    cr_assert_eq(r.rc, 2, "%s", r.out);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    char want[256];
+    snprintf(want, sizeof want, "s.ini:15: [pool chat] cost_id: no stored model 5 (no calibration in DB ");
+    cr_assert(strstr(r.err, want), "%s", r.err);
+    cr_assert(strstr(r.err, "c.db: run latsim calib import"), "%s", r.err);
+    result_free(&r);
+
+    r = latsim("run '%s' --no-store --set 'pool chat.cost_id=0'", ini);
+    cr_assert_eq(r.rc, 2, "%s", r.out);
+    cr_assert(strstr(r.err, "s.ini:14: [pool chat] cost: no fitted model stored for llama-3-8b"), "%s", r.err);
+    result_free(&r);
+}
+
+/* The read-only commands on a latsim database without calibration tables: list
+ * shows none, show says there is no calibration, export writes the header, cost
+ * uses the roofline, and the file is unchanged byte for byte.  Without any file,
+ * cost still works (built-in catalog, roofline) and creates none. */
+Test(calib_cli, read_only_commands_leave_database_alone)
+{
+    result r = latsim("cost --model llama-3-8b --gpu h100 --tp 1 --decode 8 --context 100");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "(roofline, datasheet)"), "%s", r.out);
+    result_free(&r);
+    cr_assert_neq(access(db, F_OK), 0, "cost created %s", db);
+    r = latsim("calib list");
+    cr_assert_eq(r.rc, 2);
+    cr_assert(strstr(r.err, "no such database"), "%s", r.err);
+    result_free(&r);
+    cr_assert_neq(access(db, F_OK), 0, "calib list created %s", db);
+
+    r = latsim("catalog add tests/data/bloom-176b.ini");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *before = slurp(db);
+    FILE *f = fopen(db, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    long n0 = ftell(f);
+    fclose(f);
+    r = latsim("calib list");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "(none: latsim calib fit ...)"), "%s", r.out);
+    result_free(&r);
+    r = latsim("calib show 1");
+    cr_assert_eq(r.rc, 2);
+    cr_assert_eq(lines(r.err), 1, "%s", r.err);
+    cr_assert(strstr(r.err, "no stored model 1 (no calibration in DB "), "%s", r.err);
+    result_free(&r);
+    r = latsim("calib export -");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert_eq(lines(r.out), 1, "%s", r.out);
+    cr_assert(!strncmp(r.out, "source,what,", 12), "%s", r.out);
+    result_free(&r);
+    r = latsim("cost --model bloom-176b --gpu a100 --tp 8 --prefill 128");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "(roofline, datasheet)"), "%s", r.out);
+    result_free(&r);
+    f = fopen(db, "rb");
+    cr_assert_not_null(f);
+    fseek(f, 0, SEEK_END);
+    long n1 = ftell(f);
+    fclose(f);
+    char *after = slurp(db);
+    cr_assert(n0 == n1 && memcmp(before, after, (size_t)n0) == 0, "%s was changed", db);
+    free(before);
+    free(after);
 }
 
 /* ---- microbenchmarks -------------------------------------------------------------------- */

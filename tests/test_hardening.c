@@ -377,6 +377,23 @@ Test(hard_input, trace_line_length_is_capped)
     result_free(&r);
 }
 
+/* A NUL byte in a trace is not text: refused naming the line and the column
+ * (byte) it is in. */
+Test(hard_input, trace_nul_byte_is_refused)
+{
+    char s[256], t[256];
+    write_file("s.ini", TRACE_SC, s, sizeof s);
+    snprintf(t, sizeof t, "%s/t.csv", dir);
+    FILE *f = fopen(t, "wb");
+    cr_assert_not_null(f);
+    static const char bytes[] = "t,p,o\n0,1,1\n1,12\0" "8,1\n";
+    cr_assert_eq(fwrite(bytes, 1, sizeof bytes - 1, f), sizeof bytes - 1);
+    fclose(f);
+    result r = run_scenario(20, s, NULL);
+    expect_fail(&r, 2, "t.csv:3: column 5: a NUL byte: not text");
+    result_free(&r);
+}
+
 /* Times past the clock's range are refused with their line; fields holding
  * newlines, quotes or escape sequences appear escaped and cut, on one line. */
 Test(hard_input, trace_values_reported_on_one_line)
@@ -389,7 +406,7 @@ Test(hard_input, trace_values_reported_on_one_line)
     result_free(&r);
     write_file("t.csv", "t,p,o\n0,1,1\n1,\"12\n34\",1\n", t, sizeof t);
     r = run_scenario(20, s, NULL);
-    expect_fail(&r, 2, "p '12\\n34' is not a whole number");
+    expect_fail(&r, 2, "t.csv:3: p '12\\n34' is not a whole number");   /* the line the row starts on */
     result_free(&r);
     write_file("t.csv", "t,p,o\n0,1,1\n1,\"\x1b[31mred", t, sizeof t);
     r = run_scenario(20, s, NULL);
@@ -462,8 +479,9 @@ static char *file_bytes(const char *path, size_t *n)
     return slurp(path, n);
 }
 
-/* show, runs and catalog on an empty or foreign file: exit 2, one line, and the
- * file is byte for byte what it was (no schema written into it). */
+/* show, runs, catalog, calib list/show/export and cost on an empty or foreign
+ * file: exit 2, one line, and the file is byte for byte what it was (no schema
+ * written into it). */
 Test(hard_db, read_only_commands_change_nothing)
 {
     char empty[256], foreign[256];
@@ -478,12 +496,17 @@ Test(hard_db, read_only_commands_change_nothing)
     for (int f = 0; f < 2; f++) {
         size_t n0, n1;
         char *before = file_bytes(files[f], &n0);
-        char *cmds[][6] = {
+        char *cmds[][12] = {
             { "runs", "--db", (char *) files[f], NULL },
             { "show", "1", "--db", (char *) files[f], NULL },
             { "catalog", "--db", (char *) files[f], NULL },
+            { "calib", "list", "--db", (char *) files[f], NULL },
+            { "calib", "show", "1", "--db", (char *) files[f], NULL },
+            { "calib", "export", "-", "--db", (char *) files[f], NULL },
+            { "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "128",
+              "--db", (char *) files[f], NULL },
         };
-        for (int c = 0; c < 3; c++) {
+        for (int c = 0; c < (int) (sizeof cmds / sizeof cmds[0]); c++) {
             result r = run_argv(20, cmds[c]);
             cr_expect_eq(r.rc, 2, "%s on %s: exit %d: %s", cmds[c][0], files[f], r.rc, r.err);
             cr_expect_eq(lines(r.err), 1, "%s", r.err);
