@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@ typedef struct reader {
 } reader;
 
 static int add_section(cfg *c, const char *name, int line);
+static cfg_section *find_section(const cfg *c, const char *name);
+static int index_add(cfg *c, int entry);
 static char *fold_spaces(const char *s);
 
 typedef struct parse_ctx {
@@ -85,14 +88,14 @@ static char *read_line(char *str, int num, void *stream)
         char *name = raw ? fold_spaces(raw) : NULL;
         if (name && name[0]) {
             /* A section given twice would be merged silently: stop there. */
-            for (size_t i = 0; i < rd->c->ns; i++)
-                if (strcmp(rd->c->s[i].name, name) == 0 && rd->c->s[i].line > 0) {
-                    rd->dup_line = rd->line;
-                    rd->dup_first = rd->c->s[i].line;
-                    rd->dup_name = name;
-                    free(raw);
-                    return NULL;          /* ends the parse */
-                }
+            const cfg_section *first = find_section(rd->c, name);
+            if (first && first->line > 0) {
+                rd->dup_line = rd->line;
+                rd->dup_first = first->line;
+                rd->dup_name = name;
+                free(raw);
+                return NULL;          /* ends the parse */
+            }
             add_section(rd->c, name, rd->line);
         }
         free(raw);
@@ -103,8 +106,7 @@ static char *read_line(char *str, int num, void *stream)
 
 static int add_section(cfg *c, const char *name, int line)
 {
-    for (size_t i = 0; i < c->ns; i++)
-        if (strcmp(c->s[i].name, name) == 0) return 0;
+    if (find_section(c, name)) return 0;
     if (c->ns == c->scap) {
         size_t cap = c->scap ? 2 * c->scap : 8;
         cfg_section *s = realloc(c->s, cap * sizeof *s);
@@ -115,16 +117,98 @@ static int add_section(cfg *c, const char *name, int line)
     c->s[c->ns].name = xstrdup(name);
     if (!c->s[c->ns].name) return -1;
     c->s[c->ns].line = line;
+    c->s[c->ns].pool = -1;
     c->ns++;
+    return index_add(c, 0);
+}
+
+/* ---- hash index (config.h: cfg_index) ----------------------------------- */
+
+struct cfg_index {
+    size_t *es;                 /* entry slots: index in c->e + 1, or 0 when empty */
+    size_t ecap;                /* slots in es, a power of 2 (0 before the first) */
+    size_t *ss;                 /* section slots: index in c->s + 1, or 0 */
+    size_t scap;                /* slots in ss, a power of 2 */
+    unsigned long long compares;/* string comparisons made by lookups (count) */
+};
+
+/* FNV-1a of A, a separator and B (B may be NULL). */
+static size_t hash2(const char *a, const char *b)
+{
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (; *a; a++) h = (h ^ (unsigned char) *a) * UINT64_C(1099511628211);
+    h = (h ^ 0xff) * UINT64_C(1099511628211);
+    for (; b && *b; b++) h = (h ^ (unsigned char) *b) * UINT64_C(1099511628211);
+    return (size_t) (h ^ (h >> 29));
+}
+
+/* Puts index I into SLOTS (CAP slots, not full) at its hash H. */
+static void slot_put(size_t *slots, size_t cap, size_t h, size_t i)
+{
+    size_t k = h & (cap - 1);
+    while (slots[k]) k = (k + 1) & (cap - 1);
+    slots[k] = i + 1;
+}
+
+/* Indexes the entry or section just appended (ENTRY: c->e[c->n - 1], else
+ * c->s[c->ns - 1]), doubling the table when it would be over half full.
+ * Returns 0, or -1 when out of memory. */
+static int index_add(cfg *c, int entry)
+{
+    if (!c->ix && !(c->ix = calloc(1, sizeof *c->ix))) return -1;
+    cfg_index *ix = c->ix;
+    size_t n = entry ? c->n : c->ns;
+    size_t **slots = entry ? &ix->es : &ix->ss;
+    size_t *cap = entry ? &ix->ecap : &ix->scap;
+    if (2 * n > *cap) {
+        size_t nc = *cap ? 2 * *cap : 64;
+        while (2 * n > nc) nc *= 2;
+        size_t *ns = calloc(nc, sizeof *ns);
+        if (!ns) return -1;
+        for (size_t i = 0; i < n; i++)
+            slot_put(ns, nc, entry ? hash2(c->e[i].section, c->e[i].key) : hash2(c->s[i].name, NULL), i);
+        free(*slots);
+        *slots = ns;
+        *cap = nc;
+        return 0;
+    }
+    size_t i = n - 1;
+    slot_put(*slots, *cap, entry ? hash2(c->e[i].section, c->e[i].key) : hash2(c->s[i].name, NULL), i);
     return 0;
 }
 
 static cfg_entry *find(const cfg *c, const char *section, const char *key)
 {
-    for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->e[i].section, section) == 0 && strcmp(c->e[i].key, key) == 0)
-            return &c->e[i];
+    cfg_index *ix = c->ix;
+    if (!ix || !ix->ecap) return NULL;
+    for (size_t k = hash2(section, key) & (ix->ecap - 1); ix->es[k]; k = (k + 1) & (ix->ecap - 1)) {
+        cfg_entry *e = &c->e[ix->es[k] - 1];
+        ix->compares++;
+        if (strcmp(e->section, section) == 0 && strcmp(e->key, key) == 0) return e;
+    }
     return NULL;
+}
+
+static cfg_section *find_section(const cfg *c, const char *name)
+{
+    cfg_index *ix = c->ix;
+    if (!ix || !ix->scap) return NULL;
+    for (size_t k = hash2(name, NULL) & (ix->scap - 1); ix->ss[k]; k = (k + 1) & (ix->scap - 1)) {
+        cfg_section *s = &c->s[ix->ss[k] - 1];
+        ix->compares++;
+        if (strcmp(s->name, name) == 0) return s;
+    }
+    return NULL;
+}
+
+const cfg_section *cfg_section_get(const cfg *c, const char *name)
+{
+    return find_section(c, name);
+}
+
+unsigned long long cfg_compares(const cfg *c)
+{
+    return c->ix ? c->ix->compares : 0;
 }
 
 static int add_entry(cfg *c, const char *section, const char *key, const char *value, int line)
@@ -146,7 +230,7 @@ static int add_entry(cfg *c, const char *section, const char *key, const char *v
         return -1;
     }
     c->n++;
-    return 0;
+    return index_add(c, 1);
 }
 
 static int on_key(void *user, const char *section, const char *name, const char *value)
@@ -328,6 +412,7 @@ void cfg_free(cfg *c)
     }
     for (size_t i = 0; i < c->ns; i++) free(c->s[i].name);
     free(c->e); free(c->s);
+    if (c->ix) { free(c->ix->es); free(c->ix->ss); free(c->ix); }
     free(c->path); free(c->dir); free(c->text);
     memset(c, 0, sizeof *c);
 }

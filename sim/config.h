@@ -19,7 +19,15 @@ typedef struct cfg_entry {
 typedef struct cfg_section {
     char *name;         /* as in cfg_entry.section */
     int line;           /* line of its [header], or 0 when created by --set */
+    int pool;           /* scenario.c's index of the pool it defines, or -1 (count) */
 } cfg_section;
+
+/* Hash index over sections and (section, key) pairs (config.c): open
+ * addressing, linear probing, at most half full, rebuilt at twice the size when
+ * it fills.  A lookup costs one hash of the names plus about 1.5 string
+ * comparisons on average, whatever the file's size; memory: two size_t slots
+ * per entry and per section.  Loading N lines is thus O(N). */
+typedef struct cfg_index cfg_index;
 
 typedef struct cfg {
     char *path;         /* the scenario file as given */
@@ -29,6 +37,7 @@ typedef struct cfg {
     size_t n, cap;
     cfg_section *s;     /* sections in file order */
     size_t ns, scap;
+    cfg_index *ix;      /* hash index over s and e (NULL until the first add) */
 } cfg;
 
 /* Reads and parses PATH.  Returns 0, or -1 with "PATH:LINE: message" in ERR
@@ -46,6 +55,13 @@ int cfg_set(cfg *c, const char *assignment, char *err, size_t errlen);
 
 /* The entry for SECTION/KEY, or NULL. */
 const cfg_entry *cfg_get(const cfg *c, const char *section, const char *key);
+
+/* The section named NAME, or NULL. */
+const cfg_section *cfg_section_get(const cfg *c, const char *name);
+
+/* String comparisons made by lookups in C so far (count): for the test that
+ * lookups stay O(1) on large files. */
+unsigned long long cfg_compares(const cfg *c);
 
 /* "FILE:LINE" or "--set" for where entry E came from, written into BUF. */
 const char *cfg_where(const cfg *c, const cfg_entry *e, char *buf, size_t n);

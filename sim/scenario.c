@@ -175,14 +175,13 @@ static int vfail(ctx *x, const cfg_entry *e, const char *section, const char *ke
     char where[512], msg[768];
     vsnprintf(msg, sizeof msg, fmt, ap);
     cfg_where(&x->s->raw, e, where, sizeof where);
-    if (!e)                                   /* a missing key: point at its section */
-        for (size_t i = 0; i < x->s->raw.ns; i++)
-            if (!strcmp(x->s->raw.s[i].name, section)) {
-                if (x->s->raw.s[i].line > 0)
-                    snprintf(where, sizeof where, "%s:%d", x->s->raw.path, x->s->raw.s[i].line);
-                else
-                    snprintf(where, sizeof where, "--set");   /* a section only --set created */
-            }
+    const cfg_section *cs = e ? NULL : cfg_section_get(&x->s->raw, section);
+    if (cs) {                                 /* a missing key: point at its section */
+        if (cs->line > 0)
+            snprintf(where, sizeof where, "%s:%d", x->s->raw.path, cs->line);
+        else
+            snprintf(where, sizeof where, "--set");   /* a section only --set created */
+    }
     if (key) snprintf(x->err, x->errlen, "%s: [%s] %s: %s", where, section, key, msg);
     else snprintf(x->err, x->errlen, "%s: [%s]: %s", where, section, msg);
     return -1;
@@ -337,11 +336,15 @@ static int gateway_class_keys(ctx *x, const char *name, wl_class *c)
     return 0;
 }
 
+/* The index of pool NAME, or -1 (a hash lookup of its section: build()
+ * records each pool's index in its section). */
 static int pool_index(const scenario *s, const char *name)
 {
-    for (int i = 0; i < s->npools; i++)
-        if (strcmp(s->pools[i].name, name) == 0) return i;
-    return -1;
+    char sec[96];
+    if (strlen(name) >= sizeof sec - 5) return -1;
+    snprintf(sec, sizeof sec, "pool %s", name);
+    const cfg_section *cs = cfg_section_get(&s->raw, sec);
+    return cs && cs->pool >= 0 && cs->pool < s->npools ? cs->pool : -1;
 }
 
 static int build_sim(ctx *x)
@@ -899,20 +902,31 @@ static int parse_next(ctx *x, const char *sec, pool_cfg *p)
     return 0;
 }
 
-/* Depth-first search for a cycle through pool I; STATE: 0 unseen, 1 on the
- * path, 2 done.  Returns the pool that closes a cycle, or -1. */
-static int find_cycle(const scenario *s, int i, unsigned char *state)
+/* Depth-first search for a cycle through pool ROOT; STATE: 0 unseen, 1 on the
+ * path, 2 done.  Iterative (a chain of 500 000 pools is as deep): STK and POS
+ * (npools each) hold the path and each pool's next out-edge.  Returns the pool
+ * that closes a cycle, or -1. */
+static int find_cycle(const scenario *s, int root, unsigned char *state, int *stk, int *pos)
 {
-    state[i] = 1;
-    for (int k = 0; k < s->pools[i].nnext; k++) {
-        int j = s->pools[i].next[k];
-        if (state[j] == 1) return i;
-        if (state[j] == 0) {
-            int c = find_cycle(s, j, state);
-            if (c >= 0) return c;
+    int top = 0;
+    stk[0] = root;
+    pos[0] = 0;
+    state[root] = 1;
+    while (top >= 0) {
+        int i = stk[top];
+        if (pos[top] < s->pools[i].nnext) {
+            int j = s->pools[i].next[pos[top]++];
+            if (state[j] == 1) return i;
+            if (state[j] == 0) {
+                state[j] = 1;
+                stk[++top] = j;
+                pos[top] = 0;
+            }
+        } else {
+            state[i] = 2;
+            top--;
         }
     }
-    state[i] = 2;
     return -1;
 }
 
@@ -935,13 +949,19 @@ static int build_next(ctx *x)
             return fail(x, e, sec, "next", "kind = %s takes %d pool%s in next, not %d (a list is for routers)",
                         k->name, k->max_next, k->max_next > 1 ? "s" : "", p->nnext);
     }
-    unsigned char *state = calloc((size_t) s->npools, 1);
-    if (!state) { snprintf(x->err, x->errlen, "out of memory"); return -1; }
+    size_t np = s->npools > 0 ? (size_t) s->npools : 1;
+    unsigned char *state = calloc(np, 1);
+    int *stk = malloc(np * sizeof *stk), *pos = malloc(np * sizeof *pos);
+    if (!state || !stk || !pos) {
+        free(state); free(stk); free(pos);
+        snprintf(x->err, x->errlen, "out of memory");
+        return -1;
+    }
     for (int i = 0; i < s->npools; i++) {
         if (state[i]) continue;
-        int c = find_cycle(s, i, state);
+        int c = find_cycle(s, i, state, stk, pos);
         if (c >= 0) {
-            free(state);
+            free(state); free(stk); free(pos);
             char sec[80];
             snprintf(sec, sizeof sec, "pool %s", s->pools[c].name);
             const cfg_entry *ne;
@@ -949,7 +969,7 @@ static int build_next(ctx *x)
             return fail(x, ne, sec, "next", "pools form a cycle");
         }
     }
-    free(state);
+    free(state); free(stk); free(pos);
     return 0;
 }
 
@@ -1045,7 +1065,7 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
                 if (p->kind && p->kind->free_cfg) p->kind->free_cfg(p);
                 return -1;
             }
-            s->npools++;
+            s->raw.s[i].pool = s->npools++;
         } else if (!strncmp(n, "gpu ", 4)) {
             if (build_gpu(&x, n, n + 4, &s->gpus[s->ngpus])) return -1;
             s->ngpus++;
