@@ -141,11 +141,7 @@ static int junit_writable(const char *out, char *err, size_t errlen)
         return 0;
     }
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", out);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir) dir[1] = '\0';
-    else if (slash) *slash = '\0';
-    else snprintf(dir, sizeof dir, ".");
+    cu_dir_of(out, dir, sizeof dir);
     const char *why = NULL;
     if (stat(dir, &st) != 0) why = strerror(errno);
     else if (!S_ISDIR(st.st_mode)) why = "not a folder";

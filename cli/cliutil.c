@@ -78,14 +78,19 @@ int cu_check_db(const char *path, char *err, size_t errlen)
     return cu_dir_writable(path, err, errlen);
 }
 
-int cu_dir_writable(const char *path, char *err, size_t errlen)
+void cu_dir_of(const char *path, char *dir, size_t n)
 {
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
+    snprintf(dir, n, "%s", path);
     char *slash = strrchr(dir, '/');
     if (slash == dir) dir[1] = '\0';
     else if (slash) *slash = '\0';
-    else snprintf(dir, sizeof dir, ".");
+    else snprintf(dir, n, ".");
+}
+
+int cu_dir_writable(const char *path, char *err, size_t errlen)
+{
+    char dir[4096];
+    cu_dir_of(path, dir, sizeof dir);
     if (access(dir, W_OK) != 0) {
         errmsg_set(err, errlen, "%.900s: cannot create database: %.900s: %s", path, dir, strerror(errno));
         return -1;

@@ -53,6 +53,10 @@ int cu_check_db(const char *path, char *err, size_t errlen);
  * ("PATH: cannot create database: DIR: reason"). */
 int cu_dir_writable(const char *path, char *err, size_t errlen);
 
+/* The folder PATH is in, into DIR (N bytes): "." for a bare name, "/" for a
+ * file at the root. */
+void cu_dir_of(const char *path, char *dir, size_t n);
+
 /* ERR came from loading a scenario with the assignment SECTION.KEY=... that
  * option OPT ("--vary", "--search") made: the loader calls every command-line
  * assignment "--set"; when ERR is about [SECTION] KEY it is renamed OPT. */
