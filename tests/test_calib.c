@@ -26,8 +26,8 @@
 #include "store.h"
 
 #define LATSIM "./latsim"
-#define VIDUR "../shared/data/profiles/vidur"
-#define STEPS "../shared/data/steps/splitwise_bloom176b.csv"
+#define VIDUR "tests/data/vidur"                 /* a slice of ../shared/data/profiles/vidur (make-slice.py) */
+#define STEPS "tests/data/splitwise_bloom176b.csv" /* ../shared/data/steps, unchanged */
 
 static char dir[64];          /* this test's temporary directory */
 static char db[128];          /* dir/c.db */
@@ -568,7 +568,7 @@ Test(calib_cli, cost_bad_input)
 static size_t vidur_sums(const char *path, int tp, int layers, double *tok, double *sum, size_t cap)
 {
     FILE *f = fopen(path, "r");
-    cr_assert_not_null(f, "%s (tests read ../shared/data)", path);
+    cr_assert_not_null(f, "%s", path);
     char line[16384];
     cr_assert_not_null(fgets(line, sizeof line, f));
     char *cols[128];
