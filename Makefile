@@ -115,7 +115,8 @@ test: deps
 	LATSIM_CHECK=1 timeout $(TEST_TIMEOUT) $(BUILD)/test_latsim -j2 2>&1 | tee tests/test.log; \
 	  rc=$${PIPESTATUS[0]}; \
 	  if grep -q 'ERROR: LeakSanitizer' tests/test.log; then echo "leaks found"; exit 1; fi; \
-	  exit $$rc
+	  [ $$rc = 0 ] || exit $$rc; \
+	  LATSIM_BIN=$(BUILD)/latsim tests/golden/run.sh --check
 
 bench: latsim
 	./latsim bench
