@@ -81,8 +81,14 @@ CLI_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(wildcard cli/*.c))
 $(BUILD)/latsim: $(CLI_OBJ) $(BUILD)/liblatsim.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# ./latsim is the release build; a variant (DEBUG, SANITIZE, CUDA, FUZZ) stays in
+# its own build/ folder and `make test` of a variant tests that binary (LATSIM_BIN).
+ifeq ($(VARIANT),release)
 latsim: $(BUILD)/latsim
 	cp $< $@
+else
+latsim: $(BUILD)/latsim
+endif
 
 $(BUILD)/test_latsim: $(TEST_OBJ) $(BUILD)/liblatsim.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) $(shell pkg-config --libs criterion) -o $@
@@ -112,7 +118,7 @@ TEST_TIMEOUT ?= 1500
 test: deps
 	$(MAKE) $(BUILD)/test_latsim latsim
 	@rm -f tests/test.log
-	LATSIM_CHECK=1 timeout $(TEST_TIMEOUT) $(BUILD)/test_latsim -j2 2>&1 | tee tests/test.log; \
+	LATSIM_BIN=$(BUILD)/latsim LATSIM_CHECK=1 timeout $(TEST_TIMEOUT) $(BUILD)/test_latsim -j2 2>&1 | tee tests/test.log; \
 	  rc=$${PIPESTATUS[0]}; \
 	  if grep -q 'ERROR: LeakSanitizer' tests/test.log; then echo "leaks found"; exit 1; fi; \
 	  [ $$rc = 0 ] || exit $$rc; \

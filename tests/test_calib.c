@@ -25,7 +25,7 @@
 #include "nnls.h"
 #include "store.h"
 
-#define LATSIM "./latsim"
+#include "tbin.h"
 #define VIDUR "tests/data/vidur"                 /* a slice of ../shared/data/profiles/vidur (make-slice.py) */
 #define STEPS "tests/data/splitwise_bloom176b.csv" /* ../shared/data/steps, unchanged */
 

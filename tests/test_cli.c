@@ -24,7 +24,7 @@
 
 #include "store.h"
 
-#define LATSIM "./latsim"
+#include "tbin.h"
 #define FAST "--set sim.requests=2000 --set sim.warmup=200"
 
 static char dir[64];          /* this test's temporary directory */

@@ -13,6 +13,7 @@
 #include "scenario.h"
 #include "sim.h"
 #include "store.h"
+#include "tbin.h"
 
 /* Loads TEXT, resolves it against an in-memory catalog and runs it with SEED. */
 static void simulate(const char *text, uint64_t seed, sim_result *out)
@@ -449,7 +450,7 @@ Test(fleetsim, timeseries_csv_db_and_plot)
 {
     char dir[] = "/tmp/latsim_ts_XXXXXX", cmd[1024];
     cr_assert_not_null(mkdtemp(dir));
-    snprintf(cmd, sizeof cmd, "./latsim run scenarios/fleet_failures.ini --set sim.requests=50000 --db %s/t.db "
+    snprintf(cmd, sizeof cmd, LATSIM_SH " run scenarios/fleet_failures.ini --set sim.requests=50000 --db %s/t.db "
              "--timeseries %s/t.csv --interval 60s --alert-intervals 2 > %s/out.txt 2>&1", dir, dir, dir);
     cr_assert_eq(sh(cmd), 0);
     /* The CSV has a header and one line per stored row. */
@@ -460,13 +461,13 @@ Test(fleetsim, timeseries_csv_db_and_plot)
     snprintf(cmd, sizeof cmd, "grep -q '^alerts (above the SLO for 2 consecutive intervals of 60 s)' %s/out.txt", dir);
     cr_assert_eq(sh(cmd), 0, "the report lists the alerts");
     cr_assert_eq(sh("command -v gnuplot >/dev/null"), 0, "gnuplot (gnuplot-nox) is a dependency: make deps");
-    snprintf(cmd, sizeof cmd, "./latsim plot 1 --kind timeseries --db %s/t.db --out %s/t.png >/dev/null 2>&1", dir, dir);
+    snprintf(cmd, sizeof cmd, LATSIM_SH " plot 1 --kind timeseries --db %s/t.db --out %s/t.png >/dev/null 2>&1", dir, dir);
     cr_assert_eq(sh(cmd), 0);
     snprintf(cmd, sizeof cmd, "head -c 8 %s/t.png | od -An -tx1 | tr -d ' \\n' | grep -q '^89504e470d0a1a0a$'", dir);
     cr_assert_eq(sh(cmd), 0, "not a PNG");
     /* A run without a time series: a one-line error, exit 2. */
-    snprintf(cmd, sizeof cmd, "./latsim run scenarios/default.ini --set sim.requests=1000 --db %s/t.db >/dev/null 2>&1 && "
-             "./latsim plot 2 --kind timeseries --db %s/t.db --out %s/u.png 2>%s/err.txt; test $? = 2 && "
+    snprintf(cmd, sizeof cmd, LATSIM_SH " run scenarios/default.ini --set sim.requests=1000 --db %s/t.db >/dev/null 2>&1 && "
+             LATSIM_SH " plot 2 --kind timeseries --db %s/t.db --out %s/u.png 2>%s/err.txt; test $? = 2 && "
              "grep -q 'has no time series' %s/err.txt", dir, dir, dir, dir, dir);
     cr_assert_eq(sh(cmd), 0);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);

@@ -28,7 +28,7 @@
 #include "warmup.h"
 #include "simtime.h"
 
-#define LATSIM "./latsim"
+#include "tbin.h"
 
 static char dir[64];          /* this test's temporary directory */
 static char db[128];          /* dir/runs.db (not created unless a test does) */
@@ -778,7 +778,7 @@ Test(hard_property, extreme_values_never_crash_or_hang)
 {
     char base[256];
     write_file("base.ini", PROP_BASE, base, sizeof base);
-    FILE *k = popen(LATSIM " keys", "r");
+    FILE *k = popen(LATSIM_SH " keys", "r");
     cr_assert_not_null(k);
     static const char *fixed[] = { "1e-300", "-1e-300", "1e300", "-1e300", "nan", "inf", "-inf", "-0", "0", "1e308",
                                    "-1e308", "4.9e-324" };

@@ -13,7 +13,7 @@
 #include <gsl/gsl_sf_gamma.h>
 #include <sqlite3.h>
 
-#define LATSIM "./latsim"
+#include "tbin.h"
 
 static char dir[64];
 static char db[128];
