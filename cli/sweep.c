@@ -79,18 +79,14 @@ static point *add_point(sweep *s, const char *value)
 /* Parses SPEC into values.  Returns 0, or -1 after printing the error. */
 static int parse_values(sweep *s, const char *spec)
 {
+    char err[300];
     if (strchr(spec, ':')) {
-        double a, b, st;
-        char tail;
-        if (sscanf(spec, "%lf:%lf:%lf%c", &a, &b, &st, &tail) != 3)
-            return cu_die(2, "sweep: --vary %s=%s: expected FROM:TO:STEP (e.g. 1:40:2)", s->key, spec), -1;
-        if (!(st > 0)) return cu_die(2, "sweep: --vary %s=%s: STEP must be > 0", s->key, spec), -1;
-        if (b < a) return cu_die(2, "sweep: --vary %s=%s: empty range (TO < FROM)", s->key, spec), -1;
-        double cnt = floor((b - a) / st + 1e-9) + 1;
-        if (cnt > MAX_POINTS) return cu_die(2, "sweep: --vary %s=%s: %.0f points (at most %d)", s->key, spec, cnt, MAX_POINTS), -1;
-        for (int i = 0; i < (int) cnt; i++) {
+        cu_range r;
+        if (cu_parse_range(spec, 0, MAX_POINTS, &r, err, sizeof err) != 0)
+            return cu_die(2, "sweep: --vary %s=%s: %s", s->key, spec, err), -1;
+        for (int i = 0; i < r.n; i++) {
             char v[64];
-            snprintf(v, sizeof v, "%.10g", a + i * st);
+            cu_range_value(&r, i, v, sizeof v);
             if (!add_point(s, v)) return cu_die(1, "out of memory"), -1;
         }
         return 0;
@@ -99,9 +95,11 @@ static int parse_values(sweep *s, const char *spec)
     while (1) {
         size_t k = strcspn(p, ",");
         char v[64];
-        if (k == 0 || k >= sizeof v) return cu_die(2, "sweep: --vary %s=%s: empty or overlong value in the list", s->key, spec), -1;
+        if (cu_check_list_value(p, k, sizeof v, err, sizeof err) != 0)
+            return cu_die(2, "sweep: --vary %s=%s: %s", s->key, spec, err), -1;
         snprintf(v, sizeof v, "%.*s", (int) k, p);
-        if (s->n >= MAX_POINTS || !add_point(s, v)) return cu_die(2, "sweep: --vary: too many values"), -1;
+        if (s->n >= MAX_POINTS) return cu_die(2, "sweep: --vary %s=%s: more than %d values", s->key, spec, MAX_POINTS), -1;
+        if (!add_point(s, v)) return cu_die(1, "out of memory"), -1;
         if (!p[k]) break;
         p += k + 1;
     }
