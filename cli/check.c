@@ -371,8 +371,10 @@ int check_main(int argc, char **argv)
     if (!ids) { rc = cu_die(1, "out of memory"); goto done; }
     if (store) {
         if (cu_open_rw(dbpath, &db, err, sizeof err) != 0) { free(ids); rc = cu_die(2, "%s", err); goto done; }
-        for (int i = 0; i < nf; i++)
-            if (cu_save_task(db, &its[i].t, &its[i].o, &its[i].slo, NULL, &ids[i], err, sizeof err) != 0) { free(ids); rc = cu_die(1, "%s", err); goto done; }
+        /* One transaction: every run stored, or none (a full disk part-way). */
+        int bad = store_begin(db, err, sizeof err) != 0;
+        for (int i = 0; i < nf && !bad; i++) bad = cu_save_task(db, &its[i].t, &its[i].o, &its[i].slo, NULL, &ids[i], err, sizeof err) != 0;
+        if (bad || store_commit(db, err, sizeof err) != 0) { store_rollback(db); free(ids); rc = cu_die(1, "%s", err); goto done; }
     }
     int failed = 0;
     printf("%-36s %6s %5s %-10s %s\n", "scenario", "run", "slo", "baseline", "result");

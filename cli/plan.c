@@ -1009,8 +1009,10 @@ int plan_main(int argc, char **argv)
         snprintf(args, sizeof args, "--target-rate %g%s%s%s%s%s%s", p.target, gpus ? " --gpus " : "", gpus ? gpus : "",
                  tps ? " --tp " : "", tps ? tps : "", reps ? " --replicas " : "", reps ? reps : "");
         if (cu_open_rw(dbpath, &db, err, sizeof err) != 0) { free(cs); free(shown); free(jtext); rc = cu_die(2, "%s", err); goto done; }
-        if (planstore_sweep_begin(db, "plan", p.file, args, started, &plan_id, err, sizeof err) != 0) { free(cs); free(shown); free(jtext); rc = cu_die(1, "%s", err); goto done; }
-        for (int i = 0; i < p.ne; i++) {
+        /* One transaction: the plan, its points and their runs together or not at all. */
+        int bad = store_begin(db, err, sizeof err) != 0 ||
+                  planstore_sweep_begin(db, "plan", p.file, args, started, &plan_id, err, sizeof err) != 0;
+        for (int i = 0; i < p.ne && !bad; i++) {
             eval *e = &p.e[i];
             wire(&p, e);
             char settings[1200] = "";
@@ -1021,8 +1023,11 @@ int plan_main(int argc, char **argv)
             planstore_extra x = { .sweep_id = plan_id, .idx = i, .role = e->role, .settings = settings, .seed = e->o.seed,
                                   .rate = e->o.rate, .usd_per_hour = e->o.usd_per_hour };
             int64_t id;
-            if (cu_save_task(db, &e->t, &e->o, &e->slo, &x, &id, err, sizeof err) != 0) { free(cs); free(shown); free(jtext); rc = cu_die(1, "%s", err); goto done; }
+            bad = cu_save_task(db, &e->t, &e->o, &e->slo, &x, &id, err, sizeof err) != 0;
         }
+        bad = bad || planstore_sweep_end(db, plan_id, wall, p.ne, cs[0].cost, jtext, err, sizeof err) != 0 ||
+              store_commit(db, err, sizeof err) != 0;
+        if (bad) { store_rollback(db); free(cs); free(shown); free(jtext); rc = cu_die(1, "plan not stored: %s", err); goto done; }
     }
     if (json) {
         fputs(jtext, stdout);
@@ -1061,11 +1066,9 @@ int plan_main(int argc, char **argv)
         slo_table(&e->slo, stdout);
         if (store) printf("\nplan %lld stored in %s\n", (long long) plan_id, dbpath);
     }
-    int end = store ? planstore_sweep_end(db, plan_id, wall, p.ne, cs[0].cost, jtext, err, sizeof err) : 0;
     free(jtext);
     free(cs);
     free(shown);
-    if (end != 0) { rc = cu_die(1, "%s", err); goto done; }
     rc = 0;
 done:
     if (p.progress) fputs("", stderr);

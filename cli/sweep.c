@@ -423,15 +423,22 @@ int sweep_main(int argc, char **argv)
         cu_now(started, sizeof started);
         snprintf(args, sizeof args, "--vary %s", vary);
         if (cu_open_rw(dbpath, &db, err, sizeof err) != 0) { rc = cu_die(2, "%s", err); free(json_text); goto done; }
-        if (planstore_sweep_begin(db, "sweep", s.file, args, started, &sweep_id, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); free(json_text); goto done; }
-        for (int i = 0; i < s.n; i++) {
+        /* One transaction: the sweep, its points and their runs are stored
+         * together or not at all (a full disk part-way leaves the database as
+         * it was, not a sweep without points). */
+        int bad = store_begin(db, err, sizeof err) != 0 ||
+                  planstore_sweep_begin(db, "sweep", s.file, args, started, &sweep_id, err, sizeof err) != 0;
+        for (int i = 0; i < s.n && !bad; i++) {
             point *p = &s.p[i];
             p->t.sets[s.nsets] = p->set;        /* the point moved when sorted */
             planstore_extra x = { .sweep_id = sweep_id, .idx = i, .role = p->bisect ? "bisect" : "point",
                                   .settings = p->set, .seed = p->o.seed, .rate = p->o.rate, .usd_per_hour = p->o.usd_per_hour };
             int64_t id;
-            if (cu_save_task(db, &p->t, &p->o, &p->slo, &x, &id, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); free(json_text); goto done; }
+            bad = cu_save_task(db, &p->t, &p->o, &p->slo, &x, &id, err, sizeof err) != 0;
         }
+        bad = bad || planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, json_text, err, sizeof err) != 0 ||
+              store_commit(db, err, sizeof err) != 0;
+        if (bad) { store_rollback(db); rc = cu_die(1, "sweep not stored: %s", err); free(json_text); goto done; }
     }
     if (json) {
         fputs(json_text, stdout);
@@ -462,9 +469,7 @@ int sweep_main(int argc, char **argv)
         }
         if (store) printf("sweep %lld stored in %s\n", (long long) sweep_id, dbpath);
     }
-    int end = store ? planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, json_text, err, sizeof err) : 0;
     free(json_text);
-    if (end != 0) { rc = cu_die(1, "%s", err); goto done; }
     rc = 0;
 done:
     for (int i = 0; i < s.n; i++) { task_out_free(&s.p[i].o); slo_result_free(&s.p[i].slo); }
