@@ -134,7 +134,8 @@ int cu_parse_range(const char *spec, int step_optional, int max, cu_range *r, ch
     /* (TO - FROM) / STEP may overflow to inf (FROM -1e308, TO 1e308): too many. */
     double cnt = floor((b - a) / st + 1e-9) + 1;
     if (!(cnt <= max)) {
-        if (isfinite(cnt)) errmsg_set(err, errlen, "%.4g values (at most %d): use a larger STEP or a narrower range", cnt, max);
+        if (isfinite(cnt)) errmsg_set(err, errlen, cnt < 1e15 ? "%.0f values (at most %d): use a larger STEP or a narrower range"
+                                                              : "%.4g values (at most %d): use a larger STEP or a narrower range", cnt, max);
         else errmsg_set(err, errlen, "too many values (at most %d): use a larger STEP or a narrower range", max);
         return -1;
     }
