@@ -613,7 +613,7 @@ int calib_main(int argc, char **argv)
             return fail(2, "calib show: expected one model ID (see latsim calib list)");
         if (!strcmp(sub, "show") && cu_parse_id("model", o.pos[1], &id, err, sizeof err) != 0) {
             char m[600];
-            snprintf(m, sizeof m, "calib show: %s (see latsim calib list)", err);
+            snprintf(m, sizeof m, "calib show: %.500s (see latsim calib list)", err);
             return fail(2, m);
         }
         if (!strcmp(sub, "list") && o.npos != 1)

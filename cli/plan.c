@@ -646,7 +646,7 @@ int plan_main(int argc, char **argv)
             dim tmp = { .opt = "--search" };
             snprintf(tmp.section, sizeof tmp.section, "%s", section);
             snprintf(tmp.key, sizeof tmp.key, "%s", key);
-            if (parse_values(&tmp, spec)) goto done;
+            if (parse_values(&tmp, spec)) { for (int k = 0; k < tmp.n; k++) free(tmp.vals[k]); goto done; }
             /* Bisected between the smallest and the largest value given. */
             int ok = 1, a = INT_MAX, b = 0;
             for (int k = 0; k < tmp.n; k++) {
