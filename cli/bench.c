@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "bench.h"
+#include "cliutil.h"
 #include "cdb.h"
 #include "cimport.h"
 #include "cprofile.h"
@@ -233,8 +234,9 @@ int bench_main(int argc, char **argv)
     int repeat = 3;
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
-            repeat = atoi(argv[++i]);
-            if (repeat < 1 || repeat > 100) { fprintf(stderr, "latsim: bench: --repeat takes 1 to 100\n"); return 2; }
+            long x = cu_posint("bench", "--repeat", argv[++i], 100);     /* strict: "3x" or 1e20 is refused */
+            if (x < 0) return 2;
+            repeat = (int) x;
         } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: latsim bench [CASE] [--repeat N]\n"
                    "Runs each benchmark case N times (default 3), each in its own process, and\n"

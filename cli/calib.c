@@ -608,10 +608,14 @@ int calib_main(int argc, char **argv)
     }
     if (!strcmp(sub, "list") || !strcmp(sub, "show")) {
         sqlite3 *db = NULL;
-        long id = 0;
-        if (!strcmp(sub, "show") && (o.npos != 2 || parse_long("calib show", o.pos[1], 1, 1L << 62,
-                                                                &id, err, sizeof err)))
+        int64_t id = 0;
+        if (!strcmp(sub, "show") && o.npos != 2)
             return fail(2, "calib show: expected one model ID (see latsim calib list)");
+        if (!strcmp(sub, "show") && cu_parse_id("model", o.pos[1], &id, err, sizeof err) != 0) {
+            char m[600];
+            snprintf(m, sizeof m, "calib show: %.500s (see latsim calib list)", err);
+            return fail(2, m);
+        }
         if (!strcmp(sub, "list") && o.npos != 1)
             return fail(2, "calib list: unexpected argument");
         if (open_readonly(cu_db_path(o.db), &db, err, sizeof err) != 0)

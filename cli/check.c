@@ -186,15 +186,14 @@ int baseline_main(int argc, char **argv)
     char err[1024];
     sqlite3 *db;
     if (n == 2 && !strcmp(args[0], "accept")) {
-        char *end;
-        long long id = strtoll(args[1], &end, 10);
-        if (*end || id <= 0) return cu_die(2, "baseline accept: expected a run ID, got '%s' (see latsim runs)", args[1]);
+        int64_t id;
+        if (cu_parse_id("run", args[1], &id, err, sizeof err) != 0) return cu_die(2, "baseline accept: %s (see latsim runs)", err);
         if (cu_open_rw(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
         int rc = planstore_baseline_accept(db, id, err, sizeof err);
         store_close(db);
         if (rc == 1) return cu_die(2, "%s", err);
         if (rc != 0) return cu_die(1, "%s", err);
-        printf("run %lld accepted as the baseline of its scenario\n", id);
+        printf("run %lld accepted as the baseline of its scenario\n", (long long) id);
         return 0;
     }
     if (n == 1 && !strcmp(args[0], "list")) {
@@ -372,8 +371,10 @@ int check_main(int argc, char **argv)
     if (!ids) { rc = cu_die(1, "out of memory"); goto done; }
     if (store) {
         if (cu_open_rw(dbpath, &db, err, sizeof err) != 0) { free(ids); rc = cu_die(2, "%s", err); goto done; }
-        for (int i = 0; i < nf; i++)
-            if (cu_save_task(db, &its[i].t, &its[i].o, &its[i].slo, NULL, &ids[i], err, sizeof err) != 0) { free(ids); rc = cu_die(1, "%s", err); goto done; }
+        /* One transaction: every run stored, or none (a full disk part-way). */
+        int bad = store_begin(db, err, sizeof err) != 0;
+        for (int i = 0; i < nf && !bad; i++) bad = cu_save_task(db, &its[i].t, &its[i].o, &its[i].slo, NULL, &ids[i], err, sizeof err) != 0;
+        if (bad || store_commit(db, err, sizeof err) != 0) { store_rollback(db); free(ids); rc = cu_die(1, "%s", err); goto done; }
     }
     int failed = 0;
     printf("%-36s %6s %5s %-10s %s\n", "scenario", "run", "slo", "baseline", "result");

@@ -28,6 +28,33 @@ double cu_clock(void);
  * printing "latsim: CMD: OPT: ..." on stderr. */
 long cu_posint(const char *cmd, const char *opt, const char *v, long max);
 
+/* Parses run (or sweep, plan) ID V strictly: digits only, 1 to INT64_MAX.
+ * Returns 0 with *ID set, or -1 with ERR ("expected a WHAT ID (a whole number
+ * from 1 to 9223372036854775807), got 'V'"). */
+int cu_parse_id(const char *what, const char *v, int64_t *id, char *err, size_t errlen);
+
+/* A FROM:TO:STEP range of an option (sweep --vary, plan --search, --tp): its
+ * values are FROM + i x STEP for i < N, each printed with %.10g. */
+typedef struct cu_range {
+    double from, to;          /* the bounds as given (finite, FROM <= TO) */
+    double step;              /* > 0, finite (1 when optional and not given) */
+    int n;                    /* number of values, 1 to the caller's MAX */
+} cu_range;
+
+/* Parses SPEC, "FROM:TO:STEP" (or "FROM:TO", STEP 1, when STEP_OPTIONAL) into
+ * R: every part a finite number, STEP > 0, FROM <= TO, at most MAX values, and
+ * successive values distinct at 10 significant digits.  Returns 0, or -1 with
+ * ERR naming the bad part ("FROM 'nan' is not a finite number"). */
+int cu_parse_range(const char *spec, int step_optional, int max, cu_range *r, char *err, size_t errlen);
+
+/* Value I of R as text (%.10g) into BUF (N bytes). */
+void cu_range_value(const cu_range *r, int i, char *buf, size_t n);
+
+/* Checks entry V (LEN bytes, not NUL-terminated) of an a,b,c list: not empty,
+ * shorter than MAXLEN, and not a number that is not finite (nan, inf, 1e999;
+ * a word such as a scheduler name is fine).  Returns 0, or -1 with ERR. */
+int cu_check_list_value(const char *v, size_t len, size_t maxlen, char *err, size_t errlen);
+
 /* Stores task T's result O as a run (its configuration re-read from T's file
  * and overrides), with the SLO terms and sweep point X (may be NULL).  Returns
  * 0 with *ID set, or -1 + ERR. */

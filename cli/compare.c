@@ -28,11 +28,15 @@ static const char *USAGE =
 static int load_side(const char *s, int reps, uint64_t seed, const char *const *sets, int nsets, int jobs,
                      const char *dbpath, report *out)
 {
-    char *end;
-    long long id = strtoll(s, &end, 10);
     char err[1024];
-    if (!*end && id > 0 && access(s, F_OK) != 0) {
-        if (access(dbpath, F_OK) != 0) return cu_die(2, "compare: %s: no such database for run %lld", dbpath, id);
+    /* All digits and no such file: a run ID, parsed strictly (not saturated). */
+    int digits = s[0] != '\0';
+    for (const char *q = s; *q && digits; q++) digits = *q >= '0' && *q <= '9';
+    int64_t id = 0;
+    if (digits && access(s, F_OK) != 0) {
+        if (cu_parse_id("run", s, &id, err, sizeof err) != 0)
+            return cu_die(2, "compare: %s: neither a scenario file nor a run ID (a whole number from 1 to %lld)", s, (long long) INT64_MAX);
+        if (access(dbpath, F_OK) != 0) return cu_die(2, "compare: %s: no such database for run %lld", dbpath, (long long) id);
         sqlite3 *db;
         if (store_open(dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
         int rc = planstore_load_run(db, id, out, NULL, err, sizeof err);

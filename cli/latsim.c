@@ -434,6 +434,15 @@ static int cmd_db(const char *cmd, int argc, char **argv)
     const char *path = cu_db_path(dbopt);
     sqlite3 *db = NULL;
     int rc = 2;
+    int64_t show_id = 0;
+    if (!strcmp(cmd, "show")) {          /* the argument is checked before the database */
+        if (n != 1) return die(2, "show: expected one run ID (see latsim runs)");
+        if (cu_parse_id("run", argv[0], &show_id, err, sizeof err) != 0) {
+            char m[2200];
+            snprintf(m, sizeof m, "show: %s (see latsim runs)", err);
+            return die(2, m);
+        }
+    }
     /* runs, show and catalog only read: the file is opened read-only and never
      * given a schema (an empty or foreign file is refused, unchanged). */
     int writes = !strcmp(cmd, "catalog") && n > 0;
@@ -447,9 +456,7 @@ static int cmd_db(const char *cmd, int argc, char **argv)
         if (n != 0) { snprintf(err, sizeof err, "runs: unexpected argument '%s'", argv[0]); say(err); err[0] = '\0'; goto done; }
         rc = store_list_runs(db, stdout, err, sizeof err) == 0 ? 0 : 1;
     } else if (!strcmp(cmd, "show")) {
-        char *end;
-        long long id = n == 1 ? strtoll(argv[0], &end, 10) : 0;
-        if (n != 1 || *end || id <= 0) { fprintf(stderr, "latsim: show: expected one run ID (see latsim runs)\n"); goto done; }
+        int64_t id = show_id;
         int s = store_show_run(db, id, stdout, err, sizeof err);
         if (s == 0 && planstore_show_slo(db, id, stdout, err, sizeof err) != 0) s = -1;
         rc = s == 0 ? 0 : (s == 1 ? 2 : 1);

@@ -695,9 +695,9 @@ int plot_main(int argc, char **argv)
         else return cu_die(2, "plot: unexpected argument '%s'", a);
     }
     if (!idtext) return cu_die(2, "plot: expected [run|sweep|plan] ID (see latsim plot --help)");
-    char *end;
-    long long id = strtoll(idtext, &end, 10);
-    if (*end || id <= 0) return cu_die(2, "plot: expected a positive ID, got '%s'", idtext);
+    int64_t id;
+    char iderr[300];
+    if (cu_parse_id(what, idtext, &id, iderr, sizeof iderr) != 0) return cu_die(2, "plot: %s", iderr);
     const char *kind = kindopt ? kindopt : !strcmp(what, "run") ? "cdf" : !strcmp(what, "sweep") ? "load" : "frontier";
     int ok = (!strcmp(what, "run") && (!strcmp(kind, "cdf") || !strcmp(kind, "breakdown") || !strcmp(kind, "timeseries"))) ||
              (!strcmp(what, "sweep") && (!strcmp(kind, "load") || !strcmp(kind, "breakdown"))) ||
@@ -705,7 +705,7 @@ int plot_main(int argc, char **argv)
     if (!ok) return cu_die(2, "plot: --kind %s does not apply to a %s (run: cdf, breakdown, timeseries; sweep: load, breakdown; plan: frontier)", kind, what);
     char dflt[128];
     if (!out) {
-        snprintf(dflt, sizeof dflt, "latsim-%s-%lld-%s.png", what, id, kind);
+        snprintf(dflt, sizeof dflt, "latsim-%s-%lld-%s.png", what, (long long) id, kind);
         out = dflt;
     }
     size_t n = strlen(out);

@@ -79,18 +79,14 @@ static point *add_point(sweep *s, const char *value)
 /* Parses SPEC into values.  Returns 0, or -1 after printing the error. */
 static int parse_values(sweep *s, const char *spec)
 {
+    char err[300];
     if (strchr(spec, ':')) {
-        double a, b, st;
-        char tail;
-        if (sscanf(spec, "%lf:%lf:%lf%c", &a, &b, &st, &tail) != 3)
-            return cu_die(2, "sweep: --vary %s=%s: expected FROM:TO:STEP (e.g. 1:40:2)", s->key, spec), -1;
-        if (!(st > 0)) return cu_die(2, "sweep: --vary %s=%s: STEP must be > 0", s->key, spec), -1;
-        if (b < a) return cu_die(2, "sweep: --vary %s=%s: empty range (TO < FROM)", s->key, spec), -1;
-        double cnt = floor((b - a) / st + 1e-9) + 1;
-        if (cnt > MAX_POINTS) return cu_die(2, "sweep: --vary %s=%s: %.0f points (at most %d)", s->key, spec, cnt, MAX_POINTS), -1;
-        for (int i = 0; i < (int) cnt; i++) {
+        cu_range r;
+        if (cu_parse_range(spec, 0, MAX_POINTS, &r, err, sizeof err) != 0)
+            return cu_die(2, "sweep: --vary %s=%s: %s", s->key, spec, err), -1;
+        for (int i = 0; i < r.n; i++) {
             char v[64];
-            snprintf(v, sizeof v, "%.10g", a + i * st);
+            cu_range_value(&r, i, v, sizeof v);
             if (!add_point(s, v)) return cu_die(1, "out of memory"), -1;
         }
         return 0;
@@ -99,9 +95,11 @@ static int parse_values(sweep *s, const char *spec)
     while (1) {
         size_t k = strcspn(p, ",");
         char v[64];
-        if (k == 0 || k >= sizeof v) return cu_die(2, "sweep: --vary %s=%s: empty or overlong value in the list", s->key, spec), -1;
+        if (cu_check_list_value(p, k, sizeof v, err, sizeof err) != 0)
+            return cu_die(2, "sweep: --vary %s=%s: %s", s->key, spec, err), -1;
         snprintf(v, sizeof v, "%.*s", (int) k, p);
-        if (s->n >= MAX_POINTS || !add_point(s, v)) return cu_die(2, "sweep: --vary: too many values"), -1;
+        if (s->n >= MAX_POINTS) return cu_die(2, "sweep: --vary %s=%s: more than %d values", s->key, spec, MAX_POINTS), -1;
+        if (!add_point(s, v)) return cu_die(1, "out of memory"), -1;
         if (!p[k]) break;
         p += k + 1;
     }
@@ -425,15 +423,22 @@ int sweep_main(int argc, char **argv)
         cu_now(started, sizeof started);
         snprintf(args, sizeof args, "--vary %s", vary);
         if (cu_open_rw(dbpath, &db, err, sizeof err) != 0) { rc = cu_die(2, "%s", err); free(json_text); goto done; }
-        if (planstore_sweep_begin(db, "sweep", s.file, args, started, &sweep_id, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); free(json_text); goto done; }
-        for (int i = 0; i < s.n; i++) {
+        /* One transaction: the sweep, its points and their runs are stored
+         * together or not at all (a full disk part-way leaves the database as
+         * it was, not a sweep without points). */
+        int bad = store_begin(db, err, sizeof err) != 0 ||
+                  planstore_sweep_begin(db, "sweep", s.file, args, started, &sweep_id, err, sizeof err) != 0;
+        for (int i = 0; i < s.n && !bad; i++) {
             point *p = &s.p[i];
             p->t.sets[s.nsets] = p->set;        /* the point moved when sorted */
             planstore_extra x = { .sweep_id = sweep_id, .idx = i, .role = p->bisect ? "bisect" : "point",
                                   .settings = p->set, .seed = p->o.seed, .rate = p->o.rate, .usd_per_hour = p->o.usd_per_hour };
             int64_t id;
-            if (cu_save_task(db, &p->t, &p->o, &p->slo, &x, &id, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); free(json_text); goto done; }
+            bad = cu_save_task(db, &p->t, &p->o, &p->slo, &x, &id, err, sizeof err) != 0;
         }
+        bad = bad || planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, json_text, err, sizeof err) != 0 ||
+              store_commit(db, err, sizeof err) != 0;
+        if (bad) { store_rollback(db); rc = cu_die(1, "sweep not stored: %s", err); free(json_text); goto done; }
     }
     if (json) {
         fputs(json_text, stdout);
@@ -464,9 +469,7 @@ int sweep_main(int argc, char **argv)
         }
         if (store) printf("sweep %lld stored in %s\n", (long long) sweep_id, dbpath);
     }
-    int end = store ? planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, json_text, err, sizeof err) : 0;
     free(json_text);
-    if (end != 0) { rc = cu_die(1, "%s", err); goto done; }
     rc = 0;
 done:
     for (int i = 0; i < s.n; i++) { task_out_free(&s.p[i].o); slo_result_free(&s.p[i].slo); }

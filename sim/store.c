@@ -433,9 +433,31 @@ int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen
     return ret;
 }
 
+int store_begin(sqlite3 *db, char *err, size_t errlen)
+{
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK) return 0;
+    errmsg_set(err, errlen, "%s: cannot start a transaction: %s", db_path(db), sqlite3_errmsg(db));
+    return -1;
+}
+
+int store_commit(sqlite3 *db, char *err, size_t errlen)
+{
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK) return 0;
+    errmsg_set(err, errlen, "%s: cannot commit: %s", db_path(db), sqlite3_errmsg(db));
+    store_rollback(db);
+    return -1;
+}
+
+void store_rollback(sqlite3 *db)
+{
+    if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size_t errlen)
 {
-    int ret = -1, began = 0;
+    /* Inside a caller's transaction (store_begin) a savepoint: the run is
+     * undone alone on error, and kept or undone with the rest by the caller. */
+    int ret = -1, began = 0, nested = !sqlite3_get_autocommit(db);
     int64_t run_id;
     sqlite3_stmt *run_st = NULL, *kv_st = NULL, *stat_st = NULL, *ts_st = NULL;
 
@@ -443,7 +465,7 @@ int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size
         errmsg_set(err, errlen, "cannot save run: incomplete run record");
         goto done;
     }
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_exec(db, nested ? "SAVEPOINT store_save_run" : "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         goto db_error;
     began = 1;
     if (sqlite3_prepare_v2(db,
@@ -484,7 +506,7 @@ int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size
             goto db_error;
     if (r->extra && r->extra(db, run_id, r->extra_arg, err, errlen) != 0)
         goto done;
-    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_exec(db, nested ? "RELEASE store_save_run" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         goto db_error;
     began = 0;
     if (id)
@@ -499,8 +521,10 @@ done:
     sqlite3_finalize(kv_st);
     sqlite3_finalize(stat_st);
     sqlite3_finalize(ts_st);
+    /* A disk-full error may have rolled the whole transaction back already:
+     * then there is no savepoint left, and the statements fail harmlessly. */
     if (began)
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_exec(db, nested ? "ROLLBACK TO store_save_run; RELEASE store_save_run" : "ROLLBACK", NULL, NULL, NULL);
     return ret;
 }
 

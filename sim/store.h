@@ -77,9 +77,20 @@ int store_lock_wait_ms(void);
  * write lock, and prepares the inserts against the schema.  Returns 0, or -1 + ERR. */
 int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen);
 
-/* Writes one run in a single transaction.  Returns 0 with *ID set, or -1 + ERR
- * (nothing written). */
+/* Writes one run in a single transaction (a savepoint inside the caller's
+ * transaction when one is open: store_begin).  Returns 0 with *ID set, or -1 +
+ * ERR (nothing of the run written). */
 int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size_t errlen);
+
+/* A transaction around several writes (a sweep: its header, points and runs),
+ * so that a failure part-way leaves the database as it was: BEGIN IMMEDIATE.
+ * Returns 0 or -1 + ERR. */
+int store_begin(sqlite3 *db, char *err, size_t errlen);
+/* Commits it.  Returns 0 or -1 + ERR (the transaction is then rolled back). */
+int store_commit(sqlite3 *db, char *err, size_t errlen);
+/* Rolls back the open transaction, if any (SQLite may have done so itself
+ * after a disk-full error). */
+void store_rollback(sqlite3 *db);
 
 /* `latsim runs`: one line per run, newest last.  Returns 0 or -1 + ERR. */
 int store_list_runs(sqlite3 *db, FILE *out, char *err, size_t errlen);
