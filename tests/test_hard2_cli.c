@@ -22,7 +22,7 @@
 
 #include <sqlite3.h>
 
-#define LATSIM "./latsim"
+#include "tbin.h"
 
 static char dir[64];          /* this test's temporary directory */
 static char db[128];          /* dir/runs.db (not created unless a test does) */
@@ -84,7 +84,7 @@ static result run_argv(unsigned limit, char *const *args)
     snprintf(e, sizeof e, "%s/stderr", dir);
     char *argv[64];
     int n = 0;
-    argv[n++] = LATSIM;
+    argv[n++] = (char *) LATSIM;
     for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
     argv[n] = NULL;
     pid_t pid = fork();
