@@ -990,7 +990,12 @@ int plan_main(int argc, char **argv)
         slo_table(&e->slo, stdout);
         if (store) printf("\nplan %lld stored in %s\n", (long long) plan_id, ERRMSG_SHOWN(dbpath));
     }
-    int end = store ? planstore_sweep_end(db, plan_id, wall, p.ne, cs[0].cost, jtext, err, sizeof err) : 0;
+    /* Stored as --json prints it (one whole object), less the plan's id. */
+    char *stored = store ? malloc(jlen + 2) : NULL;
+    if (stored) { memcpy(stored, jtext, jlen); memcpy(stored + jlen, "}", 2); }
+    int end = !store ? 0 : !stored ? (errmsg_set(err, sizeof err, "out of memory"), -1)
+            : planstore_sweep_end(db, plan_id, wall, p.ne, cs[0].cost, stored, err, sizeof err);
+    free(stored);
     free(jtext);
     free(cs);
     free(shown);

@@ -467,7 +467,12 @@ int sweep_main(int argc, char **argv)
         }
         if (store) printf("sweep %lld stored in %s\n", (long long) sweep_id, ERRMSG_SHOWN(dbpath));
     }
-    int end = store ? planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, json_text, err, sizeof err) : 0;
+    /* Stored as --json prints it (one whole object), less the sweep's id. */
+    char *stored = store ? malloc(jlen + 2) : NULL;
+    if (stored) { memcpy(stored, json_text, jlen); memcpy(stored + jlen, "}", 2); }
+    int end = !store ? 0 : !stored ? (errmsg_set(err, sizeof err, "out of memory"), -1)
+            : planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, stored, err, sizeof err);
+    free(stored);
     free(json_text);
     if (end != 0) { rc = cu_die(1, "%s", err); goto done; }
     rc = 0;
