@@ -413,6 +413,9 @@ static void fmt_real(char *buf, size_t n, double v)
         snprintf(buf, n, "-");
 }
 
+/* Text column I of ST as it may be shown on a terminal (ERRMSG_SHOWN). */
+#define SHOWN_COL(st, i) ERRMSG_SHOWN((const char *)sqlite3_column_text(st, i))
+
 int cdb_list(sqlite3 *db, FILE *out, char *err, size_t errlen)
 {
     sqlite3_stmt *st = NULL;
@@ -426,8 +429,8 @@ int cdb_list(sqlite3 *db, FILE *out, char *err, size_t errlen)
     int rows = 0;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         rows++;
-        fprintf(out, "  %-10s %-13s %-14s %-16s %4d %7d  %lld-%lld\n", sqlite3_column_text(st, 0),
-                sqlite3_column_text(st, 1), sqlite3_column_text(st, 2), sqlite3_column_text(st, 3),
+        fprintf(out, "  %-10s %-13s %-14s %-16s %4d %7d  %lld-%lld\n", SHOWN_COL(st, 0),
+                SHOWN_COL(st, 1), SHOWN_COL(st, 2), SHOWN_COL(st, 3),
                 sqlite3_column_int(st, 4), sqlite3_column_int(st, 5),
                 (long long)sqlite3_column_int64(st, 6), (long long)sqlite3_column_int64(st, 7));
     }
@@ -448,10 +451,10 @@ int cdb_list(sqlite3 *db, FILE *out, char *err, size_t errlen)
         fmt_real(r2, sizeof r2, col_real(st, 8));
         fmt_real(mape, sizeof mape, col_real(st, 9));
         fprintf(out, "  %4lld %-8s %-14s %-16s %-7s %-12s %-10s %6d %7s %8s  %s\n",
-                (long long)sqlite3_column_int64(st, 0), sqlite3_column_text(st, 1),
-                sqlite3_column_text(st, 2), sqlite3_column_text(st, 3), sqlite3_column_text(st, 4),
-                sqlite3_column_text(st, 5), sqlite3_column_text(st, 6), sqlite3_column_int(st, 7), r2,
-                mape, sqlite3_column_text(st, 10));
+                (long long)sqlite3_column_int64(st, 0), SHOWN_COL(st, 1),
+                SHOWN_COL(st, 2), SHOWN_COL(st, 3), SHOWN_COL(st, 4),
+                SHOWN_COL(st, 5), SHOWN_COL(st, 6), sqlite3_column_int(st, 7), r2,
+                mape, SHOWN_COL(st, 10));
     }
     if (s != SQLITE_DONE)
         goto fail;
@@ -474,20 +477,21 @@ int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
     char r2[16], mape[16];
     fmt_real(r2, sizeof r2, f.r2);
     fmt_real(mape, sizeof mape, f.mape);
-    fprintf(out, "model %lld: %s\n", (long long)f.id, f.kind);
+    fprintf(out, "model %lld: %s\n", (long long)f.id, ERRMSG_SHOWN(f.kind));
     if (f.model[0])
-        fprintf(out, "  for            %s on %s, weights %s, tp %s\n", f.model, f.gpu, f.weights, f.tps);
+        fprintf(out, "  for            %s on %s, weights %s, tp %s\n", ERRMSG_SHOWN(f.model), ERRMSG_SHOWN(f.gpu),
+                ERRMSG_SHOWN(f.weights), ERRMSG_SHOWN(f.tps));
     else if (f.gpu[0])
-        fprintf(out, "  target         %s\n", f.gpu);
-    fprintf(out, "  source         %s, %d measurements\n", f.source, f.n_points);
+        fprintf(out, "  target         %s\n", ERRMSG_SHOWN(f.gpu));
+    fprintf(out, "  source         %s, %d measurements\n", ERRMSG_SHOWN(f.source), f.n_points);
     fprintf(out, "  r2             %s\n  cv_mape        %s %% (%d-fold, held-out points)\n", r2, mape,
             f.folds);
     if (f.tok_max > 0 || f.seq_max > 0)
         fprintf(out, "  measured up to %.0f prompt tokens per step, %.0f decoding sequences, context %.0f\n",
                 f.tok_max, f.seq_max, f.ctx_max);
-    fprintf(out, "  created        %s by latsim %s\n", f.created_at, f.tool);
+    fprintf(out, "  created        %s by latsim %s\n", ERRMSG_SHOWN(f.created_at), ERRMSG_SHOWN(f.tool));
     if (f.note[0])
-        fprintf(out, "  note           %s\n", f.note);
+        fprintf(out, "  note           %s\n", ERRMSG_SHOWN(f.note));
     if (f.ncoef) {
         fprintf(out, "\n  %-24s %14s %14s  %s\n", "coefficient", "value", "std_error", "status");
         for (int i = 0; i < f.ncoef; i++) {
@@ -496,8 +500,8 @@ int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
                 snprintf(se, sizeof se, "%.6g", f.coef[i].se);
             else
                 snprintf(se, sizeof se, "-");
-            fprintf(out, "  %-24s %14.6g %14s  %s\n", f.coef[i].name, f.coef[i].value, se,
-                    f.coef[i].status);
+            fprintf(out, "  %-24s %14.6g %14s  %s\n", ERRMSG_SHOWN(f.coef[i].name), f.coef[i].value, se,
+                    ERRMSG_SHOWN(f.coef[i].status));
         }
     }
     sqlite3_stmt *st = NULL;
@@ -516,13 +520,13 @@ int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
         const char *dev = (const char *)sqlite3_column_text(st, 2);
         const char *drv = (const char *)sqlite3_column_text(st, 3);
         const char *when = (const char *)sqlite3_column_text(st, 4);
-        fprintf(out, "  %5d x %s", sqlite3_column_int(st, 6), sqlite3_column_text(st, 0));
+        fprintf(out, "  %5d x %s", sqlite3_column_int(st, 6), SHOWN_COL(st, 0));
         if (file && file[0])
-            fprintf(out, " %s lines %d-%d", file, sqlite3_column_int(st, 7), sqlite3_column_int(st, 8));
-        if (dev && dev[0]) fprintf(out, ", device %s", dev);
-        if (drv && drv[0]) fprintf(out, ", driver %s", drv);
-        if (when && when[0]) fprintf(out, ", %s", when);
-        fprintf(out, ", %s, ids %lld-%lld\n", sqlite3_column_text(st, 5),
+            fprintf(out, " %s lines %d-%d", ERRMSG_SHOWN(file), sqlite3_column_int(st, 7), sqlite3_column_int(st, 8));
+        if (dev && dev[0]) fprintf(out, ", device %s", ERRMSG_SHOWN(dev));
+        if (drv && drv[0]) fprintf(out, ", driver %s", ERRMSG_SHOWN(drv));
+        if (when && when[0]) fprintf(out, ", %s", ERRMSG_SHOWN(when));
+        fprintf(out, ", %s, ids %lld-%lld\n", SHOWN_COL(st, 5),
                 (long long)sqlite3_column_int64(st, 9), (long long)sqlite3_column_int64(st, 10));
     }
     sqlite3_finalize(st);

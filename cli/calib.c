@@ -29,6 +29,7 @@
 #include "nnls.h"
 #include "cprofile.h"
 #include "errmsg.h"
+#include "report.h"
 #include "store.h"
 
 #ifndef LATSIM_VERSION
@@ -221,7 +222,7 @@ static int cmd_import(const opts *o)
         rc = 1;
         goto out;
     }
-    printf("imported %ld measurements from %s (%lld in the database)\n", n, o->pos[2],
+    printf("imported %ld measurements from %s (%lld in the database)\n", n, ERRMSG_SHOWN(o->pos[2]),
            (long long)(before + n));
     rc = 0;
 out:
@@ -388,9 +389,10 @@ static int cmd_bench(const opts *o, int gpu)
         rc = 1;
         goto out;
     }
-    printf("stored %ld measurements of %s (tp %d) on %s (%s; %s)\n", n, m.name, tp, dev.gpu, dev.device, dev.driver);
+    printf("stored %ld measurements of %s (tp %d) on %s (%s; %s)\n", n, ERRMSG_SHOWN(m.name), tp, ERRMSG_SHOWN(dev.gpu),
+           ERRMSG_SHOWN(dev.device), ERRMSG_SHOWN(dev.driver));
     if (!gpu) printf("catalog gpu 'cpu': fp32 GEMM peak %.3g GFLOP/s, memory %.3g GB/s\n", gflops, gbs);
-    printf("next: latsim calib fit profile --model %s --gpu %s --tp %d\n", m.name, dev.gpu, tp);
+    printf("next: latsim calib fit profile --model %s --gpu %s --tp %d\n", ERRMSG_SHOWN(m.name), ERRMSG_SHOWN(dev.gpu), tp);
     rc = 0;
 out:
     if (rc) say(err);
@@ -446,7 +448,8 @@ static int cmd_net(const opts *o)
     }
     if (m != 0) return fail(2, err);
     if (cnet_codec_time(4096, 2000, &cod, err, sizeof err) != 0) return fail(1, err);
-    printf("round trips to %s (%s:%d), %d per size\n  %10s %10s %10s %10s %10s\n", label, host, port, reps, "bytes",
+    printf("round trips to %s (%s:%d), %d per size\n  %10s %10s %10s %10s %10s\n", ERRMSG_SHOWN(label), ERRMSG_SHOWN(host), port,
+           reps, "bytes",
            "p50_ms", "p90_ms", "p99_ms", "mean_ms");
     for (int i = 0; i < ns; i++)
         printf("  %10zu %10.4g %10.4g %10.4g %10.4g\n", rtt[i].bytes, rtt[i].p50, rtt[i].p90, rtt[i].p99, rtt[i].mean);
@@ -553,7 +556,7 @@ int echo_main(int argc, char **argv)
         snprintf(e2, sizeof e2, "echo: %s", err);
         return fail(2, e2);
     }
-    printf("latsim echo: listening on %s:%d\n", host, bound);
+    printf("latsim echo: listening on %s:%d\n", ERRMSG_SHOWN(host), bound);
     fflush(stdout);
     static volatile int stop = 0;
     cnet_serve(fd, &stop);
@@ -599,7 +602,7 @@ int calib_main(int argc, char **argv)
         if (f != stdout) fclose(f);
         store_close(db);
         if (n < 0) return fail(1, err);
-        if (f != stdout) printf("exported %ld measurements to %s\n", n, o.pos[1]);
+        if (f != stdout) printf("exported %ld measurements to %s\n", n, ERRMSG_SHOWN(o.pos[1]));
         return 0;
     }
     if (!strcmp(sub, "cpu") || !strcmp(sub, "gpu")) {
@@ -648,18 +651,6 @@ static void json_num(FILE *out, double v)
         fprintf(out, "%.10g", v);
     else
         fputs("null", out);
-}
-
-static void json_str(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(out, "\\%c", ch);
-        else if (ch < 0x20) fprintf(out, "\\u%04x", ch);
-        else fputc(ch, out);
-    }
-    fputc('"', out);
 }
 
 int cost_main(int argc, char **argv)
@@ -755,16 +746,18 @@ int cost_main(int argc, char **argv)
     if (json) {
         printf("{\"step_ms\": ");
         json_num(stdout, ms);
-        printf(", \"cost_model\": {\"kind\": \"%s\", \"id\": ", ccost_kind_name(c.kind));
+        printf(", \"cost_model\": {\"kind\": ");
+        report_json_str(stdout, ccost_kind_name(c.kind));
+        printf(", \"id\": ");
         if (c.id) printf("%lld", (long long)c.id); else printf("null");
         printf(", \"source\": ");
-        json_str(stdout, c.source);
+        report_json_str(stdout, c.source);
         printf(", \"mape\": ");
         json_num(stdout, c.mape);
         printf("}, \"parts\": {");
         for (int k = 0; k < parts.n; k++) {
             printf("%s", k ? ", " : "");
-            json_str(stdout, parts.name[k]);
+            report_json_str(stdout, parts.name[k]);
             printf(": ");
             json_num(stdout, parts.ms[k]);
         }
@@ -772,13 +765,13 @@ int cost_main(int argc, char **argv)
     } else {
         printf("step_ms %.4g  (%s", ms, ccost_kind_name(c.kind));
         if (c.id) printf(" model %lld", (long long)c.id);
-        printf(", %s", c.source);
+        printf(", %s", ERRMSG_SHOWN(c.source));
         if (isfinite(c.mape)) printf(", cv_mape %.3g %%", c.mape);
         if (range[0]) printf(", %s", range);
         printf(")\n");
         for (int k = 0; k < parts.n; k++)
-            printf("  %-18s %10.4g ms\n", parts.name[k], parts.ms[k]);
-        if (c.note[0]) printf("  note: %s\n", c.note);
+            printf("  %-18s %10.4g ms\n", ERRMSG_SHOWN(parts.name[k]), parts.ms[k]);
+        if (c.note[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.note));
     }
     if (range[0] && strcmp(range, "extrapolated") == 0)
         fprintf(stderr, "latsim: note: cost model %lld is extrapolated here (outside its measured TP, step sizes or GPU)\n", (long long)c.id);

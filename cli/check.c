@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cliutil.h"
+#include "errmsg.h"
 #include "scenario.h"
 
 #define MAX_FILES 256
@@ -74,18 +75,25 @@ static int add_verdict(item *it, int failed, const char *name, const char *fmt, 
     return 0;
 }
 
+/* Writes S as XML text: markup characters as entities, control characters
+ * that XML 1.0 cannot hold left out, and each byte that is not part of valid
+ * UTF-8 as the character of the same value (Latin-1: 0xFF is &#xff;), as the
+ * JSON outputs do (report_json_str). */
 static void xml_text(FILE *f, const char *s)
 {
-    for (; *s; s++) {
-        switch (*s) {
+    for (const unsigned char *p = (const unsigned char *) s; *p;) {
+        int n = *p >= 0x80 ? errmsg_utf8_len(p) : 1;
+        switch (*p) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
         case '&': fputs("&amp;", f); break;
         case '"': fputs("&quot;", f); break;
         case '\'': fputs("&apos;", f); break;
         default:
-            if ((unsigned char) *s >= 0x20 || *s == '\t' || *s == '\n') fputc(*s, f);
+            if (n == 0) fprintf(f, "&#x%02x;", *p);
+            else if (*p >= 0x20 || *p == '\t' || *p == '\n') fwrite(p, 1, (size_t) n, f);
         }
+        p += n ? n : 1;
     }
 }
 
@@ -205,7 +213,8 @@ int baseline_main(int argc, char **argv)
                                " ORDER BY b.scenario_path", -1, &st, NULL) == SQLITE_OK) {
             printf("%-40s %8s  %s\n", "scenario", "run", "accepted");
             while (sqlite3_step(st) == SQLITE_ROW)
-                printf("%-40s %8lld  %s\n", sqlite3_column_text(st, 0), (long long) sqlite3_column_int64(st, 1), sqlite3_column_text(st, 2));
+                printf("%-40s %8lld  %s\n", ERRMSG_SHOWN((const char *) sqlite3_column_text(st, 0)),
+                       (long long) sqlite3_column_int64(st, 1), ERRMSG_SHOWN((const char *) sqlite3_column_text(st, 2)));
         } else printf("no baselines accepted yet\n");
         sqlite3_finalize(st);
         store_close(db);
@@ -388,9 +397,9 @@ int check_main(int argc, char **argv)
         char run[32] = "-", base[32] = "none";
         if (store) snprintf(run, sizeof run, "%lld", (long long) ids[i]);
         if (it->baseline) snprintf(base, sizeof base, "%s (%lld)", bf ? "WORSE" : "ok", (long long) it->baseline);
-        printf("%-36s %6s %5s %-10s %s\n", it->path, run, it->slo.n == 0 ? "-" : sf ? "FAIL" : "ok", base, it->failed ? "FAIL" : "pass");
+        printf("%-36s %6s %5s %-10s %s\n", ERRMSG_SHOWN(it->path), run, it->slo.n == 0 ? "-" : sf ? "FAIL" : "ok", base, it->failed ? "FAIL" : "pass");
         for (int k = 0; k < it->nv; k++)
-            if (it->v[k].failed) printf("    %s: %s\n", it->v[k].name, it->v[k].detail);
+            if (it->v[k].failed) printf("    %s: %s\n", ERRMSG_SHOWN(it->v[k].name), ERRMSG_SHOWN(it->v[k].detail));
         failed |= it->failed;
     }
     free(ids);

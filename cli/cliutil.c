@@ -9,6 +9,7 @@
 #include "cliutil.h"
 #include "config.h"
 #include "errmsg.h"
+#include "report.h"
 #include "store.h"
 
 const char *cu_db_path(const char *opt)
@@ -35,23 +36,18 @@ double cu_clock(void)
 
 void cu_json_str(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
-        else if ((unsigned char) *s < 0x20) fprintf(out, "\\u%04x", *s);
-        else fputc(*s, out);
-    }
-    fputc('"', out);
+    report_json_str(out, s);
 }
 
 int cu_die(int code, const char *fmt, ...)
 {
+    /* One printable line: names and paths in MSG may hold control bytes. */
+    char msg[8192], line[8192];
     va_list ap;
     va_start(ap, fmt);
-    fputs("latsim: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    fprintf(stderr, "latsim: %s\n", errmsg_field(msg, line, sizeof line));
     return code;
 }
 
@@ -233,12 +229,9 @@ int cu_save_task(sqlite3 *db, const task *t, const task_out *o, const slo_result
     }
     FILE *mem = open_memstream(&json, &jlen);
     if (!mem) { errmsg_set(err, errlen, "out of memory"); goto done; }
-    fprintf(mem, "\"scenario\": \"");
-    for (const char *p = t->path; *p; p++) {
-        if (*p == '"' || *p == '\\') fputc('\\', mem);
-        if ((unsigned char) *p >= 0x20) fputc(*p, mem);
-    }
-    fprintf(mem, "\", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"", (unsigned long long) h,
+    fputs("\"scenario\": ", mem);
+    report_json_str(mem, t->path);
+    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"", (unsigned long long) h,
             (unsigned long long) o->seed, LATSIM_VERSION);
     if (slo && slo->n > 0) { fputs(", \"slo\": ", mem); slo_json(slo, mem); }
     fclose(mem);

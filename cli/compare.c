@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cliutil.h"
+#include "errmsg.h"
 
 static const char *USAGE =
     "usage: latsim compare A B [--replications N] [--seed N] [--set S.K=V]... [--jobs N]\n"
@@ -135,8 +136,8 @@ int compare_main(int argc, char **argv)
         cu_json_str(stdout, side[1]);
         printf(", \"replications\": [%d, %d], \"metrics\": [", r[0].replications, r[1].replications);
     } else {
-        printf("A = %s (%d replication%s)\nB = %s (%d replication%s)\n\n", side[0], r[0].replications, r[0].replications > 1 ? "s" : "",
-               side[1], r[1].replications, r[1].replications > 1 ? "s" : "");
+        printf("A = %s (%d replication%s)\nB = %s (%d replication%s)\n\n", ERRMSG_SHOWN(side[0]), r[0].replications, r[0].replications > 1 ? "s" : "",
+               ERRMSG_SHOWN(side[1]), r[1].replications, r[1].replications > 1 ? "s" : "");
         printf("  %-30s %14s %14s %9s  %s\n", "metric", "A", "B", "B vs A", "beyond CI");
     }
     int first = 1, nsig = 0;
@@ -171,7 +172,7 @@ int compare_main(int argc, char **argv)
             cell(av, sizeof av, a->value, a->ci95);
             cell(bv, sizeof bv, b->value, b->ci95);
             if (isnan(diff)) snprintf(dv, sizeof dv, "-"); else snprintf(dv, sizeof dv, "%+.1f%%", diff);
-            printf("  %-30s %14s %14s %9s  %s\n", name, av, bv, dv, !known ? "(no CI)" : sig ? "*" : "");
+            printf("  %-30s %14s %14s %9s  %s\n", ERRMSG_SHOWN(name), av, bv, dv, !known ? "(no CI)" : sig ? "*" : "");
         }
         first = 0;
     }

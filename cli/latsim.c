@@ -314,7 +314,7 @@ static int cmd_run(int argc, char **argv)
         slo_table(&slo, stdout);
         if (ts_rows_kept) {
             printf("\ntime series: %zu intervals of %g s%s%s\n", ts_n, sc.ts_interval_s,
-                   ts_path ? " written to " : " (stored with the run)", ts_path ? ts_path : "");
+                   ts_path ? " written to " : " (stored with the run)", ts_path ? ERRMSG_SHOWN(ts_path) : "");
             if (ts_alert_terms(&sc.slo) > 0) ts_alerts_table(alerts, nalerts, (size_t) alert_k, sc.ts_interval_s, stdout);
             else printf("alerts: none watched (no [slo] term on the p99 or p50 of e2e or ttft)\n");
         }
@@ -351,7 +351,7 @@ static int cmd_run(int argc, char **argv)
         int s = store_save_run(db, &run, &id, err, sizeof err);
         free(all);
         if (s != 0) goto not_stored;
-        if (!json) printf("\nrun %lld stored in %s\n", (long long) id, path);
+        if (!json) printf("\nrun %lld stored in %s\n", (long long) id, ERRMSG_SHOWN(path));
     }
     free(kv);
     rc = 0;
@@ -470,10 +470,10 @@ static int cmd_db(const char *cmd, int argc, char **argv)
             rc = 0;
             for (int i = 0; i < sc.ngpus && rc == 0; i++)
                 if (catalog_put_gpu(db, &sc.gpus[i], err, sizeof err) != 0) rc = 2;
-                else printf("added gpu %s\n", sc.gpus[i].name);
+                else printf("added gpu %s\n", ERRMSG_SHOWN(sc.gpus[i].name));
             for (int i = 0; i < sc.nmodels && rc == 0; i++)
                 if (catalog_put_model(db, &sc.models[i], err, sizeof err) != 0) rc = 2;
-                else printf("added model %s\n", sc.models[i].name);
+                else printf("added model %s\n", ERRMSG_SHOWN(sc.models[i].name));
             if (rc == 0 && sc.ngpus + sc.nmodels == 0) { snprintf(err, sizeof err, "%s: no [gpu NAME] or [model NAME] section", argv[1]); rc = 2; }
             scenario_free(&sc);
         } else { fprintf(stderr, "latsim: catalog: expected no argument or 'add FILE'\n"); goto done; }

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cliutil.h"
+#include "errmsg.h"
 #include "llm.h"
 #include "pool.h"
 #include "scenario.h"
@@ -581,7 +582,7 @@ int plan_main(int argc, char **argv)
     if (base.slo.n == 0) { cu_die(2, "plan: %s has no [slo] section: nothing to meet (see README, SLOs)", p.file); goto done; }
     if (base.wl.users > 0) { cu_die(2, "plan: %s has a closed-loop workload (users): --target-rate needs an open-loop one (rate or trace); use latsim sweep --vary workload.users=...", p.file); goto done; }
     if (base.wl.arrival != ARRIVAL_TRACE && base.wl.sched.kind != RATE_FIXED)
-        fprintf(stderr, "latsim: plan: note: %s's rate schedule is replaced by the constant target rate\n", p.file);
+        fprintf(stderr, "latsim: plan: note: %s's rate schedule is replaced by the constant target rate\n", ERRMSG_SHOWN(p.file));
     p.headroom = base.slo.headroom;
     double want = p.target * p.headroom;
     if (base.wl.arrival == ARRIVAL_TRACE) {
@@ -1025,8 +1026,13 @@ int plan_main(int argc, char **argv)
             int64_t id;
             bad = cu_save_task(db, &e->t, &e->o, &e->slo, &x, &id, err, sizeof err) != 0;
         }
-        bad = bad || planstore_sweep_end(db, plan_id, wall, p.ne, cs[0].cost, jtext, err, sizeof err) != 0 ||
+        /* Stored as --json prints it (one whole object), less the id. */
+        char *stored = bad ? NULL : malloc(strlen(jtext) + 2);
+        if (!bad && !stored) bad = (errmsg_set(err, sizeof err, "out of memory"), 1);
+        if (stored) { strcpy(stored, jtext); strcat(stored, "}"); }
+        bad = bad || planstore_sweep_end(db, plan_id, wall, p.ne, cs[0].cost, stored, err, sizeof err) != 0 ||
               store_commit(db, err, sizeof err) != 0;
+        free(stored);
         if (bad) { store_rollback(db); free(cs); free(shown); free(jtext); rc = cu_die(1, "plan not stored: %s", err); goto done; }
     }
     if (json) {
@@ -1034,17 +1040,18 @@ int plan_main(int argc, char **argv)
         if (store) printf(", \"plan\": %lld", (long long) plan_id);
         fputs("}\n", stdout);
     } else {
-        printf("plan %s  target %.4g req/s x headroom %.3g = %.4g req/s\n", p.file, p.target, p.headroom, want);
+        printf("plan %s  target %.4g req/s x headroom %.3g = %.4g req/s\n", ERRMSG_SHOWN(p.file), p.target, p.headroom, want);
         char nbound[64] = "";
         if (bounded) snprintf(nbound, sizeof nbound, ", %d by the utilisation bound", bounded);
         printf("%d configurations (%d ruled out by the scenario%s, %d pruned by cost), %d simulations, %.2f s, %d workers\n\n",
                p.nc, infeasible, nbound, pruned, p.ne, wall, p.jobs);
         int wl = 13;          /* the configuration column fits the longest label */
         for (int i = 0; i < ncs && i < top; i++) {
-            int l = (int) strlen(p.c[cs[i].combo].label) + (p.mono.n >= 0 ? (int) strlen(p.mono_name) + 6 : 0);
+            int l = (int) strlen(ERRMSG_SHOWN(p.c[cs[i].combo].label)) + (p.mono.n >= 0 ? (int) strlen(ERRMSG_SHOWN(p.mono_name)) + 6 : 0);
             if (l > wl) wl = l;
         }
-        for (int ci = 0; ci < p.nc; ci++) if (p.c[ci].infeasible && (int) strlen(p.c[ci].label) > wl) wl = (int) strlen(p.c[ci].label);
+        for (int ci = 0; ci < p.nc; ci++)
+            if (p.c[ci].infeasible && (int) strlen(ERRMSG_SHOWN(p.c[ci].label)) > wl) wl = (int) strlen(ERRMSG_SHOWN(p.c[ci].label));
         printf("  %-*s %10s %9s %9s  %s\n", wl, "configuration", "$/hour", "util_max", "margin", "slo");
         for (int i = 0; i < ncs && i < top; i++) {
             const combo *c = &p.c[cs[i].combo];
@@ -1052,19 +1059,20 @@ int plan_main(int argc, char **argv)
             char lab[600];
             if (p.mono.n >= 0) snprintf(lab, sizeof lab, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p.mono_name, c->answer);
             else snprintf(lab, sizeof lab, "%s", c->label);
-            printf("  %-*s %10.2f %9.3f %+8.1f%%  %s\n", wl, lab, cs[i].cost, max_util(&e->o.rep),
+            printf("  %-*s %10.2f %9.3f %+8.1f%%  %s\n", wl, ERRMSG_SHOWN(lab), cs[i].cost, max_util(&e->o.rep),
                    100 * slo_worst_margin(&e->slo), i == 0 ? (c->confirmed > 0 ? "met (confirmed)" : "met") : "met (1 seed)");
         }
         for (int ci = 0; ci < p.nc; ci++)
-            if (p.c[ci].infeasible) printf("  %-*s %10s  ruled out: %s\n", wl, p.c[ci].label, "-", p.c[ci].reason);
+            if (p.c[ci].infeasible) printf("  %-*s %10s  ruled out: %s\n", wl, ERRMSG_SHOWN(p.c[ci].label), "-",
+                                            ERRMSG_SHOWN(p.c[ci].reason));
         const eval *e = &p.e[shown[0]];
         printf("\nbest: ");
         const combo *c = &p.c[cs[0].combo];
-        if (p.mono.n >= 0) printf("%s%s%s=%d", c->label, c->label[0] ? " " : "", p.mono_name, c->answer);
-        else printf("%s", c->label);
+        if (p.mono.n >= 0) printf("%s%s%s=%d", ERRMSG_SHOWN(c->label), c->label[0] ? " " : "", ERRMSG_SHOWN(p.mono_name), c->answer);
+        else printf("%s", ERRMSG_SHOWN(c->label));
         printf("  $%.2f/hour, confirmed with %d seeds\n", cs[0].cost, seeds);
         slo_table(&e->slo, stdout);
-        if (store) printf("\nplan %lld stored in %s\n", (long long) plan_id, dbpath);
+        if (store) printf("\nplan %lld stored in %s\n", (long long) plan_id, ERRMSG_SHOWN(dbpath));
     }
     free(jtext);
     free(cs);

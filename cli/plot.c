@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cliutil.h"
+#include "errmsg.h"
 #include "store.h"
 
 static const char *USAGE =
@@ -154,7 +155,7 @@ static int gp_finish(gp *g, const char *dir, const char *script, const char *out
         return cu_die(1, "plot: gnuplot failed (exit %d) drawing %s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
     struct stat sb;
     if (stat(out, &sb) != 0 || sb.st_size == 0) return cu_die(1, "plot: gnuplot wrote nothing to %s", out);
-    printf("wrote %s\n", out);
+    printf("wrote %s\n", ERRMSG_SHOWN(out));
     return 0;
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cliutil.h"
+#include "errmsg.h"
 #include "scenario.h"
 
 #define MAX_POINTS 10000
@@ -124,7 +125,7 @@ static int run_points(sweep *s, int from, int jobs, const char *dbpath, const sl
         point *p = &s->p[from + i];
         p->o = outs[i];
         if (p->o.status != 0 && !rc) {
-            fprintf(stderr, "latsim: %s%s\n", p->o.err, p->o.status == 2 ? "" : "");
+            cu_die(p->o.status, "%s", p->o.err);
             rc = p->o.status;
             continue;
         }
@@ -180,7 +181,7 @@ static void fmt(char *b, size_t n, double v)
 
 static void print_table(const sweep *s, int llm, FILE *out)
 {
-    fprintf(out, "%-22s %9s %9s %9s %9s", s->key, "rate_rps", "thru_rps", "e2e_p50", "e2e_p99");
+    fprintf(out, "%-22s %9s %9s %9s %9s", ERRMSG_SHOWN(s->key), "rate_rps", "thru_rps", "e2e_p50", "e2e_p99");
     if (llm) fprintf(out, " %9s %9s", "ttft_p99", "tpot_p99");
     fprintf(out, " %8s %8s  %s\n", "goodput", "util_max", "slo");
     for (int i = 0; i < s->n; i++) {
@@ -199,7 +200,7 @@ static void print_table(const sweep *s, int llm, FILE *out)
             if (r->rows[k].scope[0] && !strcmp(r->rows[k].metric, "utilization") && (isnan(um) || r->rows[k].value > um))
                 um = r->rows[k].value;
         fmt(c[7], 32, um);
-        fprintf(out, "%-22s %9s %9s %9s %9s", p->value, c[0], c[1], c[2], c[3]);
+        fprintf(out, "%-22s %9s %9s %9s %9s", ERRMSG_SHOWN(p->value), c[0], c[1], c[2], c[3]);
         if (llm) fprintf(out, " %9s %9s", c[4], c[5]);
         const char *verdict = report_get(r, "", "saturated", "value") > 0 ? "saturated"
                             : p->slo.n == 0 ? "-" : p->met ? "met" : "NOT met";
@@ -436,8 +437,13 @@ int sweep_main(int argc, char **argv)
             int64_t id;
             bad = cu_save_task(db, &p->t, &p->o, &p->slo, &x, &id, err, sizeof err) != 0;
         }
-        bad = bad || planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, json_text, err, sizeof err) != 0 ||
+        /* Stored as --json prints it (one whole object), less the id. */
+        char *stored = bad ? NULL : malloc(strlen(json_text) + 2);
+        if (!bad && !stored) bad = (errmsg_set(err, sizeof err, "out of memory"), 1);
+        if (stored) { strcpy(stored, json_text); strcat(stored, "}"); }
+        bad = bad || planstore_sweep_end(db, sweep_id, wall, s.n, best_rate, stored, err, sizeof err) != 0 ||
               store_commit(db, err, sizeof err) != 0;
+        free(stored);
         if (bad) { store_rollback(db); rc = cu_die(1, "sweep not stored: %s", err); free(json_text); goto done; }
     }
     if (json) {
@@ -445,29 +451,31 @@ int sweep_main(int argc, char **argv)
         if (store) printf(", \"sweep\": %lld", (long long) sweep_id);
         fputs("}\n", stdout);
     } else {
-        printf("sweep %s  --vary %s  (%d simulations, %.2f s, %d workers)\n\n", s.file, vary, s.n, wall, jobs);
+        printf("sweep %s  --vary %s  (%d simulations, %.2f s, %d workers)\n\n", ERRMSG_SHOWN(s.file), ERRMSG_SHOWN(vary), s.n, wall, jobs);
         print_table(&s, llm, stdout);
         if (base.slo.n == 0) printf("\nno [slo] section: nothing to meet\n");
-        else if (!s.numeric) printf("\nthe SLO is %s (values are not numbers: no order, not narrowed down)\n", runs);
-        else if (nmet == 0) printf("\nno point meets the SLO (neither the lowest value, %s, nor the highest, %s)\n", s.p[0].value, s.p[s.n - 1].value);
-        else if (best < 0) printf("\nthe SLO is not monotone in %s: it is %s (met inside the range only: no boundary to narrow down)\n", key, runs);
+        else if (!s.numeric) printf("\nthe SLO is %s (values are not numbers: no order, not narrowed down)\n", ERRMSG_SHOWN(runs));
+        else if (nmet == 0) printf("\nno point meets the SLO (neither the lowest value, %s, nor the highest, %s)\n", ERRMSG_SHOWN(s.p[0].value),
+                                ERRMSG_SHOWN(s.p[s.n - 1].value));
+        else if (best < 0) printf("\nthe SLO is not monotone in %s: it is %s (met inside the range only: no boundary to narrow down)\n", ERRMSG_SHOWN(key),
+                                 ERRMSG_SHOWN(runs));
         else {
             if (!monotone)
                 printf("\nthe SLO is not monotone in %s: it is %s; the %s run meeting it is reported (every value %s it meets it)\n",
-                       key, runs, more ? "last" : "first", more ? "above" : "below");
+                       ERRMSG_SHOWN(key), ERRMSG_SHOWN(runs), more ? "last" : "first", more ? "above" : "below");
             if (nmet == grid)
-                printf("\nevery point meets the SLO: the highest meeting it is beyond %s (rate %.4g req/s)\n", s.p[best].value, best_rate);
+                printf("\nevery point meets the SLO: the highest meeting it is beyond %s (rate %.4g req/s)\n", ERRMSG_SHOWN(s.p[best].value), best_rate);
             else if (!more)
                 printf("\nhighest %s meeting the SLO: %.6g  ->  goodput %.4g req/s (narrowed down by %d extra simulations)\n",
-                       key, best_x, best_rate, s.n - grid);
+                       ERRMSG_SHOWN(key), best_x, best_rate, s.n - grid);
             else {
-                printf("\nlowest %s meeting the SLO: %.6g (more is better here: %s misses it)  ->  goodput %.4g req/s", key, best_x,
-                       s.p[best - 1].value, best_rate);
+                printf("\nlowest %s meeting the SLO: %.6g (more is better here: %s misses it)  ->  goodput %.4g req/s", ERRMSG_SHOWN(key), best_x,
+                       ERRMSG_SHOWN(s.p[best - 1].value), best_rate);
                 if (s.n > grid) printf(" (narrowed down by %d extra simulations)", s.n - grid);
                 printf("\n");
             }
         }
-        if (store) printf("sweep %lld stored in %s\n", (long long) sweep_id, dbpath);
+        if (store) printf("sweep %lld stored in %s\n", (long long) sweep_id, ERRMSG_SHOWN(dbpath));
     }
     free(json_text);
     rc = 0;

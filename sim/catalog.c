@@ -574,9 +574,10 @@ done:
     return ret;
 }
 
+/* The wider of W and S as shown (ERRMSG_SHOWN: control bytes escaped). */
 static int max_width(int w, const char *s)
 {
-    int n = (int)strlen(s);
+    int n = (int)strlen(ERRMSG_SHOWN(s));
     return n > w ? n : w;
 }
 
@@ -592,7 +593,7 @@ static void print_gpus(FILE *out, const gpu_spec *g, size_t n)
             "bf16 TF", "fp8 TF", "mem GiB", "GB/s", "link GB/s", "$/h");
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%-*s  %-*s  %7.1f  %7.1f  %7.1f  %6.0f  %9.0f  %6.2f\n", wn,
-                g[i].name, wf, g[i].full_name, g[i].bf16_tflops, g[i].fp8_tflops,
+                ERRMSG_SHOWN(g[i].name), wf, ERRMSG_SHOWN(g[i].full_name), g[i].bf16_tflops, g[i].fp8_tflops,
                 g[i].mem_gib, g[i].mem_bw_gbs, g[i].link_gbs, g[i].price_hr);
 }
 
@@ -607,9 +608,9 @@ static void print_models(FILE *out, const model_spec *m, size_t n)
             "context", "weights");
     for (size_t i = 0; i < n; i++)
         fprintf(out, "%-*s  %6d  %6d  %5d  %4d  %8d  %6d  %6d  %10.2f  %7d  %7s\n", wn,
-                m[i].name, m[i].layers, m[i].hidden, m[i].heads, m[i].kv_heads,
+                ERRMSG_SHOWN(m[i].name), m[i].layers, m[i].hidden, m[i].heads, m[i].kv_heads,
                 m[i].head_dim, m[i].intermediate, m[i].vocab, m[i].params / 1e9,
-                m[i].context, m[i].weights);
+                m[i].context, ERRMSG_SHOWN(m[i].weights));
 }
 
 int catalog_print(sqlite3 *db, FILE *out, char *err, size_t errlen)
@@ -633,11 +634,11 @@ int catalog_print(sqlite3 *db, FILE *out, char *err, size_t errlen)
     print_models(out, m, nm);
     fprintf(out, "\nSources\n");
     for (size_t i = 0; i < ng; i++)
-        fprintf(out, "  gpu %s: %s\n", g[i].name,
-                g[i].source[0] ? g[i].source : "(none given)");
+        fprintf(out, "  gpu %s: %s\n", ERRMSG_SHOWN(g[i].name),
+                g[i].source[0] ? ERRMSG_SHOWN(g[i].source) : "(none given)");
     for (size_t i = 0; i < nm; i++)
-        fprintf(out, "  model %s: %s\n", m[i].name,
-                m[i].source[0] ? m[i].source : "(none given)");
+        fprintf(out, "  model %s: %s\n", ERRMSG_SHOWN(m[i].name),
+                m[i].source[0] ? ERRMSG_SHOWN(m[i].source) : "(none given)");
     if (ferror(out)) {
         errmsg_set(err, errlen, "catalog: write error");
         goto done;

@@ -3,9 +3,15 @@
  * libinih calls us once per key; it does not say on which line, so we feed it
  * the text through our own line reader (ini_parse_stream) and count lines as
  * we go: when the handler runs, the line just read is the key's line.
+ *
+ * Lines have no length limit but the file's (CFG_MAX_BYTES): Debian's libinih
+ * takes its line buffer's size at run time (ini_use_stack, ini_initial_alloc),
+ * and each parse gets a buffer on the heap that holds the text's longest line,
+ * so that inih never splits one.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,8 +281,22 @@ int cfg_load_string(cfg *c, const char *path, const char *text, char *err, size_
     }
     reader rd = { c->text, 0, c, 0, 0, 0, NULL };
     parse_ctx x = { c, &rd, err, errlen, 0 };
+    size_t longest = 0;            /* bytes of the longest line, its '\n' included */
+    for (const char *p = c->text; *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t) (nl - p) + 1 : strlen(p);
+        if (len > longest) longest = len;
+        p += len;
+    }
+    if (longest > (size_t) INT_MAX - 3) {
+        snprintf(err, errlen, "%s: line longer than %d characters", path, INT_MAX - 3);
+        return -1;
+    }
     ini_allow_multiline = false;
     ini_stop_on_first_error = true;
+    ini_use_stack = false;         /* a heap buffer of ini_initial_alloc bytes */
+    ini_allow_realloc = false;
+    ini_initial_alloc = ini_max_line = longest + 3 > 200 ? (int) longest + 3 : 200;   /* the line, '\0' and spare */
     int rc = ini_parse_stream(read_line, &rd, on_key, &x);
     if (x.failed) { free(rd.dup_name); return -1; }
     if (rd.dup_line) {
@@ -291,6 +311,10 @@ int cfg_load_string(cfg *c, const char *path, const char *text, char *err, size_
     }
     if (rc > 0) {
         snprintf(err, errlen, "%s:%d: expected [section] or key = value", path, rc);
+        return -1;
+    }
+    if (rc == -2) {
+        snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
     if (rc < 0) {

@@ -376,6 +376,19 @@ done:
     return rc;
 }
 
+/* 1 when S, but for blanks around it, is one number as strtod reads it (a
+ * decimal or hexadecimal number). */
+static bool is_number(const char *s)
+{
+    char *end;
+    strtod(s, &end);
+    if (end == s)
+        return false;
+    while (isspace((unsigned char) *end))
+        end++;
+    return *end == '\0';
+}
+
 int dist_parse(dist *d, const char *spec, const char *basedir, char *err, size_t errlen)
 {
     memset(d, 0, sizeof *d);
@@ -393,6 +406,15 @@ int dist_parse(dist *d, const char *spec, const char *basedir, char *err, size_t
     for (size_t i = 0; i < NFAMILIES; i++)
         if (strlen(FAMILIES[i].name) == nlen && strncmp(FAMILIES[i].name, nb, nlen) == 0)
             f = &FAMILIES[i];
+    if (f == NULL && nlen == 0 && is_number(p)) {
+        /* A bare number X is const(X) (think_ms = 0), validated as const(X) is. */
+        d->family = DIST_CONST;
+        if (parse_args(d, &FAMILIES[0] /* const */, p, p + strlen(p), basedir, err, errlen) != 0) {
+            dist_free(d);
+            return -1;
+        }
+        return 0;
+    }
     if (f == NULL) {
         if (nlen == 0)
             return fail(err, errlen, "expected FAMILY(...) such as exp(mean=10), got '%s' "

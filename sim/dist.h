@@ -1,7 +1,7 @@
 /* dist.h -- random quantities written in scenario files.
  *
  * A distribution is written FAMILY(key=value, ...):
- *   const(X)                       always X
+ *   const(X)                       always X (a bare number X means the same)
  *   exp(mean=M)                    exponential
  *   lognormal(mean=M, cv=C)        lognormal with that mean and coefficient of variation
  *   gamma(mean=M, cv=C)            gamma

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include "catalog.h"
+#include "errmsg.h"
 #include "fleet.h"
 #include "llm.h"
 #include "prefix.h"
@@ -771,7 +772,7 @@ static int replica_sane(const replica *R, int planned)
     for (int i = 0; i < P->nrep; i++) queued += P->r[i].own.len;
     if (!bad && queued != P->st.qlen) bad = "queue lengths do not sum to the pool's";
     if (bad)
-        fprintf(stderr, "latsim: llm pool %s replica %d, step %lld (%s): inconsistent %s\n", P->st.cfg->name, R->index,
+        fprintf(stderr, "latsim: llm pool %s replica %d, step %lld (%s): inconsistent %s\n", ERRMSG_SHOWN(P->st.cfg->name), R->index,
                 (long long) s, planned ? "planned" : "between steps", bad);
     return bad == NULL;
 }

@@ -258,21 +258,6 @@ static const char *kind_name(double v)
     return k ? k->name : "unknown";
 }
 
-/* Length of the valid UTF-8 sequence at S (1 to 4 bytes), or 0 when the bytes
- * there are not one (overlong forms, surrogates and code points past U+10FFFF
- * included). */
-static int utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    int n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
-    if (n == 0) return 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    if (n == 3 && ((c == 0xE0 && s[1] < 0xA0) || (c == 0xED && s[1] >= 0xA0))) return 0;
-    if (n == 4 && ((c == 0xF0 && s[1] < 0x90) || (c == 0xF4 && s[1] >= 0x90))) return 0;
-    return n;
-}
-
 void report_json_str(FILE *out, const char *s)
 {
     fputc('"', out);
@@ -283,7 +268,7 @@ void report_json_str(FILE *out, const char *s)
         else {
             /* RFC 8259 text is UTF-8: a byte that is not part of a valid sequence
              * is written as the code point of the same value (Latin-1). */
-            int n = utf8_len(p);
+            int n = errmsg_utf8_len(p);
             if (n == 0) fprintf(out, "\\u%04x", *p++);
             else { fwrite(p, 1, (size_t) n, out); p += n; }
         }
@@ -509,7 +494,7 @@ static void latency_table(const report *r, const char *scope, FILE *out)
             int any = 0;
             for (size_t k = i; k < j; k++) any |= !isnan(r->rows[k].ci95);
             if (half && !any) break;
-            fprintf(out, "  %-10s", half ? "" : s->metric);
+            fprintf(out, "  %-10s", half ? "" : ERRMSG_SHOWN(s->metric));
             for (size_t k = i; k < j; k++) cell(out, r->rows[k].value, r->rows[k].ci95, half);
             fputc('\n', out);
         }
@@ -561,7 +546,7 @@ static void scalars(const report *r, const char *scope, FILE *out)
                 continue;
             }
             for (; pending > 0; pending--) fputc(' ', out);
-            fprintf(out, "  %-20s ", s->metric);
+            fprintf(out, "  %-20s ", ERRMSG_SHOWN(s->metric));
             fputs(b, out);
             open = 1;
             if (++k % per == 0) {

@@ -51,7 +51,10 @@ void report_table(const report *r, const char *title, FILE *out);
 void report_free(report *r);
 
 /* Writes S as a JSON string (RFC 8259): quotes and backslashes escaped, control
- * characters and DEL as \u00XX, bytes that are not valid UTF-8 as \u00XX. */
+ * characters and DEL as \u00XX, and each byte that is not part of valid UTF-8
+ * as the code point of the same value (Latin-1: 0xFF is \u00ff), so that the
+ * output is always valid UTF-8 JSON.  The one JSON string writer: every JSON
+ * output (run, sweep, plan, compare, cost, the stored runs) uses it. */
 void report_json_str(FILE *out, const char *s);
 
 #endif

@@ -1196,6 +1196,19 @@ static void print_key(FILE *out, const char *key, const char *def, const char *h
     fprintf(out, "  %-24s %-14s %s\n", key, def[0] ? def : "-", help);
 }
 
+/* 1 when KEY is in kind SK's own keys or in one of its key sets before SET
+ * (or earlier in SET before Q): the cost rows share keys (cost_id), each is
+ * listed once. */
+static int key_listed(const station_kind *sk, int set, const scn_key *q)
+{
+    for (const scn_key *p = sk->keys; p && p->key; p++)
+        if (!strcmp(p->key, q->key)) return 1;
+    for (int s = 0; s <= set; s++)
+        for (const scn_key *p = sk->more_keys(s); p->key && (s < set || p != q); p++)
+            if (!strcmp(p->key, q->key)) return 1;
+    return 0;
+}
+
 void scenario_print_keys(FILE *out)
 {
     static const struct { unsigned bit; const char *title; } secs[] = {
@@ -1223,7 +1236,8 @@ void scenario_print_keys(FILE *out)
             fprintf(out, "[pool NAME]  kind = %s   %s\n", sk->name, sk->help ? sk->help : "");
             for (const scn_key *q = sk->keys; q && q->key; q++) print_key(out, q->key, q->def, q->help);
             for (int set = 0; sk->more_keys && sk->more_keys(set); set++)
-                for (const scn_key *q = sk->more_keys(set); q->key; q++) print_key(out, q->key, q->def, q->help);
+                for (const scn_key *q = sk->more_keys(set); q->key; q++)
+                    if (!key_listed(sk, set, q)) print_key(out, q->key, q->def, q->help);
             fprintf(out, "\n");
         }
     }

@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "errmsg.h"
-#include "report.h"   /* REPORT_CLASS_SCOPE */
-#include "report.h"   /* REPORT_CLASS_SCOPE */
+#include "report.h"   /* REPORT_CLASS_SCOPE, report_json_str */
 #include "slo.h"
 
 /* The latency metrics a report holds (system scope), and whether they need an LLM pool. */
@@ -282,7 +281,7 @@ void slo_table(const slo_result *r, FILE *out)
             snprintf(v, sizeof v, "%.4g%s", c->value, unit(c->t));
             snprintf(m, sizeof m, "%+.4g%s", c->margin, unit(c->t));
         }
-        fprintf(out, "  %-24s %12s %12s %12s  %s\n", name, l, v, m,
+        fprintf(out, "  %-24s %12s %12s %12s  %s\n", ERRMSG_SHOWN(name), l, v, m,
                 c->met ? "yes" : isnan(c->value) ? "NO (not measured: saturated, or not reported)" : "NO");
     }
 }
@@ -293,26 +292,15 @@ static void jnum(FILE *out, double v)
     else fprintf(out, "%.6g", v);
 }
 
-static void jstr(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(out, "\\%c", *s);
-        else if ((unsigned char) *s < 0x20) fprintf(out, "\\u%04x", *s);
-        else fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
 void slo_json(const slo_result *r, FILE *out)
 {
     fprintf(out, "{\"met\": %s, \"terms\": [", r->met ? "true" : "false");
     for (int i = 0; i < r->n; i++) {
         const slo_check *c = &r->c[i];
         fputs(i ? ", {\"term\": " : "{\"term\": ", out);
-        jstr(out, c->t->key);
+        report_json_str(out, c->t->key);
         fputs(", \"class\": ", out);
-        jstr(out, c->t->cls);
+        report_json_str(out, c->t->cls);
         fputs(", \"limit\": ", out);
         jnum(out, c->t->limit);
         fputs(", \"value\": ", out);

@@ -549,8 +549,20 @@ static int text_width(const char *s)
     return w;
 }
 
+/* A copy of S as it may be shown on a terminal (errmsg_field: control bytes
+ * and invalid UTF-8 as \xNN, never cut), or NULL when out of memory. */
+static char *shown_dup(const char *s)
+{
+    size_t n = 4 * strlen(s) + 5;          /* each byte becomes at most 4 */
+    char *d = malloc(n);
+    if (d)
+        errmsg_field(s, d, n);
+    return d;
+}
+
 /* Appends a row of t->ncols cells, given as that many const char * arguments
- * (NULL counts as empty).  Returns 0, or -1 when out of memory. */
+ * (NULL counts as empty), each as shown_dup() shows it.  Returns 0, or -1 when
+ * out of memory. */
 static int table_add(text_table *t, ...)
 {
     va_list ap;
@@ -567,7 +579,7 @@ static int table_add(text_table *t, ...)
     va_start(ap, t);
     for (int c = 0; c < t->ncols; c++) {
         const char *s = va_arg(ap, const char *);
-        char *copy = strdup(s ? s : "");
+        char *copy = shown_dup(s ? s : "");
         if (!copy) {
             while (c-- > 0)
                 free(t->cells[t->nrows * (size_t)t->ncols + (size_t)c]);
@@ -671,7 +683,7 @@ int store_list_runs(sqlite3 *db, FILE *out, char *err, size_t errlen)
     if (rc != SQLITE_DONE)
         goto db_error;
     if (t.nrows == 1)
-        fprintf(out, "no runs in %s\n", db_path(db));
+        fprintf(out, "no runs in %s\n", ERRMSG_SHOWN(db_path(db)));
     else
         table_print(&t, out, "");
     ret = 0;
@@ -708,18 +720,18 @@ static int show_meta(sqlite3 *db, int64_t id, FILE *out)
     if (rc != SQLITE_ROW)
         goto done;
     fprintf(out, "run %" PRId64 "\n", id);
-    fprintf(out, "  scenario      %s\n", col_text(st, 0));
-    fprintf(out, "  hash          %s\n", col_text(st, 1));
+    fprintf(out, "  scenario      %s\n", ERRMSG_SHOWN(col_text(st, 0)));
+    fprintf(out, "  hash          %s\n", ERRMSG_SHOWN(col_text(st, 1)));
     fprintf(out, "  seed          %" PRIu64 "\n",
             seed_from_db((int64_t)sqlite3_column_int64(st, 2)));
     fprintf(out, "  replications  %d\n", sqlite3_column_int(st, 3));
-    fprintf(out, "  version       %s\n", col_text(st, 4));
-    fprintf(out, "  started       %s\n", col_text(st, 5));
+    fprintf(out, "  version       %s\n", ERRMSG_SHOWN(col_text(st, 4)));
+    fprintf(out, "  started       %s\n", ERRMSG_SHOWN(col_text(st, 5)));
     if (sqlite3_column_type(st, 6) == SQLITE_NULL)
         fprintf(out, "  wall          -\n");
     else
         fprintf(out, "  wall          %.3f s\n", sqlite3_column_double(st, 6));
-    fprintf(out, "  status        %s\n", col_text(st, 7));
+    fprintf(out, "  status        %s\n", ERRMSG_SHOWN(col_text(st, 7)));
     ret = 0;
 done:
     sqlite3_finalize(st);
@@ -752,9 +764,9 @@ static int show_config(sqlite3 *db, int64_t id, FILE *out, int *oom)
                 *oom = 1;
                 goto done;
             }
-            fprintf(out, "%s[%s]\n", first ? "" : "\n", sec);
+            fprintf(out, "%s[%s]\n", first ? "" : "\n", ERRMSG_SHOWN(sec));
         }
-        fprintf(out, "%s = %s\n", col_text(st, 1), col_text(st, 2));
+        fprintf(out, "%s = %s\n", ERRMSG_SHOWN(col_text(st, 1)), ERRMSG_SHOWN(col_text(st, 2)));
         first = 0;
     }
     if (rc != SQLITE_DONE)

@@ -1,6 +1,7 @@
 /* tsalert.c -- the SLO alert rule over a run's time series (see tsalert.h). */
 #include "tsalert.h"
 #include "alert.h"
+#include "report.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -92,9 +93,11 @@ void ts_alerts_table(const ts_alert *a, size_t n, size_t k, double interval_s, F
 void ts_alerts_json(const ts_alert *a, size_t n, FILE *out)
 {
     fputc('[', out);
-    for (size_t i = 0; i < n; i++)
-        fprintf(out, "%s{\"series\": \"%s\", \"limit_ms\": %.9g, \"since_s\": %.9g, \"fired_s\": %.9g, "
-                "\"until_s\": %.9g, \"open\": %s}", i ? ", " : "", a[i].series, a[i].limit_ms,
-                a[i].since_s, a[i].fired_s, a[i].until_s, a[i].open ? "true" : "false");
+    for (size_t i = 0; i < n; i++) {
+        fprintf(out, "%s{\"series\": ", i ? ", " : "");
+        report_json_str(out, a[i].series);
+        fprintf(out, ", \"limit_ms\": %.9g, \"since_s\": %.9g, \"fired_s\": %.9g, \"until_s\": %.9g, \"open\": %s}",
+                a[i].limit_ms, a[i].since_s, a[i].fired_s, a[i].until_s, a[i].open ? "true" : "false");
+    }
     fputc(']', out);
 }

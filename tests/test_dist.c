@@ -317,7 +317,8 @@ Test(dist_parse, errors_give_minus_one_and_a_message)
         {"foo(mean=1)", "unknown distribution 'foo'"},
         {"normal(mean=1, cv=1)", "lognormal, gamma, weibull, uniform, empirical"},
         {"", "expected FAMILY(...)"},
-        {"42", "expected FAMILY(...)"},
+        {"42 ms", "expected FAMILY(...)"},
+        {"-1", "const: value must be >= 0"},         /* a bare number is const(X), validated as such */
         {"exp mean=1", "expected '('"},
         {"exp(mean=1", "missing ')'"},
         {"exp(mean=1) x", "unexpected text after ')'"},
