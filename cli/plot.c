@@ -709,9 +709,13 @@ int plot_main(int argc, char **argv)
         out = dflt;
     }
     size_t n = strlen(out);
+    char err[1024];
+    /* gnuplot writes the file: its path is checked here, before anything runs. */
+    if (cu_check_out("plot", "--out", out, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (n < 5 || (strcasecmp(out + n - 4, ".png") && strcasecmp(out + n - 4, ".svg")))
         return cu_die(2, "plot: --out %s: the name must end in .png or .svg", out);
     const char *path = cu_db_path(dbopt);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (access(path, F_OK) != 0) return cu_die(2, "%s: no such database (run a scenario first, or give --db PATH)", path);
     if (!on_path("gnuplot"))
         return cu_die(1, "plot: gnuplot is not installed (or not on PATH): install it (Debian: apt-get install gnuplot-nox) to draw plots");
@@ -719,8 +723,7 @@ int plot_main(int argc, char **argv)
     if (scripts_dir(dir, sizeof dir) != 0)
         return cu_die(1, "plot: cannot find the gnuplot scripts (plots/cdf.gp): set LATSIM_PLOTS to the plots/ directory");
     sqlite3 *db;
-    char err[1024];
-    if (store_open(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (store_open_readonly(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
     int rc;
     if (!strcmp(what, "run")) rc = !strcmp(kind, "cdf") ? plot_cdf(db, id, out, dir)
                                  : !strcmp(kind, "timeseries") ? plot_timeseries_run(db, id, out, dir)
