@@ -552,3 +552,27 @@ Test(h2out_db, no_store_and_lookups_never_write)
     cr_expect(stat(empty, &sb) == 0 && sb.st_size > 0, "the run was stored");
     result_free(&r);
 }
+
+/* gnuplot's own messages were printed as they came (several lines): a failure
+ * of gnuplot is now one line, exit 1, ending with gnuplot's last message. */
+Test(h2out_paths, gnuplot_failure_is_one_line)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) cr_skip_test("gnuplot is not installed");
+    char s[256], plots[256], script[300], png[256];
+    store_one_run(s, sizeof s);
+    snprintf(plots, sizeof plots, "%s/plots", dir);
+    cr_assert_eq(mkdir(plots, 0755), 0);
+    snprintf(script, sizeof script, "%s/cdf.gp", plots);
+    FILE *f = fopen(script, "w");
+    cr_assert_not_null(f);
+    fputs("print 'first line of noise'\nplot latsim_no_such_function(x)\n", f);
+    fclose(f);
+    snprintf(png, sizeof png, "%s/x.png", dir);
+    char *a[] = { "plot", "1", "--db", db, "--out", png, NULL };
+    setenv("LATSIM_PLOTS", plots, 1);
+    result r = run_argv(60, a);
+    unsetenv("LATSIM_PLOTS");
+    expect_fail(&r, 1, "plot: gnuplot failed (exit 1) drawing", "broken script");
+    cr_expect(strstr(r.err, "latsim_no_such_function") != NULL, "%s", r.err);
+    result_free(&r);
+}
