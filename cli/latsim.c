@@ -417,16 +417,12 @@ static int common_opts(int argc, char **argv, const char **dbopt)
     return k;
 }
 
-/* The [gpu NAME] / [model NAME] sections of a file, for catalog_add_write. */
-typedef struct catalog_file {
-    const scenario *sc;      /* the file loaded as a scenario */
-} catalog_file;
-
-/* cu_write_fn of `catalog add`: puts every entry; the entries were validated
- * before, so a failure here is the database's (exit 1). */
+/* cu_write_fn of `catalog add`: puts every entry of ARG (the file loaded as a
+ * scenario); they were validated before, so a failure here is the database's
+ * (exit 1). */
 static int catalog_add_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
 {
-    const scenario *sc = ((const catalog_file *) arg)->sc;
+    const scenario *sc = arg;
     for (int i = 0; i < sc->ngpus; i++) {
         if (catalog_put_gpu(db, &sc->gpus[i], err, n) != 0) return 1;
         if (!dry) printf("added gpu %s\n", sc->gpus[i].name);
@@ -457,8 +453,7 @@ static int catalog_add(int n, char **argv, const char *path)
         if (catalog_check_gpu(&sc.gpus[i], err, sizeof err) != 0) rc = 2;
     for (int i = 0; i < sc.nmodels && rc == 0; i++)
         if (catalog_check_model(&sc.models[i], err, sizeof err) != 0) rc = 2;
-    catalog_file cf = { &sc };
-    if (rc == 0) rc = cu_write_db(path, catalog_add_write, &cf, NULL, err, sizeof err);
+    if (rc == 0) rc = cu_write_db(path, catalog_add_write, &sc, NULL, err, sizeof err);
     if (rc != 0) say(err);
     scenario_free(&sc);
     return rc;
