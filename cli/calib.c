@@ -153,29 +153,6 @@ static int parse_opts(const char *cmd, int argc, char **argv, opts *o, char *err
     return 0;
 }
 
-/* Opens the database (creating it and the calibration tables) for writing. */
-static int open_rw(const char *path, sqlite3 **db, char *err, size_t n)
-{
-    if (store_open(path, db, err, n) != 0)
-        return -1;
-    if (cdb_init(*db, err, n) != 0) {
-        store_close(*db);
-        *db = NULL;
-        return -1;
-    }
-    return 0;
-}
-
-/* Opens an existing database for writing (a fit). */
-static int open_existing(const char *path, sqlite3 **db, char *err, size_t n)
-{
-    if (access(path, F_OK) != 0) {
-        snprintf(err, n, "%s: no such database (import measurements first, or give --db PATH)", path);
-        return -1;
-    }
-    return open_rw(path, db, err, n);
-}
-
 /* Opens an existing latsim database read-only (list, show, export, cost): nothing
  * is created or written, an empty or foreign file is refused unchanged, and a
  * database without calibration tables reads as holding none. */
@@ -195,41 +172,76 @@ static int open_readonly(const char *path, sqlite3 **db, char *err, size_t n)
     return 0;
 }
 
+/* An import (cmd_import, through cu_write_db). */
+typedef struct import_job {
+    const opts *o;            /* the command's options */
+    long n;                   /* out: measurements imported */
+    int64_t before;           /* out: measurements in the database before */
+} import_job;
+
+/* cu_write_fn of `calib import`: the calibration tables and the rows, inside the
+ * one transaction.  Returns 0, or 2 (bad input; ERR says which file and line). */
+static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    import_job *j = arg;
+    const opts *o = j->o;
+    cimp_opts io = { .model = o->model, .gpu = o->gpu, .tool = "latsim " LATSIM_VERSION,
+                     .log = dry ? NULL : stdout };
+    if (cdb_init(db, err, n) != 0)
+        return 2;
+    j->before = cdb_count(db, NULL, NULL, NULL);
+    j->n = 0;
+    int s = !strcmp(o->pos[1], "vidur") ? cimp_vidur(db, o->pos[2], &io, &j->n, err, n)
+            : !strcmp(o->pos[1], "meas") ? cimp_meas(db, o->pos[2], &io, &j->n, err, n)
+                                         : cimp_steps(db, o->pos[2], &io, &j->n, err, n);
+    return s == 0 ? 0 : 2;
+}
+
+/* `calib import`: the files are read and checked before anything is written (a
+ * new database is not created, an existing one is not given the calibration
+ * tables, when they are refused). */
 static int cmd_import(const opts *o)
 {
     char err[2048];
     if (o->npos != 3 || (strcmp(o->pos[1], "vidur") && strcmp(o->pos[1], "steps") && strcmp(o->pos[1], "meas")))
         return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv' or 'meas FILE.csv'");
-    sqlite3 *db = NULL;
-    if (open_rw(cu_db_path(o->db), &db, err, sizeof err) != 0)
-        return fail(2, err);
-    cimp_opts io = { .model = o->model, .gpu = o->gpu, .tool = "latsim " LATSIM_VERSION,
-                     .log = stdout };
-    long n = 0;
-    int rc = 2;
-    if (cdb_begin(db, err, sizeof err) != 0)
-        goto out;
-    int64_t before = cdb_count(db, NULL, NULL, NULL);
-    int s = !strcmp(o->pos[1], "vidur") ? cimp_vidur(db, o->pos[2], &io, &n, err, sizeof err)
-            : !strcmp(o->pos[1], "meas") ? cimp_meas(db, o->pos[2], &io, &n, err, sizeof err)
-                                         : cimp_steps(db, o->pos[2], &io, &n, err, sizeof err);
-    if (s != 0) {
-        cdb_rollback(db);
-        goto out;
+    import_job j = { .o = o };
+    int rc = cu_write_db(cu_db_path(o->db), import_write, &j, NULL, err, sizeof err);
+    if (rc != 0)
+        return fail(rc, err);
+    printf("imported %ld measurements from %s (%lld in the database)\n", j.n, ERRMSG_SHOWN(o->pos[2]),
+           (long long)(j.before + j.n));
+    return 0;
+}
+
+/* A fit (cmd_fit, through cu_write_db). */
+typedef struct fit_job {
+    const opts *o;            /* the command's options */
+    const char *kind;         /* "fitted" or "profile" */
+    int64_t id;               /* out: the stored fit */
+} fit_job;
+
+/* cu_write_fn of `calib fit`.  Returns 0, or 2 (ERR says why). */
+static int fit_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void)dry;
+    fit_job *j = arg;
+    const opts *o = j->o;
+    if (cdb_init(db, err, n) != 0)
+        return 2;
+    if (!strcmp(j->kind, "fitted")) {
+        cfitted m;
+        if (cfitted_fit(db, o->model, o->gpu, o->weights, LATSIM_VERSION, (size_t)o->folds, &m, err, n) != 0)
+            return 2;
+        j->id = m.fit.id;
+        return 0;
     }
-    if (cdb_commit(db, err, sizeof err) != 0) {
-        cdb_rollback(db);
-        rc = 1;
-        goto out;
-    }
-    printf("imported %ld measurements from %s (%lld in the database)\n", n, ERRMSG_SHOWN(o->pos[2]),
-           (long long)(before + n));
-    rc = 0;
-out:
-    if (rc)
-        say(err);
-    store_close(db);
-    return rc;
+    cprofile p;
+    if (cprofile_build(db, o->model, o->gpu, (int)o->tp, LATSIM_VERSION, &p, err, n) != 0)
+        return 2;
+    j->id = p.fit.id;
+    cprofile_free(&p);
+    return 0;
 }
 
 static int cmd_fit(const opts *o)
@@ -240,42 +252,20 @@ static int cmd_fit(const opts *o)
         return fail(2, "calib fit: expected 'fitted' or 'profile' (see latsim calib --help)");
     if (!o->model || !o->gpu)
         return fail(2, "calib fit: --model M and --gpu G are required");
-    sqlite3 *db = NULL;
-    if (open_existing(cu_db_path(o->db), &db, err, sizeof err) != 0)
+    if (!strcmp(kind, "profile") && !o->tp)
+        return fail(2, "calib fit profile: --tp T is required");
+    const char *path = cu_db_path(o->db);
+    if (access(path, F_OK) != 0) {
+        snprintf(err, sizeof err, "%s: no such database (import measurements first, or give --db PATH)", path);
         return fail(2, err);
-    int rc = 2;
-    if (cdb_begin(db, err, sizeof err) != 0)
-        goto out;
-    int64_t id = 0;
-    if (!strcmp(kind, "fitted")) {
-        cfitted m;
-        if (cfitted_fit(db, o->model, o->gpu, o->weights, LATSIM_VERSION, (size_t)o->folds, &m, err,
-                        sizeof err) != 0) {
-            cdb_rollback(db);
-            goto out;
-        }
-        id = m.fit.id;
-    } else {
-        if (!o->tp) {
-            snprintf(err, sizeof err, "calib fit profile: --tp T is required");
-            cdb_rollback(db);
-            goto out;
-        }
-        cprofile p;
-        if (cprofile_build(db, o->model, o->gpu, (int)o->tp, LATSIM_VERSION, &p, err, sizeof err) != 0) {
-            cdb_rollback(db);
-            goto out;
-        }
-        id = p.fit.id;
-        cprofile_free(&p);
     }
-    if (cdb_commit(db, err, sizeof err) != 0) {
-        cdb_rollback(db);
-        rc = 1;
-        goto out;
-    }
-    rc = cdb_show(db, id, stdout, err, sizeof err) == 0 ? 0 : 1;
-out:
+    /* One transaction: a refused fit leaves the file as it was (no tables added). */
+    fit_job j = { .o = o, .kind = kind };
+    sqlite3 *db = NULL;
+    int rc = cu_write_db(path, fit_write, &j, &db, err, sizeof err);
+    if (rc != 0)
+        return fail(rc, err);
+    rc = cdb_show(db, j.id, stdout, err, sizeof err) == 0 ? 0 : 1;
     if (rc)
         say(err);
     store_close(db);
@@ -309,7 +299,33 @@ static void gpu_catalog_name(const char *device, char *out, size_t n)
         }
 }
 
-/* `calib cpu` and `calib gpu`: plan, time, store (one transaction). */
+/* What bench_write stores (cmd_bench). */
+typedef struct bench_job {
+    const cb_plan *p;         /* what was timed */
+    const cb_device *dev;     /* where, its catalog GPU name filled in */
+    const gpu_spec *cpu;      /* this CPU as catalog GPU 'cpu'; NULL for calib gpu */
+    long n;                   /* out: measurements stored */
+} bench_job;
+
+/* cu_write_fn of `calib cpu` / `calib gpu`.  Returns 0, 1 (the database) or 2. */
+static int bench_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void)dry;
+    bench_job *j = arg;
+    char e2[512];
+    if (cdb_init(db, err, n) != 0)
+        return 2;
+    if (cb_store(db, j->p, j->cpu ? "cpu" : "cuda", j->dev, "latsim " LATSIM_VERSION, &j->n, err, n) != 0)
+        return 1;
+    if (j->cpu && catalog_put_gpu(db, j->cpu, e2, sizeof e2) != 0) {
+        snprintf(err, n, "calib cpu: %s", e2);
+        return 2;
+    }
+    return 0;
+}
+
+/* `calib cpu` and `calib gpu`: plan (catalog look-ups only), time, then store
+ * in one transaction (the database is opened for writing only then). */
 static int cmd_bench(const opts *o, int gpu)
 {
     char err[2048];
@@ -328,8 +344,10 @@ static int cmd_bench(const opts *o, int gpu)
     int np = nc < 0 ? -1 : list_opt("--prompts", o->prompts, gpu ? "128,512,2048,4096,8192" : "64,128,256,512", pr, 16, err, sizeof err);
     if (np < 0)
         return fail(2, err);
+    const char *path = cu_db_path(o->db);
     sqlite3 *db = NULL;
-    if (open_rw(cu_db_path(o->db), &db, err, sizeof err) != 0)
+    /* Checked now, not after the timing; written only to store its results. */
+    if (cu_check_db(path, err, sizeof err) != 0 || store_open_lookup(path, &db, err, sizeof err) != 0)
         return fail(2, err);
     model_spec m;
     char e2[512];
@@ -362,14 +380,11 @@ static int cmd_bench(const opts *o, int gpu)
         }
         snprintf(dev.gpu, sizeof dev.gpu, "%s", g.name);
     }
-    if (cdb_begin(db, err, sizeof err) != 0)
-        goto out;
-    long n = 0;
-    if (cb_store(db, &p, gpu ? "cuda" : "cpu", &dev, "latsim " LATSIM_VERSION, &n, err, sizeof err) != 0) {
-        cdb_rollback(db);
-        rc = 1;
-        goto out;
-    }
+    store_close(db);
+    db = NULL;
+    gpu_spec cpu;
+    memset(&cpu, 0, sizeof cpu);
+    bench_job j = { .p = &p, .dev = &dev, .cpu = gpu ? NULL : &cpu };
     if (!gpu) {
         /* This CPU as a catalog "GPU", from what was just measured. */
         gpu_spec g = { .name = "cpu", .bf16_tflops = gflops / 1000, .fp8_tflops = gflops / 1000,
@@ -378,18 +393,11 @@ static int cmd_bench(const opts *o, int gpu)
         snprintf(g.full_name, sizeof g.full_name, "%.63s", dev.device);
         snprintf(g.source, sizeof g.source, "measured by latsim calib cpu: fp32 GEMM peak %.1f GFLOP/s (%s), memcpy %.1f GB/s",
                  gflops, dev.driver, gbs);
-        if (catalog_put_gpu(db, &g, e2, sizeof e2) != 0) {
-            cdb_rollback(db);
-            snprintf(err, sizeof err, "%s: %s", cmd, e2);
-            goto out;
-        }
+        cpu = g;
     }
-    if (cdb_commit(db, err, sizeof err) != 0) {
-        cdb_rollback(db);
-        rc = 1;
+    if ((rc = cu_write_db(path, bench_write, &j, NULL, err, sizeof err)) != 0)
         goto out;
-    }
-    printf("stored %ld measurements of %s (tp %d) on %s (%s; %s)\n", n, ERRMSG_SHOWN(m.name), tp, ERRMSG_SHOWN(dev.gpu),
+    printf("stored %ld measurements of %s (tp %d) on %s (%s; %s)\n", j.n, ERRMSG_SHOWN(m.name), tp, ERRMSG_SHOWN(dev.gpu),
            ERRMSG_SHOWN(dev.device), ERRMSG_SHOWN(dev.driver));
     if (!gpu) printf("catalog gpu 'cpu': fp32 GEMM peak %.3g GFLOP/s, memory %.3g GB/s\n", gflops, gbs);
     printf("next: latsim calib fit profile --model %s --gpu %s --tp %d\n", ERRMSG_SHOWN(m.name), ERRMSG_SHOWN(dev.gpu), tp);
@@ -401,15 +409,104 @@ out:
     return rc;
 }
 
+/* What net_write stores (cmd_net). */
+typedef struct net_job {
+    const cnet_rtt *rtt;      /* round trips per payload size */
+    int ns;                   /* sizes (at least 3) */
+    int reps;                 /* round trips per size */
+    const cnet_codec *cod;    /* codec timings */
+    const char *label;        /* target, "loopback" for our own echo server */
+    const char *hostname;     /* this host */
+    const char *when;         /* ISO 8601 UTC of the measurement */
+    double b[2];              /* out: base_ms, ms_per_mb */
+    double r2, mape;          /* out: the fit's R2 and cross-validated MAPE (%) */
+    int64_t id;               /* out: the stored network profile */
+} net_job;
+
+/* cu_write_fn of `calib net`: the measurements, their fit and the profile.
+ * Returns 0, 1 (out of memory) or 2 (ERR says why). */
+static int net_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void)dry;
+    net_job *j = arg;
+    const cnet_rtt *rtt = j->rtt;
+    const int ns = j->ns;
+    int rc = 2;
+    cdb_writer w = { 0 };
+    int64_t ids[32];
+    gsl_matrix *X = gsl_matrix_alloc((size_t)ns, 2);
+    gsl_vector *y = gsl_vector_alloc((size_t)ns), *wt = gsl_vector_alloc((size_t)ns);
+    if (!X || !y || !wt) { snprintf(err, n, "out of memory"); rc = 1; goto out; }
+    if (cdb_init(db, err, n) != 0 || cdb_writer_open(&w, db, err, n) != 0) goto out;
+    for (int i = 0; i < ns; i++) {
+        const double v[3] = { rtt[i].p50, rtt[i].p90, rtt[i].p99 };
+        static const char *const nm[3] = { "p50", "p90", "p99" };
+        for (int k = 0; k < 3; k++) {
+            cdb_meas me = { .source = "net", .what = "rtt", .name = nm[k], .gpu = j->label, .bytes = (double)rtt[i].bytes,
+                            .time_ms = v[k], .std_ms = NAN, .repeats = j->reps, .device = j->hostname,
+                            .measured_at = j->when, .tool = "latsim " LATSIM_VERSION };
+            if (cdb_put(&w, &me, k == 0 ? &ids[i] : NULL, err, n) != 0) goto out;
+        }
+        gsl_matrix_set(X, (size_t)i, 0, 1);
+        gsl_matrix_set(X, (size_t)i, 1, (double)rtt[i].bytes / 1e6);
+        gsl_vector_set(y, (size_t)i, rtt[i].p50);
+        gsl_vector_set(wt, (size_t)i, 1 / (rtt[i].p50 * rtt[i].p50));
+    }
+    const cnet_codec *cod = j->cod;
+    const struct { const char *what, *name; double us; size_t bytes; } codec[4] = {
+        { "encode", "json", cod->json_encode_us, cod->json_bytes }, { "decode", "json", cod->json_decode_us, cod->json_bytes },
+        { "encode", "binary", cod->bin_encode_us, cod->bin_bytes }, { "decode", "binary", cod->bin_decode_us, cod->bin_bytes } };
+    for (int k = 0; k < 4; k++) {
+        cdb_meas me = { .source = "net", .what = codec[k].what, .name = codec[k].name, .tokens = 4096,
+                        .bytes = (double)codec[k].bytes, .time_ms = codec[k].us / 1000, .std_ms = NAN, .repeats = 2000,
+                        .device = j->hostname, .measured_at = j->when, .tool = "latsim " LATSIM_VERSION };
+        if (cdb_put(&w, &me, NULL, err, n) != 0) goto out;
+    }
+    nnls_result r;
+    if (nnls_fit(X, y, wt, NULL, &r, err, n) != 0) goto out;
+    cdb_fit f = { .kind = "net", .n_points = ns, .r2 = r.r2, .folds = ns < 5 ? ns : 5 };
+    f.mape = nnls_cv_mape(X, y, wt, NULL, (size_t)f.folds, err, n);
+    snprintf(f.gpu, sizeof f.gpu, "%.47s", j->label);
+    snprintf(f.source, sizeof f.source, "net");
+    snprintf(f.tool, sizeof f.tool, "%s", LATSIM_VERSION);
+    snprintf(f.note, sizeof f.note, "latency = base_ms + ms_per_mb x bytes / 1e6 (p50 round trips); bandwidth %.4g GB/s",
+             r.b[1] > 0 ? 1.0 / r.b[1] : INFINITY);
+    static const char *const cn[2] = { "base_ms", "ms_per_mb" };
+    for (int k = 0; k < 2; k++) {
+        snprintf(f.coef[k].name, sizeof f.coef[k].name, "%s", cn[k]);
+        f.coef[k].value = r.b[k];
+        f.coef[k].se = r.status[k] == NNLS_FITTED ? r.se[k] : 0;
+        snprintf(f.coef[k].status, sizeof f.coef[k].status, "%s", r.status[k] == NNLS_FITTED ? "fitted" : "bound");
+    }
+    f.ncoef = 2;
+    if (cdb_save_fit(db, &f, ids, (size_t)ns, err, n) != 0) goto out;
+    j->b[0] = r.b[0];
+    j->b[1] = r.b[1];
+    j->r2 = r.r2;
+    j->mape = f.mape;
+    j->id = f.id;
+    rc = 0;
+out:
+    cdb_writer_close(&w);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+    gsl_vector_free(wt);
+    return rc;
+}
+
 /* `calib net`: round trips, their fit, codec timings; stored in one transaction. */
 static int cmd_net(const opts *o)
 {
     char err[2048], host[256] = "127.0.0.1", label[300] = "loopback";
-    int port = 0, rc = 2, lfd = -1;
+    int port = 0, lfd = -1;
     pid_t child = -1;
     int sz[32];
     int ns = list_opt("--sizes", o->sizes, "64,256,1024,4096,16384,65536,262144,1048576", sz, 32, err, sizeof err);
     if (ns < 0) return fail(2, err);
+    if (ns < 3) return fail(2, "calib net: need at least 3 sizes to fit base + bytes / bandwidth");
+    const char *path = cu_db_path(o->db);
+    /* Checked now, not after the measuring; written only to store its results. */
+    if (cu_check_db(path, err, sizeof err) != 0) return fail(2, err);
     int reps = o->repeats ? (int)o->repeats : 200;
     if (o->target) {
         const char *colon = strrchr(o->target, ':');
@@ -440,7 +537,6 @@ static int cmd_net(const opts *o)
     for (int i = 0; i < ns; i++) sizes[i] = (size_t)sz[i];
     cnet_rtt rtt[32];
     cnet_codec cod;
-    sqlite3 *db = NULL;
     int m = cnet_measure(host, port, sizes, ns, reps, rtt, err, sizeof err);
     if (child > 0) {
         kill(child, SIGTERM);
@@ -456,79 +552,18 @@ static int cmd_net(const opts *o)
     printf("chat request (4096-character prompt): JSON %zu bytes, encode %.3g us, decode %.3g us; "
            "binary %zu bytes, encode %.3g us, decode %.3g us\n", cod.json_bytes, cod.json_encode_us, cod.json_decode_us,
            cod.bin_bytes, cod.bin_encode_us, cod.bin_decode_us);
-    if (open_rw(cu_db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
     char hostname[128] = "", when[32];
     gethostname(hostname, sizeof hostname - 1);
     time_t now = time(NULL);
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    cdb_writer w = { 0 };
-    int64_t ids[32];
-    gsl_matrix *X = gsl_matrix_alloc((size_t)ns, 2);
-    gsl_vector *y = gsl_vector_alloc((size_t)ns), *wt = gsl_vector_alloc((size_t)ns);
-    if (!X || !y || !wt) { snprintf(err, sizeof err, "out of memory"); rc = 1; goto out; }
-    if (cdb_begin(db, err, sizeof err) != 0 || cdb_writer_open(&w, db, err, sizeof err) != 0) goto out;
-    for (int i = 0; i < ns; i++) {
-        const double v[3] = { rtt[i].p50, rtt[i].p90, rtt[i].p99 };
-        static const char *const nm[3] = { "p50", "p90", "p99" };
-        for (int k = 0; k < 3; k++) {
-            cdb_meas me = { .source = "net", .what = "rtt", .name = nm[k], .gpu = label, .bytes = (double)rtt[i].bytes,
-                            .time_ms = v[k], .std_ms = NAN, .repeats = reps, .device = hostname,
-                            .measured_at = when, .tool = "latsim " LATSIM_VERSION };
-            if (cdb_put(&w, &me, k == 0 ? &ids[i] : NULL, err, sizeof err) != 0) goto rollback;
-        }
-        gsl_matrix_set(X, (size_t)i, 0, 1);
-        gsl_matrix_set(X, (size_t)i, 1, (double)rtt[i].bytes / 1e6);
-        gsl_vector_set(y, (size_t)i, rtt[i].p50);
-        gsl_vector_set(wt, (size_t)i, 1 / (rtt[i].p50 * rtt[i].p50));
-    }
-    const struct { const char *what, *name; double us; size_t bytes; } codec[4] = {
-        { "encode", "json", cod.json_encode_us, cod.json_bytes }, { "decode", "json", cod.json_decode_us, cod.json_bytes },
-        { "encode", "binary", cod.bin_encode_us, cod.bin_bytes }, { "decode", "binary", cod.bin_decode_us, cod.bin_bytes } };
-    for (int k = 0; k < 4; k++) {
-        cdb_meas me = { .source = "net", .what = codec[k].what, .name = codec[k].name, .tokens = 4096,
-                        .bytes = (double)codec[k].bytes, .time_ms = codec[k].us / 1000, .std_ms = NAN, .repeats = 2000,
-                        .device = hostname, .measured_at = when, .tool = "latsim " LATSIM_VERSION };
-        if (cdb_put(&w, &me, NULL, err, sizeof err) != 0) goto rollback;
-    }
-    nnls_result r;
-    if (ns < 3 || nnls_fit(X, y, wt, NULL, &r, err, sizeof err) != 0) {
-        if (ns < 3) snprintf(err, sizeof err, "calib net: need at least 3 sizes to fit base + bytes / bandwidth");
-        goto rollback;
-    }
-    cdb_fit f = { .kind = "net", .n_points = ns, .r2 = r.r2, .folds = ns < 5 ? ns : 5 };
-    f.mape = nnls_cv_mape(X, y, wt, NULL, (size_t)f.folds, err, sizeof err);
-    snprintf(f.gpu, sizeof f.gpu, "%.47s", label);
-    snprintf(f.source, sizeof f.source, "net");
-    snprintf(f.tool, sizeof f.tool, "%s", LATSIM_VERSION);
-    snprintf(f.note, sizeof f.note, "latency = base_ms + ms_per_mb x bytes / 1e6 (p50 round trips); bandwidth %.4g GB/s",
-             r.b[1] > 0 ? 1.0 / r.b[1] : INFINITY);
-    static const char *const cn[2] = { "base_ms", "ms_per_mb" };
-    for (int k = 0; k < 2; k++) {
-        snprintf(f.coef[k].name, sizeof f.coef[k].name, "%s", cn[k]);
-        f.coef[k].value = r.b[k];
-        f.coef[k].se = r.status[k] == NNLS_FITTED ? r.se[k] : 0;
-        snprintf(f.coef[k].status, sizeof f.coef[k].status, "%s", r.status[k] == NNLS_FITTED ? "fitted" : "bound");
-    }
-    f.ncoef = 2;
-    if (cdb_save_fit(db, &f, ids, (size_t)ns, err, sizeof err) != 0) goto rollback;
-    cdb_writer_close(&w);
-    if (cdb_commit(db, err, sizeof err) != 0) { rc = 1; goto rollback; }
-    printf("fit: latency = %.4g ms + bytes / %.4g GB/s (R2 %.4f, cv_mape %.3g %%): network profile %lld\n", r.b[0],
-           r.b[1] > 0 ? 1.0 / r.b[1] : INFINITY, r.r2, f.mape, (long long)f.id);
-    rc = 0;
-    goto out;
-rollback:
-    cdb_writer_close(&w);
-    cdb_rollback(db);
-out:
-    if (rc) say(err);
-    gsl_matrix_free(X);
-    gsl_vector_free(y);
-    gsl_vector_free(wt);
-    store_close(db);
-    return rc;
+    net_job j = { .rtt = rtt, .ns = ns, .reps = reps, .cod = &cod, .label = label, .hostname = hostname, .when = when };
+    int rc = cu_write_db(path, net_write, &j, NULL, err, sizeof err);
+    if (rc != 0) return fail(rc, err);
+    printf("fit: latency = %.4g ms + bytes / %.4g GB/s (R2 %.4f, cv_mape %.3g %%): network profile %lld\n", j.b[0],
+           j.b[1] > 0 ? 1.0 / j.b[1] : INFINITY, j.r2, j.mape, (long long)j.id);
+    return 0;
 }
 
 int echo_main(int argc, char **argv)
@@ -580,6 +615,8 @@ int calib_main(int argc, char **argv)
         return 2;
     }
     const char *sub = o.pos[0];
+    if (cu_check_db_path(cu_db_path(o.db), err, sizeof err) != 0)
+        return fail(2, err);
     if (!strcmp(sub, "import"))
         return cmd_import(&o);
     if (!strcmp(sub, "fit"))
@@ -591,18 +628,21 @@ int calib_main(int argc, char **argv)
     if (!strcmp(sub, "export")) {
         if (o.npos != 2) return fail(2, "calib export: expected FILE.csv (- for stdout)");
         sqlite3 *db = NULL;
+        int to_file = strcmp(o.pos[1], "-") != 0;
+        /* The output path is checked before the database is read. */
+        if (to_file && cu_check_out("calib export", NULL, o.pos[1], err, sizeof err) != 0) return fail(2, err);
         if (open_readonly(cu_db_path(o.db), &db, err, sizeof err) != 0) return fail(2, err);
-        FILE *f = strcmp(o.pos[1], "-") ? fopen(o.pos[1], "w") : stdout;
+        FILE *f = to_file ? cu_open_out("calib export", NULL, o.pos[1], err, sizeof err) : stdout;
         if (!f) {
             store_close(db);
-            snprintf(err, sizeof err, "calib export: %s: cannot write", o.pos[1]);
             return fail(2, err);
         }
         long n = cdb_export(db, o.source, f, err, sizeof err);
-        if (f != stdout) fclose(f);
         store_close(db);
+        if (to_file && cu_close_out("calib export", NULL, o.pos[1], f, n < 0 ? NULL : err, n < 0 ? 0 : sizeof err) != 0)
+            n = -1;
         if (n < 0) return fail(1, err);
-        if (f != stdout) printf("exported %ld measurements to %s\n", n, ERRMSG_SHOWN(o.pos[1]));
+        if (to_file) printf("exported %ld measurements to %s\n", n, ERRMSG_SHOWN(o.pos[1]));
         return 0;
     }
     if (!strcmp(sub, "cpu") || !strcmp(sub, "gpu")) {
@@ -705,6 +745,8 @@ int cost_main(int argc, char **argv)
     const char *path = cu_db_path(dbopt);
     sqlite3 *db = NULL;
     int rc = 2;
+    if (cu_check_db_path(path, err, sizeof err) != 0)
+        return fail(2, err);
     /* Read-only: an existing file is never written (an empty or foreign one is
      * refused); without one, the built-in catalog in memory and the roofline. */
     if (access(path, F_OK) == 0 ? open_readonly(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))

@@ -97,9 +97,11 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
-static int write_junit(const char *out, const item *its, int n, double wall)
+/* Writes the JUnit XML to OUT.  Returns 0, or -1 + ERR (a failed open, write or
+ * close: "check: --junit OUT: cannot write: ..."). */
+static int write_junit(const char *out, const item *its, int n, double wall, char *err, size_t errlen)
 {
-    FILE *f = fopen(out, "w");
+    FILE *f = cu_open_out("check", "--junit", out, err, errlen);
     if (!f) return -1;
     int tests = 0, fails = 0;
     for (int i = 0; i < n; i++) for (int k = 0; k < its[i].nv; k++) { tests++; fails += its[i].v[k].failed; }
@@ -134,28 +136,7 @@ static int write_junit(const char *out, const item *its, int n, double wall)
         fputs("  </testsuite>\n", f);
     }
     fputs("</testsuites>\n", f);
-    return fclose(f) == 0 ? 0 : -1;
-}
-
-/* Checks, before anything runs, that the JUnit file OUT can be written: an
- * existing file must be writable (and not a folder), a new one's folder must be.
- * Returns 0, or -1 + ERR ("check: --junit OUT: cannot write: ..."). */
-static int junit_writable(const char *out, char *err, size_t errlen)
-{
-    struct stat st;
-    if (stat(out, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) { snprintf(err, errlen, "check: --junit %.900s: cannot write: it is a folder", out); return -1; }
-        if (access(out, W_OK) != 0) { snprintf(err, errlen, "check: --junit %.900s: cannot write: %s", out, strerror(errno)); return -1; }
-        return 0;
-    }
-    char dir[4096];
-    cu_dir_of(out, dir, sizeof dir);
-    const char *why = NULL;
-    if (stat(dir, &st) != 0) why = strerror(errno);
-    else if (!S_ISDIR(st.st_mode)) why = "not a folder";
-    else if (access(dir, W_OK) != 0) why = strerror(errno);
-    if (why) { snprintf(err, errlen, "check: --junit %.900s: cannot write: %.900s: %s", out, dir, why); return -1; }
-    return 0;
+    return cu_close_out("check", "--junit", out, f, err, errlen);
 }
 
 /* Key metrics compared with the baseline: 1 = higher is worse, -1 = lower is worse. */
@@ -176,6 +157,14 @@ static double base_row(const report *r, const char *metric, const char *stat, do
     return NAN;
 }
 
+/* cu_write_fn of `baseline accept`: ARG is the run id (long long). */
+static int accept_write(sqlite3 *db, int dry, void *arg, char *err, size_t errlen)
+{
+    (void) dry;
+    int rc = planstore_baseline_accept(db, *(long long *) arg, err, errlen);
+    return rc == 0 ? 0 : rc == 1 ? 2 : 1;
+}
+
 int baseline_main(int argc, char **argv)
 {
     const char *dbopt = NULL;
@@ -190,22 +179,22 @@ int baseline_main(int argc, char **argv)
         else return cu_die(2, "baseline: too many arguments");
     }
     const char *path = cu_db_path(dbopt);
-    if (access(path, F_OK) != 0) return cu_die(2, "%s: no such database (run a scenario first, or give --db PATH)", path);
     char err[1024];
+    if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (access(path, F_OK) != 0) return cu_die(2, "%s: no such database (run a scenario first, or give --db PATH)", path);
     sqlite3 *db;
     if (n == 2 && !strcmp(args[0], "accept")) {
-        int64_t id;
-        if (cu_parse_id("run", args[1], &id, err, sizeof err) != 0) return cu_die(2, "baseline accept: %s (see latsim runs)", err);
-        if (cu_open_rw(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
-        int rc = planstore_baseline_accept(db, id, err, sizeof err);
-        store_close(db);
-        if (rc == 1) return cu_die(2, "%s", err);
-        if (rc != 0) return cu_die(1, "%s", err);
-        printf("run %lld accepted as the baseline of its scenario\n", (long long) id);
+        int64_t id64;
+        if (cu_parse_id("run", args[1], &id64, err, sizeof err) != 0) return cu_die(2, "baseline accept: %s (see latsim runs)", err);
+        long long id = (long long) id64;
+        /* One transaction: a refused ID (no such run) leaves the file as it was. */
+        int rc = cu_write_db(path, accept_write, &id, NULL, err, sizeof err);
+        if (rc != 0) return cu_die(rc, "%s", err);
+        printf("run %lld accepted as the baseline of its scenario\n", id);
         return 0;
     }
     if (n == 1 && !strcmp(args[0], "list")) {
-        if (store_open(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
+        if (store_open_readonly(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
         sqlite3_stmt *st = NULL;
         int rc = 0;
         if (sqlite3_prepare_v2(db, "SELECT b.scenario_path, b.run_id, b.accepted_at FROM baselines b"
@@ -221,6 +210,23 @@ int baseline_main(int argc, char **argv)
         return rc;
     }
     return cu_die(2, "baseline: expected 'accept RUN' or 'list' (see latsim baseline --help)");
+}
+
+/* What save_runs stores. */
+typedef struct stored_runs {
+    item *its;                /* the checked scenarios */
+    int n;                    /* how many */
+    int64_t *ids;             /* out: the run id of each */
+} stored_runs;
+
+/* cu_write_fn of check: stores every checked scenario's run.  Returns 0 or 1. */
+static int save_runs(sqlite3 *db, int dry, void *arg, char *err, size_t errlen)
+{
+    (void) dry;
+    stored_runs *sr = arg;
+    for (int i = 0; i < sr->n; i++)
+        if (cu_save_task(db, &sr->its[i].t, &sr->its[i].o, &sr->its[i].slo, NULL, &sr->ids[i], err, errlen) != 0) return 1;
+    return 0;
 }
 
 int check_main(int argc, char **argv)
@@ -258,8 +264,13 @@ int check_main(int argc, char **argv)
         else files[nf++] = a;
     }
     const char *dbpath = cu_db_path(dbopt);
-    int have_db = access(dbpath, F_OK) == 0;
-    if (have_db && store_open(dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    /* Paths first: bad ones are refused before anything is read, run or stored. */
+    if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (junit && cu_check_out("check", "--junit", junit, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    /* Read-only here (stored scenarios, baselines); an empty file holds none. */
+    struct stat dbst;
+    int have_db = stat(dbpath, &dbst) == 0 && dbst.st_size > 0;
+    if (have_db && store_open_readonly(dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (nf == 0) {
         /* Every scenario stored in the database whose file is still there. */
         if (!db) return cu_die(2, "check: no scenario given and no database %s to take them from", dbpath);
@@ -312,7 +323,6 @@ int check_main(int argc, char **argv)
         ts[i] = it->t;
     }
     if (store && cu_check_db(dbpath, err, sizeof err) != 0) { free(ts); free(outs); rc = cu_die(2, "%s", err); goto done; }
-    if (junit && junit_writable(junit, err, sizeof err) != 0) { free(ts); free(outs); rc = cu_die(2, "%s", err); goto done; }
     double t0 = cu_clock();
     task_run_all(ts, nf, jobs, dbpath, outs, NULL, NULL);
     double wall = cu_clock() - t0;
@@ -374,16 +384,17 @@ int check_main(int argc, char **argv)
         }
     }
 
+    /* The JUnit file before the runs are stored: when writing it fails (a full
+     * disk), nothing is stored (exit 1). */
+    if (junit && write_junit(junit, its, nf, wall, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); goto done; }
     /* Store the runs (each can later be accepted as a baseline). */
     if (db) { store_close(db); db = NULL; }
     int64_t *ids = calloc((size_t) nf, sizeof *ids);
     if (!ids) { rc = cu_die(1, "out of memory"); goto done; }
-    if (store) {
-        if (cu_open_rw(dbpath, &db, err, sizeof err) != 0) { free(ids); rc = cu_die(2, "%s", err); goto done; }
-        /* One transaction: every run stored, or none (a full disk part-way). */
-        int bad = store_begin(db, err, sizeof err) != 0;
-        for (int i = 0; i < nf && !bad; i++) bad = cu_save_task(db, &its[i].t, &its[i].o, &its[i].slo, NULL, &ids[i], err, sizeof err) != 0;
-        if (bad || store_commit(db, err, sizeof err) != 0) { store_rollback(db); free(ids); rc = cu_die(1, "%s", err); goto done; }
+    if (store) {      /* all of them or none (one transaction) */
+        stored_runs sr = { its, nf, ids };
+        int s = cu_write_db(dbpath, save_runs, &sr, NULL, err, sizeof err);
+        if (s != 0) { free(ids); rc = cu_die(s, "%s", err); goto done; }
     }
     int failed = 0;
     printf("%-36s %6s %5s %-10s %s\n", "scenario", "run", "slo", "baseline", "result");
@@ -403,7 +414,6 @@ int check_main(int argc, char **argv)
         failed |= it->failed;
     }
     free(ids);
-    if (junit && write_junit(junit, its, nf, wall) != 0) { rc = cu_die(2, "check: --junit %s: cannot write: %s", junit, strerror(errno)); goto done; }
     rc = failed ? 1 : 0;
 done:
     if (its) for (int i = 0; i < nf; i++) { task_out_free(&its[i].o); slo_result_free(&its[i].slo); slo_free(&its[i].spec); free(its[i].v); }

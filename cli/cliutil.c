@@ -1,9 +1,11 @@
 /* cliutil.c -- helpers shared by the commands (see cliutil.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "cliutil.h"
@@ -169,15 +171,143 @@ int cu_check_list_value(const char *v, size_t len, size_t maxlen, char *err, siz
     return 0;
 }
 
+int cu_check_db_path(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!path[0]) {
+        errmsg_set(err, errlen, "--db: empty path (give a database file)");
+        return -1;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        errmsg_set(err, errlen, "%.900s: not a latsim database: %s", path,
+                   S_ISDIR(st.st_mode) ? "it is a folder" : "not a regular file");
+        return -1;
+    }
+    return 0;
+}
+
 int cu_check_db(const char *path, char *err, size_t errlen)
 {
-    if (access(path, F_OK) == 0) {
-        sqlite3 *db;
-        if (cu_open_rw(path, &db, err, errlen) != 0) return -1;
-        store_close(db);
-        return 0;
-    }
+    if (cu_check_db_path(path, err, errlen) != 0) return -1;
+    if (access(path, F_OK) == 0) return store_check_path(path, err, errlen);
     return cu_dir_writable(path, err, errlen);
+}
+
+/* "CMD: OPT PATH" (or "CMD: PATH" when OPT is NULL) into BUF, PATH escaped. */
+static const char *out_name(const char *cmd, const char *opt, const char *path, char *buf, size_t n)
+{
+    char shown[1024];
+    errmsg_field(path, shown, sizeof shown);
+    if (opt) snprintf(buf, n, "%s: %s %s", cmd, opt, shown);
+    else snprintf(buf, n, "%s: %s", cmd, shown);
+    return buf;
+}
+
+int cu_check_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen)
+{
+    char name[1200], dir[4096], wshown[1024];
+    struct stat st;
+    const char *why = NULL, *where = NULL;
+    if (!path[0]) {
+        errmsg_set(err, errlen, "%s: %s: empty path (give a file name)", cmd, opt ? opt : "output file");
+        return -1;
+    }
+    out_name(cmd, opt, path, name, sizeof name);
+    for (const char *p = path; *p; p++)
+        if ((unsigned char) *p < 0x20 || *p == 0x7f) {
+            errmsg_set(err, errlen, "%s: control character in the file name", name);
+            return -1;
+        }
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) why = "it is a folder";
+        else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+        else if (access(path, W_OK) != 0) why = strerror(errno);
+    } else if (errno != ENOENT) why = strerror(errno);
+    else {
+        cu_dir_of(path, dir, sizeof dir);
+        where = errmsg_field(dir, wshown, sizeof wshown);
+        if (stat(dir, &st) != 0) why = strerror(errno);
+        else if (!S_ISDIR(st.st_mode)) why = "not a folder";
+        else if (access(dir, W_OK | X_OK) != 0) why = strerror(errno);
+    }
+    if (!why) return 0;
+    if (where) errmsg_set(err, errlen, "%s: cannot write: %s: %s", name, where, why);
+    else errmsg_set(err, errlen, "%s: cannot write: %s", name, why);
+    return -1;
+}
+
+FILE *cu_open_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen)
+{
+    if (cu_check_out(cmd, opt, path, err, errlen) != 0) return NULL;
+    /* O_NONBLOCK: a FIFO put there since the check fails at once (ENXIO)
+     * instead of waiting for a reader; truncated only once known to be a file. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+    struct stat st;
+    const char *why = NULL;
+    if (fd < 0) why = errno == ENXIO ? "not a regular file" : strerror(errno);
+    else if (fstat(fd, &st) != 0) why = strerror(errno);
+    else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+    else if (ftruncate(fd, 0) != 0) why = strerror(errno);
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) why = strerror(errno);
+    FILE *f = why ? NULL : fdopen(fd, "w");
+    if (!why && !f) why = strerror(errno);
+    if (why) {
+        char name[1200];
+        if (fd >= 0) close(fd);
+        errmsg_set(err, errlen, "%s: cannot write: %s", out_name(cmd, opt, path, name, sizeof name), why);
+    }
+    return f;
+}
+
+int cu_close_out(const char *cmd, const char *opt, const char *path, FILE *f, char *err, size_t errlen)
+{
+    int e = 0;
+    if (fflush(f) != 0) e = errno ? errno : EIO;
+    else if (ferror(f)) e = errno ? errno : EIO;
+    if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+    if (!e) return 0;
+    char name[1200];
+    errmsg_set(err, errlen, "%s: cannot write: %s", out_name(cmd, opt, path, name, sizeof name), strerror(e));
+    return -1;
+}
+
+int cu_write_db(const char *path, cu_write_fn fn, void *arg, sqlite3 **keep, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    int rc;
+    if (keep) *keep = NULL;
+    if (cu_check_db_path(path, err, errlen) != 0) return 2;
+    int existed = access(path, F_OK) == 0;
+    if (!existed) {
+        /* Validated on an empty database in memory first: refused input never
+         * creates the file. */
+        if (cu_dir_writable(path, err, errlen) != 0) return 2;
+        if (store_open_tx(":memory:", &db, err, errlen) != 0) return 1;
+        rc = fn(db, 1, arg, err, errlen);
+        store_close(db);
+        db = NULL;
+        if (rc != 0) return rc;
+    }
+    if (store_open_tx(path, &db, err, errlen) != 0) { rc = 2; goto out; }
+    rc = fn(db, 0, arg, err, errlen);
+    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "%.900s: cannot commit: %s", path, sqlite3_errmsg(db));
+        rc = 1;
+    }
+    if (rc != 0) {
+        if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        store_close(db);
+        db = NULL;
+    }
+out:
+    if (rc != 0 && !existed) {
+        /* Opening created it: rolled back, it is empty; remove it again. */
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) unlink(path);
+    }
+    if (rc == 0 && keep) *keep = db;
+    else store_close(db);
+    return rc;
 }
 
 void cu_dir_of(const char *path, char *dir, size_t n)

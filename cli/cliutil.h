@@ -71,9 +71,46 @@ int cu_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)))
  * path is bad input, exit 2, and nothing runs).  Returns 0 or -1 + ERR. */
 int cu_open_rw(const char *path, sqlite3 **db, char *err, size_t errlen);
 
-/* Checks, without creating it, that the database at PATH will be writable
- * after the simulations.  Returns 0 or -1 + ERR. */
+/* Checks, without creating or changing it, that the database at PATH will be
+ * writable after the simulations (cu_check_db_path, then store_check_path or
+ * cu_dir_writable).  Returns 0 or -1 + ERR. */
 int cu_check_db(const char *path, char *err, size_t errlen);
+
+/* Checks the database path PATH of any command before anything is opened or
+ * run: not empty, and when it exists a regular file (not a folder, FIFO or
+ * device).  Returns 0, or -1 + ERR ("--db: empty path ...", "PATH: not a latsim
+ * database: it is a folder"). */
+int cu_check_db_path(const char *path, char *err, size_t errlen);
+
+/* Checks the output file PATH of option OPT ("--junit"; NULL for a positional
+ * argument) of command CMD ("check") before anything runs or is stored: not empty, no control
+ * character, an existing PATH a regular file that can be written, a new one's
+ * folder existing and writable.  Returns 0, or -1 + ERR ("CMD: OPT PATH: cannot
+ * write: not a regular file", PATH escaped). */
+int cu_check_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen);
+
+/* Opens the output file PATH for writing (truncated) after cu_check_out,
+ * without ever blocking: a FIFO or device put there since is refused.  Returns
+ * the stream, or NULL + ERR. */
+FILE *cu_open_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen);
+
+/* Closes F, opened by cu_open_out.  Returns 0, or -1 + ERR when a write, the
+ * flush or the close failed (a full disk, a file size limit). */
+int cu_close_out(const char *cmd, const char *opt, const char *path, FILE *f, char *err, size_t errlen);
+
+/* One write to the database: does its work on DB inside the transaction of
+ * store_open_tx, DRY 1 on a validating pass (print nothing).  Returns 0, or the
+ * exit status (2 bad input, 1 runtime failure) with ERR set. */
+typedef int (*cu_write_fn)(sqlite3 *db, int dry, void *arg, char *err, size_t errlen);
+
+/* Runs FN on the database at PATH in one transaction that also creates the
+ * schema, and commits it when FN returns 0: when FN refuses (or anything
+ * fails), the file is byte for byte what it was.  When PATH does not exist, FN
+ * runs first on an empty in-memory database (DRY 1), so that refused input
+ * never creates the file.  KEEP (may be NULL) receives the committed database,
+ * for the caller to read and close.  Returns FN's status, 2 when PATH cannot be
+ * opened, 1 when the commit fails; ERR says why. */
+int cu_write_db(const char *path, cu_write_fn fn, void *arg, sqlite3 **keep, char *err, size_t errlen);
 
 /* Checks that the database file PATH (which does not exist yet) can be created:
  * that the folder it would be in is writable.  Returns 0, or -1 + ERR

@@ -39,7 +39,7 @@ static int load_side(const char *s, int reps, uint64_t seed, const char *const *
             return cu_die(2, "compare: %s: neither a scenario file nor a run ID (a whole number from 1 to %lld)", s, (long long) INT64_MAX);
         if (access(dbpath, F_OK) != 0) return cu_die(2, "compare: %s: no such database for run %lld", dbpath, (long long) id);
         sqlite3 *db;
-        if (store_open(dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
+        if (store_open_readonly(dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
         int rc = planstore_load_run(db, id, out, NULL, err, sizeof err);
         store_close(db);
         if (rc == 1) return cu_die(2, "compare: %s", err);
@@ -123,6 +123,8 @@ int compare_main(int argc, char **argv)
     }
     if (!side[1]) return cu_die(2, "compare: expected two scenarios or run IDs (see latsim compare --help)");
     const char *dbpath = cu_db_path(dbopt);
+    char err[1024];
+    if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
     report r[2];
     memset(r, 0, sizeof r);
     int rc = load_side(side[0], reps, seed, sets, nsets, jobs, dbpath, &r[0]);

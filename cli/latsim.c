@@ -118,18 +118,14 @@ static int die(int code, const char *msg)
     return code;
 }
 
-/* Opens the database for catalog look-ups without creating it: a missing file
- * is replaced by an in-memory database holding the built-in catalog. */
+/* Opens the database for catalog look-ups (store_open_lookup: the file is never
+ * written here); when the run is to be stored (STORE), first checks, without
+ * changing it, that the database can take it after the run (cu_check_db). */
 static int open_for_lookup(const char *path, int store, sqlite3 **db, char *err, size_t n)
 {
-    if (!store) return access(path, F_OK) == 0 ? store_open(path, db, err, n) : store_open(":memory:", db, err, n);
-    if (access(path, F_OK) != 0) {
-        /* It will be created after the run: make sure that can work before running. */
-        if (cu_dir_writable(path, err, n) != 0) return -1;
-        return store_open(":memory:", db, err, n);
-    }
-    if (store_open(path, db, err, n) != 0) return -1;
-    return store_check_writable(*db, path, err, n);
+    if (cu_check_db_path(path, err, n) != 0) return -1;
+    if (store && cu_check_db(path, err, n) != 0) return -1;
+    return store_open_lookup(path, db, err, n);
 }
 
 static void iso_now(char *buf, size_t n)
@@ -219,15 +215,8 @@ static int cmd_run(int argc, char **argv)
     if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (seed_given) sc.seed = seed;
     if (ts_path || ts_interval > 0) sc.ts_interval_s = ts_interval > 0 ? ts_interval : ALERT_DEFAULT_INTERVAL_S;
-    if (ts_path) {   /* refused before the run, as the database is */
-        FILE *f = fopen(ts_path, "w");
-        if (!f) {
-            snprintf(err, sizeof err, "run: --timeseries: %s: cannot write: %s", ts_path, strerror(errno));
-            say(err);
-            goto done;
-        }
-        fclose(f);
-    }
+    /* Refused before the run, as the database is. */
+    if (ts_path && cu_check_out("run", "--timeseries", ts_path, err, sizeof err) != 0) { say(err); goto done; }
     if (open_for_lookup(path, store, &db, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (scenario_resolve(&sc, db, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (scenario_check_memory(&sc, scenario_memory_budget(), err, sizeof err) != 0) { say(err); goto done; }
@@ -319,8 +308,13 @@ static int cmd_run(int argc, char **argv)
             else printf("alerts: none watched (no [slo] term on the p99 or p50 of e2e or ttft)\n");
         }
     }
-    if (ts_path && ts_save_csv(ts_rows_kept, ts_n, ts_path, err, sizeof err) != 0) {
-        free(kv); slo_result_free(&slo); say(err); goto done;
+    if (ts_path) {   /* written before the run is stored: a failure here stores nothing (exit 1) */
+        char msg[256];
+        FILE *f = cu_open_out("run", "--timeseries", ts_path, err, sizeof err);
+        int w = f ? ts_write_csv(ts_rows_kept, ts_n, f, msg, sizeof msg) : -1;
+        if (f && cu_close_out("run", "--timeseries", ts_path, f, err, sizeof err) != 0) w = -1;
+        else if (f && w != 0) snprintf(err, sizeof err, "run: --timeseries %.900s: cannot write: %s", ts_path, msg);
+        if (w != 0) { free(kv); slo_result_free(&slo); say(err); goto done; }
     }
     fflush(stdout);
     if (store) {
@@ -423,6 +417,48 @@ static int common_opts(int argc, char **argv, const char **dbopt)
     return k;
 }
 
+/* cu_write_fn of `catalog add`: puts every entry of ARG (the file loaded as a
+ * scenario); they were validated before, so a failure here is the database's
+ * (exit 1). */
+static int catalog_add_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    const scenario *sc = arg;
+    for (int i = 0; i < sc->ngpus; i++) {
+        if (catalog_put_gpu(db, &sc->gpus[i], err, n) != 0) return 1;
+        if (!dry) printf("added gpu %s\n", ERRMSG_SHOWN(sc->gpus[i].name));
+    }
+    for (int i = 0; i < sc->nmodels; i++) {
+        if (catalog_put_model(db, &sc->models[i], err, n) != 0) return 1;
+        if (!dry) printf("added model %s\n", ERRMSG_SHOWN(sc->models[i].name));
+    }
+    return 0;
+}
+
+/* `latsim catalog add FILE`: the file is read and every entry validated like a
+ * scenario's before the database is opened; then all of them are written in one
+ * transaction (cu_write_db).  Returns the exit status. */
+static int catalog_add(int n, char **argv, const char *path)
+{
+    char err[2048];
+    if (n != 2 || strcmp(argv[0], "add")) return die(2, "catalog: expected no argument or 'add FILE'");
+    scenario sc;
+    const char *fake[] = { "workload.rate=1", "pool x.service_ms=const(1)" };
+    if (scenario_load(&sc, argv[1], fake, 2, err, sizeof err) != 0) {
+        scenario_free(&sc);
+        return die(load_rc(err), err);
+    }
+    int rc = 0;
+    if (sc.ngpus + sc.nmodels == 0) { snprintf(err, sizeof err, "%s: no [gpu NAME] or [model NAME] section", argv[1]); rc = 2; }
+    for (int i = 0; i < sc.ngpus && rc == 0; i++)
+        if (catalog_check_gpu(&sc.gpus[i], err, sizeof err) != 0) rc = 2;
+    for (int i = 0; i < sc.nmodels && rc == 0; i++)
+        if (catalog_check_model(&sc.models[i], err, sizeof err) != 0) rc = 2;
+    if (rc == 0) rc = cu_write_db(path, catalog_add_write, &sc, NULL, err, sizeof err);
+    if (rc != 0) say(err);
+    scenario_free(&sc);
+    return rc;
+}
+
 static int cmd_db(const char *cmd, int argc, char **argv)
 {
     const char *dbopt = NULL;
@@ -443,14 +479,13 @@ static int cmd_db(const char *cmd, int argc, char **argv)
             return die(2, m);
         }
     }
+    if (cu_check_db_path(path, err, sizeof err) != 0) return die(2, err);
+    if (!strcmp(cmd, "catalog") && n > 0) return catalog_add(n, argv, path);
     /* runs, show and catalog only read: the file is opened read-only and never
      * given a schema (an empty or foreign file is refused, unchanged). */
-    int writes = !strcmp(cmd, "catalog") && n > 0;
-    if (!strcmp(cmd, "catalog") && n == 0 && access(path, F_OK) != 0) {
+    if (!strcmp(cmd, "catalog") && access(path, F_OK) != 0) {
         if (store_open(":memory:", &db, err, sizeof err) != 0) return die(load_rc(err), err);
-    } else if (!writes) {
-        if (store_open_readonly(path, &db, err, sizeof err) != 0) return die(load_rc(err), err);
-    } else if (store_open(path, &db, err, sizeof err) != 0) return die(load_rc(err), err);
+    } else if (store_open_readonly(path, &db, err, sizeof err) != 0) return die(load_rc(err), err);
 
     if (!strcmp(cmd, "runs")) {
         if (n != 0) { snprintf(err, sizeof err, "runs: unexpected argument '%s'", argv[0]); say(err); err[0] = '\0'; goto done; }
@@ -460,24 +495,7 @@ static int cmd_db(const char *cmd, int argc, char **argv)
         int s = store_show_run(db, id, stdout, err, sizeof err);
         if (s == 0 && planstore_show_slo(db, id, stdout, err, sizeof err) != 0) s = -1;
         rc = s == 0 ? 0 : (s == 1 ? 2 : 1);
-    } else if (!strcmp(cmd, "catalog")) {
-        if (n == 0) rc = catalog_print(db, stdout, err, sizeof err) == 0 ? 0 : 1;
-        else if (n == 2 && !strcmp(argv[0], "add")) {
-            /* A file of [gpu NAME] / [model NAME] sections, validated like a scenario's. */
-            scenario sc;
-            const char *fake[] = { "workload.rate=1", "pool x.service_ms=const(1)" };
-            if (scenario_load(&sc, argv[1], fake, 2, err, sizeof err) != 0) { say(err); scenario_free(&sc); goto done; }
-            rc = 0;
-            for (int i = 0; i < sc.ngpus && rc == 0; i++)
-                if (catalog_put_gpu(db, &sc.gpus[i], err, sizeof err) != 0) rc = 2;
-                else printf("added gpu %s\n", ERRMSG_SHOWN(sc.gpus[i].name));
-            for (int i = 0; i < sc.nmodels && rc == 0; i++)
-                if (catalog_put_model(db, &sc.models[i], err, sizeof err) != 0) rc = 2;
-                else printf("added model %s\n", ERRMSG_SHOWN(sc.models[i].name));
-            if (rc == 0 && sc.ngpus + sc.nmodels == 0) { snprintf(err, sizeof err, "%s: no [gpu NAME] or [model NAME] section", argv[1]); rc = 2; }
-            scenario_free(&sc);
-        } else { fprintf(stderr, "latsim: catalog: expected no argument or 'add FILE'\n"); goto done; }
-    }
+    } else if (!strcmp(cmd, "catalog")) rc = catalog_print(db, stdout, err, sizeof err) == 0 ? 0 : 1;
     if (rc != 0 && err[0]) say(err);
 done:
     store_close(db);

@@ -496,8 +496,7 @@ static int load_config(plan *p, const combo *c, int m, const char *dbpath, scena
         return 2;
     }
     sqlite3 *db = NULL;
-    const char *path = dbpath && access(dbpath, F_OK) == 0 ? dbpath : ":memory:";
-    if (store_open(path, &db, err, sizeof err) != 0) { cu_die(2, "%s", err); return 2; }
+    if (store_open_lookup(dbpath, &db, err, sizeof err) != 0) { cu_die(2, "%s", err); return 2; }
     int rc = scenario_resolve(sc, db, err, sizeof err);
     store_close(db);
     if (rc == 0) return 0;
@@ -576,6 +575,7 @@ int plan_main(int argc, char **argv)
     if (p.jobs <= 0) p.jobs = task_cpus();
     const char *dbpath = cu_db_path(dbopt);
     char err[2048], reason[300];
+    if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
 
     /* The scenario as given: its pools, [slo] and workload. */
     if (scenario_load(&base, p.file, p.user_sets, p.nuser, err, sizeof err) != 0) { cu_die(2, "%s", err); goto done; }

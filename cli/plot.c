@@ -106,18 +106,30 @@ static void dq(FILE *f, const char *s)
     fputc('"', f);
 }
 
-typedef struct gp { pid_t pid; FILE *in; } gp;
+typedef struct gp {
+    pid_t pid;                /* the gnuplot process */
+    FILE *in;                 /* its standard input */
+    FILE *err;                /* its standard error (a temporary file; NULL: inherited) */
+} gp;
 
 /* Starts gnuplot with its output set to OUT.  Returns 0 or -1 (printed). */
 static int gp_start(gp *g, const char *out, const char *dir)
 {
     int p[2];
     if (pipe(p) != 0) return cu_die(1, "plot: pipe: %s", strerror(errno)), -1;
+    /* gnuplot's messages are kept, not shown: a failure is reported in one line. */
+    g->err = tmpfile();
     fflush(NULL);
     g->pid = fork();
-    if (g->pid < 0) { close(p[0]); close(p[1]); return cu_die(1, "plot: fork: %s", strerror(errno)), -1; }
+    if (g->pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        if (g->err) fclose(g->err);
+        return cu_die(1, "plot: fork: %s", strerror(errno)), -1;
+    }
     if (g->pid == 0) {
         dup2(p[0], 0);
+        if (g->err) dup2(fileno(g->err), 2);
         close(p[0]);
         close(p[1]);
         execlp("gnuplot", "gnuplot", (char *) NULL);
@@ -151,8 +163,21 @@ static int gp_finish(gp *g, const char *dir, const char *script, const char *out
     fclose(g->in);
     int st = 0;
     while (waitpid(g->pid, &st, 0) < 0 && errno == EINTR) {}
+    char last[512] = "";          /* gnuplot's last non-empty line of messages */
+    if (g->err) {
+        char line[512];
+        rewind(g->err);
+        while (fgets(line, sizeof line, g->err)) {
+            line[strcspn(line, "\r\n")] = '\0';
+            const char *t = line + strspn(line, " \t^");
+            if (*t) snprintf(last, sizeof last, "%s", t);
+        }
+        fclose(g->err);
+        g->err = NULL;
+    }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return cu_die(1, "plot: gnuplot failed (exit %d) drawing %s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, out);
+        return cu_die(1, "plot: gnuplot failed (exit %d) drawing %s%s%s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, out,
+                      last[0] ? ": " : "", last);
     struct stat sb;
     if (stat(out, &sb) != 0 || sb.st_size == 0) return cu_die(1, "plot: gnuplot wrote nothing to %s", out);
     printf("wrote %s\n", ERRMSG_SHOWN(out));
@@ -710,9 +735,13 @@ int plot_main(int argc, char **argv)
         out = dflt;
     }
     size_t n = strlen(out);
+    char err[1024];
+    /* gnuplot writes the file: its path is checked here, before anything runs. */
+    if (cu_check_out("plot", "--out", out, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (n < 5 || (strcasecmp(out + n - 4, ".png") && strcasecmp(out + n - 4, ".svg")))
         return cu_die(2, "plot: --out %s: the name must end in .png or .svg", out);
     const char *path = cu_db_path(dbopt);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (access(path, F_OK) != 0) return cu_die(2, "%s: no such database (run a scenario first, or give --db PATH)", path);
     if (!on_path("gnuplot"))
         return cu_die(1, "plot: gnuplot is not installed (or not on PATH): install it (Debian: apt-get install gnuplot-nox) to draw plots");
@@ -720,8 +749,7 @@ int plot_main(int argc, char **argv)
     if (scripts_dir(dir, sizeof dir) != 0)
         return cu_die(1, "plot: cannot find the gnuplot scripts (plots/cdf.gp): set LATSIM_PLOTS to the plots/ directory");
     sqlite3 *db;
-    char err[1024];
-    if (store_open(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (store_open_readonly(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
     int rc;
     if (!strcmp(what, "run")) rc = !strcmp(kind, "cdf") ? plot_cdf(db, id, out, dir)
                                  : !strcmp(kind, "timeseries") ? plot_timeseries_run(db, id, out, dir)

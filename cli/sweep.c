@@ -290,7 +290,10 @@ int sweep_main(int argc, char **argv)
         scenario_free(&sc);
     }
     const char *dbpath = cu_db_path(dbopt);
-    if (store && cu_check_db(dbpath, err, sizeof err) != 0) { cu_die(2, "%s", err); goto done; }
+    if (cu_check_db_path(dbpath, err, sizeof err) != 0 || (store && cu_check_db(dbpath, err, sizeof err) != 0)) {
+        cu_die(2, "%s", err);
+        goto done;
+    }
     if (jobs <= 0) jobs = task_cpus();
     double t0 = cu_clock();
     if ((rc = run_points(&s, 0, jobs, dbpath, &base.slo)) != 0) goto done;

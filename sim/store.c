@@ -116,8 +116,10 @@ static void open_error(sqlite3 *db, const char *path, char *err, size_t errlen)
         errmsg_set(err, errlen, "%s: cannot open database: %s", path, sqlite3_errmsg(db));
 }
 
-/* Creates the schema when the file has none.  Returns 0 or -1 + ERR. */
-static int create_schema(sqlite3 *db, const char *path, char *err, size_t errlen)
+/* Creates the schema when the file has none, in a transaction of its own, or,
+ * when IN_TX, inside the caller's open write transaction (left open).
+ * Returns 0 or -1 + ERR. */
+static int create_schema(sqlite3 *db, const char *path, int in_tx, char *err, size_t errlen)
 {
     int ret = -1, began = 0;
     int64_t version = 0, foreign = 0;
@@ -145,9 +147,11 @@ static int create_schema(sqlite3 *db, const char *path, char *err, size_t errlen
             goto done;
         }
         /* IMMEDIATE: two processes creating the same file do not deadlock. */
-        if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-            goto db_error;
-        began = 1;
+        if (!in_tx) {
+            if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+                goto db_error;
+            began = 1;
+        }
         snprintf(sql, sizeof sql, "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
         if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
             sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
@@ -258,7 +262,7 @@ int store_open(const char *path, sqlite3 **db, char *err, size_t errlen)
         open_error(h, path, err, errlen);
         goto done;
     }
-    if (create_schema(h, path, err, errlen) != 0)
+    if (create_schema(h, path, 0, err, errlen) != 0)
         goto done;
     *db = h;
     h = NULL;
@@ -266,6 +270,54 @@ int store_open(const char *path, sqlite3 **db, char *err, size_t errlen)
 done:
     sqlite3_close(h);
     return ret;
+}
+
+int store_open_tx(const char *path, sqlite3 **db, char *err, size_t errlen)
+{
+    int ret = -1, rc;
+    sqlite3 *h = NULL;
+    struct stat sb;
+
+    *db = NULL;
+    if (!path || !path[0]) {
+        errmsg_set(err, errlen, "store: no database path given");
+        goto done;
+    }
+    if (strcmp(path, ":memory:") != 0 && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        errmsg_set(err, errlen, "%s: not a latsim database: not a regular file", path);
+        goto done;
+    }
+    rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc != SQLITE_OK) {
+        errmsg_set(err, errlen, "%s: cannot open database: %s", path,
+                h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
+        goto done;
+    }
+    sqlite3_busy_timeout(h, store_lock_wait_ms());
+    /* Outside the transaction: inside one, the pragma does nothing. */
+    if (sqlite3_exec(h, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        open_error(h, path, err, errlen);
+        goto done;
+    }
+    if (create_schema(h, path, 1, err, errlen) != 0) {
+        sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+        goto done;
+    }
+    *db = h;
+    h = NULL;
+    ret = 0;
+done:
+    sqlite3_close(h);
+    return ret;
+}
+
+int store_open_lookup(const char *path, sqlite3 **db, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (!path || !path[0] || stat(path, &sb) != 0 || (S_ISREG(sb.st_mode) && sb.st_size == 0))
+        return store_open(":memory:", db, err, errlen);
+    return store_open_readonly(path, db, err, errlen);
 }
 
 void store_close(sqlite3 *db)
@@ -379,7 +431,31 @@ static int insert_stat(sqlite3_stmt *st, int64_t id, const store_stat *s)
     return insert_row(st, rc);
 }
 
-int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen)
+/* PRAGMA quick_check of DB (PATH names it): a corrupt file would be found only
+ * when the run is stored, so it is found before simulating (quick_check reads
+ * every page once, without the index cross-checks of integrity_check).
+ * Returns 0, or -1 + ERR. */
+static int quick_check(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+    sqlite3_stmt *qc = NULL;
+    int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &qc, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(qc);
+    const char *res = rc == SQLITE_ROW ? (const char *) sqlite3_column_text(qc, 0) : NULL;
+    int ret = 0;
+    if (rc != SQLITE_ROW || !res || strcmp(res, "ok") != 0) {
+        errmsg_set(err, errlen, "%s: the database is damaged (%s): not simulating; give another --db", path,
+                   res ? res : sqlite3_errmsg(db));
+        ret = -1;
+    }
+    sqlite3_finalize(qc);
+    return ret;
+}
+
+/* Inside an open write transaction of DB: writes the schema version in place
+ * (SQLite then opens its journal, as a real save would: a directory that
+ * forbids that fails here, not after the run) and prepares the inserts against
+ * the schema.  The caller rolls back.  Returns 0, or -1 + ERR. */
+static int writable_in_tx(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
     static const char *sql[] = {
         "INSERT INTO runs (scenario_path, scenario_text, scenario_hash, seed, replications, version,"
@@ -388,47 +464,36 @@ int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen
         "INSERT INTO run_stats (run_id, replication, scope, metric, stat, value, ci95) VALUES (?,?,?,?,?,?,?)",
         TIMESERIES_INSERT,
     };
-    if (sqlite3_db_readonly(db, "main") == 1) {
-        errmsg_set(err, errlen, "%s: cannot write to the database: it is read-only", path);
-        return -1;
-    }
-    /* A corrupt file would be found only when the run is stored: check it now,
-     * before simulating (quick_check reads every page once, without the index
-     * cross-checks of integrity_check). */
-    {
-        sqlite3_stmt *qc = NULL;
-        int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &qc, NULL);
-        if (rc == SQLITE_OK) rc = sqlite3_step(qc);
-        const char *res = rc == SQLITE_ROW ? (const char *) sqlite3_column_text(qc, 0) : NULL;
-        if (rc != SQLITE_ROW || !res || strcmp(res, "ok") != 0) {
-            errmsg_set(err, errlen, "%s: the database is damaged (%s): not simulating; give another --db", path,
-                       res ? res : sqlite3_errmsg(db));
-            sqlite3_finalize(qc);
-            return -1;
-        }
-        sqlite3_finalize(qc);
-    }
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        errmsg_set(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));
-        return -1;
-    }
-    int ret = 0;
-    /* Rewriting the schema version in place makes SQLite open its journal, as a
-     * real save would: a directory that forbids that fails here, not after the run. */
     char pragma[64];
     snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", STORE_SCHEMA_VERSION);
     if (sqlite3_exec(db, pragma, NULL, NULL, NULL) != SQLITE_OK) {
         errmsg_set(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));
-        ret = -1;
+        return -1;
     }
-    for (size_t i = 0; i < sizeof sql / sizeof sql[0] && ret == 0; i++) {
+    for (size_t i = 0; i < sizeof sql / sizeof sql[0]; i++) {
         sqlite3_stmt *st = NULL;
         if (sqlite3_prepare_v2(db, sql[i], -1, &st, NULL) != SQLITE_OK) {
             errmsg_set(err, errlen, "%s: not a latsim database: %s", path, sqlite3_errmsg(db));
-            ret = -1;
+            return -1;
         }
         sqlite3_finalize(st);
     }
+    return 0;
+}
+
+int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+    if (sqlite3_db_readonly(db, "main") == 1) {
+        errmsg_set(err, errlen, "%s: cannot write to the database: it is read-only", path);
+        return -1;
+    }
+    if (quick_check(db, path, err, errlen) != 0)
+        return -1;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "%s: cannot write to the database: %s", path, sqlite3_errmsg(db));
+        return -1;
+    }
+    int ret = writable_in_tx(db, path, err, errlen);
     sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     return ret;
 }
@@ -451,6 +516,21 @@ int store_commit(sqlite3 *db, char *err, size_t errlen)
 void store_rollback(sqlite3 *db)
 {
     if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+int store_check_path(const char *path, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    if (store_open_tx(path, &db, err, errlen) != 0)
+        return -1;
+    int ret = -1;
+    if (sqlite3_db_readonly(db, "main") == 1)
+        errmsg_set(err, errlen, "%s: cannot write to the database: it is read-only", path);
+    else if (quick_check(db, path, err, errlen) == 0)
+        ret = writable_in_tx(db, path, err, errlen);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    sqlite3_close(db);
+    return ret;
 }
 
 int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size_t errlen)

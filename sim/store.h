@@ -67,6 +67,22 @@ int store_has_table(sqlite3 *db, const char *name);
  * is refused ("not a latsim database").  Returns 0 with *DB set, or -1 + ERR. */
 int store_open_readonly(const char *path, sqlite3 **db, char *err, size_t errlen);
 
+/* Opens (creating the file if needed) the database at PATH and begins a write
+ * transaction (BEGIN IMMEDIATE) in which the schema is created when missing:
+ * nothing reaches the file until the caller's COMMIT, and after a ROLLBACK the
+ * file is byte for byte what it was (a file that did not exist is left empty:
+ * callers that must not create it validate first, e.g. on ":memory:").  An
+ * existing PATH that is not a regular file is refused.  Returns 0 with *DB set
+ * and the transaction open, or -1 + ERR (*DB NULL, the file unchanged). */
+int store_open_tx(const char *path, sqlite3 **db, char *err, size_t errlen);
+
+/* Opens the database at PATH for look-ups only (catalog, baselines, stored
+ * runs): an existing latsim database read-only (store_open_readonly); when PATH
+ * is NULL, "", does not exist or is an empty file, an in-memory database with
+ * the schema and the built-in catalog.  PATH is never written.  Returns 0 with
+ * *DB set, or -1 + ERR. */
+int store_open_lookup(const char *path, sqlite3 **db, char *err, size_t errlen);
+
 /* How long a connection waits for another's lock, retrying, before failing:
  * STORE_LOCK_WAIT_S seconds, or $LATSIM_LOCK_WAIT_S (0..86400).  Returns ms. */
 #define STORE_LOCK_WAIT_S 120
@@ -80,6 +96,14 @@ int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen
 /* Writes one run in a single transaction (a savepoint inside the caller's
  * transaction when one is open: store_begin).  Returns 0 with *ID set, or -1 +
  * ERR (nothing of the run written). */
+/* The same check on the existing database file PATH without changing it: the
+ * schema is created and the inserts prepared inside a write transaction that is
+ * rolled back (an empty file stays empty).  Returns 0, or -1 + ERR. */
+int store_check_path(const char *path, char *err, size_t errlen);
+
+/* Writes one run in a single transaction (inside a transaction the caller
+ * opened, e.g. store_open_tx, a savepoint of it).  Returns 0 with *ID set, or
+ * -1 + ERR (nothing written). */
 int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size_t errlen);
 
 /* A transaction around several writes (a sweep: its header, points and runs),
