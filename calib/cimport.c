@@ -29,12 +29,9 @@
 #include "cdb.h"
 #include "errmsg.h"
 
-/* Physically sane measured times, ms: nothing a computer times takes less than a
- * nanosecond, and no step or operator takes 10^7 ms (2.8 hours).  Outside this,
- * a value is a typo, a unit error or a broken tool, and is refused with its row
- * and column (1e308 or 1e-300 would otherwise reach the fit). */
-#define MS_MIN 1e-6
-#define MS_MAX 1e7
+/* Physically sane measured times, ms (cdb.h). */
+#define MS_MIN CDB_MS_MIN
+#define MS_MAX CDB_MS_MAX
 
 int cimp_model_by_geometry(sqlite3 *db, int heads, int kv_heads, int hidden, int intermediate,
                            int vocab, char *name, size_t n)
