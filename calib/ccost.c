@@ -238,7 +238,7 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
         sqlite3_finalize(st);
     }
     if (nskipped)
-        snprintf(out->warn, sizeof out->warn, "cost %s: skipped stored model%s %s of %s: "
+        errmsg_set(out->warn, sizeof out->warn, "cost %s: skipped stored model%s %s of %s: "
                  "a usable model's cross-validated error is known and at most %.0f %% "
                  "(latsim calib list)", kind, nskipped > 1 ? "s" : "", skipped, roof->hw.model.name,
                  CDB_MAPE_LIMIT);

@@ -50,7 +50,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    char cmd[128];
+    char cmd[256];
     if (strncmp(dir, "/tmp/latsim_h2calib_", 20) != 0) return;
     snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", dir, dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
