@@ -55,6 +55,17 @@ static int set_ratios(sqlite3 *db, ccost *c, const char *measured, char *err, si
     return 0;
 }
 
+/* Why a stored model of cross-validated error MAPE (%, NAN unknown) is unusable. */
+static void unusable_why(double mape, char *buf, size_t n)
+{
+    if (isfinite(mape))
+        snprintf(buf, n, "its cross-validated error %.3g %% is above the %.0f %% limit of a usable "
+                 "model", mape, CDB_MAPE_LIMIT);
+    else
+        snprintf(buf, n, "its cross-validated error is unknown (a usable model's is at most %.0f %%)",
+                 CDB_MAPE_LIMIT);
+}
+
 /* Tries stored model ID for this replica.  Returns 0 usable (OUT filled), 1 not
  * usable (WHY says why), -1 on error. */
 static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, char *err,
@@ -68,6 +79,13 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
     if (strcasecmp(f.model, r->hw.model.name) != 0) {
         errmsg_set(why, wn, "calibrated model %lld is for %s, not %s", (long long)id, f.model,
                    r->hw.model.name);
+        return 1;
+    }
+    if ((strcmp(f.kind, "profile") == 0 || strcmp(f.kind, "fitted") == 0) && !CDB_MAPE_USABLE(f.mape)) {
+        char e[96];
+        unusable_why(f.mape, e, sizeof e);
+        errmsg_set(why, wn, "calibrated model %lld (%s, %s on %s) is not used: %s (latsim calib show %lld)",
+                   (long long)id, f.kind, f.model, f.gpu, e, (long long)id);
         return 1;
     }
     c->id = id;
@@ -155,9 +173,11 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
     st = NULL;
     int64_t best = 0;
     double best_key = INFINITY;
+    char skipped[400] = "";   /* the unusable models passed over: "ID (kind, cv_mape X %), ..." */
+    int nskipped = 0;
     if (have_tables &&
         sqlite3_prepare_v2(db, "SELECT id, kind, gpu, tps, mape FROM calib_fits WHERE model = ? AND"
-                           " weights = ? AND mape IS NOT NULL ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+                           " weights = ? ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
         errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
         return -1;
     }
@@ -174,9 +194,27 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
             int lo, hi, listed = cdb_tp_listed(tps, out->tp, &lo, &hi);
             if (profile && !listed)
                 continue;
+            /* Useless (error above the limit, or unknown): skipped, and said. */
+            double mape = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
+            if (!CDB_MAPE_USABLE(mape)) {
+                size_t L = strlen(skipped);
+                if (L + 64 < sizeof skipped)
+                    snprintf(skipped + L, sizeof skipped - L, isfinite(mape) ? "%s%lld (%s, cv_mape %.3g %%)"
+                             : "%s%lld (%s, cv_mape unknown)", L ? ", " : "",
+                             (long long)sqlite3_column_int64(st, 0), k, mape);
+                nskipped++;
+                if (!why[0]) {
+                    char e[96];
+                    unusable_why(mape, e, sizeof e);
+                    snprintf(why, sizeof why, "stored %s model %lld of %s on %s is not used: %s "
+                             "(latsim calib show %lld)", k, (long long)sqlite3_column_int64(st, 0),
+                             roof->hw.model.name, g, e, (long long)sqlite3_column_int64(st, 0));
+                }
+                continue;
+            }
             int inside = listed || (out->tp > lo && out->tp < hi);
             double key = (strcasecmp(g, roof->hw.gpu.name) != 0) * 1e6 + (!inside) * 1e3 +
-                         fmin(sqlite3_column_double(st, 4), 999);
+                         fmin(mape, 999);
             if (key < best_key) {
                 /* Check usability now (a fitted model may refuse this TP). */
                 ccost trial;
@@ -199,6 +237,11 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
         }
         sqlite3_finalize(st);
     }
+    if (nskipped)
+        errmsg_set(out->warn, sizeof out->warn, "cost %s: skipped stored model%s %s of %s: "
+                 "a usable model's cross-validated error is known and at most %.0f %% "
+                 "(latsim calib list)", kind, nskipped > 1 ? "s" : "", skipped, roof->hw.model.name,
+                 CDB_MAPE_LIMIT);
     if (best > 0) {
         int s = try_model(db, best, out, why, sizeof why, err, errlen);
         return s == 0 ? 0 : -1;

@@ -9,6 +9,9 @@
  *                     (not extrapolated), then the lowest cross-validated MAPE;
  *   auto              the same over both kinds, else the roofline;
  *   roofline          the datasheet roofline.
+ * A stored model whose cross-validated MAPE is above CDB_MAPE_LIMIT (cdb.h) or
+ * unknown is never used: auto and an explicit kind skip it (and say so in WARN),
+ * an explicit id is refused.
  * A model measured on another GPU is carried over by datasheet ratios: its
  * compute-bound parts scale by peak FLOP/s, its memory-bound parts by memory
  * bandwidth, all-reduce bytes by link bandwidth, fixed and CPU parts unchanged;
@@ -41,6 +44,9 @@ typedef struct ccost {
     double mape;            /* cross-validated MAPE, % (NAN for the roofline) */
     char range[16];         /* "measured", "interpolated", "extrapolated" ("" roofline) */
     char note[512];         /* why this model was chosen (e.g. the fallback's reason) */
+    char warn[512];         /* "" or one line: the stored models skipped as unusable
+                               (cross-validated error above CDB_MAPE_LIMIT or unknown);
+                               the caller prints it on stderr */
     int tp;                 /* TP degree of the replica */
     int carried;            /* 1: measured on another GPU, scaled by datasheet ratios */
     double r_compute;       /* measured GPU peak FLOP/s / this GPU's (1 if same GPU) */

@@ -11,11 +11,14 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "errmsg.h"
 
@@ -112,6 +115,15 @@ static void on_row(int c, void *data)
     if (r->in_header) {
         r->in_header = 0;
         r->col = 0;
+        /* A column named twice would be read from one of them silently. */
+        for (size_t j = 1; j < r->row.nheader; j++)
+            for (size_t i = 0; i < j; i++)
+                if (r->row.header[j][0] && strcmp(r->row.header[i], r->row.header[j]) == 0) {
+                    char name[FIELD_SHOWN];
+                    rd_fail(r, "column %s: named twice in the header (columns %zu and %zu)",
+                            errmsg_field(r->row.header[j], name, sizeof name), i + 1, j + 1);
+                    return;
+                }
         return;
     }
     size_t n = r->row.nfield;
@@ -133,9 +145,32 @@ int ccsv_read(const char *path, ccsv_fn fn, void *ctx, char *err, size_t errlen)
 {
     rd r = { .row = { .path = path }, .in_header = 1, .fn = fn, .ctx = ctx, .err = err,
              .errlen = errlen };
-    FILE *f = fopen(path, "r");
+    /* Opened without blocking (a FIFO without a writer would wait forever), then
+     * refused unless it is a regular file once symbolic links are followed. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        const char *what = S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO"
+                           : S_ISCHR(sb.st_mode) ? "a character device" : S_ISBLK(sb.st_mode)
+                           ? "a block device" : S_ISSOCK(sb.st_mode) ? "a socket" : "of another kind";
+        close(fd);
+        snprintf(err, errlen, "%s: not a regular file (%s)", path, what);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "r");
     if (!f) {
         snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
         return -1;
     }
     struct csv_parser p;
@@ -193,16 +228,79 @@ int ccsv_col(const ccsv_row *row, const char *name)
     return -1;
 }
 
+/* 1 when S is a decimal number: [+-]digits[.digits] or [+-].digits, then an
+ * optional exponent e[+-]digits; nothing else (no spaces, hexadecimal, inf, nan). */
+static int decimal(const char *s)
+{
+    size_t i = 0, digits = 0;
+    if (s[i] == '+' || s[i] == '-')
+        i++;
+    for (; s[i] >= '0' && s[i] <= '9'; i++)
+        digits++;
+    if (s[i] == '.')
+        for (i++; s[i] >= '0' && s[i] <= '9'; i++)
+            digits++;
+    if (!digits)
+        return 0;
+    if (s[i] == 'e' || s[i] == 'E') {
+        i++;
+        if (s[i] == '+' || s[i] == '-')
+            i++;
+        if (!(s[i] >= '0' && s[i] <= '9'))
+            return 0;
+        while (s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    return s[i] == '\0';
+}
+
+/* Parses the decimal cell S.  Returns 0 with *OUT set, 1 when it is not a decimal
+ * number, 2 when a double cannot hold it (overflow, or underflow to a subnormal or
+ * 0 of a nonzero number: *OUT is then +-inf or +-0, for a range check). */
+static int parse_decimal(const char *s, double *out)
+{
+    if (!decimal(s))
+        return 1;
+    errno = 0;
+    double v = strtod(s, NULL);
+    int neg = s[0] == '-';
+    if (errno == ERANGE || !isfinite(v) || (v != 0 && !isnormal(v))) {
+        *out = fabs(v) >= 1 ? (neg ? -INFINITY : INFINITY) : (neg ? -0.0 : 0.0);
+        return 2;
+    }
+    *out = v;
+    return 0;
+}
+
 int ccsv_num(const ccsv_row *row, int col, double *out, char *err, size_t errlen)
 {
     const char *s = row->field[col];
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*s == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+    double v;
+    int k = parse_decimal(s, &v);
+    if (k != 0) {
         char shown[FIELD_SHOWN];
-        snprintf(err, errlen, "%s:%ld: column %s: '%s' is not a number", row->path, row->line,
-                 row->header[col], errmsg_field(s, shown, sizeof shown));
+        snprintf(err, errlen, "%s:%ld: column %s: '%s' is %s", row->path, row->line,
+                 row->header[col], errmsg_field(s, shown, sizeof shown),
+                 k == 1 ? "not a number" : "out of range (beyond what a double holds)");
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int ccsv_range(const ccsv_row *row, int col, double lo, double hi, const char *unit, double *out,
+               char *err, size_t errlen)
+{
+    const char *s = row->field[col];
+    double v;
+    int k = parse_decimal(s, &v);
+    if (k == 1)
+        return ccsv_num(row, col, out, err, errlen);
+    if (k == 2 || v < lo || v > hi) {
+        char shown[FIELD_SHOWN];
+        snprintf(err, errlen, "%s:%ld: column %s: '%s' is out of range (expected %g to %g%s%s)",
+                 row->path, row->line, row->header[col], errmsg_field(s, shown, sizeof shown), lo,
+                 hi, unit && unit[0] ? " " : "", unit ? unit : "");
         return -1;
     }
     *out = v;

@@ -363,7 +363,7 @@ int cdb_best_fit(sqlite3 *db, const char *kind, const char *model, const char *g
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT id, kind, tps, mape FROM calib_fits WHERE model = ? AND gpu = ?"
-                           " AND weights = ? AND kind IN ('fitted', 'profile') AND mape IS NOT NULL"
+                           " AND weights = ? AND kind IN ('fitted', 'profile') AND mape >= 0 AND mape <= ?4"
                            " ORDER BY mape, id", -1, &st, NULL) != SQLITE_OK) {
         errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
         return -1;
@@ -371,6 +371,7 @@ int cdb_best_fit(sqlite3 *db, const char *kind, const char *model, const char *g
     sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, gpu, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 3, weights, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 4, CDB_MAPE_LIMIT);
     int s, found = 0;
     while (!found && (s = sqlite3_step(st)) == SQLITE_ROW) {
         const char *k = (const char *)sqlite3_column_text(st, 1);
@@ -450,11 +451,19 @@ int cdb_list(sqlite3 *db, FILE *out, char *err, size_t errlen)
         rows++;
         fmt_real(r2, sizeof r2, col_real(st, 8));
         fmt_real(mape, sizeof mape, col_real(st, 9));
-        fprintf(out, "  %4lld %-8s %-14s %-16s %-7s %-12s %-10s %6d %7s %8s  %s\n",
+        /* A step-time model cost never uses (cdb.h) says so, as cost would. */
+        const char *kind = (const char *)sqlite3_column_text(st, 1);
+        int step = kind && (strcmp(kind, "fitted") == 0 || strcmp(kind, "profile") == 0);
+        double mv = col_real(st, 9);
+        char unused[64] = "";
+        if (step && !CDB_MAPE_USABLE(mv))
+            snprintf(unused, sizeof unused, isfinite(mv) ? "  not used: cv_mape above %.0f %%"
+                     : "  not used: cv_mape unknown", CDB_MAPE_LIMIT);
+        fprintf(out, "  %4lld %-8s %-14s %-16s %-7s %-12s %-10s %6d %7s %8s  %s%s\n",
                 (long long)sqlite3_column_int64(st, 0), SHOWN_COL(st, 1),
                 SHOWN_COL(st, 2), SHOWN_COL(st, 3), SHOWN_COL(st, 4),
                 SHOWN_COL(st, 5), SHOWN_COL(st, 6), sqlite3_column_int(st, 7), r2,
-                mape, SHOWN_COL(st, 10));
+                mape, SHOWN_COL(st, 10), unused);
     }
     if (s != SQLITE_DONE)
         goto fail;

@@ -46,7 +46,26 @@ typedef struct cdb_meas {
     long line;               /* line in that file (0 for none) */
 } cdb_meas;
 
+/* Physically sane measured times, ms: nothing a computer times takes less than a
+ * nanosecond, and no step or operator takes 10^7 ms (2.8 hours).  Outside this a
+ * time is a typo, a unit error or a broken tool: the importers refuse it with its
+ * row and column, and a fit refuses a stored one (1e308 or 1e-300 would otherwise
+ * reach the solver: weights 1/y^2 overflow or vanish). */
+#define CDB_MS_MIN 1e-6
+#define CDB_MS_MAX 1e7
+
 #define CDB_MAX_COEF 16
+
+/* The largest error, %, of a usable step-time model (fitted or profile): a fit
+ * whose MAPE or cross-validated MAPE is above it is refused, and `cost = auto`
+ * (or an explicit kind or id) never uses a stored model whose cross-validated
+ * MAPE is above it or unknown.  A model off by half on held-out steps is worse
+ * than the datasheet roofline (25-46 % off on BLOOM-176B, README "Calibration");
+ * the usable fits here are within 20 % (BLOOM 10-11 %, Vidur profiles 1-2 %). */
+#define CDB_MAPE_LIMIT 50.0
+
+/* 1 when a stored model of cross-validated error MAPE (%, NAN unknown) may be used. */
+#define CDB_MAPE_USABLE(mape) ((mape) >= 0 && (mape) <= CDB_MAPE_LIMIT)
 
 typedef struct cdb_coef {
     char name[40];           /* term name, e.g. "fixed_ms" */

@@ -118,6 +118,62 @@ typedef struct row {
     double batch, tokens, context, ms;  /* as stored */
 } row;
 
+/* "FILE:LINE" of measurement ID (the file and line it was imported from), else
+ * "measurement ID", into BUF; returns BUF. */
+static const char *meas_where(sqlite3 *db, int64_t id, char *buf, size_t n)
+{
+    char f[256] = "";
+    long line = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT file, line FROM calib_meas WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const unsigned char *t = sqlite3_column_text(st, 0);
+            errmsg_field(t ? (const char *)t : "", f, sizeof f);
+            line = sqlite3_column_int(st, 1);
+        }
+    }
+    sqlite3_finalize(st);
+    if (f[0] && line > 0)
+        snprintf(buf, n, "%s:%ld", f, line);
+    else
+        snprintf(buf, n, "measurement %lld", (long long)id);
+    return buf;
+}
+
+/* "fit: N of the M steps ... outlier(s): FILE:LINE (phase, step_ms X, Rx the Y ms
+ * a robust fit to the other steps predicts), ..." into ERR, at most 4 listed. */
+static void outlier_message(sqlite3 *db, const row *rows, size_t n, const int *flag,
+                            const double *pred, int nout, const char *model, const char *gpu,
+                            char *err, size_t errlen)
+{
+    char list[1400] = "";
+    size_t len = 0;
+    int shown = 0;
+    for (size_t i = 0; i < n && len < sizeof list; i++) {
+        if (!flag[i])
+            continue;
+        if (shown == 4) {
+            len += (size_t)snprintf(list + len, sizeof list - len, ", and %d more", nout - shown);
+            break;
+        }
+        char where[320], ratio[96];
+        if (pred[i] > 0)
+            snprintf(ratio, sizeof ratio, "%.3gx the %.4g ms", rows[i].ms / pred[i], pred[i]);
+        else
+            snprintf(ratio, sizeof ratio, "where no positive time");
+        len += (size_t)snprintf(list + len, sizeof list - len, "%s%s (%s, step_ms %.4g, %s a robust "
+                                "fit to the other steps predicts)", shown ? ", " : "",
+                                meas_where(db, rows[i].id, where, sizeof where),
+                                rows[i].prefill ? "prefill" : "decode", rows[i].ms, ratio);
+        shown++;
+    }
+    errmsg_set(err, errlen, "fit: %d of the %zu steps of %s on %s %s no fit of the step model "
+               "explains: %s; correct or remove %s and import again into a fresh database "
+               "(nothing stored)", nout, n, model, gpu, nout == 1 ? "is an outlier" : "are outliers",
+               list, nout == 1 ? "it" : "them");
+}
+
 int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights,
                 const char *tool, size_t folds, cfitted *out, char *err, size_t errlen)
 {
@@ -186,7 +242,27 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
                    "some with latsim calib import steps FILE.csv", out->model.name, g.name, weights);
         return -1;
     }
+    /* A database written before the importers checked ranges may hold any number. */
+    for (size_t i = 0; i < n; i++) {
+        const row *q = &rows[i];
+        const char *bad = !(q->ms >= CDB_MS_MIN && q->ms <= CDB_MS_MAX) ? "step_ms"
+                          : !(q->batch >= 1 && q->batch <= 1e6) ? "batch_size"
+                          : !(q->tokens >= 0 && q->tokens <= 1e7 && q->context >= 0 && q->context <= 1e7)
+                          ? "tokens" : NULL;
+        if (bad) {
+            char where[320];
+            errmsg_set(err, errlen, "fit: %s: %s %.4g is out of range (step_ms %g to %g ms, batch_size 1 "
+                       "to 1e6, tokens 1 to 1e7): correct it and import again into a fresh database "
+                       "(nothing stored)", meas_where(db, q->id, where, sizeof where), bad,
+                       !strcmp(bad, "step_ms") ? q->ms : !strcmp(bad, "batch_size") ? q->batch
+                       : q->prefill ? q->tokens : q->context, CDB_MS_MIN, CDB_MS_MAX);
+            free(rows);
+            return -1;
+        }
+    }
     int rc = -1;
+    int *flag = NULL;         /* outliers */
+    double *pred = NULL;      /* the robust fit's predictions */
     gsl_matrix *X = gsl_matrix_alloc(n, CF_NTERMS);
     gsl_vector *y = gsl_vector_alloc(n), *w = gsl_vector_alloc(n);
     int64_t *ids = malloc(n * sizeof *ids);
@@ -257,12 +333,42 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     int use[CF_NTERMS];
     for (int k = 0; k < CF_NTERMS; k++)
         use[k] = r.status[k] != NNLS_ALIASED;
+    /* A measurement no fit can explain (a typo, a unit error, a broken run) would
+     * drag every coefficient with it (one step of 1e300 ms made them all 0): it is
+     * named and the fit refused. */
+    flag = calloc(n, sizeof *flag);
+    pred = calloc(n, sizeof *pred);
+    if (!flag || !pred) {
+        errmsg_set(err, errlen, "out of memory");
+        goto done;
+    }
+    int nout = nnls_outliers(X, y, w, use, flag, pred, err, errlen);
+    if (nout < 0)
+        goto done;
+    if (nout > 0) {
+        outlier_message(db, rows, n, flag, pred, nout, out->model.name, g.name, err, errlen);
+        goto done;
+    }
     size_t k = folds < 2 ? 5 : folds;
     if (k > n)
         k = n;
     cdb_fit *f = &out->fit;
     f->mape = nnls_cv_mape(X, y, w, use, k, err, errlen);
     f->folds = (int)k;
+    /* Never a model whose error makes it useless (cdb.h). */
+    if (!(r.mape <= CDB_MAPE_LIMIT) || !CDB_MAPE_USABLE(f->mape)) {
+        int in = !(r.mape <= CDB_MAPE_LIMIT);
+        char e2[256] = "";
+        if (!in && !isfinite(f->mape))
+            snprintf(e2, sizeof e2, "%s", err);
+        errmsg_set(err, errlen, "fit: the %s error of the step model of %s on %s is %s%.3g %% "
+                   "(%zu steps), above the %.0f %% limit of a usable model%s%s: nothing stored "
+                   "(check the measurements: latsim calib export)", in ? "fit (MAPE)" :
+                   isfinite(f->mape) ? "cross-validated (MAPE)" : "cross-validated", out->model.name,
+                   g.name, in || isfinite(f->mape) ? "" : "unknown, not ", in ? r.mape : f->mape, n,
+                   CDB_MAPE_LIMIT, e2[0] ? ": " : "", e2);
+        goto done;
+    }
     snprintf(f->kind, sizeof f->kind, "fitted");
     snprintf(f->model, sizeof f->model, "%s", out->model.name);
     snprintf(f->gpu, sizeof f->gpu, "%s", g.name);
@@ -299,6 +405,8 @@ done:
     gsl_vector_free(w);
     free(ids);
     free(rows);
+    free(flag);
+    free(pred);
     return rc;
 }
 

@@ -17,6 +17,7 @@
 #include "cimport.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,10 @@
 #include "ccsv.h"
 #include "cdb.h"
 #include "errmsg.h"
+
+/* Physically sane measured times, ms (cdb.h). */
+#define MS_MIN CDB_MS_MIN
+#define MS_MAX CDB_MS_MAX
 
 int cimp_model_by_geometry(sqlite3 *db, int heads, int kv_heads, int hidden, int intermediate,
                            int vocab, char *name, size_t n)
@@ -109,19 +114,9 @@ static int steps_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
     double tokens, ms;
     if (ccsv_int(row, c->col[S_TP], 1, 1024, &tp, err, errlen) != 0 ||
         ccsv_int(row, c->col[S_BATCH], 1, 1000000, &batch, err, errlen) != 0 ||
-        ccsv_num(row, c->col[S_TOKENS], &tokens, err, errlen) != 0 ||
-        ccsv_num(row, c->col[S_MS], &ms, err, errlen) != 0)
+        ccsv_range(row, c->col[S_TOKENS], 1, 1e7, "tokens", &tokens, err, errlen) != 0 ||
+        ccsv_range(row, c->col[S_MS], MS_MIN, MS_MAX, "ms", &ms, err, errlen) != 0)
         return -1;
-    if (tokens < 1 || tokens > 1e7) {
-        snprintf(err, errlen, "%s:%ld: column tokens: must be between 1 and 1e7, got '%.40s'",
-                 row->path, row->line, row->field[c->col[S_TOKENS]]);
-        return -1;
-    }
-    if (!(ms > 0)) {
-        snprintf(err, errlen, "%s:%ld: column step_ms: must be > 0, got '%.40s'", row->path,
-                 row->line, row->field[c->col[S_MS]]);
-        return -1;
-    }
     if (c->model.heads % tp != 0) {
         snprintf(err, errlen, "%s:%ld: column tp: %ld does not divide the %d attention heads of %s",
                  row->path, row->line, tp, c->model.heads, c->model.name);
@@ -159,10 +154,30 @@ static int steps_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
     return 0;
 }
 
+/* --model and --gpu must name catalog entries (an unknown one would import
+ * nothing, or everything but what it filters).  Returns 0 or -1 + ERR. */
+static int check_filters(sqlite3 *db, const cimp_opts *o, char *err, size_t errlen)
+{
+    char e2[512];
+    model_spec m;
+    gpu_spec g;
+    if (o->model && catalog_model(db, o->model, &m, e2, sizeof e2) != 0) {
+        errmsg_set(err, errlen, "--model: %s", e2);
+        return -1;
+    }
+    if (o->gpu && catalog_gpu(db, o->gpu, &g, e2, sizeof e2) != 0) {
+        errmsg_set(err, errlen, "--gpu: %s", e2);
+        return -1;
+    }
+    return 0;
+}
+
 int cimp_steps(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char *err,
                size_t errlen)
 {
     steps_ctx c = { .db = db, .o = o };
+    if (check_filters(db, o, err, errlen) != 0)
+        return -1;
     if (cdb_writer_open(&c.w, db, err, errlen) != 0)
         return -1;
     int rc = ccsv_read(path, steps_row, &c, err, errlen);
@@ -201,20 +216,23 @@ static int meas_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
             }
         c->resolved = 1;
     }
+    /* tp, batch, tokens, context, bytes, time_ms: whole or decimal, within sane bounds. */
     double v[8];
-    for (int k = 0; k < 6; k++)
-        if (ccsv_num(row, c->col[6 + k], &v[k], err, errlen))
-            return -1;
-    double sd = NAN, rep = 0;
-    if (row->field[c->col[12]][0] && ccsv_num(row, c->col[12], &sd, err, errlen))
+    long tp;
+    if (ccsv_int(row, c->col[6], 0, 1000000, &tp, err, errlen) ||
+        ccsv_range(row, c->col[7], 0, 1e9, "", &v[1], err, errlen) ||
+        ccsv_range(row, c->col[8], 0, 1e9, "tokens", &v[2], err, errlen) ||
+        ccsv_range(row, c->col[9], 0, 1e9, "tokens", &v[3], err, errlen) ||
+        ccsv_range(row, c->col[10], 0, 1e15, "bytes", &v[4], err, errlen) ||
+        ccsv_range(row, c->col[11], MS_MIN, MS_MAX, "ms", &v[5], err, errlen))
         return -1;
-    if (row->field[c->col[13]][0] && ccsv_num(row, c->col[13], &rep, err, errlen))
+    v[0] = (double)tp;
+    double sd = NAN;
+    long rep = 0;
+    if (row->field[c->col[12]][0] && ccsv_range(row, c->col[12], 0, MS_MAX, "ms", &sd, err, errlen))
         return -1;
-    if (!(v[5] >= 0)) {
-        snprintf(err, errlen, "%s:%ld: column time_ms: must be >= 0, got '%.40s'", row->path, row->line,
-                 row->field[c->col[11]]);
+    if (row->field[c->col[13]][0] && ccsv_int(row, c->col[13], 0, 1000000000, &rep, err, errlen))
         return -1;
-    }
     const char *src = row->field[c->col[0]], *what = row->field[c->col[1]];
     if (!src[0] || !what[0]) {
         snprintf(err, errlen, "%s:%ld: column %s: empty", row->path, row->line, src[0] ? "what" : "source");
@@ -278,13 +296,14 @@ static int need(const ccsv_row *row, const char *name, int *col, char *err, size
     return 0;
 }
 
-static int num_or_nan(const ccsv_row *row, int col, double *v, char *err, size_t errlen)
+/* An optional cell: empty is NAN, else a number in [LO, HI] ms. */
+static int ms_or_nan(const ccsv_row *row, int col, double lo, double *v, char *err, size_t errlen)
 {
     if (row->field[col][0] == '\0') {
         *v = NAN;
         return 0;
     }
-    return ccsv_num(row, col, v, err, errlen);
+    return ccsv_range(row, col, lo, MS_MAX, "ms", v, err, errlen);
 }
 
 static int vid_put(vid_ctx *c, const ccsv_row *row, cdb_meas *m, char *err, size_t errlen)
@@ -331,9 +350,9 @@ static int mlp_row(vid_ctx *c, const ccsv_row *row, char *err, size_t errlen)
         return -1;
     for (int k = 0; k < c->nops; k++) {
         double med, sd = NAN;
-        if (ccsv_num(row, c->op_med[k], &med, err, errlen))
+        if (ccsv_range(row, c->op_med[k], MS_MIN, MS_MAX, "ms", &med, err, errlen))
             return -1;
-        if (c->op_std[k] >= 0 && num_or_nan(row, c->op_std[k], &sd, err, errlen))
+        if (c->op_std[k] >= 0 && ms_or_nan(row, c->op_std[k], 0, &sd, err, errlen))
             return -1;
         cdb_meas m = { .what = "op", .name = c->op[k], .model = c->model, .gpu = c->gpu,
                        .weights = "bf16", .tp = (int)tp, .tokens = (double)tok, .time_ms = med,
@@ -374,9 +393,10 @@ static int attn_row(vid_ctx *c, const ccsv_row *row, char *err, size_t errlen)
                  row->path, row->line, ip);
         return -1;
     }
+    /* The kernel's time must be a real one; the reshapes may take 0 (a no-op). */
     double t, tin, tout;
-    if (ccsv_num(row, c->c[pre ? PRE : DEC], &t, err, errlen) ||
-        num_or_nan(row, c->c[IN], &tin, err, errlen) || num_or_nan(row, c->c[OUT], &tout, err, errlen))
+    if (ccsv_range(row, c->c[pre ? PRE : DEC], MS_MIN, MS_MAX, "ms", &t, err, errlen) ||
+        ms_or_nan(row, c->c[IN], 0, &tin, err, errlen) || ms_or_nan(row, c->c[OUT], 0, &tout, err, errlen))
         return -1;
     char geo[64];
     snprintf(geo, sizeof geo, "q%ld_kv%ld_d%ld", qh, kvh, embd / qh);
@@ -403,9 +423,14 @@ static int cpu_row(vid_ctx *c, const ccsv_row *row, char *err, size_t errlen)
     double t = 0;
     for (int k = SCH; k <= PROC; k++) {
         double v;
-        if (ccsv_num(row, c->c[k], &v, err, errlen))
+        if (ccsv_range(row, c->c[k], 0, MS_MAX, "ms", &v, err, errlen))
             return -1;
         t += v;
+    }
+    if (t < MS_MIN) {
+        snprintf(err, errlen, "%s:%ld: column %s: the CPU overheads of the row sum to %g ms "
+                 "(expected a measured time)", row->path, row->line, names[SCH], t);
+        return -1;
     }
     long batch, tp;
     if (ccsv_int(row, c->c[BATCH], 1, 1000000, &batch, err, errlen) ||
@@ -452,8 +477,9 @@ static int net_row(vid_ctx *c, const ccsv_row *row, char *err, size_t errlen)
     }
     double t, s, size;
     long workers, dpn;
-    if (ccsv_num(row, c->c[MED], &t, err, errlen) || num_or_nan(row, c->c[STD], &s, err, errlen) ||
-        ccsv_num(row, c->c[SIZE], &size, err, errlen) ||
+    if (ccsv_range(row, c->c[MED], MS_MIN, MS_MAX, "ms", &t, err, errlen) ||
+        ms_or_nan(row, c->c[STD], 0, &s, err, errlen) ||
+        ccsv_range(row, c->c[SIZE], 1, 1e15, "bytes", &size, err, errlen) ||
         ccsv_int(row, c->c[WORKERS], 1, 100000, &workers, err, errlen) ||
         ccsv_int(row, c->c[DPN], 1, 100000, &dpn, err, errlen))
         return -1;
@@ -475,10 +501,28 @@ static int vid_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
     }
 }
 
-static int is_file(const char *p)
+/* 1 when PATH (symbolic links followed) is a directory. */
+static int is_dir(const char *p)
 {
     struct stat sb;
-    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* 1 when something is at PATH (what it is, ccsv_read checks), 0 when nothing is. */
+static int exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
+/* An expected file: 0 when present, -1 with "PATH: missing (expected WHAT)". */
+static int expect(const char *path, const char *what, char *err, size_t errlen)
+{
+    if (exists(path))
+        return 0;
+    errmsg_set(err, errlen, "%s: missing (expected %s; the layout is that of "
+               "shared/data/profiles/vidur)", path, what);
+    return -1;
 }
 
 static int vid_file(vid_ctx *proto, int kind, const char *path, const char *gpu,
@@ -551,7 +595,7 @@ static int geo_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
     return 0;
 }
 
-static int import_compute(vid_ctx *c, const char *dir, char *err, size_t errlen)
+static int import_compute(vid_ctx *c, const char *dir, long *files, char *err, size_t errlen)
 {
     char p1[4096], p2[4400], p3[4800];
     snprintf(p1, sizeof p1, "%.4000s/compute", dir);
@@ -565,24 +609,44 @@ static int import_compute(vid_ctx *c, const char *dir, char *err, size_t errlen)
     for (int i = 0; gpus[i] && rc == 0; i++) {
         gpu_spec g;
         char e2[256];
+        snprintf(p2, sizeof p2, "%s/%.255s", p1, gpus[i]);
+        if (!is_dir(p2))
+            continue;
         if (catalog_gpu(c->db, gpus[i], &g, e2, sizeof e2) != 0) {
             if (c->o->log) fprintf(c->o->log, "  skipped %s/%s: not a catalog GPU\n", p1, gpus[i]);
             continue;
         }
         if (c->o->gpu && strcasecmp(c->o->gpu, g.name) != 0)
             continue;
-        snprintf(p2, sizeof p2, "%s/%.255s", p1, gpus[i]);
         char **orgs = list_dir(p2, &no);
+        if (!orgs) {
+            snprintf(err, errlen, "%s: cannot list: %s", p2, strerror(errno));
+            rc = -1;
+        }
         for (int j = 0; orgs && orgs[j] && rc == 0; j++) {
             snprintf(p3, sizeof p3, "%s/%.255s", p2, orgs[j]);
+            if (!is_dir(p3))
+                continue;
             char **models = list_dir(p3, &nm);
+            if (!models) {
+                snprintf(err, errlen, "%s: cannot list: %s", p3, strerror(errno));
+                rc = -1;
+            }
             for (int k = 0; models && models[k] && rc == 0; k++) {
                 char path[8192];
-                snprintf(path, sizeof path, "%s/%.255s/mlp.csv", p3, models[k]);
-                if (!is_file(path))
+                snprintf(path, sizeof path, "%s/%.255s", p3, models[k]);
+                if (!is_dir(path))
                     continue;
+                snprintf(path, sizeof path, "%s/%.255s/mlp.csv", p3, models[k]);
+                /* Every model directory holds its operator profile. */
+                if (expect(path, "the model's operator profile mlp.csv", err, errlen) != 0) { rc = -1; break; }
                 geo_ctx geo = { .done = 0 };
                 if (ccsv_read(path, geo_row, &geo, err, errlen) != 0) { rc = -1; break; }
+                if (!geo.done) {
+                    snprintf(err, errlen, "%s: no data rows after the header", path);
+                    rc = -1;
+                    break;
+                }
                 char model[48];
                 int s = cimp_model_by_geometry(c->db, (int)geo.g[0], (int)geo.g[1], (int)geo.g[2],
                                                (int)geo.g[3], (int)geo.g[4], model, sizeof model);
@@ -597,6 +661,7 @@ static int import_compute(vid_ctx *c, const char *dir, char *err, size_t errlen)
                 if (c->o->model && strcasecmp(c->o->model, model) != 0)
                     continue;
                 rc = vid_file(c, 0, path, g.name, model, NULL, err, errlen);
+                (*files)++;
             }
             free_names(models);
         }
@@ -609,36 +674,60 @@ static int import_compute(vid_ctx *c, const char *dir, char *err, size_t errlen)
 int cimp_vidur(sqlite3 *db, const char *dir, const cimp_opts *o, long *n, char *err,
                size_t errlen)
 {
+    if (check_filters(db, o, err, errlen) != 0)
+        return -1;
     cdb_writer w;
     if (cdb_writer_open(&w, db, err, errlen) != 0)
         return -1;
     vid_ctx c = { .db = db, .w = &w, .o = o };
     char path[4096];
-    int rc = import_compute(&c, dir, err, errlen);
-    /* Attention and CPU overheads: a100 only in the published set. */
+    long mlps = 0;
+    int rc = import_compute(&c, dir, &mlps, err, errlen);
+    if (rc == 0 && o->model && mlps == 0) {
+        /* Its attention and network rows alone would make no profile. */
+        errmsg_set(err, errlen, "%.4000s/compute: no operator profile (mlp.csv) of %s%s%s: nothing "
+                   "imported", dir, o->model, o->gpu ? " on " : "", o->gpu ? o->gpu : "");
+        rc = -1;
+    }
+    /* Attention and CPU overheads: a100 only in the published set; both expected. */
     int want_a100 = !o->gpu || strcasecmp(o->gpu, "a100") == 0;
-    snprintf(path, sizeof path, "%s/attention_a100/attention.csv", dir);
-    if (rc == 0 && want_a100 && is_file(path))
-        rc = vid_file(&c, 1, path, "a100", "", NULL, err, errlen);
-    snprintf(path, sizeof path, "%s/attention_a100/cpu_overheads.csv", dir);
-    if (rc == 0 && want_a100 && is_file(path))
-        rc = vid_file(&c, 2, path, "a100", "", NULL, err, errlen);
+    snprintf(path, sizeof path, "%.4000s/attention_a100/attention.csv", dir);
+    if (rc == 0 && want_a100)
+        rc = expect(path, "the A100 attention profile", err, errlen) ||
+             vid_file(&c, 1, path, "a100", "", NULL, err, errlen) ? -1 : 0;
+    snprintf(path, sizeof path, "%.4000s/attention_a100/cpu_overheads.csv", dir);
+    if (rc == 0 && want_a100)
+        rc = expect(path, "the A100 CPU overheads", err, errlen) ||
+             vid_file(&c, 2, path, "a100", "", NULL, err, errlen) ? -1 : 0;
     char netdir[4096];
     snprintf(netdir, sizeof netdir, "%.4000s/network", dir);
     int nc;
-    char **clusters = rc == 0 ? list_dir(netdir, &nc) : NULL;
+    char **clusters = rc == 0 && is_dir(netdir) ? list_dir(netdir, &nc) : NULL;
+    if (rc == 0 && is_dir(netdir) && !clusters) {
+        errmsg_set(err, errlen, "%s: cannot list: %s", netdir, strerror(errno));
+        rc = -1;
+    }
     for (int i = 0; clusters && clusters[i] && rc == 0; i++) {
         /* Cluster "a100_dgx" belongs to GPU "a100". */
         if (o->gpu && (strncasecmp(clusters[i], o->gpu, strlen(o->gpu)) != 0 ||
                        clusters[i][strlen(o->gpu)] != '_'))
             continue;
-        char p[8400];
+        char p[8400], q[8400];
+        snprintf(p, sizeof p, "%s/%.255s", netdir, clusters[i]);
+        if (!is_dir(p))
+            continue;
         snprintf(p, sizeof p, "%s/%.255s/all_reduce.csv", netdir, clusters[i]);
-        if (is_file(p))
+        snprintf(q, sizeof q, "%s/%.255s/send_recv.csv", netdir, clusters[i]);
+        int have_p = exists(p), have_q = exists(q);
+        if (!have_p && !have_q) {
+            errmsg_set(err, errlen, "%s/%.255s: missing all_reduce.csv and send_recv.csv (a network "
+                       "profile directory holds at least one)", netdir, clusters[i]);
+            rc = -1;
+        }
+        if (rc == 0 && have_p)
             rc = vid_file(&c, 3, p, clusters[i], "", "allreduce", err, errlen);
-        snprintf(p, sizeof p, "%s/%.255s/send_recv.csv", netdir, clusters[i]);
-        if (rc == 0 && is_file(p))
-            rc = vid_file(&c, 3, p, clusters[i], "", "send_recv", err, errlen);
+        if (rc == 0 && have_q)
+            rc = vid_file(&c, 3, q, clusters[i], "", "send_recv", err, errlen);
     }
     free_names(clusters);
     cdb_writer_close(&w);

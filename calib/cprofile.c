@@ -476,6 +476,44 @@ static double curve_cv(const vec *v, size_t k)
     return cnt ? 100 * ape / (double)cnt : NAN;
 }
 
+/* Checks that the measurements D->v[FROM..] hold sane times (cdb.h): a set whose
+ * operators all took 0 ms (or 1e300) builds a model that predicts nothing.
+ * Returns 0, 1 with "profile: FILE:LINE: ..." in ERR naming the first bad one, or
+ * -1 on a database error. */
+static int check_times(sqlite3 *db, const ids *d, size_t from, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT time_ms, file, line, what, name FROM calib_meas WHERE id = ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int rc = 0;
+    for (size_t i = from; i < d->n && rc == 0; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, d->v[i]);
+        if (sqlite3_step(st) != SQLITE_ROW) {
+            rc = -1;
+            break;
+        }
+        double t = sqlite3_column_double(st, 0);
+        if (t >= CDB_MS_MIN && t <= CDB_MS_MAX)
+            continue;
+        const char *file = (const char *)sqlite3_column_text(st, 1);
+        char where[320], f[256];
+        if (file && file[0] && sqlite3_column_int64(st, 2) > 0)
+            snprintf(where, sizeof where, "%s:%lld", errmsg_field(file, f, sizeof f),
+                     (long long)sqlite3_column_int64(st, 2));
+        else
+            snprintf(where, sizeof where, "measurement %lld", (long long)d->v[i]);
+        errmsg_set(err, errlen, "profile: %s: %s %s took %g ms, outside %g to %g ms: not a "
+                   "measured time (correct it and import again into a fresh database; nothing stored)",
+                   where, (const char *)sqlite3_column_text(st, 3), (const char *)sqlite3_column_text(st, 4),
+                   t, CDB_MS_MIN, CDB_MS_MAX);
+        rc = 1;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
 int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, const char *tool,
                    cprofile *out, char *err, size_t errlen)
 {
@@ -504,6 +542,12 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
                    "profile: latsim calib import vidur DIR)", m.name, g.name, tp);
         goto done;
     }
+    int ct = check_times(db, &d, 0, err, errlen);
+    if (ct != 0) {
+        if (ct < 0)
+            sqlerr = sqlite3_errmsg(db);
+        goto done;
+    }
     /* Attention: this GPU's measurements, the geometry closest to the model's (exact
      * heads first); without any on this GPU, another GPU's carried over by datasheet
      * ratios (prefill by peak FLOP/s, decode by memory bandwidth). */
@@ -528,6 +572,7 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
         goto done;
     }
     double c[6], se[6], cvp = NAN, cvd = NAN;
+    size_t from = d.n;
     int s = fit_attn(db, agpu, geo, 1, c, se, &cvp, &d, err, errlen);
     if (s == 0)
         s = fit_attn(db, agpu, geo, 0, c + 3, se + 3, &cvd, &d, err, errlen);
@@ -535,6 +580,20 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
         sqlerr = sqlite3_errmsg(db);
     if (s != 0)
         goto done;
+    if ((ct = check_times(db, &d, from, err, errlen)) != 0) {
+        if (ct < 0)
+            sqlerr = sqlite3_errmsg(db);
+        goto done;
+    }
+    /* An attention fit without a held-out error is degenerate (e.g. every time the
+     * same, or the fit failed); its error itself is reported in the note (the
+     * model's own error, checked below, is the operators'). */
+    if (!isfinite(cvp) || !isfinite(cvd)) {
+        errmsg_set(err, errlen, "profile: the %s attention fit on %s (%s) has no cross-validated error "
+                   "(degenerate measurements): nothing stored", !isfinite(cvp) ? "prefill" : "decode",
+                   agpu, geo);
+        goto done;
+    }
     char carried[128] = "";
     if (strcasecmp(agpu, g.name) != 0) {
         gpu_spec a;
@@ -602,6 +661,11 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
         sqlerr = sqlite3_errmsg(db);
         goto done;
     }
+    if ((ct = check_times(db, &d, from, err, errlen)) != 0) {
+        if (ct < 0)
+            sqlerr = sqlite3_errmsg(db);
+        goto done;
+    }
 
     snprintf(f->kind, sizeof f->kind, "profile");
     snprintf(f->model, sizeof f->model, "%s", m.name);
@@ -621,6 +685,16 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
     f->r2 = NAN;
     f->mape = curve_cv(&lin, 5);
     f->folds = lin.n >= 7 ? 5 : (int)lin.n - 2;
+    /* Never a model whose error makes it useless (cdb.h): this is the error cost
+     * and calib list report. */
+    if (!CDB_MAPE_USABLE(f->mape)) {
+        char e[32];
+        snprintf(e, sizeof e, isfinite(f->mape) ? "%.3g %%" : "unknown", f->mape);
+        errmsg_set(err, errlen, "profile: the operator sums of %s on %s at tp %d have a cross-validated "
+                   "interpolation error of %s (%zu token counts), above the %.0f %% limit of a usable "
+                   "model: nothing stored", m.name, g.name, tp, e, lin.n, CDB_MAPE_LIMIT);
+        goto done;
+    }
     f->tok_max = lin.n ? lin.x[lin.n - 1] : 0;
     for (size_t i = 0; i < lin.n; i++)
         f->tok_max = fmax(f->tok_max, lin.x[i]);

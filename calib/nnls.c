@@ -9,11 +9,14 @@
 #include "nnls.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_blas.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "errmsg.h"
 
@@ -309,4 +312,183 @@ double nnls_cv_mape(const gsl_matrix *X, const gsl_vector *y, const gsl_vector *
         }
     }
     return 100 * ape / (double)n;
+}
+
+/* ---- outliers ---------------------------------------------------------------------- */
+
+#define BIG_RESIDUAL 1e3   /* |log(y / yhat)| of a point predicted <= 0 (e^1000: any) */
+
+/* Fits the rows with FACTOR > 0 (weights w x factor); B receives p coefficients.
+ * Returns 0, or -1 + ERR. */
+static int fit_rows(const gsl_matrix *X, const gsl_vector *y, const gsl_vector *w, const int *use,
+                    const double *factor, double *b, char *err, size_t errlen)
+{
+    size_t n = X->size1, p = X->size2, m = 0;
+    for (size_t i = 0; i < n; i++)
+        m += factor[i] > 0;
+    memset(b, 0, p * sizeof *b);
+    if (m == 0)
+        return 0;
+    gsl_matrix *Xs = gsl_matrix_alloc(m, p);
+    gsl_vector *ys = gsl_vector_alloc(m), *ws = gsl_vector_alloc(m);
+    int rc = -1;
+    if (!Xs || !ys || !ws) {
+        errmsg_set(err, errlen, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0, r = 0; i < n; i++) {
+        if (!(factor[i] > 0))
+            continue;
+        for (size_t j = 0; j < p; j++)
+            gsl_matrix_set(Xs, r, j, gsl_matrix_get(X, i, j));
+        gsl_vector_set(ys, r, gsl_vector_get(y, i));
+        gsl_vector_set(ws, r, gsl_vector_get(w, i) * factor[i]);
+        r++;
+    }
+    nnls_result fr;
+    if (nnls_fit(Xs, ys, ws, use, &fr, err, errlen) == 0) {
+        memcpy(b, fr.b, p * sizeof *b);
+        rc = 0;
+    }
+done:
+    gsl_matrix_free(Xs);
+    gsl_vector_free(ys);
+    gsl_vector_free(ws);
+    return rc;
+}
+
+/* Log residuals of every point under B into R; returns the median of |R|. */
+static double log_residuals(const gsl_matrix *X, const gsl_vector *y, const double *b, double *r,
+                            double *tmp)
+{
+    size_t n = X->size1;
+    for (size_t i = 0; i < n; i++) {
+        double yh = nnls_predict(X, i, b), yi = gsl_vector_get(y, i);
+        r[i] = yh > 0 && yi > 0 ? log(yi / yh) : BIG_RESIDUAL;
+        if (!isfinite(r[i]) || fabs(r[i]) > BIG_RESIDUAL)
+            r[i] = r[i] < 0 ? -BIG_RESIDUAL : BIG_RESIDUAL;
+        tmp[i] = fabs(r[i]);
+    }
+    gsl_sort(tmp, 1, n);
+    return gsl_stats_median_from_sorted_data(tmp, 1, n);
+}
+
+/* Indices of the K points with the smallest (DIR > 0) or largest (DIR < 0) V. */
+static void extremes(const double *v, size_t n, size_t k, int dir, size_t *out)
+{
+    for (size_t q = 0; q < k; q++) {
+        size_t best = n;
+        for (size_t i = 0; i < n; i++) {
+            int taken = 0;
+            for (size_t t = 0; t < q && !taken; t++)
+                taken = out[t] == i;
+            if (!taken && (best == n || (dir > 0 ? v[i] < v[best] : v[i] > v[best])))
+                best = i;
+        }
+        out[q] = best;
+    }
+}
+
+int nnls_outliers(const gsl_matrix *X, const gsl_vector *y, const gsl_vector *w, const int *use,
+                  int *flag, double *pred, char *err, size_t errlen)
+{
+    size_t n = X->size1, p = X->size2, kept = 0;
+    for (size_t i = 0; i < n; i++) {
+        flag[i] = 0;
+        if (pred)
+            pred[i] = NAN;
+    }
+    for (size_t j = 0; j < p; j++)
+        kept += !use || use[j];
+    if (p > NNLS_MAX_P)
+        return errmsg_set(err, errlen, "fit: too many terms (%zu)", p), -1;
+    if (n < kept + 3)
+        return 0;
+    double *fac = malloc(n * sizeof *fac), *r = malloc(n * sizeof *r), *tmp = malloc(n * sizeof *tmp);
+    double *yv = malloc(n * sizeof *yv), *absr = malloc(n * sizeof *absr);
+    int rc = -1;
+    if (!fac || !r || !tmp || !yv || !absr) {
+        errmsg_set(err, errlen, "out of memory");
+        goto done;
+    }
+    double b[NNLS_MAX_P], best_b[NNLS_MAX_P], best = INFINITY;
+    /* 1. Starts.  The few points a start leaves out: J of each kind, J small
+     * enough that most points stay in every start. */
+    size_t J = (n - kept) / 4;
+    if (J < 1) J = 1;
+    if (J > 5) J = 5;
+    size_t lo[5], hi[5], far[5];
+    for (size_t i = 0; i < n; i++) {
+        fac[i] = 1;
+        yv[i] = gsl_vector_get(y, i);
+    }
+    if (fit_rows(X, y, w, use, fac, b, err, errlen) != 0)
+        goto done;
+    best = log_residuals(X, y, b, r, tmp);
+    memcpy(best_b, b, sizeof b);
+    for (size_t i = 0; i < n; i++)
+        absr[i] = fabs(r[i]);
+    extremes(yv, n, J, 1, lo);
+    extremes(yv, n, J, -1, hi);
+    extremes(absr, n, J, -1, far);
+    const size_t *sets[3] = { lo, hi, far };
+    for (int kind = 0; kind < 3; kind++)
+        for (size_t q = 0; q <= J; q++) {   /* q < J: leave out point q alone; q == J: all J */
+            if (J == 1 && q == J)
+                continue;
+            for (size_t i = 0; i < n; i++)
+                fac[i] = 1;
+            for (size_t t = 0; t < J; t++)
+                if (q == J || t == q)
+                    fac[sets[kind][t]] = 0;
+            if (fit_rows(X, y, w, use, fac, b, err, errlen) != 0)
+                goto done;
+            double med = log_residuals(X, y, b, r, tmp);
+            if (med < best) {
+                best = med;
+                memcpy(best_b, b, sizeof b);
+            }
+        }
+    /* 2. Bisquare iterations from the best start. */
+    double R = log(NNLS_OUTLIER_RATIO);
+    memcpy(b, best_b, sizeof b);
+    for (int it = 0; it < 50; it++) {
+        double s = 1.4826 * log_residuals(X, y, b, r, tmp);
+        R = fmax(NNLS_OUTLIER_K * s, log(NNLS_OUTLIER_RATIO));
+        for (size_t i = 0; i < n; i++) {
+            double u = r[i] / R;
+            fac[i] = fabs(u) < 1 ? (1 - u * u) * (1 - u * u) : 0;
+        }
+        double nb[NNLS_MAX_P];
+        if (fit_rows(X, y, w, use, fac, nb, err, errlen) != 0)
+            goto done;
+        double change = 0;
+        for (size_t i = 0; i < n; i++) {
+            double a = nnls_predict(X, i, b), c = nnls_predict(X, i, nb);
+            change = fmax(change, fabs(c - a) / fmax(fabs(a), 1e-300));
+        }
+        memcpy(b, nb, sizeof b);
+        if (change < 1e-9)
+            break;
+    }
+    /* 3. Outliers: beyond R at convergence. */
+    double s = 1.4826 * log_residuals(X, y, b, r, tmp);
+    R = fmax(NNLS_OUTLIER_K * s, log(NNLS_OUTLIER_RATIO));
+    int count = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (pred)
+            pred[i] = nnls_predict(X, i, b);
+        if (fabs(r[i]) >= R) {
+            flag[i] = 1;
+            count++;
+        }
+    }
+    rc = count;
+done:
+    free(fac);
+    free(r);
+    free(tmp);
+    free(yv);
+    free(absr);
+    return rc;
 }

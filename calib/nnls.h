@@ -51,4 +51,29 @@ double nnls_predict(const gsl_matrix *X, size_t i, const double *b);
 double nnls_cv_mape(const gsl_matrix *X, const gsl_vector *y, const gsl_vector *w, const int *use,
                     size_t k, char *err, size_t errlen);
 
+/* Measurements that no fit of this model can explain, found by the residuals of
+ * a robust fit on the log scale, r_i = log(y_i / yhat_i):
+ *   1. starts: the fit to all points, and fits leaving out each (and all) of the
+ *      few points with the smallest y (the most weight under 1/y^2), the largest
+ *      y and the largest |r| under the fit to all; the start with the smallest
+ *      median |r| over all points wins (one bad point cannot win it);
+ *   2. from there, iteratively reweighted non-negative fits with Tukey's bisquare
+ *      weights (1 - (r/R)^2)^2, 0 beyond R, where R = max(NNLS_OUTLIER_K s,
+ *      log NNLS_OUTLIER_RATIO) and s = 1.4826 median |r| (the MAD scale);
+ *   3. an outlier is a point with |r| >= R at convergence.
+ * FLAG (length n) receives 1 for an outlier, PRED (length n, may be NULL) the
+ * robust fit's prediction of each point.  With fewer than p + 3 points nothing can
+ * be told apart and none is flagged.  Returns the number of outliers, or -1 with
+ * ERR (out of memory, a GSL failure). */
+/* The threshold R: a point is an outlier only when it is both 6 robust standard
+ * deviations from the fit to the others (Gaussian noise goes that far with
+ * probability 2e-9: never among thousands of honest points) and off by more than
+ * a factor 3 either way (the worst honest step of the BLOOM-176B validation is
+ * off by a factor 1.6, README "Calibration", so systematic misfit of the model is
+ * not taken for bad data; a unit error is 1000x, a misplaced digit 10x). */
+#define NNLS_OUTLIER_K 6.0
+#define NNLS_OUTLIER_RATIO 3.0
+int nnls_outliers(const gsl_matrix *X, const gsl_vector *y, const gsl_vector *w, const int *use,
+                  int *flag, double *pred, char *err, size_t errlen);
+
 #endif

@@ -778,6 +778,8 @@ int cost_main(int argc, char **argv)
     if (ccost_resolve(db, kind, id, &roof, weights, &c, err, sizeof err) != 0)
         goto out;
     have_c = 1;
+    if (c.warn[0])
+        fprintf(stderr, "latsim: warning: %s\n", c.warn);
     cost_step s = { .prefill_tokens = prefill * pbatch, .prefill_pairs = (double)pbatch * prefill * (prefill + 1) / 2.0,
                     .prefill_seqs = prefill ? (int32_t)pbatch : 0, .decode_seqs = (int32_t)decode,
                     .kv_tokens = decode * (context + 1) };

@@ -237,6 +237,8 @@ static int calib_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
         /* At the key's own line (the [pool] header when the key is absent). */
         return scn_fail(x, sec, c->id ? "cost_id" : "cost", "%s", err);
     }
+    if (c->c->warn[0])   /* stored models passed over as unusable (calib/ccost.h) */
+        fprintf(stderr, "latsim: warning: [%s] %s\n", sec, c->c->warn);
     return 0;
 }
 
