@@ -12,6 +12,7 @@
  * somebody else's event.
  */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "evq.h"
 
@@ -42,6 +43,12 @@ struct evq {
     hent *heap;           /* scheduled events (cancelled ones included), heap-ordered on (t, seq) */
     uint32_t n;           /* entries in heap */
     uint32_t live;        /* of those, not cancelled */
+    uint64_t stall_limit; /* events in a row at one instant that stop the run (evq.h) */
+    uint64_t stall_left;  /* events still allowed at the current instant, count */
+    evq_handler stall_h;  /* EVQ_STALLED: the event evq_run() stopped before */
+    void *stall_subject;  /* its subject */
+    evq_namer namers[EVQ_MAX_NAMERS];   /* evq_add_namer() */
+    int nnamers;          /* of those, used */
 };
 
 #define NO_SLOT UINT32_MAX
@@ -111,6 +118,7 @@ evq *evq_new(void)
     evq *q = calloc(1, sizeof *q);
     if (!q) return NULL;
     q->free_head = NO_SLOT;
+    q->stall_limit = q->stall_left = EVQ_STALL_EVENTS;
     if (grow(q) != 0) { evq_free(q); return NULL; }
     return q;
 }
@@ -129,6 +137,34 @@ size_t evq_pending(const evq *q) { return q->live; }
 void evq_stop(evq *q) { q->stopped = 1; }
 int evq_overflowed(const evq *q) { return q->error; }
 simtime_t evq_failed_time(const evq *q) { return q->failed_t; }
+
+void evq_set_stall_limit(evq *q, uint64_t n)
+{
+    q->stall_limit = q->stall_left = n > 0 ? n : 1;
+}
+
+const void *evq_stall_subject(const evq *q) { return q->error == EVQ_STALLED ? q->stall_subject : NULL; }
+
+void evq_progress(evq *q) { q->stall_left = q->stall_limit; }
+
+int evq_add_namer(evq *q, evq_namer namer)
+{
+    for (int i = 0; i < q->nnamers; i++)
+        if (q->namers[i] == namer) return 0;
+    if (q->nnamers == EVQ_MAX_NAMERS) return -1;
+    q->namers[q->nnamers++] = namer;
+    return 0;
+}
+
+uint64_t evq_stall_name(const evq *q, char *buf, size_t n)
+{
+    if (n > 0) buf[0] = '\0';
+    if (q->error != EVQ_STALLED) return 0;
+    int named = 0;
+    for (int i = 0; i < q->nnamers && !named; i++) named = q->namers[i](q->stall_h, q->stall_subject, buf, n);
+    if (!named && n > 0) snprintf(buf, n, "an event of an unknown module");
+    return q->stall_limit;
+}
 
 evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
 {
@@ -218,6 +254,15 @@ uint64_t evq_run(evq *q, simtime_t until)
             continue;
         }
         if (top.t > until) break;
+        /* The stall guard (evq.h): one compare while the clock moves. */
+        if (top.t != q->now) q->stall_left = q->stall_limit;
+        else if (--q->stall_left == 0) {
+            q->error = EVQ_STALLED;
+            q->failed_t = top.t;
+            q->stall_h = h;
+            q->stall_subject = x->subject;
+            break;
+        }
         void *subject = x->subject;
         int64_t arg = x->arg;
         assert(top.t >= q->now);

@@ -53,12 +53,54 @@ uint64_t evq_run(evq *q, simtime_t until);
 void evq_stop(evq *q);
 
 /* Why scheduling failed, or 0: EVQ_BEYOND_HORIZON (an event past the clock's
- * range), EVQ_BEFORE_NOW (an event in the past: a model error).  The first
- * cause is kept; evq_run() runs nothing more. */
-enum { EVQ_OK = 0, EVQ_BEYOND_HORIZON = 1, EVQ_BEFORE_NOW = 2 };
+ * range), EVQ_BEFORE_NOW (an event in the past: a model error), EVQ_STALLED
+ * (the stall guard below stopped the run).  The first cause is kept; evq_run()
+ * runs nothing more. */
+enum { EVQ_OK = 0, EVQ_BEYOND_HORIZON = 1, EVQ_BEFORE_NOW = 2, EVQ_STALLED = 3 };
 int evq_overflowed(const evq *q);
 /* The time that was asked for when it failed, ns (SIMTIME_BEYOND when it
- * saturated). */
+ * saturated; for EVQ_STALLED, the instant the clock stopped at). */
 simtime_t evq_failed_time(const evq *q);
+
+/* ---- the stall guard ------------------------------------------------------
+ *
+ * Events that renew themselves (a replica's failures, pauses, the autoscaler's
+ * evaluations) with a period that rounds to 0 ns would run forever at one
+ * instant.  evq_run() counts the events run in a row without the clock moving;
+ * when EVQ_STALL_EVENTS of them have run (evq_set_stall_limit() changes it), it
+ * stops before the next one, with evq_overflowed() = EVQ_STALLED, keeping that
+ * event for evq_stall_name().  The cost on the hot path is one compare per
+ * event (the time against now).
+ *
+ * 10^7: about one second of the engine (some 10^7 events/s, README's bench
+ * table), so a stall ends quickly, yet far above what one instant of a real run
+ * holds: a few events per request arriving at it (each arrival restarts the
+ * count through evq_progress(): arrivals are bounded by the run's arrival cap)
+ * and per replica or server present (the memory estimate bounds those). */
+#define EVQ_STALL_EVENTS 10000000u
+
+/* Events in a row at one instant after which evq_run() stops (>= 1). */
+void evq_set_stall_limit(evq *q, uint64_t n);
+
+/* The current event made progress the clock does not show (an arrival): the
+ * count of events at this instant starts again. */
+void evq_progress(evq *q);
+
+/* Names an event for the stall report: writes what the event (HANDLER,
+ * SUBJECT) is into BUF (N bytes) and returns 1 when it is one of the namer's
+ * module, else returns 0. */
+typedef int (*evq_namer)(evq_handler handler, const void *subject, char *buf, size_t n);
+
+/* Adds NAMER (once: adding it again does nothing).  Returns 0, or -1 when
+ * EVQ_MAX_NAMERS are already there (the report then names the event less well). */
+#define EVQ_MAX_NAMERS 16
+int evq_add_namer(evq *q, evq_namer namer);
+
+/* What the event that stopped a stalled run is, from the first namer that knows
+ * it ("an event of an unknown module" otherwise) into BUF (N bytes).  Returns
+ * the number of events run in a row at that instant (0 when not stalled). */
+uint64_t evq_stall_name(const evq *q, char *buf, size_t n);
+/* The subject of that event (NULL when not stalled). */
+const void *evq_stall_subject(const evq *q);
 
 #endif

@@ -409,6 +409,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     r->id = s->next_id++;
     r->arrival = evq_now(q);
+    evq_progress(q);          /* arrivals are bounded (arrival_cap): not a stall */
     if (!s->opened && warmup_ready(&s->wu, r->id, s->reqs.live - 1)) {   /* live counts R itself */
         s->opened = 1;
         s->wstart = r->id;
@@ -442,6 +443,18 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     if (!s->closed) schedule_next(s);
     station_enter(s->st[r->target], r);
+}
+
+/* The stall report's name of the engine's own events (evq_namer). */
+static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
+{
+    (void) subject;
+    const char *what = h == on_arrival ? "[workload] arrivals"
+                     : h == on_client_timeout ? "[client] timeout_ms (the client's timeouts)"
+                     : h == on_retry ? "[client] retries (the client's retries)" : NULL;
+    if (!what) return 0;
+    snprintf(buf, n, "%s", what);
+    return 1;
 }
 
 /* ---- results -------------------------------------------------------------- */
@@ -684,6 +697,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     out->pools = calloc((size_t) sc->npools, sizeof *out->pools);
     out->npools = sc->npools;
     s.q = evq_new();
+    if (s.q) evq_add_namer(s.q, name_event);
     s.st = calloc((size_t) sc->npools, sizeof *s.st);
     s.src = wl_new(&sc->wl, seed, s.has_llm);
     s.closed = sc->wl.arrival == ARRIVAL_USERS;
@@ -769,7 +783,17 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     if (evq_overflowed(s.q)) {
         /* The clock's contract (simtime.h): an event past the horizon ends the run. */
-        if (evq_overflowed(s.q) == EVQ_BEYOND_HORIZON)
+        if (evq_overflowed(s.q) == EVQ_STALLED) {
+            /* The stall guard (evq.h): what kept firing, by its module's name,
+             * else by the pool whose event it is. */
+            char what[256];
+            uint64_t n = evq_stall_name(s.q, what, sizeof what);
+            for (int i = 0; i < s.nst && !strcmp(what, "an event of an unknown module"); i++)
+                if (evq_stall_subject(s.q) == s.st[i]) snprintf(what, sizeof what, "an event of [pool %s]", sc->pools[i].name);
+            snprintf(err, errlen, "%s: simulated time stopped advancing at %.9g s: %llu events in a row at that instant, "
+                     "the last one %s; a period or duration that rounds to 0 ns (the clock's resolution is 1 ns) "
+                     "keeps renewing itself", sc->raw.path, simtime_to_s(evq_failed_time(s.q)), (unsigned long long) n, what);
+        } else if (evq_overflowed(s.q) == EVQ_BEYOND_HORIZON)
             snprintf(err, errlen, "%s: simulated time would pass the clock's range (%.0f years) after %llu arrivals, "
                      "at %.4g s: a service time, step time, gap or timeout is too long",
                      sc->raw.path, SIMTIME_HORIZON_S / (365.25 * 86400), (unsigned long long) s.next_id,
