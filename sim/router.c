@@ -276,6 +276,9 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
         if (scn_dist(x, sec, "pause_every_s", NULL, &c->pause_every_s)) return -1;
         if (!(c->pause_every_s.mean > 0))
             return scn_fail(x, sec, "pause_every_s", "mean must be > 0 (else the gateway pauses without end)");
+        if (c->pause_every_s.mean < SIMTIME_RESOLUTION_S)
+            return scn_fail(x, sec, "pause_every_s", "mean %g s is below the clock's resolution (1 ns): the gateway "
+                            "would pause again in the same instant, without end", c->pause_every_s.mean);
         if (scn_dist(x, sec, "pause_s", NULL, &c->pause_s)) return -1;
         if (c->pause_s.mean < 0) return scn_fail(x, sec, "pause_s", "mean must be >= 0 (a length)");
         c->pauses = 1;

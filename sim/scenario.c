@@ -21,6 +21,7 @@
 #include "kind.h"
 #include "llm.h"
 #include "pool.h"
+#include "router.h"
 #include "simtime.h"
 
 enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32, K_CLASS = 64, K_CLIENT = 128 };
@@ -1016,6 +1017,80 @@ static int check_clock(ctx *x)
     return 0;
 }
 
+double scenario_expected_duration_s(const scenario *s)
+{
+    const workload_cfg *w = &s->wl;
+    double n = (double) s->warmup + (double) s->requests;   /* arrivals the run needs at least */
+    if (w->arrival == ARRIVAL_USERS)   /* each user's requests follow one another, a think time apart at least */
+        return w->users > 0 ? n / w->users * (w->think.mean > 0 ? w->think.mean / 1e3 : 0) + w->ramp_users_s : 0;
+    if (w->arrival == ARRIVAL_TRACE) {
+        if (w->tr.n == 0 || !(w->speedup > 0)) return 0;
+        if (!w->loop || n <= (double) w->tr.n)   /* the time of the last row the run needs */
+            return w->tr.t[(n < (double) w->tr.n ? (size_t) n : w->tr.n) - 1] / w->speedup;
+        double rate = scenario_arrival_rate(s);
+        return rate > 0 && isfinite(rate) ? n / rate : 0;
+    }
+    return w->rate > 0 ? n / w->rate : 0;
+}
+
+/* Expected self-renewing events of KEY in section SEC: UNITS x DURATION_S /
+ * CYCLE_S (the mean cycle, s: CYCLE names its parts) x EACH (events per cycle),
+ * refused beyond SCENARIO_MAX_PERIODIC_EVENTS.  Returns 0 or -1 with the message. */
+static int check_period(ctx *x, const char *sec, const char *key, double units, double duration_s, double cycle_s,
+                        const char *cycle, int each)
+{
+    double n = units * duration_s / cycle_s * each;
+    if (!(n > SCENARIO_MAX_PERIODIC_EVENTS)) return 0;
+    const cfg_entry *e;
+    val(x, sec, key, &e);
+    return fail(x, e, sec, key, "%g unit%s x %.4g s of expected simulated time / a mean cycle of %g s (%s) x %d event%s "
+                "each = %.3g events, more than the %.0e a run may hold (lengthen the period or shorten the run)",
+                units, units == 1 ? "" : "s", duration_s, cycle_s, cycle, each, each == 1 ? "" : "s", n,
+                SCENARIO_MAX_PERIODIC_EVENTS);
+}
+
+/* Rejects self-renewing events too many to run: failures, pauses and
+ * autoscaler evaluations whose expected number over the run's expected
+ * simulated time (scenario_expected_duration_s) exceeds
+ * SCENARIO_MAX_PERIODIC_EVENTS.  (Periods below the clock's resolution are
+ * refused where they are parsed.)  Returns 0 or -1 with a message naming the key. */
+static int check_periods(ctx *x)
+{
+    scenario *s = x->s;
+    double t = scenario_expected_duration_s(s);
+    if (!(t > 0)) return 0;   /* unknown beforehand: the stall guard (evq.h) still bounds a stall */
+    for (int i = 0; i < s->npools; i++) {
+        const pool_cfg *p = &s->pools[i];
+        char sec[80];
+        snprintf(sec, sizeof sec, "pool %s", p->name);
+        if (p->kind == &router_kind) {
+            const router_cfg *r = p->ext;
+            if (r && r->pauses &&   /* two events each: the pause and its end */
+                check_period(x, sec, "pause_every_s", 1, t, r->pause_every_s.mean + r->pause_s.mean,
+                             "pause_every_s + pause_s", 2))
+                return -1;
+            continue;
+        }
+        const fleet_cfg *f = p->fleet;
+        if (!f) continue;
+        double units = f->autoscale ? f->as.max_replicas : f->units;
+        /* A failure is three events (the failure, the repair, the unit coming
+         * up); a pause one; an evaluation one. */
+        if (f->fault.failures &&
+            check_period(x, sec, "fail_after_s", units, t, f->fault.fail_after_s.mean + f->fault.repair_s.mean,
+                         "fail_after_s + repair_s", 3))
+            return -1;
+        if (f->fault.pauses &&
+            check_period(x, sec, "pause_every_s", units, t, f->fault.pause_every_s.mean + f->fault.pause_s.mean,
+                         "pause_every_s + pause_s", 1))
+            return -1;
+        if (f->autoscale && check_period(x, sec, "autoscale_interval_s", 1, t, f->as.interval_s,
+                                         "autoscale_interval_s", 1))
+            return -1;
+    }
+    return 0;
+}
+
 int scenario_load(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen)
 {
     gsl_set_error_handler_off();   /* errors come back as status codes and NULLs (checked) */
@@ -1084,7 +1159,7 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         if (s->wl.target < 0) return fail(&x, e, "workload", "target", "no pool named '%s'", t);
     }
     if (build_classes(&x)) return -1;
-    if (check_clock(&x)) return -1;
+    if (check_clock(&x) || check_periods(&x)) return -1;
     int has_llm = 0;
     for (int i = 0; i < s->npools; i++) has_llm |= (s->pools[i].kind->flags & KIND_TOKENS) != 0;
     /* [slo CLASS] sections name the [class NAME] sections. */

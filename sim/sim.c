@@ -775,7 +775,12 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         ts_gauges g;
         ts_gauge(&s, &g);
         if (ts_close_at(s.ts, evq_now(s.q), &g) != 0 || ts_failed(s.ts)) {
-            snprintf(err, errlen, "out of memory (time series)");
+            if (ts_overflowed(s.ts))   /* the run outlasted the estimate ts_check_count was given */
+                snprintf(err, errlen, "%s: the time series passed %d intervals of %g s at %.6g s of simulated time "
+                         "(the run lasted longer than expected): the run was stopped; use a longer --interval",
+                         sc->raw.path, TS_MAX_INTERVALS, sc->ts_interval_s, simtime_to_s(evq_now(s.q)));
+            else
+                snprintf(err, errlen, "out of memory (time series)");
             goto done;
         }
         out->ts = s.ts;
