@@ -113,6 +113,8 @@ static int grow(evq *q)
     return 0;
 }
 
+size_t evq_event_bytes(void) { return 2 * (sizeof(slot) + sizeof(hent)); }
+
 evq *evq_new(void)
 {
     evq *q = calloc(1, sizeof *q);

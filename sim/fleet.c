@@ -225,6 +225,11 @@ static void on_evaluate(evq *q, void *subject, int64_t arg)
         return;
 }
 
+double fleet_unit_bytes(void)
+{
+    return (double) (sizeof(unit) + sizeof(gsl_rng) + gsl_rng_mt19937->size + 2 * evq_event_bytes() + 64);
+}
+
 /* The stall report's name of a fleet event (evq_namer). */
 static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
 {
