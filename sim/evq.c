@@ -45,8 +45,10 @@ struct evq {
     uint32_t live;        /* of those, not cancelled */
     uint64_t stall_limit; /* events in a row at one instant that stop the run (evq.h) */
     uint64_t stall_left;  /* events still allowed at the current instant, count */
-    evq_handler stall_h;  /* EVQ_STALLED: the event evq_run() stopped before */
+    evq_handler stall_h;  /* EVQ_STALLED (or while looking for it): the event to blame */
     void *stall_subject;  /* its subject */
+    int stall_rank;       /* its namer's answer (EVQ_NAME_*, 0: none named it) */
+    int stall_seen;       /* events looked at after the limit, count */
     evq_namer namers[EVQ_MAX_NAMERS];   /* evq_add_namer() */
     int nnamers;          /* of those, used */
 };
@@ -120,7 +122,8 @@ evq *evq_new(void)
     evq *q = calloc(1, sizeof *q);
     if (!q) return NULL;
     q->free_head = NO_SLOT;
-    q->stall_limit = q->stall_left = EVQ_STALL_EVENTS;
+    q->stall_limit = EVQ_STALL_EVENTS;
+    q->stall_left = EVQ_STALL_EVENTS + 1;   /* no event has run at instant 0 yet */
     if (grow(q) != 0) { evq_free(q); return NULL; }
     return q;
 }
@@ -142,12 +145,17 @@ simtime_t evq_failed_time(const evq *q) { return q->failed_t; }
 
 void evq_set_stall_limit(evq *q, uint64_t n)
 {
-    q->stall_limit = q->stall_left = n > 0 ? n : 1;
+    q->stall_limit = n > 0 ? n : 1;
+    q->stall_left = q->stall_limit + 1;   /* as at the start: set before the run */
 }
 
 const void *evq_stall_subject(const evq *q) { return q->error == EVQ_STALLED ? q->stall_subject : NULL; }
 
-void evq_progress(evq *q) { q->stall_left = q->stall_limit; }
+void evq_progress(evq *q)
+{
+    q->stall_left = q->stall_limit;
+    q->stall_seen = 0;
+}
 
 int evq_add_namer(evq *q, evq_namer namer)
 {
@@ -158,13 +166,34 @@ int evq_add_namer(evq *q, evq_namer namer)
     return 0;
 }
 
+/* The namers' answer for (H, SUBJECT), written into BUF (0: none knows it). */
+static int name_of(const evq *q, evq_handler h, const void *subject, char *buf, size_t n)
+{
+    int rank = 0;
+    for (int i = 0; i < q->nnamers && !rank; i++) rank = q->namers[i](h, subject, buf, n);
+    return rank;
+}
+
+/* Past the stall limit, event (H, SUBJECT) is next: keeps it as the one to
+ * blame if it is the best named so far.  Returns 1 when the search is over
+ * (a period found, or EVQ_STALL_SAMPLE events seen), else 0. */
+static int stall_pick(evq *q, evq_handler h, void *subject)
+{
+    char buf[8];
+    int rank = name_of(q, h, subject, buf, sizeof buf);
+    if (q->stall_seen++ == 0 || rank > q->stall_rank) {
+        q->stall_h = h;
+        q->stall_subject = subject;
+        q->stall_rank = rank;
+    }
+    return rank == EVQ_NAME_PERIOD || q->stall_seen >= EVQ_STALL_SAMPLE;
+}
+
 uint64_t evq_stall_name(const evq *q, char *buf, size_t n)
 {
     if (n > 0) buf[0] = '\0';
     if (q->error != EVQ_STALLED) return 0;
-    int named = 0;
-    for (int i = 0; i < q->nnamers && !named; i++) named = q->namers[i](q->stall_h, q->stall_subject, buf, n);
-    if (!named && n > 0) snprintf(buf, n, "an event of an unknown module");
+    if (!name_of(q, q->stall_h, q->stall_subject, buf, n) && n > 0) snprintf(buf, n, "an event of an unknown module");
     return q->stall_limit;
 }
 
@@ -257,13 +286,16 @@ uint64_t evq_run(evq *q, simtime_t until)
         }
         if (top.t > until) break;
         /* The stall guard (evq.h): one compare while the clock moves. */
-        if (top.t != q->now) q->stall_left = q->stall_limit;
-        else if (--q->stall_left == 0) {
-            q->error = EVQ_STALLED;
-            q->failed_t = top.t;
-            q->stall_h = h;
-            q->stall_subject = x->subject;
-            break;
+        if (top.t != q->now) {
+            q->stall_left = q->stall_limit;
+            q->stall_seen = 0;
+        } else if (--q->stall_left == 0) {
+            if (stall_pick(q, h, x->subject)) {
+                q->error = EVQ_STALLED;
+                q->failed_t = top.t;
+                break;
+            }
+            q->stall_left = 1;        /* the next event at this instant is looked at too */
         }
         void *subject = x->subject;
         int64_t arg = x->arg;

@@ -70,11 +70,14 @@ simtime_t evq_failed_time(const evq *q);
  *
  * Events that renew themselves (a replica's failures, pauses, the autoscaler's
  * evaluations) with a period that rounds to 0 ns would run forever at one
- * instant.  evq_run() counts the events run in a row without the clock moving;
- * when EVQ_STALL_EVENTS of them have run (evq_set_stall_limit() changes it), it
- * stops before the next one, with evq_overflowed() = EVQ_STALLED, keeping that
- * event for evq_stall_name().  The cost on the hot path is one compare per
- * event (the time against now).
+ * instant.  evq_run() counts the events run in a row without the clock moving
+ * (the one that moved it, or that called evq_progress(), is the first); when
+ * EVQ_STALL_EVENTS of them have run (evq_set_stall_limit() changes it), it
+ * looks for the event to blame among the next ones at that instant (at most
+ * EVQ_STALL_SAMPLE more: the first that a namer calls a period, else the best
+ * named) and stops before it, with evq_overflowed() = EVQ_STALLED, keeping it
+ * for evq_stall_name().  The cost on the hot path is one compare per event
+ * (the time against now).
  *
  * 10^7: about one second of the engine (some 10^7 events/s, README's bench
  * table), so a stall ends quickly, yet far above what one instant of a real run
@@ -82,8 +85,12 @@ simtime_t evq_failed_time(const evq *q);
  * count through evq_progress(): arrivals are bounded by the run's arrival cap)
  * and per replica or server present (the memory estimate bounds those). */
 #define EVQ_STALL_EVENTS 10000000u
+/* Events looked at after the limit for the one to blame (a renewal cycle is a
+ * few events: a failure, a repair, a restart). */
+#define EVQ_STALL_SAMPLE 64
 
-/* Events in a row at one instant after which evq_run() stops (>= 1). */
+/* Events in a row at one instant after which evq_run() stops (>= 1); set it
+ * before the run. */
 void evq_set_stall_limit(evq *q, uint64_t n);
 
 /* The current event made progress the clock does not show (an arrival): the
@@ -91,8 +98,12 @@ void evq_set_stall_limit(evq *q, uint64_t n);
 void evq_progress(evq *q);
 
 /* Names an event for the stall report: writes what the event (HANDLER,
- * SUBJECT) is into BUF (N bytes) and returns 1 when it is one of the namer's
- * module, else returns 0. */
+ * SUBJECT) is into BUF (N bytes) when it is one of the namer's module, and
+ * returns EVQ_NAME_PERIOD when the event renews a period the user set (a
+ * failure, a pause, an evaluation), EVQ_NAME_OTHER for the module's other
+ * events (a repair, a restart, an arrival), or 0 when it is not the module's
+ * (BUF untouched). */
+enum { EVQ_NAME_OTHER = 1, EVQ_NAME_PERIOD = 2 };
 typedef int (*evq_namer)(evq_handler handler, const void *subject, char *buf, size_t n);
 
 /* Adds NAMER (once: adding it again does nothing).  Returns 0, or -1 when
@@ -102,7 +113,8 @@ int evq_add_namer(evq *q, evq_namer namer);
 
 /* What the event that stopped a stalled run is, from the first namer that knows
  * it ("an event of an unknown module" otherwise) into BUF (N bytes).  Returns
- * the number of events run in a row at that instant (0 when not stalled). */
+ * the stall limit, the events run in a row at that instant before the search
+ * for the event to blame (0 when not stalled). */
 uint64_t evq_stall_name(const evq *q, char *buf, size_t n);
 /* The subject of that event (NULL when not stalled). */
 const void *evq_stall_subject(const evq *q);

@@ -240,7 +240,8 @@ static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
                      : h == on_evaluate ? "autoscale_interval_s (the autoscaler's evaluations)" : NULL;
     if (!what) return 0;
     snprintf(buf, n, "[%s] %s", ((const fleet *) subject)->name, what);
-    return 1;
+    /* Failures, pauses and evaluations renew themselves; repairs and restarts follow failures. */
+    return h == on_fail || h == on_pause || h == on_evaluate ? EVQ_NAME_PERIOD : EVQ_NAME_OTHER;
 }
 
 fleet *fleet_new(const fleet_cfg *c, evq *q, uint64_t seed, const char *name,

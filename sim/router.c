@@ -122,7 +122,7 @@ static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
 {
     if (h != on_pause && h != on_pause_end) return 0;
     snprintf(buf, n, "[pool %s] pause_every_s, pause_s (the gateway's pauses)", ((const router *) subject)->st.cfg->name);
-    return 1;
+    return h == on_pause ? EVQ_NAME_PERIOD : EVQ_NAME_OTHER;   /* a pause's end follows its start */
 }
 
 static void arrive(station *st, request *r)

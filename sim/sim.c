@@ -454,7 +454,7 @@ static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
                      : h == on_retry ? "[client] retries (the client's retries)" : NULL;
     if (!what) return 0;
     snprintf(buf, n, "%s", what);
-    return 1;
+    return EVQ_NAME_OTHER;   /* bounded: arrivals by the cap, retries by their number */
 }
 
 /* ---- results -------------------------------------------------------------- */
@@ -795,9 +795,9 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             uint64_t n = evq_stall_name(s.q, what, sizeof what);
             for (int i = 0; i < s.nst && !strcmp(what, "an event of an unknown module"); i++)
                 if (evq_stall_subject(s.q) == s.st[i]) snprintf(what, sizeof what, "an event of [pool %s]", sc->pools[i].name);
-            snprintf(err, errlen, "%s: simulated time stopped advancing at %.9g s: %llu events in a row at that instant, "
-                     "the last one %s; a period or duration that rounds to 0 ns (the clock's resolution is 1 ns) "
-                     "keeps renewing itself", sc->raw.path, simtime_to_s(evq_failed_time(s.q)), (unsigned long long) n, what);
+            snprintf(err, errlen, "%s: simulated time stopped advancing at %.9g s: over %llu events in a row at that "
+                     "instant; what kept firing: %s (a period or duration drawn below the clock's resolution, 1 ns, "
+                     "keeps renewing it)", sc->raw.path, simtime_to_s(evq_failed_time(s.q)), (unsigned long long) n, what);
         } else if (evq_overflowed(s.q) == EVQ_BEYOND_HORIZON)
             snprintf(err, errlen, "%s: simulated time would pass the clock's range (%.0f years) after %llu arrivals, "
                      "at %.4g s: a service time, step time, gap or timeout is too long",
