@@ -9,6 +9,7 @@
  * the database is absent or byte-identical.
  */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -334,6 +335,35 @@ Test(h2hang_load, file_line_and_database_untouched)
     r = run_scenario(30, ok, "--no-store", "--set", "pool cpu.fail_after_s=exp(mean=1e-3)", NULL);
     cr_expect_eq(r.rc, 0, "fail_after_s = exp(mean=1e-3): exit %d: %s", r.rc, r.err);
     result_free(&r);
+}
+
+/* The fuzz corpus's hanging scenarios (tests/fuzz/scenario/hang_*.ini, replayed
+ * by test_fuzz_corpus.c) are refused at load, at once, naming their key. */
+Test(h2hang_load, corpus_files_refused_at_load)
+{
+    DIR *d = opendir("tests/fuzz/scenario");
+    cr_assert_not_null(d, "tests run from the repository root");
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (strncmp(e->d_name, "hang_", 5) != 0) continue;
+        char path[512], err[2048];
+        snprintf(path, sizeof path, "tests/fuzz/scenario/%s", e->d_name);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        scenario sc;
+        int rc = scenario_load(&sc, path, NULL, 0, err, sizeof err);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        cr_expect_eq(rc, -1, "%s was accepted", path);
+        cr_expect(strstr(err, "] fail_after_s: ") || strstr(err, "] pause_every_s: ") ||
+                  strstr(err, "] autoscale_interval_s: "), "%s: %s", path, err);
+        cr_expect(strncmp(err, path, strlen(path)) == 0 && err[strlen(path)] == ':', "%s: no file:line: %s", path, err);
+        cr_expect(strchr(err, '\n') == NULL, "%s: %s", path, err);
+        cr_expect_lt((double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec), 1.0, "%s", path);
+        scenario_free(&sc);
+        n++;
+    }
+    closedir(d);
+    cr_expect_geq(n, 13, "only %d hang_*.ini files", n);
 }
 
 /* The library's estimate of the run's simulated time. */
