@@ -48,7 +48,8 @@ struct evq {
     evq_handler stall_h;  /* EVQ_STALLED (or while looking for it): the event to blame */
     void *stall_subject;  /* its subject */
     int stall_rank;       /* its namer's answer (EVQ_NAME_*, 0: none named it) */
-    int stall_seen;       /* events looked at after the limit, count */
+    int stall_seen;       /* events looked at after the limit at instant stall_at, count */
+    simtime_t stall_at;   /* the instant of that search, ns */
     evq_namer namers[EVQ_MAX_NAMERS];   /* evq_add_namer() */
     int nnamers;          /* of those, used */
 };
@@ -124,6 +125,7 @@ evq *evq_new(void)
     q->free_head = NO_SLOT;
     q->stall_limit = EVQ_STALL_EVENTS;
     q->stall_left = EVQ_STALL_EVENTS + 1;   /* no event has run at instant 0 yet */
+    q->stall_at = -1;                         /* no search yet */
     if (grow(q) != 0) { evq_free(q); return NULL; }
     return q;
 }
@@ -181,6 +183,10 @@ static int stall_pick(evq *q, evq_handler h, void *subject)
 {
     char buf[8];
     int rank = name_of(q, h, subject, buf, sizeof buf);
+    if (q->stall_at != q->now) {      /* a new search (the clock moved since the last one) */
+        q->stall_at = q->now;
+        q->stall_seen = 0;
+    }
     if (q->stall_seen++ == 0 || rank > q->stall_rank) {
         q->stall_h = h;
         q->stall_subject = subject;
@@ -286,10 +292,8 @@ uint64_t evq_run(evq *q, simtime_t until)
         }
         if (top.t > until) break;
         /* The stall guard (evq.h): one compare while the clock moves. */
-        if (top.t != q->now) {
-            q->stall_left = q->stall_limit;
-            q->stall_seen = 0;
-        } else if (--q->stall_left == 0) {
+        if (top.t != q->now) q->stall_left = q->stall_limit;
+        else if (--q->stall_left == 0) {
             if (stall_pick(q, h, x->subject)) {
                 q->error = EVQ_STALLED;
                 q->failed_t = top.t;

@@ -25,11 +25,11 @@ typedef void (*evq_handler)(evq *q, void *subject, int64_t arg);
 typedef uint64_t evq_id;
 
 evq *evq_new(void);                 /* NULL when out of memory */
+void evq_free(evq *q);
 
 /* Memory one pending event takes at most, bytes (its slot and heap entry,
  * doubled: the arrays grow by doubling), for memory estimates. */
 size_t evq_event_bytes(void);
-void evq_free(evq *q);
 
 simtime_t evq_now(const evq *q);    /* current simulated time, ns */
 uint64_t evq_events(const evq *q);  /* events run so far */
