@@ -379,6 +379,15 @@ Test(h2hang_load, expected_duration)
     cr_assert_eq(scenario_load_text(&sc, "c.ini", closed, NULL, 0, err, sizeof err), 0, "%s", err);
     cr_expect(fabs(scenario_expected_duration_s(&sc) - 1000.0 / 10 * 0.5) < 1e-9, "%g", scenario_expected_duration_s(&sc));
     scenario_free(&sc);
+    /* A trace: the time of the last row the run needs (the third: 2 s), at speedup 2. */
+    char t[256], f[256];
+    write_file("t.csv", "t,p,o\n0,10,5\n1,10,5\n2,10,5\n10,10,5\n", t, sizeof t);
+    write_file("t.ini", "[sim]\nrequests = 2\nwarmup = 1\n[workload]\narrival = trace\ntrace = t.csv\n"
+               "time_format = seconds\ntime_column = t\nprompt_column = p\noutput_column = o\nspeedup = 2\n"
+               "[pool cpu]\nservice_ms = const(1)\n", f, sizeof f);
+    cr_assert_eq(scenario_load(&sc, f, NULL, 0, err, sizeof err), 0, "%s", err);
+    cr_expect(fabs(scenario_expected_duration_s(&sc) - 1.0) < 1e-9, "%g", scenario_expected_duration_s(&sc));
+    scenario_free(&sc);
 }
 
 /* ---- item 1: the stall guard ------------------------------------------------------ */
