@@ -215,6 +215,14 @@ static int cmd_run(int argc, char **argv)
     if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (seed_given) sc.seed = seed;
     if (ts_path || ts_interval > 0) sc.ts_interval_s = ts_interval > 0 ? ts_interval : ALERT_DEFAULT_INTERVAL_S;
+    if (sc.ts_interval_s > 0) {   /* before anything is written */
+        char msg[512];
+        if (ts_check_count(scenario_expected_duration_s(&sc), sc.ts_interval_s, msg, sizeof msg) != 0) {
+            snprintf(err, sizeof err, "run: %s: %s", ts_interval > 0 ? "--interval" : "--timeseries (default interval)", msg);
+            say(err);
+            goto done;
+        }
+    }
     /* Refused before the run, as the database is. */
     if (ts_path && cu_check_out("run", "--timeseries", ts_path, err, sizeof err) != 0) { say(err); goto done; }
     if (open_for_lookup(path, store, &db, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }

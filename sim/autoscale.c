@@ -3,6 +3,7 @@
  * after a cooldown, and the replica-seconds integrals behind the cost. */
 #include "autoscale.h"
 #include "errmsg.h"
+#include "simtime.h"
 
 #include <math.h>
 #include <string.h>
@@ -51,6 +52,10 @@ int as_check(const as_cfg *c, const char **key, char *err, size_t errlen)
     } else if (!(c->interval_s > 0) || !isfinite(c->interval_s)) {
         k = "autoscale_interval_s";
         errmsg_set(err, errlen, "must be > 0, got %g", c->interval_s);
+    } else if (c->interval_s < SIMTIME_RESOLUTION_S) {
+        k = "autoscale_interval_s";
+        errmsg_set(err, errlen, "%g s is below the clock's resolution (1 ns): the evaluations would repeat "
+                   "in the same instant, without end", c->interval_s);
     } else if (!(c->provision_s >= 0) || !isfinite(c->provision_s)) {
         k = "provision_s";
         errmsg_set(err, errlen, "must be >= 0 (a delay), got %g", c->provision_s);

@@ -12,6 +12,7 @@
  * somebody else's event.
  */
 #include <assert.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "evq.h"
 
@@ -42,6 +43,15 @@ struct evq {
     hent *heap;           /* scheduled events (cancelled ones included), heap-ordered on (t, seq) */
     uint32_t n;           /* entries in heap */
     uint32_t live;        /* of those, not cancelled */
+    uint64_t stall_limit; /* events in a row at one instant that stop the run (evq.h) */
+    uint64_t stall_left;  /* events still allowed at the current instant, count */
+    evq_handler stall_h;  /* EVQ_STALLED (or while looking for it): the event to blame */
+    void *stall_subject;  /* its subject */
+    int stall_rank;       /* its namer's answer (EVQ_NAME_*, 0: none named it) */
+    int stall_seen;       /* events looked at after the limit at instant stall_at, count */
+    simtime_t stall_at;   /* the instant of that search, ns */
+    evq_namer namers[EVQ_MAX_NAMERS];   /* evq_add_namer() */
+    int nnamers;          /* of those, used */
 };
 
 #define NO_SLOT UINT32_MAX
@@ -106,11 +116,16 @@ static int grow(evq *q)
     return 0;
 }
 
+size_t evq_event_bytes(void) { return 2 * (sizeof(slot) + sizeof(hent)); }
+
 evq *evq_new(void)
 {
     evq *q = calloc(1, sizeof *q);
     if (!q) return NULL;
     q->free_head = NO_SLOT;
+    q->stall_limit = EVQ_STALL_EVENTS;
+    q->stall_left = EVQ_STALL_EVENTS + 1;   /* no event has run at instant 0 yet */
+    q->stall_at = -1;                         /* no search yet */
     if (grow(q) != 0) { evq_free(q); return NULL; }
     return q;
 }
@@ -129,6 +144,64 @@ size_t evq_pending(const evq *q) { return q->live; }
 void evq_stop(evq *q) { q->stopped = 1; }
 int evq_overflowed(const evq *q) { return q->error; }
 simtime_t evq_failed_time(const evq *q) { return q->failed_t; }
+
+void evq_set_stall_limit(evq *q, uint64_t n)
+{
+    q->stall_limit = n > 0 ? n : 1;
+    q->stall_left = q->stall_limit + 1;   /* as at the start: set before the run */
+}
+
+const void *evq_stall_subject(const evq *q) { return q->error == EVQ_STALLED ? q->stall_subject : NULL; }
+
+void evq_progress(evq *q)
+{
+    q->stall_left = q->stall_limit;
+    q->stall_seen = 0;
+}
+
+int evq_add_namer(evq *q, evq_namer namer)
+{
+    for (int i = 0; i < q->nnamers; i++)
+        if (q->namers[i] == namer) return 0;
+    if (q->nnamers == EVQ_MAX_NAMERS) return -1;
+    q->namers[q->nnamers++] = namer;
+    return 0;
+}
+
+/* The namers' answer for (H, SUBJECT), written into BUF (0: none knows it). */
+static int name_of(const evq *q, evq_handler h, const void *subject, char *buf, size_t n)
+{
+    int rank = 0;
+    for (int i = 0; i < q->nnamers && !rank; i++) rank = q->namers[i](h, subject, buf, n);
+    return rank;
+}
+
+/* Past the stall limit, event (H, SUBJECT) is next: keeps it as the one to
+ * blame if it is the best named so far.  Returns 1 when the search is over
+ * (a period found, or EVQ_STALL_SAMPLE events seen), else 0. */
+static int stall_pick(evq *q, evq_handler h, void *subject)
+{
+    char buf[8];
+    int rank = name_of(q, h, subject, buf, sizeof buf);
+    if (q->stall_at != q->now) {      /* a new search (the clock moved since the last one) */
+        q->stall_at = q->now;
+        q->stall_seen = 0;
+    }
+    if (q->stall_seen++ == 0 || rank > q->stall_rank) {
+        q->stall_h = h;
+        q->stall_subject = subject;
+        q->stall_rank = rank;
+    }
+    return rank == EVQ_NAME_PERIOD || q->stall_seen >= EVQ_STALL_SAMPLE;
+}
+
+uint64_t evq_stall_name(const evq *q, char *buf, size_t n)
+{
+    if (n > 0) buf[0] = '\0';
+    if (q->error != EVQ_STALLED) return 0;
+    if (!name_of(q, q->stall_h, q->stall_subject, buf, n) && n > 0) snprintf(buf, n, "an event of an unknown module");
+    return q->stall_limit;
+}
 
 evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
 {
@@ -218,6 +291,16 @@ uint64_t evq_run(evq *q, simtime_t until)
             continue;
         }
         if (top.t > until) break;
+        /* The stall guard (evq.h): one compare while the clock moves. */
+        if (top.t != q->now) q->stall_left = q->stall_limit;
+        else if (--q->stall_left == 0) {
+            if (stall_pick(q, h, x->subject)) {
+                q->error = EVQ_STALLED;
+                q->failed_t = top.t;
+                break;
+            }
+            q->stall_left = 1;        /* the next event at this instant is looked at too */
+        }
         void *subject = x->subject;
         int64_t arg = x->arg;
         assert(top.t >= q->now);

@@ -3,6 +3,7 @@
  * slow replicas. */
 #include "fault.h"
 #include "errmsg.h"
+#include "simtime.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -28,6 +29,10 @@ int fault_check(const fault_cfg *c, const char **key, char *err, size_t errlen)
         k = "fail_after_s";
         errmsg_set(err, errlen, "mean time to failure must be > 0, got %g "
                    "(a replica would fail again at once)", c->fail_after_s.mean);
+    } else if (c->failures && c->fail_after_s.mean < SIMTIME_RESOLUTION_S) {
+        k = "fail_after_s";
+        errmsg_set(err, errlen, "mean time to failure %g s is below the clock's resolution (1 ns): a replica "
+                   "would fail again in the same instant, without end", c->fail_after_s.mean);
     } else if (!(c->slow_fraction >= 0 && c->slow_fraction <= 1)) {
         k = "slow_fraction";
         errmsg_set(err, errlen, "must be a share in [0, 1], got %g", c->slow_fraction);
@@ -38,6 +43,10 @@ int fault_check(const fault_cfg *c, const char **key, char *err, size_t errlen)
         k = "pause_every_s";
         errmsg_set(err, errlen, "mean time between pauses must be > 0, got %g",
                    c->pause_every_s.mean);
+    } else if (c->pauses && c->pause_every_s.mean < SIMTIME_RESOLUTION_S) {
+        k = "pause_every_s";
+        errmsg_set(err, errlen, "mean time between pauses %g s is below the clock's resolution (1 ns): a replica "
+                   "would pause again in the same instant, without end", c->pause_every_s.mean);
     } else if (c->pauses && !(c->pause_s.mean > 0)) {
         k = "pause_s";
         errmsg_set(err, errlen, "mean pause must be > 0, got %g", c->pause_s.mean);

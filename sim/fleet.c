@@ -38,6 +38,7 @@ struct fleet {
     fleet_result res;      /* filled at window close */
     int closed;            /* the window has closed */
     int oom;               /* an event could not be scheduled */
+    char name[96];         /* the pool's section ("pool NAME"), for the stall report */
 };
 
 /* Units paid for now: all but OFF, and but DOWN unless paid_while_down. */
@@ -224,6 +225,25 @@ static void on_evaluate(evq *q, void *subject, int64_t arg)
         return;
 }
 
+double fleet_unit_bytes(void)
+{
+    return (double) (sizeof(unit) + sizeof(gsl_rng) + gsl_rng_mt19937->size + 2 * evq_event_bytes() + 64);
+}
+
+/* The stall report's name of a fleet event (evq_namer). */
+static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
+{
+    const char *what = h == on_fail ? "fail_after_s (a unit's failures)"
+                     : h == on_repaired ? "repair_s (a unit's repairs)"
+                     : h == on_ready ? "a unit coming up (repair_s, provision_s, startup_s)"
+                     : h == on_pause ? "pause_every_s, pause_s (a unit's pauses)"
+                     : h == on_evaluate ? "autoscale_interval_s (the autoscaler's evaluations)" : NULL;
+    if (!what) return 0;
+    snprintf(buf, n, "[%s] %s", ((const fleet *) subject)->name, what);
+    /* Failures, pauses and evaluations renew themselves; repairs and restarts follow failures. */
+    return h == on_fail || h == on_pause || h == on_evaluate ? EVQ_NAME_PERIOD : EVQ_NAME_OTHER;
+}
+
 fleet *fleet_new(const fleet_cfg *c, evq *q, uint64_t seed, const char *name,
                  const fleet_units *ops)
 {
@@ -233,6 +253,8 @@ fleet *fleet_new(const fleet_cfg *c, evq *q, uint64_t seed, const char *name,
     f->c = *c;
     f->q = q;
     f->ops = *ops;
+    snprintf(f->name, sizeof f->name, "%s", name);
+    evq_add_namer(q, name_event);
     f->n = c->autoscale ? c->as.max_replicas : c->units;
     f->initial = c->units;
     if (c->autoscale) {

@@ -76,6 +76,11 @@ typedef struct fleet fleet;
  * "NAME/unit I"), with units 0..initial-1 up at time 0 and their first
  * failures scheduled; the autoscaler's first evaluation is at interval_s.
  * Returns NULL when out of memory (or an event could not be scheduled). */
+/* Memory one unit of a fleet takes, bytes: its record, its own random stream
+ * (an MT19937 state, 5 KB) and two pending events (failure, pause), plus 64
+ * bytes for the station's per-unit arrays; for scenario_check_memory. */
+double fleet_unit_bytes(void);
+
 fleet *fleet_new(const fleet_cfg *c, evq *q, uint64_t seed, const char *name,
                  const fleet_units *ops);
 void fleet_free(fleet *f);

@@ -28,6 +28,8 @@ struct gwattr {
                                  cache_ttl -1 and no system prompt (gwattr_fill's short path) */
 };
 
+size_t gwattr_session_bytes(void) { return sizeof(gw_session); }
+
 gwattr *gwattr_new(const workload_cfg *w, uint64_t seed)
 {
     gwattr *g = calloc(1, sizeof *g);

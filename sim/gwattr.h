@@ -23,6 +23,10 @@
 
 typedef struct gwattr gwattr;
 
+/* Memory one open session of a class with turns takes, bytes (one per
+ * closed-loop user, or per `sessions` in open loop); for scenario_check_memory. */
+size_t gwattr_session_bytes(void);
+
 /* The attribute source for W's classes under run seed SEED.  NULL when out of
  * memory; a workload without any of the keys gives a source that does nothing. */
 gwattr *gwattr_new(const workload_cfg *w, uint64_t seed);

@@ -35,6 +35,11 @@ typedef struct station_kind {
     station *(*make)(const pool_cfg *cfg, const station_env *env);
     /* Frees what parse allocated in P (NULL: nothing). */
     void (*free_cfg)(pool_cfg *p);
+    /* Memory a station of the kind needs beyond the common part for what its
+     * keys size (a result cache's intents), bytes, for scenario_check_memory:
+     * *KEY gets the key that asks the most and WHAT (N bytes) a phrase saying
+     * what it is ("1e+09 intents (48 bytes each...)").  NULL: nothing. */
+    double (*footprint)(const scenario *s, const pool_cfg *p, const char **key, char *what, size_t n);
     int min_next;             /* fewest out-edges (`next` names) it needs */
     int max_next;             /* most out-edges it can use (0: any number) */
     unsigned flags;           /* KIND_* */

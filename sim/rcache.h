@@ -86,4 +86,11 @@ double rcache_zipf_prob(const rcache_zipf *z, size_t i);
 
 void rcache_zipf_free(rcache_zipf *z);
 
+/* Memory estimates for scenario_check_memory, bytes: a Zipf table of K intents
+ * at its peak (the probabilities, the alias table and gsl_ran_discrete_preproc's
+ * work arrays: 48 bytes per intent), and a cache holding N entries (an entry
+ * and its share of the buckets, doubled for growth: 80 bytes each). */
+#define RCACHE_ZIPF_BYTES_PER_INTENT 48.0
+#define RCACHE_BYTES_PER_ENTRY 80.0
+
 #endif

@@ -117,6 +117,14 @@ static void on_pause(evq *q, void *subject, int64_t arg)
     if (run + len < simtime_to_s(left)) station_after(&R->st, simtime_from_s(len + run), on_pause, R, 0);
 }
 
+/* The stall report's name of a router event (evq_namer). */
+static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
+{
+    if (h != on_pause && h != on_pause_end) return 0;
+    snprintf(buf, n, "[pool %s] pause_every_s, pause_s (the gateway's pauses)", ((const router *) subject)->st.cfg->name);
+    return h == on_pause ? EVQ_NAME_PERIOD : EVQ_NAME_OTHER;   /* a pause's end follows its start */
+}
+
 static void arrive(station *st, request *r)
 {
     router *R = (router *) st;
@@ -209,6 +217,7 @@ static station *router_new(const pool_cfg *cfg, const station_env *env)
         }
     }
     if (rc->pauses) {
+        evq_add_namer(env->q, name_event);
         char name[96];
         snprintf(name, sizeof name, "router %s/pause", cfg->name);
         if (!(R->prng = rng_stream(env->seed, name))) {
@@ -267,6 +276,9 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
         if (scn_dist(x, sec, "pause_every_s", NULL, &c->pause_every_s)) return -1;
         if (!(c->pause_every_s.mean > 0))
             return scn_fail(x, sec, "pause_every_s", "mean must be > 0 (else the gateway pauses without end)");
+        if (c->pause_every_s.mean < SIMTIME_RESOLUTION_S)
+            return scn_fail(x, sec, "pause_every_s", "mean %g s is below the clock's resolution (1 ns): the gateway "
+                            "would pause again in the same instant, without end", c->pause_every_s.mean);
         if (scn_dist(x, sec, "pause_s", NULL, &c->pause_s)) return -1;
         if (c->pause_s.mean < 0) return scn_fail(x, sec, "pause_s", "mean must be >= 0 (a length)");
         c->pauses = 1;

@@ -21,6 +21,12 @@
 #include "kind.h"
 #include "llm.h"
 #include "pool.h"
+#include "router.h"
+#include "evq.h"
+#include "fleet.h"
+#include "gwattr.h"
+#include "rcache.h"
+#include "request.h"
 #include "simtime.h"
 
 enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32, K_CLASS = 64, K_CLIENT = 128 };
@@ -1016,6 +1022,80 @@ static int check_clock(ctx *x)
     return 0;
 }
 
+double scenario_expected_duration_s(const scenario *s)
+{
+    const workload_cfg *w = &s->wl;
+    double n = (double) s->warmup + (double) s->requests;   /* arrivals the run needs at least */
+    if (w->arrival == ARRIVAL_USERS)   /* each user's requests follow one another, a think time apart at least */
+        return w->users > 0 ? n / w->users * (w->think.mean > 0 ? w->think.mean / 1e3 : 0) + w->ramp_users_s : 0;
+    if (w->arrival == ARRIVAL_TRACE) {
+        if (w->tr.n == 0 || !(w->speedup > 0)) return 0;
+        if (!w->loop || n <= (double) w->tr.n)   /* the time of the last row the run needs */
+            return w->tr.t[(n < (double) w->tr.n ? (size_t) n : w->tr.n) - 1] / w->speedup;
+        double rate = scenario_arrival_rate(s);
+        return rate > 0 && isfinite(rate) ? n / rate : 0;
+    }
+    return w->rate > 0 ? n / w->rate : 0;
+}
+
+/* Expected self-renewing events of KEY in section SEC: UNITS x DURATION_S /
+ * CYCLE_S (the mean cycle, s: CYCLE names its parts) x EACH (events per cycle),
+ * refused beyond SCENARIO_MAX_PERIODIC_EVENTS.  Returns 0 or -1 with the message. */
+static int check_period(ctx *x, const char *sec, const char *key, double units, double duration_s, double cycle_s,
+                        const char *cycle, int each)
+{
+    double n = units * duration_s / cycle_s * each;
+    if (!(n > SCENARIO_MAX_PERIODIC_EVENTS)) return 0;
+    const cfg_entry *e;
+    val(x, sec, key, &e);
+    return fail(x, e, sec, key, "%g unit%s x %.4g s of expected simulated time / a mean cycle of %g s (%s) x %d event%s "
+                "each = %.3g events, more than the %.0e a run may hold (lengthen the period or shorten the run)",
+                units, units == 1 ? "" : "s", duration_s, cycle_s, cycle, each, each == 1 ? "" : "s", n,
+                SCENARIO_MAX_PERIODIC_EVENTS);
+}
+
+/* Rejects self-renewing events too many to run: failures, pauses and
+ * autoscaler evaluations whose expected number over the run's expected
+ * simulated time (scenario_expected_duration_s) exceeds
+ * SCENARIO_MAX_PERIODIC_EVENTS.  (Periods below the clock's resolution are
+ * refused where they are parsed.)  Returns 0 or -1 with a message naming the key. */
+static int check_periods(ctx *x)
+{
+    scenario *s = x->s;
+    double t = scenario_expected_duration_s(s);
+    if (!(t > 0)) return 0;   /* unknown beforehand: the stall guard (evq.h) still bounds a stall */
+    for (int i = 0; i < s->npools; i++) {
+        const pool_cfg *p = &s->pools[i];
+        char sec[80];
+        snprintf(sec, sizeof sec, "pool %s", p->name);
+        if (p->kind == &router_kind) {
+            const router_cfg *r = p->ext;
+            if (r && r->pauses &&   /* two events each: the pause and its end */
+                check_period(x, sec, "pause_every_s", 1, t, r->pause_every_s.mean + r->pause_s.mean,
+                             "pause_every_s + pause_s", 2))
+                return -1;
+            continue;
+        }
+        const fleet_cfg *f = p->fleet;
+        if (!f) continue;
+        double units = f->autoscale ? f->as.max_replicas : f->units;
+        /* A failure is three events (the failure, the repair, the unit coming
+         * up); a pause one; an evaluation one. */
+        if (f->fault.failures &&
+            check_period(x, sec, "fail_after_s", units, t, f->fault.fail_after_s.mean + f->fault.repair_s.mean,
+                         "fail_after_s + repair_s", 3))
+            return -1;
+        if (f->fault.pauses &&
+            check_period(x, sec, "pause_every_s", units, t, f->fault.pause_every_s.mean + f->fault.pause_s.mean,
+                         "pause_every_s + pause_s", 1))
+            return -1;
+        if (f->autoscale && check_period(x, sec, "autoscale_interval_s", 1, t, f->as.interval_s,
+                                         "autoscale_interval_s", 1))
+            return -1;
+    }
+    return 0;
+}
+
 int scenario_load(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen)
 {
     gsl_set_error_handler_off();   /* errors come back as status codes and NULLs (checked) */
@@ -1084,7 +1164,7 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         if (s->wl.target < 0) return fail(&x, e, "workload", "target", "no pool named '%s'", t);
     }
     if (build_classes(&x)) return -1;
-    if (check_clock(&x)) return -1;
+    if (check_clock(&x) || check_periods(&x)) return -1;
     int has_llm = 0;
     for (int i = 0; i < s->npools; i++) has_llm |= (s->pools[i].kind->flags & KIND_TOKENS) != 0;
     /* [slo CLASS] sections name the [class NAME] sections. */
@@ -1125,38 +1205,131 @@ int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen)
 /* The simulation's own histograms and calendar. */
 #define SIM_BYTES (6 * 16 * 8192.0 + 65536.0)
 
-double scenario_footprint(const scenario *s)
+/* One part of the memory estimate: BYTES that KEY of section SEC asks for;
+ * WHAT says how ("1e+09 intents (48 bytes each...)"). */
+typedef struct mem_part {
+    double bytes;             /* bytes */
+    char sec[80];             /* the section */
+    const char *key;          /* the key that sizes it */
+    char what[256];           /* a phrase for the message */
+    int llm;                  /* an LLM pool's replicas (the message of scenario_check_memory names max_batch too) */
+    int pool;                 /* that pool's index */
+} mem_part;
+
+/* Keeps P in *WORST when it asks more than what *WORST holds. */
+static void mem_keep(mem_part *worst, const mem_part *p)
+{
+    if (worst && p->bytes > worst->bytes) *worst = *p;
+}
+
+/* The estimate of scenario_footprint; *WORST (when not NULL) gets the part
+ * that asks the most (bytes 0: none beyond the fixed state). */
+static double footprint(const scenario *s, mem_part *worst)
 {
     double b = SIM_BYTES;
+    mem_part p;
+    if (worst) memset(worst, 0, sizeof *worst);
     for (int i = 0; i < s->npools; i++) {
+        const pool_cfg *c = &s->pools[i];
         b += POOL_BYTES;
-        if (s->pools[i].kind == &llm_kind) b += llm_footprint(&s->pools[i].llm);
+        if (c->kind == &llm_kind) {
+            llm_cfg L = c->llm;   /* an autoscaled pool allocates its replicas up to max_replicas */
+            if (c->fleet && c->fleet->autoscale && c->fleet->as.max_replicas > L.replicas) L.replicas = c->fleet->as.max_replicas;
+            memset(&p, 0, sizeof p);
+            p.bytes = llm_footprint(&L);
+            snprintf(p.sec, sizeof p.sec, "pool %s", c->name);
+            p.llm = 1;
+            p.pool = i;
+            b += p.bytes;
+            mem_keep(worst, &p);
+        }
+        if (c->fleet) {   /* each unit's record and random stream */
+            memset(&p, 0, sizeof p);
+            double units = c->fleet->autoscale ? c->fleet->as.max_replicas : c->fleet->units;
+            p.bytes = units * fleet_unit_bytes();
+            snprintf(p.sec, sizeof p.sec, "pool %s", c->name);
+            p.key = c->fleet->autoscale ? "max_replicas" : c->kind == &llm_kind ? "replicas" : "servers";
+            snprintf(p.what, sizeof p.what, "%g units with failures, pauses, autoscaling or cold starts "
+                     "(%.0f bytes each: a random stream and events)", units, fleet_unit_bytes());
+            b += p.bytes;
+            mem_keep(worst, &p);
+        }
+        if (c->kind->footprint) {
+            memset(&p, 0, sizeof p);
+            p.bytes = c->kind->footprint(s, c, &p.key, p.what, sizeof p.what);
+            snprintf(p.sec, sizeof p.sec, "pool %s", c->name);
+            b += p.bytes;
+            mem_keep(worst, &p);
+        }
+    }
+    const workload_cfg *w = &s->wl;
+    if (w->arrival == ARRIVAL_USERS) {   /* each user has an arrival pending or a request in the system */
+        memset(&p, 0, sizeof p);
+        double each = (double) (evq_event_bytes() + sizeof(request));
+        p.bytes = (double) w->users * each;
+        snprintf(p.sec, sizeof p.sec, "workload");
+        p.key = "users";
+        snprintf(p.what, sizeof p.what, "%d users (%.0f bytes each: a request and an event)", w->users, each);
+        b += p.bytes;
+        mem_keep(worst, &p);
+    }
+    for (int i = 0; i < w->nclasses; i++) {
+        const wl_class *c = &w->classes[i];
+        char sec[80];
+        snprintf(sec, sizeof sec, "class %s", c->name);
+        /* A key of the class's own section, else of [workload] (gateway_class_keys). */
+#define SEC_OF(key) (c->name[0] && cfg_get(&s->raw, sec, key) ? sec : "workload")
+        if (c->intents > 0) {
+            memset(&p, 0, sizeof p);
+            p.bytes = (double) c->intents * RCACHE_ZIPF_BYTES_PER_INTENT;
+            snprintf(p.sec, sizeof p.sec, "%s", SEC_OF("intents"));
+            p.key = "intents";
+            snprintf(p.what, sizeof p.what, "%lld intents (%g bytes each: their popularity table)",
+                     (long long) c->intents, RCACHE_ZIPF_BYTES_PER_INTENT);
+            b += p.bytes;
+            mem_keep(worst, &p);
+        }
+        if (c->has_turns && w->arrival != ARRIVAL_USERS) {   /* closed loop: one per user, counted with users */
+            memset(&p, 0, sizeof p);
+            p.bytes = (double) c->sessions * (double) gwattr_session_bytes();
+            snprintf(p.sec, sizeof p.sec, "%s", SEC_OF("sessions"));
+            p.key = "sessions";
+            snprintf(p.what, sizeof p.what, "%d sessions (%zu bytes each)", c->sessions, gwattr_session_bytes());
+            b += p.bytes;
+            mem_keep(worst, &p);
+        } else if (c->has_turns)
+            b += (double) w->users * (double) gwattr_session_bytes();
+#undef SEC_OF
     }
     return b;
 }
 
+double scenario_footprint(const scenario *s)
+{
+    return footprint(s, NULL);
+}
+
 int scenario_check_memory(const scenario *s, double budget, char *err, size_t errlen)
 {
-    double need = scenario_footprint(s);
+    mem_part worst;
+    double need = footprint(s, &worst);
     if (need <= budget) return 0;
     ctx x = { (scenario *) s, err, errlen };
-    /* Blame the LLM pool that asks the most, else the number of pools. */
-    int worst = -1;
-    double wb = 0;
-    for (int i = 0; i < s->npools; i++)
-        if (s->pools[i].kind == &llm_kind && llm_footprint(&s->pools[i].llm) > wb) {
-            wb = llm_footprint(&s->pools[i].llm);
-            worst = i;
-        }
-    if (worst >= 0 && wb > need / 2) {
-        const pool_cfg *p = &s->pools[worst];
-        char sec[80];
-        snprintf(sec, sizeof sec, "pool %s", p->name);
-        const cfg_entry *e;
-        const char *key = val(&x, sec, "replicas", &e) ? "replicas" : "max_batch";
-        if (!e) val(&x, sec, key, &e);
-        return fail(&x, e, sec, key, "%d replicas with max_batch %d need about %.3g GB of memory, more than the %.3g GB "
-                    "this process may use", p->llm.replicas, p->llm.max_batch, need / 1e9, budget / 1e9);
+    const cfg_entry *e;
+    /* Blame the part that asks the most when it is most of it, else the number of pools. */
+    if (worst.bytes > need / 2 && worst.llm) {
+        const pool_cfg *p = &s->pools[worst.pool];
+        const char *key = val(&x, worst.sec, "replicas", &e) ? "replicas" : "max_batch";
+        if (p->fleet && p->fleet->autoscale && p->fleet->as.max_replicas > p->llm.replicas) key = "max_replicas";
+        if (!e) val(&x, worst.sec, key, &e);
+        return fail(&x, e, worst.sec, key, "%d replicas with max_batch %d need about %.3g GB of memory, more than the %.3g GB "
+                    "this process may use", !strcmp(key, "max_replicas") ? p->fleet->as.max_replicas : p->llm.replicas,
+                    p->llm.max_batch, need / 1e9, budget / 1e9);
+    }
+    if (worst.bytes > need / 2) {
+        val(&x, worst.sec, worst.key, &e);
+        return fail(&x, e, worst.sec, worst.key, "%s need about %.3g GB of memory, more than the %.3g GB this process may use",
+                    worst.what, need / 1e9, budget / 1e9);
     }
     snprintf(err, errlen, "%s: %d pools need about %.3g GB of memory, more than the %.3g GB this process may use",
              s->raw.path, s->npools, need / 1e9, budget / 1e9);

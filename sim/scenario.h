@@ -122,6 +122,18 @@ void scenario_print_keys(FILE *out);
  * times speedup; schedules: the long-run rate); NAN for closed-loop users. */
 double scenario_arrival_rate(const scenario *s);
 
+/* The run's expected simulated time, s: the arrivals it needs (warm-up and
+ * measured requests) at the mean rate, or the time of the trace's last row it
+ * needs; for closed-loop users a lower bound (their think times); 0 when
+ * unknown.  An estimate made before the run (a saturated run lasts longer). */
+double scenario_expected_duration_s(const scenario *s);
+
+/* Most self-renewing events (a unit's failures or pauses, a pool's autoscaler
+ * evaluations, a gateway's pauses) one key may expect over the run's expected
+ * simulated time: each is an event, so 10^8 of them are some 10 s of the
+ * engine (about 10^7 events/s) and more is refused at load, naming the key. */
+#define SCENARIO_MAX_PERIODIC_EVENTS 1e8
+
 /* ---- for station kinds: reading their keys (kind.h) -----------------------
  * Each getter reads KEY of section SEC (DEF when absent) and returns 0, or -1
  * with the one-line error "FILE:LINE: [SEC] KEY: what is wrong" set. */

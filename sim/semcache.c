@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,6 +241,21 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     return 0;
 }
 
+/* The kind's footprint hook (kind.h): the intents' Zipf table and the entries
+ * the cache may come to hold (its capacity, the intents, the run's requests:
+ * whichever is least). */
+static double footprint(const scenario *s, const pool_cfg *p, const char **key, char *what, size_t n)
+{
+    const semcache_cfg *c = p->ext;
+    double k = (double) c->intents, held = k;
+    if (c->capacity > 0 && (double) c->capacity < held) held = (double) c->capacity;
+    if ((double) s->requests + (double) s->warmup < held) held = (double) s->requests + (double) s->warmup;
+    *key = "intents";
+    snprintf(what, n, "%g intents (%g bytes each for their popularity table, %g per cached answer)", k,
+             RCACHE_ZIPF_BYTES_PER_INTENT, RCACHE_BYTES_PER_ENTRY);
+    return k * RCACHE_ZIPF_BYTES_PER_INTENT + held * RCACHE_BYTES_PER_ENTRY;
+}
+
 const station_kind semcache_kind = {
     .name = "result_cache",
     .help = "a semantic result cache: hits answer here, misses go on to `next` and are stored on return",
@@ -247,6 +263,7 @@ const station_kind semcache_kind = {
     .parse = parse,
     .make = semcache_new,
     .free_cfg = free_cfg,
+    .footprint = footprint,
     .min_next = 1,
     .max_next = 1,
     .flags = KIND_GATEWAY,

@@ -409,6 +409,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     r->id = s->next_id++;
     r->arrival = evq_now(q);
+    evq_progress(q);          /* arrivals are bounded (arrival_cap): not a stall */
     if (!s->opened && warmup_ready(&s->wu, r->id, s->reqs.live - 1)) {   /* live counts R itself */
         s->opened = 1;
         s->wstart = r->id;
@@ -442,6 +443,18 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     if (!s->closed) schedule_next(s);
     station_enter(s->st[r->target], r);
+}
+
+/* The stall report's name of the engine's own events (evq_namer). */
+static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
+{
+    (void) subject;
+    const char *what = h == on_arrival ? "[workload] arrivals"
+                     : h == on_client_timeout ? "[client] timeout_ms (the client's timeouts)"
+                     : h == on_retry ? "[client] retries (the client's retries)" : NULL;
+    if (!what) return 0;
+    snprintf(buf, n, "%s", what);
+    return EVQ_NAME_OTHER;   /* bounded: arrivals by the cap, retries by their number */
 }
 
 /* ---- results -------------------------------------------------------------- */
@@ -684,6 +697,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     out->pools = calloc((size_t) sc->npools, sizeof *out->pools);
     out->npools = sc->npools;
     s.q = evq_new();
+    if (s.q) evq_add_namer(s.q, name_event);
     s.st = calloc((size_t) sc->npools, sizeof *s.st);
     s.src = wl_new(&sc->wl, seed, s.has_llm);
     s.closed = sc->wl.arrival == ARRIVAL_USERS;
@@ -761,7 +775,12 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         ts_gauges g;
         ts_gauge(&s, &g);
         if (ts_close_at(s.ts, evq_now(s.q), &g) != 0 || ts_failed(s.ts)) {
-            snprintf(err, errlen, "out of memory (time series)");
+            if (ts_overflowed(s.ts))   /* the run outlasted the estimate ts_check_count was given */
+                snprintf(err, errlen, "%s: the time series passed %d intervals of %g s at %.6g s of simulated time "
+                         "(the run lasted longer than expected): the run was stopped; use a longer --interval",
+                         sc->raw.path, TS_MAX_INTERVALS, sc->ts_interval_s, simtime_to_s(evq_now(s.q)));
+            else
+                snprintf(err, errlen, "out of memory (time series)");
             goto done;
         }
         out->ts = s.ts;
@@ -769,7 +788,17 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     if (evq_overflowed(s.q)) {
         /* The clock's contract (simtime.h): an event past the horizon ends the run. */
-        if (evq_overflowed(s.q) == EVQ_BEYOND_HORIZON)
+        if (evq_overflowed(s.q) == EVQ_STALLED) {
+            /* The stall guard (evq.h): what kept firing, by its module's name,
+             * else by the pool whose event it is. */
+            char what[256];
+            uint64_t n = evq_stall_name(s.q, what, sizeof what);
+            for (int i = 0; i < s.nst && !strcmp(what, "an event of an unknown module"); i++)
+                if (evq_stall_subject(s.q) == s.st[i]) snprintf(what, sizeof what, "an event of [pool %s]", sc->pools[i].name);
+            snprintf(err, errlen, "%s: simulated time stopped advancing at %.9g s: over %llu events in a row at that "
+                     "instant; what kept firing: %s (a period or duration drawn below the clock's resolution, 1 ns, "
+                     "keeps renewing it)", sc->raw.path, simtime_to_s(evq_failed_time(s.q)), (unsigned long long) n, what);
+        } else if (evq_overflowed(s.q) == EVQ_BEYOND_HORIZON)
             snprintf(err, errlen, "%s: simulated time would pass the clock's range (%.0f years) after %llu arrivals, "
                      "at %.4g s: a service time, step time, gap or timeout is too long",
                      sc->raw.path, SIMTIME_HORIZON_S / (365.25 * 86400), (unsigned long long) s.next_id,

@@ -33,6 +33,9 @@ typedef int64_t simtime_t;            /* nanoseconds */
 #define SIMTIME_BEYOND (SIMTIME_HORIZON + 1)
 /* Kept for callers that cap durations: the same as the horizon. */
 #define SIMTIME_MAX_SPAN SIMTIME_HORIZON
+/* The clock's resolution, s: a period or duration shorter than this rounds to
+ * 0 ns, so events renewed with it would all fall at one instant. */
+#define SIMTIME_RESOLUTION_S 1e-9
 /* The horizon in seconds and milliseconds, for load-time checks. */
 #define SIMTIME_HORIZON_S  ((double) SIMTIME_HORIZON / 1e9)
 #define SIMTIME_HORIZON_MS ((double) SIMTIME_HORIZON / 1e6)

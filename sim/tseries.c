@@ -21,6 +21,7 @@ struct tseries {
     ts_row *rows;             /* closed intervals */
     size_t n, cap;            /* rows used, allocated */
     int failed;               /* a row (or a closing event) could not be stored */
+    int over;                 /* a row came past TS_MAX_INTERVALS (failed is set too) */
     evq *q;                   /* ts_attach: the calendar closing the intervals */
     ts_gauge_fn gauge;        /* ts_attach: reads the gauges */
     void *gctx;               /* its context */
@@ -86,10 +87,15 @@ int ts_close_at(tseries *ts, simtime_t end, const ts_gauges *g)
         return ts->failed ? -1 : 0;
     if (!ts->failed && ts->n == ts->cap) {
         size_t ncap = ts->cap ? 2 * ts->cap : 256;
+        if (ncap > TS_MAX_INTERVALS) ncap = TS_MAX_INTERVALS;   /* the last doubling stops at the bound */
         ts_row *p = ts->n < TS_MAX_INTERVALS ? realloc(ts->rows, ncap * sizeof *p) : NULL;
-        if (p == NULL)
+        if (p == NULL) {
             ts->failed = 1;
-        else {
+            if (ts->n >= TS_MAX_INTERVALS) {     /* the run outlasted its estimate: no use going on */
+                ts->over = 1;
+                if (ts->q) evq_stop(ts->q);
+            }
+        } else {
             ts->rows = p;
             ts->cap = ncap;
         }
@@ -163,6 +169,17 @@ int ts_attach(tseries *ts, evq *q, ts_gauge_fn gauge, void *ctx)
 }
 
 int ts_failed(const tseries *ts) { return ts->failed; }
+int ts_overflowed(const tseries *ts) { return ts->over; }
+
+int ts_check_count(double duration_s, double interval_s, char *err, size_t errlen)
+{
+    double n = ceil(duration_s / interval_s);
+    if (!(n > TS_MAX_INTERVALS)) return 0;
+    errmsg_set(err, errlen, "%g s intervals over the run's expected %.6g s of simulated time make about %.3g "
+               "intervals, more than the %d a time series may hold (use an interval of %.3g s or longer)",
+               interval_s, duration_s, n, TS_MAX_INTERVALS, duration_s / TS_MAX_INTERVALS);
+    return -1;
+}
 
 int ts_column(const ts_row *rows, size_t n, const char *name, double *out)
 {

@@ -22,7 +22,12 @@
 #include <stdio.h>
 #include "simtime.h"
 
-#define TS_MAX_INTERVALS 10000000   /* rows kept at most (about 1.3 GB would be absurd) */
+/* Rows a series holds at most: 10^6 intervals (11.6 days at 1 s) are 112 MB of
+ * rows in memory (about 220 MB at the peak of `run`) and some 60 MB in the
+ * database; more is refused before
+ * the run (ts_check_count) and, should the run outlast its estimate, ends it
+ * (ts_overflowed). */
+#define TS_MAX_INTERVALS 1000000
 
 typedef struct ts_gauges {
     double queue;          /* requests waiting at the interval's end */
@@ -78,8 +83,18 @@ typedef void (*ts_gauge_fn)(void *ctx, ts_gauges *g);
 struct evq;
 int ts_attach(tseries *ts, struct evq *q, ts_gauge_fn gauge, void *ctx);
 
-/* 1 when a row or an event could not be stored (out of memory). */
+/* 1 when a row or an event could not be stored (out of memory, or past
+ * TS_MAX_INTERVALS). */
 int ts_failed(const tseries *ts);
+/* 1 when the series reached TS_MAX_INTERVALS rows and a further interval
+ * ended: the row is lost and the attached calendar stopped (evq_stop). */
+int ts_overflowed(const tseries *ts);
+
+/* Checks that a run of about DURATION_S seconds (scenario_expected_duration_s)
+ * cut into INTERVAL_S intervals stays within TS_MAX_INTERVALS.  Returns 0, or
+ * -1 with a message in ERR giving the count, the bound and the shortest
+ * interval that fits. */
+int ts_check_count(double duration_s, double interval_s, char *err, size_t errlen);
 
 /* The column NAME ("e2e_p99_ms", "ttft_p99_ms", "e2e_p50_ms", "ttft_p50_ms") of
  * ROWS into OUT (N values).  Returns 0, or -1 for an unknown name. */

@@ -828,6 +828,70 @@ Test(hard_property, extreme_values_never_crash_or_hang)
     cr_log_info("property: %d runs over %d keys", runs, keys);
 }
 
+/* Writes into SETS[0] the --set value that a tiny value of KEY needs beside it
+ * to take effect (the pause length, the failure to repair, autoscaling, a
+ * closed loop); TINY is the value given to a partner of the same kind.
+ * Returns how many were written (0 or 1). */
+static int prop_partners(const char *section, const char *key, const char *tiny, char sets[1][160])
+{
+    int n = 0;
+    if (!strcmp(key, "pause_every_s")) snprintf(sets[n++], 160, "%s.pause_s=%s", section, tiny);
+    else if (!strcmp(key, "pause_s")) snprintf(sets[n++], 160, "%s.pause_every_s=%s", section, tiny);
+    else if (!strcmp(key, "repair_s")) snprintf(sets[n++], 160, "%s.fail_after_s=%s", section, tiny);
+    else if (!strcmp(key, "autoscale_interval_s") || !strcmp(key, "provision_s") || !strcmp(key, "cooldown_s"))
+        snprintf(sets[n++], 160, "%s.max_replicas=4", section);
+    else if (!strcmp(key, "think_ms") || !strcmp(key, "ramp_users_s")) snprintf(sets[n++], 160, "workload.users=4");
+    return n;
+}
+
+/* Every duration key (a name ending in _s or _ms) that `latsim keys` lists for
+ * the sections of the base scenario gets the tiny periods 1e-300, 1e-12, 1e-9
+ * and 1e-6 (a distribution key as const(x) and exp(mean=x)), with the keys it
+ * needs to take effect: below the clock's resolution, or periodic events too
+ * many for the run, a key is refused at load (exit 2, one line); what gets
+ * through must end within 20 s (alarm) with exit 0..3. */
+Test(hard_property, tiny_periods_never_hang)
+{
+    char base[256];
+    write_file("base.ini", PROP_BASE, base, sizeof base);
+    FILE *k = popen(LATSIM_SH " keys", "r");
+    cr_assert_not_null(k);
+    static const char *tiny[] = { "1e-300", "1e-12", "1e-9", "1e-6" };
+    char line[512];
+    const char *section = NULL;
+    int runs = 0, keys = 0;
+    while (fgets(line, sizeof line, k)) {
+        if (line[0] == '[') { section = prop_section(line); continue; }
+        if (!section || strncmp(line, "  ", 2) != 0) continue;
+        char key[64];
+        if (sscanf(line, " %63s", key) != 1) continue;
+        size_t len = strlen(key);
+        if (!(len > 2 && !strcmp(key + len - 2, "_s")) && !(len > 3 && !strcmp(key + len - 3, "_ms"))) continue;
+        keys++;
+        int is_dist = strstr(line, "distribution") != NULL;
+        for (size_t v = 0; v < sizeof tiny / sizeof tiny[0]; v++)
+            for (int form = 0; form < (is_dist ? 2 : 1); form++) {
+                char value[64], set[256], partner[1][160];
+                if (!is_dist) snprintf(value, sizeof value, "%s", tiny[v]);
+                else snprintf(value, sizeof value, form ? "exp(mean=%s)" : "const(%s)", tiny[v]);
+                snprintf(set, sizeof set, "%s.%s=%s", section, key, value);
+                int np = prop_partners(section, key, value, partner);
+                char *args[] = { "run", base, "--no-store", "--set", set, np ? "--set" : NULL, partner[0], NULL };
+                result res = run_argv(20, args);
+                runs++;
+                cr_expect(res.rc >= 0 && res.rc <= 3, "--set '%s'%s%s: exit %d (%s)\n%s", set, np ? " --set " : "",
+                          np ? partner[0] : "", res.rc,
+                          res.rc == 128 + SIGALRM ? "hung: killed after 20 s" : "crashed or aborted", res.err);
+                if (res.rc == 1 || res.rc == 2)
+                    cr_expect_eq(lines(res.err), 1, "--set '%s': stderr is not one line:\n%s", set, res.err);
+                result_free(&res);
+            }
+    }
+    pclose(k);
+    cr_expect_geq(keys, 15, "only %d duration keys found in `latsim keys`", keys);
+    cr_log_info("tiny periods: %d runs over %d duration keys", runs, keys);
+}
+
 /* ---- automatic warm-up ---------------------------------------------------------- */
 
 TestSuite(hard_warmup, .init = setup, .fini = teardown);
