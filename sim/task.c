@@ -45,6 +45,8 @@ int task_run(const task *t, const char *dbpath, task_out *out)
     /* Look-ups only: the database file is never written here. */
     if (store_open_lookup(dbpath, &db, out->err, sizeof out->err) != 0) goto done;
     if (scenario_resolve(&sc, db, out->err, sizeof out->err) != 0) goto done;
+    /* An oversize point of a sweep, plan or check is refused as `run` refuses it. */
+    if (scenario_check_memory(&sc, scenario_memory_budget(), out->err, sizeof out->err) != 0) goto done;
     store_close(db);
     db = NULL;
     out->rate = scenario_arrival_rate(&sc);

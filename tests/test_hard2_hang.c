@@ -687,3 +687,30 @@ Test(h2hang_mem, estimate_per_key)
     scenario_free(&sc);
     store_close(h);
 }
+
+/* sweep, plan and check run the same memory check as run, for every point:
+ * an oversize point is bad input (exit 2), one line, and nothing is stored. */
+Test(h2hang_mem, sweep_plan_and_check_refuse_oversize_points)
+{
+    char c[256];
+    write_file("c.ini", CACHE, c, sizeof c);
+    write_file("big.ini", "[sim]\nrequests = 2000\nwarmup = 200\n[workload]\narrival = poisson\nrate = 56\n"
+               "[pool cache]\nkind = result_cache\nintents = 1e9\nnext = cpu\n"
+               "[pool cpu]\nkind = generic\nservers = 4\nservice_ms = exp(mean=50)\n[slo]\ne2e_p99_ms = 500\n", c, sizeof c);
+#if defined(__SANITIZE_ADDRESS__)
+    if (scenario_memory_budget() > 40e9) { cr_log_warn("skipped: more memory than the scenario asks"); return; }
+#else
+    child_as = (rlim_t) 4 << 30;
+#endif
+    char *sweep[] = { "sweep", c, "--vary", "pool cpu.servers=4:5:1", "--db", db, NULL };
+    char *plan[] = { "plan", c, "--target-rate", "50", "--search", "pool cpu.servers=4:8", "--db", db, NULL };
+    char *check[] = { "check", c, "--db", db, NULL };
+    char *const *cmds[] = { sweep, plan, check };
+    for (size_t i = 0; i < 3; i++) {
+        result r = run_argv(20, cmds[i]);
+        expect_fail(&r, 2, "[pool cache] intents: 1e+09 intents", cmds[i][0]);
+        cr_expect_neq(access(db, F_OK), 0, "%s: a database was created", cmds[i][0]);
+        result_free(&r);
+    }
+    child_as = 0;
+}
