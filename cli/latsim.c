@@ -211,6 +211,7 @@ static int cmd_run(int argc, char **argv)
     size_t ts_n = 0;
     ts_alert *alerts = NULL;
     size_t nalerts = 0;
+    int *load_sat = NULL;           /* per pool: saturated by its offered load in some replication */
     const char *path = cu_db_path(dbopt);
     if (scenario_load(&sc, file, sets, nsets, err, sizeof err) != 0) { say(err); rc = load_rc(err); goto done; }
     if (seed_given) sc.seed = seed;
@@ -233,7 +234,8 @@ static int cmd_run(int argc, char **argv)
 
     rc = 1;
     runs = calloc((size_t) reps, sizeof *runs);
-    if (!runs) { fprintf(stderr, "latsim: out of memory\n"); goto done; }
+    load_sat = calloc((size_t) sc.npools + 1, sizeof *load_sat);
+    if (!runs || !load_sat) { fprintf(stderr, "latsim: out of memory\n"); goto done; }
     char started[32];
     iso_now(started, sizeof started);
     double wall = 0;
@@ -245,6 +247,7 @@ static int cmd_run(int argc, char **argv)
             goto done;
         }
         wall += res.wall_time_s;
+        for (int p = 0; p < res.npools && p < sc.npools; p++) load_sat[p] |= res.pools[p].load_saturated;
         if (i == 0 && res.ts) {   /* the time series of the first replication */
             ts_n = ts_count(res.ts);
             ts_rows_kept = malloc((ts_n + 1) * sizeof *ts_rows_kept);
@@ -375,7 +378,7 @@ static int cmd_run(int argc, char **argv)
             const char *name = sc.pools[i].name;
             if (!(report_get(shown, name, "saturated", "value") > 0)) continue;
             double rho = report_get(shown, name, "offered_load", "value");
-            if (rho >= 1)
+            if (load_sat[i])
                 snprintf(err, sizeof err, "%s:%d: [pool %s]: saturated: offered load %.3g >= 1 (arrival rate x mean service / servers)",
                         file, sc.pools[i].line, name, rho);
             else
@@ -406,6 +409,7 @@ done:
     free(json_text);
     free(ts_rows_kept);
     free(alerts);
+    free(load_sat);
     if (db) store_close(db);
     scenario_free(&sc);
     return rc;

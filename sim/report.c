@@ -43,9 +43,29 @@ static int add(report *r, int rep, const char *scope, const char *metric, const 
 
 static const char *LAT_STATS[] = { "mean", "p50", "p90", "p95", "p99", "p999", "max" };
 
+/* The probabilities of LAT_STATS[1 .. 5]. */
+static const double LAT_PROBS[] = { 0.50, 0.90, 0.95, 0.99, 0.999 };
+
+/* Keeps the distribution of S for the rows from index ROW on.  Returns 0 or -1. */
+static int add_dist(report *r, size_t row, const stat_summary *s)
+{
+    if (r->ndist == r->capdist) {
+        size_t cap = r->capdist ? 2 * r->capdist : 16;
+        report_dist *x = realloc(r->dist, cap * sizeof *x);
+        if (!x) return -1;
+        r->dist = x;
+        r->capdist = cap;
+    }
+    r->dist[r->ndist].row = row;
+    repci_from_summary(s, &r->dist[r->ndist].d);
+    r->ndist++;
+    return 0;
+}
+
 static int add_latency(report *r, int rep, const char *scope, const char *metric, const stat_summary *s, int hide)
 {
     double v[7] = { s->mean, s->p50, s->p90, s->p95, s->p99, s->p999, s->max };
+    if (!hide && s->n > 0 && add_dist(r, r->n, s)) return -1;
     for (int i = 0; i < 7; i++)
         if (add(r, rep, scope, metric, LAT_STATS[i], (hide || s->n == 0) ? NAN : v[i])) return -1;
     return 0;
@@ -177,12 +197,45 @@ int report_flatten(const sim_result *x, int rep, report *out)
     return 0;
 }
 
+/* The index in LAT_STATS of a percentile stat (1 .. 5), else 0. */
+static int percentile_index(const char *stat)
+{
+    for (int k = 1; k <= 5; k++)
+        if (!strcmp(stat, LAT_STATS[k])) return k;
+    return 0;
+}
+
+/* Row I's percentile interval over the N runs, around MEAN, when row I is a
+ * percentile of a latency group whose distribution every run carries: sets
+ * *CI and returns 1; else returns 0.  CUR (one per run) walks the runs' dists,
+ * which come in row order; D receives their pointers. */
+static int percentile_ci(const report *runs, int n, size_t i, double mean, size_t *cur,
+                         const repci_dist **d, double *ci)
+{
+    const store_stat *row = &runs[0].rows[i];
+    int k = percentile_index(row->stat);
+    if (k == 0 || i < (size_t) k) return 0;
+    size_t g = i - (size_t) k;              /* the group's "mean" row */
+    for (int j = 0; j < n; j++) {
+        const report *x = &runs[j];
+        while (cur[j] < x->ndist && x->dist[cur[j]].row < g) cur[j]++;
+        if (cur[j] >= x->ndist || x->dist[cur[j]].row != g || g >= x->n || i >= x->n) return 0;
+        const store_stat *m = &x->rows[g];
+        if (strcmp(m->stat, "mean") || strcmp(m->scope, row->scope) || strcmp(m->metric, row->metric)) return 0;
+        d[j] = &x->dist[cur[j]].d;
+    }
+    *ci = repci_halfwidth(d, n, LAT_PROBS[k - 1], mean);
+    return 1;
+}
+
 int report_aggregate(const report *runs, int n, report *out)
 {
     memset(out, 0, sizeof *out);
     out->replications = n;
     double *v = malloc((size_t) n * sizeof *v);
-    if (!v) return -1;
+    size_t *cur = calloc((size_t) n, sizeof *cur);
+    const repci_dist **d = malloc((size_t) n * sizeof *d);
+    if (!v || !cur || !d) { free(v); free(cur); free(d); return -1; }
     for (size_t i = 0; i < runs[0].n; i++) {
         const store_stat *row = &runs[0].rows[i];
         int k = 0;
@@ -195,12 +248,16 @@ int report_aggregate(const report *runs, int n, report *out)
         if (k == n && k > 0) {              /* a statistic missing in one run (saturated) stays missing */
             mean = gsl_stats_mean(v, 1, (size_t) k);
             if (k > 1) ci = gsl_cdf_tdist_Pinv(0.975, k - 1) * gsl_stats_sd(v, 1, (size_t) k) / sqrt(k);
+            double pci;
+            if (k > 1 && percentile_ci(runs, n, i, mean, cur, d, &pci)) ci = pci;
         }
         if (!strcmp(row->metric, "saturated") && k > 0) mean = gsl_stats_max(v, 1, (size_t) k);
-        if (add(out, -1, row->scope, row->metric, row->stat, mean)) { free(v); return -1; }
+        if (add(out, -1, row->scope, row->metric, row->stat, mean)) { free(v); free(cur); free(d); return -1; }
         out->rows[out->n - 1].ci95 = ci;
     }
     free(v);
+    free(cur);
+    free(d);
     /* CDF points: the mean quantile over the replications. */
     int same = 1;
     for (int j = 1; j < n; j++) same &= runs[j].ncdf == runs[0].ncdf;
@@ -610,5 +667,6 @@ void report_free(report *r)
     }
     free(r->rows);
     free(r->cdf);
+    free(r->dist);
     memset(r, 0, sizeof *r);
 }

@@ -10,6 +10,7 @@
 #define LATSIM_REPORT_H
 
 #include <stdio.h>
+#include "repci.h"
 #include "sim.h"
 #include "store.h"
 
@@ -23,19 +24,31 @@ typedef struct report_cdf {   /* one point of a system latency CDF */
  * are the pool names; "" is the whole system). */
 #define REPORT_CLASS_SCOPE "class:"
 
+/* One run's distribution of a latency (the rows "mean" .. "max" of a scope and
+ * metric), for the intervals of its percentiles over replications (repci.h). */
+typedef struct report_dist {
+    size_t row;           /* index in rows of the group's "mean" row */
+    repci_dist d;         /* its quantiles, ms */
+} report_dist;
+
 typedef struct report {
     store_stat *rows;     /* the statistics (scope and metric strings are owned) */
     size_t n, cap;
     report_cdf *cdf;      /* quantiles to draw CDFs (none when saturated) */
     size_t ncdf;
+    report_dist *dist;    /* a flattened run's latency distributions, in row order (none
+                             when hidden or empty, nor in aggregates and stored runs) */
+    size_t ndist, capdist;
     int replications;     /* runs aggregated (1: a single run, ci95 NAN) */
 } report;
 
 /* Flattens R (replication number REP, -1 for none) into OUT.  Returns 0 or -1. */
 int report_flatten(const sim_result *r, int rep, report *out);
 
-/* Aggregates N flattened runs: mean and the half-width of the 95 % Student-t
- * interval of each row.  Returns 0 or -1. */
+/* Aggregates N flattened runs: the mean of each row and the half-width of its
+ * 95 % interval: Student-t, except for the percentiles (p50 .. p999) of runs that
+ * all carry their distribution (report_dist), whose interval is repci.h's.
+ * Returns 0 or -1. */
 int report_aggregate(const report *runs, int n, report *out);
 
 /* The value of one row, NAN when absent. */

@@ -29,6 +29,8 @@ struct pool_result {
     char name[64];
     int kind;                 /* index of the pool's kind in the kind table (kind.h) */
     int saturated;            /* 1: offered load >= capacity, or the queue kept growing */
+    int load_saturated;       /* 1: saturated by its offered load (>= 1 when known beforehand;
+                                 beyond 1 by more than its standard error when measured) */
     int has_offered_load;     /* the kind knows its offered load (a generic pool) */
     double offered_load;      /* arrival rate x mean service / servers, NAN when unknown */
     double window_s;          /* measured window, s (as in sim_result) */

@@ -118,6 +118,13 @@ int task_out_encode(const task_out *o, char **out, size_t *len)
         put(&b, &o->rep.cdf[i].p, sizeof(double));
         put(&b, &o->rep.cdf[i].value, sizeof(double));
     }
+    uint64_t nd = o->rep.ndist;               /* the latency distributions (report.h) */
+    put(&b, &nd, sizeof nd);
+    for (size_t i = 0; i < o->rep.ndist; i++) {
+        uint64_t row = o->rep.dist[i].row;
+        put(&b, &row, sizeof row);
+        put(&b, &o->rep.dist[i].d, sizeof o->rep.dist[i].d);
+    }
     if (b.oom) { free(b.p); return -1; }
     *out = b.p;
     *len = b.n;
@@ -206,6 +213,23 @@ int task_out_decode(const char *data, size_t len, task_out *o)
         get(&r, &c->value, sizeof c->value);
         if (!c->metric) r.bad = 1;
         else o->rep.ncdf = i + 1;
+    }
+    uint64_t nd = 0;
+    get(&r, &nd, sizeof nd);
+    if (!r.bad && nd > len / sizeof(repci_dist)) r.bad = 1;
+    if (!r.bad && nd) {
+        o->rep.dist = calloc(nd, sizeof *o->rep.dist);
+        if (!o->rep.dist) r.bad = 1;
+        else o->rep.capdist = nd;
+    }
+    for (uint64_t i = 0; i < nd && !r.bad; i++) {
+        uint64_t row;
+        report_dist *x = &o->rep.dist[i];
+        get(&r, &row, sizeof row);
+        get(&r, &x->d, sizeof x->d);
+        x->row = (size_t) row;
+        if (!r.bad && (row >= o->rep.n || (i > 0 && row <= o->rep.dist[i - 1].row))) r.bad = 1;
+        if (!r.bad) o->rep.ndist = i + 1;
     }
     if (r.bad) {
         /* Rows decoded so far may lack their strings: keep only complete ones. */
