@@ -41,7 +41,7 @@
 #include "store.h"
 #include "task.h"
 
-#define LATSIM "./latsim"
+#include "tbin.h"
 #define S_MS 10.0          /* mean service time of every pool here, ms */
 #define REPS 10            /* replications per trial */
 #define TRIALS 40          /* trials per coverage test */
@@ -371,7 +371,7 @@ static result run_argv(unsigned limit, char *const *args)
     snprintf(e, sizeof e, "%s/stderr", dir);
     char *argv[64];
     int n = 0;
-    argv[n++] = LATSIM;
+    argv[n++] = (char *) LATSIM;
     for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
     argv[n] = NULL;
     pid_t pid = fork();
