@@ -340,6 +340,8 @@ static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts
 
 double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap)
 {
+    if (!parts && !extrap && c->kind == CC_ROOFLINE)
+        return cost_step_ms(&c->roof, s);
     if (!parts && !extrap && (s->prefill_tokens > 0 || s->decode_seqs > 0)) {
         if (c->kind == CC_FITTED)
             return cfitted_eval_ms(&c->fev, s);
