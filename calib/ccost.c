@@ -13,12 +13,59 @@ const char *ccost_kind_name(cc_kind k)
     return k == CC_FITTED ? "fitted" : k == CC_PROFILE ? "profile" : "roofline";
 }
 
+/* Token and sequence counts the profile tables cover (beyond: evaluated directly).
+ * Steps of the default limits (max_batch_tokens 8192, max_batch 256) fall within;
+ * entries are filled on use, so untouched pages of the tables cost no memory. */
+#define CC_TAB_TOKENS 65536
+#define CC_TAB_SEQS 4096
+
+static void table_free(cc_table *t)
+{
+    free(t->tok);
+    free(t->ar);
+    free(t->cpu);
+    memset(t, 0, sizeof *t);
+}
+
 /* Releases the calibrated model (not the roofline). */
 static void release_model(ccost *c)
 {
     if (c->kind == CC_PROFILE)
         cprofile_free(&c->profile);
+    table_free(&c->tab);
     c->kind = CC_ROOFLINE;
+}
+
+/* The ratio that scales fitted term K (ccost.h: carried across GPUs). */
+static double fitted_ratio(const ccost *c, int k)
+{
+    if (k == CF_PREFILL || k == CF_ATTN || k == CF_DECODE) return c->r_compute;
+    if (k == CF_WEIGHTS || k == CF_KV) return c->r_memory;
+    if (k == CF_AR_BYTES) return c->r_link;
+    return 1;
+}
+
+/* Prepares the resolved model for per-step evaluation (ccost_step_ms without parts).
+ * A table that cannot be allocated is left out: those steps are evaluated directly. */
+static void prepare_eval(ccost *c)
+{
+    if (c->kind == CC_FITTED) {
+        double r[CF_NTERMS];
+        for (int k = 0; k < CF_NTERMS; k++)
+            r[k] = fitted_ratio(c, k);
+        cfitted_eval_init(&c->fitted, c->tp, r, &c->fev);
+    } else if (c->kind == CC_PROFILE) {
+        cc_table *t = &c->tab;
+        t->tok = calloc(CC_TAB_TOKENS, sizeof *t->tok);
+        t->ar = c->profile.tp > 1 ? calloc(CC_TAB_TOKENS, sizeof *t->ar) : NULL;
+        t->cpu = c->profile.cpu.n > 0 ? calloc(CC_TAB_SEQS, sizeof *t->cpu) : NULL;
+        if (!t->tok || (c->profile.tp > 1 && !t->ar) || (c->profile.cpu.n > 0 && !t->cpu)) {
+            table_free(t);
+            return;
+        }
+        t->ntok = CC_TAB_TOKENS;
+        t->nseq = CC_TAB_SEQS;
+    }
 }
 
 void ccost_free(ccost *c)
@@ -140,6 +187,8 @@ int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *r
     int rc = resolve(db, kind, id, roof, weights, out, err, errlen);
     if (rc != 0)
         ccost_free(out);
+    else
+        prepare_eval(out);
     return rc;
 }
 
@@ -269,7 +318,87 @@ static void add(ccost_parts *p, const char *name, double ms)
     }
 }
 
+/* The ratio of a profile's linear part at TOKENS (compute- or memory-bound side of
+ * the measured GPU's ridge). */
+static double linear_ratio(const ccost *c, double tokens)
+{
+    return tokens >= c->ridge ? c->r_compute : c->r_memory;
+}
+
+/* Fills entry T of the token table: the direct evaluation's first two terms and its
+ * all-reduce term for a step of T tokens (those parts depend on the tokens alone). */
+static double fill_tok(const ccost *c, int64_t t) __attribute__((noinline, cold));
+static double fill_cpu(const ccost *c, int64_t n) __attribute__((noinline, cold));
+
+static double fill_tok(const ccost *c, int64_t t)
+{
+    double p[CP_NPARTS];
+    cost_step s = { .prefill_tokens = t };
+    cprofile_step_ms(&c->profile, &s, p, NULL);
+    double sum = 0;
+    sum += p[CP_LINEAR] * linear_ratio(c, (double)t);
+    sum += p[CP_EMB] * c->r_memory;
+    c->tab.tok[t] = sum;         /* the table is the model's cache: written through const */
+    if (c->tab.ar)
+        c->tab.ar[t] = p[CP_ALLREDUCE] * c->r_link;
+    return sum;
+}
+
+static double fill_cpu(const ccost *c, int64_t n)
+{
+    double p[CP_NPARTS];
+    cost_step s = { .prefill_tokens = 1, .prefill_seqs = (int32_t)n };
+    cprofile_step_ms(&c->profile, &s, p, NULL);
+    return c->tab.cpu[n] = p[CP_CPU];
+}
+
+/* A profile's step time from its tables: the sum of ccost_step_ms's direct branch,
+ * term for term and in its order (each term of a part that is 0 adds +0 there: left
+ * out here).  Returns -1 when the step lies outside the tables. */
+static double profile_tabulated(const ccost *c, const cost_step *s)
+{
+    const cc_table *t = &c->tab;
+    int64_t tok = s->prefill_tokens + s->decode_seqs, seqs = (int64_t)s->prefill_seqs + s->decode_seqs;
+    /* 1 <= tok < ntok and 0 <= seqs < nseq (a step of no tokens has no parts at all). */
+    if ((uint64_t)tok - 1 >= (uint64_t)t->ntok - 1 || (uint64_t)seqs >= (uint64_t)t->nseq)
+        return -1;
+    double sum = t->tok[tok];
+    if (sum == 0)
+        sum = fill_tok(c, tok);
+    if (s->prefill_tokens > 0)
+        sum += cprofile_attn_prefill_ms(&c->profile, s) * c->r_compute;
+    if (s->decode_seqs > 0)
+        sum += cprofile_attn_decode_ms(&c->profile, s) * c->r_memory;
+    if (t->ar)
+        sum += t->ar[tok];        /* filled with tok[] */
+    if (t->cpu) {
+        double u = t->cpu[seqs];
+        sum += u != 0 ? u : fill_cpu(c, seqs);
+    }
+    return sum;
+}
+
+static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap)
+    __attribute__((noinline));
+
 double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap)
+{
+    if (!parts && !extrap && c->kind == CC_ROOFLINE)
+        return cost_step_ms(&c->roof, s);
+    if (!parts && !extrap && (s->prefill_tokens > 0 || s->decode_seqs > 0)) {
+        if (c->kind == CC_FITTED)
+            return cfitted_eval_ms(&c->fev, s);
+        if (c->kind == CC_PROFILE && c->tab.ntok > 0) {
+            double ms = profile_tabulated(c, s);
+            if (ms >= 0)
+                return ms;
+        }
+    }
+    return step_direct(c, s, parts, extrap);
+}
+
+/* Every part evaluated (the tables' reference). */
+static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap)
 {
     if (parts)
         parts->n = 0;
@@ -285,10 +414,7 @@ double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int
                                                 "decode", "allreduce_bytes", "allreduce_hops",
                                                 "launch", "cpu" };
         for (int k = 0; k < CF_NTERMS; k++) {
-            double r = 1;
-            if (k == CF_PREFILL || k == CF_ATTN || k == CF_DECODE) r = c->r_compute;
-            else if (k == CF_WEIGHTS || k == CF_KV) r = c->r_memory;
-            else if (k == CF_AR_BYTES) r = c->r_link;
+            double r = fitted_ratio(c, k);
             add(parts, names[k], p[k] * r);
             sum += p[k] * r;
         }
@@ -302,7 +428,7 @@ double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int
         double tokens = (double)s->prefill_tokens + s->decode_seqs;
         for (int k = 0; k < CP_NPARTS; k++) {
             double r = 1;
-            if (k == CP_LINEAR) r = tokens >= c->ridge ? c->r_compute : c->r_memory;
+            if (k == CP_LINEAR) r = linear_ratio(c, tokens);
             else if (k == CP_EMB || k == CP_ATTN_DECODE) r = c->r_memory;
             else if (k == CP_ATTN_PREFILL) r = c->r_compute;
             else if (k == CP_ALLREDUCE) r = c->r_link;

@@ -36,6 +36,22 @@ typedef struct ccost_parts {
     double ms[CC_MAX_PARTS];        /* their times, ms (they sum to the step time) */
 } ccost_parts;
 
+/* A profile's parts that depend on the step's token count alone (linear operators,
+ * embedding, all-reduces) or its sequence count alone (CPU overhead), scaled by their
+ * ratios, at every integer count below the table's size.  An entry is computed on
+ * first use by the direct evaluation (cprofile_step_ms) and kept: the curves are
+ * evaluated at integer counts only, so an entry is the direct value itself, and
+ * ccost_step_ms adds the entries and the attention parts in the direct evaluation's
+ * order: the same step time to the last bit, not an approximation.  0 = not yet
+ * computed (a part that is 0 is recomputed each time, giving 0 again). */
+typedef struct cc_table {
+    int32_t ntok;           /* entries of tok and ar: token counts 0 .. ntok - 1 (0: no table) */
+    int32_t nseq;           /* entries of cpu: sequence counts 0 .. nseq - 1 (0: no table) */
+    double *tok;            /* linear parts x their ratio + embedding x r_memory, ms */
+    double *ar;             /* all-reduces x r_link, ms (NULL when tp is 1: none) */
+    double *cpu;            /* CPU overhead, ms (NULL when the profile has none) */
+} cc_table;
+
 typedef struct ccost {
     cc_kind kind;           /* the model in use */
     int64_t id;             /* stored id (0 for the roofline) */
@@ -56,6 +72,8 @@ typedef struct ccost {
     cfitted fitted;         /* kind fitted: the model */
     cprofile profile;       /* kind profile: the model (owns its curves) */
     cost_model roof;        /* the roofline (always filled: the fallback; owned) */
+    cc_table tab;           /* kind profile: its tabulated parts (owned; filled on use) */
+    cfitted_eval fev;       /* kind fitted: the model prepared for per-step evaluation */
 } ccost;
 
 /* Resolves KIND ("auto", "fitted", "profile", "roofline"; ignored when ID > 0) for
@@ -68,7 +86,9 @@ int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *r
 void ccost_free(ccost *c);
 
 /* Step time in ms; PARTS (may be NULL) receives the named parts; *EXTRAP (may be
- * NULL) is set when the step lies outside the measured ranges. */
+ * NULL) is set when the step lies outside the measured ranges.  With PARTS and
+ * EXTRAP NULL (a simulation's steps) a profile reads its tables and a fitted model
+ * its prepared form: the same value, to the bit, as with them (every part evaluated). */
 double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap);
 
 /* "roofline", "fitted" or "profile". */

@@ -59,6 +59,52 @@ double cfitted_step_ms(const cfitted *m, int tp, const cost_step *s, double *par
     return sum;
 }
 
+/* Each line below is the matching line of cfitted_features with its step-independent
+ * leading factors (left-associated, so evaluated first there too) taken from E. */
+void cfitted_eval_init(const cfitted *m, int tp, const double *r, cfitted_eval *e)
+{
+    const model_spec *md = &m->model;
+    double t = tp >= 1 ? tp : 1, L = md->layers, P = md->params;
+    memset(e, 0, sizeof *e);
+    memcpy(e->c, m->c, sizeof e->c);
+    memcpy(e->r, r, sizeof e->r);
+    e->t = t;
+    e->k_prefill = 2 * P;
+    e->k_attn = 4 * L * md->heads * md->head_dim;
+    e->layers = L;
+    e->kvh = fmax(1.0, (double)md->kv_heads / t);
+    e->head_dim = md->head_dim;
+    e->kv_bytes = m->kv_bytes;
+    e->k_ar = 2 * L * 2 * (t - 1) / t;
+    e->hidden = md->hidden;
+    double fw = P * m->weight_bytes / t / 1e9, fhop = 2 * L * (t - 1);
+    double sum = 0;
+    sum += m->c[CF_FIXED] * 1 * r[CF_FIXED];
+    sum += m->c[CF_WEIGHTS] * fw * r[CF_WEIGHTS];
+    e->head = sum;
+    e->hop = m->c[CF_AR_HOP] * fhop * r[CF_AR_HOP];
+    for (int ph = 0; ph < 3; ph++)
+        e->launch[ph] = m->c[CF_LAUNCH] * (L * ph) * r[CF_LAUNCH];
+}
+
+double cfitted_eval_ms(const cfitted_eval *e, const cost_step *s)
+{
+    const double *c = e->c, *r = e->r;
+    double t = e->t, pt = (double)s->prefill_tokens, ds = (double)s->decode_seqs;
+    double tokens = pt + ds;
+    int phases = (s->prefill_tokens > 0) + (s->decode_seqs > 0);
+    double sum = e->head;
+    sum += c[CF_PREFILL] * (e->k_prefill * pt / t / 1e12) * r[CF_PREFILL];
+    sum += c[CF_ATTN] * (e->k_attn * s->prefill_pairs / t / 1e12) * r[CF_ATTN];
+    sum += c[CF_KV] * ((double)s->kv_tokens * 2 * e->layers * e->kvh * e->head_dim * e->kv_bytes / 1e9) * r[CF_KV];
+    sum += c[CF_DECODE] * (e->k_prefill * ds / t / 1e12) * r[CF_DECODE];
+    sum += c[CF_AR_BYTES] * (e->k_ar * tokens * e->hidden * 2 / 1e9) * r[CF_AR_BYTES];
+    sum += e->hop;
+    sum += e->launch[phases];
+    sum += c[CF_SEQ] * ((double)s->prefill_seqs + (double)s->decode_seqs) * r[CF_SEQ];
+    return sum;
+}
+
 static int aliased_tp(const cfitted *m)
 {
     for (int i = 0; i < m->fit.ncoef; i++)

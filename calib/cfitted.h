@@ -62,6 +62,35 @@ int cfitted_load(sqlite3 *db, int64_t id, cfitted *out, char *err, size_t errlen
 /* Step time in ms at TP; PARTS (CF_NTERMS, may be NULL) receives each term's ms. */
 double cfitted_step_ms(const cfitted *m, int tp, const cost_step *s, double *parts);
 
+/* A fitted model at one TP with each term scaled by a ratio, prepared for evaluation
+ * per step: what does not depend on the step is computed once (cfitted_eval_init),
+ * and cfitted_eval_ms performs the remaining operations of cfitted_features,
+ * cfitted_step_ms and the caller's scaled sum (sum over k, in order, of
+ * (c_k f_k) r_k) in the same order on the same values: its result is that sum to
+ * the last bit (tests/test_costtab.c). */
+typedef struct cfitted_eval {
+    double c[CF_NTERMS];      /* coefficients, units as the term names */
+    double r[CF_NTERMS];      /* per-term ratios (1: same GPU) */
+    double head;              /* fixed and weights terms: (0 + (c0 f0) r0) + (c1 f1) r1, ms */
+    double t;                 /* TP degree as the features use it (>= 1) */
+    double k_prefill;         /* 2 P */
+    double k_attn;            /* 4 L heads head_dim */
+    double layers;            /* L */
+    double kvh;               /* KV heads per GPU, max(1, kv_heads / t) */
+    double head_dim;          /* d */
+    double kv_bytes;          /* bytes per KV element */
+    double k_ar;              /* 2 L 2 (t - 1) / t */
+    double hidden;            /* D */
+    double hop;               /* all-reduce latency term (c7 f7) r7, ms */
+    double launch[3];         /* launch term (c8 L phases) r8 for 0, 1, 2 phases, ms */
+} cfitted_eval;
+
+/* Prepares E for M at TP with term ratios R[CF_NTERMS]. */
+void cfitted_eval_init(const cfitted *m, int tp, const double *r, cfitted_eval *e);
+
+/* Sum over terms of (c_k f_k(S)) r_k, ms, for a non-empty step S. */
+double cfitted_eval_ms(const cfitted_eval *e, const cost_step *s);
+
 /* How TP relates to the measured degrees: measured, interpolated (between two),
  * extrapolated (outside, within a factor 2, with >= 2 degrees measured), or
  * refused (further out, or another degree when only one was measured and the TP

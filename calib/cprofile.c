@@ -126,12 +126,8 @@ double cprofile_step_ms(const cprofile *p, const cost_step *s, double *parts, in
     if (tokens > 0) {
         part[CP_LINEAR] = L * cp_curve_eval(&p->lin, tokens, &ex);
         part[CP_EMB] = cp_curve_eval(&p->emb, tokens, &ex);
-        if (s->prefill_tokens > 0)
-            part[CP_ATTN_PREFILL] = L * (p->attn[CP_A0] + p->q_scale * (p->attn[CP_A1] * s->prefill_pairs / 1e6 +
-                                                                      p->attn[CP_A2] * (double)s->prefill_tokens / 1e3));
-        if (s->decode_seqs > 0)
-            part[CP_ATTN_DECODE] = L * (p->attn[CP_B0] + p->kv_scale * p->attn[CP_B1] * (double)s->kv_tokens / 1e6 +
-                                        p->q_scale * p->attn[CP_B2] * s->decode_seqs);
+        part[CP_ATTN_PREFILL] = cprofile_attn_prefill_ms(p, s);
+        part[CP_ATTN_DECODE] = cprofile_attn_decode_ms(p, s);
         if (p->tp > 1)
             part[CP_ALLREDUCE] = 2 * L * cp_curve_eval(&p->ar, tokens * p->model.hidden * 2, &ex);
         part[CP_CPU] = cp_curve_eval(&p->cpu, (double)s->prefill_seqs + s->decode_seqs, NULL);

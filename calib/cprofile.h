@@ -73,6 +73,25 @@ void cprofile_free(cprofile *p);
  * be NULL) is set to 1 when a curve was extended beyond its measurements. */
 double cprofile_step_ms(const cprofile *p, const cost_step *s, double *parts, int *extrap);
 
+/* The attention parts of step S, ms: prefill (0 without prompt tokens) and decode
+ * (0 without decoding sequences).  cprofile_step_ms and the tabulated evaluation
+ * (ccost.c) both use these, so they compute the same numbers. */
+static inline double cprofile_attn_prefill_ms(const cprofile *p, const cost_step *s)
+{
+    if (s->prefill_tokens <= 0)
+        return 0;
+    return (double)p->model.layers * (p->attn[CP_A0] + p->q_scale * (p->attn[CP_A1] * s->prefill_pairs / 1e6 +
+                                                                  p->attn[CP_A2] * (double)s->prefill_tokens / 1e3));
+}
+
+static inline double cprofile_attn_decode_ms(const cprofile *p, const cost_step *s)
+{
+    if (s->decode_seqs <= 0)
+        return 0;
+    return (double)p->model.layers * (p->attn[CP_B0] + p->kv_scale * p->attn[CP_B1] * (double)s->kv_tokens / 1e6 +
+                                      p->q_scale * p->attn[CP_B2] * s->decode_seqs);
+}
+
 /* Per-layer linear-operator time at TOKENS (ms). */
 double cprofile_linear_ms(const cprofile *p, double tokens);
 

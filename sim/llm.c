@@ -13,6 +13,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,8 @@ typedef struct replica {
     int index;                /* replica number */
     int stepping;             /* a step is in flight */
     int idle_listed;          /* on the pool's idle stack */
+    int idle_pos;             /* its place there (when idle_listed) */
+    int ix_dirty;             /* routed with an index: its load may have changed since the index last read it */
     squeue *wq;               /* the queue it takes requests from: the pool's, or its own */
     squeue own;               /* its own queue (routed pools) */
     evq_id wait_ev;           /* pending wake-up its scheduler's plan asked for (dynamic: a batch's wait) */
@@ -87,7 +90,14 @@ struct llm {
     int nidle;
     int routed;               /* 1: a routing policy sends each request to a replica's own queue */
     route_ctx rc;             /* routed: the policy's view and state */
-    station_snap *snaps;      /* routed: one per replica, refreshed per request */
+    station_snap *snaps;      /* routed: one per replica, taken when the policy asks */
+    /* routed by a least-loaded policy (its key, route.h): the replicas' loads */
+    route_key_kind ix_key;    /* what the index orders by; ROUTE_KEY_NONE: no index */
+    route_index ix;           /* every replica's key, as of its last refresh */
+    int *dirty;               /* replicas whose load may have changed since (ix_dirty set) */
+    int ndirty;
+    int route_pfx;            /* 1 while a request is routed by prefix_affinity over the caches */
+    int64_t route_nids;       /* then its prompt's content ids in ids (prompt_ids: -1 out of memory) */
     int check;                /* 1: assert the whole-structure sanity checks at every step */
     int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
                                  time is charged to its sequences (acct_step) */
@@ -136,6 +146,19 @@ struct llm_sched {
     void (*complete)(replica *R);
 };
 
+/* ---- routing index ------------------------------------------------------------ */
+
+/* R's requests inside (KEY ROUTE_KEY_INSIDE) or its free KV blocks (ROUTE_KEY_KV)
+ * have just changed: if the pool's routing index orders by that, R is refreshed
+ * there before the next request is routed (refresh_index). */
+static inline void load_changed(replica *R, route_key_kind key)
+{
+    llm *P = R->pool;
+    if (P->ix_key != key || R->ix_dirty) return;
+    R->ix_dirty = 1;
+    P->dirty[P->ndirty++] = R->index;
+}
+
 /* ---- running list, finish heap, phase counts -------------------------------- */
 
 static void run_append(replica *R, request *r)
@@ -146,6 +169,7 @@ static void run_append(replica *R, request *r)
     else R->run_head = r;
     R->run_tail = r;
     R->nrun++;
+    load_changed(R, ROUTE_KEY_INSIDE);
 }
 
 static void run_remove(replica *R, request *r)
@@ -156,6 +180,7 @@ static void run_remove(replica *R, request *r)
     else R->run_tail = r->rprev;
     r->rprev = r->rnext = NULL;
     R->nrun--;
+    load_changed(R, ROUTE_KEY_INSIDE);
 }
 
 static void heap_swap(replica *R, int i, int j)
@@ -283,6 +308,7 @@ static int64_t content_blocks(const llm *P, const request *r)
  * cached (or stay held by others). */
 static void release_blocks(replica *R, request *r, int64_t total)
 {
+    load_changed(R, ROUTE_KEY_KV);
     if (!R->pc) {
         R->free_blocks += total;
         return;
@@ -310,6 +336,7 @@ static void release_context(replica *R, request *r, int64_t total)
         release_blocks(R, r, total);
         return;
     }
+    load_changed(R, ROUTE_KEY_KV);
     prefix_give(R->pc, (uint64_t) (total - content_blocks(P, r)));
     uint32_t *h = malloc((size_t) n * sizeof *h), hit = 0;
     int got = 0;
@@ -333,6 +360,7 @@ static void release_context(replica *R, request *r, int64_t total)
 /* Takes N anonymous blocks (decode growth); the caller checked they are available. */
 static void take_blocks(replica *R, int64_t n)
 {
+    load_changed(R, ROUTE_KEY_KV);
     if (!R->pc) {
         R->free_blocks -= n;
         return;
@@ -345,6 +373,7 @@ static void take_blocks(replica *R, int64_t n)
 
 static void give_blocks(replica *R, int64_t n)
 {
+    load_changed(R, ROUTE_KEY_KV);
     if (!R->pc) {
         R->free_blocks += n;
         return;
@@ -407,6 +436,7 @@ static void preempt_newest(replica *R)
     r->enq = now;
     if (*P->st.sink->measuring) P->preemptions++;
     squeue_push_front(R->wq, r);
+    load_changed(R, ROUTE_KEY_INSIDE);
 }
 
 /* ---- admission --------------------------------------------------------------- */
@@ -418,6 +448,8 @@ static void admit(replica *R, request *r, int64_t blocks)
     request *d = squeue_dequeue(R->wq);
     assert(d == r);
     (void) d;
+    load_changed(R, ROUTE_KEY_INSIDE);
+    load_changed(R, ROUTE_KEY_KV);
     station_start(&P->st, r);
     r->prefill_len = r->prompt + (r->generated > 0 ? r->generated : 0);
     r->prefilled = 0;
@@ -687,6 +719,7 @@ static void complete_batch(replica *R)
     if (s == R->batch_last) {
         assert(R->batch_live == 0);
         R->free_blocks += R->batch_blocks;
+        load_changed(R, ROUTE_KEY_KV);
         R->batch_blocks = 0;
         assert(R->free_blocks == P->cfg->kv_blocks);
         R->batch_n = 0;
@@ -782,6 +815,23 @@ static int replica_sane(const replica *R, int planned)
 static void on_step_end(evq *q, void *subject, int64_t arg);
 static void kick(llm *P);
 
+/* The idle stack: R goes on top, or comes off it in O(1) (the top takes its place). */
+static void idle_push(llm *P, replica *R)
+{
+    R->idle_listed = 1;
+    R->idle_pos = P->nidle;
+    P->idle[P->nidle++] = R;
+}
+
+static void idle_remove(llm *P, replica *R)
+{
+    if (!R->idle_listed) return;
+    replica *top = P->idle[--P->nidle];
+    P->idle[R->idle_pos] = top;
+    top->idle_pos = R->idle_pos;
+    R->idle_listed = 0;
+}
+
 static void go_idle(replica *R)
 {
     llm *P = R->pool;
@@ -794,10 +844,7 @@ static void go_idle(replica *R)
             fleet_drained(P->fl, R->index);
         return;
     }
-    if (!R->idle_listed) {
-        R->idle_listed = 1;
-        P->idle[P->nidle++] = R;
-    }
+    if (!R->idle_listed) idle_push(P, R);
 }
 
 static void on_wake(evq *q, void *subject, int64_t arg);
@@ -908,13 +955,7 @@ static void on_step_end(evq *q, void *subject, int64_t arg)
 /* Takes R off the idle stack and tries to start it. */
 static void wake(replica *R)
 {
-    llm *P = R->pool;
-    for (int i = 0; i < P->nidle; i++)
-        if (P->idle[i] == R) {
-            P->idle[i] = P->idle[--P->nidle];
-            break;
-        }
-    R->idle_listed = 0;
+    idle_remove(R->pool, R);
     step(R);
 }
 
@@ -939,14 +980,7 @@ static void unit_down(void *ctx, int u, int failed)
     replica *R = &P->r[u];
     station *st = &P->st;
     R->down = 1;
-    if (R->idle_listed) {
-        for (int i = 0; i < P->nidle; i++)
-            if (P->idle[i] == R) {
-                P->idle[i] = P->idle[--P->nidle];
-                break;
-            }
-        R->idle_listed = 0;
-    }
+    idle_remove(P, R);
     if (R->wait_ev) {
         evq_cancel(st->q, R->wait_ev);
         R->wait_ev = 0;
@@ -973,6 +1007,7 @@ static void unit_down(void *ctx, int u, int failed)
     R->npf = 0;
     if (R->pc) prefix_clear(R->pc);             /* its cached prefixes are gone too */
     R->free_blocks = P->cfg->kv_blocks;        /* its KV cache is gone */
+    load_changed(R, ROUTE_KEY_KV);
     if (st->cfg->fleet->fault.on_failure == FAULT_FAIL)
         for (int i = 0; i < n; i++) {
             request *r = squeue_dequeue(R->wq);
@@ -1060,25 +1095,89 @@ static void replica_snap(const replica *R, station_snap *out)
     out->kv_free = (double) R->free_blocks / (double) R->pool->cfg->kv_blocks;
 }
 
+/* Replica I's snapshot for the routing policy (route_view.snap); with
+ * prefix_affinity, how much of the routed request's prompt its cache holds, as it
+ * is now (the pool's own router sees its replicas' caches). */
+static const station_snap *routed_snap(void *ctx, int i)
+{
+    llm *P = ctx;
+    station_snap *s = &P->snaps[i];
+    replica_snap(&P->r[i], s);
+    if (P->route_pfx) {
+        int64_t n = P->route_nids;
+        uint32_t h = n > 0 ? prefix_match(P->r[i].pc, P->ids, (uint32_t) n) : 0;
+        /* Only a prefix covering affinity_threshold of the prompt counts. */
+        s->prefix_ids = (double) h >= P->cfg->affinity_threshold * (double) n ? h : 0;
+    }
+    return s;
+}
+
+/* Brings the routing index up to date: the replicas marked since the last request. */
+static void refresh_index(llm *P)
+{
+    for (int k = 0; k < P->ndirty; k++) {
+        replica *R = &P->r[P->dirty[k]];
+        station_snap s;
+        replica_snap(R, &s);
+        route_index_set(&P->ix, R->index, route_key(P->rc.policy, &s));
+        R->ix_dirty = 0;
+    }
+    P->ndirty = 0;
+}
+
+/* Sanity check (assert only): every replica's key in the index is that of its
+ * snapshot now, and the policy reading every snapshot, from the same turn, picks
+ * GOT too.  O(replicas): run only when the pool's check flag is on. */
+static int index_sane(llm *P, const request *r, uint64_t turn, int got)
+{
+    for (int i = 0; i < P->nrep; i++) {
+        station_snap s;
+        replica_snap(&P->r[i], &s);
+        if (route_index_key(&P->ix, i) != route_key(P->rc.policy, &s)) {
+            fprintf(stderr, "latsim: llm pool %s replica %d: routing index key %g, load %g\n", P->st.cfg->name, i,
+                    route_index_key(&P->ix, i), route_key(P->rc.policy, &s));
+            return 0;
+        }
+    }
+    route_ctx scan = P->rc;
+    scan.turn = turn;
+    route_view all = { routed_snap, P, NULL };
+    route_counts tally = route_tally;          /* the check's own reads are not counted */
+    int want = scan.policy->pick(&scan, r, &all, scan.n);
+    route_tally = tally;
+    if (want != got)
+        fprintf(stderr, "latsim: llm pool %s: routing index picked replica %d, a scan of every replica %d\n",
+                P->st.cfg->name, got, want);
+    return want == got;
+}
+
 static void enter_queue(llm *P, request *r)
 {
     if (!P->routed) {
         if (station_enqueue(&P->st, r) == 0) kick(P);
         return;
     }
-    if (P->rc.policy->uses_snaps)
-        for (int i = 0; i < P->nrep; i++) replica_snap(&P->r[i], &P->snaps[i]);
     if (P->rc.policy->uses_prefix && P->cfg->prefix_cache) {
-        /* The pool's own router sees its replicas' caches as they are. */
-        int64_t n = prompt_ids(P, r, NULL);
-        for (int i = 0; i < P->nrep; i++) {
-            uint32_t h = n > 0 ? prefix_match(P->r[i].pc, P->ids, (uint32_t) n) : 0;
-            /* Only a prefix covering affinity_threshold of the prompt counts. */
-            P->snaps[i].prefix_ids = (double) h >= P->cfg->affinity_threshold * (double) n ? h : 0;
-        }
+        P->route_nids = prompt_ids(P, r, NULL);
+        P->route_pfx = 1;
     }
-    replica *R = &P->r[route_pick(&P->rc, r, P->snaps)];
-    if (squeue_enqueue(&R->own, r) == 0 && R->idle_listed) wake(R);
+    if (P->ix_key != ROUTE_KEY_NONE) refresh_index(P);
+    route_view v = { routed_snap, P, P->ix_key != ROUTE_KEY_NONE ? &P->ix : NULL };
+    uint64_t turn = P->rc.turn;
+    int e = route_pick(&P->rc, r, &v);
+    if (P->check && P->ix_key != ROUTE_KEY_NONE) assert(index_sane(P, r, turn, e));
+    P->route_pfx = 0;
+    replica *R = &P->r[e];
+    if (squeue_enqueue(&R->own, r) == 0) {
+        load_changed(R, ROUTE_KEY_INSIDE);
+        if (R->idle_listed) wake(R);
+    }
+}
+
+/* A timeout took a request out of replica R's own queue (squeue.timed_out). */
+static void own_timed_out(squeue *q)
+{
+    load_changed((replica *) (void *) ((char *) q - offsetof(replica, own)), ROUTE_KEY_INSIDE);
 }
 
 static void on_overhead_done(evq *q, void *subject, int64_t arg)
@@ -1267,6 +1366,8 @@ static void destroy(station *st)
     free(P->r);
     free(P->idle);
     free(P->snaps);
+    free(P->dirty);
+    route_index_free(&P->ix);
     if (P->routed) route_close(&P->rc);
     station_fini(st);
     free(P);
@@ -1341,6 +1442,13 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         P->snaps = calloc((size_t) L->replicas, sizeof *P->snaps);
         if (!P->snaps || route_open(&P->rc, L->routing, L->replicas, env->seed, cfg->name) != 0) goto fail;
         P->routed = 1;
+        if (L->routing->key != ROUTE_KEY_NONE) {
+            /* Keys set once the replicas are (below). */
+            if (!(P->dirty = calloc((size_t) P->nrep, sizeof *P->dirty)) ||
+                route_index_init(&P->ix, L->replicas, 0) != 0)
+                goto fail;
+            P->ix_key = L->routing->key;
+        }
     }
 #ifdef LATSIM_DEBUG
     P->check = 1;
@@ -1354,6 +1462,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         R->index = i;
         R->free_blocks = L->kv_blocks;
         squeue_init(&R->own, &P->st);
+        if (P->ix_key == ROUTE_KEY_INSIDE) R->own.timed_out = own_timed_out;
         R->wq = L->routing ? &R->own : &P->st.queue;
         R->pf = calloc((size_t) L->max_batch, sizeof *R->pf);
         R->chunk = calloc((size_t) L->max_batch, sizeof *R->chunk);
@@ -1363,6 +1472,11 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         if (L->prefix_cache &&
             !(R->pc = prefix_new((uint64_t) L->kv_blocks, (uint32_t) (L->prefix_id_tokens / L->block_tokens))))
             goto fail;
+    }
+    for (int i = 0; P->ix_key != ROUTE_KEY_NONE && i < P->nrep; i++) {
+        station_snap s;
+        replica_snap(&P->r[i], &s);
+        route_index_set(&P->ix, i, route_key(L->routing, &s));
     }
     int up = L->replicas;
     if (fc) {
@@ -1392,10 +1506,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         }
     }
     /* Idle stack: replica 0 on top, so a lone request goes to replica 0. */
-    for (int i = up - 1; i >= 0; i--) {
-        P->r[i].idle_listed = 1;
-        P->idle[P->nidle++] = &P->r[i];
-    }
+    for (int i = up - 1; i >= 0; i--) idle_push(P, &P->r[i]);
     return &P->st;
 fail:
     destroy(&P->st);

@@ -11,7 +11,8 @@ typedef struct router {
     station st;               /* common part; must be first */
     const router_cfg *c;      /* configuration */
     route_ctx rc;             /* the policy's view and state */
-    station_snap *snaps;      /* one per out-edge, refreshed per request */
+    station_snap *snaps;      /* one per out-edge, taken when the policy asks (route_view) */
+    const request *routing;   /* the request being routed (its prefix for prefix_affinity) */
     gsl_rng *scores;          /* complexity: stream of scores drawn here */
     int complexity;           /* 1 for policy = complexity */
     uint64_t (*sides)[2];     /* complexity: measured requests per out-edge and true side */
@@ -27,20 +28,28 @@ typedef struct router {
 
 static void arrive_now(router *R, request *r);
 
+/* Out-edge I's snapshot, for the policy (route_view.snap). */
+static const station_snap *target_snap(void *ctx, int i)
+{
+    router *R = ctx;
+    station *st = &R->st;
+    station_snapshot(st->out[i], &R->snaps[i]);
+    if (R->rc.policy->uses_prefix && st->out[i]->ops->prefix_match) {
+        simtime_t vis = evq_now(st->q) - simtime_from_ms(R->c->staleness_ms);
+        uint32_t n = 0, h = st->out[i]->ops->prefix_match(st->out[i], R->routing, vis, &n);
+        /* Only a prefix covering affinity_threshold of the prompt counts. */
+        R->snaps[i].prefix_ids = (double) h >= R->c->affinity_threshold * (double) n ? h : 0;
+    }
+    return &R->snaps[i];
+}
+
 static void dispatch(router *R, request *r)
 {
     station *st = &R->st;
-    if (R->rc.policy->uses_snaps)
-        for (int i = 0; i < st->nout; i++) {
-            station_snapshot(st->out[i], &R->snaps[i]);
-            if (R->rc.policy->uses_prefix && st->out[i]->ops->prefix_match) {
-                simtime_t vis = evq_now(st->q) - simtime_from_ms(R->c->staleness_ms);
-                uint32_t n = 0, h = st->out[i]->ops->prefix_match(st->out[i], r, vis, &n);
-                /* Only a prefix covering affinity_threshold of the prompt counts. */
-                R->snaps[i].prefix_ids = (double) h >= R->c->affinity_threshold * (double) n ? h : 0;
-            }
-        }
-    int e = route_pick(&R->rc, r, R->snaps);
+    route_view v = { target_snap, R, NULL };
+    R->routing = r;
+    int e = route_pick(&R->rc, r, &v);
+    R->routing = NULL;
     if (r->measured) {
         st->served++;
         if (R->complexity) R->sides[e][cplx_truth(&R->c->cplx, r->complexity)]++;

@@ -105,6 +105,7 @@ void squeue_init(squeue *q, station *owner)
     q->head = q->tail = NULL;
     q->len = 0;
     q->st = owner;
+    q->timed_out = NULL;
 }
 
 /* A request still waiting when its timeout fires stays in the queue as a
@@ -120,6 +121,7 @@ static void timeout_fire(evq *e, void *subject, int64_t arg)
     st->qlen--;
     if (r->measured) st->timed_out++;
     st->inside--;
+    if (q->timed_out) q->timed_out(q);
     st->sink->outcome(st->sink->ctx, r, OUT_TIMED_OUT);
 }
 

@@ -30,6 +30,9 @@ typedef struct squeue {
     request *head, *tail;     /* waiting requests (timed-out ones linger as tombstones) */
     uint64_t len;             /* waiting requests, tombstones excluded */
     station *st;              /* owner: its limits, statistics and engine */
+    /* Called when a timeout has taken a request out of the queue (len is down by
+     * one), before its outcome is recorded; NULL: nothing (squeue_init). */
+    void (*timed_out)(struct squeue *q);
 } squeue;
 
 /* How stations hand requests back to the engine. */
