@@ -91,6 +91,12 @@ int report_flatten(const sim_result *x, int rep, report *out)
     }
     V(G, "saturated", x->saturated);
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
+    if (x->finite) {   /* README, "Finite workloads" */
+        V(G, "finite", 1);
+        V(G, "backlog_grew", x->backlog_grew);
+        V(G, "peak_queue", x->peak_queue);
+        V(G, "peak_queue_at_s", x->peak_queue_at_s);
+    }
     V(G, "departures", x->departures);
     V(G, "throughput_rps", x->throughput_rps);
     if (x->has_goodput) {
@@ -158,6 +164,11 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(S, "kind", p->kind);              /* index in the kind table: 0 generic, 1 llm, ... */
         V(S, "utilization", p->utilization);
         V(S, "saturated", p->saturated);
+        if (x->finite) {
+            V(S, "backlog_grew", p->backlog_grew);
+            V(S, "peak_queue", p->peak_queue);
+            V(S, "peak_in_pool", p->peak_inside);
+        }
         if (p->has_offered_load) V(S, "offered_load", p->offered_load);
         V(S, "arrivals", p->arrivals);
         V(S, "served", p->served);
@@ -251,7 +262,7 @@ int report_aggregate(const report *runs, int n, report *out)
             double pci;
             if (k > 1 && percentile_ci(runs, n, i, mean, cur, d, &pci)) ci = pci;
         }
-        if (!strcmp(row->metric, "saturated") && k > 0) mean = gsl_stats_max(v, 1, (size_t) k);
+        if ((!strcmp(row->metric, "saturated") || !strcmp(row->metric, "backlog_grew")) && k > 0) mean = gsl_stats_max(v, 1, (size_t) k);
         if (add(out, -1, row->scope, row->metric, row->stat, mean)) { free(v); free(cur); free(d); return -1; }
         out->rows[out->n - 1].ci95 = ci;
     }
@@ -285,7 +296,11 @@ double report_get(const report *r, const char *scope, const char *metric, const 
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-static int is_flag(const char *metric) { return !strcmp(metric, "saturated") || !strcmp(metric, "trace_exhausted"); }
+static int is_flag(const char *metric)
+{
+    return !strcmp(metric, "saturated") || !strcmp(metric, "trace_exhausted") || !strcmp(metric, "finite") ||
+           !strcmp(metric, "backlog_grew");
+}
 
 /* Rows "breakdown.SET.COMPONENT" are shown as "breakdown": {SET: {COMPONENT: v}}. */
 static int is_breakdown(const char *metric) { return !strncmp(metric, "breakdown.", 10); }
@@ -624,6 +639,11 @@ void report_table(const report *r, const char *title, FILE *out)
     scalars(r, "", out);
     if (report_get(r, "", "trace_exhausted", "value") > 0)
         fprintf(out, "\n  NOTE: the trace ran out (loop = no): fewer requests were measured than [sim] requests.\n");
+    if (report_get(r, "", "backlog_grew", "value") > 0)
+        fprintf(out, "\n  NOTE: backlog grew during the replay: peak queue %.0f at t = %.4g s; every request %s and is reported.\n",
+                report_get(r, "", "peak_queue", "value"), report_get(r, "", "peak_queue_at_s", "value"),
+                report_get(r, "", "rejected", "value") > 0 || report_get(r, "", "timed_out", "value") > 0
+                    ? "ran to its outcome" : "was served");
     if (report_get(r, "", "saturated", "value") > 0)
         fprintf(out, "\n  SATURATED: offered load reaches capacity or a queue kept growing; latency percentiles are not reported.\n");
     fputc('\n', out);

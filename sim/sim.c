@@ -95,6 +95,11 @@ typedef struct sim {
     trend tr;                 /* each pool's contents sampled through the window (warmup.h) */
     int opened;               /* the window has opened (it may have closed since) */
     uint64_t wstart;          /* id of the first measured arrival: the warm-up used, requests */
+    int finite;               /* a finite workload (scenario.finite): no saturation verdict */
+    uint64_t *peak_q;         /* finite: per pool, most requests waiting seen at an arrival (else NULL) */
+    uint64_t *peak_in;        /* finite: per pool, most requests inside seen at an arrival */
+    uint64_t peak_q_all;      /* finite: most requests waiting in all pools together at an arrival */
+    simtime_t peak_q_t;       /* finite: when first seen, ns */
 } sim;
 
 /* Statistics of one class. */
@@ -107,6 +112,7 @@ typedef struct sim_class {
 
 static void on_arrival(evq *q, void *subject, int64_t arg);
 static void sink_oom(void *ctx);
+static void finite_peaks(sim *s);
 
 /* Brings the integral of requests in the system up to now (call before the
  * count changes).  Only the closed-loop report reads it (mean_in_system): in
@@ -443,6 +449,24 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     if (!s->closed) schedule_next(s);
     station_enter(s->st[r->target], r);
+    if (s->finite) finite_peaks(s);
+}
+
+/* Finite workloads: the pools' queues and contents just after an arrival
+ * (queues grow when requests enter, so the entry pool's peaks are exact). */
+static void finite_peaks(sim *s)
+{
+    uint64_t all = 0;
+    for (int i = 0; i < s->nst; i++) {
+        const station *st = s->st[i];
+        all += st->qlen;
+        if (st->qlen > s->peak_q[i]) s->peak_q[i] = st->qlen;
+        if (st->inside > s->peak_in[i]) s->peak_in[i] = st->inside;
+    }
+    if (all > s->peak_q_all) {
+        s->peak_q_all = all;
+        s->peak_q_t = evq_now(s->q);
+    }
 }
 
 /* The stall report's name of the engine's own events (evq_namer). */
@@ -640,6 +664,16 @@ static int fill_results(sim *s, sim_result *out)
         }
         p->load_saturated = !bounded && load_exceeds(p->offered_load, counted);
         p->saturated = p->load_saturated || backlog_grew(s, i) || (s->capped && st->qlen > 0);
+        if (s->finite) {
+            /* Measured to its end: what would be called saturated, or a peak queue
+             * beyond a stable pool's fluctuations (backlog_grew's bound), is a backlog
+             * that grew and drained (README, "Finite workloads"). */
+            p->peak_queue = s->peak_q[i];
+            p->peak_inside = s->peak_in[i];
+            p->backlog_grew = p->saturated || (double) p->peak_queue > 3.0 * sqrt((double) st->win_arrivals) + 20.0;
+            p->saturated = p->load_saturated = 0;
+            out->backlog_grew |= p->backlog_grew;
+        }
         if (p->saturated) out->saturated = 1;
         if (sc->pools[i].kind->flags & KIND_TOKENS) out->has_llm = 1;
         out->cost_per_hour += p->cost_per_hour;
@@ -652,6 +686,9 @@ static int fill_results(sim *s, sim_result *out)
     out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + out->api_usd / (double) out->served) : NAN;
     out->repeat_token_share = wl_repeat_token_share(s->src);
     out->closed_loop = s->closed;
+    out->finite = s->finite;
+    out->peak_queue = s->peak_q_all;
+    out->peak_queue_at_s = simtime_to_s(s->peak_q_t);
     double win_ns = (double) (s->t_end - s->t_start);
     out->achieved_rps = out->window_s > 0 ? (double) s->win_arrivals / out->window_s : 0;
     out->mean_in_system = win_ns > 0 ? (s->live_area_end - s->live_area_start) / win_ns : 0;
@@ -687,6 +724,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     int rc = -1;
     s.sc = sc;
     s.target = sc->requests;
+    s.finite = sc->finite;
     if (sc->wl.arrival == ARRIVAL_TRACE && !sc->wl.loop) {
         if (sc->wl.tr.n <= sc->warmup) {
             snprintf(err, errlen, "%s: [workload] trace has %zu rows, not more than warmup = %llu (set loop = yes or a smaller warmup)",
@@ -753,6 +791,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             }
         }
     s.sink.itl = s.itl;
+    if (s.finite && (!(s.peak_q = calloc((size_t) sc->npools, sizeof *s.peak_q)) ||
+                     !(s.peak_in = calloc((size_t) sc->npools, sizeof *s.peak_in)))) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
     if (!out->pools || !s.q || !s.st || !s.src || !s.e2e || !s.queue ||
         !s.service || !s.ttft || !s.tpot || !s.overhead || !s.itl || !s.network || !s.bd || !s.gwa) {
         snprintf(err, errlen, "out of memory");
@@ -875,6 +918,8 @@ done:
     if (s.client_rng) gsl_rng_free(s.client_rng);
     free(s.ts_area);
     free(s.ts_cap);
+    free(s.peak_q);
+    free(s.peak_in);
     clock_gettime(CLOCK_MONOTONIC, &w1);
     out->wall_time_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
     return rc;

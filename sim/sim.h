@@ -31,6 +31,9 @@ struct pool_result {
     int saturated;            /* 1: offered load >= capacity, or the queue kept growing */
     int load_saturated;       /* 1: saturated by its offered load (>= 1 when known beforehand;
                                  beyond 1 by more than its standard error when measured) */
+    int backlog_grew;         /* finite workload: its backlog grew (README, "Finite workloads"); 0 otherwise */
+    uint64_t peak_queue;      /* finite workload: most requests waiting in it, seen at an arrival; 0 otherwise */
+    uint64_t peak_inside;     /* finite workload: most requests in it (waiting or in service), likewise */
     int has_offered_load;     /* the kind knows its offered load (a generic pool) */
     double offered_load;      /* arrival rate x mean service / servers, NAN when unknown */
     double window_s;          /* measured window, s (as in sim_result) */
@@ -89,6 +92,10 @@ typedef struct sim_result {
     double output_tps;        /* their output tokens / window */
     int trace_exhausted;      /* a non-looping trace ended: fewer requests measured than asked */
     int saturated;            /* any pool saturated */
+    int finite;               /* a finite workload (scenario.finite): never saturated, every request reported */
+    int backlog_grew;         /* finite: some pool's backlog grew */
+    uint64_t peak_queue;      /* finite: most requests waiting in all pools together, seen at an arrival */
+    double peak_queue_at_s;   /* finite: when it was first seen, s of simulated time */
     int has_llm;              /* an LLM pool exists: ttft/tpot are meaningful */
     uint64_t peak_live;       /* most requests in the system at once */
     int has_gateway;          /* a station adds network or overhead time: the report shows them */
