@@ -40,7 +40,7 @@ typedef struct key_spec {
 
 static const key_spec KEYS[] = {
     { "requests", K_SIM, "200000", "measured requests after warm-up" },
-    { "warmup", K_SIM, "automatic", "requests discarded before measuring (default: at least requests/10, until the system has filled)" },
+    { "warmup", K_SIM, "automatic", "requests discarded before measuring (default: at least requests/10, until the system has filled; 0 for a finite trace replay)" },
     { "seed", K_SIM, "1", "run seed (every entity's stream derives from it)" },
 
     { "arrival", K_WL, "poisson", "poisson | gamma | constant | trace" },
@@ -58,7 +58,7 @@ static const key_spec KEYS[] = {
     { "time_column", K_WL, "TIMESTAMP", "trace: header of the arrival-time column" },
     { "time_format", K_WL, "datetime", "trace: seconds | milliseconds | datetime" },
     { "speedup", K_WL, "1", "trace: arrival-rate multiplier" },
-    { "loop", K_WL, "no", "trace: replay from the start when it runs out" },
+    { "loop", K_WL, "no", "trace: replay from the start when it runs out (no: a replay of every row is finite, measured to its end)" },
     { "prompt_column", K_WL, "ContextTokens", "trace: header of the prompt-token column (none = not used)" },
     { "output_column", K_WL, "GeneratedTokens", "trace: header of the output-token column (none = not used)" },
     { "prompt_tokens", K_WL, "const(512)", "prompt tokens per request (distribution; trace column wins)" },
