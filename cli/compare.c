@@ -85,7 +85,8 @@ static void cell(char *b, size_t n, double v, double ci)
 static int wanted(const store_stat *r)
 {
     if (!r->scope[0]) {
-        static const char *skip[] = { "wall_time_s", "events", "sim_time_s", "window_s", "saturated", "trace_exhausted" };
+        static const char *skip[] = { "wall_time_s", "events", "sim_time_s", "window_s", "saturated", "trace_exhausted",
+                                      "finite", "backlog_grew", "peak_queue_at_s" };
         for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++) if (!strcmp(r->metric, skip[i])) return 0;
         return 1;
     }
