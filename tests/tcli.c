@@ -72,6 +72,13 @@ char *slurp(const char *path, size_t *len)
     return s;
 }
 
+char *slurp_or_fail(const char *path, size_t *len)
+{
+    char *s = slurp_or_null(path, len);
+    cr_assert_not_null(s, "cannot read %s", path);
+    return s;
+}
+
 result run_argv(unsigned limit, char *const *args)
 {
     char o[128], e[128];
@@ -170,8 +177,8 @@ result vrun_sh(const char *tail, const char *fmt, va_list ap)
     int st = system(cmd);
     cr_assert_neq(st, -1, "system() failed");
     result r = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, NULL, 0, NULL, 0, 0.0 };
-    r.out = slurp(o, &r.nout);
-    r.err = slurp(e, &r.nerr);
+    r.out = slurp_or_fail(o, &r.nout);
+    r.err = slurp_or_fail(e, &r.nerr);
     return r;
 }
 

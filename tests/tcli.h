@@ -45,6 +45,9 @@ char *slurp(const char *path, size_t *len);
 /* The same, but NULL (*LEN 0) when PATH cannot be read. */
 char *slurp_or_null(const char *path, size_t *len);
 
+/* The same, but fails the test (cr_assert "cannot read PATH") when PATH cannot be read. */
+char *slurp_or_fail(const char *path, size_t *len);
+
 /* One run of the program. */
 typedef struct result {
     int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM); vrun_sh: -1 when killed */
@@ -74,7 +77,8 @@ result run_scenario(unsigned limit, const char *file, ...);
 /* Runs the shell command line "LATSIM ARGS TAIL >dir/stdout 2>dir/stderr
  * </dev/null" through system(), ARGS formatted from FMT and AP like vprintf
  * (at most 4095 bytes), TAIL appended after a space unless NULL; not bounded
- * in time.  rc is -1 when the shell did not exit normally. */
+ * in time.  rc is -1 when the shell did not exit normally; the test fails
+ * when the output files cannot be read. */
 result vrun_sh(const char *tail, const char *fmt, va_list ap);
 
 /* Frees the output of R (not R itself). */
