@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "tbin.h"
 
 char dir[64];
@@ -216,6 +218,19 @@ int same_bytes(const char *path, const char *bytes, size_t len)
     int same = now && n == len && memcmp(now, bytes, len) == 0;
     free(now);
     return same;
+}
+
+long long db_count(const char *path, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    long long n = -1;
+    cr_assert_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK, "cannot open %s", path);
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return n;
 }
 
 void expect_one_line(const result *r, int rc, const char *want, const char *what)

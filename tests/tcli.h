@@ -94,6 +94,11 @@ void write_file(const char *name, const char *text, char *path, size_t n);
 /* 1 when PATH holds exactly the LEN bytes BYTES, else 0 (also when it cannot be read). */
 int same_bytes(const char *path, const char *bytes, size_t len);
 
+/* The first column of the first row of SQL (an integer, such as a count(*)) on
+ * the SQLite database at PATH, opened read-only; -1 when SQL fails or gives no
+ * row.  Fails the test (cr_assert) when PATH cannot be opened. */
+long long db_count(const char *path, const char *sql);
+
 /* Expects (cr_expect) exit status RC and exactly one line on stderr, holding
  * WANT unless that is NULL; the messages start with WHAT. */
 void expect_one_line(const result *r, int rc, const char *want, const char *what);

@@ -162,15 +162,7 @@ Test(h2out_paths, late_junit_write_failure_stores_nothing)
     char *x = slurp(junit, &n);
     cr_expect(n > 1024 && strstr(x, "</testsuites>") != NULL, "junit: %zu bytes", n);
     free(x);
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    long long runs = -1;
-    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        runs = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    cr_expect_eq(runs, 3, "the 3 checked");
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM runs"), 3, "the 3 checked");
     result_free(&r);
 }
 

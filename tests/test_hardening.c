@@ -425,19 +425,6 @@ static sqlite3 *hold_shared(const char *path)
     return h;
 }
 
-static long long runs_in(const char *path)
-{
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    long long n = -1;
-    cr_assert_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return n;
-}
-
 /* A lock held past the wait: the report is printed, the run is not stored, exit 1
  * with one line.  (LATSIM_LOCK_WAIT_S shortens the wait for the test.) */
 Test(hard_db, lock_past_the_wait_is_exit_1_with_the_report)
@@ -457,7 +444,7 @@ Test(hard_db, lock_past_the_wait_is_exit_1_with_the_report)
     cr_expect(strstr(r.out, "throughput_rps") != NULL, "the report was not printed: %s", r.out);
     sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
     sqlite3_close(h);
-    cr_expect_eq(runs_in(db), 1);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM runs"), 1);
     result_free(&r);
 }
 
@@ -484,7 +471,7 @@ Test(hard_db, lock_held_6_s_is_waited_for)
     int st;
     while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the run was not stored after the lock was released");
-    cr_expect_eq(runs_in(db), 2);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM runs"), 2);
 }
 
 /* A damaged database is found before simulating: exit 2, no report, one line. */
