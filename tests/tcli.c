@@ -233,6 +233,15 @@ long long db_count(const char *path, const char *sql)
     return n;
 }
 
+void write_foreign_db(const char *path)
+{
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(path, &h), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine');", NULL, NULL, NULL),
+                 SQLITE_OK);
+    sqlite3_close(h);
+}
+
 void expect_one_line(const result *r, int rc, const char *want, const char *what)
 {
     cr_expect_eq(r->rc, rc, "%s: exit %d, wanted %d; stderr: %s", what, r->rc, rc, r->err);

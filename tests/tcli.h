@@ -99,6 +99,10 @@ int same_bytes(const char *path, const char *bytes, size_t len);
  * row.  Fails the test (cr_assert) when PATH cannot be opened. */
 long long db_count(const char *path, const char *sql);
 
+/* Creates at PATH an SQLite database that is not latsim's (one table, notes,
+ * holding 'mine'); fails the test when it cannot. */
+void write_foreign_db(const char *path);
+
 /* Expects (cr_expect) exit status RC and exactly one line on stderr, holding
  * WANT unless that is NULL; the messages start with WHAT. */
 void expect_one_line(const result *r, int rc, const char *want, const char *what);

@@ -398,11 +398,7 @@ Test(h2out_db, no_store_and_lookups_never_write)
     write_file("badgpu.ini", "[workload]\nrate = 1\n[pool chat]\nkind = llm\ngpu = nosuchgpu\nmodel = llama-3-8b\n",
                badgpu, sizeof badgpu);
     snprintf(foreign, sizeof foreign, "%s/foreign.db", dir);
-    sqlite3 *h;
-    cr_assert_eq(sqlite3_open(foreign, &h), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine');", NULL, NULL, NULL),
-                 SQLITE_OK);
-    sqlite3_close(h);
+    write_foreign_db(foreign);
     char *ok[][10] = {
         { "run", s, "--no-store", "--db", empty, NULL },
         { "sweep", s, "--vary", "workload.rate=10,20", "--no-store", "--db", empty, NULL },

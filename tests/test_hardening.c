@@ -382,11 +382,7 @@ Test(hard_db, read_only_commands_change_nothing)
     char empty[256], foreign[256];
     write_file("empty.db", "", empty, sizeof empty);
     snprintf(foreign, sizeof foreign, "%s/foreign.db", dir);
-    sqlite3 *h;
-    cr_assert_eq(sqlite3_open(foreign, &h), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine');", NULL, NULL, NULL),
-                 SQLITE_OK);
-    sqlite3_close(h);
+    write_foreign_db(foreign);
     const char *files[] = { empty, foreign };
     for (int f = 0; f < 2; f++) {
         size_t n0, n1;
