@@ -63,7 +63,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 .PHONY: all deps run test bench clean latsim fuzz fuzz-replay
 all: latsim
 
-$(BUILD)/%.o: %.c $(wildcard sim/*.h calib/*.h cli/*.h tests/fuzz/*.h)
+$(BUILD)/%.o: %.c $(wildcard sim/*.h calib/*.h cli/*.h tests/*.h tests/fuzz/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 

@@ -26,91 +26,26 @@
 #include "store.h"
 
 #include "tbin.h"
+#include "tcli.h"
 #define VIDUR "tests/data/vidur"                 /* a slice of ../shared/data/profiles/vidur (make-slice.py) */
 #define STEPS "tests/data/splitwise_bloom176b.csv" /* ../shared/data/steps, unchanged */
 
-static char dir[64];          /* this test's temporary directory */
-static char db[128];          /* dir/c.db */
-
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
-    strcpy(dir, "/tmp/latsim_calib_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/c.db", dir);
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    if (!dir[0] || strncmp(dir, "/tmp/latsim_calib_", 18) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
+static void setup(void) { tcli_setup("/tmp/latsim_calib_", "c.db"); }
 
 TestSuite(calib_fit);
-TestSuite(calib_cli, .init = setup, .fini = teardown);
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    cr_assert_not_null(buf);
-    size_t k = fread(buf, 1, (size_t)n, f);
-    buf[k] = '\0';
-    fclose(f);
-    return buf;
-}
-
-typedef struct result {
-    int rc;        /* exit status, or -1 when it did not exit normally */
-    char *out;     /* stdout */
-    char *err;     /* stderr */
-} result;
+TestSuite(calib_cli, .init = setup, .fini = tcli_teardown);
 
 /* Runs "./latsim ARGS --db dir/c.db" with its output captured. */
 __attribute__((format(printf, 1, 2)))
 static result latsim(const char *fmt, ...)
 {
-    char args[4096], cmd[4800], o[128], e[128];
+    char tail[160];
+    snprintf(tail, sizeof tail, "--db '%s'", db);
     va_list ap;
     va_start(ap, fmt);
-    int k = vsnprintf(args, sizeof args, fmt, ap);
+    result r = vrun_sh(tail, fmt, ap);
     va_end(ap);
-    cr_assert(k >= 0 && (size_t)k < sizeof args);
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    snprintf(cmd, sizeof cmd, "%s %s --db '%s' >'%s' 2>'%s' </dev/null", LATSIM, args, db, o, e);
-    int st = system(cmd);
-    cr_assert_neq(st, -1, "system() failed");
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(o), slurp(e) };
     return r;
-}
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
 }
 
 /* One number from the database at db. */
@@ -774,7 +709,7 @@ Test(calib_cli, read_only_commands_leave_database_alone)
     r = latsim("catalog add tests/data/bloom-176b.ini");
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
-    char *before = slurp(db);
+    char *before = slurp_or_fail(db, NULL);
     FILE *f = fopen(db, "rb");
     cr_assert_not_null(f);
     fseek(f, 0, SEEK_END);
@@ -803,7 +738,7 @@ Test(calib_cli, read_only_commands_leave_database_alone)
     fseek(f, 0, SEEK_END);
     long n1 = ftell(f);
     fclose(f);
-    char *after = slurp(db);
+    char *after = slurp_or_fail(db, NULL);
     cr_assert(n0 == n1 && memcmp(before, after, (size_t)n0) == 0, "%s was changed", db);
     free(before);
     free(after);
@@ -829,7 +764,7 @@ Test(calib_cli, gpu_without_cuda_or_gpu)
     int st = system(cmd);
     char path[128];
     snprintf(path, sizeof path, "%s/e", dir);
-    char *err = slurp(path);
+    char *err = slurp_or_fail(path, NULL);
     cr_assert(WIFEXITED(st));
     if (WEXITSTATUS(st) == 2) {
         cr_assert_eq(lines(err), 1, "%s", err);

@@ -25,95 +25,27 @@
 #include "store.h"
 
 #include "tbin.h"
+#include "tcli.h"
 #define FAST "--set sim.requests=2000 --set sim.warmup=200"
 
-static char dir[64];          /* this test's temporary directory */
-static char db[128];          /* dir/runs.db */
+static void setup(void) { tcli_setup("/tmp/latsim_cli_", "runs.db"); }
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first (tests run from the repository root)",
-                 LATSIM);
-    strcpy(dir, "/tmp/latsim_cli_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/runs.db", dir);
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    if (!dir[0] || strncmp(dir, "/tmp/latsim_cli_", 16) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-TestSuite(cli_errors, .init = setup, .fini = teardown);
-TestSuite(cli_run, .init = setup, .fini = teardown);
-TestSuite(cli_help, .init = setup, .fini = teardown);
+TestSuite(cli_errors, .init = setup, .fini = tcli_teardown);
+TestSuite(cli_run, .init = setup, .fini = tcli_teardown);
+TestSuite(cli_help, .init = setup, .fini = tcli_teardown);
 
 /* ---- running the program --------------------------------------------------------- */
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot read %s", path);
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    size_t k;
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n - 1 == 0) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            cr_assert_not_null(buf);
-        }
-    }
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-typedef struct result {
-    int rc;        /* exit status, or -1 when it did not exit normally */
-    char *out;     /* stdout */
-    char *err;     /* stderr */
-} result;
 
 /* Runs "./latsim ARGS" (ARGS formatted like printf; a shell command line) with its
  * output captured in files of the test directory. */
 __attribute__((format(printf, 1, 2)))
 static result latsim(const char *fmt, ...)
 {
-    char args[2048], cmd[2560], o[128], e[128];
     va_list ap;
     va_start(ap, fmt);
-    int k = vsnprintf(args, sizeof args, fmt, ap);
+    result r = vrun_sh(NULL, fmt, ap);
     va_end(ap);
-    cr_assert(k >= 0 && (size_t) k < sizeof args);
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    snprintf(cmd, sizeof cmd, "%s %s >'%s' 2>'%s' </dev/null", LATSIM, args, o, e);
-    int st = system(cmd);
-    cr_assert_neq(st, -1, "system() failed");
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(o), slurp(e) };
     return r;
-}
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-/* Writes TEXT to dir/NAME; returns the path in PATH. */
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
 }
 
 /* Rows of table runs in the database at PATH (which must exist). */
@@ -142,7 +74,7 @@ static void make_empty_db(void)
 }
 
 /* The message is exactly one line, "latsim: ...\n". */
-static void expect_one_line(const result *r)
+static void expect_latsim_line(const result *r)
 {
     size_t n = strlen(r->err);
     cr_expect(n > 0 && r->err[n - 1] == '\n', "stderr should be one line ending in a newline: '%s'", r->err);
@@ -197,7 +129,7 @@ static void expect_bad_scenario(const char *name, const char *text, int line, co
     result r = latsim("run '%s' --db '%s'", path, db);
     cr_expect_eq(r.rc, 2, "exit status %d, want 2 (stderr: %s)", r.rc, r.err);
     cr_expect_eq(r.out[0], '\0', "nothing should be printed on stdout: '%s'", r.out);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     snprintf(where, sizeof where, "%s:%d:", path, line);
     expect_contains(r.err, where, "the message");
     for (const char *const *s = needles; *s; s++) expect_contains(r.err, *s, "the message");
@@ -359,7 +291,7 @@ Test(cli_errors, database_in_missing_directory)
 {
     result r = latsim("run scenarios/default.ini " FAST " --db /nonexistent/dir/x.db");
     cr_expect_eq(r.rc, 2, "exit status %d, want 2 (stderr: %s)", r.rc, r.err);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     expect_contains(r.err, "/nonexistent/dir/x.db", "the message");
     cr_expect_neq(access("/nonexistent/dir/x.db", F_OK), 0);
     result_free(&r);
@@ -372,9 +304,9 @@ Test(cli_errors, database_that_is_a_text_file)
     write_file("notes.txt", text, path, sizeof path);
     result r = latsim("run scenarios/default.ini " FAST " --db '%s'", path);
     cr_expect_eq(r.rc, 2, "exit status %d, want 2 (stderr: %s)", r.rc, r.err);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     expect_contains(r.err, path, "the message");
-    char *after = slurp(path);
+    char *after = slurp_or_fail(path, NULL);
     cr_expect_str_eq(after, text, "the text file was modified");
     free(after);
     result_free(&r);
@@ -390,12 +322,12 @@ Test(cli_errors, bad_options)
 {
     result r = latsim("run scenarios/default.ini --db '%s' --replications 0", db);
     cr_expect_eq(r.rc, 2);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     expect_contains(r.err, "--replications", "the message");
     result_free(&r);
     r = latsim("run scenarios/default.ini --db '%s' --seed -3", db);
     cr_expect_eq(r.rc, 2);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     result_free(&r);
     r = latsim("run scenarios/default.ini --db '%s' --frobnicate", db);
     cr_expect_eq(r.rc, 2);
@@ -403,12 +335,12 @@ Test(cli_errors, bad_options)
     result_free(&r);
     r = latsim("run scenarios/default.ini --db '%s' --set 'pool cpu.sevrers=5'", db);
     cr_expect_eq(r.rc, 2);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     expect_contains(r.err, "'servers'", "the message");
     result_free(&r);
     r = latsim("run '%s/no_such.ini' --db '%s'", dir, db);
     cr_expect_eq(r.rc, 2);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     expect_contains(r.err, "no_such.ini", "the message");
     result_free(&r);
     cr_expect_neq(access(db, F_OK), 0, "bad input created the database");
@@ -677,7 +609,7 @@ Test(cli_run, runs_lists_and_show_prints_the_stored_run)
 
     r = latsim("show 2 --db '%s'", db);
     cr_expect_eq(r.rc, 2, "show of a missing run: exit %d", r.rc);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     result_free(&r);
 }
 
@@ -714,7 +646,7 @@ Test(cli_run, azure_trace_scenario)
     expect_trace_run(path);
 
     /* A relative trace path resolves against the scenario's directory. */
-    char *csv = slurp(trace), copy[256];
+    char *csv = slurp_or_fail(trace, NULL), copy[256];
     write_file("conv.csv", csv, copy, sizeof copy);
     free(csv);
     azure_scenario(text, sizeof text, "conv.csv");
@@ -755,11 +687,11 @@ Test(cli_help, usage_errors_exit_2)
     result_free(&r);
     r = latsim("frobnicate");
     cr_expect_eq(r.rc, 2);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     result_free(&r);
     r = latsim("run");
     cr_expect_eq(r.rc, 2);
-    expect_one_line(&r);
+    expect_latsim_line(&r);
     result_free(&r);
 }
 

@@ -34,115 +34,16 @@
 #include "store.h"
 
 #include "tbin.h"
+#include "tcli.h"
 #define VIDUR "tests/data/vidur"     /* the slice of the Vidur profile set (test_calib.c) */
 #define LIMIT_S 60                   /* seconds any one run may take before alarm() kills it */
 
-static char dir[64];          /* this test's temporary directory */
-static char db[128];          /* dir/c.db */
+static void setup(void) { tcli_setup("/tmp/latsim_h2calib_", "c.db"); }
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
-    strcpy(dir, "/tmp/latsim_h2calib_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/c.db", dir);
-}
-
-static void teardown(void)
-{
-    char cmd[256];
-    if (strncmp(dir, "/tmp/latsim_h2calib_", 20) != 0) return;
-    snprintf(cmd, sizeof cmd, "chmod -R u+rwx '%s' 2>/dev/null; rm -rf '%s'", dir, dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-TestSuite(h2calib_fit, .init = setup, .fini = teardown);
-TestSuite(h2calib_auto, .init = setup, .fini = teardown);
-TestSuite(h2calib_import, .init = setup, .fini = teardown);
-TestSuite(h2calib_vidur, .init = setup, .fini = teardown);
-
-/* The bytes of PATH (NUL-terminated; *LEN their count), or NULL when absent. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0, k;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n - 1 == 0) { cap *= 2; buf = realloc(buf, cap); cr_assert_not_null(buf); }
-    }
-    buf[n] = '\0';
-    fclose(f);
-    if (len) *len = n;
-    return buf;
-}
-
-typedef struct result {
-    int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM) */
-    char *out;     /* stdout */
-    char *err;     /* stderr */
-} result;
-
-/* Runs ./latsim ARGS... (NULL-terminated) --db DB in a child that alarm() kills
- * after LIMIT_S seconds, stdin /dev/null, stdout and stderr to files. */
-static result run(const char *first, ...)
-{
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    char *argv[64];
-    int n = 0;
-    argv[n++] = (char *) LATSIM;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && n < 60; a = va_arg(ap, const char *)) argv[n++] = (char *) a;
-    va_end(ap);
-    argv[n++] = "--db";
-    argv[n++] = db;
-    argv[n] = NULL;
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fi = open("/dev/null", O_RDONLY);
-        if (fo < 0 || fe < 0 || fi < 0) _exit(120);
-        dup2(fi, 0); dup2(fo, 1); dup2(fe, 2);
-        alarm(LIMIT_S);            /* kept across execv: a hang fails the test */
-        execv(LATSIM, argv);
-        _exit(121);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
-    char *so = slurp(o, NULL), *se = slurp(e, NULL);
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), so ? so : strdup(""), se ? se : strdup("") };
-    return r;
-}
-
-static void result_free(result *r) { free(r->out); free(r->err); }
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-/* Writes TEXT to dir/NAME (directories made as needed); the path goes to PATH. */
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    for (char *p = strchr(path + strlen(dir) + 1, '/'); p; p = strchr(p + 1, '/')) {
-        *p = '\0';
-        cr_assert(mkdir(path, 0755) == 0 || errno == EEXIST, "mkdir %s", path);
-        *p = '/';
-    }
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
+TestSuite(h2calib_fit, .init = setup, .fini = tcli_teardown);
+TestSuite(h2calib_auto, .init = setup, .fini = tcli_teardown);
+TestSuite(h2calib_import, .init = setup, .fini = tcli_teardown);
+TestSuite(h2calib_vidur, .init = setup, .fini = tcli_teardown);
 
 /* The database as it is now (NULL: absent), to compare after a refused command. */
 typedef struct snap {
@@ -153,7 +54,7 @@ typedef struct snap {
 static snap snap_db(void)
 {
     snap s = { 0 };
-    s.bytes = slurp(db, &s.n);
+    s.bytes = slurp_or_null(db, &s.n);
     return s;
 }
 
@@ -164,7 +65,7 @@ static void expect_refused(result *r, const char *want, snap *s)
     cr_expect_eq(lines(r->err), 1, "stderr is not one line: %s", r->err);
     cr_expect(strstr(r->err, want) != NULL, "stderr lacks '%s': %s", want, r->err);
     size_t n = 0;
-    char *now = slurp(db, &n);
+    char *now = slurp_or_null(db, &n);
     if (!s->bytes)
         cr_expect_null(now, "the database was created");
     else
@@ -255,7 +156,7 @@ static result import_steps(const char *name, const char *text)
 {
     char path[256];
     write_file(name, text, path, sizeof path);
-    return run("calib", "import", "steps", path, NULL);
+    return run_db(LIMIT_S, "calib", "import", "steps", path, NULL);
 }
 
 /* A good import, so that refusals can be checked against an existing database. */
@@ -285,7 +186,7 @@ Test(h2calib_fit, one_outlier_row_is_named_and_refused)
         cr_assert_eq(r.rc, 0, "%s", r.err);
         result_free(&r);
         snap s = snap_db();
-        r = run("calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
+        r = run_db(LIMIT_S, "calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
         expect_refused(&r, "steps.csv:34 (prefill, step_ms ", &s);
         cr_expect(strstr(r.err, "1 of the 33 steps of llama-3-8b on h100 is an outlier"), "%s", r.err);
         cr_expect(!strstr(r.err, "steps.csv:4 "), "a sane row named: %s", r.err);
@@ -318,7 +219,7 @@ Test(h2calib_fit, absurd_time_refused_at_import_and_fit)
     result_free(&r);
     plant("UPDATE calib_meas SET time_ms = 1e300 WHERE line = 9 AND model = 'llama-3-8b'");
     s = snap_db();
-    r = run("calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
+    r = run_db(LIMIT_S, "calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
     expect_refused(&r, "steps.csv:9: step_ms 1e+300 is out of range", &s);
     result_free(&r);
     free(s.bytes);
@@ -336,7 +237,7 @@ Test(h2calib_fit, sane_rows_fit_as_before)
     result r = import_steps("steps.csv", csv);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
-    r = run("calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
+    r = run_db(LIMIT_S, "calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_expect_eq(lines(r.err), 0, "%s", r.err);
     result_free(&r);
@@ -404,7 +305,7 @@ Test(h2calib_fit, useless_error_refused)
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     snap s = snap_db();
-    r = run("calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
+    r = run_db(LIMIT_S, "calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
     expect_refused(&r, "above the 50 % limit of a usable model", &s);
     cr_expect(strstr(r.err, "error of the step model of llama-3-8b on h100 is "), "%s", r.err);
     result_free(&r);
@@ -426,12 +327,12 @@ Test(h2calib_auto, skips_a_planted_bad_model)
     result r = import_steps("steps.csv", csv);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
-    r = run("calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
+    r = run_db(LIMIT_S, "calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     plant("UPDATE calib_fits SET mape = 100 WHERE id = 1; UPDATE calib_coefs SET value = 0 WHERE fit_id = 1");
 
-    r = run("cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "512", "--json", NULL);
+    r = run_db(LIMIT_S, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "512", "--json", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);
     cr_expect(strstr(r.out, "\"kind\": \"roofline\""), "%s", r.out);
     cr_expect_eq(lines(r.err), 1, "%s", r.err);
@@ -439,14 +340,14 @@ Test(h2calib_auto, skips_a_planted_bad_model)
     result_free(&r);
 
     snap s = snap_db();
-    r = run("cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "512", "--cost", "fitted", NULL);
+    r = run_db(LIMIT_S, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "512", "--cost", "fitted", NULL);
     expect_refused(&r, "stored fitted model 1 of llama-3-8b on h100 is not used: its cross-validated error 100 % "
                    "is above the 50 % limit", &s);
     result_free(&r);
-    r = run("cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "512", "--cost-id", "1", NULL);
+    r = run_db(LIMIT_S, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "512", "--cost-id", "1", NULL);
     expect_refused(&r, "calibrated model 1 (fitted, llama-3-8b on h100) is not used", &s);
     result_free(&r);
-    r = run("calib", "list", NULL);
+    r = run_db(LIMIT_S, "calib", "list", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);
     cr_expect(strstr(r.out, "not used: cv_mape above 50 %"), "%s", r.out);
     result_free(&r);
@@ -456,7 +357,7 @@ Test(h2calib_auto, skips_a_planted_bad_model)
     write_file("s.ini", "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\n"
                "prompt_tokens = const(1000)\noutput_tokens = const(2)\n"
                "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n", ini, sizeof ini);
-    r = run("run", ini, "--json", "--no-store", NULL);
+    r = run_db(LIMIT_S, "run", ini, "--json", "--no-store", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);
     cr_expect(strstr(r.out, "\"cost_model\": {\"kind\": \"roofline\""), "%s", r.out);
     cr_expect_eq(lines(r.err), 1, "%s", r.err);
@@ -464,10 +365,10 @@ Test(h2calib_auto, skips_a_planted_bad_model)
     result_free(&r);
 
     /* A good model beside it wins, and the bad one is still said. */
-    r = run("calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
+    r = run_db(LIMIT_S, "calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
-    r = run("cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "512", "--json", NULL);
+    r = run_db(LIMIT_S, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "512", "--json", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);
     cr_expect(strstr(r.out, "\"kind\": \"fitted\", \"id\": 2"), "%s", r.out);
     cr_expect(strstr(r.err, "skipped stored model 1 "), "%s", r.err);
@@ -479,19 +380,19 @@ Test(h2calib_auto, skips_a_planted_bad_model)
  * all-zero profile so): calib list and cost agree that it is there and unused. */
 Test(h2calib_auto, unknown_error_listed_and_refused_alike)
 {
-    result r = run("calib", "import", "vidur", VIDUR, "--model", "llama-2-7b", "--gpu", "a100", NULL);
+    result r = run_db(LIMIT_S, "calib", "import", "vidur", VIDUR, "--model", "llama-2-7b", "--gpu", "a100", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
-    r = run("calib", "fit", "profile", "--model", "llama-2-7b", "--gpu", "a100", "--tp", "2", NULL);
+    r = run_db(LIMIT_S, "calib", "fit", "profile", "--model", "llama-2-7b", "--gpu", "a100", "--tp", "2", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     plant("UPDATE calib_fits SET mape = NULL");
-    r = run("calib", "list", NULL);
+    r = run_db(LIMIT_S, "calib", "list", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);
     cr_expect(strstr(r.out, "not used: cv_mape unknown"), "%s", r.out);
     result_free(&r);
     snap s = snap_db();
-    r = run("cost", "--model", "llama-2-7b", "--gpu", "a100", "--tp", "2", "--prefill", "100", "--cost", "profile", NULL);
+    r = run_db(LIMIT_S, "cost", "--model", "llama-2-7b", "--gpu", "a100", "--tp", "2", "--prefill", "100", "--cost", "profile", NULL);
     expect_refused(&r, "stored profile model 1 of llama-2-7b on a100 is not used: its cross-validated error is unknown", &s);
     cr_expect(!strstr(r.err, "no profile model stored"), "%s", r.err);
     result_free(&r);
@@ -545,7 +446,7 @@ Test(h2calib_import, steps_values_refused_with_row_and_column)
     char path[256];
     write_file("good.csv", "model,gpu,tp,phase,batch_size,tokens,step_ms\nllama-3-8b,h100,1,prefill,1,128,12.5\n",
                path, sizeof path);
-    r = run("calib", "import", "steps", path, "--model", "zz", NULL);
+    r = run_db(LIMIT_S, "calib", "import", "steps", path, "--model", "zz", NULL);
     expect_refused(&r, "--model: unknown model 'zz' (valid: ", &s);
     result_free(&r);
     free(s.bytes);
@@ -557,11 +458,11 @@ Test(h2calib_import, measurement_csv_values_refused)
     seed_db();
     char out[256];
     snprintf(out, sizeof out, "%s/export.csv", dir);
-    result r = run("calib", "export", out, NULL);
+    result r = run_db(LIMIT_S, "calib", "export", out, NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     size_t n;
-    char *text = slurp(out, &n);
+    char *text = slurp_or_null(out, &n);
     cr_assert_not_null(text);
     char *row = strchr(text, '\n');
     cr_assert_not_null(row);
@@ -581,14 +482,14 @@ Test(h2calib_import, measurement_csv_values_refused)
         snprintf(bad, sizeof bad, "%s\n%.*s%s%s", text, (int) (at - row), row, cases[i].to, at + strlen(cases[i].from));
         char path[256];
         write_file("bad.csv", bad, path, sizeof path);
-        r = run("calib", "import", "meas", path, NULL);
+        r = run_db(LIMIT_S, "calib", "import", "meas", path, NULL);
         expect_refused(&r, cases[i].want, &s);
         result_free(&r);
     }
     char bad[2048], path[256];
     snprintf(bad, sizeof bad, "%s,time_ms\n%s", text, row);   /* time_ms twice */
     write_file("bad.csv", bad, path, sizeof path);
-    r = run("calib", "import", "meas", path, NULL);
+    r = run_db(LIMIT_S, "calib", "import", "meas", path, NULL);
     expect_refused(&r, "bad.csv:1: column time_ms: named twice in the header (columns 12 and 19)", &s);
     result_free(&r);
     free(text);
@@ -635,8 +536,8 @@ static result import_vidur(const char *name, const char *extra)
 {
     char path[256];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    return extra ? run("calib", "import", "vidur", path, "--model", extra, NULL)
-                 : run("calib", "import", "vidur", path, NULL);
+    return extra ? run_db(LIMIT_S, "calib", "import", "vidur", path, "--model", extra, NULL)
+                 : run_db(LIMIT_S, "calib", "import", "vidur", path, NULL);
 }
 
 /* Operator times of 0 are refused at import (row and column); stored ones (an
@@ -666,7 +567,7 @@ Test(h2calib_vidur, zero_operator_times_refused)
     plant("UPDATE calib_meas SET time_ms = 0 WHERE what = 'op'");
     free(s.bytes);
     s = snap_db();
-    r = run("calib", "fit", "profile", "--model", "llama-2-7b", "--gpu", "a100", "--tp", "1", NULL);
+    r = run_db(LIMIT_S, "calib", "fit", "profile", "--model", "llama-2-7b", "--gpu", "a100", "--tp", "1", NULL);
     expect_refused(&r, "good/compute/a100/meta-llama/Llama-2-7b-hf/mlp.csv:2: op mlp_up_proj took 0 ms, outside 1e-06 to 1e+07 ms", &s);
     result_free(&r);
     cr_expect_eq(query("SELECT count(*) FROM calib_fits"), 0);
@@ -681,7 +582,7 @@ Test(h2calib_vidur, synthetic_set_builds_a_profile)
     result r = import_vidur("good", "llama-2-7b");
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
-    r = run("calib", "fit", "profile", "--model", "llama-2-7b", "--gpu", "a100", "--tp", "1", NULL);
+    r = run_db(LIMIT_S, "calib", "fit", "profile", "--model", "llama-2-7b", "--gpu", "a100", "--tp", "1", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     cr_expect_eq(query("SELECT count(*) FROM calib_fits WHERE kind = 'profile'"), 1);
@@ -752,15 +653,15 @@ Test(h2calib_vidur, unknown_model_or_gpu_refused)
 {
     seed_db();
     snap s = snap_db();
-    result r = run("calib", "import", "vidur", VIDUR, "--model", "zz", NULL);
+    result r = run_db(LIMIT_S, "calib", "import", "vidur", VIDUR, "--model", "zz", NULL);
     expect_refused(&r, "--model: unknown model 'zz' (valid: ", &s);
     cr_expect(strstr(r.err, "llama-2-7b"), "%s", r.err);
     result_free(&r);
-    r = run("calib", "import", "vidur", VIDUR, "--gpu", "zz", NULL);
+    r = run_db(LIMIT_S, "calib", "import", "vidur", VIDUR, "--gpu", "zz", NULL);
     expect_refused(&r, "--gpu: unknown gpu 'zz' (valid: ", &s);
     result_free(&r);
     /* A catalog model with no operator profile in the set: nothing imported. */
-    r = run("calib", "import", "vidur", VIDUR, "--model", "mistral-7b", NULL);
+    r = run_db(LIMIT_S, "calib", "import", "vidur", VIDUR, "--model", "mistral-7b", NULL);
     expect_refused(&r, "compute: no operator profile (mlp.csv) of mistral-7b: nothing imported", &s);
     result_free(&r);
     free(s.bytes);

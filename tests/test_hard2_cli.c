@@ -23,129 +23,18 @@
 #include <sqlite3.h>
 
 #include "tbin.h"
+#include "tcli.h"
 
-static char dir[64];          /* this test's temporary directory */
-static char db[128];          /* dir/runs.db (not created unless a test does) */
-static rlim_t fsize_limit;    /* > 0: the child's RLIMIT_FSIZE, bytes (a "full disk") */
+static void setup(void) { tcli_setup("/tmp/latsim_h2cli_", "runs.db"); }
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
-    strcpy(dir, "/tmp/latsim_h2cli_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/runs.db", dir);
-    fsize_limit = 0;
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    if (strncmp(dir, "/tmp/latsim_h2cli_", 18) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-TestSuite(h2cli_range, .init = setup, .fini = teardown);
-TestSuite(h2cli_ids, .init = setup, .fini = teardown);
-TestSuite(h2cli_labels, .init = setup, .fini = teardown);
-TestSuite(h2cli_txn, .init = setup, .fini = teardown);
-
-/* The contents of PATH (NUL-terminated; *LEN its size), or NULL when unreadable. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    size_t cap = 4096, n = 0, k;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n - 1 == 0) { cap *= 2; buf = realloc(buf, cap); cr_assert_not_null(buf); }
-    }
-    buf[n] = '\0';
-    fclose(f);
-    if (len) *len = n;
-    return buf;
-}
-
-typedef struct result {
-    int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM) */
-    char *out;     /* stdout */
-    char *err;     /* stderr */
-} result;
-
-/* Runs ./latsim with the NULL-terminated ARGS (argv[0] excluded) in a child
- * that alarm() kills after LIMIT seconds (and, with fsize_limit, cannot write
- * files beyond that size: SIGXFSZ ignored, so writes fail with EFBIG). */
-static result run_argv(unsigned limit, char *const *args)
-{
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    char *argv[64];
-    int n = 0;
-    argv[n++] = (char *) LATSIM;
-    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fi = open("/dev/null", O_RDONLY);
-        if (fo < 0 || fe < 0 || fi < 0) _exit(120);
-        dup2(fi, 0); dup2(fo, 1); dup2(fe, 2);
-        if (fsize_limit > 0) {
-            struct rlimit rl = { fsize_limit, fsize_limit };
-            signal(SIGXFSZ, SIG_IGN);     /* kept across execv */
-            if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(122);
-        }
-        alarm(limit);                     /* kept across execv */
-        execv(LATSIM, argv);
-        _exit(121);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
-    char *so = slurp(o, NULL), *se = slurp(e, NULL);
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), so ? so : strdup(""), se ? se : strdup("") };
-    return r;
-}
-
-/* Runs ./latsim with the NULL-terminated arguments, bounded by 60 s. */
-static result run(const char *first, ...)
-{
-    char *args[60];
-    int n = 0;
-    args[n++] = (char *) first;
-    va_list ap;
-    va_start(ap, first);
-    for (char *a; (a = va_arg(ap, char *)) != NULL && n < 58;) args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    return run_argv(60, args);
-}
-
-static void result_free(result *r) { free(r->out); free(r->err); }
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-/* Writes TEXT to dir/NAME; the path goes to PATH. */
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
+TestSuite(h2cli_range, .init = setup, .fini = tcli_teardown);
+TestSuite(h2cli_ids, .init = setup, .fini = tcli_teardown);
+TestSuite(h2cli_labels, .init = setup, .fini = tcli_teardown);
+TestSuite(h2cli_txn, .init = setup, .fini = tcli_teardown);
 
 /* Exit status RC, stderr one line containing every string of the
  * NULL-terminated list after R, none of them "--set". */
-static void expect_one_line(const result *r, int rc, ...)
+static void expect_line_naming(const result *r, int rc, ...)
 {
     cr_expect_eq(r->rc, rc, "exit %d, wanted %d; stderr: %s", r->rc, rc, r->err);
     cr_expect_eq(lines(r->err), 1, "stderr is not one line: '%s'", r->err);
@@ -166,7 +55,7 @@ static void expect_no_db(void)
 static void expect_same_db(const char *before, size_t len)
 {
     size_t n = 0;
-    char *now = slurp(db, &n);
+    char *now = slurp_or_null(db, &n);
     cr_assert_not_null(now, "the database is gone");
     cr_expect(n == len && memcmp(now, before, len) == 0, "the database changed (%zu bytes, was %zu)", n, len);
     free(now);
@@ -249,8 +138,8 @@ Test(h2cli_range, sweep_nan_and_inf_bounds_are_refused)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char vary[128];
         snprintf(vary, sizeof vary, "%s", cases[i].vary);
-        result r = run("sweep", s, "--vary", vary, "--db", db, NULL);
-        expect_one_line(&r, 2, "sweep: --vary", cases[i].vary, cases[i].want, NULL);
+        result r = run(60, "sweep", s, "--vary", vary, "--db", db, NULL);
+        expect_line_naming(&r, 2, "sweep: --vary", cases[i].vary, cases[i].want, NULL);
         result_free(&r);
         expect_no_db();
     }
@@ -278,8 +167,8 @@ Test(h2cli_range, sweep_bad_list_values_are_refused)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char vary[128];
         snprintf(vary, sizeof vary, "%s", cases[i].vary);
-        result r = run("sweep", s, "--vary", vary, "--db", db, NULL);
-        expect_one_line(&r, 2, "--vary", cases[i].want, NULL);
+        result r = run(60, "sweep", s, "--vary", vary, "--db", db, NULL);
+        expect_line_naming(&r, 2, "--vary", cases[i].want, NULL);
         result_free(&r);
         expect_no_db();
     }
@@ -300,7 +189,7 @@ Test(h2cli_range, sweep_good_ranges_still_run)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char vary[64];
         snprintf(vary, sizeof vary, "%s", cases[i].vary);
-        result r = run("sweep", s, "--vary", vary, "--json", "--no-store", NULL);
+        result r = run(60, "sweep", s, "--vary", vary, "--json", "--no-store", NULL);
         cr_expect_eq(r.rc, 0, "%s: exit %d: %s", vary, r.rc, r.err);
         cr_expect(strstr(r.out, cases[i].sims) != NULL, "%s: %s", vary, r.out);
         result_free(&r);
@@ -335,8 +224,8 @@ Test(h2cli_range, plan_nan_bounds_and_bad_lists_are_refused)
         char opt[32], val[128];
         snprintf(opt, sizeof opt, "%s", cases[i].opt);
         snprintf(val, sizeof val, "%s", cases[i].val);
-        result r = run("plan", cases[i].llm ? l : s, "--target-rate", "5", opt, val, "--db", db, NULL);
-        expect_one_line(&r, 2, cases[i].opt, cases[i].want, NULL);
+        result r = run(60, "plan", cases[i].llm ? l : s, "--target-rate", "5", opt, val, "--db", db, NULL);
+        expect_line_naming(&r, 2, cases[i].opt, cases[i].want, NULL);
         result_free(&r);
         expect_no_db();
     }
@@ -352,48 +241,48 @@ Test(h2cli_ids, out_of_range_and_malformed_ids_are_refused)
 {
     char s[256];
     write_file("s.ini", MM1, s, sizeof s);
-    result r = run("run", s, "--db", db, NULL);
+    result r = run(60, "run", s, "--db", db, NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     size_t len;
-    char *before = slurp(db, &len);
+    char *before = slurp_or_null(db, &len);
     cr_assert_not_null(before);
     const char *bad[] = { "9223372036854775808", "99999999999999999999", "0", "-1", "+1", " 1", "1x", "0x1", "", "1.0" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char id[64], quoted[80];
         snprintf(id, sizeof id, "%s", bad[i]);
         snprintf(quoted, sizeof quoted, "'%s'", bad[i]);
-        result a = run("show", id, "--db", db, NULL);
-        expect_one_line(&a, 2, "show: expected a run ID", quoted, NULL);
+        result a = run(60, "show", id, "--db", db, NULL);
+        expect_line_naming(&a, 2, "show: expected a run ID", quoted, NULL);
         /* plot and calib read "-1" as an option: refused as one. */
         int opt = bad[i][0] == '-';
-        result b = run("plot", "sweep", id, "--db", db, NULL);
-        expect_one_line(&b, 2, opt ? "plot: unknown option '-1'" : "plot: expected a sweep ID", quoted, NULL);
-        result c = run("baseline", "accept", id, "--db", db, NULL);
-        expect_one_line(&c, 2, "baseline accept: expected a run ID", quoted, NULL);
-        result d = run("calib", "show", id, "--db", db, NULL);
-        expect_one_line(&d, 2, opt ? "calib" : "calib show: expected a model ID", opt ? "-1" : quoted, NULL);
+        result b = run(60, "plot", "sweep", id, "--db", db, NULL);
+        expect_line_naming(&b, 2, opt ? "plot: unknown option '-1'" : "plot: expected a sweep ID", quoted, NULL);
+        result c = run(60, "baseline", "accept", id, "--db", db, NULL);
+        expect_line_naming(&c, 2, "baseline accept: expected a run ID", quoted, NULL);
+        result d = run(60, "calib", "show", id, "--db", db, NULL);
+        expect_line_naming(&d, 2, opt ? "calib" : "calib show: expected a model ID", opt ? "-1" : quoted, NULL);
         result_free(&a); result_free(&b); result_free(&c); result_free(&d);
         expect_same_db(before, len);
     }
     /* plot run ID: "-1" reads as an option there; the others as IDs. */
-    result p = run("plot", "99999999999999999999", "--db", db, NULL);
-    expect_one_line(&p, 2, "plot: expected a run ID", "'99999999999999999999'", NULL);
+    result p = run(60, "plot", "99999999999999999999", "--db", db, NULL);
+    expect_line_naming(&p, 2, "plot: expected a run ID", "'99999999999999999999'", NULL);
     result_free(&p);
     /* compare: digits with no such file are an ID. */
     const char *cbad[] = { "99999999999999999999", "9223372036854775808", "0" };
     for (size_t i = 0; i < 3; i++) {
         char id[64];
         snprintf(id, sizeof id, "%s", cbad[i]);
-        result c = run("compare", id, "1", "--db", db, NULL);
-        expect_one_line(&c, 2, "compare:", id, "neither a scenario file nor a run ID", NULL);
+        result c = run(60, "compare", id, "1", "--db", db, NULL);
+        expect_line_naming(&c, 2, "compare:", id, "neither a scenario file nor a run ID", NULL);
         result_free(&c);
     }
     /* The largest ID is an ID: there is no such run (exit 2, not a parse error). */
-    result m = run("show", "9223372036854775807", "--db", db, NULL);
-    expect_one_line(&m, 2, "no run 9223372036854775807", NULL);
+    result m = run(60, "show", "9223372036854775807", "--db", db, NULL);
+    expect_line_naming(&m, 2, "no run 9223372036854775807", NULL);
     result_free(&m);
-    result ok = run("show", "1", "--db", db, NULL);
+    result ok = run(60, "show", "1", "--db", db, NULL);
     cr_expect_eq(ok.rc, 0, "%s", ok.err);
     result_free(&ok);
     expect_same_db(before, len);
@@ -404,8 +293,8 @@ Test(h2cli_ids, out_of_range_and_malformed_ids_are_refused)
  * there is no database (and none is made). */
 Test(h2cli_ids, show_checks_the_id_first)
 {
-    result r = run("show", "9223372036854775808", "--db", db, NULL);
-    expect_one_line(&r, 2, "show: expected a run ID", NULL);
+    result r = run(60, "show", "9223372036854775808", "--db", db, NULL);
+    expect_line_naming(&r, 2, "show: expected a run ID", NULL);
     result_free(&r);
     expect_no_db();
 }
@@ -438,9 +327,9 @@ Test(h2cli_labels, plan_errors_name_their_option)
         char opt[32], val[64];
         snprintf(opt, sizeof opt, "%s", cases[i].opt);
         snprintf(val, sizeof val, "%s", cases[i].val);
-        result r = !strcmp(opt, "--target-rate") ? run("plan", cases[i].llm ? l : s, opt, val, "--db", db, NULL)
-                                                 : run("plan", cases[i].llm ? l : s, "--target-rate", "5", opt, val, "--db", db, NULL);
-        expect_one_line(&r, 2, cases[i].want, NULL);
+        result r = !strcmp(opt, "--target-rate") ? run(60, "plan", cases[i].llm ? l : s, opt, val, "--db", db, NULL)
+                                                 : run(60, "plan", cases[i].llm ? l : s, "--target-rate", "5", opt, val, "--db", db, NULL);
+        expect_line_naming(&r, 2, cases[i].want, NULL);
         cr_expect(!strncmp(r.err, cases[i].prefix, strlen(cases[i].prefix)), "%s %s: '%s' does not start with '%s'",
                   opt, val, r.err, cases[i].prefix);
         result_free(&r);
@@ -457,7 +346,7 @@ Test(h2cli_txn, sweep_failing_part_way_leaves_the_database_as_it_was)
 {
     char s[256];
     write_file("s.ini", MM1, s, sizeof s);
-    result r = run("sweep", s, "--vary", "workload.rate=1:3:1", "--db", db, NULL);
+    result r = run(60, "sweep", s, "--vary", "workload.rate=1:3:1", "--db", db, NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     cr_assert_eq(count("SELECT count(*) FROM sweep_points"), 3);
@@ -473,10 +362,10 @@ Test(h2cli_txn, sweep_failing_part_way_leaves_the_database_as_it_was)
         exec_sql("DROP TRIGGER IF EXISTS full");
         exec_sql(triggers[i]);
         size_t len;
-        char *before = slurp(db, &len);
+        char *before = slurp_or_null(db, &len);
         cr_assert_not_null(before);
-        result f = run("sweep", s, "--vary", "workload.rate=1:4:1", "--db", db, NULL);
-        expect_one_line(&f, 1, "sweep not stored: ", "disk full", NULL);
+        result f = run(60, "sweep", s, "--vary", "workload.rate=1:4:1", "--db", db, NULL);
+        expect_line_naming(&f, 1, "sweep not stored: ", "disk full", NULL);
         cr_expect(strstr(f.out, "stored in") == NULL, "claims to be stored: %s", f.out);
         result_free(&f);
         expect_same_db(before, len);
@@ -485,7 +374,7 @@ Test(h2cli_txn, sweep_failing_part_way_leaves_the_database_as_it_was)
     }
     /* The same sweep without the trigger is stored whole. */
     exec_sql("DROP TRIGGER full");
-    result g = run("sweep", s, "--vary", "workload.rate=1:4:1", "--db", db, NULL);
+    result g = run(60, "sweep", s, "--vary", "workload.rate=1:4:1", "--db", db, NULL);
     cr_expect_eq(g.rc, 0, "%s", g.err);
     cr_expect(strstr(g.out, "sweep 2 stored in") != NULL, "%s", g.out);
     result_free(&g);
@@ -500,34 +389,34 @@ Test(h2cli_txn, full_disk_leaves_the_database_byte_identical)
 {
     char s[256];
     write_file("s.ini", MM1, s, sizeof s);
-    result r = run("run", s, "--db", db, NULL);
+    result r = run(60, "run", s, "--db", db, NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     size_t len;
-    char *before = slurp(db, &len);
+    char *before = slurp_or_null(db, &len);
     cr_assert_not_null(before);
-    fsize_limit = (rlim_t) len + 4096;
-    result a = run("sweep", s, "--vary", "workload.rate=1:12:1", "--db", db, NULL);
-    expect_one_line(&a, 1, "sweep not stored: ", db, NULL);
+    child_limits.fsize = (rlim_t) len + 4096;
+    result a = run(60, "sweep", s, "--vary", "workload.rate=1:12:1", "--db", db, NULL);
+    expect_line_naming(&a, 1, "sweep not stored: ", db, NULL);
     result_free(&a);
     expect_same_db(before, len);
-    result b = run("plan", s, "--target-rate", "5", "--search", "pool cpu.servers=1:8", "--db", db, NULL);
-    expect_one_line(&b, 1, "plan not stored: ", db, NULL);
+    result b = run(60, "plan", s, "--target-rate", "5", "--search", "pool cpu.servers=1:8", "--db", db, NULL);
+    expect_line_naming(&b, 1, "plan not stored: ", db, NULL);
     result_free(&b);
     expect_same_db(before, len);
     /* check stores its runs together too (the scenario has no baseline). */
     char s2[256], s3[256];
     write_file("s2.ini", MM1, s2, sizeof s2);
     write_file("s3.ini", MM1, s3, sizeof s3);
-    result c = run("check", s, s2, s3, "--db", db, NULL);
+    result c = run(60, "check", s, s2, s3, "--db", db, NULL);
     cr_expect_eq(c.rc, 1, "exit %d: %s", c.rc, c.err);
     cr_expect_eq(lines(c.err), 1, "%s", c.err);
     cr_expect(strstr(c.err, db) != NULL, "%s", c.err);
     result_free(&c);
     expect_same_db(before, len);
     /* Room again: the same plan is stored. */
-    fsize_limit = 0;
-    result d = run("plan", s, "--target-rate", "5", "--search", "pool cpu.servers=1:8", "--db", db, NULL);
+    child_limits.fsize = 0;
+    result d = run(60, "plan", s, "--target-rate", "5", "--search", "pool cpu.servers=1:8", "--db", db, NULL);
     cr_expect_eq(d.rc, 0, "%s", d.err);
     result_free(&d);
     cr_expect_eq(count("SELECT count(*) FROM sweeps WHERE kind = 'plan' AND json IS NOT NULL"), 1);

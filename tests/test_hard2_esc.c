@@ -24,119 +24,15 @@
 #include "dist.h"
 
 #include "tbin.h"
+#include "tcli.h"
 
-static char dir[64];          /* this test's temporary directory */
-static char db[128];          /* dir/runs.db */
+static void setup(void) { tcli_setup("/tmp/latsim_h2esc_", "runs.db"); }
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
-    strcpy(dir, "/tmp/latsim_h2esc_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/runs.db", dir);
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    if (strncmp(dir, "/tmp/latsim_h2esc_", 18) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-TestSuite(h2esc_json, .init = setup, .fini = teardown);
-TestSuite(h2esc_term, .init = setup, .fini = teardown);
-TestSuite(h2esc_dist, .init = setup, .fini = teardown);
-TestSuite(h2esc_ini, .init = setup, .fini = teardown);
-TestSuite(h2esc_keys, .init = setup, .fini = teardown);
-
-/* The whole file PATH (NUL-terminated; *LEN its length), "" when unreadable. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = 0;
-    if (!f) {
-        if (len) *len = 0;
-        return strdup("");
-    }
-    size_t cap = 4096, k;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n - 1 == 0) { cap *= 2; buf = realloc(buf, cap); cr_assert_not_null(buf); }
-    }
-    buf[n] = '\0';
-    fclose(f);
-    if (len) *len = n;
-    return buf;
-}
-
-typedef struct result {
-    int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM) */
-    char *out;     /* stdout */
-    size_t nout;   /* its length, bytes */
-    char *err;     /* stderr */
-    size_t nerr;   /* its length, bytes */
-} result;
-
-/* Runs ./latsim with the NULL-terminated ARGS (argv[0] excluded) in a child that
- * alarm() kills after LIMIT seconds; stdout and stderr go to files of the test
- * directory. */
-static result run_argv(unsigned limit, char *const *args)
-{
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    char *argv[64];
-    int n = 0;
-    argv[n++] = (char *) LATSIM;
-    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fi = open("/dev/null", O_RDONLY);
-        if (fo < 0 || fe < 0 || fi < 0) _exit(120);
-        dup2(fi, 0); dup2(fo, 1); dup2(fe, 2);
-        alarm(limit);              /* kept across execv */
-        execv(LATSIM, argv);
-        _exit(121);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), NULL, 0, NULL, 0 };
-    r.out = slurp(o, &r.nout);
-    r.err = slurp(e, &r.nerr);
-    return r;
-}
-
-/* run_argv of the NULL-terminated argument list. */
-static result run(unsigned limit, const char *first, ...)
-{
-    char *args[60];
-    int n = 0;
-    args[n++] = (char *) first;
-    va_list ap;
-    va_start(ap, first);
-    for (char *a; (a = va_arg(ap, char *)) != NULL && n < 59;) args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    return run_argv(limit, args);
-}
-
-static void result_free(result *r) { free(r->out); free(r->err); }
-
-/* Writes TEXT to dir/NAME; the path goes to PATH. */
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
+TestSuite(h2esc_json, .init = setup, .fini = tcli_teardown);
+TestSuite(h2esc_term, .init = setup, .fini = tcli_teardown);
+TestSuite(h2esc_dist, .init = setup, .fini = tcli_teardown);
+TestSuite(h2esc_ini, .init = setup, .fini = tcli_teardown);
+TestSuite(h2esc_keys, .init = setup, .fini = tcli_teardown);
 
 /* 1 when the N bytes at S are valid UTF-8 (RFC 3629: no overlong forms, no
  * surrogates, nothing past U+10FFFF). */

@@ -34,141 +34,16 @@
 #include "tseries.h"
 
 #include "tbin.h"
+#include "tcli.h"
 
-static char dir[64];          /* this test's temporary directory */
-static char db[128];          /* dir/runs.db (not created unless a test does) */
-static rlim_t child_as;       /* address-space limit of the next runs' children, bytes (0: none) */
+static void setup(void) { tcli_setup("/tmp/latsim_h2hang_", "runs.db"); }
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
-    strcpy(dir, "/tmp/latsim_h2hang_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/runs.db", dir);
-}
+TestSuite(h2hang_load, .init = setup, .fini = tcli_teardown);
+TestSuite(h2hang_guard, .init = setup, .fini = tcli_teardown);
+TestSuite(h2hang_ts, .init = setup, .fini = tcli_teardown);
+TestSuite(h2hang_mem, .init = setup, .fini = tcli_teardown);
 
-static void teardown(void)
-{
-    char cmd[128];
-    if (strncmp(dir, "/tmp/latsim_h2hang_", 19) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-TestSuite(h2hang_load, .init = setup, .fini = teardown);
-TestSuite(h2hang_guard, .init = setup, .fini = teardown);
-TestSuite(h2hang_ts, .init = setup, .fini = teardown);
-TestSuite(h2hang_mem, .init = setup, .fini = teardown);
-
-/* The contents of PATH ("" when it cannot be read); *LEN gets its length. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (len) *len = 0;
-    if (!f) return strdup("");
-    size_t cap = 4096, n = 0, k;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n - 1 == 0) { cap *= 2; buf = realloc(buf, cap); cr_assert_not_null(buf); }
-    }
-    buf[n] = '\0';
-    fclose(f);
-    if (len) *len = n;
-    return buf;
-}
-
-typedef struct result {
-    int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM) */
-    char *out;     /* stdout */
-    char *err;     /* stderr */
-    double wall;   /* seconds the run took */
-} result;
-
-/* Runs ./latsim with the NULL-terminated ARGS (argv[0] excluded) in a child that
- * alarm() kills after LIMIT seconds; stdout and stderr go to files of the test
- * directory. */
-static result run_argv(unsigned limit, char *const *args)
-{
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    char *argv[64];
-    int n = 0;
-    argv[n++] = (char *) LATSIM;
-    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fi = open("/dev/null", O_RDONLY);
-        if (fo < 0 || fe < 0 || fi < 0) _exit(120);
-        dup2(fi, 0); dup2(fo, 1); dup2(fe, 2);
-        if (child_as) {
-            struct rlimit rl = { child_as, child_as };
-            setrlimit(RLIMIT_AS, &rl);
-        }
-        alarm(limit);              /* kept across execv */
-        execv(LATSIM, argv);
-        _exit(121);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(o, NULL), slurp(e, NULL),
-                 (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec) };
-    return r;
-}
-
-/* run FILE --db DB plus the NULL-terminated extra arguments. */
-static result run_scenario(unsigned limit, const char *file, ...)
-{
-    char *args[60];
-    int n = 0;
-    args[n++] = "run";
-    args[n++] = (char *) file;
-    args[n++] = "--db";
-    args[n++] = db;
-    va_list ap;
-    va_start(ap, file);
-    for (char *a; (a = va_arg(ap, char *)) != NULL && n < 58;) args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    return run_argv(limit, args);
-}
-
-static void result_free(result *r) { free(r->out); free(r->err); }
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-/* Writes TEXT to dir/NAME; the path goes to PATH. */
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
-/* The exit status is RC and stderr is one line containing WANT. */
-static void expect_one_line(const result *r, int rc, const char *want, const char *what)
-{
-    cr_expect_eq(r->rc, rc, "%s: exit %d, wanted %d; stderr: %s", what, r->rc, rc, r->err);
-    cr_expect_eq(lines(r->err), 1, "%s: stderr is not one line: %s", what, r->err);
-    if (want) cr_expect(strstr(r->err, want) != NULL, "%s: stderr lacks '%s': %s", what, want, r->err);
-}
-
-/* The same, and the database file was not created. */
+/* expect_one_line, and the database file was not created. */
 static void expect_fail(const result *r, int rc, const char *want, const char *what)
 {
     expect_one_line(r, rc, want, what);
@@ -189,10 +64,7 @@ static char *make_db(const char *file, size_t *len)
 /* The database still holds exactly BYTES (LEN of them). */
 static void expect_db_unchanged(const char *bytes, size_t len, const char *what)
 {
-    size_t n;
-    char *now = slurp(db, &n);
-    cr_expect(n == len && memcmp(now, bytes, len) == 0, "%s: the database changed", what);
-    free(now);
+    cr_expect(same_bytes(db, bytes, len), "%s: the database changed", what);
 }
 
 /* Four servers at 70 % utilisation, 2200 arrivals: 39 s of simulated time. */
@@ -637,7 +509,7 @@ Test(h2hang_mem, oversize_keys_refused_at_once)
         return;
     }
 #else
-    child_as = (rlim_t) 4 << 30;   /* a 4 GB budget whatever the machine (scenario_memory_budget reads it) */
+    child_limits.as = (rlim_t) 4 << 30;   /* a 4 GB budget whatever the machine (scenario_memory_budget reads it) */
 #endif
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         char s1[160], s2[160];
@@ -648,7 +520,7 @@ Test(h2hang_mem, oversize_keys_refused_at_once)
         cr_expect_lt(r.wall, 5.0, "%s: refused only after %.1f s", s1, r.wall);
         result_free(&r);
     }
-    child_as = 0;
+    child_limits.as = 0;
 }
 
 /* The estimate counts each per-key allocation and blames the largest. */
@@ -700,7 +572,7 @@ Test(h2hang_mem, sweep_plan_and_check_refuse_oversize_points)
 #if defined(__SANITIZE_ADDRESS__)
     if (scenario_memory_budget() > 40e9) { cr_log_warn("skipped: more memory than the scenario asks"); return; }
 #else
-    child_as = (rlim_t) 4 << 30;
+    child_limits.as = (rlim_t) 4 << 30;
 #endif
     char *sweep[] = { "sweep", c, "--vary", "pool cpu.servers=4:5:1", "--db", db, NULL };
     char *plan[] = { "plan", c, "--target-rate", "50", "--search", "pool cpu.servers=4:8", "--db", db, NULL };
@@ -712,5 +584,5 @@ Test(h2hang_mem, sweep_plan_and_check_refuse_oversize_points)
         cr_expect_neq(access(db, F_OK), 0, "%s: a database was created", cmds[i][0]);
         result_free(&r);
     }
-    child_as = 0;
+    child_limits.as = 0;
 }

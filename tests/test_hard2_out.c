@@ -29,110 +29,12 @@
 #include <sqlite3.h>
 
 #include "tbin.h"
+#include "tcli.h"
 
-static char dir[64];          /* this test's temporary directory */
-static char db[128];          /* dir/runs.db (not created unless a test does) */
+static void setup(void) { tcli_setup("/tmp/latsim_h2out_", "runs.db"); }
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
-    strcpy(dir, "/tmp/latsim_h2out_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/runs.db", dir);
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    if (strncmp(dir, "/tmp/latsim_h2out_", 18) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-TestSuite(h2out_paths, .init = setup, .fini = teardown);
-TestSuite(h2out_db, .init = setup, .fini = teardown);
-
-/* The bytes of PATH (NUL-terminated, *LEN without it); "" when it cannot be read. */
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    size_t cap = 4096, n = 0, k;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    if (f) {
-        while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-            n += k;
-            if (cap - n - 1 == 0) { cap *= 2; buf = realloc(buf, cap); cr_assert_not_null(buf); }
-        }
-        fclose(f);
-    }
-    buf[n] = '\0';
-    if (len) *len = n;
-    return buf;
-}
-
-typedef struct result {
-    int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM) */
-    char *out;     /* stdout */
-    char *err;     /* stderr */
-} result;
-
-/* Runs ./latsim with the NULL-terminated ARGS (argv[0] excluded) in a child that
- * alarm() kills after LIMIT seconds; stdout and stderr go to files of the test
- * directory.  FSIZE > 0 limits the size of every file the child writes
- * (RLIMIT_FSIZE, SIGXFSZ ignored: writes past it fail with EFBIG). */
-static result run_limited(unsigned limit, rlim_t fsize, char *const *args)
-{
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    char *argv[64];
-    int n = 0;
-    argv[n++] = (char *) LATSIM;
-    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fi = open("/dev/null", O_RDONLY);
-        if (fo < 0 || fe < 0 || fi < 0) _exit(120);
-        dup2(fi, 0); dup2(fo, 1); dup2(fe, 2);
-        if (fsize > 0) {
-            struct rlimit rl = { fsize, fsize };
-            signal(SIGXFSZ, SIG_IGN);          /* kept across execv */
-            if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(122);
-        }
-        alarm(limit);                          /* kept across execv */
-        execv(LATSIM, argv);
-        _exit(121);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(o, NULL), slurp(e, NULL) };
-    return r;
-}
-
-static result run_argv(unsigned limit, char *const *args) { return run_limited(limit, 0, args); }
-
-static void result_free(result *r) { free(r->out); free(r->err); }
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-/* Writes TEXT to dir/NAME; the path goes to PATH. */
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
+TestSuite(h2out_paths, .init = setup, .fini = tcli_teardown);
+TestSuite(h2out_db, .init = setup, .fini = tcli_teardown);
 
 /* A file's state: absent, or its bytes. */
 typedef struct snap {
@@ -159,14 +61,6 @@ static void expect_same(snap *s, const char *path, const char *what)
         free(now);
     }
     free(s->bytes);
-}
-
-/* Exit RC, exactly one line on stderr containing WANT (may be NULL). */
-static void expect_fail(const result *r, int rc, const char *want, const char *what)
-{
-    cr_expect_eq(r->rc, rc, "%s: exit %d, wanted %d; stderr: %s", what, r->rc, rc, r->err);
-    cr_expect_eq(lines(r->err), 1, "%s: stderr is not one line: %s", what, r->err);
-    if (want) cr_expect(strstr(r->err, want) != NULL, "%s: stderr lacks '%s': %s", what, want, r->err);
 }
 
 /* A small stable scenario with three SLO terms (a JUnit file of ~700 bytes). */
@@ -214,7 +108,7 @@ Test(h2out_paths, fifo_outputs_refused_before_anything_runs)
         for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
             snap before = take(db);
             result r = run_argv(30, cmds[c]);
-            expect_fail(&r, 2, "not a regular file", cmds[c][0]);
+            expect_one_line(&r, 2, "not a regular file", cmds[c][0]);
             cr_expect_eq(r.out[0], '\0', "%s printed a report: %s", cmds[c][0], r.out);
             expect_same(&before, db, cmds[c][0]);
             result_free(&r);
@@ -236,7 +130,7 @@ Test(h2out_paths, empty_and_device_junit_refused_up_front)
     for (int i = 0; i < 3; i++) {
         char *a[] = { "check", s, "--db", db, "--junit", (char *) bad[i], NULL };
         result r = run_argv(30, a);
-        expect_fail(&r, 2, want[i], bad[i]);
+        expect_one_line(&r, 2, want[i], bad[i]);
         cr_expect_neq(access(db, F_OK), 0, "--junit '%s': the run was stored", bad[i]);
         result_free(&r);
     }
@@ -254,8 +148,10 @@ Test(h2out_paths, late_junit_write_failure_stores_nothing)
     snprintf(junit, sizeof junit, "%s/j.xml", dir);
     char *a[] = { "check", s, s, s, "--db", db, "--junit", junit, NULL };
     snap before = take(db);
-    result r = run_limited(60, 1024, a);      /* the XML of 3 scenarios is ~2 KB */
-    expect_fail(&r, 1, "check: --junit", "late junit failure");
+    child_limits.fsize = 1024;                /* the XML of 3 scenarios is ~2 KB */
+    result r = run_argv(60, a);
+    child_limits.fsize = 0;
+    expect_one_line(&r, 1, "check: --junit", "late junit failure");
     cr_expect(strstr(r.err, "File too large") != NULL, "%s", r.err);
     cr_expect_eq(r.out[0], '\0', "the table was printed: %s", r.out);
     expect_same(&before, db, "late junit failure");
@@ -266,15 +162,7 @@ Test(h2out_paths, late_junit_write_failure_stores_nothing)
     char *x = slurp(junit, &n);
     cr_expect(n > 1024 && strstr(x, "</testsuites>") != NULL, "junit: %zu bytes", n);
     free(x);
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    long long runs = -1;
-    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        runs = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    cr_expect_eq(runs, 3, "the 3 checked");
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM runs"), 3, "the 3 checked");
     result_free(&r);
 }
 
@@ -317,7 +205,7 @@ Test(h2out_paths, bad_output_names_one_line)
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
         snap before = take(db);
         result r = run_argv(30, cmds[c]);
-        expect_fail(&r, 2, want[c], want[c]);
+        expect_one_line(&r, 2, want[c], want[c]);
         cr_expect_eq(r.out[0], '\0', "%s printed: %s", want[c], r.out);
         expect_same(&before, db, want[c]);
         result_free(&r);
@@ -338,7 +226,7 @@ Test(h2out_paths, timeseries_not_created_by_a_refused_run)
     cr_assert_eq(mkdir(sub, 0755), 0);
     char *a[] = { "run", s, "--db", sub, "--timeseries", csv, NULL };
     result r = run_argv(30, a);
-    expect_fail(&r, 2, "it is a folder", "run --db folder");
+    expect_one_line(&r, 2, "it is a folder", "run --db folder");
     cr_expect_neq(access(csv, F_OK), 0, "the CSV was created by a refused run");
     result_free(&r);
     char *b[] = { "run", s, "--db", db, "--timeseries", csv, NULL };
@@ -396,7 +284,7 @@ Test(h2out_db, empty_and_folder_db_refused_by_every_command)
             char what[128];
             snprintf(what, sizeof what, "%s %s --db '%s'", cmds[c][0], cmds[c][1], d);
             result r = run_argv(30, cmds[c]);
-            expect_fail(&r, 2, want[p], what);
+            expect_one_line(&r, 2, want[p], what);
             cr_expect_eq(r.out[0], '\0', "%s printed (ran?): %s", what, r.out);
             result_free(&r);
         }
@@ -439,7 +327,7 @@ Test(h2out_db, refused_imports_and_catalog_add_write_nothing)
             snprintf(what, sizeof what, "%s %s %s (%s database)", cmds[c][0], cmds[c][1], cmds[c][2], pass ? "existing" : "no");
             snap before = take(db);
             result r = run_argv(30, cmds[c]);
-            expect_fail(&r, 2, NULL, what);
+            expect_one_line(&r, 2, NULL, what);
             expect_same(&before, db, what);
             result_free(&r);
         }
@@ -480,7 +368,7 @@ Test(h2out_db, refused_fit_and_baseline_accept_change_nothing)
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
         snap before = take(db);
         result r = run_argv(30, cmds[c]);
-        expect_fail(&r, 2, NULL, cmds[c][1]);
+        expect_one_line(&r, 2, NULL, cmds[c][1]);
         expect_same(&before, db, cmds[c][1]);
         result_free(&r);
     }
@@ -490,7 +378,7 @@ Test(h2out_db, refused_fit_and_baseline_accept_change_nothing)
     char *acc[] = { "baseline", "accept", "1", "--db", empty, NULL };
     snap before = take(empty);
     result r = run_argv(30, acc);
-    expect_fail(&r, 2, "no run 1", "baseline accept on an empty file");
+    expect_one_line(&r, 2, "no run 1", "baseline accept on an empty file");
     expect_same(&before, empty, "baseline accept on an empty file");
     result_free(&r);
 }
@@ -510,11 +398,7 @@ Test(h2out_db, no_store_and_lookups_never_write)
     write_file("badgpu.ini", "[workload]\nrate = 1\n[pool chat]\nkind = llm\ngpu = nosuchgpu\nmodel = llama-3-8b\n",
                badgpu, sizeof badgpu);
     snprintf(foreign, sizeof foreign, "%s/foreign.db", dir);
-    sqlite3 *h;
-    cr_assert_eq(sqlite3_open(foreign, &h), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine');", NULL, NULL, NULL),
-                 SQLITE_OK);
-    sqlite3_close(h);
+    write_foreign_db(foreign);
     char *ok[][10] = {
         { "run", s, "--no-store", "--db", empty, NULL },
         { "sweep", s, "--vary", "workload.rate=10,20", "--no-store", "--db", empty, NULL },
@@ -540,7 +424,7 @@ Test(h2out_db, no_store_and_lookups_never_write)
     for (size_t c = 0; c < sizeof bad / sizeof bad[0]; c++) {
         snap before = take(bad[c].file);
         result r = run_argv(60, bad[c].args);
-        expect_fail(&r, 2, NULL, bad[c].args[0]);
+        expect_one_line(&r, 2, NULL, bad[c].args[0]);
         expect_same(&before, bad[c].file, bad[c].args[0]);
         result_free(&r);
     }
@@ -572,7 +456,7 @@ Test(h2out_paths, gnuplot_failure_is_one_line)
     setenv("LATSIM_PLOTS", plots, 1);
     result r = run_argv(60, a);
     unsetenv("LATSIM_PLOTS");
-    expect_fail(&r, 1, "plot: gnuplot failed (exit 1) drawing", "broken script");
+    expect_one_line(&r, 1, "plot: gnuplot failed (exit 1) drawing", "broken script");
     cr_expect(strstr(r.err, "latsim_no_such_function") != NULL, "%s", r.err);
     result_free(&r);
 }

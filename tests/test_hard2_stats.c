@@ -42,6 +42,7 @@
 #include "task.h"
 
 #include "tbin.h"
+#include "tcli.h"
 #define S_MS 10.0          /* mean service time of every pool here, ms */
 #define REPS 10            /* replications per trial */
 #define TRIALS 40          /* trials per coverage test */
@@ -321,87 +322,9 @@ Test(h2stats_ci, distributions_survive_task_encoding)
 
 /* ---- ./latsim ------------------------------------------------------------------------ */
 
-static char dir[64];          /* this test's temporary directory */
+static void setup(void) { tcli_setup("/tmp/latsim_h2stats_", NULL); }
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
-    strcpy(dir, "/tmp/latsim_h2stats_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    if (strncmp(dir, "/tmp/latsim_h2stats_", 20) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    size_t cap = 4096, n = 0, k;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n - 1 == 0) { cap *= 2; buf = realloc(buf, cap); cr_assert_not_null(buf); }
-    }
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-typedef struct result {
-    int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM) */
-    char *out;     /* stdout */
-    char *err;     /* stderr */
-} result;
-
-static void result_free(result *r) { free(r->out); free(r->err); }
-
-/* Runs ./latsim with the NULL-terminated ARGS (argv[0] excluded) in a child that
- * alarm() kills after LIMIT seconds. */
-static result run_argv(unsigned limit, char *const *args)
-{
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    char *argv[64];
-    int n = 0;
-    argv[n++] = (char *) LATSIM;
-    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fi = open("/dev/null", O_RDONLY);
-        if (fo < 0 || fe < 0 || fi < 0) _exit(120);
-        dup2(fi, 0); dup2(fo, 1); dup2(fe, 2);
-        alarm(limit);
-        execv(LATSIM, argv);
-        _exit(121);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(o), slurp(e) };
-    return r;
-}
-
-/* Writes TEXT to dir/NAME; the path goes to PATH. */
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
-TestSuite(h2stats_cli, .init = setup, .fini = teardown);
+TestSuite(h2stats_cli, .init = setup, .fini = tcli_teardown);
 
 /* `latsim run --replications 5 --json` reports the same P99 interval as the
  * in-process aggregate of the same seeds (printed to 6 significant digits). */

@@ -29,116 +29,11 @@
 #include "simtime.h"
 
 #include "tbin.h"
+#include "tcli.h"
 
-static char dir[64];          /* this test's temporary directory */
-static char db[128];          /* dir/runs.db (not created unless a test does) */
+static void setup(void) { tcli_setup("/tmp/latsim_hard_", "runs.db"); }
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
-    strcpy(dir, "/tmp/latsim_hard_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/runs.db", dir);
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    if (strncmp(dir, "/tmp/latsim_hard_", 17) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-TestSuite(hard_clock, .init = setup, .fini = teardown);
-
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    size_t cap = 4096, n = 0, k;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n - 1 == 0) { cap *= 2; buf = realloc(buf, cap); cr_assert_not_null(buf); }
-    }
-    buf[n] = '\0';
-    fclose(f);
-    if (len) *len = n;
-    return buf;
-}
-
-typedef struct result {
-    int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM) */
-    char *out;     /* stdout */
-    char *err;     /* stderr */
-} result;
-
-/* Runs ./latsim with the NULL-terminated ARGV (argv[0] excluded) in a child that
- * alarm() kills after LIMIT seconds; stdout and stderr go to files of the test
- * directory. */
-static result run_argv(unsigned limit, char *const *args)
-{
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    char *argv[64];
-    int n = 0;
-    argv[n++] = (char *) LATSIM;
-    for (; args[n - 1] && n < 63; n++) argv[n] = args[n - 1];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fi = open("/dev/null", O_RDONLY);
-        if (fo < 0 || fe < 0 || fi < 0) _exit(120);
-        dup2(fi, 0); dup2(fo, 1); dup2(fe, 2);
-        alarm(limit);              /* kept across execv */
-        execv(LATSIM, argv);
-        _exit(121);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(o, NULL), slurp(e, NULL) };
-    return r;
-}
-
-/* run FILE --db DB plus the NULL-terminated extra arguments. */
-static result run_scenario(unsigned limit, const char *file, ...)
-{
-    char *args[60];
-    int n = 0;
-    args[n++] = "run";
-    args[n++] = (char *) file;
-    args[n++] = "--db";
-    args[n++] = db;
-    va_list ap;
-    va_start(ap, file);
-    for (char *a; (a = va_arg(ap, char *)) != NULL && n < 58;) args[n++] = a;
-    va_end(ap);
-    args[n] = NULL;
-    return run_argv(limit, args);
-}
-
-static void result_free(result *r) { free(r->out); free(r->err); }
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
-}
-
-/* Writes TEXT to dir/NAME; the path goes to PATH. */
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "cannot write %s", path);
-    fputs(text, f);
-    fclose(f);
-}
+TestSuite(hard_clock, .init = setup, .fini = tcli_teardown);
 
 /* The exit status is RC, stderr is one line containing WANT, and the database
  * file was not created. */
@@ -236,7 +131,7 @@ Test(hard_clock, runtime_overflow_is_a_clean_failure)
 
 /* ---- memory ------------------------------------------------------------------- */
 
-TestSuite(hard_memory, .init = setup, .fini = teardown);
+TestSuite(hard_memory, .init = setup, .fini = tcli_teardown);
 
 /* What a scenario asks for is bounded by the memory it implies: 10^6 replicas of
  * max_batch 256 need about 5 GB (20 bytes per batch slot), which a budget of 1 GB
@@ -323,7 +218,7 @@ Test(hard_memory, out_of_memory_exits_1)
 
 /* ---- unbounded or malformed input ---------------------------------------------- */
 
-TestSuite(hard_input, .init = setup, .fini = teardown);
+TestSuite(hard_input, .init = setup, .fini = tcli_teardown);
 
 static const char *TRACE_SC =
     "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = trace\ntrace = t.csv\ntime_format = seconds\n"
@@ -472,7 +367,7 @@ Test(hard_input, escape_sequences_in_names_are_escaped)
 
 /* ---- the database --------------------------------------------------------------- */
 
-TestSuite(hard_db, .init = setup, .fini = teardown);
+TestSuite(hard_db, .init = setup, .fini = tcli_teardown);
 
 static char *file_bytes(const char *path, size_t *n)
 {
@@ -487,11 +382,7 @@ Test(hard_db, read_only_commands_change_nothing)
     char empty[256], foreign[256];
     write_file("empty.db", "", empty, sizeof empty);
     snprintf(foreign, sizeof foreign, "%s/foreign.db", dir);
-    sqlite3 *h;
-    cr_assert_eq(sqlite3_open(foreign, &h), SQLITE_OK);
-    cr_assert_eq(sqlite3_exec(h, "CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES ('mine');", NULL, NULL, NULL),
-                 SQLITE_OK);
-    sqlite3_close(h);
+    write_foreign_db(foreign);
     const char *files[] = { empty, foreign };
     for (int f = 0; f < 2; f++) {
         size_t n0, n1;
@@ -530,19 +421,6 @@ static sqlite3 *hold_shared(const char *path)
     return h;
 }
 
-static long long runs_in(const char *path)
-{
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    long long n = -1;
-    cr_assert_eq(sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(h, "SELECT count(*) FROM runs", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return n;
-}
-
 /* A lock held past the wait: the report is printed, the run is not stored, exit 1
  * with one line.  (LATSIM_LOCK_WAIT_S shortens the wait for the test.) */
 Test(hard_db, lock_past_the_wait_is_exit_1_with_the_report)
@@ -562,7 +440,7 @@ Test(hard_db, lock_past_the_wait_is_exit_1_with_the_report)
     cr_expect(strstr(r.out, "throughput_rps") != NULL, "the report was not printed: %s", r.out);
     sqlite3_exec(h, "COMMIT", NULL, NULL, NULL);
     sqlite3_close(h);
-    cr_expect_eq(runs_in(db), 1);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM runs"), 1);
     result_free(&r);
 }
 
@@ -589,7 +467,7 @@ Test(hard_db, lock_held_6_s_is_waited_for)
     int st;
     while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the run was not stored after the lock was released");
-    cr_expect_eq(runs_in(db), 2);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM runs"), 2);
 }
 
 /* A damaged database is found before simulating: exit 2, no report, one line. */
@@ -620,7 +498,7 @@ Test(hard_db, damaged_database_refused_before_the_run)
 
 /* ---- output --------------------------------------------------------------------- */
 
-TestSuite(hard_output, .init = setup, .fini = teardown);
+TestSuite(hard_output, .init = setup, .fini = tcli_teardown);
 
 /* Decodes the JSON string starting at S (after its opening quote) into OUT;
  * fails the test on a raw control character or a bad escape. */
@@ -734,7 +612,7 @@ Test(hard_output, replications_table_aligned)
 
 /* ---- property: extreme values for every key ------------------------------------- */
 
-TestSuite(hard_property, .init = setup, .fini = teardown);
+TestSuite(hard_property, .init = setup, .fini = tcli_teardown);
 
 static const char *PROP_BASE =
     "[sim]\nrequests = 50\nwarmup = 5\n"
@@ -894,7 +772,7 @@ Test(hard_property, tiny_periods_never_hang)
 
 /* ---- automatic warm-up ---------------------------------------------------------- */
 
-TestSuite(hard_warmup, .init = setup, .fini = teardown);
+TestSuite(hard_warmup, .init = setup, .fini = tcli_teardown);
 
 static const char *FLEET =
     "[workload]\narrival = poisson\nrate = 8192\nprompt_tokens = lognormal(mean=1000, cv=1)\noutput_tokens = exp(mean=200)\n"

@@ -14,81 +14,24 @@
 #include <sqlite3.h>
 
 #include "tbin.h"
+#include "tcli.h"
 
-static char dir[64];
-static char db[128];
+static void setup(void) { tcli_setup("/tmp/latsim_plan_", "runs.db"); }
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "run `make` first");
-    strcpy(dir, "/tmp/latsim_plan_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/runs.db", dir);
-}
-
-static void teardown(void)
-{
-    char cmd[128];
-    if (strncmp(dir, "/tmp/latsim_plan_", 17) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
-
-TestSuite(slo, .init = setup, .fini = teardown);
-TestSuite(sweep, .init = setup, .fini = teardown);
-TestSuite(plan, .init = setup, .fini = teardown);
-TestSuite(check, .init = setup, .fini = teardown);
-TestSuite(plot, .init = setup, .fini = teardown);
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t) n + 1);
-    cr_assert_not_null(b);
-    size_t k = fread(b, 1, (size_t) n, f);
-    b[k] = '\0';
-    fclose(f);
-    return b;
-}
-
-typedef struct result { int rc; char *out, *err; } result;
+TestSuite(slo, .init = setup, .fini = tcli_teardown);
+TestSuite(sweep, .init = setup, .fini = tcli_teardown);
+TestSuite(plan, .init = setup, .fini = tcli_teardown);
+TestSuite(check, .init = setup, .fini = tcli_teardown);
+TestSuite(plot, .init = setup, .fini = tcli_teardown);
 
 /* Runs ./latsim with the arguments (a shell command tail), in the repository root. */
 static result latsim(const char *fmt, ...)
 {
-    char args[4096], cmd[4600], o[200], e[200];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    result r = vrun_sh(NULL, fmt, ap);
     va_end(ap);
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    snprintf(cmd, sizeof cmd, "%s %s >%s 2>%s", LATSIM, args, o, e);
-    int st = system(cmd);
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : -1, slurp(o), slurp(e) };
     return r;
-}
-
-static void rfree(result *r) { free(r->out); free(r->err); }
-
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static int lines(const char *s)
-{
-    int n = 0;
-    for (; *s; s++) n += *s == '\n';
-    return n;
 }
 
 static void expect_bad(const result *r, const char *needle)
@@ -158,23 +101,23 @@ Test(slo, unknown_metric_names_file_line_key)
     result r = latsim("run %s --db %s", path, db);
     expect_bad(&r, "s.ini:6: [slo] foo_p99_ms: unknown metric 'foo'");
     cr_expect_eq(access(db, F_OK), -1, "no database written");
-    rfree(&r);
+    result_free(&r);
     write_file("s.ini", "[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n[slo]\ne2e_p42_ms = 3\n", path, sizeof path);
     r = latsim("run %s --db %s", path, db);
     expect_bad(&r, "s.ini:6: [slo] e2e_p42_ms: unknown stat 'p42'");
-    rfree(&r);
+    result_free(&r);
     write_file("s.ini", "[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n[slo]\nttft_p99_ms = 3\n", path, sizeof path);
     r = latsim("run %s --db %s", path, db);
     expect_bad(&r, "s.ini:6: [slo] ttft_p99_ms: metric 'ttft' is reported only for scenarios with an LLM pool");
-    rfree(&r);
+    result_free(&r);
     write_file("s.ini", "[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n[slo]\nheadroom = 0.5\n", path, sizeof path);
     r = latsim("run %s --db %s", path, db);
     expect_bad(&r, "s.ini:6: [slo] headroom: must be >= 1");
-    rfree(&r);
+    result_free(&r);
     write_file("s.ini", "[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n[slo gold]\ne2e_p99_ms = 3\n", path, sizeof path);
     r = latsim("run %s --db %s", path, db);
     expect_bad(&r, "s.ini:5: [slo gold]: no request class 'gold'");
-    rfree(&r);
+    result_free(&r);
 }
 
 /* Each term reported met or not with value and margin, in JSON and the database;
@@ -199,11 +142,11 @@ Test(slo, terms_goodput_json_and_database)
     cr_expect_eq(count("SELECT count(*) FROM run_slo"), 4);
     cr_expect_eq(count("SELECT count(*) FROM run_slo WHERE term = 'error_rate' AND met = 1 AND value = 0"), 1);
     cr_expect_gt(count("SELECT count(*) FROM run_cdf WHERE metric = 'e2e'"), 100);
-    rfree(&r);
+    result_free(&r);
     r = latsim("run %s --db %s --set sim.requests=20000", path, db);
     cr_expect(strstr(r.out, "slo MET") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "e2e_p99_ms") != NULL);
-    rfree(&r);
+    result_free(&r);
 }
 
 /* ---- sweep ---------------------------------------------------------------- */
@@ -228,11 +171,11 @@ Test(sweep, mm1_goodput_matches_closed_form)
     cr_expect_gt(count("SELECT count(*) FROM sweep_points"), 9, "narrowing points stored too");
     cr_expect_eq(count("SELECT count(*) FROM sweep_points p JOIN runs r ON r.id = p.run_id"),
                  count("SELECT count(*) FROM sweep_points"));
-    rfree(&r);
+    result_free(&r);
     /* The same with one worker: identical results (tasks do not depend on workers). */
     result r1 = latsim("sweep %s --vary workload.rate=1:9:1 --no-store --json --jobs 1", path);
     cr_expect_eq(json_last(r1.out, "goodput_rps"), g);
-    rfree(&r1);
+    result_free(&r1);
 }
 
 Test(sweep, bad_input)
@@ -241,20 +184,20 @@ Test(sweep, bad_input)
     write_file("mm1.ini", MM1, path, sizeof path);
     result r = latsim("sweep %s --vary workload.rate=5:1:1 --db %s", path, db);
     expect_bad(&r, "empty range");
-    rfree(&r);
+    result_free(&r);
     r = latsim("sweep %s --vary workload.rat=1:3:1 --db %s", path, db);
     expect_bad(&r, "[workload] rat: unknown key (did you mean 'rate'?)");
-    rfree(&r);
+    result_free(&r);
     r = latsim("sweep %s --vary \"pool gpu.servers=1,2\" --db %s", path, db);
     expect_bad(&r, "has no section [pool gpu]");
-    rfree(&r);
+    result_free(&r);
     r = latsim("sweep %s --vary workload.rate=1:3:0 --db %s", path, db);
     expect_bad(&r, "STEP must be > 0");
-    rfree(&r);
+    result_free(&r);
     /* The varied key's errors name --vary (the loader calls them --set). */
     r = latsim("sweep %s --vary \"pool cpu.servers=1,x\" --db %s", path, db);
     expect_bad(&r, "latsim: --vary: [pool cpu] servers: expected a whole number, got 'x'");
-    rfree(&r);
+    result_free(&r);
     cr_expect_eq(access(db, F_OK), -1, "nothing written");
 }
 
@@ -291,10 +234,10 @@ Test(sweep, more_is_better_reports_the_lowest_meeting_value)
     cr_expect_eq(json_last(r.out, "best_value"), 2, "%s", r.out);
     cr_expect_eq(json_last(r.out, "goodput_rps"), 8, "%s", r.out);
     cr_expect(strstr(r.out, "\"direction\": \"lowest_meeting\", \"monotone\": true") != NULL, "%s", r.out);
-    rfree(&r);
+    result_free(&r);
     r = latsim("sweep %s --vary \"pool cpu.servers=1,2,3\" --set workload.rate=8 --set sim.requests=20000 --no-store", path);
     cr_expect(strstr(r.out, "lowest pool cpu.servers meeting the SLO: 2 (more is better here: 1 misses it)") != NULL, "%s", r.out);
-    rfree(&r);
+    result_free(&r);
     /* Narrowed down between the last miss and the first meeting value, to the
      * Erlang C answer: 60 req/s, P99 wait <= 140 ms (the plan test's case, whose
      * c* - 1 misses and c* meets by > 25 %). */
@@ -307,7 +250,7 @@ Test(sweep, more_is_better_reports_the_lowest_meeting_value)
     cr_expect_eq(json_last(r.out, "best_value"), want, "Erlang C: %d; %s", want, r.out);
     cr_expect_gt(json_last(r.out, "simulations"), 4, "narrowed down");
     cr_expect(strstr(r.out, "\"narrowing\": true") != NULL);
-    rfree(&r);
+    result_free(&r);
 }
 
 /* The seed has no order: near the limit (M/M/1 at 5.3 req/s, P99 E2E ~ 1 s)
@@ -320,14 +263,14 @@ Test(sweep, non_monotone_is_reported)
     result r = latsim("sweep %s --vary sim.seed=1:3:1 --set workload.rate=5.3 --set sim.requests=20000 --no-store --json", path);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_expect(strstr(r.out, "\"monotone\": false") != NULL, "%s", r.out);
-    rfree(&r);
+    result_free(&r);
     r = latsim("sweep %s --vary sim.seed=1:3:1 --set workload.rate=5.3 --set sim.requests=20000 --no-store", path);
     cr_expect(strstr(r.out, "the SLO is not monotone in sim.seed: it is met at 1, NOT met at 2, met at 3") != NULL, "%s", r.out);
-    rfree(&r);
+    result_free(&r);
     /* Words have no order: the values meeting it are listed. */
     r = latsim("sweep %s --vary \"pool cpu.service_ms=exp(mean=50),exp(mean=300),exp(mean=60)\" --set sim.requests=20000 --no-store", path);
     cr_expect(strstr(r.out, "the SLO is met at exp(mean=50), exp(mean=60); NOT met at exp(mean=300)") != NULL, "%s", r.out);
-    rfree(&r);
+    result_free(&r);
 }
 
 /* The planner finds exactly the smallest c whose Erlang-C P99 wait meets the SLO.
@@ -360,7 +303,7 @@ Test(plan, mmc_smallest_servers_as_erlang_c)
         cr_expect(strstr(r.out, needle) != NULL, "want c = %d: %s", want, r.out);
         cr_expect_float_eq(json_num(r.out, "usd_per_hour"), 0.25 * want, 1e-9);
         cr_expect_gt(json_num(r.out, "simulations"), 2);
-        rfree(&r);
+        result_free(&r);
     }
     cr_expect_eq(count("SELECT count(*) FROM sweeps WHERE kind = 'plan'"), 4);
     cr_expect_gt(count("SELECT count(*) FROM sweep_points WHERE role = 'confirm'"), 0);
@@ -374,45 +317,45 @@ Test(plan, bad_input)
                path, sizeof path);
     result r = latsim("plan %s --target-rate 20 --search \"pool cpu.sevrers=1:9\" --db %s", path, db);
     expect_bad(&r, "[pool cpu] sevrers: unknown key (did you mean 'servers'?)");
-    rfree(&r);
+    result_free(&r);
     r = latsim("plan %s --target-rate 20 --search \"pool gpu.servers=1:9\" --db %s", path, db);
     expect_bad(&r, "has no section [pool gpu]");
-    rfree(&r);
+    result_free(&r);
     r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=9:1\" --db %s", path, db);
     expect_bad(&r, "empty range");
-    rfree(&r);
+    result_free(&r);
     r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:4\" --set slo.qeue_p99_ms=3 --db %s", path, db);
     expect_bad(&r, "[slo] qeue_p99_ms: unknown metric 'qeue'");
-    rfree(&r);
+    result_free(&r);
     r = latsim("plan %s --target-rate 20 --gpus h100 --db %s", path, db);
     expect_bad(&r, "need an LLM pool");
-    rfree(&r);
+    result_free(&r);
     /* Unreachable: 4 servers carry at most 40 req/s; the message says how close the best came. */
     r = latsim("plan %s --target-rate 38 --search \"pool cpu.servers=1:4\" --set sim.requests=20000 --db %s", path, db);
     expect_bad(&r, "no configuration meets the SLO at 38 req/s");
     cr_expect(strstr(r.err, "the closest, servers=4, gives queue_p99_ms") != NULL, "%s", r.err);
-    rfree(&r);
+    result_free(&r);
     /* No value passes the utilisation bound (offered load 5 servers' worth): nothing
      * simulated, and the message says why and how far the range falls short. */
     r = latsim("plan %s --target-rate 50 --search \"pool cpu.servers=1:5\" --db %s", path, db);
     expect_bad(&r, "no configuration meets the SLO at 50 req/s (50 x headroom 1): 1 of 1 configurations cannot carry the load "
                "(e.g. pool cpu needs servers >= 6 to carry its offered load (50 req/s x 100 ms = 5 servers busy, utilization_max 1), "
                "and the search ends at servers=5 (utilisation 1)); nothing was simulated");
-    rfree(&r);
+    result_free(&r);
     /* The rate is --target-rate's. */
     r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --search workload.rate=1,2 --db %s", path, db);
     expect_bad(&r, "plan: --search workload.rate: the arrival rate is set by --target-rate");
-    rfree(&r);
+    result_free(&r);
     r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --set workload.rate=3 --db %s", path, db);
     expect_bad(&r, "plan: --set workload.rate: the arrival rate is set by --target-rate");
-    rfree(&r);
+    result_free(&r);
     r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --search \"pool cpu.servers=2,3\" --db %s", path, db);
     expect_bad(&r, "plan: --search pool cpu.servers: searched twice");
-    rfree(&r);
+    result_free(&r);
     /* A dimension's bad value names --search (the loader calls it --set). */
     r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:9\" --search \"pool cpu.service_ms=exp(mean=x)\" --db %s", path, db);
     expect_bad(&r, "latsim: --search: [pool cpu] service_ms:");
-    rfree(&r);
+    result_free(&r);
     cr_expect_eq(access(db, F_OK), -1, "nothing written");
 }
 
@@ -442,7 +385,7 @@ Test(plan, two_pools_jointly_match_brute_force)
     /* b = 4 and 5 cannot carry 20 x 250 ms = 5 servers busy: ruled out unsimulated. */
     cr_expect_eq(json_num(r.out, "below_bound"), 2, "%s", r.out);
     int sims = (int) json_num(r.out, "simulations");
-    rfree(&r);
+    result_free(&r);
     double best = INFINITY;
     int ba = 0, bb = 0, runs = 0;
     for (int b = 4; b <= 9; b++)
@@ -453,7 +396,7 @@ Test(plan, two_pools_jointly_match_brute_force)
                            path, a, b, seed);
                 runs++;
                 met = strstr(r.out, "\"slo\": {\"met\": true") != NULL;
-                rfree(&r);
+                result_free(&r);
             }
             if (met && a + 3.0 * b < best) { best = a + 3.0 * b; ba = a; bb = b; }
         }
@@ -486,16 +429,16 @@ Test(check, exit_codes_baseline_and_junit)
     snprintf(junit, sizeof junit, "%s/junit.xml", dir);
     result r = latsim("check %s --db %s --junit %s", good, db, junit);
     cr_expect_eq(r.rc, 0, "%s%s", r.out, r.err);
-    rfree(&r);
+    result_free(&r);
     r = latsim("check %s '%s' --db %s --junit %s", good, bad, db, junit);
     cr_expect_eq(r.rc, 1, "%s%s", r.out, r.err);
     cr_expect(strstr(r.out, "slo queue_p99_ms <= 100: queue_p99_ms = ") != NULL, "%s", r.out);
-    rfree(&r);
+    result_free(&r);
     /* Valid XML (xmllint, libxml2-utils) with the JUnit structure: one suite per
      * scenario, one failing case, user text escaped. */
     snprintf(cmd, sizeof cmd, "xmllint --noout '%s'", junit);
     cr_expect_eq(system(cmd), 0, "xmllint rejects %s", junit);
-    char *x = slurp(junit);
+    char *x = slurp_or_null(junit, NULL);
     cr_assert_not_null(x);
     cr_expect(strstr(x, "<testsuites name=\"latsim check\" tests=\"4\" failures=\"1\"") != NULL, "%s", x);
     cr_expect_eq(occurrences(x, "<testsuite "), 2);
@@ -506,11 +449,11 @@ Test(check, exit_codes_baseline_and_junit)
     /* Baseline: accept the good run; the same scenario made slower fails against it. */
     r = latsim("baseline accept 1 --db %s", db);
     cr_expect_eq(r.rc, 0, "%s", r.err);
-    rfree(&r);
+    result_free(&r);
     r = latsim("check %s --db %s", good, db);
     cr_expect_eq(r.rc, 0, "%s%s", r.out, r.err);
     cr_expect(strstr(r.out, "ok (1)") != NULL, "%s", r.out);
-    rfree(&r);
+    result_free(&r);
     write_file("good.ini",
                "[sim]\nrequests = 20000\n[workload]\nrate = 20\n[pool cpu]\nservers = 5\n"
                "service_ms = exp(mean=110)\n[slo]\nqueue_p99_ms = 100\n", good, sizeof good);
@@ -518,19 +461,19 @@ Test(check, exit_codes_baseline_and_junit)
     cr_expect_eq(r.rc, 1, "%s%s", r.out, r.err);
     cr_expect(strstr(r.out, "WORSE (1)") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "baseline e2e p99:") != NULL, "%s", r.out);
-    rfree(&r);
+    result_free(&r);
     /* Without files: every stored scenario. */
     r = latsim("check --db %s --no-store", db);
     cr_expect_eq(r.rc, 1);
     cr_expect(strstr(r.out, "good.ini") && strstr(r.out, "bad <&>.ini"), "%s", r.out);
-    rfree(&r);
+    result_free(&r);
     /* Bad input. */
     r = latsim("check %s/missing.ini --db %s", dir, db);
     cr_expect_eq(r.rc, 2);
-    rfree(&r);
+    result_free(&r);
     r = latsim("baseline accept 999 --db %s", db);
     expect_bad(&r, "no run 999");
-    rfree(&r);
+    result_free(&r);
 }
 
 /* Bad arguments are refused before anything is simulated or stored: an
@@ -543,22 +486,22 @@ Test(check, junit_path_checked_first_and_saturated_terms)
     result r = latsim("check %s --db %s --junit /nonexistent/dir/x.xml", good, db);
     expect_bad(&r, "check: --junit /nonexistent/dir/x.xml: cannot write: /nonexistent/dir: No such file or directory");
     cr_expect_eq(access(db, F_OK), -1, "nothing simulated or stored");
-    rfree(&r);
+    result_free(&r);
     r = latsim("run %s --db %s", good, db);
-    rfree(&r);
+    result_free(&r);
     r = latsim("check --db %s --junit %s", db, dir);                   /* no FILE: the stored ones; a folder as output */
     expect_bad(&r, "cannot write: it is a folder");
     cr_expect_eq(count("SELECT count(*) FROM runs"), 1, "no check run stored");
-    rfree(&r);
+    result_free(&r);
     /* The same file stored under two names is checked once. */
     char dot[300];
     snprintf(dot, sizeof dot, "%s/./good.ini", dir);
     r = latsim("run %s --db %s", dot, db);
-    rfree(&r);
+    result_free(&r);
     r = latsim("check --db %s", db);
     cr_expect_eq(r.rc, 0, "%s%s", r.out, r.err);
     cr_expect_eq(count("SELECT count(*) FROM runs"), 3, "one check run for the one file");
-    rfree(&r);
+    result_free(&r);
     /* 1 server at 20 req/s (mean 100 ms): saturated. */
     write_file("sat.ini", "[sim]\nrequests = 5000\n[workload]\nrate = 20\n[pool cpu]\nservers = 1\n"
                "service_ms = exp(mean=100)\n[slo]\nqueue_p99_ms = 100\n", sat, sizeof sat);
@@ -567,12 +510,12 @@ Test(check, junit_path_checked_first_and_saturated_terms)
     cr_expect_eq(r.rc, 1, "%s%s", r.out, r.err);
     cr_expect(strstr(r.out, "queue_p99_ms not measured (saturated)") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "nan") == NULL, "%s", r.out);
-    char *x = slurp(junit);
+    char *x = slurp_or_null(junit, NULL);
     cr_assert_not_null(x);
     cr_expect(strstr(x, "queue_p99_ms not measured (saturated)") != NULL, "%s", x);
     cr_expect(strstr(x, "nan") == NULL, "%s", x);
     free(x);
-    rfree(&r);
+    result_free(&r);
 }
 
 Test(check, compare_files_and_runs)
@@ -593,26 +536,26 @@ Test(check, compare_files_and_runs)
     const char *t = strstr(r.out, "\"metric\": \"requests\"");
     cr_assert_not_null(t);
     cr_expect(!strncmp(strstr(t, "\"beyond_ci\": "), "\"beyond_ci\": false", 18));
-    rfree(&r);
+    result_free(&r);
     r = latsim("run %s --db %s", a, db);
-    rfree(&r);
+    result_free(&r);
     r = latsim("run %s --db %s --replications 3", b, db);
-    rfree(&r);
+    result_free(&r);
     r = latsim("compare 1 2 --db %s", db);
     cr_expect_eq(r.rc, 0, "%s", r.err);
     /* Run 2's intervals judge the difference: its queue wait is far below run 1's. */
     const char *qm = strstr(r.out, "queue mean");
     cr_assert_not_null(qm, "%s", r.out);
     cr_expect(strchr(qm, '\n') && memchr(qm, '*', (size_t) (strchr(qm, '\n') - qm)), "%s", r.out);
-    rfree(&r);
+    result_free(&r);
     r = latsim("run %s --db %s", b, db);                                   /* run 3: no CI either */
-    rfree(&r);
+    result_free(&r);
     r = latsim("compare 1 3 --db %s", db);
     cr_expect(strstr(r.out, "(no CI)") != NULL, "neither replicated: %s", r.out);
-    rfree(&r);
+    result_free(&r);
     r = latsim("compare 1 7 --db %s", db);
     expect_bad(&r, "no run 7");
-    rfree(&r);
+    result_free(&r);
 }
 
 /* ---- plot ----------------------------------------------------------------- */
@@ -643,13 +586,13 @@ Test(plot, every_kind_is_a_valid_png_or_svg)
     write_file("mmc.ini", MMC5, path, sizeof path);
     result r = latsim("run %s --db %s", path, db);                      /* run 1 */
     cr_assert_eq(r.rc, 0, "%s", r.err);
-    rfree(&r);
+    result_free(&r);
     r = latsim("sweep %s --vary workload.rate=10:40:10 --db %s --set sim.requests=5000", path, db);   /* sweep 1 */
     cr_assert_eq(r.rc, 0, "%s", r.err);
-    rfree(&r);
+    result_free(&r);
     r = latsim("plan %s --target-rate 20 --search \"pool cpu.servers=1:16\" --db %s --set sim.requests=5000", path, db);
     cr_assert_eq(r.rc, 0, "%s", r.err);                                  /* plan 2 */
-    rfree(&r);
+    result_free(&r);
     static const struct { const char *args, *ext; } cases[] = {
         { "1", "png" }, { "run 1 --kind breakdown", "svg" }, { "sweep 1", "png" }, { "sweep 1 --kind breakdown", "png" },
         { "plan 2", "svg" }, { "run 1", "svg" }, { "plan 2", "png" },
@@ -661,25 +604,25 @@ Test(plot, every_kind_is_a_valid_png_or_svg)
         cr_expect_eq(r.rc, 0, "plot %s: %s", cases[i].args, r.err);
         if (!strcmp(cases[i].ext, "png")) cr_expect(is_png(out), "plot %s: not a PNG", cases[i].args);
         else cr_expect(is_svg(out), "plot %s: not an SVG", cases[i].args);
-        rfree(&r);
+        result_free(&r);
     }
     /* A plan is no sweep; a missing run; a kind that does not apply. */
     r = latsim("plot sweep 2 --db %s --out %s/x.png", db, dir);
     expect_bad(&r, "no sweep 2");
-    rfree(&r);
+    result_free(&r);
     r = latsim("plot 999 --db %s --out %s/x.png", db, dir);
     expect_bad(&r, "no run 999");
-    rfree(&r);
+    result_free(&r);
     r = latsim("plot plan 2 --kind cdf --db %s --out %s/x.png", db, dir);
     expect_bad(&r, "does not apply");
-    rfree(&r);
+    result_free(&r);
     /* Without gnuplot: a clear message, nothing drawn. */
     char cmd[800], errf[300];
     snprintf(errf, sizeof errf, "%s/nognu.err", dir);
     snprintf(cmd, sizeof cmd, "PATH=/nonexistent %s plot 1 --db %s --out %s/none2.png 2>%s", LATSIM, db, dir, errf);
     int st = system(cmd);
     cr_expect_eq(WEXITSTATUS(st), 1);
-    char *e = slurp(errf);
+    char *e = slurp_or_null(errf, NULL);
     cr_expect(e && strstr(e, "gnuplot is not installed") != NULL, "%s", e ? e : "");
     free(e);
     snprintf(cmd, sizeof cmd, "%s/none2.png", dir);
@@ -707,13 +650,13 @@ Test(slo, class_terms_use_the_class_rows)
     cr_expect(strstr(g, "\"met\": true") < b, "gold met");
     cr_expect_lt(fabs(json_num(b, "value") - 614), 60);
     cr_expect(strstr(b, "\"met\": false") != NULL);
-    rfree(&r);
+    result_free(&r);
     r = latsim("run %s --no-store --set \"slo gold.utilization_max=0.5\"", path);
     expect_bad(&r, "[slo gold] utilization_max: utilization_max belongs in [slo]");
-    rfree(&r);
+    result_free(&r);
     r = latsim("run %s --no-store --set \"slo silver.e2e_p99_ms=5\"", path);
     expect_bad(&r, "[slo silver]: no request class 'silver'");
-    rfree(&r);
+    result_free(&r);
 }
 
 /* Goodput per class: each request is held to its class's own per-request limits
@@ -746,7 +689,7 @@ Test(slo, goodput_per_class)
         cr_assert_float_eq(all, k ? 1 : nf / n, 1e-6, "overall %g, fast share %g", all, nf / n);
         cr_assert_gt(nf, 100);
         json_decref(j);
-        rfree(&r);
+        result_free(&r);
     }
 }
 
@@ -767,7 +710,7 @@ Test(slo, show_prints_the_stored_terms)
     char *stored = strstr(expect, "\n\nrun 1 stored");   /* what run says after its table */
     cr_assert_not_null(stored, "%s", expect);
     stored[1] = '\0';
-    rfree(&r);
+    result_free(&r);
     r = latsim("show 1 --db %s", db);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     const char *shown = strstr(r.out, "\nslo NOT MET");
@@ -775,7 +718,7 @@ Test(slo, show_prints_the_stored_terms)
     cr_assert_str_eq(shown, expect);
     cr_assert_not_null(strstr(shown, "slow.e2e_p99_ms                200 ms       100 ms      +100 ms  yes"), "%s", shown);
     free(expect);
-    rfree(&r);
+    result_free(&r);
 }
 
 /* error_rate counts requests lost to failures (on_failure = fail) with the
@@ -799,7 +742,7 @@ Test(slo, error_rate_counts_failed_requests)
     cr_assert_gt(failed, 0);
     cr_assert_float_eq(json_number_value(json_object_get(t, "value")), bad / n, 1e-6 * bad / n + 1e-9);
     json_decref(j);
-    rfree(&r);
+    result_free(&r);
 }
 
 /* Equal cost: the configuration with the larger SLO margin wins.  For the chat
@@ -817,5 +760,5 @@ Test(plan, equal_cost_prefers_the_larger_margin)
     cr_assert_float_eq(json_number_value(json_object_get(best, "usd_per_hour")), 71.76, 1e-9);
     cr_assert_str_eq(json_string_value(json_object_get(json_object_get(best, "settings"), "pool chat.tp")), "8");
     json_decref(j);
-    rfree(&r);
+    result_free(&r);
 }
