@@ -20,101 +20,40 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "tbin.h"
 
-static char dir[64];          /* this test's temporary directory */
-static char db[128];          /* dir/runs.db */
+#include "tcli.h"
 
-static void setup(void)
-{
-    cr_assert_eq(access(LATSIM, X_OK), 0, "%s not found: run `make` first", LATSIM);
-    strcpy(dir, "/tmp/latsim_finite_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-    snprintf(db, sizeof db, "%s/runs.db", dir);
-}
+static void setup(void) { tcli_setup("/tmp/latsim_finite_", "runs.db"); }
 
-static void teardown(void)
-{
-    char cmd[128];
-    if (strncmp(dir, "/tmp/latsim_finite_", 19) != 0) return;
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
-}
+TestSuite(finite_replay, .init = setup, .fini = tcli_teardown);
+TestSuite(finite_vllm, .init = setup, .fini = tcli_teardown);
 
-TestSuite(finite_replay, .init = setup, .fini = teardown);
-TestSuite(finite_vllm, .init = setup, .fini = teardown);
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return strdup("");
-    size_t cap = 4096, n = 0, k;
-    char *buf = malloc(cap);
-    cr_assert_not_null(buf);
-    while ((k = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += k;
-        if (cap - n - 1 == 0) { cap *= 2; buf = realloc(buf, cap); cr_assert_not_null(buf); }
-    }
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
-
-/* Writes TEXT to dir/NAME; returns the path (static buffer of the caller's choice). */
-static void write_file(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-typedef struct result {
+/* A run of the program (tcli.h) with its stdout parsed as JSON. */
+typedef struct jres {
     int rc;        /* exit status; 128 + signal when killed (alarm: 128 + SIGALRM) */
     char *out;     /* stdout */
     char *err;     /* stderr */
     json_t *json;  /* stdout parsed as JSON, or NULL */
-} result;
+    result raw;    /* what run_argv returned (owns out and err) */
+} jres;
 
-/* Runs ./latsim with the NULL-terminated arguments in a child that alarm()
- * kills after LIMIT seconds. */
-static result run_argv(unsigned limit, ...)
+/* Runs the program with ARGS (NULL-terminated) bounded by LIMIT seconds. */
+static jres jrun_a(unsigned limit, char *const *args)
 {
-    char o[128], e[128];
-    snprintf(o, sizeof o, "%s/stdout", dir);
-    snprintf(e, sizeof e, "%s/stderr", dir);
-    char *argv[32];
-    int n = 0;
-    argv[n++] = (char *) LATSIM;
-    va_list ap;
-    va_start(ap, limit);
-    for (char *a; (a = va_arg(ap, char *)) != NULL && n < 31;) argv[n++] = a;
-    va_end(ap);
-    argv[n] = NULL;
-    pid_t pid = fork();
-    cr_assert_neq(pid, -1);
-    if (pid == 0) {
-        int fo = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644), fe = open(e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        int fi = open("/dev/null", O_RDONLY);
-        if (fo < 0 || fe < 0 || fi < 0) _exit(120);
-        dup2(fi, 0); dup2(fo, 1); dup2(fe, 2);
-        alarm(limit);              /* kept across execv */
-        execv(LATSIM, argv);
-        _exit(121);
-    }
-    int st;
-    while (waitpid(pid, &st, 0) < 0) cr_assert_eq(errno, EINTR);
-    result r = { WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st), slurp(o), slurp(e), NULL };
-    r.json = json_loads(r.out, 0, NULL);
-    return r;
+    jres j = { 0 };
+    j.raw = run_argv(limit, args);
+    j.rc = j.raw.rc;
+    j.out = j.raw.out;
+    j.err = j.raw.err;
+    j.json = json_loads(j.out, 0, NULL);
+    return j;
 }
+#define jrun(limit, ...) jrun_a(limit, (char *[]) { __VA_ARGS__ })
 
-static void result_free(result *r)
+static void jres_free(jres *j)
 {
-    free(r->out);
-    free(r->err);
-    json_decref(r->json);
+    result_free(&j->raw);
+    json_decref(j->json);
 }
 
 /* The JSON number at "KEY" of object O (a boolean as 0/1); NAN when null or absent. */
@@ -166,7 +105,7 @@ Test(finite_replay, overload_burst_is_served_and_reported)
     char sc[160];
     write_trace("trace.csv", 2000, 5.0);
     write_scenario("", "", sc, sizeof sc);
-    result r = run_argv(60, "run", sc, "--json", "--db", db, NULL);
+    jres r = jrun(60, "run", sc, "--json", "--db", db, NULL);
     cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
     cr_assert_not_null(r.json, "not JSON: %s", r.out);
     cr_assert_eq(num(r.json, "served"), 2000);
@@ -203,14 +142,14 @@ Test(finite_replay, overload_burst_is_served_and_reported)
     cr_assert_eq(k, 3);
     sqlite3_finalize(q);
     sqlite3_close(h);
-    result_free(&r);
+    jres_free(&r);
     /* The table says so in one note line, and shows the percentiles. */
-    r = run_argv(60, "run", sc, "--no-store", NULL);
+    r = jrun(60, "run", sc, "--no-store", NULL);
     cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
     cr_assert_not_null(strstr(r.out, "NOTE: backlog grew during the replay: peak queue "), "%s", r.out);
     cr_assert_not_null(strstr(r.out, "every request was served and is reported"), "%s", r.out);
     cr_assert_null(strstr(r.out, "SATURATED"), "%s", r.out);
-    result_free(&r);
+    jres_free(&r);
 }
 
 /* The same trace looped forever is an open-ended run at offered load 2:
@@ -220,14 +159,14 @@ Test(finite_replay, same_trace_looped_is_saturated)
     char sc[160];
     write_trace("trace.csv", 2000, 5.0);
     write_scenario("requests = 5000", "loop = yes", sc, sizeof sc);
-    result r = run_argv(60, "run", sc, "--json", "--no-store", NULL);
+    jres r = jrun(60, "run", sc, "--json", "--no-store", NULL);
     cr_assert_eq(r.rc, 3, "rc %d: %s", r.rc, r.err);
     cr_assert_not_null(r.json, "not JSON: %s", r.out);
     cr_assert_eq(num(r.json, "saturated"), 1);
     cr_assert(isnan(lat(r.json, "e2e", "p50")), "a saturated run has no percentiles");
     cr_assert_null(json_object_get(r.json, "finite"));
     cr_assert_null(json_object_get(r.json, "backlog_grew"));
-    result_free(&r);
+    jres_free(&r);
 }
 
 /* Part of the trace (requests + warmup below its rows) is not finite either:
@@ -237,13 +176,13 @@ Test(finite_replay, part_of_a_trace_is_not_finite)
     char sc[160];
     write_trace("trace.csv", 2000, 5.0);
     write_scenario("requests = 500", "", sc, sizeof sc);
-    result r = run_argv(60, "run", sc, "--json", "--no-store", NULL);
+    jres r = jrun(60, "run", sc, "--json", "--no-store", NULL);
     cr_assert_eq(r.rc, 3, "rc %d: %s", r.rc, r.err);
     cr_assert_not_null(r.json, "not JSON: %s", r.out);
     cr_assert_eq(num(r.json, "saturated"), 1);
     cr_assert_eq(num(r.json, "warmup_requests"), 50, "the default warm-up, requests/10");
     cr_assert_null(json_object_get(r.json, "finite"));
-    result_free(&r);
+    jres_free(&r);
 }
 
 /* An explicit warmup still applies to a finite replay: the trace's first rows
@@ -253,14 +192,14 @@ Test(finite_replay, explicit_warmup_applies)
     char sc[160];
     write_trace("trace.csv", 2000, 5.0);
     write_scenario("warmup = 100", "", sc, sizeof sc);
-    result r = run_argv(60, "run", sc, "--json", "--no-store", NULL);
+    jres r = jrun(60, "run", sc, "--json", "--no-store", NULL);
     cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
     cr_assert_not_null(r.json, "not JSON: %s", r.out);
     cr_assert_eq(num(r.json, "warmup_requests"), 100);
     cr_assert_eq(num(r.json, "served"), 1900);
     cr_assert_eq(num(r.json, "finite"), 1);
     cr_assert_eq(num(r.json, "backlog_grew"), 1);
-    result_free(&r);
+    jres_free(&r);
 }
 
 /* A trace at offered load 0.5 (requests 20 ms apart, 10 ms each) never queues:
@@ -270,7 +209,7 @@ Test(finite_replay, light_trace_backlog_did_not_grow)
     char sc[160];
     write_trace("trace.csv", 2000, 20.0);
     write_scenario("", "", sc, sizeof sc);
-    result r = run_argv(60, "run", sc, "--json", "--no-store", NULL);
+    jres r = jrun(60, "run", sc, "--json", "--no-store", NULL);
     cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
     cr_assert_not_null(r.json, "not JSON: %s", r.out);
     cr_assert_eq(num(r.json, "served"), 2000);
@@ -278,11 +217,11 @@ Test(finite_replay, light_trace_backlog_did_not_grow)
     cr_assert_eq(num(r.json, "backlog_grew"), 0);
     cr_assert_eq(num(r.json, "peak_queue"), 0);
     cr_assert_float_eq(lat(r.json, "e2e", "max"), 10.0, 1e-6);
-    result_free(&r);
-    r = run_argv(60, "run", sc, "--no-store", NULL);
+    jres_free(&r);
+    r = jrun(60, "run", sc, "--no-store", NULL);
     cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
     cr_assert_null(strstr(r.out, "backlog grew"), "%s", r.out);
-    result_free(&r);
+    jres_free(&r);
 }
 
 /* The observed vLLM run (scenarios/replay_vllm_rtx4090.ini, 300 requests in 29 s
@@ -290,7 +229,7 @@ Test(finite_replay, light_trace_backlog_did_not_grow)
  * reported, exit 0; the backlog grew. */
 Test(finite_vllm, replay_is_measured_to_its_end)
 {
-    result r = run_argv(60, "run", "scenarios/replay_vllm_rtx4090.ini", "--json", "--no-store", NULL);
+    jres r = jrun(60, "run", "scenarios/replay_vllm_rtx4090.ini", "--json", "--no-store", NULL);
     cr_assert_eq(r.rc, 0, "rc %d: %s", r.rc, r.err);
     cr_assert_not_null(r.json, "not JSON: %s", r.out);
     cr_assert_eq(num(r.json, "served"), 300);
@@ -302,5 +241,5 @@ Test(finite_vllm, replay_is_measured_to_its_end)
     cr_assert_gt(num(r.json, "peak_queue"), 100);
     cr_assert(lat(r.json, "ttft", "p50") > 0 && lat(r.json, "ttft", "p99") >= lat(r.json, "ttft", "p50"));
     cr_assert(lat(r.json, "e2e", "p99") >= lat(r.json, "e2e", "p50") && lat(r.json, "e2e", "p50") > 0);
-    result_free(&r);
+    jres_free(&r);
 }
