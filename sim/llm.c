@@ -80,6 +80,7 @@ typedef struct replica {
 struct llm {
     station st;               /* common part; must be first */
     const llm_cfg *cfg;
+    cost_fast cf;             /* cfg->cost resolved for the steps (cost.h) */
     replica *r;               /* replicas */
     int nrep;
     replica **idle;           /* stack of replicas not stepping */
@@ -457,7 +458,7 @@ static void admit(replica *R, request *r, int64_t blocks)
             int64_t c = r->prefill_len - skip;
             cost_step b = { .prefill_tokens = c, .prefill_seqs = 1,
                             .prefill_pairs = (double) c * (double) skip + (double) c * (c + 1.0) / 2.0 };
-            if (skip > 0) P->pfx_saved_ms += cost_step_ms(&P->cfg->cost, &a) - cost_step_ms(&P->cfg->cost, &b);
+            if (skip > 0) P->pfx_saved_ms += cost_fast_ms(&P->cf, &a) - cost_fast_ms(&P->cf, &b);
         }
     } else
         R->free_blocks -= blocks;
@@ -818,7 +819,7 @@ static void step(replica *R)
         station_busy(&P->st, +1);
     }
     simtime_t now = evq_now(P->st.q);
-    double ms = cost_step_ms(&P->cfg->cost, &R->cur);
+    double ms = cost_fast_ms_work(&P->cf, &R->cur, &R->step_flops, &R->step_bytes);
     if (P->fl && P->st.cfg->fleet->cold) ms *= cold_factor(&P->st.cfg->fleet->cs, R->since);
     if (R->slow) ms *= P->st.cfg->fleet->fault.slow_factor;
     if (P->fl && P->st.cfg->fleet->contention) {
@@ -832,7 +833,6 @@ static void step(replica *R)
     R->step_start = now;
     R->step_dur = dur;
     R->step_used = P->cfg->kv_blocks - R->free_blocks;
-    cost_step_work(&P->cfg->cost, &R->cur, &R->step_flops, &R->step_bytes);
     if (P->window_open) {
         P->steps++;
         P->seqs_in_steps += R->cur.decode_seqs + R->cur.prefill_seqs;
@@ -859,7 +859,7 @@ static void charge_step(replica *R)
         cost_step pf = { .prefill_tokens = c->prefill_tokens, .prefill_pairs = c->prefill_pairs,
                          .prefill_seqs = c->prefill_seqs };
         cost_step dc = { .decode_seqs = c->decode_seqs, .kv_tokens = c->kv_tokens };
-        double a = cost_step_ms(&P->cfg->cost, &pf), b = cost_step_ms(&P->cfg->cost, &dc);
+        double a = cost_fast_ms(&P->cf, &pf), b = cost_fast_ms(&P->cf, &dc);
         dec = a + b > 0 ? dur * b / (a + b) : dur / 2;
     } else if (decodes)
         dec = dur;
@@ -1327,6 +1327,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     const llm_cfg *L = &cfg->llm;
     if (station_init(&P->st, &LLM_OPS, cfg, env) != 0) goto fail;
     P->cfg = L;
+    cost_fast_init(&P->cf, &L->cost);
     P->B = L->block_tokens;
     P->acct = P->st.cls_use && L->gpu.price_hr > 0;
     const fleet_cfg *fc = cfg->fleet;

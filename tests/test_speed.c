@@ -1,11 +1,16 @@
 /* test_speed.c -- the fast paths of the engine keep its results: the event
  * calendar (4-ary heap, the running event's hole, sequence renumbering) against
- * a brute-force model. */
+ * a brute-force model; the cost model resolved for the hot path (cost_fast)
+ * against the general dispatch, to the bit. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
+#include "cost.h"
 #include "evq.h"
+#include "scenario.h"
+#include "store.h"
 
 /* ---- the event calendar against a model -------------------------------------- */
 
@@ -151,4 +156,65 @@ Test(speed_evq, compaction_inside_a_handler)
     cr_assert_eq(popped, 500);
     cr_assert_eq(evq_pending(q), 0);
     evq_free(q);
+}
+
+/* ---- cost_fast: the same doubles as cost_step_ms and cost_step_work ------------- */
+
+static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+/* Loads a one-pool LLM scenario whose pool section ends with EXTRA, and checks
+ * cost_fast against the general path on steps of every shape.  Returns whether
+ * the fast path took the roofline directly. */
+static int check_fast(const char *extra)
+{
+    char text[1024], err[1024];
+    snprintf(text, sizeof text,
+             "[sim]\nrequests = 10\n[workload]\nrate = 1\n"
+             "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n%s\n", extra);
+    scenario sc;
+    sqlite3 *db = NULL;
+    cr_assert_eq(scenario_load_text(&sc, "fast.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
+    const cost_model *m = &sc.pools[0].llm.cost;
+    cost_fast f;
+    cost_fast_init(&f, m);
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 5);
+    for (int i = 0; i < 20000; i++) {
+        cost_step s = { 0 };
+        int shape = i % 4;    /* empty-ish, prefill only, decode only, mixed */
+        if (shape != 2) {
+            s.prefill_tokens = (int64_t) gsl_rng_uniform_int(r, 8192) + (shape == 0 ? 0 : 1);
+            s.prefill_seqs = s.prefill_tokens > 0 ? 1 + (int32_t) gsl_rng_uniform_int(r, 8) : 0;
+            s.prefill_pairs = (double) s.prefill_tokens * (s.prefill_tokens + 1.0) / 2.0 + gsl_rng_uniform(r) * 1e6;
+        }
+        if (shape >= 2) {
+            s.decode_seqs = 1 + (int32_t) gsl_rng_uniform_int(r, 256);
+            s.kv_tokens = (int64_t) s.decode_seqs * (int64_t) (1 + gsl_rng_uniform_int(r, 4096));
+        }
+        double fl, by, fl2 = -1, by2 = -1;
+        double ms = cost_step_ms(m, &s);
+        cost_step_work(m, &s, &fl, &by);
+        cr_assert(same_bits(cost_fast_ms(&f, &s), ms), "%s: step %d: %.17g vs %.17g", extra, i, cost_fast_ms(&f, &s), ms);
+        double ms2 = cost_fast_ms_work(&f, &s, &fl2, &by2);
+        cr_assert(same_bits(ms2, ms) && same_bits(fl2, fl) && same_bits(by2, by),
+                  "%s: step %d: ms %.17g/%.17g flops %.17g/%.17g bytes %.17g/%.17g", extra, i, ms2, ms, fl2, fl, by2, by);
+    }
+    gsl_rng_free(r);
+    int direct = f.roofline;
+    store_close(db);
+    scenario_free(&sc);
+    return direct;
+}
+
+Test(speed_cost, fast_path_gives_the_same_bits_as_the_model)
+{
+    cr_expect(check_fast(""), "cost = auto without a calibrated model is the roofline, called directly");
+    cr_expect(check_fast("tp = 8\nweights = fp8"));
+    cr_expect(check_fast("cost = roofline\ntp = 4\ncompute_eff = 0.37\nmemory_eff = 0.91\nstep_overhead_ms = 0.3\n"
+                         "allreduce_latency_us = 3\nlaunch_us_per_layer = 7"));
+    cr_expect(check_fast("tp = 2\nkv_dtype = fp8"));
+    cr_expect(!check_fast("cost = linear\nstep_base_ms = 2\nprefill_ms_per_token = 0.01\ndecode_ms_per_seq = 0.1\n"
+                          "kv_ms_per_1k_tokens = 0.02"), "linear: the row's own step_ms");
 }
