@@ -92,6 +92,7 @@ struct llm {
     int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
                                  time is charged to its sequences (acct_step) */
     int B;                    /* tokens per KV block */
+    int64_t Bmask;            /* B - 1 when B is a power of two (a modulo is a mask), else -1 */
     /* measured-window counters */
     int window_open;          /* between llm_window_start() and llm_window_end() */
     simtime_t window_start;   /* ns */
@@ -191,6 +192,10 @@ static void heap_down(replica *R, int i)
 
 static int64_t pmod(int64_t a, int64_t b) { int64_t r = a % b; return r < 0 ? r + b : r; }
 
+/* pmod(A, P->B): for a power of two the low bits of A (two's complement: the
+ * same value for negative A), without a division. */
+static inline int64_t bmod(const llm *P, int64_t a) { return P->Bmask >= 0 ? a & P->Bmask : pmod(a, P->B); }
+
 /* R's sequence r has just produced its first (or, after recompute, next) token
  * at the end of step s with c0 tokens cached: it decodes from step s + 1. */
 static void decode_join(replica *R, request *r, int64_t s, int64_t c0)
@@ -199,7 +204,7 @@ static void decode_join(replica *R, request *r, int64_t s, int64_t c0)
     r->phase_base = c0 - f;
     r->finish_step = (int64_t) r->output - r->generated + f - 1;
     R->base_sum += r->phase_base;
-    R->phase_cnt[pmod(r->phase_base, R->pool->B)]++;
+    R->phase_cnt[bmod(R->pool, r->phase_base)]++;
     r->heap_pos = (uint32_t) R->ndec;
     R->heap[R->ndec++] = r;
     heap_up(R, R->ndec - 1);
@@ -220,7 +225,7 @@ static void decode_leave(replica *R, request *r)
     assert(i < R->ndec && R->heap[i] == r);
     charge_decode(R, r);
     R->base_sum -= r->phase_base;
-    R->phase_cnt[pmod(r->phase_base, R->pool->B)]--;
+    R->phase_cnt[bmod(R->pool, r->phase_base)]--;
     R->ndec_meas -= r->measured;
     R->ndec--;
     if (i != R->ndec) {
@@ -474,12 +479,9 @@ static simtime_t plan_iteration(replica *R, int chunked)
     const llm_cfg *L = P->cfg;
     int64_t s = R->steps;
     /* Blocks the decodes of this step need; preempt the newest until they fit. */
-    for (;;) {
-        int64_t need = R->phase_cnt[pmod(-s, P->B)];
-        if (need <= R->free_blocks) break;
-        preempt_newest(R);
-    }
-    int64_t need = R->phase_cnt[pmod(-s, P->B)];
+    const int64_t phase = bmod(P, -s);
+    while (R->phase_cnt[phase] > R->free_blocks) preempt_newest(R);
+    int64_t need = R->phase_cnt[phase];
     take_blocks(R, need);                   /* taken now; decodes hold them from this step */
     memset(&R->cur, 0, sizeof R->cur);
     R->cur.decode_seqs = R->ndec;
@@ -1329,6 +1331,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     P->cfg = L;
     cost_fast_init(&P->cf, &L->cost);
     P->B = L->block_tokens;
+    P->Bmask = P->B > 0 && (P->B & (P->B - 1)) == 0 ? P->B - 1 : -1;
     P->acct = P->st.cls_use && L->gpu.price_hr > 0;
     const fleet_cfg *fc = cfg->fleet;
     P->nrep = fc && fc->autoscale ? fc->as.max_replicas : L->replicas;

@@ -19,6 +19,7 @@
 #include "fleet.h"
 #include "gwattr.h"
 #include "kind.h"
+#include "pool.h"
 #include "rng.h"
 #include "sim.h"
 #include "warmup.h"
@@ -713,6 +714,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             }
         }
     s.sink.itl = s.itl;
+    /* Only generic pools and no request attributes: nothing reads a request's
+     * tail (request.h), which then is not zeroed per request. */
+    int generic = 1;
+    for (int i = 0; i < sc->npools; i++) generic &= sc->pools[i].kind == &pool_kind_generic;
+    s.reqs.zero_tail = !generic || !s.gwa || !gwattr_plain(s.gwa);
     if (!out->pools || !s.q || !s.st || !s.src || !s.e2e || !s.queue ||
         !s.service || !s.ttft || !s.tpot || !s.overhead || !s.itl || !s.network || !s.bd || !s.gwa) {
         snprintf(err, errlen, "out of memory");

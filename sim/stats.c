@@ -131,17 +131,20 @@ void stat_add_n(stat_acc *s, double v, uint64_t n)
     }
     if (!(v >= 0))
         v = 0;
-    /* Weighted Welford update (West 1979): N values equal to v at once. */
+    /* Weighted Welford update (West 1979): N values equal to v at once.  The
+     * counts are below 2^63: their signed conversions are exact (and one
+     * instruction each); min and max start at +/-inf, so the first value sets
+     * them without a test. */
     moments *m = &s->m;
-    int first = m->n == 0;
     m->n += (size_t) n;
     double d = v - m->mean;
-    m->mean += d * (double) n / (double) m->n;
-    m->m2 += d * (v - m->mean) * (double) n;
-    if (first || v < m->min) m->min = v;
-    if (first || v > m->max) m->max = v;
+    double w = (double) (int64_t) n;
+    m->mean += d * w / (double) (int64_t) m->n;
+    m->m2 += d * (v - m->mean) * w;
+    if (v < m->min) m->min = v;
+    if (v > m->max) m->max = v;
     if (v < STAT_MIN_MS) {
-        s->nlow += (double) n;
+        s->nlow += w;
         return;
     }
     *bin_of(s, v) += n;

@@ -218,3 +218,43 @@ Test(speed_cost, fast_path_gives_the_same_bits_as_the_model)
     cr_expect(!check_fast("cost = linear\nstep_base_ms = 2\nprefill_ms_per_token = 0.01\ndecode_ms_per_seq = 0.1\n"
                           "kv_ms_per_1k_tokens = 0.02"), "linear: the row's own step_ms");
 }
+
+/* ---- request records: the core always zeroed, the tail when asked ---------------- */
+
+#include "request.h"
+
+static int all_zero(const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i]) return 0;
+    return 1;
+}
+
+Test(speed_request, core_zeroed_always_tail_when_asked)
+{
+    req_pool p = { 0 };
+    for (int tail = 0; tail <= 1; tail++) {
+        p.zero_tail = tail;
+        request *r = req_alloc(&p);
+        cr_assert_not_null(r);
+        memset(r, 0xa5, sizeof *r);               /* a record left dirty by its last request */
+        req_release(&p, r);
+        request *s = req_alloc(&p);
+        cr_assert_eq(s, r, "the free list hands back the record just released");
+        cr_assert_eq(s->first_token, -1);
+        s->first_token = 0;
+        cr_assert(all_zero(s, REQ_CORE_BYTES), "core not zeroed");
+        const char *t = (const char *) s + REQ_CORE_BYTES;
+        if (tail) cr_assert(all_zero(t, sizeof *s - REQ_CORE_BYTES), "tail not zeroed");
+        else cr_assert_eq((unsigned char) t[0], 0xa5, "tail zeroed although not asked");
+        req_release(&p, s);
+    }
+    /* Fresh records (a new slab) are zero whole, tail included. */
+    p.zero_tail = 0;
+    request *many[1500];
+    for (int i = 0; i < 1500; i++) cr_assert_not_null(many[i] = req_alloc(&p));
+    request *fresh = many[1499];
+    cr_assert(all_zero((const char *) fresh + REQ_CORE_BYTES, sizeof *fresh - REQ_CORE_BYTES));
+    req_pool_free(&p);
+}
