@@ -98,25 +98,27 @@ static void sift_up(hent *heap, uint32_t i)
 /* Places X at I, below which are heaps, among N entries: moves it down to its place. */
 static void sift_down(hent *heap, uint32_t n, uint32_t i, hent x)
 {
+    hent *hole = heap + i;
+    const key128 kx = (key128) x.t << 64 | x.lo;
     for (;;) {
-        uint32_t c = ARITY * i + 1;
-        const hent *m;                        /* the smallest child */
+        uint32_t c = ARITY * (uint32_t) (hole - heap) + 1;
+        hent *m;                              /* the smallest child */
         if (c + ARITY <= n) {                 /* all four: the smaller of each pair, then of those */
-            const hent *p = heap + c;
-            const hent *a = p + before(p[1], p[0]);
-            const hent *b = p + 2 + before(p[3], p[2]);
+            hent *p = heap + c;
+            hent *a = p + before(p[1], p[0]);       /* arithmetic, not a branch: the */
+            hent *b = p + 2 + before(p[3], p[2]);   /* child order is random */
             m = before(*b, *a) ? b : a;
         } else {
             if (c >= n) break;
             m = heap + c;
-            for (const hent *k = m + 1; k < heap + n; k++)
+            for (hent *k = m + 1; k < heap + n; k++)
                 if (before(*k, *m)) m = k;
         }
-        if (!before(*m, x)) break;
-        heap[i] = *m;
-        i = (uint32_t) (m - heap);
+        if (((key128) m->t << 64 | m->lo) >= kx) break;
+        *hole = *m;
+        hole = m;
     }
-    heap[i] = x;
+    *hole = x;
 }
 
 /* Removes the top entry. */
@@ -223,9 +225,11 @@ void evq_set_seq(evq *q, uint32_t next, uint32_t limit)
     q->seq_limit = limit;
 }
 
-evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
+/* evq_at's uncommon cases: T out of range (the failure recorded, 0 returned),
+ * no free slot (grow), the sequence counter at its limit (renumber); then
+ * schedules as evq_at does.  Returns the handle, or 0. */
+static evq_id __attribute__((noinline, cold)) at_slow(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
 {
-    assert(handler != NULL);
     if (t > SIMTIME_HORIZON || t < q->now) {
         if (!q->error) {
             q->error = t > SIMTIME_HORIZON ? EVQ_BEYOND_HORIZON : EVQ_BEFORE_NOW;
@@ -236,13 +240,21 @@ evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t a
     }
     if (q->free_head == NO_SLOT && grow(q) != 0) return 0;
     if (q->seq >= q->seq_limit && renumber(q) != 0) return 0;
+    return evq_at(q, t, handler, subject, arg);
+}
+
+evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
+{
+    assert(handler != NULL);
+    if ((uint64_t) t > (uint64_t) SIMTIME_HORIZON || t < q->now || q->free_head == NO_SLOT || q->seq >= q->seq_limit)
+        return at_slow(q, t, handler, subject, arg);
     uint32_t s = q->free_head;
     slot *x = &q->slots[s];
     q->free_head = x->next_free;
     x->handler = handler;
     x->subject = subject;
     x->arg = arg;
-    x->gen++;
+    uint32_t gen = ++x->gen;
     hent e = { (uint64_t) t, (uint64_t) q->seq++ << 32 | s };
     if (q->hole) {                /* the running event's entry: sift down from the root */
         q->hole = 0;
@@ -252,7 +264,7 @@ evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t a
         sift_up(q->heap, q->n++);
     }
     q->live++;
-    return ((evq_id) x->gen << 32) | ((evq_id) s + 1);
+    return ((evq_id) gen << 32) | ((evq_id) s + 1);
 }
 
 evq_id evq_after(evq *q, simtime_t dt, evq_handler handler, void *subject, int64_t arg)
