@@ -225,29 +225,9 @@ void evq_set_seq(evq *q, uint32_t next, uint32_t limit)
     q->seq_limit = limit;
 }
 
-/* evq_at's uncommon cases: T out of range (the failure recorded, 0 returned),
- * no free slot (grow), the sequence counter at its limit (renumber); then
- * schedules as evq_at does.  Returns the handle, or 0. */
-static evq_id __attribute__((noinline, cold)) at_slow(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
+/* Schedules the event (T in range, a free slot, a sequence number left). */
+static inline evq_id push(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
 {
-    if (t > SIMTIME_HORIZON || t < q->now) {
-        if (!q->error) {
-            q->error = t > SIMTIME_HORIZON ? EVQ_BEYOND_HORIZON : EVQ_BEFORE_NOW;
-            q->failed_t = t;
-        }
-        q->stopped = 1;
-        return 0;
-    }
-    if (q->free_head == NO_SLOT && grow(q) != 0) return 0;
-    if (q->seq >= q->seq_limit && renumber(q) != 0) return 0;
-    return evq_at(q, t, handler, subject, arg);
-}
-
-evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
-{
-    assert(handler != NULL);
-    if ((uint64_t) t > (uint64_t) SIMTIME_HORIZON || t < q->now || q->free_head == NO_SLOT || q->seq >= q->seq_limit)
-        return at_slow(q, t, handler, subject, arg);
     uint32_t s = q->free_head;
     slot *x = &q->slots[s];
     q->free_head = x->next_free;
@@ -265,6 +245,32 @@ evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t a
     }
     q->live++;
     return ((evq_id) gen << 32) | ((evq_id) s + 1);
+}
+
+/* evq_at's uncommon cases: T out of range (the failure recorded, 0 returned),
+ * no free slot (grow), the sequence counter at its limit (renumber); then
+ * schedules.  Returns the handle, or 0. */
+static evq_id __attribute__((noinline, cold)) at_slow(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
+{
+    if (t > SIMTIME_HORIZON || t < q->now) {
+        if (!q->error) {
+            q->error = t > SIMTIME_HORIZON ? EVQ_BEYOND_HORIZON : EVQ_BEFORE_NOW;
+            q->failed_t = t;
+        }
+        q->stopped = 1;
+        return 0;
+    }
+    if (q->free_head == NO_SLOT && grow(q) != 0) return 0;
+    if (q->seq >= q->seq_limit && renumber(q) != 0) return 0;
+    return push(q, t, handler, subject, arg);
+}
+
+evq_id evq_at(evq *q, simtime_t t, evq_handler handler, void *subject, int64_t arg)
+{
+    assert(handler != NULL);
+    if ((uint64_t) t > (uint64_t) SIMTIME_HORIZON || t < q->now || q->free_head == NO_SLOT || q->seq >= q->seq_limit)
+        return at_slow(q, t, handler, subject, arg);
+    return push(q, t, handler, subject, arg);
 }
 
 evq_id evq_after(evq *q, simtime_t dt, evq_handler handler, void *subject, int64_t arg)
