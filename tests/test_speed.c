@@ -258,3 +258,39 @@ Test(speed_request, core_zeroed_always_tail_when_asked)
     cr_assert(all_zero((const char *) fresh + REQ_CORE_BYTES, sizeof *fresh - REQ_CORE_BYTES));
     req_pool_free(&p);
 }
+
+/* ---- the lean paths give what the general ones give ----------------------------- */
+
+#include "sim.h"
+
+/* Runs an M/M/8 scenario (generic pools: the lean paths) and the same with a
+ * time series (which takes the general paths and changes no statistic): every
+ * latency figure and share must be the same bits. */
+Test(speed_lean, lean_run_equals_general_run)
+{
+    static const char *text =
+        "[sim]\nrequests = 40000\nwarmup = 2000\nseed = 3\n[workload]\narrival = poisson\nrate = 7000\n"
+        "[pool front]\nservers = 8\nservice_ms = exp(mean=1)\nnext = back\n"
+        "[pool back]\nservers = 4\nservice_ms = lognormal(mean=0.4, cv=2)\n";
+    sim_result r[2];
+    char err[1024];
+    for (int k = 0; k < 2; k++) {
+        scenario sc;
+        cr_assert_eq(scenario_load_text(&sc, "lean.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
+        if (k == 1) sc.ts_interval_s = 0.5;
+        cr_assert_eq(sim_run(&sc, sc.seed, &r[k], err, sizeof err), 0, "%s", err);
+        scenario_free(&sc);
+    }
+    cr_assert_eq(r[0].served, r[1].served);
+    cr_assert(memcmp(&r[0].e2e, &r[1].e2e, sizeof r[0].e2e) == 0, "e2e differs");
+    cr_assert(memcmp(&r[0].queue, &r[1].queue, sizeof r[0].queue) == 0, "queue differs");
+    cr_assert(memcmp(&r[0].service, &r[1].service, sizeof r[0].service) == 0, "service differs");
+    cr_assert(memcmp(r[0].share_all, r[1].share_all, sizeof r[0].share_all) == 0, "shares differ");
+    cr_assert(memcmp(r[0].share_p99, r[1].share_p99, sizeof r[0].share_p99) == 0, "P99 shares differ");
+    for (int i = 0; i < 2; i++)
+        cr_assert(memcmp(&r[0].pools[i].queue, &r[1].pools[i].queue, sizeof r[0].pools[i].queue) == 0);
+    cr_assert_gt(r[0].e2e.mean, 1.0);
+    cr_assert_gt(r[0].share_all[1], 0.01, "some queueing");
+    sim_result_free(&r[0]);
+    sim_result_free(&r[1]);
+}
