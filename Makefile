@@ -1,6 +1,6 @@
 # latsim build.  `make` builds ./latsim; `make test` runs the Criterion suite;
 SHELL := /bin/bash
-# `make bench` prints the speed table; `make deps` installs Debian packages.
+# `make bench` prints the speed table (beside a baseline build); `make deps` installs Debian packages.
 # Variants: make SANITIZE=address,undefined   make DEBUG=1
 CC      ?= cc
 PKGS    := gsl sqlite3 inih criterion jansson
@@ -118,8 +118,14 @@ test: deps
 	  [ $$rc = 0 ] || exit $$rc; \
 	  LATSIM_BIN=$(BUILD)/latsim tests/golden/run.sh --check
 
+# make bench [BASE=COMMIT] [REPEAT=N] [CASE=TEXT]: this checkout beside a baseline
+# build (default 3fb2c66, built once into build/base-COMMIT/), medians of N (5)
+# alternated whole-process runs per case (tests/bench-base.sh); `./latsim bench`
+# is the current binary's own table.
+BASE   ?= 3fb2c66
+REPEAT ?= 5
 bench: latsim
-	./latsim bench
+	tests/bench-base.sh --base $(BASE) --repeat $(REPEAT) $(CASE)
 
 # Fuzzing (tests/fuzz/, README "Fuzzing").  The driver runs one target over files:
 # scenario (parser + a 100-request run), csv and jsonl (trace readers).
