@@ -405,6 +405,7 @@ void cost_fast_init(cost_fast *f, const cost_model *m)
     const cost_roofline *c = r->state;
     f->roofline = 1;
     f->tp = tp_of(h);
+    f->tp_d = f->tp;
     f->peak = gpu_peak_flops(h) * eff_of(c->compute_eff);
     f->bw = h->gpu.mem_bw_gbs * 1e9 * eff_of(c->memory_eff);
     f->ar_layers = 2.0 * h->model.layers;
@@ -422,8 +423,8 @@ static inline double fast_roofline(const cost_fast *f, const cost_step *s, doubl
     double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
     double fl = f->two_params * tokens + f->attn_per_pair * (s->prefill_pairs + (double)s->kv_tokens);
     double by = f->weight_bytes + f->kv_per_token * ((double)s->kv_tokens + tokens);
-    double t_compute = fl / f->tp / f->peak;
-    double t_mem = by / f->tp / f->bw;
+    double t_compute = fl / f->tp_d / f->peak;
+    double t_mem = by / f->tp_d / f->bw;
     double t_ar = 0;
     if (f->tp > 1) {
         double msg = tokens * f->act_per_token * ACT_BYTES;

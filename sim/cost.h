@@ -163,6 +163,7 @@ typedef struct cost_fast {
     double weight_bytes;          /* params x bytes per weight: read once per step */
     double kv_per_token;          /* 2 x layers x kv_heads x head_dim x KV bytes: KV bytes per token */
     int tp;                       /* tensor-parallel degree (>= 1) */
+    double tp_d;                  /* the same as a double (what the divisions convert it to) */
     double peak;                  /* GPU peak FLOP/s x compute efficiency */
     double bw;                    /* GPU bandwidth (bytes/s) x memory efficiency */
     double ar_layers;             /* 2 x layers: all-reduces per step (tp > 1) */

@@ -822,16 +822,23 @@ static void step(replica *R)
     }
     simtime_t now = evq_now(P->st.q);
     double ms = cost_fast_ms_work(&P->cf, &R->cur, &R->step_flops, &R->step_bytes);
-    if (P->fl && P->st.cfg->fleet->cold) ms *= cold_factor(&P->st.cfg->fleet->cs, R->since);
-    if (R->slow) ms *= P->st.cfg->fleet->fault.slow_factor;
-    if (P->fl && P->st.cfg->fleet->contention) {
-        /* Host CPU utilisation: the stepping share of the replicas up (this one
-         * included); the curve multiplies the CPU overhead share of the step time. */
-        ms *= fleet_contention(P->fl, P->st.busy, &P->cpu, &P->cpu_t);
+    simtime_t dur;
+    if (P->fl) {   /* slow replicas and pauses come with a fleet too */
+        const fleet_cfg *fc = P->st.cfg->fleet;
+        if (fc->cold) ms *= cold_factor(&fc->cs, R->since);
+        if (R->slow) ms *= fc->fault.slow_factor;
+        if (fc->contention) {
+            /* Host CPU utilisation: the stepping share of the replicas up (this one
+             * included); the curve multiplies the CPU overhead share of the step time. */
+            ms *= fleet_contention(P->fl, P->st.busy, &P->cpu, &P->cpu_t);
+        }
+        dur = simtime_from_ms(ms);
+        if (dur < 1) dur = 1;
+        if (R->paused_to > now) dur += R->paused_to - now;   /* it runs once the pause is over */
+    } else {
+        dur = simtime_from_ms(ms);
+        if (dur < 1) dur = 1;
     }
-    simtime_t dur = simtime_from_ms(ms);
-    if (dur < 1) dur = 1;
-    if (R->paused_to > now) dur += R->paused_to - now;   /* it runs once the pause is over */
     R->step_start = now;
     R->step_dur = dur;
     R->step_used = P->cfg->kv_blocks - R->free_blocks;

@@ -425,13 +425,13 @@ simtime_t wl_next_time(wl_source *src, simtime_t now, uint64_t id)
     case ARRIVAL_POISSON:
         /* Exponential gaps by inverse transform (as dist.c's exp()). */
         if (fixed)
-            return simtime_add(now, simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / w->rate)));
+            return simtime_add(now, simtime_from_s(dist_exp_qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / w->rate)));
         /* Thinning (Lewis-Shedler): candidates at the highest rate, each kept
          * with probability rate(t) / max.  Steps and ramps: where the rate is at
          * its maximum no acceptance draw is made.  Diurnal: a draw below the
          * trough's share is accepted without evaluating the sinusoid (a squeeze). */
         for (simtime_t t = now;;) {
-            t = simtime_add(t, simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / sr->max)));
+            t = simtime_add(t, simtime_from_s(dist_exp_qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / sr->max)));
             if (sr->kind == RATE_DIURNAL) {
                 double u = gsl_rng_uniform(src->thin_rng) * sr->max;
                 if (u < sr->min || u < wl_rate_at(sr, simtime_to_s(t))) return t;

@@ -294,3 +294,22 @@ Test(speed_lean, lean_run_equals_general_run)
     sim_result_free(&r[0]);
     sim_result_free(&r[1]);
 }
+
+/* ---- the exponential draw without the library call ------------------------------ */
+
+#include <gsl/gsl_cdf.h>
+#include "dist.h"
+
+Test(speed_dist, exp_qinv_is_gsl_bit_for_bit)
+{
+    gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
+    gsl_rng_set(r, 11);
+    const double means[] = { 1, 1.0 / 7200, 0.37, 1e-9, 3e7 };
+    for (int i = 0; i < 200000; i++) {
+        double u = gsl_rng_uniform_pos(r), mu = means[i % 5];
+        if (i < 4) u = (double[]) { 0x1p-32, 1 - 0x1p-32, 0.5, 0x1.fffffffffffffp-1 }[i];
+        double a = dist_exp_qinv(u, mu), b = gsl_cdf_exponential_Qinv(u, mu);
+        cr_assert(same_bits(a, b), "u %a mu %a: %a vs %a", u, mu, a, b);
+    }
+    gsl_rng_free(r);
+}
