@@ -75,11 +75,23 @@ static double edge(int o, size_t i)
     return ldexp(1.0 + (double) i / (double) OCT_BINS, EXP_MIN + o);
 }
 
+/* Octave O's counts, allocated on first use, and the address of bin I in it.
+ * Out of memory: s->oom set, and a scratch count that no statistic reads.  Out
+ * of line and cold: the hot path (bin_of) then needs no saved registers. */
+static uint64_t *__attribute__((noinline, cold)) new_octave(stat_acc *s, int o, size_t i)
+{
+    if ((s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
+        static uint64_t lost;         /* out of memory: counts go nowhere (s->oom says so) */
+        s->oom = 1;
+        return &lost;
+    }
+    return &s->oct[o][i];
+}
+
 /* The count of the bin that holds V (STAT_MIN_MS <= V, or +inf), its octave
- * allocated on first use.  The bin from the bits: (exponent - EXP_MIN) octaves
- * of 2^SUB_BITS bins, plus the top SUB_BITS bits of the mantissa; this is
- * exactly the bin whose edges (edge()) hold V.  When the octave cannot be
- * allocated: s->oom set, and a scratch count that no statistic reads. */
+ * allocated on first use (new_octave).  The bin from the bits: (exponent -
+ * EXP_MIN) octaves of 2^SUB_BITS bins, plus the top SUB_BITS bits of the
+ * mantissa; this is exactly the bin whose edges (edge()) hold V. */
 static inline uint64_t *bin_of(stat_acc *s, double v)
 {
     uint64_t bits;
@@ -91,11 +103,7 @@ static inline uint64_t *bin_of(stat_acc *s, double v)
         o = NOCT - 1;
         i = OCT_BINS - 1;
     }
-    if (s->oct[o] == NULL && (s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
-        static uint64_t lost;         /* out of memory: counts go nowhere (s->oom says so) */
-        s->oom = 1;
-        return &lost;
-    }
+    if (s->oct[o] == NULL) return new_octave(s, o, i);
     return &s->oct[o][i];
 }
 
