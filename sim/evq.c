@@ -95,6 +95,17 @@ static void sift_up(hent *heap, uint32_t i)
     heap[i] = x;
 }
 
+/* The smallest of the entries from C to END (exclusive), fewer than ARITY:
+ * a node whose children are the last, partial group.  Out of line: it is
+ * rare, and the common case then keeps fewer registers. */
+static hent *__attribute__((noinline)) min_partial(hent *c, const hent *end)
+{
+    hent *m = c;
+    for (hent *k = c + 1; k < end; k++)
+        if (before(*k, *m)) m = k;
+    return m;
+}
+
 /* Places X at I, below which are heaps, among N entries: moves it down to its place. */
 static void sift_down(hent *heap, uint32_t n, uint32_t i, hent x)
 {
@@ -108,12 +119,10 @@ static void sift_down(hent *heap, uint32_t n, uint32_t i, hent x)
             hent *a = p + before(p[1], p[0]);       /* arithmetic, not a branch: the */
             hent *b = p + 2 + before(p[3], p[2]);   /* child order is random */
             m = before(*b, *a) ? b : a;
-        } else {
-            if (c >= n) break;
-            m = heap + c;
-            for (hent *k = m + 1; k < heap + n; k++)
-                if (before(*k, *m)) m = k;
-        }
+        } else if (c < n)
+            m = min_partial(heap + c, heap + n);
+        else
+            break;
         if (((key128) m->t << 64 | m->lo) >= kx) break;
         *hole = *m;
         hole = m;
