@@ -41,10 +41,11 @@ CUDA_ARCH ?= 90
 endif
 BUILD   := build/$(VARIANT)
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(LTO) -Isim -Icalib -Icli -DLATSIM_VERSION='"$(VERSION)"' \
-           $(shell pkg-config --cflags gsl sqlite3 inih jansson openblas 2>/dev/null)
-# OpenBLAS first: its cblas_* (calib/ccpu.c) must win over GSL's reference CBLAS.
-LDLIBS  += $(shell pkg-config --libs openblas 2>/dev/null) \
-           $(shell pkg-config --libs gsl sqlite3 inih jansson 2>/dev/null) -lcsv -lm
+           $(shell pkg-config --cflags gsl sqlite3 inih jansson openblas 2>/dev/null) \
+           -DOPENBLAS_LIBDIR='"$(shell pkg-config --variable=libdir openblas 2>/dev/null)"'
+# OpenBLAS is not linked: calib/ccpu.c loads it (dlopen) when `calib cpu` runs,
+# so that its thread pool does not start with every simulation.
+LDLIBS  += $(shell pkg-config --libs gsl sqlite3 inih jansson 2>/dev/null) -lcsv -lm -ldl
 ifdef SANITIZE
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
