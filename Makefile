@@ -1,11 +1,13 @@
 # latsim build.  `make` builds ./latsim; `make test` runs the Criterion suite;
 SHELL := /bin/bash
-# `make bench` prints the speed table; `make deps` installs Debian packages.
+# `make bench` prints the speed table (beside a baseline build); `make deps` installs Debian packages.
 # Variants: make SANITIZE=address,undefined   make DEBUG=1
 CC      ?= cc
 PKGS    := gsl sqlite3 inih criterion jansson
 VERSION := $(shell git describe --always --dirty 2>/dev/null || echo 0.1)
 CSTD    := -std=c17 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE
+# HAVE_INLINE: GSL's own inline versions of gsl_rng_uniform and friends (the same code, no call).
+CSTD    += -DHAVE_INLINE
 WARN    := -Wall -Wextra -Wpedantic
 OPT     := -O2 -g
 # Release builds are link-time optimised: the engine's small per-event calls
@@ -39,10 +41,11 @@ CUDA_ARCH ?= 90
 endif
 BUILD   := build/$(VARIANT)
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(LTO) -Isim -Icalib -Icli -DLATSIM_VERSION='"$(VERSION)"' \
-           $(shell pkg-config --cflags gsl sqlite3 inih jansson openblas 2>/dev/null)
-# OpenBLAS first: its cblas_* (calib/ccpu.c) must win over GSL's reference CBLAS.
-LDLIBS  += $(shell pkg-config --libs openblas 2>/dev/null) \
-           $(shell pkg-config --libs gsl sqlite3 inih jansson 2>/dev/null) -lcsv -lm
+           $(shell pkg-config --cflags gsl sqlite3 inih jansson openblas 2>/dev/null) \
+           -DOPENBLAS_LIBDIR='"$(shell pkg-config --variable=libdir openblas 2>/dev/null)"'
+# OpenBLAS is not linked: calib/ccpu.c loads it (dlopen) when `calib cpu` runs,
+# so that its thread pool does not start with every simulation.
+LDLIBS  += $(shell pkg-config --libs gsl sqlite3 inih jansson 2>/dev/null) -lcsv -lm -ldl
 ifdef SANITIZE
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
@@ -124,8 +127,14 @@ test: deps
 	  [ $$rc = 0 ] || exit $$rc; \
 	  LATSIM_BIN=$(BUILD)/latsim tests/golden/run.sh --check
 
+# make bench [BASE=COMMIT] [REPEAT=N] [CASE=TEXT]: this checkout beside a baseline
+# build (default 3fb2c66, built once into build/base-COMMIT/), medians of N (5)
+# alternated whole-process runs per case (tests/bench-base.sh); `./latsim bench`
+# is the current binary's own table.
+BASE   ?= 3fb2c66
+REPEAT ?= 5
 bench: latsim
-	./latsim bench
+	tests/bench-base.sh --base $(BASE) --repeat $(REPEAT) $(CASE)
 
 # Fuzzing (tests/fuzz/, README "Fuzzing").  The driver runs one target over files:
 # scenario (parser + a 100-request run), csv and jsonl (trace readers).

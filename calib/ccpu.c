@@ -4,10 +4,16 @@
  * memcpy bandwidth, the per-call overhead of a 1x1x1 GEMM, and an all-reduce of
  * tp buffers in shared memory (reduce into the first, copy back).  Times come
  * from CLOCK_MONOTONIC: warm-up runs, then the median of the repeats.
+ *
+ * OpenBLAS is loaded (dlopen) when this backend runs, not linked: linked, its
+ * thread pool starts with every latsim process and spins on the other cores
+ * for about 0.1 s of CPU, a cost every simulation paid for a calibrator it
+ * does not use.
  */
 #include "cbench.h"
 
 #include <cblas.h>
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +23,52 @@
 #include "errmsg.h"
 
 #define BLOCK 16   /* KV tokens per paged block */
+
+/* OpenBLAS's entry points, from the library loaded by blas_open. */
+static struct {
+    void *lib;                                         /* dlopen handle, NULL until loaded */
+    void (*sgemm)(const enum CBLAS_ORDER, const enum CBLAS_TRANSPOSE, const enum CBLAS_TRANSPOSE,
+                  const blasint, const blasint, const blasint, const float, const float *, const blasint,
+                  const float *, const blasint, const float, float *, const blasint);
+    void (*set_num_threads)(int);
+    int (*get_num_threads)(void);
+    char *(*get_config)(void);
+} blas;
+
+#ifndef OPENBLAS_LIBDIR
+#define OPENBLAS_LIBDIR ""
+#endif
+
+/* Loads OpenBLAS (once).  Returns 0, or -1 with ERR set (library or symbol missing). */
+static int blas_open(char *err, size_t errlen)
+{
+    if (blas.lib) return 0;
+    const char *const names[] = { "libopenblas.so.0", "libopenblas.so", OPENBLAS_LIBDIR "/libopenblas.so.0",
+                                  OPENBLAS_LIBDIR "/libopenblas.so" };
+    void *lib = NULL;
+    for (size_t i = 0; !lib && i < sizeof names / sizeof names[0]; i++) lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        errmsg_set(err, errlen, "calib cpu: OpenBLAS not found (libopenblas.so.0: install libopenblas0)");
+        return -1;
+    }
+    /* POSIX: a function pointer from dlsym's void * (through the object pointer's bytes). */
+    void *sym[4] = { dlsym(lib, "cblas_sgemm"), dlsym(lib, "openblas_set_num_threads"),
+                     dlsym(lib, "openblas_get_num_threads"), dlsym(lib, "openblas_get_config") };
+    for (int i = 0; i < 4; i++)
+        if (!sym[i]) {
+            dlclose(lib);
+            errmsg_set(err, errlen, "calib cpu: the OpenBLAS found lacks %s",
+                       (const char *[]) { "cblas_sgemm", "openblas_set_num_threads", "openblas_get_num_threads",
+                                          "openblas_get_config" }[i]);
+            return -1;
+        }
+    memcpy(&blas.sgemm, &sym[0], sizeof blas.sgemm);
+    memcpy(&blas.set_num_threads, &sym[1], sizeof blas.set_num_threads);
+    memcpy(&blas.get_num_threads, &sym[2], sizeof blas.get_num_threads);
+    memcpy(&blas.get_config, &sym[3], sizeof blas.get_config);
+    blas.lib = lib;
+    return 0;
+}
 
 static double now_ms(void)
 {
@@ -166,14 +218,14 @@ static void run_once(const cb_item *it, const bufs *b)
 {
     switch (it->kind) {
     case CB_GEMM:
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, it->m, it->n, it->k, 1.0f, b->a, it->k,
+        blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, it->m, it->n, it->k, 1.0f, b->a, it->k,
                     b->b, it->n, 0.0f, b->c, it->n);
         break;
     case CB_ATTN_DECODE: decode_attn(it, b); break;
     case CB_ATTN_PREFILL: prefill_attn(it, b); break;
     case CB_MEMBW: memcpy(b->b, b->a, (size_t)it->bytes); break;
     case CB_LAUNCH:
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, b->a, 1, b->b, 1, 0.0f, b->c, 1);
+        blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, b->a, 1, b->b, 1, 0.0f, b->c, 1);
         break;
     case CB_ALLREDUCE: {
         size_t n = (size_t)(it->bytes / sizeof(float));
@@ -210,12 +262,14 @@ static void cpu_name(char *out, size_t n)
 int cb_cpu_run(cb_plan *p, int threads, cb_device *dev, double *gflops, double *gbs, char *err,
                size_t errlen)
 {
+    if (blas_open(err, errlen) != 0)
+        return -1;
     if (threads > 0)
-        openblas_set_num_threads(threads);
+        blas.set_num_threads(threads);
     snprintf(dev->gpu, sizeof dev->gpu, "cpu");
     cpu_name(dev->device, sizeof dev->device);
-    snprintf(dev->driver, sizeof dev->driver, "OpenBLAS %.40s, %d threads", openblas_get_config(),
-             openblas_get_num_threads());
+    snprintf(dev->driver, sizeof dev->driver, "OpenBLAS %.40s, %d threads", blas.get_config(),
+             blas.get_num_threads());
     *gflops = 0;
     *gbs = 0;
     double *t = malloc((size_t)(p->repeats > 0 ? p->repeats : 1) * sizeof *t);

@@ -66,6 +66,17 @@ void bd_add(bd_acc *b, double e2e, const double c[BD_N])
     _Static_assert(BD_N == 4, "bd_add names every component");
 }
 
+void bd_add_qs(bd_acc *b, double e2e, double queue, double service)
+{
+    if (!(e2e >= BD_MIN_MS))
+        return;
+    int k = bin_of(e2e);
+    b->n[k]++;
+    double *sh = b->share[k];
+    if (queue != 0) sh[BD_QUEUE] += queue / e2e;
+    if (service != 0) sh[BD_SERVICE] += service / e2e;
+}
+
 uint64_t bd_shares(const bd_acc *b, double from, double out[BD_N])
 {
     int k0 = from >= BD_MIN_MS ? bin_of(from) : 0;

@@ -28,6 +28,10 @@ void bd_reset(bd_acc *b);
 /* Adds one request: E2E ms and its components C[BD_N] ms (each >= 0). */
 void bd_add(bd_acc *b, double e2e, const double c[BD_N]);
 
+/* bd_add with no network or overhead time (a topology without gateways):
+ * E2E ms made of QUEUE and SERVICE ms.  The same sums as bd_add. */
+void bd_add_qs(bd_acc *b, double e2e, double queue, double service);
+
 /* Mean shares over the requests whose e2e bin is at or above that of FROM ms
  * (FROM <= 0: all requests) into OUT[BD_N] (each in [0, 1], summing to 1 when
  * any request counts, all 0 otherwise).  Returns the number of requests counted. */

@@ -372,3 +372,91 @@ double cost_peak_bw(const cost_model *m)
 {
     return m->hw.have_hw ? tp_of(&m->hw) * m->hw.gpu.mem_bw_gbs * 1e9 : 0;
 }
+
+/* ---- the hot path: a model resolved once (cost_fast) -------------------------------- */
+
+/* The larger of A and B as fmax() gives it (a NaN loses), without the call. */
+static inline double max_of(double a, double b)
+{
+    return (a >= b || b != b) ? a : b;
+}
+
+void cost_fast_init(cost_fast *f, const cost_model *m)
+{
+    memset(f, 0, sizeof *f);
+    f->m = m;
+    const cost_model *r = NULL;           /* the roofline the step times come from, if any */
+    if (m->ops && m->ops->step_ms == roofline_ms) r = m;
+    else if (m->ops && m->ops->step_ms == calib_ms && m->state) {
+        const cost_calib *c = m->state;
+        if (c->c && c->c->kind == CC_ROOFLINE && c->c->roof.ops && c->c->roof.ops->step_ms == roofline_ms)
+            r = &c->c->roof;
+    }
+    const cost_hw *h = &m->hw;
+    f->have_hw = h->have_hw;
+    if (h->have_hw) {
+        /* Each constant is the same expression, in the same order, as in roofline_work. */
+        const model_spec *md = &h->model;
+        f->two_params = 2.0 * md->params;
+        f->attn_per_pair = 4.0 * md->layers * md->heads * md->head_dim;
+        f->weight_bytes = md->params * h->weight_bytes;
+        f->kv_per_token = 2.0 * md->layers * md->kv_heads * md->head_dim * h->kv_bytes;
+    }
+    /* The roofline's own hardware must be the work's (it is: auto copies it). */
+    if (!r || !r->hw.have_hw || !h->have_hw || memcmp(&r->hw, h, sizeof *h) != 0) return;
+    const cost_roofline *c = r->state;
+    f->roofline = 1;
+    f->tp = tp_of(h);
+    f->tp_d = f->tp;
+    f->peak = gpu_peak_flops(h) * eff_of(c->compute_eff);
+    f->bw = h->gpu.mem_bw_gbs * 1e9 * eff_of(c->memory_eff);
+    f->ar_layers = 2.0 * h->model.layers;
+    f->ar_latency_s = c->allreduce_latency_us * 1e-6;
+    f->ar_ring = 2.0 * (f->tp - 1) / f->tp;
+    f->ar_link = h->gpu.link_gbs * 1e9;
+    f->act_per_token = h->model.hidden;
+    f->overhead_ms = c->step_overhead_ms;
+    f->launch_ms = h->model.layers * c->launch_us_per_layer * 1e-3;
+}
+
+/* roofline_work and roofline_ms with F's constants (same operations, same order). */
+static inline double fast_roofline(const cost_fast *f, const cost_step *s, double *flops, double *bytes)
+{
+    double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
+    double fl = f->two_params * tokens + f->attn_per_pair * (s->prefill_pairs + (double)s->kv_tokens);
+    double by = f->weight_bytes + f->kv_per_token * ((double)s->kv_tokens + tokens);
+    double t_compute = fl / f->tp_d / f->peak;
+    double t_mem = by / f->tp_d / f->bw;
+    double t_ar = 0;
+    if (f->tp > 1) {
+        double msg = tokens * f->act_per_token * ACT_BYTES;
+        t_ar = f->ar_layers * (f->ar_latency_s + f->ar_ring * msg / f->ar_link);
+    }
+    *flops = fl;
+    *bytes = by;
+    return (max_of(t_compute, t_mem) + t_ar) * 1e3 + f->overhead_ms + f->launch_ms;
+}
+
+double cost_fast_ms(const cost_fast *f, const cost_step *s)
+{
+    if (step_is_empty(s) || !f->m->ops) return 0;
+    double fl, by;
+    if (f->roofline) return fast_roofline(f, s, &fl, &by);
+    return f->m->ops->step_ms(f->m, s);
+}
+
+double cost_fast_ms_work(const cost_fast *f, const cost_step *s, double *flops, double *bytes)
+{
+    if (step_is_empty(s)) {
+        *flops = *bytes = 0;
+        return 0;
+    }
+    if (f->roofline) return fast_roofline(f, s, flops, bytes);
+    if (f->have_hw) {
+        double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
+        *flops = f->two_params * tokens + f->attn_per_pair * (s->prefill_pairs + (double)s->kv_tokens);
+        *bytes = f->weight_bytes + f->kv_per_token * ((double)s->kv_tokens + tokens);
+    } else
+        *flops = *bytes = 0;
+    return f->m->ops ? f->m->ops->step_ms(f->m, s) : 0;
+}

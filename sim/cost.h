@@ -149,4 +149,40 @@ void cost_step_work(const cost_model *m, const cost_step *s, double *flops, doub
 double cost_peak_flops(const cost_model *m);
 double cost_peak_bw(const cost_model *m);
 
+/* A model resolved for the hot path (an LLM replica's every step): the row's
+ * dispatch settled once, and for step times that are the roofline's (`cost =
+ * roofline`, or `auto` without a calibrated model) its constants computed once
+ * and the roofline called directly.  cost_fast_ms and cost_fast_ms_work give
+ * exactly (to the bit) what cost_step_ms and cost_step_work give for the model. */
+typedef struct cost_fast {
+    const cost_model *m;          /* the model (its row's step_ms unless roofline) */
+    int roofline;                 /* 1: the step times are the roofline's, from the fields below */
+    int have_hw;                  /* m->hw.have_hw: FLOPs and bytes are counted */
+    double two_params;            /* 2 x params: FLOPs per token computed */
+    double attn_per_pair;         /* 4 x layers x heads x head_dim: FLOPs per (query, key) pair */
+    double weight_bytes;          /* params x bytes per weight: read once per step */
+    double kv_per_token;          /* 2 x layers x kv_heads x head_dim x KV bytes: KV bytes per token */
+    int tp;                       /* tensor-parallel degree (>= 1) */
+    double tp_d;                  /* the same as a double (what the divisions convert it to) */
+    double peak;                  /* GPU peak FLOP/s x compute efficiency */
+    double bw;                    /* GPU bandwidth (bytes/s) x memory efficiency */
+    double ar_layers;             /* 2 x layers: all-reduces per step (tp > 1) */
+    double ar_latency_s;          /* all-reduce latency, s */
+    double ar_ring;               /* 2 (tp - 1) / tp: the ring's share of the message */
+    double ar_link;               /* link bandwidth, bytes/s */
+    double act_per_token;         /* hidden: activations per token (times ACT_BYTES in the message) */
+    double overhead_ms;           /* step_overhead_ms */
+    double launch_ms;             /* layers x launch_us_per_layer / 1000 */
+} cost_fast;
+
+/* Resolves M (built, and kept alive and unchanged while F is used) into F. */
+void cost_fast_init(cost_fast *f, const cost_model *m);
+
+/* cost_step_ms(f->m, s), exactly. */
+double cost_fast_ms(const cost_fast *f, const cost_step *s);
+
+/* cost_step_ms(f->m, s), with cost_step_work(f->m, s, flops, bytes) (FLOPS and
+ * BYTES not NULL): the roofline's work computed once for both. */
+double cost_fast_ms_work(const cost_fast *f, const cost_step *s, double *flops, double *bytes);
+
 #endif

@@ -444,7 +444,7 @@ double dist_sample(const dist *d, gsl_rng *r)
 {
     switch (d->family) {
     case DIST_CONST:     return d->a;
-    case DIST_EXP:       return gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(r), d->a);
+    case DIST_EXP:       return dist_exp_qinv(gsl_rng_uniform_pos(r), d->a);
     case DIST_LOGNORMAL: return gsl_ran_lognormal(r, d->a, d->b);
     case DIST_GAMMA:     return gsl_ran_gamma(r, d->a, d->b);
     case DIST_WEIBULL:   return gsl_ran_weibull(r, d->a, d->b);

@@ -14,6 +14,8 @@
 #ifndef LATSIM_DIST_H
 #define LATSIM_DIST_H
 
+#include <math.h>
+
 #include <stddef.h>
 #include <gsl/gsl_rng.h>
 
@@ -58,5 +60,13 @@ void dist_free(dist *d);
 
 /* The family name as written in scenario files ("exp", "lognormal", ...). */
 const char *dist_family_name(dist_family f);
+
+/* An exponential variate of mean MU from U in (0, 1) by inverse transform:
+ * -MU log U, exactly what gsl_cdf_exponential_Qinv(U, MU) computes (GSL 2.x),
+ * without the library call. */
+static inline double dist_exp_qinv(double u, double mu)
+{
+    return -mu * log(u);
+}
 
 #endif

@@ -56,6 +56,11 @@ uint64_t evq_run(evq *q, simtime_t until);
 /* Makes evq_run() return after the current handler. */
 void evq_stop(evq *q);
 
+/* For tests of the sequence counter's renumbering: the next event gets
+ * sequence number NEXT, and the pending events are renumbered when it reaches
+ * LIMIT (normally 2^32 - 1). */
+void evq_set_seq(evq *q, uint32_t next, uint32_t limit);
+
 /* Why scheduling failed, or 0: EVQ_BEYOND_HORIZON (an event past the clock's
  * range), EVQ_BEFORE_NOW (an event in the past: a model error), EVQ_STALLED
  * (the stall guard below stopped the run).  The first cause is kept; evq_run()

@@ -71,6 +71,8 @@ fail:
     return NULL;
 }
 
+int gwattr_plain(const gwattr *g) { return g->plain; }
+
 void gwattr_fill(gwattr *g, request *r)
 {
     if (g->plain) {

@@ -34,6 +34,10 @@ gwattr *gwattr_new(const workload_cfg *w, uint64_t seed);
 /* Sets R's attributes from its class (R->cls).  Cannot fail. */
 void gwattr_fill(gwattr *g, request *r);
 
+/* 1 when no class draws or sets anything (every request gets the same: cache
+ * TTL -1, no intent, complexity, system prompt or session), else 0. */
+int gwattr_plain(const gwattr *g);
+
 void gwattr_free(gwattr *g);
 
 #endif

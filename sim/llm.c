@@ -84,6 +84,7 @@ typedef struct replica {
 struct llm {
     station st;               /* common part; must be first */
     const llm_cfg *cfg;
+    cost_fast cf;             /* cfg->cost resolved for the steps (cost.h) */
     replica *r;               /* replicas */
     int nrep;
     replica **idle;           /* stack of replicas not stepping */
@@ -102,6 +103,7 @@ struct llm {
     int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
                                  time is charged to its sequences (acct_step) */
     int B;                    /* tokens per KV block */
+    int64_t Bmask;            /* B - 1 when B is a power of two (a modulo is a mask), else -1 */
     /* measured-window counters */
     int window_open;          /* between llm_window_start() and llm_window_end() */
     simtime_t window_start;   /* ns */
@@ -216,6 +218,10 @@ static void heap_down(replica *R, int i)
 
 static int64_t pmod(int64_t a, int64_t b) { int64_t r = a % b; return r < 0 ? r + b : r; }
 
+/* pmod(A, P->B): for a power of two the low bits of A (two's complement: the
+ * same value for negative A), without a division. */
+static inline int64_t bmod(const llm *P, int64_t a) { return P->Bmask >= 0 ? a & P->Bmask : pmod(a, P->B); }
+
 /* R's sequence r has just produced its first (or, after recompute, next) token
  * at the end of step s with c0 tokens cached: it decodes from step s + 1. */
 static void decode_join(replica *R, request *r, int64_t s, int64_t c0)
@@ -224,7 +230,7 @@ static void decode_join(replica *R, request *r, int64_t s, int64_t c0)
     r->phase_base = c0 - f;
     r->finish_step = (int64_t) r->output - r->generated + f - 1;
     R->base_sum += r->phase_base;
-    R->phase_cnt[pmod(r->phase_base, R->pool->B)]++;
+    R->phase_cnt[bmod(R->pool, r->phase_base)]++;
     r->heap_pos = (uint32_t) R->ndec;
     R->heap[R->ndec++] = r;
     heap_up(R, R->ndec - 1);
@@ -245,7 +251,7 @@ static void decode_leave(replica *R, request *r)
     assert(i < R->ndec && R->heap[i] == r);
     charge_decode(R, r);
     R->base_sum -= r->phase_base;
-    R->phase_cnt[pmod(r->phase_base, R->pool->B)]--;
+    R->phase_cnt[bmod(R->pool, r->phase_base)]--;
     R->ndec_meas -= r->measured;
     R->ndec--;
     if (i != R->ndec) {
@@ -490,7 +496,7 @@ static void admit(replica *R, request *r, int64_t blocks)
             int64_t c = r->prefill_len - skip;
             cost_step b = { .prefill_tokens = c, .prefill_seqs = 1,
                             .prefill_pairs = (double) c * (double) skip + (double) c * (c + 1.0) / 2.0 };
-            if (skip > 0) P->pfx_saved_ms += cost_step_ms(&P->cfg->cost, &a) - cost_step_ms(&P->cfg->cost, &b);
+            if (skip > 0) P->pfx_saved_ms += cost_fast_ms(&P->cf, &a) - cost_fast_ms(&P->cf, &b);
         }
     } else
         R->free_blocks -= blocks;
@@ -506,12 +512,9 @@ static simtime_t plan_iteration(replica *R, int chunked)
     const llm_cfg *L = P->cfg;
     int64_t s = R->steps;
     /* Blocks the decodes of this step need; preempt the newest until they fit. */
-    for (;;) {
-        int64_t need = R->phase_cnt[pmod(-s, P->B)];
-        if (need <= R->free_blocks) break;
-        preempt_newest(R);
-    }
-    int64_t need = R->phase_cnt[pmod(-s, P->B)];
+    const int64_t phase = bmod(P, -s);
+    while (R->phase_cnt[phase] > R->free_blocks) preempt_newest(R);
+    int64_t need = R->phase_cnt[phase];
     take_blocks(R, need);                   /* taken now; decodes hold them from this step */
     memset(&R->cur, 0, sizeof R->cur);
     R->cur.decode_seqs = R->ndec;
@@ -866,21 +869,27 @@ static void step(replica *R)
         station_busy(&P->st, +1);
     }
     simtime_t now = evq_now(P->st.q);
-    double ms = cost_step_ms(&P->cfg->cost, &R->cur);
-    if (P->fl && P->st.cfg->fleet->cold) ms *= cold_factor(&P->st.cfg->fleet->cs, R->since);
-    if (R->slow) ms *= P->st.cfg->fleet->fault.slow_factor;
-    if (P->fl && P->st.cfg->fleet->contention) {
-        /* Host CPU utilisation: the stepping share of the replicas up (this one
-         * included); the curve multiplies the CPU overhead share of the step time. */
-        ms *= fleet_contention(P->fl, P->st.busy, &P->cpu, &P->cpu_t);
+    double ms = cost_fast_ms_work(&P->cf, &R->cur, &R->step_flops, &R->step_bytes);
+    simtime_t dur;
+    if (P->fl) {   /* slow replicas and pauses come with a fleet too */
+        const fleet_cfg *fc = P->st.cfg->fleet;
+        if (fc->cold) ms *= cold_factor(&fc->cs, R->since);
+        if (R->slow) ms *= fc->fault.slow_factor;
+        if (fc->contention) {
+            /* Host CPU utilisation: the stepping share of the replicas up (this one
+             * included); the curve multiplies the CPU overhead share of the step time. */
+            ms *= fleet_contention(P->fl, P->st.busy, &P->cpu, &P->cpu_t);
+        }
+        dur = simtime_from_ms(ms);
+        if (dur < 1) dur = 1;
+        if (R->paused_to > now) dur += R->paused_to - now;   /* it runs once the pause is over */
+    } else {
+        dur = simtime_from_ms(ms);
+        if (dur < 1) dur = 1;
     }
-    simtime_t dur = simtime_from_ms(ms);
-    if (dur < 1) dur = 1;
-    if (R->paused_to > now) dur += R->paused_to - now;   /* it runs once the pause is over */
     R->step_start = now;
     R->step_dur = dur;
     R->step_used = P->cfg->kv_blocks - R->free_blocks;
-    cost_step_work(&P->cfg->cost, &R->cur, &R->step_flops, &R->step_bytes);
     if (P->window_open) {
         P->steps++;
         P->seqs_in_steps += R->cur.decode_seqs + R->cur.prefill_seqs;
@@ -907,7 +916,7 @@ static void charge_step(replica *R)
         cost_step pf = { .prefill_tokens = c->prefill_tokens, .prefill_pairs = c->prefill_pairs,
                          .prefill_seqs = c->prefill_seqs };
         cost_step dc = { .decode_seqs = c->decode_seqs, .kv_tokens = c->kv_tokens };
-        double a = cost_step_ms(&P->cfg->cost, &pf), b = cost_step_ms(&P->cfg->cost, &dc);
+        double a = cost_fast_ms(&P->cf, &pf), b = cost_fast_ms(&P->cf, &dc);
         dec = a + b > 0 ? dur * b / (a + b) : dur / 2;
     } else if (decodes)
         dec = dur;
@@ -1429,7 +1438,9 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     const llm_cfg *L = &cfg->llm;
     if (station_init(&P->st, &LLM_OPS, cfg, env) != 0) goto fail;
     P->cfg = L;
+    cost_fast_init(&P->cf, &L->cost);
     P->B = L->block_tokens;
+    P->Bmask = P->B > 0 && (P->B & (P->B - 1)) == 0 ? P->B - 1 : -1;
     P->acct = P->st.cls_use && L->gpu.price_hr > 0;
     const fleet_cfg *fc = cfg->fleet;
     P->nrep = fc && fc->autoscale ? fc->as.max_replicas : L->replicas;

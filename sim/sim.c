@@ -19,6 +19,7 @@
 #include "fleet.h"
 #include "gwattr.h"
 #include "kind.h"
+#include "pool.h"
 #include "rng.h"
 #include "sim.h"
 #include "warmup.h"
@@ -71,6 +72,9 @@ typedef struct sim {
     int has_overhead;         /* has_llm or has_gateway: the overhead statistic is reported */
     int slo_per_request;      /* [slo] has per-request limits: goodput is counted */
     int check;                /* 1: per-request sanity checks (DEBUG builds, or LATSIM_CHECK set) */
+    int lean;                 /* generic pools only, open loop, none of [client], time series,
+                                 classes, per-request SLO limits, cold starts or self-renewing
+                                 events: sink_leave's short path (lean_leave) */
     int plain_outcome;        /* no [client] and open loop: a served request's outcome needs
                                  no retry or closed-loop handling (sink_leave's short path) */
 
@@ -111,6 +115,7 @@ typedef struct sim_class {
 } sim_class;
 
 static void on_arrival(evq *q, void *subject, int64_t arg);
+static void lean_arrival(evq *q, void *subject, int64_t arg);
 static void sink_oom(void *ctx);
 static void finite_peaks(sim *s);
 
@@ -207,9 +212,39 @@ static inline simtime_t client_first(const request *r)
     return r->whole ? r->last_token + r->ret_last_ns : r->first_token + r->ret_first_ns;
 }
 
+/* sink_leave for a lean run (sim.lean): what the general path does there, with
+ * none of the tests of the features the run does not have.  Generic pools add
+ * no network or overhead time and no tokens; nothing renews itself. */
+static void lean_leave(sim *s, request *r)
+{
+    if (s->measuring) s->departures++;
+    r->at = NULL;
+    r->outcome = OUT_SERVED;
+    if (r->measured) {
+        simtime_t e2e = evq_now(s->q) + r->ret_last_ns - r->arrival;
+        assert(!s->check || (e2e == r->queue_ns + r->service_ns && r->network_ns == 0 && r->overhead_ns == 0
+                             && r->first_token < 0));
+        double e2e_ms = simtime_to_ms(e2e);
+        double queue = simtime_to_ms(r->queue_ns), service = simtime_to_ms(r->service_ns);
+        s->served++;
+        stat_add(s->e2e, e2e_ms);
+        if (!s->mirror) {
+            stat_add(s->queue, queue);
+            stat_add(s->service, service);
+        }
+        bd_add_qs(s->bd, e2e_ms, queue, service);
+        if (++s->resolved == s->target) window_close(s);
+    }
+    req_release(&s->reqs, r);
+}
+
 static void sink_leave(void *ctx, request *r)
 {
     sim *s = ctx;
+    if (s->lean) {
+        lean_leave(s, r);
+        return;
+    }
     if (s->client && r->abandoned) {         /* served for nothing: the client left */
         if (r->measured) s->wasted++;
         r->at = NULL;
@@ -400,7 +435,48 @@ static void schedule_next(sim *s)
         s->src_done = 1;
         return;
     }
-    if (!evq_at(s->q, t, on_arrival, s, 0)) sink_oom(s);
+    if (!evq_at(s->q, t, s->lean ? lean_arrival : on_arrival, s, 0)) sink_oom(s);
+}
+
+/* on_arrival for a lean run (sim.lean; gateway attributes plain): open loop,
+ * no classes, time series or clients to tell. */
+static void lean_arrival(evq *q, void *subject, int64_t arg)
+{
+    (void) arg;
+    sim *s = subject;
+    request *r = req_alloc(&s->reqs);
+    if (!r) {
+        s->oom = 1;
+        evq_stop(q);
+        return;
+    }
+    r->id = s->next_id++;
+    r->arrival = evq_now(q);
+    if (!s->opened && warmup_ready(&s->wu, r->id, s->reqs.live - 1)) {   /* live counts R itself */
+        s->opened = 1;
+        s->wstart = r->id;
+    }
+    r->measured = s->opened && r->id - s->wstart < s->target;
+    if (wl_fill(s->src, r) != 0) {
+        req_release(&s->reqs, r);
+        sink_oom(s);
+        return;
+    }
+    if (s->opened && r->id == s->wstart) {
+        s->measuring = 1;
+        s->t_start = r->arrival;
+        s->live_area_start = s->live_area;
+        for (int i = 0; i < s->nst; i++) station_window_open(s->st[i]);
+    }
+    if (s->measuring) {
+        s->win_arrivals++;
+        if (trend_due(&s->tr)) {
+            for (int i = 0; i < s->nst; i++) trend_put(&s->tr, i, (double) s->st[i]->inside);
+            trend_commit(&s->tr);
+        }
+    }
+    schedule_next(s);
+    station_enter(s->st[r->target], r);
 }
 
 static void on_arrival(evq *q, void *subject, int64_t arg)
@@ -796,6 +872,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         snprintf(err, errlen, "out of memory");
         goto done;
     }
+    /* Only generic pools and no request attributes: nothing reads a request's
+     * tail (request.h), which then is not zeroed per request. */
+    int generic = 1;
+    for (int i = 0; i < sc->npools; i++) generic &= sc->pools[i].kind == &pool_kind_generic;
+    s.reqs.zero_tail = !generic || !s.gwa || !gwattr_plain(s.gwa);
     if (!out->pools || !s.q || !s.st || !s.src || !s.e2e || !s.queue ||
         !s.service || !s.ttft || !s.tpot || !s.overhead || !s.itl || !s.network || !s.bd || !s.gwa) {
         snprintf(err, errlen, "out of memory");
@@ -816,6 +897,12 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         for (int k = 0; k < p->nnext; k++) s.st[i]->out[k] = s.st[p->next[k]];
         s.st[i]->nout = p->nnext;
     }
+    /* The lean paths (sink_leave, on_arrival) when the run has none of what
+     * they leave out: self-renewing events come with fleets and time series. */
+    int renews = sc->ts_interval_s > 0;
+    for (int i = 0; i < sc->npools; i++) renews |= sc->pools[i].fleet != NULL;
+    s.lean = generic && s.plain_outcome && !renews && !s.e2e_cold && !s.cls && !s.slo_per_request && !s.has_llm
+             && !s.has_gateway && !s.closed && !s.finite && gwattr_plain(s.gwa);
     if (s.closed) {
         for (int u = 0; u < wl_users(s.src) && s.next_id + (uint64_t) u < s.arrival_cap; u++)
             if (!evq_at(s.q, wl_user_start(s.src, u), on_arrival, &s, u)) { sink_oom(&s); break; }

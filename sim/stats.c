@@ -75,11 +75,23 @@ static double edge(int o, size_t i)
     return ldexp(1.0 + (double) i / (double) OCT_BINS, EXP_MIN + o);
 }
 
+/* Octave O's counts, allocated on first use, and the address of bin I in it.
+ * Out of memory: s->oom set, and a scratch count that no statistic reads.  Out
+ * of line and cold: the hot path (bin_of) then needs no saved registers. */
+static uint64_t *__attribute__((noinline, cold)) new_octave(stat_acc *s, int o, size_t i)
+{
+    if ((s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
+        static uint64_t lost;         /* out of memory: counts go nowhere (s->oom says so) */
+        s->oom = 1;
+        return &lost;
+    }
+    return &s->oct[o][i];
+}
+
 /* The count of the bin that holds V (STAT_MIN_MS <= V, or +inf), its octave
- * allocated on first use.  The bin from the bits: (exponent - EXP_MIN) octaves
- * of 2^SUB_BITS bins, plus the top SUB_BITS bits of the mantissa; this is
- * exactly the bin whose edges (edge()) hold V.  When the octave cannot be
- * allocated: s->oom set, and a scratch count that no statistic reads. */
+ * allocated on first use (new_octave).  The bin from the bits: (exponent -
+ * EXP_MIN) octaves of 2^SUB_BITS bins, plus the top SUB_BITS bits of the
+ * mantissa; this is exactly the bin whose edges (edge()) hold V. */
 static inline uint64_t *bin_of(stat_acc *s, double v)
 {
     uint64_t bits;
@@ -91,11 +103,7 @@ static inline uint64_t *bin_of(stat_acc *s, double v)
         o = NOCT - 1;
         i = OCT_BINS - 1;
     }
-    if (s->oct[o] == NULL && (s->oct[o] = calloc(OCT_BINS, sizeof **s->oct)) == NULL) {
-        static uint64_t lost;         /* out of memory: counts go nowhere (s->oom says so) */
-        s->oom = 1;
-        return &lost;
-    }
+    if (s->oct[o] == NULL) return new_octave(s, o, i);
     return &s->oct[o][i];
 }
 
@@ -131,17 +139,20 @@ void stat_add_n(stat_acc *s, double v, uint64_t n)
     }
     if (!(v >= 0))
         v = 0;
-    /* Weighted Welford update (West 1979): N values equal to v at once. */
+    /* Weighted Welford update (West 1979): N values equal to v at once.  The
+     * counts are below 2^63: their signed conversions are exact (and one
+     * instruction each); min and max start at +/-inf, so the first value sets
+     * them without a test. */
     moments *m = &s->m;
-    int first = m->n == 0;
     m->n += (size_t) n;
     double d = v - m->mean;
-    m->mean += d * (double) n / (double) m->n;
-    m->m2 += d * (v - m->mean) * (double) n;
-    if (first || v < m->min) m->min = v;
-    if (first || v > m->max) m->max = v;
+    double w = (double) (int64_t) n;
+    m->mean += d * w / (double) (int64_t) m->n;
+    m->m2 += d * (v - m->mean) * w;
+    if (v < m->min) m->min = v;
+    if (v > m->max) m->max = v;
     if (v < STAT_MIN_MS) {
-        s->nlow += (double) n;
+        s->nlow += w;
         return;
     }
     *bin_of(s, v) += n;

@@ -344,6 +344,9 @@ struct wl_source {
     gsl_rng *think_rng;       /* closed loop: think times */
     gsl_ran_discrete_t *cls_table; /* class shares, for the class draw (NULL: one class or trace classes) */
     int need_tokens;          /* 1: draw token counts (an LLM pool exists) */
+    int plain;                /* no trace rows, one class, no token draws: wl_fill sets class 0 only */
+    double gap_s;             /* Poisson: mean gap at the fixed rate, 1 / rate, s */
+    double thin_gap_s;        /* Poisson by thinning: mean gap at the schedule's maximum, 1 / max, s */
     size_t trace_i;           /* arrival = trace: row of the next arrival */
     double trace_offset;      /* arrival = trace: s added to trace times (looping) */
     size_t pos;               /* attribute trace: rows handed out in this pass */
@@ -362,6 +365,9 @@ wl_source *wl_new(const workload_cfg *w, uint64_t seed, int need_tokens)
     if (!src) return NULL;
     src->w = w;
     src->need_tokens = need_tokens;
+    src->plain = !w->has_trace && w->nclasses <= 1 && !need_tokens;
+    src->gap_s = 1.0 / w->rate;             /* the same quotients the draws divided each time */
+    src->thin_gap_s = 1.0 / w->sched.max;
     src->arr_rng = rng_stream(seed, "workload arrivals");
     src->tok_rng = rng_stream(seed, "workload tokens");
     src->cls_rng = rng_stream(seed, "workload classes");
@@ -425,13 +431,13 @@ simtime_t wl_next_time(wl_source *src, simtime_t now, uint64_t id)
     case ARRIVAL_POISSON:
         /* Exponential gaps by inverse transform (as dist.c's exp()). */
         if (fixed)
-            return simtime_add(now, simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / w->rate)));
+            return simtime_add(now, simtime_from_s(dist_exp_qinv(gsl_rng_uniform_pos(src->arr_rng), src->gap_s)));
         /* Thinning (Lewis-Shedler): candidates at the highest rate, each kept
          * with probability rate(t) / max.  Steps and ramps: where the rate is at
          * its maximum no acceptance draw is made.  Diurnal: a draw below the
          * trough's share is accepted without evaluating the sinusoid (a squeeze). */
         for (simtime_t t = now;;) {
-            t = simtime_add(t, simtime_from_s(gsl_cdf_exponential_Qinv(gsl_rng_uniform_pos(src->arr_rng), 1.0 / sr->max)));
+            t = simtime_add(t, simtime_from_s(dist_exp_qinv(gsl_rng_uniform_pos(src->arr_rng), src->thin_gap_s)));
             if (sr->kind == RATE_DIURNAL) {
                 double u = gsl_rng_uniform(src->thin_rng) * sr->max;
                 if (u < sr->min || u < wl_rate_at(sr, simtime_to_s(t))) return t;
@@ -539,6 +545,11 @@ static int seen_add(wl_source *src, uint64_t k)
 int wl_fill(wl_source *src, request *r)
 {
     const workload_cfg *w = src->w;
+    if (src->plain) {                       /* what the general path below does for it */
+        r->cls = 0;
+        r->target = w->classes[0].target;
+        return 0;
+    }
     size_t row = 0;
     int has_row = w->has_trace;
     if (has_row) row = next_row(src);
