@@ -148,7 +148,7 @@ CASES=(
     "LLM 4096x power_of_two, 1e5|140000|run $tmp/fleet.ini --no-store --json"
     "LLM 4096x least_outstanding|140000|run $tmp/fleet.ini --no-store --json --set pool_chat.routing=least_outstanding"
     "gateway 3 models, 2e5 req|220000|run scenarios/gateway_three_models.ini --no-store --json --set sim.requests=200000 --set sim.warmup=20000"
-    "planner chat_plan (2 workers)|0|plan scenarios/chat_plan.ini --target-rate 50 --gpus h100,a100,l40s --tp 1,2,4,8 --replicas 1:64 --jobs 2 --no-store --json"
+    "planner chat_plan.ini|0|plan scenarios/chat_plan.ini --target-rate 50 --gpus h100,a100,l40s --tp 1,2,4,8 --replicas 1:64 --jobs 2 --no-store --json"
 )
 
 have_time=0
