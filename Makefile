@@ -76,6 +76,12 @@ $(BUILD)/calib/cgpu.o: calib/cgpu.cu calib/cbench.h sim/catalog.h
 	  -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
 	  -gencode arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -c $< -o $@
 
+# The files that print the version are rebuilt whenever `git describe` changes
+# (a commit, a dirty tree): the stamp is rewritten only then.
+VERSION_STAMP := $(BUILD)/version.stamp
+$(shell mkdir -p $(BUILD) && { [ "$$(cat $(VERSION_STAMP) 2>/dev/null)" = "$(VERSION)" ] || echo "$(VERSION)" > $(VERSION_STAMP); })
+$(BUILD)/cli/calib.o $(BUILD)/cli/cliutil.o $(BUILD)/cli/latsim.o: $(VERSION_STAMP)
+
 $(BUILD)/liblatsim.a: $(SIM_OBJ)
 	ar rcs $@ $^
 
