@@ -29,8 +29,8 @@ static const char *USAGE =
     "Runs each scenario (default: every scenario stored in the database) at its rate x\n"
     "the [slo] headroom and checks it against its [slo] and its last accepted baseline\n"
     "(latsim baseline accept RUN): a key metric (e2e/ttft/tpot/queue P50 and P99,\n"
-    "throughput, goodput) may be worse by at most PCT %% (default 10) or the baseline's\n"
-    "95%% interval.  Exit status: 0 all pass, 1 any fails, 2 bad input.\n"
+    "throughput, goodput) may be worse by at most PCT % (default 10) or the baseline's\n"
+    "95 % interval.  Exit status: 0 all pass, 1 any fails, 2 bad input.\n"
     "\n"
     "usage: latsim baseline accept RUN [--db PATH]   make RUN its scenario's baseline\n"
     "       latsim baseline list [--db PATH]         list accepted baselines\n";

@@ -471,6 +471,27 @@ static int catalog_add(int n, char **argv, const char *path)
     return rc;
 }
 
+/* The help of runs, show and catalog. */
+static const char *db_usage(const char *cmd)
+{
+    if (!strcmp(cmd, "runs"))
+        return "usage: latsim runs [--db PATH]\n\n"
+               "Lists the stored runs, one line each, newest last: id, start time, status,\n"
+               "seed, wall time, scenario, E2E P99.  The database is opened read-only (default $LATSIM_DB,\n"
+               "else ./latsim.db).  Exit status: 0, 2 bad input (no such database).\n";
+    if (!strcmp(cmd, "show"))
+        return "usage: latsim show RUN [--db PATH]\n\n"
+               "Prints stored run RUN (an ID from latsim runs): metadata, effective\n"
+               "configuration, every statistic and its SLO terms as the run printed them.\n"
+               "The database is opened read-only.  Exit status: 0, 1 failure, 2 bad input.\n";
+    return "usage: latsim catalog [--db PATH]\n"
+           "       latsim catalog add FILE [--db PATH]\n\n"
+           "Lists the GPUs and models of the catalog (built in, and those added to the\n"
+           "database), with their sources; `add` stores the [gpu NAME] and [model NAME]\n"
+           "sections of FILE, validated like a scenario's, all or none.\n"
+           "Exit status: 0, 1 failure, 2 bad input.\n";
+}
+
 static int cmd_db(const char *cmd, int argc, char **argv)
 {
     const char *dbopt = NULL;
@@ -478,7 +499,7 @@ static int cmd_db(const char *cmd, int argc, char **argv)
     int n = common_opts(argc, argv, &dbopt);
     if (n < 0) return die(2, "--db needs a PATH");
     for (int i = 0; i < n; i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(USAGE, stdout); return 0; }
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(db_usage(cmd), stdout); return 0; }
     const char *path = cu_db_path(dbopt);
     sqlite3 *db = NULL;
     int rc = 2;
@@ -526,7 +547,16 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "run")) return cmd_run(argc - 2, argv + 2);
     if (!strcmp(cmd, "runs") || !strcmp(cmd, "show") || !strcmp(cmd, "catalog"))
         return cmd_db(cmd, argc - 2, argv + 2);
-    if (!strcmp(cmd, "keys")) { scenario_print_keys(stdout); return 0; }
+    if (!strcmp(cmd, "keys")) {
+        if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
+            fputs("usage: latsim keys\n\nLists every scenario section and key with its default and meaning\n"
+                  "(README, Scenario files).\n", stdout);
+            return 0;
+        }
+        if (argc > 2) return die(2, "keys: unexpected argument (see latsim keys --help)");
+        scenario_print_keys(stdout);
+        return 0;
+    }
     if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "calib")) return calib_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "cost")) return cost_main(argc - 2, argv + 2);

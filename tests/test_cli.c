@@ -797,3 +797,27 @@ Test(cli_errors, trace_class_and_order_errors)
     const char *n2[] = { "[workload] trace_order", "shuffle", NULL };
     expect_bad_scenario("order.ini", text, 7, n2);
 }
+
+/* runs, show, catalog and keys print their own help (not the program's), and
+ * no help prints a printf escape such as a literal "%%". */
+Test(cli_help, each_command_has_its_own_help)
+{
+    static const struct { const char *cmd, *first; } cases[] = {
+        { "runs", "usage: latsim runs [--db PATH]" },
+        { "show", "usage: latsim show RUN [--db PATH]" },
+        { "catalog", "usage: latsim catalog [--db PATH]" },
+        { "keys", "usage: latsim keys" },
+        { "check", "usage: latsim check [FILE...]" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        result r = latsim("%s --help", cases[i].cmd);
+        cr_expect_eq(r.rc, 0, "%s --help: exit %d", cases[i].cmd, r.rc);
+        cr_expect(strncmp(r.out, cases[i].first, strlen(cases[i].first)) == 0, "%s --help begins '%.60s'", cases[i].cmd, r.out);
+        cr_expect(strstr(r.out, "%%") == NULL, "%s --help prints '%%%%'", cases[i].cmd);
+        result_free(&r);
+    }
+    result r = latsim("keys extra");
+    cr_expect_eq(r.rc, 2);
+    cr_expect(strstr(r.err, "keys: unexpected argument") != NULL, "%s", r.err);
+    result_free(&r);
+}
