@@ -509,6 +509,20 @@ static int load_config(plan *p, const combo *c, int m, const char *dbpath, scena
     return 1;
 }
 
+/* Whether the scenario loads with the user's --set overrides and SET.
+ * Returns 0, or -1 + ERR. */
+static int loads_with(const plan *p, const char *set, char *err, size_t errlen)
+{
+    const char *sets[MAX_USER_SETS + 2];
+    int n = 0;
+    for (int u = 0; u < p->nuser; u++) sets[n++] = p->user_sets[u];
+    sets[n++] = set;
+    scenario sc;
+    int bad = scenario_load(&sc, p->file, sets, n, err, errlen);
+    scenario_free(&sc);
+    return bad ? -1 : 0;
+}
+
 int plan_main(int argc, char **argv)
 {
     plan p;
@@ -707,28 +721,14 @@ int plan_main(int argc, char **argv)
         for (int k = 0; k < p.dims[i].n; k++) {
             char set[400];
             snprintf(set, sizeof set, "%s.%s=%s", p.dims[i].section, p.dims[i].key, p.dims[i].vals[k]);
-            const char *sets[MAX_USER_SETS + 2];
-            int n = 0;
-            for (int u = 0; u < p.nuser; u++) sets[n++] = p.user_sets[u];
-            sets[n++] = set;
-            scenario sc;
-            int bad = scenario_load(&sc, p.file, sets, n, err, sizeof err);
-            scenario_free(&sc);
-            if (bad) { cu_relabel(err, sizeof err, p.dims[i].opt, p.dims[i].section, p.dims[i].key); cu_die(2, "%s", err); goto done; }
+            if (loads_with(&p, set, err, sizeof err) != 0) { cu_relabel(err, sizeof err, p.dims[i].opt, p.dims[i].section, p.dims[i].key); cu_die(2, "%s", err); goto done; }
         }
     /* ... and both ends of the bisected one (--replicas 1:2000000 is refused
      * here, not when the bisection gets there). */
     for (int k = 0; k < 2 && p.mono.n >= 0; k++) {
         char set[400];
         snprintf(set, sizeof set, "%s.%s=%d", p.mono.section, p.mono.key, k ? p.mono_hi : p.mono_lo);
-        const char *sets[MAX_USER_SETS + 2];
-        int n = 0;
-        for (int u = 0; u < p.nuser; u++) sets[n++] = p.user_sets[u];
-        sets[n++] = set;
-        scenario sc;
-        int bad = scenario_load(&sc, p.file, sets, n, err, sizeof err);
-        scenario_free(&sc);
-        if (bad) { cu_relabel(err, sizeof err, p.mono.opt, p.mono.section, p.mono.key); cu_die(2, "%s", err); goto done; }
+        if (loads_with(&p, set, err, sizeof err) != 0) { cu_relabel(err, sizeof err, p.mono.opt, p.mono.section, p.mono.key); cu_die(2, "%s", err); goto done; }
     }
     double umax = 1;                           /* the utilisation bound's share */
     for (int t = 0; t < base.slo.n; t++) if (base.slo.t[t].kind == SLO_UTIL_MAX) umax = fmin(umax, base.slo.t[t].limit);

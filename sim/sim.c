@@ -438,17 +438,16 @@ static void schedule_next(sim *s)
     if (!evq_at(s->q, t, s->lean ? lean_arrival : on_arrival, s, 0)) sink_oom(s);
 }
 
-/* on_arrival for a lean run (sim.lean; gateway attributes plain): open loop,
- * no classes, time series or clients to tell. */
-static void lean_arrival(evq *q, void *subject, int64_t arg)
+/* A new request arriving now: its id, arrival time, and whether it is
+ * measured (the window opens when the warm-up is over).  Returns it, or NULL
+ * when out of memory (the run is stopped). */
+static inline __attribute__((always_inline)) request *new_arrival(sim *s, evq *q)
 {
-    (void) arg;
-    sim *s = subject;
     request *r = req_alloc(&s->reqs);
     if (!r) {
         s->oom = 1;
         evq_stop(q);
-        return;
+        return NULL;
     }
     r->id = s->next_id++;
     r->arrival = evq_now(q);
@@ -456,12 +455,14 @@ static void lean_arrival(evq *q, void *subject, int64_t arg)
         s->opened = 1;
         s->wstart = r->id;
     }
-    r->measured = s->opened && r->id - s->wstart < s->target;
-    if (wl_fill(s->src, r) != 0) {
-        req_release(&s->reqs, r);
-        sink_oom(s);
-        return;
-    }
+    r->measured = s->opened && r->id - s->wstart < s->target;   /* ids only grow: id >= wstart once opened */
+    return r;
+}
+
+/* The measured window at arrival R: opened by its first request, then each
+ * arrival counted and the saturation trend sampled when due. */
+static inline __attribute__((always_inline)) void window_arrival(sim *s, const request *r)
+{
     if (s->opened && r->id == s->wstart) {
         s->measuring = 1;
         s->t_start = r->arrival;
@@ -475,6 +476,22 @@ static void lean_arrival(evq *q, void *subject, int64_t arg)
             trend_commit(&s->tr);
         }
     }
+}
+
+/* on_arrival for a lean run (sim.lean; gateway attributes plain): open loop,
+ * no classes, time series or clients to tell. */
+static void lean_arrival(evq *q, void *subject, int64_t arg)
+{
+    (void) arg;
+    sim *s = subject;
+    request *r = new_arrival(s, q);
+    if (!r) return;
+    if (wl_fill(s->src, r) != 0) {
+        req_release(&s->reqs, r);
+        sink_oom(s);
+        return;
+    }
+    window_arrival(s, r);
     schedule_next(s);
     station_enter(s->st[r->target], r);
 }
@@ -483,20 +500,9 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
 {
     sim *s = subject;
     live_mark(s);
-    request *r = req_alloc(&s->reqs);
-    if (!r) {
-        s->oom = 1;
-        evq_stop(q);
-        return;
-    }
-    r->id = s->next_id++;
-    r->arrival = evq_now(q);
+    request *r = new_arrival(s, q);
+    if (!r) return;
     evq_progress(q);          /* arrivals are bounded (arrival_cap): not a stall */
-    if (!s->opened && warmup_ready(&s->wu, r->id, s->reqs.live - 1)) {   /* live counts R itself */
-        s->opened = 1;
-        s->wstart = r->id;
-    }
-    r->measured = s->opened && r->id - s->wstart < s->target;   /* ids only grow: id >= wstart once opened */
     r->user = (int32_t) arg;
     if (wl_fill(s->src, r) != 0) {
         req_release(&s->reqs, r);
@@ -505,19 +511,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     gwattr_fill(s->gwa, r);
     if (r->measured && s->cls) s->cls[r->cls].requests++;
-    if (s->opened && r->id == s->wstart) {
-        s->measuring = 1;
-        s->t_start = r->arrival;
-        s->live_area_start = s->live_area;
-        for (int i = 0; i < s->nst; i++) station_window_open(s->st[i]);
-    }
-    if (s->measuring) {
-        s->win_arrivals++;
-        if (trend_due(&s->tr)) {
-            for (int i = 0; i < s->nst; i++) trend_put(&s->tr, i, (double) s->st[i]->inside);
-            trend_commit(&s->tr);
-        }
-    }
+    window_arrival(s, r);
     if (s->ts) ts_arrival(s->ts);
     if (s->client) {
         if (r->measured) s->attempts++;

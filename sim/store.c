@@ -239,77 +239,72 @@ done:
     return ret;
 }
 
-int store_open(const char *path, sqlite3 **db, char *err, size_t errlen)
+/* Opens PATH for reading and writing (created if absent) with the lock wait
+ * and foreign keys on; with REGULAR, a path that exists and is not a regular
+ * file is refused first.  Returns 0 with *H, or -1 + ERR (*H NULL). */
+static int open_rw(const char *path, int regular, sqlite3 **h, char *err, size_t errlen)
 {
-    int ret = -1, rc;
-    sqlite3 *h = NULL;
-
-    *db = NULL;
+    struct stat sb;
+    *h = NULL;
     if (!path || !path[0]) {
         errmsg_set(err, errlen, "store: no database path given");
-        goto done;
+        return -1;
     }
-    rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (regular && strcmp(path, ":memory:") != 0 && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        errmsg_set(err, errlen, "%s: not a latsim database: not a regular file", path);
+        return -1;
+    }
+    int rc = sqlite3_open_v2(path, h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
     if (rc != SQLITE_OK) {
         errmsg_set(err, errlen, "%s: cannot open database: %s", path,
-                h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
-        goto done;
+                *h ? sqlite3_errmsg(*h) : sqlite3_errstr(rc));
+        sqlite3_close(*h);
+        *h = NULL;
+        return -1;
     }
     /* SQLite's busy handler retries, sleeping between tries, until the lock is
-     * free or the wait is over (store_lock_wait_ms). */
-    sqlite3_busy_timeout(h, store_lock_wait_ms());
-    if (sqlite3_exec(h, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK) {
-        open_error(h, path, err, errlen);
-        goto done;
+     * free or the wait is over (store_lock_wait_ms).  Foreign keys are set
+     * outside any transaction: inside one, the pragma does nothing. */
+    sqlite3_busy_timeout(*h, store_lock_wait_ms());
+    if (sqlite3_exec(*h, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK) {
+        open_error(*h, path, err, errlen);
+        sqlite3_close(*h);
+        *h = NULL;
+        return -1;
     }
-    if (create_schema(h, path, 0, err, errlen) != 0)
-        goto done;
+    return 0;
+}
+
+int store_open(const char *path, sqlite3 **db, char *err, size_t errlen)
+{
+    sqlite3 *h;
+    *db = NULL;
+    if (open_rw(path, 0, &h, err, errlen) != 0) return -1;
+    if (create_schema(h, path, 0, err, errlen) != 0) {
+        sqlite3_close(h);
+        return -1;
+    }
     *db = h;
-    h = NULL;
-    ret = 0;
-done:
-    sqlite3_close(h);
-    return ret;
+    return 0;
 }
 
 int store_open_tx(const char *path, sqlite3 **db, char *err, size_t errlen)
 {
-    int ret = -1, rc;
-    sqlite3 *h = NULL;
-    struct stat sb;
-
+    sqlite3 *h;
     *db = NULL;
-    if (!path || !path[0]) {
-        errmsg_set(err, errlen, "store: no database path given");
-        goto done;
-    }
-    if (strcmp(path, ":memory:") != 0 && stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        errmsg_set(err, errlen, "%s: not a latsim database: not a regular file", path);
-        goto done;
-    }
-    rc = sqlite3_open_v2(path, &h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-    if (rc != SQLITE_OK) {
-        errmsg_set(err, errlen, "%s: cannot open database: %s", path,
-                h ? sqlite3_errmsg(h) : sqlite3_errstr(rc));
-        goto done;
-    }
-    sqlite3_busy_timeout(h, store_lock_wait_ms());
-    /* Outside the transaction: inside one, the pragma does nothing. */
-    if (sqlite3_exec(h, "PRAGMA foreign_keys = ON", NULL, NULL, NULL) != SQLITE_OK ||
-        sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    if (open_rw(path, 1, &h, err, errlen) != 0) return -1;
+    if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         open_error(h, path, err, errlen);
-        goto done;
+        sqlite3_close(h);
+        return -1;
     }
     if (create_schema(h, path, 1, err, errlen) != 0) {
         sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
-        goto done;
+        sqlite3_close(h);
+        return -1;
     }
     *db = h;
-    h = NULL;
-    ret = 0;
-done:
-    sqlite3_close(h);
-    return ret;
+    return 0;
 }
 
 int store_open_lookup(const char *path, sqlite3 **db, char *err, size_t errlen)
