@@ -53,7 +53,7 @@ ifneq ($(LTO),)
 LDFLAGS += $(OPT) $(LTO)
 endif
 
-SIM_SRC  := $(wildcard sim/*.c calib/*.c)
+SIM_SRC  := $(wildcard sim/*/*.c calib/*.c)
 ifdef CUDA
 SIM_SRC  := $(filter-out calib/cgpu_none.c,$(SIM_SRC))
 CUDA_OBJ := $(BUILD)/calib/cgpu.o
@@ -66,11 +66,15 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 .PHONY: all deps run test bench clean latsim fuzz fuzz-replay
 all: latsim
 
-$(BUILD)/%.o: %.c $(wildcard sim/*.h calib/*.h cli/*.h tests/*.h tests/fuzz/*.h)
+# Each object depends on the headers it includes (-MMD: the compiler writes
+# build/.../X.d beside X.o), not on every header of the tree.
+$(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/calib/cgpu.o: calib/cgpu.cu calib/cbench.h sim/catalog.h
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+
+$(BUILD)/calib/cgpu.o: calib/cgpu.cu calib/cbench.h sim/core/catalog.h
 	@mkdir -p $(dir $@)
 	$(NVCC) -O2 -std=c++17 -Isim -Icalib -Xcompiler -Wall \
 	  -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "cdb.h"
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 static cb_item *push(cb_plan *p)
 {

@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 #include <sqlite3.h>
-#include "catalog.h"
+#include "core/catalog.h"
 
 typedef enum { CB_GEMM, CB_ATTN_DECODE, CB_ATTN_PREFILL, CB_MEMBW, CB_LAUNCH, CB_ALLREDUCE } cb_kind;
 

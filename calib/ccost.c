@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cdb.h"
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 const char *ccost_kind_name(cc_kind k)
 {

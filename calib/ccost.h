@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <sqlite3.h>
 #include "cfitted.h"
-#include "cost.h"
+#include "llm/cost.h"
 #include "cprofile.h"
 
 typedef enum { CC_ROOFLINE, CC_FITTED, CC_PROFILE } cc_kind;

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 #define BLOCK 16   /* KV tokens per paged block */
 

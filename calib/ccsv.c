@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 #define FIELD_SHOWN 64  /* bytes of a cell quoted in a message (escaped, cut with "...") */
 

@@ -13,7 +13,7 @@
 
 #include <csv.h>
 
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 static const char *SCHEMA =
     "CREATE TABLE IF NOT EXISTS calib_meas ("

@@ -13,7 +13,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "errmsg.h"
+#include "engine/errmsg.h"
 #include "nnls.h"
 
 const char *const cfitted_term_names[CF_NTERMS] = {

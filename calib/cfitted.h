@@ -24,9 +24,9 @@
 
 #include <stddef.h>
 #include <sqlite3.h>
-#include "catalog.h"
+#include "core/catalog.h"
 #include "cdb.h"
-#include "cost.h"
+#include "llm/cost.h"
 
 enum { CF_FIXED, CF_WEIGHTS, CF_PREFILL, CF_ATTN, CF_KV, CF_DECODE, CF_AR_BYTES, CF_AR_HOP,
        CF_LAUNCH, CF_SEQ, CF_NTERMS };

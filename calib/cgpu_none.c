@@ -3,7 +3,7 @@
  * compiles calib/cgpu.cu instead of this file (see the Makefile). */
 #include "cbench.h"
 
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 int cb_gpu_available(char *why, size_t n)
 {

@@ -24,10 +24,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "catalog.h"
+#include "core/catalog.h"
 #include "ccsv.h"
 #include "cdb.h"
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 /* Physically sane measured times, ms (cdb.h). */
 #define MS_MIN CDB_MS_MIN

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "cbench.h"
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 #define MAX_FRAME (64u << 20)
 

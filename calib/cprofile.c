@@ -16,7 +16,7 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "errmsg.h"
+#include "engine/errmsg.h"
 #include "nnls.h"
 
 const char *const cprofile_part_names[CP_NPARTS] = {

@@ -26,9 +26,9 @@
 #include <stddef.h>
 #include <sqlite3.h>
 #include <gsl/gsl_interp.h>
-#include "catalog.h"
+#include "core/catalog.h"
 #include "cdb.h"
-#include "cost.h"
+#include "llm/cost.h"
 
 /* A measured curve y(x), x strictly increasing. */
 typedef struct cp_curve {

@@ -18,7 +18,7 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 #define RANK_TOL 1e-7
 

@@ -35,9 +35,9 @@
 #include "cdb.h"
 #include "cimport.h"
 #include "cprofile.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
 
 typedef struct bench_case {
     const char *name;

@@ -18,7 +18,7 @@
 #include <gsl/gsl_vector.h>
 
 #include "calib.h"
-#include "catalog.h"
+#include "core/catalog.h"
 #include "cdb.h"
 #include "cliutil.h"
 #include "cfitted.h"
@@ -28,9 +28,9 @@
 #include "cnet.h"
 #include "nnls.h"
 #include "cprofile.h"
-#include "errmsg.h"
-#include "report.h"
-#include "store.h"
+#include "engine/errmsg.h"
+#include "report/report.h"
+#include "store/store.h"
 
 #ifndef LATSIM_VERSION
 #define LATSIM_VERSION "0.1"

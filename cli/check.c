@@ -17,8 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cliutil.h"
-#include "errmsg.h"
-#include "scenario.h"
+#include "engine/errmsg.h"
+#include "run/scenario.h"
 
 #define MAX_FILES 256
 

@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "cliutil.h"
-#include "config.h"
-#include "errmsg.h"
-#include "report.h"
-#include "store.h"
+#include "core/config.h"
+#include "engine/errmsg.h"
+#include "report/report.h"
+#include "store/store.h"
 
 const char *cu_db_path(const char *opt)
 {

@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
-#include "planstore.h"
-#include "slo.h"
-#include "task.h"
+#include "store/planstore.h"
+#include "report/slo.h"
+#include "store/task.h"
 
 #ifndef LATSIM_VERSION
 #define LATSIM_VERSION "0.1"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cliutil.h"
-#include "errmsg.h"
+#include "engine/errmsg.h"
 
 static const char *USAGE =
     "usage: latsim compare A B [--replications N] [--seed N] [--set S.K=V]... [--jobs N]\n"

@@ -11,19 +11,19 @@
 #include <time.h>
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
-#include "alert.h"
+#include "report/alert.h"
 #include "bench.h"
 #include "cliutil.h"
 #include "calib.h"
-#include "errmsg.h"
-#include "catalog.h"
-#include "planstore.h"
-#include "report.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
-#include "tsalert.h"
-#include "tseries.h"
+#include "engine/errmsg.h"
+#include "core/catalog.h"
+#include "store/planstore.h"
+#include "report/report.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
+#include "report/tsalert.h"
+#include "run/tseries.h"
 
 #ifndef LATSIM_VERSION
 #define LATSIM_VERSION "0.1"

@@ -25,10 +25,10 @@
 #include <string.h>
 #include <unistd.h>
 #include "cliutil.h"
-#include "errmsg.h"
-#include "llm.h"
-#include "pool.h"
-#include "scenario.h"
+#include "engine/errmsg.h"
+#include "llm/llm.h"
+#include "stations/pool.h"
+#include "run/scenario.h"
 
 #define MAX_DIMS 8
 #define MAX_VALS 256

@@ -19,8 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cliutil.h"
-#include "errmsg.h"
-#include "store.h"
+#include "engine/errmsg.h"
+#include "store/store.h"
 
 static const char *USAGE =
     "usage: latsim plot [run|sweep|plan] ID [--kind cdf|breakdown|timeseries|load|frontier]\n"

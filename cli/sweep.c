@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 #include "cliutil.h"
-#include "errmsg.h"
-#include "scenario.h"
+#include "engine/errmsg.h"
+#include "run/scenario.h"
 
 #define MAX_POINTS 10000
 #define MAX_SETS 48

@@ -1,11 +1,11 @@
-/* test_alert.c -- tests of sim/alert.c: the seeds' rule (P99 above its SLO for
+/* test_alert.c -- tests of sim/report/alert.c: the seeds' rule (P99 above its SLO for
  * K consecutive intervals) on synthetic series built to cross it at a known
  * interval, and not to. */
 #include <criterion/criterion.h>
 
 #include <math.h>
 
-#include "alert.h"
+#include "report/alert.h"
 
 #define SLO 800.0   /* ms, the seeds' real-time chat P99 */
 

@@ -1,4 +1,4 @@
-/* test_api.c -- tests of sim/api.c: token buckets admit exactly the configured
+/* test_api.c -- tests of sim/gateway/api.c: token buckets admit exactly the configured
  * rate over a long run, queueing waits, request timing by hand, errors at
  * their rate, prices, and checks. */
 #include <criterion/criterion.h>
@@ -6,8 +6,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "api.h"
-#include "rng.h"
+#include "gateway/api.h"
+#include "engine/rng.h"
 
 #define MS(x) simtime_from_ms(x)
 

@@ -1,4 +1,4 @@
-/* test_autoscale.c -- tests of sim/autoscale.c: under a step increase in load
+/* test_autoscale.c -- tests of sim/fleet/autoscale.c: under a step increase in load
  * the replicas added are ready no sooner than the provisioning delay after the
  * threshold is crossed; scale-down waits for the cooldown; the replica-seconds
  * paid for equal the integral of the running count; bad configurations. */
@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "autoscale.h"
+#include "fleet/autoscale.h"
 
 static as_cfg base(void)
 {

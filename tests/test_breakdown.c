@@ -1,10 +1,10 @@
-/* test_breakdown.c -- tests of sim/breakdown.c: shares by hand, the slowest
+/* test_breakdown.c -- tests of sim/run/breakdown.c: shares by hand, the slowest
  * requests' shares, and bin edges. */
 #include <criterion/criterion.h>
 
 #include <math.h>
 
-#include "breakdown.h"
+#include "run/breakdown.h"
 
 Test(breakdown, shares_by_hand)
 {

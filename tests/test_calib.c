@@ -17,13 +17,13 @@
 #include <gsl/gsl_rng.h>
 #include <sqlite3.h>
 
-#include "catalog.h"
+#include "core/catalog.h"
 #include "cdb.h"
 #include "cfitted.h"
 #include "cimport.h"
 #include "cprofile.h"
 #include "nnls.h"
-#include "store.h"
+#include "store/store.h"
 
 #include "tbin.h"
 #include "tcli.h"

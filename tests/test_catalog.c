@@ -1,11 +1,11 @@
-/* test_catalog.c -- Criterion tests of the GPU and model catalog (sim/catalog.c):
+/* test_catalog.c -- Criterion tests of the GPU and model catalog (sim/core/catalog.c):
  * seeding, case-insensitive lookups and aliases, unknown names, user entries,
  * validation, the printed listing and the bytes per weight. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
+#include "core/catalog.h"
 
 static sqlite3 *db;
 static char err[512];

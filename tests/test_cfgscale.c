@@ -1,5 +1,5 @@
 /* test_cfgscale.c -- scenario loading stays linear in the number of sections
- * (sim/config.c's hash index, scenario.c's pool lookup by section).
+ * (sim/core/config.c's hash index, scenario.c's pool lookup by section).
  *
  * Without timing anything: cfg_compares() counts the string comparisons that
  * lookups make.  A linear scan makes about N^2/2 of them for N pools (each
@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "scenario.h"
+#include "run/scenario.h"
 
 /* A chain of N generic pools p0 -> p1 -> ... (each `next` the following). */
 static char *chain(int n)

@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "report.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
+#include "report/report.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
 
 static void run(const char *text, sim_result *res)
 {

@@ -22,7 +22,7 @@
 
 #include <sqlite3.h>
 
-#include "store.h"
+#include "store/store.h"
 
 #include "tbin.h"
 #include "tcli.h"

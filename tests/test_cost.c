@@ -1,13 +1,13 @@
-/* test_cost.c -- Criterion tests of the step cost models (sim/cost.c): the
+/* test_cost.c -- Criterion tests of the step cost models (sim/llm/cost.c): the
  * linear formula, and the roofline model checked against hand computations
  * for llama-3-8b on an H100 from the built-in catalog. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "cost.h"
-#include "scenario.h"
+#include "core/catalog.h"
+#include "llm/cost.h"
+#include "run/scenario.h"
 
 /* Relative closeness, for results computed in a different order than here. */
 #define cr_assert_close(a, b) \

@@ -19,13 +19,13 @@
 #include <gsl/gsl_rng.h>
 #include <sqlite3.h>
 
-#include "catalog.h"
+#include "core/catalog.h"
 #include "ccost.h"
 #include "cdb.h"
 #include "cfitted.h"
 #include "cimport.h"
 #include "cprofile.h"
-#include "store.h"
+#include "store/store.h"
 
 #define VIDUR "tests/data/vidur"   /* a slice of ../shared/data/profiles/vidur */
 

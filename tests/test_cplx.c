@@ -1,4 +1,4 @@
-/* test_cplx.c -- tests of sim/cplx.c, the complexity router's decision: without
+/* test_cplx.c -- tests of sim/core/cplx.c, the complexity router's decision: without
  * classifier error every request goes to its side; with error e a fraction e of
  * each side goes to the other (5 binomial standard errors); the uncertain band
  * goes to the large model. */
@@ -7,8 +7,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "cplx.h"
-#include "rng.h"
+#include "core/cplx.h"
+#include "engine/rng.h"
 
 Test(cplx, zero_error_sends_every_request_to_its_side)
 {

@@ -1,4 +1,4 @@
-/* test_dist.c -- tests of sim/rng.c (per-entity streams) and sim/dist.c
+/* test_dist.c -- tests of sim/engine/rng.c (per-entity streams) and sim/core/dist.c
  * (parsing, moments and sampling of scenario distributions).
  *
  * Statistical checks use fixed seeds, so they pass or fail the same way on every
@@ -15,8 +15,8 @@
 
 #include <gsl/gsl_sf_gamma.h>
 
-#include "dist.h"
-#include "rng.h"
+#include "core/dist.h"
+#include "engine/rng.h"
 
 /* ---- rng ---------------------------------------------------------------- */
 

@@ -1,7 +1,7 @@
 /* test_evq.c -- the event calendar: order, ties, cancel, and exact time. */
 #include <criterion/criterion.h>
 #include <gsl/gsl_rng.h>
-#include "evq.h"
+#include "engine/evq.h"
 
 typedef struct log_t {
     int n;

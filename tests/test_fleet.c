@@ -1,17 +1,17 @@
 /* test_fleet.c -- tests of the fleet models that stand alone: cold starts
- * (sim/coldstart.c), failures, repairs, slow nodes and pauses (sim/fault.c),
- * the CPU-contention curve (sim/contention.c), and client retries with backoff
- * (sim/retry.c): the numbers each gives, and the bad input each refuses. */
+ * (sim/fleet/coldstart.c), failures, repairs, slow nodes and pauses (sim/fleet/fault.c),
+ * the CPU-contention curve (sim/fleet/contention.c), and client retries with backoff
+ * (sim/core/retry.c): the numbers each gives, and the bad input each refuses. */
 #include <criterion/criterion.h>
 
 #include <math.h>
 #include <string.h>
 
-#include "coldstart.h"
-#include "contention.h"
-#include "fault.h"
-#include "retry.h"
-#include "rng.h"
+#include "fleet/coldstart.h"
+#include "fleet/contention.h"
+#include "fleet/fault.h"
+#include "core/retry.h"
+#include "engine/rng.h"
 
 static char err[256];
 static const char *key;

@@ -1,11 +1,11 @@
-/* test_fleetcfg.c -- tests of sim/fleetcfg.c: a pool's fleet keys read into a
+/* test_fleetcfg.c -- tests of sim/fleet/fleetcfg.c: a pool's fleet keys read into a
  * fleet_cfg, defaults, and the bad input each check refuses (min above max, a
  * negative delay, a failure distribution with mean 0, keys that need others). */
 #include <criterion/criterion.h>
 
 #include <string.h>
 
-#include "fleetcfg.h"
+#include "fleet/fleetcfg.h"
 
 /* KEY=VALUE pairs, ended by NULL. */
 static const char *get(void *ctx, const char *key)

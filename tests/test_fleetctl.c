@@ -1,4 +1,4 @@
-/* test_fleetctl.c -- tests of sim/fleet.c, the controller of a pool's units,
+/* test_fleetctl.c -- tests of sim/fleet/fleet.c, the controller of a pool's units,
  * against a stub station on a real event calendar: availability of units that
  * fail and are repaired, an autoscaled step load (ready no sooner than the
  * provisioning delay plus the cold start after the threshold is crossed; paid
@@ -8,8 +8,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "evq.h"
-#include "fleet.h"
+#include "engine/evq.h"
+#include "fleet/fleet.h"
 
 #define NU 64
 typedef struct stub {

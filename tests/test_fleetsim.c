@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
 #include "tbin.h"
 
 /* Loads TEXT, resolves it against an in-memory catalog and runs it with SEED. */
@@ -139,8 +139,8 @@ Test(fleetsim, bad_input)
 
 /* ---- the time series of a run ---------------------------------------------- */
 
-#include "tsalert.h"
-#include "tseries.h"
+#include "report/tsalert.h"
+#include "run/tseries.h"
 
 static void simulate_ts(const char *text, double interval_s, sim_result *out)
 {

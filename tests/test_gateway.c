@@ -11,11 +11,11 @@
 #include <unistd.h>
 
 #include "cdb.h"
-#include "rcache.h"
-#include "report.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
+#include "gateway/rcache.h"
+#include "report/report.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
 
 static int load(const char *text, scenario *sc, char *err, size_t n)
 {
@@ -557,7 +557,7 @@ Test(gateway, small_prefix_cache_is_lower_but_positive)
 }
 
 /* An LRU of KV_BLOCKS blocks over the slice's hash ids, written here apart from
- * sim/prefix.c: each id costs 32 blocks (512 tokens / 16), a partial last one
+ * sim/llm/prefix.c: each id costs 32 blocks (512 tokens / 16), a partial last one
  * fewer; a request finds the leading run of its ids present, then its ids are
  * touched in order (the last most recent) and the least recent evicted while
  * over capacity.  Returns found / prompt tokens over requests FIRST.. (the

@@ -28,10 +28,10 @@
 #include <gsl/gsl_vector.h>
 #include <sqlite3.h>
 
-#include "catalog.h"
+#include "core/catalog.h"
 #include "cfitted.h"
 #include "nnls.h"
-#include "store.h"
+#include "store/store.h"
 
 #include "tbin.h"
 #include "tcli.h"

@@ -21,7 +21,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
-#include "dist.h"
+#include "core/dist.h"
 
 #include "tbin.h"
 #include "tcli.h"

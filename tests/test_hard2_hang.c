@@ -27,11 +27,11 @@
 
 #include <sqlite3.h>
 
-#include "evq.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
-#include "tseries.h"
+#include "engine/evq.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
+#include "run/tseries.h"
 
 #include "tbin.h"
 #include "tcli.h"

@@ -1,6 +1,6 @@
 /* test_hard2_stats.c -- Criterion tests of the statistics hardening: the 95 %
- * intervals of percentiles over replications (sim/repci.c, report_aggregate),
- * and the offered-load saturation test with its sampling error (sim/sim.c,
+ * intervals of percentiles over replications (sim/engine/repci.c, report_aggregate),
+ * and the offered-load saturation test with its sampling error (sim/run/sim.c,
  * load_exceeds).
  *
  * Intervals are judged by their coverage of exact values: the queue wait of
@@ -34,12 +34,12 @@
 #include <gsl/gsl_cdf.h>
 #include <jansson.h>
 
-#include "repci.h"
-#include "report.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
-#include "task.h"
+#include "engine/repci.h"
+#include "report/report.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
+#include "store/task.h"
 
 #include "tbin.h"
 #include "tcli.h"

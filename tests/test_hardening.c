@@ -22,11 +22,11 @@
 
 #include <sqlite3.h>
 
-#include "evq.h"
-#include "scenario.h"
-#include "store.h"
-#include "warmup.h"
-#include "simtime.h"
+#include "engine/evq.h"
+#include "run/scenario.h"
+#include "store/store.h"
+#include "run/warmup.h"
+#include "engine/simtime.h"
 
 #include "tbin.h"
 #include "tcli.h"

@@ -1,4 +1,4 @@
-/* test_llm.c -- Criterion tests of the LLM replicas (sim/llm.c) driven end to
+/* test_llm.c -- Criterion tests of the LLM replicas (sim/llm/llm.c) driven end to
  * end through scenario_load_text / scenario_resolve / sim_run:
  *   - exact TTFT / TPOT of a lone request under the linear cost model, for
  *     every scheduler (static, dynamic, continuous, chunked) and with
@@ -25,9 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
 
 #define GiB 1073741824.0
 

@@ -1,12 +1,12 @@
-/* test_net.c -- tests of sim/net.c: hop times computed by hand, presets,
+/* test_net.c -- tests of sim/gateway/net.c: hop times computed by hand, presets,
  * protocol defaults, the mean over sampled round-trip times, and checks. */
 #include <criterion/criterion.h>
 
 #include <math.h>
 #include <string.h>
 
-#include "net.h"
-#include "rng.h"
+#include "gateway/net.h"
+#include "engine/rng.h"
 
 /* A hop with a constant 10 ms RTT, 8 Mbit/s each way (1000 bytes per ms),
  * 4 bytes per token, 100 header bytes, 20 chunk bytes, 0.5 ms per 1000 bytes. */

@@ -1,4 +1,4 @@
-/* test_prefix.c -- tests of sim/prefix.c: block accounting by hand, sharing,
+/* test_prefix.c -- tests of sim/llm/prefix.c: block accounting by hand, sharing,
  * LRU eviction, all-or-nothing acquisition, and, on a synthetic multi-turn
  * workload, exact equality of the hit share with an unlimited cache and with an
  * independent LRU simulation written here.  prefix_sane runs after every call. */
@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prefix.h"
-#include "rng.h"
+#include "llm/prefix.h"
+#include "engine/rng.h"
 
 #define SANE(pc) cr_assert(prefix_sane(pc), "accounting broken at line %d", __LINE__)
 

@@ -1,5 +1,5 @@
-/* test_queueing.c -- Criterion tests of the engine (sim/sim.c, sim/pool.c,
- * sim/station.c) against queueing theory: M/M/1, M/M/c (Erlang C), M/D/1 and
+/* test_queueing.c -- Criterion tests of the engine (sim/run/sim.c, sim/stations/pool.c,
+ * sim/core/station.c) against queueing theory: M/M/1, M/M/c (Erlang C), M/D/1 and
  * M/G/1 (Pollaczek-Khinchine), M/M/1/K blocking, M/M/1 with deterministic
  * patience, plus exact properties: determinism, zero waiting under constant
  * arrivals and service, warm-up accounting and saturation flags.
@@ -49,10 +49,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "scenario.h"
-#include "sim.h"
-#include "stats.h"
-#include "store.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "engine/stats.h"
+#include "store/store.h"
 
 #define Z_BAND 4.0          /* standard errors allowed */
 #define BIN_REL 0.0005      /* quantile resolution of stats.c (relative) */

@@ -1,4 +1,4 @@
-/* test_rcache.c -- tests of sim/rcache.c: Zipf intents, the unbounded cache's hit
+/* test_rcache.c -- tests of sim/gateway/rcache.c: Zipf intents, the unbounded cache's hit
  * rate against its exact expectation, the bounded cache against an independent
  * LRU simulation written here, TTL expiry, flushes and false hits.
  *
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rcache.h"
-#include "rng.h"
+#include "gateway/rcache.h"
+#include "engine/rng.h"
 
 #define S(x) simtime_from_s(x)
 

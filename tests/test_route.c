@@ -1,5 +1,5 @@
 /* test_route.c -- Criterion tests of the station graph: routers and their
- * policies (sim/router.c, sim/route.c), a station kind defined here that
+ * policies (sim/stations/router.c, sim/core/route.c), a station kind defined here that
  * plugs in with one table row, stations driven through a stub sink, an LLM
  * pool's per-replica routing, and bad router input.
  *
@@ -18,14 +18,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cost.h"
-#include "kind.h"
-#include "pool.h"
-#include "route.h"
-#include "router.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
+#include "llm/cost.h"
+#include "core/kind.h"
+#include "stations/pool.h"
+#include "core/route.h"
+#include "stations/router.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
 
 static void simulate(const char *text, uint64_t seed, sim_result *out)
 {

@@ -1,5 +1,5 @@
-/* test_routeidx.c -- Criterion tests of routing's cost per request (sim/route.c,
- * sim/llm.c): policies read only the snapshots they need (round robin and random
+/* test_routeidx.c -- Criterion tests of routing's cost per request (sim/core/route.c,
+ * sim/llm/llm.c): policies read only the snapshots they need (round robin and random
  * none, power_of_two two), least-loaded policies over an LLM pool's replicas use
  * an index of loads (route_index) instead of reading every replica, and the
  * index's choice is the scan's, ties included, at every request.
@@ -17,10 +17,10 @@
 
 #include <gsl/gsl_rng.h>
 
-#include "route.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
+#include "core/route.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
 
 /* ---- the policies over fake targets ------------------------------------------- */
 

@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
-#include "catalog.h"
-#include "scenario.h"
-#include "llm.h"
-#include "sim.h"
-#include "store.h"
+#include "core/catalog.h"
+#include "run/scenario.h"
+#include "llm/llm.h"
+#include "run/sim.h"
+#include "store/store.h"
 
 /* Loads and resolves TEXT; returns 0 or -1 with ERR. */
 static int load(const char *text, scenario *sc, char *err, size_t n)

@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "cost.h"
-#include "evq.h"
-#include "scenario.h"
-#include "store.h"
+#include "llm/cost.h"
+#include "engine/evq.h"
+#include "run/scenario.h"
+#include "store/store.h"
 
 /* ---- the event calendar against a model -------------------------------------- */
 
@@ -221,7 +221,7 @@ Test(speed_cost, fast_path_gives_the_same_bits_as_the_model)
 
 /* ---- request records: the core always zeroed, the tail when asked ---------------- */
 
-#include "request.h"
+#include "engine/request.h"
 
 static int all_zero(const void *p, size_t n)
 {
@@ -261,7 +261,7 @@ Test(speed_request, core_zeroed_always_tail_when_asked)
 
 /* ---- the lean paths give what the general ones give ----------------------------- */
 
-#include "sim.h"
+#include "run/sim.h"
 
 /* Runs an M/M/8 scenario (generic pools: the lean paths) and the same with a
  * time series (which takes the general paths and changes no statistic): every
@@ -298,7 +298,7 @@ Test(speed_lean, lean_run_equals_general_run)
 /* ---- the exponential draw without the library call ------------------------------ */
 
 #include <gsl/gsl_cdf.h>
-#include "dist.h"
+#include "core/dist.h"
 
 Test(speed_dist, exp_qinv_is_gsl_bit_for_bit)
 {

@@ -1,4 +1,4 @@
-/* test_stats.c -- tests of sim/stats.c: exact count/mean/sd/max, and histogram
+/* test_stats.c -- tests of sim/engine/stats.c: exact count/mean/sd/max, and histogram
  * quantiles within 0.1 % of the exact sample quantile.
  *
  * The exact quantile of rank k (1-based) is the k-th smallest sample, found by
@@ -16,8 +16,8 @@
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 
-#include "rng.h"
-#include "stats.h"
+#include "engine/rng.h"
+#include "engine/stats.h"
 
 #define QTOL 5e-4   /* relative error allowed for a quantile, see above */
 

@@ -1,4 +1,4 @@
-/* test_store.c -- Criterion tests of the run database (sim/store.c): schema
+/* test_store.c -- Criterion tests of the run database (sim/store/store.c): schema
  * creation, save/list/show round trips, all-or-nothing saves, files that are
  * not databases, and the FNV-1a hash. */
 #include <criterion/criterion.h>
@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "catalog.h"
-#include "store.h"
+#include "core/catalog.h"
+#include "store/store.h"
 
 static char path[64];
 static sqlite3 *db;

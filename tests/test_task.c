@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "task.h"
+#include "store/task.h"
 
 static char path[64];
 

@@ -1,4 +1,4 @@
-/* test_trace.c -- tests of sim/trace.c: loading arrival traces and numeric CSV
+/* test_trace.c -- tests of sim/workload/trace.c: loading arrival traces and numeric CSV
  * columns with libcsv, and the error messages for bad files.
  *
  * Real data: tests/data/ holds the first 300 requests of the Azure LLM inference
@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "trace.h"
+#include "workload/trace.h"
 
 #define CONV "tests/data/AzureLLMInferenceTrace_conv.csv"
 #define CODE "tests/data/AzureLLMInferenceTrace_code.csv"

@@ -1,4 +1,4 @@
-/* test_tseries.c -- tests of sim/tseries.c: per-interval counts and
+/* test_tseries.c -- tests of sim/run/tseries.c: per-interval counts and
  * percentiles from a synthetic run, a cut-short last interval, CSV output, the
  * run_timeseries table written in the run's transaction (also into a database
  * made before the table existed), and interval parsing. */
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "evq.h"
-#include "store.h"
-#include "tseries.h"
+#include "engine/evq.h"
+#include "store/store.h"
+#include "run/tseries.h"
 
 static char err[256];
 

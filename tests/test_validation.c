@@ -1,5 +1,5 @@
-/* test_validation.c -- the default roofline cost model (sim/cost.c, with the
- * defaults of sim/scenario.c: compute_eff 0.6, memory_eff 0.8) checked against
+/* test_validation.c -- the default roofline cost model (sim/llm/cost.c, with the
+ * defaults of sim/run/scenario.c: compute_eff 0.6, memory_eff 0.8) checked against
  * operator times measured on real GPUs by the Vidur project (microsoft/vidur,
  * MIT licence, tests/data/vidur_LICENSE).
  *
@@ -55,10 +55,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "catalog.h"
-#include "cost.h"
-#include "store.h"
-#include "trace.h"
+#include "core/catalog.h"
+#include "llm/cost.h"
+#include "store/store.h"
+#include "workload/trace.h"
 
 #define A100_CSV "tests/data/vidur_a100_llama-2-7b_mlp.csv"
 #define H100_CSV "tests/data/vidur_h100_llama-2-7b_mlp.csv"

@@ -1,4 +1,4 @@
-/* test_workload.c -- the workload source (sim/workload.c): traces as attribute
+/* test_workload.c -- the workload source (sim/workload/workload.c): traces as attribute
  * sources (sequential and shuffled), rate schedules (arrival counts against the
  * rate's integral, diurnal peak and trough, one-value schedules equal to a
  * plain rate bit for bit), closed-loop users against the machine-repairman
@@ -15,11 +15,11 @@
 #include <unistd.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
-#include "report.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
-#include "workload.h"
+#include "report/report.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
+#include "workload/workload.h"
 
 #define SHAREGPT "tests/data/sharegpt_lengths.csv"      /* 1000 rows of prompt/output lengths */
 #define MOONCAKE "tests/data/mooncake_conversation_1000.jsonl"

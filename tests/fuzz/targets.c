@@ -14,10 +14,10 @@
 #include <string.h>
 
 #include "fuzz_targets.h"
-#include "scenario.h"
-#include "sim.h"
-#include "store.h"
-#include "trace.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
+#include "workload/trace.h"
 
 /* Measured requests of the simulation run on an accepted scenario (and warm-up
  * at most a tenth of it): enough to reach every event path, short enough for a

@@ -1,0 +1,58 @@
+/* kind.c -- the table of station kinds (see kind.h). */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include "core/kind.h"
+#include "gateway/extapi.h"
+#include "gateway/hop.h"
+#include "llm/llm.h"
+#include "gateway/semcache.h"
+#include "stations/pool.h"
+#include "stations/router.h"
+
+/* Built-in kinds; the first is the default of `kind`. */
+static const station_kind *const BUILTIN[] = { &pool_kind_generic, &llm_kind, &hop_kind, &extapi_kind, &semcache_kind,
+                                               &router_kind };
+#define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
+
+#define MAX_EXTRA 16
+static const station_kind *extra[MAX_EXTRA];   /* registered kinds */
+static int nextra;
+
+int station_kind_count(void) { return NBUILTIN + nextra; }
+
+const station_kind *station_kind_at(int i)
+{
+    if (i < 0 || i >= NBUILTIN + nextra) return NULL;
+    return i < NBUILTIN ? BUILTIN[i] : extra[i - NBUILTIN];
+}
+
+int station_kind_index(const station_kind *k)
+{
+    for (int i = 0; i < station_kind_count(); i++)
+        if (station_kind_at(i) == k) return i;
+    return -1;
+}
+
+const station_kind *station_kind_find(const char *name)
+{
+    for (int i = 0; i < station_kind_count(); i++)
+        if (!strcasecmp(station_kind_at(i)->name, name)) return station_kind_at(i);
+    return NULL;
+}
+
+int station_kind_register(const station_kind *k)
+{
+    if (station_kind_find(k->name)) return station_kind_find(k->name) == k ? 0 : -1;
+    if (nextra == MAX_EXTRA) return -1;
+    extra[nextra++] = k;
+    return 0;
+}
+
+void station_kind_choices(char *buf, size_t n)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < station_kind_count() && len < n; i++)
+        len += (size_t) snprintf(buf + len, n - len, "%s%s", i ? "|" : "", station_kind_at(i)->name);
+}
