@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "run/scenario.h"
+#include "llm/llmcfg.h"
 #include "run/sim.h"
 #include "store/store.h"
 
@@ -1004,7 +1005,7 @@ static void roofline_lone(const char *sched_lines, int chunk)
     scenario sc;
     char err[1024];
     cr_assert_eq(load_resolve(text, &sc, err, sizeof err), 0, "%s", err);
-    const cost_model *m = &sc.pools[0].llm.cost;
+    const cost_model *m = &llm_cfg_of(&sc.pools[0])->cost;
     /* The default, cost = auto, uses the roofline when no calibrated model is stored. */
     cost_info ci;
     cost_describe(m, &ci);

@@ -68,8 +68,8 @@ Test(scenarios, issue_examples_load_as_written)
     cr_assert_eq(load(text, &sc, err, sizeof err), 0, "%s", err);
     cr_expect_eq(sc.wl.arrival, ARRIVAL_POISSON);
     cr_expect_float_eq(sc.wl.rate, 70, 1e-12);
-    cr_expect_str_eq(llm_sched_name(sc.pools[1].llm.sched), "continuous");
-    cr_expect_str_eq(sc.pools[1].llm.cost.ops->name, "linear");
+    cr_expect_str_eq(llm_sched_name(llm_cfg_of(&sc.pools[1])->sched), "continuous");
+    cr_expect_str_eq(llm_cfg_of(&sc.pools[1])->cost.ops->name, "linear");
     scenario_free(&sc);
 }
 
@@ -148,8 +148,8 @@ Test(scenarios, model_weights_precision_is_the_pool_default)
                   "params = 1e8\nweights = int4\n[pool p]\nkind = llm\nmodel = q\ngpu = l4\n",
                   &sc, err, sizeof err);
     cr_assert_eq(rc, 0, "%s", err);
-    cr_expect_str_eq(sc.pools[0].llm.weights, "int4");
-    cr_expect_float_eq(sc.pools[0].llm.cost.hw.weight_bytes, 0.5, 1e-12);
+    cr_expect_str_eq(llm_cfg_of(&sc.pools[0])->weights, "int4");
+    cr_expect_float_eq(llm_cfg_of(&sc.pools[0])->cost.hw.weight_bytes, 0.5, 1e-12);
     scenario_free(&sc);
 }
 

@@ -10,6 +10,7 @@
 #include "llm/cost.h"
 #include "engine/evq.h"
 #include "run/scenario.h"
+#include "llm/llmcfg.h"
 #include "store/store.h"
 
 /* ---- the event calendar against a model -------------------------------------- */
@@ -176,7 +177,7 @@ static int check_fast(const char *extra)
     cr_assert_eq(scenario_load_text(&sc, "fast.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
     cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
     cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
-    const cost_model *m = &sc.pools[0].llm.cost;
+    const cost_model *m = &llm_cfg_of(&sc.pools[0])->cost;
     cost_fast f;
     cost_fast_init(&f, m);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);

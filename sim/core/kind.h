@@ -10,7 +10,8 @@
 #define LATSIM_KIND_H
 
 #include <sqlite3.h>
-#include "run/scenario.h"
+#include "core/poolcfg.h"
+#include "core/scn.h"
 #include "core/station.h"
 
 enum {
@@ -18,6 +19,8 @@ enum {
     KIND_SOLE_STATS = 2,      /* when it is the only station, its queue and service statistics are the system's */
     KIND_GATEWAY = 4,         /* adds network or overhead time: the report shows those components */
     KIND_FLEET = 8,           /* its replicas or servers can fail, be autoscaled, start cold (fleet.h) */
+    KIND_SERVICE_DIST = 16,   /* its service time is pool_cfg.service over pool_cfg.servers (a generic
+                                 pool): the loader can bound the busy time a run asks of it */
 };
 
 typedef struct station_kind {
@@ -39,7 +42,18 @@ typedef struct station_kind {
      * keys size (a result cache's intents), bytes, for scenario_check_memory:
      * *KEY gets the key that asks the most and WHAT (N bytes) a phrase saying
      * what it is ("1e+09 intents (48 bytes each...)").  NULL: nothing. */
-    double (*footprint)(const scenario *s, const pool_cfg *p, const char **key, char *what, size_t n);
+    double (*footprint)(scn_ctx *x, const pool_cfg *p, const char **key, char *what, size_t n);
+    /* Refuses fleet keys the kind does not model: KEYS (N of them) are the pool's
+     * fleet keys present, in fleetcfg's table order.  Returns 0, or -1 with the
+     * error at the key (scn_fail).  NULL: every fleet key is fine (KIND_FLEET). */
+    int (*check_fleet)(scn_ctx *x, const char *sec, const pool_cfg *p, const char *const *keys, int n);
+    /* Refuses the kind's own self-renewing events when too many are expected
+     * over DURATION_S of simulated time (scn_check_period).  Returns 0 or -1.
+     * NULL: it has none beyond the fleet keys'. */
+    int (*check_periods)(scn_ctx *x, const char *sec, const pool_cfg *p, double duration_s);
+    /* $ per hour the pool costs at its configured size (NULL: free). */
+    double (*usd_per_hour)(const pool_cfg *p);
+    const char *units_key;    /* the key that counts its units ("replicas"; NULL: "servers") */
     int min_next;             /* fewest out-edges (`next` names) it needs */
     int max_next;             /* most out-edges it can use (0: any number) */
     unsigned flags;           /* KIND_* */

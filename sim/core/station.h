@@ -18,7 +18,7 @@
 #include <gsl/gsl_rng.h>
 #include "engine/evq.h"
 #include "engine/request.h"
-#include "run/scenario.h"
+#include "core/poolcfg.h"
 #include "engine/stats.h"
 
 typedef struct station station;

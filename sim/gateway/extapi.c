@@ -1,6 +1,6 @@
 /* extapi.c -- the external model API station, `kind = api` (see extapi.h). */
 #include "gateway/extapi.h"
-#include "run/sim.h"
+#include "core/result.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 /* hop.c -- the network hop station, `kind = net` (see hop.h). */
 #include "gateway/hop.h"
 #include "cdb.h"
-#include "run/sim.h"
+#include "core/result.h"
 
 #include <inttypes.h>
 #include <math.h>

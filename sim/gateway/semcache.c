@@ -3,7 +3,7 @@
 #include "engine/errmsg.h"
 #include "gateway/hop.h"
 #include "gateway/rcache.h"
-#include "run/sim.h"
+#include "core/result.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -244,12 +244,12 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
 /* The kind's footprint hook (kind.h): the intents' Zipf table and the entries
  * the cache may come to hold (its capacity, the intents, the run's requests:
  * whichever is least). */
-static double footprint(const scenario *s, const pool_cfg *p, const char **key, char *what, size_t n)
+static double footprint(scn_ctx *x, const pool_cfg *p, const char **key, char *what, size_t n)
 {
     const semcache_cfg *c = p->ext;
     double k = (double) c->intents, held = k;
     if (c->capacity > 0 && (double) c->capacity < held) held = (double) c->capacity;
-    if ((double) s->requests + (double) s->warmup < held) held = (double) s->requests + (double) s->warmup;
+    if (x->facts->run_requests < held) held = x->facts->run_requests;
     *key = "intents";
     snprintf(what, n, "%g intents (%g bytes each for their popularity table, %g per cached answer)", k,
              RCACHE_ZIPF_BYTES_PER_INTENT, RCACHE_BYTES_PER_ENTRY);

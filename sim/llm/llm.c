@@ -25,7 +25,7 @@
 #include "llm/prefix.h"
 #include "engine/rng.h"
 #include "core/route.h"
-#include "run/sim.h"
+#include "core/result.h"
 
 typedef struct llm llm;
 
@@ -140,6 +140,7 @@ struct llm_sched {
     const char *name;         /* the value of `scheduler =` */
     int batches;              /* 1: whole batches (static, dynamic); 0: iteration-level */
     int splits_prompts;       /* 1: prompts are prefilled in chunks (no max_batch_tokens cap on them) */
+    int fleet;                /* 1: its replicas can fail, be autoscaled and start cold (fleet keys) */
     /* Plans R's next step into R->cur.  Returns PLAN_STEP when there is a step
      * to run now; else the replica idles until a request arrives
      * (SIMTIME_NEVER) or until the time returned, when it plans again. */
@@ -731,10 +732,10 @@ static void complete_batch(replica *R)
 
 /* The scheduler table (llm.h lists what each does). */
 static const llm_sched SCHEDULERS[] = {
-    { "static", 1, 0, plan_static, complete_batch },
-    { "dynamic", 1, 0, plan_dynamic, complete_batch },
-    { "continuous", 0, 0, plan_continuous, complete_iteration },
-    { "chunked", 0, 1, plan_chunked, complete_iteration },
+    { "static", 1, 0, 0, plan_static, complete_batch },
+    { "dynamic", 1, 0, 0, plan_dynamic, complete_batch },
+    { "continuous", 0, 0, 1, plan_continuous, complete_iteration },
+    { "chunked", 0, 1, 1, plan_chunked, complete_iteration },
 };
 #define NSCHED ((int) (sizeof SCHEDULERS / sizeof SCHEDULERS[0]))
 
@@ -742,6 +743,7 @@ int llm_sched_count(void) { return NSCHED; }
 const llm_sched *llm_sched_at(int i) { return i >= 0 && i < NSCHED ? &SCHEDULERS[i] : NULL; }
 const char *llm_sched_name(const llm_sched *s) { return s->name; }
 int llm_sched_splits_prompts(const llm_sched *s) { return s->splits_prompts; }
+int llm_sched_fleet(const llm_sched *s) { return s->fleet; }
 
 const llm_sched *llm_sched_find(const char *name)
 {
@@ -1409,6 +1411,47 @@ static const station_ops LLM_OPS = {
     .destroy = destroy,
 };
 
+/* The kind's footprint hook (kind.h): the replicas' records and per-sequence
+ * arrays (an autoscaled pool allocates its replicas up to max_replicas). */
+static double footprint(scn_ctx *x, const pool_cfg *p, const char **key, char *what, size_t n)
+{
+    llm_cfg L = *llm_cfg_of(p);
+    char sec[80];
+    snprintf(sec, sizeof sec, "pool %s", p->name);
+    *key = scn_value(x, sec, "replicas") ? "replicas" : "max_batch";
+    if (p->fleet && p->fleet->autoscale && p->fleet->as.max_replicas > L.replicas) {
+        L.replicas = p->fleet->as.max_replicas;
+        *key = "max_replicas";
+    }
+    snprintf(what, n, "%d replicas with max_batch %d", L.replicas, L.max_batch);
+    return llm_footprint(&L);
+}
+
+/* The kind's check_fleet hook (kind.h): host-memory swapping and given weight
+ * bytes are generic pools' keys; replica dynamics need one shared queue and a
+ * scheduler that keeps sequences running (continuous, chunked). */
+static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const char *const *keys, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (!strncmp(keys[i], "memory_", 7) || !strcmp(keys[i], "swap_factor"))
+            return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools yet (generic pools only)");
+        if (!strcmp(keys[i], "weights_gb"))
+            return scn_fail(x, sec, keys[i], "an llm pool's weight bytes come from its model, weights and tp");
+    }
+    const llm_cfg *L = llm_cfg_of(p);
+    if (n > 0 && (L->routing || !L->sched || !llm_sched_fleet(L->sched)))
+        return scn_fail(x, sec, keys[0], "replica failures, autoscaling and cold starts are modelled for "
+                        "scheduler = continuous or chunked with routing = shared only");
+    return 0;
+}
+
+/* The kind's usd_per_hour hook (kind.h): every GPU of every replica. */
+static double usd_per_hour(const pool_cfg *p)
+{
+    const llm_cfg *L = llm_cfg_of(p);
+    return (double) L->replicas * L->tp * L->gpu.price_hr;
+}
+
 const station_kind llm_kind = {
     .name = "llm",
     .help = "LLM serving replicas (schedulers, paged KV cache, cost model)",
@@ -1418,6 +1461,10 @@ const station_kind llm_kind = {
     .resolve = llm_resolve,
     .make = llm_new,
     .free_cfg = llm_free_cfg,
+    .footprint = footprint,
+    .check_fleet = check_fleet,
+    .usd_per_hour = usd_per_hour,
+    .units_key = "replicas",
     .min_next = 0,
     .max_next = 1,
     .flags = KIND_TOKENS | KIND_FLEET,
@@ -1435,7 +1482,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
 {
     llm *P = calloc(1, sizeof *P);
     if (!P) return NULL;
-    const llm_cfg *L = &cfg->llm;
+    const llm_cfg *L = llm_cfg_of(cfg);
     if (station_init(&P->st, &LLM_OPS, cfg, env) != 0) goto fail;
     P->cfg = L;
     cost_fast_init(&P->cf, &L->cost);

@@ -39,6 +39,8 @@ const char *llm_sched_name(const llm_sched *s);
 /* 1 when the scheduler prefills prompts in chunks, so that a prompt may be
  * longer than max_batch_tokens (chunked). */
 int llm_sched_splits_prompts(const llm_sched *s);
+/* 1 when the scheduler's replicas support fleet keys (failures, autoscaling, cold starts). */
+int llm_sched_fleet(const llm_sched *s);
 
 /* The kind's row (kind.h): `kind = llm`. */
 extern const station_kind llm_kind;

@@ -3,6 +3,7 @@
  * max_seq_len, the cost model's hardware).  Kept apart from the station
  * (llm.c) so that either can be built and tested without the other. */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -40,13 +41,16 @@ const scn_key llm_keys[] = {
 
 int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
 {
-    llm_cfg *l = &p->llm;
+    llm_cfg *l = calloc(1, sizeof *l);
+    if (!l) return scn_fail_sec(x, sec, NULL, "out of memory");
+    p->ext = l;
     if (!scn_value(x, sec, "model")) return scn_fail_sec(x, sec, "model", "missing (required for kind = llm; see latsim catalog)");
     if (!scn_value(x, sec, "gpu")) return scn_fail_sec(x, sec, "gpu", "missing (required for kind = llm; see latsim catalog)");
     if (scn_str(x, sec, "model", "", l->model_name, sizeof l->model_name)) return -1;
     if (scn_str(x, sec, "gpu", "", l->gpu_name, sizeof l->gpu_name)) return -1;
     if (scn_int(x, sec, "tp", 1, 1, 64, &l->tp)) return -1;
     if (scn_int(x, sec, "replicas", 1, 1, 1000000, &l->replicas)) return -1;
+    p->units = l->replicas;
     int k;
     char scheds[256];
     llm_sched_choices(scheds, sizeof scheds);
@@ -103,7 +107,7 @@ double llm_kv_bytes_per_token(const llm_cfg *l)
     return 2.0 * l->model.layers * kvh * l->model.head_dim * b;
 }
 
-int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, size_t errlen)
+int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size_t errlen)
 {
     const model_spec *m = &l->model;
     const double GiB = 1073741824.0;
@@ -171,7 +175,7 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
     /* A request that can never be served is a configuration error, not a run-time
      * rejection: the shortest prompt plus the shortest output must fit
      * max_seq_len (which is at most the KV capacity), unless prompts are truncated. */
-    double pmin = ceil(dist_min(&w->prompt)), omin = ceil(dist_min(&w->output));
+    double pmin = ceil(dist_min(w->prompt)), omin = ceil(dist_min(w->output));
     if (pmin < 1) pmin = 1;
     if (omin < 1) omin = 1;
     if (!w->trace_tokens && !l->truncate && pmin + omin > (double) l->max_seq_len) {
@@ -200,8 +204,8 @@ int llm_derive(llm_cfg *l, const workload_cfg *w, const char **key, char *err, s
 
 int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
 {
-    const scenario *s = scn_scenario(x);
-    llm_cfg *l = &p->llm;
+    const scn_facts *s = x->facts;
+    llm_cfg *l = llm_cfg_of(p);
     char msg[512];
     int found = 0;
     for (int j = 0; j < s->nmodels; j++)
@@ -216,12 +220,12 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     if (!l->weights_given && l->model.weights[0])
         snprintf(l->weights, sizeof l->weights, "%s", l->model.weights);
     const char *key = NULL;
-    if (llm_derive(l, &s->wl, &key, msg, sizeof msg) != 0) {
+    if (llm_derive(l, s, &key, msg, sizeof msg) != 0) {
         if (!strncmp(key, "workload.", 9)) return scn_fail(x, "workload", key + 9, "%s", msg);
         return scn_fail(x, sec, key, "%s", msg);
     }
     if (l->prefix_cache) {
-        l->prefix_id_tokens = s->wl.hash_block_tokens > 0 ? s->wl.hash_block_tokens : 512;
+        l->prefix_id_tokens = s->hash_block_tokens > 0 ? s->hash_block_tokens : 512;
         if (l->prefix_id_tokens % l->block_tokens != 0)
             return scn_fail(x, sec, "prefix_cache", "the workload's hash_block_tokens (%d) must be a multiple of "
                             "block_tokens (%d)", l->prefix_id_tokens, l->block_tokens);
@@ -230,7 +234,14 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     return 0;
 }
 
-void llm_free_cfg(pool_cfg *p) { cost_free(&p->llm.cost); }
+void llm_free_cfg(pool_cfg *p)
+{
+    llm_cfg *l = llm_cfg_of(p);
+    if (!l) return;
+    cost_free(&l->cost);
+    free(l);
+    p->ext = NULL;
+}
 
 const scn_key *llm_more_keys(int set)
 {

@@ -19,9 +19,6 @@
 #include "run/scenario.h"
 #include "fleet/fleetcfg.h"
 #include "core/kind.h"
-#include "llm/llm.h"
-#include "stations/pool.h"
-#include "stations/router.h"
 #include "engine/evq.h"
 #include "fleet/fleet.h"
 #include "workload/gwattr.h"
@@ -110,10 +107,10 @@ static const key_spec KEYS[] = {
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
-typedef struct scn_ctx {
-    scenario *s;
-    char *err;
-    size_t errlen;
+/* The loader's context: the kinds' part (core/scn.h) and the scenario being built. */
+typedef struct ctx {
+    scn_ctx c;                /* the file, its overrides, the error buffer (what kinds see) */
+    scenario *s;              /* the scenario being built */
 } ctx;
 
 /* ---- suggestions ---------------------------------------------------------- */
@@ -160,144 +157,17 @@ static const key_spec *find_key(const char *key, unsigned where)
     return NULL;
 }
 
-/* ---- typed getters -------------------------------------------------------- */
+/* ---- typed getters (core/scn.h) ------------------------------------------ */
 
-static int vfail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, va_list ap)
-    __attribute__((format(printf, 5, 0)));
-static int fail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-static int fail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(x, e, section, key, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-static int vfail(ctx *x, const cfg_entry *e, const char *section, const char *key, const char *fmt, va_list ap)
-{
-    char where[512], msg[768];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    cfg_where(&x->s->raw, e, where, sizeof where);
-    const cfg_section *cs = e ? NULL : cfg_section_get(&x->s->raw, section);
-    if (cs) {                                 /* a missing key: point at its section */
-        if (cs->line > 0)
-            snprintf(where, sizeof where, "%s:%d", x->s->raw.path, cs->line);
-        else
-            snprintf(where, sizeof where, "--set");   /* a section only --set created */
-    }
-    if (key) snprintf(x->err, x->errlen, "%s: [%s] %s: %s", where, section, key, msg);
-    else snprintf(x->err, x->errlen, "%s: [%s]: %s", where, section, msg);
-    return -1;
-}
-
-static const char *val(ctx *x, const char *sec, const char *key, const cfg_entry **e)
-{
-    *e = cfg_get(&x->s->raw, sec, key);
-    return *e ? (*e)->value : NULL;
-}
-
-/* Reads an integer in [lo, hi]; DEF when absent. */
-static int get_i64(ctx *x, const char *sec, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out)
-{
-    const cfg_entry *e;
-    const char *v = val(x, sec, key, &e);
-    if (!v) { *out = def; return 0; }
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);     /* accepts 1e6 as well as 1000000 */
-    while (*end && isspace((unsigned char) *end)) end++;
-    if (end == v || *end || errno || d != floor(d) || !isfinite(d))
-        return fail(x, e, sec, key, "expected a whole number, got '%s'", v);
-    if (d < (double) lo || d > (double) hi || d >= 9.2e18) {
-        if (hi == INT64_MAX) return fail(x, e, sec, key, "must be >= %lld, got '%s'", (long long) lo, v);
-        return fail(x, e, sec, key, "must be between %lld and %lld, got '%s'", (long long) lo, (long long) hi, v);
-    }
-    *out = (int64_t) d;
-    return 0;
-}
-
-static int get_int(ctx *x, const char *sec, const char *key, int def, int lo, int hi, int *out)
-{
-    int64_t v;
-    if (get_i64(x, sec, key, def, lo, hi, &v)) return -1;
-    *out = (int) v;
-    return 0;
-}
-
-/* Reads a number; LO_OPEN: must be > lo, else >= lo; HI: <= hi. */
-static int get_num(ctx *x, const char *sec, const char *key, double def, double lo, int lo_open, double hi, double *out)
-{
-    const cfg_entry *e;
-    const char *v = val(x, sec, key, &e);
-    if (!v) { *out = def; return 0; }
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    while (*end && isspace((unsigned char) *end)) end++;
-    if (end == v || *end || errno || !isfinite(d))
-        return fail(x, e, sec, key, "expected a number, got '%s'", v);
-    if (lo_open ? !(d > lo) : !(d >= lo))
-        return fail(x, e, sec, key, "must be %s %g, got '%s'", lo_open ? ">" : ">=", lo, v);
-    if (d > hi) return fail(x, e, sec, key, "must be <= %g, got '%s'", hi, v);
-    *out = d;
-    return 0;
-}
-
-static int get_bool(ctx *x, const char *sec, const char *key, int def, int *out)
-{
-    const cfg_entry *e;
-    const char *v = val(x, sec, key, &e);
-    if (!v) { *out = def; return 0; }
-    if (!strcasecmp(v, "yes") || !strcasecmp(v, "true") || !strcmp(v, "1") || !strcasecmp(v, "on")) *out = 1;
-    else if (!strcasecmp(v, "no") || !strcasecmp(v, "false") || !strcmp(v, "0") || !strcasecmp(v, "off")) *out = 0;
-    else return fail(x, e, sec, key, "expected yes or no, got '%s'", v);
-    return 0;
-}
-
-/* Reads one of the '|'-separated CHOICES; returns its index in *OUT. */
-static int get_enum(ctx *x, const char *sec, const char *key, const char *choices, int def, int *out)
-{
-    const cfg_entry *e;
-    const char *v = val(x, sec, key, &e);
-    if (!v) { *out = def; return 0; }
-    int i = 0;
-    const char *p = choices;
-    while (*p) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t) (bar - p) : strlen(p);
-        if (strlen(v) == n && strncasecmp(v, p, n) == 0) { *out = i; return 0; }
-        i++;
-        p += n + (bar ? 1 : 0);
-    }
-    char list[256];
-    snprintf(list, sizeof list, "%s", choices);
-    for (char *q = list; *q; q++) if (*q == '|') *q = ',';
-    return fail(x, e, sec, key, "unknown value '%s' (valid: %s)", v, list);
-}
-
-static int get_str(ctx *x, const char *sec, const char *key, const char *def, char *out, size_t n)
-{
-    const cfg_entry *e;
-    const char *v = val(x, sec, key, &e);
-    if (!v) v = def;
-    if (strlen(v) >= n) return fail(x, e, sec, key, "value too long (max %zu characters)", n - 1);
-    snprintf(out, n, "%s", v);
-    return 0;
-}
-
-static int get_dist(ctx *x, const char *sec, const char *key, const char *def, dist *out)
-{
-    const cfg_entry *e;
-    const char *v = val(x, sec, key, &e);
-    if (!v && !def) return fail(x, NULL, sec, key, "missing (required)");
-    char msg[512];
-    if (dist_parse(out, v ? v : def, x->s->raw.dir, msg, sizeof msg) != 0)
-        return fail(x, e, sec, key, "%s", msg);
-    return 0;
-}
+#define fail(x, e, sec, key, ...) scn_fail_at(&(x)->c, (e), (sec), (key), __VA_ARGS__)
+#define val(x, sec, key, e) scn_entry(&(x)->c, (sec), (key), (e))
+#define get_i64(x, ...) scn_i64(&(x)->c, __VA_ARGS__)
+#define get_int(x, ...) scn_int(&(x)->c, __VA_ARGS__)
+#define get_num(x, ...) scn_num(&(x)->c, __VA_ARGS__)
+#define get_bool(x, ...) scn_bool(&(x)->c, __VA_ARGS__)
+#define get_enum(x, ...) scn_enum(&(x)->c, __VA_ARGS__)
+#define get_str(x, ...) scn_str(&(x)->c, __VA_ARGS__)
+#define get_dist(x, ...) scn_dist(&(x)->c, __VA_ARGS__)
 
 /* ---- sections ------------------------------------------------------------- */
 
@@ -736,7 +606,7 @@ static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
     int any;
     const char *key;
     char msg[512];
-    int units = p->llm.replicas > 0 ? p->llm.replicas : p->servers;
+    int units = p->units > 0 ? p->units : p->servers;
     if (fleetcfg_parse(&f, fleet_get, &g, x->s->raw.dir, units, &any, &key, msg, sizeof msg) != 0) {
         fleetcfg_free(&f);
         const cfg_entry *e;
@@ -751,29 +621,19 @@ static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "not supported by kind = %s pools", p->kind->name);
         }
-        if (p->kind == &llm_kind && (!strncmp(k->key, "memory_", 7) ||
-                                     !strcmp(k->key, "swap_factor"))) {
-            fleetcfg_free(&f);
-            return fail(x, e, sec, k->key, "not modelled for kind = llm pools yet (generic pools only)");
-        }
-        if (p->kind == &llm_kind && !strcmp(k->key, "weights_gb")) {
-            fleetcfg_free(&f);
-            return fail(x, e, sec, k->key, "an llm pool's weight bytes come from its model, weights and tp");
-        }
         if (!strcmp(k->key, "autoscale") && f.as.metric == AS_KV && !(p->kind->flags & KIND_TOKENS)) {
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "kv needs a pool with a KV cache (kind = llm)");
         }
     }
-    if (p->kind == &llm_kind && (p->llm.routing || !p->llm.sched ||
-                                 (strcmp(llm_sched_name(p->llm.sched), "continuous") &&
-                                  strcmp(llm_sched_name(p->llm.sched), "chunked")))) {
-        for (const fleetcfg_key *k = FLEETCFG_KEYS; k->key; k++) {
-            const cfg_entry *e;
-            if (!val(x, sec, k->key, &e)) continue;
+    if (p->kind->check_fleet) {   /* the fleet keys the kind does not model */
+        const char *keys[64];
+        int n = 0;
+        for (const fleetcfg_key *k = FLEETCFG_KEYS; k->key && n < 64; k++)
+            if (fleet_get(&g, k->key)) keys[n++] = k->key;
+        if (p->kind->check_fleet(&x->c, sec, p, keys, n) != 0) {
             fleetcfg_free(&f);
-            return fail(x, e, sec, k->key, "replica failures, autoscaling and cold starts are modelled for "
-                        "scheduler = continuous or chunked with routing = shared only");
+            return -1;
         }
     }
     if (!(p->fleet = malloc(sizeof *p->fleet))) {
@@ -799,7 +659,7 @@ static int build_pool(ctx *x, const char *sec, const char *name, int line, pool_
     if (get_i64(x, sec, "queue_limit", 0, 0, INT64_MAX, &v)) return -1;
     p->queue_limit = (uint64_t) v;
     if (get_num(x, sec, "timeout_ms", 0, 0, 0, SIMTIME_HORIZON_MS, &p->timeout_ms)) return -1;
-    if (p->kind->parse && p->kind->parse(x, sec, p) != 0) return -1;
+    if (p->kind->parse && p->kind->parse(&x->c, sec, p) != 0) return -1;
     return build_fleet(x, sec, p);
 }
 
@@ -865,7 +725,7 @@ static int check_sections(ctx *x)
         if (s->raw.s[i].line > 0) snprintf(where, sizeof where, "%s:%d", s->raw.path, s->raw.s[i].line);
         else cfg_where(&s->raw, e, where, sizeof where);
         if (!named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model") || !strcmp(head, "class"))) {
-            snprintf(x->err, x->errlen, "%s: [%s]: needs a name, e.g. [%s NAME]", where, n, head);
+            snprintf(x->c.err, x->c.errlen, "%s: [%s]: needs a name, e.g. [%s NAME]", where, n, head);
             return -1;
         }
         const char *best = NULL;
@@ -875,10 +735,10 @@ static int check_sections(ctx *x)
             if (d < bd) { bd = d; best = valid[j]; }
         }
         if (bd <= 2)
-            snprintf(x->err, x->errlen, "%s: [%s]: unknown section (did you mean [%s%s]?)", where, n, best,
+            snprintf(x->c.err, x->c.errlen, "%s: [%s]: unknown section (did you mean [%s%s]?)", where, n, best,
                      (!strcmp(best, "sim") || !strcmp(best, "workload")) ? "" : " NAME");
         else
-            snprintf(x->err, x->errlen, "%s: [%s]: unknown section (valid: [sim], [workload], [pool NAME], [gpu NAME], [model NAME], [class NAME], [slo], [slo CLASS])", where, n);
+            snprintf(x->c.err, x->c.errlen, "%s: [%s]: unknown section (valid: [sim], [workload], [pool NAME], [gpu NAME], [model NAME], [class NAME], [slo], [slo CLASS])", where, n);
         return -1;
     }
     return 0;
@@ -966,7 +826,7 @@ static int build_next(ctx *x)
     int *stk = malloc(np * sizeof *stk), *pos = malloc(np * sizeof *pos);
     if (!state || !stk || !pos) {
         free(state); free(stk); free(pos);
-        snprintf(x->err, x->errlen, "out of memory");
+        snprintf(x->c.err, x->c.errlen, "out of memory");
         return -1;
     }
     for (int i = 0; i < s->npools; i++) {
@@ -1011,7 +871,7 @@ static int check_clock(ctx *x)
     }
     for (int j = s->wl.target, hops = 0; j >= 0 && hops <= s->npools; hops++) {
         const pool_cfg *p = &s->pools[j];
-        if (p->kind != &pool_kind_generic || p->queue_limit > 0 || p->timeout_ms > 0)
+        if (!(p->kind->flags & KIND_SERVICE_DIST) || p->queue_limit > 0 || p->timeout_ms > 0)
             break;   /* other kinds' service times are not known here; a lossy pool may not serve them all */
         double busy_ms = n * p->service.mean / p->servers;
         if (busy_ms > SIMTIME_HORIZON_MS) {
@@ -1044,22 +904,6 @@ double scenario_expected_duration_s(const scenario *s)
     return w->rate > 0 ? n / w->rate : 0;
 }
 
-/* Expected self-renewing events of KEY in section SEC: UNITS x DURATION_S /
- * CYCLE_S (the mean cycle, s: CYCLE names its parts) x EACH (events per cycle),
- * refused beyond SCENARIO_MAX_PERIODIC_EVENTS.  Returns 0 or -1 with the message. */
-static int check_period(ctx *x, const char *sec, const char *key, double units, double duration_s, double cycle_s,
-                        const char *cycle, int each)
-{
-    double n = units * duration_s / cycle_s * each;
-    if (!(n > SCENARIO_MAX_PERIODIC_EVENTS)) return 0;
-    const cfg_entry *e;
-    val(x, sec, key, &e);
-    return fail(x, e, sec, key, "%g unit%s x %.4g s of expected simulated time / a mean cycle of %g s (%s) x %d event%s "
-                "each = %.3g events, more than the %.0e a run may hold (lengthen the period or shorten the run)",
-                units, units == 1 ? "" : "s", duration_s, cycle_s, cycle, each, each == 1 ? "" : "s", n,
-                SCENARIO_MAX_PERIODIC_EVENTS);
-}
-
 /* Rejects self-renewing events too many to run: failures, pauses and
  * autoscaler evaluations whose expected number over the run's expected
  * simulated time (scenario_expected_duration_s) exceeds
@@ -1074,12 +918,8 @@ static int check_periods(ctx *x)
         const pool_cfg *p = &s->pools[i];
         char sec[80];
         snprintf(sec, sizeof sec, "pool %s", p->name);
-        if (p->kind == &router_kind) {
-            const router_cfg *r = p->ext;
-            if (r && r->pauses &&   /* two events each: the pause and its end */
-                check_period(x, sec, "pause_every_s", 1, t, r->pause_every_s.mean + r->pause_s.mean,
-                             "pause_every_s + pause_s", 2))
-                return -1;
+        if (p->kind->check_periods) {   /* the kind's own self-renewing events (a router's pauses) */
+            if (p->kind->check_periods(&x->c, sec, p, t)) return -1;
             continue;
         }
         const fleet_cfg *f = p->fleet;
@@ -1088,14 +928,14 @@ static int check_periods(ctx *x)
         /* A failure is three events (the failure, the repair, the unit coming
          * up); a pause one; an evaluation one. */
         if (f->fault.failures &&
-            check_period(x, sec, "fail_after_s", units, t, f->fault.fail_after_s.mean + f->fault.repair_s.mean,
+            scn_check_period(&x->c, sec, "fail_after_s", units, t, f->fault.fail_after_s.mean + f->fault.repair_s.mean,
                          "fail_after_s + repair_s", 3))
             return -1;
         if (f->fault.pauses &&
-            check_period(x, sec, "pause_every_s", units, t, f->fault.pause_every_s.mean + f->fault.pause_s.mean,
+            scn_check_period(&x->c, sec, "pause_every_s", units, t, f->fault.pause_every_s.mean + f->fault.pause_s.mean,
                          "pause_every_s + pause_s", 1))
             return -1;
-        if (f->autoscale && check_period(x, sec, "autoscale_interval_s", 1, t, f->as.interval_s,
+        if (f->autoscale && scn_check_period(&x->c, sec, "autoscale_interval_s", 1, t, f->as.interval_s,
                                          "autoscale_interval_s", 1))
             return -1;
     }
@@ -1121,7 +961,7 @@ int scenario_load_text(scenario *s, const char *name, const char *text, const ch
 
 static int build(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen)
 {
-    ctx x = { s, err, errlen };
+    ctx x = { { &s->raw, NULL, err, errlen }, s };
     for (int i = 0; i < nsets; i++)
         if (cfg_set(&s->raw, sets[i], err, errlen) != 0) return -1;
     if (check_sections(&x) || check_keys(&x)) return -1;
@@ -1191,15 +1031,23 @@ double scenario_arrival_rate(const scenario *s)
     return (double) (w->tr.n - 1) / w->tr.t[w->tr.n - 1] * w->speedup;
 }
 
+/* What the kinds' resolve and footprint hooks may know of S (core/scn.h). */
+static scn_facts facts_of(const scenario *s)
+{
+    return (scn_facts) { s->models, s->nmodels, s->gpus, s->ngpus, &s->wl.prompt, &s->wl.output,
+                         s->wl.trace_tokens, s->wl.hash_block_tokens, (double) s->requests + (double) s->warmup };
+}
+
 int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen)
 {
-    ctx x = { s, err, errlen };
+    scn_facts facts = facts_of(s);
+    ctx x = { { &s->raw, &facts, err, errlen }, s };
     for (int i = 0; i < s->npools; i++) {
         pool_cfg *p = &s->pools[i];
         if (!p->kind->resolve) continue;
         char sec[80];
         snprintf(sec, sizeof sec, "pool %s", p->name);
-        if (p->kind->resolve(&x, sec, p, db) != 0) return -1;
+        if (p->kind->resolve(&x.c, sec, p, db) != 0) return -1;
     }
     return 0;
 }
@@ -1218,7 +1066,6 @@ typedef struct mem_part {
     char sec[80];             /* the section */
     const char *key;          /* the key that sizes it */
     char what[256];           /* a phrase for the message */
-    int llm;                  /* an LLM pool's replicas (the message of scenario_check_memory names max_batch too) */
     int pool;                 /* that pool's index */
 } mem_part;
 
@@ -1238,23 +1085,12 @@ static double footprint(const scenario *s, mem_part *worst)
     for (int i = 0; i < s->npools; i++) {
         const pool_cfg *c = &s->pools[i];
         b += POOL_BYTES;
-        if (c->kind == &llm_kind) {
-            llm_cfg L = c->llm;   /* an autoscaled pool allocates its replicas up to max_replicas */
-            if (c->fleet && c->fleet->autoscale && c->fleet->as.max_replicas > L.replicas) L.replicas = c->fleet->as.max_replicas;
-            memset(&p, 0, sizeof p);
-            p.bytes = llm_footprint(&L);
-            snprintf(p.sec, sizeof p.sec, "pool %s", c->name);
-            p.llm = 1;
-            p.pool = i;
-            b += p.bytes;
-            mem_keep(worst, &p);
-        }
         if (c->fleet) {   /* each unit's record and random stream */
             memset(&p, 0, sizeof p);
             double units = c->fleet->autoscale ? c->fleet->as.max_replicas : c->fleet->units;
             p.bytes = units * fleet_unit_bytes();
             snprintf(p.sec, sizeof p.sec, "pool %s", c->name);
-            p.key = c->fleet->autoscale ? "max_replicas" : c->kind == &llm_kind ? "replicas" : "servers";
+            p.key = c->fleet->autoscale ? "max_replicas" : c->kind->units_key ? c->kind->units_key : "servers";
             snprintf(p.what, sizeof p.what, "%g units with failures, pauses, autoscaling or cold starts "
                      "(%.0f bytes each: a random stream and events)", units, fleet_unit_bytes());
             b += p.bytes;
@@ -1262,7 +1098,9 @@ static double footprint(const scenario *s, mem_part *worst)
         }
         if (c->kind->footprint) {
             memset(&p, 0, sizeof p);
-            p.bytes = c->kind->footprint(s, c, &p.key, p.what, sizeof p.what);
+            scn_facts facts = facts_of(s);
+            scn_ctx x = { &s->raw, &facts, NULL, 0 };
+            p.bytes = c->kind->footprint(&x, c, &p.key, p.what, sizeof p.what);
             snprintf(p.sec, sizeof p.sec, "pool %s", c->name);
             b += p.bytes;
             mem_keep(worst, &p);
@@ -1320,18 +1158,9 @@ int scenario_check_memory(const scenario *s, double budget, char *err, size_t er
     mem_part worst;
     double need = footprint(s, &worst);
     if (need <= budget) return 0;
-    ctx x = { (scenario *) s, err, errlen };
+    ctx x = { { &s->raw, NULL, err, errlen }, (scenario *) s };
     const cfg_entry *e;
     /* Blame the part that asks the most when it is most of it, else the number of pools. */
-    if (worst.bytes > need / 2 && worst.llm) {
-        const pool_cfg *p = &s->pools[worst.pool];
-        const char *key = val(&x, worst.sec, "replicas", &e) ? "replicas" : "max_batch";
-        if (p->fleet && p->fleet->autoscale && p->fleet->as.max_replicas > p->llm.replicas) key = "max_replicas";
-        if (!e) val(&x, worst.sec, key, &e);
-        return fail(&x, e, worst.sec, key, "%d replicas with max_batch %d need about %.3g GB of memory, more than the %.3g GB "
-                    "this process may use", !strcmp(key, "max_replicas") ? p->fleet->as.max_replicas : p->llm.replicas,
-                    p->llm.max_batch, need / 1e9, budget / 1e9);
-    }
     if (worst.bytes > need / 2) {
         val(&x, worst.sec, worst.key, &e);
         return fail(&x, e, worst.sec, worst.key, "%s need about %.3g GB of memory, more than the %.3g GB this process may use",
@@ -1422,67 +1251,3 @@ void scenario_print_keys(FILE *out)
     }
     slo_print_keys(out);
 }
-
-/* ---- for station kinds ----------------------------------------------------- */
-
-int scn_i64(scn_ctx *x, const char *sec, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out)
-{
-    return get_i64(x, sec, key, def, lo, hi, out);
-}
-
-int scn_int(scn_ctx *x, const char *sec, const char *key, int def, int lo, int hi, int *out)
-{
-    return get_int(x, sec, key, def, lo, hi, out);
-}
-
-int scn_num(scn_ctx *x, const char *sec, const char *key, double def, double lo, int lo_open, double hi, double *out)
-{
-    return get_num(x, sec, key, def, lo, lo_open, hi, out);
-}
-
-int scn_bool(scn_ctx *x, const char *sec, const char *key, int def, int *out)
-{
-    return get_bool(x, sec, key, def, out);
-}
-
-int scn_enum(scn_ctx *x, const char *sec, const char *key, const char *choices, int def, int *out)
-{
-    return get_enum(x, sec, key, choices, def, out);
-}
-
-int scn_str(scn_ctx *x, const char *sec, const char *key, const char *def, char *out, size_t n)
-{
-    return get_str(x, sec, key, def, out, n);
-}
-
-int scn_dist(scn_ctx *x, const char *sec, const char *key, const char *def, dist *out)
-{
-    return get_dist(x, sec, key, def, out);
-}
-
-const char *scn_value(scn_ctx *x, const char *sec, const char *key)
-{
-    const cfg_entry *e;
-    return val(x, sec, key, &e);
-}
-
-int scn_fail(scn_ctx *x, const char *sec, const char *key, const char *fmt, ...)
-{
-    const cfg_entry *e = key ? cfg_get(&x->s->raw, sec, key) : NULL;
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(x, e, sec, key, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-int scn_fail_sec(scn_ctx *x, const char *sec, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(x, NULL, sec, key, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
-const scenario *scn_scenario(const scn_ctx *x) { return x->s; }

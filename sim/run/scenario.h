@@ -15,68 +15,13 @@
 #include <sqlite3.h>
 #include "core/catalog.h"
 #include "core/config.h"
-#include "llm/cost.h"
+#include "core/poolcfg.h"
 #include "core/dist.h"
 #include "workload/trace.h"
 #include "core/retry.h"
 #include "report/slo.h"
 #include "workload/workload.h"   /* workload_cfg, wl_class, wl_rate */
-
-typedef struct llm_sched llm_sched;   /* a row of the scheduler table (llm.h) */
-
-typedef struct llm_cfg {
-    char model_name[48];      /* catalog key */
-    char gpu_name[48];        /* catalog key */
-    model_spec model;         /* resolved by scenario_resolve() */
-    gpu_spec gpu;             /* resolved by scenario_resolve() */
-    int tp;                   /* GPUs per replica (tensor parallel) */
-    int replicas;             /* replicas in the pool */
-    const llm_sched *sched;   /* the scheduler: its row in llm.c's table */
-    int max_batch;            /* max sequences in a batch */
-    int64_t max_batch_tokens; /* max tokens per forward step (continuous, chunked) */
-    int64_t chunk_tokens;     /* chunked: token budget per step */
-    double max_wait_ms;       /* dynamic: longest wait to fill a batch, ms */
-    char weights[8];          /* bf16 | fp16 | fp8 | int8 | int4 */
-    int weights_given;        /* 1 when the pool set weights (else the model's precision) */
-    char kv_dtype[8];         /* bf16 | fp8 */
-    double mem_util;          /* share of GPU memory the server may use, (0,1] */
-    double activation_gib;    /* per-GPU memory kept for activations, GiB */
-    int64_t kv_blocks;        /* KV blocks per replica (given or derived) */
-    int kv_blocks_given;      /* 1 when the scenario set kv_blocks */
-    int block_tokens;         /* tokens per KV block (16) */
-    int64_t max_seq_len;      /* prompt + output cap per request, tokens */
-    int max_seq_len_given;    /* 1 when the scenario set max_seq_len */
-    int truncate;             /* 1: cut prompts to fit max_seq_len; 0: reject such requests */
-    double request_overhead_ms; /* front-end work per request before it queues, ms */
-    const struct route_policy *routing;  /* NULL: one shared queue; else the policy that
-                                            sends each request to a replica's own queue */
-    cost_model cost;          /* step-time model */
-    int prefix_cache;         /* 1: replicas keep finished prompts' KV blocks for later hits (prefix.h) */
-    int prefix_id_tokens;     /* prompt tokens per content id (the workload's hash_block_tokens) */
-    double affinity_threshold;/* routing = prefix_affinity: least share of the prompt's content ids a
-                                 replica's cached prefix must cover to count (0..1) */
-} llm_cfg;
-
-struct station_kind;
-
-typedef struct pool_cfg {
-    char name[64];            /* the NAME of [pool NAME] */
-    int line;                 /* line of its header */
-    const struct station_kind *kind;   /* its row in the kind table (kind.h) */
-    int servers;              /* generic: parallel servers */
-    dist service;             /* generic: service time, ms */
-    double usd_per_hour;      /* generic: $ per server-hour (0 = free) */
-    double error_rate;        /* generic: probability a service ends in an error (5xx), [0, 1] */
-    uint64_t queue_limit;     /* 0 = unbounded; else arrivals finding this many waiting are rejected */
-    double timeout_ms;        /* 0 = none; else requests waiting longer are dropped, ms */
-    int *next;                /* out-edges: pool indices of the `next` list, in order */
-    int nnext;                /* their number; 0: served requests leave the system */
-    llm_cfg llm;              /* kind = llm only */
-    void *ext;                /* configuration of kinds not listed above, owned by the kind (free_cfg) */
-    struct fleet_cfg *fleet;  /* failures, autoscaling, cold starts (fleetcfg.h); NULL: none configured */
-    int gateway;              /* 1: this pool adds network or overhead time (set by its kind's parse;
-                                 kinds flagged KIND_GATEWAY always do) */
-} pool_cfg;
+#include "core/scn.h"
 
 typedef struct scenario {
     cfg raw;                  /* the file and overrides, as parsed */
@@ -130,45 +75,7 @@ double scenario_arrival_rate(const scenario *s);
  * unknown.  An estimate made before the run (a saturated run lasts longer). */
 double scenario_expected_duration_s(const scenario *s);
 
-/* Most self-renewing events (a unit's failures or pauses, a pool's autoscaler
- * evaluations, a gateway's pauses) one key may expect over the run's expected
- * simulated time: each is an event, so 10^8 of them are some 10 s of the
- * engine (about 10^7 events/s) and more is refused at load, naming the key. */
-#define SCENARIO_MAX_PERIODIC_EVENTS 1e8
-
-/* ---- for station kinds: reading their keys (kind.h) -----------------------
- * Each getter reads KEY of section SEC (DEF when absent) and returns 0, or -1
- * with the one-line error "FILE:LINE: [SEC] KEY: what is wrong" set. */
-typedef struct scn_ctx scn_ctx;
-
-typedef struct scn_key {
-    const char *key;          /* NULL ends a table */
-    const char *def;          /* default, as text ("" = required or derived) */
-    const char *help;
-} scn_key;
-
-int scn_i64(scn_ctx *x, const char *sec, const char *key, int64_t def, int64_t lo, int64_t hi, int64_t *out);
-int scn_int(scn_ctx *x, const char *sec, const char *key, int def, int lo, int hi, int *out);
-/* LO_OPEN: must be > lo, else >= lo; and <= HI. */
-int scn_num(scn_ctx *x, const char *sec, const char *key, double def, double lo, int lo_open, double hi, double *out);
-int scn_bool(scn_ctx *x, const char *sec, const char *key, int def, int *out);
-/* One of the '|'-separated CHOICES (case-insensitive); its index in *OUT. */
-int scn_enum(scn_ctx *x, const char *sec, const char *key, const char *choices, int def, int *out);
-int scn_str(scn_ctx *x, const char *sec, const char *key, const char *def, char *out, size_t n);
-/* A distribution; DEF NULL: the key is required. */
-int scn_dist(scn_ctx *x, const char *sec, const char *key, const char *def, dist *out);
-/* The raw value of KEY, or NULL when absent. */
-const char *scn_value(scn_ctx *x, const char *sec, const char *key);
-/* Sets the error for KEY at KEY's line when the key is present, else at SEC's
- * header (KEY NULL: about the section itself).  Returns -1. */
-int scn_fail(scn_ctx *x, const char *sec, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* The same, always at SEC's header (a key that is missing or wrong in combination). */
-int scn_fail_sec(scn_ctx *x, const char *sec, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-/* The scenario being built (its workload is built before any resolve hook runs). */
-const scenario *scn_scenario(const scn_ctx *x);
-
+#define SCENARIO_MAX_PERIODIC_EVENTS SCN_MAX_PERIODIC_EVENTS   /* core/scn.h */
 
 /* Memory the scenario's fixed state needs (pools, replicas, histograms), bytes:
  * an estimate, before any request is simulated. */

@@ -13,7 +13,7 @@
 #include "engine/rng.h"
 #include "stations/pool.h"
 #include "run/scenario.h"
-#include "run/sim.h"
+#include "core/result.h"
 
 typedef struct gpool {
     station st;           /* common part; must be first */
@@ -438,6 +438,9 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
 
 static void free_cfg(pool_cfg *p) { dist_free(&p->service); }
 
+/* The kind's usd_per_hour hook (kind.h). */
+static double usd_per_hour(const pool_cfg *p) { return p->usd_per_hour * p->servers; }
+
 const station_kind pool_kind_generic = {
     .name = "generic",
     .help = "c identical servers in front of one FIFO queue (G/G/c)",
@@ -447,7 +450,8 @@ const station_kind pool_kind_generic = {
     .free_cfg = free_cfg,
     .min_next = 0,
     .max_next = 1,
-    .flags = KIND_SOLE_STATS | KIND_FLEET,
+    .usd_per_hour = usd_per_hour,
+    .flags = KIND_SOLE_STATS | KIND_FLEET | KIND_SERVICE_DIST,
 };
 
 station *pool_new(const pool_cfg *cfg, const station_env *env)

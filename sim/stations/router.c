@@ -5,7 +5,7 @@
 #include <string.h>
 #include "engine/rng.h"
 #include "stations/router.h"
-#include "run/sim.h"
+#include "core/result.h"
 
 typedef struct router {
     station st;               /* common part; must be first */
@@ -331,6 +331,18 @@ static void free_cfg(pool_cfg *p)
     p->ext = NULL;
 }
 
+/* The kind's check_periods hook (kind.h): pauses are two events each (the
+ * pause and its end). */
+static int check_periods(scn_ctx *x, const char *sec, const pool_cfg *p, double duration_s)
+{
+    const router_cfg *r = p->ext;
+    if (r && r->pauses &&
+        scn_check_period(x, sec, "pause_every_s", 1, duration_s, r->pause_every_s.mean + r->pause_s.mean,
+                         "pause_every_s + pause_s", 2))
+        return -1;
+    return 0;
+}
+
 const station_kind router_kind = {
     .name = "router",
     .help = "sends each request to one of its next pools, chosen by a routing policy (a gateway with overhead_ms)",
@@ -339,6 +351,7 @@ const station_kind router_kind = {
     .resolve = resolve,
     .make = router_new,
     .free_cfg = free_cfg,
+    .check_periods = check_periods,
     .min_next = 1,
     .max_next = 0,
 };

@@ -25,8 +25,7 @@ double task_config_cost(const scenario *sc)
     double usd = 0;
     for (int i = 0; i < sc->npools; i++) {
         const pool_cfg *p = &sc->pools[i];
-        if (p->kind == &pool_kind_generic) usd += p->usd_per_hour * p->servers;
-        else usd += (double) p->llm.replicas * p->llm.tp * p->llm.gpu.price_hr;
+        if (p->kind->usd_per_hour) usd += p->kind->usd_per_hour(p);
     }
     return usd;
 }

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# check-layers: the layer rules of docs/architecture.md, read from the include
+# lines of the sources.  `make check-layers` runs it (and `make test` does).
+#   tests/check-layers.sh [ROOT]      ROOT: a checkout (default: this one)
+# Prints one line per broken rule, naming the file, line and include
+# ("sim/engine/evq.c:12: engine may not include run (run/sim.h)"), and exits 1;
+# prints "check-layers: N files, E includes, no back edge, no cycle" and exits 0.
+#
+# Folders and what each may include (besides its own folder):
+#   sim/engine    nothing (libc, GSL)
+#   sim/core      engine
+#   sim/fleet     engine core
+#   sim/workload  engine core
+#   sim/stations, sim/gateway, sim/llm (the kinds)   engine core fleet
+#   sim/run       engine core fleet workload, and the kinds except in
+#                 scenario assembly (run/scenario.c, run/scenario.h)
+#   sim/report    everything in sim below it
+#   sim/store     everything in sim below it, and report
+#   calib         sim (never the other way), include
+#   include       (public headers) sim
+#   cli           include/latsim and calib's public header only
+# Routing policies (core/route.c, core/route.h) see the snapshot interface
+# (core/snap.h), the request record and the complexity classifier only.
+# Cycles: no two modules (a .c and its .h) and no two folders include each
+# other, directly or through others.
+set -uo pipefail
+root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root" || exit 2
+
+declare -A ALLOW=(
+  [engine]=""
+  [core]="engine"
+  [fleet]="engine core"
+  [workload]="engine core"
+  [stations]="engine core fleet"
+  [gateway]="engine core fleet"
+  [llm]="engine core fleet"
+  [run]="engine core fleet workload stations gateway llm"
+  [report]="engine core fleet workload stations gateway llm run"
+  [store]="engine core fleet workload stations gateway llm run report"
+  [calib]="engine core fleet workload stations gateway llm run report store public"
+  [public]="engine core fleet workload stations gateway llm run report store"
+  [cli]="public calibpub"
+)
+KINDS="stations gateway llm"
+ROUTE_ALLOW="engine/request.h engine/simtime.h engine/evq.h core/snap.h core/cplx.h core/route.h"
+
+folder_of() {   # folder_of PATH -> the layer name of a source path
+  case $1 in
+    sim/*/*) local f=${1#sim/}; echo "${f%%/*}" ;;
+    include/latsim/*) echo public ;;
+    calib/*) echo calib ;;
+    cli/*) echo cli ;;
+    *) echo other ;;
+  esac
+}
+
+# resolve FROM INCLUDE -> the path it names (sim/X/Y.h, include/latsim/Y.h, calib/Y.h, cli/Y.h), or ""
+resolve() {
+  local from=$1 inc=$2 dir=${1%/*}
+  case $inc in
+    latsim/*) [ -f "include/$inc" ] && { echo "include/$inc"; return; } ;;
+    */*) [ -f "sim/$inc" ] && { echo "sim/$inc"; return; } ;;
+  esac
+  [ -f "$dir/$inc" ] && { echo "$dir/$inc"; return; }
+  for d in calib cli; do [ -f "$d/$inc" ] && { echo "$d/$inc"; return; }; done
+  echo ""
+}
+
+fail=0; nfiles=0; nedges=0
+mods=$(mktemp); dirs=$(mktemp); trap 'rm -f "$mods" "$dirs"' EXIT
+files=$(ls sim/*/*.[ch] calib/*.[ch] cli/*.[ch] include/latsim/*.h 2>/dev/null)
+for f in $files; do
+  nfiles=$((nfiles + 1))
+  from=$(folder_of "$f")
+  mod=${f%.[ch]}
+  echo "$mod $mod" >>"$mods"
+  while IFS=: read -r line inc; do
+    inc=${inc#*\"}; inc=${inc%\"*}
+    to_path=$(resolve "$f" "$inc")
+    [ -z "$to_path" ] && continue          # a system header
+    nedges=$((nedges + 1))
+    to=$(folder_of "$to_path")
+    to_mod=${to_path%.[ch]}
+    [ "$to_mod" != "$mod" ] && echo "$mod $to_mod" >>"$mods"
+    if [ "$to" = calib ] && [ "$from" = cli ]; then
+      [ "$to_path" = calib/calib.h ] && to=calibpub
+    fi
+    [ "$to" != "$from" ] && echo "$from $to" >>"$dirs"
+    if [ "$to" != "$from" ] && ! [[ " ${ALLOW[$from]:-} " == *" $to "* ]]; then
+      echo "$f:$line: $from may not include $to ($inc)"; fail=1
+    fi
+    case $f in
+      sim/run/scenario.[ch])
+        if [[ " $KINDS " == *" $to "* ]]; then
+          echo "$f:$line: scenario assembly may not include a kind's folder ($inc): use the kind row's hooks"; fail=1
+        fi ;;
+      sim/core/route.[ch])
+        if ! [[ " $ROUTE_ALLOW " == *" ${to_path#sim/} "* ]]; then
+          echo "$f:$line: a routing policy sees snapshots and the request only, not $inc"; fail=1
+        fi ;;
+    esac
+  done < <(grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$f")
+done
+
+# Cycles: tsort names a loop on stderr.
+cyc() {   # cyc FILE WHAT
+  local out
+  out=$(tsort "$1" 2>&1 >/dev/null)
+  if [ -n "$out" ]; then
+    echo "$2 cycle: $(echo "$out" | grep -v 'input contains a loop' | sed 's/^tsort: //' | tr '\n' ' ')"
+    return 1
+  fi
+}
+cyc "$mods" "module" || fail=1
+cyc "$dirs" "folder" || fail=1
+if [ $fail = 0 ]; then
+  echo "check-layers: $nfiles files, $nedges includes, no back edge, no cycle"
+fi
+exit $fail
