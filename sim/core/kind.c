@@ -3,21 +3,23 @@
 #include <string.h>
 #include <strings.h>
 #include "core/kind.h"
-#include "gateway/extapi.h"
-#include "gateway/hop.h"
-#include "llm/llm.h"
-#include "gateway/semcache.h"
-#include "stations/pool.h"
-#include "stations/router.h"
 
-/* Built-in kinds; the first is the default of `kind`. */
-static const station_kind *const BUILTIN[] = { &pool_kind_generic, &llm_kind, &hop_kind, &extapi_kind, &semcache_kind,
-                                               &router_kind };
-#define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
+/* The built-in rows (run/kinds.c hands them over: this layer knows no kind),
+ * then the registered ones.  The first built-in is the default of `kind`. */
+static const station_kind *const *builtin;
+static int nbuiltin;
+#define NBUILTIN nbuiltin
+#define BUILTIN builtin
 
 #define MAX_EXTRA 16
 static const station_kind *extra[MAX_EXTRA];   /* registered kinds */
 static int nextra;
+
+void station_kind_set_builtin(const station_kind *const *rows, int n)
+{
+    builtin = rows;
+    nbuiltin = n;
+}
 
 int station_kind_count(void) { return NBUILTIN + nextra; }
 

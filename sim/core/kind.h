@@ -4,7 +4,8 @@
  * scenario loader reads a kind's keys through its row (key checking, parsing,
  * catalog resolution), and the engine builds its stations through it.  Adding
  * a kind is one file (its station_ops and these hooks) plus one row: a built-in
- * row in kind.c, or station_kind_register() for a kind defined elsewhere (a test).
+ * row in run/kinds.c, or station_kind_register() for a kind defined elsewhere
+ * (a test).  This file holds the table, not the kinds: it includes none.
  */
 #ifndef LATSIM_KIND_H
 #define LATSIM_KIND_H
@@ -70,6 +71,10 @@ int station_kind_index(const station_kind *k);   /* -1 when not in the table */
 /* Adds kind K (which must outlive every use).  Returns 0, or -1 when the name
  * is taken or the table is full.  Not thread-safe: register before loading. */
 int station_kind_register(const station_kind *k);
+
+/* Sets the built-in rows (N of them, the first the default kind), which come
+ * before every registered one; run/kinds.c calls it with the built-in table. */
+void station_kind_set_builtin(const station_kind *const *rows, int n);
 
 /* The kinds' names joined by '|' ("generic|llm|router"), in table order. */
 void station_kind_choices(char *buf, size_t n);

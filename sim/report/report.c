@@ -9,6 +9,7 @@
 #include "run/breakdown.h"
 #include "llm/cost.h"
 #include "core/kind.h"
+#include "run/kinds.h"
 #include "report/report.h"
 #include "engine/errmsg.h"
 
@@ -326,6 +327,7 @@ static void num(FILE *out, double v, const char *metric)
 /* The name of the kind a "kind" row's value stands for. */
 static const char *kind_name(double v)
 {
+    kinds_builtin();
     const station_kind *k = station_kind_at((int) v);
     return k ? k->name : "unknown";
 }

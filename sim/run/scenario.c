@@ -19,6 +19,7 @@
 #include "run/scenario.h"
 #include "fleet/fleetcfg.h"
 #include "core/kind.h"
+#include "run/kinds.h"
 #include "engine/evq.h"
 #include "fleet/fleet.h"
 #include "workload/gwattr.h"
@@ -962,6 +963,7 @@ int scenario_load_text(scenario *s, const char *name, const char *text, const ch
 static int build(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen)
 {
     ctx x = { { &s->raw, NULL, err, errlen }, s };
+    kinds_builtin();
     for (int i = 0; i < nsets; i++)
         if (cfg_set(&s->raw, sets[i], err, errlen) != 0) return -1;
     if (check_sections(&x) || check_keys(&x)) return -1;
@@ -1219,6 +1221,7 @@ static int key_listed(const station_kind *sk, int set, const scn_key *q)
 
 void scenario_print_keys(FILE *out)
 {
+    kinds_builtin();
     static const struct { unsigned bit; const char *title; } secs[] = {
         { K_SIM, "[sim]" }, { K_WL, "[workload]" },
         { K_CLIENT, "[client]     (timeouts and retries of the clients; absent: they wait for any answer)" },
