@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "cbench.h"
+#include "cdb.h"
+#include "gateway/hop.h"
 #include "engine/errmsg.h"
 
 #define MAX_FRAME (64u << 20)
@@ -271,3 +273,45 @@ done:
     free(bin);
     return rc;
 }
+
+/* The RTT percentiles `calib net` stored for the smallest payload of fit ID:
+ * *P50 and *P99 (ms).  Returns 0, or -1 when they are not there. */
+static int smallest_rtt(sqlite3 *db, int64_t id, double *p50, double *p99)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db,
+            "SELECT max(CASE WHEN m.name = 'p50' THEN m.time_ms END), max(CASE WHEN m.name = 'p99' THEN m.time_ms END)"
+            " FROM calib_meas m WHERE m.source = 'net' AND m.what = 'rtt' AND m.id >= (SELECT fm.meas_id FROM"
+            " calib_fit_meas fm JOIN calib_meas b ON b.id = fm.meas_id WHERE fm.fit_id = ?1 ORDER BY b.bytes LIMIT 1)"
+            " AND m.id < 3 + (SELECT fm.meas_id FROM calib_fit_meas fm JOIN calib_meas b ON b.id = fm.meas_id"
+            " WHERE fm.fit_id = ?1 ORDER BY b.bytes LIMIT 1)", -1, &st, NULL) != SQLITE_OK) goto out;
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL
+        && sqlite3_column_type(st, 1) != SQLITE_NULL) {
+        *p50 = sqlite3_column_double(st, 0);
+        *p99 = sqlite3_column_double(st, 1);
+        rc = 0;
+    }
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The loader of stored network fits (gateway/hop.h, hop_measured_fn). */
+static int measured(sqlite3 *db, int64_t id, hop_measured *out, char *err, size_t errlen)
+{
+    cdb_fit f;
+    int s = cdb_load_fit(db, id, &f, err, errlen);
+    if (s != 0) return s;
+    if (strcmp(f.kind, "net") != 0) return 1;
+    out->base_ms = out->ms_per_mb = NAN;
+    for (int i = 0; i < f.ncoef; i++) {
+        if (!strcmp(f.coef[i].name, "base_ms")) out->base_ms = f.coef[i].value;
+        if (!strcmp(f.coef[i].name, "ms_per_mb")) out->ms_per_mb = f.coef[i].value;
+    }
+    if (smallest_rtt(db, id, &out->p50_ms, &out->p99_ms) != 0) out->p50_ms = out->p99_ms = NAN;
+    return 0;
+}
+
+void cnet_register(void) { hop_set_measured(measured); }

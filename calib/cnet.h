@@ -46,4 +46,8 @@ typedef struct cnet_codec {
  * characters, ITERS times each way.  Returns 0, or -1 + ERR. */
 int cnet_codec_time(size_t prompt_chars, int iters, cnet_codec *out, char *err, size_t errlen);
 
+/* Registers the loader of stored network fits with the simulator (hop =
+ * measured(ID), gateway/hop.h).  Call once before loading scenarios. */
+void cnet_register(void);
+
 #endif

@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "cliutil.h"
 #include "calib.h"
+#include "cnet.h"
 #include "engine/errmsg.h"
 #include "core/catalog.h"
 #include "store/planstore.h"
@@ -540,6 +541,7 @@ int main(int argc, char **argv)
     /* GSL's default handler aborts on any error (an allocation that fails): off,
      * so that the NULL and status checks after each GSL call do their work. */
     gsl_set_error_handler_off();
+    cnet_register();   /* the calibrator's models, which the simulator reaches only through registration */
     if (argc < 2) { fputs(USAGE, stderr); return 2; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { fputs(USAGE, stdout); return 0; }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cdb.h"
+#include "cnet.h"
 #include "gateway/rcache.h"
 #include "report/report.h"
 #include "run/scenario.h"
@@ -1014,6 +1015,7 @@ static int64_t store_net_model(sqlite3 *db, double base_ms, double ms_per_mb, do
 
 static int run_with_db(sqlite3 *db, const char *text, sim_result *res, char *err, size_t n)
 {
+    cnet_register();   /* measured(ID) reads the calibrator's network fits */
     scenario sc;
     int rc = scenario_load_text(&sc, "/tmp/test_gateway.ini", text, NULL, 0, err, n);
     if (rc == 0) rc = scenario_resolve(&sc, db, err, n);

@@ -1,6 +1,5 @@
 /* hop.c -- the network hop station, `kind = net` (see hop.h). */
 #include "gateway/hop.h"
-#include "cdb.h"
 #include "core/result.h"
 
 #include <inttypes.h>
@@ -141,29 +140,9 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     return 0;
 }
 
-/* The RTT percentiles `calib net` stored for the smallest payload of fit ID:
- * *P50 and *P99 (ms).  Returns 0, or -1 when they are not there. */
-static int smallest_rtt(sqlite3 *db, int64_t id, double *p50, double *p99)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = -1;
-    if (sqlite3_prepare_v2(db,
-            "SELECT max(CASE WHEN m.name = 'p50' THEN m.time_ms END), max(CASE WHEN m.name = 'p99' THEN m.time_ms END)"
-            " FROM calib_meas m WHERE m.source = 'net' AND m.what = 'rtt' AND m.id >= (SELECT fm.meas_id FROM"
-            " calib_fit_meas fm JOIN calib_meas b ON b.id = fm.meas_id WHERE fm.fit_id = ?1 ORDER BY b.bytes LIMIT 1)"
-            " AND m.id < 3 + (SELECT fm.meas_id FROM calib_fit_meas fm JOIN calib_meas b ON b.id = fm.meas_id"
-            " WHERE fm.fit_id = ?1 ORDER BY b.bytes LIMIT 1)", -1, &st, NULL) != SQLITE_OK) goto out;
-    sqlite3_bind_int64(st, 1, id);
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL
-        && sqlite3_column_type(st, 1) != SQLITE_NULL) {
-        *p50 = sqlite3_column_double(st, 0);
-        *p99 = sqlite3_column_double(st, 1);
-        rc = 0;
-    }
-out:
-    sqlite3_finalize(st);
-    return rc;
-}
+static hop_measured_fn measured_fn;   /* the calibrator's loader (hop_set_measured), or NULL */
+
+void hop_set_measured(hop_measured_fn fn) { measured_fn = fn; }
 
 /* hop = measured(ID): the link from stored `calib net` model ID.  The echo round
  * trip of B bytes (B each way) took base_ms + ms_per_mb x B / 1e6 at the median:
@@ -174,21 +153,18 @@ static int resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
 {
     net_cfg *c = p->ext;
     if (!c->measured_id) return 0;
-    cdb_fit f;
     char err[512];
-    int s = cdb_load_fit(db, c->measured_id, &f, err, sizeof err);
-    if (s != 0 || strcmp(f.kind, "net") != 0)
+    if (!measured_fn)
+        return scn_fail(x, sec, "hop", "measured(ID) needs the calibrator's network models, not linked in this program");
+    hop_measured m;
+    if (measured_fn(db, c->measured_id, &m, err, sizeof err) != 0)
         return scn_fail(x, sec, "hop", "no network model with id %" PRId64 " stored by latsim calib net"
                         " (latsim calib list)", c->measured_id);
-    double base = NAN, slope = NAN, p50, p99;
-    for (int i = 0; i < f.ncoef; i++) {
-        if (!strcmp(f.coef[i].name, "base_ms")) base = f.coef[i].value;
-        if (!strcmp(f.coef[i].name, "ms_per_mb")) slope = f.coef[i].value;
-    }
+    double base = m.base_ms, slope = m.ms_per_mb, p50 = m.p50_ms, p99 = m.p99_ms;
     if (!(base >= 0) || !(slope >= 0) || !isfinite(base) || !isfinite(slope))
         return scn_fail(x, sec, "hop", "network model %" PRId64 " has no base_ms/ms_per_mb fit", c->measured_id);
     char spec[96];
-    double sigma = smallest_rtt(db, c->measured_id, &p50, &p99) == 0 && p50 > 0 && p99 > p50
+    double sigma = p50 > 0 && p99 > p50
                  ? log(p99 / p50) / 2.3263478740408408 : 0;
     if (base > 0 && sigma > 0)
         snprintf(spec, sizeof spec, "lognormal(mean=%.17g, cv=%.17g)", base * exp(sigma * sigma / 2),

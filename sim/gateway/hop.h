@@ -23,6 +23,25 @@
 /* The kind's row: `kind = net`. */
 extern const station_kind hop_kind;
 
+/* A measured link (hop = measured(ID)): the fit `latsim calib net` stored as
+ * ID.  The echo round trip of B bytes each way took base_ms + ms_per_mb x
+ * B / 1e6 at the median; p50_ms and p99_ms are the round-trip percentiles of
+ * its smallest payload (NAN when not stored). */
+typedef struct hop_measured {
+    double base_ms;           /* median round trip at no payload, ms */
+    double ms_per_mb;         /* round-trip growth per MB echoed, ms */
+    double p50_ms, p99_ms;    /* the smallest payload's round-trip percentiles, ms (NAN: none) */
+} hop_measured;
+
+/* Loads stored network fit ID from DB into *OUT.  Returns 0, 1 when DB holds
+ * no network fit ID, -1 on another error (ERR says). */
+typedef int (*hop_measured_fn)(sqlite3 *db, int64_t id, hop_measured *out, char *err, size_t errlen);
+
+/* The calibrator registers its loader here (calib/cnet.c, cnet_register): the
+ * simulator reads no calibration table itself.  Without one, measured(ID) is
+ * refused at its key. */
+void hop_set_measured(hop_measured_fn fn);
+
 /* R's answer leaves whole from where R is now (a result-cache hit): on every hop
  * it passed, its way back becomes that of the whole answer (all of its chunks at
  * once when the hop streams), added to its network and overhead components and

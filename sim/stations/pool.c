@@ -12,7 +12,7 @@
 #include "fleet/fleet.h"
 #include "engine/rng.h"
 #include "stations/pool.h"
-#include "run/scenario.h"
+#include "core/kind.h"
 #include "core/result.h"
 
 typedef struct gpool {
