@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <sqlite3.h>
 #include "store/planstore.h"
+#include "store/store.h"
 #include "report/slo.h"
 #include "store/task.h"
 

@@ -43,7 +43,7 @@ declare -A ALLOW=(
   [cli]="public calibpub"
 )
 KINDS="stations gateway llm"
-ROUTE_ALLOW="engine/request.h engine/simtime.h engine/evq.h core/snap.h core/cplx.h core/route.h"
+ROUTE_ALLOW="engine/request.h engine/simtime.h engine/evq.h engine/rng.h core/snap.h core/cplx.h core/route.h"
 
 folder_of() {   # folder_of PATH -> the layer name of a source path
   case $1 in

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include "engine/repci.h"
 #include "run/sim.h"
-#include "store/store.h"
+#include "report/row.h"
 
 typedef struct report_cdf {   /* one point of a system latency CDF */
     const char *metric;   /* "e2e", "queue", "ttft", "tpot" (string literal) */

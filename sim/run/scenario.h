@@ -19,7 +19,7 @@
 #include "core/dist.h"
 #include "workload/trace.h"
 #include "core/retry.h"
-#include "report/slo.h"
+#include "core/slocfg.h"
 #include "workload/workload.h"   /* workload_cfg, wl_class, wl_rate */
 #include "core/scn.h"
 

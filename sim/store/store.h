@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 #include "core/catalog.h"
 #include "run/tseries.h"
+#include "report/row.h"
 
 typedef struct store_kv {        /* one effective configuration entry */
     const char *section;         /* e.g. "pool cpu" */
@@ -21,14 +22,7 @@ typedef struct store_kv {        /* one effective configuration entry */
     const char *value;           /* as written */
 } store_kv;
 
-typedef struct store_stat {      /* one reported number */
-    int replication;             /* 0-based; -1 for the aggregate over replications */
-    const char *scope;           /* "" for the whole system, or a pool name */
-    const char *metric;          /* e.g. "e2e", "throughput_rps", "utilization" */
-    const char *stat;            /* e.g. "p99", "mean", "value" */
-    double value;                /* the number (ms for latencies) */
-    double ci95;                 /* half-width of the 95 % interval, NAN when none */
-} store_stat;
+
 
 typedef struct store_run {
     const char *scenario_path;
