@@ -63,7 +63,7 @@ SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ)
 TEST_SRC := $(wildcard tests/*.c) tests/fuzz/targets.c
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run test bench clean latsim fuzz fuzz-replay
+.PHONY: all deps run test bench clean latsim fuzz fuzz-replay check-layers
 all: latsim
 
 # Each object depends on the headers it includes (-MMD: the compiler writes
@@ -135,7 +135,12 @@ test: deps
 	  rc=$${PIPESTATUS[0]}; \
 	  if grep -q 'ERROR: LeakSanitizer' tests/test.log; then echo "leaks found"; exit 1; fi; \
 	  [ $$rc = 0 ] || exit $$rc; \
-	  LATSIM_BIN=$(BUILD)/latsim tests/golden/run.sh --check
+	  LATSIM_BIN=$(BUILD)/latsim tests/golden/run.sh --check && tests/check-layers.sh
+
+# make check-layers: the include rules between the source folders (docs/architecture.md):
+# one line per offending include or cycle, exit 1.
+check-layers:
+	tests/check-layers.sh
 
 # make bench [BASE=COMMIT] [REPEAT=N] [CASE=TEXT]: this checkout beside a baseline
 # build (default 3fb2c66, built once into build/base-COMMIT/), medians of N (5)

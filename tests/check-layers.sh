@@ -104,13 +104,15 @@ for f in $files; do
 done
 
 # Cycles: tsort names a loop on stderr.
-cyc() {   # cyc FILE WHAT
+cyc() {   # cyc FILE WHAT: one line per loop, "module cycle: a -> b -> c -> a"
   local out
-  out=$(tsort "$1" 2>&1 >/dev/null)
-  if [ -n "$out" ]; then
-    echo "$2 cycle: $(echo "$out" | grep -v 'input contains a loop' | sed 's/^tsort: //' | tr '\n' ' ')"
-    return 1
-  fi
+  out=$(sort -u "$1" | tsort 2>&1 >/dev/null)
+  [ -z "$out" ] && return 0
+  echo "$out" | awk -v what="$2" '
+    /input contains a loop/ { if (n) print what " cycle: " path " -> " first; n = 0; next }
+    { sub(/^tsort: /, ""); if (n++) path = path " -> " $0; else { path = $0; first = $0 } }
+    END { if (n) print what " cycle: " path " -> " first }'
+  return 1
 }
 cyc "$mods" "module" || fail=1
 cyc "$dirs" "folder" || fail=1
