@@ -42,7 +42,7 @@ static const char *USAGE =
     "  show ID                print a stored run\n"
     "  catalog                list the GPUs and models in the catalog\n"
     "  catalog add FILE       add the [gpu NAME] / [model NAME] sections of FILE to the catalog\n"
-    "  keys                   list every scenario section and key, with defaults\n"
+    "  keys [--markdown]      list every scenario section and key, with defaults\n"
     "  bench                  run the speed benchmark and print its table\n"
     "  calib ...              measurements, importers, fitted cost models (latsim calib --help)\n"
     "  cost ...               predicted step time of a cost model (latsim cost --help)\n"
@@ -549,12 +549,13 @@ int main(int argc, char **argv)
         return cmd_db(cmd, argc - 2, argv + 2);
     if (!strcmp(cmd, "keys")) {
         if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
-            fputs("usage: latsim keys\n\nLists every scenario section and key with its default and meaning\n"
-                  "(README, Scenario files).\n", stdout);
+            fputs("usage: latsim keys [--markdown]\n\nLists every scenario section and key with its default and meaning;\n"
+                  "--markdown prints them as Markdown tables (docs/scenarios.md is that output).\n", stdout);
             return 0;
         }
-        if (argc > 2) return die(2, "keys: unexpected argument (see latsim keys --help)");
-        scenario_print_keys(stdout);
+        int md = argc > 2 && !strcmp(argv[2], "--markdown");
+        if (argc > 2 + md) return die(2, "keys: unexpected argument (see latsim keys --help)");
+        scenario_print_keys(stdout, md);
         return 0;
     }
     if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);

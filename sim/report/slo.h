@@ -87,7 +87,8 @@ void slo_table(const slo_result *r, FILE *out);
  * "value", "margin", "met"}...]}. */
 void slo_json(const slo_result *r, FILE *out);
 
-/* Prints the [slo] keys for `latsim keys`. */
-void slo_print_keys(FILE *out);
+/* The [slo] keys for `latsim keys`: calls ROW(CTX, key, default ("" = none), help)
+ * for each, in order. */
+void slo_keys(void (*row)(void *ctx, const char *key, const char *def, const char *help), void *ctx);
 
 #endif
