@@ -72,7 +72,7 @@ static const char *RUN_USAGE =
     "                       [--db PATH] [--replications N] [--no-store]\n"
     "                       [--timeseries OUT.csv] [--interval 60s] [--alert-intervals K]\n"
     "\n"
-    "Simulates the scenario in FILE (an INI file; see latsim keys and README.md),\n"
+    "Simulates the scenario in FILE (an INI file; see latsim keys and docs/scenarios.md),\n"
     "prints the report and stores the run in the database.\n"
     "\n"
     "  --seed N             run seed (default: [sim] seed, else 1)\n"
@@ -365,7 +365,7 @@ static int cmd_run(int argc, char **argv)
         double tl = report_get(shown, sc.pools[i].name, "too_long", "value");
         if (tl > 0) {
             snprintf(err, sizeof err, "note: %s:%d: [pool %s]: %.0f requests rejected: prompt + output exceed max_seq_len = %.0f "
-                    "(see max_seq_len and truncate in README)", file, sc.pools[i].line, sc.pools[i].name, tl,
+                    "(see max_seq_len and truncate in docs/llm.md)", file, sc.pools[i].line, sc.pools[i].name, tl,
                     report_get(shown, sc.pools[i].name, "max_seq_len", "value"));
             say(err);
         }
