@@ -303,7 +303,7 @@ static int check_links(const char *path, strs *problems)
             char *t = c + 2, *e = strchr(t, ')');
             char *nl = strchr(t, '\n');
             if (!e || (nl && e > nl)) continue;
-            char target[512], msg[1600];
+            char target[512], msg[2600];
             snprintf(target, sizeof target, "%.*s", (int) (e - t), t);
             c = e;
             if (strstr(target, "://") || !strncmp(target, "mailto:", 7)) continue;
