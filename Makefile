@@ -12,7 +12,7 @@ WARN    := -Wall -Wextra -Wpedantic
 OPT     := -O2 -g
 # Release builds are link-time optimised: the engine's small per-event calls
 # (evq_now, station_*, the sink) cross files, and inlining them across files
-# took about 7 % of the instructions of `make bench` (README, Tests and speed).
+# took about 7 % of the instructions of `make bench` (docs/development.md).
 LTO     := -flto=auto
 VARIANT := release
 ifdef DEBUG
@@ -151,7 +151,7 @@ REPEAT ?= 5
 bench: latsim
 	tests/bench-base.sh --base $(BASE) --repeat $(REPEAT) $(CASE)
 
-# Fuzzing (tests/fuzz/, README "Fuzzing").  The driver runs one target over files:
+# Fuzzing (tests/fuzz/, docs/testing.md "Fuzzing").  The driver runs one target over files:
 # scenario (parser + a 100-request run), csv and jsonl (trace readers).
 $(BUILD)/fuzz_main: $(BUILD)/tests/fuzz/main.o $(BUILD)/tests/fuzz/targets.o $(BUILD)/liblatsim.a
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@

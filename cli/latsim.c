@@ -43,7 +43,7 @@ static const char *USAGE =
     "  show ID                print a stored run\n"
     "  catalog                list the GPUs and models in the catalog\n"
     "  catalog add FILE       add the [gpu NAME] / [model NAME] sections of FILE to the catalog\n"
-    "  keys                   list every scenario section and key, with defaults\n"
+    "  keys [--markdown]      list every scenario section and key, with defaults\n"
     "  bench                  run the speed benchmark and print its table\n"
     "  calib ...              measurements, importers, fitted cost models (latsim calib --help)\n"
     "  cost ...               predicted step time of a cost model (latsim cost --help)\n"
@@ -73,7 +73,7 @@ static const char *RUN_USAGE =
     "                       [--db PATH] [--replications N] [--no-store]\n"
     "                       [--timeseries OUT.csv] [--interval 60s] [--alert-intervals K]\n"
     "\n"
-    "Simulates the scenario in FILE (an INI file; see latsim keys and README.md),\n"
+    "Simulates the scenario in FILE (an INI file; see latsim keys and docs/scenarios.md),\n"
     "prints the report and stores the run in the database.\n"
     "\n"
     "  --seed N             run seed (default: [sim] seed, else 1)\n"
@@ -366,7 +366,7 @@ static int cmd_run(int argc, char **argv)
         double tl = report_get(shown, sc.pools[i].name, "too_long", "value");
         if (tl > 0) {
             snprintf(err, sizeof err, "note: %s:%d: [pool %s]: %.0f requests rejected: prompt + output exceed max_seq_len = %.0f "
-                    "(see max_seq_len and truncate in README)", file, sc.pools[i].line, sc.pools[i].name, tl,
+                    "(see max_seq_len and truncate in docs/llm.md)", file, sc.pools[i].line, sc.pools[i].name, tl,
                     report_get(shown, sc.pools[i].name, "max_seq_len", "value"));
             say(err);
         }
@@ -551,12 +551,13 @@ int main(int argc, char **argv)
         return cmd_db(cmd, argc - 2, argv + 2);
     if (!strcmp(cmd, "keys")) {
         if (argc > 2 && (!strcmp(argv[2], "-h") || !strcmp(argv[2], "--help"))) {
-            fputs("usage: latsim keys\n\nLists every scenario section and key with its default and meaning\n"
-                  "(README, Scenario files).\n", stdout);
+            fputs("usage: latsim keys [--markdown]\n\nLists every scenario section and key with its default and meaning;\n"
+                  "--markdown prints them as Markdown tables (docs/scenarios.md is that output).\n", stdout);
             return 0;
         }
-        if (argc > 2) return die(2, "keys: unexpected argument (see latsim keys --help)");
-        scenario_print_keys(stdout);
+        int md = argc > 2 && !strcmp(argv[2], "--markdown");
+        if (argc > 2 + md) return die(2, "keys: unexpected argument (see latsim keys --help)");
+        scenario_print_keys(stdout, md);
         return 0;
     }
     if (!strcmp(cmd, "bench")) return bench_main(argc - 2, argv + 2);

@@ -593,7 +593,7 @@ int plan_main(int argc, char **argv)
 
     /* The scenario as given: its pools, [slo] and workload. */
     if (scenario_load(&base, p.file, p.user_sets, p.nuser, err, sizeof err) != 0) { cu_die(2, "%s", err); goto done; }
-    if (base.slo.n == 0) { cu_die(2, "plan: %s has no [slo] section: nothing to meet (see README, SLOs)", p.file); goto done; }
+    if (base.slo.n == 0) { cu_die(2, "plan: %s has no [slo] section: nothing to meet (see docs/planning.md)", p.file); goto done; }
     if (base.wl.users > 0) { cu_die(2, "plan: %s has a closed-loop workload (users): --target-rate needs an open-loop one (rate or trace); use latsim sweep --vary workload.users=...", p.file); goto done; }
     if (base.wl.arrival != ARRIVAL_TRACE && base.wl.sched.kind != RATE_FIXED)
         fprintf(stderr, "latsim: plan: note: %s's rate schedule is replaced by the constant target rate\n", ERRMSG_SHOWN(p.file));

@@ -200,12 +200,11 @@ int slo_request_ok(const slo_spec *s, int cls, double e2e_ms, double ttft_ms, do
     return 1;
 }
 
-void slo_print_keys(FILE *out)
+void slo_keys(void (*row)(void *ctx, const char *key, const char *def, const char *help), void *ctx)
 {
-    fputs("[slo] and [slo CLASS] (service-level objectives; [slo CLASS]: one [class NAME])\n", out);
-    fprintf(out, "  %-24s %-14s %s\n", "<metric>_<stat>_ms", "-",
-            "limit, ms: metric e2e|queue|service|network (LLM: overhead|ttft|tpot|itl), stat p50|p90|p95|p99|p999|mean|max");
-    fprintf(out, "  %-24s %-14s %s\n", "error_rate", "-", "limit on (rejected + timed out + failed) / requests");
-    fprintf(out, "  %-24s %-14s %s\n", "utilization_max", "-", "[slo] only: limit on every pool's utilisation");
-    fprintf(out, "  %-24s %-14s %s\n\n", "headroom", "1", "[slo] only: plan and check run the workload at this x its rate");
+    row(ctx, "<metric>_<stat>_ms", "",
+        "limit, ms: metric e2e|queue|service|network (LLM: overhead|ttft|tpot|itl), stat p50|p90|p95|p99|p999|mean|max");
+    row(ctx, "error_rate", "", "limit on (rejected + timed out + failed) / requests");
+    row(ctx, "utilization_max", "", "[slo] only: limit on every pool's utilisation");
+    row(ctx, "headroom", "1", "[slo] only: plan and check run the workload at this x its rate");
 }

@@ -58,7 +58,8 @@ void slo_free(slo_spec *s);
  * per-request limit of S that holds for it. */
 int slo_request_ok(const slo_spec *s, int cls, double e2e_ms, double ttft_ms, double tpot_ms);
 
-/* Prints the [slo] keys for `latsim keys`. */
-void slo_print_keys(FILE *out);
+/* The [slo] keys for `latsim keys`: calls ROW(CTX, key, default ("" = none), help)
+ * for each, in order. */
+void slo_keys(void (*row)(void *ctx, const char *key, const char *def, const char *help), void *ctx);
 
 #endif

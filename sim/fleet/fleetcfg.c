@@ -34,14 +34,14 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {"pause_every_s", "none", "generic and llm pools (routers: their own key): running time between a server's pauses (GC, stop-the-world), s (distribution)"},
     {"pause_s", "", "generic and llm pools: length of a pause, s (distribution; required with pause_every_s)"},
     {"contention_share", "0.25", "generic and llm pools: share of the service time that is framework/scheduling overhead "
-                                 "(the seeds: 20-30 %), the part cpu_contention multiplies"},
+                                 "(typically 20-30 %), the part cpu_contention multiplies"},
     {"cpu_contention", "none", "generic and llm pools: service- (step-) time multiplier against the busy share of the servers, "
-                               "points UTIL:FACTOR increasing (the seeds: " CONTENTION_DEFAULT ")"},
+                               "points UTIL:FACTOR increasing (e.g. " CONTENTION_DEFAULT ")"},
     {"memory_gib", "none", "generic pools: host memory limit of the pool's process, GiB; over it, services swap"},
     {"memory_base_gib", "0", "generic pools: resident set with nothing in service, GiB (needs memory_gib)"},
     {"memory_per_request_mib", "0", "generic pools: working set of each request in service, MiB (needs memory_gib)"},
     {"swap_factor", "5", "generic pools: service-time multiplier of a service started over the memory limit "
-                         "(the seeds: throughput -80 %)"},
+                         "(5: throughput down 80 %)"},
     {NULL, NULL, NULL},
 };
 

@@ -1201,9 +1201,82 @@ void scenario_free(scenario *s)
     memset(s, 0, sizeof *s);
 }
 
-static void print_key(FILE *out, const char *key, const char *def, const char *help)
+/* Where `latsim keys` prints, and how: MD 1 = Markdown tables (docs/scenarios.md). */
+typedef struct keys_out {
+    FILE *out;
+    int md;
+} keys_out;
+
+/* Prints S as Markdown table text: '|' escaped; outside code spans '<' and '*'
+ * escaped and a section name ("[class NAME]": a '[' and a letter) set as code. */
+static void md_text(FILE *out, const char *s)
 {
-    fprintf(out, "  %-24s %-14s %s\n", key, def[0] ? def : "-", help);
+    int code = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c == '|') fputs("\\|", out);
+        else if (*c == '`') { code = !code; fputc('`', out); }
+        else if (code) fputc(*c, out);
+        else if (*c == '[' && isalpha((unsigned char) c[1]) && strchr(c, ']')) {
+            const char *e = strchr(c, ']');
+            fprintf(out, "`%.*s`", (int) (e - c + 1), c);
+            c = e;
+        } else if (*c == '<') fputs("&lt;", out);
+        else if (*c == '*') fputs("\\*", out);
+        else fputc(*c, out);
+    }
+}
+
+/* One key: a line of the list, or a row of the section's table. */
+static void print_key(const keys_out *o, const char *key, const char *def, const char *help)
+{
+    if (!o->md) {
+        fprintf(o->out, "  %-24s %-14s %s\n", key, def[0] ? def : "-", help);
+        return;
+    }
+    fprintf(o->out, "| `%s` | ", key);
+    md_text(o->out, def[0] ? def : "-");
+    fputs(" | ", o->out);
+    md_text(o->out, help);
+    fputs(" |\n", o->out);
+}
+
+static void print_key_cb(void *ctx, const char *key, const char *def, const char *help)
+{
+    print_key(ctx, key, def, help);
+}
+
+/* A section's title: NAME, then NOTE (NULL: none) in parentheses, or in
+ * Markdown a heading and NOTE as a sentence above the table's header.  KIND: the
+ * pool kind the section is of (NULL: none). */
+static void print_section(const keys_out *o, const char *name, const char *kind, const char *note)
+{
+    if (!o->md) {
+        if (kind) fprintf(o->out, "%s  kind = %s   %s\n", name, kind, note ? note : "");
+        else if (note) fprintf(o->out, "%-12s (%s)\n", name, note);
+        else fprintf(o->out, "%s\n", name);
+        return;
+    }
+    fputs("\n## ", o->out);
+    md_text(o->out, name);
+    if (kind) fprintf(o->out, ", `kind = %s`", kind);
+    fputs("\n\n", o->out);
+    if (kind) {
+        fprintf(o->out, "`kind = %s`: ", kind);
+        md_text(o->out, note ? note : "");
+        fputs(".\n\n", o->out);
+    } else if (note) {
+        char first[2] = { (char) toupper((unsigned char) note[0]), 0 };
+        md_text(o->out, first);
+        md_text(o->out, note + 1);
+        fputs(".\n\n", o->out);
+    }
+    fputs("| key | default | meaning |\n|---|---|---|\n", o->out);
+}
+
+/* The end of a section: a blank line in the list. */
+static void end_section(const keys_out *o)
+{
+    if (!o->md) fputc('\n', o->out);
 }
 
 /* 1 when KEY is in kind SK's own keys or in one of its key sets before SET
@@ -1219,38 +1292,45 @@ static int key_listed(const station_kind *sk, int set, const scn_key *q)
     return 0;
 }
 
-void scenario_print_keys(FILE *out)
+void scenario_print_keys(FILE *out, int markdown)
 {
     kinds_builtin();
-    static const struct { unsigned bit; const char *title; } secs[] = {
-        { K_SIM, "[sim]" }, { K_WL, "[workload]" },
-        { K_CLIENT, "[client]     (timeouts and retries of the clients; absent: they wait for any answer)" },
-        { K_POOL, "[pool NAME]  (any kind)" },
-        { K_CLASS, "[class NAME] (a kind of request; without one, every request is of one implicit class)" },
-        { K_GPU, "[gpu NAME]   (adds a GPU to the catalog)" }, { K_MODEL, "[model NAME] (adds a model to the catalog)" },
+    static const struct { unsigned bit; const char *name, *note; } secs[] = {
+        { K_SIM, "[sim]", NULL }, { K_WL, "[workload]", NULL },
+        { K_CLIENT, "[client]", "timeouts and retries of the clients; absent: they wait for any answer" },
+        { K_POOL, "[pool NAME]", "any kind" },
+        { K_CLASS, "[class NAME]", "a kind of request; without one, every request is of one implicit class" },
+        { K_GPU, "[gpu NAME]", "adds a GPU to the catalog" }, { K_MODEL, "[model NAME]", "adds a model to the catalog" },
     };
+    keys_out o = { out, markdown };
     char choices[256];
     station_kind_choices(choices, sizeof choices);
     for (char *c = choices; *c; c++)
         if (*c == '|') *c = ',';
+    if (markdown)
+        fputs("# Scenario reference\n\n"
+              "Every section and key of a scenario file, with its default and meaning: the output of "
+              "`latsim keys --markdown` (do not edit; `make test` fails when this page differs from it).\n", out);
     for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
-        fprintf(out, "%s\n", secs[i].title);
+        print_section(&o, secs[i].name, NULL, secs[i].note);
         for (size_t k = 0; k < NKEYS; k++)
             if (KEYS[k].where & secs[i].bit)
-                print_key(out, KEYS[k].key, KEYS[k].def, strcmp(KEYS[k].key, "kind") ? KEYS[k].help : choices);
+                print_key(&o, KEYS[k].key, KEYS[k].def, strcmp(KEYS[k].key, "kind") ? KEYS[k].help : choices);
         if (secs[i].bit == K_POOL)
-            for (const fleetcfg_key *q = FLEETCFG_KEYS; q->key; q++) print_key(out, q->key, q->def, q->help);
-        fprintf(out, "\n");
+            for (const fleetcfg_key *q = FLEETCFG_KEYS; q->key; q++) print_key(&o, q->key, q->def, q->help);
+        end_section(&o);
         if (secs[i].bit != K_POOL) continue;
         for (int j = 0; j < station_kind_count(); j++) {
             const station_kind *sk = station_kind_at(j);
-            fprintf(out, "[pool NAME]  kind = %s   %s\n", sk->name, sk->help ? sk->help : "");
-            for (const scn_key *q = sk->keys; q && q->key; q++) print_key(out, q->key, q->def, q->help);
+            print_section(&o, "[pool NAME]", sk->name, sk->help);
+            for (const scn_key *q = sk->keys; q && q->key; q++) print_key(&o, q->key, q->def, q->help);
             for (int set = 0; sk->more_keys && sk->more_keys(set); set++)
                 for (const scn_key *q = sk->more_keys(set); q->key; q++)
-                    if (!key_listed(sk, set, q)) print_key(out, q->key, q->def, q->help);
-            fprintf(out, "\n");
+                    if (!key_listed(sk, set, q)) print_key(&o, q->key, q->def, q->help);
+            end_section(&o);
         }
     }
-    slo_print_keys(out);
+    print_section(&o, "[slo] and [slo CLASS]", NULL, "service-level objectives; [slo CLASS]: one [class NAME]");
+    slo_keys(print_key_cb, &o);
+    end_section(&o);
 }

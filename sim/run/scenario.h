@@ -62,8 +62,10 @@ int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen);
 
 void scenario_free(scenario *s);
 
-/* Prints every section and key the scenario format accepts, with defaults and help. */
-void scenario_print_keys(FILE *out);
+/* Prints every section and key the scenario format accepts, with defaults and
+ * help: a list (`latsim keys`), or with MARKDOWN 1 a page of Markdown tables
+ * (`latsim keys --markdown`, docs/scenarios.md). */
+void scenario_print_keys(FILE *out, int markdown);
 
 /* Mean arrival rate of the workload in requests per second (traces: rows / span
  * times speedup; schedules: the long-run rate); NAN for closed-loop users. */

@@ -418,7 +418,7 @@ static const scn_key KEYS[] = {
     { "servers", "1", "parallel servers" },
     { "service_ms", "", "service time distribution, ms (required)" },
     { "usd_per_hour", "0", "$ per server-hour (the planner's cost of this pool)" },
-    { "error_rate", "0", "probability a service ends in an error (the seeds' 5xx) instead of an answer: the request "
+    { "error_rate", "0", "probability a service ends in an error (an HTTP 5xx) instead of an answer: the request "
                          "leaves rejected after its service time (a [client] retries it)" },
     { NULL, NULL, NULL },
 };
