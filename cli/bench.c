@@ -30,8 +30,9 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "bench.h"
+#include "cliopt.h"
 #include "cliutil.h"
+#include "commands.h"
 #include "cdb.h"
 #include "cimport.h"
 #include "cprofile.h"
@@ -228,26 +229,42 @@ out:
     return rc;
 }
 
+enum { O_REPEAT = 1 };
+
+static const cli_opt OPTS[] = {
+    { "repeat", O_REPEAT, "N", "runs of each case (default 3); the fastest is shown", 0 },
+    { NULL },
+};
+
+static const cli_cmd CMD = {
+    "bench", "[CASE]",
+    "Runs each benchmark case N times (default 3), each in its own process, and\n"
+    "prints the fastest run's figures; CASE selects cases whose name contains it.\n",
+    "", OPTS, 0, 0,
+};
+
+/* cli_opt_fn of bench: CTX is the repeat count. */
+static int bench_opt(void *ctx, int id, const char *v)
+{
+    (void) id;
+    long x = cu_posint("bench", "--repeat", v, 100);     /* strict: "3x" or 1e20 is refused */
+    if (x < 0) return 2;
+    *(int *) ctx = (int) x;
+    return 0;
+}
+
 int bench_main(int argc, char **argv)
 {
-    const char *only = NULL;
     int repeat = 3;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "--repeat") && i + 1 < argc) {
-            long x = cu_posint("bench", "--repeat", argv[++i], 100);     /* strict: "3x" or 1e20 is refused */
-            if (x < 0) return 2;
-            repeat = (int) x;
-        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: latsim bench [CASE] [--repeat N]\n"
-                   "Runs each benchmark case N times (default 3), each in its own process, and\n"
-                   "prints the fastest run's figures; CASE selects cases whose name contains it.\n");
-            return 0;
-        } else only = argv[i];
-    }
+    cli_args a;
+    int rc = cli_parse(&CMD, argc, argv, &a, bench_opt, &repeat);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > 1) return cu_die(2, "bench: expected at most one CASE, got '%s' and '%s'", a.pos[0], a.pos[1]);
+    const char *only = a.npos ? a.pos[0] : NULL;
     printf("(fastest of %d runs per case)\n", repeat);
     printf("%-30s %12s %12s %9s %12s %12s %11s %9s\n", "case", "requests", "events", "wall s",
            "events/s", "requests/s", "steps/s", "peak MiB");
-    int rc = 0;
+    rc = 0;
     for (size_t i = 0; i < sizeof CASES / sizeof CASES[0]; i++) {
         if (only && !strstr(CASES[i].name, only)) continue;
         bench_out best = { 0 }, o;

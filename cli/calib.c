@@ -17,10 +17,11 @@
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_vector.h>
 
-#include "calib.h"
 #include "core/catalog.h"
 #include "cdb.h"
+#include "cliopt.h"
 #include "cliutil.h"
+#include "commands.h"
 #include "cfitted.h"
 #include "cbench.h"
 #include "ccost.h"
@@ -35,31 +36,6 @@
 #ifndef LATSIM_VERSION
 #define LATSIM_VERSION "0.1"
 #endif
-
-static const char *CALIB_USAGE =
-    "usage: latsim calib COMMAND [options] [--db PATH]\n"
-    "\n"
-    "  list                              measurements and calibrated models in the database\n"
-    "  show ID                           one calibrated model: coefficients, errors, provenance\n"
-    "  import vidur DIR [--model M] [--gpu G]\n"
-    "                                    Vidur operator profiles (compute/, attention_a100/, network/)\n"
-    "  import steps FILE.csv             whole-step times: model,gpu,tp,phase,batch_size,tokens,step_ms\n"
-    "                                    [,weights,source]\n"
-    "  fit [fitted] --model M --gpu G [--weights P] [--folds K]\n"
-    "                                    fit the parametric step model to the imported steps\n"
-    "  fit profile --model M --gpu G --tp T\n"
-    "                                    build the operator-profile model from imported profiles\n"
-    "  export FILE.csv [--source S]     the measurements (of source S) as CSV; import meas FILE.csv reads it\n"
-    "  cpu --model M [--tp T] [--tokens LIST] [--repeats N] [--threads N]\n"
-    "                                    time the model's layer GEMMs (OpenBLAS), attention, memory\n"
-    "                                    bandwidth on this CPU; stores them and catalog GPU 'cpu'\n"
-    "  net [--target HOST:PORT] [--sizes LIST] [--repeats N]\n"
-    "                                    TCP round trips (to a latsim echo it starts on 127.0.0.1,\n"
-    "                                    or to HOST:PORT), fit base + bytes/bandwidth, JSON vs binary\n"
-    "  gpu --model M [--tp T] [--gpu G] [--tokens LIST] [--repeats N]\n"
-    "                                    the same on CUDA GPU 0 (cuBLAS; needs make CUDA=1)\n"
-    "\n"
-    "Bad input: one line naming the file, line and column; exit 2; database untouched.\n";
 
 /* Prints "latsim: MSG" as one printable line (control characters escaped). */
 static void say(const char *msg)
@@ -91,7 +67,8 @@ typedef struct opts {
     const char *prompts;      /* --prompts LIST */
     long repeats;             /* --repeats (0 = default) */
     long threads;             /* --threads (0 = the BLAS default) */
-    const char *pos[4];       /* positional arguments */
+    const char *cmd;          /* the command, "calib import" */
+    char **pos;               /* the arguments after the command's name */
     int npos;                 /* how many */
 } opts;
 
@@ -109,48 +86,122 @@ static int parse_long(const char *opt, const char *v, long lo, long hi, long *ou
     return 0;
 }
 
-static int parse_opts(const char *cmd, int argc, char **argv, opts *o, char *err, size_t n)
+/* The options of the calib commands (each command's table lists those it takes). */
+enum { O_MODEL = 1, O_GPU, O_WEIGHTS, O_TP, O_FOLDS, O_SOURCE, O_TARGET, O_SIZES, O_TOKENS, O_BATCHES, O_CONTEXTS,
+       O_PROMPTS, O_REPEATS, O_THREADS };
+
+#define OPT_MODEL(flags)  { "model", O_MODEL, "M", "the model (a catalog name)", flags }
+#define OPT_TP            { "tp", O_TP, "T", "tensor-parallel degree (1 to 1024)", 0 }
+#define OPT_LISTS                                                                                   \
+    { "tokens", O_TOKENS, "LIST", "token counts of the GEMMs timed (comma-separated)", 0 },          \
+    { "batches", O_BATCHES, "LIST", "decode batch sizes timed", 0 },                                 \
+    { "contexts", O_CONTEXTS, "LIST", "decode context lengths timed", 0 },                           \
+    { "prompts", O_PROMPTS, "LIST", "prefill prompt lengths timed", 0 },                             \
+    { "repeats", O_REPEATS, "N", "timings of each (1 to 10000)", 0 }
+
+static const cli_opt LIST_OPTS[] = { CLI_OPT_DB, { NULL } };
+static const cli_opt IMPORT_OPTS[] = {
+    OPT_MODEL(0),
+    { "gpu", O_GPU, "G", "the GPU (a catalog name) of the measurements", 0 },
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt FIT_OPTS[] = {
+    OPT_MODEL(CLI_REQUIRED),
+    { "gpu", O_GPU, "G", "the GPU (a catalog name)", CLI_REQUIRED },
+    { "tp", O_TP, "T", "tensor-parallel degree (fit profile: required)", 0 },
+    { "weights", O_WEIGHTS, "P", "weight precision of the fitted model (bf16, fp8...)", 0 },
+    { "folds", O_FOLDS, "K", "cross-validation folds (2 to 100)", 0 },
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt EXPORT_OPTS[] = {
+    { "source", O_SOURCE, "S", "only the measurements of source S", 0 },
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt CPU_OPTS[] = {
+    OPT_MODEL(CLI_REQUIRED), OPT_TP, OPT_LISTS,
+    { "threads", O_THREADS, "N", "BLAS threads (default: the BLAS default)", 0 },
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt GPU_OPTS[] = {
+    OPT_MODEL(CLI_REQUIRED), OPT_TP,
+    { "gpu", O_GPU, "G", "the catalog GPU of the device (default: from the device's name)", 0 },
+    OPT_LISTS,
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt NET_OPTS[] = {
+    { "target", O_TARGET, "HOST:PORT", "a latsim echo server (default: one started on 127.0.0.1)", 0 },
+    { "sizes", O_SIZES, "LIST", "payload sizes, bytes (at least 3)", 0 },
+    { "repeats", O_REPEATS, "N", "round trips per size (default 200)", 0 },
+    CLI_OPT_DB, { NULL },
+};
+
+static const char *const BAD_INPUT = "Bad input: one line naming the file, line and column; exit 2; database untouched.\n";
+
+static const cli_cmd CALIB_LIST = { "calib list", "", "Lists the measurements and calibrated models in the database.\n", "", LIST_OPTS, 0, 0 };
+static const cli_cmd CALIB_SHOW = { "calib show", "ID", "Prints calibrated model ID (latsim calib list): its coefficients, errors and provenance.\n",
+                                    "", LIST_OPTS, 0, 0 };
+static const cli_cmd CALIB_IMPORT = {
+    "calib import", "vidur DIR\nsteps FILE.csv\nmeas FILE.csv",
+    "Imports measurements, all or none: Vidur operator profiles (DIR/compute/,\n"
+    "attention_a100/, network/); whole-step times (FILE.csv:\n"
+    "model,gpu,tp,phase,batch_size,tokens,step_ms[,weights,source]); or measurements\n"
+    "exported by latsim calib export.\n",
+    "", IMPORT_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_FIT = {
+    "calib fit", "[fitted]\nprofile",
+    "fitted: fits the parametric step model to the imported steps; profile: builds\n"
+    "the operator-profile model of --tp T from imported profiles.  Prints the model\n"
+    "(R2, cross-validated MAPE, coefficients) and stores it.\n",
+    "", FIT_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_EXPORT = {
+    "calib export", "FILE.csv",
+    "Writes the measurements (of source S) as CSV (FILE.csv - : standard output);\n"
+    "latsim calib import meas FILE.csv reads it.\n",
+    "", EXPORT_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_CPU = {
+    "calib cpu", "",
+    "Times the model's layer GEMMs (OpenBLAS), attention and memory bandwidth on this\n"
+    "CPU; stores them and catalog GPU 'cpu'.\n",
+    "", CPU_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_GPU = {
+    "calib gpu", "",
+    "Times the same on CUDA GPU 0 (cuBLAS; needs make CUDA=1) and stores them.\n",
+    "", GPU_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_NET = {
+    "calib net", "",
+    "Times TCP round trips (to a latsim echo it starts on 127.0.0.1, or to\n"
+    "HOST:PORT), fits base + bytes / bandwidth, and times JSON against binary encoding.\n",
+    "", NET_OPTS, 0, 0,
+};
+
+/* cli_opt_fn of the calib commands: CTX is the opts. */
+static int calib_opt(void *ctx, int id, const char *v)
 {
-    memset(o, 0, sizeof *o);
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        int takes = !strcmp(a, "--db") || !strcmp(a, "--model") || !strcmp(a, "--gpu") ||
-                    !strcmp(a, "--weights") || !strcmp(a, "--tp") || !strcmp(a, "--folds") ||
-                    !strcmp(a, "--tokens") || !strcmp(a, "--batches") || !strcmp(a, "--contexts") ||
-                    !strcmp(a, "--prompts") || !strcmp(a, "--repeats") || !strcmp(a, "--threads") ||
-                    !strcmp(a, "--source") || !strcmp(a, "--target") || !strcmp(a, "--sizes");
-        if (takes) {
-            if (i + 1 >= argc) {
-                snprintf(err, n, "%s: %s needs a value", cmd, a);
-                return -1;
-            }
-            const char *v = argv[++i];
-            if (!strcmp(a, "--db")) o->db = v;
-            else if (!strcmp(a, "--model")) o->model = v;
-            else if (!strcmp(a, "--gpu")) o->gpu = v;
-            else if (!strcmp(a, "--weights")) o->weights = v;
-            else if (!strcmp(a, "--tp") && parse_long("--tp", v, 1, 1024, &o->tp, err, n)) return -1;
-            else if (!strcmp(a, "--folds") && parse_long("--folds", v, 2, 100, &o->folds, err, n)) return -1;
-            else if (!strcmp(a, "--repeats") && parse_long("--repeats", v, 1, 10000, &o->repeats, err, n)) return -1;
-            else if (!strcmp(a, "--threads") && parse_long("--threads", v, 1, 1024, &o->threads, err, n)) return -1;
-            else if (!strcmp(a, "--tokens")) o->tokens = v;
-            else if (!strcmp(a, "--source")) o->source = v;
-            else if (!strcmp(a, "--target")) o->target = v;
-            else if (!strcmp(a, "--sizes")) o->sizes = v;
-            else if (!strcmp(a, "--batches")) o->batches = v;
-            else if (!strcmp(a, "--contexts")) o->contexts = v;
-            else if (!strcmp(a, "--prompts")) o->prompts = v;
-        } else if (a[0] == '-' && a[1]) {
-            snprintf(err, n, "%s: unknown option '%s' (see latsim calib --help)", cmd, a);
-            return -1;
-        } else if (o->npos < 4) {
-            o->pos[o->npos++] = a;
-        } else {
-            snprintf(err, n, "%s: too many arguments", cmd);
-            return -1;
-        }
+    opts *o = ctx;
+    char err[300];
+    int bad = 0;
+    switch (id) {
+    case O_MODEL: o->model = v; break;
+    case O_GPU: o->gpu = v; break;
+    case O_WEIGHTS: o->weights = v; break;
+    case O_SOURCE: o->source = v; break;
+    case O_TARGET: o->target = v; break;
+    case O_SIZES: o->sizes = v; break;
+    case O_TOKENS: o->tokens = v; break;
+    case O_BATCHES: o->batches = v; break;
+    case O_CONTEXTS: o->contexts = v; break;
+    case O_PROMPTS: o->prompts = v; break;
+    case O_TP: bad = parse_long("--tp", v, 1, 1024, &o->tp, err, sizeof err); break;
+    case O_FOLDS: bad = parse_long("--folds", v, 2, 100, &o->folds, err, sizeof err); break;
+    case O_REPEATS: bad = parse_long("--repeats", v, 1, 10000, &o->repeats, err, sizeof err); break;
+    default: bad = parse_long("--threads", v, 1, 1024, &o->threads, err, sizeof err); break;   /* O_THREADS */
     }
-    return 0;
+    return bad ? cu_die(2, "%s: %s", o->cmd, err) : 0;
 }
 
 /* Opens an existing latsim database read-only (list, show, export, cost): nothing
@@ -191,9 +242,9 @@ static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
         return 2;
     j->before = cdb_count(db, NULL, NULL, NULL);
     j->n = 0;
-    int s = !strcmp(o->pos[1], "vidur") ? cimp_vidur(db, o->pos[2], &io, &j->n, err, n)
-            : !strcmp(o->pos[1], "meas") ? cimp_meas(db, o->pos[2], &io, &j->n, err, n)
-                                         : cimp_steps(db, o->pos[2], &io, &j->n, err, n);
+    int s = !strcmp(o->pos[0], "vidur") ? cimp_vidur(db, o->pos[1], &io, &j->n, err, n)
+            : !strcmp(o->pos[0], "meas") ? cimp_meas(db, o->pos[1], &io, &j->n, err, n)
+                                         : cimp_steps(db, o->pos[1], &io, &j->n, err, n);
     return s == 0 ? 0 : 2;
 }
 
@@ -203,13 +254,13 @@ static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
 static int cmd_import(const opts *o)
 {
     char err[2048];
-    if (o->npos != 3 || (strcmp(o->pos[1], "vidur") && strcmp(o->pos[1], "steps") && strcmp(o->pos[1], "meas")))
+    if (o->npos != 2 || (strcmp(o->pos[0], "vidur") && strcmp(o->pos[0], "steps") && strcmp(o->pos[0], "meas")))
         return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv' or 'meas FILE.csv'");
     import_job j = { .o = o };
     int rc = cu_write_db(cu_db_path(o->db), import_write, &j, NULL, err, sizeof err);
     if (rc != 0)
         return fail(rc, err);
-    printf("imported %ld measurements from %s (%lld in the database)\n", j.n, ERRMSG_SHOWN(o->pos[2]),
+    printf("imported %ld measurements from %s (%lld in the database)\n", j.n, ERRMSG_SHOWN(o->pos[1]),
            (long long)(j.before + j.n));
     return 0;
 }
@@ -247,11 +298,9 @@ static int fit_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
 static int cmd_fit(const opts *o)
 {
     char err[2048];
-    const char *kind = o->npos >= 2 ? o->pos[1] : "fitted";
-    if (o->npos > 2 || (strcmp(kind, "fitted") && strcmp(kind, "profile")))
-        return fail(2, "calib fit: expected 'fitted' or 'profile' (see latsim calib --help)");
-    if (!o->model || !o->gpu)
-        return fail(2, "calib fit: --model M and --gpu G are required");
+    const char *kind = o->npos >= 1 ? o->pos[0] : "fitted";
+    if (o->npos > 1 || (strcmp(kind, "fitted") && strcmp(kind, "profile")))
+        return fail(2, "calib fit: expected 'fitted' or 'profile' (see latsim calib fit --help)");
     if (!strcmp(kind, "profile") && !o->tp)
         return fail(2, "calib fit profile: --tp T is required");
     const char *path = cu_db_path(o->db);
@@ -330,12 +379,9 @@ static int cmd_bench(const opts *o, int gpu)
 {
     char err[2048];
     const char *cmd = gpu ? "calib gpu" : "calib cpu";
+    if (o->npos != 0) return cu_die(2, "%s: unexpected argument '%s' (see latsim %s --help)", cmd, o->pos[0], cmd);
     if (gpu && !cb_gpu_available(err, sizeof err))
         return fail(2, err);
-    if (!o->model) {
-        snprintf(err, sizeof err, "%s: --model M is required", cmd);
-        return fail(2, err);
-    }
     int tok[64], bat[16], ctx[16], pr[16];
     int ntok = list_opt("--tokens", o->tokens, gpu ? "1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384" : "1,4,16,64",
                         tok, 64, err, sizeof err);
@@ -501,6 +547,7 @@ static int cmd_net(const opts *o)
     int port = 0, lfd = -1;
     pid_t child = -1;
     int sz[32];
+    if (o->npos != 0) return cu_die(2, "calib net: unexpected argument '%s' (see latsim calib net --help)", o->pos[0]);
     int ns = list_opt("--sizes", o->sizes, "64,256,1024,4096,16384,65536,262144,1048576", sz, 32, err, sizeof err);
     if (ns < 0) return fail(2, err);
     if (ns < 3) return fail(2, "calib net: need at least 3 sizes to fit base + bytes / bandwidth");
@@ -566,25 +613,47 @@ static int cmd_net(const opts *o)
     return 0;
 }
 
+enum { O_HOST = 1, O_PORT };
+
+static const cli_opt ECHO_OPTS[] = {
+    { "host", O_HOST, "ADDR", "the address to listen on (default 127.0.0.1)", 0 },
+    { "port", O_PORT, "P", "the port (default 0: any free one, printed)", 0 },
+    { NULL },
+};
+
+static const cli_cmd ECHO = {
+    "echo", "",
+    "A TCP echo server for latsim calib net --target (frames: 4-byte big-endian\n"
+    "length, payload).\n",
+    "", ECHO_OPTS, 0, 0,
+};
+
+/* What echo was asked. */
+typedef struct echo_opts {
+    const char *host;         /* --host */
+    long port;                /* --port */
+} echo_opts;
+
+/* cli_opt_fn of echo: CTX is the echo_opts. */
+static int echo_opt(void *ctx, int id, const char *v)
+{
+    echo_opts *o = ctx;
+    char err[300];
+    if (id == O_HOST) o->host = v;
+    else if (parse_long("echo: --port", v, 0, 65535, &o->port, err, sizeof err)) return fail(2, err);
+    return 0;
+}
+
 int echo_main(int argc, char **argv)
 {
-    const char *host = "127.0.0.1";
-    long port = 0;
+    echo_opts o = { "127.0.0.1", 0 };
+    cli_args a;
     char err[512];
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            puts("usage: latsim echo [--host ADDR] [--port P]\nA TCP echo server for latsim calib net --target "
-                 "(frames: 4-byte big-endian length, payload).");
-            return 0;
-        }
-        if (i + 1 < argc && !strcmp(argv[i], "--host")) host = argv[++i];
-        else if (i + 1 < argc && !strcmp(argv[i], "--port")) {
-            if (parse_long("echo: --port", argv[++i], 0, 65535, &port, err, sizeof err)) return fail(2, err);
-        } else {
-            snprintf(err, sizeof err, "echo: unknown argument '%s'", argv[i]);
-            return fail(2, err);
-        }
-    }
+    int rc = cli_parse(&ECHO, argc, argv, &a, echo_opt, &o);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > 0) return cu_die(2, "echo: unexpected argument '%s' (see latsim echo --help)", a.pos[0]);
+    const char *host = o.host;
+    long port = o.port;
     int bound, fd = cnet_listen(host, (int)port, &bound, err, sizeof err);
     if (fd < 0) {
         char e2[600];
@@ -599,91 +668,156 @@ int echo_main(int argc, char **argv)
     return 0;
 }
 
+/* `calib export FILE.csv`: the output path is checked before the database is read. */
+static int cmd_export(const opts *o)
+{
+    char err[2048];
+    if (o->npos != 1) return fail(2, "calib export: expected FILE.csv (- for stdout)");
+    sqlite3 *db = NULL;
+    int to_file = strcmp(o->pos[0], "-") != 0;
+    if (to_file && cu_check_out("calib export", NULL, o->pos[0], err, sizeof err) != 0) return fail(2, err);
+    if (open_readonly(cu_db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
+    FILE *f = to_file ? cu_open_out("calib export", NULL, o->pos[0], err, sizeof err) : stdout;
+    if (!f) {
+        store_close(db);
+        return fail(2, err);
+    }
+    long n = cdb_export(db, o->source, f, err, sizeof err);
+    store_close(db);
+    if (to_file && cu_close_out("calib export", NULL, o->pos[0], f, n < 0 ? NULL : err, n < 0 ? 0 : sizeof err) != 0)
+        n = -1;
+    if (n < 0) return fail(1, err);
+    if (to_file) printf("exported %ld measurements to %s\n", n, ERRMSG_SHOWN(o->pos[0]));
+    return 0;
+}
+
+/* `calib list` and `calib show ID` (SHOW 1). */
+static int cmd_list_show(const opts *o, int show)
+{
+    char err[2048];
+    sqlite3 *db = NULL;
+    int64_t id = 0;
+    if (show && o->npos != 1) return fail(2, "calib show: expected one model ID (see latsim calib list)");
+    if (show && cu_parse_id("model", o->pos[0], &id, err, sizeof err) != 0)
+        return cu_die(2, "calib show: %.500s (see latsim calib list)", err);
+    if (!show && o->npos != 0) return fail(2, "calib list: unexpected argument");
+    if (open_readonly(cu_db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
+    int s = show ? cdb_show(db, id, stdout, err, sizeof err) : cdb_list(db, stdout, err, sizeof err);
+    store_close(db);
+    return s != 0 ? fail(s == 1 ? 2 : 1, err) : 0;
+}
+
+static int cmd_list(const opts *o) { return cmd_list_show(o, 0); }
+static int cmd_show(const opts *o) { return cmd_list_show(o, 1); }
+static int cmd_cpu(const opts *o) { return cmd_bench(o, 0); }
+static int cmd_gpu(const opts *o) { return cmd_bench(o, 1); }
+
+/* The calib commands: `latsim calib NAME ...` parses CMD's options and runs FN. */
+static const struct calib_sub {
+    const char *name;                 /* as typed after calib */
+    const cli_cmd *cmd;               /* its command line */
+    int (*fn)(const opts *o);         /* returns the exit status */
+    const char *summary;              /* its line in latsim calib --help */
+} SUBS[] = {
+    { "list", &CALIB_LIST, cmd_list, "measurements and calibrated models in the database" },
+    { "show", &CALIB_SHOW, cmd_show, "one calibrated model: coefficients, errors, provenance" },
+    { "import", &CALIB_IMPORT, cmd_import, "Vidur operator profiles, whole-step times, or exported measurements" },
+    { "fit", &CALIB_FIT, cmd_fit, "fit the parametric step model, or build the operator-profile model" },
+    { "export", &CALIB_EXPORT, cmd_export, "the measurements as CSV; import meas FILE.csv reads it" },
+    { "cpu", &CALIB_CPU, cmd_cpu, "time the model's layer GEMMs, attention and memory bandwidth on this CPU" },
+    { "gpu", &CALIB_GPU, cmd_gpu, "the same on CUDA GPU 0 (cuBLAS; needs make CUDA=1)" },
+    { "net", &CALIB_NET, cmd_net, "TCP round trips, fit base + bytes / bandwidth, JSON vs binary" },
+};
+
+/* latsim calib --help: every command's synopsis (from its table) and what it does. */
+static void calib_usage(FILE *out)
+{
+    fputs("usage: latsim calib COMMAND [options]\n"
+          "\n"
+          "Measurements, importers, fitted cost models and microbenchmarks (latsim calib\n"
+          "COMMAND --help: a command's own help).\n\n", out);
+    for (size_t i = 0; i < sizeof SUBS / sizeof SUBS[0]; i++) {
+        cli_synopsis(SUBS[i].cmd, "  ", out);
+        fprintf(out, "        %s\n", SUBS[i].summary);
+    }
+    fprintf(out, "\n%s", BAD_INPUT);
+}
+
 int calib_main(int argc, char **argv)
 {
     char err[2048];
-    opts o;
-    for (int i = 0; i < argc; i++)
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            fputs(CALIB_USAGE, stdout);
-            return 0;
-        }
-    if (parse_opts("calib", argc, argv, &o, err, sizeof err) != 0)
-        return fail(2, err);
-    if (o.npos == 0) {
-        fputs(CALIB_USAGE, stderr);
-        return 2;
+    if (argc == 0) { calib_usage(stderr); return 2; }
+    const char *sub = argv[0];
+    if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) { calib_usage(stdout); return 0; }
+    for (size_t i = 0; i < sizeof SUBS / sizeof SUBS[0]; i++) {
+        if (strcmp(sub, SUBS[i].name)) continue;
+        opts o;
+        cli_args a;
+        memset(&o, 0, sizeof o);
+        o.cmd = SUBS[i].cmd->name;
+        int rc = cli_parse(SUBS[i].cmd, argc - 1, argv + 1, &a, calib_opt, &o);
+        if (rc != CLI_GO) return rc;
+        o.db = a.db;
+        o.pos = a.pos;
+        o.npos = a.npos;
+        if (cu_check_db_path(cu_db_path(o.db), err, sizeof err) != 0) return fail(2, err);
+        return SUBS[i].fn(&o);
     }
-    const char *sub = o.pos[0];
-    if (cu_check_db_path(cu_db_path(o.db), err, sizeof err) != 0)
-        return fail(2, err);
-    if (!strcmp(sub, "import"))
-        return cmd_import(&o);
-    if (!strcmp(sub, "fit"))
-        return cmd_fit(&o);
-    if (!strcmp(sub, "net")) {
-        if (o.npos != 1) return fail(2, "calib net: unexpected argument (see latsim calib --help)");
-        return cmd_net(&o);
-    }
-    if (!strcmp(sub, "export")) {
-        if (o.npos != 2) return fail(2, "calib export: expected FILE.csv (- for stdout)");
-        sqlite3 *db = NULL;
-        int to_file = strcmp(o.pos[1], "-") != 0;
-        /* The output path is checked before the database is read. */
-        if (to_file && cu_check_out("calib export", NULL, o.pos[1], err, sizeof err) != 0) return fail(2, err);
-        if (open_readonly(cu_db_path(o.db), &db, err, sizeof err) != 0) return fail(2, err);
-        FILE *f = to_file ? cu_open_out("calib export", NULL, o.pos[1], err, sizeof err) : stdout;
-        if (!f) {
-            store_close(db);
-            return fail(2, err);
-        }
-        long n = cdb_export(db, o.source, f, err, sizeof err);
-        store_close(db);
-        if (to_file && cu_close_out("calib export", NULL, o.pos[1], f, n < 0 ? NULL : err, n < 0 ? 0 : sizeof err) != 0)
-            n = -1;
-        if (n < 0) return fail(1, err);
-        if (to_file) printf("exported %ld measurements to %s\n", n, ERRMSG_SHOWN(o.pos[1]));
-        return 0;
-    }
-    if (!strcmp(sub, "cpu") || !strcmp(sub, "gpu")) {
-        if (o.npos != 1) return fail(2, "calib cpu/gpu: unexpected argument (see latsim calib --help)");
-        return cmd_bench(&o, !strcmp(sub, "gpu"));
-    }
-    if (!strcmp(sub, "list") || !strcmp(sub, "show")) {
-        sqlite3 *db = NULL;
-        int64_t id = 0;
-        if (!strcmp(sub, "show") && o.npos != 2)
-            return fail(2, "calib show: expected one model ID (see latsim calib list)");
-        if (!strcmp(sub, "show") && cu_parse_id("model", o.pos[1], &id, err, sizeof err) != 0) {
-            char m[600];
-            snprintf(m, sizeof m, "calib show: %.500s (see latsim calib list)", err);
-            return fail(2, m);
-        }
-        if (!strcmp(sub, "list") && o.npos != 1)
-            return fail(2, "calib list: unexpected argument");
-        if (open_readonly(cu_db_path(o.db), &db, err, sizeof err) != 0)
-            return fail(2, err);
-        int s = !strcmp(sub, "list") ? cdb_list(db, stdout, err, sizeof err)
-                                     : cdb_show(db, id, stdout, err, sizeof err);
-        store_close(db);
-        if (s != 0)
-            return fail(s == 1 ? 2 : 1, err);
-        return 0;
-    }
-    snprintf(err, sizeof err, "calib: unknown command '%s' (see latsim calib --help)", sub);
-    return fail(2, err);
+    if (sub[0] == '-') return cu_die(2, "calib: expected a COMMAND before the options, got '%s' (see latsim calib --help)", sub);
+    return cu_die(2, "calib: unknown command '%s' (see latsim calib --help)", sub);
 }
 
-static const char *COST_USAGE =
-    "usage: latsim cost --model M --gpu G --tp T [--weights P] [--prefill TOKENS [--prefill-batch B]]\n"
-    "                   [--decode SEQS --context TOKENS] [--cost KIND | --cost-id ID] [--json] [--db PATH]\n"
-    "\n"
-    "Prints the predicted time of one forward step and the model that produced it.\n"
-    "  --prefill TOKENS       prompt tokens per prefilling sequence (with --prefill-batch B sequences, default 1)\n"
-    "  --decode SEQS          decoding sequences, each with --context TOKENS of context\n"
-    "  --cost KIND            auto (default: best calibrated model, else roofline), fitted, profile, roofline\n"
-    "  --cost-id ID           a stored calibrated model (latsim calib list)\n"
-    "  --json                 {\"step_ms\": X, \"cost_model\": {kind, id, source, mape}, \"parts\": {NAME: ms}}\n";
+enum { C_MODEL = 1, C_GPU, C_TP, C_WEIGHTS, C_PREFILL, C_PBATCH, C_DECODE, C_CONTEXT, C_COST, C_COST_ID };
+
+static const cli_opt COST_OPTS[] = {
+    { "model", C_MODEL, "M", "the model (a catalog name)", CLI_REQUIRED },
+    { "gpu", C_GPU, "G", "the GPU (a catalog name)", CLI_REQUIRED },
+    { "tp", C_TP, "T", "tensor-parallel degree (1 to 1024)", CLI_REQUIRED },
+    { "weights", C_WEIGHTS, "P", "weight precision: bf16, fp16, fp8, int8, int4 (default: the model's, else bf16)", 0 },
+    { "prefill", C_PREFILL, "TOKENS", "prompt tokens per prefilling sequence", 0 },
+    { "prefill-batch", C_PBATCH, "B", "prefilling sequences (default 1)", 0 },
+    { "decode", C_DECODE, "SEQS", "decoding sequences, each with --context TOKENS of context", 0 },
+    { "context", C_CONTEXT, "TOKENS", "context of each decoding sequence", 0 },
+    { "cost", C_COST, "KIND", "auto (default: best calibrated model, else roofline), fitted, profile, roofline", 0 },
+    { "cost-id", C_COST_ID, "ID", "a stored calibrated model (latsim calib list)", 0 },
+    { "json", CLI_JSON, NULL, "{\"step_ms\": X, \"cost_model\": {kind, id, source, mape}, \"parts\": {NAME: ms}}", 0 },
+    CLI_OPT_DB,
+    { NULL },
+};
+
+static const cli_cmd COST = {
+    "cost", "",
+    "Prints the predicted time of one forward step (--prefill and/or --decode) and the\n"
+    "cost model that produced it.\n",
+    "", COST_OPTS, 0, 0,
+};
+
+/* What cost was asked. */
+typedef struct cost_opts {
+    const char *model, *gpu, *weights, *kind;  /* --model, --gpu, --weights, --cost (NULL: not given) */
+    long tp, prefill, pbatch, decode, context, id;  /* --tp, --prefill, --prefill-batch, --decode, --context (-1: none), --cost-id */
+} cost_opts;
+
+/* cli_opt_fn of cost: CTX is the cost_opts. */
+static int cost_opt(void *ctx, int id, const char *v)
+{
+    cost_opts *o = ctx;
+    char err[300];
+    int bad = 0;
+    switch (id) {
+    case C_MODEL: o->model = v; break;
+    case C_GPU: o->gpu = v; break;
+    case C_WEIGHTS: o->weights = v; break;
+    case C_COST: o->kind = v; break;
+    case C_TP: bad = parse_long("cost: --tp", v, 1, 1024, &o->tp, err, sizeof err); break;
+    case C_PREFILL: bad = parse_long("cost: --prefill", v, 1, 10000000, &o->prefill, err, sizeof err); break;
+    case C_PBATCH: bad = parse_long("cost: --prefill-batch", v, 1, 1000000, &o->pbatch, err, sizeof err); break;
+    case C_DECODE: bad = parse_long("cost: --decode", v, 1, 1000000, &o->decode, err, sizeof err); break;
+    case C_CONTEXT: bad = parse_long("cost: --context", v, 0, 10000000, &o->context, err, sizeof err); break;
+    default: bad = parse_long("cost: --cost-id", v, 1, 1L << 62, &o->id, err, sizeof err); break;   /* C_COST_ID */
+    }
+    return bad ? fail(2, err) : 0;
+}
 
 static void json_num(FILE *out, double v)
 {
@@ -695,46 +829,15 @@ static void json_num(FILE *out, double v)
 
 int cost_main(int argc, char **argv)
 {
-    const char *dbopt = NULL, *model = NULL, *gpu = NULL, *weights = NULL, *kind = NULL;
-    long tp = 0, prefill = 0, pbatch = 1, decode = 0, context = -1, id = 0;
-    int json = 0;
+    cost_opts co = { .pbatch = 1, .context = -1 };
+    cli_args a;
     char err[2048];
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(COST_USAGE, stdout); return 0; }
-        if (!strcmp(a, "--json")) { json = 1; continue; }
-        static const char *const takes[] = { "--db", "--model", "--gpu", "--weights", "--cost", "--tp",
-                                             "--prefill", "--prefill-batch", "--decode", "--context",
-                                             "--cost-id" };
-        int k = -1;
-        for (int j = 0; j < (int)(sizeof takes / sizeof *takes); j++)
-            if (!strcmp(a, takes[j])) k = j;
-        if (k < 0) {
-            snprintf(err, sizeof err, "cost: unknown argument '%s' (see latsim cost --help)", a);
-            return fail(2, err);
-        }
-        if (i + 1 >= argc) {
-            snprintf(err, sizeof err, "cost: %s needs a value", a);
-            return fail(2, err);
-        }
-        const char *v = argv[++i];
-        int bad = 0;
-        switch (k) {
-        case 0: dbopt = v; break;
-        case 1: model = v; break;
-        case 2: gpu = v; break;
-        case 3: weights = v; break;
-        case 4: kind = v; break;
-        case 5: bad = parse_long("cost: --tp", v, 1, 1024, &tp, err, sizeof err); break;
-        case 6: bad = parse_long("cost: --prefill", v, 1, 10000000, &prefill, err, sizeof err); break;
-        case 7: bad = parse_long("cost: --prefill-batch", v, 1, 1000000, &pbatch, err, sizeof err); break;
-        case 8: bad = parse_long("cost: --decode", v, 1, 1000000, &decode, err, sizeof err); break;
-        case 9: bad = parse_long("cost: --context", v, 0, 10000000, &context, err, sizeof err); break;
-        default: bad = parse_long("cost: --cost-id", v, 1, 1L << 62, &id, err, sizeof err); break;
-        }
-        if (bad) return fail(2, err);
-    }
-    if (!model || !gpu || !tp) return fail(2, "cost: --model M, --gpu G and --tp T are required");
+    int rc = cli_parse(&COST, argc, argv, &a, cost_opt, &co);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > 0) return cu_die(2, "cost: unexpected argument '%s' (see latsim cost --help)", a.pos[0]);
+    const char *dbopt = a.db, *model = co.model, *gpu = co.gpu, *weights = co.weights, *kind = co.kind;
+    long tp = co.tp, prefill = co.prefill, pbatch = co.pbatch, decode = co.decode, context = co.context, id = co.id;
+    int json = a.json;
     if (!prefill && !decode) return fail(2, "cost: give --prefill TOKENS and/or --decode SEQS --context TOKENS");
     if (decode && context < 0) return fail(2, "cost: --decode needs --context TOKENS");
     if (kind && strcmp(kind, "auto") && strcmp(kind, "fitted") && strcmp(kind, "profile") && strcmp(kind, "roofline")) {
@@ -744,7 +847,7 @@ int cost_main(int argc, char **argv)
     if (kind && id) return fail(2, "cost: give --cost KIND or --cost-id ID, not both");
     const char *path = cu_db_path(dbopt);
     sqlite3 *db = NULL;
-    int rc = 2;
+    rc = 2;
     if (cu_check_db_path(path, err, sizeof err) != 0)
         return fail(2, err);
     /* Read-only: an existing file is never written (an empty or foreign one is

@@ -16,24 +16,49 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cliopt.h"
 #include "cliutil.h"
+#include "commands.h"
 #include "engine/errmsg.h"
 #include "run/scenario.h"
 
 #define MAX_FILES 256
 
-static const char *USAGE =
-    "usage: latsim check [FILE...] [--junit OUT.xml] [--tolerance PCT] [--seed N]\n"
-    "                    [--jobs N] [--db PATH] [--no-store]\n"
-    "\n"
+enum { O_JUNIT = 1, O_TOLERANCE, O_SEED, O_JOBS, O_NO_STORE };
+
+static const cli_opt CHECK_OPTS[] = {
+    { "junit", O_JUNIT, "OUT.xml", "write JUnit XML: one testsuite per scenario, one testcase per SLO term and per "
+      "baseline metric", 0 },
+    { "tolerance", O_TOLERANCE, "PCT", "how much worse than its baseline a key metric may be, % (default 10)", 0 },
+    { "set", CLI_SET, "S.K=V", "override key K of section S in every scenario checked, e.g. --set workload.rate=80 "
+      "(repeatable)", CLI_REPEAT },
+    { "seed", O_SEED, "N", "seed of every run (default: each scenario's)", 0 },
+    { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
+    CLI_OPT_DB,
+    { "no-store", O_NO_STORE, NULL, "do not store the runs (a dry check)", 0 },
+    { NULL },
+};
+
+static const cli_cmd CHECK = {
+    "check", "[FILE...]",
     "Runs each scenario (default: every scenario stored in the database) at its rate x\n"
     "the [slo] headroom and checks it against its [slo] and its last accepted baseline\n"
     "(latsim baseline accept RUN): a key metric (e2e/ttft/tpot/queue P50 and P99,\n"
     "throughput, goodput) may be worse by at most PCT % (default 10) or the baseline's\n"
-    "95 % interval.  Exit status: 0 all pass, 1 any fails, 2 bad input.\n"
-    "\n"
-    "usage: latsim baseline accept RUN [--db PATH]   make RUN its scenario's baseline\n"
-    "       latsim baseline list [--db PATH]         list accepted baselines\n";
+    "95 % interval.  --set applies to every scenario (its [slo] included) before the\n"
+    "headroom.  Exit status: 0 all pass, 1 any fails, 2 bad input.\n",
+    "latsim baseline --help: accepting and listing baselines.\n",
+    CHECK_OPTS, TASK_MAX_SETS - 1, 0,
+};
+
+static const cli_opt BASELINE_OPTS[] = { CLI_OPT_DB, { NULL } };
+
+static const cli_cmd BASELINE = {
+    "baseline", "accept RUN\nlist",
+    "accept RUN makes stored run RUN (an ID from latsim runs) its scenario's baseline,\n"
+    "which latsim check compares with; list lists the accepted baselines.\n",
+    "", BASELINE_OPTS, 0, 1,
+};
 
 typedef struct verdict {
     char name[160];           /* test case name */
@@ -165,50 +190,47 @@ static int accept_write(sqlite3 *db, int dry, void *arg, char *err, size_t errle
     return rc == 0 ? 0 : rc == 1 ? 2 : 1;
 }
 
+/* `baseline list`: the accepted baselines of the database PATH.  Returns the exit status. */
+static int baseline_list(const char *path)
+{
+    char err[1024];
+    sqlite3 *db;
+    sqlite3_stmt *st = NULL;
+    if (store_open_readonly(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (sqlite3_prepare_v2(db, "SELECT b.scenario_path, b.run_id, b.accepted_at FROM baselines b"
+                           " WHERE b.id = (SELECT max(id) FROM baselines c WHERE c.scenario_path = b.scenario_path)"
+                           " ORDER BY b.scenario_path", -1, &st, NULL) == SQLITE_OK) {
+        printf("%-40s %8s  %s\n", "scenario", "run", "accepted");
+        while (sqlite3_step(st) == SQLITE_ROW)
+            printf("%-40s %8lld  %s\n", ERRMSG_SHOWN((const char *) sqlite3_column_text(st, 0)),
+                   (long long) sqlite3_column_int64(st, 1), ERRMSG_SHOWN((const char *) sqlite3_column_text(st, 2)));
+    } else printf("no baselines accepted yet\n");
+    sqlite3_finalize(st);
+    store_close(db);
+    return 0;
+}
+
 int baseline_main(int argc, char **argv)
 {
-    const char *dbopt = NULL;
-    const char *args[4];
-    int n = 0;
-    for (int i = 0; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { fputs(USAGE, stdout); return 0; }
-        if (!strcmp(argv[i], "--db")) {
-            if (i + 1 >= argc) return cu_die(2, "baseline: --db needs a PATH");
-            dbopt = argv[++i];
-        } else if (n < 4) args[n++] = argv[i];
-        else return cu_die(2, "baseline: too many arguments");
-    }
-    const char *path = cu_db_path(dbopt);
+    cli_args a;
+    int rc = cli_parse(&BASELINE, argc, argv, &a, NULL, NULL);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > 2) return cu_die(2, "baseline: too many arguments");
+    const char *path = cu_db_path(a.db);
     char err[1024];
     if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (access(path, F_OK) != 0) return cu_die(2, "%s: no such database (run a scenario first, or give --db PATH)", path);
-    sqlite3 *db;
-    if (n == 2 && !strcmp(args[0], "accept")) {
+    if (a.npos == 2 && !strcmp(a.pos[0], "accept")) {
         int64_t id64;
-        if (cu_parse_id("run", args[1], &id64, err, sizeof err) != 0) return cu_die(2, "baseline accept: %s (see latsim runs)", err);
+        if (cu_parse_id("run", a.pos[1], &id64, err, sizeof err) != 0) return cu_die(2, "baseline accept: %s (see latsim runs)", err);
         long long id = (long long) id64;
         /* One transaction: a refused ID (no such run) leaves the file as it was. */
-        int rc = cu_write_db(path, accept_write, &id, NULL, err, sizeof err);
+        rc = cu_write_db(path, accept_write, &id, NULL, err, sizeof err);
         if (rc != 0) return cu_die(rc, "%s", err);
         printf("run %lld accepted as the baseline of its scenario\n", id);
         return 0;
     }
-    if (n == 1 && !strcmp(args[0], "list")) {
-        if (store_open_readonly(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
-        sqlite3_stmt *st = NULL;
-        int rc = 0;
-        if (sqlite3_prepare_v2(db, "SELECT b.scenario_path, b.run_id, b.accepted_at FROM baselines b"
-                               " WHERE b.id = (SELECT max(id) FROM baselines c WHERE c.scenario_path = b.scenario_path)"
-                               " ORDER BY b.scenario_path", -1, &st, NULL) == SQLITE_OK) {
-            printf("%-40s %8s  %s\n", "scenario", "run", "accepted");
-            while (sqlite3_step(st) == SQLITE_ROW)
-                printf("%-40s %8lld  %s\n", ERRMSG_SHOWN((const char *) sqlite3_column_text(st, 0)),
-                       (long long) sqlite3_column_int64(st, 1), ERRMSG_SHOWN((const char *) sqlite3_column_text(st, 2)));
-        } else printf("no baselines accepted yet\n");
-        sqlite3_finalize(st);
-        store_close(db);
-        return rc;
-    }
+    if (a.npos == 1 && !strcmp(a.pos[0], "list")) return baseline_list(path);
     return cu_die(2, "baseline: expected 'accept RUN' or 'list' (see latsim baseline --help)");
 }
 
@@ -229,90 +251,124 @@ static int save_runs(sqlite3 *db, int dry, void *arg, char *err, size_t errlen)
     return 0;
 }
 
-int check_main(int argc, char **argv)
+/* A check in progress: everything check_main frees. */
+typedef struct checker {
+    cli_args a;               /* --db, --set and the FILEs */
+    const char *files[MAX_FILES]; /* the scenarios checked */
+    int nf;                   /* how many */
+    char **owned;             /* those taken from the database (owned) */
+    int nowned;               /* how many */
+    const char *dbpath;       /* the database file */
+    const char *junit;        /* --junit OUT.xml, or NULL */
+    double tol;               /* --tolerance, % */
+    uint64_t seed;            /* --seed (0: each scenario's) */
+    int jobs;                 /* --jobs (0: all cores) */
+    int store;                /* 0: --no-store */
+    sqlite3 *db;              /* the database, read-only (NULL when there is none) */
+    item *its;                /* one per scenario */
+    double wall;              /* seconds the runs took */
+    int64_t *ids;             /* the stored run of each */
+} checker;
+
+/* cli_opt_fn of check: CTX is the checker. */
+static int check_opt(void *ctx, int id, const char *v)
 {
-    const char *files[MAX_FILES];
-    int nf = 0, jobs = 0, store = 1, rc = 2;
-    const char *dbopt = NULL, *junit = NULL;
-    double tol = 10;
-    uint64_t seed = 0;
-    char **owned = NULL;
-    int nowned = 0;
-    item *its = NULL;
-    sqlite3 *db = NULL;
+    checker *ck = ctx;
+    char *end;
+    long x;
+    switch (id) {
+    case O_JUNIT: ck->junit = v; return 0;
+    case O_NO_STORE: ck->store = 0; return 0;
+    case O_TOLERANCE:
+        ck->tol = strtod(v, &end);
+        if (end == v || *end || !(ck->tol >= 0) || !isfinite(ck->tol))
+            return cu_die(2, "check: --tolerance: expected a percentage >= 0, got '%s'", v);
+        return 0;
+    case O_SEED:
+        if ((x = cu_posint("check", "--seed", v, 2147483647L)) < 0) return 2;
+        ck->seed = (uint64_t) x;
+        return 0;
+    default:                  /* --jobs */
+        if ((x = cu_posint("check", "--jobs", v, 1024)) < 0) return 2;
+        ck->jobs = (int) x;
+        return 0;
+    }
+}
+
+/* Parses the command line into CK and checks the paths: bad ones are refused
+ * before anything is read, run or stored.  Returns CLI_GO or the exit status. */
+static int check_parse(int argc, char **argv, checker *ck)
+{
     char err[2048];
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
-        else if (!strcmp(a, "--no-store")) store = 0;
-        else if (!strcmp(a, "--junit") || !strcmp(a, "--db") || !strcmp(a, "--jobs") || !strcmp(a, "--tolerance") || !strcmp(a, "--seed")) {
-            if (i + 1 >= argc) return cu_die(2, "check: %s needs a value (see latsim check --help)", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--junit")) junit = v;
-            else if (!strcmp(a, "--db")) dbopt = v;
-            else if (!strcmp(a, "--tolerance")) {
-                char *end;
-                tol = strtod(v, &end);
-                if (end == v || *end || !(tol >= 0) || !isfinite(tol)) return cu_die(2, "check: --tolerance: expected a percentage >= 0, got '%s'", v);
-            } else {
-                long x = cu_posint("check", a, v, !strcmp(a, "--seed") ? 2147483647L : 1024);
-                if (x < 0) return 2;
-                if (!strcmp(a, "--jobs")) jobs = (int) x; else seed = (uint64_t) x;
-            }
-        } else if (a[0] == '-' && a[1]) return cu_die(2, "check: unknown option '%s' (see latsim check --help)", a);
-        else if (nf == MAX_FILES) return cu_die(2, "check: at most %d scenarios", MAX_FILES);
-        else files[nf++] = a;
-    }
-    const char *dbpath = cu_db_path(dbopt);
-    /* Paths first: bad ones are refused before anything is read, run or stored. */
-    if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
-    if (junit && cu_check_out("check", "--junit", junit, err, sizeof err) != 0) return cu_die(2, "%s", err);
-    /* Read-only here (stored scenarios, baselines); an empty file holds none. */
+    ck->tol = 10;
+    ck->store = 1;
+    int rc = cli_parse(&CHECK, argc, argv, &ck->a, check_opt, ck);
+    if (rc != CLI_GO) return rc;
+    if (ck->a.npos > MAX_FILES) return cu_die(2, "check: at most %d scenarios", MAX_FILES);
+    for (int i = 0; i < ck->a.npos; i++) ck->files[ck->nf++] = ck->a.pos[i];
+    ck->dbpath = cu_db_path(ck->a.db);
+    if (cu_check_db_path(ck->dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (ck->junit && cu_check_out("check", "--junit", ck->junit, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    return CLI_GO;
+}
+
+/* Opens the database read-only (stored scenarios, baselines; an empty file
+ * holds none) and, without FILEs, takes every scenario stored in it whose file
+ * is still there.  Returns 0 or the exit status (printed). */
+static int check_open(checker *ck)
+{
+    char err[2048];
     struct stat dbst;
-    int have_db = stat(dbpath, &dbst) == 0 && dbst.st_size > 0;
-    if (have_db && store_open_readonly(dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
-    if (nf == 0) {
-        /* Every scenario stored in the database whose file is still there. */
-        if (!db) return cu_die(2, "check: no scenario given and no database %s to take them from", dbpath);
-        sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(db, "SELECT DISTINCT scenario_path FROM runs ORDER BY scenario_path", -1, &st, NULL) != SQLITE_OK) {
-            store_close(db);
-            return cu_die(2, "%s: %s", dbpath, sqlite3_errmsg(db));
-        }
-        while (sqlite3_step(st) == SQLITE_ROW && nf < MAX_FILES) {
-            const char *p = (const char *) sqlite3_column_text(st, 0);
-            if (access(p, R_OK) != 0) continue;
-            /* One check per file, however it was named when stored (./a.ini, a.ini, /abs/a.ini). */
-            char rp[4096], rq[4096];
-            int dup = 0;
-            if (realpath(p, rp))
-                for (int k = 0; k < nf && !dup; k++) dup = realpath(files[k], rq) && !strcmp(rp, rq);
-            if (dup) continue;
-            char **x = realloc(owned, (size_t) (nowned + 1) * sizeof *x);
-            if (!x || !(x[nowned] = strdup(p))) { free(x ? x : owned); sqlite3_finalize(st); store_close(db); return cu_die(1, "out of memory"); }
-            owned = x;
-            files[nf++] = owned[nowned++];
-        }
-        sqlite3_finalize(st);
-        if (nf == 0) { rc = cu_die(2, "check: the database %s holds no scenario whose file still exists", dbpath); goto done; }
+    int have_db = stat(ck->dbpath, &dbst) == 0 && dbst.st_size > 0;
+    if (have_db && store_open_readonly(ck->dbpath, &ck->db, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (ck->nf > 0) return 0;
+    if (!ck->db) return cu_die(2, "check: no scenario given and no database %s to take them from", ck->dbpath);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(ck->db, "SELECT DISTINCT scenario_path FROM runs ORDER BY scenario_path", -1, &st, NULL) != SQLITE_OK)
+        return cu_die(2, "%s: %s", ck->dbpath, sqlite3_errmsg(ck->db));
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && ck->nf < MAX_FILES) {
+        const char *p = (const char *) sqlite3_column_text(st, 0);
+        if (access(p, R_OK) != 0) continue;
+        /* One check per file, however it was named when stored (./a.ini, a.ini, /abs/a.ini). */
+        char rp[4096], rq[4096];
+        int dup = 0;
+        if (realpath(p, rp))
+            for (int k = 0; k < ck->nf && !dup; k++) dup = realpath(ck->files[k], rq) && !strcmp(rp, rq);
+        if (dup) continue;
+        char **x = realloc(ck->owned, (size_t) (ck->nowned + 1) * sizeof *x);
+        if (x) ck->owned = x;
+        if (!x || !(x[ck->nowned] = strdup(p))) { rc = cu_die(1, "out of memory"); break; }
+        ck->files[ck->nf++] = ck->owned[ck->nowned++];
     }
-    its = calloc((size_t) nf, sizeof *its);
+    sqlite3_finalize(st);
+    if (rc == 0 && ck->nf == 0) rc = cu_die(2, "check: the database %s holds no scenario whose file still exists", ck->dbpath);
+    return rc;
+}
+
+/* Loads each scenario (bad input stops everything before anything runs) with
+ * the --set overrides, sets its rate x headroom, and runs them all in
+ * parallel.  Returns 0 or the exit status (printed). */
+static int check_run(checker *ck)
+{
+    char err[2048];
+    int nf = ck->nf, rc = 0;
     task *ts = calloc((size_t) nf, sizeof *ts);
     task_out *outs = calloc((size_t) nf, sizeof *outs);
-    if (!its || !ts || !outs) { free(ts); free(outs); rc = cu_die(1, "out of memory"); goto done; }
-    /* Load each (bad input stops everything before anything runs) and set the rate x headroom. */
+    ck->its = calloc((size_t) nf, sizeof *ck->its);
+    if (!ck->its || !ts || !outs) { rc = cu_die(1, "out of memory"); goto out; }
     for (int i = 0; i < nf; i++) {
-        item *it = &its[i];
-        it->path = files[i];
+        item *it = &ck->its[i];
+        it->path = ck->files[i];
         scenario sc;
-        if (scenario_load(&sc, files[i], NULL, 0, err, sizeof err) != 0) {
+        if (scenario_load(&sc, it->path, ck->a.sets, ck->a.nsets, err, sizeof err) != 0) {
             scenario_free(&sc);
-            free(ts); free(outs);
             rc = cu_die(2, "%s", err);
-            goto done;
+            goto out;
         }
-        it->t.path = files[i];
-        it->t.seed = seed;
+        it->t.path = it->path;
+        it->t.seed = ck->seed;
+        for (int k = 0; k < ck->a.nsets; k++) it->t.sets[it->t.nsets++] = ck->a.sets[k];
         /* Closed loops and rate schedules are checked as written (no single rate to scale). */
         if (sc.slo.headroom > 1 && sc.wl.users == 0 && (sc.wl.arrival == ARRIVAL_TRACE || sc.wl.sched.kind == RATE_FIXED)) {
             if (sc.wl.arrival == ARRIVAL_TRACE) snprintf(it->rate_set, sizeof it->rate_set, "workload.speedup=%.10g", sc.wl.speedup * sc.slo.headroom);
@@ -322,104 +378,137 @@ int check_main(int argc, char **argv)
         scenario_free(&sc);
         ts[i] = it->t;
     }
-    if (store && cu_check_db(dbpath, err, sizeof err) != 0) { free(ts); free(outs); rc = cu_die(2, "%s", err); goto done; }
+    if (ck->store && cu_check_db(ck->dbpath, err, sizeof err) != 0) { rc = cu_die(2, "%s", err); goto out; }
     double t0 = cu_clock();
-    task_run_all(ts, nf, jobs, dbpath, outs, NULL, NULL);
-    double wall = cu_clock() - t0;
-    free(ts);
-    for (int i = 0; i < nf; i++) its[i].o = outs[i];
-    free(outs);
+    task_run_all(ts, nf, ck->jobs, ck->dbpath, outs, NULL, NULL);
+    ck->wall = cu_clock() - t0;
+    for (int i = 0; i < nf; i++) ck->its[i].o = outs[i];
     for (int i = 0; i < nf; i++)
-        if (its[i].o.status != 0) { rc = cu_die(its[i].o.status == 2 ? 2 : 1, "%s", its[i].o.err); goto done; }
+        if (ck->its[i].o.status != 0) { rc = cu_die(ck->its[i].o.status == 2 ? 2 : 1, "%s", ck->its[i].o.err); goto out; }
+out:
+    free(ts);
+    free(outs);
+    return rc;
+}
 
-    /* Verdicts. */
-    for (int i = 0; i < nf; i++) {
-        item *it = &its[i];
-        scenario sc;
-        if (scenario_load(&sc, it->path, NULL, 0, err, sizeof err) != 0) { scenario_free(&sc); rc = cu_die(2, "%s", err); goto done; }
-        it->spec = sc.slo;
-        memset(&sc.slo, 0, sizeof sc.slo);
-        scenario_free(&sc);
-        int e = slo_eval(&it->spec, it->o.rep.rows, it->o.rep.n, &it->slo);
-        double headroom = it->spec.headroom;
-        if (e != 0) { rc = cu_die(1, "out of memory"); goto done; }
-        int sat = report_get(&it->o.rep, "", "saturated", "value") > 0;
-        char name[160];
-        if (add_verdict(it, sat, "not saturated", "%s at %.4g req/s%s", sat ? "saturated" : "stable", it->o.rate,
-                        headroom > 1 ? " (rate x headroom)" : "")) { rc = cu_die(1, "out of memory"); goto done; }
-        for (int k = 0; k < it->slo.n; k++) {
-            const slo_check *c = &it->slo.c[k];
-            snprintf(name, sizeof name, "slo %s%s%s <= %g", c->t->cls, c->t->cls[0] ? "." : "", c->t->key, c->t->limit);
-            int bad;
-            if (isnan(c->value))        /* a saturated run has no latencies: nothing to print as a number */
-                bad = add_verdict(it, !c->met, name, "%s not measured (%s)", c->t->key, sat ? "saturated" : "not reported");
-            else
-                bad = add_verdict(it, !c->met, name, "%s = %.4g (limit %g, margin %+.4g)", c->t->key, c->value, c->t->limit, c->margin);
-            if (bad) {
-                rc = cu_die(1, "out of memory");
-                goto done;
-            }
-        }
-        it->baseline = 0;
-        if (db && planstore_baseline_of(db, it->path, &it->baseline, err, sizeof err) == 1) {
-            report b;
-            if (planstore_load_run(db, it->baseline, &b, NULL, err, sizeof err) != 0) { report_free(&b); rc = cu_die(1, "%s", err); goto done; }
-            for (size_t k = 0; k < sizeof KEYM / sizeof KEYM[0]; k++) {
-                double ci, bv = base_row(&b, KEYM[k].metric, KEYM[k].stat, &ci);
-                double v = report_get(&it->o.rep, "", KEYM[k].metric, KEYM[k].stat);
-                if (isnan(bv) || isnan(v)) continue;
-                double allow = fabs(bv) * tol / 100;
-                if (!isnan(ci) && ci > allow) allow = ci;
-                double worse = KEYM[k].worse * (v - bv);
-                snprintf(name, sizeof name, "baseline %s%s%s", KEYM[k].metric, strcmp(KEYM[k].stat, "value") ? " " : "",
-                         strcmp(KEYM[k].stat, "value") ? KEYM[k].stat : "");
-                if (add_verdict(it, worse > allow, name, "%.4g vs baseline %.4g (run %lld): %+.1f %%, allowed %.1f %%",
-                                v, bv, (long long) it->baseline, bv != 0 ? 100 * (v - bv) / bv : 0, bv != 0 ? 100 * allow / fabs(bv) : 0)) {
-                    report_free(&b);
-                    rc = cu_die(1, "out of memory");
-                    goto done;
-                }
-            }
-            report_free(&b);
+/* The verdicts of IT: not saturated, each SLO term (of its [slo] with the
+ * --set overrides), and each key metric against its baseline.  Returns 0 or
+ * the exit status (printed). */
+static int check_verdicts(checker *ck, item *it)
+{
+    char err[2048], name[160];
+    scenario sc;
+    if (scenario_load(&sc, it->path, ck->a.sets, ck->a.nsets, err, sizeof err) != 0) { scenario_free(&sc); return cu_die(2, "%s", err); }
+    it->spec = sc.slo;
+    memset(&sc.slo, 0, sizeof sc.slo);
+    scenario_free(&sc);
+    if (slo_eval(&it->spec, it->o.rep.rows, it->o.rep.n, &it->slo) != 0) return cu_die(1, "out of memory");
+    double headroom = it->spec.headroom;
+    int sat = report_get(&it->o.rep, "", "saturated", "value") > 0;
+    if (add_verdict(it, sat, "not saturated", "%s at %.4g req/s%s", sat ? "saturated" : "stable", it->o.rate,
+                    headroom > 1 ? " (rate x headroom)" : "")) return cu_die(1, "out of memory");
+    for (int k = 0; k < it->slo.n; k++) {
+        const slo_check *c = &it->slo.c[k];
+        snprintf(name, sizeof name, "slo %s%s%s <= %g", c->t->cls, c->t->cls[0] ? "." : "", c->t->key, c->t->limit);
+        int bad;
+        if (isnan(c->value))        /* a saturated run has no latencies: nothing to print as a number */
+            bad = add_verdict(it, !c->met, name, "%s not measured (%s)", c->t->key, sat ? "saturated" : "not reported");
+        else
+            bad = add_verdict(it, !c->met, name, "%s = %.4g (limit %g, margin %+.4g)", c->t->key, c->value, c->t->limit, c->margin);
+        if (bad) return cu_die(1, "out of memory");
+    }
+    it->baseline = 0;
+    if (!ck->db || planstore_baseline_of(ck->db, it->path, &it->baseline, err, sizeof err) != 1) return 0;
+    report b;
+    memset(&b, 0, sizeof b);
+    int rc = 0;
+    if (planstore_load_run(ck->db, it->baseline, &b, NULL, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); goto out; }
+    for (size_t k = 0; k < sizeof KEYM / sizeof KEYM[0]; k++) {
+        double ci, bv = base_row(&b, KEYM[k].metric, KEYM[k].stat, &ci);
+        double v = report_get(&it->o.rep, "", KEYM[k].metric, KEYM[k].stat);
+        if (isnan(bv) || isnan(v)) continue;
+        double allow = fabs(bv) * ck->tol / 100;
+        if (!isnan(ci) && ci > allow) allow = ci;
+        double worse = KEYM[k].worse * (v - bv);
+        snprintf(name, sizeof name, "baseline %s%s%s", KEYM[k].metric, strcmp(KEYM[k].stat, "value") ? " " : "",
+                 strcmp(KEYM[k].stat, "value") ? KEYM[k].stat : "");
+        if (add_verdict(it, worse > allow, name, "%.4g vs baseline %.4g (run %lld): %+.1f %%, allowed %.1f %%",
+                        v, bv, (long long) it->baseline, bv != 0 ? 100 * (v - bv) / bv : 0, bv != 0 ? 100 * allow / fabs(bv) : 0)) {
+            rc = cu_die(1, "out of memory");
+            goto out;
         }
     }
+out:
+    report_free(&b);
+    return rc;
+}
 
-    /* The JUnit file before the runs are stored: when writing it fails (a full
-     * disk), nothing is stored (exit 1). */
-    if (junit && write_junit(junit, its, nf, wall, err, sizeof err) != 0) { rc = cu_die(1, "%s", err); goto done; }
-    /* Store the runs (each can later be accepted as a baseline). */
-    if (db) { store_close(db); db = NULL; }
-    int64_t *ids = calloc((size_t) nf, sizeof *ids);
-    if (!ids) { rc = cu_die(1, "out of memory"); goto done; }
-    if (store) {      /* all of them or none (one transaction) */
-        stored_runs sr = { its, nf, ids };
-        int s = cu_write_db(dbpath, save_runs, &sr, NULL, err, sizeof err);
-        if (s != 0) { free(ids); rc = cu_die(s, "%s", err); goto done; }
-    }
+/* Writes the JUnit file (before the runs are stored: when writing it fails, a
+ * full disk, nothing is stored), then stores the runs, all of them or none
+ * (each can later be accepted as a baseline).  Returns 0 or the exit status. */
+static int check_store(checker *ck)
+{
+    char err[2048];
+    if (ck->junit && write_junit(ck->junit, ck->its, ck->nf, ck->wall, err, sizeof err) != 0) return cu_die(1, "%s", err);
+    if (ck->db) { store_close(ck->db); ck->db = NULL; }
+    ck->ids = calloc((size_t) ck->nf, sizeof *ck->ids);
+    if (!ck->ids) return cu_die(1, "out of memory");
+    if (!ck->store) return 0;
+    stored_runs sr = { ck->its, ck->nf, ck->ids };
+    int s = cu_write_db(ck->dbpath, save_runs, &sr, NULL, err, sizeof err);
+    return s != 0 ? cu_die(s, "%s", err) : 0;
+}
+
+/* Prints one line per scenario, and each failed verdict.  Returns 1 when any
+ * scenario failed, else 0. */
+static int check_print(const checker *ck)
+{
     int failed = 0;
     printf("%-36s %6s %5s %-10s %s\n", "scenario", "run", "slo", "baseline", "result");
-    for (int i = 0; i < nf; i++) {
-        item *it = &its[i];
+    for (int i = 0; i < ck->nf; i++) {
+        const item *it = &ck->its[i];
         int sf = 0, bf = 0;
         for (int k = 0; k < it->nv; k++) {
             if (!it->v[k].failed) continue;
             if (!strncmp(it->v[k].name, "baseline", 8)) bf = 1; else sf = 1;
         }
         char run[32] = "-", base[32] = "none";
-        if (store) snprintf(run, sizeof run, "%lld", (long long) ids[i]);
+        if (ck->store) snprintf(run, sizeof run, "%lld", (long long) ck->ids[i]);
         if (it->baseline) snprintf(base, sizeof base, "%s (%lld)", bf ? "WORSE" : "ok", (long long) it->baseline);
-        printf("%-36s %6s %5s %-10s %s\n", ERRMSG_SHOWN(it->path), run, it->slo.n == 0 ? "-" : sf ? "FAIL" : "ok", base, it->failed ? "FAIL" : "pass");
+        printf("%-36s %6s %5s %-10s %s\n", ERRMSG_SHOWN(it->path), run, it->slo.n == 0 ? "-" : sf ? "FAIL" : "ok", base,
+               it->failed ? "FAIL" : "pass");
         for (int k = 0; k < it->nv; k++)
             if (it->v[k].failed) printf("    %s: %s\n", ERRMSG_SHOWN(it->v[k].name), ERRMSG_SHOWN(it->v[k].detail));
         failed |= it->failed;
     }
-    free(ids);
-    rc = failed ? 1 : 0;
-done:
-    if (its) for (int i = 0; i < nf; i++) { task_out_free(&its[i].o); slo_result_free(&its[i].slo); slo_free(&its[i].spec); free(its[i].v); }
-    free(its);
-    for (int i = 0; i < nowned; i++) free(owned[i]);
-    free(owned);
-    if (db) store_close(db);
+    return failed ? 1 : 0;
+}
+
+int check_main(int argc, char **argv)
+{
+    checker ck;
+    memset(&ck, 0, sizeof ck);
+    int rc = check_parse(argc, argv, &ck);
+    if (rc != CLI_GO) return rc;
+    if ((rc = check_open(&ck)) != 0) goto out;
+    if ((rc = check_run(&ck)) != 0) goto out;
+    for (int i = 0; i < ck.nf; i++)
+        if ((rc = check_verdicts(&ck, &ck.its[i])) != 0) goto out;
+    if ((rc = check_store(&ck)) != 0) goto out;
+    rc = check_print(&ck);
+out:
+    if (ck.its)
+        for (int i = 0; i < ck.nf; i++) {
+            item *it = &ck.its[i];
+            task_out_free(&it->o);
+            slo_result_free(&it->slo);
+            slo_free(&it->spec);
+            free(it->v);
+        }
+    free(ck.its);
+    free(ck.ids);
+    for (int i = 0; i < ck.nowned; i++) free(ck.owned[i]);
+    free(ck.owned);
+    if (ck.db) store_close(ck.db);
     return rc;
 }

@@ -403,14 +403,3 @@ void cu_relabel(char *err, size_t errlen, const char *opt, const char *section, 
     snprintf(tail, sizeof tail, "%s", err + 5);          /* ": [section] key: ..." */
     snprintf(err, errlen, "%s%s", opt, tail);
 }
-
-int planner_dispatch(const char *cmd, int argc, char **argv)
-{
-    if (!strcmp(cmd, "sweep")) return sweep_main(argc, argv);
-    if (!strcmp(cmd, "plan")) return plan_main(argc, argv);
-    if (!strcmp(cmd, "check")) return check_main(argc, argv);
-    if (!strcmp(cmd, "baseline")) return baseline_main(argc, argv);
-    if (!strcmp(cmd, "compare")) return compare_main(argc, argv);
-    if (!strcmp(cmd, "plot")) return plot_main(argc, argv);
-    return -1;
-}

@@ -1,6 +1,7 @@
 /* cliutil.h -- what the commands share (run, calib, and the planner commands
  * sweep, plan, check, compare, plot): database path and checks, option values,
- * storing a task's result as a run, and the entry points of each planner command. */
+ * storing a task's result as a run.  (Their entry points: commands.h; their
+ * options: cliopt.h.) */
 #ifndef LATSIM_CLIUTIL_H
 #define LATSIM_CLIUTIL_H
 
@@ -126,16 +127,5 @@ void cu_dir_of(const char *path, char *dir, size_t n);
  * option OPT ("--vary", "--search") made: the loader calls every command-line
  * assignment "--set"; when ERR is about [SECTION] KEY it is renamed OPT. */
 void cu_relabel(char *err, size_t errlen, const char *opt, const char *section, const char *key);
-
-/* Runs planner command CMD; returns its exit status, or -1 when CMD is not one. */
-int planner_dispatch(const char *cmd, int argc, char **argv);
-
-/* The commands (argc/argv after the command name); each returns the exit status. */
-int sweep_main(int argc, char **argv);
-int plan_main(int argc, char **argv);
-int check_main(int argc, char **argv);
-int baseline_main(int argc, char **argv);
-int compare_main(int argc, char **argv);
-int plot_main(int argc, char **argv);
 
 #endif

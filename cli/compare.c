@@ -10,21 +10,54 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cliopt.h"
 #include "cliutil.h"
+#include "commands.h"
 #include "engine/errmsg.h"
 
-static const char *USAGE =
-    "usage: latsim compare A B [--replications N] [--seed N] [--set S.K=V]... [--jobs N]\n"
-    "                      [--json] [--db PATH]\n"
-    "\n"
+#define MAX_SETS 32
+
+enum { O_REPS = 1, O_SEED, O_JOBS };
+
+static const cli_opt OPTS[] = {
+    { "replications", O_REPS, "N", "runs of each scenario file (default 5; seeds seed..seed+N-1)", 0 },
+    { "seed", O_SEED, "N", "the first seed (default 1)", 0 },
+    { "set", CLI_SET, "S.K=V", "override key K of section S in both scenarios (repeatable)", CLI_REPEAT },
+    { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
+    CLI_OPT_JSON,
+    CLI_OPT_DB,
+    { NULL },
+};
+
+static const cli_cmd CMD = {
+    "compare", "A B",
     "A and B are scenario files (each is run N times, default 5, seeds seed..seed+N-1;\n"
     "--set applies to both) or stored run IDs.  Prints each system metric (and each\n"
     "pool's utilisation) side by side with B's difference from A in %, and '*' when the\n"
     "difference exceeds the 95% confidence intervals of the replications (of one side\n"
-    "when only one is replicated).\n";
+    "when only one is replicated).\n",
+    "", OPTS, MAX_SETS, 0,
+};
 
-#define MAX_SETS 32
+/* What compare was asked. */
+typedef struct compare_opts {
+    int reps;                 /* --replications */
+    int jobs;                 /* --jobs (0: all cores) */
+    uint64_t seed;            /* --seed (0: 1) */
+} compare_opts;
 
+/* cli_opt_fn of compare: CTX is the compare_opts. */
+static int compare_opt(void *ctx, int id, const char *v)
+{
+    compare_opts *o = ctx;
+    const char *name = id == O_REPS ? "--replications" : id == O_JOBS ? "--jobs" : "--seed";
+    long x = cu_posint("compare", name, v, id == O_SEED ? 2147483647L : 10000);
+    if (x < 0) return 2;
+    if (id == O_REPS) o->reps = (int) x;
+    else if (id == O_JOBS) o->jobs = (int) x;
+    else o->seed = (uint64_t) x;
+    return 0;
+}
 /* Loads side S (file or run id) into OUT.  Returns 0 or the exit status. */
 static int load_side(const char *s, int reps, uint64_t seed, const char *const *sets, int nsets, int jobs,
                      const char *dbpath, report *out)
@@ -95,40 +128,22 @@ static int wanted(const store_stat *r)
 
 int compare_main(int argc, char **argv)
 {
-    const char *side[2] = { NULL, NULL }, *dbopt = NULL;
-    const char *sets[MAX_SETS];
-    int nsets = 0, reps = 5, jobs = 0, json = 0;
-    uint64_t seed = 0;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
-        else if (!strcmp(a, "--json")) json = 1;
-        else if (!strcmp(a, "--replications") || !strcmp(a, "--seed") || !strcmp(a, "--set") || !strcmp(a, "--jobs") || !strcmp(a, "--db")) {
-            if (i + 1 >= argc) return cu_die(2, "compare: %s needs a value (see latsim compare --help)", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--set")) {
-                if (nsets == MAX_SETS) return cu_die(2, "compare: too many --set options");
-                sets[nsets++] = v;
-            } else if (!strcmp(a, "--db")) dbopt = v;
-            else {
-                long x = cu_posint("compare", a, v, !strcmp(a, "--seed") ? 2147483647L : 10000);
-                if (x < 0) return 2;
-                if (!strcmp(a, "--replications")) reps = (int) x;
-                else if (!strcmp(a, "--jobs")) jobs = (int) x;
-                else seed = (uint64_t) x;
-            }
-        } else if (a[0] == '-' && a[1]) return cu_die(2, "compare: unknown option '%s' (see latsim compare --help)", a);
-        else if (!side[0]) side[0] = a;
-        else if (!side[1]) side[1] = a;
-        else return cu_die(2, "compare: expected two scenarios or run IDs, got a third ('%s')", a);
-    }
-    if (!side[1]) return cu_die(2, "compare: expected two scenarios or run IDs (see latsim compare --help)");
-    const char *dbpath = cu_db_path(dbopt);
+    compare_opts o = { .reps = 5 };
+    cli_args a;
+    int rc = cli_parse(&CMD, argc, argv, &a, compare_opt, &o);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > 2) return cu_die(2, "compare: expected two scenarios or run IDs, got a third ('%s')", a.pos[2]);
+    if (a.npos < 2) return cu_die(2, "compare: expected two scenarios or run IDs (see latsim compare --help)");
+    const char *side[2] = { a.pos[0], a.pos[1] };
+    int reps = o.reps, jobs = o.jobs, json = a.json, nsets = a.nsets;
+    uint64_t seed = o.seed;
+    const char *const *sets = a.sets;
+    const char *dbpath = cu_db_path(a.db);
     char err[1024];
     if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
     report r[2];
     memset(r, 0, sizeof r);
-    int rc = load_side(side[0], reps, seed, sets, nsets, jobs, dbpath, &r[0]);
+    rc = load_side(side[0], reps, seed, sets, nsets, jobs, dbpath, &r[0]);
     if (!rc) rc = load_side(side[1], reps, seed, sets, nsets, jobs, dbpath, &r[1]);
     if (rc) { report_free(&r[0]); report_free(&r[1]); return rc; }
 

@@ -18,14 +18,24 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cliopt.h"
 #include "cliutil.h"
+#include "commands.h"
 #include "engine/errmsg.h"
 #include "store/store.h"
 
-static const char *USAGE =
-    "usage: latsim plot [run|sweep|plan] ID [--kind cdf|breakdown|timeseries|load|frontier]\n"
-    "                   [--out FILE.png|FILE.svg] [--db PATH]\n"
-    "\n"
+enum { O_KIND = 1, O_OUT };
+
+static const cli_opt OPTS[] = {
+    { "kind", O_KIND, "cdf|breakdown|timeseries|load|frontier", "what to draw: cdf (default), breakdown or timeseries of a "
+      "run; load (default) or breakdown of a sweep; frontier of a plan", 0 },
+    { "out", O_OUT, "FILE.png|FILE.svg", "the picture (default latsim-KIND-ID-PLOT.png in the current directory)", 0 },
+    CLI_OPT_DB,
+    { NULL },
+};
+
+static const cli_cmd CMD = {
+    "plot", "[run|sweep|plan] ID",
     "Draws stored results with gnuplot (scripts in plots/):\n"
     "  run ID      latency CDFs (TTFT, E2E; queue without an LLM pool) with the SLO limits;\n"
     "              --kind breakdown: mean latency split into network/queue/service/overhead\n"
@@ -35,8 +45,23 @@ static const char *USAGE =
     "              --kind breakdown: the split per sweep point\n"
     "  plan ID     cost against the worst SLO term (value / limit) of every simulated\n"
     "              configuration, the frontier and the chosen one\n"
-    "A bare ID is a run.  Default output: latsim-KIND-ID-PLOT.png in the current directory.\n"
-    "Needs gnuplot (Debian: gnuplot-nox).\n";
+    "A bare ID is a run.  Needs gnuplot (Debian: gnuplot-nox).\n",
+    "", OPTS, 0, 0,
+};
+
+/* What plot was asked: --kind and --out (NULL: not given). */
+typedef struct plot_opts {
+    const char *kind, *out;
+} plot_opts;
+
+/* cli_opt_fn of plot: CTX is the plot_opts. */
+static int plot_opt(void *ctx, int id, const char *v)
+{
+    plot_opts *o = ctx;
+    if (id == O_KIND) o->kind = v;
+    else o->out = v;
+    return 0;
+}
 
 /* ---- gnuplot -------------------------------------------------------------- */
 
@@ -707,18 +732,16 @@ static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
 
 int plot_main(int argc, char **argv)
 {
-    const char *dbopt = NULL, *out = NULL, *kindopt = NULL, *what = "run", *idtext = NULL;
-    for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) { fputs(USAGE, stdout); return 0; }
-        else if (!strcmp(a, "--db") || !strcmp(a, "--out") || !strcmp(a, "--kind")) {
-            if (i + 1 >= argc) return cu_die(2, "plot: %s needs a value (see latsim plot --help)", a);
-            const char *v = argv[++i];
-            if (!strcmp(a, "--db")) dbopt = v; else if (!strcmp(a, "--out")) out = v; else kindopt = v;
-        } else if (a[0] == '-' && a[1]) return cu_die(2, "plot: unknown option '%s' (see latsim plot --help)", a);
-        else if (!idtext && (!strcmp(a, "run") || !strcmp(a, "sweep") || !strcmp(a, "plan"))) what = a;
-        else if (!idtext) idtext = a;
-        else return cu_die(2, "plot: unexpected argument '%s'", a);
+    plot_opts o = { NULL, NULL };
+    cli_args a;
+    int rc = cli_parse(&CMD, argc, argv, &a, plot_opt, &o);
+    if (rc != CLI_GO) return rc;
+    const char *out = o.out, *kindopt = o.kind, *what = "run", *idtext = NULL;
+    for (int i = 0; i < a.npos; i++) {
+        const char *w = a.pos[i];
+        if (!idtext && (!strcmp(w, "run") || !strcmp(w, "sweep") || !strcmp(w, "plan"))) what = w;
+        else if (!idtext) idtext = w;
+        else return cu_die(2, "plot: unexpected argument '%s'", w);
     }
     if (!idtext) return cu_die(2, "plot: expected [run|sweep|plan] ID (see latsim plot --help)");
     int64_t id;
@@ -740,7 +763,7 @@ int plot_main(int argc, char **argv)
     if (cu_check_out("plot", "--out", out, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (n < 5 || (strcasecmp(out + n - 4, ".png") && strcasecmp(out + n - 4, ".svg")))
         return cu_die(2, "plot: --out %s: the name must end in .png or .svg", out);
-    const char *path = cu_db_path(dbopt);
+    const char *path = cu_db_path(a.db);
     if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (access(path, F_OK) != 0) return cu_die(2, "%s: no such database (run a scenario first, or give --db PATH)", path);
     if (!on_path("gnuplot"))
@@ -750,7 +773,6 @@ int plot_main(int argc, char **argv)
         return cu_die(1, "plot: cannot find the gnuplot scripts (plots/cdf.gp): set LATSIM_PLOTS to the plots/ directory");
     sqlite3 *db;
     if (store_open_readonly(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
-    int rc;
     if (!strcmp(what, "run")) rc = !strcmp(kind, "cdf") ? plot_cdf(db, id, out, dir)
                                  : !strcmp(kind, "timeseries") ? plot_timeseries_run(db, id, out, dir)
                                  : plot_breakdown_run(db, id, out, dir);

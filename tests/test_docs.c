@@ -112,10 +112,12 @@ Test(docs, markdown_holds_every_key_of_the_plain_list, .init = setup, .fini = te
 
 Test(docs, keys_takes_only_markdown, .init = setup, .fini = teardown)
 {
-    static const char *bad[][2] = { { "--markdown", "x" }, { "--md", NULL }, { "markdown", NULL } };
+    static const char *bad[][3] = { { "--markdown", "x", "keys: unexpected argument 'x'" },
+                                    { "--md", NULL, "keys: unknown option '--md'" },
+                                    { "markdown", NULL, "keys: unexpected argument 'markdown'" } };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         result r = run(30, "keys", bad[i][0], bad[i][1], NULL);
-        expect_one_line(&r, 2, "keys: unexpected argument", "keys");
+        expect_one_line(&r, 2, bad[i][2], "keys");
         result_free(&r);
     }
 }
