@@ -46,6 +46,7 @@ void station_fini(station *st)
 
 void station_enter(station *st, request *r)
 {
+    if (r->measured) st->arrivals++;
     st->inside++;
     if (*st->sink->measuring) st->win_arrivals++;
     r->at = st;
@@ -67,11 +68,18 @@ static void leave(station *st, request *r)
 
 void station_finish(station *st, request *r)
 {
+    if (r->measured) st->served++;
     st->inside--;
     leave(st, r);
 }
 
 void station_forward(station *st, request *r, int edge)
+{
+    if (r->measured) st->served++;
+    station_pass(st, r, edge);
+}
+
+void station_pass(station *st, request *r, int edge)
 {
     st->inside--;
     if (st->nout == 0) {
@@ -84,6 +92,11 @@ void station_forward(station *st, request *r, int edge)
 
 void station_drop(station *st, request *r, req_outcome outcome)
 {
+    if (r->measured) {
+        if (outcome == OUT_REJECTED) st->rejected++;
+        else if (outcome == OUT_TIMED_OUT) st->timed_out++;
+        else if (outcome == OUT_FAILED) st->failed++;
+    }
     st->inside--;
     st->sink->outcome(st->sink->ctx, r, outcome);
     st->sink->release(st->sink->ctx, r);
@@ -129,8 +142,7 @@ int squeue_enqueue(squeue *q, request *r)
 {
     station *st = q->st;
     if (st->cfg->queue_limit && st->qlen >= st->cfg->queue_limit) {
-        if (r->measured) st->rejected++;
-        station_drop(st, r, OUT_REJECTED);
+        station_reject(st, r);
         return -1;
     }
     r->next = NULL;

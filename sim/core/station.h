@@ -110,8 +110,9 @@ struct station {
 
     stat_acc *queue_ms;       /* waiting time in this pool, measured requests, ms */
     stat_acc *service_ms;     /* service time in this pool, measured requests, ms */
-    uint64_t arrivals, served, rejected, timed_out;   /* measured requests */
-    uint64_t failed;          /* measured requests lost to a server's failure (fleet.h) */
+    /* Measured requests, counted by the moving calls below (never by a kind): */
+    uint64_t arrivals, served, rejected, timed_out;
+    uint64_t failed;          /* lost to a server's failure (fleet.h) */
 
     double busy;              /* servers (or replicas) busy now */
     double busy_area;         /* integral of busy over time, server-ns */
@@ -138,20 +139,36 @@ void station_fini(station *st);
 
 /* ---- moving requests ------------------------------------------------------ */
 
-/* R enters ST: counted inside it (and, in the window, as an arrival), then
- * handed to the kind's arrive(); R->at and R->entered record the hop. */
+/* These calls are where a station's counts of measured requests are kept (a
+ * kind never updates them itself): arrivals (station_enter), served
+ * (station_forward, station_finish), rejected, timed out and failed
+ * (station_drop with that outcome, station_reject; a queue's timeout).  A
+ * request that is not measured (r->measured 0) is moved but not counted. */
+
+/* R enters ST: counted inside it, as an arrival (measured) and, in the window,
+ * in win_arrivals; then handed to the kind's arrive(); R->at and R->entered
+ * record the hop. */
 void station_enter(station *st, request *r);
 
-/* ST is done with R: it leaves ST along out-edge EDGE (0 <= EDGE < nout) or,
- * when ST has no out-edge, leaves the system served. */
+/* ST has served R: counted served, it leaves ST along out-edge EDGE
+ * (0 <= EDGE < nout) or, when ST has no out-edge, leaves the system served. */
 void station_forward(station *st, request *r, int edge);
 
-/* ST answers R itself (a cache hit): R leaves the system served from ST,
- * whatever ST's out-edges. */
+/* As station_forward, but ST has not served R, only passed it on (a cache
+ * miss): not counted served here. */
+void station_pass(station *st, request *r, int edge);
+
+/* ST answers R itself (a cache hit): counted served, R leaves the system
+ * served from ST, whatever ST's out-edges. */
 void station_finish(station *st, request *r);
 
-/* R leaves ST with OUTCOME (rejected or timed out) and its record is recycled. */
+/* R leaves ST with OUTCOME (rejected, timed out or failed: counted so) and its
+ * record is recycled. */
 void station_drop(station *st, request *r, req_outcome outcome);
+
+/* ST refuses R (a full queue, a rate limit, an error answer): counted
+ * rejected, R leaves with OUT_REJECTED. */
+static inline void station_reject(station *st, request *r) { station_drop(st, r, OUT_REJECTED); }
 
 /* Schedules HANDLER at T (DT from now) for ST's kind.  Returns the event, or 0:
  * out of memory (the engine is told, and the run ends with an error), or T

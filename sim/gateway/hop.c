@@ -1,6 +1,5 @@
 /* hop.c -- the network hop station, `kind = net` (see hop.h). */
 #include "gateway/hop.h"
-#include "cdb.h"
 #include "core/result.h"
 
 #include <inttypes.h>
@@ -40,8 +39,6 @@ static void arrive(station *st, request *r)
     r->whole_proto_ns += simtime_from_ms(t.whole_proto_ms) - dn_proto;
     if (!h->net->stream) r->whole = 1;   /* buffered here: nothing reaches the client before the last byte */
     if (r->measured) {
-        st->arrivals++;
-        st->served++;
         h->n++;
         h->net_ms += simtime_to_ms(up_net + dn_net);
         h->proto_ms += simtime_to_ms(up_proto + dn_proto);
@@ -165,6 +162,30 @@ out:
     return rc;
 }
 
+/* The base_ms and ms_per_mb coefficients `calib net` stored for fit ID (the
+ * calibration store's tables, read directly: the simulator does not link
+ * against the calibrator's code): *BASE and *SLOPE, NAN when missing.
+ * Returns 0, or -1 when there is no network fit ID. */
+static int net_fit(sqlite3 *db, int64_t id, double *base, double *slope)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = -1;
+    *base = *slope = NAN;
+    if (sqlite3_prepare_v2(db,
+            "SELECT (SELECT value FROM calib_coefs WHERE fit_id = ?1 AND name = 'base_ms' ORDER BY idx DESC LIMIT 1),"
+            " (SELECT value FROM calib_coefs WHERE fit_id = ?1 AND name = 'ms_per_mb' ORDER BY idx DESC LIMIT 1)"
+            " FROM calib_fits WHERE id = ?1 AND kind = 'net'", -1, &st, NULL) != SQLITE_OK) goto out;
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        if (sqlite3_column_type(st, 0) != SQLITE_NULL) *base = sqlite3_column_double(st, 0);
+        if (sqlite3_column_type(st, 1) != SQLITE_NULL) *slope = sqlite3_column_double(st, 1);
+        rc = 0;
+    }
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* hop = measured(ID): the link from stored `calib net` model ID.  The echo round
  * trip of B bytes (B each way) took base_ms + ms_per_mb x B / 1e6 at the median:
  * the RTT's median is base_ms, both directions get the bandwidth that moves B
@@ -174,17 +195,11 @@ static int resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
 {
     net_cfg *c = p->ext;
     if (!c->measured_id) return 0;
-    cdb_fit f;
     char err[512];
-    int s = cdb_load_fit(db, c->measured_id, &f, err, sizeof err);
-    if (s != 0 || strcmp(f.kind, "net") != 0)
+    double base, slope, p50, p99;
+    if (net_fit(db, c->measured_id, &base, &slope) != 0)
         return scn_fail(x, sec, "hop", "no network model with id %" PRId64 " stored by latsim calib net"
                         " (latsim calib list)", c->measured_id);
-    double base = NAN, slope = NAN, p50, p99;
-    for (int i = 0; i < f.ncoef; i++) {
-        if (!strcmp(f.coef[i].name, "base_ms")) base = f.coef[i].value;
-        if (!strcmp(f.coef[i].name, "ms_per_mb")) slope = f.coef[i].value;
-    }
     if (!(base >= 0) || !(slope >= 0) || !isfinite(base) || !isfinite(slope))
         return scn_fail(x, sec, "hop", "network model %" PRId64 " has no base_ms/ms_per_mb fit", c->measured_id);
     char spec[96];

@@ -50,10 +50,7 @@ static void dispatch(router *R, request *r)
     R->routing = r;
     int e = route_pick(&R->rc, r, &v);
     R->routing = NULL;
-    if (r->measured) {
-        st->served++;
-        if (R->complexity) R->sides[e][cplx_truth(&R->c->cplx, r->complexity)]++;
-    }
+    if (r->measured && R->complexity) R->sides[e][cplx_truth(&R->c->cplx, r->complexity)]++;
     station_forward(st, r, e);
 }
 
@@ -137,7 +134,6 @@ static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
 static void arrive(station *st, request *r)
 {
     router *R = (router *) st;
-    if (r->measured) st->arrivals++;
     if (hold(R, r, 0)) return;
     arrive_now(R, r);
 }
