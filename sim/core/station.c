@@ -40,14 +40,32 @@ void station_fini(station *st)
     free(st->cls_use);
     free(st->cls_usd);
     free(st->out);
+    free(st->watchers);
 }
 
 /* ---- moving requests ------------------------------------------------------ */
 
+int station_watch(station *st, void (*moved)(void *ctx, int slot, uint64_t inside), void *ctx, int slot)
+{
+    station_watcher *w = realloc(st->watchers, ((size_t) st->nwatchers + 1) * sizeof *w);
+    if (!w) return -1;
+    w[st->nwatchers++] = (station_watcher) { moved, ctx, slot };
+    st->watchers = w;
+    return 0;
+}
+
+/* ST's count inside changed by DELTA: its watchers hear it. */
+static inline void inside_add(station *st, int delta)
+{
+    st->inside += (uint64_t) (int64_t) delta;
+    for (int i = 0; i < st->nwatchers; i++)
+        st->watchers[i].moved(st->watchers[i].ctx, st->watchers[i].slot, st->inside);
+}
+
 void station_enter(station *st, request *r)
 {
     if (r->measured) st->arrivals++;
-    st->inside++;
+    inside_add(st, +1);
     if (*st->sink->measuring) st->win_arrivals++;
     r->at = st;
     r->entered = evq_now(st->q);
@@ -69,7 +87,7 @@ static void leave(station *st, request *r)
 void station_finish(station *st, request *r)
 {
     if (r->measured) st->served++;
-    st->inside--;
+    inside_add(st, -1);
     leave(st, r);
 }
 
@@ -81,7 +99,7 @@ void station_forward(station *st, request *r, int edge)
 
 void station_pass(station *st, request *r, int edge)
 {
-    st->inside--;
+    inside_add(st, -1);
     if (st->nout == 0) {
         leave(st, r);
         return;
@@ -97,7 +115,7 @@ void station_drop(station *st, request *r, req_outcome outcome)
         else if (outcome == OUT_TIMED_OUT) st->timed_out++;
         else if (outcome == OUT_FAILED) st->failed++;
     }
-    st->inside--;
+    inside_add(st, -1);
     st->sink->outcome(st->sink->ctx, r, outcome);
     st->sink->release(st->sink->ctx, r);
 }
@@ -133,7 +151,7 @@ static void timeout_fire(evq *e, void *subject, int64_t arg)
     q->len--;
     st->qlen--;
     if (r->measured) st->timed_out++;
-    st->inside--;
+    inside_add(st, -1);
     if (q->timed_out) q->timed_out(q);
     st->sink->outcome(st->sink->ctx, r, OUT_TIMED_OUT);
 }

@@ -19,6 +19,7 @@
 #include "engine/evq.h"
 #include "engine/request.h"
 #include "core/poolcfg.h"
+#include "core/snap.h"
 #include "engine/stats.h"
 
 typedef struct station station;
@@ -60,19 +61,13 @@ typedef struct station_env {
                                  classes (cls_use, cls_usd); 0: none kept */
 } station_env;
 
-/* A read-only view of a station's load, what a routing policy sees. */
-typedef struct station_snap {
-    uint64_t waiting;         /* requests waiting in its queue */
-    uint64_t inside;          /* requests in it, waiting or in service */
-    uint64_t running;         /* requests in service (LLM: sequences running on its replicas) */
-    double busy;              /* servers (replicas) busy */
-    double capacity;          /* servers (replicas) */
-    double kv_free;           /* share of KV blocks free, [0, 1] (1 for kinds without a KV cache) */
-    double cap_area;          /* integral of capacity (units up) over time so far, unit-ns;
-                                 NAN when the capacity never changes */
-    uint32_t prefix_ids;      /* prefix_affinity: leading prompt blocks of the request being routed
-                                 that the target's prefix cache holds (filled by the router) */
-} station_snap;
+/* Told each time a station's count of requests inside changes (station_watch):
+ * a router keeping its out-edges' loads in an index (route.h). */
+typedef struct station_watcher {
+    void (*moved)(void *ctx, int slot, uint64_t inside);   /* the count is now INSIDE */
+    void *ctx;                /* the watcher's */
+    int slot;                 /* the watcher's name for the station (an out-edge index) */
+} station_watcher;
 
 /* The hooks of a kind; NULL means nothing to do (arrive and destroy are required). */
 typedef struct station_ops {
@@ -123,6 +118,8 @@ struct station {
     int queue_stat_at_finish; /* 1: the kind records queue_ms when a request leaves
                                  (it may queue more than once, e.g. after preemption) */
     uint64_t inside;          /* requests in the pool now (waiting or in service) */
+    station_watcher *watchers;/* told of each change of inside (station_watch); NULL: none */
+    int nwatchers;            /* their number */
     uint64_t inside_at_start; /* inside when measuring began */
     uint64_t win_arrivals;    /* requests (measured or not) entering during the window */
 
@@ -193,6 +190,12 @@ static inline void station_charge(station *st, const request *r, double ns)
 {
     if (st->cls_use && r->measured) st->cls_use[r->cls] += ns;
 }
+
+/* From now on MOVED(CTX, SLOT, inside) is called each time ST's count of
+ * requests inside changes, right after the change.  The watcher must outlive
+ * ST's last move (the engine destroys all stations together, after the run).
+ * Returns 0, or -1 when out of memory. */
+int station_watch(station *st, void (*moved)(void *ctx, int slot, uint64_t inside), void *ctx, int slot);
 
 /* ---- busy time, queue ----------------------------------------------------- */
 

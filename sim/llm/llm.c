@@ -1491,8 +1491,10 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     P->idle = calloc((size_t) P->nrep, sizeof *P->idle);
     if (!P->r || !P->idle) goto fail;
     if (L->routing) {
+        char stream[96];
+        route_stream_name(stream, sizeof stream, cfg->name);
         P->snaps = calloc((size_t) L->replicas, sizeof *P->snaps);
-        if (!P->snaps || route_open(&P->rc, L->routing, L->replicas, env->seed, cfg->name) != 0) goto fail;
+        if (!P->snaps || route_open(&P->rc, L->routing, L->replicas, rng_stream(env->seed, stream)) != 0) goto fail;
         P->routed = 1;
         if (L->routing->key != ROUTE_KEY_NONE) {
             /* Keys set once the replicas are (below). */
