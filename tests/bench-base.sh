@@ -19,9 +19,11 @@
 # replicas (roofline cost: `cost = auto` without a calibrated model), the same
 # with `cost = profile` (a Vidur operator profile fitted at bench time from
 # tests/data/vidur into a scratch database), a 4096-replica LLM fleet behind
-# power_of_two and least_outstanding routers, the three-model gateway (net,
-# result cache, complexity router, two LLM pools: scenarios/gateway_three_models.ini)
-# and the planner on scenarios/chat_plan.ini (two workers).
+# power_of_two and least_outstanding routers, a router over 2048 single-server
+# pools (least_outstanding: the router's index of its out-edges' loads), the
+# three-model gateway (net, result cache, complexity router, two LLM pools:
+# scenarios/gateway_three_models.ini) and the planner on scenarios/chat_plan.ini
+# (two workers).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,7 +34,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --base) base=${2:?--base needs a commit}; shift 2 ;;
         --repeat) repeat=${2:?--repeat needs a count}; shift 2 ;;
-        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "bench: unknown option $1" >&2; exit 2 ;;
         *) only=$1; shift ;;
     esac
@@ -129,6 +131,14 @@ scheduler = continuous
 truncate = yes
 routing = power_of_two
 EOF
+# A router over 2048 single-server pools (utilisation 0.9), 1.1e5 requests.
+{
+    printf '[sim]\nrequests = 100000\nwarmup = 10000\nseed = 1\n[workload]\narrival = poisson\nrate = 23040\n'
+    printf 'target = lb\n[pool lb]\nkind = router\npolicy = least_outstanding\nnext = p0'
+    for ((i = 1; i < 2048; i++)); do printf ', p%d' $i; done
+    printf '\n'
+    for ((i = 0; i < 2048; i++)); do printf '[pool p%d]\nservice_ms = exp(mean=80)\n' $i; done
+} >"$tmp/router2048.ini"
 
 # The profile case's calibration: the Vidur slice imported and fitted by this
 # checkout's binary; each binary reads its own copy.
@@ -147,6 +157,7 @@ CASES=(
     "LLM 16x cost=profile, 2e5 req|210000|run $tmp/profile.ini --no-store --json --db DB"
     "LLM 4096x power_of_two, 1e5|140000|run $tmp/fleet.ini --no-store --json"
     "LLM 4096x least_outstanding|140000|run $tmp/fleet.ini --no-store --json --set pool_chat.routing=least_outstanding"
+    "router 2048 pools least_outst.|110000|run $tmp/router2048.ini --no-store --json"
     "gateway 3 models, 2e5 req|220000|run scenarios/gateway_three_models.ini --no-store --json --set sim.requests=200000 --set sim.warmup=20000"
     "planner chat_plan.ini|0|plan scenarios/chat_plan.ini --target-rate 50 --gpus h100,a100,l40s --tp 1,2,4,8 --replicas 1:64 --jobs 2 --no-store --json"
 )

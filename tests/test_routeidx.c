@@ -18,6 +18,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "core/route.h"
+#include "engine/rng.h"
 #include "run/scenario.h"
 #include "run/sim.h"
 #include "store/store.h"
@@ -55,7 +56,7 @@ Test(routeidx, snapshot_reads_per_request)
         const route_policy *p = route_find(C[c].name);
         cr_assert_not_null(p);
         route_ctx rc;
-        cr_assert_eq(route_open(&rc, p, NT, 1, "test"), 0);
+        cr_assert_eq(route_open(&rc, p, NT, rng_stream(1, "route test")), 0);
         route_index ix;
         cr_assert_eq(route_index_init(&ix, NT, 0), 0);
         for (int i = 0; i < NT; i++) route_index_set(&ix, i, route_key(p, &snaps[i]));
@@ -92,8 +93,8 @@ Test(routeidx, index_picks_what_a_scan_picks)
             for (int i = 0; i < n; i++) snaps[i].kv_free = 1;
             fake f = { snaps };
             route_ctx a, b;
-            cr_assert_eq(route_open(&a, p, n, 1, "a"), 0);
-            cr_assert_eq(route_open(&b, p, n, 1, "b"), 0);
+            cr_assert_eq(route_open(&a, p, n, rng_stream(1, "route a")), 0);
+            cr_assert_eq(route_open(&b, p, n, rng_stream(1, "route b")), 0);
             route_index ix;
             cr_assert_eq(route_index_init(&ix, n, route_key(p, &snaps[0])), 0);
             route_view with = { fake_snap, &f, &ix }, without = { fake_snap, &f, NULL };

@@ -5,7 +5,6 @@
 #include <string.h>
 #include <strings.h>
 #include "core/cplx.h"
-#include "engine/rng.h"
 #include "core/route.h"
 
 route_counts route_tally;
@@ -159,6 +158,7 @@ static int pick_complexity(route_ctx *rc, const request *r, const route_view *v,
     return (int) cplx_route(rc->params, r->complexity, rc->rng);
 }
 
+/* The built-in rows; registered ones follow them (route_policy_register). */
 static const route_policy POLICIES[] = {
     { "round_robin", "targets in turn", ROUTE_KEY_NONE, NULL, pick_round_robin, NULL, NULL, 0 },
     { "random", "uniformly at random", ROUTE_KEY_NONE, NULL, pick_random, NULL, NULL, 0 },
@@ -174,34 +174,54 @@ static const route_policy POLICIES[] = {
 };
 #define NPOLICIES ((int) (sizeof POLICIES / sizeof POLICIES[0]))
 
-int route_count(void) { return NPOLICIES; }
+#define MAX_EXTRA 16
+static const route_policy *extra[MAX_EXTRA];   /* registered policies */
+static int nextra;
 
-const route_policy *route_at(int i) { return i >= 0 && i < NPOLICIES ? &POLICIES[i] : NULL; }
+int route_count(void) { return NPOLICIES + nextra; }
+
+const route_policy *route_at(int i)
+{
+    if (i < 0 || i >= NPOLICIES + nextra) return NULL;
+    return i < NPOLICIES ? &POLICIES[i] : extra[i - NPOLICIES];
+}
 
 const route_policy *route_find(const char *name)
 {
-    for (int i = 0; i < NPOLICIES; i++)
-        if (!strcasecmp(POLICIES[i].name, name)) return &POLICIES[i];
+    for (int i = 0; i < route_count(); i++)
+        if (!strcasecmp(route_at(i)->name, name)) return route_at(i);
     return NULL;
+}
+
+int route_policy_register(const route_policy *p)
+{
+    if (!p || !p->name || !p->name[0] || !p->pick) return -1;
+    const route_policy *q = route_find(p->name);
+    if (q) return q == p ? 0 : -1;
+    if (nextra == MAX_EXTRA) return -1;
+    extra[nextra++] = p;
+    return 0;
 }
 
 void route_choices(char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
-    for (int i = 0; i < NPOLICIES && len < n; i++)
-        len += (size_t) snprintf(buf + len, n - len, "%s%s", i ? "|" : "", POLICIES[i].name);
+    for (int i = 0; i < route_count() && len < n; i++)
+        len += (size_t) snprintf(buf + len, n - len, "%s%s", i ? "|" : "", route_at(i)->name);
 }
 
-int route_open(route_ctx *rc, const route_policy *p, int n, uint64_t seed, const char *name)
+void route_stream_name(char *buf, size_t n, const char *name) { snprintf(buf, n, "route %s", name); }
+
+int route_open(route_ctx *rc, const route_policy *p, int n, gsl_rng *rng)
 {
     memset(rc, 0, sizeof *rc);
+    if (!rng) return -1;
     rc->policy = p;
     rc->n = n;
-    char stream[96];
-    snprintf(stream, sizeof stream, "route %s", name);
-    rc->rng = rng_stream(seed, stream);
-    if (!rc->rng || (p->init && p->init(rc) != 0)) {
+    rc->rng = rng;
+    if (p->init && p->init(rc) != 0) {   /* a failed init leaves nothing to free */
+        rc->policy = NULL;
         route_close(rc);
         return -1;
     }
@@ -212,6 +232,7 @@ void route_close(route_ctx *rc)
 {
     if (rc->policy && rc->policy->fini) rc->policy->fini(rc);
     if (rc->rng) gsl_rng_free(rc->rng);
+    rc->policy = NULL;                   /* closing again does nothing */
     rc->rng = NULL;
     rc->state = NULL;
 }

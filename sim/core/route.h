@@ -5,8 +5,10 @@
  * never the stations themselves, and answers with an index.  It reads only what
  * it needs: round robin, random and complexity none, power_of_two two, so their
  * cost per request does not grow with the targets.  A least-loaded policy uses
- * the caller's route_index of its key when there is one (an LLM pool's replicas:
- * O(log n) per request and per load change), else it reads every target.
+ * the caller's route_index of its key when there is one (an LLM pool's replicas,
+ * a router's out-edges for least_outstanding: O(log n) per request and per load
+ * change), else it reads every target.  This module sees the snapshots
+ * (core/snap.h) and the request, never a station.
  * Policies are rows of a table, chosen by name (`policy =` of a router,
  * `routing =` of an LLM pool):
  *   round_robin        targets in turn
@@ -23,14 +25,17 @@
  *                      It reads every target (the prefixes are per request)
  *   complexity         two targets: the request's complexity score against a cut
  *                      (cplx.h; parameters in route_ctx.params), small model first
- * Adding a policy is one function set plus one row in route.c.
+ * Adding a built-in policy is one function set plus one row in route.c; a policy
+ * defined elsewhere (a test, docs/extending.md) is added with
+ * route_policy_register().
  */
 #ifndef LATSIM_ROUTE_H
 #define LATSIM_ROUTE_H
 
+#include <stddef.h>
 #include <gsl/gsl_rng.h>
 #include "engine/request.h"
-#include "core/station.h"
+#include "core/snap.h"
 
 struct route_policy;
 
@@ -88,7 +93,8 @@ typedef struct route_policy {
     const char *name;         /* the value of `policy =` / `routing =` */
     const char *help;         /* one line for `latsim keys` and README */
     route_key_kind key;       /* what a route_index for it orders by (NONE: it uses none) */
-    /* Sets up RC->state (NULL: nothing).  Returns 0 or -1 (out of memory). */
+    /* Sets up RC->state (NULL: nothing).  Returns 0, or -1 (out of memory; it
+     * frees what it had set up: fini is not called then). */
     int (*init)(route_ctx *rc);
     /* The out-edge for R, in [0, N), from what it reads through V. */
     int (*pick)(route_ctx *rc, const request *r, const route_view *v, int n);
@@ -121,14 +127,28 @@ static inline double route_key(const struct route_policy *p, const station_snap 
 
 /* The policy named NAME (case-insensitive), or NULL. */
 const route_policy *route_find(const char *name);
+/* Policies in table order: the built-in rows, then the registered ones. */
 int route_count(void);
-const route_policy *route_at(int i);
+const route_policy *route_at(int i);   /* NULL when I is out of range */
 /* The policies' names joined by '|', in table order. */
 void route_choices(char *buf, size_t n);
 
-/* Prepares RC for policy P over N targets, with the stream of router NAME
- * under SEED.  Returns 0, or -1 when out of memory (RC is then closed). */
-int route_open(route_ctx *rc, const route_policy *p, int n, uint64_t seed, const char *name);
+/* Adds policy P (name and pick required; P must outlive every use): from now on
+ * `policy =` and `routing =` accept its name.  Returns 0 (also when P is already
+ * registered), or -1 when the name is taken by another row, P lacks a name or a
+ * pick, or the table is full.  Not thread-safe: register before loading. */
+int route_policy_register(const route_policy *p);
+
+/* The name of the random stream of router (or routed pool) NAME: "route NAME"
+ * in BUF of N bytes; the caller draws the stream (rng_stream) for route_open. */
+void route_stream_name(char *buf, size_t n, const char *name);
+
+/* Prepares RC for policy P over N targets with the router's own stream RNG,
+ * which RC owns from now on (route_close frees it, as does a failed open).
+ * Returns 0, or -1 when RNG is NULL or the policy's init fails (out of memory);
+ * RC is then closed. */
+int route_open(route_ctx *rc, const route_policy *p, int n, gsl_rng *rng);
+/* Frees the policy's state and the stream; closing a closed (or zeroed) RC does nothing. */
 void route_close(route_ctx *rc);
 
 /* Picks the out-edge for R and lets the policy observe it. */

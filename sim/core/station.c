@@ -40,13 +40,32 @@ void station_fini(station *st)
     free(st->cls_use);
     free(st->cls_usd);
     free(st->out);
+    free(st->watchers);
 }
 
 /* ---- moving requests ------------------------------------------------------ */
 
+int station_watch(station *st, void (*moved)(void *ctx, int slot, uint64_t inside), void *ctx, int slot)
+{
+    station_watcher *w = realloc(st->watchers, ((size_t) st->nwatchers + 1) * sizeof *w);
+    if (!w) return -1;
+    w[st->nwatchers++] = (station_watcher) { moved, ctx, slot };
+    st->watchers = w;
+    return 0;
+}
+
+/* ST's count inside changed by DELTA: its watchers hear it. */
+static inline void inside_add(station *st, int delta)
+{
+    st->inside += (uint64_t) (int64_t) delta;
+    for (int i = 0; i < st->nwatchers; i++)
+        st->watchers[i].moved(st->watchers[i].ctx, st->watchers[i].slot, st->inside);
+}
+
 void station_enter(station *st, request *r)
 {
-    st->inside++;
+    if (r->measured) st->arrivals++;
+    inside_add(st, +1);
     if (*st->sink->measuring) st->win_arrivals++;
     r->at = st;
     r->entered = evq_now(st->q);
@@ -67,13 +86,20 @@ static void leave(station *st, request *r)
 
 void station_finish(station *st, request *r)
 {
-    st->inside--;
+    if (r->measured) st->served++;
+    inside_add(st, -1);
     leave(st, r);
 }
 
 void station_forward(station *st, request *r, int edge)
 {
-    st->inside--;
+    if (r->measured) st->served++;
+    station_pass(st, r, edge);
+}
+
+void station_pass(station *st, request *r, int edge)
+{
+    inside_add(st, -1);
     if (st->nout == 0) {
         leave(st, r);
         return;
@@ -84,7 +110,12 @@ void station_forward(station *st, request *r, int edge)
 
 void station_drop(station *st, request *r, req_outcome outcome)
 {
-    st->inside--;
+    if (r->measured) {
+        if (outcome == OUT_REJECTED) st->rejected++;
+        else if (outcome == OUT_TIMED_OUT) st->timed_out++;
+        else if (outcome == OUT_FAILED) st->failed++;
+    }
+    inside_add(st, -1);
     st->sink->outcome(st->sink->ctx, r, outcome);
     st->sink->release(st->sink->ctx, r);
 }
@@ -120,7 +151,7 @@ static void timeout_fire(evq *e, void *subject, int64_t arg)
     q->len--;
     st->qlen--;
     if (r->measured) st->timed_out++;
-    st->inside--;
+    inside_add(st, -1);
     if (q->timed_out) q->timed_out(q);
     st->sink->outcome(st->sink->ctx, r, OUT_TIMED_OUT);
 }
@@ -129,8 +160,7 @@ int squeue_enqueue(squeue *q, request *r)
 {
     station *st = q->st;
     if (st->cfg->queue_limit && st->qlen >= st->cfg->queue_limit) {
-        if (r->measured) st->rejected++;
-        station_drop(st, r, OUT_REJECTED);
+        station_reject(st, r);
         return -1;
     }
     r->next = NULL;

@@ -19,6 +19,7 @@
 #include "engine/evq.h"
 #include "engine/request.h"
 #include "core/poolcfg.h"
+#include "core/snap.h"
 #include "engine/stats.h"
 
 typedef struct station station;
@@ -60,19 +61,13 @@ typedef struct station_env {
                                  classes (cls_use, cls_usd); 0: none kept */
 } station_env;
 
-/* A read-only view of a station's load, what a routing policy sees. */
-typedef struct station_snap {
-    uint64_t waiting;         /* requests waiting in its queue */
-    uint64_t inside;          /* requests in it, waiting or in service */
-    uint64_t running;         /* requests in service (LLM: sequences running on its replicas) */
-    double busy;              /* servers (replicas) busy */
-    double capacity;          /* servers (replicas) */
-    double kv_free;           /* share of KV blocks free, [0, 1] (1 for kinds without a KV cache) */
-    double cap_area;          /* integral of capacity (units up) over time so far, unit-ns;
-                                 NAN when the capacity never changes */
-    uint32_t prefix_ids;      /* prefix_affinity: leading prompt blocks of the request being routed
-                                 that the target's prefix cache holds (filled by the router) */
-} station_snap;
+/* Told each time a station's count of requests inside changes (station_watch):
+ * a router keeping its out-edges' loads in an index (route.h). */
+typedef struct station_watcher {
+    void (*moved)(void *ctx, int slot, uint64_t inside);   /* the count is now INSIDE */
+    void *ctx;                /* the watcher's */
+    int slot;                 /* the watcher's name for the station (an out-edge index) */
+} station_watcher;
 
 /* The hooks of a kind; NULL means nothing to do (arrive and destroy are required). */
 typedef struct station_ops {
@@ -110,8 +105,9 @@ struct station {
 
     stat_acc *queue_ms;       /* waiting time in this pool, measured requests, ms */
     stat_acc *service_ms;     /* service time in this pool, measured requests, ms */
-    uint64_t arrivals, served, rejected, timed_out;   /* measured requests */
-    uint64_t failed;          /* measured requests lost to a server's failure (fleet.h) */
+    /* Measured requests, counted by the moving calls below (never by a kind): */
+    uint64_t arrivals, served, rejected, timed_out;
+    uint64_t failed;          /* lost to a server's failure (fleet.h) */
 
     double busy;              /* servers (or replicas) busy now */
     double busy_area;         /* integral of busy over time, server-ns */
@@ -122,6 +118,8 @@ struct station {
     int queue_stat_at_finish; /* 1: the kind records queue_ms when a request leaves
                                  (it may queue more than once, e.g. after preemption) */
     uint64_t inside;          /* requests in the pool now (waiting or in service) */
+    station_watcher *watchers;/* told of each change of inside (station_watch); NULL: none */
+    int nwatchers;            /* their number */
     uint64_t inside_at_start; /* inside when measuring began */
     uint64_t win_arrivals;    /* requests (measured or not) entering during the window */
 
@@ -138,20 +136,36 @@ void station_fini(station *st);
 
 /* ---- moving requests ------------------------------------------------------ */
 
-/* R enters ST: counted inside it (and, in the window, as an arrival), then
- * handed to the kind's arrive(); R->at and R->entered record the hop. */
+/* These calls are where a station's counts of measured requests are kept (a
+ * kind never updates them itself): arrivals (station_enter), served
+ * (station_forward, station_finish), rejected, timed out and failed
+ * (station_drop with that outcome, station_reject; a queue's timeout).  A
+ * request that is not measured (r->measured 0) is moved but not counted. */
+
+/* R enters ST: counted inside it, as an arrival (measured) and, in the window,
+ * in win_arrivals; then handed to the kind's arrive(); R->at and R->entered
+ * record the hop. */
 void station_enter(station *st, request *r);
 
-/* ST is done with R: it leaves ST along out-edge EDGE (0 <= EDGE < nout) or,
- * when ST has no out-edge, leaves the system served. */
+/* ST has served R: counted served, it leaves ST along out-edge EDGE
+ * (0 <= EDGE < nout) or, when ST has no out-edge, leaves the system served. */
 void station_forward(station *st, request *r, int edge);
 
-/* ST answers R itself (a cache hit): R leaves the system served from ST,
- * whatever ST's out-edges. */
+/* As station_forward, but ST has not served R, only passed it on (a cache
+ * miss): not counted served here. */
+void station_pass(station *st, request *r, int edge);
+
+/* ST answers R itself (a cache hit): counted served, R leaves the system
+ * served from ST, whatever ST's out-edges. */
 void station_finish(station *st, request *r);
 
-/* R leaves ST with OUTCOME (rejected or timed out) and its record is recycled. */
+/* R leaves ST with OUTCOME (rejected, timed out or failed: counted so) and its
+ * record is recycled. */
 void station_drop(station *st, request *r, req_outcome outcome);
+
+/* ST refuses R (a full queue, a rate limit, an error answer): counted
+ * rejected, R leaves with OUT_REJECTED. */
+static inline void station_reject(station *st, request *r) { station_drop(st, r, OUT_REJECTED); }
 
 /* Schedules HANDLER at T (DT from now) for ST's kind.  Returns the event, or 0:
  * out of memory (the engine is told, and the run ends with an error), or T
@@ -176,6 +190,12 @@ static inline void station_charge(station *st, const request *r, double ns)
 {
     if (st->cls_use && r->measured) st->cls_use[r->cls] += ns;
 }
+
+/* From now on MOVED(CTX, SLOT, inside) is called each time ST's count of
+ * requests inside changes, right after the change.  The watcher must outlive
+ * ST's last move (the engine destroys all stations together, after the run).
+ * Returns 0, or -1 when out of memory. */
+int station_watch(station *st, void (*moved)(void *ctx, int slot, uint64_t inside), void *ctx, int slot);
 
 /* ---- busy time, queue ----------------------------------------------------- */
 

@@ -41,7 +41,6 @@ static void on_done(evq *q, void *subject, int64_t arg)
     r->service_ns += took;
     if (r->measured) {
         stat_add(st->service_ms, simtime_to_ms(took));
-        st->served++;
         double usd = api_price(a->api, (uint64_t) r->prompt, (uint64_t) r->output);
         a->usd += usd;
         if (st->cls_usd) st->cls_usd[r->cls] += usd;
@@ -56,11 +55,8 @@ static void on_failed(evq *q, void *subject, int64_t arg)
     (void) q;
     extapi *a = subject;
     request *r = (request *) (intptr_t) arg;
-    if (r->measured) {
-        a->errors++;
-        a->st.rejected++;
-    }
-    station_drop(&a->st, r, OUT_REJECTED);
+    if (r->measured) a->errors++;
+    station_reject(&a->st, r);
 }
 
 /* Sends R now (the buckets admit it). */
@@ -111,18 +107,14 @@ static void drain(extapi *a)
 
 static void reject(extapi *a, request *r)
 {
-    if (r->measured) {
-        a->limited++;
-        a->st.rejected++;
-    }
-    station_drop(&a->st, r, OUT_REJECTED);
+    if (r->measured) a->limited++;
+    station_reject(&a->st, r);
 }
 
 static void arrive(station *st, request *r)
 {
     extapi *a = (extapi *) st;
     r->enq = evq_now(st->q);
-    if (r->measured) st->arrivals++;
     simtime_t w = wait_for(a, r, r->enq);
     if (w == SIMTIME_NEVER) {            /* more tokens than a minute's allowance */
         reject(a, r);

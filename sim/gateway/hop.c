@@ -39,8 +39,6 @@ static void arrive(station *st, request *r)
     r->whole_proto_ns += simtime_from_ms(t.whole_proto_ms) - dn_proto;
     if (!h->net->stream) r->whole = 1;   /* buffered here: nothing reaches the client before the last byte */
     if (r->measured) {
-        st->arrivals++;
-        st->served++;
         h->n++;
         h->net_ms += simtime_to_ms(up_net + dn_net);
         h->proto_ms += simtime_to_ms(up_proto + dn_proto);

@@ -48,22 +48,18 @@ static void on_looked_up(evq *q, void *subject, int64_t arg)
     if (arg & HIT) {
         r->first_token = r->last_token = now;
         hop_answer_whole(r);     /* the stored answer goes back whole, not token by token */
-        if (r->measured) {
-            st->served++;
-            stat_add(sc->hit_e2e, simtime_to_ms(now + r->ret_last_ns - r->arrival));
-        }
-        station_finish(st, r);
+        if (r->measured) stat_add(sc->hit_e2e, simtime_to_ms(now + r->ret_last_ns - r->arrival));
+        station_finish(st, r);     /* served here */
         return;
     }
     r->notify = st;
-    station_forward(st, r, 0);
+    station_pass(st, r, 0);        /* a miss: the next station serves it */
 }
 
 static void arrive(station *st, request *r)
 {
     semcache *sc = (semcache *) st;
     simtime_t now = evq_now(st->q);
-    if (r->measured) st->arrivals++;
     if (r->intent == 0) {
         /* intent keys start at 1: 0 means "none"; the class gave none, so the
          * cache's own popularity applies */

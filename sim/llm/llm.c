@@ -408,7 +408,6 @@ static void finish(replica *R, request *r)
         /* All its waits and all its service in this pool, preemptions included. */
         stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - r->pool_queue0));
         stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0));
-        st->served++;
     }
     station_forward(st, r, 0);
 }
@@ -1022,7 +1021,6 @@ static void unit_down(void *ctx, int u, int failed)
     if (st->cfg->fleet->fault.on_failure == FAULT_FAIL)
         for (int i = 0; i < n; i++) {
             request *r = squeue_dequeue(R->wq);
-            if (r->measured) st->failed++;
             station_drop(st, r, OUT_FAILED);
         }
     else
@@ -1203,17 +1201,13 @@ static void arrive(station *st, request *r)
 {
     llm *P = (llm *) st;
     const llm_cfg *L = P->cfg;
-    if (r->measured) st->arrivals++;
     r->generated = 0;
     r->pool_queue0 = r->queue_ns;
     r->pool_service0 = r->service_ns;
     if ((int64_t) r->prompt + r->output > L->max_seq_len) {
         if (!L->truncate) {
-            if (r->measured) {
-                st->rejected++;
-                P->too_long++;
-            }
-            station_drop(st, r, OUT_REJECTED);
+            if (r->measured) P->too_long++;
+            station_reject(st, r);
             return;
         }
         int64_t o = r->output < L->max_seq_len - 1 ? r->output : L->max_seq_len - 1;
@@ -1497,8 +1491,10 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     P->idle = calloc((size_t) P->nrep, sizeof *P->idle);
     if (!P->r || !P->idle) goto fail;
     if (L->routing) {
+        char stream[96];
+        route_stream_name(stream, sizeof stream, cfg->name);
         P->snaps = calloc((size_t) L->replicas, sizeof *P->snaps);
-        if (!P->snaps || route_open(&P->rc, L->routing, L->replicas, env->seed, cfg->name) != 0) goto fail;
+        if (!P->snaps || route_open(&P->rc, L->routing, L->replicas, rng_stream(env->seed, stream)) != 0) goto fail;
         P->routed = 1;
         if (L->routing->key != ROUTE_KEY_NONE) {
             /* Keys set once the replicas are (below). */

@@ -41,17 +41,12 @@ typedef struct gpool {
     uint64_t errors;      /* measured requests whose service ended in an error (5xx) */
 } gpool;
 
-/* R's service just ended (and was counted served) in a pool with an
- * error_rate (p->err_rng): 1 when it ended in an error, counted as a rejection
- * (and an error) instead; else 0. */
+/* R's service just ended in a pool with an error_rate (p->err_rng): 1 when it
+ * ended in an error (counted; the caller rejects R), else 0. */
 static int end_in_error(gpool *p, request *r)
 {
     if (gsl_rng_uniform(p->err_rng) >= p->st.cfg->error_rate) return 0;
-    if (r->measured) {
-        p->errors++;
-        p->st.served--;
-        p->st.rejected++;
-    }
+    if (r->measured) p->errors++;
     return 1;
 }
 
@@ -66,17 +61,14 @@ static void on_service_end(evq *q, void *subject, int64_t arg)
     simtime_t took = evq_now(st->q) - r->start;   /* generic pools never preempt */
     r->service_ns += took;
     station_charge(st, r, (double) took);
-    if (r->measured) {
-        stat_add(st->service_ms, simtime_to_ms(took));
-        st->served++;
-    }
+    if (r->measured) stat_add(st->service_ms, simtime_to_ms(took));
     request *next = station_dequeue(st);
     if (next) serve(p, next);               /* the server stays busy */
     else {
         p->idle++;
         station_busy(st, -1);
     }
-    if (p->err_rng && end_in_error(p, r)) station_drop(st, r, OUT_REJECTED);
+    if (p->err_rng && end_in_error(p, r)) station_reject(st, r);
     else station_forward(st, r, 0);
 }
 
@@ -207,10 +199,7 @@ static void unit_end(evq *q, void *subject, int64_t arg)
     simtime_t took = evq_now(st->q) - r->start;
     r->service_ns += took;
     station_charge(st, r, (double) took);
-    if (r->measured) {
-        stat_add(st->service_ms, simtime_to_ms(took));
-        st->served++;
-    }
+    if (r->measured) stat_add(st->service_ms, simtime_to_ms(took));
     request *next = p->avail[u] ? station_dequeue(st) : NULL;
     if (next) unit_serve(p, u, next);
     else {
@@ -218,7 +207,7 @@ static void unit_end(evq *q, void *subject, int64_t arg)
         if (p->avail[u]) push_idle(p, u);
         else fleet_drained(p->fl, u);          /* a draining server is done */
     }
-    if (p->err_rng && end_in_error(p, r)) station_drop(st, r, OUT_REJECTED);
+    if (p->err_rng && end_in_error(p, r)) station_reject(st, r);
     else station_forward(st, r, 0);
 }
 
@@ -246,7 +235,6 @@ static void unit_down(void *ctx, int u, int failed)
         station_push_front(st, r);             /* first in line for the next server */
         dispatch(p);
     } else {
-        if (r->measured) st->failed++;
         station_drop(st, r, OUT_FAILED);
     }
 }
@@ -288,7 +276,6 @@ static void arrive_fleet(station *st, request *r)
 {
     gpool *p = (gpool *) st;
     r->enq = evq_now(st->q);
-    if (r->measured) st->arrivals++;
     if (p->idle > 0 && st->qlen == 0) {
         int u = p->idle_stack[--p->idle];
         p->stacked[u] = 0;
@@ -355,7 +342,6 @@ static void arrive(station *st, request *r)
 {
     gpool *p = (gpool *) st;
     r->enq = evq_now(st->q);
-    if (r->measured) st->arrivals++;
     if (p->idle > 0 && st->qlen == 0) {
         p->idle--;
         station_busy(st, +1);

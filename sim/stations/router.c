@@ -1,4 +1,5 @@
 /* router.c -- the router station kind (see router.h). */
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +13,12 @@ typedef struct router {
     const router_cfg *c;      /* configuration */
     route_ctx rc;             /* the policy's view and state */
     station_snap *snaps;      /* one per out-edge, taken when the policy asks (route_view) */
+    /* A policy ordering by requests inside (ROUTE_KEY_INSIDE: least_outstanding):
+     * the out-edges' counts in an index, kept current by station_watch. */
+    int ix_state;             /* 0: not built yet (out-edges are set after make), 1: built,
+                                 -1: none (out of memory: the policy reads every snapshot) */
+    route_index ix;           /* out-edge i's key: its requests inside */
+    int check;                /* 1 (LATSIM_CHECK): at each request a scan must pick what the index picks */
     const request *routing;   /* the request being routed (its prefix for prefix_affinity) */
     gsl_rng *scores;          /* complexity: stream of scores drawn here */
     int complexity;           /* 1 for policy = complexity */
@@ -43,17 +50,61 @@ static const station_snap *target_snap(void *ctx, int i)
     return &R->snaps[i];
 }
 
+/* Out-edge SLOT's count of requests inside is now INSIDE (station_watch). */
+static void edge_moved(void *ctx, int slot, uint64_t inside)
+{
+    route_index_set(&((router *) ctx)->ix, slot, (double) inside);
+}
+
+/* Builds the index of the out-edges' loads and watches them: at the first
+ * request, once the engine has set the out-edges.  Returns 1 when built, 0 when
+ * out of memory (the run ends with an error; the policy reads snapshots). */
+static int build_index(router *R)
+{
+    station *st = &R->st;
+    R->ix_state = -1;
+    if (route_index_init(&R->ix, st->nout, 0) != 0) {
+        st->sink->oom(st->sink->ctx);
+        return 0;
+    }
+    for (int i = 0; i < st->nout; i++) {
+        route_index_set(&R->ix, i, (double) st->out[i]->inside);
+        if (station_watch(st->out[i], edge_moved, R, i) != 0) {
+            st->sink->oom(st->sink->ctx);
+            return 0;
+        }
+    }
+    R->ix_state = 1;
+    return 1;
+}
+
+/* Sanity check (assert only): the policy reading every snapshot, from the same
+ * turn, picks GOT too.  O(out-edges): run only with the check flag on. */
+static int index_sane(router *R, const request *r, uint64_t turn, int got)
+{
+    route_ctx scan = R->rc;
+    scan.turn = turn;
+    route_view all = { target_snap, R, NULL };
+    route_counts tally = route_tally;          /* the check's own reads are not counted */
+    int want = scan.policy->pick(&scan, r, &all, scan.n);
+    route_tally = tally;
+    if (want != got)
+        fprintf(stderr, "latsim: router %s: the index of loads picked out-edge %d, a scan %d\n", R->st.cfg->name,
+                got, want);
+    return want == got;
+}
+
 static void dispatch(router *R, request *r)
 {
     station *st = &R->st;
-    route_view v = { target_snap, R, NULL };
+    if (R->ix_state == 0 && R->rc.policy->key == ROUTE_KEY_INSIDE) build_index(R);
+    route_view v = { target_snap, R, R->ix_state == 1 ? &R->ix : NULL };
     R->routing = r;
+    uint64_t turn = R->rc.turn;
     int e = route_pick(&R->rc, r, &v);
+    if (R->check && v.index) assert(index_sane(R, r, turn, e));
     R->routing = NULL;
-    if (r->measured) {
-        st->served++;
-        if (R->complexity) R->sides[e][cplx_truth(&R->c->cplx, r->complexity)]++;
-    }
+    if (r->measured && R->complexity) R->sides[e][cplx_truth(&R->c->cplx, r->complexity)]++;
     station_forward(st, r, e);
 }
 
@@ -137,7 +188,6 @@ static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
 static void arrive(station *st, request *r)
 {
     router *R = (router *) st;
-    if (r->measured) st->arrivals++;
     if (hold(R, r, 0)) return;
     arrive_now(R, r);
 }
@@ -186,6 +236,7 @@ static void destroy(station *st)
 {
     router *R = (router *) st;
     route_close(&R->rc);
+    route_index_free(&R->ix);
     free(R->snaps);
     free(R->sides);
     if (R->scores) gsl_rng_free(R->scores);
@@ -209,10 +260,18 @@ static station *router_new(const pool_cfg *cfg, const station_env *env)
     const router_cfg *rc = cfg->ext;
     R->c = rc;
     R->complexity = !strcmp(rc->policy->name, "complexity");
+#ifdef LATSIM_DEBUG
+    R->check = 1;
+#else
+    const char *chk = getenv("LATSIM_CHECK");
+    R->check = chk && *chk && strcmp(chk, "0") != 0;
+#endif
+    char stream[96];
+    route_stream_name(stream, sizeof stream, cfg->name);
     if (station_init(&R->st, &ROUTER_OPS, cfg, env) != 0 ||
         !(R->snaps = calloc((size_t) cfg->nnext, sizeof *R->snaps)) ||
         !(R->sides = calloc((size_t) cfg->nnext, sizeof *R->sides)) ||
-        route_open(&R->rc, rc->policy, cfg->nnext, env->seed, cfg->name) != 0) {
+        route_open(&R->rc, rc->policy, cfg->nnext, rng_stream(env->seed, stream)) != 0) {
         destroy(&R->st);
         return NULL;
     }

@@ -1,0 +1,103 @@
+/* cfitted.h -- `cost = fitted`: a parametric step-time model fitted to whole-step
+ * measurements of one (model, GPU, weights) across TP degrees.
+ *
+ * step_ms = sum_k c_k f_k(step, tp), every c_k >= 0, with the terms (t = tp,
+ * L = layers, P = params, D = hidden, H = heads, d = head_dim,
+ * kvh = max(1, kv_heads / t)):
+ *   fixed_ms              1                                   fixed per step
+ *   weights_ms_per_gb     P * weight_bytes / t / 1e9          weights read, per GPU
+ *   prefill_ms_per_tflop  2 P prefill_tokens / t / 1e12       prompt GEMMs, per GPU
+ *   attn_ms_per_tflop     4 L H d prefill_pairs / t / 1e12    prompt attention, per GPU
+ *   kv_ms_per_gb          kv_tokens 2 L kvh d kv_bytes / 1e9  KV cache read, per GPU
+ *   decode_ms_per_tflop   2 P decode_seqs / t / 1e12          decode GEMMs, per GPU
+ *   allreduce_ms_per_gb   2 L 2 (t-1)/t tokens D 2 / 1e9      ring all-reduce bytes (grows with t)
+ *   allreduce_ms_per_hop  2 L (t-1)                           all-reduce latency (grows with t)
+ *   launch_ms_per_layer   L x phases (prefill and/or decode)  kernel launches per layer
+ *   seq_ms                prefill_seqs + decode_seqs          per-sequence CPU work
+ * Terms the data cannot separate (e.g. the TP terms when one degree was measured,
+ * or per-layer launches when every step has one phase) are reported "aliased"
+ * and held at 0; the term they are confounded with carries their cost.
+ * Weights are 1/y^2 (relative errors); see nnls.h for the solver.
+ */
+#ifndef LATSIM_CFITTED_H
+#define LATSIM_CFITTED_H
+
+#include <stddef.h>
+#include <sqlite3.h>
+#include "core/catalog.h"
+#include "cdb.h"
+#include "llm/cost.h"
+
+enum { CF_FIXED, CF_WEIGHTS, CF_PREFILL, CF_ATTN, CF_KV, CF_DECODE, CF_AR_BYTES, CF_AR_HOP,
+       CF_LAUNCH, CF_SEQ, CF_NTERMS };
+
+extern const char *const cfitted_term_names[CF_NTERMS];
+
+/* Where a prediction stands relative to the measurements. */
+typedef enum { CF_MEASURED, CF_INTERPOLATED, CF_EXTRAPOLATED, CF_REFUSED } cf_range;
+
+typedef struct cfitted {
+    cdb_fit fit;              /* the stored fit (kind "fitted") */
+    model_spec model;         /* geometry of the fitted model */
+    double weight_bytes;      /* bytes per weight */
+    double kv_bytes;          /* bytes per KV element (2: the measurements' bf16 KV) */
+    double c[CF_NTERMS];      /* coefficients, units as the term names */
+} cfitted;
+
+/* The feature values of STEP at TP (F has CF_NTERMS entries). */
+void cfitted_features(const model_spec *m, double weight_bytes, double kv_bytes, int tp,
+                      const cost_step *s, double *f);
+
+/* Fits the steps stored for (MODEL, GPU, WEIGHTS) (all TP degrees) and stores the
+ * fit in the caller's transaction; fills OUT (id included).  Returns 0, or -1
+ * with one line in ERR: no measurements, fewer points than coefficients, a
+ * singular design, a GSL failure. */
+int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights,
+                const char *tool, size_t folds, cfitted *out, char *err, size_t errlen);
+
+/* Loads fit ID (kind "fitted") with its model's geometry.  Returns 0, 1 when
+ * there is no such fit or it is not of kind fitted, -1 on error. */
+int cfitted_load(sqlite3 *db, int64_t id, cfitted *out, char *err, size_t errlen);
+
+/* Step time in ms at TP; PARTS (CF_NTERMS, may be NULL) receives each term's ms. */
+double cfitted_step_ms(const cfitted *m, int tp, const cost_step *s, double *parts);
+
+/* A fitted model at one TP with each term scaled by a ratio, prepared for evaluation
+ * per step: what does not depend on the step is computed once (cfitted_eval_init),
+ * and cfitted_eval_ms performs the remaining operations of cfitted_features,
+ * cfitted_step_ms and the caller's scaled sum (sum over k, in order, of
+ * (c_k f_k) r_k) in the same order on the same values: its result is that sum to
+ * the last bit (tests/test_costtab.c). */
+typedef struct cfitted_eval {
+    double c[CF_NTERMS];      /* coefficients, units as the term names */
+    double r[CF_NTERMS];      /* per-term ratios (1: same GPU) */
+    double head;              /* fixed and weights terms: (0 + (c0 f0) r0) + (c1 f1) r1, ms */
+    double t;                 /* TP degree as the features use it (>= 1) */
+    double k_prefill;         /* 2 P */
+    double k_attn;            /* 4 L heads head_dim */
+    double layers;            /* L */
+    double kvh;               /* KV heads per GPU, max(1, kv_heads / t) */
+    double head_dim;          /* d */
+    double kv_bytes;          /* bytes per KV element */
+    double k_ar;              /* 2 L 2 (t - 1) / t */
+    double hidden;            /* D */
+    double hop;               /* all-reduce latency term (c7 f7) r7, ms */
+    double launch[3];         /* launch term (c8 L phases) r8 for 0, 1, 2 phases, ms */
+} cfitted_eval;
+
+/* Prepares E for M at TP with term ratios R[CF_NTERMS]. */
+void cfitted_eval_init(const cfitted *m, int tp, const double *r, cfitted_eval *e);
+
+/* Sum over terms of (c_k f_k(S)) r_k, ms, for a non-empty step S. */
+double cfitted_eval_ms(const cfitted_eval *e, const cost_step *s);
+
+/* How TP relates to the measured degrees: measured, interpolated (between two),
+ * extrapolated (outside, within a factor 2, with >= 2 degrees measured), or
+ * refused (further out, or another degree when only one was measured and the TP
+ * terms are aliased).  WHY receives a sentence for refused/extrapolated. */
+cf_range cfitted_tp_range(const cfitted *m, int tp, char *why, size_t n);
+
+/* Whether STEP lies within 2x the measured token, batch and context ranges. */
+int cfitted_step_in_range(const cfitted *m, const cost_step *s);
+
+#endif

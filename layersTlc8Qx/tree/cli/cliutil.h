@@ -1,0 +1,131 @@
+/* cliutil.h -- what the commands share (run, calib, and the planner commands
+ * sweep, plan, check, compare, plot): database path and checks, option values,
+ * storing a task's result as a run.  (Their entry points: commands.h; their
+ * options: cliopt.h.) */
+#ifndef LATSIM_CLIUTIL_H
+#define LATSIM_CLIUTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+#include "store/planstore.h"
+#include "store/store.h"
+#include "report/slo.h"
+#include "store/task.h"
+
+#ifndef LATSIM_VERSION
+#define LATSIM_VERSION "0.1"
+#endif
+
+/* --db PATH, else $LATSIM_DB, else ./latsim.db. */
+const char *cu_db_path(const char *opt);
+
+/* Current UTC time as ISO 8601 into BUF. */
+void cu_now(char *buf, size_t n);
+
+/* Wall-clock seconds since an arbitrary origin. */
+double cu_clock(void);
+
+/* Parses a positive whole number for option OPT; returns it, or -1 after
+ * printing "latsim: CMD: OPT: ..." on stderr. */
+long cu_posint(const char *cmd, const char *opt, const char *v, long max);
+
+/* Parses run (or sweep, plan) ID V strictly: digits only, 1 to INT64_MAX.
+ * Returns 0 with *ID set, or -1 with ERR ("expected a WHAT ID (a whole number
+ * from 1 to 9223372036854775807), got 'V'"). */
+int cu_parse_id(const char *what, const char *v, int64_t *id, char *err, size_t errlen);
+
+/* A FROM:TO:STEP range of an option (sweep --vary, plan --search, --tp): its
+ * values are FROM + i x STEP for i < N, each printed with %.10g. */
+typedef struct cu_range {
+    double from, to;          /* the bounds as given (finite, FROM <= TO) */
+    double step;              /* > 0, finite (1 when optional and not given) */
+    int n;                    /* number of values, 1 to the caller's MAX */
+} cu_range;
+
+/* Parses SPEC, "FROM:TO:STEP" (or "FROM:TO", STEP 1, when STEP_OPTIONAL) into
+ * R: every part a finite number, STEP > 0, FROM <= TO, at most MAX values, and
+ * successive values distinct at 10 significant digits.  Returns 0, or -1 with
+ * ERR naming the bad part ("FROM 'nan' is not a finite number"). */
+int cu_parse_range(const char *spec, int step_optional, int max, cu_range *r, char *err, size_t errlen);
+
+/* Value I of R as text (%.10g) into BUF (N bytes). */
+void cu_range_value(const cu_range *r, int i, char *buf, size_t n);
+
+/* Checks entry V (LEN bytes, not NUL-terminated) of an a,b,c list: not empty,
+ * shorter than MAXLEN, and not a number that is not finite (nan, inf, 1e999;
+ * a word such as a scheduler name is fine).  Returns 0, or -1 with ERR. */
+int cu_check_list_value(const char *v, size_t len, size_t maxlen, char *err, size_t errlen);
+
+/* Stores task T's result O as a run (its configuration re-read from T's file
+ * and overrides), with the SLO terms and sweep point X (may be NULL).  Returns
+ * 0 with *ID set, or -1 + ERR. */
+int cu_save_task(sqlite3 *db, const task *t, const task_out *o, const slo_result *slo, planstore_extra *x,
+                 int64_t *id, char *err, size_t errlen);
+
+/* Prints S as a JSON string (quoted, escaped): report_json_str(). */
+void cu_json_str(FILE *out, const char *s);
+
+/* Prints "latsim: MSG" as one printable line (errmsg_field) and returns CODE. */
+int cu_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Opens the database for writing before any simulation (so that an unusable
+ * path is bad input, exit 2, and nothing runs).  Returns 0 or -1 + ERR. */
+int cu_open_rw(const char *path, sqlite3 **db, char *err, size_t errlen);
+
+/* Checks, without creating or changing it, that the database at PATH will be
+ * writable after the simulations (cu_check_db_path, then store_check_path or
+ * cu_dir_writable).  Returns 0 or -1 + ERR. */
+int cu_check_db(const char *path, char *err, size_t errlen);
+
+/* Checks the database path PATH of any command before anything is opened or
+ * run: not empty, and when it exists a regular file (not a folder, FIFO or
+ * device).  Returns 0, or -1 + ERR ("--db: empty path ...", "PATH: not a latsim
+ * database: it is a folder"). */
+int cu_check_db_path(const char *path, char *err, size_t errlen);
+
+/* Checks the output file PATH of option OPT ("--junit"; NULL for a positional
+ * argument) of command CMD ("check") before anything runs or is stored: not empty, no control
+ * character, an existing PATH a regular file that can be written, a new one's
+ * folder existing and writable.  Returns 0, or -1 + ERR ("CMD: OPT PATH: cannot
+ * write: not a regular file", PATH escaped). */
+int cu_check_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen);
+
+/* Opens the output file PATH for writing (truncated) after cu_check_out,
+ * without ever blocking: a FIFO or device put there since is refused.  Returns
+ * the stream, or NULL + ERR. */
+FILE *cu_open_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen);
+
+/* Closes F, opened by cu_open_out.  Returns 0, or -1 + ERR when a write, the
+ * flush or the close failed (a full disk, a file size limit). */
+int cu_close_out(const char *cmd, const char *opt, const char *path, FILE *f, char *err, size_t errlen);
+
+/* One write to the database: does its work on DB inside the transaction of
+ * store_open_tx, DRY 1 on a validating pass (print nothing).  Returns 0, or the
+ * exit status (2 bad input, 1 runtime failure) with ERR set. */
+typedef int (*cu_write_fn)(sqlite3 *db, int dry, void *arg, char *err, size_t errlen);
+
+/* Runs FN on the database at PATH in one transaction that also creates the
+ * schema, and commits it when FN returns 0: when FN refuses (or anything
+ * fails), the file is byte for byte what it was.  When PATH does not exist, FN
+ * runs first on an empty in-memory database (DRY 1), so that refused input
+ * never creates the file.  KEEP (may be NULL) receives the committed database,
+ * for the caller to read and close.  Returns FN's status, 2 when PATH cannot be
+ * opened, 1 when the commit fails; ERR says why. */
+int cu_write_db(const char *path, cu_write_fn fn, void *arg, sqlite3 **keep, char *err, size_t errlen);
+
+/* Checks that the database file PATH (which does not exist yet) can be created:
+ * that the folder it would be in is writable.  Returns 0, or -1 + ERR
+ * ("PATH: cannot create database: DIR: reason"). */
+int cu_dir_writable(const char *path, char *err, size_t errlen);
+
+/* The folder PATH is in, into DIR (N bytes): "." for a bare name, "/" for a
+ * file at the root. */
+void cu_dir_of(const char *path, char *dir, size_t n);
+
+/* ERR came from loading a scenario with the assignment SECTION.KEY=... that
+ * option OPT ("--vary", "--search") made: the loader calls every command-line
+ * assignment "--set"; when ERR is about [SECTION] KEY it is renamed OPT. */
+void cu_relabel(char *err, size_t errlen, const char *opt, const char *section, const char *key);
+
+#endif

@@ -1,0 +1,405 @@
+/* run.c -- `latsim run FILE`: scenario -> simulation (one or more
+ * replications) -> report -> database.  All the work is in sim/; this file
+ * only calls it, in steps: parse the options, load and check the scenario,
+ * simulate, describe the result (its configuration, SLO terms, alerts and
+ * JSON), print it, write the time series, store it, and say what went wrong
+ * in the run (rejected requests, saturation).  Exit status: 0 done, 1 runtime
+ * failure, 2 bad input, 3 saturated (reported and stored).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cliopt.h"
+#include "cliutil.h"
+#include "commands.h"
+#include "engine/errmsg.h"
+#include "report/alert.h"
+#include "report/report.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/planstore.h"
+#include "store/store.h"
+#include "report/tsalert.h"
+#include "run/tseries.h"
+
+enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K };
+
+static const cli_opt OPTS[] = {
+    { "seed", O_SEED, "N", "run seed (default: [sim] seed, else 1)", 0 },
+    CLI_OPT_SET,
+    CLI_OPT_JSON,
+    CLI_OPT_DB,
+    { "replications", O_REPS, "N", "run N independent replications (seeds seed..seed+N-1) and report each statistic "
+      "with a 95% confidence interval", 0 },
+    { "no-store", O_NO_STORE, NULL, "do not write the run to the database", 0 },
+    { "timeseries", O_TIMESERIES, "OUT.csv", "write the run's time series (one row per interval: arrivals, retries, "
+      "served, errors, throughput, P50/P99 of TTFT and E2E, queue, replicas up, utilisation) to OUT.csv, store it "
+      "with the run, and list the SLO alerts", 0 },
+    { "interval", O_INTERVAL, "DUR", "interval of the time series (default 60s; 500ms, 1m, 2h...); alone, the series "
+      "is stored but no CSV is written", 0 },
+    { "alert-intervals", O_ALERT_K, "K", "an alert fires when a P99/P50 [slo] term is missed in K consecutive intervals "
+      "(default 15)", 0 },
+    { NULL },
+};
+
+const cli_cmd run_cmd = {
+    "run", "FILE",
+    "Simulates the scenario in FILE (an INI file; see latsim keys and docs/scenarios.md),\n"
+    "prints the report and stores the run in the database.\n",
+    "exit status: 0 done, 1 runtime error, 2 bad input (usage, scenario, trace or\n"
+    "database), 3 saturated: the run is reported and stored, marked saturated, and a\n"
+    "line on stderr names each saturated pool.\n",
+    OPTS, CLI_MAX_SETS, 0,
+};
+
+/* What `latsim run` was asked. */
+typedef struct run_opts {
+    cli_args a;                     /* --db, --json, --set and FILE */
+    const char *file;               /* the scenario file */
+    uint64_t seed;                  /* --seed */
+    int seed_given;                 /* 1: --seed was given */
+    int reps;                       /* --replications (default 1) */
+    int store;                      /* 0: --no-store */
+    const char *ts_path;            /* --timeseries OUT.csv, or NULL */
+    double ts_interval;             /* --interval, s (0: not given) */
+    unsigned long long alert_k;     /* --alert-intervals */
+} run_opts;
+
+/* A run in progress: everything run_main frees. */
+typedef struct run_state {
+    const char *db_path;            /* the database file */
+    scenario sc;                    /* the scenario, resolved */
+    report *runs;                   /* one report per replication */
+    report agg;                     /* their aggregate (replications > 1) */
+    const report *shown;            /* the report printed and stored: runs[0] or agg */
+    int saturated;                  /* 1: the system was saturated */
+    int *load_sat;                  /* per pool: saturated by its offered load in some replication */
+    double wall;                    /* wall-clock seconds of all replications */
+    char started[32];               /* ISO 8601 UTC start time */
+    ts_row *ts;                     /* the time series of the first replication (NULL none) */
+    size_t ts_n;                    /* its intervals */
+    ts_alert *alerts;               /* its SLO alerts */
+    size_t nalerts;                 /* how many */
+    store_kv *kv;                   /* the effective configuration (points into sc.raw) */
+    uint64_t hash;                  /* its hash */
+    slo_result slo;                 /* the [slo] terms evaluated on the shown report */
+    char *json;                     /* the report as JSON (what --json prints and the run stores) */
+    char err[2048];                 /* the last error */
+} run_state;
+
+/* The exit status of a failed load: 1 (runtime failure) when memory ran out,
+ * else 2 (bad input).  Every out-of-memory message in sim/ says "out of memory". */
+static int load_rc(const char *err)
+{
+    return strstr(err, "out of memory") ? 1 : 2;
+}
+
+/* Prints MSG on stderr as one line "latsim: MSG" (control characters escaped)
+ * and returns CODE. */
+static int die(int code, const char *msg)
+{
+    return cu_die(code, "%s", msg);
+}
+
+/* cli_opt_fn of run: CTX is the run_opts. */
+static int run_opt(void *ctx, int id, const char *v)
+{
+    run_opts *o = ctx;
+    char msg[256], *end;
+    unsigned long long x;
+    switch (id) {
+    case O_NO_STORE: o->store = 0; return 0;
+    case O_TIMESERIES: o->ts_path = v; return 0;
+    case O_INTERVAL:
+        if (ts_parse_interval(v, &o->ts_interval, msg, sizeof msg) != 0) return cu_die(2, "run: --interval: %s", msg);
+        return 0;
+    case O_ALERT_K:
+        errno = 0;
+        o->alert_k = strtoull(v, &end, 10);
+        if (*end || end == v || errno || v[0] == '-' || o->alert_k < 1 || o->alert_k > 1000000)
+            return cu_die(2, "run: --alert-intervals: expected a whole number from 1 to 1000000, got '%s'", v);
+        return 0;
+    default:                        /* --seed, --replications */
+        errno = 0;
+        x = strtoull(v, &end, 10);
+        if (*end || end == v || errno || v[0] == '-')
+            return cu_die(2, "run: --%s: expected a non-negative whole number, got '%s'", id == O_SEED ? "seed" : "replications", v);
+        if (id == O_SEED) {
+            o->seed = x;
+            o->seed_given = 1;
+        } else {
+            if (x < 1 || x > 10000) return cu_die(2, "run: --replications: must be between 1 and 10000, got '%s'", v);
+            o->reps = (int) x;
+        }
+        return 0;
+    }
+}
+
+/* Parses the command line into O.  Returns CLI_GO or the exit status. */
+static int run_parse(int argc, char **argv, run_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->reps = 1;
+    o->store = 1;
+    o->alert_k = ALERT_DEFAULT_K;
+    int rc = cli_parse(&run_cmd, argc, argv, &o->a, run_opt, o);
+    if (rc != CLI_GO) return rc;
+    if (o->a.npos > 1) return cu_die(2, "run: more than one scenario file ('%s', '%s')", o->a.pos[0], o->a.pos[1]);
+    if (o->a.npos == 0) return die(2, "run: missing scenario FILE (see latsim run --help)");
+    o->file = o->a.pos[0];
+    return CLI_GO;
+}
+
+/* Loads and checks the scenario, its time series, output file and database
+ * before anything runs.  Returns 0 or the exit status (printed). */
+static int run_prepare(const run_opts *o, run_state *st)
+{
+    scenario *sc = &st->sc;
+    sqlite3 *db = NULL;
+    int rc = 2;
+    st->db_path = cu_db_path(o->a.db);
+    if (scenario_load(sc, o->file, o->a.sets, o->a.nsets, st->err, sizeof st->err) != 0) { rc = load_rc(st->err); goto out; }
+    if (o->seed_given) sc->seed = o->seed;
+    if (o->ts_path || o->ts_interval > 0) sc->ts_interval_s = o->ts_interval > 0 ? o->ts_interval : ALERT_DEFAULT_INTERVAL_S;
+    if (sc->ts_interval_s > 0) {   /* before anything is written */
+        char msg[512];
+        if (ts_check_count(scenario_expected_duration_s(sc), sc->ts_interval_s, msg, sizeof msg) != 0) {
+            snprintf(st->err, sizeof st->err, "run: %s: %s", o->ts_interval > 0 ? "--interval" : "--timeseries (default interval)", msg);
+            goto out;
+        }
+    }
+    /* Refused before the run, as the database is. */
+    if (o->ts_path && cu_check_out("run", "--timeseries", o->ts_path, st->err, sizeof st->err) != 0) goto out;
+    /* The catalog is looked up (never written here); a run to be stored first
+     * checks, without changing it, that the database can take it afterwards. */
+    if (cu_check_db_path(st->db_path, st->err, sizeof st->err) != 0 ||
+        (o->store && cu_check_db(st->db_path, st->err, sizeof st->err) != 0) ||
+        store_open_lookup(st->db_path, &db, st->err, sizeof st->err) != 0 ||
+        scenario_resolve(sc, db, st->err, sizeof st->err) != 0) { rc = load_rc(st->err); goto out; }
+    if (scenario_check_memory(sc, scenario_memory_budget(), st->err, sizeof st->err) != 0) goto out;
+    rc = 0;
+out:
+    if (db) store_close(db);
+    if (rc) die(rc, st->err);
+    return rc;
+}
+
+/* Runs the replications and aggregates them.  Returns 0 or 1 (printed). */
+static int run_simulate(const run_opts *o, run_state *st)
+{
+    const scenario *sc = &st->sc;
+    st->runs = calloc((size_t) o->reps, sizeof *st->runs);
+    st->load_sat = calloc((size_t) sc->npools + 1, sizeof *st->load_sat);
+    if (!st->runs || !st->load_sat) return die(1, "out of memory");
+    cu_now(st->started, sizeof st->started);
+    for (int i = 0; i < o->reps; i++) {
+        sim_result res;
+        if (sim_run(sc, sc->seed + (uint64_t) i, &res, st->err, sizeof st->err) != 0) {
+            sim_result_free(&res);
+            return die(1, st->err);
+        }
+        st->wall += res.wall_time_s;
+        for (int p = 0; p < res.npools && p < sc->npools; p++) st->load_sat[p] |= res.pools[p].load_saturated;
+        if (i == 0 && res.ts) {   /* the time series of the first replication */
+            st->ts_n = ts_count(res.ts);
+            st->ts = malloc((st->ts_n + 1) * sizeof *st->ts);
+            if (!st->ts) { sim_result_free(&res); return die(1, "out of memory"); }
+            if (st->ts_n) memcpy(st->ts, ts_rows(res.ts), st->ts_n * sizeof *st->ts);
+        }
+        int f = report_flatten(&res, o->reps > 1 ? i : -1, &st->runs[i]);
+        sim_result_free(&res);
+        if (f) return die(1, "out of memory");
+    }
+    st->shown = &st->runs[0];
+    if (o->reps > 1) {
+        if (report_aggregate(st->runs, o->reps, &st->agg) != 0) return die(1, "out of memory");
+        st->shown = &st->agg;
+    }
+    st->saturated = report_get(st->shown, "", "saturated", "value") > 0;
+    return 0;
+}
+
+/* The effective configuration and its hash, the SLO terms, the alerts and the
+ * JSON text.  Returns 0 or 1 (printed). */
+static int run_describe(const run_opts *o, run_state *st)
+{
+    const scenario *sc = &st->sc;
+    st->hash = STORE_HASH_INIT;
+    st->kv = calloc(sc->raw.n + 1, sizeof *st->kv);
+    if (!st->kv) return die(1, "out of memory");
+    for (size_t i = 0; i < sc->raw.n; i++) {
+        store_kv *kv = &st->kv[i];
+        *kv = (store_kv) { sc->raw.e[i].section, sc->raw.e[i].key, sc->raw.e[i].value };
+        st->hash = store_hash(kv->section, strlen(kv->section) + 1, st->hash);
+        st->hash = store_hash(kv->key, strlen(kv->key) + 1, st->hash);
+        st->hash = store_hash(kv->value, strlen(kv->value) + 1, st->hash);
+    }
+    if (slo_eval(&sc->slo, st->shown->rows, st->shown->n, &st->slo) != 0) return die(1, "out of memory");
+    char *extra = NULL;
+    size_t extra_len = 0, json_len = 0;
+    FILE *mem = open_memstream(&extra, &extra_len);
+    if (!mem) return die(1, "out of memory");
+    /* The path in full (no truncation), escaped per RFC 8259. */
+    fputs("\"scenario\": ", mem);
+    report_json_str(mem, o->file);
+    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"",
+            (unsigned long long) st->hash, (unsigned long long) sc->seed, LATSIM_VERSION);
+    if (sc->slo.n > 0) { fputs(", \"slo\": ", mem); slo_json(&st->slo, mem); }
+    if (st->ts) {
+        if (ts_alerts(st->ts, st->ts_n, &sc->slo, (size_t) o->alert_k, &st->alerts, &st->nalerts) != 0) {
+            fclose(mem);
+            free(extra);
+            return die(1, "out of memory");
+        }
+        fprintf(mem, ", \"timeseries\": {\"interval_s\": %.9g, \"intervals\": %zu, \"alert_intervals\": %llu, \"alerts\": ",
+                sc->ts_interval_s, st->ts_n, o->alert_k);
+        ts_alerts_json(st->alerts, st->nalerts, mem);
+        fputc('}', mem);
+    }
+    fclose(mem);
+    mem = open_memstream(&st->json, &json_len);
+    if (!mem) { free(extra); return die(1, "out of memory"); }
+    report_json(st->shown, extra, mem);
+    fclose(mem);
+    free(extra);
+    return 0;
+}
+
+/* Prints the report: the JSON, or the table, SLO terms and time series. */
+static void run_print(const run_opts *o, const run_state *st)
+{
+    const scenario *sc = &st->sc;
+    if (o->a.json) { fputs(st->json, stdout); return; }
+    char title[8192];
+    snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", o->file, (unsigned long long) sc->seed, LATSIM_VERSION);
+    report_table(st->shown, title, stdout);
+    slo_table(&st->slo, stdout);
+    if (!st->ts) return;
+    printf("\ntime series: %zu intervals of %g s%s%s\n", st->ts_n, sc->ts_interval_s,
+           o->ts_path ? " written to " : " (stored with the run)", o->ts_path ? ERRMSG_SHOWN(o->ts_path) : "");
+    if (ts_alert_terms(&sc->slo) > 0) ts_alerts_table(st->alerts, st->nalerts, (size_t) o->alert_k, sc->ts_interval_s, stdout);
+    else printf("alerts: none watched (no [slo] term on the p99 or p50 of e2e or ttft)\n");
+}
+
+/* Writes --timeseries OUT.csv, before the run is stored: a failure here stores
+ * nothing.  Returns 0 or 1 (printed). */
+static int run_write_series(const run_opts *o, run_state *st)
+{
+    if (!o->ts_path) return 0;
+    char msg[256];
+    FILE *f = cu_open_out("run", "--timeseries", o->ts_path, st->err, sizeof st->err);
+    int w = f ? ts_write_csv(st->ts, st->ts_n, f, msg, sizeof msg) : -1;
+    if (f && cu_close_out("run", "--timeseries", o->ts_path, f, st->err, sizeof st->err) != 0) w = -1;
+    else if (f && w != 0) snprintf(st->err, sizeof st->err, "run: --timeseries %.900s: cannot write: %s", o->ts_path, msg);
+    return w != 0 ? die(1, st->err) : 0;
+}
+
+/* Stores the run (every replication's statistics and their aggregate).  Input
+ * and database were checked before the run: failing now (a lock held longer
+ * than the wait, a full disk) is a runtime failure, and the report printed
+ * stays the run's record.  Returns 0 or 1 (printed). */
+static int run_store(const run_opts *o, run_state *st)
+{
+    if (!o->store) return 0;
+    const scenario *sc = &st->sc;
+    sqlite3 *db = NULL;
+    store_stat *all = NULL;
+    int rc = 1;
+    if (store_open(st->db_path, &db, st->err, sizeof st->err) != 0) goto not_stored;
+    size_t nstats = 0;
+    for (int i = 0; i < o->reps; i++) nstats += st->runs[i].n;
+    if (o->reps > 1) nstats += st->agg.n;
+    all = malloc((nstats + 1) * sizeof *all);
+    if (!all) { die(1, "out of memory"); goto out; }
+    size_t m = 0;
+    if (o->reps > 1) for (size_t j = 0; j < st->agg.n; j++) all[m++] = st->agg.rows[j];
+    for (int i = 0; i < o->reps; i++)
+        for (size_t j = 0; j < st->runs[i].n; j++) all[m++] = st->runs[i].rows[j];
+    planstore_extra pextra = { .slo = sc->slo.n > 0 ? &st->slo : NULL, .rep = st->shown };
+    store_run run = {
+        .scenario_path = o->file, .scenario_text = sc->raw.text, .scenario_hash = st->hash, .seed = sc->seed,
+        .replications = o->reps, .version = LATSIM_VERSION, .started_at = st->started, .wall_s = st->wall,
+        .status = st->saturated ? "saturated" : "ok", .json = st->json,
+        .config = st->kv, .nconfig = sc->raw.n, .stats = all, .nstats = m,
+        .gpus = sc->gpus, .ngpus = (size_t) sc->ngpus, .models = sc->models, .nmodels = (size_t) sc->nmodels,
+        .extra = planstore_run_extra, .extra_arg = &pextra,
+        .ts = st->ts, .nts = st->ts_n,
+    };
+    int64_t id;
+    if (store_save_run(db, &run, &id, st->err, sizeof st->err) != 0) goto not_stored;
+    if (!o->a.json) printf("\nrun %lld stored in %s\n", (long long) id, ERRMSG_SHOWN(st->db_path));
+    rc = 0;
+    goto out;
+not_stored:      /* the run was reported, but the database failed: ERR says why */
+    cu_die(1, "run not stored: %s", st->err);
+out:
+    free(all);
+    if (db) store_close(db);
+    return rc;
+}
+
+/* Says what went wrong inside the run, one line each: requests rejected as too
+ * long, and each saturated pool.  Returns 3 when saturated, else 0. */
+static int run_notes(const run_opts *o, run_state *st)
+{
+    const scenario *sc = &st->sc;
+    const report *shown = st->shown;
+    for (int i = 0; i < sc->npools; i++) {
+        double tl = report_get(shown, sc->pools[i].name, "too_long", "value");
+        if (tl > 0) {
+            snprintf(st->err, sizeof st->err, "note: %s:%d: [pool %s]: %.0f requests rejected: prompt + output exceed max_seq_len = %.0f "
+                     "(see max_seq_len and truncate in docs/llm.md)", o->file, sc->pools[i].line, sc->pools[i].name, tl,
+                     report_get(shown, sc->pools[i].name, "max_seq_len", "value"));
+            die(0, st->err);
+        }
+    }
+    if (!st->saturated) return 0;
+    /* Stored and printed as saturated; the exit status and one line per
+     * saturated pool say so to scripts and CI. */
+    fflush(stdout);
+    for (int i = 0; i < sc->npools; i++) {
+        const char *name = sc->pools[i].name;
+        if (!(report_get(shown, name, "saturated", "value") > 0)) continue;
+        double rho = report_get(shown, name, "offered_load", "value");
+        if (st->load_sat[i])
+            snprintf(st->err, sizeof st->err, "%s:%d: [pool %s]: saturated: offered load %.3g >= 1 (arrival rate x mean service / servers)",
+                     o->file, sc->pools[i].line, name, rho);
+        else
+            snprintf(st->err, sizeof st->err, "%s:%d: [pool %s]: saturated: the number of requests in it kept growing during the run",
+                     o->file, sc->pools[i].line, name);
+        die(0, st->err);
+    }
+    snprintf(st->err, sizeof st->err, "%s: saturated: the load exceeds what the system serves; latency percentiles are not reported", o->file);
+    die(0, st->err);
+    return 3;
+}
+
+int run_main(int argc, char **argv)
+{
+    run_opts o;
+    run_state st;
+    memset(&st, 0, sizeof st);
+    int rc = run_parse(argc, argv, &o);
+    if (rc != CLI_GO) return rc;
+    if ((rc = run_prepare(&o, &st)) != 0) goto out;
+    if ((rc = run_simulate(&o, &st)) != 0) goto out;
+    if ((rc = run_describe(&o, &st)) != 0) goto out;
+    run_print(&o, &st);       /* the report first: if storing fails, the results are still shown */
+    if ((rc = run_write_series(&o, &st)) != 0) goto out;
+    fflush(stdout);
+    if ((rc = run_store(&o, &st)) != 0) goto out;
+    rc = run_notes(&o, &st);
+out:
+    if (st.runs) for (int i = 0; i < o.reps; i++) report_free(&st.runs[i]);
+    free(st.runs);
+    report_free(&st.agg);
+    free(st.json);
+    free(st.ts);
+    free(st.alerts);
+    free(st.load_sat);
+    free(st.kv);
+    slo_result_free(&st.slo);
+    scenario_free(&st.sc);
+    return rc;
+}

@@ -1,0 +1,265 @@
+/* station.c -- what every station kind shares: moving requests along the
+ * station graph, the queue, busy time, the measured window's counters. */
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "engine/rng.h"
+#include "core/station.h"
+
+int station_init(station *st, const station_ops *ops, const pool_cfg *cfg, const station_env *env)
+{
+    memset(st, 0, sizeof *st);
+    st->ops = ops;
+    st->cfg = cfg;
+    st->index = env->index;
+    st->sink = env->sink;
+    st->q = env->q;
+    squeue_init(&st->queue, st);
+    char name[96];
+    snprintf(name, sizeof name, "pool %s", cfg->name);
+    st->rng = rng_stream(env->seed, name);
+    st->queue_ms = stat_new();
+    st->service_ms = stat_new();
+    if (!st->rng || !st->queue_ms || !st->service_ms) return -1;
+    if (env->nclasses > 0) {
+        st->ncls = env->nclasses;
+        st->cls_use = calloc((size_t) st->ncls, sizeof *st->cls_use);
+        st->cls_usd = calloc((size_t) st->ncls, sizeof *st->cls_usd);
+        if (!st->cls_use || !st->cls_usd) return -1;
+    }
+    return 0;
+}
+
+void station_fini(station *st)
+{
+    if (st->rng) gsl_rng_free(st->rng);
+    stat_free(st->queue_ms);
+    stat_free(st->service_ms);
+    free(st->cls_use);
+    free(st->cls_usd);
+    free(st->out);
+    free(st->watchers);
+}
+
+/* ---- moving requests ------------------------------------------------------ */
+
+int station_watch(station *st, void (*moved)(void *ctx, int slot, uint64_t inside), void *ctx, int slot)
+{
+    station_watcher *w = realloc(st->watchers, ((size_t) st->nwatchers + 1) * sizeof *w);
+    if (!w) return -1;
+    w[st->nwatchers++] = (station_watcher) { moved, ctx, slot };
+    st->watchers = w;
+    return 0;
+}
+
+/* ST's count inside changed by DELTA: its watchers hear it. */
+static inline void inside_add(station *st, int delta)
+{
+    st->inside += (uint64_t) (int64_t) delta;
+    for (int i = 0; i < st->nwatchers; i++)
+        st->watchers[i].moved(st->watchers[i].ctx, st->watchers[i].slot, st->inside);
+}
+
+void station_enter(station *st, request *r)
+{
+    if (r->measured) st->arrivals++;
+    inside_add(st, +1);
+    if (*st->sink->measuring) st->win_arrivals++;
+    r->at = st;
+    r->entered = evq_now(st->q);
+    r->hops++;
+    st->ops->arrive(st, r);
+}
+
+/* R leaves the system served: the station it asked to be told hears it first. */
+static void leave(station *st, request *r)
+{
+    station *n = r->notify;
+    if (n) {
+        r->notify = NULL;
+        if (n->ops->returned) n->ops->returned(n, r);
+    }
+    st->sink->leave(st->sink->ctx, r);
+}
+
+void station_finish(station *st, request *r)
+{
+    if (r->measured) st->served++;
+    inside_add(st, -1);
+    leave(st, r);
+}
+
+void station_forward(station *st, request *r, int edge)
+{
+    if (r->measured) st->served++;
+    station_pass(st, r, edge);
+}
+
+void station_pass(station *st, request *r, int edge)
+{
+    inside_add(st, -1);
+    if (st->nout == 0) {
+        leave(st, r);
+        return;
+    }
+    assert(edge >= 0 && edge < st->nout);
+    station_enter(st->out[edge], r);
+}
+
+void station_drop(station *st, request *r, req_outcome outcome)
+{
+    if (r->measured) {
+        if (outcome == OUT_REJECTED) st->rejected++;
+        else if (outcome == OUT_TIMED_OUT) st->timed_out++;
+        else if (outcome == OUT_FAILED) st->failed++;
+    }
+    inside_add(st, -1);
+    st->sink->outcome(st->sink->ctx, r, outcome);
+    st->sink->release(st->sink->ctx, r);
+}
+
+/* ---- busy time, queue ----------------------------------------------------- */
+
+void station_busy(station *st, double delta)
+{
+    simtime_t now = evq_now(st->q);
+    st->busy_area += st->busy * (double) (now - st->busy_since);
+    st->busy_since = now;
+    st->busy += delta;
+    assert(st->busy >= -1e-9);
+}
+
+void squeue_init(squeue *q, station *owner)
+{
+    q->head = q->tail = NULL;
+    q->len = 0;
+    q->st = owner;
+    q->timed_out = NULL;
+}
+
+/* A request still waiting when its timeout fires stays in the queue as a
+ * tombstone (outcome set) and is removed when it reaches the head. */
+static void timeout_fire(evq *e, void *subject, int64_t arg)
+{
+    (void) e;
+    squeue *q = subject;
+    station *st = q->st;
+    request *r = (request *) (intptr_t) arg;
+    r->timeout_ev = 0;
+    q->len--;
+    st->qlen--;
+    if (r->measured) st->timed_out++;
+    inside_add(st, -1);
+    if (q->timed_out) q->timed_out(q);
+    st->sink->outcome(st->sink->ctx, r, OUT_TIMED_OUT);
+}
+
+int squeue_enqueue(squeue *q, request *r)
+{
+    station *st = q->st;
+    if (st->cfg->queue_limit && st->qlen >= st->cfg->queue_limit) {
+        station_reject(st, r);
+        return -1;
+    }
+    r->next = NULL;
+    if (q->tail) q->tail->next = r;
+    else q->head = r;
+    q->tail = r;
+    q->len++;
+    st->qlen++;
+    if (st->cfg->timeout_ms > 0) {
+        /* A timeout that falls past the clock's range (simtime.h) can never fire
+         * within a run: it is not armed (the request waits as without one). */
+        simtime_t due = simtime_add(evq_now(st->q), simtime_from_ms(st->cfg->timeout_ms));
+        if (due <= SIMTIME_HORIZON)
+            r->timeout_ev = station_at(st, due, timeout_fire, q, (int64_t) (intptr_t) r);
+    }
+    return 0;
+}
+
+void squeue_push_front(squeue *q, request *r)
+{
+    r->next = q->head;
+    q->head = r;
+    if (!q->tail) q->tail = r;
+    q->len++;
+    q->st->qlen++;
+}
+
+/* Drops timed-out tombstones from the head. */
+static void skip_dead(squeue *q)
+{
+    while (q->head && q->head->outcome == OUT_TIMED_OUT) {
+        request *r = q->head;
+        q->head = r->next;
+        if (!q->head) q->tail = NULL;
+        q->st->sink->release(q->st->sink->ctx, r);
+    }
+}
+
+request *squeue_peek(squeue *q)
+{
+    skip_dead(q);
+    return q->head;
+}
+
+request *squeue_dequeue(squeue *q)
+{
+    skip_dead(q);
+    request *r = q->head;
+    if (!r) return NULL;
+    q->head = r->next;
+    if (!q->head) q->tail = NULL;
+    r->next = NULL;
+    q->len--;
+    q->st->qlen--;
+    if (r->timeout_ev) {
+        evq_cancel(q->st->q, r->timeout_ev);
+        r->timeout_ev = 0;
+    }
+    return r;
+}
+
+int station_enqueue(station *st, request *r) { return squeue_enqueue(&st->queue, r); }
+void station_push_front(station *st, request *r) { squeue_push_front(&st->queue, r); }
+request *station_peek(station *st) { return squeue_peek(&st->queue); }
+request *station_dequeue(station *st) { return squeue_dequeue(&st->queue); }
+
+void station_start(station *st, request *r)
+{
+    simtime_t now = evq_now(st->q);
+    simtime_t waited = now - r->enq;
+    r->queue_ns += waited;
+    r->start = now;
+    if (r->measured && !st->queue_stat_at_finish) stat_add(st->queue_ms, simtime_to_ms(waited));
+}
+
+/* ---- the measured window, load -------------------------------------------- */
+
+void station_window_open(station *st)
+{
+    station_busy(st, 0);
+    st->area_at_start = st->busy_area;
+    st->inside_at_start = st->inside;
+    if (st->ops->window_open) st->ops->window_open(st);
+}
+
+void station_window_close(station *st)
+{
+    station_busy(st, 0);   /* brings busy_area up to now */
+    if (st->ops->window_close) st->ops->window_close(st);
+}
+
+void station_snapshot(const station *st, station_snap *out)
+{
+    out->waiting = st->qlen;
+    out->inside = st->inside;
+    out->running = st->inside - st->qlen;
+    out->busy = st->busy;
+    out->capacity = st->capacity;
+    out->kv_free = 1.0;
+    out->cap_area = NAN;
+    if (st->ops->snapshot) st->ops->snapshot(st, out);
+}

@@ -1,0 +1,55 @@
+/* stats.h -- streaming statistics of one metric (a latency, in milliseconds).
+ *
+ * Mean, standard deviation, min and max are exact.  Quantiles come from a GSL
+ * histogram with 1024 bins per octave (consecutive edges differ by a factor of at
+ * most 1 + 1/1024), so any quantile is known within 0.05 % relative error however
+ * many samples are added, in constant memory.
+ * Values below STAT_MIN_MS (including exact zeros, e.g. no queueing) are counted
+ * in a separate bucket and reported as 0.
+ */
+#ifndef LATSIM_STATS_H
+#define LATSIM_STATS_H
+
+#include <stdint.h>
+
+#define STAT_MIN_MS 0x1p-20   /* 2^-20 ms, about 0.95 ns */
+#define STAT_MAX_MS 0x1p34    /* 2^34 ms, about 199 days; larger values go in the top bin */
+
+#define STAT_NCDF 101       /* quantiles kept to draw a CDF */
+#define STAT_NTAIL 24       /* quantiles kept of the far tail (replication intervals, report.h) */
+
+typedef struct stat_acc stat_acc;
+
+typedef struct stat_summary {
+    uint64_t n;            /* samples */
+    double mean;           /* ms */
+    double sd;             /* ms */
+    double p50, p90, p95, p99, p999;  /* ms */
+    double max;            /* ms */
+    double cdf[STAT_NCDF]; /* ms: the quantiles at stat_cdf_probs[] (for CDF plots) */
+    double tail[STAT_NTAIL]; /* ms: the quantiles at stat_tail_probs[] (for replication intervals) */
+} stat_summary;
+
+/* The probabilities of stat_summary.cdf: 0.01, 0.02, ... 0.99, then 0.995, 0.999. */
+extern const double stat_cdf_probs[STAT_NCDF];
+
+/* The probabilities of stat_summary.tail: 1 - 0.01 x 10^(-k/8) for k = 1 .. 24
+ * (0.99250 ... 0.99999), eight a decade of the tail beyond the P99. */
+extern const double stat_tail_probs[STAT_NTAIL];
+
+stat_acc *stat_new(void);                 /* NULL when out of memory; the histogram's
+                                             octaves are allocated as values arrive */
+void stat_free(stat_acc *s);
+void stat_add(stat_acc *s, double v);     /* v in ms, >= 0 */
+/* Adds N copies of V at once (the same moments, min, max and quantiles as N
+ * stat_add calls; N == 0 adds nothing). */
+void stat_add_n(stat_acc *s, double v, uint64_t n);
+void stat_reset(stat_acc *s);
+uint64_t stat_count(const stat_acc *s);
+int stat_failed(const stat_acc *s);       /* 1 when memory for its histogram ran out */
+double stat_mean(const stat_acc *s);      /* 0 when empty */
+double stat_quantile(const stat_acc *s, double q);  /* q in [0,1]; 0 when empty */
+void stat_summarize(const stat_acc *s, stat_summary *out);
+
+#endif
+#include "engine/rng.h"

@@ -1,0 +1,285 @@
+/* semcache.c -- the semantic result cache station, `kind = result_cache` (see semcache.h). */
+#include "gateway/semcache.h"
+#include "engine/errmsg.h"
+#include "gateway/hop.h"
+#include "gateway/rcache.h"
+#include "core/result.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct semcache_cfg {
+    dist hit_ms;              /* lookup time of a hit, ms */
+    dist miss_ms;             /* lookup time of a miss, ms */
+    size_t capacity;          /* entries, 0 = unbounded */
+    double false_hit_rate;    /* probability a lookup that should miss hits another answer */
+    simtime_t *flush_at;      /* flush times, ns, ascending (owned) */
+    int nflush;               /* how many */
+    size_t intents;           /* intents drawn here for requests without one */
+    double zipf;              /* their Zipf exponent, > 0 */
+    simtime_t ttl;            /* answer lifetime, ns (SIMTIME_NEVER = forever, 0 = never stored) */
+} semcache_cfg;
+
+typedef struct semcache {
+    station st;               /* common part; must be first */
+    const semcache_cfg *c;    /* configuration */
+    rcache *cache;            /* the stored answers */
+    rcache_zipf *zipf;        /* intent popularity */
+    uint64_t lookups, hits, false_hits;   /* measured requests */
+    stat_acc *hit_e2e, *miss_e2e;         /* client e2e of measured hits and misses, ms */
+    double miss_service_ms;   /* service time of measured misses (model time), ms */
+    uint64_t miss_served;     /* measured misses that came back */
+    rcache_stats at_open;     /* cache counters when the window opened */
+} semcache;
+
+/* Marks a request that hit: the event handler answers it. */
+#define HIT 1
+
+static void on_looked_up(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    semcache *sc = subject;
+    station *st = &sc->st;
+    request *r = (request *) (intptr_t) (arg & ~(int64_t) 1);
+    simtime_t now = evq_now(st->q);
+    if (arg & HIT) {
+        r->first_token = r->last_token = now;
+        hop_answer_whole(r);     /* the stored answer goes back whole, not token by token */
+        if (r->measured) stat_add(sc->hit_e2e, simtime_to_ms(now + r->ret_last_ns - r->arrival));
+        station_finish(st, r);     /* served here */
+        return;
+    }
+    r->notify = st;
+    station_pass(st, r, 0);        /* a miss: the next station serves it */
+}
+
+static void arrive(station *st, request *r)
+{
+    semcache *sc = (semcache *) st;
+    simtime_t now = evq_now(st->q);
+    if (r->intent == 0) {
+        /* intent keys start at 1: 0 means "none"; the class gave none, so the
+         * cache's own popularity applies */
+        r->intent = 1 + (uint64_t) rcache_zipf_sample(sc->zipf, st->rng);
+    }
+    if (r->cache_ttl < 0)                /* the class set no lifetime: the cache's own */
+        r->cache_ttl = sc->c->ttl;
+    rcache_result res = rcache_lookup(sc->cache, r->intent, now, st->rng);
+    int hit = res != RCACHE_MISS;
+    double ms = dist_sample(hit ? &sc->c->hit_ms : &sc->c->miss_ms, st->rng);
+    simtime_t d = simtime_from_ms(ms);
+    r->overhead_ns += d;
+    if (r->measured) {
+        sc->lookups++;
+        sc->hits += res == RCACHE_HIT;
+        sc->false_hits += res == RCACHE_FALSE_HIT;
+        stat_add(st->service_ms, ms);
+    }
+    station_after(st, d, on_looked_up, sc, (int64_t) (intptr_t) r | (hit ? HIT : 0));
+}
+
+/* The answer of a miss came back: store it. */
+static void returned(station *st, request *r)
+{
+    semcache *sc = (semcache *) st;
+    simtime_t now = evq_now(st->q);
+    if (rcache_store(sc->cache, r->intent, r->arrival, now, r->cache_ttl) != 0)
+        st->sink->oom(st->sink->ctx);
+    if (r->measured) {
+        stat_add(sc->miss_e2e, simtime_to_ms(now + r->ret_last_ns - r->arrival));
+        sc->miss_service_ms += simtime_to_ms(r->service_ns);
+        sc->miss_served++;
+    }
+}
+
+static void window_open(station *st)
+{
+    semcache *sc = (semcache *) st;
+    sc->at_open = *rcache_get_stats(sc->cache);
+}
+
+static int report(station *st, pool_result *out)
+{
+    semcache *sc = (semcache *) st;
+    const rcache_stats *k = rcache_get_stats(sc->cache);
+    double n = sc->lookups ? (double) sc->lookups : NAN;
+    double saved = sc->miss_served ? (double) (sc->hits + sc->false_hits) * sc->miss_service_ms
+                                         / (double) sc->miss_served / 1000.0 : 0.0;
+    if (pool_result_add(out, "hit_rate", (double) (sc->hits + sc->false_hits) / n)) return -1;
+    if (pool_result_add(out, "hits", (double) sc->hits)) return -1;
+    if (pool_result_add(out, "false_hits", (double) sc->false_hits)) return -1;
+    if (pool_result_add(out, "hit_e2e_ms_mean", stat_count(sc->hit_e2e) ? stat_mean(sc->hit_e2e) : NAN)) return -1;
+    if (pool_result_add(out, "miss_e2e_ms_mean", stat_count(sc->miss_e2e) ? stat_mean(sc->miss_e2e) : NAN)) return -1;
+    if (pool_result_add(out, "model_s_saved", saved)) return -1;
+    if (pool_result_add(out, "entries", (double) rcache_size(sc->cache))) return -1;
+    if (pool_result_add(out, "evictions", (double) (k->evictions - sc->at_open.evictions))) return -1;
+    if (pool_result_add(out, "expired", (double) (k->expired - sc->at_open.expired))) return -1;
+    if (pool_result_add(out, "flushes", (double) k->flushes)) return -1;
+    return 0;
+}
+
+static void destroy(station *st)
+{
+    semcache *sc = (semcache *) st;
+    rcache_free(sc->cache);
+    rcache_zipf_free(sc->zipf);
+    stat_free(sc->hit_e2e);
+    stat_free(sc->miss_e2e);
+    station_fini(st);
+    free(st);
+}
+
+static const station_ops SEMCACHE_OPS = {
+    .arrive = arrive,
+    .window_open = window_open,
+    .report = report,
+    .returned = returned,
+    .destroy = destroy,
+};
+
+int semcache_parse_times(const char *s, simtime_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    int n = 0, cap = 0;
+    const char *p = s;
+    while (*p) {
+        while (isspace((unsigned char) *p) || *p == ',') p++;
+        if (!*p) break;
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p || !(v >= 0) || !isfinite(v)) {
+            errmsg_set(err, errlen, "'%s' is not a list of times such as 30m, 2h", s);
+            goto fail;
+        }
+        double mult = 1;
+        if (*end == 's') end++;
+        else if (*end == 'm') { mult = 60; end++; }
+        else if (*end == 'h') { mult = 3600; end++; }
+        if (*end && !isspace((unsigned char) *end) && *end != ',') {
+            errmsg_set(err, errlen, "'%s': unknown unit in '%.*s' (s, m or h)", s, (int) (end - p + 1), p);
+            goto fail;
+        }
+        simtime_t t = simtime_from_s(v * mult);
+        if (n > 0 && t < (*out)[n - 1]) {
+            errmsg_set(err, errlen, "'%s': times must be in increasing order", s);
+            goto fail;
+        }
+        if (n == cap) {
+            cap = cap ? 2 * cap : 8;
+            simtime_t *x = realloc(*out, (size_t) cap * sizeof *x);
+            if (!x) { errmsg_set(err, errlen, "out of memory"); goto fail; }
+            *out = x;
+        }
+        (*out)[n++] = t;
+        p = end;
+    }
+    return n;
+fail:
+    free(*out);
+    *out = NULL;
+    return -1;
+}
+
+static const scn_key KEYS[] = {
+    { "hit_ms", "const(1)", "lookup time of a hit, ms (distribution)" },
+    { "miss_ms", "const(1)", "lookup time of a miss, ms (distribution)" },
+    { "capacity", "0", "answers kept (least recently used evicted); 0 = unbounded" },
+    { "false_hit_rate", "0", "probability a lookup that should miss returns another question's answer" },
+    { "flush_at", "", "times the cache is emptied (model upgrades), e.g. 30m, 2h" },
+    { "intents", "1000", "intents requests ask (when their class gives none)" },
+    { "intent_zipf", "1", "Zipf exponent of intent popularity, > 0" },
+    { "cache_ttl_s", "inf", "how long an answer is kept, s (0 = never cached; inf = forever)" },
+    { NULL, NULL, NULL },
+};
+
+static void free_cfg(pool_cfg *p)
+{
+    semcache_cfg *c = p->ext;
+    if (!c) return;
+    dist_free(&c->hit_ms);
+    dist_free(&c->miss_ms);
+    free(c->flush_at);
+    free(c);
+    p->ext = NULL;
+}
+
+static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
+{
+    semcache_cfg *c = calloc(1, sizeof *c);
+    if (!c) return scn_fail(x, sec, NULL, "out of memory");
+    p->ext = c;
+    if (scn_dist(x, sec, "hit_ms", "const(1)", &c->hit_ms)) return -1;
+    if (scn_dist(x, sec, "miss_ms", "const(1)", &c->miss_ms)) return -1;
+    int64_t cap, k;
+    if (scn_i64(x, sec, "capacity", 0, 0, INT64_C(1) << 31, &cap)) return -1;
+    c->capacity = (size_t) cap;
+    if (scn_num(x, sec, "false_hit_rate", 0, 0, 0, 1, &c->false_hit_rate)) return -1;
+    const char *f = scn_value(x, sec, "flush_at");
+    if (f) {
+        char err[160];
+        int n = semcache_parse_times(f, &c->flush_at, err, sizeof err);
+        if (n < 0) return scn_fail(x, sec, "flush_at", "%s", err);
+        c->nflush = n;
+    }
+    if (scn_i64(x, sec, "intents", 1000, 1, INT64_C(1) << 30, &k)) return -1;
+    c->intents = (size_t) k;
+    if (scn_num(x, sec, "intent_zipf", 1, 0, 1, 100, &c->zipf)) return -1;
+    const char *t = scn_value(x, sec, "cache_ttl_s");
+    if (!t || !strcmp(t, "inf")) c->ttl = SIMTIME_NEVER;
+    else {
+        double s;
+        if (scn_num(x, sec, "cache_ttl_s", 0, 0, 0, 1e12, &s)) return -1;
+        c->ttl = simtime_from_s(s);
+    }
+    return 0;
+}
+
+/* The kind's footprint hook (kind.h): the intents' Zipf table and the entries
+ * the cache may come to hold (its capacity, the intents, the run's requests:
+ * whichever is least). */
+static double footprint(scn_ctx *x, const pool_cfg *p, const char **key, char *what, size_t n)
+{
+    const semcache_cfg *c = p->ext;
+    double k = (double) c->intents, held = k;
+    if (c->capacity > 0 && (double) c->capacity < held) held = (double) c->capacity;
+    if (x->facts->run_requests < held) held = x->facts->run_requests;
+    *key = "intents";
+    snprintf(what, n, "%g intents (%g bytes each for their popularity table, %g per cached answer)", k,
+             RCACHE_ZIPF_BYTES_PER_INTENT, RCACHE_BYTES_PER_ENTRY);
+    return k * RCACHE_ZIPF_BYTES_PER_INTENT + held * RCACHE_BYTES_PER_ENTRY;
+}
+
+const station_kind semcache_kind = {
+    .name = "result_cache",
+    .help = "a semantic result cache: hits answer here, misses go on to `next` and are stored on return",
+    .keys = KEYS,
+    .parse = parse,
+    .make = semcache_new,
+    .free_cfg = free_cfg,
+    .footprint = footprint,
+    .min_next = 1,
+    .max_next = 1,
+    .flags = KIND_GATEWAY,
+};
+
+station *semcache_new(const pool_cfg *cfg, const station_env *env)
+{
+    semcache *sc = calloc(1, sizeof *sc);
+    if (!sc) return NULL;
+    const semcache_cfg *c = cfg->ext;
+    if (station_init(&sc->st, &SEMCACHE_OPS, cfg, env) != 0) goto fail;
+    sc->c = c;
+    sc->cache = rcache_new(c->capacity, c->false_hit_rate, c->flush_at, (size_t) c->nflush);
+    sc->zipf = rcache_zipf_new(c->intents, c->zipf);
+    sc->hit_e2e = stat_new();
+    sc->miss_e2e = stat_new();
+    if (!sc->cache || !sc->zipf || !sc->hit_e2e || !sc->miss_e2e) goto fail;
+    sc->st.capacity = 1;      /* lookups are not a bottleneck: utilisation 0 */
+    return &sc->st;
+fail:
+    destroy(&sc->st);
+    return NULL;
+}

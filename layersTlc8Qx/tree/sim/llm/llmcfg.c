@@ -1,0 +1,250 @@
+/* llmcfg.c -- an LLM pool's configuration: its keys, the catalog look-up of
+ * its model and GPU, and what is derived from them (KV-cache capacity,
+ * max_seq_len, the cost model's hardware).  Kept apart from the station
+ * (llm.c) so that either can be built and tested without the other. */
+#include <math.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include "core/kind.h"
+#include "llm/llm.h"
+#include "llm/llmcfg.h"
+#include "core/route.h"
+
+const scn_key llm_keys[] = {
+    { "model", "", "catalog model (required; see latsim catalog)" },
+    { "gpu", "", "catalog GPU (required)" },
+    { "tp", "1", "tensor-parallel degree: GPUs per replica" },
+    { "replicas", "1", "replicas in the pool" },
+    { "scheduler", "continuous", "a row of the scheduler table: static | dynamic | continuous | chunked" },
+    { "max_batch", "256", "max sequences in a batch" },
+    { "max_batch_tokens", "8192", "max tokens per forward step (static/dynamic: of the padded prefill)" },
+    { "chunk_tokens", "512", "chunked: token budget per step" },
+    { "max_wait_ms", "20", "dynamic: wait at most this long to fill a batch" },
+    { "weights", "model's", "weight precision: bf16 | fp16 | fp8 | int8 | int4 (default: the catalog model's)" },
+    { "kv_dtype", "bf16", "KV-cache precision: bf16 | fp16 | fp8" },
+    { "gpu_memory_utilization", "0.9", "share of GPU memory the server uses" },
+    { "activation_reserve_gib", "1.0", "per-GPU memory kept for activations, GiB" },
+    { "kv_blocks", "derived", "KV blocks per replica (overrides the derivation)" },
+    { "block_tokens", "16", "tokens per KV block" },
+    { "max_seq_len", "model context", "cap on prompt + output tokens per request (also capped by KV capacity)" },
+    { "truncate", "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
+    { "request_overhead_ms", "0", "front-end work per request (tokenise, schedule) before queueing" },
+    { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two, least_kv, prefix_affinity) over per-replica queues" },
+    { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
+    { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
+    { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
+    { NULL, NULL, NULL },
+};
+
+
+int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
+{
+    llm_cfg *l = calloc(1, sizeof *l);
+    if (!l) return scn_fail_sec(x, sec, NULL, "out of memory");
+    p->ext = l;
+    if (!scn_value(x, sec, "model")) return scn_fail_sec(x, sec, "model", "missing (required for kind = llm; see latsim catalog)");
+    if (!scn_value(x, sec, "gpu")) return scn_fail_sec(x, sec, "gpu", "missing (required for kind = llm; see latsim catalog)");
+    if (scn_str(x, sec, "model", "", l->model_name, sizeof l->model_name)) return -1;
+    if (scn_str(x, sec, "gpu", "", l->gpu_name, sizeof l->gpu_name)) return -1;
+    if (scn_int(x, sec, "tp", 1, 1, 64, &l->tp)) return -1;
+    if (scn_int(x, sec, "replicas", 1, 1, 1000000, &l->replicas)) return -1;
+    p->units = l->replicas;
+    int k;
+    char scheds[256];
+    llm_sched_choices(scheds, sizeof scheds);
+    int def = 0;
+    while (llm_sched_at(def) != llm_sched_find("continuous")) def++;
+    if (scn_enum(x, sec, "scheduler", scheds, def, &k)) return -1;
+    l->sched = llm_sched_at(k);
+    if (scn_int(x, sec, "max_batch", 256, 1, 1000000, &l->max_batch)) return -1;
+    if (scn_i64(x, sec, "max_batch_tokens", 8192, 1, INT64_MAX, &l->max_batch_tokens)) return -1;
+    if (scn_i64(x, sec, "chunk_tokens", 512, 1, INT64_MAX, &l->chunk_tokens)) return -1;
+    if (scn_num(x, sec, "max_wait_ms", 20, 0, 0, 1e12, &l->max_wait_ms)) return -1;
+    l->weights_given = scn_value(x, sec, "weights") != NULL;
+    if (scn_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4", 0, &k)) return -1;
+    static const char *W[] = { "bf16", "fp16", "fp8", "int8", "int4" };
+    snprintf(l->weights, sizeof l->weights, "%s", W[k]);
+    if (scn_enum(x, sec, "kv_dtype", "bf16|fp16|fp8", 0, &k)) return -1;
+    snprintf(l->kv_dtype, sizeof l->kv_dtype, "%s", W[k]);
+    if (scn_num(x, sec, "gpu_memory_utilization", 0.9, 0, 1, 1.0, &l->mem_util)) return -1;
+    if (scn_num(x, sec, "activation_reserve_gib", 1.0, 0, 0, 1e6, &l->activation_gib)) return -1;
+    l->kv_blocks_given = scn_value(x, sec, "kv_blocks") != NULL;
+    if (scn_i64(x, sec, "kv_blocks", 0, 1, 1000000000000LL, &l->kv_blocks)) return -1;
+    if (scn_int(x, sec, "block_tokens", 16, 1, 1 << 20, &l->block_tokens)) return -1;
+    l->max_seq_len_given = scn_value(x, sec, "max_seq_len") != NULL;
+    if (scn_i64(x, sec, "max_seq_len", 0, 2, 1000000000, &l->max_seq_len)) return -1;
+    if (scn_bool(x, sec, "truncate", 0, &l->truncate)) return -1;
+    if (scn_num(x, sec, "request_overhead_ms", 0, 0, 0, 1e12, &l->request_overhead_ms)) return -1;
+    char choices[256] = "shared|";
+    route_choices(choices + strlen(choices), sizeof choices - strlen(choices));
+    if (scn_enum(x, sec, "routing", choices, 0, &k)) return -1;
+    l->routing = k == 0 ? NULL : route_at(k - 1);
+    if (scn_bool(x, sec, "prefix_cache", 0, &l->prefix_cache)) return -1;
+    if (scn_num(x, sec, "affinity_threshold", 0.5, 0, 0, 1, &l->affinity_threshold)) return -1;
+    if (l->prefix_cache && (!strcmp(llm_sched_name(l->sched), "static") || !strcmp(llm_sched_name(l->sched), "dynamic")))
+        return scn_fail(x, sec, "prefix_cache", "needs an iteration-level scheduler (continuous or chunked), not %s",
+                        llm_sched_name(l->sched));
+    if (l->routing && !strcmp(l->routing->name, "complexity"))
+        return scn_fail(x, sec, "routing", "complexity routes between two models: use a router with two next pools");
+
+    /* The other models' keys may stay in the file (ignored), so --set can switch. */
+    char models[256];
+    cost_choices(models, sizeof models);
+    if (scn_enum(x, sec, "cost", models, (int) (cost_find("auto") - cost_row_at(0)), &k)) return -1;
+    l->cost.ops = cost_row_at(k);
+    if (l->cost.ops->parse && l->cost.ops->parse(&l->cost, x, sec)) return -1;
+    return 0;
+}
+
+/* ---- derivation ------------------------------------------------------------ */
+
+double llm_kv_bytes_per_token(const llm_cfg *l)
+{
+    int kvh = l->model.kv_heads >= l->tp ? l->model.kv_heads / l->tp : 1;
+    double b = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
+    return 2.0 * l->model.layers * kvh * l->model.head_dim * b;
+}
+
+int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size_t errlen)
+{
+    const model_spec *m = &l->model;
+    const double GiB = 1073741824.0;
+    if (m->heads % l->tp != 0) {
+        *key = "tp";
+        snprintf(err, errlen, "tp = %d does not divide %s's %d attention heads", l->tp, m->name, m->heads);
+        return -1;
+    }
+    if (m->kv_heads >= l->tp ? m->kv_heads % l->tp != 0 : l->tp % m->kv_heads != 0) {
+        *key = "tp";
+        snprintf(err, errlen, "tp = %d does not divide (or evenly replicate) %s's %d KV heads", l->tp, m->name, m->kv_heads);
+        return -1;
+    }
+    double wb = catalog_weight_bytes(l->weights);
+    double weights_gib = m->params * wb / l->tp / GiB;
+    double usable_gib = l->gpu.mem_gib * l->mem_util;
+    double kv_gib = usable_gib - weights_gib - l->activation_gib;
+    double per_token = llm_kv_bytes_per_token(l);
+    if (kv_gib <= 0) {
+        *key = "tp";
+        snprintf(err, errlen, "%s in %s does not fit: %.1f GiB of weights per GPU at tp = %d, but %s offers %.1f GiB "
+                 "(%.0f GiB x %.2f) minus %.1f GiB for activations; use a larger tp, smaller weights or a bigger GPU",
+                 m->name, l->weights, weights_gib, l->tp, l->gpu.name, usable_gib, l->gpu.mem_gib, l->mem_util, l->activation_gib);
+        return -1;
+    }
+    if (!(per_token > 0)) {
+        *key = "model";
+        snprintf(err, errlen, "%s has no KV cache (0 bytes per token): check its layers, kv_heads and head_dim", m->name);
+        return -1;
+    }
+    double blocks = floor(kv_gib * GiB / (per_token * l->block_tokens));
+    int64_t derived = blocks < 1e12 ? (int64_t) blocks : (int64_t) 1e12;
+    if (!l->kv_blocks_given) l->kv_blocks = derived;
+    if (l->kv_blocks < 1) {
+        *key = "gpu_memory_utilization";
+        snprintf(err, errlen, "no room for a single KV block of %d tokens (%.0f bytes per token)", l->block_tokens, per_token);
+        return -1;
+    }
+    int64_t cap_tokens = l->kv_blocks * l->block_tokens;
+    int64_t step_cap = llm_sched_splits_prompts(l->sched) ? INT64_MAX : l->max_batch_tokens;
+    if (l->max_seq_len_given) {
+        if (l->max_seq_len > m->context) {
+            *key = "max_seq_len";
+            snprintf(err, errlen, "%lld tokens exceed %s's context of %d tokens",
+                     (long long) l->max_seq_len, m->name, m->context);
+            return -1;
+        }
+        if (l->max_seq_len > cap_tokens) {
+            *key = "max_seq_len";
+            snprintf(err, errlen, "%lld tokens exceed the KV capacity of %lld tokens per replica (%lld blocks of %d)",
+                     (long long) l->max_seq_len, (long long) cap_tokens, (long long) l->kv_blocks, l->block_tokens);
+            return -1;
+        }
+        if (l->max_seq_len > step_cap) {
+            *key = "max_seq_len";
+            snprintf(err, errlen, "%lld tokens exceed max_batch_tokens = %lld, so such a prompt could never be scheduled "
+                     "(raise max_batch_tokens or use scheduler = chunked)", (long long) l->max_seq_len, (long long) step_cap);
+            return -1;
+        }
+    } else {
+        l->max_seq_len = m->context;
+        if (l->max_seq_len > cap_tokens) l->max_seq_len = cap_tokens;
+        if (l->max_seq_len > step_cap) l->max_seq_len = step_cap;
+    }
+    /* A request that can never be served is a configuration error, not a run-time
+     * rejection: the shortest prompt plus the shortest output must fit
+     * max_seq_len (which is at most the KV capacity), unless prompts are truncated. */
+    double pmin = ceil(dist_min(w->prompt)), omin = ceil(dist_min(w->output));
+    if (pmin < 1) pmin = 1;
+    if (omin < 1) omin = 1;
+    if (!w->trace_tokens && !l->truncate && pmin + omin > (double) l->max_seq_len) {
+        *key = "workload.prompt_tokens";
+        if (pmin + 1 > (double) cap_tokens)
+            snprintf(err, errlen, "every prompt (at least %.0f tokens) is longer than the KV capacity of %lld tokens per replica of %s on %s",
+                     pmin, (long long) cap_tokens, m->name, l->gpu.name);
+        else
+            snprintf(err, errlen, "every request (at least %.0f prompt + %.0f output tokens) exceeds max_seq_len = %lld "
+                     "(KV capacity %lld tokens, max_batch_tokens %lld); set truncate = yes to cut prompts",
+                     pmin, omin, (long long) l->max_seq_len, (long long) cap_tokens, (long long) l->max_batch_tokens);
+        return -1;
+    }
+    cost_hw *c = &l->cost.hw;
+    c->have_hw = 1;
+    c->gpu = l->gpu;
+    c->model = l->model;
+    c->tp = l->tp;
+    c->weight_bytes = wb;
+    c->kv_bytes = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
+    c->use_fp8_compute = !strcmp(l->weights, "fp8") || !strcmp(l->weights, "int8");
+    snprintf(c->weights, sizeof c->weights, "%s", l->weights);
+    return 0;
+}
+
+
+int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
+{
+    const scn_facts *s = x->facts;
+    llm_cfg *l = llm_cfg_of(p);
+    char msg[512];
+    int found = 0;
+    for (int j = 0; j < s->nmodels; j++)
+        if (!strcasecmp(s->models[j].name, l->model_name)) { l->model = s->models[j]; found = 1; }
+    if (!found && catalog_model(db, l->model_name, &l->model, msg, sizeof msg) != 0)
+        return scn_fail(x, sec, "model", "%s", msg);
+    found = 0;
+    for (int j = 0; j < s->ngpus; j++)
+        if (!strcasecmp(s->gpus[j].name, l->gpu_name)) { l->gpu = s->gpus[j]; found = 1; }
+    if (!found && catalog_gpu(db, l->gpu_name, &l->gpu, msg, sizeof msg) != 0)
+        return scn_fail(x, sec, "gpu", "%s", msg);
+    if (!l->weights_given && l->model.weights[0])
+        snprintf(l->weights, sizeof l->weights, "%s", l->model.weights);
+    const char *key = NULL;
+    if (llm_derive(l, s, &key, msg, sizeof msg) != 0) {
+        if (!strncmp(key, "workload.", 9)) return scn_fail(x, "workload", key + 9, "%s", msg);
+        return scn_fail(x, sec, key, "%s", msg);
+    }
+    if (l->prefix_cache) {
+        l->prefix_id_tokens = s->hash_block_tokens > 0 ? s->hash_block_tokens : 512;
+        if (l->prefix_id_tokens % l->block_tokens != 0)
+            return scn_fail(x, sec, "prefix_cache", "the workload's hash_block_tokens (%d) must be a multiple of "
+                            "block_tokens (%d)", l->prefix_id_tokens, l->block_tokens);
+    }
+    if (l->cost.ops->build) return l->cost.ops->build(&l->cost, x, sec, db);
+    return 0;
+}
+
+void llm_free_cfg(pool_cfg *p)
+{
+    llm_cfg *l = llm_cfg_of(p);
+    if (!l) return;
+    cost_free(&l->cost);
+    free(l);
+    p->ext = NULL;
+}
+
+const scn_key *llm_more_keys(int set)
+{
+    const cost_ops *c = cost_row_at(set);
+    return c ? c->keys : NULL;
+}

@@ -1,0 +1,372 @@
+/* task.c -- simulation tasks and the forked-worker runner (see task.h). */
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "engine/errmsg.h"
+#include "stations/pool.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
+#include "store/task.h"
+
+int task_cpus(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : (int) n;
+}
+
+double task_config_cost(const scenario *sc)
+{
+    double usd = 0;
+    for (int i = 0; i < sc->npools; i++) {
+        const pool_cfg *p = &sc->pools[i];
+        if (p->kind->usd_per_hour) usd += p->kind->usd_per_hour(p);
+    }
+    return usd;
+}
+
+int task_run(const task *t, const char *dbpath, task_out *out)
+{
+    memset(out, 0, sizeof *out);
+    out->status = 2;
+    scenario sc;
+    sqlite3 *db = NULL;
+    sim_result res;
+    memset(&res, 0, sizeof res);
+    if (scenario_load(&sc, t->path, t->sets, t->nsets, out->err, sizeof out->err) != 0) goto done;
+    if (t->seed) sc.seed = t->seed;
+    out->seed = sc.seed;
+    /* Look-ups only: the database file is never written here. */
+    if (store_open_lookup(dbpath, &db, out->err, sizeof out->err) != 0) goto done;
+    if (scenario_resolve(&sc, db, out->err, sizeof out->err) != 0) goto done;
+    /* An oversize point of a sweep, plan or check is refused as `run` refuses it. */
+    if (scenario_check_memory(&sc, scenario_memory_budget(), out->err, sizeof out->err) != 0) goto done;
+    store_close(db);
+    db = NULL;
+    out->rate = scenario_arrival_rate(&sc);
+    out->usd_per_hour = task_config_cost(&sc);
+    out->status = 1;
+    if (sim_run(&sc, sc.seed, &res, out->err, sizeof out->err) != 0) goto done;
+    out->wall_s = res.wall_time_s;
+    if (report_flatten(&res, -1, &out->rep) != 0) { errmsg_set(out->err, sizeof out->err, "out of memory"); goto done; }
+    out->status = 0;
+done:
+    sim_result_free(&res);
+    if (db) store_close(db);
+    scenario_free(&sc);
+    return out->status;
+}
+
+void task_out_free(task_out *o)
+{
+    report_free(&o->rep);
+}
+
+/* ---- encoding ------------------------------------------------------------ */
+
+typedef struct buf { char *p; size_t n, cap; int oom; } buf;
+
+static void put(buf *b, const void *x, size_t n)
+{
+    if (b->oom) return;
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n) cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q) { b->oom = 1; return; }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, x, n);
+    b->n += n;
+}
+
+static void put_str(buf *b, const char *s)
+{
+    uint32_t n = (uint32_t) strlen(s);
+    put(b, &n, sizeof n);
+    put(b, s, n);
+}
+
+int task_out_encode(const task_out *o, char **out, size_t *len)
+{
+    buf b = { 0 };
+    put(&b, &o->status, sizeof o->status);
+    put_str(&b, o->err);
+    put(&b, &o->seed, sizeof o->seed);
+    put(&b, &o->rate, sizeof o->rate);
+    put(&b, &o->usd_per_hour, sizeof o->usd_per_hour);
+    put(&b, &o->wall_s, sizeof o->wall_s);
+    uint64_t n = o->rep.n, nc = o->rep.ncdf;
+    put(&b, &n, sizeof n);
+    for (size_t i = 0; i < o->rep.n; i++) {
+        const store_stat *s = &o->rep.rows[i];
+        put_str(&b, s->scope);
+        put_str(&b, s->metric);
+        put_str(&b, s->stat);
+        put(&b, &s->value, sizeof s->value);
+    }
+    put(&b, &nc, sizeof nc);
+    for (size_t i = 0; i < o->rep.ncdf; i++) {
+        put_str(&b, o->rep.cdf[i].metric);
+        put(&b, &o->rep.cdf[i].p, sizeof(double));
+        put(&b, &o->rep.cdf[i].value, sizeof(double));
+    }
+    uint64_t nd = o->rep.ndist;               /* the latency distributions (report.h) */
+    put(&b, &nd, sizeof nd);
+    for (size_t i = 0; i < o->rep.ndist; i++) {
+        uint64_t row = o->rep.dist[i].row;
+        put(&b, &row, sizeof row);
+        put(&b, &o->rep.dist[i].d, sizeof o->rep.dist[i].d);
+    }
+    if (b.oom) { free(b.p); return -1; }
+    *out = b.p;
+    *len = b.n;
+    return 0;
+}
+
+typedef struct rd { const char *p; size_t n, at; int bad; } rd;
+
+static void get(rd *r, void *x, size_t n)
+{
+    if (r->bad || r->at + n > r->n) { r->bad = 1; memset(x, 0, n); return; }
+    memcpy(x, r->p + r->at, n);
+    r->at += n;
+}
+
+/* A malloc'd copy of the next string, or NULL (bad or out of memory). */
+static char *get_str(rd *r)
+{
+    uint32_t n;
+    get(r, &n, sizeof n);
+    if (r->bad || r->at + n > r->n) { r->bad = 1; return NULL; }
+    char *s = malloc(n + 1);
+    if (!s) { r->bad = 1; return NULL; }
+    memcpy(s, r->p + r->at, n);
+    s[n] = '\0';
+    r->at += n;
+    return s;
+}
+
+/* Report rows hold string literals for stats and CDF metrics. */
+static const char *literal(const char *s, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], s)) return names[i];
+    return NULL;
+}
+static const char *const STATS[] = { "value", "mean", "p50", "p90", "p95", "p99", "p999", "max" };
+static const char *const CDFS[] = { "e2e", "queue", "ttft", "tpot" };
+
+int task_out_decode(const char *data, size_t len, task_out *o)
+{
+    memset(o, 0, sizeof *o);
+    rd r = { data, len, 0, 0 };
+    get(&r, &o->status, sizeof o->status);
+    char *e = get_str(&r);
+    if (e) snprintf(o->err, sizeof o->err, "%s", e);
+    free(e);
+    get(&r, &o->seed, sizeof o->seed);
+    get(&r, &o->rate, sizeof o->rate);
+    get(&r, &o->usd_per_hour, sizeof o->usd_per_hour);
+    get(&r, &o->wall_s, sizeof o->wall_s);
+    uint64_t n = 0, nc = 0;
+    get(&r, &n, sizeof n);
+    if (!r.bad && n > len) r.bad = 1;
+    o->rep.replications = 1;
+    if (!r.bad && n) {
+        o->rep.rows = calloc(n, sizeof *o->rep.rows);
+        if (!o->rep.rows) r.bad = 1;
+        else o->rep.cap = n;
+    }
+    for (uint64_t i = 0; i < n && !r.bad; i++) {
+        store_stat *s = &o->rep.rows[i];
+        s->replication = -1;
+        s->scope = get_str(&r);
+        s->metric = get_str(&r);
+        char *st = get_str(&r);
+        s->stat = st ? literal(st, STATS, sizeof STATS / sizeof STATS[0]) : NULL;
+        free(st);
+        get(&r, &s->value, sizeof s->value);
+        s->ci95 = NAN;
+        o->rep.n = i + 1;
+        if (!s->scope || !s->metric || !s->stat) r.bad = 1;
+    }
+    get(&r, &nc, sizeof nc);
+    if (!r.bad && nc > len) r.bad = 1;
+    if (!r.bad && nc) {
+        o->rep.cdf = calloc(nc, sizeof *o->rep.cdf);
+        if (!o->rep.cdf) r.bad = 1;
+    }
+    for (uint64_t i = 0; i < nc && !r.bad; i++) {
+        char *m = get_str(&r);
+        report_cdf *c = &o->rep.cdf[i];
+        c->metric = m ? literal(m, CDFS, sizeof CDFS / sizeof CDFS[0]) : NULL;
+        free(m);
+        get(&r, &c->p, sizeof c->p);
+        get(&r, &c->value, sizeof c->value);
+        if (!c->metric) r.bad = 1;
+        else o->rep.ncdf = i + 1;
+    }
+    uint64_t nd = 0;
+    get(&r, &nd, sizeof nd);
+    if (!r.bad && nd > len / sizeof(repci_dist)) r.bad = 1;
+    if (!r.bad && nd) {
+        o->rep.dist = calloc(nd, sizeof *o->rep.dist);
+        if (!o->rep.dist) r.bad = 1;
+        else o->rep.capdist = nd;
+    }
+    for (uint64_t i = 0; i < nd && !r.bad; i++) {
+        uint64_t row;
+        report_dist *x = &o->rep.dist[i];
+        get(&r, &row, sizeof row);
+        get(&r, &x->d, sizeof x->d);
+        x->row = (size_t) row;
+        if (!r.bad && (row >= o->rep.n || (i > 0 && row <= o->rep.dist[i - 1].row))) r.bad = 1;
+        if (!r.bad) o->rep.ndist = i + 1;
+    }
+    if (r.bad) {
+        /* Rows decoded so far may lack their strings: keep only complete ones. */
+        for (size_t i = 0; i < o->rep.n; i++)
+            if (!o->rep.rows[i].scope || !o->rep.rows[i].metric || !o->rep.rows[i].stat) {
+                free((char *) o->rep.rows[i].scope);
+                free((char *) o->rep.rows[i].metric);
+                o->rep.n = i;
+                break;
+            }
+        o->status = 1;
+        snprintf(o->err, sizeof o->err, "worker result truncated or corrupt");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- workers ------------------------------------------------------------- */
+
+typedef struct worker {
+    pid_t pid;       /* 0 = free slot */
+    int fd;          /* read end of its pipe */
+    int task;        /* index of its task */
+    buf in;          /* what it has written so far */
+} worker;
+
+/* Child: runs T, writes the encoded result to FD, exits. */
+static void child(const task *t, const char *dbpath, int fd)
+{
+    task_out o;
+    task_run(t, dbpath, &o);
+    char *b = NULL;
+    size_t n = 0;
+    if (task_out_encode(&o, &b, &n) != 0) _exit(1);
+    size_t off = 0;
+    while (off < n) {
+        ssize_t w = write(fd, b + off, n - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) _exit(1);
+        off += (size_t) w;
+    }
+    _exit(0);
+}
+
+/* Parent: the worker W has closed its pipe: collects its result into OUT. */
+static void reap(worker *w, task_out *out)
+{
+    int st = 0;
+    while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
+    close(w->fd);
+    if (w->in.oom || task_out_decode(w->in.p, w->in.n, out) != 0) {
+        task_out_free(out);
+        memset(out, 0, sizeof *out);
+        out->status = 1;
+        if (WIFSIGNALED(st))
+            snprintf(out->err, sizeof out->err, "worker for task %d died (signal %d)", w->task, WTERMSIG(st));
+        else
+            snprintf(out->err, sizeof out->err, "worker for task %d returned no result (exit %d)", w->task,
+                     WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+    }
+    free(w->in.p);
+    memset(w, 0, sizeof *w);
+}
+
+int task_run_all(const task *ts, int n, int jobs, const char *dbpath, task_out *outs,
+                 task_progress progress, void *arg)
+{
+    if (jobs <= 0) jobs = task_cpus();
+    if (jobs > n) jobs = n;
+    if (n <= 0) return 0;
+    if (jobs == 1) {
+        /* No fork needed: the same code path as a worker, in process. */
+        for (int i = 0; i < n; i++) {
+            task_run(&ts[i], dbpath, &outs[i]);
+            if (progress) progress(i + 1, n, arg);
+        }
+        return 0;
+    }
+    worker *w = calloc((size_t) jobs, sizeof *w);
+    struct pollfd *pf = calloc((size_t) jobs, sizeof *pf);
+    if (!w || !pf) { free(w); free(pf); goto serial; }
+    fflush(NULL);                        /* children must not flush the parent's buffers again */
+    int next = 0, done = 0, failed = 0;
+    while (done < n) {
+        /* Fill free slots. */
+        for (int k = 0; k < jobs && next < n && !failed; k++) {
+            if (w[k].pid) continue;
+            int p[2];
+            if (pipe(p) != 0) { failed = 1; break; }
+            pid_t pid = fork();
+            if (pid < 0) { close(p[0]); close(p[1]); failed = 1; break; }
+            if (pid == 0) {
+                close(p[0]);
+                for (int j = 0; j < jobs; j++) if (w[j].pid) close(w[j].fd);
+                child(&ts[next], dbpath, p[1]);
+            }
+            close(p[1]);
+            w[k].pid = pid;
+            w[k].fd = p[0];
+            w[k].task = next++;
+        }
+        int active = 0;
+        for (int k = 0; k < jobs; k++) {
+            pf[k].fd = w[k].pid ? w[k].fd : -1;
+            pf[k].events = POLLIN;
+            pf[k].revents = 0;
+            active += w[k].pid != 0;
+        }
+        if (!active) {
+            /* Could not start any worker: run the rest here. */
+            for (; next < n; next++) {
+                task_run(&ts[next], dbpath, &outs[next]);
+                if (progress) progress(++done, n, arg);
+            }
+            break;
+        }
+        if (poll(pf, (nfds_t) jobs, -1) < 0) {
+            if (errno == EINTR) continue;
+            failed = 1;
+        }
+        for (int k = 0; k < jobs; k++) {
+            if (!w[k].pid || !(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            char chunk[65536];
+            ssize_t r = read(w[k].fd, chunk, sizeof chunk);
+            if (r < 0 && errno == EINTR) continue;
+            if (r > 0) { put(&w[k].in, chunk, (size_t) r); continue; }
+            int ti = w[k].task;
+            reap(&w[k], &outs[ti]);
+            if (progress) progress(++done, n, arg);
+        }
+    }
+    free(w);
+    free(pf);
+    return failed ? -1 : 0;
+serial:
+    for (int i = 0; i < n; i++) {
+        task_run(&ts[i], dbpath, &outs[i]);
+        if (progress) progress(i + 1, n, arg);
+    }
+    return -1;
+}

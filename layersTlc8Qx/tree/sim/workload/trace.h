@@ -1,0 +1,66 @@
+/* trace.h -- traces read from CSV files (libcsv) or JSON lines (jansson).
+ *
+ * A trace is a CSV file with a header row.  One column gives arrival times, in
+ * seconds, milliseconds, or datetimes as in the Azure LLM inference traces
+ * ("2023-11-16 18:15:46.6805900", read as UTC).  Optional columns give the prompt
+ * and output token counts of each request, its class and its complexity score.
+ * Times are shifted so that the first row arrives at 0 and must not decrease
+ * from row to row.
+ */
+#ifndef LATSIM_TRACE_H
+#define LATSIM_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum { TRACE_SECONDS, TRACE_MILLISECONDS, TRACE_DATETIME } trace_time_format;
+
+typedef struct trace_opts {
+    const char *path;            /* CSV file */
+    const char *time_column;     /* header name of the arrival-time column */
+    trace_time_format format;
+    const char *prompt_column;   /* header name or NULL: no prompt tokens */
+    const char *output_column;   /* header name or NULL: no output tokens */
+    const char *class_column;    /* header (CSV) or field (JSON lines) name of each row's class, or NULL */
+    const char *complexity_column; /* header (CSV) or field (JSON lines) name of each row's complexity score in
+                                      [0, 1] (an empty CSV field or JSON null: none), or NULL */
+    int jsonl;                   /* 1: JSON lines (Mooncake), else CSV */
+} trace_opts;
+
+typedef struct trace {
+    size_t n;            /* rows */
+    double *t;           /* arrival time of each row, seconds since the first row */
+    int32_t *prompt;     /* prompt tokens per row, or NULL */
+    int32_t *output;     /* output tokens per row, or NULL */
+    int64_t *hash;       /* JSON lines: every row's block hash ids, row after row (one flat array), or NULL */
+    size_t *hash_off;    /* row i's ids are hash[hash_off[i] .. hash_off[i+1]-1] (n + 1 entries), or NULL */
+    int32_t *label;      /* class column: index into labels per row, or NULL */
+    char **labels;       /* distinct class-column values, in order of first appearance */
+    size_t nlabels;
+    double *score;       /* complexity column: score in [0, 1] per row, NAN for none; or NULL */
+} trace;
+
+/* Loads the whole trace (O->time_column NULL: no times, t all 0) (CSV, or JSON lines when O->jsonl: one object per line
+ * with "timestamp" (ms), "input_length", "output_length", optional "hash_ids"
+ * (array of integers >= 0), and the class field when O->class_column is set,
+ * the complexity field (a number in [0, 1] or null) when O->complexity_column is;
+ * the time and token options are ignored).  Returns 0, or -1 with "PATH:LINE: message" (or "PATH: message"
+ * when no line applies) in ERR; T is then empty and needs no trace_free. */
+int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen);
+void trace_free(trace *t);
+
+/* The JSON-lines reader behind trace_load (trace_jsonl.c, jansson). */
+int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen);
+
+/* Index of label S in T's labels, added when new.  Returns -1 when out of memory. */
+int32_t trace_intern_label(trace *t, const char *s);
+
+/* Parses "seconds" | "milliseconds" | "datetime"; returns -1 on anything else. */
+int trace_format_parse(const char *s, trace_time_format *out);
+
+/* Reads one numeric column of a CSV file with a header (used by empirical()).
+ * Returns 0 with a malloc'ed array in *VALUES, or -1 with "PATH:LINE: message". */
+int csv_read_column(const char *path, const char *column, double **values, size_t *n,
+                    char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,29 @@
+/* commands.h -- the entry point of each latsim command, for the dispatcher
+ * (cli/latsim.c, the only caller).  Each takes the words after the command's
+ * name and returns the process's exit status: 0 done, 1 runtime failure, 2 bad
+ * input (run: 3 saturated; check: 1 a check failed). */
+#ifndef LATSIM_COMMANDS_H
+#define LATSIM_COMMANDS_H
+
+#include "cliopt.h"
+
+int run_main(int argc, char **argv);         /* run.c */
+int runs_main(int argc, char **argv);        /* info.c: runs, show, catalog, keys */
+int show_main(int argc, char **argv);
+int catalog_main(int argc, char **argv);
+int keys_main(int argc, char **argv);
+int sweep_main(int argc, char **argv);       /* sweep.c */
+int plan_main(int argc, char **argv);        /* plan.c */
+int check_main(int argc, char **argv);       /* check.c: check, baseline */
+int baseline_main(int argc, char **argv);
+int compare_main(int argc, char **argv);     /* compare.c */
+int plot_main(int argc, char **argv);        /* plot.c */
+int bench_main(int argc, char **argv);       /* bench.c */
+int calib_main(int argc, char **argv);       /* calib.c: calib, cost, echo */
+int cost_main(int argc, char **argv);
+int echo_main(int argc, char **argv);
+
+/* run's command line, which latsim --help also lists (run.c). */
+extern const cli_cmd run_cmd;
+
+#endif

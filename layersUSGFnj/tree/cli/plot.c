@@ -1,0 +1,783 @@
+/* plot.c -- `latsim plot [run|sweep|plan] ID [--kind K] [--out FILE.png|.svg]`:
+ * pictures of stored results drawn by gnuplot.
+ *
+ * latsim reads what it needs from the database, starts gnuplot as a child
+ * process (fork + exec, no shell) and writes to its standard input: the
+ * terminal (by the output's extension), the data as inline datablocks, a few
+ * variables, and `load` of a script in plots/ (plots/README.md).  Text from
+ * user data (scenario paths, settings) is passed as single-quoted gnuplot
+ * strings with quotes doubled, and drawn with `noenhanced`.
+ * Kinds: run -> cdf (default), breakdown; sweep -> load (default), breakdown;
+ * plan -> frontier.
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cliopt.h"
+#include "cliutil.h"
+#include "commands.h"
+#include "engine/errmsg.h"
+#include "store/store.h"
+
+enum { O_KIND = 1, O_OUT };
+
+static const cli_opt OPTS[] = {
+    { "kind", O_KIND, "cdf|breakdown|timeseries|load|frontier", "what to draw: cdf (default), breakdown or timeseries of a "
+      "run; load (default) or breakdown of a sweep; frontier of a plan", 0 },
+    { "out", O_OUT, "FILE.png|FILE.svg", "the picture (default latsim-KIND-ID-PLOT.png in the current directory)", 0 },
+    CLI_OPT_DB,
+    { NULL },
+};
+
+static const cli_cmd CMD = {
+    "plot", "[run|sweep|plan] ID",
+    "Draws stored results with gnuplot (scripts in plots/):\n"
+    "  run ID      latency CDFs (TTFT, E2E; queue without an LLM pool) with the SLO limits;\n"
+    "              --kind breakdown: mean latency split into network/queue/service/overhead\n"
+    "              --kind timeseries: P50/P99 per interval, throughput and replicas up\n"
+    "              (runs made with --timeseries or --interval)\n"
+    "  sweep ID    latency percentiles against load with the SLO limits and the goodput;\n"
+    "              --kind breakdown: the split per sweep point\n"
+    "  plan ID     cost against the worst SLO term (value / limit) of every simulated\n"
+    "              configuration, the frontier and the chosen one\n"
+    "A bare ID is a run.  Needs gnuplot (Debian: gnuplot-nox).\n",
+    "", OPTS, 0, 0,
+};
+
+/* What plot was asked: --kind and --out (NULL: not given). */
+typedef struct plot_opts {
+    const char *kind, *out;
+} plot_opts;
+
+/* cli_opt_fn of plot: CTX is the plot_opts. */
+static int plot_opt(void *ctx, int id, const char *v)
+{
+    plot_opts *o = ctx;
+    if (id == O_KIND) o->kind = v;
+    else o->out = v;
+    return 0;
+}
+
+/* ---- gnuplot -------------------------------------------------------------- */
+
+/* 1 when an executable named NAME is on $PATH. */
+static int on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    if (!path) return 0;
+    char buf[4096];
+    while (*path) {
+        size_t k = strcspn(path, ":");
+        snprintf(buf, sizeof buf, "%.*s/%.64s", (int) (k < 4000 ? k : 4000), path, name);
+        if (k && access(buf, X_OK) == 0) return 1;
+        path += k + (path[k] == ':');
+    }
+    return 0;
+}
+
+/* The plots/ directory: $LATSIM_PLOTS, else next to the executable (or two
+ * levels up, for build/VARIANT/latsim), else ./plots.  Returns 0 or -1. */
+static int scripts_dir(char *out, size_t n)
+{
+    const char *env = getenv("LATSIM_PLOTS");
+    char test[4200];
+    if (env && env[0]) {
+        snprintf(out, n, "%s", env);
+        snprintf(test, sizeof test, "%s/cdf.gp", out);
+        return access(test, R_OK) == 0 ? 0 : -1;
+    }
+    char exe[4096];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        const char *rel[] = { "plots", "../../plots" };
+        for (int i = 0; i < 2; i++) {
+            snprintf(test, sizeof test, "%s/%s/cdf.gp", exe, rel[i]);
+            if (access(test, R_OK) == 0) {
+                size_t k = strlen(test) - strlen("/cdf.gp");
+                snprintf(out, n, "%.*s", (int) k, test);
+                return 0;
+            }
+        }
+    }
+    snprintf(out, n, "plots");
+    return access("plots/cdf.gp", R_OK) == 0 ? 0 : -1;
+}
+
+/* Writes S as a single-quoted gnuplot string ('' for a quote; controls dropped). */
+static void gq(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') fputs("''", f);
+        else if ((unsigned char) *s >= 0x20) fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+/* Writes S as a double-quoted field of a datablock (quotes and controls dropped). */
+static void dq(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++)
+        if (*s != '"' && *s != '\\' && (unsigned char) *s >= 0x20) fputc(*s, f);
+    fputc('"', f);
+}
+
+typedef struct gp {
+    pid_t pid;                /* the gnuplot process */
+    FILE *in;                 /* its standard input */
+    FILE *err;                /* its standard error (a temporary file; NULL: inherited) */
+} gp;
+
+/* Starts gnuplot with its output set to OUT.  Returns 0 or -1 (printed). */
+static int gp_start(gp *g, const char *out, const char *dir)
+{
+    int p[2];
+    if (pipe(p) != 0) return cu_die(1, "plot: pipe: %s", strerror(errno)), -1;
+    /* gnuplot's messages are kept, not shown: a failure is reported in one line. */
+    g->err = tmpfile();
+    fflush(NULL);
+    g->pid = fork();
+    if (g->pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        if (g->err) fclose(g->err);
+        return cu_die(1, "plot: fork: %s", strerror(errno)), -1;
+    }
+    if (g->pid == 0) {
+        dup2(p[0], 0);
+        if (g->err) dup2(fileno(g->err), 2);
+        close(p[0]);
+        close(p[1]);
+        execlp("gnuplot", "gnuplot", (char *) NULL);
+        _exit(127);
+    }
+    close(p[0]);
+    signal(SIGPIPE, SIG_IGN);
+    g->in = fdopen(p[1], "w");
+    if (!g->in) { close(p[1]); return cu_die(1, "plot: %s", strerror(errno)), -1; }
+    size_t n = strlen(out);
+    int svg = n > 4 && !strcasecmp(out + n - 4, ".svg");
+    if (svg) fputs("set terminal svg size 1000,650 dynamic font 'Sans,12' background rgb 'white'\n", g->in);
+    else fputs("set terminal pngcairo size 1000,650 font 'Sans,11'\n", g->in);
+    fputs("set output ", g->in);
+    gq(g->in, out);
+    fputs("\nset encoding utf8\n", g->in);
+    fprintf(g->in, "plots_dir = ");
+    gq(g->in, dir);
+    fputc('\n', g->in);
+    return 0;
+}
+
+/* Loads SCRIPT, ends gnuplot and checks OUT was written.  Returns 0 or the exit status. */
+static int gp_finish(gp *g, const char *dir, const char *script, const char *out)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, script);
+    fputs("load ", g->in);
+    gq(g->in, path);
+    fputs("\nunset output\nexit\n", g->in);
+    fclose(g->in);
+    int st = 0;
+    while (waitpid(g->pid, &st, 0) < 0 && errno == EINTR) {}
+    char last[512] = "";          /* gnuplot's last non-empty line of messages */
+    if (g->err) {
+        char line[512];
+        rewind(g->err);
+        while (fgets(line, sizeof line, g->err)) {
+            line[strcspn(line, "\r\n")] = '\0';
+            const char *t = line + strspn(line, " \t^");
+            if (*t) snprintf(last, sizeof last, "%s", t);
+        }
+        fclose(g->err);
+        g->err = NULL;
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        return cu_die(1, "plot: gnuplot failed (exit %d) drawing %s%s%s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, out,
+                      last[0] ? ": " : "", last);
+    struct stat sb;
+    if (stat(out, &sb) != 0 || sb.st_size == 0) return cu_die(1, "plot: gnuplot wrote nothing to %s", out);
+    printf("wrote %s\n", ERRMSG_SHOWN(out));
+    return 0;
+}
+
+/* ---- data ----------------------------------------------------------------- */
+
+static double stat_of(sqlite3 *db, int64_t run, const char *scope, const char *metric, const char *stat)
+{
+    sqlite3_stmt *st = NULL;
+    double v = NAN;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM run_stats WHERE run_id = ? AND replication = -1 AND scope = ?"
+                           " AND metric = ? AND stat = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, run);
+        sqlite3_bind_text(st, 2, scope, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, metric, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 4, stat, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) v = sqlite3_column_double(st, 0);
+    }
+    sqlite3_finalize(st);
+    return v;
+}
+
+/* The probability of a stat name (p99 -> 0.99), NAN for mean/max. */
+static double stat_p(const char *s)
+{
+    if (!strcmp(s, "p50")) return 0.5;
+    if (!strcmp(s, "p90")) return 0.9;
+    if (!strcmp(s, "p95")) return 0.95;
+    if (!strcmp(s, "p99")) return 0.99;
+    if (!strcmp(s, "p999")) return 0.999;
+    return NAN;
+}
+
+/* Splits an SLO term key "ttft_p99_ms" into METRIC and STAT.  Returns 0 or -1. */
+static int split_term(const char *key, char *metric, size_t nm, char *stat, size_t ns)
+{
+    size_t n = strlen(key);
+    if (n < 4 || strcmp(key + n - 3, "_ms")) return -1;
+    char body[96];
+    snprintf(body, sizeof body, "%.*s", (int) (n - 3 < 95 ? n - 3 : 95), key);
+    char *us = strrchr(body, '_');
+    if (!us) return -1;
+    *us = '\0';
+    snprintf(metric, nm, "%.63s", body);
+    snprintf(stat, ns, "%s", us + 1);
+    return 0;
+}
+
+/* The run's scenario path and seed into PATH / *SEED.  Returns 1 found, 0 not. */
+static int run_info(sqlite3 *db, int64_t id, char *path, size_t n, long long *seed)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT scenario_path, seed FROM runs WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            snprintf(path, n, "%s", (const char *) sqlite3_column_text(st, 0));
+            *seed = sqlite3_column_int64(st, 1);
+            found = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* ---- the plots ------------------------------------------------------------ */
+
+static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
+{
+    char path[1024];
+    long long seed;
+    if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
+    const char *order[] = { "ttft", "e2e", "queue" };
+    int llm = !isnan(stat_of(db, id, "", "ttft", "p50"));
+    int has[3] = { 0 };
+    if (!store_has_table(db, "run_cdf"))
+        return cu_die(2, "plot: run %lld has no latency distribution stored (runs stored before latsim kept one)", (long long) id);
+    sqlite3_stmt *st = NULL;
+    int total = 0;
+    for (int m = 0; m < 3; m++) {
+        if ((m == 0 && !llm) || (m == 2 && llm)) continue;
+        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM run_cdf WHERE run_id = ? AND metric = ?", -1, &st, NULL) != SQLITE_OK) break;
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_text(st, 2, order[m], -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW) has[m] = sqlite3_column_int(st, 0) > 0;
+        sqlite3_finalize(st);
+        total += has[m];
+    }
+    if (!total)
+        return cu_die(2, "plot: run %lld has no latency distribution (saturated, or stored before latsim kept one)", (long long) id);
+    gp g;
+    if (gp_start(&g, out, dir) != 0) return 1;
+    fputs("$cdf << EOD\n", g.in);
+    char metrics[64] = "";
+    int first = 1;
+    for (int m = 0; m < 3; m++) {
+        if (!has[m]) continue;
+        if (!first) fputs("\n\n", g.in);
+        first = 0;
+        strcat(metrics, metrics[0] ? " " : "");
+        strcat(metrics, order[m]);
+        /* Below the first quantile: start the curve at (min-ish, 0). */
+        sqlite3_prepare_v2(db, "SELECT value, p FROM run_cdf WHERE run_id = ? AND metric = ? AND value > 0 ORDER BY p", -1, &st, NULL);
+        sqlite3_bind_int64(st, 1, id);
+        sqlite3_bind_text(st, 2, order[m], -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) fprintf(g.in, "%.9g %.6g\n", sqlite3_column_double(st, 0), sqlite3_column_double(st, 1));
+        sqlite3_finalize(st);
+        double mx = stat_of(db, id, "", order[m], "max");
+        if (!isnan(mx) && mx > 0) fprintf(g.in, "%.9g 1\n", mx);
+    }
+    fputs("EOD\n$slo << EOD\n", g.in);
+    int nslo = 0;
+    if (store_has_table(db, "run_slo") &&
+        sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            char metric[64], stat[16];
+            const char *term = (const char *) sqlite3_column_text(st, 0);
+            if (split_term(term, metric, sizeof metric, stat, sizeof stat) != 0) continue;
+            double p = stat_p(stat);
+            int drawn = 0;
+            for (int m = 0; m < 3; m++) drawn |= has[m] && !strcmp(order[m], metric);
+            if (!drawn || isnan(p)) continue;
+            char label[128];
+            snprintf(label, sizeof label, "%.40s %.8s <= %g ms", metric, stat, sqlite3_column_double(st, 1));
+            fprintf(g.in, "%.9g %.6g ", sqlite3_column_double(st, 1), p);
+            dq(g.in, label);
+            fputc('\n', g.in);
+            nslo++;
+        }
+        sqlite3_finalize(st);
+    }
+    fputs("EOD\n", g.in);
+    fprintf(g.in, "nslo = %d\nmetrics = '%s'\ntitle_text = ", nslo, metrics);
+    char title[1400];
+    snprintf(title, sizeof title, "Latency CDF, run %lld: %s (seed %lld)", (long long) id, path, seed);
+    gq(g.in, title);
+    fputc('\n', g.in);
+    return gp_finish(&g, dir, "cdf.gp", out);
+}
+
+/* One bar: label and mean network / queue / service / overhead of SCOPE in run ID. */
+static void bar(FILE *f, sqlite3 *db, int64_t id, const char *scope, const char *label)
+{
+    const char *parts[] = { "network", "queue", "service", "overhead" };
+    dq(f, label);
+    for (int k = 0; k < 4; k++) {
+        double v = stat_of(db, id, scope, parts[k], "mean");
+        fprintf(f, " %.9g", isnan(v) ? 0 : v);
+    }
+    fputc('\n', f);
+}
+
+/* Writes V to F, or NaN (gnuplot leaves the point out) for a NULL column. */
+static void num_or_nan(FILE *f, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) fputs(" NaN", f);
+    else fprintf(f, " %.9g", sqlite3_column_double(st, col));
+}
+
+/* The run's time series (run_timeseries, `latsim run --timeseries/--interval`):
+ * P50/P99 of E2E and TTFT, throughput and replicas up per interval, with the
+ * [slo] limits on those percentiles as dashed lines. */
+static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const char *dir)
+{
+    char path[1024];
+    long long seed;
+    if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
+    sqlite3_stmt *st = NULL;
+    long long n = 0;
+    if (store_has_table(db, "run_timeseries") &&
+        sqlite3_prepare_v2(db, "SELECT count(*) FROM run_timeseries WHERE run_id = ? AND scope = ''", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (n == 0)
+        return cu_die(2, "plot: run %lld has no time series (run it with --timeseries FILE or --interval 60s)", (long long) id);
+    gp g;
+    if (gp_start(&g, out, dir) != 0) return 1;
+    fputs("$ts << EOD\n", g.in);
+    if (sqlite3_prepare_v2(db, "SELECT (t_start_s + t_end_s) / 120.0, e2e_p50_ms, e2e_p99_ms, ttft_p50_ms, ttft_p99_ms,"
+                           " throughput_rps, replicas FROM run_timeseries WHERE run_id = ? AND scope = ''"
+                           " ORDER BY t_start_s", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            fprintf(g.in, "%.9g", sqlite3_column_double(st, 0));
+            for (int c = 1; c <= 6; c++) num_or_nan(g.in, st, c);
+            fputc('\n', g.in);
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    double e2e_slo = NAN, ttft_slo = NAN;
+    if (store_has_table(db, "run_slo") &&
+        sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *t = (const char *) sqlite3_column_text(st, 0);
+            if (t && !strcmp(t, "e2e_p99_ms")) e2e_slo = sqlite3_column_double(st, 1);
+            if (t && !strcmp(t, "ttft_p99_ms")) ttft_slo = sqlite3_column_double(st, 1);
+        }
+    }
+    sqlite3_finalize(st);
+    int has_ttft = !isnan(stat_of(db, id, "", "ttft", "p99")) || !isnan(stat_of(db, id, "", "ttft", "mean"));
+    fprintf(g.in, "EOD\nhas_ttft = %d\n", has_ttft);
+    if (isnan(e2e_slo)) fputs("e2e_slo = NaN\n", g.in);
+    else fprintf(g.in, "e2e_slo = %.9g\n", e2e_slo);
+    if (isnan(ttft_slo)) fputs("ttft_slo = NaN\n", g.in);
+    else fprintf(g.in, "ttft_slo = %.9g\n", ttft_slo);
+    fputs("title_text = ", g.in);
+    char title[1400];
+    snprintf(title, sizeof title, "Over time, run %lld: %s", (long long) id, path);
+    gq(g.in, title);
+    fputc('\n', g.in);
+    return gp_finish(&g, dir, "timeseries.gp", out);
+}
+
+static int plot_breakdown_run(sqlite3 *db, int64_t id, const char *out, const char *dir)
+{
+    char path[1024];
+    long long seed;
+    if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
+    if (isnan(stat_of(db, id, "", "e2e", "mean"))) return cu_die(2, "plot: run %lld is saturated: no latencies to split", (long long) id);
+    gp g;
+    if (gp_start(&g, out, dir) != 0) return 1;
+    fputs("$bars << EOD\n", g.in);
+    bar(g.in, db, id, "", "whole system");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT DISTINCT scope FROM run_stats WHERE run_id = ? AND replication = -1 AND scope <> ''"
+                           " AND metric = 'queue' ORDER BY rowid", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            char label[200];
+            const char *s = (const char *) sqlite3_column_text(st, 0);
+            snprintf(label, sizeof label, "pool %s", s);
+            bar(g.in, db, id, s, label);
+        }
+    }
+    sqlite3_finalize(st);
+    fprintf(g.in, "EOD\nhas_network = %d\ntitle_text = ", !isnan(stat_of(db, id, "", "network", "mean")));
+    char title[1400];
+    snprintf(title, sizeof title, "Mean latency breakdown, run %lld: %s", (long long) id, path);
+    gq(g.in, title);
+    fputs("\nxlabel_text = ''\n", g.in);
+    return gp_finish(&g, dir, "breakdown.gp", out);
+}
+
+typedef struct spoint { int64_t run; double rate, x; char settings[512]; double cost; int met; char role[16]; } spoint;
+
+/* The points of sweep/plan ID (ordered by rate, then index).  Returns the count, -1 on error. */
+static int sweep_points(sqlite3 *db, int64_t id, spoint **out)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT run_id, rate, settings, usd_per_hour, slo_met, role FROM sweep_points"
+                           " WHERE sweep_id = ? AND run_id IS NOT NULL ORDER BY idx", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, id);
+    int n = 0, cap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 64;
+            spoint *x = realloc(*out, (size_t) cap * sizeof *x);
+            if (!x) { sqlite3_finalize(st); return -1; }
+            *out = x;
+        }
+        spoint *p = &(*out)[n++];
+        memset(p, 0, sizeof *p);
+        p->run = sqlite3_column_int64(st, 0);
+        p->rate = sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1);
+        snprintf(p->settings, sizeof p->settings, "%s", sqlite3_column_text(st, 2) ? (const char *) sqlite3_column_text(st, 2) : "");
+        p->cost = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
+        p->met = sqlite3_column_int(st, 4);
+        snprintf(p->role, sizeof p->role, "%s", sqlite3_column_text(st, 5));
+        const char *eq = strrchr(p->settings, '=');
+        char *end;
+        p->x = eq ? strtod(eq + 1, &end) : NAN;
+        if (eq && *end) p->x = NAN;
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+static int cmp_x(const void *a, const void *b)
+{
+    double x = ((const spoint *) a)->x, y = ((const spoint *) b)->x;
+    return (x > y) - (x < y);
+}
+
+/* The sweep's varied key, its goodput and path. */
+static int sweep_info(sqlite3 *db, int64_t id, char *kind, size_t nk, char *path, size_t np, char *args, size_t na, double *result)
+{
+    if (!store_has_table(db, "sweeps")) return 0;
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT kind, scenario_path, args, result FROM sweeps WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            snprintf(kind, nk, "%s", sqlite3_column_text(st, 0));
+            snprintf(path, np, "%s", sqlite3_column_text(st, 1));
+            snprintf(args, na, "%s", sqlite3_column_text(st, 2) ? (const char *) sqlite3_column_text(st, 2) : "");
+            *result = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
+            found = 1;
+        }
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* Loads stored sweep or plan ID (KIND "sweep" or "plan"): its scenario path,
+ * arguments and result (goodput, or best cost) into PATH, ARGS and *RESULT, its
+ * points into *PTS (to free()).  Returns the count of points (> 0), or minus
+ * the exit status after printing why: "no KIND ID" (2), "KIND ID has no stored
+ * WHAT" (2), a database error (1). */
+static int load_set(sqlite3 *db, int64_t id, const char *kind, const char *what, char *path, size_t np,
+                    char *args, size_t na, double *result, spoint **pts)
+{
+    char k[16];
+    *pts = NULL;
+    if (!sweep_info(db, id, k, sizeof k, path, np, args, na, result) || strcmp(k, kind))
+        return -cu_die(2, "plot: no %s %lld", kind, (long long) id);
+    int n = sweep_points(db, id, pts);
+    if (n <= 0) {
+        free(*pts);
+        *pts = NULL;
+        return -cu_die(n < 0 ? 1 : 2, "plot: %s %lld has no stored %s", kind, (long long) id, what);
+    }
+    return n;
+}
+
+static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, const char *dir)
+{
+    char path[1024], args[600];
+    double goodput;
+    spoint *pts;
+    int n = load_set(db, id, "sweep", "points", path, sizeof path, args, sizeof args, &goodput, &pts);
+    if (n < 0) return -n;
+    int measured = 0;
+    for (int i = 0; i < n; i++) measured += !isnan(stat_of(db, pts[i].run, "", "e2e", "mean"));
+    if (!measured) { free(pts); return cu_die(2, "plot: every point of sweep %lld is saturated: no latencies to draw", (long long) id); }
+    /* x: the rate when it varies, else the varied value. */
+    int by_rate = 0;
+    for (int i = 1; i < n; i++) by_rate |= pts[i].rate != pts[0].rate;
+    char key[300] = "value";
+    const char *eq = strchr(pts[0].settings, '=');
+    if (eq) snprintf(key, sizeof key, "%.*s", (int) (eq - pts[0].settings), pts[0].settings);
+    for (int i = 0; i < n; i++) if (by_rate) pts[i].x = pts[i].rate; else if (isnan(pts[i].x)) pts[i].x = i;
+    qsort(pts, (size_t) n, sizeof *pts, cmp_x);
+    gp g;
+    if (gp_start(&g, out, dir) != 0) { free(pts); return 1; }
+    char xl[400];
+    if (by_rate) snprintf(xl, sizeof xl, "arrival rate (requests/s)");
+    else snprintf(xl, sizeof xl, "%s", key);
+    char title[1400];
+    if (breakdown) {
+        fputs("$bars << EOD\n", g.in);
+        for (int i = 0; i < n; i++) {
+            char label[64];
+            snprintf(label, sizeof label, "%.4g", pts[i].x);
+            bar(g.in, db, pts[i].run, "", label);
+        }
+        fprintf(g.in, "EOD\nhas_network = %d\ntitle_text = ", !isnan(stat_of(db, pts[0].run, "", "network", "mean")));
+        snprintf(title, sizeof title, "Mean latency breakdown, sweep %lld: %s", (long long) id, path);
+        gq(g.in, title);
+        fputs("\nxlabel_text = ", g.in);
+        gq(g.in, xl);
+        fputc('\n', g.in);
+        free(pts);
+        return gp_finish(&g, dir, "breakdown.gp", out);
+    }
+    int llm = 0;
+    for (int i = 0; i < n; i++) llm |= !isnan(stat_of(db, pts[i].run, "", "ttft", "p50"));
+    /* Series: E2E (and TTFT, TPOT) P50/P99, plus every latency the SLO constrains. */
+    char ser_m[10][32] = { "e2e", "e2e", "ttft", "ttft", "tpot" }, ser_s[10][8] = { "p50", "p99", "p50", "p99", "p99" };
+    int nser = llm ? 5 : 2;
+    sqlite3_stmt *st = NULL;
+    if (store_has_table(db, "run_slo") &&
+        sqlite3_prepare_v2(db, "SELECT term FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, pts[0].run);
+        while (sqlite3_step(st) == SQLITE_ROW && nser < 10) {
+            char metric[64], stat[16];
+            if (split_term((const char *) sqlite3_column_text(st, 0), metric, sizeof metric, stat, sizeof stat) != 0) continue;
+            int have = 0;
+            for (int k = 0; k < nser; k++) have |= !strcmp(ser_m[k], metric) && !strcmp(ser_s[k], stat);
+            if (have) continue;
+            snprintf(ser_m[nser], sizeof ser_m[nser], "%.31s", metric);
+            snprintf(ser_s[nser], sizeof ser_s[nser], "%.7s", stat);
+            nser++;
+        }
+        sqlite3_finalize(st);
+    }
+    fputs("$pts << EOD\n", g.in);
+    for (int i = 0; i < n; i++) {
+        fprintf(g.in, "%.9g", pts[i].x);
+        for (int k = 0; k < nser; k++) {
+            double v = stat_of(db, pts[i].run, "", ser_m[k], ser_s[k]);
+            if (isnan(v) || v <= 0) fputs(" NaN", g.in); else fprintf(g.in, " %.9g", v);
+        }
+        fputc('\n', g.in);
+    }
+    fputs("EOD\n$slo << EOD\n", g.in);
+    int nslo = 0;
+    if (store_has_table(db, "run_slo") &&
+        sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, pts[0].run);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            char metric[64], stat[16];
+            if (split_term((const char *) sqlite3_column_text(st, 0), metric, sizeof metric, stat, sizeof stat) != 0) continue;
+            int drawn = 0;
+            for (int k = 0; k < nser; k++) drawn |= !strcmp(ser_m[k], metric);
+            if (!drawn) continue;
+            char label[128];
+            snprintf(label, sizeof label, "SLO %s %s %g ms", metric, stat, sqlite3_column_double(st, 1));
+            fprintf(g.in, "%.9g ", sqlite3_column_double(st, 1));
+            dq(g.in, label);
+            fputc('\n', g.in);
+            nslo++;
+        }
+        sqlite3_finalize(st);
+    }
+    fputs("EOD\n", g.in);
+    fprintf(g.in, "nslo = %d\nseries = '", nslo);
+    for (int k = 0; k < nser; k++) fprintf(g.in, "%s%s_%s", k ? " " : "", ser_m[k], ser_s[k]);
+    double lo = pts[0].x, hi = pts[n - 1].x;
+    if (hi <= lo) { lo -= 0.5; hi += 0.5; }
+    double pad = (hi - lo) * 0.03;
+    fprintf(g.in, "'\nxlo = %.9g\nxhi = %.9g\n", lo - pad, hi + pad);
+    if (by_rate && !isnan(goodput)) fprintf(g.in, "goodput = %.9g\n", goodput);
+    else fputs("goodput = NaN\n", g.in);
+    fputs("title_text = ", g.in);
+    snprintf(title, sizeof title, "Latency percentiles against load, sweep %lld: %s", (long long) id, path);
+    gq(g.in, title);
+    fputs("\nxlabel_text = ", g.in);
+    gq(g.in, xl);
+    fputc('\n', g.in);
+    free(pts);
+    return gp_finish(&g, dir, "load.gp", out);
+}
+
+/* Worst value / limit over the run's SLO terms (INFINITY when one is unmeasured). */
+static double worst_ratio(sqlite3 *db, int64_t run)
+{
+    sqlite3_stmt *st = NULL;
+    double w = NAN;
+    if (sqlite3_prepare_v2(db, "SELECT value, limit_value FROM run_slo WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK) return NAN;
+    sqlite3_bind_int64(st, 1, run);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        double lim = sqlite3_column_double(st, 1);
+        double r = sqlite3_column_type(st, 0) == SQLITE_NULL ? INFINITY
+                 : lim > 0 ? sqlite3_column_double(st, 0) / lim : NAN;
+        if (!isnan(r) && (isnan(w) || r > w)) w = r;
+    }
+    sqlite3_finalize(st);
+    return w;
+}
+
+static int cmp_cost(const void *a, const void *b)
+{
+    double x = ((const spoint *) a)->cost, y = ((const spoint *) b)->cost;
+    return (x > y) - (x < y);
+}
+
+static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
+{
+    char path[1024], args[600];
+    double best_cost;
+    spoint *pts;
+    int n = load_set(db, id, "plan", "simulations", path, sizeof path, args, sizeof args, &best_cost, &pts);
+    if (n < 0) return -n;
+    double ycap = 2;
+    for (int i = 0; i < n; i++) {
+        pts[i].x = worst_ratio(db, pts[i].run);     /* x holds the ratio here */
+        if (isfinite(pts[i].x) && pts[i].x > ycap) ycap = pts[i].x;
+    }
+    if (ycap > 20) ycap = 20;
+    double ymin = 1;
+    for (int i = 0; i < n; i++) if (isfinite(pts[i].x) && pts[i].x > 0 && pts[i].x < ymin) ymin = pts[i].x;
+    qsort(pts, (size_t) n, sizeof *pts, cmp_cost);
+    gp g;
+    if (gp_start(&g, out, dir) != 0) { free(pts); return 1; }
+    int b = -1;
+    const char *blocks[] = { "$met", "$missed" };
+    for (int k = 0; k < 2; k++) {
+        fprintf(g.in, "%s << EOD\n", blocks[k]);
+        int any = 0;
+        for (int i = 0; i < n; i++) {
+            if (pts[i].met != (k == 0) || isnan(pts[i].x)) continue;
+            fprintf(g.in, "%.9g %.9g\n", pts[i].cost, isfinite(pts[i].x) ? pts[i].x : ycap);
+            any = 1;
+        }
+        if (!any) fprintf(g.in, "NaN NaN\n");
+        fputs("EOD\n", g.in);
+    }
+    fputs("$front << EOD\n", g.in);
+    double run_min = NAN;
+    for (int i = 0; i < n; i++) {
+        if (isnan(pts[i].x) || !(isnan(run_min) || pts[i].x < run_min)) continue;
+        run_min = pts[i].x;
+        fprintf(g.in, "%.9g %.9g\n", pts[i].cost, isfinite(run_min) ? run_min : ycap);
+    }
+    fputs("EOD\n", g.in);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(pts[i].role, "confirm") && pts[i].met && fabs(pts[i].cost - best_cost) < 1e-9) { b = i; break; }
+    fputs("$best << EOD\n", g.in);
+    if (b >= 0) {
+        char label[600];
+        snprintf(label, sizeof label, "%s ($%.2f/h)", pts[b].settings, pts[b].cost);
+        /* Only the configuration's own settings: drop the workload rate override. */
+        char *w = strstr(label, "workload.");
+        if (w) { char *semi = strstr(w, "; "); if (semi) memmove(w, semi + 2, strlen(semi + 2) + 1); }
+        fprintf(g.in, "%.9g %.9g ", pts[b].cost, pts[b].x);
+        dq(g.in, label);
+        fputc('\n', g.in);
+    } else fputs("NaN NaN \"\"\n", g.in);
+    fprintf(g.in, "EOD\nycap = %.9g\nymin = %.9g\ntitle_text = ", ycap, ymin * 0.8);
+    char title[1800];
+    snprintf(title, sizeof title, "Cost against SLO, plan %lld: %s (%s)", (long long) id, path, args);
+    gq(g.in, title);
+    fputc('\n', g.in);
+    free(pts);
+    return gp_finish(&g, dir, "frontier.gp", out);
+}
+
+int plot_main(int argc, char **argv)
+{
+    plot_opts o = { NULL, NULL };
+    cli_args a;
+    int rc = cli_parse(&CMD, argc, argv, &a, plot_opt, &o);
+    if (rc != CLI_GO) return rc;
+    const char *out = o.out, *kindopt = o.kind, *what = "run", *idtext = NULL;
+    for (int i = 0; i < a.npos; i++) {
+        const char *w = a.pos[i];
+        if (!idtext && (!strcmp(w, "run") || !strcmp(w, "sweep") || !strcmp(w, "plan"))) what = w;
+        else if (!idtext) idtext = w;
+        else return cu_die(2, "plot: unexpected argument '%s'", w);
+    }
+    if (!idtext) return cu_die(2, "plot: expected [run|sweep|plan] ID (see latsim plot --help)");
+    int64_t id;
+    char iderr[300];
+    if (cu_parse_id(what, idtext, &id, iderr, sizeof iderr) != 0) return cu_die(2, "plot: %s", iderr);
+    const char *kind = kindopt ? kindopt : !strcmp(what, "run") ? "cdf" : !strcmp(what, "sweep") ? "load" : "frontier";
+    int ok = (!strcmp(what, "run") && (!strcmp(kind, "cdf") || !strcmp(kind, "breakdown") || !strcmp(kind, "timeseries"))) ||
+             (!strcmp(what, "sweep") && (!strcmp(kind, "load") || !strcmp(kind, "breakdown"))) ||
+             (!strcmp(what, "plan") && !strcmp(kind, "frontier"));
+    if (!ok) return cu_die(2, "plot: --kind %s does not apply to a %s (run: cdf, breakdown, timeseries; sweep: load, breakdown; plan: frontier)", kind, what);
+    char dflt[128];
+    if (!out) {
+        snprintf(dflt, sizeof dflt, "latsim-%s-%lld-%s.png", what, (long long) id, kind);
+        out = dflt;
+    }
+    size_t n = strlen(out);
+    char err[1024];
+    /* gnuplot writes the file: its path is checked here, before anything runs. */
+    if (cu_check_out("plot", "--out", out, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (n < 5 || (strcasecmp(out + n - 4, ".png") && strcasecmp(out + n - 4, ".svg")))
+        return cu_die(2, "plot: --out %s: the name must end in .png or .svg", out);
+    const char *path = cu_db_path(a.db);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (access(path, F_OK) != 0) return cu_die(2, "%s: no such database (run a scenario first, or give --db PATH)", path);
+    if (!on_path("gnuplot"))
+        return cu_die(1, "plot: gnuplot is not installed (or not on PATH): install it (Debian: apt-get install gnuplot-nox) to draw plots");
+    char dir[4096];
+    if (scripts_dir(dir, sizeof dir) != 0)
+        return cu_die(1, "plot: cannot find the gnuplot scripts (plots/cdf.gp): set LATSIM_PLOTS to the plots/ directory");
+    sqlite3 *db;
+    if (store_open_readonly(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (!strcmp(what, "run")) rc = !strcmp(kind, "cdf") ? plot_cdf(db, id, out, dir)
+                                 : !strcmp(kind, "timeseries") ? plot_timeseries_run(db, id, out, dir)
+                                 : plot_breakdown_run(db, id, out, dir);
+    else if (!strcmp(what, "sweep")) rc = plot_sweep(db, id, !strcmp(kind, "breakdown"), out, dir);
+    else rc = plot_plan(db, id, out, dir);
+    store_close(db);
+    return rc;
+}

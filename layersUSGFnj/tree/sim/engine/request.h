@@ -1,0 +1,115 @@
+/* request.h -- one request's record as it moves through the simulated service.
+ *
+ * Requests are recycled through a free list (req_alloc / req_release), so the
+ * memory a run uses depends on how many requests are in the system at once,
+ * never on how many the run simulates.
+ */
+#ifndef LATSIM_REQUEST_H
+#define LATSIM_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "engine/evq.h"
+
+/* OUT_FAILED: lost to a replica's failure (a pool with on_failure = fail). */
+typedef enum { OUT_PENDING, OUT_SERVED, OUT_REJECTED, OUT_TIMED_OUT, OUT_FAILED } req_outcome;
+
+/* The record is laid out in two parts.  The core, first, is what the engine,
+ * the generic pools and the sink read: it is zeroed for every request.  The
+ * tail (attributes of gateway, cache and LLM features, and an LLM replica's
+ * scratch) is read only by the kinds and workload attributes that use it: it
+ * is zeroed only when the run has one of them (req_pool.zero_tail). */
+typedef struct request {
+    /* ---- core ---- */
+    struct request *next;   /* queue link, or free-list link */
+    uint64_t id;            /* arrival order, from 0 */
+    simtime_t arrival;      /* entered the system, ns */
+    simtime_t enq;          /* entered the current pool's queue, ns */
+    simtime_t start;        /* began (or, after preemption, resumed) service in the current pool, ns */
+    simtime_t queue_ns;     /* total time waiting in queues, ns */
+    simtime_t service_ns;   /* total time in service, ns */
+    simtime_t network_ns;   /* total time on network hops, both ways (the way back counted when the hop is entered), ns */
+    simtime_t overhead_ns;  /* total overhead: front ends, gateways, classifiers, cache lookups, protocol encoding, ns */
+    simtime_t ret_last_ns;  /* network + protocol time the last byte of the answer still needs to reach the client, ns */
+    simtime_t ret_first_ns; /* the same for the first token after it is emitted, ns */
+    simtime_t first_token;  /* LLM: first output token, ns (-1 before) */
+    simtime_t last_token;   /* LLM: last output token, ns */
+    simtime_t entered;      /* entered the station it is in (this hop), ns */
+    struct station *at;     /* the station it is in (NULL before entering and after leaving) */
+    struct station *notify; /* a station (result cache) to tell when the request leaves served, or NULL */
+    evq_id timeout_ev;      /* pending queue-timeout event, or 0 */
+    evq_id client_ev;       /* [client]: the client's pending timeout of this attempt, or 0 */
+    int32_t prompt;         /* prompt tokens */
+    int32_t output;         /* output tokens to generate */
+    int32_t target;         /* pool it enters first (set by the workload source) */
+    int32_t cls;            /* index of its class (workload_cfg.classes) */
+    int32_t user;           /* closed loop: the user who sent it (0 in open loop) */
+    uint16_t hops;          /* stations entered so far */
+    uint8_t measured;       /* 1 when it arrived after the warm-up */
+    uint8_t outcome;        /* req_outcome */
+    uint8_t cold;           /* served (in part) by a replica or server still cold after a start */
+    uint8_t whole;          /* 1 when the client gets the answer in one piece (a hop that does not stream, a
+                               result-cache hit): its first token arrives with the last byte */
+    uint8_t attempt;        /* [client]: 0 for the first attempt, k for the k-th retry */
+    uint8_t abandoned;      /* [client]: the client no longer waits for this attempt */
+    uint8_t scored;         /* 1 when complexity is set */
+
+    /* ---- tail: gateway, cache and LLM attributes ---- */
+    simtime_t pool_queue0;  /* queue_ns when it entered the current pool, ns */
+    simtime_t pool_service0;/* service_ns when it entered the current pool, ns */
+    simtime_t whole_net_ns; /* network time the way back takes longer, over the hops passed, when the answer leaves
+                               whole (a result-cache hit) rather than token by token, ns */
+    simtime_t whole_proto_ns; /* the same for protocol time, ns */
+    uint64_t intent;        /* intent key for a result cache (0 = none), from the workload */
+    double complexity;      /* complexity score in [0, 1], from the workload or the first complexity router */
+    simtime_t cache_ttl;    /* how long a result cache keeps its answer, ns (0 = not cached, -1 = the cache's own) */
+    int64_t sys_tokens;     /* leading prompt tokens shared by its class (prefix caches), 0 = none */
+    uint64_t session;       /* multi-turn session it is a turn of (prefix caches; whole prompt blocks keyed by it), 0 = none */
+    const int64_t *hash_ids;/* its prompt's block hash ids, in order (shared with the trace: never freed here), or NULL */
+    int32_t nhash;          /* how many; each names hash_block_tokens prompt tokens */
+    uint8_t truncated;      /* 1 when an LLM pool cut its prompt to max_seq_len */
+
+    /* Scratch of the LLM replica serving it (llm.c). */
+    int32_t generated;      /* output tokens produced so far */
+    int32_t prefill_len;    /* tokens to prefill: the prompt, or prompt + generated after preemption */
+    int32_t prefilled;      /* of those, already computed */
+    int64_t blocks;         /* KV blocks held */
+    int64_t phase_base;     /* cache length minus the replica's decode-step count when it joined */
+    int64_t finish_step;    /* decode step at which it produces its last token */
+    uint32_t heap_pos;      /* index in the replica's finish heap */
+    uint32_t *pfx_h;        /* prefix cache: handles of the content blocks it holds (malloc'd), or NULL */
+    int32_t pfx_n;          /* how many */
+    int32_t pfx_blocks;     /* the KV blocks they occupy */
+    uint8_t pfx_seen;       /* prefix cache: its first admission has been counted */
+    double cost_mark;       /* cost accounting: the replica's decode time per sequence (dec_sum) when it began decoding, ns */
+    struct request *rprev;  /* replica's running list, in admission order */
+    struct request *rnext;
+} request;
+
+/* Bytes of the core (zeroed for every request). */
+#define REQ_CORE_BYTES offsetof(request, pool_queue0)
+
+typedef struct req_slab req_slab;
+
+typedef struct req_pool {
+    request *free;          /* recycled records */
+    req_slab *slabs;        /* every block of records allocated, freed together at the end */
+    uint64_t live;          /* records handed out and not released */
+    uint64_t peak;          /* most live at once */
+    int zero_tail;          /* 1: the tail is zeroed too (a kind or attribute reads it); 0: only the core
+                               (records start zeroed whole; nothing in such a run writes the tail's
+                               read fields) */
+} req_pool;
+
+/* A record with its core zeroed (first_token -1), and its tail too when
+ * P->zero_tail; NULL when out of memory. */
+request *req_alloc(req_pool *p);
+void req_release(req_pool *p, request *r);
+void req_pool_free(req_pool *p);   /* frees every record, live or not */
+
+/* Copies what the request IS (id, arrival, class, tokens, workload and gateway
+ * attributes) from SRC into DST, a fresh record, leaving what an attempt at it
+ * did (times, station state, outcome) as req_alloc left it: a client's retry. */
+void req_copy_attrs(request *dst, const request *src);
+
+#endif

@@ -1,0 +1,188 @@
+/* cost.h -- how long one forward step of an LLM replica takes.
+ *
+ * The scheduler describes a step by what it computes (cost_step) and asks the
+ * cost model for its duration; that is the whole interface, so a calibrated
+ * model can replace the built-in ones without touching any scheduler.  Models
+ * are rows of a table (cost_ops), chosen by name, each owning its state.
+ *
+ * Built-in models:
+ *   linear    step_ms = step_base_ms + prefill_ms_per_token * prefill_tokens
+ *                       + decode_ms_per_seq * decode_seqs
+ *                       + kv_ms_per_1k_tokens * kv_tokens / 1000
+ *   roofline  from the catalog's GPU and model: the step takes the longer of
+ *             its FLOPs at (peak * compute_eff) and its bytes at
+ *             (bandwidth * memory_eff), plus the tensor-parallel all-reduces,
+ *             plus step_overhead_ms.  FLOPs: 2 * params per token, plus attention
+ *             4 * layers * heads * head_dim per (query, key) pair.  Bytes: the
+ *             weights once per step, plus the KV cache read and written.
+ */
+#ifndef LATSIM_COST_H
+#define LATSIM_COST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+#include "core/catalog.h"
+
+typedef struct cost_step {
+    int64_t prefill_tokens;   /* prompt tokens computed in this step (all sequences) */
+    double  prefill_pairs;    /* (query, key) pairs attended by those prompt tokens:
+                                 for a chunk of c tokens after k cached ones,
+                                 c*k + c*(c+1)/2 */
+    int32_t prefill_seqs;     /* sequences with prompt tokens in this step */
+    int32_t decode_seqs;      /* sequences producing one output token */
+    int64_t kv_tokens;        /* KV-cache tokens read by the decoding sequences
+                                 (sum of their context lengths, the new token included) */
+} cost_step;
+
+/* The hardware of one replica, as the pool resolved it: what the roofline
+ * model computes from, and what MFU/MBU accounting uses for every model. */
+typedef struct cost_hw {
+    int have_hw;                  /* gpu and model below are filled */
+    gpu_spec gpu;
+    model_spec model;
+    int tp;                       /* tensor-parallel degree, GPUs per replica */
+    double weight_bytes;          /* bytes per weight (bf16 2, fp8/int8 1, int4 0.5) */
+    double kv_bytes;              /* bytes per KV element (bf16 2, fp8 1) */
+    int use_fp8_compute;          /* 1: peak is gpu.fp8_tflops (fp8/int8 W8A8) */
+    char weights[8];              /* weight precision name (bf16, fp8, ...): calibrated
+                                     models are looked up by it */
+} cost_hw;
+
+/* Which model produced a replica's step times (for the report and database). */
+typedef struct cost_info {
+    const char *kind;             /* the row in use: "roofline", "linear", "fitted", "profile" */
+    int64_t id;                   /* stored calibrated model id, 0 for none */
+    const char *source;           /* "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu" */
+    double mape;                  /* its cross-validated MAPE, %, NAN for none */
+    int extrapolated;             /* 1: carried from another GPU or outside its measured TP */
+} cost_info;
+
+struct cost_ops;
+typedef struct scn_ctx scn_ctx;   /* scenario.h: reading a section's keys */
+typedef struct scn_key scn_key;
+
+/* A step-time model: its row in the table, its hardware, and its own state
+ * (owned: cost_free() releases it; a model may keep anything there, e.g.
+ * interpolation tables).  Zero-initialise before cost_init/cost_parse. */
+typedef struct cost_model {
+    const struct cost_ops *ops;   /* its row in the cost-model table; NULL: none yet */
+    void *state;                  /* the model's own state, NULL when none */
+    cost_hw hw;                   /* filled by the pool's derivation (llmcfg.c) */
+} cost_model;
+
+/* One row of the cost-model table: `cost = NAME` of an LLM pool.  Adding a
+ * model is its functions plus one row in cost.c. */
+typedef struct cost_ops {
+    const char *name;             /* the value of `cost =` */
+    const char *help;             /* one line for `latsim keys` */
+    const scn_key *keys;          /* its keys in the pool section, ended by a NULL key (NULL: none) */
+    /* Reads its keys of section SEC into M->state.  Returns 0, or -1 with the
+     * error set in X (scn_fail).  Runs when the scenario is loaded. */
+    int (*parse)(cost_model *m, scn_ctx *x, const char *sec);
+    /* Runs once M->hw is resolved, with the catalog database DB (may be NULL
+     * outside a scenario): loads or fits what the model needs.  NULL: nothing.
+     * Returns 0 or -1 (error set in X). */
+    int (*build)(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db);
+    /* Sets M->state from PARAMS (the model's parameter struct), for tools and
+     * tests.  NULL: the model cannot be made that way.  Returns 0 or -1. */
+    int (*init)(cost_model *m, const void *params);
+    /* Duration of a non-empty step, ms. */
+    double (*step_ms)(const cost_model *m, const cost_step *s);
+    void (*free)(cost_model *m);  /* releases M->state (NULL: free(M->state)) */
+    /* Fills OUT: which model produces the step times (NULL: the row itself,
+     * with source "scenario" and no id or error). */
+    void (*describe)(const cost_model *m, cost_info *out);
+} cost_ops;
+
+/* Parameters of the built-in models (their states are copies of these). */
+typedef struct cost_linear {
+    double step_base_ms;          /* ms per step */
+    double prefill_ms_per_token;  /* ms per prompt token */
+    double decode_ms_per_seq;     /* ms per decoding sequence */
+    double kv_ms_per_1k_tokens;   /* ms per 1000 KV tokens read */
+} cost_linear;
+
+typedef struct cost_roofline {
+    double compute_eff;           /* fraction of peak FLOP/s reached, (0,1] */
+    double memory_eff;            /* fraction of peak bandwidth reached, (0,1] */
+    double step_overhead_ms;      /* fixed CPU/launch overhead per step, ms */
+    double allreduce_latency_us;  /* fixed latency per all-reduce, microseconds */
+    double launch_us_per_layer;   /* fixed kernel-launch cost per layer per step, microseconds */
+} cost_roofline;
+
+/* Default roofline parameters (the `roofline` keys' defaults). */
+extern const cost_roofline cost_roofline_defaults;
+
+/* The table: rows by name (case-insensitive; NULL when none), in order, and
+ * the names joined by '|'. */
+const cost_ops *cost_find(const char *name);
+int cost_row_count(void);
+const cost_ops *cost_row_at(int i);
+void cost_choices(char *buf, size_t n);
+
+/* Makes M the model NAME with PARAMS (cost_linear, cost_roofline...), keeping
+ * M->hw.  Returns 0, or -1 (unknown name, no init, out of memory). */
+int cost_init(cost_model *m, const char *name, const void *params);
+
+/* Which model produces M's step times (cost_info). */
+void cost_describe(const cost_model *m, cost_info *out);
+
+/* cost_info sources as numbers for the report's rows: the index of SOURCE in
+ * the list datasheet, scenario, steps-csv, vidur, cuda, cpu, net, other (an
+ * unknown source is "other"), and back (NULL out of range). */
+int cost_source_index(const char *source);
+const char *cost_source_name(int index);
+
+/* Releases M's state (safe on a zeroed model and twice). */
+void cost_free(cost_model *m);
+
+/* Duration of one step, in milliseconds (> 0 for a non-empty step; 0 for an
+ * empty one or a model with no row). */
+double cost_step_ms(const cost_model *m, const cost_step *s);
+
+/* FLOPs and HBM bytes of one step for the whole replica (all TP shards), from the
+ * model geometry; both 0 when !m->have_hw.  Used for MFU/MBU reporting. */
+void cost_step_work(const cost_model *m, const cost_step *s, double *flops, double *bytes);
+
+/* Peak FLOP/s and bytes/s of the whole replica (tp GPUs); 0 when !hw.have_hw. */
+double cost_peak_flops(const cost_model *m);
+double cost_peak_bw(const cost_model *m);
+
+/* A model resolved for the hot path (an LLM replica's every step): the row's
+ * dispatch settled once, and for step times that are the roofline's (`cost =
+ * roofline`, or `auto` without a calibrated model) its constants computed once
+ * and the roofline called directly.  cost_fast_ms and cost_fast_ms_work give
+ * exactly (to the bit) what cost_step_ms and cost_step_work give for the model. */
+typedef struct cost_fast {
+    const cost_model *m;          /* the model (its row's step_ms unless roofline) */
+    int roofline;                 /* 1: the step times are the roofline's, from the fields below */
+    int have_hw;                  /* m->hw.have_hw: FLOPs and bytes are counted */
+    double two_params;            /* 2 x params: FLOPs per token computed */
+    double attn_per_pair;         /* 4 x layers x heads x head_dim: FLOPs per (query, key) pair */
+    double weight_bytes;          /* params x bytes per weight: read once per step */
+    double kv_per_token;          /* 2 x layers x kv_heads x head_dim x KV bytes: KV bytes per token */
+    int tp;                       /* tensor-parallel degree (>= 1) */
+    double tp_d;                  /* the same as a double (what the divisions convert it to) */
+    double peak;                  /* GPU peak FLOP/s x compute efficiency */
+    double bw;                    /* GPU bandwidth (bytes/s) x memory efficiency */
+    double ar_layers;             /* 2 x layers: all-reduces per step (tp > 1) */
+    double ar_latency_s;          /* all-reduce latency, s */
+    double ar_ring;               /* 2 (tp - 1) / tp: the ring's share of the message */
+    double ar_link;               /* link bandwidth, bytes/s */
+    double act_per_token;         /* hidden: activations per token (times ACT_BYTES in the message) */
+    double overhead_ms;           /* step_overhead_ms */
+    double launch_ms;             /* layers x launch_us_per_layer / 1000 */
+} cost_fast;
+
+/* Resolves M (built, and kept alive and unchanged while F is used) into F. */
+void cost_fast_init(cost_fast *f, const cost_model *m);
+
+/* cost_step_ms(f->m, s), exactly. */
+double cost_fast_ms(const cost_fast *f, const cost_step *s);
+
+/* cost_step_ms(f->m, s), with cost_step_work(f->m, s, flops, bytes) (FLOPS and
+ * BYTES not NULL): the roofline's work computed once for both. */
+double cost_fast_ms_work(const cost_fast *f, const cost_step *s, double *flops, double *bytes);
+
+#endif

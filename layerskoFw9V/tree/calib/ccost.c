@@ -1,0 +1,456 @@
+/* ccost.c -- resolution and evaluation of step-time models (see ccost.h). */
+#include "ccost.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cdb.h"
+#include "engine/errmsg.h"
+
+const char *ccost_kind_name(cc_kind k)
+{
+    return k == CC_FITTED ? "fitted" : k == CC_PROFILE ? "profile" : "roofline";
+}
+
+/* Token and sequence counts the profile tables cover (beyond: evaluated directly).
+ * Steps of the default limits (max_batch_tokens 8192, max_batch 256) fall within;
+ * entries are filled on use, so untouched pages of the tables cost no memory. */
+#define CC_TAB_TOKENS 65536
+#define CC_TAB_SEQS 4096
+
+static void table_free(cc_table *t)
+{
+    free(t->tok);
+    free(t->ar);
+    free(t->cpu);
+    memset(t, 0, sizeof *t);
+}
+
+/* Releases the calibrated model (not the roofline). */
+static void release_model(ccost *c)
+{
+    if (c->kind == CC_PROFILE)
+        cprofile_free(&c->profile);
+    table_free(&c->tab);
+    c->kind = CC_ROOFLINE;
+}
+
+/* The ratio that scales fitted term K (ccost.h: carried across GPUs). */
+static double fitted_ratio(const ccost *c, int k)
+{
+    if (k == CF_PREFILL || k == CF_ATTN || k == CF_DECODE) return c->r_compute;
+    if (k == CF_WEIGHTS || k == CF_KV) return c->r_memory;
+    if (k == CF_AR_BYTES) return c->r_link;
+    return 1;
+}
+
+/* Prepares the resolved model for per-step evaluation (ccost_step_ms without parts).
+ * A table that cannot be allocated is left out: those steps are evaluated directly. */
+static void prepare_eval(ccost *c)
+{
+    if (c->kind == CC_FITTED) {
+        double r[CF_NTERMS];
+        for (int k = 0; k < CF_NTERMS; k++)
+            r[k] = fitted_ratio(c, k);
+        cfitted_eval_init(&c->fitted, c->tp, r, &c->fev);
+    } else if (c->kind == CC_PROFILE) {
+        cc_table *t = &c->tab;
+        t->tok = calloc(CC_TAB_TOKENS, sizeof *t->tok);
+        t->ar = c->profile.tp > 1 ? calloc(CC_TAB_TOKENS, sizeof *t->ar) : NULL;
+        t->cpu = c->profile.cpu.n > 0 ? calloc(CC_TAB_SEQS, sizeof *t->cpu) : NULL;
+        if (!t->tok || (c->profile.tp > 1 && !t->ar) || (c->profile.cpu.n > 0 && !t->cpu)) {
+            table_free(t);
+            return;
+        }
+        t->ntok = CC_TAB_TOKENS;
+        t->nseq = CC_TAB_SEQS;
+    }
+}
+
+void ccost_free(ccost *c)
+{
+    release_model(c);
+    cost_free(&c->roof);
+}
+
+static double peak_of(const gpu_spec *g, int fp8)
+{
+    return fp8 ? g->fp8_tflops : g->bf16_tflops;
+}
+
+/* Fills the datasheet ratios from the measured GPU MEASURED to the replica's. */
+static int set_ratios(sqlite3 *db, ccost *c, const char *measured, char *err, size_t errlen)
+{
+    gpu_spec g;
+    char e2[512];
+    const gpu_spec *t = &c->roof.hw.gpu;
+    c->r_compute = c->r_memory = c->r_link = 1;
+    if (catalog_gpu(db, measured, &g, e2, sizeof e2) != 0) {
+        errmsg_set(err, errlen, "calibrated model %lld: %s", (long long)c->id, e2);
+        return -1;
+    }
+    c->ridge = peak_of(&g, c->roof.hw.use_fp8_compute) * 1e12 / (g.mem_bw_gbs * 1e9);
+    if (strcasecmp(g.name, t->name) == 0)
+        return 0;
+    c->carried = 1;
+    c->r_compute = peak_of(&g, c->roof.hw.use_fp8_compute) / peak_of(t, c->roof.hw.use_fp8_compute);
+    c->r_memory = g.mem_bw_gbs / t->mem_bw_gbs;
+    c->r_link = g.link_gbs / t->link_gbs;
+    snprintf(c->source + strlen(c->source), sizeof c->source - strlen(c->source),
+             ", carried from %s by datasheet ratios", g.name);
+    return 0;
+}
+
+/* Why a stored model of cross-validated error MAPE (%, NAN unknown) is unusable. */
+static void unusable_why(double mape, char *buf, size_t n)
+{
+    if (isfinite(mape))
+        snprintf(buf, n, "its cross-validated error %.3g %% is above the %.0f %% limit of a usable "
+                 "model", mape, CDB_MAPE_LIMIT);
+    else
+        snprintf(buf, n, "its cross-validated error is unknown (a usable model's is at most %.0f %%)",
+                 CDB_MAPE_LIMIT);
+}
+
+/* Tries stored model ID for this replica.  Returns 0 usable (OUT filled), 1 not
+ * usable (WHY says why), -1 on error. */
+static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, char *err,
+                     size_t errlen)
+{
+    cdb_fit f;
+    int s = cdb_load_fit(db, id, &f, err, errlen);
+    if (s != 0)
+        return s == 1 ? (errmsg_set(why, wn, "%s", err), 1) : -1;
+    const cost_model *r = &c->roof;
+    if (strcasecmp(f.model, r->hw.model.name) != 0) {
+        errmsg_set(why, wn, "calibrated model %lld is for %s, not %s", (long long)id, f.model,
+                   r->hw.model.name);
+        return 1;
+    }
+    if ((strcmp(f.kind, "profile") == 0 || strcmp(f.kind, "fitted") == 0) && !CDB_MAPE_USABLE(f.mape)) {
+        char e[96];
+        unusable_why(f.mape, e, sizeof e);
+        errmsg_set(why, wn, "calibrated model %lld (%s, %s on %s) is not used: %s (latsim calib show %lld)",
+                   (long long)id, f.kind, f.model, f.gpu, e, (long long)id);
+        return 1;
+    }
+    c->id = id;
+    c->mape = f.mape;
+    snprintf(c->source, sizeof c->source, "%s", f.source);
+    snprintf(c->source_kind, sizeof c->source_kind, "%s", f.source);
+    if (strcmp(f.kind, "profile") == 0) {
+        if (!cdb_tp_listed(f.tps, c->tp, NULL, NULL)) {
+            errmsg_set(why, wn, "profile %lld is for tp %s, not %d", (long long)id, f.tps, c->tp);
+            return 1;
+        }
+        if (cprofile_load(db, id, &c->profile, err, errlen) != 0)
+            return -1;
+        c->kind = CC_PROFILE;
+        /* Attention carried from another GPU (cprofile.c says so in its note). */
+        snprintf(c->range, sizeof c->range, "%s", strstr(f.note, "carried from") ? "extrapolated" : "measured");
+    } else if (strcmp(f.kind, "fitted") == 0) {
+        if (cfitted_load(db, id, &c->fitted, err, errlen) != 0)
+            return -1;
+        cf_range rg = cfitted_tp_range(&c->fitted, c->tp, why, wn);
+        if (rg == CF_REFUSED)
+            return 1;
+        c->kind = CC_FITTED;
+        snprintf(c->range, sizeof c->range, "%s", rg == CF_MEASURED ? "measured" :
+                 rg == CF_INTERPOLATED ? "interpolated" : "extrapolated");
+    } else {
+        errmsg_set(why, wn, "calibrated model %lld is a %s model, not a step-time model",
+                   (long long)id, f.kind);
+        return 1;
+    }
+    if (set_ratios(db, c, f.gpu, err, errlen) != 0) {
+        release_model(c);
+        return -1;
+    }
+    if (c->carried)
+        snprintf(c->range, sizeof c->range, "extrapolated");
+    return 0;
+}
+
+static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
+                   const char *weights, ccost *out, char *err, size_t errlen);
+
+int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
+                  const char *weights, ccost *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->roof.hw = roof->hw;
+    if (cost_init(&out->roof, "roofline", roof->state) != 0) {
+        errmsg_set(err, errlen, "out of memory");
+        return -1;
+    }
+    int rc = resolve(db, kind, id, roof, weights, out, err, errlen);
+    if (rc != 0)
+        ccost_free(out);
+    else
+        prepare_eval(out);
+    return rc;
+}
+
+static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
+                   const char *weights, ccost *out, char *err, size_t errlen)
+{
+    out->kind = CC_ROOFLINE;
+    out->tp = roof->hw.tp >= 1 ? roof->hw.tp : 1;
+    out->mape = NAN;
+    out->r_compute = out->r_memory = out->r_link = 1;
+    snprintf(out->source, sizeof out->source, "datasheet");
+    char why[512] = "";
+    if (id > 0) {
+        int s = try_model(db, id, out, why, sizeof why, err, errlen);
+        if (s == 1)
+            errmsg_set(err, errlen, "%s", why);
+        return s == 0 ? 0 : -1;
+    }
+    if (!kind || !kind[0])
+        kind = "auto";
+    if (strcmp(kind, "roofline") == 0)
+        return 0;
+    int want_fitted = strcmp(kind, "profile") != 0, want_profile = strcmp(kind, "fitted") != 0;
+    /* Candidates, best first by (this GPU, within range, MAPE); the first usable wins. */
+    sqlite3_stmt *st = NULL;
+    int have_tables = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name = 'calib_fits'", -1,
+                           &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        have_tables = sqlite3_column_int(st, 0) > 0;
+    sqlite3_finalize(st);
+    st = NULL;
+    int64_t best = 0;
+    double best_key = INFINITY;
+    char skipped[400] = "";   /* the unusable models passed over: "ID (kind, cv_mape X %), ..." */
+    int nskipped = 0;
+    if (have_tables &&
+        sqlite3_prepare_v2(db, "SELECT id, kind, gpu, tps, mape FROM calib_fits WHERE model = ? AND"
+                           " weights = ? ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    if (st) {
+        sqlite3_bind_text(st, 1, roof->hw.model.name, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *k = (const char *)sqlite3_column_text(st, 1);
+            const char *g = (const char *)sqlite3_column_text(st, 2);
+            const char *tps = (const char *)sqlite3_column_text(st, 3);
+            int fitted = strcmp(k, "fitted") == 0, profile = strcmp(k, "profile") == 0;
+            if (!((fitted && want_fitted) || (profile && want_profile)))
+                continue;
+            int lo, hi, listed = cdb_tp_listed(tps, out->tp, &lo, &hi);
+            if (profile && !listed)
+                continue;
+            /* Useless (error above the limit, or unknown): skipped, and said. */
+            double mape = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
+            if (!CDB_MAPE_USABLE(mape)) {
+                size_t L = strlen(skipped);
+                if (L + 64 < sizeof skipped)
+                    snprintf(skipped + L, sizeof skipped - L, isfinite(mape) ? "%s%lld (%s, cv_mape %.3g %%)"
+                             : "%s%lld (%s, cv_mape unknown)", L ? ", " : "",
+                             (long long)sqlite3_column_int64(st, 0), k, mape);
+                nskipped++;
+                if (!why[0]) {
+                    char e[96];
+                    unusable_why(mape, e, sizeof e);
+                    snprintf(why, sizeof why, "stored %s model %lld of %s on %s is not used: %s "
+                             "(latsim calib show %lld)", k, (long long)sqlite3_column_int64(st, 0),
+                             roof->hw.model.name, g, e, (long long)sqlite3_column_int64(st, 0));
+                }
+                continue;
+            }
+            int inside = listed || (out->tp > lo && out->tp < hi);
+            double key = (strcasecmp(g, roof->hw.gpu.name) != 0) * 1e6 + (!inside) * 1e3 +
+                         fmin(mape, 999);
+            if (key < best_key) {
+                /* Check usability now (a fitted model may refuse this TP). */
+                ccost trial;
+                memset(&trial, 0, sizeof trial);
+                trial.roof = *roof;
+                trial.tp = out->tp;
+                char w2[512];
+                int s = try_model(db, sqlite3_column_int64(st, 0), &trial, w2, sizeof w2, err, errlen);
+                if (s < 0) {
+                    sqlite3_finalize(st);
+                    return -1;
+                }
+                if (s == 0) {
+                    best_key = key;
+                    best = trial.id;
+                    release_model(&trial);
+                } else if (!why[0])
+                    snprintf(why, sizeof why, "%s", w2);
+            }
+        }
+        sqlite3_finalize(st);
+    }
+    if (nskipped)
+        errmsg_set(out->warn, sizeof out->warn, "cost %s: skipped stored model%s %s of %s: "
+                 "a usable model's cross-validated error is known and at most %.0f %% "
+                 "(latsim calib list)", kind, nskipped > 1 ? "s" : "", skipped, roof->hw.model.name,
+                 CDB_MAPE_LIMIT);
+    if (best > 0) {
+        int s = try_model(db, best, out, why, sizeof why, err, errlen);
+        return s == 0 ? 0 : -1;
+    }
+    if (strcmp(kind, "auto") == 0) {
+        snprintf(out->note, sizeof out->note, "no calibrated model of %s on %s at tp %d%s%s",
+                 roof->hw.model.name, roof->hw.gpu.name, out->tp, why[0] ? ": " : "", why);
+        return 0;
+    }
+    if (why[0])
+        errmsg_set(err, errlen, "%s", why);
+    else
+        errmsg_set(err, errlen, "no %s model stored for %s (weights %s) at tp %d: build one with "
+                   "latsim calib fit%s --model %s --gpu %s%s", kind, roof->hw.model.name, weights,
+                   out->tp, strcmp(kind, "profile") == 0 ? " profile" : "", roof->hw.model.name,
+                   roof->hw.gpu.name, strcmp(kind, "profile") == 0 ? " --tp T" : "");
+    return -1;
+}
+
+static void add(ccost_parts *p, const char *name, double ms)
+{
+    if (p && p->n < CC_MAX_PARTS) {
+        p->name[p->n] = name;
+        p->ms[p->n++] = ms;
+    }
+}
+
+/* The ratio of a profile's linear part at TOKENS (compute- or memory-bound side of
+ * the measured GPU's ridge). */
+static double linear_ratio(const ccost *c, double tokens)
+{
+    return tokens >= c->ridge ? c->r_compute : c->r_memory;
+}
+
+/* Fills entry T of the token table: the direct evaluation's first two terms and its
+ * all-reduce term for a step of T tokens (those parts depend on the tokens alone). */
+static double fill_tok(const ccost *c, int64_t t) __attribute__((noinline, cold));
+static double fill_cpu(const ccost *c, int64_t n) __attribute__((noinline, cold));
+
+static double fill_tok(const ccost *c, int64_t t)
+{
+    double p[CP_NPARTS];
+    cost_step s = { .prefill_tokens = t };
+    cprofile_step_ms(&c->profile, &s, p, NULL);
+    double sum = 0;
+    sum += p[CP_LINEAR] * linear_ratio(c, (double)t);
+    sum += p[CP_EMB] * c->r_memory;
+    c->tab.tok[t] = sum;         /* the table is the model's cache: written through const */
+    if (c->tab.ar)
+        c->tab.ar[t] = p[CP_ALLREDUCE] * c->r_link;
+    return sum;
+}
+
+static double fill_cpu(const ccost *c, int64_t n)
+{
+    double p[CP_NPARTS];
+    cost_step s = { .prefill_tokens = 1, .prefill_seqs = (int32_t)n };
+    cprofile_step_ms(&c->profile, &s, p, NULL);
+    return c->tab.cpu[n] = p[CP_CPU];
+}
+
+/* A profile's step time from its tables: the sum of ccost_step_ms's direct branch,
+ * term for term and in its order (each term of a part that is 0 adds +0 there: left
+ * out here).  Returns -1 when the step lies outside the tables. */
+static double profile_tabulated(const ccost *c, const cost_step *s)
+{
+    const cc_table *t = &c->tab;
+    int64_t tok = s->prefill_tokens + s->decode_seqs, seqs = (int64_t)s->prefill_seqs + s->decode_seqs;
+    /* 1 <= tok < ntok and 0 <= seqs < nseq (a step of no tokens has no parts at all). */
+    if ((uint64_t)tok - 1 >= (uint64_t)t->ntok - 1 || (uint64_t)seqs >= (uint64_t)t->nseq)
+        return -1;
+    double sum = t->tok[tok];
+    if (sum == 0)
+        sum = fill_tok(c, tok);
+    if (s->prefill_tokens > 0)
+        sum += cprofile_attn_prefill_ms(&c->profile, s) * c->r_compute;
+    if (s->decode_seqs > 0)
+        sum += cprofile_attn_decode_ms(&c->profile, s) * c->r_memory;
+    if (t->ar)
+        sum += t->ar[tok];        /* filled with tok[] */
+    if (t->cpu) {
+        double u = t->cpu[seqs];
+        sum += u != 0 ? u : fill_cpu(c, seqs);
+    }
+    return sum;
+}
+
+static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap)
+    __attribute__((noinline));
+
+double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap)
+{
+    if (!parts && !extrap && c->kind == CC_ROOFLINE)
+        return cost_step_ms(&c->roof, s);
+    if (!parts && !extrap && (s->prefill_tokens > 0 || s->decode_seqs > 0)) {
+        if (c->kind == CC_FITTED)
+            return cfitted_eval_ms(&c->fev, s);
+        if (c->kind == CC_PROFILE && c->tab.ntok > 0) {
+            double ms = profile_tabulated(c, s);
+            if (ms >= 0)
+                return ms;
+        }
+    }
+    return step_direct(c, s, parts, extrap);
+}
+
+/* Every part evaluated (the tables' reference). */
+static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap)
+{
+    if (parts)
+        parts->n = 0;
+    if (extrap)
+        *extrap = 0;
+    if (s->prefill_tokens <= 0 && s->decode_seqs <= 0)
+        return 0;
+    double sum = 0;
+    if (c->kind == CC_FITTED) {
+        double p[CF_NTERMS];
+        cfitted_step_ms(&c->fitted, c->tp, s, p);
+        static const char *names[CF_NTERMS] = { "fixed", "weights", "prefill", "attention", "kv",
+                                                "decode", "allreduce_bytes", "allreduce_hops",
+                                                "launch", "cpu" };
+        for (int k = 0; k < CF_NTERMS; k++) {
+            double r = fitted_ratio(c, k);
+            add(parts, names[k], p[k] * r);
+            sum += p[k] * r;
+        }
+        if (extrap && !cfitted_step_in_range(&c->fitted, s))
+            *extrap = 1;
+        return sum;
+    }
+    if (c->kind == CC_PROFILE) {
+        double p[CP_NPARTS];
+        cprofile_step_ms(&c->profile, s, p, extrap);
+        double tokens = (double)s->prefill_tokens + s->decode_seqs;
+        for (int k = 0; k < CP_NPARTS; k++) {
+            double r = 1;
+            if (k == CP_LINEAR) r = linear_ratio(c, tokens);
+            else if (k == CP_EMB || k == CP_ATTN_DECODE) r = c->r_memory;
+            else if (k == CP_ATTN_PREFILL) r = c->r_compute;
+            else if (k == CP_ALLREDUCE) r = c->r_link;
+            add(parts, cprofile_part_names[k], p[k] * r);
+            sum += p[k] * r;
+        }
+        return sum;
+    }
+    /* Roofline: the GPU part (compute or memory bound), all-reduces, fixed overhead. */
+    const cost_model *m = &c->roof;
+    if (!parts)
+        return cost_step_ms(m, s);
+    const cost_roofline *rp = m->state;   /* the roofline's parameters (cost.h) */
+    double total = cost_step_ms(m, s), flops, bytes;
+    cost_step_work(m, s, &flops, &bytes);
+    double tc = flops / cost_peak_flops(m) / (rp->compute_eff > 0 && rp->compute_eff <= 1 ? rp->compute_eff : 1) * 1e3;
+    double tm = bytes / cost_peak_bw(m) / (rp->memory_eff > 0 && rp->memory_eff <= 1 ? rp->memory_eff : 1) * 1e3;
+    double gpu = fmax(tc, tm);
+    add(parts, tc >= tm ? "compute" : "memory", gpu);
+    double launch = m->hw.model.layers * rp->launch_us_per_layer * 1e-3;
+    add(parts, "allreduce", fmax(total - gpu - rp->step_overhead_ms - launch, 0));
+    add(parts, "overhead", rp->step_overhead_ms);
+    add(parts, "launch", launch);
+    return total;
+}

@@ -1,0 +1,97 @@
+/* ccost.h -- choosing and evaluating a step-time model: roofline, fitted or
+ * profile, by name or by stored id, with `auto` picking the best calibrated model.
+ *
+ * Resolution (ccost_resolve):
+ *   --cost-id ID      that stored model (its LLM model must match; a profile must be
+ *                     for this TP; a fitted model must not be refused by its TP range);
+ *   fitted / profile  the stored model of that kind for (model, weights) with, in
+ *                     order: this GPU first, then within its measured TP range
+ *                     (not extrapolated), then the lowest cross-validated MAPE;
+ *   auto              the same over both kinds, else the roofline;
+ *   roofline          the datasheet roofline.
+ * A stored model whose cross-validated MAPE is above CDB_MAPE_LIMIT (cdb.h) or
+ * unknown is never used: auto and an explicit kind skip it (and say so in WARN),
+ * an explicit id is refused.
+ * A model measured on another GPU is carried over by datasheet ratios: its
+ * compute-bound parts scale by peak FLOP/s, its memory-bound parts by memory
+ * bandwidth, all-reduce bytes by link bandwidth, fixed and CPU parts unchanged;
+ * such a model is marked "extrapolated".
+ */
+#ifndef LATSIM_CCOST_H
+#define LATSIM_CCOST_H
+
+#include <stddef.h>
+#include <sqlite3.h>
+#include "cfitted.h"
+#include "llm/cost.h"
+#include "cprofile.h"
+
+typedef enum { CC_ROOFLINE, CC_FITTED, CC_PROFILE } cc_kind;
+
+#define CC_MAX_PARTS 12
+
+typedef struct ccost_parts {
+    int n;                          /* parts used */
+    const char *name[CC_MAX_PARTS]; /* static names */
+    double ms[CC_MAX_PARTS];        /* their times, ms (they sum to the step time) */
+} ccost_parts;
+
+/* A profile's parts that depend on the step's token count alone (linear operators,
+ * embedding, all-reduces) or its sequence count alone (CPU overhead), scaled by their
+ * ratios, at every integer count below the table's size.  An entry is computed on
+ * first use by the direct evaluation (cprofile_step_ms) and kept: the curves are
+ * evaluated at integer counts only, so an entry is the direct value itself, and
+ * ccost_step_ms adds the entries and the attention parts in the direct evaluation's
+ * order: the same step time to the last bit, not an approximation.  0 = not yet
+ * computed (a part that is 0 is recomputed each time, giving 0 again). */
+typedef struct cc_table {
+    int32_t ntok;           /* entries of tok and ar: token counts 0 .. ntok - 1 (0: no table) */
+    int32_t nseq;           /* entries of cpu: sequence counts 0 .. nseq - 1 (0: no table) */
+    double *tok;            /* linear parts x their ratio + embedding x r_memory, ms */
+    double *ar;             /* all-reduces x r_link, ms (NULL when tp is 1: none) */
+    double *cpu;            /* CPU overhead, ms (NULL when the profile has none) */
+} cc_table;
+
+typedef struct ccost {
+    cc_kind kind;           /* the model in use */
+    int64_t id;             /* stored id (0 for the roofline) */
+    char source[128];       /* where its numbers come from (with the GPU it was carried from) */
+    char source_kind[32];   /* the measurements' source alone: steps-csv, vidur, cuda, cpu */
+    double mape;            /* cross-validated MAPE, % (NAN for the roofline) */
+    char range[16];         /* "measured", "interpolated", "extrapolated" ("" roofline) */
+    char note[512];         /* why this model was chosen (e.g. the fallback's reason) */
+    char warn[512];         /* "" or one line: the stored models skipped as unusable
+                               (cross-validated error above CDB_MAPE_LIMIT or unknown);
+                               the caller prints it on stderr */
+    int tp;                 /* TP degree of the replica */
+    int carried;            /* 1: measured on another GPU, scaled by datasheet ratios */
+    double r_compute;       /* measured GPU peak FLOP/s / this GPU's (1 if same GPU) */
+    double r_memory;        /* measured GPU bandwidth / this GPU's */
+    double r_link;          /* measured GPU link bandwidth / this GPU's */
+    double ridge;           /* measured GPU FLOP per byte at the roofline ridge */
+    cfitted fitted;         /* kind fitted: the model */
+    cprofile profile;       /* kind profile: the model (owns its curves) */
+    cost_model roof;        /* the roofline (always filled: the fallback; owned) */
+    cc_table tab;           /* kind profile: its tabulated parts (owned; filled on use) */
+    cfitted_eval fev;       /* kind fitted: the model prepared for per-step evaluation */
+} ccost;
+
+/* Resolves KIND ("auto", "fitted", "profile", "roofline"; ignored when ID > 0) for
+ * the replica described by ROOF (a roofline cost model with its GPU, model, tp
+ * and weight bytes filled) and WEIGHTS (precision name).  Returns 0 with OUT
+ * filled (free with ccost_free), or -1 with one line in ERR (no stored model of
+ * an explicit kind, an id of another model, extrapolation refused). */
+int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
+                  const char *weights, ccost *out, char *err, size_t errlen);
+void ccost_free(ccost *c);
+
+/* Step time in ms; PARTS (may be NULL) receives the named parts; *EXTRAP (may be
+ * NULL) is set when the step lies outside the measured ranges.  With PARTS and
+ * EXTRAP NULL (a simulation's steps) a profile reads its tables and a fitted model
+ * its prepared form: the same value, to the bit, as with them (every part evaluated). */
+double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap);
+
+/* "roofline", "fitted" or "profile". */
+const char *ccost_kind_name(cc_kind k);
+
+#endif

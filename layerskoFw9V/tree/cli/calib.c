@@ -1,0 +1,932 @@
+/* calib.c -- `latsim calib` (measurement store, importers, fits, microbenchmarks)
+ * and `latsim cost` (one step time from a chosen cost model).
+ *
+ * Argument parsing, the database transaction around each writing command and the
+ * exit codes live here; the work is in calib/.  Exit codes: 0 done, 1 runtime
+ * failure, 2 bad input (usage, file, database contents).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <gsl/gsl_matrix.h>
+#include <gsl/gsl_vector.h>
+
+#include "core/catalog.h"
+#include "cdb.h"
+#include "cliopt.h"
+#include "cliutil.h"
+#include "commands.h"
+#include "cfitted.h"
+#include "cbench.h"
+#include "ccost.h"
+#include "cimport.h"
+#include "cnet.h"
+#include "nnls.h"
+#include "cprofile.h"
+#include "engine/errmsg.h"
+#include "report/report.h"
+#include "store/store.h"
+
+#ifndef LATSIM_VERSION
+#define LATSIM_VERSION "0.1"
+#endif
+
+/* Prints "latsim: MSG" as one printable line (control characters escaped). */
+static void say(const char *msg)
+{
+    char line[4096];
+    fprintf(stderr, "latsim: %s\n", errmsg_field(msg, line, sizeof line));
+}
+
+static int fail(int code, const char *msg)
+{
+    say(msg);
+    return code;
+}
+
+/* Options shared by the calib subcommands. */
+typedef struct opts {
+    const char *db;           /* --db */
+    const char *model;        /* --model */
+    const char *gpu;          /* --gpu */
+    const char *weights;      /* --weights */
+    long tp;                  /* --tp (0 = not given) */
+    long folds;               /* --folds (0 = default) */
+    const char *source;       /* --source S (export) */
+    const char *target;       /* --target HOST:PORT (net) */
+    const char *sizes;        /* --sizes LIST (net) */
+    const char *tokens;       /* --tokens LIST */
+    const char *batches;      /* --batches LIST */
+    const char *contexts;     /* --contexts LIST */
+    const char *prompts;      /* --prompts LIST */
+    long repeats;             /* --repeats (0 = default) */
+    long threads;             /* --threads (0 = the BLAS default) */
+    const char *cmd;          /* the command, "calib import" */
+    char **pos;               /* the arguments after the command's name */
+    int npos;                 /* how many */
+} opts;
+
+static int parse_long(const char *opt, const char *v, long lo, long hi, long *out, char *err,
+                      size_t n)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (*v == '\0' || *end || errno || x < lo || x > hi) {
+        snprintf(err, n, "%s: expected a whole number in %ld..%ld, got '%s'", opt, lo, hi, v);
+        return -1;
+    }
+    *out = x;
+    return 0;
+}
+
+/* The options of the calib commands (each command's table lists those it takes). */
+enum { O_MODEL = 1, O_GPU, O_WEIGHTS, O_TP, O_FOLDS, O_SOURCE, O_TARGET, O_SIZES, O_TOKENS, O_BATCHES, O_CONTEXTS,
+       O_PROMPTS, O_REPEATS, O_THREADS };
+
+#define OPT_MODEL(flags)  { "model", O_MODEL, "M", "the model (a catalog name)", flags }
+#define OPT_TP            { "tp", O_TP, "T", "tensor-parallel degree (1 to 1024)", 0 }
+#define OPT_LISTS                                                                                   \
+    { "tokens", O_TOKENS, "LIST", "token counts of the GEMMs timed (comma-separated)", 0 },          \
+    { "batches", O_BATCHES, "LIST", "decode batch sizes timed", 0 },                                 \
+    { "contexts", O_CONTEXTS, "LIST", "decode context lengths timed", 0 },                           \
+    { "prompts", O_PROMPTS, "LIST", "prefill prompt lengths timed", 0 },                             \
+    { "repeats", O_REPEATS, "N", "timings of each (1 to 10000)", 0 }
+
+static const cli_opt LIST_OPTS[] = { CLI_OPT_DB, { NULL } };
+static const cli_opt IMPORT_OPTS[] = {
+    OPT_MODEL(0),
+    { "gpu", O_GPU, "G", "the GPU (a catalog name) of the measurements", 0 },
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt FIT_OPTS[] = {
+    OPT_MODEL(CLI_REQUIRED),
+    { "gpu", O_GPU, "G", "the GPU (a catalog name)", CLI_REQUIRED },
+    { "tp", O_TP, "T", "tensor-parallel degree (fit profile: required)", 0 },
+    { "weights", O_WEIGHTS, "P", "weight precision of the fitted model (bf16, fp8...)", 0 },
+    { "folds", O_FOLDS, "K", "cross-validation folds (2 to 100)", 0 },
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt EXPORT_OPTS[] = {
+    { "source", O_SOURCE, "S", "only the measurements of source S", 0 },
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt CPU_OPTS[] = {
+    OPT_MODEL(CLI_REQUIRED), OPT_TP, OPT_LISTS,
+    { "threads", O_THREADS, "N", "BLAS threads (default: the BLAS default)", 0 },
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt GPU_OPTS[] = {
+    OPT_MODEL(CLI_REQUIRED), OPT_TP,
+    { "gpu", O_GPU, "G", "the catalog GPU of the device (default: from the device's name)", 0 },
+    OPT_LISTS,
+    CLI_OPT_DB, { NULL },
+};
+static const cli_opt NET_OPTS[] = {
+    { "target", O_TARGET, "HOST:PORT", "a latsim echo server (default: one started on 127.0.0.1)", 0 },
+    { "sizes", O_SIZES, "LIST", "payload sizes, bytes (at least 3)", 0 },
+    { "repeats", O_REPEATS, "N", "round trips per size (default 200)", 0 },
+    CLI_OPT_DB, { NULL },
+};
+
+static const char *const BAD_INPUT = "Bad input: one line naming the file, line and column; exit 2; database untouched.\n";
+
+static const cli_cmd CALIB_LIST = { "calib list", "", "Lists the measurements and calibrated models in the database.\n", "", LIST_OPTS, 0, 0 };
+static const cli_cmd CALIB_SHOW = { "calib show", "ID", "Prints calibrated model ID (latsim calib list): its coefficients, errors and provenance.\n",
+                                    "", LIST_OPTS, 0, 0 };
+static const cli_cmd CALIB_IMPORT = {
+    "calib import", "vidur DIR\nsteps FILE.csv\nmeas FILE.csv",
+    "Imports measurements, all or none: Vidur operator profiles (DIR/compute/,\n"
+    "attention_a100/, network/); whole-step times (FILE.csv:\n"
+    "model,gpu,tp,phase,batch_size,tokens,step_ms[,weights,source]); or measurements\n"
+    "exported by latsim calib export.\n",
+    "", IMPORT_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_FIT = {
+    "calib fit", "[fitted]\nprofile",
+    "fitted: fits the parametric step model to the imported steps; profile: builds\n"
+    "the operator-profile model of --tp T from imported profiles.  Prints the model\n"
+    "(R2, cross-validated MAPE, coefficients) and stores it.\n",
+    "", FIT_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_EXPORT = {
+    "calib export", "FILE.csv",
+    "Writes the measurements (of source S) as CSV (FILE.csv - : standard output);\n"
+    "latsim calib import meas FILE.csv reads it.\n",
+    "", EXPORT_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_CPU = {
+    "calib cpu", "",
+    "Times the model's layer GEMMs (OpenBLAS), attention and memory bandwidth on this\n"
+    "CPU; stores them and catalog GPU 'cpu'.\n",
+    "", CPU_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_GPU = {
+    "calib gpu", "",
+    "Times the same on CUDA GPU 0 (cuBLAS; needs make CUDA=1) and stores them.\n",
+    "", GPU_OPTS, 0, 0,
+};
+static const cli_cmd CALIB_NET = {
+    "calib net", "",
+    "Times TCP round trips (to a latsim echo it starts on 127.0.0.1, or to\n"
+    "HOST:PORT), fits base + bytes / bandwidth, and times JSON against binary encoding.\n",
+    "", NET_OPTS, 0, 0,
+};
+
+/* cli_opt_fn of the calib commands: CTX is the opts. */
+static int calib_opt(void *ctx, int id, const char *v)
+{
+    opts *o = ctx;
+    char err[300];
+    int bad = 0;
+    switch (id) {
+    case O_MODEL: o->model = v; break;
+    case O_GPU: o->gpu = v; break;
+    case O_WEIGHTS: o->weights = v; break;
+    case O_SOURCE: o->source = v; break;
+    case O_TARGET: o->target = v; break;
+    case O_SIZES: o->sizes = v; break;
+    case O_TOKENS: o->tokens = v; break;
+    case O_BATCHES: o->batches = v; break;
+    case O_CONTEXTS: o->contexts = v; break;
+    case O_PROMPTS: o->prompts = v; break;
+    case O_TP: bad = parse_long("--tp", v, 1, 1024, &o->tp, err, sizeof err); break;
+    case O_FOLDS: bad = parse_long("--folds", v, 2, 100, &o->folds, err, sizeof err); break;
+    case O_REPEATS: bad = parse_long("--repeats", v, 1, 10000, &o->repeats, err, sizeof err); break;
+    default: bad = parse_long("--threads", v, 1, 1024, &o->threads, err, sizeof err); break;   /* O_THREADS */
+    }
+    return bad ? cu_die(2, "%s: %s", o->cmd, err) : 0;
+}
+
+/* Opens an existing latsim database read-only (list, show, export, cost): nothing
+ * is created or written, an empty or foreign file is refused unchanged, and a
+ * database without calibration tables reads as holding none. */
+static int open_readonly(const char *path, sqlite3 **db, char *err, size_t n)
+{
+    if (access(path, F_OK) != 0) {
+        snprintf(err, n, "%s: no such database (import measurements first, or give --db PATH)", path);
+        return -1;
+    }
+    if (store_open_readonly(path, db, err, n) != 0)
+        return -1;
+    if (cdb_init_readonly(*db, err, n) != 0) {
+        store_close(*db);
+        *db = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* An import (cmd_import, through cu_write_db). */
+typedef struct import_job {
+    const opts *o;            /* the command's options */
+    long n;                   /* out: measurements imported */
+    int64_t before;           /* out: measurements in the database before */
+} import_job;
+
+/* cu_write_fn of `calib import`: the calibration tables and the rows, inside the
+ * one transaction.  Returns 0, or 2 (bad input; ERR says which file and line). */
+static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    import_job *j = arg;
+    const opts *o = j->o;
+    cimp_opts io = { .model = o->model, .gpu = o->gpu, .tool = "latsim " LATSIM_VERSION,
+                     .log = dry ? NULL : stdout };
+    if (cdb_init(db, err, n) != 0)
+        return 2;
+    j->before = cdb_count(db, NULL, NULL, NULL);
+    j->n = 0;
+    int s = !strcmp(o->pos[0], "vidur") ? cimp_vidur(db, o->pos[1], &io, &j->n, err, n)
+            : !strcmp(o->pos[0], "meas") ? cimp_meas(db, o->pos[1], &io, &j->n, err, n)
+                                         : cimp_steps(db, o->pos[1], &io, &j->n, err, n);
+    return s == 0 ? 0 : 2;
+}
+
+/* `calib import`: the files are read and checked before anything is written (a
+ * new database is not created, an existing one is not given the calibration
+ * tables, when they are refused). */
+static int cmd_import(const opts *o)
+{
+    char err[2048];
+    if (o->npos != 2 || (strcmp(o->pos[0], "vidur") && strcmp(o->pos[0], "steps") && strcmp(o->pos[0], "meas")))
+        return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv' or 'meas FILE.csv'");
+    import_job j = { .o = o };
+    int rc = cu_write_db(cu_db_path(o->db), import_write, &j, NULL, err, sizeof err);
+    if (rc != 0)
+        return fail(rc, err);
+    printf("imported %ld measurements from %s (%lld in the database)\n", j.n, ERRMSG_SHOWN(o->pos[1]),
+           (long long)(j.before + j.n));
+    return 0;
+}
+
+/* A fit (cmd_fit, through cu_write_db). */
+typedef struct fit_job {
+    const opts *o;            /* the command's options */
+    const char *kind;         /* "fitted" or "profile" */
+    int64_t id;               /* out: the stored fit */
+} fit_job;
+
+/* cu_write_fn of `calib fit`.  Returns 0, or 2 (ERR says why). */
+static int fit_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void)dry;
+    fit_job *j = arg;
+    const opts *o = j->o;
+    if (cdb_init(db, err, n) != 0)
+        return 2;
+    if (!strcmp(j->kind, "fitted")) {
+        cfitted m;
+        if (cfitted_fit(db, o->model, o->gpu, o->weights, LATSIM_VERSION, (size_t)o->folds, &m, err, n) != 0)
+            return 2;
+        j->id = m.fit.id;
+        return 0;
+    }
+    cprofile p;
+    if (cprofile_build(db, o->model, o->gpu, (int)o->tp, LATSIM_VERSION, &p, err, n) != 0)
+        return 2;
+    j->id = p.fit.id;
+    cprofile_free(&p);
+    return 0;
+}
+
+static int cmd_fit(const opts *o)
+{
+    char err[2048];
+    const char *kind = o->npos >= 1 ? o->pos[0] : "fitted";
+    if (o->npos > 1 || (strcmp(kind, "fitted") && strcmp(kind, "profile")))
+        return fail(2, "calib fit: expected 'fitted' or 'profile' (see latsim calib fit --help)");
+    if (!strcmp(kind, "profile") && !o->tp)
+        return fail(2, "calib fit profile: --tp T is required");
+    const char *path = cu_db_path(o->db);
+    if (access(path, F_OK) != 0) {
+        snprintf(err, sizeof err, "%s: no such database (import measurements first, or give --db PATH)", path);
+        return fail(2, err);
+    }
+    /* One transaction: a refused fit leaves the file as it was (no tables added). */
+    fit_job j = { .o = o, .kind = kind };
+    sqlite3 *db = NULL;
+    int rc = cu_write_db(path, fit_write, &j, &db, err, sizeof err);
+    if (rc != 0)
+        return fail(rc, err);
+    rc = cdb_show(db, j.id, stdout, err, sizeof err) == 0 ? 0 : 1;
+    if (rc)
+        say(err);
+    store_close(db);
+    return rc;
+}
+
+/* One list option: the user's, else DEF.  Returns the count or -1 (ERR set). */
+static int list_opt(const char *opt, const char *given, const char *def, int *out, int max, char *err, size_t n)
+{
+    int k = cb_parse_list(given ? given : def, out, max);
+    if (k < 0)
+        snprintf(err, n, "calib: %s: expected comma-separated whole numbers in 1..10000000 (at most %d), got '%s'",
+                 opt, max, given ? given : def);
+    return k;
+}
+
+/* The catalog name of a CUDA device ("NVIDIA H200" -> h200), "" when unknown. */
+static void gpu_catalog_name(const char *device, char *out, size_t n)
+{
+    static const char *const known[] = { "h200", "h100", "a100", "l40s", "l4" };
+    char low[128];
+    size_t i = 0;
+    for (; device[i] && i + 1 < sizeof low; i++)
+        low[i] = (char)(device[i] >= 'A' && device[i] <= 'Z' ? device[i] - 'A' + 'a' : device[i]);
+    low[i] = '\0';
+    out[0] = '\0';
+    for (size_t k = 0; k < sizeof known / sizeof *known; k++)
+        if (strstr(low, known[k])) {
+            snprintf(out, n, "%s", known[k]);
+            return;
+        }
+}
+
+/* What bench_write stores (cmd_bench). */
+typedef struct bench_job {
+    const cb_plan *p;         /* what was timed */
+    const cb_device *dev;     /* where, its catalog GPU name filled in */
+    const gpu_spec *cpu;      /* this CPU as catalog GPU 'cpu'; NULL for calib gpu */
+    long n;                   /* out: measurements stored */
+} bench_job;
+
+/* cu_write_fn of `calib cpu` / `calib gpu`.  Returns 0, 1 (the database) or 2. */
+static int bench_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void)dry;
+    bench_job *j = arg;
+    char e2[512];
+    if (cdb_init(db, err, n) != 0)
+        return 2;
+    if (cb_store(db, j->p, j->cpu ? "cpu" : "cuda", j->dev, "latsim " LATSIM_VERSION, &j->n, err, n) != 0)
+        return 1;
+    if (j->cpu && catalog_put_gpu(db, j->cpu, e2, sizeof e2) != 0) {
+        snprintf(err, n, "calib cpu: %s", e2);
+        return 2;
+    }
+    return 0;
+}
+
+/* `calib cpu` and `calib gpu`: plan (catalog look-ups only), time, then store
+ * in one transaction (the database is opened for writing only then). */
+static int cmd_bench(const opts *o, int gpu)
+{
+    char err[2048];
+    const char *cmd = gpu ? "calib gpu" : "calib cpu";
+    if (o->npos != 0) return cu_die(2, "%s: unexpected argument '%s' (see latsim %s --help)", cmd, o->pos[0], cmd);
+    if (gpu && !cb_gpu_available(err, sizeof err))
+        return fail(2, err);
+    int tok[64], bat[16], ctx[16], pr[16];
+    int ntok = list_opt("--tokens", o->tokens, gpu ? "1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384" : "1,4,16,64",
+                        tok, 64, err, sizeof err);
+    int nb = ntok < 0 ? -1 : list_opt("--batches", o->batches, gpu ? "1,4,16,64,256" : "1,8", bat, 16, err, sizeof err);
+    int nc = nb < 0 ? -1 : list_opt("--contexts", o->contexts, gpu ? "128,512,2048,8192" : "128,1024", ctx, 16, err, sizeof err);
+    int np = nc < 0 ? -1 : list_opt("--prompts", o->prompts, gpu ? "128,512,2048,4096,8192" : "64,128,256,512", pr, 16, err, sizeof err);
+    if (np < 0)
+        return fail(2, err);
+    const char *path = cu_db_path(o->db);
+    sqlite3 *db = NULL;
+    /* Checked now, not after the timing; written only to store its results. */
+    if (cu_check_db(path, err, sizeof err) != 0 || store_open_lookup(path, &db, err, sizeof err) != 0)
+        return fail(2, err);
+    model_spec m;
+    char e2[512];
+    int rc = 2;
+    cb_plan p = { 0 };
+    if (catalog_model(db, o->model, &m, e2, sizeof e2) != 0) {
+        snprintf(err, sizeof err, "%s: --model: %s", cmd, e2);
+        goto out;
+    }
+    int tp = o->tp ? (int)o->tp : 1;
+    if (cb_plan_build(&p, &m, tp, tok, ntok, bat, nb, ctx, nc, pr, np, gpu ? 1073741824.0 : 67108864.0, !gpu, e2,
+                      sizeof e2) != 0) {
+        snprintf(err, sizeof err, "%s: %s", cmd, e2);
+        goto out;
+    }
+    if (o->repeats) p.repeats = (int)o->repeats;
+    cb_device dev = { 0 };
+    double gflops = 0, gbs = 0;
+    rc = 1;
+    if (gpu ? cb_gpu_run(&p, &dev, err, sizeof err) : cb_cpu_run(&p, (int)o->threads, &dev, &gflops, &gbs, err, sizeof err))
+        goto out;
+    rc = 2;
+    if (gpu) {
+        if (o->gpu) snprintf(dev.gpu, sizeof dev.gpu, "%s", o->gpu);
+        else gpu_catalog_name(dev.device, dev.gpu, sizeof dev.gpu);
+        gpu_spec g;
+        if (!dev.gpu[0] || catalog_gpu(db, dev.gpu, &g, e2, sizeof e2) != 0) {
+            snprintf(err, sizeof err, "%s: device '%s' is not a catalog GPU: give --gpu NAME (latsim catalog)", cmd, dev.device);
+            goto out;
+        }
+        snprintf(dev.gpu, sizeof dev.gpu, "%s", g.name);
+    }
+    store_close(db);
+    db = NULL;
+    gpu_spec cpu;
+    memset(&cpu, 0, sizeof cpu);
+    bench_job j = { .p = &p, .dev = &dev, .cpu = gpu ? NULL : &cpu };
+    if (!gpu) {
+        /* This CPU as a catalog "GPU", from what was just measured. */
+        gpu_spec g = { .name = "cpu", .bf16_tflops = gflops / 1000, .fp8_tflops = gflops / 1000,
+                       .mem_gib = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 1073741824.0,
+                       .mem_bw_gbs = gbs, .link_gbs = gbs / 2, .price_hr = 0 };
+        snprintf(g.full_name, sizeof g.full_name, "%.63s", dev.device);
+        snprintf(g.source, sizeof g.source, "measured by latsim calib cpu: fp32 GEMM peak %.1f GFLOP/s (%s), memcpy %.1f GB/s",
+                 gflops, dev.driver, gbs);
+        cpu = g;
+    }
+    if ((rc = cu_write_db(path, bench_write, &j, NULL, err, sizeof err)) != 0)
+        goto out;
+    printf("stored %ld measurements of %s (tp %d) on %s (%s; %s)\n", j.n, ERRMSG_SHOWN(m.name), tp, ERRMSG_SHOWN(dev.gpu),
+           ERRMSG_SHOWN(dev.device), ERRMSG_SHOWN(dev.driver));
+    if (!gpu) printf("catalog gpu 'cpu': fp32 GEMM peak %.3g GFLOP/s, memory %.3g GB/s\n", gflops, gbs);
+    printf("next: latsim calib fit profile --model %s --gpu %s --tp %d\n", ERRMSG_SHOWN(m.name), ERRMSG_SHOWN(dev.gpu), tp);
+    rc = 0;
+out:
+    if (rc) say(err);
+    cb_plan_free(&p);
+    store_close(db);
+    return rc;
+}
+
+/* What net_write stores (cmd_net). */
+typedef struct net_job {
+    const cnet_rtt *rtt;      /* round trips per payload size */
+    int ns;                   /* sizes (at least 3) */
+    int reps;                 /* round trips per size */
+    const cnet_codec *cod;    /* codec timings */
+    const char *label;        /* target, "loopback" for our own echo server */
+    const char *hostname;     /* this host */
+    const char *when;         /* ISO 8601 UTC of the measurement */
+    double b[2];              /* out: base_ms, ms_per_mb */
+    double r2, mape;          /* out: the fit's R2 and cross-validated MAPE (%) */
+    int64_t id;               /* out: the stored network profile */
+} net_job;
+
+/* cu_write_fn of `calib net`: the measurements, their fit and the profile.
+ * Returns 0, 1 (out of memory) or 2 (ERR says why). */
+static int net_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void)dry;
+    net_job *j = arg;
+    const cnet_rtt *rtt = j->rtt;
+    const int ns = j->ns;
+    int rc = 2;
+    cdb_writer w = { 0 };
+    int64_t ids[32];
+    gsl_matrix *X = gsl_matrix_alloc((size_t)ns, 2);
+    gsl_vector *y = gsl_vector_alloc((size_t)ns), *wt = gsl_vector_alloc((size_t)ns);
+    if (!X || !y || !wt) { snprintf(err, n, "out of memory"); rc = 1; goto out; }
+    if (cdb_init(db, err, n) != 0 || cdb_writer_open(&w, db, err, n) != 0) goto out;
+    for (int i = 0; i < ns; i++) {
+        const double v[3] = { rtt[i].p50, rtt[i].p90, rtt[i].p99 };
+        static const char *const nm[3] = { "p50", "p90", "p99" };
+        for (int k = 0; k < 3; k++) {
+            cdb_meas me = { .source = "net", .what = "rtt", .name = nm[k], .gpu = j->label, .bytes = (double)rtt[i].bytes,
+                            .time_ms = v[k], .std_ms = NAN, .repeats = j->reps, .device = j->hostname,
+                            .measured_at = j->when, .tool = "latsim " LATSIM_VERSION };
+            if (cdb_put(&w, &me, k == 0 ? &ids[i] : NULL, err, n) != 0) goto out;
+        }
+        gsl_matrix_set(X, (size_t)i, 0, 1);
+        gsl_matrix_set(X, (size_t)i, 1, (double)rtt[i].bytes / 1e6);
+        gsl_vector_set(y, (size_t)i, rtt[i].p50);
+        gsl_vector_set(wt, (size_t)i, 1 / (rtt[i].p50 * rtt[i].p50));
+    }
+    const cnet_codec *cod = j->cod;
+    const struct { const char *what, *name; double us; size_t bytes; } codec[4] = {
+        { "encode", "json", cod->json_encode_us, cod->json_bytes }, { "decode", "json", cod->json_decode_us, cod->json_bytes },
+        { "encode", "binary", cod->bin_encode_us, cod->bin_bytes }, { "decode", "binary", cod->bin_decode_us, cod->bin_bytes } };
+    for (int k = 0; k < 4; k++) {
+        cdb_meas me = { .source = "net", .what = codec[k].what, .name = codec[k].name, .tokens = 4096,
+                        .bytes = (double)codec[k].bytes, .time_ms = codec[k].us / 1000, .std_ms = NAN, .repeats = 2000,
+                        .device = j->hostname, .measured_at = j->when, .tool = "latsim " LATSIM_VERSION };
+        if (cdb_put(&w, &me, NULL, err, n) != 0) goto out;
+    }
+    nnls_result r;
+    if (nnls_fit(X, y, wt, NULL, &r, err, n) != 0) goto out;
+    cdb_fit f = { .kind = "net", .n_points = ns, .r2 = r.r2, .folds = ns < 5 ? ns : 5 };
+    f.mape = nnls_cv_mape(X, y, wt, NULL, (size_t)f.folds, err, n);
+    snprintf(f.gpu, sizeof f.gpu, "%.47s", j->label);
+    snprintf(f.source, sizeof f.source, "net");
+    snprintf(f.tool, sizeof f.tool, "%s", LATSIM_VERSION);
+    snprintf(f.note, sizeof f.note, "latency = base_ms + ms_per_mb x bytes / 1e6 (p50 round trips); bandwidth %.4g GB/s",
+             r.b[1] > 0 ? 1.0 / r.b[1] : INFINITY);
+    static const char *const cn[2] = { "base_ms", "ms_per_mb" };
+    for (int k = 0; k < 2; k++) {
+        snprintf(f.coef[k].name, sizeof f.coef[k].name, "%s", cn[k]);
+        f.coef[k].value = r.b[k];
+        f.coef[k].se = r.status[k] == NNLS_FITTED ? r.se[k] : 0;
+        snprintf(f.coef[k].status, sizeof f.coef[k].status, "%s", r.status[k] == NNLS_FITTED ? "fitted" : "bound");
+    }
+    f.ncoef = 2;
+    if (cdb_save_fit(db, &f, ids, (size_t)ns, err, n) != 0) goto out;
+    j->b[0] = r.b[0];
+    j->b[1] = r.b[1];
+    j->r2 = r.r2;
+    j->mape = f.mape;
+    j->id = f.id;
+    rc = 0;
+out:
+    cdb_writer_close(&w);
+    gsl_matrix_free(X);
+    gsl_vector_free(y);
+    gsl_vector_free(wt);
+    return rc;
+}
+
+/* `calib net`: round trips, their fit, codec timings; stored in one transaction. */
+static int cmd_net(const opts *o)
+{
+    char err[2048], host[256] = "127.0.0.1", label[300] = "loopback";
+    int port = 0, lfd = -1;
+    pid_t child = -1;
+    int sz[32];
+    if (o->npos != 0) return cu_die(2, "calib net: unexpected argument '%s' (see latsim calib net --help)", o->pos[0]);
+    int ns = list_opt("--sizes", o->sizes, "64,256,1024,4096,16384,65536,262144,1048576", sz, 32, err, sizeof err);
+    if (ns < 0) return fail(2, err);
+    if (ns < 3) return fail(2, "calib net: need at least 3 sizes to fit base + bytes / bandwidth");
+    const char *path = cu_db_path(o->db);
+    /* Checked now, not after the measuring; written only to store its results. */
+    if (cu_check_db(path, err, sizeof err) != 0) return fail(2, err);
+    int reps = o->repeats ? (int)o->repeats : 200;
+    if (o->target) {
+        const char *colon = strrchr(o->target, ':');
+        long p = 0;
+        if (!colon || colon == o->target || (size_t)(colon - o->target) >= sizeof host ||
+            parse_long("calib net: --target port", colon + 1, 1, 65535, &p, err, sizeof err)) {
+            snprintf(err, sizeof err, "calib net: --target: expected HOST:PORT, got '%s'", o->target);
+            return fail(2, err);
+        }
+        snprintf(host, sizeof host, "%.*s", (int)(colon - o->target), o->target);
+        port = (int)p;
+        snprintf(label, sizeof label, "%s", o->target);
+    } else {
+        /* Our own echo server on loopback, in a child process. */
+        lfd = cnet_listen("127.0.0.1", 0, &port, err, sizeof err);
+        if (lfd < 0) return fail(1, err);
+        fflush(stdout);
+        child = fork();
+        if (child < 0) { close(lfd); return fail(1, "calib net: fork failed"); }
+        if (child == 0) {
+            static volatile int stop = 0;
+            cnet_serve(lfd, &stop);
+            _exit(0);
+        }
+        close(lfd);
+    }
+    size_t sizes[32];
+    for (int i = 0; i < ns; i++) sizes[i] = (size_t)sz[i];
+    cnet_rtt rtt[32];
+    cnet_codec cod;
+    int m = cnet_measure(host, port, sizes, ns, reps, rtt, err, sizeof err);
+    if (child > 0) {
+        kill(child, SIGTERM);
+        waitpid(child, NULL, 0);
+    }
+    if (m != 0) return fail(2, err);
+    if (cnet_codec_time(4096, 2000, &cod, err, sizeof err) != 0) return fail(1, err);
+    printf("round trips to %s (%s:%d), %d per size\n  %10s %10s %10s %10s %10s\n", ERRMSG_SHOWN(label), ERRMSG_SHOWN(host), port,
+           reps, "bytes",
+           "p50_ms", "p90_ms", "p99_ms", "mean_ms");
+    for (int i = 0; i < ns; i++)
+        printf("  %10zu %10.4g %10.4g %10.4g %10.4g\n", rtt[i].bytes, rtt[i].p50, rtt[i].p90, rtt[i].p99, rtt[i].mean);
+    printf("chat request (4096-character prompt): JSON %zu bytes, encode %.3g us, decode %.3g us; "
+           "binary %zu bytes, encode %.3g us, decode %.3g us\n", cod.json_bytes, cod.json_encode_us, cod.json_decode_us,
+           cod.bin_bytes, cod.bin_encode_us, cod.bin_decode_us);
+    char hostname[128] = "", when[32];
+    gethostname(hostname, sizeof hostname - 1);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    net_job j = { .rtt = rtt, .ns = ns, .reps = reps, .cod = &cod, .label = label, .hostname = hostname, .when = when };
+    int rc = cu_write_db(path, net_write, &j, NULL, err, sizeof err);
+    if (rc != 0) return fail(rc, err);
+    printf("fit: latency = %.4g ms + bytes / %.4g GB/s (R2 %.4f, cv_mape %.3g %%): network profile %lld\n", j.b[0],
+           j.b[1] > 0 ? 1.0 / j.b[1] : INFINITY, j.r2, j.mape, (long long)j.id);
+    return 0;
+}
+
+enum { O_HOST = 1, O_PORT };
+
+static const cli_opt ECHO_OPTS[] = {
+    { "host", O_HOST, "ADDR", "the address to listen on (default 127.0.0.1)", 0 },
+    { "port", O_PORT, "P", "the port (default 0: any free one, printed)", 0 },
+    { NULL },
+};
+
+static const cli_cmd ECHO = {
+    "echo", "",
+    "A TCP echo server for latsim calib net --target (frames: 4-byte big-endian\n"
+    "length, payload).\n",
+    "", ECHO_OPTS, 0, 0,
+};
+
+/* What echo was asked. */
+typedef struct echo_opts {
+    const char *host;         /* --host */
+    long port;                /* --port */
+} echo_opts;
+
+/* cli_opt_fn of echo: CTX is the echo_opts. */
+static int echo_opt(void *ctx, int id, const char *v)
+{
+    echo_opts *o = ctx;
+    char err[300];
+    if (id == O_HOST) o->host = v;
+    else if (parse_long("echo: --port", v, 0, 65535, &o->port, err, sizeof err)) return fail(2, err);
+    return 0;
+}
+
+int echo_main(int argc, char **argv)
+{
+    echo_opts o = { "127.0.0.1", 0 };
+    cli_args a;
+    char err[512];
+    int rc = cli_parse(&ECHO, argc, argv, &a, echo_opt, &o);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > 0) return cu_die(2, "echo: unexpected argument '%s' (see latsim echo --help)", a.pos[0]);
+    const char *host = o.host;
+    long port = o.port;
+    int bound, fd = cnet_listen(host, (int)port, &bound, err, sizeof err);
+    if (fd < 0) {
+        char e2[600];
+        snprintf(e2, sizeof e2, "echo: %s", err);
+        return fail(2, e2);
+    }
+    printf("latsim echo: listening on %s:%d\n", ERRMSG_SHOWN(host), bound);
+    fflush(stdout);
+    static volatile int stop = 0;
+    cnet_serve(fd, &stop);
+    close(fd);
+    return 0;
+}
+
+/* `calib export FILE.csv`: the output path is checked before the database is read. */
+static int cmd_export(const opts *o)
+{
+    char err[2048];
+    if (o->npos != 1) return fail(2, "calib export: expected FILE.csv (- for stdout)");
+    sqlite3 *db = NULL;
+    int to_file = strcmp(o->pos[0], "-") != 0;
+    if (to_file && cu_check_out("calib export", NULL, o->pos[0], err, sizeof err) != 0) return fail(2, err);
+    if (open_readonly(cu_db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
+    FILE *f = to_file ? cu_open_out("calib export", NULL, o->pos[0], err, sizeof err) : stdout;
+    if (!f) {
+        store_close(db);
+        return fail(2, err);
+    }
+    long n = cdb_export(db, o->source, f, err, sizeof err);
+    store_close(db);
+    if (to_file && cu_close_out("calib export", NULL, o->pos[0], f, n < 0 ? NULL : err, n < 0 ? 0 : sizeof err) != 0)
+        n = -1;
+    if (n < 0) return fail(1, err);
+    if (to_file) printf("exported %ld measurements to %s\n", n, ERRMSG_SHOWN(o->pos[0]));
+    return 0;
+}
+
+/* `calib list` and `calib show ID` (SHOW 1). */
+static int cmd_list_show(const opts *o, int show)
+{
+    char err[2048];
+    sqlite3 *db = NULL;
+    int64_t id = 0;
+    if (show && o->npos != 1) return fail(2, "calib show: expected one model ID (see latsim calib list)");
+    if (show && cu_parse_id("model", o->pos[0], &id, err, sizeof err) != 0)
+        return cu_die(2, "calib show: %.500s (see latsim calib list)", err);
+    if (!show && o->npos != 0) return fail(2, "calib list: unexpected argument");
+    if (open_readonly(cu_db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
+    int s = show ? cdb_show(db, id, stdout, err, sizeof err) : cdb_list(db, stdout, err, sizeof err);
+    store_close(db);
+    return s != 0 ? fail(s == 1 ? 2 : 1, err) : 0;
+}
+
+static int cmd_list(const opts *o) { return cmd_list_show(o, 0); }
+static int cmd_show(const opts *o) { return cmd_list_show(o, 1); }
+static int cmd_cpu(const opts *o) { return cmd_bench(o, 0); }
+static int cmd_gpu(const opts *o) { return cmd_bench(o, 1); }
+
+/* The calib commands: `latsim calib NAME ...` parses CMD's options and runs FN. */
+static const struct calib_sub {
+    const char *name;                 /* as typed after calib */
+    const cli_cmd *cmd;               /* its command line */
+    int (*fn)(const opts *o);         /* returns the exit status */
+    const char *summary;              /* its line in latsim calib --help */
+} SUBS[] = {
+    { "list", &CALIB_LIST, cmd_list, "measurements and calibrated models in the database" },
+    { "show", &CALIB_SHOW, cmd_show, "one calibrated model: coefficients, errors, provenance" },
+    { "import", &CALIB_IMPORT, cmd_import, "Vidur operator profiles, whole-step times, or exported measurements" },
+    { "fit", &CALIB_FIT, cmd_fit, "fit the parametric step model, or build the operator-profile model" },
+    { "export", &CALIB_EXPORT, cmd_export, "the measurements as CSV; import meas FILE.csv reads it" },
+    { "cpu", &CALIB_CPU, cmd_cpu, "time the model's layer GEMMs, attention and memory bandwidth on this CPU" },
+    { "gpu", &CALIB_GPU, cmd_gpu, "the same on CUDA GPU 0 (cuBLAS; needs make CUDA=1)" },
+    { "net", &CALIB_NET, cmd_net, "TCP round trips, fit base + bytes / bandwidth, JSON vs binary" },
+};
+
+/* latsim calib --help: every command's synopsis (from its table) and what it does. */
+static void calib_usage(FILE *out)
+{
+    fputs("usage: latsim calib COMMAND [options]\n"
+          "\n"
+          "Measurements, importers, fitted cost models and microbenchmarks (latsim calib\n"
+          "COMMAND --help: a command's own help).\n\n", out);
+    for (size_t i = 0; i < sizeof SUBS / sizeof SUBS[0]; i++) {
+        cli_synopsis(SUBS[i].cmd, "  ", out);
+        fprintf(out, "        %s\n", SUBS[i].summary);
+    }
+    fprintf(out, "\n%s", BAD_INPUT);
+}
+
+int calib_main(int argc, char **argv)
+{
+    char err[2048];
+    if (argc == 0) { calib_usage(stderr); return 2; }
+    const char *sub = argv[0];
+    if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) { calib_usage(stdout); return 0; }
+    for (size_t i = 0; i < sizeof SUBS / sizeof SUBS[0]; i++) {
+        if (strcmp(sub, SUBS[i].name)) continue;
+        opts o;
+        cli_args a;
+        memset(&o, 0, sizeof o);
+        o.cmd = SUBS[i].cmd->name;
+        int rc = cli_parse(SUBS[i].cmd, argc - 1, argv + 1, &a, calib_opt, &o);
+        if (rc != CLI_GO) return rc;
+        o.db = a.db;
+        o.pos = a.pos;
+        o.npos = a.npos;
+        if (cu_check_db_path(cu_db_path(o.db), err, sizeof err) != 0) return fail(2, err);
+        return SUBS[i].fn(&o);
+    }
+    if (sub[0] == '-') return cu_die(2, "calib: expected a COMMAND before the options, got '%s' (see latsim calib --help)", sub);
+    return cu_die(2, "calib: unknown command '%s' (see latsim calib --help)", sub);
+}
+
+enum { C_MODEL = 1, C_GPU, C_TP, C_WEIGHTS, C_PREFILL, C_PBATCH, C_DECODE, C_CONTEXT, C_COST, C_COST_ID };
+
+static const cli_opt COST_OPTS[] = {
+    { "model", C_MODEL, "M", "the model (a catalog name)", CLI_REQUIRED },
+    { "gpu", C_GPU, "G", "the GPU (a catalog name)", CLI_REQUIRED },
+    { "tp", C_TP, "T", "tensor-parallel degree (1 to 1024)", CLI_REQUIRED },
+    { "weights", C_WEIGHTS, "P", "weight precision: bf16, fp16, fp8, int8, int4 (default: the model's, else bf16)", 0 },
+    { "prefill", C_PREFILL, "TOKENS", "prompt tokens per prefilling sequence", 0 },
+    { "prefill-batch", C_PBATCH, "B", "prefilling sequences (default 1)", 0 },
+    { "decode", C_DECODE, "SEQS", "decoding sequences, each with --context TOKENS of context", 0 },
+    { "context", C_CONTEXT, "TOKENS", "context of each decoding sequence", 0 },
+    { "cost", C_COST, "KIND", "auto (default: best calibrated model, else roofline), fitted, profile, roofline", 0 },
+    { "cost-id", C_COST_ID, "ID", "a stored calibrated model (latsim calib list)", 0 },
+    { "json", CLI_JSON, NULL, "{\"step_ms\": X, \"cost_model\": {kind, id, source, mape}, \"parts\": {NAME: ms}}", 0 },
+    CLI_OPT_DB,
+    { NULL },
+};
+
+static const cli_cmd COST = {
+    "cost", "",
+    "Prints the predicted time of one forward step (--prefill and/or --decode) and the\n"
+    "cost model that produced it.\n",
+    "", COST_OPTS, 0, 0,
+};
+
+/* What cost was asked. */
+typedef struct cost_opts {
+    const char *model, *gpu, *weights, *kind;  /* --model, --gpu, --weights, --cost (NULL: not given) */
+    long tp, prefill, pbatch, decode, context, id;  /* --tp, --prefill, --prefill-batch, --decode, --context (-1: none), --cost-id */
+} cost_opts;
+
+/* cli_opt_fn of cost: CTX is the cost_opts. */
+static int cost_opt(void *ctx, int id, const char *v)
+{
+    cost_opts *o = ctx;
+    char err[300];
+    int bad = 0;
+    switch (id) {
+    case C_MODEL: o->model = v; break;
+    case C_GPU: o->gpu = v; break;
+    case C_WEIGHTS: o->weights = v; break;
+    case C_COST: o->kind = v; break;
+    case C_TP: bad = parse_long("cost: --tp", v, 1, 1024, &o->tp, err, sizeof err); break;
+    case C_PREFILL: bad = parse_long("cost: --prefill", v, 1, 10000000, &o->prefill, err, sizeof err); break;
+    case C_PBATCH: bad = parse_long("cost: --prefill-batch", v, 1, 1000000, &o->pbatch, err, sizeof err); break;
+    case C_DECODE: bad = parse_long("cost: --decode", v, 1, 1000000, &o->decode, err, sizeof err); break;
+    case C_CONTEXT: bad = parse_long("cost: --context", v, 0, 10000000, &o->context, err, sizeof err); break;
+    default: bad = parse_long("cost: --cost-id", v, 1, 1L << 62, &o->id, err, sizeof err); break;   /* C_COST_ID */
+    }
+    return bad ? fail(2, err) : 0;
+}
+
+static void json_num(FILE *out, double v)
+{
+    if (isfinite(v))
+        fprintf(out, "%.10g", v);
+    else
+        fputs("null", out);
+}
+
+int cost_main(int argc, char **argv)
+{
+    cost_opts co = { .pbatch = 1, .context = -1 };
+    cli_args a;
+    char err[2048];
+    int rc = cli_parse(&COST, argc, argv, &a, cost_opt, &co);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > 0) return cu_die(2, "cost: unexpected argument '%s' (see latsim cost --help)", a.pos[0]);
+    const char *dbopt = a.db, *model = co.model, *gpu = co.gpu, *weights = co.weights, *kind = co.kind;
+    long tp = co.tp, prefill = co.prefill, pbatch = co.pbatch, decode = co.decode, context = co.context, id = co.id;
+    int json = a.json;
+    if (!prefill && !decode) return fail(2, "cost: give --prefill TOKENS and/or --decode SEQS --context TOKENS");
+    if (decode && context < 0) return fail(2, "cost: --decode needs --context TOKENS");
+    if (kind && strcmp(kind, "auto") && strcmp(kind, "fitted") && strcmp(kind, "profile") && strcmp(kind, "roofline")) {
+        snprintf(err, sizeof err, "cost: --cost: unknown kind '%s' (valid: auto, fitted, profile, roofline)", kind);
+        return fail(2, err);
+    }
+    if (kind && id) return fail(2, "cost: give --cost KIND or --cost-id ID, not both");
+    const char *path = cu_db_path(dbopt);
+    sqlite3 *db = NULL;
+    rc = 2;
+    if (cu_check_db_path(path, err, sizeof err) != 0)
+        return fail(2, err);
+    /* Read-only: an existing file is never written (an empty or foreign one is
+     * refused); without one, the built-in catalog in memory and the roofline. */
+    if (access(path, F_OK) == 0 ? open_readonly(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))
+        return fail(2, err);
+    const cost_roofline roof_params = cost_roofline_defaults;
+    cost_model roof = { .hw = { .have_hw = 1, .tp = (int)tp, .kv_bytes = 2 } };
+    if (cost_init(&roof, "roofline", &roof_params) != 0) {
+        store_close(db);
+        return fail(1, "cost: out of memory");
+    }
+    char e2[512];
+    ccost c;
+    int have_c = 0;
+    if (catalog_model(db, model, &roof.hw.model, e2, sizeof e2) != 0 || catalog_gpu(db, gpu, &roof.hw.gpu, e2, sizeof e2) != 0) {
+        snprintf(err, sizeof err, "cost: %s", e2);
+        goto out;
+    }
+    if (!weights) weights = roof.hw.model.weights[0] ? roof.hw.model.weights : "bf16";
+    roof.hw.weight_bytes = catalog_weight_bytes(weights);
+    if (roof.hw.weight_bytes <= 0) {
+        snprintf(err, sizeof err, "cost: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4)", weights);
+        goto out;
+    }
+    roof.hw.use_fp8_compute = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
+    if (roof.hw.model.heads % tp != 0) {
+        snprintf(err, sizeof err, "cost: --tp %ld does not divide the %d attention heads of %s", tp, roof.hw.model.heads, roof.hw.model.name);
+        goto out;
+    }
+    if (ccost_resolve(db, kind, id, &roof, weights, &c, err, sizeof err) != 0)
+        goto out;
+    have_c = 1;
+    if (c.warn[0])
+        fprintf(stderr, "latsim: warning: %s\n", c.warn);
+    cost_step s = { .prefill_tokens = prefill * pbatch, .prefill_pairs = (double)pbatch * prefill * (prefill + 1) / 2.0,
+                    .prefill_seqs = prefill ? (int32_t)pbatch : 0, .decode_seqs = (int32_t)decode,
+                    .kv_tokens = decode * (context + 1) };
+    ccost_parts parts;
+    int extrap = 0;
+    double ms = ccost_step_ms(&c, &s, &parts, &extrap);
+    const char *range = c.kind == CC_ROOFLINE ? "" : extrap ? "extrapolated" : c.range;
+    if (json) {
+        printf("{\"step_ms\": ");
+        json_num(stdout, ms);
+        printf(", \"cost_model\": {\"kind\": ");
+        report_json_str(stdout, ccost_kind_name(c.kind));
+        printf(", \"id\": ");
+        if (c.id) printf("%lld", (long long)c.id); else printf("null");
+        printf(", \"source\": ");
+        report_json_str(stdout, c.source);
+        printf(", \"mape\": ");
+        json_num(stdout, c.mape);
+        printf("}, \"parts\": {");
+        for (int k = 0; k < parts.n; k++) {
+            printf("%s", k ? ", " : "");
+            report_json_str(stdout, parts.name[k]);
+            printf(": ");
+            json_num(stdout, parts.ms[k]);
+        }
+        printf("}}\n");
+    } else {
+        printf("step_ms %.4g  (%s", ms, ccost_kind_name(c.kind));
+        if (c.id) printf(" model %lld", (long long)c.id);
+        printf(", %s", ERRMSG_SHOWN(c.source));
+        if (isfinite(c.mape)) printf(", cv_mape %.3g %%", c.mape);
+        if (range[0]) printf(", %s", range);
+        printf(")\n");
+        for (int k = 0; k < parts.n; k++)
+            printf("  %-18s %10.4g ms\n", ERRMSG_SHOWN(parts.name[k]), parts.ms[k]);
+        if (c.note[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.note));
+    }
+    if (range[0] && strcmp(range, "extrapolated") == 0)
+        fprintf(stderr, "latsim: note: cost model %lld is extrapolated here (outside its measured TP, step sizes or GPU)\n", (long long)c.id);
+    rc = 0;
+out:
+    if (rc) say(err);
+    if (have_c) ccost_free(&c);
+    cost_free(&roof);
+    store_close(db);
+    return rc;
+}

@@ -1,0 +1,405 @@
+/* cliutil.c -- helpers shared by the commands (see cliutil.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "cliutil.h"
+#include "core/config.h"
+#include "engine/errmsg.h"
+#include "report/report.h"
+#include "store/store.h"
+
+const char *cu_db_path(const char *opt)
+{
+    if (opt) return opt;
+    const char *e = getenv("LATSIM_DB");
+    return (e && e[0]) ? e : "latsim.db";
+}
+
+void cu_now(char *buf, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+double cu_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void cu_json_str(FILE *out, const char *s)
+{
+    report_json_str(out, s);
+}
+
+int cu_die(int code, const char *fmt, ...)
+{
+    /* One printable line: names and paths in MSG may hold control bytes. */
+    char msg[8192], line[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "latsim: %s\n", errmsg_field(msg, line, sizeof line));
+    return code;
+}
+
+long cu_posint(const char *cmd, const char *opt, const char *v, long max)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < 1 || x > max) {
+        cu_die(2, "%s: %s: expected a whole number from 1 to %ld, got '%s'", cmd, opt, max, v);
+        return -1;
+    }
+    return x;
+}
+
+int cu_parse_id(const char *what, const char *v, int64_t *id, char *err, size_t errlen)
+{
+    /* Digits only: no sign, no blank, no hex; strtoll's saturation at
+     * LLONG_MAX (errno ERANGE) is refused, not taken as an ID. */
+    int ok = v[0] != '\0';
+    for (const char *q = v; *q && ok; q++) ok = *q >= '0' && *q <= '9';
+    long long x = 0;
+    if (ok) {
+        errno = 0;
+        x = strtoll(v, NULL, 10);
+        ok = errno == 0 && x > 0;
+    }
+    if (!ok) {
+        errmsg_set(err, errlen, "expected a %s ID (a whole number from 1 to %lld), got '%.100s'", what, (long long) INT64_MAX, v);
+        return -1;
+    }
+    *id = x;
+    return 0;
+}
+
+/* Parses range part NAME (TEXT, LEN bytes) into *X.  Returns 0 or -1 + ERR. */
+static int range_part(const char *name, const char *text, size_t len, double *x, char *err, size_t errlen)
+{
+    char buf[128];
+    if (len == 0) { errmsg_set(err, errlen, "%s is empty", name); return -1; }
+    if (len >= sizeof buf) { errmsg_set(err, errlen, "%s '%.40s...' is too long", name, text); return -1; }
+    memcpy(buf, text, len);
+    buf[len] = '\0';
+    char *end;
+    *x = strtod(buf, &end);
+    if (end == buf || *end || buf[0] == ' ' || buf[0] == '\t') {
+        errmsg_set(err, errlen, "%s '%s' is not a number", name, buf);
+        return -1;
+    }
+    if (!isfinite(*x)) {                      /* nan, inf, and 1e999 (HUGE_VAL) */
+        errmsg_set(err, errlen, "%s '%s' is not a finite number", name, buf);
+        return -1;
+    }
+    return 0;
+}
+
+int cu_parse_range(const char *spec, int step_optional, int max, cu_range *r, char *err, size_t errlen)
+{
+    const char *names[3] = { "FROM", "TO", "STEP" };
+    double v[3] = { 0, 0, 1 };
+    const char *p = spec;
+    int k = 0;
+    for (;; k++) {
+        size_t len = strcspn(p, ":");
+        if (k == 3) {
+            errmsg_set(err, errlen, "expected FROM:TO%s (e.g. 1:40:2), got more than three parts", step_optional ? "[:STEP]" : ":STEP");
+            return -1;
+        }
+        if (range_part(names[k], p, len, &v[k], err, errlen) != 0) return -1;
+        if (!p[len]) break;
+        p += len + 1;
+    }
+    if (k < 1 || (k < 2 && !step_optional)) {
+        errmsg_set(err, errlen, "expected FROM:TO%s (e.g. 1:40:2)", step_optional ? "[:STEP]" : ":STEP");
+        return -1;
+    }
+    double a = v[0], b = v[1], st = v[2];
+    if (!(st > 0)) { errmsg_set(err, errlen, "STEP must be > 0, got %.10g", st); return -1; }
+    if (b < a) { errmsg_set(err, errlen, "empty range: TO %.10g is below FROM %.10g", b, a); return -1; }
+    /* (TO - FROM) / STEP may overflow to inf (FROM -1e308, TO 1e308): too many. */
+    double cnt = floor((b - a) / st + 1e-9) + 1;
+    if (!(cnt <= max)) {
+        if (isfinite(cnt)) errmsg_set(err, errlen, cnt < 1e15 ? "%.0f values (at most %d): use a larger STEP or a narrower range"
+                                                              : "%.4g values (at most %d): use a larger STEP or a narrower range", cnt, max);
+        else errmsg_set(err, errlen, "too many values (at most %d): use a larger STEP or a narrower range", max);
+        return -1;
+    }
+    *r = (cu_range) { a, b, st, (int) cnt };
+    /* A STEP far below FROM's precision gives the same value again. */
+    char prev[64], cur[64];
+    for (int i = 0; i < r->n; i++) {
+        cu_range_value(r, i, cur, sizeof cur);
+        if (i > 0 && !strcmp(prev, cur)) {
+            errmsg_set(err, errlen, "STEP %.10g is too small for FROM %.10g: the values repeat (%s) at 10 significant digits", st, a, cur);
+            return -1;
+        }
+        memcpy(prev, cur, sizeof prev);
+    }
+    return 0;
+}
+
+void cu_range_value(const cu_range *r, int i, char *buf, size_t n)
+{
+    snprintf(buf, n, "%.10g", r->from + i * r->step);
+}
+
+int cu_check_list_value(const char *v, size_t len, size_t maxlen, char *err, size_t errlen)
+{
+    if (len == 0) { errmsg_set(err, errlen, "empty value in the list"); return -1; }
+    if (len >= maxlen) { errmsg_set(err, errlen, "value '%.40s...' is longer than %zu characters", v, maxlen - 1); return -1; }
+    char buf[256];
+    snprintf(buf, sizeof buf, "%.*s", (int) len, v);
+    char *end;
+    double x = strtod(buf, &end);
+    if (end != buf && !*end && !isfinite(x)) {      /* a number, but nan, inf or 1e999 */
+        errmsg_set(err, errlen, "value '%s' is not a finite number", buf);
+        return -1;
+    }
+    return 0;
+}
+
+int cu_check_db_path(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!path[0]) {
+        errmsg_set(err, errlen, "--db: empty path (give a database file)");
+        return -1;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        errmsg_set(err, errlen, "%.900s: not a latsim database: %s", path,
+                   S_ISDIR(st.st_mode) ? "it is a folder" : "not a regular file");
+        return -1;
+    }
+    return 0;
+}
+
+int cu_check_db(const char *path, char *err, size_t errlen)
+{
+    if (cu_check_db_path(path, err, errlen) != 0) return -1;
+    if (access(path, F_OK) == 0) return store_check_path(path, err, errlen);
+    return cu_dir_writable(path, err, errlen);
+}
+
+/* "CMD: OPT PATH" (or "CMD: PATH" when OPT is NULL) into BUF, PATH escaped. */
+static const char *out_name(const char *cmd, const char *opt, const char *path, char *buf, size_t n)
+{
+    char shown[1024];
+    errmsg_field(path, shown, sizeof shown);
+    if (opt) snprintf(buf, n, "%s: %s %s", cmd, opt, shown);
+    else snprintf(buf, n, "%s: %s", cmd, shown);
+    return buf;
+}
+
+int cu_check_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen)
+{
+    char name[1200], dir[4096], wshown[1024];
+    struct stat st;
+    const char *why = NULL, *where = NULL;
+    if (!path[0]) {
+        errmsg_set(err, errlen, "%s: %s: empty path (give a file name)", cmd, opt ? opt : "output file");
+        return -1;
+    }
+    out_name(cmd, opt, path, name, sizeof name);
+    for (const char *p = path; *p; p++)
+        if ((unsigned char) *p < 0x20 || *p == 0x7f) {
+            errmsg_set(err, errlen, "%s: control character in the file name", name);
+            return -1;
+        }
+    if (stat(path, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) why = "it is a folder";
+        else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+        else if (access(path, W_OK) != 0) why = strerror(errno);
+    } else if (errno != ENOENT) why = strerror(errno);
+    else {
+        cu_dir_of(path, dir, sizeof dir);
+        where = errmsg_field(dir, wshown, sizeof wshown);
+        if (stat(dir, &st) != 0) why = strerror(errno);
+        else if (!S_ISDIR(st.st_mode)) why = "not a folder";
+        else if (access(dir, W_OK | X_OK) != 0) why = strerror(errno);
+    }
+    if (!why) return 0;
+    if (where) errmsg_set(err, errlen, "%s: cannot write: %s: %s", name, where, why);
+    else errmsg_set(err, errlen, "%s: cannot write: %s", name, why);
+    return -1;
+}
+
+FILE *cu_open_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen)
+{
+    if (cu_check_out(cmd, opt, path, err, errlen) != 0) return NULL;
+    /* O_NONBLOCK: a FIFO put there since the check fails at once (ENXIO)
+     * instead of waiting for a reader; truncated only once known to be a file. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0666);
+    struct stat st;
+    const char *why = NULL;
+    if (fd < 0) why = errno == ENXIO ? "not a regular file" : strerror(errno);
+    else if (fstat(fd, &st) != 0) why = strerror(errno);
+    else if (!S_ISREG(st.st_mode)) why = "not a regular file";
+    else if (ftruncate(fd, 0) != 0) why = strerror(errno);
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) why = strerror(errno);
+    FILE *f = why ? NULL : fdopen(fd, "w");
+    if (!why && !f) why = strerror(errno);
+    if (why) {
+        char name[1200];
+        if (fd >= 0) close(fd);
+        errmsg_set(err, errlen, "%s: cannot write: %s", out_name(cmd, opt, path, name, sizeof name), why);
+    }
+    return f;
+}
+
+int cu_close_out(const char *cmd, const char *opt, const char *path, FILE *f, char *err, size_t errlen)
+{
+    int e = 0;
+    if (fflush(f) != 0) e = errno ? errno : EIO;
+    else if (ferror(f)) e = errno ? errno : EIO;
+    if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+    if (!e) return 0;
+    char name[1200];
+    errmsg_set(err, errlen, "%s: cannot write: %s", out_name(cmd, opt, path, name, sizeof name), strerror(e));
+    return -1;
+}
+
+int cu_write_db(const char *path, cu_write_fn fn, void *arg, sqlite3 **keep, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    int rc;
+    if (keep) *keep = NULL;
+    if (cu_check_db_path(path, err, errlen) != 0) return 2;
+    int existed = access(path, F_OK) == 0;
+    if (!existed) {
+        /* Validated on an empty database in memory first: refused input never
+         * creates the file. */
+        if (cu_dir_writable(path, err, errlen) != 0) return 2;
+        if (store_open_tx(":memory:", &db, err, errlen) != 0) return 1;
+        rc = fn(db, 1, arg, err, errlen);
+        store_close(db);
+        db = NULL;
+        if (rc != 0) return rc;
+    }
+    if (store_open_tx(path, &db, err, errlen) != 0) { rc = 2; goto out; }
+    rc = fn(db, 0, arg, err, errlen);
+    if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "%.900s: cannot commit: %s", path, sqlite3_errmsg(db));
+        rc = 1;
+    }
+    if (rc != 0) {
+        if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        store_close(db);
+        db = NULL;
+    }
+out:
+    if (rc != 0 && !existed) {
+        /* Opening created it: rolled back, it is empty; remove it again. */
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) unlink(path);
+    }
+    if (rc == 0 && keep) *keep = db;
+    else store_close(db);
+    return rc;
+}
+
+void cu_dir_of(const char *path, char *dir, size_t n)
+{
+    snprintf(dir, n, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir) dir[1] = '\0';
+    else if (slash) *slash = '\0';
+    else snprintf(dir, n, ".");
+}
+
+int cu_dir_writable(const char *path, char *err, size_t errlen)
+{
+    char dir[4096];
+    cu_dir_of(path, dir, sizeof dir);
+    if (access(dir, W_OK) != 0) {
+        errmsg_set(err, errlen, "%.900s: cannot create database: %.900s: %s", path, dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int cu_open_rw(const char *path, sqlite3 **db, char *err, size_t errlen)
+{
+    if (store_open(path, db, err, errlen) != 0) return -1;
+    if (store_check_writable(*db, path, err, errlen) != 0) { store_close(*db); *db = NULL; return -1; }
+    return 0;
+}
+
+int cu_save_task(sqlite3 *db, const task *t, const task_out *o, const slo_result *slo, planstore_extra *x,
+                 int64_t *id, char *err, size_t errlen)
+{
+    cfg c;
+    int ret = -1;
+    char *json = NULL;
+    size_t jlen = 0;
+    store_kv *kv = NULL;
+    if (cfg_load(&c, t->path, err, errlen) != 0) goto done;
+    for (int i = 0; i < t->nsets; i++)
+        if (cfg_set(&c, t->sets[i], err, errlen) != 0) goto done;
+    kv = calloc(c.n + 1, sizeof *kv);
+    if (!kv) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    uint64_t h = STORE_HASH_INIT;
+    for (size_t i = 0; i < c.n; i++) {
+        kv[i] = (store_kv) { c.e[i].section, c.e[i].key, c.e[i].value };
+        h = store_hash(kv[i].section, strlen(kv[i].section) + 1, h);
+        h = store_hash(kv[i].key, strlen(kv[i].key) + 1, h);
+        h = store_hash(kv[i].value, strlen(kv[i].value) + 1, h);
+    }
+    FILE *mem = open_memstream(&json, &jlen);
+    if (!mem) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    fputs("\"scenario\": ", mem);
+    report_json_str(mem, t->path);
+    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"", (unsigned long long) h,
+            (unsigned long long) o->seed, LATSIM_VERSION);
+    if (slo && slo->n > 0) { fputs(", \"slo\": ", mem); slo_json(slo, mem); }
+    fclose(mem);
+    char *full = NULL;
+    size_t flen = 0;
+    mem = open_memstream(&full, &flen);
+    if (!mem) { errmsg_set(err, errlen, "out of memory"); goto done; }
+    report_json(&o->rep, json, mem);
+    fclose(mem);
+    char started[32];
+    cu_now(started, sizeof started);
+    int saturated = report_get(&o->rep, "", "saturated", "value") > 0;
+    planstore_extra dflt = { .slo = slo, .rep = &o->rep };
+    if (!x) x = &dflt;
+    x->slo = slo && slo->n > 0 ? slo : NULL;
+    x->rep = &o->rep;
+    store_run r = {
+        .scenario_path = t->path, .scenario_text = c.text, .scenario_hash = h, .seed = o->seed,
+        .replications = 1, .version = LATSIM_VERSION, .started_at = started, .wall_s = o->wall_s,
+        .status = saturated ? "saturated" : "ok", .json = full,
+        .config = kv, .nconfig = c.n, .stats = o->rep.rows, .nstats = o->rep.n,
+        .extra = planstore_run_extra, .extra_arg = x,
+    };
+    ret = store_save_run(db, &r, id, err, errlen);
+    free(full);
+done:
+    free(json);
+    free(kv);
+    cfg_free(&c);
+    return ret;
+}
+
+void cu_relabel(char *err, size_t errlen, const char *opt, const char *section, const char *key)
+{
+    char about[400];
+    snprintf(about, sizeof about, "[%s] %s:", section, key);
+    if (strncmp(err, "--set: ", 7) != 0 || !strstr(err, about)) return;
+    char tail[2048];
+    snprintf(tail, sizeof tail, "%s", err + 5);          /* ": [section] key: ..." */
+    snprintf(err, errlen, "%s%s", opt, tail);
+}

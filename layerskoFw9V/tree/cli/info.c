@@ -1,0 +1,199 @@
+/* info.c -- the commands that print what is stored or known: `latsim runs`,
+ * `latsim show RUN`, `latsim catalog [add FILE]` and `latsim keys`.  runs,
+ * show and catalog only read the database (opened read-only, never given a
+ * schema: an empty or foreign file is refused unchanged); `catalog add` writes
+ * its entries in one transaction. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "cliopt.h"
+#include "cliutil.h"
+#include "commands.h"
+#include "core/catalog.h"
+#include "engine/errmsg.h"
+#include "run/scenario.h"
+#include "store/planstore.h"
+#include "store/store.h"
+
+static const cli_opt DB_ONLY[] = { CLI_OPT_DB, { NULL } };
+
+static const cli_cmd RUNS = {
+    "runs", "",
+    "Lists the stored runs, one line each, newest last: id, start time, status,\n"
+    "seed, wall time, scenario, E2E P99.  The database is opened read-only (default $LATSIM_DB,\n"
+    "else ./latsim.db).  Exit status: 0, 2 bad input (no such database).\n",
+    "", DB_ONLY, 0, 0,
+};
+
+static const cli_cmd SHOW = {
+    "show", "RUN",
+    "Prints stored run RUN (an ID from latsim runs): metadata, effective\n"
+    "configuration, every statistic and its SLO terms as the run printed them.\n"
+    "The database is opened read-only.  Exit status: 0, 1 failure, 2 bad input.\n",
+    "", DB_ONLY, 0, 1,
+};
+
+static const cli_cmd CATALOG = {
+    "catalog", "\nadd FILE",
+    "Lists the GPUs and models of the catalog (built in, and those added to the\n"
+    "database), with their sources; `add` stores the [gpu NAME] and [model NAME]\n"
+    "sections of FILE, validated like a scenario's, all or none.\n"
+    "Exit status: 0, 1 failure, 2 bad input.\n",
+    "", DB_ONLY, 0, 0,
+};
+
+enum { OPT_MARKDOWN = 1 };
+static const cli_opt KEYS_OPTS[] = {
+    { "markdown", OPT_MARKDOWN, NULL, "print them as Markdown tables (docs/scenarios.md is that output)", 0 },
+    { NULL },
+};
+
+static const cli_cmd KEYS = {
+    "keys", "",
+    "Lists every scenario section and key with its default and meaning\n"
+    "(docs/scenarios.md).\n",
+    "", KEYS_OPTS, 0, 0,
+};
+
+/* keys' option function: --markdown. */
+static int keys_opt(void *ctx, int id, const char *val)
+{
+    (void) val;
+    if (id == OPT_MARKDOWN) *(int *) ctx = 1;
+    return 0;
+}
+
+/* The exit status of a failed open or load: 1 when memory ran out, else 2. */
+static int load_rc(const char *err)
+{
+    return strstr(err, "out of memory") ? 1 : 2;
+}
+
+/* Parses the command line of C (only --db) and checks the database path.
+ * Returns CLI_GO with *PATH set, or the exit status. */
+static int parse_db(const cli_cmd *c, int argc, char **argv, cli_args *a, const char **path)
+{
+    int rc = cli_parse(c, argc, argv, a, NULL, NULL);
+    if (rc != CLI_GO) return rc;
+    *path = cu_db_path(a->db);
+    return CLI_GO;
+}
+
+/* Opens the database at PATH read-only (checked first).  Returns 0, or the
+ * exit status (printed). */
+static int open_ro(const char *path, sqlite3 **db)
+{
+    char err[2048];
+    if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (store_open_readonly(path, db, err, sizeof err) != 0) return cu_die(load_rc(err), "%s", err);
+    return 0;
+}
+
+int runs_main(int argc, char **argv)
+{
+    cli_args a;
+    const char *path;
+    sqlite3 *db = NULL;
+    char err[2048] = "";
+    int rc = parse_db(&RUNS, argc, argv, &a, &path);
+    if (rc != CLI_GO) return rc;
+    if (a.npos != 0) return cu_die(2, "runs: unexpected argument '%s'", a.pos[0]);
+    if ((rc = open_ro(path, &db)) != 0) return rc;
+    rc = store_list_runs(db, stdout, err, sizeof err) == 0 ? 0 : 1;
+    if (rc != 0 && err[0]) cu_die(rc, "%s", err);
+    store_close(db);
+    return rc;
+}
+
+int show_main(int argc, char **argv)
+{
+    cli_args a;
+    const char *path;
+    sqlite3 *db = NULL;
+    char err[2048] = "";
+    int64_t id;
+    int rc = parse_db(&SHOW, argc, argv, &a, &path);
+    if (rc != CLI_GO) return rc;
+    /* The argument is checked before the database. */
+    if (a.npos != 1) return cu_die(2, "show: expected one run ID (see latsim runs)");
+    if (cu_parse_id("run", a.pos[0], &id, err, sizeof err) != 0) return cu_die(2, "show: %s (see latsim runs)", err);
+    if ((rc = open_ro(path, &db)) != 0) return rc;
+    int s = store_show_run(db, id, stdout, err, sizeof err);
+    if (s == 0 && planstore_show_slo(db, id, stdout, err, sizeof err) != 0) s = -1;
+    rc = s == 0 ? 0 : (s == 1 ? 2 : 1);
+    if (rc != 0 && err[0]) cu_die(rc, "%s", err);
+    store_close(db);
+    return rc;
+}
+
+/* cu_write_fn of `catalog add`: puts every entry of ARG (the file loaded as a
+ * scenario); they were validated before, so a failure here is the database's
+ * (exit 1). */
+static int catalog_add_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    const scenario *sc = arg;
+    for (int i = 0; i < sc->ngpus; i++) {
+        if (catalog_put_gpu(db, &sc->gpus[i], err, n) != 0) return 1;
+        if (!dry) printf("added gpu %s\n", ERRMSG_SHOWN(sc->gpus[i].name));
+    }
+    for (int i = 0; i < sc->nmodels; i++) {
+        if (catalog_put_model(db, &sc->models[i], err, n) != 0) return 1;
+        if (!dry) printf("added model %s\n", ERRMSG_SHOWN(sc->models[i].name));
+    }
+    return 0;
+}
+
+/* `latsim catalog add FILE`: the file is read and every entry validated like a
+ * scenario's before the database is opened; then all of them are written in one
+ * transaction (cu_write_db).  Returns the exit status. */
+static int catalog_add(const char *file, const char *path)
+{
+    char err[2048];
+    scenario sc;
+    const char *fake[] = { "workload.rate=1", "pool x.service_ms=const(1)" };
+    int rc = 0;
+    if (scenario_load(&sc, file, fake, 2, err, sizeof err) != 0) rc = load_rc(err);
+    else if (sc.ngpus + sc.nmodels == 0) { snprintf(err, sizeof err, "%s: no [gpu NAME] or [model NAME] section", file); rc = 2; }
+    for (int i = 0; rc == 0 && i < sc.ngpus; i++)
+        if (catalog_check_gpu(&sc.gpus[i], err, sizeof err) != 0) rc = 2;
+    for (int i = 0; rc == 0 && i < sc.nmodels; i++)
+        if (catalog_check_model(&sc.models[i], err, sizeof err) != 0) rc = 2;
+    if (rc == 0) rc = cu_write_db(path, catalog_add_write, &sc, NULL, err, sizeof err);
+    if (rc != 0) cu_die(rc, "%s", err);
+    scenario_free(&sc);
+    return rc;
+}
+
+int catalog_main(int argc, char **argv)
+{
+    cli_args a;
+    const char *path;
+    sqlite3 *db = NULL;
+    char err[2048] = "";
+    int rc = parse_db(&CATALOG, argc, argv, &a, &path);
+    if (rc != CLI_GO) return rc;
+    if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (a.npos > 0) {
+        if (a.npos != 2 || strcmp(a.pos[0], "add")) return cu_die(2, "catalog: expected no argument or 'add FILE'");
+        return catalog_add(a.pos[1], path);
+    }
+    /* Without a database, the built-in catalog (in memory). */
+    if (access(path, F_OK) != 0) {
+        if (store_open(":memory:", &db, err, sizeof err) != 0) return cu_die(load_rc(err), "%s", err);
+    } else if ((rc = open_ro(path, &db)) != 0) return rc;
+    rc = catalog_print(db, stdout, err, sizeof err) == 0 ? 0 : 1;
+    if (rc != 0 && err[0]) cu_die(rc, "%s", err);
+    store_close(db);
+    return rc;
+}
+
+int keys_main(int argc, char **argv)
+{
+    cli_args a;
+    int md = 0;
+    int rc = cli_parse(&KEYS, argc, argv, &a, keys_opt, &md);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > 0) return cu_die(2, "keys: unexpected argument '%s' (see latsim keys --help)", a.pos[0]);
+    scenario_print_keys(stdout, md);
+    return 0;
+}

@@ -1,0 +1,73 @@
+/* latsim.c -- the command-line front end's dispatcher: the command's name ->
+ * its function (commands.h), and the program's own help and version.  Each
+ * command parses its options from its table (cliopt.h) and does its work in
+ * sim/ and calib/.  Exit codes: 0 success, 1 runtime failure, 2 bad input
+ * (usage, scenario, trace, database path); run: 3 saturated.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <gsl/gsl_errno.h>
+#include "cliopt.h"
+#include "cliutil.h"
+#include "cnet.h"
+#include "commands.h"
+
+/* One command: what `latsim NAME ...` runs, and its line in latsim --help. */
+typedef struct command {
+    const char *name;                   /* as typed; NULL for a further help line of the one above */
+    int (*main)(int argc, char **argv); /* the words after the name; returns the exit status */
+    const char *synopsis;               /* in latsim --help: "run FILE [options]" */
+    const char *summary;                /* what it does, one line */
+} command;
+
+static const command COMMANDS[] = {
+    { "run", run_main, "run FILE [options]", "simulate a scenario, print the report, store the run" },
+    { "runs", runs_main, "runs", "list stored runs" },
+    { "show", show_main, "show ID", "print a stored run" },
+    { "catalog", catalog_main, "catalog", "list the GPUs and models in the catalog" },
+    { NULL, NULL, "catalog add FILE", "add the [gpu NAME] / [model NAME] sections of FILE to the catalog" },
+    { "keys", keys_main, "keys", "list every scenario section and key, with defaults" },
+    { "bench", bench_main, "bench", "run the speed benchmark and print its table" },
+    { "calib", calib_main, "calib ...", "measurements, importers, fitted cost models (latsim calib --help)" },
+    { "cost", cost_main, "cost ...", "predicted step time of a cost model (latsim cost --help)" },
+    { "echo", echo_main, "echo [--port P]", "TCP echo server for latsim calib net --target" },
+    { "sweep", sweep_main, "sweep FILE --vary K=R", "run a scenario over a range of values; highest meeting the SLO" },
+    { "plan", plan_main, "plan FILE --target-rate R", "cheapest configuration meeting the [slo] at rate R" },
+    { "check", check_main, "check [FILE...]", "SLO and baseline regression check for CI (exit 0/1/2, --junit)" },
+    { "baseline", baseline_main, "baseline accept RUN", "make a stored run its scenario's baseline" },
+    { "compare", compare_main, "compare A B", "two scenarios or runs side by side, with % differences" },
+    { "plot", plot_main, "plot RUN|SWEEP|PLAN", "gnuplot pictures: CDFs, latency vs load, breakdown, cost frontier" },
+};
+
+#define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])
+
+/* latsim --help: the commands, run's options (from run's table) and the program's own. */
+static void usage(FILE *out)
+{
+    fputs("usage: latsim COMMAND [options]\n"
+          "\n"
+          "Discrete-event latency simulator and capacity planner for AI inference serving.\n"
+          "\n"
+          "commands (latsim COMMAND --help for each one's options):\n", out);
+    for (size_t i = 0; i < NCOMMANDS; i++) cli_row(out, COMMANDS[i].synopsis, COMMANDS[i].summary, 25);
+    fputs("\nrun options (latsim run --help for details):\n", out);
+    cli_options(&run_cmd, out);
+    fputs("\nprogram options:\n", out);
+    cli_row(out, "-h, --help", "this help", 25);
+    cli_row(out, "--version", "print the version", 25);
+}
+
+int main(int argc, char **argv)
+{
+    /* GSL's default handler aborts on any error (an allocation that fails): off,
+     * so that the NULL and status checks after each GSL call do their work. */
+    gsl_set_error_handler_off();
+    cnet_register();   /* the calibrator's models, which the simulator reaches only through registration */
+    if (argc < 2) { usage(stderr); return 2; }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
+    if (!strcmp(cmd, "--version")) { printf("latsim %s\n", LATSIM_VERSION); return 0; }
+    for (size_t i = 0; i < NCOMMANDS; i++)
+        if (COMMANDS[i].name && !strcmp(cmd, COMMANDS[i].name)) return COMMANDS[i].main(argc - 2, argv + 2);
+    return cu_die(2, "unknown command '%s' (see latsim --help)", cmd);
+}

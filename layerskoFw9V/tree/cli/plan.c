@@ -1,0 +1,1229 @@
+/* plan.c -- `latsim plan FILE --target-rate R ...`: the cheapest configuration
+ * ($/hour) that meets the scenario's [slo] at R x headroom requests/s.
+ *
+ * The search space is the product of the search dimensions (--gpus, --tp, and
+ * every --search "SECTION.KEY=RANGE_OR_LIST"), times one monotone dimension:
+ * replicas of an LLM pool or servers of a generic pool (--replicas A:B, or a
+ * --search on `replicas` / `servers`), in which the SLO is monotone and the cost
+ * increasing (with several replicas/servers dimensions, the one with the widest
+ * range; the others are ordinary dimensions).  For each configuration of the other dimensions the smallest
+ * monotone value meeting the SLO is found by bisection, started from a queueing
+ * estimate: for a generic pool the utilisation bound (servers > load /
+ * utilization_max) and, for queue-wait terms, Erlang C (exact for M/M/c;
+ * scaled by (1 + cv^2) / 2 for M/G/c, Allen-Cunneen); for an LLM pool the capacity measured by the first
+ * simulation (a saturated run's throughput is its capacity).  Configurations
+ * whose cheapest possible cost is already above the best found are dropped
+ * without simulating them.  All configurations advance together, round by
+ * round, each round's simulations run in parallel worker processes (task.h).
+ * The winner is confirmed with further seeds (--seeds, default 3): if one
+ * misses the SLO, its monotone value is raised until every seed meets it.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cliopt.h"
+#include "cliutil.h"
+#include "commands.h"
+#include "engine/errmsg.h"
+#include "llm/llm.h"
+#include "stations/pool.h"
+#include "run/scenario.h"
+
+#define MAX_DIMS 8
+#define MAX_VALS 256
+#define MAX_COMBOS 4096
+#define MAX_USER_SETS 32
+
+enum { O_TARGET = 1, O_GPUS, O_TP, O_REPLICAS, O_POOL, O_SEARCH, O_SEEDS, O_SEED, O_JOBS, O_TOP, O_NO_STORE };
+
+static const cli_opt OPTS[] = {
+    { "target-rate", O_TARGET, "R", "the arrival rate to carry, requests/s (simulated at R x the [slo] headroom)", CLI_REQUIRED },
+    { "gpus", O_GPUS, "a,b,...", "GPUs of the LLM pool to try (catalog names)", 0 },
+    { "tp", O_TP, "1,2,...", "tensor-parallel degrees to try (a list or FROM:TO[:STEP])", 0 },
+    { "replicas", O_REPLICAS, "A:B", "replicas of the LLM pool, bisected between A and B", 0 },
+    { "pool", O_POOL, "NAME", "the LLM pool --gpus, --tp and --replicas search (default: the first)", 0 },
+    { "search", O_SEARCH, "\"SECTION.KEY=FROM:TO:STEP|a,b,c\"", "any key as a dimension, e.g. "
+      "\"pool chat.max_batch=64,128,256\"; replicas and servers are bisected (repeatable)", CLI_REPEAT },
+    CLI_OPT_SET,
+    { "seeds", O_SEEDS, "K", "seeds the winner is confirmed with (default 3)", 0 },
+    { "seed", O_SEED, "N", "the first seed (default: the scenario's)", 0 },
+    { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
+    { "top", O_TOP, "K", "candidates listed (default 5)", 0 },
+    CLI_OPT_JSON,
+    CLI_OPT_DB,
+    { "no-store", O_NO_STORE, NULL, "do not write the plan and its runs to the database", 0 },
+    { NULL },
+};
+
+static const cli_cmd CMD = {
+    "plan", "FILE",
+    "Finds the cheapest configuration ($/hour: GPUs x catalog price, generic servers x\n"
+    "usd_per_hour) that meets the [slo] of FILE at R x headroom requests/s.  --gpus, --tp\n"
+    "and --replicas search the LLM pool (the first, or --pool NAME); --search adds any key\n"
+    "as a dimension (e.g. \"pool chat.max_batch=64,128,256\", \"pool cpu.servers=1:64\").\n"
+    "replicas and servers are bisected (the SLO is monotone in them; with several pools'\n"
+    "sizes searched, the widest range is bisected within each value of the others); the\n"
+    "winner is confirmed with K seeds (default 3).  The arrival rate is --target-rate's:\n"
+    "workload.rate cannot be searched or set.  Progress goes to stderr on a terminal.\n",
+    "exit status: 0 found, 1 runtime error, 2 bad input or no configuration meets the SLO.\n",
+    OPTS, MAX_USER_SETS, 0,
+};
+
+typedef struct dim {
+    char section[160];        /* e.g. "pool chat" */
+    char key[64];             /* e.g. "gpu" */
+    char *vals[MAX_VALS];     /* values as text (owned) */
+    int n;
+    const char *opt;          /* the option that made it ("--gpus", "--tp", "--replicas", "--search") */
+} dim;
+
+typedef struct combo {
+    char sets[MAX_DIMS][256]; /* "section.key=value" of each non-monotone dimension */
+    int nsets;
+    char label[512];          /* "key=value key=value" */
+    int infeasible;           /* refused by the scenario (e.g. the model does not fit) */
+    char reason[300];
+    double fixed, unit;       /* cost($/h) = fixed + unit x monotone value */
+    double hint;              /* queueing estimate of the monotone value (NAN none) */
+    int lo, hi;               /* largest value known to miss, smallest known to meet */
+    int lo_known;             /* lo came from a simulation or a bound (not A-1 by default) */
+    int hint_used, below_tried;
+    int done, pruned;
+    int answer;               /* smallest meeting value, or 0 */
+    int best_eval;            /* the evaluation at the answer */
+    int confirmed;            /* 1 confirmed with every seed, -1 failed confirmation */
+    char bound[300];          /* why the utilisation bound rules out all its values ("" none) */
+    double closest;           /* best worst-margin of its missing evaluations (relative) */
+    int closest_eval;
+} combo;
+
+typedef struct eval {
+    int combo;                /* index, -1 for none */
+    int m;                    /* monotone value (0 when none) */
+    char mset[256];           /* "section.key=m" */
+    const char *role;         /* "candidate", "confirm" */
+    task t;
+    task_out o;
+    slo_result slo;
+    int met;
+} eval;
+
+/* A candidate: a configuration that meets the SLO, and its cost. */
+typedef struct cand {
+    int combo;                /* its index */
+    double cost;              /* $/hour at its answer */
+} cand;
+
+typedef struct plan {
+    const char *file;
+    const char *user_sets[MAX_USER_SETS];
+    int nuser;
+    char rate_set[128];       /* workload.rate=... or workload.speedup=... */
+    uint64_t seed;
+    dim dims[MAX_DIMS];
+    int ndims;
+    dim mono;                 /* the monotone dimension (n = 0: none); vals unused */
+    int mono_lo, mono_hi;
+    int mono_pool;            /* index of its pool */
+    char mono_name[200];      /* its name in labels: the key, "NAME.key" when another dimension has that key */
+    combo *c;
+    int nc;
+    eval *e;
+    int ne, ecap;
+    slo_spec slo;             /* from the base configuration */
+    double target, headroom;
+    double best_cost;
+    int best;                 /* combo index of the cheapest so far */
+    int jobs, progress;
+    /* the options */
+    const char *dbpath;       /* the database file */
+    const char *pool_opt;     /* --pool NAME (NULL: the first LLM pool) */
+    const char *gpus, *tps, *reps; /* --gpus, --tp, --replicas (NULL: not given) */
+    const char *searches[MAX_DIMS]; /* the --search values */
+    int nsearch;              /* how many */
+    int json, store;          /* --json; 0: --no-store */
+    int seeds, top;           /* --seeds, --top */
+    /* the search */
+    double want;              /* the rate simulated: target x headroom, req/s */
+    double umax;              /* the utilisation bound's share (the [slo] utilization_max, else 1) */
+    uint64_t seed0;           /* the seed of the candidates (the confirmations: + 1, + 2...) */
+    int winner;               /* the configuration confirmed cheapest (-1 none) */
+    double wall;              /* seconds the search took */
+    /* the result */
+    cand *cs;                 /* the candidates, the winner first */
+    int ncs;                  /* how many */
+    int *shown;               /* per candidate: the evaluation shown */
+    int pruned, infeasible, bounded; /* configurations pruned by cost, refused by the scenario, below the utilisation bound */
+    char *jtext;              /* the plan as JSON, less its closing brace (--json adds the id) */
+    int64_t plan_id;          /* the stored plan (0 not stored) */
+} plan;
+
+/* ---- parsing -------------------------------------------------------------- */
+
+static int add_value(dim *d, const char *v)
+{
+    if (d->n == MAX_VALS) return cu_die(2, "plan: %s %s.%s: more than %d values", d->opt, d->section, d->key, MAX_VALS), -1;
+    d->vals[d->n] = strdup(v);
+    if (!d->vals[d->n]) return cu_die(1, "out of memory"), -1;
+    d->n++;
+    return 0;
+}
+
+/* Parses FROM:TO[:STEP] or a,b,c, the value of option D->opt, into D.
+ * Returns 0 or -1 after the error. */
+static int parse_values(dim *d, const char *spec)
+{
+    char err[300], what[300];     /* "--tp 1:nan", "--search pool cpu.servers=nan:4" */
+    if (!strcmp(d->opt, "--search")) snprintf(what, sizeof what, "%s %.120s.%.60s=%.100s", d->opt, d->section, d->key, spec);
+    else snprintf(what, sizeof what, "%s %.200s", d->opt, spec);
+    if (strchr(spec, ':')) {
+        cu_range r;
+        if (cu_parse_range(spec, 1, MAX_VALS, &r, err, sizeof err) != 0)
+            return cu_die(2, "plan: %s: %s", what, err), -1;
+        for (int i = 0; i < r.n; i++) {
+            char v[64];
+            cu_range_value(&r, i, v, sizeof v);
+            if (add_value(d, v)) return -1;
+        }
+        return 0;
+    }
+    const char *p = spec;
+    while (1) {
+        size_t k = strcspn(p, ",");
+        char v[128];
+        if (cu_check_list_value(p, k, sizeof v, err, sizeof err) != 0)
+            return cu_die(2, "plan: %s: %s", what, err), -1;
+        snprintf(v, sizeof v, "%.*s", (int) k, p);
+        if (add_value(d, v)) return -1;
+        if (!p[k]) break;
+        p += k + 1;
+    }
+    return 0;
+}
+
+/* Parses --replicas SPEC, "A:B" of whole numbers 1 <= A <= B <= INT_MAX / 4
+ * (the scenario checks B further).  Returns 0, or -1 after the error. */
+static int parse_replicas(const char *spec, int *a, int *b)
+{
+    long v[2];
+    const char *p = spec;
+    for (int k = 0; k < 2; k++) {
+        size_t len = strcspn(p, ":");
+        int ok = len > 0 && len < 12;
+        for (size_t i = 0; i < len && ok; i++) ok = p[i] >= '0' && p[i] <= '9';
+        v[k] = ok ? strtol(p, NULL, 10) : 0;
+        if (!ok || v[k] < 1 || v[k] > INT_MAX / 4)
+            return cu_die(2, "plan: --replicas %s: %s '%.*s' is not a whole number from 1 to %d (expected A:B, e.g. 1:64)", spec,
+                          k ? "B" : "A", (int) len, p, INT_MAX / 4), -1;
+        if (k == 0 && p[len] != ':') return cu_die(2, "plan: --replicas %s: expected A:B (e.g. 1:64)", spec), -1;
+        if (k == 1 && p[len]) return cu_die(2, "plan: --replicas %s: expected A:B (e.g. 1:64), got more than two parts", spec), -1;
+        p += len + 1;
+    }
+    if (v[1] < v[0]) return cu_die(2, "plan: --replicas %s: empty range (B %ld < A %ld)", spec, v[1], v[0]), -1;
+    *a = (int) v[0];
+    *b = (int) v[1];
+    return 0;
+}
+
+/* Splits "SECTION.KEY=SPEC" (or KEY=SPEC with SECTION given). */
+static int split_key(const char *arg, char *section, size_t ns, char *key, size_t nk, const char **spec)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq) return -1;
+    const char *dot = NULL;
+    for (const char *q = arg; q < eq; q++) if (*q == '.') dot = q;
+    if (!dot || dot == arg || dot + 1 == eq) return -1;
+    snprintf(section, ns, "%.*s", (int) (dot - arg), arg);
+    snprintf(key, nk, "%.*s", (int) (eq - dot - 1), dot + 1);
+    *spec = eq + 1;
+    return 0;
+}
+
+/* ---- queueing estimates --------------------------------------------------- */
+
+/* Erlang C: probability of waiting in M/M/c with offered load A = lambda/mu < c. */
+static double erlang_c(int c, double a)
+{
+    double b = 1;                           /* Erlang B by recursion */
+    for (int k = 1; k <= c; k++) b = a * b / (k + a * b);
+    double rho = a / c;
+    return b / (1 - rho + rho * b);
+}
+
+/* The smallest c >= C0 whose waiting time meets every queue term of S (lambda
+ * per s, mean service ms, service CV); NAN when there is no queue term.  M/M/c
+ * by Erlang C; for M/G/c the Allen-Cunneen approximation scales the waiting
+ * time by (1 + cv^2) / 2 (exact for the mean of M/G/1, close for c > 1). */
+static double erlang_hint(const slo_spec *s, double lambda, double svc_ms, double cv, int c0, int cmax)
+{
+    double ac = (1 + cv * cv) / 2;
+    int any = 0;
+    for (int i = 0; i < s->n; i++) any |= s->t[i].kind == SLO_LATENCY && !strcmp(s->t[i].metric, "queue") && !s->t[i].cls[0];
+    if (!any) return NAN;
+    double mu = 1000.0 / svc_ms, a = lambda / mu;
+    for (int c = c0 < 1 ? 1 : c0; c <= cmax; c++) {
+        if (a >= c) continue;
+        double pw = erlang_c(c, a), rate = c * mu - lambda;   /* P(W > t) = pw exp(-rate t) */
+        int ok = 1;
+        for (int i = 0; i < s->n && ok; i++) {
+            const slo_term *t = &s->t[i];
+            if (t->kind != SLO_LATENCY || strcmp(t->metric, "queue") || t->cls[0]) continue;
+            double w;
+            if (!strcmp(t->stat, "mean")) w = pw / rate;
+            else if (!strcmp(t->stat, "max")) continue;
+            else {
+                double p = !strcmp(t->stat, "p50") ? 0.5 : !strcmp(t->stat, "p90") ? 0.9 : !strcmp(t->stat, "p95") ? 0.95
+                         : !strcmp(t->stat, "p99") ? 0.99 : 0.999;
+                w = pw <= 1 - p ? 0 : log(pw / (1 - p)) / rate;
+            }
+            ok = w * ac * 1000 <= t->limit;
+        }
+        if (ok) return c;
+    }
+    return cmax;
+}
+
+/* 1 when every request of SC's workload passes through pool I with nothing
+ * before it that may thin the flow (queue_limit, timeout_ms, a fleet, a kind
+ * other than generic, a split over several next pools, client retries): its
+ * inflow is then the workload's arrival rate, and the utilisation bound holds. */
+static int whole_inflow(const scenario *sc, int i)
+{
+    if (sc->has_client && sc->client.retries > 0) return 0;
+    for (int c = 0; c < sc->wl.nclasses; c++) if (sc->wl.classes[c].target != sc->wl.target) return 0;
+    int j = sc->wl.target;
+    for (int hops = 0; hops <= sc->npools && j >= 0 && j < sc->npools; hops++) {
+        if (j == i) return 1;
+        const pool_cfg *x = &sc->pools[j];
+        if (x->kind != &pool_kind_generic || x->queue_limit > 0 || x->timeout_ms > 0 || x->fleet || x->nnext != 1) return 0;
+        j = x->next[0];
+    }
+    return 0;
+}
+
+/* 1 when KEY is the key of more than one dimension (the monotone one included). */
+static int shared_key(const plan *p, const char *key)
+{
+    int n = p->mono.n >= 0 && !strcmp(p->mono.key, key);
+    for (int i = 0; i < p->ndims; i++) n += !strcmp(p->dims[i].key, key);
+    return n > 1;
+}
+
+/* "pool b" -> "b": a section's name as labels show it. */
+static const char *short_section(const char *section)
+{
+    const char *sp = strrchr(section, ' ');
+    return sp ? sp + 1 : section;
+}
+
+/* ---- evaluations ---------------------------------------------------------- */
+
+static eval *new_eval(plan *p, int ci, int m, const char *role, uint64_t seed)
+{
+    if (p->ne == p->ecap) {
+        int cap = p->ecap ? 2 * p->ecap : 256;
+        eval *x = realloc(p->e, (size_t) cap * sizeof *x);
+        if (!x) return NULL;
+        p->e = x;
+        p->ecap = cap;
+    }
+    eval *e = &p->e[p->ne++];
+    memset(e, 0, sizeof *e);
+    e->combo = ci;
+    e->m = m;
+    e->role = role;
+    e->t.seed = seed;
+    return e;
+}
+
+/* Fills E's task (pointers into P and E: call again after P->e moves). */
+static void wire(plan *p, eval *e)
+{
+    task *t = &e->t;
+    t->path = p->file;
+    t->nsets = 0;
+    for (int i = 0; i < p->nuser; i++) t->sets[t->nsets++] = p->user_sets[i];
+    t->sets[t->nsets++] = p->rate_set;
+    if (e->combo >= 0) {
+        const combo *c = &p->c[e->combo];
+        for (int i = 0; i < c->nsets; i++) t->sets[t->nsets++] = c->sets[i];
+    }
+    if (p->mono.n >= 0 && e->m > 0) {
+        snprintf(e->mset, sizeof e->mset, "%s.%s=%d", p->mono.section, p->mono.key, e->m);
+        t->sets[t->nsets++] = e->mset;
+    }
+}
+
+static void progress(int done, int n, void *arg)
+{
+    const plan *p = arg;
+    int open = 0;
+    for (int i = 0; i < p->nc; i++) open += !p->c[i].done && !p->c[i].infeasible && !p->c[i].pruned;
+    char best[64] = "none yet";
+    if (p->best >= 0) snprintf(best, sizeof best, "$%.2f/h", p->best_cost);
+    fprintf(stderr, "\rplan: %d simulations (%d/%d in this round), %d configurations open, best %s   ",
+            p->ne - n + done, done, n, open, best);
+    fflush(stderr);
+}
+
+/* Runs evaluations FROM..ne-1.  Returns 0 or the exit status. */
+static int run_evals(plan *p, int from, const char *dbpath)
+{
+    int m = p->ne - from;
+    if (m <= 0) return 0;
+    task *ts = calloc((size_t) m, sizeof *ts);
+    task_out *outs = calloc((size_t) m, sizeof *outs);
+    if (!ts || !outs) { free(ts); free(outs); return cu_die(1, "out of memory"); }
+    for (int i = 0; i < m; i++) { wire(p, &p->e[from + i]); ts[i] = p->e[from + i].t; }
+    task_run_all(ts, m, p->jobs, dbpath, outs, p->progress ? progress : NULL, p);
+    int rc = 0;
+    for (int i = 0; i < m; i++) {
+        eval *e = &p->e[from + i];
+        e->o = outs[i];
+        if (e->o.status != 0) {
+            if (!rc) rc = cu_die(e->o.status == 2 ? 2 : 1, "%s", e->o.err);
+            continue;
+        }
+        if (slo_eval(&p->slo, e->o.rep.rows, e->o.rep.n, &e->slo) != 0) { rc = cu_die(1, "out of memory"); continue; }
+        e->met = e->slo.met && !(report_get(&e->o.rep, "", "saturated", "value") > 0);
+    }
+    free(ts);
+    free(outs);
+    return rc;
+}
+
+static double cost_at(const combo *c, int m) { return c->fixed + c->unit * m; }
+
+/* How close a missing evaluation came: its worst relative SLO margin, or for
+ * a saturated run (no latencies) -1000 + the share of the load it carried. */
+static double closeness(const eval *e)
+{
+    double w = slo_worst_margin(&e->slo);
+    if (isfinite(w)) return w;
+    double thru = report_get(&e->o.rep, "", "throughput_rps", "value");
+    return -1000 + (e->o.rate > 0 && thru >= 0 ? thru / e->o.rate : 0);
+}
+
+/* The next monotone value to simulate for C, or 0 when its search is over. */
+static int next_value(plan *p, combo *c)
+{
+    if (c->hi <= p->mono_hi && c->hi - c->lo <= 1) {
+        c->done = 1;
+        c->answer = c->hi;
+        return 0;
+    }
+    if (c->lo >= p->mono_hi) { c->done = 1; return 0; }       /* even the largest misses */
+    if (p->best >= 0 && cost_at(c, c->lo + 1) >= p->best_cost && p->best != (int) (c - p->c)) {
+        c->pruned = 1;
+        return 0;
+    }
+    if (c->hi > p->mono_hi) {                                   /* nothing meets yet */
+        if (!c->hint_used && !isnan(c->hint)) {
+            c->hint_used = 1;
+            int h = (int) c->hint;
+            if (h > c->lo && h <= p->mono_hi) return h;
+        }
+        int x = c->lo < 1 ? p->mono_lo : c->lo * 2;
+        if (x <= c->lo) x = c->lo + 1;
+        return x > p->mono_hi ? p->mono_hi : x;
+    }
+    if (!c->lo_known && !c->below_tried) {                      /* the estimate met it: check one below */
+        c->below_tried = 1;
+        return c->hi - 1;
+    }
+    return c->lo + (c->hi - c->lo) / 2;
+}
+
+/* Updates C after evaluation E at value M. */
+static void update(plan *p, combo *c, const eval *e)
+{
+    int m = e->m;
+    if (e->met) {
+        if (m < c->hi) { c->hi = m; c->best_eval = (int) (e - p->e); }
+    } else {
+        if (m > c->lo) { c->lo = m; c->lo_known = 1; }
+        double w = closeness(e);
+        if (c->closest_eval < 0 || w > c->closest) { c->closest = w; c->closest_eval = (int) (e - p->e); }
+        /* Capacity estimate for LLM pools (no queueing formula): a saturated run's
+         * throughput is what M servers carry; otherwise scale by utilisation. */
+        if (c->hi > p->mono_hi && !c->hint_used) {
+            double thru = report_get(&e->o.rep, "", "throughput_rps", "value");
+            double rate = e->o.rate;
+            double need;
+            if (report_get(&e->o.rep, "", "saturated", "value") > 0 && thru > 0) need = ceil(m * rate / thru / 0.85);
+            else {
+                double u = report_get(&e->o.rep, p->mono.section + 5, "utilization", "value");   /* "pool NAME" */
+                need = u > 0 ? ceil(m * u / 0.75) : NAN;
+            }
+            if (!isnan(need) && need > m) c->hint = need;
+        }
+    }
+}
+
+/* ---- output --------------------------------------------------------------- */
+
+static int cmp_cand(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    return (x->cost > y->cost) - (x->cost < y->cost);
+}
+
+static void settings_json(const plan *p, const combo *c, int m, FILE *out)
+{
+    fputs("{", out);
+    int first = 1;
+    for (int i = 0; i < c->nsets; i++) {
+        const char *eq = strchr(c->sets[i], '=');
+        char k[256];
+        snprintf(k, sizeof k, "%.*s", (int) (eq - c->sets[i]), c->sets[i]);
+        fputs(first ? "" : ", ", out);
+        cu_json_str(out, k);
+        fputs(": ", out);
+        cu_json_str(out, eq + 1);
+        first = 0;
+    }
+    if (p->mono.n >= 0 && m > 0) {
+        char k[256];
+        snprintf(k, sizeof k, "%s.%s", p->mono.section, p->mono.key);
+        fputs(first ? "" : ", ", out);
+        cu_json_str(out, k);
+        fprintf(out, ": \"%d\"", m);
+    }
+    fputs("}", out);
+}
+
+static double max_util(const report *r)
+{
+    double um = NAN;
+    for (size_t k = 0; k < r->n; k++)
+        if (r->rows[k].scope[0] && !strcmp(r->rows[k].metric, "utilization") && (isnan(um) || r->rows[k].value > um))
+            um = r->rows[k].value;
+    return um;
+}
+
+static void free_plan(plan *p)
+{
+    for (int i = 0; i < p->ndims; i++)
+        for (int k = 0; k < p->dims[i].n; k++) free(p->dims[i].vals[k]);
+    for (int i = 0; i < p->ne; i++) { task_out_free(&p->e[i].o); slo_result_free(&p->e[i].slo); }
+    free(p->e);
+    free(p->c);
+    slo_free(&p->slo);
+    free(p->cs);
+    free(p->shown);
+    free(p->jtext);
+}
+
+/* ERR came from loading the scenario with P's assignments, which the loader
+ * calls "--set": renames it after the option that made the assignment it is
+ * about (--gpus, --tp, --replicas, --search, --target-rate). */
+static void relabel(const plan *p, char *err, size_t errlen)
+{
+    for (int i = 0; i < p->ndims; i++) cu_relabel(err, errlen, p->dims[i].opt, p->dims[i].section, p->dims[i].key);
+    if (p->mono.n >= 0) cu_relabel(err, errlen, p->mono.opt, p->mono.section, p->mono.key);
+    cu_relabel(err, errlen, "--target-rate", "workload", "rate");
+    cu_relabel(err, errlen, "--target-rate", "workload", "speedup");
+}
+
+/* Loads the base configuration with combo C's settings at monotone value M
+ * into SC (resolved, catalog from DBPATH).  Returns 0, 1 when the scenario
+ * refuses this configuration (REASON set), 2 on bad input (printed). */
+static int load_config(plan *p, const combo *c, int m, const char *dbpath, scenario *sc, char *reason, size_t rn)
+{
+    eval tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.combo = c ? (int) (c - p->c) : -1;
+    tmp.m = m;
+    wire(p, &tmp);
+    char err[1024];
+    if (scenario_load(sc, p->file, tmp.t.sets, tmp.t.nsets, err, sizeof err) != 0) {
+        relabel(p, err, sizeof err);
+        cu_die(2, "%s", err);
+        return 2;
+    }
+    sqlite3 *db = NULL;
+    if (store_open_lookup(dbpath, &db, err, sizeof err) != 0) { cu_die(2, "%s", err); return 2; }
+    int rc = scenario_resolve(sc, db, err, sizeof err);
+    store_close(db);
+    if (rc == 0) return 0;
+    if (strstr(err, "] gpu:") || strstr(err, "] model:")) { relabel(p, err, sizeof err); cu_die(2, "%s", err); return 2; }
+    /* Other refusals (weights do not fit, tp does not divide the heads) rule out this configuration. */
+    const char *m2 = strstr(err, "] ");
+    snprintf(reason, rn, "%.250s", m2 ? m2 + 2 : err);
+    char *advice = strstr(reason, "; use ");      /* keep the fact, drop the advice */
+    if (advice) *advice = '\0';
+    return 1;
+}
+
+/* Whether the scenario loads with the user's --set overrides and SET.
+ * Returns 0, or -1 + ERR. */
+static int loads_with(const plan *p, const char *set, char *err, size_t errlen)
+{
+    const char *sets[MAX_USER_SETS + 2];
+    int n = 0;
+    for (int u = 0; u < p->nuser; u++) sets[n++] = p->user_sets[u];
+    sets[n++] = set;
+    scenario sc;
+    int bad = scenario_load(&sc, p->file, sets, n, err, errlen);
+    scenario_free(&sc);
+    return bad ? -1 : 0;
+}
+
+/* ---- the command ---------------------------------------------------------- */
+
+/* cli_opt_fn of plan: CTX is the plan. */
+static int plan_opt(void *ctx, int id, const char *v)
+{
+    plan *p = ctx;
+    char *end;
+    long x;
+    switch (id) {
+    case O_TARGET:
+        p->target = strtod(v, &end);
+        if (end == v || *end || !(p->target > 0) || !isfinite(p->target))
+            return cu_die(2, "plan: --target-rate: expected a rate > 0 (requests/s), got '%s'", v);
+        return 0;
+    case O_GPUS: p->gpus = v; return 0;
+    case O_TP: p->tps = v; return 0;
+    case O_REPLICAS: p->reps = v; return 0;
+    case O_POOL: p->pool_opt = v; return 0;
+    case O_SEARCH:
+        if (p->nsearch == MAX_DIMS) return cu_die(2, "plan: at most %d --search options", MAX_DIMS);
+        p->searches[p->nsearch++] = v;
+        return 0;
+    case O_NO_STORE: p->store = 0; return 0;
+    case O_SEED:
+        if ((x = cu_posint("plan", "--seed", v, 2147483647L)) < 0) return 2;
+        p->seed = (uint64_t) x;
+        return 0;
+    default:                  /* --jobs, --seeds, --top */
+        if ((x = cu_posint("plan", id == O_JOBS ? "--jobs" : id == O_SEEDS ? "--seeds" : "--top", v, 1024)) < 0) return 2;
+        if (id == O_JOBS) p->jobs = (int) x;
+        else if (id == O_SEEDS) p->seeds = (int) x;
+        else p->top = (int) x;
+        return 0;
+    }
+}
+
+/* Parses the command line into P.  Returns CLI_GO or the exit status. */
+static int plan_parse(int argc, char **argv, plan *p)
+{
+    cli_args a;
+    p->target = NAN;
+    p->store = 1;
+    p->seeds = 3;
+    p->top = 5;
+    int rc = cli_parse(&CMD, argc, argv, &a, plan_opt, p);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > 1) return cu_die(2, "plan: more than one scenario file ('%s', '%s')", a.pos[0], a.pos[1]);
+    if (a.npos == 0) return cu_die(2, "plan: missing scenario FILE (see latsim plan --help)");
+    p->file = a.pos[0];
+    p->json = a.json;
+    memcpy(p->user_sets, a.sets, (size_t) a.nsets * sizeof *p->user_sets);
+    p->nuser = a.nsets;
+    /* The arrival rate is --target-rate's: a search or --set of it would be overridden. */
+    for (int i = 0; i < p->nsearch + p->nuser; i++) {
+        const char *v = i < p->nsearch ? p->searches[i] : p->user_sets[i - p->nsearch];
+        const char *eq = strchr(v, '=');
+        size_t kl = eq ? (size_t) (eq - v) : strlen(v);
+        if ((kl == 13 && !strncmp(v, "workload.rate", 13)) || (kl == 16 && !strncmp(v, "workload.speedup", 16)))
+            return cu_die(2, "plan: %s %.*s: the arrival rate is set by --target-rate (R x headroom); use latsim sweep to vary it",
+                          i < p->nsearch ? "--search" : "--set", (int) kl, v);
+    }
+    if (p->jobs <= 0) p->jobs = task_cpus();
+    p->dbpath = cu_db_path(a.db);
+    char err[2048];
+    if (cu_check_db_path(p->dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    return CLI_GO;
+}
+
+/* Loads the scenario as given into BASE (its pools, [slo] and workload) and
+ * sets the rate simulated.  Returns 0 or 2 (printed). */
+static int plan_base(plan *p, scenario *base)
+{
+    char err[2048];
+    if (scenario_load(base, p->file, p->user_sets, p->nuser, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (base->slo.n == 0) return cu_die(2, "plan: %s has no [slo] section: nothing to meet (see docs/planning.md)", p->file);
+    if (base->wl.users > 0)
+        return cu_die(2, "plan: %s has a closed-loop workload (users): --target-rate needs an open-loop one (rate or trace); "
+                      "use latsim sweep --vary workload.users=...", p->file);
+    if (base->wl.arrival != ARRIVAL_TRACE && base->wl.sched.kind != RATE_FIXED)
+        fprintf(stderr, "latsim: plan: note: %s's rate schedule is replaced by the constant target rate\n", ERRMSG_SHOWN(p->file));
+    p->headroom = base->slo.headroom;
+    p->want = p->target * p->headroom;
+    if (base->wl.arrival == ARRIVAL_TRACE) {
+        double r1 = scenario_arrival_rate(base) / base->wl.speedup;
+        snprintf(p->rate_set, sizeof p->rate_set, "workload.speedup=%.10g", p->want / r1);
+    } else snprintf(p->rate_set, sizeof p->rate_set, "workload.rate=%.10g", p->want);
+    /* A target rate the scenario refuses (1e-300: the run would outlast the
+     * simulated clock) is --target-rate's error, before any dimension. */
+    if (loads_with(p, p->rate_set, err, sizeof err) != 0) {
+        relabel(p, err, sizeof err);
+        return cu_die(2, "%s", err);
+    }
+    return 0;
+}
+
+/* A --search on a pool's replicas or servers (SECTION.KEY=SPEC, pool PI): the
+ * monotone dimension, bisected between its smallest and largest value; with
+ * one already, the widest range stays monotone and the other becomes an
+ * ordinary dimension.  Returns 0 or the exit status (printed). */
+static int plan_mono_search(plan *p, const char *section, const char *key, const char *spec, int pi)
+{
+    dim tmp = { .opt = "--search" };
+    snprintf(tmp.section, sizeof tmp.section, "%s", section);
+    snprintf(tmp.key, sizeof tmp.key, "%s", key);
+    if (parse_values(&tmp, spec)) { for (int k = 0; k < tmp.n; k++) free(tmp.vals[k]); return 2; }
+    int ok = 1, a = INT_MAX, b = 0;
+    for (int k = 0; k < tmp.n; k++) {
+        char *end;
+        double v = strtod(tmp.vals[k], &end);
+        ok &= !*end && v >= 1 && v <= INT_MAX / 4 && v == floor(v);
+        if (ok && v < a) a = (int) v;
+        if (ok && v > b) b = (int) v;
+    }
+    for (int k = 0; k < tmp.n; k++) free(tmp.vals[k]);
+    if (!ok) return cu_die(2, "plan: --search %s.%s=%s: expected whole numbers from 1 to %d", section, key, spec, INT_MAX / 4);
+    if (p->mono.n >= 0 && !strcmp(p->mono.section, section) && !strcmp(p->mono.key, key))
+        return cu_die(2, "plan: --search %s.%s: searched twice (with --replicas or another --search)", section, key);
+    if (p->mono.n >= 0) {
+        int widen = b - a > p->mono_hi - p->mono_lo;
+        if (p->ndims == MAX_DIMS) return cu_die(2, "plan: at most %d dimensions", MAX_DIMS);
+        dim *d = &p->dims[p->ndims++];
+        if (!widen) {
+            snprintf(d->section, sizeof d->section, "%s", section);
+            snprintf(d->key, sizeof d->key, "%s", key);
+            d->opt = "--search";
+            return parse_values(d, spec) ? 2 : 0;
+        }
+        /* The old monotone dimension becomes a list. */
+        d->opt = p->mono.opt;
+        snprintf(d->section, sizeof d->section, "%s", p->mono.section);
+        snprintf(d->key, sizeof d->key, "%s", p->mono.key);
+        for (int v = p->mono_lo; v <= p->mono_hi; v++) {
+            char t[32];
+            snprintf(t, sizeof t, "%d", v);
+            if (add_value(d, t)) return 2;
+        }
+    }
+    snprintf(p->mono.section, sizeof p->mono.section, "%s", section);
+    snprintf(p->mono.key, sizeof p->mono.key, "%s", key);
+    p->mono.opt = "--search";
+    p->mono.n = 0;
+    p->mono_lo = a;
+    p->mono_hi = b;
+    p->mono_pool = pi;
+    return 0;
+}
+
+/* The dimensions: --gpus and --tp, --replicas (monotone), every --search.
+ * Returns 0 or the exit status (printed). */
+static int plan_dims(plan *p, const scenario *base)
+{
+    int llm = -1;
+    for (int i = 0; i < base->npools; i++)
+        if (base->pools[i].kind == &llm_kind && (p->pool_opt ? !strcmp(base->pools[i].name, p->pool_opt) : llm < 0)) llm = i;
+    if (p->pool_opt && llm < 0) return cu_die(2, "plan: --pool %s: %s has no LLM pool of that name", p->pool_opt, p->file);
+    if ((p->gpus || p->tps || p->reps) && llm < 0)
+        return cu_die(2, "plan: --gpus/--tp/--replicas need an LLM pool, and %s has none (use --search)", p->file);
+    const char *opts[2] = { p->gpus, p->tps }, *keys[2] = { "gpu", "tp" }, *names[2] = { "--gpus", "--tp" };
+    for (int k = 0; k < 2; k++) {
+        if (!opts[k]) continue;
+        dim *d = &p->dims[p->ndims++];
+        snprintf(d->section, sizeof d->section, "pool %s", base->pools[llm].name);
+        snprintf(d->key, sizeof d->key, "%s", keys[k]);
+        d->opt = names[k];
+        if (parse_values(d, opts[k])) return 2;
+    }
+    if (p->reps) {
+        snprintf(p->mono.section, sizeof p->mono.section, "pool %s", base->pools[llm].name);
+        snprintf(p->mono.key, sizeof p->mono.key, "replicas");
+        p->mono.opt = "--replicas";
+        if (parse_replicas(p->reps, &p->mono_lo, &p->mono_hi) != 0) return 2;
+        p->mono.n = 0;
+        p->mono_pool = llm;
+    }
+    for (int s = 0; s < p->nsearch; s++) {
+        char section[160], key[64];
+        const char *spec;
+        if (split_key(p->searches[s], section, sizeof section, key, sizeof key, &spec) != 0)
+            return cu_die(2, "plan: --search '%s': expected \"SECTION.KEY=FROM:TO:STEP\" or \"SECTION.KEY=a,b,c\"", p->searches[s]);
+        int found = 0;
+        for (size_t i = 0; i < base->raw.ns; i++) found |= !strcmp(base->raw.s[i].name, section);
+        if (!found) return cu_die(2, "plan: --search %s.%s: %s has no section [%s]", section, key, p->file, section);
+        int pi = -1;
+        for (int i = 0; i < base->npools; i++) {
+            char sec[80];
+            snprintf(sec, sizeof sec, "pool %s", base->pools[i].name);
+            if (!strcmp(sec, section)) pi = i;
+        }
+        if (pi >= 0 && (!strcmp(key, "replicas") || !strcmp(key, "servers"))) {
+            int rc = plan_mono_search(p, section, key, spec, pi);
+            if (rc) return rc;
+            continue;
+        }
+        if (p->ndims == MAX_DIMS) return cu_die(2, "plan: at most %d dimensions", MAX_DIMS);
+        dim *d = &p->dims[p->ndims++];
+        snprintf(d->section, sizeof d->section, "%s", section);
+        snprintf(d->key, sizeof d->key, "%s", key);
+        d->opt = "--search";
+        if (parse_values(d, spec)) return 2;
+    }
+    return 0;
+}
+
+/* Every value of every dimension must be a valid key and value, and both
+ * ends of the bisected one (--replicas 1:2000000 is refused here, not when the
+ * bisection gets there).  Then P takes over BASE's [slo].  Returns 0 or 2
+ * (printed). */
+static int plan_check_dims(plan *p, scenario *base)
+{
+    char err[2048], set[400];
+    for (int i = 0; i < p->ndims; i++)
+        for (int k = 0; k < p->dims[i].n; k++) {
+            snprintf(set, sizeof set, "%s.%s=%s", p->dims[i].section, p->dims[i].key, p->dims[i].vals[k]);
+            if (loads_with(p, set, err, sizeof err) != 0) {
+                cu_relabel(err, sizeof err, p->dims[i].opt, p->dims[i].section, p->dims[i].key);
+                return cu_die(2, "%s", err);
+            }
+        }
+    for (int k = 0; k < 2 && p->mono.n >= 0; k++) {
+        snprintf(set, sizeof set, "%s.%s=%d", p->mono.section, p->mono.key, k ? p->mono_hi : p->mono_lo);
+        if (loads_with(p, set, err, sizeof err) != 0) {
+            cu_relabel(err, sizeof err, p->mono.opt, p->mono.section, p->mono.key);
+            return cu_die(2, "%s", err);
+        }
+    }
+    p->umax = 1;
+    for (int t = 0; t < base->slo.n; t++) if (base->slo.t[t].kind == SLO_UTIL_MAX) p->umax = fmin(p->umax, base->slo.t[t].limit);
+    p->slo = base->slo;                        /* taken over from base */
+    memset(&base->slo, 0, sizeof base->slo);
+    if (p->mono.n >= 0) {
+        if (shared_key(p, p->mono.key)) snprintf(p->mono_name, sizeof p->mono_name, "%s.%s", short_section(p->mono.section), p->mono.key);
+        else snprintf(p->mono_name, sizeof p->mono_name, "%s", p->mono.key);
+    }
+    return 0;
+}
+
+/* Configuration C, loaded at monotone value M1 into S1: its cost per unit of
+ * the monotone value and, for a generic pool's servers, the utilisation bound
+ * and the Erlang C estimate; a generic pool's size as an ordinary dimension
+ * below its utilisation bound rules the configuration out.  (A refusal at
+ * M1 + 1 leaves the cost per unit 0.) */
+static void plan_estimate(plan *p, combo *c, int m1, const scenario *s1)
+{
+    char reason[300];
+    double c1 = task_config_cost(s1);
+    c->fixed = c1;
+    c->unit = 0;
+    if (p->mono.n >= 0) {
+        scenario s2;
+        int st2 = load_config(p, c, m1 + 1, p->dbpath, &s2, reason, sizeof reason);
+        if (st2 == 0) { c->unit = task_config_cost(&s2) - c1; c->fixed = c1 - c->unit * m1; }
+        scenario_free(&s2);
+        /* Generic pool: utilisation bound and Erlang C. */
+        const pool_cfg *pc = &s1->pools[p->mono_pool];
+        /* Only a pool that every request reaches has the workload's rate as its inflow. */
+        if (pc->kind == &pool_kind_generic && !strcmp(p->mono.key, "servers") && whole_inflow(s1, p->mono_pool)) {
+            double load = scenario_arrival_rate(s1) * pc->service.mean / 1000.0;
+            int cmin = (int) floor(load / p->umax) + 1;
+            if (cmin - 1 > c->lo) c->lo = cmin - 1;
+            if (cmin > p->mono_hi)
+                snprintf(c->bound, sizeof c->bound, "%s needs %s >= %d to carry its offered load (%.4g req/s x %.4g ms = %.4g %s busy, "
+                         "utilization_max %.3g), and the search ends at %s=%d (utilisation %.3g)", p->mono.section, p->mono.key, cmin,
+                         scenario_arrival_rate(s1), pc->service.mean, load, p->mono.key, p->umax, p->mono.key, p->mono_hi,
+                         load / p->mono_hi);
+            c->hint = erlang_hint(&p->slo, scenario_arrival_rate(s1), pc->service.mean, pc->service.cv, cmin, p->mono_hi);
+            if (isnan(c->hint)) c->hint = cmin;
+        }
+    }
+    for (int ti = 0; ti < s1->npools && !c->bound[0]; ti++) {
+        const pool_cfg *pc = &s1->pools[ti];
+        if (pc->kind != &pool_kind_generic || (p->mono.n >= 0 && ti == p->mono_pool) || !whole_inflow(s1, ti)) continue;
+        char sec[80];
+        snprintf(sec, sizeof sec, "pool %s", pc->name);
+        int searched = 0;
+        for (int i = 0; i < p->ndims; i++) searched |= !strcmp(p->dims[i].section, sec) && !strcmp(p->dims[i].key, "servers");
+        double load = scenario_arrival_rate(s1) * pc->service.mean / 1000.0;
+        if (searched && pc->servers <= (int) floor(load / p->umax))
+            snprintf(c->bound, sizeof c->bound, "%s: servers=%d cannot carry its offered load (%.4g req/s x %.4g ms = %.4g servers busy, "
+                     "utilisation %.3g, utilization_max %.3g)", sec, pc->servers, scenario_arrival_rate(s1), pc->service.mean, load,
+                     load / pc->servers, p->umax);
+    }
+    if (c->bound[0]) c->done = 1;
+}
+
+/* The configurations: the product of the dimensions, each with its label,
+ * bracket, cost and estimates; refusals rule a configuration out.  Returns 0
+ * or the exit status (printed). */
+static int plan_configs(plan *p)
+{
+    char reason[300];
+    long total = 1;
+    for (int i = 0; i < p->ndims; i++) total *= p->dims[i].n;
+    if (total > MAX_COMBOS) return cu_die(2, "plan: %ld configurations (at most %d): narrow the search", total, MAX_COMBOS);
+    p->c = calloc((size_t) total, sizeof *p->c);
+    if (!p->c) return cu_die(1, "out of memory");
+    p->nc = (int) total;
+    for (int ci = 0; ci < p->nc; ci++) {
+        combo *c = &p->c[ci];
+        int r = ci;
+        for (int i = p->ndims - 1; i >= 0; i--) {
+            int k = r % p->dims[i].n;
+            r /= p->dims[i].n;
+            snprintf(c->sets[i], sizeof c->sets[i], "%s.%s=%s", p->dims[i].section, p->dims[i].key, p->dims[i].vals[k]);
+        }
+        c->nsets = p->ndims;
+        c->label[0] = '\0';
+        for (int i = 0; i < p->ndims; i++) {
+            const char *kv = c->sets[i] + strlen(p->dims[i].section) + 1;
+            size_t l = strlen(c->label);
+            if (shared_key(p, p->dims[i].key))
+                snprintf(c->label + l, sizeof c->label - l, "%s%s.%s", l ? " " : "", short_section(p->dims[i].section), kv);
+            else snprintf(c->label + l, sizeof c->label - l, "%s%s", l ? " " : "", kv);
+        }
+        c->lo = p->mono.n >= 0 ? p->mono_lo - 1 : 0;
+        c->hi = p->mono.n >= 0 ? p->mono_hi + 1 : 1;
+        c->hint = NAN;
+        c->closest = -INFINITY;
+        c->closest_eval = -1;
+        c->best_eval = -1;
+        /* Cost is linear in the monotone value; refusals rule the configuration out. */
+        scenario s1;
+        int m1 = p->mono.n >= 0 ? p->mono_lo : 0;
+        int st = load_config(p, c, m1, p->dbpath, &s1, reason, sizeof reason);
+        if (st == 0) plan_estimate(p, c, m1, &s1);
+        else if (st == 1) { c->infeasible = 1; snprintf(c->reason, sizeof c->reason, "%s", reason); st = 0; }
+        scenario_free(&s1);
+        if (st) return st;
+    }
+    return 0;
+}
+
+/* Rounds: every open configuration simulates its next value, in parallel,
+ * and the cheapest known meeting configuration bounds everyone's cost.
+ * Returns 0 or the exit status (printed). */
+static int plan_search(plan *p)
+{
+    int rc;
+    for (int round = 0; round < 200; round++) {
+        int from = p->ne;
+        for (int ci = 0; ci < p->nc; ci++) {
+            combo *c = &p->c[ci];
+            if (c->infeasible || c->done || c->pruned) continue;
+            if (p->mono.n < 0) {                /* no monotone dimension: one simulation each */
+                if (round > 0) { c->done = 1; continue; }
+                if (!new_eval(p, ci, 0, "candidate", p->seed0)) return cu_die(1, "out of memory");
+                continue;
+            }
+            int x = next_value(p, c);
+            if (x <= 0) continue;
+            if (!new_eval(p, ci, x, "candidate", p->seed0)) return cu_die(1, "out of memory");
+        }
+        if (p->ne == from) break;
+        if ((rc = run_evals(p, from, p->dbpath)) != 0) return rc;
+        for (int i = from; i < p->ne; i++) {
+            eval *e = &p->e[i];
+            combo *c = &p->c[e->combo];
+            if (p->mono.n >= 0) { update(p, c, e); continue; }
+            if (e->met) { c->best_eval = i; c->answer = 1; }
+            else {
+                double w = closeness(e);
+                if (c->closest_eval < 0 || w > c->closest) { c->closest = w; c->closest_eval = i; }
+            }
+        }
+        for (int ci = 0; ci < p->nc; ci++) {
+            combo *c = &p->c[ci];
+            int m = p->mono.n >= 0 ? c->hi : 1;
+            if (c->infeasible || (p->mono.n >= 0 ? c->hi > p->mono_hi : c->best_eval < 0)) continue;
+            double cost = p->mono.n >= 0 ? cost_at(c, m) : c->fixed;
+            if (p->best < 0 || cost < p->best_cost) { p->best = ci; p->best_cost = cost; }
+        }
+    }
+    for (int ci = 0; ci < p->nc; ci++)
+        if (p->mono.n >= 0 && !p->c[ci].infeasible && p->c[ci].hi <= p->mono_hi) p->c[ci].answer = p->c[ci].hi;
+    return 0;
+}
+
+/* Confirms the cheapest with more seeds, raising its value until every seed
+ * meets the SLO; sets P->winner (-1 none).  Returns 0 or the exit status. */
+static int plan_confirm(plan *p)
+{
+    int rc;
+    p->winner = -1;
+    for (int attempt = 0; attempt < 8; attempt++) {
+        int bi = -1;
+        double bc = INFINITY;
+        for (int ci = 0; ci < p->nc; ci++) {
+            combo *c = &p->c[ci];
+            if (c->infeasible || c->confirmed < 0 || c->best_eval < 0 || (p->mono.n >= 0 && c->answer <= 0)) continue;
+            double cost = p->mono.n >= 0 ? cost_at(c, c->answer) : c->fixed;
+            /* Equal cost: the larger worst SLO margin (of its evaluation at the answer) wins. */
+            if (cost < bc || (bi >= 0 && cost == bc && c->best_eval >= 0 && p->c[bi].best_eval >= 0 &&
+                              slo_worst_margin(&p->e[c->best_eval].slo) > slo_worst_margin(&p->e[p->c[bi].best_eval].slo))) {
+                bc = cost;
+                bi = ci;
+            }
+        }
+        if (bi < 0) break;
+        combo *c = &p->c[bi];
+        int from = p->ne;
+        for (int k = 1; k < p->seeds; k++)
+            if (!new_eval(p, bi, p->mono.n >= 0 ? c->answer : 0, "confirm", p->seed0 + (uint64_t) k)) return cu_die(1, "out of memory");
+        if (c->best_eval >= 0 && p->e[c->best_eval].m != (p->mono.n >= 0 ? c->answer : 0))
+            if (!new_eval(p, bi, c->answer, "confirm", p->seed0)) return cu_die(1, "out of memory");
+        if ((rc = run_evals(p, from, p->dbpath)) != 0) return rc;
+        int all = 1;
+        for (int i = from; i < p->ne; i++) {
+            all &= p->e[i].met;
+            double w = p->e[i].met ? 0 : closeness(&p->e[i]);
+            if (!p->e[i].met && (c->closest_eval < 0 || w > c->closest)) { c->closest = w; c->closest_eval = i; }
+        }
+        if (all) { c->confirmed = 1; p->winner = bi; break; }
+        if (p->mono.n >= 0 && c->answer < p->mono_hi) c->answer++;   /* a seed missed: one more */
+        else c->confirmed = -1;
+    }
+    return 0;
+}
+
+/* No configuration meets the SLO: says how close the best came (the missing
+ * evaluation with the best worst margin), or, when nothing was simulated, what
+ * ruled every configuration out.  Returns 2. */
+static int plan_no_winner(const plan *p)
+{
+    int ce = -1;
+    double w = -INFINITY;
+    for (int ci = 0; ci < p->nc; ci++)
+        if (p->c[ci].closest_eval >= 0 && (ce < 0 || p->c[ci].closest > w)) { ce = p->c[ci].closest_eval; w = p->c[ci].closest; }
+    if (ce < 0) {
+        int nb = 0, ni = 0, first_b = -1, first_i = -1;
+        for (int ci = 0; ci < p->nc; ci++) {
+            if (p->c[ci].bound[0]) { nb++; if (first_b < 0) first_b = ci; }
+            if (p->c[ci].infeasible) { ni++; if (first_i < 0) first_i = ci; }
+        }
+        char why[1000] = "";
+        if (first_b >= 0) {
+            const combo *b = &p->c[first_b];
+            snprintf(why, sizeof why, "%d of %d configurations cannot carry the load (e.g. %s%s%s)", nb, p->nc, b->label,
+                     b->label[0] ? ": " : "", b->bound);
+        }
+        if (first_i >= 0) {
+            size_t l = strlen(why);
+            snprintf(why + l, sizeof why - l, "%s%d of %d are refused by the scenario (e.g. %.150s: %.200s)", l ? "; " : "", ni, p->nc,
+                     p->c[first_i].label, p->c[first_i].reason);
+        }
+        if (!why[0]) snprintf(why, sizeof why, "no simulation was run");
+        return cu_die(2, "plan: no configuration meets the SLO at %.4g req/s (%.4g x headroom %.3g): %s; nothing was simulated",
+                      p->want, p->target, p->headroom, why);
+    }
+    const eval *e = &p->e[ce];
+    const slo_check *worst = NULL;
+    for (int i = 0; i < e->slo.n; i++) {
+        const slo_check *k = &e->slo.c[i];
+        double rel = isnan(k->value) ? -INFINITY : k->margin / k->t->limit;
+        if (!worst || rel < (isnan(worst->value) ? -INFINITY : worst->margin / worst->t->limit)) worst = k;
+    }
+    char what[300];
+    if (report_get(&e->o.rep, "", "saturated", "value") > 0 || !worst || isnan(worst->value))
+        snprintf(what, sizeof what, "saturated (throughput %.4g of %.4g req/s)", report_get(&e->o.rep, "", "throughput_rps", "value"), e->o.rate);
+    else
+        snprintf(what, sizeof what, "%s %.4g vs limit %.4g (%.0f %% over)", worst->t->key, worst->value, worst->t->limit,
+                 100 * (worst->value - worst->t->limit) / worst->t->limit);
+    char at[700];
+    if (p->mono.n >= 0) snprintf(at, sizeof at, "%s%s%s=%d", e->combo >= 0 ? p->c[e->combo].label : "",
+                                 e->combo >= 0 && p->c[e->combo].label[0] ? " " : "", p->mono_name, e->m);
+    else snprintf(at, sizeof at, "%s", e->combo >= 0 ? p->c[e->combo].label : "");
+    if (!at[0]) snprintf(at, sizeof at, "the scenario as given");     /* no dimension: no label */
+    return cu_die(2, "plan: no configuration meets the SLO at %.4g req/s (%.4g x headroom %.3g); the closest, %s, gives %s",
+                  p->want, p->target, p->headroom, at, what);
+}
+
+/* The candidates: each configuration's answer, cheapest first but the winner
+ * first of all (confirmation may have raised it above another), and the
+ * evaluation shown for each (the base seed at its answer).  Returns 0 or 1. */
+static int plan_candidates(plan *p)
+{
+    p->cs = calloc((size_t) p->nc, sizeof *p->cs);
+    p->shown = calloc((size_t) (p->nc + 1), sizeof *p->shown);
+    if (!p->cs || !p->shown) return cu_die(1, "out of memory");
+    for (int ci = 0; ci < p->nc; ci++) {
+        combo *c = &p->c[ci];
+        if (c->infeasible || c->best_eval < 0 || c->confirmed < 0) continue;
+        if (p->mono.n >= 0 && c->answer <= 0) continue;
+        p->cs[p->ncs++] = (cand) { ci, p->mono.n >= 0 ? cost_at(c, c->answer) : c->fixed };
+    }
+    qsort(p->cs, (size_t) p->ncs, sizeof *p->cs, cmp_cand);
+    for (int i = 0; i < p->ncs; i++)
+        if (p->cs[i].combo == p->winner) {
+            cand w = p->cs[i];
+            memmove(p->cs + 1, p->cs, (size_t) i * sizeof *p->cs);
+            p->cs[0] = w;
+            break;
+        }
+    for (int ci = 0; ci < p->nc; ci++) {
+        p->pruned += p->c[ci].pruned;
+        p->infeasible += p->c[ci].infeasible;
+        p->bounded += p->c[ci].bound[0] != 0;
+    }
+    for (int i = 0; i < p->ncs; i++) {
+        combo *c = &p->c[p->cs[i].combo];
+        p->shown[i] = c->best_eval;
+        for (int k = 0; k < p->ne; k++)
+            if (p->e[k].combo == p->cs[i].combo && p->e[k].m == (p->mono.n >= 0 ? c->answer : 0) && p->e[k].met && p->e[k].t.seed == p->seed0)
+                p->shown[i] = k;
+    }
+    return 0;
+}
+
+/* The plan as JSON into P->jtext, less its closing brace.  Returns 0 or 1. */
+static int plan_json(plan *p)
+{
+    size_t jlen = 0;
+    FILE *mem = open_memstream(&p->jtext, &jlen);
+    if (!mem) return cu_die(1, "out of memory");
+    fprintf(mem, "{\"scenario\": ");
+    cu_json_str(mem, p->file);
+    fprintf(mem, ", \"target_rate_rps\": %.6g, \"headroom\": %.6g, \"best\": ", p->target, p->headroom);
+    for (int i = 0; i < p->ncs && i < (p->top > p->ncs ? p->ncs : p->top); i++) {
+        const combo *c = &p->c[p->cs[i].combo];
+        const eval *e = &p->e[p->shown[i]];
+        if (i == 1) fputs(", \"candidates\": [", mem);
+        if (i >= 1) fputs(i > 1 ? ", " : "", mem);
+        fputs("{\"settings\": ", mem);
+        settings_json(p, c, p->mono.n >= 0 ? c->answer : 0, mem);
+        fprintf(mem, ", \"usd_per_hour\": %.6g, \"utilization_max\": %.4g, \"confirmed_seeds\": %d, \"slo\": ", p->cs[i].cost,
+                max_util(&e->o.rep), c->confirmed > 0 ? p->seeds : 1);
+        slo_json(&e->slo, mem);
+        fputs("}", mem);
+    }
+    if (p->ncs < 2) fputs(", \"candidates\": [", mem);
+    fprintf(mem, "], \"simulations\": %d, \"configurations\": %d, \"pruned\": %d, \"infeasible\": %d, \"below_bound\": %d, \"wall_s\": %.3f",
+            p->ne, p->nc, p->pruned, p->infeasible, p->bounded, p->wall);
+    fclose(mem);
+    return 0;
+}
+
+/* Stores the plan, its points and their runs in one transaction: together or
+ * not at all.  Returns 0 or the exit status (printed). */
+static int plan_store(plan *p)
+{
+    if (!p->store) return 0;
+    char started[32], args[1024], err[2048];
+    sqlite3 *db = NULL;
+    char *stored = NULL;
+    int rc = 1;
+    cu_now(started, sizeof started);
+    snprintf(args, sizeof args, "--target-rate %g%s%s%s%s%s%s", p->target, p->gpus ? " --gpus " : "", p->gpus ? p->gpus : "",
+             p->tps ? " --tp " : "", p->tps ? p->tps : "", p->reps ? " --replicas " : "", p->reps ? p->reps : "");
+    if (cu_open_rw(p->dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    int bad = store_begin(db, err, sizeof err) != 0 ||
+              planstore_sweep_begin(db, "plan", p->file, args, started, &p->plan_id, err, sizeof err) != 0;
+    for (int i = 0; i < p->ne && !bad; i++) {
+        eval *e = &p->e[i];
+        wire(p, e);
+        char settings[1200] = "";
+        for (int k = p->nuser + 1; k < e->t.nsets; k++) {
+            size_t l = strlen(settings);
+            snprintf(settings + l, sizeof settings - l, "%s%s", l ? "; " : "", e->t.sets[k]);
+        }
+        planstore_extra x = { .sweep_id = p->plan_id, .idx = i, .role = e->role, .settings = settings, .seed = e->o.seed,
+                              .rate = e->o.rate, .usd_per_hour = e->o.usd_per_hour };
+        int64_t id;
+        bad = cu_save_task(db, &e->t, &e->o, &e->slo, &x, &id, err, sizeof err) != 0;
+    }
+    /* Stored as --json prints it (one whole object), less the id. */
+    stored = bad ? NULL : malloc(strlen(p->jtext) + 2);
+    if (!bad && !stored) bad = (errmsg_set(err, sizeof err, "out of memory"), 1);
+    if (stored) { strcpy(stored, p->jtext); strcat(stored, "}"); }
+    bad = bad || planstore_sweep_end(db, p->plan_id, p->wall, p->ne, p->cs[0].cost, stored, err, sizeof err) != 0 ||
+          store_commit(db, err, sizeof err) != 0;
+    if (bad) { store_rollback(db); cu_die(1, "plan not stored: %s", err); goto out; }
+    rc = 0;
+out:
+    free(stored);
+    store_close(db);
+    return rc;
+}
+
+/* Prints the plan: its JSON, or the candidates, the configurations ruled out
+ * and the winner's SLO terms. */
+static void plan_print(const plan *p)
+{
+    if (p->json) {
+        fputs(p->jtext, stdout);
+        if (p->store) printf(", \"plan\": %lld", (long long) p->plan_id);
+        fputs("}\n", stdout);
+        return;
+    }
+    printf("plan %s  target %.4g req/s x headroom %.3g = %.4g req/s\n", ERRMSG_SHOWN(p->file), p->target, p->headroom, p->want);
+    char nbound[64] = "";
+    if (p->bounded) snprintf(nbound, sizeof nbound, ", %d by the utilisation bound", p->bounded);
+    printf("%d configurations (%d ruled out by the scenario%s, %d pruned by cost), %d simulations, %.2f s, %d workers\n\n",
+           p->nc, p->infeasible, nbound, p->pruned, p->ne, p->wall, p->jobs);
+    int wl = 13;          /* the configuration column fits the longest label */
+    for (int i = 0; i < p->ncs && i < p->top; i++) {
+        int l = (int) strlen(ERRMSG_SHOWN(p->c[p->cs[i].combo].label)) + (p->mono.n >= 0 ? (int) strlen(ERRMSG_SHOWN(p->mono_name)) + 6 : 0);
+        if (l > wl) wl = l;
+    }
+    for (int ci = 0; ci < p->nc; ci++)
+        if (p->c[ci].infeasible && (int) strlen(ERRMSG_SHOWN(p->c[ci].label)) > wl) wl = (int) strlen(ERRMSG_SHOWN(p->c[ci].label));
+    printf("  %-*s %10s %9s %9s  %s\n", wl, "configuration", "$/hour", "util_max", "margin", "slo");
+    for (int i = 0; i < p->ncs && i < p->top; i++) {
+        const combo *c = &p->c[p->cs[i].combo];
+        const eval *e = &p->e[p->shown[i]];
+        char lab[600];
+        if (p->mono.n >= 0) snprintf(lab, sizeof lab, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p->mono_name, c->answer);
+        else snprintf(lab, sizeof lab, "%s", c->label);
+        printf("  %-*s %10.2f %9.3f %+8.1f%%  %s\n", wl, ERRMSG_SHOWN(lab), p->cs[i].cost, max_util(&e->o.rep),
+               100 * slo_worst_margin(&e->slo), i == 0 ? (c->confirmed > 0 ? "met (confirmed)" : "met") : "met (1 seed)");
+    }
+    for (int ci = 0; ci < p->nc; ci++)
+        if (p->c[ci].infeasible) printf("  %-*s %10s  ruled out: %s\n", wl, ERRMSG_SHOWN(p->c[ci].label), "-",
+                                        ERRMSG_SHOWN(p->c[ci].reason));
+    const eval *e = &p->e[p->shown[0]];
+    printf("\nbest: ");
+    const combo *c = &p->c[p->cs[0].combo];
+    if (p->mono.n >= 0) printf("%s%s%s=%d", ERRMSG_SHOWN(c->label), c->label[0] ? " " : "", ERRMSG_SHOWN(p->mono_name), c->answer);
+    else printf("%s", ERRMSG_SHOWN(c->label));
+    printf("  $%.2f/hour, confirmed with %d seeds\n", p->cs[0].cost, p->seeds);
+    slo_table(&e->slo, stdout);
+    if (p->store) printf("\nplan %lld stored in %s\n", (long long) p->plan_id, ERRMSG_SHOWN(p->dbpath));
+}
+
+int plan_main(int argc, char **argv)
+{
+    plan p;
+    scenario base;
+    memset(&p, 0, sizeof p);
+    memset(&base, 0, sizeof base);
+    p.best = -1;
+    p.mono.n = -1;
+    char err[2048];
+    int rc = plan_parse(argc, argv, &p);
+    if (rc != CLI_GO) return rc;
+    if ((rc = plan_base(&p, &base)) != 0) goto out;
+    if ((rc = plan_dims(&p, &base)) != 0) goto out;
+    if ((rc = plan_check_dims(&p, &base)) != 0) goto out;
+    if ((rc = plan_configs(&p)) != 0) goto out;
+    if (p.store && cu_check_db(p.dbpath, err, sizeof err) != 0) { rc = cu_die(2, "%s", err); goto out; }
+    p.progress = isatty(2);
+    p.seed0 = p.seed ? p.seed : base.seed;
+    double t0 = cu_clock();
+    if ((rc = plan_search(&p)) != 0) goto out;
+    if ((rc = plan_confirm(&p)) != 0) goto out;
+    if (p.progress) fputs("\r\033[K", stderr);
+    p.wall = cu_clock() - t0;
+    if (p.winner < 0) { rc = plan_no_winner(&p); goto out; }
+    if ((rc = plan_candidates(&p)) != 0) goto out;
+    if ((rc = plan_json(&p)) != 0) goto out;
+    if ((rc = plan_store(&p)) != 0) goto out;
+    plan_print(&p);
+    rc = 0;
+out:
+    free_plan(&p);
+    scenario_free(&base);
+    return rc;
+}

@@ -1,0 +1,80 @@
+/* llmcfg.h -- an LLM pool's configuration (keys, catalog look-up, derivation).
+ *
+ * The keys and their parsing, and llm_derive(): from the resolved model and
+ * GPU, the KV-cache capacity, max_seq_len and the cost model's hardware.
+ * The station itself is llm.h.
+ */
+#ifndef LATSIM_LLMCFG_H
+#define LATSIM_LLMCFG_H
+
+#include <sqlite3.h>
+#include "core/poolcfg.h"
+#include "core/scn.h"
+#include "llm/cost.h"
+
+typedef struct llm_sched llm_sched;   /* a row of the scheduler table (llm.h) */
+
+typedef struct llm_cfg {
+    char model_name[48];      /* catalog key */
+    char gpu_name[48];        /* catalog key */
+    model_spec model;         /* resolved by scenario_resolve() */
+    gpu_spec gpu;             /* resolved by scenario_resolve() */
+    int tp;                   /* GPUs per replica (tensor parallel) */
+    int replicas;             /* replicas in the pool */
+    const llm_sched *sched;   /* the scheduler: its row in llm.c's table */
+    int max_batch;            /* max sequences in a batch */
+    int64_t max_batch_tokens; /* max tokens per forward step (continuous, chunked) */
+    int64_t chunk_tokens;     /* chunked: token budget per step */
+    double max_wait_ms;       /* dynamic: longest wait to fill a batch, ms */
+    char weights[8];          /* bf16 | fp16 | fp8 | int8 | int4 */
+    int weights_given;        /* 1 when the pool set weights (else the model's precision) */
+    char kv_dtype[8];         /* bf16 | fp8 */
+    double mem_util;          /* share of GPU memory the server may use, (0,1] */
+    double activation_gib;    /* per-GPU memory kept for activations, GiB */
+    int64_t kv_blocks;        /* KV blocks per replica (given or derived) */
+    int kv_blocks_given;      /* 1 when the scenario set kv_blocks */
+    int block_tokens;         /* tokens per KV block (16) */
+    int64_t max_seq_len;      /* prompt + output cap per request, tokens */
+    int max_seq_len_given;    /* 1 when the scenario set max_seq_len */
+    int truncate;             /* 1: cut prompts to fit max_seq_len; 0: reject such requests */
+    double request_overhead_ms; /* front-end work per request before it queues, ms */
+    const struct route_policy *routing;  /* NULL: one shared queue; else the policy that
+                                            sends each request to a replica's own queue */
+    cost_model cost;          /* step-time model */
+    int prefix_cache;         /* 1: replicas keep finished prompts' KV blocks for later hits (prefix.h) */
+    int prefix_id_tokens;     /* prompt tokens per content id (the workload's hash_block_tokens) */
+    double affinity_threshold;/* routing = prefix_affinity: least share of the prompt's content ids a
+                                 replica's cached prefix must cover to count (0..1) */
+} llm_cfg;
+
+/* The LLM configuration of pool P (kind = llm): its ext. */
+static inline llm_cfg *llm_cfg_of(const pool_cfg *p) { return (llm_cfg *) p->ext; }
+
+/* The kind's keys (kind.h), ended by a NULL row. */
+extern const scn_key llm_keys[];
+
+/* Reads the keys of [SEC] into a new llm_cfg, P->ext.  Returns 0 or -1 (error set in X). */
+int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p);
+
+/* Frees what llm_parse allocated (the cost model's state). */
+void llm_free_cfg(pool_cfg *p);
+
+/* The cost models' keys, table by table (kind.h's more_keys). */
+const scn_key *llm_more_keys(int set);
+
+/* Looks the model and GPU up (the scenario's sections first, then the catalog
+ * in DB) and derives (llm_derive).  Returns 0 or -1 (error set in X). */
+int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db);
+
+/* Fills the derived parts of L from its resolved model and gpu: the KV-cache
+ * capacity, max_seq_len, and the cost model.  Checks TP against the heads, that
+ * the weights fit, and that a request can fit the KV cache.  Returns 0, or -1
+ * with a message in ERR and the offending key in *KEY ("tp", "kv_blocks"...;
+ * "workload.prompt_tokens" names a [workload] key). */
+int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size_t errlen);
+
+/* KV-cache bytes per token on one GPU of a replica (K and V, all layers,
+ * that GPU's share of the KV heads). */
+double llm_kv_bytes_per_token(const llm_cfg *l);
+
+#endif

@@ -1,0 +1,694 @@
+/* report.c -- flattening results into rows; replication statistics; JSON and
+ * table output. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_statistics_double.h>
+#include "run/breakdown.h"
+#include "llm/cost.h"
+#include "core/kind.h"
+#include "run/kinds.h"
+#include "report/report.h"
+#include "engine/errmsg.h"
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+static int add(report *r, int rep, const char *scope, const char *metric, const char *stat, double v)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 128;
+        store_stat *x = realloc(r->rows, cap * sizeof *x);
+        if (!x) return -1;
+        r->rows = x;
+        r->cap = cap;
+    }
+    store_stat *s = &r->rows[r->n];
+    s->replication = rep;
+    s->scope = dupstr(scope);
+    s->metric = dupstr(metric);
+    s->stat = stat;                       /* stat names are string literals */
+    s->value = v;
+    s->ci95 = NAN;
+    if (!s->scope || !s->metric) return -1;
+    r->n++;
+    return 0;
+}
+
+static const char *LAT_STATS[] = { "mean", "p50", "p90", "p95", "p99", "p999", "max" };
+
+/* The probabilities of LAT_STATS[1 .. 5]. */
+static const double LAT_PROBS[] = { 0.50, 0.90, 0.95, 0.99, 0.999 };
+
+/* Keeps the distribution of S for the rows from index ROW on.  Returns 0 or -1. */
+static int add_dist(report *r, size_t row, const stat_summary *s)
+{
+    if (r->ndist == r->capdist) {
+        size_t cap = r->capdist ? 2 * r->capdist : 16;
+        report_dist *x = realloc(r->dist, cap * sizeof *x);
+        if (!x) return -1;
+        r->dist = x;
+        r->capdist = cap;
+    }
+    r->dist[r->ndist].row = row;
+    repci_from_summary(s, &r->dist[r->ndist].d);
+    r->ndist++;
+    return 0;
+}
+
+static int add_latency(report *r, int rep, const char *scope, const char *metric, const stat_summary *s, int hide)
+{
+    double v[7] = { s->mean, s->p50, s->p90, s->p95, s->p99, s->p999, s->max };
+    if (!hide && s->n > 0 && add_dist(r, r->n, s)) return -1;
+    for (int i = 0; i < 7; i++)
+        if (add(r, rep, scope, metric, LAT_STATS[i], (hide || s->n == 0) ? NAN : v[i])) return -1;
+    return 0;
+}
+
+int report_flatten(const sim_result *x, int rep, report *out)
+{
+    memset(out, 0, sizeof *out);
+    out->replications = 1;
+    const char *G = "";
+#define V(scope, name, val) if (add(out, rep, scope, name, "value", (double) (val))) return -1
+    V(G, "requests", x->requests);
+    V(G, "warmup_requests", x->warmup_requests);
+    V(G, "warmup_s", x->warmup_s);
+    V(G, "served", x->served);
+    V(G, "rejected", x->rejected);
+    V(G, "timed_out", x->timed_out);
+    if (x->has_fleet) V(G, "failed", x->failed);
+    if (x->has_client) {
+        V(G, "attempts", x->attempts);
+        V(G, "retries", x->retries);
+        V(G, "wasted", x->wasted);
+    }
+    V(G, "saturated", x->saturated);
+    if (x->trace_exhausted) V(G, "trace_exhausted", 1);
+    if (x->finite) {   /* README, "Finite workloads" */
+        V(G, "finite", 1);
+        V(G, "backlog_grew", x->backlog_grew);
+        V(G, "peak_queue", x->peak_queue);
+        V(G, "peak_queue_at_s", x->peak_queue_at_s);
+    }
+    V(G, "departures", x->departures);
+    V(G, "throughput_rps", x->throughput_rps);
+    if (x->has_goodput) {
+        /* Share of measured requests served within every per-request SLO limit,
+         * and that share of the throughput. */
+        double share = x->requests ? (double) x->good / (double) x->requests : NAN;
+        V(G, "goodput", share);
+        V(G, "goodput_rps", share * x->throughput_rps);
+    }
+    if (x->has_llm) {
+        V(G, "output_tokens_per_s", x->output_tps);
+        V(G, "cost_per_hour", x->cost_per_hour);
+        V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
+    }
+    if (x->has_gateway) V(G, "api_usd", x->api_usd);
+    if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
+    V(G, "sim_time_s", x->sim_time_s);
+    V(G, "window_s", x->window_s);
+    V(G, "events", x->events);
+    V(G, "peak_in_system", x->peak_live);
+    V(G, "wall_time_s", x->wall_time_s);
+    if (!isnan(x->repeat_token_share)) V(G, "repeat_token_share", x->repeat_token_share);
+    if (x->closed_loop) {
+        V(G, "achieved_rps", x->achieved_rps);
+        V(G, "mean_in_system", x->mean_in_system);
+    }
+    int hide = x->saturated;
+    if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
+    if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
+    if (add_latency(out, rep, G, "service", &x->service, hide)) return -1;
+    if (x->has_cold) {
+        if (add_latency(out, rep, G, "e2e_cold", &x->e2e_cold, hide)) return -1;
+        if (add_latency(out, rep, G, "e2e_warm", &x->e2e_warm, hide)) return -1;
+        if (x->has_llm && add_latency(out, rep, G, "ttft_cold", &x->ttft_cold, hide)) return -1;
+        if (x->has_llm && add_latency(out, rep, G, "ttft_warm", &x->ttft_warm, hide)) return -1;
+    }
+    if (x->has_gateway && add_latency(out, rep, G, "network", &x->network, hide)) return -1;
+    if ((x->has_llm || x->has_gateway) && add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
+    if (x->has_llm) {
+        if (add_latency(out, rep, G, "ttft", &x->ttft, hide)) return -1;
+        if (add_latency(out, rep, G, "tpot", &x->tpot, hide)) return -1;
+        if (add_latency(out, rep, G, "itl", &x->itl, hide)) return -1;
+    }
+    if (!hide) {
+        const struct { const char *m; const stat_summary *s; } cd[] = {
+            { "e2e", &x->e2e }, { "queue", &x->queue }, { "ttft", &x->ttft }, { "tpot", &x->tpot } };
+        out->cdf = malloc(4 * STAT_NCDF * sizeof *out->cdf);
+        if (!out->cdf) return -1;
+        for (int m = 0; m < (x->has_llm ? 4 : 2); m++)
+            if (cd[m].s->n > 0)
+                for (int k = 0; k < STAT_NCDF; k++)
+                    out->cdf[out->ncdf++] = (report_cdf) { cd[m].m, stat_cdf_probs[k], cd[m].s->cdf[k] };
+    }
+    /* Shares of e2e (breakdown.h): "breakdown.all.queue", "breakdown.p99.queue"... */
+    for (int k = 0; k < BD_N; k++) {
+        char m[48];
+        snprintf(m, sizeof m, "breakdown.all.%s", bd_name(k));
+        V(G, m, hide ? NAN : x->share_all[k]);
+        snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
+        V(G, m, hide ? NAN : x->share_p99[k]);
+    }
+    for (int i = 0; i < x->npools; i++) {
+        const pool_result *p = &x->pools[i];
+        const char *S = p->name;
+        V(S, "kind", p->kind);              /* index in the kind table: 0 generic, 1 llm, ... */
+        V(S, "utilization", p->utilization);
+        V(S, "saturated", p->saturated);
+        if (x->finite) {
+            V(S, "backlog_grew", p->backlog_grew);
+            V(S, "peak_queue", p->peak_queue);
+            V(S, "peak_in_pool", p->peak_inside);
+        }
+        if (p->has_offered_load) V(S, "offered_load", p->offered_load);
+        V(S, "arrivals", p->arrivals);
+        V(S, "served", p->served);
+        V(S, "rejected", p->rejected);
+        V(S, "timed_out", p->timed_out);
+        for (int k = 0; k < p->nmetrics; k++) V(S, p->metrics[k].name, p->metrics[k].value);
+        if (add_latency(out, rep, S, "queue", &p->queue, p->saturated)) return -1;
+        if (add_latency(out, rep, S, "service", &p->service, p->saturated)) return -1;
+    }
+    for (int i = 0; i < x->nclasses; i++) {
+        const class_result *c = &x->classes[i];
+        char S[80];
+        snprintf(S, sizeof S, "%s%s", REPORT_CLASS_SCOPE, c->name);
+        V(S, "requests", c->requests);
+        V(S, "served", c->served);
+        V(S, "rejected", c->rejected);
+        V(S, "timed_out", c->timed_out);
+        if (x->has_fleet) V(S, "failed", c->failed);
+        if (x->has_goodput) {
+            /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
+            double share = c->requests ? (double) c->good / (double) c->requests : NAN;
+            V(S, "goodput", share);
+            V(S, "goodput_rps", x->window_s > 0 ? (double) c->good / x->window_s : NAN);
+        }
+        /* Its share of the pools' $ and its API charges (sim.c, class_costs). */
+        if (x->has_gateway) V(S, "api_usd", c->api_usd);
+        if (x->has_cost) V(S, "cost_per_1k_requests", x->saturated ? NAN : c->cost_per_1k);
+        if (add_latency(out, rep, S, "e2e", &c->e2e, hide)) return -1;
+        if (add_latency(out, rep, S, "queue", &c->queue, hide)) return -1;
+        if (add_latency(out, rep, S, "service", &c->service, hide)) return -1;
+        if (x->has_llm) {
+            if (add_latency(out, rep, S, "ttft", &c->ttft, hide)) return -1;
+            if (add_latency(out, rep, S, "tpot", &c->tpot, hide)) return -1;
+        }
+    }
+#undef V
+    return 0;
+}
+
+/* The index in LAT_STATS of a percentile stat (1 .. 5), else 0. */
+static int percentile_index(const char *stat)
+{
+    for (int k = 1; k <= 5; k++)
+        if (!strcmp(stat, LAT_STATS[k])) return k;
+    return 0;
+}
+
+/* Row I's percentile interval over the N runs, around MEAN, when row I is a
+ * percentile of a latency group whose distribution every run carries: sets
+ * *CI and returns 1; else returns 0.  CUR (one per run) walks the runs' dists,
+ * which come in row order; D receives their pointers. */
+static int percentile_ci(const report *runs, int n, size_t i, double mean, size_t *cur,
+                         const repci_dist **d, double *ci)
+{
+    const store_stat *row = &runs[0].rows[i];
+    int k = percentile_index(row->stat);
+    if (k == 0 || i < (size_t) k) return 0;
+    size_t g = i - (size_t) k;              /* the group's "mean" row */
+    for (int j = 0; j < n; j++) {
+        const report *x = &runs[j];
+        while (cur[j] < x->ndist && x->dist[cur[j]].row < g) cur[j]++;
+        if (cur[j] >= x->ndist || x->dist[cur[j]].row != g || g >= x->n || i >= x->n) return 0;
+        const store_stat *m = &x->rows[g];
+        if (strcmp(m->stat, "mean") || strcmp(m->scope, row->scope) || strcmp(m->metric, row->metric)) return 0;
+        d[j] = &x->dist[cur[j]].d;
+    }
+    *ci = repci_halfwidth(d, n, LAT_PROBS[k - 1], mean);
+    return 1;
+}
+
+int report_aggregate(const report *runs, int n, report *out)
+{
+    memset(out, 0, sizeof *out);
+    out->replications = n;
+    double *v = malloc((size_t) n * sizeof *v);
+    size_t *cur = calloc((size_t) n, sizeof *cur);
+    const repci_dist **d = malloc((size_t) n * sizeof *d);
+    if (!v || !cur || !d) { free(v); free(cur); free(d); return -1; }
+    for (size_t i = 0; i < runs[0].n; i++) {
+        const store_stat *row = &runs[0].rows[i];
+        int k = 0;
+        for (int j = 0; j < n; j++) {
+            if (i >= runs[j].n) continue;
+            double x = runs[j].rows[i].value;
+            if (!isnan(x)) v[k++] = x;
+        }
+        double mean = NAN, ci = NAN;
+        if (k == n && k > 0) {              /* a statistic missing in one run (saturated) stays missing */
+            mean = gsl_stats_mean(v, 1, (size_t) k);
+            if (k > 1) ci = gsl_cdf_tdist_Pinv(0.975, k - 1) * gsl_stats_sd(v, 1, (size_t) k) / sqrt(k);
+            double pci;
+            if (k > 1 && percentile_ci(runs, n, i, mean, cur, d, &pci)) ci = pci;
+        }
+        if ((!strcmp(row->metric, "saturated") || !strcmp(row->metric, "backlog_grew")) && k > 0) mean = gsl_stats_max(v, 1, (size_t) k);
+        if (add(out, -1, row->scope, row->metric, row->stat, mean)) { free(v); free(cur); free(d); return -1; }
+        out->rows[out->n - 1].ci95 = ci;
+    }
+    free(v);
+    free(cur);
+    free(d);
+    /* CDF points: the mean quantile over the replications. */
+    int same = 1;
+    for (int j = 1; j < n; j++) same &= runs[j].ncdf == runs[0].ncdf;
+    if (same && runs[0].ncdf > 0) {
+        out->cdf = malloc(runs[0].ncdf * sizeof *out->cdf);
+        if (!out->cdf) return -1;
+        out->ncdf = runs[0].ncdf;
+        for (size_t i = 0; i < out->ncdf; i++) {
+            out->cdf[i] = runs[0].cdf[i];
+            double sum = 0;
+            for (int j = 0; j < n; j++) sum += runs[j].cdf[i].value;
+            out->cdf[i].value = sum / n;
+        }
+    }
+    return 0;
+}
+
+double report_get(const report *r, const char *scope, const char *metric, const char *stat)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->rows[i].scope, scope) && !strcmp(r->rows[i].metric, metric) && !strcmp(r->rows[i].stat, stat))
+            return r->rows[i].value;
+    return NAN;
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static int is_flag(const char *metric)
+{
+    return !strcmp(metric, "saturated") || !strcmp(metric, "trace_exhausted") || !strcmp(metric, "finite") ||
+           !strcmp(metric, "backlog_grew");
+}
+
+/* Rows "breakdown.SET.COMPONENT" are shown as "breakdown": {SET: {COMPONENT: v}}. */
+static int is_breakdown(const char *metric) { return !strncmp(metric, "breakdown.", 10); }
+
+/* An LLM pool's cost-model rows: cost_model.{kind,id,source,mape,extrapolated}. */
+static int is_cost_model(const char *metric) { return !strncmp(metric, "cost_model.", 11); }
+
+/* The cost-model row's name from its index in the cost-model table. */
+static const char *cost_kind_name(double v)
+{
+    const cost_ops *o = cost_row_at((int) v);
+    return o ? o->name : "";
+}
+
+static void num(FILE *out, double v, const char *metric)
+{
+    if (is_flag(metric)) fputs(v > 0 ? "true" : "false", out);
+    else if (isnan(v) || isinf(v)) fputs("null", out);
+    else if (v == floor(v) && fabs(v) < 1e15) fprintf(out, "%.0f", v);
+    else fprintf(out, "%.6g", v);
+}
+
+/* The name of the kind a "kind" row's value stands for. */
+static const char *kind_name(double v)
+{
+    kinds_builtin();
+    const station_kind *k = station_kind_at((int) v);
+    return k ? k->name : "unknown";
+}
+
+void report_json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *) s; *p;) {
+        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p++);
+        else if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\u%04x", *p++);
+        else if (*p < 0x80) fputc(*p++, out);
+        else {
+            /* RFC 8259 text is UTF-8: a byte that is not part of a valid sequence
+             * is written as the code point of the same value (Latin-1). */
+            int n = errmsg_utf8_len(p);
+            if (n == 0) fprintf(out, "\\u%04x", *p++);
+            else { fwrite(p, 1, (size_t) n, out); p += n; }
+        }
+    }
+    fputc('"', out);
+}
+
+/* The members of one scope: scalars, then "latency_ms": {metric: {stat: v}}.
+ * CI selects the ci95 column instead of the value. */
+static void json_scope(const report *r, const char *scope, int ci, FILE *out)
+{
+    int first = 1;
+    for (size_t i = 0; i < r->n; i++) {
+        const store_stat *s = &r->rows[i];
+        if (strcmp(s->scope, scope) || strcmp(s->stat, "value")) continue;
+        if (ci && (is_flag(s->metric) || !strcmp(s->metric, "kind"))) continue;
+        if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
+        fprintf(out, "%s", first ? "" : ", ");
+        report_json_str(out, s->metric);
+        fputs(": ", out);
+        if (!strcmp(s->metric, "kind")) report_json_str(out, kind_name(s->value));
+        else num(out, ci ? s->ci95 : s->value, ci ? "" : s->metric);
+        first = 0;
+    }
+    double cmk = report_get(r, scope, "cost_model.kind", "value");
+    if (!ci && !isnan(cmk)) {
+        double id = report_get(r, scope, "cost_model.id", "value");
+        double mape = report_get(r, scope, "cost_model.mape", "value");
+        const char *src = cost_source_name((int) report_get(r, scope, "cost_model.source", "value"));
+        fprintf(out, "%s\"cost_model\": {\"kind\": ", first ? "" : ", ");
+        report_json_str(out, cost_kind_name(cmk));
+        fputs(", \"id\": ", out);
+        if (isnan(id)) fputs("null", out);
+        else fprintf(out, "%.0f", id);
+        fputs(", \"source\": ", out);
+        report_json_str(out, src ? src : "");
+        fputs(", \"mape\": ", out);
+        num(out, mape, "");
+        fprintf(out, ", \"extrapolated\": %s}", report_get(r, scope, "cost_model.extrapolated", "value") > 0 ? "true" : "false");
+        first = 0;
+    }
+    int nb = 0;
+    for (int set = 0; set < 2; set++) {
+        const char *name = set ? "p99" : "all";
+        int k = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            const store_stat *s = &r->rows[i];
+            if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !is_breakdown(s->metric)) continue;
+            const char *rest = s->metric + 10;
+            size_t len = strlen(name);
+            if (strncmp(rest, name, len) || rest[len] != '.') continue;
+            if (nb++ == 0) fprintf(out, "%s\"breakdown\": {", first ? "" : ", ");
+            if (k++ == 0) fprintf(out, "%s\"%s\": {", set && nb > 1 ? "}, " : "", name);
+            else fputs(", ", out);
+            report_json_str(out, rest + len + 1);
+            fputs(": ", out);
+            num(out, ci ? s->ci95 : s->value, "");
+        }
+    }
+    if (nb) {
+        fputs("}}", out);
+        first = 0;
+    }
+    if (!strcmp(scope, "") || 1) {
+        fprintf(out, "%s\"latency_ms\": {", first ? "" : ", ");
+        const char *cur = NULL;
+        for (size_t i = 0; i < r->n; i++) {
+            const store_stat *s = &r->rows[i];
+            if (strcmp(s->scope, scope) || !strcmp(s->stat, "value")) continue;
+            if (!cur || strcmp(cur, s->metric)) {
+                if (cur) fputs("}, ", out);
+                report_json_str(out, s->metric);
+                fputs(": {", out);
+                cur = s->metric;
+            } else fputs(", ", out);
+            report_json_str(out, s->stat);
+            fputs(": ", out);
+            num(out, ci ? s->ci95 : s->value, "");
+        }
+        if (cur) fputs("}", out);
+        fputs("}", out);
+    }
+}
+
+static int is_class_scope(const char *scope)
+{
+    return !strncmp(scope, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE));
+}
+
+/* "pools": {...} (CLASSES = 0) or "classes": {...} (CLASSES = 1, only when
+ * there are class scopes). */
+static void json_group(const report *r, int ci, int classes, FILE *out)
+{
+    const char *last = "";
+    int first = 1;
+    size_t skip = classes ? strlen(REPORT_CLASS_SCOPE) : 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const char *sc = r->rows[i].scope;
+        if (!sc[0] || !strcmp(sc, last) || is_class_scope(sc) != classes) continue;
+        if (first) fprintf(out, ", \"%s\": {", classes ? "classes" : "pools");
+        fputs(first ? "" : ", ", out);
+        report_json_str(out, sc + skip);
+        fputs(": {", out);
+        json_scope(r, sc, ci, out);
+        fputs("}", out);
+        last = sc;
+        first = 0;
+    }
+    if (first && !classes) fputs(", \"pools\": {", out);
+    if (!first || !classes) fputs("}", out);
+}
+
+static void json_body(const report *r, int ci, FILE *out)
+{
+    json_scope(r, "", ci, out);
+    json_group(r, ci, 0, out);
+    json_group(r, ci, 1, out);
+}
+
+/* Fills ROWS (room for R->n + 14) with R's rows and, after the system's
+ * "service" rows, the system latencies "network" and "overhead" where R lacks
+ * them: a run without any station adding that component (no gateway kind; for
+ * overhead, no LLM pool either) has 0 for every served request, so each
+ * statistic is 0 where e2e has a value and null where it has none (saturated,
+ * nothing served).  Returns the number of rows. */
+static size_t with_components(const report *r, store_stat *rows)
+{
+    static const char *const PARTS[2] = { "network", "overhead" };
+    size_t n = 0, after = r->n;
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->rows[i].scope, "") && !strcmp(r->rows[i].metric, "service")) after = i + 1;
+    for (size_t i = 0; i <= r->n; i++) {
+        if (i == after)
+            for (int k = 0; k < 2; k++) {
+                /* R's own rows (null when saturated) stay; only absent ones are added */
+                int present = 0;
+                for (size_t j = 0; j < r->n && !present; j++)
+                    present = !strcmp(r->rows[j].scope, "") && !strcmp(r->rows[j].metric, PARTS[k]);
+                if (present) continue;
+                for (int m = 0; m < 7; m++) {
+                    store_stat z = { -1, "", PARTS[k], LAT_STATS[m], NAN, NAN };
+                    for (size_t j = 0; j < r->n; j++) {
+                        const store_stat *e = &r->rows[j];
+                        if (!strcmp(e->scope, "") && !strcmp(e->metric, "e2e") && !strcmp(e->stat, LAT_STATS[m])) {
+                            z.replication = e->replication;
+                            z.value = isnan(e->value) ? NAN : 0;
+                            z.ci95 = isnan(e->ci95) ? NAN : 0;
+                        }
+                    }
+                    rows[n++] = z;
+                }
+            }
+        if (i < r->n) rows[n++] = r->rows[i];
+    }
+    return n;
+}
+
+void report_json(const report *r, const char *extra, FILE *out)
+{
+    report full = *r;
+    store_stat *rows = malloc((r->n + 14) * sizeof *rows);
+    if (rows) {                 /* out of memory: the report as it is, without the added zeros */
+        full.rows = rows;
+        full.n = with_components(r, rows);
+    }
+    fprintf(out, "{%s%s\"replications\": %d, ", extra, extra[0] ? ", " : "", full.replications);
+    json_body(&full, 0, out);
+    if (full.replications > 1) {
+        fputs(", \"ci95\": {", out);
+        json_body(&full, 1, out);
+        fputs("}", out);
+    }
+    fputs("}\n", out);
+    free(rows);
+}
+
+/* ---- table --------------------------------------------------------------- */
+
+/* Columns S takes on a terminal: UTF-8 continuation bytes take none ("±" is
+ * two bytes, one column). */
+static int display_width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++) w += ((unsigned char) *s & 0xC0) != 0x80;
+    return w;
+}
+
+/* Prints S right-aligned (LEFT: left-aligned) in W display columns. */
+static void pad(FILE *out, const char *s, int w, int left)
+{
+    int n = display_width(s);
+    if (left) fputs(s, out);
+    for (; n < w; n++) fputc(' ', out);
+    if (!left) fputs(s, out);
+}
+
+/* One latency cell: the value, or (HALF) "±" and its confidence half-width. */
+static void cell(FILE *out, double v, double ci, int half)
+{
+    char b[64];
+    if (half) snprintf(b, sizeof b, isnan(ci) ? "" : "±%.2g", ci);
+    else if (isnan(v)) snprintf(b, sizeof b, "-");
+    else snprintf(b, sizeof b, "%.4g", v);
+    fputc(' ', out);
+    pad(out, b, 12, 0);
+}
+
+/* Rows of latency statistics; with replications, each row of means is followed
+ * by a row of the half-widths of their 95 % intervals, in the same columns. */
+static void latency_table(const report *r, const char *scope, FILE *out)
+{
+    fprintf(out, "  %-10s", "ms");
+    for (int i = 0; i < 7; i++) fprintf(out, " %12s", LAT_STATS[i]);
+    fputc('\n', out);
+    for (size_t i = 0; i < r->n;) {
+        const store_stat *s = &r->rows[i];
+        if (strcmp(s->scope, scope) || !strcmp(s->stat, "value")) { i++; continue; }
+        size_t j = i;          /* the metric's rows are [i, j) */
+        while (j < r->n && !strcmp(r->rows[j].scope, scope) && !strcmp(r->rows[j].metric, s->metric) &&
+               strcmp(r->rows[j].stat, "value"))
+            j++;
+        for (int half = 0; half <= (r->replications > 1); half++) {
+            int any = 0;
+            for (size_t k = i; k < j; k++) any |= !isnan(r->rows[k].ci95);
+            if (half && !any) break;
+            fprintf(out, "  %-10s", half ? "" : ERRMSG_SHOWN(s->metric));
+            for (size_t k = i; k < j; k++) cell(out, r->rows[k].value, r->rows[k].ci95, half);
+            fputc('\n', out);
+        }
+        i = j;
+    }
+}
+
+/* "share of e2e  network 1.2%/3.4%  queue ..." (all requests / those at or above the P99). */
+static void breakdown_line(const report *r, FILE *out)
+{
+    char line[256];
+    int n = snprintf(line, sizeof line, "  %-10s", "share");
+    int any = 0;
+    for (int k = 0; k < BD_N; k++) {
+        char m[48];
+        snprintf(m, sizeof m, "breakdown.all.%s", bd_name(k));
+        double a = report_get(r, "", m, "value");
+        snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
+        double p = report_get(r, "", m, "value");
+        if (isnan(a) || isnan(p)) return;
+        any |= a > 0 || p > 0;
+        n += snprintf(line + n, sizeof line - (size_t) n, "  %s %.1f%% (p99+ %.1f%%)", bd_name(k), 100 * a, 100 * p);
+        if (n >= (int) sizeof line) return;
+    }
+    if (any) fprintf(out, "%s\n", line);
+}
+
+/* Scalars three to a line (two with replications), "name value" in aligned
+ * columns as wide as the widest value, no trailing blanks. */
+static void scalars(const report *r, const char *scope, FILE *out)
+{
+    char (*vals)[64] = malloc(r->n * sizeof *vals);
+    if (!vals) return;
+    int width = 18, per = r->replications > 1 ? 2 : 3;
+    for (int pass = 0; pass < 2; pass++) {
+        int k = 0, open = 0, pending = 0;   /* pending: blanks owed before the next cell */
+        for (size_t i = 0; i < r->n; i++) {
+            const store_stat *s = &r->rows[i];
+            if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "kind")) continue;
+            if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
+            char *b = vals[i];
+            if (pass == 0) {
+                if (is_flag(s->metric)) snprintf(b, 64, "%s", s->value > 0 ? "YES" : "no");
+                else if (isnan(s->value)) snprintf(b, 64, "-");
+                else if (r->replications > 1 && !isnan(s->ci95)) snprintf(b, 64, "%.6g ±%.3g", s->value, s->ci95);
+                else if (s->value == floor(s->value) && fabs(s->value) < 1e15) snprintf(b, 64, "%.0f", s->value);
+                else snprintf(b, 64, "%.6g", s->value);
+                if (display_width(b) > width) width = display_width(b);
+                continue;
+            }
+            for (; pending > 0; pending--) fputc(' ', out);
+            fprintf(out, "  %-20s ", ERRMSG_SHOWN(s->metric));
+            fputs(b, out);
+            open = 1;
+            if (++k % per == 0) {
+                fputc('\n', out);
+                open = 0;
+            } else pending = width - display_width(b);
+        }
+        if (pass == 1 && open) fputc('\n', out);
+    }
+    free(vals);
+}
+
+void report_table(const report *r, const char *title, FILE *out)
+{
+    char safe[8192];
+    fprintf(out, "%s\n", errmsg_field(title, safe, sizeof safe));
+    if (r->replications > 1) fprintf(out, "(mean ± half-width of the 95%% confidence interval over %d replications)\n", r->replications);
+    scalars(r, "", out);
+    if (report_get(r, "", "trace_exhausted", "value") > 0)
+        fprintf(out, "\n  NOTE: the trace ran out (loop = no): fewer requests were measured than [sim] requests.\n");
+    if (report_get(r, "", "backlog_grew", "value") > 0)
+        fprintf(out, "\n  NOTE: backlog grew during the replay: peak queue %.0f at t = %.4g s; every request %s and is reported.\n",
+                report_get(r, "", "peak_queue", "value"), report_get(r, "", "peak_queue_at_s", "value"),
+                report_get(r, "", "rejected", "value") > 0 || report_get(r, "", "timed_out", "value") > 0
+                    ? "ran to its outcome" : "was served");
+    if (report_get(r, "", "saturated", "value") > 0)
+        fprintf(out, "\n  SATURATED: offered load reaches capacity or a queue kept growing; latency percentiles are not reported.\n");
+    fputc('\n', out);
+    latency_table(r, "", out);
+    breakdown_line(r, out);
+    const char *last = "";
+    for (size_t i = 0; i < r->n; i++) {
+        const char *sc = r->rows[i].scope;
+        if (!sc[0] || !strcmp(sc, last)) continue;
+        last = sc;
+        if (is_class_scope(sc)) {
+            fprintf(out, "\nclass %s\n", errmsg_field(sc + strlen(REPORT_CLASS_SCOPE), safe, sizeof safe));
+            scalars(r, sc, out);
+            latency_table(r, sc, out);
+            continue;
+        }
+        fprintf(out, "\npool %s (%s)%s\n", errmsg_field(sc, safe, sizeof safe), kind_name(report_get(r, sc, "kind", "value")),
+                report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
+        scalars(r, sc, out);
+        double cmk = report_get(r, sc, "cost_model.kind", "value");
+        if (!isnan(cmk)) {
+            double id = report_get(r, sc, "cost_model.id", "value");
+            double mape = report_get(r, sc, "cost_model.mape", "value");
+            const char *src = cost_source_name((int) report_get(r, sc, "cost_model.source", "value"));
+            fprintf(out, "  cost_model           %s", cost_kind_name(cmk));
+            if (!isnan(id)) fprintf(out, " %.0f", id);
+            fprintf(out, " (%s", src ? src : "");
+            if (!isnan(mape)) fprintf(out, ", cv_mape %.3g %%", mape);
+            if (report_get(r, sc, "cost_model.extrapolated", "value") > 0) fprintf(out, ", extrapolated");
+            fprintf(out, ")\n");
+        }
+        latency_table(r, sc, out);
+    }
+}
+
+void report_free(report *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free((char *) r->rows[i].scope);
+        free((char *) r->rows[i].metric);
+    }
+    free(r->rows);
+    free(r->cdf);
+    free(r->dist);
+    memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,99 @@
+/* breakdown.c -- per-e2e-bin sums of latency shares (see breakdown.h).
+ *
+ * Bin of a value v >= BD_MIN_MS: with v = m x 2^e (frexp, m in [0.5, 1)), the
+ * octave is e and the position within it (2m - 1) x 64; octaves run from that
+ * of BD_MIN_MS to that of 2^40 ms (values above go to the top bin).
+ */
+#include "run/breakdown.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PER_OCTAVE 64
+#define EXP_LO (-19)                  /* frexp exponent of BD_MIN_MS (2^-20 = 0.5 x 2^-19) */
+#define EXP_HI 41                     /* first exponent not binned (2^40 ms and above clamp) */
+#define NBINS ((EXP_HI - EXP_LO) * PER_OCTAVE)
+
+struct bd_acc {
+    uint64_t n[NBINS];                /* requests per bin */
+    double share[NBINS][BD_N];        /* sum of each component's share per bin */
+};
+
+/* The bin of V >= BD_MIN_MS, read off its IEEE-754 bits: frexp's exponent is
+ * the biased exponent - 1022, and (2m - 1) x 64 is the top 6 mantissa bits
+ * (exactly what the frexp form computes, without the library call). */
+static int bin_of(double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int e = (int) ((bits >> 52) & 0x7ff) - 1022;
+    if (e >= EXP_HI)
+        return NBINS - 1;
+    int k = (e - EXP_LO) * PER_OCTAVE + (int) ((bits >> 46) & (PER_OCTAVE - 1));
+    return k < 0 ? 0 : k >= NBINS ? NBINS - 1 : k;
+}
+
+bd_acc *bd_new(void)
+{
+    return calloc(1, sizeof(bd_acc));
+}
+
+void bd_free(bd_acc *b)
+{
+    free(b);
+}
+
+void bd_reset(bd_acc *b)
+{
+    memset(b, 0, sizeof *b);
+}
+
+void bd_add(bd_acc *b, double e2e, const double c[BD_N])
+{
+    if (!(e2e >= BD_MIN_MS))
+        return;
+    int k = bin_of(e2e);
+    b->n[k]++;
+    /* A zero component adds nothing (the sums start at +0 and only grow): its
+     * division is skipped, which in a scenario without network or overhead
+     * time is half of them. */
+    double *sh = b->share[k];
+    if (c[BD_NETWORK] != 0) sh[BD_NETWORK] += c[BD_NETWORK] / e2e;
+    if (c[BD_QUEUE] != 0) sh[BD_QUEUE] += c[BD_QUEUE] / e2e;
+    if (c[BD_SERVICE] != 0) sh[BD_SERVICE] += c[BD_SERVICE] / e2e;
+    if (c[BD_OVERHEAD] != 0) sh[BD_OVERHEAD] += c[BD_OVERHEAD] / e2e;
+    _Static_assert(BD_N == 4, "bd_add names every component");
+}
+
+void bd_add_qs(bd_acc *b, double e2e, double queue, double service)
+{
+    if (!(e2e >= BD_MIN_MS))
+        return;
+    int k = bin_of(e2e);
+    b->n[k]++;
+    double *sh = b->share[k];
+    if (queue != 0) sh[BD_QUEUE] += queue / e2e;
+    if (service != 0) sh[BD_SERVICE] += service / e2e;
+}
+
+uint64_t bd_shares(const bd_acc *b, double from, double out[BD_N])
+{
+    int k0 = from >= BD_MIN_MS ? bin_of(from) : 0;
+    uint64_t n = 0;
+    double s[BD_N] = {0};
+    for (int k = k0; k < NBINS; k++) {
+        n += b->n[k];
+        for (int i = 0; i < BD_N; i++)
+            s[i] += b->share[k][i];
+    }
+    for (int i = 0; i < BD_N; i++)
+        out[i] = n ? s[i] / (double) n : 0.0;
+    return n;
+}
+
+const char *bd_name(int component)
+{
+    static const char *const NAMES[BD_N] = {"network", "queue", "service", "overhead"};
+    return component >= 0 && component < BD_N ? NAMES[component] : "?";
+}
