@@ -7,6 +7,10 @@
 #include <string.h>
 #include "tcli.h"
 
+static void setup(void) { tcli_setup("/tmp/latsim_layers_", NULL); }
+static void teardown(void) { tcli_teardown(); }
+TestSuite(layers, .init = setup, .fini = teardown);
+
 /* Runs the check on ROOT into dir/out; returns its exit status, the output in *OUT (free it). */
 static int check(const char *root, char **out)
 {
@@ -41,7 +45,6 @@ static void append(const char *root, const char *file, const char *line)
 
 Test(layers, this_tree_passes)
 {
-    tcli_setup("layers", NULL);
     char *out;
     int rc = check(".", &out);
     cr_expect_eq(rc, 0, "check-layers failed on this tree:\n%s", out);
@@ -52,7 +55,6 @@ Test(layers, this_tree_passes)
 /* The engine including the run is a back edge: named with its file and line. */
 Test(layers, a_planted_back_edge_fails)
 {
-    tcli_setup("layers", NULL);
     char root[256], *out;
     copy_tree(root, sizeof root);
     char *before = NULL;
@@ -70,7 +72,6 @@ Test(layers, a_planted_back_edge_fails)
 /* A kind including another kind's folder, and scenario assembly including a kind. */
 Test(layers, sideways_and_assembly_edges_fail)
 {
-    tcli_setup("layers", NULL);
     char root[256], *out;
     copy_tree(root, sizeof root);
     append(root, "sim/stations/router.c", "#include \"llm/llm.h\"");
@@ -86,7 +87,6 @@ Test(layers, sideways_and_assembly_edges_fail)
 /* Two engine headers including each other: no layer rule is broken, the cycle is found. */
 Test(layers, a_planted_cycle_fails)
 {
-    tcli_setup("layers", NULL);
     char root[256], *out;
     copy_tree(root, sizeof root);
     append(root, "sim/engine/stats.h", "#include \"engine/rng.h\"");
