@@ -2,10 +2,12 @@
  *
  * Two tables, `gpus` and `models`, live in the same database as the runs.  They
  * are created and filled with the built-in entries (each with its source) the
- * first time a database is opened; users add or replace entries with
- * catalog_put_*() (from `latsim catalog add-gpu/add-model` or from [gpu NAME] /
- * [model NAME] sections of a scenario).  Names are case-insensitive keys such as
- * "h100" or "llama-3-8b"; a few aliases ("h100-sxm", "a100-80gb") resolve too.
+ * first time a database is opened, and brought up to date when an older one is
+ * (catalog_init); users add or replace entries with catalog_put_*() (from
+ * `latsim catalog add` or from [gpu NAME] / [model NAME] sections of a
+ * scenario).  Names are case-insensitive keys such as "h100" or "llama-3-8b";
+ * a few aliases ("h100-sxm", "a100-80gb", "4090") resolve too.  The records
+ * are core/spec.h's; docs/catalog.md lists every built-in entry and its source.
  */
 #ifndef LATSIM_CATALOG_H
 #define LATSIM_CATALOG_H
