@@ -487,3 +487,38 @@ Test(catalog2, fp4_pool_runs)
     cr_expect_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
 }
+
+/* Configs the reader refuses, in one line naming the field. */
+Test(catalog2, unsupported_moe_layouts_name_the_field)
+{
+    static const struct { const char *text, *want; } C[] = {
+        { "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+          " \"num_experts\": 4, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, \"decoder_sparse_step\": 2}",
+          "field decoder_sparse_step: dense layers between MoE layers" },
+        { "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+          " \"num_experts\": 4, \"num_experts_per_tok\": 2, \"moe_intermediate_size\": 32, \"mlp_only_layers\": [1]}",
+          "field mlp_only_layers" },
+        { "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+          " \"intermediate_size\": 128, \"n_routed_experts\": 4, \"num_experts_per_tok\": 2,"
+          " \"moe_intermediate_size\": 32, \"first_k_dense_replace\": 4}", "field first_k_dense_replace" },
+        { "{\"num_hidden_layers\": 4, \"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+          " \"intermediate_size\": 128, \"kv_lora_rank\": 16, \"qk_rope_head_dim\": 8, \"v_head_dim\": 16}",
+          "field qk_nope_head_dim: missing" },
+    };
+    for (size_t i = 0; i < sizeof C / sizeof C[0]; i++) {
+        model_spec m;
+        char e[512] = "";
+        cr_expect_neq(hf_config_parse("x.json", C[i].text, "m", NULL, &m, NULL, e, sizeof e), 0, "accepted: %s", C[i].text);
+        cr_expect(strstr(e, C[i].want) != NULL && !strchr(e, '\n'), "'%s' lacks '%s'", e, C[i].want);
+    }
+    /* attention_bias outside the Qwen2 family biases the output projection too. */
+    const char *base = "{\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4, \"vocab_size\": 10,"
+                       " \"intermediate_size\": 128%s}";
+    char t[512], e[512] = "";
+    model_spec a, b;
+    snprintf(t, sizeof t, base, "");
+    cr_assert_eq(hf_config_parse("x.json", t, "m", NULL, &a, NULL, e, sizeof e), 0, "%s", e);
+    snprintf(t, sizeof t, base, ", \"attention_bias\": true");
+    cr_assert_eq(hf_config_parse("x.json", t, "m", NULL, &b, NULL, e, sizeof e), 0, "%s", e);
+    cr_expect_eq(b.params - a.params, 2 * (64 + 2 * 64 + 64), "q, k, v and o biases of 2 layers");
+}
