@@ -36,13 +36,13 @@ static long long count_rows(const char *sql)
 
 static gpu_spec valid_gpu(void)
 {
-    gpu_spec g = { "MyGPU", "My GPU 96GB", 500, 1000, 96, 4000, 400, 2.5, "test" };
+    gpu_spec g = { "MyGPU", "My GPU 96GB", 500, 1000, 96, 4000, 400, 2.5, "test", .fp4_tflops = 0 };
     return g;
 }
 
 static model_spec valid_model(void)
 {
-    model_spec m = { "Tiny-1B", 16, 2048, 32, 8, 64, 8192, 50000, 1.1e9, 2048, "test", "bf16" };
+    model_spec m = { "Tiny-1B", 16, 2048, 32, 8, 64, 8192, 50000, 1.1e9, 2048, "test", "bf16", .experts = 0 };
     return m;
 }
 
@@ -50,9 +50,9 @@ TestSuite(catalog, .init = setup, .fini = teardown);
 
 Test(catalog, seeded_with_builtins)
 {
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 5);
-    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 7);
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus WHERE builtin = 1"), 5);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
+    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 19);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus WHERE builtin = 1"), 12);
     cr_assert_eq(count_rows("SELECT count(*) FROM models WHERE source = ''"), 0);
     cr_assert_eq(count_rows("SELECT count(*) FROM gpus WHERE source = ''"), 0);
 }
@@ -64,7 +64,7 @@ Test(catalog, init_is_idempotent_and_keeps_user_entries)
     g.price_hr = 9.75;
     cr_assert_eq(catalog_put_gpu(db, &g, err, sizeof err), 0, "%s", err);
     cr_assert_eq(catalog_init(db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 5);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
     cr_assert_eq(catalog_gpu(db, "h100", &g, err, sizeof err), 0);
     cr_assert_float_eq(g.price_hr, 9.75, 1e-12);
     cr_assert_eq(count_rows("SELECT builtin FROM gpus WHERE name = 'h100'"), 0);
@@ -123,11 +123,14 @@ Test(catalog, unknown_names_list_valid_ones)
 {
     gpu_spec g;
     model_spec m;
-    cr_assert_eq(catalog_gpu(db, "b200", &g, err, sizeof err), 1);
-    cr_assert_str_eq(err, "unknown gpu 'b200' (valid: a100, h100, h200, l4, l40s)");
+    cr_assert_eq(catalog_gpu(db, "b300", &g, err, sizeof err), 1);
+    cr_assert_str_eq(err, "unknown gpu 'b300' (valid: a100, b200, gb200, h100, h20, h200, l4, l40s, mi300x, "
+                          "mi325x, rtx-4090, rtx-pro-6000)");
     cr_assert_eq(catalog_model(db, "gpt-5", &m, err, sizeof err), 1);
-    cr_assert_str_eq(err, "unknown model 'gpt-5' (valid: codellama-34b, llama-2-70b, "
-                          "llama-2-7b, llama-3-70b, llama-3-8b, mistral-7b, qwen-72b)");
+    cr_assert_str_eq(err, "unknown model 'gpt-5' (valid: codellama-34b, deepseek-v3, gpt-oss-120b, gpt-oss-20b, "
+                          "llama-2-70b, llama-2-7b, llama-3-70b, llama-3-8b, llama-3.1-405b, llama-3.1-70b, "
+                          "llama-3.1-8b, llama-3.3-70b, mistral-7b, mixtral-8x7b, qwen-72b, qwen3-235b-a22b, "
+                          "qwen3-30b-a3b, qwen3-32b, qwen3-8b)");
 }
 
 Test(catalog, long_valid_list_is_cut)
@@ -139,7 +142,7 @@ Test(catalog, long_valid_list_is_cut)
         cr_assert_eq(catalog_put_gpu(db, &g, err, sizeof err), 0, "%s", err);
     }
     cr_assert_eq(catalog_gpu(db, "zzz", &got, big, sizeof big), 1);
-    cr_assert_eq(strncmp(big, "unknown gpu 'zzz' (valid: a100, h100, ", 38), 0, "%s", big);
+    cr_assert_eq(strncmp(big, "unknown gpu 'zzz' (valid: a100, b200, ", 38), 0, "%s", big);
     cr_assert_neq(strstr(big, ", ...)"), NULL, "%s", big);
 }
 
@@ -177,7 +180,7 @@ Test(catalog, put_get_round_trip)
     /* Replacing keeps one row; the new name shows up in the valid list. */
     g.price_hr = 3.0;
     cr_assert_eq(catalog_put_gpu(db, &g, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 6);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 13);
     cr_assert_eq(catalog_gpu(db, "nope", &got, err, sizeof err), 1);
     cr_assert_neq(strstr(err, "mygpu"), NULL, "%s", err);
 }
@@ -218,8 +221,8 @@ Test(catalog, invalid_put_rejected)
     m.hidden = 3000;
     cr_assert_eq(catalog_put_model(db, &m, err, sizeof err), 0, "%s", err);
 
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 5);
-    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 8);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
+    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 20);
 }
 
 Test(catalog, print_lists_everything)

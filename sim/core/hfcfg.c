@@ -42,28 +42,144 @@ static const char *str_field(const json_t *o, const char *key)
     return json_is_string(v) ? json_string_value(v) : "";
 }
 
+/* 1 when O has KEY with a value other than null. */
+static int has(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    return v && !json_is_null(v);
+}
+
+/* The precision a quantization_config Q names ("" when none or unknown). */
+static const char *quant_precision(const json_t *q)
+{
+    if (!json_is_object(q)) return "";
+    const char *m = str_field(q, "quant_method");
+    if (!strcmp(m, "fp8")) return "fp8";
+    if (!strcmp(m, "mxfp4")) return "fp4";
+    if (!strcmp(m, "modelopt")) {
+        const char *a = str_field(q, "quant_algo");
+        return !strcmp(a, "NVFP4") ? "fp4" : !strcmp(a, "FP8") ? "fp8" : "";
+    }
+    if (!strcmp(m, "gptq") || !strcmp(m, "awq")) {
+        const json_t *b = json_object_get(q, "bits");
+        long long bits = json_is_integer(b) ? json_integer_value(b) : 0;
+        return bits == 4 ? "int4" : bits == 8 ? "int8" : "";
+    }
+    return "";
+}
+
 /* The weights' precision: WEIGHTS when given, else a quantization_config's
- * method (fp8), else torch_dtype.  Returns 0 or -1 + ERR. */
-static int precision(const json_t *o, const char *path, const char *weights, char *out, size_t n, char *err,
-                     size_t errlen)
+ * (of the top level O, or of the language model's part C), else torch_dtype.
+ * Returns 0 or -1 + ERR. */
+static int precision(const json_t *o, const json_t *c, const char *path, const char *weights, char *out, size_t n,
+                     char *err, size_t errlen)
 {
     if (weights) {
+        if (strlen(weights) >= n) {
+            snprintf(err, errlen, "%s: weights '%s' is not a precision (bf16|fp16|fp8|int8|int4|fp4)", path, weights);
+            return -1;
+        }
         snprintf(out, n, "%s", weights);
         return 0;
     }
-    const json_t *q = json_object_get(o, "quantization_config");
-    if (json_is_object(q) && !strcmp(str_field(q, "quant_method"), "fp8")) {
-        snprintf(out, n, "fp8");
+    const char *q = quant_precision(json_object_get(o, "quantization_config"));
+    if (!*q) q = quant_precision(json_object_get(c, "quantization_config"));
+    if (*q) {
+        snprintf(out, n, "%s", q);
         return 0;
     }
-    const char *t = str_field(o, "torch_dtype");
+    const char *t = str_field(c, "torch_dtype");
+    if (!*t) t = str_field(o, "torch_dtype");
     if (!*t || !strcmp(t, "bfloat16")) snprintf(out, n, "bf16");
     else if (!strcmp(t, "float16")) snprintf(out, n, "fp16");
     else {
-        snprintf(err, errlen, "%s: field torch_dtype: '%s' is not a serving precision (give --weights bf16|fp16|fp8|int8|int4)",
+        snprintf(err, errlen, "%s: field torch_dtype: '%s' is not a serving precision (give --weights bf16|fp16|fp8|int8|int4|fp4)",
                  path, t);
         return -1;
     }
+    return 0;
+}
+
+/* Multi-head latent attention's widths (DeepSeek-V2/V3), all 0 without it. */
+typedef struct mla_geom {
+    int q_lora;               /* rank of the query's down-projection, 0: queries projected directly */
+    int kv_lora;              /* rank of the compressed KV latent */
+    int nope, rope;           /* per-head query/key widths without and with RoPE */
+    int v;                    /* per-head value width */
+} mla_geom;
+
+/* The config's mixture-of-experts layout beyond hf_moe. */
+typedef struct moe_geom {
+    int dense_layers;         /* first_k_dense_replace: layers with a dense MLP first */
+    int n_shared;             /* n_shared_experts (DeepSeek: ungated, moe_intermediate each) */
+    int gated_shared;         /* 1: one shared expert of shared_expert_intermediate_size behind a gate (Qwen-MoE) */
+} moe_geom;
+
+/* Reads the MLA fields of C into *A when C has kv_lora_rank.  Returns 0 or -1 + ERR. */
+static int read_mla(const json_t *c, const char *path, mla_geom *a, char *err, size_t errlen)
+{
+    memset(a, 0, sizeof *a);
+    if (!has(c, "kv_lora_rank")) return 0;
+    if (int_field(c, path, "kv_lora_rank", -1, 1, &a->kv_lora, err, errlen) ||
+        int_field(c, path, "q_lora_rank", 0, 0, &a->q_lora, err, errlen) ||
+        int_field(c, path, "qk_nope_head_dim", -1, 0, &a->nope, err, errlen) ||
+        int_field(c, path, "qk_rope_head_dim", -1, 1, &a->rope, err, errlen) ||
+        int_field(c, path, "v_head_dim", -1, 1, &a->v, err, errlen))
+        return -1;
+    return 0;
+}
+
+/* Reads the MoE fields of C into *MO and *G (M: the dense geometry read so far;
+ * its intermediate may be 0 when C gives only moe_intermediate_size).  Returns
+ * 0 or -1 + ERR. */
+static int read_moe(const json_t *c, const char *path, model_spec *m, hf_moe *mo, moe_geom *g, char *err,
+                    size_t errlen)
+{
+    memset(g, 0, sizeof *g);
+    if (int_field(c, path, "num_local_experts", 0, 0, &mo->experts, err, errlen)) return -1;
+    if (!mo->experts && int_field(c, path, "num_experts", 0, 0, &mo->experts, err, errlen)) return -1;
+    if (!mo->experts && int_field(c, path, "n_routed_experts", 0, 0, &mo->experts, err, errlen)) return -1;
+    int inter_def = mo->experts && has(c, "moe_intermediate_size") ? 0 : -1;
+    if (int_field(c, path, "intermediate_size", inter_def, 0, &m->intermediate, err, errlen)) return -1;
+    if (!mo->experts) {
+        if (m->intermediate < 1) {
+            snprintf(err, errlen, "%s: field intermediate_size: expected a whole number >= 1", path);
+            return -1;
+        }
+        return 0;
+    }
+    int step = 1, freq = 1;
+    if (int_field(c, path, "num_experts_per_tok", -1, 1, &mo->experts_per_token, err, errlen) ||
+        int_field(c, path, "moe_intermediate_size", m->intermediate, 1, &mo->moe_intermediate, err, errlen) ||
+        int_field(c, path, "shared_expert_intermediate_size", 0, 0, &mo->shared_intermediate, err, errlen) ||
+        int_field(c, path, "n_shared_experts", 0, 0, &g->n_shared, err, errlen) ||
+        int_field(c, path, "first_k_dense_replace", 0, 0, &g->dense_layers, err, errlen) ||
+        int_field(c, path, "decoder_sparse_step", 1, 1, &step, err, errlen) ||
+        int_field(c, path, "moe_layer_freq", 1, 1, &freq, err, errlen))
+        return -1;
+    if (mo->experts_per_token > mo->experts) {
+        snprintf(err, errlen, "%s: field num_experts_per_tok: %d is more than the %d experts", path,
+                 mo->experts_per_token, mo->experts);
+        return -1;
+    }
+    const json_t *only = json_object_get(c, "mlp_only_layers");
+    if (step != 1 || freq != 1 || (json_is_array(only) && json_array_size(only) > 0)) {
+        snprintf(err, errlen, "%s: field %s: dense layers between MoE layers are not supported (only first_k_dense_replace)",
+                 path, step != 1 ? "decoder_sparse_step" : freq != 1 ? "moe_layer_freq" : "mlp_only_layers");
+        return -1;
+    }
+    if (g->dense_layers >= m->layers) {
+        snprintf(err, errlen, "%s: field first_k_dense_replace: %d leaves none of the %d layers to the experts", path,
+                 g->dense_layers, m->layers);
+        return -1;
+    }
+    if (g->dense_layers && m->intermediate < 1) {
+        snprintf(err, errlen, "%s: field intermediate_size: missing (the %d dense layers need it)", path, g->dense_layers);
+        return -1;
+    }
+    if (mo->shared_intermediate) g->gated_shared = 1;
+    else mo->shared_intermediate = g->n_shared * mo->moe_intermediate;
+    if (!m->intermediate) m->intermediate = mo->moe_intermediate;
     return 0;
 }
 
@@ -73,6 +189,8 @@ int hf_config_parse(const char *path, const char *text, const char *name, const 
     json_error_t je;
     json_t *o = json_loads(text, 0, &je);
     hf_moe mo = { 0 };
+    mla_geom a;
+    moe_geom g;
     int rc = -1;
     memset(m, 0, sizeof *m);
     if (!o) {
@@ -99,59 +217,66 @@ int hf_config_parse(const char *path, const char *text, const char *name, const 
         int_field(c, path, "vocab_size", -1, 1, &m->vocab, err, errlen) ||
         int_field(c, path, "max_position_embeddings", 4096, 1, &m->context, err, errlen))
         goto out;
-    if (int_field(c, path, "num_local_experts", 0, 0, &mo.experts, err, errlen)) goto out;
-    if (!mo.experts && int_field(c, path, "num_experts", 0, 0, &mo.experts, err, errlen)) goto out;
-    int inter_def = mo.experts && json_object_get(c, "moe_intermediate_size") ? 0 : -1;
-    if (int_field(c, path, "intermediate_size", inter_def, 0, &m->intermediate, err, errlen)) goto out;
-    if (mo.experts) {
-        if (int_field(c, path, "num_experts_per_tok", -1, 1, &mo.experts_per_token, err, errlen) ||
-            int_field(c, path, "moe_intermediate_size", m->intermediate, 1, &mo.moe_intermediate, err, errlen) ||
-            int_field(c, path, "shared_expert_intermediate_size", 0, 0, &mo.shared_intermediate, err, errlen))
-            goto out;
-        if (mo.experts_per_token > mo.experts) {
-            snprintf(err, errlen, "%s: field num_experts_per_tok: %d is more than the %d experts", path,
-                     mo.experts_per_token, mo.experts);
-            goto out;
-        }
-        if (!m->intermediate) m->intermediate = mo.moe_intermediate;
-    } else if (m->intermediate < 1) {
-        snprintf(err, errlen, "%s: field intermediate_size: expected a whole number >= 1", path);
-        goto out;
-    }
+    if (read_mla(c, path, &a, err, errlen) || read_moe(c, path, m, &mo, &g, err, errlen)) goto out;
+    if (a.kv_lora) m->head_dim = a.nope + a.rope;   /* the query/key width; values are a.v wide */
     if (m->heads % m->kv_heads) {
         snprintf(err, errlen, "%s: field num_key_value_heads: %d does not divide the %d attention heads", path,
                  m->kv_heads, m->heads);
         goto out;
     }
-    if (precision(c == o ? o : (json_object_get(c, "torch_dtype") ? c : o), path, weights, m->weights,
-                  sizeof m->weights, err, errlen))
-        goto out;
+    if (precision(o, c, path, weights, m->weights, sizeof m->weights, err, errlen)) goto out;
 
     /* The parameter count, weight by weight (hfcfg.h). */
     const char *type = str_field(c, "model_type");
-    int qwen2 = !strncmp(type, "qwen2", 5), qwen3 = !strncmp(type, "qwen3", 5);
-    double h = m->hidden, hd = m->head_dim, q = (double) m->heads * hd, kv = (double) m->kv_heads * hd;
-    double attn = h * q + 2 * h * kv + q * h;
-    if (bool_field(c, "attention_bias", qwen2)) attn += q + 2 * kv;   /* q, k, v biases (qwen2: always) */
-    if (qwen3) attn += 2 * hd;                                        /* q and k RMS norms per head */
-    double norms = 2 * h, mlp, active_mlp;
+    int qwen2 = !strncmp(type, "qwen2", 5), qwen3 = !strncmp(type, "qwen3", 5), gptoss = !strcmp(type, "gpt_oss");
+    double h = m->hidden, H = m->heads, attn;
+    if (a.kv_lora) {
+        double qk = a.nope + a.rope;
+        attn = (a.q_lora ? h * a.q_lora + a.q_lora + a.q_lora * H * qk : h * H * qk)   /* q (down, norm, up) */
+             + h * (a.kv_lora + a.rope) + a.kv_lora + a.kv_lora * H * (a.nope + a.v)  /* kv (down, norm, up) */
+             + H * a.v * h;                                                           /* o */
+    } else {
+        double hd = m->head_dim, q = H * hd, kv = (double) m->kv_heads * hd;
+        attn = h * q + 2 * h * kv + q * h;
+        if (qwen2) attn += q + 2 * kv;                                  /* q, k, v biases (always) */
+        else if (bool_field(c, "attention_bias", 0)) attn += q + 2 * kv + h;   /* and the output's */
+        if (qwen3) attn += 2 * hd;                                      /* q and k RMS norms per head */
+        if (gptoss) attn += H;                                          /* an attention sink per head */
+    }
+    double norms = 2 * h;
+    double dense_mlp = 3 * h * m->intermediate;
+    if (bool_field(c, "mlp_bias", 0)) dense_mlp += 2.0 * m->intermediate + h;
+    double moe_mlp = dense_mlp, moe_active = dense_mlp, expert = 0;
     if (mo.experts) {
-        double expert = 3 * h * mo.moe_intermediate, shared = 0;
-        if (mo.shared_intermediate) shared = 3 * h * mo.shared_intermediate + h;   /* and its gate */
-        mlp = mo.experts * expert + h * mo.experts + shared;                         /* and the router */
-        active_mlp = mo.experts_per_token * expert + h * mo.experts + shared;
-    } else
-        mlp = active_mlp = 3 * h * m->intermediate;
+        double mi = mo.moe_intermediate, E = mo.experts;
+        expert = 3 * h * mi + (gptoss ? 2 * mi + h : 0);                /* gpt-oss: gate/up and down biases */
+        double router = h * E + (gptoss || !strcmp(str_field(c, "topk_method"), "noaux_tc") ? E : 0);
+        double shared = 3 * h * mo.shared_intermediate + (g.gated_shared ? h : 0);
+        moe_mlp = E * expert + router + shared;
+        moe_active = mo.experts_per_token * expert + router + shared;
+    }
     int tied = bool_field(c, "tie_word_embeddings", bool_field(o, "tie_word_embeddings", 0));
     double embed = (double) m->vocab * h * (tied ? 1 : 2) + h;   /* and the final norm */
-    m->params = embed + m->layers * (attn + norms + mlp);
-    mo.active_params = embed + m->layers * (attn + norms + active_mlp);
+    int nmoe = mo.experts ? m->layers - g.dense_layers : 0;
+    double dense_layer = attn + norms + dense_mlp;
+    m->params = embed + (m->layers - nmoe) * dense_layer + nmoe * (attn + norms + moe_mlp);
+    mo.active_params = embed + (m->layers - nmoe) * dense_layer + nmoe * (attn + norms + moe_active);
+
+    m->experts = mo.experts;
+    m->experts_per_token = mo.experts_per_token;
+    m->moe_intermediate = mo.moe_intermediate;
+    m->first_dense_layers = mo.experts ? g.dense_layers : 0;
+    m->expert_params = expert;
+    if (g.n_shared) m->shared_experts = g.n_shared;
+    else if (mo.shared_intermediate)   /* Qwen-MoE: one wide shared expert, as moe_intermediate-wide ones */
+        m->shared_experts = mo.shared_intermediate % mo.moe_intermediate ? 1 : mo.shared_intermediate / mo.moe_intermediate;
+    m->kv_lora_rank = a.kv_lora;
+    m->qk_rope_head_dim = a.rope;
     if (mo.experts)
         snprintf(m->source, sizeof m->source, "%s (config.json; MoE: %d experts, %d per token, %.4g active)", path,
                  mo.experts, mo.experts_per_token, mo.active_params);
     else
         snprintf(m->source, sizeof m->source, "%s (config.json)", path);
-    if (catalog_check_model(m, err, errlen) != 0) goto out;
     if (moe) *moe = mo;
     rc = 0;
 out:

@@ -22,7 +22,7 @@ const scn_key llm_keys[] = {
     { "max_batch_tokens", "8192", "max tokens per forward step (static/dynamic: of the padded prefill)" },
     { "chunk_tokens", "512", "chunked: token budget per step" },
     { "max_wait_ms", "20", "dynamic: wait at most this long to fill a batch" },
-    { "weights", "model's", "weight precision: bf16 | fp16 | fp8 | int8 | int4 (default: the catalog model's)" },
+    { "weights", "model's", "weight precision: bf16 | fp16 | fp8 | int8 | int4 | fp4 (default: the catalog model's)" },
     { "kv_dtype", "bf16", "KV-cache precision: bf16 | fp16 | fp8" },
     { "gpu_memory_utilization", "0.9", "share of GPU memory the server uses" },
     { "activation_reserve_gib", "1.0", "per-GPU memory kept for activations, GiB" },
@@ -63,8 +63,8 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_i64(x, sec, "chunk_tokens", 512, 1, INT64_MAX, &l->chunk_tokens)) return -1;
     if (scn_num(x, sec, "max_wait_ms", 20, 0, 0, 1e12, &l->max_wait_ms)) return -1;
     l->weights_given = scn_value(x, sec, "weights") != NULL;
-    if (scn_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4", 0, &k)) return -1;
-    static const char *W[] = { "bf16", "fp16", "fp8", "int8", "int4" };
+    if (scn_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4|fp4", 0, &k)) return -1;
+    static const char *W[] = { "bf16", "fp16", "fp8", "int8", "int4", "fp4" };
     snprintf(l->weights, sizeof l->weights, "%s", W[k]);
     if (scn_enum(x, sec, "kv_dtype", "bf16|fp16|fp8", 0, &k)) return -1;
     snprintf(l->kv_dtype, sizeof l->kv_dtype, "%s", W[k]);

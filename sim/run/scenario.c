@@ -94,6 +94,12 @@ static const key_spec KEYS[] = {
     { "mem_bw_gbs", K_GPU, "", "memory bandwidth, GB/s" },
     { "link_gbs", K_GPU, "32", "interconnect bandwidth per GPU, GB/s" },
     { "price_hr", K_GPU, "0", "on-demand $ per GPU-hour" },
+    { "fp4_tflops", K_GPU, "0", "dense FP4 TFLOP/s (0: no FP4)" },
+    { "idle_w", K_GPU, "0", "board power of an idle GPU holding a model, W (0: unknown)" },
+    { "max_w", K_GPU, "0", "maximum board power, W (0: unknown)" },
+    { "gpus_per_node", K_GPU, "8", "GPUs sharing link_gbs (a node or NVLink domain)" },
+    { "node_link_gbs", K_GPU, "50", "per-GPU bandwidth between nodes, GB/s (InfiniBand NDR 400 Gb/s = 50)" },
+    { "node_link_latency_us", K_GPU, "5", "latency of a message between nodes, us" },
     { "source", K_GPU | K_MODEL, "scenario file", "where the figures come from" },
     { "layers", K_MODEL, "", "transformer layers" },
     { "hidden", K_MODEL, "", "hidden size" },
@@ -105,6 +111,14 @@ static const key_spec KEYS[] = {
     { "params", K_MODEL, "", "parameter count (e.g. 8.03e9)" },
     { "context", K_MODEL, "4096", "maximum context length, tokens" },
     { "weights", K_MODEL, "bf16", "precision the weights are published in (a pool's default weights)" },
+    { "experts", K_MODEL, "0", "MoE: routed experts per MoE layer (0: dense)" },
+    { "experts_per_token", K_MODEL, "", "MoE: routed experts each token uses (required with experts)" },
+    { "shared_experts", K_MODEL, "0", "MoE: always-used experts per MoE layer" },
+    { "moe_intermediate", K_MODEL, "intermediate", "MoE: intermediate size of one expert" },
+    { "first_dense_layers", K_MODEL, "0", "MoE: dense layers before the MoE ones" },
+    { "expert_params", K_MODEL, "3*hidden*moe_intermediate", "MoE: parameters of one expert of one layer" },
+    { "kv_lora_rank", K_MODEL, "0", "MLA: compressed KV latent a token caches per layer (0: no MLA)" },
+    { "qk_rope_head_dim", K_MODEL, "0", "MLA: RoPE key width cached beside it per layer" },
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -516,6 +530,12 @@ static int build_gpu(ctx *x, const char *sec, const char *name, gpu_spec *g)
     if (get_num(x, sec, "mem_bw_gbs", 0, 0, 1, 1e9, &g->mem_bw_gbs)) return -1;
     if (get_num(x, sec, "link_gbs", 32, 0, 1, 1e9, &g->link_gbs)) return -1;
     if (get_num(x, sec, "price_hr", 0, 0, 0, 1e9, &g->price_hr)) return -1;
+    if (get_num(x, sec, "fp4_tflops", 0, 0, 0, 1e9, &g->fp4_tflops)) return -1;
+    if (get_num(x, sec, "idle_w", 0, 0, 0, 1e6, &g->idle_w)) return -1;
+    if (get_num(x, sec, "max_w", 0, 0, 0, 1e6, &g->max_w)) return -1;
+    if (get_int(x, sec, "gpus_per_node", 8, 1, 1000000, &g->gpus_per_node)) return -1;
+    if (get_num(x, sec, "node_link_gbs", 50, 0, 0, 1e9, &g->node_link_gbs)) return -1;
+    if (get_num(x, sec, "node_link_latency_us", 5, 0, 0, 1e9, &g->node_link_latency_us)) return -1;
     char src[200], msg[512];
     snprintf(src, sizeof src, "scenario %s", x->s->raw.path);
     if (get_str(x, sec, "source", src, g->source, sizeof g->source)) return -1;
@@ -552,9 +572,29 @@ static int build_model(ctx *x, const char *sec, const char *name, model_spec *m)
     if (get_num(x, sec, "params", 0, 0, 1, 1e16, &m->params)) return -1;
     if (get_int(x, sec, "context", 4096, 1, 100000000, &m->context)) return -1;
     int wk;
-    static const char *MW[] = { "bf16", "fp16", "fp8", "int8", "int4" };
-    if (get_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4", 0, &wk)) return -1;
+    static const char *MW[] = { "bf16", "fp16", "fp8", "int8", "int4", "fp4" };
+    if (get_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4|fp4", 0, &wk)) return -1;
     snprintf(m->weights, sizeof m->weights, "%s", MW[wk]);
+    if (get_int(x, sec, "experts", 0, 0, 1000000, &m->experts)) return -1;
+    if (m->experts) {   /* the MoE keys (catalog_check_model checks they fit together) */
+        const cfg_entry *e;
+        if (!val(x, sec, "experts_per_token", &e)) return fail(x, NULL, sec, "experts_per_token", "missing (required with experts)");
+        if (get_int(x, sec, "experts_per_token", 0, 1, m->experts, &m->experts_per_token)) return -1;
+        if (get_int(x, sec, "shared_experts", 0, 0, 1000000, &m->shared_experts)) return -1;
+        if (get_int(x, sec, "moe_intermediate", m->intermediate, 1, 100000000, &m->moe_intermediate)) return -1;
+        if (get_int(x, sec, "first_dense_layers", 0, 0, m->layers - 1, &m->first_dense_layers)) return -1;
+        if (get_num(x, sec, "expert_params", 3.0 * m->hidden * m->moe_intermediate, 0, 1, 1e16, &m->expert_params)) return -1;
+    } else {
+        static const char *moe_keys[] = { "experts_per_token", "shared_experts", "moe_intermediate", "first_dense_layers", "expert_params" };
+        for (size_t i = 0; i < sizeof moe_keys / sizeof moe_keys[0]; i++) {
+            const cfg_entry *e;
+            if (val(x, sec, moe_keys[i], &e)) return fail(x, e, sec, moe_keys[i], "needs experts (a mixture-of-experts model)");
+        }
+    }
+    if (get_int(x, sec, "kv_lora_rank", 0, 0, 100000000, &m->kv_lora_rank)) return -1;
+    const cfg_entry *re;
+    if (!m->kv_lora_rank && val(x, sec, "qk_rope_head_dim", &re)) return fail(x, re, sec, "qk_rope_head_dim", "needs kv_lora_rank (MLA)");
+    if (get_int(x, sec, "qk_rope_head_dim", 0, 0, 100000000, &m->qk_rope_head_dim)) return -1;
     if (m->heads % m->kv_heads != 0) {
         const cfg_entry *e;
         val(x, sec, "kv_heads", &e);

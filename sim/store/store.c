@@ -231,6 +231,13 @@ int store_open_readonly(const char *path, sqlite3 **db, char *err, size_t errlen
                    version, STORE_SCHEMA_VERSION);
         goto done;
     }
+    /* The catalog of an older file is read through TEMP tables (catalog.h):
+     * the file itself is not written. */
+    char cerr[256];
+    if (catalog_init(h, cerr, sizeof cerr) != 0) {
+        errmsg_set(err, errlen, "%s: %s", path, cerr);
+        goto done;
+    }
     *db = h;
     h = NULL;
     ret = 0;
