@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "cliutil.h"
 #include "calib.h"
+#include "ccost.h"
 #include "engine/errmsg.h"
 #include "core/catalog.h"
 #include "store/planstore.h"
@@ -540,6 +541,9 @@ int main(int argc, char **argv)
     /* GSL's default handler aborts on any error (an allocation that fails): off,
      * so that the NULL and status checks after each GSL call do their work. */
     gsl_set_error_handler_off();
+    /* The calibrated cost models (auto, the default, fitted, profile) join the
+     * cost-model table before any command loads a scenario or lists keys. */
+    if (ccost_register() != 0) return die(1, "cannot add the calibrated cost models to the cost-model table");
     if (argc < 2) { fputs(USAGE, stderr); return 2; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { fputs(USAGE, stdout); return 0; }

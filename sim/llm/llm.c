@@ -1330,7 +1330,7 @@ static int report(station *st, pool_result *out)
     cost_describe(&L->cost, &ci);
     const cost_ops *row = cost_find(ci.kind);
     const pool_metric cm[] = {
-        { "cost_model.kind", row ? (double) (row - cost_row_at(0)) : -1 },
+        { "cost_model.kind", row ? (double) cost_row_index(row) : -1 },
         { "cost_model.id", ci.id > 0 ? (double) ci.id : NAN },
         { "cost_model.source", cost_source_index(ci.source) },
         { "cost_model.mape", ci.mape },

@@ -92,7 +92,8 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     /* The other models' keys may stay in the file (ignored), so --set can switch. */
     char models[256];
     cost_choices(models, sizeof models);
-    if (scn_enum(x, sec, "cost", models, (int) (cost_find("auto") - cost_row_at(0)), &k)) return -1;
+    /* The default is auto once calib has registered it (cost_default). */
+    if (scn_enum(x, sec, "cost", models, cost_row_index(cost_default()), &k)) return -1;
     l->cost.ops = cost_row_at(k);
     if (l->cost.ops->parse && l->cost.ops->parse(&l->cost, x, sec)) return -1;
     return 0;
