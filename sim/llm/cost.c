@@ -362,8 +362,16 @@ void cost_fast_init(cost_fast *f, const cost_model *m)
 /* roofline_work and roofline_ms with F's constants (same operations, same order). */
 static inline double fast_roofline(const cost_fast *f, const cost_step *s, double *flops, double *bytes)
 {
-    double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
-    double fl = f->two_params * tokens + f->attn_per_pair * (s->prefill_pairs + cost_step_decode_pairs(s));
+    double tokens, pairs;
+    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) {
+        /* One token per decoding sequence: the helpers' values, without their branches. */
+        tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
+        pairs = s->prefill_pairs + (double)s->kv_tokens;
+    } else {
+        tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
+        pairs = s->prefill_pairs + cost_step_decode_pairs(s);
+    }
+    double fl = f->two_params * tokens + f->attn_per_pair * pairs;
     double by = f->weight_bytes + f->kv_per_token * ((double)s->kv_tokens + tokens);
     double t_compute = fl / f->tp_d / f->peak;
     double t_mem = by / f->tp_d / f->bw;
