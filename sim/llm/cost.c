@@ -67,17 +67,30 @@ static int step_is_empty(const cost_step *s)
     return s->prefill_tokens <= 0 && s->decode_seqs <= 0;
 }
 
+/* The tokens S computes (prompt and decode) and the (query, key) pairs they
+ * attend, with one test of decode_tokens_per_seq (the helpers' values). */
+static inline void tokens_pairs(const cost_step *s, double *tokens, double *pairs)
+{
+    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) {
+        *tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
+        *pairs = s->prefill_pairs + (double)s->kv_tokens;
+    } else {
+        *tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
+        *pairs = s->prefill_pairs + cost_step_decode_pairs(s);
+    }
+}
+
 /* FLOPs and bytes of the whole replica; the formulas at the top of the file. */
 static void roofline_work(const cost_hw *h, const cost_step *s, double *flops,
                           double *bytes)
 {
     const model_spec *md = &h->model;
-    double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
+    double tokens, pairs;
+    tokens_pairs(s, &tokens, &pairs);
     double attn_per_pair = 4.0 * md->layers * md->heads * md->head_dim;
     double kv_per_token = 2.0 * md->layers * md->kv_heads * md->head_dim * h->kv_bytes;
 
-    *flops = 2.0 * md->params * tokens
-             + attn_per_pair * (s->prefill_pairs + cost_step_decode_pairs(s));
+    *flops = 2.0 * md->params * tokens + attn_per_pair * pairs;
     *bytes = md->params * h->weight_bytes
              + kv_per_token * ((double)s->kv_tokens + tokens);
 }
@@ -363,14 +376,7 @@ void cost_fast_init(cost_fast *f, const cost_model *m)
 static inline double fast_roofline(const cost_fast *f, const cost_step *s, double *flops, double *bytes)
 {
     double tokens, pairs;
-    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) {
-        /* One token per decoding sequence: the helpers' values, without their branches. */
-        tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
-        pairs = s->prefill_pairs + (double)s->kv_tokens;
-    } else {
-        tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
-        pairs = s->prefill_pairs + cost_step_decode_pairs(s);
-    }
+    tokens_pairs(s, &tokens, &pairs);
     double fl = f->two_params * tokens + f->attn_per_pair * pairs;
     double by = f->weight_bytes + f->kv_per_token * ((double)s->kv_tokens + tokens);
     double t_compute = fl / f->tp_d / f->peak;
@@ -401,8 +407,9 @@ double cost_fast_ms_work(const cost_fast *f, const cost_step *s, double *flops, 
     }
     if (f->roofline) return fast_roofline(f, s, flops, bytes);
     if (f->have_hw) {
-        double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
-        *flops = f->two_params * tokens + f->attn_per_pair * (s->prefill_pairs + cost_step_decode_pairs(s));
+        double tokens, pairs;
+        tokens_pairs(s, &tokens, &pairs);
+        *flops = f->two_params * tokens + f->attn_per_pair * pairs;
         *bytes = f->weight_bytes + f->kv_per_token * ((double)s->kv_tokens + tokens);
     } else
         *flops = *bytes = 0;

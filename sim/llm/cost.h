@@ -61,10 +61,12 @@ static inline int64_t cost_step_per_seq(const cost_step *s)
     return s->decode_tokens_per_seq > 1 ? s->decode_tokens_per_seq : 1;
 }
 
-/* Decode tokens S computes: decode_seqs x tokens per decoding sequence. */
+/* Decode tokens S computes: decode_seqs x tokens per decoding sequence.  (The
+ * common case, one token per sequence, is the branch expected on the hot path.) */
 static inline int64_t cost_step_decode_tokens(const cost_step *s)
 {
-    return (int64_t) s->decode_seqs * cost_step_per_seq(s);
+    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) return s->decode_seqs;
+    return (int64_t) s->decode_seqs * s->decode_tokens_per_seq;
 }
 
 /* (query, key) pairs the decode tokens of S attend: a sequence with context C
@@ -72,8 +74,8 @@ static inline int64_t cost_step_decode_tokens(const cost_step *s)
  * (its new tokens attend each other causally); kv_tokens itself for t = 1. */
 static inline double cost_step_decode_pairs(const cost_step *s)
 {
-    int64_t t = cost_step_per_seq(s);
-    if (t == 1) return (double) s->kv_tokens;
+    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) return (double) s->kv_tokens;
+    int64_t t = s->decode_tokens_per_seq;
     return (double) t * (double) s->kv_tokens - (double) s->decode_seqs * (double) (t * (t - 1) / 2);
 }
 
