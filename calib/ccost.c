@@ -1,11 +1,15 @@
-/* ccost.c -- resolution and evaluation of step-time models (see ccost.h). */
+/* ccost.c -- resolution and evaluation of step-time models (see ccost.h), and
+ * the calibrated rows of the cost-model table (auto, fitted, profile), which
+ * ccost_register() adds to it. */
 #include "ccost.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cdb.h"
+#include "core/scn.h"
 #include "engine/errmsg.h"
 
 const char *ccost_kind_name(cc_kind k)
@@ -358,7 +362,7 @@ static double fill_cpu(const ccost *c, int64_t n)
 static double profile_tabulated(const ccost *c, const cost_step *s)
 {
     const cc_table *t = &c->tab;
-    int64_t tok = s->prefill_tokens + s->decode_seqs, seqs = (int64_t)s->prefill_seqs + s->decode_seqs;
+    int64_t tok = s->prefill_tokens + cost_step_decode_tokens(s), seqs = (int64_t)s->prefill_seqs + s->decode_seqs;
     /* 1 <= tok < ntok and 0 <= seqs < nseq (a step of no tokens has no parts at all). */
     if ((uint64_t)tok - 1 >= (uint64_t)t->ntok - 1 || (uint64_t)seqs >= (uint64_t)t->nseq)
         return -1;
@@ -425,7 +429,7 @@ static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts
     if (c->kind == CC_PROFILE) {
         double p[CP_NPARTS];
         cprofile_step_ms(&c->profile, s, p, extrap);
-        double tokens = (double)s->prefill_tokens + s->decode_seqs;
+        double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
         for (int k = 0; k < CP_NPARTS; k++) {
             double r = 1;
             if (k == CP_LINEAR) r = linear_ratio(c, tokens);
@@ -453,4 +457,111 @@ static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts
     add(parts, "overhead", rp->step_overhead_ms);
     add(parts, "launch", launch);
     return total;
+}
+
+/* ---- the calibrated rows of the cost-model table: auto, fitted, profile -------- */
+
+/* State of the calibrated rows: what the pool asked for, and once built the
+ * resolved model (which owns its interpolation tables). */
+typedef struct cost_calib {
+    int64_t id;                   /* cost_id: a stored model, 0 = the best stored one */
+    cost_roofline roof;           /* the roofline's parameters (auto's fallback) */
+    ccost *c;                     /* the resolved model (NULL until built) */
+} cost_calib;
+
+static const scn_key CALIB_KEYS[] = {
+    { "cost_id", "0", "fitted/profile/auto: a stored calibrated model (latsim calib list); 0 = the best for the pool" },
+    { NULL, NULL, NULL },
+};
+
+static int calib_parse(cost_model *m, scn_ctx *x, const char *sec)
+{
+    /* The roofline's keys (the fallback's parameters), read by the roofline's own row. */
+    cost_model r = { 0 };
+    if (cost_find("roofline")->parse(&r, x, sec)) return -1;
+    cost_calib *c = calloc(1, sizeof *c);
+    if (!c) {
+        cost_free(&r);
+        return scn_fail_sec(x, sec, "cost", "out of memory");
+    }
+    c->roof = *(const cost_roofline *) r.state;
+    cost_free(&r);
+    m->state = c;
+    if (scn_i64(x, sec, "cost_id", 0, 0, INT64_MAX, &c->id)) return -1;
+    return 0;
+}
+
+static int calib_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
+{
+    cost_calib *c = m->state;
+    cost_model roof = { .hw = m->hw };
+    char err[1024];
+    if (cost_init(&roof, "roofline", &c->roof)) return scn_fail_sec(x, sec, "cost", "out of memory");
+    c->c = calloc(1, sizeof *c->c);
+    if (!c->c) {
+        cost_free(&roof);
+        return scn_fail_sec(x, sec, "cost", "out of memory");
+    }
+    const char *w = m->hw.weights[0] ? m->hw.weights : "bf16";
+    int rc = ccost_resolve(db, m->ops->name, c->id, &roof, w, c->c, err, sizeof err);
+    cost_free(&roof);
+    if (rc != 0) {
+        free(c->c);
+        c->c = NULL;
+        /* At the key's own line (the [pool] header when the key is absent). */
+        return scn_fail(x, sec, c->id ? "cost_id" : "cost", "%s", err);
+    }
+    if (c->c->warn[0])   /* stored models passed over as unusable (ccost.h) */
+        fprintf(stderr, "latsim: warning: [%s] %s\n", sec, c->c->warn);
+    return 0;
+}
+
+static double calib_ms(const cost_model *m, const cost_step *s)
+{
+    const cost_calib *c = m->state;
+    return c->c ? ccost_step_ms(c->c, s, NULL, NULL) : 0;
+}
+
+static void calib_free(cost_model *m)
+{
+    cost_calib *c = m->state;
+    if (c && c->c) {
+        ccost_free(c->c);
+        free(c->c);
+    }
+    free(c);
+}
+
+static void calib_describe(const cost_model *m, cost_info *out)
+{
+    const cost_calib *c = m->state;
+    if (!c || !c->c) {
+        *out = (cost_info) { m->ops->name, 0, "", NAN, 0 };
+        return;
+    }
+    *out = (cost_info) { ccost_kind_name(c->c->kind), c->c->id, c->c->kind == CC_ROOFLINE ? "datasheet" : c->c->source_kind,
+                         c->c->mape, c->c->carried || !strcmp(c->c->range, "extrapolated") };
+}
+
+/* Resolved to the roofline (auto with no usable calibrated model): that model. */
+static const cost_model *calib_delegate(const cost_model *m)
+{
+    const cost_calib *c = m->state;
+    return c && c->c && c->c->kind == CC_ROOFLINE ? &c->c->roof : NULL;
+}
+
+static const cost_ops CALIB_ROWS[] = {
+    { "auto", "the best calibrated model stored for the pool's model, GPU, tp and weights (lowest cross-validated error), else the roofline",
+      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate },
+    { "fitted", "the parametric step model fitted to measured steps (latsim calib fit); cost_id picks one",
+      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate },
+    { "profile", "per-operator measurements interpolated (latsim calib fit profile); cost_id picks one",
+      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate },
+};
+
+int ccost_register(void)
+{
+    for (size_t i = 0; i < sizeof CALIB_ROWS / sizeof CALIB_ROWS[0]; i++)
+        if (cost_register(&CALIB_ROWS[i]) != 0) return -1;
+    return 0;
 }

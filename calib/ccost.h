@@ -94,4 +94,12 @@ double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int
 /* "roofline", "fitted" or "profile". */
 const char *ccost_kind_name(cc_kind k);
 
+/* Adds the calibrated rows auto, fitted and profile (resolved by ccost_resolve)
+ * to the cost-model table (cost_register), after the built-in linear and
+ * roofline; `cost = auto`, the default, is then the first of them.  Call it
+ * once before anything loads a scenario (latsim's main does; a second call is
+ * harmless).  Returns 0, or -1 when the table has no room or another row took
+ * one of the names. */
+int ccost_register(void);
+
 #endif

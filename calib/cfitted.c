@@ -22,19 +22,28 @@ const char *const cfitted_term_names[CF_NTERMS] = {
     "seq_ms",
 };
 
+/* The (query, key) pairs the attention term prices: the prompt's, plus those a
+ * decoding sequence computing t > 1 tokens attends beyond the one token whose
+ * context read is the KV term (cfitted.h). */
+static inline double attn_pairs(const cost_step *s)
+{
+    if (cost_step_per_seq(s) == 1) return s->prefill_pairs;
+    return s->prefill_pairs + (cost_step_decode_pairs(s) - (double)s->kv_tokens);
+}
+
 void cfitted_features(const model_spec *m, double wb, double kvb, int tp, const cost_step *s,
                       double *f)
 {
     double t = tp >= 1 ? tp : 1, L = m->layers, P = m->params;
     double kvh = fmax(1.0, (double)m->kv_heads / t);
-    double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
+    double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
     int phases = (s->prefill_tokens > 0) + (s->decode_seqs > 0);
     f[CF_FIXED] = 1;
     f[CF_WEIGHTS] = P * wb / t / 1e9;
     f[CF_PREFILL] = 2 * P * (double)s->prefill_tokens / t / 1e12;
-    f[CF_ATTN] = 4 * L * m->heads * m->head_dim * s->prefill_pairs / t / 1e12;
+    f[CF_ATTN] = 4 * L * m->heads * m->head_dim * attn_pairs(s) / t / 1e12;
     f[CF_KV] = (double)s->kv_tokens * 2 * L * kvh * m->head_dim * kvb / 1e9;
-    f[CF_DECODE] = 2 * P * (double)s->decode_seqs / t / 1e12;
+    f[CF_DECODE] = 2 * P * (double)cost_step_decode_tokens(s) / t / 1e12;
     f[CF_AR_BYTES] = 2 * L * 2 * (t - 1) / t * tokens * m->hidden * 2 / 1e9;
     f[CF_AR_HOP] = 2 * L * (t - 1);
     f[CF_LAUNCH] = L * phases;
@@ -90,12 +99,12 @@ void cfitted_eval_init(const cfitted *m, int tp, const double *r, cfitted_eval *
 double cfitted_eval_ms(const cfitted_eval *e, const cost_step *s)
 {
     const double *c = e->c, *r = e->r;
-    double t = e->t, pt = (double)s->prefill_tokens, ds = (double)s->decode_seqs;
+    double t = e->t, pt = (double)s->prefill_tokens, ds = (double)cost_step_decode_tokens(s);
     double tokens = pt + ds;
     int phases = (s->prefill_tokens > 0) + (s->decode_seqs > 0);
     double sum = e->head;
     sum += c[CF_PREFILL] * (e->k_prefill * pt / t / 1e12) * r[CF_PREFILL];
-    sum += c[CF_ATTN] * (e->k_attn * s->prefill_pairs / t / 1e12) * r[CF_ATTN];
+    sum += c[CF_ATTN] * (e->k_attn * attn_pairs(s) / t / 1e12) * r[CF_ATTN];
     sum += c[CF_KV] * ((double)s->kv_tokens * 2 * e->layers * e->kvh * e->head_dim * e->kv_bytes / 1e9) * r[CF_KV];
     sum += c[CF_DECODE] * (e->k_prefill * ds / t / 1e12) * r[CF_DECODE];
     sum += c[CF_AR_BYTES] * (e->k_ar * tokens * e->hidden * 2 / 1e9) * r[CF_AR_BYTES];

@@ -7,13 +7,19 @@
  *   fixed_ms              1                                   fixed per step
  *   weights_ms_per_gb     P * weight_bytes / t / 1e9          weights read, per GPU
  *   prefill_ms_per_tflop  2 P prefill_tokens / t / 1e12       prompt GEMMs, per GPU
- *   attn_ms_per_tflop     4 L H d prefill_pairs / t / 1e12    prompt attention, per GPU
+ *   attn_ms_per_tflop     4 L H d pairs / t / 1e12            prompt attention, per GPU
  *   kv_ms_per_gb          kv_tokens 2 L kvh d kv_bytes / 1e9  KV cache read, per GPU
- *   decode_ms_per_tflop   2 P decode_seqs / t / 1e12          decode GEMMs, per GPU
+ *   decode_ms_per_tflop   2 P decode_tokens / t / 1e12        decode GEMMs, per GPU
  *   allreduce_ms_per_gb   2 L 2 (t-1)/t tokens D 2 / 1e9      ring all-reduce bytes (grows with t)
  *   allreduce_ms_per_hop  2 L (t-1)                           all-reduce latency (grows with t)
  *   launch_ms_per_layer   L x phases (prefill and/or decode)  kernel launches per layer
  *   seq_ms                prefill_seqs + decode_seqs          per-sequence CPU work
+ * where tokens = prefill_tokens + decode_tokens, decode_tokens = decode_seqs x
+ * decode_tokens_per_seq (cost.h), and pairs = prefill_pairs, plus, when a
+ * decoding sequence computes t > 1 tokens (speculative verification), the pairs
+ * its tokens attend beyond kv_tokens (cost_step_decode_pairs - kv_tokens): the
+ * first token's attention rides on the KV read, the others' are computed like a
+ * prompt's.
  * Terms the data cannot separate (e.g. the TP terms when one degree was measured,
  * or per-layer launches when every step has one phase) are reported "aliased"
  * and held at 0; the term they are confounded with carries their cost.

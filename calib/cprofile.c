@@ -120,7 +120,7 @@ double cprofile_linear_ms(const cprofile *p, double tokens)
 double cprofile_step_ms(const cprofile *p, const cost_step *s, double *parts, int *extrap)
 {
     double part[CP_NPARTS] = { 0 };
-    double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
+    double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
     double L = p->model.layers, sum = 0;
     int ex = 0;
     if (tokens > 0) {

@@ -74,8 +74,10 @@ void cprofile_free(cprofile *p);
 double cprofile_step_ms(const cprofile *p, const cost_step *s, double *parts, int *extrap);
 
 /* The attention parts of step S, ms: prefill (0 without prompt tokens) and decode
- * (0 without decoding sequences).  cprofile_step_ms and the tabulated evaluation
- * (ccost.c) both use these, so they compute the same numbers. */
+ * (0 without decoding sequences: each context read once, plus a per-query term
+ * for each decode token, decode_seqs x decode_tokens_per_seq).  cprofile_step_ms
+ * and the tabulated evaluation (ccost.c) both use these, so they compute the
+ * same numbers. */
 static inline double cprofile_attn_prefill_ms(const cprofile *p, const cost_step *s)
 {
     if (s->prefill_tokens <= 0)
@@ -89,7 +91,7 @@ static inline double cprofile_attn_decode_ms(const cprofile *p, const cost_step 
     if (s->decode_seqs <= 0)
         return 0;
     return (double)p->model.layers * (p->attn[CP_B0] + p->kv_scale * p->attn[CP_B1] * (double)s->kv_tokens / 1e6 +
-                                      p->q_scale * p->attn[CP_B2] * s->decode_seqs);
+                                      p->q_scale * p->attn[CP_B2] * (double)cost_step_decode_tokens(s));
 }
 
 /* Per-layer linear-operator time at TOKENS (ms). */

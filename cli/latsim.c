@@ -9,6 +9,7 @@
 #include <gsl/gsl_errno.h>
 #include "cliopt.h"
 #include "cliutil.h"
+#include "ccost.h"
 #include "cnet.h"
 #include "commands.h"
 
@@ -62,7 +63,12 @@ int main(int argc, char **argv)
     /* GSL's default handler aborts on any error (an allocation that fails): off,
      * so that the NULL and status checks after each GSL call do their work. */
     gsl_set_error_handler_off();
-    cnet_register();   /* the calibrator's models, which the simulator reaches only through registration */
+    /* The calibrator's models (the calibrated cost models auto, the default,
+     * fitted and profile; stored network links) join the simulator's tables
+     * before any command loads a scenario or lists keys: the simulator reaches
+     * calib/ only through these registrations. */
+    cnet_register();
+    if (ccost_register() != 0) return cu_die(1, "cannot add the calibrated cost models to the cost-model table");
     if (argc < 2) { usage(stderr); return 2; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { usage(stdout); return 0; }

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ccost.h"
 #include "run/scenario.h"
 #include "llm/llmcfg.h"
 #include "run/sim.h"
@@ -1041,7 +1042,10 @@ static void roofline_lone(const char *sched_lines, int chunk)
     scenario_free(&sc);
 }
 
-Test(llm_roofline, lone_request_steps)
+/* cost = auto, the default, is calib's row: registered as latsim's main does. */
+static void register_calibrated(void) { cr_assert_eq(ccost_register(), 0); }
+
+Test(llm_roofline, lone_request_steps, .init = register_calibrated)
 {
     roofline_lone("scheduler = continuous\n", 1000000);
     roofline_lone("scheduler = static\n", 1000000);

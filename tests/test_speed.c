@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "ccost.h"
 #include "llm/cost.h"
 #include "engine/evq.h"
 #include "run/scenario.h"
@@ -209,7 +210,10 @@ static int check_fast(const char *extra)
     return direct;
 }
 
-Test(speed_cost, fast_path_gives_the_same_bits_as_the_model)
+/* cost = auto, the default, is calib's row: registered as latsim's main does. */
+static void register_calibrated(void) { cr_assert_eq(ccost_register(), 0); }
+
+Test(speed_cost, fast_path_gives_the_same_bits_as_the_model, .init = register_calibrated)
 {
     cr_expect(check_fast(""), "cost = auto without a calibrated model is the roofline, called directly");
     cr_expect(check_fast("tp = 8\nweights = fp8"));

@@ -1,5 +1,5 @@
 /* test_station_core.c -- Criterion tests of the station core (sim/core/station.c)
- * and of the two run-time extension points (docs/extending.md):
+ * and of the two run-time extension points (docs/architecture.md ("Extending latsim")):
  *
  *   - the core counts every station's arrivals, served, rejected, timed out and
  *     failed requests in its moving calls (a kind never touches them): checked
@@ -12,7 +12,7 @@
  *   - a routing policy defined here, first_fit (route_policy_register), checked
  *     against the ordered-hunting Erlang loss system.
  *
- * The rate limiter and first_fit are the code of docs/extending.md.
+ * The rate limiter and first_fit are the code of docs/architecture.md ("Extending latsim").
  */
 #include <criterion/criterion.h>
 #include <math.h>

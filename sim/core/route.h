@@ -26,7 +26,7 @@
  *   complexity         two targets: the request's complexity score against a cut
  *                      (cplx.h; parameters in route_ctx.params), small model first
  * Adding a built-in policy is one function set plus one row in route.c; a policy
- * defined elsewhere (a test, docs/extending.md) is added with
+ * defined elsewhere (a test, docs/architecture.md, "Extending latsim") is added with
  * route_policy_register().
  */
 #ifndef LATSIM_ROUTE_H

@@ -1,21 +1,23 @@
 /* cost.c -- step-duration models of an LLM replica (see cost.h).
  *
- * Implements the cost-model table with the two built-in models, and the
- * FLOP/byte accounting used for MFU/MBU reporting.
+ * Implements the cost-model table (the two built-in models and the rows
+ * registered by others), and the FLOP/byte accounting used for MFU/MBU
+ * reporting.  With decode_tokens = decode_seqs x decode_tokens_per_seq and
+ * decode_pairs = cost_step_decode_pairs (kv_tokens for one token per sequence):
  *
  * Linear (exactly the formula of cost.h, no rounding):
  *   step_ms = step_base_ms + prefill_ms_per_token * prefill_tokens
- *             + decode_ms_per_seq * decode_seqs + kv_ms_per_1k_tokens * kv_tokens / 1000
+ *             + decode_ms_per_seq * decode_tokens + kv_ms_per_1k_tokens * kv_tokens / 1000
  *
  * Roofline, for one replica of tp GPUs, with P = params, L = layers,
  * H = heads, Hkv = kv_heads, d = head_dim, D = hidden and
- * tokens = prefill_tokens + decode_seqs (the tokens computed by the step):
- *   flops  = 2 * P * tokens + 4 * L * H * d * (prefill_pairs + kv_tokens)
+ * tokens = prefill_tokens + decode_tokens (the tokens computed by the step):
+ *   flops  = 2 * P * tokens + 4 * L * H * d * (prefill_pairs + decode_pairs)
  *            (a multiply-add per weight per token; QK^T and AV per
  *             (query, key) pair)
  *   kv_bpt = 2 * L * Hkv * d * kv_bytes                  (K and V, per token)
- *   bytes  = P * weight_bytes + kv_bpt * (kv_tokens + prefill_tokens + decode_seqs)
- *            (the weights once; the decode contexts read; the new KV written)
+ *   bytes  = P * weight_bytes + kv_bpt * (kv_tokens + tokens)
+ *            (the weights once; the decode contexts read once; the new KV written)
  *   peak   = fp8_tflops if use_fp8_compute else bf16_tflops
  *   t_compute = flops / tp / (peak * 1e12 * compute_eff)
  *   t_mem     = bytes / tp / (mem_bw_gbs * 1e9 * memory_eff)
@@ -39,8 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include "ccost.h"
-#include "run/scenario.h"
+#include "core/scn.h"
 
 /* Activations exchanged by the tensor-parallel all-reduces are bf16. */
 #define ACT_BYTES 2.0
@@ -66,17 +67,30 @@ static int step_is_empty(const cost_step *s)
     return s->prefill_tokens <= 0 && s->decode_seqs <= 0;
 }
 
+/* The tokens S computes (prompt and decode) and the (query, key) pairs they
+ * attend, with one test of decode_tokens_per_seq (the helpers' values). */
+static inline void tokens_pairs(const cost_step *s, double *tokens, double *pairs)
+{
+    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) {
+        *tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
+        *pairs = s->prefill_pairs + (double)s->kv_tokens;
+    } else {
+        *tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
+        *pairs = s->prefill_pairs + cost_step_decode_pairs(s);
+    }
+}
+
 /* FLOPs and bytes of the whole replica; the formulas at the top of the file. */
 static void roofline_work(const cost_hw *h, const cost_step *s, double *flops,
                           double *bytes)
 {
     const model_spec *md = &h->model;
-    double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
+    double tokens, pairs;
+    tokens_pairs(s, &tokens, &pairs);
     double attn_per_pair = 4.0 * md->layers * md->heads * md->head_dim;
     double kv_per_token = 2.0 * md->layers * md->kv_heads * md->head_dim * h->kv_bytes;
 
-    *flops = 2.0 * md->params * tokens
-             + attn_per_pair * (s->prefill_pairs + (double)s->kv_tokens);
+    *flops = 2.0 * md->params * tokens + attn_per_pair * pairs;
     *bytes = md->params * h->weight_bytes
              + kv_per_token * ((double)s->kv_tokens + tokens);
 }
@@ -87,7 +101,7 @@ static double linear_ms(const cost_model *m, const cost_step *s)
 {
     const cost_linear *c = m->state;
     return c->step_base_ms + c->prefill_ms_per_token * (double)s->prefill_tokens
-           + c->decode_ms_per_seq * s->decode_seqs
+           + c->decode_ms_per_seq * (double)cost_step_decode_tokens(s)
            + c->kv_ms_per_1k_tokens * (double)s->kv_tokens / 1000.0;
 }
 
@@ -105,7 +119,7 @@ static int linear_init(cost_model *m, const void *params) { return copy_state(m,
 static const scn_key LINEAR_KEYS[] = {
     { "step_base_ms", "", "linear: ms per step" },
     { "prefill_ms_per_token", "", "linear: ms per prompt token" },
-    { "decode_ms_per_seq", "", "linear: ms per decoding sequence" },
+    { "decode_ms_per_seq", "", "linear: ms per decoding sequence (per token it computes)" },
     { "kv_ms_per_1k_tokens", "0", "linear: ms per 1000 KV-cache tokens read" },
     { NULL, NULL, NULL },
 };
@@ -137,7 +151,7 @@ static double roofline_ms(const cost_model *m, const cost_step *s)
     if (!h->have_hw) return 0;
     int tp = tp_of(h);
     double flops, bytes, t_compute, t_mem, t_ar = 0;
-    double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
+    double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
 
     roofline_work(h, s, &flops, &bytes);
     t_compute = flops / tp / (gpu_peak_flops(h) * eff_of(c->compute_eff));
@@ -185,124 +199,64 @@ static void roofline_describe(const cost_model *m, cost_info *out)
     *out = (cost_info) { "roofline", 0, "datasheet", NAN, 0 };
 }
 
-/* ---- calibrated models: fitted, profile, auto (calib/ccost.c) ----------------- */
-
-/* State of the calibrated rows: what the pool asked for, and once built the
- * resolved model (which owns its interpolation tables). */
-typedef struct cost_calib {
-    int64_t id;                   /* cost_id: a stored model, 0 = the best stored one */
-    cost_roofline roof;           /* the roofline's parameters (auto's fallback) */
-    ccost *c;                     /* the resolved model (NULL until built) */
-} cost_calib;
-
-static const scn_key CALIB_KEYS[] = {
-    { "cost_id", "0", "fitted/profile/auto: a stored calibrated model (latsim calib list); 0 = the best for the pool" },
-    { NULL, NULL, NULL },
-};
-
-static int calib_parse(cost_model *m, scn_ctx *x, const char *sec)
-{
-    cost_model r = { 0 };
-    if (roofline_parse(&r, x, sec)) return -1;
-    cost_calib *c = calloc(1, sizeof *c);
-    if (!c) {
-        cost_free(&r);
-        return scn_fail_sec(x, sec, "cost", "out of memory");
-    }
-    c->roof = *(const cost_roofline *) r.state;
-    cost_free(&r);
-    m->state = c;
-    if (scn_i64(x, sec, "cost_id", 0, 0, INT64_MAX, &c->id)) return -1;
-    return 0;
-}
-
-static int calib_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
-{
-    cost_calib *c = m->state;
-    cost_model roof = { .hw = m->hw };
-    char err[1024];
-    if (roofline_init(&roof, &c->roof)) return scn_fail_sec(x, sec, "cost", "out of memory");
-    roof.ops = cost_find("roofline");
-    c->c = calloc(1, sizeof *c->c);
-    if (!c->c) {
-        cost_free(&roof);
-        return scn_fail_sec(x, sec, "cost", "out of memory");
-    }
-    const char *w = m->hw.weights[0] ? m->hw.weights : "bf16";
-    int rc = ccost_resolve(db, m->ops->name, c->id, &roof, w, c->c, err, sizeof err);
-    cost_free(&roof);
-    if (rc != 0) {
-        free(c->c);
-        c->c = NULL;
-        /* At the key's own line (the [pool] header when the key is absent). */
-        return scn_fail(x, sec, c->id ? "cost_id" : "cost", "%s", err);
-    }
-    if (c->c->warn[0])   /* stored models passed over as unusable (calib/ccost.h) */
-        fprintf(stderr, "latsim: warning: [%s] %s\n", sec, c->c->warn);
-    return 0;
-}
-
-static double calib_ms(const cost_model *m, const cost_step *s)
-{
-    const cost_calib *c = m->state;
-    return c->c ? ccost_step_ms(c->c, s, NULL, NULL) : 0;
-}
-
-static void calib_free(cost_model *m)
-{
-    cost_calib *c = m->state;
-    if (c && c->c) {
-        cost_free(&c->c->roof);
-        ccost_free(c->c);
-        free(c->c);
-    }
-    free(c);
-}
-
-static void calib_describe(const cost_model *m, cost_info *out)
-{
-    const cost_calib *c = m->state;
-    if (!c || !c->c) {
-        *out = (cost_info) { m->ops->name, 0, "", NAN, 0 };
-        return;
-    }
-    *out = (cost_info) { ccost_kind_name(c->c->kind), c->c->id, c->c->kind == CC_ROOFLINE ? "datasheet" : c->c->source_kind,
-                         c->c->mape, c->c->carried || !strcmp(c->c->range, "extrapolated") };
-}
-
 /* ---- the table ------------------------------------------------------------------- */
 
-static const cost_ops MODELS[] = {
-    { "linear", "step_base_ms + prefill_ms_per_token x prompt tokens + decode_ms_per_seq x sequences + kv_ms_per_1k_tokens x KV tokens / 1000",
-      LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL, NULL },
+/* The built-in rows; registered rows come after them (cost_register). */
+static const cost_ops BUILTIN[] = {
+    { "linear", "step_base_ms + prefill_ms_per_token x prompt tokens + decode_ms_per_seq x decode tokens + kv_ms_per_1k_tokens x KV tokens / 1000",
+      LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL, NULL, NULL },
     { "roofline", "from the catalog's GPU and model: max(FLOPs, bytes) at the efficiencies, plus all-reduces and overhead",
-      ROOFLINE_KEYS, roofline_parse, NULL, roofline_init, roofline_ms, NULL, roofline_describe },
-    { "auto", "the best calibrated model stored for the pool's model, GPU, tp and weights (lowest cross-validated error), else the roofline",
-      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe },
-    { "fitted", "the parametric step model fitted to measured steps (latsim calib fit); cost_id picks one",
-      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe },
-    { "profile", "per-operator measurements interpolated (latsim calib fit profile); cost_id picks one",
-      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe },
+      ROOFLINE_KEYS, roofline_parse, NULL, roofline_init, roofline_ms, NULL, roofline_describe, NULL },
 };
-#define NMODELS ((int) (sizeof MODELS / sizeof MODELS[0]))
+#define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
 
-int cost_row_count(void) { return NMODELS; }
+#define MAX_EXTRA 16
+static const cost_ops *extra[MAX_EXTRA];   /* registered rows, in order */
+static int nextra;
 
-const cost_ops *cost_row_at(int i) { return i >= 0 && i < NMODELS ? &MODELS[i] : NULL; }
+int cost_row_count(void) { return NBUILTIN + nextra; }
+
+const cost_ops *cost_row_at(int i)
+{
+    if (i < 0 || i >= NBUILTIN + nextra) return NULL;
+    return i < NBUILTIN ? &BUILTIN[i] : extra[i - NBUILTIN];
+}
 
 const cost_ops *cost_find(const char *name)
 {
-    for (int i = 0; i < NMODELS; i++)
-        if (!strcasecmp(MODELS[i].name, name)) return &MODELS[i];
+    for (int i = 0; i < NBUILTIN + nextra; i++)
+        if (!strcasecmp(cost_row_at(i)->name, name)) return cost_row_at(i);
     return NULL;
+}
+
+int cost_row_index(const cost_ops *row)
+{
+    for (int i = 0; i < NBUILTIN + nextra; i++)
+        if (cost_row_at(i) == row) return i;
+    return -1;
+}
+
+int cost_register(const cost_ops *row)
+{
+    const cost_ops *had = cost_find(row->name);
+    if (had) return had == row ? 0 : -1;
+    if (nextra == MAX_EXTRA) return -1;
+    extra[nextra++] = row;
+    return 0;
+}
+
+const cost_ops *cost_default(void)
+{
+    const cost_ops *a = cost_find("auto");
+    return a ? a : &BUILTIN[1];
 }
 
 void cost_choices(char *buf, size_t n)
 {
     size_t len = 0;
     buf[0] = '\0';
-    for (int i = 0; i < NMODELS && len < n; i++)
-        len += (size_t) snprintf(buf + len, n - len, "%s%s", i ? "|" : "", MODELS[i].name);
+    for (int i = 0; i < NBUILTIN + nextra && len < n; i++)
+        len += (size_t) snprintf(buf + len, n - len, "%s%s", i ? "|" : "", cost_row_at(i)->name);
 }
 
 int cost_init(cost_model *m, const char *name, const void *params)
@@ -387,10 +341,9 @@ void cost_fast_init(cost_fast *f, const cost_model *m)
     f->m = m;
     const cost_model *r = NULL;           /* the roofline the step times come from, if any */
     if (m->ops && m->ops->step_ms == roofline_ms) r = m;
-    else if (m->ops && m->ops->step_ms == calib_ms && m->state) {
-        const cost_calib *c = m->state;
-        if (c->c && c->c->kind == CC_ROOFLINE && c->c->roof.ops && c->c->roof.ops->step_ms == roofline_ms)
-            r = &c->c->roof;
+    else if (m->ops && m->ops->delegate) {
+        const cost_model *d = m->ops->delegate(m);
+        if (d && d->ops && d->ops->step_ms == roofline_ms) r = d;
     }
     const cost_hw *h = &m->hw;
     f->have_hw = h->have_hw;
@@ -422,8 +375,9 @@ void cost_fast_init(cost_fast *f, const cost_model *m)
 /* roofline_work and roofline_ms with F's constants (same operations, same order). */
 static inline double fast_roofline(const cost_fast *f, const cost_step *s, double *flops, double *bytes)
 {
-    double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
-    double fl = f->two_params * tokens + f->attn_per_pair * (s->prefill_pairs + (double)s->kv_tokens);
+    double tokens, pairs;
+    tokens_pairs(s, &tokens, &pairs);
+    double fl = f->two_params * tokens + f->attn_per_pair * pairs;
     double by = f->weight_bytes + f->kv_per_token * ((double)s->kv_tokens + tokens);
     double t_compute = fl / f->tp_d / f->peak;
     double t_mem = by / f->tp_d / f->bw;
@@ -453,8 +407,9 @@ double cost_fast_ms_work(const cost_fast *f, const cost_step *s, double *flops, 
     }
     if (f->roofline) return fast_roofline(f, s, flops, bytes);
     if (f->have_hw) {
-        double tokens = (double)s->prefill_tokens + (double)s->decode_seqs;
-        *flops = f->two_params * tokens + f->attn_per_pair * (s->prefill_pairs + (double)s->kv_tokens);
+        double tokens, pairs;
+        tokens_pairs(s, &tokens, &pairs);
+        *flops = f->two_params * tokens + f->attn_per_pair * pairs;
         *bytes = f->weight_bytes + f->kv_per_token * ((double)s->kv_tokens + tokens);
     } else
         *flops = *bytes = 0;

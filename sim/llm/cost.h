@@ -1,20 +1,29 @@
 /* cost.h -- how long one forward step of an LLM replica takes.
  *
- * The scheduler describes a step by what it computes (cost_step) and asks the
- * cost model for its duration; that is the whole interface, so a calibrated
- * model can replace the built-in ones without touching any scheduler.  Models
- * are rows of a table (cost_ops), chosen by name, each owning its state.
+ * The scheduler describes a step by what it computes (cost_step: prompt tokens
+ * and the (query, key) pairs they attend, decoding sequences and the tokens
+ * each computes, KV-cache tokens read, tokens emitted) and asks the cost model
+ * for its duration; that is the whole interface, so a calibrated model can
+ * replace the built-in ones without touching any scheduler, and a scheduler
+ * that computes more tokens per decoding sequence (speculative verification)
+ * is priced by every model without touching any.  Models are rows of a table
+ * (cost_ops), chosen by name, each owning its state: the built-in rows (linear,
+ * roofline) are here; a model defined elsewhere adds its row with
+ * cost_register() (calib/ccost.c registers the calibrated auto, fitted and
+ * profile).
  *
- * Built-in models:
+ * Built-in models (D = decode tokens = decode_seqs x decode_tokens_per_seq):
  *   linear    step_ms = step_base_ms + prefill_ms_per_token * prefill_tokens
- *                       + decode_ms_per_seq * decode_seqs
+ *                       + decode_ms_per_seq * D
  *                       + kv_ms_per_1k_tokens * kv_tokens / 1000
  *   roofline  from the catalog's GPU and model: the step takes the longer of
  *             its FLOPs at (peak * compute_eff) and its bytes at
  *             (bandwidth * memory_eff), plus the tensor-parallel all-reduces,
- *             plus step_overhead_ms.  FLOPs: 2 * params per token, plus attention
- *             4 * layers * heads * head_dim per (query, key) pair.  Bytes: the
- *             weights once per step, plus the KV cache read and written.
+ *             plus step_overhead_ms.  FLOPs: 2 * params per token computed
+ *             (prompt and decode), plus attention 4 * layers * heads * head_dim
+ *             per (query, key) pair (the prompt's, and the decode tokens' over
+ *             their contexts).  Bytes: the weights once per step, plus the KV
+ *             cache read (once per decoding sequence) and written.
  */
 #ifndef LATSIM_COST_H
 #define LATSIM_COST_H
@@ -24,16 +33,51 @@
 #include <sqlite3.h>
 #include "core/catalog.h"
 
+/* One forward step, by what it computes.  A zeroed step is empty; a decoding
+ * sequence that computes one token (plain decoding) may leave
+ * decode_tokens_per_seq 0: it counts as 1. */
 typedef struct cost_step {
-    int64_t prefill_tokens;   /* prompt tokens computed in this step (all sequences) */
-    double  prefill_pairs;    /* (query, key) pairs attended by those prompt tokens:
+    int64_t prefill_tokens;   /* prompt tokens computed in this step, all sequences, tokens */
+    double  prefill_pairs;    /* (query, key) pairs attended by those prompt tokens, pairs:
                                  for a chunk of c tokens after k cached ones,
                                  c*k + c*(c+1)/2 */
     int32_t prefill_seqs;     /* sequences with prompt tokens in this step */
-    int32_t decode_seqs;      /* sequences producing one output token */
-    int64_t kv_tokens;        /* KV-cache tokens read by the decoding sequences
-                                 (sum of their context lengths, the new token included) */
+    int32_t decode_seqs;      /* decoding sequences in this step */
+    int32_t decode_tokens_per_seq; /* tokens each decoding sequence computes, tokens: 1 for
+                                 plain decoding (0 counts as 1), k + 1 to verify k
+                                 speculated tokens */
+    int64_t kv_tokens;        /* KV-cache tokens read by the decoding sequences, tokens:
+                                 the sum of their context lengths, the tokens computed
+                                 in this step included (each context is read once) */
+    int64_t emitted_tokens;   /* output tokens the step emits, tokens: one per decoding
+                                 sequence per accepted token, and one per sequence whose
+                                 prompt completes in it.  A description of the step: no
+                                 built-in model prices it */
 } cost_step;
+
+/* Tokens each decoding sequence of S computes (decode_tokens_per_seq, at least 1). */
+static inline int64_t cost_step_per_seq(const cost_step *s)
+{
+    return s->decode_tokens_per_seq > 1 ? s->decode_tokens_per_seq : 1;
+}
+
+/* Decode tokens S computes: decode_seqs x tokens per decoding sequence.  (The
+ * common case, one token per sequence, is the branch expected on the hot path.) */
+static inline int64_t cost_step_decode_tokens(const cost_step *s)
+{
+    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) return s->decode_seqs;
+    return (int64_t) s->decode_seqs * s->decode_tokens_per_seq;
+}
+
+/* (query, key) pairs the decode tokens of S attend: a sequence with context C
+ * (its t new tokens included) computing t tokens attends t*C - t(t-1)/2 pairs
+ * (its new tokens attend each other causally); kv_tokens itself for t = 1. */
+static inline double cost_step_decode_pairs(const cost_step *s)
+{
+    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) return (double) s->kv_tokens;
+    int64_t t = s->decode_tokens_per_seq;
+    return (double) t * (double) s->kv_tokens - (double) s->decode_seqs * (double) (t * (t - 1) / 2);
+}
 
 /* The hardware of one replica, as the pool resolved it: what the roofline
  * model computes from, and what MFU/MBU accounting uses for every model. */
@@ -59,7 +103,7 @@ typedef struct cost_info {
 } cost_info;
 
 struct cost_ops;
-typedef struct scn_ctx scn_ctx;   /* scenario.h: reading a section's keys */
+typedef struct scn_ctx scn_ctx;   /* core/scn.h: reading a section's keys */
 typedef struct scn_key scn_key;
 
 /* A step-time model: its row in the table, its hardware, and its own state
@@ -72,7 +116,8 @@ typedef struct cost_model {
 } cost_model;
 
 /* One row of the cost-model table: `cost = NAME` of an LLM pool.  Adding a
- * model is its functions plus one row in cost.c. */
+ * model is its functions plus one row: a built-in one in cost.c, or
+ * cost_register() for a model defined elsewhere (calib/ccost.c). */
 typedef struct cost_ops {
     const char *name;             /* the value of `cost =` */
     const char *help;             /* one line for `latsim keys` */
@@ -93,13 +138,17 @@ typedef struct cost_ops {
     /* Fills OUT: which model produces the step times (NULL: the row itself,
      * with source "scenario" and no id or error). */
     void (*describe)(const cost_model *m, cost_info *out);
+    /* The model whose step times M's are, exactly (a calibrated row that fell
+     * back to the roofline: its roofline), so that the hot path can call that
+     * one directly (cost_fast); NULL (or a NULL hook): M's own. */
+    const cost_model *(*delegate)(const cost_model *m);
 } cost_ops;
 
 /* Parameters of the built-in models (their states are copies of these). */
 typedef struct cost_linear {
     double step_base_ms;          /* ms per step */
     double prefill_ms_per_token;  /* ms per prompt token */
-    double decode_ms_per_seq;     /* ms per decoding sequence */
+    double decode_ms_per_seq;     /* ms per decoding sequence per token it computes */
     double kv_ms_per_1k_tokens;   /* ms per 1000 KV tokens read */
 } cost_linear;
 
@@ -114,12 +163,26 @@ typedef struct cost_roofline {
 /* Default roofline parameters (the `roofline` keys' defaults). */
 extern const cost_roofline cost_roofline_defaults;
 
-/* The table: rows by name (case-insensitive; NULL when none), in order, and
- * the names joined by '|'. */
+/* The table: rows by name (case-insensitive; NULL when none), in order (the
+ * built-in rows linear and roofline, then the registered ones in the order of
+ * registration), and the names joined by '|'. */
 const cost_ops *cost_find(const char *name);
 int cost_row_count(void);
 const cost_ops *cost_row_at(int i);
+int cost_row_index(const cost_ops *row);   /* its place in the table; -1 when not there */
 void cost_choices(char *buf, size_t n);
+
+/* Adds ROW (which must outlive every use) after the rows there.  Returns 0
+ * (also when ROW is in the table already: registering twice is harmless), or
+ * -1 when another row has its name or the table is full.  Not thread-safe:
+ * register before anything loads a scenario. */
+int cost_register(const cost_ops *row);
+
+/* The default of `cost =`: the row "auto" once registered (ccost_register in
+ * calib/ccost.c: the best stored calibrated model, else the roofline), else
+ * "roofline" (what auto gives when no calibrated model is stored, to the bit).
+ * Never NULL. */
+const cost_ops *cost_default(void);
 
 /* Makes M the model NAME with PARAMS (cost_linear, cost_roofline...), keeping
  * M->hw.  Returns 0, or -1 (unknown name, no init, out of memory). */

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <strings.h>
 #include "core/kind.h"
-#include "llm/llm.h"
 #include "llm/llmcfg.h"
+#include "llm/sched.h"
 #include "core/route.h"
 
 const scn_key llm_keys[] = {
@@ -17,11 +17,9 @@ const scn_key llm_keys[] = {
     { "gpu", "", "catalog GPU (required)" },
     { "tp", "1", "tensor-parallel degree: GPUs per replica" },
     { "replicas", "1", "replicas in the pool" },
-    { "scheduler", "continuous", "a row of the scheduler table: static | dynamic | continuous | chunked" },
+    { "scheduler", "continuous", "a row of the scheduler table: static | dynamic | continuous | chunked; each one's own keys are listed below" },
     { "max_batch", "256", "max sequences in a batch" },
     { "max_batch_tokens", "8192", "max tokens per forward step (static/dynamic: of the padded prefill)" },
-    { "chunk_tokens", "512", "chunked: token budget per step" },
-    { "max_wait_ms", "20", "dynamic: wait at most this long to fill a batch" },
     { "weights", "model's", "weight precision: bf16 | fp16 | fp8 | int8 | int4 | fp4 (default: the catalog model's)" },
     { "kv_dtype", "bf16", "KV-cache precision: bf16 | fp16 | fp8" },
     { "gpu_memory_utilization", "0.9", "share of GPU memory the server uses" },
@@ -54,14 +52,12 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     int k;
     char scheds[256];
     llm_sched_choices(scheds, sizeof scheds);
-    int def = 0;
-    while (llm_sched_at(def) != llm_sched_find("continuous")) def++;
-    if (scn_enum(x, sec, "scheduler", scheds, def, &k)) return -1;
+    if (scn_enum(x, sec, "scheduler", scheds, llm_sched_index(&llm_sched_continuous), &k)) return -1;
     l->sched = llm_sched_at(k);
+    /* Its own keys; the other schedulers' keys may stay in the file (ignored), so --set can switch. */
+    if (l->sched->parse && l->sched->parse(x, sec, l)) return -1;
     if (scn_int(x, sec, "max_batch", 256, 1, 1000000, &l->max_batch)) return -1;
     if (scn_i64(x, sec, "max_batch_tokens", 8192, 1, INT64_MAX, &l->max_batch_tokens)) return -1;
-    if (scn_i64(x, sec, "chunk_tokens", 512, 1, INT64_MAX, &l->chunk_tokens)) return -1;
-    if (scn_num(x, sec, "max_wait_ms", 20, 0, 0, 1e12, &l->max_wait_ms)) return -1;
     l->weights_given = scn_value(x, sec, "weights") != NULL;
     if (scn_enum(x, sec, "weights", "bf16|fp16|fp8|int8|int4|fp4", 0, &k)) return -1;
     static const char *W[] = { "bf16", "fp16", "fp8", "int8", "int4", "fp4" };
@@ -83,16 +79,20 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     l->routing = k == 0 ? NULL : route_at(k - 1);
     if (scn_bool(x, sec, "prefix_cache", 0, &l->prefix_cache)) return -1;
     if (scn_num(x, sec, "affinity_threshold", 0.5, 0, 0, 1, &l->affinity_threshold)) return -1;
-    if (l->prefix_cache && (!strcmp(llm_sched_name(l->sched), "static") || !strcmp(llm_sched_name(l->sched), "dynamic")))
-        return scn_fail(x, sec, "prefix_cache", "needs an iteration-level scheduler (continuous or chunked), not %s",
+    if (l->prefix_cache && !(l->sched->flags & LLM_SCHED_PREFIX_CACHE)) {
+        char names[256];
+        llm_sched_names_with(LLM_SCHED_PREFIX_CACHE, names, sizeof names);
+        return scn_fail(x, sec, "prefix_cache", "needs an iteration-level scheduler (%s), not %s", names,
                         llm_sched_name(l->sched));
+    }
     if (l->routing && !strcmp(l->routing->name, "complexity"))
         return scn_fail(x, sec, "routing", "complexity routes between two models: use a router with two next pools");
 
     /* The other models' keys may stay in the file (ignored), so --set can switch. */
     char models[256];
     cost_choices(models, sizeof models);
-    if (scn_enum(x, sec, "cost", models, (int) (cost_find("auto") - cost_row_at(0)), &k)) return -1;
+    /* The default is auto once calib has registered it (cost_default). */
+    if (scn_enum(x, sec, "cost", models, cost_row_index(cost_default()), &k)) return -1;
     l->cost.ops = cost_row_at(k);
     if (l->cost.ops->parse && l->cost.ops->parse(&l->cost, x, sec)) return -1;
     return 0;
@@ -147,7 +147,7 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
         return -1;
     }
     int64_t cap_tokens = l->kv_blocks * l->block_tokens;
-    int64_t step_cap = llm_sched_splits_prompts(l->sched) ? INT64_MAX : l->max_batch_tokens;
+    int64_t step_cap = (l->sched->flags & LLM_SCHED_SPLITS_PROMPTS) ? INT64_MAX : l->max_batch_tokens;
     if (l->max_seq_len_given) {
         if (l->max_seq_len > m->context) {
             *key = "max_seq_len";
@@ -239,12 +239,19 @@ void llm_free_cfg(pool_cfg *p)
     llm_cfg *l = llm_cfg_of(p);
     if (!l) return;
     cost_free(&l->cost);
+    free(l->sched_cfg);
     free(l);
     p->ext = NULL;
 }
 
 const scn_key *llm_more_keys(int set)
 {
-    const cost_ops *c = cost_row_at(set);
-    return c ? c->keys : NULL;
+    static const scn_key none[] = { { NULL, NULL, NULL } };
+    int n = llm_sched_count();
+    if (set < n) {
+        const llm_sched *s = llm_sched_at(set);
+        return s && s->keys ? s->keys : s ? none : NULL;
+    }
+    const cost_ops *c = cost_row_at(set - n);
+    return c ? (c->keys ? c->keys : none) : NULL;
 }

@@ -11,8 +11,7 @@
 #include "core/poolcfg.h"
 #include "core/scn.h"
 #include "llm/cost.h"
-
-typedef struct llm_sched llm_sched;   /* a row of the scheduler table (llm.h) */
+#include "llm/sched.h"
 
 typedef struct llm_cfg {
     char model_name[48];      /* catalog key */
@@ -21,11 +20,10 @@ typedef struct llm_cfg {
     gpu_spec gpu;             /* resolved by scenario_resolve() */
     int tp;                   /* GPUs per replica (tensor parallel) */
     int replicas;             /* replicas in the pool */
-    const llm_sched *sched;   /* the scheduler: its row in llm.c's table */
+    const llm_sched *sched;   /* the scheduler: its row in the scheduler table (sched.h) */
+    void *sched_cfg;          /* its own keys' values, as its parse hook read them (owned; NULL: none) */
     int max_batch;            /* max sequences in a batch */
     int64_t max_batch_tokens; /* max tokens per forward step (continuous, chunked) */
-    int64_t chunk_tokens;     /* chunked: token budget per step */
-    double max_wait_ms;       /* dynamic: longest wait to fill a batch, ms */
     char weights[8];          /* bf16 | fp16 | fp8 | int8 | int4 */
     int weights_given;        /* 1 when the pool set weights (else the model's precision) */
     char kv_dtype[8];         /* bf16 | fp8 */
@@ -56,10 +54,10 @@ extern const scn_key llm_keys[];
 /* Reads the keys of [SEC] into a new llm_cfg, P->ext.  Returns 0 or -1 (error set in X). */
 int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p);
 
-/* Frees what llm_parse allocated (the cost model's state). */
+/* Frees what llm_parse allocated (the scheduler's keys, the cost model's state). */
 void llm_free_cfg(pool_cfg *p);
 
-/* The cost models' keys, table by table (kind.h's more_keys). */
+/* The schedulers' keys, row by row, then the cost models' (kind.h's more_keys). */
 const scn_key *llm_more_keys(int set);
 
 /* Looks the model and GPU up (the scenario's sections first, then the catalog

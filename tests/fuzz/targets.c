@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccost.h"
 #include "fuzz_targets.h"
 #include "run/scenario.h"
 #include "run/sim.h"
@@ -38,6 +39,11 @@ int fuzz_scenario(const char *path)
     sqlite3 *db = NULL;
     int rc = 0;
     gsl_set_error_handler_off();
+    /* The calibrated cost models, as latsim's main adds them (harmless twice). */
+    if (ccost_register() != 0) {
+        fprintf(stderr, "fuzz: cannot register the calibrated cost models\n");
+        return -1;
+    }
     if (scenario_load(&sc, path, NULL, 0, err, sizeof err) != 0) {
         rc = one_line(err);
         scenario_free(&sc);

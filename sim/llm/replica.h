@@ -1,0 +1,285 @@
+/* replica.h -- the LLM replica interface: the replica and pool structures and
+ * the operations the llm files share (and a scheduler defined elsewhere, such
+ * as a test's, calls).  Internal to the LLM pool: the rest of the simulator
+ * sees llm.h only.
+ *
+ * Step bookkeeping (llm.h lists the schedulers).  A replica counts its
+ * completed steps in `steps`.  Every decoding sequence advances one token in
+ * every step, so its state is a function of the step index: a sequence that
+ * entered decoding with c0 tokens cached, first decoding in step f, writes
+ * cache position base + s in step s, where base = c0 - f.  Hence, per step:
+ *   KV tokens read         = sum(base) + ndec * (s + 1)
+ *   new KV blocks needed   = #{ decoding sequences with (base + s) % B == 0 }
+ *                            (kept as counts of base % B: O(1) per step)
+ *   finishing sequences    = heap entries whose finish_step == s.
+ * No step touches a sequence that does not start, finish, or get preempted in it.
+ *
+ * Who does what:
+ *   seq.c               the running list, the finish heap, phase counts, a sequence leaving
+ *   kv.c                KV blocks and the prefix-cache glue (prefix.c is the cache)
+ *   admit.c             admission and preemption
+ *   step.c              stepping: planning, timing and ending steps; the idle stack; sanity checks
+ *   queue.c             arrivals and routing to the replicas' queues
+ *   units.c             replicas as fleet units (failures, autoscaling, pauses)
+ *   sched.c, sched_*.c  the scheduler table and its rows (sched.h)
+ *   llm.c               the kind's row, building and destroying a pool, its report
+ */
+#ifndef LATSIM_LLM_REPLICA_H
+#define LATSIM_LLM_REPLICA_H
+
+#include <stdint.h>
+#include "core/route.h"
+#include "core/station.h"
+#include "engine/evq.h"
+#include "engine/request.h"
+#include "fleet/fleet.h"
+#include "llm/cost.h"
+#include "llm/llmcfg.h"
+#include "llm/prefix.h"
+#include "llm/sched.h"
+
+typedef struct llm llm;
+
+typedef struct replica {
+    llm *pool;                /* owner */
+    int index;                /* replica number */
+    int stepping;             /* a step is in flight */
+    int idle_listed;          /* on the pool's idle stack */
+    int idle_pos;             /* its place there (when idle_listed) */
+    int ix_dirty;             /* routed with an index: its load may have changed since the index last read it */
+    squeue *wq;               /* the queue it takes requests from: the pool's, or its own */
+    squeue own;               /* its own queue (routed pools) */
+    evq_id wait_ev;           /* pending wake-up its scheduler's plan asked for (dynamic: a batch's wait) */
+    int64_t steps;            /* completed steps */
+    int64_t free_blocks;      /* KV blocks not held (with a prefix cache: free + cached, all evictable) */
+    prefix_cache *pc;         /* prefix_cache = yes: content blocks kept for later hits (prefix.h), else NULL */
+
+    request *run_head;        /* running sequences, oldest first (prefilling and decoding) */
+    request *run_tail;
+    int nrun;                 /* running sequences */
+    request **pf;             /* sequences still prefilling, admission order */
+    int npf;
+    int32_t *chunk;           /* tokens each pf[] sequence prefills in the step in flight */
+
+    request **heap;           /* decoding sequences, min-heap on finish_step */
+    int ndec;
+    int64_t base_sum;         /* sum of decoding sequences' phase_base */
+    int64_t *phase_cnt;       /* decoding sequences by phase_base mod block_tokens */
+    int ndec_meas;            /* of the decoding sequences (heap), the measured ones */
+    double dec_sum;           /* cost accounting: decode time of the steps so far per decoding
+                                 sequence, summed over steps (each sequence takes its increase
+                                 between joining and leaving the decodes), ns */
+
+    /* static / dynamic batches */
+    int batch_n;              /* sequences in the batch in flight (0: none) */
+    int batch_live;           /* of those, not yet finished */
+    int64_t batch_first;      /* step index of the batch's prefill */
+    int64_t batch_last;       /* step index of its last decode */
+    int64_t batch_blocks;     /* KV blocks reserved by the batch (freed when it ends) */
+    int32_t batch_maxp;       /* longest prompt (padding), tokens */
+
+    cost_step cur;            /* the step in flight */
+    simtime_t step_start;     /* ns */
+    simtime_t step_dur;       /* ns */
+    int64_t step_used;        /* KV blocks held during the step in flight */
+    double step_flops;        /* its FLOPs */
+    double step_bytes;        /* its HBM bytes */
+    /* fleet (fleet.h) */
+    int down;                 /* 1: takes no new requests (failed, off, or draining what it holds) */
+    evq_id step_ev;           /* the step-end event in flight, or 0 */
+    uint64_t since;           /* requests it finished since it last came up (cold factor) */
+    int slow;                 /* 1: one of the slow replicas (slow_fraction) */
+    simtime_t paused_to;      /* end of its pause in progress, ns (0: none): a step begun before it waits */
+} replica;
+
+struct llm {
+    station st;               /* common part; must be first */
+    const llm_cfg *cfg;
+    cost_fast cf;             /* cfg->cost resolved for the steps (cost.h) */
+    replica *r;               /* replicas */
+    int nrep;
+    replica **idle;           /* stack of replicas not stepping */
+    int nidle;
+    int routed;               /* 1: a routing policy sends each request to a replica's own queue */
+    route_ctx rc;             /* routed: the policy's view and state */
+    station_snap *snaps;      /* routed: one per replica, taken when the policy asks */
+    /* routed by a least-loaded policy (its key, route.h): the replicas' loads */
+    route_key_kind ix_key;    /* what the index orders by; ROUTE_KEY_NONE: no index */
+    route_index ix;           /* every replica's key, as of its last refresh */
+    int *dirty;               /* replicas whose load may have changed since (ix_dirty set) */
+    int ndirty;
+    int route_pfx;            /* 1 while a request is routed by prefix_affinity over the caches */
+    int64_t route_nids;       /* then its prompt's content ids in ids (prompt_ids: -1 out of memory) */
+    int check;                /* 1: the whole-structure sanity checks at every step (abort on failure) */
+    int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
+                                 time is charged to its sequences (charge_step) */
+    int B;                    /* tokens per KV block */
+    int64_t Bmask;            /* B - 1 when B is a power of two (a modulo is a mask), else -1 */
+    /* measured-window counters */
+    int window_open;          /* between window_open() and window_close() */
+    simtime_t window_start;   /* ns */
+    uint64_t steps;           /* steps of all replicas */
+    double seqs_in_steps;     /* sum over steps of sequences in the step */
+    double kv_area;           /* integral of used blocks over the window, block-ns */
+    double kv_peak;           /* most blocks used by one replica / blocks */
+    double flops, bytes;      /* work done */
+    uint64_t preemptions;
+    uint64_t truncated;
+    uint64_t too_long;        /* measured requests rejected for exceeding max_seq_len */
+    fleet *fl;                /* failures, autoscaling, cold starts (NULL: none configured) */
+    double cpu;               /* cpu_contention: stepping share of the replicas up, averaged over about 10 s */
+    simtime_t cpu_t;          /* when cpu was last updated, ns */
+    double as_area;           /* busy_area at the last autoscaler evaluation, replica-ns */
+    simtime_t as_t;           /* its time, ns */
+    uint64_t cold;            /* measured requests finished by a cold replica */
+    /* prefix cache (measured requests, first admission) */
+    uint64_t *ids;            /* scratch: a prompt's content ids */
+    uint32_t nids;            /* its size */
+    uint64_t pfx_requests;    /* requests admitted */
+    uint64_t pfx_hit_requests;/* of which found any cached block */
+    double pfx_prompt;        /* their prompt tokens */
+    double pfx_found;         /* prompt tokens found cached: min(prompt, hit ids x id tokens) */
+    double pfx_skipped;       /* prompt tokens not prefilled (at least the last one always is) */
+    double pfx_saved_ms;      /* isolated-prefill time of the skipped tokens (cost model), ms */
+};
+
+/* ---- small helpers every file uses -------------------------------------------- */
+
+/* R's requests inside (KEY ROUTE_KEY_INSIDE) or its free KV blocks (ROUTE_KEY_KV)
+ * have just changed: if the pool's routing index orders by that, R is refreshed
+ * there before the next request is routed (queue.c). */
+static inline void load_changed(replica *R, route_key_kind key)
+{
+    llm *P = R->pool;
+    if (P->ix_key != key || R->ix_dirty) return;
+    R->ix_dirty = 1;
+    P->dirty[P->ndirty++] = R->index;
+}
+
+static inline int64_t pmod(int64_t a, int64_t b) { int64_t r = a % b; return r < 0 ? r + b : r; }
+
+/* pmod(A, P->B): for a power of two the low bits of A (two's complement: the
+ * same value for negative A), without a division. */
+static inline int64_t bmod(const llm *P, int64_t a) { return P->Bmask >= 0 ? a & P->Bmask : pmod(a, P->B); }
+
+/* KV blocks that hold TOKENS tokens. */
+static inline int64_t blocks_for(const llm *P, int64_t tokens) { return (tokens + P->B - 1) / P->B; }
+
+/* Content KV blocks R holds (shared through the prefix cache). */
+static inline int64_t content_blocks(const llm *P, const request *r)
+{
+    (void) P;
+    return r->pfx_blocks;
+}
+
+/* ---- seq.c: the running list, the finish heap, phase counts ------------------- */
+
+void rep_run_append(replica *R, request *r);
+void rep_run_remove(replica *R, request *r);
+/* Adds R's sequence r (its finish_step set) to the finish heap, as decoding. */
+void rep_heap_push(replica *R, request *r);
+/* Takes the first sequence to finish off the finish heap (charging its decodes)
+ * and returns it; a batch's sequences, which keep no phase counts. */
+request *rep_heap_pop(replica *R);
+/* R's sequence r has just produced its first (or, after recompute, next) token
+ * at the end of step S with C0 tokens cached: it decodes from step S + 1. */
+void rep_decode_join(replica *R, request *r, int64_t s, int64_t c0);
+/* R's decoding sequence r stops decoding (finished or preempted). */
+void rep_decode_leave(replica *R, request *r);
+/* Cost accounting: R's decoding sequence r is charged its share of the decode
+ * steps since it began decoding. */
+void rep_charge_decode(replica *R, request *r);
+/* R's sequence r is done: its times are recorded and it goes on (station_forward). */
+void rep_finish(replica *R, request *r);
+/* Inter-token latency: each measured decoding sequence of the step in flight got
+ * a token now, one step (back to back) after its previous one. */
+void rep_itl_decodes(replica *R);
+
+/* ---- kv.c: KV blocks and the prefix-cache glue -------------------------------- */
+
+/* The content ids of r's first TOKENS context tokens into P->ids; *LAST_COST
+ * (may be NULL) gets the KV blocks of the last id.  Returns their number, or
+ * -1 when out of memory. */
+int64_t rep_context_ids(llm *P, const request *r, int64_t tokens, uint32_t *last_cost);
+/* The same for r's prompt. */
+int64_t rep_prompt_ids(llm *P, const request *r, uint32_t *last_cost);
+/* R's sequence r gives back its TOTAL blocks: anonymous ones become free, its
+ * content blocks cached (or stay held by others). */
+void rep_release_blocks(replica *R, request *r, int64_t total);
+/* As rep_release_blocks, for a finished sequence: a session turn's context stays
+ * cached under the session's keys for its next turn. */
+void rep_release_context(replica *R, request *r, int64_t total);
+/* Takes N anonymous blocks (decode growth); the caller checked they are available. */
+void rep_take_blocks(replica *R, int64_t n);
+/* Gives back N anonymous blocks. */
+void rep_give_blocks(replica *R, int64_t n);
+
+/* ---- admit.c: admission and preemption ----------------------------------------- */
+
+/* Starts R's sequence r, the head of its queue: it is dequeued, holds BLOCKS
+ * blocks (with a prefix cache, its cached prefix shared and not prefilled) and
+ * joins the running list and the prefills. */
+void rep_admit(replica *R, request *r, int64_t blocks);
+/* Takes the newest running sequence out of R and puts it back at the head of
+ * the queue; it will be recomputed (prompt + tokens generated so far). */
+void rep_preempt_newest(replica *R);
+
+/* ---- iteration-level scheduling (sched_continuous.c), for its variants -------- */
+
+/* Plans R's next step the iteration-level way: the decodes first (preempting
+ * the newest sequences until their new KV blocks fit), then the prompts
+ * already prefilling, then newcomers first come first served, within
+ * max_batch sequences, STEP_TOKENS tokens of the step (capped by
+ * max_batch_tokens; decodes count), at most MAX_NEW newcomers (0: no limit),
+ * and the free KV blocks.  SPLIT: a prompt may be prefilled in chunks over several steps; else
+ * a newcomer's whole prompt must fit the step.  Returns PLAN_STEP, or
+ * SIMTIME_NEVER when there is nothing to run. */
+simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max_new);
+/* Completes an iteration-level step: finished decodes leave, completed prompts
+ * emit their first token and start decoding. */
+void rep_complete_iteration(replica *R);
+
+/* ---- step.c: stepping ----------------------------------------------------------- */
+
+/* Plans and starts R's next step, or idles it (until the time the plan asks for). */
+void rep_step(replica *R);
+/* Takes R off the idle stack and tries to start it. */
+void rep_wake(replica *R);
+/* Gives idle replicas, most recently idled first, a chance at waiting requests. */
+void llm_kick(llm *P);
+/* R is not stepping: on the idle stack unless it is down. */
+void rep_go_idle(replica *R);
+/* The idle stack: R goes on top, or comes off it in O(1). */
+void llm_idle_push(llm *P, replica *R);
+void llm_idle_remove(llm *P, replica *R);
+/* Adds the part of R's step in flight that lies in the window, up to now. */
+void rep_account_step(replica *R);
+/* The step-end event (evq handler; SUBJECT is the replica). */
+void rep_on_step_end(evq *q, void *subject, int64_t arg);
+/* 0 with a line on stderr when R's bookkeeping is inconsistent.  PLANNED: a
+ * step is planned and in flight, else R is between steps.  O(sequences). */
+int rep_sane(const replica *R, int planned);
+/* Aborts when OK is 0 (a failed sanity check, which printed why): on with
+ * LATSIM_CHECK or LATSIM_DEBUG whether or not NDEBUG is defined. */
+void llm_check_failed(void) __attribute__((noreturn, cold));
+static inline void llm_require(int ok)
+{
+    if (!ok) llm_check_failed();
+}
+
+/* ---- queue.c: arrivals and routing ---------------------------------------------- */
+
+/* The station's arrive and prefix_match operations (station.h). */
+void llm_arrive(station *st, request *r);
+uint32_t llm_prefix_match(const station *st, const request *r, simtime_t visible, uint32_t *nids);
+/* Replica R's load, as a routing policy sees it. */
+void rep_snap(const replica *R, station_snap *out);
+/* A timeout took a request out of a replica's own queue Q (squeue.timed_out). */
+void rep_own_timed_out(squeue *q);
+
+/* ---- units.c: replicas as fleet units ------------------------------------------- */
+
+/* The fleet's view of P's replicas (fleet.h), with P as its context. */
+fleet_units llm_fleet_units(llm *P);
+
+#endif

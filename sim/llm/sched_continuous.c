@@ -1,0 +1,140 @@
+/* sched_continuous.c -- iteration-level scheduling (Orca, vLLM), `scheduler =
+ * continuous`: every step, finished sequences leave and waiting ones join,
+ * within max_batch, max_batch_tokens and the free KV blocks; a joining prompt
+ * is prefilled whole in the step that admits it, alongside the decodes.
+ *
+ * Its planning and completion (rep_plan_iteration, rep_complete_iteration) are
+ * the replica interface's for every iteration-level variant: chunked
+ * (sched_chunked.c) calls them with its own token budget and split prompts.
+ */
+#include <assert.h>
+#include <string.h>
+#include "llm/replica.h"
+
+simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max_new)
+{
+    llm *P = R->pool;
+    const llm_cfg *L = P->cfg;
+    int64_t s = R->steps;
+    /* Blocks the decodes of this step need; preempt the newest until they fit. */
+    const int64_t phase = bmod(P, -s);
+    while (R->phase_cnt[phase] > R->free_blocks) rep_preempt_newest(R);
+    int64_t need = R->phase_cnt[phase];
+    rep_take_blocks(R, need);               /* taken now; decodes hold them from this step */
+    memset(&R->cur, 0, sizeof R->cur);
+    R->cur.decode_seqs = R->ndec;
+    R->cur.decode_tokens_per_seq = 1;
+    R->cur.kv_tokens = R->base_sum + (int64_t) R->ndec * (s + 1);
+    /* The step's token budget counts its decode tokens too (chunked: Sarathi-Serve,
+     * vLLM max_num_batched_tokens). */
+    int64_t cap = step_tokens < L->max_batch_tokens ? step_tokens : L->max_batch_tokens;
+    int64_t pbudget = cap - R->ndec;
+    /* Sequences already prefilling (split prompts) continue first. */
+    for (int i = 0; i < R->npf && pbudget > 0; i++) {
+        request *r = R->pf[i];
+        int64_t c = r->prefill_len - r->prefilled;
+        if (c > pbudget) c = pbudget;
+        R->chunk[i] = (int32_t) c;
+        pbudget -= c;
+    }
+    /* Then newcomers, first come first served: stop at the first that does not fit. */
+    request *r;
+    int admitted = 0;
+    while (!R->down && pbudget > 0 && R->nrun < L->max_batch && (max_new <= 0 || admitted < max_new) &&
+           (r = squeue_peek(R->wq)) != NULL) {
+        int64_t len = r->prompt + (r->generated > 0 ? r->generated : 0);
+        int64_t blocks = blocks_for(P, len), skip = 0;
+        if (R->pc) {
+            /* Cached blocks it finds are not prefilled, nor taken again. */
+            uint32_t last = 0;
+            int64_t n = rep_prompt_ids(P, r, &last);
+            if (n < 0) n = 0;
+            uint32_t hit = prefix_match(R->pc, P->ids, (uint32_t) n);
+            int64_t found = (int64_t) hit * P->cfg->prefix_id_tokens;
+            if (found > r->prompt) found = r->prompt;
+            skip = found < len - 1 ? found : len - 1;
+            int64_t content = n > 0 ? (n - 1) * (P->cfg->prefix_id_tokens / P->B) + last : 0;
+            int64_t room = (int64_t) prefix_need_cost(R->pc, P->ids, (uint32_t) n, last) + blocks - content;
+            if (!split && len - skip > pbudget) break;
+            if (room > R->free_blocks) break;
+        } else {
+            if (!split && len > pbudget) break;
+            if (blocks > R->free_blocks) break;
+        }
+        rep_admit(R, r, blocks);
+        admitted++;
+        len -= r->prefilled;
+        (void) skip;
+        int64_t c = len < pbudget ? len : pbudget;
+        R->chunk[R->npf - 1] = (int32_t) c;
+        pbudget -= c;
+    }
+    int64_t firsts = 0;                     /* prompts completing in the step: each emits its first token */
+    for (int i = 0; i < R->npf; i++) {
+        int64_t c = R->chunk[i];
+        if (c <= 0) continue;
+        int64_t k = R->pf[i]->prefilled;
+        R->cur.prefill_tokens += c;
+        R->cur.prefill_pairs += (double) c * (double) k + (double) c * (double) (c + 1) / 2.0;
+        R->cur.prefill_seqs++;
+        firsts += k + c >= R->pf[i]->prefill_len;
+    }
+    R->cur.emitted_tokens = R->ndec + firsts;
+    if (R->cur.decode_seqs == 0 && R->cur.prefill_seqs == 0) {
+        rep_give_blocks(R, need);
+        return SIMTIME_NEVER;
+    }
+    return PLAN_STEP;
+}
+
+void rep_complete_iteration(replica *R)
+{
+    llm *P = R->pool;
+    int64_t s = R->steps;
+    simtime_t now = evq_now(P->st.q);
+    rep_itl_decodes(R);
+    /* Decoders: new blocks were taken at planning; sequences ending now leave. */
+    while (R->ndec > 0 && R->heap[0]->finish_step <= s) {
+        request *r = R->heap[0];
+        assert(r->finish_step == s);
+        rep_decode_leave(R, r);
+        rep_run_remove(R, r);
+        r->generated = r->output;
+        rep_release_context(R, r, blocks_for(P, r->phase_base + s + 1));
+        r->blocks = 0;
+        rep_finish(R, r);
+    }
+    /* Prefills: those completing now produce a token and start decoding. */
+    int k = 0;
+    for (int i = 0; i < R->npf; i++) {
+        request *r = R->pf[i];
+        r->prefilled += R->chunk[i];
+        R->chunk[i] = 0;
+        if (r->prefilled < r->prefill_len) { R->pf[k++] = r; continue; }
+        if (r->generated == 0) r->first_token = now;
+        else if (r->measured && P->st.sink->itl)   /* recomputed after a preemption */
+            stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
+        r->generated++;
+        if (r->generated >= r->output) {
+            rep_run_remove(R, r);
+            rep_release_context(R, r, r->blocks);
+            r->blocks = 0;
+            rep_finish(R, r);
+        } else {
+            rep_decode_join(R, r, s, r->prefill_len);
+            /* From now on its blocks are counted by the phase formula. */
+            r->blocks = 0;
+        }
+    }
+    R->npf = k;
+}
+
+static simtime_t plan_continuous(replica *R) { return rep_plan_iteration(R, INT64_MAX, 0, 0); }
+
+const llm_sched llm_sched_continuous = {
+    .name = "continuous",
+    .help = "iteration-level: every step finished sequences leave and waiting ones join; a prompt is prefilled whole",
+    .flags = LLM_SCHED_FLEET | LLM_SCHED_PREFIX_CACHE,
+    .plan = plan_continuous,
+    .complete = rep_complete_iteration,
+};

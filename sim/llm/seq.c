@@ -1,0 +1,140 @@
+/* seq.c -- an LLM replica's sequences: the running list (oldest first), the
+ * finish heap of decoding sequences (keyed by the step they finish in), the
+ * phase counts that give each step's KV growth in O(1) (replica.h), and a
+ * sequence leaving the replica. */
+#include <assert.h>
+#include "llm/replica.h"
+
+void rep_run_append(replica *R, request *r)
+{
+    r->rnext = NULL;
+    r->rprev = R->run_tail;
+    if (R->run_tail) R->run_tail->rnext = r;
+    else R->run_head = r;
+    R->run_tail = r;
+    R->nrun++;
+    load_changed(R, ROUTE_KEY_INSIDE);
+}
+
+void rep_run_remove(replica *R, request *r)
+{
+    if (r->rprev) r->rprev->rnext = r->rnext;
+    else R->run_head = r->rnext;
+    if (r->rnext) r->rnext->rprev = r->rprev;
+    else R->run_tail = r->rprev;
+    r->rprev = r->rnext = NULL;
+    R->nrun--;
+    load_changed(R, ROUTE_KEY_INSIDE);
+}
+
+static void heap_swap(replica *R, int i, int j)
+{
+    request *t = R->heap[i];
+    R->heap[i] = R->heap[j];
+    R->heap[j] = t;
+    R->heap[i]->heap_pos = (uint32_t) i;
+    R->heap[j]->heap_pos = (uint32_t) j;
+}
+
+static void heap_up(replica *R, int i)
+{
+    while (i > 0) {
+        int p = (i - 1) / 2;
+        if (R->heap[p]->finish_step <= R->heap[i]->finish_step) break;
+        heap_swap(R, i, p);
+        i = p;
+    }
+}
+
+static void heap_down(replica *R, int i)
+{
+    for (;;) {
+        int c = 2 * i + 1, m = i;
+        if (c < R->ndec && R->heap[c]->finish_step < R->heap[m]->finish_step) m = c;
+        if (c + 1 < R->ndec && R->heap[c + 1]->finish_step < R->heap[m]->finish_step) m = c + 1;
+        if (m == i) break;
+        heap_swap(R, i, m);
+        i = m;
+    }
+}
+
+void rep_heap_push(replica *R, request *r)
+{
+    r->heap_pos = (uint32_t) R->ndec;
+    R->heap[R->ndec++] = r;
+    heap_up(R, R->ndec - 1);
+    R->ndec_meas += r->measured;
+    r->cost_mark = R->dec_sum;
+}
+
+request *rep_heap_pop(replica *R)
+{
+    request *r = R->heap[0];
+    R->ndec_meas -= r->measured;
+    R->ndec--;
+    if (R->ndec > 0) {
+        heap_swap(R, 0, R->ndec);
+        heap_down(R, 0);
+    }
+    rep_charge_decode(R, r);
+    return r;
+}
+
+void rep_decode_join(replica *R, request *r, int64_t s, int64_t c0)
+{
+    int64_t f = s + 1;
+    r->phase_base = c0 - f;
+    r->finish_step = (int64_t) r->output - r->generated + f - 1;
+    R->base_sum += r->phase_base;
+    R->phase_cnt[bmod(R->pool, r->phase_base)]++;
+    rep_heap_push(R, r);
+}
+
+void rep_charge_decode(replica *R, request *r)
+{
+    if (R->pool->acct) station_charge(&R->pool->st, r, R->dec_sum - r->cost_mark);
+}
+
+void rep_decode_leave(replica *R, request *r)
+{
+    int i = (int) r->heap_pos;
+    assert(i < R->ndec && R->heap[i] == r);
+    rep_charge_decode(R, r);
+    R->base_sum -= r->phase_base;
+    R->phase_cnt[bmod(R->pool, r->phase_base)]--;
+    R->ndec_meas -= r->measured;
+    R->ndec--;
+    if (i != R->ndec) {
+        heap_swap(R, i, R->ndec);
+        heap_down(R, i);
+        heap_up(R, i);
+    }
+}
+
+void rep_itl_decodes(replica *R)
+{
+    stat_acc *itl = R->pool->st.sink->itl;
+    if (itl && R->ndec_meas > 0)
+        stat_add_n(itl, simtime_to_ms(R->step_dur), (uint64_t) R->ndec_meas);
+}
+
+void rep_finish(replica *R, request *r)
+{
+    llm *P = R->pool;
+    station *st = &P->st;
+    simtime_t now = evq_now(st->q);
+    r->last_token = now;
+    r->service_ns += now - r->start;
+    if (P->fl && P->st.cfg->fleet->cold && R->since < (uint64_t) P->st.cfg->fleet->cs.cold_requests &&
+        P->st.cfg->fleet->cs.cold_factor > 1) {
+        r->cold = 1;
+        if (r->measured) P->cold++;
+    }
+    R->since++;
+    if (r->measured) {
+        /* All its waits and all its service in this pool, preemptions included. */
+        stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - r->pool_queue0));
+        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0));
+    }
+    station_forward(st, r, 0);
+}

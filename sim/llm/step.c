@@ -1,0 +1,238 @@
+/* step.c -- an LLM replica's forward steps: its scheduler plans a step, the
+ * cost model prices it (with the fleet's slow replicas, cold starts, CPU
+ * contention and pauses), the step ends and its scheduler completes it; idle
+ * replicas wait on the pool's idle stack.  Also the per-class cost accounting
+ * of a step, and the whole-structure sanity checks (LATSIM_CHECK). */
+#include <stdio.h>
+#include <stdlib.h>
+#include "engine/errmsg.h"
+#include "llm/replica.h"
+
+/* ---- whole-structure sanity checks ------------------------------------------------ */
+
+void llm_check_failed(void)
+{
+    fputs("latsim: llm: a sanity check failed (the line above says which); aborting\n", stderr);
+    abort();
+}
+
+int rep_sane(const replica *R, int planned)
+{
+    const llm *P = R->pool;
+    const char *bad = NULL;
+    int64_t s = R->steps, held = 0, base = 0, phases = 0;
+    int nlist = 0;
+    for (const request *r = R->run_head; r; r = r->rnext) nlist++;
+    for (int i = 0; i < P->B; i++) phases += R->phase_cnt[i];
+    for (int i = 0; i < R->ndec; i++) {
+        const request *r = R->heap[i];
+        if (r->heap_pos != (uint32_t) i) bad = "a decoding sequence's heap position";
+        if (i > 0 && R->heap[(i - 1) / 2]->finish_step > r->finish_step) bad = "the finish-heap order";
+        base += r->phase_base;
+    }
+    if (nlist != R->nrun) bad = "running-list length";
+    else if (R->ndec > R->nrun) bad = "more decoding sequences than running ones";
+    else if (P->cfg->sched->flags & LLM_SCHED_BATCHES) {
+        if (R->nrun != R->ndec) bad = "batch: running sequences != finish-heap size";
+        else if (phases != 0 || R->npf != 0) bad = "batch: phase counts or prefills in use";
+        else if (R->free_blocks + R->batch_blocks != P->cfg->kv_blocks) bad = "batch: free + reserved KV blocks != capacity";
+        else if (R->batch_n == 0 && R->batch_blocks != 0) bad = "batch: blocks reserved without a batch";
+    } else {
+        /* With a prefix cache, content blocks are shared: count each sequence's
+         * anonymous blocks here, and let the cache check the rest. */
+        for (int i = 0; i < R->npf; i++) held += R->pf[i]->blocks - content_blocks(P, R->pf[i]);
+        for (int i = 0; i < R->ndec; i++)
+            held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
+        if (R->pc) {
+            /* The counters every step; the whole structure (O(entries)) every 1024 steps. */
+            if (prefix_free_blocks(R->pc) + prefix_held_blocks(R->pc) + prefix_cached_blocks(R->pc)
+                != prefix_capacity(R->pc)) bad = "prefix cache: free + held + cached KV blocks != capacity";
+            else if ((s & 1023) == 0 && !prefix_sane(R->pc)) bad = "prefix cache: its structure";
+            else if (R->free_blocks != (int64_t) prefix_available(R->pc)) bad = "prefix cache: free blocks";
+            else if ((int64_t) prefix_anon_blocks(R->pc) != held) bad = "prefix cache: anonymous blocks != sequences' own";
+            held = P->cfg->kv_blocks - R->free_blocks;   /* the check below then holds */
+        }
+        if (R->nrun != R->npf + R->ndec) bad = "running sequences != prefilling + decoding";
+        else if (phases != R->ndec) bad = "phase counts do not sum to the decoding sequences";
+        else if (base != R->base_sum) bad = "sum of phase bases";
+        else if (R->free_blocks < 0 || R->free_blocks + held != P->cfg->kv_blocks) bad = "free + held KV blocks != capacity";
+    }
+    uint64_t queued = P->st.queue.len;
+    for (int i = 0; i < P->nrep; i++) queued += P->r[i].own.len;
+    if (!bad && queued != P->st.qlen) bad = "queue lengths do not sum to the pool's";
+    if (bad)
+        fprintf(stderr, "latsim: llm pool %s replica %d, step %lld (%s): inconsistent %s\n", ERRMSG_SHOWN(P->st.cfg->name), R->index,
+                (long long) s, planned ? "planned" : "between steps", bad);
+    return bad == NULL;
+}
+
+/* ---- the idle stack ---------------------------------------------------------------- */
+
+void llm_idle_push(llm *P, replica *R)
+{
+    R->idle_listed = 1;
+    R->idle_pos = P->nidle;
+    P->idle[P->nidle++] = R;
+}
+
+void llm_idle_remove(llm *P, replica *R)
+{
+    if (!R->idle_listed) return;
+    replica *top = P->idle[--P->nidle];
+    P->idle[R->idle_pos] = top;
+    top->idle_pos = R->idle_pos;
+    R->idle_listed = 0;
+}
+
+void rep_go_idle(replica *R)
+{
+    llm *P = R->pool;
+    if (R->stepping) {
+        R->stepping = 0;
+        station_busy(&P->st, -1);
+    }
+    if (R->down) {                 /* it takes nothing new: off the idle stack */
+        if (P->fl && R->nrun == 0 && fleet_state(P->fl, R->index) == UNIT_DRAINING)
+            fleet_drained(P->fl, R->index);
+        return;
+    }
+    if (!R->idle_listed) llm_idle_push(P, R);
+}
+
+/* ---- stepping ------------------------------------------------------------------------ */
+
+static void on_wake(evq *q, void *subject, int64_t arg);
+
+void rep_step(replica *R)
+{
+    llm *P = R->pool;
+    simtime_t wake_at = P->cfg->sched->plan(R);
+    if (wake_at != PLAN_STEP) {
+        rep_go_idle(R);
+        if (wake_at != SIMTIME_NEVER && !R->wait_ev)
+            R->wait_ev = station_at(&P->st, wake_at, on_wake, R, 0);
+        return;
+    }
+    if (P->check) llm_require(rep_sane(R, 1));
+    if (!R->stepping) {
+        R->stepping = 1;
+        station_busy(&P->st, +1);
+    }
+    simtime_t now = evq_now(P->st.q);
+    double ms = cost_fast_ms_work(&P->cf, &R->cur, &R->step_flops, &R->step_bytes);
+    simtime_t dur;
+    if (P->fl) {   /* slow replicas and pauses come with a fleet too */
+        const fleet_cfg *fc = P->st.cfg->fleet;
+        if (fc->cold) ms *= cold_factor(&fc->cs, R->since);
+        if (R->slow) ms *= fc->fault.slow_factor;
+        if (fc->contention) {
+            /* Host CPU utilisation: the stepping share of the replicas up (this one
+             * included); the curve multiplies the CPU overhead share of the step time. */
+            ms *= fleet_contention(P->fl, P->st.busy, &P->cpu, &P->cpu_t);
+        }
+        dur = simtime_from_ms(ms);
+        if (dur < 1) dur = 1;
+        if (R->paused_to > now) dur += R->paused_to - now;   /* it runs once the pause is over */
+    } else {
+        dur = simtime_from_ms(ms);
+        if (dur < 1) dur = 1;
+    }
+    R->step_start = now;
+    R->step_dur = dur;
+    R->step_used = P->cfg->kv_blocks - R->free_blocks;
+    if (P->window_open) {
+        P->steps++;
+        P->seqs_in_steps += R->cur.decode_seqs + R->cur.prefill_seqs;
+        double occ = (double) R->step_used / (double) P->cfg->kv_blocks;
+        if (occ > P->kv_peak) P->kv_peak = occ;
+    }
+    R->step_ev = station_after(&P->st, dur, rep_on_step_end, R, 0);
+}
+
+/* Cost accounting (README, "Cost per class"): the step in flight has ended;
+ * its time goes to its sequences.  A step with both prompt tokens and decodes
+ * is split between the two in proportion to their standalone step times (the
+ * cost model's time of its prefill alone and of its decodes alone); the decode
+ * part is shared equally by the decoding sequences (through dec_sum, O(1)), the
+ * prefill part by the prefilling sequences in proportion to their chunks (a
+ * static or dynamic batch's padded prefill: equally). */
+static void charge_step(replica *R)
+{
+    llm *P = R->pool;
+    const cost_step *c = &R->cur;
+    double dur = (double) R->step_dur, dec = 0;
+    int decodes = c->decode_seqs > 0 && R->ndec > 0;
+    if (decodes && c->prefill_seqs > 0) {
+        cost_step pf = { .prefill_tokens = c->prefill_tokens, .prefill_pairs = c->prefill_pairs,
+                         .prefill_seqs = c->prefill_seqs };
+        cost_step dc = { .decode_seqs = c->decode_seqs, .decode_tokens_per_seq = c->decode_tokens_per_seq,
+                         .kv_tokens = c->kv_tokens };
+        double a = cost_fast_ms(&P->cf, &pf), b = cost_fast_ms(&P->cf, &dc);
+        dec = a + b > 0 ? dur * b / (a + b) : dur / 2;
+    } else if (decodes)
+        dec = dur;
+    if (decodes) R->dec_sum += dec / R->ndec;
+    double pre = dur - dec;
+    if (c->prefill_seqs <= 0 || pre <= 0) return;
+    if (P->cfg->sched->flags & LLM_SCHED_BATCHES) {
+        for (request *q = R->run_head; q; q = q->rnext) station_charge(&P->st, q, pre / R->batch_n);
+        return;
+    }
+    if (c->prefill_tokens <= 0) return;
+    for (int i = 0; i < R->npf; i++)
+        if (R->chunk[i] > 0) station_charge(&P->st, R->pf[i], pre * R->chunk[i] / (double) c->prefill_tokens);
+}
+
+void rep_account_step(replica *R)
+{
+    llm *P = R->pool;
+    if (!P->window_open) return;
+    simtime_t from = R->step_start > P->window_start ? R->step_start : P->window_start;
+    double in = (double) (evq_now(P->st.q) - from);
+    if (in <= 0) return;
+    double frac = in / (double) R->step_dur;
+    P->kv_area += (double) R->step_used * in;
+    P->flops += R->step_flops * frac;
+    P->bytes += R->step_bytes * frac;
+}
+
+void rep_on_step_end(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    (void) arg;
+    replica *R = subject;
+    R->step_ev = 0;
+    rep_account_step(R);
+    if (R->pool->acct) charge_step(R);
+    R->pool->cfg->sched->complete(R);
+    R->steps++;
+    if (R->pool->check) llm_require(rep_sane(R, 0));
+    rep_step(R);
+    if (!R->pool->routed && R->pool->nidle > 0 && R->pool->st.qlen > 0) llm_kick(R->pool);   /* e.g. a preempted request */
+}
+
+void rep_wake(replica *R)
+{
+    llm_idle_remove(R->pool, R);
+    rep_step(R);
+}
+
+/* The time a plan asked to be woken at (a dynamic batch's wait) has come. */
+static void on_wake(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    (void) arg;
+    replica *R = subject;
+    R->wait_ev = 0;
+    if (!R->stepping) rep_wake(R);
+    if (!R->pool->routed) llm_kick(R->pool);   /* a batch may not take everything: other idle replicas may */
+}
+
+void llm_kick(llm *P)
+{
+    while (P->nidle > 0 && P->st.qlen > 0) {
+        replica *R = P->idle[P->nidle - 1];
+        rep_wake(R);
+        if (!R->stepping) break;    /* it stayed idle (a dynamic batch still filling): so would others */
+    }
+}
