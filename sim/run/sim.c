@@ -27,6 +27,12 @@
 #include "run/tseries.h"
 #include "workload/workload.h"
 
+/* A per-request sanity check (DEBUG builds, or LATSIM_CHECK set): when it
+ * fails the run stops with the check named (not an assert: it stays on in a
+ * build with NDEBUG). */
+#define SIM_REQUIRE(s, cond) \
+    do { if ((s)->check && !(cond)) { fprintf(stderr, "latsim: internal check failed: %s\n", #cond); abort(); } } while (0)
+
 typedef struct sim {
     const scenario *sc;
     evq *q;
@@ -222,7 +228,7 @@ static void lean_leave(sim *s, request *r)
     r->outcome = OUT_SERVED;
     if (r->measured) {
         simtime_t e2e = evq_now(s->q) + r->ret_last_ns - r->arrival;
-        assert(!s->check || (e2e == r->queue_ns + r->service_ns && r->network_ns == 0 && r->overhead_ns == 0
+        SIM_REQUIRE(s, (e2e == r->queue_ns + r->service_ns && r->network_ns == 0 && r->overhead_ns == 0
                              && r->first_token < 0));
         double e2e_ms = simtime_to_ms(e2e);
         double queue = simtime_to_ms(r->queue_ns), service = simtime_to_ms(r->service_ns);
@@ -266,7 +272,7 @@ static void sink_leave(void *ctx, request *r)
          * hops it passed (ret_last_ns), and its first token likewise. */
         simtime_t e2e = evq_now(s->q) + r->ret_last_ns - r->arrival;
         /* The components add up exactly (checked in DEBUG builds and with LATSIM_CHECK). */
-        assert(!s->check || e2e == r->network_ns + r->queue_ns + r->service_ns + r->overhead_ns);
+        SIM_REQUIRE(s, e2e == r->network_ns + r->queue_ns + r->service_ns + r->overhead_ns);
         double e2e_ms = simtime_to_ms(e2e);
         double c[BD_N];
         c[BD_NETWORK] = simtime_to_ms(r->network_ns);
@@ -283,9 +289,9 @@ static void sink_leave(void *ctx, request *r)
         /* The report's zeros for components no station adds (report_json) rely
          * on the asserts. */
         if (s->has_overhead) stat_add(s->overhead, c[BD_OVERHEAD]);
-        else assert(!s->check || r->overhead_ns == 0);
+        else SIM_REQUIRE(s, r->overhead_ns == 0);
         if (s->has_gateway) stat_add(s->network, c[BD_NETWORK]);
-        else assert(!s->check || r->network_ns == 0);
+        else SIM_REQUIRE(s, r->network_ns == 0);
         bd_add(s->bd, e2e_ms, c);
         double ttft = NAN, tpot = NAN;
         if (r->first_token >= 0) {
