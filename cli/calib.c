@@ -27,6 +27,7 @@
 #include "cimport.h"
 #include "cnet.h"
 #include "nnls.h"
+#include "observed.h"
 #include "cprofile.h"
 #include "engine/errmsg.h"
 #include "report/report.h"
@@ -45,6 +46,8 @@ static const char *CALIB_USAGE =
     "                                    Vidur operator profiles (compute/, attention_a100/, network/)\n"
     "  import steps FILE.csv             whole-step times: model,gpu,tp,phase,batch_size,tokens,step_ms\n"
     "                                    [,weights,source]\n"
+    "  import observed FILE --scenario S.ini [--pool P] [--format F]\n"
+    "                                    an observed benchmark run (docs/observed.md); show observed ID\n"
     "  fit [fitted] --model M --gpu G [--weights P] [--folds K]\n"
     "                                    fit the parametric step model to the imported steps\n"
     "  fit profile --model M --gpu G --tp T\n"
@@ -603,6 +606,8 @@ int calib_main(int argc, char **argv)
 {
     char err[2048];
     opts o;
+    if (argc >= 2 && !strcmp(argv[1], "observed") && (!strcmp(argv[0], "import") || !strcmp(argv[0], "show")))
+        return !strcmp(argv[0], "import") ? calib_import_observed_main(argc - 2, argv + 2) : calib_show_observed_main(argc - 2, argv + 2);
     for (int i = 0; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             fputs(CALIB_USAGE, stdout);

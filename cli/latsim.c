@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "cliutil.h"
 #include "calib.h"
+#include "observed.h"
 #include "cnet.h"
 #include "engine/errmsg.h"
 #include "core/catalog.h"
@@ -54,6 +55,7 @@ static const char *USAGE =
     "  baseline accept RUN    make a stored run its scenario's baseline\n"
     "  compare A B            two scenarios or runs side by side, with % differences\n"
     "  plot RUN|SWEEP|PLAN    gnuplot pictures: CDFs, latency vs load, breakdown, cost frontier\n"
+    "  replay FILE --scenario S.ini   an observed run simulated: observed vs predicted (docs/observed.md)\n"
     "\n"
     "run options (latsim run --help for details):\n"
     "  --seed N               run seed\n"
@@ -563,6 +565,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "calib")) return calib_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "cost")) return cost_main(argc - 2, argv + 2);
     if (!strcmp(cmd, "echo")) return echo_main(argc - 2, argv + 2);
+    if (!strcmp(cmd, "replay")) return replay_main(argc - 2, argv + 2);
     int prc = planner_dispatch(cmd, argc - 2, argv + 2);   /* sweep, plan, check, baseline, compare, plot */
     if (prc >= 0) return prc;
     char err[512];
