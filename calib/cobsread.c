@@ -115,6 +115,19 @@ static int oom(rd *r)
     return -1;
 }
 
+/* Appends a sentence to the run's note ("; " between sentences). */
+__attribute__((format(printf, 2, 3)))
+static void add_note(cobs_run *run, const char *fmt, ...)
+{
+    size_t k = strlen(run->note);
+    if (k && k + 2 < sizeof run->note) k += (size_t) snprintf(run->note + k, sizeof run->note - k, "; ");
+    if (k + 1 >= sizeof run->note) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(run->note + k, sizeof run->note - k, fmt, ap);
+    va_end(ap);
+}
+
 /* A new, zeroed request at the end of run->req (queue NAN).  NULL when full or
  * out of memory (status set). */
 static cobs_req *new_req(rd *r, long line)
@@ -746,9 +759,7 @@ static int read_vllm(rd *r, const json_t *root)
     snprintf(run->tool, sizeof run->tool, "vllm bench serve%s%.40s%s%.20s", json_is_string(model) ? ", model " : "",
              json_is_string(model) ? json_string_value(model) : "", json_is_string(date) ? ", date " : "",
              json_is_string(date) ? json_string_value(date) : "");
-    size_t k = strlen(run->note);
-    if (failed)
-        k += (size_t) snprintf(run->note + k, sizeof run->note - k, "%zu failed requests skipped (errors); ", failed);
+    if (failed) add_note(run, "%zu failed request%s skipped (errors)", failed, failed == 1 ? "" : "s");
     if (!start) {
         const json_t *rv = json_object_get(root, "request_rate"), *bv = json_object_get(root, "burstiness"),
                      *cv = json_object_get(root, "max_concurrency");
@@ -771,10 +782,10 @@ static int read_vllm(rd *r, const json_t *root)
         if (vllm_redraw(r, rate, burst, maxc)) return -1;
         char rs[32];
         snprintf(rs, sizeof rs, isfinite(rate) ? "%g/s" : "inf", rate);
-        snprintf(run->note + k, sizeof run->note - k,
-                 "arrivals re-drawn: the file has no start_times; gamma inter-arrival times at request_rate %s, "
-                 "burstiness %g (GSL mt19937, seed %llu)%s%.0d%s", rs, burst, (unsigned long long) r->o->seed,
-                 maxc ? ", then held to max_concurrency " : "", maxc, maxc ? " slots for each request's observed E2E" : "");
+        add_note(run, "arrivals re-drawn: the file has no start_times; gamma inter-arrival times at request_rate %s, "
+                 "burstiness %g (GSL mt19937, seed %llu)", rs, burst, (unsigned long long) r->o->seed);
+        if (maxc) add_note(run, "then each request waits for one of max_concurrency = %d client slots, held for its observed E2E",
+                           maxc);
     }
     return 0;
 }
@@ -981,7 +992,7 @@ int cobs_read(const char *path, const cobs_read_opts *o, cobs_run *run, char *er
             rc = read_jsonl(&r, f, aiperf_row_fn);
             if (rc == 0) snprintf(run->tool, sizeof run->tool, "aiperf");
             if (rc == 0 && aiperf_skipped)
-                snprintf(run->note, sizeof run->note, "%zu errored or cancelled requests skipped", aiperf_skipped);
+                add_note(run, "%zu errored or cancelled request%s skipped", aiperf_skipped, aiperf_skipped == 1 ? "" : "s");
             break;
         case COBS_SWEEP: {
             csv_rows c = { .r = &r, .row = sweep_csv_row };

@@ -32,6 +32,7 @@ int cobs_find_pool(const scenario *sc, const char *name, int *index, char *err, 
         const pool_cfg *p = &sc->pools[i];
         int llm = p->kind && !strcmp(p->kind->name, "llm");
         if (name && strcmp(p->name, name)) continue;
+        if (!name && !llm) continue;
         if (!llm) {
             errmsg_set(err, errlen, "%s:%d: --pool %s: [pool %s] is not an LLM pool (kind = %s): an observed run is "
                        "measured on an LLM server", ERRMSG_SHOWN(path), p->line, ERRMSG_SHOWN(name), ERRMSG_SHOWN(p->name),
