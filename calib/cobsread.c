@@ -659,7 +659,9 @@ static const json_t *j_list(rd *r, const json_t *o, const char *key, size_t *n, 
 {
     const json_t *a = json_object_get(o, key);
     if (!a || json_is_null(a)) {
-        if (required) bad(r, 0, "%s: missing (not a `vllm bench serve --save-result --save-detailed` result?)", key);
+        if (required)
+            bad(r, 0, "%s: missing: a replay needs the per-request lists of `vllm bench serve --save-result "
+                "--save-detailed`", key);
         return NULL;
     }
     if (!json_is_array(a)) { bad(r, 0, "%s: not a list", key); return NULL; }
@@ -878,7 +880,10 @@ static int detect(rd *r, FILE *f, cobs_format *fmt)
         json_error_t je;
         json_t *root = json_loadf(f, 0, &je);
         if (root) {
-            int vllm = json_object_get(root, "input_lens") || json_object_get(root, "ttfts");
+            /* a vLLM result saved without --save-detailed has its statistics only:
+             * read as vllm, it is refused with the missing list named */
+            int vllm = json_object_get(root, "input_lens") || json_object_get(root, "ttfts") ||
+                       json_object_get(root, "mean_ttft_ms") || json_object_get(root, "request_throughput");
             int guide = json_object_get(root, "benchmarks") != NULL;
             json_decref(root);
             rewind(f);
