@@ -1077,7 +1077,7 @@ int cobs_values(const cobs_run *run, cobs_metric m, double **values, size_t *n)
             if (!isnan(q->queue_ms)) v[k++] = q->queue_ms;
             break;
         case COBS_ITL:
-            memcpy(v + k, q->itl_ms, q->nitl * sizeof *v);
+            if (q->nitl) memcpy(v + k, q->itl_ms, q->nitl * sizeof *v);
             k += q->nitl;
             break;
         default: break;

@@ -160,8 +160,8 @@ static int parse(const char *cmd, int argc, char **argv, const char *usage, cons
 static void print_note(const cobs_run *run)
 {
     if (!run->note[0]) return;
-    char m[1024];
-    snprintf(m, sizeof m, "note: %s: %s", run->file, run->note);
+    char m[2048];
+    snprintf(m, sizeof m, "note: %.1000s: %s", run->file, run->note);
     say(0, m);
 }
 
@@ -503,9 +503,9 @@ static int plots_dir(char *out, size_t n)
         if (slash) *slash = '\0';
         const char *rel[] = { "plots", "../../plots" };
         for (int i = 0; i < 2; i++) {
-            snprintf(test, sizeof test, "%s/%s/replay.gp", exe, rel[i]);
+            snprintf(test, sizeof test, "%.4000s/%s/replay.gp", exe, rel[i]);
             if (access(test, R_OK) == 0) {
-                snprintf(out, n, "%s/%s", exe, rel[i]);
+                snprintf(out, n, "%.*s", (int) (strlen(test) - strlen("/replay.gp")), test);
                 return 0;
             }
         }
@@ -579,7 +579,7 @@ static void plot_data(FILE *f, const replay_ctx *c, const cobs_replay *r)
  * says so) or the exit status (printed). */
 static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run, const cobs_replay *r)
 {
-    char m[4600], scripts[4096], out[4200], script[4400];
+    char m[5200], scripts[4096], out[4200], script[4400];
     if (run->nlvl) return say(0, "note: --plot draws the CDFs of a request run; a sweep's aggregates have none (no plot)"), 0;
     if (!on_path("gnuplot")) return say(0, "note: --plot: gnuplot not found (Debian: gnuplot-nox): no plot drawn"), 0;
     if (plots_dir(scripts, sizeof scripts) != 0)
@@ -646,7 +646,7 @@ static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run
         fclose(errf);
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || stat(out, &sb) != 0 || sb.st_size == 0) {
-        snprintf(m, sizeof m, "replay: --plot: gnuplot failed drawing %s%s%s", out, last[0] ? ": " : "", last);
+        snprintf(m, sizeof m, "replay: --plot: gnuplot failed drawing %.4200s%s%.500s", out, last[0] ? ": " : "", last);
         return say(1, m);
     }
     fprintf(c->json ? stderr : stdout, "wrote %s\n", ERRMSG_SHOWN(out));

@@ -5,6 +5,7 @@
  *   observed_readers   each reader on a file in its tool's exact shape
  *                      (tests/data/observed/shapes/, made by make-shapes.py):
  *                      the format detected, the values it read (replay --json);
+ *                      --plot drawn, or skipped with a note without gnuplot;
  *   observed_bad       every kind of bad input: one line naming the file, line
  *                      and field, exit 2, the database byte for byte unchanged;
  *   observed_real      the real vLLM run (RTX 4090, 300 requests): imported and
@@ -411,4 +412,32 @@ Test(observed_roundtrip, latsim_timed_requests)
     cr_expect(near(jnum(x.j, "throughput", "output_tokens_per_s", "predicted"),
                    jnum(x.j, "throughput", "output_tokens_per_s", "observed"), 1e-3));
     jfree(&x);
+}
+
+/* ---- --plot ------------------------------------------------------------------------ */
+
+Test(observed_readers, plot_or_skip)
+{
+    char out[200], png[240];
+    snprintf(out, sizeof out, "%s/plots", dir);
+    snprintf(png, sizeof png, "%s/replay-cdf.png", out);
+    if (access("/usr/bin/gnuplot", X_OK) == 0) {
+        result r = run_db(120, "replay", SHAPES "aiperf_profile_export.jsonl", "--scenario", REAL_INI, "--plot", out, NULL);
+        cr_expect_eq(r.rc, 0, "%s", r.err);
+        cr_expect_eq(access(png, R_OK), 0, "no %s: %s", png, r.err);
+        result_free(&r);
+        unlink(png);
+    }
+    /* Without gnuplot on PATH: the table, a note, exit 0, no picture. */
+    char *path = strdup(getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    cr_assert_not_null(path);
+    setenv("PATH", "/nonexistent", 1);
+    result r = run_db(120, "replay", SHAPES "aiperf_profile_export.jsonl", "--scenario", REAL_INI, "--plot", out, NULL);
+    setenv("PATH", path, 1);   /* the teardown's shell needs it */
+    free(path);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "gnuplot not found") != NULL, "stderr: %s", r.err);
+    cr_expect(strstr(r.out, "ttft_ms") != NULL);
+    cr_expect_neq(access(png, F_OK), 0);
+    result_free(&r);
 }
