@@ -90,6 +90,7 @@ typedef struct rd {
     char *err;                /* the caller's message buffer */
     size_t errlen;
     int status;               /* 0 so far; 2 bad input; 1 out of memory */
+    size_t skipped;           /* aiperf: errored or cancelled records skipped */
 } rd;
 
 /* Sets the message "PATH:LINE: ..." (LINE > 0) or "PATH: ..." and status 2.  Returns -1. */
@@ -171,7 +172,7 @@ static int check_ms(rd *r, long line, const char *name, long index, double v, co
     char f[160];
     if (!isfinite(v)) return bad(r, line, "%s: not a finite number", fld(f, sizeof f, name, index));
     if (v < 0) return bad(r, line, "%s: negative (%.6g %s)", fld(f, sizeof f, name, index), v, unit);
-    if (v > COBS_MAX_MS * (strcmp(unit, "s") ? 1 : 1e-3))
+    if (v > COBS_MAX_MS)
         return bad(r, line, "%s: %.6g %s is beyond %.0f ms (11.6 days): a unit error?", fld(f, sizeof f, name, index),
                    v, unit, COBS_MAX_MS);
     return 0;
@@ -345,9 +346,7 @@ static int stats_row(rd *r, json_t *o, long line)
     return check_req(r, q, &STATS_NAMES, -1);
 }
 
-/* An AIPerf MetricValue {"value": X, "unit": U} as ms (or tokens when TOKENS):
- * *OUT, or a list of them into Q's gaps (LIST).  Returns 0 (found), 1 (absent),
- * -1 (bad). */
+/* ms per one of AIPerf's time unit U (NULL: ms), NAN for anything else. */
 static double unit_ms(const char *u)
 {
     if (!u || !strcmp(u, "ms")) return 1;
@@ -357,6 +356,9 @@ static double unit_ms(const char *u)
     return NAN;
 }
 
+/* AIPerf's MetricValue {"value": X, "unit": U} of metrics.KEY: *VAL its value
+ * and, when SCALE is given, *SCALE the ms per unit.  Returns 0 (found), 1
+ * (absent), -1 (bad, message set). */
 static int aiperf_metric(rd *r, long line, const json_t *metrics, const char *key, double *scale, const json_t **val)
 {
     const json_t *m = json_object_get(metrics, key);
@@ -379,7 +381,7 @@ static const names AIPERF_NAMES = { "metadata.request_start_ns", "metrics.input_
 
 /* Records of the profiling phase that succeeded; warm-up, errored and
  * cancelled ones are skipped (counted in the run's note). */
-static int aiperf_row(rd *r, json_t *o, long line, size_t *skipped)
+static int aiperf_row(rd *r, json_t *o, long line)
 {
     const json_t *meta = json_object_get(o, "metadata"), *metrics = json_object_get(o, "metrics");
     if (!json_is_object(meta)) return bad(r, line, "metadata: missing (not an AIPerf record)");
@@ -387,7 +389,7 @@ static int aiperf_row(rd *r, json_t *o, long line, size_t *skipped)
     if (json_is_string(phase) && strcmp(json_string_value(phase), "profiling")) return 0;
     const json_t *e = json_object_get(o, "error");
     if ((e && !json_is_null(e)) || json_is_true(json_object_get(meta, "was_cancelled"))) {
-        (*skipped)++;
+        r->skipped++;
         return 0;
     }
     if (!json_is_object(metrics)) return bad(r, line, "metrics: missing");
@@ -413,10 +415,6 @@ static int aiperf_row(rd *r, json_t *o, long line, size_t *skipped)
         return -1;
     return check_req(r, q, &AIPERF_NAMES, -1);
 }
-
-static size_t aiperf_skipped;   /* only during one read_aiperf (single-threaded program) */
-
-static int aiperf_row_fn(rd *r, json_t *o, long line) { return aiperf_row(r, o, line, &aiperf_skipped); }
 
 /* ---- CSV ------------------------------------------------------------------- */
 
@@ -993,11 +991,10 @@ int cobs_read(const char *path, const cobs_read_opts *o, cobs_run *run, char *er
             if (rc == 0) snprintf(run->tool, sizeof run->tool, "vLLM engine RequestStateStats");
             break;
         case COBS_AIPERF:
-            aiperf_skipped = 0;
-            rc = read_jsonl(&r, f, aiperf_row_fn);
+            rc = read_jsonl(&r, f, aiperf_row);
             if (rc == 0) snprintf(run->tool, sizeof run->tool, "aiperf");
-            if (rc == 0 && aiperf_skipped)
-                add_note(run, "%zu errored or cancelled request%s skipped", aiperf_skipped, aiperf_skipped == 1 ? "" : "s");
+            if (rc == 0 && r.skipped)
+                add_note(run, "%zu errored or cancelled request%s skipped", r.skipped, r.skipped == 1 ? "" : "s");
             break;
         case COBS_SWEEP: {
             csv_rows c = { .r = &r, .row = sweep_csv_row };
