@@ -13,6 +13,7 @@
 
 #include <csv.h>
 
+#include "cobsdb.h"
 #include "engine/errmsg.h"
 
 static const char *SCHEMA =
@@ -57,7 +58,8 @@ static int exec(sqlite3 *db, const char *sql, const char *what, char *err, size_
 
 int cdb_init(sqlite3 *db, char *err, size_t errlen)
 {
-    return exec(db, SCHEMA, "cannot create tables", err, errlen);
+    if (exec(db, SCHEMA, "cannot create tables", err, errlen) != 0) return -1;
+    return cobsdb_init(db, err, errlen);   /* the observed runs' tables (cobsdb.h) */
 }
 
 /* 1 when the database file itself (schema "main", not "temp") holds TABLE. */
@@ -470,7 +472,7 @@ int cdb_list(sqlite3 *db, FILE *out, char *err, size_t errlen)
     if (!rows)
         fprintf(out, "  (none: latsim calib fit ...)\n");
     sqlite3_finalize(st);
-    return 0;
+    return cobsdb_list(db, out, err, errlen);
 fail:
     errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
     sqlite3_finalize(st);

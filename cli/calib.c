@@ -26,6 +26,7 @@
 #include "cbench.h"
 #include "ccost.h"
 #include "cimport.h"
+#include "observed.h"
 #include "cnet.h"
 #include "nnls.h"
 #include "cprofile.h"
@@ -740,6 +741,10 @@ static void calib_usage(FILE *out)
         cli_synopsis(SUBS[i].cmd, "  ", out);
         fprintf(out, "        %s\n", SUBS[i].summary);
     }
+    fputs("  calib import observed FILE --scenario S.ini [--pool P] [--format F]\n"
+          "        an observed benchmark run: its requests and timings (docs/observed.md)\n"
+          "  calib show observed ID\n"
+          "        one imported observed run\n", out);
     fprintf(out, "\n%s", BAD_INPUT);
 }
 
@@ -749,6 +754,9 @@ int calib_main(int argc, char **argv)
     if (argc == 0) { calib_usage(stderr); return 2; }
     const char *sub = argv[0];
     if (!strcmp(sub, "-h") || !strcmp(sub, "--help")) { calib_usage(stdout); return 0; }
+    if (argc >= 2 && !strcmp(argv[1], "observed") && (!strcmp(sub, "import") || !strcmp(sub, "show")))
+        return !strcmp(sub, "import") ? calib_import_observed_main(argc - 2, argv + 2)
+                                      : calib_show_observed_main(argc - 2, argv + 2);
     for (size_t i = 0; i < sizeof SUBS / sizeof SUBS[0]; i++) {
         if (strcmp(sub, SUBS[i].name)) continue;
         opts o;

@@ -12,6 +12,7 @@
 #include "ccost.h"
 #include "cnet.h"
 #include "commands.h"
+#include "observed.h"
 
 /* One command: what `latsim NAME ...` runs, and its line in latsim --help. */
 typedef struct command {
@@ -38,6 +39,7 @@ static const command COMMANDS[] = {
     { "baseline", baseline_main, "baseline accept RUN", "make a stored run its scenario's baseline" },
     { "compare", compare_main, "compare A B", "two scenarios or runs side by side, with % differences" },
     { "plot", plot_main, "plot RUN|SWEEP|PLAN", "gnuplot pictures: CDFs, latency vs load, breakdown, cost frontier" },
+    { "replay", replay_main, "replay FILE --scenario S.ini", "an observed run simulated: observed vs predicted (docs/observed.md)" },
 };
 
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

@@ -22,8 +22,9 @@
 # power_of_two and least_outstanding routers, a router over 2048 single-server
 # pools (least_outstanding: the router's index of its out-edges' loads), the
 # three-model gateway (net, result cache, complexity router, two LLM pools:
-# scenarios/gateway_three_models.ini) and the planner on scenarios/chat_plan.ini
-# (two workers).
+# scenarios/gateway_three_models.ini), the planner on scenarios/chat_plan.ini
+# (two workers) and `latsim replay` of the observed 300-request vLLM run
+# (docs/observed.md; a baseline older than the replay command shows "fail").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -34,7 +35,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --base) base=${2:?--base needs a commit}; shift 2 ;;
         --repeat) repeat=${2:?--repeat needs a count}; shift 2 ;;
-        -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "bench: unknown option $1" >&2; exit 2 ;;
         *) only=$1; shift ;;
     esac
@@ -160,6 +161,7 @@ CASES=(
     "router 2048 pools least_outst.|110000|run $tmp/router2048.ini --no-store --json"
     "gateway 3 models, 2e5 req|220000|run scenarios/gateway_three_models.ini --no-store --json --set sim.requests=200000 --set sim.warmup=20000"
     "planner chat_plan.ini|0|plan scenarios/chat_plan.ini --target-rate 50 --gpus h100,a100,l40s --tp 1,2,4,8 --replicas 1:64 --jobs 2 --no-store --json"
+    "replay observed vLLM, 300 req|300|replay tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl --scenario scenarios/replay_vllm_rtx4090.ini --json"
 )
 
 have_time=0

@@ -10,13 +10,15 @@ and writes vllm_rtx4090_llama31_8b.csv with the columns latsim's CSV reader take
 rows in order of queued_ts.  The arrival time is queued_ts, not arrival_time (the
 client's epoch clock), so that the simulated latencies start where the observed ones
 do: TTFT = first_token_ts - queued_ts, E2E = last_token_ts - queued_ts.  It prints
-those observed percentiles (ms, linear interpolation between order statistics).
+those observed percentiles (ms) by latsim's rule (sim/engine/stats.c, and
+`latsim replay`): the value of 1-based rank ceil(p n).
 
 Usage: tests/data/observed/make-trace.py [REQUESTS.jsonl]
 (default ../shared/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl from the
 repository root; the CSV is written beside this script).
 """
 import json
+import math
 import os
 import sys
 
@@ -33,9 +35,8 @@ with open(os.path.join(here, "vllm_rtx4090_llama31_8b.csv"), "w") as out:
 
 def pct(v, p):
     v = sorted(v)
-    x = p * (len(v) - 1)
-    i = int(x)
-    return v[i] if i + 1 >= len(v) else v[i] + (x - i) * (v[i + 1] - v[i])
+    rank = math.ceil(p * len(v) * (1 - 4 * 2.220446049250313e-16))
+    return v[min(max(rank, 1), len(v)) - 1]
 
 
 ttft = [1000 * (r["first_token_ts"] - r["queued_ts"]) for r in rows]

@@ -1,0 +1,322 @@
+/* cobsreplay.c -- replaying an observed run through a scenario (cobsreplay.h).
+ *
+ * The replay scenario is written as text: every section of the user's scenario
+ * but [sim] and [workload], as parsed (comments dropped, --set overrides in
+ * place), then a [sim] and a [workload] of our own; it is loaded with
+ * scenario_load_text under the scenario's own name, so that relative file names
+ * in the kept sections resolve as before.  The observed requests reach the
+ * simulator as a CSV trace in a temporary file (mkstemp), removed as soon as
+ * the scenario has read it.
+ */
+#include "cobsreplay.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <csv.h>
+
+#include "core/kind.h"
+#include "engine/errmsg.h"
+#include "llm/llm.h"
+#include "llm/llmcfg.h"
+#include "llm/sched.h"
+#include "run/sim.h"
+
+int cobs_find_pool(const scenario *sc, const char *name, int *index, char *err, size_t errlen)
+{
+    const char *path = sc->raw.path ? sc->raw.path : "scenario";
+    for (int i = 0; i < sc->npools; i++) {
+        const pool_cfg *p = &sc->pools[i];
+        int llm = p->kind && !strcmp(p->kind->name, "llm");
+        if (name && strcmp(p->name, name)) continue;
+        if (!name && !llm) continue;
+        if (!llm) {
+            errmsg_set(err, errlen, "%s:%d: --pool %s: [pool %s] is not an LLM pool (kind = %s): an observed run is "
+                       "measured on an LLM server", ERRMSG_SHOWN(path), p->line, ERRMSG_SHOWN(name), ERRMSG_SHOWN(p->name),
+                       p->kind ? p->kind->name : "?");
+            return -1;
+        }
+        *index = i;
+        return 0;
+    }
+    if (name)
+        errmsg_set(err, errlen, "%s: --pool %s: no such pool", ERRMSG_SHOWN(path), ERRMSG_SHOWN(name));
+    else
+        errmsg_set(err, errlen, "%s: no LLM pool (kind = llm): an observed run is measured on an LLM server, and the "
+                   "scenario must describe it", ERRMSG_SHOWN(path));
+    return -1;
+}
+
+void cobs_describe(const scenario *sc, int index, cobs_server *srv)
+{
+    const pool_cfg *p = &sc->pools[index];
+    const llm_cfg *L = llm_cfg_of(p);
+    memset(srv, 0, sizeof *srv);
+    snprintf(srv->pool, sizeof srv->pool, "%s", p->name);
+    snprintf(srv->model, sizeof srv->model, "%s", L->model_name);
+    snprintf(srv->gpu, sizeof srv->gpu, "%s", L->gpu_name);
+    snprintf(srv->weights, sizeof srv->weights, "%s", L->weights[0] ? L->weights : L->model.weights);
+    srv->tp = L->tp;
+    srv->replicas = L->replicas;
+    snprintf(srv->scheduler, sizeof srv->scheduler, "%s", L->sched ? llm_sched_name(L->sched) : "");
+    srv->max_batch = L->max_batch;
+    /* The chunked scheduler's budget is its own key (sched_chunked.c): as the file gives it, else its default. */
+    char sec[80];
+    snprintf(sec, sizeof sec, "pool %s", p->name);
+    const cfg_entry *ck = cfg_get(&sc->raw, sec, "chunk_tokens");
+    srv->chunk_tokens = L->sched && (L->sched->flags & LLM_SCHED_SPLITS_PROMPTS) ? (ck ? atoll(ck->value) : 512) : 0;
+    srv->kv_blocks = (long long) L->kv_blocks;
+    srv->block_tokens = L->block_tokens;
+    srv->prefix_cache = L->prefix_cache;
+}
+
+/* Writes every section of SC but [sim] and [workload] to F; sets *CLASSES when
+ * it has [class NAME] sections. */
+static void write_kept(FILE *f, const scenario *sc, int *classes)
+{
+    const cfg *c = &sc->raw;
+    *classes = 0;
+    for (size_t i = 0; i < c->ns; i++) {
+        const char *name = c->s[i].name;
+        if (!strcmp(name, "sim") || !strcmp(name, "workload")) continue;
+        if (!strncmp(name, "class ", 6)) *classes = 1;
+        fprintf(f, "[%s]\n", name);
+        for (size_t k = 0; k < c->n; k++)
+            if (!strcmp(c->e[k].section, name)) fprintf(f, "%s = %s\n", c->e[k].key, c->e[k].value);
+    }
+}
+
+/* The [sim] and the workload's target of the replay: REQUESTS measured (warm-up
+ * 0 when FINITE, else automatic), the scenario's seed, and POOL (or the
+ * scenario's own target) as the pool requests enter. */
+static void write_sim(FILE *f, const scenario *sc, uint64_t requests, int finite, const char *pool)
+{
+    fprintf(f, "[sim]\nrequests = %llu\n%sseed = %llu\n[workload]\n", (unsigned long long) requests,
+            finite ? "warmup = 0\n" : "", (unsigned long long) sc->seed);
+    const cfg_entry *t = cfg_get(&sc->raw, "workload", "target");
+    if (pool) fprintf(f, "target = %s\n", pool);
+    else if (t) fprintf(f, "target = %s\n", t->value);
+}
+
+/* Loads TEXT (named as SC's file), resolves it against DB and simulates it.
+ * Returns 0, 2 (bad input) or 1 (runtime failure), ERR set. */
+static int simulate(const char *text, const scenario *sc, sqlite3 *db, const char *trace, sim_result *res,
+                    char *err, size_t errlen)
+{
+    scenario s;
+    char msg[2048];
+    int rc = 0;
+    memset(res, 0, sizeof *res);
+    if (scenario_load_text(&s, sc->raw.path, text, NULL, 0, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
+    if (trace) unlink(trace);   /* read by now (or never to be) */
+    if (rc == 0 && scenario_resolve(&s, db, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
+    if (rc == 0 && scenario_check_memory(&s, scenario_memory_budget(), msg, sizeof msg) != 0) rc = 2;
+    if (rc == 0 && sim_run(&s, s.seed, res, msg, sizeof msg) != 0) rc = 1;
+    if (rc) errmsg_set(err, errlen, "replay: %s", msg);
+    scenario_free(&s);
+    return rc;
+}
+
+/* The observed requests of RUN as a CSV trace in a new temporary file, its
+ * path into PATH.  With CLASSES, a class column.  Returns 0 or -1 (ERR). */
+static int write_trace(const cobs_run *run, int classes, char *path, size_t n, char *err, size_t errlen)
+{
+    const char *tmp = getenv("TMPDIR");   /* absolute: a relative name would resolve against the scenario's folder */
+    snprintf(path, n, "%s/latsim-replay-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) {
+        errmsg_set(err, errlen, "replay: cannot create a temporary trace %s: %s", path, strerror(errno));
+        return -1;
+    }
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(path);
+        errmsg_set(err, errlen, "replay: %s: %s", path, strerror(errno));
+        return -1;
+    }
+    fputs(classes ? "arrival_s,input_tokens,output_tokens,class\n" : "arrival_s,input_tokens,output_tokens\n", f);
+    for (size_t i = 0; i < run->nreq; i++) {
+        const cobs_req *q = &run->req[i];
+        fprintf(f, "%.9f,%d,%d", q->arrival_s, (int) q->input_tokens, (int) q->output_tokens);
+        if (classes) {
+            fputc(',', f);
+            csv_fwrite(f, q->cls, strlen(q->cls));
+        }
+        fputc('\n', f);
+    }
+    int bad = ferror(f);
+    if (fclose(f) != 0 || bad) {
+        unlink(path);
+        errmsg_set(err, errlen, "replay: cannot write the temporary trace %s", path);
+        return -1;
+    }
+    return 0;
+}
+
+/* A text buffer (open_memstream).  Returns the stream or NULL (ERR). */
+static FILE *text_open(char **buf, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = open_memstream(buf, len);
+    if (!f) errmsg_set(err, errlen, "out of memory");
+    return f;
+}
+
+static int replay_requests(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_replay *out,
+                           char *err, size_t errlen)
+{
+    int classes, labelled = 0;
+    for (size_t i = 0; i < run->nreq && !labelled; i++) labelled = run->req[i].cls[0] != 0;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = text_open(&text, &len, err, errlen);
+    if (!f) return 1;
+    write_kept(f, sc, &classes);
+    if (classes && !labelled) {
+        fclose(f);
+        free(text);
+        errmsg_set(err, errlen, "%s: the scenario has [class NAME] sections, but the observed requests carry no class: "
+                   "give each request a class (generic: the class field) or replay through a scenario without classes",
+                   ERRMSG_SHOWN(sc->raw.path));
+        return 2;
+    }
+    if (labelled && !classes)
+        snprintf(out->note, sizeof out->note, "the requests' class labels are not replayed (the scenario has no [class] sections)");
+    char trace[4096];
+    if (write_trace(run, classes, trace, sizeof trace, err, errlen) != 0) {
+        fclose(f);
+        free(text);
+        return 1;
+    }
+    write_sim(f, sc, run->nreq, 1, pool);
+    fprintf(f, "arrival = trace\ntrace = %s\ntrace_format = csv\ntime_column = arrival_s\ntime_format = seconds\n"
+            "prompt_column = input_tokens\noutput_column = output_tokens\nloop = no\nspeedup = 1\n%s", trace,
+            classes ? "class_column = class\n" : "");
+    if (fclose(f) != 0) {
+        unlink(trace);
+        free(text);
+        errmsg_set(err, errlen, "out of memory");
+        return 1;
+    }
+    sim_result res;
+    int rc = simulate(text, sc, db, trace, &res, err, errlen);
+    free(text);
+    if (rc != 0) {
+        sim_result_free(&res);
+        return rc;
+    }
+    const stat_summary *pred[COBS_NMETRICS] = { &res.ttft, &res.tpot, &res.itl, &res.e2e, &res.queue };
+    for (int m = 0; m < COBS_NMETRICS; m++) {
+        out->pred[m] = *pred[m];
+        out->have_pred[m] = pred[m]->n > 0 && (m == COBS_E2E || m == COBS_QUEUE || res.has_llm);
+    }
+    out->pred_rps = res.throughput_rps;
+    out->pred_tps = res.output_tps;
+    out->pred_window_s = res.window_s;
+    out->served = res.served;
+    out->rejected = res.rejected + res.timed_out + res.failed;
+    out->backlog_grew = res.backlog_grew;
+    out->peak_queue = res.peak_queue;
+    out->peak_queue_at_s = res.peak_queue_at_s;
+    out->events = res.events;
+    out->wall_s = res.wall_time_s;
+    sim_result_free(&res);
+    return 0;
+}
+
+/* Requests simulated per sweep level: enough for every user to finish about
+ * fifty requests after the warm-up (a steady-state mean within a few per cent),
+ * within 1000..20000. */
+static uint64_t level_requests(const cobs_level *L)
+{
+    double n = L->closed ? 50 * L->load : 2000;
+    return (uint64_t) (n < 1000 ? 1000 : n > 20000 ? 20000 : n);
+}
+
+static int replay_levels(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_replay *out,
+                         char *err, size_t errlen)
+{
+    out->lv = calloc(run->nlvl, sizeof *out->lv);
+    if (!out->lv) {
+        errmsg_set(err, errlen, "out of memory");
+        return 1;
+    }
+    out->nlv = run->nlvl;
+    for (size_t i = 0; i < run->nlvl; i++) {
+        const cobs_level *L = &run->lvl[i];
+        cobs_level_pred *P = &out->lv[i];
+        char *text = NULL;
+        size_t len = 0;
+        int classes;
+        FILE *f = text_open(&text, &len, err, errlen);
+        if (!f) return 1;
+        write_kept(f, sc, &classes);
+        if (classes) {
+            fclose(f);
+            free(text);
+            errmsg_set(err, errlen, "%s: the scenario has [class NAME] sections: a sweep's levels have no classes; replay "
+                       "it through a scenario without classes", ERRMSG_SHOWN(sc->raw.path));
+            return 2;
+        }
+        P->requests = level_requests(L);
+        write_sim(f, sc, P->requests, 0, pool);
+        if (L->closed) fprintf(f, "users = %.0f\nthink_ms = const(0)\n", L->load);
+        else fprintf(f, "arrival = poisson\nrate = %.17g\n", L->load);
+        fprintf(f, "prompt_tokens = const(%d)\noutput_tokens = const(%d)\n", (int) L->input_tokens, (int) L->output_tokens);
+        if (fclose(f) != 0) {
+            free(text);
+            errmsg_set(err, errlen, "out of memory");
+            return 1;
+        }
+        sim_result res;
+        int rc = simulate(text, sc, db, NULL, &res, err, errlen);
+        free(text);
+        if (rc != 0) {
+            sim_result_free(&res);
+            return rc;
+        }
+        P->saturated = res.saturated;
+        P->ttft_ms = res.saturated ? NAN : res.ttft.mean;
+        P->itl_ms = res.saturated ? NAN : res.itl.mean;
+        P->tpot_ms = res.saturated ? NAN : res.tpot.mean;
+        P->e2e_ms = res.saturated ? NAN : res.e2e.mean;
+        P->ttft_p99_ms = res.saturated ? NAN : res.ttft.p99;
+        P->output_tps = res.output_tps;
+        out->events += res.events;
+        out->wall_s += res.wall_time_s;
+        sim_result_free(&res);
+    }
+    return 0;
+}
+
+int cobs_replay_run(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_replay *out,
+                    char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int idx;
+    if (cobs_find_pool(sc, pool, &idx, err, errlen) != 0) return 2;
+    if (run->nlvl) return replay_levels(run, sc, pool, db, out, err, errlen);
+    out->nreq = run->nreq;
+    for (int m = 0; m < COBS_NMETRICS; m++) {
+        size_t n;
+        if (cobs_values(run, (cobs_metric) m, &out->obs_sorted[m], &n) != 0) {
+            errmsg_set(err, errlen, "out of memory");
+            return 1;
+        }
+        cobs_summarize(out->obs_sorted[m], n, &out->obs[m]);
+    }
+    cobs_throughput(run, &out->obs_rps, &out->obs_tps);
+    out->obs_window_s = out->obs_rps > 0 ? (double) run->nreq / out->obs_rps : NAN;
+    return replay_requests(run, sc, pool, db, out, err, errlen);
+}
+
+void cobs_replay_free(cobs_replay *r)
+{
+    for (int m = 0; m < COBS_NMETRICS; m++) free(r->obs_sorted[m]);
+    free(r->lv);
+    memset(r, 0, sizeof *r);
+}

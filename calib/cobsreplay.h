@@ -1,0 +1,73 @@
+/* cobsreplay.h -- an observed run replayed through a scenario: the same
+ * requests (their arrival times and token counts) simulated on the scenario's
+ * server, the predicted statistics beside the observed ones.
+ *
+ * A request run becomes a finite trace replay (README, "Finite workloads"):
+ * the scenario's [sim] and [workload] sections are replaced by ones that replay
+ * every observed request once, from a temporary CSV trace, so that every
+ * request is measured to its end and a burst the server survived is reported,
+ * not refused as saturated.  A sweep is one simulation per level: a closed loop
+ * of `concurrency` users without think time, or Poisson arrivals at `rate`,
+ * every request with the level's token counts.  The rest of the scenario
+ * (pools, catalog sections, SLOs) is kept as written.
+ */
+#ifndef LATSIM_COBSREPLAY_H
+#define LATSIM_COBSREPLAY_H
+
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "cobsdb.h"
+#include "cobserved.h"
+#include "engine/stats.h"
+#include "run/scenario.h"
+
+/* The index of LLM pool NAME of SC (NULL: its first LLM pool) into *INDEX.
+ * Returns 0, or -1 with ERR ("S.ini: no LLM pool (kind = llm) ...", "--pool P: ..."). */
+int cobs_find_pool(const scenario *sc, const char *name, int *index, char *err, size_t errlen);
+
+/* Describes pool INDEX of SC (resolved: scenario_resolve) into SRV. */
+void cobs_describe(const scenario *sc, int index, cobs_server *srv);
+
+/* The prediction for one sweep level. */
+typedef struct cobs_level_pred {
+    double ttft_ms, itl_ms, tpot_ms, e2e_ms;  /* predicted means, ms (NAN when saturated) */
+    double ttft_p99_ms;       /* predicted P99 of TTFT, ms (NAN when saturated) */
+    double output_tps;        /* predicted output tokens/s */
+    int saturated;            /* open loop: the simulated server could not keep up */
+    uint64_t requests;        /* requests simulated (measured) */
+} cobs_level_pred;
+
+/* A replay's result. */
+typedef struct cobs_replay {
+    size_t nreq;              /* observed requests replayed */
+    cobs_stats obs[COBS_NMETRICS];     /* observed statistics (n 0: not observed) */
+    double *obs_sorted[COBS_NMETRICS]; /* the observed values, sorted (owned; for CDFs) */
+    stat_summary pred[COBS_NMETRICS];  /* predicted statistics (sim_result) */
+    int have_pred[COBS_NMETRICS];      /* 1 when the simulation measured the metric */
+    double obs_rps, obs_tps;  /* observed requests/s and output tokens/s (cobs_throughput) */
+    double pred_rps, pred_tps;/* predicted, over the simulated window */
+    double obs_window_s;      /* observed window: first arrival to last end, s */
+    double pred_window_s;     /* predicted window, s */
+    uint64_t served;          /* requests the simulation served */
+    uint64_t rejected;        /* requests it rejected, timed out or lost */
+    int backlog_grew;         /* the simulated backlog grew (finite replay) */
+    uint64_t peak_queue;      /* most requests waiting in the simulation */
+    double peak_queue_at_s;   /* when it was first reached, simulated s */
+    uint64_t events;          /* events simulated, all simulations together */
+    double wall_s;            /* wall-clock time of the simulations, s */
+    char note[512];           /* what the replay left out (classes), "" for nothing */
+    cobs_level_pred *lv;      /* per sweep level (owned), NULL for a request run */
+    size_t nlv;
+} cobs_replay;
+
+/* Replays RUN through SC (loaded from its file, not resolved), entering pool
+ * POOL (NULL: the scenario's workload target), the catalog and calibrations
+ * read from DB.  Returns 0; 2 for bad input (the scenario cannot replay it:
+ * ERR one line); 1 for a runtime failure (memory, a temporary file).  OUT must be cobs_replay_free()d either way. */
+int cobs_replay_run(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_replay *out,
+                    char *err, size_t errlen);
+
+void cobs_replay_free(cobs_replay *r);
+
+#endif

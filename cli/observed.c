@@ -1,0 +1,715 @@
+/* observed.c -- `latsim replay` (an observed run, predicted against observed) and
+ * `latsim calib import observed` / `calib show observed` (observed runs in the
+ * measurement store).
+ *
+ * Option parsing (getopt_long), the database around each command, the output
+ * (table, --json, --plot) and the exit codes live here; reading, storing and
+ * replaying are in calib/ (cobserved.h, cobsdb.h, cobsreplay.h).  Exit codes:
+ * 0 done, 1 runtime failure, 2 bad input (usage, file, scenario, database).
+ */
+#include "observed.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cdb.h"
+#include "cliutil.h"
+#include "cobsdb.h"
+#include "cobserved.h"
+#include "cobsreplay.h"
+#include "engine/errmsg.h"
+#include "run/scenario.h"
+#include "store/store.h"
+
+static const char *REPLAY_USAGE =
+    "usage: latsim replay FILE --scenario S.ini [--pool P] [--format F] [--benchmark K]\n"
+    "                     [--json] [--plot DIR] [--db PATH]\n"
+    "       latsim replay --run ID [--scenario S.ini] [--pool P] [--json] [--plot DIR] [--db PATH]\n"
+    "\n"
+    "Simulates exactly the requests of an observed run (their arrival times and token\n"
+    "counts; for a sweep, one closed- or open-loop simulation per level) through the\n"
+    "scenario, as a finite replay, and prints per metric (TTFT, TPOT, ITL, E2E, queue,\n"
+    "where observed) and statistic (mean, p50, p90, p99) the observed value, the\n"
+    "predicted one and the signed error, plus throughput (docs/observed.md).\n"
+    "  FILE            an observed run (formats: generic, vllm, vllm-stats, aiperf, guidellm,\n"
+    "                  sweep; detected from the content unless --format F)\n"
+    "  --run ID        an imported run (latsim calib list); default scenario: the stored one\n"
+    "  --scenario S    the server the run is replayed on\n"
+    "  --pool P        the LLM pool the requests enter (default: the scenario's workload target;\n"
+    "                  the scenario needs an LLM pool, P or any)\n"
+    "  --benchmark K   guidellm: the benchmark of the report (0-based) when it holds several\n"
+    "  --json          one JSON object instead of the table\n"
+    "  --plot DIR      DIR/replay-cdf.png: observed and predicted CDFs (needs gnuplot)\n"
+    "Nothing is stored.  Exit status: 0, 1 runtime failure, 2 bad input.\n";
+
+static const char *IMPORT_USAGE =
+    "usage: latsim calib import observed FILE --scenario S.ini [--pool P] [--format F]\n"
+    "                                    [--benchmark K] [--db PATH]\n"
+    "\n"
+    "Stores one observed run in the measurement store: its requests (or a sweep's\n"
+    "levels) and measured timings, the scenario text of the server it was measured on\n"
+    "(the LLM pool P, default the first) and its provenance (file, format, date, tool).\n"
+    "Formats: generic, vllm, vllm-stats, aiperf, guidellm, sweep (docs/observed.md),\n"
+    "detected from the content unless --format F.  Bad input: one line naming the file,\n"
+    "line and field; exit 2; nothing stored.\n";
+
+/* Prints "latsim: MSG" as one printable line; returns CODE. */
+static int say(int code, const char *msg)
+{
+    char line[4096];
+    fprintf(stderr, "latsim: %s\n", errmsg_field(msg, line, sizeof line));
+    return code;
+}
+
+/* The options of the three commands. */
+typedef struct obs_opts {
+    const char *file;         /* the observed run (positional) */
+    const char *scenario;     /* --scenario */
+    const char *pool;         /* --pool */
+    const char *format;       /* --format */
+    const char *db;           /* --db */
+    const char *plot;         /* --plot DIR */
+    const char *run;          /* --run ID (text, parsed by cu_parse_id) */
+    int benchmark;            /* --benchmark K, -1 when not given */
+    int json;                 /* --json */
+} obs_opts;
+
+enum { O_SCENARIO = 1000, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP };
+
+/* Parses ARGV (ARGC arguments after the command CMD) with getopt_long, taking
+ * the long options of ALLOWED (a NUL-ended string of O_* codes) and at most one
+ * positional argument.  Returns 0, 1 for --help (USAGE printed), or 2 after
+ * printing the one-line error. */
+static int parse(const char *cmd, int argc, char **argv, const char *usage, const int *allowed, obs_opts *o)
+{
+    static const struct option all[] = {
+        { "scenario", required_argument, NULL, O_SCENARIO }, { "pool", required_argument, NULL, O_POOL },
+        { "format", required_argument, NULL, O_FORMAT },     { "db", required_argument, NULL, O_DB },
+        { "plot", required_argument, NULL, O_PLOT },         { "run", required_argument, NULL, O_RUN },
+        { "benchmark", required_argument, NULL, O_BENCH },   { "json", no_argument, NULL, O_JSON },
+        { "help", no_argument, NULL, O_HELP },
+    };
+    struct option longs[sizeof all / sizeof *all + 1];
+    size_t nl = 0;
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        for (const int *a = allowed; *a; a++)
+            if (*a == all[i].val) longs[nl++] = all[i];
+    memset(&longs[nl], 0, sizeof longs[nl]);
+    memset(o, 0, sizeof *o);
+    o->benchmark = -1;
+    char **av = malloc((size_t) (argc + 2) * sizeof *av);   /* getopt wants a program name first */
+    if (!av) return say(1, "out of memory");
+    av[0] = (char *) cmd;
+    for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
+    av[argc + 1] = NULL;
+    char msg[1024];
+    int rc = 0, c;
+    opterr = 0;
+    optind = 1;
+    while (rc == 0 && (c = getopt_long(argc + 1, av, ":h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+        case O_HELP: fputs(usage, stdout); rc = 1; break;
+        case O_SCENARIO: o->scenario = optarg; break;
+        case O_POOL: o->pool = optarg; break;
+        case O_FORMAT: o->format = optarg; break;
+        case O_DB: o->db = optarg; break;
+        case O_PLOT: o->plot = optarg; break;
+        case O_RUN: o->run = optarg; break;
+        case O_JSON: o->json = 1; break;
+        case O_BENCH: {
+            char *end;
+            errno = 0;
+            long k = strtol(optarg, &end, 10);
+            if (!*optarg || *end || errno || k < 0 || k > 100000) {
+                snprintf(msg, sizeof msg, "%s: --benchmark: expected a whole number from 0, got '%s'", cmd, optarg);
+                rc = say(2, msg);
+            }
+            o->benchmark = (int) k;
+            break;
+        }
+        case ':':
+            snprintf(msg, sizeof msg, "%s: %s needs a value (see latsim %s --help)", cmd, av[optind - 1], cmd);
+            rc = say(2, msg);
+            break;
+        default:
+            snprintf(msg, sizeof msg, "%s: unknown option '%s' (see latsim %s --help)", cmd, av[optind - 1], cmd);
+            rc = say(2, msg);
+        }
+    }
+    for (int i = optind; rc == 0 && i < argc + 1; i++) {
+        if (o->file) {
+            snprintf(msg, sizeof msg, "%s: more than one file ('%s', '%s')", cmd, o->file, av[i]);
+            rc = say(2, msg);
+        }
+        o->file = av[i];
+    }
+    free(av);
+    return rc;
+}
+
+/* Prints the reader's note (re-drawn arrivals, skipped requests) on stderr. */
+static void print_note(const cobs_run *run)
+{
+    if (!run->note[0]) return;
+    char m[2048];
+    snprintf(m, sizeof m, "note: %.1000s: %s", run->file, run->note);
+    say(0, m);
+}
+
+/* Reads the run O names (a file): the one-line error printed.  Returns 0 or the exit status. */
+static int read_file(const obs_opts *o, cobs_run *run)
+{
+    char err[2048];
+    cobs_read_opts ro = { .format = o->format, .benchmark = o->benchmark, .seed = 1 };
+    int rc = cobs_read(o->file, &ro, run, err, sizeof err);
+    if (rc != 0) return say(rc, err);
+    print_note(run);
+    return 0;
+}
+
+/* Loads the scenario at PATH (or, when TEXT is given, from TEXT under the name
+ * PATH).  Returns 0 or the exit status (printed). */
+static int load_scenario(const char *path, const char *text, scenario *sc)
+{
+    char err[2048];
+    int s = text ? scenario_load_text(sc, path, text, NULL, 0, err, sizeof err)
+                 : scenario_load(sc, path, NULL, 0, err, sizeof err);
+    if (s != 0) return say(strstr(err, "out of memory") ? 1 : 2, err);
+    return 0;
+}
+
+/* ---- calib import observed ----------------------------------------------- */
+
+typedef struct import_job {
+    const cobs_run *run;      /* what is stored */
+    const scenario *sc;       /* the scenario, resolved */
+    const cobs_server *srv;   /* its pool */
+    int64_t id;               /* out: the stored run */
+} import_job;
+
+/* cu_write_fn: the tables and the run, in the one transaction.  Returns 0 or 1. */
+static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void) dry;
+    import_job *j = arg;
+    if (cdb_init(db, err, n) != 0 || cobsdb_init(db, err, n) != 0) return 1;
+    return cobsdb_save(db, j->run, j->sc->raw.path, j->sc->raw.text, j->srv, "latsim " LATSIM_VERSION, &j->id, err, n)
+               ? 1 : 0;
+}
+
+int calib_import_observed_main(int argc, char **argv)
+{
+    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_BENCH, O_HELP, 0 };
+    obs_opts o;
+    int rc = parse("calib import observed", argc, argv, IMPORT_USAGE, allowed, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    if (!o.file) return say(2, "calib import observed: missing FILE (see latsim calib import observed --help)");
+    if (!o.scenario)
+        return say(2, "calib import observed: --scenario S.ini is required: the scenario of the server the run was "
+                   "measured on");
+    char err[2048];
+    const char *path = cu_db_path(o.db);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    scenario sc;
+    if ((rc = load_scenario(o.scenario, NULL, &sc)) != 0) {
+        scenario_free(&sc);
+        return rc;
+    }
+    int idx;
+    cobs_run run = { 0 };
+    sqlite3 *db = NULL;
+    if (cobs_find_pool(&sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
+    if ((rc = read_file(&o, &run)) != 0) goto out;
+    /* The catalog look-ups of the scenario, as `run` does them (nothing written). */
+    if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(&sc, db, err, sizeof err) != 0) {
+        rc = say(strstr(err, "out of memory") ? 1 : 2, err);
+        goto out;
+    }
+    store_close(db);
+    db = NULL;
+    cobs_server srv;
+    cobs_describe(&sc, idx, &srv);
+    import_job j = { .run = &run, .sc = &sc, .srv = &srv };
+    rc = cu_write_db(path, import_write, &j, NULL, err, sizeof err);
+    if (rc != 0) { say(rc, err); goto out; }
+    printf("imported observed run %lld: %zu %s from %s (%s), measured on %s / %s (pool %s, tp %d, %s)\n",
+           (long long) j.id, run.nreq ? run.nreq : run.nlvl, run.nreq ? "requests" : "sweep levels", ERRMSG_SHOWN(o.file),
+           cobs_format_name(run.format), ERRMSG_SHOWN(srv.model), ERRMSG_SHOWN(srv.gpu), ERRMSG_SHOWN(srv.pool), srv.tp,
+           ERRMSG_SHOWN(srv.weights));
+out:
+    if (db) store_close(db);
+    cobs_free(&run);
+    scenario_free(&sc);
+    return rc;
+}
+
+/* Opens an existing database read-only with its calibration tables (empty ones
+ * in the connection's temporary schema when it has none).  Returns 0 or 2 (printed). */
+static int open_readonly(const char *path, sqlite3 **db)
+{
+    char err[2048];
+    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    if (access(path, F_OK) != 0) {
+        snprintf(err, sizeof err, "%s: no such database (import an observed run first, or give --db PATH)", path);
+        return say(2, err);
+    }
+    if (store_open_readonly(path, db, err, sizeof err) != 0) return say(2, err);
+    if (cdb_init_readonly(*db, err, sizeof err) != 0) {
+        store_close(*db);
+        *db = NULL;
+        return say(2, err);
+    }
+    return 0;
+}
+
+int calib_show_observed_main(int argc, char **argv)
+{
+    static const int allowed[] = { O_DB, O_HELP, 0 };
+    obs_opts o;
+    int rc = parse("calib show observed", argc, argv,
+                   "usage: latsim calib show observed ID [--db PATH]\n\nOne imported observed run: provenance, server, "
+                   "observed statistics.\n", allowed, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    char err[2048];
+    int64_t id;
+    if (!o.file) return say(2, "calib show observed: expected one observed run ID (see latsim calib list)");
+    if (cu_parse_id("observed run", o.file, &id, err, sizeof err) != 0) {
+        char m[2200];
+        snprintf(m, sizeof m, "calib show observed: %s (see latsim calib list)", err);
+        return say(2, m);
+    }
+    sqlite3 *db = NULL;
+    if ((rc = open_readonly(cu_db_path(o.db), &db)) != 0) return rc;
+    int s = cobsdb_show(db, id, stdout, err, sizeof err);
+    store_close(db);
+    return s == 0 ? 0 : say(s == 1 ? 2 : 1, err);
+}
+
+/* ---- replay: output ------------------------------------------------------- */
+
+static const char *STAT_NAMES[4] = { "mean", "p50", "p90", "p99" };
+
+static double obs_stat(const cobs_stats *s, int k)
+{
+    return k == 0 ? s->mean : k == 1 ? s->p50 : k == 2 ? s->p90 : s->p99;
+}
+
+static double pred_stat(const stat_summary *s, int k)
+{
+    return k == 0 ? s->mean : k == 1 ? s->p50 : k == 2 ? s->p90 : s->p99;
+}
+
+/* The signed error of PRED against OBS, %: NAN when either is unknown or OBS is 0. */
+static double err_pct(double obs, double pred)
+{
+    return isfinite(obs) && isfinite(pred) && obs != 0 ? 100 * (pred - obs) / obs : NAN;
+}
+
+static void json_num(FILE *f, double v)
+{
+    if (isfinite(v)) fprintf(f, "%.10g", v);
+    else fputs("null", f);
+}
+
+/* {"observed": O, "predicted": P, "error_pct": E} */
+static void json_cmp(FILE *f, double obs, double pred)
+{
+    fputs("{\"observed\": ", f);
+    json_num(f, obs);
+    fputs(", \"predicted\": ", f);
+    json_num(f, pred);
+    fputs(", \"error_pct\": ", f);
+    json_num(f, err_pct(obs, pred));
+    fputc('}', f);
+}
+
+/* One table row: LABEL, observed, predicted, error. */
+static void row(FILE *f, const char *metric, const char *stat, double obs, double pred)
+{
+    char e[32], p[32], ob[32];
+    double x = err_pct(obs, pred);
+    if (isfinite(x)) snprintf(e, sizeof e, "%+.1f %%", x);
+    else snprintf(e, sizeof e, "-");
+    if (isfinite(pred)) snprintf(p, sizeof p, "%.6g", pred);
+    else snprintf(p, sizeof p, "-");
+    if (isfinite(obs)) snprintf(ob, sizeof ob, "%.6g", obs);
+    else snprintf(ob, sizeof ob, "-");
+    fprintf(f, "  %-16s %-5s %14s %14s %10s\n", metric, stat, ob, p, e);
+}
+
+typedef struct replay_ctx {
+    const char *file;         /* what was replayed (a file, or "observed run ID") */
+    const char *format;       /* its format */
+    const char *scenario;     /* the scenario's path */
+    const char *pool;         /* --pool, NULL */
+    int64_t run_id;           /* the stored run, 0 for a file */
+    const char *note;         /* the reader's note */
+    int json;                 /* --json: stdout holds the JSON object only */
+} replay_ctx;
+
+static void print_table(const replay_ctx *c, const cobs_run *run, const cobs_replay *r)
+{
+    printf("replay of %s (%s, %zu %s) through %s%s%s\n", ERRMSG_SHOWN(c->file), c->format,
+           run->nreq ? run->nreq : run->nlvl, run->nreq ? "requests" : "levels", ERRMSG_SHOWN(c->scenario),
+           c->pool ? ", pool " : "", c->pool ? ERRMSG_SHOWN(c->pool) : "");
+    if (c->note && c->note[0]) printf("note: %s\n", ERRMSG_SHOWN(c->note));
+    if (r->note[0]) printf("note: %s\n", r->note);
+    if (run->nlvl) {
+        printf("\n  %-12s %-20s %14s %14s %10s\n", run->lvl[0].closed ? "concurrency" : "rate", "metric", "observed",
+               "predicted", "error");
+        for (size_t i = 0; i < run->nlvl; i++) {
+            const cobs_level *L = &run->lvl[i];
+            const cobs_level_pred *P = &r->lv[i];
+            const char *names[] = { "ttft_ms mean", "itl_ms mean", "tpot_ms mean", "e2e_ms mean", "ttft_ms p99",
+                                    "output_tokens_per_s" };
+            const double ob[] = { L->ttft_ms, L->itl_ms, L->tpot_ms, L->e2e_ms, L->ttft_p99_ms, L->output_tps };
+            const double pr[] = { P->ttft_ms, P->itl_ms, P->tpot_ms, P->e2e_ms, P->ttft_p99_ms, P->output_tps };
+            int first = 1;
+            for (int k = 0; k < 6; k++) {
+                if (isnan(ob[k])) continue;
+                char lv[32] = "";
+                if (first) snprintf(lv, sizeof lv, "%g", L->load);
+                first = 0;
+                char e[32], p[32];
+                double x = err_pct(ob[k], pr[k]);
+                snprintf(e, sizeof e, isfinite(x) ? "%+.1f %%" : "-", x);
+                snprintf(p, sizeof p, isfinite(pr[k]) ? "%.6g" : (P->saturated ? "saturated" : "-"), pr[k]);
+                printf("  %-12s %-20s %14.6g %14s %10s\n", lv, names[k], ob[k], p, e);
+            }
+        }
+        printf("\n%zu simulations, %llu events, %.2f s\n", run->nlvl, (unsigned long long) r->events, r->wall_s);
+        return;
+    }
+    printf("simulated: %llu of %zu requests served", (unsigned long long) r->served, r->nreq);
+    if (r->rejected) printf(", %llu rejected or lost", (unsigned long long) r->rejected);
+    printf(" in %.4g s (observed %.4g s)", r->pred_window_s, r->obs_window_s);
+    if (r->backlog_grew) printf("; the backlog grew (peak queue %llu at t = %.4g s)", (unsigned long long) r->peak_queue,
+                                r->peak_queue_at_s);
+    printf("\n\n  %-16s %-5s %14s %14s %10s\n", "metric", "stat", "observed", "predicted", "error");
+    static const char *const label[COBS_NMETRICS] = { "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms" };
+    char unobserved[128] = "";
+    for (int m = 0; m < COBS_NMETRICS; m++) {
+        if (r->obs[m].n == 0) {
+            snprintf(unobserved + strlen(unobserved), sizeof unobserved - strlen(unobserved), "%s%s",
+                     unobserved[0] ? ", " : "", cobs_metric_name((cobs_metric) m));
+            continue;
+        }
+        for (int k = 0; k < 4; k++)
+            row(stdout, k == 0 ? label[m] : "", STAT_NAMES[k], obs_stat(&r->obs[m], k),
+                r->have_pred[m] ? pred_stat(&r->pred[m], k) : NAN);
+    }
+    row(stdout, "requests/s", "", r->obs_rps, r->pred_rps);
+    row(stdout, "output tokens/s", "", r->obs_tps, r->pred_tps);
+    if (unobserved[0]) printf("not observed in this run: %s\n", unobserved);
+}
+
+static void print_json(const replay_ctx *c, const cobs_run *run, const cobs_replay *r)
+{
+    FILE *f = stdout;
+    fputs("{\"file\": ", f);
+    cu_json_str(f, c->file);
+    fputs(", \"format\": ", f);
+    cu_json_str(f, c->format);
+    fputs(", \"run_id\": ", f);
+    if (c->run_id) fprintf(f, "%lld", (long long) c->run_id);
+    else fputs("null", f);
+    fputs(", \"scenario\": ", f);
+    cu_json_str(f, c->scenario);
+    fputs(", \"pool\": ", f);
+    if (c->pool) cu_json_str(f, c->pool);
+    else fputs("null", f);
+    fputs(", \"note\": ", f);
+    cu_json_str(f, c->note ? c->note : "");
+    fputs(", \"replay_note\": ", f);
+    cu_json_str(f, r->note);
+    fprintf(f, ", \"events\": %llu, \"wall_s\": %.6g", (unsigned long long) r->events, r->wall_s);
+    if (run->nlvl) {
+        fputs(", \"levels\": [", f);
+        for (size_t i = 0; i < run->nlvl; i++) {
+            const cobs_level *L = &run->lvl[i];
+            const cobs_level_pred *P = &r->lv[i];
+            fprintf(f, "%s{\"%s\": %.10g, \"input_tokens\": %d, \"output_tokens\": %d, \"requests\": %llu, \"saturated\": %s, "
+                    "\"metrics\": {", i ? ", " : "", L->closed ? "concurrency" : "rate", L->load, (int) L->input_tokens,
+                    (int) L->output_tokens, (unsigned long long) P->requests, P->saturated ? "true" : "false");
+            const char *names[] = { "ttft_ms", "itl_ms", "tpot_ms", "e2e_ms", "ttft_p99_ms", "output_tokens_per_s" };
+            const double ob[] = { L->ttft_ms, L->itl_ms, L->tpot_ms, L->e2e_ms, L->ttft_p99_ms, L->output_tps };
+            const double pr[] = { P->ttft_ms, P->itl_ms, P->tpot_ms, P->e2e_ms, P->ttft_p99_ms, P->output_tps };
+            int first = 1;
+            for (int k = 0; k < 6; k++) {
+                if (isnan(ob[k])) continue;
+                fprintf(f, "%s\"%s\": ", first ? "" : ", ", names[k]);
+                json_cmp(f, ob[k], pr[k]);
+                first = 0;
+            }
+            fputs("}}", f);
+        }
+        fputs("]}\n", f);
+        return;
+    }
+    fprintf(f, ", \"requests\": %zu, \"simulated\": {\"served\": %llu, \"rejected\": %llu, \"window_s\": ", r->nreq,
+            (unsigned long long) r->served, (unsigned long long) r->rejected);
+    json_num(f, r->pred_window_s);
+    fprintf(f, ", \"backlog_grew\": %s, \"peak_queue\": %llu, \"peak_queue_at_s\": ", r->backlog_grew ? "true" : "false",
+            (unsigned long long) r->peak_queue);
+    json_num(f, r->peak_queue_at_s);
+    fputs("}, \"observed_window_s\": ", f);
+    json_num(f, r->obs_window_s);
+    fputs(", \"metrics\": {", f);
+    int first = 1;
+    for (int m = 0; m < COBS_NMETRICS; m++) {
+        if (r->obs[m].n == 0) continue;
+        fprintf(f, "%s\"%s_ms\": {\"n\": %zu", first ? "" : ", ", cobs_metric_name((cobs_metric) m), r->obs[m].n);
+        first = 0;
+        for (int k = 0; k < 4; k++) {
+            fprintf(f, ", \"%s\": ", STAT_NAMES[k]);
+            json_cmp(f, obs_stat(&r->obs[m], k), r->have_pred[m] ? pred_stat(&r->pred[m], k) : NAN);
+        }
+        fputc('}', f);
+    }
+    fputs("}, \"throughput\": {\"requests_per_s\": ", f);
+    json_cmp(f, r->obs_rps, r->pred_rps);
+    fputs(", \"output_tokens_per_s\": ", f);
+    json_cmp(f, r->obs_tps, r->pred_tps);
+    fputs("}}\n", f);
+}
+
+/* ---- replay: plot --------------------------------------------------------- */
+
+/* The plots/ folder (replay.gp): $LATSIM_PLOTS, else beside the executable (or
+ * two levels up, for build/VARIANT/latsim), else ./plots.  Returns 0 or -1. */
+static int plots_dir(char *out, size_t n)
+{
+    char test[4400];
+    const char *env = getenv("LATSIM_PLOTS");
+    if (env && env[0]) {
+        snprintf(out, n, "%s", env);
+        snprintf(test, sizeof test, "%s/replay.gp", out);
+        return access(test, R_OK) == 0 ? 0 : -1;
+    }
+    char exe[4096];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        const char *rel[] = { "plots", "../../plots" };
+        for (int i = 0; i < 2; i++) {
+            snprintf(test, sizeof test, "%.4000s/%s/replay.gp", exe, rel[i]);
+            if (access(test, R_OK) == 0) {
+                snprintf(out, n, "%.*s", (int) (strlen(test) - strlen("/replay.gp")), test);
+                return 0;
+            }
+        }
+    }
+    snprintf(out, n, "plots");
+    return access("plots/replay.gp", R_OK) == 0 ? 0 : -1;
+}
+
+/* 1 when an executable NAME is on $PATH. */
+static int on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    char buf[4200];
+    while (path && *path) {
+        size_t k = strcspn(path, ":");
+        snprintf(buf, sizeof buf, "%.*s/%s", (int) (k < 4000 ? k : 4000), path, name);
+        if (k && access(buf, X_OK) == 0) return 1;
+        path += k + (path[k] == ':');
+    }
+    return 0;
+}
+
+/* S as a single-quoted gnuplot string (quotes doubled, controls dropped). */
+static void gq(FILE *f, const char *s)
+{
+    fputc('\'', f);
+    for (; *s; s++) {
+        if (*s == '\'') fputs("''", f);
+        else if ((unsigned char) *s >= 0x20) fputc(*s, f);
+    }
+    fputc('\'', f);
+}
+
+/* Writes the datablocks and variables of replay.gp to F. */
+static void plot_data(FILE *f, const replay_ctx *c, const cobs_replay *r)
+{
+    char metrics[128] = "";
+    fputs("$obs << EOD\n", f);
+    int first = 1;
+    for (int m = 0; m < COBS_NMETRICS; m++) {
+        if (r->obs[m].n == 0 || !r->have_pred[m]) continue;
+        if (!first) fputs("\n\n", f);
+        first = 0;
+        snprintf(metrics + strlen(metrics), sizeof metrics - strlen(metrics), "%s%s", metrics[0] ? " " : "",
+                 cobs_metric_name((cobs_metric) m));
+        size_t n = r->obs[m].n, step = n > 4000 ? n / 2000 : 1;   /* at most a few thousand points */
+        for (size_t k = 0; k < n; k += step)
+            if (r->obs_sorted[m][k] > 0) fprintf(f, "%.9g %.6g\n", r->obs_sorted[m][k], (double) (k + 1) / (double) n);
+        if (r->obs_sorted[m][n - 1] > 0) fprintf(f, "%.9g 1\n", r->obs_sorted[m][n - 1]);
+    }
+    fputs("EOD\n$pred << EOD\n", f);
+    first = 1;
+    for (int m = 0; m < COBS_NMETRICS; m++) {
+        if (r->obs[m].n == 0 || !r->have_pred[m]) continue;
+        if (!first) fputs("\n\n", f);
+        first = 0;
+        const stat_summary *s = &r->pred[m];
+        for (int k = 0; k < STAT_NCDF; k++)
+            if (s->cdf[k] > 0) fprintf(f, "%.9g %.6g\n", s->cdf[k], stat_cdf_probs[k]);
+        if (s->max > 0) fprintf(f, "%.9g 1\n", s->max);
+    }
+    fputs("EOD\n", f);
+    fprintf(f, "metrics = '%s'\ntitle_text = ", metrics);
+    char title[2600];
+    snprintf(title, sizeof title, "Observed vs predicted: %s through %s", c->file, c->scenario);
+    gq(f, title);
+    fputc('\n', f);
+}
+
+/* Draws DIR/replay-cdf.png.  Returns 0 (also when gnuplot is missing: a note
+ * says so) or the exit status (printed). */
+static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run, const cobs_replay *r)
+{
+    char m[5200], scripts[4096], out[4200], script[4400];
+    if (run->nlvl) return say(0, "note: --plot draws the CDFs of a request run; a sweep's aggregates have none (no plot)"), 0;
+    if (!on_path("gnuplot")) return say(0, "note: --plot: gnuplot not found (Debian: gnuplot-nox): no plot drawn"), 0;
+    if (plots_dir(scripts, sizeof scripts) != 0)
+        return say(1, "replay: --plot: plots/replay.gp not found (set LATSIM_PLOTS to the plots folder)");
+    struct stat sb;
+    if (stat(dir, &sb) != 0 && mkdir(dir, 0777) != 0) {
+        snprintf(m, sizeof m, "replay: --plot %s: cannot create the folder: %s", dir, strerror(errno));
+        return say(2, m);
+    }
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(m, sizeof m, "replay: --plot %s: not a folder", dir);
+        return say(2, m);
+    }
+    snprintf(out, sizeof out, "%s/replay-cdf.png", dir);
+    snprintf(script, sizeof script, "%s/replay.gp", scripts);
+    int p[2];
+    if (pipe(p) != 0) return say(1, "replay: --plot: pipe failed");
+    fflush(NULL);
+    FILE *errf = tmpfile();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(p[0]);
+        close(p[1]);
+        if (errf) fclose(errf);
+        return say(1, "replay: --plot: fork failed");
+    }
+    if (pid == 0) {
+        dup2(p[0], 0);
+        if (errf) dup2(fileno(errf), 2);
+        close(p[0]);
+        close(p[1]);
+        execlp("gnuplot", "gnuplot", (char *) NULL);
+        _exit(127);
+    }
+    close(p[0]);
+    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
+    FILE *g = fdopen(p[1], "w");
+    if (!g) {
+        close(p[1]);
+        waitpid(pid, NULL, 0);
+        signal(SIGPIPE, old);
+        if (errf) fclose(errf);
+        return say(1, "replay: --plot: cannot write to gnuplot");
+    }
+    fputs("set terminal pngcairo size 1200,850 font 'Sans,10'\nset output ", g);
+    gq(g, out);
+    fputs("\nset encoding utf8\n", g);
+    plot_data(g, c, r);
+    fputs("load ", g);
+    gq(g, script);
+    fputs("\nunset output\nexit\n", g);
+    fclose(g);
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    signal(SIGPIPE, old);
+    char last[512] = "";
+    if (errf) {
+        char line[512];
+        rewind(errf);
+        while (fgets(line, sizeof line, errf)) {
+            line[strcspn(line, "\r\n")] = '\0';
+            if (line[strspn(line, " \t^")]) snprintf(last, sizeof last, "%s", line + strspn(line, " \t^"));
+        }
+        fclose(errf);
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || stat(out, &sb) != 0 || sb.st_size == 0) {
+        snprintf(m, sizeof m, "replay: --plot: gnuplot failed drawing %.4200s%s%.500s", out, last[0] ? ": " : "", last);
+        return say(1, m);
+    }
+    fprintf(c->json ? stderr : stdout, "wrote %s\n", ERRMSG_SHOWN(out));
+    return 0;
+}
+
+/* ---- replay ----------------------------------------------------------------- */
+
+int replay_main(int argc, char **argv)
+{
+    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP, 0 };
+    obs_opts o;
+    int rc = parse("replay", argc, argv, REPLAY_USAGE, allowed, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    char err[2048];
+    if (o.run && o.file) return say(2, "replay: give FILE or --run ID, not both");
+    if (!o.run && !o.file) return say(2, "replay: missing FILE or --run ID (see latsim replay --help)");
+    if (!o.run && !o.scenario) return say(2, "replay: --scenario S.ini is required: the server to replay the run on");
+    if (o.run && (o.format || o.benchmark >= 0)) return say(2, "replay: --format and --benchmark are for a FILE, not --run");
+    int64_t run_id = 0;
+    if (o.run && cu_parse_id("observed run", o.run, &run_id, err, sizeof err) != 0) {
+        char m[2200];
+        snprintf(m, sizeof m, "replay: --run: %s (see latsim calib list)", err);
+        return say(2, m);
+    }
+    if (o.plot && !o.plot[0]) return say(2, "replay: --plot: empty folder name");
+    const char *path = cu_db_path(o.db);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    cobs_run run = { 0 };
+    cobs_stored h;
+    char *text = NULL;
+    sqlite3 *db = NULL;
+    scenario sc;
+    int have_sc = 0;
+    cobs_replay r = { 0 };
+    const char *scenario_name = o.scenario;
+    if (run_id) {
+        if ((rc = open_readonly(path, &db)) != 0) return rc;
+        int s = cobsdb_load(db, run_id, &h, &run, o.scenario ? NULL : &text, err, sizeof err);
+        if (s != 0) { rc = say(s == 1 ? 2 : 1, err); goto out; }
+        if (!o.scenario) scenario_name = h.scenario_path;
+    } else {
+        if ((rc = read_file(&o, &run)) != 0) goto out;
+        if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = say(2, err); goto out; }
+    }
+    rc = load_scenario(scenario_name, text, &sc);
+    have_sc = 1;
+    if (rc) goto out;
+    rc = cobs_replay_run(&run, &sc, o.pool, db, &r, err, sizeof err);
+    if (rc) { say(rc, err); goto out; }
+    char label[64];
+    snprintf(label, sizeof label, "observed run %lld", (long long) run_id);
+    replay_ctx c = { .file = run_id ? label : o.file, .format = cobs_format_name(run.format), .scenario = scenario_name,
+                     .pool = o.pool, .run_id = run_id, .note = run.note, .json = o.json };
+    if (o.json) print_json(&c, &run, &r);
+    else print_table(&c, &run, &r);
+    fflush(stdout);
+    if (o.plot) rc = plot_replay(o.plot, &c, &run, &r);
+out:
+    cobs_replay_free(&r);
+    if (have_sc) scenario_free(&sc);
+    if (db) store_close(db);
+    free(text);
+    cobs_free(&run);
+    return rc;
+}
