@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cliopt.h"
+#include "core/hfcfg.h"
 #include "cliutil.h"
 #include "commands.h"
 #include "core/catalog.h"
@@ -33,14 +34,36 @@ static const cli_cmd SHOW = {
     "", DB_ONLY, 0, 1,
 };
 
-static const cli_cmd CATALOG = {
-    "catalog", "\nadd FILE",
-    "Lists the GPUs and models of the catalog (built in, and those added to the\n"
-    "database), with their sources; `add` stores the [gpu NAME] and [model NAME]\n"
-    "sections of FILE, validated like a scenario's, all or none.\n"
-    "Exit status: 0, 1 failure, 2 bad input.\n",
-    "", DB_ONLY, 0, 0,
+enum { OPT_HF = 1, OPT_NAME, OPT_WEIGHTS };
+static const cli_opt CATALOG_OPTS[] = {
+    CLI_OPT_DB,
+    { "hf", OPT_HF, "CONFIG.json", "add: a model from its Hugging Face config.json (geometry and parameter count)", 0 },
+    { "name", OPT_NAME, "NAME", "add --hf: the catalog name of the model", 0 },
+    { "weights", OPT_WEIGHTS, "P", "add --hf: the precision of its weights (default: the config's torch_dtype)", 0 },
+    { NULL },
 };
+
+static const cli_cmd CATALOG = {
+    "catalog", "\nadd FILE\nadd --hf CONFIG.json --name NAME [--weights P]",
+    "Lists the GPUs and models of the catalog (built in, and those added to the\n"
+    "database), with their sources; `add FILE` stores the [gpu NAME] and [model NAME]\n"
+    "sections of FILE, validated like a scenario's, all or none; `add --hf` stores a\n"
+    "model read from its Hugging Face config.json, its parameter count computed from\n"
+    "the geometry (docs/catalog.md).\n"
+    "Exit status: 0, 1 failure, 2 bad input.\n",
+    "", CATALOG_OPTS, 0, 0,
+};
+
+/* catalog's options: --hf, --name, --weights. */
+typedef struct catalog_opts { const char *hf, *name, *weights; } catalog_opts;
+static int catalog_opt(void *ctx, int id, const char *val)
+{
+    catalog_opts *o = ctx;
+    if (id == OPT_HF) o->hf = val;
+    else if (id == OPT_NAME) o->name = val;
+    else if (id == OPT_WEIGHTS) o->weights = val;
+    return 0;
+}
 
 enum { OPT_MARKDOWN = 1 };
 static const cli_opt KEYS_OPTS[] = {
@@ -164,15 +187,51 @@ static int catalog_add(const char *file, const char *path)
     return rc;
 }
 
+/* cu_write_fn of `catalog add --hf`: the model ARG, validated before. */
+static int catalog_hf_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    const model_spec *m = arg;
+    if (catalog_put_model(db, m, err, n) != 0) return 1;
+    if (!dry) printf("added model %s\n", ERRMSG_SHOWN(m->name));
+    return 0;
+}
+
+/* `latsim catalog add --hf CONFIG.json --name NAME [--weights P]`: the config is
+ * read and the model validated before the database is opened.  Returns the exit status. */
+static int catalog_add_hf(const catalog_opts *o, const char *path)
+{
+    char err[2048];
+    model_spec m;
+    hf_moe moe;
+    if (!o->name) return cu_die(2, "catalog: add --hf: missing --name NAME");
+    if (hf_config_read(o->hf, o->name, o->weights, &m, &moe, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (catalog_check_model(&m, err, sizeof err) != 0) return cu_die(2, "%s: %s", o->hf, err);
+    int rc = cu_write_db(path, catalog_hf_write, &m, NULL, err, sizeof err);
+    if (rc != 0) return cu_die(rc, "%s", err);
+    if (moe.experts > 0)
+        printf("  %d layers, hidden %d, %d experts (%d per token): %.4g parameters, %.4g active per token\n",
+               m.layers, m.hidden, moe.experts, moe.experts_per_token, m.params, moe.active_params);
+    else
+        printf("  %d layers, hidden %d: %.4g parameters\n", m.layers, m.hidden, m.params);
+    return 0;
+}
+
 int catalog_main(int argc, char **argv)
 {
     cli_args a;
     const char *path;
     sqlite3 *db = NULL;
     char err[2048] = "";
-    int rc = parse_db(&CATALOG, argc, argv, &a, &path);
+    catalog_opts co = { 0 };
+    int rc = cli_parse(&CATALOG, argc, argv, &a, catalog_opt, &co);
     if (rc != CLI_GO) return rc;
+    path = cu_db_path(a.db);
     if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    if (co.hf || co.name || co.weights) {
+        if (a.npos != 1 || strcmp(a.pos[0], "add") || !co.hf)
+            return cu_die(2, "catalog: --hf, --name and --weights go with 'add --hf CONFIG.json --name NAME'");
+        return catalog_add_hf(&co, path);
+    }
     if (a.npos > 0) {
         if (a.npos != 2 || strcmp(a.pos[0], "add")) return cu_die(2, "catalog: expected no argument or 'add FILE'");
         return catalog_add(a.pos[1], path);
