@@ -54,17 +54,24 @@ int station_watch(station *st, void (*moved)(void *ctx, int slot, uint64_t insid
     return 0;
 }
 
-/* ST's count inside changed by DELTA: its watchers hear it. */
-static inline void inside_add(station *st, int delta)
+/* Tells ST's watchers its count inside changed (kept out of line: most
+ * stations have none, and the hot paths stay small enough to inline). */
+static __attribute__((noinline)) void inside_moved(station *st)
 {
-    st->inside += (uint64_t) (int64_t) delta;
     for (int i = 0; i < st->nwatchers; i++)
         st->watchers[i].moved(st->watchers[i].ctx, st->watchers[i].slot, st->inside);
 }
 
+/* ST's count inside changed by DELTA: its watchers hear it. */
+static inline void inside_add(station *st, int delta)
+{
+    st->inside += (uint64_t) (int64_t) delta;
+    if (__builtin_expect(st->nwatchers != 0, 0)) inside_moved(st);
+}
+
 void station_enter(station *st, request *r)
 {
-    if (r->measured) st->arrivals++;
+    st->arrivals += r->measured;
     inside_add(st, +1);
     if (*st->sink->measuring) st->win_arrivals++;
     r->at = st;
@@ -91,13 +98,8 @@ void station_finish(station *st, request *r)
     leave(st, r);
 }
 
-void station_forward(station *st, request *r, int edge)
-{
-    if (r->measured) st->served++;
-    station_pass(st, r, edge);
-}
-
-void station_pass(station *st, request *r, int edge)
+/* R leaves ST along EDGE (or the system, when ST has no out-edge). */
+static inline void pass(station *st, request *r, int edge)
 {
     inside_add(st, -1);
     if (st->nout == 0) {
@@ -107,6 +109,14 @@ void station_pass(station *st, request *r, int edge)
     assert(edge >= 0 && edge < st->nout);
     station_enter(st->out[edge], r);
 }
+
+void station_forward(station *st, request *r, int edge)
+{
+    st->served += r->measured;
+    pass(st, r, edge);
+}
+
+void station_pass(station *st, request *r, int edge) { pass(st, r, edge); }
 
 void station_drop(station *st, request *r, req_outcome outcome)
 {
