@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # check-layers: the layer rules of docs/architecture.md, read from the include
 # lines of the sources.  `make check-layers` runs it (and `make test` does).
-#   tests/check-layers.sh [ROOT]      ROOT: a checkout (default: this one)
+#   tests/check-layers.sh [ROOT [OBJDIR]]   ROOT: a checkout (default: this one);
+#                                           OBJDIR: its objects (default ROOT/build/release)
 # Prints one line per broken rule, naming the file, line and include
 # ("sim/engine/evq.c:12: engine may not include run (run/sim.h)"), and exits 1;
 # prints "check-layers: N files, E includes, no back edge, no cycle" and exits 0.
@@ -22,7 +23,12 @@
 # Routing policies (core/route.c, core/route.h) see the snapshot interface
 # (core/snap.h), the request record and the complexity classifier only.
 # Cycles: no two modules (a .c and its .h) and no two folders include each
-# other, directly or through others.
+# other, directly or through others.  Link level: when the objects are built
+# (OBJDIR), a module that calls a function defined in another module is an
+# edge too (nm): the same folder rules hold for those edges, and they may not
+# close a cycle between folders.  Inside a folder, a table of rows may name
+# the rows' files while they call its functions (the scheduler table and its
+# rows): module cycles are counted on the include lines only.
 set -uo pipefail
 root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2
@@ -68,7 +74,7 @@ resolve() {
 }
 
 fail=0; nfiles=0; nedges=0
-mods=$(mktemp); dirs=$(mktemp); trap 'rm -f "$mods" "$dirs"' EXIT
+mods=$(mktemp); dirs=$(mktemp)
 files=$(ls sim/*/*.[ch] calib/*.[ch] cli/*.[ch] include/latsim/*.h 2>/dev/null)
 for f in $files; do
   nfiles=$((nfiles + 1))
@@ -114,6 +120,27 @@ cyc() {   # cyc FILE WHAT: one line per loop, "module cycle: a -> b -> c -> a"
     END { if (n) print what " cycle: " path " -> " first }'
   return 1
 }
+# Link-level edges: module A uses a symbol module B defines.
+objdir=${2:-build/release}
+links=$(mktemp); trap 'rm -f "$mods" "$dirs" "$links" "$links.d" "$links.u"' EXIT
+if [ -d "$objdir/sim" ] && command -v nm >/dev/null; then
+  : >"$links.d"; : >"$links.u"
+  for o in $(find "$objdir/sim" "$objdir/calib" -name '*.o' 2>/dev/null); do
+    m=${o#"$objdir"/}; m=${m%.o}
+    [ -f "$m.c" ] || continue
+    nm -g --defined-only "$o" 2>/dev/null | awk -v m="$m" '$2 ~ /^[TDBR]$/ {print $3, m}' >>"$links.d"
+    nm -u "$o" 2>/dev/null | awk -v m="$m" '{print $2, m}' >>"$links.u"
+  done
+  sort -u "$links.d" -o "$links.d"; sort -u "$links.u" -o "$links.u"
+  join "$links.u" "$links.d" | awk '$2 != $3 {print $2, $3, $1}' | sort -u -k1,2 >"$links"
+  while read -r from_m to_m sym; do
+    from=$(folder_of "$from_m.c"); to=$(folder_of "$to_m.c")
+    [ "$to" != "$from" ] && echo "$from $to" >>"$dirs"
+    if [ "$to" != "$from" ] && ! [[ " ${ALLOW[$from]:-} " == *" $to "* ]]; then
+      echo "$from_m.c: $from may not call $to ($sym, defined in $to_m.c)"; fail=1
+    fi
+  done <"$links"
+fi
 cyc "$mods" "module" || fail=1
 cyc "$dirs" "folder" || fail=1
 if [ $fail = 0 ]; then
