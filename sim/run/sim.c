@@ -710,7 +710,7 @@ static int fill_results(sim *s, sim_result *out)
         station *st = s->st[i];
         pool_result *p = &out->pools[i];
         snprintf(p->name, sizeof p->name, "%s", sc->pools[i].name);
-        p->kind = station_kind_index(sc->pools[i].kind);
+        p->kind = sc->pools[i].kind->name;
         p->has_offered_load = st->ops->offered_load != NULL;
         p->offered_load = offered_load(sc, s->st, i);
         double span = (double) (s->t_end - s->t_start);
@@ -1019,7 +1019,14 @@ void sim_result_free(sim_result *r)
 int pool_result_add(pool_result *p, const char *name, double value)
 {
     if (p->nmetrics == POOL_MAX_METRICS) return -1;
-    p->metrics[p->nmetrics++] = (pool_metric) { name, value };
+    p->metrics[p->nmetrics++] = (pool_metric) { name, value, NULL };
+    return 0;
+}
+
+int pool_result_add_name(pool_result *p, const char *name, const char *text)
+{
+    if (p->nmetrics == POOL_MAX_METRICS) return -1;
+    p->metrics[p->nmetrics++] = (pool_metric) { name, NAN, text };
     return 0;
 }
 
