@@ -286,8 +286,9 @@ static int cmd_run(int argc, char **argv)
     /* The path in full (no truncation), escaped per RFC 8259. */
     fputs("\"scenario\": ", mem);
     report_json_str(mem, file);
-    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"",
-            (unsigned long long) h, (unsigned long long) sc.seed, LATSIM_VERSION);
+    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": ",
+            (unsigned long long) h, (unsigned long long) sc.seed);
+    report_json_str(mem, LATSIM_VERSION);
     if (sc.slo.n > 0) { fputs(", \"slo\": ", mem); slo_json(&slo, mem); }
     if (ts_rows_kept) {
         if (ts_alerts(ts_rows_kept, ts_n, &sc.slo, (size_t) alert_k, &alerts, &nalerts) != 0) {

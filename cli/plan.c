@@ -434,16 +434,16 @@ static void settings_json(const plan *p, const combo *c, int m, FILE *out)
         char k[256];
         snprintf(k, sizeof k, "%.*s", (int) (eq - c->sets[i]), c->sets[i]);
         fputs(first ? "" : ", ", out);
-        cu_json_str(out, k);
+        report_json_str(out, k);
         fputs(": ", out);
-        cu_json_str(out, eq + 1);
+        report_json_str(out, eq + 1);
         first = 0;
     }
     if (p->mono.n >= 0 && m > 0) {
         char k[256];
         snprintf(k, sizeof k, "%s.%s", p->mono.section, p->mono.key);
         fputs(first ? "" : ", ", out);
-        cu_json_str(out, k);
+        report_json_str(out, k);
         fprintf(out, ": \"%d\"", m);
     }
     fputs("}", out);
@@ -984,7 +984,7 @@ int plan_main(int argc, char **argv)
     FILE *mem = open_memstream(&jtext, &jlen);
     if (!mem) { free(cs); free(shown); rc = cu_die(1, "out of memory"); goto done; }
     fprintf(mem, "{\"scenario\": ");
-    cu_json_str(mem, p.file);
+    report_json_str(mem, p.file);
     fprintf(mem, ", \"target_rate_rps\": %.6g, \"headroom\": %.6g, \"best\": ", p.target, p.headroom);
     for (int i = 0; i < ncs && i < (top > ncs ? ncs : top); i++) {
         const combo *c = &p.c[cs[i].combo];

@@ -389,14 +389,14 @@ int sweep_main(int argc, char **argv)
     FILE *mem = open_memstream(&json_text, &jlen);
     if (!mem) { rc = cu_die(1, "out of memory"); goto done; }
     fputs("{\"scenario\": ", mem);
-    cu_json_str(mem, s.file);
+    report_json_str(mem, s.file);
     fputs(", \"key\": ", mem);
-    cu_json_str(mem, key);
+    report_json_str(mem, key);
     fputs(", \"points\": [", mem);
     for (int i = 0; i < s.n; i++) {
         const point *p = &s.p[i];
         fprintf(mem, "%s{\"value\": ", i ? ", " : "");
-        if (!isnan(p->x)) fprintf(mem, "%.10g", p->x); else cu_json_str(mem, p->value);
+        if (!isnan(p->x)) fprintf(mem, "%.10g", p->x); else report_json_str(mem, p->value);
         fprintf(mem, ", \"rate_rps\": %.6g, \"narrowing\": %s, \"saturated\": %s", p->o.rate, p->bisect ? "true" : "false",
                 report_get(&p->o.rep, "", "saturated", "value") > 0 ? "true" : "false");
         const char *m[] = { "throughput_rps", "goodput", "goodput_rps" };
