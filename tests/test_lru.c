@@ -3,6 +3,7 @@
  * surviving the slot array's realloc, and lru_check catching broken lists. */
 #include <criterion/criterion.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +16,10 @@ typedef struct slot {         /* an entry as a cache keeps it: data around the l
     uint32_t on;              /* 1 while on the list */
 } slot;
 
-#define LINKS(a) (&(a)[0].lru), sizeof (a)[0]
+#define LINKS(a) LRU_SLOTS(a, slot, lru)
 
 /* The list from head to tail as slot numbers into OUT; returns how many. */
-static size_t walk(const lru_list *l, const slot *a, uint32_t *out, size_t max)
+static size_t walk(const lru_list *l, slot *a, uint32_t *out, size_t max)
 {
     size_t n = 0;
     for (uint32_t i = l->head; i != LRU_NIL && n < max; i = lru_next(LINKS(a), i))
@@ -89,16 +90,16 @@ Test(lru, random_against_reference)
         uint32_t pos = 0;
         while (pos < nref && ref[pos] != i) pos++;
         if (!a[i].on) {
-            lru_push_front(&l, &a[0].lru, sizeof a[0], i);
+            lru_push_front(&l, LINKS(a), i);
             memmove(ref + 1, ref, nref++ * sizeof *ref);
             ref[0] = i;
             a[i].on = 1;
         } else if (rand() % 2) {
-            lru_touch(&l, &a[0].lru, sizeof a[0], i);
+            lru_touch(&l, LINKS(a), i);
             memmove(ref + 1, ref, pos * sizeof *ref);
             ref[0] = i;
         } else {
-            lru_unlink(&l, &a[0].lru, sizeof a[0], i);
+            lru_unlink(&l, LINKS(a), i);
             memmove(ref + pos, ref + pos + 1, (nref - pos - 1) * sizeof *ref);
             nref--;
             a[i].on = 0;
@@ -107,7 +108,7 @@ Test(lru, random_against_reference)
         cr_assert_eq(k, nref, "step %d: %zu on the list, %u expected", step, k, nref);
         cr_assert_eq(memcmp(got, ref, nref * sizeof *ref), 0, "step %d: order differs", step);
         cr_assert_eq(l.tail, nref ? ref[nref - 1] : LRU_NIL);
-        cr_assert_eq(lru_check(&l, &a[0].lru, sizeof a[0], cap), (long) nref);
+        cr_assert_eq(lru_check(&l, LINKS(a), cap), (long) nref);
     }
     free(a);
 }

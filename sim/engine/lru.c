@@ -2,12 +2,12 @@
  * operations are inline there). */
 #include "engine/lru.h"
 
-long lru_check(const lru_list *l, const void *links, size_t stride, uint32_t max)
+long lru_check(const lru_list *l, lru_slots s, uint32_t max)
 {
     long n = 0;
     uint32_t prev = LRU_NIL;
-    for (uint32_t i = l->head; i != LRU_NIL; i = lru_next(links, stride, i)) {
-        if (lru_link_at_c(links, stride, i)->prev != prev || (uint64_t) n >= max)
+    for (uint32_t i = l->head; i != LRU_NIL; i = lru_next(s, i)) {
+        if (lru_link_at(s, i)->prev != prev || (uint64_t) n >= max)
             return -1;
         n++;
         prev = i;

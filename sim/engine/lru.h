@@ -3,10 +3,10 @@
  * The caches (llm/prefix.c, gateway/rcache.c) keep their entries in one growable
  * array and link them by slot index, so that growing the array (realloc) moves
  * nothing that a link refers to.  An entry embeds an lru_link; the list itself
- * is an lru_list (its two ends).  Every operation takes LINKS, the address of
- * the lru_link inside slot 0 (&array[0].member), and STRIDE, the size of one
- * slot (sizeof array[0]): slot I's link is at LINKS + I * STRIDE.  The functions
- * are inline, so a call with a constant stride costs what hand-written links did.
+ * is an lru_list (its two ends).  Every operation takes an lru_slots, which says
+ * where slot I's link is: LRU_SLOTS(array, entry type, link member), made afresh
+ * at each call (the array may have moved).  The functions are inline and the
+ * stride and offset constants, so a call costs what hand-written links did.
  *
  * Head = most recently used, tail = least recently used (the next to evict);
  * LRU_NIL marks the ends.  An entry is on at most one list at a time; which
@@ -31,15 +31,20 @@ typedef struct lru_list {
     uint32_t tail;            /* slot of the least recently used entry, or LRU_NIL (empty) */
 } lru_list;
 
-/* Slot I's link. */
-static inline lru_link *lru_link_at(void *links, size_t stride, uint32_t i)
-{
-    return (lru_link *) ((char *) links + (size_t) i * stride);
-}
+/* Where the links are: slot I's link is at BASE + I * STRIDE + OFFSET. */
+typedef struct lru_slots {
+    void *base;               /* the array's first slot */
+    size_t stride;            /* bytes per slot (sizeof the entry type) */
+    size_t offset;            /* bytes from a slot's start to its lru_link */
+} lru_slots;
 
-static inline const lru_link *lru_link_at_c(const void *links, size_t stride, uint32_t i)
+/* The lru_slots of ARRAY, whose entries of type TYPE hold their link in MEMBER. */
+#define LRU_SLOTS(array, type, member) ((lru_slots) { (array), sizeof(type), offsetof(type, member) })
+
+/* Slot I's link. */
+static inline lru_link *lru_link_at(lru_slots s, uint32_t i)
 {
-    return (const lru_link *) ((const char *) links + (size_t) i * stride);
+    return (lru_link *) ((char *) s.base + (size_t) i * s.stride + s.offset);
 }
 
 /* Makes L empty. */
@@ -54,41 +59,41 @@ static inline int lru_empty(const lru_list *l)
 }
 
 /* Takes slot I, which is on L, off it (its own link is left as it was). */
-static inline void lru_unlink(lru_list *l, void *links, size_t stride, uint32_t i)
+static inline void lru_unlink(lru_list *l, lru_slots s, uint32_t i)
 {
-    const lru_link *x = lru_link_at(links, stride, i);
-    if (x->prev != LRU_NIL) lru_link_at(links, stride, x->prev)->next = x->next; else l->head = x->next;
-    if (x->next != LRU_NIL) lru_link_at(links, stride, x->next)->prev = x->prev; else l->tail = x->prev;
+    const lru_link *x = lru_link_at(s, i);
+    if (x->prev != LRU_NIL) lru_link_at(s, x->prev)->next = x->next; else l->head = x->next;
+    if (x->next != LRU_NIL) lru_link_at(s, x->next)->prev = x->prev; else l->tail = x->prev;
 }
 
 /* Puts slot I, which is not on L, at its head (most recently used). */
-static inline void lru_push_front(lru_list *l, void *links, size_t stride, uint32_t i)
+static inline void lru_push_front(lru_list *l, lru_slots s, uint32_t i)
 {
-    lru_link *x = lru_link_at(links, stride, i);
+    lru_link *x = lru_link_at(s, i);
     x->prev = LRU_NIL;
     x->next = l->head;
-    if (l->head != LRU_NIL) lru_link_at(links, stride, l->head)->prev = i; else l->tail = i;
+    if (l->head != LRU_NIL) lru_link_at(s, l->head)->prev = i; else l->tail = i;
     l->head = i;
 }
 
 /* Moves slot I, which is on L, to its head (a use). */
-static inline void lru_touch(lru_list *l, void *links, size_t stride, uint32_t i)
+static inline void lru_touch(lru_list *l, lru_slots s, uint32_t i)
 {
-    lru_unlink(l, links, stride, i);
-    lru_push_front(l, links, stride, i);
+    lru_unlink(l, s, i);
+    lru_push_front(l, s, i);
 }
 
 /* The slot after I (the next less recently used one), LRU_NIL after the tail:
- * for (i = l->head; i != LRU_NIL; i = lru_next(links, stride, i)) walks the list. */
-static inline uint32_t lru_next(const void *links, size_t stride, uint32_t i)
+ * for (i = l->head; i != LRU_NIL; i = lru_next(s, i)) walks the list. */
+static inline uint32_t lru_next(lru_slots s, uint32_t i)
 {
-    return lru_link_at_c(links, stride, i)->next;
+    return lru_link_at(s, i)->next;
 }
 
 /* Whole-list check for assert(): walks L from its head and returns how many
  * entries it holds, or -1 when the list is broken: a prev link that does not
  * point back, more than MAX entries (a cycle, or more than the caller has), or
  * a tail that is not the last entry.  O(entries). */
-long lru_check(const lru_list *l, const void *links, size_t stride, uint32_t max);
+long lru_check(const lru_list *l, lru_slots s, uint32_t max);
 
 #endif

@@ -120,12 +120,12 @@ void rcache_free(rcache *c)
 /* Entry I off / onto the head of the LRU list. */
 static inline void lru_out(rcache *c, uint32_t i)
 {
-    lru_unlink(&c->lru, &c->e[0].lru, sizeof c->e[0], i);
+    lru_unlink(&c->lru, LRU_SLOTS(c->e, entry, lru), i);
 }
 
 static inline void lru_in(rcache *c, uint32_t i)
 {
-    lru_push_front(&c->lru, &c->e[0].lru, sizeof c->e[0], i);
+    lru_push_front(&c->lru, LRU_SLOTS(c->e, entry, lru), i);
 }
 
 /* The slot holding KEY, or NIL; *PREVLINK gets the chain link pointing at it. */
@@ -176,7 +176,7 @@ rcache_result rcache_lookup(rcache *c, uint64_t key, simtime_t now, gsl_rng *r)
     uint32_t i = find(c, key, &link);
     if (i != NIL) {
         if (c->e[i].expires > now) {
-            lru_touch(&c->lru, &c->e[0].lru, sizeof c->e[0], i);
+            lru_touch(&c->lru, LRU_SLOTS(c->e, entry, lru), i);
             c->st.hits++;
             return RCACHE_HIT;
         }
@@ -258,7 +258,7 @@ const rcache_stats *rcache_get_stats(const rcache *c)
 
 int rcache_sane(const rcache *c)
 {
-    long n = lru_check(&c->lru, &c->e[0].lru, sizeof c->e[0], (uint32_t) c->size);
+    long n = lru_check(&c->lru, LRU_SLOTS(c->e, entry, lru), (uint32_t) c->size);
     if (n < 0 || (size_t) n != c->size)
         return 0;
     for (uint32_t i = c->lru.head; i != LRU_NIL; i = c->e[i].lru.next) {

@@ -138,12 +138,12 @@ void prefix_free(prefix_cache *pc)
 /* Entry I off / onto the head of the LRU list. */
 static inline void lru_out(prefix_cache *pc, uint32_t i)
 {
-    lru_unlink(&pc->lru, &pc->e[0].lru, sizeof pc->e[0], i);
+    lru_unlink(&pc->lru, LRU_SLOTS(pc->e, pentry, lru), i);
 }
 
 static inline void lru_in(prefix_cache *pc, uint32_t i)
 {
-    lru_push_front(&pc->lru, &pc->e[0].lru, sizeof pc->e[0], i);
+    lru_push_front(&pc->lru, LRU_SLOTS(pc->e, pentry, lru), i);
 }
 
 /* Evicts the least recently released content block.  The caller knows one exists. */
@@ -396,7 +396,7 @@ int prefix_sane(const prefix_cache *pc)
 {
     if (pc->free + pc->held + pc->cached != pc->capacity)
         return 0;
-    long nlru = lru_check(&pc->lru, &pc->e[0].lru, sizeof pc->e[0], pc->nentries);
+    long nlru = lru_check(&pc->lru, LRU_SLOTS(pc->e, pentry, lru), pc->nentries);
     if (nlru < 0)
         return 0;
     uint64_t lru_cost = 0;
