@@ -1,34 +1,28 @@
-/* ccsv.h -- reading a CSV file with a header row, one row at a time (libcsv).
+/* ccsv.h -- reading a calibration table: a CSV file with a header row, one row
+ * at a time.
  *
- * The calibration importers read measurement tables with it: ccsv_read() calls
- * a function for every data row with its fields and the line it starts on; the
- * helpers find columns by header name and convert cells, writing one-line
- * errors of the form "FILE:LINE: column NAME: what is wrong".
+ * The calibration importers read measurement tables with it: ccsv_read() is the
+ * simulator's CSV reader (core/csvread.h) with one more rule (a header naming a
+ * column twice is refused); the helpers find columns by header name and convert
+ * cells, writing one-line errors of the form "FILE:LINE: column NAME: what is wrong".
  */
 #ifndef LATSIM_CCSV_H
 #define LATSIM_CCSV_H
 
 #include <stddef.h>
+#include "core/csvread.h"
 
-typedef struct ccsv_row {
-    const char *path;        /* file name, for messages */
-    long line;               /* 1-based line the row starts on */
-    char **field;            /* the row's cells (NUL-terminated) */
-    size_t nfield;           /* how many */
-    char **header;           /* the header's column names */
-    size_t nheader;          /* how many */
-} ccsv_row;
+typedef csvread_row ccsv_row;    /* path, line, field/nfield, header/nheader */
 
 /* Called for every data row; returns 0 to go on, -1 to stop (after writing its
  * own message into ERR). */
-typedef int (*ccsv_fn)(void *ctx, const ccsv_row *row, char *err, size_t errlen);
+typedef csvread_fn ccsv_fn;
 
 /* Reads PATH, checking that every row has as many fields as the header, and calls
- * FN for each data row.  Returns 0, or -1 with "PATH:LINE: ..." in ERR (an
- * unreadable file, one that is not a regular file after following symbolic links
- * (a directory, FIFO or device: refused without blocking), a header naming a
- * column twice, a malformed row, a cell holding a NUL byte, an empty file, or FN's
- * error), made one printable line (control characters escaped). */
+ * FN for each data row.  Returns 0, or -1 with "PATH:LINE: ..." in ERR (what
+ * csvread_file refuses: an unreadable file, one that is not a regular file, a
+ * line too long, a malformed row, a cell holding a NUL byte, an empty file; a
+ * header naming a column twice; or FN's error), made one printable line. */
 int ccsv_read(const char *path, ccsv_fn fn, void *ctx, char *err, size_t errlen);
 
 /* Index of the header column NAME (exact match), or -1. */

@@ -36,11 +36,6 @@ double cu_clock(void)
     return (double) ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-void cu_json_str(FILE *out, const char *s)
-{
-    report_json_str(out, s);
-}
-
 int cu_die(int code, const char *fmt, ...)
 {
     /* One printable line: names and paths in MSG may hold control bytes. */
@@ -361,8 +356,9 @@ int cu_save_task(sqlite3 *db, const task *t, const task_out *o, const slo_result
     if (!mem) { errmsg_set(err, errlen, "out of memory"); goto done; }
     fputs("\"scenario\": ", mem);
     report_json_str(mem, t->path);
-    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"", (unsigned long long) h,
-            (unsigned long long) o->seed, LATSIM_VERSION);
+    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": ", (unsigned long long) h,
+            (unsigned long long) o->seed);
+    report_json_str(mem, LATSIM_VERSION);
     if (slo && slo->n > 0) { fputs(", \"slo\": ", mem); slo_json(slo, mem); }
     fclose(mem);
     char *full = NULL;

@@ -63,9 +63,6 @@ int cu_check_list_value(const char *v, size_t len, size_t maxlen, char *err, siz
 int cu_save_task(sqlite3 *db, const task *t, const task_out *o, const slo_result *slo, planstore_extra *x,
                  int64_t *id, char *err, size_t errlen);
 
-/* Prints S as a JSON string (quoted, escaped): report_json_str(). */
-void cu_json_str(FILE *out, const char *s);
-
 /* Prints "latsim: MSG" as one printable line (errmsg_field) and returns CODE. */
 int cu_die(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

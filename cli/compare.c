@@ -149,9 +149,9 @@ int compare_main(int argc, char **argv)
 
     if (json) {
         printf("{\"a\": ");
-        cu_json_str(stdout, side[0]);
+        report_json_str(stdout, side[0]);
         printf(", \"b\": ");
-        cu_json_str(stdout, side[1]);
+        report_json_str(stdout, side[1]);
         printf(", \"replications\": [%d, %d], \"metrics\": [", r[0].replications, r[1].replications);
     } else {
         printf("A = %s (%d replication%s)\nB = %s (%d replication%s)\n\n", ERRMSG_SHOWN(side[0]), r[0].replications, r[0].replications > 1 ? "s" : "",
@@ -177,7 +177,7 @@ int compare_main(int argc, char **argv)
                  strcmp(a->stat, "value") ? " " : "", strcmp(a->stat, "value") ? a->stat : "");
         if (json) {
             printf("%s{\"metric\": ", first ? "" : ", ");
-            cu_json_str(stdout, name);
+            report_json_str(stdout, name);
             printf(", \"a\": ");
             if (isnan(a->value)) printf("null"); else printf("%.6g", a->value);
             printf(", \"b\": ");

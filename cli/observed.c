@@ -416,21 +416,21 @@ static void print_json(const replay_ctx *c, const cobs_run *run, const cobs_repl
 {
     FILE *f = stdout;
     fputs("{\"file\": ", f);
-    cu_json_str(f, c->file);
+    report_json_str(f, c->file);
     fputs(", \"format\": ", f);
-    cu_json_str(f, c->format);
+    report_json_str(f, c->format);
     fputs(", \"run_id\": ", f);
     if (c->run_id) fprintf(f, "%lld", (long long) c->run_id);
     else fputs("null", f);
     fputs(", \"scenario\": ", f);
-    cu_json_str(f, c->scenario);
+    report_json_str(f, c->scenario);
     fputs(", \"pool\": ", f);
-    if (c->pool) cu_json_str(f, c->pool);
+    if (c->pool) report_json_str(f, c->pool);
     else fputs("null", f);
     fputs(", \"note\": ", f);
-    cu_json_str(f, c->note ? c->note : "");
+    report_json_str(f, c->note ? c->note : "");
     fputs(", \"replay_note\": ", f);
-    cu_json_str(f, r->note);
+    report_json_str(f, r->note);
     fprintf(f, ", \"events\": %llu, \"wall_s\": %.6g", (unsigned long long) r->events, r->wall_s);
     if (run->nlvl) {
         fputs(", \"levels\": [", f);

@@ -480,16 +480,16 @@ static void settings_json(const plan *p, const combo *c, int m, FILE *out)
         char k[256];
         snprintf(k, sizeof k, "%.*s", (int) (eq - c->sets[i]), c->sets[i]);
         fputs(first ? "" : ", ", out);
-        cu_json_str(out, k);
+        report_json_str(out, k);
         fputs(": ", out);
-        cu_json_str(out, eq + 1);
+        report_json_str(out, eq + 1);
         first = 0;
     }
     if (p->mono.n >= 0 && m > 0) {
         char k[256];
         snprintf(k, sizeof k, "%s.%s", p->mono.section, p->mono.key);
         fputs(first ? "" : ", ", out);
-        cu_json_str(out, k);
+        report_json_str(out, k);
         fprintf(out, ": \"%d\"", m);
     }
     fputs("}", out);
@@ -1085,7 +1085,7 @@ static int plan_json(plan *p)
     FILE *mem = open_memstream(&p->jtext, &jlen);
     if (!mem) return cu_die(1, "out of memory");
     fprintf(mem, "{\"scenario\": ");
-    cu_json_str(mem, p->file);
+    report_json_str(mem, p->file);
     fprintf(mem, ", \"target_rate_rps\": %.6g, \"headroom\": %.6g, \"best\": ", p->target, p->headroom);
     for (int i = 0; i < p->ncs && i < (p->top > p->ncs ? p->ncs : p->top); i++) {
         const combo *c = &p->c[p->cs[i].combo];

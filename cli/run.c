@@ -243,8 +243,9 @@ static int run_describe(const run_opts *o, run_state *st)
     /* The path in full (no truncation), escaped per RFC 8259. */
     fputs("\"scenario\": ", mem);
     report_json_str(mem, o->file);
-    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": \"%s\"",
-            (unsigned long long) st->hash, (unsigned long long) sc->seed, LATSIM_VERSION);
+    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": ",
+            (unsigned long long) st->hash, (unsigned long long) sc->seed);
+    report_json_str(mem, LATSIM_VERSION);
     if (sc->slo.n > 0) { fputs(", \"slo\": ", mem); slo_json(&st->slo, mem); }
     if (st->ts) {
         if (ts_alerts(st->ts, st->ts_n, &sc->slo, (size_t) o->alert_k, &st->alerts, &st->nalerts) != 0) {

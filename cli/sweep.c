@@ -425,14 +425,14 @@ static int sweep_json(sweep *s)
     FILE *mem = open_memstream(&s->json_text, &jlen);
     if (!mem) return cu_die(1, "out of memory");
     fputs("{\"scenario\": ", mem);
-    cu_json_str(mem, s->file);
+    report_json_str(mem, s->file);
     fputs(", \"key\": ", mem);
-    cu_json_str(mem, s->key);
+    report_json_str(mem, s->key);
     fputs(", \"points\": [", mem);
     for (int i = 0; i < s->n; i++) {
         const point *p = &s->p[i];
         fprintf(mem, "%s{\"value\": ", i ? ", " : "");
-        if (!isnan(p->x)) fprintf(mem, "%.10g", p->x); else cu_json_str(mem, p->value);
+        if (!isnan(p->x)) fprintf(mem, "%.10g", p->x); else report_json_str(mem, p->value);
         fprintf(mem, ", \"rate_rps\": %.6g, \"narrowing\": %s, \"saturated\": %s", p->o.rate, p->bisect ? "true" : "false",
                 report_get(&p->o.rep, "", "saturated", "value") > 0 ? "true" : "false");
         const char *m[] = { "throughput_rps", "goodput", "goodput_rps" };

@@ -141,14 +141,17 @@ EOF
     for ((i = 0; i < 2048; i++)); do printf '[pool p%d]\nservice_ms = exp(mean=80)\n' $i; done
 } >"$tmp/router2048.ini"
 
-# The profile case's calibration: the Vidur slice imported and fitted by this
-# checkout's binary; each binary reads its own copy.
+# The profile case's calibration: the Vidur slice imported and fitted by each
+# binary into its own database (a baseline may not open a newer schema: one
+# whose import fails gets this checkout's copy, and shows "-" if it cannot read it).
+calib_for() {   # calib_for BINARY DB: 0 when the database was built
+    "$1" calib import vidur tests/data/vidur --model llama-3-8b --gpu a100 --db "$2" >/dev/null 2>&1 &&
+    "$1" calib fit profile --model llama-3-8b --gpu a100 --tp 1 --db "$2" >/dev/null 2>&1
+}
 calib_ok=0
-if "$now" calib import vidur tests/data/vidur --model llama-3-8b --gpu a100 --db "$tmp/cal.db" >/dev/null 2>&1 &&
-   "$now" calib fit profile --model llama-3-8b --gpu a100 --tp 1 --db "$tmp/cal.db" >/dev/null 2>&1; then
+if calib_for "$now" "$tmp/cal-now.db"; then
     calib_ok=1
-    cp "$tmp/cal.db" "$tmp/cal-now.db"
-    cp "$tmp/cal.db" "$tmp/cal-old.db"
+    calib_for "$old" "$tmp/cal-old.db" || { rm -f "$tmp/cal-old.db"; cp "$tmp/cal-now.db" "$tmp/cal-old.db"; }
 fi
 
 # name|requests counted|args after the binary (DB is replaced by each binary's database)

@@ -13,6 +13,7 @@
 #include "cdb.h"
 #include "cnet.h"
 #include "gateway/rcache.h"
+#include "core/zipf.h"
 #include "report/report.h"
 #include "run/scenario.h"
 #include "run/sim.h"
@@ -351,17 +352,17 @@ Test(gateway, result_cache_hit_rate_is_the_zipf_expectation)
         "target = cache\n"
         "[pool cache]\nkind = result_cache\nintents = 3000\nintent_zipf = 0.8\nnext = work\n"
         "[pool work]\nservice_ms = const(10)\n";
-    rcache_zipf *z = rcache_zipf_new(K, 0.8);
+    zipf *z = zipf_new(K, 0.8);
     double q[3000], ed = 0, var = 0;
     for (size_t k = 0; k < K; k++) {
-        q[k] = exp(N * log1p(-rcache_zipf_prob(z, k)));
+        q[k] = exp(N * log1p(-zipf_prob(z, k)));
         ed += 1 - q[k];
         var += q[k] * (1 - q[k]);
     }
     for (size_t j = 0; j < K; j++)
         for (size_t k = j + 1; k < K; k++)
-            var += 2 * (exp(N * log1p(-rcache_zipf_prob(z, j) - rcache_zipf_prob(z, k))) - q[j] * q[k]);
-    rcache_zipf_free(z);
+            var += 2 * (exp(N * log1p(-zipf_prob(z, j) - zipf_prob(z, k))) - q[j] * q[k]);
+    zipf_free(z);
     sim_result res;
     run(text, &res);
     double hits = pool_metric_get(&res.pools[0], "hits");

@@ -11,36 +11,37 @@
 #include <string.h>
 
 #include "gateway/rcache.h"
+#include "core/zipf.h"
 #include "engine/rng.h"
 
 #define S(x) simtime_from_s(x)
 
 Test(rcache, zipf_probabilities_and_frequencies)
 {
-    rcache_zipf *z = rcache_zipf_new(100, 1.2);
+    zipf *z = zipf_new(100, 1.2);
     cr_assert_not_null(z);
     double h = 0;
     for (int k = 1; k <= 100; k++)
         h += pow(k, -1.2);
     for (size_t i = 0; i < 100; i++)
-        cr_assert_float_eq(rcache_zipf_prob(z, i), pow((double) (i + 1), -1.2) / h, 1e-12);
+        cr_assert_float_eq(zipf_prob(z, i), pow((double) (i + 1), -1.2) / h, 1e-12);
     gsl_rng *r = rng_stream(3, "intents");
     const int n = 200000;
     int first = 0, tenth = 0;
     for (int i = 0; i < n; i++) {
-        size_t k = rcache_zipf_sample(z, r);
+        size_t k = zipf_sample(z, r);
         cr_assert_lt(k, 100);
         first += k == 0;
         tenth += k == 9;
     }
-    double p0 = rcache_zipf_prob(z, 0), p9 = rcache_zipf_prob(z, 9);
+    double p0 = zipf_prob(z, 0), p9 = zipf_prob(z, 9);
     cr_assert_float_eq(first, n * p0, 5 * sqrt(n * p0 * (1 - p0)));
     cr_assert_float_eq(tenth, n * p9, 5 * sqrt(n * p9 * (1 - p9)));
     gsl_rng_free(r);
-    rcache_zipf_free(z);
-    cr_assert_null(rcache_zipf_new(0, 1));
-    cr_assert_null(rcache_zipf_new(10, 0));
-    cr_assert_null(rcache_zipf_new(10, -1));
+    zipf_free(z);
+    cr_assert_null(zipf_new(0, 1));
+    cr_assert_null(zipf_new(10, 0));
+    cr_assert_null(zipf_new(10, -1));
 }
 
 /* Unbounded capacity, infinite TTL: every lookup after the first of its intent
@@ -52,17 +53,17 @@ Test(rcache, unbounded_hit_rate_is_the_zipf_expectation)
 {
     const size_t K = 2000;
     const int N = 20000;
-    rcache_zipf *z = rcache_zipf_new(K, 0.9);
+    zipf *z = zipf_new(K, 0.9);
     double *q = malloc(K * sizeof *q);
     double ed = 0, var = 0;
     for (size_t k = 0; k < K; k++) {
-        q[k] = exp(N * log1p(-rcache_zipf_prob(z, k)));
+        q[k] = exp(N * log1p(-zipf_prob(z, k)));
         ed += 1 - q[k];
         var += q[k] * (1 - q[k]);
     }
     for (size_t j = 0; j < K; j++)
         for (size_t k = j + 1; k < K; k++) {
-            double pj = rcache_zipf_prob(z, j), pk = rcache_zipf_prob(z, k);
+            double pj = zipf_prob(z, j), pk = zipf_prob(z, k);
             var += 2 * (exp(N * log1p(-pj - pk)) - q[j] * q[k]);
         }
     free(q);
@@ -71,7 +72,7 @@ Test(rcache, unbounded_hit_rate_is_the_zipf_expectation)
     gsl_rng *r = rng_stream(11, "intents");
     int hits = 0;
     for (int i = 0; i < N; i++) {
-        uint64_t key = rcache_zipf_sample(z, r);
+        uint64_t key = zipf_sample(z, r);
         simtime_t now = S(i);
         rcache_result res = rcache_lookup(c, key, now, NULL);
         cr_assert_neq(res, RCACHE_FALSE_HIT);
@@ -88,7 +89,7 @@ Test(rcache, unbounded_hit_rate_is_the_zipf_expectation)
     cr_assert_eq(rcache_size(c), (size_t) (N - hits));
     gsl_rng_free(r);
     rcache_free(c);
-    rcache_zipf_free(z);
+    zipf_free(z);
 }
 
 /* An independent LRU: keys[0] most recent, linear search; O(capacity) per use. */
@@ -113,13 +114,13 @@ static int lru_use(lru_sim *s, uint64_t key)
 Test(rcache, capacity_matches_an_independent_lru)
 {
     const size_t cap = 150;
-    rcache_zipf *z = rcache_zipf_new(3000, 1.0);
+    zipf *z = zipf_new(3000, 1.0);
     rcache *c = rcache_new(cap, 0, NULL, 0);
     lru_sim s = {calloc(cap, sizeof(uint64_t)), 0, cap};
     gsl_rng *r = rng_stream(5, "intents");
     int hits = 0;
     for (int i = 0; i < 50000; i++) {
-        uint64_t key = rcache_zipf_sample(z, r);
+        uint64_t key = zipf_sample(z, r);
         simtime_t now = S(i);
         int expect = lru_use(&s, key);
         rcache_result res = rcache_lookup(c, key, now, NULL);
@@ -136,7 +137,7 @@ Test(rcache, capacity_matches_an_independent_lru)
     free(s.keys);
     gsl_rng_free(r);
     rcache_free(c);
-    rcache_zipf_free(z);
+    zipf_free(z);
 }
 
 Test(rcache, ttl_expiry)

@@ -70,11 +70,11 @@ static const store_kv sample_config[] = {
 };
 
 static const store_stat sample_stats[] = {
-    { 0, "", "e2e", "p99", 250.5, NAN },
-    { 0, "", "e2e", "mean", 80.25, NAN },
-    { 1, "", "e2e", "p99", 260.5, NAN },
-    { -1, "", "e2e", "p99", 255.5, 4.25 },
-    { -1, "cpu", "utilization", "value", 0.75, 0.01 },
+    { 0, "", "e2e", "p99", 250.5, NAN, NULL },
+    { 0, "", "e2e", "mean", 80.25, NAN, NULL },
+    { 1, "", "e2e", "p99", 260.5, NAN, NULL },
+    { -1, "", "e2e", "p99", 255.5, 4.25, NULL },
+    { -1, "cpu", "utilization", "value", 0.75, 0.01, NULL },
 };
 
 static store_run sample_run(void)
@@ -100,7 +100,7 @@ TestSuite(store, .init = setup, .fini = teardown);
 
 Test(store, schema_and_catalog_created)
 {
-    cr_assert_eq(count_rows("PRAGMA user_version"), 1);
+    cr_assert_eq(count_rows("PRAGMA user_version"), 2);
     cr_assert_eq(count_rows("PRAGMA foreign_keys"), 1);
     cr_assert_eq(count_rows("SELECT count(*) FROM runs"), 0);
     cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
@@ -179,8 +179,8 @@ Test(store, failed_save_leaves_nothing)
 {
     store_run r = sample_run();
     store_stat bad[] = {
-        { -1, "", "e2e", "p99", 1.0, NAN },
-        { -1, "", NULL, "p50", 1.0, NAN },   /* metric is required */
+        { -1, "", "e2e", "p99", 1.0, NAN, NULL },
+        { -1, "", NULL, "p50", 1.0, NAN, NULL },   /* metric is required */
     };
     int64_t id = -7;
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "workload/trace.h"
+#include "core/csvread.h"
 
 #define CONV "tests/data/AzureLLMInferenceTrace_conv.csv"
 #define CODE "tests/data/AzureLLMInferenceTrace_code.csv"

@@ -59,6 +59,7 @@
 #include "llm/cost.h"
 #include "store/store.h"
 #include "workload/trace.h"
+#include "core/csvread.h"
 
 #define A100_CSV "tests/data/vidur_a100_llama-2-7b_mlp.csv"
 #define H100_CSV "tests/data/vidur_h100_llama-2-7b_mlp.csv"

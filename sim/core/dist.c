@@ -19,7 +19,7 @@
  *   empirical  a = smallest value, b = largest value
  */
 #include "core/dist.h"
-#include "workload/trace.h"
+#include "core/csvread.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -7,7 +7,14 @@
 int pool_result_add(pool_result *p, const char *name, double value)
 {
     if (p->nmetrics == POOL_MAX_METRICS) return -1;
-    p->metrics[p->nmetrics++] = (pool_metric) { name, value };
+    p->metrics[p->nmetrics++] = (pool_metric) { name, value, NULL };
+    return 0;
+}
+
+int pool_result_add_name(pool_result *p, const char *name, const char *text)
+{
+    if (p->nmetrics == POOL_MAX_METRICS) return -1;
+    p->metrics[p->nmetrics++] = (pool_metric) { name, NAN, text };
     return 0;
 }
 

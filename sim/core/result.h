@@ -16,12 +16,14 @@ typedef struct pool_result pool_result;
 /* One kind-specific result of a pool, e.g. an LLM pool's "steps". */
 typedef struct pool_metric {
     const char *name;         /* metric name (a string literal) */
-    double value;             /* its value, in the metric's unit */
+    double value;             /* its value, in the metric's unit; NAN for a name */
+    const char *text;         /* a name instead of a number (a static string, e.g. the
+                                 cost model's "roofline"), NULL for a number */
 } pool_metric;
 
 struct pool_result {
     char name[64];
-    int kind;                 /* index of the pool's kind in the kind table (kind.h) */
+    const char *kind;         /* the name of the pool's kind ("generic", "llm"...: its kind.h row's) */
     int saturated;            /* 1: offered load >= capacity, or the queue kept growing */
     int load_saturated;       /* 1: saturated by its offered load (>= 1 when known beforehand;
                                  beyond 1 by more than its standard error when measured) */
@@ -42,6 +44,10 @@ struct pool_result {
 
 /* Appends a kind-specific result.  Returns 0, or -1 when the table is full. */
 int pool_result_add(pool_result *p, const char *name, double value);
+
+/* Appends a kind-specific result that is a name, TEXT (a static string: the
+ * result points to it).  Returns 0, or -1 when the table is full. */
+int pool_result_add_name(pool_result *p, const char *name, const char *text);
 
 /* The kind-specific result NAME of P, NAN when P has none. */
 double pool_metric_get(const pool_result *p, const char *name);

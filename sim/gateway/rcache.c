@@ -1,25 +1,25 @@
-/* rcache.c -- semantic result cache (LRU + TTL + flushes) and Zipf intents (see rcache.h).
+/* rcache.c -- semantic result cache (LRU + TTL + flushes) (see rcache.h).
  *
  * Entries live in one growable array, linked twice: into a hash chain (separate
  * chaining over a power-of-two bucket array, keys mixed with the splitmix64
- * finaliser) and into a doubly linked LRU list (head = most recently used).
+ * finaliser) and into an LRU list (engine/lru.h: head = most recently used).
  * Unused slots form a free list through the chain link.  Every operation is
  * O(1) expected, except a flush, which is O(entries).
  */
 #include "gateway/rcache.h"
+#include "engine/lru.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 
 #define NIL UINT32_MAX
 
 typedef struct entry {
     uint64_t key;             /* intent key */
     simtime_t expires;        /* ns; SIMTIME_NEVER = never */
-    uint32_t prev, next;      /* LRU neighbours (NIL at the ends) */
+    lru_link lru;             /* LRU neighbours (LRU_NIL at the ends) */
     uint32_t hnext;           /* next in the hash chain, or in the free list */
 } entry;
 
@@ -30,7 +30,7 @@ struct rcache {
     uint32_t freelist;        /* first released slot, or NIL */
     uint32_t *bucket;         /* chain heads, nbuckets of them */
     uint32_t nbuckets;        /* power of two */
-    uint32_t head, tail;      /* LRU ends: most and least recently used */
+    lru_list lru;             /* every stored entry: head most, tail least recently used */
     size_t size;              /* entries stored */
     size_t capacity;          /* 0 = unbounded */
     double false_hit_rate;    /* probability, [0, 1] */
@@ -66,7 +66,7 @@ static int rehash(rcache *c, uint32_t nb)
     free(c->bucket);
     c->bucket = b;
     c->nbuckets = nb;
-    for (uint32_t i = c->head; i != NIL; i = c->e[i].next) {
+    for (uint32_t i = c->lru.head; i != LRU_NIL; i = c->e[i].lru.next) {
         uint32_t h = bucket_of(c, c->e[i].key);
         c->e[i].hnext = b[h];
         b[h] = i;
@@ -87,7 +87,8 @@ rcache *rcache_new(size_t capacity, double false_hit_rate,
         return NULL;
     c->capacity = capacity;
     c->false_hit_rate = false_hit_rate;
-    c->head = c->tail = c->freelist = NIL;
+    lru_init(&c->lru);
+    c->freelist = NIL;
     c->last_flush = -1;
     if (nflush > 0) {
         c->flush_at = malloc(nflush * sizeof *c->flush_at);
@@ -116,20 +117,15 @@ void rcache_free(rcache *c)
     free(c);
 }
 
-static void lru_unlink(rcache *c, uint32_t i)
+/* Entry I off / onto the head of the LRU list. */
+static inline void lru_out(rcache *c, uint32_t i)
 {
-    entry *x = &c->e[i];
-    if (x->prev != NIL) c->e[x->prev].next = x->next; else c->head = x->next;
-    if (x->next != NIL) c->e[x->next].prev = x->prev; else c->tail = x->prev;
+    lru_unlink(&c->lru, LRU_SLOTS(c->e, entry, lru), i);
 }
 
-static void lru_push_front(rcache *c, uint32_t i)
+static inline void lru_in(rcache *c, uint32_t i)
 {
-    entry *x = &c->e[i];
-    x->prev = NIL;
-    x->next = c->head;
-    if (c->head != NIL) c->e[c->head].prev = i; else c->tail = i;
-    c->head = i;
+    lru_push_front(&c->lru, LRU_SLOTS(c->e, entry, lru), i);
 }
 
 /* The slot holding KEY, or NIL; *PREVLINK gets the chain link pointing at it. */
@@ -147,7 +143,7 @@ static uint32_t find(rcache *c, uint64_t key, uint32_t **prevlink)
 static void drop(rcache *c, uint32_t i, uint32_t *link)
 {
     *link = c->e[i].hnext;
-    lru_unlink(c, i);
+    lru_out(c, i);
     c->e[i].hnext = c->freelist;
     c->freelist = i;
     c->size--;
@@ -166,8 +162,8 @@ static void apply_flushes(rcache *c, simtime_t now)
 {
     while (c->next_flush < c->nflush && c->flush_at[c->next_flush] <= now) {
         c->last_flush = c->flush_at[c->next_flush++];
-        while (c->head != NIL)
-            drop_key(c, c->head);
+        while (!lru_empty(&c->lru))
+            drop_key(c, c->lru.head);
         c->st.flushes++;
     }
 }
@@ -180,8 +176,7 @@ rcache_result rcache_lookup(rcache *c, uint64_t key, simtime_t now, gsl_rng *r)
     uint32_t i = find(c, key, &link);
     if (i != NIL) {
         if (c->e[i].expires > now) {
-            lru_unlink(c, i);
-            lru_push_front(c, i);
+            lru_touch(&c->lru, LRU_SLOTS(c->e, entry, lru), i);
             c->st.hits++;
             return RCACHE_HIT;
         }
@@ -231,7 +226,7 @@ int rcache_store(rcache *c, uint64_t key, simtime_t asked, simtime_t now, simtim
     uint32_t i = find(c, key, NULL);
     if (i == NIL) {
         if (c->capacity > 0 && c->size >= c->capacity) {
-            drop_key(c, c->tail);
+            drop_key(c, c->lru.tail);
             c->st.evictions++;
         }
         i = take_slot(c);
@@ -243,10 +238,10 @@ int rcache_store(rcache *c, uint64_t key, simtime_t asked, simtime_t now, simtim
         c->bucket[h] = i;
         c->size++;
     } else {
-        lru_unlink(c, i);
+        lru_out(c, i);
     }
     c->e[i].expires = expires;
-    lru_push_front(c, i);
+    lru_in(c, i);
     c->st.stores++;
     return 0;
 }
@@ -263,78 +258,21 @@ const rcache_stats *rcache_get_stats(const rcache *c)
 
 int rcache_sane(const rcache *c)
 {
-    size_t n = 0;
-    uint32_t prev = NIL;
-    for (uint32_t i = c->head; i != NIL; i = c->e[i].next) {
-        if (c->e[i].prev != prev || ++n > c->size)
-            return 0;
+    long n = lru_check(&c->lru, LRU_SLOTS(c->e, entry, lru), (uint32_t) c->size);
+    if (n < 0 || (size_t) n != c->size)
+        return 0;
+    for (uint32_t i = c->lru.head; i != LRU_NIL; i = c->e[i].lru.next) {
         /* each listed entry is reachable through its chain */
         uint32_t j = c->bucket[bucket_of(c, c->e[i].key)];
         while (j != NIL && j != i)
             j = c->e[j].hnext;
         if (j != i)
             return 0;
-        prev = i;
     }
-    if (n != c->size || prev != c->tail)
-        return 0;
     size_t chained = 0;
     for (uint32_t b = 0; b < c->nbuckets; b++)
         for (uint32_t j = c->bucket[b]; j != NIL; j = c->e[j].hnext)
             if (++chained > c->size)
                 return 0;
     return chained == c->size && (c->capacity == 0 || c->size <= c->capacity);
-}
-
-/* ---- Zipf intents ------------------------------------------------------ */
-
-struct rcache_zipf {
-    gsl_ran_discrete_t *table;   /* Walker alias table over the K weights */
-    double *p;                   /* normalised probabilities, K of them */
-    size_t k;                    /* intents */
-};
-
-rcache_zipf *rcache_zipf_new(size_t k, double s)
-{
-    if (k == 0 || !(s > 0) || !(s < 1e6))
-        return NULL;
-    rcache_zipf *z = calloc(1, sizeof *z);
-    if (!z)
-        return NULL;
-    z->k = k;
-    z->p = malloc(k * sizeof *z->p);
-    if (!z->p)
-        goto fail;
-    double sum = 0;
-    for (size_t i = 0; i < k; i++)
-        sum += z->p[i] = pow((double) (i + 1), -s);
-    for (size_t i = 0; i < k; i++)
-        z->p[i] /= sum;
-    z->table = gsl_ran_discrete_preproc(k, z->p);
-    if (!z->table)
-        goto fail;
-    return z;
-fail:
-    rcache_zipf_free(z);
-    return NULL;
-}
-
-size_t rcache_zipf_sample(const rcache_zipf *z, gsl_rng *r)
-{
-    return gsl_ran_discrete(r, z->table);
-}
-
-double rcache_zipf_prob(const rcache_zipf *z, size_t i)
-{
-    return i < z->k ? z->p[i] : 0.0;
-}
-
-void rcache_zipf_free(rcache_zipf *z)
-{
-    if (!z)
-        return;
-    if (z->table)
-        gsl_ran_discrete_free(z->table);
-    free(z->p);
-    free(z);
 }

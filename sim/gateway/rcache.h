@@ -1,4 +1,4 @@
-/* rcache.h -- the semantic result cache of a gateway, and Zipf intent sampling.
+/* rcache.h -- the semantic result cache of a gateway.
  *
  * Requests carry an intent key (the question they ask, up to paraphrase).  The
  * cache maps keys to stored answers:
@@ -15,8 +15,7 @@
  *   - flush times (model upgrades) empty the cache.
  * Expired entries are dropped when a lookup meets them (lazily).
  *
- * Intent popularity: K intents, intent k (1-based) has probability
- * k^-S / sum_j j^-S (Zipf with exponent S), sampled with gsl_ran_discrete.
+ * Intent popularity (which keys requests ask for) is drawn elsewhere (core/zipf.h).
  */
 #ifndef LATSIM_RCACHE_H
 #define LATSIM_RCACHE_H
@@ -70,27 +69,8 @@ int rcache_sane(const rcache *c);
 
 void rcache_free(rcache *c);
 
-/* ---- Zipf intents ------------------------------------------------------ */
-
-typedef struct rcache_zipf rcache_zipf;
-
-/* K intents (>= 1) with exponent S (> 0).  Returns NULL on bad arguments or
- * when out of memory. */
-rcache_zipf *rcache_zipf_new(size_t k, double s);
-
-/* One intent, 0 .. K-1 (0 the most popular). */
-size_t rcache_zipf_sample(const rcache_zipf *z, gsl_rng *r);
-
-/* The probability of intent I (0-based). */
-double rcache_zipf_prob(const rcache_zipf *z, size_t i);
-
-void rcache_zipf_free(rcache_zipf *z);
-
-/* Memory estimates for scenario_check_memory, bytes: a Zipf table of K intents
- * at its peak (the probabilities, the alias table and gsl_ran_discrete_preproc's
- * work arrays: 48 bytes per intent), and a cache holding N entries (an entry
- * and its share of the buckets, doubled for growth: 80 bytes each). */
-#define RCACHE_ZIPF_BYTES_PER_INTENT 48.0
+/* Memory estimate for scenario_check_memory, bytes: a cache holding N entries
+ * (an entry and its share of the buckets, doubled for growth: 80 bytes each). */
 #define RCACHE_BYTES_PER_ENTRY 80.0
 
 #endif

@@ -4,6 +4,7 @@
 #include "gateway/hop.h"
 #include "gateway/rcache.h"
 #include "core/result.h"
+#include "core/zipf.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -27,7 +28,7 @@ typedef struct semcache {
     station st;               /* common part; must be first */
     const semcache_cfg *c;    /* configuration */
     rcache *cache;            /* the stored answers */
-    rcache_zipf *zipf;        /* intent popularity */
+    zipf *zipf;        /* intent popularity */
     uint64_t lookups, hits, false_hits;   /* measured requests */
     stat_acc *hit_e2e, *miss_e2e;         /* client e2e of measured hits and misses, ms */
     double miss_service_ms;   /* service time of measured misses (model time), ms */
@@ -63,7 +64,7 @@ static void arrive(station *st, request *r)
     if (r->intent == 0) {
         /* intent keys start at 1: 0 means "none"; the class gave none, so the
          * cache's own popularity applies */
-        r->intent = 1 + (uint64_t) rcache_zipf_sample(sc->zipf, st->rng);
+        r->intent = 1 + (uint64_t) zipf_sample(sc->zipf, st->rng);
     }
     if (r->cache_ttl < 0)                /* the class set no lifetime: the cache's own */
         r->cache_ttl = sc->c->ttl;
@@ -125,7 +126,7 @@ static void destroy(station *st)
 {
     semcache *sc = (semcache *) st;
     rcache_free(sc->cache);
-    rcache_zipf_free(sc->zipf);
+    zipf_free(sc->zipf);
     stat_free(sc->hit_e2e);
     stat_free(sc->miss_e2e);
     station_fini(st);
@@ -248,8 +249,8 @@ static double footprint(scn_ctx *x, const pool_cfg *p, const char **key, char *w
     if (x->facts->run_requests < held) held = x->facts->run_requests;
     *key = "intents";
     snprintf(what, n, "%g intents (%g bytes each for their popularity table, %g per cached answer)", k,
-             RCACHE_ZIPF_BYTES_PER_INTENT, RCACHE_BYTES_PER_ENTRY);
-    return k * RCACHE_ZIPF_BYTES_PER_INTENT + held * RCACHE_BYTES_PER_ENTRY;
+             ZIPF_BYTES_PER_ITEM, RCACHE_BYTES_PER_ENTRY);
+    return k * ZIPF_BYTES_PER_ITEM + held * RCACHE_BYTES_PER_ENTRY;
 }
 
 const station_kind semcache_kind = {
@@ -273,7 +274,7 @@ station *semcache_new(const pool_cfg *cfg, const station_env *env)
     if (station_init(&sc->st, &SEMCACHE_OPS, cfg, env) != 0) goto fail;
     sc->c = c;
     sc->cache = rcache_new(c->capacity, c->false_hit_rate, c->flush_at, (size_t) c->nflush);
-    sc->zipf = rcache_zipf_new(c->intents, c->zipf);
+    sc->zipf = zipf_new(c->intents, c->zipf);
     sc->hit_e2e = stat_new();
     sc->miss_e2e = stat_new();
     if (!sc->cache || !sc->zipf || !sc->hit_e2e || !sc->miss_e2e) goto fail;

@@ -275,14 +275,12 @@ int cost_init(cost_model *m, const char *name, const void *params)
 static const char *const SOURCES[] = { "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu", "net", "other" };
 #define NSOURCES ((int) (sizeof SOURCES / sizeof SOURCES[0]))
 
-int cost_source_index(const char *source)
+const char *cost_source_known(const char *source)
 {
     for (int i = 0; i < NSOURCES - 1; i++)
-        if (source && !strcmp(source, SOURCES[i])) return i;
-    return NSOURCES - 1;
+        if (source && !strcmp(source, SOURCES[i])) return SOURCES[i];
+    return SOURCES[NSOURCES - 1];
 }
-
-const char *cost_source_name(int index) { return index >= 0 && index < NSOURCES ? SOURCES[index] : NULL; }
 
 void cost_describe(const cost_model *m, cost_info *out)
 {

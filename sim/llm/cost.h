@@ -191,11 +191,10 @@ int cost_init(cost_model *m, const char *name, const void *params);
 /* Which model produces M's step times (cost_info). */
 void cost_describe(const cost_model *m, cost_info *out);
 
-/* cost_info sources as numbers for the report's rows: the index of SOURCE in
- * the list datasheet, scenario, steps-csv, vidur, cuda, cpu, net, other (an
- * unknown source is "other"), and back (NULL out of range). */
-int cost_source_index(const char *source);
-const char *cost_source_name(int index);
+/* A cost_info source as the report names it: SOURCE's entry in the list
+ * datasheet, scenario, steps-csv, vidur, cuda, cpu, net (a static string that
+ * outlives the model), "other" for any other source or NULL. */
+const char *cost_source_known(const char *source);
 
 /* Releases M's state (safe on a zeroed model and twice). */
 void cost_free(cost_model *m);

@@ -58,7 +58,7 @@ static int report(station *st, pool_result *out)
         double up_ns = fr.up_mean * span_ns;
         out->utilization = up_ns > 0 ? (st->busy_area - st->area_at_start) / up_ns : 0;
     }
-    const pool_metric rows[] = {
+    const struct { const char *name; double value; } rows[] = {
         { "replicas", L->replicas },
         { "gpus", gpus },
         { "kv_blocks", (double) L->kv_blocks },
@@ -109,14 +109,15 @@ static int report(station *st, pool_result *out)
     cost_describe(&L->cost, &ci);
     const cost_ops *row = cost_find(ci.kind);
     const pool_metric cm[] = {
-        { "cost_model.kind", row ? (double) cost_row_index(row) : -1 },
-        { "cost_model.id", ci.id > 0 ? (double) ci.id : NAN },
-        { "cost_model.source", cost_source_index(ci.source) },
-        { "cost_model.mape", ci.mape },
-        { "cost_model.extrapolated", ci.extrapolated },
+        { "cost_model.kind", NAN, row ? row->name : "" },
+        { "cost_model.id", ci.id > 0 ? (double) ci.id : NAN, NULL },
+        { "cost_model.source", NAN, cost_source_known(ci.source) },
+        { "cost_model.mape", ci.mape, NULL },
+        { "cost_model.extrapolated", ci.extrapolated, NULL },
     };
     for (size_t i = 0; i < sizeof cm / sizeof cm[0]; i++)
-        if (pool_result_add(out, cm[i].name, cm[i].value)) return -1;
+        if (cm[i].text ? pool_result_add_name(out, cm[i].name, cm[i].text)
+                       : pool_result_add(out, cm[i].name, cm[i].value)) return -1;
     return 0;
 }
 

@@ -3,13 +3,14 @@
  *
  * Content blocks are entries in one growable array, chained into a hash table
  * (separate chaining, power-of-two buckets, keys mixed with the splitmix64
- * finaliser); unreferenced ones are also on a doubly linked LRU list (head = most
+ * finaliser); unreferenced ones are also on an LRU list (engine/lru.h: head = most
  * recently released, tail = next to evict).  Free and held blocks are counters:
  * which physical block holds what does not matter to the timing model.
  * prefix_acquire first checks that the whole sequence fits and reserves the
  * memory it may need, so that a failure leaves everything as it was.
  */
 #include "llm/prefix.h"
+#include "engine/lru.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +20,7 @@
 typedef struct pentry {
     uint64_t key;             /* content id */
     uint32_t ref;             /* sequences referencing it */
-    uint32_t prev, next;      /* LRU neighbours when ref == 0 (NIL at the ends) */
+    lru_link lru;             /* LRU neighbours when ref == 0 (LRU_NIL at the ends) */
     uint32_t hnext;           /* next in the hash chain, or in the free-slot list */
     uint32_t mark;            /* epoch of the last acquire that counted it */
     int64_t created;          /* clock when it was created, ns */
@@ -35,7 +36,7 @@ struct prefix_cache {
     uint32_t *bucket;         /* chain heads */
     uint32_t nbuckets;        /* power of two */
     uint32_t nentries;        /* content blocks present (held or cached) */
-    uint32_t head, tail;      /* LRU of cached content blocks: newest, oldest */
+    lru_list lru;             /* LRU of cached content blocks: head newest, tail oldest */
     uint32_t epoch;           /* acquire counter, for de-duplicating ids */
     uint64_t *scratch;        /* missing ids of one acquire */
     uint32_t nscratch;        /* its size, ids */
@@ -109,7 +110,8 @@ prefix_cache *prefix_new(uint64_t capacity, uint32_t blocks_per_id)
         return NULL;
     pc->capacity = pc->free = capacity;
     pc->bpi = blocks_per_id;
-    pc->head = pc->tail = pc->freeslot = NIL;
+    lru_init(&pc->lru);
+    pc->freeslot = NIL;
     pc->nslots = 64;
     pc->e = malloc(pc->nslots * sizeof *pc->e);
     pc->nbuckets = 128;
@@ -133,27 +135,22 @@ void prefix_free(prefix_cache *pc)
     free(pc);
 }
 
-static void lru_unlink(prefix_cache *pc, uint32_t i)
+/* Entry I off / onto the head of the LRU list. */
+static inline void lru_out(prefix_cache *pc, uint32_t i)
 {
-    pentry *x = &pc->e[i];
-    if (x->prev != NIL) pc->e[x->prev].next = x->next; else pc->head = x->next;
-    if (x->next != NIL) pc->e[x->next].prev = x->prev; else pc->tail = x->prev;
+    lru_unlink(&pc->lru, LRU_SLOTS(pc->e, pentry, lru), i);
 }
 
-static void lru_push_front(prefix_cache *pc, uint32_t i)
+static inline void lru_in(prefix_cache *pc, uint32_t i)
 {
-    pentry *x = &pc->e[i];
-    x->prev = NIL;
-    x->next = pc->head;
-    if (pc->head != NIL) pc->e[pc->head].prev = i; else pc->tail = i;
-    pc->head = i;
+    lru_push_front(&pc->lru, LRU_SLOTS(pc->e, pentry, lru), i);
 }
 
 /* Evicts the least recently released content block.  The caller knows one exists. */
 static void evict_one(prefix_cache *pc)
 {
-    uint32_t i = pc->tail;
-    lru_unlink(pc, i);
+    uint32_t i = pc->lru.tail;
+    lru_out(pc, i);
     uint32_t *link = &pc->bucket[bucket_of(pc, pc->e[i].key)];
     while (*link != i)
         link = &pc->e[*link].hnext;
@@ -289,7 +286,7 @@ uint32_t prefix_match_seen(const prefix_cache *pc, const uint64_t *ids, uint32_t
 
 void prefix_clear(prefix_cache *pc)
 {
-    while (pc->tail != NIL)
+    while (!lru_empty(&pc->lru))
         evict_one(pc);
 }
 
@@ -319,7 +316,7 @@ int prefix_acquire_cost(prefix_cache *pc, const uint64_t *ids, uint32_t n, uint3
         uint32_t i = find(pc, ids[k]);
         if (i != NIL) {
             if (pc->e[i].ref == 0) {
-                lru_unlink(pc, i);
+                lru_out(pc, i);
                 pc->cached -= pc->e[i].cost;
                 pc->held += pc->e[i].cost;
             }
@@ -336,7 +333,7 @@ int prefix_acquire_cost(prefix_cache *pc, const uint64_t *ids, uint32_t n, uint3
                 i = pc->nused++;
             }
             uint32_t b = bucket_of(pc, ids[k]);
-            pc->e[i] = (pentry) {.key = ids[k], .ref = 1, .prev = NIL, .next = NIL,
+            pc->e[i] = (pentry) {.key = ids[k], .ref = 1, .lru = {LRU_NIL, LRU_NIL},
                                  .hnext = pc->bucket[b], .mark = pc->epoch,
                                  .created = pc->now, .cost = cost};
             pc->bucket[b] = i;
@@ -359,7 +356,7 @@ void prefix_release(prefix_cache *pc, const uint32_t *handles, uint32_t n)
     for (uint32_t k = 0; k < n; k++) {
         uint32_t i = handles[k];
         if (--pc->e[i].ref == 0) {
-            lru_push_front(pc, i);
+            lru_in(pc, i);
             pc->held -= pc->e[i].cost;
             pc->cached += pc->e[i].cost;
         }
@@ -399,15 +396,16 @@ int prefix_sane(const prefix_cache *pc)
 {
     if (pc->free + pc->held + pc->cached != pc->capacity)
         return 0;
-    uint64_t nlru = 0, lru_cost = 0;
-    uint32_t prev = NIL;
-    for (uint32_t i = pc->head; i != NIL; i = pc->e[i].next) {
-        if (pc->e[i].ref != 0 || pc->e[i].prev != prev || ++nlru > pc->nentries)
+    long nlru = lru_check(&pc->lru, LRU_SLOTS(pc->e, pentry, lru), pc->nentries);
+    if (nlru < 0)
+        return 0;
+    uint64_t lru_cost = 0;
+    for (uint32_t i = pc->lru.head; i != LRU_NIL; i = pc->e[i].lru.next) {
+        if (pc->e[i].ref != 0)
             return 0;
         lru_cost += pc->e[i].cost;
-        prev = i;
     }
-    if (prev != pc->tail || lru_cost != pc->cached)
+    if (lru_cost != pc->cached)
         return 0;
     uint64_t nent = 0, nref = 0, ref_cost = 0;
     for (uint32_t b = 0; b < pc->nbuckets; b++)
@@ -417,7 +415,7 @@ int prefix_sane(const prefix_cache *pc)
             nref += pc->e[i].ref > 0;
             ref_cost += pc->e[i].ref > 0 ? pc->e[i].cost : 0;
         }
-    return nent == pc->nentries && nent == nlru + nref
+    return nent == pc->nentries && nent == (uint64_t) nlru + nref
         && pc->held == pc->anon + ref_cost
         && pc->nused - pc->nfreeslots == pc->nentries;
 }

@@ -7,9 +7,6 @@
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_statistics_double.h>
 #include "run/breakdown.h"
-#include "llm/cost.h"
-#include "core/kind.h"
-#include "run/kinds.h"
 #include "report/report.h"
 #include "engine/errmsg.h"
 
@@ -37,9 +34,18 @@ static int add(report *r, int rep, const char *scope, const char *metric, const 
     s->stat = stat;                       /* stat names are string literals */
     s->value = v;
     s->ci95 = NAN;
+    s->text = NULL;
     if (!s->scope || !s->metric) return -1;
     r->n++;
     return 0;
+}
+
+/* Adds a row whose value is the name TEXT (copied; value NAN).  Returns 0 or -1. */
+static int add_text(report *r, int rep, const char *scope, const char *metric, const char *text)
+{
+    if (add(r, rep, scope, metric, "value", NAN)) return -1;
+    r->rows[r->n - 1].text = dupstr(text);
+    return r->rows[r->n - 1].text ? 0 : -1;
 }
 
 static const char *LAT_STATS[] = { "mean", "p50", "p90", "p95", "p99", "p999", "max" };
@@ -162,7 +168,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
         const char *S = p->name;
-        V(S, "kind", p->kind);              /* index in the kind table: 0 generic, 1 llm, ... */
+        if (add_text(out, rep, S, "kind", p->kind ? p->kind : "unknown")) return -1;
         V(S, "utilization", p->utilization);
         V(S, "saturated", p->saturated);
         if (x->finite) {
@@ -175,7 +181,12 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(S, "served", p->served);
         V(S, "rejected", p->rejected);
         V(S, "timed_out", p->timed_out);
-        for (int k = 0; k < p->nmetrics; k++) V(S, p->metrics[k].name, p->metrics[k].value);
+        for (int k = 0; k < p->nmetrics; k++) {
+            const pool_metric *m = &p->metrics[k];
+            if (m->text) {
+                if (add_text(out, rep, S, m->name, m->text)) return -1;
+            } else V(S, m->name, m->value);
+        }
         if (add_latency(out, rep, S, "queue", &p->queue, p->saturated)) return -1;
         if (add_latency(out, rep, S, "service", &p->service, p->saturated)) return -1;
     }
@@ -250,6 +261,10 @@ int report_aggregate(const report *runs, int n, report *out)
     if (!v || !cur || !d) { free(v); free(cur); free(d); return -1; }
     for (size_t i = 0; i < runs[0].n; i++) {
         const store_stat *row = &runs[0].rows[i];
+        if (row->text) {                    /* a name: the first run's (the scenario fixes it) */
+            if (add_text(out, -1, row->scope, row->metric, row->text)) { free(v); free(cur); free(d); return -1; }
+            continue;
+        }
         int k = 0;
         for (int j = 0; j < n; j++) {
             if (i >= runs[j].n) continue;
@@ -295,6 +310,14 @@ double report_get(const report *r, const char *scope, const char *metric, const 
     return NAN;
 }
 
+const char *report_get_text(const report *r, const char *scope, const char *metric)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (r->rows[i].text && !strcmp(r->rows[i].scope, scope) && !strcmp(r->rows[i].metric, metric))
+            return r->rows[i].text;
+    return NULL;
+}
+
 /* ---- JSON ---------------------------------------------------------------- */
 
 static int is_flag(const char *metric)
@@ -309,27 +332,12 @@ static int is_breakdown(const char *metric) { return !strncmp(metric, "breakdown
 /* An LLM pool's cost-model rows: cost_model.{kind,id,source,mape,extrapolated}. */
 static int is_cost_model(const char *metric) { return !strncmp(metric, "cost_model.", 11); }
 
-/* The cost-model row's name from its index in the cost-model table. */
-static const char *cost_kind_name(double v)
-{
-    const cost_ops *o = cost_row_at((int) v);
-    return o ? o->name : "";
-}
-
 static void num(FILE *out, double v, const char *metric)
 {
     if (is_flag(metric)) fputs(v > 0 ? "true" : "false", out);
     else if (isnan(v) || isinf(v)) fputs("null", out);
     else if (v == floor(v) && fabs(v) < 1e15) fprintf(out, "%.0f", v);
     else fprintf(out, "%.6g", v);
-}
-
-/* The name of the kind a "kind" row's value stands for. */
-static const char *kind_name(double v)
-{
-    kinds_builtin();
-    const station_kind *k = station_kind_at((int) v);
-    return k ? k->name : "unknown";
 }
 
 void report_json_str(FILE *out, const char *s)
@@ -358,22 +366,22 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
     for (size_t i = 0; i < r->n; i++) {
         const store_stat *s = &r->rows[i];
         if (strcmp(s->scope, scope) || strcmp(s->stat, "value")) continue;
-        if (ci && (is_flag(s->metric) || !strcmp(s->metric, "kind"))) continue;
+        if (ci && (is_flag(s->metric) || s->text)) continue;
         if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
         fprintf(out, "%s", first ? "" : ", ");
         report_json_str(out, s->metric);
         fputs(": ", out);
-        if (!strcmp(s->metric, "kind")) report_json_str(out, kind_name(s->value));
+        if (s->text) report_json_str(out, s->text);
         else num(out, ci ? s->ci95 : s->value, ci ? "" : s->metric);
         first = 0;
     }
-    double cmk = report_get(r, scope, "cost_model.kind", "value");
-    if (!ci && !isnan(cmk)) {
+    const char *cmk = report_get_text(r, scope, "cost_model.kind");
+    if (!ci && cmk) {
         double id = report_get(r, scope, "cost_model.id", "value");
         double mape = report_get(r, scope, "cost_model.mape", "value");
-        const char *src = cost_source_name((int) report_get(r, scope, "cost_model.source", "value"));
+        const char *src = report_get_text(r, scope, "cost_model.source");
         fprintf(out, "%s\"cost_model\": {\"kind\": ", first ? "" : ", ");
-        report_json_str(out, cost_kind_name(cmk));
+        report_json_str(out, cmk);
         fputs(", \"id\": ", out);
         if (isnan(id)) fputs("null", out);
         else fprintf(out, "%.0f", id);
@@ -483,7 +491,7 @@ static size_t with_components(const report *r, store_stat *rows)
                     present = !strcmp(r->rows[j].scope, "") && !strcmp(r->rows[j].metric, PARTS[k]);
                 if (present) continue;
                 for (int m = 0; m < 7; m++) {
-                    store_stat z = { -1, "", PARTS[k], LAT_STATS[m], NAN, NAN };
+                    store_stat z = { -1, "", PARTS[k], LAT_STATS[m], NAN, NAN, NULL };
                     for (size_t j = 0; j < r->n; j++) {
                         const store_stat *e = &r->rows[j];
                         if (!strcmp(e->scope, "") && !strcmp(e->metric, "e2e") && !strcmp(e->stat, LAT_STATS[m])) {
@@ -607,7 +615,7 @@ static void scalars(const report *r, const char *scope, FILE *out)
         int k = 0, open = 0, pending = 0;   /* pending: blanks owed before the next cell */
         for (size_t i = 0; i < r->n; i++) {
             const store_stat *s = &r->rows[i];
-            if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !strcmp(s->metric, "kind")) continue;
+            if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || s->text) continue;
             if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
             char *b = vals[i];
             if (pass == 0) {
@@ -662,15 +670,16 @@ void report_table(const report *r, const char *title, FILE *out)
             latency_table(r, sc, out);
             continue;
         }
-        fprintf(out, "\npool %s (%s)%s\n", errmsg_field(sc, safe, sizeof safe), kind_name(report_get(r, sc, "kind", "value")),
+        const char *kind = report_get_text(r, sc, "kind");
+        fprintf(out, "\npool %s (%s)%s\n", errmsg_field(sc, safe, sizeof safe), kind ? ERRMSG_SHOWN(kind) : "unknown",
                 report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
         scalars(r, sc, out);
-        double cmk = report_get(r, sc, "cost_model.kind", "value");
-        if (!isnan(cmk)) {
+        const char *cmk = report_get_text(r, sc, "cost_model.kind");
+        if (cmk) {
             double id = report_get(r, sc, "cost_model.id", "value");
             double mape = report_get(r, sc, "cost_model.mape", "value");
-            const char *src = cost_source_name((int) report_get(r, sc, "cost_model.source", "value"));
-            fprintf(out, "  cost_model           %s", cost_kind_name(cmk));
+            const char *src = report_get_text(r, sc, "cost_model.source");
+            fprintf(out, "  cost_model           %s", ERRMSG_SHOWN(cmk));
             if (!isnan(id)) fprintf(out, " %.0f", id);
             fprintf(out, " (%s", src ? src : "");
             if (!isnan(mape)) fprintf(out, ", cv_mape %.3g %%", mape);
@@ -686,6 +695,7 @@ void report_free(report *r)
     for (size_t i = 0; i < r->n; i++) {
         free((char *) r->rows[i].scope);
         free((char *) r->rows[i].metric);
+        free((char *) r->rows[i].text);
     }
     free(r->rows);
     free(r->cdf);

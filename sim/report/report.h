@@ -32,7 +32,7 @@ typedef struct report_dist {
 } report_dist;
 
 typedef struct report {
-    store_stat *rows;     /* the statistics (scope and metric strings are owned) */
+    store_stat *rows;     /* the statistics (their scope, metric and text strings are owned) */
     size_t n, cap;
     report_cdf *cdf;      /* quantiles to draw CDFs (none when saturated) */
     size_t ncdf;
@@ -53,6 +53,10 @@ int report_aggregate(const report *runs, int n, report *out);
 
 /* The value of one row, NAN when absent. */
 double report_get(const report *r, const char *scope, const char *metric, const char *stat);
+
+/* The name a row holds instead of a number (a pool's "kind", "cost_model.kind",
+ * "cost_model.source"), NULL when there is no such row or it holds a number. */
+const char *report_get_text(const report *r, const char *scope, const char *metric);
 
 /* Prints the report as one JSON object.  EXTRA holds the leading members
  * ("scenario", "seed", "version"...) already formatted, without braces. */

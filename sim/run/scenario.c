@@ -23,7 +23,7 @@
 #include "engine/evq.h"
 #include "fleet/fleet.h"
 #include "workload/gwattr.h"
-#include "gateway/rcache.h"
+#include "core/zipf.h"
 #include "engine/request.h"
 #include "engine/simtime.h"
 
@@ -1167,11 +1167,11 @@ static double footprint(const scenario *s, mem_part *worst)
 #define SEC_OF(key) (c->name[0] && cfg_get(&s->raw, sec, key) ? sec : "workload")
         if (c->intents > 0) {
             memset(&p, 0, sizeof p);
-            p.bytes = (double) c->intents * RCACHE_ZIPF_BYTES_PER_INTENT;
+            p.bytes = (double) c->intents * ZIPF_BYTES_PER_ITEM;
             snprintf(p.sec, sizeof p.sec, "%s", SEC_OF("intents"));
             p.key = "intents";
             snprintf(p.what, sizeof p.what, "%lld intents (%g bytes each: their popularity table)",
-                     (long long) c->intents, RCACHE_ZIPF_BYTES_PER_INTENT);
+                     (long long) c->intents, ZIPF_BYTES_PER_ITEM);
             b += p.bytes;
             mem_keep(worst, &p);
         }

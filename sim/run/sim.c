@@ -716,7 +716,7 @@ static int fill_results(sim *s, sim_result *out)
         station *st = s->st[i];
         pool_result *p = &out->pools[i];
         snprintf(p->name, sizeof p->name, "%s", sc->pools[i].name);
-        p->kind = station_kind_index(sc->pools[i].kind);
+        p->kind = sc->pools[i].kind->name;
         p->has_offered_load = st->ops->offered_load != NULL;
         p->offered_load = offered_load(sc, s->st, i);
         double span = (double) (s->t_end - s->t_start);

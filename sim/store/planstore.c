@@ -219,7 +219,7 @@ int planstore_load_run(sqlite3 *db, int64_t run_id, report *out, char **path, ch
     }
     sqlite3_finalize(st);
     if (!found) { errmsg_set(err, errlen, "no run %lld (see latsim runs)", (long long) run_id); return 1; }
-    if (sqlite3_prepare_v2(db, "SELECT scope, metric, stat, value, ci95 FROM run_stats WHERE run_id = ? AND replication = -1"
+    if (sqlite3_prepare_v2(db, "SELECT scope, metric, stat, value, ci95, text FROM run_stats WHERE run_id = ? AND replication = -1"
                            " ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, err, errlen);
     sqlite3_bind_int64(st, 1, run_id);
@@ -240,8 +240,13 @@ int planstore_load_run(sqlite3 *db, int64_t run_id, report *out, char **path, ch
         r->stat = stat;
         r->value = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
         r->ci95 = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
+        r->text = sqlite3_column_type(st, 5) == SQLITE_NULL ? NULL : strdup((const char *) sqlite3_column_text(st, 5));
         out->n++;
-        if (!r->scope || !r->metric) { sqlite3_finalize(st); errmsg_set(err, errlen, "out of memory"); return -1; }
+        if (!r->scope || !r->metric || (!r->text && sqlite3_column_type(st, 5) != SQLITE_NULL)) {
+            sqlite3_finalize(st);
+            errmsg_set(err, errlen, "out of memory");
+            return -1;
+        }
     }
     sqlite3_finalize(st);
     if (!store_has_table(db, "run_cdf")) return 0;

@@ -1,8 +1,9 @@
 /* store.c -- runs and their results kept in SQLite (see store.h).
  *
  * Implements the database file: opening it and creating its schema (runs,
- * run_config, run_stats, run_timeseries, PRAGMA user_version = 1, then the
- * catalog tables),
+ * run_config, run_stats, run_timeseries, PRAGMA user_version = 2, then the
+ * catalog tables) or migrating an older one (version 1: names stored as
+ * numbers, see "Migration" below),
  * saving one run in a single transaction, the `latsim runs` listing and the
  * `latsim show ID` report, and the FNV-1a 64 scenario hash.
  *
@@ -22,7 +23,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS runs ("
@@ -50,7 +51,8 @@ static const char schema_sql[] =
     " metric TEXT NOT NULL,"
     " stat TEXT NOT NULL,"
     " value REAL,"
-    " ci95 REAL);"
+    " ci95 REAL,"
+    " text TEXT);"       /* a name instead of a number (store_stat.text), else NULL */
     "CREATE INDEX IF NOT EXISTS run_stats_run ON run_stats(run_id, replication);";
 
 /* The time series of a run (tseries.h), one row per interval and scope ("" =
@@ -64,6 +66,9 @@ static const char timeseries_sql[] =
     " throughput_rps REAL, ttft_p50_ms REAL, ttft_p99_ms REAL, e2e_p50_ms REAL,"
     " e2e_p99_ms REAL, queue REAL, replicas REAL, utilization REAL);"
     "CREATE INDEX IF NOT EXISTS run_timeseries_run ON run_timeseries(run_id, scope);";
+#define STATS_INSERT \
+    "INSERT INTO run_stats (run_id, replication, scope, metric, stat, value, ci95, text)" \
+    " VALUES (?,?,?,?,?,?,?,?)"
 #define TIMESERIES_INSERT \
     "INSERT INTO run_timeseries (run_id, scope, t_start_s, t_end_s, arrivals, retries," \
     " served, errors, throughput_rps, ttft_p50_ms, ttft_p99_ms, e2e_p50_ms, e2e_p99_ms," \
@@ -116,6 +121,119 @@ static void open_error(sqlite3 *db, const char *path, char *err, size_t errlen)
         errmsg_set(err, errlen, "%s: cannot open database: %s", path, sqlite3_errmsg(db));
 }
 
+/* ---- Migration ---------------------------------------------------------------
+ *
+ * Schema version 1 (latsim up to commit e102f15) stored three names as numbers in
+ * run_stats.value (rows of stat 'value'): the position of the name in a table of
+ * the code, so that adding a row in the middle of a table would have relabelled
+ * every stored run.  Version 2 stores the names themselves (run_stats.text, value
+ * and ci95 NULL).  A version-1 database is migrated when it is opened, in one
+ * transaction (the text column added, the rows converted, user_version = 2);
+ * one that cannot be written is read through a temporary view that converts the
+ * same way (SQLite looks up unqualified names in "temp" before "main").
+ *
+ * FROZEN HISTORY: the tables below are the code's tables as version 1 numbered
+ * them (each only ever grew at its end, so one order serves every version-1
+ * file).  They describe files already written, not today's tables: never edit
+ * them, whatever becomes of the kind table (core/kind.c) or the cost-model
+ * table (llm/cost.c). */
+static const char *const V1_KINDS[] = { "generic", "llm", "net", "api", "result_cache", "router" };
+static const char *const V1_COST_MODELS[] = { "linear", "roofline", "auto", "fitted", "profile" };
+static const char *const V1_COST_SOURCES[] = { "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu",
+                                               "net", "other" };
+#define V1_N(a) ((int) (sizeof (a) / sizeof (a)[0]))
+static const struct v1_named {
+    const char *metric;               /* run_stats.metric of the rows holding a number for a name */
+    const char *const *names;         /* the table, by number */
+    int n;                            /* its rows */
+    const char *other;                /* the name of any other number, as version 1 showed it */
+} V1_NAMED[] = {
+    { "kind", V1_KINDS, V1_N(V1_KINDS), "unknown" },          /* beyond: a kind registered at run time */
+    { "cost_model.kind", V1_COST_MODELS, V1_N(V1_COST_MODELS), "" },   /* -1: no row */
+    { "cost_model.source", V1_COST_SOURCES, V1_N(V1_COST_SOURCES), "" },
+};
+
+/* The SQL of version 1's conversion: into *WHERE the condition that picks the
+ * rows holding a number for a name, into *TEXT the expression of that name (both
+ * sqlite3_malloc'ed).  Returns SQLITE_OK or SQLITE_NOMEM. */
+static int v1_sql(char **where, char **text)
+{
+    sqlite3_str *w = sqlite3_str_new(NULL), *t = sqlite3_str_new(NULL);
+    sqlite3_str_appendall(w, "stat = 'value' AND metric IN (");
+    sqlite3_str_appendall(t, "CASE metric");
+    for (int i = 0; i < V1_N(V1_NAMED); i++) {
+        const struct v1_named *m = &V1_NAMED[i];
+        sqlite3_str_appendf(w, "%s%Q", i ? ", " : "", m->metric);
+        sqlite3_str_appendf(t, " WHEN %Q THEN CASE CAST(value AS INTEGER)", m->metric);
+        for (int k = 0; k < m->n; k++)
+            sqlite3_str_appendf(t, " WHEN %d THEN %Q", k, m->names[k]);
+        sqlite3_str_appendf(t, " ELSE %Q END", m->other);
+    }
+    sqlite3_str_appendall(w, ")");
+    sqlite3_str_appendall(t, " END");
+    int rc = sqlite3_str_errcode(w) != SQLITE_OK ? sqlite3_str_errcode(w) : sqlite3_str_errcode(t);
+    *where = sqlite3_str_finish(w);
+    *text = sqlite3_str_finish(t);
+    if (rc == SQLITE_OK && (!*where || !*text))
+        rc = SQLITE_NOMEM;
+    if (rc != SQLITE_OK) {
+        sqlite3_free(*where);
+        sqlite3_free(*text);
+        *where = *text = NULL;
+    }
+    return rc;
+}
+
+/* Runs SQL (sqlite3_mprintf'ed, freed here; NULL: out of memory).  Returns an SQLite code. */
+static int exec_free(sqlite3 *db, char *sql)
+{
+    int rc = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    return rc;
+}
+
+/* Migrates version 1 to version 2 inside the caller's write transaction (which
+ * keeps it or undoes it whole).  Returns an SQLite code. */
+static int migrate_v1(sqlite3 *db)
+{
+    int64_t has_text = 0;
+    int rc = sqlite3_exec(db, schema_sql, NULL, NULL, NULL);   /* tables it lacks, if any */
+    if (rc == SQLITE_OK)
+        rc = query_int(db, "SELECT count(*) FROM pragma_table_info('run_stats') WHERE name = 'text'", &has_text);
+    if (rc == SQLITE_OK && !has_text)
+        rc = sqlite3_exec(db, "ALTER TABLE run_stats ADD COLUMN text TEXT", NULL, NULL, NULL);
+    char *where = NULL, *text = NULL;
+    if (rc == SQLITE_OK)
+        rc = v1_sql(&where, &text);
+    if (rc == SQLITE_OK)
+        rc = exec_free(db, sqlite3_mprintf("UPDATE run_stats SET text = %s, value = NULL, ci95 = NULL WHERE %s",
+                                           text, where));
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL);
+    sqlite3_free(where);
+    sqlite3_free(text);
+    return rc;
+}
+
+/* Makes the version-1 database DB, which cannot be written, read as version 2:
+ * a temporary view run_stats (rowid kept) that converts its rows.  Returns an
+ * SQLite code. */
+static int translate_v1(sqlite3 *db)
+{
+    char *where, *text;
+    int rc = v1_sql(&where, &text);
+    if (rc == SQLITE_OK)
+        rc = exec_free(db, sqlite3_mprintf(
+                "CREATE TEMP VIEW IF NOT EXISTS run_stats AS SELECT rowid AS rowid, run_id, replication,"
+                " scope, metric, stat, CASE WHEN %s THEN NULL ELSE value END AS value,"
+                " CASE WHEN %s THEN NULL ELSE ci95 END AS ci95, CASE WHEN %s THEN %s END AS text"
+                " FROM main.run_stats", where, where, where, text));
+    sqlite3_free(where);
+    sqlite3_free(text);
+    return rc;
+}
+
+
 /* Creates the schema when the file has none, in a transaction of its own, or,
  * when IN_TX, inside the caller's open write transaction (left open).
  * Returns 0 or -1 + ERR. */
@@ -156,6 +274,23 @@ static int create_schema(sqlite3 *db, const char *path, int in_tx, char *err, si
         if (sqlite3_exec(db, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
             sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
             goto db_error;
+    } else if (version < STORE_SCHEMA_VERSION) {
+        /* An older schema (see Migration): converted in the same transaction as
+         * the rest, or read translated when the file cannot be written. */
+        if (sqlite3_db_readonly(db, "main") == 1) {
+            if (translate_v1(db) != SQLITE_OK)
+                goto db_error;
+        } else {
+            if (!in_tx) {
+                if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+                    goto db_error;
+                began = 1;
+            }
+            /* Read again under the write lock: another process may have migrated it. */
+            if (query_int(db, "PRAGMA user_version", &version) != SQLITE_OK ||
+                (version < STORE_SCHEMA_VERSION && migrate_v1(db) != SQLITE_OK))
+                goto db_error;
+        }
     }
     /* A database made before the time series existed gets its table (a
      * read-only one opens without it: only saving needs it). */
@@ -236,6 +371,12 @@ int store_open_readonly(const char *path, sqlite3 **db, char *err, size_t errlen
     char cerr[256];
     if (catalog_init(h, cerr, sizeof cerr) != 0) {
         errmsg_set(err, errlen, "%s: %s", path, cerr);
+        goto done;
+    }
+    /* An older schema (see Migration) is read translated: a command that only
+     * reads never writes the file; the first command that writes migrates it. */
+    if (version < STORE_SCHEMA_VERSION && translate_v1(h) != SQLITE_OK) {
+        open_error(h, path, err, errlen);
         goto done;
     }
     *db = h;
@@ -430,6 +571,7 @@ static int insert_stat(sqlite3_stmt *st, int64_t id, const store_stat *s)
     if (rc == SQLITE_OK) rc = bind_text(st, 5, s->stat);
     if (rc == SQLITE_OK) rc = bind_real(st, 6, s->value);
     if (rc == SQLITE_OK) rc = bind_real(st, 7, s->ci95);
+    if (rc == SQLITE_OK) rc = bind_text(st, 8, s->text);
     return insert_row(st, rc);
 }
 
@@ -463,7 +605,7 @@ static int writable_in_tx(sqlite3 *db, const char *path, char *err, size_t errle
         "INSERT INTO runs (scenario_path, scenario_text, scenario_hash, seed, replications, version,"
         " started_at, wall_s, status, json) VALUES (?,?,?,?,?,?,?,?,?,?)",
         "INSERT INTO run_config (run_id, section, key, value) VALUES (?,?,?,?)",
-        "INSERT INTO run_stats (run_id, replication, scope, metric, stat, value, ci95) VALUES (?,?,?,?,?,?,?)",
+        STATS_INSERT,
         TIMESERIES_INSERT,
     };
     char pragma[64];
@@ -557,9 +699,7 @@ int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size
         sqlite3_prepare_v2(db,
             "INSERT INTO run_config (run_id, section, key, value) VALUES (?,?,?,?)",
             -1, &kv_st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-            "INSERT INTO run_stats (run_id, replication, scope, metric, stat, value, ci95)"
-            " VALUES (?,?,?,?,?,?,?)", -1, &stat_st, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(db, STATS_INSERT, -1, &stat_st, NULL) != SQLITE_OK)
         goto db_error;
 
     /* A scenario's entry named like a built-in one overrode it for that run
@@ -872,7 +1012,7 @@ static int show_stats(sqlite3 *db, int64_t id, FILE *out, int *oom)
     char rep[24], value[32], ci[40];
 
     if (sqlite3_prepare_v2(db,
-            "SELECT replication, scope, metric, stat, value, ci95 FROM run_stats"
+            "SELECT replication, scope, metric, stat, value, ci95, text FROM run_stats"
             " WHERE run_id = ? ORDER BY replication >= 0, replication, rowid",
             -1, &st, NULL) != SQLITE_OK ||
         sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
@@ -889,9 +1029,11 @@ static int show_stats(sqlite3 *db, int64_t id, FILE *out, int *oom)
             ci[0] = '\0';
         else
             snprintf(ci, sizeof ci, "\u00b1%.3g", sqlite3_column_double(st, 5));
+        /* a name (a pool's kind, its cost model) in the value column */
+        const char *shown = sqlite3_column_type(st, 6) != SQLITE_NULL ? col_text(st, 6)
+                            : col_real(st, 4, value, sizeof value);
         if (table_add(&t, rep, col_text(st, 1)[0] ? col_text(st, 1) : "(system)",
-                      col_text(st, 2), col_text(st, 3),
-                      col_real(st, 4, value, sizeof value), ci) != 0)
+                      col_text(st, 2), col_text(st, 3), shown, ci) != 0)
             goto no_memory;
     }
     if (rc != SQLITE_DONE)

@@ -4,7 +4,8 @@
  * its hash, the effective configuration (after --set), the seed, the program
  * version, start time, wall time, status, and every reported statistic, plus the
  * catalog tables (catalog.h).  A run is written in one transaction: either all
- * of it is there or none of it is.
+ * of it is there or none of it is.  Names are stored as names (a pool's kind, its
+ * cost model: run_stats.text), never as positions in a table of the code.
  */
 #ifndef LATSIM_STORE_H
 #define LATSIM_STORE_H
@@ -47,8 +48,9 @@ typedef struct store_run {
 } store_run;
 
 /* Opens (creating if needed) the database at PATH and its schema, including the
- * catalog (catalog_init).  Returns 0 with *DB set, or -1 with a message naming
- * PATH in ERR (and *DB NULL). */
+ * catalog (catalog_init); a database of an older schema is migrated (one
+ * transaction: see store.c, Migration).  Returns 0 with *DB set, or -1 with a
+ * message naming PATH in ERR (and *DB NULL). */
 int store_open(const char *path, sqlite3 **db, char *err, size_t errlen);
 void store_close(sqlite3 *db);
 
@@ -58,7 +60,11 @@ int store_has_table(sqlite3 *db, const char *name);
 
 /* Opens an existing latsim database at PATH read-only (SQLITE_OPEN_READONLY):
  * nothing is created or written, not even into an empty or foreign file, which
- * is refused ("not a latsim database").  Returns 0 with *DB set, or -1 + ERR. */
+ * is refused ("not a latsim database").  The one write: a database of an older
+ * schema (version 1, names stored as numbers) is first migrated in place, in one
+ * transaction of a connection of its own, when the file can be written; when it
+ * cannot, its rows are read converted (a temporary view), so that it reads the
+ * same either way.  Returns 0 with *DB set, or -1 + ERR. */
 int store_open_readonly(const char *path, sqlite3 **db, char *err, size_t errlen);
 
 /* Opens (creating the file if needed) the database at PATH and begins a write

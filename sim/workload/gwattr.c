@@ -1,6 +1,6 @@
 /* gwattr.c -- gateway attributes of requests (see gwattr.h). */
 #include "workload/gwattr.h"
-#include "gateway/rcache.h"
+#include "core/zipf.h"
 #include "engine/rng.h"
 
 #include <math.h>
@@ -16,7 +16,7 @@ typedef struct {
 
 struct gwattr {
     const workload_cfg *w;    /* classes */
-    rcache_zipf **zipf;       /* per class: intent popularity, or NULL */
+    zipf **zipf;       /* per class: intent popularity, or NULL */
     gsl_rng *cplx;            /* complexity draws, or NULL when no class has them */
     gsl_rng *intents;         /* intent draws, or NULL when no class has intents */
     gsl_rng *turns;           /* session-length draws, or NULL when no class has turns */
@@ -48,7 +48,7 @@ gwattr *gwattr_new(const workload_cfg *w, uint64_t seed)
             g->plain = 0;
         if (c->intents > 0) {
             any_i = 1;
-            if (!(g->zipf[i] = rcache_zipf_new((size_t) c->intents, c->intent_zipf))) goto fail;
+            if (!(g->zipf[i] = zipf_new((size_t) c->intents, c->intent_zipf))) goto fail;
         }
     }
     if (any_c && !(g->cplx = rng_stream(seed, "workload complexity"))) goto fail;
@@ -86,7 +86,7 @@ void gwattr_fill(gwattr *g, request *r)
         r->scored = 1;
     }
     if (g->zipf[r->cls]) {
-        r->intent = ((uint64_t) r->cls + 1) << 40 | (1 + (uint64_t) rcache_zipf_sample(g->zipf[r->cls], g->intents));
+        r->intent = ((uint64_t) r->cls + 1) << 40 | (1 + (uint64_t) zipf_sample(g->zipf[r->cls], g->intents));
         r->cache_ttl = c->cache_ttl_s < 0 ? -1
                      : isinf(c->cache_ttl_s) ? SIMTIME_NEVER : simtime_from_s(c->cache_ttl_s);
     } else if (c->cache_ttl_s >= 0) {
@@ -128,7 +128,7 @@ void gwattr_fill(gwattr *g, request *r)
 void gwattr_free(gwattr *g)
 {
     if (!g) return;
-    for (int i = 0; g->zipf && i < g->w->nclasses; i++) rcache_zipf_free(g->zipf[i]);
+    for (int i = 0; g->zipf && i < g->w->nclasses; i++) zipf_free(g->zipf[i]);
     free(g->zipf);
     free(g->sess);
     free(g->base);

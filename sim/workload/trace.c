@@ -1,18 +1,14 @@
-/* trace.c -- arrival traces and numeric columns read from CSV files (see trace.h).
+/* trace.c -- arrival traces read from CSV files (see trace.h).
  *
- * Both trace_load() and csv_read_column() run one reader: the file is read a line
- * at a time with getline() and each line is handed to libcsv's csv_parse(), so the
- * reader always knows the 1-based line number of what libcsv is reporting (the
- * header is line 1; a row whose quoted field spans lines is reported at the line
- * where the row starts).  The first row names the columns; the reader looks up the wanted
- * ones there and converts only those fields of each data row, as they arrive, into
- * growing arrays.  libcsv trims unquoted spaces and tabs, skips empty lines and
- * takes "\r\n" as one line end.
+ * The file is read by the CSV reader (core/csvread.h), a row at a time, each row
+ * named by the line it starts on.  The header names the columns; the wanted ones
+ * are looked up there, and only those cells of each data row are converted, in
+ * column order, into growing arrays.
  */
 #include "workload/trace.h"
+#include "core/csvread.h"
 #include "engine/simtime.h"
 
-#include <csv.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -21,12 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <sys/stat.h>
 #include "engine/errmsg.h"
 
 #define MAX_WANTED 5   /* time, prompt, output, complexity and class columns of a trace */
 #define FIELD_SHOWN 64 /* bytes of a field quoted in a message (escaped, cut with "...") */
-#define MAX_LINE (1 << 20)  /* longest line accepted, bytes: a trace row is a few dozen */
 
 /* How a wanted column's fields are converted. */
 typedef enum {
@@ -34,7 +28,6 @@ typedef enum {
     COL_MILLISECONDS,  /* real number of milliseconds */
     COL_DATETIME,      /* "YYYY-MM-DD HH:MM:SS[.fraction]", UTC */
     COL_TOKENS,        /* whole number in [0, INT32_MAX] */
-    COL_NONNEG,        /* finite real number >= 0 */
     COL_LABEL,         /* any text: a class name, interned into the trace's labels */
     COL_SCORE          /* a complexity score: a real number in [0, 1], or an empty field (none: NAN) */
 } col_kind;
@@ -44,31 +37,22 @@ typedef struct wanted_col {
     const char *name;  /* header name (caller's string) */
     col_kind kind;     /* conversion of its fields */
     long index;        /* 0-based position in the header, or -1 before the header is read */
-    bool seen;         /* a field of this column was converted in the current row */
 } wanted_col;
 
-/* The state of one pass over a CSV file. */
+/* The state of one pass over a trace file. */
 typedef struct csv_reader {
     const char *path;            /* file name, for messages */
     char *err;                   /* caller's message buffer */
     size_t errlen;               /* its size in bytes */
-    bool failed;                 /* an error was written; later callbacks do nothing */
-    long line;                   /* 1-based number of the line being parsed */
+    bool failed;                 /* an error was written */
     long row_line;               /* 1-based line the current row starts on (rows are named by it) */
-
-    bool in_header;              /* still reading the first row */
-    char **header;               /* column names (owned), while the header is read */
-    size_t nheader;              /* columns in the header */
-    size_t header_cap;           /* allocated entries of header */
 
     wanted_col want[MAX_WANTED]; /* the columns to convert */
     size_t nwant;                /* how many */
-    size_t field;                /* 0-based index of the next field in the current row */
 
     /* Current row, converted.  Seconds for times, relative to the first row. */
     double row_time;             /* seconds since the first row (time column) */
     int32_t row_tokens[MAX_WANTED]; /* token counts, by wanted index */
-    double row_value;            /* COL_NONNEG value */
     int32_t row_label;           /* COL_LABEL: index into labels */
     double row_score;            /* COL_SCORE: the score, NAN for none */
     bool want_score;             /* a COL_SCORE column is wanted */
@@ -81,7 +65,7 @@ typedef struct csv_reader {
     /* Output, one entry per data row. */
     size_t n;                    /* rows stored */
     size_t cap;                  /* allocated rows of each array */
-    double *t;                   /* time (seconds since the first row) or the column's value */
+    double *t;                   /* time (seconds since the first row), 0 without a time column */
     int32_t *tok[MAX_WANTED];    /* token counts per wanted column that is COL_TOKENS, else NULL */
     int32_t *lab;                /* label index per row (COL_LABEL column), else NULL */
     double *score;               /* complexity score per row (COL_SCORE column; NAN = none), else NULL */
@@ -105,21 +89,6 @@ static void rd_error(csv_reader *r, long line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(r->err + k, r->errlen - (size_t) k, fmt, ap);
     va_end(ap);
-}
-
-/* Parses all of S as a finite real number.  Returns 0, or -1 when S is empty,
- * has trailing text or is out of range. */
-static int parse_real(const char *s, double *out)
-{
-    if (*s == '\0')
-        return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*end != '\0' || errno == ERANGE || !isfinite(v))
-        return -1;
-    *out = v;
-    return 0;
 }
 
 /* Parses exactly N decimal digits at *P into *OUT and advances *P.  Returns 0, or
@@ -227,7 +196,7 @@ static int convert_time(csv_reader *r, const wanted_col *w, const char *s)
         return check_range(r, w);
     }
     double v;
-    if (parse_real(s, &v) != 0) {
+    if (csvread_real(s, &v) != 0) {
         char f[FIELD_SHOWN];
         rd_error(r, r->row_line, "%s '%s' is not a number", w->name, errmsg_field(s, f, sizeof f));
         return -1;
@@ -286,20 +255,6 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
         r->row_label = i;
         return 0;
     }
-    case COL_NONNEG: {
-        double v;
-        if (parse_real(s, &v) != 0) {
-            char f[FIELD_SHOWN];
-            rd_error(r, r->row_line, "%s '%s' is not a number", w->name, errmsg_field(s, f, sizeof f));
-            return -1;
-        }
-        if (v < 0) {
-            rd_error(r, r->row_line, "%s %s is negative", w->name, s);
-            return -1;
-        }
-        r->row_value = v;
-        return 0;
-    }
     case COL_SCORE: {
         double v;
         char f[FIELD_SHOWN];
@@ -307,7 +262,7 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
             r->row_score = NAN;
             return 0;
         }
-        if (parse_real(s, &v) != 0) {
+        if (csvread_real(s, &v) != 0) {
             rd_error(r, r->row_line, "%s '%s' is not a number (complexity_column)", w->name, errmsg_field(s, f, sizeof f));
             return -1;
         }
@@ -322,72 +277,15 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
     return -1;
 }
 
-/* libcsv field callback: records a header name, or converts a data field of a
- * wanted column.  Errors are left in the reader. */
-static void on_field(void *s, size_t len, void *data)
+/* Reader callback for the header row: finds every wanted column.  Returns 0, or
+ * -1 after writing "PATH: no column 'X' (columns: a, b, c)". */
+static int on_header(void *data, const csvread_row *row, char *err, size_t errlen)
 {
     csv_reader *r = data;
-    if (r->failed)
-        return;
-    const char *text = s != NULL ? (const char *) s : "";
-    if (r->in_header) {
-        if (r->nheader == r->header_cap) {
-            size_t cap = r->header_cap ? 2 * r->header_cap : 16;
-            char **h = realloc(r->header, cap * sizeof *h);
-            if (h == NULL) {
-                rd_error(r, 0, "out of memory");
-                return;
-            }
-            r->header = h;
-            r->header_cap = cap;
-        }
-        char *name = malloc(len + 1);
-        if (name == NULL) {
-            rd_error(r, 0, "out of memory");
-            return;
-        }
-        memcpy(name, text, len);
-        name[len] = '\0';
-        r->header[r->nheader++] = name;
-        return;
-    }
-    size_t col = r->field++;
     for (size_t k = 0; k < r->nwant; k++) {
-        if ((size_t) r->want[k].index == col) {
-            if (convert_field(r, k, text) != 0)
-                return;
-            r->want[k].seen = true;
-        }
-    }
-}
-
-/* At the end of the header row: finds every wanted column.  Returns 0, or -1
- * after writing "PATH: no column 'X' (columns: a, b, c)". */
-static int resolve_header(csv_reader *r)
-{
-    /* A UTF-8 byte order mark is not part of the first name. */
-    if (r->nheader > 0 && strncmp(r->header[0], "\xEF\xBB\xBF", 3) == 0)
-        memmove(r->header[0], r->header[0] + 3, strlen(r->header[0] + 3) + 1);
-    for (size_t k = 0; k < r->nwant; k++) {
-        r->want[k].index = -1;
-        for (size_t c = 0; c < r->nheader; c++) {
-            if (strcmp(r->header[c], r->want[k].name) == 0) {
-                r->want[k].index = (long) c;
-                break;
-            }
-        }
+        r->want[k].index = csvread_need_col(row, r->want[k].name, err, errlen);
         if (r->want[k].index < 0) {
-            char cols[512] = "";
-            size_t used = 0;
-            for (size_t c = 0; c < r->nheader && used < sizeof cols; c++) {
-                char f[FIELD_SHOWN];
-                int w = snprintf(cols + used, sizeof cols - used, "%s%s", c ? ", " : "",
-                                 errmsg_field(r->header[c], f, sizeof f));
-                if (w < 0)
-                    break;
-                used += (size_t) w;
-            }
-            rd_error(r, 0, "no column '%s' (columns: %s)", r->want[k].name, cols);
+            r->failed = true;
             return -1;
         }
     }
@@ -434,8 +332,8 @@ static int store_row(csv_reader *r)
         }
         r->cap = cap;
     }
-    bool is_time = r->nwant > 0 && r->want[0].kind != COL_NONNEG
-                   && r->want[0].kind != COL_TOKENS;
+    bool is_time = r->nwant > 0 && r->want[0].kind != COL_TOKENS && r->want[0].kind != COL_LABEL
+                   && r->want[0].kind != COL_SCORE;
     if (is_time) {
         if (r->n > 0 && r->row_time < r->t[r->n - 1]) {
             rd_error(r, r->row_line, "time goes backwards (%.9g s after the first row, "
@@ -444,7 +342,7 @@ static int store_row(csv_reader *r)
         }
         r->t[r->n] = r->row_time;
     } else {
-        r->t[r->n] = r->row_value;
+        r->t[r->n] = 0;
     }
     for (size_t k = 0; k < r->nwant; k++)
         if (r->want[k].kind == COL_TOKENS)
@@ -457,44 +355,25 @@ static int store_row(csv_reader *r)
     return 0;
 }
 
-/* libcsv row callback: closes the header, or checks and stores a data row.
- * Errors are left in the reader. */
-static void on_row(int c, void *data)
+/* Reader callback for a data row: converts its wanted cells, in column order
+ * (the first bad one is reported), and stores the row.  Returns 0, or -1 after
+ * writing an error. */
+static int on_row(void *data, const csvread_row *row, char *err, size_t errlen)
 {
-    (void) c;
+    (void) err;
+    (void) errlen;                   /* rd_error writes into the same buffer */
     csv_reader *r = data;
-    if (r->failed)
-        return;
-    if (r->in_header) {
-        r->in_header = false;
-        resolve_header(r);
-        return;
-    }
-    size_t nfields = r->field;
-    r->field = 0;
-    bool all_seen = true;
-    for (size_t k = 0; k < r->nwant; k++) {
-        all_seen = all_seen && r->want[k].seen;
-        r->want[k].seen = false;
-    }
-    if (nfields != r->nheader) {
-        rd_error(r, r->row_line, "%zu field%s, but the header has %zu columns", nfields,
-                 nfields == 1 ? "" : "s", r->nheader);
-        return;
-    }
-    if (!all_seen)   /* cannot happen when the count matches; kept as a guard */
-        return;
-    store_row(r);
+    r->row_line = row->line;
+    for (size_t col = 0; col < row->nfield; col++)
+        for (size_t k = 0; k < r->nwant; k++)
+            if ((size_t) r->want[k].index == col && convert_field(r, k, row->field[col]) != 0)
+                return -1;
+    return store_row(r) != 0 ? -1 : 0;
 }
 
-/* Releases everything the reader owns (header names and output arrays). */
+/* Releases everything the reader owns (its output arrays). */
 static void rd_free(csv_reader *r)
 {
-    for (size_t c = 0; c < r->nheader; c++)
-        free(r->header[c]);
-    free(r->header);
-    r->header = NULL;
-    r->nheader = 0;
     free(r->t);
     r->t = NULL;
     for (size_t k = 0; k < MAX_WANTED; k++) {
@@ -508,93 +387,12 @@ static void rd_free(csv_reader *r)
     trace_free(&r->labels);
 }
 
-/* Reads one line (with its '\n', if any) into BUF of size MAX_LINE + 1.  Returns
- * its length, 0 at the end of the file, -1 when the line is longer than MAX_LINE
- * bytes, or -2 when it holds a NUL byte (not text; *NUL = its 1-based column). */
-static ssize_t read_line(FILE *f, char *buf, size_t *nul)
-{
-    size_t n = 0;
-    int c;
-    while ((c = getc(f)) != EOF) {
-        if (c == '\0') {
-            *nul = n + 1;
-            return -2;
-        }
-        if (n == MAX_LINE)
-            return -1;
-        buf[n++] = (char) c;
-        if (c == '\n')
-            break;
-    }
-    buf[n] = '\0';
-    return (ssize_t) n;
-}
-
 /* Reads the whole file into the reader's arrays.  Returns 0, or -1 with an error
  * written (the caller still calls rd_free). */
 static int rd_run(csv_reader *r)
 {
-    /* Regular files only: a FIFO with no writer would block, and a device such
-     * as /dev/zero never ends. */
-    struct stat sb;
-    if (stat(r->path, &sb) != 0) {
-        rd_error(r, 0, "cannot open: %s", strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        rd_error(r, 0, "not a regular file");
-        return -1;
-    }
-    FILE *f = fopen(r->path, "r");
-    if (f == NULL) {
-        rd_error(r, 0, "cannot open: %s", strerror(errno));
-        return -1;
-    }
-    struct csv_parser p;
-    if (csv_init(&p, CSV_APPEND_NULL) != 0) {
-        fclose(f);
-        rd_error(r, 0, "cannot start the CSV parser");
-        return -1;
-    }
-    r->in_header = true;
-    char *buf = malloc(MAX_LINE + 1);
-    if (buf == NULL) {
-        csv_free(&p);
-        fclose(f);
-        rd_error(r, 0, "out of memory");
-        return -1;
-    }
-    ssize_t len;
-    errno = 0;
-    size_t nul = 0;
-    while (!r->failed && (len = read_line(f, buf, &nul)) != 0) {
-        r->line++;
-        if (len == -2) {
-            rd_error(r, r->line, "column %zu: a NUL byte: not text", nul);
-            break;
-        }
-        if (len < 0) {
-            rd_error(r, r->line, "line longer than %d bytes", MAX_LINE);
-            break;
-        }
-        /* A row starts on this line unless one is still open (a quoted field went
-         * on past the previous line's end): libcsv's state 0 is ROW_NOT_BEGUN. */
-        if (p.pstate == 0)
-            r->row_line = r->line;
-        if (csv_parse(&p, buf, (size_t) len, on_field, on_row, r) != (size_t) len && !r->failed)
-            rd_error(r, r->line, "%s", csv_strerror(csv_error(&p)));
-    }
-    if (!r->failed && ferror(f))
-        rd_error(r, 0, "cannot read: %s", strerror(errno));
-    if (!r->failed && csv_fini(&p, on_field, on_row, r) != 0)
-        rd_error(r, r->line, "%s", csv_strerror(csv_error(&p)));
-    csv_free(&p);
-    free(buf);
-    fclose(f);
-    if (r->failed)
-        return -1;
-    if (r->in_header && r->nheader == 0) {
-        rd_error(r, 0, "empty file (expected a header row)");
+    if (csvread_file(r->path, on_header, on_row, r, r->err, r->errlen) != 0) {
+        r->failed = true;
         return -1;
     }
     if (r->n == 0) {
@@ -740,28 +538,5 @@ int trace_format_parse(const char *s, trace_time_format *out)
         *out = TRACE_DATETIME;
     else
         return -1;
-    return 0;
-}
-
-int csv_read_column(const char *path, const char *column, double **values, size_t *n,
-                    char *err, size_t errlen)
-{
-    *values = NULL;
-    *n = 0;
-    csv_reader r;
-    rd_init(&r, path, err, errlen);
-    if (path == NULL || column == NULL) {
-        rd_error(&r, 0, "no %s given", path == NULL ? "file" : "column");
-        return -1;
-    }
-    rd_want(&r, column, COL_NONNEG);
-    if (rd_run(&r) != 0) {
-        rd_free(&r);
-        return -1;
-    }
-    *values = r.t;
-    *n = r.n;
-    r.t = NULL;
-    rd_free(&r);
     return 0;
 }

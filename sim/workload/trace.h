@@ -1,4 +1,4 @@
-/* trace.h -- traces read from CSV files (libcsv) or JSON lines (jansson).
+/* trace.h -- traces read from CSV files (core/csvread.h) or JSON lines (jansson).
  *
  * A trace is a CSV file with a header row.  One column gives arrival times, in
  * seconds, milliseconds, or datetimes as in the Azure LLM inference traces
@@ -57,10 +57,5 @@ int32_t trace_intern_label(trace *t, const char *s);
 
 /* Parses "seconds" | "milliseconds" | "datetime"; returns -1 on anything else. */
 int trace_format_parse(const char *s, trace_time_format *out);
-
-/* Reads one numeric column of a CSV file with a header (used by empirical()).
- * Returns 0 with a malloc'ed array in *VALUES, or -1 with "PATH:LINE: message". */
-int csv_read_column(const char *path, const char *column, double **values, size_t *n,
-                    char *err, size_t errlen);
 
 #endif

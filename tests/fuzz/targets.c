@@ -19,6 +19,7 @@
 #include "run/sim.h"
 #include "store/store.h"
 #include "workload/trace.h"
+#include "core/csvread.h"
 
 /* Measured requests of the simulation run on an accepted scenario (and warm-up
  * at most a tenth of it): enough to reach every event path, short enough for a
