@@ -127,10 +127,11 @@ static void open_error(sqlite3 *db, const char *path, char *err, size_t errlen)
  * run_stats.value (rows of stat 'value'): the position of the name in a table of
  * the code, so that adding a row in the middle of a table would have relabelled
  * every stored run.  Version 2 stores the names themselves (run_stats.text, value
- * and ci95 NULL).  A version-1 database is migrated when it is opened, in one
- * transaction (the text column added, the rows converted, user_version = 2);
- * one that cannot be written is read through a temporary view that converts the
- * same way (SQLite looks up unqualified names in "temp" before "main").
+ * and ci95 NULL).  A version-1 database is migrated when it is opened for
+ * writing, in one transaction (the text column added, the rows converted,
+ * user_version = 2); a read-only open reads it through a temporary view that
+ * converts the same way (SQLite looks up unqualified names in "temp" before
+ * "main") and never writes the file.
  *
  * FROZEN HISTORY: the tables below are the code's tables as version 1 numbered
  * them (each only ever grew at its end, so one order serves every version-1
