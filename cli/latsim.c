@@ -9,7 +9,7 @@
 #include <gsl/gsl_errno.h>
 #include "cliopt.h"
 #include "cliutil.h"
-#include "cnet.h"
+#include "calib.h"
 #include "commands.h"
 
 /* One command: what `latsim NAME ...` runs, and its line in latsim --help. */
