@@ -1,7 +1,8 @@
 /* result.h -- what a station reports at the end of a run: one pool_result per
  * pool, the common counters the engine fills and the kind's own metrics
  * (pool_result_add), which report.c prints in the order they were added.
- * Stations include this, never the run (run/sim.h) that collects them.
+ * Stations include this, never the run (run/sim.h) that collects them.  The
+ * result structs are public (latsim/sim.h); pool_result_add is the stations'.
  */
 #ifndef LATSIM_RESULT_H
 #define LATSIM_RESULT_H

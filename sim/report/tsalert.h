@@ -5,6 +5,7 @@
  * (tseries.h) is run through the rule of alert.h: an alert fires when the
  * value stays above the term's limit for K consecutive intervals (default 15)
  * and ends when an interval meets it again.  Times are seconds of simulated time.
+ * ts_alert and its functions are public (latsim/tseries.h).
  */
 #ifndef LATSIM_TSALERT_H
 #define LATSIM_TSALERT_H

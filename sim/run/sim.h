@@ -6,6 +6,8 @@
  * arrivals continue while measured requests are still in the system so that
  * the last ones see the same load as the first (they stop, and the system
  * drains, only if twice the expected arrivals have happened: a saturated run).
+ * sim_run and the result structs are public (latsim/sim.h); this is their
+ * internal name, with the engine's own headers.
  */
 #ifndef LATSIM_SIM_H
 #define LATSIM_SIM_H
