@@ -40,7 +40,7 @@ NVCC      ?= $(CUDA_PATH)/bin/nvcc
 CUDA_ARCH ?= 90
 endif
 BUILD   := build/$(VARIANT)
-CFLAGS  += $(CSTD) $(WARN) $(OPT) $(LTO) -Isim -Icalib -Icli -DLATSIM_VERSION='"$(VERSION)"' \
+CFLAGS  += $(CSTD) $(WARN) $(OPT) $(LTO) -Iinclude -Isim -Icalib -Icli -DLATSIM_VERSION='"$(VERSION)"' \
            $(shell pkg-config --cflags gsl sqlite3 inih jansson openblas 2>/dev/null) \
            -DOPENBLAS_LIBDIR='"$(shell pkg-config --variable=libdir openblas 2>/dev/null)"'
 # OpenBLAS is not linked: calib/ccpu.c loads it (dlopen) when `calib cpu` runs,
@@ -89,9 +89,9 @@ $(BUILD)/gen/hfdata.c: $(HF_JSON) Makefile
 $(BUILD)/gen/hfdata.o: $(BUILD)/gen/hfdata.c sim/core/hfdata.h
 	$(CC) $(CFLAGS) -c $< -o $@
 
-$(BUILD)/calib/cgpu.o: calib/cgpu.cu calib/cbench.h sim/core/catalog.h
+$(BUILD)/calib/cgpu.o: calib/cgpu.cu calib/cbench.h sim/core/catalog.h include/latsim/catalog.h
 	@mkdir -p $(dir $@)
-	$(NVCC) -O2 -std=c++17 -Isim -Icalib -Xcompiler -Wall \
+	$(NVCC) -O2 -std=c++17 -Iinclude -Isim -Icalib -Xcompiler -Wall \
 	  -gencode arch=compute_$(CUDA_ARCH),code=sm_$(CUDA_ARCH) \
 	  -gencode arch=compute_$(CUDA_ARCH),code=compute_$(CUDA_ARCH) -c $< -o $@
 

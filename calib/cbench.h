@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <sqlite3.h>
 #include "core/catalog.h"
+#include "calib.h"   /* cb_parse_list, cb_gpu_available: public */
 
 typedef enum { CB_GEMM, CB_ATTN_DECODE, CB_ATTN_PREFILL, CB_MEMBW, CB_LAUNCH, CB_ALLREDUCE } cb_kind;
 
@@ -61,10 +62,6 @@ int cb_plan_build(cb_plan *p, const model_spec *m, int tp, const int *tokens, in
                   int np, double membw_bytes, int allreduce, char *err, size_t errlen);
 void cb_plan_free(cb_plan *p);
 
-/* Parses "1,2,4" into OUT (at most MAX values, each in [1, 10^7]); returns the
- * count, or -1. */
-int cb_parse_list(const char *s, int *out, int max);
-
 /* Median and standard deviation of V[0..N-1] (V is reordered). */
 double cb_median(double *v, int n);
 double cb_std(const double *v, int n);
@@ -82,9 +79,8 @@ int cb_cpu_run(cb_plan *p, int threads, cb_device *dev, double *gflops, double *
 
 /* The CUDA backend (calib/cgpu.cu when built with `make CUDA=1`, else
  * calib/cgpu_none.c).  cb_gpu_available(): 1 when a CUDA build finds a GPU,
- * else 0 with the reason in WHY.  cb_gpu_run(): times P on GPU 0 and fills DEV;
- * 0, or -1 + ERR. */
-int cb_gpu_available(char *why, size_t n);
+ * else 0 with the reason in WHY (declared in calib.h).  cb_gpu_run(): times P on
+ * GPU 0 and fills DEV; 0, or -1 + ERR. */
 int cb_gpu_run(cb_plan *p, cb_device *dev, char *err, size_t errlen);
 
 #endif

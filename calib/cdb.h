@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
+#include "calib.h"   /* cdb_init, transactions, list, show, export, count: public */
 
 typedef struct cdb_meas {
     const char *source;      /* cuda, cpu, vidur, steps-csv, net */
@@ -96,20 +97,6 @@ typedef struct cdb_fit {
     cdb_coef coef[CDB_MAX_COEF];
 } cdb_fit;
 
-/* Creates the tables if missing.  Returns 0 or -1 + ERR. */
-int cdb_init(sqlite3 *db, char *err, size_t errlen);
-
-/* For a database opened read-only (store_open_readonly): when the file has no
- * calibration tables, creates them empty in the connection's TEMP schema, so
- * that list, show, export and cost read "nothing stored" and the file is never
- * written.  Returns 0 or -1 + ERR. */
-int cdb_init_readonly(sqlite3 *db, char *err, size_t errlen);
-
-/* Transactions: BEGIN IMMEDIATE / COMMIT / ROLLBACK.  Return 0 or -1 + ERR. */
-int cdb_begin(sqlite3 *db, char *err, size_t errlen);
-int cdb_commit(sqlite3 *db, char *err, size_t errlen);
-void cdb_rollback(sqlite3 *db);
-
 /* A prepared measurement insert. */
 typedef struct cdb_writer {
     sqlite3 *db;
@@ -141,22 +128,7 @@ int cdb_best_fit(sqlite3 *db, const char *kind, const char *model, const char *g
  * smallest and largest listed degrees when LO/HI are not NULL. */
 int cdb_tp_listed(const char *tps, int tp, int *lo, int *hi);
 
-/* `latsim calib list`: measurement counts by source/kind/model/gpu/tp, then the
- * fits.  Returns 0 or -1 + ERR. */
-int cdb_list(sqlite3 *db, FILE *out, char *err, size_t errlen);
-
-/* `latsim calib show ID`: a fit with its coefficients, statistics and the
- * provenance of its measurements.  Returns 0, 1 if none (ERR says so), -1. */
-int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen);
-
-/* Writes the measurements of SOURCE (NULL: all) to OUT as CSV with the columns
- * of CDB_CSV_COLUMNS (cimp_meas() reads them back).  Returns the rows written,
- * or -1 + ERR. */
 #define CDB_CSV_COLUMNS "source,what,name,model,gpu,weights,tp,batch,tokens,context,bytes,time_ms,std_ms," \
                         "repeats,device,driver,measured_at,tool"
-long cdb_export(sqlite3 *db, const char *source, FILE *out, char *err, size_t errlen);
-
-/* Counts the measurements matching WHAT/MODEL/GPU (NULL = any).  -1 on error. */
-int64_t cdb_count(sqlite3 *db, const char *what, const char *model, const char *gpu);
 
 #endif

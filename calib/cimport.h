@@ -17,23 +17,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <sqlite3.h>
-
-typedef struct cimp_opts {
-    const char *model;       /* import only this catalog model (NULL: all) */
-    const char *gpu;         /* import only this GPU (NULL: all) */
-    const char *tool;        /* provenance: tool and version */
-    FILE *log;               /* one line per file imported or skipped (NULL: quiet) */
-} cimp_opts;
-
-/* Returns 0 with *N set to the rows stored, or -1 + ERR. */
-int cimp_steps(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char *err,
-               size_t errlen);
-/* Measurements written by `latsim calib export` (CDB_CSV_COLUMNS), e.g. a committed
- * GPU profile; their provenance columns are kept and FILE:LINE recorded. */
-int cimp_meas(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char *err,
-              size_t errlen);
-int cimp_vidur(sqlite3 *db, const char *dir, const cimp_opts *o, long *n, char *err,
-               size_t errlen);
+#include "calib.h"   /* cimp_opts and the importers: public */
 
 /* The catalog model whose geometry (heads, kv_heads, hidden, intermediate)
  * matches, the closest vocabulary winning a tie.  Returns 1 with NAME filled, 0

@@ -19,8 +19,8 @@
 
 #include "cobsdb.h"
 #include "cobserved.h"
-#include "engine/stats.h"
-#include "run/scenario.h"
+#include "latsim/scenario.h"
+#include "latsim/stats.h"
 
 /* The index of LLM pool NAME of SC (NULL: its first LLM pool) into *INDEX.
  * Returns 0, or -1 with ERR ("S.ini: no LLM pool (kind = llm) ...", "--pool P: ..."). */

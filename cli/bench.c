@@ -33,12 +33,10 @@
 #include "cliopt.h"
 #include "cliutil.h"
 #include "commands.h"
-#include "cdb.h"
-#include "cimport.h"
-#include "cprofile.h"
-#include "run/scenario.h"
-#include "run/sim.h"
-#include "store/store.h"
+#include "calib.h"
+#include "latsim/scenario.h"
+#include "latsim/sim.h"
+#include "latsim/store.h"
 
 typedef struct bench_case {
     const char *name;
@@ -83,17 +81,18 @@ static void run_child(const bench_case *c, int fd)
 {
     bench_out o = { 0 };
     char err[1024];
-    scenario sc;
+    scenario *sc = scenario_new();
     sqlite3 *db = NULL;
-    if (scenario_load_text(&sc, c->name, c->text, NULL, 0, err, sizeof err) == 0 &&
+    snprintf(err, sizeof err, "out of memory");
+    if (sc && scenario_load_text(sc, c->name, c->text, NULL, 0, err, sizeof err) == 0 &&
         store_open(":memory:", &db, err, sizeof err) == 0 &&
-        scenario_resolve(&sc, db, err, sizeof err) == 0) {
+        scenario_resolve(sc, db, err, sizeof err) == 0) {
         sim_result r;
-        if (sim_run(&sc, sc.seed, &r, err, sizeof err) == 0) {
+        if (sim_run(sc, scenario_seed(sc), &r, err, sizeof err) == 0) {
             o.ok = 1;
             o.wall_s = r.wall_time_s;
             o.events = (double) r.events;
-            o.requests = (double) (r.requests + sc.warmup);
+            o.requests = (double) (r.requests + scenario_warmup(sc));
             o.sim_s = r.sim_time_s;
             o.saturated = r.saturated;
             for (int i = 0; i < r.npools; i++) {
@@ -104,7 +103,7 @@ static void run_child(const bench_case *c, int fd)
         sim_result_free(&r);
     } else fprintf(stderr, "bench: %s\n", err);
     if (db) store_close(db);
-    scenario_free(&sc);
+    scenario_delete(sc);
     if (write(fd, &o, sizeof o) != (ssize_t) sizeof o) _exit(1);
     _exit(o.ok ? 0 : 1);
 }
@@ -198,23 +197,9 @@ static int calib_once(double *imp_s, double *fit_s, long *rows, int *fits, char 
     if (cdb_begin(db, err, n) != 0) goto out;
     if (cimp_vidur(db, VIDUR_DIR, &o, rows, err, n) != 0 || cdb_commit(db, err, n) != 0) { cdb_rollback(db); goto out; }
     double t1 = clock_s();
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT DISTINCT model, tp FROM calib_meas WHERE what = 'op' AND gpu = 'a100'"
-                           " ORDER BY model, tp", -1, &st, NULL) != SQLITE_OK) goto out;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        char model[48];
-        snprintf(model, sizeof model, "%s", (const char *) sqlite3_column_text(st, 0));
-        cprofile p;
-        if (cdb_begin(db, err, n) != 0) break;
-        if (cprofile_build(db, model, "a100", sqlite3_column_int(st, 1), "bench", &p, err, n) != 0) {
-            cdb_rollback(db);
-            break;
-        }
-        cprofile_free(&p);
-        if (cdb_commit(db, err, n) != 0) break;
-        (*fits)++;
-    }
-    sqlite3_finalize(st);
+    int k = calib_fit_profiles(db, "a100", "bench", err, n);
+    if (k < 0) goto out;
+    *fits = k;
     *imp_s = t1 - t0;
     *fit_s = clock_s() - t1;
     rc = *fits > 0 ? 0 : -1;

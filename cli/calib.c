@@ -14,25 +14,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <gsl/gsl_matrix.h>
-#include <gsl/gsl_vector.h>
 
-#include "core/catalog.h"
-#include "cdb.h"
+#include "calib.h"
 #include "cliopt.h"
 #include "cliutil.h"
 #include "commands.h"
-#include "cfitted.h"
-#include "cbench.h"
-#include "ccost.h"
-#include "cimport.h"
 #include "observed.h"
-#include "cnet.h"
-#include "nnls.h"
-#include "cprofile.h"
-#include "engine/errmsg.h"
-#include "report/report.h"
-#include "store/store.h"
+#include "latsim/errmsg.h"
+#include "latsim/report.h"
+#include "latsim/store.h"
 
 #ifndef LATSIM_VERSION
 #define LATSIM_VERSION "0.1"
@@ -281,19 +271,8 @@ static int fit_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
     const opts *o = j->o;
     if (cdb_init(db, err, n) != 0)
         return 2;
-    if (!strcmp(j->kind, "fitted")) {
-        cfitted m;
-        if (cfitted_fit(db, o->model, o->gpu, o->weights, LATSIM_VERSION, (size_t)o->folds, &m, err, n) != 0)
-            return 2;
-        j->id = m.fit.id;
-        return 0;
-    }
-    cprofile p;
-    if (cprofile_build(db, o->model, o->gpu, (int)o->tp, LATSIM_VERSION, &p, err, n) != 0)
-        return 2;
-    j->id = p.fit.id;
-    cprofile_free(&p);
-    return 0;
+    return calib_fit(db, j->kind, o->model, o->gpu, (int)o->tp, o->weights, (size_t)o->folds, LATSIM_VERSION, &j->id,
+                     err, n) != 0 ? 2 : 0;
 }
 
 static int cmd_fit(const opts *o)
@@ -332,28 +311,9 @@ static int list_opt(const char *opt, const char *given, const char *def, int *ou
     return k;
 }
 
-/* The catalog name of a CUDA device ("NVIDIA H200" -> h200), "" when unknown. */
-static void gpu_catalog_name(const char *device, char *out, size_t n)
-{
-    static const char *const known[] = { "h200", "h100", "a100", "l40s", "l4" };
-    char low[128];
-    size_t i = 0;
-    for (; device[i] && i + 1 < sizeof low; i++)
-        low[i] = (char)(device[i] >= 'A' && device[i] <= 'Z' ? device[i] - 'A' + 'a' : device[i]);
-    low[i] = '\0';
-    out[0] = '\0';
-    for (size_t k = 0; k < sizeof known / sizeof *known; k++)
-        if (strstr(low, known[k])) {
-            snprintf(out, n, "%s", known[k]);
-            return;
-        }
-}
-
 /* What bench_write stores (cmd_bench). */
 typedef struct bench_job {
-    const cb_plan *p;         /* what was timed */
-    const cb_device *dev;     /* where, its catalog GPU name filled in */
-    const gpu_spec *cpu;      /* this CPU as catalog GPU 'cpu'; NULL for calib gpu */
+    const calib_bench *b;     /* what was timed, and where */
     long n;                   /* out: measurements stored */
 } bench_job;
 
@@ -362,16 +322,7 @@ static int bench_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
 {
     (void)dry;
     bench_job *j = arg;
-    char e2[512];
-    if (cdb_init(db, err, n) != 0)
-        return 2;
-    if (cb_store(db, j->p, j->cpu ? "cpu" : "cuda", j->dev, "latsim " LATSIM_VERSION, &j->n, err, n) != 0)
-        return 1;
-    if (j->cpu && catalog_put_gpu(db, j->cpu, e2, sizeof e2) != 0) {
-        snprintf(err, n, "calib cpu: %s", e2);
-        return 2;
-    }
-    return 0;
+    return calib_bench_store(db, j->b, "latsim " LATSIM_VERSION, &j->n, err, n);
 }
 
 /* `calib cpu` and `calib gpu`: plan (catalog look-ups only), time, then store
@@ -396,149 +347,39 @@ static int cmd_bench(const opts *o, int gpu)
     /* Checked now, not after the timing; written only to store its results. */
     if (cu_check_db(path, err, sizeof err) != 0 || store_open_lookup(path, &db, err, sizeof err) != 0)
         return fail(2, err);
-    model_spec m;
-    char e2[512];
-    int rc = 2;
-    cb_plan p = { 0 };
-    if (catalog_model(db, o->model, &m, e2, sizeof e2) != 0) {
-        snprintf(err, sizeof err, "%s: --model: %s", cmd, e2);
-        goto out;
-    }
-    int tp = o->tp ? (int)o->tp : 1;
-    if (cb_plan_build(&p, &m, tp, tok, ntok, bat, nb, ctx, nc, pr, np, gpu ? 1073741824.0 : 67108864.0, !gpu, e2,
-                      sizeof e2) != 0) {
-        snprintf(err, sizeof err, "%s: %s", cmd, e2);
-        goto out;
-    }
-    if (o->repeats) p.repeats = (int)o->repeats;
-    cb_device dev = { 0 };
-    double gflops = 0, gbs = 0;
-    rc = 1;
-    if (gpu ? cb_gpu_run(&p, &dev, err, sizeof err) : cb_cpu_run(&p, (int)o->threads, &dev, &gflops, &gbs, err, sizeof err))
-        goto out;
-    rc = 2;
-    if (gpu) {
-        if (o->gpu) snprintf(dev.gpu, sizeof dev.gpu, "%s", o->gpu);
-        else gpu_catalog_name(dev.device, dev.gpu, sizeof dev.gpu);
-        gpu_spec g;
-        if (!dev.gpu[0] || catalog_gpu(db, dev.gpu, &g, e2, sizeof e2) != 0) {
-            snprintf(err, sizeof err, "%s: device '%s' is not a catalog GPU: give --gpu NAME (latsim catalog)", cmd, dev.device);
-            goto out;
-        }
-        snprintf(dev.gpu, sizeof dev.gpu, "%s", g.name);
-    }
+    calib_bench_req r = { .gpu = gpu, .model = o->model, .tp = (int)o->tp, .tokens = tok, .ntok = ntok, .batches = bat,
+                          .nbatch = nb, .contexts = ctx, .nctx = nc, .prompts = pr, .nprompt = np, .repeats = (int)o->repeats,
+                          .threads = (int)o->threads, .gpu_name = o->gpu };
+    calib_bench *b = NULL;
+    int rc = calib_bench_plan(db, &r, &b, err, sizeof err);
+    if (rc == 0) rc = calib_bench_run(b, db, err, sizeof err);
     store_close(db);
-    db = NULL;
-    gpu_spec cpu;
-    memset(&cpu, 0, sizeof cpu);
-    bench_job j = { .p = &p, .dev = &dev, .cpu = gpu ? NULL : &cpu };
-    if (!gpu) {
-        /* This CPU as a catalog "GPU", from what was just measured. */
-        gpu_spec g = { .name = "cpu", .bf16_tflops = gflops / 1000, .fp8_tflops = gflops / 1000,
-                       .mem_gib = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE) / 1073741824.0,
-                       .mem_bw_gbs = gbs, .link_gbs = gbs / 2, .price_hr = 0 };
-        snprintf(g.full_name, sizeof g.full_name, "%.63s", dev.device);
-        snprintf(g.source, sizeof g.source, "measured by latsim calib cpu: fp32 GEMM peak %.1f GFLOP/s (%s), memcpy %.1f GB/s",
-                 gflops, dev.driver, gbs);
-        cpu = g;
+    bench_job j = { .b = b };
+    if (rc == 0 && (rc = cu_write_db(path, bench_write, &j, NULL, err, sizeof err)) == 0) {
+        calib_bench_info in;
+        calib_bench_info_of(b, &in);
+        printf("stored %ld measurements of %s (tp %d) on %s (%s; %s)\n", j.n, ERRMSG_SHOWN(in.model), in.tp, ERRMSG_SHOWN(in.gpu),
+               ERRMSG_SHOWN(in.device), ERRMSG_SHOWN(in.driver));
+        if (!gpu) printf("catalog gpu 'cpu': fp32 GEMM peak %.3g GFLOP/s, memory %.3g GB/s\n", in.gflops, in.gbs);
+        printf("next: latsim calib fit profile --model %s --gpu %s --tp %d\n", ERRMSG_SHOWN(in.model), ERRMSG_SHOWN(in.gpu), in.tp);
     }
-    if ((rc = cu_write_db(path, bench_write, &j, NULL, err, sizeof err)) != 0)
-        goto out;
-    printf("stored %ld measurements of %s (tp %d) on %s (%s; %s)\n", j.n, ERRMSG_SHOWN(m.name), tp, ERRMSG_SHOWN(dev.gpu),
-           ERRMSG_SHOWN(dev.device), ERRMSG_SHOWN(dev.driver));
-    if (!gpu) printf("catalog gpu 'cpu': fp32 GEMM peak %.3g GFLOP/s, memory %.3g GB/s\n", gflops, gbs);
-    printf("next: latsim calib fit profile --model %s --gpu %s --tp %d\n", ERRMSG_SHOWN(m.name), ERRMSG_SHOWN(dev.gpu), tp);
-    rc = 0;
-out:
     if (rc) say(err);
-    cb_plan_free(&p);
-    store_close(db);
+    calib_bench_free(b);
     return rc;
 }
 
-/* What net_write stores (cmd_net). */
+/* cu_write_fn of `calib net`: ARG is the calib_net_job.  Returns 0, 1 (out of
+ * memory) or 2 (ERR says why). */
 typedef struct net_job {
-    const cnet_rtt *rtt;      /* round trips per payload size */
-    int ns;                   /* sizes (at least 3) */
-    int reps;                 /* round trips per size */
-    const cnet_codec *cod;    /* codec timings */
-    const char *label;        /* target, "loopback" for our own echo server */
-    const char *hostname;     /* this host */
-    const char *when;         /* ISO 8601 UTC of the measurement */
-    double b[2];              /* out: base_ms, ms_per_mb */
-    double r2, mape;          /* out: the fit's R2 and cross-validated MAPE (%) */
-    int64_t id;               /* out: the stored network profile */
+    calib_net_meas m;         /* what was measured */
+    calib_net_fit fit;        /* out: its fit and the stored profile */
 } net_job;
 
-/* cu_write_fn of `calib net`: the measurements, their fit and the profile.
- * Returns 0, 1 (out of memory) or 2 (ERR says why). */
 static int net_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
 {
     (void)dry;
     net_job *j = arg;
-    const cnet_rtt *rtt = j->rtt;
-    const int ns = j->ns;
-    int rc = 2;
-    cdb_writer w = { 0 };
-    int64_t ids[32];
-    gsl_matrix *X = gsl_matrix_alloc((size_t)ns, 2);
-    gsl_vector *y = gsl_vector_alloc((size_t)ns), *wt = gsl_vector_alloc((size_t)ns);
-    if (!X || !y || !wt) { snprintf(err, n, "out of memory"); rc = 1; goto out; }
-    if (cdb_init(db, err, n) != 0 || cdb_writer_open(&w, db, err, n) != 0) goto out;
-    for (int i = 0; i < ns; i++) {
-        const double v[3] = { rtt[i].p50, rtt[i].p90, rtt[i].p99 };
-        static const char *const nm[3] = { "p50", "p90", "p99" };
-        for (int k = 0; k < 3; k++) {
-            cdb_meas me = { .source = "net", .what = "rtt", .name = nm[k], .gpu = j->label, .bytes = (double)rtt[i].bytes,
-                            .time_ms = v[k], .std_ms = NAN, .repeats = j->reps, .device = j->hostname,
-                            .measured_at = j->when, .tool = "latsim " LATSIM_VERSION };
-            if (cdb_put(&w, &me, k == 0 ? &ids[i] : NULL, err, n) != 0) goto out;
-        }
-        gsl_matrix_set(X, (size_t)i, 0, 1);
-        gsl_matrix_set(X, (size_t)i, 1, (double)rtt[i].bytes / 1e6);
-        gsl_vector_set(y, (size_t)i, rtt[i].p50);
-        gsl_vector_set(wt, (size_t)i, 1 / (rtt[i].p50 * rtt[i].p50));
-    }
-    const cnet_codec *cod = j->cod;
-    const struct { const char *what, *name; double us; size_t bytes; } codec[4] = {
-        { "encode", "json", cod->json_encode_us, cod->json_bytes }, { "decode", "json", cod->json_decode_us, cod->json_bytes },
-        { "encode", "binary", cod->bin_encode_us, cod->bin_bytes }, { "decode", "binary", cod->bin_decode_us, cod->bin_bytes } };
-    for (int k = 0; k < 4; k++) {
-        cdb_meas me = { .source = "net", .what = codec[k].what, .name = codec[k].name, .tokens = 4096,
-                        .bytes = (double)codec[k].bytes, .time_ms = codec[k].us / 1000, .std_ms = NAN, .repeats = 2000,
-                        .device = j->hostname, .measured_at = j->when, .tool = "latsim " LATSIM_VERSION };
-        if (cdb_put(&w, &me, NULL, err, n) != 0) goto out;
-    }
-    nnls_result r;
-    if (nnls_fit(X, y, wt, NULL, &r, err, n) != 0) goto out;
-    cdb_fit f = { .kind = "net", .n_points = ns, .r2 = r.r2, .folds = ns < 5 ? ns : 5 };
-    f.mape = nnls_cv_mape(X, y, wt, NULL, (size_t)f.folds, err, n);
-    snprintf(f.gpu, sizeof f.gpu, "%.47s", j->label);
-    snprintf(f.source, sizeof f.source, "net");
-    snprintf(f.tool, sizeof f.tool, "%s", LATSIM_VERSION);
-    snprintf(f.note, sizeof f.note, "latency = base_ms + ms_per_mb x bytes / 1e6 (p50 round trips); bandwidth %.4g GB/s",
-             r.b[1] > 0 ? 1.0 / r.b[1] : INFINITY);
-    static const char *const cn[2] = { "base_ms", "ms_per_mb" };
-    for (int k = 0; k < 2; k++) {
-        snprintf(f.coef[k].name, sizeof f.coef[k].name, "%s", cn[k]);
-        f.coef[k].value = r.b[k];
-        f.coef[k].se = r.status[k] == NNLS_FITTED ? r.se[k] : 0;
-        snprintf(f.coef[k].status, sizeof f.coef[k].status, "%s", r.status[k] == NNLS_FITTED ? "fitted" : "bound");
-    }
-    f.ncoef = 2;
-    if (cdb_save_fit(db, &f, ids, (size_t)ns, err, n) != 0) goto out;
-    j->b[0] = r.b[0];
-    j->b[1] = r.b[1];
-    j->r2 = r.r2;
-    j->mape = f.mape;
-    j->id = f.id;
-    rc = 0;
-out:
-    cdb_writer_close(&w);
-    gsl_matrix_free(X);
-    gsl_vector_free(y);
-    gsl_vector_free(wt);
-    return rc;
+    return calib_net_store(db, &j->m, &j->fit, err, n);
 }
 
 /* `calib net`: round trips, their fit, codec timings; stored in one transaction. */
@@ -606,11 +447,12 @@ static int cmd_net(const opts *o)
     struct tm tm;
     gmtime_r(&now, &tm);
     strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    net_job j = { .rtt = rtt, .ns = ns, .reps = reps, .cod = &cod, .label = label, .hostname = hostname, .when = when };
+    net_job j = { .m = { .rtt = rtt, .ns = ns, .reps = reps, .cod = &cod, .label = label, .hostname = hostname, .when = when,
+                         .tool = "latsim " LATSIM_VERSION } };
     int rc = cu_write_db(path, net_write, &j, NULL, err, sizeof err);
     if (rc != 0) return fail(rc, err);
-    printf("fit: latency = %.4g ms + bytes / %.4g GB/s (R2 %.4f, cv_mape %.3g %%): network profile %lld\n", j.b[0],
-           j.b[1] > 0 ? 1.0 / j.b[1] : INFINITY, j.r2, j.mape, (long long)j.id);
+    printf("fit: latency = %.4g ms + bytes / %.4g GB/s (R2 %.4f, cv_mape %.3g %%): network profile %lld\n", j.fit.base_ms,
+           j.fit.ms_per_mb > 0 ? 1.0 / j.fit.ms_per_mb : INFINITY, j.fit.r2, j.fit.mape, (long long)j.fit.id);
     return 0;
 }
 
@@ -862,47 +704,21 @@ int cost_main(int argc, char **argv)
      * refused); without one, the built-in catalog in memory and the roofline. */
     if (access(path, F_OK) == 0 ? open_readonly(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))
         return fail(2, err);
-    const cost_roofline roof_params = cost_roofline_defaults;
-    cost_model roof = { .hw = { .have_hw = 1, .tp = (int)tp, .kv_bytes = 2 } };
-    if (cost_init(&roof, "roofline", &roof_params) != 0) {
-        store_close(db);
-        return fail(1, "cost: out of memory");
-    }
-    char e2[512];
-    ccost c;
-    int have_c = 0;
-    if (catalog_model(db, model, &roof.hw.model, e2, sizeof e2) != 0 || catalog_gpu(db, gpu, &roof.hw.gpu, e2, sizeof e2) != 0) {
-        snprintf(err, sizeof err, "cost: %s", e2);
+    calib_cost_req q = { .model = model, .gpu = gpu, .tp = (int)tp, .weights = weights, .kind = kind, .id = id,
+                         .prefill = prefill, .pbatch = pbatch, .decode = decode, .context = context };
+    calib_cost c;
+    rc = calib_cost_eval(db, &q, &c, err, sizeof err);
+    if (rc != 0)
         goto out;
-    }
-    if (!weights) weights = roof.hw.model.weights[0] ? roof.hw.model.weights : "bf16";
-    roof.hw.weight_bytes = catalog_weight_bytes(weights);
-    if (roof.hw.weight_bytes <= 0) {
-        snprintf(err, sizeof err, "cost: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4)", weights);
-        goto out;
-    }
-    roof.hw.use_fp8_compute = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
-    if (roof.hw.model.heads % tp != 0) {
-        snprintf(err, sizeof err, "cost: --tp %ld does not divide the %d attention heads of %s", tp, roof.hw.model.heads, roof.hw.model.name);
-        goto out;
-    }
-    if (ccost_resolve(db, kind, id, &roof, weights, &c, err, sizeof err) != 0)
-        goto out;
-    have_c = 1;
     if (c.warn[0])
         fprintf(stderr, "latsim: warning: %s\n", c.warn);
-    cost_step s = { .prefill_tokens = prefill * pbatch, .prefill_pairs = (double)pbatch * prefill * (prefill + 1) / 2.0,
-                    .prefill_seqs = prefill ? (int32_t)pbatch : 0, .decode_seqs = (int32_t)decode,
-                    .kv_tokens = decode * (context + 1) };
-    ccost_parts parts;
-    int extrap = 0;
-    double ms = ccost_step_ms(&c, &s, &parts, &extrap);
-    const char *range = c.kind == CC_ROOFLINE ? "" : extrap ? "extrapolated" : c.range;
+    double ms = c.step_ms;
+    const char *range = c.range;
     if (json) {
         printf("{\"step_ms\": ");
         json_num(stdout, ms);
         printf(", \"cost_model\": {\"kind\": ");
-        report_json_str(stdout, ccost_kind_name(c.kind));
+        report_json_str(stdout, c.kind);
         printf(", \"id\": ");
         if (c.id) printf("%lld", (long long)c.id); else printf("null");
         printf(", \"source\": ");
@@ -910,22 +726,22 @@ int cost_main(int argc, char **argv)
         printf(", \"mape\": ");
         json_num(stdout, c.mape);
         printf("}, \"parts\": {");
-        for (int k = 0; k < parts.n; k++) {
+        for (int k = 0; k < c.nparts; k++) {
             printf("%s", k ? ", " : "");
-            report_json_str(stdout, parts.name[k]);
+            report_json_str(stdout, c.part[k]);
             printf(": ");
-            json_num(stdout, parts.ms[k]);
+            json_num(stdout, c.part_ms[k]);
         }
         printf("}}\n");
     } else {
-        printf("step_ms %.4g  (%s", ms, ccost_kind_name(c.kind));
+        printf("step_ms %.4g  (%s", ms, c.kind);
         if (c.id) printf(" model %lld", (long long)c.id);
         printf(", %s", ERRMSG_SHOWN(c.source));
         if (isfinite(c.mape)) printf(", cv_mape %.3g %%", c.mape);
         if (range[0]) printf(", %s", range);
         printf(")\n");
-        for (int k = 0; k < parts.n; k++)
-            printf("  %-18s %10.4g ms\n", ERRMSG_SHOWN(parts.name[k]), parts.ms[k]);
+        for (int k = 0; k < c.nparts; k++)
+            printf("  %-18s %10.4g ms\n", ERRMSG_SHOWN(c.part[k]), c.part_ms[k]);
         if (c.note[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.note));
     }
     if (range[0] && strcmp(range, "extrapolated") == 0)
@@ -933,8 +749,6 @@ int cost_main(int argc, char **argv)
     rc = 0;
 out:
     if (rc) say(err);
-    if (have_c) ccost_free(&c);
-    cost_free(&roof);
     store_close(db);
     return rc;
 }

@@ -19,8 +19,11 @@
 #include "cliopt.h"
 #include "cliutil.h"
 #include "commands.h"
-#include "engine/errmsg.h"
-#include "run/scenario.h"
+#include "latsim/errmsg.h"
+#include "latsim/report.h"
+#include "latsim/scenario.h"
+#include "latsim/slo.h"
+#include "latsim/store.h"
 
 #define MAX_FILES 256
 
@@ -360,9 +363,10 @@ static int check_run(checker *ck)
     for (int i = 0; i < nf; i++) {
         item *it = &ck->its[i];
         it->path = ck->files[i];
-        scenario sc;
-        if (scenario_load(&sc, it->path, ck->a.sets, ck->a.nsets, err, sizeof err) != 0) {
-            scenario_free(&sc);
+        scenario *sc = scenario_new();
+        if (!sc) { rc = cu_die(1, "out of memory"); goto out; }
+        if (scenario_load(sc, it->path, ck->a.sets, ck->a.nsets, err, sizeof err) != 0) {
+            scenario_delete(sc);
             rc = cu_die(2, "%s", err);
             goto out;
         }
@@ -370,12 +374,14 @@ static int check_run(checker *ck)
         it->t.seed = ck->seed;
         for (int k = 0; k < ck->a.nsets; k++) it->t.sets[it->t.nsets++] = ck->a.sets[k];
         /* Closed loops and rate schedules are checked as written (no single rate to scale). */
-        if (sc.slo.headroom > 1 && sc.wl.users == 0 && (sc.wl.arrival == ARRIVAL_TRACE || sc.wl.sched.kind == RATE_FIXED)) {
-            if (sc.wl.arrival == ARRIVAL_TRACE) snprintf(it->rate_set, sizeof it->rate_set, "workload.speedup=%.10g", sc.wl.speedup * sc.slo.headroom);
-            else snprintf(it->rate_set, sizeof it->rate_set, "workload.rate=%.10g", sc.wl.rate * sc.slo.headroom);
+        double headroom = scenario_slo(sc)->headroom;
+        scenario_arrival arr = scenario_arrival_kind(sc);
+        if (headroom > 1 && (arr == SCENARIO_ARRIVAL_TRACE || arr == SCENARIO_ARRIVAL_RATE)) {
+            if (arr == SCENARIO_ARRIVAL_TRACE) snprintf(it->rate_set, sizeof it->rate_set, "workload.speedup=%.10g", scenario_speedup(sc) * headroom);
+            else snprintf(it->rate_set, sizeof it->rate_set, "workload.rate=%.10g", scenario_rate(sc) * headroom);
             it->t.sets[it->t.nsets++] = it->rate_set;
         }
-        scenario_free(&sc);
+        scenario_delete(sc);
         ts[i] = it->t;
     }
     if (ck->store && cu_check_db(ck->dbpath, err, sizeof err) != 0) { rc = cu_die(2, "%s", err); goto out; }
@@ -397,11 +403,11 @@ out:
 static int check_verdicts(checker *ck, item *it)
 {
     char err[2048], name[160];
-    scenario sc;
-    if (scenario_load(&sc, it->path, ck->a.sets, ck->a.nsets, err, sizeof err) != 0) { scenario_free(&sc); return cu_die(2, "%s", err); }
-    it->spec = sc.slo;
-    memset(&sc.slo, 0, sizeof sc.slo);
-    scenario_free(&sc);
+    scenario *sc = scenario_new();
+    if (!sc) return cu_die(1, "out of memory");
+    if (scenario_load(sc, it->path, ck->a.sets, ck->a.nsets, err, sizeof err) != 0) { scenario_delete(sc); return cu_die(2, "%s", err); }
+    scenario_take_slo(sc, &it->spec);
+    scenario_delete(sc);
     if (slo_eval(&it->spec, it->o.rep.rows, it->o.rep.n, &it->slo) != 0) return cu_die(1, "out of memory");
     double headroom = it->spec.headroom;
     int sat = report_get(&it->o.rep, "", "saturated", "value") > 0;

@@ -9,10 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "cliutil.h"
-#include "core/config.h"
-#include "engine/errmsg.h"
-#include "report/report.h"
-#include "store/store.h"
+#include "latsim/errmsg.h"
+#include "latsim/report.h"
+#include "latsim/store.h"
 
 const char *cu_db_path(const char *opt)
 {
@@ -335,28 +334,16 @@ int cu_open_rw(const char *path, sqlite3 **db, char *err, size_t errlen)
 int cu_save_task(sqlite3 *db, const task *t, const task_out *o, const slo_result *slo, planstore_extra *x,
                  int64_t *id, char *err, size_t errlen)
 {
-    cfg c;
+    store_config c;
     int ret = -1;
     char *json = NULL;
     size_t jlen = 0;
-    store_kv *kv = NULL;
-    if (cfg_load(&c, t->path, err, errlen) != 0) goto done;
-    for (int i = 0; i < t->nsets; i++)
-        if (cfg_set(&c, t->sets[i], err, errlen) != 0) goto done;
-    kv = calloc(c.n + 1, sizeof *kv);
-    if (!kv) { errmsg_set(err, errlen, "out of memory"); goto done; }
-    uint64_t h = STORE_HASH_INIT;
-    for (size_t i = 0; i < c.n; i++) {
-        kv[i] = (store_kv) { c.e[i].section, c.e[i].key, c.e[i].value };
-        h = store_hash(kv[i].section, strlen(kv[i].section) + 1, h);
-        h = store_hash(kv[i].key, strlen(kv[i].key) + 1, h);
-        h = store_hash(kv[i].value, strlen(kv[i].value) + 1, h);
-    }
+    if (store_config_read(t->path, t->sets, t->nsets, &c, err, errlen) != 0) goto done;
     FILE *mem = open_memstream(&json, &jlen);
     if (!mem) { errmsg_set(err, errlen, "out of memory"); goto done; }
     fputs("\"scenario\": ", mem);
     report_json_str(mem, t->path);
-    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": ", (unsigned long long) h,
+    fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": ", (unsigned long long) c.hash,
             (unsigned long long) o->seed);
     report_json_str(mem, LATSIM_VERSION);
     if (slo && slo->n > 0) { fputs(", \"slo\": ", mem); slo_json(slo, mem); }
@@ -375,18 +362,17 @@ int cu_save_task(sqlite3 *db, const task *t, const task_out *o, const slo_result
     x->slo = slo && slo->n > 0 ? slo : NULL;
     x->rep = &o->rep;
     store_run r = {
-        .scenario_path = t->path, .scenario_text = c.text, .scenario_hash = h, .seed = o->seed,
+        .scenario_path = t->path, .scenario_text = c.text, .scenario_hash = c.hash, .seed = o->seed,
         .replications = 1, .version = LATSIM_VERSION, .started_at = started, .wall_s = o->wall_s,
         .status = saturated ? "saturated" : "ok", .json = full,
-        .config = kv, .nconfig = c.n, .stats = o->rep.rows, .nstats = o->rep.n,
+        .config = c.kv, .nconfig = c.n, .stats = o->rep.rows, .nstats = o->rep.n,
         .extra = planstore_run_extra, .extra_arg = x,
     };
     ret = store_save_run(db, &r, id, err, errlen);
     free(full);
 done:
     free(json);
-    free(kv);
-    cfg_free(&c);
+    store_config_free(&c);
     return ret;
 }
 

@@ -8,10 +8,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
-#include "store/planstore.h"
-#include "store/store.h"
-#include "report/slo.h"
-#include "store/task.h"
+#include "latsim/slo.h"
+#include "latsim/store.h"
 
 #ifndef LATSIM_VERSION
 #define LATSIM_VERSION "0.1"

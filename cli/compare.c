@@ -13,7 +13,9 @@
 #include "cliopt.h"
 #include "cliutil.h"
 #include "commands.h"
-#include "engine/errmsg.h"
+#include "latsim/errmsg.h"
+#include "latsim/report.h"
+#include "latsim/store.h"
 
 #define MAX_SETS 32
 

@@ -7,14 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 #include "cliopt.h"
-#include "core/hfcfg.h"
 #include "cliutil.h"
 #include "commands.h"
-#include "core/catalog.h"
-#include "engine/errmsg.h"
-#include "run/scenario.h"
-#include "store/planstore.h"
-#include "store/store.h"
+#include "latsim/catalog.h"
+#include "latsim/errmsg.h"
+#include "latsim/scenario.h"
+#include "latsim/store.h"
 
 static const cli_opt DB_ONLY[] = { CLI_OPT_DB, { NULL } };
 
@@ -155,13 +153,16 @@ int show_main(int argc, char **argv)
 static int catalog_add_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
 {
     const scenario *sc = arg;
-    for (int i = 0; i < sc->ngpus; i++) {
-        if (catalog_put_gpu(db, &sc->gpus[i], err, n) != 0) return 1;
-        if (!dry) printf("added gpu %s\n", ERRMSG_SHOWN(sc->gpus[i].name));
+    int ng, nm;
+    const gpu_spec *gpus = scenario_gpus(sc, &ng);
+    const model_spec *models = scenario_models(sc, &nm);
+    for (int i = 0; i < ng; i++) {
+        if (catalog_put_gpu(db, &gpus[i], err, n) != 0) return 1;
+        if (!dry) printf("added gpu %s\n", ERRMSG_SHOWN(gpus[i].name));
     }
-    for (int i = 0; i < sc->nmodels; i++) {
-        if (catalog_put_model(db, &sc->models[i], err, n) != 0) return 1;
-        if (!dry) printf("added model %s\n", ERRMSG_SHOWN(sc->models[i].name));
+    for (int i = 0; i < nm; i++) {
+        if (catalog_put_model(db, &models[i], err, n) != 0) return 1;
+        if (!dry) printf("added model %s\n", ERRMSG_SHOWN(models[i].name));
     }
     return 0;
 }
@@ -172,18 +173,25 @@ static int catalog_add_write(sqlite3 *db, int dry, void *arg, char *err, size_t 
 static int catalog_add(const char *file, const char *path)
 {
     char err[2048];
-    scenario sc;
+    scenario *sc = scenario_new();
     const char *fake[] = { "workload.rate=1", "pool x.service_ms=const(1)" };
-    int rc = 0;
-    if (scenario_load(&sc, file, fake, 2, err, sizeof err) != 0) rc = load_rc(err);
-    else if (sc.ngpus + sc.nmodels == 0) { snprintf(err, sizeof err, "%s: no [gpu NAME] or [model NAME] section", file); rc = 2; }
-    for (int i = 0; rc == 0 && i < sc.ngpus; i++)
-        if (catalog_check_gpu(&sc.gpus[i], err, sizeof err) != 0) rc = 2;
-    for (int i = 0; rc == 0 && i < sc.nmodels; i++)
-        if (catalog_check_model(&sc.models[i], err, sizeof err) != 0) rc = 2;
-    if (rc == 0) rc = cu_write_db(path, catalog_add_write, &sc, NULL, err, sizeof err);
+    int rc = 0, ng = 0, nm = 0;
+    const gpu_spec *gpus = NULL;
+    const model_spec *models = NULL;
+    if (!sc) { snprintf(err, sizeof err, "out of memory"); rc = 1; }
+    else if (scenario_load(sc, file, fake, 2, err, sizeof err) != 0) rc = load_rc(err);
+    else {
+        gpus = scenario_gpus(sc, &ng);
+        models = scenario_models(sc, &nm);
+        if (ng + nm == 0) { snprintf(err, sizeof err, "%s: no [gpu NAME] or [model NAME] section", file); rc = 2; }
+    }
+    for (int i = 0; rc == 0 && i < ng; i++)
+        if (catalog_check_gpu(&gpus[i], err, sizeof err) != 0) rc = 2;
+    for (int i = 0; rc == 0 && i < nm; i++)
+        if (catalog_check_model(&models[i], err, sizeof err) != 0) rc = 2;
+    if (rc == 0) rc = cu_write_db(path, catalog_add_write, sc, NULL, err, sizeof err);
     if (rc != 0) cu_die(rc, "%s", err);
-    scenario_free(&sc);
+    scenario_delete(sc);
     return rc;
 }
 

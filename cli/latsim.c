@@ -9,8 +9,7 @@
 #include <gsl/gsl_errno.h>
 #include "cliopt.h"
 #include "cliutil.h"
-#include "ccost.h"
-#include "cnet.h"
+#include "calib.h"
 #include "commands.h"
 #include "observed.h"
 

@@ -20,14 +20,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cdb.h"
+#include "calib.h"
 #include "cliutil.h"
-#include "cobsdb.h"
-#include "cobserved.h"
-#include "cobsreplay.h"
-#include "engine/errmsg.h"
-#include "run/scenario.h"
-#include "store/store.h"
+#include "latsim/errmsg.h"
+#include "latsim/scenario.h"
+#include "latsim/store.h"
 
 static const char *REPLAY_USAGE =
     "usage: latsim replay FILE --scenario S.ini [--pool P] [--format F] [--benchmark K]\n"
@@ -202,7 +199,7 @@ static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
     (void) dry;
     import_job *j = arg;
     if (cdb_init(db, err, n) != 0 || cobsdb_init(db, err, n) != 0) return 1;
-    return cobsdb_save(db, j->run, j->sc->raw.path, j->sc->raw.text, j->srv, "latsim " LATSIM_VERSION, &j->id, err, n)
+    return cobsdb_save(db, j->run, scenario_file_path(j->sc), scenario_file_text(j->sc), j->srv, "latsim " LATSIM_VERSION, &j->id, err, n)
                ? 1 : 0;
 }
 
@@ -219,26 +216,27 @@ int calib_import_observed_main(int argc, char **argv)
     char err[2048];
     const char *path = cu_db_path(o.db);
     if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
-    scenario sc;
-    if ((rc = load_scenario(o.scenario, NULL, &sc)) != 0) {
-        scenario_free(&sc);
+    scenario *sc = scenario_new();
+    if (!sc) return say(1, "out of memory");
+    if ((rc = load_scenario(o.scenario, NULL, sc)) != 0) {
+        scenario_delete(sc);
         return rc;
     }
     int idx;
     cobs_run run = { 0 };
     sqlite3 *db = NULL;
-    if (cobs_find_pool(&sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
+    if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
     if ((rc = read_file(&o, &run)) != 0) goto out;
     /* The catalog look-ups of the scenario, as `run` does them (nothing written). */
-    if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(&sc, db, err, sizeof err) != 0) {
+    if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(sc, db, err, sizeof err) != 0) {
         rc = say(strstr(err, "out of memory") ? 1 : 2, err);
         goto out;
     }
     store_close(db);
     db = NULL;
     cobs_server srv;
-    cobs_describe(&sc, idx, &srv);
-    import_job j = { .run = &run, .sc = &sc, .srv = &srv };
+    cobs_describe(sc, idx, &srv);
+    import_job j = { .run = &run, .sc = sc, .srv = &srv };
     rc = cu_write_db(path, import_write, &j, NULL, err, sizeof err);
     if (rc != 0) { say(rc, err); goto out; }
     printf("imported observed run %lld: %zu %s from %s (%s), measured on %s / %s (pool %s, tp %d, %s)\n",
@@ -248,7 +246,7 @@ int calib_import_observed_main(int argc, char **argv)
 out:
     if (db) store_close(db);
     cobs_free(&run);
-    scenario_free(&sc);
+    scenario_delete(sc);
     return rc;
 }
 
@@ -679,8 +677,8 @@ int replay_main(int argc, char **argv)
     cobs_stored h;
     char *text = NULL;
     sqlite3 *db = NULL;
-    scenario sc;
-    int have_sc = 0;
+    scenario *sc = scenario_new();
+    if (!sc) return say(1, "out of memory");
     cobs_replay r = { 0 };
     const char *scenario_name = o.scenario;
     if (run_id) {
@@ -692,10 +690,9 @@ int replay_main(int argc, char **argv)
         if ((rc = read_file(&o, &run)) != 0) goto out;
         if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = say(2, err); goto out; }
     }
-    rc = load_scenario(scenario_name, text, &sc);
-    have_sc = 1;
+    rc = load_scenario(scenario_name, text, sc);
     if (rc) goto out;
-    rc = cobs_replay_run(&run, &sc, o.pool, db, &r, err, sizeof err);
+    rc = cobs_replay_run(&run, sc, o.pool, db, &r, err, sizeof err);
     if (rc) { say(rc, err); goto out; }
     char label[64];
     snprintf(label, sizeof label, "observed run %lld", (long long) run_id);
@@ -707,7 +704,7 @@ int replay_main(int argc, char **argv)
     if (o.plot) rc = plot_replay(o.plot, &c, &run, &r);
 out:
     cobs_replay_free(&r);
-    if (have_sc) scenario_free(&sc);
+    scenario_delete(sc);
     if (db) store_close(db);
     free(text);
     cobs_free(&run);

@@ -27,10 +27,11 @@
 #include "cliopt.h"
 #include "cliutil.h"
 #include "commands.h"
-#include "engine/errmsg.h"
-#include "llm/llm.h"
-#include "stations/pool.h"
-#include "run/scenario.h"
+#include "latsim/errmsg.h"
+#include "latsim/report.h"
+#include "latsim/scenario.h"
+#include "latsim/slo.h"
+#include "latsim/store.h"
 
 #define MAX_DIMS 8
 #define MAX_VALS 256
@@ -284,24 +285,6 @@ static double erlang_hint(const slo_spec *s, double lambda, double svc_ms, doubl
         if (ok) return c;
     }
     return cmax;
-}
-
-/* 1 when every request of SC's workload passes through pool I with nothing
- * before it that may thin the flow (queue_limit, timeout_ms, a fleet, a kind
- * other than generic, a split over several next pools, client retries): its
- * inflow is then the workload's arrival rate, and the utilisation bound holds. */
-static int whole_inflow(const scenario *sc, int i)
-{
-    if (sc->has_client && sc->client.retries > 0) return 0;
-    for (int c = 0; c < sc->wl.nclasses; c++) if (sc->wl.classes[c].target != sc->wl.target) return 0;
-    int j = sc->wl.target;
-    for (int hops = 0; hops <= sc->npools && j >= 0 && j < sc->npools; hops++) {
-        if (j == i) return 1;
-        const pool_cfg *x = &sc->pools[j];
-        if (x->kind != &pool_kind_generic || x->queue_limit > 0 || x->timeout_ms > 0 || x->fleet || x->nnext != 1) return 0;
-        j = x->next[0];
-    }
-    return 0;
 }
 
 /* 1 when KEY is the key of more than one dimension (the monotone one included). */
@@ -566,9 +549,10 @@ static int loads_with(const plan *p, const char *set, char *err, size_t errlen)
     int n = 0;
     for (int u = 0; u < p->nuser; u++) sets[n++] = p->user_sets[u];
     sets[n++] = set;
-    scenario sc;
-    int bad = scenario_load(&sc, p->file, sets, n, err, errlen);
-    scenario_free(&sc);
+    scenario *sc = scenario_new();
+    if (!sc) { snprintf(err, errlen, "out of memory"); return -1; }
+    int bad = scenario_load(sc, p->file, sets, n, err, errlen);
+    scenario_delete(sc);
     return bad ? -1 : 0;
 }
 
@@ -646,16 +630,17 @@ static int plan_base(plan *p, scenario *base)
 {
     char err[2048];
     if (scenario_load(base, p->file, p->user_sets, p->nuser, err, sizeof err) != 0) return cu_die(2, "%s", err);
-    if (base->slo.n == 0) return cu_die(2, "plan: %s has no [slo] section: nothing to meet (see docs/planning.md)", p->file);
-    if (base->wl.users > 0)
+    if (scenario_slo(base)->n == 0) return cu_die(2, "plan: %s has no [slo] section: nothing to meet (see docs/planning.md)", p->file);
+    scenario_arrival arr = scenario_arrival_kind(base);
+    if (arr == SCENARIO_ARRIVAL_USERS)
         return cu_die(2, "plan: %s has a closed-loop workload (users): --target-rate needs an open-loop one (rate or trace); "
                       "use latsim sweep --vary workload.users=...", p->file);
-    if (base->wl.arrival != ARRIVAL_TRACE && base->wl.sched.kind != RATE_FIXED)
+    if (arr == SCENARIO_ARRIVAL_SCHEDULE)
         fprintf(stderr, "latsim: plan: note: %s's rate schedule is replaced by the constant target rate\n", ERRMSG_SHOWN(p->file));
-    p->headroom = base->slo.headroom;
+    p->headroom = scenario_slo(base)->headroom;
     p->want = p->target * p->headroom;
-    if (base->wl.arrival == ARRIVAL_TRACE) {
-        double r1 = scenario_arrival_rate(base) / base->wl.speedup;
+    if (arr == SCENARIO_ARRIVAL_TRACE) {
+        double r1 = scenario_arrival_rate(base) / scenario_speedup(base);
         snprintf(p->rate_set, sizeof p->rate_set, "workload.speedup=%.10g", p->want / r1);
     } else snprintf(p->rate_set, sizeof p->rate_set, "workload.rate=%.10g", p->want);
     /* A target rate the scenario refuses (1e-300: the run would outlast the
@@ -724,8 +709,9 @@ static int plan_mono_search(plan *p, const char *section, const char *key, const
 static int plan_dims(plan *p, const scenario *base)
 {
     int llm = -1;
-    for (int i = 0; i < base->npools; i++)
-        if (base->pools[i].kind == &llm_kind && (p->pool_opt ? !strcmp(base->pools[i].name, p->pool_opt) : llm < 0)) llm = i;
+    for (int i = 0; i < scenario_npools(base); i++)
+        if (!strcmp(scenario_pool_kind(base, i), "llm") && (p->pool_opt ? !strcmp(scenario_pool_name(base, i), p->pool_opt) : llm < 0))
+            llm = i;
     if (p->pool_opt && llm < 0) return cu_die(2, "plan: --pool %s: %s has no LLM pool of that name", p->pool_opt, p->file);
     if ((p->gpus || p->tps || p->reps) && llm < 0)
         return cu_die(2, "plan: --gpus/--tp/--replicas need an LLM pool, and %s has none (use --search)", p->file);
@@ -733,13 +719,13 @@ static int plan_dims(plan *p, const scenario *base)
     for (int k = 0; k < 2; k++) {
         if (!opts[k]) continue;
         dim *d = &p->dims[p->ndims++];
-        snprintf(d->section, sizeof d->section, "pool %s", base->pools[llm].name);
+        snprintf(d->section, sizeof d->section, "pool %s", scenario_pool_name(base, llm));
         snprintf(d->key, sizeof d->key, "%s", keys[k]);
         d->opt = names[k];
         if (parse_values(d, opts[k])) return 2;
     }
     if (p->reps) {
-        snprintf(p->mono.section, sizeof p->mono.section, "pool %s", base->pools[llm].name);
+        snprintf(p->mono.section, sizeof p->mono.section, "pool %s", scenario_pool_name(base, llm));
         snprintf(p->mono.key, sizeof p->mono.key, "replicas");
         p->mono.opt = "--replicas";
         if (parse_replicas(p->reps, &p->mono_lo, &p->mono_hi) != 0) return 2;
@@ -751,13 +737,11 @@ static int plan_dims(plan *p, const scenario *base)
         const char *spec;
         if (split_key(p->searches[s], section, sizeof section, key, sizeof key, &spec) != 0)
             return cu_die(2, "plan: --search '%s': expected \"SECTION.KEY=FROM:TO:STEP\" or \"SECTION.KEY=a,b,c\"", p->searches[s]);
-        int found = 0;
-        for (size_t i = 0; i < base->raw.ns; i++) found |= !strcmp(base->raw.s[i].name, section);
-        if (!found) return cu_die(2, "plan: --search %s.%s: %s has no section [%s]", section, key, p->file, section);
+        if (!scenario_has_section(base, section)) return cu_die(2, "plan: --search %s.%s: %s has no section [%s]", section, key, p->file, section);
         int pi = -1;
-        for (int i = 0; i < base->npools; i++) {
+        for (int i = 0; i < scenario_npools(base); i++) {
             char sec[80];
-            snprintf(sec, sizeof sec, "pool %s", base->pools[i].name);
+            snprintf(sec, sizeof sec, "pool %s", scenario_pool_name(base, i));
             if (!strcmp(sec, section)) pi = i;
         }
         if (pi >= 0 && (!strcmp(key, "replicas") || !strcmp(key, "servers"))) {
@@ -798,9 +782,9 @@ static int plan_check_dims(plan *p, scenario *base)
         }
     }
     p->umax = 1;
-    for (int t = 0; t < base->slo.n; t++) if (base->slo.t[t].kind == SLO_UTIL_MAX) p->umax = fmin(p->umax, base->slo.t[t].limit);
-    p->slo = base->slo;                        /* taken over from base */
-    memset(&base->slo, 0, sizeof base->slo);
+    const slo_spec *bs = scenario_slo(base);
+    for (int t = 0; t < bs->n; t++) if (bs->t[t].kind == SLO_UTIL_MAX) p->umax = fmin(p->umax, bs->t[t].limit);
+    scenario_take_slo(base, &p->slo);          /* taken over from base */
     if (p->mono.n >= 0) {
         if (shared_key(p, p->mono.key)) snprintf(p->mono_name, sizeof p->mono_name, "%s.%s", short_section(p->mono.section), p->mono.key);
         else snprintf(p->mono_name, sizeof p->mono_name, "%s", p->mono.key);
@@ -812,48 +796,53 @@ static int plan_check_dims(plan *p, scenario *base)
  * the monotone value and, for a generic pool's servers, the utilisation bound
  * and the Erlang C estimate; a generic pool's size as an ordinary dimension
  * below its utilisation bound rules the configuration out.  (A refusal at
- * M1 + 1 leaves the cost per unit 0.) */
-static void plan_estimate(plan *p, combo *c, int m1, const scenario *s1)
+ * M1 + 1 leaves the cost per unit 0.)  Returns 0, or 1 when out of memory
+ * (printed). */
+static int plan_estimate(plan *p, combo *c, int m1, const scenario *s1)
 {
     char reason[300];
     double c1 = task_config_cost(s1);
+    double svc, cv;                  /* a generic pool's mean service time, ms, and its CV */
     c->fixed = c1;
     c->unit = 0;
     if (p->mono.n >= 0) {
-        scenario s2;
-        int st2 = load_config(p, c, m1 + 1, p->dbpath, &s2, reason, sizeof reason);
-        if (st2 == 0) { c->unit = task_config_cost(&s2) - c1; c->fixed = c1 - c->unit * m1; }
-        scenario_free(&s2);
-        /* Generic pool: utilisation bound and Erlang C. */
-        const pool_cfg *pc = &s1->pools[p->mono_pool];
-        /* Only a pool that every request reaches has the workload's rate as its inflow. */
-        if (pc->kind == &pool_kind_generic && !strcmp(p->mono.key, "servers") && whole_inflow(s1, p->mono_pool)) {
-            double load = scenario_arrival_rate(s1) * pc->service.mean / 1000.0;
+        scenario *s2 = scenario_new();
+        if (!s2) return cu_die(1, "out of memory");
+        int st2 = load_config(p, c, m1 + 1, p->dbpath, s2, reason, sizeof reason);
+        if (st2 == 0) { c->unit = task_config_cost(s2) - c1; c->fixed = c1 - c->unit * m1; }
+        scenario_delete(s2);
+        /* Generic pool: utilisation bound and Erlang C.  Only a pool that
+         * every request reaches has the workload's rate as its inflow. */
+        if (scenario_pool_service(s1, p->mono_pool, &svc, &cv) == 0 && !strcmp(p->mono.key, "servers") &&
+            scenario_pool_whole_inflow(s1, p->mono_pool)) {
+            double load = scenario_arrival_rate(s1) * svc / 1000.0;
             int cmin = (int) floor(load / p->umax) + 1;
             if (cmin - 1 > c->lo) c->lo = cmin - 1;
             if (cmin > p->mono_hi)
                 snprintf(c->bound, sizeof c->bound, "%s needs %s >= %d to carry its offered load (%.4g req/s x %.4g ms = %.4g %s busy, "
                          "utilization_max %.3g), and the search ends at %s=%d (utilisation %.3g)", p->mono.section, p->mono.key, cmin,
-                         scenario_arrival_rate(s1), pc->service.mean, load, p->mono.key, p->umax, p->mono.key, p->mono_hi,
+                         scenario_arrival_rate(s1), svc, load, p->mono.key, p->umax, p->mono.key, p->mono_hi,
                          load / p->mono_hi);
-            c->hint = erlang_hint(&p->slo, scenario_arrival_rate(s1), pc->service.mean, pc->service.cv, cmin, p->mono_hi);
+            c->hint = erlang_hint(&p->slo, scenario_arrival_rate(s1), svc, cv, cmin, p->mono_hi);
             if (isnan(c->hint)) c->hint = cmin;
         }
     }
-    for (int ti = 0; ti < s1->npools && !c->bound[0]; ti++) {
-        const pool_cfg *pc = &s1->pools[ti];
-        if (pc->kind != &pool_kind_generic || (p->mono.n >= 0 && ti == p->mono_pool) || !whole_inflow(s1, ti)) continue;
+    for (int ti = 0; ti < scenario_npools(s1) && !c->bound[0]; ti++) {
+        if (scenario_pool_service(s1, ti, &svc, &cv) != 0 || (p->mono.n >= 0 && ti == p->mono_pool) ||
+            !scenario_pool_whole_inflow(s1, ti)) continue;
         char sec[80];
-        snprintf(sec, sizeof sec, "pool %s", pc->name);
+        snprintf(sec, sizeof sec, "pool %s", scenario_pool_name(s1, ti));
         int searched = 0;
         for (int i = 0; i < p->ndims; i++) searched |= !strcmp(p->dims[i].section, sec) && !strcmp(p->dims[i].key, "servers");
-        double load = scenario_arrival_rate(s1) * pc->service.mean / 1000.0;
-        if (searched && pc->servers <= (int) floor(load / p->umax))
+        double load = scenario_arrival_rate(s1) * svc / 1000.0;
+        int servers = scenario_pool_servers(s1, ti);
+        if (searched && servers <= (int) floor(load / p->umax))
             snprintf(c->bound, sizeof c->bound, "%s: servers=%d cannot carry its offered load (%.4g req/s x %.4g ms = %.4g servers busy, "
-                     "utilisation %.3g, utilization_max %.3g)", sec, pc->servers, scenario_arrival_rate(s1), pc->service.mean, load,
-                     load / pc->servers, p->umax);
+                     "utilisation %.3g, utilization_max %.3g)", sec, servers, scenario_arrival_rate(s1), svc, load,
+                     load / servers, p->umax);
     }
     if (c->bound[0]) c->done = 1;
+    return 0;
 }
 
 /* The configurations: the product of the dimensions, each with its label,
@@ -892,12 +881,13 @@ static int plan_configs(plan *p)
         c->closest_eval = -1;
         c->best_eval = -1;
         /* Cost is linear in the monotone value; refusals rule the configuration out. */
-        scenario s1;
+        scenario *s1 = scenario_new();
+        if (!s1) return cu_die(1, "out of memory");
         int m1 = p->mono.n >= 0 ? p->mono_lo : 0;
-        int st = load_config(p, c, m1, p->dbpath, &s1, reason, sizeof reason);
-        if (st == 0) plan_estimate(p, c, m1, &s1);
+        int st = load_config(p, c, m1, p->dbpath, s1, reason, sizeof reason);
+        if (st == 0) st = plan_estimate(p, c, m1, s1);
         else if (st == 1) { c->infeasible = 1; snprintf(c->reason, sizeof c->reason, "%s", reason); st = 0; }
-        scenario_free(&s1);
+        scenario_delete(s1);
         if (st) return st;
     }
     return 0;
@@ -1196,21 +1186,21 @@ static void plan_print(const plan *p)
 int plan_main(int argc, char **argv)
 {
     plan p;
-    scenario base;
+    scenario *base = NULL;
     memset(&p, 0, sizeof p);
-    memset(&base, 0, sizeof base);
     p.best = -1;
     p.mono.n = -1;
     char err[2048];
     int rc = plan_parse(argc, argv, &p);
     if (rc != CLI_GO) return rc;
-    if ((rc = plan_base(&p, &base)) != 0) goto out;
-    if ((rc = plan_dims(&p, &base)) != 0) goto out;
-    if ((rc = plan_check_dims(&p, &base)) != 0) goto out;
+    if (!(base = scenario_new())) { rc = cu_die(1, "out of memory"); goto out; }
+    if ((rc = plan_base(&p, base)) != 0) goto out;
+    if ((rc = plan_dims(&p, base)) != 0) goto out;
+    if ((rc = plan_check_dims(&p, base)) != 0) goto out;
     if ((rc = plan_configs(&p)) != 0) goto out;
     if (p.store && cu_check_db(p.dbpath, err, sizeof err) != 0) { rc = cu_die(2, "%s", err); goto out; }
     p.progress = isatty(2);
-    p.seed0 = p.seed ? p.seed : base.seed;
+    p.seed0 = p.seed ? p.seed : scenario_seed(base);
     double t0 = cu_clock();
     if ((rc = plan_search(&p)) != 0) goto out;
     if ((rc = plan_confirm(&p)) != 0) goto out;
@@ -1224,6 +1214,6 @@ int plan_main(int argc, char **argv)
     rc = 0;
 out:
     free_plan(&p);
-    scenario_free(&base);
+    scenario_delete(base);
     return rc;
 }

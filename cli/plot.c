@@ -21,8 +21,9 @@
 #include "cliopt.h"
 #include "cliutil.h"
 #include "commands.h"
-#include "engine/errmsg.h"
-#include "store/store.h"
+#include "latsim/errmsg.h"
+#include "latsim/report.h"
+#include "latsim/store.h"
 
 enum { O_KIND = 1, O_OUT };
 

@@ -13,15 +13,13 @@
 #include "cliopt.h"
 #include "cliutil.h"
 #include "commands.h"
-#include "engine/errmsg.h"
-#include "report/alert.h"
-#include "report/report.h"
-#include "run/scenario.h"
-#include "run/sim.h"
-#include "store/planstore.h"
-#include "store/store.h"
-#include "report/tsalert.h"
-#include "run/tseries.h"
+#include "latsim/errmsg.h"
+#include "latsim/report.h"
+#include "latsim/scenario.h"
+#include "latsim/sim.h"
+#include "latsim/slo.h"
+#include "latsim/store.h"
+#include "latsim/tseries.h"
 
 enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K };
 
@@ -69,7 +67,7 @@ typedef struct run_opts {
 /* A run in progress: everything run_main frees. */
 typedef struct run_state {
     const char *db_path;            /* the database file */
-    scenario sc;                    /* the scenario, resolved */
+    scenario *sc;                   /* the scenario, resolved (owned) */
     report *runs;                   /* one report per replication */
     report agg;                     /* their aggregate (replications > 1) */
     const report *shown;            /* the report printed and stored: runs[0] or agg */
@@ -81,8 +79,7 @@ typedef struct run_state {
     size_t ts_n;                    /* its intervals */
     ts_alert *alerts;               /* its SLO alerts */
     size_t nalerts;                 /* how many */
-    store_kv *kv;                   /* the effective configuration (points into sc.raw) */
-    uint64_t hash;                  /* its hash */
+    store_config cfg;               /* the effective configuration and its hash (points into sc) */
     slo_result slo;                 /* the [slo] terms evaluated on the shown report */
     char *json;                     /* the report as JSON (what --json prints and the run stores) */
     char err[2048];                 /* the last error */
@@ -155,16 +152,17 @@ static int run_parse(int argc, char **argv, run_opts *o)
  * before anything runs.  Returns 0 or the exit status (printed). */
 static int run_prepare(const run_opts *o, run_state *st)
 {
-    scenario *sc = &st->sc;
     sqlite3 *db = NULL;
     int rc = 2;
     st->db_path = cu_db_path(o->a.db);
+    scenario *sc = st->sc = scenario_new();
+    if (!sc) { snprintf(st->err, sizeof st->err, "out of memory"); rc = 1; goto out; }
     if (scenario_load(sc, o->file, o->a.sets, o->a.nsets, st->err, sizeof st->err) != 0) { rc = load_rc(st->err); goto out; }
-    if (o->seed_given) sc->seed = o->seed;
-    if (o->ts_path || o->ts_interval > 0) sc->ts_interval_s = o->ts_interval > 0 ? o->ts_interval : ALERT_DEFAULT_INTERVAL_S;
-    if (sc->ts_interval_s > 0) {   /* before anything is written */
+    if (o->seed_given) scenario_set_seed(sc, o->seed);
+    if (o->ts_path || o->ts_interval > 0) scenario_set_ts_interval(sc, o->ts_interval > 0 ? o->ts_interval : ALERT_DEFAULT_INTERVAL_S);
+    if (scenario_ts_interval(sc) > 0) {   /* before anything is written */
         char msg[512];
-        if (ts_check_count(scenario_expected_duration_s(sc), sc->ts_interval_s, msg, sizeof msg) != 0) {
+        if (ts_check_count(scenario_expected_duration_s(sc), scenario_ts_interval(sc), msg, sizeof msg) != 0) {
             snprintf(st->err, sizeof st->err, "run: %s: %s", o->ts_interval > 0 ? "--interval" : "--timeseries (default interval)", msg);
             goto out;
         }
@@ -188,19 +186,20 @@ out:
 /* Runs the replications and aggregates them.  Returns 0 or 1 (printed). */
 static int run_simulate(const run_opts *o, run_state *st)
 {
-    const scenario *sc = &st->sc;
+    const scenario *sc = st->sc;
+    int npools = scenario_npools(sc);
     st->runs = calloc((size_t) o->reps, sizeof *st->runs);
-    st->load_sat = calloc((size_t) sc->npools + 1, sizeof *st->load_sat);
+    st->load_sat = calloc((size_t) npools + 1, sizeof *st->load_sat);
     if (!st->runs || !st->load_sat) return die(1, "out of memory");
     cu_now(st->started, sizeof st->started);
     for (int i = 0; i < o->reps; i++) {
         sim_result res;
-        if (sim_run(sc, sc->seed + (uint64_t) i, &res, st->err, sizeof st->err) != 0) {
+        if (sim_run(sc, scenario_seed(sc) + (uint64_t) i, &res, st->err, sizeof st->err) != 0) {
             sim_result_free(&res);
             return die(1, st->err);
         }
         st->wall += res.wall_time_s;
-        for (int p = 0; p < res.npools && p < sc->npools; p++) st->load_sat[p] |= res.pools[p].load_saturated;
+        for (int p = 0; p < res.npools && p < npools; p++) st->load_sat[p] |= res.pools[p].load_saturated;
         if (i == 0 && res.ts) {   /* the time series of the first replication */
             st->ts_n = ts_count(res.ts);
             st->ts = malloc((st->ts_n + 1) * sizeof *st->ts);
@@ -224,18 +223,10 @@ static int run_simulate(const run_opts *o, run_state *st)
  * JSON text.  Returns 0 or 1 (printed). */
 static int run_describe(const run_opts *o, run_state *st)
 {
-    const scenario *sc = &st->sc;
-    st->hash = STORE_HASH_INIT;
-    st->kv = calloc(sc->raw.n + 1, sizeof *st->kv);
-    if (!st->kv) return die(1, "out of memory");
-    for (size_t i = 0; i < sc->raw.n; i++) {
-        store_kv *kv = &st->kv[i];
-        *kv = (store_kv) { sc->raw.e[i].section, sc->raw.e[i].key, sc->raw.e[i].value };
-        st->hash = store_hash(kv->section, strlen(kv->section) + 1, st->hash);
-        st->hash = store_hash(kv->key, strlen(kv->key) + 1, st->hash);
-        st->hash = store_hash(kv->value, strlen(kv->value) + 1, st->hash);
-    }
-    if (slo_eval(&sc->slo, st->shown->rows, st->shown->n, &st->slo) != 0) return die(1, "out of memory");
+    const scenario *sc = st->sc;
+    const slo_spec *spec = scenario_slo(sc);
+    if (store_config_of(sc, &st->cfg, st->err, sizeof st->err) != 0) return die(1, st->err);
+    if (slo_eval(spec, st->shown->rows, st->shown->n, &st->slo) != 0) return die(1, "out of memory");
     char *extra = NULL;
     size_t extra_len = 0, json_len = 0;
     FILE *mem = open_memstream(&extra, &extra_len);
@@ -244,17 +235,17 @@ static int run_describe(const run_opts *o, run_state *st)
     fputs("\"scenario\": ", mem);
     report_json_str(mem, o->file);
     fprintf(mem, ", \"scenario_hash\": \"%016llx\", \"seed\": %llu, \"version\": ",
-            (unsigned long long) st->hash, (unsigned long long) sc->seed);
+            (unsigned long long) st->cfg.hash, (unsigned long long) scenario_seed(sc));
     report_json_str(mem, LATSIM_VERSION);
-    if (sc->slo.n > 0) { fputs(", \"slo\": ", mem); slo_json(&st->slo, mem); }
+    if (spec->n > 0) { fputs(", \"slo\": ", mem); slo_json(&st->slo, mem); }
     if (st->ts) {
-        if (ts_alerts(st->ts, st->ts_n, &sc->slo, (size_t) o->alert_k, &st->alerts, &st->nalerts) != 0) {
+        if (ts_alerts(st->ts, st->ts_n, spec, (size_t) o->alert_k, &st->alerts, &st->nalerts) != 0) {
             fclose(mem);
             free(extra);
             return die(1, "out of memory");
         }
         fprintf(mem, ", \"timeseries\": {\"interval_s\": %.9g, \"intervals\": %zu, \"alert_intervals\": %llu, \"alerts\": ",
-                sc->ts_interval_s, st->ts_n, o->alert_k);
+                scenario_ts_interval(sc), st->ts_n, o->alert_k);
         ts_alerts_json(st->alerts, st->nalerts, mem);
         fputc('}', mem);
     }
@@ -270,16 +261,16 @@ static int run_describe(const run_opts *o, run_state *st)
 /* Prints the report: the JSON, or the table, SLO terms and time series. */
 static void run_print(const run_opts *o, const run_state *st)
 {
-    const scenario *sc = &st->sc;
+    const scenario *sc = st->sc;
     if (o->a.json) { fputs(st->json, stdout); return; }
     char title[8192];
-    snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", o->file, (unsigned long long) sc->seed, LATSIM_VERSION);
+    snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", o->file, (unsigned long long) scenario_seed(sc), LATSIM_VERSION);
     report_table(st->shown, title, stdout);
     slo_table(&st->slo, stdout);
     if (!st->ts) return;
-    printf("\ntime series: %zu intervals of %g s%s%s\n", st->ts_n, sc->ts_interval_s,
+    printf("\ntime series: %zu intervals of %g s%s%s\n", st->ts_n, scenario_ts_interval(sc),
            o->ts_path ? " written to " : " (stored with the run)", o->ts_path ? ERRMSG_SHOWN(o->ts_path) : "");
-    if (ts_alert_terms(&sc->slo) > 0) ts_alerts_table(st->alerts, st->nalerts, (size_t) o->alert_k, sc->ts_interval_s, stdout);
+    if (ts_alert_terms(scenario_slo(sc)) > 0) ts_alerts_table(st->alerts, st->nalerts, (size_t) o->alert_k, scenario_ts_interval(sc), stdout);
     else printf("alerts: none watched (no [slo] term on the p99 or p50 of e2e or ttft)\n");
 }
 
@@ -303,7 +294,10 @@ static int run_write_series(const run_opts *o, run_state *st)
 static int run_store(const run_opts *o, run_state *st)
 {
     if (!o->store) return 0;
-    const scenario *sc = &st->sc;
+    const scenario *sc = st->sc;
+    int ngpus, nmodels;
+    const gpu_spec *gpus = scenario_gpus(sc, &ngpus);
+    const model_spec *models = scenario_models(sc, &nmodels);
     sqlite3 *db = NULL;
     store_stat *all = NULL;
     int rc = 1;
@@ -317,13 +311,13 @@ static int run_store(const run_opts *o, run_state *st)
     if (o->reps > 1) for (size_t j = 0; j < st->agg.n; j++) all[m++] = st->agg.rows[j];
     for (int i = 0; i < o->reps; i++)
         for (size_t j = 0; j < st->runs[i].n; j++) all[m++] = st->runs[i].rows[j];
-    planstore_extra pextra = { .slo = sc->slo.n > 0 ? &st->slo : NULL, .rep = st->shown };
+    planstore_extra pextra = { .slo = scenario_slo(sc)->n > 0 ? &st->slo : NULL, .rep = st->shown };
     store_run run = {
-        .scenario_path = o->file, .scenario_text = sc->raw.text, .scenario_hash = st->hash, .seed = sc->seed,
+        .scenario_path = o->file, .scenario_text = st->cfg.text, .scenario_hash = st->cfg.hash, .seed = scenario_seed(sc),
         .replications = o->reps, .version = LATSIM_VERSION, .started_at = st->started, .wall_s = st->wall,
         .status = st->saturated ? "saturated" : "ok", .json = st->json,
-        .config = st->kv, .nconfig = sc->raw.n, .stats = all, .nstats = m,
-        .gpus = sc->gpus, .ngpus = (size_t) sc->ngpus, .models = sc->models, .nmodels = (size_t) sc->nmodels,
+        .config = st->cfg.kv, .nconfig = st->cfg.n, .stats = all, .nstats = m,
+        .gpus = gpus, .ngpus = (size_t) ngpus, .models = models, .nmodels = (size_t) nmodels,
         .extra = planstore_run_extra, .extra_arg = &pextra,
         .ts = st->ts, .nts = st->ts_n,
     };
@@ -344,14 +338,15 @@ out:
  * long, and each saturated pool.  Returns 3 when saturated, else 0. */
 static int run_notes(const run_opts *o, run_state *st)
 {
-    const scenario *sc = &st->sc;
+    const scenario *sc = st->sc;
     const report *shown = st->shown;
-    for (int i = 0; i < sc->npools; i++) {
-        double tl = report_get(shown, sc->pools[i].name, "too_long", "value");
+    for (int i = 0; i < scenario_npools(sc); i++) {
+        const char *name = scenario_pool_name(sc, i);
+        double tl = report_get(shown, name, "too_long", "value");
         if (tl > 0) {
             snprintf(st->err, sizeof st->err, "note: %s:%d: [pool %s]: %.0f requests rejected: prompt + output exceed max_seq_len = %.0f "
-                     "(see max_seq_len and truncate in docs/llm.md)", o->file, sc->pools[i].line, sc->pools[i].name, tl,
-                     report_get(shown, sc->pools[i].name, "max_seq_len", "value"));
+                     "(see max_seq_len and truncate in docs/llm.md)", o->file, scenario_pool_line(sc, i), name, tl,
+                     report_get(shown, name, "max_seq_len", "value"));
             die(0, st->err);
         }
     }
@@ -359,16 +354,16 @@ static int run_notes(const run_opts *o, run_state *st)
     /* Stored and printed as saturated; the exit status and one line per
      * saturated pool say so to scripts and CI. */
     fflush(stdout);
-    for (int i = 0; i < sc->npools; i++) {
-        const char *name = sc->pools[i].name;
+    for (int i = 0; i < scenario_npools(sc); i++) {
+        const char *name = scenario_pool_name(sc, i);
         if (!(report_get(shown, name, "saturated", "value") > 0)) continue;
         double rho = report_get(shown, name, "offered_load", "value");
         if (st->load_sat[i])
             snprintf(st->err, sizeof st->err, "%s:%d: [pool %s]: saturated: offered load %.3g >= 1 (arrival rate x mean service / servers)",
-                     o->file, sc->pools[i].line, name, rho);
+                     o->file, scenario_pool_line(sc, i), name, rho);
         else
             snprintf(st->err, sizeof st->err, "%s:%d: [pool %s]: saturated: the number of requests in it kept growing during the run",
-                     o->file, sc->pools[i].line, name);
+                     o->file, scenario_pool_line(sc, i), name);
         die(0, st->err);
     }
     snprintf(st->err, sizeof st->err, "%s: saturated: the load exceeds what the system serves; latency percentiles are not reported", o->file);
@@ -399,8 +394,8 @@ out:
     free(st.ts);
     free(st.alerts);
     free(st.load_sat);
-    free(st.kv);
+    store_config_free(&st.cfg);
     slo_result_free(&st.slo);
-    scenario_free(&st.sc);
+    scenario_delete(st.sc);
     return rc;
 }

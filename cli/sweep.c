@@ -15,8 +15,11 @@
 #include "cliopt.h"
 #include "cliutil.h"
 #include "commands.h"
-#include "engine/errmsg.h"
-#include "run/scenario.h"
+#include "latsim/errmsg.h"
+#include "latsim/report.h"
+#include "latsim/scenario.h"
+#include "latsim/slo.h"
+#include "latsim/store.h"
 
 #define MAX_POINTS 10000
 #define MAX_SETS 48
@@ -72,7 +75,7 @@ typedef struct sweep {
     point *p;                 /* the points, grid and narrowing */
     int n, cap;               /* how many; allocated */
     int numeric, integer;     /* every value a number / a whole number */
-    scenario base;            /* the first point's scenario: its [slo] */
+    slo_spec slo;             /* the first point's [slo] (taken from its scenario) */
     int grid;                 /* points of the grid (those after it narrow down) */
     int best;                 /* the point reported (-1 none) */
     int more;                 /* 1: more is better (the lowest meeting value is reported) */
@@ -294,18 +297,16 @@ static int sweep_load(sweep *s)
     const char *dot = strrchr(s->key, '.');
     char sec[200];
     snprintf(sec, sizeof sec, "%.*s", dot ? (int) (dot - s->key) : 0, s->key);
-    cfg c;
-    if (cfg_load(&c, s->file, err, sizeof err) != 0) { cfg_free(&c); return cu_die(2, "%s", err); }
-    int found = 0;
-    for (size_t i = 0; i < c.ns; i++) found |= !strcmp(c.s[i].name, sec);
-    cfg_free(&c);
+    int found = scenario_file_has_section(s->file, sec, err, sizeof err);
+    if (found < 0) return cu_die(2, "%s", err);
     if (!dot || !found) return cu_die(2, "sweep: --vary %s: %s has no section [%s]", s->key, s->file, sec);
     for (int i = 0; i < s->n; i++) {
-        scenario sc;
+        scenario *sc = scenario_new();
+        if (!sc) return cu_die(1, "out of memory");
         s->sets[s->nsets] = s->p[i].set;
-        int bad = scenario_load(&sc, s->file, s->sets, s->nsets + 1, err, sizeof err);
-        if (!bad && i == 0) { s->base = sc; memset(&sc, 0, sizeof sc); }
-        scenario_free(&sc);
+        int bad = scenario_load(sc, s->file, s->sets, s->nsets + 1, err, sizeof err);
+        if (!bad && i == 0) scenario_take_slo(sc, &s->slo);
+        scenario_delete(sc);
         if (bad) {
             cu_relabel(err, sizeof err, "--vary", sec, dot + 1);
             return cu_die(2, "%s", err);
@@ -320,11 +321,12 @@ static int sweep_load(sweep *s)
         /* Whole-number values: narrow down in whole numbers only when the key
          * refuses fractions (servers, replicas), not for a rate given as 1:9:1. */
         char frac[256];
-        scenario sc;
+        scenario *sc = scenario_new();
+        if (!sc) return cu_die(1, "out of memory");
         snprintf(frac, sizeof frac, "%s=%.10g", s->key, s->p[0].x + 0.5);
         s->sets[s->nsets] = frac;
-        if (scenario_load(&sc, s->file, s->sets, s->nsets + 1, err, sizeof err) == 0) s->integer = 0;
-        scenario_free(&sc);
+        if (scenario_load(sc, s->file, s->sets, s->nsets + 1, err, sizeof err) == 0) s->integer = 0;
+        scenario_delete(sc);
     }
     if (cu_check_db_path(s->dbpath, err, sizeof err) != 0 || (s->store && cu_check_db(s->dbpath, err, sizeof err) != 0))
         return cu_die(2, "%s", err);
@@ -344,13 +346,13 @@ static int sweep_narrow(sweep *s)
     s->best = -1;
     s->monotone = 1;
     s->best_x = s->best_rate = NAN;
-    if (s->base.slo.n > 0) {
+    if (s->slo.n > 0) {
         for (int i = 0; i < s->n; i++) s->nmet += s->p[i].met;
         for (int i = 0; i + 1 < s->n; i++) changes += s->p[i].met != s->p[i + 1].met;
         s->monotone = !s->numeric || changes <= 1;
         describe_runs(s, s->runs, sizeof s->runs);
     }
-    if (s->base.slo.n > 0 && s->numeric && s->nmet > 0) {
+    if (s->slo.n > 0 && s->numeric && s->nmet > 0) {
         int i = -1, bad = -1;       /* the meeting and the missing end of the bracket */
         if (s->p[0].met) {
             while (i + 1 < s->n && s->p[i + 1].met) i++;
@@ -383,7 +385,7 @@ static int sweep_narrow(sweep *s)
                     p->bisect = 1;
                 }
                 if (s->n == from) break;
-                if ((rc = run_points(s, from, s->jobs, s->dbpath, &s->base.slo)) != 0) return rc;
+                if ((rc = run_points(s, from, s->jobs, s->dbpath, &s->slo)) != 0) return rc;
                 /* Conservative near the boundary, where noise can make a point
                  * meet beyond one that missed: the miss nearest the meeting end
                  * bounds the answer. */
@@ -514,7 +516,7 @@ static void sweep_print(const sweep *s)
     printf("sweep %s  --vary %s  (%d simulations, %.2f s, %d workers)\n\n", ERRMSG_SHOWN(s->file), ERRMSG_SHOWN(s->vary), s->n,
            s->wall, s->jobs);
     print_table(s, llm, stdout);
-    if (s->base.slo.n == 0) printf("\nno [slo] section: nothing to meet\n");
+    if (s->slo.n == 0) printf("\nno [slo] section: nothing to meet\n");
     else if (!s->numeric) printf("\nthe SLO is %s (values are not numbers: no order, not narrowed down)\n", ERRMSG_SHOWN(s->runs));
     else if (s->nmet == 0) printf("\nno point meets the SLO (neither the lowest value, %s, nor the highest, %s)\n", ERRMSG_SHOWN(s->p[0].value),
                                   ERRMSG_SHOWN(s->p[s->n - 1].value));
@@ -549,7 +551,7 @@ int sweep_main(int argc, char **argv)
     if ((rc = sweep_load(&s)) != 0) goto out;
     if (s.jobs <= 0) s.jobs = task_cpus();
     double t0 = cu_clock();
-    if ((rc = run_points(&s, 0, s.jobs, s.dbpath, &s.base.slo)) != 0) goto out;
+    if ((rc = run_points(&s, 0, s.jobs, s.dbpath, &s.slo)) != 0) goto out;
     s.grid = s.n;
     if (s.numeric) qsort(s.p, (size_t) s.n, sizeof *s.p, cmp_x);
     if ((rc = sweep_narrow(&s)) != 0) goto out;
@@ -561,7 +563,7 @@ int sweep_main(int argc, char **argv)
 out:
     for (int i = 0; i < s.n; i++) { task_out_free(&s.p[i].o); slo_result_free(&s.p[i].slo); }
     free(s.p);
-    scenario_free(&s.base);
+    slo_free(&s.slo);
     free(s.json_text);
     return rc;
 }

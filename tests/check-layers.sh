@@ -17,9 +17,13 @@
 #                 scenario assembly (run/scenario.c, run/scenario.h)
 #   sim/report    everything in sim below it
 #   sim/store     everything in sim below it, and report
-#   calib         sim (never the other way), include
-#   include       (public headers) sim
-#   cli           include/latsim and calib's public header only
+#   calib         sim (never the other way)
+#   include       (public headers, include/latsim/*.h) only each other, and
+#                 system and library headers: never sim/, calib/ or cli/
+#   cli           include/latsim and calib's public header (calib/calib.h) only
+# Every folder of sim/ and calib/ may include the public headers (an internal
+# header includes the public one it completes, as SQLite's sqliteInt.h
+# includes sqlite3.h); a public header may include no internal one.
 # Routing policies (core/route.c, core/route.h) see the snapshot interface
 # (core/snap.h), the request record and the complexity classifier only.
 # Cycles: no two modules (a .c and its .h) and no two folders include each
@@ -34,18 +38,18 @@ root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root" || exit 2
 
 declare -A ALLOW=(
-  [engine]=""
-  [core]="engine"
-  [fleet]="engine core"
-  [workload]="engine core"
-  [stations]="engine core fleet"
-  [gateway]="engine core fleet"
-  [llm]="engine core fleet"
-  [run]="engine core fleet workload stations gateway llm"
-  [report]="engine core fleet workload stations gateway llm run"
-  [store]="engine core fleet workload stations gateway llm run report"
+  [engine]="public"
+  [core]="engine public"
+  [fleet]="engine core public"
+  [workload]="engine core public"
+  [stations]="engine core fleet public"
+  [gateway]="engine core fleet public"
+  [llm]="engine core fleet public"
+  [run]="engine core fleet workload stations gateway llm public"
+  [report]="engine core fleet workload stations gateway llm run public"
+  [store]="engine core fleet workload stations gateway llm run report public"
   [calib]="engine core fleet workload stations gateway llm run report store public"
-  [public]="engine core fleet workload stations gateway llm run report store"
+  [public]=""
   [cli]="public calibpub"
 )
 KINDS="stations gateway llm"

@@ -7,7 +7,9 @@
  * `latsim catalog add` or from [gpu NAME] / [model NAME] sections of a
  * scenario).  Names are case-insensitive keys such as "h100" or "llama-3-8b";
  * a few aliases ("h100-sxm", "a100-80gb", "4090") resolve too.  The records
- * are core/spec.h's; docs/catalog.md lists every built-in entry and its source.
+ * and the calls a front end makes (look-ups, catalog_put_*, catalog_check_*,
+ * catalog_print) are public, in latsim/catalog.h; this header adds what only
+ * the library uses.  docs/catalog.md lists every built-in entry and its source.
  */
 #ifndef LATSIM_CATALOG_H
 #define LATSIM_CATALOG_H
@@ -39,27 +41,9 @@ typedef struct catalog_counts {
  * the file's, which is left unchanged.  Returns 0, or -1 with a message in ERR. */
 int catalog_init(sqlite3 *db, char *err, size_t errlen);
 
-/* Looks NAME up.  Returns 0 when found (filling OUT), 1 when there is no such
- * entry (ERR then says "unknown gpu 'x' (valid: a100, h100, ...)"), -1 on a
- * database error (message in ERR). */
-int catalog_gpu(sqlite3 *db, const char *name, gpu_spec *out, char *err, size_t errlen);
-int catalog_model(sqlite3 *db, const char *name, model_spec *out, char *err, size_t errlen);
-
-/* Inserts or replaces an entry.  Validates it first (positive sizes, heads
- * divisible by kv_heads, heads*head_dim consistent...).  Returns 0 or -1 + ERR. */
-int catalog_put_gpu(sqlite3 *db, const gpu_spec *g, char *err, size_t errlen);
-int catalog_put_model(sqlite3 *db, const model_spec *m, char *err, size_t errlen);
-
-/* The validation catalog_put_*() applies, without writing: 0, or -1 + ERR. */
-int catalog_check_gpu(const gpu_spec *g, char *err, size_t errlen);
-int catalog_check_model(const model_spec *m, char *err, size_t errlen);
-
 /* 1 when TABLE ("gpus" or "models") holds a built-in entry called NAME, else 0
  * (also on a database error). */
 int catalog_is_builtin(sqlite3 *db, const char *table, const char *name);
-
-/* Prints both tables as readable text.  Returns 0 or -1 + ERR. */
-int catalog_print(sqlite3 *db, FILE *out, char *err, size_t errlen);
 
 /* Bytes per weight for a precision name: bf16/fp16 2, fp8 1, int8 1, int4 0.5,
  * fp4 0.5625 (4-bit values plus one 8-bit scale per 16 weights, the NVFP4

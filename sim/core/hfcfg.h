@@ -25,26 +25,7 @@
 #include <stddef.h>
 #include "core/spec.h"
 
-/* The mixture-of-experts fields of a config (all 0 for a dense model); the
- * model_spec gets the same geometry in its MoE fields. */
-typedef struct hf_moe {
-    int experts;              /* routed experts per MoE layer (num_experts, num_local_experts, n_routed_experts) */
-    int experts_per_token;    /* experts each token is routed to (num_experts_per_tok) */
-    int moe_intermediate;     /* intermediate size of one expert (moe_intermediate_size; Mixtral, gpt-oss: intermediate_size) */
-    int shared_intermediate;  /* intermediate size of the shared expert(s) together, 0: none */
-    double active_params;     /* parameters a token passes through (the routed experts it uses; the
-                                 embedding table counted whole, as catalog_counts.active), count */
-} hf_moe;
-
-/* Reads the config.json at PATH into *M (name NAME, weights WEIGHTS or, when
- * NULL, the config's quantization_config (fp8, mxfp4/nvfp4 -> fp4, 4- or 8-bit
- * gptq/awq -> int4/int8) or torch_dtype: bfloat16 -> bf16, float16 -> fp16)
- * and *MOE (may be NULL).  Returns 0, or -1 with one line in ERR naming PATH and
- * the field that is missing or wrong.  The result is consistent (heads divide
- * evenly, experts_per_token <= experts...); the caller still validates it as
- * any entry (catalog_check_model) before storing it. */
-int hf_config_read(const char *path, const char *name, const char *weights, model_spec *m, hf_moe *moe,
-                   char *err, size_t errlen);
+/* hf_moe and hf_config_read() are public (latsim/catalog.h). */
 
 /* The same from the JSON TEXT; PATH names it in messages. */
 int hf_config_parse(const char *path, const char *text, const char *name, const char *weights, model_spec *m,

@@ -16,9 +16,7 @@
 #define LATSIM_ALERT_H
 
 #include <stddef.h>
-
-#define ALERT_DEFAULT_K 15            /* consecutive intervals, the seeds' 15 x 1 min */
-#define ALERT_DEFAULT_INTERVAL_S 60.0 /* interval length, s */
+#include "latsim/tseries.h"   /* ALERT_DEFAULT_K, ALERT_DEFAULT_INTERVAL_S */
 
 typedef struct alert {
     size_t first;      /* index of the first interval of the run above the threshold */

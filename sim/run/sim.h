@@ -6,6 +6,8 @@
  * arrivals continue while measured requests are still in the system so that
  * the last ones see the same load as the first (they stop, and the system
  * drains, only if twice the expected arrivals have happened: a saturated run).
+ * sim_run and the result structs are public (latsim/sim.h); this is their
+ * internal name, with the engine's own headers.
  */
 #ifndef LATSIM_SIM_H
 #define LATSIM_SIM_H
@@ -15,76 +17,6 @@
 #include "engine/stats.h"
 #include "engine/request.h"
 #include "core/result.h"
-
-/* Results of one [class NAME] (only when the scenario has class sections). */
-typedef struct class_result {
-    char name[64];
-    uint64_t requests;        /* measured arrivals of the class */
-    uint64_t served, rejected, timed_out;
-    uint64_t failed;          /* lost to a replica's failure (reported with fleet keys) */
-    uint64_t good;            /* its measured requests served within its per-request SLO limits (goodput) */
-    stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
-    double api_usd;           /* external API charges of its measured served requests, $ */
-    double cost_per_1k;       /* $ per 1000 of its served requests: its share of the pools' $ over the
-                                 window (sim.c, class_costs) + its API charges; NAN when none served */
-} class_result;
-
-typedef struct sim_result {
-    uint64_t seed;
-    uint64_t requests;        /* measured arrivals */
-    uint64_t warmup_requests; /* arrivals before the window opened (the warm-up used) */
-    double warmup_s;          /* simulated time when it opened, s */
-    uint64_t served, rejected, timed_out;
-    uint64_t failed;          /* measured requests lost to a replica's failure (fleet.h) */
-    int has_fleet;            /* a pool has fleet keys: `failed` is reported */
-    int has_client;           /* a [client] section: attempts, retries, wasted are reported */
-    int has_cold;             /* a pool has cold starts: e2e_cold and e2e_warm are reported */
-    stat_summary e2e_cold, e2e_warm;   /* E2E of requests served cold / warm, ms */
-    stat_summary ttft_cold, ttft_warm; /* their TTFT, ms (reported with an LLM pool) */
-    uint64_t attempts;        /* [client]: attempts of measured requests (= requests + retries) */
-    uint64_t retries;         /* [client]: retries of measured requests */
-    uint64_t wasted;          /* [client]: attempts served after their client gave up on them */
-    struct tseries *ts;       /* the time series (scenario ts_interval_s > 0), owned; else NULL */
-    uint64_t departures;      /* requests (measured or not) served during the window */
-    int has_goodput;          /* the scenario's [slo] sets per-request limits */
-    uint64_t good;            /* measured requests served within them (goodput) */
-    uint64_t events;          /* events run */
-    double sim_time_s;        /* simulated time at the end, s */
-    double window_s;          /* measured window: first measured arrival to last outcome, s */
-    double wall_time_s;       /* wall-clock time of the run, s */
-    double throughput_rps;    /* requests served during the window / window */
-    double output_tps;        /* their output tokens / window */
-    int trace_exhausted;      /* a non-looping trace ended: fewer requests measured than asked */
-    int saturated;            /* any pool saturated */
-    int finite;               /* a finite workload (scenario.finite): never saturated, every request reported */
-    int backlog_grew;         /* finite: some pool's backlog grew */
-    uint64_t peak_queue;      /* finite: most requests waiting in all pools together, seen at an arrival */
-    double peak_queue_at_s;   /* finite: when it was first seen, s of simulated time */
-    int has_llm;              /* an LLM pool exists: ttft/tpot are meaningful */
-    uint64_t peak_live;       /* most requests in the system at once */
-    int has_gateway;          /* a station adds network or overhead time: the report shows them */
-    stat_summary e2e, queue, service, ttft, tpot, overhead;   /* ms */
-    stat_summary itl;         /* ms: every output token after the first of each measured request, its gap since the previous one */
-    stat_summary network;     /* ms on network hops per request, both ways */
-    double share_all[4];      /* mean share of e2e: network, queue, service, overhead (breakdown.h), all served */
-    double share_p99[4];      /* the same over the requests at or above the P99 of e2e */
-    double cost_per_hour;     /* $ per hour, all GPU pools */
-    double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
-    double api_usd;           /* external API charges of the measured served requests, $ */
-    double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
-    int has_cost;             /* cost_per_1k is reported: a gateway kind (api_usd too), or a priced pool */
-    pool_result *pools;
-    int npools;
-    double repeat_token_share; /* traces with hash ids: prompt tokens a prefix cache could reuse / prompt tokens; NAN otherwise */
-    int closed_loop;          /* 1: users = N */
-    double achieved_rps;      /* arrivals during the window / window, requests/s */
-    double mean_in_system;    /* time-mean number of requests in the system during the window */
-    class_result *classes;    /* per class, or NULL without [class] sections */
-    int nclasses;
-} sim_result;
-
-/* Runs SC with SEED.  Returns 0, or -1 with a message in ERR (out of memory). */
-int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_t errlen);
-void sim_result_free(sim_result *r);
+#include "latsim/sim.h"   /* sim_result, class_result, sim_run: public */
 
 #endif

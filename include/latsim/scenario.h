@@ -1,0 +1,154 @@
+/* latsim/scenario.h -- what a scenario file means (public): loading,
+ * validating and resolving one, and reading what a front end needs of it.
+ *
+ * scenario_load() reads the file's sections and keys, applies the --set
+ * overrides and checks every key against the schema (unknown keys get the
+ * closest valid one suggested) and every value against its range;
+ * scenario_resolve() then looks GPUs and models up in the catalog and derives
+ * what follows from them (KV-cache capacity, the cost model).  Every error is
+ * one line naming the file, line, section and key.  The scenario is opaque:
+ * make one with scenario_new(), read it with the accessors below, run it with
+ * sim_run() (latsim/sim.h).
+ */
+#ifndef LATSIM_PUBLIC_SCENARIO_H
+#define LATSIM_PUBLIC_SCENARIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+#include "latsim/catalog.h"   /* gpu_spec, model_spec */
+#include "latsim/slo.h"       /* slo_spec */
+
+typedef struct scenario scenario;
+
+/* An empty scenario, for scenario_load (NULL when out of memory). */
+scenario *scenario_new(void);
+
+/* Frees what S holds (scenario_free) and S itself; NULL does nothing. */
+void scenario_delete(scenario *s);
+
+/* Reads PATH, applies the NSETS overrides "section.key=value", and validates.
+ * Returns 0, or -1 with a one-line message in ERR.  S must be empty (new from
+ * scenario_new, or scenario_free()d), and scenario_free()d either way. */
+int scenario_load(scenario *s, const char *path, const char *const *sets, int nsets,
+                  char *err, size_t errlen);
+
+/* The same from scenario TEXT; NAME stands for the file in messages and
+ * relative paths resolve against NAME's directory. */
+int scenario_load_text(scenario *s, const char *name, const char *text, const char *const *sets, int nsets,
+                       char *err, size_t errlen);
+
+/* Looks GPUs and models up (the scenario's own [gpu]/[model] sections first,
+ * then the catalog in DB) and derives KV capacity and cost models.
+ * Returns 0 or -1 + ERR. */
+int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen);
+
+/* Frees what S holds and leaves it empty (S itself stays the caller's:
+ * scenario_delete frees both). */
+void scenario_free(scenario *s);
+
+/* Prints every section and key the scenario format accepts, with defaults and
+ * help: a list (`latsim keys`), or with MARKDOWN 1 a page of Markdown tables
+ * (`latsim keys --markdown`, docs/scenarios.md). */
+void scenario_print_keys(FILE *out, int markdown);
+
+/* Mean arrival rate of the workload in requests per second (traces: rows / span
+ * times speedup; schedules: the long-run rate); NAN for closed-loop users. */
+double scenario_arrival_rate(const scenario *s);
+
+/* The run's expected simulated time, s: the arrivals it needs (warm-up and
+ * measured requests) at the mean rate, or the time of the trace's last row it
+ * needs; for closed-loop users a lower bound (their think times); 0 when
+ * unknown.  An estimate made before the run (a saturated run lasts longer). */
+double scenario_expected_duration_s(const scenario *s);
+
+/* Memory the scenario's fixed state needs (pools, replicas, histograms), bytes:
+ * an estimate, before any request is simulated. */
+double scenario_footprint(const scenario *s);
+
+/* Checks that the scenario's fixed state fits in BUDGET bytes.  Returns 0, or -1
+ * with "FILE:LINE: [pool NAME] replicas: ..." naming the key that asks the most. */
+int scenario_check_memory(const scenario *s, double budget, char *err, size_t errlen);
+
+/* Memory this process may use, bytes: the physical memory, or less when an
+ * address-space or data limit (setrlimit) is set. */
+double scenario_memory_budget(void);
+
+/* ---- accessors ---------------------------------------------------------------- */
+
+/* The run seed ([sim] seed, else 1), and setting it (`run --seed`). */
+/* The scenario file's path (as given) and its text as read (before --set). */
+const char *scenario_file_path(const scenario *s);
+const char *scenario_file_text(const scenario *s);
+
+uint64_t scenario_seed(const scenario *s);
+void scenario_set_seed(scenario *s, uint64_t seed);
+
+/* Requests discarded before measuring ([sim] warmup; automatic: at least these). */
+uint64_t scenario_warmup(const scenario *s);
+
+/* The time-series interval, s (0: no time series), and setting it (`run
+ * --interval`; latsim/tseries.h). */
+double scenario_ts_interval(const scenario *s);
+void scenario_set_ts_interval(scenario *s, double seconds);
+
+/* The [slo] sections as parsed (no terms when there are none). */
+const slo_spec *scenario_slo(const scenario *s);
+
+/* Moves S's [slo] into OUT (slo_free it), leaving S with no terms. */
+void scenario_take_slo(scenario *s, slo_spec *out);
+
+/* How requests arrive: at a fixed rate (poisson, gamma, constant), at a rate
+ * that changes over time (schedule, ramp, diurnal), from a trace, or from
+ * closed-loop users. */
+typedef enum {
+    SCENARIO_ARRIVAL_RATE,
+    SCENARIO_ARRIVAL_SCHEDULE,
+    SCENARIO_ARRIVAL_TRACE,
+    SCENARIO_ARRIVAL_USERS,
+} scenario_arrival;
+scenario_arrival scenario_arrival_kind(const scenario *s);
+
+/* [workload] rate: requests/s (fixed, or a schedule's long-run mean). */
+double scenario_rate(const scenario *s);
+
+/* [workload] speedup: a trace's arrival-rate multiplier. */
+double scenario_speedup(const scenario *s);
+
+/* Closed-loop users (0: an open loop). */
+int scenario_users(const scenario *s);
+
+/* The pools ([pool NAME] sections), 0 .. scenario_npools - 1 in file order:
+ * NAME, the line of its header, its kind (the `kind =` value: "generic",
+ * "llm", "router"...), its servers (generic pools; 0 for other kinds). */
+int scenario_npools(const scenario *s);
+const char *scenario_pool_name(const scenario *s, int i);
+int scenario_pool_line(const scenario *s, int i);
+const char *scenario_pool_kind(const scenario *s, int i);
+int scenario_pool_servers(const scenario *s, int i);
+
+/* The service time of pool I when its kind has one over its servers (a
+ * generic pool): 0 with its mean (ms) and coefficient of variation, else -1. */
+int scenario_pool_service(const scenario *s, int i, double *mean_ms, double *cv);
+
+/* 1 when every request of the workload passes through pool I with nothing
+ * before it that may thin the flow (queue_limit, timeout_ms, a fleet, a kind
+ * without a service time over its servers, a split over several next pools,
+ * client retries, a class entering elsewhere): its inflow is then the
+ * workload's arrival rate.  Else 0. */
+int scenario_pool_whole_inflow(const scenario *s, int i);
+
+/* 1 when the scenario's file (with its overrides) has a section [NAME], else 0. */
+int scenario_has_section(const scenario *s, const char *name);
+
+/* 1 when scenario file PATH, read as written (not validated), has a section
+ * [SECTION], 0 when not; -1 + ERR when it cannot be read or parsed. */
+int scenario_file_has_section(const char *path, const char *section, char *err, size_t errlen);
+
+/* The catalog additions of the file ([gpu NAME], [model NAME] sections), *N
+ * of them (owned by S). */
+const gpu_spec *scenario_gpus(const scenario *s, int *n);
+const model_spec *scenario_models(const scenario *s, int *n);
+
+#endif

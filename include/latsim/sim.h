@@ -1,0 +1,127 @@
+/* latsim/sim.h -- one simulation run of a scenario and its results (public).
+ *
+ * sim_run() builds the model objects of a loaded and resolved scenario
+ * (latsim/scenario.h), runs the event loop until every measured request has an
+ * outcome, and fills a sim_result: the system's figures, one pool_result per
+ * pool (the common counters and the kind's own metrics, in report order) and,
+ * with [class NAME] sections, one class_result per class.  report_flatten()
+ * (latsim/report.h) turns it into rows.
+ */
+#ifndef LATSIM_PUBLIC_SIM_H
+#define LATSIM_PUBLIC_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "latsim/stats.h"
+
+typedef struct scenario scenario;   /* latsim/scenario.h */
+struct tseries;                     /* latsim/tseries.h */
+
+typedef struct pool_result pool_result;
+
+#define POOL_MAX_METRICS 48
+
+/* One kind-specific result of a pool, e.g. an LLM pool's "steps". */
+typedef struct pool_metric {
+    const char *name;         /* metric name (a string literal) */
+    double value;             /* its value, in the metric's unit; NAN for a name */
+    const char *text;         /* a name instead of a number (a static string, e.g. the
+                                 cost model's "roofline"), NULL for a number */
+} pool_metric;
+
+struct pool_result {
+    char name[64];
+    const char *kind;         /* the name of the pool's kind ("generic", "llm"...: its kind row's) */
+    int saturated;            /* 1: offered load >= capacity, or the queue kept growing */
+    int load_saturated;       /* 1: saturated by its offered load (>= 1 when known beforehand;
+                                 beyond 1 by more than its standard error when measured) */
+    int backlog_grew;         /* finite workload: its backlog grew (README, "Finite workloads"); 0 otherwise */
+    uint64_t peak_queue;      /* finite workload: most requests waiting in it, seen at an arrival; 0 otherwise */
+    uint64_t peak_inside;     /* finite workload: most requests in it (waiting or in service), likewise */
+    int has_offered_load;     /* the kind knows its offered load (a generic pool) */
+    double offered_load;      /* arrival rate x mean service / servers, NAN when unknown */
+    double window_s;          /* measured window, s (as in sim_result) */
+    double utilization;       /* busy share of servers (generic) or stepping share of replicas (llm) */
+    stat_summary queue;       /* waiting in this pool, ms */
+    stat_summary service;     /* in service in this pool, ms */
+    uint64_t arrivals, served, rejected, timed_out;
+    double cost_per_hour;     /* $ per hour the pool costs (GPUs), 0 when none */
+    pool_metric metrics[POOL_MAX_METRICS];   /* the kind's own results, in report order */
+    int nmetrics;
+};
+
+/* The kind-specific result NAME of P, NAN when P has none. */
+double pool_metric_get(const pool_result *p, const char *name);
+
+/* Results of one [class NAME] (only when the scenario has class sections). */
+typedef struct class_result {
+    char name[64];
+    uint64_t requests;        /* measured arrivals of the class */
+    uint64_t served, rejected, timed_out;
+    uint64_t failed;          /* lost to a replica's failure (reported with fleet keys) */
+    uint64_t good;            /* its measured requests served within its per-request SLO limits (goodput) */
+    stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
+    double api_usd;           /* external API charges of its measured served requests, $ */
+    double cost_per_1k;       /* $ per 1000 of its served requests: its share of the pools' $ over the
+                                 window (sim.c, class_costs) + its API charges; NAN when none served */
+} class_result;
+
+typedef struct sim_result {
+    uint64_t seed;
+    uint64_t requests;        /* measured arrivals */
+    uint64_t warmup_requests; /* arrivals before the window opened (the warm-up used) */
+    double warmup_s;          /* simulated time when it opened, s */
+    uint64_t served, rejected, timed_out;
+    uint64_t failed;          /* measured requests lost to a replica's failure (fleet.h) */
+    int has_fleet;            /* a pool has fleet keys: `failed` is reported */
+    int has_client;           /* a [client] section: attempts, retries, wasted are reported */
+    int has_cold;             /* a pool has cold starts: e2e_cold and e2e_warm are reported */
+    stat_summary e2e_cold, e2e_warm;   /* E2E of requests served cold / warm, ms */
+    stat_summary ttft_cold, ttft_warm; /* their TTFT, ms (reported with an LLM pool) */
+    uint64_t attempts;        /* [client]: attempts of measured requests (= requests + retries) */
+    uint64_t retries;         /* [client]: retries of measured requests */
+    uint64_t wasted;          /* [client]: attempts served after their client gave up on them */
+    struct tseries *ts;       /* the time series (scenario ts_interval_s > 0), owned; else NULL */
+    uint64_t departures;      /* requests (measured or not) served during the window */
+    int has_goodput;          /* the scenario's [slo] sets per-request limits */
+    uint64_t good;            /* measured requests served within them (goodput) */
+    uint64_t events;          /* events run */
+    double sim_time_s;        /* simulated time at the end, s */
+    double window_s;          /* measured window: first measured arrival to last outcome, s */
+    double wall_time_s;       /* wall-clock time of the run, s */
+    double throughput_rps;    /* requests served during the window / window */
+    double output_tps;        /* their output tokens / window */
+    int trace_exhausted;      /* a non-looping trace ended: fewer requests measured than asked */
+    int saturated;            /* any pool saturated */
+    int finite;               /* a finite workload (scenario.finite): never saturated, every request reported */
+    int backlog_grew;         /* finite: some pool's backlog grew */
+    uint64_t peak_queue;      /* finite: most requests waiting in all pools together, seen at an arrival */
+    double peak_queue_at_s;   /* finite: when it was first seen, s of simulated time */
+    int has_llm;              /* an LLM pool exists: ttft/tpot are meaningful */
+    uint64_t peak_live;       /* most requests in the system at once */
+    int has_gateway;          /* a station adds network or overhead time: the report shows them */
+    stat_summary e2e, queue, service, ttft, tpot, overhead;   /* ms */
+    stat_summary itl;         /* ms: every output token after the first of each measured request, its gap since the previous one */
+    stat_summary network;     /* ms on network hops per request, both ways */
+    double share_all[4];      /* mean share of e2e: network, queue, service, overhead (breakdown.h), all served */
+    double share_p99[4];      /* the same over the requests at or above the P99 of e2e */
+    double cost_per_hour;     /* $ per hour, all GPU pools */
+    double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
+    double api_usd;           /* external API charges of the measured served requests, $ */
+    double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
+    int has_cost;             /* cost_per_1k is reported: a gateway kind (api_usd too), or a priced pool */
+    pool_result *pools;
+    int npools;
+    double repeat_token_share; /* traces with hash ids: prompt tokens a prefix cache could reuse / prompt tokens; NAN otherwise */
+    int closed_loop;          /* 1: users = N */
+    double achieved_rps;      /* arrivals during the window / window, requests/s */
+    double mean_in_system;    /* time-mean number of requests in the system during the window */
+    class_result *classes;    /* per class, or NULL without [class] sections */
+    int nclasses;
+} sim_result;
+
+/* Runs SC with SEED.  Returns 0, or -1 with a message in ERR (out of memory). */
+int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_t errlen);
+void sim_result_free(sim_result *r);
+
+#endif

@@ -1,0 +1,237 @@
+/* latsim/store.h -- the run database (public): runs and their results kept
+ * in SQLite, the planner's tables (SLO terms, CDF points, sweeps, plans,
+ * baselines), and simulation tasks run in forked worker processes.
+ *
+ * One database file (default ./latsim.db) holds every run: the scenario text
+ * and its hash, the effective configuration (after --set), the seed, the
+ * program version, start time, wall time, status, and every reported
+ * statistic, plus the catalog tables (latsim/catalog.h).  A run is written in
+ * one transaction: either all of it is there or none of it is.
+ *
+ * A task (scenario file, --set overrides, seed) is self-contained: a worker
+ * loads the scenario, applies the overrides, resolves the catalog from the
+ * database file (read only), simulates and flattens the results.  The result
+ * depends only on the task: not on the number of workers or their order.
+ */
+#ifndef LATSIM_PUBLIC_STORE_H
+#define LATSIM_PUBLIC_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+#include "latsim/catalog.h"   /* gpu_spec, model_spec */
+#include "latsim/report.h"    /* report, store_stat */
+#include "latsim/scenario.h"  /* scenario */
+#include "latsim/slo.h"       /* slo_result */
+#include "latsim/tseries.h"   /* ts_row */
+
+/* ---- runs ------------------------------------------------------------------ */
+
+typedef struct store_kv {        /* one effective configuration entry */
+    const char *section;         /* e.g. "pool cpu" */
+    const char *key;             /* e.g. "servers" */
+    const char *value;           /* as written */
+} store_kv;
+
+typedef struct store_run {
+    const char *scenario_path;
+    const char *scenario_text;   /* the file as read */
+    uint64_t scenario_hash;      /* FNV-1a 64 of the effective configuration */
+    uint64_t seed;
+    int replications;
+    const char *version;         /* LATSIM_VERSION */
+    const char *started_at;      /* ISO 8601 UTC */
+    double wall_s;               /* wall-clock seconds of the run */
+    const char *status;          /* "ok" or "saturated" */
+    const char *json;            /* the report as printed by --json */
+    const store_kv *config; size_t nconfig;
+    const store_stat *stats; size_t nstats;
+    const gpu_spec *gpus; size_t ngpus;       /* catalog additions stored with the run */
+    const model_spec *models; size_t nmodels;
+    const ts_row *ts; size_t nts;             /* the time series (run_timeseries), if any */
+    /* Called inside the run's transaction after its rows, to store more about
+     * it (planstore_run_extra: SLO terms, CDF points); NULL for none.  Returns 0 or -1 + ERR. */
+    int (*extra)(sqlite3 *db, int64_t run_id, void *arg, char *err, size_t errlen);
+    void *extra_arg;
+} store_run;
+
+/* Opens (creating if needed) the database at PATH and its schema, including the
+ * catalog (catalog_init); a database of an older schema is migrated (one
+ * transaction: see store.c, Migration).  Returns 0 with *DB set, or -1 with a
+ * message naming PATH in ERR (and *DB NULL). */
+int store_open(const char *path, sqlite3 **db, char *err, size_t errlen);
+void store_close(sqlite3 *db);
+
+/* 1 when DB holds a table named NAME; 0 when it does not, or when the query
+ * fails (an unreadable database has none). */
+int store_has_table(sqlite3 *db, const char *name);
+
+/* Opens an existing latsim database at PATH read-only (SQLITE_OPEN_READONLY):
+ * nothing is created or written, not even into an empty or foreign file, which
+ * is refused ("not a latsim database").  Nothing is written: a database of an
+ * older schema (version 1, names stored as numbers) is read converted (a
+ * temporary view).  Returns 0 with *DB set, or -1 + ERR. */
+int store_open_readonly(const char *path, sqlite3 **db, char *err, size_t errlen);
+
+/* Opens (creating the file if needed) the database at PATH and begins a write
+ * transaction (BEGIN IMMEDIATE) in which the schema is created when missing:
+ * nothing reaches the file until the caller's COMMIT, and after a ROLLBACK the
+ * file is byte for byte what it was (a file that did not exist is left empty:
+ * callers that must not create it validate first, e.g. on ":memory:").  An
+ * existing PATH that is not a regular file is refused.  Returns 0 with *DB set
+ * and the transaction open, or -1 + ERR (*DB NULL, the file unchanged). */
+int store_open_tx(const char *path, sqlite3 **db, char *err, size_t errlen);
+
+/* Opens the database at PATH for look-ups only (catalog, baselines, stored
+ * runs): an existing latsim database read-only (store_open_readonly); when PATH
+ * is NULL, "", does not exist or is an empty file, an in-memory database with
+ * the schema and the built-in catalog.  PATH is never written.  Returns 0 with
+ * *DB set, or -1 + ERR. */
+int store_open_lookup(const char *path, sqlite3 **db, char *err, size_t errlen);
+
+/* Checks, before a run, that store_save_run() will be able to write to DB
+ * (PATH names it in messages): runs PRAGMA quick_check, takes and releases the
+ * write lock, and prepares the inserts against the schema.  Returns 0, or -1 + ERR. */
+int store_check_writable(sqlite3 *db, const char *path, char *err, size_t errlen);
+
+/* The same check on the existing database file PATH without changing it: the
+ * schema is created and the inserts prepared inside a write transaction that is
+ * rolled back (an empty file stays empty).  Returns 0, or -1 + ERR. */
+int store_check_path(const char *path, char *err, size_t errlen);
+
+/* Writes one run in a single transaction (inside a transaction the caller
+ * opened, e.g. store_open_tx, a savepoint of it).  Returns 0 with *ID set, or
+ * -1 + ERR (nothing written). */
+int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size_t errlen);
+
+/* A transaction around several writes (a sweep: its header, points and runs),
+ * so that a failure part-way leaves the database as it was: BEGIN IMMEDIATE.
+ * Returns 0 or -1 + ERR. */
+int store_begin(sqlite3 *db, char *err, size_t errlen);
+/* Commits it.  Returns 0 or -1 + ERR (the transaction is then rolled back). */
+int store_commit(sqlite3 *db, char *err, size_t errlen);
+/* Rolls back the open transaction, if any (SQLite may have done so itself
+ * after a disk-full error). */
+void store_rollback(sqlite3 *db);
+
+/* `latsim runs`: one line per run, newest last.  Returns 0 or -1 + ERR. */
+int store_list_runs(sqlite3 *db, FILE *out, char *err, size_t errlen);
+
+/* `latsim show ID`: the run's metadata, configuration and statistics.  Returns 0,
+ * 1 when there is no such run (ERR says so), -1 on error. */
+int store_show_run(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen);
+
+/* FNV-1a 64-bit hash of a byte string (the scenario hash). */
+uint64_t store_hash(const void *data, size_t n, uint64_t h);
+#define STORE_HASH_INIT 0xcbf29ce484222325ULL
+
+/* The effective configuration a run is stored with: every entry of its
+ * scenario file after the --set overrides, in file order, their hash (FNV-1a 64
+ * of each section, key and value with its NUL, in order: the "scenario_hash"
+ * of the JSON) and the file's text as read. */
+typedef struct store_config {
+    store_kv *kv;             /* the entries (strings owned by the scenario, or by own) */
+    size_t n;                 /* how many */
+    uint64_t hash;            /* their hash */
+    const char *text;         /* the scenario file as read */
+    void *own;                /* the file read again by store_config_read, else NULL */
+} store_config;
+
+/* The configuration of loaded scenario S (its strings are S's: free OUT before
+ * S).  Returns 0, or -1 + ERR (out of memory); OUT must be store_config_free()d
+ * either way. */
+int store_config_of(const scenario *s, store_config *out, char *err, size_t errlen);
+
+/* The configuration of scenario file PATH with the NSETS overrides SETS, read
+ * again as written (not validated: a task's, which was).  Returns 0, or -1 +
+ * ERR (an unreadable file, a bad override, out of memory); OUT must be
+ * store_config_free()d either way. */
+int store_config_read(const char *path, const char *const *sets, int nsets, store_config *out,
+                      char *err, size_t errlen);
+void store_config_free(store_config *c);
+
+/* ---- the planner's tables --------------------------------------------------- */
+
+/* What store_run.extra writes with a run (planstore_run_extra's ARG). */
+typedef struct planstore_extra {
+    const slo_result *slo;    /* SLO terms, or NULL */
+    const report *rep;        /* CDF points of rep, or NULL */
+    int64_t sweep_id;         /* > 0: also add a sweep_points row */
+    int idx;                  /* its index in the sweep */
+    const char *role;         /* "point", "bisect", "candidate", "confirm" */
+    const char *settings;     /* the --set overrides, "; "-separated */
+    uint64_t seed;
+    double rate;              /* workload rate of the point, req/s (NAN unknown) */
+    double usd_per_hour;      /* cost of the configuration, $/h */
+} planstore_extra;
+
+/* store_run.extra callback: ARG is a planstore_extra.  Returns 0 or -1 + ERR. */
+int planstore_run_extra(sqlite3 *db, int64_t run_id, void *arg, char *err, size_t errlen);
+
+/* Starts a sweep or plan row; *ID is set.  Returns 0 or -1 + ERR. */
+int planstore_sweep_begin(sqlite3 *db, const char *kind, const char *path, const char *args,
+                          const char *started_at, int64_t *id, char *err, size_t errlen);
+/* Completes it with its wall time, simulation count, result (goodput rate or
+ * $/h, NAN none) and JSON.  Returns 0 or -1 + ERR. */
+int planstore_sweep_end(sqlite3 *db, int64_t id, double wall_s, int sims, double result, const char *json,
+                        char *err, size_t errlen);
+
+/* Records RUN_ID as the baseline of its scenario path.  Returns 0, 1 when there
+ * is no such run (ERR says so), -1 on error. */
+int planstore_baseline_accept(sqlite3 *db, int64_t run_id, char *err, size_t errlen);
+
+/* The last accepted baseline run of scenario PATH: 1 with *RUN_ID set, 0 when
+ * there is none, -1 on error + ERR. */
+int planstore_baseline_of(sqlite3 *db, const char *path, int64_t *run_id, char *err, size_t errlen);
+
+/* Reads run RUN_ID's aggregate rows (replication -1) and CDF points into OUT
+ * (report_free it), with *PATH (malloc'd, may be NULL) its scenario path.
+ * Returns 0, 1 when there is no such run, -1 on error + ERR. */
+int planstore_load_run(sqlite3 *db, int64_t run_id, report *out, char **path, char *err, size_t errlen);
+
+/* Prints run RUN_ID's stored SLO terms to OUT as `latsim run` does ("slo MET" /
+ * "slo NOT MET", a line per term); nothing when it has none (or the database
+ * predates the table).  Returns 0, or -1 with ERR on a database error. */
+int planstore_show_slo(sqlite3 *db, int64_t run_id, FILE *out, char *err, size_t errlen);
+
+/* ---- tasks ------------------------------------------------------------------ */
+
+#define TASK_MAX_SETS 64
+
+typedef struct task {
+    const char *path;             /* scenario file */
+    const char *sets[TASK_MAX_SETS]; /* overrides "section.key=value" (not owned) */
+    int nsets;
+    uint64_t seed;                /* run seed (0: the scenario's [sim] seed) */
+} task;
+
+typedef struct task_out {
+    int status;                   /* 0 done, 1 runtime failure, 2 bad input */
+    char err[512];                /* the one-line message when status != 0 */
+    report rep;                   /* rows and CDF points (status 0) */
+    uint64_t seed;                /* the seed used */
+    double rate;                  /* the workload's mean arrival rate, req/s */
+    double usd_per_hour;          /* cost of the configuration, $/h: GPUs x price + generic servers x usd_per_hour */
+    double wall_s;                /* wall-clock seconds of the simulation */
+} task_out;
+
+void task_out_free(task_out *o);
+
+/* Progress callback of task_run_all: DONE of N tasks finished. */
+typedef void (*task_progress)(int done, int n, void *arg);
+
+/* Runs N tasks on up to JOBS worker processes (JOBS <= 0: one per online
+ * CPU), each task in its own forked child; fills OUTS[i] for TS[i].  Returns 0,
+ * or -1 when workers could not be started (then the tasks run here, one by one). */
+int task_run_all(const task *ts, int n, int jobs, const char *dbpath, task_out *outs,
+                 task_progress progress, void *arg);
+
+/* $ per hour of a resolved scenario's configuration: every LLM pool's GPUs x
+ * their catalog price, plus every generic pool's servers x usd_per_hour. */
+double task_config_cost(const scenario *sc);
+
+/* The number of online CPUs (at least 1). */
+int task_cpus(void);
+
+#endif
