@@ -385,3 +385,32 @@ void cu_relabel(char *err, size_t errlen, const char *opt, const char *section, 
     snprintf(tail, sizeof tail, "%s", err + 5);          /* ": [section] key: ..." */
     snprintf(err, errlen, "%s%s", opt, tail);
 }
+
+int cu_plots_dir(const char *script, char *out, size_t n)
+{
+    const char *env = getenv("LATSIM_PLOTS");
+    char test[4400];
+    if (env && env[0]) {
+        snprintf(out, n, "%s", env);
+        snprintf(test, sizeof test, "%.4000s/%s", out, script);
+        return access(test, R_OK) == 0 ? 0 : -1;
+    }
+    char exe[4096];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k > 0) {
+        exe[k] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) *slash = '\0';
+        const char *rel[] = { "plots", "../../plots" };
+        for (int i = 0; i < 2; i++) {
+            snprintf(test, sizeof test, "%.4000s/%s/%s", exe, rel[i], script);
+            if (access(test, R_OK) == 0) {
+                snprintf(out, n, "%.*s", (int) (strlen(test) - strlen(script) - 1), test);
+                return 0;
+            }
+        }
+    }
+    snprintf(out, n, "plots");
+    snprintf(test, sizeof test, "plots/%s", script);
+    return access(test, R_OK) == 0 ? 0 : -1;
+}

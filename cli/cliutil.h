@@ -123,4 +123,9 @@ void cu_dir_of(const char *path, char *dir, size_t n);
  * assignment "--set"; when ERR is about [SECTION] KEY it is renamed OPT. */
 void cu_relabel(char *err, size_t errlen, const char *opt, const char *section, const char *key);
 
+/* The plots/ folder holding SCRIPT (a gnuplot script of plots/) into OUT (N
+ * bytes): $LATSIM_PLOTS, else beside the executable (or two levels up, for
+ * build/VARIANT/latsim), else ./plots.  Returns 0, or -1 when SCRIPT is not there. */
+int cu_plots_dir(const char *script, char *out, size_t n);
+
 #endif

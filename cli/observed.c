@@ -482,36 +482,6 @@ static void print_json(const replay_ctx *c, const cobs_run *run, const cobs_repl
 
 /* ---- replay: plot --------------------------------------------------------- */
 
-/* The plots/ folder (replay.gp): $LATSIM_PLOTS, else beside the executable (or
- * two levels up, for build/VARIANT/latsim), else ./plots.  Returns 0 or -1. */
-static int plots_dir(char *out, size_t n)
-{
-    char test[4400];
-    const char *env = getenv("LATSIM_PLOTS");
-    if (env && env[0]) {
-        snprintf(out, n, "%s", env);
-        snprintf(test, sizeof test, "%s/replay.gp", out);
-        return access(test, R_OK) == 0 ? 0 : -1;
-    }
-    char exe[4096];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k > 0) {
-        exe[k] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        const char *rel[] = { "plots", "../../plots" };
-        for (int i = 0; i < 2; i++) {
-            snprintf(test, sizeof test, "%.4000s/%s/replay.gp", exe, rel[i]);
-            if (access(test, R_OK) == 0) {
-                snprintf(out, n, "%.*s", (int) (strlen(test) - strlen("/replay.gp")), test);
-                return 0;
-            }
-        }
-    }
-    snprintf(out, n, "plots");
-    return access("plots/replay.gp", R_OK) == 0 ? 0 : -1;
-}
-
 /* 1 when an executable NAME is on $PATH. */
 static int on_path(const char *name)
 {
@@ -580,7 +550,7 @@ static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run
     char m[5200], scripts[4096], out[4200], script[4400];
     if (run->nlvl) return say(0, "note: --plot draws the CDFs of a request run; a sweep's aggregates have none (no plot)"), 0;
     if (!on_path("gnuplot")) return say(0, "note: --plot: gnuplot not found (Debian: gnuplot-nox): no plot drawn"), 0;
-    if (plots_dir(scripts, sizeof scripts) != 0)
+    if (cu_plots_dir("replay.gp", scripts, sizeof scripts) != 0)
         return say(1, "replay: --plot: plots/replay.gp not found (set LATSIM_PLOTS to the plots folder)");
     struct stat sb;
     if (stat(dir, &sb) != 0 && mkdir(dir, 0777) != 0) {

@@ -81,37 +81,6 @@ static int on_path(const char *name)
     return 0;
 }
 
-/* The plots/ directory: $LATSIM_PLOTS, else next to the executable (or two
- * levels up, for build/VARIANT/latsim), else ./plots.  Returns 0 or -1. */
-static int scripts_dir(char *out, size_t n)
-{
-    const char *env = getenv("LATSIM_PLOTS");
-    char test[4200];
-    if (env && env[0]) {
-        snprintf(out, n, "%s", env);
-        snprintf(test, sizeof test, "%s/cdf.gp", out);
-        return access(test, R_OK) == 0 ? 0 : -1;
-    }
-    char exe[4096];
-    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k > 0) {
-        exe[k] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) *slash = '\0';
-        const char *rel[] = { "plots", "../../plots" };
-        for (int i = 0; i < 2; i++) {
-            snprintf(test, sizeof test, "%s/%s/cdf.gp", exe, rel[i]);
-            if (access(test, R_OK) == 0) {
-                size_t k = strlen(test) - strlen("/cdf.gp");
-                snprintf(out, n, "%.*s", (int) k, test);
-                return 0;
-            }
-        }
-    }
-    snprintf(out, n, "plots");
-    return access("plots/cdf.gp", R_OK) == 0 ? 0 : -1;
-}
-
 /* Writes S as a single-quoted gnuplot string ('' for a quote; controls dropped). */
 static void gq(FILE *f, const char *s)
 {
@@ -770,7 +739,7 @@ int plot_main(int argc, char **argv)
     if (!on_path("gnuplot"))
         return cu_die(1, "plot: gnuplot is not installed (or not on PATH): install it (Debian: apt-get install gnuplot-nox) to draw plots");
     char dir[4096];
-    if (scripts_dir(dir, sizeof dir) != 0)
+    if (cu_plots_dir("cdf.gp", dir, sizeof dir) != 0)
         return cu_die(1, "plot: cannot find the gnuplot scripts (plots/cdf.gp): set LATSIM_PLOTS to the plots/ directory");
     sqlite3 *db;
     if (store_open_readonly(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
