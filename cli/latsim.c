@@ -27,6 +27,7 @@ static const command COMMANDS[] = {
     { "show", show_main, "show ID", "print a stored run" },
     { "catalog", catalog_main, "catalog", "list the GPUs and models in the catalog" },
     { NULL, NULL, "catalog add FILE", "add the [gpu NAME] / [model NAME] sections of FILE to the catalog" },
+    { NULL, NULL, "catalog add --hf CONFIG.json --name NAME", "add a model from its Hugging Face config.json" },
     { "keys", keys_main, "keys", "list every scenario section and key, with defaults" },
     { "bench", bench_main, "bench", "run the speed benchmark and print its table" },
     { "calib", calib_main, "calib ...", "measurements, importers, fitted cost models (latsim calib --help)" },
