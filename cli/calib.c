@@ -781,7 +781,7 @@ static const cli_opt COST_OPTS[] = {
     { "model", C_MODEL, "M", "the model (a catalog name)", CLI_REQUIRED },
     { "gpu", C_GPU, "G", "the GPU (a catalog name)", CLI_REQUIRED },
     { "tp", C_TP, "T", "tensor-parallel degree (1 to 1024)", CLI_REQUIRED },
-    { "weights", C_WEIGHTS, "P", "weight precision: bf16, fp16, fp8, int8, int4 (default: the model's, else bf16)", 0 },
+    { "weights", C_WEIGHTS, "P", "weight precision: bf16, fp16, fp8, int8, int4, fp4 (default: the model's, else bf16)", 0 },
     { "prefill", C_PREFILL, "TOKENS", "prompt tokens per prefilling sequence", 0 },
     { "prefill-batch", C_PBATCH, "B", "prefilling sequences (default 1)", 0 },
     { "decode", C_DECODE, "SEQS", "decoding sequences, each with --context TOKENS of context", 0 },
@@ -876,12 +876,10 @@ int cost_main(int argc, char **argv)
         goto out;
     }
     if (!weights) weights = roof.hw.model.weights[0] ? roof.hw.model.weights : "bf16";
-    roof.hw.weight_bytes = catalog_weight_bytes(weights);
-    if (roof.hw.weight_bytes <= 0) {
-        snprintf(err, sizeof err, "cost: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4)", weights);
+    if (cost_hw_set_weights(&roof.hw, weights) != 0) {
+        snprintf(err, sizeof err, "cost: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4, fp4)", weights);
         goto out;
     }
-    roof.hw.use_fp8_compute = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
     if (roof.hw.model.heads % tp != 0) {
         snprintf(err, sizeof err, "cost: --tp %ld does not divide the %d attention heads of %s", tp, roof.hw.model.heads, roof.hw.model.name);
         goto out;
@@ -927,6 +925,8 @@ int cost_main(int argc, char **argv)
         for (int k = 0; k < parts.n; k++)
             printf("  %-18s %10.4g ms\n", ERRMSG_SHOWN(parts.name[k]), parts.ms[k]);
         if (c.note[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.note));
+        char hwnote[256];
+        if (cost_hw_note(&roof.hw, hwnote, sizeof hwnote)) printf("  note: %s\n", hwnote);
     }
     if (range[0] && strcmp(range, "extrapolated") == 0)
         fprintf(stderr, "latsim: note: cost model %lld is extrapolated here (outside its measured TP, step sizes or GPU)\n", (long long)c.id);
