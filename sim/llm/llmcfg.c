@@ -55,8 +55,6 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_int(x, sec, "pp_microbatches", l->pp, 1, 1024, &l->pp_microbatches)) return -1;
     if (scn_int(x, sec, "ep", 1, 1, 64, &l->ep)) return -1;
     if (scn_num(x, sec, "expert_imbalance", 1, 1, 0, 1e6, &l->expert_imbalance)) return -1;
-    if (l->tp % l->ep != 0) return scn_fail(x, sec, "ep", "ep = %d must divide tp = %d (the experts of a stage are "
-                                            "sharded over ep of its tp GPUs)", l->ep, l->tp);
     if (scn_int(x, sec, "replicas", 1, 1, 1000000, &l->replicas)) return -1;
     p->units = l->replicas;
     int k;
@@ -145,6 +143,12 @@ static int check_parallel(const llm_cfg *l, const char **key, char *err, size_t 
     if (l->pp > m->layers) {
         *key = "pp";
         snprintf(err, errlen, "pp = %d stages exceed %s's %d layers", l->pp, m->name, m->layers);
+        return -1;
+    }
+    if (l->tp % l->ep != 0) {
+        *key = "ep";
+        snprintf(err, errlen, "ep = %d does not divide tp = %d (the experts of a stage are sharded over ep of its "
+                 "tp GPUs)", l->ep, l->tp);
         return -1;
     }
     if (l->ep > 1 && m->experts <= 0) {
