@@ -240,6 +240,7 @@ typedef struct calib_cost {
     char range[16];           /* "measured", "interpolated", "extrapolated" (this step outside
                                  the measured ranges), "" for the roofline */
     char note[512];           /* why this model was chosen ("" none) */
+    char hwnote[256];         /* a note on the hardware's precision (fp4 dequantised...; "" none) */
     char warn[512];           /* stored models skipped as unusable ("" none): for stderr */
     int nparts;               /* the named parts of the step time */
     const char *part[CALIB_COST_MAX_PARTS];     /* their names (static) */

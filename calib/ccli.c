@@ -263,12 +263,10 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
         goto out;
     }
     if (!weights) weights = roof.hw.model.weights[0] ? roof.hw.model.weights : "bf16";
-    roof.hw.weight_bytes = catalog_weight_bytes(weights);
-    if (roof.hw.weight_bytes <= 0) {
-        snprintf(err, errlen, "cost: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4)", weights);
+    if (cost_hw_set_weights(&roof.hw, weights) != 0) {
+        snprintf(err, errlen, "cost: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4, fp4)", weights);
         goto out;
     }
-    roof.hw.use_fp8_compute = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
     if (roof.hw.model.heads % q->tp != 0) {
         snprintf(err, errlen, "cost: --tp %d does not divide the %d attention heads of %s", q->tp, roof.hw.model.heads, roof.hw.model.name);
         goto out;
@@ -288,6 +286,8 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
     out->mape = c.mape;
     snprintf(out->range, sizeof out->range, "%s", c.kind == CC_ROOFLINE ? "" : extrap ? "extrapolated" : c.range);
     snprintf(out->note, sizeof out->note, "%s", c.note);
+    out->hwnote[0] = '\0';
+    cost_hw_note(&roof.hw, out->hwnote, sizeof out->hwnote);   /* e.g. fp4 dequantised on a GPU without it */
     snprintf(out->warn, sizeof out->warn, "%s", c.warn);
     out->nparts = parts.n < CALIB_COST_MAX_PARTS ? parts.n : CALIB_COST_MAX_PARTS;
     for (int k = 0; k < out->nparts; k++) {

@@ -132,6 +132,21 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
                    r->hw.model.name);
         return 1;
     }
+    /* Calibrated step models price one stage without expert parallelism, and the
+     * per-operator profiles have no MoE or MLA operators: the roofline does those. */
+    const cost_hw *h = &r->hw;
+    if ((strcmp(f.kind, "profile") == 0 || strcmp(f.kind, "fitted") == 0) && (cost_hw_stages(h) > 1 || h->ep > 1)) {
+        errmsg_set(why, wn, "calibrated model %lld (%s) has no pipeline or expert-parallel terms, so it cannot "
+                   "price pp = %d, ep = %d: use cost = roofline", (long long)id, f.kind, cost_hw_stages(h),
+                   h->ep > 1 ? h->ep : 1);
+        return 1;
+    }
+    if (strcmp(f.kind, "profile") == 0 && (h->model.experts > 0 || h->model.kv_lora_rank > 0)) {
+        errmsg_set(why, wn, "profile %lld has no operators for %s's %s: per-operator profiles are dense-only "
+                   "(use cost = fitted or roofline)", (long long)id, h->model.name,
+                   h->model.experts > 0 ? "experts" : "latent attention (MLA)");
+        return 1;
+    }
     if ((strcmp(f.kind, "profile") == 0 || strcmp(f.kind, "fitted") == 0) && !CDB_MAPE_USABLE(f.mape)) {
         char e[96];
         unusable_why(f.mape, e, sizeof e);
@@ -446,6 +461,21 @@ static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts
     if (!parts)
         return cost_step_ms(m, s);
     const cost_roofline *rp = m->state;   /* the roofline's parameters (cost.h) */
+    if (!cost_hw_plain(&m->hw)) {
+        /* MoE, MLA, pp or ep: the general roofline's own parts. */
+        cost_breakdown b;
+        double total = cost_roofline_breakdown(&m->hw, rp, s, &b);
+        add(parts, b.memory_bound ? "memory" : "compute", b.gpu_ms);
+        add(parts, "allreduce", b.allreduce_ms);
+        if (m->hw.ep > 1) add(parts, "alltoall", b.alltoall_ms);
+        if (cost_hw_stages(&m->hw) > 1) {
+            add(parts, "stage_transfer", b.transfer_ms);
+            add(parts, "pipeline", b.pipeline_ms);
+        }
+        add(parts, "overhead", b.overhead_ms);
+        add(parts, "launch", b.launch_ms);
+        return total;
+    }
     double total = cost_step_ms(m, s), flops, bytes;
     cost_step_work(m, s, &flops, &bytes);
     double tc = flops / cost_peak_flops(m) / (rp->compute_eff > 0 && rp->compute_eff <= 1 ? rp->compute_eff : 1) * 1e3;

@@ -31,6 +31,33 @@ static inline double attn_pairs(const cost_step *s)
     return s->prefill_pairs + (cost_step_decode_pairs(s) - (double)s->kv_tokens);
 }
 
+/* The MoE terms (cfitted.h): the parameters a token multiplies by (the active
+ * ones), and those outside the routed experts and in one routed expert's layer
+ * slice (moe_layers x expert), for the weights a step of T tokens reads. */
+static void moe_params(const model_spec *m, double *active, double *rest, double *per_expert)
+{
+    catalog_counts c;
+    catalog_model_counts(m, &c);
+    *active = c.active;
+    *per_expert = (double)c.moe_layers * c.expert;
+    *rest = m->params - *per_expert * m->experts;
+}
+
+/* Parameters a step of TOKENS tokens of an MoE model reads: REST (outside the
+ * routed experts) plus PER_EXPERT x the expected distinct experts of E, K each,
+ * the tokens touch. */
+static double weights_read(double rest, double per_expert, double e, double k, double tokens)
+{
+    return rest + per_expert * cost_distinct_experts(e, k, tokens);
+}
+
+/* KV elements per token on one GPU with MLA: the latent and RoPE key of every
+ * layer (whole on every TP rank). */
+static double mla_elems(const model_spec *m)
+{
+    return (double)m->layers * (m->kv_lora_rank + m->qk_rope_head_dim);
+}
+
 void cfitted_features(const model_spec *m, double wb, double kvb, int tp, const cost_step *s,
                       double *f)
 {
@@ -38,12 +65,21 @@ void cfitted_features(const model_spec *m, double wb, double kvb, int tp, const 
     double kvh = fmax(1.0, (double)m->kv_heads / t);
     double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
     int phases = (s->prefill_tokens > 0) + (s->decode_seqs > 0);
+    double Pw = P, Pf = P;    /* weights read, weights multiplied per token */
+    if (m->experts > 0) {
+        double rest, per_expert;
+        moe_params(m, &Pf, &rest, &per_expert);
+        Pw = weights_read(rest, per_expert, m->experts, m->experts_per_token, tokens);
+    }
     f[CF_FIXED] = 1;
-    f[CF_WEIGHTS] = P * wb / t / 1e9;
-    f[CF_PREFILL] = 2 * P * (double)s->prefill_tokens / t / 1e12;
+    f[CF_WEIGHTS] = Pw * wb / t / 1e9;
+    f[CF_PREFILL] = 2 * Pf * (double)s->prefill_tokens / t / 1e12;
     f[CF_ATTN] = 4 * L * m->heads * m->head_dim * attn_pairs(s) / t / 1e12;
-    f[CF_KV] = (double)s->kv_tokens * 2 * L * kvh * m->head_dim * kvb / 1e9;
-    f[CF_DECODE] = 2 * P * (double)cost_step_decode_tokens(s) / t / 1e12;
+    if (m->kv_lora_rank > 0)
+        f[CF_KV] = (double)s->kv_tokens * mla_elems(m) * kvb / 1e9;
+    else
+        f[CF_KV] = (double)s->kv_tokens * 2 * L * kvh * m->head_dim * kvb / 1e9;
+    f[CF_DECODE] = 2 * Pf * (double)cost_step_decode_tokens(s) / t / 1e12;
     f[CF_AR_BYTES] = 2 * L * 2 * (t - 1) / t * tokens * m->hidden * 2 / 1e9;
     f[CF_AR_HOP] = 2 * L * (t - 1);
     f[CF_LAUNCH] = L * phases;
@@ -78,6 +114,14 @@ void cfitted_eval_init(const cfitted *m, int tp, const double *r, cfitted_eval *
     memcpy(e->c, m->c, sizeof e->c);
     memcpy(e->r, r, sizeof e->r);
     e->t = t;
+    e->moe = md->experts > 0;
+    e->mla = md->kv_lora_rank > 0;
+    e->wb = m->weight_bytes;
+    e->experts = md->experts;
+    e->k = md->experts_per_token;
+    e->mla_elems = e->mla ? mla_elems(md) : 0;
+    if (e->moe)   /* the FLOP terms' P: the active parameters */
+        moe_params(md, &P, &e->rest, &e->per_expert);
     e->k_prefill = 2 * P;
     e->k_attn = 4 * L * md->heads * md->head_dim;
     e->layers = L;
@@ -86,10 +130,11 @@ void cfitted_eval_init(const cfitted *m, int tp, const double *r, cfitted_eval *
     e->kv_bytes = m->kv_bytes;
     e->k_ar = 2 * L * 2 * (t - 1) / t;
     e->hidden = md->hidden;
-    double fw = P * m->weight_bytes / t / 1e9, fhop = 2 * L * (t - 1);
+    double fw = md->params * m->weight_bytes / t / 1e9, fhop = 2 * L * (t - 1);
     double sum = 0;
     sum += m->c[CF_FIXED] * 1 * r[CF_FIXED];
-    sum += m->c[CF_WEIGHTS] * fw * r[CF_WEIGHTS];
+    if (!e->moe)   /* an MoE model's weights term depends on the step's tokens: per step */
+        sum += m->c[CF_WEIGHTS] * fw * r[CF_WEIGHTS];
     e->head = sum;
     e->hop = m->c[CF_AR_HOP] * fhop * r[CF_AR_HOP];
     for (int ph = 0; ph < 3; ph++)
@@ -103,9 +148,14 @@ double cfitted_eval_ms(const cfitted_eval *e, const cost_step *s)
     double tokens = pt + ds;
     int phases = (s->prefill_tokens > 0) + (s->decode_seqs > 0);
     double sum = e->head;
+    if (e->moe)
+        sum += c[CF_WEIGHTS] * (weights_read(e->rest, e->per_expert, e->experts, e->k, tokens) * e->wb / t / 1e9) * r[CF_WEIGHTS];
     sum += c[CF_PREFILL] * (e->k_prefill * pt / t / 1e12) * r[CF_PREFILL];
     sum += c[CF_ATTN] * (e->k_attn * attn_pairs(s) / t / 1e12) * r[CF_ATTN];
-    sum += c[CF_KV] * ((double)s->kv_tokens * 2 * e->layers * e->kvh * e->head_dim * e->kv_bytes / 1e9) * r[CF_KV];
+    if (e->mla)
+        sum += c[CF_KV] * ((double)s->kv_tokens * e->mla_elems * e->kv_bytes / 1e9) * r[CF_KV];
+    else
+        sum += c[CF_KV] * ((double)s->kv_tokens * 2 * e->layers * e->kvh * e->head_dim * e->kv_bytes / 1e9) * r[CF_KV];
     sum += c[CF_DECODE] * (e->k_prefill * ds / t / 1e12) * r[CF_DECODE];
     sum += c[CF_AR_BYTES] * (e->k_ar * tokens * e->hidden * 2 / 1e9) * r[CF_AR_BYTES];
     sum += e->hop;

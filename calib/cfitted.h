@@ -20,6 +20,15 @@
  * its tokens attend beyond kv_tokens (cost_step_decode_pairs - kv_tokens): the
  * first token's attention rides on the KV read, the others' are computed like a
  * prompt's.
+ * A mixture-of-experts model (experts > 0) has the same terms with P in the
+ * FLOP terms the active parameters (catalog_counts.active) and in the weights
+ * term the parameters a step reads: those outside the routed experts plus
+ * moe_layers x expert_params x the expected distinct experts its tokens touch,
+ * E (1 - (1 - k/E)^tokens) (uniform routing, cost_distinct_experts); with MLA
+ * (kv_lora_rank > 0) the KV term reads layers x (kv_lora_rank +
+ * qk_rope_head_dim) elements per token, whole on every GPU.  Pipeline and
+ * expert parallelism (pp, ep > 1) have no terms: such a replica is priced by
+ * the roofline (ccost.c refuses a fitted model there).
  * Terms the data cannot separate (e.g. the TP terms when one degree was measured,
  * or per-layer launches when every step has one phase) are reported "aliased"
  * and held at 0; the term they are confounded with carries their cost.
@@ -89,6 +98,13 @@ typedef struct cfitted_eval {
     double hidden;            /* D */
     double hop;               /* all-reduce latency term (c7 f7) r7, ms */
     double launch[3];         /* launch term (c8 L phases) r8 for 0, 1, 2 phases, ms */
+    int moe;                  /* 1: a mixture of experts (weights term per step) */
+    int mla;                  /* 1: MLA (KV term from the latent) */
+    double wb;                /* bytes per weight */
+    double rest;              /* MoE: parameters outside the routed experts, count */
+    double per_expert;        /* MoE: moe_layers x one routed expert's parameters, count */
+    double experts, k;        /* MoE: routed experts per layer, and per token */
+    double mla_elems;         /* MLA: KV elements per token, layers x (latent + RoPE key) */
 } cfitted_eval;
 
 /* Prepares E for M at TP with term ratios R[CF_NTERMS]. */

@@ -623,7 +623,7 @@ static const cli_opt COST_OPTS[] = {
     { "model", C_MODEL, "M", "the model (a catalog name)", CLI_REQUIRED },
     { "gpu", C_GPU, "G", "the GPU (a catalog name)", CLI_REQUIRED },
     { "tp", C_TP, "T", "tensor-parallel degree (1 to 1024)", CLI_REQUIRED },
-    { "weights", C_WEIGHTS, "P", "weight precision: bf16, fp16, fp8, int8, int4 (default: the model's, else bf16)", 0 },
+    { "weights", C_WEIGHTS, "P", "weight precision: bf16, fp16, fp8, int8, int4, fp4 (default: the model's, else bf16)", 0 },
     { "prefill", C_PREFILL, "TOKENS", "prompt tokens per prefilling sequence", 0 },
     { "prefill-batch", C_PBATCH, "B", "prefilling sequences (default 1)", 0 },
     { "decode", C_DECODE, "SEQS", "decoding sequences, each with --context TOKENS of context", 0 },
@@ -743,6 +743,7 @@ int cost_main(int argc, char **argv)
         for (int k = 0; k < c.nparts; k++)
             printf("  %-18s %10.4g ms\n", ERRMSG_SHOWN(c.part[k]), c.part_ms[k]);
         if (c.note[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.note));
+        if (c.hwnote[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.hwnote));
     }
     if (range[0] && strcmp(range, "extrapolated") == 0)
         fprintf(stderr, "latsim: note: cost model %lld is extrapolated here (outside its measured TP, step sizes or GPU)\n", (long long)c.id);

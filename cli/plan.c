@@ -1,7 +1,7 @@
 /* plan.c -- `latsim plan FILE --target-rate R ...`: the cheapest configuration
  * ($/hour) that meets the scenario's [slo] at R x headroom requests/s.
  *
- * The search space is the product of the search dimensions (--gpus, --tp, and
+ * The search space is the product of the search dimensions (--gpus, --tp, --pp, --ep, and
  * every --search "SECTION.KEY=RANGE_OR_LIST"), times one monotone dimension:
  * replicas of an LLM pool or servers of a generic pool (--replicas A:B, or a
  * --search on `replicas` / `servers`), in which the SLO is monotone and the cost
@@ -38,14 +38,16 @@
 #define MAX_COMBOS 4096
 #define MAX_USER_SETS 32
 
-enum { O_TARGET = 1, O_GPUS, O_TP, O_REPLICAS, O_POOL, O_SEARCH, O_SEEDS, O_SEED, O_JOBS, O_TOP, O_NO_STORE };
+enum { O_TARGET = 1, O_GPUS, O_TP, O_PP, O_EP, O_REPLICAS, O_POOL, O_SEARCH, O_SEEDS, O_SEED, O_JOBS, O_TOP, O_NO_STORE };
 
 static const cli_opt OPTS[] = {
     { "target-rate", O_TARGET, "R", "the arrival rate to carry, requests/s (simulated at R x the [slo] headroom)", CLI_REQUIRED },
     { "gpus", O_GPUS, "a,b,...", "GPUs of the LLM pool to try (catalog names)", 0 },
     { "tp", O_TP, "1,2,...", "tensor-parallel degrees to try (a list or FROM:TO[:STEP])", 0 },
+    { "pp", O_PP, "1,2,...", "pipeline-parallel stages to try (a list or FROM:TO[:STEP])", 0 },
+    { "ep", O_EP, "1,2,...", "expert-parallel degrees to try (MoE models; each must divide tp)", 0 },
     { "replicas", O_REPLICAS, "A:B", "replicas of the LLM pool, bisected between A and B", 0 },
-    { "pool", O_POOL, "NAME", "the LLM pool --gpus, --tp and --replicas search (default: the first)", 0 },
+    { "pool", O_POOL, "NAME", "the LLM pool --gpus, --tp, --pp, --ep and --replicas search (default: the first)", 0 },
     { "search", O_SEARCH, "\"SECTION.KEY=FROM:TO:STEP|a,b,c\"", "any key as a dimension, e.g. "
       "\"pool chat.max_batch=64,128,256\"; replicas and servers are bisected (repeatable)", CLI_REPEAT },
     CLI_OPT_SET,
@@ -62,9 +64,10 @@ static const cli_opt OPTS[] = {
 static const cli_cmd CMD = {
     "plan", "FILE",
     "Finds the cheapest configuration ($/hour: GPUs x catalog price, generic servers x\n"
-    "usd_per_hour) that meets the [slo] of FILE at R x headroom requests/s.  --gpus, --tp\n"
-    "and --replicas search the LLM pool (the first, or --pool NAME); --search adds any key\n"
-    "as a dimension (e.g. \"pool chat.max_batch=64,128,256\", \"pool cpu.servers=1:64\").\n"
+    "usd_per_hour) that meets the [slo] of FILE at R x headroom requests/s.  --gpus, --tp,\n"
+    "--pp, --ep and --replicas search the LLM pool (the first, or --pool NAME); --search\n"
+    "adds any key as a dimension (e.g. \"pool chat.max_batch=64,128,256\",\n"
+    "\"pool cpu.servers=1:64\").\n"
     "replicas and servers are bisected (the SLO is monotone in them; with several pools'\n"
     "sizes searched, the widest range is bisected within each value of the others); the\n"
     "winner is confirmed with K seeds (default 3).  The arrival rate is --target-rate's:\n"
@@ -143,6 +146,7 @@ typedef struct plan {
     const char *dbpath;       /* the database file */
     const char *pool_opt;     /* --pool NAME (NULL: the first LLM pool) */
     const char *gpus, *tps, *reps; /* --gpus, --tp, --replicas (NULL: not given) */
+    const char *pps, *eps;    /* --pp, --ep (NULL: not given) */
     const char *searches[MAX_DIMS]; /* the --search values */
     int nsearch;              /* how many */
     int json, store;          /* --json; 0: --no-store */
@@ -572,6 +576,8 @@ static int plan_opt(void *ctx, int id, const char *v)
         return 0;
     case O_GPUS: p->gpus = v; return 0;
     case O_TP: p->tps = v; return 0;
+    case O_PP: p->pps = v; return 0;
+    case O_EP: p->eps = v; return 0;
     case O_REPLICAS: p->reps = v; return 0;
     case O_POOL: p->pool_opt = v; return 0;
     case O_SEARCH:
@@ -704,7 +710,7 @@ static int plan_mono_search(plan *p, const char *section, const char *key, const
     return 0;
 }
 
-/* The dimensions: --gpus and --tp, --replicas (monotone), every --search.
+/* The dimensions: --gpus, --tp, --pp and --ep, --replicas (monotone), every --search.
  * Returns 0 or the exit status (printed). */
 static int plan_dims(plan *p, const scenario *base)
 {
@@ -713,10 +719,11 @@ static int plan_dims(plan *p, const scenario *base)
         if (!strcmp(scenario_pool_kind(base, i), "llm") && (p->pool_opt ? !strcmp(scenario_pool_name(base, i), p->pool_opt) : llm < 0))
             llm = i;
     if (p->pool_opt && llm < 0) return cu_die(2, "plan: --pool %s: %s has no LLM pool of that name", p->pool_opt, p->file);
-    if ((p->gpus || p->tps || p->reps) && llm < 0)
-        return cu_die(2, "plan: --gpus/--tp/--replicas need an LLM pool, and %s has none (use --search)", p->file);
-    const char *opts[2] = { p->gpus, p->tps }, *keys[2] = { "gpu", "tp" }, *names[2] = { "--gpus", "--tp" };
-    for (int k = 0; k < 2; k++) {
+    if ((p->gpus || p->tps || p->pps || p->eps || p->reps) && llm < 0)
+        return cu_die(2, "plan: --gpus/--tp/--pp/--ep/--replicas need an LLM pool, and %s has none (use --search)", p->file);
+    const char *opts[4] = { p->gpus, p->tps, p->pps, p->eps }, *keys[4] = { "gpu", "tp", "pp", "ep" };
+    const char *names[4] = { "--gpus", "--tp", "--pp", "--ep" };
+    for (int k = 0; k < 4; k++) {
         if (!opts[k]) continue;
         dim *d = &p->dims[p->ndims++];
         snprintf(d->section, sizeof d->section, "pool %s", scenario_pool_name(base, llm));
@@ -1106,8 +1113,9 @@ static int plan_store(plan *p)
     char *stored = NULL;
     int rc = 1;
     cu_now(started, sizeof started);
-    snprintf(args, sizeof args, "--target-rate %g%s%s%s%s%s%s", p->target, p->gpus ? " --gpus " : "", p->gpus ? p->gpus : "",
-             p->tps ? " --tp " : "", p->tps ? p->tps : "", p->reps ? " --replicas " : "", p->reps ? p->reps : "");
+    snprintf(args, sizeof args, "--target-rate %g%s%s%s%s%s%s%s%s%s%s", p->target, p->gpus ? " --gpus " : "", p->gpus ? p->gpus : "",
+             p->tps ? " --tp " : "", p->tps ? p->tps : "", p->pps ? " --pp " : "", p->pps ? p->pps : "",
+             p->eps ? " --ep " : "", p->eps ? p->eps : "", p->reps ? " --replicas " : "", p->reps ? p->reps : "");
     if (cu_open_rw(p->dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
     int bad = store_begin(db, err, sizeof err) != 0 ||
               planstore_sweep_begin(db, "plan", p->file, args, started, &p->plan_id, err, sizeof err) != 0;

@@ -59,7 +59,88 @@ static double eff_of(double e)
 /* Peak dense tensor throughput of one GPU, FLOP/s. */
 static double gpu_peak_flops(const cost_hw *h)
 {
+    if (h->use_fp4_compute && h->gpu.fp4_tflops > 0) return h->gpu.fp4_tflops * 1e12;
     return (h->use_fp8_compute ? h->gpu.fp8_tflops : h->gpu.bf16_tflops) * 1e12;
+}
+
+static int pp_of(const cost_hw *h) { return h->pp >= 1 ? h->pp : 1; }
+static int ep_of(const cost_hw *h) { return h->ep >= 1 ? h->ep : 1; }
+
+int cost_hw_stages(const cost_hw *h) { return pp_of(h); }
+int cost_hw_gpus(const cost_hw *h) { return tp_of(h) * pp_of(h); }
+
+int cost_hw_plain(const cost_hw *h)
+{
+    int gpn = h->gpu.gpus_per_node > 0 ? h->gpu.gpus_per_node : 8;
+    return h->model.experts <= 0 && h->model.kv_lora_rank <= 0 && pp_of(h) == 1 && ep_of(h) == 1 &&
+           tp_of(h) <= gpn;
+}
+
+int cost_hw_set_weights(cost_hw *h, const char *weights)
+{
+    double wb = catalog_weight_bytes(weights);
+    if (!(wb > 0)) return -1;
+    h->weight_bytes = wb;
+    h->use_fp8_compute = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
+    h->use_fp4_compute = !strcmp(weights, "fp4") && h->gpu.fp4_tflops > 0;
+    snprintf(h->weights, sizeof h->weights, "%s", weights);
+    return 0;
+}
+
+int cost_hw_note(const cost_hw *h, char *buf, size_t n)
+{
+    if (n) buf[0] = '\0';
+    if (strcmp(h->weights, "fp4") != 0 || h->gpu.fp4_tflops > 0) return 0;
+    snprintf(buf, n, "fp4 weights on %s, which has no FP4: dequantised to bf16 in the kernels "
+             "(W4A16), computed at its bf16 %.4g TFLOP/s; bytes read at 0.5625 per weight",
+             h->gpu.name, h->gpu.bf16_tflops);
+    return 1;
+}
+
+double cost_distinct_experts(double e, double k, double t)
+{
+    if (!(e > 0) || !(k > 0) || !(t > 0)) return 0;
+    if (k >= e) return e;
+    /* E (1 - (1 - k/E)^T), without the cancellation of 1 - pow() for small T k/E. */
+    return -e * expm1(t * log1p(-k / e));
+}
+
+void cost_stage_layers(const cost_hw *h, int s, int *first, int *n)
+{
+    int L = h->model.layers, pp = pp_of(h);
+    int base = L / pp, extra = L % pp;
+    *n = base + (s < extra);
+    *first = s * base + (s < extra ? s : extra);
+}
+
+/* MoE layers among layers [FIRST, FIRST + N) of H's model. */
+static int moe_layers_in(const cost_hw *h, int first, int n)
+{
+    if (h->model.experts <= 0) return 0;
+    int lo = first > h->model.first_dense_layers ? first : h->model.first_dense_layers;
+    return first + n > lo ? first + n - lo : 0;
+}
+
+double cost_stage_params(const cost_hw *h, int s)
+{
+    const model_spec *md = &h->model;
+    if (pp_of(h) == 1) return md->params;
+    catalog_counts c;
+    catalog_model_counts(md, &c);
+    double routed = (double) c.moe_layers * md->experts * c.expert;
+    int first, n;
+    cost_stage_layers(h, s, &first, &n);
+    return (md->params - routed) * n / md->layers + (double) moe_layers_in(h, first, n) * md->experts * c.expert;
+}
+
+double cost_stage_kv_elems(const cost_hw *h, int s)
+{
+    const model_spec *md = &h->model;
+    int first, n, tp = tp_of(h);
+    cost_stage_layers(h, s, &first, &n);
+    if (md->kv_lora_rank > 0) return (double) n * (md->kv_lora_rank + md->qk_rope_head_dim);
+    int kvh = md->kv_heads >= tp ? md->kv_heads / tp : 1;
+    return 2.0 * n * kvh * md->head_dim;
 }
 
 static int step_is_empty(const cost_step *s)
@@ -93,6 +174,140 @@ static void roofline_work(const cost_hw *h, const cost_step *s, double *flops,
     *flops = 2.0 * md->params * tokens + attn_per_pair * pairs;
     *bytes = md->params * h->weight_bytes
              + kv_per_token * ((double)s->kv_tokens + tokens);
+}
+
+/* ---- the general roofline (MoE, MLA, pp, ep) ---------------------------------------- */
+
+/* The node of GPU G of a replica whose GPUs are numbered from a node boundary. */
+static int node_of(int g, int gpn) { return g / gpn; }
+
+/* The GPUs per node of H (0: 8). */
+static int gpn_of(const cost_hw *h) { return h->gpu.gpus_per_node > 0 ? h->gpu.gpus_per_node : 8; }
+
+/* One collective's latency (s) and link (bytes/s), within a node or across. */
+static void link_of(const cost_hw *h, const cost_roofline *c, int across, double *lat, double *bw)
+{
+    *lat = c->allreduce_latency_us * 1e-6 + (across ? h->gpu.node_link_latency_us * 1e-6 : 0);
+    *bw = (across ? h->gpu.node_link_gbs : h->gpu.link_gbs) * 1e9;
+}
+
+/* What the general roofline computes for a step: the first micro-batch's stage
+ * and transfer times, and the replica's work (all micro-batches). */
+static double general(const cost_hw *h, const cost_roofline *c, const cost_step *s, cost_breakdown *b,
+                      double *flops_out, double *bytes_out)
+{
+    const model_spec *md = &h->model;
+    int tp = tp_of(h), pp = pp_of(h), ep = ep_of(h), gpn = gpn_of(h);
+    double tokens, pairs;
+    tokens_pairs(s, &tokens, &pairs);
+    int64_t seqs = (int64_t) s->prefill_seqs + s->decode_seqs;
+    int want = h->pp_microbatches >= 1 ? h->pp_microbatches : pp;
+    int m = pp > 1 ? (int) (seqs < want ? (seqs > 1 ? seqs : 1) : want) : 1;
+    /* One micro-batch: the step's tokens, pairs and KV reads split evenly. */
+    double T = tokens / m, P = pairs / m, KV = (double) s->kv_tokens / m;
+
+    catalog_counts cc;
+    catalog_model_counts(md, &cc);
+    double E = md->experts, k = md->experts_per_token;
+    double routed_all = (double) cc.moe_layers * E * cc.expert;
+    double rest_layer = (md->params - routed_all) / md->layers;   /* weights outside the routed experts, per layer */
+    double touched = md->experts > 0 ? cost_distinct_experts(E, k, T) : 0;
+    double imb = ep > 1 && h->expert_imbalance > 1 ? h->expert_imbalance : 1;
+    double peak = gpu_peak_flops(h) * eff_of(c->compute_eff);
+    double bw = h->gpu.mem_bw_gbs * 1e9 * eff_of(c->memory_eff);
+    double attn_layer = 4.0 * md->heads * md->head_dim;
+    double act = T * md->hidden * ACT_BYTES;           /* one micro-batch's activations, bytes */
+    double flops = 0, bytes = 0, slowest = 0, t_path = 0;
+    double gpu_ms = 0, mem_ms = 0, ar_ms = 0, a2a_ms = 0, x_ms = 0, launch_ms = 0;
+
+    for (int st = 0; st < pp; st++) {
+        int first, n;
+        cost_stage_layers(h, st, &first, &n);
+        int nm = moe_layers_in(h, first, n);
+        /* Compute: the dense part split over tp; the routed experts' too, their
+         * busiest EP rank expert_imbalance times the mean. */
+        double f_dense = 2.0 * rest_layer * n * T + attn_layer * n * P;
+        double f_exp = 2.0 * nm * k * cc.expert * T;
+        double tc = (f_dense + f_exp * imb) / tp / peak;
+        /* Memory per GPU: its share of the stage's dense weights and of the touched
+         * experts (E/ep experts on each EP rank, sliced tp/ep ways), and its KV. */
+        double w = (rest_layer * n + nm * touched * cc.expert) * h->weight_bytes / tp;
+        double kv = cost_stage_kv_elems(h, st) * h->kv_bytes * (KV + T);
+        double tm = (w + kv) / bw;
+        /* Collectives: within the stage's tp GPUs, across nodes when they span two. */
+        double t_ar = 0, t_a2a = 0;
+        if (tp > 1) {
+            double lat, lbw;
+            link_of(h, c, node_of(st * tp, gpn) != node_of(st * tp + tp - 1, gpn), &lat, &lbw);
+            double ar = lat + 2.0 * (tp - 1) / tp * act / lbw;
+            double a2a = lat + act * (ep - 1) / ep / lbw;
+            int n_ar = 2 * (n - nm) + nm * (ep > 1 ? (ep < tp ? 2 : 1) : 2);
+            t_ar = n_ar * ar;
+            t_a2a = ep > 1 ? 2.0 * nm * a2a : 0;
+        }
+        double t_launch = n * c->launch_us_per_layer * 1e-6;
+        double t = (tc > tm ? tc : tm) + t_ar + t_a2a + t_launch;
+        t_path += t;
+        if (t > slowest) slowest = t;
+        gpu_ms += (tc > tm ? tc : tm) * 1e3;
+        mem_ms += (tm >= tc ? tm : 0) * 1e3;
+        ar_ms += t_ar * 1e3;
+        a2a_ms += t_a2a * 1e3;
+        launch_ms += t_launch * 1e3;
+        flops += (f_dense + f_exp) * m;
+        bytes += (w + kv) * tp * m;
+        if (st + 1 < pp) {
+            /* Each of the stage's GPUs sends the activations to its peer in the next. */
+            int across = 0;
+            for (int i = 0; i < tp; i++)
+                across |= node_of(st * tp + i, gpn) != node_of((st + 1) * tp + i, gpn);
+            double lat, lbw;
+            link_of(h, c, across, &lat, &lbw);
+            double x = lat + act / lbw;
+            t_path += x;
+            x_ms += x * 1e3;
+            if (x > slowest) slowest = x;
+        }
+    }
+    double pipe = (m - 1) * slowest;
+    if (b) {
+        *b = (cost_breakdown) { gpu_ms, mem_ms * 2 >= gpu_ms, ar_ms, a2a_ms, x_ms, pipe * 1e3, launch_ms,
+                                c->step_overhead_ms, m };
+    }
+    if (flops_out) *flops_out = flops;
+    if (bytes_out) *bytes_out = bytes;
+    return (t_path + pipe) * 1e3 + c->step_overhead_ms;
+}
+
+/* FLOPs and bytes of the general roofline, without the times (any cost model's
+ * MFU/MBU accounting: the efficiencies do not enter them). */
+static void general_work(const cost_hw *h, const cost_step *s, double *flops, double *bytes)
+{
+    static const cost_roofline unit = { 1, 1, 0, 0, 0 };
+    general(h, &unit, s, NULL, flops, bytes);
+}
+
+double cost_roofline_breakdown(const cost_hw *h, const cost_roofline *c, const cost_step *s, cost_breakdown *b)
+{
+    if (b) memset(b, 0, sizeof *b);
+    if (!h->have_hw || step_is_empty(s)) return 0;
+    if (!cost_hw_plain(h)) return general(h, c, s, b, NULL, NULL);
+    /* The plain formula (roofline_ms), in parts. */
+    int tp = tp_of(h);
+    double flops, bytes, t_ar = 0;
+    double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
+    roofline_work(h, s, &flops, &bytes);
+    double tc = flops / tp / (gpu_peak_flops(h) * eff_of(c->compute_eff));
+    double tm = bytes / tp / (h->gpu.mem_bw_gbs * 1e9 * eff_of(c->memory_eff));
+    if (tp > 1) {
+        double msg = tokens * h->model.hidden * ACT_BYTES;
+        t_ar = 2.0 * h->model.layers
+               * (c->allreduce_latency_us * 1e-6 + 2.0 * (tp - 1) / tp * msg / (h->gpu.link_gbs * 1e9));
+    }
+    double launch = h->model.layers * c->launch_us_per_layer * 1e-3;
+    if (b)
+        *b = (cost_breakdown) { fmax(tc, tm) * 1e3, tm >= tc, t_ar * 1e3, 0, 0, 0, launch, c->step_overhead_ms, 1 };
+    return (fmax(tc, tm) + t_ar) * 1e3 + c->step_overhead_ms + launch;
 }
 
 /* ---- linear ---------------------------------------------------------------- */
@@ -149,6 +364,7 @@ static double roofline_ms(const cost_model *m, const cost_step *s)
     /* Without a GPU and a model there is nothing to compute from; the
      * scenario loader does not build such a model. */
     if (!h->have_hw) return 0;
+    if (!cost_hw_plain(h)) return general(h, c, s, NULL, NULL, NULL);
     int tp = tp_of(h);
     double flops, bytes, t_compute, t_mem, t_ar = 0;
     double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
@@ -307,8 +523,10 @@ double cost_step_ms(const cost_model *m, const cost_step *s)
 void cost_step_work(const cost_model *m, const cost_step *s, double *flops, double *bytes)
 {
     double f = 0, b = 0;
-    if (m->hw.have_hw && !step_is_empty(s))
-        roofline_work(&m->hw, s, &f, &b);
+    if (m->hw.have_hw && !step_is_empty(s)) {
+        if (cost_hw_plain(&m->hw)) roofline_work(&m->hw, s, &f, &b);
+        else general_work(&m->hw, s, &f, &b);
+    }
     if (flops)
         *flops = f;
     if (bytes)
@@ -317,12 +535,12 @@ void cost_step_work(const cost_model *m, const cost_step *s, double *flops, doub
 
 double cost_peak_flops(const cost_model *m)
 {
-    return m->hw.have_hw ? tp_of(&m->hw) * gpu_peak_flops(&m->hw) : 0;
+    return m->hw.have_hw ? cost_hw_gpus(&m->hw) * gpu_peak_flops(&m->hw) : 0;
 }
 
 double cost_peak_bw(const cost_model *m)
 {
-    return m->hw.have_hw ? tp_of(&m->hw) * m->hw.gpu.mem_bw_gbs * 1e9 : 0;
+    return m->hw.have_hw ? cost_hw_gpus(&m->hw) * m->hw.gpu.mem_bw_gbs * 1e9 : 0;
 }
 
 /* ---- the hot path: a model resolved once (cost_fast) -------------------------------- */
@@ -345,6 +563,13 @@ void cost_fast_init(cost_fast *f, const cost_model *m)
     }
     const cost_hw *h = &m->hw;
     f->have_hw = h->have_hw;
+    f->general = h->have_hw && !cost_hw_plain(h);
+    if (f->general) {
+        /* The general roofline is called as it is (its work per step is a loop over
+         * the stages); the roofline's parameters when the step times are its. */
+        if (r && r->hw.have_hw && memcmp(&r->hw, h, sizeof *h) == 0) f->rp = r->state;
+        return;
+    }
     if (h->have_hw) {
         /* Each constant is the same expression, in the same order, as in roofline_work. */
         const model_spec *md = &h->model;
@@ -393,6 +618,7 @@ double cost_fast_ms(const cost_fast *f, const cost_step *s)
 {
     if (step_is_empty(s) || !f->m->ops) return 0;
     double fl, by;
+    if (f->rp) return general(&f->m->hw, f->rp, s, NULL, NULL, NULL);
     if (f->roofline) return fast_roofline(f, s, &fl, &by);
     return f->m->ops->step_ms(f->m, s);
 }
@@ -404,6 +630,11 @@ double cost_fast_ms_work(const cost_fast *f, const cost_step *s, double *flops, 
         return 0;
     }
     if (f->roofline) return fast_roofline(f, s, flops, bytes);
+    if (f->general) {
+        if (f->rp) return general(&f->m->hw, f->rp, s, NULL, flops, bytes);
+        general_work(&f->m->hw, s, flops, bytes);
+        return f->m->ops ? f->m->ops->step_ms(f->m, s) : 0;
+    }
     if (f->have_hw) {
         double tokens, pairs;
         tokens_pairs(s, &tokens, &pairs);

@@ -24,6 +24,36 @@
  *             per (query, key) pair (the prompt's, and the decode tokens' over
  *             their contexts).  Bytes: the weights once per step, plus the KV
  *             cache read (once per decoding sequence) and written.
+ *             That is the whole formula for a dense model on one stage
+ *             within one node (pp = ep = 1, no MLA, tp <= gpus_per_node);
+ *             otherwise the general roofline below.
+ *
+ * The general roofline (mixture of experts, MLA, pipeline and expert
+ * parallelism; docs/llm.md, "MoE, pipeline and expert parallelism"):
+ *   - the step is split into m = min(pp_microbatches, its sequences)
+ *     micro-batches (m = 1 without pipeline parallelism), each priced alone;
+ *   - layers are split evenly over the pp stages (the first L mod pp stages
+ *     one more), the weights outside the routed experts spread evenly over
+ *     the layers;
+ *   - per stage and micro-batch of T tokens: FLOPs from the ACTIVE
+ *     parameters (2 x (params - routed experts + k x experts per MoE layer)
+ *     per token), the routed experts' share on the busiest EP rank times
+ *     expert_imbalance; weight bytes from the dense part plus, per MoE layer,
+ *     the expected distinct experts the T routed tokens touch, E (1 - (1 -
+ *     k/E)^T) (uniform routing: cost_distinct_experts); KV bytes from the
+ *     compressed latent for MLA (replicated on every TP rank, as vLLM keeps
+ *     it); stage time = max(compute, memory) + its collectives + launches;
+ *   - collectives per layer: two all-reduces over tp, except that with ep > 1
+ *     an MoE layer's MLP all-reduce becomes an all-to-all dispatch and
+ *     combine over ep, each moving T x hidden x 2 bytes x (ep - 1) / ep per
+ *     GPU (kept too when ep < tp: the experts' tp/ep slices); a stage whose
+ *     tp GPUs span nodes (gpu.gpus_per_node) uses node_link_gbs and adds
+ *     node_link_latency_us to each collective's latency;
+ *   - between stages: T x hidden x 2 bytes per GPU over the link (the node
+ *     link where the two stages' GPUs sit on different nodes);
+ *   - step = sum of the stage times + the transfers (the first micro-batch's
+ *     path) + (m - 1) x the slowest of them (GPipe: (m + pp - 1) stage times
+ *     for equal stages) + step_overhead_ms.
  */
 #ifndef LATSIM_COST_H
 #define LATSIM_COST_H
@@ -91,7 +121,56 @@ typedef struct cost_hw {
     int use_fp8_compute;          /* 1: peak is gpu.fp8_tflops (fp8/int8 W8A8) */
     char weights[8];              /* weight precision name (bf16, fp8, ...): calibrated
                                      models are looked up by it */
+    /* Added for MoE and parallelism; 0 (zeroed) means the default in brackets. */
+    int pp;                       /* pipeline stages per replica, each tp GPUs [1] */
+    int ep;                       /* expert-parallel degree: a stage's MoE experts sharded over
+                                     ep of its tp GPUs, ep divides tp [1] */
+    int pp_microbatches;          /* micro-batches a step is split into across the stages [pp] */
+    double expert_imbalance;      /* routed-token load of the busiest EP rank over the mean,
+                                     >= 1: scales the experts' compute time when ep > 1 [1] */
+    int use_fp4_compute;          /* 1: peak is gpu.fp4_tflops (fp4 weights on a GPU with FP4) */
 } cost_hw;
+
+/* Sets H's weight precision from its name WEIGHTS (bf16, fp16, fp8, int8, int4,
+ * fp4; H->gpu already set): bytes per weight, the name, and the peak used:
+ * fp8/int8 compute at fp8_tflops, fp4 at fp4_tflops on a GPU that has FP4,
+ * else dequantised to BF16 (as the W4A16 kernels vLLM runs on Hopper, Ampere
+ * and Ada do).  Returns 0, or -1 for an unknown name (H unchanged). */
+int cost_hw_set_weights(cost_hw *h, const char *weights);
+
+/* A sentence about how H's weights are computed when that is not what their
+ * name says (fp4 weights on a GPU without FP4: dequantised to BF16), in BUF;
+ * returns 1 when there is one, else 0 (BUF empty). */
+int cost_hw_note(const cost_hw *h, char *buf, size_t n);
+
+/* 1 when the first formula of the file applies to H: a dense model without
+ * MLA on one stage without expert parallelism (pp, ep <= 1) whose tp GPUs
+ * share one node (tp <= gpu.gpus_per_node). */
+int cost_hw_plain(const cost_hw *h);
+
+/* Pipeline stages and GPUs of a replica of H (tp x pp), at least 1. */
+int cost_hw_stages(const cost_hw *h);
+int cost_hw_gpus(const cost_hw *h);
+
+/* The expected number of distinct experts T routed tokens touch when each
+ * picks K of E experts uniformly (without replacement for one token,
+ * independently across tokens): E (1 - (1 - K/E)^T); K for T = 1, E when
+ * K >= E, 0 when any argument is <= 0. */
+double cost_distinct_experts(double e, double k, double t);
+
+/* Stage S of H's pipeline (0 <= S < pp): its first layer and its layer count. */
+void cost_stage_layers(const cost_hw *h, int s, int *first, int *n);
+
+/* Parameters stage S holds (all its tp GPUs together): H's model's params when
+ * pp = 1, else the stage's share of the weights outside the routed experts
+ * (by layers) plus its MoE layers' routed experts. */
+double cost_stage_params(const cost_hw *h, int s);
+
+/* KV-cache elements one token adds on one GPU of stage S (its layers; K and V
+ * of that GPU's KV heads, at least one head; MLA: the latent and the RoPE key,
+ * whole on every TP rank). */
+double cost_stage_kv_elems(const cost_hw *h, int s);
+
 
 /* Which model produced a replica's step times (for the report and database). */
 typedef struct cost_info {
@@ -163,6 +242,27 @@ typedef struct cost_roofline {
 /* Default roofline parameters (the `roofline` keys' defaults). */
 extern const cost_roofline cost_roofline_defaults;
 
+/* Where the time of one step goes (cost_breakdown): the first micro-batch's
+ * path through the stages, then the other micro-batches. */
+typedef struct cost_breakdown {
+    double gpu_ms;                /* sum over stages of max(compute, memory), ms */
+    int memory_bound;             /* 1 when memory is the larger in most of that time */
+    double allreduce_ms;          /* tensor-parallel all-reduces on the path, ms */
+    double alltoall_ms;           /* expert-parallel dispatch and combine on the path, ms */
+    double transfer_ms;           /* activations sent between stages on the path, ms */
+    double pipeline_ms;           /* (m - 1) x the slowest stage or transfer: the other
+                                     micro-batches, ms */
+    double launch_ms;             /* kernel launches on the path, ms */
+    double overhead_ms;           /* step_overhead_ms */
+    int microbatches;             /* m */
+} cost_breakdown;
+
+/* The roofline's step time of S on hardware H with roofline parameters C, ms,
+ * with where it goes in B (may be NULL); the same number cost_step_ms gives for
+ * `cost = roofline` on H.  0 for an empty step or without hardware. */
+double cost_roofline_breakdown(const cost_hw *h, const cost_roofline *c, const cost_step *s,
+                               cost_breakdown *b);
+
 /* The table: rows by name (case-insensitive; NULL when none), in order (the
  * built-in rows linear and roofline, then the registered ones in the order of
  * registration), and the names joined by '|'. */
@@ -203,11 +303,12 @@ void cost_free(cost_model *m);
  * empty one or a model with no row). */
 double cost_step_ms(const cost_model *m, const cost_step *s);
 
-/* FLOPs and HBM bytes of one step for the whole replica (all TP shards), from the
- * model geometry; both 0 when !m->have_hw.  Used for MFU/MBU reporting. */
+/* FLOPs and HBM bytes of one step for the whole replica (all its GPUs), from the
+ * model geometry (the general roofline's for an MoE, MLA, pp or ep replica);
+ * both 0 when !m->have_hw.  Used for MFU/MBU reporting. */
 void cost_step_work(const cost_model *m, const cost_step *s, double *flops, double *bytes);
 
-/* Peak FLOP/s and bytes/s of the whole replica (tp GPUs); 0 when !hw.have_hw. */
+/* Peak FLOP/s and bytes/s of the whole replica (tp x pp GPUs); 0 when !hw.have_hw. */
 double cost_peak_flops(const cost_model *m);
 double cost_peak_bw(const cost_model *m);
 
@@ -219,6 +320,10 @@ double cost_peak_bw(const cost_model *m);
 typedef struct cost_fast {
     const cost_model *m;          /* the model (its row's step_ms unless roofline) */
     int roofline;                 /* 1: the step times are the roofline's, from the fields below */
+    int general;                  /* 1: the hardware needs the general roofline (not
+                                     cost_hw_plain): work (and, with roofline, step times)
+                                     from cost_roofline_breakdown's formulas */
+    const cost_roofline *rp;      /* the roofline's parameters when roofline and general */
     int have_hw;                  /* m->hw.have_hw: FLOPs and bytes are counted */
     double two_params;            /* 2 x params: FLOPs per token computed */
     double attn_per_pair;         /* 4 x layers x heads x head_dim: FLOPs per (query, key) pair */

@@ -39,7 +39,7 @@ static int report(station *st, pool_result *out)
 {
     llm *P = (llm *) st;
     const llm_cfg *L = P->cfg;
-    int gpus = L->replicas * L->tp;
+    int gpus = L->replicas * llm_gpus_per_replica(L);
     double kv_occupancy = 0, mfu = 0, mbu = 0;
     double span_ns = out->window_s * 1e9;
     if (span_ns > 0) {
@@ -54,7 +54,7 @@ static int report(station *st, pool_result *out)
     if (P->fl) {
         /* Paid for: the replica-seconds that ran (starting, up or draining). */
         fleet_results(P->fl, &fr);
-        if (out->window_s > 0) out->cost_per_hour = fr.running_s * L->tp * L->gpu.price_hr / out->window_s;
+        if (out->window_s > 0) out->cost_per_hour = fr.running_s * llm_gpus_per_replica(L) * L->gpu.price_hr / out->window_s;
         double up_ns = fr.up_mean * span_ns;
         out->utilization = up_ns > 0 ? (st->busy_area - st->area_at_start) / up_ns : 0;
     }
@@ -83,7 +83,7 @@ static int report(station *st, pool_result *out)
         rc |= pool_result_add(out, "availability", fr.availability);
         rc |= pool_result_add(out, "replicas_up_mean", fr.up_mean);
         rc |= pool_result_add(out, "replica_seconds", fr.running_s);
-        rc |= pool_result_add(out, "cost_usd", fr.running_s * L->tp * L->gpu.price_hr / 3600.0);
+        rc |= pool_result_add(out, "cost_usd", fr.running_s * llm_gpus_per_replica(L) * L->gpu.price_hr / 3600.0);
         if (fc->fault.failures) rc |= pool_result_add(out, "failures", (double) fr.failures);
         if (fc->autoscale) {
             rc |= pool_result_add(out, "scale_ups", (double) fr.scale_ups);
@@ -215,7 +215,7 @@ static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const cha
 static double usd_per_hour(const pool_cfg *p)
 {
     const llm_cfg *L = llm_cfg_of(p);
-    return (double) L->replicas * L->tp * L->gpu.price_hr;
+    return (double) L->replicas * llm_gpus_per_replica(L) * L->gpu.price_hr;
 }
 
 const station_kind llm_kind = {
@@ -311,8 +311,13 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         fleet_units ops = llm_fleet_units(P);
         fleet_cfg f = *fc;
         f.units = L->replicas;
-        /* A start loads the weights: each GPU its tp-th share, in parallel. */
+        /* A start loads the weights: each GPU its tp-th share of its stage's, in
+         * parallel (the largest stage's with pp > 1). */
         f.weight_bytes = L->model.params * catalog_weight_bytes(L->weights) / L->tp;
+        for (int s = 0; L->pp > 1 && s < L->pp; s++) {
+            double w = cost_stage_params(&L->cost.hw, s) * catalog_weight_bytes(L->weights) / L->tp;
+            if (s == 0 || w > f.weight_bytes) f.weight_bytes = w;
+        }
         if (!(P->fl = fleet_new(&f, env->q, env->seed, name, &ops))) goto fail;
         up = fleet_initial_up(P->fl);
         P->st.capacity = P->nrep;

@@ -15,7 +15,11 @@
 const scn_key llm_keys[] = {
     { "model", "", "catalog model (required; see latsim catalog)" },
     { "gpu", "", "catalog GPU (required)" },
-    { "tp", "1", "tensor-parallel degree: GPUs per replica" },
+    { "tp", "1", "tensor-parallel degree: GPUs per pipeline stage (a replica has tp x pp GPUs)" },
+    { "pp", "1", "pipeline-parallel stages per replica, the layers split evenly" },
+    { "pp_microbatches", "pp", "micro-batches a step is split into across the pipeline stages" },
+    { "ep", "1", "expert-parallel degree: each stage's experts sharded over ep of its tp GPUs (divides tp; MoE models)" },
+    { "expert_imbalance", "1", "routed-token load of the busiest expert-parallel GPU over the mean (uniform routing: 1), scales the experts' compute when ep > 1" },
     { "replicas", "1", "replicas in the pool" },
     { "scheduler", "continuous", "a row of the scheduler table: static | dynamic | continuous | chunked; each one's own keys are listed below" },
     { "max_batch", "256", "max sequences in a batch" },
@@ -47,6 +51,10 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_str(x, sec, "model", "", l->model_name, sizeof l->model_name)) return -1;
     if (scn_str(x, sec, "gpu", "", l->gpu_name, sizeof l->gpu_name)) return -1;
     if (scn_int(x, sec, "tp", 1, 1, 64, &l->tp)) return -1;
+    if (scn_int(x, sec, "pp", 1, 1, 1024, &l->pp)) return -1;
+    if (scn_int(x, sec, "pp_microbatches", l->pp, 1, 1024, &l->pp_microbatches)) return -1;
+    if (scn_int(x, sec, "ep", 1, 1, 64, &l->ep)) return -1;
+    if (scn_num(x, sec, "expert_imbalance", 1, 1, 0, 1e6, &l->expert_imbalance)) return -1;
     if (scn_int(x, sec, "replicas", 1, 1, 1000000, &l->replicas)) return -1;
     p->units = l->replicas;
     int k;
@@ -102,9 +110,67 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
 
 double llm_kv_bytes_per_token(const llm_cfg *l)
 {
-    int kvh = l->model.kv_heads >= l->tp ? l->model.kv_heads / l->tp : 1;
     double b = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
+    if (l->pp > 1 || l->model.kv_lora_rank > 0) {
+        cost_hw h = { .model = l->model, .tp = l->tp, .pp = l->pp };
+        return cost_stage_kv_elems(&h, 0) * b;
+    }
+    int kvh = l->model.kv_heads >= l->tp ? l->model.kv_heads / l->tp : 1;
     return 2.0 * l->model.layers * kvh * l->model.head_dim * b;
+}
+
+/* Fills the cost model's hardware from L (its model, GPU, parallelism, precisions). */
+static void fill_hw(llm_cfg *l)
+{
+    cost_hw *c = &l->cost.hw;
+    c->have_hw = 1;
+    c->gpu = l->gpu;
+    c->model = l->model;
+    c->tp = l->tp;
+    c->pp = l->pp;
+    c->ep = l->ep;
+    c->pp_microbatches = l->pp_microbatches;
+    c->expert_imbalance = l->expert_imbalance;
+    c->kv_bytes = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
+    cost_hw_set_weights(c, l->weights);
+}
+
+/* Checks L's pipeline and expert parallelism against its model and GPU.
+ * Returns 0, or -1 with ERR and *KEY. */
+static int check_parallel(const llm_cfg *l, const char **key, char *err, size_t errlen)
+{
+    const model_spec *m = &l->model;
+    if (l->pp > m->layers) {
+        *key = "pp";
+        snprintf(err, errlen, "pp = %d stages exceed %s's %d layers", l->pp, m->name, m->layers);
+        return -1;
+    }
+    if (l->tp % l->ep != 0) {
+        *key = "ep";
+        snprintf(err, errlen, "ep = %d does not divide tp = %d (the experts of a stage are sharded over ep of its "
+                 "tp GPUs)", l->ep, l->tp);
+        return -1;
+    }
+    if (l->ep > 1 && m->experts <= 0) {
+        *key = "ep";
+        snprintf(err, errlen, "ep = %d needs a mixture-of-experts model, and %s is dense", l->ep, m->name);
+        return -1;
+    }
+    if (l->ep > 1 && m->experts % l->ep != 0) {
+        *key = "ep";
+        snprintf(err, errlen, "ep = %d does not divide %s's %d experts", l->ep, m->name, m->experts);
+        return -1;
+    }
+    int gpn = l->gpu.gpus_per_node > 0 ? l->gpu.gpus_per_node : 8;
+    int gpus = llm_gpus_per_replica(l);
+    if (gpus > gpn && !(l->gpu.node_link_gbs > 0)) {
+        *key = l->pp > 1 ? "pp" : "tp";
+        snprintf(err, errlen, "a replica of %d GPUs (tp %d x pp %d) spans nodes of %d %s GPUs, and %s has no "
+                 "node_link_gbs (set it in a [gpu %s] section)", gpus, l->tp, l->pp, gpn, l->gpu.name, l->gpu.name,
+                 l->gpu.name);
+        return -1;
+    }
+    return 0;
 }
 
 int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size_t errlen)
@@ -121,16 +187,38 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
         snprintf(err, errlen, "tp = %d does not divide (or evenly replicate) %s's %d KV heads", l->tp, m->name, m->kv_heads);
         return -1;
     }
+    if (check_parallel(l, key, err, errlen)) return -1;
+    fill_hw(l);
     double wb = catalog_weight_bytes(l->weights);
     double weights_gib = m->params * wb / l->tp / GiB;
     double usable_gib = l->gpu.mem_gib * l->mem_util;
     double kv_gib = usable_gib - weights_gib - l->activation_gib;
     double per_token = llm_kv_bytes_per_token(l);
+    if (l->pp > 1) {
+        /* Every stage holds its weights and its layers' KV for every token: the
+         * replica's capacity is its fullest stage's (the least KV tokens). */
+        double best = INFINITY;
+        for (int s = 0; s < l->pp; s++) {
+            double w = cost_stage_params(&l->cost.hw, s) * wb / l->tp / GiB;
+            double pt = cost_stage_kv_elems(&l->cost.hw, s) * l->cost.hw.kv_bytes;
+            double room = usable_gib - w - l->activation_gib;
+            double tokens = room > 0 && pt > 0 ? room * GiB / pt : room;
+            if (tokens < best) {
+                best = tokens;
+                weights_gib = w;
+                kv_gib = room;
+                per_token = pt;
+            }
+        }
+    }
     if (kv_gib <= 0) {
         *key = "tp";
-        snprintf(err, errlen, "%s in %s does not fit: %.1f GiB of weights per GPU at tp = %d, but %s offers %.1f GiB "
-                 "(%.0f GiB x %.2f) minus %.1f GiB for activations; use a larger tp, smaller weights or a bigger GPU",
-                 m->name, l->weights, weights_gib, l->tp, l->gpu.name, usable_gib, l->gpu.mem_gib, l->mem_util, l->activation_gib);
+        char at[32] = "";
+        if (l->pp > 1) snprintf(at, sizeof at, ", pp = %d", l->pp);
+        snprintf(err, errlen, "%s in %s does not fit: %.1f GiB of weights per GPU at tp = %d%s, but %s offers %.1f GiB "
+                 "(%.0f GiB x %.2f) minus %.1f GiB for activations; use a larger tp%s, smaller weights or a bigger GPU",
+                 m->name, l->weights, weights_gib, l->tp, at, l->gpu.name, usable_gib, l->gpu.mem_gib, l->mem_util,
+                 l->activation_gib, l->pp > 1 ? " or pp" : "");
         return -1;
     }
     if (!(per_token > 0)) {
@@ -189,15 +277,6 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
                      pmin, omin, (long long) l->max_seq_len, (long long) cap_tokens, (long long) l->max_batch_tokens);
         return -1;
     }
-    cost_hw *c = &l->cost.hw;
-    c->have_hw = 1;
-    c->gpu = l->gpu;
-    c->model = l->model;
-    c->tp = l->tp;
-    c->weight_bytes = wb;
-    c->kv_bytes = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
-    c->use_fp8_compute = !strcmp(l->weights, "fp8") || !strcmp(l->weights, "int8");
-    snprintf(c->weights, sizeof c->weights, "%s", l->weights);
     return 0;
 }
 

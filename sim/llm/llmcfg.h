@@ -43,7 +43,14 @@ typedef struct llm_cfg {
     int prefix_id_tokens;     /* prompt tokens per content id (the workload's hash_block_tokens) */
     double affinity_threshold;/* routing = prefix_affinity: least share of the prompt's content ids a
                                  replica's cached prefix must cover to count (0..1) */
+    int pp;                   /* pipeline stages per replica (each tp GPUs), >= 1 */
+    int ep;                   /* expert-parallel degree within a stage, divides tp, >= 1 */
+    int pp_microbatches;      /* micro-batches a step is split into across the stages, >= 1 */
+    double expert_imbalance;  /* busiest EP rank's routed load over the mean, >= 1 */
 } llm_cfg;
+
+/* GPUs of one replica of L: tp x pp. */
+static inline int llm_gpus_per_replica(const llm_cfg *l) { return l->tp * (l->pp > 1 ? l->pp : 1); }
 
 /* The LLM configuration of pool P (kind = llm): its ext. */
 static inline llm_cfg *llm_cfg_of(const pool_cfg *p) { return (llm_cfg *) p->ext; }
@@ -71,8 +78,10 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db);
  * "workload.prompt_tokens" names a [workload] key). */
 int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size_t errlen);
 
-/* KV-cache bytes per token on one GPU of a replica (K and V, all layers,
- * that GPU's share of the KV heads). */
+/* KV-cache bytes per token on one GPU of a replica: K and V of that GPU's
+ * share of the KV heads (at least one), or with MLA the compressed latent and
+ * RoPE key, whole on every TP rank; over the layers of its pipeline stage (the
+ * first, which has the most). */
 double llm_kv_bytes_per_token(const llm_cfg *l);
 
 #endif
