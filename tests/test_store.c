@@ -100,7 +100,7 @@ TestSuite(store, .init = setup, .fini = teardown);
 
 Test(store, schema_and_catalog_created)
 {
-    cr_assert_eq(count_rows("PRAGMA user_version"), 2);
+    cr_assert_eq(count_rows("PRAGMA user_version"), 2);   /* version 2: names in run_stats.text */
     cr_assert_eq(count_rows("PRAGMA foreign_keys"), 1);
     cr_assert_eq(count_rows("SELECT count(*) FROM runs"), 0);
     cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
