@@ -497,12 +497,40 @@ typedef struct cost_calib {
     int64_t id;                   /* cost_id: a stored model, 0 = the best stored one */
     cost_roofline roof;           /* the roofline's parameters (auto's fallback) */
     ccost *c;                     /* the resolved model (NULL until built) */
+    int nterms;                   /* cost_terms given: CF_NTERMS, else 0 */
+    double terms[CF_NTERMS];      /* cost_terms: the fitted coefficients, units as cfitted_term_names */
+    double ratios[3];             /* cost_ratios: compute, memory, link ratios of a carried model */
 } cost_calib;
 
 static const scn_key CALIB_KEYS[] = {
     { "cost_id", "0", "fitted/profile/auto: a stored calibrated model (latsim calib list); 0 = the best for the pool" },
+    { "cost_terms", "", "fitted: its coefficients instead of a stored model, in the order of latsim calib show "
+      "(fixed_ms weights_ms_per_gb prefill_ms_per_tflop attn_ms_per_tflop kv_ms_per_gb decode_ms_per_tflop "
+      "allreduce_ms_per_gb allreduce_ms_per_hop launch_ms_per_layer seq_ms): what a stored run records "
+      "(latsim show ID), to re-run it with the same step times without the calibration database" },
+    { "cost_ratios", "1 1 1", "fitted with cost_terms: the datasheet ratios (compute, memory, link) of a model "
+      "carried from another GPU, as a stored run records them" },
     { NULL, NULL, NULL },
 };
+
+/* Reads the LIST of N numbers (blank- or comma-separated, each finite and >= 0)
+ * of KEY into V.  Returns 0, or -1 (error set in X). */
+static int read_numbers(scn_ctx *x, const char *sec, const char *key, int n, double *v)
+{
+    char buf[1024];
+    if (scn_str(x, sec, key, "", buf, sizeof buf)) return -1;
+    char *p = buf, *end;
+    for (int i = 0; i < n; i++) {
+        while (*p == ' ' || *p == ',' || *p == '\t') p++;
+        v[i] = strtod(p, &end);
+        if (end == p || !isfinite(v[i]) || v[i] < 0)
+            return scn_fail(x, sec, key, "expected %d non-negative numbers, got '%s'", n, buf);
+        p = end;
+    }
+    while (*p == ' ' || *p == ',' || *p == '\t') p++;
+    if (*p) return scn_fail(x, sec, key, "expected %d non-negative numbers, got '%s'", n, buf);
+    return 0;
+}
 
 static int calib_parse(cost_model *m, scn_ctx *x, const char *sec)
 {
@@ -518,6 +546,45 @@ static int calib_parse(cost_model *m, scn_ctx *x, const char *sec)
     cost_free(&r);
     m->state = c;
     if (scn_i64(x, sec, "cost_id", 0, 0, INT64_MAX, &c->id)) return -1;
+    c->ratios[0] = c->ratios[1] = c->ratios[2] = 1;
+    if (scn_value(x, sec, "cost_terms")) {
+        if (strcmp(m->ops->name, "fitted") != 0)
+            return scn_fail(x, sec, "cost_terms", "needs cost = fitted (not %s)", m->ops->name);
+        if (c->id > 0) return scn_fail(x, sec, "cost_terms", "give cost_terms or cost_id, not both");
+        if (read_numbers(x, sec, "cost_terms", CF_NTERMS, c->terms)) return -1;
+        c->nterms = CF_NTERMS;
+    }
+    if (scn_value(x, sec, "cost_ratios")) {
+        if (!c->nterms) return scn_fail(x, sec, "cost_ratios", "needs cost_terms");
+        if (read_numbers(x, sec, "cost_ratios", 3, c->ratios)) return -1;
+        for (int i = 0; i < 3; i++)
+            if (!(c->ratios[i] > 0)) return scn_fail(x, sec, "cost_ratios", "each ratio must be > 0");
+    }
+    return 0;
+}
+
+/* A fitted model from its coefficients TERMS and ratios R (cost_terms): the
+ * replica of ROOF, the model's geometry its own.  Returns 0 or -1 (memory). */
+static int from_terms(const cost_model *roof, const double *terms, const double *r, ccost *out)
+{
+    memset(out, 0, sizeof *out);
+    out->roof.hw = roof->hw;
+    if (cost_init(&out->roof, "roofline", roof->state) != 0) return -1;
+    out->kind = CC_FITTED;
+    out->tp = roof->hw.tp >= 1 ? roof->hw.tp : 1;
+    out->mape = NAN;
+    snprintf(out->source, sizeof out->source, "cost_terms");
+    snprintf(out->source_kind, sizeof out->source_kind, "scenario");
+    out->fitted.model = roof->hw.model;
+    out->fitted.weight_bytes = roof->hw.weight_bytes;
+    out->fitted.kv_bytes = 2;
+    memcpy(out->fitted.c, terms, sizeof out->fitted.c);
+    out->r_compute = r[0];
+    out->r_memory = r[1];
+    out->r_link = r[2];
+    out->carried = r[0] != 1 || r[1] != 1 || r[2] != 1;
+    snprintf(out->range, sizeof out->range, "%s", out->carried ? "extrapolated" : "");
+    prepare_eval(out);
     return 0;
 }
 
@@ -533,7 +600,19 @@ static int calib_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
         return scn_fail_sec(x, sec, "cost", "out of memory");
     }
     const char *w = m->hw.weights[0] ? m->hw.weights : "bf16";
-    int rc = ccost_resolve(db, m->ops->name, c->id, &roof, w, c->c, err, sizeof err);
+    int rc;
+    if (c->nterms) {
+        if (cost_hw_stages(&m->hw) > 1 || m->hw.ep > 1) {
+            cost_free(&roof);
+            free(c->c);
+            c->c = NULL;
+            return scn_fail(x, sec, "cost_terms", "a fitted model has no pipeline or expert-parallel terms "
+                            "(pp = %d, ep = %d): use cost = roofline", cost_hw_stages(&m->hw), m->hw.ep > 1 ? m->hw.ep : 1);
+        }
+        rc = from_terms(&roof, c->terms, c->ratios, c->c);
+        if (rc) snprintf(err, sizeof err, "out of memory");
+    } else
+        rc = ccost_resolve(db, m->ops->name, c->id, &roof, w, c->c, err, sizeof err);
     cost_free(&roof);
     if (rc != 0) {
         free(c->c);
@@ -566,11 +645,34 @@ static void calib_describe(const cost_model *m, cost_info *out)
 {
     const cost_calib *c = m->state;
     if (!c || !c->c) {
-        *out = (cost_info) { m->ops->name, 0, "", NAN, 0 };
+        *out = (cost_info) { m->ops->name, 0, "", NAN, 0, "", "" };
         return;
     }
-    *out = (cost_info) { ccost_kind_name(c->c->kind), c->c->id, c->c->kind == CC_ROOFLINE ? "datasheet" : c->c->source_kind,
-                         c->c->mape, c->c->carried || !strcmp(c->c->range, "extrapolated") };
+    const ccost *cc = c->c;
+    *out = (cost_info) { ccost_kind_name(cc->kind), cc->id, cc->kind == CC_ROOFLINE ? "datasheet" : cc->source_kind,
+                         cc->mape, cc->carried || !strcmp(cc->range, "extrapolated"), cc->range, "" };
+    /* The keys that give the same step times without the calibration database. */
+    if (cc->kind == CC_ROOFLINE)
+        cost_roofline_coeffs(cc->roof.state, out->coeffs, sizeof out->coeffs);
+    else if (cc->kind == CC_FITTED) {
+        char *b = out->coeffs;
+        size_t n = sizeof out->coeffs;
+        snprintf(b, n, "cost=fitted cost_terms=");
+        for (int k = 0; k < CF_NTERMS; k++) {
+            if (k) strncat(b, ",", n - strnlen(b, n) - 1);
+            cost_fmt_exact(b, n, cc->fitted.c[k]);
+        }
+        if (cc->carried) {
+            const double r[3] = { cc->r_compute, cc->r_memory, cc->r_link };
+            strncat(b, " cost_ratios=", n - strnlen(b, n) - 1);
+            for (int k = 0; k < 3; k++) {
+                if (k) strncat(b, ",", n - strnlen(b, n) - 1);
+                cost_fmt_exact(b, n, r[k]);
+            }
+        }
+    } else
+        snprintf(out->coeffs, sizeof out->coeffs, "cost=profile cost_id=%lld (per-operator curves: in the "
+                 "calibration database)", (long long) cc->id);
 }
 
 /* Resolved to the roofline (auto with no usable calibrated model): that model. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include "cliopt.h"
 #include "cliutil.h"
+#include "provenance.h"
 #include "commands.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
@@ -38,6 +39,7 @@ static const cli_opt CHECK_OPTS[] = {
     { "seed", O_SEED, "N", "seed of every run (default: each scenario's)", 0 },
     { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
     CLI_OPT_DB,
+    CLI_OPT_COST_DB,
     { "no-store", O_NO_STORE, NULL, "do not store the runs (a dry check)", 0 },
     { NULL },
 };
@@ -125,6 +127,34 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
+/* The testsuite's <properties>: the cost model of each LLM pool of R
+ * ("cost_model.POOL"), and the warning when one is the uncalibrated roofline. */
+static void junit_provenance(FILE *f, const report *r)
+{
+    char line[512];
+    int any = 0, unc = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const store_stat *s = &r->rows[i];
+        if (strcmp(s->metric, "cost_model.kind") || !s->text) continue;
+        int u = prov_describe(r, s->scope, line, sizeof line);
+        if (u < 0) continue;
+        if (!any) fputs("    <properties>\n", f);
+        any = 1;
+        unc |= u == 1;
+        fputs("      <property name=\"cost_model.", f);
+        xml_text(f, s->scope);
+        fputs("\" value=\"", f);
+        xml_text(f, line);
+        fputs("\"/>\n", f);
+    }
+    if (unc) {
+        fputs("      <property name=\"cost_model_warning\" value=\"", f);
+        xml_text(f, prov_warning);
+        fputs("\"/>\n", f);
+    }
+    if (any) fputs("    </properties>\n", f);
+}
+
 /* Writes the JUnit XML to OUT.  Returns 0, or -1 + ERR (a failed open, write or
  * close: "check: --junit OUT: cannot write: ..."). */
 static int write_junit(const char *out, const item *its, int n, double wall, char *err, size_t errlen)
@@ -142,6 +172,7 @@ static int write_junit(const char *out, const item *its, int n, double wall, cha
         fputs("  <testsuite name=\"", f);
         xml_text(f, it->path);
         fprintf(f, "\" tests=\"%d\" failures=\"%d\" errors=\"0\" time=\"%.3f\">\n", it->nv, tf, it->o.wall_s);
+        junit_provenance(f, &it->o.rep);
         for (int k = 0; k < it->nv; k++) {
             const verdict *v = &it->v[k];
             fputs("    <testcase classname=\"", f);
@@ -485,8 +516,10 @@ static int check_print(const checker *ck)
                it->failed ? "FAIL" : "pass");
         for (int k = 0; k < it->nv; k++)
             if (it->v[k].failed) printf("    %s: %s\n", ERRMSG_SHOWN(it->v[k].name), ERRMSG_SHOWN(it->v[k].detail));
+        prov_table(&it->o.rep, "    ", stdout);
         failed |= it->failed;
     }
+    for (int i = 0; i < ck->nf; i++) prov_warn(&ck->its[i].o.rep);   /* at most once */
     return failed ? 1 : 0;
 }
 

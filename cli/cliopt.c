@@ -1,7 +1,10 @@
 /* cliopt.c -- a command's option table -> getopt_long and its --help (see cliopt.h). */
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cliopt.h"
 #include "cliutil.h"
 
@@ -143,6 +146,19 @@ static int take(const cli_cmd *c, const cli_opt *o, const char *val, cli_args *a
     switch (o->id) {
     case CLI_DB: a->db = val; return 0;
     case CLI_JSON: a->json = 1; return 0;
+    case CLI_COST_DB: {
+        /* An existing file, made absolute: the key is relative to the scenario's folder. */
+        char full[4096];
+        struct stat sb;
+        if (!val[0]) return cu_die(2, "%s: --cost-db: empty path", c->name);
+        if (stat(val, &sb) != 0 || !realpath(val, full))
+            return cu_die(2, "%s: --cost-db %s: %s", c->name, val, strerror(errno));
+        if (!S_ISREG(sb.st_mode)) return cu_die(2, "%s: --cost-db %s: not a regular file", c->name, val);
+        if (a->nsets == max) return cu_die(2, "%s: too many --set options (max %d)", c->name, max);
+        snprintf(a->cost_db_set, sizeof a->cost_db_set, "sim.cost_db=%s", full);
+        a->sets[a->nsets++] = a->cost_db_set;
+        return 0;
+    }
     case CLI_SET:
         if (a->nsets == max) return cu_die(2, "%s: too many --set options (max %d)", c->name, max);
         a->sets[a->nsets++] = val;

@@ -20,7 +20,7 @@
 #define CLI_MAX_SETS 256      /* --set options cli_args holds (a command may allow fewer) */
 
 /* Ids of the options cli_parse handles itself; a command's own ids are > 0. */
-enum { CLI_DB = -1, CLI_JSON = -2, CLI_SET = -3 };
+enum { CLI_DB = -1, CLI_JSON = -2, CLI_SET = -3, CLI_COST_DB = -4 };
 
 /* One option of a command. */
 typedef struct cli_opt {
@@ -40,6 +40,7 @@ enum {
 /* The shared options, for a command's table (their help may be written out instead). */
 #define CLI_OPT_DB   { "db", CLI_DB, "PATH", "database file (default $LATSIM_DB, else ./latsim.db)", 0 }
 #define CLI_OPT_JSON { "json", CLI_JSON, NULL, "print one JSON object instead of the table", 0 }
+#define CLI_OPT_COST_DB { "cost-db", CLI_COST_DB, "FILE", "calibration database where cost = auto, fitted and profile look their models up (default: the --db database); the same as --set sim.cost_db=FILE, the path made absolute", 0 }
 #define CLI_OPT_SET  { "set", CLI_SET, "S.K=V", "override key K of section S, e.g. --set workload.rate=80 or --set \"pool cpu.servers=5\" (repeatable)", CLI_REPEAT }
 
 /* A command: its name, its arguments and its options. */
@@ -61,6 +62,7 @@ typedef struct cli_args {
     int json;                 /* 1: --json was given */
     const char *sets[CLI_MAX_SETS]; /* the --set values, in order (pointers into argv) */
     int nsets;                /* how many */
+    char cost_db_set[4200];   /* --cost-db FILE as the assignment "sim.cost_db=/abs/FILE" (one of sets) */
     char **pos;               /* the arguments (words that are no option or option value), in order */
     int npos;                 /* how many */
 } cli_args;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "cliopt.h"
 #include "cliutil.h"
+#include "provenance.h"
 #include "commands.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
@@ -28,6 +29,7 @@ static const cli_opt OPTS[] = {
     { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
     CLI_OPT_JSON,
     CLI_OPT_DB,
+    CLI_OPT_COST_DB,
     { NULL },
 };
 
@@ -154,10 +156,17 @@ int compare_main(int argc, char **argv)
         report_json_str(stdout, side[0]);
         printf(", \"b\": ");
         report_json_str(stdout, side[1]);
-        printf(", \"replications\": [%d, %d], \"metrics\": [", r[0].replications, r[1].replications);
+        printf(", \"replications\": [%d, %d], \"cost_models\": {\"a\": ", r[0].replications, r[1].replications);
+        prov_json(&r[0], stdout);
+        printf(", \"b\": ");
+        prov_json(&r[1], stdout);
+        printf("}, \"metrics\": [");
     } else {
-        printf("A = %s (%d replication%s)\nB = %s (%d replication%s)\n\n", ERRMSG_SHOWN(side[0]), r[0].replications, r[0].replications > 1 ? "s" : "",
+        printf("A = %s (%d replication%s)\nB = %s (%d replication%s)\n", ERRMSG_SHOWN(side[0]), r[0].replications, r[0].replications > 1 ? "s" : "",
                ERRMSG_SHOWN(side[1]), r[1].replications, r[1].replications > 1 ? "s" : "");
+        prov_table(&r[0], "A ", stdout);
+        prov_table(&r[1], "B ", stdout);
+        putchar('\n');
         printf("  %-30s %14s %14s %9s  %s\n", "metric", "A", "B", "B vs A", "beyond CI");
     }
     int first = 1, nsig = 0;
@@ -196,6 +205,8 @@ int compare_main(int argc, char **argv)
         }
         first = 0;
     }
+    prov_warn(&r[0]);
+    prov_warn(&r[1]);
     if (json) printf("], \"beyond_ci\": %d}\n", nsig);
     else printf("\n%d metric%s differ by more than the 95%% confidence intervals (*)\n", nsig, nsig == 1 ? "" : "s");
     report_free(&r[0]);

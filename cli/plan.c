@@ -57,6 +57,7 @@ static const cli_opt OPTS[] = {
     { "top", O_TOP, "K", "candidates listed (default 5)", 0 },
     CLI_OPT_JSON,
     CLI_OPT_DB,
+    CLI_OPT_COST_DB,
     { "no-store", O_NO_STORE, NULL, "do not write the plan and its runs to the database", 0 },
     { NULL },
 };

@@ -12,6 +12,7 @@
 #include <string.h>
 #include "cliopt.h"
 #include "cliutil.h"
+#include "provenance.h"
 #include "commands.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
@@ -28,6 +29,7 @@ static const cli_opt OPTS[] = {
     CLI_OPT_SET,
     CLI_OPT_JSON,
     CLI_OPT_DB,
+    CLI_OPT_COST_DB,
     { "replications", O_REPS, "N", "run N independent replications (seeds seed..seed+N-1) and report each statistic "
       "with a 95% confidence interval", 0 },
     { "no-store", O_NO_STORE, NULL, "do not write the run to the database", 0 },
@@ -382,6 +384,7 @@ int run_main(int argc, char **argv)
     if ((rc = run_simulate(&o, &st)) != 0) goto out;
     if ((rc = run_describe(&o, &st)) != 0) goto out;
     run_print(&o, &st);       /* the report first: if storing fails, the results are still shown */
+    prov_warn(st.shown);      /* once: the step times are the uncalibrated roofline's */
     if ((rc = run_write_series(&o, &st)) != 0) goto out;
     fflush(stdout);
     if ((rc = run_store(&o, &st)) != 0) goto out;

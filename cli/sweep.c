@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "cliopt.h"
 #include "cliutil.h"
+#include "provenance.h"
 #include "commands.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
@@ -34,6 +35,7 @@ static const cli_opt OPTS[] = {
     { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
     CLI_OPT_JSON,
     CLI_OPT_DB,
+    CLI_OPT_COST_DB,
     { "no-store", O_NO_STORE, NULL, "do not write the sweep and its runs to the database", 0 },
     { NULL },
 };
@@ -459,6 +461,11 @@ static int sweep_json(sweep *s)
     fputs(s->best < 0 ? "null" : s->more ? "\"lowest_meeting\"" : "\"highest_meeting\"", mem);
     fprintf(mem, ", \"monotone\": %s", s->monotone ? "true" : "false");
     fprintf(mem, ", \"simulations\": %d", s->n);
+    /* What the answer's step times stand on (the point reported, else the first). */
+    if (s->n > 0) {
+        fputs(", \"cost_models\": ", mem);
+        prov_json(&s->p[s->best >= 0 ? s->best : 0].o.rep, mem);
+    }
     fclose(mem);
     return 0;
 }
@@ -503,6 +510,7 @@ out:
 /* Prints the sweep: its JSON, or the table and what the SLO says. */
 static void sweep_print(const sweep *s)
 {
+    for (int i = 0; i < s->n; i++) prov_warn(&s->p[i].o.rep);   /* at most once */
     if (s->json) {
         fputs(s->json_text, stdout);
         if (s->store) printf(", \"sweep\": %lld", (long long) s->sweep_id);
@@ -516,6 +524,10 @@ static void sweep_print(const sweep *s)
     printf("sweep %s  --vary %s  (%d simulations, %.2f s, %d workers)\n\n", ERRMSG_SHOWN(s->file), ERRMSG_SHOWN(s->vary), s->n,
            s->wall, s->jobs);
     print_table(s, llm, stdout);
+    if (s->n > 0) {
+        putchar('\n');
+        prov_table(&s->p[s->best >= 0 ? s->best : 0].o.rep, "", stdout);
+    }
     if (s->slo.n == 0) printf("\nno [slo] section: nothing to meet\n");
     else if (!s->numeric) printf("\nthe SLO is %s (values are not numbers: no order, not narrowed down)\n", ERRMSG_SHOWN(s->runs));
     else if (s->nmet == 0) printf("\nno point meets the SLO (neither the lowest value, %s, nor the highest, %s)\n", ERRMSG_SHOWN(s->p[0].value),

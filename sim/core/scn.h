@@ -26,6 +26,8 @@ typedef struct scn_facts {
     int trace_tokens;         /* 1: a trace gives each request's token counts */
     int hash_block_tokens;    /* the workload's prompt tokens per content id (0: not set) */
     double run_requests;      /* requests the run asks for: warm-up and measured */
+    struct sqlite3 *cost_db;  /* [sim] cost_db opened read-only: where calibrated cost models are
+                                 looked up (NULL: the catalog's database) */
 } scn_facts;
 
 /* A kind's view of the scenario being loaded. */

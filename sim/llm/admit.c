@@ -55,7 +55,8 @@ void rep_admit(replica *R, request *r, int64_t blocks)
             int64_t c = r->prefill_len - skip;
             cost_step b = { .prefill_tokens = c, .prefill_seqs = 1,
                             .prefill_pairs = (double) c * (double) skip + (double) c * (c + 1.0) / 2.0 };
-            if (skip > 0) P->pfx_saved_ms += cost_fast_ms(&P->cf, &a) - cost_fast_ms(&P->cf, &b);
+            if (skip > 0) P->pfx_saved_ms += (cost_fast_ms(&P->cf, &a) - cost_fast_ms(&P->cf, &b)) *
+                                             P->cfg->step_time_scale;
         }
     } else
         R->free_blocks -= blocks;

@@ -412,7 +412,7 @@ static int roofline_parse(cost_model *m, scn_ctx *x, const char *sec)
 static void roofline_describe(const cost_model *m, cost_info *out)
 {
     (void) m;
-    *out = (cost_info) { "roofline", 0, "datasheet", NAN, 0 };
+    *out = (cost_info) { "roofline", 0, "datasheet", NAN, 0, "", "" };
 }
 
 /* ---- the table ------------------------------------------------------------------- */
@@ -498,10 +498,53 @@ const char *cost_source_known(const char *source)
     return SOURCES[NSOURCES - 1];
 }
 
+size_t cost_fmt_exact(char *buf, size_t n, double v)
+{
+    size_t at = strnlen(buf, n);
+    if (at + 1 >= n) return at;
+    char t[40];
+    for (int p = 6; p <= 17; p++) {
+        snprintf(t, sizeof t, "%.*g", p, v);
+        if (strtod(t, NULL) == v) break;
+    }
+    snprintf(buf + at, n - at, "%s", t);
+    return strnlen(buf, n);
+}
+
+/* Appends " NAME=V" (no blank first) of each of the N NAMES and VALUES to BUF. */
+static void keys_exact(char *buf, size_t n, const char *const *names, const double *v, int k)
+{
+    buf[0] = '\0';
+    for (int i = 0; i < k; i++) {
+        size_t at = strnlen(buf, n);
+        snprintf(buf + at, n - at, "%s%s=", i ? " " : "", names[i]);
+        cost_fmt_exact(buf, n, v[i]);
+    }
+}
+
+void cost_roofline_coeffs(const cost_roofline *c, char *buf, size_t n)
+{
+    static const char *const names[] = { "compute_eff", "memory_eff", "step_overhead_ms", "allreduce_latency_us",
+                                         "launch_us_per_layer" };
+    const double v[] = { c->compute_eff, c->memory_eff, c->step_overhead_ms, c->allreduce_latency_us,
+                         c->launch_us_per_layer };
+    keys_exact(buf, n, names, v, 5);
+}
+
 void cost_describe(const cost_model *m, cost_info *out)
 {
     if (m->ops && m->ops->describe) m->ops->describe(m, out);
-    else *out = (cost_info) { m->ops ? m->ops->name : "", 0, "scenario", NAN, 0 };
+    else *out = (cost_info) { m->ops ? m->ops->name : "", 0, "scenario", NAN, 0, NULL, "" };
+    if (!out->range) out->range = "";
+    if (out->coeffs[0] || !m->ops || !m->state) return;
+    if (m->ops->step_ms == roofline_ms) cost_roofline_coeffs(m->state, out->coeffs, sizeof out->coeffs);
+    else if (m->ops->step_ms == linear_ms) {
+        const cost_linear *c = m->state;
+        static const char *const names[] = { "step_base_ms", "prefill_ms_per_token", "decode_ms_per_seq",
+                                             "kv_ms_per_1k_tokens" };
+        const double v[] = { c->step_base_ms, c->prefill_ms_per_token, c->decode_ms_per_seq, c->kv_ms_per_1k_tokens };
+        keys_exact(out->coeffs, sizeof out->coeffs, names, v, 4);
+    }
 }
 
 void cost_free(cost_model *m)

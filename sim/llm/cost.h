@@ -179,6 +179,12 @@ typedef struct cost_info {
     const char *source;           /* "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu" */
     double mape;                  /* its cross-validated MAPE, %, NAN for none */
     int extrapolated;             /* 1: carried from another GPU or outside its measured TP */
+    /* Filled by cost_describe after the row's describe hook (zero before). */
+    const char *range;            /* "measured", "interpolated", "extrapolated", or "" (a model
+                                     that is not measured: roofline, linear) */
+    char coeffs[640];             /* the pool keys that reproduce its step times exactly
+                                     (values %.17g), e.g. "compute_eff=0.6 memory_eff=0.8 ...":
+                                     what a stored run records (docs/calibration.md) */
 } cost_info;
 
 struct cost_ops;
@@ -290,6 +296,14 @@ int cost_init(cost_model *m, const char *name, const void *params);
 
 /* Which model produces M's step times (cost_info). */
 void cost_describe(const cost_model *m, cost_info *out);
+
+/* "compute_eff=V memory_eff=V step_overhead_ms=V allreduce_latency_us=V
+ * launch_us_per_layer=V" of C (values %.17g) into BUF. */
+void cost_roofline_coeffs(const cost_roofline *c, char *buf, size_t n);
+
+/* V as the shortest %.Ng text that reads back as V exactly, appended to BUF
+ * (N bytes, NUL-terminated); returns BUF's new length. */
+size_t cost_fmt_exact(char *buf, size_t n, double v);
 
 /* A cost_info source as the report names it: SOURCE's entry in the list
  * datasheet, scenario, steps-csv, vidur, cuda, cpu, net (a static string that

@@ -114,6 +114,8 @@ static int report(station *st, pool_result *out)
         { "cost_model.source", NAN, cost_source_known(ci.source) },
         { "cost_model.mape", ci.mape, NULL },
         { "cost_model.extrapolated", ci.extrapolated, NULL },
+        { "cost_model.range", NAN, ci.range },
+        { "cost_model.coefficients", NAN, L->cost_coeffs },
     };
     for (size_t i = 0; i < sizeof cm / sizeof cm[0]; i++)
         if (cm[i].text ? pool_result_add_name(out, cm[i].name, cm[i].text)

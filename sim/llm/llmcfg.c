@@ -37,6 +37,7 @@ const scn_key llm_keys[] = {
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
+    { "step_time_scale", "1", "factor on every step time the cost model gives (a what-if: plan reruns its search at 0.8 and 1.2)" },
     { NULL, NULL, NULL },
 };
 
@@ -86,6 +87,7 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_enum(x, sec, "routing", choices, 0, &k)) return -1;
     l->routing = k == 0 ? NULL : route_at(k - 1);
     if (scn_bool(x, sec, "prefix_cache", 0, &l->prefix_cache)) return -1;
+    if (scn_num(x, sec, "step_time_scale", 1, 0, 1, 1e6, &l->step_time_scale)) return -1;
     if (scn_num(x, sec, "affinity_threshold", 0.5, 0, 0, 1, &l->affinity_threshold)) return -1;
     if (l->prefix_cache && !(l->sched->flags & LLM_SCHED_PREFIX_CACHE)) {
         char names[256];
@@ -309,7 +311,12 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
             return scn_fail(x, sec, "prefix_cache", "the workload's hash_block_tokens (%d) must be a multiple of "
                             "block_tokens (%d)", l->prefix_id_tokens, l->block_tokens);
     }
-    if (l->cost.ops->build) return l->cost.ops->build(&l->cost, x, sec, db);
+    /* A [sim] cost_db names the calibration database; else the catalog's. */
+    sqlite3 *cdb = s->cost_db ? s->cost_db : db;
+    if (l->cost.ops->build && l->cost.ops->build(&l->cost, x, sec, cdb)) return -1;
+    cost_info ci;
+    cost_describe(&l->cost, &ci);
+    snprintf(l->cost_coeffs, sizeof l->cost_coeffs, "%s", ci.coeffs);
     return 0;
 }
 

@@ -39,6 +39,9 @@ typedef struct llm_cfg {
     const struct route_policy *routing;  /* NULL: one shared queue; else the policy that
                                             sends each request to a replica's own queue */
     cost_model cost;          /* step-time model */
+    char cost_coeffs[640];    /* cost_info.coeffs of cost once built (llm_resolve): the report
+                                 points to it, so it lives as long as the scenario */
+    double step_time_scale;   /* factor on every step time (1: as the cost model gives it) */
     int prefix_cache;         /* 1: replicas keep finished prompts' KV blocks for later hits (prefix.h) */
     int prefix_id_tokens;     /* prompt tokens per content id (the workload's hash_block_tokens) */
     double affinity_threshold;/* routing = prefix_affinity: least share of the prompt's content ids a

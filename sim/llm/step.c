@@ -120,6 +120,7 @@ void rep_step(replica *R)
     }
     simtime_t now = evq_now(P->st.q);
     double ms = cost_fast_ms_work(&P->cf, &R->cur, &R->step_flops, &R->step_bytes);
+    if (P->cfg->step_time_scale != 1) ms *= P->cfg->step_time_scale;   /* step_time_scale (a what-if) */
     simtime_t dur;
     if (P->fl) {   /* slow replicas and pauses come with a fleet too */
         const fleet_cfg *fc = P->st.cfg->fleet;

@@ -390,6 +390,19 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
         fputs(", \"mape\": ", out);
         num(out, mape, "");
         fprintf(out, ", \"extrapolated\": %s}", report_get(r, scope, "cost_model.extrapolated", "value") > 0 ? "true" : "false");
+        /* Added later, as a key of its own: where the prediction stands and the
+         * keys that reproduce its step times (docs/calibration.md). */
+        const char *range = report_get_text(r, scope, "cost_model.range");
+        const char *co = report_get_text(r, scope, "cost_model.coefficients");
+        if (range || co) {
+            fputs(", \"cost_provenance\": {\"range\": ", out);
+            report_json_str(out, range ? range : "");
+            fputs(", \"calibrated\": ", out);
+            fputs(strcmp(cmk, "roofline") && strcmp(cmk, "linear") ? "true" : "false", out);
+            fputs(", \"coefficients\": ", out);
+            report_json_str(out, co ? co : "");
+            fputc('}', out);
+        }
         first = 0;
     }
     int nb = 0;
@@ -683,8 +696,12 @@ void report_table(const report *r, const char *title, FILE *out)
             if (!isnan(id)) fprintf(out, " %.0f", id);
             fprintf(out, " (%s", src ? src : "");
             if (!isnan(mape)) fprintf(out, ", cv_mape %.3g %%", mape);
-            if (report_get(r, sc, "cost_model.extrapolated", "value") > 0) fprintf(out, ", extrapolated");
+            const char *range = report_get_text(r, sc, "cost_model.range");
+            if (range && range[0]) fprintf(out, ", %s", ERRMSG_SHOWN(range));
+            else if (report_get(r, sc, "cost_model.extrapolated", "value") > 0) fprintf(out, ", extrapolated");
             fprintf(out, ")\n");
+            const char *co = report_get_text(r, sc, "cost_model.coefficients");
+            if (co && co[0]) fprintf(out, "  cost_coefficients    %s\n", ERRMSG_SHOWN(co));
         }
         latency_table(r, sc, out);
     }

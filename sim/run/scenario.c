@@ -40,6 +40,7 @@ static const key_spec KEYS[] = {
     { "requests", K_SIM, "200000", "measured requests after warm-up" },
     { "warmup", K_SIM, "automatic", "requests discarded before measuring (default: at least requests/10, until the system has filled; 0 for a finite trace replay)" },
     { "seed", K_SIM, "1", "run seed (every entity's stream derives from it)" },
+    { "cost_db", K_SIM, "the --db database", "calibration database where LLM pools' cost = auto, fitted and profile look their models up (relative to the scenario file; latsim run --cost-db FILE sets it)" },
 
     { "arrival", K_WL, "poisson", "poisson | gamma | constant | trace" },
     { "rate", K_WL, "", "requests/s: X, schedule(0s:R, T:R...), ramp(0s:R, T:R...) or diurnal(mean=, peak_to_trough=, period=, peak_at=); times in s|m|h (required unless trace or users)" },
@@ -249,6 +250,10 @@ static int build_sim(ctx *x)
     s->warmup_auto = cfg_get(&s->raw, "sim", "warmup") == NULL;
     if (get_i64(x, "sim", "seed", 1, 0, INT64_MAX, &v)) return -1;
     s->seed = (uint64_t) v;
+    char db[1024];
+    if (get_str(x, "sim", "cost_db", "", db, sizeof db)) return -1;
+    if (db[0] == '/' || !db[0]) snprintf(s->cost_db, sizeof s->cost_db, "%s", db);
+    else snprintf(s->cost_db, sizeof s->cost_db, "%s%s", s->raw.dir, db);
     return 0;
 }
 
@@ -1077,21 +1082,37 @@ double scenario_arrival_rate(const scenario *s)
 static scn_facts facts_of(const scenario *s)
 {
     return (scn_facts) { s->models, s->nmodels, s->gpus, s->ngpus, &s->wl.prompt, &s->wl.output,
-                         s->wl.trace_tokens, s->wl.hash_block_tokens, (double) s->requests + (double) s->warmup };
+                         s->wl.trace_tokens, s->wl.hash_block_tokens, (double) s->requests + (double) s->warmup, NULL };
 }
 
 int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen)
 {
     scn_facts facts = facts_of(s);
     ctx x = { { &s->raw, &facts, err, errlen }, s };
-    for (int i = 0; i < s->npools; i++) {
+    int rc = 0;
+    if (s->cost_db[0]) {
+        /* Read only, never created: a missing file is bad input. */
+        sqlite3 *c = NULL;
+        if (sqlite3_open_v2(s->cost_db, &c, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+            sqlite3_exec(c, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL) != SQLITE_OK) {
+            const cfg_entry *e;
+            val(&x, "sim", "cost_db", &e);
+            fail(&x, e, "sim", "cost_db", "cannot open the calibration database %s: %s", s->cost_db,
+                 c ? sqlite3_errmsg(c) : "out of memory");
+            sqlite3_close(c);
+            return -1;
+        }
+        facts.cost_db = c;
+    }
+    for (int i = 0; i < s->npools && rc == 0; i++) {
         pool_cfg *p = &s->pools[i];
         if (!p->kind->resolve) continue;
         char sec[80];
         snprintf(sec, sizeof sec, "pool %s", p->name);
-        if (p->kind->resolve(&x.c, sec, p, db) != 0) return -1;
+        if (p->kind->resolve(&x.c, sec, p, db) != 0) rc = -1;
     }
-    return 0;
+    if (facts.cost_db) sqlite3_close(facts.cost_db);
+    return rc;
 }
 
 /* Memory of a pool's common state: the station and its two histograms, taken at

@@ -45,6 +45,7 @@ struct scenario {
     double ts_interval_s;     /* time-series interval, s (`run --interval`); 0 = no time series */
     int has_client;           /* a [client] section: client timeouts and retries */
     retry_cfg client;         /* its settings (retry.h) */
+    char cost_db[1024];       /* [sim] cost_db as a path ("" none: the catalog's database) */
 };
 
 #define SCENARIO_MAX_PERIODIC_EVENTS SCN_MAX_PERIODIC_EVENTS   /* core/scn.h */

@@ -110,6 +110,10 @@ int task_out_encode(const task_out *o, char **out, size_t *len)
         put_str(&b, s->metric);
         put_str(&b, s->stat);
         put(&b, &s->value, sizeof s->value);
+        /* A row that is a name (the pool's kind, its cost model): the name too. */
+        uint8_t has_text = s->text != NULL;
+        put(&b, &has_text, sizeof has_text);
+        if (has_text) put_str(&b, s->text);
     }
     put(&b, &nc, sizeof nc);
     for (size_t i = 0; i < o->rep.ncdf; i++) {
@@ -193,6 +197,9 @@ int task_out_decode(const char *data, size_t len, task_out *o)
         s->stat = st ? literal(st, STATS, sizeof STATS / sizeof STATS[0]) : NULL;
         free(st);
         get(&r, &s->value, sizeof s->value);
+        uint8_t has_text = 0;
+        get(&r, &has_text, sizeof has_text);
+        if (has_text && !(s->text = get_str(&r))) r.bad = 1;
         s->ci95 = NAN;
         o->rep.n = i + 1;
         if (!s->scope || !s->metric || !s->stat) r.bad = 1;
