@@ -155,8 +155,10 @@ static int take(const cli_cmd *c, const cli_opt *o, const char *val, cli_args *a
             return cu_die(2, "%s: --cost-db %s: %s", c->name, val, strerror(errno));
         if (!S_ISREG(sb.st_mode)) return cu_die(2, "%s: --cost-db %s: not a regular file", c->name, val);
         if (a->nsets == max) return cu_die(2, "%s: too many --set options (max %d)", c->name, max);
-        snprintf(a->cost_db_set, sizeof a->cost_db_set, "sim.cost_db=%s", full);
-        a->sets[a->nsets++] = a->cost_db_set;
+        /* One per process: the sets point to it after cli_parse's caller returns. */
+        static char set[4200];
+        snprintf(set, sizeof set, "sim.cost_db=%s", full);
+        a->sets[a->nsets++] = set;
         return 0;
     }
     case CLI_SET:

@@ -62,7 +62,6 @@ typedef struct cli_args {
     int json;                 /* 1: --json was given */
     const char *sets[CLI_MAX_SETS]; /* the --set values, in order (pointers into argv) */
     int nsets;                /* how many */
-    char cost_db_set[4200];   /* --cost-db FILE as the assignment "sim.cost_db=/abs/FILE" (one of sets) */
     char **pos;               /* the arguments (words that are no option or option value), in order */
     int npos;                 /* how many */
 } cli_args;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include "cliopt.h"
 #include "cliutil.h"
+#include "provenance.h"
 #include "commands.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
@@ -38,7 +39,8 @@
 #define MAX_COMBOS 4096
 #define MAX_USER_SETS 32
 
-enum { O_TARGET = 1, O_GPUS, O_TP, O_PP, O_EP, O_REPLICAS, O_POOL, O_SEARCH, O_SEEDS, O_SEED, O_JOBS, O_TOP, O_NO_STORE };
+enum { O_TARGET = 1, O_GPUS, O_TP, O_PP, O_EP, O_REPLICAS, O_POOL, O_SEARCH, O_SEEDS, O_SEED, O_JOBS, O_TOP, O_NO_STORE,
+       O_NO_SENS };
 
 static const cli_opt OPTS[] = {
     { "target-rate", O_TARGET, "R", "the arrival rate to carry, requests/s (simulated at R x the [slo] headroom)", CLI_REQUIRED },
@@ -59,6 +61,8 @@ static const cli_opt OPTS[] = {
     CLI_OPT_DB,
     CLI_OPT_COST_DB,
     { "no-store", O_NO_STORE, NULL, "do not write the plan and its runs to the database", 0 },
+    { "no-sensitivity", O_NO_SENS, NULL, "skip the sensitivity check (the search again with every LLM step time "
+      "x0.8 and x1.2, or within the calibrated model's error)", 0 },
     { NULL },
 };
 
@@ -165,6 +169,18 @@ typedef struct plan {
     int pruned, infeasible, bounded; /* configurations pruned by cost, refused by the scenario, below the utilisation bound */
     char *jtext;              /* the plan as JSON, less its closing brace (--json adds the id) */
     int64_t plan_id;          /* the stored plan (0 not stored) */
+    /* the sensitivity check (plan_sensitivity) */
+    int no_sens;              /* --no-sensitivity */
+    int nsens;                /* answers below (0: not made) */
+    struct sens {
+        double factor;        /* the step-time scale searched with */
+        int met;              /* 1: a configuration meets the SLO at it */
+        char label[700];      /* its cheapest configuration, as "best:" prints it */
+        char settings[1200];  /* the same as JSON (settings_json) */
+        double cost;          /* its $/hour */
+    } sens[2];
+    char sens_basis[160];     /* where the factors come from */
+    int robust;               /* 1: both answers are the plan's own */
 } plan;
 
 /* ---- parsing -------------------------------------------------------------- */
@@ -586,6 +602,7 @@ static int plan_opt(void *ctx, int id, const char *v)
         p->searches[p->nsearch++] = v;
         return 0;
     case O_NO_STORE: p->store = 0; return 0;
+    case O_NO_SENS: p->no_sens = 1; return 0;
     case O_SEED:
         if ((x = cu_posint("plan", "--seed", v, 2147483647L)) < 0) return 2;
         p->seed = (uint64_t) x;
@@ -1076,6 +1093,120 @@ static int plan_candidates(plan *p)
     return 0;
 }
 
+/* The answer of configuration CI of P as "best:" prints it, into BUF. */
+static void answer_label(const plan *p, int ci, char *buf, size_t n)
+{
+    const combo *c = &p->c[ci];
+    if (p->mono.n >= 0) snprintf(buf, n, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p->mono_name, c->answer);
+    else snprintf(buf, n, "%s", c->label);
+    if (!buf[0]) snprintf(buf, n, "the scenario as given");
+}
+
+/* The search again with every LLM pool's step times scaled (step_time_scale):
+ * x0.8 and x1.2, or, when every LLM pool of the answer uses a calibrated model
+ * of known error, 1 -/+ its cross-validated MAPE.  Fills P->sens and
+ * P->robust.  Returns 0 or the exit status (printed). */
+static int plan_sensitivity(plan *p, const scenario *base)
+{
+    if (p->no_sens) return 0;
+    const report *r = &p->e[p->shown[0]].o.rep;
+    double band = 0;
+    int pools = 0, calibrated = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        const store_stat *st = &r->rows[i];
+        if (strcmp(st->metric, "cost_model.kind") || !st->text) continue;
+        pools++;
+        double mape = report_get(r, st->scope, "cost_model.mape", "value");
+        if (strcmp(st->text, "roofline") && strcmp(st->text, "linear") && isfinite(mape) && mape > 0) {
+            calibrated++;
+            if (mape > band) band = mape;
+        }
+    }
+    if (pools == 0) return 0;   /* no LLM pool: no step times */
+    double f[2] = { 0.8, 1.2 };
+    if (calibrated == pools && band < 50) {
+        f[0] = 1 - band / 100;
+        f[1] = 1 + band / 100;
+        snprintf(p->sens_basis, sizeof p->sens_basis, "x%.3g and x%.3g: the calibrated model's cross-validated error, "
+                 "%.3g %%", f[0], f[1], band);
+    } else snprintf(p->sens_basis, sizeof p->sens_basis, "%s", calibrated ? "x0.8 and x1.2: not every pool calibrated"
+                                                                          : "x0.8 and x1.2: uncalibrated");
+    char sets[MAX_USER_SETS][200];
+    char mine[700];
+    answer_label(p, p->winner, mine, sizeof mine);
+    p->robust = 1;
+    for (int k = 0; k < 2; k++) {
+        plan q;
+        memset(&q, 0, sizeof q);
+        q.file = p->file;
+        memcpy(q.user_sets, p->user_sets, (size_t) p->nuser * sizeof *q.user_sets);
+        q.nuser = p->nuser;
+        for (int i = 0; i < scenario_npools(base); i++) {
+            if (strcmp(scenario_pool_kind(base, i), "llm")) continue;
+            if (q.nuser == MAX_USER_SETS) return cu_die(2, "plan: too many --set options for the sensitivity check (use --no-sensitivity)");
+            snprintf(sets[q.nuser], sizeof sets[q.nuser], "pool %s.step_time_scale=%.10g", scenario_pool_name(base, i), f[k]);
+            q.user_sets[q.nuser] = sets[q.nuser];
+            q.nuser++;
+        }
+        q.seed = p->seed;
+        q.target = p->target;
+        q.best = -1;
+        q.mono.n = -1;
+        q.jobs = p->jobs;
+        q.dbpath = p->dbpath;
+        q.pool_opt = p->pool_opt;
+        q.gpus = p->gpus; q.tps = p->tps; q.reps = p->reps; q.pps = p->pps; q.eps = p->eps;
+        memcpy(q.searches, p->searches, sizeof q.searches);
+        q.nsearch = p->nsearch;
+        q.seeds = p->seeds;
+        q.top = p->top;
+        q.seed0 = p->seed0;
+        q.no_sens = 1;
+        scenario *b2 = scenario_new();
+        int rc = b2 ? 0 : cu_die(1, "out of memory");
+        if (!rc) rc = plan_base(&q, b2);
+        if (!rc) rc = plan_dims(&q, b2);
+        if (!rc) rc = plan_check_dims(&q, b2);
+        if (!rc) rc = plan_configs(&q);
+        if (!rc) rc = plan_search(&q);
+        if (!rc) rc = plan_confirm(&q);
+        struct sens *a = &p->sens[k];
+        a->factor = f[k];
+        if (!rc && q.winner >= 0 && (rc = plan_candidates(&q)) == 0) {
+            a->met = 1;
+            a->cost = q.cs[0].cost;
+            answer_label(&q, q.winner, a->label, sizeof a->label);
+            FILE *m = fmemopen(a->settings, sizeof a->settings, "w");
+            if (m) {
+                const combo *c = &q.c[q.winner];
+                settings_json(&q, c, q.mono.n >= 0 ? c->answer : 0, m);
+                fclose(m);
+            }
+        }
+        p->robust &= a->met && !strcmp(a->label, mine);
+        p->nsens = k + 1;
+        free_plan(&q);
+        scenario_delete(b2);
+        if (rc) return rc;
+    }
+    return 0;
+}
+
+/* The verdict of the sensitivity check in words into BUF. */
+static void sens_verdict(const plan *p, char *buf, size_t n)
+{
+    if (p->robust) {
+        snprintf(buf, n, "robust: same configuration at x%.3g and x%.3g", p->sens[0].factor, p->sens[1].factor);
+        return;
+    }
+    size_t at = (size_t) snprintf(buf, n, "not robust:");
+    for (int k = 0; k < p->nsens && at < n; k++) {
+        const struct sens *a = &p->sens[k];
+        if (a->met) at += (size_t) snprintf(buf + at, n - at, "%s x%.3g: %s ($%.2f/hour)", k ? ";" : "", a->factor, a->label, a->cost);
+        else at += (size_t) snprintf(buf + at, n - at, "%s x%.3g: no configuration meets the SLO", k ? ";" : "", a->factor);
+    }
+}
+
 /* The plan as JSON into P->jtext, less its closing brace.  Returns 0 or 1. */
 static int plan_json(plan *p)
 {
@@ -1100,6 +1231,25 @@ static int plan_json(plan *p)
     if (p->ncs < 2) fputs(", \"candidates\": [", mem);
     fprintf(mem, "], \"simulations\": %d, \"configurations\": %d, \"pruned\": %d, \"infeasible\": %d, \"below_bound\": %d, \"wall_s\": %.3f",
             p->ne, p->nc, p->pruned, p->infeasible, p->bounded, p->wall);
+    /* What the answer stands on, and whether it survives other step times. */
+    fputs(", \"cost_models\": ", mem);
+    prov_json(&p->e[p->shown[0]].o.rep, mem);
+    if (p->nsens) {
+        char v[2000];
+        sens_verdict(p, v, sizeof v);
+        fputs(", \"sensitivity\": {\"basis\": ", mem);
+        report_json_str(mem, p->sens_basis);
+        fputs(", \"answers\": [", mem);
+        for (int k = 0; k < p->nsens; k++) {
+            const struct sens *a = &p->sens[k];
+            fprintf(mem, "%s{\"step_time_scale\": %.10g, \"met\": %s", k ? ", " : "", a->factor, a->met ? "true" : "false");
+            if (a->met) fprintf(mem, ", \"settings\": %s, \"usd_per_hour\": %.6g", a->settings, a->cost);
+            fputs("}", mem);
+        }
+        fprintf(mem, "], \"robust\": %s, \"verdict\": ", p->robust ? "true" : "false");
+        report_json_str(mem, v);
+        fputs("}", mem);
+    }
     fclose(mem);
     return 0;
 }
@@ -1188,6 +1338,18 @@ static void plan_print(const plan *p)
     if (p->mono.n >= 0) printf("%s%s%s=%d", ERRMSG_SHOWN(c->label), c->label[0] ? " " : "", ERRMSG_SHOWN(p->mono_name), c->answer);
     else printf("%s", ERRMSG_SHOWN(c->label));
     printf("  $%.2f/hour, confirmed with %d seeds\n", p->cs[0].cost, p->seeds);
+    prov_table(&e->o.rep, "", stdout);
+    if (p->nsens) {
+        char v[2000];
+        sens_verdict(p, v, sizeof v);
+        printf("sensitivity (step times %s): ", p->sens_basis);
+        for (int k = 0; k < p->nsens; k++) {
+            const struct sens *a = &p->sens[k];
+            if (a->met) printf("%sx%.3g -> %s $%.2f/hour", k ? "; " : "", a->factor, ERRMSG_SHOWN(a->label), a->cost);
+            else printf("%sx%.3g -> none meets the SLO", k ? "; " : "", a->factor);
+        }
+        printf("\n%s\n", ERRMSG_SHOWN(v));
+    }
     slo_table(&e->slo, stdout);
     if (p->store) printf("\nplan %lld stored in %s\n", (long long) p->plan_id, ERRMSG_SHOWN(p->dbpath));
 }
@@ -1217,6 +1379,8 @@ int plan_main(int argc, char **argv)
     p.wall = cu_clock() - t0;
     if (p.winner < 0) { rc = plan_no_winner(&p); goto out; }
     if ((rc = plan_candidates(&p)) != 0) goto out;
+    if ((rc = plan_sensitivity(&p, base)) != 0) goto out;
+    prov_warn(&p.e[p.shown[0]].o.rep);    /* once: uncalibrated step times */
     if ((rc = plan_json(&p)) != 0) goto out;
     if ((rc = plan_store(&p)) != 0) goto out;
     plan_print(&p);
