@@ -40,6 +40,8 @@ static const key_spec KEYS[] = {
     { "requests", K_SIM, "200000", "measured requests after warm-up" },
     { "warmup", K_SIM, "automatic", "requests discarded before measuring (default: at least requests/10, until the system has filled; 0 for a finite trace replay)" },
     { "seed", K_SIM, "1", "run seed (every entity's stream derives from it)" },
+    { "electricity_usd_per_kwh", K_SIM, "0", "price of electricity, $ per kWh; > 0 adds the GPUs' energy x pue x price to the $ costs (0: not counted)" },
+    { "pue", K_SIM, "1", "power usage effectiveness (facility energy / IT energy, >= 1) the electricity cost is multiplied by" },
 
     { "arrival", K_WL, "poisson", "poisson | gamma | constant | trace" },
     { "rate", K_WL, "", "requests/s: X, schedule(0s:R, T:R...), ramp(0s:R, T:R...) or diurnal(mean=, peak_to_trough=, period=, peak_at=); times in s|m|h (required unless trace or users)" },
@@ -249,6 +251,8 @@ static int build_sim(ctx *x)
     s->warmup_auto = cfg_get(&s->raw, "sim", "warmup") == NULL;
     if (get_i64(x, "sim", "seed", 1, 0, INT64_MAX, &v)) return -1;
     s->seed = (uint64_t) v;
+    if (get_num(x, "sim", "electricity_usd_per_kwh", 0, 0, 0, 1e6, &s->electricity_usd_per_kwh)) return -1;
+    if (get_num(x, "sim", "pue", 1, 1, 0, 100, &s->pue)) return -1;
     return 0;
 }
 

@@ -45,6 +45,8 @@ struct scenario {
     double ts_interval_s;     /* time-series interval, s (`run --interval`); 0 = no time series */
     int has_client;           /* a [client] section: client timeouts and retries */
     retry_cfg client;         /* its settings (retry.h) */
+    double electricity_usd_per_kwh; /* [sim] price of electricity, $ per kWh (0: not counted) */
+    double pue;               /* [sim] power usage effectiveness: facility energy / GPU energy, >= 1 */
 };
 
 #define SCENARIO_MAX_PERIODIC_EVENTS SCN_MAX_PERIODIC_EVENTS   /* core/scn.h */
