@@ -17,6 +17,8 @@
  * round, each round's simulations run in parallel worker processes (task.h).
  * The winner is confirmed with further seeds (--seeds, default 3): if one
  * misses the SLO, its monotone value is raised until every seed meets it.
+ * --objective energy ranks the configurations by their mean GPU power at the
+ * simulated rate instead (no pruning by cost; docs/planning.md).
  */
 #include <errno.h>
 #include <limits.h>
@@ -40,7 +42,7 @@
 #define MAX_USER_SETS 32
 
 enum { O_TARGET = 1, O_GPUS, O_TP, O_PP, O_EP, O_REPLICAS, O_POOL, O_SEARCH, O_SEEDS, O_SEED, O_JOBS, O_TOP, O_NO_STORE,
-       O_NO_SENS };
+       O_NO_SENS, O_OBJECTIVE };
 
 static const cli_opt OPTS[] = {
     { "target-rate", O_TARGET, "R", "the arrival rate to carry, requests/s (simulated at R x the [slo] headroom)", CLI_REQUIRED },
@@ -53,6 +55,8 @@ static const cli_opt OPTS[] = {
     { "search", O_SEARCH, "\"SECTION.KEY=FROM:TO:STEP|a,b,c\"", "any key as a dimension, e.g. "
       "\"pool chat.max_batch=64,128,256\"; replicas and servers are bisected (repeatable)", CLI_REPEAT },
     CLI_OPT_SET,
+    { "objective", O_OBJECTIVE, "cost|energy", "what the winner minimises among the configurations meeting the SLO: $/hour "
+      "(default) or GPU energy at the simulated rate (mean power, kWh per hour; docs/planning.md)", 0 },
     { "seeds", O_SEEDS, "K", "seeds the winner is confirmed with (default 3)", 0 },
     { "seed", O_SEED, "N", "the first seed (default: the scenario's)", 0 },
     { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
@@ -76,7 +80,9 @@ static const cli_cmd CMD = {
     "replicas and servers are bisected (the SLO is monotone in them; with several pools'\n"
     "sizes searched, the widest range is bisected within each value of the others); the\n"
     "winner is confirmed with K seeds (default 3).  The arrival rate is --target-rate's:\n"
-    "workload.rate cannot be searched or set.  Progress goes to stderr on a terminal.\n",
+    "workload.rate cannot be searched or set.  Progress goes to stderr on a terminal.\n"
+    "--objective energy picks the configuration with the lowest mean GPU power (kWh per\n"
+    "hour) at that rate instead of the cheapest.\n",
     "exit status: 0 found, 1 runtime error, 2 bad input or no configuration meets the SLO.\n",
     OPTS, MAX_USER_SETS, 0,
 };
@@ -124,6 +130,8 @@ typedef struct eval {
 typedef struct cand {
     int combo;                /* its index */
     double cost;              /* $/hour at its answer */
+    double power_w;           /* mean GPU power at its answer at the simulated rate, W (NAN: unknown) */
+    double key;               /* what it is ranked by: cost, or power_w (--objective energy) */
 } cand;
 
 typedef struct plan {
@@ -156,6 +164,7 @@ typedef struct plan {
     int nsearch;              /* how many */
     int json, store;          /* --json; 0: --no-store */
     int seeds, top;           /* --seeds, --top */
+    int energy;               /* --objective energy: rank by mean GPU power (else by $/hour) */
     /* the search */
     double want;              /* the rate simulated: target x headroom, req/s */
     double umax;              /* the utilisation bound's share (the [slo] utilization_max, else 1) */
@@ -401,6 +410,29 @@ static int run_evals(plan *p, int from, const char *dbpath)
 
 static double cost_at(const combo *c, int m) { return c->fixed + c->unit * m; }
 
+/* C's mean GPU power at its answer, W: the report of its evaluation there with
+ * the base seed; when it has none (its answer was raised by a confirming seed
+ * but not simulated), with ESTIMATE that of its best evaluation (a smaller
+ * value), else NAN; NAN too when the run has no energy rows. */
+static double power_at_answer(const plan *p, const combo *c, int estimate)
+{
+    int m = p->mono.n >= 0 ? c->answer : 0;
+    int ci = (int) (c - p->c);
+    for (int k = 0; k < p->ne; k++)
+        if (p->e[k].combo == ci && p->e[k].m == m && p->e[k].met && p->e[k].t.seed == p->seed0)
+            return report_get(&p->e[k].o.rep, "", "mean_power_w", "value");
+    return estimate && c->best_eval >= 0 ? report_get(&p->e[c->best_eval].o.rep, "", "mean_power_w", "value") : NAN;
+}
+
+/* What the plan minimises for C at its answer: $/hour, or (--objective energy)
+ * the mean GPU power (INFINITY when unknown). */
+static double objective_at(const plan *p, const combo *c)
+{
+    if (!p->energy) return p->mono.n >= 0 ? cost_at(c, c->answer) : c->fixed;
+    double w = power_at_answer(p, c, 1);
+    return isnan(w) ? INFINITY : w;
+}
+
 /* How close a missing evaluation came: its worst relative SLO margin, or for
  * a saturated run (no latencies) -1000 + the share of the load it carried. */
 static double closeness(const eval *e)
@@ -420,7 +452,7 @@ static int next_value(plan *p, combo *c)
         return 0;
     }
     if (c->lo >= p->mono_hi) { c->done = 1; return 0; }       /* even the largest misses */
-    if (p->best >= 0 && cost_at(c, c->lo + 1) >= p->best_cost && p->best != (int) (c - p->c)) {
+    if (!p->energy && p->best >= 0 && cost_at(c, c->lo + 1) >= p->best_cost && p->best != (int) (c - p->c)) {
         c->pruned = 1;
         return 0;
     }
@@ -472,7 +504,7 @@ static void update(plan *p, combo *c, const eval *e)
 static int cmp_cand(const void *a, const void *b)
 {
     const cand *x = a, *y = b;
-    return (x->cost > y->cost) - (x->cost < y->cost);
+    return (x->key > y->key) - (x->key < y->key);
 }
 
 static void settings_json(const plan *p, const combo *c, int m, FILE *out)
@@ -603,6 +635,11 @@ static int plan_opt(void *ctx, int id, const char *v)
         return 0;
     case O_NO_STORE: p->store = 0; return 0;
     case O_NO_SENS: p->no_sens = 1; return 0;
+    case O_OBJECTIVE:
+        if (strcmp(v, "cost") && strcmp(v, "energy"))
+            return cu_die(2, "plan: --objective: expected cost or energy, got '%s'", v);
+        p->energy = !strcmp(v, "energy");
+        return 0;
     case O_SEED:
         if ((x = cu_posint("plan", "--seed", v, 2147483647L)) < 0) return 2;
         p->seed = (uint64_t) x;
@@ -975,7 +1012,7 @@ static int plan_confirm(plan *p)
         for (int ci = 0; ci < p->nc; ci++) {
             combo *c = &p->c[ci];
             if (c->infeasible || c->confirmed < 0 || c->best_eval < 0 || (p->mono.n >= 0 && c->answer <= 0)) continue;
-            double cost = p->mono.n >= 0 ? cost_at(c, c->answer) : c->fixed;
+            double cost = objective_at(p, c);
             /* Equal cost: the larger worst SLO margin (of its evaluation at the answer) wins. */
             if (cost < bc || (bi >= 0 && cost == bc && c->best_eval >= 0 && p->c[bi].best_eval >= 0 &&
                               slo_worst_margin(&p->e[c->best_eval].slo) > slo_worst_margin(&p->e[p->c[bi].best_eval].slo))) {
@@ -985,6 +1022,7 @@ static int plan_confirm(plan *p)
         }
         if (bi < 0) break;
         combo *c = &p->c[bi];
+        if (c->confirmed > 0) { p->winner = bi; break; }   /* --objective energy: still the lowest */
         int from = p->ne;
         for (int k = 1; k < p->seeds; k++)
             if (!new_eval(p, bi, p->mono.n >= 0 ? c->answer : 0, "confirm", p->seed0 + (uint64_t) k)) return cu_die(1, "out of memory");
@@ -997,7 +1035,13 @@ static int plan_confirm(plan *p)
             double w = p->e[i].met ? 0 : closeness(&p->e[i]);
             if (!p->e[i].met && (c->closest_eval < 0 || w > c->closest)) { c->closest = w; c->closest_eval = i; }
         }
-        if (all) { c->confirmed = 1; p->winner = bi; break; }
+        if (all) {
+            c->confirmed = 1;
+            /* Energy: its power at the answer is now simulated; another may be lower. */
+            if (p->energy) continue;
+            p->winner = bi;
+            break;
+        }
         if (p->mono.n >= 0 && c->answer < p->mono_hi) c->answer++;   /* a seed missed: one more */
         else c->confirmed = -1;
     }
@@ -1068,7 +1112,7 @@ static int plan_candidates(plan *p)
         combo *c = &p->c[ci];
         if (c->infeasible || c->best_eval < 0 || c->confirmed < 0) continue;
         if (p->mono.n >= 0 && c->answer <= 0) continue;
-        p->cs[p->ncs++] = (cand) { ci, p->mono.n >= 0 ? cost_at(c, c->answer) : c->fixed };
+        p->cs[p->ncs++] = (cand) { ci, p->mono.n >= 0 ? cost_at(c, c->answer) : c->fixed, power_at_answer(p, c, 0), objective_at(p, c) };
     }
     qsort(p->cs, (size_t) p->ncs, sizeof *p->cs, cmp_cand);
     for (int i = 0; i < p->ncs; i++)
@@ -1215,7 +1259,8 @@ static int plan_json(plan *p)
     if (!mem) return cu_die(1, "out of memory");
     fprintf(mem, "{\"scenario\": ");
     report_json_str(mem, p->file);
-    fprintf(mem, ", \"target_rate_rps\": %.6g, \"headroom\": %.6g, \"best\": ", p->target, p->headroom);
+    fprintf(mem, ", \"target_rate_rps\": %.6g, \"headroom\": %.6g, \"objective\": \"%s\", \"best\": ", p->target, p->headroom,
+            p->energy ? "energy" : "cost");
     for (int i = 0; i < p->ncs && i < (p->top > p->ncs ? p->ncs : p->top); i++) {
         const combo *c = &p->c[p->cs[i].combo];
         const eval *e = &p->e[p->shown[i]];
@@ -1223,8 +1268,11 @@ static int plan_json(plan *p)
         if (i >= 1) fputs(i > 1 ? ", " : "", mem);
         fputs("{\"settings\": ", mem);
         settings_json(p, c, p->mono.n >= 0 ? c->answer : 0, mem);
-        fprintf(mem, ", \"usd_per_hour\": %.6g, \"utilization_max\": %.4g, \"confirmed_seeds\": %d, \"slo\": ", p->cs[i].cost,
+        fprintf(mem, ", \"usd_per_hour\": %.6g, \"utilization_max\": %.4g, \"confirmed_seeds\": %d, ", p->cs[i].cost,
                 max_util(&e->o.rep), c->confirmed > 0 ? p->seeds : 1);
+        if (isnan(p->cs[i].power_w)) fputs("\"mean_power_w\": null, ", mem);
+        else fprintf(mem, "\"mean_power_w\": %.6g, ", p->cs[i].power_w);
+        fputs("\"slo\": ", mem);
         slo_json(&e->slo, mem);
         fputs("}", mem);
     }
@@ -1264,7 +1312,7 @@ static int plan_store(plan *p)
     char *stored = NULL;
     int rc = 1;
     cu_now(started, sizeof started);
-    snprintf(args, sizeof args, "--target-rate %g%s%s%s%s%s%s%s%s%s%s", p->target, p->gpus ? " --gpus " : "", p->gpus ? p->gpus : "",
+    snprintf(args, sizeof args, "--target-rate %g%s%s%s%s%s%s%s%s%s%s%s", p->target, p->energy ? " --objective energy" : "", p->gpus ? " --gpus " : "", p->gpus ? p->gpus : "",
              p->tps ? " --tp " : "", p->tps ? p->tps : "", p->pps ? " --pp " : "", p->pps ? p->pps : "",
              p->eps ? " --ep " : "", p->eps ? p->eps : "", p->reps ? " --replicas " : "", p->reps ? p->reps : "");
     if (cu_open_rw(p->dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
@@ -1319,14 +1367,16 @@ static void plan_print(const plan *p)
     }
     for (int ci = 0; ci < p->nc; ci++)
         if (p->c[ci].infeasible && (int) strlen(ERRMSG_SHOWN(p->c[ci].label)) > wl) wl = (int) strlen(ERRMSG_SHOWN(p->c[ci].label));
-    printf("  %-*s %10s %9s %9s  %s\n", wl, "configuration", "$/hour", "util_max", "margin", "slo");
+    printf("  %-*s %10s %8s %9s %9s  %s\n", wl, "configuration", "$/hour", "kW", "util_max", "margin", "slo");
     for (int i = 0; i < p->ncs && i < p->top; i++) {
         const combo *c = &p->c[p->cs[i].combo];
         const eval *e = &p->e[p->shown[i]];
         char lab[600];
         if (p->mono.n >= 0) snprintf(lab, sizeof lab, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p->mono_name, c->answer);
         else snprintf(lab, sizeof lab, "%s", c->label);
-        printf("  %-*s %10.2f %9.3f %+8.1f%%  %s\n", wl, ERRMSG_SHOWN(lab), p->cs[i].cost, max_util(&e->o.rep),
+        char kw[32] = "-";
+        if (!isnan(p->cs[i].power_w)) snprintf(kw, sizeof kw, "%.3f", p->cs[i].power_w / 1000);
+        printf("  %-*s %10.2f %8s %9.3f %+8.1f%%  %s\n", wl, ERRMSG_SHOWN(lab), p->cs[i].cost, kw, max_util(&e->o.rep),
                100 * slo_worst_margin(&e->slo), i == 0 ? (c->confirmed > 0 ? "met (confirmed)" : "met") : "met (1 seed)");
     }
     for (int ci = 0; ci < p->nc; ci++)
@@ -1337,7 +1387,9 @@ static void plan_print(const plan *p)
     const combo *c = &p->c[p->cs[0].combo];
     if (p->mono.n >= 0) printf("%s%s%s=%d", ERRMSG_SHOWN(c->label), c->label[0] ? " " : "", ERRMSG_SHOWN(p->mono_name), c->answer);
     else printf("%s", ERRMSG_SHOWN(c->label));
-    printf("  $%.2f/hour, confirmed with %d seeds\n", p->cs[0].cost, p->seeds);
+    printf("  $%.2f/hour", p->cs[0].cost);
+    if (!isnan(p->cs[0].power_w)) printf(", %.3f kW of GPU power at %.4g req/s", p->cs[0].power_w / 1000, p->want);
+    printf(", confirmed with %d seeds%s\n", p->seeds, p->energy ? " (objective: energy)" : "");
     prov_table(&e->o.rep, "", stdout);
     if (p->nsens) {
         char v[2000];
@@ -1379,6 +1431,10 @@ int plan_main(int argc, char **argv)
     p.wall = cu_clock() - t0;
     if (p.winner < 0) { rc = plan_no_winner(&p); goto out; }
     if ((rc = plan_candidates(&p)) != 0) goto out;
+    if (p.energy && isnan(p.cs[0].power_w)) {
+        rc = cu_die(2, "plan: --objective energy: %s has no GPU power figures (the pools' GPUs need idle_w and max_w, or a power_curve)", p.file);
+        goto out;
+    }
     if ((rc = plan_sensitivity(&p, base)) != 0) goto out;
     prov_warn(&p.e[p.shown[0]].o.rep);    /* once: uncalibrated step times */
     if ((rc = plan_json(&p)) != 0) goto out;

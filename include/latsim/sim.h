@@ -48,6 +48,8 @@ struct pool_result {
     double cost_per_hour;     /* $ per hour the pool costs (GPUs), 0 when none */
     pool_metric metrics[POOL_MAX_METRICS];   /* the kind's own results, in report order */
     int nmetrics;
+    int has_energy;           /* the pool's GPUs have a known power (docs/metrics.md, "Energy") */
+    double energy_j;          /* GPU board energy over the measured window, J (has_energy) */
 };
 
 /* The kind-specific result NAME of P, NAN when P has none. */
@@ -118,6 +120,11 @@ typedef struct sim_result {
     double mean_in_system;    /* time-mean number of requests in the system during the window */
     class_result *classes;    /* per class, or NULL without [class] sections */
     int nclasses;
+    int has_energy;           /* some pool has has_energy: the energy rows are reported */
+    double energy_j;          /* GPU board energy of all such pools over the window, J */
+    double mean_power_w;      /* energy_j / window_s, W */
+    double electricity_usd;   /* energy_j in kWh x pue x [sim] electricity_usd_per_kwh, $ (in the costs) */
+    int has_electricity;      /* [sim] electricity_usd_per_kwh > 0: electricity_usd is reported */
 } sim_result;
 
 /* Runs SC with SEED.  Returns 0, or -1 with a message in ERR (out of memory). */

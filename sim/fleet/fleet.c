@@ -31,7 +31,8 @@ struct fleet {
     double up_area;        /* integral of UP units, unit-ns */
     double paid_area;      /* integral of units paid for (paid_now), unit-ns */
     double avail_area;     /* integral of UP + DOWN units, unit-ns */
-    double up0, paid0, avail0;   /* the integrals when the window opened */
+    double powered_area;   /* integral of units powered on (STARTING, UP, DRAINING), unit-ns */
+    double up0, paid0, avail0, powered0;   /* the integrals when the window opened */
     simtime_t t_open;      /* window opened, ns */
     uint64_t failures, failures0;
     unsigned long ups0, downs0;
@@ -55,6 +56,7 @@ static void advance(fleet *f)
         f->up_area += f->count[UNIT_UP] * dt;
         f->paid_area += paid_now(f) * dt;
         f->avail_area += (f->count[UNIT_UP] + f->count[UNIT_DOWN] + f->restarting) * dt;
+        f->powered_area += (f->count[UNIT_STARTING] + f->count[UNIT_UP] + f->count[UNIT_DRAINING]) * dt;
         f->t = now;
     }
 }
@@ -342,6 +344,7 @@ void fleet_window_open(fleet *f)
     f->up0 = f->up_area;
     f->paid0 = f->paid_area;
     f->avail0 = f->avail_area;
+    f->powered0 = f->powered_area;
     f->failures0 = f->failures;
     f->ups0 = f->as.ups;
     f->downs0 = f->as.downs;
@@ -356,6 +359,7 @@ void fleet_window_close(fleet *f)
     double avail = f->avail_area - f->avail0;
     r->availability = avail > 0 ? (f->up_area - f->up0) / avail : 1;
     r->running_s = (f->paid_area - f->paid0) / 1e9;
+    r->powered_s = (f->powered_area - f->powered0) / 1e9;
     r->up_mean = span > 0 ? (f->up_area - f->up0) / span : f->count[UNIT_UP];
     r->failures = f->failures - f->failures0;
     r->scale_ups = f->as.ups - f->ups0;

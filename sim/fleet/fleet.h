@@ -105,6 +105,8 @@ void fleet_window_close(fleet *f);
 typedef struct fleet_result {
     double availability;       /* time-mean share of UP units among UP or DOWN ones */
     double running_s;          /* unit-seconds paid for (all states but OFF), in the window */
+    double powered_s;          /* unit-seconds powered on (STARTING, UP or DRAINING: drawing
+                                  power; OFF and DOWN draw none), in the window */
     double up_mean;            /* time-mean number of UP units */
     uint64_t failures;         /* units that failed in the window */
     uint64_t scale_ups, scale_downs;   /* autoscaler decisions in the window */

@@ -120,6 +120,18 @@ static int report(station *st, pool_result *out)
     for (size_t i = 0; i < sizeof cm / sizeof cm[0]; i++)
         if (cm[i].text ? pool_result_add_name(out, cm[i].name, cm[i].text)
                        : pool_result_add(out, cm[i].name, cm[i].value)) return -1;
+    /* Energy over the window (power.h): every GPU of a replica draws idle power
+     * while the replica is powered (all of them; with fleet keys, its powered
+     * seconds: starting, up or draining) and the busy increment while it steps. */
+    double busy_s = (st->busy_area - st->area_at_start) / 1e9;
+    double powered_s = P->fl ? fr.powered_s : L->replicas * out->window_s;
+    double ej = power_energy_j(&L->gpu, &L->power, llm_gpus_per_replica(L), powered_s, busy_s);
+    if (!isnan(ej)) {
+        out->has_energy = 1;
+        out->energy_j = ej;
+        if (pool_result_add(out, "energy_kwh", ej / 3.6e6)) return -1;
+        if (pool_result_add(out, "mean_power_w", out->window_s > 0 ? ej / out->window_s : 0)) return -1;
+    }
     return 0;
 }
 

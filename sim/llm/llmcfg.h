@@ -9,6 +9,7 @@
 
 #include <sqlite3.h>
 #include "core/poolcfg.h"
+#include "core/power.h"
 #include "core/scn.h"
 #include "llm/cost.h"
 #include "llm/sched.h"
@@ -50,6 +51,8 @@ typedef struct llm_cfg {
     int ep;                   /* expert-parallel degree within a stage, divides tp, >= 1 */
     int pp_microbatches;      /* micro-batches a step is split into across the stages, >= 1 */
     double expert_imbalance;  /* busiest EP rank's routed load over the mean, >= 1 */
+    power_curve power;        /* power_curve: W per GPU against busy share (n = 0: the GPU's
+                                 idle_w..max_w line; power.h) */
 } llm_cfg;
 
 /* GPUs of one replica of L: tp x pp. */

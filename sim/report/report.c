@@ -120,6 +120,13 @@ int report_flatten(const sim_result *x, int rep, report *out)
     }
     if (x->has_gateway) V(G, "api_usd", x->api_usd);
     if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
+    if (x->has_energy) {      /* GPU board energy over the window (docs/metrics.md, "Energy") */
+        V(G, "energy_kwh", x->energy_j / 3.6e6);
+        V(G, "mean_power_w", x->mean_power_w);
+        V(G, "joules_per_output_token", x->saturated || !(x->output_tps > 0) ? NAN : x->mean_power_w / x->output_tps);
+        V(G, "joules_per_request", x->saturated || !(x->throughput_rps > 0) ? NAN : x->mean_power_w / x->throughput_rps);
+        if (x->has_electricity) V(G, "electricity_usd", x->electricity_usd);
+    }
     V(G, "sim_time_s", x->sim_time_s);
     V(G, "window_s", x->window_s);
     V(G, "events", x->events);

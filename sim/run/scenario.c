@@ -41,6 +41,8 @@ static const key_spec KEYS[] = {
     { "warmup", K_SIM, "automatic", "requests discarded before measuring (default: at least requests/10, until the system has filled; 0 for a finite trace replay)" },
     { "seed", K_SIM, "1", "run seed (every entity's stream derives from it)" },
     { "cost_db", K_SIM, "the --db database", "calibration database where LLM pools' cost = auto, fitted and profile look their models up (relative to the scenario file; latsim run --cost-db FILE sets it)" },
+    { "electricity_usd_per_kwh", K_SIM, "0", "price of electricity, $ per kWh; > 0 adds the GPUs' energy x pue x price to the $ costs (0: not counted)" },
+    { "pue", K_SIM, "1", "power usage effectiveness (facility energy / IT energy, >= 1) the electricity cost is multiplied by" },
 
     { "arrival", K_WL, "poisson", "poisson | gamma | constant | trace" },
     { "rate", K_WL, "", "requests/s: X, schedule(0s:R, T:R...), ramp(0s:R, T:R...) or diurnal(mean=, peak_to_trough=, period=, peak_at=); times in s|m|h (required unless trace or users)" },
@@ -254,6 +256,8 @@ static int build_sim(ctx *x)
     if (get_str(x, "sim", "cost_db", "", db, sizeof db)) return -1;
     if (db[0] == '/' || !db[0]) snprintf(s->cost_db, sizeof s->cost_db, "%s", db);
     else snprintf(s->cost_db, sizeof s->cost_db, "%s%s", s->raw.dir, db);
+    if (get_num(x, "sim", "electricity_usd_per_kwh", 0, 0, 0, 1e6, &s->electricity_usd_per_kwh)) return -1;
+    if (get_num(x, "sim", "pue", 1, 1, 0, 100, &s->pue)) return -1;
     return 0;
 }
 

@@ -46,6 +46,8 @@ struct scenario {
     int has_client;           /* a [client] section: client timeouts and retries */
     retry_cfg client;         /* its settings (retry.h) */
     char cost_db[1024];       /* [sim] cost_db as a path ("" none: the catalog's database) */
+    double electricity_usd_per_kwh; /* [sim] price of electricity, $ per kWh (0: not counted) */
+    double pue;               /* [sim] power usage effectiveness: facility energy / GPU energy, >= 1 */
 };
 
 #define SCENARIO_MAX_PERIODIC_EVENTS SCN_MAX_PERIODIC_EVENTS   /* core/scn.h */

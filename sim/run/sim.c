@@ -635,6 +635,28 @@ static int load_exceeds(double rho, uint64_t n)
     return rho - 1.0 > LOAD_SE_K * rho / sqrt((double) n);
 }
 
+/* Pool P's electricity (docs/metrics.md, "Energy"): its GPU energy x pue x
+ * [sim] electricity_usd_per_kwh, added to its $ per hour (and to its cost_usd
+ * row, and reported as electricity_usd, when priced); its energy added to the
+ * run's.  Returns 0, or -1 when P's metric table is full. */
+static int pool_energy_cost(const scenario *sc, pool_result *p, sim_result *out)
+{
+    out->has_energy = 1;
+    out->energy_j += p->energy_j;
+    if (!(sc->electricity_usd_per_kwh > 0)) return 0;
+    double usd = p->energy_j / 3.6e6 * sc->pue * sc->electricity_usd_per_kwh;
+    out->electricity_usd += usd;
+    double per_hour = p->window_s > 0 ? usd * 3600.0 / p->window_s : 0;
+    p->cost_per_hour += per_hour;
+    for (int k = 0; k < p->nmetrics; k++) {
+        pool_metric *m = &p->metrics[k];
+        if (m->text) continue;
+        if (!strcmp(m->name, "cost_per_hour")) m->value += per_hour;
+        else if (!strcmp(m->name, "cost_usd")) m->value += usd;
+    }
+    return pool_result_add(p, "electricity_usd", usd);
+}
+
 /* Cost per class (README, "Cost per class").  Each pool's $ over the window
  * (cost_per_hour x window) is divided among the classes by their share of the
  * pool's time used by measured requests (cls_use; a pool no measured request
@@ -729,6 +751,7 @@ static int fill_results(sim *s, sim_result *out)
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
         if (st->ops->report && st->ops->report(st, p) != 0) return -1;
+        if (p->has_energy && pool_energy_cost(sc, p, out) != 0) return -1;
         /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
          * stable loss system whatever its offered load: only growth counts. */
         int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
@@ -756,6 +779,8 @@ static int fill_results(sim *s, sim_result *out)
         double usd = pool_metric_get(p, "api_usd");
         if (!isnan(usd)) out->api_usd += usd;
     }
+    out->mean_power_w = out->window_s > 0 ? out->energy_j / out->window_s : 0;
+    out->has_electricity = out->has_energy && sc->electricity_usd_per_kwh > 0;
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
     /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
     double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;

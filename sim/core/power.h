@@ -1,0 +1,43 @@
+/* power.h -- a GPU's board power against its busy share, and the energy a pool
+ * of GPUs draws over a window (docs/metrics.md, "Energy").
+ *
+ * By default power is linear between the catalog's idle_w (a GPU holding a
+ * model and doing nothing) and max_w (stepping all the time):
+ *   P(u) = idle_w + (max_w - idle_w) u,
+ * u being the busy share (an LLM replica is busy while a step runs).  A
+ * calibrated curve (the pool key power_curve, "u:w, u:w, ...") replaces it:
+ * the watts are interpolated linearly between its points over utilisation,
+ * held flat beyond its ends.
+ */
+#ifndef LATSIM_POWER_H
+#define LATSIM_POWER_H
+
+#include <stddef.h>
+#include "latsim/catalog.h"
+
+#define POWER_MAX_POINTS 32
+
+typedef struct power_curve {
+    int n;                        /* points (0: none, use the linear model) */
+    double u[POWER_MAX_POINTS];   /* utilisation, [0, 1], strictly increasing */
+    double w[POWER_MAX_POINTS];   /* board power per GPU at u[i], W (>= 0) */
+} power_curve;
+
+/* Parses TEXT ("0:90, 0.5:400, 1:700") into C.  Returns 0, or -1 with a
+ * message in ERR (a point that is not u:w, u outside [0, 1] or not
+ * increasing, negative watts, too many points). */
+int power_curve_parse(const char *text, power_curve *c, char *err, size_t errlen);
+
+/* Watts one GPU G draws at busy share U (clamped to [0, 1]): C's curve when it
+ * has points, else the linear model.  Returns NAN when neither is known
+ * (no curve and G's max_w is 0). */
+double power_at(const gpu_spec *g, const power_curve *c, double u);
+
+/* Joules N_GPU GPUs per unit draw over a window: POWERED_S unit-seconds
+ * powered on (each unit idle or busy), BUSY_S of them busy; the busy share
+ * busy_s / powered_s priced by power_at.  For the linear model this is
+ *   n_gpu (idle_w powered_s + (max_w - idle_w) busy_s)
+ * exactly.  Returns NAN when the power is unknown, 0 when POWERED_S is 0. */
+double power_energy_j(const gpu_spec *g, const power_curve *c, int n_gpu, double powered_s, double busy_s);
+
+#endif

@@ -1,0 +1,239 @@
+/* test_energy.c -- energy (docs/metrics.md, "Energy"): the power curve and its
+ * interpolation, a pool's energy against the closed form N T (idle + u (max -
+ * idle)) with its measured utilisation, a power_curve pool, the electricity
+ * cost (kWh x pue x price), an autoscaled pool's energy against its replicas'
+ * powered seconds, and `plan --objective energy` against the cost objective. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/power.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
+#include "tbin.h"
+#include "tcli.h"
+
+/* Loads TEXT, resolves it against an in-memory catalog and runs it with SEED. */
+static void simulate(const char *text, uint64_t seed, sim_result *out)
+{
+    char err[1024] = "";
+    sqlite3 *db = NULL;
+    scenario sc;
+    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "store_open: %s", err);
+    cr_assert_eq(scenario_load_text(&sc, "energy.ini", text, NULL, 0, err, sizeof err), 0,
+                 "scenario_load_text: %s\n%s", err, text);
+    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(sim_run(&sc, seed, out, err, sizeof err), 0, "sim_run: %s", err);
+    scenario_free(&sc);
+    store_close(db);
+}
+
+/* The error loading TEXT gives ("" when it loads). */
+static void load_error(const char *text, char *err, size_t n)
+{
+    scenario sc;
+    err[0] = '\0';
+    if (scenario_load_text(&sc, "bad.ini", text, NULL, 0, err, n) == 0) err[0] = '\0';
+    scenario_free(&sc);
+}
+
+Test(energy, power_curve_interpolates_linearly)
+{
+    power_curve c;
+    char err[256];
+    cr_assert_eq(power_curve_parse("0:100, 0.5:400,1:500", &c, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(c.n, 3);
+    gpu_spec g = { .idle_w = 10, .max_w = 20 };   /* ignored: the curve wins */
+    /* By hand: 100 + (400 - 100) x 0.25 / 0.5 = 250; 400 + 100 x 0.2 / 0.5 = 440. */
+    cr_assert_float_eq(power_at(&g, &c, 0.25), 250, 1e-12);
+    cr_assert_float_eq(power_at(&g, &c, 0.7), 440, 1e-12);
+    cr_assert_float_eq(power_at(&g, &c, 0.5), 400, 1e-12);
+    cr_assert_float_eq(power_at(&g, &c, 1.5), 500, 1e-12);       /* clamped */
+    /* Held flat beyond its ends. */
+    cr_assert_eq(power_curve_parse("0.2:150, 0.8:600", &c, err, sizeof err), 0, "%s", err);
+    cr_assert_float_eq(power_at(&g, &c, 0.1), 150, 1e-12);
+    cr_assert_float_eq(power_at(&g, &c, 0.9), 600, 1e-12);
+    /* The linear default: idle + (max - idle) u. */
+    cr_assert_float_eq(power_at(&g, NULL, 0.3), 13, 1e-12);
+    gpu_spec unknown = { 0 };
+    cr_assert(isnan(power_at(&unknown, NULL, 0.3)));
+    cr_assert(isnan(power_energy_j(&unknown, NULL, 4, 100, 50)));
+    /* Energy: N (idle powered + (max - idle) busy) = 4 (10 x 100 + 10 x 25) = 5000 J. */
+    cr_assert_float_eq(power_energy_j(&g, NULL, 4, 100, 25), 5000, 1e-9);
+    cr_assert_neq(power_curve_parse("0.5:100, 0.2:50", &c, err, sizeof err), 0);
+    cr_assert(strstr(err, "increasing") != NULL, "%s", err);
+    cr_assert_neq(power_curve_parse("0:100, 1.5:50", &c, err, sizeof err), 0);
+    cr_assert_neq(power_curve_parse("0:-1", &c, err, sizeof err), 0);
+    cr_assert_neq(power_curve_parse("0 100", &c, err, sizeof err), 0);
+    cr_assert_neq(power_curve_parse("", &c, err, sizeof err), 0);
+}
+
+/* Constant arrivals every 0.5 s, each request alone on a replica (its service,
+ * about 0.1 s, ends before the next arrives): a deterministic busy share. */
+#define ONE_AT_A_TIME(extra_sim, extra_pool) \
+    "[sim]\nrequests = 400\nwarmup = 40\n" extra_sim \
+    "[workload]\narrival = constant\nrate = 2\nprompt_tokens = const(256)\noutput_tokens = const(64)\n" \
+    "[gpu test]\nbf16_tflops = 400\nmem_gib = 80\nmem_bw_gbs = 3000\nlink_gbs = 400\nprice_hr = 2\n" \
+    "idle_w = 100\nmax_w = 500\n" \
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = test\ntp = 2\nreplicas = 3\n" extra_pool
+
+Test(energy, pool_energy_is_n_t_idle_plus_u_span)
+{
+    sim_result r;
+    simulate(ONE_AT_A_TIME("", ""), 1, &r);
+    const pool_result *p = &r.pools[0];
+    double T = r.window_s, u = p->utilization;
+    cr_assert_gt(T, 100);
+    /* The busy share by hand: each served request steps for its service time
+     * alone, so u = served x mean service / (replicas x T) up to the one
+     * request cut by each end of the window (0.1 s in 200 s: 0.1 %). */
+    double u_hand = (double) p->served * p->service.mean / 1000.0 / (3 * T);
+    cr_assert_float_eq(u, u_hand, 0.002 * u_hand, "u %g, by hand %g", u, u_hand);
+    cr_assert_gt(u, 0.01);
+    cr_assert_lt(u, 0.5);
+    /* N = 3 replicas x tp 2 = 6 GPUs. */
+    double want = 6 * T * (100 + u * (500 - 100));
+    cr_assert(p->has_energy);
+    cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
+    cr_assert_float_eq(pool_metric_get(p, "energy_kwh"), want / 3.6e6, 1e-9 * want / 3.6e6);
+    cr_assert_float_eq(pool_metric_get(p, "mean_power_w"), want / T, 1e-9 * want / T);
+    cr_assert(r.has_energy);
+    cr_assert_float_eq(r.energy_j, want, 1e-9 * want);
+    cr_assert_float_eq(r.mean_power_w, want / T, 1e-9 * want / T);
+    /* Per output token and per request: mean power over the rates. */
+    report rep;
+    cr_assert_eq(report_flatten(&r, 0, &rep), 0);
+    cr_assert_float_eq(report_get(&rep, "", "joules_per_output_token", "value"), r.mean_power_w / r.output_tps,
+                       1e-12 * r.mean_power_w);
+    cr_assert_float_eq(report_get(&rep, "", "joules_per_request", "value"), r.mean_power_w / r.throughput_rps,
+                       1e-12 * r.mean_power_w);
+    cr_assert_float_eq(report_get(&rep, "", "energy_kwh", "value"), want / 3.6e6, 1e-9 * want / 3.6e6);
+    cr_assert(isnan(report_get(&rep, "", "electricity_usd", "value")));   /* not priced: no row */
+    report_free(&rep);
+    sim_result_free(&r);
+}
+
+Test(energy, power_curve_pool)
+{
+    sim_result r;
+    simulate(ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 1:450\n"), 1, &r);
+    const pool_result *p = &r.pools[0];
+    double T = r.window_s, u = p->utilization;
+    cr_assert_lt(u, 0.5);
+    double want = 6 * T * (50 + (300 - 50) * u / 0.5);
+    cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
+    sim_result_free(&r);
+    char err[1024];
+    load_error(ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 0.4:450\n"), err, sizeof err);
+    cr_assert(strstr(err, "bad.ini:") == err && strstr(err, "[pool chat] power_curve:") && strstr(err, "increasing"), "%s", err);
+}
+
+Test(energy, electricity_cost_is_kwh_pue_price)
+{
+    sim_result a, b;
+    simulate(ONE_AT_A_TIME("", ""), 1, &a);
+    simulate(ONE_AT_A_TIME("electricity_usd_per_kwh = 0.12\npue = 1.3\n", ""), 1, &b);
+    /* Timing is unchanged; the cost gains kWh x pue x price. */
+    cr_assert_eq(a.energy_j, b.energy_j);
+    double kwh = a.energy_j / 3.6e6, usd = kwh * 1.3 * 0.12;
+    cr_assert(b.has_electricity);
+    cr_assert(!a.has_electricity);
+    cr_assert_float_eq(b.electricity_usd, usd, 1e-12 * usd);
+    cr_assert_float_eq(pool_metric_get(&b.pools[0], "electricity_usd"), usd, 1e-12 * usd);
+    double per_hour = usd * 3600 / b.window_s;
+    cr_assert_float_eq(a.cost_per_hour, 6 * 2.0, 1e-12);
+    cr_assert_float_eq(b.cost_per_hour, 6 * 2.0 + per_hour, 1e-9);
+    cr_assert_float_eq(pool_metric_get(&b.pools[0], "cost_per_hour"), 6 * 2.0 + per_hour, 1e-9);
+    cr_assert_float_eq(b.cost_per_mtok, b.cost_per_hour / (b.output_tps * 3600 / 1e6), 1e-9 * b.cost_per_mtok);
+    sim_result_free(&a);
+    sim_result_free(&b);
+    char err[1024];
+    load_error(ONE_AT_A_TIME("pue = 0.8\n", ""), err, sizeof err);
+    cr_assert(strstr(err, "[sim] pue") != NULL, "%s", err);
+}
+
+/* An autoscaled LLM pool: its replicas draw idle power while powered (starting,
+ * up or draining: without failures, exactly its paid replica-seconds) and the
+ * busy increment while stepping. */
+Test(energy, autoscaled_pool_follows_replica_uptime)
+{
+    const char *base =
+        "[sim]\nrequests = 6000\nwarmup = 600\n[workload]\nrate = 20\n"
+        "prompt_tokens = lognormal(mean=800, cv=1.0)\noutput_tokens = lognormal(mean=200, cv=1.0)\n"
+        "[gpu test]\nbf16_tflops = 990\nmem_gib = 80\nmem_bw_gbs = 3350\nlink_gbs = 450\nprice_hr = 3\n"
+        "idle_w = 100\nmax_w = 700\n"
+        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = test\nmax_seq_len = 8192\ntruncate = yes\n";
+    char text[2048];
+    snprintf(text, sizeof text, "%sreplicas = 6\nmin_replicas = 1\nmax_replicas = 6\nautoscale = kv\n"
+             "autoscale_target = 0.05\nprovision_s = 20\ncooldown_s = 60\n", base);
+    sim_result r, f;
+    simulate(text, 1, &r);
+    const pool_result *p = &r.pools[0];
+    cr_assert_gt(pool_metric_get(p, "scale_ups") + pool_metric_get(p, "scale_downs"), 0);
+    double T = r.window_s, rs = pool_metric_get(p, "replica_seconds"), up = pool_metric_get(p, "replicas_up_mean");
+    double busy = p->utilization * up * T;     /* utilisation: busy share of the replicas up */
+    double want = 100 * rs + 600 * busy;       /* one GPU per replica */
+    cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
+    cr_assert_lt(rs, 6 * T * (1 - 1e-3));      /* some replicas were off part of the time */
+    cr_assert_geq(rs, up * T * (1 - 1e-9));    /* and powered at least while up */
+    /* The same pool at a fixed 6 replicas draws idle power for all six all the time. */
+    snprintf(text, sizeof text, "%sreplicas = 6\n", base);
+    simulate(text, 1, &f);
+    const pool_result *q = &f.pools[0];
+    double fbusy = q->utilization * 6 * f.window_s;
+    cr_assert_float_eq(q->energy_j, 100 * 6 * f.window_s + 600 * fbusy, 1e-9 * q->energy_j);
+    cr_assert_lt(p->energy_j / T, q->energy_j / f.window_s);
+    sim_result_free(&r);
+    sim_result_free(&f);
+}
+
+/* ---- plan --objective --------------------------------------------------------- */
+
+static void setup(void) { tcli_setup("/tmp/latsim_energy_", NULL); }
+TestSuite(energy_plan, .init = setup, .fini = tcli_teardown);
+
+/* Two GPUs alike but for price and power: "hot" is cheap and draws much,
+ * "cool" costs twice as much and draws a fifth.  The cost objective must pick
+ * hot, the energy objective cool; each winner is the least of its objective
+ * among the candidates. */
+Test(energy_plan, objective_energy_picks_the_lowest_power)
+{
+    char path[512];
+    write_file("two.ini",
+               "[sim]\nrequests = 1500\n[workload]\nrate = 1\n"
+               "prompt_tokens = const(256)\noutput_tokens = const(64)\n"
+               "[gpu hot]\nbf16_tflops = 400\nmem_gib = 80\nmem_bw_gbs = 3000\nprice_hr = 1\nidle_w = 400\nmax_w = 1000\n"
+               "[gpu cool]\nbf16_tflops = 400\nmem_gib = 80\nmem_bw_gbs = 3000\nprice_hr = 2\nidle_w = 50\nmax_w = 200\n"
+               "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = hot\n"
+               "[slo]\nttft_p99_ms = 2000\n", path, sizeof path);
+    const char *want[2] = { "hot", "cool" };
+    for (int k = 0; k < 2; k++) {
+        result r = run(120, "plan", path, "--target-rate", "4", "--gpus", "hot,cool", "--replicas", "1:8", "--objective",
+                       k ? "energy" : "cost", "--no-store", "--json", "--seeds", "2", NULL);
+        cr_assert_eq(r.rc, 0, "%s", r.err);
+        json_error_t e;
+        json_t *j = json_loads(r.out, 0, &e);
+        cr_assert_not_null(j, "%s", e.text);
+        cr_assert_str_eq(json_string_value(json_object_get(j, "objective")), k ? "energy" : "cost");
+        json_t *best = json_object_get(j, "best");
+        cr_assert_str_eq(json_string_value(json_object_get(json_object_get(best, "settings"), "pool chat.gpu")), want[k]);
+        const char *field = k ? "mean_power_w" : "usd_per_hour";
+        double b = json_number_value(json_object_get(best, field));
+        cr_assert_gt(b, 0);
+        json_t *cands = json_object_get(j, "candidates");
+        cr_assert_geq(json_array_size(cands), 1);
+        for (size_t i = 0; i < json_array_size(cands); i++) {
+            json_t *v = json_object_get(json_array_get(cands, i), field);
+            if (json_is_number(v)) cr_assert_leq(b, json_number_value(v), "%s %g > %g", field, b, json_number_value(v));
+        }
+        json_decref(j);
+        result_free(&r);
+    }
+    result r = run(60, "plan", path, "--target-rate", "4", "--objective", "watts", "--no-store", NULL);
+    expect_one_line(&r, 2, "--objective: expected cost or energy", "plan");
+    result_free(&r);
+}
