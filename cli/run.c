@@ -47,9 +47,10 @@ static const cli_opt OPTS[] = {
 };
 
 const cli_cmd run_cmd = {
-    "run", "FILE\n--from-run ID",
+    "run", "FILE",
     "Simulates the scenario in FILE (an INI file; see latsim keys and docs/scenarios.md),\n"
-    "prints the report and stores the run in the database.\n",
+    "prints the report and stores the run in the database.  With --from-run ID instead\n"
+    "of FILE: the stored run ID again, with the cost models it recorded.\n",
     "exit status: 0 done, 1 runtime error, 2 bad input (usage, scenario, trace or\n"
     "database), 3 saturated: the run is reported and stored, marked saturated, and a\n"
     "line on stderr names each saturated pool.\n",
