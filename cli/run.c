@@ -22,7 +22,7 @@
 #include "latsim/store.h"
 #include "latsim/tseries.h"
 
-enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K };
+enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN };
 
 static const cli_opt OPTS[] = {
     { "seed", O_SEED, "N", "run seed (default: [sim] seed, else 1)", 0 },
@@ -33,6 +33,9 @@ static const cli_opt OPTS[] = {
     { "replications", O_REPS, "N", "run N independent replications (seeds seed..seed+N-1) and report each statistic "
       "with a 95% confidence interval", 0 },
     { "no-store", O_NO_STORE, NULL, "do not write the run to the database", 0 },
+    { "from-run", O_FROM_RUN, "ID", "instead of FILE: re-run stored run ID (its stored configuration, seed and "
+      "replications) with the cost coefficients it recorded for each LLM pool, so that its step times are the same "
+      "without the calibration database (a stored profile still needs it)", 0 },
     { "timeseries", O_TIMESERIES, "OUT.csv", "write the run's time series (one row per interval: arrivals, retries, "
       "served, errors, throughput, P50/P99 of TTFT and E2E, queue, replicas up, utilisation) to OUT.csv, store it "
       "with the run, and list the SLO alerts", 0 },
@@ -46,7 +49,8 @@ static const cli_opt OPTS[] = {
 const cli_cmd run_cmd = {
     "run", "FILE",
     "Simulates the scenario in FILE (an INI file; see latsim keys and docs/scenarios.md),\n"
-    "prints the report and stores the run in the database.\n",
+    "prints the report and stores the run in the database.  With --from-run ID instead\n"
+    "of FILE: the stored run ID again, with the cost models it recorded.\n",
     "exit status: 0 done, 1 runtime error, 2 bad input (usage, scenario, trace or\n"
     "database), 3 saturated: the run is reported and stored, marked saturated, and a\n"
     "line on stderr names each saturated pool.\n",
@@ -64,6 +68,8 @@ typedef struct run_opts {
     const char *ts_path;            /* --timeseries OUT.csv, or NULL */
     double ts_interval;             /* --interval, s (0: not given) */
     unsigned long long alert_k;     /* --alert-intervals */
+    int reps_given;                 /* 1: --replications was given */
+    int64_t from_run;               /* --from-run ID (0: not given) */
 } run_opts;
 
 /* A run in progress: everything run_main frees. */
@@ -85,7 +91,80 @@ typedef struct run_state {
     slo_result slo;                 /* the [slo] terms evaluated on the shown report */
     char *json;                     /* the report as JSON (what --json prints and the run stores) */
     char err[2048];                 /* the last error */
+    /* --from-run: the stored run */
+    char *from_path, *from_text;    /* its scenario path and configuration (malloc'd) */
+    uint64_t from_seed;             /* its seed */
+    int from_reps;                  /* its replications */
+    char from_sets[64][700];        /* the assignments that give its step times */
+    int nfrom;                      /* how many */
 } run_state;
+
+/* Reads stored run O->from_run from the database at ST->db_path into ST: its
+ * configuration, seed and replications, and for each LLM pool the assignments
+ * its recorded cost model gives (cost = fitted with cost_terms, cost = profile
+ * with its cost_id, cost = roofline for a roofline, and no calibration
+ * database unless a profile needs it).  Returns 0, or the exit status with
+ * ST->err set. */
+static int from_run(const run_opts *o, run_state *st)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    int rc = 2;
+    if (store_open_readonly(st->db_path, &db, st->err, sizeof st->err) != 0) goto out;
+    if (sqlite3_prepare_v2(db, "SELECT scenario_path, scenario_text, seed, replications FROM runs WHERE id = ?", -1, &q,
+                           NULL) != SQLITE_OK) goto db_error;
+    sqlite3_bind_int64(q, 1, o->from_run);
+    if (sqlite3_step(q) != SQLITE_ROW || !sqlite3_column_text(q, 1)) {
+        snprintf(st->err, sizeof st->err, "run: --from-run %lld: no such run in %s (see latsim runs)", (long long) o->from_run,
+                 st->db_path);
+        goto out;
+    }
+    st->from_path = strdup((const char *) sqlite3_column_text(q, 0));
+    st->from_text = strdup((const char *) sqlite3_column_text(q, 1));
+    int64_t seed = sqlite3_column_int64(q, 2);
+    memcpy(&st->from_seed, &seed, sizeof seed);   /* stored as the same 64 bits (store.c) */
+    st->from_reps = sqlite3_column_int(q, 3);
+    sqlite3_finalize(q);
+    q = NULL;
+    if (!st->from_path || !st->from_text) { snprintf(st->err, sizeof st->err, "out of memory"); rc = 1; goto out; }
+    /* Each pool's cost model kind and coefficients (every replication's rows say the same: the first). */
+    if (sqlite3_prepare_v2(db, "SELECT scope, group_concat(CASE metric WHEN 'cost_model.kind' THEN text END),"
+                           " group_concat(CASE metric WHEN 'cost_model.coefficients' THEN text END, char(10))"
+                           " FROM (SELECT scope, metric, text FROM run_stats WHERE run_id = ?1 AND replication ="
+                           " (SELECT min(replication) FROM run_stats WHERE run_id = ?1) AND metric IN"
+                           " ('cost_model.kind', 'cost_model.coefficients') ORDER BY rowid) GROUP BY scope ORDER BY scope",
+                           -1, &q, NULL) != SQLITE_OK) goto db_error;
+    sqlite3_bind_int64(q, 1, o->from_run);
+    int need_db = 0;
+    while (sqlite3_step(q) == SQLITE_ROW && st->nfrom + 4 < 64) {
+        const char *pool = (const char *) sqlite3_column_text(q, 0);
+        const char *kind = (const char *) sqlite3_column_text(q, 1);
+        const char *co = (const char *) sqlite3_column_text(q, 2);
+        if (!pool || !kind) continue;
+        char(*set)[700] = st->from_sets;
+        if (co && !strncmp(co, "cost=fitted cost_terms=", 23)) {
+            const char *terms = co + 23, *ratios = strstr(co, " cost_ratios=");
+            snprintf(set[st->nfrom++], 700, "pool %s.cost=fitted", pool);
+            snprintf(set[st->nfrom++], 700, "pool %s.cost_terms=%.*s", pool, (int) strcspn(terms, " "), terms);
+            if (ratios) snprintf(set[st->nfrom++], 700, "pool %s.cost_ratios=%s", pool, ratios + 13);
+        } else if (co && !strncmp(co, "cost=profile cost_id=", 21)) {
+            snprintf(set[st->nfrom++], 700, "pool %s.cost=profile", pool);
+            snprintf(set[st->nfrom++], 700, "pool %s.cost_id=%.*s", pool, (int) strcspn(co + 21, " "), co + 21);
+            need_db = 1;
+        } else if (!strcmp(kind, "roofline"))
+            snprintf(set[st->nfrom++], 700, "pool %s.cost=roofline", pool);
+    }
+    if (!need_db) snprintf(st->from_sets[st->nfrom++], 700, "sim.cost_db=");
+    rc = 0;
+    goto out;
+db_error:
+    snprintf(st->err, sizeof st->err, "%s: %s", st->db_path, sqlite3_errmsg(db));
+    rc = 1;
+out:
+    sqlite3_finalize(q);
+    if (db) store_close(db);
+    return rc;
+}
 
 /* The exit status of a failed load: 1 (runtime failure) when memory ran out,
  * else 2 (bad input).  Every out-of-memory message in sim/ says "out of memory". */
@@ -109,6 +188,9 @@ static int run_opt(void *ctx, int id, const char *v)
     unsigned long long x;
     switch (id) {
     case O_NO_STORE: o->store = 0; return 0;
+    case O_FROM_RUN:
+        if (cu_parse_id("run", v, &o->from_run, msg, sizeof msg) != 0) return cu_die(2, "run: --from-run: %s", msg);
+        return 0;
     case O_TIMESERIES: o->ts_path = v; return 0;
     case O_INTERVAL:
         if (ts_parse_interval(v, &o->ts_interval, msg, sizeof msg) != 0) return cu_die(2, "run: --interval: %s", msg);
@@ -130,6 +212,7 @@ static int run_opt(void *ctx, int id, const char *v)
         } else {
             if (x < 1 || x > 10000) return cu_die(2, "run: --replications: must be between 1 and 10000, got '%s'", v);
             o->reps = (int) x;
+            o->reps_given = 1;
         }
         return 0;
     }
@@ -145,6 +228,10 @@ static int run_parse(int argc, char **argv, run_opts *o)
     int rc = cli_parse(&run_cmd, argc, argv, &o->a, run_opt, o);
     if (rc != CLI_GO) return rc;
     if (o->a.npos > 1) return cu_die(2, "run: more than one scenario file ('%s', '%s')", o->a.pos[0], o->a.pos[1]);
+    if (o->from_run) {
+        if (o->a.npos) return cu_die(2, "run: give FILE or --from-run ID, not both ('%s')", o->a.pos[0]);
+        return CLI_GO;
+    }
     if (o->a.npos == 0) return die(2, "run: missing scenario FILE (see latsim run --help)");
     o->file = o->a.pos[0];
     return CLI_GO;
@@ -159,7 +246,20 @@ static int run_prepare(const run_opts *o, run_state *st)
     st->db_path = cu_db_path(o->a.db);
     scenario *sc = st->sc = scenario_new();
     if (!sc) { snprintf(st->err, sizeof st->err, "out of memory"); rc = 1; goto out; }
-    if (scenario_load(sc, o->file, o->a.sets, o->a.nsets, st->err, sizeof st->err) != 0) { rc = load_rc(st->err); goto out; }
+    if (o->from_run) {
+        /* The stored configuration, its recorded cost models, then the --set overrides. */
+        const char *sets[64 + CLI_MAX_SETS];
+        if ((rc = from_run(o, st)) != 0) goto out;
+        rc = 2;
+        int n = 0;
+        for (int i = 0; i < st->nfrom; i++) sets[n++] = st->from_sets[i];
+        for (int i = 0; i < o->a.nsets; i++) sets[n++] = o->a.sets[i];
+        if (scenario_load_text(sc, st->from_path, st->from_text, sets, n, st->err, sizeof st->err) != 0) {
+            rc = load_rc(st->err);
+            goto out;
+        }
+        if (!o->seed_given) scenario_set_seed(sc, st->from_seed);
+    } else if (scenario_load(sc, o->file, o->a.sets, o->a.nsets, st->err, sizeof st->err) != 0) { rc = load_rc(st->err); goto out; }
     if (o->seed_given) scenario_set_seed(sc, o->seed);
     if (o->ts_path || o->ts_interval > 0) scenario_set_ts_interval(sc, o->ts_interval > 0 ? o->ts_interval : ALERT_DEFAULT_INTERVAL_S);
     if (scenario_ts_interval(sc) > 0) {   /* before anything is written */
@@ -381,6 +481,10 @@ int run_main(int argc, char **argv)
     int rc = run_parse(argc, argv, &o);
     if (rc != CLI_GO) return rc;
     if ((rc = run_prepare(&o, &st)) != 0) goto out;
+    if (o.from_run) {               /* reported and stored under the stored run's file */
+        o.file = st.from_path;
+        if (!o.reps_given && st.from_reps > 1) o.reps = st.from_reps;
+    }
     if ((rc = run_simulate(&o, &st)) != 0) goto out;
     if ((rc = run_describe(&o, &st)) != 0) goto out;
     run_print(&o, &st);       /* the report first: if storing fails, the results are still shown */
@@ -400,5 +504,7 @@ out:
     store_config_free(&st.cfg);
     slo_result_free(&st.slo);
     scenario_delete(st.sc);
+    free(st.from_path);
+    free(st.from_text);
     return rc;
 }

@@ -386,3 +386,38 @@ Test(provenance, plan_sensitivity_calibrated_error_band, .timeout = 600)
     /* BLOOM's fitted model: cross-validated MAPE 10.1923 % (docs/calibration.md). */
     check_sensitivity(ini, cal, "x0.898 and x1.1: the calibrated model's cross-validated error, 10.2 %", 0.898077, 1.101923);
 }
+
+/* run --from-run ID: the stored configuration with the recorded coefficients,
+ * after the calibration database is gone: the same latencies, to the digit. */
+Test(provenance, from_run_reruns_a_stored_run_without_its_calibration_database)
+{
+    make_cal();
+    add_bloom(db);
+    char ini[256];
+    scenario("b.ini", "bloom-176b", "a100", 8, 1, 0, ini, sizeof ini);
+    result r = run_db(60, "run", ini, "--cost-db", cal, NULL);          /* run 1 */
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "run", ini, "--no-store", "--json", "--cost-db", cal, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    char *want = latencies(r.out);
+    result_free(&r);
+    char moved[200];
+    snprintf(moved, sizeof moved, "%s/moved.db", dir);
+    cr_assert_eq(rename(cal, moved), 0);
+    r = run_db(60, "run", "--from-run", "1", "--no-store", "--json", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    char *got = latencies(r.out);
+    cr_expect_str_eq(got, want);
+    cr_expect(strstr(r.out, "\"cost_model\": {\"kind\": \"fitted\""), "%s", r.out);
+    cr_expect_eq(count(r.err, WARNING), 0, "%s", r.err);
+    free(got);
+    free(want);
+    result_free(&r);
+    r = run_db(60, "run", "--from-run", "9", NULL);
+    expect_one_line(&r, 2, "--from-run 9: no such run", "latsim: run: ");
+    result_free(&r);
+    r = run_db(60, "run", ini, "--from-run", "1", NULL);
+    expect_one_line(&r, 2, "give FILE or --from-run ID, not both", "latsim: run: ");
+    result_free(&r);
+}
