@@ -19,6 +19,10 @@
  * misses the SLO, its monotone value is raised until every seed meets it.
  * --objective energy ranks the configurations by their mean GPU power at the
  * simulated rate instead (no pruning by cost; docs/planning.md).
+ * Configurations pruned after one of their values met are then bisected to
+ * their smallest meeting value (runner-ups are minimal), every configuration
+ * gets a verdict (verdict()), and the winner's goodput is bracketed by running
+ * it at multiples of the rate (plan_goodput).
  */
 #include <errno.h>
 #include <limits.h>
@@ -82,7 +86,11 @@ static const cli_cmd CMD = {
     "winner is confirmed with K seeds (default 3).  The arrival rate is --target-rate's:\n"
     "workload.rate cannot be searched or set.  Progress goes to stderr on a terminal.\n"
     "--objective energy picks the configuration with the lowest mean GPU power (kWh per\n"
-    "hour) at that rate instead of the cheapest.\n",
+    "hour) at that rate instead of the cheapest.\n"
+    "Every configuration gets a verdict: the smallest count meeting the SLO and its cost\n"
+    "(runner-ups are bisected like the winner), the term failing at the largest count, or\n"
+    "why it was pruned or ruled out; the winner's goodput (the highest rate it still meets\n"
+    "the SLO at, its real headroom) is given.\n",
     "exit status: 0 found, 1 runtime error, 2 bad input or no configuration meets the SLO.\n",
     OPTS, MAX_USER_SETS, 0,
 };
@@ -119,7 +127,9 @@ typedef struct eval {
     int combo;                /* index, -1 for none */
     int m;                    /* monotone value (0 when none) */
     char mset[256];           /* "section.key=m" */
-    const char *role;         /* "candidate", "confirm" */
+    const char *role;         /* "candidate", "confirm", "goodput" */
+    char rate_set[128];       /* its own workload.rate=/speedup= ("": the plan's) */
+    double factor;            /* its rate / the plan's rate (goodput evaluations; 1 otherwise) */
     task t;
     task_out o;
     slo_result slo;
@@ -170,6 +180,8 @@ typedef struct plan {
     double umax;              /* the utilisation bound's share (the [slo] utilization_max, else 1) */
     uint64_t seed0;           /* the seed of the candidates (the confirmations: + 1, + 2...) */
     int winner;               /* the configuration confirmed cheapest (-1 none) */
+    int finishing;            /* 1: bisecting the configurations pruned after one of their values met */
+    double goodput_lo, goodput_hi; /* the winner's rate factors: largest meeting, smallest missing (NAN none) */
     double wall;              /* seconds the search took */
     /* the result */
     cand *cs;                 /* the candidates, the winner first */
@@ -348,6 +360,7 @@ static eval *new_eval(plan *p, int ci, int m, const char *role, uint64_t seed)
     e->combo = ci;
     e->m = m;
     e->role = role;
+    e->factor = 1;
     e->t.seed = seed;
     return e;
 }
@@ -359,7 +372,7 @@ static void wire(plan *p, eval *e)
     t->path = p->file;
     t->nsets = 0;
     for (int i = 0; i < p->nuser; i++) t->sets[t->nsets++] = p->user_sets[i];
-    t->sets[t->nsets++] = p->rate_set;
+    t->sets[t->nsets++] = e->rate_set[0] ? e->rate_set : p->rate_set;
     if (e->combo >= 0) {
         const combo *c = &p->c[e->combo];
         for (int i = 0; i < c->nsets; i++) t->sets[t->nsets++] = c->sets[i];
@@ -452,7 +465,8 @@ static int next_value(plan *p, combo *c)
         return 0;
     }
     if (c->lo >= p->mono_hi) { c->done = 1; return 0; }       /* even the largest misses */
-    if (!p->energy && p->best >= 0 && cost_at(c, c->lo + 1) >= p->best_cost && p->best != (int) (c - p->c)) {
+    if (!p->energy && p->best >= 0 && cost_at(c, c->lo + 1) >= p->best_cost && p->best != (int) (c - p->c) &&
+        !(p->finishing && c->hi <= p->mono_hi)) {
         c->pruned = 1;
         return 0;
     }
@@ -958,7 +972,7 @@ static int plan_configs(plan *p)
 /* Rounds: every open configuration simulates its next value, in parallel,
  * and the cheapest known meeting configuration bounds everyone's cost.
  * Returns 0 or the exit status (printed). */
-static int plan_search(plan *p)
+static int plan_rounds(plan *p)
 {
     int rc;
     for (int round = 0; round < 200; round++) {
@@ -994,6 +1008,26 @@ static int plan_search(plan *p)
             double cost = p->mono.n >= 0 ? cost_at(c, m) : c->fixed;
             if (p->best < 0 || cost < p->best_cost) { p->best = ci; p->best_cost = cost; }
         }
+    }
+    return 0;
+}
+
+/* The search, then the runner-ups made minimal: a configuration pruned by cost
+ * after one of its values met the SLO is bisected down to its smallest meeting
+ * value like the winner (its lower bound already costs more than the best, so
+ * it cannot win; its row must still be the least it needs).  Returns 0 or the
+ * exit status. */
+static int plan_search(plan *p)
+{
+    int rc;
+    if ((rc = plan_rounds(p)) != 0) return rc;
+    if (p->mono.n >= 0) {
+        int any = 0;
+        for (int ci = 0; ci < p->nc; ci++)
+            if (p->c[ci].pruned && p->c[ci].hi <= p->mono_hi) { p->c[ci].pruned = 0; any = 1; }
+        p->finishing = 1;
+        if (any && (rc = plan_rounds(p)) != 0) return rc;
+        p->finishing = 0;
     }
     for (int ci = 0; ci < p->nc; ci++)
         if (p->mono.n >= 0 && !p->c[ci].infeasible && p->c[ci].hi <= p->mono_hi) p->c[ci].answer = p->c[ci].hi;
@@ -1044,6 +1078,171 @@ static int plan_confirm(plan *p)
         }
         if (p->mono.n >= 0 && c->answer < p->mono_hi) c->answer++;   /* a seed missed: one more */
         else c->confirmed = -1;
+    }
+    return 0;
+}
+
+/* The SLO term of E that fails by the largest share of its limit, as
+ * "e2e_p99_ms 23500 > 15000", or the saturation, into OUT. */
+static void worst_term(const eval *e, char *out, size_t n)
+{
+    const slo_check *worst = NULL;
+    for (int i = 0; i < e->slo.n; i++) {
+        const slo_check *k = &e->slo.c[i];
+        double rel = isnan(k->value) ? -INFINITY : k->margin / k->t->limit;
+        if (!worst || rel < (isnan(worst->value) ? -INFINITY : worst->margin / worst->t->limit)) worst = k;
+    }
+    if (report_get(&e->o.rep, "", "saturated", "value") > 0 || !worst || isnan(worst->value))
+        snprintf(out, n, "saturated (throughput %.4g of %.4g req/s)", report_get(&e->o.rep, "", "throughput_rps", "value"), e->o.rate);
+    else
+        snprintf(out, n, "%s %.4g %s %.4g", worst->t->key, worst->value,
+                 worst->met ? "within" : worst->value > worst->t->limit ? ">" : "<", worst->t->limit);
+}
+
+/* The evaluation of configuration CI at monotone value M with the first seed
+ * (-1 none). */
+static int eval_at(const plan *p, int ci, int m)
+{
+    for (int k = 0; k < p->ne; k++)
+        if (p->e[k].combo == ci && p->e[k].m == m && p->e[k].t.seed == p->seed0 && p->e[k].factor == 1) return k;
+    return -1;
+}
+
+/* Configuration CI's verdict: KIND ("meets", "missed", "pruned", "ruled_out",
+ * "below_bound", "failed_confirmation"), *VALUE its smallest meeting monotone
+ * value (0 none), and the why in WHY. */
+static const char *verdict(const plan *p, int ci, int *value, char *why, size_t n)
+{
+    const combo *c = &p->c[ci];
+    *value = 0;
+    if (c->infeasible) { snprintf(why, n, "ruled out: %s", c->reason); return "ruled_out"; }
+    if (c->bound[0]) { snprintf(why, n, "cannot carry the load: %s", c->bound); return "below_bound"; }
+    if (c->confirmed < 0) {
+        snprintf(why, n, "met with seed %llu but not with every one of %d seeds up to %s=%d", (unsigned long long) p->seed0,
+                 p->seeds, p->mono_name, c->answer);
+        return "failed_confirmation";
+    }
+    char term[300];
+    if (p->mono.n < 0) {
+        if (c->best_eval >= 0) { snprintf(why, n, "meets the SLO: $%.2f/h", c->fixed); return "meets"; }
+        if (c->closest_eval >= 0) worst_term(&p->e[c->closest_eval], term, sizeof term);
+        else snprintf(term, sizeof term, "not simulated");
+        snprintf(why, n, "SLO missed: %s", term);
+        return "missed";
+    }
+    if (c->answer > 0) {
+        *value = c->answer;
+        /* Why one fewer does not do: a missing evaluation there (any seed). */
+        int k = -1;
+        for (int i = 0; i < p->ne && k < 0; i++)
+            if (p->e[i].combo == ci && p->e[i].m == c->answer - 1 && !p->e[i].met && p->e[i].factor == 1) k = i;
+        size_t l = (size_t) snprintf(why, n, "meets the SLO at %s=%d: $%.2f/h", p->mono_name, c->answer, cost_at(c, c->answer));
+        if (k >= 0 && l < n) {
+            worst_term(&p->e[k], term, sizeof term);
+            l += (size_t) snprintf(why + l, n - l, " (at %d: %s", c->answer - 1, term);
+            if (l < n && p->e[k].t.seed != p->seed0)
+                l += (size_t) snprintf(why + l, n - l, " with seed %llu", (unsigned long long) p->e[k].t.seed);
+            if (l < n) snprintf(why + l, n - l, ")");
+        } else if (c->answer - 1 < p->mono_lo && l < n)
+            snprintf(why + l, n - l, " (the smallest searched)");
+        return "meets";
+    }
+    if (c->pruned) {
+        int lb = c->lo + 1 > p->mono_lo ? c->lo + 1 : p->mono_lo;
+        double wc = p->winner >= 0 ? cost_at(&p->c[p->winner], p->c[p->winner].answer) : p->best_cost;
+        if (cost_at(c, lb) >= wc)
+            snprintf(why, n, "pruned: the cheapest possible (%s=%d, its lower bound) costs $%.2f/h, more than the best found ($%.2f/h)",
+                     p->mono_name, lb, cost_at(c, lb), wc);
+        else
+            snprintf(why, n, "pruned: the cheapest possible (%s=%d, its lower bound) costs $%.2f/h, more than the best found with "
+                     "the first seed ($%.2f/h), which confirmation raised to $%.2f/h", p->mono_name, lb, cost_at(c, lb), p->best_cost, wc);
+        return "pruned";
+    }
+    int k = c->lo >= p->mono_lo ? eval_at(p, ci, c->lo) : -1;
+    if (k >= 0) {
+        worst_term(&p->e[k], term, sizeof term);
+        snprintf(why, n, "SLO missed at %s=%d%s: %s", p->mono_name, c->lo, c->lo >= p->mono_hi ? " (the largest searched)" : "", term);
+    } else snprintf(why, n, "not simulated");
+    return "missed";
+}
+
+/* The verdict of every configuration, one line each ("  LABEL  VERDICT"). */
+static void print_verdicts(const plan *p, FILE *out)
+{
+    int wl = 13;
+    for (int ci = 0; ci < p->nc; ci++) {
+        int l = (int) strlen(ERRMSG_SHOWN(p->c[ci].label));
+        if (l > wl) wl = l;
+    }
+    fprintf(out, "verdicts (every configuration searched):\n");
+    for (int ci = 0; ci < p->nc; ci++) {
+        char why[1200];
+        int v;
+        verdict(p, ci, &v, why, sizeof why);
+        fprintf(out, "  %-*s  %s%s\n", wl, p->c[ci].label[0] ? ERRMSG_SHOWN(p->c[ci].label) : "(as given)", ci == p->winner ? "CHOSEN: " : "",
+                ERRMSG_SHOWN(why));
+    }
+}
+
+/* The verdicts as a JSON array into OUT. */
+static void verdicts_json(const plan *p, FILE *out)
+{
+    fputs("[", out);
+    for (int ci = 0; ci < p->nc; ci++) {
+        char why[1200];
+        int v;
+        const char *kind = verdict(p, ci, &v, why, sizeof why);
+        fputs(ci ? ", {\"configuration\": " : "{\"configuration\": ", out);
+        report_json_str(out, p->c[ci].label);
+        fprintf(out, ", \"verdict\": \"%s\", \"chosen\": %s", kind, ci == p->winner ? "true" : "false");
+        if (p->mono.n >= 0 && v > 0) fprintf(out, ", \"%s\": %d, \"usd_per_hour\": %.6g", p->mono.key, v, cost_at(&p->c[ci], v));
+        else if (p->mono.n < 0 && !strcmp(kind, "meets")) fprintf(out, ", \"usd_per_hour\": %.6g", p->c[ci].fixed);
+        fputs(", \"why\": ", out);
+        report_json_str(out, why);
+        fputs("}", out);
+    }
+    fputs("]", out);
+}
+
+/* The winner's goodput: the largest multiple of the planned rate at which it
+ * still meets the SLO (first seed), bracketed by a coarse round of factors run
+ * in parallel and refined by a second round inside the bracket.  Sets
+ * P->goodput_lo (largest meeting factor, at least 1) and P->goodput_hi
+ * (smallest missing, NAN when even the largest meets).  Returns 0 or the exit status. */
+static int plan_goodput(plan *p)
+{
+    static const double coarse[] = { 1.1, 1.25, 1.5, 2, 3, 4 };
+    const combo *c = &p->c[p->winner];
+    int m = p->mono.n >= 0 ? c->answer : 0;
+    const char *eq = strchr(p->rate_set, '=');
+    double base = eq ? strtod(eq + 1, NULL) : NAN;
+    p->goodput_lo = 1;
+    p->goodput_hi = NAN;
+    if (!eq || !(base > 0)) return 0;
+    for (int round = 0; round < 2; round++) {
+        double f[8];
+        int nf = 0;
+        if (round == 0) for (size_t i = 0; i < sizeof coarse / sizeof coarse[0]; i++) f[nf++] = coarse[i];
+        else {
+            if (isnan(p->goodput_hi)) break;
+            for (int i = 1; i <= 4; i++) f[nf++] = p->goodput_lo + (p->goodput_hi - p->goodput_lo) * i / 5.0;
+        }
+        int from = p->ne;
+        for (int i = 0; i < nf; i++) {
+            eval *e = new_eval(p, p->winner, m, "goodput", p->seed0);
+            if (!e) return cu_die(1, "out of memory");
+            e->factor = f[i];
+            snprintf(e->rate_set, sizeof e->rate_set, "%.*s=%.10g", (int) (eq - p->rate_set), p->rate_set, base * f[i]);
+        }
+        int rc = run_evals(p, from, p->dbpath);
+        if (rc) return rc;
+        /* The SLO is taken as monotone in the rate: the bracket is the largest
+         * meeting factor below the smallest missing one. */
+        for (int i = from; i < p->ne; i++)
+            if (!p->e[i].met && (isnan(p->goodput_hi) || p->e[i].factor < p->goodput_hi)) p->goodput_hi = p->e[i].factor;
+        for (int i = from; i < p->ne; i++)
+            if (p->e[i].met && p->e[i].factor > p->goodput_lo && (isnan(p->goodput_hi) || p->e[i].factor < p->goodput_hi))
+                p->goodput_lo = p->e[i].factor;
     }
     return 0;
 }
@@ -1277,7 +1476,13 @@ static int plan_json(plan *p)
         fputs("}", mem);
     }
     if (p->ncs < 2) fputs(", \"candidates\": [", mem);
-    fprintf(mem, "], \"simulations\": %d, \"configurations\": %d, \"pruned\": %d, \"infeasible\": %d, \"below_bound\": %d, \"wall_s\": %.3f",
+    fputs("], \"verdicts\": ", mem);
+    verdicts_json(p, mem);
+    fprintf(mem, ", \"goodput\": {\"rate_rps_min\": %.6g, \"rate_rps_max\": ", p->want * p->goodput_lo);
+    if (isnan(p->goodput_hi)) fputs("null", mem);
+    else fprintf(mem, "%.6g", p->want * p->goodput_hi);
+    fprintf(mem, ", \"headroom_min\": %.6g}", p->want * p->goodput_lo / p->target);
+    fprintf(mem, ", \"simulations\": %d, \"configurations\": %d, \"pruned\": %d, \"infeasible\": %d, \"below_bound\": %d, \"wall_s\": %.3f",
             p->ne, p->nc, p->pruned, p->infeasible, p->bounded, p->wall);
     /* What the answer stands on, and whether it survives other step times. */
     fputs(", \"cost_models\": ", mem);
@@ -1402,7 +1607,15 @@ static void plan_print(const plan *p)
         }
         printf("\n%s\n", ERRMSG_SHOWN(v));
     }
+    if (isnan(p->goodput_hi))
+        printf("goodput: meets the SLO up to at least %.4g req/s (%.3g x the target %.4g; the largest rate tried)\n",
+               p->want * p->goodput_lo, p->want * p->goodput_lo / p->target, p->target);
+    else
+        printf("goodput: meets the SLO up to %.4g req/s, misses it at %.4g (%.3g x the target %.4g req/s: its real headroom)\n",
+               p->want * p->goodput_lo, p->want * p->goodput_hi, p->want * p->goodput_lo / p->target, p->target);
     slo_table(&e->slo, stdout);
+    putchar('\n');
+    print_verdicts(p, stdout);
     if (p->store) printf("\nplan %lld stored in %s\n", (long long) p->plan_id, ERRMSG_SHOWN(p->dbpath));
 }
 
@@ -1429,7 +1642,19 @@ int plan_main(int argc, char **argv)
     if ((rc = plan_confirm(&p)) != 0) goto out;
     if (p.progress) fputs("\r\033[K", stderr);
     p.wall = cu_clock() - t0;
-    if (p.winner < 0) { rc = plan_no_winner(&p); goto out; }
+    if (p.winner < 0) {
+        if (p.json) {
+            fprintf(stdout, "{\"scenario\": ");
+            report_json_str(stdout, p.file);
+            fprintf(stdout, ", \"target_rate_rps\": %.6g, \"headroom\": %.6g, \"best\": null, \"verdicts\": ", p.target, p.headroom);
+            verdicts_json(&p, stdout);
+            fputs("}\n", stdout);
+        } else print_verdicts(&p, stdout);
+        fflush(stdout);
+        rc = plan_no_winner(&p);
+        goto out;
+    }
+    if ((rc = plan_goodput(&p)) != 0) goto out;
     if ((rc = plan_candidates(&p)) != 0) goto out;
     if (p.energy && isnan(p.cs[0].power_w)) {
         rc = cu_die(2, "plan: --objective energy: %s has no GPU power figures (the pools' GPUs need idle_w and max_w, or a power_curve)", p.file);

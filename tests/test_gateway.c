@@ -697,9 +697,9 @@ Test(gateway, router_staleness_hides_recently_cached_prefixes)
 /* ---- class attributes ------------------------------------------------------ */
 
 /* The class's 2100-token system prompt goes before every 900-token prompt:
- * prompts of 3000 tokens whose first 4 whole 512-token blocks (2048 tokens) are
- * found by every measured request (the warm-up cached them), so the hit rate is
- * 2048 / 3000 exactly. */
+ * prompts of 3000 tokens whose first 131 whole 16-token KV blocks (2096 tokens;
+ * synthetic prompts are hashed per KV block) are found by every measured request
+ * (the warm-up cached them), so the hit rate is 2096 / 3000 exactly. */
 Test(gateway, shared_system_prompt_has_its_known_hit_rate)
 {
     const char *text =
@@ -708,9 +708,9 @@ Test(gateway, shared_system_prompt_has_its_known_hit_rate)
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
     sim_result res;
     run(text, &res);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 3000.0, 1e-12);
+    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2096.0 / 3000.0, 1e-12);
     cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "prefill_tokens_saved"), 2048);
+    cr_assert_eq(pool_metric_get(&res.pools[0], "prefill_tokens_saved"), 2096);
     sim_result_free(&res);
 }
 
@@ -839,12 +839,15 @@ static double prefix_rates(const char *text, double *req)
 }
 
 /* Multi-turn sessions of 3 turns, 700 new prompt tokens and 300 answer tokens per
- * turn, 512-token blocks, arrivals 2 s apart (nothing in flight), room for
- * everything.  Turn prompts are 700, 700+300+700 = 1700 and 1700+300+700 = 2700
- * tokens; a turn finds the whole blocks of the previous turn's prompt: 0, 1 block
- * (512) and 3 blocks (1536).  The warm-up (30 requests) ends on a session
- * boundary, so the hit rate is (512 + 1536) / (700 + 1700 + 2700) exactly and two
- * requests in three hit.  Without turns, nothing is found. */
+ * turn, 16-token KV blocks, arrivals 2 s apart, room for everything.  Turn
+ * prompts are 700, 700+300+700 = 1700 and 1700+300+700 = 2700 tokens.  An answer
+ * of 300 tokens takes ~2.4 s, so each turn arrives while the previous one is
+ * still decoding (peak_in_system 2) and finds the whole blocks of its prompt,
+ * held by it: 0, 700 -> 43 blocks (688) and 1700 -> 106 blocks (1696).  The
+ * warm-up (30 requests) ends on a session boundary, so the hit rate is
+ * (688 + 1696) / (700 + 1700 + 2700) exactly and two requests in three hit.
+ * (With 512-token blocks the prompt and the context gave the same 1 and 3
+ * blocks.)  Without turns, nothing is found. */
 Test(gateway, multi_turn_sessions_have_their_known_hit_rate)
 {
     const char *text =
@@ -852,16 +855,16 @@ Test(gateway, multi_turn_sessions_have_their_known_hit_rate)
         "prompt_tokens = const(700)\noutput_tokens = const(300)\nturns = const(3)\ntarget = chat\n"
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
     double req, hit = prefix_rates(text, &req);
-    cr_assert_float_eq(hit, 2048.0 / 5100.0, 1e-12);
+    cr_assert_float_eq(hit, 2384.0 / 5100.0, 1e-12);
     cr_assert_float_eq(req, 2.0 / 3.0, 1e-12);
 }
 
-/* A system prompt and sessions together: a 1100-token system prompt (2 whole
- * blocks shared by every session) opens each conversation of 2 turns, new
+/* A system prompt and sessions together: a 1100-token system prompt (68 whole
+ * 16-token blocks shared by every session) opens each conversation of 2 turns, new
  * messages of 1200 tokens, answers of 100: turn 1 (1100 + 1200 = 2300) finds the
- * 2 system blocks (1024) and leaves its context 2300 + 100 - 1 = 2399 tokens, 4
- * whole blocks; turn 2 (2300 + 100 + 1200 = 3600) finds those 4 (2048).  Hit
- * rate (1024 + 2048) / (2300 + 3600), and every request hits. */
+ * 68 system blocks (1088) and leaves its context 2300 + 100 - 1 = 2399 tokens, 149
+ * whole blocks; turn 2 (2300 + 100 + 1200 = 3600) finds those 149 (2384).  Hit
+ * rate (1088 + 2384) / (2300 + 3600), and every request hits. */
 Test(gateway, multi_turn_sessions_share_the_system_prompt)
 {
     const char *text =
@@ -870,18 +873,17 @@ Test(gateway, multi_turn_sessions_share_the_system_prompt)
         "system_prompt_tokens = 1100\ntarget = chat\n"
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
     double req, hit = prefix_rates(text, &req);
-    cr_assert_float_eq(hit, 3072.0 / 5900.0, 1e-12);
+    cr_assert_float_eq(hit, 3472.0 / 5900.0, 1e-12);
     cr_assert_float_eq(req, 1, 1e-12);
 }
 
 /* The answer is part of the next turn's prompt, and its whole blocks stay
  * cached under the session's keys.  New message 100 tokens, answer 1000,
- * 512-token blocks, turns 20 s apart (an answer takes ~8 s, so it is back
+ * 16-token KV blocks, turns 20 s apart (an answer takes ~8 s, so it is back
  * before the next turn): turn 1 (100) finds nothing, and leaves its context
- * 100 + 1000 - 1 (the last token's KV is never computed) = 2 whole blocks;
- * turn 2 (1200) finds those 2 (1024) and leaves 2199 = 4 blocks; turn 3 (2300)
- * finds 4 (2048).  Hit rate (1024 + 2048) / (100 + 1200 + 2300) exactly; caching
- * the prompts alone would give 1024 / 3600. */
+ * 100 + 1000 - 1 (the last token's KV is never computed) = 68 whole blocks;
+ * turn 2 (1200) finds those 68 (1088) and leaves 2199 = 137 blocks; turn 3 (2300)
+ * finds 137 (2192).  Hit rate (1088 + 2192) / (100 + 1200 + 2300) exactly. */
 static const char TURNS_ANSWERS[] =
     "prompt_tokens = const(100)\noutput_tokens = const(1000)\nturns = const(3)\ntarget = chat\n"
     "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
@@ -900,7 +902,7 @@ Test(gateway, multi_turn_sessions_find_the_previous_answer)
         char text[1024];
         snprintf(text, sizeof text, "%s%s", heads[k], TURNS_ANSWERS);
         double req, hit = prefix_rates(text, &req);
-        cr_assert_float_eq(hit, 3072.0 / 3600.0, 1e-12, "%s", heads[k]);
+        cr_assert_float_eq(hit, 3280.0 / 3600.0, 1e-12, "%s", heads[k]);
         cr_assert_float_eq(req, 2.0 / 3.0, 1e-12, "%s", heads[k]);
     }
 }
@@ -910,8 +912,9 @@ Test(gateway, multi_turn_sessions_find_the_previous_answer)
  * about 100 s apart, after its ~8 s answers: a turn finds its history (prompt
  * and answer) unless the same conversation was drawn again within the answer's
  * time (about 1 - (49/50)^4 = 8 % of the turns): a hit rate near 0.92 x
- * 3072/3600 = 0.79, below the lone conversation's 0.853.  With one session the
- * turns come 2 s apart, before the previous answer: only prompts are found. */
+ * 3280/3600 = 0.84, below the lone conversation's 0.911.  With one session the
+ * turns come 2 s apart, before the previous answer: only prompts are found,
+ * (96 + 1200) / 3600 = 0.36 when none is back in time. */
 Test(gateway, open_loop_sessions_spread_the_turns)
 {
     double hit[2], req;
@@ -921,9 +924,9 @@ Test(gateway, open_loop_sessions_spread_the_turns)
                  k ? 50 : 1, TURNS_ANSWERS);
         hit[k] = prefix_rates(text, &req);
     }
-    cr_assert_lt(hit[0], 0.35, "one session: %g", hit[0]);
+    cr_assert_lt(hit[0], 0.40, "one session: %g", hit[0]);
     cr_assert_gt(hit[1], 0.74, "50 sessions: %g", hit[1]);
-    cr_assert_lt(hit[1], 3072.0 / 3600.0, "50 sessions: %g", hit[1]);
+    cr_assert_lt(hit[1], 3280.0 / 3600.0, "50 sessions: %g", hit[1]);
     char err[512];
     scenario sc;
     cr_assert_neq(scenario_load_text(&sc, "s.ini", "[workload]\nrate = 1\nsessions = 4\n[pool p]\nservice_ms = const(1)\n",
@@ -937,8 +940,9 @@ Test(gateway, open_loop_sessions_spread_the_turns)
 }
 
 /* prefix_affinity over 4 replicas, 16 users in conversations: at the default
- * affinity_threshold (0.5) every turn follows its history and finds exactly what
- * a lone conversation finds; at 1 a prefix never counts (a turn's new message is
+ * affinity_threshold (0.5) every turn follows its history and finds what a lone
+ * conversation finds (within 1e-4: the 540-request window does not hold whole
+ * sessions of all 16 users, 364 hits where whole sessions give 360); at 1 a prefix never counts (a turn's new message is
  * never cached), routing falls back to the least loaded and turns lose their
  * history often (0.50 at this seed: far below). */
 Test(gateway, affinity_threshold_decides_when_a_prefix_counts)
@@ -955,7 +959,7 @@ Test(gateway, affinity_threshold_decides_when_a_prefix_counts)
         hit[k] = pool_metric_get(&res.pools[0], "prefix_hit_rate");
         sim_result_free(&res);
     }
-    cr_assert_float_eq(hit[0], 3072.0 / 3600.0, 1e-12);
+    cr_assert_float_eq(hit[0], 3280.0 / 3600.0, 1e-4, "%g", hit[0]);
     cr_assert_lt(hit[1], hit[0] - 0.2, "threshold 1: %g, 0.5: %g", hit[1], hit[0]);
 }
 

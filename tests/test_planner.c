@@ -762,3 +762,72 @@ Test(plan, equal_cost_prefers_the_larger_margin)
     json_decref(j);
     result_free(&r);
 }
+
+/* The verdict table: an L40S-only search of Llama-3-70B at 50 req/s finds no
+ * size meeting the SLO, and says so for each configuration with the term that
+ * fails at the largest size searched (tp 4: TPOT P99; tp 8: TTFT P99), on stdout
+ * and in --json, besides the one-line error. */
+Test(plan, verdicts_say_why_no_size_meets)
+{
+    result r = latsim("plan scenarios/chat_plan.ini --target-rate 50 --gpus l40s --tp 4,8 --replicas 1:64 --no-store");
+    expect_bad(&r, "no configuration meets the SLO at 50 req/s");
+    cr_expect(strstr(r.out, "gpu=l40s tp=4  SLO missed at replicas=64 (the largest searched): tpot_p99_ms ") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "gpu=l40s tp=8  SLO missed at replicas=64 (the largest searched): ttft_p99_ms ") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, " > 800\n") != NULL && strstr(r.out, " > 60\n") != NULL, "%s", r.out);
+    result_free(&r);
+    r = latsim("plan scenarios/chat_plan.ini --target-rate 50 --gpus l40s --tp 4,8 --replicas 1:64 --no-store --json");
+    cr_expect_eq(r.rc, 2);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    cr_assert_not_null(j, "%s: %s", e.text, r.out);
+    cr_expect(json_is_null(json_object_get(j, "best")));
+    json_t *v = json_object_get(j, "verdicts");
+    cr_assert_eq(json_array_size(v), 2);
+    for (size_t i = 0; i < 2; i++)
+        cr_expect_str_eq(json_string_value(json_object_get(json_array_get(v, i), "verdict")), "missed");
+    json_decref(j);
+    result_free(&r);
+}
+
+/* Every configuration reported as meeting the SLO is minimal: planned again on
+ * its own with one replica fewer (the same seed) it misses, and with its count
+ * it meets.  The winner's goodput brackets a rate at or above the target. */
+Test(plan, runner_ups_are_minimal)
+{
+    result r = latsim("plan scenarios/chat_plan.ini --target-rate 50 --gpus h100,a100 --tp 2,4,8 --replicas 1:64 --seeds 1 --no-store --json");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    json_t *v = json_object_get(j, "verdicts");
+    int meets = 0, pruned = 0;
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        json_t *x = json_array_get(v, i);
+        const char *kind = json_string_value(json_object_get(x, "verdict"));
+        pruned += !strcmp(kind, "pruned");
+        if (strcmp(kind, "meets")) continue;
+        meets++;
+        int n = (int) json_integer_value(json_object_get(x, "replicas"));
+        const char *conf = json_string_value(json_object_get(x, "configuration"));   /* "gpu=h100 tp=4" */
+        char gpu[16], tp[8];
+        cr_assert_eq(sscanf(conf, "gpu=%15s tp=%7s", gpu, tp), 2, "%s", conf);
+        result at = latsim("plan scenarios/chat_plan.ini --target-rate 50 --gpus %s --tp %s --replicas %d:%d --seeds 1 --no-store",
+                           gpu, tp, n, n);
+        cr_expect_eq(at.rc, 0, "%s at %d: %s", conf, n, at.err);
+        result_free(&at);
+        if (n > 1) {
+            result below = latsim("plan scenarios/chat_plan.ini --target-rate 50 --gpus %s --tp %s --replicas %d:%d --seeds 1 --no-store",
+                                  gpu, tp, n - 1, n - 1);
+            cr_expect_eq(below.rc, 2, "%s at %d replicas met too: not minimal", conf, n - 1);
+            result_free(&below);
+        }
+    }
+    cr_expect_geq(meets, 3, "%s", r.out);
+    json_t *g = json_object_get(j, "goodput");
+    double lo = json_number_value(json_object_get(g, "rate_rps_min"));
+    cr_expect_geq(lo, 50);
+    cr_expect_gt(json_number_value(json_object_get(g, "rate_rps_max")), lo);
+    (void) pruned;
+    json_decref(j);
+    result_free(&r);
+}

@@ -24,7 +24,7 @@ typedef struct scn_facts {
     const dist *prompt;       /* the workload's prompt tokens per request (its least value matters) */
     const dist *output;       /* its output tokens per request */
     int trace_tokens;         /* 1: a trace gives each request's token counts */
-    int hash_block_tokens;    /* the workload's prompt tokens per content id (0: not set) */
+    int hash_block_tokens;    /* prompt tokens per hash id of the workload's trace (0: no trace hash ids) */
     double run_requests;      /* requests the run asks for: warm-up and measured */
     struct sqlite3 *cost_db;  /* [sim] cost_db opened read-only: where calibrated cost models are
                                  looked up (NULL: the catalog's database) */

@@ -41,7 +41,7 @@ void rep_admit(replica *R, request *r, int64_t blocks)
         /* A hit skips the prefill of its cached prefix, all but the last token (vLLM). */
         int64_t found = (int64_t) hit * P->cfg->prefix_id_tokens;
         if (found > r->prompt) found = r->prompt;
-        int64_t skip = found < r->prefill_len - 1 ? found : r->prefill_len - 1;
+        int64_t skip = rep_skip_tokens(P, found, r->prefill_len);
         r->prefilled = (int32_t) skip;
         if (r->measured && !r->pfx_seen) {
             r->pfx_seen = 1;

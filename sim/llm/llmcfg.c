@@ -313,7 +313,9 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
         return scn_fail(x, sec, key, "%s", msg);
     }
     if (l->prefix_cache) {
-        l->prefix_id_tokens = s->hash_block_tokens > 0 ? s->hash_block_tokens : 512;
+        /* A trace's hash ids stand for hash_block_tokens tokens each; synthetic
+         * prompts (system prompts, session turns) are hashed per KV block, as vLLM. */
+        l->prefix_id_tokens = s->hash_block_tokens > 0 ? s->hash_block_tokens : l->block_tokens;
         if (l->prefix_id_tokens % l->block_tokens != 0)
             return scn_fail(x, sec, "prefix_cache", "the workload's hash_block_tokens (%d) must be a multiple of "
                             "block_tokens (%d)", l->prefix_id_tokens, l->block_tokens);

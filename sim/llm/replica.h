@@ -165,6 +165,15 @@ static inline int64_t bmod(const llm *P, int64_t a) { return P->Bmask >= 0 ? a &
 /* KV blocks that hold TOKENS tokens. */
 static inline int64_t blocks_for(const llm *P, int64_t tokens) { return (tokens + P->B - 1) / P->B; }
 
+/* Prompt tokens a sequence of LEN context tokens skips when FOUND of them are
+ * cached: whole KV blocks only, and never its last token, whose logits must be
+ * computed (vLLM: the hit is capped at len - 1 tokens, in whole blocks). */
+static inline int64_t rep_skip_tokens(const llm *P, int64_t found, int64_t len)
+{
+    int64_t s = found < len - 1 ? found : len - 1;
+    return s > 0 ? s - s % P->B : 0;
+}
+
 /* Content KV blocks R holds (shared through the prefix cache). */
 static inline int64_t content_blocks(const llm *P, const request *r)
 {

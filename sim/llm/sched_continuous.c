@@ -52,7 +52,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
             uint32_t hit = prefix_match(R->pc, P->ids, (uint32_t) n);
             int64_t found = (int64_t) hit * P->cfg->prefix_id_tokens;
             if (found > r->prompt) found = r->prompt;
-            skip = found < len - 1 ? found : len - 1;
+            skip = rep_skip_tokens(P, found, len);
             int64_t content = n > 0 ? (n - 1) * (P->cfg->prefix_id_tokens / P->B) + last : 0;
             int64_t room = (int64_t) prefix_need_cost(R->pc, P->ids, (uint32_t) n, last) + blocks - content;
             if (!split && len - skip > pbudget) break;

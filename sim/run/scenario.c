@@ -53,7 +53,7 @@ static const key_spec KEYS[] = {
     { "trace", K_WL, "", "CSV or JSON-lines file (relative to the scenario file): arrival = trace replays its times; with poisson/gamma/constant/users its rows give each request's attributes" },
     { "trace_format", K_WL, "by extension", "csv | jsonl (default: jsonl for *.jsonl, else csv)" },
     { "trace_order", K_WL, "sequential", "attribute traces: sequential (file order) | shuffle (seeded permutation, new each pass)" },
-    { "hash_block_tokens", K_WL, "512", "jsonl: prompt tokens per hash id" },
+    { "hash_block_tokens", K_WL, "512", "jsonl traces with hash ids: prompt tokens each id stands for (synthetic prompts are hashed per KV block, block_tokens)" },
     { "class_column", K_WL, "none", "trace column (CSV header / JSON field) naming each row's [class NAME]" },
     { "complexity_column", K_WL, "none", "trace column (CSV header / JSON field) giving each row's complexity score in [0, 1] (empty / null: none); wins over `complexity`" },
     { "time_column", K_WL, "TIMESTAMP", "trace: header of the arrival-time column" },
@@ -382,6 +382,11 @@ static int build_workload(ctx *x)
             return fail(x, oe, W, "trace_order", "shuffle needs arrival = poisson, gamma or constant (or users): with arrival = trace the rows keep their times");
         }
         if (get_int(x, W, "hash_block_tokens", 512, 1, 1 << 30, &w->hash_block_tokens)) return -1;
+    } else {
+        const cfg_entry *he;
+        if (val(x, W, "hash_block_tokens", &he))
+            return fail(x, he, W, "hash_block_tokens", "applies to a trace's hash ids only: synthetic prompts (system "
+                        "prompts, session turns) are hashed per KV block, the pool's block_tokens");
     }
     if (w->arrival == ARRIVAL_TRACE) {
         if (get_bool(x, W, "loop", 0, &w->loop)) return -1;
@@ -1086,7 +1091,7 @@ double scenario_arrival_rate(const scenario *s)
 static scn_facts facts_of(const scenario *s)
 {
     return (scn_facts) { s->models, s->nmodels, s->gpus, s->ngpus, &s->wl.prompt, &s->wl.output,
-                         s->wl.trace_tokens, s->wl.hash_block_tokens, (double) s->requests + (double) s->warmup, NULL };
+                         s->wl.trace_tokens, s->wl.tr.hash ? s->wl.hash_block_tokens : 0, (double) s->requests + (double) s->warmup, NULL };
 }
 
 int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen)
