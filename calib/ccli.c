@@ -15,6 +15,7 @@
 #include "ccost.h"
 #include "cdb.h"
 #include "cfitted.h"
+#include "cobsfit.h"
 #include "cprofile.h"
 #include "nnls.h"
 #include "core/catalog.h"
@@ -34,6 +35,23 @@ int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu,
     *id = p.fit.id;
     cprofile_free(&p);
     return 0;
+}
+
+int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+                       FILE *report, int64_t *id, char *err, size_t errlen)
+{
+    cobsfit_result *r = malloc(sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return 1;
+    }
+    int rc = cobsfit_fit(db, model, gpu, weights, tp, tool, r, err, errlen);
+    if (rc == 0) {
+        *id = r->m.fit.id;
+        if (report) cobsfit_print(r, report);
+    }
+    free(r);
+    return rc;
 }
 
 int calib_fit_profiles(sqlite3 *db, const char *gpu, const char *tool, char *err, size_t errlen)

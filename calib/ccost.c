@@ -595,3 +595,44 @@ int ccost_register(void)
         if (cost_register(&CALIB_ROWS[i]) != 0) return -1;
     return 0;
 }
+
+/* ---- a fitted model given by its coefficients (the observed-run fit) ------------ */
+
+int ccost_use_fitted(cost_model *m, const cfitted *f, const char *source)
+{
+    cost_calib *c = calloc(1, sizeof *c);
+    ccost *cc = c ? calloc(1, sizeof *cc) : NULL;
+    if (!cc) {
+        free(c);
+        return -1;
+    }
+    c->roof = cost_roofline_defaults;
+    cc->roof.hw = m->hw;
+    if (cost_init(&cc->roof, "roofline", &c->roof) != 0) {
+        free(cc);
+        free(c);
+        return -1;
+    }
+    cc->kind = CC_FITTED;
+    cc->tp = m->hw.tp >= 1 ? m->hw.tp : 1;
+    cc->fitted = *f;
+    cc->mape = NAN;
+    cc->r_compute = cc->r_memory = cc->r_link = 1;
+    snprintf(cc->source, sizeof cc->source, "%s", source);
+    snprintf(cc->source_kind, sizeof cc->source_kind, "%s", source);
+    snprintf(cc->range, sizeof cc->range, "measured");
+    c->c = cc;
+    cost_free(m);
+    m->ops = cost_find("fitted");
+    m->state = c;
+    prepare_eval(cc);
+    return 0;
+}
+
+void ccost_set_coefs(cost_model *m, const double *coef)
+{
+    cost_calib *c = m->state;
+    if (!c || !c->c || c->c->kind != CC_FITTED) return;
+    memcpy(c->c->fitted.c, coef, sizeof c->c->fitted.c);
+    prepare_eval(c->c);
+}

@@ -91,6 +91,17 @@ void ccost_free(ccost *c);
  * its prepared form: the same value, to the bit, as with them (every part evaluated). */
 double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap);
 
+/* Makes M (a pool's cost model, its hardware resolved) the fitted model F on
+ * M's own GPU, of measurement source SOURCE (e.g. "observed"): what `cost =
+ * fitted` builds for a stored fit, without the store.  Returns 0, or -1 when out
+ * of memory (M unchanged). */
+int ccost_use_fitted(cost_model *m, const cfitted *f, const char *source);
+
+/* Replaces the coefficients (CF_NTERMS, units as cfitted_term_names) of M, made
+ * fitted by ccost_use_fitted; nothing for another model.  The next simulation
+ * built on M uses them. */
+void ccost_set_coefs(cost_model *m, const double *coef);
+
 /* "roofline", "fitted" or "profile". */
 const char *ccost_kind_name(cc_kind k);
 
