@@ -11,9 +11,6 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multimin.h>
-#include <gsl/gsl_rng.h>
-#include <gsl/gsl_sort.h>
-#include <gsl/gsl_statistics_double.h>
 
 #include "ccost.h"
 #include "cobsdb.h"
@@ -26,12 +23,12 @@ const char *const cobsfit_stat_names[COBSFIT_NSTATS] = {
     "ttft_mean", "ttft_p90", "tpot_mean", "tpot_p90", "e2e_mean", "e2e_p90",
 };
 
-#define BOOT 200              /* bootstrap resamples of a statistic */
-#define BOOT_MAX_N 5000       /* values resampled at most (SE scaled beyond) */
-#define SIGMA_MIN 0.005       /* smallest relative standard error of a statistic */
-#define PRIOR_SD 1.3862943611198906   /* ln 4: the prior's width on log-coefficients */
+#define SIGMA 0.01            /* the relative error that counts 1 in chi2 (cobsfit.h) */
+#define PRIOR_SD 2.302585092994046    /* ln 10: the prior's width on log-coefficients */
 #define FD_STEP 0.05          /* central-difference step on log-coefficients */
-#define NM_SIZE 0.01          /* Nelder-Mead stops below this simplex size */
+#define NM_SIZE 0.001         /* Nelder-Mead stops below this simplex size */
+#define NM_STEP 0.5           /* its initial steps, log */
+#define NM_RESTARTS 6         /* starts at most */
 
 /* One run being fitted. */
 typedef struct frun {
@@ -139,7 +136,11 @@ static double scale_start(fctx *f, double *x)
     return s;
 }
 
-/* Nelder-Mead from X (updated to the minimum).  Returns 0 or -1 (ERR). */
+/* Nelder-Mead from X (updated to the minimum), restarted from its minimum with a
+ * fresh simplex (initial steps STEP) until a restart gains less than 0.1 % of
+ * the objective (at most NM_RESTARTS): a simplex that collapsed along a valley
+ * (a per-step cost traded against a per-token one) moves on.  MAX_ITER bounds
+ * each start.  Returns 0 or -1 (ERR). */
 static int minimise(fctx *f, double *x, int max_iter, char *err, size_t errlen)
 {
     size_t n = (size_t) f->nfree;
@@ -151,20 +152,27 @@ static int minimise(fctx *f, double *x, int max_iter, char *err, size_t errlen)
         errmsg_set(err, errlen, "out of memory");
         goto out;
     }
-    for (size_t j = 0; j < n; j++) {
-        gsl_vector_set(v, j, x[j]);
-        gsl_vector_set(step, j, 0.3);
-    }
-    gsl_multimin_fminimizer_set(m, &fn, v, step);
-    for (int it = 0; it < max_iter && !f->failed; it++) {
-        if (gsl_multimin_fminimizer_iterate(m) != GSL_SUCCESS) break;
-        if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(m), NM_SIZE) == GSL_SUCCESS) break;
+    double last = INFINITY;
+    for (int start = 0; start < NM_RESTARTS; start++) {
+        for (size_t j = 0; j < n; j++) {
+            gsl_vector_set(v, j, x[j]);
+            gsl_vector_set(step, j, NM_STEP);
+        }
+        gsl_multimin_fminimizer_set(m, &fn, v, step);
+        for (int it = 0; it < max_iter && !f->failed; it++) {
+            if (gsl_multimin_fminimizer_iterate(m) != GSL_SUCCESS) break;
+            if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(m), NM_SIZE) == GSL_SUCCESS) break;
+        }
+        if (f->failed) break;
+        for (size_t j = 0; j < n; j++) x[j] = gsl_vector_get(m->x, j);
+        double now = m->fval;
+        if (!(now < last * (1 - 1e-3))) break;
+        last = now;
     }
     if (f->failed) {
         errmsg_set(err, errlen, "fit observed: %s", f->err);
         goto out;
     }
-    for (size_t j = 0; j < n; j++) x[j] = gsl_vector_get(m->x, j);
     rc = 0;
 out:
     gsl_multimin_fminimizer_free(m);
@@ -213,40 +221,12 @@ out:
     free(rm);
 }
 
-/* Relative standard error of the mean (WHICH 0) or P90 (1) of the N sorted
- * VALUES by a bootstrap (fixed seed). */
-static double boot_se(const double *v, size_t n, int which, gsl_rng *rng, double *buf)
-{
-    size_t k = n > BOOT_MAX_N ? BOOT_MAX_N : n;
-    double st[BOOT], est = which ? cobs_quantile(v, n, 0.9) : gsl_stats_mean(v, 1, n);
-    if (!(est > 0) || n < 2) return SIGMA_MIN;
-    for (int b = 0; b < BOOT; b++) {
-        for (size_t i = 0; i < k; i++) buf[i] = v[gsl_rng_uniform_int(rng, n)];
-        if (which) {
-            gsl_sort(buf, 1, k);
-            st[b] = cobs_quantile(buf, k, 0.9);
-        } else
-            st[b] = gsl_stats_mean(buf, 1, k);
-    }
-    double se = gsl_stats_sd(st, 1, BOOT) * sqrt((double) k / (double) n) / est;
-    return se > SIGMA_MIN ? se : SIGMA_MIN;
-}
-
 /* Observed statistics and their errors of R. */
-static int observe(frun *r, char *err, size_t errlen)
+static int observe(frun *r)
 {
     r->metric[0] = COBS_TTFT;
     r->metric[1] = r->rep.obs[COBS_TPOT].n > 0 ? COBS_TPOT : COBS_ITL;
     r->metric[2] = COBS_E2E;
-    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    double *buf = malloc(BOOT_MAX_N * sizeof *buf);
-    if (!rng || !buf) {
-        gsl_rng_free(rng);
-        free(buf);
-        errmsg_set(err, errlen, "out of memory");
-        return 1;
-    }
-    gsl_rng_set(rng, 1);
     r->k = 0;
     for (int s = 0; s < COBSFIT_NSTATS; s++) {
         int m = r->metric[s / 2];
@@ -256,11 +236,9 @@ static int observe(frun *r, char *err, size_t errlen)
         double v = s % 2 ? o->p90 : o->mean;
         if (!(v > 0)) continue;
         r->o[s] = v;
-        r->sig[s] = boot_se(r->rep.obs_sorted[m], o->n, s % 2, rng, buf);
+        r->sig[s] = SIGMA;
         r->k++;
     }
-    gsl_rng_free(rng);
-    free(buf);
     return 0;
 }
 
@@ -322,7 +300,7 @@ static int open_run(sqlite3 *db, int64_t id, const cfitted *f, frun *r, double *
     if (!rc && (rc = cobs_prep_open(&run, sc, h.srv.pool, db, &r->prep, e2, sizeof e2)) != 0)
         errmsg_set(err, errlen, "fit observed: observed run %lld: %s", (long long) id, e2);
     if (!rc && (rc = cobs_replay_observed(&run, &r->rep, err, errlen)) == 0)
-        rc = observe(r, err, errlen);
+        rc = observe(r);
     if (!rc && cobs_prep_sim(r->prep, &r->rep, err, errlen) != 0) rc = 1;
     if (!rc) {
         errors_of(r, start);

@@ -11,17 +11,16 @@
  *             ((predicted / observed - 1) / sigma)^2
  *           + sum over free terms ((x - x0) / ln 4)^2
  * The statistics are the mean and P90 of TTFT, TPOT (ITL when TPOT is not
- * observed) and E2E; sigma is the statistic's relative standard error from a
- * bootstrap over the run's observed requests (200 resamples, fixed seed; at
- * least 0.5 %), so that every run counts once and a noisy statistic less.  The
- * second sum is a weak prior (a factor 4 either way) around the start: it
- * keeps the directions the data cannot see where the start puts them.
+ * observed) and E2E; sigma = 1 % (a relative error of 1 % counts 1), so that
+ * every run counts once whatever its size.  The second sum is a weak prior (a
+ * factor 10 either way, ln 10) around the start: it keeps the directions the
+ * data cannot see where the start puts them, and does not move the others.
  *
  * Start (x0): the roofline's terms (1000 / (peak x compute_eff) ms per TFLOP,
  * 1000 / (bandwidth x memory_eff) ms per GB, the roofline's fixed overhead),
  * scaled by one common factor found by a golden-section search on the
  * objective; then GSL's Nelder-Mead (nmsimplex2), initial steps 0.3 in log,
- * stopped when the simplex is below 0.01 or after COBSFIT_MAX_ITER iterations.
+ * stopped when the simplex is below 0.001 or after COBSFIT_MAX_ITER iterations.
  *
  * Free terms: fixed_ms, prefill_ms_per_tflop, kv_ms_per_gb, decode_ms_per_tflop,
  * and weights_ms_per_gb when the runs span two TP degrees (at one TP it is a
@@ -33,8 +32,10 @@
  *
  * Uncertainty: Gauss-Newton at the optimum, the Jacobian of the weighted
  * residuals (statistics and prior) by central differences (step 0.05 in log),
- * covariance (J^T J)^-1 scaled by the reduced chi2 of the statistics when
- * above 1; a coefficient's standard error is c x sqrt(var(log c)).
+ * covariance (J^T J)^-1 scaled by the reduced chi2 of the statistics
+ * (chi2 / (statistics - free terms)) when above 1, i.e. by the residual
+ * errors when they exceed 1 %; a coefficient's standard error is
+ * c x sqrt(var(log c)).
  * With two or more runs, each is also predicted by a fit to the others (the
  * leave-one-run-out error, stored as the model's cross-validated MAPE; with one
  * run the stored error is the fit's own, and the note says so).
