@@ -289,7 +289,8 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
         snprintf(err, errlen, "cost: --tp %d does not divide the %d attention heads of %s", q->tp, roof.hw.model.heads, roof.hw.model.name);
         goto out;
     }
-    if (ccost_resolve(db, q->kind, q->id, &roof, weights, &c, err, errlen) != 0)
+    int need = (q->prefill > 0 ? 1 : 0) | (q->decode > 0 ? 2 : 0);
+    if (ccost_resolve_for(db, q->kind, q->id, &roof, weights, need ? need : 3, &c, err, errlen) != 0)
         goto out;
     have_c = 1;
     cost_step s = { .prefill_tokens = q->prefill * q->pbatch, .prefill_pairs = (double)q->pbatch * q->prefill * (q->prefill + 1) / 2.0,

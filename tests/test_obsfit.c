@@ -299,3 +299,125 @@ Test(obsfit_bad, no_runs)
     cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_fits"), 0);
     free(before);
 }
+
+/* ---- TP interpolation and phases ---------------------------------------------------- */
+
+TestSuite(obsfit_tp, .init = setup, .fini = tcli_teardown);
+
+/* A step time of llama-3-70b on h100 at TP T as a physical server would take it:
+ * a fixed 3 ms, the weights (140 GB at 2.6 TB/s over T GPUs), prompt FLOPs at 400
+ * TFLOP/s, KV reads at 2.6 TB/s, and 2 x 80 all-reduces of 10 us per hop. */
+static double phys_ms(int t, int prefill, int batch, int tokens)
+{
+    double w = 140.0 / 2.6 / t, ar = 160 * 0.010 * (t - 1);
+    if (prefill) return 3 + w + 2 * 70e9 * batch * tokens / t / 400e12 * 1e3 + ar;
+    return 3 + w + batch * (tokens + 1) * 327680.0 / t / 2.6e9 + ar;
+}
+
+static void write_steps(const char *name, const int *tps, int ntp, int decode, char *path, size_t n)
+{
+    char *text = calloc(1, 65536), row[160];
+    strcat(text, "model,gpu,tp,phase,batch_size,tokens,step_ms\n");
+    static const int PB[] = { 1, 4 }, PT[] = { 128, 512, 2048 }, DB[] = { 1, 8, 32 }, DC[] = { 512, 2048 };
+    for (int k = 0; k < ntp; k++) {
+        for (int b = 0; b < 2; b++)
+            for (int i = 0; i < 3; i++) {
+                snprintf(row, sizeof row, "llama-3-70b,h100,%d,prefill,%d,%d,%.9g\n", tps[k], PB[b], PT[i],
+                         phys_ms(tps[k], 1, PB[b], PT[i]));
+                strcat(text, row);
+            }
+        for (int b = 0; decode && b < 3; b++)
+            for (int i = 0; i < 2; i++) {
+                snprintf(row, sizeof row, "llama-3-70b,h100,%d,decode,%d,%d,%.9g\n", tps[k], DB[b], DC[i],
+                         phys_ms(tps[k], 0, DB[b], DC[i]));
+                strcat(text, row);
+            }
+    }
+    write_file(name, text, path, n);
+    free(text);
+}
+
+Test(obsfit_tp, tp_2_and_8_predict_4)
+{
+    char csv[256], ini[256];
+    const int tps[] = { 2, 8 };
+    write_steps("steps.csv", tps, 2, 1, csv, sizeof csv);
+    result r = run_db(60, "calib", "import", "steps", csv, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "--model", "llama-3-70b", "--gpu", "h100", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "allreduce_ms_per_hop") && strstr(r.out, "prior"), "%s", r.out);
+    result_free(&r);
+    /* TP 4, between the measured degrees: predicted, marked interpolated, within 10 % of the
+     * physical server's time (the hop term is at its 8 us prior where the server takes 10 us). */
+    r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "4", "--decode", "32", "--context", "1000", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "fitted") && strstr(r.out, "interpolated"), "%s", r.out);
+    double ms = atof(r.out + strlen("step_ms ")), truth = phys_ms(4, 0, 32, 1000);
+    cr_expect(fabs(ms / truth - 1) < 0.10, "tp 4: predicted %g ms, the server %g ms", ms, truth);
+    result_free(&r);
+    /* auto uses it for a pool at TP 4 rather than the roofline. */
+    write_file("tp4.ini", "[sim]\nrequests = 50\nseed = 1\n[workload]\narrival = poisson\nrate = 1\n"
+               "[pool llm]\nkind = llm\nmodel = llama-3-70b\ngpu = h100\ntp = 4\nreplicas = 1\n", ini, sizeof ini);
+    r = run(60, "run", ini, "--json", "--no-store", "--db", db, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_t *j = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(j);
+    const json_t *cm = json_object_get(json_object_get(json_object_get(j, "pools"), "llm"), "cost_model");
+    cr_expect_str_eq(json_string_value(json_object_get(cm, "kind")), "fitted");
+    cr_expect_eq(json_integer_value(json_object_get(cm, "id")), 1);
+    json_decref(j);
+    result_free(&r);
+}
+
+Test(obsfit_tp, prefill_only_refuses_decode)
+{
+    char csv[256];
+    const int tps[] = { 2, 8 };
+    write_steps("prefill.csv", tps, 2, 0, csv, sizeof csv);
+    result r = run_db(60, "calib", "import", "steps", csv, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "--model", "llama-3-70b", "--gpu", "h100", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    /* A prefill step: priced. */
+    r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "8", "--prefill", "512", "--cost", "fitted", NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    /* A decode step of 32 sequences: refused, not priced from the fixed term. */
+    r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "8", "--decode", "32", "--context", "1000",
+               "--cost", "fitted", NULL);
+    expect_one_line(&r, 2, "was fitted on prefill steps only: it cannot price decode steps", "decode from a prefill-only fit");
+    result_free(&r);
+    /* auto passes over it to the roofline. */
+    r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "8", "--decode", "32", "--context", "1000", NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "roofline") != NULL, "%s", r.out);
+    result_free(&r);
+}
+
+/* A fitted model of another model on this GPU comes before the roofline (auto's second choice). */
+Test(obsfit_tp, auto_carries_another_model)
+{
+    char csv[256];
+    const int tps[] = { 2, 8 };
+    write_steps("steps.csv", tps, 2, 1, csv, sizeof csv);
+    result r = run_db(60, "calib", "import", "steps", csv, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "--model", "llama-3-70b", "--gpu", "h100", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "2", "--decode", "32", "--context", "1000", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "fitted") && strstr(r.out, "carried from llama-3-70b") && strstr(r.out, "extrapolated"), "%s", r.out);
+    result_free(&r);
+    /* Its normalised terms with the 8B's counts: weights 16 GB instead of 140 at the same GB/s. */
+    r = run_db(60, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "2", "--decode", "1", "--context", "100", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    double ms = atof(r.out + strlen("step_ms "));
+    cr_expect(ms > 3 && ms < 12, "8B decode step at tp 2: %g ms", ms);
+    result_free(&r);
+}
