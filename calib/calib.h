@@ -82,6 +82,16 @@ int cimp_vidur(sqlite3 *db, const char *dir, const cimp_opts *o, long *n, char *
 int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu, int tp, const char *weights,
               size_t folds, const char *tool, int64_t *id, char *err, size_t errlen);
 
+/* `calib fit observed` (cobsfit.h): the fitted step model of MODEL on GPU
+ * (WEIGHTS NULL: the model's; TP > 0: runs at that TP only) fitted to the stored
+ * observed request runs by replaying them; stored (source "observed"), tagged
+ * with TOOL; REPORT (may be NULL) receives the replay errors per run and
+ * statistic, the roofline's on the same runs, the leave-one-run-out errors and
+ * the time taken.  Returns 0 with *ID, 2 on bad input (no such runs: nothing
+ * stored), 1 on a runtime failure; ERR one line. */
+int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+                       FILE *report, int64_t *id, char *err, size_t errlen);
+
 /* Builds the operator-profile model of every (model, TP) that has operator
  * measurements on GPU, each in a transaction of its own (cdb_begin), tagged
  * with TOOL; stops at the first that fails (ERR says why).  Returns the number

@@ -15,6 +15,7 @@
 #include "ccost.h"
 #include "cdb.h"
 #include "cfitted.h"
+#include "cobsfit.h"
 #include "cprofile.h"
 #include "nnls.h"
 #include "core/catalog.h"
@@ -34,6 +35,23 @@ int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu,
     *id = p.fit.id;
     cprofile_free(&p);
     return 0;
+}
+
+int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+                       FILE *report, int64_t *id, char *err, size_t errlen)
+{
+    cobsfit_result *r = malloc(sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return 1;
+    }
+    int rc = cobsfit_fit(db, model, gpu, weights, tp, tool, r, err, errlen);
+    if (rc == 0) {
+        *id = r->m.fit.id;
+        if (report) cobsfit_print(r, report);
+    }
+    free(r);
+    return rc;
 }
 
 int calib_fit_profiles(sqlite3 *db, const char *gpu, const char *tool, char *err, size_t errlen)
@@ -271,7 +289,8 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
         snprintf(err, errlen, "cost: --tp %d does not divide the %d attention heads of %s", q->tp, roof.hw.model.heads, roof.hw.model.name);
         goto out;
     }
-    if (ccost_resolve(db, q->kind, q->id, &roof, weights, &c, err, errlen) != 0)
+    int need = (q->prefill > 0 ? 1 : 0) | (q->decode > 0 ? 2 : 0);
+    if (ccost_resolve_for(db, q->kind, q->id, &roof, weights, need ? need : 3, &c, err, errlen) != 0)
         goto out;
     have_c = 1;
     cost_step s = { .prefill_tokens = q->prefill * q->pbatch, .prefill_pairs = (double)q->pbatch * q->prefill * (q->prefill + 1) / 2.0,

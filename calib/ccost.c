@@ -117,6 +117,19 @@ static void unusable_why(double mape, char *buf, size_t n)
                  CDB_MAPE_LIMIT);
 }
 
+/* 1 when fitted model M has no measurement of a phase in NEED (why in WHY). */
+static int phase_missing(const cfitted *m, int need, char *why, size_t wn)
+{
+    int pre = m->fit.tok_max > 0, dec = m->fit.seq_max > 0;
+    if (((need & 2) && !dec) || ((need & 1) && !pre)) {
+        errmsg_set(why, wn, "fitted model %lld of %s on %s was fitted on %s steps only: it cannot price %s steps "
+                   "(import %s steps and fit again)", (long long)m->fit.id, m->fit.model, m->fit.gpu,
+                   dec ? "decode" : "prefill", dec ? "prefill" : "decode", dec ? "prefill" : "decode");
+        return 1;
+    }
+    return 0;
+}
+
 /* Tries stored model ID for this replica.  Returns 0 usable (OUT filled), 1 not
  * usable (WHY says why), -1 on error. */
 static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, char *err,
@@ -171,6 +184,8 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
     } else if (strcmp(f.kind, "fitted") == 0) {
         if (cfitted_load(db, id, &c->fitted, err, errlen) != 0)
             return -1;
+        if (phase_missing(&c->fitted, c->need, why, wn))
+            return 1;
         cf_range rg = cfitted_tp_range(&c->fitted, c->tp, why, wn);
         if (rg == CF_REFUSED)
             return 1;
@@ -194,10 +209,71 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
 static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
                    const char *weights, ccost *out, char *err, size_t errlen);
 
+/* The usable fitted model of another LLM model on this GPU (WEIGHTS, lowest
+ * cross-validated error first), its terms evaluated with this replica's model
+ * geometry (ccost.h).  Returns 0 with OUT filled, 1 when none, -1 on error. */
+static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weights, ccost *out, char *why,
+                           size_t wn, char *err, size_t errlen)
+{
+    const cost_hw *h = &roof->hw;
+    if (cost_hw_stages(h) > 1 || h->ep > 1)
+        return 1;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id FROM calib_fits WHERE kind = 'fitted' AND gpu = ? AND model <> ? AND"
+                           " weights = ? AND mape IS NOT NULL AND mape >= 0 AND mape <= ? ORDER BY mape, id", -1, &st,
+                           NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_text(st, 1, h->gpu.name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, h->model.name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, weights, -1, SQLITE_STATIC);
+    sqlite3_bind_double(st, 4, CDB_MAPE_LIMIT);
+    int rc = 1;
+    while (rc == 1 && sqlite3_step(st) == SQLITE_ROW) {
+        int64_t id = sqlite3_column_int64(st, 0);
+        cfitted m;
+        int s = cfitted_load(db, id, &m, err, errlen);
+        if (s < 0) {
+            rc = -1;
+            break;
+        }
+        char w2[512];
+        if (s != 0 || phase_missing(&m, out->need, w2, sizeof w2) || cfitted_tp_range(&m, out->tp, w2, sizeof w2) == CF_REFUSED)
+            continue;
+        char from[48];
+        snprintf(from, sizeof from, "%s", m.fit.model);
+        m.model = h->model;   /* the terms are per TFLOP, per GB, per layer: this model's counts */
+        out->kind = CC_FITTED;
+        out->fitted = m;
+        out->id = id;
+        out->mape = m.fit.mape;
+        out->carried = 1;
+        snprintf(out->source_kind, sizeof out->source_kind, "%s", m.fit.source);
+        snprintf(out->source, sizeof out->source, "%s, carried from %s by its normalised terms", m.fit.source, from);
+        snprintf(out->range, sizeof out->range, "extrapolated");
+        snprintf(out->note, sizeof out->note, "no calibrated model of %s on %s at tp %d: fitted model %lld of %s "
+                 "on the same GPU, carried by its normalised terms", h->model.name, h->gpu.name, out->tp,
+                 (long long)id, from);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    (void)why;
+    (void)wn;
+    return rc;
+}
+
 int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
                   const char *weights, ccost *out, char *err, size_t errlen)
 {
+    return ccost_resolve_for(db, kind, id, roof, weights, 3, out, err, errlen);
+}
+
+int ccost_resolve_for(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof, const char *weights,
+                      int need, ccost *out, char *err, size_t errlen)
+{
     memset(out, 0, sizeof *out);
+    out->need = need;
     out->roof.hw = roof->hw;
     if (cost_init(&out->roof, "roofline", roof->state) != 0) {
         errmsg_set(err, errlen, "out of memory");
@@ -289,6 +365,7 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
                 memset(&trial, 0, sizeof trial);
                 trial.roof = *roof;
                 trial.tp = out->tp;
+                trial.need = out->need;
                 char w2[512];
                 int s = try_model(db, sqlite3_column_int64(st, 0), &trial, w2, sizeof w2, err, errlen);
                 if (s < 0) {
@@ -310,6 +387,13 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
                  "a usable model's cross-validated error is known and at most %.0f %% "
                  "(latsim calib list)", kind, nskipped > 1 ? "s" : "", skipped, roof->hw.model.name,
                  CDB_MAPE_LIMIT);
+    /* Before a model of this model on another GPU: a fitted model of another
+     * model on this GPU, by its normalised terms. */
+    if (want_fitted && have_tables && (best == 0 || best_key >= 1e6)) {
+        int s = try_other_model(db, roof, weights, out, why, sizeof why, err, errlen);
+        if (s <= 0)
+            return s;
+    }
     if (best > 0) {
         int s = try_model(db, best, out, why, sizeof why, err, errlen);
         return s == 0 ? 0 : -1;
@@ -696,4 +780,45 @@ int ccost_register(void)
     for (size_t i = 0; i < sizeof CALIB_ROWS / sizeof CALIB_ROWS[0]; i++)
         if (cost_register(&CALIB_ROWS[i]) != 0) return -1;
     return 0;
+}
+
+/* ---- a fitted model given by its coefficients (the observed-run fit) ------------ */
+
+int ccost_use_fitted(cost_model *m, const cfitted *f, const char *source)
+{
+    cost_calib *c = calloc(1, sizeof *c);
+    ccost *cc = c ? calloc(1, sizeof *cc) : NULL;
+    if (!cc) {
+        free(c);
+        return -1;
+    }
+    c->roof = cost_roofline_defaults;
+    cc->roof.hw = m->hw;
+    if (cost_init(&cc->roof, "roofline", &c->roof) != 0) {
+        free(cc);
+        free(c);
+        return -1;
+    }
+    cc->kind = CC_FITTED;
+    cc->tp = m->hw.tp >= 1 ? m->hw.tp : 1;
+    cc->fitted = *f;
+    cc->mape = NAN;
+    cc->r_compute = cc->r_memory = cc->r_link = 1;
+    snprintf(cc->source, sizeof cc->source, "%s", source);
+    snprintf(cc->source_kind, sizeof cc->source_kind, "%s", source);
+    snprintf(cc->range, sizeof cc->range, "measured");
+    c->c = cc;
+    cost_free(m);
+    m->ops = cost_find("fitted");
+    m->state = c;
+    prepare_eval(cc);
+    return 0;
+}
+
+void ccost_set_coefs(cost_model *m, const double *coef)
+{
+    cost_calib *c = m->state;
+    if (!c || !c->c || c->c->kind != CC_FITTED) return;
+    memcpy(c->c->fitted.c, coef, sizeof c->c->fitted.c);
+    prepare_eval(c->c);
 }

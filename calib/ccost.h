@@ -7,7 +7,12 @@
  *   fitted / profile  the stored model of that kind for (model, weights) with, in
  *                     order: this GPU first, then within its measured TP range
  *                     (not extrapolated), then the lowest cross-validated MAPE;
- *   auto              the same over both kinds, else the roofline;
+ *   auto              in order: a model of this (model, GPU) (the same over both
+ *                     kinds); a fitted model of another model on this GPU,
+ *                     carried by its normalised terms (ms per TFLOP, per GB read,
+ *                     per layer, per hop: evaluated with this model's geometry;
+ *                     "extrapolated"); a model of this model on another GPU
+ *                     (datasheet ratios below; "extrapolated"); the roofline;
  *   roofline          the datasheet roofline.
  * A stored model whose cross-validated MAPE is above CDB_MAPE_LIMIT (cdb.h) or
  * unknown is never used: auto and an explicit kind skip it (and say so in WARN),
@@ -64,6 +69,8 @@ typedef struct ccost {
                                (cross-validated error above CDB_MAPE_LIMIT or unknown);
                                the caller prints it on stderr */
     int tp;                 /* TP degree of the replica */
+    int need;               /* phases its steps have: 1 prefill, 2 decode, 3 both (a
+                               simulation); a fitted model measured without one is refused */
     int carried;            /* 1: measured on another GPU, scaled by datasheet ratios */
     double r_compute;       /* measured GPU peak FLOP/s / this GPU's (1 if same GPU) */
     double r_memory;        /* measured GPU bandwidth / this GPU's */
@@ -85,11 +92,28 @@ int ccost_resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *r
                   const char *weights, ccost *out, char *err, size_t errlen);
 void ccost_free(ccost *c);
 
+/* ccost_resolve for steps of the phases NEED (1 prefill, 2 decode, 3 both;
+ * ccost_resolve: 3): a fitted model with no measurement of a needed phase is
+ * refused (auto passes over it). */
+int ccost_resolve_for(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof, const char *weights,
+                      int need, ccost *out, char *err, size_t errlen);
+
 /* Step time in ms; PARTS (may be NULL) receives the named parts; *EXTRAP (may be
  * NULL) is set when the step lies outside the measured ranges.  With PARTS and
  * EXTRAP NULL (a simulation's steps) a profile reads its tables and a fitted model
  * its prepared form: the same value, to the bit, as with them (every part evaluated). */
 double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap);
+
+/* Makes M (a pool's cost model, its hardware resolved) the fitted model F on
+ * M's own GPU, of measurement source SOURCE (e.g. "observed"): what `cost =
+ * fitted` builds for a stored fit, without the store.  Returns 0, or -1 when out
+ * of memory (M unchanged). */
+int ccost_use_fitted(cost_model *m, const cfitted *f, const char *source);
+
+/* Replaces the coefficients (CF_NTERMS, units as cfitted_term_names) of M, made
+ * fitted by ccost_use_fitted; nothing for another model.  The next simulation
+ * built on M uses them. */
+void ccost_set_coefs(cost_model *m, const double *coef);
 
 /* "roofline", "fitted" or "profile". */
 const char *ccost_kind_name(cc_kind k);

@@ -494,9 +494,20 @@ int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
                 ERRMSG_SHOWN(f.weights), ERRMSG_SHOWN(f.tps));
     else if (f.gpu[0])
         fprintf(out, "  target         %s\n", ERRMSG_SHOWN(f.gpu));
-    fprintf(out, "  source         %s, %d measurements\n", ERRMSG_SHOWN(f.source), f.n_points);
-    fprintf(out, "  r2             %s\n  cv_mape        %s %% (%d-fold, held-out points)\n", r2, mape,
-            f.folds);
+    int observed = !strcmp(f.source, "observed");   /* fitted to observed runs (cobsfit.h) */
+    if (observed) {
+        fprintf(out, "  source         observed, %d requests replayed\n", f.n_points);
+        if (f.folds >= 2)
+            fprintf(out, "  r2             %s (statistics, log scale)\n  cv_mape        %s %% (leave-one-run-out, %d runs)\n",
+                    r2, mape, f.folds);
+        else
+            fprintf(out, "  r2             %s (statistics, log scale)\n  cv_mape        %s %% (the fit's own error: one run, "
+                    "nothing held out)\n", r2, mape);
+    } else {
+        fprintf(out, "  source         %s, %d measurements\n", ERRMSG_SHOWN(f.source), f.n_points);
+        fprintf(out, "  r2             %s\n  cv_mape        %s %% (%d-fold, held-out points)\n", r2, mape,
+                f.folds);
+    }
     if (f.tok_max > 0 || f.seq_max > 0)
         fprintf(out, "  measured up to %.0f prompt tokens per step, %.0f decoding sequences, context %.0f\n",
                 f.tok_max, f.seq_max, f.ctx_max);
@@ -525,7 +536,7 @@ int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
         return -1;
     }
     sqlite3_bind_int64(st, 1, id);
-    fprintf(out, "\n  measurements (provenance)\n");
+    if (!observed) fprintf(out, "\n  measurements (provenance)\n");
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         const char *file = (const char *)sqlite3_column_text(st, 1);
         const char *dev = (const char *)sqlite3_column_text(st, 2);
@@ -545,6 +556,21 @@ int cdb_show(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
         errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
         return -1;
     }
+    /* A model fitted to observed runs (cobsfit.h): the runs it replays. */
+    st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT r.id, r.format, r.file, r.n_requests, r.imported_at FROM calib_fit_observed f"
+                           " JOIN calib_observed_run r ON r.id = f.run_id WHERE f.fit_id = ? ORDER BY r.id", -1, &st,
+                           NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, id);
+        int first = 1;
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            if (first) fprintf(out, "\n  observed runs (provenance)\n");
+            first = 0;
+            fprintf(out, "  run %lld: %s, %d requests from %s, imported %s\n", (long long)sqlite3_column_int64(st, 0),
+                    SHOWN_COL(st, 1), sqlite3_column_int(st, 3), SHOWN_COL(st, 2), SHOWN_COL(st, 4));
+        }
+    }
+    sqlite3_finalize(st);
     return 0;
 }
 

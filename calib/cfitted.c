@@ -400,6 +400,43 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     nnls_result r;
     if (nnls_fit(X, y, w, NULL, &r, err, errlen) != 0)
         goto done;
+    /* Two or more TP degrees, but a TP term the data cannot separate (e.g. tp 2
+     * and 8: fixed, 1/t and t - 1 from two degrees): it is held at its physical
+     * prior (cfitted.h) rather than at 0, so that a degree between them is
+     * predicted (interpolated) instead of refused; the others are refitted to
+     * what it leaves. */
+    double held[CF_NTERMS] = { 0 };
+    int nheld = 0, ntp = 0;
+    for (int t = 1; t <= 1024; t++)
+        ntp += tpseen[t];
+    if (ntp >= 2) {
+        double prior[CF_NTERMS] = { 0 };
+        prior[CF_AR_BYTES] = g.link_gbs > 0 ? 1000 / g.link_gbs : 0;
+        prior[CF_AR_HOP] = cost_roofline_defaults.allreduce_latency_us * 1e-3;
+        prior[CF_LAUNCH] = cost_roofline_defaults.launch_us_per_layer * 1e-3;
+        int usep[CF_NTERMS];
+        /* The launch term only with an all-reduce term (else it stays as it was: 0, aliased). */
+        int tp_aliased = r.status[CF_AR_BYTES] == NNLS_ALIASED || r.status[CF_AR_HOP] == NNLS_ALIASED;
+        for (int k = 0; k < CF_NTERMS; k++) {
+            usep[k] = 1;
+            if (tp_aliased && (k == CF_AR_BYTES || k == CF_AR_HOP || k == CF_LAUNCH) && r.status[k] == NNLS_ALIASED &&
+                prior[k] > 0) {
+                held[k] = prior[k];
+                usep[k] = 0;
+                nheld++;
+            }
+        }
+        if (nheld) {
+            for (size_t i = 0; i < n; i++) {
+                double v = gsl_vector_get(y, i);
+                for (int k = 0; k < CF_NTERMS; k++)
+                    v -= held[k] * gsl_matrix_get(X, i, (size_t)k);
+                gsl_vector_set(y, i, v);
+            }
+            if (nnls_fit(X, y, w, usep, &r, err, errlen) != 0)
+                goto done;
+        }
+    }
     if (n <= r.kept) {
         errmsg_set(err, errlen, "fit: %zu measurements of %s on %s for %zu coefficients: need at "
                    "least %zu (more step sizes, batch sizes or TP degrees)", n, out->model.name,
@@ -486,8 +523,12 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
             len += (size_t)snprintf(f->tps + len, sizeof f->tps - len, "%s%d", len ? "," : "", t);
     f->n_points = (int)n;
     f->r2 = r.r2;
-    len = (size_t)snprintf(f->note, sizeof f->note, "WLS (weights 1/y^2), non-negative; fit MAPE %.2f %%",
-                           r.mape);
+    len = (size_t)snprintf(f->note, sizeof f->note, "WLS (weights 1/y^2), non-negative; fit MAPE %.2f %%%s",
+                           r.mape, nheld ? "; not separable, held at priors (roofline all-reduce latency per hop, "
+                           "bytes over link_gbs, launch per layer):" : "");
+    for (int j = 0; j < CF_NTERMS && len < sizeof f->note - 1; j++)
+        if (held[j] > 0)
+            len += (size_t)snprintf(f->note + len, sizeof f->note - len, " %s", cfitted_term_names[j]);
     for (int j = 0; j < CF_NTERMS; j++) {
         cdb_coef *c = &f->coef[j];
         snprintf(c->name, sizeof c->name, "%s", cfitted_term_names[j]);
@@ -496,6 +537,12 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
         snprintf(c->status, sizeof c->status, "%s",
                  r.status[j] == NNLS_FITTED ? "fitted" : r.status[j] == NNLS_BOUND ? "bound" : "aliased");
         out->c[j] = r.b[j];
+        if (held[j] > 0) {
+            c->value = out->c[j] = held[j];
+            c->se = 0;
+            snprintf(c->status, sizeof c->status, "prior");
+            continue;
+        }
         if (r.status[j] == NNLS_ALIASED && r.aliased_with[j] >= 0 && len < sizeof f->note - 1)
             len += (size_t)snprintf(f->note + len, sizeof f->note - len, "; %s aliased with %s",
                                     cfitted_term_names[j], cfitted_term_names[r.aliased_with[j]]);

@@ -31,7 +31,13 @@
  * the roofline (ccost.c refuses a fitted model there).
  * Terms the data cannot separate (e.g. the TP terms when one degree was measured,
  * or per-layer launches when every step has one phase) are reported "aliased"
- * and held at 0; the term they are confounded with carries their cost.
+ * and held at 0; the term they are confounded with carries their cost.  With
+ * two or more TP degrees but an all-reduce term still aliased (TP 2 and 8),
+ * the all-reduce terms and the launches are instead held at physical priors
+ * (status "prior": the roofline's all-reduce latency per hop, 1000 / link_gbs
+ * ms per GB, its launch cost per layer) and the rest refitted, so that a degree
+ * between the measured ones is interpolated rather than refused.  A model with
+ * no step of a phase (tok_max or seq_max 0) refuses that phase (ccost.c).
  * Weights are 1/y^2 (relative errors); see nnls.h for the solver.
  */
 #ifndef LATSIM_CFITTED_H

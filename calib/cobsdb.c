@@ -34,7 +34,10 @@ static const char *SCHEMA =
     " run_id INTEGER NOT NULL REFERENCES calib_observed_run(id), idx INTEGER NOT NULL, line INTEGER NOT NULL,"
     " mode TEXT NOT NULL, load REAL NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,"
     " ttft_ms REAL, itl_ms REAL, tpot_ms REAL, e2e_ms REAL, ttft_p99_ms REAL, output_tokens_per_s REAL,"
-    " PRIMARY KEY (run_id, idx));";
+    " PRIMARY KEY (run_id, idx));"
+    "CREATE TABLE IF NOT EXISTS calib_fit_observed ("
+    " fit_id INTEGER NOT NULL REFERENCES calib_fits(id),"
+    " run_id INTEGER NOT NULL REFERENCES calib_observed_run(id));";
 
 static int fail(sqlite3 *db, const char *what, char *err, size_t errlen)
 {

@@ -75,19 +75,29 @@ void cobs_describe(const scenario *sc, int index, cobs_server *srv)
 }
 
 /* Writes every section of SC but [sim] and [workload] to F; sets *CLASSES when
- * it has [class NAME] sections. */
-static void write_kept(FILE *f, const scenario *sc, int *classes)
+ * it has [class NAME] sections.  ROOF (NULL: none) names a section whose cost
+ * model is made the roofline (its cost and cost_id keys dropped): the pool whose
+ * model a fit replaces once resolved. */
+static void write_kept_as(FILE *f, const scenario *sc, int *classes, const char *roof)
 {
     const cfg *c = &sc->raw;
     *classes = 0;
     for (size_t i = 0; i < c->ns; i++) {
         const char *name = c->s[i].name;
+        int r = roof && !strcmp(name, roof);
         if (!strcmp(name, "sim") || !strcmp(name, "workload")) continue;
         if (!strncmp(name, "class ", 6)) *classes = 1;
         fprintf(f, "[%s]\n", name);
         for (size_t k = 0; k < c->n; k++)
-            if (!strcmp(c->e[k].section, name)) fprintf(f, "%s = %s\n", c->e[k].key, c->e[k].value);
+            if (!strcmp(c->e[k].section, name) && !(r && (!strcmp(c->e[k].key, "cost") || !strcmp(c->e[k].key, "cost_id"))))
+                fprintf(f, "%s = %s\n", c->e[k].key, c->e[k].value);
+        if (r) fputs("cost = roofline\n", f);
     }
+}
+
+static void write_kept(FILE *f, const scenario *sc, int *classes)
+{
+    write_kept_as(f, sc, classes, NULL);
 }
 
 /* The [sim] and the workload's target of the replay: REQUESTS measured (warm-up
@@ -166,30 +176,53 @@ static FILE *text_open(char **buf, size_t *len, char *err, size_t errlen)
     return f;
 }
 
-static int replay_requests(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_replay *out,
-                           char *err, size_t errlen)
+/* The predicted side of OUT from RES. */
+static void fill_pred(const sim_result *res, cobs_replay *out)
+{
+    const stat_summary *pred[COBS_NMETRICS] = { &res->ttft, &res->tpot, &res->itl, &res->e2e, &res->queue };
+    for (int m = 0; m < COBS_NMETRICS; m++) {
+        out->pred[m] = *pred[m];
+        out->have_pred[m] = pred[m]->n > 0 && (m == COBS_E2E || m == COBS_QUEUE || res->has_llm);
+    }
+    out->pred_rps = res->throughput_rps;
+    out->pred_tps = res->output_tps;
+    out->pred_window_s = res->window_s;
+    out->served = res->served;
+    out->rejected = res->rejected + res->timed_out + res->failed;
+    out->backlog_grew = res->backlog_grew;
+    out->peak_queue = res->peak_queue;
+    out->peak_queue_at_s = res->peak_queue_at_s;
+    out->events = res->events;
+    out->wall_s = res->wall_time_s;
+}
+
+/* The replay scenario of a request run as text into *TEXT (malloc'd), its
+ * trace written to TRACE; ROOF as write_kept_as.  Returns 0, 2 or 1 (ERR). */
+static int request_text(const cobs_run *run, const scenario *sc, const char *pool, const char *roof, char **text,
+                        char *trace, size_t tn, char *note, size_t nn, char *err, size_t errlen)
 {
     int classes, labelled = 0;
     for (size_t i = 0; i < run->nreq && !labelled; i++) labelled = run->req[i].cls[0] != 0;
-    char *text = NULL;
     size_t len = 0;
-    FILE *f = text_open(&text, &len, err, errlen);
+    *text = NULL;
+    FILE *f = text_open(text, &len, err, errlen);
     if (!f) return 1;
-    write_kept(f, sc, &classes);
+    write_kept_as(f, sc, &classes, roof);
     if (classes && !labelled) {
         fclose(f);
-        free(text);
+        free(*text);
+        *text = NULL;
         errmsg_set(err, errlen, "%s: the scenario has [class NAME] sections, but the observed requests carry no class: "
                    "give each request a class (generic: the class field) or replay through a scenario without classes",
                    ERRMSG_SHOWN(sc->raw.path));
         return 2;
     }
-    if (labelled && !classes)
-        snprintf(out->note, sizeof out->note, "the requests' class labels are not replayed (the scenario has no [class] sections)");
-    char trace[4096];
-    if (write_trace(run, classes, trace, sizeof trace, err, errlen) != 0) {
+    if (labelled && !classes && note)
+        snprintf(note, nn, "the requests' class labels are not replayed (the scenario has no [class] sections)");
+    if (write_trace(run, classes, trace, tn, err, errlen) != 0) {
         fclose(f);
-        free(text);
+        free(*text);
+        *text = NULL;
         return 1;
     }
     write_sim(f, sc, run->nreq, 1, pool);
@@ -198,10 +231,112 @@ static int replay_requests(const cobs_run *run, const scenario *sc, const char *
             classes ? "class_column = class\n" : "");
     if (fclose(f) != 0) {
         unlink(trace);
-        free(text);
+        free(*text);
+        *text = NULL;
         errmsg_set(err, errlen, "out of memory");
         return 1;
     }
+    return 0;
+}
+
+struct cobs_prep {
+    scenario s;               /* the replay scenario, resolved */
+    int pool;                 /* the index of the replayed pool */
+};
+
+int cobs_prep_open(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_prep **out,
+                   char *err, size_t errlen)
+{
+    *out = NULL;
+    int idx;
+    if (run->nlvl || !run->nreq) {
+        errmsg_set(err, errlen, "%s: a sweep's levels cannot be prepared for a fit (request runs only)", run->file);
+        return 2;
+    }
+    if (cobs_find_pool(sc, pool, &idx, err, errlen) != 0) return 2;
+    cobs_prep *p = calloc(1, sizeof *p);
+    if (!p) {
+        errmsg_set(err, errlen, "out of memory");
+        return 1;
+    }
+    char sec[96], trace[4096], *text = NULL, msg[2048];
+    snprintf(sec, sizeof sec, "pool %s", sc->pools[idx].name);
+    int rc = request_text(run, sc, pool, sec, &text, trace, sizeof trace, NULL, 0, err, errlen);
+    if (rc) {
+        free(p);
+        return rc;
+    }
+    if (scenario_load_text(&p->s, sc->raw.path, text, NULL, 0, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
+    unlink(trace);
+    free(text);
+    if (rc == 0 && scenario_resolve(&p->s, db, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
+    if (rc == 0 && scenario_check_memory(&p->s, scenario_memory_budget(), msg, sizeof msg) != 0) rc = 2;
+    if (rc == 0 && cobs_find_pool(&p->s, sc->pools[idx].name, &p->pool, msg, sizeof msg) != 0) rc = 2;
+    if (rc) {
+        errmsg_set(err, errlen, "replay: %s", msg);
+        scenario_free(&p->s);
+        free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+struct cost_model *cobs_prep_cost(cobs_prep *p)
+{
+    return &llm_cfg_of(&p->s.pools[p->pool])->cost;
+}
+
+const model_spec *cobs_prep_model(const cobs_prep *p, int *tp, const char **weights)
+{
+    const llm_cfg *L = llm_cfg_of(&p->s.pools[p->pool]);
+    *tp = L->tp;
+    *weights = L->weights[0] ? L->weights : L->model.weights[0] ? L->model.weights : "bf16";
+    return &L->model;
+}
+
+int cobs_prep_sim(cobs_prep *p, cobs_replay *out, char *err, size_t errlen)
+{
+    sim_result res;
+    char msg[2048];
+    memset(&res, 0, sizeof res);
+    int rc = sim_run(&p->s, p->s.seed, &res, msg, sizeof msg);
+    if (rc != 0) errmsg_set(err, errlen, "replay: %s", msg);
+    else fill_pred(&res, out);
+    sim_result_free(&res);
+    return rc ? 1 : 0;
+}
+
+void cobs_prep_close(cobs_prep *p)
+{
+    if (!p) return;
+    scenario_free(&p->s);
+    free(p);
+}
+
+int cobs_replay_observed(const cobs_run *run, cobs_replay *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->nreq = run->nreq;
+    for (int m = 0; m < COBS_NMETRICS; m++) {
+        size_t n;
+        if (cobs_values(run, (cobs_metric) m, &out->obs_sorted[m], &n) != 0) {
+            errmsg_set(err, errlen, "out of memory");
+            return 1;
+        }
+        cobs_summarize(out->obs_sorted[m], n, &out->obs[m]);
+    }
+    cobs_throughput(run, &out->obs_rps, &out->obs_tps);
+    out->obs_window_s = out->obs_rps > 0 ? (double) run->nreq / out->obs_rps : NAN;
+    return 0;
+}
+
+static int replay_requests(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_replay *out,
+                           char *err, size_t errlen)
+{
+    char *text = NULL, trace[4096];
+    int rc0 = request_text(run, sc, pool, NULL, &text, trace, sizeof trace, out->note, sizeof out->note, err, errlen);
+    if (rc0) return rc0;
     sim_result res;
     int rc = simulate(text, sc, db, trace, &res, err, errlen);
     free(text);
@@ -209,21 +344,7 @@ static int replay_requests(const cobs_run *run, const scenario *sc, const char *
         sim_result_free(&res);
         return rc;
     }
-    const stat_summary *pred[COBS_NMETRICS] = { &res.ttft, &res.tpot, &res.itl, &res.e2e, &res.queue };
-    for (int m = 0; m < COBS_NMETRICS; m++) {
-        out->pred[m] = *pred[m];
-        out->have_pred[m] = pred[m]->n > 0 && (m == COBS_E2E || m == COBS_QUEUE || res.has_llm);
-    }
-    out->pred_rps = res.throughput_rps;
-    out->pred_tps = res.output_tps;
-    out->pred_window_s = res.window_s;
-    out->served = res.served;
-    out->rejected = res.rejected + res.timed_out + res.failed;
-    out->backlog_grew = res.backlog_grew;
-    out->peak_queue = res.peak_queue;
-    out->peak_queue_at_s = res.peak_queue_at_s;
-    out->events = res.events;
-    out->wall_s = res.wall_time_s;
+    fill_pred(&res, out);
     sim_result_free(&res);
     return 0;
 }
@@ -300,17 +421,7 @@ int cobs_replay_run(const cobs_run *run, const scenario *sc, const char *pool, s
     int idx;
     if (cobs_find_pool(sc, pool, &idx, err, errlen) != 0) return 2;
     if (run->nlvl) return replay_levels(run, sc, pool, db, out, err, errlen);
-    out->nreq = run->nreq;
-    for (int m = 0; m < COBS_NMETRICS; m++) {
-        size_t n;
-        if (cobs_values(run, (cobs_metric) m, &out->obs_sorted[m], &n) != 0) {
-            errmsg_set(err, errlen, "out of memory");
-            return 1;
-        }
-        cobs_summarize(out->obs_sorted[m], n, &out->obs[m]);
-    }
-    cobs_throughput(run, &out->obs_rps, &out->obs_tps);
-    out->obs_window_s = out->obs_rps > 0 ? (double) run->nreq / out->obs_rps : NAN;
+    if (cobs_replay_observed(run, out, err, errlen) != 0) return 1;
     return replay_requests(run, sc, pool, db, out, err, errlen);
 }
 

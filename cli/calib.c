@@ -140,10 +140,12 @@ static const cli_cmd CALIB_IMPORT = {
     "", IMPORT_OPTS, 0, 0,
 };
 static const cli_cmd CALIB_FIT = {
-    "calib fit", "[fitted]\nprofile",
+    "calib fit", "[fitted]\nprofile\nobserved",
     "fitted: fits the parametric step model to the imported steps; profile: builds\n"
-    "the operator-profile model of --tp T from imported profiles.  Prints the model\n"
-    "(R2, cross-validated MAPE, coefficients) and stores it.\n",
+    "the operator-profile model of --tp T from imported profiles; observed: fits the\n"
+    "step model's coefficients so that replays of the stored observed runs of --model\n"
+    "on --gpu (latsim calib import observed) reproduce their TTFT, TPOT and E2E.\n"
+    "Prints the model (R2, cross-validated MAPE, coefficients) and stores it.\n",
     "", FIT_OPTS, 0, 0,
 };
 static const cli_cmd CALIB_EXPORT = {
@@ -259,8 +261,9 @@ static int cmd_import(const opts *o)
 /* A fit (cmd_fit, through cu_write_db). */
 typedef struct fit_job {
     const opts *o;            /* the command's options */
-    const char *kind;         /* "fitted" or "profile" */
+    const char *kind;         /* "fitted", "profile" or "observed" */
     int64_t id;               /* out: the stored fit */
+    char *report;             /* out: observed: the replay errors (malloc'd) */
 } fit_job;
 
 /* cu_write_fn of `calib fit`.  Returns 0, or 2 (ERR says why). */
@@ -271,6 +274,15 @@ static int fit_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
     const opts *o = j->o;
     if (cdb_init(db, err, n) != 0)
         return 2;
+    if (!strcmp(j->kind, "observed")) {
+        size_t len = 0;
+        free(j->report);
+        j->report = NULL;
+        FILE *rep = open_memstream(&j->report, &len);
+        int rc = calib_fit_observed(db, o->model, o->gpu, o->weights, (int)o->tp, LATSIM_VERSION, rep, &j->id, err, n);
+        if (rep) fclose(rep);
+        return rc;
+    }
     return calib_fit(db, j->kind, o->model, o->gpu, (int)o->tp, o->weights, (size_t)o->folds, LATSIM_VERSION, &j->id,
                      err, n) != 0 ? 2 : 0;
 }
@@ -279,8 +291,8 @@ static int cmd_fit(const opts *o)
 {
     char err[2048];
     const char *kind = o->npos >= 1 ? o->pos[0] : "fitted";
-    if (o->npos > 1 || (strcmp(kind, "fitted") && strcmp(kind, "profile")))
-        return fail(2, "calib fit: expected 'fitted' or 'profile' (see latsim calib fit --help)");
+    if (o->npos > 1 || (strcmp(kind, "fitted") && strcmp(kind, "profile") && strcmp(kind, "observed")))
+        return fail(2, "calib fit: expected 'fitted', 'profile' or 'observed' (see latsim calib fit --help)");
     if (!strcmp(kind, "profile") && !o->tp)
         return fail(2, "calib fit profile: --tp T is required");
     const char *path = cu_db_path(o->db);
@@ -292,11 +304,16 @@ static int cmd_fit(const opts *o)
     fit_job j = { .o = o, .kind = kind };
     sqlite3 *db = NULL;
     int rc = cu_write_db(path, fit_write, &j, &db, err, sizeof err);
-    if (rc != 0)
+    if (rc != 0) {
+        free(j.report);
         return fail(rc, err);
+    }
     rc = cdb_show(db, j.id, stdout, err, sizeof err) == 0 ? 0 : 1;
     if (rc)
         say(err);
+    else if (j.report)
+        fputs(j.report, stdout);
+    free(j.report);
     store_close(db);
     return rc;
 }

@@ -153,6 +153,14 @@ if calib_for "$now" "$tmp/cal-now.db"; then
     calib_ok=1
     calib_for "$old" "$tmp/cal-old.db" || { rm -f "$tmp/cal-old.db"; cp "$tmp/cal-now.db" "$tmp/cal-old.db"; }
 fi
+# The observed-run fit's database: the real vLLM run imported by each binary (a
+# baseline without `calib import observed` fails that case once: "-").
+obs_for() {     # obs_for BINARY DB
+    "$1" calib import observed tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl \
+        --scenario scenarios/replay_vllm_rtx4090.ini --db "$2" >/dev/null 2>&1
+}
+obs_for "$now" "$tmp/obs-now.db" || rm -f "$tmp/obs-now.db"
+obs_for "$old" "$tmp/obs-old.db" || rm -f "$tmp/obs-old.db"
 
 # name|requests counted|args after the binary (DB is replaced by each binary's database)
 CASES=(
@@ -165,6 +173,7 @@ CASES=(
     "gateway 3 models, 2e5 req|220000|run scenarios/gateway_three_models.ini --no-store --json --set sim.requests=200000 --set sim.warmup=20000"
     "planner chat_plan.ini|0|plan scenarios/chat_plan.ini --target-rate 50 --gpus h100,a100,l40s --tp 1,2,4,8 --replicas 1:64 --jobs 2 --no-store --json"
     "replay observed vLLM, 300 req|300|replay tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl --scenario scenarios/replay_vllm_rtx4090.ini --json"
+    "calib fit observed, 300 req|300|calib fit observed --model llama-3.1-8b --gpu rtx-4090 --db OBS"
 )
 
 have_time=0
@@ -175,6 +184,7 @@ have_time=0
 run_one() {
     local who=$1 args=$2 bin=$now
     [ "$who" = old ] && bin=$old
+    args=${args//OBS/$tmp/obs-$who.db}
     args=${args//DB/$tmp/cal-$who.db}
     local -a argv
     read -r -a argv <<<"$args"

@@ -277,6 +277,33 @@ Test(h2calib_fit, sane_rows_fit_as_before)
     }
     nnls_result nr;
     cr_assert_eq(nnls_fit(X, y, w, NULL, &nr, err, sizeof err), 0, "%s", err);
+    /* Several TP degrees with an all-reduce term not separable: the all-reduce and
+     * launch terms that are aliased are held at their priors (cfitted.h) and the
+     * others refitted to what they leave. */
+    double held[CF_NTERMS] = { 0 };
+    if (nr.status[CF_AR_BYTES] == NNLS_ALIASED || nr.status[CF_AR_HOP] == NNLS_ALIASED) {
+        gpu_spec g;
+        cr_assert_eq(store_open(":memory:", &h, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(catalog_gpu(h, "h100", &g, err, sizeof err), 0, "%s", err);
+        store_close(h);
+        double prior[CF_NTERMS] = { 0 };
+        prior[CF_AR_BYTES] = 1000 / g.link_gbs;
+        prior[CF_AR_HOP] = cost_roofline_defaults.allreduce_latency_us * 1e-3;
+        prior[CF_LAUNCH] = cost_roofline_defaults.launch_us_per_layer * 1e-3;
+        int use[CF_NTERMS];
+        for (int k = 0; k < CF_NTERMS; k++) {
+            use[k] = !((k == CF_AR_BYTES || k == CF_AR_HOP || k == CF_LAUNCH) && nr.status[k] == NNLS_ALIASED);
+            if (!use[k]) held[k] = prior[k];
+        }
+        for (size_t i = 0; i < 32; i++) {
+            double v = gsl_vector_get(y, i);
+            for (int k = 0; k < CF_NTERMS; k++) v -= held[k] * gsl_matrix_get(X, i, (size_t) k);
+            gsl_vector_set(y, i, v);
+        }
+        cr_assert_eq(nnls_fit(X, y, w, use, &nr, err, sizeof err), 0, "%s", err);
+        for (int k = 0; k < CF_NTERMS; k++)
+            if (held[k] > 0) nr.b[k] = held[k];
+    }
     for (int k = 0; k < CF_NTERMS; k++) {
         char sql[160];
         snprintf(sql, sizeof sql, "SELECT value FROM calib_coefs WHERE fit_id = 1 AND name = '%s'", cfitted_term_names[k]);

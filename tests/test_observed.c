@@ -312,7 +312,7 @@ Test(observed_real, import_list_show)
     cr_expect(strstr(r.out, "imported observed run 1: 300 requests") != NULL, "%s", r.out);
     result_free(&r);
     cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_observed_req WHERE run_id = 1"), 300);
-    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_observed_run WHERE model = 'llama-3.1-8b' AND gpu = 'rtx4090'"
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_observed_run WHERE model = 'llama-3.1-8b' AND gpu = 'rtx-4090'"
                               " AND tp = 1 AND weights = 'bf16' AND scheduler = 'chunked' AND max_batch = 256"
                               " AND kv_blocks = 2588 AND length(scenario_text) > 100"), 1);
     r = run_db(60, "calib", "list", NULL);

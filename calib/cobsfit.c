@@ -1,0 +1,555 @@
+/* cobsfit.c -- the fitted step model fitted to observed runs by replaying them
+ * (see cobsfit.h for the objective, the start, the priors and the uncertainty). */
+#include "cobsfit.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_blas.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multimin.h>
+
+#include "ccost.h"
+#include "cobsdb.h"
+#include "cobsreplay.h"
+#include "engine/errmsg.h"
+#include "llm/cost.h"
+#include "latsim/scenario.h"
+
+const char *const cobsfit_stat_names[COBSFIT_NSTATS] = {
+    "ttft_mean", "ttft_p90", "tpot_mean", "tpot_p90", "e2e_mean", "e2e_p90",
+};
+
+#define SIGMA 0.01            /* the relative error that counts 1 in chi2 (cobsfit.h) */
+#define PRIOR_SD 2.302585092994046    /* ln 10: the prior's width on log-coefficients */
+#define FD_STEP 0.05          /* central-difference step on log-coefficients */
+#define NM_SIZE 0.001         /* Nelder-Mead stops below this simplex size */
+#define NM_STEP 0.5           /* its initial steps, log */
+#define NM_RESTARTS 6         /* starts at most */
+
+/* One run being fitted. */
+typedef struct frun {
+    int64_t id;               /* stored run */
+    int tp;                   /* its TP */
+    cobs_prep *prep;          /* prepared for replay (its pool priced by the candidate) */
+    cobs_replay rep;          /* observed side, and the last simulation's predicted side */
+    int metric[3];            /* COBS_TTFT, COBS_TPOT (or COBS_ITL), COBS_E2E */
+    double o[COBSFIT_NSTATS]; /* observed statistics, ms (NAN: not observed) */
+    double sig[COBSFIT_NSTATS]; /* their relative standard errors */
+    int k;                    /* statistics observed */
+    long nreq;                /* requests */
+} frun;
+
+/* The objective's context. */
+typedef struct fctx {
+    frun *r;                  /* the runs */
+    int nr;
+    int skip;                 /* a run left out (-1: none) */
+    double c[CF_NTERMS];      /* coefficients: the held ones at their priors */
+    int fk[CF_NTERMS];        /* free terms */
+    int nfree;
+    double x0[CF_NTERMS];     /* prior centre of each free term, log */
+    int prior;                /* 1: the prior counts */
+    int evals;                /* simulations run */
+    int failed;               /* a simulation failed (err) */
+    char err[512];
+} fctx;
+
+static double stat_of(const stat_summary *s, int which)
+{
+    return which ? s->p90 : s->mean;
+}
+
+/* Simulates every run (but the one skipped) with free coefficients exp(X);
+ * fills RES (weighted residuals of the statistics, NAN where none) when not NULL.
+ * Returns the statistics' chi2. */
+static double simulate_all(fctx *f, const double *x, double res[][COBSFIT_NSTATS])
+{
+    double c[CF_NTERMS];
+    memcpy(c, f->c, sizeof c);
+    for (int j = 0; j < f->nfree; j++) c[f->fk[j]] = exp(x[j]);
+    double chi2 = 0;
+    for (int i = 0; i < f->nr; i++) {
+        frun *r = &f->r[i];
+        if (i == f->skip) continue;
+        ccost_set_coefs(cobs_prep_cost(r->prep), c);
+        f->evals++;
+        char e[512];
+        if (cobs_prep_sim(r->prep, &r->rep, e, sizeof e) != 0) {
+            if (!f->failed) snprintf(f->err, sizeof f->err, "%s", e);
+            f->failed = 1;
+            return 1e30;
+        }
+        double w = 6.0 / r->k;
+        for (int s = 0; s < COBSFIT_NSTATS; s++) {
+            double v = NAN;
+            if (isfinite(r->o[s])) {
+                int m = r->metric[s / 2];
+                double p = r->rep.have_pred[m] ? stat_of(&r->rep.pred[m], s % 2) : NAN;
+                double e2 = isfinite(p) ? p / r->o[s] - 1 : 10;
+                v = sqrt(w) * e2 / r->sig[s];
+                chi2 += v * v;
+            }
+            if (res) res[i][s] = v;
+        }
+    }
+    return chi2;
+}
+
+static double objective(const gsl_vector *v, void *arg)
+{
+    fctx *f = arg;
+    double x[CF_NTERMS];
+    for (int j = 0; j < f->nfree; j++) x[j] = gsl_vector_get(v, (size_t) j);
+    double chi2 = simulate_all(f, x, NULL);
+    if (f->prior)
+        for (int j = 0; j < f->nfree; j++) {
+            double d = (x[j] - f->x0[j]) / PRIOR_SD;
+            chi2 += d * d;
+        }
+    return chi2;
+}
+
+/* The common log-scale s on the start X (free terms), by golden section over
+ * [-3, 3] on the statistics' chi2; X is moved by it. */
+static double scale_start(fctx *f, double *x)
+{
+    double a = -3, b = 3, g = (sqrt(5.0) - 1) / 2;
+    double xs[CF_NTERMS];
+    double c1 = b - g * (b - a), c2 = a + g * (b - a), f1, f2;
+#define AT(s, out) do { for (int j = 0; j < f->nfree; j++) xs[j] = x[j] + (s); (out) = simulate_all(f, xs, NULL); } while (0)
+    AT(c1, f1);
+    AT(c2, f2);
+    while (b - a > 0.01 && !f->failed) {
+        if (f1 < f2) {
+            b = c2; c2 = c1; f2 = f1; c1 = b - g * (b - a); AT(c1, f1);
+        } else {
+            a = c1; c1 = c2; f1 = f2; c2 = a + g * (b - a); AT(c2, f2);
+        }
+    }
+#undef AT
+    double s = (a + b) / 2;
+    for (int j = 0; j < f->nfree; j++) x[j] += s;
+    return s;
+}
+
+/* Nelder-Mead from X (updated to the minimum), restarted from its minimum with a
+ * fresh simplex (initial steps STEP) until a restart gains less than 0.1 % of
+ * the objective (at most NM_RESTARTS): a simplex that collapsed along a valley
+ * (a per-step cost traded against a per-token one) moves on.  MAX_ITER bounds
+ * each start.  Returns 0 or -1 (ERR). */
+static int minimise(fctx *f, double *x, int max_iter, char *err, size_t errlen)
+{
+    size_t n = (size_t) f->nfree;
+    gsl_multimin_function fn = { objective, n, f };
+    gsl_vector *v = gsl_vector_alloc(n), *step = gsl_vector_alloc(n);
+    gsl_multimin_fminimizer *m = gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, n);
+    int rc = -1;
+    if (!v || !step || !m) {
+        errmsg_set(err, errlen, "out of memory");
+        goto out;
+    }
+    double last = INFINITY;
+    for (int start = 0; start < NM_RESTARTS; start++) {
+        for (size_t j = 0; j < n; j++) {
+            gsl_vector_set(v, j, x[j]);
+            gsl_vector_set(step, j, NM_STEP);
+        }
+        gsl_multimin_fminimizer_set(m, &fn, v, step);
+        for (int it = 0; it < max_iter && !f->failed; it++) {
+            if (gsl_multimin_fminimizer_iterate(m) != GSL_SUCCESS) break;
+            if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(m), NM_SIZE) == GSL_SUCCESS) break;
+        }
+        if (f->failed) break;
+        for (size_t j = 0; j < n; j++) x[j] = gsl_vector_get(m->x, j);
+        double now = m->fval;
+        if (!(now < last * (1 - 1e-3))) break;
+        last = now;
+    }
+    if (f->failed) {
+        errmsg_set(err, errlen, "fit observed: %s", f->err);
+        goto out;
+    }
+    rc = 0;
+out:
+    gsl_multimin_fminimizer_free(m);
+    gsl_vector_free(v);
+    gsl_vector_free(step);
+    return rc;
+}
+
+/* Standard errors of the free log-coefficients at X into SE (Gauss-Newton, see
+ * cobsfit.h); NAN when the curvature cannot be inverted. */
+static void uncertainty(fctx *f, const double *x, double *se)
+{
+    int np = f->nfree, m = 0;
+    for (int i = 0; i < f->nr; i++) m += f->r[i].k;
+    size_t rows = (size_t) (m + np);
+    gsl_matrix *J = gsl_matrix_calloc(rows, (size_t) np), *A = gsl_matrix_alloc((size_t) np, (size_t) np);
+    double (*rp)[COBSFIT_NSTATS] = calloc((size_t) f->nr, sizeof *rp), (*rm)[COBSFIT_NSTATS] = calloc((size_t) f->nr, sizeof *rm);
+    for (int j = 0; j < np; j++) se[j] = NAN;
+    if (!J || !A || !rp || !rm) goto out;
+    double xs[CF_NTERMS], chi2 = simulate_all(f, x, NULL);
+    for (int j = 0; j < np; j++) {
+        memcpy(xs, x, sizeof xs);
+        xs[j] = x[j] + FD_STEP;
+        simulate_all(f, xs, rp);
+        xs[j] = x[j] - FD_STEP;
+        simulate_all(f, xs, rm);
+        size_t row = 0;
+        for (int i = 0; i < f->nr; i++)
+            for (int s = 0; s < COBSFIT_NSTATS; s++)
+                if (isfinite(f->r[i].o[s])) gsl_matrix_set(J, row++, (size_t) j, (rp[i][s] - rm[i][s]) / (2 * FD_STEP));
+        gsl_matrix_set(J, (size_t) (m + j), (size_t) j, 1 / PRIOR_SD);
+    }
+    if (f->failed) goto out;
+    gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, J, J, 0.0, A);
+    gsl_error_handler_t *old = gsl_set_error_handler_off();
+    int bad = gsl_linalg_cholesky_decomp1(A) != GSL_SUCCESS || gsl_linalg_cholesky_invert(A) != GSL_SUCCESS;
+    gsl_set_error_handler(old);
+    if (bad) goto out;
+    double s2 = chi2 / (m - np > 1 ? m - np : 1);
+    if (s2 < 1) s2 = 1;
+    for (int j = 0; j < np; j++) se[j] = sqrt(gsl_matrix_get(A, (size_t) j, (size_t) j) * s2);
+out:
+    gsl_matrix_free(J);
+    gsl_matrix_free(A);
+    free(rp);
+    free(rm);
+}
+
+/* Observed statistics and their errors of R. */
+static int observe(frun *r)
+{
+    r->metric[0] = COBS_TTFT;
+    r->metric[1] = r->rep.obs[COBS_TPOT].n > 0 ? COBS_TPOT : COBS_ITL;
+    r->metric[2] = COBS_E2E;
+    r->k = 0;
+    for (int s = 0; s < COBSFIT_NSTATS; s++) {
+        int m = r->metric[s / 2];
+        const cobs_stats *o = &r->rep.obs[m];
+        r->o[s] = NAN;
+        if (o->n == 0) continue;
+        double v = s % 2 ? o->p90 : o->mean;
+        if (!(v > 0)) continue;
+        r->o[s] = v;
+        r->sig[s] = SIGMA;
+        r->k++;
+    }
+    return 0;
+}
+
+/* Signed errors, %, of every run's statistics under the current predictions into E. */
+static void errors_of(const frun *r, double *e)
+{
+    for (int s = 0; s < COBSFIT_NSTATS; s++) {
+        int m = r->metric[s / 2];
+        e[s] = isfinite(r->o[s]) && r->rep.have_pred[m] ? 100 * (stat_of(&r->rep.pred[m], s % 2) / r->o[s] - 1) : NAN;
+    }
+}
+
+/* The roofline's terms as the fitted model's (cobsfit.h): PRIOR receives each. */
+static void roofline_terms(const gpu_spec *g, const char *weights, double *prior)
+{
+    const cost_roofline *d = &cost_roofline_defaults;
+    int w8 = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
+    double peak = w8 && g->fp8_tflops > 0 ? g->fp8_tflops : g->bf16_tflops;
+    double rc = 1000 / (peak * d->compute_eff), rm = 1000 / (g->mem_bw_gbs * d->memory_eff);
+    prior[CF_FIXED] = d->step_overhead_ms;
+    prior[CF_WEIGHTS] = rm;
+    prior[CF_PREFILL] = rc;
+    prior[CF_ATTN] = rc;
+    prior[CF_KV] = rm;
+    prior[CF_DECODE] = rc;
+    prior[CF_AR_BYTES] = g->link_gbs > 0 ? 1000 / g->link_gbs : 0;
+    prior[CF_AR_HOP] = d->allreduce_latency_us * 1e-3;
+    prior[CF_LAUNCH] = d->launch_us_per_layer * 1e-3;
+    prior[CF_SEQ] = 0;
+}
+
+static void close_runs(frun *r, int n)
+{
+    for (int i = 0; i < n; i++) {
+        cobs_prep_close(r[i].prep);
+        cobs_replay_free(&r[i].rep);
+    }
+    free(r);
+}
+
+/* Loads and prepares stored run ID into R (its pool priced by F), and the
+ * roofline's errors on it into START.  Returns 0, 2 or 1 (ERR). */
+static int open_run(sqlite3 *db, int64_t id, const cfitted *f, frun *r, double *start, char *err, size_t errlen)
+{
+    cobs_stored h;
+    cobs_run run;
+    char *text = NULL, e2[2048];
+    memset(&run, 0, sizeof run);
+    r->id = id;
+    int s = cobsdb_load(db, id, &h, &run, &text, err, errlen);
+    if (s != 0) return s == 1 ? 2 : 1;
+    int rc = 0;
+    scenario *sc = scenario_new();
+    if (!sc) rc = 1, errmsg_set(err, errlen, "out of memory");
+    if (!rc && scenario_load_text(sc, h.scenario_path, text, NULL, 0, e2, sizeof e2) != 0) {
+        rc = strstr(e2, "out of memory") ? 1 : 2;
+        errmsg_set(err, errlen, "fit observed: observed run %lld: %s", (long long) id, e2);
+    }
+    if (!rc && (rc = cobs_prep_open(&run, sc, h.srv.pool, db, &r->prep, e2, sizeof e2)) != 0)
+        errmsg_set(err, errlen, "fit observed: observed run %lld: %s", (long long) id, e2);
+    if (!rc && (rc = cobs_replay_observed(&run, &r->rep, err, errlen)) == 0)
+        rc = observe(r);
+    if (!rc && cobs_prep_sim(r->prep, &r->rep, err, errlen) != 0) rc = 1;
+    if (!rc) {
+        errors_of(r, start);
+        const char *w;
+        cobs_prep_model(r->prep, &r->tp, &w);
+        r->nreq = (long) run.nreq;
+        if (ccost_use_fitted(cobs_prep_cost(r->prep), f, "observed") != 0) rc = 1, errmsg_set(err, errlen, "out of memory");
+    }
+    scenario_delete(sc);
+    free(text);
+    cobs_free(&run);
+    return rc;
+}
+
+/* The runs of (MODEL, GPU, WEIGHTS[, TP]): ids into IDS (at most COBSFIT_MAX_RUNS),
+ * with the prompt, batch and context they reach.  Returns the count or -1 (ERR). */
+static int find_runs(sqlite3 *db, const char *model, const gpu_spec *g, const char *weights, int tp, int64_t *ids,
+                     cdb_fit *fit, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT r.id, r.gpu, r.max_batch, r.chunk_tokens, r.n_requests,"
+                           " (SELECT max(input_tokens) FROM calib_observed_req q WHERE q.run_id = r.id),"
+                           " (SELECT max(input_tokens + output_tokens) FROM calib_observed_req q WHERE q.run_id = r.id)"
+                           " FROM calib_observed_run r WHERE r.model = ? AND r.weights = ? AND r.n_requests > 0"
+                           " AND (? = 0 OR r.tp = ?) ORDER BY r.id", -1, &st, NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    sqlite3_bind_text(st, 1, model, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, tp);
+    sqlite3_bind_int(st, 4, tp);
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && n < COBSFIT_MAX_RUNS) {
+        /* The run's GPU as the scenario names it: the same catalog GPU (an alias) counts. */
+        const char *rg = (const char *) sqlite3_column_text(st, 1);
+        gpu_spec q;
+        char e2[256];
+        int same = !strcasecmp(rg, g->name) || (catalog_gpu(db, rg, &q, e2, sizeof e2) == 0 && !strcasecmp(q.name, g->name));
+        if (!same) continue;
+        ids[n++] = sqlite3_column_int64(st, 0);
+        double mb = sqlite3_column_double(st, 2), ck = sqlite3_column_double(st, 3), nq = sqlite3_column_double(st, 4);
+        fit->tok_max = fmax(fit->tok_max, fmax(ck, sqlite3_column_double(st, 5)));
+        fit->seq_max = fmax(fit->seq_max, fmin(mb, nq));
+        fit->ctx_max = fmax(fit->ctx_max, sqlite3_column_double(st, 6));
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+                cobsfit_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cfitted *m = &out->m;
+    gpu_spec g;
+    char e2[512];
+    if (catalog_model(db, model, &m->model, e2, sizeof e2) != 0 || catalog_gpu(db, gpu, &g, e2, sizeof e2) != 0) {
+        errmsg_set(err, errlen, "fit observed: %s", e2);
+        return 2;
+    }
+    if (!weights || !weights[0]) weights = m->model.weights[0] ? m->model.weights : "bf16";
+    m->weight_bytes = catalog_weight_bytes(weights);
+    m->kv_bytes = 2;
+    if (m->weight_bytes <= 0) {
+        errmsg_set(err, errlen, "fit observed: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4)", weights);
+        return 2;
+    }
+    cdb_fit *fit = &m->fit;
+    int n = find_runs(db, m->model.name, &g, weights, tp, out->run, fit, err, errlen);
+    if (n < 0) return 1;
+    if (n == 0) {
+        char tps[32] = "";
+        if (tp > 0) snprintf(tps, sizeof tps, " at tp %d", tp);
+        errmsg_set(err, errlen, "fit observed: no observed request runs of %s on %s (weights %s)%s are stored: import one "
+                   "with latsim calib import observed FILE --scenario S.ini (nothing stored)", m->model.name, g.name, weights, tps);
+        return 2;
+    }
+    out->nruns = n;
+    double prior[CF_NTERMS];
+    roofline_terms(&g, weights, prior);
+    memcpy(m->c, prior, sizeof m->c);
+    frun *r = calloc((size_t) n, sizeof *r);
+    if (!r) {
+        errmsg_set(err, errlen, "out of memory");
+        return 1;
+    }
+    int rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        rc = open_run(db, out->run[i], m, &r[i], out->start_err[i], err, errlen);
+    if (rc) {
+        close_runs(r, n);
+        return rc;
+    }
+    /* Free terms (cobsfit.h): weights only when two TP degrees separate it from the fixed term. */
+    int tps = 0, tpseen[1025] = { 0 };
+    for (int i = 0; i < n; i++)
+        if (r[i].tp >= 1 && r[i].tp <= 1024 && !tpseen[r[i].tp]++) tps++;
+    static const int FREE[] = { CF_FIXED, CF_WEIGHTS, CF_PREFILL, CF_KV, CF_DECODE };
+    fctx f = { .r = r, .nr = n, .skip = -1 };
+    memcpy(f.c, prior, sizeof f.c);
+    for (size_t j = 0; j < sizeof FREE / sizeof FREE[0]; j++)
+        if (FREE[j] != CF_WEIGHTS || tps >= 2) f.fk[f.nfree++] = FREE[j];
+    double x[CF_NTERMS], se[CF_NTERMS];
+    for (int j = 0; j < f.nfree; j++) x[j] = log(prior[f.fk[j]]);
+    out->start_scale = exp(scale_start(&f, x));
+    memcpy(f.x0, x, sizeof f.x0);
+    f.prior = 1;
+    if (f.failed || minimise(&f, x, COBSFIT_MAX_ITER, err, errlen) != 0) {
+        if (f.failed) errmsg_set(err, errlen, "fit observed: %s", f.err);
+        close_runs(r, n);
+        return 1;
+    }
+    uncertainty(&f, x, se);
+    /* Leave one run out: each run predicted by a fit to the others. */
+    double sum = 0, lsum = 0, sl = 0, slo = 0;
+    int cnt = 0, lcnt = 0;
+    for (int i = 0; i < n; i++)
+        for (int s = 0; s < COBSFIT_NSTATS; s++) out->loro[i][s] = NAN;
+    if (n >= 2) {
+        for (int i = 0; i < n && !f.failed; i++) {
+            double xl[CF_NTERMS];
+            memcpy(xl, x, sizeof xl);
+            f.skip = i;
+            if (minimise(&f, xl, COBSFIT_MAX_ITER / 2, err, errlen) != 0) break;
+            fctx one = f;
+            one.skip = -1;
+            one.r = &r[i];
+            one.nr = 1;
+            simulate_all(&one, xl, NULL);
+            f.evals = one.evals;
+            f.failed |= one.failed;
+            errors_of(&r[i], out->loro[i]);
+        }
+        f.skip = -1;
+        if (f.failed) {
+            errmsg_set(err, errlen, "fit observed: %s", f.err);
+            close_runs(r, n);
+            return 1;
+        }
+    }
+    /* The fitted replays' errors, and R2 of the statistics on the log scale. */
+    simulate_all(&f, x, NULL);
+    double lo_mean = 0;
+    int k = 0;
+    for (int i = 0; i < n; i++) {
+        errors_of(&r[i], out->err[i]);
+        for (int s = 0; s < COBSFIT_NSTATS; s++)
+            if (isfinite(r[i].o[s])) lo_mean += log(r[i].o[s]), k++;
+    }
+    lo_mean /= k;
+    for (int i = 0; i < n; i++)
+        for (int s = 0; s < COBSFIT_NSTATS; s++) {
+            if (isfinite(out->err[i][s])) {
+                sum += fabs(out->err[i][s]), cnt++;
+                double d = log1p(out->err[i][s] / 100), t = log(r[i].o[s]) - lo_mean;
+                sl += d * d, slo += t * t;
+            }
+            if (isfinite(out->loro[i][s])) lsum += fabs(out->loro[i][s]), lcnt++;
+        }
+    out->mean_abs = cnt ? sum / cnt : NAN;
+    out->loro_abs = lcnt ? lsum / lcnt : NAN;
+    out->evals = f.evals;
+    /* The model as stored. */
+    snprintf(fit->kind, sizeof fit->kind, "fitted");
+    snprintf(fit->model, sizeof fit->model, "%s", m->model.name);
+    snprintf(fit->gpu, sizeof fit->gpu, "%s", g.name);
+    snprintf(fit->weights, sizeof fit->weights, "%s", weights);
+    snprintf(fit->source, sizeof fit->source, "observed");
+    snprintf(fit->tool, sizeof fit->tool, "%s", tool ? tool : "");
+    size_t len = 0;
+    for (int t = 1; t <= 1024; t++)
+        if (tpseen[t] && len < sizeof fit->tps - 8)
+            len += (size_t) snprintf(fit->tps + len, sizeof fit->tps - len, "%s%d", len ? "," : "", t);
+    long nreq = 0;
+    for (int i = 0; i < n; i++) nreq += r[i].nreq;
+    fit->n_points = (int) nreq;
+    fit->r2 = slo > 0 ? 1 - sl / slo : NAN;
+    fit->mape = n >= 2 ? out->loro_abs : out->mean_abs;
+    fit->folds = n >= 2 ? n : 0;
+    snprintf(fit->note, sizeof fit->note, "replays of %d observed run%s (%ld requests), Nelder-Mead on log-coefficients "
+             "(%d simulations); error %s; held at priors: %sattn, allreduce, launch, seq", n, n > 1 ? "s" : "", nreq,
+             f.evals, n >= 2 ? "leave-one-run-out" : "of the fit itself (one run)", tps >= 2 ? "" : "weights, ");
+    memcpy(m->c, f.c, sizeof m->c);
+    for (int j = 0; j < f.nfree; j++) m->c[f.fk[j]] = exp(x[j]);
+    for (int t = 0; t < CF_NTERMS; t++) {
+        cdb_coef *c = &fit->coef[t];
+        snprintf(c->name, sizeof c->name, "%s", cfitted_term_names[t]);
+        c->value = m->c[t];
+        c->se = 0;
+        snprintf(c->status, sizeof c->status, "%s", t == CF_SEQ ? "bound" : "prior");
+        for (int j = 0; j < f.nfree; j++)
+            if (f.fk[j] == t) {
+                c->se = m->c[t] * se[j];
+                snprintf(c->status, sizeof c->status, "fitted");
+            }
+    }
+    fit->ncoef = CF_NTERMS;
+    close_runs(r, n);
+    if (cdb_save_fit(db, fit, NULL, 0, err, errlen) != 0) return 1;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT INTO calib_fit_observed (fit_id, run_id) VALUES (?,?)", -1, &st, NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, fit->id);
+        sqlite3_bind_int64(st, 2, out->run[i]);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+            sqlite3_finalize(st);
+            return 1;
+        }
+    }
+    sqlite3_finalize(st);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    out->wall_s = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
+    return 0;
+}
+
+static void print_row(FILE *o, const char *label, const double *e)
+{
+    fprintf(o, "  %-22s", label);
+    for (int s = 0; s < COBSFIT_NSTATS; s++)
+        if (isfinite(e[s])) fprintf(o, " %+9.1f%%", e[s]);
+        else fprintf(o, " %10s", "-");
+    fputc('\n', o);
+}
+
+void cobsfit_print(const cobsfit_result *r, FILE *o)
+{
+    fprintf(o, "\nreplay error (predicted / observed - 1) per run and statistic\n  %-22s", "");
+    for (int s = 0; s < COBSFIT_NSTATS; s++) fprintf(o, " %10s", cobsfit_stat_names[s]);
+    fputc('\n', o);
+    for (int i = 0; i < r->nruns; i++) {
+        char lab[64];
+        snprintf(lab, sizeof lab, "run %lld fitted", (long long) r->run[i]);
+        print_row(o, lab, r->err[i]);
+        snprintf(lab, sizeof lab, "run %lld roofline", (long long) r->run[i]);
+        print_row(o, lab, r->start_err[i]);
+        if (r->nruns >= 2) {
+            snprintf(lab, sizeof lab, "run %lld left out", (long long) r->run[i]);
+            print_row(o, lab, r->loro[i]);
+        }
+    }
+    fprintf(o, "mean |error| %.2f %% fitted", r->mean_abs);
+    if (isfinite(r->loro_abs)) fprintf(o, ", %.2f %% leave-one-run-out", r->loro_abs);
+    fprintf(o, "; start: the roofline's terms x %.3g; %d simulations in %.2f s\n", r->start_scale, r->evals, r->wall_s);
+}

@@ -1,0 +1,86 @@
+/* cobsfit.h -- `latsim calib fit observed`: the coefficients of the fitted step
+ * model (cfitted.h) found by replaying stored observed runs (cobsdb.h) with the
+ * simulation in the loop, so that the replays reproduce what was observed.
+ *
+ * Data: every stored request run of (model, GPU, weights) [at TP T], each
+ * prepared once for replay (cobsreplay.h: loaded and resolved once, its pool's
+ * cost model replaced by the candidate coefficients before each simulation).
+ *
+ * Objective, on x = log(coefficient) of the free terms:
+ *   chi2(x) = sum over runs of (6 / K_run) sum over its K_run statistics
+ *             ((predicted / observed - 1) / sigma)^2
+ *           + sum over free terms ((x - x0) / ln 4)^2
+ * The statistics are the mean and P90 of TTFT, TPOT (ITL when TPOT is not
+ * observed) and E2E; sigma = 1 % (a relative error of 1 % counts 1), so that
+ * every run counts once whatever its size.  The second sum is a weak prior (a
+ * factor 10 either way, ln 10) around the start: it keeps the directions the
+ * data cannot see where the start puts them, and does not move the others.
+ *
+ * Start (x0): the roofline's terms (1000 / (peak x compute_eff) ms per TFLOP,
+ * 1000 / (bandwidth x memory_eff) ms per GB, the roofline's fixed overhead),
+ * scaled by one common factor found by a golden-section search on the
+ * objective; then GSL's Nelder-Mead (nmsimplex2), initial steps 0.3 in log,
+ * stopped when the simplex is below 0.001 or after COBSFIT_MAX_ITER iterations.
+ *
+ * Free terms: fixed_ms, prefill_ms_per_tflop, kv_ms_per_gb, decode_ms_per_tflop,
+ * and weights_ms_per_gb when the runs span two TP degrees (at one TP it is a
+ * constant per step, the fixed term's twin).  Held at stated priors (status
+ * "prior"): weights_ms_per_gb (one TP) and attn_ms_per_tflop at the roofline's
+ * rates; allreduce_ms_per_gb at 1000 / link_gbs; allreduce_ms_per_hop at the
+ * roofline's all-reduce latency (allreduce_latency_us, per hop);
+ * launch_ms_per_layer at the roofline's launch_us_per_layer; seq_ms at 0.
+ *
+ * Uncertainty: Gauss-Newton at the optimum, the Jacobian of the weighted
+ * residuals (statistics and prior) by central differences (step 0.05 in log),
+ * covariance (J^T J)^-1 scaled by the reduced chi2 of the statistics
+ * (chi2 / (statistics - free terms)) when above 1, i.e. by the residual
+ * errors when they exceed 1 %; a coefficient's standard error is
+ * c x sqrt(var(log c)).
+ * With two or more runs, each is also predicted by a fit to the others (the
+ * leave-one-run-out error, stored as the model's cross-validated MAPE; with one
+ * run the stored error is the fit's own, and the note says so).
+ */
+#ifndef LATSIM_COBSFIT_H
+#define LATSIM_COBSFIT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sqlite3.h>
+
+#include "cfitted.h"
+
+#define COBSFIT_MAX_RUNS 64
+#define COBSFIT_MAX_ITER 400
+/* The statistics fitted: (TTFT, TPOT, E2E) x (mean, P90). */
+#define COBSFIT_NSTATS 6
+
+extern const char *const cobsfit_stat_names[COBSFIT_NSTATS];
+
+typedef struct cobsfit_result {
+    cfitted m;                /* the fitted model (its fit stored, m.fit.id set) */
+    int nruns;                /* runs fitted */
+    int64_t run[COBSFIT_MAX_RUNS];       /* their ids */
+    double err[COBSFIT_MAX_RUNS][COBSFIT_NSTATS];   /* fitted replay's signed error, % (NAN: not observed) */
+    double start_err[COBSFIT_MAX_RUNS][COBSFIT_NSTATS]; /* the roofline's error, %, on the same run */
+    double loro[COBSFIT_MAX_RUNS][COBSFIT_NSTATS];  /* leave-one-run-out error, % (NAN with one run) */
+    double mean_abs;          /* mean |err| over runs and statistics, % */
+    double loro_abs;          /* mean |loro|, % (NAN with one run) */
+    double start_scale;       /* the common factor on the roofline's terms at the start */
+    int evals;                /* simulations run */
+    double wall_s;            /* wall-clock time of the fit, s */
+} cobsfit_result;
+
+/* Fits the request runs stored for MODEL on GPU (catalog names or aliases),
+ * WEIGHTS (NULL: the model's) and, when TP > 0, that TP; stores the model
+ * (source "observed", its runs in calib_fit_observed) in the caller's
+ * transaction and fills OUT.  Returns 0; 2 on bad input (unknown model or GPU,
+ * no stored run matches, a run that cannot be replayed: ERR one line, nothing
+ * stored); 1 on a runtime failure. */
+int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+                cobsfit_result *out, char *err, size_t errlen);
+
+/* Prints R's errors (per run and statistic, against the roofline's, and left
+ * out) and time to OUT. */
+void cobsfit_print(const cobsfit_result *r, FILE *out);
+
+#endif

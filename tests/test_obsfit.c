@@ -1,0 +1,423 @@
+/* test_obsfit.c -- Criterion tests of `latsim calib fit observed` (calib/cobsfit.h)
+ * and of what a fitted model is then used for.
+ *
+ *   obsfit_roundtrip  requests timed by latsim itself under a known fitted step
+ *                     model (timings with 1 % noise, fixed seed), imported as two
+ *                     generic observed runs, are fitted back: each free
+ *                     coefficient within two of its reported standard errors,
+ *                     and the fitted model's replays within 3 %;
+ *   obsfit_real       the real vLLM RTX 4090 run: imported, fitted, replayed
+ *                     with cost = auto: well below the roofline's error;
+ *   obsfit_bad        no stored run of the model and GPU: one line, exit 2,
+ *                     the database unchanged.
+ * Each case runs ./latsim in a forked child bounded by alarm().
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "tcli.h"
+
+#define REAL "tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl"
+#define REAL_INI "scenarios/replay_vllm_rtx4090.ini"
+
+static void setup(void) { tcli_setup("/tmp/latsim_ofit_", "ofit.db"); }
+
+TestSuite(obsfit_roundtrip, .init = setup, .fini = tcli_teardown);
+TestSuite(obsfit_real, .init = setup, .fini = tcli_teardown);
+TestSuite(obsfit_bad, .init = setup, .fini = tcli_teardown);
+
+static double jnum(const json_t *o, const char *k1, const char *k2, const char *k3)
+{
+    const json_t *v = json_object_get(o, k1);
+    if (k2) v = json_object_get(v, k2);
+    if (k3) v = json_object_get(v, k3);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* A replay's --json, parsed (asserted). */
+static json_t *replay_json(char *const *args)
+{
+    result r = run_argv(120, args);
+    cr_assert_eq(r.rc, 0, "replay: exit %d: %s", r.rc, r.err);
+    json_t *j = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(j, "replay: not JSON: %s", r.out);
+    result_free(&r);
+    return j;
+}
+
+/* predicted / observed - 1 of metrics.M.S. */
+static double rel_err(const json_t *j, const char *m, const char *s)
+{
+    const json_t *x = json_object_get(json_object_get(j, "metrics"), m);
+    return jnum(x, s, "predicted", NULL) / jnum(x, s, "observed", NULL) - 1;
+}
+
+/* One coefficient of stored fit ID: value and standard error. */
+static void coef(const char *path, int id, const char *name, double *v, double *se)
+{
+    sqlite3 *d;
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_open_v2(path, &d, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(d, "SELECT value, se FROM calib_coefs WHERE fit_id = ? AND name = ?", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int(st, 1, id);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "no coefficient %s of fit %d", name, id);
+    *v = sqlite3_column_double(st, 0);
+    *se = sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1);
+    sqlite3_finalize(st);
+    sqlite3_close(d);
+}
+
+static void exec_sql(const char *path, const char *sql)
+{
+    sqlite3 *d;
+    cr_assert_eq(sqlite3_open(path, &d), SQLITE_OK);
+    char *msg = NULL;
+    cr_assert_eq(sqlite3_exec(d, sql, NULL, NULL, &msg), SQLITE_OK, "%s", msg ? msg : "");
+    sqlite3_close(d);
+}
+
+/* ---- round trip ------------------------------------------------------------------ */
+
+/* The known model: its free terms away from the roofline's proportions, its held
+ * terms at the fit's priors (cobsfit.h) for rtx-4090 (165.2 TFLOP/s bf16, 1008
+ * GB/s, 32 GB/s link) and the roofline's defaults (compute_eff 0.6, memory_eff
+ * 0.8, all-reduce 8 us, launch 20 us per layer). */
+#define K_FIXED 2.0
+#define K_PREFILL 5.0
+#define K_KV 3.0
+#define K_DECODE 100.0
+static const char *const FREE_NAMES[] = { "fixed_ms", "prefill_ms_per_tflop", "kv_ms_per_gb", "decode_ms_per_tflop" };
+static const double FREE_TRUE[] = { K_FIXED, K_PREFILL, K_KV, K_DECODE };
+
+static void store_known(void)
+{
+    double rc = 1000 / (165.2 * 0.6), rm = 1000 / (1008 * 0.8);
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "INSERT INTO calib_fits (id, kind, model, gpu, weights, tps, source, n_points, r2, mape, folds, tok_max,"
+             " seq_max, ctx_max, created_at) VALUES (1, 'fitted', 'llama-3.1-8b', 'rtx-4090', 'bf16', '1', 'steps-csv',"
+             " 100, 1, 1, 5, 16384, 256, 16384, '2026-01-01');"
+             "INSERT INTO calib_coefs (fit_id, idx, name, value, se, status) VALUES"
+             " (1,0,'fixed_ms',%.17g,0,'fitted'), (1,1,'weights_ms_per_gb',%.17g,0,'fitted'),"
+             " (1,2,'prefill_ms_per_tflop',%.17g,0,'fitted'), (1,3,'attn_ms_per_tflop',%.17g,0,'fitted'),"
+             " (1,4,'kv_ms_per_gb',%.17g,0,'fitted'), (1,5,'decode_ms_per_tflop',%.17g,0,'fitted'),"
+             " (1,6,'allreduce_ms_per_gb',%.17g,0,'fitted'), (1,7,'allreduce_ms_per_hop',0.008,0,'fitted'),"
+             " (1,8,'launch_ms_per_layer',0.02,0,'fitted'), (1,9,'seq_ms',0,0,'bound');",
+             K_FIXED, rm, K_PREFILL, rc, K_KV, K_DECODE, 1000 / 32.0);
+    exec_sql(db, sql);
+}
+
+/* TTFT and E2E of a lone request of PROMPT/OUTPUT tokens under the known model. */
+static void lone(const char *ini, int prompt, int output, double *ttft, double *e2e)
+{
+    char p[64], o[64];
+    snprintf(p, sizeof p, "workload.prompt_tokens=const(%d)", prompt);
+    snprintf(o, sizeof o, "workload.output_tokens=const(%d)", output);
+    result r = run(60, "run", ini, "--no-store", "--json", "--db", db, "--set", p, "--set", o, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_t *j = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(j);
+    const json_t *lat = json_object_get(j, "latency_ms");
+    *ttft = jnum(lat, "ttft", "mean", NULL);
+    *e2e = jnum(lat, "e2e", "mean", NULL);
+    cr_assert(fabs(jnum(lat, "e2e", "p99", NULL) / *e2e - 1) < 1e-3, "requests overlap");
+    json_decref(j);
+    result_free(&r);
+}
+
+/* A standard normal deviate (Box-Muller on a fixed LCG: the same on every machine). */
+static double gauss(unsigned long long *s)
+{
+    double u[2];
+    for (int i = 0; i < 2; i++) {
+        *s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+        u[i] = ((double) (*s >> 11) + 0.5) / 9007199254740992.0;
+    }
+    return sqrt(-2 * log(u[0])) * cos(2 * M_PI * u[1]);
+}
+
+Test(obsfit_roundtrip, known_model_fitted_back, .timeout = 240)
+{
+    char gen[256], srv[256], runs[2][256];
+    /* The observations' tables, then the known model as fit 1. */
+    write_file("srv.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
+               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
+               "cost = roofline\n", srv, sizeof srv);
+    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    exec_sql(db, "DELETE FROM calib_observed_req; DELETE FROM calib_observed_run;");
+    store_known();
+    write_file("gen.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
+               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
+               "cost = fitted\ncost_id = 1\n", gen, sizeof gen);
+    /* Two runs of lone requests (one every 10 s: each done in well under that),
+     * short prompts and long ones, each with short and long outputs; 1 % noise. */
+    static const int P[2][3] = { { 64, 256, 512 }, { 1024, 2048, 4096 } }, O[2] = { 16, 256 };
+    unsigned long long seed = 12345;
+    for (int k = 0; k < 2; k++) {
+        double t[3][2], e[3][2];
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 2; b++) lone(gen, P[k][a], O[b], &t[a][b], &e[a][b]);
+        char *text = calloc(1, 65536), row[256], name[32];
+        for (int i = 0; i < 60; i++) {
+            int a = i % 3, b = (i / 3) % 2;
+            double tt = t[a][b] * (1 + 0.01 * gauss(&seed)), ee = tt + (e[a][b] - t[a][b]) * (1 + 0.01 * gauss(&seed));
+            snprintf(row, sizeof row, "{\"arrival_s\": %d, \"input_tokens\": %d, \"output_tokens\": %d, \"ttft_ms\": %.10g,"
+                     " \"e2e_ms\": %.10g}\n", 10 * i, P[k][a], O[b], tt, ee);
+            strcat(text, row);
+        }
+        snprintf(name, sizeof name, "obs%d.jsonl", k);
+        write_file(name, text, runs[k], sizeof runs[k]);
+        free(text);
+        r = run_db(60, "calib", "import", "observed", runs[k], "--scenario", srv, NULL);
+        cr_assert_eq(r.rc, 0, "%s", r.err);
+        result_free(&r);
+    }
+    r = run_db(120, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_log_info("%s", r.out);
+    cr_expect(strstr(r.out, "source         observed, 120 requests replayed") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "leave-one-run-out, 2 runs") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "run 1 left out") && strstr(r.out, "run 2 left out"), "%s", r.out);
+    result_free(&r);
+    for (int k = 0; k < 4; k++) {
+        double v, se;
+        coef(db, 2, FREE_NAMES[k], &v, &se);
+        cr_log_info("%s %g +- %g (true %g)", FREE_NAMES[k], v, se, FREE_TRUE[k]);
+        cr_expect(isfinite(se) && se > 0, "%s: standard error %g", FREE_NAMES[k], se);
+        cr_expect(fabs(v - FREE_TRUE[k]) <= 2 * se, "%s: fitted %g +- %g, true %g", FREE_NAMES[k], v, se, FREE_TRUE[k]);
+        /* The terms these runs pin down (the per-step and per-prompt-token costs) are told apart from 0. */
+        if (k < 2) cr_expect(se < 0.5 * v, "%s: %g +- %g is not determined", FREE_NAMES[k], v, se);
+    }
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_fit_observed WHERE fit_id = 2"), 2);
+    /* The known model replays its own observations to within their noise (the
+     * means of 60 values with 1 % noise: 0.13 % standard error). */
+    char known[256];
+    write_file("known.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
+               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
+               "cost = fitted\ncost_id = 1\n", known, sizeof known);
+    for (int k = 0; k < 2; k++) {
+        json_t *j = replay_json((char *[]) { "replay", runs[k], "--scenario", known, "--json", "--db", db, NULL });
+        double e = rel_err(j, "ttft_ms", "mean"), e2 = rel_err(j, "e2e_ms", "mean");
+        cr_expect(fabs(e) < 0.005 && fabs(e2) < 0.005, "known model, run %d: ttft %+.2f %%, e2e %+.2f %%", k, 100 * e, 100 * e2);
+        json_decref(j);
+    }
+    /* The fitted model (cost = fitted, cost_id 2) replays each run within 3 %. */
+    char fitted[256];
+    write_file("fitted.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
+               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
+               "cost = fitted\ncost_id = 2\n", fitted, sizeof fitted);
+    for (int k = 0; k < 2; k++) {
+        json_t *j = replay_json((char *[]) { "replay", runs[k], "--scenario", fitted, "--json", "--db", db, NULL });
+        const char *m[] = { "ttft_ms", "tpot_ms", "e2e_ms" }, *s[] = { "mean", "p90" };
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 2; b++) {
+                double e = rel_err(j, m[a], s[b]);
+                cr_expect(fabs(e) < 0.03, "run %d %s %s: %+.2f %%", k, m[a], s[b], 100 * e);
+            }
+        json_decref(j);
+    }
+}
+
+/* ---- the real run ------------------------------------------------------------------ */
+
+Test(obsfit_real, vllm_rtx4090, .timeout = 120)
+{
+    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx4090", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "for            llama-3.1-8b on rtx-4090, weights bf16, tp 1") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "run 1 roofline") != NULL, "%s", r.out);
+    result_free(&r);
+    /* Replayed with the roofline (the scenario's cost) and with cost = auto, which now finds the fit. */
+    json_t *roof = replay_json((char *[]) { "replay", REAL, "--scenario", REAL_INI, "--json", "--db", db, NULL });
+    /* The same scenario with cost = auto (its trace named by an absolute path). */
+    char *text = slurp_or_fail(REAL_INI, NULL), cwd[512], path[256];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    char *c = strstr(text, "cost             = roofline"), *t = strstr(text, "../tests/");
+    cr_assert(c && t);
+    memcpy(c, "cost = auto              ;", 26);
+    size_t tn = strlen(text) + 1024;
+    char *auto_ini = malloc(tn);
+    snprintf(auto_ini, tn, "%.*s%s/%s", (int) (t - text), text, cwd, t + 3);
+    write_file("auto.ini", auto_ini, path, sizeof path);
+    free(text);
+    free(auto_ini);
+    json_t *fit = replay_json((char *[]) { "replay", REAL, "--scenario", path, "--json", "--db", db, NULL });
+    const char *m[] = { "ttft_ms", "tpot_ms", "e2e_ms" }, *s[] = { "mean", "p90" };
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 2; b++) {
+            double er = rel_err(roof, m[a], s[b]), ef = rel_err(fit, m[a], s[b]);
+            /* The roofline is 25-35 % off on this run; the fit's six statistics are what it fits (4
+             * free terms): each within 5 %, and a fifth of the roofline's error. */
+            cr_expect(fabs(er) > 0.2, "roofline %s %s: %+.1f %%", m[a], s[b], 100 * er);
+            cr_expect(fabs(ef) < 0.05 && fabs(ef) < 0.2 * fabs(er), "fitted %s %s: %+.1f %% (roofline %+.1f %%)",
+                      m[a], s[b], 100 * ef, 100 * er);
+        }
+    json_decref(roof);
+    json_decref(fit);
+    /* calib show and latsim cost name it. */
+    r = run_db(60, "cost", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--tp", "1", "--decode", "32", "--context", "1000", NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "fitted") && strstr(r.out, "observed"), "%s", r.out);
+    result_free(&r);
+}
+
+/* ---- bad input --------------------------------------------------------------------- */
+
+Test(obsfit_bad, no_runs)
+{
+    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    size_t n;
+    char *before = slurp_or_fail(db, &n);
+    r = run_db(60, "calib", "fit", "observed", "--model", "llama-3-70b", "--gpu", "rtx-4090", NULL);
+    expect_one_line(&r, 2, "no observed request runs of llama-3-70b on rtx-4090", "no runs of the model");
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "h100", NULL);
+    expect_one_line(&r, 2, "no observed request runs of llama-3.1-8b on h100", "no runs on the GPU");
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--tp", "2", NULL);
+    expect_one_line(&r, 2, "at tp 2 are stored", "no runs at the TP");
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "observed", "--model", "no-such-model", "--gpu", "rtx-4090", NULL);
+    cr_expect_eq(r.rc, 2);
+    result_free(&r);
+    cr_expect(same_bytes(db, before, n), "the database changed");
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_fits"), 0);
+    free(before);
+}
+
+/* ---- TP interpolation and phases ---------------------------------------------------- */
+
+TestSuite(obsfit_tp, .init = setup, .fini = tcli_teardown);
+
+/* A step time of llama-3-70b on h100 at TP T as a physical server would take it:
+ * a fixed 3 ms, the weights (140 GB at 2.6 TB/s over T GPUs), prompt FLOPs at 400
+ * TFLOP/s, KV reads at 2.6 TB/s, and 2 x 80 all-reduces of 10 us per hop. */
+static double phys_ms(int t, int prefill, int batch, int tokens)
+{
+    double w = 140.0 / 2.6 / t, ar = 160 * 0.010 * (t - 1);
+    if (prefill) return 3 + w + 2 * 70e9 * batch * tokens / t / 400e12 * 1e3 + ar;
+    return 3 + w + batch * (tokens + 1) * 327680.0 / t / 2.6e9 + ar;
+}
+
+static void write_steps(const char *name, const int *tps, int ntp, int decode, char *path, size_t n)
+{
+    char *text = calloc(1, 65536), row[160];
+    strcat(text, "model,gpu,tp,phase,batch_size,tokens,step_ms\n");
+    static const int PB[] = { 1, 4 }, PT[] = { 128, 512, 2048 }, DB[] = { 1, 8, 32 }, DC[] = { 512, 2048 };
+    for (int k = 0; k < ntp; k++) {
+        for (int b = 0; b < 2; b++)
+            for (int i = 0; i < 3; i++) {
+                snprintf(row, sizeof row, "llama-3-70b,h100,%d,prefill,%d,%d,%.9g\n", tps[k], PB[b], PT[i],
+                         phys_ms(tps[k], 1, PB[b], PT[i]));
+                strcat(text, row);
+            }
+        for (int b = 0; decode && b < 3; b++)
+            for (int i = 0; i < 2; i++) {
+                snprintf(row, sizeof row, "llama-3-70b,h100,%d,decode,%d,%d,%.9g\n", tps[k], DB[b], DC[i],
+                         phys_ms(tps[k], 0, DB[b], DC[i]));
+                strcat(text, row);
+            }
+    }
+    write_file(name, text, path, n);
+    free(text);
+}
+
+Test(obsfit_tp, tp_2_and_8_predict_4)
+{
+    char csv[256], ini[256];
+    const int tps[] = { 2, 8 };
+    write_steps("steps.csv", tps, 2, 1, csv, sizeof csv);
+    result r = run_db(60, "calib", "import", "steps", csv, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "--model", "llama-3-70b", "--gpu", "h100", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "allreduce_ms_per_hop") && strstr(r.out, "prior"), "%s", r.out);
+    result_free(&r);
+    /* TP 4, between the measured degrees: predicted, marked interpolated, within 10 % of the
+     * physical server's time (the hop term is at its 8 us prior where the server takes 10 us). */
+    r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "4", "--decode", "32", "--context", "1000", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "fitted") && strstr(r.out, "interpolated"), "%s", r.out);
+    double ms = atof(r.out + strlen("step_ms ")), truth = phys_ms(4, 0, 32, 1000);
+    cr_expect(fabs(ms / truth - 1) < 0.10, "tp 4: predicted %g ms, the server %g ms", ms, truth);
+    result_free(&r);
+    /* auto uses it for a pool at TP 4 rather than the roofline. */
+    write_file("tp4.ini", "[sim]\nrequests = 50\nseed = 1\n[workload]\narrival = poisson\nrate = 1\n"
+               "[pool llm]\nkind = llm\nmodel = llama-3-70b\ngpu = h100\ntp = 4\nreplicas = 1\n", ini, sizeof ini);
+    r = run(60, "run", ini, "--json", "--no-store", "--db", db, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_t *j = json_loads(r.out, 0, NULL);
+    cr_assert_not_null(j);
+    const json_t *cm = json_object_get(json_object_get(json_object_get(j, "pools"), "llm"), "cost_model");
+    cr_expect_str_eq(json_string_value(json_object_get(cm, "kind")), "fitted");
+    cr_expect_eq(json_integer_value(json_object_get(cm, "id")), 1);
+    json_decref(j);
+    result_free(&r);
+}
+
+Test(obsfit_tp, prefill_only_refuses_decode)
+{
+    char csv[256];
+    const int tps[] = { 2, 8 };
+    write_steps("prefill.csv", tps, 2, 0, csv, sizeof csv);
+    result r = run_db(60, "calib", "import", "steps", csv, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "--model", "llama-3-70b", "--gpu", "h100", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    /* A prefill step: priced. */
+    r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "8", "--prefill", "512", "--cost", "fitted", NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    /* A decode step of 32 sequences: refused, not priced from the fixed term. */
+    r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "8", "--decode", "32", "--context", "1000",
+               "--cost", "fitted", NULL);
+    expect_one_line(&r, 2, "was fitted on prefill steps only: it cannot price decode steps", "decode from a prefill-only fit");
+    result_free(&r);
+    /* auto passes over it to the roofline. */
+    r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "8", "--decode", "32", "--context", "1000", NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "roofline") != NULL, "%s", r.out);
+    result_free(&r);
+}
+
+/* A fitted model of another model on this GPU comes before the roofline (auto's second choice). */
+Test(obsfit_tp, auto_carries_another_model)
+{
+    char csv[256];
+    const int tps[] = { 2, 8 };
+    write_steps("steps.csv", tps, 2, 1, csv, sizeof csv);
+    result r = run_db(60, "calib", "import", "steps", csv, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "--model", "llama-3-70b", "--gpu", "h100", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "2", "--decode", "32", "--context", "1000", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "fitted") && strstr(r.out, "carried from llama-3-70b") && strstr(r.out, "extrapolated"), "%s", r.out);
+    result_free(&r);
+    /* Its normalised terms with the 8B's counts: weights 16 GB instead of 140 at the same GB/s. */
+    r = run_db(60, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "2", "--decode", "1", "--context", "100", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    double ms = atof(r.out + strlen("step_ms "));
+    cr_expect(ms > 3 && ms < 12, "8B decode step at tp 2: %g ms", ms);
+    result_free(&r);
+}
