@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/power.h"
 #include "run/scenario.h"
@@ -130,6 +131,56 @@ Test(energy, power_curve_pool)
     char err[1024];
     load_error(ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 0.4:450\n"), err, sizeof err);
     cr_assert(strstr(err, "bad.ini:") == err && strstr(err, "[pool chat] power_curve:") && strstr(err, "increasing"), "%s", err);
+}
+
+/* power_curve = csv(FILE): measured samples (nvidia-smi readings against the
+ * busy share), averaged in bins of 0.05 of utilisation; rows of another GPU
+ * skipped. */
+Test(energy, power_curve_from_measured_samples)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/latsim_energy_%ld.csv", (long) getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("gpu,utilization,watts\n"
+          "test,0.00,60\ntest,0.01,64\n"          /* bin 0: u 0.005, 62 W */
+          "other,0.5,999\n"                        /* another GPU: skipped */
+          "test,0.50,300\ntest,0.52,310\n"        /* bin 10: u 0.51, 305 W */
+          "test,1.0,450\n", f);                    /* bin 20 */
+    fclose(f);
+    power_curve c;
+    char err[1024];
+    cr_assert_eq(power_curve_load(path, NULL, "TEST", &c, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(c.n, 3);
+    cr_assert_float_eq(c.u[0], 0.005, 1e-12);
+    cr_assert_float_eq(c.w[0], 62, 1e-12);
+    cr_assert_float_eq(c.u[1], 0.51, 1e-12);
+    cr_assert_float_eq(c.w[1], 305, 1e-12);
+    cr_assert_float_eq(c.w[2], 450, 1e-12);
+    /* A run with it: E = N T P(u) on the interpolated curve. */
+    char text[4096];
+    snprintf(text, sizeof text, ONE_AT_A_TIME("", "power_curve = csv(%s)\n"), path);
+    sim_result r;
+    simulate(text, 1, &r);
+    double u = r.pools[0].utilization;
+    cr_assert_gt(u, 0.005);
+    cr_assert_lt(u, 0.51);
+    double P = 62 + (305 - 62) * (u - 0.005) / (0.51 - 0.005);
+    cr_assert_float_eq(r.pools[0].energy_j, 6 * r.window_s * P, 1e-9 * r.pools[0].energy_j);
+    sim_result_free(&r);
+    /* Bad samples: the file, line and column. */
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("gpu,utilization,watts\ntest,0.5,300\ntest,45,310\n", f);
+    fclose(f);
+    snprintf(text, sizeof text, ONE_AT_A_TIME("", "power_curve = csv(%s)\n"), path);
+    load_error(text, err, sizeof err);
+    char want[128];
+    snprintf(want, sizeof want, "%s:3: column utilization", path);
+    cr_assert(strstr(err, "[pool chat] power_curve:") && strstr(err, want), "%s", err);
+    cr_assert_neq(power_curve_load(path, NULL, "h100", &c, err, sizeof err), 0);   /* no rows for h100 */
+    cr_assert(strstr(err, "no rows for gpu h100") != NULL, "%s", err);
+    unlink(path);
 }
 
 Test(energy, electricity_cost_is_kwh_pue_price)
