@@ -244,7 +244,7 @@ Test(energy, autoscaled_pool_follows_replica_uptime)
 
 /* ---- plan --objective --------------------------------------------------------- */
 
-static void setup(void) { tcli_setup("/tmp/latsim_energy_", NULL); }
+static void setup(void) { tcli_setup("/tmp/latsim_energy_", "runs.db"); }
 TestSuite(energy_plan, .init = setup, .fini = tcli_teardown);
 
 /* Two GPUs alike but for price and power: "hot" is cheap and draws much,
@@ -286,5 +286,34 @@ Test(energy_plan, objective_energy_picks_the_lowest_power)
     }
     result r = run(60, "plan", path, "--target-rate", "4", "--objective", "watts", "--no-store", NULL);
     expect_one_line(&r, 2, "--objective: expected cost or energy", "plan");
+    result_free(&r);
+}
+
+/* The energy rows reach the table, the JSON and the database (run_stats). */
+Test(energy_plan, rows_in_table_json_and_database)
+{
+    char path[512];
+    write_file("one.ini", ONE_AT_A_TIME("electricity_usd_per_kwh = 0.2\n", ""), path, sizeof path);
+    result r = run_db(60, "run", path, "--json", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    double kwh = json_number_value(json_object_get(j, "energy_kwh"));
+    cr_assert_gt(kwh, 0);
+    cr_assert(json_is_number(json_object_get(j, "joules_per_output_token")));
+    json_t *pool = json_object_get(json_object_get(j, "pools"), "chat");
+    cr_assert_float_eq(json_number_value(json_object_get(pool, "energy_kwh")), kwh, 1e-5 * kwh);
+    cr_assert_float_eq(json_number_value(json_object_get(j, "electricity_usd")), kwh * 0.2, 1e-5 * kwh * 0.2);
+    json_decref(j);
+    result_free(&r);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM run_stats WHERE metric IN ('energy_kwh', 'mean_power_w', "
+                              "'joules_per_output_token', 'joules_per_request', 'electricity_usd') AND scope = ''"), 5);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM run_stats WHERE metric IN ('energy_kwh', 'mean_power_w', "
+                              "'electricity_usd') AND scope = 'chat'"), 3);
+    r = run(60, "run", path, "--no-store", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "energy_kwh") && strstr(r.out, "joules_per_output_token") && strstr(r.out, "electricity_usd"),
+              "%s", r.out);
     result_free(&r);
 }
