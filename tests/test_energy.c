@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/power.h"
 #include "run/scenario.h"
@@ -132,6 +133,56 @@ Test(energy, power_curve_pool)
     cr_assert(strstr(err, "bad.ini:") == err && strstr(err, "[pool chat] power_curve:") && strstr(err, "increasing"), "%s", err);
 }
 
+/* power_curve = csv(FILE): measured samples (nvidia-smi readings against the
+ * busy share), averaged in bins of 0.05 of utilisation; rows of another GPU
+ * skipped. */
+Test(energy, power_curve_from_measured_samples)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/latsim_energy_%ld.csv", (long) getpid());
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("gpu,utilization,watts\n"
+          "test,0.00,60\ntest,0.01,64\n"          /* bin 0: u 0.005, 62 W */
+          "other,0.5,999\n"                        /* another GPU: skipped */
+          "test,0.50,300\ntest,0.52,310\n"        /* bin 10: u 0.51, 305 W */
+          "test,1.0,450\n", f);                    /* bin 20 */
+    fclose(f);
+    power_curve c;
+    char err[1024];
+    cr_assert_eq(power_curve_load(path, NULL, "TEST", &c, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(c.n, 3);
+    cr_assert_float_eq(c.u[0], 0.005, 1e-12);
+    cr_assert_float_eq(c.w[0], 62, 1e-12);
+    cr_assert_float_eq(c.u[1], 0.51, 1e-12);
+    cr_assert_float_eq(c.w[1], 305, 1e-12);
+    cr_assert_float_eq(c.w[2], 450, 1e-12);
+    /* A run with it: E = N T P(u) on the interpolated curve. */
+    char text[4096];
+    snprintf(text, sizeof text, ONE_AT_A_TIME("", "power_curve = csv(%s)\n"), path);
+    sim_result r;
+    simulate(text, 1, &r);
+    double u = r.pools[0].utilization;
+    cr_assert_gt(u, 0.005);
+    cr_assert_lt(u, 0.51);
+    double P = 62 + (305 - 62) * (u - 0.005) / (0.51 - 0.005);
+    cr_assert_float_eq(r.pools[0].energy_j, 6 * r.window_s * P, 1e-9 * r.pools[0].energy_j);
+    sim_result_free(&r);
+    /* Bad samples: the file, line and column. */
+    f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("gpu,utilization,watts\ntest,0.5,300\ntest,45,310\n", f);
+    fclose(f);
+    snprintf(text, sizeof text, ONE_AT_A_TIME("", "power_curve = csv(%s)\n"), path);
+    load_error(text, err, sizeof err);
+    char want[128];
+    snprintf(want, sizeof want, "%s:3: column utilization", path);
+    cr_assert(strstr(err, "[pool chat] power_curve:") && strstr(err, want), "%s", err);
+    cr_assert_neq(power_curve_load(path, NULL, "h100", &c, err, sizeof err), 0);   /* no rows for h100 */
+    cr_assert(strstr(err, "no rows for gpu h100") != NULL, "%s", err);
+    unlink(path);
+}
+
 Test(energy, electricity_cost_is_kwh_pue_price)
 {
     sim_result a, b;
@@ -193,7 +244,7 @@ Test(energy, autoscaled_pool_follows_replica_uptime)
 
 /* ---- plan --objective --------------------------------------------------------- */
 
-static void setup(void) { tcli_setup("/tmp/latsim_energy_", NULL); }
+static void setup(void) { tcli_setup("/tmp/latsim_energy_", "runs.db"); }
 TestSuite(energy_plan, .init = setup, .fini = tcli_teardown);
 
 /* Two GPUs alike but for price and power: "hot" is cheap and draws much,
@@ -235,5 +286,34 @@ Test(energy_plan, objective_energy_picks_the_lowest_power)
     }
     result r = run(60, "plan", path, "--target-rate", "4", "--objective", "watts", "--no-store", NULL);
     expect_one_line(&r, 2, "--objective: expected cost or energy", "plan");
+    result_free(&r);
+}
+
+/* The energy rows reach the table, the JSON and the database (run_stats). */
+Test(energy_plan, rows_in_table_json_and_database)
+{
+    char path[512];
+    write_file("one.ini", ONE_AT_A_TIME("electricity_usd_per_kwh = 0.2\n", ""), path, sizeof path);
+    result r = run_db(60, "run", path, "--json", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_error_t e;
+    json_t *j = json_loads(r.out, 0, &e);
+    cr_assert_not_null(j, "%s", e.text);
+    double kwh = json_number_value(json_object_get(j, "energy_kwh"));
+    cr_assert_gt(kwh, 0);
+    cr_assert(json_is_number(json_object_get(j, "joules_per_output_token")));
+    json_t *pool = json_object_get(json_object_get(j, "pools"), "chat");
+    cr_assert_float_eq(json_number_value(json_object_get(pool, "energy_kwh")), kwh, 1e-5 * kwh);
+    cr_assert_float_eq(json_number_value(json_object_get(j, "electricity_usd")), kwh * 0.2, 1e-5 * kwh * 0.2);
+    json_decref(j);
+    result_free(&r);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM run_stats WHERE metric IN ('energy_kwh', 'mean_power_w', "
+                              "'joules_per_output_token', 'joules_per_request', 'electricity_usd') AND scope = ''"), 5);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM run_stats WHERE metric IN ('energy_kwh', 'mean_power_w', "
+                              "'electricity_usd') AND scope = 'chat'"), 3);
+    r = run(60, "run", path, "--no-store", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "energy_kwh") && strstr(r.out, "joules_per_output_token") && strstr(r.out, "electricity_usd"),
+              "%s", r.out);
     result_free(&r);
 }

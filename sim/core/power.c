@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include "core/csvread.h"
 #include "core/power.h"
 #include "engine/errmsg.h"
 
@@ -67,4 +69,64 @@ double power_energy_j(const gpu_spec *g, const power_curve *c, int n_gpu, double
     if (!(c && c->n > 0))   /* linear: summed exactly, without the division */
         return n_gpu * (g->idle_w * powered_s + (g->max_w - g->idle_w) * (busy_s < powered_s ? busy_s : powered_s));
     return n_gpu * powered_s * power_at(g, c, busy_s / powered_s);
+}
+
+#define POWER_BINS 21         /* utilisation bins of 0.05 centred on 0, 0.05, ..., 1 */
+
+typedef struct load_ctx {
+    const char *gpu;          /* the pool's GPU */
+    int cu, cw, cg;           /* columns: utilization, watts, gpu (-1: none) */
+    double su[POWER_BINS], sw[POWER_BINS];   /* sums per bin */
+    long n[POWER_BINS];       /* samples per bin */
+    long rows;                /* rows of GPU */
+} load_ctx;
+
+static int load_header(void *vctx, const csvread_row *row, char *err, size_t errlen)
+{
+    load_ctx *c = vctx;
+    if ((c->cu = csvread_need_col(row, "utilization", err, errlen)) < 0) return -1;
+    if ((c->cw = csvread_need_col(row, "watts", err, errlen)) < 0) return -1;
+    c->cg = csvread_col(row, "gpu");
+    return 0;
+}
+
+static int load_row(void *vctx, const csvread_row *row, char *err, size_t errlen)
+{
+    load_ctx *c = vctx;
+    if (c->cg >= 0 && strcasecmp(row->field[c->cg], c->gpu)) return 0;
+    double u, w;
+    if (csvread_real(row->field[c->cu], &u) || !(u >= 0 && u <= 1))
+        return csvread_fail(row, row->line, err, errlen, "column utilization: '%s' is not a busy share in [0, 1]", row->field[c->cu]);
+    if (csvread_real(row->field[c->cw], &w) || !(w >= 0))
+        return csvread_fail(row, row->line, err, errlen, "column watts: '%s' is not a power >= 0 W", row->field[c->cw]);
+    int b = (int) floor(u * (POWER_BINS - 1) + 0.5);
+    c->su[b] += u;
+    c->sw[b] += w;
+    c->n[b]++;
+    c->rows++;
+    return 0;
+}
+
+int power_curve_load(const char *path, const char *dir, const char *gpu, power_curve *c, char *err, size_t errlen)
+{
+    char full[4096];
+    if (path[0] != '/' && dir && dir[0]) snprintf(full, sizeof full, "%s/%s", dir, path);
+    else snprintf(full, sizeof full, "%s", path);
+    load_ctx x = { .gpu = gpu, .cg = -1 };
+    if (csvread_file(full, load_header, load_row, &x, err, errlen) != 0) return -1;
+    if (x.rows == 0) {
+        errmsg_set(err, errlen, "%s: no rows%s%s (columns utilization, watts%s)", full, x.cg >= 0 ? " for gpu " : "",
+                   x.cg >= 0 ? gpu : "", x.cg >= 0 ? ", gpu" : "");
+        return -1;
+    }
+    memset(c, 0, sizeof *c);
+    for (int b = 0; b < POWER_BINS; b++)
+        if (x.n[b] > 0) {
+            double u = x.su[b] / (double) x.n[b];
+            if (c->n > 0 && !(u > c->u[c->n - 1])) u = nextafter(c->u[c->n - 1], 2);   /* bins are ordered */
+            c->u[c->n] = u;
+            c->w[c->n] = x.sw[b] / (double) x.n[b];
+            c->n++;
+        }
+    return 0;
 }

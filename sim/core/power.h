@@ -28,6 +28,16 @@ typedef struct power_curve {
  * increasing, negative watts, too many points). */
 int power_curve_parse(const char *text, power_curve *c, char *err, size_t errlen);
 
+/* Reads measured points from the CSV file PATH (relative to DIR unless
+ * absolute; DIR NULL or "": as given) into C: columns `utilization` (busy
+ * share, 0..1) and `watts` (board power of one GPU, W), and optionally `gpu`
+ * (rows naming another GPU than GPU, case-insensitively, are skipped).  The
+ * samples are averaged in bins of utilisation 0.05 wide (mean utilisation,
+ * mean watts per bin that has samples), which become the curve's points.
+ * Returns 0, or -1 with "PATH:LINE: message" in ERR (a missing column, a cell
+ * out of range, no rows for GPU). */
+int power_curve_load(const char *path, const char *dir, const char *gpu, power_curve *c, char *err, size_t errlen);
+
 /* Watts one GPU G draws at busy share U (clamped to [0, 1]): C's curve when it
  * has points, else the linear model.  Returns NAN when neither is known
  * (no curve and G's max_w is 0). */

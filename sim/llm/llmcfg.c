@@ -36,7 +36,7 @@ const scn_key llm_keys[] = {
     { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two, least_kv, prefix_affinity) over per-replica queues" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
-    { "power_curve", "linear", "board power per GPU against busy share, \"u:w, u:w, ...\" (W, interpolated linearly; default: the GPU's idle_w + (max_w - idle_w) x busy share)" },
+    { "power_curve", "linear", "board power per GPU against busy share: \"u:w, u:w, ...\" (W, interpolated linearly), or csv(FILE) of measured samples (columns utilization 0..1, watts, optional gpu; averaged in bins of 0.05); default: the GPU's idle_w + (max_w - idle_w) x busy share" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { "step_time_scale", "1", "factor on every step time the cost model gives (a what-if: plan reruns its search at 0.8 and 1.2)" },
     { NULL, NULL, NULL },
@@ -100,9 +100,15 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         return scn_fail(x, sec, "routing", "complexity routes between two models: use a router with two next pools");
 
     if (scn_value(x, sec, "power_curve")) {
-        char pc[1024], msg[256];
+        char pc[1024], msg[1024];
         if (scn_str(x, sec, "power_curve", "", pc, sizeof pc)) return -1;
-        if (strcmp(pc, "linear") && power_curve_parse(pc, &l->power, msg, sizeof msg))
+        size_t n = strlen(pc);
+        if (!strncmp(pc, "csv(", 4) && n > 5 && pc[n - 1] == ')') {   /* measured samples (power.h) */
+            char file[1024];
+            snprintf(file, sizeof file, "%.*s", (int) (n - 5), pc + 4);
+            if (power_curve_load(file, x->raw->dir, l->gpu_name, &l->power, msg, sizeof msg))
+                return scn_fail(x, sec, "power_curve", "%s", msg);
+        } else if (strcmp(pc, "linear") && power_curve_parse(pc, &l->power, msg, sizeof msg))
             return scn_fail(x, sec, "power_curve", "%s", msg);
     }
     /* The other models' keys may stay in the file (ignored), so --set can switch. */
