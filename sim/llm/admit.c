@@ -83,6 +83,15 @@ void rep_preempt_newest(replica *R)
         r->generated = (int32_t) (r->output - (r->finish_step - s + 1));
         r->last_token = evq_now(P->st.q);   /* its last token came at the end of the step just done */
         rep_decode_leave(R, r);
+        if (r->pd == 2) {                    /* joined after a KV transfer and not yet stepped: recomputed here */
+            for (int i = 0; i < R->njoined; i++)
+                if (R->joined[i] == r) {
+                    R->joined[i] = R->joined[--R->njoined];
+                    break;
+                }
+            r->pd = 0;
+            r->last_token = r->first_token;  /* its last token is still the prefill pool's */
+        }
     }
     rep_release_blocks(R, r, r->blocks);
     r->blocks = 0;

@@ -36,6 +36,11 @@ const scn_key llm_keys[] = {
     { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two, least_kv, prefix_affinity) over per-replica queues" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
+    { "role", "both", "disaggregated serving: both (prefill and decode here) | prefill (prefill and first token, then next = the decode pool or a router over several) | decode (takes prefilled requests once their KV has crossed the link)" },
+    { "kv_link", "ib-ndr", "role = decode: the link the prompts' KV arrives over, a preset: nvlink (450 GB/s, 0.001 ms) | ib-ndr (50 GB/s, 0.002 ms) | 100gbe (12.5 GB/s, 0.01 ms)" },
+    { "kv_link_gbs", "preset's", "role = decode: KV link bandwidth between a prefill and a decode replica, GB/s (overrides kv_link's)" },
+    { "kv_link_latency_ms", "preset's", "role = decode: fixed latency of each KV transfer, ms (overrides kv_link's)" },
+    { "kv_link_streams", "4", "role = decode: transfers in flight at once, sharing the bandwidth equally; later ones wait FIFO" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { NULL, NULL, NULL },
 };
@@ -92,6 +97,25 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         llm_sched_names_with(LLM_SCHED_PREFIX_CACHE, names, sizeof names);
         return scn_fail(x, sec, "prefix_cache", "needs an iteration-level scheduler (%s), not %s", names,
                         llm_sched_name(l->sched));
+    }
+    if (scn_enum(x, sec, "role", "both|prefill|decode", 0, &l->role)) return -1;
+    if (l->role != LLM_ROLE_BOTH && !(l->sched->flags & LLM_SCHED_PREFIX_CACHE))
+        return scn_fail(x, sec, "role", "disaggregated serving needs an iteration-level scheduler (continuous, chunked), not %s",
+                        llm_sched_name(l->sched));
+    if (l->role == LLM_ROLE_DECODE && l->prefix_cache)
+        return scn_fail(x, sec, "prefix_cache", "a role = decode pool receives each prompt's KV: its prefix cache is the prefill pool's");
+    {
+        /* Link presets: NVLink 4 on H100 (450 GB/s per direction), InfiniBand NDR
+         * (400 Gb/s = 50 GB/s), 100 GbE (12.5 GB/s); docs/llm.md cites them. */
+        static const double GBS[] = { 450.0, 50.0, 12.5 }, LAT[] = { 0.001, 0.002, 0.01 };
+        static const char *const LINK_KEYS[] = { "kv_link", "kv_link_gbs", "kv_link_latency_ms", "kv_link_streams" };
+        for (int i = 0; l->role != LLM_ROLE_DECODE && i < 4; i++)
+            if (scn_value(x, sec, LINK_KEYS[i]))
+                return scn_fail(x, sec, LINK_KEYS[i], "only for role = decode pools (the link their KV arrives over)");
+        if (scn_enum(x, sec, "kv_link", "nvlink|ib-ndr|100gbe", 1, &k)) return -1;
+        if (scn_num(x, sec, "kv_link_gbs", GBS[k], 0, 1, 1e9, &l->kv_link_gbs)) return -1;
+        if (scn_num(x, sec, "kv_link_latency_ms", LAT[k], 0, 0, 1e9, &l->kv_link_latency_ms)) return -1;
+        if (scn_int(x, sec, "kv_link_streams", 4, 1, 1 << 20, &l->kv_link_streams)) return -1;
     }
     if (l->routing && !strcmp(l->routing->name, "complexity"))
         return scn_fail(x, sec, "routing", "complexity routes between two models: use a router with two next pools");
@@ -302,6 +326,15 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     if (llm_derive(l, s, &key, msg, sizeof msg) != 0) {
         if (!strncmp(key, "workload.", 9)) return scn_fail(x, "workload", key + 9, "%s", msg);
         return scn_fail(x, sec, key, "%s", msg);
+    }
+    if (l->role == LLM_ROLE_PREFILL && p->nnext == 0)
+        return scn_fail(x, sec, "role", "a role = prefill pool needs next = its decode pool (or a router over several)");
+    {
+        /* What crosses the KV link per prompt token: every layer's K and V, all KV heads (or the MLA latent). */
+        llm_cfg whole = *l;
+        whole.tp = 1;
+        whole.pp = 1;
+        l->kv_bytes_token = llm_kv_bytes_per_token(&whole);
     }
     if (l->prefix_cache) {
         l->prefix_id_tokens = s->hash_block_tokens > 0 ? s->hash_block_tokens : 512;

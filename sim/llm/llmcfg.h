@@ -47,7 +47,16 @@ typedef struct llm_cfg {
     int ep;                   /* expert-parallel degree within a stage, divides tp, >= 1 */
     int pp_microbatches;      /* micro-batches a step is split into across the stages, >= 1 */
     double expert_imbalance;  /* busiest EP rank's routed load over the mean, >= 1 */
+    /* Disaggregated prefill and decode (kvlink.c) */
+    int role;                 /* LLM_ROLE_*: colocated (both phases), prefill or decode */
+    double kv_link_gbs;       /* decode pools: KV transfer link bandwidth, GB/s (1e9 bytes/s) */
+    double kv_link_latency_ms;/* decode pools: latency added to each transfer, ms */
+    int kv_link_streams;      /* decode pools: transfers sharing the link at once (the others wait, FIFO), >= 1 */
+    double kv_bytes_token;    /* KV bytes per token of the whole model (all layers and KV heads), bytes */
 } llm_cfg;
+
+/* An LLM pool's part in disaggregated serving (`role`). */
+enum { LLM_ROLE_BOTH = 0, LLM_ROLE_PREFILL = 1, LLM_ROLE_DECODE = 2 };
 
 /* GPUs of one replica of L: tp x pp. */
 static inline int llm_gpus_per_replica(const llm_cfg *l) { return l->tp * (l->pp > 1 ? l->pp : 1); }

@@ -90,7 +90,43 @@ typedef struct replica {
     uint64_t since;           /* requests it finished since it last came up (cold factor) */
     int slow;                 /* 1: one of the slow replicas (slow_fraction) */
     simtime_t paused_to;      /* end of its pause in progress, ns (0: none): a step begun before it waits */
+    /* role = decode (kvlink.c) */
+    int nxfer;                /* sequences whose KV is on its way here (reserved, not yet running) */
+    int64_t xfer_blocks;      /* KV blocks reserved for them */
+    request **ready;          /* of those, the ones whose KV has arrived: they join at the next plan */
+    int nready;
+    request **joined;         /* sequences that joined the decodes in the step in flight (their first
+                                 inter-token gap is since their first token, in the prefill pool) */
+    int njoined;
 } replica;
+
+/* The KV link of a role = decode pool (kvlink.c): transfers in flight share its
+ * bandwidth equally (processor sharing), at most kv_link_streams at once; the
+ * others wait in FIFO order. */
+typedef struct kv_xfer {
+    request *r;               /* the sequence whose prompt KV is crossing */
+    double rem;               /* bytes still to send */
+} kv_xfer;
+
+typedef struct kv_link {
+    double bpns;              /* bandwidth, bytes per ns */
+    simtime_t lat;            /* latency added to each transfer, ns */
+    int streams;              /* most transfers in flight at once */
+    kv_xfer *act;             /* the transfers in flight */
+    int nact;
+    request *wait_head;       /* waiting for a stream, FIFO (linked through request.next) */
+    request *wait_tail;
+    simtime_t last;           /* when the in-flight transfers' rem were last brought up to date, ns */
+    evq_id ev;                /* the next transfer-end event, or 0 */
+    /* measured window */
+    double busy_ns;           /* time with a transfer in flight, ns */
+    uint64_t n;               /* measured transfers arrived */
+    double sum_ms;            /* their kvx_ns, ms */
+    double max_ms;            /* the longest, ms */
+    uint64_t nstart;          /* measured transfers started */
+    double wait_ms;           /* their waits for a stream, ms */
+    double bytes;             /* their bytes */
+} kv_link;
 
 struct llm {
     station st;               /* common part; must be first */
@@ -141,6 +177,7 @@ struct llm {
     double pfx_found;         /* prompt tokens found cached: min(prompt, hit ids x id tokens) */
     double pfx_skipped;       /* prompt tokens not prefilled (at least the last one always is) */
     double pfx_saved_ms;      /* isolated-prefill time of the skipped tokens (cost model), ms */
+    kv_link link;             /* role = decode: the link prompts' KV arrives over */
 };
 
 /* ---- small helpers every file uses -------------------------------------------- */
@@ -276,6 +313,21 @@ uint32_t llm_prefix_match(const station *st, const request *r, simtime_t visible
 void rep_snap(const replica *R, station_snap *out);
 /* A timeout took a request out of a replica's own queue Q (squeue.timed_out). */
 void rep_own_timed_out(squeue *q);
+
+/* ---- kvlink.c: disaggregated prefill and decode --------------------------------- */
+
+/* role = decode: r, prefilled elsewhere and at the head of R's queue, is
+ * dequeued; BLOCKS KV blocks are reserved for it and its prompt's KV starts
+ * across the link (or waits for a stream); when it has arrived, r is on
+ * R->ready and R is woken. */
+void rep_kv_reserve(replica *R, request *r, int64_t blocks);
+/* Starts R's sequences whose KV has arrived decoding in step R->steps (at the
+ * top of its plan). */
+void rep_kv_join(replica *R);
+/* Allocates P's link (role = decode).  Returns 0 or -1 (out of memory). */
+int llm_link_init(llm *P);
+/* Brings the link's busy time up to now (window close). */
+void llm_link_account(llm *P);
 
 /* ---- units.c: replicas as fleet units ------------------------------------------- */
 

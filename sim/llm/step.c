@@ -40,6 +40,7 @@ int rep_sane(const replica *R, int planned)
     } else {
         /* With a prefix cache, content blocks are shared: count each sequence's
          * anonymous blocks here, and let the cache check the rest. */
+        held += R->xfer_blocks;     /* role = decode: reserved for KV on its way */
         for (int i = 0; i < R->npf; i++) held += R->pf[i]->blocks - content_blocks(P, R->pf[i]);
         for (int i = 0; i < R->ndec; i++)
             held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
