@@ -19,7 +19,7 @@ struct tseries;                     /* latsim/tseries.h */
 
 typedef struct pool_result pool_result;
 
-#define POOL_MAX_METRICS 48
+#define POOL_MAX_METRICS 64
 
 /* One kind-specific result of a pool, e.g. an LLM pool's "steps". */
 typedef struct pool_metric {

@@ -25,6 +25,11 @@ void rep_admit(replica *R, request *r, int64_t blocks)
         int64_t n = rep_prompt_ids(P, r, &last);
         r->pfx_h = n > 0 ? malloc((size_t) n * sizeof *r->pfx_h) : NULL;
         prefix_clock(R->pc, evq_now(P->st.q));
+        /* Offload tiers: the leading run past the GPU's, loaded back (looked up before
+         * the acquire, whose evictions go to the tiers). */
+        uint32_t run = 0;
+        if ((R->tier[LLM_TIER_CPU] || R->tier[LLM_TIER_SSD]) && n > 0 && r->pfx_h)
+            run = rep_offload_find(R, r, n, last, prefix_match(R->pc, P->ids, (uint32_t) n));
         if ((n > 0 && !r->pfx_h) || n < 0 ||
             prefix_acquire_cost(R->pc, P->ids, (uint32_t) (n > 0 ? n : 0), last, r->pfx_h, &hit) != 0) {
             P->st.sink->oom(P->st.sink->ctx);
@@ -41,7 +46,9 @@ void rep_admit(replica *R, request *r, int64_t blocks)
         /* A hit skips the prefill of its cached prefix, all but the last token (vLLM). */
         int64_t found = (int64_t) hit * P->cfg->prefix_id_tokens;
         if (found > r->prompt) found = r->prompt;
-        int64_t skip = found < r->prefill_len - 1 ? found : r->prefill_len - 1;
+        int64_t all = run > hit ? (int64_t) run * P->cfg->prefix_id_tokens : found;   /* with the tiers' */
+        if (all > r->prompt) all = r->prompt;
+        int64_t skip = all < r->prefill_len - 1 ? all : r->prefill_len - 1;
         r->prefilled = (int32_t) skip;
         if (r->measured && !r->pfx_seen) {
             r->pfx_seen = 1;

@@ -24,6 +24,7 @@ static void window_open(station *st)
     P->flops = P->bytes = 0;
     P->preemptions = 0;
     P->truncated = 0;
+    P->off_stored[0] = P->off_stored[1] = 0;
     if (P->link.act) {
         llm_link_account(P);
         kv_link *k = &P->link;
@@ -111,6 +112,28 @@ static int report(station *st, pool_result *out)
         rc |= pool_result_add(out, "prefix_evictions", (double) ev);
         if (rc) return -1;
     }
+    if (L->tier[LLM_TIER_CPU].on || L->tier[LLM_TIER_SSD].on) {
+        /* Names are kept by pointer (result.h): static strings. */
+        static const char *const M[LLM_TIERS][4] = {
+            { "kv_offload_cpu_hit_rate", "kv_offload_cpu_request_hit_rate", "kv_offload_cpu_stored", "kv_offload_cpu_blocks" },
+            { "kv_offload_ssd_hit_rate", "kv_offload_ssd_request_hit_rate", "kv_offload_ssd_stored", "kv_offload_ssd_blocks" } };
+        double pr = P->pfx_prompt > 0 ? P->pfx_prompt : NAN;
+        double tot = P->off_gpu_tokens;
+        int rc = 0;
+        for (int t = 0; t < LLM_TIERS; t++) {
+            if (!L->tier[t].on) continue;
+            tot += P->off_tokens[t];
+            rc |= pool_result_add(out, M[t][0], P->off_tokens[t] / pr);
+            rc |= pool_result_add(out, M[t][1], (double) P->off_requests[t] / (P->pfx_requests ? (double) P->pfx_requests : NAN));
+            rc |= pool_result_add(out, M[t][2], (double) P->off_stored[t]);
+            rc |= pool_result_add(out, M[t][3], (double) L->tier[t].blocks);
+        }
+        rc |= pool_result_add(out, "kv_offload_gpu_hit_rate", P->off_gpu_tokens / pr);
+        rc |= pool_result_add(out, "kv_offload_total_hit_rate", tot / pr);
+        rc |= pool_result_add(out, "kv_loads", (double) P->off_loads);
+        rc |= pool_result_add(out, "kv_load_ms", P->off_loads ? P->off_load_ms / (double) P->off_loads : NAN);
+        if (rc) return -1;
+    }
     if (L->role != LLM_ROLE_BOTH &&
         pool_result_add_name(out, "role", L->role == LLM_ROLE_PREFILL ? "prefill" : "decode")) return -1;
     if (L->role == LLM_ROLE_DECODE) {
@@ -177,6 +200,7 @@ static void destroy(station *st)
         free(P->r[i].joined);
     }
     free(P->link.act);
+    llm_offload_free(P);
     fleet_free(P->fl);
     free(P->ids);
     free(P->r);
@@ -328,6 +352,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
             goto fail;
     }
     if (L->role == LLM_ROLE_DECODE && llm_link_init(P) != 0) goto fail;
+    if ((L->tier[LLM_TIER_CPU].on || L->tier[LLM_TIER_SSD].on) && llm_offload_init(P) != 0) goto fail;
     for (int i = 0; P->ix_key != ROUTE_KEY_NONE && i < P->nrep; i++) {
         station_snap s;
         rep_snap(&P->r[i], &s);

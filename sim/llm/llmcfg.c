@@ -41,6 +41,14 @@ const scn_key llm_keys[] = {
     { "kv_link_gbs", "preset's", "role = decode: KV link bandwidth between a prefill and a decode replica, GB/s (overrides kv_link's)" },
     { "kv_link_latency_ms", "preset's", "role = decode: fixed latency of each KV transfer, ms (overrides kv_link's)" },
     { "kv_link_streams", "4", "role = decode: transfers in flight at once, sharing the bandwidth equally; later ones wait FIFO" },
+    { "kv_offload", "none", "prefix_cache = yes: where KV blocks evicted from the GPU go, to be loaded back on a later hit: none | cpu | ssd | cpu,ssd (the CPU tier's evictions go to the SSD)" },
+    { "kv_offload_cpu_gib", "64", "kv_offload: the CPU tier's capacity per replica (per pool when shared), GiB" },
+    { "kv_offload_cpu_gbs", "25", "kv_offload: CPU -> GPU load bandwidth, GB/s (PCIe 5.0 x16: 64 GB/s peak)" },
+    { "kv_offload_cpu_latency_ms", "0.01", "kv_offload: fixed latency of a load from the CPU tier, ms" },
+    { "kv_offload_ssd_gib", "1024", "kv_offload: the SSD tier's capacity per replica (per pool when shared), GiB" },
+    { "kv_offload_ssd_gbs", "6", "kv_offload: SSD -> GPU load bandwidth, GB/s (a PCIe 4.0 NVMe drive: 7 GB/s sequential read)" },
+    { "kv_offload_ssd_latency_ms", "0.1", "kv_offload: fixed latency of a load from the SSD tier, ms" },
+    { "kv_offload_shared", "no", "kv_offload: yes: the pool's replicas share one set of tiers (LMCache-style), no: each replica has its own" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { NULL, NULL, NULL },
 };
@@ -97,6 +105,27 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         llm_sched_names_with(LLM_SCHED_PREFIX_CACHE, names, sizeof names);
         return scn_fail(x, sec, "prefix_cache", "needs an iteration-level scheduler (%s), not %s", names,
                         llm_sched_name(l->sched));
+    }
+    if (scn_enum(x, sec, "kv_offload", "none|cpu|ssd|cpu,ssd", 0, &k)) return -1;
+    l->tier[LLM_TIER_CPU].on = k == 1 || k == 3;
+    l->tier[LLM_TIER_SSD].on = k == 2 || k == 3;
+    if (k && !l->prefix_cache) return scn_fail(x, sec, "kv_offload", "offloads the prefix cache's blocks: needs prefix_cache = yes");
+    {
+        static const char *const TK[LLM_TIERS][3] = {
+            { "kv_offload_cpu_gib", "kv_offload_cpu_gbs", "kv_offload_cpu_latency_ms" },
+            { "kv_offload_ssd_gib", "kv_offload_ssd_gbs", "kv_offload_ssd_latency_ms" } };
+        static const double DEF[LLM_TIERS][3] = { { 64, 25, 0.01 }, { 1024, 6, 0.1 } };
+        for (int t = 0; t < LLM_TIERS; t++) {
+            for (int j = 0; j < 3 && !l->tier[t].on; j++)
+                if (scn_value(x, sec, TK[t][j]))
+                    return scn_fail(x, sec, TK[t][j], "its tier is not in kv_offload (%s)", t ? "ssd" : "cpu");
+            if (scn_num(x, sec, TK[t][0], DEF[t][0], 0, 1, 1e12, &l->tier[t].gib)) return -1;
+            if (scn_num(x, sec, TK[t][1], DEF[t][1], 0, 1, 1e9, &l->tier[t].gbs)) return -1;
+            if (scn_num(x, sec, TK[t][2], DEF[t][2], 0, 0, 1e9, &l->tier[t].latency_ms)) return -1;
+        }
+        if (!k && scn_value(x, sec, "kv_offload_shared"))
+            return scn_fail(x, sec, "kv_offload_shared", "needs kv_offload");
+        if (scn_bool(x, sec, "kv_offload_shared", 0, &l->kv_offload_shared)) return -1;
     }
     if (scn_enum(x, sec, "role", "both|prefill|decode", 0, &l->role)) return -1;
     if (l->role != LLM_ROLE_BOTH && !(l->sched->flags & LLM_SCHED_PREFIX_CACHE))
@@ -335,6 +364,13 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
         whole.tp = 1;
         whole.pp = 1;
         l->kv_bytes_token = llm_kv_bytes_per_token(&whole);
+    }
+    for (int t = 0; t < LLM_TIERS; t++) {
+        double b = l->tier[t].gib * 1073741824.0 / (l->kv_bytes_token * l->block_tokens);
+        l->tier[t].blocks = !l->tier[t].on ? 0 : b < 1e15 ? (int64_t) b : (int64_t) 1e15;
+        if (l->tier[t].on && l->tier[t].blocks < 1)
+            return scn_fail(x, sec, t ? "kv_offload_ssd_gib" : "kv_offload_cpu_gib", "no room for one KV block (%.0f bytes)",
+                            l->kv_bytes_token * l->block_tokens);
     }
     if (l->prefix_cache) {
         l->prefix_id_tokens = s->hash_block_tokens > 0 ? s->hash_block_tokens : 512;

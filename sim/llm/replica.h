@@ -98,6 +98,9 @@ typedef struct replica {
     request **joined;         /* sequences that joined the decodes in the step in flight (their first
                                  inter-token gap is since their first token, in the prefill pool) */
     int njoined;
+    /* kv_offload (offload.c) */
+    prefix_cache *tier[2];    /* its offload tiers (LLM_TIER_CPU, LLM_TIER_SSD; the pool's when shared), or NULL */
+    simtime_t load_pending;   /* loads from the tiers the step being planned waits for, ns */
 } replica;
 
 /* The KV link of a role = decode pool (kvlink.c): transfers in flight share its
@@ -178,6 +181,13 @@ struct llm {
     double pfx_skipped;       /* prompt tokens not prefilled (at least the last one always is) */
     double pfx_saved_ms;      /* isolated-prefill time of the skipped tokens (cost model), ms */
     kv_link link;             /* role = decode: the link prompts' KV arrives over */
+    /* kv_offload: measured requests, first admission (as pfx_*) */
+    double off_tokens[2];     /* prompt tokens loaded from each tier */
+    double off_gpu_tokens;    /* prompt tokens found on the GPU, the leading run and after it */
+    uint64_t off_requests[2]; /* requests that loaded from each tier */
+    uint64_t off_loads;       /* requests that loaded from any tier */
+    double off_load_ms;       /* their load time, ms */
+    uint64_t off_stored[2];   /* content blocks put into each tier (evicted from the level above) */
 };
 
 /* ---- small helpers every file uses -------------------------------------------- */
@@ -328,6 +338,19 @@ void rep_kv_join(replica *R);
 int llm_link_init(llm *P);
 /* Brings the link's busy time up to now (window close). */
 void llm_link_account(llm *P);
+
+/* ---- offload.c: KV-cache offload tiers --------------------------------------------- */
+
+/* Creates P's offload tiers (per replica, or one set shared) and hooks them to
+ * the GPU caches' evictions.  Returns 0 or -1 (out of memory). */
+int llm_offload_init(llm *P);
+void llm_offload_free(llm *P);
+/* R admits r, whose N prompt ids are in P->ids (the last costing LAST KV blocks)
+ * and whose leading HIT ids its GPU cache holds: the ids after those found on
+ * the GPU or in a tier, as a leading run; the tiers' ones are loaded back (their
+ * time added to the step being planned and to r->kvl_ns).  Returns the run's
+ * length (>= HIT). */
+uint32_t rep_offload_find(replica *R, request *r, int64_t n, uint32_t last, uint32_t hit);
 
 /* ---- units.c: replicas as fleet units ------------------------------------------- */
 

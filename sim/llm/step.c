@@ -138,6 +138,10 @@ void rep_step(replica *R)
         dur = simtime_from_ms(ms);
         if (dur < 1) dur = 1;
     }
+    if (R->load_pending > 0) {   /* kv_offload: the step waits for its newcomers' loads */
+        dur += R->load_pending;
+        R->load_pending = 0;
+    }
     R->step_start = now;
     R->step_dur = dur;
     R->step_used = P->cfg->kv_blocks - R->free_blocks;
