@@ -115,6 +115,7 @@ void llm_arrive(station *st, request *r)
 {
     llm *P = (llm *) st;
     const llm_cfg *L = P->cfg;
+    int32_t before = r->generated;   /* tokens an LLM pool before this one produced (0 at the first) */
     r->generated = 0;
     r->pool_queue0 = r->queue_ns;
     r->pool_service0 = r->service_ns;
@@ -134,7 +135,7 @@ void llm_arrive(station *st, request *r)
         /* Prefilled in a prefill pool, its first token emitted there: its KV is to cross the link. */
         r->generated = 1;
         r->enq = evq_now(st->q);
-        if (r->output <= 1) {             /* nothing left to decode */
+        if (r->output <= 1 || before >= r->output) {   /* nothing left to decode (or all done upstream) */
             station_start(st, r);
             station_forward(st, r, 0);
             return;
