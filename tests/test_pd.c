@@ -13,6 +13,8 @@
  * 2 x 32 x 8 x 128 x 2 = 131072 bytes per token. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -239,4 +241,58 @@ Test(pd_errors, bad_configurations)
     expect_error(t, "role", "prefill");
     snprintf(t, sizeof t, "%s[pool pre]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrole = decode\nkv_link = carrier-pigeon\n", head);
     expect_error(t, "kv_link", "nvlink");
+}
+
+/* ---- plan: xPyD ------------------------------------------------------------- */
+
+#include "tcli.h"
+
+static void plan_setup(void) { tcli_setup("/tmp/latsim_pd_", "runs.db"); }
+TestSuite(pd_plan, .init = plan_setup, .fini = tcli_teardown);
+
+static result latsim_sh(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    result r = vrun_sh(NULL, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+/* With a prefill and a decode pool, --replicas searches both counts: the
+ * answer is the cheapest (x, y) that a brute force over the 3 x 3 grid with the
+ * plan's three seeds finds meeting the SLO.  The TTFT term needs prefill
+ * replicas, the TPOT term (max_batch 8) decode replicas. */
+Test(pd_plan, replicas_search_both_pools)
+{
+    char path[256];
+    write_file("pd.ini",
+               "[sim]\nrequests = 2000\nwarmup = 200\n[workload]\nrate = 1\n"
+               "prompt_tokens = lognormal(mean=1500, cv=0.5)\noutput_tokens = lognormal(mean=100, cv=0.5)\ntarget = pre\n"
+               "[pool pre]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrole = prefill\nnext = dec\n" LINEAR_KEYS
+               "[pool dec]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrole = decode\nmax_batch = 8\n" LINEAR_KEYS
+               "[slo]\nttft_p99_ms = 600\ntpot_p99_ms = 5.6\n", path, sizeof path);
+    result r = latsim_sh("plan %s --target-rate 6 --replicas 1:3 --seed 1 --db %s --json", path, db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    const char *sp = strstr(r.out, "\"pool pre.replicas\": \""), *sd = strstr(r.out, "\"pool dec.replicas\": \"");
+    cr_assert(sp && sd, "both pools' replicas are dimensions: %s", r.out);
+    int x = atoi(sp + strlen("\"pool pre.replicas\": \"")), y = atoi(sd + strlen("\"pool dec.replicas\": \""));
+    result_free(&r);
+    int bx = 0, by = 0;
+    for (int n = 2; n <= 6 && !bx; n++)          /* cheapest first: x + y GPUs */
+        for (int a = 1; a <= 3 && !bx; a++) {
+            int b = n - a, met = 1;
+            if (b < 1 || b > 3) continue;
+            for (int seed = 1; seed <= 3 && met; seed++) {
+                r = latsim_sh("run %s --set workload.rate=6 --set \"pool pre.replicas=%d\" --set \"pool dec.replicas=%d\" "
+                              "--seed %d --no-store --json", path, a, b, seed);
+                met = strstr(r.out, "\"slo\": {\"met\": true") != NULL;
+                result_free(&r);
+            }
+            if (met) { bx = a; by = b; }
+        }
+    cr_assert(bx > 0, "no configuration meets the SLO");
+    cr_expect_eq(x + y, bx + by, "plan %dP%dD, brute force %dP%dD", x, y, bx, by);
+    /* Neither count is at its bound: both are searched (here 3P2D). */
+    cr_expect(y >= 2 && x >= 2, "plan %dP%dD", x, y);
 }
