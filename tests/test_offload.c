@@ -215,8 +215,10 @@ Test(offload_load, load_time_is_bytes_over_bandwidth)
     unlink(path);
 }
 
-/* Two replicas, round robin: 1-4 -> 0, 5-8 -> 1, 5-8 -> 0 (evicting 1-4 from
- * replica 0's GPU), 1-4 -> 1: only a shared tier has 1-4 for replica 1. */
+/* Two replicas, round robin: 1-4 -> 0, 5-8 -> 1, 5-8 -> 0, 1-4 -> 1.  A shared
+ * tier is written through: the third finds 5-8 (computed on replica 1) and the
+ * fourth 1-4 (from replica 0) there: 2 loads.  Private tiers hold only their
+ * replica's evictions (1-4 on replica 0, asked for on replica 1): none. */
 Test(offload_load, shared_tier_serves_other_replicas)
 {
     const char *path = "/tmp/test_offload_shared.jsonl";
@@ -235,7 +237,7 @@ Test(offload_load, shared_tier_serves_other_replicas)
         small_text(t, sizeof t, path, extra);
         run_text(t, &r);
         cr_assert_eq(r.served, 4);
-        cr_expect_float_eq(pm(&r, 0, "kv_loads"), shared ? 1 : 0, 1e-12, "shared = %d: loads %g", shared,
+        cr_expect_float_eq(pm(&r, 0, "kv_loads"), shared ? 2 : 0, 1e-12, "shared = %d: loads %g", shared,
                            pm(&r, 0, "kv_loads"));
         sim_result_free(&r);
     }
@@ -259,12 +261,14 @@ Test(offload_errors, bad_configurations)
     char t[1024];
     snprintf(t, sizeof t, "%skv_offload = cpu\n", head);
     expect_error(t, "kv_offload", "prefix_cache");
-    snprintf(t, sizeof t, "%sprefix_cache = yes\nkv_offload = cpu\nkv_offload_ssd_gib = 10\n", head);
-    expect_error(t, "kv_offload_ssd_gib", "ssd");
+    snprintf(t, sizeof t, "%sprefix_cache = yes\nkv_offload = cpu\nkv_offload_ssd_gib = -1\n", head);
+    expect_error(t, "kv_offload_ssd_gib", "");
+    snprintf(t, sizeof t, "%sprefix_cache = yes\nkv_offload = ssd\nkv_offload_ssd_gib = 0.0001\n", head);
+    expect_error(t, "kv_offload_ssd_gib", "no room");
     snprintf(t, sizeof t, "%sprefix_cache = yes\nkv_offload = tape\n", head);
     expect_error(t, "kv_offload", "cpu,ssd");
     snprintf(t, sizeof t, "%sprefix_cache = yes\nkv_offload = cpu\nkv_offload_cpu_gbs = 0\n", head);
     expect_error(t, "kv_offload_cpu_gbs", "");
-    snprintf(t, sizeof t, "%sprefix_cache = yes\nkv_offload_shared = yes\n", head);
-    expect_error(t, "kv_offload_shared", "kv_offload");
+    snprintf(t, sizeof t, "%sprefix_cache = yes\nkv_offload = cpu\nkv_offload_shared = maybe\n", head);
+    expect_error(t, "kv_offload_shared", "");
 }

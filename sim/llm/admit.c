@@ -37,6 +37,7 @@ void rep_admit(replica *R, request *r, int64_t blocks)
             r->pfx_h = NULL;
             n = 0;
         }
+        if (P->cfg->kv_offload_shared && (R->tier[LLM_TIER_CPU] || R->tier[LLM_TIER_SSD]) && n > 0 && r->pfx_h) rep_offload_share(R, n, last);
         r->pfx_n = (int32_t) n;
         r->pfx_blocks = n > 0 ? (int32_t) ((n - 1) * (P->cfg->prefix_id_tokens / P->B) + last) : 0;
         int rc = prefix_take(R->pc, (uint64_t) (blocks - content_blocks(P, r)));

@@ -115,17 +115,14 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
             { "kv_offload_cpu_gib", "kv_offload_cpu_gbs", "kv_offload_cpu_latency_ms" },
             { "kv_offload_ssd_gib", "kv_offload_ssd_gbs", "kv_offload_ssd_latency_ms" } };
         static const double DEF[LLM_TIERS][3] = { { 64, 25, 0.01 }, { 1024, 6, 0.1 } };
+        /* A tier's keys may stay in the file when kv_offload leaves it out (ignored), so --set can switch. */
         for (int t = 0; t < LLM_TIERS; t++) {
-            for (int j = 0; j < 3 && !l->tier[t].on; j++)
-                if (scn_value(x, sec, TK[t][j]))
-                    return scn_fail(x, sec, TK[t][j], "its tier is not in kv_offload (%s)", t ? "ssd" : "cpu");
             if (scn_num(x, sec, TK[t][0], DEF[t][0], 0, 1, 1e12, &l->tier[t].gib)) return -1;
             if (scn_num(x, sec, TK[t][1], DEF[t][1], 0, 1, 1e9, &l->tier[t].gbs)) return -1;
             if (scn_num(x, sec, TK[t][2], DEF[t][2], 0, 0, 1e9, &l->tier[t].latency_ms)) return -1;
         }
-        if (!k && scn_value(x, sec, "kv_offload_shared"))
-            return scn_fail(x, sec, "kv_offload_shared", "needs kv_offload");
         if (scn_bool(x, sec, "kv_offload_shared", 0, &l->kv_offload_shared)) return -1;
+        if (!k) l->kv_offload_shared = 0;   /* no tier to share (the key may stay, for --set) */
     }
     if (scn_enum(x, sec, "role", "both|prefill|decode", 0, &l->role)) return -1;
     if (l->role != LLM_ROLE_BOTH && !(l->sched->flags & LLM_SCHED_PREFIX_CACHE))

@@ -9,15 +9,18 @@
  * (a synchronous load, as vLLM's KV connectors by default) and is the request's
  * kv_load time; those tokens are not prefilled.  A tier keeps what it loads
  * (inclusive).  With kv_offload_shared the pool's replicas share one set of
- * tiers (LMCache's shared CPU/disk backends). */
+ * tiers (LMCache's shared CPU/disk backends), written through: a prompt's
+ * blocks go to the first tier as they are computed, so that every replica
+ * finds every replica's prefixes there. */
 #include <math.h>
 #include <stdlib.h>
 #include "llm/replica.h"
 
-/* A tier's eviction hook: the CPU tier's victims go to the SSD tier (CTX). */
+/* The CPU tier's eviction hook: its victims go to the SSD tier of replica CTX. */
 static void to_ssd(void *ctx, uint64_t key, uint32_t cost)
 {
-    prefix_put(ctx, key, cost);
+    replica *R = ctx;
+    if (prefix_put(R->tier[LLM_TIER_SSD], key, cost) == 0 && R->pool->window_open) R->pool->off_stored[LLM_TIER_SSD]++;
 }
 
 /* The GPU cache's eviction hook: the replica's first tier keeps the block. */
@@ -48,7 +51,7 @@ int llm_offload_init(llm *P)
                 if (!R->tier[t]) return -1;
             }
         if (R->tier[LLM_TIER_CPU] && R->tier[LLM_TIER_SSD] && (!shared || i == 0))
-            prefix_on_evict(R->tier[LLM_TIER_CPU], to_ssd, R->tier[LLM_TIER_SSD]);
+            prefix_on_evict(R->tier[LLM_TIER_CPU], to_ssd, R);
         prefix_on_evict(R->pc, from_gpu, R);
     }
     return 0;
@@ -106,4 +109,14 @@ uint32_t rep_offload_find(replica *R, request *r, int64_t n, uint32_t last, uint
         }
     }
     return k;
+}
+
+void rep_offload_share(replica *R, int64_t n, uint32_t last)
+{
+    llm *P = R->pool;
+    int t = R->tier[LLM_TIER_CPU] ? LLM_TIER_CPU : LLM_TIER_SSD;
+    uint32_t bpi = (uint32_t) (P->cfg->prefix_id_tokens / P->cfg->block_tokens);
+    for (int64_t k = 0; k < n; k++)
+        if (prefix_put(R->tier[t], P->ids[k], k == n - 1 && last > 0 ? last : bpi) == 0 && P->window_open)
+            P->off_stored[t]++;
 }

@@ -351,6 +351,9 @@ void llm_offload_free(llm *P);
  * time added to the step being planned and to r->kvl_ns).  Returns the run's
  * length (>= HIT). */
 uint32_t rep_offload_find(replica *R, request *r, int64_t n, uint32_t last, uint32_t hit);
+/* kv_offload_shared: the N prompt ids in P->ids that R has just taken are
+ * written to the pool's first tier too (write-through), for every replica. */
+void rep_offload_share(replica *R, int64_t n, uint32_t last);
 
 /* ---- units.c: replicas as fleet units ------------------------------------------- */
 
