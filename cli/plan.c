@@ -790,15 +790,43 @@ static int plan_dims(plan *p, const scenario *base)
     if (p->pool_opt && llm < 0) return cu_die(2, "plan: --pool %s: %s has no LLM pool of that name", p->pool_opt, p->file);
     if ((p->gpus || p->tps || p->pps || p->eps || p->reps) && llm < 0)
         return cu_die(2, "plan: --gpus/--tp/--pp/--ep/--replicas need an LLM pool, and %s has none (use --search)", p->file);
+    /* Disaggregated (a role = prefill and a role = decode pool, no --pool): the
+     * options search both pools, independently (xPyD: the decode replicas
+     * bisected, the prefill replicas a list). */
+    int pre = -1, dec = -1;
+    for (int i = 0; !p->pool_opt && i < scenario_npools(base); i++) {
+        const char *role = strcmp(scenario_pool_kind(base, i), "llm") ? NULL : scenario_pool_value(base, i, "role");
+        if (role && !strcmp(role, "prefill") && pre < 0) pre = i;
+        if (role && !strcmp(role, "decode") && dec < 0) dec = i;
+    }
+    int pd = pre >= 0 && dec >= 0;
+    if (pd) llm = dec;
     const char *opts[4] = { p->gpus, p->tps, p->pps, p->eps }, *keys[4] = { "gpu", "tp", "pp", "ep" };
     const char *names[4] = { "--gpus", "--tp", "--pp", "--ep" };
     for (int k = 0; k < 4; k++) {
         if (!opts[k]) continue;
+        for (int j = 0; j < (pd ? 2 : 1); j++) {
+            if (p->ndims == MAX_DIMS) return cu_die(2, "plan: at most %d dimensions", MAX_DIMS);
+            dim *d = &p->dims[p->ndims++];
+            snprintf(d->section, sizeof d->section, "pool %s", scenario_pool_name(base, j ? pre : llm));
+            snprintf(d->key, sizeof d->key, "%s", keys[k]);
+            d->opt = names[k];
+            if (parse_values(d, opts[k])) return 2;
+        }
+    }
+    if (p->reps && pd) {
+        int a, b;
+        if (parse_replicas(p->reps, &a, &b) != 0) return 2;
+        if (p->ndims == MAX_DIMS) return cu_die(2, "plan: at most %d dimensions", MAX_DIMS);
         dim *d = &p->dims[p->ndims++];
-        snprintf(d->section, sizeof d->section, "pool %s", scenario_pool_name(base, llm));
-        snprintf(d->key, sizeof d->key, "%s", keys[k]);
-        d->opt = names[k];
-        if (parse_values(d, opts[k])) return 2;
+        snprintf(d->section, sizeof d->section, "pool %s", scenario_pool_name(base, pre));
+        snprintf(d->key, sizeof d->key, "replicas");
+        d->opt = "--replicas";
+        for (int v = a; v <= b; v++) {
+            char t[32];
+            snprintf(t, sizeof t, "%d", v);
+            if (add_value(d, t)) return 2;
+        }
     }
     if (p->reps) {
         snprintf(p->mono.section, sizeof p->mono.section, "pool %s", scenario_pool_name(base, llm));

@@ -19,7 +19,7 @@ struct tseries;                     /* latsim/tseries.h */
 
 typedef struct pool_result pool_result;
 
-#define POOL_MAX_METRICS 48
+#define POOL_MAX_METRICS 64
 
 /* One kind-specific result of a pool, e.g. an LLM pool's "steps". */
 typedef struct pool_metric {
@@ -105,8 +105,11 @@ typedef struct sim_result {
     stat_summary e2e, queue, service, ttft, tpot, overhead;   /* ms */
     stat_summary itl;         /* ms: every output token after the first of each measured request, its gap since the previous one */
     stat_summary network;     /* ms on network hops per request, both ways */
-    double share_all[4];      /* mean share of e2e: network, queue, service, overhead (breakdown.h), all served */
-    double share_p99[4];      /* the same over the requests at or above the P99 of e2e */
+    double share_all[6];      /* mean share of e2e: network, queue, service, overhead, kv_transfer, kv_load
+                                 (breakdown.h), all served */
+    double share_p99[6];      /* the same over the requests at or above the P99 of e2e */
+    int has_kv;               /* some request's KV crossed a link or came back from an offload tier: the
+                                 report shows the kv_transfer and kv_load shares */
     double cost_per_hour;     /* $ per hour, all GPU pools */
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
     double api_usd;           /* external API charges of the measured served requests, $ */

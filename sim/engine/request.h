@@ -68,6 +68,12 @@ typedef struct request {
     const int64_t *hash_ids;/* its prompt's block hash ids, in order (shared with the trace: never freed here), or NULL */
     int32_t nhash;          /* how many; each names hash_block_tokens prompt tokens */
     uint8_t truncated;      /* 1 when an LLM pool cut its prompt to max_seq_len */
+    uint8_t pd;             /* disaggregated serving, in a decode pool: 0 none, 1 prefilled elsewhere (its KV
+                               still to cross the link), 2 its KV has arrived (joins the decodes) */
+    int32_t kv_rep;         /* decode pool: the replica its KV is transferred to */
+    simtime_t kvx_ns;       /* KV transfer from a prefill pool: its blocks reserved to its KV arrived
+                               (link wait + bytes / bandwidth + latency), ns; part of service_ns */
+    simtime_t kvl_ns;       /* KV loaded back from offload tiers before its prefill, ns; part of service_ns */
 
     /* Scratch of the LLM replica serving it (llm.c). */
     int32_t generated;      /* output tokens produced so far */

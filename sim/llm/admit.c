@@ -25,6 +25,11 @@ void rep_admit(replica *R, request *r, int64_t blocks)
         int64_t n = rep_prompt_ids(P, r, &last);
         r->pfx_h = n > 0 ? malloc((size_t) n * sizeof *r->pfx_h) : NULL;
         prefix_clock(R->pc, evq_now(P->st.q));
+        /* Offload tiers: the leading run past the GPU's, loaded back (looked up before
+         * the acquire, whose evictions go to the tiers). */
+        uint32_t run = 0;
+        if ((R->tier[LLM_TIER_CPU] || R->tier[LLM_TIER_SSD]) && n > 0 && r->pfx_h)
+            run = rep_offload_find(R, r, n, last, prefix_match(R->pc, P->ids, (uint32_t) n));
         if ((n > 0 && !r->pfx_h) || n < 0 ||
             prefix_acquire_cost(R->pc, P->ids, (uint32_t) (n > 0 ? n : 0), last, r->pfx_h, &hit) != 0) {
             P->st.sink->oom(P->st.sink->ctx);
@@ -32,6 +37,7 @@ void rep_admit(replica *R, request *r, int64_t blocks)
             r->pfx_h = NULL;
             n = 0;
         }
+        if (P->cfg->kv_offload_shared && (R->tier[LLM_TIER_CPU] || R->tier[LLM_TIER_SSD]) && n > 0 && r->pfx_h) rep_offload_share(R, n, last);
         r->pfx_n = (int32_t) n;
         r->pfx_blocks = n > 0 ? (int32_t) ((n - 1) * (P->cfg->prefix_id_tokens / P->B) + last) : 0;
         int rc = prefix_take(R->pc, (uint64_t) (blocks - content_blocks(P, r)));
@@ -41,7 +47,9 @@ void rep_admit(replica *R, request *r, int64_t blocks)
         /* A hit skips the prefill of its cached prefix, all but the last token (vLLM). */
         int64_t found = (int64_t) hit * P->cfg->prefix_id_tokens;
         if (found > r->prompt) found = r->prompt;
-        int64_t skip = rep_skip_tokens(P, found, r->prefill_len);
+        int64_t all = run > hit ? (int64_t) run * P->cfg->prefix_id_tokens : found;   /* with the tiers' */
+        if (all > r->prompt) all = r->prompt;
+        int64_t skip = rep_skip_tokens(P, all, r->prefill_len);
         r->prefilled = (int32_t) skip;
         if (r->measured && !r->pfx_seen) {
             r->pfx_seen = 1;
@@ -84,6 +92,15 @@ void rep_preempt_newest(replica *R)
         r->generated = (int32_t) (r->output - (r->finish_step - s + 1));
         r->last_token = evq_now(P->st.q);   /* its last token came at the end of the step just done */
         rep_decode_leave(R, r);
+        if (r->pd == 2) {                    /* joined after a KV transfer and not yet stepped: recomputed here */
+            for (int i = 0; i < R->njoined; i++)
+                if (R->joined[i] == r) {
+                    R->joined[i] = R->joined[--R->njoined];
+                    break;
+                }
+            r->pd = 0;
+            r->last_token = r->first_token;  /* its last token is still the prefill pool's */
+        }
     }
     rep_release_blocks(R, r, r->blocks);
     r->blocks = 0;

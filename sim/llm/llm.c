@@ -24,6 +24,13 @@ static void window_open(station *st)
     P->flops = P->bytes = 0;
     P->preemptions = 0;
     P->truncated = 0;
+    P->off_stored[0] = P->off_stored[1] = 0;
+    if (P->link.act) {
+        llm_link_account(P);
+        kv_link *k = &P->link;
+        k->busy_ns = k->sum_ms = k->max_ms = k->wait_ms = k->bytes = 0;
+        k->n = k->nstart = 0;
+    }
 }
 
 static void window_close(station *st)
@@ -31,6 +38,7 @@ static void window_close(station *st)
     llm *P = (llm *) st;
     for (int i = 0; i < P->nrep; i++)
         if (P->r[i].stepping) rep_account_step(&P->r[i]);
+    llm_link_account(P);
     P->window_open = 0;
     if (P->fl) fleet_window_close(P->fl);
 }
@@ -104,6 +112,43 @@ static int report(station *st, pool_result *out)
         rc |= pool_result_add(out, "prefix_evictions", (double) ev);
         if (rc) return -1;
     }
+    if (L->tier[LLM_TIER_CPU].on || L->tier[LLM_TIER_SSD].on) {
+        /* Names are kept by pointer (result.h): static strings. */
+        static const char *const M[LLM_TIERS][4] = {
+            { "kv_offload_cpu_hit_rate", "kv_offload_cpu_request_hit_rate", "kv_offload_cpu_stored", "kv_offload_cpu_blocks" },
+            { "kv_offload_ssd_hit_rate", "kv_offload_ssd_request_hit_rate", "kv_offload_ssd_stored", "kv_offload_ssd_blocks" } };
+        double pr = P->pfx_prompt > 0 ? P->pfx_prompt : NAN;
+        double tot = P->off_gpu_tokens;
+        int rc = 0;
+        for (int t = 0; t < LLM_TIERS; t++) {
+            if (!L->tier[t].on) continue;
+            tot += P->off_tokens[t];
+            rc |= pool_result_add(out, M[t][0], P->off_tokens[t] / pr);
+            rc |= pool_result_add(out, M[t][1], (double) P->off_requests[t] / (P->pfx_requests ? (double) P->pfx_requests : NAN));
+            rc |= pool_result_add(out, M[t][2], (double) P->off_stored[t]);
+            rc |= pool_result_add(out, M[t][3], (double) L->tier[t].blocks);
+        }
+        rc |= pool_result_add(out, "kv_offload_gpu_hit_rate", P->off_gpu_tokens / pr);
+        rc |= pool_result_add(out, "kv_offload_total_hit_rate", tot / pr);
+        rc |= pool_result_add(out, "kv_loads", (double) P->off_loads);
+        rc |= pool_result_add(out, "kv_load_ms", P->off_loads ? P->off_load_ms / (double) P->off_loads : NAN);
+        if (rc) return -1;
+    }
+    if (L->role != LLM_ROLE_BOTH &&
+        pool_result_add_name(out, "role", L->role == LLM_ROLE_PREFILL ? "prefill" : "decode")) return -1;
+    if (L->role == LLM_ROLE_DECODE) {
+        const kv_link *k = &P->link;
+        double n = k->n ? (double) k->n : NAN, ns = k->nstart ? (double) k->nstart : NAN;
+        int rc = 0;
+        rc |= pool_result_add(out, "kv_transfers", (double) k->n);
+        rc |= pool_result_add(out, "kv_transfer_ms", k->sum_ms / n);
+        rc |= pool_result_add(out, "kv_transfer_max_ms", k->n ? k->max_ms : NAN);
+        rc |= pool_result_add(out, "kv_link_wait_ms", k->wait_ms / ns);
+        rc |= pool_result_add(out, "kv_transfer_mb", k->bytes / ns / 1e6);
+        rc |= pool_result_add(out, "kv_link_gbs", L->kv_link_gbs);
+        rc |= pool_result_add(out, "kv_link_utilization", span_ns > 0 ? k->busy_ns / span_ns : NAN);
+        if (rc) return -1;
+    }
     /* Which cost model produced the step times (report.c prints them as one object). */
     cost_info ci;
     cost_describe(&L->cost, &ci);
@@ -165,7 +210,11 @@ static void destroy(station *st)
         free(P->r[i].chunk);
         free(P->r[i].heap);
         free(P->r[i].phase_cnt);
+        free(P->r[i].ready);
+        free(P->r[i].joined);
     }
+    free(P->link.act);
+    llm_offload_free(P);
     fleet_free(P->fl);
     free(P->ids);
     free(P->r);
@@ -216,6 +265,9 @@ static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const cha
             return scn_fail(x, sec, keys[i], "an llm pool's weight bytes come from its model, weights and tp");
     }
     const llm_cfg *L = llm_cfg_of(p);
+    if (n > 0 && L->role != LLM_ROLE_BOTH)
+        return scn_fail(x, sec, keys[0], "replica failures, autoscaling and cold starts are not modelled for "
+                        "disaggregated pools (role = prefill or decode) yet");
     if (n > 0 && (L->routing || !L->sched || !(L->sched->flags & LLM_SCHED_FLEET))) {
         char names[256];
         llm_sched_names_with(LLM_SCHED_FLEET, names, sizeof names);
@@ -313,6 +365,8 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
             !(R->pc = prefix_new((uint64_t) L->kv_blocks, (uint32_t) (L->prefix_id_tokens / L->block_tokens))))
             goto fail;
     }
+    if (L->role == LLM_ROLE_DECODE && llm_link_init(P) != 0) goto fail;
+    if ((L->tier[LLM_TIER_CPU].on || L->tier[LLM_TIER_SSD].on) && llm_offload_init(P) != 0) goto fail;
     for (int i = 0; P->ix_key != ROUTE_KEY_NONE && i < P->nrep; i++) {
         station_snap s;
         rep_snap(&P->r[i], &s);

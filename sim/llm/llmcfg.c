@@ -37,6 +37,19 @@ const scn_key llm_keys[] = {
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
     { "power_curve", "linear", "board power per GPU against busy share: \"u:w, u:w, ...\" (W, interpolated linearly), or csv(FILE) of measured samples (columns utilization 0..1, watts, optional gpu; averaged in bins of 0.05); default: the GPU's idle_w + (max_w - idle_w) x busy share" },
+    { "role", "both", "disaggregated serving: both (prefill and decode here) | prefill (prefill and first token, then next = the decode pool or a router over several) | decode (takes prefilled requests once their KV has crossed the link)" },
+    { "kv_link", "ib-ndr", "role = decode: the link the prompts' KV arrives over, a preset: nvlink (450 GB/s, 0.001 ms) | ib-ndr (50 GB/s, 0.002 ms) | 100gbe (12.5 GB/s, 0.01 ms)" },
+    { "kv_link_gbs", "preset's", "role = decode: KV link bandwidth between a prefill and a decode replica, GB/s (overrides kv_link's)" },
+    { "kv_link_latency_ms", "preset's", "role = decode: fixed latency of each KV transfer, ms (overrides kv_link's)" },
+    { "kv_link_streams", "4", "role = decode: transfers in flight at once, sharing the bandwidth equally; later ones wait FIFO" },
+    { "kv_offload", "none", "prefix_cache = yes: where KV blocks evicted from the GPU go, to be loaded back on a later hit: none | cpu | ssd | cpu,ssd (the CPU tier's evictions go to the SSD)" },
+    { "kv_offload_cpu_gib", "64", "kv_offload: the CPU tier's capacity per replica (per pool when shared), GiB" },
+    { "kv_offload_cpu_gbs", "25", "kv_offload: CPU -> GPU load bandwidth, GB/s (PCIe 5.0 x16: 64 GB/s peak)" },
+    { "kv_offload_cpu_latency_ms", "0.01", "kv_offload: fixed latency of a load from the CPU tier, ms" },
+    { "kv_offload_ssd_gib", "1024", "kv_offload: the SSD tier's capacity per replica (per pool when shared), GiB" },
+    { "kv_offload_ssd_gbs", "6", "kv_offload: SSD -> GPU load bandwidth, GB/s (a PCIe 4.0 NVMe drive: 7 GB/s sequential read)" },
+    { "kv_offload_ssd_latency_ms", "0.1", "kv_offload: fixed latency of a load from the SSD tier, ms" },
+    { "kv_offload_shared", "no", "kv_offload: yes: the pool's replicas share one set of tiers (LMCache-style), no: each replica has its own" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { "step_time_scale", "1", "factor on every step time the cost model gives (a what-if: plan reruns its search at 0.8 and 1.2)" },
     { NULL, NULL, NULL },
@@ -95,6 +108,43 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         llm_sched_names_with(LLM_SCHED_PREFIX_CACHE, names, sizeof names);
         return scn_fail(x, sec, "prefix_cache", "needs an iteration-level scheduler (%s), not %s", names,
                         llm_sched_name(l->sched));
+    }
+    if (scn_enum(x, sec, "kv_offload", "none|cpu|ssd|cpu,ssd", 0, &k)) return -1;
+    l->tier[LLM_TIER_CPU].on = k == 1 || k == 3;
+    l->tier[LLM_TIER_SSD].on = k == 2 || k == 3;
+    if (k && !l->prefix_cache) return scn_fail(x, sec, "kv_offload", "offloads the prefix cache's blocks: needs prefix_cache = yes");
+    {
+        static const char *const TK[LLM_TIERS][3] = {
+            { "kv_offload_cpu_gib", "kv_offload_cpu_gbs", "kv_offload_cpu_latency_ms" },
+            { "kv_offload_ssd_gib", "kv_offload_ssd_gbs", "kv_offload_ssd_latency_ms" } };
+        static const double DEF[LLM_TIERS][3] = { { 64, 25, 0.01 }, { 1024, 6, 0.1 } };
+        /* A tier's keys may stay in the file when kv_offload leaves it out (ignored), so --set can switch. */
+        for (int t = 0; t < LLM_TIERS; t++) {
+            if (scn_num(x, sec, TK[t][0], DEF[t][0], 0, 1, 1e12, &l->tier[t].gib)) return -1;
+            if (scn_num(x, sec, TK[t][1], DEF[t][1], 0, 1, 1e9, &l->tier[t].gbs)) return -1;
+            if (scn_num(x, sec, TK[t][2], DEF[t][2], 0, 0, 1e9, &l->tier[t].latency_ms)) return -1;
+        }
+        if (scn_bool(x, sec, "kv_offload_shared", 0, &l->kv_offload_shared)) return -1;
+        if (!k) l->kv_offload_shared = 0;   /* no tier to share (the key may stay, for --set) */
+    }
+    if (scn_enum(x, sec, "role", "both|prefill|decode", 0, &l->role)) return -1;
+    if (l->role != LLM_ROLE_BOTH && !(l->sched->flags & LLM_SCHED_PREFIX_CACHE))
+        return scn_fail(x, sec, "role", "disaggregated serving needs an iteration-level scheduler (continuous, chunked), not %s",
+                        llm_sched_name(l->sched));
+    if (l->role == LLM_ROLE_DECODE && l->prefix_cache)
+        return scn_fail(x, sec, "prefix_cache", "a role = decode pool receives each prompt's KV: its prefix cache is the prefill pool's");
+    {
+        /* Link presets: NVLink 4 on H100 (450 GB/s per direction), InfiniBand NDR
+         * (400 Gb/s = 50 GB/s), 100 GbE (12.5 GB/s); docs/llm.md cites them. */
+        static const double GBS[] = { 450.0, 50.0, 12.5 }, LAT[] = { 0.001, 0.002, 0.01 };
+        static const char *const LINK_KEYS[] = { "kv_link", "kv_link_gbs", "kv_link_latency_ms", "kv_link_streams" };
+        for (int i = 0; l->role != LLM_ROLE_DECODE && i < 4; i++)
+            if (scn_value(x, sec, LINK_KEYS[i]))
+                return scn_fail(x, sec, LINK_KEYS[i], "only for role = decode pools (the link their KV arrives over)");
+        if (scn_enum(x, sec, "kv_link", "nvlink|ib-ndr|100gbe", 1, &k)) return -1;
+        if (scn_num(x, sec, "kv_link_gbs", GBS[k], 0, 1, 1e9, &l->kv_link_gbs)) return -1;
+        if (scn_num(x, sec, "kv_link_latency_ms", LAT[k], 0, 0, 1e9, &l->kv_link_latency_ms)) return -1;
+        if (scn_int(x, sec, "kv_link_streams", 4, 1, 1 << 20, &l->kv_link_streams)) return -1;
     }
     if (l->routing && !strcmp(l->routing->name, "complexity"))
         return scn_fail(x, sec, "routing", "complexity routes between two models: use a router with two next pools");
@@ -317,6 +367,22 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     if (llm_derive(l, s, &key, msg, sizeof msg) != 0) {
         if (!strncmp(key, "workload.", 9)) return scn_fail(x, "workload", key + 9, "%s", msg);
         return scn_fail(x, sec, key, "%s", msg);
+    }
+    if (l->role == LLM_ROLE_PREFILL && p->nnext == 0)
+        return scn_fail(x, sec, "role", "a role = prefill pool needs next = its decode pool (or a router over several)");
+    {
+        /* What crosses the KV link per prompt token: every layer's K and V, all KV heads (or the MLA latent). */
+        llm_cfg whole = *l;
+        whole.tp = 1;
+        whole.pp = 1;
+        l->kv_bytes_token = llm_kv_bytes_per_token(&whole);
+    }
+    for (int t = 0; t < LLM_TIERS; t++) {
+        double b = l->tier[t].gib * 1073741824.0 / (l->kv_bytes_token * l->block_tokens);
+        l->tier[t].blocks = !l->tier[t].on ? 0 : b < 1e15 ? (int64_t) b : (int64_t) 1e15;
+        if (l->tier[t].on && l->tier[t].blocks < 1)
+            return scn_fail(x, sec, t ? "kv_offload_ssd_gib" : "kv_offload_cpu_gib", "no room for one KV block (%.0f bytes)",
+                            l->kv_bytes_token * l->block_tokens);
     }
     if (l->prefix_cache) {
         /* A trace's hash ids stand for hash_block_tokens tokens each; synthetic

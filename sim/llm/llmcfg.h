@@ -53,7 +53,27 @@ typedef struct llm_cfg {
     double expert_imbalance;  /* busiest EP rank's routed load over the mean, >= 1 */
     power_curve power;        /* power_curve: W per GPU against busy share (n = 0: the GPU's
                                  idle_w..max_w line; power.h) */
+    /* Disaggregated prefill and decode (kvlink.c) */
+    int role;                 /* LLM_ROLE_*: colocated (both phases), prefill or decode */
+    double kv_link_gbs;       /* decode pools: KV transfer link bandwidth, GB/s (1e9 bytes/s) */
+    double kv_link_latency_ms;/* decode pools: latency added to each transfer, ms */
+    int kv_link_streams;      /* decode pools: transfers sharing the link at once (the others wait, FIFO), >= 1 */
+    double kv_bytes_token;    /* KV bytes per token of the whole model (all layers and KV heads), bytes */
+    /* KV-cache offload tiers (offload.c), [LLM_TIER_CPU], [LLM_TIER_SSD] */
+    struct {
+        int on;               /* 1: kv_offload names this tier */
+        double gib;           /* capacity per replica (or per pool, shared), GiB */
+        double gbs;           /* load bandwidth back to the GPU, GB/s */
+        double latency_ms;    /* fixed latency of each load, ms */
+        int64_t blocks;       /* capacity in KV blocks (derived) */
+    } tier[2];
+    int kv_offload_shared;    /* 1: one set of tiers for all the pool's replicas (LMCache-style) */
 } llm_cfg;
+
+enum { LLM_TIER_CPU = 0, LLM_TIER_SSD = 1, LLM_TIERS = 2 };
+
+/* An LLM pool's part in disaggregated serving (`role`). */
+enum { LLM_ROLE_BOTH = 0, LLM_ROLE_PREFILL = 1, LLM_ROLE_DECODE = 2 };
 
 /* GPUs of one replica of L: tp x pp. */
 static inline int llm_gpus_per_replica(const llm_cfg *l) { return l->tp * (l->pp > 1 ? l->pp : 1); }

@@ -48,6 +48,8 @@ struct prefix_cache {
     uint32_t bpi;             /* KV blocks per content id */
     int64_t now;              /* the clock (prefix_clock), ns */
     prefix_stats st;          /* counters */
+    void (*on_evict)(void *ctx, uint64_t key, uint32_t cost);   /* told of each eviction (an offload tier), or NULL */
+    void *evict_ctx;          /* its context */
 };
 
 static uint64_t mix64(uint64_t z)
@@ -162,6 +164,26 @@ static void evict_one(prefix_cache *pc)
     pc->cached -= pc->e[i].cost;
     pc->free += pc->e[i].cost;
     pc->st.evictions++;
+    if (pc->on_evict) pc->on_evict(pc->evict_ctx, pc->e[i].key, pc->e[i].cost);
+}
+
+void prefix_on_evict(prefix_cache *pc, void (*fn)(void *ctx, uint64_t key, uint32_t cost), void *ctx)
+{
+    pc->on_evict = fn;
+    pc->evict_ctx = ctx;
+}
+
+int prefix_has(const prefix_cache *pc, uint64_t key)
+{
+    return find(pc, key) != NIL;
+}
+
+int prefix_put(prefix_cache *pc, uint64_t key, uint32_t cost)
+{
+    uint32_t h, hit;
+    int rc = prefix_acquire_cost(pc, &key, 1, cost, &h, &hit);
+    if (rc == 0) prefix_release(pc, &h, 1);
+    return rc;
 }
 
 uint32_t prefix_match(const prefix_cache *pc, const uint64_t *ids, uint32_t n)

@@ -106,6 +106,19 @@ static inline uint64_t prefix_found_tokens(uint32_t hit_ids, uint32_t id_tokens,
     return t < prompt_tokens ? t : prompt_tokens;
 }
 
+/* From now on FN(CTX, key, cost) is told of each content block evicted (its id
+ * and KV blocks), after the eviction: an offload tier keeps it (NULL: none). */
+void prefix_on_evict(prefix_cache *pc, void (*fn)(void *ctx, uint64_t key, uint32_t cost), void *ctx);
+
+/* 1 when content id KEY is present (held or cached), else 0.  Changes nothing. */
+int prefix_has(const prefix_cache *pc, uint64_t key);
+
+/* Keeps content id KEY (COST KV blocks) cached, the most recently used, creating
+ * it (evicting the least recently used when full) or refreshing it: an offload
+ * tier's store.  Returns 0, 1 when it cannot fit (nothing changed), -1 when out
+ * of memory. */
+int prefix_put(prefix_cache *pc, uint64_t key, uint32_t cost);
+
 void prefix_free(prefix_cache *pc);
 
 #endif

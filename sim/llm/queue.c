@@ -11,7 +11,7 @@
 void rep_snap(const replica *R, station_snap *out)
 {
     out->waiting = R->own.len;
-    out->inside = R->own.len + (uint64_t) R->nrun;
+    out->inside = R->own.len + (uint64_t) R->nrun + (uint64_t) R->nxfer;
     out->running = (uint64_t) R->nrun;
     out->busy = R->stepping;
     out->capacity = 1;
@@ -115,6 +115,7 @@ void llm_arrive(station *st, request *r)
 {
     llm *P = (llm *) st;
     const llm_cfg *L = P->cfg;
+    int32_t before = r->generated;   /* tokens an LLM pool before this one produced (0 at the first) */
     r->generated = 0;
     r->pool_queue0 = r->queue_ns;
     r->pool_service0 = r->service_ns;
@@ -129,6 +130,19 @@ void llm_arrive(station *st, request *r)
         r->prompt = (int32_t) (L->max_seq_len - o < r->prompt ? L->max_seq_len - o : r->prompt);
         r->truncated = 1;
         if (r->measured) P->truncated++;
+    }
+    if (L->role == LLM_ROLE_DECODE && r->first_token >= 0) {
+        /* Prefilled in a prefill pool, its first token emitted there: its KV is to cross the link. */
+        r->generated = 1;
+        r->enq = evq_now(st->q);
+        if (r->output <= 1 || before >= r->output) {   /* nothing left to decode (or all done upstream) */
+            station_start(st, r);
+            station_forward(st, r, 0);
+            return;
+        }
+        r->pd = 1;
+        enter_queue(P, r);
+        return;
     }
     if (L->request_overhead_ms > 0) {
         simtime_t d = simtime_from_ms(L->request_overhead_ms);

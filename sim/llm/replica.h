@@ -90,7 +90,46 @@ typedef struct replica {
     uint64_t since;           /* requests it finished since it last came up (cold factor) */
     int slow;                 /* 1: one of the slow replicas (slow_fraction) */
     simtime_t paused_to;      /* end of its pause in progress, ns (0: none): a step begun before it waits */
+    /* role = decode (kvlink.c) */
+    int nxfer;                /* sequences whose KV is on its way here (reserved, not yet running) */
+    int64_t xfer_blocks;      /* KV blocks reserved for them */
+    request **ready;          /* of those, the ones whose KV has arrived: they join at the next plan */
+    int nready;
+    request **joined;         /* sequences that joined the decodes in the step in flight (their first
+                                 inter-token gap is since their first token, in the prefill pool) */
+    int njoined;
+    /* kv_offload (offload.c) */
+    prefix_cache *tier[2];    /* its offload tiers (LLM_TIER_CPU, LLM_TIER_SSD; the pool's when shared), or NULL */
+    simtime_t load_pending;   /* loads from the tiers the step being planned waits for, ns */
 } replica;
+
+/* The KV link of a role = decode pool (kvlink.c): transfers in flight share its
+ * bandwidth equally (processor sharing), at most kv_link_streams at once; the
+ * others wait in FIFO order. */
+typedef struct kv_xfer {
+    request *r;               /* the sequence whose prompt KV is crossing */
+    double rem;               /* bytes still to send */
+} kv_xfer;
+
+typedef struct kv_link {
+    double bpns;              /* bandwidth, bytes per ns */
+    simtime_t lat;            /* latency added to each transfer, ns */
+    int streams;              /* most transfers in flight at once */
+    kv_xfer *act;             /* the transfers in flight */
+    int nact;
+    request *wait_head;       /* waiting for a stream, FIFO (linked through request.next) */
+    request *wait_tail;
+    simtime_t last;           /* when the in-flight transfers' rem were last brought up to date, ns */
+    evq_id ev;                /* the next transfer-end event, or 0 */
+    /* measured window */
+    double busy_ns;           /* time with a transfer in flight, ns */
+    uint64_t n;               /* measured transfers arrived */
+    double sum_ms;            /* their kvx_ns, ms */
+    double max_ms;            /* the longest, ms */
+    uint64_t nstart;          /* measured transfers started */
+    double wait_ms;           /* their waits for a stream, ms */
+    double bytes;             /* their bytes */
+} kv_link;
 
 struct llm {
     station st;               /* common part; must be first */
@@ -141,6 +180,14 @@ struct llm {
     double pfx_found;         /* prompt tokens found cached: min(prompt, hit ids x id tokens) */
     double pfx_skipped;       /* prompt tokens not prefilled (at least the last one always is) */
     double pfx_saved_ms;      /* isolated-prefill time of the skipped tokens (cost model), ms */
+    kv_link link;             /* role = decode: the link prompts' KV arrives over */
+    /* kv_offload: measured requests, first admission (as pfx_*) */
+    double off_tokens[2];     /* prompt tokens loaded from each tier */
+    double off_gpu_tokens;    /* prompt tokens found on the GPU, the leading run and after it */
+    uint64_t off_requests[2]; /* requests that loaded from each tier */
+    uint64_t off_loads;       /* requests that loaded from any tier */
+    double off_load_ms;       /* their load time, ms */
+    uint64_t off_stored[2];   /* content blocks put into each tier (evicted from the level above) */
 };
 
 /* ---- small helpers every file uses -------------------------------------------- */
@@ -285,6 +332,37 @@ uint32_t llm_prefix_match(const station *st, const request *r, simtime_t visible
 void rep_snap(const replica *R, station_snap *out);
 /* A timeout took a request out of a replica's own queue Q (squeue.timed_out). */
 void rep_own_timed_out(squeue *q);
+
+/* ---- kvlink.c: disaggregated prefill and decode --------------------------------- */
+
+/* role = decode: r, prefilled elsewhere and at the head of R's queue, is
+ * dequeued; BLOCKS KV blocks are reserved for it and its prompt's KV starts
+ * across the link (or waits for a stream); when it has arrived, r is on
+ * R->ready and R is woken. */
+void rep_kv_reserve(replica *R, request *r, int64_t blocks);
+/* Starts R's sequences whose KV has arrived decoding in step R->steps (at the
+ * top of its plan). */
+void rep_kv_join(replica *R);
+/* Allocates P's link (role = decode).  Returns 0 or -1 (out of memory). */
+int llm_link_init(llm *P);
+/* Brings the link's busy time up to now (window close). */
+void llm_link_account(llm *P);
+
+/* ---- offload.c: KV-cache offload tiers --------------------------------------------- */
+
+/* Creates P's offload tiers (per replica, or one set shared) and hooks them to
+ * the GPU caches' evictions.  Returns 0 or -1 (out of memory). */
+int llm_offload_init(llm *P);
+void llm_offload_free(llm *P);
+/* R admits r, whose N prompt ids are in P->ids (the last costing LAST KV blocks)
+ * and whose leading HIT ids its GPU cache holds: the ids after those found on
+ * the GPU or in a tier, as a leading run; the tiers' ones are loaded back (their
+ * time added to the step being planned and to r->kvl_ns).  Returns the run's
+ * length (>= HIT). */
+uint32_t rep_offload_find(replica *R, request *r, int64_t n, uint32_t last, uint32_t hit);
+/* kv_offload_shared: the N prompt ids in P->ids that R has just taken are
+ * written to the pool's first tier too (write-through), for every replica. */
+void rep_offload_share(replica *R, int64_t n, uint32_t last);
 
 /* ---- units.c: replicas as fleet units ------------------------------------------- */
 

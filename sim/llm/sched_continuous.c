@@ -16,6 +16,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
     llm *P = R->pool;
     const llm_cfg *L = P->cfg;
     int64_t s = R->steps;
+    if (R->nready > 0) rep_kv_join(R);      /* role = decode: sequences whose KV has arrived */
     /* Blocks the decodes of this step need; preempt the newest until they fit. */
     const int64_t phase = bmod(P, -s);
     while (R->phase_cnt[phase] > R->free_blocks) rep_preempt_newest(R);
@@ -40,8 +41,15 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
     /* Then newcomers, first come first served: stop at the first that does not fit. */
     request *r;
     int admitted = 0;
-    while (!R->down && pbudget > 0 && R->nrun < L->max_batch && (max_new <= 0 || admitted < max_new) &&
+    while (!R->down && pbudget > 0 && R->nrun + R->nxfer < L->max_batch && (max_new <= 0 || admitted < max_new) &&
            (r = squeue_peek(R->wq)) != NULL) {
+        if (r->pd == 1) {
+            /* Prefilled in a prefill pool: room for its prompt's KV and its first decode token, then the transfer. */
+            int64_t b = blocks_for(P, (int64_t) r->prompt + 1);
+            if (b > R->free_blocks) break;
+            rep_kv_reserve(R, r, b);
+            continue;
+        }
         int64_t len = r->prompt + (r->generated > 0 ? r->generated : 0);
         int64_t blocks = blocks_for(P, len), skip = 0;
         if (R->pc) {
@@ -90,6 +98,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
 void rep_complete_iteration(replica *R)
 {
     llm *P = R->pool;
+    const llm_cfg *L = P->cfg;
     int64_t s = R->steps;
     simtime_t now = evq_now(P->st.q);
     rep_itl_decodes(R);
@@ -115,7 +124,13 @@ void rep_complete_iteration(replica *R)
         else if (r->measured && P->st.sink->itl)   /* recomputed after a preemption */
             stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
         r->generated++;
-        if (r->generated >= r->output) {
+        if (L->role == LLM_ROLE_PREFILL) {
+            /* Disaggregated: its KV goes to the decode pool (next), the blocks here are free again. */
+            rep_run_remove(R, r);
+            rep_release_blocks(R, r, r->blocks);
+            r->blocks = 0;
+            rep_finish(R, r);
+        } else if (r->generated >= r->output) {
             rep_run_remove(R, r);
             rep_release_context(R, r, r->blocks);
             r->blocks = 0;

@@ -114,8 +114,22 @@ void rep_decode_leave(replica *R, request *r)
 void rep_itl_decodes(replica *R)
 {
     stat_acc *itl = R->pool->st.sink->itl;
-    if (itl && R->ndec_meas > 0)
-        stat_add_n(itl, simtime_to_ms(R->step_dur), (uint64_t) R->ndec_meas);
+    int64_t n = R->ndec_meas;
+    if (R->njoined > 0) {
+        /* Joined after a KV transfer: the gap since its first token, in the prefill pool. */
+        simtime_t now = evq_now(R->pool->st.q);
+        for (int i = 0; i < R->njoined; i++) {
+            request *r = R->joined[i];
+            r->pd = 0;
+            if (r->measured) {
+                n--;
+                if (itl) stat_add(itl, simtime_to_ms(now - r->last_token));
+            }
+        }
+        R->njoined = 0;
+    }
+    if (itl && n > 0)
+        stat_add_n(itl, simtime_to_ms(R->step_dur), (uint64_t) n);
 }
 
 void rep_finish(replica *R, request *r)

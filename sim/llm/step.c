@@ -40,6 +40,7 @@ int rep_sane(const replica *R, int planned)
     } else {
         /* With a prefix cache, content blocks are shared: count each sequence's
          * anonymous blocks here, and let the cache check the rest. */
+        held += R->xfer_blocks;     /* role = decode: reserved for KV on its way */
         for (int i = 0; i < R->npf; i++) held += R->pf[i]->blocks - content_blocks(P, R->pf[i]);
         for (int i = 0; i < R->ndec; i++)
             held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
@@ -137,6 +138,10 @@ void rep_step(replica *R)
     } else {
         dur = simtime_from_ms(ms);
         if (dur < 1) dur = 1;
+    }
+    if (R->load_pending > 0) {   /* kv_offload: the step waits for its newcomers' loads */
+        dur += R->load_pending;
+        R->load_pending = 0;
     }
     R->step_start = now;
     R->step_dur = dur;

@@ -165,7 +165,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
                     out->cdf[out->ncdf++] = (report_cdf) { cd[m].m, stat_cdf_probs[k], cd[m].s->cdf[k] };
     }
     /* Shares of e2e (breakdown.h): "breakdown.all.queue", "breakdown.p99.queue"... */
-    for (int k = 0; k < BD_N; k++) {
+    for (int k = 0; k < (x->has_kv ? BD_N : BD_KV_TRANSFER); k++) {
         char m[48];
         snprintf(m, sizeof m, "breakdown.all.%s", bd_name(k));
         V(G, m, hide ? NAN : x->share_all[k]);
@@ -616,6 +616,7 @@ static void breakdown_line(const report *r, FILE *out)
         double a = report_get(r, "", m, "value");
         snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
         double p = report_get(r, "", m, "value");
+        if (k >= BD_KV_TRANSFER && isnan(a) && isnan(p)) continue;   /* reported only with KV transfers or loads */
         if (isnan(a) || isnan(p)) return;
         any |= a > 0 || p > 0;
         n += snprintf(line + n, sizeof line - (size_t) n, "  %s %.1f%% (p99+ %.1f%%)", bd_name(k), 100 * a, 100 * p);

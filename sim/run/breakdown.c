@@ -63,7 +63,9 @@ void bd_add(bd_acc *b, double e2e, const double c[BD_N])
     if (c[BD_QUEUE] != 0) sh[BD_QUEUE] += c[BD_QUEUE] / e2e;
     if (c[BD_SERVICE] != 0) sh[BD_SERVICE] += c[BD_SERVICE] / e2e;
     if (c[BD_OVERHEAD] != 0) sh[BD_OVERHEAD] += c[BD_OVERHEAD] / e2e;
-    _Static_assert(BD_N == 4, "bd_add names every component");
+    if (c[BD_KV_TRANSFER] != 0) sh[BD_KV_TRANSFER] += c[BD_KV_TRANSFER] / e2e;
+    if (c[BD_KV_LOAD] != 0) sh[BD_KV_LOAD] += c[BD_KV_LOAD] / e2e;
+    _Static_assert(BD_N == 6, "bd_add names every component");
 }
 
 void bd_add_qs(bd_acc *b, double e2e, double queue, double service)
@@ -94,6 +96,6 @@ uint64_t bd_shares(const bd_acc *b, double from, double out[BD_N])
 
 const char *bd_name(int component)
 {
-    static const char *const NAMES[BD_N] = {"network", "queue", "service", "overhead"};
+    static const char *const NAMES[BD_N] = {"network", "queue", "service", "overhead", "kv_transfer", "kv_load"};
     return component >= 0 && component < BD_N ? NAMES[component] : "?";
 }

@@ -15,7 +15,9 @@
 
 #include <stdint.h>
 
-enum { BD_NETWORK, BD_QUEUE, BD_SERVICE, BD_OVERHEAD, BD_N };
+/* BD_KV_TRANSFER: a prompt's KV crossing from a prefill pool to a decode pool;
+ * BD_KV_LOAD: KV loaded back from offload tiers; both carved out of service. */
+enum { BD_NETWORK, BD_QUEUE, BD_SERVICE, BD_OVERHEAD, BD_KV_TRANSFER, BD_KV_LOAD, BD_N };
 
 #define BD_MIN_MS 0x1p-20
 
@@ -37,7 +39,7 @@ void bd_add_qs(bd_acc *b, double e2e, double queue, double service);
  * any request counts, all 0 otherwise).  Returns the number of requests counted. */
 uint64_t bd_shares(const bd_acc *b, double from, double out[BD_N]);
 
-/* The names of the components as reported ("network", "queue", "service", "overhead"). */
+/* The names of the components as reported ("network", "queue", "service", "overhead", "kv_transfer", "kv_load"). */
 const char *bd_name(int component);
 
 #endif

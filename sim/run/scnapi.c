@@ -3,6 +3,7 @@
  * questions about its pools that need the struct (the planner's inflow and
  * service-time estimates).  It knows kinds only through their rows (flags and
  * names), as scenario.c does. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/config.h"
@@ -55,6 +56,14 @@ int scenario_pool_servers(const scenario *s, int i)
 {
     const pool_cfg *p = &s->pools[i];
     return p->kind->flags & KIND_SERVICE_DIST ? p->servers : 0;
+}
+
+const char *scenario_pool_value(const scenario *s, int i, const char *key)
+{
+    char sec[80];
+    snprintf(sec, sizeof sec, "pool %s", s->pools[i].name);
+    const cfg_entry *e = cfg_get(&s->raw, sec, key);
+    return e ? e->value : NULL;
 }
 
 int scenario_pool_service(const scenario *s, int i, double *mean_ms, double *cv)

@@ -89,6 +89,7 @@ typedef struct sim {
     stat_acc *ttft_cold, *ttft_warm; /* their TTFT (with e2e_cold), ms */
     stat_acc *network;        /* network time per served request, ms */
     bd_acc *bd;               /* shares of e2e per component */
+    int has_kv;               /* a measured request had KV transfer or load time (the kv shares are reported) */
     gwattr *gwa;              /* gateway attributes of requests (class keys) */
 
     /* Per class ([class] sections only; else NULL). */
@@ -279,6 +280,7 @@ static void sink_leave(void *ctx, request *r)
         c[BD_QUEUE] = simtime_to_ms(r->queue_ns);
         c[BD_SERVICE] = simtime_to_ms(r->service_ns);
         c[BD_OVERHEAD] = simtime_to_ms(r->overhead_ns);
+        c[BD_KV_TRANSFER] = c[BD_KV_LOAD] = 0;
         s->served++;
         stat_add(s->e2e, e2e_ms);
         if (s->e2e_cold) stat_add(r->cold ? s->e2e_cold : s->e2e_warm, e2e_ms);
@@ -292,6 +294,14 @@ static void sink_leave(void *ctx, request *r)
         else SIM_REQUIRE(s, r->overhead_ns == 0);
         if (s->has_gateway) stat_add(s->network, c[BD_NETWORK]);
         else SIM_REQUIRE(s, r->network_ns == 0);
+        if (r->kvx_ns > 0 || r->kvl_ns > 0) {   /* disaggregated or offloaded KV: carved out of service */
+            double sv = c[BD_SERVICE];
+            c[BD_KV_TRANSFER] = simtime_to_ms(r->kvx_ns);
+            c[BD_KV_LOAD] = simtime_to_ms(r->kvl_ns);
+            c[BD_SERVICE] = sv - c[BD_KV_TRANSFER] - c[BD_KV_LOAD];
+            if (c[BD_SERVICE] < 0) c[BD_SERVICE] = 0;
+            s->has_kv = 1;
+        }
         bd_add(s->bd, e2e_ms, c);
         double ttft = NAN, tpot = NAN;
         if (r->first_token >= 0) {
@@ -731,6 +741,7 @@ static int fill_results(sim *s, sim_result *out)
     stat_summarize(s->overhead, &out->overhead);
     stat_summarize(s->network, &out->network);
     out->has_gateway = s->has_gateway;
+    out->has_kv = s->has_kv;
     bd_shares(s->bd, 0, out->share_all);
     bd_shares(s->bd, stat_quantile(s->e2e, 0.99), out->share_p99);
     out->saturated = s->capped;

@@ -1,0 +1,184 @@
+/* kvlink.c -- disaggregated prefill and decode, the decode side (`role =
+ * decode`): a request prefilled in a prefill pool (its first token emitted
+ * there) arrives here with its prompt's KV still on the prefill replica.  A
+ * decode replica takes it from its queue only when it has the KV blocks for it
+ * (it waits in the queue otherwise); the blocks are reserved and the KV crosses
+ * the pool's link: prompt tokens x the model's KV bytes per token (kv_dtype),
+ * at kv_link_gbs shared equally by the transfers in flight (at most
+ * kv_link_streams; the others wait FIFO for a stream), plus kv_link_latency_ms.
+ * Once it has arrived the sequence joins the decodes at the replica's next step
+ * boundary, its prompt cached: its first decode token comes one step later.
+ * The link is processor-shared: O(streams) per transfer start or end. */
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include "llm/replica.h"
+
+int llm_link_init(llm *P)
+{
+    const llm_cfg *L = P->cfg;
+    kv_link *k = &P->link;
+    k->bpns = L->kv_link_gbs;                 /* GB/s = bytes per ns */
+    k->lat = simtime_from_ms(L->kv_link_latency_ms);
+    k->streams = L->kv_link_streams;
+    k->act = calloc((size_t) k->streams, sizeof *k->act);
+    for (int i = 0; k->act && i < P->nrep; i++) {
+        replica *R = &P->r[i];
+        R->ready = calloc((size_t) L->max_batch, sizeof *R->ready);
+        R->joined = calloc((size_t) L->max_batch, sizeof *R->joined);
+        if (!R->ready || !R->joined) return -1;
+    }
+    return k->act ? 0 : -1;
+}
+
+/* The bytes in flight have been sent at bpns / nact each since k->last. */
+static void advance(llm *P)
+{
+    kv_link *k = &P->link;
+    simtime_t now = evq_now(P->st.q);
+    double dt = (double) (now - k->last);
+    if (k->nact > 0 && dt > 0) {
+        double sent = k->bpns * dt / k->nact;
+        for (int i = 0; i < k->nact; i++) k->act[i].rem -= sent;
+        if (P->window_open) {
+            simtime_t from = k->last > P->window_start ? k->last : P->window_start;
+            if (now > from) k->busy_ns += (double) (now - from);
+        }
+    }
+    k->last = now;
+}
+
+void llm_link_account(llm *P)
+{
+    if (P->link.act) advance(P);
+}
+
+static void on_link_event(evq *q, void *subject, int64_t arg);
+
+/* The next transfer to finish sending: its event, replacing the one pending. */
+static void reschedule(llm *P)
+{
+    kv_link *k = &P->link;
+    if (k->ev) evq_cancel(P->st.q, k->ev);
+    k->ev = 0;
+    if (k->nact == 0) return;
+    double m = k->act[0].rem;
+    for (int i = 1; i < k->nact; i++)
+        if (k->act[i].rem < m) m = k->act[i].rem;
+    double dt = m > 0 ? ceil(m * k->nact / k->bpns) : 0;
+    k->ev = station_after(&P->st, (simtime_t) dt, on_link_event, P, 0);
+}
+
+static void start(llm *P, request *r)
+{
+    kv_link *k = &P->link;
+    double bytes = (double) r->prompt * P->cfg->kv_bytes_token;
+    k->act[k->nact++] = (kv_xfer) { r, bytes };
+    if (r->measured && P->window_open) {
+        k->nstart++;
+        k->wait_ms += simtime_to_ms(evq_now(P->st.q) - r->start);
+        k->bytes += bytes;
+    }
+}
+
+/* r's KV is all on its decode replica now. */
+static void arrived(llm *P, request *r)
+{
+    kv_link *k = &P->link;
+    replica *R = &P->r[r->kv_rep];
+    r->pd = 2;
+    r->kvx_ns = evq_now(P->st.q) - r->start;
+    if (r->measured && P->window_open) {
+        double ms = simtime_to_ms(r->kvx_ns);
+        k->n++;
+        k->sum_ms += ms;
+        if (ms > k->max_ms) k->max_ms = ms;
+    }
+    R->ready[R->nready++] = r;
+    if (R->idle_listed) rep_wake(R);
+}
+
+static void on_arrived(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    arrived(subject, (request *) (intptr_t) arg);
+}
+
+static void on_link_event(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    (void) arg;
+    llm *P = subject;
+    kv_link *k = &P->link;
+    k->ev = 0;
+    advance(P);
+    /* Sent: those within half a nanosecond's bytes of the end (the event's time was rounded up). */
+    double eps = 0.5 * k->bpns / (k->nact > 0 ? k->nact : 1);
+    request *done[64];
+    int ndone = 0;
+    for (int i = 0; i < k->nact;) {
+        if (k->act[i].rem > eps || ndone == (int) (sizeof done / sizeof done[0])) { i++; continue; }
+        done[ndone++] = k->act[i].r;
+        k->act[i] = k->act[--k->nact];
+    }
+    while (k->nact < k->streams && k->wait_head) {
+        request *r = k->wait_head;
+        k->wait_head = r->next;
+        if (!k->wait_head) k->wait_tail = NULL;
+        r->next = NULL;
+        start(P, r);
+    }
+    reschedule(P);
+    for (int i = 0; i < ndone; i++) {
+        if (k->lat > 0) station_after(&P->st, k->lat, on_arrived, P, (int64_t) (intptr_t) done[i]);
+        else arrived(P, done[i]);
+    }
+}
+
+void rep_kv_reserve(replica *R, request *r, int64_t blocks)
+{
+    llm *P = R->pool;
+    kv_link *k = &P->link;
+    request *d = squeue_dequeue(R->wq);
+    assert(d == r);
+    (void) d;
+    load_changed(R, ROUTE_KEY_INSIDE);
+    load_changed(R, ROUTE_KEY_KV);
+    station_start(&P->st, r);
+    r->blocks = blocks;
+    r->kv_rep = R->index;
+    R->free_blocks -= blocks;
+    R->xfer_blocks += blocks;
+    R->nxfer++;
+    r->next = NULL;
+    advance(P);
+    if (k->nact < k->streams) {
+        start(P, r);
+        reschedule(P);
+    } else {
+        if (k->wait_tail) k->wait_tail->next = r;
+        else k->wait_head = r;
+        k->wait_tail = r;
+    }
+}
+
+void rep_kv_join(replica *R)
+{
+    llm *P = R->pool;
+    for (int i = 0; i < R->nready; i++) {
+        request *r = R->ready[i];
+        R->nxfer--;
+        R->xfer_blocks -= r->blocks;
+        /* It reserved room for its first decode token too: the phase count takes that block now. */
+        int64_t held = blocks_for(P, r->prompt);
+        R->free_blocks += r->blocks - held;
+        r->prefill_len = r->prompt;
+        r->prefilled = r->prompt;
+        rep_run_append(R, r);
+        /* As if its prompt had completed at the end of the step before this one. */
+        rep_decode_join(R, r, R->steps - 1, r->prompt);
+        r->blocks = 0;
+        R->joined[R->njoined++] = r;
+    }
+    R->nready = 0;
+}
