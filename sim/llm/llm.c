@@ -24,6 +24,8 @@ static void window_open(station *st)
     P->flops = P->bytes = 0;
     P->preemptions = 0;
     P->truncated = 0;
+    P->spec_steps = 0;
+    P->spec_verifs = P->spec_accepted = P->spec_emitted = P->spec_draft_ms = 0;
 }
 
 static void window_close(station *st)
@@ -104,6 +106,18 @@ static int report(station *st, pool_result *out)
         rc |= pool_result_add(out, "prefix_evictions", (double) ev);
         if (rc) return -1;
     }
+    if (L->spec_method != LLM_SPEC_NONE) {
+        /* Speculative decoding: acceptance of the proposals (before the cap at the
+         * output length), tokens emitted per verification, share of steps that
+         * speculated, drafting time per speculating step. */
+        double v = P->spec_verifs, n = (double) P->spec_steps;
+        int rc = 0;
+        rc |= pool_result_add(out, "spec_acceptance_rate", v > 0 ? P->spec_accepted / (v * L->spec_tokens) : NAN);
+        rc |= pool_result_add(out, "spec_tokens_per_step", v > 0 ? P->spec_emitted / v : NAN);
+        rc |= pool_result_add(out, "spec_step_share", P->steps ? n / (double) P->steps : NAN);
+        rc |= pool_result_add(out, "spec_draft_ms", n > 0 ? P->spec_draft_ms / n : NAN);
+        if (rc) return -1;
+    }
     /* Which cost model produced the step times (report.c prints them as one object). */
     cost_info ci;
     cost_describe(&L->cost, &ci);
@@ -153,6 +167,7 @@ static void destroy(station *st)
         free(P->r[i].phase_cnt);
     }
     fleet_free(P->fl);
+    if (P->spec_rng) gsl_rng_free(P->spec_rng);
     free(P->ids);
     free(P->r);
     free(P->idle);
@@ -275,6 +290,11 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
                 goto fail;
             P->ix_key = L->routing->key;
         }
+    }
+    if (L->spec_method != LLM_SPEC_NONE) {
+        char stream[96];
+        snprintf(stream, sizeof stream, "pool %s spec", cfg->name);
+        if (!(P->spec_rng = rng_stream(env->seed, stream))) goto fail;
     }
 #ifdef LATSIM_DEBUG
     P->check = 1;

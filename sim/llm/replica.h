@@ -19,6 +19,7 @@
  *   kv.c                KV blocks and the prefix-cache glue (prefix.c is the cache)
  *   admit.c             admission and preemption
  *   step.c              stepping: planning, timing and ending steps; the idle stack; sanity checks
+ *   spec.c              speculative decoding: KV reserved for k + 1 tokens, acceptance draws, drafting cost
  *   queue.c             arrivals and routing to the replicas' queues
  *   units.c             replicas as fleet units (failures, autoscaling, pauses)
  *   sched.c, sched_*.c  the scheduler table and its rows (sched.h)
@@ -28,6 +29,7 @@
 #define LATSIM_LLM_REPLICA_H
 
 #include <stdint.h>
+#include <gsl/gsl_rng.h>
 #include "core/route.h"
 #include "core/station.h"
 #include "engine/evq.h"
@@ -90,6 +92,9 @@ typedef struct replica {
     uint64_t since;           /* requests it finished since it last came up (cold factor) */
     int slow;                 /* 1: one of the slow replicas (slow_fraction) */
     simtime_t paused_to;      /* end of its pause in progress, ns (0: none): a step begun before it waits */
+    /* speculative decoding (spec.c) */
+    int spec;                 /* 1: the step in flight verifies spec_tokens + 1 tokens per decoding sequence */
+    int64_t spec_res;         /* KV blocks it reserved for them beyond one token per sequence, blocks */
 } replica;
 
 struct llm {
@@ -141,6 +146,13 @@ struct llm {
     double pfx_found;         /* prompt tokens found cached: min(prompt, hit ids x id tokens) */
     double pfx_skipped;       /* prompt tokens not prefilled (at least the last one always is) */
     double pfx_saved_ms;      /* isolated-prefill time of the skipped tokens (cost model), ms */
+    /* speculative decoding (spec.c; measured window) */
+    gsl_rng *spec_rng;        /* acceptance draws: a stream of its own (NULL: spec_method = none) */
+    uint64_t spec_steps;      /* steps that speculated */
+    double spec_verifs;       /* sequence verifications (one per decoding sequence per such step) */
+    double spec_accepted;     /* proposed tokens accepted (before the cap at the output length), tokens */
+    double spec_emitted;      /* tokens the verifications emitted (accepted + bonus, capped), tokens */
+    double spec_draft_ms;     /* drafting time added to the steps, ms */
 };
 
 /* ---- small helpers every file uses -------------------------------------------- */
@@ -238,6 +250,30 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
 /* Completes an iteration-level step: finished decodes leave, completed prompts
  * emit their first token and start decoding. */
 void rep_complete_iteration(replica *R);
+
+/* ---- spec.c: speculative decoding ----------------------------------------------- */
+
+/* Whether R's next step speculates (spec_method set, decodes, running sequences
+ * within spec_max_batch). */
+int rep_spec_wanted(const replica *R);
+/* Plans the KV of a speculating step: every decoding sequence may write k + 1
+ * tokens; the newest running sequences are preempted until those blocks fit,
+ * which are then taken (R->spec_res: beyond the one-token need).  Returns the
+ * blocks taken. */
+int64_t rep_spec_reserve(replica *R);
+/* Draws how many tokens each decoding sequence emits in the speculating step
+ * being planned (r->spec_m: 1 + accepted proposals, a truncated geometric, at
+ * most its remaining output); returns their sum. */
+int64_t rep_spec_draw(replica *R);
+/* The drafting time of R's speculating step being planned (k passes of the
+ * draft model or the MTP layer over its decoding sequences; 0 for ngram), ms. */
+double rep_spec_draft_ms(const replica *R);
+/* The speculating step has ended: each decoding sequence advances by its
+ * spec_m tokens (phase, finish step, heap), gives back the blocks of the
+ * rejected ones, and its extra tokens count as inter-token gaps of 0. */
+void rep_spec_advance(replica *R);
+/* Rebuilds R's finish heap after its keys changed (seq.c). */
+void rep_heap_rebuild(replica *R);
 
 /* ---- step.c: stepping ----------------------------------------------------------- */
 

@@ -138,3 +138,8 @@ void rep_finish(replica *R, request *r)
     }
     station_forward(st, r, 0);
 }
+
+void rep_heap_rebuild(replica *R)
+{
+    for (int i = R->ndec / 2 - 1; i >= 0; i--) heap_down(R, i);
+}

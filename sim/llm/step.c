@@ -43,6 +43,7 @@ int rep_sane(const replica *R, int planned)
         for (int i = 0; i < R->npf; i++) held += R->pf[i]->blocks - content_blocks(P, R->pf[i]);
         for (int i = 0; i < R->ndec; i++)
             held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
+        if (planned) held += R->spec_res;   /* a speculating step's k further tokens (spec.c) */
         if (R->pc) {
             /* The counters every step; the whole structure (O(entries)) every 1024 steps. */
             if (prefix_free_blocks(R->pc) + prefix_held_blocks(R->pc) + prefix_cached_blocks(R->pc)
@@ -120,6 +121,11 @@ void rep_step(replica *R)
     }
     simtime_t now = evq_now(P->st.q);
     double ms = cost_fast_ms_work(&P->cf, &R->cur, &R->step_flops, &R->step_bytes);
+    if (R->spec) {   /* the drafting passes before the verification (spec.c) */
+        double d = rep_spec_draft_ms(R);
+        ms += d;
+        if (P->window_open) P->spec_draft_ms += d;
+    }
     simtime_t dur;
     if (P->fl) {   /* slow replicas and pauses come with a fleet too */
         const fleet_cfg *fc = P->st.cfg->fleet;
