@@ -114,6 +114,7 @@ static int report(station *st, pool_result *out)
         int rc = 0;
         rc |= pool_result_add(out, "spec_acceptance_rate", v > 0 ? P->spec_accepted / (v * L->spec_tokens) : NAN);
         rc |= pool_result_add(out, "spec_tokens_per_step", v > 0 ? P->spec_emitted / v : NAN);
+        rc |= pool_result_add(out, "spec_verifications", v);
         rc |= pool_result_add(out, "spec_step_share", P->steps ? n / (double) P->steps : NAN);
         rc |= pool_result_add(out, "spec_draft_ms", n > 0 ? P->spec_draft_ms / n : NAN);
         if (rc) return -1;
