@@ -318,8 +318,6 @@ Test(spec, config_errors)
     char buf[2048];
     lone(buf, sizeof buf, 1, 10, 10, "spec_method = draft\n");
     expect_error(buf, "draft_model");
-    lone(buf, sizeof buf, 1, 10, 10, "spec_method = ngram\ndraft_model = llama-3-8b\n");
-    expect_error(buf, "draft_model");
     lone(buf, sizeof buf, 1, 10, 10, "spec_method = ngram\nscheduler = static\n");
     expect_error(buf, "iteration-level");
     lone(buf, sizeof buf, 1, 10, 10, "spec_method = draft\ndraft_model = llama-2-7b\n");

@@ -58,8 +58,7 @@ static int parse_spec(scn_ctx *x, const char *sec, llm_cfg *l)
     if (l->spec_method == LLM_SPEC_NONE) return 0;
     if (l->spec_method == LLM_SPEC_DRAFT && !l->draft_name[0])
         return scn_fail_sec(x, sec, "draft_model", "missing (required for spec_method = draft; see latsim catalog)");
-    if (l->spec_method != LLM_SPEC_DRAFT && l->draft_name[0])
-        return scn_fail(x, sec, "draft_model", "is for spec_method = draft only");
+    /* draft_model may stay in the file with another method (ignored), so --set can switch. */
     if (l->sched->flags & LLM_SCHED_BATCHES)
         return scn_fail(x, sec, "spec_method", "needs an iteration-level scheduler (continuous or chunked), not %s",
                         llm_sched_name(l->sched));
