@@ -26,6 +26,8 @@ static void window_open(station *st)
     P->truncated = 0;
     P->spec_steps = 0;
     P->spec_verifs = P->spec_accepted = P->spec_emitted = P->spec_draft_ms = 0;
+    P->lora_hits = P->lora_loads = P->lora_waits = 0;
+    P->lora_load_total_ms = P->lora_steps_ms = 0;
 }
 
 static void window_close(station *st)
@@ -119,6 +121,19 @@ static int report(station *st, pool_result *out)
         rc |= pool_result_add(out, "spec_draft_ms", n > 0 ? P->spec_draft_ms / n : NAN);
         if (rc) return -1;
     }
+    if (L->adapters > 0) {
+        /* LoRA: admissions that found their adapter resident, loads and their time. */
+        double n = (double) (P->lora_hits + P->lora_loads);
+        int rc = 0;
+        rc |= pool_result_add(out, "lora_hit_rate", n > 0 ? (double) P->lora_hits / n : NAN);
+        rc |= pool_result_add(out, "lora_loads", (double) P->lora_loads);
+        rc |= pool_result_add(out, "lora_load_ms", P->lora_load_one_ms);
+        rc |= pool_result_add(out, "lora_load_s", P->lora_load_total_ms / 1000.0);
+        rc |= pool_result_add(out, "lora_waits", (double) P->lora_waits);
+        rc |= pool_result_add(out, "lora_compute_s", P->lora_steps_ms / 1000.0);
+        rc |= pool_result_add(out, "adapter_mib", L->adapter_bytes / 1048576.0);
+        if (rc) return -1;
+    }
     /* Which cost model produced the step times (report.c prints them as one object). */
     cost_info ci;
     cost_describe(&L->cost, &ci);
@@ -166,9 +181,12 @@ static void destroy(station *st)
         free(P->r[i].chunk);
         free(P->r[i].heap);
         free(P->r[i].phase_cnt);
+        free(P->r[i].lora);
     }
     fleet_free(P->fl);
     if (P->spec_rng) gsl_rng_free(P->spec_rng);
+    if (P->lora_rng) gsl_rng_free(P->lora_rng);
+    zipf_free(P->lora_zipf);
     free(P->ids);
     free(P->r);
     free(P->idle);
@@ -256,7 +274,8 @@ double llm_footprint(const llm_cfg *L)
 {
     const replica *R = NULL;   /* only for sizeof */
     double per = (double) sizeof *R + sizeof R + (double) L->max_batch * (double) (sizeof *R->pf + sizeof *R->chunk + sizeof *R->heap)
-                 + (double) L->block_tokens * (double) sizeof *R->phase_cnt;
+                 + (double) L->block_tokens * (double) sizeof *R->phase_cnt
+                 + (double) L->adapters * (double) sizeof *R->lora;
     return (double) L->replicas * per;
 }
 
@@ -297,6 +316,17 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         snprintf(stream, sizeof stream, "pool %s spec", cfg->name);
         if (!(P->spec_rng = rng_stream(env->seed, stream))) goto fail;
     }
+    if (L->adapters > 0) {
+        char stream[96];
+        snprintf(stream, sizeof stream, "pool %s lora", cfg->name);
+        if (!(P->lora_rng = rng_stream(env->seed, stream)) ||
+            !(P->lora_zipf = zipf_new((size_t) L->adapters, L->adapter_zipf_s)))
+            goto fail;
+        P->lora_load_one_ms = L->adapter_bytes / (L->lora_load_gbs * 1e9) * 1e3;
+        /* Each GPU reads its tp-th share at the roofline's memory efficiency. */
+        double bw = L->gpu.mem_bw_gbs * 1e9 * cost_roofline_defaults.memory_eff;
+        P->lora_read_ms = bw > 0 ? L->adapter_bytes / L->tp / bw * 1e3 : 0;
+    }
 #ifdef LATSIM_DEBUG
     P->check = 1;
 #else
@@ -316,6 +346,8 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         R->heap = calloc((size_t) L->max_batch, sizeof *R->heap);
         R->phase_cnt = calloc((size_t) P->B, sizeof *R->phase_cnt);
         if (!R->pf || !R->chunk || !R->heap || !R->phase_cnt) goto fail;
+        lru_init(&R->lora_lru);
+        if (L->adapters > 0 && !(R->lora = calloc((size_t) L->adapters, sizeof *R->lora))) goto fail;
         if (L->prefix_cache &&
             !(R->pc = prefix_new((uint64_t) L->kv_blocks, (uint32_t) (L->prefix_id_tokens / L->block_tokens))))
             goto fail;

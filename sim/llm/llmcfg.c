@@ -42,6 +42,13 @@ const scn_key llm_keys[] = {
     { "spec_acceptance", "0.7", "speculative decoding: probability a that each proposed token is accepted (a [class NAME]'s spec_acceptance wins); tokens per step (1 - a^(k+1)) / (1 - a)" },
     { "draft_model", "", "spec_method = draft: catalog model proposing the tokens, on the same GPUs (its weights and KV take memory; its k passes priced by the roofline)" },
     { "spec_max_batch", "max_batch", "speculative decoding: off in a step whose running sequences exceed this (vLLM's disable-by-batch-size)" },
+    { "adapters", "0", "LoRA: distinct adapters the pool's requests use (0: none, the base model only)" },
+    { "adapter_rank", "16", "LoRA: rank r of every adapter (its bytes: r x (in + out) x 2 per target matrix per layer)" },
+    { "adapter_targets", "attention", "LoRA: matrices adapted: attention (q, k, v, o) | all (q, k, v, o, gate, up, down)" },
+    { "adapter_zipf_s", "1", "LoRA: Zipf exponent of adapter popularity for requests whose [class NAME] names no adapter" },
+    { "max_loras", "1", "LoRA: adapters resident per replica, and distinct adapters in one batch (vLLM max_loras)" },
+    { "lora_load_gbs", "25", "LoRA: bandwidth an adapter that is not resident loads at, GB/s (PCIe 4.0 x16 host-to-GPU, about 25 GB/s)" },
+    { "lora_step_overhead_ms", "2", "LoRA: added to every step that runs an adapter, ms (Punica, arXiv 2310.18547: about 2 ms per token); each distinct adapter also reads its weights" },
     { NULL, NULL, NULL },
 };
 
@@ -74,6 +81,45 @@ static int parse_spec(scn_ctx *x, const char *sec, llm_cfg *l)
             return -1;
     }
     return 0;
+}
+
+/* LoRA keys of [SEC] into L; with classes, each [class NAME]'s adapter (1..N,
+ * 0: the base model; absent: drawn), in the workload's class order.  Returns 0
+ * or -1 (error set). */
+static int parse_lora(scn_ctx *x, const char *sec, llm_cfg *l)
+{
+    if (scn_int(x, sec, "adapters", 0, 0, 1000000, &l->adapters)) return -1;
+    if (scn_int(x, sec, "adapter_rank", 16, 1, 4096, &l->adapter_rank)) return -1;
+    if (scn_enum(x, sec, "adapter_targets", "attention|all", 0, &l->adapter_all)) return -1;
+    if (scn_num(x, sec, "adapter_zipf_s", 1, 0, 1, 100, &l->adapter_zipf_s)) return -1;
+    if (scn_int(x, sec, "max_loras", 1, 1, 1000000, &l->max_loras)) return -1;
+    if (scn_num(x, sec, "lora_load_gbs", 25, 0, 1, 1e6, &l->lora_load_gbs)) return -1;
+    if (scn_num(x, sec, "lora_step_overhead_ms", 2, 0, 0, 1e6, &l->lora_step_overhead_ms)) return -1;
+    if (l->adapters == 0) return 0;
+    if (l->sched->flags & LLM_SCHED_BATCHES)
+        return scn_fail(x, sec, "adapters", "needs an iteration-level scheduler (continuous or chunked), not %s",
+                        llm_sched_name(l->sched));
+    int n = 0;
+    for (size_t i = 0; i < x->raw->ns; i++) n += !strncmp(x->raw->s[i].name, "class ", 6);
+    if (n == 0) return 0;
+    if (!(l->adapter_cls = calloc((size_t) n, sizeof *l->adapter_cls))) return scn_fail_sec(x, sec, NULL, "out of memory");
+    for (size_t i = 0; i < x->raw->ns; i++) {
+        const char *c = x->raw->s[i].name;
+        if (strncmp(c, "class ", 6)) continue;
+        int a = -1;
+        if (scn_value(x, c, "adapter") && scn_int(x, c, "adapter", 0, 0, l->adapters, &a)) return -1;
+        l->adapter_cls[l->adapter_ncls++] = a < 0 ? -2 : a - 1;   /* -2: drawn, -1: the base model */
+    }
+    return 0;
+}
+
+double llm_adapter_bytes(const llm_cfg *l)
+{
+    const model_spec *m = &l->model;
+    double q = (double) m->heads * m->head_dim, kv = (double) m->kv_heads * m->head_dim, h = m->hidden;
+    double io = (h + q) + 2 * (h + kv) + (q + h);          /* q, k, v, o: in + out */
+    if (l->adapter_all) io += 3.0 * (h + m->intermediate);  /* gate, up, down */
+    return (double) m->layers * l->adapter_rank * io * 2.0;  /* A and B in bf16 */
 }
 
 int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
@@ -132,6 +178,7 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         return scn_fail(x, sec, "routing", "complexity routes between two models: use a router with two next pools");
 
     if (parse_spec(x, sec, l)) return -1;
+    if (parse_lora(x, sec, l)) return -1;
 
     /* The other models' keys may stay in the file (ignored), so --set can switch. */
     char models[256];
@@ -240,6 +287,11 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
         weights_gib += l->draft.params * wb / l->tp / GiB;
         kv_gib -= l->draft.params * wb / l->tp / GiB;
         per_token += llm_kv_bytes_per_token(&d);
+    }
+    if (l->adapters > 0) {
+        /* The max_loras adapter slots (tp-sharded) are kept on the GPUs (vLLM). */
+        l->adapter_bytes = llm_adapter_bytes(l);
+        kv_gib -= l->max_loras * l->adapter_bytes / l->tp / GiB;
     }
     if (l->pp > 1) {
         /* Every stage holds its weights and its layers' KV for every token: the

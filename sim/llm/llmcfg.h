@@ -62,9 +62,11 @@ typedef struct llm_cfg {
     /* LoRA adapters (docs/llm.md, "LoRA adapters"); adapters = 0 leaves every step as it was. */
     int adapters;             /* distinct adapters requests use (0: none) */
     int adapter_rank;         /* LoRA rank r of every adapter */
+    int adapter_all;          /* 1: q, k, v, o and the MLP's gate, up, down adapted; 0: q, k, v, o */
     double adapter_bytes;     /* bytes of one adapter (whole replica), from the rank and the model geometry */
     double adapter_zipf_s;    /* Zipf exponent of adapter popularity (requests whose class names none) */
-    int32_t *adapter_cls;     /* per [class NAME], in file order: its adapter (0-based), or -1 (owned) */
+    int32_t *adapter_cls;     /* per [class NAME], in file order: its adapter (0-based), -1 the base
+                                 model, -2 drawn from the Zipf (owned) */
     int adapter_ncls;         /* entries of adapter_cls */
     int max_loras;            /* adapters resident per replica (and distinct adapters per step) */
     double lora_load_gbs;     /* host-to-GPU bandwidth an adapter loads at, GB/s (1e9 bytes/s) */
@@ -107,6 +109,10 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
  * pool's roofline parameters (or the defaults) and no per-step overhead.
  * Returns 0, or -1 when out of memory. */
 int llm_build_draft_cost(llm_cfg *l);
+
+/* Bytes of one LoRA adapter of L (all the replica's GPUs together): per layer,
+ * for each adapted matrix of in x out, A (in x r) and B (r x out) in bf16. */
+double llm_adapter_bytes(const llm_cfg *l);
 
 /* KV-cache bytes per token on one GPU of a replica: K and V of that GPU's
  * share of the KV heads (at least one), or with MLA the compressed latent and

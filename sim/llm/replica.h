@@ -20,6 +20,7 @@
  *   admit.c             admission and preemption
  *   step.c              stepping: planning, timing and ending steps; the idle stack; sanity checks
  *   spec.c              speculative decoding: KV reserved for k + 1 tokens, acceptance draws, drafting cost
+ *   lora.c              LoRA adapters: a request's adapter, resident slots (LRU), loads, a step's LoRA cost
  *   queue.c             arrivals and routing to the replicas' queues
  *   units.c             replicas as fleet units (failures, autoscaling, pauses)
  *   sched.c, sched_*.c  the scheduler table and its rows (sched.h)
@@ -32,7 +33,9 @@
 #include <gsl/gsl_rng.h>
 #include "core/route.h"
 #include "core/station.h"
+#include "core/zipf.h"
 #include "engine/evq.h"
+#include "engine/lru.h"
 #include "engine/request.h"
 #include "fleet/fleet.h"
 #include "llm/cost.h"
@@ -41,6 +44,14 @@
 #include "llm/sched.h"
 
 typedef struct llm llm;
+
+/* A replica's view of one LoRA adapter (lora.c). */
+typedef struct lora_slot {
+    lru_link link;            /* on the replica's evictable list (resident, unused) when listed */
+    int32_t ref;              /* running sequences using it */
+    uint8_t resident;         /* 1: loaded in one of the replica's max_loras slots */
+    uint8_t listed;           /* 1: on the evictable list */
+} lora_slot;
 
 typedef struct replica {
     llm *pool;                /* owner */
@@ -95,6 +106,12 @@ typedef struct replica {
     /* speculative decoding (spec.c) */
     int spec;                 /* 1: the step in flight verifies spec_tokens + 1 tokens per decoding sequence */
     int64_t spec_res;         /* KV blocks it reserved for them beyond one token per sequence, blocks */
+    /* LoRA adapters (lora.c; NULL / 0 without adapters) */
+    lora_slot *lora;          /* one per adapter */
+    lru_list lora_lru;        /* resident adapters no running sequence uses, least recently used last */
+    int lora_resident;        /* adapters loaded (<= max_loras) */
+    int lora_active;          /* distinct adapters of its running sequences */
+    double lora_load_ms;      /* loads the step being planned waits for, ms */
 } replica;
 
 struct llm {
@@ -153,6 +170,16 @@ struct llm {
     double spec_accepted;     /* proposed tokens accepted (before the cap at the output length), tokens */
     double spec_emitted;      /* tokens the verifications emitted (accepted + bonus, capped), tokens */
     double spec_draft_ms;     /* drafting time added to the steps, ms */
+    /* LoRA adapters (lora.c) */
+    gsl_rng *lora_rng;        /* adapter draws: a stream of its own (NULL: no adapters) */
+    zipf *lora_zipf;          /* popularity of the adapters */
+    double lora_load_one_ms;  /* loading one adapter: bytes / lora_load_gbs, ms */
+    double lora_read_ms;      /* one distinct adapter's weights read from HBM in a step, ms */
+    uint64_t lora_hits;       /* measured: admissions whose adapter was resident */
+    uint64_t lora_loads;      /* measured: admissions that loaded their adapter */
+    double lora_load_total_ms;/* measured: time steps spent loading adapters, ms */
+    double lora_steps_ms;     /* measured: LoRA compute added to the steps (overhead and reads), ms */
+    uint64_t lora_waits;      /* measured: admissions held back as no adapter slot was free */
 };
 
 /* ---- small helpers every file uses -------------------------------------------- */
@@ -274,6 +301,23 @@ double rep_spec_draft_ms(const replica *R);
 void rep_spec_advance(replica *R);
 /* Rebuilds R's finish heap after its keys changed (seq.c). */
 void rep_heap_rebuild(replica *R);
+
+/* ---- lora.c: LoRA adapters ------------------------------------------------------ */
+
+/* The adapter of a request entering pool P: its class's, else a Zipf draw. */
+void llm_lora_pick(llm *P, request *r);
+/* Before R admits r: its adapter resident (a hit), or loaded into a free slot or
+ * the least recently used unused one (the step waits for the load).  Returns 0,
+ * or -1 when every slot holds an adapter in use (r waits). */
+int rep_lora_take(replica *R, const request *r);
+/* r starts (+1) or stops (-1) running on R: its adapter's use count. */
+void rep_lora_use(replica *R, const request *r, int d);
+/* The LoRA time of R's step being started: the loads it waits for, plus, when
+ * it runs adapters, lora_step_overhead_ms and each distinct adapter's weight
+ * read, ms. */
+double rep_lora_step_ms(replica *R);
+/* R lost its GPU memory (a failure): no adapter resident. */
+void rep_lora_reset(replica *R);
 
 /* ---- step.c: stepping ----------------------------------------------------------- */
 

@@ -73,6 +73,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
             if (!split && len > pbudget) break;
             if (blocks > R->free_blocks) break;
         }
+        if (R->lora && rep_lora_take(R, r) != 0) break;   /* no adapter slot free: it waits (lora.c) */
         rep_admit(R, r, blocks);
         admitted++;
         len -= r->prefilled;

@@ -13,6 +13,7 @@ void rep_run_append(replica *R, request *r)
     else R->run_head = r;
     R->run_tail = r;
     R->nrun++;
+    if (R->lora) rep_lora_use(R, r, +1);
     load_changed(R, ROUTE_KEY_INSIDE);
 }
 
@@ -24,6 +25,7 @@ void rep_run_remove(replica *R, request *r)
     else R->run_tail = r->rprev;
     r->rprev = r->rnext = NULL;
     R->nrun--;
+    if (R->lora) rep_lora_use(R, r, -1);
     load_changed(R, ROUTE_KEY_INSIDE);
 }
 

@@ -126,6 +126,7 @@ void rep_step(replica *R)
         ms += d;
         if (P->window_open) P->spec_draft_ms += d;
     }
+    if (R->lora) ms += rep_lora_step_ms(R);   /* adapter loads and LoRA compute (lora.c) */
     simtime_t dur;
     if (P->fl) {   /* slow replicas and pauses come with a fleet too */
         const fleet_cfg *fc = P->st.cfg->fleet;
