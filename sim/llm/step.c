@@ -58,6 +58,8 @@ int rep_sane(const replica *R, int planned)
         else if (base != R->base_sum) bad = "sum of phase bases";
         else if (R->free_blocks < 0 || R->free_blocks + held != P->cfg->kv_blocks) bad = "free + held KV blocks != capacity";
     }
+    if (!bad && R->lora && (R->lora_active > R->lora_resident || R->lora_resident > P->cfg->max_loras))
+        bad = "LoRA: adapters in use > resident, or resident > max_loras";
     uint64_t queued = P->st.queue.len;
     for (int i = 0; i < P->nrep; i++) queued += P->r[i].own.len;
     if (!bad && queued != P->st.qlen) bad = "queue lengths do not sum to the pool's";
