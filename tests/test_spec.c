@@ -327,3 +327,20 @@ Test(spec, config_errors)
     lone(buf, sizeof buf, 1, 10, 10, "spec_method = eagle\n");
     expect_error(buf, "spec_method");
 }
+
+Test(spec, request_filling_the_kv_cache_finishes, .timeout = 60)
+{
+    /* 10 blocks of 16 = 160 tokens, a request of 98 + 62 = 160: its 61 decode
+     * tokens are 12 verifications of 5 and a last one of 1, which writes cache
+     * position 158; room for k + 1 = 5 there would be 163 tokens, 11 blocks,
+     * more than the cache (an endless self-preemption): the room is capped at
+     * the tokens left. */
+    char buf[2048];
+    sim_result res;
+    lone(buf, sizeof buf, 2, 98, 62, "kv_blocks = 10\nspec_method = ngram\nspec_tokens = 4\nspec_acceptance = 1\n");
+    run_text(buf, 1, &res);
+    cr_expect_eq(res.served, 2);
+    cr_expect_eq(metric(&res, "preemptions"), 0);
+    cr_expect_eq(metric(&res, "spec_verifications"), 2 * 13.0);
+    sim_result_free(&res);
+}

@@ -11,7 +11,8 @@
  * The phase bookkeeping (replica.h) stays exact: a sequence that emits m tokens
  * in step s has its phase base and finish step moved by m - 1, as if it had
  * joined m - 1 steps earlier.  The step reserves KV for k + 1 tokens per
- * sequence and gives back the blocks of the rejected ones when it ends.  The
+ * sequence (fewer when its output ends sooner) and gives back the blocks of
+ * the rejected ones when it ends.  The
  * draws come from the pool's own stream ("pool NAME spec"), so no other random
  * number shifts; a speculating step costs O(decoding sequences x k), a plain
  * step is untouched. */
@@ -23,10 +24,19 @@ int rep_spec_wanted(const replica *R)
     return L->spec_method != LLM_SPEC_NONE && R->ndec > 0 && R->nrun <= L->spec_max_batch;
 }
 
-/* Blocks sequence r needs beyond those it holds before step S to write K + 1 tokens. */
+/* Tokens of sequence r step S keeps KV room for: k + 1, or fewer when its output
+ * ends sooner (so that a request that fits max_seq_len never needs more than
+ * the KV capacity). */
+static int64_t room_tokens(const request *r, int64_t s, int k)
+{
+    int64_t left = r->finish_step - s + 1;
+    return left < k + 1 ? left : k + 1;
+}
+
+/* Blocks sequence r needs beyond those it holds before step S for its room. */
 static int64_t extra_blocks(const llm *P, const request *r, int64_t s, int k)
 {
-    return blocks_for(P, r->phase_base + s + k + 1) - blocks_for(P, r->phase_base + s);
+    return blocks_for(P, r->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, r->phase_base + s);
 }
 
 static int decoding(const request *r) { return r->prefilled >= r->prefill_len; }
@@ -99,7 +109,7 @@ void rep_spec_advance(replica *R)
     for (int i = 0; i < R->ndec; i++) {
         request *r = R->heap[i];
         int64_t d = r->spec_m - 1;
-        give += blocks_for(P, r->phase_base + s + k + 1) - blocks_for(P, r->phase_base + s + 1 + d);
+        give += blocks_for(P, r->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, r->phase_base + s + 1 + d);
         if (d == 0) continue;
         R->phase_cnt[bmod(P, r->phase_base)]--;
         r->phase_base += d;
