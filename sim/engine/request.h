@@ -87,6 +87,8 @@ typedef struct request {
     int32_t pfx_n;          /* how many */
     int32_t pfx_blocks;     /* the KV blocks they occupy */
     uint8_t pfx_seen;       /* prefix cache: its first admission has been counted */
+    int32_t spec_m;         /* speculative decoding: tokens it emits in the step in flight (1 + accepted, capped), tokens */
+    int32_t adapter;        /* LoRA: the adapter it runs with (0-based), or -1 for the base model */
     double cost_mark;       /* cost accounting: the replica's decode time per sequence (dec_sum) when it began decoding, ns */
     struct request *rprev;  /* replica's running list, in admission order */
     struct request *rnext;

@@ -31,6 +31,10 @@ static void window_open(station *st)
         k->busy_ns = k->sum_ms = k->max_ms = k->wait_ms = k->bytes = 0;
         k->n = k->nstart = 0;
     }
+    P->spec_steps = 0;
+    P->spec_verifs = P->spec_accepted = P->spec_emitted = P->spec_draft_ms = 0;
+    P->lora_hits = P->lora_loads = P->lora_waits = 0;
+    P->lora_load_total_ms = P->lora_steps_ms = 0;
 }
 
 static void window_close(station *st)
@@ -149,6 +153,32 @@ static int report(station *st, pool_result *out)
         rc |= pool_result_add(out, "kv_link_utilization", span_ns > 0 ? k->busy_ns / span_ns : NAN);
         if (rc) return -1;
     }
+    if (L->spec_method != LLM_SPEC_NONE) {
+        /* Speculative decoding: acceptance of the proposals (before the cap at the
+         * output length), tokens emitted per verification, share of steps that
+         * speculated, drafting time per speculating step. */
+        double v = P->spec_verifs, n = (double) P->spec_steps;
+        int rc = 0;
+        rc |= pool_result_add(out, "spec_acceptance_rate", v > 0 ? P->spec_accepted / (v * L->spec_tokens) : NAN);
+        rc |= pool_result_add(out, "spec_tokens_per_step", v > 0 ? P->spec_emitted / v : NAN);
+        rc |= pool_result_add(out, "spec_verifications", v);
+        rc |= pool_result_add(out, "spec_step_share", P->steps ? n / (double) P->steps : NAN);
+        rc |= pool_result_add(out, "spec_draft_ms", n > 0 ? P->spec_draft_ms / n : NAN);
+        if (rc) return -1;
+    }
+    if (L->adapters > 0) {
+        /* LoRA: admissions that found their adapter resident, loads and their time. */
+        double n = (double) (P->lora_hits + P->lora_loads);
+        int rc = 0;
+        rc |= pool_result_add(out, "lora_hit_rate", n > 0 ? (double) P->lora_hits / n : NAN);
+        rc |= pool_result_add(out, "lora_loads", (double) P->lora_loads);
+        rc |= pool_result_add(out, "lora_load_ms", P->lora_load_one_ms);
+        rc |= pool_result_add(out, "lora_load_s", P->lora_load_total_ms / 1000.0);
+        rc |= pool_result_add(out, "lora_waits", (double) P->lora_waits);
+        rc |= pool_result_add(out, "lora_compute_s", P->lora_steps_ms / 1000.0);
+        rc |= pool_result_add(out, "adapter_mib", L->adapter_bytes / 1048576.0);
+        if (rc) return -1;
+    }
     /* Which cost model produced the step times (report.c prints them as one object). */
     cost_info ci;
     cost_describe(&L->cost, &ci);
@@ -212,10 +242,14 @@ static void destroy(station *st)
         free(P->r[i].phase_cnt);
         free(P->r[i].ready);
         free(P->r[i].joined);
+        free(P->r[i].lora);
     }
     free(P->link.act);
     llm_offload_free(P);
     fleet_free(P->fl);
+    if (P->spec_rng) gsl_rng_free(P->spec_rng);
+    if (P->lora_rng) gsl_rng_free(P->lora_rng);
+    zipf_free(P->lora_zipf);
     free(P->ids);
     free(P->r);
     free(P->idle);
@@ -306,7 +340,8 @@ double llm_footprint(const llm_cfg *L)
 {
     const replica *R = NULL;   /* only for sizeof */
     double per = (double) sizeof *R + sizeof R + (double) L->max_batch * (double) (sizeof *R->pf + sizeof *R->chunk + sizeof *R->heap)
-                 + (double) L->block_tokens * (double) sizeof *R->phase_cnt;
+                 + (double) L->block_tokens * (double) sizeof *R->phase_cnt
+                 + (double) L->adapters * (double) sizeof *R->lora;
     return (double) L->replicas * per;
 }
 
@@ -342,6 +377,22 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
             P->ix_key = L->routing->key;
         }
     }
+    if (L->spec_method != LLM_SPEC_NONE) {
+        char stream[96];
+        snprintf(stream, sizeof stream, "pool %s spec", cfg->name);
+        if (!(P->spec_rng = rng_stream(env->seed, stream))) goto fail;
+    }
+    if (L->adapters > 0) {
+        char stream[96];
+        snprintf(stream, sizeof stream, "pool %s lora", cfg->name);
+        if (!(P->lora_rng = rng_stream(env->seed, stream)) ||
+            !(P->lora_zipf = zipf_new((size_t) L->adapters, L->adapter_zipf_s)))
+            goto fail;
+        P->lora_load_one_ms = L->adapter_bytes / (L->lora_load_gbs * 1e9) * 1e3;
+        /* Each GPU reads its tp-th share at the roofline's memory efficiency. */
+        double bw = L->gpu.mem_bw_gbs * 1e9 * cost_roofline_defaults.memory_eff;
+        P->lora_read_ms = bw > 0 ? L->adapter_bytes / L->tp / bw * 1e3 : 0;
+    }
 #ifdef LATSIM_DEBUG
     P->check = 1;
 #else
@@ -361,6 +412,8 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         R->heap = calloc((size_t) L->max_batch, sizeof *R->heap);
         R->phase_cnt = calloc((size_t) P->B, sizeof *R->phase_cnt);
         if (!R->pf || !R->chunk || !R->heap || !R->phase_cnt) goto fail;
+        lru_init(&R->lora_lru);
+        if (L->adapters > 0 && !(R->lora = calloc((size_t) L->adapters, sizeof *R->lora))) goto fail;
         if (L->prefix_cache &&
             !(R->pc = prefix_new((uint64_t) L->kv_blocks, (uint32_t) (L->prefix_id_tokens / L->block_tokens))))
             goto fail;

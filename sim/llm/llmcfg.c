@@ -52,9 +52,90 @@ const scn_key llm_keys[] = {
     { "kv_offload_shared", "no", "kv_offload: yes: the pool's replicas share one set of tiers (LMCache-style), no: each replica has its own" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { "step_time_scale", "1", "factor on every step time the cost model gives (a what-if: plan reruns its search at 0.8 and 1.2)" },
+    { "spec_method", "none", "speculative decoding: none | draft (a draft model) | mtp (multi-token-prediction heads) | ngram (prompt lookup, no GPU cost)" },
+    { "spec_tokens", "4", "speculative decoding: tokens k proposed per sequence per step (a step verifies k + 1)" },
+    { "spec_acceptance", "0.7", "speculative decoding: probability a that each proposed token is accepted (a [class NAME]'s spec_acceptance wins); tokens per step (1 - a^(k+1)) / (1 - a)" },
+    { "draft_model", "", "spec_method = draft: catalog model proposing the tokens, on the same GPUs (its weights and KV take memory; its k passes priced by the roofline)" },
+    { "spec_max_batch", "max_batch", "speculative decoding: off in a step whose running sequences exceed this (vLLM's disable-by-batch-size)" },
+    { "adapters", "0", "LoRA: distinct adapters the pool's requests use (0: none, the base model only)" },
+    { "adapter_rank", "16", "LoRA: rank r of every adapter (its bytes: r x (in + out) x 2 per target matrix per layer)" },
+    { "adapter_targets", "attention", "LoRA: matrices adapted: attention (q, k, v, o) | all (q, k, v, o, gate, up, down)" },
+    { "adapter_zipf_s", "1", "LoRA: Zipf exponent of adapter popularity for requests whose [class NAME] names no adapter" },
+    { "max_loras", "1", "LoRA: adapters resident per replica, and distinct adapters in one batch (vLLM max_loras)" },
+    { "lora_load_gbs", "25", "LoRA: bandwidth an adapter that is not resident loads at, GB/s (PCIe 4.0 x16 host-to-GPU, about 25 GB/s)" },
+    { "lora_step_overhead_ms", "2", "LoRA: added to every step that runs an adapter, ms (Punica, arXiv 2310.18547: about 2 ms per token); each distinct adapter also reads its weights" },
     { NULL, NULL, NULL },
 };
 
+/* Speculative decoding keys of [SEC] into L; with classes, each [class NAME]'s
+ * spec_acceptance (default the pool's), indexed as the workload numbers its
+ * classes (their sections in file order).  Returns 0 or -1 (error set). */
+static int parse_spec(scn_ctx *x, const char *sec, llm_cfg *l)
+{
+    if (scn_enum(x, sec, "spec_method", "none|draft|mtp|ngram", 0, &l->spec_method)) return -1;
+    if (scn_int(x, sec, "spec_tokens", 4, 1, 64, &l->spec_tokens)) return -1;
+    if (scn_num(x, sec, "spec_acceptance", 0.7, 0, 0, 1, &l->spec_acceptance)) return -1;
+    if (scn_int(x, sec, "spec_max_batch", l->max_batch, 0, 1000000, &l->spec_max_batch)) return -1;
+    if (scn_str(x, sec, "draft_model", "", l->draft_name, sizeof l->draft_name)) return -1;
+    if (l->spec_method == LLM_SPEC_NONE) return 0;
+    if (l->spec_method == LLM_SPEC_DRAFT && !l->draft_name[0])
+        return scn_fail_sec(x, sec, "draft_model", "missing (required for spec_method = draft; see latsim catalog)");
+    /* draft_model may stay in the file with another method (ignored), so --set can switch. */
+    if (l->sched->flags & LLM_SCHED_BATCHES)
+        return scn_fail(x, sec, "spec_method", "needs an iteration-level scheduler (continuous or chunked), not %s",
+                        llm_sched_name(l->sched));
+    int n = 0;
+    for (size_t i = 0; i < x->raw->ns; i++) n += !strncmp(x->raw->s[i].name, "class ", 6);
+    if (n == 0) return 0;
+    if (!(l->spec_accept_cls = calloc((size_t) n, sizeof *l->spec_accept_cls)))
+        return scn_fail_sec(x, sec, NULL, "out of memory");
+    for (size_t i = 0; i < x->raw->ns; i++) {
+        const char *c = x->raw->s[i].name;
+        if (strncmp(c, "class ", 6)) continue;
+        if (scn_num(x, c, "spec_acceptance", l->spec_acceptance, 0, 0, 1, &l->spec_accept_cls[l->spec_ncls++]))
+            return -1;
+    }
+    return 0;
+}
+
+/* LoRA keys of [SEC] into L; with classes, each [class NAME]'s adapter (1..N,
+ * 0: the base model; absent: drawn), in the workload's class order.  Returns 0
+ * or -1 (error set). */
+static int parse_lora(scn_ctx *x, const char *sec, llm_cfg *l)
+{
+    if (scn_int(x, sec, "adapters", 0, 0, 1000000, &l->adapters)) return -1;
+    if (scn_int(x, sec, "adapter_rank", 16, 1, 4096, &l->adapter_rank)) return -1;
+    if (scn_enum(x, sec, "adapter_targets", "attention|all", 0, &l->adapter_all)) return -1;
+    if (scn_num(x, sec, "adapter_zipf_s", 1, 0, 1, 100, &l->adapter_zipf_s)) return -1;
+    if (scn_int(x, sec, "max_loras", 1, 1, 1000000, &l->max_loras)) return -1;
+    if (scn_num(x, sec, "lora_load_gbs", 25, 0, 1, 1e6, &l->lora_load_gbs)) return -1;
+    if (scn_num(x, sec, "lora_step_overhead_ms", 2, 0, 0, 1e6, &l->lora_step_overhead_ms)) return -1;
+    if (l->adapters == 0) return 0;
+    if (l->sched->flags & LLM_SCHED_BATCHES)
+        return scn_fail(x, sec, "adapters", "needs an iteration-level scheduler (continuous or chunked), not %s",
+                        llm_sched_name(l->sched));
+    int n = 0;
+    for (size_t i = 0; i < x->raw->ns; i++) n += !strncmp(x->raw->s[i].name, "class ", 6);
+    if (n == 0) return 0;
+    if (!(l->adapter_cls = calloc((size_t) n, sizeof *l->adapter_cls))) return scn_fail_sec(x, sec, NULL, "out of memory");
+    for (size_t i = 0; i < x->raw->ns; i++) {
+        const char *c = x->raw->s[i].name;
+        if (strncmp(c, "class ", 6)) continue;
+        int a = -1;
+        if (scn_value(x, c, "adapter") && scn_int(x, c, "adapter", 0, 0, l->adapters, &a)) return -1;
+        l->adapter_cls[l->adapter_ncls++] = a < 0 ? -2 : a - 1;   /* -2: drawn, -1: the base model */
+    }
+    return 0;
+}
+
+double llm_adapter_bytes(const llm_cfg *l)
+{
+    const model_spec *m = &l->model;
+    double q = (double) m->heads * m->head_dim, kv = (double) m->kv_heads * m->head_dim, h = m->hidden;
+    double io = (h + q) + 2 * (h + kv) + (q + h);          /* q, k, v, o: in + out */
+    if (l->adapter_all) io += 3.0 * (h + m->intermediate);  /* gate, up, down */
+    return (double) m->layers * l->adapter_rank * io * 2.0;  /* A and B in bf16 */
+}
 
 int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
 {
@@ -161,6 +242,9 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         } else if (strcmp(pc, "linear") && power_curve_parse(pc, &l->power, msg, sizeof msg))
             return scn_fail(x, sec, "power_curve", "%s", msg);
     }
+    if (parse_spec(x, sec, l)) return -1;
+    if (parse_lora(x, sec, l)) return -1;
+
     /* The other models' keys may stay in the file (ignored), so --set can switch. */
     char models[256];
     cost_choices(models, sizeof models);
@@ -259,6 +343,21 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
     double usable_gib = l->gpu.mem_gib * l->mem_util;
     double kv_gib = usable_gib - weights_gib - l->activation_gib;
     double per_token = llm_kv_bytes_per_token(l);
+    if (l->spec_method == LLM_SPEC_DRAFT) {
+        /* The draft model shares the GPUs: its weights (tp-sharded) and its own
+         * KV cache for every token of every sequence. */
+        llm_cfg d = *l;
+        d.model = l->draft;
+        d.pp = 1;
+        weights_gib += l->draft.params * wb / l->tp / GiB;
+        kv_gib -= l->draft.params * wb / l->tp / GiB;
+        per_token += llm_kv_bytes_per_token(&d);
+    }
+    if (l->adapters > 0) {
+        /* The max_loras adapter slots (tp-sharded) are kept on the GPUs (vLLM). */
+        l->adapter_bytes = llm_adapter_bytes(l);
+        kv_gib -= l->max_loras * l->adapter_bytes / l->tp / GiB;
+    }
     if (l->pp > 1) {
         /* Every stage holds its weights and its layers' KV for every token: the
          * replica's capacity is its fullest stage's (the least KV tokens). */
@@ -363,6 +462,16 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
         return scn_fail(x, sec, "gpu", "%s", msg);
     if (!l->weights_given && l->model.weights[0])
         snprintf(l->weights, sizeof l->weights, "%s", l->model.weights);
+    if (l->spec_method == LLM_SPEC_DRAFT) {
+        found = 0;
+        for (int j = 0; j < s->nmodels; j++)
+            if (!strcasecmp(s->models[j].name, l->draft_name)) { l->draft = s->models[j]; found = 1; }
+        if (!found && catalog_model(db, l->draft_name, &l->draft, msg, sizeof msg) != 0)
+            return scn_fail(x, sec, "draft_model", "%s", msg);
+        if (l->draft.vocab > 0 && l->model.vocab > 0 && l->draft.vocab != l->model.vocab)
+            return scn_fail(x, sec, "draft_model", "%s has a vocabulary of %d tokens and %s of %d: a draft model must "
+                            "share the target's tokenizer", l->draft.name, l->draft.vocab, l->model.name, l->model.vocab);
+    }
     const char *key = NULL;
     if (llm_derive(l, s, &key, msg, sizeof msg) != 0) {
         if (!strncmp(key, "workload.", 9)) return scn_fail(x, "workload", key + 9, "%s", msg);
@@ -398,7 +507,34 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     cost_info ci;
     cost_describe(&l->cost, &ci);
     snprintf(l->cost_coeffs, sizeof l->cost_coeffs, "%s", ci.coeffs);
+    if ((l->spec_method == LLM_SPEC_DRAFT || l->spec_method == LLM_SPEC_MTP) && llm_build_draft_cost(l) != 0)
+        return scn_fail(x, sec, "spec_method", "out of memory");
     return 0;
+}
+
+int llm_build_draft_cost(llm_cfg *l)
+{
+    /* The pool's roofline parameters when it prices with the roofline, else the
+     * defaults; no per-step overhead: the drafting passes run inside the step. */
+    cost_roofline rp = cost_roofline_defaults;
+    if (l->cost.ops && !strcmp(l->cost.ops->name, "roofline") && l->cost.state)
+        rp = *(const cost_roofline *) l->cost.state;
+    rp.step_overhead_ms = 0;
+    cost_free(&l->draft_cost);
+    l->draft_cost.hw = l->cost.hw;
+    cost_hw *h = &l->draft_cost.hw;
+    h->pp = h->ep = h->pp_microbatches = 1;
+    h->expert_imbalance = 1;
+    if (l->spec_method == LLM_SPEC_DRAFT)
+        h->model = l->draft;
+    else {
+        /* MTP: each proposed token is one more pass through one layer of the
+         * target (DeepSeek-V3's MTP module is one transformer block). */
+        h->model.params = l->model.params / (l->model.layers > 0 ? l->model.layers : 1);
+        h->model.layers = 1;
+        h->model.first_dense_layers = 0;
+    }
+    return cost_init(&l->draft_cost, "roofline", &rp);
 }
 
 void llm_free_cfg(pool_cfg *p)
@@ -406,6 +542,9 @@ void llm_free_cfg(pool_cfg *p)
     llm_cfg *l = llm_cfg_of(p);
     if (!l) return;
     cost_free(&l->cost);
+    cost_free(&l->draft_cost);
+    free(l->spec_accept_cls);
+    free(l->adapter_cls);
     free(l->sched_cfg);
     free(l);
     p->ext = NULL;

@@ -68,12 +68,38 @@ typedef struct llm_cfg {
         int64_t blocks;       /* capacity in KV blocks (derived) */
     } tier[2];
     int kv_offload_shared;    /* 1: one set of tiers for all the pool's replicas (LMCache-style) */
+    /* Speculative decoding (docs/llm.md, "Speculative decoding"); spec_method
+     * LLM_SPEC_NONE leaves every step as it was. */
+    int spec_method;          /* LLM_SPEC_NONE | DRAFT | MTP | NGRAM */
+    int spec_tokens;          /* k: tokens speculated per sequence per step, tokens */
+    double spec_acceptance;   /* a: probability each speculated token is accepted (the pool's), [0,1] */
+    double *spec_accept_cls;  /* per [class NAME], in file order: its a (owned; NULL without classes) */
+    int spec_ncls;            /* entries of spec_accept_cls */
+    int spec_max_batch;       /* no speculation in a step whose running sequences exceed this, sequences */
+    char draft_name[48];      /* draft: catalog key of the draft model */
+    model_spec draft;         /* draft: resolved by llm_resolve() */
+    cost_model draft_cost;    /* draft, mtp: prices one drafting forward pass (roofline on the
+                                 draft model, or one layer of the target for mtp) */
+    /* LoRA adapters (docs/llm.md, "LoRA adapters"); adapters = 0 leaves every step as it was. */
+    int adapters;             /* distinct adapters requests use (0: none) */
+    int adapter_rank;         /* LoRA rank r of every adapter */
+    int adapter_all;          /* 1: q, k, v, o and the MLP's gate, up, down adapted; 0: q, k, v, o */
+    double adapter_bytes;     /* bytes of one adapter (whole replica), from the rank and the model geometry */
+    double adapter_zipf_s;    /* Zipf exponent of adapter popularity (requests whose class names none) */
+    int32_t *adapter_cls;     /* per [class NAME], in file order: its adapter (0-based), -1 the base
+                                 model, -2 drawn from the Zipf (owned) */
+    int adapter_ncls;         /* entries of adapter_cls */
+    int max_loras;            /* adapters resident per replica (and distinct adapters per step) */
+    double lora_load_gbs;     /* host-to-GPU bandwidth an adapter loads at, GB/s (1e9 bytes/s) */
+    double lora_step_overhead_ms; /* per distinct adapter in a step, ms */
 } llm_cfg;
 
 enum { LLM_TIER_CPU = 0, LLM_TIER_SSD = 1, LLM_TIERS = 2 };
 
 /* An LLM pool's part in disaggregated serving (`role`). */
 enum { LLM_ROLE_BOTH = 0, LLM_ROLE_PREFILL = 1, LLM_ROLE_DECODE = 2 };
+
+enum { LLM_SPEC_NONE = 0, LLM_SPEC_DRAFT, LLM_SPEC_MTP, LLM_SPEC_NGRAM };
 
 /* GPUs of one replica of L: tp x pp. */
 static inline int llm_gpus_per_replica(const llm_cfg *l) { return l->tp * (l->pp > 1 ? l->pp : 1); }
@@ -103,6 +129,16 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db);
  * with a message in ERR and the offending key in *KEY ("tp", "kv_blocks"...;
  * "workload.prompt_tokens" names a [workload] key). */
 int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size_t errlen);
+
+/* spec_method = draft or mtp: L->draft_cost made the roofline of one drafting
+ * pass (the draft model, or one layer of the target) on L's GPUs, with the
+ * pool's roofline parameters (or the defaults) and no per-step overhead.
+ * Returns 0, or -1 when out of memory. */
+int llm_build_draft_cost(llm_cfg *l);
+
+/* Bytes of one LoRA adapter of L (all the replica's GPUs together): per layer,
+ * for each adapted matrix of in x out, A (in x r) and B (r x out) in bf16. */
+double llm_adapter_bytes(const llm_cfg *l);
 
 /* KV-cache bytes per token on one GPU of a replica: K and V of that GPU's
  * share of the KV heads (at least one), or with MLA the compressed latent and

@@ -19,6 +19,8 @@
  *   kv.c                KV blocks and the prefix-cache glue (prefix.c is the cache)
  *   admit.c             admission and preemption
  *   step.c              stepping: planning, timing and ending steps; the idle stack; sanity checks
+ *   spec.c              speculative decoding: KV reserved for k + 1 tokens, acceptance draws, drafting cost
+ *   lora.c              LoRA adapters: a request's adapter, resident slots (LRU), loads, a step's LoRA cost
  *   queue.c             arrivals and routing to the replicas' queues
  *   units.c             replicas as fleet units (failures, autoscaling, pauses)
  *   sched.c, sched_*.c  the scheduler table and its rows (sched.h)
@@ -28,9 +30,12 @@
 #define LATSIM_LLM_REPLICA_H
 
 #include <stdint.h>
+#include <gsl/gsl_rng.h>
 #include "core/route.h"
 #include "core/station.h"
+#include "core/zipf.h"
 #include "engine/evq.h"
+#include "engine/lru.h"
 #include "engine/request.h"
 #include "fleet/fleet.h"
 #include "llm/cost.h"
@@ -39,6 +44,14 @@
 #include "llm/sched.h"
 
 typedef struct llm llm;
+
+/* A replica's view of one LoRA adapter (lora.c). */
+typedef struct lora_slot {
+    lru_link link;            /* on the replica's evictable list (resident, unused) when listed */
+    int32_t ref;              /* running sequences using it */
+    uint8_t resident;         /* 1: loaded in one of the replica's max_loras slots */
+    uint8_t listed;           /* 1: on the evictable list */
+} lora_slot;
 
 typedef struct replica {
     llm *pool;                /* owner */
@@ -101,6 +114,15 @@ typedef struct replica {
     /* kv_offload (offload.c) */
     prefix_cache *tier[2];    /* its offload tiers (LLM_TIER_CPU, LLM_TIER_SSD; the pool's when shared), or NULL */
     simtime_t load_pending;   /* loads from the tiers the step being planned waits for, ns */
+    /* speculative decoding (spec.c) */
+    int spec;                 /* 1: the step in flight verifies spec_tokens + 1 tokens per decoding sequence */
+    int64_t spec_res;         /* KV blocks it reserved for them beyond one token per sequence, blocks */
+    /* LoRA adapters (lora.c; NULL / 0 without adapters) */
+    lora_slot *lora;          /* one per adapter */
+    lru_list lora_lru;        /* resident adapters no running sequence uses, least recently used last */
+    int lora_resident;        /* adapters loaded (<= max_loras) */
+    int lora_active;          /* distinct adapters of its running sequences */
+    double lora_load_ms;      /* loads the step being planned waits for, ms */
 } replica;
 
 /* The KV link of a role = decode pool (kvlink.c): transfers in flight share its
@@ -188,6 +210,23 @@ struct llm {
     uint64_t off_loads;       /* requests that loaded from any tier */
     double off_load_ms;       /* their load time, ms */
     uint64_t off_stored[2];   /* content blocks put into each tier (evicted from the level above) */
+    /* speculative decoding (spec.c; measured window) */
+    gsl_rng *spec_rng;        /* acceptance draws: a stream of its own (NULL: spec_method = none) */
+    uint64_t spec_steps;      /* steps that speculated */
+    double spec_verifs;       /* sequence verifications (one per decoding sequence per such step) */
+    double spec_accepted;     /* proposed tokens accepted (before the cap at the output length), tokens */
+    double spec_emitted;      /* tokens the verifications emitted (accepted + bonus, capped), tokens */
+    double spec_draft_ms;     /* drafting time added to the steps, ms */
+    /* LoRA adapters (lora.c) */
+    gsl_rng *lora_rng;        /* adapter draws: a stream of its own (NULL: no adapters) */
+    zipf *lora_zipf;          /* popularity of the adapters */
+    double lora_load_one_ms;  /* loading one adapter: bytes / lora_load_gbs, ms */
+    double lora_read_ms;      /* one distinct adapter's weights read from HBM in a step, ms */
+    uint64_t lora_hits;       /* measured: admissions whose adapter was resident */
+    uint64_t lora_loads;      /* measured: admissions that loaded their adapter */
+    double lora_load_total_ms;/* measured: time steps spent loading adapters, ms */
+    double lora_steps_ms;     /* measured: LoRA compute added to the steps (overhead and reads), ms */
+    uint64_t lora_waits;      /* measured: admissions held back as no adapter slot was free */
 };
 
 /* ---- small helpers every file uses -------------------------------------------- */
@@ -294,6 +333,47 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
 /* Completes an iteration-level step: finished decodes leave, completed prompts
  * emit their first token and start decoding. */
 void rep_complete_iteration(replica *R);
+
+/* ---- spec.c: speculative decoding ----------------------------------------------- */
+
+/* Whether R's next step speculates (spec_method set, decodes, running sequences
+ * within spec_max_batch). */
+int rep_spec_wanted(const replica *R);
+/* Plans the KV of a speculating step: every decoding sequence may write k + 1
+ * tokens; the newest running sequences are preempted until those blocks fit,
+ * which are then taken (R->spec_res: beyond the one-token need).  Returns the
+ * blocks taken. */
+int64_t rep_spec_reserve(replica *R);
+/* Draws how many tokens each decoding sequence emits in the speculating step
+ * being planned (r->spec_m: 1 + accepted proposals, a truncated geometric, at
+ * most its remaining output); returns their sum. */
+int64_t rep_spec_draw(replica *R);
+/* The drafting time of R's speculating step being planned (k passes of the
+ * draft model or the MTP layer over its decoding sequences; 0 for ngram), ms. */
+double rep_spec_draft_ms(const replica *R);
+/* The speculating step has ended: each decoding sequence advances by its
+ * spec_m tokens (phase, finish step, heap), gives back the blocks of the
+ * rejected ones, and its extra tokens count as inter-token gaps of 0. */
+void rep_spec_advance(replica *R);
+/* Rebuilds R's finish heap after its keys changed (seq.c). */
+void rep_heap_rebuild(replica *R);
+
+/* ---- lora.c: LoRA adapters ------------------------------------------------------ */
+
+/* The adapter of a request entering pool P: its class's, else a Zipf draw. */
+void llm_lora_pick(llm *P, request *r);
+/* Before R admits r: its adapter resident (a hit), or loaded into a free slot or
+ * the least recently used unused one (the step waits for the load).  Returns 0,
+ * or -1 when every slot holds an adapter in use (r waits). */
+int rep_lora_take(replica *R, const request *r);
+/* r starts (+1) or stops (-1) running on R: its adapter's use count. */
+void rep_lora_use(replica *R, const request *r, int d);
+/* The LoRA time of R's step being started: the loads it waits for, plus, when
+ * it runs adapters, lora_step_overhead_ms and each distinct adapter's weight
+ * read, ms. */
+double rep_lora_step_ms(replica *R);
+/* R lost its GPU memory (a failure): no adapter resident. */
+void rep_lora_reset(replica *R);
 
 /* ---- step.c: stepping ----------------------------------------------------------- */
 

@@ -19,9 +19,16 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
     if (R->nready > 0) rep_kv_join(R);      /* role = decode: sequences whose KV has arrived */
     /* Blocks the decodes of this step need; preempt the newest until they fit. */
     const int64_t phase = bmod(P, -s);
-    while (R->phase_cnt[phase] > R->free_blocks) rep_preempt_newest(R);
-    int64_t need = R->phase_cnt[phase];
-    rep_take_blocks(R, need);               /* taken now; decodes hold them from this step */
+    int64_t need;
+    R->spec = rep_spec_wanted(R);
+    if (R->spec) {                          /* speculative decoding: k + 1 tokens each (spec.c) */
+        need = rep_spec_reserve(R);
+        R->spec = R->ndec > 0;
+    } else {
+        while (R->phase_cnt[phase] > R->free_blocks) rep_preempt_newest(R);
+        need = R->phase_cnt[phase];
+        rep_take_blocks(R, need);           /* taken now; decodes hold them from this step */
+    }
     memset(&R->cur, 0, sizeof R->cur);
     R->cur.decode_seqs = R->ndec;
     R->cur.decode_tokens_per_seq = 1;
@@ -30,6 +37,11 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
      * vLLM max_num_batched_tokens). */
     int64_t cap = step_tokens < L->max_batch_tokens ? step_tokens : L->max_batch_tokens;
     int64_t pbudget = cap - R->ndec;
+    if (R->spec) {
+        R->cur.decode_tokens_per_seq = L->spec_tokens + 1;
+        R->cur.kv_tokens += (int64_t) R->ndec * L->spec_tokens;
+        pbudget -= (int64_t) R->ndec * L->spec_tokens;
+    }
     /* Sequences already prefilling (split prompts) continue first. */
     for (int i = 0; i < R->npf && pbudget > 0; i++) {
         request *r = R->pf[i];
@@ -69,6 +81,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
             if (!split && len > pbudget) break;
             if (blocks > R->free_blocks) break;
         }
+        if (R->lora && rep_lora_take(R, r) != 0) break;   /* no adapter slot free: it waits (lora.c) */
         rep_admit(R, r, blocks);
         admitted++;
         len -= r->prefilled;
@@ -87,7 +100,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
         R->cur.prefill_seqs++;
         firsts += k + c >= R->pf[i]->prefill_len;
     }
-    R->cur.emitted_tokens = R->ndec + firsts;
+    R->cur.emitted_tokens = (R->spec ? rep_spec_draw(R) : R->ndec) + firsts;
     if (R->cur.decode_seqs == 0 && R->cur.prefill_seqs == 0) {
         rep_give_blocks(R, need);
         return SIMTIME_NEVER;
@@ -101,6 +114,7 @@ void rep_complete_iteration(replica *R)
     const llm_cfg *L = P->cfg;
     int64_t s = R->steps;
     simtime_t now = evq_now(P->st.q);
+    if (R->spec) rep_spec_advance(R);
     rep_itl_decodes(R);
     /* Decoders: new blocks were taken at planning; sequences ending now leave. */
     while (R->ndec > 0 && R->heap[0]->finish_step <= s) {

@@ -13,6 +13,7 @@ void rep_run_append(replica *R, request *r)
     else R->run_head = r;
     R->run_tail = r;
     R->nrun++;
+    if (R->lora) rep_lora_use(R, r, +1);
     load_changed(R, ROUTE_KEY_INSIDE);
 }
 
@@ -24,6 +25,7 @@ void rep_run_remove(replica *R, request *r)
     else R->run_tail = r->rprev;
     r->rprev = r->rnext = NULL;
     R->nrun--;
+    if (R->lora) rep_lora_use(R, r, -1);
     load_changed(R, ROUTE_KEY_INSIDE);
 }
 
@@ -151,4 +153,9 @@ void rep_finish(replica *R, request *r)
         stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0));
     }
     station_forward(st, r, 0);
+}
+
+void rep_heap_rebuild(replica *R)
+{
+    for (int i = R->ndec / 2 - 1; i >= 0; i--) heap_down(R, i);
 }

@@ -44,6 +44,7 @@ int rep_sane(const replica *R, int planned)
         for (int i = 0; i < R->npf; i++) held += R->pf[i]->blocks - content_blocks(P, R->pf[i]);
         for (int i = 0; i < R->ndec; i++)
             held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
+        if (planned) held += R->spec_res;   /* a speculating step's k further tokens (spec.c) */
         if (R->pc) {
             /* The counters every step; the whole structure (O(entries)) every 1024 steps. */
             if (prefix_free_blocks(R->pc) + prefix_held_blocks(R->pc) + prefix_cached_blocks(R->pc)
@@ -58,6 +59,8 @@ int rep_sane(const replica *R, int planned)
         else if (base != R->base_sum) bad = "sum of phase bases";
         else if (R->free_blocks < 0 || R->free_blocks + held != P->cfg->kv_blocks) bad = "free + held KV blocks != capacity";
     }
+    if (!bad && R->lora && (R->lora_active > R->lora_resident || R->lora_resident > P->cfg->max_loras))
+        bad = "LoRA: adapters in use > resident, or resident > max_loras";
     uint64_t queued = P->st.queue.len;
     for (int i = 0; i < P->nrep; i++) queued += P->r[i].own.len;
     if (!bad && queued != P->st.qlen) bad = "queue lengths do not sum to the pool's";
@@ -121,6 +124,12 @@ void rep_step(replica *R)
     }
     simtime_t now = evq_now(P->st.q);
     double ms = cost_fast_ms_work(&P->cf, &R->cur, &R->step_flops, &R->step_bytes);
+    if (R->spec) {   /* the drafting passes before the verification (spec.c) */
+        double d = rep_spec_draft_ms(R);
+        ms += d;
+        if (P->window_open) P->spec_draft_ms += d;
+    }
+    if (R->lora) ms += rep_lora_step_ms(R);   /* adapter loads and LoRA compute (lora.c) */
     if (P->cfg->step_time_scale != 1) ms *= P->cfg->step_time_scale;   /* step_time_scale (a what-if) */
     simtime_t dur;
     if (P->fl) {   /* slow replicas and pauses come with a fleet too */

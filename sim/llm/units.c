@@ -36,6 +36,9 @@ static void unit_down(void *ctx, int u, int failed)
     R->npf = 0;
     if (R->pc) prefix_clear(R->pc);             /* its cached prefixes are gone too */
     R->free_blocks = P->cfg->kv_blocks;        /* its KV cache is gone */
+    R->spec = 0;
+    R->spec_res = 0;
+    if (R->lora) rep_lora_reset(R);
     load_changed(R, ROUTE_KEY_KV);
     if (st->cfg->fleet->fault.on_failure == FAULT_FAIL)
         for (int i = 0; i < n; i++) {

@@ -70,6 +70,8 @@ static const key_spec KEYS[] = {
     { "prompt_tokens", K_CLASS, "workload's", "prompt tokens per request of the class (distribution; trace column wins)" },
     { "output_tokens", K_CLASS, "workload's", "output tokens per request of the class (distribution; trace column wins)" },
     { "target", K_CLASS, "workload's", "pool the class's requests enter" },
+    { "adapter", K_CLASS, "drawn", "LoRA: adapter (1..adapters) the class's requests use on pools with adapters; 0: the base model (default: drawn by the pool's adapter_zipf_s)" },
+    { "spec_acceptance", K_CLASS, "the pool's", "speculative decoding: probability each token proposed for the class's requests is accepted, on every speculating pool" },
     { "complexity", K_WL | K_CLASS, "", "complexity score per request in [0, 1] (distribution; for complexity routers)" },
     { "intents", K_WL | K_CLASS, "", "intents the requests ask a result cache (Zipf popularity; default: the cache's own)" },
     { "intent_zipf", K_WL | K_CLASS, "1", "Zipf exponent of intent popularity, > 0" },

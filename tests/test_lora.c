@@ -1,0 +1,196 @@
+/* test_lora.c -- LoRA adapters on the LLM replica (sim/llm/lora.c), end to end:
+ *   - the adapter's bytes from the model geometry by hand (llama-3-8b, rank 16,
+ *     q k v o), its load time bytes / lora_load_gbs;
+ *   - max_loras >= adapters: each adapter loads once, every later admission hits;
+ *   - one slot and requests alternating between two adapters (a trace's class
+ *     column): every request loads, and a lone request's TTFT grows by exactly
+ *     the load plus the adapter's weight read;
+ *   - few slots under load: requests wait for a slot, the sanity checks
+ *     (LATSIM_CHECK: in use <= resident <= max_loras) hold at every step;
+ *   - a class on the base model loads nothing; configuration errors. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "llm/llmcfg.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "store/store.h"
+
+static int load_resolve(const char *text, scenario *sc, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    char serr[256];
+    err[0] = '\0';
+    if (scenario_load_text(sc, "/tmp/test_lora.ini", text, NULL, 0, err, errlen) != 0) {
+        scenario_free(sc);
+        return -1;
+    }
+    cr_assert_eq(store_open(":memory:", &db, serr, sizeof serr), 0, "store_open: %s", serr);
+    int rc = scenario_resolve(sc, db, err, errlen);
+    store_close(db);
+    if (rc != 0) scenario_free(sc);
+    return rc;
+}
+
+static void run_text(const char *text, uint64_t seed, sim_result *res)
+{
+    scenario sc;
+    char err[1024];
+    cr_assert_eq(load_resolve(text, &sc, err, sizeof err), 0, "scenario: %s\n%s", err, text);
+    cr_assert_eq(sim_run(&sc, seed, res, err, sizeof err), 0, "sim_run: %s", err);
+    scenario_free(&sc);
+}
+
+static void expect_error(const char *text, const char *want)
+{
+    scenario sc;
+    char err[1024];
+    int rc = load_resolve(text, &sc, err, sizeof err);
+    if (rc == 0) scenario_free(&sc);
+    cr_assert_eq(rc, -1, "accepted:\n%s", text);
+    cr_expect_not_null(strstr(err, want), "message lacks '%s': %s", want, err);
+}
+
+static double metric(const sim_result *r, const char *name) { return pool_metric_get(&r->pools[0], name); }
+
+#define POOL "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ncost = roofline\n"
+
+/* llama-3-8b: 32 layers, hidden 4096, 32 heads and 8 KV heads of 128.  Rank 16
+ * on q (4096 -> 4096), k and v (4096 -> 1024), o (4096 -> 4096): per layer
+ * 16 x (8192 + 5120 + 5120 + 8192) x 2 bytes. */
+static const double BYTES = 32.0 * 16 * (8192 + 5120 + 5120 + 8192) * 2;
+
+Test(lora, bytes_and_load_time_by_hand)
+{
+    char buf[1024];
+    sim_result res;
+    snprintf(buf, sizeof buf, "[sim]\nrequests = 20\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n"
+             "prompt_tokens = const(64)\noutput_tokens = const(8)\n" POOL "adapters = 3\nlora_load_gbs = 12.5\n");
+    run_text(buf, 1, &res);
+    cr_expect_float_eq(metric(&res, "adapter_mib"), BYTES / 1048576.0, 1e-12);
+    cr_expect_float_eq(metric(&res, "lora_load_ms"), BYTES / 12.5e9 * 1e3, 1e-12);
+    cr_expect_float_eq(metric(&res, "lora_load_s"), metric(&res, "lora_loads") * BYTES / 12.5e9, 1e-12);
+    sim_result_free(&res);
+    /* all targets add gate and up (4096 -> 14336) and down (14336 -> 4096). */
+    snprintf(buf, sizeof buf, "[sim]\nrequests = 5\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n"
+             "prompt_tokens = const(64)\noutput_tokens = const(8)\n" POOL "adapters = 3\nadapter_targets = all\n"
+             "adapter_rank = 8\n");
+    run_text(buf, 1, &res);
+    cr_expect_float_eq(metric(&res, "adapter_mib"), (BYTES / 2 + 32.0 * 8 * 3 * (4096 + 14336) * 2) / 1048576.0, 1e-12);
+    sim_result_free(&res);
+}
+
+Test(lora, enough_slots_load_each_adapter_once)
+{
+    /* 6 adapters, 6 slots, 3000 requests at a busy load: the first admission of
+     * each adapter loads it, every other one hits. */
+    char buf[1024];
+    sim_result res;
+    snprintf(buf, sizeof buf, "[sim]\nrequests = 3000\nwarmup = 0\n[workload]\narrival = poisson\nrate = 20\n"
+             "prompt_tokens = const(200)\noutput_tokens = const(50)\n" POOL "adapters = 6\nmax_loras = 6\n"
+             "adapter_zipf_s = 0.5\n");
+    run_text(buf, 1, &res);
+    cr_expect_eq(metric(&res, "lora_loads"), 6);
+    cr_expect_eq(metric(&res, "lora_waits"), 0);
+    cr_expect_gt(metric(&res, "lora_hit_rate"), 1 - 6.0 / 3000 - 1e-12);
+    sim_result_free(&res);
+}
+
+static char csv[64];
+
+/* Lone requests (one every 10 s) from a trace whose class column alternates a
+ * and b; [class a] uses adapter 1, [class b] adapter 2; EXTRA in the pool. */
+static void alternating(char *buf, size_t n, int nreq, const char *extra)
+{
+    snprintf(csv, sizeof csv, "/tmp/latsim_lora_%d.csv", (int) getpid());
+    FILE *f = fopen(csv, "w");
+    cr_assert_not_null(f);
+    fprintf(f, "p,o,kind\n");
+    for (int i = 0; i < nreq; i++) fprintf(f, "100,20,%s\n", i % 2 ? "b" : "a");
+    fclose(f);
+    snprintf(buf, n, "[sim]\nrequests = %d\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.1\ntrace = %s\n"
+             "prompt_column = p\noutput_column = o\nclass_column = kind\n[class a]\nadapter = 1\n[class b]\nadapter = 2\n"
+             POOL "%s", nreq, csv, extra);
+}
+
+Test(lora, one_slot_alternating_loads_every_request)
+{
+    char buf[2048];
+    sim_result res, two, base;
+    alternating(buf, sizeof buf, 40, "adapters = 2\nmax_loras = 1\nlora_step_overhead_ms = 0\n");
+    run_text(buf, 1, &res);
+    cr_expect_eq(metric(&res, "lora_loads"), 40);
+    cr_expect_eq(metric(&res, "lora_hit_rate"), 0);
+    alternating(buf, sizeof buf, 40, "adapters = 2\nmax_loras = 2\nlora_step_overhead_ms = 0\n");
+    run_text(buf, 1, &two);
+    cr_expect_eq(metric(&two, "lora_loads"), 2);
+    alternating(buf, sizeof buf, 40, "");
+    run_text(buf, 1, &base);
+    unlink(csv);
+    /* TTFT of a lone request: its prefill step plus the load (25 GB/s) plus the
+     * adapter's weight read (3350 GB/s x 0.8); the steps are whole ns. */
+    double load = BYTES / 25e9 * 1e3, read = BYTES / (3350e9 * 0.8) * 1e3;
+    cr_expect(fabs(res.ttft.mean - base.ttft.mean - load - read) < 2e-6, "ttft %.9f vs %.9f + %.9f + %.9f",
+              res.ttft.mean, base.ttft.mean, load, read);
+    cr_expect(fabs(two.ttft.mean - base.ttft.mean - read - 2 * load / 40) < 2e-6, "two slots: ttft %.9f",
+              two.ttft.mean);
+    cr_expect(fabs(res.tpot.mean - base.tpot.mean - read) < 2e-6, "tpot %.9f vs %.9f", res.tpot.mean, base.tpot.mean);
+    sim_result_free(&res);
+    sim_result_free(&two);
+    sim_result_free(&base);
+}
+
+Test(lora, few_slots_make_requests_wait)
+{
+    /* 2 slots, 40 adapters nearly uniform, a load that needs batches of many:
+     * admissions wait for a slot, and in use <= resident <= max_loras at every
+     * step (LATSIM_CHECK aborts otherwise).  8 slots wait less. */
+    setenv("LATSIM_CHECK", "1", 1);
+    char buf[1024];
+    sim_result a, b;
+    snprintf(buf, sizeof buf, "[sim]\nrequests = 1500\nwarmup = 0\n[workload]\narrival = poisson\nrate = 4\n"
+             "prompt_tokens = const(300)\noutput_tokens = const(100)\n" POOL "adapters = 40\nmax_loras = 2\n"
+             "adapter_zipf_s = 0.01\nqueue_limit = 0\n");
+    run_text(buf, 1, &a);
+    char *m = strstr(buf, "max_loras = 2");
+    m[12] = '8';
+    run_text(buf, 1, &b);
+    unsetenv("LATSIM_CHECK");
+    cr_expect_gt(metric(&a, "lora_waits"), 0);
+    cr_expect_lt(metric(&b, "lora_waits"), metric(&a, "lora_waits"));
+    cr_expect_gt(metric(&b, "lora_hit_rate"), metric(&a, "lora_hit_rate"));
+    cr_expect_lt(metric(&a, "lora_hit_rate"), 0.2);
+    sim_result_free(&a);
+    sim_result_free(&b);
+}
+
+Test(lora, base_model_class_loads_nothing)
+{
+    char buf[1024];
+    sim_result res;
+    snprintf(buf, sizeof buf, "[sim]\nrequests = 50\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n"
+             "prompt_tokens = const(64)\noutput_tokens = const(8)\n[class plain]\nadapter = 0\n" POOL "adapters = 3\n");
+    run_text(buf, 1, &res);
+    cr_expect_eq(metric(&res, "lora_loads"), 0);
+    cr_expect(isnan(metric(&res, "lora_hit_rate")));
+    cr_expect_eq(metric(&res, "lora_compute_s"), 0);
+    sim_result_free(&res);
+}
+
+Test(lora, config_errors)
+{
+    const char *head = "[sim]\nrequests = 5\n[workload]\nrate = 1\n";
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s" POOL "adapters = 2\nscheduler = static\n", head);
+    expect_error(buf, "iteration-level");
+    snprintf(buf, sizeof buf, "%s[class x]\nadapter = 3\n" POOL "adapters = 2\n", head);
+    expect_error(buf, "adapter");
+    snprintf(buf, sizeof buf, "%s" POOL "adapters = 2\nlora_load_gbs = 0\n", head);
+    expect_error(buf, "lora_load_gbs");
+    snprintf(buf, sizeof buf, "%s" POOL "adapters = 2\nadapter_targets = mlp\n", head);
+    expect_error(buf, "adapter_targets");
+}
