@@ -110,6 +110,9 @@ int task_out_encode(const task_out *o, char **out, size_t *len)
         put_str(&b, s->metric);
         put_str(&b, s->stat);
         put(&b, &s->value, sizeof s->value);
+        uint8_t t = s->text != NULL;          /* a name instead of a number (a pool's kind) */
+        put(&b, &t, sizeof t);
+        if (t) put_str(&b, s->text);
     }
     put(&b, &nc, sizeof nc);
     for (size_t i = 0; i < o->rep.ncdf; i++) {
@@ -193,6 +196,9 @@ int task_out_decode(const char *data, size_t len, task_out *o)
         s->stat = st ? literal(st, STATS, sizeof STATS / sizeof STATS[0]) : NULL;
         free(st);
         get(&r, &s->value, sizeof s->value);
+        uint8_t t = 0;
+        get(&r, &t, sizeof t);
+        if (t && !r.bad && !(s->text = get_str(&r))) r.bad = 1;
         s->ci95 = NAN;
         o->rep.n = i + 1;
         if (!s->scope || !s->metric || !s->stat) r.bad = 1;
@@ -236,6 +242,7 @@ int task_out_decode(const char *data, size_t len, task_out *o)
             if (!o->rep.rows[i].scope || !o->rep.rows[i].metric || !o->rep.rows[i].stat) {
                 free((char *) o->rep.rows[i].scope);
                 free((char *) o->rep.rows[i].metric);
+                free((char *) o->rep.rows[i].text);
                 o->rep.n = i;
                 break;
             }
