@@ -179,7 +179,12 @@ static void cdf_picture(FILE *out, const design *d, int n, scenario *const *sc, 
         }
         double mx = report_get(&d[i].rep, "", metric, "max");
         if (any && mx > 0) fprintf(m.f, "%.9g 1\n", mx);
-        if (any) snprintf(names[nc++], sizeof names[0], "%s: %.380s", d[i].label, d[i].path ? d[i].path : d[i].arg);
+        if (any) {
+            const char *p = d[i].path ? d[i].path : d[i].arg, *base = strrchr(p, '/');
+            if (d[i].run_id) snprintf(names[nc++], sizeof names[0], "%s: %.300s (run %lld)", d[i].label, base ? base + 1 : p,
+                                      (long long) d[i].run_id);
+            else snprintf(names[nc++], sizeof names[0], "%s: %.380s", d[i].label, base ? base + 1 : p);
+        }
     }
     fputs("EOD\n$slo << EOD\n", m.f);
     int nslo = 0;
@@ -229,6 +234,7 @@ static void ts_picture(FILE *out, const design *d, const char *dbpath, const cha
     sqlite3_stmt *st = NULL;
     mbuf m;
     int rows = 0, ttft = 0;
+    double rmax = NAN;          /* the most replicas up */
     if (store_has_table(db, "run_timeseries") && !mb_open(&m)) {
         if (sqlite3_prepare_v2(db, "SELECT (t_start_s + t_end_s) / 120.0, e2e_p50_ms, e2e_p99_ms, ttft_p50_ms, ttft_p99_ms,"
                                " throughput_rps, replicas FROM run_timeseries WHERE run_id = ? AND scope = '' ORDER BY t_start_s",
@@ -241,6 +247,8 @@ static void ts_picture(FILE *out, const design *d, const char *dbpath, const cha
                     else fprintf(m.f, c ? " %.9g" : "%.9g", sqlite3_column_double(st, c));
                 }
                 ttft |= sqlite3_column_type(st, 3) != SQLITE_NULL;
+                if (sqlite3_column_type(st, 6) != SQLITE_NULL && !(sqlite3_column_double(st, 6) <= rmax))
+                    rmax = sqlite3_column_double(st, 6);
                 fputc('\n', m.f);
                 rows++;
             }
@@ -261,6 +269,7 @@ static void ts_picture(FILE *out, const design *d, const char *dbpath, const cha
         fprintf(m.f, "has_ttft = %d\ne2e_slo = %s\nttft_slo = %s\n", ttft, "NaN", "NaN");
         if (!isnan(e2e)) fprintf(m.f, "e2e_slo = %.9g\n", e2e);
         if (!isnan(tt)) fprintf(m.f, "ttft_slo = %.9g\n", tt);
+        if (!isnan(rmax)) fprintf(m.f, "replicas_max = %.9g\n", rmax);
         char title[600];
         snprintf(title, sizeof title, "%s: run %lld over time", d->label, (long long) d->run_id);
         fputs("title_text = ", m.f);

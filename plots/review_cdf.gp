@@ -11,7 +11,7 @@ set format x "%g"
 set yrange [0:1.02]
 set ytics 0.1
 set grid xtics ytics
-set key below box noenhanced
+set key bottom right box opaque noenhanced
 set style line 1 lw 2 lc rgb "#1f77b4"
 set style line 2 lw 2 lc rgb "#d62728"
 set style line 3 lw 2 lc rgb "#2ca02c"
