@@ -209,7 +209,9 @@ Test(review, export_csv_round_trip)
 {
     char one[256], out[256];
     write_file("a,\"b\".ini", TWO, one, sizeof one);
-    result r = run_db(120, "run", one, "--timeseries", "ts.csv", "--interval", "20s", NULL);
+    char ts[256];
+    snprintf(ts, sizeof ts, "%s/ts.csv", dir);
+    result r = run_db(120, "run", one, "--timeseries", ts, "--interval", "20s", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     snprintf(out, sizeof out, "%s/csv", dir);
@@ -299,8 +301,10 @@ Test(review, html_report, .timeout = 300)
     write_file("two.ini", TWO, two, sizeof two);
     write_file("esc.ini", "; a comment with <script>alert(1)</script> & \"quotes\"\n[sim]\nrequests = 2000\n"
                "[workload]\nrate = 20\n[pool cpu]\nservers = 4\nservice_ms = exp(mean=100)\n", esc, sizeof esc);
+    char ts[256];
+    snprintf(ts, sizeof ts, "%s/ts.csv", dir);
     result r = run_db(120, "run", "scenarios/gateway_prefix_cache.ini", "--set", "sim.requests=3000", "--timeseries",
-                      "ts.csv", NULL);
+                      ts, NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     r = run_db(120, "run", one, NULL);
