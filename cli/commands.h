@@ -18,6 +18,8 @@ int check_main(int argc, char **argv);       /* check.c: check, baseline */
 int baseline_main(int argc, char **argv);
 int compare_main(int argc, char **argv);     /* compare.c */
 int plot_main(int argc, char **argv);        /* plot.c */
+int report_main(int argc, char **argv);      /* report.c */
+int export_main(int argc, char **argv);      /* export.c */
 int bench_main(int argc, char **argv);       /* bench.c */
 int calib_main(int argc, char **argv);       /* calib.c: calib, cost, echo */
 int cost_main(int argc, char **argv);

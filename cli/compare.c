@@ -1,9 +1,12 @@
-/* compare.c -- `latsim compare A B`: two scenario files (each run as N
- * replications, in parallel worker processes) or two stored runs, metric by
- * metric, with the difference in % and whether it is larger than the
- * replications' confidence intervals: |B - A| > sqrt(ci_A^2 + ci_B^2), the
- * half-width of the 95 % interval of the difference of two independent means
- * (a conservative-enough rule for the t intervals of a few replications).
+/* compare.c -- `latsim compare A B [C ...]`: designs (scenario files, each
+ * run as N replications in parallel worker processes, or stored runs) side by
+ * side: a headline table with one column per design (TTFT, TPOT, ITL, E2E
+ * percentiles, throughput, goodput, GPUs, $/h, $ per 1k requests, energy where
+ * modelled), each design's difference to the first and whether it is beyond
+ * the confidence intervals (design.h's rule); then the pools and the request
+ * classes matched by name, and a line for each pool or class only some
+ * designs have.  --all adds every row the designs share; --json the same as
+ * one object (its "metrics" member: every row A and B share).
  */
 #include <errno.h>
 #include <math.h>
@@ -14,19 +17,21 @@
 #include "cliutil.h"
 #include "provenance.h"
 #include "commands.h"
+#include "design.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
 #include "latsim/store.h"
 
 #define MAX_SETS 32
 
-enum { O_REPS = 1, O_SEED, O_JOBS };
+enum { O_REPS = 1, O_SEED, O_JOBS, O_ALL };
 
 static const cli_opt OPTS[] = {
     { "replications", O_REPS, "N", "runs of each scenario file (default 5; seeds seed..seed+N-1)", 0 },
     { "seed", O_SEED, "N", "the first seed (default 1)", 0 },
-    { "set", CLI_SET, "S.K=V", "override key K of section S in both scenarios (repeatable)", CLI_REPEAT },
+    { "set", CLI_SET, "S.K=V", "override key K of section S in every scenario (repeatable)", CLI_REPEAT },
     { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
+    { "all", O_ALL, NULL, "also list every row the designs share (each against A)", 0 },
     CLI_OPT_JSON,
     CLI_OPT_DB,
     CLI_OPT_COST_DB,
@@ -34,12 +39,15 @@ static const cli_opt OPTS[] = {
 };
 
 static const cli_cmd CMD = {
-    "compare", "A B",
-    "A and B are scenario files (each is run N times, default 5, seeds seed..seed+N-1;\n"
-    "--set applies to both) or stored run IDs.  Prints each system metric (and each\n"
-    "pool's utilisation) side by side with B's difference from A in %, and '*' when the\n"
-    "difference exceeds the 95% confidence intervals of the replications (of one side\n"
-    "when only one is replicated).\n",
+    "compare", "A B [C...]",
+    "A, B, ... (up to 8) are scenario files (each is run N times, default 5, seeds\n"
+    "seed..seed+N-1; --set applies to all) or stored run IDs.  Prints a headline table,\n"
+    "one column per design (TTFT, TPOT, ITL, E2E and queue percentiles, throughput,\n"
+    "goodput, GPUs, $/h, $ per 1k requests, energy where modelled), each design's\n"
+    "difference from A in % and '*' when it exceeds the 95% confidence intervals of\n"
+    "the replications (of one side when only one is replicated; '?' when neither is);\n"
+    "then the pools and classes the designs share, matched by name, and a line for\n"
+    "each that only some have.\n",
     "", OPTS, MAX_SETS, 0,
 };
 
@@ -47,6 +55,7 @@ static const cli_cmd CMD = {
 typedef struct compare_opts {
     int reps;                 /* --replications */
     int jobs;                 /* --jobs (0: all cores) */
+    int all;                  /* --all */
     uint64_t seed;            /* --seed (0: 1) */
 } compare_opts;
 
@@ -54,6 +63,7 @@ typedef struct compare_opts {
 static int compare_opt(void *ctx, int id, const char *v)
 {
     compare_opts *o = ctx;
+    if (id == O_ALL) { o->all = 1; return 0; }
     const char *name = id == O_REPS ? "--replications" : id == O_JOBS ? "--jobs" : "--seed";
     long x = cu_posint("compare", name, v, id == O_SEED ? 2147483647L : 10000);
     if (x < 0) return 2;
@@ -61,51 +71,6 @@ static int compare_opt(void *ctx, int id, const char *v)
     else if (id == O_JOBS) o->jobs = (int) x;
     else o->seed = (uint64_t) x;
     return 0;
-}
-/* Loads side S (file or run id) into OUT.  Returns 0 or the exit status. */
-static int load_side(const char *s, int reps, uint64_t seed, const char *const *sets, int nsets, int jobs,
-                     const char *dbpath, report *out)
-{
-    char err[1024];
-    /* All digits and no such file: a run ID, parsed strictly (not saturated). */
-    int digits = s[0] != '\0';
-    for (const char *q = s; *q && digits; q++) digits = *q >= '0' && *q <= '9';
-    int64_t id = 0;
-    if (digits && access(s, F_OK) != 0) {
-        if (cu_parse_id("run", s, &id, err, sizeof err) != 0)
-            return cu_die(2, "compare: %s: neither a scenario file nor a run ID (a whole number from 1 to %lld)", s, (long long) INT64_MAX);
-        if (access(dbpath, F_OK) != 0) return cu_die(2, "compare: %s: no such database for run %lld", dbpath, (long long) id);
-        sqlite3 *db;
-        if (store_open_readonly(dbpath, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
-        int rc = planstore_load_run(db, id, out, NULL, err, sizeof err);
-        store_close(db);
-        if (rc == 1) return cu_die(2, "compare: %s", err);
-        if (rc != 0) return cu_die(1, "%s", err);
-        return 0;
-    }
-    task *ts = calloc((size_t) reps, sizeof *ts);
-    task_out *os = calloc((size_t) reps, sizeof *os);
-    report *rs = calloc((size_t) reps, sizeof *rs);
-    int rc = 0;
-    if (!ts || !os || !rs) { rc = cu_die(1, "out of memory"); goto done; }
-    for (int i = 0; i < reps; i++) {
-        ts[i].path = s;
-        for (int k = 0; k < nsets; k++) ts[i].sets[k] = sets[k];
-        ts[i].nsets = nsets;
-        ts[i].seed = (seed ? seed : 1) + (uint64_t) i;
-    }
-    task_run_all(ts, reps, jobs, dbpath, os, NULL, NULL);
-    for (int i = 0; i < reps; i++)
-        if (os[i].status != 0) { rc = cu_die(os[i].status == 2 ? 2 : 1, "%s", os[i].err); goto done; }
-    for (int i = 0; i < reps; i++) rs[i] = os[i].rep;
-    if (reps == 1) { *out = os[0].rep; memset(&os[0].rep, 0, sizeof os[0].rep); }
-    else if (report_aggregate(rs, reps, out) != 0) rc = cu_die(1, "out of memory");
-done:
-    if (os) for (int i = 0; i < reps; i++) task_out_free(&os[i]);
-    free(ts);
-    free(os);
-    free(rs);
-    return rc;
 }
 
 /* "value" or "value±ci" in a few significant digits. */
@@ -119,8 +84,29 @@ static void cell(char *b, size_t n, double v, double ci)
     snprintf(b, n, "%s±%s", vs, cs);
 }
 
+/* Columns S takes on a terminal ("±" is two bytes, one column). */
+static int width(const char *s)
+{
+    int w = 0;
+    for (; *s; s++) w += ((unsigned char) *s & 0xC0) != 0x80;
+    return w;
+}
+
+static void rpad(const char *s, int w)
+{
+    for (int n = width(s); n < w; n++) putchar(' ');
+    fputs(s, stdout);
+}
+
+static void jnum(double v)
+{
+    if (isnan(v) || isinf(v)) printf("null");
+    else printf("%.6g", v);
+}
+
 static int wanted(const store_stat *r)
 {
+    if (r->text) return 0;
     if (!r->scope[0]) {
         static const char *skip[] = { "wall_time_s", "events", "sim_time_s", "window_s", "saturated", "trace_exhausted",
                                       "finite", "backlog_grew", "peak_queue_at_s" };
@@ -130,59 +116,230 @@ static int wanted(const store_stat *r)
     return !strcmp(r->metric, "utilization") || (!strcmp(r->metric, "queue") && !strcmp(r->stat, "p99"));
 }
 
-int compare_main(int argc, char **argv)
+/* The row of R matching X (scope, metric, stat), NULL when none. */
+static const store_stat *find(const report *r, const store_stat *x)
 {
-    compare_opts o = { .reps = 5 };
-    cli_args a;
-    int rc = cli_parse(&CMD, argc, argv, &a, compare_opt, &o);
-    if (rc != CLI_GO) return rc;
-    if (a.npos > 2) return cu_die(2, "compare: expected two scenarios or run IDs, got a third ('%s')", a.pos[2]);
-    if (a.npos < 2) return cu_die(2, "compare: expected two scenarios or run IDs (see latsim compare --help)");
-    const char *side[2] = { a.pos[0], a.pos[1] };
-    int reps = o.reps, jobs = o.jobs, json = a.json, nsets = a.nsets;
-    uint64_t seed = o.seed;
-    const char *const *sets = a.sets;
-    const char *dbpath = cu_db_path(a.db);
-    char err[1024];
-    if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
-    report r[2];
-    memset(r, 0, sizeof r);
-    rc = load_side(side[0], reps, seed, sets, nsets, jobs, dbpath, &r[0]);
-    if (!rc) rc = load_side(side[1], reps, seed, sets, nsets, jobs, dbpath, &r[1]);
-    if (rc) { report_free(&r[0]); report_free(&r[1]); return rc; }
+    for (size_t k = 0; k < r->n; k++)
+        if (!strcmp(r->rows[k].scope, x->scope) && !strcmp(r->rows[k].metric, x->metric) && !strcmp(r->rows[k].stat, x->stat) &&
+            !r->rows[k].text)
+            return &r->rows[k];
+    return NULL;
+}
 
+/* What the review counts: cells beyond their intervals, cells not judged. */
+typedef struct tally {
+    int beyond, unjudged;
+} tally;
+
+/* One table row over the N designs D: VALUE[i], CI[i] (NAN: none), HAS[i]. */
+typedef struct trow {
+    const char *name, *unit;
+    double v[DESIGN_MAX], ci[DESIGN_MAX];
+    int has[DESIGN_MAX];
+} trow;
+
+/* Prints (or, JSON, writes as an object) row R of N designs; counts into T. */
+static void print_row(const trow *r, int n, int json, int first, tally *t)
+{
     if (json) {
-        printf("{\"a\": ");
-        report_json_str(stdout, side[0]);
-        printf(", \"b\": ");
-        report_json_str(stdout, side[1]);
-        printf(", \"replications\": [%d, %d], \"cost_models\": {\"a\": ", r[0].replications, r[1].replications);
-        prov_json(&r[0], stdout);
-        printf(", \"b\": ");
-        prov_json(&r[1], stdout);
-        printf("}, \"metrics\": [");
+        printf("%s{\"metric\": ", first ? "" : ", ");
+        report_json_str(stdout, r->name);
+        printf(", \"unit\": ");
+        report_json_str(stdout, r->unit);
+        printf(", \"values\": [");
+        for (int i = 0; i < n; i++) { printf(i ? ", " : ""); if (r->has[i]) jnum(r->v[i]); else printf("null"); }
+        printf("], \"ci95\": [");
+        for (int i = 0; i < n; i++) { printf(i ? ", " : ""); jnum(r->has[i] ? r->ci[i] : NAN); }
+        printf("], \"diff_pct\": [null");
+        for (int i = 1; i < n; i++) { printf(", "); jnum(r->has[0] && r->has[i] ? design_diff_pct(r->v[0], r->v[i]) : NAN); }
+        printf("], \"beyond_ci\": [null");
     } else {
-        printf("A = %s (%d replication%s)\nB = %s (%d replication%s)\n", ERRMSG_SHOWN(side[0]), r[0].replications, r[0].replications > 1 ? "s" : "",
-               ERRMSG_SHOWN(side[1]), r[1].replications, r[1].replications > 1 ? "s" : "");
-        prov_table(&r[0], "A ", stdout);
-        prov_table(&r[1], "B ", stdout);
-        putchar('\n');
-        printf("  %-30s %14s %14s %9s  %s\n", "metric", "A", "B", "B vs A", "beyond CI");
+        char lab[96];
+        snprintf(lab, sizeof lab, "%s%s%s%s", r->name, r->unit[0] ? " (" : "", r->unit, r->unit[0] ? ")" : "");
+        printf("  %-26s", ERRMSG_SHOWN(lab));
+        char c[72];
+        cell(c, sizeof c, r->has[0] ? r->v[0] : NAN, r->has[0] ? r->ci[0] : NAN);
+        rpad(c, 14);
     }
+    for (int i = 1; i < n; i++) {
+        int b = r->has[0] && r->has[i] ? design_beyond(r->v[0], r->ci[0], r->v[i], r->ci[i]) : -2;
+        if (b == 1) t->beyond++;
+        if (b == -1) t->unjudged++;
+        if (json) {
+            printf(", %s", b == 1 ? "true" : b == 0 ? "false" : "null");
+            continue;
+        }
+        char c[72], d[24];
+        cell(c, sizeof c, r->has[i] ? r->v[i] : NAN, r->has[i] ? r->ci[i] : NAN);
+        double pct = r->has[0] && r->has[i] ? design_diff_pct(r->v[0], r->v[i]) : NAN;
+        if (isnan(pct)) snprintf(d, sizeof d, "-");
+        else snprintf(d, sizeof d, "%+.1f%%", pct);
+        printf(" ");
+        rpad(c, 14);
+        rpad(d, 9);
+        printf(" %s", b == 1 ? "*" : b == -1 ? "?" : " ");
+    }
+    if (json) printf("]}");
+    else putchar('\n');
+}
+
+static void header(const design *d, int n, const char *title)
+{
+    printf("\n  %-26s", ERRMSG_SHOWN(title));
+    rpad(d[0].label, 14);
+    for (int i = 1; i < n; i++) {
+        printf(" ");
+        rpad(d[i].label, 14);
+        rpad("vs A", 9);
+        printf("  ");
+    }
+    putchar('\n');
+}
+
+/* The headline rows. */
+static void headline(const design *d, int n, int json, tally *t)
+{
+    int nm;
+    const design_metric *m = design_headline(&nm);
+    if (json) printf(", \"headline\": [");
+    else header(d, n, "headline");
+    int first = 1;
+    for (int k = 0; k < nm; k++) {
+        trow r = { m[k].name, m[k].unit, {0}, {0}, {0} };
+        int any = 0;
+        for (int i = 0; i < n; i++) any |= r.has[i] = design_value(&d[i].rep, &m[k], &r.v[i], &r.ci[i]);
+        /* Energy is shown where it is modelled; every other row always (a
+         * design without it shows "-": a generic pool has no TTFT). */
+        if (!any && !strcmp(m[k].metric, "energy_kwh")) continue;
+        print_row(&r, n, json, first, t);
+        first = 0;
+    }
+    if (json) printf("]");
+}
+
+static int is_class(const char *scope) { return !strncmp(scope, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE)); }
+
+/* 1 when report R has rows of scope S. */
+static int has_scope(const report *r, const char *s)
+{
+    for (size_t i = 0; i < r->n; i++)
+        if (!strcmp(r->rows[i].scope, s)) return 1;
+    return 0;
+}
+
+/* The metrics of a pool or class section, in order: rows any design has. */
+static const struct { const char *metric, *stat, *unit; } SECTION[] = {
+    { "utilization", "value", "" }, { "gpus", "value", "" }, { "replicas", "value", "" },
+    { "requests", "value", "" }, { "served", "value", "" }, { "hit_rate", "value", "" },
+    { "goodput_rps", "value", "req/s" }, { "cost_per_hour", "value", "$/h" },
+    { "cost_per_1k_requests", "value", "$" },
+    { "ttft", "p50", "ms" }, { "ttft", "p99", "ms" }, { "tpot", "p50", "ms" }, { "tpot", "p99", "ms" },
+    { "itl", "p50", "ms" }, { "itl", "p99", "ms" }, { "e2e", "p50", "ms" }, { "e2e", "p99", "ms" },
+    { "queue", "p50", "ms" }, { "queue", "p99", "ms" }, { "service", "p50", "ms" }, { "service", "p99", "ms" },
+};
+
+/* The pools (CLASSES 0) or classes (1) of the designs: a section for each
+ * that at least two have, a line for each that only one has. */
+static void sections(const design *d, int n, int classes, int json, tally *t)
+{
+    /* Scopes in order of first appearance over the designs. */
+    const char *names[512];
+    int nn = 0;
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < d[i].rep.n; k++) {
+            const char *s = d[i].rep.rows[k].scope;
+            if (!s[0] || is_class(s) != classes) continue;
+            int seen = 0;
+            for (int j = 0; j < nn && !seen; j++) seen = !strcmp(names[j], s);
+            if (!seen && nn < 512) names[nn++] = s;
+        }
+    const char *what = classes ? "class" : "pool";
+    size_t skip = classes ? strlen(REPORT_CLASS_SCOPE) : 0;
+    if (json) printf(", \"%s\": [", classes ? "classes" : "pools");
+    int firstsec = 1, unmatched = 0;
+    for (int j = 0; j < nn; j++) {
+        int in[DESIGN_MAX], cnt = 0;
+        for (int i = 0; i < n; i++) cnt += in[i] = has_scope(&d[i].rep, names[j]);
+        const char *kind = NULL;
+        for (int i = 0; i < n && !kind; i++) if (in[i]) kind = report_get_text(&d[i].rep, names[j], "kind");
+        if (json) {
+            printf("%s{\"name\": ", firstsec ? "" : ", ");
+            report_json_str(stdout, names[j] + skip);
+            if (kind) { printf(", \"kind\": "); report_json_str(stdout, kind); }
+            printf(", \"in\": [");
+            for (int i = 0; i < n; i++) printf("%s%s", i ? ", " : "", in[i] ? "true" : "false");
+            printf("], \"metrics\": [");
+        } else if (cnt < 2) {
+            char lab[160];
+            snprintf(lab, sizeof lab, "%s %s%s%s%s", what, names[j] + skip, kind ? " (" : "", kind ? kind : "", kind ? ")" : "");
+            printf("%s  %s: only in", unmatched++ ? "" : "\n", ERRMSG_SHOWN(lab));
+            for (int i = 0; i < n; i++) if (in[i]) printf(" %s", d[i].label);
+            putchar('\n');
+        } else {
+            char lab[160];
+            snprintf(lab, sizeof lab, "%s %s%s%s%s", what, names[j] + skip, kind ? " (" : "", kind ? kind : "", kind ? ")" : "");
+            header(d, n, lab);
+            unmatched = 0;
+            if (cnt < n) {
+                printf("  (not in");
+                for (int i = 0; i < n; i++) if (!in[i]) printf(" %s", d[i].label);
+                printf(")\n");
+            }
+        }
+        firstsec = 0;
+        if (cnt < 2 && !json) continue;
+        int first = 1;
+        for (size_t k = 0; k < sizeof SECTION / sizeof SECTION[0]; k++) {
+            char name[96];
+            if (strcmp(SECTION[k].stat, "value")) snprintf(name, sizeof name, "%s %s", SECTION[k].metric, SECTION[k].stat);
+            else snprintf(name, sizeof name, "%s", SECTION[k].metric);
+            design_metric m = { name, SECTION[k].unit, names[j], SECTION[k].metric, SECTION[k].stat };
+            trow r = { name, SECTION[k].unit, {0}, {0}, {0} };
+            int any = 0;
+            for (int i = 0; i < n; i++) {
+                r.has[i] = 0;
+                r.v[i] = r.ci[i] = NAN;
+                /* (design_value's gpus sum is for the system scope; here the pool's own row) */
+                for (size_t q = 0; in[i] && q < d[i].rep.n; q++) {
+                    const store_stat *x = &d[i].rep.rows[q];
+                    if (!x->text && !strcmp(x->scope, m.scope) && !strcmp(x->metric, m.metric) && !strcmp(x->stat, m.stat)) {
+                        r.has[i] = 1;
+                        r.v[i] = x->value;
+                        r.ci[i] = x->ci95;
+                        break;
+                    }
+                }
+                any |= r.has[i] && !isnan(r.v[i]);
+            }
+            if (!any) continue;
+            /* A section compares what two designs have: a single design's rows are listed, not judged. */
+            tally ignore = { 0, 0 };
+            print_row(&r, n, json, first, cnt >= 2 ? t : &ignore);
+            first = 0;
+        }
+        if (json) printf("]}");
+    }
+    if (json) printf("]");
+}
+
+/* --all (text) and JSON "metrics": every row design 0 shares with design I. */
+static int shared_rows(const design *d, int i, int json)
+{
+    const report *A = &d[0].rep, *B = &d[i].rep;
     int first = 1, nsig = 0;
-    for (size_t i = 0; i < r[0].n; i++) {
-        const store_stat *a = &r[0].rows[i];
+    if (!json) {
+        printf("\nevery row %s and %s share\n", d[0].label, d[i].label);
+        printf("  %-30s %14s %14s %9s  %s\n", "metric", d[0].label, d[i].label, "vs A", "beyond CI");
+    }
+    for (size_t k = 0; k < A->n; k++) {
+        const store_stat *a = &A->rows[k];
         if (!wanted(a)) continue;
-        const store_stat *b = NULL;
-        for (size_t k = 0; k < r[1].n && !b; k++)
-            if (!strcmp(r[1].rows[k].scope, a->scope) && !strcmp(r[1].rows[k].metric, a->metric) && !strcmp(r[1].rows[k].stat, a->stat))
-                b = &r[1].rows[k];
+        const store_stat *b = find(B, a);
         if (!b || (isnan(a->value) && isnan(b->value))) continue;
-        double diff = a->value != 0 ? 100 * (b->value - a->value) / fabs(a->value) : NAN;
-        double ci = sqrt((isnan(a->ci95) ? 0 : a->ci95 * a->ci95) + (isnan(b->ci95) ? 0 : b->ci95 * b->ci95));
-        int known = !isnan(a->ci95) || !isnan(b->ci95);     /* one side's interval is enough to judge */
-        int sig = known && fabs(b->value - a->value) > ci;
-        nsig += sig;
+        double diff = design_diff_pct(a->value, b->value);
+        int sig = design_beyond(a->value, a->ci95, b->value, b->ci95);
+        int known = !isnan(a->ci95) || !isnan(b->ci95);
+        nsig += sig == 1;
         char name[160];
         snprintf(name, sizeof name, "%s%s%s%s%s", a->scope, a->scope[0] ? "." : "", a->metric,
                  strcmp(a->stat, "value") ? " " : "", strcmp(a->stat, "value") ? a->stat : "");
@@ -190,26 +347,88 @@ int compare_main(int argc, char **argv)
             printf("%s{\"metric\": ", first ? "" : ", ");
             report_json_str(stdout, name);
             printf(", \"a\": ");
-            if (isnan(a->value)) printf("null"); else printf("%.6g", a->value);
+            jnum(a->value);
             printf(", \"b\": ");
-            if (isnan(b->value)) printf("null"); else printf("%.6g", b->value);
+            jnum(b->value);
             printf(", \"diff_pct\": ");
             if (isnan(diff)) printf("null"); else printf("%.4g", diff);
-            printf(", \"beyond_ci\": %s}", !known ? "null" : sig ? "true" : "false");
+            printf(", \"beyond_ci\": %s}", !known ? "null" : sig == 1 ? "true" : "false");
         } else {
             char av[72], bv[72], dv[24];
             cell(av, sizeof av, a->value, a->ci95);
             cell(bv, sizeof bv, b->value, b->ci95);
             if (isnan(diff)) snprintf(dv, sizeof dv, "-"); else snprintf(dv, sizeof dv, "%+.1f%%", diff);
-            printf("  %-30s %14s %14s %9s  %s\n", ERRMSG_SHOWN(name), av, bv, dv, !known ? "(no CI)" : sig ? "*" : "");
+            printf("  %-30s %14s %14s %9s  %s\n", ERRMSG_SHOWN(name), av, bv, dv, !known ? "(no CI)" : sig == 1 ? "*" : "");
         }
         first = 0;
     }
-    prov_warn(&r[0]);
-    prov_warn(&r[1]);
-    if (json) printf("], \"beyond_ci\": %d}\n", nsig);
-    else printf("\n%d metric%s differ by more than the 95%% confidence intervals (*)\n", nsig, nsig == 1 ? "" : "s");
-    report_free(&r[0]);
-    report_free(&r[1]);
+    return nsig;
+}
+
+int compare_main(int argc, char **argv)
+{
+    compare_opts o = { .reps = 5 };
+    cli_args a;
+    int rc = cli_parse(&CMD, argc, argv, &a, compare_opt, &o);
+    if (rc != CLI_GO) return rc;
+    if (a.npos > DESIGN_MAX) return cu_die(2, "compare: at most %d designs, got %d", DESIGN_MAX, a.npos);
+    if (a.npos < 2) return cu_die(2, "compare: expected two or more scenarios or run IDs (see latsim compare --help)");
+    int n = a.npos, json = a.json;
+    const char *dbpath = cu_db_path(a.db);
+    char err[1024];
+    if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    design_how how = { o.reps, o.seed, a.sets, a.nsets, o.jobs, dbpath };
+    design d[DESIGN_MAX];
+    memset(d, 0, sizeof d);
+    int loaded = 0;
+    rc = 0;
+    for (; loaded < n && !rc; loaded++) rc = design_load(a.pos[loaded], &how, (char) ('A' + loaded), "compare", &d[loaded]);
+    if (rc) {
+        for (int i = 0; i < loaded - 1; i++) design_free(&d[i]);
+        return rc;
+    }
+    tally t = { 0, 0 };
+    if (json) {
+        printf("{\"a\": ");
+        report_json_str(stdout, d[0].arg);
+        printf(", \"b\": ");
+        report_json_str(stdout, d[1].arg);
+        printf(", \"designs\": [");
+        for (int i = 0; i < n; i++) {
+            printf("%s{\"label\": \"%s\", \"design\": ", i ? ", " : "", d[i].label);
+            report_json_str(stdout, d[i].arg);
+            printf(", \"replications\": %d, \"cost_models\": ", d[i].rep.replications);
+            prov_json(&d[i].rep, stdout);
+            printf("}");
+        }
+        printf("], \"replications\": [");
+        for (int i = 0; i < n; i++) printf("%s%d", i ? ", " : "", d[i].rep.replications);
+        printf("]");
+    } else {
+        printf("designs\n");
+        for (int i = 0; i < n; i++)
+            printf("  %s = %s (%d replication%s)\n", d[i].label, ERRMSG_SHOWN(d[i].arg), d[i].rep.replications,
+                   d[i].rep.replications > 1 ? "s" : "");
+        for (int i = 0; i < n; i++) {
+            char ind[16];
+            snprintf(ind, sizeof ind, "  %s ", d[i].label);
+            prov_table(&d[i].rep, ind, stdout);
+        }
+    }
+    for (int i = 0; i < n; i++) prov_warn(&d[i].rep);   /* once: uncalibrated step times */
+    headline(d, n, json, &t);
+    sections(d, n, 0, json, &t);
+    sections(d, n, 1, json, &t);
+    if (json) {
+        printf(", \"metrics\": [");
+        int nsig = shared_rows(d, 1, 1);
+        printf("], \"beyond_ci\": %d, \"not_judged\": %d, \"metrics_beyond_ci\": %d}\n", t.beyond, t.unjudged, nsig);
+    } else {
+        if (o.all)
+            for (int i = 1; i < n; i++) shared_rows(d, i, 0);
+        printf("\n%d metric%s differ by more than the 95%% confidence intervals (*)\n", t.beyond, t.beyond == 1 ? "" : "s");
+        if (t.unjudged) printf("%d not judged (no CI): '?' where neither design was replicated\n", t.unjudged);
+    }
+    for (int i = 0; i < n; i++) design_free(&d[i]);
     return 0;
 }

@@ -37,8 +37,10 @@ static const command COMMANDS[] = {
     { "plan", plan_main, "plan FILE --target-rate R", "cheapest configuration meeting the [slo] at rate R" },
     { "check", check_main, "check [FILE...]", "SLO and baseline regression check for CI (exit 0/1/2, --junit)" },
     { "baseline", baseline_main, "baseline accept RUN", "make a stored run its scenario's baseline" },
-    { "compare", compare_main, "compare A B", "two scenarios or runs side by side, with % differences" },
+    { "compare", compare_main, "compare A B [C...]", "designs (scenarios or runs) side by side: headline, pools, CI flags" },
     { "plot", plot_main, "plot RUN|SWEEP|PLAN", "gnuplot pictures: CDFs, latency vs load, breakdown, cost frontier" },
+    { "report", report_main, "report RUN|FILE... --html OUT", "one self-contained HTML design review of runs or scenarios" },
+    { "export", export_main, "export RUN --csv DIR", "a run's tables as CSV files" },
     { "replay", replay_main, "replay FILE --scenario S.ini", "an observed run simulated: observed vs predicted (docs/observed.md)" },
 };
 

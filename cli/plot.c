@@ -36,9 +36,10 @@ static const cli_opt OPTS[] = {
 };
 
 static const cli_cmd CMD = {
-    "plot", "[run|sweep|plan] ID",
+    "plot", "[run|sweep|plan] ID [ID...]",
     "Draws stored results with gnuplot (scripts in plots/):\n"
-    "  run ID      latency CDFs (TTFT, E2E; queue without an LLM pool) with the SLO limits;\n"
+    "  run ID      latency CDFs (TTFT, TPOT, E2E; queue without an LLM pool) with the SLO limits;\n"
+    "  run ID ID.. the same CDFs of several runs overlaid in one picture;\n"
     "              --kind breakdown: mean latency split into network/queue/service/overhead\n"
     "              --kind timeseries: P50/P99 per interval, throughput and replicas up\n"
     "              (runs made with --timeseries or --interval)\n"
@@ -247,15 +248,15 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
     char path[1024];
     long long seed;
     if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
-    const char *order[] = { "ttft", "e2e", "queue" };
+    const char *order[] = { "ttft", "tpot", "e2e", "queue" };
     int llm = !isnan(stat_of(db, id, "", "ttft", "p50"));
-    int has[3] = { 0 };
+    int has[4] = { 0 };
     if (!store_has_table(db, "run_cdf"))
         return cu_die(2, "plot: run %lld has no latency distribution stored (runs stored before latsim kept one)", (long long) id);
     sqlite3_stmt *st = NULL;
     int total = 0;
-    for (int m = 0; m < 3; m++) {
-        if ((m == 0 && !llm) || (m == 2 && llm)) continue;
+    for (int m = 0; m < 4; m++) {
+        if ((m <= 1 && !llm) || (m == 3 && llm)) continue;
         if (sqlite3_prepare_v2(db, "SELECT count(*) FROM run_cdf WHERE run_id = ? AND metric = ?", -1, &st, NULL) != SQLITE_OK) break;
         sqlite3_bind_int64(st, 1, id);
         sqlite3_bind_text(st, 2, order[m], -1, SQLITE_STATIC);
@@ -270,7 +271,7 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
     fputs("$cdf << EOD\n", g.in);
     char metrics[64] = "";
     int first = 1;
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m < 4; m++) {
         if (!has[m]) continue;
         if (!first) fputs("\n\n", g.in);
         first = 0;
@@ -296,7 +297,7 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
             if (split_term(term, metric, sizeof metric, stat, sizeof stat) != 0) continue;
             double p = stat_p(stat);
             int drawn = 0;
-            for (int m = 0; m < 3; m++) drawn |= has[m] && !strcmp(order[m], metric);
+            for (int m = 0; m < 4; m++) drawn |= has[m] && !strcmp(order[m], metric);
             if (!drawn || isnan(p)) continue;
             char label[128];
             snprintf(label, sizeof label, "%.40s %.8s <= %g ms", metric, stat, sqlite3_column_double(st, 1));
@@ -314,6 +315,88 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
     gq(g.in, title);
     fputc('\n', g.in);
     return gp_finish(&g, dir, "cdf.gp", out);
+}
+
+/* ---- several runs' CDFs overlaid (plots/review_cdf.gp) --------------------- */
+
+/* The CDFs of TTFT, TPOT and E2E (queue and E2E without an LLM pool) of the N
+ * runs IDS in one picture, a curve per run and metric, with run IDS[0]'s [slo]
+ * latency limits.  Returns 0 or the exit status. */
+static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out, const char *dir)
+{
+    static const char *const ORDER[] = { "ttft", "tpot", "e2e", "queue" };
+    char names[64][160];
+    int nc = 0;
+    gp g;
+    for (int i = 0; i < n; i++) {
+        char path[1024];
+        long long seed;
+        if (!run_info(db, ids[i], path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) ids[i]);
+    }
+    if (!store_has_table(db, "run_cdf"))
+        return cu_die(2, "plot: no run has a latency distribution stored (runs stored before latsim kept one)");
+    if (gp_start(&g, out, dir) != 0) return 1;
+    fputs("$cdf << EOD\n", g.in);
+    for (int i = 0; i < n && nc < 64; i++) {
+        int llm = !isnan(stat_of(db, ids[i], "", "ttft", "p50"));
+        char path[1024];
+        long long seed;
+        run_info(db, ids[i], path, sizeof path, &seed);
+        const char *base = strrchr(path, '/');
+        for (int m = 0; m < 4 && nc < 64; m++) {
+            if ((m <= 1 && !llm) || (m == 3 && llm)) continue;
+            sqlite3_stmt *st = NULL;
+            int rows = 0;
+            if (sqlite3_prepare_v2(db, "SELECT value, p FROM run_cdf WHERE run_id = ? AND metric = ? AND value > 0 ORDER BY p",
+                                   -1, &st, NULL) == SQLITE_OK) {
+                sqlite3_bind_int64(st, 1, ids[i]);
+                sqlite3_bind_text(st, 2, ORDER[m], -1, SQLITE_STATIC);
+                while (sqlite3_step(st) == SQLITE_ROW) {
+                    if (!rows++ && nc) fputs("\n\n", g.in);
+                    fprintf(g.in, "%.9g %.6g\n", sqlite3_column_double(st, 0), sqlite3_column_double(st, 1));
+                }
+            }
+            sqlite3_finalize(st);
+            if (!rows) continue;
+            double mx = stat_of(db, ids[i], "", ORDER[m], "max");
+            if (!isnan(mx) && mx > 0) fprintf(g.in, "%.9g 1\n", mx);
+            snprintf(names[nc++], sizeof names[0], "%s, run %lld: %.100s", ORDER[m], (long long) ids[i], base ? base + 1 : path);
+        }
+    }
+    fputs("EOD\n$slo << EOD\n", g.in);
+    int nslo = 0;
+    sqlite3_stmt *st = NULL;
+    if (store_has_table(db, "run_slo") &&
+        sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, ids[0]);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            char metric[64], stat[16];
+            if (split_term((const char *) sqlite3_column_text(st, 0), metric, sizeof metric, stat, sizeof stat) != 0) continue;
+            double p = stat_p(stat);
+            if (isnan(p)) continue;
+            char label[128];
+            snprintf(label, sizeof label, "%.40s %.8s <= %g ms", metric, stat, sqlite3_column_double(st, 1));
+            fprintf(g.in, "%.9g %.6g ", sqlite3_column_double(st, 1), p);
+            dq(g.in, label);
+            fputc('\n', g.in);
+            nslo++;
+        }
+    }
+    sqlite3_finalize(st);
+    fprintf(g.in, "EOD\nnslo = %d\nncurves = %d\narray cname[%d]\n", nslo, nc, nc > 0 ? nc : 1);
+    for (int i = 0; i < nc; i++) {
+        fprintf(g.in, "cname[%d] = ", i + 1);
+        gq(g.in, names[i]);
+        fputc('\n', g.in);
+    }
+    fputs("title_text = 'Latency CDFs of several runs'\nxlabel_text = 'latency (ms, log scale)'\n", g.in);
+    if (nc == 0) {
+        fclose(g.in);
+        while (waitpid(g.pid, NULL, 0) < 0 && errno == EINTR) {}
+        if (g.err) fclose(g.err);
+        return cu_die(2, "plot: no run has a latency distribution (saturated, or stored before latsim kept one)");
+    }
+    return gp_finish(&g, dir, "review_cdf.gp", out);
 }
 
 /* One bar: label and mean network / queue / service / overhead of SCOPE in run ID. */
@@ -344,6 +427,7 @@ static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const c
     long long seed;
     if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
     sqlite3_stmt *st = NULL;
+    double replicas_max = NAN;     /* the most replicas up in an interval */
     long long n = 0;
     if (store_has_table(db, "run_timeseries") &&
         sqlite3_prepare_v2(db, "SELECT count(*) FROM run_timeseries WHERE run_id = ? AND scope = ''", -1, &st, NULL) == SQLITE_OK) {
@@ -365,6 +449,8 @@ static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const c
             fprintf(g.in, "%.9g", sqlite3_column_double(st, 0));
             for (int c = 1; c <= 6; c++) num_or_nan(g.in, st, c);
             fputc('\n', g.in);
+            if (sqlite3_column_type(st, 6) != SQLITE_NULL && !(sqlite3_column_double(st, 6) <= replicas_max))
+                replicas_max = sqlite3_column_double(st, 6);
         }
     }
     sqlite3_finalize(st);
@@ -382,6 +468,7 @@ static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const c
     sqlite3_finalize(st);
     int has_ttft = !isnan(stat_of(db, id, "", "ttft", "p99")) || !isnan(stat_of(db, id, "", "ttft", "mean"));
     fprintf(g.in, "EOD\nhas_ttft = %d\n", has_ttft);
+    if (!isnan(replicas_max)) fprintf(g.in, "replicas_max = %.9g\n", replicas_max);
     if (isnan(e2e_slo)) fputs("e2e_slo = NaN\n", g.in);
     else fprintf(g.in, "e2e_slo = %.9g\n", e2e_slo);
     if (isnan(ttft_slo)) fputs("ttft_slo = NaN\n", g.in);
@@ -600,6 +687,13 @@ static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, c
     fputs("EOD\n", g.in);
     fprintf(g.in, "nslo = %d\nseries = '", nslo);
     for (int k = 0; k < nser; k++) fprintf(g.in, "%s%s_%s", k ? " " : "", ser_m[k], ser_s[k]);
+    /* The saturated points have no latencies: marked at their rate, not dropped. */
+    int nsat = 0;
+    for (int i = 0; i < n; i++) nsat += isnan(stat_of(db, pts[i].run, "", "e2e", "mean"));
+    fprintf(g.in, "'\nnsat = %d\narray satx[%d]\n", nsat, nsat > 0 ? nsat : 1);
+    for (int i = 0, k = 0; i < n; i++)
+        if (isnan(stat_of(db, pts[i].run, "", "e2e", "mean"))) fprintf(g.in, "satx[%d] = %.9g\n", ++k, pts[i].x);
+    fputs("series = series.'", g.in);     /* closed by the next line's quote: '' */
     double lo = pts[0].x, hi = pts[n - 1].x;
     if (hi <= lo) { lo -= 0.5; hi += 0.5; }
     double pad = (hi - lo) * 0.03;
@@ -639,6 +733,26 @@ static int cmp_cost(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A configuration's short name from its settings "pool llm.gpu=h100; pool
+ * llm.tp=4": each key's last part and its value ("gpu=h100 tp=4"), into B. */
+static const char *config_label(const char *settings, char *b, size_t n)
+{
+    size_t o = 0;
+    b[0] = '\0';
+    for (const char *p = settings; *p && o + 1 < n;) {
+        size_t len = strcspn(p, ";");
+        const char *eq = memchr(p, '=', len), *dot = p;
+        for (const char *q = p; eq && q < eq; q++) if (*q == '.') dot = q + 1;
+        if (eq) {
+            int w = snprintf(b + o, n - o, "%s%.*s", o ? " " : "", (int) (p + len - dot), dot);
+            o += w > 0 && (size_t) w < n - o ? (size_t) w : n - o - 1;
+        }
+        p += len;
+        while (*p == ';' || *p == ' ') p++;
+    }
+    return b;
+}
+
 static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
 {
     char path[1024], args[600];
@@ -670,6 +784,19 @@ static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
         if (!any) fprintf(g.in, "NaN NaN\n");
         fputs("EOD\n", g.in);
     }
+    /* Every point's configuration, for its label (gnuplot cannot label an
+     * empty block: nlabels says whether there is one). */
+    fputs("$labels << EOD\n", g.in);
+    int nlabels = 0;
+    for (int i = 0; i < n; i++) {
+        if (isnan(pts[i].x)) continue;
+        char lab[160];
+        fprintf(g.in, "%.9g %.9g ", pts[i].cost, isfinite(pts[i].x) && pts[i].x < ycap ? pts[i].x : ycap);
+        dq(g.in, config_label(pts[i].settings, lab, sizeof lab));
+        fputc('\n', g.in);
+        nlabels++;
+    }
+    fprintf(g.in, "EOD\nnlabels = %d\n", nlabels);
     fputs("$front << EOD\n", g.in);
     double run_min = NAN;
     for (int i = 0; i < n; i++) {
@@ -707,10 +834,13 @@ int plot_main(int argc, char **argv)
     int rc = cli_parse(&CMD, argc, argv, &a, plot_opt, &o);
     if (rc != CLI_GO) return rc;
     const char *out = o.out, *kindopt = o.kind, *what = "run", *idtext = NULL;
+    const char *more[64];        /* further run IDs: their CDFs overlaid (--kind cdf) */
+    int nmore = 0;
     for (int i = 0; i < a.npos; i++) {
         const char *w = a.pos[i];
         if (!idtext && (!strcmp(w, "run") || !strcmp(w, "sweep") || !strcmp(w, "plan"))) what = w;
         else if (!idtext) idtext = w;
+        else if (!strcmp(what, "run") && (!kindopt || !strcmp(kindopt, "cdf")) && nmore < 63) more[nmore++] = w;
         else return cu_die(2, "plot: unexpected argument '%s'", w);
     }
     if (!idtext) return cu_die(2, "plot: expected [run|sweep|plan] ID (see latsim plot --help)");
@@ -741,9 +871,14 @@ int plot_main(int argc, char **argv)
     char dir[4096];
     if (cu_plots_dir("cdf.gp", dir, sizeof dir) != 0)
         return cu_die(1, "plot: cannot find the gnuplot scripts (plots/cdf.gp): set LATSIM_PLOTS to the plots/ directory");
+    int64_t ids[64];
+    ids[0] = id;
+    for (int i = 0; i < nmore; i++)
+        if (cu_parse_id("run", more[i], &ids[i + 1], iderr, sizeof iderr) != 0) return cu_die(2, "plot: %s", iderr);
     sqlite3 *db;
     if (store_open_readonly(path, &db, err, sizeof err) != 0) return cu_die(2, "%s", err);
-    if (!strcmp(what, "run")) rc = !strcmp(kind, "cdf") ? plot_cdf(db, id, out, dir)
+    if (nmore) rc = plot_cdf_runs(db, ids, nmore + 1, out, dir);
+    else if (!strcmp(what, "run")) rc = !strcmp(kind, "cdf") ? plot_cdf(db, id, out, dir)
                                  : !strcmp(kind, "timeseries") ? plot_timeseries_run(db, id, out, dir)
                                  : plot_breakdown_run(db, id, out, dir);
     else if (!strcmp(what, "sweep")) rc = plot_sweep(db, id, !strcmp(kind, "breakdown"), out, dir);

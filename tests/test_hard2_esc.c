@@ -241,8 +241,8 @@ Test(h2esc_term, tables_escape_paths_and_names)
         { "check FILE", { "check", s, "--db", db }, 0, shown_path },
         { "check (stored)", { "check", "--db", db }, 0, shown_path },
         { "sweep", { "sweep", s, "--vary", "workload.rate=10,20", "--db", db }, 0, shown_path },
-        { "compare files", { "compare", s, s, "--replications", "2", "--db", db }, 0, "\\x1b[32mcpu.utilization" },
-        { "compare runs", { "compare", "1", "2", "--db", db }, 0, "\\x1b[32mcpu.utilization" },
+        { "compare files", { "compare", s, s, "--replications", "2", "--db", db }, 0, "pool \\x1b[32mcpu (generic)" },
+        { "compare runs", { "compare", "1", "2", "--all", "--db", db }, 0, "\\x1b[32mcpu.utilization" },
         { "plan", { "plan", s, "--target-rate", "10", "--no-store", "--db", db }, 0, shown_path },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -120,8 +120,8 @@ Test(provenance, roofline_line_json_and_one_warning_per_command)
     /* compare: both sides named, one warning for the two of them. */
     r = run_db(120, "compare", ini, ini, "--replications", "2", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "A cost model [pool chat]: roofline (datasheet, uncalibrated)\n"
-                            "B cost model [pool chat]: roofline (datasheet, uncalibrated)\n"), "%s", r.out);
+    cr_expect(strstr(r.out, "  A cost model [pool chat]: roofline (datasheet, uncalibrated)\n"
+                            "  B cost model [pool chat]: roofline (datasheet, uncalibrated)\n"), "%s", r.out);
     cr_expect_eq(count(r.err, WARNING), 1, "%s", r.err);
     result_free(&r);
 

@@ -243,6 +243,7 @@ int task_out_decode(const char *data, size_t len, task_out *o)
             if (!o->rep.rows[i].scope || !o->rep.rows[i].metric || !o->rep.rows[i].stat) {
                 free((char *) o->rep.rows[i].scope);
                 free((char *) o->rep.rows[i].metric);
+                free((char *) o->rep.rows[i].text);
                 o->rep.n = i;
                 break;
             }

@@ -1,0 +1,519 @@
+/* report.c -- `latsim report RUN|FILE ... --html OUT.html`: one self-contained
+ * HTML page for a design review of up to 8 designs (stored runs, or scenario
+ * files run here): the headline table (compare's, with the differences to the
+ * first design and the CI flags), the CDFs of TTFT, TPOT and E2E of every
+ * design overlaid with the SLO limits, the breakdown shares, each design's
+ * pools and their cost models, the time series of runs that recorded one, and
+ * the scenario text of each design.
+ *
+ * The pictures are gnuplot's SVG (gp.h, scripts in plots/) written into the
+ * page: no file beside it, no network fetch, no JavaScript.  Every text that
+ * comes from user data (paths, names, the scenario text) is escaped.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "cliopt.h"
+#include "cliutil.h"
+#include "commands.h"
+#include "design.h"
+#include "gp.h"
+#include "latsim/errmsg.h"
+#include "latsim/report.h"
+#include "latsim/scenario.h"
+#include "latsim/slo.h"
+#include "latsim/store.h"
+
+enum { O_HTML = 1, O_REPS, O_SEED, O_JOBS };
+
+static const cli_opt OPTS[] = {
+    { "html", O_HTML, "OUT.html", "the page to write", CLI_REQUIRED },
+    { "replications", O_REPS, "N", "runs of each scenario file (default 1; seeds seed..seed+N-1)", 0 },
+    { "seed", O_SEED, "N", "the first seed (default 1)", 0 },
+    { "set", CLI_SET, "S.K=V", "override key K of section S in every scenario file (repeatable)", CLI_REPEAT },
+    { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
+    CLI_OPT_DB,
+    { NULL },
+};
+
+static const cli_cmd CMD = {
+    "report", "RUN|FILE...",
+    "Writes one self-contained HTML page reviewing up to 8 designs (stored run IDs or\n"
+    "scenario files, run here): the headline table with each design's difference\n"
+    "from the first and whether it is beyond the confidence intervals, overlaid CDFs\n"
+    "of TTFT, TPOT and E2E with the SLO limits, where the time goes, the pools and\n"
+    "their cost models, the time series of runs that recorded one, and each design's\n"
+    "scenario.  Pictures are inline SVG drawn by gnuplot (Debian: gnuplot-nox).\n",
+    "", OPTS, 32, 0,
+};
+
+typedef struct report_opts {
+    const char *html;
+    int reps, jobs;
+    uint64_t seed;
+} report_opts;
+
+static int report_opt(void *ctx, int id, const char *v)
+{
+    report_opts *o = ctx;
+    if (id == O_HTML) { o->html = v; return 0; }
+    const char *name = id == O_REPS ? "--replications" : id == O_JOBS ? "--jobs" : "--seed";
+    long x = cu_posint("report", name, v, id == O_SEED ? 2147483647L : 10000);
+    if (x < 0) return 2;
+    if (id == O_REPS) o->reps = (int) x;
+    else if (id == O_JOBS) o->jobs = (int) x;
+    else o->seed = (uint64_t) x;
+    return 0;
+}
+
+/* ---- HTML text ------------------------------------------------------------ */
+
+/* Writes S as HTML text: &<>"' as entities, controls other than tab and
+ * newline dropped, each byte that is not valid UTF-8 as its Latin-1 code point. */
+static void esc(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *) s; *p;) {
+        if (*p == '&') fputs("&amp;", f), p++;
+        else if (*p == '<') fputs("&lt;", f), p++;
+        else if (*p == '>') fputs("&gt;", f), p++;
+        else if (*p == '"') fputs("&quot;", f), p++;
+        else if (*p == '\'') fputs("&#39;", f), p++;
+        else if (*p < 0x20 && *p != '\n' && *p != '\t') p++;
+        else if (*p == 0x7f) p++;
+        else if (*p < 0x80) fputc(*p++, f);
+        else {
+            int n = errmsg_utf8_len(p);
+            if (n == 0) fprintf(f, "&#x%x;", *p++);
+            else { fwrite(p, 1, (size_t) n, f); p += n; }
+        }
+    }
+}
+
+static void numcell(FILE *f, double v, double ci)
+{
+    if (isnan(v)) { fputs("<td>-</td>", f); return; }
+    fprintf(f, "<td>%.4g", v);
+    if (!isnan(ci)) fprintf(f, " <small>&plusmn;%.2g</small>", ci);
+    fputs("</td>", f);
+}
+
+/* ---- pictures ------------------------------------------------------------- */
+
+/* A growing string the gnuplot commands are written into. */
+typedef struct mbuf {
+    char *p;
+    size_t n;
+    FILE *f;
+} mbuf;
+
+static int mb_open(mbuf *m)
+{
+    m->p = NULL;
+    m->n = 0;
+    m->f = open_memstream(&m->p, &m->n);
+    return m->f ? 0 : -1;
+}
+
+static void mb_close(mbuf *m)
+{
+    if (m->f) fclose(m->f);
+    free(m->p);
+    m->f = NULL;
+    m->p = NULL;
+}
+
+/* Writes the SVG drawn from M's commands by SCRIPT, or a line saying why there is none. */
+static void picture(FILE *out, mbuf *m, const char *dir, const char *script, int w, int h, int *k)
+{
+    fflush(m->f);
+    char err[700];
+    char *svg = dir ? gp_svg(m->p, m->n, dir, script, w, h, ++*k, err, sizeof err) : NULL;
+    if (!dir) snprintf(err, sizeof err, "gnuplot scripts not found (set LATSIM_PLOTS)");
+    if (svg) {
+        fputs("<figure>", out);
+        fputs(svg, out);
+        fputs("</figure>\n", out);
+        free(svg);
+    } else {
+        fputs("<p class=\"note\">No picture: ", out);
+        esc(out, err);
+        fputs("</p>\n", out);
+    }
+}
+
+/* The SLO terms of design D's scenario (NULL none): loaded from its text. */
+static scenario *slo_of(const design *d, const design_how *how)
+{
+    if (!d->text) return NULL;
+    scenario *s = scenario_new();
+    char err[512];
+    if (!s) return NULL;
+    /* A run's text without its --set overrides; a file's with them. */
+    if (scenario_load_text(s, d->path ? d->path : "scenario.ini", d->text, d->run_id ? NULL : how->sets,
+                           d->run_id ? 0 : how->nsets, err, sizeof err) != 0) {
+        scenario_delete(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The CDF of METRIC over the designs, with the [slo] limits on it. */
+static void cdf_picture(FILE *out, const design *d, int n, scenario *const *sc, const char *metric, const char *title,
+                        const char *dir, int *k)
+{
+    mbuf m;
+    if (mb_open(&m)) return;
+    int nc = 0;
+    fputs("$cdf << EOD\n", m.f);
+    char names[DESIGN_MAX][400];
+    for (int i = 0; i < n; i++) {
+        int any = 0;
+        for (size_t j = 0; j < d[i].rep.ncdf; j++) {
+            const report_cdf *c = &d[i].rep.cdf[j];
+            if (strcmp(c->metric, metric) || !(c->value > 0)) continue;
+            if (!any && nc) fputs("\n\n", m.f);
+            any = 1;
+            fprintf(m.f, "%.9g %.6g\n", c->value, c->p);
+        }
+        double mx = report_get(&d[i].rep, "", metric, "max");
+        if (any && mx > 0) fprintf(m.f, "%.9g 1\n", mx);
+        if (any) {
+            const char *p = d[i].path ? d[i].path : d[i].arg, *base = strrchr(p, '/');
+            if (d[i].run_id) snprintf(names[nc++], sizeof names[0], "%s: %.300s (run %lld)", d[i].label, base ? base + 1 : p,
+                                      (long long) d[i].run_id);
+            else snprintf(names[nc++], sizeof names[0], "%s: %.380s", d[i].label, base ? base + 1 : p);
+        }
+    }
+    fputs("EOD\n$slo << EOD\n", m.f);
+    int nslo = 0;
+    for (int i = 0; i < n; i++) {
+        const slo_spec *s = sc[i] ? scenario_slo(sc[i]) : NULL;
+        for (int t = 0; s && t < s->n; t++) {
+            const slo_term *x = &s->t[t];
+            if (x->kind != SLO_LATENCY || x->cls[0] || strcmp(x->metric, metric)) continue;
+            double p = !strcmp(x->stat, "p50") ? 0.5 : !strcmp(x->stat, "p90") ? 0.9 : !strcmp(x->stat, "p95") ? 0.95
+                     : !strcmp(x->stat, "p99") ? 0.99 : !strcmp(x->stat, "p999") ? 0.999 : NAN;
+            if (isnan(p)) continue;
+            /* The same limit in several designs is drawn once. */
+            int dup = 0;
+            for (int j = 0; j < i && !dup; j++) {
+                const slo_spec *o = sc[j] ? scenario_slo(sc[j]) : NULL;
+                for (int u = 0; o && u < o->n && !dup; u++)
+                    dup = o->t[u].kind == SLO_LATENCY && !o->t[u].cls[0] && !strcmp(o->t[u].key, x->key) && o->t[u].limit == x->limit;
+            }
+            if (dup) continue;
+            fprintf(m.f, "%.9g %.6g \"%s %s <= %g ms\"\n", x->limit, p, metric, x->stat, x->limit);
+            nslo++;
+        }
+    }
+    fprintf(m.f, "EOD\nnslo = %d\nncurves = %d\narray cname[%d]\n", nslo, nc, nc > 0 ? nc : 1);
+    for (int i = 0; i < nc; i++) {
+        fprintf(m.f, "cname[%d] = ", i + 1);
+        gp_quote(m.f, names[i]);
+        fputc('\n', m.f);
+    }
+    fputs("title_text = ", m.f);
+    gp_quote(m.f, title);
+    fprintf(m.f, "\nxlabel_text = '%s (ms, log scale)'\n", metric);
+    if (nc == 0) {
+        fputs("<p class=\"note\">No design has a ", out);
+        esc(out, metric);
+        fputs(" distribution (no LLM pool, or saturated).</p>\n", out);
+    } else picture(out, &m, dir, "review_cdf.gp", 900, 400, k);
+    mb_close(&m);
+}
+
+/* The time series of stored run ID (design D), when it recorded one. */
+static void ts_picture(FILE *out, const design *d, const char *dbpath, const char *dir, int *k)
+{
+    char err[512];
+    sqlite3 *db;
+    if (store_open_readonly(dbpath, &db, err, sizeof err) != 0) return;
+    sqlite3_stmt *st = NULL;
+    mbuf m;
+    int rows = 0, ttft = 0;
+    double rmax = NAN;          /* the most replicas up */
+    if (store_has_table(db, "run_timeseries") && !mb_open(&m)) {
+        if (sqlite3_prepare_v2(db, "SELECT (t_start_s + t_end_s) / 120.0, e2e_p50_ms, e2e_p99_ms, ttft_p50_ms, ttft_p99_ms,"
+                               " throughput_rps, replicas FROM run_timeseries WHERE run_id = ? AND scope = '' ORDER BY t_start_s",
+                               -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, d->run_id);
+            fputs("$ts << EOD\n", m.f);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                for (int c = 0; c < 7; c++) {
+                    if (sqlite3_column_type(st, c) == SQLITE_NULL) fputs(c ? " NaN" : "NaN", m.f);
+                    else fprintf(m.f, c ? " %.9g" : "%.9g", sqlite3_column_double(st, c));
+                }
+                ttft |= sqlite3_column_type(st, 3) != SQLITE_NULL;
+                if (sqlite3_column_type(st, 6) != SQLITE_NULL && !(sqlite3_column_double(st, 6) <= rmax))
+                    rmax = sqlite3_column_double(st, 6);
+                fputc('\n', m.f);
+                rows++;
+            }
+            fputs("EOD\n", m.f);
+        }
+        sqlite3_finalize(st);
+        double e2e = NAN, tt = NAN;
+        if (store_has_table(db, "run_slo") &&
+            sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, d->run_id);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                const char *t = (const char *) sqlite3_column_text(st, 0);
+                if (t && !strcmp(t, "e2e_p99_ms")) e2e = sqlite3_column_double(st, 1);
+                if (t && !strcmp(t, "ttft_p99_ms")) tt = sqlite3_column_double(st, 1);
+            }
+        }
+        sqlite3_finalize(st);
+        fprintf(m.f, "has_ttft = %d\ne2e_slo = %s\nttft_slo = %s\n", ttft, "NaN", "NaN");
+        if (!isnan(e2e)) fprintf(m.f, "e2e_slo = %.9g\n", e2e);
+        if (!isnan(tt)) fprintf(m.f, "ttft_slo = %.9g\n", tt);
+        if (!isnan(rmax)) fprintf(m.f, "replicas_max = %.9g\n", rmax);
+        char title[600];
+        snprintf(title, sizeof title, "%s: run %lld over time", d->label, (long long) d->run_id);
+        fputs("title_text = ", m.f);
+        gp_quote(m.f, title);
+        fputc('\n', m.f);
+        if (rows > 0) {
+            fprintf(out, "<h3>%s: run %lld</h3>\n", d->label, (long long) d->run_id);
+            picture(out, &m, dir, "timeseries.gp", 900, 560, k);
+        }
+        mb_close(&m);
+    }
+    store_close(db);
+}
+
+/* ---- tables --------------------------------------------------------------- */
+
+static void headline(FILE *out, const design *d, int n)
+{
+    int nm;
+    const design_metric *m = design_headline(&nm);
+    fputs("<table id=\"headline\"><thead><tr><th>metric</th><th>unit</th>", out);
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "<th>%s</th>", d[i].label);
+        if (i) fprintf(out, "<th>%s vs A</th>", d[i].label);
+    }
+    fputs("</tr></thead><tbody>\n", out);
+    for (int k = 0; k < nm; k++) {
+        double v[DESIGN_MAX], ci[DESIGN_MAX];
+        int has[DESIGN_MAX], any = 0;
+        for (int i = 0; i < n; i++) any |= has[i] = design_value(&d[i].rep, &m[k], &v[i], &ci[i]);
+        if (!any && !strcmp(m[k].metric, "energy_kwh")) continue;
+        fprintf(out, "<tr><th>%s</th><td class=\"u\">%s</td>", m[k].name, m[k].unit);
+        for (int i = 0; i < n; i++) {
+            numcell(out, v[i], ci[i]);
+            if (!i) continue;
+            double pct = design_diff_pct(v[0], v[i]);
+            int b = has[0] && has[i] ? design_beyond(v[0], ci[0], v[i], ci[i]) : -2;
+            if (isnan(pct)) fputs("<td>-</td>", out);
+            else fprintf(out, "<td class=\"%s\">%+.1f%%%s</td>", b == 1 ? "sig" : b == -1 ? "nci" : "same", pct,
+                         b == 1 ? " *" : b == -1 ? " ?" : "");
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table>\n<p class=\"note\">Mean &plusmn; half-width of the 95&nbsp;% confidence interval over the"
+          " replications; <b>*</b>: the difference from A exceeds the intervals; <b>?</b>: not judged (no CI: neither"
+          " design replicated).</p>\n", out);
+}
+
+static const char *const BD_COLORS[] = { "#8c564b", "#d62728", "#1f77b4", "#7f7f7f", "#2ca02c", "#9467bd", "#ff7f0e" };
+
+/* The shares of each "PREFIX.SET.COMPONENT" row group (breakdown, ttft_breakdown) as bars stacked to 100 %. */
+static void shares(FILE *out, const design *d, int n, const char *prefix, const char *of)
+{
+    int shown = 0;
+    size_t pl = strlen(prefix);
+    for (int i = 0; i < n; i++)
+        for (int set = 0; set < 2; set++) {
+            const char *sname = set ? "p99" : "all";
+            char want[64];
+            snprintf(want, sizeof want, "%s.%s.", prefix, sname);
+            double total = 0;
+            int nk = 0;
+            const store_stat *rows[16];
+            for (size_t j = 0; j < d[i].rep.n && nk < 16; j++) {
+                const store_stat *s = &d[i].rep.rows[j];
+                if (s->scope[0] || strncmp(s->metric, want, strlen(want)) || isnan(s->value)) continue;
+                rows[nk++] = s;
+                total += s->value;
+            }
+            if (!nk || !(total > 0)) continue;
+            if (!shown++) fprintf(out, "<table class=\"shares\"><thead><tr><th>design</th><th>requests</th><th>share of %s</th></tr></thead><tbody>\n", of);
+            double mean = report_get(&d[i].rep, "", !strcmp(prefix, "breakdown") ? "e2e" : "ttft", "mean");
+            fprintf(out, "<tr><th>%s</th><td>%s</td><td><div class=\"bar\">", d[i].label, set ? "P99+" : "all");
+            for (int q = 0; q < nk; q++) {
+                const char *name = rows[q]->metric + strlen(want);
+                double sh = rows[q]->value / total;
+                fprintf(out, "<span style=\"width:%.2f%%;background:%s\" title=\"", 100 * sh, BD_COLORS[q % 7]);
+                esc(out, name);
+                fprintf(out, " %.1f%%\"></span>", 100 * sh);
+            }
+            fputs("</div><div class=\"lg\">", out);
+            for (int q = 0; q < nk; q++) {
+                const char *name = rows[q]->metric + strlen(want);
+                fprintf(out, "<i style=\"background:%s\"></i>", BD_COLORS[q % 7]);
+                esc(out, name);
+                fprintf(out, " %.1f%%", 100 * rows[q]->value);
+                if (!set && !isnan(mean)) fprintf(out, " (%.3g ms)", rows[q]->value * mean);
+                fputs(" &nbsp; ", out);
+            }
+            fputs("</div></td></tr>\n", out);
+        }
+    (void) pl;
+    if (shown) fputs("</tbody></table>\n", out);
+    else fprintf(out, "<p class=\"note\">No design has shares of %s (saturated, or not recorded).</p>\n", of);
+}
+
+static int is_class(const char *s) { return !strncmp(s, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE)); }
+
+static void pools(FILE *out, const design *d)
+{
+    const report *r = &d->rep;
+    static const struct { const char *m, *s, *h; } COLS[] = {
+        { "utilization", "value", "utilization" }, { "arrivals", "value", "arrivals" }, { "served", "value", "served" },
+        { "gpus", "value", "GPUs" }, { "cost_per_hour", "value", "$/h" }, { "queue", "p50", "queue p50 ms" },
+        { "queue", "p99", "queue p99 ms" }, { "service", "p50", "service p50 ms" }, { "service", "p99", "service p99 ms" },
+        { "ttft", "p99", "TTFT p99 ms" }, { "tpot", "p99", "TPOT p99 ms" }, { "e2e", "p99", "E2E p99 ms" },
+    };
+    enum { NC = sizeof COLS / sizeof COLS[0] };
+    int use[NC] = { 0 };
+    for (size_t j = 0; j < r->n; j++)
+        for (int c = 0; c < NC; c++)
+            if (r->rows[j].scope[0] && !is_class(r->rows[j].scope) && !strcmp(r->rows[j].metric, COLS[c].m) &&
+                !strcmp(r->rows[j].stat, COLS[c].s) && !isnan(r->rows[j].value))
+                use[c] = 1;
+    fprintf(out, "<h3>%s: ", d->label);
+    esc(out, d->path ? d->path : d->arg);
+    fputs("</h3>\n<table class=\"pools\"><thead><tr><th>pool</th><th>kind</th>", out);
+    for (int c = 0; c < NC; c++) if (use[c]) fprintf(out, "<th>%s</th>", COLS[c].h);
+    fputs("<th>cost model</th></tr></thead><tbody>\n", out);
+    const char *last = "";
+    for (size_t j = 0; j < r->n; j++) {
+        const char *sc = r->rows[j].scope;
+        if (!sc[0] || is_class(sc) || !strcmp(sc, last)) continue;
+        last = sc;
+        const char *kind = report_get_text(r, sc, "kind");
+        fputs("<tr><th>", out);
+        esc(out, sc);
+        fputs("</th><td>", out);
+        esc(out, kind ? kind : "unknown");
+        fputs("</td>", out);
+        for (int c = 0; c < NC; c++) if (use[c]) numcell(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN);
+        const char *cmk = report_get_text(r, sc, "cost_model.kind");
+        fputs("<td>", out);
+        if (cmk) {
+            const char *src = report_get_text(r, sc, "cost_model.source");
+            double id = report_get(r, sc, "cost_model.id", "value"), mape = report_get(r, sc, "cost_model.mape", "value");
+            esc(out, cmk);
+            if (!isnan(id)) fprintf(out, " %.0f", id);
+            fputs(" (", out);
+            esc(out, src ? src : "");
+            fputs(src && strcmp(src, "datasheet") ? ": calibrated" : ": not calibrated", out);
+            if (!isnan(mape)) fprintf(out, ", cv MAPE %.3g %%", mape);
+            if (report_get(r, sc, "cost_model.extrapolated", "value") > 0) fputs(", extrapolated", out);
+            fputs(")", out);
+        } else fputs("-", out);
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</tbody></table>\n", out);
+}
+
+static const char *CSS =
+    "body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1400px}"
+    "h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}"
+    "table{border-collapse:collapse;margin:0.6em 0}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
+    "thead th{background:#f0f0f0}tbody th{text-align:left;font-weight:normal}td.u{text-align:left;color:#666}"
+    "td.sig{background:#ffe0e0;font-weight:bold}td.nci{color:#888}small{color:#666}"
+    ".note{color:#555;font-size:0.9em}figure{margin:0.5em 0}figure svg{width:900px;max-width:100%;height:auto}"
+    ".bar{display:flex;width:520px;height:18px;border:1px solid #444}.bar span{display:block;height:100%}"
+    ".lg{font-size:0.85em;text-align:left}.lg i{display:inline-block;width:10px;height:10px;margin-right:3px}"
+    "table.shares td{text-align:left}pre{background:#f7f7f7;border:1px solid #ddd;padding:0.6em;overflow:auto;max-height:30em}";
+
+static int write_page(FILE *out, const design *d, int n, const design_how *how, const char *dir)
+{
+    scenario *sc[DESIGN_MAX] = { 0 };
+    for (int i = 0; i < n; i++) sc[i] = slo_of(&d[i], how);
+    int k = 0;
+    fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>latsim design review</title>\n"
+                 "<style>%s</style>\n</head>\n<body>\n<h1>Design review</h1>\n"
+                 "<p class=\"note\">Written by latsim %s.</p>\n", CSS, LATSIM_VERSION);
+    fputs("<h2 id=\"designs\">Designs</h2>\n<table><thead><tr><th>design</th><th>scenario</th><th>source</th>"
+          "<th>replications</th></tr></thead><tbody>\n", out);
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "<tr><th>%s</th><td style=\"text-align:left\">", d[i].label);
+        esc(out, d[i].path ? d[i].path : d[i].arg);
+        if (d[i].run_id) fprintf(out, "</td><td>run %lld</td>", (long long) d[i].run_id);
+        else fputs("</td><td>simulated now</td>", out);
+        fprintf(out, "<td>%d</td></tr>\n", d[i].rep.replications);
+    }
+    fputs("</tbody></table>\n<h2 id=\"headline-title\">Headline</h2>\n", out);
+    headline(out, d, n);
+    fputs("<h2 id=\"cdf\">Latency distributions</h2>\n", out);
+    cdf_picture(out, d, n, sc, "ttft", "TTFT: time to first token, every design", dir, &k);
+    cdf_picture(out, d, n, sc, "tpot", "TPOT: time per output token, every design", dir, &k);
+    cdf_picture(out, d, n, sc, "e2e", "E2E: end-to-end latency, every design", dir, &k);
+    fputs("<h2 id=\"breakdown\">Where the time goes</h2>\n", out);
+    shares(out, d, n, "breakdown", "E2E");
+    shares(out, d, n, "ttft_breakdown", "TTFT");
+    fputs("<h2 id=\"pools\">Pools and cost models</h2>\n", out);
+    for (int i = 0; i < n; i++) pools(out, &d[i]);
+    int anyts = 0;
+    for (int i = 0; i < n; i++) anyts |= d[i].run_id != 0;
+    if (anyts) {
+        fputs("<h2 id=\"timeseries\">Time series</h2>\n", out);
+        long before = ftell(out);
+        for (int i = 0; i < n; i++) if (d[i].run_id) ts_picture(out, &d[i], how->dbpath, dir, &k);
+        if (ftell(out) == before) fputs("<p class=\"note\">No run recorded one (latsim run --timeseries).</p>\n", out);
+    }
+    fputs("<h2 id=\"scenarios\">Scenarios</h2>\n", out);
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "<h3>%s: ", d[i].label);
+        esc(out, d[i].path ? d[i].path : d[i].arg);
+        fputs("</h3>\n<pre>", out);
+        esc(out, d[i].text ? d[i].text : "(not stored)");
+        fputs("</pre>\n", out);
+    }
+    fputs("</body>\n</html>\n", out);
+    for (int i = 0; i < n; i++) scenario_delete(sc[i]);
+    return ferror(out) ? -1 : 0;
+}
+
+int report_main(int argc, char **argv)
+{
+    report_opts o = { NULL, 1, 0, 0 };
+    cli_args a;
+    int rc = cli_parse(&CMD, argc, argv, &a, report_opt, &o);
+    if (rc != CLI_GO) return rc;
+    if (a.npos < 1) return cu_die(2, "report: expected one or more run IDs or scenario files (see latsim report --help)");
+    if (a.npos > DESIGN_MAX) return cu_die(2, "report: at most %d designs, got %d", DESIGN_MAX, a.npos);
+    char err[1024];
+    if (cu_check_out("report", "--html", o.html, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    size_t hl = strlen(o.html);
+    if (hl < 6 || strcasecmp(o.html + hl - 5, ".html")) return cu_die(2, "report: --html %s: the name must end in .html", o.html);
+    const char *dbpath = cu_db_path(a.db);
+    if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
+    char dir[4096];
+    int havedir = cu_plots_dir("review_cdf.gp", dir, sizeof dir) == 0;
+    design_how how = { o.reps, o.seed, a.sets, a.nsets, o.jobs, dbpath };
+    design d[DESIGN_MAX];
+    memset(d, 0, sizeof d);
+    int n = a.npos;
+    rc = 0;
+    int loaded = 0;
+    for (; loaded < n && !rc; loaded++) rc = design_load(a.pos[loaded], &how, (char) ('A' + loaded), "report", &d[loaded]);
+    if (rc) {
+        for (int i = 0; i < loaded - 1; i++) design_free(&d[i]);
+        return rc;
+    }
+    FILE *f = cu_open_out("report", "--html", o.html, err, sizeof err);
+    if (!f) rc = cu_die(1, "%s", err);
+    else {
+        int bad = write_page(f, d, n, &how, havedir ? dir : NULL);
+        if (fclose(f) != 0 || bad) rc = cu_die(1, "report: %s: write failed", o.html);
+        else printf("wrote %s\n", ERRMSG_SHOWN(o.html));
+    }
+    for (int i = 0; i < n; i++) design_free(&d[i]);
+    return rc;
+}
