@@ -39,6 +39,12 @@ CUDA_PATH ?= /usr/local/cuda
 NVCC      ?= $(CUDA_PATH)/bin/nvcc
 CUDA_ARCH ?= 90
 endif
+# make MPI=1: `latsim explore` under mpirun (sim/store/taskmpi.c, compiled with
+# mpicc; without it sim/store/taskmpi_none.c: one process).  Its own build folder.
+ifdef MPI
+VARIANT := $(VARIANT)-mpi
+CC      := mpicc
+endif
 BUILD   := build/$(VARIANT)
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(LTO) -Iinclude -Isim -Icalib -Icli -DLATSIM_VERSION='"$(VERSION)"' \
            $(shell pkg-config --cflags gsl sqlite3 inih jansson openblas 2>/dev/null) \
@@ -54,6 +60,11 @@ LDFLAGS += $(OPT) $(LTO)
 endif
 
 SIM_SRC  := $(wildcard sim/*/*.c calib/*.c)
+ifdef MPI
+SIM_SRC  := $(filter-out sim/store/taskmpi_none.c,$(SIM_SRC))
+else
+SIM_SRC  := $(filter-out sim/store/taskmpi.c,$(SIM_SRC))
+endif
 ifdef CUDA
 SIM_SRC  := $(filter-out calib/cgpu_none.c,$(SIM_SRC))
 CUDA_OBJ := $(BUILD)/calib/cgpu.o
@@ -146,7 +157,7 @@ TEST_TIMEOUT ?= 1500
 test: deps
 	$(MAKE) $(BUILD)/test_latsim latsim
 	@rm -f tests/test.log
-	LATSIM_BIN=$(BUILD)/latsim LATSIM_CHECK=1 timeout $(TEST_TIMEOUT) $(BUILD)/test_latsim -j2 2>&1 | tee tests/test.log; \
+	LATSIM_BIN=$(BUILD)/latsim LATSIM_MPI=$(if $(MPI),1,0) LATSIM_CHECK=1 timeout $(TEST_TIMEOUT) $(BUILD)/test_latsim -j2 2>&1 | tee tests/test.log; \
 	  rc=$${PIPESTATUS[0]}; \
 	  if grep -q 'ERROR: LeakSanitizer' tests/test.log; then echo "leaks found"; exit 1; fi; \
 	  [ $$rc = 0 ] || exit $$rc; \

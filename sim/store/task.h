@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "report/report.h"
 #include "latsim/store.h"   /* task, task_out, task_run_all: public */
 
@@ -26,5 +27,13 @@ int task_run(const task *t, const char *dbpath, task_out *out);
 int task_out_encode(const task_out *o, char **buf, size_t *len);
 /* Rebuilds O from BUF.  Returns 0 or -1 (truncated or corrupt: O->status 1). */
 int task_out_decode(const char *buf, size_t len, task_out *o);
+
+/* Forks a worker that runs T and writes its encoded result to *FD (the read
+ * end, the caller's to close), *PID its process.  Returns 0 or -1 (no pipe or fork). */
+int task_child_start(const task *t, const char *dbpath, pid_t *pid, int *fd);
+
+/* How long an MPI rank may stay silent while it holds a task before it is
+ * declared lost: $LATSIM_MPI_TIMEOUT_S, else 10 s. */
+double task_rank_timeout_s(void);
 
 #endif
