@@ -302,7 +302,7 @@ static int parse_grid(explore *e)
                     p += n + 1;
                 }
             }
-        } else if (!strcmp(k, "exclude")) {
+        } else if (!strncmp(k, "exclude", 7)) {     /* exclude, exclude2, exclude_l4...: one rule each */
             if (nr >= MAX_RULES) { rc = cu_die(2, "%s:%d: [explore] exclude: more than %d rules", e->file, ln, MAX_RULES); goto out; }
             rules[nr] = strdup(v);
             rline[nr++] = ln;

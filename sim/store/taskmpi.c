@@ -68,9 +68,20 @@ int taskmpi_recv(int *rank, int *idx, char **buf, size_t *len, int timeout_ms)
             if (MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < (int) sizeof(int)) return -1;
             char *b = malloc((size_t) n);
             if (!b) return -1;
-            if (MPI_Recv(b, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+            /* Not MPI_Recv: a rank that dies part-way through a large
+             * message would leave it waiting for ever. */
+            MPI_Request rq;
+            if (MPI_Irecv(b, n, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &rq) != MPI_SUCCESS) {
                 free(b);
                 return -1;
+            }
+            double limit = task_rank_timeout_s() * 1000;
+            for (double ms = 0;; ms += 1) {
+                int ok = 0;
+                if (MPI_Test(&rq, &ok, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;   /* B may still be written: kept */
+                if (ok) break;
+                if (ms > limit) { MPI_Cancel(&rq); return -1; }
+                nap_ms(1);
             }
             memcpy(idx, b, sizeof(int));
             if (st.MPI_TAG != TAG_RESULT) { free(b); return 2; }
