@@ -74,7 +74,7 @@ SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ) $(BUILD)/gen/hfdata.o
 TEST_SRC := $(wildcard tests/*.c) tests/fuzz/targets.c
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run test bench clean latsim fuzz fuzz-replay check-layers
+.PHONY: all deps run test test-mpi bench bench-mpi clean latsim fuzz fuzz-replay check-layers
 all: latsim
 
 # Each object depends on the headers it includes (-MMD: the compiler writes
@@ -134,7 +134,7 @@ $(BUILD)/test_latsim: $(TEST_OBJ) $(BUILD)/liblatsim.a
 
 # Missing Debian packages are installed when we are root; otherwise the command is printed.
 DEB_PKGS := build-essential pkg-config libgsl-dev libsqlite3-dev libcsv-dev libcriterion-dev \
-            libinih-dev libjansson-dev gnuplot-nox libxml2-utils libopenblas-dev
+            libinih-dev libjansson-dev gnuplot-nox libxml2-utils libopenblas-dev libopenmpi-dev openmpi-bin sqlite3
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -163,6 +163,15 @@ test: deps
 	  [ $$rc = 0 ] || exit $$rc; \
 	  LATSIM_BIN=$(BUILD)/latsim tests/golden/run.sh --check && tests/check-layers.sh
 
+# make test-mpi: the MPI build (build/release-mpi, mpicc) and the tests of
+# `latsim explore` with it, those under mpirun included (tests/test_explore.c;
+# in the default build they are reported as skipped).  Root needs
+# OMPI_ALLOW_RUN_AS_ROOT: set here for mpirun.
+test-mpi:
+	$(MAKE) MPI=1 build/release-mpi/test_latsim build/release-mpi/latsim
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LATSIM_MPI=1 LATSIM_BIN=build/release-mpi/latsim \
+	  timeout $(TEST_TIMEOUT) build/release-mpi/test_latsim --filter 'explore/*'
+
 # make check-layers: the include rules between the source folders (docs/architecture.md):
 # one line per offending include or cycle, exit 1.
 check-layers:
@@ -176,6 +185,12 @@ BASE   ?= 3fb2c66
 REPEAT ?= 5
 bench: latsim
 	tests/bench-base.sh --base $(BASE) --repeat $(REPEAT) $(CASE)
+
+# make bench-mpi [REPEAT=N]: tasks/s of `latsim explore` under mpirun -n 1, 2, 4
+# (the MPI build; tests/bench-mpi.sh, docs/explore.md).
+bench-mpi:
+	$(MAKE) MPI=1 build/release-mpi/latsim
+	tests/bench-mpi.sh --repeat $(if $(filter 5,$(REPEAT)),3,$(REPEAT))
 
 # Fuzzing (tests/fuzz/, docs/testing.md "Fuzzing").  The driver runs one target over files:
 # scenario (parser + a 100-request run), csv and jsonl (trace readers).

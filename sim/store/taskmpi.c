@@ -1,5 +1,6 @@
 /* taskmpi.c -- simulation tasks over MPI (taskmpi.h); compiled by make MPI=1 only. */
 #include <errno.h>
+#include <stdio.h>
 #include <mpi.h>
 #include <poll.h>
 #include <signal.h>
@@ -168,9 +169,18 @@ static int serve_one(const task *t, int idx, const char *dbpath)
     return rc;
 }
 
+static int serve(const task *ts, int n, const char *dbpath);
+
 int taskmpi_serve(const task *ts, int n, const char *dbpath)
 {
     if (!g_on || g_rank == 0) return -1;
+    int rc = serve(ts, n, dbpath);
+    if (rc != 0) g_lost = 1;          /* rank 0 is gone or MPI failed: no MPI_Finalize */
+    return rc;
+}
+
+static int serve(const task *ts, int n, const char *dbpath)
+{
     double quiet = 0, limit = 3 * task_rank_timeout_s();
     for (;;) {
         int flag = 0;
@@ -185,20 +195,54 @@ int taskmpi_serve(const task *ts, int n, const char *dbpath)
         quiet = 0;
         int idx;
         if (MPI_Recv(&idx, 1, MPI_INT, 0, TAG_TASK, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
-        if (idx == TASKMPI_PING) continue;
+        if (idx == TASKMPI_PING || idx == TASKMPI_STOP) {      /* answered: rank 0 sees this rank alive */
+            if (send_msg(TAG_BEAT, idx, NULL, 0) != 0) return -1;
+            continue;
+        }
         if (idx == TASKMPI_QUIT) { g_lost = 1; return 0; }
-        if (idx < 0) return 0;
+        if (idx == TASKMPI_FIN) return 0;
+        if (idx < 0) return -1;
         if (idx >= n) return -1;
         if (serve_one(&ts[idx], idx, dbpath) != 0) return -1;
     }
 }
 
+/* Rank 0: STOP to every live rank, and their answers: a rank that does not
+ * answer within task_rank_timeout_s() is lost (MPI_Finalize would wait for it). */
+static void stop_all(void)
+{
+    char *acked = calloc((size_t) g_size, 1);
+    int want = 0;
+    for (int r = 1; r < g_size; r++)
+        if ((!g_dead || !g_dead[r]) && taskmpi_send(r, TASKMPI_STOP) == 0) want++;
+        else if (g_dead) g_dead[r] = 1;
+    double limit = task_rank_timeout_s() * 1000;
+    for (double ms = 0; want > 0 && ms < limit && acked;) {
+        int r, idx;
+        char *b;
+        size_t n;
+        int got = taskmpi_recv(&r, &idx, &b, &n, 10);
+        free(b);
+        if (got == 2 && idx == TASKMPI_STOP && r > 0 && r < g_size && !acked[r]) { acked[r] = 1; want--; }
+        if (got == 0) ms += 10;
+    }
+    for (int r = 1; r < g_size; r++) {
+        if (g_dead && g_dead[r]) continue;
+        if (!acked || !acked[r]) {
+            g_lost = 1;
+            if (g_dead) g_dead[r] = 1;
+            fprintf(stderr, "latsim: warning: explore: lost MPI rank %d: it did not answer at the end (after the last task)\n", r);
+        }
+    }
+    for (int r = 1; r < g_size; r++)
+        if (!g_dead || !g_dead[r]) taskmpi_send(r, g_lost ? TASKMPI_QUIT : TASKMPI_FIN);
+    free(acked);
+}
+
 void taskmpi_finalize(int status)
 {
     if (!g_on) return;
-    if (g_rank == 0)
-        for (int r = 1; r < g_size; r++)
-            if (!g_dead || !g_dead[r]) taskmpi_send(r, g_lost ? TASKMPI_QUIT : TASKMPI_STOP);
+    if (g_rank == 0) stop_all();
     g_on = 0;
     fflush(NULL);
     /* With a lost rank MPI_Finalize would wait for it: leave without. */

@@ -20,9 +20,10 @@
 #include <stddef.h>
 #include "latsim/store.h"   /* taskmpi_init, _rank, _size, _serve, _finalize: public */
 
-#define TASKMPI_STOP  (-1)  /* task index meaning: finish (MPI_Finalize) */
+#define TASKMPI_STOP  (-1)  /* task index meaning: the end: answer (a heartbeat) and wait for FIN or QUIT */
 #define TASKMPI_QUIT  (-2)  /* finish without MPI_Finalize (a rank was lost) */
-#define TASKMPI_PING  (-3)  /* rank 0 is alive; nothing to do */
+#define TASKMPI_PING  (-3)  /* rank 0 is alive; answer with a heartbeat */
+#define TASKMPI_FIN   (-4)  /* finish with MPI_Finalize (every rank answered STOP) */
 
 /* Rank 0: hands task IDX (or one of the codes above) to RANK.  Returns 0 or -1. */
 int taskmpi_send(int rank, int idx);
