@@ -447,6 +447,26 @@ typedef struct remote {
 
 typedef struct doneq { int idx; task_out o; } doneq;
 
+/* Hands the next tasks (the re-queued RE first, then ORDER from *NEXT) to the
+ * free MPI ranks, one each; pings the idle ones once a second. */
+static void hand_out(remote *rm, int size, int *re, int *nre, const int *order, int *next, int norder)
+{
+    double now = mono_s();
+    for (int r = 1; r < size; r++) {
+        if (rm[r].dead || rm[r].busy) continue;
+        if (*nre || *next < norder) {
+            int i = *nre ? re[--*nre] : order[(*next)++];
+            if (taskmpi_send(r, i) != 0) { rm[r].dead = 1; re[(*nre)++] = i; continue; }
+            rm[r].busy = 1;
+            rm[r].idx = i;
+            rm[r].seen = now;
+        } else if (now - rm[r].pinged > 1) {
+            taskmpi_send(r, TASKMPI_PING);
+            rm[r].pinged = now;
+        }
+    }
+}
+
 int task_run_stream(const task *ts, int n, const int *order, int norder, int jobs, const char *dbpath,
                     task_sink sink, void *arg, char *lost, size_t lostlen)
 {
@@ -457,7 +477,7 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
     if (jobs > norder) jobs = norder;
     if (jobs < 1) jobs = 1;
     char *fin = calloc((size_t) n, 1);
-    int *re = calloc((size_t) size + 1, sizeof *re);
+    int *re = calloc((size_t) (size + jobs) + 2, sizeof *re);
     worker *w = calloc((size_t) jobs, sizeof *w);
     struct pollfd *pf = calloc((size_t) jobs, sizeof *pf);
     remote *rm = calloc((size_t) size, sizeof *rm);
@@ -485,21 +505,8 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
             }
             w[k].task = i;
         }
-        /* MPI ranks: one task each, handed out as they come free. */
-        double now = mono_s();
-        for (int r = 1; r < size; r++) {
-            if (rm[r].dead || rm[r].busy) continue;
-            if (nre || next < norder) {
-                int i = nre ? re[--nre] : order[next++];
-                if (taskmpi_send(r, i) != 0) { rm[r].dead = 1; re[nre++] = i; continue; }
-                rm[r].busy = 1;
-                rm[r].idx = i;
-                rm[r].seen = now;
-            } else if (now - rm[r].pinged > 1) {
-                taskmpi_send(r, TASKMPI_PING);
-                rm[r].pinged = now;
-            }
-        }
+        hand_out(rm, size, re, &nre, order, &next, norder);
+        double now;
         if (!nd) {
             for (int k = 0; k < jobs; k++) {
                 pf[k].fd = w[k].pid ? w[k].fd : -1;
@@ -555,6 +562,15 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
                 }
                 nlost++;
             }
+        /* The freed slots get their next task before the results are stored
+         * (a commit takes a while: the workers go on meanwhile). */
+        hand_out(rm, size, re, &nre, order, &next, norder);
+        for (int k = 0; k < jobs && size > 1 && (nre || next < norder); k++) {
+            if (w[k].pid) continue;
+            int i = nre ? re[--nre] : order[next++];
+            if (task_child_start(&ts[i], dbpath, &w[k].pid, &w[k].fd) != 0) { w[k].pid = 0; re[nre++] = i; break; }
+            w[k].task = i;
+        }
         for (int j = 0; j < nd; j++) {
             int i = dq[j].idx;
             if (fin[i] || stop) { task_out_free(&dq[j].o); continue; }
