@@ -14,7 +14,6 @@
 #include "run/sim.h"
 #include "store/store.h"
 #include "store/task.h"
-#include "store/taskmpi.h"
 
 int task_cpus(void)
 {

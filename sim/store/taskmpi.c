@@ -1,4 +1,4 @@
-/* taskmpi.c -- simulation tasks over MPI (taskmpi.h); compiled by make MPI=1 only. */
+/* taskmpi.c -- simulation tasks over MPI (task.h, the MPI part); compiled by make MPI=1 only. */
 #include <errno.h>
 #include <stdio.h>
 #include <mpi.h>
@@ -10,7 +10,6 @@
 #include <time.h>
 #include <unistd.h>
 #include "store/task.h"
-#include "store/taskmpi.h"
 
 enum { TAG_TASK = 1, TAG_RESULT = 2, TAG_BEAT = 3 };
 

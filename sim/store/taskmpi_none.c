@@ -1,5 +1,5 @@
-/* taskmpi_none.c -- the build without MPI (taskmpi.h): one process, world size 1. */
-#include "store/taskmpi.h"
+/* taskmpi_none.c -- the build without MPI (task.h): one process, world size 1. */
+#include "store/task.h"
 
 int taskmpi_init(int *argc, char ***argv) { (void) argc; (void) argv; return 1; }
 int taskmpi_rank(void) { return 0; }
