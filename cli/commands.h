@@ -14,6 +14,7 @@ int catalog_main(int argc, char **argv);
 int keys_main(int argc, char **argv);
 int sweep_main(int argc, char **argv);       /* sweep.c */
 int plan_main(int argc, char **argv);        /* plan.c */
+int explore_main(int argc, char **argv);     /* explore.c */
 int check_main(int argc, char **argv);       /* check.c: check, baseline */
 int baseline_main(int argc, char **argv);
 int compare_main(int argc, char **argv);     /* compare.c */

@@ -34,6 +34,7 @@ static const command COMMANDS[] = {
     { "cost", cost_main, "cost ...", "predicted step time of a cost model (latsim cost --help)" },
     { "echo", echo_main, "echo [--port P]", "TCP echo server for latsim calib net --target" },
     { "sweep", sweep_main, "sweep FILE --vary K=R", "run a scenario over a range of values; highest meeting the SLO" },
+    { "explore", explore_main, "explore GRID.ini", "run a grid of configurations x seeds (resumable, MPI); Pareto frontier" },
     { "plan", plan_main, "plan FILE --target-rate R", "cheapest configuration meeting the [slo] at rate R" },
     { "check", check_main, "check [FILE...]", "SLO and baseline regression check for CI (exit 0/1/2, --junit)" },
     { "baseline", baseline_main, "baseline accept RUN", "make a stored run its scenario's baseline" },

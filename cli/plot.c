@@ -583,7 +583,8 @@ static int load_set(sqlite3 *db, int64_t id, const char *kind, const char *what,
 {
     char k[16];
     *pts = NULL;
-    if (!sweep_info(db, id, k, sizeof k, path, np, args, na, result) || strcmp(k, kind))
+    /* An exploration (latsim explore) is drawn as a plan: cost against the SLO. */
+    if (!sweep_info(db, id, k, sizeof k, path, np, args, na, result) || (strcmp(k, kind) && !(!strcmp(kind, "plan") && !strcmp(k, "explore"))))
         return -cu_die(2, "plot: no %s %lld", kind, (long long) id);
     int n = sweep_points(db, id, pts);
     if (n <= 0) {
@@ -806,7 +807,7 @@ static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
     }
     fputs("EOD\n", g.in);
     for (int i = 0; i < n; i++)
-        if (!strcmp(pts[i].role, "confirm") && pts[i].met && fabs(pts[i].cost - best_cost) < 1e-9) { b = i; break; }
+        if ((!strcmp(pts[i].role, "confirm") || !strcmp(pts[i].role, "explore")) && pts[i].met && fabs(pts[i].cost - best_cost) < 1e-9) { b = i; break; }
     fputs("$best << EOD\n", g.in);
     if (b >= 0) {
         char label[600];

@@ -227,6 +227,46 @@ typedef void (*task_progress)(int done, int n, void *arg);
 int task_run_all(const task *ts, int n, int jobs, const char *dbpath, task_out *outs,
                  task_progress progress, void *arg);
 
+/* Checks that task T would run (its scenario loads, resolves against the
+ * catalog of DB and fits in memory) without simulating; *WEIGHT (may be NULL)
+ * is its expected request count (arrival rate x duration), for handing out the
+ * largest first.  Returns 0, or -1 with the reason in ERR. */
+int task_check(const task *t, sqlite3 *db, double *weight, char *err, size_t errlen);
+
+/* Called by task_run_stream as each task completes: I its index, O its
+ * outcome (the callee's: task_out_free it); BATCH_END 1 on the last of the
+ * results that arrived together (commit then).  Returns 0, or -1 to stop. */
+typedef int (*task_sink)(int i, task_out *o, int batch_end, void *arg);
+
+/* Runs the NORDER tasks TS[ORDER[k]] (of N), in that order, on JOBS local
+ * worker processes (<= 0: one per CPU; under MPI one) and, under mpirun, on
+ * every other rank (taskmpi_serve), calling SINK as each completes.  Every
+ * result goes through task_out_encode/decode, as a worker's does, so results
+ * do not depend on where a task ran.  A rank that fails or is silent for
+ * task_rank_timeout_s() is lost: its task runs elsewhere and its number is
+ * added to LOST ("1, 3").  Returns the number of ranks lost (0: none), or -1
+ * (out of memory, or SINK stopped it). */
+int task_run_stream(const task *ts, int n, const int *order, int norder, int jobs, const char *dbpath,
+                    task_sink sink, void *arg, char *lost, size_t lostlen);
+
+/* ---- MPI (make MPI=1; otherwise one process) -------------------------------- */
+
+/* Starts MPI when the program was built with it and started by mpirun; else
+ * nothing.  Returns the world size (1 without MPI). */
+int taskmpi_init(int *argc, char ***argv);
+/* This process's rank (0 without MPI) and the world size (1 without MPI). */
+int taskmpi_rank(void);
+int taskmpi_size(void);
+/* 1 when built with MPI (make MPI=1). */
+int taskmpi_built(void);
+/* Rank 0: tells every worker rank to finish; then MPI_Finalize, or, when a
+ * rank was lost (Open MPI would wait for it), _exit(STATUS) after flushing.
+ * Any rank; nothing without MPI. */
+void taskmpi_finalize(int status);
+/* Ranks > 0: runs the tasks TS (N, the same list as rank 0's) that rank 0 hands
+ * out until it says stop.  Returns 0, or -1 (rank 0 lost or MPI failed). */
+int taskmpi_serve(const task *ts, int n, const char *dbpath);
+
 /* $ per hour of a resolved scenario's configuration: every LLM pool's GPUs x
  * their catalog price, plus every generic pool's servers x usd_per_hour. */
 double task_config_cost(const scenario *sc);

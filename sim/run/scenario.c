@@ -772,7 +772,7 @@ static int check_sections(ctx *x)
         char head[64];
         snprintf(head, sizeof head, "%.*s", (int) strcspn(n, " "), n);
         int named = strchr(n, ' ') != NULL;
-        int ok = (!strcmp(n, "sim") || !strcmp(n, "workload") || !strcmp(n, "client") || !strcmp(n, "slo") || !strcmp(head, "slo")) ||
+        int ok = (!strcmp(n, "sim") || !strcmp(n, "explore") || !strcmp(n, "workload") || !strcmp(n, "client") || !strcmp(n, "slo") || !strcmp(head, "slo")) ||
                  (named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model") || !strcmp(head, "class")));
         if (ok) continue;
         const cfg_entry *e = NULL;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "engine/errmsg.h"
 #include "stations/pool.h"
@@ -263,6 +264,23 @@ typedef struct worker {
     buf in;          /* what it has written so far */
 } worker;
 
+int task_check(const task *t, sqlite3 *db, double *weight, char *err, size_t errlen)
+{
+    scenario sc;
+    int rc = -1;
+    if (scenario_load(&sc, t->path, t->sets, t->nsets, err, errlen) != 0) return -1;
+    if (scenario_resolve(&sc, db, err, errlen) != 0) goto done;
+    if (scenario_check_memory(&sc, scenario_memory_budget(), err, errlen) != 0) goto done;
+    if (weight) {
+        double w = scenario_arrival_rate(&sc) * scenario_expected_duration_s(&sc);
+        *weight = isfinite(w) && w > 0 ? w : 1;
+    }
+    rc = 0;
+done:
+    scenario_free(&sc);
+    return rc;
+}
+
 /* Child: runs T, writes the encoded result to FD, exits. */
 static void child(const task *t, const char *dbpath, int fd)
 {
@@ -377,4 +395,206 @@ serial:
         if (progress) progress(i + 1, n, arg);
     }
     return -1;
+}
+
+/* ---- streaming runner (explore): local workers and MPI ranks -------------- */
+
+int task_child_start(const task *t, const char *dbpath, pid_t *pid, int *fd)
+{
+    int p[2];
+    if (pipe(p) != 0) return -1;
+    fflush(NULL);
+    pid_t c = fork();
+    if (c < 0) { close(p[0]); close(p[1]); return -1; }
+    if (c == 0) { close(p[0]); child(t, dbpath, p[1]); }
+    close(p[1]);
+    *pid = c;
+    *fd = p[0];
+    return 0;
+}
+
+/* Runs T here, through the same bytes a worker writes. */
+static void run_here(const task *t, const char *dbpath, task_out *o)
+{
+    task_out r;
+    char *b = NULL;
+    size_t n = 0;
+    task_run(t, dbpath, &r);
+    if (task_out_encode(&r, &b, &n) != 0 || task_out_decode(b, n, o) != 0) {
+        task_out_free(o);
+        *o = r;                 /* out of memory: the result as it is */
+        free(b);
+        return;
+    }
+    task_out_free(&r);
+    free(b);
+}
+
+static double mono_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double) t.tv_sec + (double) t.tv_nsec * 1e-9;
+}
+
+double task_rank_timeout_s(void)
+{
+    const char *e = getenv("LATSIM_MPI_TIMEOUT_S");
+    double v = e ? strtod(e, NULL) : 0;
+    return v > 0 && v <= 86400 ? v : 10;
+}
+
+typedef struct remote {
+    int busy;        /* a task is out there */
+    int idx;         /* which */
+    int dead;        /* declared lost */
+    double seen;     /* last message from it, monotonic s */
+    double pinged;   /* last ping sent to it while idle, monotonic s */
+} remote;
+
+typedef struct doneq { int idx; task_out o; } doneq;
+
+/* Hands the next tasks (the re-queued RE first, then ORDER from *NEXT) to the
+ * free MPI ranks, one each; pings the idle ones once a second. */
+static void hand_out(remote *rm, int size, int *re, int *nre, const int *order, int *next, int norder)
+{
+    double now = mono_s();
+    for (int r = 1; r < size; r++) {
+        if (rm[r].dead || rm[r].busy) continue;
+        if (*nre || *next < norder) {
+            int i = *nre ? re[--*nre] : order[(*next)++];
+            if (taskmpi_send(r, i) != 0) { rm[r].dead = 1; re[(*nre)++] = i; continue; }
+            rm[r].busy = 1;
+            rm[r].idx = i;
+            rm[r].seen = now;
+        } else if (now - rm[r].pinged > 1) {
+            taskmpi_send(r, TASKMPI_PING);
+            rm[r].pinged = now;
+        }
+    }
+}
+
+int task_run_stream(const task *ts, int n, const int *order, int norder, int jobs, const char *dbpath,
+                    task_sink sink, void *arg, char *lost, size_t lostlen)
+{
+    if (lost && lostlen) lost[0] = '\0';
+    if (norder <= 0) return 0;
+    int size = taskmpi_size();
+    if (jobs <= 0) jobs = size > 1 ? 1 : task_cpus();
+    if (jobs > norder) jobs = norder;
+    if (jobs < 1) jobs = 1;
+    char *fin = calloc((size_t) n, 1);
+    int *re = calloc((size_t) (size + jobs) + 2, sizeof *re);
+    worker *w = calloc((size_t) jobs, sizeof *w);
+    struct pollfd *pf = calloc((size_t) jobs, sizeof *pf);
+    remote *rm = calloc((size_t) size, sizeof *rm);
+    doneq *dq = calloc((size_t) (jobs + size), sizeof *dq);
+    int rc = 0, next = 0, nre = 0, done = 0, stop = 0, nlost = 0;
+    if (!fin || !re || !w || !pf || !rm || !dq) { rc = -1; goto out; }
+    double tmo = task_rank_timeout_s(), t0 = mono_s();
+    for (int r = 1; r < size; r++) rm[r].seen = rm[r].pinged = t0;
+    while (done < norder && !stop) {
+        int nd = 0;
+        /* Local slots: forked children (in process when only one and no ranks). */
+        for (int k = 0; k < jobs && (nre || next < norder); k++) {
+            if (w[k].pid) continue;
+            int i = nre ? re[--nre] : order[next++];
+            if (jobs == 1 && size == 1) {
+                run_here(&ts[i], dbpath, &dq[nd].o);
+                dq[nd++].idx = i;
+                break;
+            }
+            if (task_child_start(&ts[i], dbpath, &w[k].pid, &w[k].fd) != 0) {
+                w[k].pid = 0;
+                run_here(&ts[i], dbpath, &dq[nd].o);
+                dq[nd++].idx = i;
+                break;
+            }
+            w[k].task = i;
+        }
+        hand_out(rm, size, re, &nre, order, &next, norder);
+        double now;
+        if (!nd) {
+            for (int k = 0; k < jobs; k++) {
+                pf[k].fd = w[k].pid ? w[k].fd : -1;
+                pf[k].events = POLLIN;
+                pf[k].revents = 0;
+            }
+            if (poll(pf, (size_t) jobs, size > 1 ? 2 : -1) < 0 && errno != EINTR) { rc = -1; break; }
+            for (int k = 0; k < jobs; k++) {
+                if (!w[k].pid || !(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+                char chunk[65536];
+                ssize_t r = read(w[k].fd, chunk, sizeof chunk);
+                if (r < 0 && errno == EINTR) continue;
+                if (r > 0) { put(&w[k].in, chunk, (size_t) r); continue; }
+                dq[nd].idx = w[k].task;
+                reap(&w[k], &dq[nd++].o);
+            }
+        }
+        /* Results and heartbeats of the ranks. */
+        for (int got = 1; size > 1 && got;) {
+            int r = -1, i = -1;
+            char *b = NULL;
+            size_t len = 0;
+            got = taskmpi_recv(&r, &i, &b, &len, 0);
+            if (got == -1) {
+                if (r > 0 && r < size && !rm[r].dead) { rm[r].dead = 1; if (rm[r].busy) re[nre++] = rm[r].idx; rm[r].busy = 0; }
+                free(b);
+                break;
+            }
+            if (got && r > 0 && r < size && !rm[r].dead) {
+                rm[r].seen = mono_s();
+                if (got == 1 && rm[r].busy && rm[r].idx == i) {
+                    rm[r].busy = 0;
+                    dq[nd].idx = i;
+                    task_out_decode(b, len, &dq[nd++].o);
+                }
+            }
+            free(b);
+        }
+        now = mono_s();
+        for (int r = 1; r < size; r++) {
+            if (rm[r].dead || now - rm[r].seen <= tmo) continue;     /* idle ranks answer pings */
+            rm[r].dead = 1;
+            if (rm[r].busy) re[nre++] = rm[r].idx;
+            rm[r].busy = 0;
+        }
+        for (int r = 1; r < size; r++)
+            if (rm[r].dead && rm[r].dead != 2) {
+                rm[r].dead = 2;
+                taskmpi_mark_lost(r);
+                if (lost && lostlen) {
+                    size_t l = strlen(lost);
+                    snprintf(lost + l, lostlen - l, "%s%d", nlost ? ", " : "", r);
+                }
+                nlost++;
+            }
+        /* The freed slots get their next task before the results are stored
+         * (a commit takes a while: the workers go on meanwhile). */
+        hand_out(rm, size, re, &nre, order, &next, norder);
+        for (int k = 0; k < jobs && size > 1 && (nre || next < norder); k++) {
+            if (w[k].pid) continue;
+            int i = nre ? re[--nre] : order[next++];
+            if (task_child_start(&ts[i], dbpath, &w[k].pid, &w[k].fd) != 0) { w[k].pid = 0; re[nre++] = i; break; }
+            w[k].task = i;
+        }
+        for (int j = 0; j < nd; j++) {
+            int i = dq[j].idx;
+            if (fin[i] || stop) { task_out_free(&dq[j].o); continue; }
+            fin[i] = 1;
+            done++;
+            if (sink(i, &dq[j].o, j == nd - 1, arg) != 0) stop = 1;
+        }
+    }
+out:
+    if (w)
+        for (int k = 0; k < jobs; k++)
+            if (w[k].pid) {
+                kill(w[k].pid, SIGKILL);
+                task_out o;
+                reap(&w[k], &o);
+                task_out_free(&o);
+            }
+    free(fin); free(re); free(w); free(pf); free(rm); free(dq);
+    return rc ? rc : stop ? -1 : nlost;
 }

@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "report/report.h"
 #include "latsim/store.h"   /* task, task_out, task_run_all: public */
 
@@ -26,5 +27,48 @@ int task_run(const task *t, const char *dbpath, task_out *out);
 int task_out_encode(const task_out *o, char **buf, size_t *len);
 /* Rebuilds O from BUF.  Returns 0 or -1 (truncated or corrupt: O->status 1). */
 int task_out_decode(const char *buf, size_t len, task_out *o);
+
+/* Forks a worker that runs T and writes its encoded result to *FD (the read
+ * end, the caller's to close), *PID its process.  Returns 0 or -1 (no pipe or fork). */
+int task_child_start(const task *t, const char *dbpath, pid_t *pid, int *fd);
+
+/* How long an MPI rank may stay silent while it holds a task before it is
+ * declared lost: $LATSIM_MPI_TIMEOUT_S, else 10 s. */
+double task_rank_timeout_s(void);
+
+/* ---- MPI (taskmpi.c, or taskmpi_none.c without make MPI=1) ----
+ *
+ * Simulation tasks over MPI: rank 0 hands out task indices, the
+ * other ranks (taskmpi_serve) run them and send back the encoded result, the
+ * same bytes a forked worker writes (task_out_encode).  Every rank builds the
+ * same task list itself, so only indices and results travel.
+ *
+ * taskmpi.c holds the MPI code and is compiled only by `make MPI=1` (mpicc);
+ * otherwise taskmpi_none.c stands in: one process, world size 1.  Whether
+ * MPI is used is decided at run time: only when the process was started by
+ * mpirun (OMPI_COMM_WORLD_SIZE or PMI_SIZE in the environment).
+ *
+ * A worker rank sends a heartbeat every second while it simulates and answers
+ * rank 0's pings while idle; rank 0 declares a rank lost when it has been
+ * silent for task_rank_timeout_s(), or when MPI returns an error about it (MPI_ERRORS_RETURN), and hands
+ * its task to another.  Open MPI 4 ends the whole job when a rank dies unless
+ * mpirun is given --enable-recovery (docs/explore.md).
+ */
+
+#define TASKMPI_STOP  (-1)  /* task index meaning: the end: answer (a heartbeat) and wait for FIN or QUIT */
+#define TASKMPI_QUIT  (-2)  /* finish without MPI_Finalize (a rank was lost) */
+#define TASKMPI_PING  (-3)  /* rank 0 is alive; answer with a heartbeat */
+#define TASKMPI_FIN   (-4)  /* finish with MPI_Finalize (every rank answered STOP) */
+
+/* Rank 0: hands task IDX (or one of the codes above) to RANK.  Returns 0 or -1. */
+int taskmpi_send(int rank, int idx);
+
+/* Rank 0: the next message, waiting up to TIMEOUT_MS: 1 the result of task
+ * *IDX from *RANK in *BUF (*LEN bytes, malloc'd: the caller frees it), 2 a
+ * heartbeat of *RANK, 0 none, -1 an MPI error (*RANK the rank it is about, or -1). */
+int taskmpi_recv(int *rank, int *idx, char **buf, size_t *len, int timeout_ms);
+
+/* Rank 0: RANK is lost; taskmpi_finalize will not wait for it. */
+void taskmpi_mark_lost(int rank);
 
 #endif

@@ -1,0 +1,226 @@
+/* test_explore.c -- `latsim explore`: the same rows from one process, two
+ * workers and (MPI build) mpirun -n 3; a killed exploration resumed runs every
+ * task exactly once; a killed MPI worker rank loses no task; bad grids are
+ * refused before anything is stored.  The MPI checks need `make MPI=1 test`
+ * (LATSIM_MPI=1): in the default build they are reported as skipped. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tcli.h"
+#include "tbin.h"
+
+static void setup(void) { tcli_setup("/tmp/latsim_explore_", "x.db"); }
+static void teardown(void) { tcli_teardown(); }
+TestSuite(explore, .init = setup, .fini = teardown);
+
+/* 4 x 2 x 2 configurations x 4 seeds = 64 tasks; tp = 3 does not divide the 64
+ * heads (skipped), REQ requests each. */
+static void write_grid(const char *name, int req, const char *extra, char *path, size_t n)
+{
+    char text[4096];
+    snprintf(text, sizeof text,
+             "[sim]\nrequests = %d\nseed = 7\n\n"
+             "[workload]\narrival = poisson\nrate = 20\nprompt_tokens = 500\noutput_tokens = 100\n\n"
+             "[pool chat]\nkind = llm\nmodel = llama-3-70b\ngpu = h100\ntp = 8\nreplicas = 2\nscheduler = continuous\n\n"
+             "[slo]\nttft_p99_ms = 800\ntpot_p99_ms = 60\n\n"
+             "[explore]\npool.chat.tp = 3, 4, 8, 16\npool.chat.gpu = h100, a100\npool.chat.replicas = 1, 2\nseeds = 4\n%s",
+             req, extra ? extra : "");
+    write_file(name, text, path, n);
+}
+
+/* Every stored result of the exploration in DBPATH, ids and times aside: one
+ * line per sweep point and statistic, in task order (malloc'd). */
+static char *rows_of(const char *dbpath)
+{
+    sqlite3 *d;
+    cr_assert(sqlite3_open_v2(dbpath, &d, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK, "cannot open %s", dbpath);
+    sqlite3_stmt *st;
+    cr_assert(sqlite3_prepare_v2(d, "SELECT p.idx, p.settings, p.seed, p.rate, p.usd_per_hour, p.slo_met, r.seed, r.scenario_hash,"
+                                 " s.replication, s.scope, s.metric, s.stat, s.value, s.text"
+                                 " FROM sweep_points p JOIN runs r ON r.id = p.run_id JOIN run_stats s ON s.run_id = r.id"
+                                 " WHERE s.metric != 'wall_time_s' ORDER BY p.idx, s.rowid", -1, &st, NULL) == SQLITE_OK);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int c = 0; c < 14; c++) {
+            const unsigned char *t = sqlite3_column_text(st, c);
+            fprintf(m, "%s|", t ? (const char *) t : "NULL");
+        }
+        fputc('\n', m);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(d);
+    fclose(m);
+    return buf;
+}
+
+static int mpi_build(void)
+{
+    const char *e = getenv("LATSIM_MPI");
+    return e && !strcmp(e, "1");
+}
+
+Test(explore, same_rows_for_one_process_and_two_workers)
+{
+    char grid[256], db2[300];
+    write_grid("grid.ini", 400, NULL, grid, sizeof grid);
+    result r = run(120, "explore", grid, "--db", db, "--workers", "1", NULL);
+    cr_expect_eq(r.rc, 0, "explore: %s", r.err);
+    cr_expect(strstr(r.out, "16 configurations x 4 seeds = 64 tasks; 0 excluded, 4 skipped"), "%s", r.out);
+    cr_expect(strstr(r.out, "tp = 3 does not divide llama-3-70b's 64 attention heads"), "%s", r.out);
+    cr_expect(strstr(r.out, "<- best"), "%s", r.out);
+    result_free(&r);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM sweep_points"), 48);
+    snprintf(db2, sizeof db2, "%s/w2.db", dir);
+    r = run(120, "explore", grid, "--db", db2, "--workers", "2", NULL);
+    cr_expect_eq(r.rc, 0, "explore --workers 2: %s", r.err);
+    result_free(&r);
+    char *a = rows_of(db), *b = rows_of(db2);
+    cr_expect(strlen(a) > 10000, "rows: %zu bytes", strlen(a));
+    cr_expect(!strcmp(a, b), "--workers 2 stored other rows than one process");
+    /* Seeds come from the task: seed index k runs seed 7 + k. */
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM sweep_points WHERE seed != 7 + CAST(substr(settings, instr(settings, 'seed=') + 5) AS INTEGER)"), 0);
+    free(a);
+    free(b);
+}
+
+Test(explore, same_rows_under_mpirun_as_one_process)
+{
+    if (!mpi_build()) cr_skip_test("needs the MPI build (make MPI=1 test)");
+    char grid[256], db3[300];
+    write_grid("grid.ini", 400, NULL, grid, sizeof grid);
+    result r = run(120, "explore", grid, "--db", db, "--workers", "1", NULL);
+    cr_expect_eq(r.rc, 0, "explore: %s", r.err);
+    result_free(&r);
+    char *a = rows_of(db), *b;
+    snprintf(db3, sizeof db3, "%s/m3.db", dir);
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpirun --oversubscribe -n 3 "
+             LATSIM_SH " explore %s --db %s >%s/mpi.out 2>&1", grid, db3, dir);
+    int rc = system(cmd);
+    cr_expect_eq(rc, 0, "mpirun -n 3: status %d", rc);
+    b = rows_of(db3);
+    cr_expect(!strcmp(a, b), "mpirun -n 3 stored other rows than one process");
+    free(a);
+    free(b);
+}
+
+Test(explore, killed_then_resumed_runs_every_task_once)
+{
+    char grid[256], ref[300];
+    write_grid("grid.ini", 12000, NULL, grid, sizeof grid);
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(120);
+        execl(LATSIM, LATSIM, "explore", grid, "--db", db, "--workers", "2", (char *) NULL);
+        _exit(121);
+    }
+    long long n = 0;
+    for (int i = 0; i < 600 && n < 12; i++) {
+        usleep(50000);
+        if (access(db, F_OK) == 0) {
+            sqlite3 *d;
+            if (sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+                sqlite3_stmt *st;
+                sqlite3_busy_timeout(d, 1000);
+                if (sqlite3_prepare_v2(d, "SELECT count(*) FROM sweep_points", -1, &st, NULL) == SQLITE_OK &&
+                    sqlite3_step(st) == SQLITE_ROW)
+                    n = sqlite3_column_int64(st, 0);
+                sqlite3_finalize(st);
+            }
+            sqlite3_close(d);
+        }
+    }
+    kill(pid, SIGKILL);
+    int status;
+    waitpid(pid, &status, 0);
+    cr_assert(WIFSIGNALED(status), "explore ended before it was killed");
+    long long before = db_count(db, "SELECT count(*) FROM sweep_points");
+    cr_expect(before >= 12 && before < 48, "%lld tasks stored when killed", before);
+    result r = run(300, "explore", grid, "--db", db, "--resume", "--workers", "2", NULL);
+    cr_expect_eq(r.rc, 0, "--resume: %s", r.err);
+    char want[64];
+    snprintf(want, sizeof want, "%d run now, %lld stored before", 48 - (int) before, before);
+    cr_expect(strstr(r.out, want), "want '%s' in %s", want, r.out);
+    result_free(&r);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM sweep_points"), 48);
+    cr_expect_eq(db_count(db, "SELECT count(DISTINCT idx) FROM sweep_points"), 48);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM runs"), 48);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM sweeps WHERE kind = 'explore'"), 1);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+    /* The resumed exploration holds what an uninterrupted one does. */
+    snprintf(ref, sizeof ref, "%s/ref.db", dir);
+    r = run(300, "explore", grid, "--db", ref, "--workers", "2", NULL);
+    cr_expect_eq(r.rc, 0);
+    result_free(&r);
+    char *a = rows_of(db), *b = rows_of(ref);
+    cr_expect(!strcmp(a, b), "the resumed exploration differs from an uninterrupted one");
+    free(a);
+    free(b);
+}
+
+Test(explore, mpi_worker_rank_killed_loses_no_task)
+{
+    if (!mpi_build()) cr_skip_test("needs the MPI build (make MPI=1 test)");
+    char grid[256], cmd[2048];
+    write_grid("grid.ini", 12000, NULL, grid, sizeof grid);
+    snprintf(cmd, sizeof cmd, "timeout 300 tests/mpi-kill.sh " LATSIM_SH " %s %s >%s/kill.out 2>&1", grid, db, dir);
+    int rc = system(cmd);
+    cr_assert_eq(rc, 0, "mpi-kill.sh: status %d", rc);
+    char path[300];
+    snprintf(path, sizeof path, "%s/kill.out", dir);
+    char *out = slurp_or_fail(path, NULL);
+    cr_expect(!strncmp(out, "rc=0 killed=", 12) && strncmp(out, "rc=0 killed=none", 16), "%s", out);
+    int warnings = 0;
+    for (char *p = out; (p = strstr(p, "latsim: ")); p++) warnings++;
+    cr_expect_eq(warnings, 1, "%s", out);
+    cr_expect(strstr(out, "latsim: warning: explore: lost MPI rank 1: "), "%s", out);
+    free(out);
+    cr_expect_eq(db_count(db, "SELECT count(DISTINCT idx) FROM sweep_points"), 48);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM sweep_points"), 48);
+}
+
+/* GRID with [explore] EXTRA is refused: exit 2, one line holding WANT, no database. */
+static void refused(const char *axes, const char *want)
+{
+    char grid[256];
+    char text[2048];
+    snprintf(text, sizeof text, "[sim]\nrequests = 100\n\n[workload]\nrate = 10\n\n[pool web]\nservers = 2\nservice_ms = exp(mean=50)\nusd_per_hour = 1\n\n"
+             "[explore]\n%s", axes);
+    write_file("bad.ini", text, grid, sizeof grid);
+    result r = run(60, "explore", grid, "--db", db, NULL);
+    expect_one_line(&r, 2, want, "latsim: ");
+    cr_expect(access(db, F_OK) != 0, "%s: a database was made", axes);
+    result_free(&r);
+}
+
+Test(explore, bad_grids_are_refused_before_anything_is_stored)
+{
+    refused("pool.web.sevrers = 1, 2\n", "unknown key");
+    refused("pool.web.servers =\n", "empty axis");
+    refused("pool.web.servers = 1, , 2\n", "pool.web.servers");
+    refused("pool.nope.servers = 1, 2\n", "no section [pool.nope]");
+    refused("workload.rate = 1:400:1\npool.web.servers = 1:200:1\nsim.requests = 100:50000:200\n", "pass --yes");
+    refused("pool.web.servers = 1, 2\nexclude = pool.web.replicas=3\n", "is not an axis");
+    refused("pool.web.servers = 1, 2\nobjective = energy\n", "no energy metric");
+}
+
+Test(explore, exclude_matching_nothing_warns)
+{
+    char grid[256];
+    write_file("w.ini", "[sim]\nrequests = 200\n\n[workload]\nrate = 10\n\n[pool web]\nservers = 2\nservice_ms = exp(mean=50)\nusd_per_hour = 1\n\n"
+               "[explore]\npool.web.servers = 1, 2, 3\nexclude = pool.web.servers=4\nexclude2 = pool.web.servers=1\n", grid, sizeof grid);
+    result r = run(60, "explore", grid, "--db", db, "--json", NULL);
+    expect_one_line(&r, 0, "exclude = pool.web.servers=4: matches no configuration", "latsim: ");
+    cr_expect(strstr(r.out, "\"configurations\": 3, \"seeds\": 1, \"tasks\": 3, \"excluded\": 1, \"stored\": 2"), "%s", r.out);
+    cr_expect(strstr(r.out, "\"best\": {\"settings\": \"pool web.servers=2\""), "%s", r.out);
+    result_free(&r);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM sweep_points"), 2);
+}
