@@ -89,7 +89,7 @@ typedef struct explore {
     int slo_on;               /* 1: keep only configurations meeting the SLO */
     char *sloset[MAX_SLOSET]; /* slo = TERM=LIMIT: "slo.TERM=LIMIT" (malloc'd) */
     int nsloset;
-    int objective;            /* 0 cost, 1 the SLO metric (p99) */
+    int objective;            /* 0 cost, 1 the SLO metric (p99), 2 GPU energy (energy_kwh) */
     uint64_t base_seed;
     slo_spec slo;             /* of the base configuration */
     char metric[32], stat[8]; /* the SLO metric of the frontier */
@@ -283,8 +283,8 @@ static int parse_grid(explore *e)
         } else if (!strcmp(k, "objective")) {
             if (!strcmp(v, "cost")) e->objective = 0;
             else if (!strcmp(v, "p99")) e->objective = 1;
-            else if (!strcmp(v, "energy")) { rc = cu_die(2, "%s:%d: [explore] objective = energy: latsim reports no energy metric (not modelled): use cost or p99", e->file, ln); goto out; }
-            else { rc = cu_die(2, "%s:%d: [explore] objective: expected cost or p99, got '%s'", e->file, ln, v); goto out; }
+            else if (!strcmp(v, "energy")) e->objective = 2;
+            else { rc = cu_die(2, "%s:%d: [explore] objective: expected cost, p99 or energy, got '%s'", e->file, ln, v); goto out; }
         } else if (!strcmp(k, "slo")) {
             if (!strcmp(v, "on")) e->slo_on = 1;
             else if (!strcmp(v, "off")) e->slo_on = 0;
@@ -548,6 +548,7 @@ typedef struct cres {
     int met;                  /* every seed met the SLO (and none saturated) */
     double usd;               /* $/h */
     double m;                 /* the SLO metric, mean over seeds (NAN: not measured) */
+    double kwh;               /* GPU energy of the measured window, kWh, mean over seeds (NAN: no power figures) */
 } cres;
 
 static int cmp_cost(const void *a, const void *b)
@@ -573,13 +574,15 @@ static int summarise(explore *e, double wall, const char *lost)
     size_t jlen = 0;
     int rc = 1, nfr = 0, stored = 0;
     if (!r || !fr) { free(r); free(fr); return cu_die(1, "out of memory"); }
-    for (long c = 0; c < e->nconf; c++) { r[c].c = c; r[c].met = 1; r[c].m = 0; r[c].usd = NAN; }
+    for (long c = 0; c < e->nconf; c++) { r[c].c = c; r[c].met = 1; r[c].m = 0; r[c].usd = NAN; r[c].kwh = 0; }
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(e->db, "SELECT p.idx, p.usd_per_hour, p.slo_met,"
                            " (SELECT value FROM run_stats s WHERE s.run_id = p.run_id AND s.replication = -1 AND s.scope = ''"
                            "  AND s.metric = ? AND s.stat = ?),"
                            " (SELECT value FROM run_stats s WHERE s.run_id = p.run_id AND s.replication = -1 AND s.scope = ''"
-                           "  AND s.metric = 'saturated' AND s.stat = 'value')"
+                           "  AND s.metric = 'saturated' AND s.stat = 'value'),"
+                           " (SELECT value FROM run_stats s WHERE s.run_id = p.run_id AND s.replication = -1 AND s.scope = ''"
+                           "  AND s.metric = 'energy_kwh' AND s.stat = 'value')"
                            " FROM sweep_points p WHERE p.sweep_id = ? ORDER BY p.idx", -1, &st, NULL) != SQLITE_OK) {
         cu_die(1, "%s: %s", e->dbpath, sqlite3_errmsg(e->db));
         goto out;
@@ -598,6 +601,8 @@ static int summarise(explore *e, double wall, const char *lost)
         if (sqlite3_column_type(st, 4) != SQLITE_NULL && sqlite3_column_double(st, 4) > 0) x->met = 0;
         if (sqlite3_column_type(st, 3) == SQLITE_NULL) x->m = NAN;
         else x->m += sqlite3_column_double(st, 3);
+        if (sqlite3_column_type(st, 5) == SQLITE_NULL) x->kwh = NAN;
+        else x->kwh += sqlite3_column_double(st, 5);
     }
     sqlite3_finalize(st);
     int nrun = 0, nexcl = 0, nskip = 0, ncomplete = 0;
@@ -610,8 +615,15 @@ static int summarise(explore *e, double wall, const char *lost)
         if (x->n < e->nseeds) { x->met = 0; x->m = NAN; continue; }   /* incomplete: a failed task */
         ncomplete++;
         x->m /= x->n;
+        x->kwh /= x->n;
         if (isfinite(x->m) && isfinite(x->usd) && (!e->slo_on || x->met)) fr[nfr++] = *x;
     }
+    /* objective = energy: the eligible configuration of least energy, on the
+     * frontier or not (the frontier is cost against the SLO metric). */
+    cres ebest = { -1, 0, 0, NAN, NAN, NAN };
+    if (e->objective == 2)
+        for (int i = 0; i < nfr; i++)
+            if (isfinite(fr[i].kwh) && (ebest.c < 0 || fr[i].kwh < ebest.kwh)) ebest = fr[i];
     /* The Pareto frontier: no other configuration as cheap and as fast, one of them strictly. */
     qsort(fr, (size_t) nfr, sizeof *fr, cmp_cost);
     int k = 0;
@@ -625,6 +637,15 @@ static int summarise(explore *e, double wall, const char *lost)
         double a = e->objective ? fr[i].m : fr[i].usd, b = e->objective ? fr[best].m : fr[best].usd;
         if (a < b) best = i;
     }
+    if (e->objective == 2) {   /* the least-energy one, kept in fr past the frontier's end */
+        best = -1;
+        if (ebest.c >= 0) {
+            for (int i = 0; i < nfr; i++)
+                if (fr[i].c == ebest.c) best = i;
+            if (best < 0) { fr[nfr] = ebest; best = nfr; }
+        }
+    }
+    static const char *const OBJ[] = { "cost", "p99", "energy" };
     FILE *mem = open_memstream(&json, &jlen);
     if (!mem) { cu_die(1, "out of memory"); goto out; }
     fputs("{\"grid\": ", mem);
@@ -632,7 +653,7 @@ static int summarise(explore *e, double wall, const char *lost)
     fprintf(mem, ", \"configurations\": %ld, \"seeds\": %d, \"tasks\": %d, \"excluded\": %d, \"stored\": %d",
             e->nconf, e->nseeds, e->ntask, nexcl * e->nseeds, stored);
     fprintf(mem, ", \"metric\": \"%s_%s_ms\", \"objective\": \"%s\", \"slo\": %s", e->metric, e->stat,
-            e->objective ? "p99" : "cost", e->slo_on ? "true" : "false");
+            OBJ[e->objective], e->slo_on ? "true" : "false");
     fputs(", \"skipped\": [", mem);
     for (long c = 0, n = 0; c < e->nconf; c++) {
         if (e->c[c].state != 2) continue;
@@ -650,6 +671,8 @@ static int summarise(explore *e, double wall, const char *lost)
         json_num(mem, fr[i].usd);
         fputs(", \"metric_ms\": ", mem);
         json_num(mem, fr[i].m);
+        fputs(", \"energy_kwh\": ", mem);
+        json_num(mem, fr[i].kwh);
         fprintf(mem, ", \"slo_met\": %s}", fr[i].met ? "true" : "false");
     }
     fputs("], \"best\": ", mem);
@@ -661,6 +684,8 @@ static int summarise(explore *e, double wall, const char *lost)
         json_num(mem, fr[best].usd);
         fputs(", \"metric_ms\": ", mem);
         json_num(mem, fr[best].m);
+        fputs(", \"energy_kwh\": ", mem);
+        json_num(mem, fr[best].kwh);
         fputs("}", mem);
     }
     fputs(", \"lost_ranks\": [", mem);
@@ -668,7 +693,7 @@ static int summarise(explore *e, double wall, const char *lost)
     fputs("]}", mem);
     fclose(mem);
     if (store_begin(e->db, e->err, sizeof e->err) != 0 ||
-        planstore_sweep_end(e->db, e->id, wall, stored, best < 0 ? NAN : (e->objective ? fr[best].m : fr[best].usd), json,
+        planstore_sweep_end(e->db, e->id, wall, stored, best < 0 ? NAN : (e->objective == 2 ? fr[best].kwh : e->objective ? fr[best].m : fr[best].usd), json,
                             e->err, sizeof e->err) != 0 ||
         store_commit(e->db, e->err, sizeof e->err) != 0) {
         store_rollback(e->db);
@@ -688,9 +713,16 @@ static int summarise(explore *e, double wall, const char *lost)
         printf("  %12s %12s  %s\n", "usd_per_hour", "metric_ms", "configuration");
         for (int i = 0; i < nfr; i++)
             printf("  %12.4g %12.4g  %s%s\n", fr[i].usd, fr[i].m, ERRMSG_SHOWN(e->c[fr[i].c].settings), i == best ? "   <- best" : "");
-        if (best < 0) printf("\nno configuration %s\n", e->slo_on ? "meets the SLO" : "was measured");
-        else printf("\nbest (%s): %s  $%.4g/h  %s %s %.4g ms\n", e->objective ? "lowest p99" : "lowest cost",
-                    ERRMSG_SHOWN(e->c[fr[best].c].settings), fr[best].usd, e->metric, e->stat, fr[best].m);
+        if (best < 0 && e->objective == 2 && nfr > 0)
+            printf("\nno configuration reports GPU energy (its GPUs need idle_w and max_w, or a power_curve)\n");
+        else if (best < 0) printf("\nno configuration %s\n", e->slo_on ? "meets the SLO" : "was measured");
+        else {
+            static const char *const WHY[] = { "lowest cost", "lowest p99", "lowest energy" };
+            printf("\nbest (%s): %s  $%.4g/h  %s %s %.4g ms", WHY[e->objective],
+                   ERRMSG_SHOWN(e->c[fr[best].c].settings), fr[best].usd, e->metric, e->stat, fr[best].m);
+            if (isfinite(fr[best].kwh)) printf("  %.4g kWh", fr[best].kwh);
+            putchar('\n');
+        }
         printf("exploration %lld stored in %s (%d of %d runnable configurations complete)\n", (long long) e->id,
                ERRMSG_SHOWN(e->dbpath), ncomplete, nrun);
     }

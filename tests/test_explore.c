@@ -4,6 +4,7 @@
  * refused before anything is stored.  The MPI checks need `make MPI=1 test`
  * (LATSIM_MPI=1): in the default build they are reported as skipped. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -209,7 +210,36 @@ Test(explore, bad_grids_are_refused_before_anything_is_stored)
     refused("pool.nope.servers = 1, 2\n", "no section [pool.nope]");
     refused("workload.rate = 1:400:1\npool.web.servers = 1:200:1\nsim.requests = 100:50000:200\n", "pass --yes");
     refused("pool.web.servers = 1, 2\nexclude = pool.web.replicas=3\n", "is not an axis");
-    refused("pool.web.servers = 1, 2\nobjective = energy\n", "no energy metric");
+    refused("pool.web.servers = 1, 2\nobjective = watts\n", "expected cost, p99 or energy");
+}
+
+/* objective = energy: the best is the eligible configuration of least GPU
+ * energy, which no frontier point (cost against p99) undercuts. */
+Test(explore, objective_energy_picks_least_energy)
+{
+    char grid[256];
+    write_file("energy.ini",
+               "[sim]\nrequests = 300\nwarmup = 50\n\n[workload]\nrate = 4\nprompt_tokens = 200\noutput_tokens = 50\n\n"
+               "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nscheduler = continuous\n\n"
+               "[explore]\npool.chat.gpu = h100, a100, l40s\npool.chat.replicas = 1, 2\nobjective = energy\nslo = off\n",
+               grid, sizeof grid);
+    result r = run(300, "explore", grid, "--db", db, "--json", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_error_t je;
+    json_t *j = json_loads(r.out, 0, &je);
+    cr_assert_not_null(j, "%s: %s", je.text, r.out);
+    cr_expect_str_eq(json_string_value(json_object_get(j, "objective")), "energy");
+    json_t *best = json_object_get(j, "best");
+    double eb = json_real_value(json_object_get(best, "energy_kwh"));
+    cr_expect_gt(eb, 0);
+    size_t i;
+    json_t *f;
+    json_array_foreach(json_object_get(j, "frontier"), i, f)
+        cr_expect_geq(json_real_value(json_object_get(f, "energy_kwh")), eb, "frontier point %zu", i);
+    /* One replica draws less than two at the same load. */
+    cr_expect(strstr(json_string_value(json_object_get(best, "settings")), "replicas=1"), "%s", r.out);
+    json_decref(j);
+    result_free(&r);
 }
 
 Test(explore, exclude_matching_nothing_warns)
