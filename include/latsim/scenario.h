@@ -93,6 +93,11 @@ uint64_t scenario_warmup(const scenario *s);
 double scenario_ts_interval(const scenario *s);
 void scenario_set_ts_interval(scenario *s, double seconds);
 
+/* `run --trace-events PATH --trace-requests N`: the next sim_run writes a
+ * Chrome/Perfetto trace of its first N requests to PATH (kept, not copied;
+ * NULL: none).  docs/metrics.md, "Trace events". */
+void scenario_set_trace_events(scenario *s, const char *path, uint64_t nreq);
+
 /* The [slo] sections as parsed (no terms when there are none). */
 const slo_spec *scenario_slo(const scenario *s);
 
