@@ -22,7 +22,7 @@
 #include "latsim/store.h"
 #include "latsim/tseries.h"
 
-enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN, O_TRACE_EVENTS, O_TRACE_REQS };
+enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN, O_TRACE_EVENTS, O_TRACE_REQS, O_VERBOSE };
 
 static const cli_opt OPTS[] = {
     { "seed", O_SEED, "N", "run seed (default: [sim] seed, else 1)", 0 },
@@ -49,6 +49,9 @@ static const cli_opt OPTS[] = {
       "(docs/metrics.md, \"Trace events\")", 0 },
     { "trace-requests", O_TRACE_REQS, "N", "with --trace-events: trace the run's first N requests by arrival, warm-up "
       "included (default 1000, at most 10000000; a line on stderr says when the run had more)", 0 },
+    { "verbose", O_VERBOSE, NULL, "before the run, print on stderr the settings that change answers when set to a "
+      "neighbouring value (warm-up, block_tokens, scheduler, chunk_tokens, batch limits, a trace's hash_block_tokens), "
+      "each with its value and whether it is a default", 0 },
     { NULL },
 };
 
@@ -79,6 +82,7 @@ typedef struct run_opts {
     const char *trace_path;         /* --trace-events OUT.json, or NULL */
     uint64_t trace_reqs;            /* --trace-requests (default 1000) */
     int trace_reqs_given;           /* 1: --trace-requests was given */
+    int verbose;                    /* --verbose */
 } run_opts;
 
 /* A run in progress: everything run_main frees. */
@@ -197,6 +201,7 @@ static int run_opt(void *ctx, int id, const char *v)
     unsigned long long x;
     switch (id) {
     case O_NO_STORE: o->store = 0; return 0;
+    case O_VERBOSE: o->verbose = 1; return 0;
     case O_FROM_RUN:
         if (cu_parse_id("run", v, &o->from_run, msg, sizeof msg) != 0) return cu_die(2, "run: --from-run: %s", msg);
         return 0;
@@ -514,6 +519,7 @@ int run_main(int argc, char **argv)
         o.file = st.from_path;
         if (!o.reps_given && st.from_reps > 1) o.reps = st.from_reps;
     }
+    if (o.verbose) scenario_print_defaults(st.sc, stderr);
     if ((rc = run_simulate(&o, &st)) != 0) goto out;
     if ((rc = run_describe(&o, &st)) != 0) goto out;
     run_print(&o, &st);       /* the report first: if storing fails, the results are still shown */

@@ -98,6 +98,12 @@ void scenario_set_ts_interval(scenario *s, double seconds);
  * NULL: none).  docs/metrics.md, "Trace events". */
 void scenario_set_trace_events(scenario *s, const char *path, uint64_t nreq);
 
+/* `run --verbose`: prints to OUT, one line each, the settings whose neighbouring
+ * values change answers (warm-up, a trace's hash_block_tokens, each LLM pool's
+ * block_tokens, scheduler, chunk_tokens, max_batch, max_batch_tokens), with
+ * their values and whether the scenario set them or they are defaults. */
+void scenario_print_defaults(const scenario *s, FILE *out);
+
 /* The [slo] sections as parsed (no terms when there are none). */
 const slo_spec *scenario_slo(const scenario *s);
 
