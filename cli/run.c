@@ -486,6 +486,18 @@ static int run_notes(const run_opts *o, run_state *st)
             die(0, st->err);
         }
     }
+    for (int i = 0; i < scenario_npools(sc); i++) {
+        /* A result cache whose hit rate still rose through the window (docs/gateway.md). */
+        const char *name = scenario_pool_name(sc, i);
+        double rise = report_get(shown, name, "hit_rate_rise", "value"), se = report_get(shown, name, "hit_rate_rise_se", "value");
+        if (rise > 0 && se > 0 && rise > 4 * se) {
+            snprintf(st->err, sizeof st->err, "warning: %s:%d: [pool %s]: the hit rate still rose during the measured window "
+                     "(%+.3f from its first half to its second, %.1f standard errors): the cache had not settled, so the "
+                     "results depend on the run's length; raise [sim] warmup or requests", o->file, scenario_pool_line(sc, i),
+                     name, rise, rise / se);
+            die(0, st->err);
+        }
+    }
     if (!st->saturated) return 0;
     /* Stored and printed as saturated; the exit status and one line per
      * saturated pool say so to scripts and CI. */
