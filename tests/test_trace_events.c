@@ -2,7 +2,8 @@
  * parses (jansson), every complete event has dur >= 0, each request's spans add
  * up to its E2E (and to its record's components), the steps of a replica never
  * overlap, the cap is said on stderr, and the traced requests' E2E are the ones
- * the report summarises. */
+ * the report summarises.  Also (at the end) the warning of a result cache that
+ * had not settled in a short run. */
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
