@@ -22,7 +22,7 @@
 #include "latsim/store.h"
 #include "latsim/tseries.h"
 
-enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN };
+enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN, O_TRACE_EVENTS, O_TRACE_REQS, O_VERBOSE };
 
 static const cli_opt OPTS[] = {
     { "seed", O_SEED, "N", "run seed (default: [sim] seed, else 1)", 0 },
@@ -43,6 +43,15 @@ static const cli_opt OPTS[] = {
       "is stored but no CSV is written", 0 },
     { "alert-intervals", O_ALERT_K, "K", "an alert fires when a P99/P50 [slo] term is missed in K consecutive intervals "
       "(default 15)", 0 },
+    { "trace-events", O_TRACE_EVENTS, "OUT.json", "write a Chrome/Perfetto trace-event file of the first replication "
+      "(open it in ui.perfetto.dev or chrome://tracing): one track per traced request with its spans (network, overhead, "
+      "queue, prefill, decode), one per LLM replica with its steps, recorded until the traced requests are done "
+      "(docs/metrics.md, \"Trace events\")", 0 },
+    { "trace-requests", O_TRACE_REQS, "N", "with --trace-events: trace the run's first N requests by arrival, warm-up "
+      "included (default 1000, at most 10000000; a line on stderr says when the run had more)", 0 },
+    { "verbose", O_VERBOSE, NULL, "before the run, print on stderr the settings that change answers when set to a "
+      "neighbouring value (warm-up, block_tokens, scheduler, chunk_tokens, batch limits, a trace's hash_block_tokens), "
+      "each with its value and whether it is a default", 0 },
     { NULL },
 };
 
@@ -70,6 +79,10 @@ typedef struct run_opts {
     unsigned long long alert_k;     /* --alert-intervals */
     int reps_given;                 /* 1: --replications was given */
     int64_t from_run;               /* --from-run ID (0: not given) */
+    const char *trace_path;         /* --trace-events OUT.json, or NULL */
+    uint64_t trace_reqs;            /* --trace-requests (default 1000) */
+    int trace_reqs_given;           /* 1: --trace-requests was given */
+    int verbose;                    /* --verbose */
 } run_opts;
 
 /* A run in progress: everything run_main frees. */
@@ -188,10 +201,20 @@ static int run_opt(void *ctx, int id, const char *v)
     unsigned long long x;
     switch (id) {
     case O_NO_STORE: o->store = 0; return 0;
+    case O_VERBOSE: o->verbose = 1; return 0;
     case O_FROM_RUN:
         if (cu_parse_id("run", v, &o->from_run, msg, sizeof msg) != 0) return cu_die(2, "run: --from-run: %s", msg);
         return 0;
     case O_TIMESERIES: o->ts_path = v; return 0;
+    case O_TRACE_EVENTS: o->trace_path = v; return 0;
+    case O_TRACE_REQS:
+        errno = 0;
+        x = strtoull(v, &end, 10);
+        if (*end || end == v || errno || v[0] == '-' || x < 1 || x > 10000000)
+            return cu_die(2, "run: --trace-requests: expected a whole number from 1 to 10000000, got '%s'", v);
+        o->trace_reqs = x;
+        o->trace_reqs_given = 1;
+        return 0;
     case O_INTERVAL:
         if (ts_parse_interval(v, &o->ts_interval, msg, sizeof msg) != 0) return cu_die(2, "run: --interval: %s", msg);
         return 0;
@@ -225,8 +248,10 @@ static int run_parse(int argc, char **argv, run_opts *o)
     o->reps = 1;
     o->store = 1;
     o->alert_k = ALERT_DEFAULT_K;
+    o->trace_reqs = 1000;
     int rc = cli_parse(&run_cmd, argc, argv, &o->a, run_opt, o);
     if (rc != CLI_GO) return rc;
+    if (o->trace_reqs_given && !o->trace_path) return die(2, "run: --trace-requests needs --trace-events OUT.json");
     if (o->a.npos > 1) return cu_die(2, "run: more than one scenario file ('%s', '%s')", o->a.pos[0], o->a.pos[1]);
     if (o->from_run) {
         if (o->a.npos) return cu_die(2, "run: give FILE or --from-run ID, not both ('%s')", o->a.pos[0]);
@@ -271,6 +296,7 @@ static int run_prepare(const run_opts *o, run_state *st)
     }
     /* Refused before the run, as the database is. */
     if (o->ts_path && cu_check_out("run", "--timeseries", o->ts_path, st->err, sizeof st->err) != 0) goto out;
+    if (o->trace_path && cu_check_out("run", "--trace-events", o->trace_path, st->err, sizeof st->err) != 0) goto out;
     /* The catalog is looked up (never written here); a run to be stored first
      * checks, without changing it, that the database can take it afterwards. */
     if (cu_check_db_path(st->db_path, st->err, sizeof st->err) != 0 ||
@@ -296,9 +322,17 @@ static int run_simulate(const run_opts *o, run_state *st)
     cu_now(st->started, sizeof st->started);
     for (int i = 0; i < o->reps; i++) {
         sim_result res;
+        /* The first replication only is traced. */
+        scenario_set_trace_events(st->sc, i == 0 ? o->trace_path : NULL, o->trace_reqs);
         if (sim_run(sc, scenario_seed(sc) + (uint64_t) i, &res, st->err, sizeof st->err) != 0) {
             sim_result_free(&res);
             return die(1, st->err);
+        }
+        if (i == 0 && o->trace_path && res.trace_truncated) {
+            char note[1200];
+            snprintf(note, sizeof note, "note: --trace-events %.900s: the first %llu requests traced; the run had more "
+                     "(--trace-requests N raises the cap)", o->trace_path, (unsigned long long) res.trace_requests);
+            die(0, note);
         }
         st->wall += res.wall_time_s;
         for (int p = 0; p < res.npools && p < npools; p++) st->load_sat[p] |= res.pools[p].load_saturated;
@@ -452,6 +486,18 @@ static int run_notes(const run_opts *o, run_state *st)
             die(0, st->err);
         }
     }
+    for (int i = 0; i < scenario_npools(sc); i++) {
+        /* A result cache whose hit rate still rose through the window (docs/gateway.md). */
+        const char *name = scenario_pool_name(sc, i);
+        double rise = report_get(shown, name, "hit_rate_rise", "value"), se = report_get(shown, name, "hit_rate_rise_se", "value");
+        if (rise > 0 && se > 0 && rise > 4 * se) {
+            snprintf(st->err, sizeof st->err, "warning: %s:%d: [pool %s]: the hit rate still rose during the measured window "
+                     "(%+.3f from its first half to its second, %.1f standard errors): the cache had not settled, so the "
+                     "results depend on the run's length; raise [sim] warmup or requests", o->file, scenario_pool_line(sc, i),
+                     name, rise, rise / se);
+            die(0, st->err);
+        }
+    }
     if (!st->saturated) return 0;
     /* Stored and printed as saturated; the exit status and one line per
      * saturated pool say so to scripts and CI. */
@@ -485,6 +531,7 @@ int run_main(int argc, char **argv)
         o.file = st.from_path;
         if (!o.reps_given && st.from_reps > 1) o.reps = st.from_reps;
     }
+    if (o.verbose) scenario_print_defaults(st.sc, stderr);
     if ((rc = run_simulate(&o, &st)) != 0) goto out;
     if ((rc = run_describe(&o, &st)) != 0) goto out;
     run_print(&o, &st);       /* the report first: if storing fails, the results are still shown */

@@ -93,6 +93,17 @@ uint64_t scenario_warmup(const scenario *s);
 double scenario_ts_interval(const scenario *s);
 void scenario_set_ts_interval(scenario *s, double seconds);
 
+/* `run --trace-events PATH --trace-requests N`: the next sim_run writes a
+ * Chrome/Perfetto trace of its first N requests to PATH (kept, not copied;
+ * NULL: none).  docs/metrics.md, "Trace events". */
+void scenario_set_trace_events(scenario *s, const char *path, uint64_t nreq);
+
+/* `run --verbose`: prints to OUT, one line each, the settings whose neighbouring
+ * values change answers (warm-up, a trace's hash_block_tokens, each LLM pool's
+ * block_tokens, scheduler, chunk_tokens, max_batch, max_batch_tokens), with
+ * their values and whether the scenario set them or they are defaults. */
+void scenario_print_defaults(const scenario *s, FILE *out);
+
 /* The [slo] sections as parsed (no terms when there are none). */
 const slo_spec *scenario_slo(const scenario *s);
 

@@ -73,6 +73,8 @@ typedef struct sim_result {
     uint64_t requests;        /* measured arrivals */
     uint64_t warmup_requests; /* arrivals before the window opened (the warm-up used) */
     double warmup_s;          /* simulated time when it opened, s */
+    uint64_t trace_requests;  /* run --trace-events: requests traced (0: no trace) */
+    int trace_truncated;      /* run --trace-events: more requests than traced had an outcome */
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* measured requests lost to a replica's failure (fleet.h) */
     int has_fleet;            /* a pool has fleet keys: `failed` is reported */

@@ -49,6 +49,11 @@ typedef struct station_sink {
     void (*oom)(void *ctx);
     const int *measuring;                                  /* 1 while the measured window is open */
     stat_acc *itl;            /* inter-token gaps of measured requests, ms (NULL: not kept) */
+    /* A forward step of replica REP of pool POOL began at START for DUR ns, with
+     * PREFILL_TOKENS prompt tokens of PREFILL_SEQS sequences and DECODE_SEQS
+     * decoding ones (`run --trace-events`).  NULL: not asked for. */
+    void (*step)(void *ctx, int pool, int rep, simtime_t start, simtime_t dur, int64_t prefill_tokens,
+                 int32_t prefill_seqs, int32_t decode_seqs);
 } station_sink;
 
 /* What a station is built from, besides its configuration. */

@@ -34,7 +34,58 @@ typedef struct semcache {
     double miss_service_ms;   /* service time of measured misses (model time), ms */
     uint64_t miss_served;     /* measured misses that came back */
     rcache_stats at_open;     /* cache counters when the window opened */
+    /* Measured lookups in order, in batches of bsize (when RISE_BATCHES are full,
+     * neighbours merge and bsize doubles): the hit rate's rise from the first
+     * half of the window to the second (report, hit_rate_rise). */
+#define RISE_BATCHES 64
+    uint64_t bl[RISE_BATCHES], bh[RISE_BATCHES];   /* lookups and hits (false ones included) per batch */
+    int nb;                   /* batches complete */
+    uint64_t bsize;           /* lookups per batch */
+    uint64_t cl, ch;          /* the batch being filled: lookups, hits */
 } semcache;
+
+/* Counts a measured lookup (HIT: it hit) into the batches. */
+static void rise_add(semcache *sc, int hit)
+{
+    sc->cl++;
+    sc->ch += (uint64_t) hit;
+    if (sc->cl < sc->bsize) return;
+    sc->bl[sc->nb] = sc->cl;
+    sc->bh[sc->nb++] = sc->ch;
+    sc->cl = sc->ch = 0;
+    if (sc->nb < RISE_BATCHES) return;
+    for (int i = 0; i < RISE_BATCHES / 2; i++) {
+        sc->bl[i] = sc->bl[2 * i] + sc->bl[2 * i + 1];
+        sc->bh[i] = sc->bh[2 * i] + sc->bh[2 * i + 1];
+    }
+    sc->nb = RISE_BATCHES / 2;
+    sc->bsize *= 2;
+}
+
+/* The hit rate of the window's later half of lookups minus that of its first
+ * half (*RISE), and its standard error from the batch means (*SE: the spread of
+ * the batches' hit rates about their half's, which counts the lookups'
+ * correlation at the batch scale, unlike a binomial error); both NAN with fewer
+ * than 8 batches. */
+static void rise_of(const semcache *sc, double *rise, double *se)
+{
+    *rise = *se = NAN;
+    if (sc->nb < 8) return;
+    int half = sc->nb / 2, n[2] = { half, sc->nb - half };
+    double l[2] = {0, 0}, h[2] = {0, 0}, ss = 0;
+    for (int i = 0; i < sc->nb; i++) {
+        l[i >= half] += (double) sc->bl[i];
+        h[i >= half] += (double) sc->bh[i];
+    }
+    double p[2] = { h[0] / l[0], h[1] / l[1] };
+    for (int i = 0; i < sc->nb; i++) {
+        double d = (double) sc->bh[i] / (double) sc->bl[i] - p[i >= half];
+        ss += d * d;
+    }
+    double var = ss / (double) (sc->nb - 2);   /* per batch, pooled over the halves */
+    *rise = p[1] - p[0];
+    *se = sqrt(var / n[0] + var / n[1]);
+}
 
 /* Marks a request that hit: the event handler answers it. */
 #define HIT 1
@@ -77,6 +128,7 @@ static void arrive(station *st, request *r)
         sc->lookups++;
         sc->hits += res == RCACHE_HIT;
         sc->false_hits += res == RCACHE_FALSE_HIT;
+        rise_add(sc, hit);
         stat_add(st->service_ms, ms);
     }
     station_after(st, d, on_looked_up, sc, (int64_t) (intptr_t) r | (hit ? HIT : 0));
@@ -110,6 +162,10 @@ static int report(station *st, pool_result *out)
     double saved = sc->miss_served ? (double) (sc->hits + sc->false_hits) * sc->miss_service_ms
                                          / (double) sc->miss_served / 1000.0 : 0.0;
     if (pool_result_add(out, "hit_rate", (double) (sc->hits + sc->false_hits) / n)) return -1;
+    double rise, rise_se;
+    rise_of(sc, &rise, &rise_se);
+    if (pool_result_add(out, "hit_rate_rise", rise)) return -1;
+    if (pool_result_add(out, "hit_rate_rise_se", rise_se)) return -1;
     if (pool_result_add(out, "hits", (double) sc->hits)) return -1;
     if (pool_result_add(out, "false_hits", (double) sc->false_hits)) return -1;
     if (pool_result_add(out, "hit_e2e_ms_mean", stat_count(sc->hit_e2e) ? stat_mean(sc->hit_e2e) : NAN)) return -1;
@@ -273,6 +329,7 @@ station *semcache_new(const pool_cfg *cfg, const station_env *env)
     const semcache_cfg *c = cfg->ext;
     if (station_init(&sc->st, &SEMCACHE_OPS, cfg, env) != 0) goto fail;
     sc->c = c;
+    sc->bsize = 16;
     sc->cache = rcache_new(c->capacity, c->false_hit_rate, c->flush_at, (size_t) c->nflush);
     sc->zipf = zipf_new(c->intents, c->zipf);
     sc->hit_e2e = stat_new();

@@ -52,7 +52,7 @@ static int report(station *st, pool_result *out)
     llm *P = (llm *) st;
     const llm_cfg *L = P->cfg;
     int gpus = L->replicas * llm_gpus_per_replica(L);
-    double kv_occupancy = 0, mfu = 0, mbu = 0;
+    double kv_occupancy = 0, mfu = 0, mbu = 0, mfu_busy = 0, mbu_busy = 0;
     double span_ns = out->window_s * 1e9;
     if (span_ns > 0) {
         kv_occupancy = P->kv_area / (span_ns * (double) L->kv_blocks * L->replicas);
@@ -60,6 +60,10 @@ static int report(station *st, pool_result *out)
         double pf = cost_peak_flops(&L->cost), pb = cost_peak_bw(&L->cost);
         mfu = pf > 0 ? P->flops / (pf * L->replicas * span_s) : 0;
         mbu = pb > 0 ? P->bytes / (pb * L->replicas * span_s) : 0;
+        /* The same over the replica-seconds spent stepping (the steps' own). */
+        double busy_s = (st->busy_area - st->area_at_start) / 1e9;
+        mfu_busy = pf > 0 && busy_s > 0 ? P->flops / (pf * busy_s) : 0;
+        mbu_busy = pb > 0 && busy_s > 0 ? P->bytes / (pb * busy_s) : 0;
     }
     out->cost_per_hour = gpus * L->gpu.price_hr;
     fleet_result fr = { 0 };
@@ -84,6 +88,8 @@ static int report(station *st, pool_result *out)
         { "too_long", (double) P->too_long },
         { "mfu", mfu },
         { "mbu", mbu },
+        { "mfu_busy", mfu_busy },
+        { "mbu_busy", mbu_busy },
         { "cost_per_hour", out->cost_per_hour },
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

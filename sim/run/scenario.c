@@ -1406,3 +1406,52 @@ void scenario_print_keys(FILE *out, int markdown)
     slo_keys(print_key_cb, &o);
     end_section(&o);
 }
+
+/* The registered default of KEY in kind SK's tables, or NULL. */
+static const char *kind_default(const station_kind *sk, const char *key)
+{
+    for (const scn_key *q = sk->keys; q && q->key; q++)
+        if (!strcmp(q->key, key)) return q->def;
+    for (int set = 0; sk->more_keys && sk->more_keys(set); set++)
+        for (const scn_key *q = sk->more_keys(set); q->key; q++)
+            if (!strcmp(q->key, key)) return q->def;
+    return NULL;
+}
+
+/* One line "  SECTION.KEY = VALUE (set|default): WHY". */
+static void default_line(FILE *out, const cfg *raw, const char *sec, const char *key, const char *def, const char *why)
+{
+    const cfg_entry *e = cfg_get(raw, sec, key);
+    fprintf(out, "  [%s] %s = %s (%s): %s\n", sec, key, e ? e->value : def && *def ? def : "derived", e ? "set" : "default", why);
+}
+
+void scenario_print_defaults(const scenario *s, FILE *out)
+{
+    fputs("settings that change answers (docs/scenarios.md):\n", out);
+    if (s->warmup_auto)
+        fprintf(out, "  [sim] warmup = automatic (default): at least %llu requests, more until the system has filled "
+                "(the report's warmup_requests and warmup_s say what it took)\n", (unsigned long long) s->warmup);
+    else
+        fprintf(out, "  [sim] warmup = %llu (set): requests discarded before measuring\n", (unsigned long long) s->warmup);
+    if (s->wl.arrival == ARRIVAL_TRACE)
+        default_line(out, &s->raw, "workload", "hash_block_tokens", "512",
+                     "prompt tokens each of a trace's hash ids stands for (prefix-cache reuse is counted in these blocks)");
+    for (int i = 0; i < s->npools; i++) {
+        const pool_cfg *p = &s->pools[i];
+        if (strcmp(p->kind->name, "llm")) continue;
+        char sec[96];
+        snprintf(sec, sizeof sec, "pool %s", p->name);
+        default_line(out, &s->raw, sec, "block_tokens", kind_default(p->kind, "block_tokens"),
+                     "tokens per KV block: KV capacity rounding and, with a prefix cache, the granularity of reuse "
+                     "(synthetic prompts are hashed per block)");
+        const cfg_entry *sched = cfg_get(&s->raw, sec, "scheduler");
+        const char *sn = sched ? sched->value : kind_default(p->kind, "scheduler");
+        default_line(out, &s->raw, sec, "scheduler", kind_default(p->kind, "scheduler"), "how steps are batched");
+        if (sn && !strcmp(sn, "chunked"))
+            default_line(out, &s->raw, sec, "chunk_tokens", kind_default(p->kind, "chunk_tokens"),
+                         "token budget per step: trades TTFT against TPOT");
+        default_line(out, &s->raw, sec, "max_batch", kind_default(p->kind, "max_batch"), "sequences per step at most");
+        default_line(out, &s->raw, sec, "max_batch_tokens", kind_default(p->kind, "max_batch_tokens"),
+                     "tokens per step at most (continuous, chunked)");
+    }
+}

@@ -43,6 +43,8 @@ struct scenario {
     int nmodels;
     slo_spec slo;             /* [slo] sections (slo.h) */
     double ts_interval_s;     /* time-series interval, s (`run --interval`); 0 = no time series */
+    const char *trace_path;   /* `run --trace-events OUT.json` (not owned), NULL: no trace */
+    uint64_t trace_requests;  /* `run --trace-requests N`: requests traced */
     int has_client;           /* a [client] section: client timeouts and retries */
     retry_cfg client;         /* its settings (retry.h) */
     char cost_db[1024];       /* [sim] cost_db as a path ("" none: the catalog's database) */

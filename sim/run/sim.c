@@ -25,6 +25,7 @@
 #include "run/warmup.h"
 #include "core/station.h"
 #include "run/tseries.h"
+#include "run/trevt.h"
 #include "workload/workload.h"
 
 /* A per-request sanity check (DEBUG builds, or LATSIM_CHECK set): when it
@@ -54,6 +55,7 @@ typedef struct sim {
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* measured requests lost to a replica's failure */
     tseries *ts;              /* the time series (--timeseries, --interval), or NULL */
+    trevt *trace;             /* run --trace-events, or NULL */
     int perpetual;            /* events that reschedule themselves (time series, fleets) exist */
     int src_done;             /* the open-loop source will send nothing more */
     const retry_cfg *client;  /* [client] timeouts and retries, or NULL */
@@ -151,9 +153,17 @@ static void window_close(sim *s)
 
 static void retry_later(sim *s, request *r);
 
+static void sink_step(void *ctx, int pool, int rep, simtime_t start, simtime_t dur, int64_t prefill_tokens,
+                      int32_t prefill_seqs, int32_t decode_seqs)
+{
+    sim *s = ctx;
+    trevt_step(s->trace, pool, rep, start, dur, prefill_tokens, prefill_seqs, decode_seqs);
+}
+
 static void sink_outcome(void *ctx, request *r, req_outcome outcome)
 {
     sim *s = ctx;
+    if (s->trace && outcome != OUT_SERVED && !(s->client && r->abandoned)) trevt_unserved(s->trace, r, outcome, evq_now(s->q));
     if (s->client) {
         if (r->abandoned) {                   /* nobody waits for it any more */
             r->outcome = (uint8_t) outcome;
@@ -268,6 +278,7 @@ static void sink_leave(void *ctx, request *r)
     if (s->ts)   /* every request, measured or not: the series covers the whole run */
         ts_served(s->ts, simtime_to_ms(evq_now(s->q) + r->ret_last_ns - r->arrival),
                   r->first_token >= 0 ? simtime_to_ms(client_first(r) - r->arrival) : NAN);
+    if (s->trace) trevt_served(s->trace, r, evq_now(s->q) + r->ret_last_ns - r->arrival, r->whole);
     if (r->measured) {
         /* The client has the answer once its last byte has come back over the
          * hops it passed (ret_last_ns), and its first token likewise. */
@@ -903,6 +914,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             }
         }
     s.sink.itl = s.itl;
+    if (sc->trace_path) {
+        if (!(s.trace = trevt_open(sc->trace_path, sc->trace_requests, err, errlen))) goto done;
+        for (int i = 0; i < sc->npools; i++) trevt_pool(s.trace, i, sc->pools[i].name);
+        s.sink.step = sink_step;
+    }
     if (s.finite && (!(s.peak_q = calloc((size_t) sc->npools, sizeof *s.peak_q)) ||
                      !(s.peak_in = calloc((size_t) sc->npools, sizeof *s.peak_in)))) {
         snprintf(err, errlen, "out of memory");
@@ -937,7 +953,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
      * they leave out: self-renewing events come with fleets and time series. */
     int renews = sc->ts_interval_s > 0;
     for (int i = 0; i < sc->npools; i++) renews |= sc->pools[i].fleet != NULL;
-    s.lean = generic && s.plain_outcome && !renews && !s.e2e_cold && !s.cls && !s.slo_per_request && !s.has_llm
+    s.lean = !s.trace && generic && s.plain_outcome && !renews && !s.e2e_cold && !s.cls && !s.slo_per_request && !s.has_llm
              && !s.has_gateway && !s.closed && !s.finite && gwattr_plain(s.gwa);
     if (s.closed) {
         for (int u = 0; u < wl_users(s.src) && s.next_id + (uint64_t) u < s.arrival_cap; u++)
@@ -1022,6 +1038,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     rc = 0;
 done:
+    if (s.trace) {
+        out->trace_requests = trevt_requests(s.trace);
+        out->trace_truncated = trevt_truncated(s.trace);
+        if (trevt_close(s.trace, rc == 0, rc == 0 ? err : NULL, errlen) != 0) rc = -1;
+    }
     trend_free(&s.tr);
     for (int i = 0; i < s.nst; i++) s.st[i]->ops->destroy(s.st[i]);
     free(s.st);
