@@ -25,8 +25,8 @@ typedef struct pool_result pool_result;
 typedef struct pool_metric {
     const char *name;         /* metric name (a string literal) */
     double value;             /* its value, in the metric's unit; NAN for a name */
-    const char *text;         /* a name instead of a number (a static string, e.g. the
-                                 cost model's "roofline"), NULL for a number */
+    const char *text;         /* a name instead of a number (e.g. the cost model's
+                                 "roofline"; kept for the life of the process), NULL for a number */
 } pool_metric;
 
 struct pool_result {

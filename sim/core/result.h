@@ -14,8 +14,9 @@
 /* Appends a kind-specific result.  Returns 0, or -1 when the table is full. */
 int pool_result_add(pool_result *p, const char *name, double value);
 
-/* Appends a kind-specific result that is a name, TEXT (a static string: the
- * result points to it).  Returns 0, or -1 when the table is full. */
+/* Appends a kind-specific result that is a name, TEXT (copied once per
+ * process and kept: the result may outlive TEXT).  Returns 0, or -1 when the
+ * table is full or out of memory. */
 int pool_result_add_name(pool_result *p, const char *name, const char *text);
 
 #endif
