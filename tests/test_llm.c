@@ -29,6 +29,7 @@
 #include "run/scenario.h"
 #include "llm/llmcfg.h"
 #include "run/sim.h"
+#include "tsim.h"
 #include "store/store.h"
 
 #define GiB 1073741824.0
@@ -39,18 +40,7 @@
  * On success *SC is loaded and must be scenario_free()d. */
 static int load_resolve(const char *text, scenario *sc, char *err, size_t errlen)
 {
-    sqlite3 *db = NULL;
-    char serr[256];
-    err[0] = '\0';
-    if (scenario_load_text(sc, "/tmp/test_llm.ini", text, NULL, 0, err, errlen) != 0) {
-        scenario_free(sc);
-        return -1;
-    }
-    cr_assert_eq(store_open(":memory:", &db, serr, sizeof serr), 0, "store_open: %s", serr);
-    int rc = scenario_resolve(sc, db, err, errlen);
-    store_close(db);
-    if (rc != 0) scenario_free(sc);
-    return rc;
+    return tsim_load_resolve("/tmp/test_llm.ini", text, sc, err, errlen);
 }
 
 static char trace_path[64];   /* a temporary trace to remove after loading */

@@ -23,32 +23,15 @@
 #include "llm/llmcfg.h"
 #include "run/scenario.h"
 #include "run/sim.h"
+#include "tsim.h"
 #include "store/store.h"
 
 static int load_resolve(const char *text, scenario *sc, char *err, size_t errlen)
 {
-    sqlite3 *db = NULL;
-    char serr[256];
-    err[0] = '\0';
-    if (scenario_load_text(sc, "/tmp/test_spec.ini", text, NULL, 0, err, errlen) != 0) {
-        scenario_free(sc);
-        return -1;
-    }
-    cr_assert_eq(store_open(":memory:", &db, serr, sizeof serr), 0, "store_open: %s", serr);
-    int rc = scenario_resolve(sc, db, err, errlen);
-    store_close(db);
-    if (rc != 0) scenario_free(sc);
-    return rc;
+    return tsim_load_resolve("/tmp/test_spec.ini", text, sc, err, errlen);
 }
 
-static void run_text(const char *text, uint64_t seed, sim_result *res)
-{
-    scenario sc;
-    char err[1024];
-    cr_assert_eq(load_resolve(text, &sc, err, sizeof err), 0, "scenario: %s\n%s", err, text);
-    cr_assert_eq(sim_run(&sc, seed, res, err, sizeof err), 0, "sim_run: %s", err);
-    scenario_free(&sc);
-}
+static void run_text(const char *text, uint64_t seed, sim_result *res) { tsim_run("/tmp/test_spec.ini", text, seed, res); }
 
 static void expect_error(const char *text, const char *want)
 {

@@ -1,0 +1,31 @@
+/* tsim.c -- in-process simulation helpers for tests (tsim.h). */
+#include "tsim.h"
+
+#include <criterion/criterion.h>
+#include <sqlite3.h>
+#include "store/store.h"
+
+int tsim_load_resolve(const char *path, const char *text, scenario *sc, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    char serr[256];
+    err[0] = '\0';
+    if (scenario_load_text(sc, path, text, NULL, 0, err, errlen) != 0) {
+        scenario_free(sc);
+        return -1;
+    }
+    cr_assert_eq(store_open(":memory:", &db, serr, sizeof serr), 0, "store_open: %s", serr);
+    int rc = scenario_resolve(sc, db, err, errlen);
+    store_close(db);
+    if (rc != 0) scenario_free(sc);
+    return rc;
+}
+
+void tsim_run(const char *path, const char *text, uint64_t seed, sim_result *res)
+{
+    scenario sc;
+    char err[1024];
+    cr_assert_eq(tsim_load_resolve(path, text, &sc, err, sizeof err), 0, "scenario: %s\n%s", err, text);
+    cr_assert_eq(sim_run(&sc, seed, res, err, sizeof err), 0, "sim_run: %s", err);
+    scenario_free(&sc);
+}

@@ -1,0 +1,20 @@
+/* tsim.h -- helpers for tests that simulate a scenario text in-process (the
+ * LLM model's tests): load and resolve it against an in-memory catalog
+ * database, or run it and fail the test on any error. */
+#ifndef LATSIM_TSIM_H
+#define LATSIM_TSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "run/scenario.h"
+#include "run/sim.h"
+
+/* Loads TEXT (reported as the file PATH) into SC and resolves it against an
+ * in-memory database.  Returns 0, or -1 with the message in ERR (SC freed). */
+int tsim_load_resolve(const char *path, const char *text, scenario *sc, char *err, size_t errlen);
+
+/* Loads, resolves and simulates TEXT with SEED into RES; any error fails the
+ * test (the message and the text are shown). */
+void tsim_run(const char *path, const char *text, uint64_t seed, sim_result *res);
+
+#endif
