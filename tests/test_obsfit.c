@@ -284,10 +284,10 @@ Test(obsfit_bad, no_runs)
     size_t n;
     char *before = slurp_or_fail(db, &n);
     r = run_db(60, "calib", "fit", "observed", "--model", "llama-3-70b", "--gpu", "rtx-4090", NULL);
-    expect_one_line(&r, 2, "no observed request runs of llama-3-70b on rtx-4090", "no runs of the model");
+    expect_one_line(&r, 2, "no observed runs (requests or sweeps) of llama-3-70b on rtx-4090", "no runs of the model");
     result_free(&r);
     r = run_db(60, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "h100", NULL);
-    expect_one_line(&r, 2, "no observed request runs of llama-3.1-8b on h100", "no runs on the GPU");
+    expect_one_line(&r, 2, "no observed runs (requests or sweeps) of llama-3.1-8b on h100", "no runs on the GPU");
     result_free(&r);
     r = run_db(60, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--tp", "2", NULL);
     expect_one_line(&r, 2, "at tp 2 are stored", "no runs at the TP");
