@@ -39,9 +39,28 @@ typedef struct frun {
     int metric[3];            /* COBS_TTFT, COBS_TPOT (or COBS_ITL), COBS_E2E */
     double o[COBSFIT_NSTATS]; /* observed statistics, ms (NAN: not observed) */
     double sig[COBSFIT_NSTATS]; /* their relative standard errors */
-    int k;                    /* statistics observed */
+    int k;                    /* statistics observed (a sweep: over all its levels) */
+    int off;                  /* its first residual in the flat residual vector */
     long nreq;                /* requests */
+    size_t nlv;               /* sweep levels (0: a request run) */
+    double *lo;               /* a sweep's observed aggregates, LSTAT per level (NAN: not given; owned) */
 } frun;
+
+/* A sweep level's aggregates fitted: means of TTFT, ITL, TPOT, E2E, the P99 of
+ * TTFT (ms) and the output tokens/s. */
+#define LSTAT 6
+
+static double level_obs(const cobs_level *L, int s)
+{
+    const double v[LSTAT] = { L->ttft_ms, L->itl_ms, L->tpot_ms, L->e2e_ms, L->ttft_p99_ms, L->output_tps };
+    return v[s];
+}
+
+static double level_pred(const cobs_level_pred *P, int s)
+{
+    const double v[LSTAT] = { P->ttft_ms, P->itl_ms, P->tpot_ms, P->e2e_ms, P->ttft_p99_ms, P->output_tps };
+    return v[s];
+}
 
 /* The objective's context. */
 typedef struct fctx {
@@ -55,6 +74,7 @@ typedef struct fctx {
     int prior;                /* 1: the prior counts */
     int evals;                /* simulations run */
     int failed;               /* a simulation failed (err) */
+    double *scratch;          /* room for the most statistics of one run */
     char err[512];
 } fctx;
 
@@ -63,10 +83,36 @@ static double stat_of(const stat_summary *s, int which)
     return which ? s->p90 : s->mean;
 }
 
+/* The relative errors (predicted / observed - 1) of R's K statistics under its
+ * last simulation into E, MISS where nothing was predicted; their observed
+ * values into O when not NULL. */
+static void run_err(const frun *r, double miss, double *e, double *o)
+{
+    int j = 0;
+    if (r->nlv) {
+        for (size_t l = 0; l < r->nlv; l++)
+            for (int s = 0; s < LSTAT; s++) {
+                double ob = r->lo[l * LSTAT + (size_t) s];
+                if (!isfinite(ob)) continue;
+                double p = r->rep.lv ? level_pred(&r->rep.lv[l], s) : NAN;
+                if (o) o[j] = ob;
+                e[j++] = isfinite(p) ? p / ob - 1 : miss;
+            }
+        return;
+    }
+    for (int s = 0; s < COBSFIT_NSTATS; s++)
+        if (isfinite(r->o[s])) {
+            int m = r->metric[s / 2];
+            double p = r->rep.have_pred[m] ? stat_of(&r->rep.pred[m], s % 2) : NAN;
+            if (o) o[j] = r->o[s];
+            e[j++] = isfinite(p) ? p / r->o[s] - 1 : miss;
+        }
+}
+
 /* Simulates every run (but the one skipped) with free coefficients exp(X);
- * fills RES (weighted residuals of the statistics, NAN where none) when not NULL.
- * Returns the statistics' chi2. */
-static double simulate_all(fctx *f, const double *x, double res[][COBSFIT_NSTATS])
+ * fills RES (the weighted residuals of the statistics, run after run, each
+ * run's K at its OFF) when not NULL.  Returns the statistics' chi2. */
+static double simulate_all(fctx *f, const double *x, double *res)
 {
     double c[CF_NTERMS];
     memcpy(c, f->c, sizeof c);
@@ -75,25 +121,20 @@ static double simulate_all(fctx *f, const double *x, double res[][COBSFIT_NSTATS
     for (int i = 0; i < f->nr; i++) {
         frun *r = &f->r[i];
         if (i == f->skip) continue;
-        ccost_set_coefs(cobs_prep_cost(r->prep), c);
-        f->evals++;
-        char e[512];
-        if (cobs_prep_sim(r->prep, &r->rep, e, sizeof e) != 0) {
-            if (!f->failed) snprintf(f->err, sizeof f->err, "%s", e);
+        for (size_t l = 0; l < cobs_prep_count(r->prep); l++) ccost_set_coefs(cobs_prep_cost(r->prep, l), c);
+        f->evals += (int) cobs_prep_count(r->prep);
+        char msg[512];
+        if (cobs_prep_sim(r->prep, &r->rep, msg, sizeof msg) != 0) {
+            if (!f->failed) snprintf(f->err, sizeof f->err, "%s", msg);
             f->failed = 1;
             return 1e30;
         }
-        double w = 6.0 / r->k;
-        for (int s = 0; s < COBSFIT_NSTATS; s++) {
-            double v = NAN;
-            if (isfinite(r->o[s])) {
-                int m = r->metric[s / 2];
-                double p = r->rep.have_pred[m] ? stat_of(&r->rep.pred[m], s % 2) : NAN;
-                double e2 = isfinite(p) ? p / r->o[s] - 1 : 10;
-                v = sqrt(w) * e2 / r->sig[s];
-                chi2 += v * v;
-            }
-            if (res) res[i][s] = v;
+        double w = 6.0 / r->k, *e = f->scratch;
+        run_err(r, 10, e, NULL);
+        for (int s = 0; s < r->k; s++) {
+            double v = sqrt(w) * e[s] / SIGMA;
+            chi2 += v * v;
+            if (res) res[r->off + s] = v;
         }
     }
     return chi2;
@@ -189,7 +230,7 @@ static void uncertainty(fctx *f, const double *x, double *se)
     for (int i = 0; i < f->nr; i++) m += f->r[i].k;
     size_t rows = (size_t) (m + np);
     gsl_matrix *J = gsl_matrix_calloc(rows, (size_t) np), *A = gsl_matrix_alloc((size_t) np, (size_t) np);
-    double (*rp)[COBSFIT_NSTATS] = calloc((size_t) f->nr, sizeof *rp), (*rm)[COBSFIT_NSTATS] = calloc((size_t) f->nr, sizeof *rm);
+    double *rp = calloc((size_t) m + 1, sizeof *rp), *rm = calloc((size_t) m + 1, sizeof *rm);
     for (int j = 0; j < np; j++) se[j] = NAN;
     if (!J || !A || !rp || !rm) goto out;
     double xs[CF_NTERMS], chi2 = simulate_all(f, x, NULL);
@@ -199,10 +240,7 @@ static void uncertainty(fctx *f, const double *x, double *se)
         simulate_all(f, xs, rp);
         xs[j] = x[j] - FD_STEP;
         simulate_all(f, xs, rm);
-        size_t row = 0;
-        for (int i = 0; i < f->nr; i++)
-            for (int s = 0; s < COBSFIT_NSTATS; s++)
-                if (isfinite(f->r[i].o[s])) gsl_matrix_set(J, row++, (size_t) j, (rp[i][s] - rm[i][s]) / (2 * FD_STEP));
+        for (int row = 0; row < m; row++) gsl_matrix_set(J, (size_t) row, (size_t) j, (rp[row] - rm[row]) / (2 * FD_STEP));
         gsl_matrix_set(J, (size_t) (m + j), (size_t) j, 1 / PRIOR_SD);
     }
     if (f->failed) goto out;
@@ -221,9 +259,24 @@ out:
     free(rm);
 }
 
-/* Observed statistics and their errors of R. */
-static int observe(frun *r)
+/* Observed statistics and their errors of R (RUN: its levels, for a sweep).
+ * Returns 0, or 1 when out of memory. */
+static int observe(frun *r, const cobs_run *run)
 {
+    if (run->nlvl) {
+        r->nlv = run->nlvl;
+        r->lo = malloc(run->nlvl * LSTAT * sizeof *r->lo);
+        if (!r->lo) return 1;
+        r->k = 0;
+        for (size_t l = 0; l < run->nlvl; l++)
+            for (int s = 0; s < LSTAT; s++) {
+                double v = level_obs(&run->lvl[l], s);
+                r->lo[l * LSTAT + (size_t) s] = v > 0 ? v : NAN;
+                if (v > 0) r->k++;
+            }
+        for (int s = 0; s < COBSFIT_NSTATS; s++) r->o[s] = NAN;
+        return 0;
+    }
     r->metric[0] = COBS_TTFT;
     r->metric[1] = r->rep.obs[COBS_TPOT].n > 0 ? COBS_TPOT : COBS_ITL;
     r->metric[2] = COBS_E2E;
@@ -242,9 +295,31 @@ static int observe(frun *r)
     return 0;
 }
 
-/* Signed errors, %, of every run's statistics under the current predictions into E. */
+/* The signed error, %, of the level worst predicted in aggregate S of sweep R (NAN: none). */
+static double worst_level(const frun *r, int s)
+{
+    double w = NAN;
+    for (size_t l = 0; l < r->nlv; l++) {
+        double o = r->lo[l * LSTAT + (size_t) s], p = r->rep.lv ? level_pred(&r->rep.lv[l], s) : NAN;
+        double e = 100 * (p / o - 1);
+        if (isfinite(e) && !(fabs(e) <= fabs(w))) w = e;
+    }
+    return w;
+}
+
+/* Signed errors, %, of every run's statistics under the current predictions
+ * into E (a sweep: its worst level's error of the mean TTFT, TPOT (ITL when
+ * TPOT is not given) and E2E; P90 columns NAN). */
 static void errors_of(const frun *r, double *e)
 {
+    if (r->nlv) {
+        for (int s = 0; s < COBSFIT_NSTATS; s++) e[s] = NAN;
+        e[0] = worst_level(r, 0);
+        e[2] = worst_level(r, 2);
+        if (!isfinite(e[2])) e[2] = worst_level(r, 1);
+        e[4] = worst_level(r, 3);
+        return;
+    }
     for (int s = 0; s < COBSFIT_NSTATS; s++) {
         int m = r->metric[s / 2];
         e[s] = isfinite(r->o[s]) && r->rep.have_pred[m] ? 100 * (stat_of(&r->rep.pred[m], s % 2) / r->o[s] - 1) : NAN;
@@ -275,6 +350,7 @@ static void close_runs(frun *r, int n)
     for (int i = 0; i < n; i++) {
         cobs_prep_close(r[i].prep);
         cobs_replay_free(&r[i].rep);
+        free(r[i].lo);
     }
     free(r);
 }
@@ -300,14 +376,15 @@ static int open_run(sqlite3 *db, int64_t id, const cfitted *f, frun *r, double *
     if (!rc && (rc = cobs_prep_open(&run, sc, h.srv.pool, db, &r->prep, e2, sizeof e2)) != 0)
         errmsg_set(err, errlen, "fit observed: observed run %lld: %s", (long long) id, e2);
     if (!rc && (rc = cobs_replay_observed(&run, &r->rep, err, errlen)) == 0)
-        rc = observe(r);
+        rc = observe(r, &run) ? (errmsg_set(err, errlen, "out of memory"), 1) : 0;
     if (!rc && cobs_prep_sim(r->prep, &r->rep, err, errlen) != 0) rc = 1;
     if (!rc) {
         errors_of(r, start);
         const char *w;
         cobs_prep_model(r->prep, &r->tp, &w);
         r->nreq = (long) run.nreq;
-        if (ccost_use_fitted(cobs_prep_cost(r->prep), f, "observed") != 0) rc = 1, errmsg_set(err, errlen, "out of memory");
+        for (size_t l = 0; l < cobs_prep_count(r->prep) && !rc; l++)
+            if (ccost_use_fitted(cobs_prep_cost(r->prep, l), f, "observed") != 0) rc = 1, errmsg_set(err, errlen, "out of memory");
     }
     scenario_delete(sc);
     free(text);
@@ -322,9 +399,13 @@ static int find_runs(sqlite3 *db, const char *model, const gpu_spec *g, const ch
 {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT r.id, r.gpu, r.max_batch, r.chunk_tokens, r.n_requests,"
-                           " (SELECT max(input_tokens) FROM calib_observed_req q WHERE q.run_id = r.id),"
-                           " (SELECT max(input_tokens + output_tokens) FROM calib_observed_req q WHERE q.run_id = r.id)"
-                           " FROM calib_observed_run r WHERE r.model = ? AND r.weights = ? AND r.n_requests > 0"
+                           " coalesce((SELECT max(input_tokens) FROM calib_observed_req q WHERE q.run_id = r.id),"
+                           "  (SELECT max(input_tokens) FROM calib_observed_level l WHERE l.run_id = r.id)),"
+                           " coalesce((SELECT max(input_tokens + output_tokens) FROM calib_observed_req q WHERE q.run_id = r.id),"
+                           "  (SELECT max(input_tokens + output_tokens) FROM calib_observed_level l WHERE l.run_id = r.id)),"
+                           " (SELECT max(load) FROM calib_observed_level l WHERE l.run_id = r.id AND l.mode = 'concurrency')"
+                           " FROM calib_observed_run r WHERE r.model = ? AND r.weights = ?"
+                           " AND (r.n_requests > 0 OR r.n_levels > 0)"
                            " AND (? = 0 OR r.tp = ?) ORDER BY r.id", -1, &st, NULL) != SQLITE_OK) {
         errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
         return -1;
@@ -344,7 +425,8 @@ static int find_runs(sqlite3 *db, const char *model, const gpu_spec *g, const ch
         ids[n++] = sqlite3_column_int64(st, 0);
         double mb = sqlite3_column_double(st, 2), ck = sqlite3_column_double(st, 3), nq = sqlite3_column_double(st, 4);
         fit->tok_max = fmax(fit->tok_max, fmax(ck, sqlite3_column_double(st, 5)));
-        fit->seq_max = fmax(fit->seq_max, fmin(mb, nq));
+        if (nq > 0) fit->seq_max = fmax(fit->seq_max, fmin(mb, nq));
+        else fit->seq_max = fmax(fit->seq_max, sqlite3_column_type(st, 7) == SQLITE_NULL ? mb : fmin(mb, sqlite3_column_double(st, 7)));
         fit->ctx_max = fmax(fit->ctx_max, sqlite3_column_double(st, 6));
     }
     sqlite3_finalize(st);
@@ -377,7 +459,7 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     if (n == 0) {
         char tps[32] = "";
         if (tp > 0) snprintf(tps, sizeof tps, " at tp %d", tp);
-        errmsg_set(err, errlen, "fit observed: no observed request runs of %s on %s (weights %s)%s are stored: import one "
+        errmsg_set(err, errlen, "fit observed: no observed runs (requests or sweeps) of %s on %s (weights %s)%s are stored: import one "
                    "with latsim calib import observed FILE --scenario S.ini (nothing stored)", m->model.name, g.name, weights, tps);
         return 2;
     }
@@ -402,7 +484,25 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     for (int i = 0; i < n; i++)
         if (r[i].tp >= 1 && r[i].tp <= 1024 && !tpseen[r[i].tp]++) tps++;
     static const int FREE[] = { CF_FIXED, CF_WEIGHTS, CF_PREFILL, CF_KV, CF_DECODE };
-    fctx f = { .r = r, .nr = n, .skip = -1 };
+    int mtot = 0, kmax = 0;
+    long nlev = 0;
+    for (int i = 0; i < n; i++) {
+        r[i].off = mtot;
+        mtot += r[i].k;
+        if (r[i].k > kmax) kmax = r[i].k;
+        nlev += (long) r[i].nlv;
+    }
+    double *sbuf = calloc((size_t) kmax + 1, sizeof *sbuf), *eo = calloc(3 * ((size_t) mtot + 1), sizeof *eo);
+    if (!sbuf || !eo) {
+        free(sbuf);
+        free(eo);
+        close_runs(r, n);
+        errmsg_set(err, errlen, "out of memory");
+        return 1;
+    }
+    double *ef = eo, *el = eo + mtot + 1, *ob = eo + 2 * (mtot + 1);   /* fitted errors, left-out errors, observed */
+    for (int j = 0; j < mtot; j++) ef[j] = el[j] = NAN;
+    fctx f = { .r = r, .nr = n, .skip = -1, .scratch = sbuf };
     memcpy(f.c, prior, sizeof f.c);
     for (size_t j = 0; j < sizeof FREE / sizeof FREE[0]; j++)
         if (FREE[j] != CF_WEIGHTS || tps >= 2) f.fk[f.nfree++] = FREE[j];
@@ -414,6 +514,8 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     if (f.failed || minimise(&f, x, COBSFIT_MAX_ITER, err, errlen) != 0) {
         if (f.failed) errmsg_set(err, errlen, "fit observed: %s", f.err);
         close_runs(r, n);
+        free(sbuf);
+        free(eo);
         return 1;
     }
     uncertainty(&f, x, se);
@@ -436,11 +538,14 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
             f.evals = one.evals;
             f.failed |= one.failed;
             errors_of(&r[i], out->loro[i]);
+            run_err(&r[i], NAN, el + r[i].off, NULL);
         }
         f.skip = -1;
         if (f.failed) {
             errmsg_set(err, errlen, "fit observed: %s", f.err);
             close_runs(r, n);
+            free(sbuf);
+            free(eo);
             return 1;
         }
     }
@@ -450,19 +555,26 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     int k = 0;
     for (int i = 0; i < n; i++) {
         errors_of(&r[i], out->err[i]);
-        for (int s = 0; s < COBSFIT_NSTATS; s++)
-            if (isfinite(r[i].o[s])) lo_mean += log(r[i].o[s]), k++;
-    }
-    lo_mean /= k;
-    for (int i = 0; i < n; i++)
-        for (int s = 0; s < COBSFIT_NSTATS; s++) {
-            if (isfinite(out->err[i][s])) {
-                sum += fabs(out->err[i][s]), cnt++;
-                double d = log1p(out->err[i][s] / 100), t = log(r[i].o[s]) - lo_mean;
-                sl += d * d, slo += t * t;
-            }
-            if (isfinite(out->loro[i][s])) lsum += fabs(out->loro[i][s]), lcnt++;
+        run_err(&r[i], NAN, ef + r[i].off, ob + r[i].off);
+        if (r[i].nlv) {
+            out->nlv[i] = (int) r[i].nlv;
+            out->sweep_p99[i] = worst_level(&r[i], 4);
+            out->sweep_tps[i] = worst_level(&r[i], 5);
         }
+    }
+    for (int j = 0; j < mtot; j++) lo_mean += log(ob[j]), k++;
+    lo_mean /= k;
+    for (int j = 0; j < mtot; j++) {
+        double e = 100 * ef[j], l = 100 * el[j];
+        if (isfinite(e)) {
+            sum += fabs(e), cnt++;
+            double d = log1p(e / 100), t = log(ob[j]) - lo_mean;
+            sl += d * d, slo += t * t;
+        }
+        if (isfinite(l)) lsum += fabs(l), lcnt++;
+    }
+    free(sbuf);
+    free(eo);
     out->mean_abs = cnt ? sum / cnt : NAN;
     out->loro_abs = lcnt ? lsum / lcnt : NAN;
     out->evals = f.evals;
@@ -479,12 +591,14 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
             len += (size_t) snprintf(fit->tps + len, sizeof fit->tps - len, "%s%d", len ? "," : "", t);
     long nreq = 0;
     for (int i = 0; i < n; i++) nreq += r[i].nreq;
-    fit->n_points = (int) nreq;
+    fit->n_points = (int) (nreq + nlev);
     fit->r2 = slo > 0 ? 1 - sl / slo : NAN;
     fit->mape = n >= 2 ? out->loro_abs : out->mean_abs;
     fit->folds = n >= 2 ? n : 0;
-    snprintf(fit->note, sizeof fit->note, "replays of %d observed run%s (%ld requests), Nelder-Mead on log-coefficients "
-             "(%d simulations); error %s; held at priors: %sattn, allreduce, launch, seq", n, n > 1 ? "s" : "", nreq,
+    char lvs[48] = "";
+    if (nlev) snprintf(lvs, sizeof lvs, ", %ld sweep levels", nlev);
+    snprintf(fit->note, sizeof fit->note, "replays of %d observed run%s (%ld requests%s), Nelder-Mead on log-coefficients "
+             "(%d simulations); error %s; held at priors: %sattn, allreduce, launch, seq", n, n > 1 ? "s" : "", nreq, lvs,
              f.evals, n >= 2 ? "leave-one-run-out" : "of the fit itself (one run)", tps >= 2 ? "" : "weights, ");
     memcpy(m->c, f.c, sizeof m->c);
     for (int j = 0; j < f.nfree; j++) m->c[f.fk[j]] = exp(x[j]);
@@ -548,6 +662,9 @@ void cobsfit_print(const cobsfit_result *r, FILE *o)
             snprintf(lab, sizeof lab, "run %lld left out", (long long) r->run[i]);
             print_row(o, lab, r->loro[i]);
         }
+        if (r->nlv[i])
+            fprintf(o, "  run %lld is a sweep of %d levels: worst level's error shown; ttft_p99 %+.1f%%, output tokens/s %+.1f%%\n",
+                    (long long) r->run[i], r->nlv[i], r->sweep_p99[i], r->sweep_tps[i]);
     }
     fprintf(o, "mean |error| %.2f %% fitted", r->mean_abs);
     if (isfinite(r->loro_abs)) fprintf(o, ", %.2f %% leave-one-run-out", r->loro_abs);

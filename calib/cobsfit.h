@@ -2,16 +2,20 @@
  * model (cfitted.h) found by replaying stored observed runs (cobsdb.h) with the
  * simulation in the loop, so that the replays reproduce what was observed.
  *
- * Data: every stored request run of (model, GPU, weights) [at TP T], each
- * prepared once for replay (cobsreplay.h: loaded and resolved once, its pool's
- * cost model replaced by the candidate coefficients before each simulation).
+ * Data: every stored run, request run or sweep, of (model, GPU, weights) [at
+ * TP T], each prepared once for replay (cobsreplay.h: loaded and resolved once,
+ * its pool's cost model replaced by the candidate coefficients before each
+ * simulation; a sweep level as `latsim replay` simulates it, closed-loop users
+ * or Poisson rate, with fewer requests: COBS_PREP_LEVEL_MAX).
  *
  * Objective, on x = log(coefficient) of the free terms:
  *   chi2(x) = sum over runs of (6 / K_run) sum over its K_run statistics
  *             ((predicted / observed - 1) / sigma)^2
  *           + sum over free terms ((x - x0) / ln 4)^2
  * The statistics are the mean and P90 of TTFT, TPOT (ITL when TPOT is not
- * observed) and E2E; sigma = 1 % (a relative error of 1 % counts 1), so that
+ * observed) and E2E; for a sweep, every level's aggregates it gives (mean
+ * TTFT, ITL, TPOT, E2E, TTFT P99, output tokens/s), all K_run of them sharing
+ * the run's weight; sigma = 1 % (a relative error of 1 % counts 1), so that
  * every run counts once whatever its size.  The second sum is a weak prior (a
  * factor 10 either way, ln 10) around the start: it keeps the directions the
  * data cannot see where the start puts them, and does not move the others.
@@ -63,6 +67,9 @@ typedef struct cobsfit_result {
     double err[COBSFIT_MAX_RUNS][COBSFIT_NSTATS];   /* fitted replay's signed error, % (NAN: not observed) */
     double start_err[COBSFIT_MAX_RUNS][COBSFIT_NSTATS]; /* the roofline's error, %, on the same run */
     double loro[COBSFIT_MAX_RUNS][COBSFIT_NSTATS];  /* leave-one-run-out error, % (NAN with one run) */
+    int nlv[COBSFIT_MAX_RUNS];           /* sweep levels of each run (0: a request run) */
+    double sweep_p99[COBSFIT_MAX_RUNS];  /* a sweep's worst level's fitted error of TTFT P99, % (NAN: not given) */
+    double sweep_tps[COBSFIT_MAX_RUNS];  /* and of output tokens/s, % */
     double mean_abs;          /* mean |err| over runs and statistics, % */
     double loro_abs;          /* mean |loro|, % (NAN with one run) */
     double start_scale;       /* the common factor on the roofline's terms at the start */

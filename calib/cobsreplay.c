@@ -240,56 +240,120 @@ static int request_text(const cobs_run *run, const scenario *sc, const char *poo
 }
 
 struct cobs_prep {
-    scenario s;               /* the replay scenario, resolved */
-    int pool;                 /* the index of the replayed pool */
+    scenario *s;              /* the replay scenarios, resolved: one for a request run, one per sweep level */
+    int *pool;                /* the index of the replayed pool in each */
+    size_t n;                 /* scenarios */
+    int sweep;                /* 1: one scenario per level */
 };
+
+/* Requests simulated per sweep level in a fit: fewer than a replay's (the fit
+ * simulates each level hundreds of times); at least 20 per user. */
+static uint64_t prep_level_requests(const cobs_level *L)
+{
+    double n = L->closed ? 20 * L->load : 400;
+    return (uint64_t) (n < 200 ? 200 : n > COBS_PREP_LEVEL_MAX ? COBS_PREP_LEVEL_MAX : n);
+}
+
+/* The replay scenario of sweep level L as text into *TEXT (malloc'd), ROOF as
+ * write_kept_as, REQUESTS measured.  Returns 0, 2 or 1 (ERR). */
+static int level_text(const cobs_level *L, const scenario *sc, const char *pool, const char *roof, uint64_t requests,
+                      char **text, char *err, size_t errlen)
+{
+    size_t len = 0;
+    int classes;
+    *text = NULL;
+    FILE *f = text_open(text, &len, err, errlen);
+    if (!f) return 1;
+    write_kept_as(f, sc, &classes, roof);
+    if (classes) {
+        fclose(f);
+        free(*text);
+        *text = NULL;
+        errmsg_set(err, errlen, "%s: the scenario has [class NAME] sections: a sweep's levels have no classes; replay "
+                   "it through a scenario without classes", ERRMSG_SHOWN(sc->raw.path));
+        return 2;
+    }
+    write_sim(f, sc, requests, 0, pool);
+    if (L->closed) fprintf(f, "users = %.0f\nthink_ms = const(0)\n", L->load);
+    else fprintf(f, "arrival = poisson\nrate = %.17g\n", L->load);
+    fprintf(f, "prompt_tokens = const(%d)\noutput_tokens = const(%d)\n", (int) L->input_tokens, (int) L->output_tokens);
+    if (fclose(f) != 0) {
+        free(*text);
+        *text = NULL;
+        errmsg_set(err, errlen, "out of memory");
+        return 1;
+    }
+    return 0;
+}
+
+void cobs_prep_close(cobs_prep *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->n; i++) scenario_free(&p->s[i]);
+    free(p->s);
+    free(p->pool);
+    free(p);
+}
 
 int cobs_prep_open(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_prep **out,
                    char *err, size_t errlen)
 {
     *out = NULL;
     int idx;
-    if (run->nlvl || !run->nreq) {
-        errmsg_set(err, errlen, "%s: a sweep's levels cannot be prepared for a fit (request runs only)", run->file);
+    if (!run->nlvl && !run->nreq) {
+        errmsg_set(err, errlen, "%s: neither requests nor sweep levels to fit", run->file);
         return 2;
     }
     if (cobs_find_pool(sc, pool, &idx, err, errlen) != 0) return 2;
     cobs_prep *p = calloc(1, sizeof *p);
-    if (!p) {
+    size_t n = run->nlvl ? run->nlvl : 1;
+    if (p) p->s = calloc(n, sizeof *p->s), p->pool = calloc(n, sizeof *p->pool);
+    if (!p || !p->s || !p->pool) {
+        if (p) free(p->s), free(p->pool);
+        free(p);
         errmsg_set(err, errlen, "out of memory");
         return 1;
     }
-    char sec[96], trace[4096], *text = NULL, msg[2048];
+    p->sweep = run->nlvl > 0;
+    char sec[96], trace[4096], msg[2048];
     snprintf(sec, sizeof sec, "pool %s", sc->pools[idx].name);
-    int rc = request_text(run, sc, pool, sec, &text, trace, sizeof trace, NULL, 0, err, errlen);
-    if (rc) {
-        free(p);
-        return rc;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        char *text = NULL;
+        if (p->sweep) rc = level_text(&run->lvl[i], sc, pool, sec, prep_level_requests(&run->lvl[i]), &text, err, errlen);
+        else rc = request_text(run, sc, pool, sec, &text, trace, sizeof trace, NULL, 0, err, errlen);
+        if (rc) break;
+        scenario *s = &p->s[i];
+        if (scenario_load_text(s, sc->raw.path, text, NULL, 0, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
+        if (!p->sweep) unlink(trace);
+        free(text);
+        p->n = i + 1;   /* loaded (or its load failed): freed by cobs_prep_close */
+        if (rc == 0 && scenario_resolve(s, db, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
+        if (rc == 0 && scenario_check_memory(s, scenario_memory_budget(), msg, sizeof msg) != 0) rc = 2;
+        if (rc == 0 && cobs_find_pool(s, sc->pools[idx].name, &p->pool[i], msg, sizeof msg) != 0) rc = 2;
+        if (rc) errmsg_set(err, errlen, "replay: %s", msg);
     }
-    if (scenario_load_text(&p->s, sc->raw.path, text, NULL, 0, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
-    unlink(trace);
-    free(text);
-    if (rc == 0 && scenario_resolve(&p->s, db, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
-    if (rc == 0 && scenario_check_memory(&p->s, scenario_memory_budget(), msg, sizeof msg) != 0) rc = 2;
-    if (rc == 0 && cobs_find_pool(&p->s, sc->pools[idx].name, &p->pool, msg, sizeof msg) != 0) rc = 2;
     if (rc) {
-        errmsg_set(err, errlen, "replay: %s", msg);
-        scenario_free(&p->s);
-        free(p);
+        cobs_prep_close(p);
         return rc;
     }
     *out = p;
     return 0;
 }
 
-struct cost_model *cobs_prep_cost(cobs_prep *p)
+size_t cobs_prep_count(const cobs_prep *p)
 {
-    return &llm_cfg_of(&p->s.pools[p->pool])->cost;
+    return p->n;
+}
+
+struct cost_model *cobs_prep_cost(cobs_prep *p, size_t i)
+{
+    return &llm_cfg_of(&p->s[i].pools[p->pool[i]])->cost;
 }
 
 const model_spec *cobs_prep_model(const cobs_prep *p, int *tp, const char **weights)
 {
-    const llm_cfg *L = llm_cfg_of(&p->s.pools[p->pool]);
+    const llm_cfg *L = llm_cfg_of(&p->s[0].pools[p->pool[0]]);
     *tp = L->tp;
     *weights = L->weights[0] ? L->weights : L->model.weights[0] ? L->model.weights : "bf16";
     return &L->model;
@@ -297,21 +361,37 @@ const model_spec *cobs_prep_model(const cobs_prep *p, int *tp, const char **weig
 
 int cobs_prep_sim(cobs_prep *p, cobs_replay *out, char *err, size_t errlen)
 {
-    sim_result res;
     char msg[2048];
-    memset(&res, 0, sizeof res);
-    int rc = sim_run(&p->s, p->s.seed, &res, msg, sizeof msg);
-    if (rc != 0) errmsg_set(err, errlen, "replay: %s", msg);
-    else fill_pred(&res, out);
-    sim_result_free(&res);
-    return rc ? 1 : 0;
-}
-
-void cobs_prep_close(cobs_prep *p)
-{
-    if (!p) return;
-    scenario_free(&p->s);
-    free(p);
+    if (p->sweep && !out->lv) {
+        out->lv = calloc(p->n, sizeof *out->lv);
+        if (!out->lv) {
+            errmsg_set(err, errlen, "out of memory");
+            return 1;
+        }
+        out->nlv = p->n;
+    }
+    for (size_t i = 0; i < p->n; i++) {
+        sim_result res;
+        memset(&res, 0, sizeof res);
+        if (sim_run(&p->s[i], p->s[i].seed, &res, msg, sizeof msg) != 0) {
+            errmsg_set(err, errlen, "replay: %s", msg);
+            sim_result_free(&res);
+            return 1;
+        }
+        if (p->sweep) {
+            cobs_level_pred *P = &out->lv[i];
+            P->requests = res.served;
+            P->saturated = res.saturated;
+            P->ttft_ms = res.saturated ? NAN : res.ttft.mean;
+            P->itl_ms = res.saturated ? NAN : res.itl.mean;
+            P->tpot_ms = res.saturated ? NAN : res.tpot.mean;
+            P->e2e_ms = res.saturated ? NAN : res.e2e.mean;
+            P->ttft_p99_ms = res.saturated ? NAN : res.ttft.p99;
+            P->output_tps = res.output_tps;
+        } else fill_pred(&res, out);
+        sim_result_free(&res);
+    }
+    return 0;
 }
 
 int cobs_replay_observed(const cobs_run *run, cobs_replay *out, char *err, size_t errlen)

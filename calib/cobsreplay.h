@@ -75,28 +75,35 @@ void cobs_replay_free(cobs_replay *r);
  * cobs_replay_run fills before it simulates.  Returns 0, or 1 when out of memory. */
 int cobs_replay_observed(const cobs_run *run, cobs_replay *out, char *err, size_t errlen);
 
-/* A request run prepared for repeated replays (the observed-run fit, cobsfit.h):
- * the replay scenario of cobs_replay_run written, loaded and resolved once, with
- * the replayed pool's cost model made the roofline, so that the caller can
- * replace it (cobs_prep_cost) between simulations. */
+/* A run prepared for repeated replays (the observed-run fit, cobsfit.h): the
+ * replay scenario of cobs_replay_run (one per level for a sweep) written,
+ * loaded and resolved once, with the replayed pool's cost model made the
+ * roofline, so that the caller can replace it (cobs_prep_cost) between
+ * simulations.  A sweep level simulates 20 requests per user (400 open loop),
+ * within 200..COBS_PREP_LEVEL_MAX, fewer than cobs_replay_run's. */
+#define COBS_PREP_LEVEL_MAX 1000
 typedef struct cobs_prep cobs_prep;
 struct cost_model;
 
-/* Prepares RUN (requests, not levels) through SC as cobs_replay_run would.
+/* Prepares RUN (its requests, or its levels) through SC as cobs_replay_run would.
  * Returns 0 with *OUT (cobs_prep_close it), 2 for bad input, 1 for a runtime
  * failure (ERR one line). */
 int cobs_prep_open(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_prep **out,
                    char *err, size_t errlen);
 
-/* The replayed pool's cost model (owned by P; its hardware resolved). */
-struct cost_model *cobs_prep_cost(cobs_prep *p);
+/* Scenarios P simulates: 1 for a request run, the levels for a sweep. */
+size_t cobs_prep_count(const cobs_prep *p);
+
+/* The replayed pool's cost model in scenario I < cobs_prep_count (owned by P;
+ * its hardware resolved). */
+struct cost_model *cobs_prep_cost(cobs_prep *p, size_t i);
 
 /* The replayed pool's model geometry (owned by P), its TP into *TP and weight
  * precision into *WEIGHTS. */
 const model_spec *cobs_prep_model(const cobs_prep *p, int *tp, const char **weights);
 
-/* Simulates P once into the predicted side of OUT (the observed side is left
- * as it is).  Returns 0, or 1 (ERR). */
+/* Simulates P once into the predicted side of OUT (a sweep: OUT's levels,
+ * allocated on the first call; the observed side is left as it is).  Returns 0, or 1 (ERR). */
 int cobs_prep_sim(cobs_prep *p, cobs_replay *out, char *err, size_t errlen);
 
 void cobs_prep_close(cobs_prep *p);
