@@ -126,8 +126,11 @@ static char *run_pool(int tp)
     cr_assert_eq(r.rc, 0, "%s", r.err);
     char *out = strdup(r.out);
     char *w = strstr(out, "\"wall_time_s\": ");   /* the one field that is not deterministic */
-    if (w)
-        for (w += 15; *w && *w != ','; w++) *w = '0';
+    if (w) {
+        char *e = w += 15;
+        while (*e && *e != ',') e++;
+        memmove(w, e, strlen(e) + 1);
+    }
     result_free(&r);
     return out;
 }
