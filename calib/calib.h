@@ -71,6 +71,12 @@ int cimp_meas(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char *
               size_t errlen);
 int cimp_vidur(sqlite3 *db, const char *dir, const cimp_opts *o, long *n, char *err,
                size_t errlen);
+/* nccl-tests output (all_reduce_perf, alltoall_perf, sendrecv_perf; calib/cnccl.c)
+ * of GPU o->gpu (required): one measurement per size (what allreduce, alltoall or
+ * send_recv; tp = GPUS, or the file's nGpus line when GPUS <= 0).  Returns 0 with
+ * *N set, or -1 + ERR naming the file and line. */
+int cimp_nccl(sqlite3 *db, const char *path, const cimp_opts *o, int gpus, long *n, char *err,
+              size_t errlen);
 
 /* ---- fits ---------------------------------------------------------------------- */
 
@@ -196,6 +202,9 @@ int cnet_codec_time(size_t prompt_chars, int iters, cnet_codec *out, char *err, 
 /* Registers the loader of stored network fits with the simulator (hop =
  * measured(ID), gateway/hop.h).  Call once before loading scenarios. */
 void cnet_register(void);
+/* Registers the loader of imported nccl-tests profiles with the roofline
+ * (llm/cost.h, cost_set_collective): its all-reduce then uses them. */
+void cnccl_register(void);
 
 /* What `calib net` measured. */
 typedef struct calib_net_meas {

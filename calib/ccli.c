@@ -289,6 +289,8 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
         snprintf(err, errlen, "cost: --tp %d does not divide the %d attention heads of %s", q->tp, roof.hw.model.heads, roof.hw.model.name);
         goto out;
     }
+    /* An imported nccl-tests all-reduce of this GPU and TP replaces the link formula. */
+    int profiled = cost_roofline_collectives(roof.state, &roof.hw, db);
     int need = (q->prefill > 0 ? 1 : 0) | (q->decode > 0 ? 2 : 0);
     if (ccost_resolve_for(db, q->kind, q->id, &roof, weights, need ? need : 3, &c, err, errlen) != 0)
         goto out;
@@ -301,7 +303,11 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
     out->step_ms = ccost_step_ms(&c, &s, &parts, &extrap);
     out->kind = ccost_kind_name(c.kind);
     out->id = c.id;
-    snprintf(out->source, sizeof out->source, "%s", c.source);
+    if (profiled && c.kind == CC_ROOFLINE)
+        snprintf(out->source, sizeof out->source, "%s, all-reduce from the nccl profile (%d sizes)", c.source,
+                 ((const cost_roofline *)roof.state)->ar.n);
+    else
+        snprintf(out->source, sizeof out->source, "%s", c.source);
     out->mape = c.mape;
     snprintf(out->range, sizeof out->range, "%s", c.kind == CC_ROOFLINE ? "" : extrap ? "extrapolated" : c.range);
     snprintf(out->note, sizeof out->note, "%s", c.note);

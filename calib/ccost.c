@@ -677,6 +677,7 @@ static int calib_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
     cost_calib *c = m->state;
     cost_model roof = { .hw = m->hw };
     char err[1024];
+    cost_roofline_collectives(&c->roof, &m->hw, db);   /* an imported all-reduce profile, if any */
     if (cost_init(&roof, "roofline", &c->roof)) return scn_fail_sec(x, sec, "cost", "out of memory");
     c->c = calloc(1, sizeof *c->c);
     if (!c->c) {
@@ -733,7 +734,9 @@ static void calib_describe(const cost_model *m, cost_info *out)
         return;
     }
     const ccost *cc = c->c;
-    *out = (cost_info) { ccost_kind_name(cc->kind), cc->id, cc->kind == CC_ROOFLINE ? "datasheet" : cc->source_kind,
+    *out = (cost_info) { ccost_kind_name(cc->kind), cc->id, cc->kind == CC_ROOFLINE
+                         ? (((const cost_roofline *)cc->roof.state)->ar.n > 0 ? "datasheet+nccl" : "datasheet")
+                         : cc->source_kind,
                          cc->mape, cc->carried || !strcmp(cc->range, "extrapolated"), cc->range, "" };
     /* The keys that give the same step times without the calibration database. */
     if (cc->kind == CC_ROOFLINE)

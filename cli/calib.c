@@ -48,6 +48,7 @@ typedef struct opts {
     const char *gpu;          /* --gpu */
     const char *weights;      /* --weights */
     long tp;                  /* --tp (0 = not given) */
+    long gpus;                /* --gpus (0 = not given) */
     long folds;               /* --folds (0 = default) */
     const char *source;       /* --source S (export) */
     const char *target;       /* --target HOST:PORT (net) */
@@ -79,7 +80,7 @@ static int parse_long(const char *opt, const char *v, long lo, long hi, long *ou
 
 /* The options of the calib commands (each command's table lists those it takes). */
 enum { O_MODEL = 1, O_GPU, O_WEIGHTS, O_TP, O_FOLDS, O_SOURCE, O_TARGET, O_SIZES, O_TOKENS, O_BATCHES, O_CONTEXTS,
-       O_PROMPTS, O_REPEATS, O_THREADS };
+       O_PROMPTS, O_REPEATS, O_THREADS, O_GPUS };
 
 #define OPT_MODEL(flags)  { "model", O_MODEL, "M", "the model (a catalog name)", flags }
 #define OPT_TP            { "tp", O_TP, "T", "tensor-parallel degree (1 to 1024)", 0 }
@@ -93,7 +94,8 @@ enum { O_MODEL = 1, O_GPU, O_WEIGHTS, O_TP, O_FOLDS, O_SOURCE, O_TARGET, O_SIZES
 static const cli_opt LIST_OPTS[] = { CLI_OPT_DB, { NULL } };
 static const cli_opt IMPORT_OPTS[] = {
     OPT_MODEL(0),
-    { "gpu", O_GPU, "G", "the GPU (a catalog name) of the measurements", 0 },
+    { "gpu", O_GPU, "G", "the GPU (a catalog name) of the measurements (nccl: required)", 0 },
+    { "gpus", O_GPUS, "N", "nccl: GPUs of the run (default: its '# nThread T nGpus G' line)", 0 },
     CLI_OPT_DB, { NULL },
 };
 static const cli_opt FIT_OPTS[] = {
@@ -132,11 +134,12 @@ static const cli_cmd CALIB_LIST = { "calib list", "", "Lists the measurements an
 static const cli_cmd CALIB_SHOW = { "calib show", "ID", "Prints calibrated model ID (latsim calib list): its coefficients, errors and provenance.\n",
                                     "", LIST_OPTS, 0, 0 };
 static const cli_cmd CALIB_IMPORT = {
-    "calib import", "vidur DIR\nsteps FILE.csv\nmeas FILE.csv",
+    "calib import", "vidur DIR\nsteps FILE.csv\nmeas FILE.csv\nnccl FILE --gpu G",
     "Imports measurements, all or none: Vidur operator profiles (DIR/compute/,\n"
     "attention_a100/, network/); whole-step times (FILE.csv:\n"
     "model,gpu,tp,phase,batch_size,tokens,step_ms[,weights,source]); or measurements\n"
-    "exported by latsim calib export.\n",
+    "exported by latsim calib export; or nccl-tests output (all_reduce_perf,\n"
+    "alltoall_perf, sendrecv_perf) of --gpu G.\n",
     "", IMPORT_OPTS, 0, 0,
 };
 static const cli_cmd CALIB_FIT = {
@@ -190,6 +193,7 @@ static int calib_opt(void *ctx, int id, const char *v)
     case O_CONTEXTS: o->contexts = v; break;
     case O_PROMPTS: o->prompts = v; break;
     case O_TP: bad = parse_long("--tp", v, 1, 1024, &o->tp, err, sizeof err); break;
+    case O_GPUS: bad = parse_long("--gpus", v, 1, 1024, &o->gpus, err, sizeof err); break;
     case O_FOLDS: bad = parse_long("--folds", v, 2, 100, &o->folds, err, sizeof err); break;
     case O_REPEATS: bad = parse_long("--repeats", v, 1, 10000, &o->repeats, err, sizeof err); break;
     default: bad = parse_long("--threads", v, 1, 1024, &o->threads, err, sizeof err); break;   /* O_THREADS */
@@ -237,6 +241,7 @@ static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
     j->n = 0;
     int s = !strcmp(o->pos[0], "vidur") ? cimp_vidur(db, o->pos[1], &io, &j->n, err, n)
             : !strcmp(o->pos[0], "meas") ? cimp_meas(db, o->pos[1], &io, &j->n, err, n)
+            : !strcmp(o->pos[0], "nccl") ? cimp_nccl(db, o->pos[1], &io, (int)o->gpus, &j->n, err, n)
                                          : cimp_steps(db, o->pos[1], &io, &j->n, err, n);
     return s == 0 ? 0 : 2;
 }
@@ -247,8 +252,10 @@ static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
 static int cmd_import(const opts *o)
 {
     char err[2048];
-    if (o->npos != 2 || (strcmp(o->pos[0], "vidur") && strcmp(o->pos[0], "steps") && strcmp(o->pos[0], "meas")))
-        return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv' or 'meas FILE.csv'");
+    if (o->npos != 2
+        || (strcmp(o->pos[0], "vidur") && strcmp(o->pos[0], "steps") && strcmp(o->pos[0], "meas")
+            && strcmp(o->pos[0], "nccl")))
+        return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv', 'meas FILE.csv' or 'nccl FILE'");
     import_job j = { .o = o };
     int rc = cu_write_db(cu_db_path(o->db), import_write, &j, NULL, err, sizeof err);
     if (rc != 0)

@@ -191,6 +191,44 @@ static void link_of(const cost_hw *h, const cost_roofline *c, int across, double
     *bw = (across ? h->gpu.node_link_gbs : h->gpu.link_gbs) * 1e9;
 }
 
+static cost_coll_fn coll_loader;   /* the calibrator's (cost_set_collective) */
+
+void cost_set_collective(cost_coll_fn fn) { coll_loader = fn; }
+
+double cost_coll_time(const cost_coll_prof *p, double bytes)
+{
+    int n = p->n;
+    if (n < 1) return 0;
+    if (bytes <= p->bytes[0]) return p->sec[0];
+    if (n == 1) return p->sec[0] * bytes / p->bytes[0];
+    if (bytes >= p->bytes[n - 1])
+        return p->sec[n - 1] + (bytes - p->bytes[n - 1]) * (p->sec[n - 1] - p->sec[n - 2])
+                                   / (p->bytes[n - 1] - p->bytes[n - 2]);
+    int i = 1;
+    while (p->bytes[i] < bytes) i++;
+    double f = (log(bytes) - log(p->bytes[i - 1])) / (log(p->bytes[i]) - log(p->bytes[i - 1]));
+    return p->sec[i - 1] + f * (p->sec[i] - p->sec[i - 1]);
+}
+
+int cost_roofline_collectives(cost_roofline *c, const cost_hw *h, sqlite3 *db)
+{
+    memset(&c->ar, 0, sizeof c->ar);
+    if (!coll_loader || !db || !h->have_hw || tp_of(h) < 2) return 0;
+    if (coll_loader(db, "allreduce", h->gpu.name, tp_of(h), &c->ar) != 1 || c->ar.n < 1) {
+        memset(&c->ar, 0, sizeof c->ar);
+        return 0;
+    }
+    return 1;
+}
+
+/* One all-reduce of BYTES over tp GPUs (s): the measured profile when C has
+ * one, else LAT + the ring's 2 (tp - 1) / tp of BYTES over BW. */
+static double allreduce_s(const cost_roofline *c, int tp, double lat, double bw, double bytes)
+{
+    if (c->ar.n > 0) return cost_coll_time(&c->ar, bytes);
+    return lat + 2.0 * (tp - 1) / tp * bytes / bw;
+}
+
 /* What the general roofline computes for a step: the first micro-batch's stage
  * and transfer times, and the replica's work (all micro-batches). */
 static double general(const cost_hw *h, const cost_roofline *c, const cost_step *s, cost_breakdown *b,
@@ -239,7 +277,7 @@ static double general(const cost_hw *h, const cost_roofline *c, const cost_step 
         if (tp > 1) {
             double lat, lbw;
             link_of(h, c, node_of(st * tp, gpn) != node_of(st * tp + tp - 1, gpn), &lat, &lbw);
-            double ar = lat + 2.0 * (tp - 1) / tp * act / lbw;
+            double ar = allreduce_s(c, tp, lat, lbw, act);
             double a2a = lat + act * (ep - 1) / ep / lbw;
             int n_ar = 2 * (n - nm) + nm * (ep > 1 ? (ep < tp ? 2 : 1) : 2);
             t_ar = n_ar * ar;
@@ -283,7 +321,7 @@ static double general(const cost_hw *h, const cost_roofline *c, const cost_step 
  * MFU/MBU accounting: the efficiencies do not enter them). */
 static void general_work(const cost_hw *h, const cost_step *s, double *flops, double *bytes)
 {
-    static const cost_roofline unit = { 1, 1, 0, 0, 0 };
+    static const cost_roofline unit = { .compute_eff = 1, .memory_eff = 1 };
     general(h, &unit, s, NULL, flops, bytes);
 }
 
@@ -301,8 +339,9 @@ double cost_roofline_breakdown(const cost_hw *h, const cost_roofline *c, const c
     double tm = bytes / tp / (h->gpu.mem_bw_gbs * 1e9 * eff_of(c->memory_eff));
     if (tp > 1) {
         double msg = tokens * h->model.hidden * ACT_BYTES;
-        t_ar = 2.0 * h->model.layers
-               * (c->allreduce_latency_us * 1e-6 + 2.0 * (tp - 1) / tp * msg / (h->gpu.link_gbs * 1e9));
+        t_ar = c->ar.n > 0 ? 2.0 * h->model.layers * cost_coll_time(&c->ar, msg)
+               : 2.0 * h->model.layers
+                     * (c->allreduce_latency_us * 1e-6 + 2.0 * (tp - 1) / tp * msg / (h->gpu.link_gbs * 1e9));
     }
     double launch = h->model.layers * c->launch_us_per_layer * 1e-3;
     if (b)
@@ -374,9 +413,10 @@ static double roofline_ms(const cost_model *m, const cost_step *s)
     t_mem = bytes / tp / (h->gpu.mem_bw_gbs * 1e9 * eff_of(c->memory_eff));
     if (tp > 1) {
         double msg = tokens * h->model.hidden * ACT_BYTES;
-        t_ar = 2.0 * h->model.layers
-               * (c->allreduce_latency_us * 1e-6
-                  + 2.0 * (tp - 1) / tp * msg / (h->gpu.link_gbs * 1e9));
+        t_ar = c->ar.n > 0 ? 2.0 * h->model.layers * cost_coll_time(&c->ar, msg)
+               : 2.0 * h->model.layers
+                     * (c->allreduce_latency_us * 1e-6
+                        + 2.0 * (tp - 1) / tp * msg / (h->gpu.link_gbs * 1e9));
     }
     return (fmax(t_compute, t_mem) + t_ar) * 1e3 + c->step_overhead_ms
            + h->model.layers * c->launch_us_per_layer * 1e-3;
@@ -393,7 +433,8 @@ static const scn_key ROOFLINE_KEYS[] = {
     { NULL, NULL, NULL },
 };
 
-const cost_roofline cost_roofline_defaults = { 0.6, 0.8, 1.0, 8, 20 };
+const cost_roofline cost_roofline_defaults = { .compute_eff = 0.6, .memory_eff = 0.8, .step_overhead_ms = 1.0,
+                                              .allreduce_latency_us = 8, .launch_us_per_layer = 20 };
 
 static int roofline_parse(cost_model *m, scn_ctx *x, const char *sec)
 {
@@ -411,8 +452,17 @@ static int roofline_parse(cost_model *m, scn_ctx *x, const char *sec)
 
 static void roofline_describe(const cost_model *m, cost_info *out)
 {
-    (void) m;
-    *out = (cost_info) { "roofline", 0, "datasheet", NAN, 0, "", "" };
+    const cost_roofline *c = m->state;
+    *out = (cost_info) { "roofline", 0, c && c->ar.n > 0 ? "datasheet+nccl" : "datasheet", NAN, 0, "", "" };
+}
+
+/* The roofline's all-reduce profile, when one is stored for its GPU and tp. */
+static int roofline_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
+{
+    (void) x;
+    (void) sec;
+    cost_roofline_collectives(m->state, &m->hw, db);
+    return 0;
 }
 
 /* ---- the table ------------------------------------------------------------------- */
@@ -422,7 +472,7 @@ static const cost_ops BUILTIN[] = {
     { "linear", "step_base_ms + prefill_ms_per_token x prompt tokens + decode_ms_per_seq x decode tokens + kv_ms_per_1k_tokens x KV tokens / 1000",
       LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL, NULL, NULL },
     { "roofline", "from the catalog's GPU and model: max(FLOPs, bytes) at the efficiencies, plus all-reduces and overhead",
-      ROOFLINE_KEYS, roofline_parse, NULL, roofline_init, roofline_ms, NULL, roofline_describe, NULL },
+      ROOFLINE_KEYS, roofline_parse, roofline_build, roofline_init, roofline_ms, NULL, roofline_describe, NULL },
 };
 #define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
 
@@ -624,6 +674,7 @@ void cost_fast_init(cost_fast *f, const cost_model *m)
     /* The roofline's own hardware must be the work's (it is: auto copies it). */
     if (!r || !r->hw.have_hw || !h->have_hw || memcmp(&r->hw, h, sizeof *h) != 0) return;
     const cost_roofline *c = r->state;
+    if (c->ar.n > 0) return;   /* a measured all-reduce: the row's own step_ms */
     f->roofline = 1;
     f->tp = tp_of(h);
     f->tp_d = f->tp;

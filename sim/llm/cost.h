@@ -237,13 +237,44 @@ typedef struct cost_linear {
     double kv_ms_per_1k_tokens;   /* ms per 1000 KV tokens read */
 } cost_linear;
 
+/* A measured collective (nccl-tests, imported by `latsim calib import nccl`):
+ * the time of one call at each measured size. */
+#define COST_COLL_MAX 128
+typedef struct cost_coll_prof {
+    int n;                        /* measured sizes (0: no profile) */
+    double bytes[COST_COLL_MAX];  /* message sizes, bytes, ascending */
+    double sec[COST_COLL_MAX];    /* time of one collective at each, s */
+} cost_coll_prof;
+
+/* Time of one collective of BYTES from profile P (P->n >= 1), s: linear in
+ * log(bytes) between measured sizes, the smallest size's time below them, and
+ * the last segment's bandwidth (bytes per s) beyond the largest. */
+double cost_coll_time(const cost_coll_prof *p, double bytes);
+
+/* Loads the stored profile of collective COLL ("allreduce", "alltoall",
+ * "send_recv") over NGPUS GPUs of catalog GPU GPU from DB into *OUT.  Returns 1
+ * when one is stored, 0 when none (or DB holds no calibration tables). */
+typedef int (*cost_coll_fn)(sqlite3 *db, const char *coll, const char *gpu, int ngpus, cost_coll_prof *out);
+
+/* The calibrator registers its loader here (calib/cnccl.c, cnccl_register): the
+ * simulator reads no calibration table itself.  Without one the roofline prices
+ * every collective with its link formula. */
+void cost_set_collective(cost_coll_fn fn);
+
 typedef struct cost_roofline {
     double compute_eff;           /* fraction of peak FLOP/s reached, (0,1] */
     double memory_eff;            /* fraction of peak bandwidth reached, (0,1] */
     double step_overhead_ms;      /* fixed CPU/launch overhead per step, ms */
     double allreduce_latency_us;  /* fixed latency per all-reduce, microseconds */
     double launch_us_per_layer;   /* fixed kernel-launch cost per layer per step, microseconds */
+    cost_coll_prof ar;            /* measured all-reduce of the tp GPUs (ar.n == 0: the link
+                                     formula allreduce_latency_us + ring bytes / link_gbs) */
 } cost_roofline;
+
+/* Fills C->ar with the stored all-reduce profile of H's GPU at H's tp (tp > 1,
+ * a registered loader, DB not NULL); C->ar.n = 0 otherwise.  Returns 1 when a
+ * profile was loaded, else 0. */
+int cost_roofline_collectives(cost_roofline *c, const cost_hw *h, sqlite3 *db);
 
 /* Default roofline parameters (the `roofline` keys' defaults). */
 extern const cost_roofline cost_roofline_defaults;
