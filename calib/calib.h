@@ -254,7 +254,7 @@ typedef struct calib_cost {
     double step_ms;           /* the step's time, ms */
     const char *kind;         /* "roofline", "fitted" or "profile" */
     int64_t id;               /* the stored model (0 for the roofline) */
-    char source[128];         /* where its numbers come from */
+    char source[320];         /* where its numbers come from */
     double mape;              /* its cross-validated MAPE, % (NAN for the roofline) */
     char range[16];           /* "measured", "interpolated", "extrapolated" (this step outside
                                  the measured ranges), "" for the roofline */

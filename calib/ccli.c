@@ -289,7 +289,8 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
         snprintf(err, errlen, "cost: --tp %d does not divide the %d attention heads of %s", q->tp, roof.hw.model.heads, roof.hw.model.name);
         goto out;
     }
-    /* An imported nccl-tests all-reduce of this GPU and TP replaces the link formula. */
+    /* Imported collective profiles of this GPU (all-reduce at tp; all-to-all at ep, send/recv
+     * with pp: not set here) replace the link formulas. */
     int profiled = cost_roofline_collectives(roof.state, &roof.hw, db);
     int need = (q->prefill > 0 ? 1 : 0) | (q->decode > 0 ? 2 : 0);
     if (ccost_resolve_for(db, q->kind, q->id, &roof, weights, need ? need : 3, &c, err, errlen) != 0)
@@ -303,11 +304,21 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
     out->step_ms = ccost_step_ms(&c, &s, &parts, &extrap);
     out->kind = ccost_kind_name(c.kind);
     out->id = c.id;
-    if (profiled && c.kind == CC_ROOFLINE)
-        snprintf(out->source, sizeof out->source, "%s, all-reduce from the nccl profile (%d sizes)", c.source,
-                 ((const cost_roofline *)roof.state)->ar.n);
-    else
-        snprintf(out->source, sizeof out->source, "%s", c.source);
+    snprintf(out->source, sizeof out->source, "%s", c.source);
+    if (profiled && c.kind == CC_ROOFLINE) {
+        /* Each collective priced from a measured profile, by name. */
+        const cost_roofline *rp = roof.state;
+        const cost_coll_prof *pr[] = { &rp->ar, &rp->a2a, &rp->sr, &rp->sr_nodes };
+        static const char *const what[] = { "all-reduce", "all-to-all", "stage transfer within a node",
+                                            "stage transfer across nodes" };
+        static const char *const coll[] = { "", "", " send_recv", " send_recv" };
+        for (int k = 0; k < 4; k++) {
+            size_t L = strlen(out->source);
+            if (pr[k]->n > 0 && L + 1 < sizeof out->source)
+                snprintf(out->source + L, sizeof out->source - L, ", %s from the %s%s profile (%d sizes)", what[k],
+                         pr[k]->source, coll[k], pr[k]->n);
+        }
+    }
     out->mape = c.mape;
     snprintf(out->range, sizeof out->range, "%s", c.kind == CC_ROOFLINE ? "" : extrap ? "extrapolated" : c.range);
     snprintf(out->note, sizeof out->note, "%s", c.note);

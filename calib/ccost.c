@@ -735,7 +735,7 @@ static void calib_describe(const cost_model *m, cost_info *out)
     }
     const ccost *cc = c->c;
     *out = (cost_info) { ccost_kind_name(cc->kind), cc->id, cc->kind == CC_ROOFLINE
-                         ? (((const cost_roofline *)cc->roof.state)->ar.n > 0 ? "datasheet+nccl" : "datasheet")
+                         ? cost_roofline_source(cc->roof.state)
                          : cc->source_kind,
                          cc->mape, cc->carried || !strcmp(cc->range, "extrapolated"), cc->range, "" };
     /* The keys that give the same step times without the calibration database. */

@@ -148,12 +148,63 @@ int cimp_nccl(sqlite3 *db, const char *path, const cimp_opts *o, int gpus, long 
     return rc;
 }
 
+/* Fills OUT from prepared ST (rows bytes, time_ms ascending); returns OUT->n > 0. */
+static int read_prof(sqlite3_stmt *st, const char *source, cost_coll_prof *out)
+{
+    out->n = 0;
+    while (out->n < COST_COLL_MAX && sqlite3_step(st) == SQLITE_ROW) {
+        out->bytes[out->n] = sqlite3_column_double(st, 0);
+        out->sec[out->n] = sqlite3_column_double(st, 1) * 1e-3;
+        out->n++;
+    }
+    snprintf(out->source, sizeof out->source, "%s", source);
+    return out->n > 0;
+}
+
+/* Vidur's send/recv of GPU between two GPUs on one node (DPN 2) or two (DPN 1):
+ * the rows of the GPU's cluster "<gpu>_*" (DGX first, cprofile.c's choice for
+ * the all-reduce), the latest at each size. */
+static int load_vidur_sr(sqlite3 *db, const char *gpu, int dpn, cost_coll_prof *out)
+{
+    sqlite3_stmt *st = NULL;
+    char like[80], name[16], cluster[128] = "";
+    snprintf(like, sizeof like, "%.60s\\_%%", gpu);
+    snprintf(name, sizeof name, "dpn%d", dpn);
+    if (sqlite3_prepare_v2(db, "SELECT gpu FROM calib_meas WHERE source = 'vidur' AND what = 'send_recv' AND gpu LIKE ?1"
+                           " ESCAPE '\\' AND name = ?2 AND tp = 2 GROUP BY gpu ORDER BY (gpu LIKE '%dgx') DESC, gpu"
+                           " LIMIT 1", -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return 0;
+    }
+    sqlite3_bind_text(st, 1, like, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) snprintf(cluster, sizeof cluster, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (!cluster[0]) return 0;
+    if (sqlite3_prepare_v2(db,
+            "SELECT bytes, time_ms FROM calib_meas WHERE id IN (SELECT max(id) FROM calib_meas"
+            " WHERE source = 'vidur' AND what = 'send_recv' AND gpu = ?1 AND name = ?2 AND tp = 2 AND bytes > 0"
+            " GROUP BY bytes) ORDER BY bytes", -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return 0;
+    }
+    sqlite3_bind_text(st, 1, cluster, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    int ok = read_prof(st, "vidur", out);
+    sqlite3_finalize(st);
+    return ok;
+}
+
 /* The loader of stored collective profiles (llm/cost.h, cost_coll_fn): the
- * latest time at each size.  More sizes than COST_COLL_MAX: the first ones. */
+ * latest time at each size.  nccl-tests rows (of the catalog GPU, over NGPUS
+ * GPUs) first; for send/recv, else Vidur's network profile of the GPU
+ * (cimport.c: devices_per_node 2 is within a node, 1 across two nodes).  More
+ * sizes than COST_COLL_MAX: the first ones. */
 static int load_coll(sqlite3 *db, const char *coll, const char *gpu, int ngpus, cost_coll_prof *out)
 {
     sqlite3_stmt *st = NULL;
-    out->n = 0;
+    memset(out, 0, sizeof *out);
+    if (!strcmp(coll, "send_recv_nodes")) return load_vidur_sr(db, gpu, 1, out);
     if (sqlite3_prepare_v2(db,
             "SELECT bytes, time_ms FROM calib_meas WHERE id IN (SELECT max(id) FROM calib_meas"
             " WHERE source = 'nccl' AND what = ?1 AND gpu = ?2 AND tp = ?3 AND bytes > 0 GROUP BY bytes)"
@@ -164,13 +215,10 @@ static int load_coll(sqlite3 *db, const char *coll, const char *gpu, int ngpus, 
     sqlite3_bind_text(st, 1, coll, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, gpu, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, ngpus);
-    while (out->n < COST_COLL_MAX && sqlite3_step(st) == SQLITE_ROW) {
-        out->bytes[out->n] = sqlite3_column_double(st, 0);
-        out->sec[out->n] = sqlite3_column_double(st, 1) * 1e-3;
-        out->n++;
-    }
+    int ok = read_prof(st, "nccl", out);
     sqlite3_finalize(st);
-    return out->n > 0;
+    if (!ok && !strcmp(coll, "send_recv") && ngpus == 2) return load_vidur_sr(db, gpu, 2, out);
+    return ok;
 }
 
 void cnccl_register(void) { cost_set_collective(load_coll); }

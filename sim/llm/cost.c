@@ -210,15 +210,44 @@ double cost_coll_time(const cost_coll_prof *p, double bytes)
     return p->sec[i - 1] + f * (p->sec[i] - p->sec[i - 1]);
 }
 
+/* Loads collective COLL over NGPUS GPUs of H's GPU into *P (emptied when none).
+ * Returns 1 when loaded. */
+static int load_one(sqlite3 *db, const cost_hw *h, const char *coll, int ngpus, cost_coll_prof *p)
+{
+    if (coll_loader(db, coll, h->gpu.name, ngpus, p) == 1 && p->n >= 1) return 1;
+    memset(p, 0, sizeof *p);
+    return 0;
+}
+
 int cost_roofline_collectives(cost_roofline *c, const cost_hw *h, sqlite3 *db)
 {
     memset(&c->ar, 0, sizeof c->ar);
-    if (!coll_loader || !db || !h->have_hw || tp_of(h) < 2) return 0;
-    if (coll_loader(db, "allreduce", h->gpu.name, tp_of(h), &c->ar) != 1 || c->ar.n < 1) {
-        memset(&c->ar, 0, sizeof c->ar);
-        return 0;
+    memset(&c->a2a, 0, sizeof c->a2a);
+    memset(&c->sr, 0, sizeof c->sr);
+    memset(&c->sr_nodes, 0, sizeof c->sr_nodes);
+    if (!coll_loader || !db || !h->have_hw) return 0;
+    int n = 0;
+    if (tp_of(h) >= 2) n += load_one(db, h, "allreduce", tp_of(h), &c->ar);
+    if (ep_of(h) >= 2) n += load_one(db, h, "alltoall", ep_of(h), &c->a2a);
+    if (pp_of(h) >= 2) {
+        n += load_one(db, h, "send_recv", 2, &c->sr);
+        n += load_one(db, h, "send_recv_nodes", 2, &c->sr_nodes);
     }
-    return 1;
+    return n;
+}
+
+int cost_roofline_measured(const cost_roofline *c)
+{
+    return c->ar.n > 0 || c->a2a.n > 0 || c->sr.n > 0 || c->sr_nodes.n > 0;
+}
+
+const char *cost_roofline_source(const cost_roofline *c)
+{
+    if (!c || !cost_roofline_measured(c)) return "datasheet";
+    const cost_coll_prof *p[] = { &c->ar, &c->a2a, &c->sr, &c->sr_nodes };
+    for (int i = 0; i < 4; i++)
+        if (p[i]->n > 0 && strcmp(p[i]->source, "vidur") != 0) return "datasheet+nccl";
+    return "datasheet+vidur";
 }
 
 /* One all-reduce of BYTES over tp GPUs (s): the measured profile when C has
@@ -278,7 +307,7 @@ static double general(const cost_hw *h, const cost_roofline *c, const cost_step 
             double lat, lbw;
             link_of(h, c, node_of(st * tp, gpn) != node_of(st * tp + tp - 1, gpn), &lat, &lbw);
             double ar = allreduce_s(c, tp, lat, lbw, act);
-            double a2a = lat + act * (ep - 1) / ep / lbw;
+            double a2a = c->a2a.n > 0 ? cost_coll_time(&c->a2a, act) : lat + act * (ep - 1) / ep / lbw;
             int n_ar = 2 * (n - nm) + nm * (ep > 1 ? (ep < tp ? 2 : 1) : 2);
             t_ar = n_ar * ar;
             t_a2a = ep > 1 ? 2.0 * nm * a2a : 0;
@@ -301,7 +330,8 @@ static double general(const cost_hw *h, const cost_roofline *c, const cost_step 
                 across |= node_of(st * tp + i, gpn) != node_of((st + 1) * tp + i, gpn);
             double lat, lbw;
             link_of(h, c, across, &lat, &lbw);
-            double x = lat + act / lbw;
+            const cost_coll_prof *sp = across ? &c->sr_nodes : &c->sr;   /* a measured send/recv */
+            double x = sp->n > 0 ? cost_coll_time(sp, act) : lat + act / lbw;
             t_path += x;
             x_ms += x * 1e3;
             if (x > slowest) slowest = x;
@@ -453,10 +483,10 @@ static int roofline_parse(cost_model *m, scn_ctx *x, const char *sec)
 static void roofline_describe(const cost_model *m, cost_info *out)
 {
     const cost_roofline *c = m->state;
-    *out = (cost_info) { "roofline", 0, c && c->ar.n > 0 ? "datasheet+nccl" : "datasheet", NAN, 0, "", "" };
+    *out = (cost_info) { "roofline", 0, cost_roofline_source(c), NAN, 0, "", "" };
 }
 
-/* The roofline's all-reduce profile, when one is stored for its GPU and tp. */
+/* The roofline's collective profiles, when stored for its GPU and tp, ep, pp. */
 static int roofline_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
 {
     (void) x;

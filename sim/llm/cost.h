@@ -48,9 +48,12 @@
  *     combine over ep, each moving T x hidden x 2 bytes x (ep - 1) / ep per
  *     GPU (kept too when ep < tp: the experts' tp/ep slices); a stage whose
  *     tp GPUs span nodes (gpu.gpus_per_node) uses node_link_gbs and adds
- *     node_link_latency_us to each collective's latency;
+ *     node_link_latency_us to each collective's latency; an imported
+ *     all-reduce (tp GPUs) or all-to-all (ep GPUs) profile replaces the
+ *     formula of its collective (the message: T x hidden x 2 bytes);
  *   - between stages: T x hidden x 2 bytes per GPU over the link (the node
- *     link where the two stages' GPUs sit on different nodes);
+ *     link where the two stages' GPUs sit on different nodes), or the
+ *     imported send/recv profile of that link at those bytes;
  *   - step = sum of the stage times + the transfers (the first micro-batch's
  *     path) + (m - 1) x the slowest of them (GPipe: (m + pp - 1) stage times
  *     for equal stages) + step_overhead_ms.
@@ -237,13 +240,15 @@ typedef struct cost_linear {
     double kv_ms_per_1k_tokens;   /* ms per 1000 KV tokens read */
 } cost_linear;
 
-/* A measured collective (nccl-tests, imported by `latsim calib import nccl`):
- * the time of one call at each measured size. */
-#define COST_COLL_MAX 128
+/* A measured collective (nccl-tests, imported by `latsim calib import nccl`;
+ * or Vidur's network profiles, `latsim calib import vidur`): the time of one
+ * call at each measured size.  (Vidur's send_recv.csv has 994 sizes.) */
+#define COST_COLL_MAX 1024
 typedef struct cost_coll_prof {
     int n;                        /* measured sizes (0: no profile) */
     double bytes[COST_COLL_MAX];  /* message sizes, bytes, ascending */
     double sec[COST_COLL_MAX];    /* time of one collective at each, s */
+    char source[8];               /* where the times came from: "nccl", "vidur" ("": unknown) */
 } cost_coll_prof;
 
 /* Time of one collective of BYTES from profile P (P->n >= 1), s: linear in
@@ -251,9 +256,12 @@ typedef struct cost_coll_prof {
  * the last segment's bandwidth (bytes per s) beyond the largest. */
 double cost_coll_time(const cost_coll_prof *p, double bytes);
 
-/* Loads the stored profile of collective COLL ("allreduce", "alltoall",
- * "send_recv") over NGPUS GPUs of catalog GPU GPU from DB into *OUT.  Returns 1
- * when one is stored, 0 when none (or DB holds no calibration tables). */
+/* Loads the stored profile of collective COLL over NGPUS GPUs of catalog GPU
+ * GPU from DB into *OUT: "allreduce" and "alltoall" (the NGPUS GPUs packed onto
+ * nodes of gpus_per_node, as a replica's are: within one node when NGPUS <=
+ * gpus_per_node), "send_recv" (NGPUS = 2 GPUs of one node) or "send_recv_nodes"
+ * (2 GPUs on two nodes: the inter-node link).  Returns 1 when one is stored, 0
+ * when none (or DB holds no calibration tables). */
 typedef int (*cost_coll_fn)(sqlite3 *db, const char *coll, const char *gpu, int ngpus, cost_coll_prof *out);
 
 /* The calibrator registers its loader here (calib/cnccl.c, cnccl_register): the
@@ -269,12 +277,29 @@ typedef struct cost_roofline {
     double launch_us_per_layer;   /* fixed kernel-launch cost per layer per step, microseconds */
     cost_coll_prof ar;            /* measured all-reduce of the tp GPUs (ar.n == 0: the link
                                      formula allreduce_latency_us + ring bytes / link_gbs) */
+    cost_coll_prof a2a;           /* measured all-to-all of the ep GPUs (a2a.n == 0: latency
+                                     + bytes x (ep - 1) / ep / link) */
+    cost_coll_prof sr;            /* measured send/recv between two GPUs of one node: the
+                                     stage-to-stage transfer within a node (sr.n == 0:
+                                     latency + bytes / link_gbs) */
+    cost_coll_prof sr_nodes;      /* the same between two nodes (sr_nodes.n == 0: latency +
+                                     node_link_latency_us + bytes / node_link_gbs) */
 } cost_roofline;
 
-/* Fills C->ar with the stored all-reduce profile of H's GPU at H's tp (tp > 1,
- * a registered loader, DB not NULL); C->ar.n = 0 otherwise.  Returns 1 when a
- * profile was loaded, else 0. */
+/* Fills C's profiles from DB through the registered loader (none, or DB NULL:
+ * all empty): C->ar with the all-reduce of H's GPU at H's tp (tp > 1), C->a2a
+ * with its all-to-all at H's ep (ep > 1), C->sr and C->sr_nodes with its
+ * send/recv within a node and across two (pp > 1).  Returns the number of
+ * profiles loaded (0: the link formulas throughout). */
 int cost_roofline_collectives(cost_roofline *c, const cost_hw *h, sqlite3 *db);
+
+/* 1 when C prices some collective from a measured profile (cost_info's source
+ * is then "datasheet+nccl", or "datasheet+vidur" when all are Vidur's). */
+int cost_roofline_measured(const cost_roofline *c);
+
+/* The source cost_info gives for a roofline of parameters C: "datasheet",
+ * "datasheet+nccl" or "datasheet+vidur" (static strings). */
+const char *cost_roofline_source(const cost_roofline *c);
 
 /* Default roofline parameters (the `roofline` keys' defaults). */
 extern const cost_roofline cost_roofline_defaults;
