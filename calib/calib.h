@@ -77,6 +77,19 @@ int cimp_vidur(sqlite3 *db, const char *dir, const cimp_opts *o, long *n, char *
  * *N set, or -1 + ERR naming the file and line. */
 int cimp_nccl(sqlite3 *db, const char *path, const cimp_opts *o, int gpus, long *n, char *err,
               size_t errlen);
+/* GPU board-power samples (calib/cimport.c): an nvidia-smi log (`nvidia-smi
+ * --query-gpu=timestamp,name,utilization.gpu,power.draw --format=csv`, units
+ * "87 %" and "123.45 W" or nounits; each row a sample of one GPU), or a table
+ * with columns utilization (busy share, 0..1), power_w and optionally gpu.  Rows
+ * of what = power: gpu = o->gpu (required unless the table has a gpu column; a
+ * gpu column's other GPUs are skipped when it is given), batch = the
+ * utilisation share, time_ms = the board power in W (the table's one measured
+ * value column), device and measured_at = nvidia-smi's name and timestamp.
+ * Returns 0 with *N set, or -1 + ERR naming the file, line and column. */
+int cimp_power(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char *err, size_t errlen);
+/* Registers the reader of stored power rows with the simulator (power_set_loader):
+ * what `power_curve = calib` builds its curve from. */
+void cimp_power_register(void);
 
 /* ---- fits ---------------------------------------------------------------------- */
 

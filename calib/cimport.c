@@ -27,6 +27,7 @@
 #include "core/catalog.h"
 #include "ccsv.h"
 #include "cdb.h"
+#include "core/power.h"
 #include "engine/errmsg.h"
 
 /* Physically sane measured times, ms (cdb.h). */
@@ -740,3 +741,156 @@ int cimp_vidur(sqlite3 *db, const char *dir, const cimp_opts *o, long *n, char *
         *n = c.n;
     return rc;
 }
+
+/* ---- power samples: nvidia-smi logs and utilization,power_w tables ------------- */
+
+typedef struct power_ctx {
+    cdb_writer w;
+    const cimp_opts *o;
+    int smi;                   /* 1: an nvidia-smi --format=csv log */
+    int cu, cw, cg, ct, cn;    /* columns: utilisation, power, gpu, timestamp, name (-1: none) */
+    long n;                    /* rows stored */
+} power_ctx;
+
+/* The column whose name, up to a blank or '[', is NAME (nvidia-smi writes
+ * "utilization.gpu [%]" with --format=csv, "utilization.gpu" with nounits); -1. */
+static int smi_col(const ccsv_row *row, const char *name)
+{
+    size_t k = strlen(name);
+    for (size_t i = 0; i < row->nheader; i++)
+        if (!strncmp(row->header[i], name, k) && (!row->header[i][k] || row->header[i][k] == ' ' || row->header[i][k] == '['))
+            return (int)i;
+    return -1;
+}
+
+/* Cell COL as a number followed by nothing or by UNIT ("87 %", "123.45 W";
+ * blanks around), in [LO, HI].  Returns 0, or -1 with "FILE:LINE: column NAME:
+ * ..." in ERR (nvidia-smi's "[N/A]" and "[Not Supported]" included). */
+static int unit_num(const ccsv_row *row, int col, const char *unit, double lo, double hi, double *v, char *err,
+                    size_t errlen)
+{
+    const char *s = row->field[col];
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    if (end != s) {
+        while (*end == ' ') end++;
+        if (!strncmp(end, unit, strlen(unit))) end += strlen(unit);
+        while (*end == ' ') end++;
+    }
+    if (end == s || *end || errno || !isfinite(*v) || (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))) {
+        errmsg_set(err, errlen, "%s:%ld: column %s: '%s' is not a number%s%s", row->path, row->line, row->header[col], s,
+                   unit[0] ? " of " : "", unit);
+        return -1;
+    }
+    if (!(*v >= lo && *v <= hi)) {
+        errmsg_set(err, errlen, "%s:%ld: column %s: '%s' is out of range (expected %g to %g%s%s)", row->path, row->line,
+                   row->header[col], s, lo, hi, unit[0] ? " " : "", unit);
+        return -1;
+    }
+    return 0;
+}
+
+static int power_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
+{
+    power_ctx *c = vctx;
+    if (c->cu < 0) {   /* the header: which format */
+        c->cg = c->ct = c->cn = -1;
+        if ((c->cw = smi_col(row, "power.draw")) >= 0) {
+            c->smi = 1;
+            c->cu = smi_col(row, "utilization.gpu");
+            c->ct = smi_col(row, "timestamp");
+            c->cn = smi_col(row, "name");
+            if (c->cu < 0) {
+                errmsg_set(err, errlen, "%s:1: column utilization.gpu: missing (nvidia-smi --query-gpu=timestamp,name,"
+                           "utilization.gpu,power.draw --format=csv)", row->path);
+                return -1;
+            }
+        } else {
+            c->cu = ccsv_col(row, "utilization");
+            c->cw = ccsv_col(row, "power_w");
+            c->cg = ccsv_col(row, "gpu");
+            if (c->cu < 0 || c->cw < 0) {
+                errmsg_set(err, errlen, "%s:1: column %s: missing (expected utilization,power_w[,gpu], or an nvidia-smi "
+                           "--format=csv log with utilization.gpu and power.draw)", row->path,
+                           c->cu < 0 ? "utilization" : "power_w");
+                return -1;
+            }
+        }
+        if (!c->o->gpu && c->cg < 0) {
+            errmsg_set(err, errlen, "%s: --gpu G is required (the GPU the samples are of%s%s%s)", row->path,
+                       c->cn >= 0 ? "; the log names it '" : "", c->cn >= 0 ? row->field[c->cn] : "", c->cn >= 0 ? "'" : "");
+            return -1;
+        }
+    }
+    const char *gpu = c->o->gpu ? c->o->gpu : row->field[c->cg];
+    if (c->o->gpu && c->cg >= 0 && strcasecmp(row->field[c->cg], c->o->gpu) != 0) return 0;   /* another GPU's */
+    if (!gpu[0]) {
+        errmsg_set(err, errlen, "%s:%ld: column gpu: empty", row->path, row->line);
+        return -1;
+    }
+    double u, w;
+    if (c->smi ? unit_num(row, c->cu, "%", 0, 100, &u, err, errlen)
+               : unit_num(row, c->cu, "", 0, 1, &u, err, errlen))
+        return -1;
+    if (unit_num(row, c->cw, c->smi ? "W" : "", 0, 1e5, &w, err, errlen)) return -1;
+    if (!(w > 0)) {
+        errmsg_set(err, errlen, "%s:%ld: column %s: '%s': a board power is > 0 W", row->path, row->line,
+                   row->header[c->cw], row->field[c->cw]);
+        return -1;
+    }
+    cdb_meas m = { .source = c->smi ? "nvidia-smi" : "csv", .what = "power", .name = "", .model = "", .gpu = gpu,
+                   .weights = "", .tp = 1, .batch = c->smi ? u / 100 : u, .time_ms = w, .std_ms = NAN,
+                   .device = c->cn >= 0 ? row->field[c->cn] : "", .driver = "",
+                   .measured_at = c->ct >= 0 ? row->field[c->ct] : "", .tool = c->o->tool, .file = row->path,
+                   .line = row->line };
+    if (cdb_put(&c->w, &m, NULL, err, errlen) != 0) return -1;
+    c->n++;
+    return 0;
+}
+
+int cimp_power(sqlite3 *db, const char *path, const cimp_opts *o, long *n, char *err, size_t errlen)
+{
+    power_ctx c = { .o = o, .cu = -1 };
+    if (cdb_writer_open(&c.w, db, err, errlen) != 0) return -1;
+    int rc = ccsv_read(path, power_row, &c, err, errlen);
+    cdb_writer_close(&c.w);
+    if (rc == 0 && c.n == 0) {
+        errmsg_set(err, errlen, "%s: no power samples%s%s", path, o->gpu ? " of GPU " : "", o->gpu ? o->gpu : "");
+        rc = -1;
+    }
+    if (rc == 0) {
+        *n = c.n;
+        if (o->log) fprintf(o->log, "%s: %ld power samples\n", path, c.n);
+    }
+    return rc;
+}
+
+/* The rows of what = power of GPU (power.h, power_rows_fn): utilisation share
+ * (batch) and watts (time_ms), in the order stored.  Returns the rows, -1 on a
+ * database error. */
+static int power_rows(sqlite3 *db, const char *gpu, void (*add)(void *, double, double), void *ctx, char *err,
+                      size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT batch, time_ms FROM calib_meas WHERE what = 'power' AND gpu = ?1 ORDER BY id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        /* no calibration tables: nothing stored */
+        return 0;
+    }
+    sqlite3_bind_text(st, 1, gpu, -1, SQLITE_STATIC);
+    int n = 0, s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        add(ctx, sqlite3_column_double(st, 0), sqlite3_column_double(st, 1));
+        n++;
+    }
+    if (s != SQLITE_DONE) {
+        errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+        n = -1;
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+void cimp_power_register(void) { power_set_loader(power_rows); }

@@ -94,7 +94,7 @@ enum { O_MODEL = 1, O_GPU, O_WEIGHTS, O_TP, O_FOLDS, O_SOURCE, O_TARGET, O_SIZES
 static const cli_opt LIST_OPTS[] = { CLI_OPT_DB, { NULL } };
 static const cli_opt IMPORT_OPTS[] = {
     OPT_MODEL(0),
-    { "gpu", O_GPU, "G", "the GPU (a catalog name) of the measurements (nccl: required)", 0 },
+    { "gpu", O_GPU, "G", "the GPU (a catalog name) of the measurements (nccl: required; power: unless the file has a gpu column)", 0 },
     { "gpus", O_GPUS, "N", "nccl: GPUs of the run (default: its '# nThread T nGpus G' line)", 0 },
     CLI_OPT_DB, { NULL },
 };
@@ -134,12 +134,14 @@ static const cli_cmd CALIB_LIST = { "calib list", "", "Lists the measurements an
 static const cli_cmd CALIB_SHOW = { "calib show", "ID", "Prints calibrated model ID (latsim calib list): its coefficients, errors and provenance.\n",
                                     "", LIST_OPTS, 0, 0 };
 static const cli_cmd CALIB_IMPORT = {
-    "calib import", "vidur DIR\nsteps FILE.csv\nmeas FILE.csv\nnccl FILE --gpu G",
+    "calib import", "vidur DIR\nsteps FILE.csv\nmeas FILE.csv\nnccl FILE --gpu G\npower FILE.csv [--gpu G]",
     "Imports measurements, all or none: Vidur operator profiles (DIR/compute/,\n"
     "attention_a100/, network/); whole-step times (FILE.csv:\n"
     "model,gpu,tp,phase,batch_size,tokens,step_ms[,weights,source]); or measurements\n"
     "exported by latsim calib export; or nccl-tests output (all_reduce_perf,\n"
-    "alltoall_perf, sendrecv_perf) of --gpu G.\n",
+    "alltoall_perf, sendrecv_perf) of --gpu G; or GPU power samples: an nvidia-smi\n"
+    "log (--query-gpu=timestamp,name,utilization.gpu,power.draw --format=csv) or a\n"
+    "table utilization,power_w[,gpu] (utilization 0..1), for power_curve = calib.\n",
     "", IMPORT_OPTS, 0, 0,
 };
 static const cli_cmd CALIB_FIT = {
@@ -242,6 +244,7 @@ static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
     int s = !strcmp(o->pos[0], "vidur") ? cimp_vidur(db, o->pos[1], &io, &j->n, err, n)
             : !strcmp(o->pos[0], "meas") ? cimp_meas(db, o->pos[1], &io, &j->n, err, n)
             : !strcmp(o->pos[0], "nccl") ? cimp_nccl(db, o->pos[1], &io, (int)o->gpus, &j->n, err, n)
+            : !strcmp(o->pos[0], "power") ? cimp_power(db, o->pos[1], &io, &j->n, err, n)
                                          : cimp_steps(db, o->pos[1], &io, &j->n, err, n);
     return s == 0 ? 0 : 2;
 }
@@ -254,8 +257,9 @@ static int cmd_import(const opts *o)
     char err[2048];
     if (o->npos != 2
         || (strcmp(o->pos[0], "vidur") && strcmp(o->pos[0], "steps") && strcmp(o->pos[0], "meas")
-            && strcmp(o->pos[0], "nccl")))
-        return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv', 'meas FILE.csv' or 'nccl FILE'");
+            && strcmp(o->pos[0], "nccl") && strcmp(o->pos[0], "power")))
+        return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv', 'meas FILE.csv', 'nccl FILE' or "
+                    "'power FILE.csv'");
     import_job j = { .o = o };
     int rc = cu_write_db(cu_db_path(o->db), import_write, &j, NULL, err, sizeof err);
     if (rc != 0)

@@ -81,6 +81,30 @@ typedef struct load_ctx {
     long rows;                /* rows of GPU */
 } load_ctx;
 
+/* Adds sample (U, W) to its bin. */
+static void bin_add(load_ctx *c, double u, double w)
+{
+    int b = (int) floor(u * (POWER_BINS - 1) + 0.5);
+    c->su[b] += u;
+    c->sw[b] += w;
+    c->n[b]++;
+    c->rows++;
+}
+
+/* C from the bins of X (at least one sample): a point per bin with samples. */
+static void bins_to_curve(const load_ctx *x, power_curve *c)
+{
+    memset(c, 0, sizeof *c);
+    for (int b = 0; b < POWER_BINS; b++)
+        if (x->n[b] > 0) {
+            double u = x->su[b] / (double) x->n[b];
+            if (c->n > 0 && !(u > c->u[c->n - 1])) u = nextafter(c->u[c->n - 1], 2);   /* bins are ordered */
+            c->u[c->n] = u;
+            c->w[c->n] = x->sw[b] / (double) x->n[b];
+            c->n++;
+        }
+}
+
 static int load_header(void *vctx, const csvread_row *row, char *err, size_t errlen)
 {
     load_ctx *c = vctx;
@@ -99,11 +123,7 @@ static int load_row(void *vctx, const csvread_row *row, char *err, size_t errlen
         return csvread_fail(row, row->line, err, errlen, "column utilization: '%s' is not a busy share in [0, 1]", row->field[c->cu]);
     if (csvread_real(row->field[c->cw], &w) || !(w >= 0))
         return csvread_fail(row, row->line, err, errlen, "column watts: '%s' is not a power >= 0 W", row->field[c->cw]);
-    int b = (int) floor(u * (POWER_BINS - 1) + 0.5);
-    c->su[b] += u;
-    c->sw[b] += w;
-    c->n[b]++;
-    c->rows++;
+    bin_add(c, u, w);
     return 0;
 }
 
@@ -119,14 +139,53 @@ int power_curve_load(const char *path, const char *dir, const char *gpu, power_c
                    x.cg >= 0 ? gpu : "", x.cg >= 0 ? ", gpu" : "");
         return -1;
     }
-    memset(c, 0, sizeof *c);
-    for (int b = 0; b < POWER_BINS; b++)
-        if (x.n[b] > 0) {
-            double u = x.su[b] / (double) x.n[b];
-            if (c->n > 0 && !(u > c->u[c->n - 1])) u = nextafter(c->u[c->n - 1], 2);   /* bins are ordered */
-            c->u[c->n] = u;
-            c->w[c->n] = x.sw[b] / (double) x.n[b];
-            c->n++;
+    bins_to_curve(&x, c);
+    return 0;
+}
+
+static power_rows_fn rows_loader;   /* the calibrator's (power_set_loader) */
+
+void power_set_loader(power_rows_fn fn) { rows_loader = fn; }
+
+static void stored_add(void *ctx, double u, double w)
+{
+    load_ctx *c = ctx;
+    if (u < 0) u = 0;
+    if (u > 1) u = 1;
+    bin_add(c, u, w);
+}
+
+int power_curve_stored(sqlite3 *db, const char *gpu, power_curve *c, char *err, size_t errlen)
+{
+    load_ctx x = { .gpu = gpu, .cg = -1 };
+    int n = rows_loader && db ? rows_loader(db, gpu, stored_add, &x, err, errlen) : 0;
+    if (n < 0) return -1;
+    if (x.rows == 0) {
+        errmsg_set(err, errlen, "calib: no power samples of GPU %s in the calibration store (import them: latsim calib "
+                   "import power FILE.csv --gpu %s)", gpu, gpu);
+        return -1;
+    }
+    bins_to_curve(&x, c);
+    /* Monotone: pool adjacent violators (watts decreasing with utilisation) into
+     * their sample-weighted mean, the pooled points keeping their utilisations. */
+    double wt[POWER_MAX_POINTS], lvl[POWER_MAX_POINTS];
+    int len[POWER_MAX_POINTS], nb = 0;
+    for (int b = 0, i = 0; b < POWER_BINS; b++) {
+        if (x.n[b] == 0) continue;
+        lvl[nb] = c->w[i++];
+        wt[nb] = (double) x.n[b];
+        len[nb] = 1;
+        nb++;
+        while (nb > 1 && lvl[nb - 2] > lvl[nb - 1]) {
+            double W = wt[nb - 2] + wt[nb - 1];
+            lvl[nb - 2] = (lvl[nb - 2] * wt[nb - 2] + lvl[nb - 1] * wt[nb - 1]) / W;
+            wt[nb - 2] = W;
+            len[nb - 2] += len[nb - 1];
+            nb--;
         }
+    }
+    for (int k = 0, i = 0; k < nb; k++)
+        for (int j = 0; j < len[k]; j++) c->w[i++] = lvl[k];
+    c->from_db = 1;
     return 0;
 }

@@ -36,7 +36,7 @@ const scn_key llm_keys[] = {
     { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two, least_kv, prefix_affinity) over per-replica queues" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
-    { "power_curve", "linear", "board power per GPU against busy share: \"u:w, u:w, ...\" (W, interpolated linearly), or csv(FILE) of measured samples (columns utilization 0..1, watts, optional gpu; averaged in bins of 0.05); default: the GPU's idle_w + (max_w - idle_w) x busy share" },
+    { "power_curve", "linear", "board power per GPU against busy share: \"u:w, u:w, ...\" (W, interpolated linearly), or csv(FILE) of measured samples (columns utilization 0..1, watts, optional gpu; averaged in bins of 0.05), or calib: the power samples stored for the pool's GPU (latsim calib import power; binned the same way, made non-decreasing); default: the GPU's idle_w + (max_w - idle_w) x busy share" },
     { "role", "both", "disaggregated serving: both (prefill and decode here) | prefill (prefill and first token, then next = the decode pool or a router over several) | decode (takes prefilled requests once their KV has crossed the link)" },
     { "kv_link", "ib-ndr", "role = decode: the link the prompts' KV arrives over, a preset: nvlink (450 GB/s, 0.001 ms) | ib-ndr (50 GB/s, 0.002 ms) | 100gbe (12.5 GB/s, 0.01 ms)" },
     { "kv_link_gbs", "preset's", "role = decode: KV link bandwidth between a prefill and a decode replica, GB/s (overrides kv_link's)" },
@@ -239,6 +239,9 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
             snprintf(file, sizeof file, "%.*s", (int) (n - 5), pc + 4);
             if (power_curve_load(file, x->raw->dir, l->gpu_name, &l->power, msg, sizeof msg))
                 return scn_fail(x, sec, "power_curve", "%s", msg);
+        } else if (!strcmp(pc, "calib")) {
+            memset(&l->power, 0, sizeof l->power);
+            l->power.from_db = 1;   /* the stored samples of the pool's GPU, read by llm_resolve */
         } else if (strcmp(pc, "linear") && power_curve_parse(pc, &l->power, msg, sizeof msg))
             return scn_fail(x, sec, "power_curve", "%s", msg);
     }
@@ -504,6 +507,8 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     /* A [sim] cost_db names the calibration database; else the catalog's. */
     sqlite3 *cdb = s->cost_db ? s->cost_db : db;
     if (l->cost.ops->build && l->cost.ops->build(&l->cost, x, sec, cdb)) return -1;
+    if (l->power.from_db && power_curve_stored(cdb, l->gpu.name, &l->power, msg, sizeof msg))
+        return scn_fail(x, sec, "power_curve", "%s", msg);
     cost_info ci;
     cost_describe(&l->cost, &ci);
     snprintf(l->cost_coeffs, sizeof l->cost_coeffs, "%s", ci.coeffs);
