@@ -280,10 +280,19 @@ int ccost_resolve_for(sqlite3 *db, const char *kind, int64_t id, const cost_mode
         return -1;
     }
     int rc = resolve(db, kind, id, roof, weights, out, err, errlen);
-    if (rc != 0)
+    if (rc != 0) {
         ccost_free(out);
-    else
-        prepare_eval(out);
+        return rc;
+    }
+    /* A profile's all-reduce: an imported nccl profile of this GPU and tp (loaded
+     * into the roofline by cost_roofline_collectives) replaces Vidur's. */
+    const cost_roofline *rp = out->roof.state;
+    if (out->kind == CC_PROFILE && out->profile.tp > 1 && rp && rp->ar.n > 0 && strcmp(rp->ar.source, "vidur") != 0) {
+        out->ar_meas = &rp->ar;
+        size_t L = strlen(out->source);
+        snprintf(out->source + L, sizeof out->source - L, ", all-reduce from the nccl profile (%d sizes)", rp->ar.n);
+    }
+    prepare_eval(out);
     return rc;
 }
 
@@ -428,6 +437,17 @@ static double linear_ratio(const ccost *c, double tokens)
     return tokens >= c->ridge ? c->r_compute : c->r_memory;
 }
 
+/* A profile's all-reduce part for a step of TOKENS tokens (ms) from its own
+ * part P_AR (ms, at the measured GPU): the imported nccl all-reduce of this GPU
+ * when there is one (2 per layer of tokens x hidden x 2 bytes, not carried:
+ * measured here), else P_AR carried by the link ratio. */
+static double profile_ar_ms(const ccost *c, double tokens, double p_ar)
+{
+    if (c->ar_meas)
+        return 2.0 * c->profile.model.layers * cost_coll_time(c->ar_meas, tokens * c->profile.model.hidden * 2) * 1e3;
+    return p_ar * c->r_link;
+}
+
 /* Fills entry T of the token table: the direct evaluation's first two terms and its
  * all-reduce term for a step of T tokens (those parts depend on the tokens alone). */
 static double fill_tok(const ccost *c, int64_t t) __attribute__((noinline, cold));
@@ -443,7 +463,7 @@ static double fill_tok(const ccost *c, int64_t t)
     sum += p[CP_EMB] * c->r_memory;
     c->tab.tok[t] = sum;         /* the table is the model's cache: written through const */
     if (c->tab.ar)
-        c->tab.ar[t] = p[CP_ALLREDUCE] * c->r_link;
+        c->tab.ar[t] = profile_ar_ms(c, (double)t, p[CP_ALLREDUCE]);
     return sum;
 }
 
@@ -534,9 +554,9 @@ static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts
             if (k == CP_LINEAR) r = linear_ratio(c, tokens);
             else if (k == CP_EMB || k == CP_ATTN_DECODE) r = c->r_memory;
             else if (k == CP_ATTN_PREFILL) r = c->r_compute;
-            else if (k == CP_ALLREDUCE) r = c->r_link;
-            add(parts, cprofile_part_names[k], p[k] * r);
-            sum += p[k] * r;
+            double v = k == CP_ALLREDUCE && c->profile.tp > 1 ? profile_ar_ms(c, tokens, p[k]) : p[k] * r;
+            add(parts, cprofile_part_names[k], v);
+            sum += v;
         }
         return sum;
     }

@@ -60,7 +60,7 @@ typedef struct cc_table {
 typedef struct ccost {
     cc_kind kind;           /* the model in use */
     int64_t id;             /* stored id (0 for the roofline) */
-    char source[128];       /* where its numbers come from (with the GPU it was carried from) */
+    char source[256];       /* where its numbers come from (with the GPU it was carried from) */
     char source_kind[32];   /* the measurements' source alone: steps-csv, vidur, cuda, cpu */
     double mape;            /* cross-validated MAPE, % (NAN for the roofline) */
     char range[16];         /* "measured", "interpolated", "extrapolated" ("" roofline) */
@@ -81,6 +81,10 @@ typedef struct ccost {
     cost_model roof;        /* the roofline (always filled: the fallback; owned) */
     cc_table tab;           /* kind profile: its tabulated parts (owned; filled on use) */
     cfitted_eval fev;       /* kind fitted: the model prepared for per-step evaluation */
+    const cost_coll_prof *ar_meas; /* kind profile at tp > 1: the imported nccl all-reduce of
+                               this GPU at tp (the roofline's, roof.state), which replaces the
+                               profile's own all-reduce part (Vidur's cluster measurement);
+                               NULL: none imported */
 } ccost;
 
 /* Resolves KIND ("auto", "fitted", "profile", "roofline"; ignored when ID > 0) for

@@ -192,3 +192,48 @@ Test(collprof, ep_alltoall_is_the_imported_profile)
     cost_free(&m);
     cost_free(&flat);
 }
+
+/* The allreduce part and the step (ms) of `latsim cost --cost profile` for 24
+ * decoding sequences of llama-2-7b on h100 at tp 2; its output in *OUT (malloc'd). */
+static double profile_allreduce(double *step, char **out)
+{
+    result r = run_db(60, "cost", "--model", "llama-2-7b", "--gpu", "h100", "--tp", "2", "--decode", "24",
+                      "--context", "1000", "--cost", "profile", "--json", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    const char *a = strstr(r.out, "\"allreduce\": "), *s = strstr(r.out, "\"step_ms\": ");
+    cr_assert(a && s, "%s", r.out);
+    double v = strtod(a + 13, NULL);
+    *step = strtod(s + 11, NULL);
+    *out = strdup(r.out);
+    result_free(&r);
+    return v;
+}
+
+Test(collprof, profile_allreduce_is_the_nccl_profile_when_imported)
+{
+    result r = run_db(60, "calib", "import", "vidur", "tests/data/vidur", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "profile", "--model", "llama-2-7b", "--gpu", "h100", "--tp", "2", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    double s0, s1;
+    char *o0, *o1;
+    double vidur = profile_allreduce(&s0, &o0);
+    cr_expect(strstr(o0, "nccl") == NULL, "%s", o0);
+    cr_expect_gt(vidur, 0, "Vidur's all-reduce of the h100 DGX at tp 2");
+    r = run_db(60, "calib", "import", "nccl", "tests/data/nccl/all_reduce_perf_h100x8.txt", "--gpu", "h100", "--gpus",
+               "2", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    double nccl = profile_allreduce(&s1, &o1);
+    cr_expect(strstr(o1, "all-reduce from the nccl profile (28 sizes)") != NULL, "%s", o1);
+    /* 2 x 32 all-reduces of 24 x 4096 x 2 = 196608 B, between 131072 B (10.66 us)
+     * and 262144 B (11.31 us), log2(1.5) of the way. */
+    double want = 64 * (10.66 + log2(1.5) * (11.31 - 10.66)) * 1e-3;
+    cr_expect_float_eq(nccl, want, 1e-6, "%.9g vs %.9g", nccl, want);
+    /* Replaced, not added: the step moves by the difference of the two parts alone. */
+    cr_expect_float_eq(s1 - s0, nccl - vidur, 2e-6, "%.9g vs %.9g", s1 - s0, nccl - vidur);
+    free(o0);
+    free(o1);
+}
