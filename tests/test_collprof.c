@@ -18,6 +18,8 @@
 #include "calib.h"
 #include "core/catalog.h"
 #include "llm/cost.h"
+#include "run/scenario.h"
+#include "run/sim.h"
 #include "store/store.h"
 #include "tcli.h"
 
@@ -236,4 +238,45 @@ Test(collprof, profile_allreduce_is_the_nccl_profile_when_imported)
     cr_expect_float_eq(s1 - s0, nccl - vidur, 2e-6, "%.9g vs %.9g", s1 - s0, nccl - vidur);
     free(o0);
     free(o1);
+}
+
+/* TTFT (ms) of one lone 1000-token prompt through llama-3-8b in pp = 2 stages on
+ * h100, resolved against database PATH. */
+static double lone_ttft(const char *path)
+{
+    const char *text = "[sim]\nrequests = 1\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\n"
+                       "prompt_tokens = const(1000)\noutput_tokens = const(3)\n"
+                       "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\npp = 2\ncost = roofline\n";
+    char err[1024];
+    sqlite3 *h = NULL;
+    scenario sc;
+    sim_result res;
+    cr_assert_eq(store_open(path, &h, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_load_text(&sc, "pp.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_resolve(&sc, h, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
+    double t = res.ttft.mean;
+    sim_result_free(&res);
+    scenario_free(&sc);
+    store_close(h);
+    return t;
+}
+
+Test(collprof, a_pp2_run_carries_the_measured_transfer)
+{
+    char mem[300];
+    snprintf(mem, sizeof mem, "%s/none.db", dir);
+    double link = lone_ttft(mem);   /* no profile: the link formula */
+    char vd[256];
+    vidur_dir(vd, sizeof vd);
+    result r = run_db(60, "calib", "import", "vidur", vd, "--gpu", "h100", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    double meas = lone_ttft(db);
+    /* The prompt's step (its first token) sends B = 1000 x 4096 x 2 bytes once:
+     * the TTFT moves by the measured time minus 8 us + B / 900 GB/s, nothing else
+     * (to 2 ns: the clock counts whole nanoseconds, each run rounds once). */
+    double B = 1000.0 * 4096 * 2;
+    double d = (csv_time(2, B) - (8e-6 + B / 900e9)) * 1e3;
+    cr_expect_float_eq(meas - link, d, 2e-6, "%.12g vs %.12g", meas - link, d);
 }
