@@ -22,10 +22,11 @@
 #include "calib.h"   /* cdb_init, transactions, list, show, export, count: public */
 
 typedef struct cdb_meas {
-    const char *source;      /* cuda, cpu, vidur, steps-csv, net */
+    const char *source;      /* cuda, cpu, vidur, steps-csv, net, nccl, nvidia-smi, csv */
     const char *what;        /* op, attn_prefill, attn_decode, step_prefill, step_decode,
-                                allreduce, send_recv, cpu_overhead, gemm, membw, launch,
-                                rtt, encode, decode */
+                                allreduce, alltoall, send_recv, cpu_overhead, gemm, membw,
+                                launch, rtt, encode, decode, power (a GPU power sample:
+                                batch = utilisation share 0..1, time_ms = watts) */
     const char *name;        /* operator or detail (e.g. "mlp_up_proj"), "" for none */
     const char *model;       /* catalog model name, "" for none */
     const char *gpu;         /* catalog GPU name (or network cluster), "" for none */
