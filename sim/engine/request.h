@@ -89,6 +89,7 @@ typedef struct request {
     uint8_t pfx_seen;       /* prefix cache: its first admission has been counted */
     int32_t spec_m;         /* speculative decoding: tokens it emits in the step in flight (1 + accepted, capped), tokens */
     int32_t adapter;        /* LoRA: the adapter it runs with (0-based), or -1 for the base model */
+    uint8_t lora_waited;    /* LoRA: passed over at least once for want of an adapter slot (counted once) */
     double cost_mark;       /* cost accounting: the replica's decode time per sequence (dec_sum) when it began decoding, ns */
     struct request *rprev;  /* replica's running list, in admission order */
     struct request *rnext;

@@ -64,6 +64,7 @@ const scn_key llm_keys[] = {
     { "max_loras", "1", "LoRA: adapters resident per replica, and distinct adapters in one batch (vLLM max_loras)" },
     { "lora_load_gbs", "25", "LoRA: bandwidth an adapter that is not resident loads at, GB/s (PCIe 4.0 x16 host-to-GPU, about 25 GB/s)" },
     { "lora_step_overhead_ms", "2", "LoRA: added to every step that runs an adapter, ms (Punica, arXiv 2310.18547: about 2 ms per token); each distinct adapter also reads its weights" },
+    { "lora_max_wait_ms", "0", "LoRA: a request passed over this long for want of an adapter slot stops those behind it from joining, so the batch drains and it gets the next slot (as SGLang's LoRA draining); 0: no limit, requests whose adapter is in the batch keep passing (vLLM)" },
     { NULL, NULL, NULL },
 };
 
@@ -110,6 +111,7 @@ static int parse_lora(scn_ctx *x, const char *sec, llm_cfg *l)
     if (scn_int(x, sec, "max_loras", 1, 1, 1000000, &l->max_loras)) return -1;
     if (scn_num(x, sec, "lora_load_gbs", 25, 0, 1, 1e6, &l->lora_load_gbs)) return -1;
     if (scn_num(x, sec, "lora_step_overhead_ms", 2, 0, 0, 1e6, &l->lora_step_overhead_ms)) return -1;
+    if (scn_num(x, sec, "lora_max_wait_ms", 0, 0, 0, 1e9, &l->lora_max_wait_ms)) return -1;
     if (l->adapters == 0) return 0;
     if (l->sched->flags & LLM_SCHED_BATCHES)
         return scn_fail(x, sec, "adapters", "needs an iteration-level scheduler (continuous or chunked), not %s",

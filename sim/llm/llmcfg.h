@@ -92,6 +92,7 @@ typedef struct llm_cfg {
     int max_loras;            /* adapters resident per replica (and distinct adapters per step) */
     double lora_load_gbs;     /* host-to-GPU bandwidth an adapter loads at, GB/s (1e9 bytes/s) */
     double lora_step_overhead_ms; /* per distinct adapter in a step, ms */
+    double lora_max_wait_ms;  /* a request passed over for a slot this long blocks those behind it, ms (0: never) */
 } llm_cfg;
 
 enum { LLM_TIER_CPU = 0, LLM_TIER_SSD = 1, LLM_TIERS = 2 };

@@ -8,8 +8,10 @@
  * adapter no running sequence uses (the LRU list holds only those), and the
  * step that admits it waits for the load (bytes / lora_load_gbs), as vLLM
  * loads adapters before the forward pass.  When every slot holds an adapter in
- * use the request waits (and, first come first served, those behind it): a
- * batch never mixes more than max_loras adapters.  A step that runs adapters
+ * use the request waits in its place while those behind it whose adapter is
+ * in the batch join (vLLM's scheduler: sched_continuous.c), so a batch never
+ * mixes more than max_loras adapters; with lora_max_wait_ms, one that has
+ * waited that long stops them (the batch drains, it gets the next slot).  A step that runs adapters
  * costs lora_step_overhead_ms more, plus each distinct adapter's weights read
  * once from HBM (the LoRA matmuls are memory-bound: S-LoRA, Punica). */
 #include "llm/replica.h"
@@ -24,7 +26,7 @@ void llm_lora_pick(llm *P, request *r)
 
 static lru_slots slots(replica *R) { return LRU_SLOTS(R->lora, lora_slot, link); }
 
-int rep_lora_take(replica *R, const request *r)
+int rep_lora_take(replica *R, request *r)
 {
     llm *P = R->pool;
     if (r->adapter < 0) return 0;
@@ -36,7 +38,8 @@ int rep_lora_take(replica *R, const request *r)
     }
     if (R->lora_resident >= P->cfg->max_loras) {
         if (lru_empty(&R->lora_lru)) {
-            if (count) P->lora_waits++;
+            if (count && !r->lora_waited) P->lora_waits++;
+            r->lora_waited = 1;
             return -1;
         }
         uint32_t v = R->lora_lru.tail;
@@ -53,6 +56,12 @@ int rep_lora_take(replica *R, const request *r)
         P->lora_load_total_ms += P->lora_load_one_ms;
     }
     return 0;
+}
+
+int rep_lora_starved(const replica *R, const request *r)
+{
+    double lim = R->pool->cfg->lora_max_wait_ms;
+    return lim > 0 && evq_now(R->pool->st.q) - r->enq >= simtime_from_ms(lim);
 }
 
 void rep_lora_use(replica *R, const request *r, int d)
