@@ -10,6 +10,9 @@
  *   - vLLM's admission: a request whose adapter can get no slot keeps its
  *     place while one behind it whose adapter is in the batch joins (with
  *     lora_max_wait_ms, not once it has waited that long);
+ *   - a trace's adapter column (CSV and JSON lines, tests/data/lora_adapters.*)
+ *     wins over the class's adapter, and a row naming an adapter the pool lacks
+ *     is an error naming the file, line and column;
  *   - a class on the base model loads nothing; configuration errors. */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -212,6 +215,55 @@ Test(lora, in_batch_adapter_passes_a_waiting_request)
     cr_expect_gt(metric(&res, "lora_hit_rate"), 0.5);   /* same-adapter requests join the batch */
     cr_expect_lt(metric(&res, "lora_loads"), 200);
     sim_result_free(&res);
+}
+
+/* tests/data/lora_adapters.{csv,jsonl}: six lone requests (1 s apart) whose
+ * adapter column reads 1, 1, 2, (none), 0, 2 and class column a, a, a, b, a, a,
+ * with [class a] on adapter 1 and [class b] on adapter 2.  The row's adapter
+ * wins over the class's; an empty one leaves the class's; 0 is the base model.
+ * One slot: adapters 1 (load), 1 (hit), 2 (load), 2 (hit, from class b), base,
+ * 2 (hit): 2 loads, hit rate 3/5.  Were the class to win: 1, 1, 1, 2, base, 1
+ * (3 loads); were an empty field the base model: 2 hits of 4. */
+static void adapter_trace(char *buf, size_t n, const char *ext, const char *pool_extra)
+{
+    char cwd[512];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    snprintf(buf, n, "[sim]\nrequests = 6\nwarmup = 0\n[workload]\narrival = trace\ntrace = %s/tests/data/lora_adapters.%s\n"
+             "time_column = t\ntime_format = seconds\nprompt_column = p\noutput_column = o\nclass_column = kind\n"
+             "adapter_column = adapter\n[class a]\nadapter = 1\n[class b]\nadapter = 2\n" POOL "adapters = 2\n%s",
+             cwd, ext, pool_extra);
+}
+
+Test(lora, trace_column_chooses_the_adapter)
+{
+    char buf[2048];
+    sim_result res;
+    const char *ext[] = { "csv", "jsonl" };
+    for (int i = 0; i < 2; i++) {
+        adapter_trace(buf, sizeof buf, ext[i], "max_loras = 1\n");
+        run_text(buf, 1, &res);
+        cr_expect_eq(res.served, 6, "%s", ext[i]);
+        cr_expect_eq(metric(&res, "lora_loads"), 2, "%s: loads %g", ext[i], metric(&res, "lora_loads"));
+        cr_expect_float_eq(metric(&res, "lora_hit_rate"), 3.0 / 5, 1e-12, "%s", ext[i]);
+        sim_result_free(&res);
+    }
+    /* The rows name adapter 2: a pool with one adapter rejects the trace, naming
+     * its file, the line of the first row naming 2 (line 4) and the column. */
+    adapter_trace(buf, sizeof buf, "csv", "");
+    char *a = strstr(buf, "adapters = 2\n[class a]");   /* the pool's, not the class's */
+    cr_assert_null(a);
+    a = strstr(buf, POOL "adapters = 2");
+    cr_assert_not_null(a);
+    a[strlen(POOL) + 11] = '1';
+    char *c = strstr(buf, "[class b]\nadapter = 2");
+    c[strlen("[class b]\nadapter = ")] = '1';
+    expect_error(buf, "lora_adapters.csv:4: column 'adapter' names adapter 2, but the pool has adapters = 1");
+    adapter_trace(buf, sizeof buf, "jsonl", "");
+    a = strstr(buf, POOL "adapters = 2");
+    a[strlen(POOL) + 11] = '1';
+    c = strstr(buf, "[class b]\nadapter = 2");
+    c[strlen("[class b]\nadapter = ")] = '1';
+    expect_error(buf, "lora_adapters.jsonl:3: column 'adapter' names adapter 2");
 }
 
 Test(lora, base_model_class_loads_nothing)

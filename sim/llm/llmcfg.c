@@ -453,6 +453,10 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     llm_cfg *l = llm_cfg_of(p);
     char msg[512];
     int found = 0;
+    if (l->adapters > 0 && s->trace_adapter_max > l->adapters)   /* the trace's adapter column */
+        return scn_fail(x, sec, "adapters", "%s names adapter %d, but the pool has adapters = %d (1..%d; 0: the base model)",
+                        s->trace_adapter_at ? s->trace_adapter_at : "the trace", (int) s->trace_adapter_max, l->adapters,
+                        l->adapters);
     for (int j = 0; j < s->nmodels; j++)
         if (!strcasecmp(s->models[j].name, l->model_name)) { l->model = s->models[j]; found = 1; }
     if (!found && catalog_model(db, l->model_name, &l->model, msg, sizeof msg) != 0)

@@ -1,7 +1,8 @@
 /* lora.c -- LoRA adapters on an LLM replica (docs/llm.md, "LoRA adapters").
  *
- * A request entering the pool takes its class's adapter, or one drawn from a
- * Zipf over the pool's `adapters` (its own stream, "pool NAME lora").  Each
+ * A request entering the pool takes the adapter its trace row names (the
+ * workload's adapter_column), else its class's, else one drawn from a Zipf over
+ * the pool's `adapters` (its own stream, "pool NAME lora").  Each
  * replica keeps up to max_loras adapters resident (vLLM's GPU LoRA slots):
  * admitting a sequence whose adapter is resident is a hit; otherwise the
  * adapter is loaded into a free slot, or into that of the least recently used
@@ -19,7 +20,8 @@
 void llm_lora_pick(llm *P, request *r)
 {
     const llm_cfg *L = P->cfg;
-    int32_t a = r->cls >= 0 && r->cls < L->adapter_ncls ? L->adapter_cls[r->cls] : -2;
+    int32_t a = r->trace_adapter > 0 ? r->trace_adapter - 2   /* the trace row's: 0 the base model, k adapter k */
+              : r->cls >= 0 && r->cls < L->adapter_ncls ? L->adapter_cls[r->cls] : -2;
     if (a == -2) a = (int32_t) zipf_sample(P->lora_zipf, P->lora_rng);
     r->adapter = a;
 }

@@ -363,7 +363,8 @@ void rep_heap_rebuild(replica *R);
 
 /* ---- lora.c: LoRA adapters ------------------------------------------------------ */
 
-/* The adapter of a request entering pool P: its class's, else a Zipf draw. */
+/* The adapter of a request entering pool P: its trace row's, else its class's,
+ * else a Zipf draw. */
 void llm_lora_pick(llm *P, request *r);
 /* Before R admits r: its adapter resident (a hit), or loaded into a free slot or
  * the least recently used unused one (the step waits for the load).  Returns 0,
