@@ -133,11 +133,11 @@ typedef struct replica {
  * others wait in FIFO order. */
 typedef struct kv_xfer {
     request *r;               /* the sequence whose prompt KV is crossing */
-    double rem;               /* bytes still to send */
+    double rem;               /* bytes still to send (with kv_link_profile: ns of the link alone) */
 } kv_xfer;
 
 typedef struct kv_link {
-    double bpns;              /* bandwidth, bytes per ns */
+    double bpns;              /* bandwidth, bytes per ns (with kv_link_profile: 1, ns of work per ns) */
     simtime_t lat;            /* latency added to each transfer, ns */
     int streams;              /* most transfers in flight at once */
     kv_xfer *act;             /* the transfers in flight */
