@@ -13,8 +13,8 @@
  * With kv_link_profile, a stored send/recv profile (Vidur's network profiles,
  * nccl-tests' sendrecv_perf, imported by latsim calib) prices a transfer
  * instead: alone it takes the measured time at its bytes (cost_coll_time:
- * interpolated in log(bytes), extrapolated with the last bandwidth), latency
- * included; the link then counts work in ns of that time, shared as before. */
+ * interpolated in log(bytes); past the largest size, the bandwidth between
+ * half of it and it), latency included; the link then counts work in ns of that time, shared as before. */
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
@@ -71,6 +71,16 @@ int llm_link_profile_load(llm_cfg *l, sqlite3 *db, char *err, size_t errlen)
 
 double llm_link_profile_s(const llm_cfg *l, double bytes)
 {
+    /* Past the largest size: its time plus the extra bytes at the bandwidth
+     * between half of it and it (a dense profile's last segment is noise:
+     * Vidur's H100 DGX rows 128 KiB apart even decrease there). */
+    const cost_coll_prof *z = &l->kv_prof[l->kv_nprof - 1];
+    double top = z->bytes[z->n - 1];
+    if (bytes > top && (l->kv_nprof > 1 || z->n > 1)) {
+        double t1 = llm_link_profile_s(l, top), t0 = llm_link_profile_s(l, top / 2);
+        if (t1 > t0) return t1 + (bytes - top) * (t1 - t0) / (top / 2);
+        return t1 * bytes / top;   /* no growth measured: the largest size's bandwidth */
+    }
     int c = 0;
     while (c < l->kv_nprof - 1 && bytes > l->kv_prof[c].bytes[l->kv_prof[c].n - 1]) c++;
     return cost_coll_time(&l->kv_prof[c], bytes);

@@ -155,7 +155,8 @@ void llm_set_link_profile(llm_link_prof_fn fn);
  * -1 with a message in ERR (none stored, no loader, out of memory). */
 int llm_link_profile_load(llm_cfg *l, sqlite3 *db, char *err, size_t errlen);
 /* The time of one transfer of BYTES alone on L's profiled link, s: the
- * profile's interpolation (cost_coll_time) in the piece holding BYTES. */
+ * profile's interpolation (cost_coll_time) in the piece holding BYTES; past
+ * the largest size S, t(S) + (BYTES - S) x (t(S) - t(S/2)) / (S/2). */
 double llm_link_profile_s(const llm_cfg *l, double bytes);
 
 /* Bytes of one LoRA adapter of L (all the replica's GPUs together): per layer,
