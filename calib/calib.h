@@ -218,6 +218,10 @@ void cnet_register(void);
 /* Registers the loader of imported nccl-tests profiles with the roofline
  * (llm/cost.h, cost_set_collective): its all-reduce then uses them. */
 void cnccl_register(void);
+/* Registers the loader of stored send/recv profiles with the LLM pools
+ * (llm/llmcfg.h, llm_set_link_profile): kv_link_profile then prices each KV
+ * transfer by them (calib/cimport.c). */
+void cimp_link_register(void);
 
 /* What `calib net` measured. */
 typedef struct calib_net_meas {

@@ -12,7 +12,8 @@
  * cpu_overheads.csv rows become "cpu_overhead" (schedule + sampler + prepare
  * inputs + process outputs, medians).  network CSVs become "allreduce" /
  * "send_recv" with bytes = size, tp = num_workers, name = "dpn<devices_per_node>",
- * gpu = the cluster directory name.
+ * gpu = the cluster directory name.  cimp_link_register hands the send_recv
+ * rows (Vidur's or nccl-tests') to decode pools' kv_link_profile.
  */
 #include "cimport.h"
 
@@ -29,6 +30,7 @@
 #include "cdb.h"
 #include "core/power.h"
 #include "engine/errmsg.h"
+#include "llm/llmcfg.h"
 
 /* Physically sane measured times, ms (cdb.h). */
 #define MS_MIN CDB_MS_MIN
@@ -894,3 +896,54 @@ static int power_rows(sqlite3 *db, const char *gpu, void (*add)(void *, double, 
 }
 
 void cimp_power_register(void) { power_set_loader(power_rows); }
+
+/* The loader of stored send/recv profiles for a decode pool's KV link
+ * (llm/llmcfg.h, llm_link_prof_fn): rows of what = 'send_recv' between 2 GPUs
+ * stored under gpu NAME, Vidur's of devices_per_node DPN (name "dpn<DPN>") or
+ * nccl-tests' (any name), the latest at each size. */
+static int load_link(sqlite3 *db, const char *name, int dpn, double **bytes, double **sec, int *n, char *err,
+                     size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    *bytes = *sec = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db,
+            "SELECT bytes, time_ms FROM calib_meas WHERE id IN (SELECT max(id) FROM calib_meas"
+            " WHERE what = 'send_recv' AND gpu = ?1 AND tp = 2 AND bytes > 0 AND (source = 'nccl' OR name = ?2)"
+            " GROUP BY bytes) ORDER BY bytes", -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_finalize(st);   /* no calibration tables: no profile */
+        return 0;
+    }
+    char dn[32];
+    snprintf(dn, sizeof dn, "dpn%d", dpn);
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, dn, -1, SQLITE_TRANSIENT);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if ((size_t) *n == cap) {
+            cap = cap ? 2 * cap : 256;
+            double *b = realloc(*bytes, cap * sizeof *b);
+            if (b) *bytes = b;
+            double *s = b ? realloc(*sec, cap * sizeof *s) : NULL;
+            if (s) *sec = s;
+            if (!b || !s) {
+                sqlite3_finalize(st);
+                errmsg_set(err, errlen, "out of memory");
+                return -1;
+            }
+        }
+        (*bytes)[*n] = sqlite3_column_double(st, 0);
+        (*sec)[*n] = sqlite3_column_double(st, 1) * 1e-3;
+        (*n)++;
+    }
+    if (rc != SQLITE_DONE) {
+        errmsg_set(err, errlen, "reading the send_recv profile: %s", sqlite3_errmsg(db));
+        sqlite3_finalize(st);
+        return -1;
+    }
+    sqlite3_finalize(st);
+    return *n > 0;
+}
+
+void cimp_link_register(void) { llm_set_link_profile(load_link); }

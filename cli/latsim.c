@@ -75,6 +75,7 @@ int main(int argc, char **argv)
     cnet_register();
     cnccl_register();
     cimp_power_register();
+    cimp_link_register();
     if (ccost_register() != 0) return cu_die(1, "cannot add the calibrated cost models to the cost-model table");
     if (argc < 2) { usage(stderr); return 2; }
     const char *cmd = argv[1];

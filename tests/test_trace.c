@@ -191,6 +191,39 @@ Test(trace, errors_name_file_and_line)
     assert_error_at(err, path, 2, "is not a datetime");
 }
 
+Test(trace, adapter_column)
+{
+    /* tests/data/lora_adapters.csv: adapters 1, 1, 2, (empty), 0, 2; the largest
+     * first named on line 4.  The JSON-lines twin has null for the empty one. */
+    const char *files[] = { "tests/data/lora_adapters.csv", "tests/data/lora_adapters.jsonl" };
+    for (int i = 0; i < 2; i++) {
+        trace t;
+        char err[512], want[128];
+        trace_opts o = {.path = files[i], .time_column = "t", .format = TRACE_SECONDS, .adapter_column = "adapter",
+                        .jsonl = i};
+        cr_assert_eq(trace_load(&t, &o, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(t.n, 6);
+        cr_assert_not_null(t.adapter);
+        const int32_t a[] = { 1, 1, 2, -1, 0, 2 };
+        for (int k = 0; k < 6; k++) cr_expect_eq(t.adapter[k], a[k], "%s row %d: %d", files[i], k, t.adapter[k]);
+        cr_expect_eq(t.adapter_max, 2);
+        snprintf(want, sizeof want, "%s:%d: column 'adapter'", files[i], i ? 3 : 4);
+        cr_expect_str_eq(t.adapter_at, want);
+        trace_free(&t);
+    }
+    trace t;
+    char path[64], err[256];
+    write_temp(path, "t,a\n1,2\n2,b3\n");
+    trace_opts o = {.path = path, .time_column = "t", .format = TRACE_SECONDS, .adapter_column = "a"};
+    cr_assert_eq(trace_load(&t, &o, err, sizeof err), -1);
+    assert_error_at(err, path, 3, "column 'a': 'b3' is not an adapter number");
+    unlink(path);
+    write_temp(path, "t,a\n1,-1\n");
+    cr_assert_eq(trace_load(&t, &o, err, sizeof err), -1);
+    assert_error_at(err, path, 2, "'-1' is not an adapter number");
+    unlink(path);
+}
+
 Test(trace, file_level_errors)
 {
     trace t;

@@ -28,6 +28,9 @@ typedef struct scn_facts {
     double run_requests;      /* requests the run asks for: warm-up and measured */
     struct sqlite3 *cost_db;  /* [sim] cost_db opened read-only: where calibrated cost models are
                                  looked up (NULL: the catalog's database) */
+    int32_t trace_adapter_max;/* the largest LoRA adapter a trace row names (workload adapter_column; 0 the
+                                 base model), -1: none */
+    const char *trace_adapter_at; /* "PATH:LINE: column 'NAME'" of the first row naming it, or NULL */
 } scn_facts;
 
 /* A kind's view of the scenario being loaded. */

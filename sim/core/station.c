@@ -215,6 +215,35 @@ request *squeue_peek(squeue *q)
     return q->head;
 }
 
+request *squeue_peek_after(squeue *q, request *prev)
+{
+    if (!prev) return squeue_peek(q);
+    while (prev->next && prev->next->outcome == OUT_TIMED_OUT) {
+        request *d = prev->next;
+        prev->next = d->next;
+        if (q->tail == d) q->tail = prev;
+        q->st->sink->release(q->st->sink->ctx, d);
+    }
+    return prev->next;
+}
+
+request *squeue_dequeue_after(squeue *q, request *prev)
+{
+    if (!prev) return squeue_dequeue(q);
+    request *r = prev->next;
+    if (!r) return NULL;
+    prev->next = r->next;
+    if (q->tail == r) q->tail = prev;
+    r->next = NULL;
+    q->len--;
+    q->st->qlen--;
+    if (r->timeout_ev) {
+        evq_cancel(q->st->q, r->timeout_ev);
+        r->timeout_ev = 0;
+    }
+    return r;
+}
+
 request *squeue_dequeue(squeue *q)
 {
     skip_dead(q);

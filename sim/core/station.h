@@ -221,6 +221,15 @@ int squeue_enqueue(squeue *q, request *r);
 void squeue_push_front(squeue *q, request *r);
 request *squeue_peek(squeue *q);
 request *squeue_dequeue(squeue *q);
+/* Walking past the head (an LLM replica passing over requests it cannot admit
+ * yet, which keep their places): the live request after PREV, a live request
+ * of Q (PREV NULL: the head, as squeue_peek), tombstones on the way dropped;
+ * NULL at the end. */
+request *squeue_peek_after(squeue *q, request *prev);
+/* Removes the live request after PREV (PREV NULL: the head, as squeue_dequeue)
+ * and cancels its timeout; call squeue_peek_after(Q, PREV) first.  Returns it,
+ * or NULL when there is none. */
+request *squeue_dequeue_after(squeue *q, request *prev);
 
 /* Records that R starts (or resumes) service now, ending a wait in the queue. */
 void station_start(station *st, request *r);

@@ -77,6 +77,7 @@ void req_copy_attrs(request *dst, const request *src)
     dst->user = src->user;
     dst->hash_ids = src->hash_ids;
     dst->nhash = src->nhash;
+    dst->trace_adapter = src->trace_adapter;
     dst->intent = src->intent;
     dst->complexity = src->complexity;
     dst->scored = src->scored;

@@ -67,6 +67,8 @@ typedef struct request {
     uint64_t session;       /* multi-turn session it is a turn of (prefix caches; whole prompt blocks keyed by it), 0 = none */
     const int64_t *hash_ids;/* its prompt's block hash ids, in order (shared with the trace: never freed here), or NULL */
     int32_t nhash;          /* how many; each names hash_block_tokens prompt tokens */
+    int32_t trace_adapter;  /* LoRA: the adapter its trace row names, plus 1 (1: the base model, k + 1: adapter
+                               k of 1..N); 0: none (its class's, or a draw) */
     uint8_t truncated;      /* 1 when an LLM pool cut its prompt to max_seq_len */
     uint8_t pd;             /* disaggregated serving, in a decode pool: 0 none, 1 prefilled elsewhere (its KV
                                still to cross the link), 2 its KV has arrived (joins the decodes) */
@@ -89,6 +91,7 @@ typedef struct request {
     uint8_t pfx_seen;       /* prefix cache: its first admission has been counted */
     int32_t spec_m;         /* speculative decoding: tokens it emits in the step in flight (1 + accepted, capped), tokens */
     int32_t adapter;        /* LoRA: the adapter it runs with (0-based), or -1 for the base model */
+    uint8_t lora_waited;    /* LoRA: passed over at least once for want of an adapter slot (counted once) */
     double cost_mark;       /* cost accounting: the replica's decode time per sequence (dec_sum) when it began decoding, ns */
     struct request *rprev;  /* replica's running list, in admission order */
     struct request *rnext;

@@ -10,7 +10,7 @@
 void rep_admit(replica *R, request *r, int64_t blocks)
 {
     llm *P = R->pool;
-    request *d = squeue_dequeue(R->wq);
+    request *d = R->lora_prev ? squeue_dequeue_after(R->wq, R->lora_prev) : squeue_dequeue(R->wq);
     assert(d == r);
     (void) d;
     load_changed(R, ROUTE_KEY_INSIDE);

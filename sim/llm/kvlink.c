@@ -8,18 +8,90 @@
  * kv_link_streams; the others wait FIFO for a stream), plus kv_link_latency_ms.
  * Once it has arrived the sequence joins the decodes at the replica's next step
  * boundary, its prompt cached: its first decode token comes one step later.
- * The link is processor-shared: O(streams) per transfer start or end. */
+ * The link is processor-shared: O(streams) per transfer start or end.
+ *
+ * With kv_link_profile, a stored send/recv profile (Vidur's network profiles,
+ * nccl-tests' sendrecv_perf, imported by latsim calib) prices a transfer
+ * instead: alone it takes the measured time at its bytes (cost_coll_time:
+ * interpolated in log(bytes); past the largest size, the bandwidth between
+ * half of it and it), latency included; the link then counts work in ns of that time, shared as before. */
 #include <assert.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "llm/replica.h"
+
+static llm_link_prof_fn link_loader;   /* calib's (llm_set_link_profile), or NULL */
+
+void llm_set_link_profile(llm_link_prof_fn fn) { link_loader = fn; }
+
+int llm_link_profile_load(llm_cfg *l, sqlite3 *db, char *err, size_t errlen)
+{
+    double *b = NULL, *t = NULL;
+    int n = 0;
+    int got = link_loader && db ? link_loader(db, l->kv_link_profile, l->kv_link_profile_dpn, &b, &t, &n, err, errlen)
+                                : 0;
+    if (got < 0) return -1;
+    if (got == 0 || n < 1) {
+        free(b);
+        free(t);
+        snprintf(err, errlen, "no send_recv profile of '%s' (2 GPUs, devices_per_node %d) in the calibration "
+                 "database%s; import one: latsim calib import vidur DIR --gpu G (its network/CLUSTER/send_recv.csv)",
+                 l->kv_link_profile, l->kv_link_profile_dpn,
+                 !db ? " (none given: --db or [sim] cost_db)" : !link_loader ? " (this program reads none)" : "");
+        return -1;
+    }
+    /* Pieces of COST_COLL_MAX sizes, consecutive ones sharing a size, so that
+     * each piece interpolates its sizes as the whole table would. */
+    int step = COST_COLL_MAX - 1;
+    int np = n > 1 ? (n - 1 + step - 1) / step : 1;
+    free(l->kv_prof);
+    l->kv_prof = calloc((size_t) np, sizeof *l->kv_prof);
+    if (!l->kv_prof) {
+        free(b);
+        free(t);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (int c = 0; c < np; c++) {
+        cost_coll_prof *q = &l->kv_prof[c];
+        int first = c * step, last = first + step < n - 1 ? first + step : n - 1;
+        for (int i = first; i <= last; i++) {
+            q->bytes[q->n] = b[i];
+            q->sec[q->n] = t[i];
+            q->n++;
+        }
+    }
+    l->kv_nprof = np;
+    free(b);
+    free(t);
+    return 0;
+}
+
+double llm_link_profile_s(const llm_cfg *l, double bytes)
+{
+    /* Past the largest size: its time plus the extra bytes at the bandwidth
+     * between half of it and it (a dense profile's last segment is noise:
+     * Vidur's H100 DGX rows 128 KiB apart even decrease there). */
+    const cost_coll_prof *z = &l->kv_prof[l->kv_nprof - 1];
+    double top = z->bytes[z->n - 1];
+    if (bytes > top && (l->kv_nprof > 1 || z->n > 1)) {
+        double t1 = llm_link_profile_s(l, top), t0 = llm_link_profile_s(l, top / 2);
+        if (t1 > t0) return t1 + (bytes - top) * (t1 - t0) / (top / 2);
+        return t1 * bytes / top;   /* no growth measured: the largest size's bandwidth */
+    }
+    int c = 0;
+    while (c < l->kv_nprof - 1 && bytes > l->kv_prof[c].bytes[l->kv_prof[c].n - 1]) c++;
+    return cost_coll_time(&l->kv_prof[c], bytes);
+}
 
 int llm_link_init(llm *P)
 {
     const llm_cfg *L = P->cfg;
     kv_link *k = &P->link;
-    k->bpns = L->kv_link_gbs;                 /* GB/s = bytes per ns */
-    k->lat = simtime_from_ms(L->kv_link_latency_ms);
+    k->bpns = L->kv_prof ? 1.0 : L->kv_link_gbs;   /* GB/s = bytes per ns; with a profile, ns of work per ns */
+    k->lat = L->kv_prof ? 0 : simtime_from_ms(L->kv_link_latency_ms);
     k->streams = L->kv_link_streams;
     k->act = calloc((size_t) k->streams, sizeof *k->act);
     for (int i = 0; k->act && i < P->nrep; i++) {
@@ -73,7 +145,8 @@ static void start(llm *P, request *r)
 {
     kv_link *k = &P->link;
     double bytes = (double) r->prompt * P->cfg->kv_bytes_token;
-    k->act[k->nact++] = (kv_xfer) { r, bytes };
+    double work = P->cfg->kv_prof ? llm_link_profile_s(P->cfg, bytes) * 1e9 : bytes;   /* ns of the link alone */
+    k->act[k->nact++] = (kv_xfer) { r, work };
     if (r->measured && P->window_open) {
         k->nstart++;
         k->wait_ms += simtime_to_ms(evq_now(P->st.q) - r->start);

@@ -155,7 +155,7 @@ static int report(station *st, pool_result *out)
         rc |= pool_result_add(out, "kv_transfer_max_ms", k->n ? k->max_ms : NAN);
         rc |= pool_result_add(out, "kv_link_wait_ms", k->wait_ms / ns);
         rc |= pool_result_add(out, "kv_transfer_mb", k->bytes / ns / 1e6);
-        rc |= pool_result_add(out, "kv_link_gbs", L->kv_link_gbs);
+        rc |= pool_result_add(out, "kv_link_gbs", L->kv_prof ? NAN : L->kv_link_gbs);   /* NAN: priced by kv_link_profile */
         rc |= pool_result_add(out, "kv_link_utilization", span_ns > 0 ? k->busy_ns / span_ns : NAN);
         if (rc) return -1;
     }

@@ -41,6 +41,8 @@ const scn_key llm_keys[] = {
     { "kv_link", "ib-ndr", "role = decode: the link the prompts' KV arrives over, a preset: nvlink (450 GB/s, 0.001 ms) | ib-ndr (50 GB/s, 0.002 ms) | 100gbe (12.5 GB/s, 0.01 ms)" },
     { "kv_link_gbs", "preset's", "role = decode: KV link bandwidth between a prefill and a decode replica, GB/s (overrides kv_link's)" },
     { "kv_link_latency_ms", "preset's", "role = decode: fixed latency of each KV transfer, ms (overrides kv_link's)" },
+    { "kv_link_profile", "none", "role = decode: price each KV transfer by a stored send/recv profile instead: the gpu name it is stored under in the calibration database (--db / [sim] cost_db), e.g. a Vidur network cluster h100_dgx (latsim calib import vidur); replaces kv_link, kv_link_gbs and kv_link_latency_ms" },
+    { "kv_link_profile_dpn", "1", "role = decode: the Vidur devices_per_node of the profile's rows: 1 the two GPUs on different nodes, 2 on one node (ignored for nccl-tests rows)" },
     { "kv_link_streams", "4", "role = decode: transfers in flight at once, sharing the bandwidth equally; later ones wait FIFO" },
     { "kv_offload", "none", "prefix_cache = yes: where KV blocks evicted from the GPU go, to be loaded back on a later hit: none | cpu | ssd | cpu,ssd (the CPU tier's evictions go to the SSD)" },
     { "kv_offload_cpu_gib", "64", "kv_offload: the CPU tier's capacity per replica (per pool when shared), GiB" },
@@ -64,6 +66,7 @@ const scn_key llm_keys[] = {
     { "max_loras", "1", "LoRA: adapters resident per replica, and distinct adapters in one batch (vLLM max_loras)" },
     { "lora_load_gbs", "25", "LoRA: bandwidth an adapter that is not resident loads at, GB/s (PCIe 4.0 x16 host-to-GPU, about 25 GB/s)" },
     { "lora_step_overhead_ms", "2", "LoRA: added to every step that runs an adapter, ms (Punica, arXiv 2310.18547: about 2 ms per token); each distinct adapter also reads its weights" },
+    { "lora_max_wait_ms", "0", "LoRA: a request passed over this long for want of an adapter slot stops those behind it from joining, so the batch drains and it gets the next slot (as SGLang's LoRA draining); 0: no limit, requests whose adapter is in the batch keep passing (vLLM)" },
     { NULL, NULL, NULL },
 };
 
@@ -110,6 +113,7 @@ static int parse_lora(scn_ctx *x, const char *sec, llm_cfg *l)
     if (scn_int(x, sec, "max_loras", 1, 1, 1000000, &l->max_loras)) return -1;
     if (scn_num(x, sec, "lora_load_gbs", 25, 0, 1, 1e6, &l->lora_load_gbs)) return -1;
     if (scn_num(x, sec, "lora_step_overhead_ms", 2, 0, 0, 1e6, &l->lora_step_overhead_ms)) return -1;
+    if (scn_num(x, sec, "lora_max_wait_ms", 0, 0, 0, 1e9, &l->lora_max_wait_ms)) return -1;
     if (l->adapters == 0) return 0;
     if (l->sched->flags & LLM_SCHED_BATCHES)
         return scn_fail(x, sec, "adapters", "needs an iteration-level scheduler (continuous or chunked), not %s",
@@ -218,10 +222,17 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         /* Link presets: NVLink 4 on H100 (450 GB/s per direction), InfiniBand NDR
          * (400 Gb/s = 50 GB/s), 100 GbE (12.5 GB/s); docs/llm.md cites them. */
         static const double GBS[] = { 450.0, 50.0, 12.5 }, LAT[] = { 0.001, 0.002, 0.01 };
-        static const char *const LINK_KEYS[] = { "kv_link", "kv_link_gbs", "kv_link_latency_ms", "kv_link_streams" };
-        for (int i = 0; l->role != LLM_ROLE_DECODE && i < 4; i++)
+        static const char *const LINK_KEYS[] = { "kv_link", "kv_link_gbs", "kv_link_latency_ms", "kv_link_streams",
+                                                 "kv_link_profile", "kv_link_profile_dpn" };
+        for (int i = 0; l->role != LLM_ROLE_DECODE && i < 6; i++)
             if (scn_value(x, sec, LINK_KEYS[i]))
                 return scn_fail(x, sec, LINK_KEYS[i], "only for role = decode pools (the link their KV arrives over)");
+        if (scn_str(x, sec, "kv_link_profile", "none", l->kv_link_profile, sizeof l->kv_link_profile)) return -1;
+        if (!strcmp(l->kv_link_profile, "none")) l->kv_link_profile[0] = '\0';
+        for (int i = 0; l->kv_link_profile[0] && i < 3; i++)
+            if (scn_value(x, sec, LINK_KEYS[i]))
+                return scn_fail(x, sec, LINK_KEYS[i], "kv_link_profile prices the transfers: drop %s", LINK_KEYS[i]);
+        if (scn_int(x, sec, "kv_link_profile_dpn", 1, 1, 64, &l->kv_link_profile_dpn)) return -1;
         if (scn_enum(x, sec, "kv_link", "nvlink|ib-ndr|100gbe", 1, &k)) return -1;
         if (scn_num(x, sec, "kv_link_gbs", GBS[k], 0, 1, 1e9, &l->kv_link_gbs)) return -1;
         if (scn_num(x, sec, "kv_link_latency_ms", LAT[k], 0, 0, 1e9, &l->kv_link_latency_ms)) return -1;
@@ -454,6 +465,10 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     llm_cfg *l = llm_cfg_of(p);
     char msg[512];
     int found = 0;
+    if (l->adapters > 0 && s->trace_adapter_max > l->adapters)   /* the trace's adapter column */
+        return scn_fail(x, sec, "adapters", "%s names adapter %d, but the pool has adapters = %d (1..%d; 0: the base model)",
+                        s->trace_adapter_at ? s->trace_adapter_at : "the trace", (int) s->trace_adapter_max, l->adapters,
+                        l->adapters);
     for (int j = 0; j < s->nmodels; j++)
         if (!strcasecmp(s->models[j].name, l->model_name)) { l->model = s->models[j]; found = 1; }
     if (!found && catalog_model(db, l->model_name, &l->model, msg, sizeof msg) != 0)
@@ -509,6 +524,10 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
     if (l->cost.ops->build && l->cost.ops->build(&l->cost, x, sec, cdb)) return -1;
     if (l->power.from_db && power_curve_stored(cdb, l->gpu.name, &l->power, msg, sizeof msg))
         return scn_fail(x, sec, "power_curve", "%s", msg);
+    if (l->kv_link_profile[0] && !l->kv_prof) {
+        char m[512];
+        if (llm_link_profile_load(l, cdb, m, sizeof m) != 0) return scn_fail(x, sec, "kv_link_profile", "%s", m);
+    }
     cost_info ci;
     cost_describe(&l->cost, &ci);
     snprintf(l->cost_coeffs, sizeof l->cost_coeffs, "%s", ci.coeffs);
@@ -550,6 +569,7 @@ void llm_free_cfg(pool_cfg *p)
     cost_free(&l->draft_cost);
     free(l->spec_accept_cls);
     free(l->adapter_cls);
+    free(l->kv_prof);
     free(l->sched_cfg);
     free(l);
     p->ext = NULL;

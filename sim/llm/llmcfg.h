@@ -58,6 +58,12 @@ typedef struct llm_cfg {
     double kv_link_gbs;       /* decode pools: KV transfer link bandwidth, GB/s (1e9 bytes/s) */
     double kv_link_latency_ms;/* decode pools: latency added to each transfer, ms */
     int kv_link_streams;      /* decode pools: transfers sharing the link at once (the others wait, FIFO), >= 1 */
+    char kv_link_profile[64]; /* decode pools: the stored send/recv profile pricing each transfer (its gpu name in
+                                 the calibration store, e.g. Vidur's cluster h100_dgx), "" for none */
+    int kv_link_profile_dpn;  /* its Vidur devices_per_node: 1 the two GPUs on different nodes, 2 on one node */
+    cost_coll_prof *kv_prof;  /* the profile's rows in pieces of at most COST_COLL_MAX sizes, each piece's last
+                                 size the next one's first (owned; NULL without a profile) */
+    int kv_nprof;             /* pieces */
     double kv_bytes_token;    /* KV bytes per token of the whole model (all layers and KV heads), bytes */
     /* KV-cache offload tiers (offload.c), [LLM_TIER_CPU], [LLM_TIER_SSD] */
     struct {
@@ -92,6 +98,7 @@ typedef struct llm_cfg {
     int max_loras;            /* adapters resident per replica (and distinct adapters per step) */
     double lora_load_gbs;     /* host-to-GPU bandwidth an adapter loads at, GB/s (1e9 bytes/s) */
     double lora_step_overhead_ms; /* per distinct adapter in a step, ms */
+    double lora_max_wait_ms;  /* a request passed over for a slot this long blocks those behind it, ms (0: never) */
 } llm_cfg;
 
 enum { LLM_TIER_CPU = 0, LLM_TIER_SSD = 1, LLM_TIERS = 2 };
@@ -135,6 +142,22 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
  * pool's roofline parameters (or the defaults) and no per-step overhead.
  * Returns 0, or -1 when out of memory. */
 int llm_build_draft_cost(llm_cfg *l);
+
+/* The loader of stored send/recv profiles (calib registers it: calib/cimport.c,
+ * cimp_link_register): the measured time of one point-to-point transfer between
+ * two GPUs of stored gpu NAME (Vidur's devices_per_node DPN), the latest at each
+ * size, sizes ascending: *N rows in malloc'd *BYTES (bytes) and *SEC (s).
+ * Returns 1 when rows are stored, 0 when none, -1 on an error (ERR set). */
+typedef int (*llm_link_prof_fn)(sqlite3 *db, const char *name, int dpn, double **bytes, double **sec, int *n,
+                                char *err, size_t errlen);
+void llm_set_link_profile(llm_link_prof_fn fn);
+/* Loads L's kv_link_profile from DB into L->kv_prof (kvlink.c).  Returns 0, or
+ * -1 with a message in ERR (none stored, no loader, out of memory). */
+int llm_link_profile_load(llm_cfg *l, sqlite3 *db, char *err, size_t errlen);
+/* The time of one transfer of BYTES alone on L's profiled link, s: the
+ * profile's interpolation (cost_coll_time) in the piece holding BYTES; past
+ * the largest size S, t(S) + (BYTES - S) x (t(S) - t(S/2)) / (S/2). */
+double llm_link_profile_s(const llm_cfg *l, double bytes);
 
 /* Bytes of one LoRA adapter of L (all the replica's GPUs together): per layer,
  * for each adapted matrix of in x out, A (in x r) and B (r x out) in bf16. */

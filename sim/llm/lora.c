@@ -1,15 +1,18 @@
 /* lora.c -- LoRA adapters on an LLM replica (docs/llm.md, "LoRA adapters").
  *
- * A request entering the pool takes its class's adapter, or one drawn from a
- * Zipf over the pool's `adapters` (its own stream, "pool NAME lora").  Each
+ * A request entering the pool takes the adapter its trace row names (the
+ * workload's adapter_column), else its class's, else one drawn from a Zipf over
+ * the pool's `adapters` (its own stream, "pool NAME lora").  Each
  * replica keeps up to max_loras adapters resident (vLLM's GPU LoRA slots):
  * admitting a sequence whose adapter is resident is a hit; otherwise the
  * adapter is loaded into a free slot, or into that of the least recently used
  * adapter no running sequence uses (the LRU list holds only those), and the
  * step that admits it waits for the load (bytes / lora_load_gbs), as vLLM
  * loads adapters before the forward pass.  When every slot holds an adapter in
- * use the request waits (and, first come first served, those behind it): a
- * batch never mixes more than max_loras adapters.  A step that runs adapters
+ * use the request waits in its place while those behind it whose adapter is
+ * in the batch join (vLLM's scheduler: sched_continuous.c), so a batch never
+ * mixes more than max_loras adapters; with lora_max_wait_ms, one that has
+ * waited that long stops them (the batch drains, it gets the next slot).  A step that runs adapters
  * costs lora_step_overhead_ms more, plus each distinct adapter's weights read
  * once from HBM (the LoRA matmuls are memory-bound: S-LoRA, Punica). */
 #include "llm/replica.h"
@@ -17,14 +20,15 @@
 void llm_lora_pick(llm *P, request *r)
 {
     const llm_cfg *L = P->cfg;
-    int32_t a = r->cls >= 0 && r->cls < L->adapter_ncls ? L->adapter_cls[r->cls] : -2;
+    int32_t a = r->trace_adapter > 0 ? r->trace_adapter - 2   /* the trace row's: 0 the base model, k adapter k */
+              : r->cls >= 0 && r->cls < L->adapter_ncls ? L->adapter_cls[r->cls] : -2;
     if (a == -2) a = (int32_t) zipf_sample(P->lora_zipf, P->lora_rng);
     r->adapter = a;
 }
 
 static lru_slots slots(replica *R) { return LRU_SLOTS(R->lora, lora_slot, link); }
 
-int rep_lora_take(replica *R, const request *r)
+int rep_lora_take(replica *R, request *r)
 {
     llm *P = R->pool;
     if (r->adapter < 0) return 0;
@@ -36,7 +40,8 @@ int rep_lora_take(replica *R, const request *r)
     }
     if (R->lora_resident >= P->cfg->max_loras) {
         if (lru_empty(&R->lora_lru)) {
-            if (count) P->lora_waits++;
+            if (count && !r->lora_waited) P->lora_waits++;
+            r->lora_waited = 1;
             return -1;
         }
         uint32_t v = R->lora_lru.tail;
@@ -53,6 +58,12 @@ int rep_lora_take(replica *R, const request *r)
         P->lora_load_total_ms += P->lora_load_one_ms;
     }
     return 0;
+}
+
+int rep_lora_starved(const replica *R, const request *r)
+{
+    double lim = R->pool->cfg->lora_max_wait_ms;
+    return lim > 0 && evq_now(R->pool->st.q) - r->enq >= simtime_from_ms(lim);
 }
 
 void rep_lora_use(replica *R, const request *r, int d)

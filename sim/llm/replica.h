@@ -123,6 +123,9 @@ typedef struct replica {
     int lora_resident;        /* adapters loaded (<= max_loras) */
     int lora_active;          /* distinct adapters of its running sequences */
     double lora_load_ms;      /* loads the step being planned waits for, ms */
+    request *lora_prev;       /* while a plan admits: the last waiting request it passed over (its adapter
+                                 had no slot; it keeps its place), the one admitted being the next; NULL:
+                                 the head is admitted */
 } replica;
 
 /* The KV link of a role = decode pool (kvlink.c): transfers in flight share its
@@ -130,11 +133,11 @@ typedef struct replica {
  * others wait in FIFO order. */
 typedef struct kv_xfer {
     request *r;               /* the sequence whose prompt KV is crossing */
-    double rem;               /* bytes still to send */
+    double rem;               /* bytes still to send (with kv_link_profile: ns of the link alone) */
 } kv_xfer;
 
 typedef struct kv_link {
-    double bpns;              /* bandwidth, bytes per ns */
+    double bpns;              /* bandwidth, bytes per ns (with kv_link_profile: 1, ns of work per ns) */
     simtime_t lat;            /* latency added to each transfer, ns */
     int streams;              /* most transfers in flight at once */
     kv_xfer *act;             /* the transfers in flight */
@@ -226,7 +229,7 @@ struct llm {
     uint64_t lora_loads;      /* measured: admissions that loaded their adapter */
     double lora_load_total_ms;/* measured: time steps spent loading adapters, ms */
     double lora_steps_ms;     /* measured: LoRA compute added to the steps (overhead and reads), ms */
-    uint64_t lora_waits;      /* measured: admissions held back as no adapter slot was free */
+    uint64_t lora_waits;      /* measured: requests passed over (once or more) as no adapter slot was free */
 };
 
 /* ---- small helpers every file uses -------------------------------------------- */
@@ -360,12 +363,18 @@ void rep_heap_rebuild(replica *R);
 
 /* ---- lora.c: LoRA adapters ------------------------------------------------------ */
 
-/* The adapter of a request entering pool P: its class's, else a Zipf draw. */
+/* The adapter of a request entering pool P: its trace row's, else its class's,
+ * else a Zipf draw. */
 void llm_lora_pick(llm *P, request *r);
 /* Before R admits r: its adapter resident (a hit), or loaded into a free slot or
  * the least recently used unused one (the step waits for the load).  Returns 0,
- * or -1 when every slot holds an adapter in use (r waits). */
-int rep_lora_take(replica *R, const request *r);
+ * or -1 when every slot holds an adapter in use: r waits, in its place, and the
+ * plan goes on with the requests behind it (vLLM), whose adapters may be in the
+ * batch already. */
+int rep_lora_take(replica *R, request *r);
+/* r, passed over for want of an adapter slot, has waited lora_max_wait_ms or
+ * more (when set): the requests behind it are not to pass it. */
+int rep_lora_starved(const replica *R, const request *r);
 /* r starts (+1) or stops (-1) running on R: its adapter's use count. */
 void rep_lora_use(replica *R, const request *r, int d);
 /* The LoRA time of R's step being started: the loads it waits for, plus, when

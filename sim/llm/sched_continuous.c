@@ -50,12 +50,15 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
         R->chunk[i] = (int32_t) c;
         pbudget -= c;
     }
-    /* Then newcomers, first come first served: stop at the first that does not fit. */
+    /* Then newcomers, first come first served: stop at the first that does not fit.
+     * LoRA: one whose adapter can get no slot is passed over, keeping its place
+     * (R->lora_prev, NULL without adapters), and those behind it are considered. */
     request *r;
     int admitted = 0;
     while (!R->down && pbudget > 0 && R->nrun + R->nxfer < L->max_batch && (max_new <= 0 || admitted < max_new) &&
-           (r = squeue_peek(R->wq)) != NULL) {
+           (r = R->lora_prev ? squeue_peek_after(R->wq, R->lora_prev) : squeue_peek(R->wq)) != NULL) {
         if (r->pd == 1) {
+            if (R->lora_prev) break;        /* transfers start from the head only */
             /* Prefilled in a prefill pool: room for its prompt's KV and its first decode token, then the transfer. */
             int64_t b = blocks_for(P, (int64_t) r->prompt + 1);
             if (b > R->free_blocks) break;
@@ -81,7 +84,11 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
             if (!split && len > pbudget) break;
             if (blocks > R->free_blocks) break;
         }
-        if (R->lora && rep_lora_take(R, r) != 0) break;   /* no adapter slot free: it waits (lora.c) */
+        if (R->lora && rep_lora_take(R, r) != 0) {   /* no adapter slot free: it waits in its place (lora.c) */
+            if (rep_lora_starved(R, r)) break;   /* waited lora_max_wait_ms: the batch drains for it */
+            R->lora_prev = r;
+            continue;
+        }
         rep_admit(R, r, blocks);
         admitted++;
         len -= r->prefilled;
@@ -90,6 +97,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
         R->chunk[R->npf - 1] = (int32_t) c;
         pbudget -= c;
     }
+    R->lora_prev = NULL;
     int64_t firsts = 0;                     /* prompts completing in the step: each emits its first token */
     for (int i = 0; i < R->npf; i++) {
         int64_t c = R->chunk[i];

@@ -55,6 +55,7 @@ static const key_spec KEYS[] = {
     { "trace_order", K_WL, "sequential", "attribute traces: sequential (file order) | shuffle (seeded permutation, new each pass)" },
     { "hash_block_tokens", K_WL, "512", "jsonl traces with hash ids: prompt tokens each id stands for (synthetic prompts are hashed per KV block, block_tokens)" },
     { "class_column", K_WL, "none", "trace column (CSV header / JSON field) naming each row's [class NAME]" },
+    { "adapter_column", K_WL, "none", "trace column (CSV header / JSON field) giving each row's LoRA adapter on pools with adapters: 1..adapters, 0 the base model (empty / null: the class's or a draw); wins over the class's `adapter`" },
     { "complexity_column", K_WL, "none", "trace column (CSV header / JSON field) giving each row's complexity score in [0, 1] (empty / null: none); wins over `complexity`" },
     { "time_column", K_WL, "TIMESTAMP", "trace: header of the arrival-time column" },
     { "time_format", K_WL, "datetime", "trace: seconds | milliseconds | datetime" },
@@ -270,13 +271,14 @@ static int load_trace(ctx *x, const cfg_entry *e, const char *path)
     scenario *s = x->s;
     workload_cfg *w = &s->wl;
     const char *W = "workload";
-    char col[128], fmt[32], pcol[128], ocol[128], ccol[128], xcol[128], full[1024];
+    char col[128], fmt[32], pcol[128], ocol[128], ccol[128], xcol[128], acol[128], full[1024];
     if (get_str(x, W, "time_column", "TIMESTAMP", col, sizeof col)) return -1;
     if (get_str(x, W, "time_format", "datetime", fmt, sizeof fmt)) return -1;
     if (get_str(x, W, "prompt_column", "ContextTokens", pcol, sizeof pcol)) return -1;
     if (get_str(x, W, "output_column", "GeneratedTokens", ocol, sizeof ocol)) return -1;
     if (get_str(x, W, "class_column", "none", ccol, sizeof ccol)) return -1;
     if (get_str(x, W, "complexity_column", "none", xcol, sizeof xcol)) return -1;
+    if (get_str(x, W, "adapter_column", "none", acol, sizeof acol)) return -1;
     size_t pl = strlen(path);
     int jsonl = pl >= 6 && !strcmp(path + pl - 6, ".jsonl");
     int k;
@@ -286,6 +288,7 @@ static int load_trace(ctx *x, const cfg_entry *e, const char *path)
     o.jsonl = jsonl;
     o.class_column = strcmp(ccol, "none") ? ccol : NULL;
     o.complexity_column = strcmp(xcol, "none") ? xcol : NULL;
+    o.adapter_column = strcmp(acol, "none") ? acol : NULL;
     const cfg_entry *fe;
     val(x, W, "time_format", &fe);
     if (trace_format_parse(fmt, &o.format) != 0)
@@ -1093,7 +1096,8 @@ double scenario_arrival_rate(const scenario *s)
 static scn_facts facts_of(const scenario *s)
 {
     return (scn_facts) { s->models, s->nmodels, s->gpus, s->ngpus, &s->wl.prompt, &s->wl.output,
-                         s->wl.trace_tokens, s->wl.tr.hash ? s->wl.hash_block_tokens : 0, (double) s->requests + (double) s->warmup, NULL };
+                         s->wl.trace_tokens, s->wl.tr.hash ? s->wl.hash_block_tokens : 0, (double) s->requests + (double) s->warmup, NULL,
+                         s->wl.tr.adapter ? s->wl.tr.adapter_max : -1, s->wl.tr.adapter_at };
 }
 
 int scenario_resolve(scenario *s, sqlite3 *db, char *err, size_t errlen)

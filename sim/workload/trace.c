@@ -19,7 +19,7 @@
 #include <time.h>
 #include "engine/errmsg.h"
 
-#define MAX_WANTED 5   /* time, prompt, output, complexity and class columns of a trace */
+#define MAX_WANTED 6   /* time, prompt, output, complexity, adapter and class columns of a trace */
 #define FIELD_SHOWN 64 /* bytes of a field quoted in a message (escaped, cut with "...") */
 
 /* How a wanted column's fields are converted. */
@@ -29,7 +29,8 @@ typedef enum {
     COL_DATETIME,      /* "YYYY-MM-DD HH:MM:SS[.fraction]", UTC */
     COL_TOKENS,        /* whole number in [0, INT32_MAX] */
     COL_LABEL,         /* any text: a class name, interned into the trace's labels */
-    COL_SCORE          /* a complexity score: a real number in [0, 1], or an empty field (none: NAN) */
+    COL_SCORE,         /* a complexity score: a real number in [0, 1], or an empty field (none: NAN) */
+    COL_ADAPTER        /* a LoRA adapter number: 0 (the base model) or 1..N, or an empty field (none: -1) */
 } col_kind;
 
 /* One column the caller asked for. */
@@ -56,6 +57,11 @@ typedef struct csv_reader {
     int32_t row_label;           /* COL_LABEL: index into labels */
     double row_score;            /* COL_SCORE: the score, NAN for none */
     bool want_score;             /* a COL_SCORE column is wanted */
+    int32_t row_adapter;         /* COL_ADAPTER: the number, -1 for none */
+    bool want_adapter;           /* a COL_ADAPTER column is wanted */
+    const char *adapter_name;    /* its header name */
+    int32_t adapter_max;         /* the largest number seen (-1: none yet) */
+    long adapter_line;           /* the line of the first row naming it */
 
     bool have_first;             /* the first data row's time has been seen */
     double first_real;           /* seconds or milliseconds: first row's raw number */
@@ -69,6 +75,7 @@ typedef struct csv_reader {
     int32_t *tok[MAX_WANTED];    /* token counts per wanted column that is COL_TOKENS, else NULL */
     int32_t *lab;                /* label index per row (COL_LABEL column), else NULL */
     double *score;               /* complexity score per row (COL_SCORE column; NAN = none), else NULL */
+    int32_t *adp;                /* adapter per row (COL_ADAPTER column; -1 = none), else NULL */
     trace labels;                /* distinct labels (only its labels/nlabels are used) */
 } csv_reader;
 
@@ -273,6 +280,33 @@ static int convert_field(csv_reader *r, size_t k, const char *s)
         r->row_score = v;
         return 0;
     }
+    case COL_ADAPTER: {
+        char f[FIELD_SHOWN];
+        const char *p = s;
+        if (*p == '\0') {           /* none for this row: the class's or a draw */
+            r->row_adapter = -1;
+            return 0;
+        }
+        if (*p == '+')
+            p++;
+        bool digits = *p != '\0';
+        for (const char *q = p; *q != '\0'; q++)
+            if (*q < '0' || *q > '9')
+                digits = false;
+        errno = 0;
+        long long v = digits ? strtoll(p, NULL, 10) : -1;
+        if (!digits || errno == ERANGE || v > INT32_MAX - 2) {
+            rd_error(r, r->row_line, "column '%s': '%s' is not an adapter number (0: the base model, 1..adapters)",
+                     w->name, errmsg_field(s, f, sizeof f));
+            return -1;
+        }
+        r->row_adapter = (int32_t) v;
+        if (r->row_adapter > r->adapter_max) {
+            r->adapter_max = r->row_adapter;
+            r->adapter_line = r->row_line;
+        }
+        return 0;
+    }
     }
     return -1;
 }
@@ -330,10 +364,18 @@ static int store_row(csv_reader *r)
             }
             r->score = p;
         }
+        if (r->want_adapter) {
+            int32_t *p = realloc(r->adp, cap * sizeof *p);
+            if (p == NULL) {
+                rd_error(r, 0, "out of memory");
+                return -1;
+            }
+            r->adp = p;
+        }
         r->cap = cap;
     }
     bool is_time = r->nwant > 0 && r->want[0].kind != COL_TOKENS && r->want[0].kind != COL_LABEL
-                   && r->want[0].kind != COL_SCORE;
+                   && r->want[0].kind != COL_SCORE && r->want[0].kind != COL_ADAPTER;
     if (is_time) {
         if (r->n > 0 && r->row_time < r->t[r->n - 1]) {
             rd_error(r, r->row_line, "time goes backwards (%.9g s after the first row, "
@@ -351,6 +393,8 @@ static int store_row(csv_reader *r)
         r->lab[r->n] = r->row_label;
     if (r->score != NULL)
         r->score[r->n] = r->row_score;
+    if (r->adp != NULL)
+        r->adp[r->n] = r->row_adapter;
     r->n++;
     return 0;
 }
@@ -384,6 +428,8 @@ static void rd_free(csv_reader *r)
     r->lab = NULL;
     free(r->score);
     r->score = NULL;
+    free(r->adp);
+    r->adp = NULL;
     trace_free(&r->labels);
 }
 
@@ -422,6 +468,24 @@ static void rd_want(csv_reader *r, const char *name, col_kind kind)
     r->nwant++;
     if (kind == COL_SCORE)
         r->want_score = true;
+    if (kind == COL_ADAPTER) {
+        r->want_adapter = true;
+        r->adapter_name = name;
+        r->adapter_max = -1;
+    }
+}
+
+int trace_note_adapter(trace *t, const char *path, long line, const char *column)
+{
+    char buf[1400];
+    if (line > 0) snprintf(buf, sizeof buf, "%s:%ld: column '%s'", path, line, column);
+    else snprintf(buf, sizeof buf, "%s: column '%s'", path, column);
+    free(t->adapter_at);
+    t->adapter_at = malloc(strlen(buf) + 1);
+    if (t->adapter_at == NULL)
+        return -1;
+    strcpy(t->adapter_at, buf);
+    return 0;
 }
 
 int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
@@ -457,6 +521,8 @@ int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
     }
     if (o->complexity_column != NULL)
         rd_want(&r, o->complexity_column, COL_SCORE);
+    if (o->adapter_column != NULL)
+        rd_want(&r, o->adapter_column, COL_ADAPTER);
     if (o->class_column != NULL)
         rd_want(&r, o->class_column, COL_LABEL);   /* always the last wanted column */
     if (rd_run(&r) != 0) {
@@ -485,6 +551,17 @@ int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen)
     }
     t->score = r.score;
     r.score = NULL;
+    if (r.want_adapter) {
+        t->adapter = r.adp;
+        r.adp = NULL;
+        t->adapter_max = r.adapter_max;
+        if (r.adapter_max >= 0 && trace_note_adapter(t, r.path, r.adapter_line, r.adapter_name) != 0) {
+            rd_error(&r, 0, "out of memory");
+            rd_free(&r);
+            trace_free(t);
+            return -1;
+        }
+    }
     rd_free(&r);
     return 0;
 }
@@ -520,6 +597,8 @@ void trace_free(trace *t)
     free(t->hash_off);
     free(t->label);
     free(t->score);
+    free(t->adapter);
+    free(t->adapter_at);
     for (size_t i = 0; i < t->nlabels; i++)
         free(t->labels[i]);
     free(t->labels);

@@ -24,6 +24,8 @@ typedef struct trace_opts {
     const char *class_column;    /* header (CSV) or field (JSON lines) name of each row's class, or NULL */
     const char *complexity_column; /* header (CSV) or field (JSON lines) name of each row's complexity score in
                                       [0, 1] (an empty CSV field or JSON null: none), or NULL */
+    const char *adapter_column;  /* header (CSV) or field (JSON lines) name of each row's LoRA adapter number
+                                    (0: the base model, 1..N; an empty CSV field or JSON null: none), or NULL */
     int jsonl;                   /* 1: JSON lines (Mooncake), else CSV */
 } trace_opts;
 
@@ -38,12 +40,17 @@ typedef struct trace {
     char **labels;       /* distinct class-column values, in order of first appearance */
     size_t nlabels;
     double *score;       /* complexity column: score in [0, 1] per row, NAN for none; or NULL */
+    int32_t *adapter;    /* adapter column: per row the adapter it names (0: the base model, 1..N), -1 for
+                            none; or NULL */
+    int32_t adapter_max; /* the largest adapter the rows name (-1: none; with adapter only) */
+    char *adapter_at;    /* "PATH:LINE: column 'NAME'" of the first row naming adapter_max (for messages), or NULL */
 } trace;
 
 /* Loads the whole trace (O->time_column NULL: no times, t all 0) (CSV, or JSON lines when O->jsonl: one object per line
  * with "timestamp" (ms), "input_length", "output_length", optional "hash_ids"
  * (array of integers >= 0), and the class field when O->class_column is set,
- * the complexity field (a number in [0, 1] or null) when O->complexity_column is;
+ * the complexity field (a number in [0, 1] or null) when O->complexity_column is,
+ * the adapter field (a whole number >= 0 or null) when O->adapter_column is;
  * the time and token options are ignored).  Returns 0, or -1 with "PATH:LINE: message" (or "PATH: message"
  * when no line applies) in ERR; T is then empty and needs no trace_free. */
 int trace_load(trace *t, const trace_opts *o, char *err, size_t errlen);
@@ -51,6 +58,10 @@ void trace_free(trace *t);
 
 /* The JSON-lines reader behind trace_load (trace_jsonl.c, jansson). */
 int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen);
+
+/* Sets T's adapter_at to "PATH:LINE: column 'COLUMN'" (LINE <= 0: no line).
+ * Returns 0, or -1 when out of memory. */
+int trace_note_adapter(trace *t, const char *path, long line, const char *column);
 
 /* Index of label S in T's labels, added when new.  Returns -1 when out of memory. */
 int32_t trace_intern_label(trace *t, const char *s);

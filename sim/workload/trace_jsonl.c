@@ -6,8 +6,9 @@
  * decreasing), token counts whole numbers >= 0, hash_ids (optional) integers
  * >= 0 naming the prompt's blocks.  Every row's ids go into one flat array with
  * an offset per row, so a request can point at its row's ids without a copy.
- * Optional named fields: the class (a string) and the complexity score (a number
- * in [0, 1], or null for none), on every line when asked for.
+ * Optional named fields: the class (a string), the complexity score (a number
+ * in [0, 1], or null for none) and the LoRA adapter (a whole number >= 0, 0 the
+ * base model, or null for none), on every line when asked for.
  * Empty lines are skipped.  Errors name the line: "PATH:LINE: message".
  */
 #include <errno.h>
@@ -81,8 +82,9 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
     char *buf = NULL;
     size_t bufcap = 0;
     ssize_t len;
-    long line = 0;
+    long line = 0, aline = 0;    /* aline: the first line naming adapter_max */
     int rc = -1;
+    t->adapter_max = -1;
     json_t *root = NULL;
     while ((len = getline(&buf, &bufcap, f)) >= 0) {
         line++;
@@ -112,7 +114,9 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
             if (p4 && o->class_column) t->label = p4;
             void *p5 = o->complexity_column ? realloc(t->score, nc * sizeof *t->score) : t;
             if (p5 && o->complexity_column) t->score = p5;
-            if (!p0 || !p1 || !p2 || !p3 || !p4 || !p5) {
+            void *p6 = o->adapter_column ? realloc(t->adapter, nc * sizeof *t->adapter) : t;
+            if (p6 && o->adapter_column) t->adapter = p6;
+            if (!p0 || !p1 || !p2 || !p3 || !p4 || !p5 || !p6) {
                 jl_fail(err, errlen, path, 0, "out of memory");
                 goto done;
             }
@@ -169,6 +173,23 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
                 t->score[t->n] = v;
             }
         }
+        if (o->adapter_column) {
+            json_t *c = json_object_get(root, o->adapter_column);
+            char fn[64];
+            errmsg_field(o->adapter_column, fn, sizeof fn);
+            if (!c) { jl_fail(err, errlen, path, line, "no field \"%s\" (adapter_column)", fn); goto done; }
+            if (json_is_null(c)) t->adapter[t->n] = -1;   /* none: the class's or a draw */
+            else if (!json_is_integer(c) || json_integer_value(c) < 0 || json_integer_value(c) > INT32_MAX - 2) {
+                jl_fail(err, errlen, path, line, "column '%s': not an adapter number (0: the base model, 1..adapters)", fn);
+                goto done;
+            } else {
+                t->adapter[t->n] = (int32_t) json_integer_value(c);
+                if (t->adapter[t->n] > t->adapter_max) {
+                    t->adapter_max = t->adapter[t->n];
+                    aline = line;
+                }
+            }
+        }
         json_t *h = json_object_get(root, "hash_ids");
         if (has_hash < 0) has_hash = h != NULL;
         if ((h != NULL) != has_hash) {
@@ -201,6 +222,10 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
     if (t->n == 0) { jl_fail(err, errlen, path, 0, "no rows"); goto done; }
     if (has_hash) t->hash_off[0] = 0;
     else { free(t->hash_off); t->hash_off = NULL; }
+    if (t->adapter_max >= 0 && trace_note_adapter(t, path, aline, o->adapter_column) != 0) {
+        jl_fail(err, errlen, path, 0, "out of memory");
+        goto done;
+    }
     rc = 0;
 done:
     json_decref(root);

@@ -566,6 +566,7 @@ int wl_fill(wl_source *src, request *r)
         r->prompt = draw_tokens(&k->prompt, src->tok_rng);
         r->output = draw_tokens(&k->output, src->tok_rng);
     }
+    if (has_row && w->tr.adapter) r->trace_adapter = w->tr.adapter[row] + 1;   /* LoRA pools read it */
     if (has_row && w->tr.score && !isnan(w->tr.score[row])) {   /* the row's score wins over any draw */
         r->complexity = w->tr.score[row];
         r->scored = 1;
