@@ -431,3 +431,97 @@ Test(explore, mpi_worker_rank_killed_in_a_sweep_loses_no_point)
     cr_expect_eq(db_count(db, "SELECT count(*) FROM sweep_points"), 4);
     cr_expect_eq(db_count(db, "SELECT count(DISTINCT run_id) FROM sweep_points"), 4);
 }
+
+/* ---- report explore --html ------------------------------------------------- */
+
+static int on_path_x(const char *prog)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "command -v %s >/dev/null 2>&1", prog);
+    return system(cmd) == 0;
+}
+
+/* The page of an exploration: self-contained (one inline SVG, no script, no
+ * URL fetched), its tables match the exploration's JSON (the Pareto set row
+ * for row, the best), text from the grid escaped; rendered by headless
+ * Chromium without console errors (CI must have it, as for test_review.c). */
+Test(explore, report_html_of_an_exploration)
+{
+    char grid[256], html[300], path[300];
+    write_grid("g<&>.ini", 400, NULL, grid, sizeof grid);
+    result r = run(300, "explore", grid, "--db", db, "--json", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_error_t je;
+    json_t *j = json_loads(r.out, 0, &je);
+    cr_assert_not_null(j, "%s", je.text);
+    result_free(&r);
+    snprintf(html, sizeof html, "%s/x.html", dir);
+    r = run(120, "report", "explore", "--db", db, "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "(exploration 1)"), "%s", r.out);
+    result_free(&r);
+    size_t n;
+    char *page = slurp_or_fail(html, &n);
+    int svgs = 0;
+    for (const char *p = strstr(page, "<svg"); p; p = strstr(p + 1, "<svg")) svgs++;
+    cr_expect_eq(svgs, 1, "%d pictures", svgs);
+    cr_expect(strstr(page, "<table id=\"headline\">") && strstr(page, "<table id=\"best-config\">") && strstr(page, "<table id=\"pareto\">"));
+    cr_expect(strstr(page, "<script") == NULL && strstr(page, "src=\"http") == NULL && strstr(page, "href=\"http") == NULL
+              && strstr(page, "url(http") == NULL && strstr(page, "<link") == NULL, "not self-contained");
+    cr_expect(strstr(page, "g&lt;&amp;&gt;.ini") != NULL, "the grid's name escaped");
+    /* The Pareto table: one row per frontier point, in order. */
+    const char *t = strstr(page, "<table id=\"pareto\">"), *e = t ? strstr(t, "</table>") : NULL;
+    cr_assert(t && e);
+    json_t *fr = json_object_get(j, "frontier"), *f;
+    cr_assert_gt(json_array_size(fr), 1);
+    size_t i;
+    const char *at = t;
+    json_array_foreach(fr, i, f) {
+        char row[600];
+        snprintf(row, sizeof row, "<tr><th>%s</th><td>%.4g</td>", json_string_value(json_object_get(f, "settings")),
+                 json_real_value(json_object_get(f, "usd_per_hour")));
+        const char *hit = strstr(at, row);
+        cr_expect(hit && hit < e, "frontier point %zu (%s) not in the Pareto table in order", i, row);
+        if (hit) at = hit + 1;
+    }
+    int rows = 0;
+    for (const char *p = strstr(strstr(t, "<tbody>"), "<tr><th>"); p && p < e; p = strstr(p + 1, "<tr><th>")) rows++;
+    cr_expect_eq((size_t) rows, json_array_size(fr));
+    char best[600];
+    snprintf(best, sizeof best, "<table id=\"best-config\"><thead><tr><th>configuration</th><th>usd_per_hour</th><th>ttft_p99_ms</th>"
+             "<th>energy_kwh</th></tr></thead><tbody>\n<tr><th>%s</th>",
+             json_string_value(json_object_get(json_object_get(j, "best"), "settings")));
+    cr_expect(strstr(page, best), "the best configuration: %s", best);
+    free(page);
+    json_decref(j);
+    /* Bad input: one line, exit 2, nothing written. */
+    r = run(60, "report", "explore", "7", "--db", db, "--html", html, NULL);
+    expect_one_line(&r, 2, "no exploration 7", "latsim: report");
+    result_free(&r);
+    snprintf(path, sizeof path, "%s/none.db", dir);
+    r = run(60, "run", "scenarios/default.ini", "--db", path, NULL);
+    result_free(&r);
+    snprintf(html, sizeof html, "%s/y.html", dir);
+    r = run(60, "report", "explore", "--db", path, "--html", html, NULL);
+    expect_one_line(&r, 2, "holds no exploration", "latsim: report");
+    result_free(&r);
+    cr_expect(access(html, F_OK) != 0, "a page was written");
+
+    if (!on_path_x("chromium")) {
+        cr_assert(getenv("CI") == NULL || strcmp(getenv("CI"), "true"), "CI=true but chromium is not installed");
+        cr_log_warn("chromium is not installed: the page was not rendered in a browser");
+        return;
+    }
+    char cmd[2048], dom[300], log[300];
+    snprintf(html, sizeof html, "%s/x.html", dir);
+    snprintf(dom, sizeof dom, "%s/dom.html", dir);
+    snprintf(log, sizeof log, "%s/console.log", dir);
+    snprintf(cmd, sizeof cmd, "timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/profile"
+             " --enable-logging=stderr --v=0 --dump-dom file://%s >%s 2>%s", dir, html, dom, log);
+    cr_assert_eq(system(cmd), 0, "chromium --dump-dom failed: %s", slurp(log, NULL));
+    char *d = slurp_or_fail(dom, NULL), *l = slurp_or_fail(log, NULL);
+    cr_expect(strstr(d, "id=\"pareto\"") && strstr(d, "Exploration 1"), "the DOM lacks the page");
+    cr_expect(strstr(l, "CONSOLE") == NULL && strstr(l, "Uncaught") == NULL && strstr(l, "net::ERR") == NULL, "console errors: %s", l);
+    free(d);
+    free(l);
+}
