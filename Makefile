@@ -164,7 +164,7 @@ test: deps
 	  LATSIM_BIN=$(BUILD)/latsim tests/golden/run.sh --check && tests/check-layers.sh
 
 # make test-mpi: the MPI build (build/release-mpi, mpicc) and the tests of
-# `latsim explore` with it, those under mpirun included (tests/test_explore.c;
+# `latsim explore`, `sweep` and `plan` with it, those under mpirun included (tests/test_explore.c;
 # in the default build they are reported as skipped).  Root needs
 # OMPI_ALLOW_RUN_AS_ROOT: set here for mpirun.
 test-mpi:
@@ -186,7 +186,7 @@ REPEAT ?= 5
 bench: latsim
 	tests/bench-base.sh --base $(BASE) --repeat $(REPEAT) $(CASE)
 
-# make bench-mpi [REPEAT=N]: tasks/s of `latsim explore` under mpirun -n 1, 2, 4
+# make bench-mpi [REPEAT=N]: tasks/s of `latsim explore` and `sweep` under mpirun -n 1, 2, 4
 # (the MPI build; tests/bench-mpi.sh, docs/explore.md).
 bench-mpi:
 	$(MAKE) MPI=1 build/release-mpi/latsim

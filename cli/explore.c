@@ -369,7 +369,7 @@ static int check_axes(explore *e)
     return 0;
 }
 
-/* The configurations and tasks (every rank builds the same list).  Returns 0
+/* The configurations and tasks (rank 0; the other ranks receive each task whole).  Returns 0
  * or the exit status (printed). */
 static int expand(explore *e)
 {
@@ -769,11 +769,6 @@ int explore_main(int argc, char **argv)
 {
     explore e;
     memset(&e, 0, sizeof e);
-    taskmpi_init(NULL, NULL);
-    int rank = taskmpi_rank();
-    if (rank > 0) {                       /* rank 0 speaks for the job */
-        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) {}
-    }
     cli_args a;
     int rc = cli_parse(&CMD, argc, argv, &a, explore_opt, &e);
     if (rc != CLI_GO) goto done;
@@ -785,10 +780,6 @@ int explore_main(int argc, char **argv)
     if ((rc = parse_grid(&e)) != 0) goto done;
     if ((rc = check_axes(&e)) != 0) goto done;
     if ((rc = expand(&e)) != 0) goto done;
-    if (rank > 0) {
-        rc = taskmpi_serve(e.ts, e.ntask, e.dbpath) == 0 ? 0 : 1;
-        goto done;
-    }
     char err[2048];
     if (cu_check_db_path(e.dbpath, err, sizeof err) != 0) { rc = cu_die(2, "%s", err); goto done; }
     if ((rc = validate(&e)) != 0) goto done;
@@ -818,7 +809,5 @@ int explore_main(int argc, char **argv)
     rc = summarise(&e, cu_clock() - e.t0, lost);
 done:
     explore_free(&e);
-    fflush(NULL);
-    taskmpi_finalize(rc);
     return rc;
 }

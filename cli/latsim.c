@@ -12,6 +12,7 @@
 #include "calib.h"
 #include "commands.h"
 #include "observed.h"
+#include "latsim/store.h"
 
 /* One command: what `latsim NAME ...` runs, and its line in latsim --help. */
 typedef struct command {
@@ -63,6 +64,33 @@ static void usage(FILE *out)
     cli_row(out, "--version", "print the version", 25);
 }
 
+/* sweep, plan and explore under mpirun (make MPI=1): rank 0 runs the command
+ * and hands its simulation tasks, batch after batch, to the other ranks, which
+ * serve them (taskmpi_serve) until rank 0 finishes; the same one process
+ * otherwise.  Returns the command's exit status. */
+static int run_distributed(const command *c, int argc, char **argv)
+{
+    taskmpi_init(NULL, NULL);
+    taskmpi_set_command(c->name);
+    int rc;
+    if (taskmpi_rank() > 0) {
+        /* Rank 0 speaks for the job. */
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) {}
+        rc = taskmpi_serve() == 0 ? 0 : 1;
+    } else {
+        rc = c->main(argc, argv);
+        char lost[512];
+        int nl = taskmpi_lost(lost, sizeof lost);
+        /* explore says so itself, before its summary (and stores it). */
+        if (nl > 0 && strcmp(c->name, "explore"))
+            fprintf(stderr, "latsim: warning: %s: lost MPI rank%s %s: %s tasks ran on the others\n", c->name, nl > 1 ? "s" : "",
+                    lost, nl > 1 ? "their" : "its");
+    }
+    fflush(NULL);
+    taskmpi_finalize(rc);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     /* GSL's default handler aborts on any error (an allocation that fails): off,
@@ -82,6 +110,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { usage(stdout); return 0; }
     if (!strcmp(cmd, "--version")) { printf("latsim %s\n", LATSIM_VERSION); return 0; }
     for (size_t i = 0; i < NCOMMANDS; i++)
-        if (COMMANDS[i].name && !strcmp(cmd, COMMANDS[i].name)) return COMMANDS[i].main(argc - 2, argv + 2);
+        if (COMMANDS[i].name && !strcmp(cmd, COMMANDS[i].name)) {
+            if (!strcmp(cmd, "sweep") || !strcmp(cmd, "plan") || !strcmp(cmd, "explore"))
+                return run_distributed(&COMMANDS[i], argc - 2, argv + 2);
+            return COMMANDS[i].main(argc - 2, argv + 2);
+        }
     return cu_die(2, "unknown command '%s' (see latsim --help)", cmd);
 }

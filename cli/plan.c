@@ -692,7 +692,7 @@ static int plan_parse(int argc, char **argv, plan *p)
             return cu_die(2, "plan: %s %.*s: the arrival rate is set by --target-rate (R x headroom); use latsim sweep to vary it",
                           i < p->nsearch ? "--search" : "--set", (int) kl, v);
     }
-    if (p->jobs <= 0) p->jobs = task_cpus();
+    if (p->jobs <= 0) p->jobs = taskmpi_size() > 1 ? 1 : task_cpus();   /* under mpirun the other ranks simulate, as in explore */
     p->dbpath = cu_db_path(a.db);
     char err[2048];
     if (cu_check_db_path(p->dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);

@@ -36,7 +36,7 @@ static const cli_opt OPTS[] = {
 };
 
 static const cli_cmd CMD = {
-    "plot", "[run|sweep|plan] ID [ID...]",
+    "plot", "[run|sweep|plan|explore] ID [ID...]",
     "Draws stored results with gnuplot (scripts in plots/):\n"
     "  run ID      latency CDFs (TTFT, TPOT, E2E; queue without an LLM pool) with the SLO limits;\n"
     "  run ID ID.. the same CDFs of several runs overlaid in one picture;\n"
@@ -47,6 +47,7 @@ static const cli_cmd CMD = {
     "              --kind breakdown: the split per sweep point\n"
     "  plan ID     cost against the worst SLO term (value / limit) of every simulated\n"
     "              configuration, the frontier and the chosen one\n"
+    "  explore ID  an exploration (latsim explore), drawn as a plan\n"
     "A bare ID is a run.  Needs gnuplot (Debian: gnuplot-nox).\n",
     "", OPTS, 0, 0,
 };
@@ -840,6 +841,7 @@ int plot_main(int argc, char **argv)
     for (int i = 0; i < a.npos; i++) {
         const char *w = a.pos[i];
         if (!idtext && (!strcmp(w, "run") || !strcmp(w, "sweep") || !strcmp(w, "plan"))) what = w;
+        else if (!idtext && !strcmp(w, "explore")) what = "plan";    /* an exploration is drawn as a plan */
         else if (!idtext) idtext = w;
         else if (!strcmp(what, "run") && (!kindopt || !strcmp(kindopt, "cdf")) && nmore < 63) more[nmore++] = w;
         else return cu_die(2, "plot: unexpected argument '%s'", w);

@@ -561,7 +561,7 @@ int sweep_main(int argc, char **argv)
     int rc = sweep_parse(argc, argv, &s);
     if (rc != CLI_GO) return rc;
     if ((rc = sweep_load(&s)) != 0) goto out;
-    if (s.jobs <= 0) s.jobs = task_cpus();
+    if (s.jobs <= 0) s.jobs = taskmpi_size() > 1 ? 1 : task_cpus();   /* under mpirun the other ranks simulate, as in explore */
     double t0 = cu_clock();
     if ((rc = run_points(&s, 0, s.jobs, s.dbpath, &s.slo)) != 0) goto out;
     s.grid = s.n;

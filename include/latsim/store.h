@@ -221,9 +221,12 @@ void task_out_free(task_out *o);
 /* Progress callback of task_run_all: DONE of N tasks finished. */
 typedef void (*task_progress)(int done, int n, void *arg);
 
-/* Runs N tasks on up to JOBS worker processes (JOBS <= 0: one per online
- * CPU), each task in its own forked child; fills OUTS[i] for TS[i].  Returns 0,
- * or -1 when workers could not be started (then the tasks run here, one by one). */
+/* Runs N tasks on up to JOBS worker processes (JOBS <= 0: one per online CPU;
+ * under mpirun one) and, under mpirun, on every other rank: task_run_stream
+ * with the tasks in order, so a batch of sweep or plan is handed out as an
+ * exploration's is.  Fills OUTS[i] for TS[i]; PROGRESS (may be NULL) after
+ * each.  A lost rank's tasks run elsewhere (taskmpi_lost names it).  Returns
+ * 0, or -1 (out of memory: the unfinished OUTS say so in their status 1). */
 int task_run_all(const task *ts, int n, int jobs, const char *dbpath, task_out *outs,
                  task_progress progress, void *arg);
 
@@ -263,9 +266,14 @@ int taskmpi_built(void);
  * rank was lost (Open MPI would wait for it), _exit(STATUS) after flushing.
  * Any rank; nothing without MPI. */
 void taskmpi_finalize(int status);
-/* Ranks > 0: runs the tasks TS (N, the same list as rank 0's) that rank 0 hands
- * out until it says stop.  Returns 0, or -1 (rank 0 lost or MPI failed). */
-int taskmpi_serve(const task *ts, int n, const char *dbpath);
+/* Ranks > 0: runs the tasks rank 0 hands out (each arrives whole: any
+ * command's, batch after batch) until it says stop.  Returns 0, or -1 (rank 0
+ * lost or MPI failed). */
+int taskmpi_serve(void);
+/* Rank 0: the ranks lost so far, "1, 3" into BUF (LEN bytes).  Returns their number. */
+int taskmpi_lost(char *buf, size_t len);
+/* The command named in the warnings about lost ranks ("explore" unless set). */
+void taskmpi_set_command(const char *name);
 
 /* $ per hour of a resolved scenario's configuration: every LLM pool's GPUs x
  * their catalog price, plus every generic pool's servers x usd_per_hour. */

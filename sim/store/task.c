@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,6 +136,30 @@ int task_out_encode(const task_out *o, char **out, size_t *len)
     return 0;
 }
 
+/* ---- the task itself, for MPI ranks --------------------------------------- */
+
+static void put_opt(buf *b, const char *s)
+{
+    uint8_t has = s != NULL;
+    put(b, &has, sizeof has);
+    if (has) put_str(b, s);
+}
+
+int task_encode(const task *t, const char *dbpath, char **out, size_t *len)
+{
+    buf b = { 0 };
+    int32_t ns = t->nsets;
+    put_opt(&b, t->path);
+    put_opt(&b, dbpath);
+    put(&b, &t->seed, sizeof t->seed);
+    put(&b, &ns, sizeof ns);
+    for (int i = 0; i < t->nsets; i++) put_opt(&b, t->sets[i]);
+    if (b.oom) { free(b.p); return -1; }
+    *out = b.p;
+    *len = b.n;
+    return 0;
+}
+
 typedef struct rd { const char *p; size_t n, at; int bad; } rd;
 
 static void get(rd *r, void *x, size_t n)
@@ -255,6 +280,40 @@ int task_out_decode(const char *data, size_t len, task_out *o)
     return 0;
 }
 
+static char *get_opt(rd *r)
+{
+    uint8_t has = 0;
+    get(r, &has, sizeof has);
+    return has && !r->bad ? get_str(r) : NULL;
+}
+
+void task_wire_free(task_wire *w)
+{
+    free((char *) w->t.path);
+    for (int i = 0; i < w->t.nsets; i++) free((char *) w->t.sets[i]);
+    free(w->dbpath);
+    memset(w, 0, sizeof *w);
+}
+
+int task_decode(const char *data, size_t len, task_wire *w)
+{
+    memset(w, 0, sizeof *w);
+    rd r = { data, len, 0, 0 };
+    int32_t ns = 0;
+    w->t.path = get_opt(&r);
+    w->dbpath = get_opt(&r);
+    get(&r, &w->t.seed, sizeof w->t.seed);
+    get(&r, &ns, sizeof ns);
+    if (!r.bad && (ns < 0 || ns > TASK_MAX_SETS)) r.bad = 1;
+    for (int i = 0; i < ns && !r.bad; i++) {
+        w->t.sets[i] = get_opt(&r);
+        w->t.nsets = i + 1;
+        if (!w->t.sets[i]) r.bad = 1;
+    }
+    if (r.bad || !w->t.path || r.at != r.n) { task_wire_free(w); return -1; }
+    return 0;
+}
+
 /* ---- workers ------------------------------------------------------------- */
 
 typedef struct worker {
@@ -319,84 +378,6 @@ static void reap(worker *w, task_out *out)
     memset(w, 0, sizeof *w);
 }
 
-int task_run_all(const task *ts, int n, int jobs, const char *dbpath, task_out *outs,
-                 task_progress progress, void *arg)
-{
-    if (jobs <= 0) jobs = task_cpus();
-    if (jobs > n) jobs = n;
-    if (n <= 0) return 0;
-    if (jobs == 1) {
-        /* No fork needed: the same code path as a worker, in process. */
-        for (int i = 0; i < n; i++) {
-            task_run(&ts[i], dbpath, &outs[i]);
-            if (progress) progress(i + 1, n, arg);
-        }
-        return 0;
-    }
-    worker *w = calloc((size_t) jobs, sizeof *w);
-    struct pollfd *pf = calloc((size_t) jobs, sizeof *pf);
-    if (!w || !pf) { free(w); free(pf); goto serial; }
-    fflush(NULL);                        /* children must not flush the parent's buffers again */
-    int next = 0, done = 0, failed = 0;
-    while (done < n) {
-        /* Fill free slots. */
-        for (int k = 0; k < jobs && next < n && !failed; k++) {
-            if (w[k].pid) continue;
-            int p[2];
-            if (pipe(p) != 0) { failed = 1; break; }
-            pid_t pid = fork();
-            if (pid < 0) { close(p[0]); close(p[1]); failed = 1; break; }
-            if (pid == 0) {
-                close(p[0]);
-                for (int j = 0; j < jobs; j++) if (w[j].pid) close(w[j].fd);
-                child(&ts[next], dbpath, p[1]);
-            }
-            close(p[1]);
-            w[k].pid = pid;
-            w[k].fd = p[0];
-            w[k].task = next++;
-        }
-        int active = 0;
-        for (int k = 0; k < jobs; k++) {
-            pf[k].fd = w[k].pid ? w[k].fd : -1;
-            pf[k].events = POLLIN;
-            pf[k].revents = 0;
-            active += w[k].pid != 0;
-        }
-        if (!active) {
-            /* Could not start any worker: run the rest here. */
-            for (; next < n; next++) {
-                task_run(&ts[next], dbpath, &outs[next]);
-                if (progress) progress(++done, n, arg);
-            }
-            break;
-        }
-        if (poll(pf, (nfds_t) jobs, -1) < 0) {
-            if (errno == EINTR) continue;
-            failed = 1;
-        }
-        for (int k = 0; k < jobs; k++) {
-            if (!w[k].pid || !(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            char chunk[65536];
-            ssize_t r = read(w[k].fd, chunk, sizeof chunk);
-            if (r < 0 && errno == EINTR) continue;
-            if (r > 0) { put(&w[k].in, chunk, (size_t) r); continue; }
-            int ti = w[k].task;
-            reap(&w[k], &outs[ti]);
-            if (progress) progress(++done, n, arg);
-        }
-    }
-    free(w);
-    free(pf);
-    return failed ? -1 : 0;
-serial:
-    for (int i = 0; i < n; i++) {
-        task_run(&ts[i], dbpath, &outs[i]);
-        if (progress) progress(i + 1, n, arg);
-    }
-    return -1;
-}
-
 /* ---- streaming runner (explore): local workers and MPI ranks -------------- */
 
 int task_child_start(const task *t, const char *dbpath, pid_t *pid, int *fd)
@@ -456,14 +437,20 @@ typedef struct doneq { int idx; task_out o; } doneq;
 
 /* Hands the next tasks (the re-queued RE first, then ORDER from *NEXT) to the
  * free MPI ranks, one each; pings the idle ones once a second. */
-static void hand_out(remote *rm, int size, int *re, int *nre, const int *order, int *next, int norder)
+static void hand_out(remote *rm, int size, int *re, int *nre, const int *order, int *next, int norder,
+                     const task *ts, const char *dbpath)
 {
     double now = mono_s();
     for (int r = 1; r < size; r++) {
         if (rm[r].dead || rm[r].busy) continue;
         if (*nre || *next < norder) {
             int i = *nre ? re[--*nre] : order[(*next)++];
-            if (taskmpi_send(r, i) != 0) { rm[r].dead = 1; re[(*nre)++] = i; continue; }
+            char *b = NULL;
+            size_t len = 0;
+            if (task_encode(&ts[i], dbpath, &b, &len) != 0) { re[(*nre)++] = i; break; }   /* memory: runs here */
+            int bad = taskmpi_send_task(r, i, b, len) != 0;
+            free(b);
+            if (bad) { rm[r].dead = 1; re[(*nre)++] = i; continue; }
             rm[r].busy = 1;
             rm[r].idx = i;
             rm[r].seen = now;
@@ -492,7 +479,10 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
     int rc = 0, next = 0, nre = 0, done = 0, stop = 0, nlost = 0;
     if (!fin || !re || !w || !pf || !rm || !dq) { rc = -1; goto out; }
     double tmo = task_rank_timeout_s(), t0 = mono_s();
-    for (int r = 1; r < size; r++) rm[r].seen = rm[r].pinged = t0;
+    for (int r = 1; r < size; r++) {
+        rm[r].seen = rm[r].pinged = t0;
+        if (taskmpi_is_lost(r)) rm[r].dead = 2;      /* lost in an earlier batch: reported then */
+    }
     while (done < norder && !stop) {
         int nd = 0;
         /* Local slots: forked children (in process when only one and no ranks). */
@@ -512,7 +502,7 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
             }
             w[k].task = i;
         }
-        hand_out(rm, size, re, &nre, order, &next, norder);
+        hand_out(rm, size, re, &nre, order, &next, norder, ts, dbpath);
         double now;
         if (!nd) {
             for (int k = 0; k < jobs; k++) {
@@ -571,7 +561,7 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
             }
         /* The freed slots get their next task before the results are stored
          * (a commit takes a while: the workers go on meanwhile). */
-        hand_out(rm, size, re, &nre, order, &next, norder);
+        hand_out(rm, size, re, &nre, order, &next, norder, ts, dbpath);
         for (int k = 0; k < jobs && size > 1 && (nre || next < norder); k++) {
             if (w[k].pid) continue;
             int i = nre ? re[--nre] : order[next++];
@@ -597,4 +587,46 @@ out:
             }
     free(fin); free(re); free(w); free(pf); free(rm); free(dq);
     return rc ? rc : stop ? -1 : nlost;
+}
+
+/* ---- task_run_all: a batch in order, through the streaming runner -------- */
+
+typedef struct batch {
+    task_out *outs;          /* the caller's, by task index */
+    char *got;               /* per task: 1 once its result is in OUTS */
+    int done, n;             /* results in so far, of N */
+    task_progress progress;  /* the caller's callback, or NULL */
+    void *arg;               /* its argument */
+} batch;
+
+static int batch_sink(int i, task_out *o, int batch_end, void *arg)
+{
+    (void) batch_end;
+    batch *b = arg;
+    b->outs[i] = *o;
+    b->got[i] = 1;
+    if (b->progress) b->progress(++b->done, b->n, b->arg);
+    return 0;
+}
+
+int task_run_all(const task *ts, int n, int jobs, const char *dbpath, task_out *outs,
+                 task_progress progress, void *arg)
+{
+    if (n <= 0) return 0;
+    int *order = malloc((size_t) n * sizeof *order);
+    batch b = { outs, calloc((size_t) n, 1), 0, n, progress, arg };
+    int rc = -1;
+    if (order && b.got) {
+        for (int i = 0; i < n; i++) order[i] = i;
+        rc = task_run_stream(ts, n, order, n, jobs, dbpath, batch_sink, &b, NULL, 0) < 0 ? -1 : 0;
+    }
+    for (int i = 0; i < n; i++)
+        if (!b.got || !b.got[i]) {
+            memset(&outs[i], 0, sizeof outs[i]);
+            outs[i].status = 1;
+            snprintf(outs[i].err, sizeof outs[i].err, "task %d not run: out of memory", i);
+        }
+    free(order);
+    free(b.got);
+    return rc;
 }

@@ -28,6 +28,21 @@ int task_out_encode(const task_out *o, char **buf, size_t *len);
 /* Rebuilds O from BUF.  Returns 0 or -1 (truncated or corrupt: O->status 1). */
 int task_out_decode(const char *buf, size_t len, task_out *o);
 
+/* A task as an MPI rank receives it: the task, its strings and the database
+ * path owned (task_wire_free). */
+typedef struct task_wire {
+    task t;                       /* path and sets malloc'd */
+    char *dbpath;                 /* catalog database file (malloc'd; NULL: the built-in catalog) */
+} task_wire;
+
+/* Serialises task T and the database path DBPATH (may be NULL) into a
+ * malloc'd buffer (*BUF, *LEN).  Returns 0 or -1 (memory). */
+int task_encode(const task *t, const char *dbpath, char **buf, size_t *len);
+/* Rebuilds a task from BUF into W.  Returns 0, or -1 (truncated, corrupt or
+ * out of memory: W is empty). */
+int task_decode(const char *buf, size_t len, task_wire *w);
+void task_wire_free(task_wire *w);
+
 /* Forks a worker that runs T and writes its encoded result to *FD (the read
  * end, the caller's to close), *PID its process.  Returns 0 or -1 (no pipe or fork). */
 int task_child_start(const task *t, const char *dbpath, pid_t *pid, int *fd);
@@ -38,10 +53,12 @@ double task_rank_timeout_s(void);
 
 /* ---- MPI (taskmpi.c, or taskmpi_none.c without make MPI=1) ----
  *
- * Simulation tasks over MPI: rank 0 hands out task indices, the
- * other ranks (taskmpi_serve) run them and send back the encoded result, the
- * same bytes a forked worker writes (task_out_encode).  Every rank builds the
- * same task list itself, so only indices and results travel.
+ * Simulation tasks over MPI: rank 0 hands out tasks (task_encode: the index,
+ * scenario path, overrides, seed and database path), the other ranks
+ * (taskmpi_serve) run them and send back the encoded result, the same bytes a
+ * forked worker writes (task_out_encode).  The worker ranks need no task list
+ * of their own, so one that serves can serve any command's batches: sweep's
+ * and plan's rounds as well as an exploration (cli/latsim.c starts them).
  *
  * taskmpi.c holds the MPI code and is compiled only by `make MPI=1` (mpicc);
  * otherwise taskmpi_none.c stands in: one process, world size 1.  Whether
@@ -60,8 +77,13 @@ double task_rank_timeout_s(void);
 #define TASKMPI_PING  (-3)  /* rank 0 is alive; answer with a heartbeat */
 #define TASKMPI_FIN   (-4)  /* finish with MPI_Finalize (every rank answered STOP) */
 
-/* Rank 0: hands task IDX (or one of the codes above) to RANK.  Returns 0 or -1. */
+/* Rank 0: hands one of the codes above to RANK.  Returns 0 or -1. */
 int taskmpi_send(int rank, int idx);
+/* Rank 0: hands task IDX, encoded in BUF (LEN bytes, task_encode), to RANK.
+ * Returns 0 or -1. */
+int taskmpi_send_task(int rank, int idx, const char *buf, size_t len);
+/* Rank 0: 1 when RANK was lost (taskmpi_mark_lost) in this or an earlier batch. */
+int taskmpi_is_lost(int rank);
 
 /* Rank 0: the next message, waiting up to TIMEOUT_MS: 1 the result of task
  * *IDX from *RANK in *BUF (*LEN bytes, malloc'd: the caller frees it), 2 a

@@ -15,6 +15,7 @@ enum { TAG_TASK = 1, TAG_RESULT = 2, TAG_BEAT = 3 };
 
 static int g_on, g_rank, g_size = 1, g_lost;
 static char *g_dead;       /* per rank: 1 lost (rank 0) */
+static const char *g_cmd = "explore";   /* named in the warnings */
 
 int taskmpi_built(void) { return 1; }
 int taskmpi_rank(void) { return g_rank; }
@@ -43,7 +44,44 @@ void taskmpi_mark_lost(int rank)
 int taskmpi_send(int rank, int idx)
 {
     if (!g_on) return -1;
-    return MPI_Send(&idx, 1, MPI_INT, rank, TAG_TASK, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+    return MPI_Send(&idx, (int) sizeof idx, MPI_BYTE, rank, TAG_TASK, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}
+
+int taskmpi_send_task(int rank, int idx, const char *b, size_t len)
+{
+    if (!g_on || len > (size_t) 1 << 30) return -1;
+    char *m = malloc(sizeof idx + len);
+    if (!m) return -1;
+    memcpy(m, &idx, sizeof idx);
+    memcpy(m + sizeof idx, b, len);
+    int rc = MPI_Send(m, (int) (sizeof idx + len), MPI_BYTE, rank, TAG_TASK, MPI_COMM_WORLD);
+    free(m);
+    return rc == MPI_SUCCESS ? 0 : -1;
+}
+
+int taskmpi_is_lost(int rank)
+{
+    return g_dead && rank > 0 && rank < g_size && g_dead[rank];
+}
+
+int taskmpi_lost(char *buf, size_t len)
+{
+    int n = 0;
+    if (buf && len) buf[0] = '\0';
+    for (int r = 1; g_dead && r < g_size; r++)
+        if (g_dead[r]) {
+            if (buf && len) {
+                size_t l = strlen(buf);
+                snprintf(buf + l, len - l, "%s%d", n ? ", " : "", r);
+            }
+            n++;
+        }
+    return n;
+}
+
+void taskmpi_set_command(const char *name)
+{
+    if (name) g_cmd = name;
 }
 
 static void nap_ms(int ms)
@@ -168,21 +206,36 @@ static int serve_one(const task *t, int idx, const char *dbpath)
     return rc;
 }
 
-static int serve(const task *ts, int n, const char *dbpath);
+static int serve(void);
 
-int taskmpi_serve(const task *ts, int n, const char *dbpath)
+int taskmpi_serve(void)
 {
     if (!g_on || g_rank == 0) return -1;
-    int rc = serve(ts, n, dbpath);
+    int rc = serve();
     if (rc != 0) g_lost = 1;          /* rank 0 is gone or MPI failed: no MPI_Finalize */
     return rc;
 }
 
-static int serve(const task *ts, int n, const char *dbpath)
+/* Runs the task message B (N bytes: index, task_encode).  Returns 0 or -1. */
+static int serve_task(const char *b, int n)
 {
+    int idx;
+    task_wire w;
+    memcpy(&idx, b, sizeof idx);
+    if (idx < 0 || task_decode(b + sizeof idx, (size_t) n - sizeof idx, &w) != 0) return -1;
+    int rc = serve_one(&w.t, idx, w.dbpath);
+    task_wire_free(&w);
+    return rc;
+}
+
+static int serve(void)
+{
+    /* Rank 0 pings idle ranks during a batch, not between a plan's rounds:
+     * the limit allows for that. */
     double quiet = 0, limit = 3 * task_rank_timeout_s();
+    if (limit < 120) limit = 120;
     for (;;) {
-        int flag = 0;
+        int flag = 0, n = 0;
         MPI_Status st;
         if (MPI_Iprobe(0, TAG_TASK, MPI_COMM_WORLD, &flag, &st) != MPI_SUCCESS) return -1;
         if (!flag) {
@@ -192,17 +245,20 @@ static int serve(const task *ts, int n, const char *dbpath)
             continue;
         }
         quiet = 0;
+        if (MPI_Get_count(&st, MPI_BYTE, &n) != MPI_SUCCESS || n < (int) sizeof(int)) return -1;
+        char *b = malloc((size_t) n);
+        if (!b) return -1;
+        if (MPI_Recv(b, n, MPI_BYTE, 0, TAG_TASK, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) { free(b); return -1; }
         int idx;
-        if (MPI_Recv(&idx, 1, MPI_INT, 0, TAG_TASK, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS) return -1;
-        if (idx == TASKMPI_PING || idx == TASKMPI_STOP) {      /* answered: rank 0 sees this rank alive */
-            if (send_msg(TAG_BEAT, idx, NULL, 0) != 0) return -1;
-            continue;
-        }
-        if (idx == TASKMPI_QUIT) { g_lost = 1; return 0; }
-        if (idx == TASKMPI_FIN) return 0;
-        if (idx < 0) return -1;
-        if (idx >= n) return -1;
-        if (serve_one(&ts[idx], idx, dbpath) != 0) return -1;
+        memcpy(&idx, b, sizeof idx);
+        int rc = 0;
+        if (n > (int) sizeof idx) rc = serve_task(b, n) != 0 ? -1 : 0;
+        else if (idx == TASKMPI_PING || idx == TASKMPI_STOP) rc = send_msg(TAG_BEAT, idx, NULL, 0);  /* answered: rank 0 sees this rank alive */
+        else if (idx == TASKMPI_QUIT) { g_lost = 1; rc = 1; }
+        else if (idx == TASKMPI_FIN) rc = 1;
+        else rc = -1;
+        free(b);
+        if (rc) return rc < 0 ? -1 : 0;
     }
 }
 
@@ -230,7 +286,7 @@ static void stop_all(void)
         if (!acked || !acked[r]) {
             g_lost = 1;
             if (g_dead) g_dead[r] = 1;
-            fprintf(stderr, "latsim: warning: explore: lost MPI rank %d: it did not answer at the end (after the last task)\n", r);
+            fprintf(stderr, "latsim: warning: %s: lost MPI rank %d: it did not answer at the end (after the last task)\n", g_cmd, r);
         }
     }
     for (int r = 1; r < g_size; r++)
