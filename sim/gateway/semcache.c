@@ -164,6 +164,14 @@ static void window_open(station *st)
     sc->at_open = *rcache_get_stats(sc->cache);
 }
 
+static int cache_fill(const station *st, double out[3])
+{
+    const rcache_stats *k = rcache_get_stats(((const semcache *) st)->cache);
+    out[0] = (double) k->lookups;
+    out[1] = out[2] = (double) (k->hits + k->false_hits);
+    return 0;
+}
+
 static int report(station *st, pool_result *out)
 {
     semcache *sc = (semcache *) st;
@@ -219,6 +227,7 @@ static const station_ops SEMCACHE_OPS = {
     .arrive = arrive,
     .window_open = window_open,
     .report = report,
+    .cache_fill = cache_fill,
     .returned = returned,
     .destroy = destroy,
 };
