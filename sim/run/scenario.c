@@ -59,6 +59,8 @@ static const key_spec KEYS[] = {
     { "time_column", K_WL, "TIMESTAMP", "trace: header of the arrival-time column" },
     { "time_format", K_WL, "datetime", "trace: seconds | milliseconds | datetime" },
     { "speedup", K_WL, "1", "trace: arrival-rate multiplier" },
+    { "trace_start_s", K_WL, "0", "arrival = trace: replay only the rows from this time of the trace's clock on, s (plan --trace sets it to the peak window's start)" },
+    { "trace_length_s", K_WL, "0", "arrival = trace: replay only this long a window from trace_start_s, s (0: to the end)" },
     { "loop", K_WL, "no", "trace: replay from the start when it runs out (no: a replay of every row is finite, measured to its end)" },
     { "prompt_column", K_WL, "ContextTokens", "trace: header of the prompt-token column (none = not used)" },
     { "output_column", K_WL, "GeneratedTokens", "trace: header of the output-token column (none = not used)" },
@@ -332,6 +334,18 @@ loaded:
     w->has_trace = 1;
     w->trace_tokens = w->tr.prompt != NULL && w->tr.output != NULL;
     if (w->arrival == ARRIVAL_TRACE) {
+        /* A window of the trace (plan --trace replays its peak minutes). */
+        double from, len;
+        if (get_num(x, W, "trace_start_s", 0, 0, 0, 1e15, &from)) return -1;
+        if (get_num(x, W, "trace_length_s", 0, 0, 0, 1e15, &len)) return -1;
+        if (from > 0 || len > 0) {
+            trace_window(&w->tr, from, len > 0 ? len : INFINITY);
+            const cfg_entry *we;
+            val(x, W, len > 0 ? "trace_length_s" : "trace_start_s", &we);
+            if (w->tr.n < 2)
+                return fail(x, we, W, len > 0 ? "trace_length_s" : "trace_start_s", "%s: the window [%g s, %g s) holds %zu rows: needs at least 2",
+                            full, from, len > 0 ? from + len : INFINITY, w->tr.n);
+        }
         if (w->tr.n < 2) return fail(x, e, W, "trace", "%s: needs at least 2 rows", full);
         if (!(w->tr.t[w->tr.n - 1] > 0))
             return fail(x, e, W, "trace", "%s: all rows arrive at the same time", full);
@@ -1087,6 +1101,14 @@ double scenario_arrival_rate(const scenario *s)
     if (w->arrival == ARRIVAL_USERS) return NAN;
     if (w->arrival != ARRIVAL_TRACE) return w->rate;
     return (double) (w->tr.n - 1) / w->tr.t[w->tr.n - 1] * w->speedup;
+}
+
+int scenario_trace_peak(const scenario *s, double len_s, double *from_s, size_t *rows, double *span_s)
+{
+    const workload_cfg *w = &s->wl;
+    if (w->arrival != ARRIVAL_TRACE || trace_peak(&w->tr, len_s, from_s, rows) != 0) return -1;
+    *span_s = w->tr.t[w->tr.n - 1];
+    return 0;
 }
 
 /* What the kinds' resolve and footprint hooks may know of S (core/scn.h). */
