@@ -142,7 +142,7 @@ int settle_commit(settle *s, double now_s)
             double se = sqrt(va + vb);
             if (na + nb == 0) {                   /* no lookups (a cache off the requests' path): nothing to wait for */
                 if (s->settled_s[c] < 0) s->settled_s[c] = now_s;
-            } else if (s->count < s->min_span || na < SETTLE_MIN_LOOKUPS || nb < SETTLE_MIN_LOOKUPS || se > SETTLE_SE_MAX || mb - ma > SETTLE_Z * se) {
+            } else if ((s->count < s->min_span && !(va + vb == 0 && ma == mb)) || na < SETTLE_MIN_LOOKUPS || nb < SETTLE_MIN_LOOKUPS || se > SETTLE_SE_MAX || mb - ma > SETTLE_Z * se) {
                 s->settled_s[c] = -1;
                 s->last = c;
                 all = 0;

@@ -91,7 +91,9 @@ int trend_growth(const trend *t, int pool, double *growth, double *se);
  * far exceeds that over the quarter before by at most SETTLE_Z standard errors
  * (from the shares' variance in each quarter), each quarter holding at least
  * SETTLE_MIN_LOOKUPS lookups (a cache without any lookups in them is not
- * waited for).  Comparing quarters of a growing span, not fixed
+ * waited for), and the span is at least MIN_SPAN arrivals, the window's length
+ * (but for a cache whose every lookup in both quarters found the same share,
+ * e.g. none: nothing is filling).  Comparing quarters of a growing span, not fixed
  * blocks, keeps the test's power against slow rises (a hit rate growing as log
  * n rises by the same amount from quarter to quarter whatever n).  SETTLE_Z = 1:
  * a cache still rising by one standard error of a quarter keeps the window
