@@ -110,3 +110,51 @@ Test(plan_peak, burst_needs_more_than_mean, .init = setup, .fini = tcli_teardown
     cr_expect(strstr(c.err, "plan: missing --target-rate R") != NULL, "%s", c.err);
     result_free(&c);
 }
+
+static void setup_db(void) { tcli_setup("/tmp/latsim_ppeak_", "runs.db"); }
+
+/* `latsim report` of a run that a plan simulated shows the plan: its verdicts
+ * and its simulated points by cost, the cheapest meeting one marked.  M/M/c at
+ * 8 req/s, mean service 100 ms, P99 E2E <= 700 ms: c = 1 misses (P99 sojourn
+ * ln(100) / (10 - 8) = 2.3 s), the service alone has a P99 of 460 ms, so a
+ * small c meets it. */
+Test(plan_peak, report_shows_the_plan, .init = setup_db, .fini = tcli_teardown, .timeout = 240)
+{
+    char spath[256], html[256];
+    write_file("m.ini", "[sim]\nrequests = 4000\nseed = 1\n[workload]\nrate = 8\n[pool cpu]\nservice_ms = exp(mean=100)\n"
+               "usd_per_hour = 1\n[slo]\ne2e_p99_ms = 700\n", spath, sizeof spath);
+    result p = run(200, "plan", spath, "--search", "pool cpu.servers=1:16", "--no-sensitivity", "--target-rate", "8", "--db", db,
+                   "--json", NULL);
+    cr_assert_eq(p.rc, 0, "%s", p.err);
+    json_t *j = json_loads(p.out, 0, NULL);
+    cr_assert(j, "%s", p.out);
+    const char *best = json_string_value(json_object_get(json_object_get(json_object_get(j, "best"), "settings"), "pool cpu.servers"));
+    cr_assert(best);
+    char chosen[64];
+    snprintf(chosen, sizeof chosen, "servers=%s", best);
+    json_decref(j);
+    result_free(&p);
+    snprintf(html, sizeof html, "%s/r.html", dir);
+    result r = run(200, "report", "1", "--html", html, "--db", db, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    cr_expect(strstr(page, "<h2 id=\"plan\">Plan</h2>") != NULL, "no plan section");
+    cr_expect(strstr(page, "CHOSEN: meets") != NULL, "the chosen verdict");
+    cr_expect(strstr(page, chosen) != NULL, "the chosen configuration %s", chosen);
+    cr_expect(strstr(page, "<b>met: cheapest</b>") != NULL, "the frontier's cheapest meeting point");
+    cr_expect(strstr(page, "missed") != NULL, "points below it miss");
+    free(page);
+    /* A run from no plan: no plan section. */
+    result s = run(120, "run", spath, "--db", db, "--set", "pool cpu.servers=3", NULL);
+    cr_assert_eq(s.rc, 0, "%s", s.err);
+    result_free(&s);
+    char id[32];
+    snprintf(id, sizeof id, "%lld", db_count(db, "SELECT max(id) FROM runs"));
+    r = run(200, "report", id, "--html", html, "--db", db, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    page = slurp_or_fail(html, NULL);
+    cr_expect(strstr(page, "id=\"plan\"") == NULL, "a plan section for a plain run");
+    free(page);
+}
