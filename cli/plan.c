@@ -26,6 +26,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,10 +47,17 @@
 #define MAX_USER_SETS 32
 
 enum { O_TARGET = 1, O_GPUS, O_TP, O_PP, O_EP, O_REPLICAS, O_POOL, O_SEARCH, O_SEEDS, O_SEED, O_JOBS, O_TOP, O_NO_STORE,
-       O_NO_SENS, O_OBJECTIVE };
+       O_NO_SENS, O_OBJECTIVE, O_TRACE, O_PEAK };
+
+#define PEAK_SETS 6           /* the --set overrides plan_peak adds */
 
 static const cli_opt OPTS[] = {
-    { "target-rate", O_TARGET, "R", "the arrival rate to carry, requests/s (simulated at R x the [slo] headroom)", CLI_REQUIRED },
+    { "target-rate", O_TARGET, "R", "the arrival rate to carry, requests/s (simulated at R x the [slo] headroom); "
+      "with a trace, the mean rate its replay is scaled to (default: the trace's own)", 0 },
+    { "trace", O_TRACE, "FILE", "plan against this trace's peak minutes (arrival = trace, trace = FILE): its busiest "
+      "window replayed once, at R x headroom scaled (docs/planning.md)", 0 },
+    { "peak-minutes", O_PEAK, "M", "the peak window's length, minutes (default 10); also plans an arrival = trace "
+      "scenario against its peak", 0 },
     { "gpus", O_GPUS, "a,b,...", "GPUs of the LLM pool to try (catalog names)", 0 },
     { "tp", O_TP, "1,2,...", "tensor-parallel degrees to try (a list or FROM:TO[:STEP])", 0 },
     { "pp", O_PP, "1,2,...", "pipeline-parallel stages to try (a list or FROM:TO[:STEP])", 0 },
@@ -90,7 +98,9 @@ static const cli_cmd CMD = {
     "Every configuration gets a verdict: the smallest count meeting the SLO and its cost\n"
     "(runner-ups are bisected like the winner), the term failing at the largest count, or\n"
     "why it was pruned or ruled out; the winner's goodput (the highest rate it still meets\n"
-    "the SLO at, its real headroom) is given.\n",
+    "the SLO at, its real headroom) is given.\n"
+    "With --trace FILE (or an arrival = trace scenario and no --target-rate, or --peak-minutes)\n"
+    "the plan replays the trace's busiest M minutes once, not a mean rate.\n",
     "exit status: 0 found, 1 runtime error, 2 bad input or no configuration meets the SLO.\n",
     OPTS, MAX_USER_SETS, 0,
 };
@@ -146,7 +156,7 @@ typedef struct cand {
 
 typedef struct plan {
     const char *file;
-    const char *user_sets[MAX_USER_SETS];
+    const char *user_sets[MAX_USER_SETS + PEAK_SETS];
     int nuser;
     char rate_set[128];       /* workload.rate=... or workload.speedup=... */
     uint64_t seed;
@@ -201,6 +211,17 @@ typedef struct plan {
         double cost;          /* its $/hour */
     } sens[2];
     char sens_basis[160];     /* where the factors come from */
+    /* planning against a trace's peak (plan_peak) */
+    const char *trace_file;   /* --trace FILE (NULL: none) */
+    double peak_min;          /* --peak-minutes M (0: not given) */
+    int peak;                 /* 1: the plan replays the trace's peak window */
+    char peak_buf[PEAK_SETS][1100]; /* the overrides it adds to user_sets */
+    int npeak;                /* of which used */
+    double peak_mean;         /* the whole trace's mean rate at its own clock, req/s */
+    double peak_from, peak_len; /* the window: start and length on the trace's clock, s */
+    size_t peak_rows;         /* its requests */
+    double peak_span;         /* the whole trace's span, s */
+    double peak_scale;        /* the trace's clock sped up by this before the headroom (--target-rate / its mean) */
     int robust;               /* 1: both answers are the plan's own */
 } plan;
 
@@ -648,6 +669,12 @@ static int plan_opt(void *ctx, int id, const char *v)
         p->searches[p->nsearch++] = v;
         return 0;
     case O_NO_STORE: p->store = 0; return 0;
+    case O_TRACE: p->trace_file = v; return 0;
+    case O_PEAK:
+        p->peak_min = strtod(v, &end);
+        if (end == v || *end || !(p->peak_min > 0) || !(p->peak_min <= 1e7))
+            return cu_die(2, "plan: --peak-minutes: expected minutes > 0, got '%s'", v);
+        return 0;
     case O_NO_SENS: p->no_sens = 1; return 0;
     case O_OBJECTIVE:
         if (strcmp(v, "cost") && strcmp(v, "energy"))
@@ -667,6 +694,92 @@ static int plan_opt(void *ctx, int id, const char *v)
     }
 }
 
+/* ---- planning against a trace's peak ---------------------------------------- */
+
+/* Appends "SECTION.KEY=VALUE" (printf FMT) to P's overrides.  Returns 0, or -1 when full. */
+static int peak_set(plan *p, const char *fmt, ...)
+{
+    int k = p->npeak;
+    if (k >= PEAK_SETS || p->nuser >= MAX_USER_SETS + PEAK_SETS) return -1;
+    p->npeak++;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->peak_buf[k], sizeof p->peak_buf[k], fmt, ap);
+    va_end(ap);
+    p->user_sets[p->nuser++] = p->peak_buf[k];
+    return 0;
+}
+
+/* --trace FILE: the scenario replays FILE (arrival = trace, trace = its absolute
+ * path).  Returns 0, or 2 (printed). */
+static int plan_trace_sets(plan *p)
+{
+    if (!p->trace_file) return 0;
+    char abs[PATH_MAX];
+    if (!realpath(p->trace_file, abs)) return cu_die(2, "plan: --trace %s: %s", p->trace_file, strerror(errno));
+    if (peak_set(p, "workload.arrival=trace") || peak_set(p, "workload.trace=%s", abs))
+        return cu_die(2, "plan: too many --set options with --trace");
+    return 0;
+}
+
+/* The peak window of BASE's trace (arrival = trace): the busiest --peak-minutes
+ * (10) of it, replayed once (loop = no, its rows measured from an empty system),
+ * its clock scaled by --target-rate / the trace's mean rate (1 without one) and
+ * the headroom.  Sets the plan's target (the window's rate after scaling), want
+ * and rate_set, and adds the window's overrides.  Returns 0, or 2 (printed). */
+static int plan_peak(plan *p, const scenario *base)
+{
+    double len = (p->peak_min > 0 ? p->peak_min : 10) * 60, from, span;
+    size_t rows;
+    if (scenario_trace_peak(base, len, &from, &rows, &span) != 0 || rows < 2)
+        return cu_die(2, "plan: %s: the trace's busiest %g minutes hold fewer than 2 requests", p->file, len / 60);
+    double speed = scenario_speedup(base);
+    double mean = scenario_arrival_rate(base) / speed;       /* the trace's own mean rate, req/s */
+    p->peak = 1;
+    p->peak_from = from;
+    p->peak_len = len;
+    p->peak_rows = rows;
+    p->peak_span = span;
+    p->peak_mean = mean;
+    p->peak_scale = isnan(p->target) ? speed : p->target / mean;
+    if (peak_set(p, "workload.trace_start_s=%.17g", from) || peak_set(p, "workload.trace_length_s=%.17g", len) ||
+        peak_set(p, "workload.loop=no") || peak_set(p, "sim.requests=%zu", rows))
+        return cu_die(2, "plan: too many --set options with a trace's peak");
+    /* The window's rate as the scenario measures it (rows - 1 over first to last). */
+    char err[2048];
+    scenario *w = scenario_new();
+    if (!w) return cu_die(1, "out of memory");
+    if (scenario_load(w, p->file, p->user_sets, p->nuser, err, sizeof err) != 0) {
+        scenario_delete(w);
+        return cu_die(2, "%s", err);
+    }
+    double own = scenario_arrival_rate(w) / scenario_speedup(w);
+    scenario_delete(w);
+    p->target = own * p->peak_scale;
+    p->want = p->target * p->headroom;
+    snprintf(p->rate_set, sizeof p->rate_set, "workload.speedup=%.10g", p->peak_scale * p->headroom);
+    return 0;
+}
+
+/* The peak window as a line of the plan's text, or as JSON members. */
+static void peak_print(const plan *p, FILE *out)
+{
+    if (!p->peak) return;
+    fprintf(out, "peak window: %.0f s to %.0f s of the trace (%g min of %.3g h): %zu requests, %.4g req/s at its own "
+            "clock (mean %.4g), replayed once at x%.4g x headroom %.3g\n", p->peak_from, p->peak_from + p->peak_len,
+            p->peak_len / 60, p->peak_span / 3600, p->peak_rows, p->target / p->peak_scale, p->peak_mean, p->peak_scale,
+            p->headroom);
+}
+
+static void peak_json(const plan *p, FILE *out)
+{
+    if (!p->peak) return;
+    fprintf(out, ", \"peak_window\": {\"start_s\": %.6g, \"length_s\": %.6g, \"requests\": %zu, \"rate_rps\": %.6g, "
+            "\"window_trace_rate_rps\": %.6g, \"trace_mean_rps\": %.6g, \"trace_span_s\": %.6g, \"scale\": %.6g}",
+            p->peak_from, p->peak_len, p->peak_rows, p->target, p->target / p->peak_scale, p->peak_mean, p->peak_span,
+            p->peak_scale);
+}
+
 /* Parses the command line into P.  Returns CLI_GO or the exit status. */
 static int plan_parse(int argc, char **argv, plan *p)
 {
@@ -683,6 +796,7 @@ static int plan_parse(int argc, char **argv, plan *p)
     p->json = a.json;
     memcpy(p->user_sets, a.sets, (size_t) a.nsets * sizeof *p->user_sets);
     p->nuser = a.nsets;
+    if (plan_trace_sets(p) != 0) return 2;
     /* The arrival rate is --target-rate's: a search or --set of it would be overridden. */
     for (int i = 0; i < p->nsearch + p->nuser; i++) {
         const char *v = i < p->nsearch ? p->searches[i] : p->user_sets[i - p->nsearch];
@@ -713,6 +827,9 @@ static int plan_base(plan *p, scenario *base)
     if (arr == SCENARIO_ARRIVAL_SCHEDULE)
         fprintf(stderr, "latsim: plan: note: %s's rate schedule is replaced by the constant target rate\n", ERRMSG_SHOWN(p->file));
     p->headroom = scenario_slo(base)->headroom;
+    if (arr == SCENARIO_ARRIVAL_TRACE && (p->trace_file || p->peak_min > 0 || isnan(p->target))) return plan_peak(p, base);
+    if (p->peak_min > 0) return cu_die(2, "plan: --peak-minutes: %s does not replay a trace (arrival = trace, or --trace FILE)", p->file);
+    if (isnan(p->target)) return cu_die(2, "plan: missing --target-rate R (see latsim plan --help)");
     p->want = p->target * p->headroom;
     if (arr == SCENARIO_ARRIVAL_TRACE) {
         double r1 = scenario_arrival_rate(base) / scenario_speedup(base);
@@ -1414,7 +1531,7 @@ static int plan_sensitivity(plan *p, const scenario *base)
         q.nuser = p->nuser;
         for (int i = 0; i < scenario_npools(base); i++) {
             if (strcmp(scenario_pool_kind(base, i), "llm")) continue;
-            if (q.nuser == MAX_USER_SETS) return cu_die(2, "plan: too many --set options for the sensitivity check (use --no-sensitivity)");
+            if (q.nuser >= MAX_USER_SETS) return cu_die(2, "plan: too many --set options for the sensitivity check (use --no-sensitivity)");
             snprintf(sets[q.nuser], sizeof sets[q.nuser], "pool %s.step_time_scale=%.10g", scenario_pool_name(base, i), f[k]);
             q.user_sets[q.nuser] = sets[q.nuser];
             q.nuser++;
@@ -1486,6 +1603,7 @@ static int plan_json(plan *p)
     if (!mem) return cu_die(1, "out of memory");
     fprintf(mem, "{\"scenario\": ");
     report_json_str(mem, p->file);
+    peak_json(p, mem);
     fprintf(mem, ", \"target_rate_rps\": %.6g, \"headroom\": %.6g, \"objective\": \"%s\", \"best\": ", p->target, p->headroom,
             p->energy ? "energy" : "cost");
     for (int i = 0; i < p->ncs && i < (p->top > p->ncs ? p->ncs : p->top); i++) {
@@ -1589,6 +1707,7 @@ static void plan_print(const plan *p)
         return;
     }
     printf("plan %s  target %.4g req/s x headroom %.3g = %.4g req/s\n", ERRMSG_SHOWN(p->file), p->target, p->headroom, p->want);
+    peak_print(p, stdout);
     char nbound[64] = "";
     if (p->bounded) snprintf(nbound, sizeof nbound, ", %d by the utilisation bound", p->bounded);
     printf("%d configurations (%d ruled out by the scenario%s, %d pruned by cost), %d simulations, %.2f s, %d workers\n\n",
@@ -1674,10 +1793,14 @@ int plan_main(int argc, char **argv)
         if (p.json) {
             fprintf(stdout, "{\"scenario\": ");
             report_json_str(stdout, p.file);
+            peak_json(&p, stdout);
             fprintf(stdout, ", \"target_rate_rps\": %.6g, \"headroom\": %.6g, \"best\": null, \"verdicts\": ", p.target, p.headroom);
             verdicts_json(&p, stdout);
             fputs("}\n", stdout);
-        } else print_verdicts(&p, stdout);
+        } else {
+            peak_print(&p, stdout);
+            print_verdicts(&p, stdout);
+        }
         fflush(stdout);
         rc = plan_no_winner(&p);
         goto out;

@@ -3,8 +3,9 @@
  * files run here): the headline table (compare's, with the differences to the
  * first design and the CI flags), the CDFs of TTFT, TPOT and E2E of every
  * design overlaid with the SLO limits, the breakdown shares, each design's
- * pools and their cost models, the time series of runs that recorded one, and
- * the scenario text of each design.
+ * pools and their cost models, the time series of runs that recorded one, the
+ * plan's verdicts and frontier when a run comes from a plan, and the scenario
+ * text of each design.
  *
  * `latsim report explore [ID] --html OUT.html`: the same kind of page for a
  * stored exploration (latsim explore): headline, the frontier picture, the
@@ -430,6 +431,85 @@ static void pools(FILE *out, const design *d)
     fputs("</tbody></table>\n", out);
 }
 
+/* The plan of design D's run (planstore_plan_of_run), once per plan (SEEN:
+ * plan ids shown, *NSEEN of them): its target, every configuration's verdict,
+ * and its simulated points by cost, the cheapest meeting one marked (the
+ * frontier: every point below it misses the SLO).  Returns 1 when a plan was
+ * shown, else 0. */
+static int plan_section(FILE *out, const design *d, const char *dbpath, int64_t *seen, int *nseen)
+{
+    if (!d->run_id) return 0;
+    sqlite3 *db = NULL;
+    char err[600];
+    if (store_open_readonly(dbpath, &db, err, sizeof err) != 0) return 0;
+    int64_t id = 0;
+    char *js = NULL;
+    plan_point *pts = NULL;
+    int npts = 0;
+    int found = planstore_plan_of_run(db, d->run_id, &id, &js, &pts, &npts, err, sizeof err);
+    store_close(db);
+    for (int i = 0; found == 1 && i < *nseen; i++) if (seen[i] == id) found = 0;
+    if (found != 1) {
+        free(js);
+        free(pts);
+        return 0;
+    }
+    if (*nseen < DESIGN_MAX) seen[(*nseen)++] = id;
+    json_t *j = js ? json_loads(js, 0, NULL) : NULL;
+    fprintf(out, "<h3>Plan %lld (design %s, run %lld)</h3>\n", (long long) id, d->label, (long long) d->run_id);
+    if (j) {
+        fprintf(out, "<p>target %.4g req/s x headroom %.3g, objective %s", json_number_value(json_object_get(j, "target_rate_rps")),
+                json_number_value(json_object_get(j, "headroom")),
+                json_string_value(json_object_get(j, "objective")) ? json_string_value(json_object_get(j, "objective")) : "cost");
+        json_t *w = json_object_get(j, "peak_window");
+        if (w) fprintf(out, "; the trace's peak window: %.0f s to %.0f s, %.0f requests", json_number_value(json_object_get(w, "start_s")),
+                       json_number_value(json_object_get(w, "start_s")) + json_number_value(json_object_get(w, "length_s")),
+                       json_number_value(json_object_get(w, "requests")));
+        fputs(".</p>\n<table><thead><tr><th>configuration</th><th>verdict</th><th>$/hour</th><th style=\"text-align:left\">why"
+              "</th></tr></thead><tbody>\n", out);
+        json_t *v = json_object_get(j, "verdicts");
+        for (size_t i = 0; i < json_array_size(v); i++) {
+            json_t *e = json_array_get(v, i);
+            int chosen = json_is_true(json_object_get(e, "chosen"));
+            const char *cfg = json_string_value(json_object_get(e, "configuration"));
+            const char *kind = json_string_value(json_object_get(e, "verdict"));
+            const char *why = json_string_value(json_object_get(e, "why"));
+            json_t *usd = json_object_get(e, "usd_per_hour");
+            fputs(chosen ? "<tr><th>" : "<tr><td>", out);
+            esc(out, cfg && *cfg ? cfg : "(as given)");
+            fputs(chosen ? "</th><td>CHOSEN: " : "</td><td>", out);
+            esc(out, kind ? kind : "");
+            fputs("</td>", out);
+            if (json_is_number(usd)) fprintf(out, "<td>%.2f</td>", json_number_value(usd));
+            else fputs("<td>-</td>", out);
+            fputs("<td style=\"text-align:left\">", out);
+            esc(out, why ? why : "");
+            fputs("</td></tr>\n", out);
+        }
+        fputs("</tbody></table>\n", out);
+        json_decref(j);
+    } else fputs("<p class=\"note\">The plan did not finish (no verdicts stored).</p>\n", out);
+    fputs("<p>Frontier: the points simulated at the planned rate (candidates and confirmations), by cost; below the "
+          "cheapest meeting one (marked) every point misses the SLO.</p>\n<table><thead><tr><th>$/hour</th><th>SLO</th>"
+          "<th>role</th><th style=\"text-align:left\">settings</th></tr></thead><tbody>\n", out);
+    int marked = 0;
+    for (int i = 0, rows = 0; i < npts && rows < 200; i++) {
+        if (strcmp(pts[i].role, "candidate") && strcmp(pts[i].role, "confirm")) continue;   /* goodput: other rates */
+        rows++;
+        int front = pts[i].slo_met && !marked;
+        marked |= front;
+        fprintf(out, "<tr><td>%.2f</td><td>%s</td><td>", pts[i].usd_per_hour, front ? "<b>met: cheapest</b>" : pts[i].slo_met ? "met" : "missed");
+        esc(out, pts[i].role);
+        fputs("</td><td style=\"text-align:left\">", out);
+        esc(out, pts[i].settings);
+        fputs("</td></tr>\n", out);
+    }
+    fputs("</tbody></table>\n", out);
+    free(js);
+    free(pts);
+    return 1;
+}
+
 static const char *CSS =
     "body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1400px}"
     "h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}"
@@ -476,6 +556,22 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
         long before = ftell(out);
         for (int i = 0; i < n; i++) if (d[i].run_id) ts_picture(out, &d[i], how->dbpath, dir, &k);
         if (ftell(out) == before) fputs("<p class=\"note\">No run recorded one (latsim run --timeseries).</p>\n", out);
+    }
+    int anyplan = 0;
+    for (int i = 0; i < n; i++) anyplan |= d[i].run_id != 0;
+    if (anyplan) {
+        int64_t seen[DESIGN_MAX];
+        int nseen = 0, shown = 0;
+        mbuf m;
+        if (mb_open(&m) == 0) {   /* the section only when a run comes from a plan */
+            for (int i = 0; i < n; i++) shown += plan_section(m.f, &d[i], how->dbpath, seen, &nseen);
+            fflush(m.f);
+            if (shown) {
+                fputs("<h2 id=\"plan\">Plan</h2>\n", out);
+                fwrite(m.p, 1, m.n, out);
+            }
+            mb_close(&m);
+        }
     }
     fputs("<h2 id=\"scenarios\">Scenarios</h2>\n", out);
     for (int i = 0; i < n; i++) {

@@ -486,7 +486,19 @@ static int run_notes(const run_opts *o, run_state *st)
             die(0, st->err);
         }
     }
-    for (int i = 0; i < scenario_npools(sc); i++) {
+    if (report_get(shown, "", "warmup_cache_capped", "value") > 0) {
+        /* The automatic warm-up stopped waiting for a cache (docs/metrics.md, warmup_cache_s):
+         * one line, naming the cache that was still filling (the latest to fail the test). */
+        int last = -1;
+        for (int i = 0; i < scenario_npools(sc) && last < 0; i++)
+            if (report_get(shown, scenario_pool_name(sc, i), "warmup_settled", "value") == 0) last = i;
+        snprintf(st->err, sizeof st->err, "warning: %s:%d: [pool %s]: the cache's hit rate had not settled when the automatic "
+                 "warm-up reached its cap (%.0f requests, %.0f s): the run is too short for it, so the results depend on the "
+                 "run's length; raise [sim] requests", o->file, last >= 0 ? scenario_pool_line(sc, last) : 0,
+                 last >= 0 ? scenario_pool_name(sc, last) : "?", report_get(shown, "", "warmup_requests", "value"),
+                 report_get(shown, "", "warmup_s", "value"));
+        die(0, st->err);
+    } else for (int i = 0; i < scenario_npools(sc); i++) {
         /* A result cache whose hit rate still rose through the window (docs/gateway.md). */
         const char *name = scenario_pool_name(sc, i);
         double rise = report_get(shown, name, "hit_rate_rise", "value"), se = report_get(shown, name, "hit_rate_rise_se", "value");

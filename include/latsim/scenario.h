@@ -57,6 +57,12 @@ void scenario_print_keys(FILE *out, int markdown);
  * times speedup; schedules: the long-run rate); NAN for closed-loop users. */
 double scenario_arrival_rate(const scenario *s);
 
+/* arrival = trace: the busiest LEN_S seconds of the trace as loaded (its own
+ * clock, before speedup): the window's start (*FROM_S), rows (*ROWS) and the
+ * trace's span, first to last row (*SPAN_S).  Returns 0, or -1 when S replays
+ * no trace. */
+int scenario_trace_peak(const scenario *s, double len_s, double *from_s, size_t *rows, double *span_s);
+
 /* The run's expected simulated time, s: the arrivals it needs (warm-up and
  * measured requests) at the mean rate, or the time of the trace's last row it
  * needs; for closed-loop users a lower bound (their think times); 0 when

@@ -73,6 +73,9 @@ typedef struct sim_result {
     uint64_t requests;        /* measured arrivals */
     uint64_t warmup_requests; /* arrivals before the window opened (the warm-up used) */
     double warmup_s;          /* simulated time when it opened, s */
+    int has_caches;           /* the automatic warm-up waited for caches (warmup_cache_*) */
+    double warmup_cache_s;    /* simulated time when the last cache's hit rate settled (or the cap), s */
+    int warmup_cache_capped;  /* the warm-up reached its cap with a cache unsettled */
     uint64_t trace_requests;  /* run --trace-events: requests traced (0: no trace) */
     int trace_truncated;      /* run --trace-events: more requests than traced had an outcome */
     uint64_t served, rejected, timed_out;

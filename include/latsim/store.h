@@ -185,6 +185,21 @@ int planstore_baseline_accept(sqlite3 *db, int64_t run_id, char *err, size_t err
  * there is none, -1 on error + ERR. */
 int planstore_baseline_of(sqlite3 *db, const char *path, int64_t *run_id, char *err, size_t errlen);
 
+/* One simulated point of a stored plan (planstore_plan_of_run). */
+typedef struct plan_point {
+    char settings[400];       /* its --set overrides, "; "-separated */
+    char role[16];            /* "candidate", "confirm", "goodput" ... */
+    double usd_per_hour;      /* the configuration's cost, $/h */
+    int slo_met;              /* 1 met, 0 missed */
+} plan_point;
+
+/* The latest stored plan that simulated run RUN_ID: 1 with *PLAN_ID, *JSON (the
+ * plan's JSON as `plan --json` prints it, malloc'd; NULL when the plan did not
+ * finish) and *PTS (malloc'd, *NPTS of them, by cost) set; 0 when RUN_ID comes
+ * from no plan; -1 on error + ERR. */
+int planstore_plan_of_run(sqlite3 *db, int64_t run_id, int64_t *plan_id, char **json, plan_point **pts, int *npts,
+                          char *err, size_t errlen);
+
 /* Reads run RUN_ID's aggregate rows (replication -1) and CDF points into OUT
  * (report_free it), with *PATH (malloc'd, may be NULL) its scenario path.
  * Returns 0, 1 when there is no such run, -1 on error + ERR. */

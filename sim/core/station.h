@@ -90,6 +90,11 @@ typedef struct station_ops {
      * over its replicas.  *NIDS gets the number of R's prompt blocks (content ids).
      * NULL: no prefix cache (0). */
     uint32_t (*prefix_match)(const station *st, const request *r, simtime_t visible, uint32_t *nids);
+    /* The station's cache since the run began: OUT[0] lookups, OUT[1] the sum of
+     * their hit shares (0..1), OUT[2] the sum of their squares (the automatic
+     * warm-up waits for it to settle, run/warmup.h).  Returns 0, or -1 when the
+     * station has no cache.  NULL: none. */
+    int (*cache_fill)(const station *st, double out[3]);
     /* R, which this station named in r->notify, leaves the system served now. */
     void (*returned)(station *st, request *r);
     void (*destroy)(station *st);                       /* frees the station */

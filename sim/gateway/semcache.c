@@ -164,6 +164,14 @@ static void window_open(station *st)
     sc->at_open = *rcache_get_stats(sc->cache);
 }
 
+static int cache_fill(const station *st, double out[3])
+{
+    const rcache_stats *k = rcache_get_stats(((const semcache *) st)->cache);
+    out[0] = (double) k->lookups;
+    out[1] = out[2] = (double) (k->hits + k->false_hits);
+    return 0;
+}
+
 static int report(station *st, pool_result *out)
 {
     semcache *sc = (semcache *) st;
@@ -219,6 +227,7 @@ static const station_ops SEMCACHE_OPS = {
     .arrive = arrive,
     .window_open = window_open,
     .report = report,
+    .cache_fill = cache_fill,
     .returned = returned,
     .destroy = destroy,
 };
@@ -269,11 +278,11 @@ fail:
 static const scn_key KEYS[] = {
     { "hit_ms", "const(1)", "lookup time of a hit, ms (distribution)" },
     { "miss_ms", "const(1)", "lookup time of a miss, ms (distribution)" },
-    { "capacity", "0", "answers kept (least recently used evicted); 0 = unbounded" },
+    { "capacity", "0", "answers kept (least recently used evicted); 0 = unbounded (default: only TTLs and flushes bound it; set it to model the cache's memory)" },
     { "false_hit_rate", "0", "probability a lookup that should miss returns another question's answer" },
     { "flush_at", "", "times the cache is emptied (model upgrades), e.g. 30m, 2h" },
-    { "intents", "1000", "intents requests ask (when their class gives none)" },
-    { "intent_zipf", "1", "Zipf exponent of intent popularity, > 0" },
+    { "intents", "1000", "intents requests ask (when their class gives none; default 1000: a round number, and the hit rate depends on it strongly: set it from your logs)" },
+    { "intent_zipf", "1", "Zipf exponent of intent popularity, > 0 (default 1: Zipf's law, about what query logs show)" },
     { "cache_ttl_s", "inf", "how long an answer is kept, s (0 = never cached; inf = forever)" },
     { NULL, NULL, NULL },
 };

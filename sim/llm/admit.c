@@ -51,6 +51,13 @@ void rep_admit(replica *R, request *r, int64_t blocks)
         if (all > r->prompt) all = r->prompt;
         int64_t skip = rep_skip_tokens(P, all, r->prefill_len);
         r->prefilled = (int32_t) skip;
+        if (!r->pfx_seen) {
+            double x = r->prompt > 0 ? (double) all / (double) r->prompt : 0;
+            P->cs_fill[0] += 1;
+            P->cs_fill[1] += x;
+            P->cs_fill[2] += x * x;
+            if (!r->measured) r->pfx_seen = 1;   /* (a measured one: below) */
+        }
         if (r->measured && !r->pfx_seen) {
             r->pfx_seen = 1;
             P->pfx_requests++;

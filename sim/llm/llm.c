@@ -267,6 +267,15 @@ static void destroy(station *st)
     free(P);
 }
 
+/* The prefix cache's first admissions (llm.cs_fill), or -1 without one. */
+static int cache_fill(const station *st, double out[3])
+{
+    const llm *P = (const llm *) st;
+    if (!P->cfg->prefix_cache) return -1;
+    for (int k = 0; k < 3; k++) out[k] = P->cs_fill[k];
+    return 0;
+}
+
 static const station_ops LLM_OPS = {
     .arrive = llm_arrive,
     .prefix_match = llm_prefix_match,
@@ -274,6 +283,7 @@ static const station_ops LLM_OPS = {
     .window_close = window_close,
     .snapshot = snapshot,
     .report = report,
+    .cache_fill = cache_fill,
     .destroy = destroy,
 };
 

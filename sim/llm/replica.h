@@ -205,6 +205,9 @@ struct llm {
     double pfx_found;         /* prompt tokens found cached: min(prompt, hit ids x id tokens) */
     double pfx_skipped;       /* prompt tokens not prefilled (at least the last one always is) */
     double pfx_saved_ms;      /* isolated-prefill time of the skipped tokens (cost model), ms */
+    double cs_fill[3];        /* all requests' first admissions since the run began: count, sum of
+                                 the prompt shares found (GPU and tiers), sum of their squares
+                                 (the warm-up's settling test, run/warmup.h) */
     kv_link link;             /* role = decode: the link prompts' KV arrives over */
     /* kv_offload: measured requests, first admission (as pfx_*) */
     double off_tokens[2];     /* prompt tokens loaded from each tier */

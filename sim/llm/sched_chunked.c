@@ -14,7 +14,7 @@ typedef struct chunked_cfg {
 } chunked_cfg;
 
 static const scn_key CHUNKED_KEYS[] = {
-    { "chunk_tokens", "512", "chunked: token budget per step" },
+    { "chunk_tokens", "512", "chunked: token budget per step, trading TTFT against TPOT (default 512: vLLM V0's max_num_batched_tokens with chunked prefill)" },
     { NULL, NULL, NULL },
 };
 

@@ -87,6 +87,10 @@ int report_flatten(const sim_result *x, int rep, report *out)
     V(G, "requests", x->requests);
     V(G, "warmup_requests", x->warmup_requests);
     V(G, "warmup_s", x->warmup_s);
+    if (x->has_caches) {   /* the automatic warm-up waited for caches (run/warmup.h) */
+        V(G, "warmup_cache_s", x->warmup_cache_s);
+        V(G, "warmup_cache_capped", x->warmup_cache_capped);
+    }
     V(G, "served", x->served);
     V(G, "rejected", x->rejected);
     V(G, "timed_out", x->timed_out);

@@ -38,7 +38,7 @@ typedef struct key_spec {
 
 static const key_spec KEYS[] = {
     { "requests", K_SIM, "200000", "measured requests after warm-up" },
-    { "warmup", K_SIM, "automatic", "requests discarded before measuring (default: at least requests/10, until the system has filled; 0 for a finite trace replay)" },
+    { "warmup", K_SIM, "automatic", "requests discarded before measuring (default: at least requests/10, the old fixed rule, then until the system has filled and every cache's hit rate has settled, at most 10 x (requests/10 + requests): a fixed share either wastes a short run or measures a filling system, sim/run/warmup.h; 0 for a finite trace replay)" },
     { "seed", K_SIM, "1", "run seed (every entity's stream derives from it)" },
     { "cost_db", K_SIM, "the --db database", "calibration database where LLM pools' cost = auto, fitted and profile look their models up (relative to the scenario file; latsim run --cost-db FILE sets it)" },
     { "electricity_usd_per_kwh", K_SIM, "0", "price of electricity, $ per kWh; > 0 adds the GPUs' energy x pue x price to the $ costs (0: not counted)" },
@@ -53,13 +53,15 @@ static const key_spec KEYS[] = {
     { "trace", K_WL, "", "CSV or JSON-lines file (relative to the scenario file): arrival = trace replays its times; with poisson/gamma/constant/users its rows give each request's attributes" },
     { "trace_format", K_WL, "by extension", "csv | jsonl (default: jsonl for *.jsonl, else csv)" },
     { "trace_order", K_WL, "sequential", "attribute traces: sequential (file order) | shuffle (seeded permutation, new each pass)" },
-    { "hash_block_tokens", K_WL, "512", "jsonl traces with hash ids: prompt tokens each id stands for (synthetic prompts are hashed per KV block, block_tokens)" },
+    { "hash_block_tokens", K_WL, "512", "jsonl traces with hash ids: prompt tokens each id stands for (default 512: the block size of the Mooncake traces' hash_ids; synthetic prompts are hashed per KV block, block_tokens)" },
     { "class_column", K_WL, "none", "trace column (CSV header / JSON field) naming each row's [class NAME]" },
     { "adapter_column", K_WL, "none", "trace column (CSV header / JSON field) giving each row's LoRA adapter on pools with adapters: 1..adapters, 0 the base model (empty / null: the class's or a draw); wins over the class's `adapter`" },
     { "complexity_column", K_WL, "none", "trace column (CSV header / JSON field) giving each row's complexity score in [0, 1] (empty / null: none); wins over `complexity`" },
     { "time_column", K_WL, "TIMESTAMP", "trace: header of the arrival-time column" },
     { "time_format", K_WL, "datetime", "trace: seconds | milliseconds | datetime" },
     { "speedup", K_WL, "1", "trace: arrival-rate multiplier" },
+    { "trace_start_s", K_WL, "0", "arrival = trace: replay only the rows from this time of the trace's clock on, s (plan --trace sets it to the peak window's start)" },
+    { "trace_length_s", K_WL, "0", "arrival = trace: replay only this long a window from trace_start_s, s (0: to the end)" },
     { "loop", K_WL, "no", "trace: replay from the start when it runs out (no: a replay of every row is finite, measured to its end)" },
     { "prompt_column", K_WL, "ContextTokens", "trace: header of the prompt-token column (none = not used)" },
     { "output_column", K_WL, "GeneratedTokens", "trace: header of the output-token column (none = not used)" },
@@ -335,6 +337,18 @@ loaded:
     w->has_trace = 1;
     w->trace_tokens = w->tr.prompt != NULL && w->tr.output != NULL;
     if (w->arrival == ARRIVAL_TRACE) {
+        /* A window of the trace (plan --trace replays its peak minutes). */
+        double from, len;
+        if (get_num(x, W, "trace_start_s", 0, 0, 0, 1e15, &from)) return -1;
+        if (get_num(x, W, "trace_length_s", 0, 0, 0, 1e15, &len)) return -1;
+        if (from > 0 || len > 0) {
+            trace_window(&w->tr, from, len > 0 ? len : INFINITY);
+            const cfg_entry *we;
+            val(x, W, len > 0 ? "trace_length_s" : "trace_start_s", &we);
+            if (w->tr.n < 2)
+                return fail(x, we, W, len > 0 ? "trace_length_s" : "trace_start_s", "%s: the window [%g s, %g s) holds %zu rows: needs at least 2",
+                            full, from, len > 0 ? from + len : INFINITY, w->tr.n);
+        }
         if (w->tr.n < 2) return fail(x, e, W, "trace", "%s: needs at least 2 rows", full);
         if (!(w->tr.t[w->tr.n - 1] > 0))
             return fail(x, e, W, "trace", "%s: all rows arrive at the same time", full);
@@ -1092,6 +1106,14 @@ double scenario_arrival_rate(const scenario *s)
     return (double) (w->tr.n - 1) / w->tr.t[w->tr.n - 1] * w->speedup;
 }
 
+int scenario_trace_peak(const scenario *s, double len_s, double *from_s, size_t *rows, double *span_s)
+{
+    const workload_cfg *w = &s->wl;
+    if (w->arrival != ARRIVAL_TRACE || trace_peak(&w->tr, len_s, from_s, rows) != 0) return -1;
+    *span_s = w->tr.t[w->tr.n - 1];
+    return 0;
+}
+
 /* What the kinds' resolve and footprint hooks may know of S (core/scn.h). */
 static scn_facts facts_of(const scenario *s)
 {
@@ -1414,19 +1436,39 @@ void scenario_print_keys(FILE *out, int markdown)
 /* The registered default of KEY in kind SK's tables, or NULL. */
 static const char *kind_default(const station_kind *sk, const char *key)
 {
-    for (const scn_key *q = sk->keys; q && q->key; q++)
-        if (!strcmp(q->key, key)) return q->def;
-    for (int set = 0; sk->more_keys && sk->more_keys(set); set++)
-        for (const scn_key *q = sk->more_keys(set); q->key; q++)
-            if (!strcmp(q->key, key)) return q->def;
-    return NULL;
+    const scn_key *q = kind_key(sk, key);
+    return q ? q->def : NULL;
 }
 
-/* One line "  SECTION.KEY = VALUE (set|default): WHY". */
+/* One line "  [SECTION] KEY = VALUE (set|default): WHY". */
 static void default_line(FILE *out, const cfg *raw, const char *sec, const char *key, const char *def, const char *why)
 {
     const cfg_entry *e = cfg_get(raw, sec, key);
     fprintf(out, "  [%s] %s = %s (%s): %s\n", sec, key, e ? e->value : def && *def ? def : "derived", e ? "set" : "default", why);
+}
+
+/* default_line for KEY of pool P's kind, its default and help from the kind's
+ * table (the scenario reference's text: why the default has its value). */
+static void kind_line(FILE *out, const cfg *raw, const char *sec, const pool_cfg *p, const char *key)
+{
+    const scn_key *q = kind_key(p->kind, key);
+    if (q) default_line(out, raw, sec, key, q->def, q->help);
+}
+
+/* The help of a general key (KEYS). */
+static const char *key_help(const char *key)
+{
+    for (size_t k = 0; k < NKEYS; k++)
+        if (!strcmp(KEYS[k].key, key)) return KEYS[k].help;
+    return "";
+}
+
+/* Whether pool section SEC sets KEY to VALUE (or, unset, DEF is VALUE). */
+static int key_is(const cfg *raw, const char *sec, const char *key, const char *def, const char *value)
+{
+    const cfg_entry *e = cfg_get(raw, sec, key);
+    const char *v = e ? e->value : def;
+    return v && !strcmp(v, value);
 }
 
 void scenario_print_defaults(const scenario *s, FILE *out)
@@ -1434,28 +1476,43 @@ void scenario_print_defaults(const scenario *s, FILE *out)
     fputs("settings that change answers (docs/scenarios.md):\n", out);
     if (s->warmup_auto)
         fprintf(out, "  [sim] warmup = automatic (default): at least %llu requests, more until the system has filled "
-                "(the report's warmup_requests and warmup_s say what it took)\n", (unsigned long long) s->warmup);
+                "and its caches' hit rates have settled (the report's warmup_requests, warmup_s and, with caches, "
+                "warmup_cache_s say what it took)\n", (unsigned long long) s->warmup);
     else
         fprintf(out, "  [sim] warmup = %llu (set): requests discarded before measuring\n", (unsigned long long) s->warmup);
-    if (s->wl.arrival == ARRIVAL_TRACE)
-        default_line(out, &s->raw, "workload", "hash_block_tokens", "512",
-                     "prompt tokens each of a trace's hash ids stands for (prefix-cache reuse is counted in these blocks)");
+    if (s->wl.arrival == ARRIVAL_TRACE || s->wl.tr.hash)
+        default_line(out, &s->raw, "workload", "hash_block_tokens", "512", key_help("hash_block_tokens"));
     for (int i = 0; i < s->npools; i++) {
         const pool_cfg *p = &s->pools[i];
-        if (strcmp(p->kind->name, "llm")) continue;
         char sec[96];
         snprintf(sec, sizeof sec, "pool %s", p->name);
-        default_line(out, &s->raw, sec, "block_tokens", kind_default(p->kind, "block_tokens"),
-                     "tokens per KV block: KV capacity rounding and, with a prefix cache, the granularity of reuse "
-                     "(synthetic prompts are hashed per block)");
+        const char *kind = p->kind->name;
+        if (!strcmp(kind, "result_cache")) {
+            static const char *const RC[] = { "capacity", "intents", "intent_zipf", "false_hit_rate" };
+            for (size_t k = 0; k < sizeof RC / sizeof RC[0]; k++) kind_line(out, &s->raw, sec, p, RC[k]);
+            continue;
+        }
+        if (!strcmp(kind, "router")) {
+            if (key_is(&s->raw, sec, "policy", kind_default(p->kind, "policy"), "prefix_affinity")) {
+                kind_line(out, &s->raw, sec, p, "affinity_threshold");
+                kind_line(out, &s->raw, sec, p, "staleness_ms");
+            }
+            continue;
+        }
+        if (strcmp(kind, "llm")) continue;
+        kind_line(out, &s->raw, sec, p, "block_tokens");
         const cfg_entry *sched = cfg_get(&s->raw, sec, "scheduler");
         const char *sn = sched ? sched->value : kind_default(p->kind, "scheduler");
-        default_line(out, &s->raw, sec, "scheduler", kind_default(p->kind, "scheduler"), "how steps are batched");
-        if (sn && !strcmp(sn, "chunked"))
-            default_line(out, &s->raw, sec, "chunk_tokens", kind_default(p->kind, "chunk_tokens"),
-                         "token budget per step: trades TTFT against TPOT");
-        default_line(out, &s->raw, sec, "max_batch", kind_default(p->kind, "max_batch"), "sequences per step at most");
-        default_line(out, &s->raw, sec, "max_batch_tokens", kind_default(p->kind, "max_batch_tokens"),
-                     "tokens per step at most (continuous, chunked)");
+        default_line(out, &s->raw, sec, "scheduler", kind_default(p->kind, "scheduler"),
+                     "how steps are batched (default continuous: what vLLM and SGLang do)");
+        if (sn && !strcmp(sn, "chunked")) kind_line(out, &s->raw, sec, p, "chunk_tokens");
+        static const char *const LL[] = { "max_batch", "max_batch_tokens", "gpu_memory_utilization", "activation_reserve_gib",
+                                          "max_seq_len" };
+        for (size_t k = 0; k < sizeof LL / sizeof LL[0]; k++) kind_line(out, &s->raw, sec, p, LL[k]);
+        if (key_is(&s->raw, sec, "routing", kind_default(p->kind, "routing"), "prefix_affinity"))
+            kind_line(out, &s->raw, sec, p, "affinity_threshold");
+        const cfg_entry *off = cfg_get(&s->raw, sec, "kv_offload");
+        if (off && strstr(off->value, "cpu")) kind_line(out, &s->raw, sec, p, "kv_offload_cpu_gib");
+        if (off && strstr(off->value, "ssd")) kind_line(out, &s->raw, sec, p, "kv_offload_ssd_gib");
     }
 }

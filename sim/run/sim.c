@@ -106,6 +106,7 @@ typedef struct sim {
     uint64_t win_arrivals;    /* arrivals while measuring */
     warmup wu;                /* when the window opens (warmup.h) */
     trend tr;                 /* each pool's contents sampled through the window (warmup.h) */
+    settle cs;                /* automatic warm-up: the caches' hit rates settling (warmup.h); cs.n 0: none */
     int opened;               /* the window has opened (it may have closed since) */
     uint64_t wstart;          /* id of the first measured arrival: the warm-up used, requests */
     int finite;               /* a finite workload (scenario.finite): no saturation verdict */
@@ -465,6 +466,31 @@ static void schedule_next(sim *s)
     if (!evq_at(s->q, t, s->lean ? lean_arrival : on_arrival, s, 0)) sink_oom(s);
 }
 
+/* Whether the caches' hit rates have settled (warmup.h), checked at this
+ * arrival when a snapshot is due; 1 as well once the cap is reached. */
+static __attribute__((noinline)) int caches_settled(sim *s)
+{
+    settle *c = &s->cs;
+    if (c->done) return 1;
+    double now = simtime_to_s(evq_now(s->q));
+    if (s->next_id > c->cap) {
+        c->done = c->capped = 1;
+        c->t = now;
+        return 1;
+    }
+    if (!settle_due(c)) return 0;
+    for (int k = 0; k < c->n; k++) {
+        double v[3] = { 0, 0, 0 };
+        const station *st = s->st[c->pool[k]];
+        st->ops->cache_fill(st, v);
+        settle_put(c, k, v);
+    }
+    if (!settle_commit(c, now)) return 0;
+    c->done = 1;
+    c->t = now;
+    return 1;
+}
+
 /* A new request arriving now: its id, arrival time, and whether it is
  * measured (the window opens when the warm-up is over).  Returns it, or NULL
  * when out of memory (the run is stopped). */
@@ -478,7 +504,7 @@ static inline __attribute__((always_inline)) request *new_arrival(sim *s, evq *q
     }
     r->id = s->next_id++;
     r->arrival = evq_now(q);
-    if (!s->opened && warmup_ready(&s->wu, r->id, s->reqs.live - 1)) {   /* live counts R itself */
+    if (!s->opened && (s->cs.n == 0 || caches_settled(s)) && warmup_ready(&s->wu, r->id, s->reqs.live - 1)) {   /* live counts R itself */
         s->opened = 1;
         s->wstart = r->id;
     }
@@ -717,6 +743,9 @@ static int fill_results(sim *s, sim_result *out)
     out->requests = s->target;
     out->warmup_requests = s->opened ? s->wstart : s->next_id;
     out->warmup_s = simtime_to_s(s->opened ? s->t_start : evq_now(s->q));
+    out->has_caches = s->cs.n > 0;
+    out->warmup_cache_s = s->cs.done ? s->cs.t : simtime_to_s(evq_now(s->q));
+    out->warmup_cache_capped = s->cs.capped || (s->cs.n > 0 && !s->cs.done);
     out->served = s->served;
     out->rejected = s->rejected;
     out->timed_out = s->timed_out;
@@ -773,6 +802,10 @@ static int fill_results(sim *s, sim_result *out)
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
         if (st->ops->report && st->ops->report(st, p) != 0) return -1;
+        for (int k = 0; k < s->cs.n; k++)   /* when its hit rate settled (warmup.h) */
+            if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
+                                       pool_result_add(p, "warmup_settled_s", s->cs.settled_s[k] >= 0 ? s->cs.settled_s[k] : NAN)))
+                return -1;
         if (p->has_energy && pool_energy_cost(sc, p, out) != 0) return -1;
         /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
          * stable loss system whatever its offered load: only growth counts. */
@@ -949,6 +982,19 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         for (int k = 0; k < p->nnext; k++) s.st[i]->out[k] = s.st[p->next[k]];
         s.st[i]->nout = p->nnext;
     }
+    if (s.wu.automatic) {   /* caches the automatic warm-up waits for (warmup.h) */
+        int ncache = 0, *idx = calloc((size_t) sc->npools, sizeof *idx);
+        if (!idx) { snprintf(err, errlen, "out of memory"); goto done; }
+        for (int i = 0; i < sc->npools; i++) {
+            double v[3];
+            if (s.st[i]->ops->cache_fill && s.st[i]->ops->cache_fill(s.st[i], v) == 0) idx[ncache++] = i;
+        }
+        uint64_t cap = WARMUP_CACHE_FACTOR * warmup_max(&s.wu);
+        int rc2 = ncache > 0 ? settle_init(&s.cs, ncache, idx, s.target, cap) : 0;
+        free(idx);
+        if (rc2 != 0) { snprintf(err, errlen, "out of memory"); goto done; }
+        if (ncache > 0) s.arrival_cap = 2 * (cap + s.target) + 1000;
+    }
     /* The lean paths (sink_leave, on_arrival) when the run has none of what
      * they leave out: self-renewing events come with fleets and time series. */
     int renews = sc->ts_interval_s > 0;
@@ -1044,6 +1090,7 @@ done:
         if (trevt_close(s.trace, rc == 0, rc == 0 ? err : NULL, errlen) != 0) rc = -1;
     }
     trend_free(&s.tr);
+    settle_free(&s.cs);
     for (int i = 0; i < s.nst; i++) s.st[i]->ops->destroy(s.st[i]);
     free(s.st);
     req_pool_free(&s.reqs);

@@ -79,3 +79,88 @@ int trend_growth(const trend *t, int pool, double *growth, double *se)
     *se = sqrt(cov11) * len;
     return 0;
 }
+
+int settle_init(settle *s, int n, const int *pool, uint64_t min_span, uint64_t cap)
+{
+    *s = (settle) { .n = n, .stride = SETTLE_STRIDE, .min_span = min_span, .cap = cap, .last = -1 };
+    s->pool = malloc((size_t) (n > 0 ? n : 1) * sizeof *s->pool);
+    s->snap = calloc((size_t) (n > 0 ? n : 1) * SETTLE_SNAPS * 3, sizeof *s->snap);
+    s->settled_s = calloc((size_t) (n > 0 ? n : 1), sizeof *s->settled_s);
+    if (!s->pool || !s->snap || !s->settled_s) {
+        settle_free(s);
+        return -1;
+    }
+    for (int c = 0; c < n; c++) {
+        s->pool[c] = pool[c];
+        s->settled_s[c] = -1;
+    }
+    return 0;
+}
+
+void settle_free(settle *s)
+{
+    free(s->pool);
+    free(s->snap);
+    free(s->settled_s);
+    s->pool = NULL;
+    s->snap = s->settled_s = NULL;
+}
+
+int settle_due(settle *s)
+{
+    return ++s->count % s->stride == 0;
+}
+
+void settle_put(settle *s, int c, const double v[3])
+{
+    double *x = s->snap + ((size_t) c * SETTLE_SNAPS + (size_t) s->m) * 3;
+    x[0] = v[0];
+    x[1] = v[1];
+    x[2] = v[2];
+}
+
+/* Cache C's hit shares between snapshots I and J: lookups *N, mean *MU, variance of the mean *V. */
+static void settle_span(const settle *s, int c, int i, int j, double *n, double *mu, double *v)
+{
+    const double *a = s->snap + ((size_t) c * SETTLE_SNAPS + (size_t) i) * 3;
+    const double *b = s->snap + ((size_t) c * SETTLE_SNAPS + (size_t) j) * 3;
+    *n = b[0] - a[0];
+    *mu = *n > 0 ? (b[1] - a[1]) / *n : 0;
+    double var = *n > 0 ? (b[2] - a[2]) / *n - *mu * *mu : 0;
+    *v = *n > 0 && var > 0 ? var / *n : 0;
+}
+
+int settle_commit(settle *s, double now_s)
+{
+    int m = ++s->m, all = 1;
+    if (m >= 5) {
+        int i2 = (m - 1) / 2, i3 = 3 * (m - 1) / 4;
+        for (int c = 0; c < s->n; c++) {
+            double na, ma, va, nb, mb, vb;
+            settle_span(s, c, i2, i3, &na, &ma, &va);
+            settle_span(s, c, i3, m - 1, &nb, &mb, &vb);
+            double se = sqrt(va + vb);
+            if (na + nb == 0) {                   /* no lookups (a cache off the requests' path): nothing to wait for */
+                if (s->settled_s[c] < 0) s->settled_s[c] = now_s;
+            } else if ((s->count < s->min_span && !(va + vb == 0 && ma == mb)) || na < SETTLE_MIN_LOOKUPS || nb < SETTLE_MIN_LOOKUPS || se > SETTLE_SE_MAX || mb - ma > SETTLE_Z * se) {
+                s->settled_s[c] = -1;
+                s->last = c;
+                all = 0;
+            } else if (s->settled_s[c] < 0)
+                s->settled_s[c] = now_s;
+        }
+    } else {
+        all = 0;
+        s->last = s->n - 1;
+    }
+    if (m == SETTLE_SNAPS) {                      /* keep every other snapshot */
+        for (int c = 0; c < s->n; c++) {
+            double *x = s->snap + (size_t) c * SETTLE_SNAPS * 3;
+            for (int i = 0; i < SETTLE_SNAPS / 2; i++)
+                for (int k = 0; k < 3; k++) x[i * 3 + k] = x[(2 * i + 1) * 3 + k];
+        }
+        s->m = SETTLE_SNAPS / 2;
+        s->stride *= 2;
+    }
+    return all;
+}

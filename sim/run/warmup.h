@@ -76,4 +76,67 @@ void trend_commit(trend *t);
  * 4 per batch). */
 int trend_growth(const trend *t, int pool, double *growth, double *se);
 
+/* ---- caches filling -----------------------------------------------------------
+ *
+ * A cache (a result cache, a pool's prefix cache with its KV offload tiers)
+ * starts empty, so its hit rate rises until its contents reach a steady state
+ * (capacity, TTLs) or hold every key there is; a window opened before then
+ * measures a hit rate that depends on the run's length.  While the warm-up is
+ * automatic, the window also waits for each cache's hit rate to settle: every
+ * STRIDE arrivals (256 at first) the cache's cumulative lookups, sum of hit
+ * shares (1 or 0 per result cache lookup; the share of the prompt found, GPU and
+ * tiers, per prefix cache admission) and sum of their squares are snapshot into
+ * SETTLE_SNAPS snapshots per cache (thinned as trend's samples are).  The cache
+ * has settled when the mean hit share over the latest quarter of the arrivals so
+ * far exceeds that over the quarter before by at most SETTLE_Z standard errors
+ * (from the shares' variance in each quarter), each quarter holding at least
+ * SETTLE_MIN_LOOKUPS lookups (a cache without any lookups in them is not
+ * waited for), and the span is at least MIN_SPAN arrivals, the window's length
+ * (but for a cache whose every lookup in both quarters found the same share,
+ * e.g. none: nothing is filling).  Comparing quarters of a growing span, not fixed
+ * blocks, keeps the test's power against slow rises (a hit rate growing as log
+ * n rises by the same amount from quarter to quarter whatever n).  SETTLE_Z = 1:
+ * a cache still rising by one standard error of a quarter keeps the window
+ * closed (a settled one passes at each check with probability 0.84, so the
+ * test's false alarms cost a few checks); 2 let the user's case (a 20 000-entry
+ * cache, 20 000 requests) stop 2 % of hit rate short of its steady state.  The
+ * window waits at most WARMUP_CACHE_FACTOR times the warm-up's MAX arrivals for
+ * caches; a cache unsettled then is reported (settle_capped). */
+#define SETTLE_SNAPS 64
+#define SETTLE_STRIDE 256
+#define SETTLE_MIN_LOOKUPS 1000
+#define SETTLE_SE_MAX 0.007
+#define SETTLE_Z 0.5
+#define WARMUP_CACHE_FACTOR 10
+
+typedef struct settle {
+    int n;                 /* caches watched */
+    int *pool;             /* cache c's pool index */
+    double *snap;          /* cache c's snapshot k: snap[(c * SETTLE_SNAPS + k) * 3 + 0..2]:
+                              cumulative lookups, hit shares, squared hit shares */
+    double *settled_s;     /* per cache: clock of the check it has passed since, s (-1: it failed the latest) */
+    int m;                 /* snapshots taken per cache */
+    uint64_t stride;       /* arrivals between snapshots */
+    uint64_t count;        /* arrivals counted */
+    uint64_t min_span;     /* arrivals before a cache can be called settled (the window's length) */
+    uint64_t cap;          /* arrivals after which the window stops waiting for caches */
+    int done;              /* 1: settled or capped: no more checks */
+    int capped;            /* 1: the cap was reached with a cache unsettled */
+    int last;              /* the cache that settled last (or was unsettled at the cap), -1: none */
+    double t;              /* clock when done, s */
+} settle;
+
+/* Watches N caches (pool indices POOL[0..N), copied), called settled after
+ * MIN_SPAN arrivals at the earliest, for at most CAP arrivals.  Returns 0, or -1
+ * when out of memory. */
+int settle_init(settle *s, int n, const int *pool, uint64_t min_span, uint64_t cap);
+void settle_free(settle *s);
+
+/* Counts an arrival; returns 1 when a snapshot is due (then settle_put each
+ * cache's counters and settle_commit). */
+int settle_due(settle *s);
+void settle_put(settle *s, int c, const double v[3]);
+/* Ends a snapshot taken at clock NOW_S (s); returns 1 when every cache has settled. */
+int settle_commit(settle *s, double now_s);
+
 #endif

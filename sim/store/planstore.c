@@ -186,6 +186,63 @@ int planstore_baseline_of(sqlite3 *db, const char *path, int64_t *run_id, char *
     return found;
 }
 
+int planstore_plan_of_run(sqlite3 *db, int64_t run_id, int64_t *plan_id, char **json, plan_point **pts, int *npts,
+                          char *err, size_t errlen)
+{
+    *json = NULL;
+    *pts = NULL;
+    *npts = 0;
+    if (!store_has_table(db, "sweeps") || !store_has_table(db, "sweep_points")) return 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT s.id, s.json FROM sweep_points p JOIN sweeps s ON s.id = p.sweep_id "
+                               "WHERE p.run_id = ? AND s.kind = 'plan' ORDER BY s.id DESC LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+        return db_fail(db, err, errlen);
+    sqlite3_bind_int64(st, 1, run_id);
+    int found = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        found = 1;
+        *plan_id = sqlite3_column_int64(st, 0);
+        const unsigned char *j = sqlite3_column_text(st, 1);
+        if (j && !(*json = strdup((const char *) j))) found = -1;
+    }
+    sqlite3_finalize(st);
+    if (found != 1) {
+        if (found < 0) errmsg_set(err, errlen, "out of memory");
+        return found;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT settings, role, usd_per_hour, slo_met FROM sweep_points WHERE sweep_id = ? "
+                               "ORDER BY usd_per_hour, idx", -1, &st, NULL) != SQLITE_OK) {
+        free(*json);
+        *json = NULL;
+        return db_fail(db, err, errlen);
+    }
+    sqlite3_bind_int64(st, 1, *plan_id);
+    int cap = 0, rc = 1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (*npts == cap) {
+            cap = cap ? 2 * cap : 64;
+            plan_point *g = realloc(*pts, (size_t) cap * sizeof *g);
+            if (!g) { errmsg_set(err, errlen, "out of memory"); rc = -1; break; }
+            *pts = g;
+        }
+        plan_point *q = &(*pts)[(*npts)++];
+        const unsigned char *s = sqlite3_column_text(st, 0), *r = sqlite3_column_text(st, 1);
+        snprintf(q->settings, sizeof q->settings, "%s", s ? (const char *) s : "");
+        snprintf(q->role, sizeof q->role, "%s", r ? (const char *) r : "");
+        q->usd_per_hour = sqlite3_column_type(st, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 2);
+        q->slo_met = sqlite3_column_int(st, 3);
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        free(*json);
+        free(*pts);
+        *json = NULL;
+        *pts = NULL;
+        *npts = 0;
+    }
+    return rc;
+}
+
 /* The string literal for a stored stat name (report rows hold literals), or NULL. */
 static const char *stat_literal(const char *s)
 {

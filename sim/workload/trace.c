@@ -619,3 +619,40 @@ int trace_format_parse(const char *s, trace_time_format *out)
         return -1;
     return 0;
 }
+
+void trace_window(trace *t, double from_s, double len_s)
+{
+    size_t a = 0, b;
+    while (a < t->n && t->t[a] < from_s) a++;
+    for (b = a; b < t->n && t->t[b] - from_s < len_s; b++) {}
+    size_t n = b - a;
+    double t0 = n > 0 ? t->t[a] : 0;
+    for (size_t i = 0; i < n; i++) t->t[i] = t->t[a + i] - t0;
+    if (t->prompt) memmove(t->prompt, t->prompt + a, n * sizeof *t->prompt);
+    if (t->output) memmove(t->output, t->output + a, n * sizeof *t->output);
+    if (t->label) memmove(t->label, t->label + a, n * sizeof *t->label);
+    if (t->score) memmove(t->score, t->score + a, n * sizeof *t->score);
+    if (t->hash && t->hash_off) {
+        size_t h0 = t->hash_off[a], h1 = t->hash_off[b];
+        memmove(t->hash, t->hash + h0, (h1 - h0) * sizeof *t->hash);
+        for (size_t i = 0; i <= n; i++) t->hash_off[i] = t->hash_off[a + i] - h0;
+    }
+    t->n = n;
+}
+
+int trace_peak(const trace *t, double len_s, double *from_s, size_t *rows)
+{
+    if (t->n == 0) return -1;
+    size_t best = 0, at = 0;
+    for (size_t i = 0, j = 0; i < t->n; i++) {   /* rows i..j-1 arrive in [t_i, t_i + len) */
+        if (j < i) j = i;
+        while (j < t->n && t->t[j] - t->t[i] < len_s) j++;
+        if (j - i > best) {
+            best = j - i;
+            at = i;
+        }
+    }
+    *from_s = t->t[at];
+    *rows = best;
+    return 0;
+}

@@ -66,6 +66,18 @@ int trace_note_adapter(trace *t, const char *path, long line, const char *column
 /* Index of label S in T's labels, added when new.  Returns -1 when out of memory. */
 int32_t trace_intern_label(trace *t, const char *s);
 
+/* Keeps the rows of T arriving in [FROM_S, FROM_S + LEN_S) (seconds of the
+ * trace's clock; LEN_S may be INFINITY), every column with them, the times
+ * shifted so that the first kept row arrives at 0.  Cannot fail (the arrays
+ * are compacted in place); T may end up with no rows. */
+void trace_window(trace *t, double from_s, double len_s);
+
+/* The busiest window of LEN_S seconds of T's arrival times: the start of the
+ * one holding the most rows (the earliest such; a window starts at a row's
+ * arrival) in *FROM_S, its rows in *ROWS.  A trace shorter than LEN_S: the
+ * whole trace.  Returns 0, or -1 when T has no rows. */
+int trace_peak(const trace *t, double len_s, double *from_s, size_t *rows);
+
 /* Parses "seconds" | "milliseconds" | "datetime"; returns -1 on anything else. */
 int trace_format_parse(const char *s, trace_time_format *out);
 
