@@ -35,6 +35,10 @@ typedef struct report_cdf {   /* one point of a system latency CDF */
  * are the pool names; "" is the whole system). */
 #define REPORT_CLASS_SCOPE "class:"
 
+/* Scope of a route's rows (an out-edge of a station with several): "route:"
+ * followed by ROUTER "->" TARGET, its pool names. */
+#define REPORT_ROUTE_SCOPE "route:"
+
 /* A flattened run's latency distributions (the intervals of its percentiles
  * over replications): internal to the report (sim/report/report.h). */
 typedef struct report_dist report_dist;
