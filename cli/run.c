@@ -475,9 +475,12 @@ out:
 static int run_notes(const run_opts *o, run_state *st)
 {
     const scenario *sc = st->sc;
-    const report *shown = st->shown;
+    /* Each pool's rows as a view (report_scope): linear in the rows with many pools. */
+    size_t cur = 0;
     for (int i = 0; i < scenario_npools(sc); i++) {
         const char *name = scenario_pool_name(sc, i);
+        report view = report_scope(st->shown, name, &cur);
+        const report *shown = &view;
         double tl = report_get(shown, name, "too_long", "value");
         if (tl > 0) {
             snprintf(st->err, sizeof st->err, "note: %s:%d: [pool %s]: %.0f requests rejected: prompt + output exceed max_seq_len = %.0f "
@@ -489,6 +492,8 @@ static int run_notes(const run_opts *o, run_state *st)
     for (int i = 0; i < scenario_npools(sc); i++) {
         /* A result cache whose hit rate still rose through the window (docs/gateway.md). */
         const char *name = scenario_pool_name(sc, i);
+        report view = report_scope(st->shown, name, &cur);
+        const report *shown = &view;
         double rise = report_get(shown, name, "hit_rate_rise", "value"), se = report_get(shown, name, "hit_rate_rise_se", "value");
         if (rise > 0 && se > 0 && rise > 4 * se) {
             snprintf(st->err, sizeof st->err, "warning: %s:%d: [pool %s]: the hit rate still rose during the measured window "
@@ -504,6 +509,8 @@ static int run_notes(const run_opts *o, run_state *st)
     fflush(stdout);
     for (int i = 0; i < scenario_npools(sc); i++) {
         const char *name = scenario_pool_name(sc, i);
+        report view = report_scope(st->shown, name, &cur);
+        const report *shown = &view;
         if (!(report_get(shown, name, "saturated", "value") > 0)) continue;
         double rho = report_get(shown, name, "offered_load", "value");
         if (st->load_sat[i])

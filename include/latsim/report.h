@@ -70,6 +70,14 @@ double report_get(const report *r, const char *scope, const char *metric, const 
  * "cost_model.source"), NULL when there is no such row or it holds a number. */
 const char *report_get_text(const report *r, const char *scope, const char *metric);
 
+/* The rows of SCOPE (their run of consecutive rows: a report keeps each scope's
+ * rows together) as a view of R that shares its rows, for report_get and
+ * report_get_text in time proportional to the scope's rows.  The search starts
+ * at row *FROM (then wraps around) and sets *FROM past the scope, so that
+ * scopes looked up in report order take one pass over R in all.  A scope R
+ * lacks gives an empty view. */
+report report_scope(const report *r, const char *scope, size_t *from);
+
 /* Prints the report as one JSON object.  EXTRA holds the leading members
  * ("scenario", "seed", "version"...) already formatted, without braces. */
 void report_json(const report *r, const char *extra, FILE *out);

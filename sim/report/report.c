@@ -255,7 +255,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
         if (x->has_llm) {
             if (add_latency(out, rep, S, "ttft", &c->ttft, hide)) return -1;
             if (add_latency(out, rep, S, "tpot", &c->tpot, hide)) return -1;
-            if (c->itl.n > 0 && add_latency(out, rep, S, "itl", &c->itl, hide)) return -1;
+            if (add_latency(out, rep, S, "itl", &c->itl, hide)) return -1;
         }
     }
 #undef V
@@ -350,6 +350,25 @@ double report_get(const report *r, const char *scope, const char *metric, const 
         if (!strcmp(r->rows[i].scope, scope) && !strcmp(r->rows[i].metric, metric) && !strcmp(r->rows[i].stat, stat))
             return r->rows[i].value;
     return NAN;
+}
+
+report report_scope(const report *r, const char *scope, size_t *from)
+{
+    report v = *r;
+    v.n = 0;
+    size_t s = *from < r->n ? *from : 0;
+    for (size_t k = 0; k < r->n; k++) {
+        size_t i = (s + k) % r->n;
+        if (strcmp(r->rows[i].scope, scope)) continue;
+        while (i > 0 && !strcmp(r->rows[i - 1].scope, scope)) i--;   /* the run's first row */
+        size_t j = i + 1;
+        while (j < r->n && !strcmp(r->rows[j].scope, scope)) j++;
+        v.rows = r->rows + i;
+        v.n = j - i;
+        *from = j;
+        return v;
+    }
+    return v;
 }
 
 const char *report_get_text(const report *r, const char *scope, const char *metric)
@@ -532,6 +551,22 @@ static int scope_group(const char *scope)
     return is_class_scope(scope) ? 1 : is_route_scope(scope) ? 2 : 0;
 }
 
+/* The rows of the scope whose first row is row I, as a view of R (a report
+ * sharing R's rows): the scope's run of consecutive rows, as a flattened,
+ * aggregated or stored report keeps each scope's rows together.  *END gets the
+ * index after the run.  Reading a scope through its view keeps the output of a
+ * report of many pools linear in its rows. */
+static report scope_view(const report *r, size_t i, size_t *end)
+{
+    report v = *r;
+    size_t j = i + 1;
+    while (j < r->n && !strcmp(r->rows[j].scope, r->rows[i].scope)) j++;
+    v.rows = r->rows + i;
+    v.n = j - i;
+    *end = j;
+    return v;
+}
+
 /* "pools": {...} (GROUP 0), "classes": {...} (GROUP 1, only when there are
  * class scopes) or "routes": {...} (GROUP 2, only when there are routes). */
 static void json_group(const report *r, int ci, int classes, FILE *out)
@@ -546,10 +581,13 @@ static void json_group(const report *r, int ci, int classes, FILE *out)
         fputs(first ? "" : ", ", out);
         report_json_str(out, sc + skip);
         fputs(": {", out);
-        json_scope(r, sc, ci, out);
+        size_t end;
+        report v = scope_view(r, i, &end);
+        json_scope(&v, sc, ci, out);
         fputs("}", out);
         last = sc;
         first = 0;
+        i = end - 1;
     }
     if (first && !classes) fputs(", \"pools\": {", out);
     if (!first || !classes) fputs("}", out);
@@ -782,42 +820,45 @@ void report_table(const report *r, const char *title, FILE *out)
         const char *sc = r->rows[i].scope;
         if (!sc[0] || !strcmp(sc, last)) continue;
         last = sc;
+        size_t end;
+        const report view = scope_view(r, i, &end), *v = &view;   /* the scope's rows (linear in all rows) */
+        i = end - 1;
         if (is_class_scope(sc)) {
             fprintf(out, "\nclass %s\n", errmsg_field(sc + strlen(REPORT_CLASS_SCOPE), safe, sizeof safe));
-            scalars(r, sc, out);
-            latency_table(r, sc, out);
+            scalars(v, sc, out);
+            latency_table(v, sc, out);
             continue;
         }
         if (is_route_scope(sc)) {
-            const char *from = report_get_text(r, sc, "router"), *to = report_get_text(r, sc, "target");
+            const char *from = report_get_text(v, sc, "router"), *to = report_get_text(v, sc, "target");
             char safe2[8192];
             fprintf(out, "\nroute %s -> %s\n", errmsg_field(from ? from : "?", safe, sizeof safe),
                     errmsg_field(to ? to : "?", safe2, sizeof safe2));
-            scalars(r, sc, out);
-            latency_table(r, sc, out);
+            scalars(v, sc, out);
+            latency_table(v, sc, out);
             continue;
         }
-        const char *kind = report_get_text(r, sc, "kind");
+        const char *kind = report_get_text(v, sc, "kind");
         fprintf(out, "\npool %s (%s)%s\n", errmsg_field(sc, safe, sizeof safe), kind ? ERRMSG_SHOWN(kind) : "unknown",
-                report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
-        scalars(r, sc, out);
-        const char *cmk = report_get_text(r, sc, "cost_model.kind");
+                report_get(v, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
+        scalars(v, sc, out);
+        const char *cmk = report_get_text(v, sc, "cost_model.kind");
         if (cmk) {
-            double id = report_get(r, sc, "cost_model.id", "value");
-            double mape = report_get(r, sc, "cost_model.mape", "value");
-            const char *src = report_get_text(r, sc, "cost_model.source");
+            double id = report_get(v, sc, "cost_model.id", "value");
+            double mape = report_get(v, sc, "cost_model.mape", "value");
+            const char *src = report_get_text(v, sc, "cost_model.source");
             fprintf(out, "  cost_model           %s", ERRMSG_SHOWN(cmk));
             if (!isnan(id)) fprintf(out, " %.0f", id);
             fprintf(out, " (%s", src ? src : "");
             if (!isnan(mape)) fprintf(out, ", cv_mape %.3g %%", mape);
-            const char *range = report_get_text(r, sc, "cost_model.range");
+            const char *range = report_get_text(v, sc, "cost_model.range");
             if (range && range[0]) fprintf(out, ", %s", ERRMSG_SHOWN(range));
-            else if (report_get(r, sc, "cost_model.extrapolated", "value") > 0) fprintf(out, ", extrapolated");
+            else if (report_get(v, sc, "cost_model.extrapolated", "value") > 0) fprintf(out, ", extrapolated");
             fprintf(out, ")\n");
-            const char *co = report_get_text(r, sc, "cost_model.coefficients");
+            const char *co = report_get_text(v, sc, "cost_model.coefficients");
             if (co && co[0]) fprintf(out, "  cost_coefficients    %s\n", ERRMSG_SHOWN(co));
         }
-        latency_table(r, sc, out);
+        latency_table(v, sc, out);
     }
 }
 
