@@ -246,7 +246,6 @@ static void destroy(station *st)
         free(P->r[i].chunk);
         free(P->r[i].heap);
         free(P->r[i].phase_cnt);
-        free(P->r[i].ndec_cls);
         free(P->r[i].ready);
         free(P->r[i].joined);
         free(P->r[i].lora);
@@ -419,8 +418,6 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         R->heap = calloc((size_t) L->max_batch, sizeof *R->heap);
         R->phase_cnt = calloc((size_t) P->B, sizeof *R->phase_cnt);
         if (!R->pf || !R->chunk || !R->heap || !R->phase_cnt) goto fail;
-        if (env->sink->itl_cls && env->nclasses > 0 && !(R->ndec_cls = calloc((size_t) env->nclasses, sizeof *R->ndec_cls)))
-            goto fail;
         lru_init(&R->lora_lru);
         if (L->adapters > 0 && !(R->lora = calloc((size_t) L->adapters, sizeof *R->lora))) goto fail;
         if (L->prefix_cache &&

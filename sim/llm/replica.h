@@ -79,7 +79,6 @@ typedef struct replica {
     int64_t base_sum;         /* sum of decoding sequences' phase_base */
     int64_t *phase_cnt;       /* decoding sequences by phase_base mod block_tokens */
     int ndec_meas;            /* of the decoding sequences (heap), the measured ones */
-    int *ndec_cls;            /* per class (sink itl_cls): of those, the ones of each class; else NULL */
     double dec_sum;           /* cost accounting: decode time of the steps so far per decoding
                                  sequence, summed over steps (each sequence takes its increase
                                  between joining and leaving the decodes), ns */

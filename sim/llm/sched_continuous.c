@@ -138,7 +138,6 @@ void rep_complete_iteration(replica *R)
         else if (r->measured && P->st.sink->itl) {   /* recomputed after a preemption */
             stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
             if (P->st.itl_ms) stat_add(P->st.itl_ms, simtime_to_ms(now - r->last_token));
-            if (P->st.sink->itl_cls) stat_add(P->st.sink->itl_cls[r->cls], simtime_to_ms(now - r->last_token));
         }
         r->generated++;
         if (L->role == LLM_ROLE_PREFILL) {

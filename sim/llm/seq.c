@@ -66,7 +66,6 @@ void rep_heap_push(replica *R, request *r)
     R->heap[R->ndec++] = r;
     heap_up(R, R->ndec - 1);
     R->ndec_meas += r->measured;
-    if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]++;
     r->cost_mark = R->dec_sum;
 }
 
@@ -74,7 +73,6 @@ request *rep_heap_pop(replica *R)
 {
     request *r = R->heap[0];
     R->ndec_meas -= r->measured;
-    if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
     R->ndec--;
     if (R->ndec > 0) {
         heap_swap(R, 0, R->ndec);
@@ -107,7 +105,6 @@ void rep_decode_leave(replica *R, request *r)
     R->base_sum -= r->phase_base;
     R->phase_cnt[bmod(R->pool, r->phase_base)]--;
     R->ndec_meas -= r->measured;
-    if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
     R->ndec--;
     if (i != R->ndec) {
         heap_swap(R, i, R->ndec);
@@ -116,25 +113,10 @@ void rep_decode_leave(replica *R, request *r)
     }
 }
 
-/* The step's gap, per class, for the measured decoding sequences of each class
- * (R->ndec_cls) less the ones that just joined (their gap is their own). */
-static void itl_classes(replica *R)
-{
-    stat_acc *const *cls = R->pool->st.sink->itl_cls;
-    for (int i = 0; i < R->njoined; i++)
-        if (R->joined[i]->measured) R->ndec_cls[R->joined[i]->cls]--;
-    double g = simtime_to_ms(R->step_dur);
-    for (int c = 0; c < R->pool->st.ncls; c++)
-        if (R->ndec_cls[c] > 0) stat_add_n(cls[c], g, (uint64_t) R->ndec_cls[c]);
-    for (int i = 0; i < R->njoined; i++)
-        if (R->joined[i]->measured) R->ndec_cls[R->joined[i]->cls]++;
-}
-
 void rep_itl_decodes(replica *R)
 {
     stat_acc *itl = R->pool->st.sink->itl;
     int64_t n = R->ndec_meas;
-    if (R->ndec_cls) itl_classes(R);
     if (R->njoined > 0) {
         /* Joined after a KV transfer: the gap since its first token, in the prefill pool. */
         simtime_t now = evq_now(R->pool->st.q);
@@ -146,7 +128,6 @@ void rep_itl_decodes(replica *R)
                 double g = simtime_to_ms(now - r->last_token);
                 if (itl) stat_add(itl, g);
                 if (R->pool->st.itl_ms) stat_add(R->pool->st.itl_ms, g);
-                if (R->ndec_cls) stat_add(R->pool->st.sink->itl_cls[r->cls], g);
             }
         }
         R->njoined = 0;

@@ -99,7 +99,6 @@ typedef struct sim {
     /* Per class ([class] sections only; else NULL). */
     struct sim_class *cls;
     int ncls;
-    stat_acc **cls_itl;       /* per class, its inter-token gaps (the sink's itl_cls), with an LLM pool; else NULL */
 
     /* Per pool and per route (several pools; else NULL: a single pool's are the system's). */
     struct sim_pool *pp;
@@ -1072,7 +1071,6 @@ static int fill_results(sim *s, sim_result *out)
         stat_summarize(x->service, &k->service);
         stat_summarize(x->ttft, &k->ttft);
         stat_summarize(x->tpot, &k->tpot);
-        if (s->cls_itl) stat_summarize(s->cls_itl[c], &k->itl);
     }
     out->has_cost = s->has_gateway || out->cost_per_hour > 0;
     if (s->ncls > 0) class_costs(s, out);
@@ -1142,11 +1140,6 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             k->e2e = stat_new(); k->queue = stat_new(); k->service = stat_new();
             k->ttft = stat_new(); k->tpot = stat_new();
             ok = k->e2e && k->queue && k->service && k->ttft && k->tpot;
-        }
-        if (ok && s.has_llm) {    /* per-class ITL (the LLM pools add to it) */
-            ok = (s.cls_itl = calloc((size_t) s.ncls, sizeof *s.cls_itl)) != NULL;
-            for (int c = 0; ok && c < s.ncls; c++) ok = (s.cls_itl[c] = stat_new()) != NULL;
-            s.sink.itl_cls = s.cls_itl;
         }
         if (!ok) { snprintf(err, errlen, "out of memory"); goto done; }
     }
@@ -1273,7 +1266,6 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
                stat_failed(s.tpot) || stat_failed(s.overhead) || stat_failed(s.itl);
     for (int i = 0; i < s.nst; i++) lost |= stat_failed(s.st[i]->queue_ms) || stat_failed(s.st[i]->service_ms);
     lost |= per_pool_failed(&s);
-    for (int c = 0; s.cls_itl && c < s.ncls; c++) lost |= stat_failed(s.cls_itl[c]);
     if (lost) {
         snprintf(err, errlen, "out of memory (latency histograms)");
         goto done;
@@ -1310,8 +1302,6 @@ done:
         stat_free(s.cls[c].ttft); stat_free(s.cls[c].tpot);
     }
     free(s.cls);
-    for (int c = 0; s.cls_itl && c < s.ncls; c++) stat_free(s.cls_itl[c]);
-    free(s.cls_itl);
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead); stat_free(s.itl);
     stat_free(s.network); bd_free(s.bd); gwattr_free(s.gwa);
