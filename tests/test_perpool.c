@@ -121,6 +121,11 @@ Test(perpool, routes_of_a_complexity_router)
     /* ITL per LLM pool: together, every gap of the run. */
     cr_expect_eq(r.pools[is].itl.n + r.pools[ib].itl.n, r.itl.n);
     cr_expect_gt(r.pools[ib].itl.p50, r.pools[is].itl.p50);
+    /* ... the run's ITL is their merge (stat_merge): count-weighted mean, extremes, quantiles in between. */
+    const stat_summary *x = &r.pools[is].itl, *y = &r.pools[ib].itl;
+    cr_expect_float_eq(r.itl.mean, (x->mean * (double) x->n + y->mean * (double) y->n) / (double) r.itl.n, 1e-12 * r.itl.mean);
+    cr_expect_eq(r.itl.max, fmax(x->max, y->max));
+    cr_expect(r.itl.p50 >= fmin(x->p50, y->p50) && r.itl.p50 <= fmax(x->p50, y->p50));
     /* Means: the requests' mixture. */
     double mix = (a->e2e.mean * (double) a->served + b->e2e.mean * (double) b->served) / (double) r.served;
     cr_expect_float_eq(mix, r.e2e.mean, 1e-9 * r.e2e.mean);

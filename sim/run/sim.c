@@ -856,6 +856,19 @@ static int per_pool_init(sim *s)
     for (int i = 0; i < sc->npools; i++) nllm += sc->pools[i].kind == &llm_kind;
     for (int i = 0; nllm > 1 && i < sc->npools; i++)
         if (sc->pools[i].kind == &llm_kind && !(s->st[i]->itl_ms = stat_new())) return -1;
+    /* Several LLM pools: each step adds its gaps to its pool's histogram only,
+     * and the run's ITL is their merge (itl_merge): one update a step, as with one pool. */
+    if (nllm > 1) s->sink.itl = NULL;
+    return 0;
+}
+
+/* The run's ITL from the LLM pools' (several of them: per_pool_init), merged in
+ * pool order.  Returns 0, or -1 when out of memory. */
+static int itl_merge(sim *s)
+{
+    if (s->sink.itl) return 0;
+    for (int i = 0; i < s->nst; i++)
+        if (s->st[i]->itl_ms && stat_merge(s->itl, s->st[i]->itl_ms) != 0) return -1;
     return 0;
 }
 
@@ -1260,6 +1273,10 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     if (s.oom) {
         snprintf(err, errlen, "out of memory after %llu arrivals (%llu requests in the system at once)",
                  (unsigned long long) s.next_id, (unsigned long long) s.reqs.live);
+        goto done;
+    }
+    if (itl_merge(&s) != 0) {
+        snprintf(err, errlen, "out of memory (latency histograms)");
         goto done;
     }
     int lost = stat_failed(s.e2e) || stat_failed(s.queue) || stat_failed(s.service) || stat_failed(s.ttft) ||
