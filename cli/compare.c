@@ -46,8 +46,8 @@ static const cli_cmd CMD = {
     "goodput, GPUs, $/h, $ per 1k requests, energy where modelled), each design's\n"
     "difference from A in % and '*' when it exceeds the 95% confidence intervals of\n"
     "the replications (of one side when only one is replicated; '?' when neither is);\n"
-    "then the pools and classes the designs share, matched by name, and a line for\n"
-    "each that only some have.\n",
+    "then the pools, classes and routes (ROUTER->TARGET) the designs share, matched\n"
+    "by name, and a line for each that only some have.\n",
     "", OPTS, MAX_SETS, 0,
 };
 
@@ -218,6 +218,10 @@ static void headline(const design *d, int n, int json, tally *t)
 }
 
 static int is_class(const char *scope) { return !strncmp(scope, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE)); }
+static int is_route(const char *scope) { return !strncmp(scope, REPORT_ROUTE_SCOPE, strlen(REPORT_ROUTE_SCOPE)); }
+
+/* The section group of a non-system scope: 0 a pool, 1 a class, 2 a route. */
+static int group_of(const char *scope) { return is_class(scope) ? 1 : is_route(scope) ? 2 : 0; }
 
 /* 1 when report R has rows of scope S. */
 static int has_scope(const report *r, const char *s)
@@ -238,8 +242,9 @@ static const struct { const char *metric, *stat, *unit; } SECTION[] = {
     { "queue", "p50", "ms" }, { "queue", "p99", "ms" }, { "service", "p50", "ms" }, { "service", "p99", "ms" },
 };
 
-/* The pools (CLASSES 0) or classes (1) of the designs: a section for each
- * that at least two have, a line for each that only one has. */
+/* The pools (CLASSES 0), classes (1) or routes (2: ROUTER->TARGET) of the
+ * designs: a section for each that at least two have, a line for each that
+ * only one has. */
 static void sections(const design *d, int n, int classes, int json, tally *t)
 {
     /* Scopes in order of first appearance over the designs. */
@@ -248,14 +253,14 @@ static void sections(const design *d, int n, int classes, int json, tally *t)
     for (int i = 0; i < n; i++)
         for (size_t k = 0; k < d[i].rep.n; k++) {
             const char *s = d[i].rep.rows[k].scope;
-            if (!s[0] || is_class(s) != classes) continue;
+            if (!s[0] || group_of(s) != classes) continue;
             int seen = 0;
             for (int j = 0; j < nn && !seen; j++) seen = !strcmp(names[j], s);
             if (!seen && nn < 512) names[nn++] = s;
         }
-    const char *what = classes ? "class" : "pool";
-    size_t skip = classes ? strlen(REPORT_CLASS_SCOPE) : 0;
-    if (json) printf(", \"%s\": [", classes ? "classes" : "pools");
+    const char *what = classes == 1 ? "class" : classes == 2 ? "route" : "pool";
+    size_t skip = classes == 1 ? strlen(REPORT_CLASS_SCOPE) : classes == 2 ? strlen(REPORT_ROUTE_SCOPE) : 0;
+    if (json) printf(", \"%s\": [", classes == 1 ? "classes" : classes == 2 ? "routes" : "pools");
     int firstsec = 1, unmatched = 0;
     for (int j = 0; j < nn; j++) {
         int in[DESIGN_MAX], cnt = 0;
@@ -419,6 +424,7 @@ int compare_main(int argc, char **argv)
     headline(d, n, json, &t);
     sections(d, n, 0, json, &t);
     sections(d, n, 1, json, &t);
+    sections(d, n, 2, json, &t);
     if (json) {
         printf(", \"metrics\": [");
         int nsig = shared_rows(d, 1, 1);

@@ -475,9 +475,12 @@ out:
 static int run_notes(const run_opts *o, run_state *st)
 {
     const scenario *sc = st->sc;
-    const report *shown = st->shown;
+    /* Each pool's rows as a view (report_scope): linear in the rows with many pools. */
+    size_t cur = 0;
     for (int i = 0; i < scenario_npools(sc); i++) {
         const char *name = scenario_pool_name(sc, i);
+        report view = report_scope(st->shown, name, &cur);
+        const report *shown = &view;
         double tl = report_get(shown, name, "too_long", "value");
         if (tl > 0) {
             snprintf(st->err, sizeof st->err, "note: %s:%d: [pool %s]: %.0f requests rejected: prompt + output exceed max_seq_len = %.0f "
@@ -486,21 +489,23 @@ static int run_notes(const run_opts *o, run_state *st)
             die(0, st->err);
         }
     }
-    if (report_get(shown, "", "warmup_cache_capped", "value") > 0) {
+    if (report_get(st->shown, "", "warmup_cache_capped", "value") > 0) {
         /* The automatic warm-up stopped waiting for a cache (docs/metrics.md, warmup_cache_s):
          * one line, naming the cache that was still filling (the latest to fail the test). */
         int last = -1;
         for (int i = 0; i < scenario_npools(sc) && last < 0; i++)
-            if (report_get(shown, scenario_pool_name(sc, i), "warmup_settled", "value") == 0) last = i;
+            if (report_get(st->shown, scenario_pool_name(sc, i), "warmup_settled", "value") == 0) last = i;
         snprintf(st->err, sizeof st->err, "warning: %s:%d: [pool %s]: the cache's hit rate had not settled when the automatic "
                  "warm-up reached its cap (%.0f requests, %.0f s): the run is too short for it, so the results depend on the "
                  "run's length; raise [sim] requests", o->file, last >= 0 ? scenario_pool_line(sc, last) : 0,
-                 last >= 0 ? scenario_pool_name(sc, last) : "?", report_get(shown, "", "warmup_requests", "value"),
-                 report_get(shown, "", "warmup_s", "value"));
+                 last >= 0 ? scenario_pool_name(sc, last) : "?", report_get(st->shown, "", "warmup_requests", "value"),
+                 report_get(st->shown, "", "warmup_s", "value"));
         die(0, st->err);
     } else for (int i = 0; i < scenario_npools(sc); i++) {
         /* A result cache whose hit rate still rose through the window (docs/gateway.md). */
         const char *name = scenario_pool_name(sc, i);
+        report view = report_scope(st->shown, name, &cur);
+        const report *shown = &view;
         double rise = report_get(shown, name, "hit_rate_rise", "value"), se = report_get(shown, name, "hit_rate_rise_se", "value");
         if (rise > 0 && se > 0 && rise > 4 * se) {
             snprintf(st->err, sizeof st->err, "warning: %s:%d: [pool %s]: the hit rate still rose during the measured window "
@@ -516,6 +521,8 @@ static int run_notes(const run_opts *o, run_state *st)
     fflush(stdout);
     for (int i = 0; i < scenario_npools(sc); i++) {
         const char *name = scenario_pool_name(sc, i);
+        report view = report_scope(st->shown, name, &cur);
+        const report *shown = &view;
         if (!(report_get(shown, name, "saturated", "value") > 0)) continue;
         double rho = report_get(shown, name, "offered_load", "value");
         if (st->load_sat[i])

@@ -35,6 +35,10 @@ typedef struct report_cdf {   /* one point of a system latency CDF */
  * are the pool names; "" is the whole system). */
 #define REPORT_CLASS_SCOPE "class:"
 
+/* Scope of a route's rows (an out-edge of a station with several): "route:"
+ * followed by ROUTER "->" TARGET, its pool names. */
+#define REPORT_ROUTE_SCOPE "route:"
+
 /* A flattened run's latency distributions (the intervals of its percentiles
  * over replications): internal to the report (sim/report/report.h). */
 typedef struct report_dist report_dist;
@@ -65,6 +69,14 @@ double report_get(const report *r, const char *scope, const char *metric, const 
 /* The name a row holds instead of a number (a pool's "kind", "cost_model.kind",
  * "cost_model.source"), NULL when there is no such row or it holds a number. */
 const char *report_get_text(const report *r, const char *scope, const char *metric);
+
+/* The rows of SCOPE (their run of consecutive rows: a report keeps each scope's
+ * rows together) as a view of R that shares its rows, for report_get and
+ * report_get_text in time proportional to the scope's rows.  The search starts
+ * at row *FROM (then wraps around) and sets *FROM past the scope, so that
+ * scopes looked up in report order take one pass over R in all.  A scope R
+ * lacks gives an empty view. */
+report report_scope(const report *r, const char *scope, size_t *from);
 
 /* Prints the report as one JSON object.  EXTRA holds the leading members
  * ("scenario", "seed", "version"...) already formatted, without braces. */

@@ -44,6 +44,13 @@ struct pool_result {
     double utilization;       /* busy share of servers (generic) or stepping share of replicas (llm) */
     stat_summary queue;       /* waiting in this pool, ms */
     stat_summary service;     /* in service in this pool, ms */
+    stat_summary e2e;         /* E2E of the measured served requests that passed this pool (the first
+                                 REQ_PATH stations of each request's path), ms */
+    int has_tokens;           /* it emits tokens (an LLM or API pool): ttft and tpot are reported */
+    int has_itl;              /* it decodes token by token (an LLM pool): itl is reported */
+    stat_summary ttft;        /* TTFT of the measured served requests whose first token it emitted, ms */
+    stat_summary tpot;        /* TPOT of those it emitted the last token of, ms */
+    stat_summary itl;         /* inter-token gaps of the tokens it emitted of measured requests, ms */
     uint64_t arrivals, served, rejected, timed_out;
     double cost_per_hour;     /* $ per hour the pool costs (GPUs), 0 when none */
     pool_metric metrics[POOL_MAX_METRICS];   /* the kind's own results, in report order */
@@ -54,6 +61,21 @@ struct pool_result {
 
 /* The kind-specific result NAME of P, NAN when P has none. */
 double pool_metric_get(const pool_result *p, const char *name);
+
+/* Results of one route: an out-edge of a station with several (a router's
+ * choice), over the measured served requests that left ROUTER along it. */
+typedef struct route_result {
+    char router[64];          /* the station choosing (its pool name) */
+    char target[64];          /* the out-edge's pool name */
+    int edge;                 /* its index in ROUTER's `next` list (0-based) */
+    uint64_t served;          /* measured served requests routed along it */
+    int has_tokens;           /* a token-emitting pool is reachable: ttft and tpot are reported */
+    stat_summary e2e, ttft, tpot;   /* their E2E, TTFT, TPOT, ms */
+} route_result;
+
+/* Components of the TTFT breakdown, in this order: network, queue, prefill,
+ * decode, kv_transfer, kv_load, overhead (docs/metrics.md, "TTFT breakdown"). */
+#define SIM_TTFT_PARTS 7
 
 /* Results of one [class NAME] (only when the scenario has class sections). */
 typedef struct class_result {
@@ -113,6 +135,13 @@ typedef struct sim_result {
     double share_all[6];      /* mean share of e2e: network, queue, service, overhead, kv_transfer, kv_load
                                  (breakdown.h), all served */
     double share_p99[6];      /* the same over the requests at or above the P99 of e2e */
+    int has_ttft_bd;          /* an LLM pool exists: the TTFT breakdown below is reported */
+    double ttft_share_all[SIM_TTFT_PARTS];  /* mean share of TTFT per component, all measured served requests
+                                               with a first token */
+    double ttft_share_p99[SIM_TTFT_PARTS];  /* the same over those at or above the P99 of TTFT */
+    double ttft_part_ms[SIM_TTFT_PARTS];    /* mean of each component, ms (they sum to the mean TTFT) */
+    route_result *routes;     /* per out-edge of the stations with several, in pool then edge order; or NULL */
+    int nroutes;
     int has_kv;               /* some request's KV crossed a link or came back from an offload tier: the
                                  report shows the kv_transfer and kv_load shares */
     double cost_per_hour;     /* $ per hour, all GPU pools */

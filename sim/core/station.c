@@ -76,6 +76,7 @@ void station_enter(station *st, request *r)
     if (*st->sink->measuring) st->win_arrivals++;
     r->at = st;
     r->entered = evq_now(st->q);
+    if (r->hops < REQ_PATH) r->path[r->hops] = (uint16_t) st->index;   /* per-pool statistics (sim.c) */
     r->hops++;
     st->ops->arrive(st, r);
 }
@@ -107,6 +108,7 @@ static inline void pass(station *st, request *r, int edge)
         return;
     }
     assert(edge >= 0 && edge < st->nout);
+    if (r->hops - 1u < REQ_PATH) r->edge[r->hops - 1] = (uint16_t) edge;   /* per-route statistics (sim.c) */
     station_enter(st->out[edge], r);
 }
 

@@ -115,6 +115,8 @@ struct station {
 
     stat_acc *queue_ms;       /* waiting time in this pool, measured requests, ms */
     stat_acc *service_ms;     /* service time in this pool, measured requests, ms */
+    stat_acc *itl_ms;         /* inter-token gaps of measured requests decoded here, ms; NULL: not kept
+                                 (set by the engine for LLM pools when there are several; owned by it) */
     /* Measured requests, counted by the moving calls below (never by a kind): */
     uint64_t arrivals, served, rejected, timed_out;
     uint64_t failed;          /* lost to a server's failure (fleet.h) */

@@ -23,7 +23,7 @@ static inline void zero_words(char *b, size_t n)
 #undef Z
 }
 
-#define TAIL_BYTES (sizeof(request) - REQ_CORE_BYTES)
+#define TAIL_BYTES (REQ_TAIL_END - REQ_CORE_BYTES)
 _Static_assert(REQ_CORE_BYTES % 8 == 0 && REQ_CORE_BYTES <= 32 * 8, "zero_words covers the core");
 _Static_assert(TAIL_BYTES % 8 == 0 && TAIL_BYTES <= 32 * 8, "zero_words covers the tail");
 

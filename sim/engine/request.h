@@ -11,6 +11,10 @@
 #include <stdint.h>
 #include "engine/evq.h"
 
+/* Stations of a request's path that are remembered (per-pool and per-route
+ * statistics count the first REQ_PATH stations a request passes). */
+#define REQ_PATH 12
+
 /* OUT_FAILED: lost to a replica's failure (a pool with on_failure = fail). */
 typedef enum { OUT_PENDING, OUT_SERVED, OUT_REJECTED, OUT_TIMED_OUT, OUT_FAILED } req_outcome;
 
@@ -76,6 +80,10 @@ typedef struct request {
     simtime_t kvx_ns;       /* KV transfer from a prefill pool: its blocks reserved to its KV arrived
                                (link wait + bytes / bandwidth + latency), ns; part of service_ns */
     simtime_t kvl_ns;       /* KV loaded back from offload tiers before its prefill, ns; part of service_ns */
+    simtime_t fwd_net_ns;   /* of network_ns, the network time of the hops on the way in (up), ns */
+    simtime_t ret_first_net_ns; /* of ret_first_ns, its network part (the rest is protocol time), ns */
+    int32_t tf_pool;        /* 1 + index of the pool that emitted its first token (tf holds the snapshot
+                               then); 0: none yet (a result-cache hit never has one) */
 
     /* Scratch of the LLM replica serving it (llm.c). */
     int32_t generated;      /* output tokens produced so far */
@@ -95,10 +103,28 @@ typedef struct request {
     double cost_mark;       /* cost accounting: the replica's decode time per sequence (dec_sum) when it began decoding, ns */
     struct request *rprev;  /* replica's running list, in admission order */
     struct request *rnext;
+
+    /* ---- never zeroed: written before they are read ---- */
+    /* Its components when its first token was emitted (req_first_token; valid when tf_pool > 0):
+     * what the TTFT breakdown is made of (sim.c). */
+    struct {
+        simtime_t at;        /* emission time, ns */
+        simtime_t queue_ns;  /* queue_ns then, ns */
+        simtime_t service_ns;/* service_ns then, the service in progress included, ns */
+        simtime_t network_ns, overhead_ns, ret_last_ns;   /* those fields then (both ways counted), ns */
+        simtime_t fwd_net_ns;/* fwd_net_ns then, ns */
+        simtime_t kvx_ns, kvl_ns;   /* KV transfer and KV load time then, ns */
+    } tf;
+    /* The stations it entered (path[i] the pool index of the i-th, for i < min(hops, REQ_PATH)) and
+     * the out-edge it left each along (edge[i], written when it left path[i] for a next station). */
+    uint16_t path[REQ_PATH];
+    uint16_t edge[REQ_PATH];
 } request;
 
 /* Bytes of the core (zeroed for every request). */
 #define REQ_CORE_BYTES offsetof(request, pool_queue0)
+/* End of the tail (zeroed when req_pool.zero_tail). */
+#define REQ_TAIL_END offsetof(request, tf)
 
 typedef struct req_slab req_slab;
 
@@ -122,5 +148,23 @@ void req_pool_free(req_pool *p);   /* frees every record, live or not */
  * attributes) from SRC into DST, a fresh record, leaving what an attempt at it
  * did (times, station state, outcome) as req_alloc left it: a client's retry. */
 void req_copy_attrs(request *dst, const request *src);
+
+/* R's first token is emitted at T (now, or later for a station that knows it
+ * ahead: an external API) by pool POOL, which has had R in service since
+ * r->start: records it, with the snapshot of its components (r->tf). */
+static inline void req_first_token(request *r, simtime_t t, int pool)
+{
+    r->first_token = t;
+    r->tf_pool = pool + 1;
+    r->tf.at = t;
+    r->tf.queue_ns = r->queue_ns;
+    r->tf.service_ns = r->service_ns + (t - r->start);
+    r->tf.network_ns = r->network_ns;
+    r->tf.overhead_ns = r->overhead_ns;
+    r->tf.ret_last_ns = r->ret_last_ns;
+    r->tf.fwd_net_ns = r->fwd_net_ns;
+    r->tf.kvx_ns = r->kvx_ns;
+    r->tf.kvl_ns = r->kvl_ns;
+}
 
 #endif

@@ -129,6 +129,36 @@ void stat_add(stat_acc *s, double v)
     (*bin_of(s, v))++;
 }
 
+int stat_merge(stat_acc *dst, const stat_acc *src)
+{
+    const moments *b = &src->m;
+    if (b->n == 0)
+        return 0;
+    moments *a = &dst->m;
+    if (a->n == 0) {
+        *a = *b;
+    } else {
+        double na = (double) (int64_t) a->n, nb = (double) (int64_t) b->n, n = na + nb;
+        double d = b->mean - a->mean;
+        a->mean += d * nb / n;
+        a->m2 += b->m2 + d * d * na * nb / n;
+        a->n += b->n;
+        if (b->min < a->min) a->min = b->min;
+        if (b->max > a->max) a->max = b->max;
+    }
+    dst->nlow += src->nlow;
+    dst->oom |= src->oom;
+    for (int o = 0; o < NOCT; o++) {
+        if (!src->oct[o]) continue;
+        if (!dst->oct[o] && !(dst->oct[o] = calloc(OCT_BINS, sizeof **dst->oct))) {
+            dst->oom = 1;
+            return -1;
+        }
+        for (size_t i = 0; i < OCT_BINS; i++) dst->oct[o][i] += src->oct[o][i];
+    }
+    return 0;
+}
+
 void stat_add_n(stat_acc *s, double v, uint64_t n)
 {
     if (n == 0)

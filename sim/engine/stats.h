@@ -25,6 +25,13 @@ void stat_add(stat_acc *s, double v);     /* v in ms, >= 0 */
 /* Adds N copies of V at once (the same moments, min, max and quantiles as N
  * stat_add calls; N == 0 adds nothing). */
 void stat_add_n(stat_acc *s, double v, uint64_t n);
+
+/* Adds every value SRC holds to DST: the histograms' counts exactly, the
+ * moments by the pairwise update (Chan et al. 1979; the mean and sd to within
+ * rounding of adding the values one by one; a DST with no values takes SRC's
+ * moments as they are).  Returns 0, or -1 when an octave could not be
+ * allocated (DST's quantiles then lack those values, as stat_failed says). */
+int stat_merge(stat_acc *dst, const stat_acc *src);
 void stat_reset(stat_acc *s);
 uint64_t stat_count(const stat_acc *s);
 int stat_failed(const stat_acc *s);       /* 1 when memory for its histogram ran out */

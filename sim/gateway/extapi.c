@@ -72,7 +72,7 @@ static void send(extapi *a, request *r)
         station_after(st, simtime_from_ms(first), on_failed, a, (int64_t) (intptr_t) r);
         return;
     }
-    r->first_token = now + simtime_from_ms(first);
+    req_first_token(r, now + simtime_from_ms(first), st->index);
     r->last_token = now + simtime_from_ms(last);
     station_at(st, r->last_token, on_done, a, (int64_t) (intptr_t) r);
 }

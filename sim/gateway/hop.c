@@ -32,9 +32,12 @@ static void arrive(station *st, request *r)
     simtime_t up_net = simtime_from_ms(t.up_net_ms), up_proto = simtime_from_ms(t.up_proto_ms);
     simtime_t dn_net = simtime_from_ms(t.down_net_ms), dn_proto = simtime_from_ms(t.down_proto_ms);
     r->network_ns += up_net + dn_net;
+    r->fwd_net_ns += up_net;
     r->overhead_ns += up_proto + dn_proto;
     r->ret_last_ns += dn_net + dn_proto;
-    r->ret_first_ns += simtime_from_ms(t.first_net_ms) + simtime_from_ms(t.first_proto_ms);
+    simtime_t first_net = simtime_from_ms(t.first_net_ms);
+    r->ret_first_ns += first_net + simtime_from_ms(t.first_proto_ms);
+    r->ret_first_net_ns += first_net;
     r->whole_net_ns += simtime_from_ms(t.whole_net_ms) - dn_net;
     r->whole_proto_ns += simtime_from_ms(t.whole_proto_ms) - dn_proto;
     if (!h->net->stream) r->whole = 1;   /* buffered here: nothing reaches the client before the last byte */

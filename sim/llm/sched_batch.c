@@ -86,7 +86,7 @@ static void complete_batch(replica *R)
     simtime_t now = evq_now(P->st.q);
     if (s == R->batch_first)
         for (request *q = R->run_head; q; q = q->rnext) {
-            q->first_token = now;
+            req_first_token(q, now, P->st.index);
             q->generated = 1;
         }
     else

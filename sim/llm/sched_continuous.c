@@ -142,9 +142,11 @@ void rep_complete_iteration(replica *R)
         r->prefilled += R->chunk[i];
         R->chunk[i] = 0;
         if (r->prefilled < r->prefill_len) { R->pf[k++] = r; continue; }
-        if (r->generated == 0) r->first_token = now;
-        else if (r->measured && P->st.sink->itl)   /* recomputed after a preemption */
-            stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
+        if (r->generated == 0) req_first_token(r, now, P->st.index);
+        else if (r->measured) {   /* recomputed after a preemption */
+            if (P->st.sink->itl) stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
+            if (P->st.itl_ms) stat_add(P->st.itl_ms, simtime_to_ms(now - r->last_token));
+        }
         r->generated++;
         if (L->role == LLM_ROLE_PREFILL) {
             /* Disaggregated: its KV goes to the decode pool (next), the blocks here are free again. */

@@ -125,13 +125,16 @@ void rep_itl_decodes(replica *R)
             r->pd = 0;
             if (r->measured) {
                 n--;
-                if (itl) stat_add(itl, simtime_to_ms(now - r->last_token));
+                double g = simtime_to_ms(now - r->last_token);
+                if (itl) stat_add(itl, g);
+                if (R->pool->st.itl_ms) stat_add(R->pool->st.itl_ms, g);
             }
         }
         R->njoined = 0;
     }
     if (itl && n > 0)
         stat_add_n(itl, simtime_to_ms(R->step_dur), (uint64_t) n);
+    if (R->pool->st.itl_ms && n > 0) stat_add_n(R->pool->st.itl_ms, simtime_to_ms(R->step_dur), (uint64_t) n);
 }
 
 void rep_finish(replica *R, request *r)

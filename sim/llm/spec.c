@@ -125,4 +125,5 @@ void rep_spec_advance(replica *R)
     /* Tokens that arrive together: every one after the first has a gap of 0. */
     stat_acc *itl = P->st.sink->itl;
     if (itl && zeros > 0) stat_add_n(itl, 0.0, zeros);
+    if (P->st.itl_ms && zeros > 0) stat_add_n(P->st.itl_ms, 0.0, zeros);
 }

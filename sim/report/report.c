@@ -176,6 +176,18 @@ int report_flatten(const sim_result *x, int rep, report *out)
         snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
         V(G, m, hide ? NAN : x->share_p99[k]);
     }
+    /* Shares of TTFT (breakdown.h, TB_*): "ttft_breakdown.all.queue", ".p99.", and the
+     * components' means, "ttft_breakdown.mean_ms.queue". */
+    if (x->has_ttft_bd)
+        for (int k = 0; k < TB_N; k++) {
+            char m[48];
+            snprintf(m, sizeof m, "ttft_breakdown.all.%s", tb_name(k));
+            V(G, m, hide ? NAN : x->ttft_share_all[k]);
+            snprintf(m, sizeof m, "ttft_breakdown.p99.%s", tb_name(k));
+            V(G, m, hide ? NAN : x->ttft_share_p99[k]);
+            snprintf(m, sizeof m, "ttft_breakdown.mean_ms.%s", tb_name(k));
+            V(G, m, hide ? NAN : x->ttft_part_ms[k]);
+        }
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
         const char *S = p->name;
@@ -200,6 +212,28 @@ int report_flatten(const sim_result *x, int rep, report *out)
         }
         if (add_latency(out, rep, S, "queue", &p->queue, p->saturated)) return -1;
         if (add_latency(out, rep, S, "service", &p->service, p->saturated)) return -1;
+        /* The requests that passed it (docs/metrics.md, "Per pool and per route"). */
+        int ph = hide || p->saturated;
+        if (add_latency(out, rep, S, "e2e", &p->e2e, ph)) return -1;
+        if (p->has_tokens && x->has_llm) {
+            if (add_latency(out, rep, S, "ttft", &p->ttft, ph)) return -1;
+            if (add_latency(out, rep, S, "tpot", &p->tpot, ph)) return -1;
+            if (p->has_itl && add_latency(out, rep, S, "itl", &p->itl, ph)) return -1;
+        }
+    }
+    for (int i = 0; i < x->nroutes; i++) {
+        const route_result *t = &x->routes[i];
+        char S[160];
+        snprintf(S, sizeof S, "%s%s->%s", REPORT_ROUTE_SCOPE, t->router, t->target);
+        if (add_text(out, rep, S, "router", t->router)) return -1;
+        if (add_text(out, rep, S, "target", t->target)) return -1;
+        V(S, "edge", t->edge);
+        V(S, "served", t->served);
+        if (add_latency(out, rep, S, "e2e", &t->e2e, hide)) return -1;
+        if (t->has_tokens) {
+            if (add_latency(out, rep, S, "ttft", &t->ttft, hide)) return -1;
+            if (add_latency(out, rep, S, "tpot", &t->tpot, hide)) return -1;
+        }
     }
     for (int i = 0; i < x->nclasses; i++) {
         const class_result *c = &x->classes[i];
@@ -321,6 +355,25 @@ double report_get(const report *r, const char *scope, const char *metric, const 
     return NAN;
 }
 
+report report_scope(const report *r, const char *scope, size_t *from)
+{
+    report v = *r;
+    v.n = 0;
+    size_t s = *from < r->n ? *from : 0;
+    for (size_t k = 0; k < r->n; k++) {
+        size_t i = (s + k) % r->n;
+        if (strcmp(r->rows[i].scope, scope)) continue;
+        while (i > 0 && !strcmp(r->rows[i - 1].scope, scope)) i--;   /* the run's first row */
+        size_t j = i + 1;
+        while (j < r->n && !strcmp(r->rows[j].scope, scope)) j++;
+        v.rows = r->rows + i;
+        v.n = j - i;
+        *from = j;
+        return v;
+    }
+    return v;
+}
+
 const char *report_get_text(const report *r, const char *scope, const char *metric)
 {
     for (size_t i = 0; i < r->n; i++)
@@ -339,6 +392,9 @@ static int is_flag(const char *metric)
 
 /* Rows "breakdown.SET.COMPONENT" are shown as "breakdown": {SET: {COMPONENT: v}}. */
 static int is_breakdown(const char *metric) { return !strncmp(metric, "breakdown.", 10); }
+
+/* Rows "ttft_breakdown.SET.COMPONENT" likewise as "ttft_breakdown": {SET: {COMPONENT: v}}. */
+static int is_ttft_breakdown(const char *metric) { return !strncmp(metric, "ttft_breakdown.", 15); }
 
 /* An LLM pool's cost-model rows: cost_model.{kind,id,source,mape,extrapolated}. */
 static int is_cost_model(const char *metric) { return !strncmp(metric, "cost_model.", 11); }
@@ -378,7 +434,7 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
         const store_stat *s = &r->rows[i];
         if (strcmp(s->scope, scope) || strcmp(s->stat, "value")) continue;
         if (ci && (is_flag(s->metric) || s->text)) continue;
-        if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
+        if (is_breakdown(s->metric) || is_ttft_breakdown(s->metric) || is_cost_model(s->metric)) continue;
         fprintf(out, "%s", first ? "" : ", ");
         report_json_str(out, s->metric);
         fputs(": ", out);
@@ -438,6 +494,29 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
         fputs("}}", out);
         first = 0;
     }
+    /* "ttft_breakdown": {"all": {COMPONENT: share}, "p99": {...}, "mean_ms": {COMPONENT: ms}}. */
+    static const char *const TB_SETS[3] = { "all", "p99", "mean_ms" };
+    int nt = 0;
+    for (int set = 0; set < 3; set++) {
+        size_t len = strlen(TB_SETS[set]);
+        int k = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            const store_stat *s = &r->rows[i];
+            if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !is_ttft_breakdown(s->metric)) continue;
+            const char *rest = s->metric + 15;
+            if (strncmp(rest, TB_SETS[set], len) || rest[len] != '.') continue;
+            if (nt++ == 0) fprintf(out, "%s\"ttft_breakdown\": {", first ? "" : ", ");
+            if (k++ == 0) fprintf(out, "%s\"%s\": {", nt > 1 ? "}, " : "", TB_SETS[set]);
+            else fputs(", ", out);
+            report_json_str(out, rest + len + 1);
+            fputs(": ", out);
+            num(out, ci ? s->ci95 : s->value, "");
+        }
+    }
+    if (nt) {
+        fputs("}}", out);
+        first = 0;
+    }
     if (!strcmp(scope, "") || 1) {
         fprintf(out, "%s\"latency_ms\": {", first ? "" : ", ");
         const char *cur = NULL;
@@ -464,24 +543,54 @@ static int is_class_scope(const char *scope)
     return !strncmp(scope, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE));
 }
 
-/* "pools": {...} (CLASSES = 0) or "classes": {...} (CLASSES = 1, only when
- * there are class scopes). */
+static int is_route_scope(const char *scope)
+{
+    return !strncmp(scope, REPORT_ROUTE_SCOPE, strlen(REPORT_ROUTE_SCOPE));
+}
+
+/* The group of a non-system scope: 0 a pool, 1 a class, 2 a route. */
+static int scope_group(const char *scope)
+{
+    return is_class_scope(scope) ? 1 : is_route_scope(scope) ? 2 : 0;
+}
+
+/* The rows of the scope whose first row is row I, as a view of R (a report
+ * sharing R's rows): the scope's run of consecutive rows, as a flattened,
+ * aggregated or stored report keeps each scope's rows together.  *END gets the
+ * index after the run.  Reading a scope through its view keeps the output of a
+ * report of many pools linear in its rows. */
+static report scope_view(const report *r, size_t i, size_t *end)
+{
+    report v = *r;
+    size_t j = i + 1;
+    while (j < r->n && !strcmp(r->rows[j].scope, r->rows[i].scope)) j++;
+    v.rows = r->rows + i;
+    v.n = j - i;
+    *end = j;
+    return v;
+}
+
+/* "pools": {...} (GROUP 0), "classes": {...} (GROUP 1, only when there are
+ * class scopes) or "routes": {...} (GROUP 2, only when there are routes). */
 static void json_group(const report *r, int ci, int classes, FILE *out)
 {
     const char *last = "";
     int first = 1;
-    size_t skip = classes ? strlen(REPORT_CLASS_SCOPE) : 0;
+    size_t skip = classes == 1 ? strlen(REPORT_CLASS_SCOPE) : classes == 2 ? strlen(REPORT_ROUTE_SCOPE) : 0;
     for (size_t i = 0; i < r->n; i++) {
         const char *sc = r->rows[i].scope;
-        if (!sc[0] || !strcmp(sc, last) || is_class_scope(sc) != classes) continue;
-        if (first) fprintf(out, ", \"%s\": {", classes ? "classes" : "pools");
+        if (!sc[0] || !strcmp(sc, last) || scope_group(sc) != classes) continue;
+        if (first) fprintf(out, ", \"%s\": {", classes == 1 ? "classes" : classes == 2 ? "routes" : "pools");
         fputs(first ? "" : ", ", out);
         report_json_str(out, sc + skip);
         fputs(": {", out);
-        json_scope(r, sc, ci, out);
+        size_t end;
+        report v = scope_view(r, i, &end);
+        json_scope(&v, sc, ci, out);
         fputs("}", out);
         last = sc;
         first = 0;
+        i = end - 1;
     }
     if (first && !classes) fputs(", \"pools\": {", out);
     if (!first || !classes) fputs("}", out);
@@ -492,6 +601,7 @@ static void json_body(const report *r, int ci, FILE *out)
     json_scope(r, "", ci, out);
     json_group(r, ci, 0, out);
     json_group(r, ci, 1, out);
+    json_group(r, ci, 2, out);
 }
 
 /* Fills ROWS (room for R->n + 14) with R's rows and, after the system's
@@ -629,6 +739,29 @@ static void breakdown_line(const report *r, FILE *out)
     if (any) fprintf(out, "%s\n", line);
 }
 
+/* "ttft share  network 1.2% (p99+ 3.4%) ..." and "ttft ms  network 12.1 ...": the
+ * TTFT breakdown's shares and the components' means, when reported. */
+static void ttft_breakdown_lines(const report *r, FILE *out)
+{
+    char share[512], ms[512];
+    int n = snprintf(share, sizeof share, "  %-10s", "ttft share");
+    int m = snprintf(ms, sizeof ms, "  %-10s", "ttft ms");
+    for (int k = 0; k < TB_N; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "ttft_breakdown.all.%s", tb_name(k));
+        double a = report_get(r, "", name, "value");
+        snprintf(name, sizeof name, "ttft_breakdown.p99.%s", tb_name(k));
+        double p = report_get(r, "", name, "value");
+        snprintf(name, sizeof name, "ttft_breakdown.mean_ms.%s", tb_name(k));
+        double v = report_get(r, "", name, "value");
+        if (isnan(a) || isnan(p) || isnan(v)) return;
+        n += snprintf(share + n, sizeof share - (size_t) n, "  %s %.1f%% (p99+ %.1f%%)", tb_name(k), 100 * a, 100 * p);
+        m += snprintf(ms + m, sizeof ms - (size_t) m, "  %s %.4g", tb_name(k), v);
+        if (n >= (int) sizeof share || m >= (int) sizeof ms) return;
+    }
+    fprintf(out, "%s\n%s\n", share, ms);
+}
+
 /* Scalars three to a line (two with replications), "name value" in aligned
  * columns as wide as the widest value, no trailing blanks. */
 static void scalars(const report *r, const char *scope, FILE *out)
@@ -641,7 +774,7 @@ static void scalars(const report *r, const char *scope, FILE *out)
         for (size_t i = 0; i < r->n; i++) {
             const store_stat *s = &r->rows[i];
             if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || s->text) continue;
-            if (is_breakdown(s->metric) || is_cost_model(s->metric)) continue;
+            if (is_breakdown(s->metric) || is_ttft_breakdown(s->metric) || is_cost_model(s->metric)) continue;
             char *b = vals[i];
             if (pass == 0) {
                 if (is_flag(s->metric)) snprintf(b, 64, "%s", s->value > 0 ? "YES" : "no");
@@ -684,38 +817,51 @@ void report_table(const report *r, const char *title, FILE *out)
     fputc('\n', out);
     latency_table(r, "", out);
     breakdown_line(r, out);
+    ttft_breakdown_lines(r, out);
     const char *last = "";
     for (size_t i = 0; i < r->n; i++) {
         const char *sc = r->rows[i].scope;
         if (!sc[0] || !strcmp(sc, last)) continue;
         last = sc;
+        size_t end;
+        const report view = scope_view(r, i, &end), *v = &view;   /* the scope's rows (linear in all rows) */
+        i = end - 1;
         if (is_class_scope(sc)) {
             fprintf(out, "\nclass %s\n", errmsg_field(sc + strlen(REPORT_CLASS_SCOPE), safe, sizeof safe));
-            scalars(r, sc, out);
-            latency_table(r, sc, out);
+            scalars(v, sc, out);
+            latency_table(v, sc, out);
             continue;
         }
-        const char *kind = report_get_text(r, sc, "kind");
+        if (is_route_scope(sc)) {
+            const char *from = report_get_text(v, sc, "router"), *to = report_get_text(v, sc, "target");
+            char safe2[8192];
+            fprintf(out, "\nroute %s -> %s\n", errmsg_field(from ? from : "?", safe, sizeof safe),
+                    errmsg_field(to ? to : "?", safe2, sizeof safe2));
+            scalars(v, sc, out);
+            latency_table(v, sc, out);
+            continue;
+        }
+        const char *kind = report_get_text(v, sc, "kind");
         fprintf(out, "\npool %s (%s)%s\n", errmsg_field(sc, safe, sizeof safe), kind ? ERRMSG_SHOWN(kind) : "unknown",
-                report_get(r, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
-        scalars(r, sc, out);
-        const char *cmk = report_get_text(r, sc, "cost_model.kind");
+                report_get(v, sc, "saturated", "value") > 0 ? "  SATURATED" : "");
+        scalars(v, sc, out);
+        const char *cmk = report_get_text(v, sc, "cost_model.kind");
         if (cmk) {
-            double id = report_get(r, sc, "cost_model.id", "value");
-            double mape = report_get(r, sc, "cost_model.mape", "value");
-            const char *src = report_get_text(r, sc, "cost_model.source");
+            double id = report_get(v, sc, "cost_model.id", "value");
+            double mape = report_get(v, sc, "cost_model.mape", "value");
+            const char *src = report_get_text(v, sc, "cost_model.source");
             fprintf(out, "  cost_model           %s", ERRMSG_SHOWN(cmk));
             if (!isnan(id)) fprintf(out, " %.0f", id);
             fprintf(out, " (%s", src ? src : "");
             if (!isnan(mape)) fprintf(out, ", cv_mape %.3g %%", mape);
-            const char *range = report_get_text(r, sc, "cost_model.range");
+            const char *range = report_get_text(v, sc, "cost_model.range");
             if (range && range[0]) fprintf(out, ", %s", ERRMSG_SHOWN(range));
-            else if (report_get(r, sc, "cost_model.extrapolated", "value") > 0) fprintf(out, ", extrapolated");
+            else if (report_get(v, sc, "cost_model.extrapolated", "value") > 0) fprintf(out, ", extrapolated");
             fprintf(out, ")\n");
-            const char *co = report_get_text(r, sc, "cost_model.coefficients");
+            const char *co = report_get_text(v, sc, "cost_model.coefficients");
             if (co && co[0]) fprintf(out, "  cost_coefficients    %s\n", ERRMSG_SHOWN(co));
         }
-        latency_table(r, sc, out);
+        latency_table(v, sc, out);
     }
 }
 

@@ -16,8 +16,9 @@
 #define NBINS ((EXP_HI - EXP_LO) * PER_OCTAVE)
 
 struct bd_acc {
+    int nc;                           /* components */
     uint64_t n[NBINS];                /* requests per bin */
-    double share[NBINS][BD_N];        /* sum of each component's share per bin */
+    double share[];                   /* [bin x nc + component]: sum of each component's share per bin */
 };
 
 /* The bin of V >= BD_MIN_MS, read off its IEEE-754 bits: frexp's exponent is
@@ -34,9 +35,17 @@ static int bin_of(double v)
     return k < 0 ? 0 : k >= NBINS ? NBINS - 1 : k;
 }
 
+bd_acc *bd_new_n(int ncomp)
+{
+    if (ncomp < 1 || ncomp > 16) return NULL;
+    bd_acc *b = calloc(1, sizeof(bd_acc) + (size_t) NBINS * (size_t) ncomp * sizeof(double));
+    if (b) b->nc = ncomp;
+    return b;
+}
+
 bd_acc *bd_new(void)
 {
-    return calloc(1, sizeof(bd_acc));
+    return bd_new_n(BD_N);
 }
 
 void bd_free(bd_acc *b)
@@ -46,7 +55,8 @@ void bd_free(bd_acc *b)
 
 void bd_reset(bd_acc *b)
 {
-    memset(b, 0, sizeof *b);
+    memset(b->n, 0, sizeof b->n);
+    memset(b->share, 0, (size_t) NBINS * (size_t) b->nc * sizeof(double));
 }
 
 void bd_add(bd_acc *b, double e2e, const double c[BD_N])
@@ -58,7 +68,7 @@ void bd_add(bd_acc *b, double e2e, const double c[BD_N])
     /* A zero component adds nothing (the sums start at +0 and only grow): its
      * division is skipped, which in a scenario without network or overhead
      * time is half of them. */
-    double *sh = b->share[k];
+    double *sh = b->share + (size_t) k * BD_N;
     if (c[BD_NETWORK] != 0) sh[BD_NETWORK] += c[BD_NETWORK] / e2e;
     if (c[BD_QUEUE] != 0) sh[BD_QUEUE] += c[BD_QUEUE] / e2e;
     if (c[BD_SERVICE] != 0) sh[BD_SERVICE] += c[BD_SERVICE] / e2e;
@@ -74,22 +84,34 @@ void bd_add_qs(bd_acc *b, double e2e, double queue, double service)
         return;
     int k = bin_of(e2e);
     b->n[k]++;
-    double *sh = b->share[k];
+    double *sh = b->share + (size_t) k * BD_N;
     if (queue != 0) sh[BD_QUEUE] += queue / e2e;
     if (service != 0) sh[BD_SERVICE] += service / e2e;
 }
 
-uint64_t bd_shares(const bd_acc *b, double from, double out[BD_N])
+void bd_add_v(bd_acc *b, double total, const double *c)
+{
+    if (!(total >= BD_MIN_MS))
+        return;
+    int k = bin_of(total);
+    b->n[k]++;
+    double *sh = b->share + (size_t) k * (size_t) b->nc;
+    for (int i = 0; i < b->nc; i++)
+        if (c[i] != 0) sh[i] += c[i] / total;
+}
+
+uint64_t bd_shares(const bd_acc *b, double from, double out[])
 {
     int k0 = from >= BD_MIN_MS ? bin_of(from) : 0;
     uint64_t n = 0;
-    double s[BD_N] = {0};
+    double s[16] = {0};
     for (int k = k0; k < NBINS; k++) {
         n += b->n[k];
-        for (int i = 0; i < BD_N; i++)
-            s[i] += b->share[k][i];
+        const double *sh = b->share + (size_t) k * (size_t) b->nc;
+        for (int i = 0; i < b->nc; i++)
+            s[i] += sh[i];
     }
-    for (int i = 0; i < BD_N; i++)
+    for (int i = 0; i < b->nc; i++)
         out[i] = n ? s[i] / (double) n : 0.0;
     return n;
 }
@@ -98,4 +120,10 @@ const char *bd_name(int component)
 {
     static const char *const NAMES[BD_N] = {"network", "queue", "service", "overhead", "kv_transfer", "kv_load"};
     return component >= 0 && component < BD_N ? NAMES[component] : "?";
+}
+
+const char *tb_name(int component)
+{
+    static const char *const NAMES[TB_N] = {"network", "queue", "prefill", "decode", "kv_transfer", "kv_load", "overhead"};
+    return component >= 0 && component < TB_N ? NAMES[component] : "?";
 }

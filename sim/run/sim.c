@@ -17,6 +17,8 @@
 #include <time.h>
 #include "run/breakdown.h"
 #include "fleet/fleet.h"
+#include "gateway/extapi.h"
+#include "llm/llm.h"
 #include "workload/gwattr.h"
 #include "core/kind.h"
 #include "stations/pool.h"
@@ -98,6 +100,14 @@ typedef struct sim {
     struct sim_class *cls;
     int ncls;
 
+    /* Per pool and per route (several pools; else NULL: a single pool's are the system's). */
+    struct sim_pool *pp;
+    struct sim_route *rt;     /* per out-edge of the stations with several (sim_pool.route0) */
+    int nrt;
+    bd_acc *tbd;              /* shares of TTFT per component (TB_*), with an LLM pool; else NULL */
+    double tb_sum[TB_N];      /* sums of each TTFT component over the requests tbd counts, ms */
+    uint64_t tb_n;            /* those requests */
+
     /* Requests in the system over time (closed-loop report). */
     simtime_t live_t;         /* time of the last change, ns */
     double live_area;         /* integral of requests in the system, request-ns */
@@ -116,6 +126,20 @@ typedef struct sim {
     simtime_t peak_q_t;       /* finite: when first seen, ns */
 } sim;
 
+/* Statistics of the requests that passed one pool (several pools only). */
+typedef struct sim_pool {
+    stat_acc *e2e;            /* E2E of the measured served requests that passed it, ms */
+    stat_acc *ttft, *tpot;    /* token-emitting pools (LLM, API): TTFT of the requests whose first token it
+                                 emitted, TPOT of those it emitted the last one of, ms; else NULL */
+    int route0;               /* index in sim.rt of its first out-edge's route; -1: fewer than two out-edges */
+} sim_pool;
+
+/* Statistics of one route (an out-edge of a station with several). */
+typedef struct sim_route {
+    uint64_t served;          /* measured served requests that took it */
+    stat_acc *e2e, *ttft, *tpot;   /* theirs, ms (ttft and tpot with an LLM pool; else NULL) */
+} sim_route;
+
 /* Statistics of one class. */
 typedef struct sim_class {
     uint64_t requests, served, rejected, timed_out;   /* measured requests */
@@ -123,6 +147,93 @@ typedef struct sim_class {
     uint64_t good;                                     /* of its served, those within its per-request SLO limits */
     stat_acc *e2e, *queue, *service, *ttft, *tpot;     /* ms */
 } sim_class;
+
+/* Served request R (E2E_MS; TTFT and TPOT ms or NAN) counted in the pools and
+ * routes of its path: once per pool it passed (of its first REQ_PATH
+ * stations), in every route it took, its TTFT in the pool that emitted its
+ * first token and its TPOT in the last token-emitting pool it passed. */
+static void path_add(sim *s, const request *r, double e2e_ms, double ttft, double tpot)
+{
+    int n = r->hops < REQ_PATH ? r->hops : REQ_PATH;
+    int last = -1;
+    for (int i = 0; i < n; i++) {
+        int p = r->path[i], dup = 0;
+        for (int j = 0; j < i && !dup; j++) dup = r->path[j] == p;
+        if (dup) continue;                   /* passed twice: counted once */
+        sim_pool *x = &s->pp[p];
+        stat_add(x->e2e, e2e_ms);
+        if (x->tpot) last = p;
+        if (x->route0 >= 0 && i + 1 < r->hops) {   /* it left P along edge[i] */
+            sim_route *t = &s->rt[x->route0 + r->edge[i]];
+            t->served++;
+            stat_add(t->e2e, e2e_ms);
+            if (t->ttft && !isnan(ttft)) stat_add(t->ttft, ttft);
+            if (t->tpot && !isnan(tpot)) stat_add(t->tpot, tpot);
+        }
+    }
+    if (r->tf_pool > 0 && !isnan(ttft) && s->pp[r->tf_pool - 1].ttft) stat_add(s->pp[r->tf_pool - 1].ttft, ttft);
+    if (last >= 0 && !isnan(tpot)) stat_add(s->pp[last].tpot, tpot);
+}
+
+/* The TTFT breakdown of served request R (TTFT = FIRST - arrival, ns; the
+ * answer left the last station at NOW): its components (TB_*) in ns into P,
+ * which sum to the TTFT exactly.  An answer streamed to the client has the
+ * components it had when its first token was emitted (r->tf) and its first
+ * token's way back (network, and protocol time as overhead); one that reaches
+ * the client whole (a hop that does not stream, a result-cache hit) has its
+ * E2E's, its service after the first token's emission counted as decode.
+ * Overhead is what remains: protocol encoding, gateways, classifiers, cache
+ * lookups.  Returns 0, or -1 when R has no snapshot (a streamed answer whose
+ * first token no station recorded) or a component comes out negative
+ * (an internal error, which LATSIM_CHECK reports). */
+static int ttft_parts(const sim *s, const request *r, simtime_t first, simtime_t now, simtime_t p[TB_N])
+{
+    simtime_t T = first - r->arrival;
+    memset(p, 0, TB_N * sizeof *p);
+    if (r->whole) {
+        simtime_t kv = r->kvx_ns + r->kvl_ns;
+        p[TB_NETWORK] = r->network_ns;
+        p[TB_QUEUE] = r->queue_ns;
+        p[TB_KV_TRANSFER] = r->kvx_ns;
+        p[TB_KV_LOAD] = r->kvl_ns;
+        p[TB_PREFILL] = r->tf_pool > 0 ? r->tf.service_ns - r->tf.kvx_ns - r->tf.kvl_ns : r->service_ns - kv;
+        p[TB_DECODE] = r->service_ns - kv - p[TB_PREFILL];
+        /* the first token comes with the last byte: TTFT = E2E when the answer left with its last token */
+        SIM_REQUIRE(s, now == r->last_token);
+    } else {
+        if (r->tf_pool <= 0) return -1;
+        /* The snapshot's components add up to the time its first token took to be emitted. */
+        SIM_REQUIRE(s, r->tf.at - r->arrival == r->tf.network_ns + r->tf.overhead_ns - r->tf.ret_last_ns + r->tf.queue_ns +
+                               r->tf.service_ns);
+        p[TB_NETWORK] = r->tf.fwd_net_ns + r->ret_first_net_ns;
+        p[TB_QUEUE] = r->tf.queue_ns;
+        p[TB_KV_TRANSFER] = r->tf.kvx_ns;
+        p[TB_KV_LOAD] = r->tf.kvl_ns;
+        p[TB_PREFILL] = r->tf.service_ns - r->tf.kvx_ns - r->tf.kvl_ns;
+    }
+    simtime_t rest = T;
+    for (int i = 0; i < TB_N; i++)
+        if (i != TB_OVERHEAD) rest -= p[i];
+    p[TB_OVERHEAD] = rest;
+    int ok = 1;
+    for (int i = 0; i < TB_N; i++) ok &= p[i] >= 0;
+    SIM_REQUIRE(s, ok);
+    return ok ? 0 : -1;
+}
+
+/* Adds served request R's TTFT breakdown (FIRST, NOW: ttft_parts) to the shares and sums. */
+static void ttft_add(sim *s, const request *r, simtime_t first, simtime_t now)
+{
+    simtime_t p[TB_N];
+    if (ttft_parts(s, r, first, now, p) != 0) return;
+    double c[TB_N], t = simtime_to_ms(first - r->arrival);
+    for (int i = 0; i < TB_N; i++) {
+        c[i] = simtime_to_ms(p[i]);
+        s->tb_sum[i] += c[i];
+    }
+    s->tb_n++;
+    bd_add_v(s->tbd, t, c);
+}
 
 static void on_arrival(evq *q, void *subject, int64_t arg);
 static void lean_arrival(evq *q, void *subject, int64_t arg);
@@ -251,6 +362,7 @@ static void lean_leave(sim *s, request *r)
             stat_add(s->service, service);
         }
         bd_add_qs(s->bd, e2e_ms, queue, service);
+        if (s->pp) path_add(s, r, e2e_ms, NAN, NAN);
         if (++s->resolved == s->target) window_close(s);
     }
     req_release(&s->reqs, r);
@@ -321,11 +433,13 @@ static void sink_leave(void *ctx, request *r)
             ttft = simtime_to_ms(first - r->arrival);
             stat_add(s->ttft, ttft);
             if (s->e2e_cold) stat_add(r->cold ? s->ttft_cold : s->ttft_warm, ttft);
+            if (s->tbd) ttft_add(s, r, first, evq_now(s->q));
             if (r->output > 1 && !r->whole && r->last_token > r->first_token) {   /* a whole answer has no TPOT */
                 tpot = simtime_to_ms(last - first) / (r->output - 1);
                 stat_add(s->tpot, tpot);
             }
         }
+        if (s->pp) path_add(s, r, e2e_ms, ttft, tpot);
         if (s->slo_per_request) {   /* goodput (slo.h) */
             int good = slo_request_ok(&s->sc->slo, s->cls ? r->cls : -1, e2e_ms, ttft, tpot);
             s->good += (uint64_t) good;
@@ -736,6 +850,138 @@ static void class_costs(const sim *s, sim_result *out)
     }
 }
 
+/* 1 when pool kind K emits tokens: an LLM pool or an external API. */
+static int emits_tokens(const station_kind *k) { return k == &llm_kind || k == &extapi_kind; }
+
+/* The per-pool and per-route accumulators (several pools), the per-pool ITL of
+ * LLM pools (several of them) and the TTFT breakdown (an LLM pool), once the
+ * stations and their out-edges are built.  Returns 0, or -1 when out of memory. */
+static int per_pool_init(sim *s)
+{
+    const scenario *sc = s->sc;
+    if (s->has_llm && !(s->tbd = bd_new_n(TB_N))) return -1;
+    if (sc->npools < 2 || sc->npools > UINT16_MAX) return 0;   /* path entries are 16-bit */
+    if (!(s->pp = calloc((size_t) sc->npools, sizeof *s->pp))) return -1;
+    for (int i = 0; i < sc->npools; i++) {
+        sim_pool *x = &s->pp[i];
+        x->route0 = -1;
+        if (s->st[i]->nout > 1) {
+            x->route0 = s->nrt;
+            s->nrt += s->st[i]->nout;
+        }
+        if (!(x->e2e = stat_new())) return -1;
+        if (emits_tokens(sc->pools[i].kind) && (!(x->ttft = stat_new()) || !(x->tpot = stat_new()))) return -1;
+    }
+    if (s->nrt > 0 && !(s->rt = calloc((size_t) s->nrt, sizeof *s->rt))) return -1;
+    for (int k = 0; k < s->nrt; k++) {
+        sim_route *t = &s->rt[k];
+        if (!(t->e2e = stat_new())) return -1;
+        if (s->has_llm && (!(t->ttft = stat_new()) || !(t->tpot = stat_new()))) return -1;
+    }
+    int nllm = 0;
+    for (int i = 0; i < sc->npools; i++) nllm += sc->pools[i].kind == &llm_kind;
+    for (int i = 0; nllm > 1 && i < sc->npools; i++)
+        if (sc->pools[i].kind == &llm_kind && !(s->st[i]->itl_ms = stat_new())) return -1;
+    /* Several LLM pools: each step adds its gaps to its pool's histogram only,
+     * and the run's ITL is their merge (itl_merge): one update a step, as with one pool. */
+    if (nllm > 1) s->sink.itl = NULL;
+    return 0;
+}
+
+/* The run's ITL from the LLM pools' (several of them: per_pool_init), merged in
+ * pool order.  Returns 0, or -1 when out of memory. */
+static int itl_merge(sim *s)
+{
+    if (s->sink.itl) return 0;
+    for (int i = 0; i < s->nst; i++)
+        if (s->st[i]->itl_ms && stat_merge(s->itl, s->st[i]->itl_ms) != 0) return -1;
+    return 0;
+}
+
+/* Whether a per-pool or per-route accumulator lost values (out of memory). */
+static int per_pool_failed(const sim *s)
+{
+    int lost = 0;
+    for (int i = 0; s->pp && i < s->nst; i++)
+        lost |= stat_failed(s->pp[i].e2e) || (s->pp[i].ttft && (stat_failed(s->pp[i].ttft) || stat_failed(s->pp[i].tpot))) ||
+                (s->st[i]->itl_ms && stat_failed(s->st[i]->itl_ms));
+    for (int k = 0; k < s->nrt; k++)
+        lost |= stat_failed(s->rt[k].e2e) || (s->rt[k].ttft && (stat_failed(s->rt[k].ttft) || stat_failed(s->rt[k].tpot)));
+    return lost;
+}
+
+static void per_pool_free(sim *s)
+{
+    for (int i = 0; s->pp && i < s->sc->npools; i++) {
+        stat_free(s->pp[i].e2e);
+        stat_free(s->pp[i].ttft);
+        stat_free(s->pp[i].tpot);
+    }
+    for (int i = 0; i < s->nst; i++) {
+        stat_free(s->st[i]->itl_ms);
+        s->st[i]->itl_ms = NULL;
+    }
+    for (int k = 0; s->rt && k < s->nrt; k++) {
+        stat_free(s->rt[k].e2e);
+        stat_free(s->rt[k].ttft);
+        stat_free(s->rt[k].tpot);
+    }
+    free(s->pp);
+    free(s->rt);
+    bd_free(s->tbd);
+}
+
+/* Pool I's per-pool latencies into P (a single pool's are the system's). */
+static void per_pool_results(const sim *s, int i, const sim_result *out, pool_result *p)
+{
+    const station_kind *k = s->sc->pools[i].kind;
+    p->has_tokens = emits_tokens(k);
+    p->has_itl = k == &llm_kind;
+    if (s->sc->npools == 1) {   /* a single pool: every served request passed it */
+        p->e2e = out->e2e;
+        if (p->has_tokens) {
+            p->ttft = out->ttft;
+            p->tpot = out->tpot;
+        }
+    } else if (s->pp) {
+        stat_summarize(s->pp[i].e2e, &p->e2e);
+        if (s->pp[i].ttft) {
+            stat_summarize(s->pp[i].ttft, &p->ttft);
+            stat_summarize(s->pp[i].tpot, &p->tpot);
+        }
+    }
+    /* The only LLM pool emits every inter-token gap there is (API pools record none). */
+    if (s->st[i]->itl_ms) stat_summarize(s->st[i]->itl_ms, &p->itl);
+    else if (p->has_itl) p->itl = out->itl;
+}
+
+/* The routes' results into OUT.  Returns 0, or -1 when out of memory. */
+static int route_results(const sim *s, sim_result *out)
+{
+    if (s->nrt == 0) return 0;
+    if (!(out->routes = calloc((size_t) s->nrt, sizeof *out->routes))) return -1;
+    out->nroutes = s->nrt;
+    const scenario *sc = s->sc;
+    for (int i = 0; i < sc->npools; i++) {
+        if (s->pp[i].route0 < 0) continue;
+        for (int e = 0; e < sc->pools[i].nnext; e++) {
+            route_result *x = &out->routes[s->pp[i].route0 + e];
+            const sim_route *t = &s->rt[s->pp[i].route0 + e];
+            snprintf(x->router, sizeof x->router, "%s", sc->pools[i].name);
+            snprintf(x->target, sizeof x->target, "%s", sc->pools[sc->pools[i].next[e]].name);
+            x->edge = e;
+            x->served = t->served;
+            x->has_tokens = t->ttft != NULL;
+            stat_summarize(t->e2e, &x->e2e);
+            if (t->ttft) {
+                stat_summarize(t->ttft, &x->ttft);
+                stat_summarize(t->tpot, &x->tpot);
+            }
+        }
+    }
+    return 0;
+}
+
 /* Returns 0, or -1 when a kind's report rows do not fit. */
 static int fill_results(sim *s, sim_result *out)
 {
@@ -784,6 +1030,13 @@ static int fill_results(sim *s, sim_result *out)
     out->has_kv = s->has_kv;
     bd_shares(s->bd, 0, out->share_all);
     bd_shares(s->bd, stat_quantile(s->e2e, 0.99), out->share_p99);
+    if (s->tbd) {
+        out->has_ttft_bd = 1;
+        bd_shares(s->tbd, 0, out->ttft_share_all);
+        bd_shares(s->tbd, stat_quantile(s->ttft, 0.99), out->ttft_share_p99);
+        for (int k = 0; k < TB_N; k++) out->ttft_part_ms[k] = s->tb_n ? s->tb_sum[k] / (double) s->tb_n : NAN;
+    }
+    _Static_assert(TB_N == SIM_TTFT_PARTS, "the public TTFT breakdown has every component");
     out->saturated = s->capped;
     for (int i = 0; i < s->nst; i++) {
         station *st = s->st[i];
@@ -797,6 +1050,7 @@ static int fill_results(sim *s, sim_result *out)
         p->utilization = span > 0 ? (st->busy_area - st->area_at_start) / (span * st->capacity) : 0;
         stat_summarize(st->queue_ms, &p->queue);
         stat_summarize(st->service_ms, &p->service);
+        per_pool_results(s, i, out, p);
         p->arrivals = st->arrivals;
         p->served = st->served;
         p->rejected = st->rejected;
@@ -995,6 +1249,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         if (rc2 != 0) { snprintf(err, errlen, "out of memory"); goto done; }
         if (ncache > 0) s.arrival_cap = 2 * (cap + s.target) + 1000;
     }
+    if (per_pool_init(&s) != 0) { snprintf(err, errlen, "out of memory"); goto done; }
     /* The lean paths (sink_leave, on_arrival) when the run has none of what
      * they leave out: self-renewing events come with fleets and time series. */
     int renews = sc->ts_interval_s > 0;
@@ -1066,9 +1321,14 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
                  (unsigned long long) s.next_id, (unsigned long long) s.reqs.live);
         goto done;
     }
+    if (itl_merge(&s) != 0) {
+        snprintf(err, errlen, "out of memory (latency histograms)");
+        goto done;
+    }
     int lost = stat_failed(s.e2e) || stat_failed(s.queue) || stat_failed(s.service) || stat_failed(s.ttft) ||
                stat_failed(s.tpot) || stat_failed(s.overhead) || stat_failed(s.itl);
     for (int i = 0; i < s.nst; i++) lost |= stat_failed(s.st[i]->queue_ms) || stat_failed(s.st[i]->service_ms);
+    lost |= per_pool_failed(&s);
     if (lost) {
         snprintf(err, errlen, "out of memory (latency histograms)");
         goto done;
@@ -1082,6 +1342,10 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         snprintf(err, errlen, "a pool reported more than %d results", POOL_MAX_METRICS);
         goto done;
     }
+    if (route_results(&s, out) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
     rc = 0;
 done:
     if (s.trace) {
@@ -1091,6 +1355,7 @@ done:
     }
     trend_free(&s.tr);
     settle_free(&s.cs);
+    per_pool_free(&s);
     for (int i = 0; i < s.nst; i++) s.st[i]->ops->destroy(s.st[i]);
     free(s.st);
     req_pool_free(&s.reqs);
@@ -1124,4 +1389,7 @@ void sim_result_free(sim_result *r)
     r->pools = NULL;
     free(r->classes);
     r->classes = NULL;
+    free(r->routes);
+    r->routes = NULL;
+    r->nroutes = 0;
 }

@@ -1,0 +1,275 @@
+/* test_perpool.c -- Criterion tests of the per-pool and per-route latencies
+ * and of the TTFT breakdown (sim/run/sim.c: path_add, ttft_parts; docs/metrics.md):
+ *   - one pool: its E2E (and an LLM pool's TTFT, TPOT, ITL) are the system's, exactly;
+ *   - a complexity router in front of two LLM pools: the routes' served counts add
+ *     up to the requests served, each route's latencies are its target pool's, and
+ *     the system's P99 lies between the routes' P99s; ITL per pool;
+ *   - the TTFT breakdown of a lone request through a network hop, by hand:
+ *     network = the RTT (both halves), overhead = the pool's request overhead,
+ *     prefill = 5 + 0.1 x prompt ms (linear cost), queue 0;
+ *   - under load, with a result cache and a streaming hop (LATSIM_CHECK set, so
+ *     that every request's components are checked to add up to its TTFT
+ *     exactly): the components' means add up to the mean TTFT, the shares to 1;
+ *   - disaggregated prefill/decode: the KV transfer comes after the first token
+ *     (its share of TTFT is 0) while it is a share of E2E;
+ *   - the rows: pool e2e/ttft rows, route scopes, ttft_breakdown rows in JSON. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "latsim/report.h"
+#include "run/breakdown.h"
+#include "run/scenario.h"
+#include "run/sim.h"
+#include "tsim.h"
+
+static void run_text(const char *text, sim_result *res) { tsim_run("/tmp/test_perpool.ini", text, 1, res); }
+
+#define LINEAR_KEYS \
+    "cost = linear\nstep_base_ms = 5\nprefill_ms_per_token = 0.1\n" \
+    "decode_ms_per_seq = 0.05\nkv_ms_per_1k_tokens = 0.01\n"
+
+static int pool_index(const sim_result *r, const char *name)
+{
+    for (int i = 0; i < r->npools; i++)
+        if (!strcmp(r->pools[i].name, name)) return i;
+    cr_assert_fail("no pool %s", name);
+    return -1;
+}
+
+static void expect_same(const stat_summary *a, const stat_summary *b, const char *what)
+{
+    cr_expect_eq(a->n, b->n, "%s: n %llu vs %llu", what, (unsigned long long) a->n, (unsigned long long) b->n);
+    cr_expect(a->mean == b->mean && a->p50 == b->p50 && a->p90 == b->p90 && a->p99 == b->p99 && a->max == b->max,
+              "%s: mean %.17g/%.17g p99 %.17g/%.17g", what, a->mean, b->mean, a->p99, b->p99);
+    cr_expect(!memcmp(a->cdf, b->cdf, sizeof a->cdf), "%s: cdf differs", what);
+}
+
+Test(perpool, single_generic_pool_is_the_system)
+{
+    sim_result r;
+    run_text("[sim]\nrequests = 5000\nwarmup = 500\n[workload]\narrival = poisson\nrate = 3\n"
+             "[pool a]\nservice_ms = exp(mean=200)\nservers = 1\n", &r);
+    cr_assert_eq(r.npools, 1);
+    expect_same(&r.pools[0].e2e, &r.e2e, "e2e");
+    cr_expect_eq(r.pools[0].has_tokens, 0);
+    cr_expect_eq(r.nroutes, 0);
+    cr_expect_eq(r.has_ttft_bd, 0);
+    sim_result_free(&r);
+}
+
+Test(perpool, single_llm_pool_is_the_system)
+{
+    sim_result r;
+    run_text("[sim]\nrequests = 800\nwarmup = 100\n[workload]\narrival = poisson\nrate = 4\n"
+             "prompt_tokens = lognormal(mean=500, cv=0.5)\noutput_tokens = lognormal(mean=50, cv=0.5)\n"
+             "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n" LINEAR_KEYS, &r);
+    const pool_result *p = &r.pools[0];
+    cr_assert(p->has_tokens && p->has_itl);
+    expect_same(&p->e2e, &r.e2e, "e2e");
+    expect_same(&p->ttft, &r.ttft, "ttft");
+    expect_same(&p->tpot, &r.tpot, "tpot");
+    expect_same(&p->itl, &r.itl, "itl");
+    sim_result_free(&r);
+}
+
+/* Two LLM pools behind a complexity router (no cache: every request takes one route). */
+static const char *ROUTED =
+    "[sim]\nrequests = 3000\nwarmup = 300\n[workload]\narrival = poisson\nrate = 6\ntarget = gw\n"
+    "prompt_tokens = lognormal(mean=600, cv=0.5)\noutput_tokens = lognormal(mean=60, cv=0.5)\n"
+    "complexity = uniform(min=0, max=1)\n"
+    "[pool gw]\nkind = router\npolicy = complexity\ncomplexity_cut = 0.5\nclassifier_ms = const(3)\nnext = small, big\n"
+    "[pool small]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n" LINEAR_KEYS
+    "[pool big]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ncost = linear\nstep_base_ms = 10\n"
+    "prefill_ms_per_token = 0.3\ndecode_ms_per_seq = 0.2\nkv_ms_per_1k_tokens = 0.02\n";
+
+Test(perpool, routes_of_a_complexity_router)
+{
+    sim_result r;
+    run_text(ROUTED, &r);
+    cr_assert_eq(r.nroutes, 2);
+    const route_result *a = &r.routes[0], *b = &r.routes[1];
+    cr_expect_str_eq(a->router, "gw");
+    cr_expect_str_eq(a->target, "small");
+    cr_expect_str_eq(b->target, "big");
+    cr_expect_eq(a->edge, 0);
+    cr_expect_eq(b->edge, 1);
+    cr_expect_eq(a->served + b->served, r.served, "routes %llu + %llu vs served %llu", (unsigned long long) a->served,
+                 (unsigned long long) b->served, (unsigned long long) r.served);
+    cr_expect_gt(a->served, 1000);
+    cr_expect_gt(b->served, 1000);
+    cr_expect_eq(a->e2e.n, a->served);
+    /* Each target is reached by its route only: the route's requests are the pool's. */
+    int is = pool_index(&r, "small"), ib = pool_index(&r, "big"), ig = pool_index(&r, "gw");
+    expect_same(&a->e2e, &r.pools[is].e2e, "small e2e");
+    expect_same(&b->e2e, &r.pools[ib].e2e, "big e2e");
+    expect_same(&a->ttft, &r.pools[is].ttft, "small ttft");
+    expect_same(&b->tpot, &r.pools[ib].tpot, "big tpot");
+    /* Every request passed the router: its E2E is the system's. */
+    expect_same(&r.pools[ig].e2e, &r.e2e, "router e2e");
+    cr_expect_eq(r.pools[ig].has_tokens, 0);
+    /* The mixture's P99 lies between its parts' (within a bin of the histogram). */
+    double lo = fmin(a->e2e.p99, b->e2e.p99), hi = fmax(a->e2e.p99, b->e2e.p99);
+    cr_expect(r.e2e.p99 >= lo * (1 - 1e-3) && r.e2e.p99 <= hi * (1 + 1e-3), "p99 %g not in [%g, %g]", r.e2e.p99, lo, hi);
+    lo = fmin(a->ttft.p99, b->ttft.p99);
+    hi = fmax(a->ttft.p99, b->ttft.p99);
+    cr_expect(r.ttft.p99 >= lo * (1 - 1e-3) && r.ttft.p99 <= hi * (1 + 1e-3), "ttft p99 %g not in [%g, %g]", r.ttft.p99, lo, hi);
+    /* The big pool is slower per token (0.2 vs 0.05 ms per sequence, 10 vs 5 ms a step). */
+    cr_expect_gt(b->tpot.p50, a->tpot.p50);
+    /* ITL per LLM pool: together, every gap of the run. */
+    cr_expect_eq(r.pools[is].itl.n + r.pools[ib].itl.n, r.itl.n);
+    cr_expect_gt(r.pools[ib].itl.p50, r.pools[is].itl.p50);
+    /* ... the run's ITL is their merge (stat_merge): count-weighted mean, extremes, quantiles in between. */
+    const stat_summary *x = &r.pools[is].itl, *y = &r.pools[ib].itl;
+    cr_expect_float_eq(r.itl.mean, (x->mean * (double) x->n + y->mean * (double) y->n) / (double) r.itl.n, 1e-12 * r.itl.mean);
+    cr_expect_eq(r.itl.max, fmax(x->max, y->max));
+    cr_expect(r.itl.p50 >= fmin(x->p50, y->p50) && r.itl.p50 <= fmax(x->p50, y->p50));
+    /* Means: the requests' mixture. */
+    double mix = (a->e2e.mean * (double) a->served + b->e2e.mean * (double) b->served) / (double) r.served;
+    cr_expect_float_eq(mix, r.e2e.mean, 1e-9 * r.e2e.mean);
+    sim_result_free(&r);
+}
+
+/* Three requests 1000 s apart through a hop of RTT 20 ms (bandwidth so high that
+ * transfers take < 1 us, no protocol cost) to a pool with a 3 ms request overhead:
+ * TTFT = 10 (up) + 3 + 5 + 0.1 x 1000 (prefill) + 10 (the first token back) = 128 ms. */
+Test(perpool, ttft_breakdown_by_hand)
+{
+    sim_result r;
+    setenv("LATSIM_CHECK", "1", 1);
+    run_text("[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\ntarget = hop\n"
+             "prompt_tokens = const(1000)\noutput_tokens = const(11)\n"
+             "[pool hop]\nkind = net\nrtt_ms = const(20)\nup_mbps = 1e9\ndown_mbps = 1e9\nproto_ms_per_kb = 0\nnext = chat\n"
+             "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrequest_overhead_ms = 3\n" LINEAR_KEYS, &r);
+    unsetenv("LATSIM_CHECK");
+    cr_assert(r.has_ttft_bd);
+    cr_assert_eq(r.served, 3);
+    cr_expect_float_eq(r.ttft.mean, 128.0, 1e-4, "ttft %.9f", r.ttft.mean);
+    const double *m = r.ttft_part_ms;
+    cr_expect_float_eq(m[TB_NETWORK], 20.0, 1e-4, "network %.9f", m[TB_NETWORK]);
+    cr_expect_float_eq(m[TB_OVERHEAD], 3.0, 1e-4, "overhead %.9f", m[TB_OVERHEAD]);
+    cr_expect_float_eq(m[TB_PREFILL], 105.0, 1e-4, "prefill %.9f", m[TB_PREFILL]);
+    cr_expect_eq(m[TB_QUEUE], 0);
+    cr_expect_eq(m[TB_DECODE], 0);
+    cr_expect_eq(m[TB_KV_TRANSFER], 0);
+    cr_expect_eq(m[TB_KV_LOAD], 0);
+    cr_expect_float_eq(r.ttft_share_all[TB_PREFILL], 105.0 / 128.0, 1e-6);
+    cr_expect_float_eq(r.ttft_share_p99[TB_NETWORK], 20.0 / 128.0, 1e-6);
+    /* stream = no: the first token comes with the last byte, after the 10 decode steps. */
+    run_text("[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\ntarget = hop\n"
+             "prompt_tokens = const(1000)\noutput_tokens = const(11)\n"
+             "[pool hop]\nkind = net\nrtt_ms = const(20)\nup_mbps = 1e9\ndown_mbps = 1e9\nproto_ms_per_kb = 0\nstream = no\n"
+             "next = chat\n[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n" LINEAR_KEYS, &r);
+    cr_expect_float_eq(r.ttft.mean, r.e2e.mean, 1e-9);
+    double dec = 0;
+    for (int k = 1; k <= 10; k++) dec += 5 + 0.05 + 0.01 * (1000 + k) / 1000.0;
+    cr_expect_float_eq(r.ttft_part_ms[TB_DECODE], dec, 1e-3, "decode %.9f vs %.9f", r.ttft_part_ms[TB_DECODE], dec);
+    cr_expect_float_eq(r.ttft_part_ms[TB_PREFILL], 105.0, 1e-4);
+    sim_result_free(&r);
+}
+
+/* The three-model gateway of scenarios/gateway_three_models.ini, shortened:
+ * client hop, semantic result cache, complexity router, two LLM pools. */
+static const char *GATEWAY =
+    "[sim]\nrequests = 3000\nwarmup = 300\n[workload]\nrate = 2.5\ntarget = client\n"
+    "[class chat]\nshare = 0.7\nprompt_tokens = lognormal(mean=600, cv=0.6)\noutput_tokens = lognormal(mean=100, cv=0.6)\n"
+    "complexity = uniform(min=0, max=0.7)\nintents = 300\ncache_ttl_s = 86400\n"
+    "[class analysis]\nshare = 0.3\nprompt_tokens = lognormal(mean=1500, cv=0.5)\noutput_tokens = lognormal(mean=200, cv=0.5)\n"
+    "complexity = uniform(min=0.4, max=1)\nintents = 100000\ncache_ttl_s = 300\n"
+    "[pool client]\nkind = net\npreset = client_broadband\nnext = cache\n"
+    "[pool cache]\nkind = result_cache\nhit_ms = lognormal(mean=8, cv=0.3)\nmiss_ms = lognormal(mean=8, cv=0.3)\n"
+    "capacity = 20000\nnext = gateway\n"
+    "[pool gateway]\nkind = router\npolicy = complexity\noverhead_ms = const(2)\nclassifier_ms = lognormal(mean=15, cv=0.3)\n"
+    "complexity_cut = 0.5\nnext = small, big\n"
+    "[pool small]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ntruncate = yes\n"
+    "[pool big]\nkind = llm\nmodel = llama-3-70b\ngpu = h100\ntp = 4\nreplicas = 2\ntruncate = yes\n";
+
+Test(perpool, ttft_breakdown_adds_up_with_a_gateway)
+{
+    sim_result r;
+    setenv("LATSIM_CHECK", "1", 1);   /* each request's components are checked to add up exactly */
+    run_text(GATEWAY, &r);
+    unsetenv("LATSIM_CHECK");
+    cr_assert(r.has_ttft_bd);
+    double sum = 0, sa = 0, sp = 0;
+    for (int k = 0; k < TB_N; k++) {
+        cr_expect_geq(r.ttft_part_ms[k], 0);
+        sum += r.ttft_part_ms[k];
+        sa += r.ttft_share_all[k];
+        sp += r.ttft_share_p99[k];
+    }
+    cr_expect_float_eq(sum, r.ttft.mean, 1e-9 * r.ttft.mean, "components %.12g vs mean TTFT %.12g", sum, r.ttft.mean);
+    cr_expect_float_eq(sa, 1.0, 1e-9);
+    cr_expect_float_eq(sp, 1.0, 1e-9);
+    /* Every component this topology has shows up: the client's RTT, the gateway's
+     * classifier and the cache lookups, the models' prefill. */
+    cr_expect_gt(r.ttft_share_all[TB_NETWORK], 0.05);
+    cr_expect_gt(r.ttft_share_all[TB_OVERHEAD], 0.05);
+    cr_expect_gt(r.ttft_share_all[TB_PREFILL], 0.05);
+    cr_expect_eq(r.ttft_share_all[TB_KV_TRANSFER], 0);
+    /* Cache hits reach no LLM pool: the pools' TTFT counts add up to the misses. */
+    int ic = pool_index(&r, "cache"), is = pool_index(&r, "small"), ib = pool_index(&r, "big");
+    uint64_t hits = (uint64_t) pool_metric_get(&r.pools[ic], "hits");
+    cr_expect_gt(hits, 100);
+    cr_expect_eq(r.pools[is].ttft.n + r.pools[ib].ttft.n + hits, r.ttft.n);
+    cr_expect_eq(r.routes[0].served + r.routes[1].served + hits, r.served);
+    cr_expect_eq(r.pools[ic].e2e.n, r.served);
+    sim_result_free(&r);
+}
+
+/* Disaggregated serving: TTFT is the prefill pool's; the KV crosses after it. */
+Test(perpool, pd_kv_transfer_is_after_the_first_token)
+{
+    sim_result r;
+    setenv("LATSIM_CHECK", "1", 1);
+    run_text("[sim]\nrequests = 600\nwarmup = 60\n[workload]\narrival = poisson\nrate = 3\ntarget = pre\n"
+             "prompt_tokens = lognormal(mean=2000, cv=0.5)\noutput_tokens = lognormal(mean=50, cv=0.5)\n"
+             "[pool pre]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrole = prefill\nnext = dec\n" LINEAR_KEYS
+             "[pool dec]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrole = decode\nkv_link_gbs = 10\n"
+             "kv_link_latency_ms = 0.5\n" LINEAR_KEYS, &r);
+    unsetenv("LATSIM_CHECK");
+    cr_assert(r.has_kv);
+    cr_expect_gt(r.share_all[BD_KV_TRANSFER], 0.01, "e2e kv_transfer share %g", r.share_all[BD_KV_TRANSFER]);
+    cr_expect_eq(r.ttft_share_all[TB_KV_TRANSFER], 0);
+    cr_expect_eq(r.ttft_share_p99[TB_KV_TRANSFER], 0);
+    cr_expect_eq(r.ttft_part_ms[TB_KV_TRANSFER], 0);
+    /* The prefill pool emits every first token, the decode pool every last one. */
+    int ip = pool_index(&r, "pre"), id = pool_index(&r, "dec");
+    cr_expect_eq(r.pools[ip].ttft.n, r.ttft.n);
+    cr_expect_eq(r.pools[id].ttft.n, 0);
+    cr_expect_eq(r.pools[id].tpot.n, r.tpot.n);
+    cr_expect_eq(r.pools[ip].tpot.n, 0);
+    expect_same(&r.pools[ip].ttft, &r.ttft, "prefill pool ttft");
+    sim_result_free(&r);
+}
+
+/* The rows: per-pool latencies in the pool scope, routes in their own, the TTFT breakdown. */
+Test(perpool, rows_and_json)
+{
+    sim_result r;
+    run_text(ROUTED, &r);
+    report rep;
+    cr_assert_eq(report_flatten(&r, -1, &rep), 0);
+    cr_expect_float_eq(report_get(&rep, "small", "ttft", "p99"), r.routes[0].ttft.p99, 1e-12);
+    cr_expect_float_eq(report_get(&rep, "big", "itl", "p50"), r.pools[pool_index(&r, "big")].itl.p50, 1e-12);
+    cr_expect_float_eq(report_get(&rep, "route:gw->big", "served", "value"), (double) r.routes[1].served, 0);
+    cr_expect_float_eq(report_get(&rep, "route:gw->small", "e2e", "p90"), r.routes[0].e2e.p90, 1e-12);
+    cr_expect_str_eq(report_get_text(&rep, "route:gw->small", "router"), "gw");
+    cr_expect_float_eq(report_get(&rep, "", "ttft_breakdown.all.prefill", "value"), r.ttft_share_all[TB_PREFILL], 1e-12);
+    cr_expect_float_eq(report_get(&rep, "", "ttft_breakdown.mean_ms.queue", "value"), r.ttft_part_ms[TB_QUEUE], 1e-12);
+    /* The router is no token pool: no TTFT rows of its own. */
+    cr_expect(isnan(report_get(&rep, "gw", "ttft", "p50")));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    report_json(&rep, "", f);
+    fclose(f);
+    cr_expect_not_null(strstr(buf, "\"routes\": {\"gw->small\": {\"router\": \"gw\", \"target\": \"small\""), "%s", buf);
+    cr_expect_not_null(strstr(buf, "\"ttft_breakdown\": {\"all\": {\"network\": "), "%s", buf);
+    cr_expect_not_null(strstr(buf, "\"mean_ms\": {\"network\": "), "%s", buf);
+    free(buf);
+    report_free(&rep);
+    sim_result_free(&r);
+}
