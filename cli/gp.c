@@ -57,6 +57,81 @@ static char *unique_ids(const char *svg, int k)
     return out;
 }
 
+int gp_on_path(void)
+{
+    const char *path = getenv("PATH");
+    char buf[4200];
+    while (path && *path) {
+        size_t k = strcspn(path, ":");
+        snprintf(buf, sizeof buf, "%.*s/gnuplot", (int) (k < 4000 ? k : 4000), path);
+        if (k && access(buf, X_OK) == 0) return 1;
+        path += k + (path[k] == ':');
+    }
+    return 0;
+}
+
+int gp_open(gp_proc *g, char *err, size_t errlen)
+{
+    *g = (gp_proc) { .pid = -1 };
+    int p[2];
+    if (pipe(p) != 0) {
+        snprintf(err, errlen, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    g->log = tmpfile();   /* gnuplot's messages are kept, not shown */
+    fflush(NULL);
+    g->pid = fork();
+    if (g->pid < 0) {
+        snprintf(err, errlen, "fork: %s", strerror(errno));
+        close(p[0]);
+        close(p[1]);
+        if (g->log) fclose(g->log);
+        g->log = NULL;
+        return -1;
+    }
+    if (g->pid == 0) {
+        dup2(p[0], 0);
+        if (g->log) dup2(fileno(g->log), 2);
+        close(p[0]);
+        close(p[1]);
+        execlp("gnuplot", "gnuplot", (char *) NULL);
+        _exit(127);
+    }
+    close(p[0]);
+    g->old_pipe = signal(SIGPIPE, SIG_IGN);   /* a gnuplot that dies early must not kill latsim */
+    g->in = fdopen(p[1], "w");
+    if (!g->in) {
+        snprintf(err, errlen, "fdopen: %s", strerror(errno));
+        close(p[1]);
+        char last[8];
+        gp_close(g, last, sizeof last);
+        return -1;
+    }
+    return 0;
+}
+
+int gp_close(gp_proc *g, char *last, size_t lastlen)
+{
+    if (lastlen) last[0] = '\0';
+    if (g->in) fclose(g->in);
+    g->in = NULL;
+    int st = 0;
+    while (waitpid(g->pid, &st, 0) < 0 && errno == EINTR) {}
+    signal(SIGPIPE, g->old_pipe == SIG_ERR ? SIG_DFL : g->old_pipe);
+    if (g->log) {
+        char line[512];
+        rewind(g->log);
+        while (fgets(line, sizeof line, g->log)) {
+            line[strcspn(line, "\r\n")] = '\0';
+            const char *t = line + strspn(line, " \t^");
+            if (*t && lastlen) snprintf(last, lastlen, "%s", t);
+        }
+        fclose(g->log);
+        g->log = NULL;
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 char *gp_svg(const char *cmds, size_t len, const char *dir, const char *script, int w, int h, int k,
              char *err, size_t errlen)
 {
@@ -65,65 +140,27 @@ char *gp_svg(const char *cmds, size_t len, const char *dir, const char *script, 
     int fd = mkstemp(out);
     if (fd < 0) { snprintf(err, errlen, "gnuplot: temporary file: %s", strerror(errno)); return NULL; }
     close(fd);
-    FILE *elog = tmpfile();
-    int p[2];
-    if (pipe(p) != 0) {
-        snprintf(err, errlen, "gnuplot: pipe: %s", strerror(errno));
+    gp_proc g;
+    char m[256];
+    if (gp_open(&g, m, sizeof m) != 0) {
+        snprintf(err, errlen, "gnuplot: %s", m);
         unlink(out);
-        if (elog) fclose(elog);
         return NULL;
     }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        snprintf(err, errlen, "gnuplot: fork: %s", strerror(errno));
-        close(p[0]);
-        close(p[1]);
-        unlink(out);
-        if (elog) fclose(elog);
-        return NULL;
-    }
-    if (pid == 0) {
-        dup2(p[0], 0);
-        if (elog) dup2(fileno(elog), 2);
-        close(p[0]);
-        close(p[1]);
-        execlp("gnuplot", "gnuplot", (char *) NULL);
-        _exit(127);
-    }
-    close(p[0]);
-    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-    FILE *in = fdopen(p[1], "w");
-    if (in) {
-        fprintf(in, "set terminal svg size %d,%d dynamic font 'Sans,12' background rgb 'white'\nset output ", w, h);
-        gp_quote(in, out);
-        fputs("\nset encoding utf8\n", in);
-        fwrite(cmds, 1, len, in);
-        char path[4200];
-        snprintf(path, sizeof path, "%s/%s", dir, script);
-        fputs("\nload ", in);
-        gp_quote(in, path);
-        fputs("\nunset output\nexit\n", in);
-        fclose(in);
-    } else close(p[1]);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    signal(SIGPIPE, old);
-    char last[512] = "";
-    if (elog) {
-        char line[512];
-        rewind(elog);
-        while (fgets(line, sizeof line, elog)) {
-            line[strcspn(line, "\r\n")] = '\0';
-            const char *t = line + strspn(line, " \t^");
-            if (*t) snprintf(last, sizeof last, "%s", t);
-        }
-        fclose(elog);
-    }
+    fprintf(g.in, "set terminal svg size %d,%d dynamic font 'Sans,12' background rgb 'white'\nset output ", w, h);
+    gp_quote(g.in, out);
+    fputs("\nset encoding utf8\n", g.in);
+    fwrite(cmds, 1, len, g.in);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, script);
+    fputs("\nload ", g.in);
+    gp_quote(g.in, path);
+    fputs("\nunset output\nexit\n", g.in);
+    char last[512];
+    int st = gp_close(&g, last, sizeof last);
     char *svg = NULL;
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-        snprintf(err, errlen, "gnuplot failed (exit %d) drawing %s%s%s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, script,
-                 last[0] ? ": " : "", last);
+    if (st != 0) {
+        snprintf(err, errlen, "gnuplot failed (exit %d) drawing %s%s%s", st, script, last[0] ? ": " : "", last);
     } else {
         FILE *f = fopen(out, "rb");
         char *all = f ? slurp(f) : NULL;

@@ -12,16 +12,15 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "calib.h"
 #include "cliutil.h"
+#include "gp.h"
 #include "latsim/errmsg.h"
 #include "latsim/scenario.h"
 #include "latsim/store.h"
@@ -482,31 +481,6 @@ static void print_json(const replay_ctx *c, const cobs_run *run, const cobs_repl
 
 /* ---- replay: plot --------------------------------------------------------- */
 
-/* 1 when an executable NAME is on $PATH. */
-static int on_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    char buf[4200];
-    while (path && *path) {
-        size_t k = strcspn(path, ":");
-        snprintf(buf, sizeof buf, "%.*s/%s", (int) (k < 4000 ? k : 4000), path, name);
-        if (k && access(buf, X_OK) == 0) return 1;
-        path += k + (path[k] == ':');
-    }
-    return 0;
-}
-
-/* S as a single-quoted gnuplot string (quotes doubled, controls dropped). */
-static void gq(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'') fputs("''", f);
-        else if ((unsigned char) *s >= 0x20) fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
 /* Writes the datablocks and variables of replay.gp to F. */
 static void plot_data(FILE *f, const replay_ctx *c, const cobs_replay *r)
 {
@@ -539,7 +513,7 @@ static void plot_data(FILE *f, const replay_ctx *c, const cobs_replay *r)
     fprintf(f, "metrics = '%s'\ntitle_text = ", metrics);
     char title[2600];
     snprintf(title, sizeof title, "Observed vs predicted: %s through %s", c->file, c->scenario);
-    gq(f, title);
+    gp_quote(f, title);
     fputc('\n', f);
 }
 
@@ -549,7 +523,7 @@ static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run
 {
     char m[5200], scripts[4096], out[4200], script[4400];
     if (run->nlvl) return say(0, "note: --plot draws the CDFs of a request run; a sweep's aggregates have none (no plot)"), 0;
-    if (!on_path("gnuplot")) return say(0, "note: --plot: gnuplot not found (Debian: gnuplot-nox): no plot drawn"), 0;
+    if (!gp_on_path()) return say(0, "note: --plot: gnuplot not found (Debian: gnuplot-nox): no plot drawn"), 0;
     if (cu_plots_dir("replay.gp", scripts, sizeof scripts) != 0)
         return say(1, "replay: --plot: plots/replay.gp not found (set LATSIM_PLOTS to the plots folder)");
     struct stat sb;
@@ -563,57 +537,22 @@ static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run
     }
     snprintf(out, sizeof out, "%s/replay-cdf.png", dir);
     snprintf(script, sizeof script, "%s/replay.gp", scripts);
-    int p[2];
-    if (pipe(p) != 0) return say(1, "replay: --plot: pipe failed");
-    fflush(NULL);
-    FILE *errf = tmpfile();
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        if (errf) fclose(errf);
-        return say(1, "replay: --plot: fork failed");
+    gp_proc g;
+    char gm[256];
+    if (gp_open(&g, gm, sizeof gm) != 0) {
+        snprintf(m, sizeof m, "replay: --plot: gnuplot: %s", gm);
+        return say(1, m);
     }
-    if (pid == 0) {
-        dup2(p[0], 0);
-        if (errf) dup2(fileno(errf), 2);
-        close(p[0]);
-        close(p[1]);
-        execlp("gnuplot", "gnuplot", (char *) NULL);
-        _exit(127);
-    }
-    close(p[0]);
-    void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-    FILE *g = fdopen(p[1], "w");
-    if (!g) {
-        close(p[1]);
-        waitpid(pid, NULL, 0);
-        signal(SIGPIPE, old);
-        if (errf) fclose(errf);
-        return say(1, "replay: --plot: cannot write to gnuplot");
-    }
-    fputs("set terminal pngcairo size 1200,850 font 'Sans,10'\nset output ", g);
-    gq(g, out);
-    fputs("\nset encoding utf8\n", g);
-    plot_data(g, c, r);
-    fputs("load ", g);
-    gq(g, script);
-    fputs("\nunset output\nexit\n", g);
-    fclose(g);
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    signal(SIGPIPE, old);
-    char last[512] = "";
-    if (errf) {
-        char line[512];
-        rewind(errf);
-        while (fgets(line, sizeof line, errf)) {
-            line[strcspn(line, "\r\n")] = '\0';
-            if (line[strspn(line, " \t^")]) snprintf(last, sizeof last, "%s", line + strspn(line, " \t^"));
-        }
-        fclose(errf);
-    }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || stat(out, &sb) != 0 || sb.st_size == 0) {
+    fputs("set terminal pngcairo size 1200,850 font 'Sans,10'\nset output ", g.in);
+    gp_quote(g.in, out);
+    fputs("\nset encoding utf8\n", g.in);
+    plot_data(g.in, c, r);
+    fputs("load ", g.in);
+    gp_quote(g.in, script);
+    fputs("\nunset output\nexit\n", g.in);
+    char last[512];
+    int st = gp_close(&g, last, sizeof last);
+    if (st != 0 || stat(out, &sb) != 0 || sb.st_size == 0) {
         snprintf(m, sizeof m, "replay: --plot: gnuplot failed drawing %.4200s%s%.500s", out, last[0] ? ": " : "", last);
         return say(1, m);
     }

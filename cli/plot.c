@@ -12,14 +12,13 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include "cliopt.h"
 #include "cliutil.h"
+#include "gp.h"
 #include "commands.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
@@ -68,32 +67,6 @@ static int plot_opt(void *ctx, int id, const char *v)
 
 /* ---- gnuplot -------------------------------------------------------------- */
 
-/* 1 when an executable named NAME is on $PATH. */
-static int on_path(const char *name)
-{
-    const char *path = getenv("PATH");
-    if (!path) return 0;
-    char buf[4096];
-    while (*path) {
-        size_t k = strcspn(path, ":");
-        snprintf(buf, sizeof buf, "%.*s/%.64s", (int) (k < 4000 ? k : 4000), path, name);
-        if (k && access(buf, X_OK) == 0) return 1;
-        path += k + (path[k] == ':');
-    }
-    return 0;
-}
-
-/* Writes S as a single-quoted gnuplot string ('' for a quote; controls dropped). */
-static void gq(FILE *f, const char *s)
-{
-    fputc('\'', f);
-    for (; *s; s++) {
-        if (*s == '\'') fputs("''", f);
-        else if ((unsigned char) *s >= 0x20) fputc(*s, f);
-    }
-    fputc('\'', f);
-}
-
 /* Writes S as a double-quoted field of a datablock (quotes and controls dropped). */
 static void dq(FILE *f, const char *s)
 {
@@ -103,78 +76,36 @@ static void dq(FILE *f, const char *s)
     fputc('"', f);
 }
 
-typedef struct gp {
-    pid_t pid;                /* the gnuplot process */
-    FILE *in;                 /* its standard input */
-    FILE *err;                /* its standard error (a temporary file; NULL: inherited) */
-} gp;
-
-/* Starts gnuplot with its output set to OUT.  Returns 0 or -1 (printed). */
-static int gp_start(gp *g, const char *out, const char *dir)
+/* Starts gnuplot (gp.h) with its output set to OUT.  Returns 0 or -1 (printed). */
+static int gp_start(gp_proc *g, const char *out, const char *dir)
 {
-    int p[2];
-    if (pipe(p) != 0) return cu_die(1, "plot: pipe: %s", strerror(errno)), -1;
-    /* gnuplot's messages are kept, not shown: a failure is reported in one line. */
-    g->err = tmpfile();
-    fflush(NULL);
-    g->pid = fork();
-    if (g->pid < 0) {
-        close(p[0]);
-        close(p[1]);
-        if (g->err) fclose(g->err);
-        return cu_die(1, "plot: fork: %s", strerror(errno)), -1;
-    }
-    if (g->pid == 0) {
-        dup2(p[0], 0);
-        if (g->err) dup2(fileno(g->err), 2);
-        close(p[0]);
-        close(p[1]);
-        execlp("gnuplot", "gnuplot", (char *) NULL);
-        _exit(127);
-    }
-    close(p[0]);
-    signal(SIGPIPE, SIG_IGN);
-    g->in = fdopen(p[1], "w");
-    if (!g->in) { close(p[1]); return cu_die(1, "plot: %s", strerror(errno)), -1; }
+    char m[256];
+    if (gp_open(g, m, sizeof m) != 0) return cu_die(1, "plot: gnuplot: %s", m), -1;
     size_t n = strlen(out);
     int svg = n > 4 && !strcasecmp(out + n - 4, ".svg");
     if (svg) fputs("set terminal svg size 1000,650 dynamic font 'Sans,12' background rgb 'white'\n", g->in);
     else fputs("set terminal pngcairo size 1000,650 font 'Sans,11'\n", g->in);
     fputs("set output ", g->in);
-    gq(g->in, out);
+    gp_quote(g->in, out);
     fputs("\nset encoding utf8\n", g->in);
     fprintf(g->in, "plots_dir = ");
-    gq(g->in, dir);
+    gp_quote(g->in, dir);
     fputc('\n', g->in);
     return 0;
 }
 
 /* Loads SCRIPT, ends gnuplot and checks OUT was written.  Returns 0 or the exit status. */
-static int gp_finish(gp *g, const char *dir, const char *script, const char *out)
+static int gp_finish(gp_proc *g, const char *dir, const char *script, const char *out)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, script);
     fputs("load ", g->in);
-    gq(g->in, path);
+    gp_quote(g->in, path);
     fputs("\nunset output\nexit\n", g->in);
-    fclose(g->in);
-    int st = 0;
-    while (waitpid(g->pid, &st, 0) < 0 && errno == EINTR) {}
-    char last[512] = "";          /* gnuplot's last non-empty line of messages */
-    if (g->err) {
-        char line[512];
-        rewind(g->err);
-        while (fgets(line, sizeof line, g->err)) {
-            line[strcspn(line, "\r\n")] = '\0';
-            const char *t = line + strspn(line, " \t^");
-            if (*t) snprintf(last, sizeof last, "%s", t);
-        }
-        fclose(g->err);
-        g->err = NULL;
-    }
-    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return cu_die(1, "plot: gnuplot failed (exit %d) drawing %s%s%s", WIFEXITED(st) ? WEXITSTATUS(st) : -1, out,
-                      last[0] ? ": " : "", last);
+    char last[512];               /* gnuplot's last non-empty line of messages */
+    int st = gp_close(g, last, sizeof last);
+    if (st != 0)
+        return cu_die(1, "plot: gnuplot failed (exit %d) drawing %s%s%s", st, out, last[0] ? ": " : "", last);
     struct stat sb;
     if (stat(out, &sb) != 0 || sb.st_size == 0) return cu_die(1, "plot: gnuplot wrote nothing to %s", out);
     printf("wrote %s\n", ERRMSG_SHOWN(out));
@@ -267,7 +198,7 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
     }
     if (!total)
         return cu_die(2, "plot: run %lld has no latency distribution (saturated, or stored before latsim kept one)", (long long) id);
-    gp g;
+    gp_proc g;
     if (gp_start(&g, out, dir) != 0) return 1;
     fputs("$cdf << EOD\n", g.in);
     char metrics[64] = "";
@@ -313,7 +244,7 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
     fprintf(g.in, "nslo = %d\nmetrics = '%s'\ntitle_text = ", nslo, metrics);
     char title[1400];
     snprintf(title, sizeof title, "Latency CDF, run %lld: %s (seed %lld)", (long long) id, path, seed);
-    gq(g.in, title);
+    gp_quote(g.in, title);
     fputc('\n', g.in);
     return gp_finish(&g, dir, "cdf.gp", out);
 }
@@ -328,7 +259,7 @@ static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out
     static const char *const ORDER[] = { "ttft", "tpot", "e2e", "queue" };
     char names[64][160];
     int nc = 0;
-    gp g;
+    gp_proc g;
     for (int i = 0; i < n; i++) {
         char path[1024];
         long long seed;
@@ -387,14 +318,13 @@ static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out
     fprintf(g.in, "EOD\nnslo = %d\nncurves = %d\narray cname[%d]\n", nslo, nc, nc > 0 ? nc : 1);
     for (int i = 0; i < nc; i++) {
         fprintf(g.in, "cname[%d] = ", i + 1);
-        gq(g.in, names[i]);
+        gp_quote(g.in, names[i]);
         fputc('\n', g.in);
     }
     fputs("title_text = 'Latency CDFs of several runs'\nxlabel_text = 'latency (ms, log scale)'\n", g.in);
     if (nc == 0) {
-        fclose(g.in);
-        while (waitpid(g.pid, NULL, 0) < 0 && errno == EINTR) {}
-        if (g.err) fclose(g.err);
+        char last[8];
+        gp_close(&g, last, sizeof last);
         return cu_die(2, "plot: no run has a latency distribution (saturated, or stored before latsim kept one)");
     }
     return gp_finish(&g, dir, "review_cdf.gp", out);
@@ -439,7 +369,7 @@ static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const c
     st = NULL;
     if (n == 0)
         return cu_die(2, "plot: run %lld has no time series (run it with --timeseries FILE or --interval 60s)", (long long) id);
-    gp g;
+    gp_proc g;
     if (gp_start(&g, out, dir) != 0) return 1;
     fputs("$ts << EOD\n", g.in);
     if (sqlite3_prepare_v2(db, "SELECT (t_start_s + t_end_s) / 120.0, e2e_p50_ms, e2e_p99_ms, ttft_p50_ms, ttft_p99_ms,"
@@ -477,7 +407,7 @@ static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const c
     fputs("title_text = ", g.in);
     char title[1400];
     snprintf(title, sizeof title, "Over time, run %lld: %s", (long long) id, path);
-    gq(g.in, title);
+    gp_quote(g.in, title);
     fputc('\n', g.in);
     return gp_finish(&g, dir, "timeseries.gp", out);
 }
@@ -488,7 +418,7 @@ static int plot_breakdown_run(sqlite3 *db, int64_t id, const char *out, const ch
     long long seed;
     if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
     if (isnan(stat_of(db, id, "", "e2e", "mean"))) return cu_die(2, "plot: run %lld is saturated: no latencies to split", (long long) id);
-    gp g;
+    gp_proc g;
     if (gp_start(&g, out, dir) != 0) return 1;
     fputs("$bars << EOD\n", g.in);
     bar(g.in, db, id, "", "whole system");
@@ -507,7 +437,7 @@ static int plot_breakdown_run(sqlite3 *db, int64_t id, const char *out, const ch
     fprintf(g.in, "EOD\nhas_network = %d\ntitle_text = ", !isnan(stat_of(db, id, "", "network", "mean")));
     char title[1400];
     snprintf(title, sizeof title, "Mean latency breakdown, run %lld: %s", (long long) id, path);
-    gq(g.in, title);
+    gp_quote(g.in, title);
     fputs("\nxlabel_text = ''\n", g.in);
     return gp_finish(&g, dir, "breakdown.gp", out);
 }
@@ -614,7 +544,7 @@ static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, c
     if (eq) snprintf(key, sizeof key, "%.*s", (int) (eq - pts[0].settings), pts[0].settings);
     for (int i = 0; i < n; i++) if (by_rate) pts[i].x = pts[i].rate; else if (isnan(pts[i].x)) pts[i].x = i;
     qsort(pts, (size_t) n, sizeof *pts, cmp_x);
-    gp g;
+    gp_proc g;
     if (gp_start(&g, out, dir) != 0) { free(pts); return 1; }
     char xl[400];
     if (by_rate) snprintf(xl, sizeof xl, "arrival rate (requests/s)");
@@ -629,9 +559,9 @@ static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, c
         }
         fprintf(g.in, "EOD\nhas_network = %d\ntitle_text = ", !isnan(stat_of(db, pts[0].run, "", "network", "mean")));
         snprintf(title, sizeof title, "Mean latency breakdown, sweep %lld: %s", (long long) id, path);
-        gq(g.in, title);
+        gp_quote(g.in, title);
         fputs("\nxlabel_text = ", g.in);
-        gq(g.in, xl);
+        gp_quote(g.in, xl);
         fputc('\n', g.in);
         free(pts);
         return gp_finish(&g, dir, "breakdown.gp", out);
@@ -704,9 +634,9 @@ static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, c
     else fputs("goodput = NaN\n", g.in);
     fputs("title_text = ", g.in);
     snprintf(title, sizeof title, "Latency percentiles against load, sweep %lld: %s", (long long) id, path);
-    gq(g.in, title);
+    gp_quote(g.in, title);
     fputs("\nxlabel_text = ", g.in);
-    gq(g.in, xl);
+    gp_quote(g.in, xl);
     fputc('\n', g.in);
     free(pts);
     return gp_finish(&g, dir, "load.gp", out);
@@ -771,7 +701,7 @@ static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
     double ymin = 1;
     for (int i = 0; i < n; i++) if (isfinite(pts[i].x) && pts[i].x > 0 && pts[i].x < ymin) ymin = pts[i].x;
     qsort(pts, (size_t) n, sizeof *pts, cmp_cost);
-    gp g;
+    gp_proc g;
     if (gp_start(&g, out, dir) != 0) { free(pts); return 1; }
     int b = -1;
     const char *blocks[] = { "$met", "$missed" };
@@ -823,7 +753,7 @@ static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
     fprintf(g.in, "EOD\nycap = %.9g\nymin = %.9g\ntitle_text = ", ycap, ymin * 0.8);
     char title[1800];
     snprintf(title, sizeof title, "Cost against SLO, plan %lld: %s (%s)", (long long) id, path, args);
-    gq(g.in, title);
+    gp_quote(g.in, title);
     fputc('\n', g.in);
     free(pts);
     return gp_finish(&g, dir, "frontier.gp", out);
@@ -869,7 +799,7 @@ int plot_main(int argc, char **argv)
     const char *path = cu_db_path(a.db);
     if (cu_check_db_path(path, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (access(path, F_OK) != 0) return cu_die(2, "%s: no such database (run a scenario first, or give --db PATH)", path);
-    if (!on_path("gnuplot"))
+    if (!gp_on_path())
         return cu_die(1, "plot: gnuplot is not installed (or not on PATH): install it (Debian: apt-get install gnuplot-nox) to draw plots");
     char dir[4096];
     if (cu_plots_dir("cdf.gp", dir, sizeof dir) != 0)
