@@ -480,9 +480,10 @@ static void routes(FILE *out, const design *d)
 /* The plan of design D's run (planstore_plan_of_run), once per plan (SEEN:
  * plan ids shown, *NSEEN of them): its target, every configuration's verdict,
  * and its simulated points by cost, the cheapest meeting one marked (the
- * frontier: every point below it misses the SLO).  Returns 1 when a plan was
- * shown, else 0. */
-static int plan_section(FILE *out, const design *d, const char *dbpath, int64_t *seen, int *nseen)
+ * frontier: every point below it misses the SLO), as a picture (plots/frontier.gp,
+ * as `latsim plot PLAN` draws it; DIR the plots folder, *K the pictures so far)
+ * and a table.  Returns 1 when a plan was shown, else 0. */
+static int plan_section(FILE *out, const design *d, const char *dbpath, int64_t *seen, int *nseen, const char *dir, int *k)
 {
     if (!d->run_id) return 0;
     sqlite3 *db = NULL;
@@ -535,6 +536,17 @@ static int plan_section(FILE *out, const design *d, const char *dbpath, int64_t 
         fputs("</tbody></table>\n", out);
         json_decref(j);
     } else fputs("<p class=\"note\">The plan did not finish (no verdicts stored).</p>\n", out);
+    mbuf m;
+    if (mb_open(&m) == 0) {
+        int rc = 1;
+        if (store_open_readonly(dbpath, &db, err, sizeof err) == 0) {
+            rc = plot_plan_commands(db, id, m.f);
+            store_close(db);
+        }
+        if (rc == 0) picture(out, &m, dir, "frontier.gp", 900, 560, k);
+        else fputs("<p class=\"note\">No frontier picture: the plan's points could not be read.</p>\n", out);
+        mb_close(&m);
+    }
     fputs("<p>Frontier: the points simulated at the planned rate (candidates and confirmations), by cost; below the "
           "cheapest meeting one (marked) every point misses the SLO.</p>\n<table><thead><tr><th>$/hour</th><th>SLO</th>"
           "<th>role</th><th style=\"text-align:left\">settings</th></tr></thead><tbody>\n", out);
@@ -617,7 +629,7 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
         int nseen = 0, shown = 0;
         mbuf m;
         if (mb_open(&m) == 0) {   /* the section only when a run comes from a plan */
-            for (int i = 0; i < n; i++) shown += plan_section(m.f, &d[i], how->dbpath, seen, &nseen);
+            for (int i = 0; i < n; i++) shown += plan_section(m.f, &d[i], how->dbpath, seen, &nseen, dir, &k);
             fflush(m.f);
             if (shown) {
                 fputs("<h2 id=\"plan\">Plan</h2>\n", out);
