@@ -5,6 +5,9 @@
 #ifndef LATSIM_COMMANDS_H
 #define LATSIM_COMMANDS_H
 
+#include <stdint.h>
+#include <stdio.h>
+
 #include "cliopt.h"
 
 int run_main(int argc, char **argv);         /* run.c */
@@ -25,6 +28,13 @@ int bench_main(int argc, char **argv);       /* bench.c */
 int calib_main(int argc, char **argv);       /* calib.c: calib, cost, echo */
 int cost_main(int argc, char **argv);
 int echo_main(int argc, char **argv);
+
+/* The gnuplot commands for plots/frontier.gp (data blocks and variables) of
+ * stored plan ID, written to F: what `latsim plot PLAN` draws, and `latsim
+ * report --html` inlines in its plan section (plot.c).  Returns 0, or the exit
+ * status after printing one line (no such plan, no stored simulations). */
+struct sqlite3;
+int plot_plan_commands(struct sqlite3 *db, int64_t id, FILE *f);
 
 /* run's command line, which latsim --help also lists (run.c). */
 extern const cli_cmd run_cmd;

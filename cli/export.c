@@ -3,8 +3,11 @@
  * field that needs it):
  *   system.csv     metric,value,ci95            the system's scalar rows
  *   latency.csv    scope,metric,mean,p50,p90,p95,p99,p999,max   every latency
- *                  group (scope "" the system, a pool name, "class:NAME")
+ *                  group (scope "" the system, a pool name, "class:NAME",
+ *                  "route:ROUTER->TARGET")
  *   pools.csv      pool,metric,value,ci95,text  the pools' scalar rows
+ *   routes.csv     route,metric,value,ci95,text the routes' scalar rows (route
+ *                  "ROUTER->TARGET"; only the header when there are none)
  *   classes.csv    class,metric,value,ci95      the classes' scalar rows
  *   cdf.csv        metric,p,value_ms            the system's CDF points
  *   timeseries.csv scope,t_start_s,...          the stored time series (runs
@@ -37,8 +40,8 @@ static const cli_opt OPTS[] = {
 static const cli_cmd CMD = {
     "export", "RUN|FILE",
     "Writes a stored run's tables (or those of scenario FILE, run once) as CSV files in\n"
-    "DIR: system.csv, latency.csv, pools.csv, classes.csv, cdf.csv and, for runs with a\n"
-    "time series, timeseries.csv (docs/commands.md).\n",
+    "DIR: system.csv, latency.csv, pools.csv, routes.csv, classes.csv, cdf.csv and, for\n"
+    "runs with a time series, timeseries.csv (docs/commands.md).\n",
     "", OPTS, 0, 0,
 };
 
@@ -61,6 +64,10 @@ static void numf(FILE *f, double v)
 }
 
 static int is_class(const char *s) { return !strncmp(s, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE)); }
+static int is_route(const char *s) { return !strncmp(s, REPORT_ROUTE_SCOPE, strlen(REPORT_ROUTE_SCOPE)); }
+
+/* The file a non-system scope's scalar rows go to: 0 pools.csv, 1 classes.csv, 2 routes.csv. */
+static int group_of(const char *s) { return is_class(s) ? 1 : is_route(s) ? 2 : 0; }
 
 /* Opens DIR/NAME for writing; NULL after printing one line. */
 static FILE *open_in(const char *dir, const char *name, char *path, size_t n)
@@ -85,7 +92,7 @@ static int write_all(const design *d, const char *dir, const char *dbpath)
     const report *r = &d->rep;
     char path[4096];
     FILE *f;
-    /* system.csv, pools.csv, classes.csv: the scalar rows. */
+    /* system.csv, pools.csv, classes.csv, routes.csv: the scalar rows. */
     if (!(f = open_in(dir, "system.csv", path, sizeof path))) return 1;
     fputs("metric,value,ci95\n", f);
     for (size_t i = 0; i < r->n; i++) {
@@ -97,18 +104,22 @@ static int write_all(const design *d, const char *dir, const char *dbpath)
         fputc('\n', f);
     }
     if (finish(f, path)) return 1;
-    for (int cls = 0; cls < 2; cls++) {
-        if (!(f = open_in(dir, cls ? "classes.csv" : "pools.csv", path, sizeof path))) return 1;
-        fputs(cls ? "class,metric,value,ci95\n" : "pool,metric,value,ci95,text\n", f);
+    static const char *const FILES[] = { "pools.csv", "classes.csv", "routes.csv" };
+    static const char *const HEADS[] = { "pool,metric,value,ci95,text\n", "class,metric,value,ci95\n",
+                                         "route,metric,value,ci95,text\n" };
+    static const size_t SKIP[] = { 0, sizeof REPORT_CLASS_SCOPE - 1, sizeof REPORT_ROUTE_SCOPE - 1 };
+    for (int g = 0; g < 3; g++) {
+        if (!(f = open_in(dir, FILES[g], path, sizeof path))) return 1;
+        fputs(HEADS[g], f);
         for (size_t i = 0; i < r->n; i++) {
             const store_stat *s = &r->rows[i];
-            if (!s->scope[0] || is_class(s->scope) != cls || strcmp(s->stat, "value")) continue;
-            if (cls && s->text) continue;
-            field(f, s->scope + (cls ? strlen(REPORT_CLASS_SCOPE) : 0), 1);
+            if (!s->scope[0] || group_of(s->scope) != g || strcmp(s->stat, "value")) continue;
+            if (g == 1 && s->text) continue;
+            field(f, s->scope + SKIP[g], 1);
             field(f, s->metric, 0);
             numf(f, s->value);
             numf(f, s->ci95);
-            if (!cls) field(f, s->text ? s->text : "", 0);
+            if (g != 1) field(f, s->text ? s->text : "", 0);
             fputc('\n', f);
         }
         if (finish(f, path)) return 1;

@@ -685,7 +685,8 @@ static const char *config_label(const char *settings, char *b, size_t n)
     return b;
 }
 
-static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
+/* Declared in commands.h (report.c inlines the same picture). */
+int plot_plan_commands(sqlite3 *db, int64_t id, FILE *f)
 {
     char path[1024], args[600];
     double best_cost;
@@ -701,61 +702,79 @@ static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
     double ymin = 1;
     for (int i = 0; i < n; i++) if (isfinite(pts[i].x) && pts[i].x > 0 && pts[i].x < ymin) ymin = pts[i].x;
     qsort(pts, (size_t) n, sizeof *pts, cmp_cost);
-    gp_proc g;
-    if (gp_start(&g, out, dir) != 0) { free(pts); return 1; }
     int b = -1;
     const char *blocks[] = { "$met", "$missed" };
     for (int k = 0; k < 2; k++) {
-        fprintf(g.in, "%s << EOD\n", blocks[k]);
+        fprintf(f, "%s << EOD\n", blocks[k]);
         int any = 0;
         for (int i = 0; i < n; i++) {
             if (pts[i].met != (k == 0) || isnan(pts[i].x)) continue;
-            fprintf(g.in, "%.9g %.9g\n", pts[i].cost, isfinite(pts[i].x) ? pts[i].x : ycap);
+            fprintf(f, "%.9g %.9g\n", pts[i].cost, isfinite(pts[i].x) ? pts[i].x : ycap);
             any = 1;
         }
-        if (!any) fprintf(g.in, "NaN NaN\n");
-        fputs("EOD\n", g.in);
+        if (!any) fprintf(f, "NaN NaN\n");
+        fputs("EOD\n", f);
     }
     /* Every point's configuration, for its label (gnuplot cannot label an
      * empty block: nlabels says whether there is one). */
-    fputs("$labels << EOD\n", g.in);
+    fputs("$labels << EOD\n", f);
     int nlabels = 0;
     for (int i = 0; i < n; i++) {
         if (isnan(pts[i].x)) continue;
         char lab[160];
-        fprintf(g.in, "%.9g %.9g ", pts[i].cost, isfinite(pts[i].x) && pts[i].x < ycap ? pts[i].x : ycap);
-        dq(g.in, config_label(pts[i].settings, lab, sizeof lab));
-        fputc('\n', g.in);
+        fprintf(f, "%.9g %.9g ", pts[i].cost, isfinite(pts[i].x) && pts[i].x < ycap ? pts[i].x : ycap);
+        dq(f, config_label(pts[i].settings, lab, sizeof lab));
+        fputc('\n', f);
         nlabels++;
     }
-    fprintf(g.in, "EOD\nnlabels = %d\n", nlabels);
-    fputs("$front << EOD\n", g.in);
+    fprintf(f, "EOD\nnlabels = %d\n", nlabels);
+    fputs("$front << EOD\n", f);
     double run_min = NAN;
     for (int i = 0; i < n; i++) {
         if (isnan(pts[i].x) || !(isnan(run_min) || pts[i].x < run_min)) continue;
         run_min = pts[i].x;
-        fprintf(g.in, "%.9g %.9g\n", pts[i].cost, isfinite(run_min) ? run_min : ycap);
+        fprintf(f, "%.9g %.9g\n", pts[i].cost, isfinite(run_min) ? run_min : ycap);
     }
-    fputs("EOD\n", g.in);
+    fputs("EOD\n", f);
     for (int i = 0; i < n; i++)
         if ((!strcmp(pts[i].role, "confirm") || !strcmp(pts[i].role, "explore")) && pts[i].met && fabs(pts[i].cost - best_cost) < 1e-9) { b = i; break; }
-    fputs("$best << EOD\n", g.in);
+    fputs("$best << EOD\n", f);
     if (b >= 0) {
         char label[600];
         snprintf(label, sizeof label, "%s ($%.2f/h)", pts[b].settings, pts[b].cost);
         /* Only the configuration's own settings: drop the workload rate override. */
         char *w = strstr(label, "workload.");
         if (w) { char *semi = strstr(w, "; "); if (semi) memmove(w, semi + 2, strlen(semi + 2) + 1); }
-        fprintf(g.in, "%.9g %.9g ", pts[b].cost, pts[b].x);
-        dq(g.in, label);
-        fputc('\n', g.in);
-    } else fputs("NaN NaN \"\"\n", g.in);
-    fprintf(g.in, "EOD\nycap = %.9g\nymin = %.9g\ntitle_text = ", ycap, ymin * 0.8);
+        fprintf(f, "%.9g %.9g ", pts[b].cost, pts[b].x);
+        dq(f, label);
+        fputc('\n', f);
+    } else fputs("NaN NaN \"\"\n", f);
+    fprintf(f, "EOD\nycap = %.9g\nymin = %.9g\ntitle_text = ", ycap, ymin * 0.8);
     char title[1800];
     snprintf(title, sizeof title, "Cost against SLO, plan %lld: %s (%s)", (long long) id, path, args);
-    gp_quote(g.in, title);
-    fputc('\n', g.in);
+    gp_quote(f, title);
+    fputc('\n', f);
     free(pts);
+    return 0;
+}
+
+static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
+{
+    /* The commands first (the plan's errors before gnuplot starts), then gnuplot. */
+    char *cmds = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&cmds, &len);
+    if (!m) return cu_die(1, "plot: %s", strerror(errno));
+    int rc = plot_plan_commands(db, id, m);
+    fclose(m);
+    gp_proc g;
+    if (rc == 0 && gp_start(&g, out, dir) != 0) rc = 1;
+    if (rc) {
+        free(cmds);
+        return rc;
+    }
+    fwrite(cmds, 1, len, g.in);
+    free(cmds);
     return gp_finish(&g, dir, "frontier.gp", out);
 }
 

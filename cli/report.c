@@ -378,6 +378,9 @@ static void shares(FILE *out, const design *d, int n, const char *prefix, const 
 }
 
 static int is_class(const char *s) { return !strncmp(s, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE)); }
+static int is_route(const char *s) { return !strncmp(s, REPORT_ROUTE_SCOPE, strlen(REPORT_ROUTE_SCOPE)); }
+/* A pool's scope: not the system's, a class's or a route's. */
+static int is_pool(const char *s) { return s[0] && !is_class(s) && !is_route(s); }
 
 static void pools(FILE *out, const design *d)
 {
@@ -392,7 +395,7 @@ static void pools(FILE *out, const design *d)
     int use[NC] = { 0 };
     for (size_t j = 0; j < r->n; j++)
         for (int c = 0; c < NC; c++)
-            if (r->rows[j].scope[0] && !is_class(r->rows[j].scope) && !strcmp(r->rows[j].metric, COLS[c].m) &&
+            if (is_pool(r->rows[j].scope) && !strcmp(r->rows[j].metric, COLS[c].m) &&
                 !strcmp(r->rows[j].stat, COLS[c].s) && !isnan(r->rows[j].value))
                 use[c] = 1;
     fprintf(out, "<h3>%s: ", d->label);
@@ -403,7 +406,7 @@ static void pools(FILE *out, const design *d)
     const char *last = "";
     for (size_t j = 0; j < r->n; j++) {
         const char *sc = r->rows[j].scope;
-        if (!sc[0] || is_class(sc) || !strcmp(sc, last)) continue;
+        if (!is_pool(sc) || !strcmp(sc, last)) continue;
         last = sc;
         const char *kind = report_get_text(r, sc, "kind");
         fputs("<tr><th>", out);
@@ -431,12 +434,56 @@ static void pools(FILE *out, const design *d)
     fputs("</tbody></table>\n", out);
 }
 
+/* Design D's routes (the out-edges of a router; docs/metrics.md, "Per pool and
+ * per route latencies"): router, target, served, E2E/TTFT/TPOT p50/p99.
+ * Nothing when it has none. */
+static void routes(FILE *out, const design *d)
+{
+    const report *r = &d->rep;
+    static const struct { const char *m, *s, *h; } COLS[] = {
+        { "served", "value", "served" }, { "e2e", "p50", "E2E p50 ms" }, { "e2e", "p99", "E2E p99 ms" },
+        { "ttft", "p50", "TTFT p50 ms" }, { "ttft", "p99", "TTFT p99 ms" }, { "tpot", "p50", "TPOT p50 ms" },
+        { "tpot", "p99", "TPOT p99 ms" },
+    };
+    enum { NC = sizeof COLS / sizeof COLS[0] };
+    int use[NC] = { 0 }, any = 0;
+    for (size_t j = 0; j < r->n; j++) {
+        if (!is_route(r->rows[j].scope)) continue;
+        any = 1;
+        for (int c = 0; c < NC; c++)
+            if (!strcmp(r->rows[j].metric, COLS[c].m) && !strcmp(r->rows[j].stat, COLS[c].s) && !isnan(r->rows[j].value))
+                use[c] = 1;
+    }
+    if (!any) return;
+    fprintf(out, "<h3>%s: routes of ", d->label);
+    esc(out, d->path ? d->path : d->arg);
+    fputs("</h3>\n<table class=\"routes\"><thead><tr><th>router</th><th>target</th>", out);
+    for (int c = 0; c < NC; c++) if (use[c]) fprintf(out, "<th>%s</th>", COLS[c].h);
+    fputs("</tr></thead><tbody>\n", out);
+    const char *last = "";
+    for (size_t j = 0; j < r->n; j++) {
+        const char *sc = r->rows[j].scope;
+        if (!is_route(sc) || !strcmp(sc, last)) continue;
+        last = sc;
+        const char *from = report_get_text(r, sc, "router"), *to = report_get_text(r, sc, "target");
+        fputs("<tr><th>", out);
+        esc(out, from ? from : "?");
+        fputs("</th><th>", out);
+        esc(out, to ? to : "?");
+        fputs("</th>", out);
+        for (int c = 0; c < NC; c++) if (use[c]) numcell(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN);
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table>\n", out);
+}
+
 /* The plan of design D's run (planstore_plan_of_run), once per plan (SEEN:
  * plan ids shown, *NSEEN of them): its target, every configuration's verdict,
  * and its simulated points by cost, the cheapest meeting one marked (the
- * frontier: every point below it misses the SLO).  Returns 1 when a plan was
- * shown, else 0. */
-static int plan_section(FILE *out, const design *d, const char *dbpath, int64_t *seen, int *nseen)
+ * frontier: every point below it misses the SLO), as a picture (plots/frontier.gp,
+ * as `latsim plot PLAN` draws it; DIR the plots folder, *K the pictures so far)
+ * and a table.  Returns 1 when a plan was shown, else 0. */
+static int plan_section(FILE *out, const design *d, const char *dbpath, int64_t *seen, int *nseen, const char *dir, int *k)
 {
     if (!d->run_id) return 0;
     sqlite3 *db = NULL;
@@ -489,6 +536,17 @@ static int plan_section(FILE *out, const design *d, const char *dbpath, int64_t 
         fputs("</tbody></table>\n", out);
         json_decref(j);
     } else fputs("<p class=\"note\">The plan did not finish (no verdicts stored).</p>\n", out);
+    mbuf m;
+    if (mb_open(&m) == 0) {
+        int rc = 1;
+        if (store_open_readonly(dbpath, &db, err, sizeof err) == 0) {
+            rc = plot_plan_commands(db, id, m.f);
+            store_close(db);
+        }
+        if (rc == 0) picture(out, &m, dir, "frontier.gp", 900, 560, k);
+        else fputs("<p class=\"note\">No frontier picture: the plan's points could not be read.</p>\n", out);
+        mb_close(&m);
+    }
     fputs("<p>Frontier: the points simulated at the planned rate (candidates and confirmations), by cost; below the "
           "cheapest meeting one (marked) every point misses the SLO.</p>\n<table><thead><tr><th>$/hour</th><th>SLO</th>"
           "<th>role</th><th style=\"text-align:left\">settings</th></tr></thead><tbody>\n", out);
@@ -549,6 +607,13 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
     shares(out, d, n, "ttft_breakdown", "TTFT");
     fputs("<h2 id=\"pools\">Pools and cost models</h2>\n", out);
     for (int i = 0; i < n; i++) pools(out, &d[i]);
+    int anyroute = 0;
+    for (int i = 0; i < n; i++)
+        for (size_t j = 0; j < d[i].rep.n && !anyroute; j++) anyroute = is_route(d[i].rep.rows[j].scope);
+    if (anyroute) {
+        fputs("<h2 id=\"routes\">Routes</h2>\n", out);
+        for (int i = 0; i < n; i++) routes(out, &d[i]);
+    }
     int anyts = 0;
     for (int i = 0; i < n; i++) anyts |= d[i].run_id != 0;
     if (anyts) {
@@ -564,7 +629,7 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
         int nseen = 0, shown = 0;
         mbuf m;
         if (mb_open(&m) == 0) {   /* the section only when a run comes from a plan */
-            for (int i = 0; i < n; i++) shown += plan_section(m.f, &d[i], how->dbpath, seen, &nseen);
+            for (int i = 0; i < n; i++) shown += plan_section(m.f, &d[i], how->dbpath, seen, &nseen, dir, &k);
             fflush(m.f);
             if (shown) {
                 fputs("<h2 id=\"plan\">Plan</h2>\n", out);

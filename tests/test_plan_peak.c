@@ -144,6 +144,18 @@ Test(plan_peak, report_shows_the_plan, .init = setup_db, .fini = tcli_teardown, 
     cr_expect(strstr(page, chosen) != NULL, "the chosen configuration %s", chosen);
     cr_expect(strstr(page, "<b>met: cheapest</b>") != NULL, "the frontier's cheapest meeting point");
     cr_expect(strstr(page, "missed") != NULL, "points below it miss");
+    /* The frontier as a picture too (plots/frontier.gp), inside the plan section. */
+    if (system("command -v gnuplot >/dev/null 2>&1") == 0) {
+        char *plan = strstr(page, "<h2 id=\"plan\">"), *end = plan ? strstr(plan, "<h2 id=\"scenarios\">") : NULL;
+        cr_assert(plan && end);
+        *end = '\0';
+        char *svg = strstr(plan, "<svg");
+        cr_expect(svg != NULL, "no frontier picture in the plan section");
+        cr_expect(svg && strstr(svg, "Cost against SLO, plan 1") != NULL, "the picture's title");
+        cr_expect(svg && strstr(svg, "frontier: best ratio at this cost") != NULL, "the frontier's legend");
+        cr_expect(strstr(plan, "<b>met: cheapest</b>") != NULL, "the table kept");
+        *end = '<';
+    } else cr_assert(getenv("CI") == NULL || strcmp(getenv("CI"), "true"), "CI=true but gnuplot is not installed");
     free(page);
     /* A run from no plan: no plan section. */
     result s = run(120, "run", spath, "--db", db, "--set", "pool cpu.servers=3", NULL);

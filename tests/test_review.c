@@ -272,6 +272,79 @@ Test(review, export_csv_round_trip)
     result_free(&r);
 }
 
+/* A router's routes: their own table in the HTML page and their own CSV file,
+ * not rows of kind "unknown" among the pools. */
+Test(review, routes_table_and_csv, .timeout = 200)
+{
+    result r = run_db(120, "run", "scenarios/gateway_three_models.ini", "--set", "sim.requests=2000", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char out[256], path[300], html[300];
+    snprintf(out, sizeof out, "%s/csv", dir);
+    r = run_db(120, "export", "1", "--csv", out, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    snprintf(path, sizeof path, "%s/routes.csv", out);
+    rows *t = read_csv(path);
+    cr_expect_str_eq(t->f[0][0], "route");
+    long long served = 0;
+    int small = 0, big = 0;
+    for (int i = 1; i < t->n; i++) {
+        if (!strcmp(t->f[i][1], "served")) served += strtoll(t->f[i][2], NULL, 10);
+        small |= !strcmp(t->f[i][0], "gateway->small") && !strcmp(t->f[i][1], "target") && !strcmp(t->f[i][4], "small");
+        big |= !strcmp(t->f[i][0], "gateway->big") && !strcmp(t->f[i][1], "router") && !strcmp(t->f[i][4], "gateway");
+    }
+    cr_expect(small && big, "both routes with their router and target");
+    cr_expect_eq(served, (long long) db_count(db, "SELECT CAST(sum(value) AS INTEGER) FROM run_stats WHERE run_id = 1 AND replication = -1"
+                                               " AND scope LIKE 'route:%' AND metric = 'served' AND stat = 'value'"));
+    cr_expect_gt(served, 0);
+    free(t);
+    snprintf(path, sizeof path, "%s/pools.csv", out);
+    rows *p = read_csv(path);
+    cr_assert_gt(p->n, 5);
+    for (int i = 1; i < p->n; i++) cr_expect(strstr(p->f[i][0], "->") == NULL, "a route in pools.csv: %s", p->f[i][0]);
+    free(p);
+    /* A run without a router: routes.csv is the header line only. */
+    char one[256], out2[256];
+    write_file("one.ini", ONE, one, sizeof one);
+    r = run_db(120, "run", one, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    snprintf(out2, sizeof out2, "%s/csv2", dir);
+    r = run_db(120, "export", "2", "--csv", out2, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    snprintf(path, sizeof path, "%s/routes.csv", out2);
+    t = read_csv(path);
+    cr_expect_eq(t->n, 1);
+    free(t);
+
+    snprintf(html, sizeof html, "%s/routes.html", dir);
+    r = run_db(120, "report", "1", "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    const char *pt = strstr(page, "<table class=\"pools\">"), *rt = strstr(page, "<table class=\"routes\">");
+    cr_assert(pt && rt, "the pools and the routes tables");
+    char *pe = strstr(pt, "</table>");
+    cr_assert_not_null(pe);
+    *pe = '\0';   /* the pools table alone */
+    cr_expect(strstr(pt, "gateway-&gt;") == NULL && strstr(pt, "route:") == NULL, "a route among the pools");
+    cr_expect(strstr(pt, "<tr><th>small</th>") != NULL, "the pools still listed");
+    *pe = '<';
+    cr_expect(strstr(page, ">unknown<") == NULL);
+    cr_expect(strstr(rt, "<tr><th>gateway</th><th>small</th>") != NULL && strstr(rt, "<tr><th>gateway</th><th>big</th>") != NULL);
+    cr_expect(strstr(rt, "<th>TTFT p99 ms</th>") != NULL && strstr(rt, "<th>E2E p50 ms</th>") != NULL);
+    free(page);
+    /* A page of designs without a router has no routes section. */
+    r = run_db(120, "report", "2", "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    page = slurp_or_fail(html, NULL);
+    cr_expect(strstr(page, "id=\"routes\"") == NULL);
+    free(page);
+}
+
 /* ---- report --html --------------------------------------------------------- */
 
 /* 1 when some src= or href= attribute of HTML names a network URL. */
