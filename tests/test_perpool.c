@@ -157,6 +157,7 @@ Test(perpool, ttft_breakdown_by_hand)
     cr_expect_eq(m[TB_KV_LOAD], 0);
     cr_expect_float_eq(r.ttft_share_all[TB_PREFILL], 105.0 / 128.0, 1e-6);
     cr_expect_float_eq(r.ttft_share_p99[TB_NETWORK], 20.0 / 128.0, 1e-6);
+    sim_result_free(&r);
     /* stream = no: the first token comes with the last byte, after the 10 decode steps. */
     run_text("[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\ntarget = hop\n"
              "prompt_tokens = const(1000)\noutput_tokens = const(11)\n"
@@ -272,4 +273,49 @@ Test(perpool, rows_and_json)
     free(buf);
     report_free(&rep);
     sim_result_free(&r);
+}
+
+/* Per-class ITL (sim/llm/seq.c, ndec_cls): with one class it is the system's,
+ * exactly; with two, the classes' gaps add up to the system's gaps, through
+ * plain decode steps, speculative steps (several tokens at once: zero gaps),
+ * a preemption's recomputation and a KV transfer's join. */
+static void class_itl_adds_up(const char *text, int nclasses)
+{
+    sim_result r;
+    run_text(text, &r);
+    cr_assert_eq(r.nclasses, nclasses);
+    uint64_t n = 0;
+    for (int c = 0; c < r.nclasses; c++) {
+        cr_expect_gt(r.classes[c].itl.n, 0, "class %s has no ITL", r.classes[c].name);
+        n += r.classes[c].itl.n;
+    }
+    cr_expect_eq(n, r.itl.n, "class ITL gaps %llu, system %llu", (unsigned long long) n, (unsigned long long) r.itl.n);
+    if (nclasses == 1) expect_same(&r.classes[0].itl, &r.itl, "class itl");
+    sim_result_free(&r);
+}
+
+#define CLASS_WL "[sim]\nrequests = 1500\nwarmup = 150\n[workload]\narrival = poisson\nrate = 4\n"
+#define TWO_CLASSES \
+    "[class short]\nshare = 0.5\nprompt_tokens = lognormal(mean=300, cv=0.5)\noutput_tokens = lognormal(mean=40, cv=0.5)\n" \
+    "[class long]\nshare = 0.5\nprompt_tokens = lognormal(mean=1500, cv=0.5)\noutput_tokens = lognormal(mean=120, cv=0.5)\n"
+
+Test(perpool, one_class_itl_is_the_system)
+{
+    class_itl_adds_up(CLASS_WL "[class only]\nshare = 1\nprompt_tokens = lognormal(mean=500, cv=0.5)\n"
+                      "output_tokens = lognormal(mean=50, cv=0.5)\n"
+                      "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n" LINEAR_KEYS, 1);
+}
+
+Test(perpool, class_itl_adds_up_through_spec_preemption_and_pd)
+{
+    class_itl_adds_up(CLASS_WL TWO_CLASSES "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n" LINEAR_KEYS, 2);
+    class_itl_adds_up(CLASS_WL TWO_CLASSES "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n"
+                      "spec_method = ngram\nspec_tokens = 4\nspec_acceptance = 0.6\n" LINEAR_KEYS, 2);
+    /* Few KV blocks: sequences are preempted and recomputed. */
+    class_itl_adds_up(CLASS_WL TWO_CLASSES "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n"
+                      "kv_blocks = 400\n" LINEAR_KEYS, 2);
+    class_itl_adds_up("[sim]\nrequests = 600\nwarmup = 60\n[workload]\narrival = poisson\nrate = 3\ntarget = pre\n" TWO_CLASSES
+                      "[pool pre]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrole = prefill\nnext = dec\n" LINEAR_KEYS
+                      "[pool dec]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrole = decode\nkv_link_gbs = 10\n"
+                      "kv_link_latency_ms = 0.5\n" LINEAR_KEYS, 2);
 }

@@ -85,6 +85,7 @@ typedef struct class_result {
     uint64_t failed;          /* lost to a replica's failure (reported with fleet keys) */
     uint64_t good;            /* its measured requests served within its per-request SLO limits (goodput) */
     stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
+    stat_summary itl;         /* ms: the inter-token gaps of its measured requests (with an LLM pool) */
     double api_usd;           /* external API charges of its measured served requests, $ */
     double cost_per_1k;       /* $ per 1000 of its served requests: its share of the pools' $ over the
                                  window (sim.c, class_costs) + its API charges; NAN when none served */

@@ -49,6 +49,7 @@ typedef struct station_sink {
     void (*oom)(void *ctx);
     const int *measuring;                                  /* 1 while the measured window is open */
     stat_acc *itl;            /* inter-token gaps of measured requests, ms (NULL: not kept) */
+    stat_acc *const *cls_itl; /* the same per class (indexed by request.cls), ms; NULL: no [class] sections */
     /* A forward step of replica REP of pool POOL began at START for DUR ns, with
      * PREFILL_TOKENS prompt tokens of PREFILL_SEQS sequences and DECODE_SEQS
      * decoding ones (`run --trace-events`).  NULL: not asked for. */

@@ -249,6 +249,7 @@ static void destroy(station *st)
         free(P->r[i].ready);
         free(P->r[i].joined);
         free(P->r[i].lora);
+        free(P->r[i].ndec_cls);
     }
     free(P->link.act);
     llm_offload_free(P);
@@ -430,6 +431,9 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         if (!R->pf || !R->chunk || !R->heap || !R->phase_cnt) goto fail;
         lru_init(&R->lora_lru);
         if (L->adapters > 0 && !(R->lora = calloc((size_t) L->adapters, sizeof *R->lora))) goto fail;
+        if (env->sink && env->sink->cls_itl && env->nclasses > 0 &&
+            !(R->ndec_cls = calloc((size_t) env->nclasses, sizeof *R->ndec_cls)))
+            goto fail;
         if (L->prefix_cache &&
             !(R->pc = prefix_new((uint64_t) L->kv_blocks, (uint32_t) (L->prefix_id_tokens / L->block_tokens))))
             goto fail;

@@ -78,6 +78,7 @@ typedef struct replica {
     int ndec;
     int64_t base_sum;         /* sum of decoding sequences' phase_base */
     int64_t *phase_cnt;       /* decoding sequences by phase_base mod block_tokens */
+    int32_t *ndec_cls;        /* measured decoding sequences per class (NULL: no [class] sections) */
     int ndec_meas;            /* of the decoding sequences (heap), the measured ones */
     double dec_sum;           /* cost accounting: decode time of the steps so far per decoding
                                  sequence, summed over steps (each sequence takes its increase

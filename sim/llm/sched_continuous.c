@@ -146,6 +146,7 @@ void rep_complete_iteration(replica *R)
         else if (r->measured) {   /* recomputed after a preemption */
             if (P->st.sink->itl) stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
             if (P->st.itl_ms) stat_add(P->st.itl_ms, simtime_to_ms(now - r->last_token));
+            if (R->ndec_cls) stat_add(P->st.sink->cls_itl[r->cls], simtime_to_ms(now - r->last_token));
         }
         r->generated++;
         if (L->role == LLM_ROLE_PREFILL) {

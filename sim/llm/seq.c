@@ -66,6 +66,7 @@ void rep_heap_push(replica *R, request *r)
     R->heap[R->ndec++] = r;
     heap_up(R, R->ndec - 1);
     R->ndec_meas += r->measured;
+    if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]++;
     r->cost_mark = R->dec_sum;
 }
 
@@ -73,6 +74,7 @@ request *rep_heap_pop(replica *R)
 {
     request *r = R->heap[0];
     R->ndec_meas -= r->measured;
+    if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
     R->ndec--;
     if (R->ndec > 0) {
         heap_swap(R, 0, R->ndec);
@@ -105,6 +107,7 @@ void rep_decode_leave(replica *R, request *r)
     R->base_sum -= r->phase_base;
     R->phase_cnt[bmod(R->pool, r->phase_base)]--;
     R->ndec_meas -= r->measured;
+    if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
     R->ndec--;
     if (i != R->ndec) {
         heap_swap(R, i, R->ndec);
@@ -113,10 +116,24 @@ void rep_decode_leave(replica *R, request *r)
     }
 }
 
+/* Adds this step's gap DUR ms once per measured decoding sequence of each class
+ * (ndec_cls), those of JOINED (N of them, counted apart) left out. */
+static void rep_itl_classes(replica *R, double dur, request *const *joined, int n)
+{
+    stat_acc *const *k = R->pool->st.sink->cls_itl;
+    for (int i = 0; i < n; i++)
+        if (joined[i]->measured) R->ndec_cls[joined[i]->cls]--;
+    for (int c = 0; c < R->pool->st.ncls; c++)
+        if (R->ndec_cls[c] > 0) stat_add_n(k[c], dur, (uint64_t) R->ndec_cls[c]);
+    for (int i = 0; i < n; i++)
+        if (joined[i]->measured) R->ndec_cls[joined[i]->cls]++;
+}
+
 void rep_itl_decodes(replica *R)
 {
     stat_acc *itl = R->pool->st.sink->itl;
     int64_t n = R->ndec_meas;
+    int nj = R->njoined;
     if (R->njoined > 0) {
         /* Joined after a KV transfer: the gap since its first token, in the prefill pool. */
         simtime_t now = evq_now(R->pool->st.q);
@@ -128,6 +145,7 @@ void rep_itl_decodes(replica *R)
                 double g = simtime_to_ms(now - r->last_token);
                 if (itl) stat_add(itl, g);
                 if (R->pool->st.itl_ms) stat_add(R->pool->st.itl_ms, g);
+                if (R->ndec_cls) stat_add(R->pool->st.sink->cls_itl[r->cls], g);
             }
         }
         R->njoined = 0;
@@ -135,6 +153,7 @@ void rep_itl_decodes(replica *R)
     if (itl && n > 0)
         stat_add_n(itl, simtime_to_ms(R->step_dur), (uint64_t) n);
     if (R->pool->st.itl_ms && n > 0) stat_add_n(R->pool->st.itl_ms, simtime_to_ms(R->step_dur), (uint64_t) n);
+    if (R->ndec_cls && n > 0) rep_itl_classes(R, simtime_to_ms(R->step_dur), R->joined, nj);
 }
 
 void rep_finish(replica *R, request *r)

@@ -117,6 +117,7 @@ void rep_spec_advance(replica *R)
         R->base_sum += d;
         r->finish_step -= d;
         if (r->measured) zeros += (uint64_t) d;
+        if (r->measured && R->ndec_cls) stat_add_n(P->st.sink->cls_itl[r->cls], 0.0, (uint64_t) d);
     }
     rep_give_blocks(R, give);
     R->spec_res = 0;

@@ -259,6 +259,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
         if (x->has_llm) {
             if (add_latency(out, rep, S, "ttft", &c->ttft, hide)) return -1;
             if (add_latency(out, rep, S, "tpot", &c->tpot, hide)) return -1;
+            if (add_latency(out, rep, S, "itl", &c->itl, hide)) return -1;
         }
     }
 #undef V

@@ -99,6 +99,7 @@ typedef struct sim {
     /* Per class ([class] sections only; else NULL). */
     struct sim_class *cls;
     int ncls;
+    stat_acc **cls_itl;       /* each class's inter-token gaps, ms (the sink's cls_itl) */
 
     /* Per pool and per route (several pools; else NULL: a single pool's are the system's). */
     struct sim_pool *pp;
@@ -1117,6 +1118,7 @@ static int fill_results(sim *s, sim_result *out)
         stat_summarize(x->service, &k->service);
         stat_summarize(x->ttft, &k->ttft);
         stat_summarize(x->tpot, &k->tpot);
+        if (s->cls_itl) stat_summarize(s->cls_itl[c], &k->itl);
     }
     out->has_cost = s->has_gateway || out->cost_per_hour > 0;
     if (s->ncls > 0) class_costs(s, out);
@@ -1186,6 +1188,13 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             k->e2e = stat_new(); k->queue = stat_new(); k->service = stat_new();
             k->ttft = stat_new(); k->tpot = stat_new();
             ok = k->e2e && k->queue && k->service && k->ttft && k->tpot;
+        }
+        int nllm = 0;
+        for (int i = 0; i < sc->npools; i++) nllm += sc->pools[i].kind == &llm_kind;
+        if (ok && nllm > 0) {
+            ok = (s.cls_itl = calloc((size_t) s.ncls, sizeof *s.cls_itl)) != NULL;
+            for (int c = 0; ok && c < s.ncls; c++) ok = (s.cls_itl[c] = stat_new()) != NULL;
+            s.sink.cls_itl = s.cls_itl;
         }
         if (!ok) { snprintf(err, errlen, "out of memory"); goto done; }
     }
@@ -1364,7 +1373,9 @@ done:
     for (int c = 0; s.cls && c < s.ncls; c++) {
         stat_free(s.cls[c].e2e); stat_free(s.cls[c].queue); stat_free(s.cls[c].service);
         stat_free(s.cls[c].ttft); stat_free(s.cls[c].tpot);
+        if (s.cls_itl) stat_free(s.cls_itl[c]);
     }
+    free(s.cls_itl);
     free(s.cls);
     stat_free(s.e2e); stat_free(s.queue); stat_free(s.service);
     stat_free(s.ttft); stat_free(s.tpot); stat_free(s.overhead); stat_free(s.itl);
