@@ -48,7 +48,7 @@ static void setup(void) { tcli_setup("/tmp/latsim_ppeak_", NULL); }
  * 3000 s), one M/M/c pool of mean service 500 ms, P99 E2E <= 3 s.  The mean
  * rate (4.7 req/s) needs about 4 servers (offered load 2.35); the burst (12
  * req/s, load 6) needs at least 7 whatever the SLO. */
-Test(plan_peak, burst_needs_more_than_mean, .init = setup, .fini = tcli_teardown, .timeout = 240)
+Test(plan_peak, burst_needs_more_than_mean, .init = setup, .fini = tcli_teardown)
 {
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 7);
@@ -118,7 +118,7 @@ static void setup_db(void) { tcli_setup("/tmp/latsim_ppeak_", "runs.db"); }
  * 8 req/s, mean service 100 ms, P99 E2E <= 700 ms: c = 1 misses (P99 sojourn
  * ln(100) / (10 - 8) = 2.3 s), the service alone has a P99 of 460 ms, so a
  * small c meets it. */
-Test(plan_peak, report_shows_the_plan, .init = setup_db, .fini = tcli_teardown, .timeout = 240)
+Test(plan_peak, report_shows_the_plan, .init = setup_db, .fini = tcli_teardown)
 {
     char spath[256], html[256];
     write_file("m.ini", "[sim]\nrequests = 4000\nseed = 1\n[workload]\nrate = 8\n[pool cpu]\nservice_ms = exp(mean=100)\n"

@@ -274,7 +274,7 @@ Test(review, export_csv_round_trip)
 
 /* A router's routes: their own table in the HTML page and their own CSV file,
  * not rows of kind "unknown" among the pools. */
-Test(review, routes_table_and_csv, .timeout = 200)
+Test(review, routes_table_and_csv)
 {
     result r = run_db(120, "run", "scenarios/gateway_three_models.ini", "--set", "sim.requests=2000", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);

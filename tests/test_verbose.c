@@ -44,7 +44,7 @@ Test(verbose, defaults_listed_report_unchanged, .timeout = 120)
 
 /* Result caches' and traces' answer-changing defaults are listed too, and every
  * line the scenario reference documents carries its reason there. */
-Test(verbose, cache_and_trace_defaults, .timeout = 120)
+Test(verbose, cache_and_trace_defaults)
 {
     result a = run(110, "run", "scenarios/gateway_three_models.ini", "--no-store", "--set", "sim.requests=300", "--verbose", NULL);
     cr_assert_eq(a.rc, 0, "%s", a.err);

@@ -92,7 +92,7 @@ static const pool_result *pool_named(const sim_result *r, const char *name)
 
 /* Issue 22's case: 25 % at 20k, 51 % at 300k in the user's gateway, 0.607 and
  * 0.677 here, before the warm-up waited for the cache. */
-Test(warmup_cache, result_cache_20k_300k_agree, .timeout = 240)
+Test(warmup_cache, result_cache_20k_300k_agree)
 {
     sim_result s, l, old;
     run3(20000, NULL, &s);
@@ -121,7 +121,7 @@ Test(warmup_cache, result_cache_20k_300k_agree, .timeout = 240)
 static void setup(void) { tcli_setup("/tmp/latsim_wucache_", NULL); }
 
 /* A run too short for the cache: the cap, and one warning line naming it. */
-Test(warmup_cache, too_short_warns_once, .init = setup, .fini = tcli_teardown, .timeout = 120)
+Test(warmup_cache, too_short_warns_once, .init = setup, .fini = tcli_teardown)
 {
     result a = run(110, "run", "scenarios/gateway_three_models.ini", "--no-store", "--json", "--set", "sim.requests=2000", NULL);
     cr_assert_eq(a.rc, 0, "%s", a.err);
