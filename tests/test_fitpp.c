@@ -185,6 +185,43 @@ Test(fitpp, pp2_ep2_together)
     cost_info ci;
     cost_describe(&m, &ci);
     cr_expect_str_eq(ci.range, "extrapolated");
+    /* The parts (ccost_step_ms's direct evaluation) sum to the step time and
+     * name the pipeline's and the experts' pieces. */
+    ccost cc;
+    memset(&cc, 0, sizeof cc);
+    cc.roof.hw = hw;
+    cr_assert_eq(cost_init(&cc.roof, "roofline", &cost_roofline_defaults), 0);
+    cc.kind = CC_FITTED;
+    cc.tp = 2;
+    cc.r_compute = cc.r_memory = cc.r_link = 1;
+    cc.fitted.model = hw.model;
+    cc.fitted.weight_bytes = hw.weight_bytes;
+    cc.fitted.kv_bytes = hw.kv_bytes;
+    memcpy(cc.fitted.c, c, sizeof cc.fitted.c);
+    cc.fev.staged = 1;
+    ccost_parts p;
+    double total = ccost_step_ms(&cc, &decode8, &p, NULL);
+    expect_rel(total, cost_step_ms(&m, &decode8), "parts' total");
+    double sum = 0;
+    int seen = 0;
+    for (int i = 0; i < p.n; i++) {
+        sum += p.ms[i];
+        if (!strcmp(p.name[i], "alltoall")) {
+            seen |= 1;
+            cr_expect(p.ms[i] > 0, "alltoall");
+        }
+        if (!strcmp(p.name[i], "stage_transfer")) {
+            seen |= 2;
+            cr_expect(p.ms[i] > 0, "stage_transfer");
+        }
+        if (!strcmp(p.name[i], "pipeline")) {
+            seen |= 4;
+            cr_expect(p.ms[i] > 0, "pipeline");
+        }
+    }
+    cr_expect_eq(seen, 7, "parts seen %d of %d", seen, p.n);
+    expect_rel(sum, total, "parts sum");
+    cost_free(&cc.roof);
     cost_free(&m);
 }
 
