@@ -58,6 +58,7 @@ static void prepare_eval(ccost *c)
         for (int k = 0; k < CF_NTERMS; k++)
             r[k] = fitted_ratio(c, k);
         cfitted_eval_init(&c->fitted, c->tp, r, &c->fev);
+        c->fev.staged = cost_hw_stages(&c->roof.hw) > 1 || c->roof.hw.ep > 1;
     } else if (c->kind == CC_PROFILE) {
         cc_table *t = &c->tab;
         t->tok = calloc(CC_TAB_TOKENS, sizeof *t->tok);
@@ -130,6 +131,22 @@ static int phase_missing(const cfitted *m, int need, char *why, size_t wn)
     return 0;
 }
 
+/* A fitted model on a replica with pp or ep > 1 (cfitted_staged_ms): its terms
+ * were measured on single-stage replicas, so the step times are an extrapolation
+ * along the roofline's structure, said in the source and the range. */
+static void mark_staged(ccost *c, const cost_hw *h)
+{
+    if (cost_hw_stages(h) <= 1 && h->ep <= 1)
+        return;
+    size_t L = strlen(c->source);
+    snprintf(c->source + L, sizeof c->source - L, ", pp/ep from the roofline's structure");
+    snprintf(c->range, sizeof c->range, "extrapolated");
+    L = strlen(c->note);
+    snprintf(c->note + L, sizeof c->note - L, "%sfitted terms laid out on the roofline's pipeline and "
+             "expert-parallel structure (pp %d, ep %d): an extrapolation from single-stage measurements",
+             L ? "; " : "", cost_hw_stages(h), h->ep > 1 ? h->ep : 1);
+}
+
 /* Tries stored model ID for this replica.  Returns 0 usable (OUT filled), 1 not
  * usable (WHY says why), -1 on error. */
 static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, char *err,
@@ -145,13 +162,14 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
                    r->hw.model.name);
         return 1;
     }
-    /* Calibrated step models price one stage without expert parallelism, and the
-     * per-operator profiles have no MoE or MLA operators: the roofline does those. */
+    /* Per-operator profiles are dense single-stage measurements, without MoE or MLA
+     * operators: the roofline (or a fitted model, laid out on the roofline's
+     * pipeline and expert-parallel structure) does those. */
     const cost_hw *h = &r->hw;
-    if ((strcmp(f.kind, "profile") == 0 || strcmp(f.kind, "fitted") == 0) && (cost_hw_stages(h) > 1 || h->ep > 1)) {
-        errmsg_set(why, wn, "calibrated model %lld (%s) has no pipeline or expert-parallel terms, so it cannot "
-                   "price pp = %d, ep = %d: use cost = roofline", (long long)id, f.kind, cost_hw_stages(h),
-                   h->ep > 1 ? h->ep : 1);
+    if (strcmp(f.kind, "profile") == 0 && (cost_hw_stages(h) > 1 || h->ep > 1)) {
+        errmsg_set(why, wn, "profile %lld has no pipeline or expert-parallel terms (per-operator profiles are "
+                   "dense single-stage), so it cannot price pp = %d, ep = %d: use cost = fitted or roofline",
+                   (long long)id, cost_hw_stages(h), h->ep > 1 ? h->ep : 1);
         return 1;
     }
     if (strcmp(f.kind, "profile") == 0 && (h->model.experts > 0 || h->model.kv_lora_rank > 0)) {
@@ -192,6 +210,7 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
         c->kind = CC_FITTED;
         snprintf(c->range, sizeof c->range, "%s", rg == CF_MEASURED ? "measured" :
                  rg == CF_INTERPOLATED ? "interpolated" : "extrapolated");
+        mark_staged(c, h);
     } else {
         errmsg_set(why, wn, "calibrated model %lld is a %s model, not a step-time model",
                    (long long)id, f.kind);
@@ -216,8 +235,6 @@ static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weig
                            size_t wn, char *err, size_t errlen)
 {
     const cost_hw *h = &roof->hw;
-    if (cost_hw_stages(h) > 1 || h->ep > 1)
-        return 1;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT id FROM calib_fits WHERE kind = 'fitted' AND gpu = ? AND model <> ? AND"
                            " weights = ? AND mape IS NOT NULL AND mape >= 0 AND mape <= ? ORDER BY mape, id", -1, &st,
@@ -255,6 +272,7 @@ static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weig
         snprintf(out->note, sizeof out->note, "no calibrated model of %s on %s at tp %d: fitted model %lld of %s "
                  "on the same GPU, carried by its normalised terms", h->model.name, h->gpu.name, out->tp,
                  (long long)id, from);
+        mark_staged(out, h);
         rc = 0;
     }
     sqlite3_finalize(st);
@@ -509,7 +527,7 @@ double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int
     if (!parts && !extrap && c->kind == CC_ROOFLINE)
         return cost_step_ms(&c->roof, s);
     if (!parts && !extrap && (s->prefill_tokens > 0 || s->decode_seqs > 0)) {
-        if (c->kind == CC_FITTED)
+        if (c->kind == CC_FITTED && !c->fev.staged)
             return cfitted_eval_ms(&c->fev, s);
         if (c->kind == CC_PROFILE && c->tab.ntok > 0) {
             double ms = profile_tabulated(c, s);
@@ -530,6 +548,27 @@ static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts
     if (s->prefill_tokens <= 0 && s->decode_seqs <= 0)
         return 0;
     double sum = 0;
+    if (c->kind == CC_FITTED && c->fev.staged) {
+        /* pp or ep > 1: the terms on the roofline's structure; the two all-reduce
+         * terms as one part (the parts' limit). */
+        double r[CF_NTERMS], p[CF_ST_NPARTS];
+        for (int k = 0; k < CF_NTERMS; k++)
+            r[k] = fitted_ratio(c, k);
+        sum = cfitted_staged_ms(&c->fitted, &c->roof.hw, c->roof.state, r, s, p);
+        static const char *names[CF_NTERMS] = { "fixed", "weights", "prefill", "attention", "kv",
+                                                "decode", "allreduce", NULL, "launch", "cpu" };
+        for (int k = 0; k < CF_NTERMS; k++)
+            if (k != CF_AR_HOP)
+                add(parts, names[k], k == CF_AR_BYTES ? p[k] + p[CF_AR_HOP] : p[k]);
+        if (c->roof.hw.ep > 1) add(parts, "alltoall", p[CF_ST_ALLTOALL]);
+        if (cost_hw_stages(&c->roof.hw) > 1) {
+            add(parts, "stage_transfer", p[CF_ST_TRANSFER]);
+            add(parts, "pipeline", p[CF_ST_PIPELINE]);
+        }
+        if (extrap && !cfitted_step_in_range(&c->fitted, s))
+            *extrap = 1;
+        return sum;
+    }
     if (c->kind == CC_FITTED) {
         double p[CF_NTERMS];
         cfitted_step_ms(&c->fitted, c->tp, s, p);
@@ -688,6 +727,7 @@ static int from_terms(const cost_model *roof, const double *terms, const double 
     out->r_link = r[2];
     out->carried = r[0] != 1 || r[1] != 1 || r[2] != 1;
     snprintf(out->range, sizeof out->range, "%s", out->carried ? "extrapolated" : "");
+    mark_staged(out, &roof->hw);
     prepare_eval(out);
     return 0;
 }
@@ -707,13 +747,6 @@ static int calib_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
     const char *w = m->hw.weights[0] ? m->hw.weights : "bf16";
     int rc;
     if (c->nterms) {
-        if (cost_hw_stages(&m->hw) > 1 || m->hw.ep > 1) {
-            cost_free(&roof);
-            free(c->c);
-            c->c = NULL;
-            return scn_fail(x, sec, "cost_terms", "a fitted model has no pipeline or expert-parallel terms "
-                            "(pp = %d, ep = %d): use cost = roofline", cost_hw_stages(&m->hw), m->hw.ep > 1 ? m->hw.ep : 1);
-        }
         rc = from_terms(&roof, c->terms, c->ratios, c->c);
         if (rc) snprintf(err, sizeof err, "out of memory");
     } else
@@ -830,6 +863,7 @@ int ccost_use_fitted(cost_model *m, const cfitted *f, const char *source)
     snprintf(cc->source, sizeof cc->source, "%s", source);
     snprintf(cc->source_kind, sizeof cc->source_kind, "%s", source);
     snprintf(cc->range, sizeof cc->range, "measured");
+    mark_staged(cc, &m->hw);
     c->c = cc;
     cost_free(m);
     m->ops = cost_find("fitted");

@@ -104,6 +104,80 @@ double cfitted_step_ms(const cfitted *m, int tp, const cost_step *s, double *par
     return sum;
 }
 
+double cfitted_staged_ms(const cfitted *m, const cost_hw *h, const cost_roofline *rc, const double *r,
+                         const cost_step *s, double *parts)
+{
+    double path[CF_ST_NPARTS] = { 0 };
+    if (parts)
+        memset(parts, 0, CF_ST_NPARTS * sizeof *parts);
+    if (s->prefill_tokens <= 0 && s->decode_seqs <= 0)
+        return 0;
+    const model_spec *md = &m->model;
+    double t = h->tp >= 1 ? h->tp : 1, L = md->layers;
+    int pp = cost_hw_stages(h), ep = h->ep >= 1 ? h->ep : 1, tp = (int)t;
+    double kvh = fmax(1.0, (double)md->kv_heads / t);
+    int mb = cost_step_microbatches(h, s);
+    double tokens = (double)s->prefill_tokens + (double)cost_step_decode_tokens(s);
+    /* One micro-batch: the step's tokens, pairs and KV reads split evenly. */
+    double T = tokens / mb, pre = (double)s->prefill_tokens / mb, dec = (double)cost_step_decode_tokens(s) / mb;
+    double pairs = attn_pairs(s) / mb, kv = (double)s->kv_tokens / mb;
+    int phases = (s->prefill_tokens > 0) + (s->decode_seqs > 0);
+    catalog_counts cc;
+    catalog_model_counts(md, &cc);
+    double E = md->experts, k = md->experts_per_token, expert = md->experts > 0 ? cc.expert : 0;
+    double rest = md->params - (double)cc.moe_layers * E * expert;   /* outside the routed experts */
+    double touched = md->experts > 0 ? cost_distinct_experts(E, k, T) : 0;
+    double imb = ep > 1 && h->expert_imbalance > 1 ? h->expert_imbalance : 1;
+    double act = T * md->hidden * 2;   /* one micro-batch's activations (bf16), bytes */
+    double slowest = 0, sum = 0;
+    for (int st = 0; st < pp; st++) {
+        int first, n;
+        cost_stage_layers(h, st, &first, &n);
+        int nm = cost_stage_moe_layers(h, st);
+        double pf = rest * n / L + nm * k * expert * imb;   /* FLOP parameters per token */
+        double pw = rest * n / L + nm * touched * expert;   /* parameters read */
+        double n_ar = 2.0 * (n - nm) + nm * (ep > 1 ? (ep < tp ? 2 : 1) : 2);
+        double f[CF_NTERMS] = { 0 };
+        f[CF_WEIGHTS] = pw * m->weight_bytes / t / 1e9;
+        f[CF_PREFILL] = 2 * pf * pre / t / 1e12;
+        f[CF_ATTN] = 4 * n * md->heads * md->head_dim * pairs / t / 1e12;
+        if (md->kv_lora_rank > 0)
+            f[CF_KV] = kv * n * (md->kv_lora_rank + md->qk_rope_head_dim) * m->kv_bytes / 1e9;
+        else
+            f[CF_KV] = kv * 2 * n * kvh * md->head_dim * m->kv_bytes / 1e9;
+        f[CF_DECODE] = 2 * pf * dec / t / 1e12;
+        f[CF_AR_BYTES] = n_ar * 2 * (t - 1) / t * T * md->hidden * 2 / 1e9;
+        f[CF_AR_HOP] = n_ar * (t - 1);
+        f[CF_LAUNCH] = (double)n * phases;
+        double stage = 0;
+        for (int j = CF_WEIGHTS; j < CF_SEQ; j++) {
+            double v = m->c[j] * f[j] * r[j];
+            path[j] += v;
+            stage += v;
+        }
+        if (ep > 1 && tp > 1 && nm > 0) {
+            double a = 2.0 * nm * cost_stage_alltoall_s(h, rc, st, act) * 1e3;
+            path[CF_ST_ALLTOALL] += a;
+            stage += a;
+        }
+        sum += stage;
+        if (stage > slowest) slowest = stage;
+        if (st + 1 < pp) {
+            double x = cost_stage_send_s(h, rc, st, act) * 1e3;
+            path[CF_ST_TRANSFER] += x;
+            sum += x;
+            if (x > slowest) slowest = x;
+        }
+    }
+    path[CF_ST_PIPELINE] = (mb - 1) * slowest;
+    path[CF_FIXED] = m->c[CF_FIXED] * r[CF_FIXED];
+    path[CF_SEQ] = m->c[CF_SEQ] * ((double)s->prefill_seqs + (double)s->decode_seqs) * r[CF_SEQ];
+    sum += path[CF_ST_PIPELINE] + path[CF_FIXED] + path[CF_SEQ];
+    if (parts)
+        memcpy(parts, path, sizeof path);
+    return sum;
+}
+
 /* Each line below is the matching line of cfitted_features with its step-independent
  * leading factors (left-associated, so evaluated first there too) taken from E. */
 void cfitted_eval_init(const cfitted *m, int tp, const double *r, cfitted_eval *e)

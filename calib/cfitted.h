@@ -27,8 +27,9 @@
  * E (1 - (1 - k/E)^tokens) (uniform routing, cost_distinct_experts); with MLA
  * (kv_lora_rank > 0) the KV term reads layers x (kv_lora_rank +
  * qk_rope_head_dim) elements per token, whole on every GPU.  Pipeline and
- * expert parallelism (pp, ep > 1) have no terms: such a replica is priced by
- * the roofline (ccost.c refuses a fitted model there).
+ * expert parallelism (pp, ep > 1) have no terms of their own: such a replica
+ * is priced by cfitted_staged_ms, the same terms laid out on the general
+ * roofline's structure (cost.h).
  * Terms the data cannot separate (e.g. the TP terms when one degree was measured,
  * or per-layer launches when every step has one phase) are reported "aliased"
  * and held at 0; the term they are confounded with carries their cost.  With
@@ -111,6 +112,7 @@ typedef struct cfitted_eval {
     double per_expert;        /* MoE: moe_layers x one routed expert's parameters, count */
     double experts, k;        /* MoE: routed experts per layer, and per token */
     double mla_elems;         /* MLA: KV elements per token, layers x (latent + RoPE key) */
+    int staged;               /* 1: pp or ep > 1, priced by cfitted_staged_ms (not cfitted_eval_ms) */
 } cfitted_eval;
 
 /* Prepares E for M at TP with term ratios R[CF_NTERMS]. */
@@ -118,6 +120,29 @@ void cfitted_eval_init(const cfitted *m, int tp, const double *r, cfitted_eval *
 
 /* Sum over terms of (c_k f_k(S)) r_k, ms, for a non-empty step S. */
 double cfitted_eval_ms(const cfitted_eval *e, const cost_step *s);
+
+/* Parts of cfitted_staged_ms: the CF_NTERMS terms on the first micro-batch's
+ * path, then the all-to-alls and stage transfers on it, then the other
+ * micro-batches. */
+enum { CF_ST_ALLTOALL = CF_NTERMS, CF_ST_TRANSFER, CF_ST_PIPELINE, CF_ST_NPARTS };
+
+/* Step time of S (ms) of fitted model M on a replica H with pipeline stages or
+ * expert parallelism (pp or ep > 1), each term k scaled by R[k], built as the
+ * general roofline builds its step (cost.h): S is split into m micro-batches
+ * (cost_step_microbatches), tokens, pairs and KV reads evenly; a stage of n of
+ * the L layers (nm of them MoE) costs the per-layer terms for its layers -
+ * weights (rest n / L + nm x expert x the distinct experts of the micro-batch's
+ * tokens, over tp), FLOP terms with the active parameters rest n / L + nm k
+ * expert (the experts' share times expert_imbalance when ep > 1), attention, KV
+ * and launches x n / L, all-reduces per all-reduce the stage makes (two per
+ * layer, one per MoE layer when ep = tp) - plus, when ep > 1, two all-to-alls
+ * per MoE layer priced as the roofline prices them (RC's profile or link);
+ * step = the stages and the transfers between them (RC: cost_stage_send_s),
+ * plus (m - 1) x the slowest of them, plus fixed_ms and seq_ms once per step.
+ * PARTS (CF_ST_NPARTS, may be NULL) receives where the time goes; they sum to
+ * the result.  0 for an empty step. */
+double cfitted_staged_ms(const cfitted *m, const cost_hw *h, const cost_roofline *rc, const double *r,
+                         const cost_step *s, double *parts);
 
 /* How TP relates to the measured degrees: measured, interpolated (between two),
  * extrapolated (outside, within a factor 2, with >= 2 degrees measured), or

@@ -605,19 +605,25 @@ Test(moe_cli, fitted_moe_and_pipeline_refusal)
     cr_expect(fabs(ms - truth) < 0.01 * truth, "predicted %g, truth %g: %s", ms, truth, r.out);
     result_free(&r);
 
-    /* pp = 2 with the fitted model: refused in one line naming the key. */
+    /* pp = 2 with the fitted model: its terms on the roofline's pipeline structure,
+     * marked extrapolated (tests/test_fitpp.c checks the numbers). */
     char ini[256];
     write_file("pp.ini", "[sim]\nrequests = 20\nwarmup = 0\n[workload]\nrate = 1\nprompt_tokens = const(100)\n"
                "output_tokens = const(4)\n[pool chat]\nkind = llm\nmodel = qwen3-30b-a3b\ngpu = h100\npp = 2\n"
                "cost = fitted\n", ini, sizeof ini);
-    r = latsim("run '%s' --no-store", ini);
-    expect_one_line(&r, 2, "no pipeline or expert-parallel terms", "latsim:");
-    cr_expect(strstr(r.err, "cost"), "%s", r.err);
+    r = latsim("run '%s' --no-store --json", ini);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"cost_model\": {\"kind\": \"fitted\""), "%s", r.out);
+    cr_expect(strstr(r.out, "\"range\": \"extrapolated\""), "%s", r.out);
     result_free(&r);
-    /* auto: the roofline. */
+    /* A per-operator profile stays refused there, in one line naming the key. */
+    r = latsim("run '%s' --no-store --set 'pool chat.cost=profile'", ini);
+    cr_expect_eq(r.rc, 2, "%s", r.err);
+    result_free(&r);
+    /* auto: the fitted model too. */
     r = latsim("run '%s' --no-store --json --set 'pool chat.cost=auto'", ini);
     cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "\"cost_model\": {\"kind\": \"roofline\""), "%s", r.out);
+    cr_expect(strstr(r.out, "\"cost_model\": {\"kind\": \"fitted\""), "%s", r.out);
     result_free(&r);
     /* One stage: auto picks the fitted model. */
     r = latsim("run '%s' --no-store --json --set 'pool chat.cost=auto' --set 'pool chat.pp=1'", ini);

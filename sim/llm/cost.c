@@ -258,6 +258,42 @@ static double allreduce_s(const cost_roofline *c, int tp, double lat, double bw,
     return lat + 2.0 * (tp - 1) / tp * bytes / bw;
 }
 
+int cost_stage_moe_layers(const cost_hw *h, int s)
+{
+    int first, n;
+    cost_stage_layers(h, s, &first, &n);
+    return moe_layers_in(h, first, n);
+}
+
+int cost_step_microbatches(const cost_hw *h, const cost_step *s)
+{
+    int pp = pp_of(h);
+    int64_t seqs = (int64_t) s->prefill_seqs + s->decode_seqs;
+    int want = h->pp_microbatches >= 1 ? h->pp_microbatches : pp;
+    return pp > 1 ? (int) (seqs < want ? (seqs > 1 ? seqs : 1) : want) : 1;
+}
+
+double cost_stage_alltoall_s(const cost_hw *h, const cost_roofline *c, int st, double act)
+{
+    int tp = tp_of(h), ep = ep_of(h), gpn = gpn_of(h);
+    double lat, lbw;
+    link_of(h, c, node_of(st * tp, gpn) != node_of(st * tp + tp - 1, gpn), &lat, &lbw);
+    return c->a2a.n > 0 ? cost_coll_time(&c->a2a, act) : lat + act * (ep - 1) / ep / lbw;
+}
+
+double cost_stage_send_s(const cost_hw *h, const cost_roofline *c, int st, double act)
+{
+    int tp = tp_of(h), gpn = gpn_of(h);
+    /* Each of the stage's GPUs sends the activations to its peer in the next. */
+    int across = 0;
+    for (int i = 0; i < tp; i++)
+        across |= node_of(st * tp + i, gpn) != node_of((st + 1) * tp + i, gpn);
+    double lat, lbw;
+    link_of(h, c, across, &lat, &lbw);
+    const cost_coll_prof *sp = across ? &c->sr_nodes : &c->sr;   /* a measured send/recv */
+    return sp->n > 0 ? cost_coll_time(sp, act) : lat + act / lbw;
+}
+
 /* What the general roofline computes for a step: the first micro-batch's stage
  * and transfer times, and the replica's work (all micro-batches). */
 static double general(const cost_hw *h, const cost_roofline *c, const cost_step *s, cost_breakdown *b,
@@ -267,9 +303,7 @@ static double general(const cost_hw *h, const cost_roofline *c, const cost_step 
     int tp = tp_of(h), pp = pp_of(h), ep = ep_of(h), gpn = gpn_of(h);
     double tokens, pairs;
     tokens_pairs(s, &tokens, &pairs);
-    int64_t seqs = (int64_t) s->prefill_seqs + s->decode_seqs;
-    int want = h->pp_microbatches >= 1 ? h->pp_microbatches : pp;
-    int m = pp > 1 ? (int) (seqs < want ? (seqs > 1 ? seqs : 1) : want) : 1;
+    int m = cost_step_microbatches(h, s);
     /* One micro-batch: the step's tokens, pairs and KV reads split evenly. */
     double T = tokens / m, P = pairs / m, KV = (double) s->kv_tokens / m;
 
@@ -307,7 +341,7 @@ static double general(const cost_hw *h, const cost_roofline *c, const cost_step 
             double lat, lbw;
             link_of(h, c, node_of(st * tp, gpn) != node_of(st * tp + tp - 1, gpn), &lat, &lbw);
             double ar = allreduce_s(c, tp, lat, lbw, act);
-            double a2a = c->a2a.n > 0 ? cost_coll_time(&c->a2a, act) : lat + act * (ep - 1) / ep / lbw;
+            double a2a = ep > 1 ? cost_stage_alltoall_s(h, c, st, act) : 0;
             int n_ar = 2 * (n - nm) + nm * (ep > 1 ? (ep < tp ? 2 : 1) : 2);
             t_ar = n_ar * ar;
             t_a2a = ep > 1 ? 2.0 * nm * a2a : 0;
@@ -324,14 +358,7 @@ static double general(const cost_hw *h, const cost_roofline *c, const cost_step 
         flops += (f_dense + f_exp) * m;
         bytes += (w + kv) * tp * m;
         if (st + 1 < pp) {
-            /* Each of the stage's GPUs sends the activations to its peer in the next. */
-            int across = 0;
-            for (int i = 0; i < tp; i++)
-                across |= node_of(st * tp + i, gpn) != node_of((st + 1) * tp + i, gpn);
-            double lat, lbw;
-            link_of(h, c, across, &lat, &lbw);
-            const cost_coll_prof *sp = across ? &c->sr_nodes : &c->sr;   /* a measured send/recv */
-            double x = sp->n > 0 ? cost_coll_time(sp, act) : lat + act / lbw;
+            double x = cost_stage_send_s(h, c, st, act);
             t_path += x;
             x_ms += x * 1e3;
             if (x > slowest) slowest = x;

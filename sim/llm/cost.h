@@ -319,6 +319,19 @@ typedef struct cost_breakdown {
     int microbatches;             /* m */
 } cost_breakdown;
 
+/* The pieces of the general roofline's structure, for a calibrated model that
+ * prices pipeline and expert parallelism the same way (calib/ccost.c):
+ * MoE layers among stage S's layers; the micro-batches m a step S is split
+ * into (1 when pp = 1); one all-to-all of ACT bytes among the ep GPUs of
+ * stage ST (the imported profile, else latency + ACT (ep - 1) / ep over the
+ * link, the node link when the stage spans nodes), s; and the transfer of ACT
+ * bytes from stage ST to ST + 1 (the send/recv profile, else latency + ACT
+ * over the link), s. */
+int cost_stage_moe_layers(const cost_hw *h, int s);
+int cost_step_microbatches(const cost_hw *h, const cost_step *s);
+double cost_stage_alltoall_s(const cost_hw *h, const cost_roofline *c, int st, double act);
+double cost_stage_send_s(const cost_hw *h, const cost_roofline *c, int st, double act);
+
 /* The roofline's step time of S on hardware H with roofline parameters C, ms,
  * with where it goes in B (may be NULL); the same number cost_step_ms gives for
  * `cost = roofline` on H.  0 for an empty step or without hardware. */
