@@ -229,13 +229,9 @@ request *squeue_peek_after(squeue *q, request *prev)
     return prev->next;
 }
 
-request *squeue_dequeue_after(squeue *q, request *prev)
+/* R, just unlinked from Q: its counts and its timeout go.  Returns R. */
+static request *taken(squeue *q, request *r)
 {
-    if (!prev) return squeue_dequeue(q);
-    request *r = prev->next;
-    if (!r) return NULL;
-    prev->next = r->next;
-    if (q->tail == r) q->tail = prev;
     r->next = NULL;
     q->len--;
     q->st->qlen--;
@@ -246,6 +242,16 @@ request *squeue_dequeue_after(squeue *q, request *prev)
     return r;
 }
 
+request *squeue_dequeue_after(squeue *q, request *prev)
+{
+    if (!prev) return squeue_dequeue(q);
+    request *r = prev->next;
+    if (!r) return NULL;
+    prev->next = r->next;
+    if (q->tail == r) q->tail = prev;
+    return taken(q, r);
+}
+
 request *squeue_dequeue(squeue *q)
 {
     skip_dead(q);
@@ -253,14 +259,7 @@ request *squeue_dequeue(squeue *q)
     if (!r) return NULL;
     q->head = r->next;
     if (!q->head) q->tail = NULL;
-    r->next = NULL;
-    q->len--;
-    q->st->qlen--;
-    if (r->timeout_ev) {
-        evq_cancel(q->st->q, r->timeout_ev);
-        r->timeout_ev = 0;
-    }
-    return r;
+    return taken(q, r);
 }
 
 int station_enqueue(station *st, request *r) { return squeue_enqueue(&st->queue, r); }

@@ -426,6 +426,37 @@ void report_json_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
+/* Writes ' "KEY": {SET: {COMPONENT: value, ...}, ...}' for SCOPE's value rows named
+ * KEY.SET.COMPONENT, the SETS in order (nothing when there are none); *FIRST as
+ * in json_scope (0 once something is written). */
+static void json_sets(FILE *out, const report *r, const char *scope, int ci, const char *key,
+                      const char *const *sets, int nsets, int *first)
+{
+    size_t kl = strlen(key);
+    int n = 0;
+    for (int set = 0; set < nsets; set++) {
+        size_t len = strlen(sets[set]);
+        int k = 0;
+        for (size_t i = 0; i < r->n; i++) {
+            const store_stat *s = &r->rows[i];
+            if (strcmp(s->scope, scope) || strcmp(s->stat, "value")) continue;
+            if (strncmp(s->metric, key, kl) || s->metric[kl] != '.') continue;
+            const char *rest = s->metric + kl + 1;
+            if (strncmp(rest, sets[set], len) || rest[len] != '.') continue;
+            if (n++ == 0) fprintf(out, "%s\"%s\": {", *first ? "" : ", ", key);
+            if (k++ == 0) fprintf(out, "%s\"%s\": {", n > 1 ? "}, " : "", sets[set]);
+            else fputs(", ", out);
+            report_json_str(out, rest + len + 1);
+            fputs(": ", out);
+            num(out, ci ? s->ci95 : s->value, "");
+        }
+    }
+    if (n) {
+        fputs("}}", out);
+        *first = 0;
+    }
+}
+
 /* The members of one scope: scalars, then "latency_ms": {metric: {stat: v}}.
  * CI selects the ci95 column instead of the value. */
 static void json_scope(const report *r, const char *scope, int ci, FILE *out)
@@ -473,52 +504,12 @@ static void json_scope(const report *r, const char *scope, int ci, FILE *out)
         }
         first = 0;
     }
-    int nb = 0;
-    for (int set = 0; set < 2; set++) {
-        const char *name = set ? "p99" : "all";
-        int k = 0;
-        for (size_t i = 0; i < r->n; i++) {
-            const store_stat *s = &r->rows[i];
-            if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !is_breakdown(s->metric)) continue;
-            const char *rest = s->metric + 10;
-            size_t len = strlen(name);
-            if (strncmp(rest, name, len) || rest[len] != '.') continue;
-            if (nb++ == 0) fprintf(out, "%s\"breakdown\": {", first ? "" : ", ");
-            if (k++ == 0) fprintf(out, "%s\"%s\": {", set && nb > 1 ? "}, " : "", name);
-            else fputs(", ", out);
-            report_json_str(out, rest + len + 1);
-            fputs(": ", out);
-            num(out, ci ? s->ci95 : s->value, "");
-        }
-    }
-    if (nb) {
-        fputs("}}", out);
-        first = 0;
-    }
-    /* "ttft_breakdown": {"all": {COMPONENT: share}, "p99": {...}, "mean_ms": {COMPONENT: ms}}. */
+    static const char *const BD_SETS[2] = { "all", "p99" };
     static const char *const TB_SETS[3] = { "all", "p99", "mean_ms" };
-    int nt = 0;
-    for (int set = 0; set < 3; set++) {
-        size_t len = strlen(TB_SETS[set]);
-        int k = 0;
-        for (size_t i = 0; i < r->n; i++) {
-            const store_stat *s = &r->rows[i];
-            if (strcmp(s->scope, scope) || strcmp(s->stat, "value") || !is_ttft_breakdown(s->metric)) continue;
-            const char *rest = s->metric + 15;
-            if (strncmp(rest, TB_SETS[set], len) || rest[len] != '.') continue;
-            if (nt++ == 0) fprintf(out, "%s\"ttft_breakdown\": {", first ? "" : ", ");
-            if (k++ == 0) fprintf(out, "%s\"%s\": {", nt > 1 ? "}, " : "", TB_SETS[set]);
-            else fputs(", ", out);
-            report_json_str(out, rest + len + 1);
-            fputs(": ", out);
-            num(out, ci ? s->ci95 : s->value, "");
-        }
-    }
-    if (nt) {
-        fputs("}}", out);
-        first = 0;
-    }
-    if (!strcmp(scope, "") || 1) {
+    json_sets(out, r, scope, ci, "breakdown", BD_SETS, 2, &first);
+    /* "ttft_breakdown": {"all": {COMPONENT: share}, "p99": {...}, "mean_ms": {COMPONENT: ms}}. */
+    json_sets(out, r, scope, ci, "ttft_breakdown", TB_SETS, 3, &first);
+    {   /* "latency_ms": every scope has latency rows */
         fprintf(out, "%s\"latency_ms\": {", first ? "" : ", ");
         const char *cur = NULL;
         for (size_t i = 0; i < r->n; i++) {
