@@ -289,8 +289,19 @@ static void stop_all(void)
             fprintf(stderr, "latsim: warning: %s: lost MPI rank %d: it did not answer at the end (after the last task)\n", g_cmd, r);
         }
     }
-    for (int r = 1; r < g_size; r++)
-        if (!g_dead || !g_dead[r]) taskmpi_send(r, g_lost ? TASKMPI_QUIT : TASKMPI_FIN);
+    static const int quit = TASKMPI_QUIT;
+    for (int r = 1; r < g_size; r++) {
+        if (!g_dead || !g_dead[r]) {
+            taskmpi_send(r, g_lost ? TASKMPI_QUIT : TASKMPI_FIN);
+            continue;
+        }
+        /* A rank given up for silence may still be alive (slow, or its
+         * messages stalled): QUIT it too, or mpirun would wait for it.  Not
+         * waited on: the rank may be dead. */
+        MPI_Request rq;
+        if (MPI_Isend(&quit, (int) sizeof quit, MPI_BYTE, r, TAG_TASK, MPI_COMM_WORLD, &rq) == MPI_SUCCESS)
+            MPI_Request_free(&rq);
+    }
     free(acked);
 }
 
