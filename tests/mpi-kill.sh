@@ -9,7 +9,7 @@
 # marker and OMPI_COMM_WORLD_RANK=1.
 bin=$1 grid=$2 db=$3 mode=${4:-explore} vary=$5
 export LATSIM_KILL_MARK=$$.$RANDOM
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LATSIM_MPI_TIMEOUT_S=${LATSIM_MPI_TIMEOUT_S:-3}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LATSIM_MPI_TIMEOUT_S=${LATSIM_MPI_TIMEOUT_S:-10}
 out=$(mktemp /tmp/latsim_mpikill_XXXXXX)
 if [ "$mode" = sweep ]; then
   set -- sweep "$grid" --vary "$vary" --db "$db"
