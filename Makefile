@@ -134,7 +134,7 @@ $(BUILD)/test_latsim: $(TEST_OBJ) $(BUILD)/liblatsim.a
 
 # Missing Debian packages are installed when we are root; otherwise the command is printed.
 DEB_PKGS := build-essential pkg-config libgsl-dev libsqlite3-dev libcsv-dev libcriterion-dev \
-            libinih-dev libjansson-dev gnuplot-nox libxml2-utils libopenblas-dev libopenmpi-dev openmpi-bin sqlite3
+            libinih-dev libjansson-dev gnuplot-nox libxml2-utils libopenblas-dev libopenmpi-dev openmpi-bin sqlite3 prometheus
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
 	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -21,8 +21,9 @@
 #include "latsim/slo.h"
 #include "latsim/store.h"
 #include "latsim/tseries.h"
+#include "latsim/omx.h"
 
-enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN, O_TRACE_EVENTS, O_TRACE_REQS, O_VERBOSE };
+enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN, O_TRACE_EVENTS, O_TRACE_REQS, O_VERBOSE, O_METRICS, O_METRICS_START };
 
 static const cli_opt OPTS[] = {
     { "seed", O_SEED, "N", "run seed (default: [sim] seed, else 1)", 0 },
@@ -49,6 +50,11 @@ static const cli_opt OPTS[] = {
       "(docs/metrics.md, \"Trace events\")", 0 },
     { "trace-requests", O_TRACE_REQS, "N", "with --trace-events: trace the run's first N requests by arrival, warm-up "
       "included (default 1000, at most 10000000; a line on stderr says when the run had more)", 0 },
+    { "metrics", O_METRICS, "OUT.om", "write the first replication's metrics in the OpenMetrics text format, as a "
+      "Prometheus scrape of every pool at the start and at each interval's end would read them (vLLM's metric names "
+      "for LLM pools; load them with promtool tsdb create-blocks-from openmetrics; docs/metrics.md, \"Prometheus\")", 0 },
+    { "metrics-start", O_METRICS_START, "EPOCH", "with --metrics: the Unix time (s) of simulated time 0 (default "
+      "1767225600, 2026-01-01T00:00:00Z)", 0 },
     { "verbose", O_VERBOSE, NULL, "before the run, print on stderr the settings that change answers when set to a "
       "neighbouring value (warm-up, block_tokens, scheduler, chunk_tokens, batch limits, a trace's hash_block_tokens), "
       "each with its value and whether it is a default", 0 },
@@ -83,6 +89,8 @@ typedef struct run_opts {
     uint64_t trace_reqs;            /* --trace-requests (default 1000) */
     int trace_reqs_given;           /* 1: --trace-requests was given */
     int verbose;                    /* --verbose */
+    const char *mx_path;            /* --metrics OUT.om, or NULL */
+    double mx_start;                /* --metrics-start, s since the Unix epoch */
 } run_opts;
 
 /* A run in progress: everything run_main frees. */
@@ -98,6 +106,7 @@ typedef struct run_state {
     char started[32];               /* ISO 8601 UTC start time */
     ts_row *ts;                     /* the time series of the first replication (NULL none) */
     size_t ts_n;                    /* its intervals */
+    omx *mx;                        /* its metrics (run --metrics; owned), or NULL */
     ts_alert *alerts;               /* its SLO alerts */
     size_t nalerts;                 /* how many */
     store_config cfg;               /* the effective configuration and its hash (points into sc) */
@@ -206,6 +215,13 @@ static int run_opt(void *ctx, int id, const char *v)
         if (cu_parse_id("run", v, &o->from_run, msg, sizeof msg) != 0) return cu_die(2, "run: --from-run: %s", msg);
         return 0;
     case O_TIMESERIES: o->ts_path = v; return 0;
+    case O_METRICS: o->mx_path = v; return 0;
+    case O_METRICS_START:
+        errno = 0;
+        o->mx_start = strtod(v, &end);
+        if (*end || end == v || errno || !(o->mx_start >= 0) || o->mx_start > 4102444800.0)
+            return cu_die(2, "run: --metrics-start: expected a Unix time in seconds from 0 to 4102444800 (2100), got '%s'", v);
+        return 0;
     case O_TRACE_EVENTS: o->trace_path = v; return 0;
     case O_TRACE_REQS:
         errno = 0;
@@ -249,6 +265,7 @@ static int run_parse(int argc, char **argv, run_opts *o)
     o->store = 1;
     o->alert_k = ALERT_DEFAULT_K;
     o->trace_reqs = 1000;
+    o->mx_start = OMX_DEFAULT_START;
     int rc = cli_parse(&run_cmd, argc, argv, &o->a, run_opt, o);
     if (rc != CLI_GO) return rc;
     if (o->trace_reqs_given && !o->trace_path) return die(2, "run: --trace-requests needs --trace-events OUT.json");
@@ -286,7 +303,15 @@ static int run_prepare(const run_opts *o, run_state *st)
         if (!o->seed_given) scenario_set_seed(sc, st->from_seed);
     } else if (scenario_load(sc, o->file, o->a.sets, o->a.nsets, st->err, sizeof st->err) != 0) { rc = load_rc(st->err); goto out; }
     if (o->seed_given) scenario_set_seed(sc, o->seed);
-    if (o->ts_path || o->ts_interval > 0) scenario_set_ts_interval(sc, o->ts_interval > 0 ? o->ts_interval : ALERT_DEFAULT_INTERVAL_S);
+    if (o->ts_path || o->mx_path || o->ts_interval > 0) scenario_set_ts_interval(sc, o->ts_interval > 0 ? o->ts_interval : ALERT_DEFAULT_INTERVAL_S);
+    if (o->mx_path) {
+        char msg[512];
+        scenario_set_metrics(sc, 1);
+        if (omx_check(scenario_expected_duration_s(sc), scenario_ts_interval(sc), scenario_npools(sc), msg, sizeof msg) != 0) {
+            snprintf(st->err, sizeof st->err, "run: --metrics: %s", msg);
+            goto out;
+        }
+    }
     if (scenario_ts_interval(sc) > 0) {   /* before anything is written */
         char msg[512];
         if (ts_check_count(scenario_expected_duration_s(sc), scenario_ts_interval(sc), msg, sizeof msg) != 0) {
@@ -297,6 +322,7 @@ static int run_prepare(const run_opts *o, run_state *st)
     /* Refused before the run, as the database is. */
     if (o->ts_path && cu_check_out("run", "--timeseries", o->ts_path, st->err, sizeof st->err) != 0) goto out;
     if (o->trace_path && cu_check_out("run", "--trace-events", o->trace_path, st->err, sizeof st->err) != 0) goto out;
+    if (o->mx_path && cu_check_out("run", "--metrics", o->mx_path, st->err, sizeof st->err) != 0) goto out;
     /* The catalog is looked up (never written here); a run to be stored first
      * checks, without changing it, that the database can take it afterwards. */
     if (cu_check_db_path(st->db_path, st->err, sizeof st->err) != 0 ||
@@ -341,6 +367,10 @@ static int run_simulate(const run_opts *o, run_state *st)
             st->ts = malloc((st->ts_n + 1) * sizeof *st->ts);
             if (!st->ts) { sim_result_free(&res); return die(1, "out of memory"); }
             if (st->ts_n) memcpy(st->ts, ts_rows(res.ts), st->ts_n * sizeof *st->ts);
+        }
+        if (i == 0 && res.omx) {  /* and its metrics */
+            st->mx = res.omx;
+            res.omx = NULL;
         }
         int f = report_flatten(&res, o->reps > 1 ? i : -1, &st->runs[i]);
         sim_result_free(&res);
@@ -420,6 +450,18 @@ static int run_write_series(const run_opts *o, run_state *st)
     int w = f ? ts_write_csv(st->ts, st->ts_n, f, msg, sizeof msg) : -1;
     if (f && cu_close_out("run", "--timeseries", o->ts_path, f, st->err, sizeof st->err) != 0) w = -1;
     else if (f && w != 0) snprintf(st->err, sizeof st->err, "run: --timeseries %.900s: cannot write: %s", o->ts_path, msg);
+    return w != 0 ? die(1, st->err) : 0;
+}
+
+/* Writes --metrics OUT.om, before the run is stored.  Returns 0 or 1 (printed). */
+static int run_write_metrics(const run_opts *o, run_state *st)
+{
+    if (!o->mx_path || !st->mx) return 0;
+    char msg[256];
+    FILE *f = cu_open_out("run", "--metrics", o->mx_path, st->err, sizeof st->err);
+    int w = f ? omx_write(st->mx, f, o->mx_start, msg, sizeof msg) : -1;
+    if (f && cu_close_out("run", "--metrics", o->mx_path, f, st->err, sizeof st->err) != 0) w = -1;
+    else if (f && w != 0) snprintf(st->err, sizeof st->err, "run: --metrics %.900s: cannot write: %s", o->mx_path, msg);
     return w != 0 ? die(1, st->err) : 0;
 }
 
@@ -556,6 +598,7 @@ int run_main(int argc, char **argv)
     run_print(&o, &st);       /* the report first: if storing fails, the results are still shown */
     prov_warn(st.shown);      /* once: the step times are the uncalibrated roofline's */
     if ((rc = run_write_series(&o, &st)) != 0) goto out;
+    if ((rc = run_write_metrics(&o, &st)) != 0) goto out;
     fflush(stdout);
     if ((rc = run_store(&o, &st)) != 0) goto out;
     rc = run_notes(&o, &st);
@@ -565,6 +608,7 @@ out:
     report_free(&st.agg);
     free(st.json);
     free(st.ts);
+    omx_free(st.mx);
     free(st.alerts);
     free(st.load_sat);
     store_config_free(&st.cfg);

@@ -98,6 +98,10 @@ uint64_t scenario_warmup(const scenario *s);
  * --interval`; latsim/tseries.h). */
 double scenario_ts_interval(const scenario *s);
 void scenario_set_ts_interval(scenario *s, double seconds);
+/* `run --metrics`: each run records its metrics in the OpenMetrics form
+ * (sim_result.omx, latsim/omx.h), scraped at the time series' interval ends
+ * (a time-series interval must be set too). */
+void scenario_set_metrics(scenario *s, int on);
 
 /* `run --trace-events PATH --trace-requests N`: the next sim_run writes a
  * Chrome/Perfetto trace of its first N requests to PATH (kept, not copied;

@@ -16,6 +16,7 @@
 
 typedef struct scenario scenario;   /* latsim/scenario.h */
 struct tseries;                     /* latsim/tseries.h */
+struct omx;                         /* latsim/omx.h */
 
 typedef struct pool_result pool_result;
 
@@ -112,6 +113,7 @@ typedef struct sim_result {
     uint64_t retries;         /* [client]: retries of measured requests */
     uint64_t wasted;          /* [client]: attempts served after their client gave up on them */
     struct tseries *ts;       /* the time series (scenario ts_interval_s > 0), owned; else NULL */
+    struct omx *omx;          /* run --metrics: the OpenMetrics series (latsim/omx.h), owned; else NULL */
     uint64_t departures;      /* requests (measured or not) served during the window */
     int has_goodput;          /* the scenario's [slo] sets per-request limits */
     uint64_t good;            /* measured requests served within them (goodput) */

@@ -27,6 +27,7 @@
 #include "run/warmup.h"
 #include "core/station.h"
 #include "run/tseries.h"
+#include "run/omx.h"
 #include "run/trevt.h"
 #include "workload/workload.h"
 
@@ -57,6 +58,7 @@ typedef struct sim {
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* measured requests lost to a replica's failure */
     tseries *ts;              /* the time series (--timeseries, --interval), or NULL */
+    omx *mx;                  /* run --metrics: the OpenMetrics series (scraped at the series' interval ends), or NULL */
     trevt *trace;             /* run --trace-events, or NULL */
     int perpetual;            /* events that reschedule themselves (time series, fleets) exist */
     int src_done;             /* the open-loop source will send nothing more */
@@ -369,6 +371,64 @@ static void lean_leave(sim *s, request *r)
     req_release(&s->reqs, r);
 }
 
+/* run --metrics: request R served, as the engine saw it (its queueing and
+ * service time) and as its client did, attributed to the pool that emitted its
+ * first token, else to the pool it entered first. */
+static void mx_served(sim *s, const request *r)
+{
+    simtime_t e2e = evq_now(s->q) + r->ret_last_ns - r->arrival;
+    omx_req x = {
+        .e2e_s = simtime_to_s(e2e),
+        .ttft_s = r->first_token >= 0 ? simtime_to_s(client_first(r) - r->arrival) : NAN,
+        .eng_e2e_s = simtime_to_s(r->queue_ns + r->service_ns),
+        .eng_ttft_s = r->tf_pool > 0 ? simtime_to_s(r->tf.queue_ns + r->tf.service_ns) : NAN,
+        .tpot_s = r->tf_pool > 0 && r->output > 1 && r->last_token >= r->first_token
+                  ? simtime_to_s(r->last_token - r->first_token) / (double) (r->output - 1) : NAN,
+        .prompt = r->prompt,
+        .output = r->tf_pool > 0 ? r->output : 0,
+    };
+    omx_served(s->mx, r->tf_pool > 0 ? r->tf_pool - 1 : r->target, &x);
+}
+
+/* run --metrics: the series of S's pools, and its first scrape (time 0).
+ * Returns 0, or -1 with ERR when out of memory. */
+static int mx_point(sim *s);
+static int mx_open(sim *s, char *err, size_t errlen)
+{
+    const scenario *sc = s->sc;
+    const char **names = calloc((size_t) sc->npools + 1, sizeof *names);
+    const char **models = calloc((size_t) sc->npools + 1, sizeof *models);
+    int *llm = calloc((size_t) sc->npools + 1, sizeof *llm);
+    int rc = -1;
+    if (names && models && llm) {
+        for (int i = 0; i < sc->npools; i++) {
+            names[i] = sc->pools[i].name;
+            llm[i] = sc->pools[i].kind == &llm_kind;
+            models[i] = llm[i] ? ((const llm_cfg *) sc->pools[i].ext)->model.name : NULL;
+        }
+        s->mx = omx_new(sc->npools, names, models, llm, err, errlen);
+        rc = s->mx && mx_point(s) == 0 ? 0 : -1;
+    }
+    if (rc != 0) snprintf(err, errlen, "out of memory (metrics)");
+    free(names);
+    free(models);
+    free(llm);
+    return rc;
+}
+
+/* run --metrics: a scrape of every pool now.  Returns 0, or -1 when out of memory. */
+static int mx_point(sim *s)
+{
+    omx_gauge g[s->nst > 0 ? s->nst : 1];
+    for (int i = 0; i < s->nst; i++) {
+        station_snap snap;
+        station_snapshot(s->st[i], &snap);
+        g[i] = (omx_gauge) { (double) snap.running, (double) snap.waiting,
+                             s->sc->pools[i].kind == &llm_kind ? 1 - snap.kv_free : NAN };
+    }
+    return omx_point(s->mx, simtime_to_s(evq_now(s->q)), g);
+}
+
 static void sink_leave(void *ctx, request *r)
 {
     sim *s = ctx;
@@ -392,6 +452,7 @@ static void sink_leave(void *ctx, request *r)
     if (s->ts)   /* every request, measured or not: the series covers the whole run */
         ts_served(s->ts, simtime_to_ms(evq_now(s->q) + r->ret_last_ns - r->arrival),
                   r->first_token >= 0 ? simtime_to_ms(client_first(r) - r->arrival) : NAN);
+    if (s->mx) mx_served(s, r);
     if (s->trace) trevt_served(s->trace, r, evq_now(s->q) + r->ret_last_ns - r->arrival, r->whole);
     if (r->measured) {
         /* The client has the answer once its last byte has come back over the
@@ -562,6 +623,7 @@ static void ts_gauge(void *ctx, ts_gauges *g)
     }
     if (cap > 0) g->utilization = busy / cap;
     s->ts_t = now;
+    if (s->mx) mx_point(s);
 }
 
 /* ---- the workload source -------------------------------------------------- */
@@ -1287,6 +1349,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             snprintf(err, errlen, "out of memory (time series)");
             goto done;
         }
+        if (sc->metrics && mx_open(&s, err, errlen) != 0) goto done;
     }
     evq_run(s.q, SIMTIME_NEVER);
     if (s.ts) {
@@ -1303,6 +1366,12 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         }
         out->ts = s.ts;
         s.ts = NULL;
+        if (s.mx && omx_failed(s.mx)) {
+            snprintf(err, errlen, "out of memory (metrics)");
+            goto done;
+        }
+        out->omx = s.mx;
+        s.mx = NULL;
     }
     if (evq_overflowed(s.q)) {
         /* The clock's contract (simtime.h): an event past the horizon ends the run. */
@@ -1382,6 +1451,7 @@ done:
     stat_free(s.network); bd_free(s.bd); gwattr_free(s.gwa);
     stat_free(s.e2e_cold); stat_free(s.e2e_warm); stat_free(s.ttft_cold); stat_free(s.ttft_warm);
     ts_free(s.ts);
+    omx_free(s.mx);
     if (s.client_rng) gsl_rng_free(s.client_rng);
     free(s.ts_area);
     free(s.ts_cap);
@@ -1396,6 +1466,8 @@ void sim_result_free(sim_result *r)
 {
     ts_free(r->ts);
     r->ts = NULL;
+    omx_free(r->omx);
+    r->omx = NULL;
     free(r->pools);
     r->pools = NULL;
     free(r->classes);
