@@ -94,6 +94,8 @@ static int report(station *st, pool_result *out)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (pool_result_add(out, rows[i].name, rows[i].value)) return -1;
+    /* How kv_blocks came about (docs/llm.md, "KV capacity"). */
+    if (pool_result_add(out, "kv_gib", L->kv_gib) || pool_result_add_name(out, "kv_blocks_from", L->kv_from)) return -1;
     if (P->fl) {
         const fleet_cfg *fc = st->cfg->fleet;
         int rc = 0;
