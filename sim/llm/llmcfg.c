@@ -18,7 +18,8 @@ const scn_key llm_keys[] = {
     { "tp", "1", "tensor-parallel degree: GPUs per pipeline stage (a replica has tp x pp GPUs)" },
     { "pp", "1", "pipeline-parallel stages per replica, the layers split evenly" },
     { "pp_microbatches", "pp", "micro-batches a step is split into across the pipeline stages" },
-    { "ep", "1", "expert-parallel degree: each stage's experts sharded over ep of its tp GPUs (divides tp; MoE models)" },
+    { "ep", "1", "expert-parallel degree: each stage's experts sharded over ep of its tp GPUs (divides tp; MoE models); with dp > 1: 1 (experts sliced over the dp x tp GPUs) or dp x tp (vLLM --enable-expert-parallel)" },
+    { "dp", "1", "data-parallel attention ranks per replica (vLLM --data-parallel-size, SGLang DP attention): each rank has tp GPUs, its own scheduler, max_batch, max_batch_tokens and kv_blocks; requests go to the rank with the fewest waiting x 4 + running; MoE models step the ranks in lockstep (an idle rank runs a dummy batch) with the experts over the dp x tp GPUs; a replica has dp x tp GPUs" },
     { "expert_imbalance", "1", "routed-token load of the busiest expert-parallel GPU over the mean (uniform routing: 1), scales the experts' compute when ep > 1" },
     { "replicas", "1", "replicas in the pool" },
     { "scheduler", "continuous", "a row of the scheduler table: static | dynamic | continuous | chunked; each one's own keys are listed below" },
@@ -155,7 +156,8 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_int(x, sec, "tp", 1, 1, 64, &l->tp)) return -1;
     if (scn_int(x, sec, "pp", 1, 1, 1024, &l->pp)) return -1;
     if (scn_int(x, sec, "pp_microbatches", l->pp, 1, 1024, &l->pp_microbatches)) return -1;
-    if (scn_int(x, sec, "ep", 1, 1, 64, &l->ep)) return -1;
+    if (scn_int(x, sec, "ep", 1, 1, 4096, &l->ep)) return -1;
+    if (scn_int(x, sec, "dp", 1, 1, 1024, &l->dp)) return -1;
     if (scn_num(x, sec, "expert_imbalance", 1, 1, 0, 1e6, &l->expert_imbalance)) return -1;
     if (scn_int(x, sec, "replicas", 1, 1, 1000000, &l->replicas)) return -1;
     p->units = l->replicas;
@@ -268,6 +270,17 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         } else if (strcmp(pc, "linear") && power_curve_parse(pc, &l->power, msg, sizeof msg))
             return scn_fail(x, sec, "power_curve", "%s", msg);
     }
+    if (l->dp > 1) {
+        /* What dp ranks are not modelled with (yet): each is refused at its key. */
+        if (l->sched->flags & LLM_SCHED_BATCHES)
+            return scn_fail(x, sec, "dp", "data-parallel ranks need an iteration-level scheduler (continuous or chunked), "
+                            "not %s", llm_sched_name(l->sched));
+        if (l->routing)
+            return scn_fail(x, sec, "routing", "with dp > 1 the pool's balancer assigns every request to a rank (fewest "
+                            "waiting x 4 + running): routing = shared only");
+        if (l->pp > 1) return scn_fail(x, sec, "pp", "pipeline stages with dp > 1 are not modelled yet");
+        if (l->role != LLM_ROLE_BOTH) return scn_fail(x, sec, "role", "disaggregated pools with dp > 1 are not modelled yet");
+    }
     if (parse_spec(x, sec, l)) return -1;
     if (parse_lora(x, sec, l)) return -1;
 
@@ -325,6 +338,7 @@ static void fill_hw(llm_cfg *l)
     c->tp = l->tp;
     c->pp = l->pp;
     c->ep = l->ep;
+    c->dp = llm_dp_lockstep(l) ? l->dp : 1;   /* dense ranks are independent replicas to the cost model */
     c->pp_microbatches = l->pp_microbatches;
     c->expert_imbalance = l->expert_imbalance;
     c->kv_bytes = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
@@ -341,7 +355,13 @@ static int check_parallel(const llm_cfg *l, const char **key, char *err, size_t 
         snprintf(err, errlen, "pp = %d stages exceed %s's %d layers", l->pp, m->name, m->layers);
         return -1;
     }
-    if (l->tp % l->ep != 0) {
+    if (l->dp > 1 && l->ep > 1 && l->ep != l->dp * l->tp) {
+        *key = "ep";
+        snprintf(err, errlen, "ep = %d with dp = %d and tp = %d: the experts are sharded over all dp x tp = %d GPUs "
+                 "(vLLM --enable-expert-parallel) or sliced over them (ep = 1)", l->ep, l->dp, l->tp, l->dp * l->tp);
+        return -1;
+    }
+    if (l->dp == 1 && l->tp % l->ep != 0) {
         *key = "ep";
         snprintf(err, errlen, "ep = %d does not divide tp = %d (the experts of a stage are sharded over ep of its "
                  "tp GPUs)", l->ep, l->tp);
@@ -387,6 +407,13 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
     fill_hw(l);
     double wb = catalog_weight_bytes(l->weights);
     double weights_gib = m->params * wb / l->tp / GiB;
+    if (llm_dp_lockstep(l)) {
+        /* The routed experts are spread over all dp x tp GPUs (sharded with ep, sliced without). */
+        catalog_counts cc;
+        catalog_model_counts(m, &cc);
+        double routed = (double) cc.moe_layers * m->experts * cc.expert;
+        weights_gib = ((m->params - routed) / l->tp + routed / ((double) l->dp * l->tp)) * wb / GiB;
+    }
     /* vLLM's rule (docs/llm.md, "KV capacity"): gpu_memory_utilization x the
      * device total the driver reports, less the weights, the profiling pass's
      * peak activations, non-torch memory and the CUDA graph pool. */

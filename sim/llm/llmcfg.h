@@ -19,7 +19,10 @@ typedef struct llm_cfg {
     char gpu_name[48];        /* catalog key */
     model_spec model;         /* resolved by scenario_resolve() */
     gpu_spec gpu;             /* resolved by scenario_resolve() */
-    int tp;                   /* GPUs per replica (tensor parallel) */
+    int tp;                   /* GPUs per replica (tensor parallel; per DP rank with dp > 1) */
+    int dp;                   /* data-parallel attention ranks per replica, each tp x pp GPUs with its
+                                 own scheduler, token budget and KV cache (docs/llm.md, "Data-parallel
+                                 attention"), >= 1 */
     int replicas;             /* replicas in the pool */
     const llm_sched *sched;   /* the scheduler: its row in the scheduler table (sched.h) */
     void *sched_cfg;          /* its own keys' values, as its parse hook read them (owned; NULL: none) */
@@ -116,8 +119,18 @@ enum { LLM_ROLE_BOTH = 0, LLM_ROLE_PREFILL = 1, LLM_ROLE_DECODE = 2 };
 
 enum { LLM_SPEC_NONE = 0, LLM_SPEC_DRAFT, LLM_SPEC_MTP, LLM_SPEC_NGRAM };
 
-/* GPUs of one replica of L: tp x pp. */
-static inline int llm_gpus_per_replica(const llm_cfg *l) { return l->tp * (l->pp > 1 ? l->pp : 1); }
+/* GPUs of one replica of L: dp x tp x pp. */
+static inline int llm_gpus_per_replica(const llm_cfg *l)
+{
+    return (l->dp > 1 ? l->dp : 1) * l->tp * (l->pp > 1 ? l->pp : 1);
+}
+
+/* Schedulers (replica records) per replica of L: its dp ranks. */
+static inline int llm_ranks(const llm_cfg *l) { return l->dp > 1 ? l->dp : 1; }
+
+/* 1 when L's dp ranks step in lockstep: an MoE model with dp > 1 (its expert
+ * layers span the ranks; an idle rank runs a dummy batch). */
+static inline int llm_dp_lockstep(const llm_cfg *l) { return l->dp > 1 && l->model.experts > 0; }
 
 /* The LLM configuration of pool P (kind = llm): its ext. */
 static inline llm_cfg *llm_cfg_of(const pool_cfg *p) { return (llm_cfg *) p->ext; }
