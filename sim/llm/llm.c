@@ -342,6 +342,13 @@ static double usd_per_hour(const pool_cfg *p)
     return (double) L->replicas * llm_gpus_per_replica(L) * L->gpu.price_hr;
 }
 
+/* The kind's describe hook (kind.h): the derived KV capacity and how. */
+static void describe(const pool_cfg *p, const char *sec, FILE *out)
+{
+    const llm_cfg *L = llm_cfg_of(p);
+    fprintf(out, "  [%s] kv_blocks = %lld (%s)\n", sec, (long long) L->kv_blocks, L->kv_from);
+}
+
 const station_kind llm_kind = {
     .name = "llm",
     .help = "LLM serving replicas (schedulers, paged KV cache, cost model)",
@@ -358,6 +365,7 @@ const station_kind llm_kind = {
     .min_next = 0,
     .max_next = 1,
     .flags = KIND_TOKENS | KIND_FLEET,
+    .describe = describe,
 };
 
 double llm_footprint(const llm_cfg *L)

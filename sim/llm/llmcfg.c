@@ -29,7 +29,7 @@ const scn_key llm_keys[] = {
     { "kv_dtype", "bf16", "KV-cache precision: bf16 | fp16 | fp8" },
     { "gpu_memory_utilization", "0.9", "share of GPU memory the server uses; what weights and activations leave of it is KV cache (default 0.9: vLLM's gpu_memory_utilization)" },
     { "activation_reserve_gib", "profiled", "per-GPU peak activations taken out of the KV budget, GiB; profiled: as vLLM's profiling pass, the larger of a forward pass over the largest step's tokens and the sampler over min(max_batch, those tokens) rows of the vocabulary" },
-    { "non_torch_gib", "0.13", "per-GPU memory outside torch's allocator taken out of the KV budget (CUDA context growth, cuBLAS, NCCL), GiB (default: 0.13 on one GPU, 0.55 on several: vLLM's logged non-torch memory)" },
+    { "non_torch_gib", "0.13", "per-GPU memory outside torch's allocator taken out of the KV budget (CUDA context growth, cuBLAS, NCCL), GiB (default: 0.13 for an engine on one GPU, 0.55 when it spans several, tp x pp > 1, or its DP ranks share MoE layers: vLLM's logged non-torch memory)" },
     { "cuda_graph_gib", "0", "per-GPU CUDA graph pool taken out of the KV budget, GiB (default 0: vLLM before 0.21 captures its graphs after sizing the KV cache; set vLLM 0.21+'s logged estimate)" },
     { "kv_blocks", "derived", "KV blocks per replica (per DP rank with dp > 1); derived: gpu_memory_utilization x the GPU's usable memory - weights - activation_reserve_gib - non_torch_gib - cuda_graph_gib, in blocks (as vLLM sizes it); a number overrides the derivation" },
     { "block_tokens", "16", "tokens per KV block: KV capacity is rounded to it, a prefix cache reuses whole blocks (default 16: vLLM's block size on GPUs)" },
@@ -419,7 +419,10 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
      * peak activations, non-torch memory and the CUDA graph pool. */
     l->usable_gib = l->gpu.mem_usable_gib > 0 ? l->gpu.mem_usable_gib : l->gpu.mem_gib * 0.98;
     if (!l->activation_given) l->activation_gib = llm_profile_activation_gib(l);
-    if (!l->non_torch_given) l->non_torch_gib = llm_gpus_per_replica(l) > 1 ? 0.55 : 0.13;
+    /* NCCL and custom all-reduce buffers where an engine spans GPUs: tp x pp > 1,
+     * or DP ranks sharing their MoE layers. */
+    if (!l->non_torch_given)
+        l->non_torch_gib = l->tp * (l->pp > 1 ? l->pp : 1) > 1 || llm_dp_lockstep(l) ? 0.55 : 0.13;
     double reserve_gib = l->activation_gib + l->non_torch_gib + l->cuda_graph_gib;
     double usable_gib = l->usable_gib * l->mem_util;
     double kv_gib = usable_gib - weights_gib - reserve_gib;

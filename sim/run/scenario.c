@@ -20,7 +20,6 @@
 #include "fleet/fleetcfg.h"
 #include "core/kind.h"
 #include "run/kinds.h"
-#include "llm/llmcfg.h"
 #include "engine/evq.h"
 #include "fleet/fleet.h"
 #include "workload/gwattr.h"
@@ -1512,10 +1511,7 @@ void scenario_print_defaults(const scenario *s, FILE *out)
         static const char *const LL[] = { "max_batch", "max_batch_tokens", "gpu_memory_utilization", "activation_reserve_gib",
                                           "max_seq_len" };
         for (size_t k = 0; k < sizeof LL / sizeof LL[0]; k++) kind_line(out, &s->raw, sec, p, LL[k]);
-        {
-            const llm_cfg *L = llm_cfg_of(p);   /* resolved: the derived KV capacity and how */
-            fprintf(out, "  [%s] kv_blocks = %lld (%s)\n", sec, (long long) L->kv_blocks, L->kv_from);
-        }
+        if (p->kind->describe) p->kind->describe(p, sec, out);   /* what it derived: the KV capacity and how */
         if (key_is(&s->raw, sec, "routing", kind_default(p->kind, "routing"), "prefix_affinity"))
             kind_line(out, &s->raw, sec, p, "affinity_threshold");
         const cfg_entry *off = cfg_get(&s->raw, sec, "kv_offload");
