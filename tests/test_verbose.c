@@ -24,7 +24,10 @@ Test(verbose, defaults_listed_report_unchanged, .timeout = 120)
     cr_expect(strstr(b.err, "vLLM's gpu_memory_utilization") != NULL, "%s", b.err);
     cr_expect(strstr(b.err, "[pool chat] max_batch = 256 (default): max sequences in a batch (default 256: vLLM's max_num_seqs)") != NULL,
               "%s", b.err);
-    cr_expect(strstr(b.err, "[pool chat] activation_reserve_gib = ") != NULL, "%s", b.err);
+    cr_expect(strstr(b.err, "[pool chat] activation_reserve_gib = profiled (default)") != NULL, "%s", b.err);
+    /* The derived KV capacity and how (docs/llm.md, "KV capacity"). */
+    cr_expect(strstr(b.err, "[pool chat] kv_blocks = ") != NULL && strstr(b.err, " (derived: 0.90 x 79.18 GiB - 14.96 weights - ")
+              != NULL, "%s", b.err);
     cr_expect(strstr(b.err, "its caches' hit rates have settled") != NULL, "%s", b.err);
     cr_expect(strstr(a.err, "settings that change answers") == NULL, "without --verbose nothing is listed");
     /* The report does not depend on --verbose, wall time aside. */

@@ -33,6 +33,9 @@ typedef struct gpu_spec {
     double node_link_gbs;   /* per-GPU bandwidth between nodes, GB/s (InfiniBand NDR
                                400 Gb/s = 50) */
     double node_link_latency_us; /* one message's latency between nodes, microseconds */
+    double mem_usable_gib;  /* device memory the driver reports (cudaMemGetInfo's total, what
+                               vLLM's gpu_memory_utilization multiplies), GiB; 0: not
+                               measured, mem_gib x 0.98 assumed (docs/llm.md, "KV capacity") */
 } gpu_spec;
 
 typedef struct model_spec {

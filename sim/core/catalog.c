@@ -49,9 +49,11 @@ static const gpu_spec builtin_gpus[] = {
       .node_link_gbs = 25, .node_link_latency_us = 5 },
     { "h100", "H100-SXM5-80GB", 989.0, 1979.0, 80.0, 3350.0, 900.0, 2.99,
       "NVIDIA H100 datasheet (SXM5, dense; max 700 W); price: Lambda on-demand 8x H100 SXM, "
-      "$2.99/GPU-h, 2024-2025; " IDLE_NOTE "; inter-node: NDR InfiniBand 400 Gb/s per GPU (DGX H100)",
+      "$2.99/GPU-h, 2024-2025; " IDLE_NOTE "; inter-node: NDR InfiniBand 400 Gb/s per GPU (DGX H100); "
+      "usable memory 79.18 GiB: vLLM's startup log on H100 (llm-d/llm-d-benchmark, "
+      "config_explorer/empirical-vllm-memory-results.md)",
       .fp4_tflops = 0, .idle_w = IDLE(700), .max_w = 700, .gpus_per_node = 8,
-      .node_link_gbs = 50, .node_link_latency_us = 5 },
+      .node_link_gbs = 50, .node_link_latency_us = 5, .mem_usable_gib = 79.18 },
     { "h200", "H200-SXM-141GB", 989.0, 1979.0, 141.0, 4800.0, 900.0, 3.50,
       "NVIDIA H200 datasheet (SXM, dense; max 700 W); price: Nebius on-demand H200, "
       "$3.50/GPU-h, 2025; " IDLE_NOTE "; inter-node: NDR InfiniBand 400 Gb/s per GPU (HGX H200)",
@@ -104,9 +106,10 @@ static const gpu_spec builtin_gpus[] = {
       "NVIDIA Ada Lovelace architecture whitepaper, RTX 4090 (dense, FP32 accumulate: FP16-accumulate "
       "rates are 2x; 24 GB GDDR6X; link = PCIe Gen4 x16 per direction, no NVLink; 450 W; no FP4); "
       "price: RunPod on-demand, $0.60/h (deploybase.ai, 2026-03); " IDLE_NOTE "; inter-node: 25 Gb/s "
-      "per GPU (assumed)",
+      "per GPU (assumed); usable 23.52 GiB "
+      "(LLMServingSim's vLLM run)",
       .fp4_tflops = 0, .idle_w = IDLE(450), .max_w = 450, .gpus_per_node = 8,
-      .node_link_gbs = 3.125, .node_link_latency_us = 10 },
+      .node_link_gbs = 3.125, .node_link_latency_us = 10, .mem_usable_gib = 25250627584.0 / 1073741824.0 },
     { "rtx-pro-6000", "RTX-PRO-6000-Blackwell-Server-96GB", 503.8, 1007.6, 96.0, 1597.0, 64.0, 1.85,
       "NVIDIA RTX PRO 6000 Blackwell Server Edition datasheet and GB202 figures (dense: FP4 2015, "
       "FP8 1007.6, BF16 503.8 TFLOPS; the 4 PFLOPS FP4 peak is with sparsity; 96 GB GDDR7; link = PCIe "
@@ -199,6 +202,7 @@ static const column gpu_table[] = {
     { "gpus_per_node", "INTEGER NOT NULL DEFAULT 8", 1 },
     { "node_link_gbs", "REAL NOT NULL DEFAULT 50", 1 },
     { "node_link_latency_us", "REAL NOT NULL DEFAULT 5", 1 },
+    { "mem_usable_gib", "REAL NOT NULL DEFAULT 0", 1 },
 };
 
 static const column model_table[] = {
@@ -292,6 +296,7 @@ static void read_gpu_row(sqlite3_stmt *st, gpu_spec *g)
     g->gpus_per_node = sqlite3_column_int(st, 12);
     g->node_link_gbs = sqlite3_column_double(st, 13);
     g->node_link_latency_us = sqlite3_column_double(st, 14);
+    g->mem_usable_gib = sqlite3_column_double(st, 15);
 }
 
 static void read_model_row(sqlite3_stmt *st, model_spec *m)
@@ -339,7 +344,8 @@ static int bind_gpu(sqlite3_stmt *st, const gpu_spec *g, const char *name, int b
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 13, g->gpus_per_node > 0 ? g->gpus_per_node : 8);
     if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 14, g->node_link_gbs);
     if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 15, g->node_link_latency_us);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 16, builtin);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 16, g->mem_usable_gib);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 17, builtin);
     return rc;
 }
 
@@ -378,7 +384,7 @@ static int gpu_same(const gpu_spec *a, const gpu_spec *b)
            a->mem_bw_gbs == b->mem_bw_gbs && a->link_gbs == b->link_gbs && a->price_hr == b->price_hr &&
            a->fp4_tflops == b->fp4_tflops && a->idle_w == b->idle_w && a->max_w == b->max_w &&
            a->gpus_per_node == b->gpus_per_node && a->node_link_gbs == b->node_link_gbs &&
-           a->node_link_latency_us == b->node_link_latency_us;
+           a->node_link_latency_us == b->node_link_latency_us && a->mem_usable_gib == b->mem_usable_gib;
 }
 
 static int model_same(const model_spec *a, const model_spec *b)
@@ -475,8 +481,14 @@ static int validate_gpu(const gpu_spec *g, char *name, char *err, size_t errlen)
         check_nonneg("gpu", name, "max_w", g->max_w, err, errlen) ||
         check_nonneg("gpu", name, "gpus_per_node", g->gpus_per_node, err, errlen) ||
         check_nonneg("gpu", name, "node_link_gbs", g->node_link_gbs, err, errlen) ||
-        check_nonneg("gpu", name, "node_link_latency_us", g->node_link_latency_us, err, errlen))
+        check_nonneg("gpu", name, "node_link_latency_us", g->node_link_latency_us, err, errlen) ||
+        check_nonneg("gpu", name, "mem_usable_gib", g->mem_usable_gib, err, errlen))
         return -1;
+    if (g->mem_usable_gib > g->mem_gib) {
+        errmsg_set(err, errlen, "gpu '%s': mem_usable_gib (%g) is more than mem_gib (%g)", name, g->mem_usable_gib,
+                   g->mem_gib);
+        return -1;
+    }
     if (g->max_w > 0 && g->idle_w > g->max_w) {
         errmsg_set(err, errlen, "gpu '%s': idle_w (%g) is more than max_w (%g)", name, g->idle_w, g->max_w);
         return -1;

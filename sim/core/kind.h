@@ -10,6 +10,7 @@
 #ifndef LATSIM_KIND_H
 #define LATSIM_KIND_H
 
+#include <stdio.h>
 #include <sqlite3.h>
 #include "core/poolcfg.h"
 #include "core/scn.h"
@@ -58,6 +59,9 @@ typedef struct station_kind {
     int min_next;             /* fewest out-edges (`next` names) it needs */
     int max_next;             /* most out-edges it can use (0: any number) */
     unsigned flags;           /* KIND_* */
+    /* What the resolved pool P derived, as lines "  [SEC] key = value (how)"
+     * for `run --verbose` (NULL: nothing). */
+    void (*describe)(const pool_cfg *p, const char *sec, FILE *out);
 } station_kind;
 
 /* The kind named NAME (case-insensitive), or NULL. */

@@ -301,6 +301,7 @@ static double general(const cost_hw *h, const cost_roofline *c, const cost_step 
 {
     const model_spec *md = &h->model;
     int tp = tp_of(h), pp = pp_of(h), ep = ep_of(h), gpn = gpn_of(h);
+    int D = h->dp > 1 && md->experts > 0 && pp == 1 ? h->dp : 1;   /* DP ranks sharing the experts */
     double tokens, pairs;
     tokens_pairs(s, &tokens, &pairs);
     int m = cost_step_microbatches(h, s);
@@ -337,7 +338,33 @@ static double general(const cost_hw *h, const cost_roofline *c, const cost_step 
         double tm = (w + kv) / bw;
         /* Collectives: within the stage's tp GPUs, across nodes when they span two. */
         double t_ar = 0, t_a2a = 0;
-        if (tp > 1) {
+        if (D > 1) {
+            /* Data-parallel attention ranks (pp = 1): this rank's attention and dense
+             * layers over its tp GPUs; the group's Tg routed tokens over the experts
+             * of all D x tp GPUs (E / (D tp) each with ep, a 1 / (D tp) slice of
+             * every expert without); each MoE layer moves the mean rank's
+             * activations (Tg / D tokens) by all-to-all dispatch and combine over the
+             * ep = D x tp GPUs, or all-reduces the group's Tg tokens' over them. */
+            int G = D * tp;
+            double Tg = s->group_tokens > T ? s->group_tokens : T;
+            double tg_touched = cost_distinct_experts(E, k, Tg);
+            tc = (f_dense / tp + 2.0 * nm * k * cc.expert * Tg * imb / G) / peak;
+            w = rest_layer * n * h->weight_bytes / tp + nm * tg_touched * cc.expert * h->weight_bytes / G;
+            tm = (w + kv) / bw;
+            double lat, lbw;
+            link_of(h, c, G > gpn, &lat, &lbw);
+            if (tp > 1) {
+                double tlat, tbw;
+                link_of(h, c, tp > gpn, &tlat, &tbw);
+                t_ar = (2 * n - nm) * allreduce_s(c, tp, tlat, tbw, act);   /* attention, dense MLPs */
+            }
+            double gact = Tg * md->hidden * ACT_BYTES;
+            if (ep > 1)
+                t_a2a = 2.0 * nm * (c->a2a.n > 0 ? cost_coll_time(&c->a2a, gact / D)
+                                                 : lat + gact / D * (ep - 1) / ep / lbw);
+            else
+                t_ar += nm * (lat + 2.0 * (G - 1) / G * gact / lbw);
+        } else if (tp > 1) {
             double lat, lbw;
             link_of(h, c, node_of(st * tp, gpn) != node_of(st * tp + tp - 1, gpn), &lat, &lbw);
             double ar = allreduce_s(c, tp, lat, lbw, act);

@@ -29,7 +29,8 @@
  *             otherwise the general roofline below.
  *
  * The general roofline (mixture of experts, MLA, pipeline and expert
- * parallelism; docs/llm.md, "MoE, pipeline and expert parallelism"):
+ * parallelism; docs/llm.md, "MoE, pipeline and expert parallelism"; with
+ * dp > 1 data-parallel attention ranks, "Data-parallel attention"):
  *   - the step is split into m = min(pp_microbatches, its sequences)
  *     micro-batches (m = 1 without pipeline parallelism), each priced alone;
  *   - layers are split evenly over the pp stages (the first L mod pp stages
@@ -86,6 +87,10 @@ typedef struct cost_step {
                                  sequence per accepted token, and one per sequence whose
                                  prompt completes in it.  A description of the step: no
                                  built-in model prices it */
+    double group_tokens;      /* dp > 1 (cost_hw.dp): tokens all the DP group's ranks route
+                                 through the expert layers in this lockstep step, this
+                                 rank's included (an idle rank's dummy batch counts 1);
+                                 0: this step's own.  Only the general roofline reads it */
 } cost_step;
 
 /* Tokens each decoding sequence of S computes (decode_tokens_per_seq, at least 1). */
@@ -132,6 +137,9 @@ typedef struct cost_hw {
     double expert_imbalance;      /* routed-token load of the busiest EP rank over the mean,
                                      >= 1: scales the experts' compute time when ep > 1 [1] */
     int use_fp4_compute;          /* 1: peak is gpu.fp4_tflops (fp4 weights on a GPU with FP4) */
+    int dp;                       /* data-parallel attention ranks sharing the MoE layers, each of
+                                     tp GPUs: the routed experts over dp x tp GPUs (sharded when
+                                     ep = dp x tp, sliced when ep = 1) [1] */
 } cost_hw;
 
 /* Sets H's weight precision from its name WEIGHTS (bf16, fp16, fp8, int8, int4,

@@ -52,14 +52,16 @@ static int report(station *st, pool_result *out)
     llm *P = (llm *) st;
     const llm_cfg *L = P->cfg;
     int gpus = L->replicas * llm_gpus_per_replica(L);
+    /* Units of the counters below: the ranks (a replica's dp of them, each tp x pp GPUs). */
+    int ranks = L->replicas * llm_ranks(L), rank_gpus = llm_gpus_per_replica(L) / llm_ranks(L);
     double kv_occupancy = 0, mfu = 0, mbu = 0, mfu_busy = 0, mbu_busy = 0;
     double span_ns = out->window_s * 1e9;
     if (span_ns > 0) {
-        kv_occupancy = P->kv_area / (span_ns * (double) L->kv_blocks * L->replicas);
+        kv_occupancy = P->kv_area / (span_ns * (double) L->kv_blocks * ranks);
         double span_s = span_ns / 1e9;
         double pf = cost_peak_flops(&L->cost), pb = cost_peak_bw(&L->cost);
-        mfu = pf > 0 ? P->flops / (pf * L->replicas * span_s) : 0;
-        mbu = pb > 0 ? P->bytes / (pb * L->replicas * span_s) : 0;
+        mfu = pf > 0 ? P->flops / (pf * ranks * span_s) : 0;
+        mbu = pb > 0 ? P->bytes / (pb * ranks * span_s) : 0;
         /* The same over the replica-seconds spent stepping (the steps' own). */
         double busy_s = (st->busy_area - st->area_at_start) / 1e9;
         mfu_busy = pf > 0 && busy_s > 0 ? P->flops / (pf * busy_s) : 0;
@@ -94,6 +96,9 @@ static int report(station *st, pool_result *out)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (pool_result_add(out, rows[i].name, rows[i].value)) return -1;
+    if (L->dp > 1 && pool_result_add(out, "dp", L->dp)) return -1;   /* ranks per replica; kv_blocks is per rank */
+    /* How kv_blocks came about (docs/llm.md, "KV capacity"). */
+    if (pool_result_add(out, "kv_gib", L->kv_gib) || pool_result_add_name(out, "kv_blocks_from", L->kv_from)) return -1;
     if (P->fl) {
         const fleet_cfg *fc = st->cfg->fleet;
         int rc = 0;
@@ -205,8 +210,8 @@ static int report(station *st, pool_result *out)
      * while the replica is powered (all of them; with fleet keys, its powered
      * seconds: starting, up or draining) and the busy increment while it steps. */
     double busy_s = (st->busy_area - st->area_at_start) / 1e9;
-    double powered_s = P->fl ? fr.powered_s : L->replicas * out->window_s;
-    double ej = power_energy_j(&L->gpu, &L->power, llm_gpus_per_replica(L), powered_s, busy_s);
+    double powered_s = P->fl ? fr.powered_s : ranks * out->window_s;
+    double ej = power_energy_j(&L->gpu, &L->power, rank_gpus, powered_s, busy_s);
     if (!isnan(ej)) {
         out->has_energy = 1;
         out->energy_j = ej;
@@ -316,6 +321,8 @@ static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const cha
             return scn_fail(x, sec, keys[i], "an llm pool's weight bytes come from its model, weights and tp");
     }
     const llm_cfg *L = llm_cfg_of(p);
+    if (n > 0 && L->dp > 1)
+        return scn_fail(x, sec, keys[0], "replica failures, autoscaling and cold starts are not modelled with dp > 1 yet");
     if (n > 0 && L->role != LLM_ROLE_BOTH)
         return scn_fail(x, sec, keys[0], "replica failures, autoscaling and cold starts are not modelled for "
                         "disaggregated pools (role = prefill or decode) yet");
@@ -335,6 +342,13 @@ static double usd_per_hour(const pool_cfg *p)
     return (double) L->replicas * llm_gpus_per_replica(L) * L->gpu.price_hr;
 }
 
+/* The kind's describe hook (kind.h): the derived KV capacity and how. */
+static void describe(const pool_cfg *p, const char *sec, FILE *out)
+{
+    const llm_cfg *L = llm_cfg_of(p);
+    fprintf(out, "  [%s] kv_blocks = %lld (%s)\n", sec, (long long) L->kv_blocks, L->kv_from);
+}
+
 const station_kind llm_kind = {
     .name = "llm",
     .help = "LLM serving replicas (schedulers, paged KV cache, cost model)",
@@ -351,6 +365,7 @@ const station_kind llm_kind = {
     .min_next = 0,
     .max_next = 1,
     .flags = KIND_TOKENS | KIND_FLEET,
+    .describe = describe,
 };
 
 double llm_footprint(const llm_cfg *L)
@@ -359,7 +374,7 @@ double llm_footprint(const llm_cfg *L)
     double per = (double) sizeof *R + sizeof R + (double) L->max_batch * (double) (sizeof *R->pf + sizeof *R->chunk + sizeof *R->heap)
                  + (double) L->block_tokens * (double) sizeof *R->phase_cnt
                  + (double) L->adapters * (double) sizeof *R->lora;
-    return (double) L->replicas * per;
+    return (double) L->replicas * llm_ranks(L) * per;
 }
 
 station *llm_new(const pool_cfg *cfg, const station_env *env)
@@ -374,8 +389,11 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     P->Bmask = P->B > 0 && (P->B & (P->B - 1)) == 0 ? P->B - 1 : -1;
     P->acct = P->st.cls_use && L->gpu.price_hr > 0;
     const fleet_cfg *fc = cfg->fleet;
-    P->nrep = fc && fc->autoscale ? fc->as.max_replicas : L->replicas;
-    P->st.capacity = L->replicas;
+    P->dp = llm_ranks(L);
+    P->lock = llm_dp_lockstep(L);
+    /* With dp > 1 (no fleet keys then) each replica is dp ranks, each a replica record. */
+    P->nrep = fc && fc->autoscale ? fc->as.max_replicas : L->replicas * P->dp;
+    P->st.capacity = L->replicas * P->dp;
     P->st.queue_stat_at_finish = 1;
     P->r = calloc((size_t) P->nrep, sizeof *P->r);
     P->idle = calloc((size_t) P->nrep, sizeof *P->idle);
@@ -423,7 +441,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         R->free_blocks = L->kv_blocks;
         squeue_init(&R->own, &P->st);
         if (P->ix_key == ROUTE_KEY_INSIDE) R->own.timed_out = rep_own_timed_out;
-        R->wq = L->routing ? &R->own : &P->st.queue;
+        R->wq = L->routing || P->dp > 1 ? &R->own : &P->st.queue;
         R->pf = calloc((size_t) L->max_batch, sizeof *R->pf);
         R->chunk = calloc((size_t) L->max_batch, sizeof *R->chunk);
         R->heap = calloc((size_t) L->max_batch, sizeof *R->heap);
@@ -445,7 +463,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         rep_snap(&P->r[i], &s);
         route_index_set(&P->ix, i, route_key(L->routing, &s));
     }
-    int up = L->replicas;
+    int up = P->nrep;
     if (fc) {
         char name[96];
         snprintf(name, sizeof name, "pool %s", cfg->name);

@@ -18,7 +18,8 @@ const scn_key llm_keys[] = {
     { "tp", "1", "tensor-parallel degree: GPUs per pipeline stage (a replica has tp x pp GPUs)" },
     { "pp", "1", "pipeline-parallel stages per replica, the layers split evenly" },
     { "pp_microbatches", "pp", "micro-batches a step is split into across the pipeline stages" },
-    { "ep", "1", "expert-parallel degree: each stage's experts sharded over ep of its tp GPUs (divides tp; MoE models)" },
+    { "ep", "1", "expert-parallel degree: each stage's experts sharded over ep of its tp GPUs (divides tp; MoE models); with dp > 1: 1 (experts sliced over the dp x tp GPUs) or dp x tp (vLLM --enable-expert-parallel)" },
+    { "dp", "1", "data-parallel attention ranks per replica (vLLM --data-parallel-size, SGLang DP attention): each rank has tp GPUs, its own scheduler, max_batch, max_batch_tokens and kv_blocks; requests go to the rank with the fewest waiting x 4 + running; MoE models step the ranks in lockstep (an idle rank runs a dummy batch) with the experts over the dp x tp GPUs; a replica has dp x tp GPUs" },
     { "expert_imbalance", "1", "routed-token load of the busiest expert-parallel GPU over the mean (uniform routing: 1), scales the experts' compute when ep > 1" },
     { "replicas", "1", "replicas in the pool" },
     { "scheduler", "continuous", "a row of the scheduler table: static | dynamic | continuous | chunked; each one's own keys are listed below" },
@@ -27,8 +28,10 @@ const scn_key llm_keys[] = {
     { "weights", "model's", "weight precision: bf16 | fp16 | fp8 | int8 | int4 | fp4 (default: the catalog model's)" },
     { "kv_dtype", "bf16", "KV-cache precision: bf16 | fp16 | fp8" },
     { "gpu_memory_utilization", "0.9", "share of GPU memory the server uses; what weights and activations leave of it is KV cache (default 0.9: vLLM's gpu_memory_utilization)" },
-    { "activation_reserve_gib", "1.0", "per-GPU memory kept for activations, GiB (default 1: a round allowance for 8192-token steps; vLLM measures it in a profiling run)" },
-    { "kv_blocks", "derived", "KV blocks per replica (overrides the derivation)" },
+    { "activation_reserve_gib", "profiled", "per-GPU peak activations taken out of the KV budget, GiB; profiled: as vLLM's profiling pass, the larger of a forward pass over the largest step's tokens and the sampler over min(max_batch, those tokens) rows of the vocabulary" },
+    { "non_torch_gib", "0.13", "per-GPU memory outside torch's allocator taken out of the KV budget (CUDA context growth, cuBLAS, NCCL), GiB (default: 0.13 for an engine on one GPU, 0.55 when it spans several, tp x pp > 1, or its DP ranks share MoE layers: vLLM's logged non-torch memory)" },
+    { "cuda_graph_gib", "0", "per-GPU CUDA graph pool taken out of the KV budget, GiB (default 0: vLLM before 0.21 captures its graphs after sizing the KV cache; set vLLM 0.21+'s logged estimate)" },
+    { "kv_blocks", "derived", "KV blocks per replica (per DP rank with dp > 1); derived: gpu_memory_utilization x the GPU's usable memory - weights - activation_reserve_gib - non_torch_gib - cuda_graph_gib, in blocks (as vLLM sizes it); a number overrides the derivation" },
     { "block_tokens", "16", "tokens per KV block: KV capacity is rounded to it, a prefix cache reuses whole blocks (default 16: vLLM's block size on GPUs)" },
     { "max_seq_len", "model context", "cap on prompt + output tokens per request (also capped by KV capacity; default: the model's context length, as vLLM's max_model_len)" },
     { "truncate", "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
@@ -153,7 +156,8 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_int(x, sec, "tp", 1, 1, 64, &l->tp)) return -1;
     if (scn_int(x, sec, "pp", 1, 1, 1024, &l->pp)) return -1;
     if (scn_int(x, sec, "pp_microbatches", l->pp, 1, 1024, &l->pp_microbatches)) return -1;
-    if (scn_int(x, sec, "ep", 1, 1, 64, &l->ep)) return -1;
+    if (scn_int(x, sec, "ep", 1, 1, 4096, &l->ep)) return -1;
+    if (scn_int(x, sec, "dp", 1, 1, 1024, &l->dp)) return -1;
     if (scn_num(x, sec, "expert_imbalance", 1, 1, 0, 1e6, &l->expert_imbalance)) return -1;
     if (scn_int(x, sec, "replicas", 1, 1, 1000000, &l->replicas)) return -1;
     p->units = l->replicas;
@@ -173,9 +177,19 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_enum(x, sec, "kv_dtype", "bf16|fp16|fp8", 0, &k)) return -1;
     snprintf(l->kv_dtype, sizeof l->kv_dtype, "%s", W[k]);
     if (scn_num(x, sec, "gpu_memory_utilization", 0.9, 0, 1, 1.0, &l->mem_util)) return -1;
-    if (scn_num(x, sec, "activation_reserve_gib", 1.0, 0, 0, 1e6, &l->activation_gib)) return -1;
-    l->kv_blocks_given = scn_value(x, sec, "kv_blocks") != NULL;
-    if (scn_i64(x, sec, "kv_blocks", 0, 1, 1000000000000LL, &l->kv_blocks)) return -1;
+    {
+        /* "profiled" / "derived" (the listed defaults) or numbers that override them. */
+        const char *v = scn_value(x, sec, "activation_reserve_gib");
+        l->activation_given = v && strcasecmp(v, "profiled") != 0;
+        if (l->activation_given && scn_num(x, sec, "activation_reserve_gib", 0, 0, 0, 1e6, &l->activation_gib))
+            return -1;
+        l->non_torch_given = scn_value(x, sec, "non_torch_gib") != NULL;   /* else by the GPUs (llm_derive) */
+        if (l->non_torch_given && scn_num(x, sec, "non_torch_gib", 0, 0, 0, 1e6, &l->non_torch_gib)) return -1;
+        if (scn_num(x, sec, "cuda_graph_gib", 0, 0, 0, 1e6, &l->cuda_graph_gib)) return -1;
+        v = scn_value(x, sec, "kv_blocks");
+        l->kv_blocks_given = v && strcasecmp(v, "derived") != 0;
+        if (l->kv_blocks_given && scn_i64(x, sec, "kv_blocks", 0, 1, 1000000000000LL, &l->kv_blocks)) return -1;
+    }
     if (scn_int(x, sec, "block_tokens", 16, 1, 1 << 20, &l->block_tokens)) return -1;
     l->max_seq_len_given = scn_value(x, sec, "max_seq_len") != NULL;
     if (scn_i64(x, sec, "max_seq_len", 0, 2, 1000000000, &l->max_seq_len)) return -1;
@@ -256,6 +270,17 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         } else if (strcmp(pc, "linear") && power_curve_parse(pc, &l->power, msg, sizeof msg))
             return scn_fail(x, sec, "power_curve", "%s", msg);
     }
+    if (l->dp > 1) {
+        /* What dp ranks are not modelled with (yet): each is refused at its key. */
+        if (l->sched->flags & LLM_SCHED_BATCHES)
+            return scn_fail(x, sec, "dp", "data-parallel ranks need an iteration-level scheduler (continuous or chunked), "
+                            "not %s", llm_sched_name(l->sched));
+        if (l->routing)
+            return scn_fail(x, sec, "routing", "with dp > 1 the pool's balancer assigns every request to a rank (fewest "
+                            "waiting x 4 + running): routing = shared only");
+        if (l->pp > 1) return scn_fail(x, sec, "pp", "pipeline stages with dp > 1 are not modelled yet");
+        if (l->role != LLM_ROLE_BOTH) return scn_fail(x, sec, "role", "disaggregated pools with dp > 1 are not modelled yet");
+    }
     if (parse_spec(x, sec, l)) return -1;
     if (parse_lora(x, sec, l)) return -1;
 
@@ -282,6 +307,27 @@ double llm_kv_bytes_per_token(const llm_cfg *l)
     return 2.0 * l->model.layers * kvh * l->model.head_dim * b;
 }
 
+double llm_profile_activation_gib(const llm_cfg *l)
+{
+    const model_spec *m = &l->model;
+    int64_t T = l->sched && l->sched->step_tokens ? l->sched->step_tokens(l) : l->max_batch_tokens;
+    double rows = (double) (l->max_batch < T ? l->max_batch : T);
+    /* Sampler: full-vocabulary logits on every rank (vLLM gathers them to all),
+     * beside the pass's hidden states (bf16). */
+    double sampler = rows * m->vocab * LLM_SAMPLER_BYTES + (double) T * m->hidden * 2.0;
+    /* Forward: per token, the residual and the normed input (2 x hidden) and the
+     * widest layer output: the gated MLP's gate/up and activation (3 x
+     * intermediate / tp), or the fused MoE's per-expert caches (k x (3 x
+     * moe_intermediate, sliced tp ways without ep, + hidden)); bf16. */
+    double mlp = 3.0 * m->intermediate / l->tp;
+    if (m->experts > 0) {
+        double moe = m->experts_per_token * (3.0 * m->moe_intermediate / (l->ep > 1 ? 1 : l->tp) + m->hidden);
+        if (moe > mlp) mlp = moe;
+    }
+    double forward = (double) T * (2.0 * m->hidden + mlp) * 2.0;
+    return (sampler > forward ? sampler : forward) / 1073741824.0;
+}
+
 /* Fills the cost model's hardware from L (its model, GPU, parallelism, precisions). */
 static void fill_hw(llm_cfg *l)
 {
@@ -292,6 +338,7 @@ static void fill_hw(llm_cfg *l)
     c->tp = l->tp;
     c->pp = l->pp;
     c->ep = l->ep;
+    c->dp = llm_dp_lockstep(l) ? l->dp : 1;   /* dense ranks are independent replicas to the cost model */
     c->pp_microbatches = l->pp_microbatches;
     c->expert_imbalance = l->expert_imbalance;
     c->kv_bytes = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
@@ -308,7 +355,13 @@ static int check_parallel(const llm_cfg *l, const char **key, char *err, size_t 
         snprintf(err, errlen, "pp = %d stages exceed %s's %d layers", l->pp, m->name, m->layers);
         return -1;
     }
-    if (l->tp % l->ep != 0) {
+    if (l->dp > 1 && l->ep > 1 && l->ep != l->dp * l->tp) {
+        *key = "ep";
+        snprintf(err, errlen, "ep = %d with dp = %d and tp = %d: the experts are sharded over all dp x tp = %d GPUs "
+                 "(vLLM --enable-expert-parallel) or sliced over them (ep = 1)", l->ep, l->dp, l->tp, l->dp * l->tp);
+        return -1;
+    }
+    if (l->dp == 1 && l->tp % l->ep != 0) {
         *key = "ep";
         snprintf(err, errlen, "ep = %d does not divide tp = %d (the experts of a stage are sharded over ep of its "
                  "tp GPUs)", l->ep, l->tp);
@@ -354,8 +407,25 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
     fill_hw(l);
     double wb = catalog_weight_bytes(l->weights);
     double weights_gib = m->params * wb / l->tp / GiB;
-    double usable_gib = l->gpu.mem_gib * l->mem_util;
-    double kv_gib = usable_gib - weights_gib - l->activation_gib;
+    if (llm_dp_lockstep(l)) {
+        /* The routed experts are spread over all dp x tp GPUs (sharded with ep, sliced without). */
+        catalog_counts cc;
+        catalog_model_counts(m, &cc);
+        double routed = (double) cc.moe_layers * m->experts * cc.expert;
+        weights_gib = ((m->params - routed) / l->tp + routed / ((double) l->dp * l->tp)) * wb / GiB;
+    }
+    /* vLLM's rule (docs/llm.md, "KV capacity"): gpu_memory_utilization x the
+     * device total the driver reports, less the weights, the profiling pass's
+     * peak activations, non-torch memory and the CUDA graph pool. */
+    l->usable_gib = l->gpu.mem_usable_gib > 0 ? l->gpu.mem_usable_gib : l->gpu.mem_gib * 0.98;
+    if (!l->activation_given) l->activation_gib = llm_profile_activation_gib(l);
+    /* NCCL and custom all-reduce buffers where an engine spans GPUs: tp x pp > 1,
+     * or DP ranks sharing their MoE layers. */
+    if (!l->non_torch_given)
+        l->non_torch_gib = l->tp * (l->pp > 1 ? l->pp : 1) > 1 || llm_dp_lockstep(l) ? 0.55 : 0.13;
+    double reserve_gib = l->activation_gib + l->non_torch_gib + l->cuda_graph_gib;
+    double usable_gib = l->usable_gib * l->mem_util;
+    double kv_gib = usable_gib - weights_gib - reserve_gib;
     double per_token = llm_kv_bytes_per_token(l);
     if (l->spec_method == LLM_SPEC_DRAFT) {
         /* The draft model shares the GPUs: its weights (tp-sharded) and its own
@@ -379,7 +449,7 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
         for (int s = 0; s < l->pp; s++) {
             double w = cost_stage_params(&l->cost.hw, s) * wb / l->tp / GiB;
             double pt = cost_stage_kv_elems(&l->cost.hw, s) * l->cost.hw.kv_bytes;
-            double room = usable_gib - w - l->activation_gib;
+            double room = usable_gib - w - reserve_gib;
             double tokens = room > 0 && pt > 0 ? room * GiB / pt : room;
             if (tokens < best) {
                 best = tokens;
@@ -394,9 +464,10 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
         char at[32] = "";
         if (l->pp > 1) snprintf(at, sizeof at, ", pp = %d", l->pp);
         snprintf(err, errlen, "%s in %s does not fit: %.1f GiB of weights per GPU at tp = %d%s, but %s offers %.1f GiB "
-                 "(%.0f GiB x %.2f) minus %.1f GiB for activations; use a larger tp%s, smaller weights or a bigger GPU",
-                 m->name, l->weights, weights_gib, l->tp, at, l->gpu.name, usable_gib, l->gpu.mem_gib, l->mem_util,
-                 l->activation_gib, l->pp > 1 ? " or pp" : "");
+                 "(%.2f GiB x %.2f) minus %.2f GiB for activations, non-torch memory and CUDA graphs; use a larger "
+                 "tp%s, smaller weights or a bigger GPU",
+                 m->name, l->weights, weights_gib, l->tp, at, l->gpu.name, usable_gib, l->usable_gib, l->mem_util,
+                 reserve_gib, l->pp > 1 ? " or pp" : "");
         return -1;
     }
     if (!(per_token > 0)) {
@@ -406,7 +477,15 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
     }
     double blocks = floor(kv_gib * GiB / (per_token * l->block_tokens));
     int64_t derived = blocks < 1e12 ? (int64_t) blocks : (int64_t) 1e12;
-    if (!l->kv_blocks_given) l->kv_blocks = derived;
+    l->kv_gib = kv_gib;
+    if (!l->kv_blocks_given) {
+        l->kv_blocks = derived;
+        snprintf(l->kv_from, sizeof l->kv_from, "derived: %.2f x %.2f GiB - %.2f weights - %.2f activations%s - %.2f "
+                 "non-torch - %.2f CUDA graphs = %.3f GiB per GPU, / %.0f bytes per block", l->mem_util, l->usable_gib,
+                 weights_gib, l->activation_gib, l->activation_given ? " (set)" : " (profiled)", l->non_torch_gib,
+                 l->cuda_graph_gib, kv_gib, per_token * l->block_tokens);
+    } else
+        snprintf(l->kv_from, sizeof l->kv_from, "set (the derivation would give %lld)", (long long) derived);
     if (l->kv_blocks < 1) {
         *key = "gpu_memory_utilization";
         snprintf(err, errlen, "no room for a single KV block of %d tokens (%.0f bytes per token)", l->block_tokens, per_token);

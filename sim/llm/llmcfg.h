@@ -19,7 +19,10 @@ typedef struct llm_cfg {
     char gpu_name[48];        /* catalog key */
     model_spec model;         /* resolved by scenario_resolve() */
     gpu_spec gpu;             /* resolved by scenario_resolve() */
-    int tp;                   /* GPUs per replica (tensor parallel) */
+    int tp;                   /* GPUs per replica (tensor parallel; per DP rank with dp > 1) */
+    int dp;                   /* data-parallel attention ranks per replica, each tp x pp GPUs with its
+                                 own scheduler, token budget and KV cache (docs/llm.md, "Data-parallel
+                                 attention"), >= 1 */
     int replicas;             /* replicas in the pool */
     const llm_sched *sched;   /* the scheduler: its row in the scheduler table (sched.h) */
     void *sched_cfg;          /* its own keys' values, as its parse hook read them (owned; NULL: none) */
@@ -29,9 +32,17 @@ typedef struct llm_cfg {
     int weights_given;        /* 1 when the pool set weights (else the model's precision) */
     char kv_dtype[8];         /* bf16 | fp8 */
     double mem_util;          /* share of GPU memory the server may use, (0,1] */
-    double activation_gib;    /* per-GPU memory kept for activations, GiB */
-    int64_t kv_blocks;        /* KV blocks per replica (given or derived) */
-    int kv_blocks_given;      /* 1 when the scenario set kv_blocks */
+    double activation_gib;    /* per-GPU peak activations of the profiling pass, GiB (given, or
+                                 derived: llm_profile_activation_gib) */
+    int activation_given;     /* 1 when the scenario set activation_reserve_gib to a number */
+    double non_torch_gib;     /* per-GPU memory outside torch's allocator (CUDA/NCCL/cuBLAS), GiB */
+    int non_torch_given;      /* 1 when the scenario set non_torch_gib */
+    double cuda_graph_gib;    /* per-GPU CUDA graph pool taken out of the KV budget, GiB */
+    double usable_gib;        /* the GPU's memory as its driver reports it (derived), GiB */
+    double kv_gib;            /* KV-cache memory per GPU of the fullest stage (derived), GiB */
+    char kv_from[320];        /* how kv_blocks came about, one line (report, --verbose) */
+    int64_t kv_blocks;        /* KV blocks per replica (per DP rank with dp > 1; given or derived) */
+    int kv_blocks_given;      /* 1 when the scenario set kv_blocks to a number */
     int block_tokens;         /* tokens per KV block (16) */
     int64_t max_seq_len;      /* prompt + output cap per request, tokens */
     int max_seq_len_given;    /* 1 when the scenario set max_seq_len */
@@ -108,8 +119,18 @@ enum { LLM_ROLE_BOTH = 0, LLM_ROLE_PREFILL = 1, LLM_ROLE_DECODE = 2 };
 
 enum { LLM_SPEC_NONE = 0, LLM_SPEC_DRAFT, LLM_SPEC_MTP, LLM_SPEC_NGRAM };
 
-/* GPUs of one replica of L: tp x pp. */
-static inline int llm_gpus_per_replica(const llm_cfg *l) { return l->tp * (l->pp > 1 ? l->pp : 1); }
+/* GPUs of one replica of L: dp x tp x pp. */
+static inline int llm_gpus_per_replica(const llm_cfg *l)
+{
+    return (l->dp > 1 ? l->dp : 1) * l->tp * (l->pp > 1 ? l->pp : 1);
+}
+
+/* Schedulers (replica records) per replica of L: its dp ranks. */
+static inline int llm_ranks(const llm_cfg *l) { return l->dp > 1 ? l->dp : 1; }
+
+/* 1 when L's dp ranks step in lockstep: an MoE model with dp > 1 (its expert
+ * layers span the ranks; an idle rank runs a dummy batch). */
+static inline int llm_dp_lockstep(const llm_cfg *l) { return l->dp > 1 && l->model.experts > 0; }
 
 /* The LLM configuration of pool P (kind = llm): its ext. */
 static inline llm_cfg *llm_cfg_of(const pool_cfg *p) { return (llm_cfg *) p->ext; }
@@ -162,6 +183,17 @@ double llm_link_profile_s(const llm_cfg *l, double bytes);
 /* Bytes of one LoRA adapter of L (all the replica's GPUs together): per layer,
  * for each adapted matrix of in x out, A (in x r) and B (r x out) in bf16. */
 double llm_adapter_bytes(const llm_cfg *l);
+
+/* The peak activation memory of one GPU of L in vLLM's profiling pass, GiB
+ * (docs/llm.md, "KV capacity"): a forward pass of the scheduler's largest step
+ * (max_num_batched_tokens), then the sampler over min(max_batch, those tokens)
+ * rows of the vocabulary: the larger of the two. */
+double llm_profile_activation_gib(const llm_cfg *l);
+
+/* Bytes the profiling sampler holds per sampled row per vocabulary entry: the
+ * bf16 and fp32 logits, the sort's values and int64 indices, softmax,
+ * probabilities, the exponential draws (fit to vLLM's logged peaks: docs/llm.md). */
+#define LLM_SAMPLER_BYTES 38.5
 
 /* KV-cache bytes per token on one GPU of a replica: K and V of that GPU's
  * share of the KV heads (at least one), or with MLA the compressed latent and

@@ -75,8 +75,33 @@ static int index_sane(llm *P, const request *r, uint64_t turn, int got)
     return want == got;
 }
 
+/* dp > 1: the rank vLLM's internal balancer (DPLBAsyncMPClient) picks: the
+ * fewest waiting x 4 + running sequences, the lowest rank on a tie; over every
+ * rank of the pool (one front end).  vLLM reads counts its coordinator
+ * publishes every 100 ms, raised by each assignment in between; these are the
+ * ranks' counts now. */
+static replica *dp_pick(llm *P)
+{
+    replica *best = &P->r[0];
+    uint64_t min = UINT64_MAX;
+    for (int i = 0; i < P->nrep; i++) {
+        const replica *R = &P->r[i];
+        uint64_t score = R->own.len * 4 + (uint64_t) R->nrun;
+        if (score < min) {
+            min = score;
+            best = &P->r[i];
+        }
+    }
+    return best;
+}
+
 static void enter_queue(llm *P, request *r)
 {
+    if (P->dp > 1) {
+        replica *R = dp_pick(P);
+        if (squeue_enqueue(&R->own, r) == 0 && R->idle_listed) rep_wake(R);
+        return;
+    }
     if (!P->routed) {
         if (station_enqueue(&P->st, r) == 0) llm_kick(P);
         return;

@@ -55,8 +55,10 @@ typedef struct lora_slot {
 
 typedef struct replica {
     llm *pool;                /* owner */
-    int index;                /* replica number */
+    int index;                /* replica number (with dp > 1: rank; replica index / dp) */
     int stepping;             /* a step is in flight */
+    int dummy;                /* dp lockstep: in the group's step in flight with nothing of its own (a
+                                 dummy batch: its experts' share of the others' tokens) */
     int idle_listed;          /* on the pool's idle stack */
     int idle_pos;             /* its place there (when idle_listed) */
     int ix_dirty;             /* routed with an index: its load may have changed since the index last read it */
@@ -175,6 +177,9 @@ struct llm {
     int ndirty;
     int route_pfx;            /* 1 while a request is routed by prefix_affinity over the caches */
     int64_t route_nids;       /* then its prompt's content ids in ids (prompt_ids: -1 out of memory) */
+    int dp;                   /* ranks per replica (cfg dp, >= 1): r[] holds replicas x dp ranks,
+                                 each with its own queue, fed by the balancer (queue.c) */
+    int lock;                 /* 1: a replica's dp ranks step in lockstep (MoE: llm_dp_lockstep) */
     int check;                /* 1: the whole-structure sanity checks at every step (abort on failure) */
     int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
                                  time is charged to its sequences (charge_step) */
@@ -390,7 +395,9 @@ void rep_lora_reset(replica *R);
 
 /* ---- step.c: stepping ----------------------------------------------------------- */
 
-/* Plans and starts R's next step, or idles it (until the time the plan asks for). */
+/* Plans and starts R's next step, or idles it (until the time the plan asks for).
+ * In lockstep (P->lock) the step is its DP group's: every rank plans, the step
+ * takes the slowest rank's time, the idle ranks run dummy batches. */
 void rep_step(replica *R);
 /* Takes R off the idle stack and tries to start it. */
 void rep_wake(replica *R);

@@ -53,6 +53,10 @@ typedef struct llm_sched {
     /* The step in flight has ended: advance its sequences (R->steps is still
      * the index of that step). */
     void (*complete)(struct replica *r);
+    /* Tokens of its largest step for L (its keys read): what the KV derivation's
+     * profiling pass computes, as vLLM profiles max_num_batched_tokens.  NULL:
+     * L->max_batch_tokens. */
+    int64_t (*step_tokens)(const llm_cfg *l);
 } llm_sched;
 
 /* The built-in rows (sched_*.c). */

@@ -32,6 +32,13 @@ static simtime_t plan_chunked(replica *R)
     return rep_plan_iteration(R, c->chunk_tokens, 1, 0);
 }
 
+/* Its largest step: chunk_tokens, within max_batch_tokens (rep_plan_iteration's cap). */
+static int64_t step_tokens_chunked(const llm_cfg *l)
+{
+    const chunked_cfg *c = l->sched_cfg;
+    return c && c->chunk_tokens < l->max_batch_tokens ? c->chunk_tokens : l->max_batch_tokens;
+}
+
 const llm_sched llm_sched_chunked = {
     .name = "chunked",
     .help = "continuous with chunked prefill: decodes first, then prompt chunks up to chunk_tokens per step",
@@ -40,4 +47,5 @@ const llm_sched llm_sched_chunked = {
     .parse = parse_chunked,
     .plan = plan_chunked,
     .complete = rep_complete_iteration,
+    .step_tokens = step_tokens_chunked,
 };

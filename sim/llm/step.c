@@ -107,9 +107,15 @@ void rep_go_idle(replica *R)
 
 static void on_wake(evq *q, void *subject, int64_t arg);
 
+static void group_step(llm *P, int g0);
+
 void rep_step(replica *R)
 {
     llm *P = R->pool;
+    if (P->lock) {
+        group_step(P, R->index - R->index % P->dp);
+        return;
+    }
     simtime_t wake_at = P->cfg->sched->plan(R);
     if (wake_at != PLAN_STEP) {
         rep_go_idle(R);
@@ -226,7 +232,8 @@ void rep_on_step_end(evq *q, void *subject, int64_t arg)
     R->steps++;
     if (R->pool->check) llm_require(rep_sane(R, 0));
     rep_step(R);
-    if (!R->pool->routed && R->pool->nidle > 0 && R->pool->st.qlen > 0) llm_kick(R->pool);   /* e.g. a preempted request */
+    if (!R->pool->routed && R->pool->dp == 1 && R->pool->nidle > 0 && R->pool->st.qlen > 0)
+        llm_kick(R->pool);   /* e.g. a preempted request */
 }
 
 void rep_wake(replica *R)
@@ -243,7 +250,7 @@ static void on_wake(evq *q, void *subject, int64_t arg)
     replica *R = subject;
     R->wait_ev = 0;
     if (!R->stepping) rep_wake(R);
-    if (!R->pool->routed) llm_kick(R->pool);   /* a batch may not take everything: other idle replicas may */
+    if (!R->pool->routed && R->pool->dp == 1) llm_kick(R->pool);   /* a batch may not take everything: other idle replicas may */
 }
 
 void llm_kick(llm *P)
@@ -253,4 +260,102 @@ void llm_kick(llm *P)
         rep_wake(R);
         if (!R->stepping) break;    /* it stayed idle (a dynamic batch still filling): so would others */
     }
+}
+
+/* ---- data-parallel ranks in lockstep (dp > 1, MoE) ------------------------------------- */
+
+/* Tokens the step S routes through the expert layers. */
+static double step_tokens(const cost_step *s)
+{
+    return (double) s->prefill_tokens + (double) cost_step_decode_tokens(s);
+}
+
+static void on_group_end(evq *q, void *subject, int64_t arg);
+
+/* Plans and starts the lockstep step of the DP group whose first rank is G0
+ * (docs/llm.md, "Data-parallel attention"): every rank plans its own step
+ * (its scheduler, token budget and KV cache); when none has work they all
+ * idle; else each rank's step is priced with the group's routed tokens (an
+ * idle rank's dummy batch of one token, as vLLM's execute_dummy_batch), and
+ * the group's step takes the slowest rank's time. */
+static void group_step(llm *P, int g0)
+{
+    int D = P->dp, any = 0;
+    double group = 0;
+    for (int i = g0; i < g0 + D; i++) {
+        replica *Q = &P->r[i];
+        Q->dummy = P->cfg->sched->plan(Q) != PLAN_STEP;   /* iteration-level plans idle until an arrival */
+        any |= !Q->dummy;
+        group += Q->dummy ? 1.0 : step_tokens(&Q->cur);
+    }
+    if (!any) {
+        for (int i = g0; i < g0 + D; i++) rep_go_idle(&P->r[i]);
+        return;
+    }
+    simtime_t now = evq_now(P->st.q), pending = 0;
+    double ms = 0;
+    for (int i = g0; i < g0 + D; i++) {
+        replica *Q = &P->r[i];
+        if (Q->dummy) Q->cur = (cost_step) { .prefill_tokens = 1, .prefill_pairs = 1, .prefill_seqs = 1 };
+        else if (P->check) llm_require(rep_sane(Q, 1));
+        Q->cur.group_tokens = group;
+        double m = cost_fast_ms_work(&P->cf, &Q->cur, &Q->step_flops, &Q->step_bytes);
+        if (!Q->dummy && Q->spec) {   /* the drafting passes before the verification (spec.c) */
+            double d = rep_spec_draft_ms(Q);
+            m += d;
+            if (P->window_open) P->spec_draft_ms += d;
+        }
+        if (!Q->dummy && Q->lora) m += rep_lora_step_ms(Q);
+        if (m > ms) ms = m;
+        if (Q->load_pending > pending) pending = Q->load_pending;
+        Q->load_pending = 0;
+    }
+    if (P->cfg->step_time_scale != 1) ms *= P->cfg->step_time_scale;
+    simtime_t dur = simtime_from_ms(ms);
+    if (dur < 1) dur = 1;
+    dur += pending;   /* kv_offload: the slowest rank's loads hold the group */
+    for (int i = g0; i < g0 + D; i++) {
+        replica *Q = &P->r[i];
+        llm_idle_remove(P, Q);
+        if (!Q->stepping) {
+            Q->stepping = 1;
+            station_busy(&P->st, +1);
+        }
+        Q->step_start = now;
+        Q->step_dur = dur;
+        Q->step_used = P->cfg->kv_blocks - Q->free_blocks;
+        if (Q->dummy) continue;
+        if (P->window_open) {
+            P->steps++;
+            P->seqs_in_steps += Q->cur.decode_seqs + Q->cur.prefill_seqs;
+            double occ = (double) Q->step_used / (double) P->cfg->kv_blocks;
+            if (occ > P->kv_peak) P->kv_peak = occ;
+        }
+        if (P->st.sink->step)   /* run --trace-events */
+            P->st.sink->step(P->st.sink->ctx, P->st.index, Q->index, now, dur, Q->cur.prefill_tokens,
+                             Q->cur.prefill_seqs, Q->cur.decode_seqs);
+    }
+    P->r[g0].step_ev = station_after(&P->st, dur, on_group_end, &P->r[g0], 0);
+}
+
+/* The group step of the ranks from SUBJECT on has ended: each rank's step
+ * completes (a dummy one only counts), then the group plans its next. */
+static void on_group_end(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    (void) arg;
+    replica *R0 = subject;
+    llm *P = R0->pool;
+    R0->step_ev = 0;
+    for (int i = R0->index; i < R0->index + P->dp; i++) {
+        replica *Q = &P->r[i];
+        rep_account_step(Q);
+        if (!Q->dummy) {
+            if (P->acct) charge_step(Q);
+            P->cfg->sched->complete(Q);
+        }
+        Q->steps++;
+        if (P->check) llm_require(rep_sane(Q, 0));
+    }
+    group_step(P, R0->index);
 }

@@ -853,6 +853,8 @@ void report_table(const report *r, const char *title, FILE *out)
             const char *co = report_get_text(v, sc, "cost_model.coefficients");
             if (co && co[0]) fprintf(out, "  cost_coefficients    %s\n", ERRMSG_SHOWN(co));
         }
+        const char *kvf = report_get_text(v, sc, "kv_blocks_from");   /* an LLM pool's KV derivation */
+        if (kvf && kvf[0]) fprintf(out, "  kv_blocks_from       %s\n", ERRMSG_SHOWN(kvf));
         latency_table(v, sc, out);
     }
 }

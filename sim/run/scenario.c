@@ -99,6 +99,7 @@ static const key_spec KEYS[] = {
     { "bf16_tflops", K_GPU, "", "dense BF16 TFLOP/s" },
     { "fp8_tflops", K_GPU, "bf16_tflops", "dense FP8/INT8 TFLOP/s" },
     { "mem_gib", K_GPU, "", "memory, GiB" },
+    { "mem_usable_gib", K_GPU, "0", "memory the driver reports as the device total, GiB (what gpu_memory_utilization multiplies; 0: mem_gib x 0.98)" },
     { "mem_bw_gbs", K_GPU, "", "memory bandwidth, GB/s" },
     { "link_gbs", K_GPU, "32", "interconnect bandwidth per GPU, GB/s" },
     { "price_hr", K_GPU, "0", "on-demand $ per GPU-hour" },
@@ -569,6 +570,7 @@ static int build_gpu(ctx *x, const char *sec, const char *name, gpu_spec *g)
     if (get_int(x, sec, "gpus_per_node", 8, 1, 1000000, &g->gpus_per_node)) return -1;
     if (get_num(x, sec, "node_link_gbs", 50, 0, 0, 1e9, &g->node_link_gbs)) return -1;
     if (get_num(x, sec, "node_link_latency_us", 5, 0, 0, 1e9, &g->node_link_latency_us)) return -1;
+    if (get_num(x, sec, "mem_usable_gib", 0, 0, 0, 1e9, &g->mem_usable_gib)) return -1;
     char src[200], msg[512];
     snprintf(src, sizeof src, "scenario %s", x->s->raw.path);
     if (get_str(x, sec, "source", src, g->source, sizeof g->source)) return -1;
@@ -1509,6 +1511,7 @@ void scenario_print_defaults(const scenario *s, FILE *out)
         static const char *const LL[] = { "max_batch", "max_batch_tokens", "gpu_memory_utilization", "activation_reserve_gib",
                                           "max_seq_len" };
         for (size_t k = 0; k < sizeof LL / sizeof LL[0]; k++) kind_line(out, &s->raw, sec, p, LL[k]);
+        if (p->kind->describe) p->kind->describe(p, sec, out);   /* what it derived: the KV capacity and how */
         if (key_is(&s->raw, sec, "routing", kind_default(p->kind, "routing"), "prefix_affinity"))
             kind_line(out, &s->raw, sec, p, "affinity_threshold");
         const cfg_entry *off = cfg_get(&s->raw, sec, "kv_offload");
