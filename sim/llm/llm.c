@@ -107,7 +107,7 @@ static int report(station *st, pool_result *out)
             rc |= pool_result_add(out, "scale_ups", (double) fr.scale_ups);
             rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
         }
-        if (fc->cold) rc |= pool_result_add(out, "cold_served", (double) P->cold);
+        if (fleet_starts(fc)) rc |= pool_result_add(out, "cold_served", (double) P->cold);
         if (rc) return -1;
     }
     if (L->prefix_cache) {
