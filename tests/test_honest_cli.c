@@ -1,0 +1,77 @@
+/* test_honest_cli.c -- honest numbers (issue 29) through the program: the HTML
+ * page's "Where the time goes" figures are the run's component means, and
+ * error messages and warnings that say what happened. */
+#include <criterion/criterion.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tbin.h"
+#include "tcli.h"
+
+static void setup(void) { tcli_setup("/tmp/latsim_honest_", "runs.db"); }
+
+TestSuite(honest_cli, .init = setup, .fini = tcli_teardown);
+
+/* A 4G client, a result cache (its hits are all overhead), a gateway, a gRPC
+ * hop and an LLM pool: every component of e2e is there. */
+static const char *GW =
+    "[sim]\nrequests = 2000\nwarmup = 200\n[workload]\nrate = 8\n"
+    "prompt_tokens = lognormal(mean=800, cv=0.5)\noutput_tokens = lognormal(mean=100, cv=0.5)\n"
+    "target = client\n"
+    "[pool client]\nkind = net\npreset = client_4g\nnext = cache\n"
+    "[pool cache]\nkind = result_cache\nintents = 500\nhit_ms = const(2)\nmiss_ms = const(3)\nnext = gw\n"
+    "[pool gw]\nkind = router\noverhead_ms = const(1.5)\nnext = hop\n"
+    "[pool hop]\nkind = net\npreset = cross_zone\nprotocol = grpc\nnext = chat\n"
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrequest_overhead_ms = 1\n";
+
+static json_t *parse(const result *r)
+{
+    cr_assert_eq(r->rc, 0, "exit %d: %s", r->rc, r->err);
+    json_error_t je;
+    json_t *j = json_loadb(r->out, r->nout, 0, &je);
+    cr_assert_not_null(j, "not JSON (%s): %.400s", je.text, r->out);
+    return j;
+}
+
+/* The HTML legend of the breakdown prints "NAME S% (M ms)" for all requests:
+ * S is the share of the mean and M the component's mean, so M must be the run's
+ * mean of that component (to the 3 digits printed) and S its share of the mean
+ * e2e (before issue 29 M was the mean of per-request ratios times the mean e2e:
+ * a result-cache hit counted as 100 % overhead). */
+Test(honest_cli, html_breakdown_figures_are_the_component_means, .timeout = 300)
+{
+    char sc[256], html[256];
+    write_file("gw.ini", GW, sc, sizeof sc);
+    result r = run_db(120, "run", sc, "--json", NULL);
+    json_t *j = parse(&r);
+    result_free(&r);
+    snprintf(html, sizeof html, "%s/page.html", dir);
+    r = run_db(120, "report", "1", "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    const char *at = strstr(page, "id=\"breakdown\"");
+    cr_assert_not_null(at, "no breakdown section");
+    double e2e = json_number_value(json_object_get(json_object_get(json_object_get(j, "latency_ms"), "e2e"), "mean"));
+    const char *parts[] = { "network", "queue", "service", "overhead" };
+    for (int k = 0; k < 4; k++) {
+        char want[64];
+        snprintf(want, sizeof want, "</i>%s ", parts[k]);
+        const char *p = strstr(at, want);
+        cr_assert_not_null(p, "no legend entry for %s", parts[k]);
+        double share, ms;
+        cr_assert_eq(sscanf(p + strlen(want), "%lf%% (%lf ms)", &share, &ms), 2, "legend of %s: %.60s", parts[k], p);
+        double mean = json_number_value(json_object_get(json_object_get(json_object_get(j, "latency_ms"), parts[k]), "mean"));
+        double bd = json_number_value(json_object_get(json_object_get(json_object_get(j, "breakdown"), "all"), parts[k]));
+        /* %.3g of the mean: within 0.5 in its third digit (and the JSON's 6 digits) */
+        cr_expect(fabs(ms - mean) <= 5e-3 * fabs(mean) + 1e-9, "%s: page %g ms, run mean %g ms", parts[k], ms, mean);
+        cr_expect(fabs(share - 100 * mean / e2e) <= 0.051, "%s: page %g%%, mean / e2e %g%%", parts[k], share,
+                  100 * mean / e2e);
+        cr_expect(fabs(bd * e2e - mean) <= 1e-5 * e2e, "%s: JSON share %g x e2e %g != mean %g", parts[k], bd, e2e, mean);
+    }
+    free(page);
+    json_decref(j);
+}
