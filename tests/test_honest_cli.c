@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tbin.h"
 #include "tcli.h"
@@ -74,4 +75,51 @@ Test(honest_cli, html_breakdown_figures_are_the_component_means, .timeout = 300)
     }
     free(page);
     json_decref(j);
+}
+
+/* M/M/4 at rho 0.5 with an SLO that holds. */
+static const char *MM4 =
+    "[sim]\nrequests = 2000\n[workload]\nrate = 20\n"
+    "[pool cpu]\nservers = 4\nservice_ms = exp(mean=100)\n[slo]\ne2e_p99_ms = 1000\n";
+
+/* `check` of a scenario whose baseline is missing (a renamed file, a lost
+ * database) passes with one warning line saying so; --require-baseline fails
+ * it; once a baseline is accepted neither warns. */
+Test(honest_cli, check_without_baseline_warns_or_fails)
+{
+    char sc[256];
+    write_file("mm4.ini", MM4, sc, sizeof sc);
+    result r = run_db(120, "check", sc, NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect_eq(lines(r.err), 1, "one warning line: %s", r.err);
+    cr_expect(strstr(r.err, "warning") && strstr(r.err, "no accepted baseline") && strstr(r.err, "mm4.ini"), "%s", r.err);
+    result_free(&r);
+    r = run_db(120, "check", sc, "--require-baseline", NULL);
+    cr_expect_eq(r.rc, 1, "--require-baseline fails: %s", r.out);
+    cr_expect(strstr(r.out, "MISSING") && strstr(r.out, "no accepted baseline"), "%s", r.out);
+    cr_expect_eq(r.nerr, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "baseline", "accept", "1", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(120, "check", sc, "--require-baseline", NULL);
+    cr_expect_eq(r.rc, 0, "%s%s", r.out, r.err);
+    cr_expect_eq(r.nerr, 0, "%s", r.err);
+    result_free(&r);
+}
+
+/* --set on a pool the file lacks (a typo) names the missing pool and the
+ * closest one, instead of refusing the key for a generic pool; with no close
+ * name it lists the file's pools.  Exit 2, one line, nothing stored. */
+Test(honest_cli, set_on_a_missing_pool_names_it)
+{
+    result r = run_db(60, "run", "scenarios/chat_plan.ini", "--set", "pool chta.replicas=4", NULL);
+    expect_one_line(&r, 2, "has no pool chta (did you mean [pool chat]?)", "latsim: --set: [pool chta]");
+    result_free(&r);
+    char sc[256];
+    write_file("mm4.ini", MM4, sc, sizeof sc);
+    r = run_db(60, "run", sc, "--set", "pool frontend.servers=4", NULL);
+    expect_one_line(&r, 2, "has no pool frontend (its pools: cpu;", "latsim: --set: [pool frontend]");
+    result_free(&r);
+    cr_expect(access(db, F_OK) != 0, "nothing stored: no database made");
 }

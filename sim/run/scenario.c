@@ -780,6 +780,37 @@ static int check_keys(ctx *x)
     return 0;
 }
 
+/* [NAME] (a "pool X" section) was created by --set alone.  Without a `kind`
+ * among its overrides that is a pool the file lacks (a typo of a pool's name,
+ * which would otherwise surface as a key "not valid" for a generic pool): the
+ * error names it, with the file's closest pool or its pools.  Returns 1 with
+ * the error set, 0 when the section is meant as a new pool. */
+static int set_pool_unknown(ctx *x, const char *name)
+{
+    const cfg *c = &x->s->raw;
+    if (cfg_get(c, name, "kind")) return 0;
+    const char *best = NULL;
+    size_t bd = (size_t) -1, nfile = 0;
+    char list[256] = "";
+    for (size_t j = 0; j < c->ns; j++) {
+        const char *m = c->s[j].name;
+        if (c->s[j].line <= 0 || strncmp(m, "pool ", 5)) continue;
+        nfile++;
+        size_t d = edit_distance(name + 5, m + 5);
+        if (d < bd) { bd = d; best = m + 5; }
+        size_t l = strlen(list);
+        if (l < sizeof list - 1) snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", m + 5);
+    }
+    if (nfile == 0) return 0;
+    if (best && (bd <= 2 || bd <= strlen(name + 5) / 2))
+        snprintf(x->c.err, x->c.errlen, "--set: [%s]: %s has no pool %s (did you mean [pool %s]?)", name,
+                 ERRMSG_SHOWN(c->path), name + 5, best);
+    else
+        snprintf(x->c.err, x->c.errlen, "--set: [%s]: %s has no pool %s (its pools: %s; give the new pool's kind to add one)",
+                 name, ERRMSG_SHOWN(c->path), name + 5, list);
+    return 1;
+}
+
 static int check_sections(ctx *x)
 {
     scenario *s = x->s;
@@ -791,6 +822,7 @@ static int check_sections(ctx *x)
         int named = strchr(n, ' ') != NULL;
         int ok = (!strcmp(n, "sim") || !strcmp(n, "explore") || !strcmp(n, "workload") || !strcmp(n, "client") || !strcmp(n, "slo") || !strcmp(head, "slo")) ||
                  (named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model") || !strcmp(head, "class")));
+        if (ok && named && !strcmp(head, "pool") && s->raw.s[i].line <= 0 && set_pool_unknown(x, n)) return -1;
         if (ok) continue;
         const cfg_entry *e = NULL;
         for (size_t j = 0; j < s->raw.n && !e; j++)
