@@ -227,6 +227,8 @@ struct llm {
     uint64_t spec_steps;      /* steps that speculated */
     double spec_verifs;       /* sequence verifications (one per decoding sequence per such step) */
     double spec_accepted;     /* proposed tokens accepted (before the cap at the output length), tokens */
+    double spec_tried;        /* proposed tokens judged: the accepted ones and the first rejected one of
+                                 each verification (later proposals are never looked at), tokens */
     double spec_emitted;      /* tokens the verifications emitted (accepted + bonus, capped), tokens */
     double spec_draft_ms;     /* drafting time added to the steps, ms */
     /* LoRA adapters (lora.c) */
