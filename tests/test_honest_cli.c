@@ -123,3 +123,28 @@ Test(honest_cli, set_on_a_missing_pool_names_it)
     result_free(&r);
     cr_expect(access(db, F_OK) != 0, "nothing stored: no database made");
 }
+
+/* [slo] terms on an LLM pool's MFU/MBU and KV occupancy (the golden signals
+ * "GPU utilisation < 80 %" and "memory < 90 %" as figures that do not read 1
+ * under any continuous-batching load, unlike the stepping share): chat_plan's
+ * MBU is about 0.28 and its KV occupancy 0.07 (3 x H100 tp 8 at 50 req/s), so
+ * a limit of 0.01 fails and one of 0.99 holds; on a scenario without an LLM
+ * pool the term is refused, naming it. */
+Test(honest_cli, slo_terms_on_mfu_mbu_and_kv_occupancy, .timeout = 300)
+{
+    result r = run_db(120, "check", "scenarios/chat_plan.ini", "--no-store", "--set", "slo.mbu_max=0.01", "--set",
+                      "slo.kv_occupancy_max=0.99", NULL);
+    cr_expect_eq(r.rc, 1, "%s%s", r.out, r.err);
+    cr_expect(strstr(r.out, "slo mbu_max <= 0.01") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "slo kv_occupancy_max") == NULL, "the KV term holds: %s", r.out);
+    result_free(&r);
+    r = run_db(120, "check", "scenarios/chat_plan.ini", "--no-store", "--set", "slo.mbu_max=0.99", "--set",
+               "slo.kv_occupancy_max=0.99", NULL);
+    cr_expect_eq(r.rc, 0, "%s%s", r.out, r.err);
+    result_free(&r);
+    char sc[256];
+    write_file("mm4.ini", MM4, sc, sizeof sc);
+    r = run_db(60, "run", sc, "--set", "slo.mfu_max=0.5", NULL);
+    expect_one_line(&r, 2, "mfu_max is reported only for LLM pools", "latsim: --set: [slo] mfu_max");
+    result_free(&r);
+}
