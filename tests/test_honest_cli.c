@@ -148,3 +148,21 @@ Test(honest_cli, slo_terms_on_mfu_mbu_and_kv_occupancy, .timeout = 300)
     expect_one_line(&r, 2, "mfu_max is reported only for LLM pools", "latsim: --set: [slo] mfu_max");
     result_free(&r);
 }
+
+/* --verbose prints a result cache's expected hit rate: repeat_share's, or for
+ * a Zipf over intents 1 - E[distinct] / requests. */
+Test(honest_cli, verbose_prints_the_expected_hit_rate)
+{
+    char sc[256];
+    write_file("rc.ini",
+               "[sim]\nrequests = 2000\n[workload]\nrate = 5\ntarget = cache\n"
+               "[pool cache]\nkind = result_cache\nnext = work\n[pool work]\nservice_ms = const(10)\n", sc, sizeof sc);
+    result r = run_db(60, "run", sc, "--verbose", NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "[pool cache] expected hit rate 0.3: repeat_share") != NULL, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "run", sc, "--verbose", "--set", "pool cache.intents=1000", NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "[pool cache] expected hit rate") && strstr(r.err, "over 2000 requests"), "%s", r.err);
+    result_free(&r);
+}
