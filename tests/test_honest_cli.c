@@ -166,3 +166,33 @@ Test(honest_cli, verbose_prints_the_expected_hit_rate)
     cr_expect(strstr(r.err, "[pool cache] expected hit rate") && strstr(r.err, "over 2000 requests"), "%s", r.err);
     result_free(&r);
 }
+
+/* replay replaces the workload: a copy of a replay scenario whose [workload]
+ * trace is not beside it still replays (the same predictions as the original),
+ * and the replay names the cost model it used, for a FILE and for --run ID. */
+Test(honest_cli, replay_ignores_the_workload_and_names_its_cost_model, .timeout = 300)
+{
+    const char *obs = "tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl";
+    char *orig = slurp_or_fail("scenarios/replay_vllm_rtx4090.ini", NULL);
+    char copy[256];
+    write_file("copied.ini", orig, copy, sizeof copy);
+    free(orig);
+    result a = run_db(200, "replay", obs, "--scenario", "scenarios/replay_vllm_rtx4090.ini", NULL);
+    cr_assert_eq(a.rc, 0, "%s", a.err);
+    result b = run_db(200, "replay", obs, "--scenario", copy, NULL);
+    cr_assert_eq(b.rc, 0, "the copy's trace is not there, but the replay does not need it: %s", b.err);
+    cr_expect(strstr(b.err, "[workload] is not used") != NULL, "%s", b.err);
+    const char *ta = strstr(a.out, "\n  metric"), *tb = strstr(b.out, "\n  metric");
+    cr_assert(ta && tb);
+    cr_expect_str_eq(ta, tb, "the same predictions");
+    cr_expect(strstr(a.out, "cost model: vllm roofline (datasheet)") != NULL, "%s", a.out);
+    result_free(&a);
+    result_free(&b);
+    a = run_db(200, "calib", "import", "observed", obs, "--scenario", "scenarios/replay_vllm_rtx4090.ini", NULL);
+    cr_assert_eq(a.rc, 0, "%s", a.err);
+    result_free(&a);
+    a = run_db(200, "replay", "--run", "1", NULL);
+    cr_assert_eq(a.rc, 0, "%s", a.err);
+    cr_expect(strstr(a.out, "cost model: vllm roofline (datasheet)") != NULL, "%s", a.out);
+    result_free(&a);
+}
