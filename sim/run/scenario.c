@@ -781,15 +781,32 @@ static int check_keys(ctx *x)
     return 0;
 }
 
-/* [NAME] (a "pool X" section) was created by --set alone.  Without a `kind`
- * among its overrides that is a pool the file lacks (a typo of a pool's name,
- * which would otherwise surface as a key "not valid" for a generic pool): the
- * error names it, with the file's closest pool or its pools.  Returns 1 with
- * the error set, 0 when the section is meant as a new pool. */
+/* 1 when VALUE, a comma-separated list (a `next` or `target`), names POOL. */
+static int names_pool(const char *value, const char *pool)
+{
+    size_t n = strlen(pool);
+    for (const char *p = value; *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        size_t l = strcspn(p, ", ");
+        if (l == n && !strncmp(p, pool, n)) return 1;
+        p += l;
+    }
+    return 0;
+}
+
+/* [NAME] (a "pool X" section) was created by --set alone.  Unless its
+ * overrides give its `kind` or some `next` or `target` names it (a pool added
+ * on the command line), that is a pool the file lacks (a typo of a pool's
+ * name, which would otherwise surface as a key "not valid" for a generic
+ * pool): the error names it, with the file's closest pool or its pools.
+ * Returns 1 with the error set, 0 when the section is meant as a new pool. */
 static int set_pool_unknown(ctx *x, const char *name)
 {
     const cfg *c = &x->s->raw;
     if (cfg_get(c, name, "kind")) return 0;
+    for (size_t j = 0; j < c->n; j++)
+        if ((!strcmp(c->e[j].key, "next") || !strcmp(c->e[j].key, "target")) && names_pool(c->e[j].value, name + 5))
+            return 0;
     const char *best = NULL;
     size_t bd = (size_t) -1, nfile = 0;
     char list[256] = "";
@@ -807,7 +824,7 @@ static int set_pool_unknown(ctx *x, const char *name)
         snprintf(x->c.err, x->c.errlen, "--set: [%s]: %s has no pool %s (did you mean [pool %s]?)", name,
                  ERRMSG_SHOWN(c->path), name + 5, best);
     else
-        snprintf(x->c.err, x->c.errlen, "--set: [%s]: %s has no pool %s (its pools: %s; give the new pool's kind to add one)",
+        snprintf(x->c.err, x->c.errlen, "--set: [%s]: %s has no pool %s (its pools: %s; to add one, give its kind or name it in a next)",
                  name, ERRMSG_SHOWN(c->path), name + 5, list);
     return 1;
 }
