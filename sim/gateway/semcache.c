@@ -391,6 +391,19 @@ double semcache_expected_hit_rate(const pool_cfg *p, double requests, int *repea
     return 1 - d / requests;
 }
 
+/* The kind's verbose hook (kind.h): the expected hit rate. */
+static void verbose(const pool_cfg *p, const char *sec, double requests, FILE *out)
+{
+    int repeat;
+    double h = semcache_expected_hit_rate(p, requests, &repeat);
+    if (repeat)
+        fprintf(out, "  [%s] expected hit rate %.3g: repeat_share (unbounded capacity, no TTL; less what "
+                "cache_ttl_s, capacity and answers still on their way take)\n", sec, h);
+    else
+        fprintf(out, "  [%s] expected hit rate %.3g over %.0f requests: 1 - expected distinct intents / requests "
+                "(unbounded capacity, no TTL; it grows with the run; repeat_share sets it instead)\n", sec, h, requests);
+}
+
 /* The kind's footprint hook (kind.h): the intents' Zipf table and the entries
  * the cache may come to hold (its capacity, the intents, the run's requests:
  * whichever is least). */
@@ -414,6 +427,7 @@ const station_kind semcache_kind = {
     .make = semcache_new,
     .free_cfg = free_cfg,
     .footprint = footprint,
+    .verbose = verbose,
     .min_next = 1,
     .max_next = 1,
     .flags = KIND_GATEWAY,

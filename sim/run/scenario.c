@@ -25,7 +25,6 @@
 #include "workload/gwattr.h"
 #include "core/zipf.h"
 #include "engine/request.h"
-#include "gateway/semcache.h"
 #include "engine/simtime.h"
 
 enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32, K_CLASS = 64, K_CLIENT = 128 };
@@ -1538,18 +1537,11 @@ void scenario_print_defaults(const scenario *s, FILE *out)
         snprintf(sec, sizeof sec, "pool %s", p->name);
         const char *kind = p->kind->name;
         if (!strcmp(kind, "result_cache")) {
-            int repeat;
-            double h = semcache_expected_hit_rate(p, (double) s->requests, &repeat);
+            int repeat = !cfg_get(&s->raw, sec, "intents") && !cfg_get(&s->raw, sec, "intent_zipf");
             static const char *const RC[] = { "capacity", "intents", "intent_zipf", "false_hit_rate" };
             static const char *const RR[] = { "capacity", "repeat_share", "false_hit_rate" };
             for (size_t k = 0; k < (repeat ? 3 : 4); k++) kind_line(out, &s->raw, sec, p, repeat ? RR[k] : RC[k]);
-            if (repeat)
-                fprintf(out, "  [%s] expected hit rate %.3g: repeat_share (unbounded capacity, no TTL; less what "
-                        "cache_ttl_s, capacity and answers still on their way take)\n", sec, h);
-            else
-                fprintf(out, "  [%s] expected hit rate %.3g over %llu requests: 1 - expected distinct intents / requests "
-                        "(unbounded capacity, no TTL; it grows with the run; repeat_share sets it instead)\n", sec, h,
-                        (unsigned long long) s->requests);
+            if (p->kind->verbose) p->kind->verbose(p, sec, (double) s->requests, out);
             continue;
         }
         if (!strcmp(kind, "router")) {
