@@ -632,6 +632,38 @@ static double step_direct(const ccost *c, const cost_step *s, ccost_parts *parts
     return total;
 }
 
+double ccost_overhead_ms(const ccost *c, const cost_step *s)
+{
+    if (s->prefill_tokens <= 0 && s->decode_seqs <= 0)
+        return 0;
+    if (c->kind == CC_ROOFLINE)
+        return cost_step_overhead_ms(&c->roof, s);
+    if (c->kind == CC_FITTED && !c->fev.staged) {
+        double p[CF_NTERMS];
+        cfitted_step_ms(&c->fitted, c->tp, s, p);
+        return p[CF_FIXED] * fitted_ratio(c, CF_FIXED) + p[CF_LAUNCH] * fitted_ratio(c, CF_LAUNCH)
+               + p[CF_SEQ] * fitted_ratio(c, CF_SEQ);
+    }
+    if (c->kind == CC_PROFILE) {
+        const cc_table *t = &c->tab;
+        if (c->profile.cpu.n == 0) return 0;
+        int64_t seqs = (int64_t)s->prefill_seqs + s->decode_seqs;
+        if (t->cpu && seqs >= 0 && seqs < t->nseq) {
+            double u = t->cpu[seqs];
+            return u != 0 ? u : fill_cpu(c, seqs);
+        }
+    }
+    /* A staged fitted model, or a step past a profile's tables: every part evaluated. */
+    ccost_parts parts;
+    step_direct(c, s, &parts, NULL);
+    double o = 0;
+    for (int i = 0; i < parts.n; i++)
+        if (!strcmp(parts.name[i], "fixed") || !strcmp(parts.name[i], "launch") || !strcmp(parts.name[i], "cpu")
+            || !strcmp(parts.name[i], "overhead"))
+            o += parts.ms[i];
+    return o;
+}
+
 /* ---- the calibrated rows of the cost-model table: auto, fitted, profile -------- */
 
 /* State of the calibrated rows: what the pool asked for, and once built the
@@ -769,6 +801,12 @@ static double calib_ms(const cost_model *m, const cost_step *s)
     return c->c ? ccost_step_ms(c->c, s, NULL, NULL) : 0;
 }
 
+static double calib_overhead_ms(const cost_model *m, const cost_step *s)
+{
+    const cost_calib *c = m->state;
+    return c->c ? ccost_overhead_ms(c->c, s) : 0;
+}
+
 static void calib_free(cost_model *m)
 {
     cost_calib *c = m->state;
@@ -824,11 +862,14 @@ static const cost_model *calib_delegate(const cost_model *m)
 
 static const cost_ops CALIB_ROWS[] = {
     { "auto", "the best calibrated model stored for the pool's model, GPU, tp and weights (lowest cross-validated error), else the roofline",
-      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate },
+      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate,
+      calib_overhead_ms },
     { "fitted", "the parametric step model fitted to measured steps (latsim calib fit); cost_id picks one",
-      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate },
+      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate,
+      calib_overhead_ms },
     { "profile", "per-operator measurements interpolated (latsim calib fit profile); cost_id picks one",
-      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate },
+      CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate,
+      calib_overhead_ms },
 };
 
 int ccost_register(void)

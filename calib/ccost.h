@@ -108,6 +108,12 @@ int ccost_resolve_for(sqlite3 *db, const char *kind, int64_t id, const cost_mode
  * its prepared form: the same value, to the bit, as with them (every part evaluated). */
 double ccost_step_ms(const ccost *c, const cost_step *s, ccost_parts *parts, int *extrap);
 
+/* The framework-overhead part of ccost_step_ms(C, S), ms: a fitted model's
+ * fixed, launch and per-sequence (cpu) terms, a profile's CPU part, the
+ * roofline's step_overhead_ms and launches (cost_ops.overhead_ms).  0 for an
+ * empty step. */
+double ccost_overhead_ms(const ccost *c, const cost_step *s);
+
 /* Makes M (a pool's cost model, its hardware resolved) the fitted model F on
  * M's own GPU, of measurement source SOURCE (e.g. "observed"): what `cost =
  * fitted` builds for a stored fit, without the store.  Returns 0, or -1 when out

@@ -411,6 +411,32 @@ int cobs_replay_observed(const cobs_run *run, cobs_replay *out, char *err, size_
     return 0;
 }
 
+/* The cost model of each LLM pool of RES, "POOL KIND (SOURCE[, id N])" joined
+ * by "; ", into BUF (N bytes; "" for none). */
+static void cost_of(const sim_result *res, char *buf, size_t n)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < res->npools; i++) {
+        const pool_result *p = &res->pools[i];
+        const char *kind = NULL, *src = NULL;
+        double id = NAN;
+        for (int k = 0; k < p->nmetrics; k++) {
+            if (!strcmp(p->metrics[k].name, "cost_model.kind")) kind = p->metrics[k].text;
+            else if (!strcmp(p->metrics[k].name, "cost_model.source")) src = p->metrics[k].text;
+            else if (!strcmp(p->metrics[k].name, "cost_model.id")) id = p->metrics[k].value;
+        }
+        if (!kind || o >= n - 1) continue;
+        int w = snprintf(buf + o, n - o, "%s%s %s (%s", o ? "; " : "", p->name, kind, src ? src : "?");
+        if (w > 0) o += (size_t) w < n - o ? (size_t) w : n - o - 1;
+        if (!isnan(id) && o < n - 1) {
+            w = snprintf(buf + o, n - o, ", id %.0f", id);
+            if (w > 0) o += (size_t) w < n - o ? (size_t) w : n - o - 1;
+        }
+        if (o < n - 1) buf[o++] = ')', buf[o] = 0;
+    }
+}
+
 static int replay_requests(const cobs_run *run, const scenario *sc, const char *pool, sqlite3 *db, cobs_replay *out,
                            char *err, size_t errlen)
 {
@@ -425,6 +451,7 @@ static int replay_requests(const cobs_run *run, const scenario *sc, const char *
         return rc;
     }
     fill_pred(&res, out);
+    cost_of(&res, out->cost, sizeof out->cost);
     sim_result_free(&res);
     return 0;
 }
@@ -487,6 +514,7 @@ static int replay_levels(const cobs_run *run, const scenario *sc, const char *po
         P->e2e_ms = res.saturated ? NAN : res.e2e.mean;
         P->ttft_p99_ms = res.saturated ? NAN : res.ttft.p99;
         P->output_tps = res.output_tps;
+        if (i == 0) cost_of(&res, out->cost, sizeof out->cost);
         out->events += res.events;
         out->wall_s += res.wall_time_s;
         sim_result_free(&res);

@@ -58,6 +58,8 @@ typedef struct cobs_replay {
     uint64_t events;          /* events simulated, all simulations together */
     double wall_s;            /* wall-clock time of the simulations, s */
     char note[512];           /* what the replay left out (classes), "" for nothing */
+    char cost[256];           /* the cost model of each LLM pool the simulation used, "POOL KIND (source[,
+                                 id N])" joined by "; ", "" for none */
     cobs_level_pred *lv;      /* per sweep level (owned), NULL for a request run */
     size_t nlv;
 } cobs_replay;

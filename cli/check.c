@@ -28,7 +28,7 @@
 
 #define MAX_FILES 256
 
-enum { O_JUNIT = 1, O_TOLERANCE, O_SEED, O_JOBS, O_NO_STORE };
+enum { O_JUNIT = 1, O_TOLERANCE, O_SEED, O_JOBS, O_NO_STORE, O_REQUIRE_BASELINE };
 
 static const cli_opt CHECK_OPTS[] = {
     { "junit", O_JUNIT, "OUT.xml", "write JUnit XML: one testsuite per scenario, one testcase per SLO term and per "
@@ -41,6 +41,8 @@ static const cli_opt CHECK_OPTS[] = {
     CLI_OPT_DB,
     CLI_OPT_COST_DB,
     { "no-store", O_NO_STORE, NULL, "do not store the runs (a dry check)", 0 },
+    { "require-baseline", O_REQUIRE_BASELINE, NULL, "fail a scenario that has no accepted baseline (default: one "
+      "warning line)", 0 },
     { NULL },
 };
 
@@ -298,6 +300,7 @@ typedef struct checker {
     uint64_t seed;            /* --seed (0: each scenario's) */
     int jobs;                 /* --jobs (0: all cores) */
     int store;                /* 0: --no-store */
+    int require_baseline;     /* 1: --require-baseline (a scenario without one fails) */
     sqlite3 *db;              /* the database, read-only (NULL when there is none) */
     item *its;                /* one per scenario */
     double wall;              /* seconds the runs took */
@@ -313,6 +316,7 @@ static int check_opt(void *ctx, int id, const char *v)
     switch (id) {
     case O_JUNIT: ck->junit = v; return 0;
     case O_NO_STORE: ck->store = 0; return 0;
+    case O_REQUIRE_BASELINE: ck->require_baseline = 1; return 0;
     case O_TOLERANCE:
         ck->tol = strtod(v, &end);
         if (end == v || *end || !(ck->tol >= 0) || !isfinite(ck->tol))
@@ -455,7 +459,14 @@ static int check_verdicts(checker *ck, item *it)
         if (bad) return cu_die(1, "out of memory");
     }
     it->baseline = 0;
-    if (!ck->db || planstore_baseline_of(ck->db, it->path, &it->baseline, err, sizeof err) != 1) return 0;
+    if (!ck->db || planstore_baseline_of(ck->db, it->path, &it->baseline, err, sizeof err) != 1) {
+        /* No accepted baseline (a renamed file, a lost database): a failure with
+         * --require-baseline, else one warning line (check_print). */
+        if (ck->require_baseline &&
+            add_verdict(it, 1, "baseline", "no accepted baseline for this scenario (latsim baseline accept RUN)"))
+            return cu_die(1, "out of memory");
+        return 0;
+    }
     report b;
     memset(&b, 0, sizeof b);
     int rc = 0;
@@ -512,6 +523,7 @@ static int check_print(const checker *ck)
         char run[32] = "-", base[32] = "none";
         if (ck->store) snprintf(run, sizeof run, "%lld", (long long) ck->ids[i]);
         if (it->baseline) snprintf(base, sizeof base, "%s (%lld)", bf ? "WORSE" : "ok", (long long) it->baseline);
+        else if (bf) snprintf(base, sizeof base, "MISSING");
         printf("%-36s %6s %5s %-10s %s\n", ERRMSG_SHOWN(it->path), run, it->slo.n == 0 ? "-" : sf ? "FAIL" : "ok", base,
                it->failed ? "FAIL" : "pass");
         for (int k = 0; k < it->nv; k++)
@@ -520,6 +532,16 @@ static int check_print(const checker *ck)
         failed |= it->failed;
     }
     for (int i = 0; i < ck->nf; i++) prov_warn(&ck->its[i].o.rep);   /* at most once */
+    int nobase = 0, first = -1;
+    for (int i = 0; i < ck->nf; i++)
+        if (!ck->its[i].baseline) {
+            if (first < 0) first = i;
+            nobase++;
+        }
+    if (nobase && !ck->require_baseline)
+        fprintf(stderr, "latsim: check: warning: %s%s%s has no accepted baseline: not compared with one "
+                "(latsim baseline accept RUN; --require-baseline fails instead)\n", ERRMSG_SHOWN(ck->its[first].path),
+                nobase > 1 ? " and " : "", nobase > 1 ? (nobase == 2 ? "1 other scenario" : "other scenarios") : "");
     return failed ? 1 : 0;
 }
 

@@ -183,6 +183,77 @@ static int load_scenario(const char *path, const char *text, scenario *sc)
     return 0;
 }
 
+/* The bytes of file PATH, NUL-terminated, malloc'd; NULL when it cannot be read. */
+static char *read_all(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    while (b) {
+        n += fread(b + n, 1, cap - n - 1, f);
+        if (n < cap - 1) break;
+        char *x = realloc(b, cap *= 2);
+        if (!x) { free(b); b = NULL; }
+        else b = x;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!b || bad) { free(b); return NULL; }
+    b[n] = 0;
+    return b;
+}
+
+/* The text of scenario SRC for a replay, which replaces its workload: the
+ * [workload] section's arrival keys, trace and token-length keys (a copied
+ * scenario's trace or empirical file need not exist) replaced by `arrival =
+ * poisson` and `rate = 1`; its other keys (target, classes' attributes) and
+ * every other section kept, line for line (so that errors keep their lines).
+ * Returns a malloc'd string, or NULL when out of memory. */
+static char *replay_text(const char *src)
+{
+    static const char *const DROP[] = { "arrival", "trace", "rate", "users", "think_ms", "ramp_users_s", "cv",
+                                        "prompt_tokens", "output_tokens", "time_column", "time_format", "speedup",
+                                        "complexity_column", "loop", NULL };
+    size_t n = strlen(src);
+    char *out = malloc(n + 64);
+    if (!out) return NULL;
+    size_t o = 0;
+    int in_wl = 0, added = 0;
+    for (const char *p = src; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t) (e - p) + 1 : strlen(p);
+        const char *q = p;
+        while (*q == ' ' || *q == '\t') q++;
+        int drop = 0;
+        if (*q == '[') {
+            const char *r = q + 1;
+            while (*r == ' ') r++;
+            in_wl = !strncmp(r, "workload", 8) && (r[8] == ']' || r[8] == ' ');
+        } else if (in_wl) {
+            for (int k = 0; DROP[k] && !drop; k++) {
+                size_t kl = strlen(DROP[k]);
+                const char *r = q + kl;
+                while (*r == ' ' || *r == '\t') r++;
+                drop = !strncmp(q, DROP[k], kl) && *r == '=';
+            }
+        }
+        if (drop) out[o++] = '\n';   /* the line stays, empty */
+        else {
+            memcpy(out + o, p, len);
+            o += len;
+            if (len && out[o - 1] != '\n') out[o++] = '\n';
+        }
+        if (in_wl && *q == '[' && !added) {
+            o += (size_t) sprintf(out + o, "arrival = poisson\nrate = 1\n");
+            added = 1;
+        }
+        p += len;
+    }
+    out[o] = 0;
+    return out;
+}
+
 /* ---- calib import observed ----------------------------------------------- */
 
 typedef struct import_job {
@@ -360,6 +431,7 @@ static void print_table(const replay_ctx *c, const cobs_run *run, const cobs_rep
            c->pool ? ", pool " : "", c->pool ? ERRMSG_SHOWN(c->pool) : "");
     if (c->note && c->note[0]) printf("note: %s\n", ERRMSG_SHOWN(c->note));
     if (r->note[0]) printf("note: %s\n", r->note);
+    if (r->cost[0]) printf("cost model: %s\n", ERRMSG_SHOWN(r->cost));
     if (run->nlvl) {
         printf("\n  %-12s %-20s %14s %14s %10s\n", run->lvl[0].closed ? "concurrency" : "rate", "metric", "observed",
                "predicted", "error");
@@ -428,6 +500,8 @@ static void print_json(const replay_ctx *c, const cobs_run *run, const cobs_repl
     report_json_str(f, c->note ? c->note : "");
     fputs(", \"replay_note\": ", f);
     report_json_str(f, r->note);
+    fputs(", \"cost_model\": ", f);
+    report_json_str(f, r->cost);
     fprintf(f, ", \"events\": %llu, \"wall_s\": %.6g", (unsigned long long) r->events, r->wall_s);
     if (run->nlvl) {
         fputs(", \"levels\": [", f);
@@ -599,8 +673,26 @@ int replay_main(int argc, char **argv)
         if ((rc = read_file(&o, &run)) != 0) goto out;
         if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = say(2, err); goto out; }
     }
-    rc = load_scenario(scenario_name, text, sc);
-    if (rc) goto out;
+    {
+        /* The replay replaces the workload: a [workload] that does not load (a
+         * copied scenario whose trace is elsewhere) is loaded without it. */
+        char lerr[2048];
+        int s = text ? scenario_load_text(sc, scenario_name, text, NULL, 0, lerr, sizeof lerr)
+                     : scenario_load(sc, scenario_name, NULL, 0, lerr, sizeof lerr);
+        if (s != 0 && strstr(lerr, "[workload]")) {
+            char *file = text ? NULL : read_all(scenario_name);
+            char *alt = replay_text(text ? text : file ? file : "");
+            scenario_delete(sc);
+            sc = scenario_new();
+            if (!sc) { free(alt); free(file); rc = say(1, "out of memory"); goto out; }
+            s = !alt || !(text || file) ? -1 : scenario_load_text(sc, scenario_name, alt, NULL, 0, lerr, sizeof lerr);
+            if (s == 0) fprintf(stderr, "latsim: replay: %s: its [workload] is not used (%s)\n", ERRMSG_SHOWN(scenario_name),
+                                "the observed requests replace it");
+            free(alt);
+            free(file);
+        }
+        if (s != 0) { rc = say(strstr(lerr, "out of memory") ? 1 : 2, lerr); goto out; }
+    }
     rc = cobs_replay_run(&run, sc, o.pool, db, &r, err, sizeof err);
     if (rc) { say(rc, err); goto out; }
     char label[64];

@@ -386,7 +386,11 @@ static void pools(FILE *out, const design *d)
 {
     const report *r = &d->rep;
     static const struct { const char *m, *s, *h; } COLS[] = {
-        { "utilization", "value", "utilization" }, { "arrivals", "value", "arrivals" }, { "served", "value", "served" },
+        /* utilization is the busy share: of servers (generic), of time stepping (LLM: 1 under any
+         * continuous-batching load); MFU, MBU and KV occupancy say how hard the steps use the GPUs */
+        { "utilization", "value", "busy share" }, { "mfu", "value", "MFU" }, { "mbu", "value", "MBU" },
+        { "kv_occupancy", "value", "KV occupancy" },
+        { "arrivals", "value", "arrivals" }, { "served", "value", "served" },
         { "gpus", "value", "GPUs" }, { "cost_per_hour", "value", "$/h" }, { "queue", "p50", "queue p50 ms" },
         { "queue", "p99", "queue p99 ms" }, { "service", "p50", "service p50 ms" }, { "service", "p99", "service p99 ms" },
         { "ttft", "p99", "TTFT p99 ms" }, { "tpot", "p99", "TPOT p99 ms" }, { "e2e", "p99", "E2E p99 ms" },

@@ -10,16 +10,20 @@ Test(breakdown, shares_by_hand)
 {
     bd_acc *b = bd_new();
     cr_assert_not_null(b);
-    double a[BD_N] = {10, 20, 60, 10};          /* e2e 100: 0.1 0.2 0.6 0.1 */
+    double a[BD_N] = {10, 20, 60, 10};          /* e2e 100 */
     double c[BD_N] = {0, 0, 1000, 0};           /* e2e 1000: all service */
     bd_add(b, 100, a);
     bd_add(b, 1000, c);
     double s[BD_N];
     cr_assert_eq(bd_shares(b, 0, s), 2);
-    cr_assert_float_eq(s[BD_NETWORK], 0.05, 1e-12);
-    cr_assert_float_eq(s[BD_QUEUE], 0.1, 1e-12);
-    cr_assert_float_eq(s[BD_SERVICE], 0.8, 1e-12);
-    cr_assert_float_eq(s[BD_OVERHEAD], 0.05, 1e-12);
+    /* The share of the mean: each component's mean (5, 10, 530, 5 ms) over the
+     * mean e2e (550 ms), not the mean of the per-request ratios (0.05, 0.1,
+     * 0.8, 0.05), so that share x mean e2e is the component's mean. */
+    cr_assert_float_eq(s[BD_NETWORK], 10.0 / 1100, 1e-12);
+    cr_assert_float_eq(s[BD_QUEUE], 20.0 / 1100, 1e-12);
+    cr_assert_float_eq(s[BD_SERVICE], 1060.0 / 1100, 1e-12);
+    cr_assert_float_eq(s[BD_OVERHEAD], 10.0 / 1100, 1e-12);
+    cr_assert_float_eq(s[BD_OVERHEAD] * 550, 5.0, 1e-9);
     /* only the slow one */
     cr_assert_eq(bd_shares(b, 999, s), 1);
     cr_assert_float_eq(s[BD_SERVICE], 1.0, 1e-12);

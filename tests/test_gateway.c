@@ -211,7 +211,10 @@ Test(gateway, json_has_network_and_overhead_in_every_run)
             }
             cr_assert(json_is_number(n) && json_number_value(n) == 0, "run %d network %s", t, stats[k]);
             if (t == 0) cr_assert(json_is_number(h) && json_number_value(h) == 0);
-            else cr_assert(json_is_number(h) && json_number_value(h) == 2, "LLM overhead %s", stats[k]);
+            /* request_overhead_ms, plus the framework overhead of the request's 20
+             * steps (one prefill, 19 decodes), each 1 ms + 32 layers x 20 us. */
+            else cr_assert(json_is_number(h) && json_number_value(h) >= (2 + 20 * 1.64) * (1 - 1e-6),
+                           "LLM overhead %s %g", stats[k], json_number_value(h));
         }
         json_decref(o);
     }

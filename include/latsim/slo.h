@@ -15,13 +15,15 @@
 #include <stdio.h>
 #include "latsim/report.h"   /* store_stat */
 
-typedef enum { SLO_LATENCY, SLO_ERROR_RATE, SLO_UTIL_MAX } slo_kind;
+/* SLO_POOL_MAX: a limit on every LLM pool's METRIC (mfu_max, mbu_max, kv_occupancy_max, ...). */
+typedef enum { SLO_LATENCY, SLO_ERROR_RATE, SLO_UTIL_MAX, SLO_POOL_MAX } slo_kind;
 
 typedef struct slo_term {
     char key[64];             /* as written, e.g. "ttft_p99_ms" */
     char cls[64];             /* "" for [slo], else the request class of [slo CLASS] */
     slo_kind kind;
-    char metric[32];          /* SLO_LATENCY: the latency metric, e.g. "ttft" */
+    char metric[32];          /* SLO_LATENCY: the latency metric, e.g. "ttft"; SLO_POOL_MAX: the pool
+                                 metric, e.g. "mfu" */
     char stat[8];             /* SLO_LATENCY: "p99", "mean"... */
     double limit;             /* ms (latency), fraction (error_rate), share (utilization_max) */
     int line;                 /* line in the scenario file, 0 = --set */

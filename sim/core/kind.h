@@ -53,6 +53,10 @@ typedef struct station_kind {
      * over DURATION_S of simulated time (scn_check_period).  Returns 0 or -1.
      * NULL: it has none beyond the fleet keys'. */
     int (*check_periods)(scn_ctx *x, const char *sec, const pool_cfg *p, double duration_s);
+    /* Prints on OUT the lines `run --verbose` adds for pool P of section SEC in
+     * a run of REQUESTS measured requests (a result cache's expected hit rate).
+     * NULL: none. */
+    void (*verbose)(const pool_cfg *p, const char *sec, double requests, FILE *out);
     /* $ per hour the pool costs at its configured size (NULL: free). */
     double (*usd_per_hour)(const pool_cfg *p);
     const char *units_key;    /* the key that counts its units ("replicas"; NULL: "servers") */

@@ -44,13 +44,24 @@ static int stat_rank(const char *stat)
     return -1;
 }
 
+/* The LLM pool metric a "<metric>_max" SLO term limits (SLO_POOL_MAX), or NULL. */
+static const char *pool_max_metric(const char *key)
+{
+    static const char *const M[] = { "mfu", "mbu", "mfu_busy", "mbu_busy", "kv_occupancy", "kv_peak" };
+    size_t len = strlen(key);
+    if (len < 5 || strcmp(key + len - 4, "_max")) return NULL;
+    for (size_t i = 0; i < sizeof M / sizeof M[0]; i++)
+        if (strlen(M[i]) == len - 4 && !strncmp(key, M[i], len - 4)) return M[i];
+    return NULL;
+}
+
 /* Parses "<metric>_<stat>_ms" into T.  Returns 0, or -1 with MSG set. */
 static int latency_term(const char *key, int has_llm, slo_term *t, char *msg, size_t n)
 {
     size_t len = strlen(key);
     if (len < 4 || strcmp(key + len - 3, "_ms")) {
         snprintf(msg, n, "unknown SLO term (expected <metric>_<stat>_ms, e.g. ttft_p99_ms, or error_rate, "
-                 "utilization_max, headroom)");
+                 "utilization_max, mfu_max, mbu_max, kv_occupancy_max, headroom)");
         return -1;
     }
     char body[64];
@@ -142,6 +153,15 @@ int slo_parse(const cfg *c, int has_llm, const char *const *classes, int nclasse
         if (!strcmp(e->key, "error_rate")) {
             if (v < 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a fraction in [0, 1]");
             t.kind = SLO_ERROR_RATE;
+        } else if (pool_max_metric(e->key)) {
+            /* mfu_max, mbu_max, kv_occupancy_max...: a limit on every LLM pool's figure */
+            char why[200];
+            snprintf(why, sizeof why, cls[0] ? "%s belongs in [slo] (pools are shared by the classes)"
+                                             : "%s is reported only for LLM pools (the scenario has none)", e->key);
+            if (cls[0] || !has_llm) return fail(c, e, sec, err, errlen, why);
+            if (v <= 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a share in (0, 1]");
+            t.kind = SLO_POOL_MAX;
+            snprintf(t.metric, sizeof t.metric, "%s", pool_max_metric(e->key));
         } else if (!strcmp(e->key, "utilization_max")) {
             if (cls[0]) return fail(c, e, sec, err, errlen, "utilization_max belongs in [slo] (pools are shared by the classes)");
             if (v <= 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a share in (0, 1]");
@@ -205,6 +225,8 @@ void slo_keys(void (*row)(void *ctx, const char *key, const char *def, const cha
     row(ctx, "<metric>_<stat>_ms", "",
         "limit, ms: metric e2e|queue|service|network (LLM: overhead|ttft|tpot|itl), stat p50|p90|p95|p99|p999|mean|max");
     row(ctx, "error_rate", "", "limit on (rejected + timed out + failed) / requests");
-    row(ctx, "utilization_max", "", "[slo] only: limit on every pool's utilisation");
+    row(ctx, "utilization_max", "", "[slo] only: limit on every pool's utilisation (busy share; LLM: stepping share)");
+    row(ctx, "mfu_max", "", "[slo] only: limit on every LLM pool's MFU (also mbu_max, mfu_busy_max, mbu_busy_max)");
+    row(ctx, "kv_occupancy_max", "", "[slo] only: limit on every LLM pool's time-mean KV occupancy (kv_peak_max: its peak)");
     row(ctx, "headroom", "1", "[slo] only: plan and check run the workload at this x its rate");
 }

@@ -80,6 +80,11 @@ typedef struct request {
     simtime_t kvx_ns;       /* KV transfer from a prefill pool: its blocks reserved to its KV arrived
                                (link wait + bytes / bandwidth + latency), ns; part of service_ns */
     simtime_t kvl_ns;       /* KV loaded back from offload tiers before its prefill, ns; part of service_ns */
+    simtime_t fw_ns;        /* framework overhead of the LLM steps it was in (each step's fixed, launch and
+                               per-sequence CPU part, cost_ops.overhead_ms), ns; part of service_ns: the
+                               report counts it as overhead (docs/metrics.md) */
+    simtime_t fw_mark;      /* the replica's fw_cum when it joined its running sequences, ns */
+    simtime_t pool_fw0;     /* fw_ns when it entered the current pool, ns */
     simtime_t fwd_net_ns;   /* of network_ns, the network time of the hops on the way in (up), ns */
     simtime_t ret_first_net_ns; /* of ret_first_ns, its network part (the rest is protocol time), ns */
     int32_t tf_pool;        /* 1 + index of the pool that emitted its first token (tf holds the snapshot
@@ -114,6 +119,7 @@ typedef struct request {
         simtime_t network_ns, overhead_ns, ret_last_ns;   /* those fields then (both ways counted), ns */
         simtime_t fwd_net_ns;/* fwd_net_ns then, ns */
         simtime_t kvx_ns, kvl_ns;   /* KV transfer and KV load time then, ns */
+        simtime_t fw_ns;     /* framework overhead of the steps up to then, ns (set by LLM pools; else 0) */
     } tf;
     /* The stations it entered (path[i] the pool index of the i-th, for i < min(hops, REQ_PATH)) and
      * the out-edge it left each along (edge[i], written when it left path[i] for a next station). */
@@ -165,6 +171,7 @@ static inline void req_first_token(request *r, simtime_t t, int pool)
     r->tf.fwd_net_ns = r->fwd_net_ns;
     r->tf.kvx_ns = r->kvx_ns;
     r->tf.kvl_ns = r->kvl_ns;
+    r->tf.fw_ns = 0;
 }
 
 #endif

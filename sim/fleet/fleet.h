@@ -51,6 +51,16 @@ typedef struct fleet_cfg {
     double swap_factor;    /* service-time multiplier while over the limit, >= 1 */
 } fleet_cfg;
 
+/* 1 when a pool of C can start units while it runs (autoscaling, failures and
+ * repairs, cold starts): its requests are then told apart as cold (one that
+ * waited for a start: it entered the pool before the unit that served it came
+ * up, or was among a unit's first cold_requests with cold_factor > 1) or warm,
+ * and reported apart (docs/fleet.md). */
+static inline int fleet_starts(const fleet_cfg *c)
+{
+    return c && (c->autoscale || c->fault.failures || c->cold);
+}
+
 /* What the controller asks of the station. */
 typedef struct fleet_units {
     void *ctx;                                   /* the station */

@@ -7,6 +7,7 @@
 #include "core/zipf.h"
 
 #include <ctype.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,16 @@ typedef struct semcache_cfg {
     size_t intents;           /* intents drawn here for requests without one */
     double zipf;              /* their Zipf exponent, > 0 */
     simtime_t ttl;            /* answer lifetime, ns (SIMTIME_NEVER = forever, 0 = never stored) */
+    double repeat;            /* repeat_share: share of requests (without a class intent) that repeat an
+                                 earlier request's question, [0, 1); < 0: the Zipf over intents instead */
 } semcache_cfg;
+
+/* Earlier requests' intents a repeat may draw from: the latest REPEAT_MAX (in a
+ * ring; 8 MiB at most), so that memory does not grow with the run. */
+#define REPEAT_MAX ((size_t) 1 << 20)
+
+/* Default repeat_share: the hit rate the defaults give (unbounded capacity, no TTL). */
+#define REPEAT_DEFAULT 0.3
 
 typedef struct semcache {
     station st;               /* common part; must be first */
@@ -43,6 +53,10 @@ typedef struct semcache {
     int nb;                   /* batches complete */
     uint64_t bsize;           /* lookups per batch */
     uint64_t cl, ch;          /* the batch being filled: lookups, hits */
+    uint64_t *past;           /* repeat_share: intents of earlier requests (a ring of up to REPEAT_MAX) */
+    size_t npast_cap;         /* its allocated entries */
+    uint64_t npast;           /* intents recorded so far (the ring's write position mod REPEAT_MAX) */
+    uint64_t fresh;           /* repeat_share: new intents handed out so far */
 } semcache;
 
 /* Counts a measured lookup (HIT: it hit) into the batches. */
@@ -118,7 +132,29 @@ static void arrive(station *st, request *r)
 {
     semcache *sc = (semcache *) st;
     simtime_t now = evq_now(st->q);
-    if (r->intent == 0) {
+    if (r->intent == 0 && sc->c->repeat >= 0) {
+        /* repeat_share: with that probability the question of an earlier request
+         * (one of the latest REPEAT_MAX, uniformly: popular questions are asked
+         * again more, Simon's model), else one never asked before. */
+        size_t have = sc->npast < REPEAT_MAX ? (size_t) sc->npast : REPEAT_MAX;
+        if (have > 0 && gsl_rng_uniform(st->rng) < sc->c->repeat)
+            r->intent = sc->past[gsl_rng_uniform_int(st->rng, have)];
+        else
+            r->intent = 1 + sc->fresh++;
+        size_t at = (size_t) (sc->npast % REPEAT_MAX);
+        if (at >= sc->npast_cap) {
+            size_t cap = sc->npast_cap ? 2 * sc->npast_cap : 1024;
+            uint64_t *x = realloc(sc->past, cap * sizeof *x);
+            if (!x) {
+                st->sink->oom(st->sink->ctx);
+                return;
+            }
+            sc->past = x;
+            sc->npast_cap = cap;
+        }
+        sc->past[at] = r->intent;
+        sc->npast++;
+    } else if (r->intent == 0) {
         /* intent keys start at 1: 0 means "none"; the class gave none, so the
          * cache's own popularity applies */
         r->intent = 1 + (uint64_t) zipf_sample(sc->zipf, st->rng);
@@ -215,6 +251,7 @@ static void destroy(station *st)
     semcache *sc = (semcache *) st;
     rcache_free(sc->cache);
     zipf_free(sc->zipf);
+    free(sc->past);
     stat_free(sc->hit_e2e);
     stat_free(sc->miss_e2e);
     stat_free(sc->hit_ttft);
@@ -281,8 +318,12 @@ static const scn_key KEYS[] = {
     { "capacity", "0", "answers kept (least recently used evicted); 0 = unbounded (default: only TTLs and flushes bound it; set it to model the cache's memory)" },
     { "false_hit_rate", "0", "probability a lookup that should miss returns another question's answer" },
     { "flush_at", "", "times the cache is emptied (model upgrades), e.g. 30m, 2h" },
-    { "intents", "1000", "intents requests ask (when their class gives none; default 1000: a round number, and the hit rate depends on it strongly: set it from your logs)" },
-    { "intent_zipf", "1", "Zipf exponent of intent popularity, > 0 (default 1: Zipf's law, about what query logs show)" },
+    { "repeat_share", "0.3", "share of requests (whose class gives no intents) that repeat an earlier request's question, [0, 1): "
+      "the hit rate with unbounded capacity and no TTL; the rest ask new ones (default 0.3, unless intents or intent_zipf is given; "
+      "a round figure: set it from your logs)" },
+    { "intents", "1000", "intents requests ask, Zipf-popular (instead of repeat_share; when their class gives none; the hit rate "
+      "depends on it and on the run's length strongly: set it from your logs)" },
+    { "intent_zipf", "1", "Zipf exponent of intent popularity, > 0 (with intents; 1: Zipf's law, about what query logs show)" },
     { "cache_ttl_s", "inf", "how long an answer is kept, s (0 = never cached; inf = forever)" },
     { NULL, NULL, NULL },
 };
@@ -316,6 +357,11 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
         if (n < 0) return scn_fail(x, sec, "flush_at", "%s", err);
         c->nflush = n;
     }
+    int zipf_given = scn_value(x, sec, "intents") || scn_value(x, sec, "intent_zipf");
+    if (scn_value(x, sec, "repeat_share") && zipf_given)
+        return scn_fail(x, sec, "repeat_share", "give repeat_share or intents/intent_zipf, not both");
+    c->repeat = -1;
+    if (!zipf_given && scn_num(x, sec, "repeat_share", REPEAT_DEFAULT, 0, 0, 0.999999, &c->repeat)) return -1;
     if (scn_i64(x, sec, "intents", 1000, 1, INT64_C(1) << 30, &k)) return -1;
     c->intents = (size_t) k;
     if (scn_num(x, sec, "intent_zipf", 1, 0, 1, 100, &c->zipf)) return -1;
@@ -327,6 +373,35 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
         c->ttl = simtime_from_s(s);
     }
     return 0;
+}
+
+double semcache_expected_hit_rate(const pool_cfg *p, double requests, int *repeat)
+{
+    const semcache_cfg *c = p->ext;
+    *repeat = c->repeat >= 0;
+    if (c->repeat >= 0) return c->repeat;
+    /* Zipf over K intents, N requests, nothing expiring: every request after the
+     * first of its intent hits, so the rate is 1 - E[distinct] / N. */
+    if (!(requests >= 1)) return NAN;
+    zipf *z = zipf_new(c->intents, c->zipf);
+    if (!z) return NAN;
+    double d = 0;
+    for (size_t k = 0; k < c->intents; k++) d += -expm1(requests * log1p(-zipf_prob(z, k)));
+    zipf_free(z);
+    return 1 - d / requests;
+}
+
+/* The kind's verbose hook (kind.h): the expected hit rate. */
+static void verbose(const pool_cfg *p, const char *sec, double requests, FILE *out)
+{
+    int repeat;
+    double h = semcache_expected_hit_rate(p, requests, &repeat);
+    if (repeat)
+        fprintf(out, "  [%s] expected hit rate %.3g: repeat_share (unbounded capacity, no TTL; less what "
+                "cache_ttl_s, capacity and answers still on their way take)\n", sec, h);
+    else
+        fprintf(out, "  [%s] expected hit rate %.3g over %.0f requests: 1 - expected distinct intents / requests "
+                "(unbounded capacity, no TTL; it grows with the run; repeat_share sets it instead)\n", sec, h, requests);
 }
 
 /* The kind's footprint hook (kind.h): the intents' Zipf table and the entries
@@ -352,6 +427,7 @@ const station_kind semcache_kind = {
     .make = semcache_new,
     .free_cfg = free_cfg,
     .footprint = footprint,
+    .verbose = verbose,
     .min_next = 1,
     .max_next = 1,
     .flags = KIND_GATEWAY,

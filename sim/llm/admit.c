@@ -16,6 +16,7 @@ void rep_admit(replica *R, request *r, int64_t blocks)
     load_changed(R, ROUTE_KEY_INSIDE);
     load_changed(R, ROUTE_KEY_KV);
     station_start(&P->st, r);
+    r->fw_mark = R->fw_cum;
     r->prefill_len = r->prompt + (r->generated > 0 ? r->generated : 0);
     r->prefilled = 0;
     r->blocks = blocks;
@@ -113,6 +114,7 @@ void rep_preempt_newest(replica *R)
     r->blocks = 0;
     simtime_t now = evq_now(P->st.q);
     r->service_ns += now - r->start;
+    r->fw_ns += R->fw_cum - r->fw_mark;
     r->enq = now;
     if (*P->st.sink->measuring) P->preemptions++;
     squeue_push_front(R->wq, r);

@@ -506,6 +506,17 @@ static double roofline_ms(const cost_model *m, const cost_step *s)
            + h->model.layers * c->launch_us_per_layer * 1e-3;
 }
 
+/* The roofline's framework overhead of a step: step_overhead_ms plus the kernel
+ * launches of every layer (on the general roofline's path too: each stage
+ * launches its own layers once), ms. */
+static double roofline_overhead_ms(const cost_model *m, const cost_step *s)
+{
+    (void) s;
+    const cost_roofline *c = m->state;
+    if (!m->hw.have_hw) return 0;
+    return c->step_overhead_ms + m->hw.model.layers * c->launch_us_per_layer * 1e-3;
+}
+
 static int roofline_init(cost_model *m, const void *params) { return copy_state(m, params, sizeof(cost_roofline)); }
 
 static const scn_key ROOFLINE_KEYS[] = {
@@ -554,9 +565,10 @@ static int roofline_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *d
 /* The built-in rows; registered rows come after them (cost_register). */
 static const cost_ops BUILTIN[] = {
     { "linear", "step_base_ms + prefill_ms_per_token x prompt tokens + decode_ms_per_seq x decode tokens + kv_ms_per_1k_tokens x KV tokens / 1000",
-      LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL, NULL, NULL },
+      LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL, NULL, NULL, NULL },
     { "roofline", "from the catalog's GPU and model: max(FLOPs, bytes) at the efficiencies, plus all-reduces and overhead",
-      ROOFLINE_KEYS, roofline_parse, roofline_build, roofline_init, roofline_ms, NULL, roofline_describe, NULL },
+      ROOFLINE_KEYS, roofline_parse, roofline_build, roofline_init, roofline_ms, NULL, roofline_describe, NULL,
+      roofline_overhead_ms },
 };
 #define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
 
@@ -697,6 +709,14 @@ double cost_step_ms(const cost_model *m, const cost_step *s)
     return m->ops->step_ms(m, s);
 }
 
+double cost_step_overhead_ms(const cost_model *m, const cost_step *s)
+{
+    if (step_is_empty(s) || !m->ops || !m->ops->overhead_ms)
+        return 0;
+    double o = m->ops->overhead_ms(m, s);
+    return o > 0 ? o : 0;
+}
+
 void cost_step_work(const cost_model *m, const cost_step *s, double *flops, double *bytes)
 {
     double f = 0, b = 0;
@@ -799,6 +819,13 @@ double cost_fast_ms(const cost_fast *f, const cost_step *s)
     if (f->rp) return general(&f->m->hw, f->rp, s, NULL, NULL, NULL);
     if (f->roofline) return fast_roofline(f, s, &fl, &by);
     return f->m->ops->step_ms(f->m, s);
+}
+
+double cost_fast_overhead_ms(const cost_fast *f, const cost_step *s)
+{
+    if (step_is_empty(s) || !f->m->ops) return 0;
+    if (f->roofline) return f->overhead_ms + f->launch_ms;   /* never above the step time */
+    return cost_step_overhead_ms(f->m, s);
 }
 
 double cost_fast_ms_work(const cost_fast *f, const cost_step *s, double *flops, double *bytes)

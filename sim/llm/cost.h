@@ -238,6 +238,13 @@ typedef struct cost_ops {
      * back to the roofline: its roofline), so that the hot path can call that
      * one directly (cost_fast); NULL (or a NULL hook): M's own. */
     const cost_model *(*delegate)(const cost_model *m);
+    /* The framework-overhead part of step_ms of a non-empty step S, ms: the
+     * model's per-step fixed cost, kernel launches and per-sequence CPU work
+     * (roofline: step_overhead_ms + layers x launch_us_per_layer; fitted: its
+     * fixed, launch and per-sequence terms; profile: its CPU part).  The rest
+     * of the step is model compute.  NULL: a model without that split (linear),
+     * whose steps count as compute throughout (docs/metrics.md). */
+    double (*overhead_ms)(const cost_model *m, const cost_step *s);
 } cost_ops;
 
 /* Parameters of the built-in models (their states are copies of these). */
@@ -394,6 +401,11 @@ void cost_free(cost_model *m);
  * empty one or a model with no row). */
 double cost_step_ms(const cost_model *m, const cost_step *s);
 
+/* The framework-overhead part of cost_step_ms(M, S), ms (cost_ops.overhead_ms):
+ * >= 0, and no more than the step time for the built-in and calibrated models
+ * (their parts are non-negative); 0 for an empty step or a model without the split. */
+double cost_step_overhead_ms(const cost_model *m, const cost_step *s);
+
 /* FLOPs and HBM bytes of one step for the whole replica (all its GPUs), from the
  * model geometry (the general roofline's for an MoE, MLA, pp or ep replica);
  * both 0 when !m->have_hw.  Used for MFU/MBU reporting. */
@@ -438,6 +450,9 @@ void cost_fast_init(cost_fast *f, const cost_model *m);
 
 /* cost_step_ms(f->m, s), exactly. */
 double cost_fast_ms(const cost_fast *f, const cost_step *s);
+
+/* cost_step_overhead_ms(f->m, s): the framework-overhead part of the step, ms. */
+double cost_fast_overhead_ms(const cost_fast *f, const cost_step *s);
 
 /* cost_step_ms(f->m, s), with cost_step_work(f->m, s, flops, bytes) (FLOPS and
  * BYTES not NULL): the roofline's work computed once for both. */

@@ -167,6 +167,7 @@ static void arrived(llm *P, request *r)
         k->sum_ms += ms;
         if (ms > k->max_ms) k->max_ms = ms;
     }
+    r->fw_mark = R->fw_cum;             /* in its steps from now on */
     R->ready[R->nready++] = r;
     if (R->idle_listed) rep_wake(R);
 }

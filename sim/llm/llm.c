@@ -32,7 +32,7 @@ static void window_open(station *st)
         k->n = k->nstart = 0;
     }
     P->spec_steps = 0;
-    P->spec_verifs = P->spec_accepted = P->spec_emitted = P->spec_draft_ms = 0;
+    P->spec_verifs = P->spec_accepted = P->spec_emitted = P->spec_draft_ms = P->spec_tried = 0;
     P->lora_hits = P->lora_loads = P->lora_waits = 0;
     P->lora_load_total_ms = P->lora_steps_ms = 0;
 }
@@ -112,7 +112,7 @@ static int report(station *st, pool_result *out)
             rc |= pool_result_add(out, "scale_ups", (double) fr.scale_ups);
             rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
         }
-        if (fc->cold) rc |= pool_result_add(out, "cold_served", (double) P->cold);
+        if (fleet_starts(fc)) rc |= pool_result_add(out, "cold_served", (double) P->cold);
         if (rc) return -1;
     }
     if (L->prefix_cache) {
@@ -171,6 +171,8 @@ static int report(station *st, pool_result *out)
         double v = P->spec_verifs, n = (double) P->spec_steps;
         int rc = 0;
         rc |= pool_result_add(out, "spec_acceptance_rate", v > 0 ? P->spec_accepted / (v * L->spec_tokens) : NAN);
+        /* accepted / judged: the per-token acceptance, the configured spec_acceptance's estimate */
+        rc |= pool_result_add(out, "spec_token_acceptance", P->spec_tried > 0 ? P->spec_accepted / P->spec_tried : NAN);
         rc |= pool_result_add(out, "spec_tokens_per_step", v > 0 ? P->spec_emitted / v : NAN);
         rc |= pool_result_add(out, "spec_verifications", v);
         rc |= pool_result_add(out, "spec_step_share", P->steps ? n / (double) P->steps : NAN);

@@ -100,10 +100,15 @@ typedef struct replica {
     int64_t step_used;        /* KV blocks held during the step in flight */
     double step_flops;        /* its FLOPs */
     double step_bytes;        /* its HBM bytes */
+    simtime_t step_fw;        /* of step_dur, the cost model's framework overhead (fixed, launches,
+                                 per-sequence CPU: cost_fast_overhead_ms), scaled as the step, ns */
+    simtime_t fw_cum;         /* step_fw of its completed steps, summed, ns: a sequence takes its
+                                 increase between joining and leaving (request.fw_ns) */
     /* fleet (fleet.h) */
     int down;                 /* 1: takes no new requests (failed, off, or draining what it holds) */
     evq_id step_ev;           /* the step-end event in flight, or 0 */
     uint64_t since;           /* requests it finished since it last came up (cold factor) */
+    simtime_t up_at;          /* when it last came up after a start, ns (0: up from the beginning) */
     int slow;                 /* 1: one of the slow replicas (slow_fraction) */
     simtime_t paused_to;      /* end of its pause in progress, ns (0: none): a step begun before it waits */
     /* role = decode (kvlink.c) */
@@ -227,6 +232,8 @@ struct llm {
     uint64_t spec_steps;      /* steps that speculated */
     double spec_verifs;       /* sequence verifications (one per decoding sequence per such step) */
     double spec_accepted;     /* proposed tokens accepted (before the cap at the output length), tokens */
+    double spec_tried;        /* proposed tokens judged: the accepted ones and the first rejected one of
+                                 each verification (later proposals are never looked at), tokens */
     double spec_emitted;      /* tokens the verifications emitted (accepted + bonus, capped), tokens */
     double spec_draft_ms;     /* drafting time added to the steps, ms */
     /* LoRA adapters (lora.c) */

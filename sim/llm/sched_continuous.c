@@ -142,7 +142,10 @@ void rep_complete_iteration(replica *R)
         r->prefilled += R->chunk[i];
         R->chunk[i] = 0;
         if (r->prefilled < r->prefill_len) { R->pf[k++] = r; continue; }
-        if (r->generated == 0) req_first_token(r, now, P->st.index);
+        if (r->generated == 0) {
+            req_first_token(r, now, P->st.index);
+            r->tf.fw_ns = r->fw_ns + (R->fw_cum - r->fw_mark);
+        }
         else if (r->measured) {   /* recomputed after a preemption */
             if (P->st.sink->itl) stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
             if (P->st.itl_ms) stat_add(P->st.itl_ms, simtime_to_ms(now - r->last_token));

@@ -130,12 +130,15 @@ void rep_step(replica *R)
     }
     simtime_t now = evq_now(P->st.q);
     double ms = cost_fast_ms_work(&P->cf, &R->cur, &R->step_flops, &R->step_bytes);
+    /* The framework-overhead part, scaled below by the factors that scale the whole step. */
+    double fw = cost_fast_overhead_ms(&P->cf, &R->cur);
     if (R->spec) {   /* the drafting passes before the verification (spec.c) */
         double d = rep_spec_draft_ms(R);
         ms += d;
         if (P->window_open) P->spec_draft_ms += d;
     }
     if (R->lora) ms += rep_lora_step_ms(R);   /* adapter loads and LoRA compute (lora.c) */
+    double ms0 = ms;
     if (P->cfg->step_time_scale != 1) ms *= P->cfg->step_time_scale;   /* step_time_scale (a what-if) */
     simtime_t dur;
     if (P->fl) {   /* slow replicas and pauses come with a fleet too */
@@ -147,13 +150,17 @@ void rep_step(replica *R)
              * included); the curve multiplies the CPU overhead share of the step time. */
             ms *= fleet_contention(P->fl, P->st.busy, &P->cpu, &P->cpu_t);
         }
+        fw *= ms0 > 0 ? ms / ms0 : 0;
         dur = simtime_from_ms(ms);
         if (dur < 1) dur = 1;
         if (R->paused_to > now) dur += R->paused_to - now;   /* it runs once the pause is over */
     } else {
+        if (ms != ms0) fw *= ms0 > 0 ? ms / ms0 : 0;
         dur = simtime_from_ms(ms);
         if (dur < 1) dur = 1;
     }
+    R->step_fw = fw > 0 ? simtime_from_ms(fw) : 0;
+    if (R->step_fw > dur) R->step_fw = dur;
     if (R->load_pending > 0) {   /* kv_offload: the step waits for its newcomers' loads */
         dur += R->load_pending;
         R->load_pending = 0;
@@ -227,6 +234,7 @@ void rep_on_step_end(evq *q, void *subject, int64_t arg)
     replica *R = subject;
     R->step_ev = 0;
     rep_account_step(R);
+    R->fw_cum += R->step_fw;   /* before complete: the sequences leaving now were in this step */
     if (R->pool->acct) charge_step(R);
     R->pool->cfg->sched->complete(R);
     R->steps++;

@@ -55,6 +55,7 @@ static void unit_up(void *ctx, int u)
     replica *R = &P->r[u];
     R->down = 0;
     R->since = 0;
+    R->up_at = evq_now(P->st.q);
     rep_go_idle(R);
     llm_kick(P);
 }

@@ -146,6 +146,8 @@ int report_flatten(const sim_result *x, int rep, report *out)
     if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
     if (add_latency(out, rep, G, "service", &x->service, hide)) return -1;
     if (x->has_cold) {
+        V(G, "served_cold", x->e2e_cold.n);
+        V(G, "served_warm", x->e2e_warm.n);
         if (add_latency(out, rep, G, "e2e_cold", &x->e2e_cold, hide)) return -1;
         if (add_latency(out, rep, G, "e2e_warm", &x->e2e_warm, hide)) return -1;
         if (x->has_llm && add_latency(out, rep, G, "ttft_cold", &x->ttft_cold, hide)) return -1;

@@ -18,7 +18,8 @@
 struct bd_acc {
     int nc;                           /* components */
     uint64_t n[NBINS];                /* requests per bin */
-    double share[];                   /* [bin x nc + component]: sum of each component's share per bin */
+    double tot[NBINS];                /* sum of the requests' totals (e2e) per bin, ms */
+    double share[];                   /* [bin x nc + component]: sum of each component per bin, ms */
 };
 
 /* The bin of V >= BD_MIN_MS, read off its IEEE-754 bits: frexp's exponent is
@@ -56,6 +57,7 @@ void bd_free(bd_acc *b)
 void bd_reset(bd_acc *b)
 {
     memset(b->n, 0, sizeof b->n);
+    memset(b->tot, 0, sizeof b->tot);
     memset(b->share, 0, (size_t) NBINS * (size_t) b->nc * sizeof(double));
 }
 
@@ -65,16 +67,17 @@ void bd_add(bd_acc *b, double e2e, const double c[BD_N])
         return;
     int k = bin_of(e2e);
     b->n[k]++;
+    b->tot[k] += e2e;
     /* A zero component adds nothing (the sums start at +0 and only grow): its
-     * division is skipped, which in a scenario without network or overhead
+     * addition is skipped, which in a scenario without network or overhead
      * time is half of them. */
     double *sh = b->share + (size_t) k * BD_N;
-    if (c[BD_NETWORK] != 0) sh[BD_NETWORK] += c[BD_NETWORK] / e2e;
-    if (c[BD_QUEUE] != 0) sh[BD_QUEUE] += c[BD_QUEUE] / e2e;
-    if (c[BD_SERVICE] != 0) sh[BD_SERVICE] += c[BD_SERVICE] / e2e;
-    if (c[BD_OVERHEAD] != 0) sh[BD_OVERHEAD] += c[BD_OVERHEAD] / e2e;
-    if (c[BD_KV_TRANSFER] != 0) sh[BD_KV_TRANSFER] += c[BD_KV_TRANSFER] / e2e;
-    if (c[BD_KV_LOAD] != 0) sh[BD_KV_LOAD] += c[BD_KV_LOAD] / e2e;
+    if (c[BD_NETWORK] != 0) sh[BD_NETWORK] += c[BD_NETWORK];
+    if (c[BD_QUEUE] != 0) sh[BD_QUEUE] += c[BD_QUEUE];
+    if (c[BD_SERVICE] != 0) sh[BD_SERVICE] += c[BD_SERVICE];
+    if (c[BD_OVERHEAD] != 0) sh[BD_OVERHEAD] += c[BD_OVERHEAD];
+    if (c[BD_KV_TRANSFER] != 0) sh[BD_KV_TRANSFER] += c[BD_KV_TRANSFER];
+    if (c[BD_KV_LOAD] != 0) sh[BD_KV_LOAD] += c[BD_KV_LOAD];
     _Static_assert(BD_N == 6, "bd_add names every component");
 }
 
@@ -84,9 +87,10 @@ void bd_add_qs(bd_acc *b, double e2e, double queue, double service)
         return;
     int k = bin_of(e2e);
     b->n[k]++;
+    b->tot[k] += e2e;
     double *sh = b->share + (size_t) k * BD_N;
-    if (queue != 0) sh[BD_QUEUE] += queue / e2e;
-    if (service != 0) sh[BD_SERVICE] += service / e2e;
+    if (queue != 0) sh[BD_QUEUE] += queue;
+    if (service != 0) sh[BD_SERVICE] += service;
 }
 
 void bd_add_v(bd_acc *b, double total, const double *c)
@@ -95,24 +99,26 @@ void bd_add_v(bd_acc *b, double total, const double *c)
         return;
     int k = bin_of(total);
     b->n[k]++;
+    b->tot[k] += total;
     double *sh = b->share + (size_t) k * (size_t) b->nc;
     for (int i = 0; i < b->nc; i++)
-        if (c[i] != 0) sh[i] += c[i] / total;
+        if (c[i] != 0) sh[i] += c[i];
 }
 
 uint64_t bd_shares(const bd_acc *b, double from, double out[])
 {
     int k0 = from >= BD_MIN_MS ? bin_of(from) : 0;
     uint64_t n = 0;
-    double s[16] = {0};
+    double s[16] = {0}, tot = 0;
     for (int k = k0; k < NBINS; k++) {
         n += b->n[k];
+        tot += b->tot[k];
         const double *sh = b->share + (size_t) k * (size_t) b->nc;
         for (int i = 0; i < b->nc; i++)
             s[i] += sh[i];
     }
     for (int i = 0; i < b->nc; i++)
-        out[i] = n ? s[i] / (double) n : 0.0;
+        out[i] = n && tot > 0 ? s[i] / tot : 0.0;
     return n;
 }
 

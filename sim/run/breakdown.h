@@ -1,11 +1,13 @@
-/* breakdown.h -- where requests spend their time: the mean share of network,
- * queueing, service and overhead in each request's end-to-end latency, over
- * all requests and over the slowest ones (at or above a percentile of e2e).
+/* breakdown.h -- where requests spend their time: the share of network,
+ * queueing, service and overhead in the mean end-to-end latency (each
+ * component's mean over the mean e2e: "the share of the mean"), over all
+ * requests and over the slowest ones (at or above a percentile of e2e).
  *
- * Each request adds its e2e and its four components (which sum to e2e).  Shares
- * are accumulated per e2e bin (64 bins per octave, so a bin spans at most 1.6 %
- * of e2e), which is what lets the share of "the requests at or above the P99"
- * be read once the P99 is known, in constant memory: the bins from the P99's
+ * Each request adds its e2e and its four components (which sum to e2e).  The
+ * sums of e2e and of each component are accumulated per e2e bin (64 bins per
+ * octave, so a bin spans at most 1.6 % of e2e), which is what lets the share of
+ * "the requests at or above the P99" be read once the P99 is known, in
+ * constant memory: the bins from the P99's
  * own bin up are counted, so the set includes requests up to 1.6 % faster than
  * the P99.  Requests with e2e below BD_MIN_MS (about 1 ns) have no shares and
  * are not counted.
@@ -51,9 +53,11 @@ void bd_add_v(bd_acc *b, double total, const double *c);
  * E2E ms made of QUEUE and SERVICE ms.  The same sums as bd_add. */
 void bd_add_qs(bd_acc *b, double e2e, double queue, double service);
 
-/* Mean shares over the requests whose e2e bin is at or above that of FROM ms
- * (FROM <= 0: all requests) into OUT[ncomp] (each in [0, 1], summing to 1 when
- * any request counts, all 0 otherwise).  Returns the number of requests counted. */
+/* Shares of the mean over the requests whose e2e bin is at or above that of
+ * FROM ms (FROM <= 0: all requests) into OUT[ncomp]: each component's sum over
+ * the totals' sum (= its mean / the mean total), each in [0, 1], summing to 1
+ * when any request counts, all 0 otherwise.  Returns the number of requests
+ * counted. */
 uint64_t bd_shares(const bd_acc *b, double from, double out[]);
 
 /* The names of the components as reported ("network", "queue", "service", "overhead", "kv_transfer", "kv_load"). */

@@ -782,6 +782,54 @@ static int check_keys(ctx *x)
     return 0;
 }
 
+/* 1 when VALUE, a comma-separated list (a `next` or `target`), names POOL. */
+static int names_pool(const char *value, const char *pool)
+{
+    size_t n = strlen(pool);
+    for (const char *p = value; *p;) {
+        while (*p == ' ' || *p == ',') p++;
+        size_t l = strcspn(p, ", ");
+        if (l == n && !strncmp(p, pool, n)) return 1;
+        p += l;
+    }
+    return 0;
+}
+
+/* [NAME] (a "pool X" section) was created by --set alone.  Unless its
+ * overrides give its `kind` or some `next` or `target` names it (a pool added
+ * on the command line), that is a pool the file lacks (a typo of a pool's
+ * name, which would otherwise surface as a key "not valid" for a generic
+ * pool): the error names it, with the file's closest pool or its pools.
+ * Returns 1 with the error set, 0 when the section is meant as a new pool. */
+static int set_pool_unknown(ctx *x, const char *name)
+{
+    const cfg *c = &x->s->raw;
+    if (cfg_get(c, name, "kind")) return 0;
+    for (size_t j = 0; j < c->n; j++)
+        if ((!strcmp(c->e[j].key, "next") || !strcmp(c->e[j].key, "target")) && names_pool(c->e[j].value, name + 5))
+            return 0;
+    const char *best = NULL;
+    size_t bd = (size_t) -1, nfile = 0;
+    char list[256] = "";
+    for (size_t j = 0; j < c->ns; j++) {
+        const char *m = c->s[j].name;
+        if (c->s[j].line <= 0 || strncmp(m, "pool ", 5)) continue;
+        nfile++;
+        size_t d = edit_distance(name + 5, m + 5);
+        if (d < bd) { bd = d; best = m + 5; }
+        size_t l = strlen(list);
+        if (l < sizeof list - 1) snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", m + 5);
+    }
+    if (nfile == 0) return 0;
+    if (best && (bd <= 2 || bd <= strlen(name + 5) / 2))
+        snprintf(x->c.err, x->c.errlen, "--set: [%s]: %s has no pool %s (did you mean [pool %s]?)", name,
+                 ERRMSG_SHOWN(c->path), name + 5, best);
+    else
+        snprintf(x->c.err, x->c.errlen, "--set: [%s]: %s has no pool %s (its pools: %s; to add one, give its kind or name it in a next)",
+                 name, ERRMSG_SHOWN(c->path), name + 5, list);
+    return 1;
+}
+
 static int check_sections(ctx *x)
 {
     scenario *s = x->s;
@@ -793,6 +841,7 @@ static int check_sections(ctx *x)
         int named = strchr(n, ' ') != NULL;
         int ok = (!strcmp(n, "sim") || !strcmp(n, "explore") || !strcmp(n, "workload") || !strcmp(n, "client") || !strcmp(n, "slo") || !strcmp(head, "slo")) ||
                  (named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model") || !strcmp(head, "class")));
+        if (ok && named && !strcmp(head, "pool") && s->raw.s[i].line <= 0 && set_pool_unknown(x, n)) return -1;
         if (ok) continue;
         const cfg_entry *e = NULL;
         for (size_t j = 0; j < s->raw.n && !e; j++)
@@ -1490,8 +1539,11 @@ void scenario_print_defaults(const scenario *s, FILE *out)
         snprintf(sec, sizeof sec, "pool %s", p->name);
         const char *kind = p->kind->name;
         if (!strcmp(kind, "result_cache")) {
+            int repeat = !cfg_get(&s->raw, sec, "intents") && !cfg_get(&s->raw, sec, "intent_zipf");
             static const char *const RC[] = { "capacity", "intents", "intent_zipf", "false_hit_rate" };
-            for (size_t k = 0; k < sizeof RC / sizeof RC[0]; k++) kind_line(out, &s->raw, sec, p, RC[k]);
+            static const char *const RR[] = { "capacity", "repeat_share", "false_hit_rate" };
+            for (size_t k = 0; k < (repeat ? 3 : 4); k++) kind_line(out, &s->raw, sec, p, repeat ? RR[k] : RC[k]);
+            if (p->kind->verbose) p->kind->verbose(p, sec, (double) s->requests, out);
             continue;
         }
         if (!strcmp(kind, "router")) {

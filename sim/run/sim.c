@@ -189,6 +189,14 @@ static void path_add(sim *s, const request *r, double e2e_ms, double ttft, doubl
  * lookups.  Returns 0, or -1 when R has no snapshot (a streamed answer whose
  * first token no station recorded) or a component comes out negative
  * (an internal error, which LATSIM_CHECK reports). */
+/* R's framework overhead in LLM steps (request.fw_ns), ns: at most its service
+ * outside KV transfers and loads. */
+static inline simtime_t fw_of(const request *r)
+{
+    simtime_t cap = r->service_ns - r->kvx_ns - r->kvl_ns;
+    return r->fw_ns < cap ? r->fw_ns : cap > 0 ? cap : 0;
+}
+
 static int ttft_parts(const sim *s, const request *r, simtime_t first, simtime_t now, simtime_t p[TB_N])
 {
     simtime_t T = first - r->arrival;
@@ -201,6 +209,12 @@ static int ttft_parts(const sim *s, const request *r, simtime_t first, simtime_t
         p[TB_KV_LOAD] = r->kvl_ns;
         p[TB_PREFILL] = r->tf_pool > 0 ? r->tf.service_ns - r->tf.kvx_ns - r->tf.kvl_ns : r->service_ns - kv;
         p[TB_DECODE] = r->service_ns - kv - p[TB_PREFILL];
+        /* The framework overhead of the steps before and after the first token goes to overhead. */
+        simtime_t fw = fw_of(r), fw1 = r->tf_pool > 0 ? r->tf.fw_ns : fw;
+        if (fw1 > p[TB_PREFILL]) fw1 = p[TB_PREFILL];
+        if (fw1 > fw) fw1 = fw;
+        p[TB_PREFILL] -= fw1;
+        p[TB_DECODE] -= fw - fw1 < p[TB_DECODE] ? fw - fw1 : p[TB_DECODE];
         /* the first token comes with the last byte: TTFT = E2E when the answer left with its last token */
         SIM_REQUIRE(s, now == r->last_token);
     } else {
@@ -213,6 +227,8 @@ static int ttft_parts(const sim *s, const request *r, simtime_t first, simtime_t
         p[TB_KV_TRANSFER] = r->tf.kvx_ns;
         p[TB_KV_LOAD] = r->tf.kvl_ns;
         p[TB_PREFILL] = r->tf.service_ns - r->tf.kvx_ns - r->tf.kvl_ns;
+        /* The framework overhead of its steps up to the first token goes to overhead. */
+        p[TB_PREFILL] -= r->tf.fw_ns < p[TB_PREFILL] ? r->tf.fw_ns : p[TB_PREFILL];
     }
     simtime_t rest = T;
     for (int i = 0; i < TB_N; i++)
@@ -467,6 +483,14 @@ static void sink_leave(void *ctx, request *r)
         c[BD_SERVICE] = simtime_to_ms(r->service_ns);
         c[BD_OVERHEAD] = simtime_to_ms(r->overhead_ns);
         c[BD_KV_TRANSFER] = c[BD_KV_LOAD] = 0;
+        if (s->has_llm) {
+            /* Framework overhead of its LLM steps: out of service, into overhead. */
+            simtime_t fw = fw_of(r);
+            if (fw > 0) {
+                c[BD_SERVICE] = simtime_to_ms(r->service_ns - fw);
+                c[BD_OVERHEAD] = simtime_to_ms(r->overhead_ns + fw);
+            }
+        }
         s->served++;
         stat_add(s->e2e, e2e_ms);
         if (s->e2e_cold) stat_add(r->cold ? s->e2e_cold : s->e2e_warm, e2e_ms);
@@ -1264,7 +1288,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     s.ttft = stat_new(); s.tpot = stat_new(); s.overhead = stat_new(); s.itl = stat_new();
     s.network = stat_new(); s.bd = bd_new(); s.gwa = gwattr_new(&sc->wl, seed);
     for (int i = 0; i < sc->npools; i++)
-        if (sc->pools[i].fleet && sc->pools[i].fleet->cold && !s.e2e_cold) {
+        if (fleet_starts(sc->pools[i].fleet) && !s.e2e_cold) {
             if (!(s.e2e_cold = stat_new()) || !(s.e2e_warm = stat_new()) || !(s.ttft_cold = stat_new()) ||
                 !(s.ttft_warm = stat_new())) {
                 snprintf(err, errlen, "out of memory");

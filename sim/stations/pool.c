@@ -25,6 +25,7 @@ typedef struct gpool {
     evq_id *ev;           /* per server: its service-end event, or 0 */
     unsigned char *avail; /* per server: 1 while it may take requests (up) */
     uint64_t *since;      /* per server: requests started since it last came up (cold factor) */
+    simtime_t *up_at;     /* per server: when it last came up after a start, ns (0: up from the beginning) */
     int *idle_stack;      /* servers up and idle, the next to serve on top */
     unsigned char *stacked; /* per server: 1 while on the idle stack */
     unsigned char *slow;  /* per server: 1 when it is one of the slow ones (slow_fraction) */
@@ -91,14 +92,14 @@ static void unit_serve(gpool *p, int u, request *r)
     const fleet_cfg *fc = st->cfg->fleet;
     station_start(st, r);
     double ms = dist_sample(&st->cfg->service, st->rng);
-    if (fc->cold) {
-        double f = cold_factor(&fc->cs, p->since[u]);
-        if (f > 1) {
-            r->cold = 1;
-            if (r->measured) p->cold++;
-        }
-        ms *= f;
+    /* Cold: it waited for this server's start (it entered the pool before the
+     * server came up), or is among its first cold_requests slowed by cold_factor. */
+    double f = fc->cold ? cold_factor(&fc->cs, p->since[u]) : 1;
+    if (f > 1 || r->entered < p->up_at[u]) {
+        r->cold = 1;
+        if (r->measured) p->cold++;
     }
+    ms *= f;
     if (p->slow[u]) ms *= fc->fault.slow_factor;
     if (fc->contention) {
         /* Host CPU utilisation: the busy share of the servers up (this one included). */
@@ -244,6 +245,7 @@ static void unit_up(void *ctx, int u)
     gpool *p = ctx;
     p->avail[u] = 1;
     p->since[u] = 0;
+    p->up_at[u] = evq_now(p->st.q);
     p->paused_to[u] = 0;
     if (!p->holding[u]) push_idle(p, u);
     dispatch(p);
@@ -323,7 +325,7 @@ static int report_fleet(station *st, pool_result *out)
         rc |= pool_result_add(out, "scale_ups", (double) fr.scale_ups);
         rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
     }
-    if (fc->cold) rc |= pool_result_add(out, "cold_served", (double) p->cold);
+    if (fleet_starts(fc)) rc |= pool_result_add(out, "cold_served", (double) p->cold);
     if (st->cfg->error_rate > 0) rc |= pool_result_add(out, "errors", (double) p->errors);
     if (fc->swap) {
         rc |= pool_result_add(out, "swapped", (double) p->swapped);
@@ -374,6 +376,7 @@ static void destroy(station *st)
     free(p->ev);
     free(p->avail);
     free(p->since);
+    free(p->up_at);
     free(p->idle_stack);
     free(p->stacked);
     free(p->slow);
@@ -476,12 +479,13 @@ station *pool_new(const pool_cfg *cfg, const station_env *env)
     p->ev = calloc(n, sizeof *p->ev);
     p->avail = calloc(n, sizeof *p->avail);
     p->since = calloc(n, sizeof *p->since);
+    p->up_at = calloc(n, sizeof *p->up_at);
     p->idle_stack = calloc(n, sizeof *p->idle_stack);
     p->stacked = calloc(n, sizeof *p->stacked);
     p->slow = calloc(n, sizeof *p->slow);
     p->end = calloc(n, sizeof *p->end);
     p->paused_to = calloc(n, sizeof *p->paused_to);
-    if (!p->holding || !p->ev || !p->avail || !p->since || !p->idle_stack || !p->stacked || !p->slow ||
+    if (!p->holding || !p->ev || !p->avail || !p->since || !p->up_at || !p->idle_stack || !p->stacked || !p->slow ||
         !p->end || !p->paused_to) {
         destroy(&p->st);
         return NULL;

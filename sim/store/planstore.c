@@ -375,7 +375,8 @@ int planstore_show_slo(sqlite3 *db, int64_t run_id, FILE *out, char *err, size_t
         snprintf(t[n].key, sizeof t[n].key, "%s", key ? key : "");
         size_t kl = strlen(t[n].key);
         t[n].kind = kl > 3 && !strcmp(t[n].key + kl - 3, "_ms") ? SLO_LATENCY
-                  : !strcmp(t[n].key, "utilization_max") ? SLO_UTIL_MAX : SLO_ERROR_RATE;
+                  : !strcmp(t[n].key, "utilization_max") ? SLO_UTIL_MAX
+                  : kl > 4 && !strcmp(t[n].key + kl - 4, "_max") ? SLO_POOL_MAX : SLO_ERROR_RATE;
         t[n].limit = sqlite3_column_type(st, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 2);
         c[n].value = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
         c[n].margin = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
