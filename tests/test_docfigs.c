@@ -23,7 +23,9 @@
  *    whose KEY is VALUE, ["KEY"] for a key with dots or blanks, a trailing "*K"
  *    or "/K" to scale) picks a number (or a string that is one) that,
  *    printed with as many decimals as FIGURE, must read FIGURE; a further
- *    COMMAND item starts a new command for the paths after it.  Each FIGURE
+ *    COMMAND item starts a new command for the paths after it; "@N:PATH" reads
+ *    the comment's N-th command, and "pct(A, B) = FIGURE" checks the change
+ *    from A to B in % (100 (B / A - 1)).  Each FIGURE
  *    must appear, in order, in the text the comment belongs to: the block
  *    above it (blank lines and other check comments skipped), or with "KEY" the
  *    one line of that block that holds KEY (a table row).
@@ -511,25 +513,63 @@ static char *trim(char *s)
 
 /* Checks the comment at C ("<!-- check"), whose body is BODY (malloc'd copy,
  * newlines as blanks); its text is TEXT_FROM .. TEXT_TO of the document. */
+/* The number REF names: "PATH" in the output of CUR, "@N:PATH" in that of the
+ * comment's N-th command (CMDS, NCMD of them); 0, or -1 with WHY. */
+static int ref_value(const char *ref, cached *cur, cached **cmds, int ncmd, double *v, char *why, size_t n)
+{
+    while (isspace((unsigned char) *ref)) ref++;
+    if (*ref == '@') {
+        char *e;
+        long k = strtol(ref + 1, &e, 10);
+        if (*e != ':' || k < 1 || k > ncmd) { snprintf(why, n, "'%s': no such command (@1..@%d)", ref, ncmd); return -1; }
+        cur = cmds[k - 1];
+        ref = e + 1;
+    }
+    if (!cur || !cur->json) { snprintf(why, n, "'%s': no command output", ref); return -1; }
+    char p[512];
+    snprintf(p, sizeof p, "%s", ref);
+    char *end = p + strlen(p);
+    while (end > p && isspace((unsigned char) end[-1])) *--end = 0;
+    return json_figure(cur->json, p, v, why, n);
+}
+
+/* The value of the item EXPR: a reference (ref_value) or "pct(A, B)", the
+ * change from A to B in % (100 (B / A - 1)). */
+static int item_value(char *expr, cached *cur, cached **cmds, int ncmd, double *v, char *why, size_t n)
+{
+    if (strncmp(expr, "pct(", 4)) return ref_value(expr, cur, cmds, ncmd, v, why, n);
+    char *comma = strchr(expr, ','), *close = strrchr(expr, ')');
+    if (!comma || !close || close < comma) { snprintf(why, n, "'%s': pct(A, B) expected", expr); return -1; }
+    *comma = *close = 0;
+    double a, b;
+    if (ref_value(expr + 4, cur, cmds, ncmd, &a, why, n) || ref_value(comma + 1, cur, cmds, ncmd, &b, why, n)) return -1;
+    if (a == 0) { snprintf(why, n, "pct(): A is 0"); return -1; }
+    *v = 100 * (b / a - 1);
+    *comma = ',';
+    *close = ')';
+    return 0;
+}
+
 static void check_figures(doc *d, size_t c, char *body, size_t text_from, size_t text_to, size_t body_off)
 {
-    cached *cur = NULL;
+    cached *cur = NULL, *cmds[16];
+    int ncmd = 0;
     size_t at = text_from;
     for (char *save = NULL, *item = strtok_r(body, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         char *t = trim(item);
         if (!*t) continue;
         if (!strncmp(t, "./latsim ", 9) || !strncmp(t, "latsim ", 7)) {
             cur = run_cached(d, t);
+            if (ncmd < 16) cmds[ncmd++] = cur;
             if (!cur->json) PROBLEM(d, c, "'%s' did not print JSON: %.300s", t, cur->out);
             continue;
         }
         char *eq = strrchr(t, '=');
         if (!cur || !eq) { PROBLEM(d, c, "'%s': not 'PATH = FIGURE' after a command", t); return; }
-        if (!cur->json) continue;
         *eq = 0;
         char *path = trim(t), *figure = trim(eq + 1), why[600], fresh[64], fig[64];
         double v;
-        if (json_figure(cur->json, path, &v, why, sizeof why)) { PROBLEM(d, c, "%s (%s)", why, cur->cmd); continue; }
+        if (item_value(path, cur, cmds, ncmd, &v, why, sizeof why)) { PROBLEM(d, c, "%s (%s)", why, cur->cmd); continue; }
         squeeze(figure, fig, sizeof fig);
         as_printed(v, fig, fresh, sizeof fresh);
         long pos = find_figure(d->text, at, text_to, figure);
@@ -665,8 +705,8 @@ static int check_doc(const char *path, int update, int quiet, int *checked, char
         char key[256] = "";
         if (l[10] == ' ') {
             const char *q = strchr(l, '"'), *q2 = q ? strchr(q + 1, '"') : NULL;
-            if (!q || !q2 || q2 > colon || q2 > end) { PROBLEM(&d, (size_t) (l - t), "check \"KEY\": expected"); continue; }
-            colon = strchr(q2, ':');
+            colon = q2 ? strchr(q2, ':') : NULL;
+            if (!q || !q2 || !colon || colon > end) { PROBLEM(&d, (size_t) (l - t), "check \"KEY\": expected"); continue; }
             snprintf(key, sizeof key, "%.*s", (int) (q2 - q - 1), q + 1);
         }
         size_t body_off = (size_t) (colon + 1 - t);
@@ -787,7 +827,10 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
              "Served 2000 requests at 0.9 utilisation.\n\n"
              "<!-- check: ./latsim run mm1.ini --json --no-store ; served = 2000 ; pools.cpu.utilization = 0.9 -->\n\n"
              "| row | figure |\n|---|---|\n| one | 12.5 |\n| two | 7.0 |\n\n"
-             "<!-- check \"two\": ./latsim run mm1.ini --json --no-store ; pools.cpu.offered_load = 3.0 -->\n", INI);
+             "<!-- check \"two\": ./latsim run mm1.ini --json --no-store ; pools.cpu.offered_load = 3.0 -->\n\n"
+             "Half the rate, half the load: -50 %%.\n\n"
+             "<!-- check: ./latsim run mm1.ini --json --no-store ; ./latsim run mm1.ini --json --no-store --set "
+             "workload.rate=2.5 ; pct(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = -50 -->\n", INI);
     write_file("page.md", txt, page, sizeof page);
     int checked = 0;
     char *msgs = NULL;
@@ -813,7 +856,7 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
     free(msgs);
     n = check_doc(page, 0, 1, &checked, &msgs);
     cr_expect_eq(n, 0, "after the update: %s", msgs ? msgs : "");
-    cr_expect_eq(checked, 4, "1 transcript and 3 figures: %d", checked);
+    cr_expect_eq(checked, 5, "1 transcript and 4 figures: %d", checked);
     free(msgs);
     p = slurp_or_fail(page, NULL);
     cr_expect(strstr(p, "Served 2000 requests at 0.5 utilisation.") != NULL, "%s", p);
