@@ -29,7 +29,7 @@
  *             otherwise the general roofline below.
  *
  * The general roofline (mixture of experts, MLA, pipeline and expert
- * parallelism; docs/llm.md, "MoE, pipeline and expert parallelism"):
+ * parallelism; docs/llm.md, "Mixture of experts, pipeline and expert parallelism"):
  *   - the step is split into m = min(pp_microbatches, its sequences)
  *     micro-batches (m = 1 without pipeline parallelism), each priced alone;
  *   - layers are split evenly over the pp stages (the first L mod pp stages
