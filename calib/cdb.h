@@ -62,7 +62,7 @@ typedef struct cdb_meas {
  * whose MAPE or cross-validated MAPE is above it is refused, and `cost = auto`
  * (or an explicit kind or id) never uses a stored model whose cross-validated
  * MAPE is above it or unknown.  A model off by half on held-out steps is worse
- * than the datasheet roofline (25-46 % off on BLOOM-176B, README "Calibration");
+ * than the datasheet roofline (25-46 % off on BLOOM-176B, docs/calibration.md, "Commands");
  * the usable fits here are within 20 % (BLOOM 10-11 %, Vidur profiles 1-2 %). */
 #define CDB_MAPE_LIMIT 50.0
 

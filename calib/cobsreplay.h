@@ -2,7 +2,7 @@
  * requests (their arrival times and token counts) simulated on the scenario's
  * server, the predicted statistics beside the observed ones.
  *
- * A request run becomes a finite trace replay (README, "Finite workloads"):
+ * A request run becomes a finite trace replay (docs/workloads.md, "Finite workloads"):
  * the scenario's [sim] and [workload] sections are replaced by ones that replay
  * every observed request once, from a temporary CSV trace, so that every
  * request is measured to its end and a burst the server survived is reported,

@@ -69,7 +69,7 @@ double nnls_cv_mape(const gsl_matrix *X, const gsl_vector *y, const gsl_vector *
  * deviations from the fit to the others (Gaussian noise goes that far with
  * probability 2e-9: never among thousands of honest points) and off by more than
  * a factor 3 either way (the worst honest step of the BLOOM-176B validation is
- * off by a factor 1.6, README "Calibration", so systematic misfit of the model is
+ * off by a factor 1.6, docs/calibration.md, "Commands", so systematic misfit of the model is
  * not taken for bad data; a unit error is 1000x, a misplaced digit 10x). */
 #define NNLS_OUTLIER_K 6.0
 #define NNLS_OUTLIER_RATIO 3.0

@@ -1,8 +1,11 @@
 /* test_docs.c -- the documents cannot drift from the program and the tree:
  * docs/scenarios.md is exactly `latsim keys --markdown`, the Layout table of
  * docs/architecture.md lists every source file of sim/X/, calib/ and cli/ (and
- * nothing else), README.md's map names every source folder, and every relative
- * link of README.md and docs/ pages reaches an existing file (and heading).
+ * nothing else), README.md's map names every source folder, every relative
+ * link of README.md and docs/ pages reaches an existing file (and heading),
+ * every path of the tree those pages name exists, every section a source
+ * comment cites (`docs/x.md, "Heading"`) is a heading of that page, and no
+ * test logs a warning (Criterion 2.4 exits 1 then: skip with a reason instead).
  *
  * Run from the repository root, as `make test` does. */
 #include <criterion/criterion.h>
@@ -383,4 +386,249 @@ Test(docs, link_checker_finds_broken_links, .init = setup, .fini = teardown)
     cr_expect(strstr(problems.v[0], "c.md, which does not exist") != NULL, "%s", problems.v[0]);
     cr_expect(strstr(problems.v[1], "no heading with that anchor") != NULL, "%s", problems.v[1]);
     strs_free(&problems);
+}
+
+/* ---- paths the pages name, sections the sources cite -------------------------------- */
+
+/* 1 when the path P (LEN bytes) is a placeholder rather than a file: a part in
+ * capitals (X, NAME, TARGET) or one continued by '<' (calib/profiles/<gpu>.csv). */
+static int placeholder(const char *p, size_t len, char next)
+{
+    if (next == '<') return 1;
+    for (size_t i = 0; i < len;) {
+        size_t j = i;
+        while (j < len && p[j] != '/' && p[j] != '.') j++;
+        int caps = j > i;
+        for (size_t k = i; k < j; k++) caps &= isupper((unsigned char) p[k]) || p[k] == '_';
+        if (caps) return 1;
+        i = j + 1;
+    }
+    return 0;
+}
+
+/* Adds to PROBLEMS each path under a folder of the tree (sim/, calib/, cli/,
+ * include/, tests/, scenarios/, docs/, plots/, .ci/) that the page PATH names
+ * and that does not exist (relative to the root or to the page's folder; X.[ch]
+ * as X.c).  Returns the number of paths checked. */
+static int check_paths(const char *path, strs *problems)
+{
+    static const char *roots[] = { "sim/", "calib/", "cli/", "include/", "tests/", "scenarios/", "docs/", "plots/", ".ci/" };
+    char *text = slurp_or_fail(path, NULL);
+    int checked = 0, lineno = 1;
+    for (const char *c = text; *c; c++) {
+        if (*c == '\n') { lineno++; continue; }
+        if (c > text && (isalnum((unsigned char) c[-1]) || strchr("_/.-", c[-1]))) continue;
+        size_t r = 0;
+        for (; r < sizeof roots / sizeof roots[0]; r++)
+            if (!strncmp(c, roots[r], strlen(roots[r]))) break;
+        if (r == sizeof roots / sizeof roots[0]) continue;
+        size_t len = 0;
+        while (c[len] && (isalnum((unsigned char) c[len]) || strchr("_./-+", c[len]) || !strncmp(c + len, "[ch]", 4)))
+            len += c[len] == '[' ? 4 : 1;
+        while (len && strchr(".-", c[len - 1])) len--;   /* a sentence's full stop */
+        const char *dot = NULL;
+        for (size_t i = 0; i < len; i++)
+            if (c[i] == '.' && i > 0) dot = c + i;
+        int file = dot && dot > c + strlen(roots[r]) - 1, folder = c[len - 1] == '/';
+        if ((!file && !folder) || c[len] == '*' || c[len] == '{' || placeholder(c, len, c[len])) { c += len - 1; continue; }
+        char p[512], rel[800];
+        snprintf(p, sizeof p, "%.*s", (int) len, c);
+        size_t pl = strlen(p);
+        if (pl > 5 && !strcmp(p + pl - 5, ".[ch]")) strcpy(p + pl - 5, ".c");
+        snprintf(rel, sizeof rel, "%.*s%s", (int) (strrchr(path, '/') ? strrchr(path, '/') - path + 1 : 0), path, p);
+        checked++;
+        if (is_dir(p) < 0 && is_dir(rel) < 0) {
+            char msg[800];
+            snprintf(msg, sizeof msg, "%s:%d: names %s, which does not exist (a placeholder is written in capitals: X.c)",
+                     path, lineno, p);
+            strs_add(problems, msg, strlen(msg));
+        }
+        c += len - 1;
+    }
+    free(text);
+    return checked;
+}
+
+Test(docs, every_path_the_pages_name_exists)
+{
+    strs problems = { 0 };
+    int checked = check_paths("README.md", &problems) + check_paths("scenarios/README.md", &problems);
+    DIR *d = opendir("docs");
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".md")) continue;
+        char p[300];
+        snprintf(p, sizeof p, "docs/%s", e->d_name);
+        checked += check_paths(p, &problems);
+    }
+    closedir(d);
+    for (int i = 0; i < problems.n; i++) cr_expect_fail("%s", problems.v[i]);
+    cr_expect_gt(checked, 200, "only %d paths checked", checked);
+    strs_free(&problems);
+}
+
+/* The checker: a missing file is found, placeholders and existing paths are not. */
+Test(docs, path_checker_finds_missing_files, .init = setup, .fini = teardown)
+{
+    char p[256];
+    write_file("a.md", "`sim/engine/evq.[ch]`, sim/llm/X.c, calib/profiles/<gpu>.csv, tests/fuzz/TARGET/,\n"
+               "sim/gateway/ratelimit.c and cli/ and docs/none.md.\n", p, sizeof p);
+    strs problems = { 0 };
+    cr_expect_eq(check_paths(p, &problems), 4, "evq.[ch], ratelimit.c, cli/ and none.md");
+    cr_assert_eq(problems.n, 2, "%d problems", problems.n);
+    cr_expect(strstr(problems.v[0], ":2: names sim/gateway/ratelimit.c, which does not exist") != NULL, "%s", problems.v[0]);
+    cr_expect(strstr(problems.v[1], "names docs/none.md,") != NULL, "%s", problems.v[1]);
+    strs_free(&problems);
+}
+
+/* The Markdown headings of PATH, text only ("## A b" -> "A b"), into OUT. */
+static void headings(const char *path, strs *out)
+{
+    char *text = slurp_or_fail(path, NULL);
+    int fence = 0;
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (!strncmp(l, "```", 3)) { fence = !fence; continue; }
+        if (fence || l[0] != '#') continue;
+        const char *t = l;
+        while (*t == '#') t++;
+        if (*t != ' ') continue;
+        t++;
+        const char *e = strchr(t, '\n');
+        strs_add(out, t, e ? (size_t) (e - t) : strlen(t));
+    }
+    free(text);
+}
+
+/* Checks the citations of FILE's text: every `PAGE.md, "HEADING"` (or without
+ * the comma; line breaks and comment stars between them allowed) names a page
+ * with a heading that starts with HEADING, and a bare README is not a
+ * citation (name the page and the section).  Adds to PROBLEMS; returns the
+ * number checked. */
+static int check_citations(const char *file, strs *problems)
+{
+    char *text = slurp_or_fail(file, NULL);
+    int checked = 0;
+    for (const char *c = text; (c = strstr(c, "README")); c += 6) {
+        int line = 1;
+        for (const char *x = text; x < c; x++) line += *x == '\n';
+        if (c > text && c[-1] == '/') continue;   /* plots/README.md: a page, cited by path */
+        if (!strncmp(c, "README.md", 9)) continue;
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s:%d: cites README without its page and section: write README.md, \"Heading\" "
+                 "or docs/PAGE.md, \"Heading\"", file, line);
+        strs_add(problems, msg, strlen(msg));
+    }
+    for (const char *c = text; (c = strstr(c, ".md")); c += 3) {
+        const char *s = c;
+        while (s > text && (isalnum((unsigned char) s[-1]) || strchr("_/-", s[-1]))) s--;
+        const char *q = c + 3;
+        if (*q == ',') q++;
+        while (*q == ' ' || *q == '\n' || *q == '*') q++;
+        if (*q != '"') continue;
+        const char *qe = strchr(q + 1, '"');
+        if (!qe) continue;
+        char page[300], want[300];
+        snprintf(page, sizeof page, "%.*s.md", (int) (c - s), s);
+        snprintf(want, sizeof want, "%.*s", (int) (qe - q - 1), q + 1);
+        for (char *w = want; *w; w++)   /* a heading cited across a comment's lines */
+            if (*w == '\n') {
+                char *x = w + 1;
+                while (*x == ' ' || *x == '*') x++;
+                *w = ' ';
+                memmove(w + 1, x, strlen(x) + 1);
+            }
+        int line = 1;
+        for (const char *x = text; x < c; x++) line += *x == '\n';
+        checked++;
+        char msg[900];
+        if (is_dir(page) != 0) {
+            snprintf(msg, sizeof msg, "%s:%d: cites %s, which does not exist", file, line, page);
+            strs_add(problems, msg, strlen(msg));
+            continue;
+        }
+        strs h = { 0 };
+        headings(page, &h);
+        int found = 0;
+        for (int i = 0; i < h.n; i++) found |= !strncmp(h.v[i], want, strlen(want));
+        if (!found) {
+            snprintf(msg, sizeof msg, "%s:%d: cites %s, \"%s\": %s has no such heading", file, line, page, want, page);
+            strs_add(problems, msg, strlen(msg));
+        }
+        strs_free(&h);
+    }
+    free(text);
+    return checked;
+}
+
+/* The sources (.c, .h, .cu of sim/X/, calib/, cli/, include/latsim/) into OUT. */
+static void all_sources(strs *out)
+{
+    strs folders = { 0 };
+    source_folders(&folders);
+    strs_add(&folders, "include/latsim/", 15);
+    strs files = { 0 };
+    source_files(&folders, &files);
+    for (int i = 0; i < files.n; i++) {
+        size_t l = strlen(files.v[i]);
+        if ((l > 2 && (!strcmp(files.v[i] + l - 2, ".c") || !strcmp(files.v[i] + l - 2, ".h"))) ||
+            (l > 3 && !strcmp(files.v[i] + l - 3, ".cu")))
+            strs_add(out, files.v[i], l);
+    }
+    strs_free(&files);
+    strs_free(&folders);
+}
+
+Test(docs, sections_the_sources_cite_exist)
+{
+    strs files = { 0 }, problems = { 0 };
+    all_sources(&files);
+    cr_assert_gt(files.n, 100);
+    int checked = 0;
+    for (int i = 0; i < files.n; i++) checked += check_citations(files.v[i], &problems);
+    for (int i = 0; i < problems.n; i++) cr_expect_fail("%s", problems.v[i]);
+    cr_expect_gt(checked, 10, "only %d citations", checked);
+    strs_free(&files);
+    strs_free(&problems);
+}
+
+Test(docs, citation_checker_finds_moved_sections, .init = setup, .fini = teardown)
+{
+    char p[256];
+    write_file("a.c", "/* (README, \"Finite workloads\") docs/workloads.md, \"Finite workloads\"\n"
+               " * docs/metrics.md, \"Cost per 1000 requests,\n * overall and per class\" docs/metrics.md \"Gone\"\n"
+               " * plots/README.md */\n", p, sizeof p);
+    strs problems = { 0 };
+    cr_expect_eq(check_citations(p, &problems), 3);
+    cr_assert_eq(problems.n, 2, "%d problems", problems.n);
+    cr_expect(strstr(problems.v[0], ":1: cites README without") != NULL, "%s", problems.v[0]);
+    cr_expect(strstr(problems.v[1], ":3: cites docs/metrics.md, \"Gone\"") != NULL, "%s", problems.v[1]);
+    strs_free(&problems);
+}
+
+/* Criterion 2.4 exits 1 when a test logs a warning, so that `make test` fails
+ * although every test passed: a test that cannot run a part says so with
+ * cr_skip_test (a reason, no warning). */
+Test(docs, no_test_logs_a_warning)
+{
+    DIR *d = opendir("tests");
+    cr_assert_not_null(d);
+    struct dirent *e;
+    char needle[32];
+    snprintf(needle, sizeof needle, "cr_log_%s(", "warn");
+    int files = 0;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 3 || strcmp(e->d_name + len - 2, ".c")) continue;
+        char p[300];
+        snprintf(p, sizeof p, "tests/%s", e->d_name);
+        char *t = slurp_or_fail(p, NULL);
+        cr_expect(strstr(t, needle) == NULL, "%s logs a warning (%s...): Criterion 2.4 then exits 1; use cr_skip_test", p,
+                  needle);
+        free(t);
+        files++;
+    }
+    closedir(d);
+    cr_expect_gt(files, 50);
 }

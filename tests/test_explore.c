@@ -509,8 +509,9 @@ Test(explore, report_html_of_an_exploration)
 
     if (!on_path_x("chromium")) {
         cr_assert(getenv("CI") == NULL || strcmp(getenv("CI"), "true"), "CI=true but chromium is not installed");
-        cr_log_warn("chromium is not installed: the page was not rendered in a browser");
-        return;
+        /* A skip, not a warning (Criterion 2.4 exits 1 when a test logs one); the checks above ran. */
+        cr_skip_test("chromium is not installed (an optional package of .ci/packages): the page was checked "
+                     "but not rendered in a browser");
     }
     char cmd[2048], dom[300], log[300];
     snprintf(html, sizeof html, "%s/x.html", dir);

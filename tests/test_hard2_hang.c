@@ -505,8 +505,7 @@ Test(h2hang_mem, oversize_keys_refused_at_once)
     /* AddressSanitizer cannot run under an address-space limit: the machine's
      * memory is the budget, which must then be below the 48 GB asked. */
     if (scenario_memory_budget() > 40e9) {
-        cr_log_warn("skipped: %g GB of memory is more than these scenarios ask", scenario_memory_budget() / 1e9);
-        return;
+        cr_skip_test("%g GB of memory is more than these scenarios ask", scenario_memory_budget() / 1e9);
     }
 #else
     child_limits.as = (rlim_t) 4 << 30;   /* a 4 GB budget whatever the machine (scenario_memory_budget reads it) */
@@ -570,7 +569,7 @@ Test(h2hang_mem, sweep_plan_and_check_refuse_oversize_points)
                "[pool cache]\nkind = result_cache\nintents = 1e9\nnext = cpu\n"
                "[pool cpu]\nkind = generic\nservers = 4\nservice_ms = exp(mean=50)\n[slo]\ne2e_p99_ms = 500\n", c, sizeof c);
 #if defined(__SANITIZE_ADDRESS__)
-    if (scenario_memory_budget() > 40e9) { cr_log_warn("skipped: more memory than the scenario asks"); return; }
+    if (scenario_memory_budget() > 40e9) cr_skip_test("more memory than the scenario asks");
 #else
     child_limits.as = (rlim_t) 4 << 30;
 #endif

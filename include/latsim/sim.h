@@ -36,7 +36,7 @@ struct pool_result {
     int saturated;            /* 1: offered load >= capacity, or the queue kept growing */
     int load_saturated;       /* 1: saturated by its offered load (>= 1 when known beforehand;
                                  beyond 1 by more than its standard error when measured) */
-    int backlog_grew;         /* finite workload: its backlog grew (README, "Finite workloads"); 0 otherwise */
+    int backlog_grew;         /* finite workload: its backlog grew (docs/workloads.md, "Finite workloads"); 0 otherwise */
     uint64_t peak_queue;      /* finite workload: most requests waiting in it, seen at an arrival; 0 otherwise */
     uint64_t peak_inside;     /* finite workload: most requests in it (waiting or in service), likewise */
     int has_offered_load;     /* the kind knows its offered load (a generic pool) */

@@ -91,7 +91,7 @@ typedef struct route_ctx {
 
 typedef struct route_policy {
     const char *name;         /* the value of `policy =` / `routing =` */
-    const char *help;         /* one line for `latsim keys` and README */
+    const char *help;         /* one line for `latsim keys` and docs/scenarios.md */
     route_key_kind key;       /* what a route_index for it orders by (NONE: it uses none) */
     /* Sets up RC->state (NULL: nothing).  Returns 0, or -1 (out of memory; it
      * frees what it had set up: fini is not called then). */

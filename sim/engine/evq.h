@@ -84,8 +84,8 @@ simtime_t evq_failed_time(const evq *q);
  * for evq_stall_name().  The cost on the hot path is one compare per event
  * (the time against now).
  *
- * 10^7: about one second of the engine (some 10^7 events/s, README's bench
- * table), so a stall ends quickly, yet far above what one instant of a real run
+ * 10^7: about one second of the engine (some 10^7 events/s, docs/development.md,
+ * "Speed"), so a stall ends quickly, yet far above what one instant of a real run
  * holds: a few events per request arriving at it (each arrival restarts the
  * count through evq_progress(): arrivals are bounded by the run's arrival cap)
  * and per replica or server present (the memory estimate bounds those). */

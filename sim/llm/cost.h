@@ -29,8 +29,9 @@
  *             otherwise the general roofline below.
  *
  * The general roofline (mixture of experts, MLA, pipeline and expert
- * parallelism; docs/llm.md, "MoE, pipeline and expert parallelism"; with
- * dp > 1 data-parallel attention ranks, "Data-parallel attention"):
+ * parallelism; docs/llm.md, "Mixture of experts, pipeline and expert parallelism";
+ * with dp > 1 data-parallel attention ranks, docs/llm.md, "Data-parallel
+ * attention with expert parallelism (`dp`)"):
  *   - the step is split into m = min(pp_microbatches, its sequences)
  *     micro-batches (m = 1 without pipeline parallelism), each priced alone;
  *   - layers are split evenly over the pp stages (the first L mod pp stages

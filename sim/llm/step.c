@@ -180,7 +180,7 @@ void rep_step(replica *R)
     R->step_ev = station_after(&P->st, dur, rep_on_step_end, R, 0);
 }
 
-/* Cost accounting (README, "Cost per class"): the step in flight has ended;
+/* Cost accounting (docs/metrics.md, "Cost per 1000 requests, overall and per class"): the step in flight has ended;
  * its time goes to its sequences.  A step with both prompt tokens and decodes
  * is split between the two in proportion to their standalone step times (the
  * cost model's time of its prefill alone and of its decodes alone); the decode

@@ -102,7 +102,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
     }
     V(G, "saturated", x->saturated);
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
-    if (x->finite) {   /* README, "Finite workloads" */
+    if (x->finite) {   /* docs/workloads.md, "Finite workloads" */
         V(G, "finite", 1);
         V(G, "backlog_grew", x->backlog_grew);
         V(G, "peak_queue", x->peak_queue);

@@ -411,7 +411,7 @@ static int build_workload(ctx *x)
     if (w->arrival == ARRIVAL_TRACE) {
         if (get_bool(x, W, "loop", 0, &w->loop)) return -1;
         if (!w->loop) {
-            /* A finite workload replays every row (README, "Finite workloads"): without a
+            /* A finite workload replays every row (docs/workloads.md, "Finite workloads"): without a
              * `warmup` key nothing is discarded. */
             if (s->warmup_auto && s->requests >= w->tr.n) s->warmup = 0;
             s->finite = s->warmup + s->requests >= w->tr.n;

@@ -32,7 +32,7 @@ struct scenario {
     uint64_t warmup;          /* requests discarded before measuring (automatic: at least these) */
     int warmup_auto;          /* 1: no `warmup` key: the run chooses it (warmup.h) */
     int finite;               /* 1: a finite workload: arrival = trace, loop = no, warmup + requests >= the
-                                 trace's rows; every row is replayed, no saturation verdict (README) */
+                                 trace's rows; every row is replayed, no saturation verdict (docs/workloads.md, "Finite workloads") */
     uint64_t seed;            /* run seed */
     workload_cfg wl;
     pool_cfg *pools;

@@ -905,7 +905,7 @@ static int pool_energy_cost(const scenario *sc, pool_result *p, sim_result *out)
     return pool_result_add(p, "electricity_usd", usd);
 }
 
-/* Cost per class (README, "Cost per class").  Each pool's $ over the window
+/* Cost per class (docs/metrics.md, "Cost per 1000 requests, overall and per class").  Each pool's $ over the window
  * (cost_per_hour x window) is divided among the classes by their share of the
  * pool's time used by measured requests (cls_use; a pool no measured request
  * used: by their shares of the served requests).  The overall figure charges
@@ -1162,7 +1162,7 @@ static int fill_results(sim *s, sim_result *out)
         if (s->finite) {
             /* Measured to its end: what would be called saturated, or a peak queue
              * beyond a stable pool's fluctuations (backlog_grew's bound), is a backlog
-             * that grew and drained (README, "Finite workloads"). */
+             * that grew and drained (docs/workloads.md, "Finite workloads"). */
             p->peak_queue = s->peak_q[i];
             p->peak_inside = s->peak_in[i];
             p->backlog_grew = p->saturated || (double) p->peak_queue > 3.0 * sqrt((double) st->win_arrivals) + 20.0;
