@@ -35,6 +35,7 @@
 #include "cliutil.h"
 #include "provenance.h"
 #include "commands.h"
+#include "latsim/band.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
 #include "latsim/scenario.h"
@@ -77,8 +78,8 @@ static const cli_opt OPTS[] = {
     CLI_OPT_DB,
     CLI_OPT_COST_DB,
     { "no-store", O_NO_STORE, NULL, "do not write the plan and its runs to the database", 0 },
-    { "no-sensitivity", O_NO_SENS, NULL, "skip the sensitivity check (the search again with every LLM step time "
-      "x0.8 and x1.2, or within the calibrated model's error)", 0 },
+    { "no-sensitivity", O_NO_SENS, NULL, "skip the prediction-band check (the search again with every LLM step time "
+      "at both ends of the cost model's 90 % band: its validated error, or the default; docs/bands.md)", 0 },
     { NULL },
 };
 
@@ -211,7 +212,7 @@ typedef struct plan {
         char settings[1200];  /* the same as JSON (settings_json) */
         double cost;          /* its $/hour */
     } sens[2];
-    char sens_basis[160];     /* where the factors come from */
+    char sens_basis[400];     /* where the factors come from */
     /* planning against a trace's peak (plan_peak) */
     const char *trace_file;   /* --trace FILE (NULL: none) */
     double peak_min;          /* --peak-minutes M (0: not given) */
@@ -1596,38 +1597,22 @@ static void answer_label(const plan *p, int ci, char *buf, size_t n)
     if (!buf[0]) snprintf(buf, n, "the scenario as given");
 }
 
-/* The search again with every LLM pool's step times scaled (step_time_scale):
- * x0.8 and x1.2, or, when every LLM pool of the answer uses a calibrated model
- * of known error, 1 -/+ its cross-validated MAPE.  Fills P->sens and
- * P->robust.  Returns 0 or the exit status (printed). */
+/* The search again with every LLM pool's step times scaled (step_time_scale)
+ * to both ends of the answer's 90 % prediction band (latsim/band.h,
+ * docs/bands.md): the widest of its LLM pools' cost models' validated errors
+ * (cost_model.mape; widened when carried), the documented default for a model
+ * without one (the roofline, linear).  The answer at the pessimistic end (the
+ * longer step times) is the one to buy when the model errs by its band; the
+ * plan is robust only when both ends choose the same configuration.  Fills
+ * P->sens, P->sens_basis and P->robust.  Returns 0 or the exit status (printed). */
 static int plan_sensitivity(plan *p, const scenario *base)
 {
     if (p->no_sens) return 0;
-    const report *r = &p->e[p->shown[0]].o.rep;
-    double band = 0;
-    int pools = 0, calibrated = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        const store_stat *st = &r->rows[i];
-        if (strcmp(st->metric, "cost_model.kind") || !st->text) continue;
-        pools++;
-        double mape = report_get(r, st->scope, "cost_model.mape", "value");
-        if (strcmp(st->text, "roofline") && strcmp(st->text, "linear") && isfinite(mape) && mape > 0) {
-            calibrated++;
-            if (mape > band) band = mape;
-        }
-    }
-    if (pools == 0) return 0;   /* no LLM pool: no step times */
-    double f[2] = { 0.8, 1.2 };
-    if (calibrated == pools && band < 50) {
-        f[0] = 1 - band / 100;
-        f[1] = 1 + band / 100;
-        snprintf(p->sens_basis, sizeof p->sens_basis, "x%.3g and x%.3g: the calibrated model's cross-validated error, "
-                 "%.3g %%", f[0], f[1], band);
-    } else snprintf(p->sens_basis, sizeof p->sens_basis, "%s", calibrated ? "x0.8 and x1.2: not every pool calibrated"
-                                                                          : "x0.8 and x1.2: uncalibrated");
+    band_model bm;
+    if (band_of_report(&p->e[p->shown[0]].o.rep, &bm) == 0) return 0;   /* no LLM pool: no step times */
+    double f[2] = { bm.lo, bm.hi };
+    snprintf(p->sens_basis, sizeof p->sens_basis, "x%.3g and x%.3g: the 90 %% band of %s", f[0], f[1], bm.basis);
     char sets[MAX_USER_SETS][200];
-    char mine[700];
-    answer_label(p, p->winner, mine, sizeof mine);
     p->robust = 1;
     for (int k = 0; k < 2; k++) {
         plan q;
@@ -1676,7 +1661,8 @@ static int plan_sensitivity(plan *p, const scenario *base)
                 fclose(m);
             }
         }
-        p->robust &= a->met && !strcmp(a->label, mine);
+        /* Robust: both ends met, by the same configuration. */
+        p->robust &= a->met && (k == 0 || !strcmp(a->label, p->sens[0].label));
         p->nsens = k + 1;
         free_plan(&q);
         scenario_delete(b2);
@@ -1689,7 +1675,8 @@ static int plan_sensitivity(plan *p, const scenario *base)
 static void sens_verdict(const plan *p, char *buf, size_t n)
 {
     if (p->robust) {
-        snprintf(buf, n, "robust: same configuration at x%.3g and x%.3g", p->sens[0].factor, p->sens[1].factor);
+        snprintf(buf, n, "robust: same configuration at x%.3g and x%.3g (%s)", p->sens[0].factor, p->sens[1].factor,
+                 p->sens[0].label);
         return;
     }
     size_t at = (size_t) snprintf(buf, n, "not robust:");
@@ -1761,6 +1748,11 @@ static int plan_json(plan *p)
         }
         fprintf(mem, "], \"robust\": %s, \"verdict\": ", p->robust ? "true" : "false");
         report_json_str(mem, v);
+        fputs("}", mem);
+        /* The answer at the band's pessimistic end (the longer step times). */
+        const struct sens *pe = &p->sens[p->nsens - 1];
+        fprintf(mem, ", \"pessimistic\": {\"step_time_scale\": %.10g, \"met\": %s", pe->factor, pe->met ? "true" : "false");
+        if (pe->met) fprintf(mem, ", \"settings\": %s, \"usd_per_hour\": %.6g", pe->settings, pe->cost);
         fputs("}", mem);
     }
     fclose(mem);
@@ -1877,6 +1869,9 @@ static void plan_print(const plan *p)
             else printf("%sx%.3g -> none meets the SLO", k ? "; " : "", a->factor);
         }
         printf("\n%s\n", ERRMSG_SHOWN(v));
+        const struct sens *pe = &p->sens[p->nsens - 1];
+        if (pe->met) printf("at the band's pessimistic end (step times x%.3g): %s  $%.2f/hour\n", pe->factor, ERRMSG_SHOWN(pe->label), pe->cost);
+        else printf("at the band's pessimistic end (step times x%.3g): no configuration meets the SLO\n", pe->factor);
     }
     if (isnan(p->goodput_hi))
         printf("goodput: meets the SLO up to at least %.4g req/s (%.3g x the target %.4g; the largest rate tried)\n",
