@@ -670,7 +670,9 @@ int replay_main(int argc, char **argv)
         }
         if (!(bsc[k] = scenario_new())) { rc = say(1, "out of memory"); goto out; }
         if ((rc = load_scenario_sets(scenario_name, text, sets, n, bsc[k])) != 0) goto out;
+        int quiet = cu_stderr_quiet();    /* its warnings were said by the replay itself */
         rc = cobs_replay_run(&run, bsc[k], o.pool, db, &rb[k], err, sizeof err);
+        cu_stderr_restore(quiet);
         if (rc) { say(rc, err); goto out; }
     }
     char label[64];

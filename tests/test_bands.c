@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "latsim/band.h"
 #include "tcli.h"
@@ -116,13 +117,14 @@ Test(bands, interval_combines_model_spread_and_seed_noise)
 
 /* ---- run --------------------------------------------------------------------- */
 
-/* run --json's prediction_band: its ends are the run at the band's step-time
- * factors (the same seed), here one replication so no seed noise. */
+/* run --json --band's prediction_band: its ends are the run at the band's
+ * step-time factors (the same seed), here one replication so no seed noise;
+ * without --band there is none (the golden outputs keep their bytes). */
 Test(bands, run_json_band_is_the_run_at_both_ends)
 {
     char path[256];
     write_file("llm.ini", LLM, path, sizeof path);
-    result r = latsim("run %s --no-store --json", path);
+    result r = latsim("run %s --no-store --json --band", path);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     json_t *j = parse(r.out), *b = json_object_get(j, "prediction_band");
     cr_assert(json_is_object(b), "%s", r.out);
@@ -143,10 +145,10 @@ Test(bands, run_json_band_is_the_run_at_both_ends)
     /* The ends: the same run with every step time x the factors. */
     static const double fac[2] = { 0.52738829913108515, 1.8961361138417008 };
     for (int k = 0; k < 2; k++) {
-        result s = latsim("run %s --no-store --json --no-band --set \"pool chat.step_time_scale=%.17g\"", path, fac[k]);
+        result s = latsim("run %s --no-store --json --set \"pool chat.step_time_scale=%.17g\"", path, fac[k]);
         cr_assert(s.rc == 0 || s.rc == 3, "%s", s.err);
         json_t *x = parse(s.out);
-        cr_expect(!json_object_get(x, "prediction_band"), "--no-band: none");
+        cr_expect(!json_object_get(x, "prediction_band"), "without --band: none");
         double v = json_number_value(json_object_get(json_object_get(json_object_get(x, "latency_ms"), "e2e"), "mean"));
         cr_expect_float_eq(k ? hi : lo, v, 1e-5 * v, "end %d: %g vs the run at x%g: %g", k, k ? hi : lo, fac[k], v);
         json_decref(x);
@@ -160,8 +162,8 @@ Test(bands, run_replications_widen_and_generic_has_none)
 {
     char path[256];
     write_file("llm.ini", LLM, path, sizeof path);
-    result r1 = latsim("run %s --no-store --json --set sim.requests=600", path);
-    result r3 = latsim("run %s --no-store --json --set sim.requests=600 --replications 4", path);
+    result r1 = latsim("run %s --no-store --json --band --set sim.requests=600", path);
+    result r3 = latsim("run %s --no-store --json --band --set sim.requests=600 --replications 4", path);
     cr_assert_eq(r1.rc, 0, "%s", r1.err);
     cr_assert_eq(r3.rc, 0, "%s", r3.err);
     json_t *a = parse(r1.out), *b = parse(r3.out);
@@ -183,7 +185,7 @@ Test(bands, run_replications_widen_and_generic_has_none)
     result_free(&r3);
     write_file("mm1.ini", "[sim]\nrequests = 2000\n[workload]\nrate = 5\n[pool cpu]\nservice_ms = exp(mean=100)\n", path,
                sizeof path);
-    result g = latsim("run %s --no-store --json", path);
+    result g = latsim("run %s --no-store --json --band", path);
     cr_assert_eq(g.rc, 0, "%s", g.err);
     cr_expect(strstr(g.out, "prediction_band") == NULL, "%s", g.out);
     result_free(&g);
@@ -264,6 +266,44 @@ Test(bands, replay_real_run_coverage_as_docs_say)
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_expect(strstr(r.out, "prediction band (90 %): step times x0.527..x1.9") != NULL, "%s", r.out);
     cr_expect(strstr(r.out, "40.7087 (21.83..77.77)") != NULL, "%s", r.out);
+    result_free(&r);
+}
+
+/* A fit to the one real run holds nothing out: its stored error is in-sample,
+ * so the band does not stand on it (cost_model.mape null) but on the default;
+ * the replay through the fitted model still gives every statistic a band. */
+Test(bands, one_run_fit_gives_no_validated_error)
+{
+    result r = latsim("calib import observed %s --scenario %s --db %s", REAL, REAL_S, db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib fit observed --model llama-3.1-8b --gpu rtx-4090 --db %s", db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    size_t n;
+    char *text = slurp_or_fail(REAL_S, &n), path[256];
+    char *at = strstr(text, "cost             = roofline");
+    cr_assert_not_null(at);
+    memcpy(at, "cost             = auto    ", 27);
+    /* Its trace, named relative to scenarios/, from the temporary folder. */
+    char *tr = strstr(text, "trace       = ../tests/"), cwd[512], *full = NULL;
+    cr_assert(tr && getcwd(cwd, sizeof cwd));
+    size_t fl = n + strlen(cwd) + 64;
+    cr_assert_not_null(full = malloc(fl));
+    snprintf(full, fl, "%.*strace       = %s/tests/%s", (int) (tr - text), text, cwd, tr + strlen("trace       = ../tests/"));
+    write_file("auto.ini", full, path, sizeof path);
+    free(full);
+    free(text);
+    r = latsim("replay %s --scenario %s --json --db %s", REAL, path, db);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    json_t *j = parse(r.out), *pb = json_object_get(j, "prediction_band");
+    const char *basis = json_string_value(json_object_get(pb, "basis"));
+    cr_expect(basis && !strncmp(basis, "fitted: no validated error", 26), "%s", basis);
+    cr_expect(json_is_false(json_object_get(pb, "validated")));
+    int c, k;
+    coverage(j, &c, &k);
+    cr_expect_eq(k, 18);
+    json_decref(j);
     result_free(&r);
 }
 
