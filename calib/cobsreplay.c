@@ -194,6 +194,18 @@ static void fill_pred(const sim_result *res, cobs_replay *out)
     out->peak_queue_at_s = res->peak_queue_at_s;
     out->events = res->events;
     out->wall_s = res->wall_time_s;
+    /* The step-time band of the widest LLM pool's cost model (latsim/band.h). */
+    out->nband = 0;
+    for (int p = 0; p < res->npools; p++) {
+        const pool_result *P = &res->pools[p];
+        const char *kind = NULL;
+        for (int k = 0; k < P->nmetrics && !kind; k++)
+            if (!strcmp(P->metrics[k].name, "cost_model.kind")) kind = P->metrics[k].text;
+        if (!kind) continue;
+        band_model b;
+        band_of_model(kind, pool_metric_get(P, "cost_model.mape"), pool_metric_get(P, "cost_model.extrapolated") > 0, &b);
+        if (out->nband++ == 0 || b.sigma > out->band.sigma) out->band = b;
+    }
 }
 
 /* The replay scenario of a request run as text into *TEXT (malloc'd), its

@@ -19,6 +19,7 @@
 
 #include "cobsdb.h"
 #include "cobserved.h"
+#include "latsim/band.h"
 #include "latsim/scenario.h"
 #include "latsim/catalog.h"
 #include "latsim/stats.h"
@@ -60,6 +61,8 @@ typedef struct cobs_replay {
     char note[512];           /* what the replay left out (classes), "" for nothing */
     char cost[256];           /* the cost model of each LLM pool the simulation used, "POOL KIND (source[,
                                  id N])" joined by "; ", "" for none */
+    int nband;                /* LLM pools simulated (0: no step-time band) */
+    band_model band;          /* the widest step-time band of their cost models (latsim/band.h) */
     cobs_level_pred *lv;      /* per sweep level (owned), NULL for a request run */
     size_t nlv;
 } cobs_replay;

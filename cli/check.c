@@ -20,6 +20,7 @@
 #include "cliutil.h"
 #include "provenance.h"
 #include "commands.h"
+#include "latsim/band.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
 #include "latsim/scenario.h"
@@ -28,7 +29,7 @@
 
 #define MAX_FILES 256
 
-enum { O_JUNIT = 1, O_TOLERANCE, O_SEED, O_JOBS, O_NO_STORE, O_REQUIRE_BASELINE };
+enum { O_JUNIT = 1, O_TOLERANCE, O_SEED, O_JOBS, O_NO_STORE, O_REQUIRE_BASELINE, O_STRICT_BAND };
 
 static const cli_opt CHECK_OPTS[] = {
     { "junit", O_JUNIT, "OUT.xml", "write JUnit XML: one testsuite per scenario, one testcase per SLO term and per "
@@ -43,6 +44,9 @@ static const cli_opt CHECK_OPTS[] = {
     { "no-store", O_NO_STORE, NULL, "do not store the runs (a dry check)", 0 },
     { "require-baseline", O_REQUIRE_BASELINE, NULL, "fail a scenario that has no accepted baseline (default: one "
       "warning line)", 0 },
+    { "strict-band", O_STRICT_BAND, NULL, "also run each scenario with an LLM pool at the pessimistic end of its "
+      "cost model's 90 % prediction band (every step time x its upper factor; docs/bands.md) and fail when the SLO is "
+      "missed there", 0 },
     { NULL },
 };
 
@@ -53,7 +57,9 @@ static const cli_cmd CHECK = {
     "(latsim baseline accept RUN): a key metric (e2e/ttft/tpot/queue P50 and P99,\n"
     "throughput, goodput) may be worse by at most PCT % (default 10) or the baseline's\n"
     "95 % interval.  --set applies to every scenario (its [slo] included) before the\n"
-    "headroom.  Exit status: 0 all pass, 1 any fails, 2 bad input.\n",
+    "headroom.  --strict-band also fails a scenario whose SLO is missed at the pessimistic\n"
+    "end of its cost model's 90 % prediction band.\n"
+    "Exit status: 0 all pass, 1 any fails, 2 bad input.\n",
     "latsim baseline --help: accepting and listing baselines.\n",
     CHECK_OPTS, TASK_MAX_SETS - 1, 0,
 };
@@ -84,6 +90,12 @@ typedef struct item {
     int nv, cap;
     int failed;
     int64_t baseline;         /* baseline run id, 0 none */
+    /* --strict-band: the run at the band's pessimistic end (band.h) */
+    int has_band;             /* 1: it has an LLM pool and was run there */
+    band_model band;          /* the band of its widest cost model */
+    char band_sets[8][200];   /* "pool P.step_time_scale=F" of each LLM pool */
+    task bt;                  /* that run */
+    task_out bo;
 } item;
 
 static int add_verdict(item *it, int failed, const char *name, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -301,6 +313,7 @@ typedef struct checker {
     int jobs;                 /* --jobs (0: all cores) */
     int store;                /* 0: --no-store */
     int require_baseline;     /* 1: --require-baseline (a scenario without one fails) */
+    int strict_band;          /* --strict-band */
     sqlite3 *db;              /* the database, read-only (NULL when there is none) */
     item *its;                /* one per scenario */
     double wall;              /* seconds the runs took */
@@ -317,6 +330,7 @@ static int check_opt(void *ctx, int id, const char *v)
     case O_JUNIT: ck->junit = v; return 0;
     case O_NO_STORE: ck->store = 0; return 0;
     case O_REQUIRE_BASELINE: ck->require_baseline = 1; return 0;
+    case O_STRICT_BAND: ck->strict_band = 1; return 0;
     case O_TOLERANCE:
         ck->tol = strtod(v, &end);
         if (end == v || *end || !(ck->tol >= 0) || !isfinite(ck->tol))
@@ -432,6 +446,78 @@ out:
     return rc;
 }
 
+/* --strict-band: each scenario with an LLM pool run again with every LLM
+ * pool's step times at the pessimistic end of its 90 % prediction band (the
+ * upper step-time factor of the widest pool's cost model, band.h), with the
+ * same seed and rate.  Returns 0 or the exit status (printed). */
+static int check_band(checker *ck)
+{
+    if (!ck->strict_band) return 0;
+    char err[2048];
+    int nf = ck->nf, m = 0, rc = 0;
+    task *ts = calloc((size_t) nf, sizeof *ts);
+    task_out *outs = calloc((size_t) nf, sizeof *outs);
+    int *which = calloc((size_t) nf, sizeof *which);
+    if (!ts || !outs || !which) { rc = cu_die(1, "out of memory"); goto out; }
+    for (int i = 0; i < nf; i++) {
+        item *it = &ck->its[i];
+        if (band_of_report(&it->o.rep, &it->band) == 0) continue;
+        scenario *sc = scenario_new();
+        if (!sc) { rc = cu_die(1, "out of memory"); goto out; }
+        if (scenario_load(sc, it->path, ck->a.sets, ck->a.nsets, err, sizeof err) != 0) {
+            scenario_delete(sc);
+            rc = cu_die(2, "%s", err);
+            goto out;
+        }
+        it->bt = it->t;
+        int nb = 0;
+        for (int p = 0; p < scenario_npools(sc) && nb < 8 && it->bt.nsets < TASK_MAX_SETS; p++) {
+            if (strcmp(scenario_pool_kind(sc, p), "llm")) continue;
+            const char *own = scenario_pool_value(sc, p, "step_time_scale");
+            double k = own && strtod(own, NULL) > 0 ? strtod(own, NULL) : 1;
+            snprintf(it->band_sets[nb], sizeof it->band_sets[nb], "pool %s.step_time_scale=%.17g", scenario_pool_name(sc, p),
+                     it->band.hi * k);
+            it->bt.sets[it->bt.nsets++] = it->band_sets[nb++];
+        }
+        scenario_delete(sc);
+        it->has_band = 1;
+        which[m] = i;
+        ts[m++] = it->bt;
+    }
+    if (m == 0) goto out;
+    task_run_all(ts, m, ck->jobs, ck->dbpath, outs, NULL, NULL);
+    for (int k = 0; k < m; k++) ck->its[which[k]].bo = outs[k];
+    for (int k = 0; k < m; k++)
+        if (outs[k].status != 0) { rc = cu_die(outs[k].status == 2 ? 2 : 1, "%s", outs[k].err); goto out; }
+out:
+    free(ts);
+    free(outs);
+    free(which);
+    return rc;
+}
+
+/* The verdict of IT at its band's pessimistic end (--strict-band): every SLO
+ * term met and not saturated there.  Returns 0, or -1 when out of memory. */
+static int band_verdict(item *it)
+{
+    if (!it->has_band) return 0;
+    slo_result r;
+    memset(&r, 0, sizeof r);
+    if (slo_eval(&it->spec, it->bo.rep.rows, it->bo.rep.n, &r) != 0) return -1;
+    int sat = report_get(&it->bo.rep, "", "saturated", "value") > 0;
+    char worst[200] = "every term met";
+    const slo_check *w = NULL;
+    for (int k = 0; k < r.n; k++)
+        if (!r.c[k].met && (!w || isnan(r.c[k].value) || r.c[k].margin / r.c[k].t->limit < w->margin / w->t->limit)) w = &r.c[k];
+    if (sat) snprintf(worst, sizeof worst, "saturated");
+    else if (w && isnan(w->value)) snprintf(worst, sizeof worst, "%s not measured", w->t->key);
+    else if (w) snprintf(worst, sizeof worst, "%s = %.4g > limit %g", w->t->key, w->value, w->t->limit);
+    int failed = sat || !r.met;
+    slo_result_free(&r);
+    return add_verdict(it, failed, "slo at the band's pessimistic end", "step times x%.3g (%s): %s", it->band.hi,
+                       it->band.basis, worst);
+}
+
 /* The verdicts of IT: not saturated, each SLO term (of its [slo] with the
  * --set overrides), and each key metric against its baseline.  Returns 0 or
  * the exit status (printed). */
@@ -458,6 +544,7 @@ static int check_verdicts(checker *ck, item *it)
             bad = add_verdict(it, !c->met, name, "%s = %.4g (limit %g, margin %+.4g)", c->t->key, c->value, c->t->limit, c->margin);
         if (bad) return cu_die(1, "out of memory");
     }
+    if (band_verdict(it) != 0) return cu_die(1, "out of memory");
     it->baseline = 0;
     if (!ck->db || planstore_baseline_of(ck->db, it->path, &it->baseline, err, sizeof err) != 1) {
         /* No accepted baseline (a renamed file, a lost database): a failure with
@@ -553,6 +640,7 @@ int check_main(int argc, char **argv)
     if (rc != CLI_GO) return rc;
     if ((rc = check_open(&ck)) != 0) goto out;
     if ((rc = check_run(&ck)) != 0) goto out;
+    if ((rc = check_band(&ck)) != 0) goto out;
     for (int i = 0; i < ck.nf; i++)
         if ((rc = check_verdicts(&ck, &ck.its[i])) != 0) goto out;
     if ((rc = check_store(&ck)) != 0) goto out;
@@ -562,6 +650,7 @@ out:
         for (int i = 0; i < ck.nf; i++) {
             item *it = &ck.its[i];
             task_out_free(&it->o);
+            task_out_free(&it->bo);
             slo_result_free(&it->slo);
             slo_free(&it->spec);
             free(it->v);

@@ -414,3 +414,24 @@ int cu_plots_dir(const char *script, char *out, size_t n)
     snprintf(test, sizeof test, "plots/%s", script);
     return access(test, R_OK) == 0 ? 0 : -1;
 }
+
+int cu_stderr_quiet(void)
+{
+    fflush(stderr);
+    int saved = dup(2), null = open("/dev/null", O_WRONLY);
+    if (saved < 0 || null < 0 || dup2(null, 2) < 0) {
+        if (saved >= 0) close(saved);
+        if (null >= 0) close(null);
+        return -1;
+    }
+    close(null);
+    return saved;
+}
+
+void cu_stderr_restore(int saved)
+{
+    if (saved < 0) return;
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+}

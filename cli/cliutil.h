@@ -128,4 +128,13 @@ void cu_relabel(char *err, size_t errlen, const char *opt, const char *section, 
  * build/VARIANT/latsim), else ./plots.  Returns 0, or -1 when SCRIPT is not there. */
 int cu_plots_dir(const char *script, char *out, size_t n);
 
+/* Silences stderr (points it at /dev/null) while a scenario already run once is
+ * loaded and run again (the prediction band's ends: its warnings were said the
+ * first time).  Returns the saved descriptor for cu_stderr_restore, or -1
+ * (nothing changed). */
+int cu_stderr_quiet(void);
+
+/* Gives stderr back after cu_stderr_quiet (SAVED -1: nothing to do). */
+void cu_stderr_restore(int saved);
+
 #endif

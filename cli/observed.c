@@ -173,7 +173,16 @@ static int read_file(const obs_opts *o, cobs_run *run)
 }
 
 /* Loads the scenario at PATH (or, when TEXT is given, from TEXT under the name
- * PATH).  Returns 0 or the exit status (printed). */
+ * PATH), with the NSETS assignments SETS.  Returns 0 or the exit status (printed). */
+static int load_scenario_sets(const char *path, const char *text, const char **sets, int nsets, scenario *sc)
+{
+    char err[2048];
+    int s = text ? scenario_load_text(sc, path, text, sets, nsets, err, sizeof err)
+                 : scenario_load(sc, path, sets, nsets, err, sizeof err);
+    if (s != 0) return say(strstr(err, "out of memory") ? 1 : 2, err);
+    return 0;
+}
+
 static int load_scenario(const char *path, const char *text, scenario *sc)
 {
     char err[2048];
@@ -388,31 +397,45 @@ static void json_num(FILE *f, double v)
     else fputs("null", f);
 }
 
-/* {"observed": O, "predicted": P, "error_pct": E} */
-static void json_cmp(FILE *f, double obs, double pred)
+/* {"observed": O, "predicted": P, "error_pct": E} and, with a band (BAND: LO,
+ * HI), "band": [LO, HI] (a null end: unbounded) and "covered". */
+static void json_cmp_band(FILE *f, double obs, double pred, const double *band)
 {
     fputs("{\"observed\": ", f);
     json_num(f, obs);
     fputs(", \"predicted\": ", f);
     json_num(f, pred);
+    if (band) {
+        fputs(", \"band\": [", f);
+        json_num(f, band[0]);
+        fputs(", ", f);
+        json_num(f, band[1]);
+        fprintf(f, "], \"covered\": %s", isfinite(obs) && band_covers(band[0], band[1], obs) ? "true" : "false");
+    }
     fputs(", \"error_pct\": ", f);
     json_num(f, err_pct(obs, pred));
     fputc('}', f);
 }
 
-/* One table row: LABEL, observed, predicted, error. */
-static void row(FILE *f, const char *metric, const char *stat, double obs, double pred)
+static void json_cmp(FILE *f, double obs, double pred) { json_cmp_band(f, obs, pred, NULL); }
+
+/* One table row: LABEL, observed, predicted (with BAND: "value (lo..hi)"), error. */
+static void row_band(FILE *f, const char *metric, const char *stat, double obs, double pred, const double *band)
 {
-    char e[32], p[32], ob[32];
+    char e[32], p[96], ob[32];
     double x = err_pct(obs, pred);
     if (isfinite(x)) snprintf(e, sizeof e, "%+.1f %%", x);
     else snprintf(e, sizeof e, "-");
-    if (isfinite(pred)) snprintf(p, sizeof p, "%.6g", pred);
+    if (isfinite(pred) && band && isfinite(band[0]))
+        snprintf(p, sizeof p, isfinite(band[1]) ? "%.6g (%.4g..%.4g)" : "%.6g (%.4g..inf)", pred, band[0], band[1]);
+    else if (isfinite(pred)) snprintf(p, sizeof p, "%.6g", pred);
     else snprintf(p, sizeof p, "-");
     if (isfinite(obs)) snprintf(ob, sizeof ob, "%.6g", obs);
     else snprintf(ob, sizeof ob, "-");
-    fprintf(f, "  %-16s %-5s %14s %14s %10s\n", metric, stat, ob, p, e);
+    if (band) fprintf(f, "  %-16s %-5s %14s %34s %10s\n", metric, stat, ob, p, e);
+    else fprintf(f, "  %-16s %-5s %14s %14s %10s\n", metric, stat, ob, p, e);
 }
+
 
 typedef struct replay_ctx {
     const char *file;         /* what was replayed (a file, or "observed run ID") */
@@ -422,7 +445,24 @@ typedef struct replay_ctx {
     int64_t run_id;           /* the stored run, 0 for a file */
     const char *note;         /* the reader's note */
     int json;                 /* --json: stdout holds the JSON object only */
+    const cobs_replay *end[2];/* the replay at the band's low and high step-time factor (NULL: no band) */
 } replay_ctx;
+
+/* The 90 % band of predicted statistic K (0..3: mean, p50, p90, p99) of metric M
+ * (K = -1: requests/s, -2: output tokens/s) of replay R into B; returns B, or
+ * NULL when C has no band (docs/bands.md). */
+static const double *pred_band(const replay_ctx *c, const cobs_replay *r, int m, int k, double *b)
+{
+    if (!c->end[0] || !c->end[1]) return NULL;
+    double v[3];
+    const cobs_replay *x[3] = { r, c->end[0], c->end[1] };
+    for (int i = 0; i < 3; i++)
+        v[i] = k == -1 ? x[i]->pred_rps : k == -2 ? x[i]->pred_tps
+             : x[i]->have_pred[m] ? (k == 0 ? x[i]->pred[m].mean : k == 1 ? x[i]->pred[m].p50 : k == 2 ? x[i]->pred[m].p90
+                                                                                                 : x[i]->pred[m].p99) : NAN;
+    band_interval(v[0], v[1], v[2], NAN, &b[0], &b[1]);
+    return b;
+}
 
 static void print_table(const replay_ctx *c, const cobs_run *run, const cobs_replay *r)
 {
@@ -463,8 +503,11 @@ static void print_table(const replay_ctx *c, const cobs_run *run, const cobs_rep
     printf(" in %.4g s (observed %.4g s)", r->pred_window_s, r->obs_window_s);
     if (r->backlog_grew) printf("; the backlog grew (peak queue %llu at t = %.4g s)", (unsigned long long) r->peak_queue,
                                 r->peak_queue_at_s);
-    printf("\n\n  %-16s %-5s %14s %14s %10s\n", "metric", "stat", "observed", "predicted", "error");
+    if (c->end[0]) printf("\nprediction band (90 %%): step times x%.3g..x%.3g (%s)", r->band.lo, r->band.hi, r->band.basis);
+    if (c->end[0]) printf("\n\n  %-16s %-5s %14s %34s %10s\n", "metric", "stat", "observed", "predicted (band)", "error");
+    else printf("\n\n  %-16s %-5s %14s %14s %10s\n", "metric", "stat", "observed", "predicted", "error");
     static const char *const label[COBS_NMETRICS] = { "ttft_ms", "tpot_ms", "itl_ms", "e2e_ms", "queue_ms" };
+    double b[2];
     char unobserved[128] = "";
     for (int m = 0; m < COBS_NMETRICS; m++) {
         if (r->obs[m].n == 0) {
@@ -473,11 +516,11 @@ static void print_table(const replay_ctx *c, const cobs_run *run, const cobs_rep
             continue;
         }
         for (int k = 0; k < 4; k++)
-            row(stdout, k == 0 ? label[m] : "", STAT_NAMES[k], obs_stat(&r->obs[m], k),
-                r->have_pred[m] ? pred_stat(&r->pred[m], k) : NAN);
+            row_band(stdout, k == 0 ? label[m] : "", STAT_NAMES[k], obs_stat(&r->obs[m], k),
+                     r->have_pred[m] ? pred_stat(&r->pred[m], k) : NAN, pred_band(c, r, m, k, b));
     }
-    row(stdout, "requests/s", "", r->obs_rps, r->pred_rps);
-    row(stdout, "output tokens/s", "", r->obs_tps, r->pred_tps);
+    row_band(stdout, "requests/s", "", r->obs_rps, r->pred_rps, pred_band(c, r, 0, -1, b));
+    row_band(stdout, "output tokens/s", "", r->obs_tps, r->pred_tps, pred_band(c, r, 0, -2, b));
     if (unobserved[0]) printf("not observed in this run: %s\n", unobserved);
 }
 
@@ -534,22 +577,29 @@ static void print_json(const replay_ctx *c, const cobs_run *run, const cobs_repl
     json_num(f, r->peak_queue_at_s);
     fputs("}, \"observed_window_s\": ", f);
     json_num(f, r->obs_window_s);
+    if (c->end[0]) {
+        fprintf(f, ", \"prediction_band\": {\"level\": 0.9, \"basis\": ");
+        report_json_str(f, r->band.basis);
+        fprintf(f, ", \"validated\": %s, \"step_time_factors\": [%.6g, %.6g]}", r->band.validated ? "true" : "false",
+                r->band.lo, r->band.hi);
+    }
     fputs(", \"metrics\": {", f);
     int first = 1;
+    double b[2];
     for (int m = 0; m < COBS_NMETRICS; m++) {
         if (r->obs[m].n == 0) continue;
         fprintf(f, "%s\"%s_ms\": {\"n\": %zu", first ? "" : ", ", cobs_metric_name((cobs_metric) m), r->obs[m].n);
         first = 0;
         for (int k = 0; k < 4; k++) {
             fprintf(f, ", \"%s\": ", STAT_NAMES[k]);
-            json_cmp(f, obs_stat(&r->obs[m], k), r->have_pred[m] ? pred_stat(&r->pred[m], k) : NAN);
+            json_cmp_band(f, obs_stat(&r->obs[m], k), r->have_pred[m] ? pred_stat(&r->pred[m], k) : NAN, pred_band(c, r, m, k, b));
         }
         fputc('}', f);
     }
     fputs("}, \"throughput\": {\"requests_per_s\": ", f);
-    json_cmp(f, r->obs_rps, r->pred_rps);
+    json_cmp_band(f, r->obs_rps, r->pred_rps, pred_band(c, r, 0, -1, b));
     fputs(", \"output_tokens_per_s\": ", f);
-    json_cmp(f, r->obs_tps, r->pred_tps);
+    json_cmp_band(f, r->obs_tps, r->pred_tps, pred_band(c, r, 0, -2, b));
     fputs("}}\n", f);
 }
 
@@ -662,7 +712,8 @@ int replay_main(int argc, char **argv)
     sqlite3 *db = NULL;
     scenario *sc = scenario_new();
     if (!sc) return say(1, "out of memory");
-    cobs_replay r = { 0 };
+    cobs_replay r = { 0 }, rb[2] = { { 0 }, { 0 } };
+    scenario *bsc[2] = { NULL, NULL };
     const char *scenario_name = o.scenario;
     if (run_id) {
         if ((rc = open_readonly(path, &db)) != 0) return rc;
@@ -695,16 +746,39 @@ int replay_main(int argc, char **argv)
     }
     rc = cobs_replay_run(&run, sc, o.pool, db, &r, err, sizeof err);
     if (rc) { say(rc, err); goto out; }
+    /* The prediction band: the replay again with every LLM pool's step times
+     * at both ends of its cost model's 90 % error (docs/bands.md). */
+    for (int k = 0; k < 2 && r.nband > 0 && !run.nlvl; k++) {
+        int np = scenario_npools(sc), n = 0;
+        const char *sets[64];
+        char buf[64][200];
+        for (int i = 0; i < np && n < 64; i++) {
+            if (strcmp(scenario_pool_kind(sc, i), "llm")) continue;
+            const char *own = scenario_pool_value(sc, i, "step_time_scale");
+            double f = (k ? r.band.hi : r.band.lo) * (own && strtod(own, NULL) > 0 ? strtod(own, NULL) : 1);
+            snprintf(buf[n], sizeof buf[n], "pool %s.step_time_scale=%.17g", scenario_pool_name(sc, i), f);
+            sets[n] = buf[n];
+            n++;
+        }
+        if (!(bsc[k] = scenario_new())) { rc = say(1, "out of memory"); goto out; }
+        if ((rc = load_scenario_sets(scenario_name, text, sets, n, bsc[k])) != 0) goto out;
+        int quiet = cu_stderr_quiet();    /* its warnings were said by the replay itself */
+        rc = cobs_replay_run(&run, bsc[k], o.pool, db, &rb[k], err, sizeof err);
+        cu_stderr_restore(quiet);
+        if (rc) { say(rc, err); goto out; }
+    }
     char label[64];
     snprintf(label, sizeof label, "observed run %lld", (long long) run_id);
     replay_ctx c = { .file = run_id ? label : o.file, .format = cobs_format_name(run.format), .scenario = scenario_name,
-                     .pool = o.pool, .run_id = run_id, .note = run.note, .json = o.json };
+                     .pool = o.pool, .run_id = run_id, .note = run.note, .json = o.json,
+                     .end = { bsc[1] ? &rb[0] : NULL, bsc[1] ? &rb[1] : NULL } };
     if (o.json) print_json(&c, &run, &r);
     else print_table(&c, &run, &r);
     fflush(stdout);
     if (o.plot) rc = plot_replay(o.plot, &c, &run, &r);
 out:
     cobs_replay_free(&r);
+    for (int k = 0; k < 2; k++) { cobs_replay_free(&rb[k]); scenario_delete(bsc[k]); }
     scenario_delete(sc);
     if (db) store_close(db);
     free(text);

@@ -35,6 +35,7 @@
 #include "cliutil.h"
 #include "provenance.h"
 #include "commands.h"
+#include "latsim/band.h"
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
 #include "latsim/scenario.h"
@@ -77,8 +78,8 @@ static const cli_opt OPTS[] = {
     CLI_OPT_DB,
     CLI_OPT_COST_DB,
     { "no-store", O_NO_STORE, NULL, "do not write the plan and its runs to the database", 0 },
-    { "no-sensitivity", O_NO_SENS, NULL, "skip the sensitivity check (the search again with every LLM step time "
-      "x0.8 and x1.2, or within the calibrated model's error)", 0 },
+    { "no-sensitivity", O_NO_SENS, NULL, "skip the prediction-band check (the search again with every LLM step time "
+      "at both ends of the cost model's 90 % band: its validated error, or the default; docs/bands.md)", 0 },
     { NULL },
 };
 
@@ -198,6 +199,7 @@ typedef struct plan {
     int ncs;                  /* how many */
     int *shown;               /* per candidate: the evaluation shown */
     int pruned, infeasible, bounded; /* configurations pruned by cost, refused by the scenario, below the utilisation bound */
+    int reopened;             /* pruned configurations searched again after confirmation raised the bound (plan_solve) */
     char *jtext;              /* the plan as JSON, less its closing brace (--json adds the id) */
     int64_t plan_id;          /* the stored plan (0 not stored) */
     /* the sensitivity check (plan_sensitivity) */
@@ -210,7 +212,7 @@ typedef struct plan {
         char settings[1200];  /* the same as JSON (settings_json) */
         double cost;          /* its $/hour */
     } sens[2];
-    char sens_basis[160];     /* where the factors come from */
+    char sens_basis[400];     /* where the factors come from */
     /* planning against a trace's peak (plan_peak) */
     const char *trace_file;   /* --trace FILE (NULL: none) */
     double peak_min;          /* --peak-minutes M (0: not given) */
@@ -1114,12 +1116,29 @@ static int plan_configs(plan *p)
     return 0;
 }
 
+/* The cost bound: the cheapest configuration known to meet the SLO (P->best,
+ * P->best_cost; -1 none): at its smallest meeting value with the first seed,
+ * or at the value confirmation raised it to (its answer, when larger); one
+ * that failed confirmation does not count. */
+static void update_best(plan *p)
+{
+    p->best = -1;
+    for (int ci = 0; ci < p->nc; ci++) {
+        combo *c = &p->c[ci];
+        if (c->infeasible || c->confirmed < 0 || (p->mono.n >= 0 ? c->hi > p->mono_hi : c->best_eval < 0)) continue;
+        int m = p->mono.n >= 0 ? (c->answer > c->hi ? c->answer : c->hi) : 1;
+        double cost = p->mono.n >= 0 ? cost_at(c, m) : c->fixed;
+        if (p->best < 0 || cost < p->best_cost) { p->best = ci; p->best_cost = cost; }
+    }
+}
+
 /* Rounds: every open configuration simulates its next value, in parallel,
  * and the cheapest known meeting configuration bounds everyone's cost.
  * Returns 0 or the exit status (printed). */
 static int plan_rounds(plan *p)
 {
     int rc;
+    update_best(p);
     for (int round = 0; round < 200; round++) {
         int from = p->ne;
         for (int ci = 0; ci < p->nc; ci++) {
@@ -1146,13 +1165,7 @@ static int plan_rounds(plan *p)
                 if (c->closest_eval < 0 || w > c->closest) { c->closest = w; c->closest_eval = i; }
             }
         }
-        for (int ci = 0; ci < p->nc; ci++) {
-            combo *c = &p->c[ci];
-            int m = p->mono.n >= 0 ? c->hi : 1;
-            if (c->infeasible || (p->mono.n >= 0 ? c->hi > p->mono_hi : c->best_eval < 0)) continue;
-            double cost = p->mono.n >= 0 ? cost_at(c, m) : c->fixed;
-            if (p->best < 0 || cost < p->best_cost) { p->best = ci; p->best_cost = cost; }
-        }
+        update_best(p);
     }
     return 0;
 }
@@ -1174,8 +1187,11 @@ static int plan_search(plan *p)
         if (any && (rc = plan_rounds(p)) != 0) return rc;
         p->finishing = 0;
     }
+    /* An answer confirmation raised (a seed missed at the first seed's smallest
+     * value) stays raised when the search runs again (plan_solve). */
     for (int ci = 0; ci < p->nc; ci++)
-        if (p->mono.n >= 0 && !p->c[ci].infeasible && p->c[ci].hi <= p->mono_hi) p->c[ci].answer = p->c[ci].hi;
+        if (p->mono.n >= 0 && !p->c[ci].infeasible && p->c[ci].hi <= p->mono_hi && p->c[ci].answer < p->c[ci].hi)
+            p->c[ci].answer = p->c[ci].hi;
     return 0;
 }
 
@@ -1185,7 +1201,10 @@ static int plan_confirm(plan *p)
 {
     int rc;
     p->winner = -1;
-    for (int attempt = 0; attempt < 8; attempt++) {
+    /* Each attempt confirms a configuration, raises one's answer or rules one
+     * out (confirmed -1): the loop ends.  (It used to give up after 8 attempts
+     * and report that nothing met the SLO although brute force found one.) */
+    for (;;) {
         int bi = -1;
         double bc = INFINITY;
         for (int ci = 0; ci < p->nc; ci++) {
@@ -1223,6 +1242,36 @@ static int plan_confirm(plan *p)
         }
         if (p->mono.n >= 0 && c->answer < p->mono_hi) c->answer++;   /* a seed missed: one more */
         else c->confirmed = -1;
+    }
+    return 0;
+}
+
+/* The search and the confirmation, again while confirmation raised the bound
+ * that pruned configurations: a configuration pruned because its cheapest
+ * possible cost was above the best found with the first seed is searched
+ * again when confirmation (more seeds) raised the winner's cost above that
+ * cheapest possible cost, so that the answer is the cheapest configuration
+ * meeting the SLO with every seed.  Sets P->winner.  Returns 0 or the exit
+ * status. */
+static int plan_solve(plan *p)
+{
+    int rc;
+    for (int pass = 0; pass < 64; pass++) {
+        if ((rc = plan_search(p)) != 0 || (rc = plan_confirm(p)) != 0) return rc;
+        if (p->energy || p->mono.n < 0) return 0;
+        /* No winner: every pruned configuration may be the answer. */
+        double wc = p->winner >= 0 ? cost_at(&p->c[p->winner], p->c[p->winner].answer) : INFINITY;
+        int reopened = 0;
+        for (int ci = 0; ci < p->nc; ci++) {
+            combo *c = &p->c[ci];
+            int lb = c->lo + 1 > p->mono_lo ? c->lo + 1 : p->mono_lo;
+            if (!c->pruned || c->infeasible || cost_at(c, lb) >= wc) continue;
+            c->pruned = 0;
+            c->done = 0;
+            reopened++;
+        }
+        if (!reopened) return 0;
+        p->reopened += reopened;
     }
     return 0;
 }
@@ -1481,6 +1530,64 @@ static int plan_candidates(plan *p)
     return 0;
 }
 
+static void answer_label(const plan *p, int ci, char *buf, size_t n);
+
+/* The cost models that priced report R's LLM pools, as the plan's column shows
+ * them, into BUF: each pool's kind and stored id ("fitted 3", "roofline"),
+ * prefixed with its name when there are several ("pre: roofline, dec:
+ * fitted 3"); "-" without an LLM pool. */
+static void models_label(const report *r, char *buf, size_t n)
+{
+    int pools = 0;
+    for (size_t i = 0; i < r->n; i++) pools += !strcmp(r->rows[i].metric, "cost_model.kind") && r->rows[i].text;
+    size_t at = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < r->n && at < n; i++) {
+        const store_stat *st = &r->rows[i];
+        if (strcmp(st->metric, "cost_model.kind") || !st->text) continue;
+        double id = report_get(r, st->scope, "cost_model.id", "value");
+        at += (size_t) snprintf(buf + at, n - at, "%s%s%s%s", at ? ", " : "", pools > 1 ? st->scope : "", pools > 1 ? ": " : "",
+                                st->text);
+        if (at < n && isfinite(id) && id > 0) at += (size_t) snprintf(buf + at, n - at, " %.0f", id);
+    }
+    if (!buf[0]) snprintf(buf, n, "-");
+}
+
+/* Whether P's candidates were priced by different kinds of cost model (a
+ * pool's kind differs between two candidates).  Returns 1 and the first two
+ * that differ in A and B (candidate indices), else 0. */
+static int models_differ(const plan *p, int *a, int *b)
+{
+    for (int i = 1; i < p->ncs; i++)
+        for (int k = 0; k < i; k++) {
+            const report *x = &p->e[p->shown[k]].o.rep, *y = &p->e[p->shown[i]].o.rep;
+            for (size_t j = 0; j < x->n; j++) {
+                if (strcmp(x->rows[j].metric, "cost_model.kind") || !x->rows[j].text) continue;
+                const char *t = report_get_text(y, x->rows[j].scope, "cost_model.kind");
+                if (t && strcmp(t, x->rows[j].text)) { *a = k; *b = i; return 1; }
+            }
+        }
+    return 0;
+}
+
+/* The one warning line when P's candidates were priced by different kinds of
+ * cost model (a TP or GPU with a calibrated model beside one without): their
+ * costs then stand on different errors. */
+static void models_warn(const plan *p)
+{
+    int a, b;
+    if (!models_differ(p, &a, &b)) return;
+    char la[700], lb[700], ma[300], mb[300];
+    answer_label(p, p->cs[a].combo, la, sizeof la);
+    answer_label(p, p->cs[b].combo, lb, sizeof lb);
+    models_label(&p->e[p->shown[a]].o.rep, ma, sizeof ma);
+    models_label(&p->e[p->shown[b]].o.rep, mb, sizeof mb);
+    fflush(stdout);
+    fprintf(stderr, "latsim: warning: plan: the candidates were priced by different kinds of cost model (%s: %s; %s: %s): "
+            "their costs stand on different errors (see the cost model column; docs/planning.md)\n",
+            ERRMSG_SHOWN(la), ERRMSG_SHOWN(ma), ERRMSG_SHOWN(lb), ERRMSG_SHOWN(mb));
+}
+
 /* The answer of configuration CI of P as "best:" prints it, into BUF. */
 static void answer_label(const plan *p, int ci, char *buf, size_t n)
 {
@@ -1490,38 +1597,22 @@ static void answer_label(const plan *p, int ci, char *buf, size_t n)
     if (!buf[0]) snprintf(buf, n, "the scenario as given");
 }
 
-/* The search again with every LLM pool's step times scaled (step_time_scale):
- * x0.8 and x1.2, or, when every LLM pool of the answer uses a calibrated model
- * of known error, 1 -/+ its cross-validated MAPE.  Fills P->sens and
- * P->robust.  Returns 0 or the exit status (printed). */
+/* The search again with every LLM pool's step times scaled (step_time_scale)
+ * to both ends of the answer's 90 % prediction band (latsim/band.h,
+ * docs/bands.md): the widest of its LLM pools' cost models' validated errors
+ * (cost_model.mape; widened when carried), the documented default for a model
+ * without one (the roofline, linear).  The answer at the pessimistic end (the
+ * longer step times) is the one to buy when the model errs by its band; the
+ * plan is robust only when both ends choose the same configuration.  Fills
+ * P->sens, P->sens_basis and P->robust.  Returns 0 or the exit status (printed). */
 static int plan_sensitivity(plan *p, const scenario *base)
 {
     if (p->no_sens) return 0;
-    const report *r = &p->e[p->shown[0]].o.rep;
-    double band = 0;
-    int pools = 0, calibrated = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        const store_stat *st = &r->rows[i];
-        if (strcmp(st->metric, "cost_model.kind") || !st->text) continue;
-        pools++;
-        double mape = report_get(r, st->scope, "cost_model.mape", "value");
-        if (strcmp(st->text, "roofline") && strcmp(st->text, "linear") && isfinite(mape) && mape > 0) {
-            calibrated++;
-            if (mape > band) band = mape;
-        }
-    }
-    if (pools == 0) return 0;   /* no LLM pool: no step times */
-    double f[2] = { 0.8, 1.2 };
-    if (calibrated == pools && band < 50) {
-        f[0] = 1 - band / 100;
-        f[1] = 1 + band / 100;
-        snprintf(p->sens_basis, sizeof p->sens_basis, "x%.3g and x%.3g: the calibrated model's cross-validated error, "
-                 "%.3g %%", f[0], f[1], band);
-    } else snprintf(p->sens_basis, sizeof p->sens_basis, "%s", calibrated ? "x0.8 and x1.2: not every pool calibrated"
-                                                                          : "x0.8 and x1.2: uncalibrated");
+    band_model bm;
+    if (band_of_report(&p->e[p->shown[0]].o.rep, &bm) == 0) return 0;   /* no LLM pool: no step times */
+    double f[2] = { bm.lo, bm.hi };
+    snprintf(p->sens_basis, sizeof p->sens_basis, "x%.3g and x%.3g: the 90 %% band of %s", f[0], f[1], bm.basis);
     char sets[MAX_USER_SETS][200];
-    char mine[700];
-    answer_label(p, p->winner, mine, sizeof mine);
     p->robust = 1;
     for (int k = 0; k < 2; k++) {
         plan q;
@@ -1556,8 +1647,7 @@ static int plan_sensitivity(plan *p, const scenario *base)
         if (!rc) rc = plan_dims(&q, b2);
         if (!rc) rc = plan_check_dims(&q, b2);
         if (!rc) rc = plan_configs(&q);
-        if (!rc) rc = plan_search(&q);
-        if (!rc) rc = plan_confirm(&q);
+        if (!rc) rc = plan_solve(&q);
         struct sens *a = &p->sens[k];
         a->factor = f[k];
         if (!rc && q.winner >= 0 && (rc = plan_candidates(&q)) == 0) {
@@ -1571,7 +1661,8 @@ static int plan_sensitivity(plan *p, const scenario *base)
                 fclose(m);
             }
         }
-        p->robust &= a->met && !strcmp(a->label, mine);
+        /* Robust: both ends met, by the same configuration. */
+        p->robust &= a->met && (k == 0 || !strcmp(a->label, p->sens[0].label));
         p->nsens = k + 1;
         free_plan(&q);
         scenario_delete(b2);
@@ -1584,7 +1675,8 @@ static int plan_sensitivity(plan *p, const scenario *base)
 static void sens_verdict(const plan *p, char *buf, size_t n)
 {
     if (p->robust) {
-        snprintf(buf, n, "robust: same configuration at x%.3g and x%.3g", p->sens[0].factor, p->sens[1].factor);
+        snprintf(buf, n, "robust: same configuration at x%.3g and x%.3g (%s)", p->sens[0].factor, p->sens[1].factor,
+                 p->sens[0].label);
         return;
     }
     size_t at = (size_t) snprintf(buf, n, "not robust:");
@@ -1617,6 +1709,13 @@ static int plan_json(plan *p)
                 max_util(&e->o.rep), c->confirmed > 0 ? p->seeds : 1);
         if (isnan(p->cs[i].power_w)) fputs("\"mean_power_w\": null, ", mem);
         else fprintf(mem, "\"mean_power_w\": %.6g, ", p->cs[i].power_w);
+        char ml[300];
+        models_label(&e->o.rep, ml, sizeof ml);
+        fputs("\"cost_model\": ", mem);
+        report_json_str(mem, ml);
+        fputs(", \"cost_models\": ", mem);
+        prov_json(&e->o.rep, mem);
+        fputs(", ", mem);
         fputs("\"slo\": ", mem);
         slo_json(&e->slo, mem);
         fputs("}", mem);
@@ -1628,8 +1727,10 @@ static int plan_json(plan *p)
     if (isnan(p->goodput_hi)) fputs("null", mem);
     else fprintf(mem, "%.6g", p->want * p->goodput_hi);
     fprintf(mem, ", \"headroom_min\": %.6g}", p->want * p->goodput_lo / p->target);
-    fprintf(mem, ", \"simulations\": %d, \"configurations\": %d, \"pruned\": %d, \"infeasible\": %d, \"below_bound\": %d, \"wall_s\": %.3f",
-            p->ne, p->nc, p->pruned, p->infeasible, p->bounded, p->wall);
+    int da, db;
+    fprintf(mem, ", \"simulations\": %d, \"configurations\": %d, \"pruned\": %d, \"reopened\": %d, \"infeasible\": %d, "
+            "\"below_bound\": %d, \"wall_s\": %.3f, \"cost_models_differ\": %s",
+            p->ne, p->nc, p->pruned, p->reopened, p->infeasible, p->bounded, p->wall, models_differ(p, &da, &db) ? "true" : "false");
     /* What the answer stands on, and whether it survives other step times. */
     fputs(", \"cost_models\": ", mem);
     prov_json(&p->e[p->shown[0]].o.rep, mem);
@@ -1647,6 +1748,11 @@ static int plan_json(plan *p)
         }
         fprintf(mem, "], \"robust\": %s, \"verdict\": ", p->robust ? "true" : "false");
         report_json_str(mem, v);
+        fputs("}", mem);
+        /* The answer at the band's pessimistic end (the longer step times). */
+        const struct sens *pe = &p->sens[p->nsens - 1];
+        fprintf(mem, ", \"pessimistic\": {\"step_time_scale\": %.10g, \"met\": %s", pe->factor, pe->met ? "true" : "false");
+        if (pe->met) fprintf(mem, ", \"settings\": %s, \"usd_per_hour\": %.6g", pe->settings, pe->cost);
         fputs("}", mem);
     }
     fclose(mem);
@@ -1710,8 +1816,10 @@ static void plan_print(const plan *p)
     peak_print(p, stdout);
     char nbound[64] = "";
     if (p->bounded) snprintf(nbound, sizeof nbound, ", %d by the utilisation bound", p->bounded);
-    printf("%d configurations (%d ruled out by the scenario%s, %d pruned by cost), %d simulations, %.2f s, %d workers\n\n",
-           p->nc, p->infeasible, nbound, p->pruned, p->ne, p->wall, p->jobs);
+    char nreo[96] = "";
+    if (p->reopened) snprintf(nreo, sizeof nreo, "; %d searched again when confirmation raised the best cost", p->reopened);
+    printf("%d configurations (%d ruled out by the scenario%s, %d pruned by cost%s), %d simulations, %.2f s, %d workers\n\n",
+           p->nc, p->infeasible, nbound, p->pruned, nreo, p->ne, p->wall, p->jobs);
     int wl = 13;          /* the configuration column fits the longest label */
     for (int i = 0; i < p->ncs && i < p->top; i++) {
         int l = (int) strlen(ERRMSG_SHOWN(p->c[p->cs[i].combo].label)) + (p->mono.n >= 0 ? (int) strlen(ERRMSG_SHOWN(p->mono_name)) + 6 : 0);
@@ -1719,7 +1827,13 @@ static void plan_print(const plan *p)
     }
     for (int ci = 0; ci < p->nc; ci++)
         if (p->c[ci].infeasible && (int) strlen(ERRMSG_SHOWN(p->c[ci].label)) > wl) wl = (int) strlen(ERRMSG_SHOWN(p->c[ci].label));
-    printf("  %-*s %10s %8s %9s %9s  %s\n", wl, "configuration", "$/hour", "kW", "util_max", "margin", "slo");
+    int mw = 10;          /* the cost model column fits the longest */
+    for (int i = 0; i < p->ncs && i < p->top; i++) {
+        char ml[300];
+        models_label(&p->e[p->shown[i]].o.rep, ml, sizeof ml);
+        if ((int) strlen(ml) > mw) mw = (int) strlen(ml);
+    }
+    printf("  %-*s %10s %8s %9s %9s  %-*s  %s\n", wl, "configuration", "$/hour", "kW", "util_max", "margin", mw, "cost model", "slo");
     for (int i = 0; i < p->ncs && i < p->top; i++) {
         const combo *c = &p->c[p->cs[i].combo];
         const eval *e = &p->e[p->shown[i]];
@@ -1728,8 +1842,10 @@ static void plan_print(const plan *p)
         else snprintf(lab, sizeof lab, "%s", c->label);
         char kw[32] = "-";
         if (!isnan(p->cs[i].power_w)) snprintf(kw, sizeof kw, "%.3f", p->cs[i].power_w / 1000);
-        printf("  %-*s %10.2f %8s %9.3f %+8.1f%%  %s\n", wl, ERRMSG_SHOWN(lab), p->cs[i].cost, kw, max_util(&e->o.rep),
-               100 * slo_worst_margin(&e->slo), i == 0 ? (c->confirmed > 0 ? "met (confirmed)" : "met") : "met (1 seed)");
+        char ml[300];
+        models_label(&e->o.rep, ml, sizeof ml);
+        printf("  %-*s %10.2f %8s %9.3f %+8.1f%%  %-*s  %s\n", wl, ERRMSG_SHOWN(lab), p->cs[i].cost, kw, max_util(&e->o.rep),
+               100 * slo_worst_margin(&e->slo), mw, ERRMSG_SHOWN(ml), i == 0 ? (c->confirmed > 0 ? "met (confirmed)" : "met") : "met (1 seed)");
     }
     for (int ci = 0; ci < p->nc; ci++)
         if (p->c[ci].infeasible) printf("  %-*s %10s  ruled out: %s\n", wl, ERRMSG_SHOWN(p->c[ci].label), "-",
@@ -1753,6 +1869,9 @@ static void plan_print(const plan *p)
             else printf("%sx%.3g -> none meets the SLO", k ? "; " : "", a->factor);
         }
         printf("\n%s\n", ERRMSG_SHOWN(v));
+        const struct sens *pe = &p->sens[p->nsens - 1];
+        if (pe->met) printf("at the band's pessimistic end (step times x%.3g): %s  $%.2f/hour\n", pe->factor, ERRMSG_SHOWN(pe->label), pe->cost);
+        else printf("at the band's pessimistic end (step times x%.3g): no configuration meets the SLO\n", pe->factor);
     }
     if (isnan(p->goodput_hi))
         printf("goodput: meets the SLO up to at least %.4g req/s (%.3g x the target %.4g; the largest rate tried)\n",
@@ -1785,8 +1904,7 @@ int plan_main(int argc, char **argv)
     p.progress = isatty(2);
     p.seed0 = p.seed ? p.seed : scenario_seed(base);
     double t0 = cu_clock();
-    if ((rc = plan_search(&p)) != 0) goto out;
-    if ((rc = plan_confirm(&p)) != 0) goto out;
+    if ((rc = plan_solve(&p)) != 0) goto out;
     if (p.progress) fputs("\r\033[K", stderr);
     p.wall = cu_clock() - t0;
     if (p.winner < 0) {
@@ -1813,6 +1931,7 @@ int plan_main(int argc, char **argv)
     }
     if ((rc = plan_sensitivity(&p, base)) != 0) goto out;
     prov_warn(&p.e[p.shown[0]].o.rep);    /* once: uncalibrated step times */
+    models_warn(&p);                      /* once: candidates priced by different kinds */
     if ((rc = plan_json(&p)) != 0) goto out;
     if ((rc = plan_store(&p)) != 0) goto out;
     plan_print(&p);

@@ -7,6 +7,7 @@
  * failure, 2 bad input, 3 saturated (reported and stored).
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +18,15 @@
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
 #include "latsim/scenario.h"
+#include "latsim/band.h"
 #include "latsim/sim.h"
 #include "latsim/slo.h"
 #include "latsim/store.h"
 #include "latsim/tseries.h"
 #include "latsim/omx.h"
 
-enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN, O_TRACE_EVENTS, O_TRACE_REQS, O_VERBOSE, O_METRICS, O_METRICS_START };
+enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN, O_TRACE_EVENTS, O_TRACE_REQS, O_VERBOSE,
+       O_METRICS, O_METRICS_START, O_BAND };
 
 static const cli_opt OPTS[] = {
     { "seed", O_SEED, "N", "run seed (default: [sim] seed, else 1)", 0 },
@@ -58,6 +61,10 @@ static const cli_opt OPTS[] = {
     { "verbose", O_VERBOSE, NULL, "before the run, print on stderr the settings that change answers when set to a "
       "neighbouring value (warm-up, block_tokens, scheduler, chunk_tokens, batch limits, a trace's hash_block_tokens), "
       "each with its value and whether it is a default", 0 },
+    { "band", O_BAND, NULL, "the 90 % prediction band of E2E, TTFT, TPOT (mean, p99) and throughput, from the cost "
+      "model's validated error and the replications' seed noise: in the table, and as \"prediction_band\" in --json "
+      "(a scenario with an LLM pool; it simulates the first replication twice more, at both ends of the step-time "
+      "error; docs/bands.md)", 0 },
     { NULL },
 };
 
@@ -91,6 +98,7 @@ typedef struct run_opts {
     int verbose;                    /* --verbose */
     const char *mx_path;            /* --metrics OUT.om, or NULL */
     double mx_start;                /* --metrics-start, s since the Unix epoch */
+    int band;                       /* 1: --band (the prediction band in the table and JSON) */
 } run_opts;
 
 /* A run in progress: everything run_main frees. */
@@ -112,6 +120,9 @@ typedef struct run_state {
     store_config cfg;               /* the effective configuration and its hash (points into sc) */
     slo_result slo;                 /* the [slo] terms evaluated on the shown report */
     char *json;                     /* the report as JSON (what --json prints and the run stores) */
+    int nband;                      /* LLM pools (0: no prediction band) */
+    band_model band;                /* the step-time band of the widest pool's model */
+    report band_end[2];             /* the first replication at the band's low and high step-time factor */
     char err[2048];                 /* the last error */
     /* --from-run: the stored run */
     char *from_path, *from_text;    /* its scenario path and configuration (malloc'd) */
@@ -211,6 +222,7 @@ static int run_opt(void *ctx, int id, const char *v)
     switch (id) {
     case O_NO_STORE: o->store = 0; return 0;
     case O_VERBOSE: o->verbose = 1; return 0;
+    case O_BAND: o->band = 1; return 0;
     case O_FROM_RUN:
         if (cu_parse_id("run", v, &o->from_run, msg, sizeof msg) != 0) return cu_die(2, "run: --from-run: %s", msg);
         return 0;
@@ -385,6 +397,124 @@ static int run_simulate(const run_opts *o, run_state *st)
     return 0;
 }
 
+/* The scenario of the run again with every LLM pool's step times scaled by F
+ * (step_time_scale, times the pool's own), resolved, simulated with the first
+ * replication's seed and flattened into OUT.  Returns 0 or the exit status (printed). */
+static int run_scaled(const run_opts *o, run_state *st, double f, report *out)
+{
+    const scenario *base = st->sc;
+    int np = scenario_npools(base), n = 0, rc = 2;
+    const char **sets = calloc((size_t) (64 + CLI_MAX_SETS + np), sizeof *sets);
+    char (*scaled)[200] = calloc((size_t) np + 1, sizeof *scaled);
+    scenario *sc = scenario_new();
+    sqlite3 *db = NULL;
+    sim_result res;
+    memset(&res, 0, sizeof res);
+    if (!sets || !scaled || !sc) { rc = die(1, "out of memory"); goto out; }
+    if (o->from_run) for (int i = 0; i < st->nfrom; i++) sets[n++] = st->from_sets[i];
+    for (int i = 0; i < o->a.nsets; i++) sets[n++] = o->a.sets[i];
+    for (int i = 0; i < np; i++) {
+        if (strcmp(scenario_pool_kind(base, i), "llm")) continue;
+        const char *own = scenario_pool_value(base, i, "step_time_scale");
+        double k = own ? strtod(own, NULL) : 1;
+        snprintf(scaled[i], sizeof scaled[i], "pool %s.step_time_scale=%.17g", scenario_pool_name(base, i), f * (k > 0 ? k : 1));
+        sets[n++] = scaled[i];
+    }
+    /* The run's warnings (a stored model passed over, a saturated pool) were said once. */
+    int quiet = cu_stderr_quiet();
+    int bad = o->from_run ? scenario_load_text(sc, st->from_path, st->from_text, sets, n, st->err, sizeof st->err)
+                          : scenario_load(sc, o->file, sets, n, st->err, sizeof st->err);
+    if (bad || store_open_lookup(st->db_path, &db, st->err, sizeof st->err) != 0 ||
+        scenario_resolve(sc, db, st->err, sizeof st->err) != 0) {
+        cu_stderr_restore(quiet);
+        rc = die(load_rc(st->err), st->err);
+        goto out;
+    }
+    int ran = sim_run(sc, scenario_seed(base), &res, st->err, sizeof st->err);
+    cu_stderr_restore(quiet);
+    if (ran != 0) { rc = die(1, st->err); goto out; }
+    rc = report_flatten(&res, -1, out) ? die(1, "out of memory") : 0;
+out:
+    sim_result_free(&res);
+    if (db) store_close(db);
+    scenario_delete(sc);
+    free(sets);
+    free(scaled);
+    return rc;
+}
+
+/* The prediction band (--band; docs/bands.md): for a scenario with an LLM
+ * pool, its first replication simulated again at both ends of the step-time
+ * model's 90 % error.  Returns 0 or the exit status (printed). */
+static int run_band(const run_opts *o, run_state *st)
+{
+    if (!o->band) return 0;
+    st->nband = band_of_report(st->shown, &st->band);
+    if (!st->nband) return 0;
+    int rc = run_scaled(o, st, st->band.lo, &st->band_end[0]);
+    return rc ? rc : run_scaled(o, st, st->band.hi, &st->band_end[1]);
+}
+
+/* The 90 % band of METRIC/STAT (scope "") of the shown report into LO, HI. */
+static void band_of_row(const run_state *st, const char *metric, const char *stat, double *lo, double *hi)
+{
+    band_interval(report_get(st->shown, "", metric, stat), report_get(&st->band_end[0], "", metric, stat),
+                  report_get(&st->band_end[1], "", metric, stat), band_seed90(st->shown, "", metric, stat), lo, hi);
+}
+
+static const char *const BAND_METRICS[4] = { "e2e", "ttft", "tpot", "throughput_rps" };
+
+/* The prediction band as the JSON member "prediction_band" (with its leading comma). */
+static void band_json(const run_state *st, FILE *out)
+{
+    if (!st->nband) return;
+    fprintf(out, ", \"prediction_band\": {\"level\": 0.9, \"basis\": ");
+    report_json_str(out, st->band.basis);
+    fprintf(out, ", \"validated\": %s, \"step_time_factors\": [%.6g, %.6g], \"seed_noise\": \"%s\"",
+            st->band.validated ? "true" : "false", st->band.lo, st->band.hi,
+            st->shown->replications > 1 ? "replications" : "not measured (one replication)");
+    for (int m = 0; m < 4; m++) {
+        int thr = m == 3;
+        if (!thr && isnan(report_get(st->shown, "", BAND_METRICS[m], "mean"))) continue;
+        fprintf(out, ", \"%s%s\": %s", BAND_METRICS[m], thr ? "" : "_ms", thr ? "" : "{");
+        for (int k = 0; k < (thr ? 1 : 2); k++) {
+            const char *stat = thr ? "value" : k ? "p99" : "mean";
+            double lo, hi;
+            band_of_row(st, BAND_METRICS[m], stat, &lo, &hi);
+            if (!thr) fprintf(out, "%s\"%s\": ", k ? ", " : "", stat);
+            fputc('[', out);
+            if (isfinite(lo)) fprintf(out, "%.6g", lo); else fputs("null", out);
+            fputs(", ", out);
+            if (isfinite(hi)) fprintf(out, "%.6g", hi); else fputs("null", out);
+            fputc(']', out);
+        }
+        if (!thr) fputc('}', out);
+    }
+    fputc('}', out);
+}
+
+/* The prediction band as table lines ("value (lo..hi)"). */
+static void band_table(const run_state *st, FILE *out)
+{
+    if (!st->nband) return;
+    fprintf(out, "\nprediction band (90 %%; step times x%.3g..x%.3g: %s; seed noise %s):\n", st->band.lo, st->band.hi,
+            st->band.basis, st->shown->replications > 1 ? "from the replications" : "not measured, one replication");
+    for (int m = 0; m < 4; m++) {
+        int thr = m == 3;
+        if (!thr && isnan(report_get(st->shown, "", BAND_METRICS[m], "mean"))) continue;
+        fprintf(out, "  %-14s", thr ? "throughput/s" : BAND_METRICS[m]);
+        for (int k = 0; k < (thr ? 1 : 2); k++) {
+            const char *stat = thr ? "value" : k ? "p99" : "mean";
+            double lo, hi, v = report_get(st->shown, "", BAND_METRICS[m], stat);
+            band_of_row(st, BAND_METRICS[m], stat, &lo, &hi);
+            char b[96];
+            snprintf(b, sizeof b, isfinite(hi) ? "%.4g (%.4g..%.4g)" : "%.4g (%.4g..inf)", v, lo, hi);
+            fprintf(out, "  %s %-26s", thr ? "" : stat, b);
+        }
+        fputc('\n', out);
+    }
+}
+
 /* The effective configuration and its hash, the SLO terms, the alerts and the
  * JSON text.  Returns 0 or 1 (printed). */
 static int run_describe(const run_opts *o, run_state *st)
@@ -421,6 +551,20 @@ static int run_describe(const run_opts *o, run_state *st)
     report_json(st->shown, extra, mem);
     fclose(mem);
     free(extra);
+    /* The prediction band last, after the report's own members (which keep
+     * their place: a reader taking the first "throughput_rps" gets the run's). */
+    size_t len = st->json ? strlen(st->json) : 0;
+    if (st->nband && len >= 2 && !strcmp(st->json + len - 2, "}\n")) {
+        char *whole = NULL;
+        size_t wl = 0;
+        if (!(mem = open_memstream(&whole, &wl))) return die(1, "out of memory");
+        fwrite(st->json, 1, len - 2, mem);
+        band_json(st, mem);
+        fputs("}\n", mem);
+        fclose(mem);
+        free(st->json);
+        st->json = whole;
+    }
     return 0;
 }
 
@@ -432,6 +576,7 @@ static void run_print(const run_opts *o, const run_state *st)
     char title[8192];
     snprintf(title, sizeof title, "scenario %s  seed %llu  latsim %s", o->file, (unsigned long long) scenario_seed(sc), LATSIM_VERSION);
     report_table(st->shown, title, stdout);
+    band_table(st, stdout);
     slo_table(&st->slo, stdout);
     if (!st->ts) return;
     printf("\ntime series: %zu intervals of %g s%s%s\n", st->ts_n, scenario_ts_interval(sc),
@@ -594,6 +739,7 @@ int run_main(int argc, char **argv)
     }
     if (o.verbose) scenario_print_defaults(st.sc, stderr);
     if ((rc = run_simulate(&o, &st)) != 0) goto out;
+    if ((rc = run_band(&o, &st)) != 0) goto out;
     if ((rc = run_describe(&o, &st)) != 0) goto out;
     run_print(&o, &st);       /* the report first: if storing fails, the results are still shown */
     prov_warn(st.shown);      /* once: the step times are the uncalibrated roofline's */
@@ -606,6 +752,8 @@ out:
     if (st.runs) for (int i = 0; i < o.reps; i++) report_free(&st.runs[i]);
     free(st.runs);
     report_free(&st.agg);
+    report_free(&st.band_end[0]);
+    report_free(&st.band_end[1]);
     free(st.json);
     free(st.ts);
     omx_free(st.mx);

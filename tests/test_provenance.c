@@ -341,6 +341,7 @@ static void check_sensitivity(const char *ini, const char *costdb, const char *b
     cr_assert_eq(json_array_size(ans), 2);
     double f[2] = { f0, f1 };
     int same = 1;
+    char first[1024] = "";
     for (int k = 0; k < 2; k++) {
         json_t *a = json_array_get(ans, k);
         double fk = json_number_value(json_object_get(a, "step_time_scale"));
@@ -348,7 +349,8 @@ static void check_sensitivity(const char *ini, const char *costdb, const char *b
         cr_assert(json_is_true(json_object_get(a, "met")), "%s", r.out);
         char *got = settings_of(a), *alone = best_at(ini, costdb, fk);
         cr_expect_str_eq(got, alone, "x%g", f[k]);
-        same &= !strcmp(got, best);
+        if (k == 0) snprintf(first, sizeof first, "%s", got);
+        else same = !strcmp(got, first);       /* robust: both ends choose the same configuration */
         free(got);
         free(alone);
     }
@@ -370,21 +372,22 @@ static void check_sensitivity(const char *ini, const char *costdb, const char *b
     result_free(&r);
 }
 
-Test(provenance, plan_sensitivity_uncalibrated_x08_x12, .timeout = 600)
+Test(provenance, plan_band_uncalibrated_default, .timeout = 600)
 {
     char ini[256];
     scenario("s.ini", "llama-3-8b", "l40s", 1, 2, 1, ini, sizeof ini);
-    check_sensitivity(ini, NULL, "x0.8 and x1.2: uncalibrated", 0.8, 1.2);
+    check_sensitivity(ini, NULL, "x0.527 and x1.9: the 90 % band of roofline: no validated error, the default (median "
+                      "step-time error 30 %, the roofline's on real runs)", 0.5273883, 1.8961361);
 }
 
-Test(provenance, plan_sensitivity_calibrated_error_band, .timeout = 600)
+Test(provenance, plan_band_calibrated_error, .timeout = 600)
 {
     make_cal();
     add_bloom(db);
     char ini[256];
     scenario("b.ini", "bloom-176b", "a100", 8, 2, 1, ini, sizeof ini);
     /* BLOOM's fitted model: cross-validated MAPE 10.1923 % (docs/calibration.md). */
-    check_sensitivity(ini, cal, "x0.898 and x1.1: the calibrated model's cross-validated error, 10.2 %", 0.898077, 1.101923);
+    check_sensitivity(ini, cal, "x0.819 and x1.22: the 90 % band of fitted model's cross-validated error 10.2 %", 0.8186616, 1.2215059);
 }
 
 /* run --from-run ID: the stored configuration with the recorded coefficients,

@@ -56,7 +56,7 @@ const scn_key llm_keys[] = {
     { "kv_offload_ssd_latency_ms", "0.1", "kv_offload: fixed latency of a load from the SSD tier, ms" },
     { "kv_offload_shared", "no", "kv_offload: yes: the pool's replicas share one set of tiers (LMCache-style), no: each replica has its own" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
-    { "step_time_scale", "1", "factor on every step time the cost model gives (a what-if: plan reruns its search at 0.8 and 1.2)" },
+    { "step_time_scale", "1", "factor on every step time the cost model gives (a what-if; the prediction band runs at both ends of its cost model's error: docs/bands.md)" },
     { "spec_method", "none", "speculative decoding: none | draft (a draft model) | mtp (multi-token-prediction heads) | ngram (prompt lookup, no GPU cost)" },
     { "spec_tokens", "4", "speculative decoding: tokens k proposed per sequence per step (a step verifies k + 1)" },
     { "spec_acceptance", "0.7", "speculative decoding: probability a that each proposed token is accepted (a [class NAME]'s spec_acceptance wins); tokens per step (1 - a^(k+1)) / (1 - a)" },
