@@ -1540,9 +1540,10 @@ void scenario_print_defaults(const scenario *s, FILE *out)
         const char *kind = p->kind->name;
         if (!strcmp(kind, "result_cache")) {
             int repeat = !cfg_get(&s->raw, sec, "intents") && !cfg_get(&s->raw, sec, "intent_zipf");
+            /* intents and intent_zipf also apply to classes' requests without their own */
             static const char *const RC[] = { "capacity", "intents", "intent_zipf", "false_hit_rate" };
-            static const char *const RR[] = { "capacity", "repeat_share", "false_hit_rate" };
-            for (size_t k = 0; k < (repeat ? 3 : 4); k++) kind_line(out, &s->raw, sec, p, repeat ? RR[k] : RC[k]);
+            for (size_t k = 0; k < 4; k++) kind_line(out, &s->raw, sec, p, RC[k]);
+            if (repeat) kind_line(out, &s->raw, sec, p, "repeat_share");
             if (p->kind->verbose) p->kind->verbose(p, sec, (double) s->requests, out);
             continue;
         }
