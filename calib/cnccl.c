@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cdb.h"
+#include "latsim/infile.h"
 #include "llm/cost.h"
 
 /* The collective stored for nccl-tests binary NAME, or NULL when not one read. */
@@ -40,11 +41,8 @@ static int num(const char *s, double *v)
 
 int cimp_nccl(sqlite3 *db, const char *path, const cimp_opts *o, int gpus, long *n, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = infile_open(path, INFILE_MAX_TABLE, err, errlen);
+    if (!f) return -1;
     if (!o->gpu || !o->gpu[0]) {
         fclose(f);
         snprintf(err, errlen, "%s: --gpu G is required (the GPU the collectives ran on)", path);

@@ -45,6 +45,7 @@
 #include <jansson.h>
 
 #include "engine/errmsg.h"
+#include "latsim/infile.h"
 
 #define COBS_MAX_MS 1e9          /* longest time accepted, ms (11.6 days): beyond it, a unit error */
 #define COBS_MAX_TOKENS 100000000 /* most tokens per request accepted */
@@ -964,9 +965,10 @@ int cobs_read(const char *path, const cobs_read_opts *o, cobs_run *run, char *er
                    cobs_format_list());
         return 2;
     }
-    FILE *f = fopen(path, "r");
+    char oerr[1400];
+    FILE *f = infile_open(path, INFILE_MAX_OBSERVED, oerr, sizeof oerr);
     if (!f) {
-        bad(&r, 0, "cannot open: %s", strerror(errno));
+        errmsg_set(err, errlen, "%s", oerr);
         return 2;
     }
     int rc = 0;

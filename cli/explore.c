@@ -19,6 +19,7 @@
 #include "cliutil.h"
 #include "commands.h"
 #include "latsim/errmsg.h"
+#include "latsim/infile.h"
 #include "latsim/report.h"
 #include "latsim/scenario.h"
 #include "latsim/slo.h"
@@ -242,8 +243,9 @@ static int parse_rule(explore *e, char *v, int line)
  * exclude keys).  Returns 0 or the exit status (printed). */
 static int parse_grid(explore *e)
 {
-    FILE *f = fopen(e->file, "r");
-    if (!f) return cu_die(2, "%s: cannot read: %s", e->file, strerror(errno));
+    char oerr[1400];
+    FILE *f = infile_open(e->file, INFILE_MAX_SCENARIO, oerr, sizeof oerr);
+    if (!f) return cu_die(2, "%s", oerr);
     char line[8192];
     int ln = 0, in = 0, seen = 0, nseeds_set = 0;
     char *rules[MAX_RULES];
@@ -777,6 +779,10 @@ int explore_main(int argc, char **argv)
     e.file = a.pos[0];
     e.json = a.json;
     e.dbpath = cu_db_path(a.db);
+    {
+        char ierr[1400];   /* the one check of the input before any work */
+        if (cu_check_in("explore", NULL, e.file, INFILE_MAX_SCENARIO, ierr, sizeof ierr) != 0) { rc = cu_die(2, "%s", ierr); goto done; }
+    }
     if ((rc = parse_grid(&e)) != 0) goto done;
     if ((rc = check_axes(&e)) != 0) goto done;
     if ((rc = expand(&e)) != 0) goto done;

@@ -715,7 +715,8 @@ static int peak_set(plan *p, const char *fmt, ...)
 static int plan_trace_sets(plan *p)
 {
     if (!p->trace_file) return 0;
-    char abs[PATH_MAX];
+    char abs[PATH_MAX], err[1400];
+    if (cu_check_in("plan", "--trace", p->trace_file, INFILE_MAX_TRACE, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (!realpath(p->trace_file, abs)) return cu_die(2, "plan: --trace %s: %s", p->trace_file, strerror(errno));
     if (peak_set(p, "workload.arrival=trace") || peak_set(p, "workload.trace=%s", abs))
         return cu_die(2, "plan: too many --set options with --trace");

@@ -1,5 +1,6 @@
 /* hfcfg.c -- a model's geometry from its Hugging Face config.json (hfcfg.h). */
 #include "core/hfcfg.h"
+#include "latsim/infile.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -288,7 +289,10 @@ int hf_config_read(const char *path, const char *name, const char *weights, mode
                    char *err, size_t errlen)
 {
     json_error_t je;
-    json_t *o = json_load_file(path, 0, &je);
+    FILE *f = infile_open(path, INFILE_MAX_JSON, err, errlen);
+    if (!f) return -1;
+    json_t *o = json_loadf(f, 0, &je);
+    fclose(f);
     if (!o) {
         if (je.line <= 0) snprintf(err, errlen, "%s: cannot read: %s", path, je.text);
         else snprintf(err, errlen, "%s:%d: not JSON: %s", path, je.line, je.text);
