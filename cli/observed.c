@@ -230,6 +230,9 @@ int calib_import_observed_main(int argc, char **argv)
     sqlite3 *db = NULL;
     if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
     if ((rc = read_file(&o, &run)) != 0) goto out;
+    /* What a replay and a fit need, checked now: a run stored but never replayable
+     * would block every later fit of its model and GPU. */
+    if ((rc = cobs_check_replayable(&run, sc, 1, err, sizeof err)) != 0) { say(rc, err); goto out; }
     /* The catalog look-ups of the scenario, as `run` does them (nothing written). */
     if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(sc, db, err, sizeof err) != 0) {
         rc = say(strstr(err, "out of memory") ? 1 : 2, err);
