@@ -316,6 +316,15 @@ static int parse_grid(explore *e)
             for (int i = 0; i < e->nax - 1; i++)
                 if (!strcmp(e->ax[i].name, k)) { rc = cu_die(2, "%s:%d: [explore] %s: axis given twice (line %d)", e->file, ln, k, e->ax[i].line); goto out; }
             if ((rc = axis_section(e, a)) != 0) goto out;
+            /* One key of the scenario, however it is spelled ("pool.cpu.servers",
+             * "pool cpu.servers"): a second axis would override the first in
+             * every run while the stored settings named both. */
+            for (int i = 0; i < e->nax - 1; i++)
+                if (!strcmp(e->ax[i].sec, a->sec) && !strcmp(e->ax[i].key, a->key)) {
+                    rc = cu_die(2, "%s:%d: [explore] %s: axis given twice: line %d's %s is the same key [%s] %s", e->file, ln,
+                                k, e->ax[i].line, e->ax[i].name, a->sec, a->key);
+                    goto out;
+                }
             if ((rc = axis_values(e, a, v)) != 0) goto out;
         }
     }
