@@ -221,3 +221,114 @@ Test(h3wrong, plan_peak_too_short)
     result r = run_db(60, "plan", s, "--search", "pool cpu.servers=1:64", "--peak-minutes", "1e9", NULL);
     refused(&r, "--peak-minutes: expected minutes above 0 and at most 1e7", "1e9");
 }
+
+/* tests/data/hf/llama-3.1-8b.json with FIELD (a JSON member, "" none) added at
+ * its top level, as dir/NAME. */
+static void hf_variant(const char *name, const char *field, char *path, size_t n)
+{
+    size_t len;
+    char *src = slurp_or_fail("tests/data/hf/llama-3.1-8b.json", &len);
+    char *brace = strrchr(src, '}');
+    cr_assert(brace);
+    *brace = '\0';
+    size_t m = len + strlen(field) + 8;
+    char *out = malloc(m);
+    snprintf(out, m, "%s%s%s}\n", src, field[0] ? ", " : "", field);
+    write_file(name, out, path, n);
+    free(out);
+    free(src);
+}
+
+/* catalog add --hf: quantization_config sets the weights' precision, or is
+ * refused when latsim prices no such scheme or width. */
+Test(h3wrong, hf_quantization)
+{
+    static const struct { const char *q, *want; } ok[] = {
+        { "\"quantization_config\": {\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"group_0\": "
+          "{\"weights\": {\"num_bits\": 4, \"type\": \"int\"}}}}", "int4" },
+        { "\"quantization_config\": {\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"group_0\": "
+          "{\"weights\": {\"num_bits\": 8, \"type\": \"int\"}}}}", "int8" },
+        { "\"quantization_config\": {\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"group_0\": "
+          "{\"weights\": {\"num_bits\": 8, \"type\": \"float\"}}}}", "fp8" },
+        { "\"quantization_config\": {\"quant_method\": \"bitsandbytes\", \"load_in_4bit\": true}", "int4" },
+        { "\"quantization_config\": {\"quant_method\": \"bitsandbytes\", \"load_in_8bit\": true}", "int8" },
+        { "\"quantization_config\": {\"quant_method\": \"gptq\", \"bits\": 4}", "int4" },
+        { "\"quantization_config\": {\"quant_method\": \"fp8\"}", "fp8" },
+        { "", "bf16" },
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        char p[256], name[32], sql[160];
+        snprintf(name, sizeof name, "m%zu", i);
+        hf_variant("q.json", ok[i].q, p, sizeof p);
+        result r = run_db(30, "catalog", "add", "--hf", p, "--name", name, NULL);
+        cr_expect_eq(r.rc, 0, "%s: %s", ok[i].q, r.err);
+        result_free(&r);
+        snprintf(sql, sizeof sql, "SELECT count(*) FROM models WHERE name = '%s' AND weights = '%s'", name, ok[i].want);
+        cr_expect_eq(db_count(db, sql), 1, "%s: not stored as %s", ok[i].q, ok[i].want);
+    }
+    size_t n;
+    char *before = slurp_or_fail(db, &n);
+    static const struct { const char *q, *want; } bad[] = {
+        { "\"quantization_config\": {\"quant_method\": \"gptq\", \"bits\": 3}", "gptq with bits = 3" },
+        { "\"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 2}", "awq with bits = 2" },
+        { "\"quantization_config\": {\"quant_method\": \"hqq\"}", "quant_method 'hqq'" },
+        { "\"quantization_config\": {\"quant_method\": \"bitsandbytes\"}", "bitsandbytes without load_in_4bit" },
+        { "\"quantization_config\": {\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"g\": "
+          "{\"weights\": {\"num_bits\": 2, \"type\": \"int\"}}}}", "compressed-tensors int weights of 2 bits" },
+        { "\"quantization_config\": {\"quant_method\": \"compressed-tensors\"}", "without config_groups" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char p[256];
+        hf_variant("bad.json", bad[i].q, p, sizeof p);
+        result r = run_db(30, "catalog", "add", "--hf", p, "--name", "bad", NULL);
+        expect_one_line(&r, 2, bad[i].want, bad[i].q);
+        cr_expect(strstr(r.err, "bad.json: field quantization_config") != NULL, "%s", r.err);
+        result_free(&r);
+    }
+    /* --weights overrides an unknown scheme. */
+    char p[256];
+    hf_variant("bad.json", bad[0].q, p, sizeof p);
+    cr_expect(same_bytes(db, before, n), "a refused config changed the database");
+    free(before);
+    result r = run_db(30, "catalog", "add", "--hf", p, "--name", "w3", "--weights", "int4", NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+}
+
+/* One set of geometry limits for --hf and [model]; params checked against the geometry. */
+Test(h3wrong, model_limits_and_params)
+{
+    static const struct { const char *f, *want; } hf[] = {
+        { "\"num_hidden_layers\": 1000000000", "layers = 1000000000 is beyond the 100000" },
+        { "\"head_dim\": 1000000000", "head_dim = 1000000000 is beyond the 100000" },
+        { "\"hidden_size\": 20000000", "hidden = 20000000 is beyond the 10000000" },
+        { "\"max_position_embeddings\": 1000000000", "context = 1000000000 is beyond the 100000000" },
+    };
+    for (size_t i = 0; i < sizeof hf / sizeof hf[0]; i++) {
+        char p[256];
+        hf_variant("big.json", hf[i].f, p, sizeof p);
+        result r = run_db(30, "catalog", "add", "--hf", p, "--name", "big", NULL);
+        expect_one_line(&r, 2, hf[i].want, hf[i].f);
+        cr_expect_neq(access(db, F_OK), 0);
+        result_free(&r);
+    }
+    /* [model] params far from its geometry (32 x 4096: about 7e9). */
+    static const char *const params[] = { "1", "1e6", "5e8", "1e12" };
+    for (size_t i = 0; i < 4; i++) {
+        char text[1024], p[256];
+        snprintf(text, sizeof text, "[model m]\nlayers = 32\nhidden = 4096\nheads = 32\nkv_heads = 8\nintermediate = 14336\n"
+                 "vocab = 128256\nparams = %s\n", params[i]);
+        write_file("m.ini", text, p, sizeof p);
+        result r = run_db(30, "catalog", "add", p, NULL);
+        expect_one_line(&r, 2, "does not match its geometry", params[i]);
+        cr_expect(strstr(r.err, "10 x either way is accepted") != NULL, "%s", r.err);
+        result_free(&r);
+    }
+    char text[1024], p[256];
+    snprintf(text, sizeof text, "[model m]\nlayers = 32\nhidden = 4096\nheads = 32\nkv_heads = 8\nintermediate = 14336\n"
+             "vocab = 128256\nparams = 8.03e9\n");
+    write_file("m.ini", text, p, sizeof p);
+    result r = run_db(30, "catalog", "add", p, NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+}
