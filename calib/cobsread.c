@@ -521,7 +521,8 @@ static int csv_num(csv_rows *c, const char *s, const char *name, double *out)
     char *end, shown[64];
     errno = 0;
     double v = strtod(s, &end);
-    if (*end || end == s) return bad(c->r, c->row_line, "%s: '%s' is not a number", name, errmsg_field(s, shown, sizeof shown));
+    if (*end || end == s || strpbrk(s, "xX"))   /* decimal only: strtod would take "0x10" (16) */
+        return bad(c->r, c->row_line, "%s: '%s' is not a number", name, errmsg_field(s, shown, sizeof shown));
     if (!isfinite(v)) return bad(c->r, c->row_line, "%s: not a finite number ('%s')", name, errmsg_field(s, shown, sizeof shown));
     *out = v;
     return 0;

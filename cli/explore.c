@@ -90,6 +90,7 @@ typedef struct explore {
     int slo_on;               /* 1: keep only configurations meeting the SLO */
     char *sloset[MAX_SLOSET]; /* slo = TERM=LIMIT: "slo.TERM=LIMIT" (malloc'd) */
     int nsloset;
+    int slo_line;             /* the GRID line of [explore] slo's terms (0: none) */
     int objective;            /* 0 cost, 1 the SLO metric (p99), 2 GPU energy (energy_kwh) */
     uint64_t base_seed;
     slo_spec slo;             /* of the base configuration */
@@ -300,6 +301,7 @@ static int parse_grid(explore *e)
                     size_t m = strlen(t) + 5;
                     if (!(e->sloset[e->nsloset] = malloc(m))) { rc = cu_die(1, "out of memory"); goto out; }
                     snprintf(e->sloset[e->nsloset++], m, "slo.%s", t);
+                    e->slo_line = ln;
                     if (!p[n]) break;
                     p += n + 1;
                 }
@@ -347,7 +349,13 @@ static int check_axes(explore *e)
     for (int i = 0; i < e->nsloset; i++) sets[i] = e->sloset[i];
     scenario *sc = scenario_new();
     if (!sc) return cu_die(1, "out of memory");
-    if (scenario_load(sc, e->file, sets, e->nsloset, err, sizeof err) != 0) { scenario_delete(sc); return cu_die(2, "%s", err); }
+    if (scenario_load(sc, e->file, sets, e->nsloset, err, sizeof err) != 0) {
+        scenario_delete(sc);
+        /* The loader calls every assignment "--set"; an [slo] one came from [explore] slo. */
+        if (e->slo_line && !strncmp(err, "--set: [slo]", 12))
+            return cu_die(2, "%s:%d: [explore] slo:%s", e->file, e->slo_line, err + 12);
+        return cu_die(2, "%s", err);
+    }
     e->base_seed = scenario_seed(sc);
     scenario_take_slo(sc, &e->slo);
     scenario_delete(sc);
@@ -726,6 +734,9 @@ static int summarise(explore *e, double wall, const char *lost)
             printf("  %12.4g %12.4g  %s%s\n", fr[i].usd, fr[i].m, ERRMSG_SHOWN(e->c[fr[i].c].settings), i == best ? "   <- best" : "");
         if (best < 0 && e->objective == 2 && nfr > 0)
             printf("\nno configuration reports GPU energy (its GPUs need idle_w and max_w, or a power_curve)\n");
+        else if (best < 0 && stored == 0 && e->stored_now == 0 && e->done_before == 0)
+            printf("\nnothing was run: %s\n", nexcl >= e->nconf ? "the exclude rules match every configuration"
+                                                              : "every configuration was excluded or skipped");
         else if (best < 0) printf("\nno configuration %s\n", e->slo_on ? "meets the SLO" : "was measured");
         else {
             static const char *const WHY[] = { "lowest cost", "lowest p99", "lowest energy" };

@@ -290,7 +290,7 @@ int csvread_need_col(const csvread_row *row, const char *name, char *err, size_t
 
 int csvread_real(const char *s, double *out)
 {
-    if (*s == '\0')
+    if (*s == '\0' || strpbrk(s, "xX"))   /* decimal only: strtod would take "0x10" (16) */
         return -1;
     char *end;
     errno = 0;
