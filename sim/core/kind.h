@@ -58,6 +58,10 @@ typedef struct station_kind {
     int min_next;             /* fewest out-edges (`next` names) it needs */
     int max_next;             /* most out-edges it can use (0: any number) */
     unsigned flags;           /* KIND_* */
+    /* Refuses what pool SELF of POOLS (N of them, their next edges built) cannot
+     * serve given the pools around it (an LLM pool's disaggregated roles).
+     * Returns 0 or -1 (scn_fail at the key).  NULL: nothing to check. */
+    int (*check_graph)(scn_ctx *x, const char *sec, const pool_cfg *pools, int n, int self);
 } station_kind;
 
 /* The kind named NAME (case-insensitive), or NULL. */

@@ -26,8 +26,6 @@
 #include "core/zipf.h"
 #include "engine/request.h"
 #include "engine/simtime.h"
-#include "llm/llm.h"
-#include "llm/llmcfg.h"
 
 enum { K_SIM = 1, K_WL = 2, K_POOL = 4, K_GPU = 16, K_MODEL = 32, K_CLASS = 64, K_CLIENT = 128 };
 
@@ -923,76 +921,19 @@ static int build_next(ctx *x)
 
 static int build(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen);
 
-/* Disaggregated serving that cannot serve a request as configured: a role =
- * prefill pool's requests must reach, through any pools that pass them on
- * (routers, gateways), role = decode pools only, of the same model; a role =
- * decode pool must be reached from an LLM pool (alone it would prefill the
- * prompts itself: the results of role = both, under another name; behind a
- * role = both pool it passes the finished requests on, pd_disagg.ini's
- * colocated comparison).  Returns 0
- * or -1 with a message naming the key. */
-static int check_pd(ctx *x)
+/* The kinds' checks of a pool among the others (check_graph: an LLM pool's
+ * disaggregated roles).  Returns 0 or -1 with a message naming the key. */
+static int check_graph(ctx *x)
 {
     scenario *s = x->s;
-    const cfg_entry *e;
-    char sec[80], sec2[80];
-    int n = s->npools, rc = 0;
-    char *reached = calloc((size_t) n + 1, 1), *seen = calloc((size_t) n + 1, 1);
-    int *stk = calloc((size_t) n + 1, sizeof *stk);
-    if (!reached || !seen || !stk) { free(reached); free(seen); free(stk); return fail(x, NULL, "sim", "requests", "out of memory"); }
-    for (int i = 0; i < n && !rc; i++) {
+    for (int i = 0; i < s->npools; i++) {
         const pool_cfg *p = &s->pools[i];
-        if (p->kind != &llm_kind || llm_cfg_of(p)->role == LLM_ROLE_DECODE) continue;
-        const llm_cfg *L = llm_cfg_of(p);
-        int strict = L->role == LLM_ROLE_PREFILL;   /* a role = both pool's finished requests may pass a decode pool */
+        if (!p->kind->check_graph) continue;
+        char sec[80];
         snprintf(sec, sizeof sec, "pool %s", p->name);
-        memset(seen, 0, (size_t) n);
-        int top = 0;
-        for (int k = 0; k < p->nnext; k++) if (!seen[p->next[k]]) seen[p->next[k]] = 1, stk[top++] = p->next[k];
-        while (top > 0 && !rc) {
-            int j = stk[--top];
-            const pool_cfg *q = &s->pools[j];
-            snprintf(sec2, sizeof sec2, "pool %s", q->name);
-            if (q->kind == &llm_kind) {
-                const llm_cfg *D = llm_cfg_of(q);
-                if (!strict) {
-                    if (D->role == LLM_ROLE_DECODE) reached[j] = 1;
-                    continue;
-                }
-                if (D->role != LLM_ROLE_DECODE) {
-                    val(x, sec, "next", &e);
-                    rc = fail(x, e, sec, "next", "a role = prefill pool's requests must go on to a role = decode pool, but "
-                              "they reach [%s] (role = %s), which would prefill them again", sec2,
-                              D->role == LLM_ROLE_PREFILL ? "prefill" : "both");
-                } else if (strcasecmp(D->model_name, L->model_name)) {
-                    val(x, sec2, "model", &e);
-                    rc = fail(x, e, sec2, "model", "%s, but its prefill pool [%s] serves %s: a decode pool continues the "
-                              "prefill pool's KV, so both must serve one model", D->model_name, sec, L->model_name);
-                } else reached[j] = 1;
-                continue;
-            }
-            if (q->nnext == 0 && strict) {
-                val(x, sec, "next", &e);
-                rc = fail(x, e, sec, "next", "a role = prefill pool's requests must go on to a role = decode pool, but they "
-                          "end at [%s] (kind = %s), which generates no output tokens", sec2, q->kind->name);
-                continue;
-            }
-            for (int k = 0; k < q->nnext; k++) if (!seen[q->next[k]]) seen[q->next[k]] = 1, stk[top++] = q->next[k];
-        }
+        if (p->kind->check_graph(&x->c, sec, s->pools, s->npools, i)) return -1;
     }
-    for (int i = 0; i < n && !rc; i++) {
-        const pool_cfg *p = &s->pools[i];
-        if (p->kind != &llm_kind || llm_cfg_of(p)->role != LLM_ROLE_DECODE || reached[i]) continue;
-        snprintf(sec, sizeof sec, "pool %s", p->name);
-        val(x, sec, "role", &e);
-        rc = fail(x, e, sec, "role", "decode: no LLM pool's next leads here, so no prompt's KV would arrive (alone it "
-                  "would prefill the prompts itself, as role = both): add a role = prefill pool with next = %s, or use "
-                  "role = both", p->name);
-    }
-    free(reached);
-    free(seen);
-    free(stk);
-    return rc;
+    return 0;
 }
 
 /* Rejects scenarios certain to pass the clock's range (simtime.h): arrivals whose
@@ -1159,7 +1100,7 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         if (s->wl.target < 0) return fail(&x, e, "workload", "target", "no pool named '%s'", t);
     }
     if (build_classes(&x)) return -1;
-    if (check_clock(&x) || check_periods(&x) || check_pd(&x)) return -1;
+    if (check_clock(&x) || check_periods(&x) || check_graph(&x)) return -1;
     int has_llm = 0;
     for (int i = 0; i < s->npools; i++) has_llm |= (s->pools[i].kind->flags & KIND_TOKENS) != 0;
     /* [slo CLASS] sections name the [class NAME] sections. */
