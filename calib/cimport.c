@@ -835,7 +835,7 @@ static int power_row(void *vctx, const ccsv_row *row, char *err, size_t errlen)
     if (c->smi ? unit_num(row, c->cu, "%", 0, 100, &u, err, errlen)
                : unit_num(row, c->cu, "", 0, 1, &u, err, errlen))
         return -1;
-    if (unit_num(row, c->cw, c->smi ? "W" : "", 0, 1e5, &w, err, errlen)) return -1;
+    if (unit_num(row, c->cw, c->smi ? "W" : "", 0, POWER_MAX_W, &w, err, errlen)) return -1;
     if (!(w > 0)) {
         errmsg_set(err, errlen, "%s:%ld: column %s: '%s': a board power is > 0 W", row->path, row->line,
                    row->header[c->cw], row->field[c->cw]);

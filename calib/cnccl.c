@@ -18,6 +18,8 @@
 #include <string.h>
 
 #include "cdb.h"
+#include "latsim/infile.h"
+#include "latsim/catalog.h"
 #include "llm/cost.h"
 
 /* The collective stored for nccl-tests binary NAME, or NULL when not one read. */
@@ -27,6 +29,21 @@ static const char *coll_of(const char *name)
     if (!strncmp(name, "alltoall_perf", 13)) return "alltoall";
     if (!strncmp(name, "sendrecv_perf", 13)) return "send_recv";
     return NULL;
+}
+
+/* How much faster than the GPU's datasheet link (link_gbs, per direction) a
+ * collective's bus bandwidth may be before the row is refused: NVLink SHARP
+ * (in-switch reduction) lifts an all-reduce's bus bandwidth above the link's
+ * by up to about 1.5x; twice the link is beyond any measurement. */
+#define NCCL_MAX_LINK_FACTOR 2.0
+
+/* The bus bandwidth factor of collective COLL over N GPUs (nccl-tests'
+ * PERFORMANCE.md): busbw = algbw x factor. */
+static double bus_factor(const char *coll, int n)
+{
+    if (!strcmp(coll, "allreduce")) return 2.0 * (n - 1) / n;
+    if (!strcmp(coll, "alltoall")) return (double) (n - 1) / n;
+    return 1.0;
 }
 
 /* S as a finite number in *V; returns 0, or -1 when it is not one. */
@@ -40,21 +57,24 @@ static int num(const char *s, double *v)
 
 int cimp_nccl(sqlite3 *db, const char *path, const cimp_opts *o, int gpus, long *n, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = infile_open(path, INFILE_MAX_TABLE, err, errlen);
+    if (!f) return -1;
     if (!o->gpu || !o->gpu[0]) {
         fclose(f);
         snprintf(err, errlen, "%s: --gpu G is required (the GPU the collectives ran on)", path);
         return -1;
     }
+    /* The datasheet's link bandwidth, the ceiling of a plausible bus bandwidth
+     * (0: the GPU is not in the catalog; the fit's own lookup refuses it later). */
+    gpu_spec gs;
+    char gerr[256];
+    double link = catalog_gpu(db, o->gpu, &gs, gerr, sizeof gerr) == 0 ? gs.link_gbs : 0;
     cdb_writer w;
     if (cdb_writer_open(&w, db, err, errlen) != 0) {
         fclose(f);
         return -1;
     }
+    double prev_size = 0;   /* the previous row's size in this collective's table (sizes increase) */
     char buf[4096];
     const char *coll = NULL;
     int ngpus = gpus;
@@ -74,6 +94,7 @@ int cimp_nccl(sqlite3 *db, const char *path, const cimp_opts *o, int gpus, long 
             if (c) {
                 c += strlen("Collective test starting:");
                 c += strspn(c, " \t");
+                prev_size = 0;
                 if (!(coll = coll_of(c))) {
                     snprintf(err, errlen, "%s:%ld: collective '%.*s': expected all_reduce_perf, alltoall_perf "
                              "or sendrecv_perf", path, line, (int)strcspn(c, " \t\r\n"), c);
@@ -122,6 +143,21 @@ int cimp_nccl(sqlite3 *db, const char *path, const cimp_opts *o, int gpus, long 
         }
         if (!(t_us * 1e-3 >= CDB_MS_MIN && t_us * 1e-3 <= CDB_MS_MAX)) {
             snprintf(err, errlen, "%s:%ld: time %s: expected microseconds in [0.001, 1e10]", path, line, tok[5]);
+            rc = -1;
+            break;
+        }
+        if (!(size > prev_size)) {
+            snprintf(err, errlen, "%s:%ld: size %s after %.0f: the sizes of one collective's table must increase (a curve "
+                     "of time against size; a repeated size is two answers for one message)", path, line, tok[0], prev_size);
+            rc = -1;
+            break;
+        }
+        prev_size = size;
+        double bus = ngpus > 1 || strcmp(coll, "allreduce") ? size / (t_us * 1e3) * bus_factor(coll, ngpus) : 0;  /* GB/s */
+        if (link > 0 && bus > NCCL_MAX_LINK_FACTOR * link) {
+            snprintf(err, errlen, "%s:%ld: %s bytes in %s us is a bus bandwidth of %.4g GB/s, more than %g x the %s's "
+                     "%g GB/s link (datasheet): not a measurement", path, line, tok[0], tok[5], bus, NCCL_MAX_LINK_FACTOR,
+                     o->gpu, link);
             rc = -1;
             break;
         }

@@ -373,6 +373,8 @@ static int open_run(sqlite3 *db, int64_t id, const cfitted *f, frun *r, double *
         rc = strstr(e2, "out of memory") ? 1 : 2;
         errmsg_set(err, errlen, "fit observed: observed run %lld: %s", (long long) id, e2);
     }
+    if (!rc && (rc = cobs_check_replayable(&run, sc, 1, e2, sizeof e2)) != 0)   /* stored before the import checked it */
+        errmsg_set(err, errlen, "fit observed: observed run %lld: %s", (long long) id, e2);
     if (!rc && (rc = cobs_prep_open(&run, sc, h.srv.pool, db, &r->prep, e2, sizeof e2)) != 0)
         errmsg_set(err, errlen, "fit observed: observed run %lld: %s", (long long) id, e2);
     if (!rc && (rc = cobs_replay_observed(&run, &r->rep, err, errlen)) == 0)

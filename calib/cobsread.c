@@ -45,6 +45,7 @@
 #include <jansson.h>
 
 #include "engine/errmsg.h"
+#include "latsim/infile.h"
 
 #define COBS_MAX_MS 1e9          /* longest time accepted, ms (11.6 days): beyond it, a unit error */
 #define COBS_MAX_TOKENS 100000000 /* most tokens per request accepted */
@@ -520,7 +521,8 @@ static int csv_num(csv_rows *c, const char *s, const char *name, double *out)
     char *end, shown[64];
     errno = 0;
     double v = strtod(s, &end);
-    if (*end || end == s) return bad(c->r, c->row_line, "%s: '%s' is not a number", name, errmsg_field(s, shown, sizeof shown));
+    if (*end || end == s || strpbrk(s, "xX"))   /* decimal only: strtod would take "0x10" (16) */
+        return bad(c->r, c->row_line, "%s: '%s' is not a number", name, errmsg_field(s, shown, sizeof shown));
     if (!isfinite(v)) return bad(c->r, c->row_line, "%s: not a finite number ('%s')", name, errmsg_field(s, shown, sizeof shown));
     *out = v;
     return 0;
@@ -964,9 +966,10 @@ int cobs_read(const char *path, const cobs_read_opts *o, cobs_run *run, char *er
                    cobs_format_list());
         return 2;
     }
-    FILE *f = fopen(path, "r");
+    char oerr[1400];
+    FILE *f = infile_open(path, INFILE_MAX_OBSERVED, oerr, sizeof oerr);
     if (!f) {
-        bad(&r, 0, "cannot open: %s", strerror(errno));
+        errmsg_set(err, errlen, "%s", oerr);
         return 2;
     }
     int rc = 0;

@@ -112,10 +112,33 @@ static void write_sim(FILE *f, const scenario *sc, uint64_t requests, int finite
     else if (t) fprintf(f, "target = %s\n", t->value);
 }
 
+/* A message MSG (N bytes) about the temporary trace TRACE of RUN's requests
+ * ("S.ini:40: [workload] trace: /tmp/latsim-replay-X:5: ...") rewritten
+ * against the user's file ("RUN.csv:LINE: ..."): the trace's line L is request
+ * L - 2.  Leaves other messages alone. */
+static void name_user_file(char *msg, size_t n, const char *trace, const cobs_run *run)
+{
+    const char *at = trace && trace[0] ? strstr(msg, trace) : NULL;
+    if (!at || !run) return;
+    const char *rest = at + strlen(trace);
+    char shown[1024], out[2048];
+    errmsg_field(run->file, shown, sizeof shown);
+    long line = 0;
+    int k = 0;
+    if (sscanf(rest, ":%ld:%n", &line, &k) == 1 && k > 0 && line >= 2 && (size_t) (line - 2) < run->nreq
+        && run->req[line - 2].line > 0) {
+        snprintf(out, sizeof out, "%s:%ld:%s", shown, run->req[line - 2].line, rest + k);
+    } else {
+        if (k > 0) rest += k - 1;   /* a line of the trace that is no request's: dropped */
+        snprintf(out, sizeof out, "%s%s", shown, rest);
+    }
+    snprintf(msg, n, "%s", out);
+}
+
 /* Loads TEXT (named as SC's file), resolves it against DB and simulates it.
  * Returns 0, 2 (bad input) or 1 (runtime failure), ERR set. */
-static int simulate(const char *text, const scenario *sc, sqlite3 *db, const char *trace, sim_result *res,
-                    char *err, size_t errlen)
+static int simulate(const char *text, const scenario *sc, sqlite3 *db, const char *trace, const cobs_run *run,
+                    sim_result *res, char *err, size_t errlen)
 {
     scenario s;
     char msg[2048];
@@ -126,6 +149,7 @@ static int simulate(const char *text, const scenario *sc, sqlite3 *db, const cha
     if (rc == 0 && scenario_resolve(&s, db, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
     if (rc == 0 && scenario_check_memory(&s, scenario_memory_budget(), msg, sizeof msg) != 0) rc = 2;
     if (rc == 0 && sim_run(&s, s.seed, res, msg, sizeof msg) != 0) rc = 1;
+    if (rc) name_user_file(msg, sizeof msg, trace, run);
     if (rc) errmsg_set(err, errlen, "replay: %s", msg);
     scenario_free(&s);
     return rc;
@@ -208,6 +232,71 @@ static void fill_pred(const sim_result *res, cobs_replay *out)
     }
 }
 
+/* "FILE:LINE" of request Q of RUN into BUF (N bytes), the file escaped. */
+static const char *req_at(const cobs_run *run, const cobs_req *q, char *buf, size_t n)
+{
+    char shown[1024];
+    errmsg_field(run->file, shown, sizeof shown);
+    if (q->line > 0) snprintf(buf, n, "%s:%ld", shown, q->line);
+    else snprintf(buf, n, "%s", shown);
+    return buf;
+}
+
+int cobs_check_replayable(const cobs_run *run, const scenario *sc, int fit, char *err, size_t errlen)
+{
+    char at[1200], shown[1024];
+    if (run->nlvl) return 0;
+    errmsg_field(run->file, shown, sizeof shown);
+    if (run->nreq < 2) {
+        errmsg_set(err, errlen, "%s: %zu request%s: a replay needs at least 2 (their arrival times are the load); "
+                   "import a run of more requests", shown, run->nreq, run->nreq == 1 ? "" : "s");
+        return 2;
+    }
+    double t0 = run->req[0].arrival_s, t1 = t0;
+    for (size_t i = 1; i < run->nreq; i++) {
+        if (run->req[i].arrival_s < t0) t0 = run->req[i].arrival_s;
+        if (run->req[i].arrival_s > t1) t1 = run->req[i].arrival_s;
+    }
+    if (!(t1 > t0)) {
+        errmsg_set(err, errlen, "%s: all %zu requests arrive at the same instant (%g s): the run records no arrival times "
+                   "to replay (vLLM's request_rate inf without start times); import a run with arrival times, or one "
+                   "measured at a finite request rate", shown, run->nreq, t0);
+        return 2;
+    }
+    /* The scenario's classes, when it has any: each request's label must be one. */
+    const cfg *c = &sc->raw;
+    int classes = 0;
+    for (size_t i = 0; i < c->ns; i++) classes += !strncmp(c->s[i].name, "class ", 6);
+    for (size_t r = 0; classes && r < run->nreq; r++) {
+        const cobs_req *q = &run->req[r];
+        int found = 0;
+        for (size_t i = 0; i < c->ns && !found; i++)
+            found = !strncmp(c->s[i].name, "class ", 6) && !strcmp(c->s[i].name + 6, q->cls);
+        if (found) continue;
+        char list[512] = "";
+        size_t len = 0;
+        for (size_t i = 0; i < c->ns && len + 2 < sizeof list; i++)
+            if (!strncmp(c->s[i].name, "class ", 6))
+                len += (size_t) snprintf(list + len, sizeof list - len, "%s%s", len ? ", " : "", c->s[i].name + 6);
+        if (len >= sizeof list) len = sizeof list - 1;
+        if (!q->cls[0])
+            errmsg_set(err, errlen, "%s: the request carries no class, but %s has [class NAME] sections (%s): label every "
+                       "request (generic: the class field) or use a scenario without classes", req_at(run, q, at, sizeof at),
+                       ERRMSG_SHOWN(c->path), list);
+        else
+            errmsg_set(err, errlen, "%s: class '%s' is not a [class] of %s (its classes: %s)", req_at(run, q, at, sizeof at),
+                       ERRMSG_SHOWN(q->cls), ERRMSG_SHOWN(c->path), list);
+        return 2;
+    }
+    for (size_t r = 0; fit && r < run->nreq; r++)
+        if (!(run->req[r].ttft_ms > 0)) {
+            errmsg_set(err, errlen, "%s: ttft_ms = %g: a first token needs a prefill; a TTFT of 0 cannot be fitted (its "
+                       "relative error is undefined)", req_at(run, &run->req[r], at, sizeof at), run->req[r].ttft_ms);
+            return 2;
+        }
+    return 0;
+}
+
 /* The replay scenario of a request run as text into *TEXT (malloc'd), its
  * trace written to TRACE; ROOF as write_kept_as.  Returns 0, 2 or 1 (ERR). */
 static int request_text(const cobs_run *run, const scenario *sc, const char *pool, const char *roof, char **text,
@@ -217,6 +306,8 @@ static int request_text(const cobs_run *run, const scenario *sc, const char *poo
     for (size_t i = 0; i < run->nreq && !labelled; i++) labelled = run->req[i].cls[0] != 0;
     size_t len = 0;
     *text = NULL;
+    int bad = cobs_check_replayable(run, sc, 0, err, errlen);   /* against the user's file, not the temporary trace */
+    if (bad) return bad;
     FILE *f = text_open(text, &len, err, errlen);
     if (!f) return 1;
     write_kept_as(f, sc, &classes, roof);
@@ -337,6 +428,7 @@ int cobs_prep_open(const cobs_run *run, const scenario *sc, const char *pool, sq
         if (rc) break;
         scenario *s = &p->s[i];
         if (scenario_load_text(s, sc->raw.path, text, NULL, 0, msg, sizeof msg) != 0) rc = strstr(msg, "out of memory") ? 1 : 2;
+        if (rc && !p->sweep) name_user_file(msg, sizeof msg, trace, run);
         if (!p->sweep) unlink(trace);
         free(text);
         p->n = i + 1;   /* loaded (or its load failed): freed by cobs_prep_close */
@@ -456,7 +548,7 @@ static int replay_requests(const cobs_run *run, const scenario *sc, const char *
     int rc0 = request_text(run, sc, pool, NULL, &text, trace, sizeof trace, out->note, sizeof out->note, err, errlen);
     if (rc0) return rc0;
     sim_result res;
-    int rc = simulate(text, sc, db, trace, &res, err, errlen);
+    int rc = simulate(text, sc, db, trace, run, &res, err, errlen);
     free(text);
     if (rc != 0) {
         sim_result_free(&res);
@@ -513,7 +605,7 @@ static int replay_levels(const cobs_run *run, const scenario *sc, const char *po
             return 1;
         }
         sim_result res;
-        int rc = simulate(text, sc, db, NULL, &res, err, errlen);
+        int rc = simulate(text, sc, db, NULL, NULL, &res, err, errlen);
         free(text);
         if (rc != 0) {
             sim_result_free(&res);

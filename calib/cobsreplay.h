@@ -28,6 +28,15 @@
  * Returns 0, or -1 with ERR ("S.ini: no LLM pool (kind = llm) ...", "--pool P: ..."). */
 int cobs_find_pool(const scenario *sc, const char *name, int *index, char *err, size_t errlen);
 
+/* Checks that a request run RUN (not a sweep) can be replayed through SC,
+ * before it is stored or replayed: at least 2 requests, arrivals that span some
+ * time (a burst at one instant, such as vLLM's request_rate inf without start
+ * times, gives no load to replay), and, when SC has [class NAME] sections,
+ * every request labelled with one of them.  FIT 1 also refuses a TTFT of 0 (a
+ * first token needs a prefill; its relative error cannot be fitted).  Returns
+ * 0, or 2 with ERR naming RUN's file and the request's line. */
+int cobs_check_replayable(const cobs_run *run, const scenario *sc, int fit, char *err, size_t errlen);
+
 /* Describes pool INDEX of SC (resolved: scenario_resolve) into SRV. */
 void cobs_describe(const scenario *sc, int index, cobs_server *srv);
 

@@ -260,6 +260,10 @@ static int cmd_import(const opts *o)
             && strcmp(o->pos[0], "nccl") && strcmp(o->pos[0], "power")))
         return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv', 'meas FILE.csv', 'nccl FILE' or "
                     "'power FILE.csv'");
+    /* The one check of the input before any work: a FIFO would block, a device never end. */
+    int bad = !strcmp(o->pos[0], "vidur") ? cu_check_in_dir("calib import vidur", NULL, o->pos[1], err, sizeof err)
+              : cu_check_in("calib import", o->pos[0], o->pos[1], INFILE_MAX_TABLE, err, sizeof err);
+    if (bad) return fail(2, err);
     import_job j = { .o = o };
     int rc = cu_write_db(cu_db_path(o->db), import_write, &j, NULL, err, sizeof err);
     if (rc != 0)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "cliutil.h"
 #include "latsim/errmsg.h"
+#include "latsim/infile.h"
 #include "latsim/report.h"
 #include "latsim/store.h"
 
@@ -230,6 +231,63 @@ int cu_check_out(const char *cmd, const char *opt, const char *path, char *err, 
     return -1;
 }
 
+int cu_check_in(const char *cmd, const char *opt, const char *path, long long max, char *err, size_t errlen)
+{
+    char e[1400];
+    if (!path || !path[0]) {
+        errmsg_set(err, errlen, "%s: %s: empty path (give a file name)", cmd, opt ? opt : "input file");
+        return -1;
+    }
+    if (infile_check(path, max, e, sizeof e) == 0) return 0;
+    if (opt) errmsg_set(err, errlen, "%s: %s %s", cmd, opt, e);
+    else errmsg_set(err, errlen, "%s: %s", cmd, e);
+    return -1;
+}
+
+int cu_check_in_dir(const char *cmd, const char *opt, const char *dir, char *err, size_t errlen)
+{
+    char shown[1024], name[1200];
+    struct stat st;
+    const char *why = NULL;
+    if (!dir || !dir[0]) {
+        errmsg_set(err, errlen, "%s: %s: empty path (give a folder)", cmd, opt ? opt : "input folder");
+        return -1;
+    }
+    if (stat(dir, &st) != 0) why = strerror(errno);
+    else if (!S_ISDIR(st.st_mode)) why = infile_kind(st.st_mode);
+    if (!why) return 0;
+    errmsg_field(dir, shown, sizeof shown);
+    if (opt) snprintf(name, sizeof name, "%s: %s %s", cmd, opt, shown);
+    else snprintf(name, sizeof name, "%s: %s", cmd, shown);
+    errmsg_set(err, errlen, "%s: not a readable folder: %s", name, why);
+    return -1;
+}
+
+int cu_check_out_dir(const char *cmd, const char *opt, const char *dir, const char *const *names,
+                     char *err, size_t errlen)
+{
+    char name[1200], path[4096];
+    struct stat st;
+    if (!dir || !dir[0]) {
+        errmsg_set(err, errlen, "%s: %s: empty path (give a folder)", cmd, opt ? opt : "output folder");
+        return -1;
+    }
+    if (stat(dir, &st) != 0) {
+        /* Created later: its parent must take it (cu_check_out's test of a new file). */
+        return cu_check_out(cmd, opt, dir, err, errlen);
+    }
+    if (!S_ISDIR(st.st_mode) || access(dir, W_OK | X_OK) != 0) {
+        errmsg_set(err, errlen, "%s: cannot write: %s", out_name(cmd, opt, dir, name, sizeof name),
+                   !S_ISDIR(st.st_mode) ? "not a folder" : strerror(errno));
+        return -1;
+    }
+    for (size_t i = 0; names && names[i]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (cu_check_out(cmd, opt, path, err, errlen) != 0) return -1;
+    }
+    return 0;
+}
+
 FILE *cu_open_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen)
 {
     if (cu_check_out(cmd, opt, path, err, errlen) != 0) return NULL;
@@ -262,6 +320,43 @@ int cu_close_out(const char *cmd, const char *opt, const char *path, FILE *f, ch
     if (!e) return 0;
     char name[1200];
     errmsg_set(err, errlen, "%s: cannot write: %s", out_name(cmd, opt, path, name, sizeof name), strerror(e));
+    return -1;
+}
+
+FILE *cu_open_tmp_out(const char *cmd, const char *opt, const char *path, char *tmp, size_t n, char *err, size_t errlen)
+{
+    char name[1200];
+    if (cu_check_out(cmd, opt, path, err, errlen) != 0) return NULL;
+    if ((size_t) snprintf(tmp, n, "%s.XXXXXX", path) >= n) {
+        errmsg_set(err, errlen, "%s: cannot write: name too long", out_name(cmd, opt, path, name, sizeof name));
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        int e = errno;
+        if (fd >= 0) { close(fd); unlink(tmp); }
+        errmsg_set(err, errlen, "%s: cannot write: %s", out_name(cmd, opt, path, name, sizeof name), strerror(e));
+        return NULL;
+    }
+    fchmod(fd, 0644);
+    return f;
+}
+
+int cu_commit_out(const char *cmd, const char *opt, const char *path, const char *tmp, FILE *f, int failed,
+                  char *err, size_t errlen)
+{
+    char name[1200];
+    int e = 0;
+    if (fflush(f) != 0 || ferror(f)) e = errno ? errno : EIO;
+    if (!e && fsync(fileno(f)) != 0 && errno != EINVAL) e = errno;
+    if (fclose(f) != 0 && !e) e = errno ? errno : EIO;
+    if (!e && failed) e = EIO;
+    if (!e && rename(tmp, path) != 0) e = errno;
+    if (!e) return 0;
+    unlink(tmp);
+    errmsg_set(err, errlen, "%s: cannot write: %s (nothing written)", out_name(cmd, opt, path, name, sizeof name),
+               strerror(e));
     return -1;
 }
 

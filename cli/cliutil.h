@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sqlite3.h>
+#include "latsim/infile.h"
 #include "latsim/slo.h"
 #include "latsim/store.h"
 
@@ -86,6 +87,24 @@ int cu_check_db_path(const char *path, char *err, size_t errlen);
  * write: not a regular file", PATH escaped). */
 int cu_check_out(const char *cmd, const char *opt, const char *path, char *err, size_t errlen);
 
+/* The one check of an input file PATH of option OPT (NULL for a positional
+ * argument) of command CMD, before any work: a regular file (not a folder,
+ * FIFO or device) of at most MAX bytes (latsim/infile.h's INFILE_MAX_*).
+ * Returns 0, or -1 + ERR ("CMD: OPT: PATH: not a regular file (a FIFO)"). */
+int cu_check_in(const char *cmd, const char *opt, const char *path, long long max, char *err, size_t errlen);
+
+/* The same for a folder of inputs DIR (a Vidur profile): it exists and is a
+ * folder.  Returns 0, or -1 + ERR. */
+int cu_check_in_dir(const char *cmd, const char *opt, const char *dir, char *err, size_t errlen);
+
+/* Checks the output folder DIR of option OPT of command CMD, and the files
+ * NAMES (NULL-terminated) that will be written in it, before any work: DIR an
+ * existing writable folder (or absent, with a writable folder above it: it is
+ * created later), and each DIR/NAME absent or a writable regular file
+ * (cu_check_out).  Returns 0, or -1 + ERR. */
+int cu_check_out_dir(const char *cmd, const char *opt, const char *dir, const char *const *names,
+                     char *err, size_t errlen);
+
 /* Opens the output file PATH for writing (truncated) after cu_check_out,
  * without ever blocking: a FIFO or device put there since is refused.  Returns
  * the stream, or NULL + ERR. */
@@ -94,6 +113,17 @@ FILE *cu_open_out(const char *cmd, const char *opt, const char *path, char *err,
 /* Closes F, opened by cu_open_out.  Returns 0, or -1 + ERR when a write, the
  * flush or the close failed (a full disk, a file size limit). */
 int cu_close_out(const char *cmd, const char *opt, const char *path, FILE *f, char *err, size_t errlen);
+
+/* Opens a temporary file beside the output PATH (after cu_check_out), named
+ * into TMP (N bytes), for a page written whole or not at all: cu_commit_out
+ * renames it onto PATH.  Returns the stream, or NULL + ERR. */
+FILE *cu_open_tmp_out(const char *cmd, const char *opt, const char *path, char *tmp, size_t n, char *err, size_t errlen);
+
+/* Closes F of cu_open_tmp_out and, when every write, the flush and the close
+ * succeeded and FAILED is 0, renames TMP onto PATH; otherwise removes TMP and
+ * PATH is what it was.  Returns 0, or -1 + ERR (a full disk). */
+int cu_commit_out(const char *cmd, const char *opt, const char *path, const char *tmp, FILE *f, int failed,
+                  char *err, size_t errlen);
 
 /* One write to the database: does its work on DB inside the transaction of
  * store_open_tx, DRY 1 on a validating pass (print nothing).  Returns 0, or the

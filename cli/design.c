@@ -8,6 +8,7 @@
 #include "cliutil.h"
 #include "design.h"
 #include "latsim/errmsg.h"
+#include "latsim/infile.h"
 #include "latsim/store.h"
 
 static char *dup_or_null(const char *s)
@@ -22,7 +23,8 @@ static char *dup_or_null(const char *s)
 /* The whole file PATH as a string (malloc'd), NULL when unreadable. */
 static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "rb");
+    char oerr[1400];
+    FILE *f = infile_open(path, INFILE_MAX_SCENARIO, oerr, sizeof oerr);
     if (!f) return NULL;
     size_t cap = 4096, n = 0;
     char *b = malloc(cap);

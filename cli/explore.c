@@ -19,6 +19,7 @@
 #include "cliutil.h"
 #include "commands.h"
 #include "latsim/errmsg.h"
+#include "latsim/infile.h"
 #include "latsim/report.h"
 #include "latsim/scenario.h"
 #include "latsim/slo.h"
@@ -89,6 +90,7 @@ typedef struct explore {
     int slo_on;               /* 1: keep only configurations meeting the SLO */
     char *sloset[MAX_SLOSET]; /* slo = TERM=LIMIT: "slo.TERM=LIMIT" (malloc'd) */
     int nsloset;
+    int slo_line;             /* the GRID line of [explore] slo's terms (0: none) */
     int objective;            /* 0 cost, 1 the SLO metric (p99), 2 GPU energy (energy_kwh) */
     uint64_t base_seed;
     slo_spec slo;             /* of the base configuration */
@@ -242,8 +244,9 @@ static int parse_rule(explore *e, char *v, int line)
  * exclude keys).  Returns 0 or the exit status (printed). */
 static int parse_grid(explore *e)
 {
-    FILE *f = fopen(e->file, "r");
-    if (!f) return cu_die(2, "%s: cannot read: %s", e->file, strerror(errno));
+    char oerr[1400];
+    FILE *f = infile_open(e->file, INFILE_MAX_SCENARIO, oerr, sizeof oerr);
+    if (!f) return cu_die(2, "%s", oerr);
     char line[8192];
     int ln = 0, in = 0, seen = 0, nseeds_set = 0;
     char *rules[MAX_RULES];
@@ -298,6 +301,7 @@ static int parse_grid(explore *e)
                     size_t m = strlen(t) + 5;
                     if (!(e->sloset[e->nsloset] = malloc(m))) { rc = cu_die(1, "out of memory"); goto out; }
                     snprintf(e->sloset[e->nsloset++], m, "slo.%s", t);
+                    e->slo_line = ln;
                     if (!p[n]) break;
                     p += n + 1;
                 }
@@ -314,6 +318,15 @@ static int parse_grid(explore *e)
             for (int i = 0; i < e->nax - 1; i++)
                 if (!strcmp(e->ax[i].name, k)) { rc = cu_die(2, "%s:%d: [explore] %s: axis given twice (line %d)", e->file, ln, k, e->ax[i].line); goto out; }
             if ((rc = axis_section(e, a)) != 0) goto out;
+            /* One key of the scenario, however it is spelled ("pool.cpu.servers",
+             * "pool cpu.servers"): a second axis would override the first in
+             * every run while the stored settings named both. */
+            for (int i = 0; i < e->nax - 1; i++)
+                if (!strcmp(e->ax[i].sec, a->sec) && !strcmp(e->ax[i].key, a->key)) {
+                    rc = cu_die(2, "%s:%d: [explore] %s: axis given twice: line %d's %s is the same key [%s] %s", e->file, ln,
+                                k, e->ax[i].line, e->ax[i].name, a->sec, a->key);
+                    goto out;
+                }
             if ((rc = axis_values(e, a, v)) != 0) goto out;
         }
     }
@@ -336,7 +349,13 @@ static int check_axes(explore *e)
     for (int i = 0; i < e->nsloset; i++) sets[i] = e->sloset[i];
     scenario *sc = scenario_new();
     if (!sc) return cu_die(1, "out of memory");
-    if (scenario_load(sc, e->file, sets, e->nsloset, err, sizeof err) != 0) { scenario_delete(sc); return cu_die(2, "%s", err); }
+    if (scenario_load(sc, e->file, sets, e->nsloset, err, sizeof err) != 0) {
+        scenario_delete(sc);
+        /* The loader calls every assignment "--set"; an [slo] one came from [explore] slo. */
+        if (e->slo_line && !strncmp(err, "--set: [slo]", 12))
+            return cu_die(2, "%s:%d: [explore] slo:%s", e->file, e->slo_line, err + 12);
+        return cu_die(2, "%s", err);
+    }
     e->base_seed = scenario_seed(sc);
     scenario_take_slo(sc, &e->slo);
     scenario_delete(sc);
@@ -715,6 +734,9 @@ static int summarise(explore *e, double wall, const char *lost)
             printf("  %12.4g %12.4g  %s%s\n", fr[i].usd, fr[i].m, ERRMSG_SHOWN(e->c[fr[i].c].settings), i == best ? "   <- best" : "");
         if (best < 0 && e->objective == 2 && nfr > 0)
             printf("\nno configuration reports GPU energy (its GPUs need idle_w and max_w, or a power_curve)\n");
+        else if (best < 0 && stored == 0 && e->stored_now == 0 && e->done_before == 0)
+            printf("\nnothing was run: %s\n", nexcl >= e->nconf ? "the exclude rules match every configuration"
+                                                              : "every configuration was excluded or skipped");
         else if (best < 0) printf("\nno configuration %s\n", e->slo_on ? "meets the SLO" : "was measured");
         else {
             static const char *const WHY[] = { "lowest cost", "lowest p99", "lowest energy" };
@@ -777,6 +799,10 @@ int explore_main(int argc, char **argv)
     e.file = a.pos[0];
     e.json = a.json;
     e.dbpath = cu_db_path(a.db);
+    {
+        char ierr[1400];   /* the one check of the input before any work */
+        if (cu_check_in("explore", NULL, e.file, INFILE_MAX_SCENARIO, ierr, sizeof ierr) != 0) { rc = cu_die(2, "%s", ierr); goto done; }
+    }
     if ((rc = parse_grid(&e)) != 0) goto done;
     if ((rc = check_axes(&e)) != 0) goto done;
     if ((rc = expand(&e)) != 0) goto done;

@@ -72,9 +72,10 @@ static int group_of(const char *s) { return is_class(s) ? 1 : is_route(s) ? 2 : 
 /* Opens DIR/NAME for writing; NULL after printing one line. */
 static FILE *open_in(const char *dir, const char *name, char *path, size_t n)
 {
+    char err[2048];
     snprintf(path, n, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    if (!f) cu_die(1, "export: %s: %s", path, strerror(errno));
+    FILE *f = cu_open_out("export", "--csv", path, err, sizeof err);   /* never blocks on a FIFO put there */
+    if (!f) cu_die(1, "%s", err);
     return f;
 }
 
@@ -201,6 +202,10 @@ int export_main(int argc, char **argv)
     if (!dir[0]) return cu_die(2, "export: --csv: empty folder name");
     struct stat sb;
     if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode)) return cu_die(2, "export: --csv %s: not a folder", dir);
+    /* The one check of the output before any work: the folder and every file written in it. */
+    static const char *const FILES[] = { "system.csv", "latency.csv", "pools.csv", "routes.csv", "classes.csv",
+                                         "cdf.csv", "timeseries.csv", NULL };
+    if (cu_check_out_dir("export", "--csv", dir, FILES, err, sizeof err) != 0) return cu_die(2, "%s", err);
     design_how how = { 1, 0, NULL, 0, 1, dbpath };
     design d;
     rc = design_load(a.pos[0], &how, 'A', "export", &d);

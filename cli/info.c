@@ -212,6 +212,7 @@ static int catalog_add_hf(const catalog_opts *o, const char *path)
     model_spec m;
     hf_moe moe;
     if (!o->name) return cu_die(2, "catalog: add --hf: missing --name NAME");
+    if (cu_check_in("catalog add", "--hf", o->hf, INFILE_MAX_JSON, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (hf_config_read(o->hf, o->name, o->weights, &m, &moe, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (catalog_check_model(&m, err, sizeof err) != 0) return cu_die(2, "%s: %s", o->hf, err);
     int rc = cu_write_db(path, catalog_hf_write, &m, NULL, err, sizeof err);

@@ -5,6 +5,7 @@
  * (usage, scenario, trace, database path); run: 3 saturated.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <gsl/gsl_errno.h>
 #include "cliopt.h"
@@ -91,6 +92,52 @@ static int run_distributed(const command *c, int argc, char **argv)
     return rc;
 }
 
+/* The number of ranks an MPI launcher started this process among, from the
+ * environment it sets (Open MPI, MPICH/Hydra and Intel MPI's PMI, PMIx): 0 when
+ * none did, -1 when one did without saying how many; the variable into *VAR
+ * and this process's rank (-1 unknown) into *RANK. */
+static long launched_ranks(const char **var, long *rank)
+{
+    static const char *const SIZE[] = { "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS", NULL };
+    static const char *const RANK[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MPI_LOCALRANKID", NULL };
+    *rank = -1;
+    for (int i = 0; RANK[i]; i++) {
+        const char *v = getenv(RANK[i]);
+        if (v && *v) { *rank = strtol(v, NULL, 10); break; }
+    }
+    for (int i = 0; SIZE[i]; i++) {
+        const char *v = getenv(SIZE[i]);
+        if (v && *v) { *var = SIZE[i]; return strtol(v, NULL, 10); }
+    }
+    if (*rank >= 0) { *var = "PMIX_RANK"; return -1; }
+    return 0;
+}
+
+/* Refuses, before any work, to run command NAME once per rank: a plain build
+ * started by an MPI launcher (every rank would run the whole command and store
+ * its results: three explorations for mpirun -n 3), or the MPI build's
+ * commands that it does not distribute (run, calib, catalog, ...).  One line,
+ * from rank 0 only (or every rank when the rank is unknown).  Returns 0 to go
+ * on, or the exit status 2. */
+static int refuse_ranks(const char *name, int distributed)
+{
+    const char *var = NULL;
+    long rank, n = launched_ranks(&var, &rank);
+    if (n == 0 || n == 1) return 0;
+    if (!taskmpi_built()) {
+        if (rank <= 0)
+            cu_die(2, "%s: started by an MPI launcher (%s%s%.0ld) but built without MPI: each rank would run the whole "
+                   "command; rebuild with make MPI=1 (sweep, plan and explore are distributed), or run it without mpirun",
+                   name, var, n > 0 ? "=" : "", n > 0 ? n : 0);
+        return 2;
+    }
+    if (distributed || n < 0) return 0;   /* the MPI build: its own MPI_Comm_size decides */
+    if (rank <= 0)
+        cu_die(2, "%s: not distributed over MPI ranks (only sweep, plan and explore are): started with %ld ranks, each "
+               "would run it whole; run it without mpirun (or with one rank)", name, n);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     /* GSL's default handler aborts on any error (an allocation that fails): off,
@@ -111,7 +158,11 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "--version")) { printf("latsim %s\n", LATSIM_VERSION); return 0; }
     for (size_t i = 0; i < NCOMMANDS; i++)
         if (COMMANDS[i].name && !strcmp(cmd, COMMANDS[i].name)) {
-            if (!strcmp(cmd, "sweep") || !strcmp(cmd, "plan") || !strcmp(cmd, "explore"))
+            int distributed = !strcmp(cmd, "sweep") || !strcmp(cmd, "plan") || !strcmp(cmd, "explore");
+            int help = argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"));
+            int rc = help ? 0 : refuse_ranks(cmd, distributed);
+            if (rc) return rc;
+            if (distributed)
                 return run_distributed(&COMMANDS[i], argc - 2, argv + 2);
             return COMMANDS[i].main(argc - 2, argv + 2);
         }

@@ -295,6 +295,10 @@ int calib_import_observed_main(int argc, char **argv)
     char err[2048];
     const char *path = cu_db_path(o.db);
     if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    /* The one check of every input before any work (a FIFO would block, a device never end). */
+    if (cu_check_in("calib import observed", NULL, o.file, INFILE_MAX_OBSERVED, err, sizeof err) != 0
+        || cu_check_in("calib import observed", "--scenario", o.scenario, INFILE_MAX_SCENARIO, err, sizeof err) != 0)
+        return say(2, err);
     scenario *sc = scenario_new();
     if (!sc) return say(1, "out of memory");
     if ((rc = load_scenario(o.scenario, NULL, sc)) != 0) {
@@ -306,6 +310,9 @@ int calib_import_observed_main(int argc, char **argv)
     sqlite3 *db = NULL;
     if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
     if ((rc = read_file(&o, &run)) != 0) goto out;
+    /* What a replay and a fit need, checked now: a run stored but never replayable
+     * would block every later fit of its model and GPU. */
+    if ((rc = cobs_check_replayable(&run, sc, 1, err, sizeof err)) != 0) { say(rc, err); goto out; }
     /* The catalog look-ups of the scenario, as `run` does them (nothing written). */
     if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(sc, db, err, sizeof err) != 0) {
         rc = say(strstr(err, "out of memory") ? 1 : 2, err);
@@ -706,6 +713,12 @@ int replay_main(int argc, char **argv)
     if (o.plot && !o.plot[0]) return say(2, "replay: --plot: empty folder name");
     const char *path = cu_db_path(o.db);
     if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    /* The one check of every input and output before any work. */
+    static const char *const PLOTS[] = { "replay-cdf.png", NULL };
+    if ((o.file && cu_check_in("replay", NULL, o.file, INFILE_MAX_OBSERVED, err, sizeof err) != 0)
+        || (o.scenario && cu_check_in("replay", "--scenario", o.scenario, INFILE_MAX_SCENARIO, err, sizeof err) != 0)
+        || (o.plot && cu_check_out_dir("replay", "--plot", o.plot, PLOTS, err, sizeof err) != 0))
+        return say(2, err);
     cobs_run run = { 0 };
     cobs_stored h;
     char *text = NULL;

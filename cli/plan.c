@@ -675,7 +675,7 @@ static int plan_opt(void *ctx, int id, const char *v)
     case O_PEAK:
         p->peak_min = strtod(v, &end);
         if (end == v || *end || !(p->peak_min > 0) || !(p->peak_min <= 1e7))
-            return cu_die(2, "plan: --peak-minutes: expected minutes > 0, got '%s'", v);
+            return cu_die(2, "plan: --peak-minutes: expected minutes above 0 and at most 1e7 (19 years), got '%s'", v);
         return 0;
     case O_NO_SENS: p->no_sens = 1; return 0;
     case O_OBJECTIVE:
@@ -717,12 +717,16 @@ static int peak_set(plan *p, const char *fmt, ...)
 static int plan_trace_sets(plan *p)
 {
     if (!p->trace_file) return 0;
-    char abs[PATH_MAX];
+    char abs[PATH_MAX], err[1400];
+    if (cu_check_in("plan", "--trace", p->trace_file, INFILE_MAX_TRACE, err, sizeof err) != 0) return cu_die(2, "%s", err);
     if (!realpath(p->trace_file, abs)) return cu_die(2, "plan: --trace %s: %s", p->trace_file, strerror(errno));
     if (peak_set(p, "workload.arrival=trace") || peak_set(p, "workload.trace=%s", abs))
         return cu_die(2, "plan: too many --set options with --trace");
     return 0;
 }
+
+#define PLAN_PEAK_MIN_REQUESTS 100   /* fewest requests a peak window may hold */
+#define PLAN_PEAK_MIN_LATENCIES 10   /* shortest peak window, in the SLO's largest latency limits */
 
 /* The peak window of BASE's trace (arrival = trace): the busiest --peak-minutes
  * (10) of it, replayed once (loop = no, its rows measured from an empty system),
@@ -735,6 +739,23 @@ static int plan_peak(plan *p, const scenario *base)
     size_t rows;
     if (scenario_trace_peak(base, len, &from, &rows, &span) != 0 || rows < 2)
         return cu_die(2, "plan: %s: the trace's busiest %g minutes hold fewer than 2 requests", p->file, len / 60);
+    /* A window too short to measure certifies nothing: it must hold enough
+     * requests for a tail percentile, and last many times the slowest latency
+     * the SLO allows (else no request there waits behind another). */
+    if (rows < PLAN_PEAK_MIN_REQUESTS)
+        return cu_die(2, "plan: --peak-minutes %g: the trace's busiest %g minutes hold %zu requests; a peak window needs at "
+                      "least %d (fewer say nothing of the tail the SLO bounds): give a longer --peak-minutes", len / 60,
+                      len / 60, rows, PLAN_PEAK_MIN_REQUESTS);
+    const slo_spec *slo = scenario_slo(base);
+    double lim_ms = 0;
+    for (int i = 0; slo && i < slo->n; i++)
+        if (slo->t[i].kind == SLO_LATENCY && slo->t[i].limit > lim_ms) lim_ms = slo->t[i].limit;
+    double scale = isnan(p->target) ? scenario_speedup(base) : p->target / (scenario_arrival_rate(base) / scenario_speedup(base));
+    double sim_s = len / (scale * (p->headroom > 0 ? p->headroom : 1));   /* the window's length as simulated */
+    if (lim_ms > 0 && sim_s < PLAN_PEAK_MIN_LATENCIES * lim_ms / 1e3)
+        return cu_die(2, "plan: --peak-minutes %g: the window lasts %.4g s as simulated, less than %d x the SLO's largest "
+                      "latency limit (%g ms): too short to show any queueing; give a longer --peak-minutes", len / 60, sim_s,
+                      PLAN_PEAK_MIN_LATENCIES, lim_ms);
     double speed = scenario_speedup(base);
     double mean = scenario_arrival_rate(base) / speed;       /* the trace's own mean rate, req/s */
     p->peak = 1;
@@ -1874,8 +1895,9 @@ static void plan_print(const plan *p)
         else printf("at the band's pessimistic end (step times x%.3g): no configuration meets the SLO\n", pe->factor);
     }
     if (isnan(p->goodput_hi))
-        printf("goodput: meets the SLO up to at least %.4g req/s (%.3g x the target %.4g; the largest rate tried)\n",
-               p->want * p->goodput_lo, p->want * p->goodput_lo / p->target, p->target);
+        printf("goodput: meets the SLO up to at least %.4g req/s (%.3g x the target %.4g; the largest rate tried%s)\n",
+               p->want * p->goodput_lo, p->want * p->goodput_lo / p->target, p->target,
+               p->peak ? "; each rate replays only the peak window's requests" : "");
     else
         printf("goodput: meets the SLO up to %.4g req/s, misses it at %.4g (%.3g x the target %.4g req/s: its real headroom)\n",
                p->want * p->goodput_lo, p->want * p->goodput_hi, p->want * p->goodput_lo / p->target, p->target);

@@ -28,6 +28,7 @@
 #include "design.h"
 #include "gp.h"
 #include "latsim/errmsg.h"
+#include "latsim/infile.h"
 #include "latsim/report.h"
 #include "latsim/scenario.h"
 #include "latsim/slo.h"
@@ -905,7 +906,8 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
         fputs("</tbody></table>\n", out);
     }
     char *text = NULL;
-    FILE *g = path[0] ? fopen(path, "r") : NULL;
+    char gerr[1400];
+    FILE *g = path[0] ? infile_open(path, INFILE_MAX_SCENARIO, gerr, sizeof gerr) : NULL;
     if (g) {
         size_t len = 0;
         FILE *mem = open_memstream(&text, &len);
@@ -958,10 +960,11 @@ static int explore_report(const cli_args *a, const report_opts *o)
     if ((n = explore_confs(db, id, metric, stat, &c)) < 0) { n = 0; rc = cu_die(1, "report: %s", sqlite3_errmsg(db)); goto out; }
     char dir[4096];
     int havedir = cu_plots_dir("explore.gp", dir, sizeof dir) == 0;
-    FILE *f = cu_open_out("report", "--html", o->html, err, sizeof err);
+    char tmp[4200];
+    FILE *f = cu_open_tmp_out("report", "--html", o->html, tmp, sizeof tmp, err, sizeof err);
     if (!f) { rc = cu_die(1, "%s", err); goto out; }
     int bad = explore_page(f, j, c, n, id, path, wall, sims, havedir ? dir : NULL);
-    if (fclose(f) != 0 || bad) rc = cu_die(1, "report: %s: write failed", o->html);
+    if (cu_commit_out("report", "--html", o->html, tmp, f, bad, err, sizeof err) != 0) rc = cu_die(1, "%s", err);
     else printf("wrote %s (exploration %lld)\n", ERRMSG_SHOWN(o->html), (long long) id);
 out:
     for (int i = 0; i < n; i++) free(c[i].settings);
@@ -1001,11 +1004,12 @@ int report_main(int argc, char **argv)
         for (int i = 0; i < loaded - 1; i++) design_free(&d[i]);
         return rc;
     }
-    FILE *f = cu_open_out("report", "--html", o.html, err, sizeof err);
+    char tmp[4200];
+    FILE *f = cu_open_tmp_out("report", "--html", o.html, tmp, sizeof tmp, err, sizeof err);
     if (!f) rc = cu_die(1, "%s", err);
     else {
         int bad = write_page(f, d, n, &how, havedir ? dir : NULL);
-        if (fclose(f) != 0 || bad) rc = cu_die(1, "report: %s: write failed", o.html);
+        if (cu_commit_out("report", "--html", o.html, tmp, f, bad, err, sizeof err) != 0) rc = cu_die(1, "%s", err);
         else printf("wrote %s\n", ERRMSG_SHOWN(o.html));
     }
     for (int i = 0; i < n; i++) design_free(&d[i]);

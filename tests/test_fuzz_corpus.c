@@ -39,6 +39,16 @@ Test(fuzz_corpus, csv_traces)
     cr_expect_geq(replay("csv", fuzz_trace_csv), 5);
 }
 
+Test(fuzz_corpus, observed_runs)
+{
+    cr_expect_geq(replay("observed", fuzz_observed), 6);
+}
+
+Test(fuzz_corpus, hf_configs)
+{
+    cr_expect_geq(replay("hf", fuzz_hfcfg), 4);
+}
+
 Test(fuzz_corpus, jsonl_traces)
 {
     cr_expect_geq(replay("jsonl", fuzz_trace_jsonl), 2);

@@ -76,6 +76,22 @@ int catalog_model(sqlite3 *db, const char *name, model_spec *out, char *err, siz
 int catalog_put_gpu(sqlite3 *db, const gpu_spec *g, char *err, size_t errlen);
 int catalog_put_model(sqlite3 *db, const model_spec *m, char *err, size_t errlen);
 
+/* The one set of geometry limits of a model, whether from a [model NAME]
+ * section or a Hugging Face config.json (catalog_check_model applies them). */
+#define CATALOG_MAX_LAYERS   100000      /* layers */
+#define CATALOG_MAX_HIDDEN   10000000    /* hidden width */
+#define CATALOG_MAX_HEADS    100000      /* attention heads, KV heads */
+#define CATALOG_MAX_HEAD_DIM 100000      /* width of one head */
+#define CATALOG_MAX_WIDE     100000000   /* intermediate, vocab, context, moe_intermediate */
+/* How far a model's stated params may lie from what its geometry counts
+ * (catalog_model_params_range): a factor either way. */
+#define CATALOG_PARAMS_TOLERANCE 10.0
+
+/* The parameter count M's geometry implies, as [*LO, *HI] before the
+ * tolerance (tied or untied embeddings; a gated or plain MLP); both 0 when it
+ * cannot say (multi-head latent attention). */
+void catalog_model_params_range(const model_spec *m, double *lo, double *hi);
+
 /* The validation catalog_put_*() applies, without writing: 0, or -1 + ERR. */
 int catalog_check_gpu(const gpu_spec *g, char *err, size_t errlen);
 int catalog_check_model(const model_spec *m, char *err, size_t errlen);

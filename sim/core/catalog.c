@@ -565,6 +565,26 @@ static int validate_model(const model_spec *m, char *name, char *err, size_t err
                    m->weights);
         return -1;
     }
+    /* One set of limits, a [model] section's or a config.json's. */
+    static const struct { const char *k; double max; } LIM[] = {
+        { "layers", CATALOG_MAX_LAYERS }, { "hidden", CATALOG_MAX_HIDDEN }, { "heads", CATALOG_MAX_HEADS },
+        { "kv_heads", CATALOG_MAX_HEADS }, { "head_dim", CATALOG_MAX_HEAD_DIM }, { "intermediate", CATALOG_MAX_WIDE },
+        { "vocab", CATALOG_MAX_WIDE }, { "context", CATALOG_MAX_WIDE }, { "moe_intermediate", CATALOG_MAX_WIDE } };
+    const double V[] = { m->layers, m->hidden, m->heads, m->kv_heads, m->head_dim, m->intermediate, m->vocab, m->context,
+                         m->moe_intermediate };
+    for (size_t i = 0; i < sizeof LIM / sizeof LIM[0]; i++)
+        if (V[i] > LIM[i].max) {
+            errmsg_set(err, errlen, "model '%s': %s = %.0f is beyond the %.0f a model may have", name, LIM[i].k, V[i], LIM[i].max);
+            return -1;
+        }
+    double lo, hi;
+    catalog_model_params_range(m, &lo, &hi);
+    if (lo > 0 && (m->params < lo / CATALOG_PARAMS_TOLERANCE || m->params > hi * CATALOG_PARAMS_TOLERANCE)) {
+        errmsg_set(err, errlen, "model '%s': params = %.4g does not match its geometry (%.4g to %.4g from layers, hidden, "
+                   "heads, head_dim, intermediate, vocab and experts; %g x either way is accepted)", name, m->params, lo, hi,
+                   CATALOG_PARAMS_TOLERANCE);
+        return -1;
+    }
     /* heads * head_dim == hidden is not required: some models differ. */
     if (m->heads % m->kv_heads != 0) {
         errmsg_set(err, errlen,
@@ -579,6 +599,21 @@ int catalog_check_gpu(const gpu_spec *g, char *err, size_t errlen)
 {
     char name[sizeof g->name];
     return validate_gpu(g, name, err, errlen);
+}
+
+void catalog_model_params_range(const model_spec *m, double *lo, double *hi)
+{
+    *lo = *hi = 0;
+    if (m->kv_lora_rank > 0) return;
+    double h = m->hidden, hd = m->head_dim, attn = 2 * h * m->heads * hd + 2 * h * m->kv_heads * hd;
+    double mlp3 = 3 * h * m->intermediate, mlp2 = 2 * h * m->intermediate;
+    int nmoe = m->experts ? m->layers - m->first_dense_layers : 0;
+    double ep = m->expert_params > 0 ? m->expert_params : 3 * h * m->moe_intermediate;
+    double moe = (double) (m->experts + m->shared_experts) * ep;
+    double body_lo = (m->layers - nmoe) * (attn + mlp2) + nmoe * (attn + moe * 2 / 3);
+    double body_hi = (m->layers - nmoe) * (attn + mlp3) + nmoe * (attn + moe);
+    *lo = body_lo + (double) m->vocab * h;
+    *hi = body_hi + 2.0 * m->vocab * h;
 }
 
 int catalog_check_model(const model_spec *m, char *err, size_t errlen)

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <ini.h>
 #include "core/config.h"
+#include "latsim/infile.h"
 
 #define CFG_MAX_BYTES (16 << 20)   /* largest scenario file read, bytes */
 
@@ -334,19 +335,12 @@ int cfg_load(cfg *c, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: cannot open scenario: %s", path, strerror(errno));
         return -1;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        snprintf(err, errlen, "%s: not a regular file", path);
-        return -1;
-    }
-    if (sb.st_size > CFG_MAX_BYTES) {
+    if (S_ISREG(sb.st_mode) && sb.st_size > CFG_MAX_BYTES) {
         snprintf(err, errlen, "%s: scenario larger than %d MB", path, CFG_MAX_BYTES >> 20);
         return -1;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open scenario: %s", path, strerror(errno));
-        return -1;
-    }
+    FILE *f = infile_open(path, CFG_MAX_BYTES, err, errlen);
+    if (!f) return -1;
     char *buf = NULL;
     size_t len = 0, cap = 0;
     int rc = -1;

@@ -7,6 +7,7 @@
  * before).  Cells are copied into arrays reused from row to row.
  */
 #include "core/csvread.h"
+#include "latsim/infile.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -152,32 +153,15 @@ static void on_row(int c, void *data)
  * Returns the stream, or NULL with the message in R. */
 static FILE *open_regular(reader *r, const char *path)
 {
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0) {
-        csvread_fail(&r->row, 0, r->err, r->errlen, "cannot open: %s", strerror(errno));
-        return NULL;
+    char e[1400];
+    FILE *g = infile_open(path, INFILE_MAX_TRACE, e, sizeof e);
+    if (!g) {
+        char shown[1024];
+        size_t k = strlen(errmsg_field(path, shown, sizeof shown));
+        const char *m = !strncmp(e, shown, k) && !strncmp(e + k, ": ", 2) ? e + k + 2 : e;  /* csvread_fail names PATH */
+        csvread_fail(&r->row, 0, r->err, r->errlen, "%s", m);
     }
-    struct stat sb;
-    if (fstat(fd, &sb) != 0) {
-        csvread_fail(&r->row, 0, r->err, r->errlen, "cannot read: %s", strerror(errno));
-        close(fd);
-        return NULL;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        const char *what = S_ISDIR(sb.st_mode) ? "a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO"
-                           : S_ISCHR(sb.st_mode) ? "a character device" : S_ISBLK(sb.st_mode)
-                           ? "a block device" : S_ISSOCK(sb.st_mode) ? "a socket" : "of another kind";
-        close(fd);
-        csvread_fail(&r->row, 0, r->err, r->errlen, "not a regular file (%s)", what);
-        return NULL;
-    }
-    int fl = fcntl(fd, F_GETFL);
-    FILE *f = fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ? NULL : fdopen(fd, "r");
-    if (!f) {
-        csvread_fail(&r->row, 0, r->err, r->errlen, "cannot open: %s", strerror(errno));
-        close(fd);
-    }
-    return f;
+    return g;
 }
 
 /* Feeds the whole of F to the parser P.  Errors are left in R. */
@@ -306,7 +290,7 @@ int csvread_need_col(const csvread_row *row, const char *name, char *err, size_t
 
 int csvread_real(const char *s, double *out)
 {
-    if (*s == '\0')
+    if (*s == '\0' || strpbrk(s, "xX"))   /* decimal only: strtod would take "0x10" (16) */
         return -1;
     char *end;
     errno = 0;

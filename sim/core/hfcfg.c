@@ -1,5 +1,6 @@
 /* hfcfg.c -- a model's geometry from its Hugging Face config.json (hfcfg.h). */
 #include "core/hfcfg.h"
+#include "latsim/infile.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -49,23 +50,64 @@ static int has(const json_t *o, const char *key)
     return v && !json_is_null(v);
 }
 
-/* The precision a quantization_config Q names ("" when none or unknown). */
-static const char *quant_precision(const json_t *q)
+/* The weights' precision of integers or floats of BITS bits (FLOAT 1), "" when
+ * latsim prices none such. */
+static const char *bits_precision(long long bits, int fl)
+{
+    if (fl) return bits == 8 ? "fp8" : bits == 4 ? "fp4" : bits == 16 ? "bf16" : "";
+    return bits == 8 ? "int8" : bits == 4 ? "int4" : "";
+}
+
+/* The precision a quantization_config Q names: "" when there is none (Q not
+ * an object), NULL when it names a scheme or width latsim does not price (ERR
+ * then says which, naming PATH).  Schemes: fp8, mxfp4, modelopt (FP8, NVFP4),
+ * gptq / awq (bits), bitsandbytes (load_in_4bit / load_in_8bit),
+ * compressed-tensors (config_groups' weights: num_bits and type). */
+static const char *quant_precision(const json_t *q, const char *path, char *err, size_t errlen)
 {
     if (!json_is_object(q)) return "";
-    const char *m = str_field(q, "quant_method");
+    const char *m = str_field(q, "quant_method"), *r = "";
+    char what[200] = "";
     if (!strcmp(m, "fp8")) return "fp8";
     if (!strcmp(m, "mxfp4")) return "fp4";
     if (!strcmp(m, "modelopt")) {
         const char *a = str_field(q, "quant_algo");
-        return !strcmp(a, "NVFP4") ? "fp4" : !strcmp(a, "FP8") ? "fp8" : "";
-    }
-    if (!strcmp(m, "gptq") || !strcmp(m, "awq")) {
+        r = !strcmp(a, "NVFP4") ? "fp4" : !strcmp(a, "FP8") ? "fp8" : "";
+        snprintf(what, sizeof what, "modelopt quant_algo '%.60s'", a);
+    } else if (!strcmp(m, "gptq") || !strcmp(m, "awq")) {
         const json_t *b = json_object_get(q, "bits");
         long long bits = json_is_integer(b) ? json_integer_value(b) : 0;
-        return bits == 4 ? "int4" : bits == 8 ? "int8" : "";
+        r = bits_precision(bits, 0);
+        snprintf(what, sizeof what, "%s with bits = %lld", m, bits);
+    } else if (!strcmp(m, "bitsandbytes")) {
+        r = bool_field(q, "load_in_4bit", 0) ? "int4" : bool_field(q, "load_in_8bit", 0) ? "int8" : "";
+        snprintf(what, sizeof what, "bitsandbytes without load_in_4bit or load_in_8bit");
+    } else if (!strcmp(m, "compressed-tensors")) {
+        /* The widest weights of any group (a mixed model is priced by its largest). */
+        const json_t *groups = json_object_get(q, "config_groups"), *g;
+        const char *key;
+        long long best = 0;
+        int fl = 0, n = 0;
+        json_object_foreach((json_t *) groups, key, g) {
+            const json_t *w = json_object_get(g, "weights");
+            const json_t *b = json_object_get(w, "num_bits");
+            if (!json_is_integer(b)) continue;
+            n++;
+            if (json_integer_value(b) > best) {
+                best = json_integer_value(b);
+                fl = !strcmp(str_field(w, "type"), "float");
+            }
+        }
+        r = n ? bits_precision(best, fl) : "";
+        if (n) snprintf(what, sizeof what, "compressed-tensors %s weights of %lld bits", fl ? "float" : "int", best);
+        else snprintf(what, sizeof what, "compressed-tensors without config_groups' weights num_bits");
+    } else {
+        snprintf(what, sizeof what, "quant_method '%.60s'", m);
     }
-    return "";
+    if (*r) return r;
+    snprintf(err, errlen, "%s: field quantization_config: %s: not a weight precision latsim prices (bf16|fp16|fp8|int8|int4|fp4); "
+             "give --weights P to say how the weights are stored", path, what);
+    return NULL;
 }
 
 /* The weights' precision: WEIGHTS when given, else a quantization_config's
@@ -82,8 +124,9 @@ static int precision(const json_t *o, const json_t *c, const char *path, const c
         snprintf(out, n, "%s", weights);
         return 0;
     }
-    const char *q = quant_precision(json_object_get(o, "quantization_config"));
-    if (!*q) q = quant_precision(json_object_get(c, "quantization_config"));
+    const char *q = quant_precision(json_object_get(o, "quantization_config"), path, err, errlen);
+    if (q && !*q) q = quant_precision(json_object_get(c, "quantization_config"), path, err, errlen);
+    if (!q) return -1;
     if (*q) {
         snprintf(out, n, "%s", q);
         return 0;
@@ -288,7 +331,10 @@ int hf_config_read(const char *path, const char *name, const char *weights, mode
                    char *err, size_t errlen)
 {
     json_error_t je;
-    json_t *o = json_load_file(path, 0, &je);
+    FILE *f = infile_open(path, INFILE_MAX_JSON, err, errlen);
+    if (!f) return -1;
+    json_t *o = json_loadf(f, 0, &je);
+    fclose(f);
     if (!o) {
         if (je.line <= 0) snprintf(err, errlen, "%s: cannot read: %s", path, je.text);
         else snprintf(err, errlen, "%s:%d: not JSON: %s", path, je.line, je.text);

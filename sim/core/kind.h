@@ -66,6 +66,10 @@ typedef struct station_kind {
     /* What the resolved pool P derived, as lines "  [SEC] key = value (how)"
      * for `run --verbose` (NULL: nothing). */
     void (*describe)(const pool_cfg *p, const char *sec, FILE *out);
+    /* Refuses what pool SELF of POOLS (N of them, their next edges built) cannot
+     * serve given the pools around it (an LLM pool's disaggregated roles).
+     * Returns 0 or -1 (scn_fail at the key).  NULL: nothing to check. */
+    int (*check_graph)(scn_ctx *x, const char *sec, const pool_cfg *pools, int n, int self);
 } station_kind;
 
 /* The kind named NAME (case-insensitive), or NULL. */

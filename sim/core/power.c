@@ -34,7 +34,10 @@ int power_curve_parse(const char *text, power_curve *c, char *err, size_t errlen
             return -1;
         }
         if (!(u >= 0 && u <= 1)) { errmsg_set(err, errlen, "utilisation %g outside [0, 1]", u); return -1; }
-        if (!(w >= 0) || !isfinite(w)) { errmsg_set(err, errlen, "watts %g: expected a finite value >= 0", w); return -1; }
+        if (!(w >= 0) || !(w <= POWER_MAX_W)) {
+            errmsg_set(err, errlen, "watts %g: expected a value from 0 to %g W (one board)", w, POWER_MAX_W);
+            return -1;
+        }
         if (c->n > 0 && !(u > c->u[c->n - 1])) {
             errmsg_set(err, errlen, "utilisation %g after %g: the points must be in increasing utilisation", u, c->u[c->n - 1]);
             return -1;
@@ -121,8 +124,9 @@ static int load_row(void *vctx, const csvread_row *row, char *err, size_t errlen
     double u, w;
     if (csvread_real(row->field[c->cu], &u) || !(u >= 0 && u <= 1))
         return csvread_fail(row, row->line, err, errlen, "column utilization: '%s' is not a busy share in [0, 1]", row->field[c->cu]);
-    if (csvread_real(row->field[c->cw], &w) || !(w >= 0))
-        return csvread_fail(row, row->line, err, errlen, "column watts: '%s' is not a power >= 0 W", row->field[c->cw]);
+    if (csvread_real(row->field[c->cw], &w) || !(w >= 0) || !(w <= POWER_MAX_W))
+        return csvread_fail(row, row->line, err, errlen, "column watts: '%s' is not a power from 0 to %g W", row->field[c->cw],
+                            POWER_MAX_W);
     bin_add(c, u, w);
     return 0;
 }

@@ -20,6 +20,7 @@
 #include "latsim/catalog.h"
 
 #define POWER_MAX_POINTS 32
+#define POWER_MAX_W 1e5        /* most watts a power point may give (100 kW: the power importer's bound too) */
 
 typedef struct power_curve {
     int n;                        /* points (0: none, use the linear model) */

@@ -49,6 +49,14 @@ static inline simtime_t simtime_from_ms(double ms)
     return ns < 1.0 ? 0 : (simtime_t) ns;
 }
 static inline simtime_t simtime_from_s(double s) { return simtime_from_ms(s * 1e3); }
+/* Nanoseconds (double) to simulated time, rounded up (an event never fires
+ * before its work is done): negative values give 0; NaN, infinities and values
+ * past the horizon give SIMTIME_BEYOND (never a wrapped cast). */
+static inline simtime_t simtime_from_ns_ceil(double ns)
+{
+    if (!(ns <= (double) SIMTIME_HORIZON)) return SIMTIME_BEYOND;   /* NaN too */
+    return ns <= 0 ? 0 : (simtime_t) ceil(ns);
+}
 static inline double simtime_to_ms(simtime_t t)    { return (double) t / 1e6; }
 static inline double simtime_to_s(simtime_t t)     { return (double) t / 1e9; }
 

@@ -137,8 +137,8 @@ static void reschedule(llm *P)
     double m = k->act[0].rem;
     for (int i = 1; i < k->nact; i++)
         if (k->act[i].rem < m) m = k->act[i].rem;
-    double dt = m > 0 ? ceil(m * k->nact / k->bpns) : 0;
-    k->ev = station_after(&P->st, (simtime_t) dt, on_link_event, P, 0);
+    double dt = m > 0 ? m * k->nact / k->bpns : 0;
+    k->ev = station_after(&P->st, simtime_from_ns_ceil(dt), on_link_event, P, 0);   /* saturated: never wraps */
 }
 
 static void start(llm *P, request *r)

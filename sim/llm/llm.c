@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "core/catalog.h"
 #include "core/result.h"
 #include "engine/rng.h"
@@ -351,6 +352,69 @@ static void describe(const pool_cfg *p, const char *sec, FILE *out)
     fprintf(out, "  [%s] kv_blocks = %lld (%s)\n", sec, (long long) L->kv_blocks, L->kv_from);
 }
 
+/* The kind's check_graph hook (kind.h): disaggregated serving that cannot
+ * serve a request as configured.  A role = prefill pool's requests must reach,
+ * through any pools that pass them on (routers, gateways), role = decode pools
+ * only, of the same model; a role = decode pool must be reached from an LLM
+ * pool (alone it would prefill the prompts itself: the results of role =
+ * both, under another name; behind a role = both pool it passes the finished
+ * requests on, pd_disagg.ini's colocated comparison).  Returns 0 or -1. */
+static int check_graph(scn_ctx *x, const char *sec, const pool_cfg *pools, int n, int self)
+{
+    const pool_cfg *p = &pools[self];
+    const llm_cfg *L = llm_cfg_of(p);
+    if (L->role == LLM_ROLE_BOTH) return 0;
+    char sec2[80];
+    char *seen = calloc((size_t) n + 1, 1);
+    int *stk = calloc((size_t) n + 1, sizeof *stk), rc = 0;
+    if (!seen || !stk) { free(seen); free(stk); return scn_fail(x, sec, "role", "out of memory"); }
+    if (L->role == LLM_ROLE_PREFILL) {
+        int top = 0;
+        for (int k = 0; k < p->nnext; k++) if (!seen[p->next[k]]) seen[p->next[k]] = 1, stk[top++] = p->next[k];
+        while (top > 0 && !rc) {
+            const pool_cfg *q = &pools[stk[--top]];
+            snprintf(sec2, sizeof sec2, "pool %s", q->name);
+            if (q->kind == p->kind) {
+                const llm_cfg *D = llm_cfg_of(q);
+                if (D->role != LLM_ROLE_DECODE)
+                    rc = scn_fail(x, sec, "next", "a role = prefill pool's requests must go on to a role = decode pool, "
+                                  "but they reach [%s] (role = %s), which would prefill them again", sec2,
+                                  D->role == LLM_ROLE_PREFILL ? "prefill" : "both");
+                else if (strcasecmp(D->model_name, L->model_name))
+                    rc = scn_fail(x, sec2, "model", "%s, but its prefill pool [%s] serves %s: a decode pool continues the "
+                                  "prefill pool's KV, so both must serve one model", D->model_name, sec, L->model_name);
+                continue;
+            }
+            if (q->nnext == 0)
+                rc = scn_fail(x, sec, "next", "a role = prefill pool's requests must go on to a role = decode pool, but they "
+                              "end at [%s] (kind = %s), which generates no output tokens", sec2, q->kind->name);
+            for (int k = 0; k < q->nnext; k++) if (!seen[q->next[k]]) seen[q->next[k]] = 1, stk[top++] = q->next[k];
+        }
+    } else {
+        /* A decode pool: some LLM pool (not itself decode) leads here, through pools that pass requests on. */
+        int reached = 0;
+        for (int i = 0; i < n && !reached; i++) {
+            if (pools[i].kind != p->kind || llm_cfg_of(&pools[i])->role == LLM_ROLE_DECODE) continue;
+            memset(seen, 0, (size_t) n);
+            int top = 0;
+            for (int k = 0; k < pools[i].nnext; k++) if (!seen[pools[i].next[k]]) seen[pools[i].next[k]] = 1, stk[top++] = pools[i].next[k];
+            while (top > 0 && !reached) {
+                int j = stk[--top];
+                if (j == self) { reached = 1; break; }
+                if (pools[j].kind == p->kind) continue;
+                for (int k = 0; k < pools[j].nnext; k++) if (!seen[pools[j].next[k]]) seen[pools[j].next[k]] = 1, stk[top++] = pools[j].next[k];
+            }
+        }
+        if (!reached)
+            rc = scn_fail(x, sec, "role", "decode: no LLM pool's next leads here, so no prompt's KV would arrive (alone it "
+                          "would prefill the prompts itself, as role = both): add a role = prefill pool with next = %s, or "
+                          "use role = both", p->name);
+    }
+    free(seen);
+    free(stk);
+    return rc;
+}
+
 const station_kind llm_kind = {
     .name = "llm",
     .help = "LLM serving replicas (schedulers, paged KV cache, cost model)",
@@ -368,6 +432,7 @@ const station_kind llm_kind = {
     .max_next = 1,
     .flags = KIND_TOKENS | KIND_FLEET,
     .describe = describe,
+    .check_graph = check_graph,
 };
 
 double llm_footprint(const llm_cfg *L)

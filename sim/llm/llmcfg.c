@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include "core/kind.h"
+#include "engine/simtime.h"
 #include "llm/llmcfg.h"
 #include "llm/sched.h"
 #include "core/route.h"
@@ -582,6 +583,21 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
         whole.tp = 1;
         whole.pp = 1;
         l->kv_bytes_token = llm_kv_bytes_per_token(&whole);
+    }
+    if (l->role == LLM_ROLE_DECODE && !l->kv_link_profile[0]) {
+        /* Every request's KV crosses the link (shared by the transfers in flight,
+         * so their times add up): the expected total (the prompts' mean, at
+         * least one token; one token a request with a trace's counts) must
+         * finish within the clock's range, as a generic pool's service_ms. */
+        double pmin = s->trace_tokens || !s->prompt ? 1 : s->prompt->mean;
+        if (!(pmin >= 1)) pmin = 1;
+        double nreq = s->run_requests > 1 ? s->run_requests : 1;
+        double ns = nreq * pmin * l->kv_bytes_token / l->kv_link_gbs;   /* GB/s = bytes per ns */
+        if (!(ns <= (double) SIMTIME_HORIZON))
+            return scn_fail(x, sec, scn_value(x, sec, "kv_link_gbs") ? "kv_link_gbs" : "kv_link",
+                            "%g requests x %g prompt tokens x %.0f KV bytes per token at %g GB/s take %.3g s on the "
+                            "KV link, beyond the simulated clock's range (%.3g s, about 146 years)", nreq, pmin,
+                            l->kv_bytes_token, l->kv_link_gbs, ns / 1e9, SIMTIME_HORIZON_S);
     }
     for (int t = 0; t < LLM_TIERS; t++) {
         double b = l->tier[t].gib * 1073741824.0 / (l->kv_bytes_token * l->block_tokens);

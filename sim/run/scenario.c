@@ -972,6 +972,21 @@ static int build_next(ctx *x)
 
 static int build(scenario *s, const char *path, const char *const *sets, int nsets, char *err, size_t errlen);
 
+/* The kinds' checks of a pool among the others (check_graph: an LLM pool's
+ * disaggregated roles).  Returns 0 or -1 with a message naming the key. */
+static int check_graph(ctx *x)
+{
+    scenario *s = x->s;
+    for (int i = 0; i < s->npools; i++) {
+        const pool_cfg *p = &s->pools[i];
+        if (!p->kind->check_graph) continue;
+        char sec[80];
+        snprintf(sec, sizeof sec, "pool %s", p->name);
+        if (p->kind->check_graph(&x->c, sec, s->pools, s->npools, i)) return -1;
+    }
+    return 0;
+}
+
 /* Rejects scenarios certain to pass the clock's range (simtime.h): arrivals whose
  * mean gaps alone outlast it, or a generic pool on the requests' path (before any
  * pool that can lose or split requests) whose expected total service, spread over
@@ -1136,7 +1151,7 @@ static int build(scenario *s, const char *path, const char *const *sets, int nse
         if (s->wl.target < 0) return fail(&x, e, "workload", "target", "no pool named '%s'", t);
     }
     if (build_classes(&x)) return -1;
-    if (check_clock(&x) || check_periods(&x)) return -1;
+    if (check_clock(&x) || check_periods(&x) || check_graph(&x)) return -1;
     int has_llm = 0;
     for (int i = 0; i < s->npools; i++) has_llm |= (s->pools[i].kind->flags & KIND_TOKENS) != 0;
     /* [slo CLASS] sections name the [class NAME] sections. */

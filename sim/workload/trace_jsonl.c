@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "engine/errmsg.h"
+#include "latsim/infile.h"
 #include "engine/simtime.h"
 #include "workload/trace.h"
 
@@ -71,11 +72,9 @@ int trace_load_jsonl(trace *t, const trace_opts *o, char *err, size_t errlen)
     memset(t, 0, sizeof *t);
     const char *path = o->path ? o->path : "(no path)";
     /* Regular files only: a FIFO with no writer would block, a device may never end. */
-    struct stat sb;
-    if (o->path && stat(o->path, &sb) == 0 && !S_ISREG(sb.st_mode))
-        return jl_fail(err, errlen, path, 0, "not a regular file");
-    FILE *f = o->path ? fopen(o->path, "r") : NULL;
-    if (!f) return jl_fail(err, errlen, path, 0, "cannot open: %s", o->path ? strerror(errno) : "no file given");
+    if (!o->path) return jl_fail(err, errlen, path, 0, "cannot open: no file given");
+    FILE *f = infile_open(o->path, INFILE_MAX_TRACE, err, errlen);
+    if (!f) return -1;
     size_t cap = 0, hcap = 0, nh = 0;
     double t0 = 0;
     int has_hash = -1;           /* unknown until the first row */

@@ -19,7 +19,7 @@ static int parse_time(const char *s, double *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || !isfinite(v)) return -1;
+    if (end == s || !isfinite(v) || strpbrk(s, "xX")) return -1;   /* decimal only, not "0x10" */
     while (isspace((unsigned char) *end)) end++;
     double mul = 1;
     if (*end == 's') { end++; }
@@ -36,7 +36,7 @@ static int parse_number(const char *s, double *out)
 {
     char *end;
     double v = strtod(s, &end);
-    if (end == s || !isfinite(v)) return -1;
+    if (end == s || !isfinite(v) || strpbrk(s, "xX")) return -1;   /* decimal only, not "0x10" */
     while (isspace((unsigned char) *end)) end++;
     if (*end) return -1;
     *out = v;

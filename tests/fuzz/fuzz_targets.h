@@ -7,5 +7,7 @@
 int fuzz_scenario(const char *path);
 int fuzz_trace_csv(const char *path);
 int fuzz_trace_jsonl(const char *path);
+int fuzz_observed(const char *path);
+int fuzz_hfcfg(const char *path);
 
 #endif

@@ -1,6 +1,7 @@
 /* targets.c -- the fuzz targets: one input file through the scenario parser (and,
- * when it loads, a short simulation), the CSV trace reader, or the JSON-lines
- * trace reader.  Shared by the AFL++ drivers (tests/fuzz/main_*.c, `make fuzz`),
+ * when it loads, a short simulation), the CSV trace reader, the JSON-lines
+ * trace reader, the observed-run reader (calib import observed: CSV, JSON
+ * lines, one JSON document) or a Hugging Face config.json (catalog add --hf).  Shared by the AFL++ drivers (tests/fuzz/main_*.c, `make fuzz`),
  * the sanitizer replay (`make fuzz-replay`) and the Criterion suite
  * (tests/test_fuzz_corpus.c), so every corpus file is loaded by `make test`.
  *
@@ -14,6 +15,8 @@
 #include <string.h>
 
 #include "ccost.h"
+#include "cobserved.h"
+#include "latsim/catalog.h"
 #include "fuzz_targets.h"
 #include "run/scenario.h"
 #include "run/sim.h"
@@ -86,3 +89,23 @@ static int fuzz_trace(const char *path, int jsonl)
 
 int fuzz_trace_csv(const char *path) { return fuzz_trace(path, 0); }
 int fuzz_trace_jsonl(const char *path) { return fuzz_trace(path, 1); }
+
+int fuzz_observed(const char *path)
+{
+    char err[2048] = "";
+    cobs_run run;
+    gsl_set_error_handler_off();
+    int rc = cobs_read(path, NULL, &run, err, sizeof err);
+    cobs_free(&run);
+    return rc ? one_line(err) : 0;
+}
+
+int fuzz_hfcfg(const char *path)
+{
+    char err[2048] = "";
+    model_spec m;
+    hf_moe moe;
+    gsl_set_error_handler_off();
+    if (hf_config_read(path, "fuzz", NULL, &m, &moe, err, sizeof err) != 0) return one_line(err);
+    return catalog_check_model(&m, err, sizeof err) != 0 ? one_line(err) : 0;
+}
