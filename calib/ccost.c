@@ -255,9 +255,15 @@ static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weig
             rc = -1;
             break;
         }
-        char w2[512];
-        if (s != 0 || phase_missing(&m, out->need, w2, sizeof w2) || cfitted_tp_range(&m, out->tp, w2, sizeof w2) == CF_REFUSED)
+        char w2[512] = "";
+        if (s != 0 || phase_missing(&m, out->need, w2, sizeof w2) || cfitted_tp_range(&m, out->tp, w2, sizeof w2) == CF_REFUSED) {
+            /* Kept for the note: every refusal states its reason. */
+            size_t L = strlen(why);
+            if (L + 32 < wn)
+                snprintf(why + L, wn - L, "%snot carried from fitted model %lld of %s: %s", L ? "; " : "", (long long)id,
+                         s == 0 ? m.fit.model : "another model", w2[0] ? w2 : "it cannot be loaded");
             continue;
+        }
         char from[48];
         snprintf(from, sizeof from, "%s", m.fit.model);
         m.model = h->model;   /* the terms are per TFLOP, per GB, per layer: this model's counts */
@@ -276,8 +282,6 @@ static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weig
         rc = 0;
     }
     sqlite3_finalize(st);
-    (void)why;
-    (void)wn;
     return rc;
 }
 

@@ -614,7 +614,9 @@ static void calib_usage(FILE *out)
     fputs("  calib import observed FILE --scenario S.ini [--pool P] [--format F]\n"
           "        an observed benchmark run: its requests and timings (docs/observed.md)\n"
           "  calib show observed ID\n"
-          "        one imported observed run\n", out);
+          "        one imported observed run\n"
+          "  calib forget RUN\n"
+          "        removes a stored observed run (one that cannot be replayed blocks later fits)\n", out);
     fprintf(out, "\n%s", BAD_INPUT);
 }
 
@@ -627,6 +629,7 @@ int calib_main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "observed") && (!strcmp(sub, "import") || !strcmp(sub, "show")))
         return !strcmp(sub, "import") ? calib_import_observed_main(argc - 2, argv + 2)
                                       : calib_show_observed_main(argc - 2, argv + 2);
+    if (!strcmp(sub, "forget")) return calib_forget_main(argc - 1, argv + 1);
     for (size_t i = 0; i < sizeof SUBS / sizeof SUBS[0]; i++) {
         if (strcmp(sub, SUBS[i].name)) continue;
         opts o;

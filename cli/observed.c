@@ -291,6 +291,58 @@ int calib_show_observed_main(int argc, char **argv)
     return s == 0 ? 0 : say(s == 1 ? 2 : 1, err);
 }
 
+/* ---- calib forget ------------------------------------------------------------ */
+
+typedef struct forget_job {
+    int64_t id;               /* the run removed */
+    int fits;                 /* out: observed fits that had used it */
+} forget_job;
+
+/* cu_write_fn of `calib forget`: 0, or 2 when there is no such run (ERR). */
+static int forget_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void) dry;
+    forget_job *j = arg;
+    if (cdb_init(db, err, n) != 0 || cobsdb_init(db, err, n) != 0) return 1;
+    int s = cobsdb_forget(db, j->id, &j->fits, err, n);
+    return s == 0 ? 0 : s == 1 ? 2 : 1;
+}
+
+int calib_forget_main(int argc, char **argv)
+{
+    static const int allowed[] = { O_DB, O_HELP, 0 };
+    obs_opts o;
+    int rc = parse("calib forget", argc, argv,
+                   "usage: latsim calib forget RUN [--db PATH]\n\nRemoves stored observed run RUN (latsim calib list): "
+                   "its requests or levels and its\nlinks to the fits made from it (those fits are kept).  A run that "
+                   "cannot be\nreplayed otherwise blocks every later fit of its model and GPU.\n", allowed, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    char err[2048];
+    forget_job j = { 0 };
+    if (!o.file) return say(2, "calib forget: expected one observed run ID (see latsim calib list)");
+    if (cu_parse_id("observed run", o.file, &j.id, err, sizeof err) != 0) {
+        char m[2200];
+        snprintf(m, sizeof m, "calib forget: %s (see latsim calib list)", err);
+        return say(2, m);
+    }
+    const char *path = cu_db_path(o.db);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    if (access(path, F_OK) != 0) {
+        snprintf(err, sizeof err, "%s: no such database (nothing to forget; give --db PATH)", path);
+        return say(2, err);
+    }
+    rc = cu_write_db(path, forget_write, &j, NULL, err, sizeof err);
+    if (rc != 0) {
+        char m[2200];
+        snprintf(m, sizeof m, "calib forget: %s", err);
+        return say(rc, m);
+    }
+    printf("forgot observed run %lld", (long long) j.id);
+    if (j.fits) printf(" (%d fitted model%s made from it kept: latsim calib list)", j.fits, j.fits == 1 ? "" : "s");
+    printf("\n");
+    return 0;
+}
+
 /* ---- replay: output ------------------------------------------------------- */
 
 static const char *STAT_NAMES[4] = { "mean", "p50", "p90", "p99" };
