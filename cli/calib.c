@@ -615,6 +615,8 @@ static void calib_usage(FILE *out)
           "        an observed benchmark run: its requests and timings (docs/observed.md)\n"
           "  calib show observed ID\n"
           "        one imported observed run\n"
+          "  calib import engine-log FILE --scenario S.ini [--pool P]\n"
+          "        an engine's periodic metrics: steady windows as step times (docs/observed.md)\n"
           "  calib forget RUN\n"
           "        removes a stored observed run (one that cannot be replayed blocks later fits)\n", out);
     fprintf(out, "\n%s", BAD_INPUT);
@@ -630,6 +632,7 @@ int calib_main(int argc, char **argv)
         return !strcmp(sub, "import") ? calib_import_observed_main(argc - 2, argv + 2)
                                       : calib_show_observed_main(argc - 2, argv + 2);
     if (!strcmp(sub, "forget")) return calib_forget_main(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(sub, "import") && !strcmp(argv[1], "engine-log")) return calib_import_englog_main(argc - 2, argv + 2);
     for (size_t i = 0; i < sizeof SUBS / sizeof SUBS[0]; i++) {
         if (strcmp(sub, SUBS[i].name)) continue;
         opts o;

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "calib.h"
+#include "cenglog.h"
 #include "cliutil.h"
 #include "gp.h"
 #include "latsim/errmsg.h"
@@ -289,6 +290,114 @@ int calib_show_observed_main(int argc, char **argv)
     int s = cobsdb_show(db, id, stdout, err, sizeof err);
     store_close(db);
     return s == 0 ? 0 : say(s == 1 ? 2 : 1, err);
+}
+
+/* ---- calib import engine-log ------------------------------------------------ */
+
+static const char *ENGLOG_USAGE =
+    "usage: latsim calib import engine-log FILE --scenario S.ini [--pool P] [--db PATH]\n"
+    "\n"
+    "Stores the steady windows of an engine's periodic metrics as step times (source\n"
+    "engine-log, used by latsim calib fit like any step): pure decode windows give\n"
+    "1000 x running / generated tokens per second at the mean context (KV usage x\n"
+    "kv_blocks x block_tokens / running), prefill-saturated ones the token budget /\n"
+    "tokens per second.  FILE: a CSV t,prompt_throughput,gen_throughput,running,\n"
+    "waiting,kv_cache_pct; vLLM's periodic \"Avg prompt throughput\" log lines; or a\n"
+    "series of Prometheus scrapes of vllm:num_requests_running, ..._waiting,\n"
+    "vllm:prompt_tokens_total, vllm:generation_tokens_total, vllm:gpu_cache_usage_perc\n"
+    "(docs/observed.md).  The scenario's pool P (default: its first LLM pool) is the\n"
+    "server.  Bad input: one line naming the file, line and field; exit 2; nothing stored.\n";
+
+typedef struct englog_job {
+    const char *file;         /* the log */
+    const celog_window *w;    /* its windows */
+    size_t n;
+    const cobs_server *srv;   /* the pool */
+    const char *tool;         /* latsim and its version */
+} englog_job;
+
+/* cu_write_fn of `calib import engine-log`: the windows as calib_meas rows.  Returns 0 or 1. */
+static int englog_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void) dry;
+    englog_job *j = arg;
+    if (cdb_init(db, err, n) != 0) return 1;
+    return celog_store(db, j->file, j->w, j->n, j->srv->model, j->srv->gpu, j->srv->weights, j->srv->tp, j->tool, err, n)
+               ? 1 : 0;
+}
+
+int calib_import_englog_main(int argc, char **argv)
+{
+    static const int allowed[] = { O_SCENARIO, O_POOL, O_DB, O_HELP, 0 };
+    obs_opts o;
+    int rc = parse("calib import engine-log", argc, argv, ENGLOG_USAGE, allowed, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    if (!o.file) return say(2, "calib import engine-log: missing FILE (see latsim calib import engine-log --help)");
+    if (!o.scenario)
+        return say(2, "calib import engine-log: --scenario S.ini is required: the scenario of the server that wrote the log");
+    char err[2048];
+    const char *path = cu_db_path(o.db);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    scenario *sc = scenario_new();
+    if (!sc) return say(1, "out of memory");
+    if ((rc = load_scenario(o.scenario, NULL, sc)) != 0) {
+        scenario_delete(sc);
+        return rc;
+    }
+    int idx, below = 0;
+    celog log = { 0 };
+    celog_window *w = NULL;
+    size_t nw = 0;
+    sqlite3 *db = NULL;
+    model_spec model;
+    gpu_spec gpu;
+    cobs_server srv;
+    if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
+    if ((rc = celog_read(o.file, &log, err, sizeof err)) != 0) { say(rc, err); goto out; }
+    if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(sc, db, err, sizeof err) != 0) {
+        rc = say(strstr(err, "out of memory") ? 1 : 2, err);
+        goto out;
+    }
+    cobs_describe(sc, idx, &srv);
+    if (catalog_model(db, srv.model, &model, err, sizeof err) != 0 || catalog_gpu(db, srv.gpu, &gpu, err, sizeof err) != 0) {
+        rc = say(2, err);
+        goto out;
+    }
+    store_close(db);
+    db = NULL;
+    celog_server cs = { .model = &model, .gpu = &gpu, .weight_bytes = catalog_weight_bytes(srv.weights), .tp = srv.tp,
+                        .kv_blocks = srv.kv_blocks, .block_tokens = srv.block_tokens, .budget = srv.chunk_tokens };
+    if (celog_windows(&log, &cs, &w, &nw, &below) != 0) { rc = say(1, "out of memory"); goto out; }
+    if (nw == 0) {
+        snprintf(err, sizeof err, "%s: no steady window (%d or more intervals of pure decode, or of prompts with a queue "
+                 "and KV usage below %.0f %%%s)%s: nothing stored", o.file, CELOG_MIN_ROWS, 100 * CELOG_KV_FREE,
+                 srv.chunk_tokens > 0 ? "" : "; the pool has no chunked-prefill budget, so no prefill window",
+                 below ? "; every one was faster than the hardware floor" : "");
+        rc = say(2, err);
+        goto out;
+    }
+    englog_job j = { .file = o.file, .w = w, .n = nw, .srv = &srv, .tool = "latsim " LATSIM_VERSION };
+    rc = cu_write_db(path, englog_write, &j, NULL, err, sizeof err);
+    if (rc != 0) { say(rc, err); goto out; }
+    size_t npre = 0;
+    for (size_t i = 0; i < nw; i++) npre += (size_t) w[i].prefill;
+    printf("imported %zu step times from %s (%s, %zu intervals: %zu decode and %zu prefill windows", nw, ERRMSG_SHOWN(o.file),
+           celog_format_name(log.format), log.n, nw - npre, npre);
+    if (below) printf("; %d faster than the hardware floor left out", below);
+    printf("), measured on %s / %s (pool %s, tp %d, %s)\n", ERRMSG_SHOWN(srv.model), ERRMSG_SHOWN(srv.gpu),
+           ERRMSG_SHOWN(srv.pool), srv.tp, ERRMSG_SHOWN(srv.weights));
+    if (log.note[0]) printf("note: %s\n", log.note);
+    printf("  %-8s %9s %9s %5s %8s %8s %10s %9s %9s\n", "window", "t0_s", "t1_s", "rows", "batch", "tokens", "context",
+           "step_ms", "floor_ms");
+    for (size_t i = 0; i < nw; i++)
+        printf("  %-8s %9.6g %9.6g %5d %8.4g %8.6g %10.6g %9.4g %9.4g\n", w[i].prefill ? "prefill" : "decode", w[i].t0,
+               w[i].t1, w[i].rows, w[i].batch, w[i].tokens, w[i].context, w[i].step_ms, w[i].floor_ms);
+out:
+    if (db) store_close(db);
+    free(w);
+    celog_free(&log);
+    scenario_delete(sc);
+    return rc;
 }
 
 /* ---- calib forget ------------------------------------------------------------ */

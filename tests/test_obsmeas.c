@@ -5,6 +5,11 @@
  *   obsmeas_forget   a stored run removed with its requests and its links to
  *                    the fits made from it; a missing run is one line, exit 2,
  *                    the database byte for byte unchanged;
+ *   obsmeas_englog   the real run's engine log (RTX 4090): its decode windows,
+ *                    one checked by hand; the same intervals written as vLLM
+ *                    v1 and v0 log lines and as Prometheus scrapes give the
+ *                    same steps; a prefill-saturated window; every kind of bad
+ *                    input one line, exit 2, nothing stored;
  * Each case runs ./latsim in a forked child bounded by alarm(), in its own
  * temporary directory.
  */
@@ -21,10 +26,12 @@
 
 #define REAL "tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl"
 #define REAL_INI "scenarios/replay_vllm_rtx4090.ini"
+#define REAL_LOG "tests/data/observed/vllm_rtx4090_llama31_8b_timeseries.csv"
 
 static void setup(void) { tcli_setup("/tmp/latsim_omeas_", "omeas.db"); }
 
 TestSuite(obsmeas_forget, .init = setup, .fini = tcli_teardown);
+TestSuite(obsmeas_englog, .init = setup, .fini = tcli_teardown);
 
 /* Runs SQL on the database (read-write); fails the test when it fails. */
 static void db_exec(const char *sql)
@@ -87,4 +94,164 @@ Test(obsmeas_forget, bad_input_unchanged)
     expect_one_line(&r, 2, "no such database", "forget without a database");
     result_free(&r);
     cr_expect(access(missing, F_OK) != 0, "forget created a database");
+}
+
+/* ---- engine logs ------------------------------------------------------------- */
+
+/* The step time (ms) of the stored engine-log step of SQL condition WHERE. */
+static double step_where(const char *where)
+{
+    char sql[1024];
+    snprintf(sql, sizeof sql, "SELECT CAST(round(time_ms * 1e6) AS INTEGER) FROM calib_meas WHERE source = 'engine-log' AND %s",
+             where);
+    return (double) db_count(db, sql) / 1e6;
+}
+
+Test(obsmeas_englog, real_csv_decode_windows)
+{
+    result r = run_db(60, "calib", "import", "engine-log", REAL_LOG, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "imported 25 step times") && strstr(r.out, "25 decode and 0 prefill windows"), "%s", r.out);
+    result_free(&r);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_meas WHERE source = 'engine-log' AND what = 'step_decode'"
+                              " AND model = 'llama-3.1-8b' AND gpu = 'rtx-4090' AND tp = 1"), 25);
+    /* By hand, the intervals ending at t = 6..10 s (lines 7-11): running at their
+     * ends 40 (t = 5), 39, 37, 36, 35, 33 -> mean batches 39.5, 38, 36.5, 35.5, 34
+     * (sum 183.5, mean 36.7); generated 1522 + 1484 + 1436 + 1386 + 1310 = 7138
+     * tokens; step = 1000 x 183.5 / 7138 ms; KV (99.865, 98.475, 97.74, 99.015,
+     * 98.92) % x 2588 x 16 tokens / 183.5 = the context. */
+    double want = 1000 * 183.5 / 7138;
+    cr_expect(fabs(step_where("line = 7") - want) < 1e-5, "step %.6f, by hand %.6f", step_where("line = 7"), want);
+    double kv = (99.865 + 98.475 + 97.74 + 99.015 + 98.92) / 100;
+    long long ctx = db_count(db, "SELECT CAST(round(context * 1000) AS INTEGER) FROM calib_meas WHERE line = 7");
+    cr_expect(llabs(ctx - llround(1000 * kv * 2588 * 16 / 183.5)) <= 1, "context %lld", ctx);
+    cr_expect_eq(db_count(db, "SELECT CAST(round(batch * 10) AS INTEGER) FROM calib_meas WHERE line = 7"), 367);
+    /* Every step is above the hardware floor: the weights (8.03e9 x 2 bytes) at 1008 GB/s. */
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_meas WHERE source = 'engine-log' AND time_ms < 8.03e9 * 2 / 1008e9 * 1e3"), 0);
+}
+
+/* A log of intervals (t, prompt/s, gen/s, running, waiting, kv %) written as CSV, vLLM v1 and v0 lines and Prometheus scrapes. */
+static const double IV[][6] = {
+    { 0, 0, 0, 0, 0, 0 }, { 10, 4000, 100, 4, 30, 20 }, { 20, 4000, 200, 8, 26, 40 }, { 30, 4000, 300, 12, 22, 60 },
+    { 40, 0, 500, 20, 0, 80 }, { 50, 0, 480, 20, 0, 82 }, { 60, 0, 470, 19, 0, 84 }, { 70, 0, 400, 17, 0, 85 },
+};
+#define NIV (sizeof IV / sizeof IV[0])
+
+static void write_shapes(char *csv, char *v1, char *v0, char *prom, size_t n)
+{
+    char *c = NULL, *a = NULL, *b = NULL, *p = NULL;
+    size_t lc, la, lb, lp;
+    FILE *fc = open_memstream(&c, &lc), *fa = open_memstream(&a, &la), *fb = open_memstream(&b, &lb),
+         *fp = open_memstream(&p, &lp);
+    fprintf(fc, "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n");
+    double cp = 1000, cg = 500;
+    for (size_t i = 0; i < NIV; i++) {
+        const double *v = IV[i];
+        fprintf(fc, "%g,%g,%g,%g,%g,%g\n", v[0], v[1], v[2], v[3], v[4], v[5]);
+        int s = (int) v[0];
+        int m1 = 58 + s / 60, s1 = s % 60;   /* 08-31 23:58:00 + s */
+        fprintf(fa, "noise line %zu\n(APIServer pid=1) INFO 08-31 23:%02d:%02d [loggers.py:123] Engine 000: Avg prompt throughput: "
+                "%.1f tokens/s, Avg generation throughput: %.1f tokens/s, Running: %g reqs, Waiting: %g reqs, GPU KV cache "
+                "usage: %.1f%%, Prefix cache hit rate: 0.0%%\n", i, m1, s1, v[1], v[2], v[3], v[4], v[5]);
+        fprintf(fa, "INFO 08-31 23:%02d:%02d [loggers.py:123] Engine 001: Avg prompt throughput: 1.0 tokens/s, Avg generation "
+                "throughput: 9.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs, GPU KV cache usage: 1.0%%, Prefix cache hit rate: "
+                "0.0%%\n", m1, s1);
+        /* v0 across midnight and new year's eve: 12-31 23:59:00 + s. */
+        int tt = 23 * 3600 + 59 * 60 + s, day = tt / 86400;
+        tt %= 86400;
+        fprintf(fb, "INFO %s %02d:%02d:%02d metrics.py:351] Avg prompt throughput: %.1f tokens/s, Avg generation throughput: %.1f "
+                "tokens/s, Running: %g reqs, Swapped: 0 reqs, Pending: %g reqs, GPU KV cache usage: %.1f%%, CPU KV cache usage: "
+                "0.0%%.\n", day ? "01-01" : "12-31", tt / 3600, tt / 60 % 60, tt % 60, v[1], v[2], v[3], v[4], v[5]);
+        cp += v[1] * 10, cg += v[2] * 10;
+        double ts = 1.7e12 + v[0] * 1000;
+        fprintf(fp, "# HELP vllm:num_requests_running Number of requests in model execution batches.\n"
+                "# TYPE vllm:num_requests_running gauge\n"
+                "vllm:num_requests_running{engine=\"0\",model_name=\"m{x}\"} %g %.0f\n"
+                "vllm:num_requests_waiting{engine=\"0\",model_name=\"m\"} %g %.0f\n"
+                "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} %g %.0f\n"
+                "vllm:prompt_tokens_total{engine=\"0\",model_name=\"m\"} %.1f %.0f\n"
+                "vllm:generation_tokens_total{engine=\"0\",model_name=\"m\"} %.1f %.0f\n"
+                "vllm:request_success_total{engine=\"0\"} 3 %.0f\n",
+                v[3], ts, v[4], ts, v[5] / 100, ts, cp, ts, cg, ts, ts);
+    }
+    fclose(fc), fclose(fa), fclose(fb), fclose(fp);
+    write_file("log.csv", c, csv, n);
+    write_file("v1.log", a, v1, n);
+    write_file("v0.log", b, v0, n);
+    write_file("scrapes.prom", p, prom, n);
+    free(c), free(a), free(b), free(p);
+}
+
+Test(obsmeas_englog, shapes_agree)
+{
+    char f[4][256];
+    write_shapes(f[0], f[1], f[2], f[3], sizeof f[0]);
+    double first = NAN;
+    for (int k = 0; k < 4; k++) {
+        char q[512];
+        result r = run_db(60, "calib", "import", "engine-log", f[k], "--scenario", REAL_INI, NULL);
+        cr_assert_eq(r.rc, 0, "%s: %s", f[k], r.err);
+        /* Intervals 2-3: prompts with a queue at both ends, KV 30 and 50 % (prefill; interval 1
+         * starts without a queue); 4-7 pure decode (mean batches 16, 20, 19.5, 18: within a
+         * quarter of the first). */
+        cr_expect(strstr(r.out, "1 decode and 1 prefill windows") != NULL, "%s: %s", f[k], r.out);
+        cr_expect(k != 1 || strstr(r.out, "engines other than 000 left out"), "%s", r.out);
+        result_free(&r);
+        snprintf(q, sizeof q, "what = 'step_prefill' AND file = '%s'", f[k]);
+        /* Prefill: 2048 tokens x 20 s / ((4200 + 4300) x 10 s) of tokens. */
+        double pre = step_where(q), want = 1000.0 * 2048 * 20 / (10 * (4200 + 4300));
+        cr_expect(fabs(pre - want) < 1e-5, "%s: prefill %.6f, by hand %.6f", f[k], pre, want);
+        snprintf(q, sizeof q, "what = 'step_decode' AND file = '%s'", f[k]);
+        /* Decode: batches 16 + 20 + 19.5 + 18 = 73.5 over 500 + 480 + 470 + 400 tokens/s. */
+        double dec = step_where(q);
+        cr_expect(fabs(dec - 1000 * 73.5 / 1850) < 1e-5, "%s: decode %.6f", f[k], dec);
+        if (k == 0) first = dec;
+        else cr_expect(fabs(dec - first) < 1e-9);
+    }
+}
+
+Test(obsmeas_englog, bad_input)
+{
+    result r = run_db(60, "calib", "import", "engine-log", REAL_LOG, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    size_t n;
+    char *before = slurp_or_fail(db, &n);
+    static const struct { const char *name, *text, *want; } cases[] = {
+        { "nocol.csv", "t,prompt_throughput,gen_throughput,running,waiting\n1,0,5,1,0\n", "nocol.csv:1: column kv_cache_pct: missing" },
+        { "neg.csv", "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n1,0,5,1,0,5\n2,0,-5,1,0,5\n3,0,5,1,0,5\n",
+          "neg.csv:3: column gen_throughput" },
+        { "kv.csv", "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n1,0,5,1,0,5\n2,0,5,1,0,101\n",
+          "kv.csv:3: column kv_cache_pct" },
+        { "back.csv", "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n2,0,5,1,0,5\n1,0,5,1,0,5\n",
+          "back.csv:3: column t: 1 s is not after" },
+        { "frac.csv", "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n1,0,5,1.5,0,5\n", "frac.csv:2: column running" },
+        { "miss.log", "INFO 01-02 03:04:05 x] Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, "
+                      "Running: 3 reqs, Waiting: 0 reqs\n", "miss.log:1: GPU KV cache usage: missing" },
+        { "notime.log", "Avg prompt throughput: 1.0 tokens/s, Avg generation throughput: 2.0 tokens/s, Running: 3 reqs, "
+                        "Waiting: 0 reqs, GPU KV cache usage: 1.0%\n", "notime.log:1: time: no MM-DD HH:MM:SS" },
+        { "nots.prom", "vllm:num_requests_running 3\n", "nots.prom:1: vllm:num_requests_running: no timestamp" },
+        { "down.prom", "vllm:num_requests_running 3 1000\nvllm:num_requests_waiting 0 1000\nvllm:gpu_cache_usage_perc 0.5 1000\n"
+                       "vllm:prompt_tokens_total 10 1000\nvllm:generation_tokens_total 10 1000\n"
+                       "vllm:num_requests_running 3 2000\nvllm:num_requests_waiting 0 2000\nvllm:gpu_cache_usage_perc 0.5 2000\n"
+                       "vllm:prompt_tokens_total 5 2000\nvllm:generation_tokens_total 20 2000\n",
+          "down.prom:6: vllm:prompt_tokens_total: the counter went down" },
+        { "gap.prom", "vllm:num_requests_running 3 1000\nvllm:num_requests_waiting 0 1000\nvllm:gpu_cache_usage_perc 0.5 1000\n"
+                      "vllm:prompt_tokens_total 10 1000\n", "gap.prom:1: vllm:generation_tokens_total: missing from the scrape" },
+        { "steady.csv", "t,prompt_throughput,gen_throughput,running,waiting,kv_cache_pct\n1,100,5,1,0,5\n2,100,5,1,0,5\n3,100,5,1,0,5\n",
+          "steady.csv: no steady window" },
+        { "what.txt", "hello\n", "what.txt: not an engine log" },
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char path[256];
+        write_file(cases[i].name, cases[i].text, path, sizeof path);
+        r = run_db(60, "calib", "import", "engine-log", path, "--scenario", REAL_INI, NULL);
+        expect_one_line(&r, 2, cases[i].want, cases[i].name);
+        result_free(&r);
+    }
+    r = run_db(60, "calib", "import", "engine-log", REAL_LOG, NULL);
+    expect_one_line(&r, 2, "--scenario S.ini is required", "no scenario");
+    result_free(&r);
+    cr_expect(same_bytes(db, before, n), "a refused import changed the database");
+    free(before);
 }
