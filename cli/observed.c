@@ -20,6 +20,7 @@
 
 #include "calib.h"
 #include "cenglog.h"
+#include "cobsmeta.h"
 #include "cliutil.h"
 #include "gp.h"
 #include "latsim/errmsg.h"
@@ -28,7 +29,7 @@
 
 static const char *REPLAY_USAGE =
     "usage: latsim replay FILE --scenario S.ini [--pool P] [--format F] [--benchmark K]\n"
-    "                     [--json] [--plot DIR] [--db PATH]\n"
+    "                     [--meta M.json] [--json] [--plot DIR] [--db PATH]\n"
     "       latsim replay --run ID [--scenario S.ini] [--pool P] [--json] [--plot DIR] [--db PATH]\n"
     "\n"
     "Simulates exactly the requests of an observed run (their arrival times and token\n"
@@ -43,19 +44,24 @@ static const char *REPLAY_USAGE =
     "  --pool P        the LLM pool the requests enter (default: the scenario's workload target;\n"
     "                  the scenario needs an LLM pool, P or any)\n"
     "  --benchmark K   guidellm: the benchmark of the report (0-based) when it holds several\n"
+    "  --meta M.json   the server's configuration (vLLM's resolved num_gpu_blocks, block_size,\n"
+    "                  max_num_seqs, max_num_batched_tokens, parallel sizes) laid over the pool:\n"
+    "                  a contradiction is one warning line; the engine's KV blocks are used\n"
     "  --json          one JSON object instead of the table\n"
     "  --plot DIR      DIR/replay-cdf.png: observed and predicted CDFs (needs gnuplot)\n"
     "Nothing is stored.  Exit status: 0, 1 runtime failure, 2 bad input.\n";
 
 static const char *IMPORT_USAGE =
     "usage: latsim calib import observed FILE --scenario S.ini [--pool P] [--format F]\n"
-    "                                    [--benchmark K] [--db PATH]\n"
+    "                                    [--benchmark K] [--meta M.json] [--db PATH]\n"
     "\n"
     "Stores one observed run in the measurement store: its requests (or a sweep's\n"
     "levels) and measured timings, the scenario text of the server it was measured on\n"
     "(the LLM pool P, default the first) and its provenance (file, format, date, tool).\n"
     "Formats: generic, vllm, vllm-stats, aiperf, guidellm, sweep (docs/observed.md),\n"
-    "detected from the content unless --format F.  Bad input: one line naming the file,\n"
+    "detected from the content unless --format F.  --meta M.json: the server's configuration\n"
+    "laid over the pool (docs/observed.md, \"Server metadata\"), stored with the scenario.\n"
+    "Bad input: one line naming the file,\n"
     "line and field; exit 2; nothing stored.\n";
 
 /* Prints "latsim: MSG" as one printable line; returns CODE. */
@@ -75,11 +81,12 @@ typedef struct obs_opts {
     const char *db;           /* --db */
     const char *plot;         /* --plot DIR */
     const char *run;          /* --run ID (text, parsed by cu_parse_id) */
+    const char *meta;         /* --meta FILE: the server's configuration JSON */
     int benchmark;            /* --benchmark K, -1 when not given */
     int json;                 /* --json */
 } obs_opts;
 
-enum { O_SCENARIO = 1000, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP };
+enum { O_SCENARIO = 1000, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP, O_META };
 
 /* Parses ARGV (ARGC arguments after the command CMD) with getopt_long, taking
  * the long options of ALLOWED (a NUL-ended string of O_* codes) and at most one
@@ -92,7 +99,7 @@ static int parse(const char *cmd, int argc, char **argv, const char *usage, cons
         { "format", required_argument, NULL, O_FORMAT },     { "db", required_argument, NULL, O_DB },
         { "plot", required_argument, NULL, O_PLOT },         { "run", required_argument, NULL, O_RUN },
         { "benchmark", required_argument, NULL, O_BENCH },   { "json", no_argument, NULL, O_JSON },
-        { "help", no_argument, NULL, O_HELP },
+        { "help", no_argument, NULL, O_HELP },         { "meta", required_argument, NULL, O_META },
     };
     struct option longs[sizeof all / sizeof *all + 1];
     size_t nl = 0;
@@ -121,6 +128,7 @@ static int parse(const char *cmd, int argc, char **argv, const char *usage, cons
         case O_DB: o->db = optarg; break;
         case O_PLOT: o->plot = optarg; break;
         case O_RUN: o->run = optarg; break;
+        case O_META: o->meta = optarg; break;
         case O_JSON: o->json = 1; break;
         case O_BENCH: {
             char *end;
@@ -184,11 +192,44 @@ static int load_scenario(const char *path, const char *text, scenario *sc)
     return 0;
 }
 
+/* Lays the server metadata META (cobsmeta.h) over *SC (loaded from PATH, or
+ * from TEXT under that name): *SC is resolved against DB, the overrides found
+ * for pool POOL (NULL: the first LLM pool), a contradiction printed as one
+ * warning line and a replaced derived value as one note, and *SC reloaded
+ * with the overrides (unresolved).  Returns 0 or the exit status (printed). */
+static int apply_meta(const char *meta, const char *path, const char *text, const char *pool, sqlite3 *db, scenario **sc)
+{
+    char err[2048], warn[1536], note[512], sets[16][128];
+    const char *ptr[16];
+    cobs_meta m;
+    int idx, n = 0, rc = cobs_meta_read(meta, &m, err, sizeof err);
+    if (rc) return say(rc, err);
+    if (scenario_resolve(*sc, db, err, sizeof err) != 0) return say(strstr(err, "out of memory") ? 1 : 2, err);
+    if (cobs_find_pool(*sc, pool, &idx, err, sizeof err) != 0) return say(2, err);
+    cobs_meta_sets(&m, meta, *sc, idx, sets, 16, &n, warn, sizeof warn, note, sizeof note);
+    if (warn[0]) fprintf(stderr, "latsim: warning: %s\n", errmsg_field(warn, err, sizeof err));
+    if (note[0]) fprintf(stderr, "latsim: note: %s\n", errmsg_field(note, err, sizeof err));
+    for (int i = 0; i < n; i++) ptr[i] = sets[i];
+    scenario *fresh = scenario_new();
+    if (!fresh) return say(1, "out of memory");
+    int s = text ? scenario_load_text(fresh, path, text, ptr, n, err, sizeof err) : scenario_load(fresh, path, ptr, n, err, sizeof err);
+    if (s != 0) {
+        scenario_delete(fresh);
+        char m2[2200];
+        snprintf(m2, sizeof m2, "%s: %s", meta, err);
+        return say(strstr(err, "out of memory") ? 1 : 2, m2);
+    }
+    scenario_delete(*sc);
+    *sc = fresh;
+    return 0;
+}
+
 /* ---- calib import observed ----------------------------------------------- */
 
 typedef struct import_job {
     const cobs_run *run;      /* what is stored */
     const scenario *sc;       /* the scenario, resolved */
+    const char *text;         /* its text as stored (NULL: the file's) */
     const cobs_server *srv;   /* its pool */
     int64_t id;               /* out: the stored run */
 } import_job;
@@ -199,13 +240,14 @@ static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
     (void) dry;
     import_job *j = arg;
     if (cdb_init(db, err, n) != 0 || cobsdb_init(db, err, n) != 0) return 1;
-    return cobsdb_save(db, j->run, scenario_file_path(j->sc), scenario_file_text(j->sc), j->srv, "latsim " LATSIM_VERSION, &j->id, err, n)
+    return cobsdb_save(db, j->run, scenario_file_path(j->sc), j->text ? j->text : scenario_file_text(j->sc), j->srv,
+                       "latsim " LATSIM_VERSION, &j->id, err, n)
                ? 1 : 0;
 }
 
 int calib_import_observed_main(int argc, char **argv)
 {
-    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_BENCH, O_HELP, 0 };
+    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_BENCH, O_HELP, O_META, 0 };
     obs_opts o;
     int rc = parse("calib import observed", argc, argv, IMPORT_USAGE, allowed, &o);
     if (rc) return rc == 1 ? 0 : rc;
@@ -225,10 +267,15 @@ int calib_import_observed_main(int argc, char **argv)
     int idx;
     cobs_run run = { 0 };
     sqlite3 *db = NULL;
+    char *stored = NULL;
     if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
     if ((rc = read_file(&o, &run)) != 0) goto out;
     /* The catalog look-ups of the scenario, as `run` does them (nothing written). */
-    if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(sc, db, err, sizeof err) != 0) {
+    if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = say(2, err); goto out; }
+    if (o.meta && ((rc = apply_meta(o.meta, o.scenario, NULL, o.pool, db, &sc)) != 0 ||
+                   (rc = cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0 ? say(2, err) : 0) != 0))
+        goto out;
+    if (scenario_resolve(sc, db, err, sizeof err) != 0) {
         rc = say(strstr(err, "out of memory") ? 1 : 2, err);
         goto out;
     }
@@ -237,6 +284,8 @@ int calib_import_observed_main(int argc, char **argv)
     cobs_server srv;
     cobs_describe(sc, idx, &srv);
     import_job j = { .run = &run, .sc = sc, .srv = &srv };
+    if (o.meta && !(stored = cobs_scenario_text(sc))) { rc = say(1, "out of memory"); goto out; }
+    j.text = stored;
     rc = cu_write_db(path, import_write, &j, NULL, err, sizeof err);
     if (rc != 0) { say(rc, err); goto out; }
     printf("imported observed run %lld: %zu %s from %s (%s), measured on %s / %s (pool %s, tp %d, %s)\n",
@@ -245,6 +294,7 @@ int calib_import_observed_main(int argc, char **argv)
            ERRMSG_SHOWN(srv.weights));
 out:
     if (db) store_close(db);
+    free(stored);
     cobs_free(&run);
     scenario_delete(sc);
     return rc;
@@ -725,7 +775,7 @@ static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run
 
 int replay_main(int argc, char **argv)
 {
-    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP, 0 };
+    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP, O_META, 0 };
     obs_opts o;
     int rc = parse("replay", argc, argv, REPLAY_USAGE, allowed, &o);
     if (rc) return rc == 1 ? 0 : rc;
@@ -762,6 +812,7 @@ int replay_main(int argc, char **argv)
     }
     rc = load_scenario(scenario_name, text, sc);
     if (rc) goto out;
+    if (o.meta && (rc = apply_meta(o.meta, scenario_name, text, o.pool, db, &sc)) != 0) goto out;
     rc = cobs_replay_run(&run, sc, o.pool, db, &r, err, sizeof err);
     if (rc) { say(rc, err); goto out; }
     char label[64];

@@ -10,6 +10,10 @@
  *                    v1 and v0 log lines and as Prometheus scrapes give the
  *                    same steps; a prefill-saturated window; every kind of bad
  *                    input one line, exit 2, nothing stored;
+ *   obsmeas_meta     the real run's server metadata over a scenario that derives
+ *                    its KV blocks and says max_batch 128: one warning line, one
+ *                    note, the engine's values stored, the stored run replayed as
+ *                    the hand-written scenario is; bad metadata one line, exit 2;
  * Each case runs ./latsim in a forked child bounded by alarm(), in its own
  * temporary directory.
  */
@@ -32,6 +36,7 @@ static void setup(void) { tcli_setup("/tmp/latsim_omeas_", "omeas.db"); }
 
 TestSuite(obsmeas_forget, .init = setup, .fini = tcli_teardown);
 TestSuite(obsmeas_englog, .init = setup, .fini = tcli_teardown);
+TestSuite(obsmeas_meta, .init = setup, .fini = tcli_teardown);
 
 /* Runs SQL on the database (read-write); fails the test when it fails. */
 static void db_exec(const char *sql)
@@ -254,4 +259,82 @@ Test(obsmeas_englog, bad_input)
     result_free(&r);
     cr_expect(same_bytes(db, before, n), "a refused import changed the database");
     free(before);
+}
+
+/* ---- server metadata ----------------------------------------------------------- */
+
+#define REAL_META "tests/data/observed/vllm_rtx4090_llama31_8b_meta.json"
+
+/* REAL_INI without kv_blocks, with max_batch = 128 and the trace's absolute path, into PATH. */
+static void loose_scenario(char *path, size_t n)
+{
+    size_t len;
+    char *t = slurp_or_fail(REAL_INI, &len), cwd[512], line[1024];
+    cr_assert_not_null(getcwd(cwd, sizeof cwd));
+    char *out = NULL;
+    size_t ol;
+    FILE *f = open_memstream(&out, &ol);
+    for (char *p = strtok(t, "\n"); p; p = strtok(NULL, "\n")) {
+        if (!strncmp(p, "kv_blocks", 9)) continue;
+        if (!strncmp(p, "max_batch ", 10)) p = "max_batch = 128";
+        if (!strncmp(p, "trace ", 6)) {
+            snprintf(line, sizeof line, "trace = %s/tests/data/observed/vllm_rtx4090_llama31_8b.csv", cwd);
+            p = line;
+        }
+        fprintf(f, "%s\n", p);
+    }
+    fclose(f);
+    write_file("loose.ini", out, path, n);
+    free(out);
+    free(t);
+}
+
+Test(obsmeas_meta, fills_and_checks, .timeout = 240)
+{
+    char ini[256];
+    loose_scenario(ini, sizeof ini);
+    result r = run_db(120, "calib", "import", "observed", REAL, "--scenario", ini, "--meta", REAL_META, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect_eq(lines(r.err), 2, "one warning and one note: %s", r.err);
+    cr_expect(strstr(r.err, "latsim: warning: " REAL_META " contradicts pool vllm") && strstr(r.err, "max_batch 256 (max_num_seqs) vs 128"),
+              "%s", r.err);
+    cr_expect(strstr(r.err, "latsim: note: " REAL_META ": kv_blocks 2588 (the engine's num_gpu_blocks) replaces the derived"),
+              "%s", r.err);
+    result_free(&r);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_observed_run WHERE kv_blocks = 2588 AND max_batch = 256 AND block_tokens = 16"
+                              " AND chunk_tokens = 2048 AND tp = 1"), 1);
+    /* The stored run replays as the hand-written scenario (kv_blocks 2588, max_batch 256) does. */
+    r = run_db(120, "replay", "--run", "1", "--json", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result r2 = run_db(120, "replay", REAL, "--scenario", REAL_INI, "--json", NULL);
+    cr_assert_eq(r2.rc, 0, "%s", r2.err);
+    const char *a = strstr(r.out, "\"metrics\""), *b = strstr(r2.out, "\"metrics\"");
+    cr_expect(a && b && !strcmp(a, b), "stored with --meta: %s\nhand-written: %s", a, b);
+    result_free(&r2);
+    result_free(&r);
+    /* replay FILE --meta lays the same values over the loose scenario. */
+    r = run_db(120, "replay", REAL, "--scenario", ini, "--meta", REAL_META, "--json", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    r2 = run_db(120, "replay", REAL, "--scenario", REAL_INI, "--json", NULL);
+    a = strstr(r.out, "\"metrics\""), b = strstr(r2.out, "\"metrics\"");
+    cr_expect(a && b && !strcmp(a, b), "replay --meta: %s\nhand-written: %s", a, b);
+    result_free(&r2);
+    result_free(&r);
+}
+
+Test(obsmeas_meta, bad_input)
+{
+    char p1[256], p2[256], p3[256];
+    write_file("notjson.json", "{\"kv_cache\": ", p1, sizeof p1);
+    write_file("str.json", "{\"resolved_config\": {\"cache_config\": {\"num_gpu_blocks\": \"many\"}}}", p2, sizeof p2);
+    write_file("none.json", "{\"model\": \"x\"}", p3, sizeof p3);
+    static const char *const want[3] = { ": not JSON", ": resolved_config.cache_config.num_gpu_blocks: expected a whole number",
+                                         ": none of num_gpu_blocks" };
+    const char *const files[3] = { p1, p2, p3 };
+    for (int i = 0; i < 3; i++) {
+        result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, "--meta", files[i], NULL);
+        expect_one_line(&r, 2, want[i], files[i]);
+        result_free(&r);
+        cr_expect(access(db, F_OK) != 0, "a refused import created the database");
+    }
 }
