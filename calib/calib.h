@@ -103,12 +103,13 @@ int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu,
 
 /* `calib fit observed` (cobsfit.h): the fitted step model of MODEL on GPU
  * (WEIGHTS NULL: the model's; TP > 0: runs at that TP only) fitted to the stored
- * observed request runs by replaying them; stored (source "observed"), tagged
+ * observed request runs by replaying them and to the stored whole steps (DATA:
+ * COBSFIT_BOTH, _REQUESTS, _STEPS or _NONE, cobsfit.h); stored (source "observed"), tagged
  * with TOOL; REPORT (may be NULL) receives the replay errors per run and
  * statistic, the roofline's on the same runs, the leave-one-run-out errors and
  * the time taken.  Returns 0 with *ID, 2 on bad input (no such runs: nothing
  * stored), 1 on a runtime failure; ERR one line. */
-int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, int data, const char *tool,
                        FILE *report, int64_t *id, char *err, size_t errlen);
 
 /* Builds the operator-profile model of every (model, TP) that has operator

@@ -37,7 +37,7 @@ int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu,
     return 0;
 }
 
-int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, int data, const char *tool,
                        FILE *report, int64_t *id, char *err, size_t errlen)
 {
     cobsfit_result *r = malloc(sizeof *r);
@@ -45,7 +45,7 @@ int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const ch
         snprintf(err, errlen, "out of memory");
         return 1;
     }
-    int rc = cobsfit_fit(db, model, gpu, weights, tp, tool, r, err, errlen);
+    int rc = cobsfit_fit(db, model, gpu, weights, tp, data, tool, r, err, errlen);
     if (rc == 0) {
         *id = r->m.fit.id;
         if (report) cobsfit_print(r, report);

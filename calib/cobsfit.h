@@ -60,8 +60,23 @@
 
 extern const char *const cobsfit_stat_names[COBSFIT_NSTATS];
 
+/* What a fit fits: both the observed runs and the whole steps (calib_meas
+ * step_prefill / step_decode of any source: imported steps, engine-log
+ * windows), the runs alone, the steps alone, or nothing (the prior itself). */
+enum { COBSFIT_BOTH, COBSFIT_REQUESTS, COBSFIT_STEPS, COBSFIT_NONE };
+
+/* "both", "requests", "steps", "none". */
+const char *cobsfit_data_name(int data);
+
 typedef struct cobsfit_result {
     cfitted m;                /* the fitted model (its fit stored, m.fit.id set) */
+    int data;                 /* COBSFIT_BOTH ... */
+    double prior[CF_NTERMS];  /* the prior (cprior_terms), units as the terms */
+    double width[CF_NTERMS];  /* its width, log-sd */
+    double lo[CF_NTERMS];     /* the floor (cprior_floor) */
+    int nsteps;               /* whole steps stored for the model and GPU */
+    double steps_err;         /* the fitted model's mean |error| on them, % (fitted or not) */
+    double steps_loro;        /* and when they are left out of the fit, % (NAN: not done) */
     int nruns;                /* runs fitted */
     int64_t run[COBSFIT_MAX_RUNS];       /* their ids */
     double err[COBSFIT_MAX_RUNS][COBSFIT_NSTATS];   /* fitted replay's signed error, % (NAN: not observed) */
@@ -83,7 +98,7 @@ typedef struct cobsfit_result {
  * transaction and fills OUT.  Returns 0; 2 on bad input (unknown model or GPU,
  * no stored run matches, a run that cannot be replayed: ERR one line, nothing
  * stored); 1 on a runtime failure. */
-int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, int data, const char *tool,
                 cobsfit_result *out, char *err, size_t errlen);
 
 /* Prints R's errors (per run and statistic, against the roofline's, and left
