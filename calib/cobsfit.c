@@ -662,9 +662,6 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     int held[CF_NTERMS] = { 0 };   /* by term: 1 floor, 2 prior */
     for (int round = 0; round < 2 && f.nfree; round++) {
         int nh = 0;
-        if (getenv("LATSIM_DEBUG_FIT"))
-            for (int j = 0; j < f.nfree; j++)
-                fprintf(stderr, "term %d x %g x0 %g se %g info %g psd %g\n", f.fk[j], x[j], f.x0[j], se[j], info[j], f.psd[j]);
         for (int j = 0; j < f.nfree; j++) {
             int t = f.fk[j];
             if (exp(x[j]) <= lo[t]) held[t] = 1, f.c[t] = lo[t], nh++;

@@ -10,6 +10,9 @@
  *                    v1 and v0 log lines and as Prometheus scrapes give the
  *                    same steps; a prefill-saturated window; every kind of bad
  *                    input one line, exit 2, nothing stored;
+ *   obsmeas_posterior with no data the fit is the prior exactly; the real run's
+ *                    requests and engine log fitted alone and together, each
+ *                    one's error on the other's data (docs/observed.md);
  *   obsmeas_meta     the real run's server metadata over a scenario that derives
  *                    its KV blocks and says max_batch 128: one warning line, one
  *                    note, the engine's values stored, the stored run replayed as
@@ -337,4 +340,113 @@ Test(obsmeas_meta, bad_input)
         result_free(&r);
         cr_expect(access(db, F_OK) != 0, "a refused import created the database");
     }
+}
+
+/* ---- posteriors ----------------------------------------------------------------- */
+
+TestSuite(obsmeas_posterior, .init = setup, .fini = tcli_teardown);
+
+/* Stored coefficient NAME of fit ID (its value exactly), NAN when absent. */
+static double coef_of(int id, const char *name)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *st = NULL;
+    double v = NAN;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(h, "SELECT value FROM calib_coefs WHERE fit_id = ? AND name = ?", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int(st, 1, id);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_double(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+
+Test(obsmeas_posterior, no_data_is_the_prior_exactly)
+{
+    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(120, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--data", "none", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "fitted on: none") != NULL, "%s", r.out);
+    result_free(&r);
+    /* The prior by hand: the roofline's defaults (compute_eff 0.6, memory_eff 0.8, 1 ms per step,
+     * 8 us per all-reduce hop, 20 us launch per layer) on rtx-4090 (165.2 TFLOP/s, 1008 GB/s, 32 GB/s). */
+    const struct { const char *name; double v; } want[] = {
+        { "fixed_ms", 1 }, { "weights_ms_per_gb", 1000 / (1008 * 0.8) }, { "prefill_ms_per_tflop", 1000 / (165.2 * 0.6) },
+        { "attn_ms_per_tflop", 1000 / (165.2 * 0.6) }, { "kv_ms_per_gb", 1000 / (1008 * 0.8) },
+        { "decode_ms_per_tflop", 1000 / (165.2 * 0.6) }, { "allreduce_ms_per_gb", 1000 / 32.0 }, { "allreduce_ms_per_hop", 0.008 },
+        { "launch_ms_per_layer", 0.02 }, { "seq_ms", 0 },
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        double v = coef_of(1, want[i].name);
+        cr_expect(fabs(v - want[i].v) <= 1e-12 * fabs(want[i].v), "%s: %.17g, the prior %.17g", want[i].name, v, want[i].v);
+    }
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 1 AND status = 'prior'"), 9);
+    /* --data steps without any step: one line, exit 2, nothing stored. */
+    size_t n;
+    char *before = slurp_or_fail(db, &n);
+    r = run_db(60, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--data", "steps", NULL);
+    expect_one_line(&r, 2, "no whole steps", "fit steps without steps");
+    result_free(&r);
+    r = run_db(60, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--data", "x", NULL);
+    expect_one_line(&r, 2, "--data: expected both, requests, steps or none", "bad --data");
+    result_free(&r);
+    cr_expect(same_bytes(db, before, n));
+    free(before);
+}
+
+/* The mean |error| % of the row starting with LABEL in a fit's table (NAN: no such row). */
+static double row_mean(const char *out, const char *label)
+{
+    const char *p = strstr(out, label);
+    if (!p) return NAN;
+    p += strlen(label);
+    double s = 0;
+    int k = 0;
+    while (*p && *p != '\n') {
+        char *end;
+        double v = strtod(p, &end);
+        if (end == p) { p++; continue; }
+        s += fabs(v), k++;
+        p = end;
+    }
+    return k ? s / k : NAN;
+}
+
+/* The real run's requests and its engine log: fitted alone and together (docs/observed.md). */
+Test(obsmeas_posterior, real_requests_and_engine_log, .timeout = 240)
+{
+    result r = run_db(60, "calib", "import", "engine-log", REAL_LOG, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    const char *data[3] = { "requests", "steps", "both" };
+    double run_err[3], step_err[3];
+    char *both = NULL;
+    for (int d = 0; d < 3; d++) {
+        r = run_db(200, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--data", data[d], NULL);
+        cr_assert_eq(r.rc, 0, "%s", r.err);
+        cr_log_info("%s", r.out);
+        run_err[d] = row_mean(r.out, "run 1 fitted");
+        const char *w = strstr(r.out, "whole steps: 25, mean |error| ");
+        step_err[d] = w ? strtod(w + strlen("whole steps: 25, mean |error| "), NULL) : NAN;
+        if (d == 2) both = strdup(r.out);
+        result_free(&r);
+    }
+    /* Fitted on the requests: the replay within 10 %, the engine log's steps (not fitted) within 10 %.
+     * Fitted on the log alone: its steps within 8 %, the requests 25-40 % off (the log has no
+     * prefill window to price the prompts: the prompt terms stay at the prior).  Both: each within 10 %. */
+    cr_expect(run_err[0] < 10 && step_err[0] < 10, "requests: run %.2f %%, steps %.2f %%", run_err[0], step_err[0]);
+    cr_expect(step_err[1] < 8 && run_err[1] > 20 && run_err[1] < 45, "log: run %.2f %%, steps %.2f %%", run_err[1], step_err[1]);
+    cr_expect(run_err[2] < 10 && step_err[2] < 10, "both: run %.2f %%, steps %.2f %%", run_err[2], step_err[2]);
+    /* Together better than the log alone on the requests: the both-fit's replay error below its
+     * leave-one-out row (the requests predicted by the fit to the log's steps). */
+    double left = row_mean(both, "run 1 left out");
+    cr_expect(isfinite(left) && run_err[2] < left, "both fitted %.2f %%, requests left out %.2f %%", run_err[2], left);
+    cr_expect(strstr(both, "prefill_ms_per_tflop") && strstr(both, "floor"), "%s", both);
+    free(both);
 }
