@@ -497,7 +497,7 @@ static void sweep_worst(const json_t *j, double *lat, double *other)
     }
 }
 
-Test(obsfit_sweep, known_model_fitted_back, .timeout = 300)
+Test(obsfit_sweep, known_model_fitted_back, .timeout = 600)
 {
     char gen[256], srv[256], sweep[256], req[256], fitted[256];
     result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
@@ -564,7 +564,7 @@ Test(obsfit_sweep, known_model_fitted_back, .timeout = 300)
     r = run_db(60, "calib", "import", "observed", req, "--scenario", srv, NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
-    r = run_db(120, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", NULL);
+    r = run_db(300, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_log_info("%s", r.out);
     cr_expect(strstr(r.out, "leave-one-run-out, 2 runs") != NULL, "%s", r.out);
