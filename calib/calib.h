@@ -291,11 +291,21 @@ typedef struct calib_cost {
 int calib_cost_eval(sqlite3 *db, const calib_cost_req *r, calib_cost *out, char *err, size_t errlen);
 
 /* Observed benchmark runs (docs/observed.md): their readers and records
- * (cobserved.h), the store (cobsdb.h) and the replay (cobsreplay.h), which
- * include only public headers. */
+ * (cobserved.h), the store (cobsdb.h), the replay (cobsreplay.h), the server
+ * metadata (cobsmeta.h) and engine logs (cenglog.h), which include only public
+ * headers. */
 #include "cobserved.h"
 #include "cobsdb.h"
 #include "cobsreplay.h"
+#include "cobsmeta.h"
+#include "cenglog.h"
+
+/* Stores the N windows W of FILE as calib_meas rows (source "engine-log",
+ * step_decode or step_prefill, name "window T0..T1 s, K intervals", std_ms the
+ * rows' spread, repeats the intervals, line the window's first) of MODEL on GPU
+ * (WEIGHTS, TP), in the caller's transaction.  Returns 0 or -1 + ERR. */
+int celog_store(sqlite3 *db, const char *file, const celog_window *w, size_t n, const char *model, const char *gpu,
+                const char *weights, int tp, const char *tool, char *err, size_t errlen);
 
 /* Registers the calibrated cost models (auto, fitted, profile) with the
  * simulator's cost-model table.  Returns 0, or -1 when the table is full. */

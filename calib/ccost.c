@@ -210,6 +210,13 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
         c->kind = CC_FITTED;
         snprintf(c->range, sizeof c->range, "%s", rg == CF_MEASURED ? "measured" :
                  rg == CF_INTERPOLATED ? "interpolated" : "extrapolated");
+        if (cfitted_tp_carried(&c->fitted, c->tp)) {
+            /* Said where the step times come from: carried, and what was carried. */
+            snprintf(c->source + strlen(c->source), sizeof c->source - strlen(c->source), ", carried to tp %d", c->tp);
+            size_t L = strlen(c->note);
+            snprintf(c->note + L, sizeof c->note - L, "%scarried: %s", L ? "; " : "", why);
+            why[0] = '\0';
+        }
         mark_staged(c, h);
     } else {
         errmsg_set(why, wn, "calibrated model %lld is a %s model, not a step-time model",

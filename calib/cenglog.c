@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ccsv.h"
-#include "cdb.h"
+#include "core/catalog.h"
 #include "engine/errmsg.h"
 
 const char *celog_format_name(celog_format f)
@@ -396,7 +396,8 @@ int celog_windows(const celog *log, const celog_server *srv, celog_window **w, s
     *below = 0;
     celog_window *out = calloc(log->n + 1, sizeof *out);
     if (!out) return 1;
-    double blocks_tokens = (double) srv->kv_blocks * srv->block_tokens;
+    double blocks_tokens = (double) srv->kv_blocks * srv->block_tokens, wb = catalog_weight_bytes(srv->weights);
+    if (!(wb > 0)) wb = 2;
     size_t i = 1;
     while (i < log->n) {
         int k = kind_of(log, i, srv->budget > 0);
@@ -437,12 +438,12 @@ int celog_windows(const celog *log, const celog_server *srv, celog_window **w, s
                 x->batch = srd / sdt;
                 x->context = skd * blocks_tokens / srd;
                 x->step_ms = 1000 * srd / sgd;
-                x->floor_ms = celog_floor_ms(srv->model, srv->gpu, srv->weight_bytes, srv->tp, x->batch);
+                x->floor_ms = celog_floor_ms(srv->model, srv->gpu, wb, srv->tp, x->batch);
             } else {
                 x->batch = 1;
                 x->tokens = (double) srv->budget;
                 x->step_ms = 1000 * (double) srv->budget * sdt / std;
-                x->floor_ms = celog_floor_ms(srv->model, srv->gpu, srv->weight_bytes, srv->tp, x->tokens);
+                x->floor_ms = celog_floor_ms(srv->model, srv->gpu, wb, srv->tp, x->tokens);
             }
             if (x->step_ms < x->floor_ms) (*below)++;
             else (*n)++;
@@ -453,22 +454,3 @@ int celog_windows(const celog *log, const celog_server *srv, celog_window **w, s
     return 0;
 }
 
-int celog_store(sqlite3 *db, const char *file, const celog_window *w, size_t n, const char *model, const char *gpu,
-                const char *weights, int tp, const char *tool, char *err, size_t errlen)
-{
-    cdb_writer wr;
-    if (cdb_writer_open(&wr, db, err, errlen) != 0) return -1;
-    int rc = 0;
-    for (size_t i = 0; i < n && !rc; i++) {
-        const celog_window *x = &w[i];
-        char name[96];
-        snprintf(name, sizeof name, "window %.6g..%.6g s, %d intervals", x->t0, x->t1, x->rows);
-        cdb_meas m = { .source = "engine-log", .what = x->prefill ? "step_prefill" : "step_decode", .name = name,
-                       .model = model, .gpu = gpu, .weights = weights, .tp = tp, .batch = x->batch, .tokens = x->tokens,
-                       .context = x->context, .time_ms = x->step_ms, .std_ms = x->sd_ms, .repeats = x->rows,
-                       .device = "", .driver = "", .measured_at = "", .tool = tool, .file = file, .line = x->line0 };
-        if (cdb_put(&wr, &m, NULL, err, errlen) != 0) rc = -1;
-    }
-    cdb_writer_close(&wr);
-    return rc;
-}

@@ -33,7 +33,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#include "core/catalog.h"
+#include "latsim/catalog.h"
 
 /* KV usage (share) at or above which the engine is taken as memory-bound:
  * prompts wait for blocks, not for the token budget (no prefill window). */
@@ -76,7 +76,7 @@ void celog_free(celog *log);
 typedef struct celog_server {
     const model_spec *model;  /* its geometry */
     const gpu_spec *gpu;      /* its GPU */
-    double weight_bytes;      /* bytes per weight */
+    const char *weights;      /* weight precision (bf16, fp8...) */
     int tp;                   /* GPUs per replica */
     long long kv_blocks;      /* KV blocks per replica */
     int block_tokens;         /* tokens per block */
@@ -107,12 +107,5 @@ int celog_windows(const celog *log, const celog_server *srv, celog_window **w, s
  * bandwidth and the GEMMs of TOKENS tokens at the dense peak of the weights'
  * precision (fp8 peak for fp8/int8 weights, else bf16), per GPU of TP. */
 double celog_floor_ms(const model_spec *m, const gpu_spec *g, double weight_bytes, int tp, double tokens);
-
-/* Stores the N windows W of FILE as calib_meas rows (source "engine-log",
- * step_decode or step_prefill, name "window T0..T1 s, K intervals", std_ms the
- * rows' spread, repeats the intervals, line the window's first) of MODEL on GPU
- * (WEIGHTS, TP), in the caller's transaction.  Returns 0 or -1 + ERR. */
-int celog_store(sqlite3 *db, const char *file, const celog_window *w, size_t n, const char *model, const char *gpu,
-                const char *weights, int tp, const char *tool, char *err, size_t errlen);
 
 #endif

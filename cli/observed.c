@@ -19,8 +19,6 @@
 #include <unistd.h>
 
 #include "calib.h"
-#include "cenglog.h"
-#include "cobsmeta.h"
 #include "cliutil.h"
 #include "gp.h"
 #include "latsim/errmsg.h"
@@ -415,7 +413,7 @@ int calib_import_englog_main(int argc, char **argv)
     }
     store_close(db);
     db = NULL;
-    celog_server cs = { .model = &model, .gpu = &gpu, .weight_bytes = catalog_weight_bytes(srv.weights), .tp = srv.tp,
+    celog_server cs = { .model = &model, .gpu = &gpu, .weights = srv.weights, .tp = srv.tp,
                         .kv_blocks = srv.kv_blocks, .block_tokens = srv.block_tokens, .budget = srv.chunk_tokens };
     if (celog_windows(&log, &cs, &w, &nw, &below) != 0) { rc = say(1, "out of memory"); goto out; }
     if (nw == 0) {

@@ -450,3 +450,50 @@ Test(obsmeas_posterior, real_requests_and_engine_log, .timeout = 240)
     cr_expect(strstr(both, "prefill_ms_per_tflop") && strstr(both, "floor"), "%s", both);
     free(both);
 }
+
+/* ---- carrying across TP ------------------------------------------------------------ */
+
+TestSuite(obsmeas_carry, .init = setup, .fini = tcli_teardown);
+
+/* `latsim cost --json` of 32 decoding sequences at context 1000 on rtx-4090 at TP: step_ms, and its source into SRC. */
+static double cost_at(const char *tp, char *src, size_t n)
+{
+    result r = run_db(60, "cost", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--tp", tp, "--decode", "32", "--context",
+                      "1000", "--json", NULL);
+    cr_assert_eq(r.rc, 0, "tp %s: %s", tp, r.err);
+    const char *s = strstr(r.out, "\"source\": \"");
+    snprintf(src, n, "%.*s", s ? (int) strcspn(s + 11, "\"") : 0, s ? s + 11 : "");
+    double ms = strtod(strstr(r.out, "\"step_ms\": ") + 11, NULL);
+    result_free(&r);
+    return ms;
+}
+
+Test(obsmeas_carry, tp1_fit_predicts_tp2_and_4, .timeout = 240)
+{
+    result r = run_db(60, "calib", "import", "engine-log", REAL_LOG, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = run_db(120, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--data", "steps", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char s1[256], s2[256], s4[256];
+    double t1 = cost_at("1", s1, sizeof s1), t2 = cost_at("2", s2, sizeof s2), t4 = cost_at("4", s4, sizeof s4);
+    cr_expect(strstr(s1, "observed") && !strstr(s1, "carried"), "tp 1: %s", s1);
+    cr_expect(strstr(s2, "observed, carried to tp 2") != NULL, "tp 2: %s", s2);
+    cr_expect(strstr(s4, "observed, carried to tp 4") != NULL, "tp 4: %s", s4);
+    /* By hand from the stored terms: per GPU the weights, GEMMs and KV shrink by the TP degree, the
+     * fixed cost stays, and each of the 2 x 32 layers' all-reduces of 32 tokens x 4096 x 2 bytes
+     * (x 2 (t - 1) / t on the ring) costs allreduce_ms_per_gb per GB plus a hop latency per (t - 1). */
+    double fixed = coef_of(1, "fixed_ms"), w = coef_of(1, "weights_ms_per_gb"), dec = coef_of(1, "decode_ms_per_tflop"),
+           kv = coef_of(1, "kv_ms_per_gb"), arb = coef_of(1, "allreduce_ms_per_gb"), hop = coef_of(1, "allreduce_ms_per_hop"),
+           launch = coef_of(1, "launch_ms_per_layer");
+    const double P = 8.03e9, L = 32, D = 4096, kvb = 32.0 * 1001 * 2 * L * 8 * 128 * 2;
+    for (int t = 1; t <= 4; t *= 2) {
+        int kvh = 8 / t < 1 ? 1 : 8 / t;
+        double want = fixed + w * P * 2 / t / 1e9 + dec * 2 * P * 32 / t / 1e12 + kv * kvb * kvh / 8 / 1e9 +
+                      arb * 2 * L * 2.0 * (t - 1) / t * 32 * D * 2 / 1e9 + hop * 2 * L * (t - 1) + launch * L;
+        double got = t == 1 ? t1 : t == 2 ? t2 : t4;
+        cr_expect(fabs(got / want - 1) < 2e-3, "tp %d: %.6g ms, by hand %.6g ms", t, got, want);
+    }
+    cr_expect(t2 < t1 && t4 < t2, "tp 1 %.4g, 2 %.4g, 4 %.4g ms", t1, t2, t4);
+}
