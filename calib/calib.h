@@ -103,12 +103,13 @@ int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu,
 
 /* `calib fit observed` (cobsfit.h): the fitted step model of MODEL on GPU
  * (WEIGHTS NULL: the model's; TP > 0: runs at that TP only) fitted to the stored
- * observed request runs by replaying them; stored (source "observed"), tagged
+ * observed request runs by replaying them and to the stored whole steps (DATA:
+ * COBSFIT_BOTH, _REQUESTS, _STEPS or _NONE, cobsfit.h); stored (source "observed"), tagged
  * with TOOL; REPORT (may be NULL) receives the replay errors per run and
  * statistic, the roofline's on the same runs, the leave-one-run-out errors and
  * the time taken.  Returns 0 with *ID, 2 on bad input (no such runs: nothing
  * stored), 1 on a runtime failure; ERR one line. */
-int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, int data, const char *tool,
                        FILE *report, int64_t *id, char *err, size_t errlen);
 
 /* Builds the operator-profile model of every (model, TP) that has operator
@@ -290,11 +291,21 @@ typedef struct calib_cost {
 int calib_cost_eval(sqlite3 *db, const calib_cost_req *r, calib_cost *out, char *err, size_t errlen);
 
 /* Observed benchmark runs (docs/observed.md): their readers and records
- * (cobserved.h), the store (cobsdb.h) and the replay (cobsreplay.h), which
- * include only public headers. */
+ * (cobserved.h), the store (cobsdb.h), the replay (cobsreplay.h), the server
+ * metadata (cobsmeta.h) and engine logs (cenglog.h), which include only public
+ * headers. */
 #include "cobserved.h"
 #include "cobsdb.h"
 #include "cobsreplay.h"
+#include "cobsmeta.h"
+#include "cenglog.h"
+
+/* Stores the N windows W of FILE as calib_meas rows (source "engine-log",
+ * step_decode or step_prefill, name "window T0..T1 s, K intervals", std_ms the
+ * rows' spread, repeats the intervals, line the window's first) of MODEL on GPU
+ * (WEIGHTS, TP), in the caller's transaction.  Returns 0 or -1 + ERR. */
+int celog_store(sqlite3 *db, const char *file, const celog_window *w, size_t n, const char *model, const char *gpu,
+                const char *weights, int tp, const char *tool, char *err, size_t errlen);
 
 /* Registers the calibrated cost models (auto, fitted, profile) with the
  * simulator's cost-model table.  Returns 0, or -1 when the table is full. */

@@ -37,7 +37,7 @@ int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu,
     return 0;
 }
 
-int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, int data, const char *tool,
                        FILE *report, int64_t *id, char *err, size_t errlen)
 {
     cobsfit_result *r = malloc(sizeof *r);
@@ -45,7 +45,7 @@ int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const ch
         snprintf(err, errlen, "out of memory");
         return 1;
     }
-    int rc = cobsfit_fit(db, model, gpu, weights, tp, tool, r, err, errlen);
+    int rc = cobsfit_fit(db, model, gpu, weights, tp, data, tool, r, err, errlen);
     if (rc == 0) {
         *id = r->m.fit.id;
         if (report) cobsfit_print(r, report);
@@ -334,5 +334,25 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
 out:
     if (have_c) ccost_free(&c);
     cost_free(&roof);
+    return rc;
+}
+
+int celog_store(sqlite3 *db, const char *file, const celog_window *w, size_t n, const char *model, const char *gpu,
+                const char *weights, int tp, const char *tool, char *err, size_t errlen)
+{
+    cdb_writer wr;
+    if (cdb_writer_open(&wr, db, err, errlen) != 0) return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && !rc; i++) {
+        const celog_window *x = &w[i];
+        char name[96];
+        snprintf(name, sizeof name, "window %.6g..%.6g s, %d intervals", x->t0, x->t1, x->rows);
+        cdb_meas m = { .source = "engine-log", .what = x->prefill ? "step_prefill" : "step_decode", .name = name,
+                       .model = model, .gpu = gpu, .weights = weights, .tp = tp, .batch = x->batch, .tokens = x->tokens,
+                       .context = x->context, .time_ms = x->step_ms, .std_ms = x->sd_ms, .repeats = x->rows,
+                       .device = "", .driver = "", .measured_at = "", .tool = tool, .file = file, .line = x->line0 };
+        if (cdb_put(&wr, &m, NULL, err, errlen) != 0) rc = -1;
+    }
+    cdb_writer_close(&wr);
     return rc;
 }

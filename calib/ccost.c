@@ -213,6 +213,13 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
         c->kind = CC_FITTED;
         snprintf(c->range, sizeof c->range, "%s", rg == CF_MEASURED ? "measured" :
                  rg == CF_INTERPOLATED ? "interpolated" : "extrapolated");
+        if (cfitted_tp_carried(&c->fitted, c->tp)) {
+            /* Said where the step times come from: carried, and what was carried. */
+            snprintf(c->source + strlen(c->source), sizeof c->source - strlen(c->source), ", carried to tp %d", c->tp);
+            size_t L = strlen(c->note);
+            snprintf(c->note + L, sizeof c->note - L, "%scarried: %s", L ? "; " : "", why);
+            why[0] = '\0';
+        }
         mark_staged(c, h);
     } else {
         errmsg_set(why, wn, "calibrated model %lld is a %s model, not a step-time model",
@@ -258,9 +265,15 @@ static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weig
             rc = -1;
             break;
         }
-        char w2[512];
-        if (s != 0 || phase_missing(&m, out->need, w2, sizeof w2) || cfitted_tp_range(&m, out->tp, w2, sizeof w2) == CF_REFUSED)
+        char w2[512] = "";
+        if (s != 0 || phase_missing(&m, out->need, w2, sizeof w2) || cfitted_tp_range(&m, out->tp, w2, sizeof w2) == CF_REFUSED) {
+            /* Kept for the note: every refusal states its reason. */
+            size_t L = strlen(why);
+            if (L + 32 < wn)
+                snprintf(why + L, wn - L, "%snot carried from fitted model %lld of %s: %s", L ? "; " : "", (long long)id,
+                         s == 0 ? m.fit.model : "another model", w2[0] ? w2 : "it cannot be loaded");
             continue;
+        }
         char from[48];
         snprintf(from, sizeof from, "%s", m.fit.model);
         m.model = h->model;   /* the terms are per TFLOP, per GB, per layer: this model's counts */
@@ -279,8 +292,6 @@ static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weig
         rc = 0;
     }
     sqlite3_finalize(st);
-    (void)why;
-    (void)wn;
     return rc;
 }
 

@@ -248,11 +248,28 @@ static int aliased_tp(const cfitted *m)
     return 0;
 }
 
+int cfitted_tp_carried(const cfitted *m, int tp)
+{
+    int lo, hi, k = 0;
+    if (cdb_tp_listed(m->fit.tps, tp, &lo, &hi) || (tp > lo && tp < hi) || aliased_tp(m))
+        return 0;
+    for (int i = 0; i < m->fit.ncoef; i++)
+        if ((!strcmp(m->fit.coef[i].name, "allreduce_ms_per_gb") || !strcmp(m->fit.coef[i].name, "allreduce_ms_per_hop")) &&
+            !strcmp(m->fit.coef[i].status, "prior"))
+            k++;
+    return k == 2;
+}
+
 cf_range cfitted_tp_range(const cfitted *m, int tp, char *why, size_t n)
 {
     int lo, hi;
     if (cdb_tp_listed(m->fit.tps, tp, &lo, &hi))
         return CF_MEASURED;
+    if (cfitted_tp_carried(m, tp)) {
+        errmsg_set(why, n, "carried from tp %s to tp %d: its all-reduce terms held at physical priors (the link "
+                   "model), its other terms per GPU", m->fit.tps, tp);
+        return CF_EXTRAPOLATED;
+    }
     if (lo == hi || aliased_tp(m)) {
         errmsg_set(why, n, "model %lld was fitted on tp %s only: its TP-dependent terms are not "
                    "separable, so it cannot predict tp %d", (long long)m->fit.id, m->fit.tps, tp);

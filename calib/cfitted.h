@@ -144,6 +144,12 @@ enum { CF_ST_ALLTOALL = CF_NTERMS, CF_ST_TRANSFER, CF_ST_PIPELINE, CF_ST_NPARTS 
 double cfitted_staged_ms(const cfitted *m, const cost_hw *h, const cost_roofline *rc, const double *r,
                          const cost_step *s, double *parts);
 
+/* 1 when M, measured at other TP degrees (TP outside them), carries to TP:
+ * its all-reduce terms are held at physical priors (status "prior": an
+ * observed fit, cobsfit.h), so the link model prices TP's all-reduces and its
+ * other terms are per GPU. */
+int cfitted_tp_carried(const cfitted *m, int tp);
+
 /* How TP relates to the measured degrees: measured, interpolated (between two),
  * extrapolated (outside, within a factor 2, with >= 2 degrees measured), or
  * refused (further out, or another degree when only one was measured and the TP

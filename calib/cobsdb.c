@@ -333,6 +333,44 @@ int cobsdb_load(sqlite3 *db, int64_t id, cobs_stored *h, cobs_run *run, char **t
     return 0;
 }
 
+int cobsdb_forget(sqlite3 *db, int64_t id, int *fits, char *err, size_t errlen)
+{
+    if (fits) *fits = 0;
+    if (!has_table(db, "calib_observed_run")) {
+        errmsg_set(err, errlen, "no observed run %lld (none imported: latsim calib import observed FILE --scenario S.ini)",
+                   (long long) id);
+        return 1;
+    }
+    sqlite3_stmt *st = NULL;
+    int n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM calib_observed_run WHERE id = ?", -1, &st, NULL) != SQLITE_OK)
+        return fail(db, "cannot read the observed runs", err, errlen);
+    sqlite3_bind_int64(st, 1, id);
+    if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (n == 0) {
+        errmsg_set(err, errlen, "no observed run with id %lld (see latsim calib list)", (long long) id);
+        return 1;
+    }
+    static const char *const DEL[] = {
+        "SELECT count(DISTINCT fit_id) FROM calib_fit_observed WHERE run_id = ?",
+        "DELETE FROM calib_fit_observed WHERE run_id = ?",
+        "DELETE FROM calib_observed_req WHERE run_id = ?",
+        "DELETE FROM calib_observed_level WHERE run_id = ?",
+        "DELETE FROM calib_observed_run WHERE id = ?",
+    };
+    for (size_t i = 0; i < sizeof DEL / sizeof DEL[0]; i++) {
+        if (sqlite3_prepare_v2(db, DEL[i], -1, &st, NULL) != SQLITE_OK)
+            return fail(db, "cannot remove the observed run", err, errlen);
+        sqlite3_bind_int64(st, 1, id);
+        int s = sqlite3_step(st);
+        if (i == 0 && s == SQLITE_ROW && fits) *fits = sqlite3_column_int(st, 0);
+        sqlite3_finalize(st);
+        if (s != SQLITE_DONE && s != SQLITE_ROW) return fail(db, "cannot remove the observed run", err, errlen);
+    }
+    return 0;
+}
+
 /* Text column I of ST as it may be shown on a terminal. */
 #define SHOWN_COL(st, i) ERRMSG_SHOWN((const char *) sqlite3_column_text(st, i))
 

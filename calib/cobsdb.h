@@ -66,6 +66,12 @@ int cobsdb_save(sqlite3 *db, const cobs_run *run, const char *scenario_path, con
  * Returns 0; 1 when there is no such run (ERR says so); -1 on error. */
 int cobsdb_load(sqlite3 *db, int64_t id, cobs_stored *h, cobs_run *run, char **text, char *err, size_t errlen);
 
+/* Removes stored run ID: its header, requests and levels, and its links to the
+ * observed fits made from it (calib_fit_observed; those fits are kept, and their
+ * count goes to *FITS, may be NULL).  Runs in the caller's transaction.
+ * Returns 0; 1 when there is no such run (ERR says so); -1 on error. */
+int cobsdb_forget(sqlite3 *db, int64_t id, int *fits, char *err, size_t errlen);
+
 /* `latsim calib list`'s section of observed runs.  Returns 0 or -1 + ERR. */
 int cobsdb_list(sqlite3 *db, FILE *out, char *err, size_t errlen);
 

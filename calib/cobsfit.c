@@ -15,6 +15,7 @@
 #include "ccost.h"
 #include "cobsdb.h"
 #include "cobsreplay.h"
+#include "cprior.h"
 #include "engine/errmsg.h"
 #include "llm/cost.h"
 #include "latsim/scenario.h"
@@ -24,7 +25,7 @@ const char *const cobsfit_stat_names[COBSFIT_NSTATS] = {
 };
 
 #define SIGMA 0.01            /* the relative error that counts 1 in chi2 (cobsfit.h) */
-#define PRIOR_SD 2.302585092994046    /* ln 10: the prior's width on log-coefficients */
+#define PIN_SHARE 0.9          /* a term whose posterior sd is above this share of its prior width is not determined */
 #define FD_STEP 0.05          /* central-difference step on log-coefficients */
 #define NM_SIZE 0.001         /* Nelder-Mead stops below this simplex size */
 #define NM_STEP 0.5           /* its initial steps, log */
@@ -62,6 +63,13 @@ static double level_pred(const cobs_level_pred *P, int s)
     return v[s];
 }
 
+/* A whole step of the measurement store (an imported step time, an engine-log
+ * window): its features at the fitted model's geometry and the time measured. */
+typedef struct fstep {
+    double f[CF_NTERMS];      /* cfitted_features, linear in a fractional batch between its neighbours */
+    double ms;                /* measured step time, ms */
+} fstep;
+
 /* The objective's context. */
 typedef struct fctx {
     frun *r;                  /* the runs */
@@ -71,7 +79,16 @@ typedef struct fctx {
     int fk[CF_NTERMS];        /* free terms */
     int nfree;
     double x0[CF_NTERMS];     /* prior centre of each free term, log */
+    double psd[CF_NTERMS];    /* prior width of each free term, log-sd */
+    double lo[CF_NTERMS];     /* floor of every term (cprior_floor) */
     int prior;                /* 1: the prior counts */
+    int use_runs;             /* 1: the runs' statistics count */
+    const fstep *st;          /* whole steps (calib_meas), NULL for none */
+    int nst;
+    int use_steps;            /* 1: the steps count */
+    int skip_steps;           /* 1: the steps are left out */
+    int step_off;             /* their first residual */
+    double *step_pred;        /* the last evaluation's step times, ms (nst) */
     int evals;                /* simulations run */
     int failed;               /* a simulation failed (err) */
     double *scratch;          /* room for the most statistics of one run */
@@ -116,11 +133,24 @@ static double simulate_all(fctx *f, const double *x, double *res)
 {
     double c[CF_NTERMS];
     memcpy(c, f->c, sizeof c);
-    for (int j = 0; j < f->nfree; j++) c[f->fk[j]] = exp(x[j]);
+    for (int j = 0; j < f->nfree; j++) c[f->fk[j]] = fmax(exp(x[j]), f->lo[f->fk[j]]);
     double chi2 = 0;
+    /* Steps: no simulation, the model's sum; all of them weigh as one run. */
+    if (f->st && f->nst > 0 && f->step_pred) {
+        double w = 6.0 / f->nst;
+        for (int i = 0; i < f->nst; i++) {
+            double p = 0;
+            for (int k = 0; k < CF_NTERMS; k++) p += c[k] * f->st[i].f[k];
+            f->step_pred[i] = p;
+            if (!f->use_steps || f->skip_steps) continue;
+            double v = sqrt(w) * (p / f->st[i].ms - 1) / SIGMA;
+            chi2 += v * v;
+            if (res) res[f->step_off + i] = v;
+        }
+    }
     for (int i = 0; i < f->nr; i++) {
         frun *r = &f->r[i];
-        if (i == f->skip) continue;
+        if (i == f->skip || !f->use_runs) continue;
         for (size_t l = 0; l < cobs_prep_count(r->prep); l++) ccost_set_coefs(cobs_prep_cost(r->prep, l), c);
         f->evals += (int) cobs_prep_count(r->prep);
         char msg[512];
@@ -148,7 +178,7 @@ static double objective(const gsl_vector *v, void *arg)
     double chi2 = simulate_all(f, x, NULL);
     if (f->prior)
         for (int j = 0; j < f->nfree; j++) {
-            double d = (x[j] - f->x0[j]) / PRIOR_SD;
+            double d = (x[j] - f->x0[j]) / f->psd[j];
             chi2 += d * d;
         }
     return chi2;
@@ -224,14 +254,16 @@ out:
 
 /* Standard errors of the free log-coefficients at X into SE (Gauss-Newton, see
  * cobsfit.h); NAN when the curvature cannot be inverted. */
-static void uncertainty(fctx *f, const double *x, double *se)
+static void uncertainty(fctx *f, const double *x, double *se, double *info)
 {
     int np = f->nfree, m = 0;
-    for (int i = 0; i < f->nr; i++) m += f->r[i].k;
+    if (f->use_runs)
+        for (int i = 0; i < f->nr; i++) m += f->r[i].k;
+    if (f->use_steps) m += f->nst;
     size_t rows = (size_t) (m + np);
     gsl_matrix *J = gsl_matrix_calloc(rows, (size_t) np), *A = gsl_matrix_alloc((size_t) np, (size_t) np);
     double *rp = calloc((size_t) m + 1, sizeof *rp), *rm = calloc((size_t) m + 1, sizeof *rm);
-    for (int j = 0; j < np; j++) se[j] = NAN;
+    for (int j = 0; j < np; j++) se[j] = info[j] = NAN;
     if (!J || !A || !rp || !rm) goto out;
     double xs[CF_NTERMS], chi2 = simulate_all(f, x, NULL);
     for (int j = 0; j < np; j++) {
@@ -241,7 +273,7 @@ static void uncertainty(fctx *f, const double *x, double *se)
         xs[j] = x[j] - FD_STEP;
         simulate_all(f, xs, rm);
         for (int row = 0; row < m; row++) gsl_matrix_set(J, (size_t) row, (size_t) j, (rp[row] - rm[row]) / (2 * FD_STEP));
-        gsl_matrix_set(J, (size_t) (m + j), (size_t) j, 1 / PRIOR_SD);
+        gsl_matrix_set(J, (size_t) (m + j), (size_t) j, 1 / f->psd[j]);
     }
     if (f->failed) goto out;
     gsl_blas_dgemm(CblasTrans, CblasNoTrans, 1.0, J, J, 0.0, A);
@@ -251,7 +283,10 @@ static void uncertainty(fctx *f, const double *x, double *se)
     if (bad) goto out;
     double s2 = chi2 / (m - np > 1 ? m - np : 1);
     if (s2 < 1) s2 = 1;
-    for (int j = 0; j < np; j++) se[j] = sqrt(gsl_matrix_get(A, (size_t) j, (size_t) j) * s2);
+    for (int j = 0; j < np; j++) {
+        info[j] = sqrt(gsl_matrix_get(A, (size_t) j, (size_t) j));
+        se[j] = info[j] * sqrt(s2);
+    }
 out:
     gsl_matrix_free(J);
     gsl_matrix_free(A);
@@ -324,25 +359,6 @@ static void errors_of(const frun *r, double *e)
         int m = r->metric[s / 2];
         e[s] = isfinite(r->o[s]) && r->rep.have_pred[m] ? 100 * (stat_of(&r->rep.pred[m], s % 2) / r->o[s] - 1) : NAN;
     }
-}
-
-/* The roofline's terms as the fitted model's (cobsfit.h): PRIOR receives each. */
-static void roofline_terms(const gpu_spec *g, const char *weights, double *prior)
-{
-    const cost_roofline *d = &cost_roofline_defaults;
-    int w8 = !strcmp(weights, "fp8") || !strcmp(weights, "int8");
-    double peak = w8 && g->fp8_tflops > 0 ? g->fp8_tflops : g->bf16_tflops;
-    double rc = 1000 / (peak * d->compute_eff), rm = 1000 / (g->mem_bw_gbs * d->memory_eff);
-    prior[CF_FIXED] = d->step_overhead_ms;
-    prior[CF_WEIGHTS] = rm;
-    prior[CF_PREFILL] = rc;
-    prior[CF_ATTN] = rc;
-    prior[CF_KV] = rm;
-    prior[CF_DECODE] = rc;
-    prior[CF_AR_BYTES] = g->link_gbs > 0 ? 1000 / g->link_gbs : 0;
-    prior[CF_AR_HOP] = d->allreduce_latency_us * 1e-3;
-    prior[CF_LAUNCH] = d->launch_us_per_layer * 1e-3;
-    prior[CF_SEQ] = 0;
 }
 
 static void close_runs(frun *r, int n)
@@ -435,7 +451,98 @@ static int find_runs(sqlite3 *db, const char *model, const gpu_spec *g, const ch
     return n;
 }
 
-int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+/* The features of a step of BATCH sequences (PREFILL: of TOKENS each; else
+ * decoding at CONTEXT) at TP into F: a fractional batch (an engine-log window's
+ * mean) linear between its two whole neighbours. */
+static void step_features(const cfitted *m, int tp, int prefill, double batch, double tokens, double context, double *f)
+{
+    double lo = floor(batch), a = batch - lo, g[2][CF_NTERMS];
+    for (int side = 0; side < 2; side++) {
+        double b = lo + side;
+        cost_step st;
+        memset(&st, 0, sizeof st);
+        if (b < 1) b = 1;
+        if (prefill) {
+            st.prefill_tokens = (int64_t) (b * tokens);
+            st.prefill_pairs = b * tokens * (tokens + 1) / 2;
+            st.prefill_seqs = (int32_t) b;
+        } else {
+            st.decode_seqs = (int32_t) b;
+            st.kv_tokens = (int64_t) llround(b * (context + 1));
+        }
+        cfitted_features(&m->model, m->weight_bytes, m->kv_bytes, tp, &st, g[side]);
+    }
+    for (int k = 0; k < CF_NTERMS; k++) f[k] = (1 - a) * g[0][k] + a * g[1][k];
+}
+
+/* The whole steps stored for (MODEL, GPU, WEIGHTS[, TP]) (calib_meas
+ * step_prefill / step_decode, any source) into *OUT (malloc'd), their count in
+ * *N; their TP degrees marked in TPSEEN and their ranges widened in FIT.
+ * Returns 0, or 1 (ERR). */
+static int find_steps(sqlite3 *db, const cfitted *m, const gpu_spec *g, const char *weights, int tp, fstep **out, int *n,
+                      int *tpseen, cdb_fit *fit, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(db, "SELECT what, batch, tokens, context, time_ms, tp, gpu FROM calib_meas"
+                           " WHERE what IN ('step_prefill', 'step_decode') AND model = ? AND (weights = ? OR weights = '')"
+                           " AND (? = 0 OR tp = ?) ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+        errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
+        return 1;
+    }
+    sqlite3_bind_text(st, 1, m->model.name, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 3, tp);
+    sqlite3_bind_int(st, 4, tp);
+    size_t cap = 0;
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *rg = (const char *) sqlite3_column_text(st, 6);
+        gpu_spec q;
+        char e2[256];
+        if (!(rg && (!strcasecmp(rg, g->name) || (catalog_gpu(db, rg, &q, e2, sizeof e2) == 0 && !strcasecmp(q.name, g->name)))))
+            continue;
+        if ((size_t) *n == cap) {
+            cap = cap ? 2 * cap : 64;
+            fstep *x = realloc(*out, cap * sizeof *x);
+            if (!x) {
+                rc = 1;
+                errmsg_set(err, errlen, "out of memory");
+                break;
+            }
+            *out = x;
+        }
+        int prefill = !strcmp((const char *) sqlite3_column_text(st, 0), "step_prefill"), t = sqlite3_column_int(st, 5);
+        double b = sqlite3_column_double(st, 1), tok = sqlite3_column_double(st, 2), ctx = sqlite3_column_double(st, 3);
+        fstep *x = &(*out)[(*n)++];
+        step_features(m, t, prefill, b, tok, ctx, x->f);
+        x->ms = sqlite3_column_double(st, 4);
+        if (t >= 1 && t <= 1024) tpseen[t]++;
+        if (prefill) fit->tok_max = fmax(fit->tok_max, b * tok);
+        else {
+            fit->seq_max = fmax(fit->seq_max, b);
+            fit->ctx_max = fmax(fit->ctx_max, ctx);
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Mean |predicted / measured - 1| of the steps under F's last evaluation, %. */
+static double steps_mape(const fctx *f)
+{
+    double s = 0;
+    for (int i = 0; i < f->nst; i++) s += fabs(f->step_pred[i] / f->st[i].ms - 1);
+    return f->nst ? 100 * s / f->nst : NAN;
+}
+
+const char *cobsfit_data_name(int data)
+{
+    return data == COBSFIT_REQUESTS ? "requests" : data == COBSFIT_STEPS ? "steps" : data == COBSFIT_NONE ? "none" : "both";
+}
+
+int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, int data, const char *tool,
                 cobsfit_result *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -444,6 +551,7 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     cfitted *m = &out->m;
     gpu_spec g;
     char e2[512];
+    out->data = data;
     if (catalog_model(db, model, &m->model, e2, sizeof e2) != 0 || catalog_gpu(db, gpu, &g, e2, sizeof e2) != 0) {
         errmsg_set(err, errlen, "fit observed: %s", e2);
         return 2;
@@ -458,19 +566,35 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     cdb_fit *fit = &m->fit;
     int n = find_runs(db, m->model.name, &g, weights, tp, out->run, fit, err, errlen);
     if (n < 0) return 1;
-    if (n == 0) {
-        char tps[32] = "";
-        if (tp > 0) snprintf(tps, sizeof tps, " at tp %d", tp);
-        errmsg_set(err, errlen, "fit observed: no observed runs (requests or sweeps) of %s on %s (weights %s)%s are stored: import one "
-                   "with latsim calib import observed FILE --scenario S.ini (nothing stored)", m->model.name, g.name, weights, tps);
+    int tpseen[1025] = { 0 }, nst = 0;
+    fstep *steps = NULL;
+    if (find_steps(db, m, &g, weights, tp, &steps, &nst, tpseen, fit, err, errlen) != 0) return 1;
+    char tps_s[32] = "";
+    if (tp > 0) snprintf(tps_s, sizeof tps_s, " at tp %d", tp);
+    if ((n == 0 && nst == 0) || (data == COBSFIT_REQUESTS && n == 0) || (data == COBSFIT_STEPS && nst == 0)) {
+        errmsg_set(err, errlen, "fit observed: no %s of %s on %s (weights %s)%s are stored: import %s (nothing stored)",
+                   data == COBSFIT_STEPS ? "whole steps (calib import steps, calib import engine-log)"
+                   : data == COBSFIT_REQUESTS || nst == 0 ? "observed runs (requests or sweeps)" : "observed runs or steps",
+                   m->model.name, g.name, weights, tps_s,
+                   data == COBSFIT_STEPS ? "some with latsim calib import engine-log FILE --scenario S.ini"
+                                         : "one with latsim calib import observed FILE --scenario S.ini");
+        free(steps);
         return 2;
     }
     out->nruns = n;
-    double prior[CF_NTERMS];
-    roofline_terms(&g, weights, prior);
+    out->nsteps = nst;
+    double prior[CF_NTERMS], width[CF_NTERMS], lo[CF_NTERMS];
+    cprior_terms(&g, NULL, &m->model, tp > 0 ? tp : 1, weights, prior, width);
+    cprior_floor(&g, weights, lo);
     memcpy(m->c, prior, sizeof m->c);
-    frun *r = calloc((size_t) n, sizeof *r);
-    if (!r) {
+    memcpy(out->prior, prior, sizeof out->prior);
+    memcpy(out->width, width, sizeof out->width);
+    frun *r = calloc((size_t) n + 1, sizeof *r);
+    double *spred = calloc((size_t) nst + 1, sizeof *spred);
+    if (!r || !spred) {
+        free(r);
+        free(spred);
+        free(steps);
         errmsg_set(err, errlen, "out of memory");
         return 1;
     }
@@ -479,13 +603,17 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
         rc = open_run(db, out->run[i], m, &r[i], out->start_err[i], err, errlen);
     if (rc) {
         close_runs(r, n);
+        free(spred);
+        free(steps);
         return rc;
     }
     /* Free terms (cobsfit.h): weights only when two TP degrees separate it from the fixed term. */
-    int tps = 0, tpseen[1025] = { 0 };
+    int tps = 0;
     for (int i = 0; i < n; i++)
-        if (r[i].tp >= 1 && r[i].tp <= 1024 && !tpseen[r[i].tp]++) tps++;
+        if (r[i].tp >= 1 && r[i].tp <= 1024) tpseen[r[i].tp]++;
+    for (int t = 1; t <= 1024; t++) tps += tpseen[t] > 0;
     static const int FREE[] = { CF_FIXED, CF_WEIGHTS, CF_PREFILL, CF_KV, CF_DECODE };
+    int use_runs = data != COBSFIT_STEPS && data != COBSFIT_NONE, use_steps = data != COBSFIT_REQUESTS && data != COBSFIT_NONE;
     int mtot = 0, kmax = 0;
     long nlev = 0;
     for (int i = 0; i < n; i++) {
@@ -499,43 +627,91 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
         free(sbuf);
         free(eo);
         close_runs(r, n);
+        free(spred);
+        free(steps);
         errmsg_set(err, errlen, "out of memory");
         return 1;
     }
     double *ef = eo, *el = eo + mtot + 1, *ob = eo + 2 * (mtot + 1);   /* fitted errors, left-out errors, observed */
     for (int j = 0; j < mtot; j++) ef[j] = el[j] = NAN;
-    fctx f = { .r = r, .nr = n, .skip = -1, .scratch = sbuf };
+    fctx f = { .r = r, .nr = n, .skip = -1, .scratch = sbuf, .use_runs = use_runs, .st = steps, .nst = nst,
+               .use_steps = use_steps, .step_off = use_runs ? mtot : 0, .step_pred = spred };
+    if (!use_runs)   /* the runs are only predicted: their residuals are not the fit's */
+        for (int i = 0; i < n; i++) r[i].off = 0;
     memcpy(f.c, prior, sizeof f.c);
-    for (size_t j = 0; j < sizeof FREE / sizeof FREE[0]; j++)
-        if (FREE[j] != CF_WEIGHTS || tps >= 2) f.fk[f.nfree++] = FREE[j];
-    double x[CF_NTERMS], se[CF_NTERMS];
-    for (int j = 0; j < f.nfree; j++) x[j] = log(prior[f.fk[j]]);
-    out->start_scale = exp(scale_start(&f, x));
-    memcpy(f.x0, x, sizeof f.x0);
-    f.prior = 1;
-    if (f.failed || minimise(&f, x, COBSFIT_MAX_ITER, err, errlen) != 0) {
-        if (f.failed) errmsg_set(err, errlen, "fit observed: %s", f.err);
-        close_runs(r, n);
-        free(sbuf);
-        free(eo);
-        return 1;
+    memcpy(f.lo, lo, sizeof f.lo);
+    if (data != COBSFIT_NONE)
+        for (size_t j = 0; j < sizeof FREE / sizeof FREE[0]; j++)
+            f.fk[f.nfree++] = FREE[j];   /* weights and fixed alias at one TP: the prior separates them */
+    double x[CF_NTERMS], se[CF_NTERMS], info[CF_NTERMS];
+    for (int j = 0; j < f.nfree; j++) {
+        x[j] = f.x0[j] = log(prior[f.fk[j]]);
+        f.psd[j] = width[f.fk[j]];
+        se[j] = info[j] = NAN;
     }
-    uncertainty(&f, x, se);
-    /* Leave one run out: each run predicted by a fit to the others. */
+    /* The start: the prior scaled by one factor (the prior's centre stays where it is). */
+    out->start_scale = f.nfree ? exp(scale_start(&f, x)) : 1;
+    f.prior = 1;
+    if (f.nfree && (f.failed || minimise(&f, x, COBSFIT_MAX_ITER, err, errlen) != 0)) {
+        if (f.failed) errmsg_set(err, errlen, "fit observed: %s", f.err);
+        rc = 1;
+        goto done;
+    }
+    if (f.nfree) uncertainty(&f, x, se, info);
+    /* A term at its floor is held there; one the data do not determine (its
+     * posterior sd without the misfit scaling above PIN_SHARE of the prior's)
+     * is held at the prior; the others are fitted again without them. */
+    int held[CF_NTERMS] = { 0 };   /* by term: 1 floor, 2 prior */
+    for (int round = 0; round < 2 && f.nfree; round++) {
+        int nh = 0;
+        for (int j = 0; j < f.nfree; j++) {
+            int t = f.fk[j];
+            if (exp(x[j]) <= lo[t]) held[t] = 1, f.c[t] = lo[t], nh++;
+            else if (!(info[j] <= PIN_SHARE * f.psd[j])) held[t] = 2, f.c[t] = prior[t], nh++;
+        }
+        if (!nh) break;
+        int nf = 0;
+        for (int j = 0; j < f.nfree; j++)
+            if (!held[f.fk[j]]) {
+                f.fk[nf] = f.fk[j], f.x0[nf] = f.x0[j], f.psd[nf] = f.psd[j], x[nf] = x[j];
+                nf++;
+            }
+        f.nfree = nf;
+        if (!nf || round == 1) break;
+        if (minimise(&f, x, COBSFIT_MAX_ITER, err, errlen) != 0) {
+            rc = 1;
+            goto done;
+        }
+        uncertainty(&f, x, se, info);
+    }
+    /* Leave one out: each run (and the steps, as one more) predicted by a fit to the others. */
     double sum = 0, lsum = 0, sl = 0, slo = 0;
-    int cnt = 0, lcnt = 0;
+    int cnt = 0, lcnt = 0, parts = (use_runs ? n : 0) + (use_steps && nst > 0);
     for (int i = 0; i < n; i++)
-        for (int s = 0; s < COBSFIT_NSTATS; s++) out->loro[i][s] = NAN;
-    if (n >= 2) {
-        for (int i = 0; i < n && !f.failed; i++) {
+        for (int s2 = 0; s2 < COBSFIT_NSTATS; s2++) out->loro[i][s2] = NAN;
+    out->steps_loro = NAN;
+    if (parts >= 2 && f.nfree) {
+        for (int i = 0; i < (use_runs ? n : 0) + (use_steps && nst > 0) && !f.failed; i++) {
             double xl[CF_NTERMS];
             memcpy(xl, x, sizeof xl);
-            f.skip = i;
+            int steps_out = !use_runs || i == n;
+            f.skip = steps_out ? -1 : i;
+            f.skip_steps = steps_out;
             if (minimise(&f, xl, COBSFIT_MAX_ITER / 2, err, errlen) != 0) break;
+            f.skip_steps = 0;
+            if (steps_out) {
+                fctx one = f;
+                one.skip = -1;
+                one.use_runs = 0;
+                simulate_all(&one, xl, NULL);
+                out->steps_loro = steps_mape(&one);
+                continue;
+            }
             fctx one = f;
             one.skip = -1;
             one.r = &r[i];
             one.nr = 1;
+            one.st = NULL;
             simulate_all(&one, xl, NULL);
             f.evals = one.evals;
             f.failed |= one.failed;
@@ -543,16 +719,27 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
             run_err(&r[i], NAN, el + r[i].off, NULL);
         }
         f.skip = -1;
+        f.skip_steps = 0;
         if (f.failed) {
             errmsg_set(err, errlen, "fit observed: %s", f.err);
-            close_runs(r, n);
-            free(sbuf);
-            free(eo);
-            return 1;
+            rc = 1;
+            goto done;
         }
     }
-    /* The fitted replays' errors, and R2 of the statistics on the log scale. */
-    simulate_all(&f, x, NULL);
+    /* The fitted model's errors on every run and step, used or not (R2 over the used statistics). */
+    {
+        fctx all = f;
+        all.use_runs = 1;
+        all.use_steps = 1;
+        simulate_all(&all, x, NULL);
+        f.evals = all.evals;
+        if (all.failed) {
+            errmsg_set(err, errlen, "fit observed: %s", all.err);
+            rc = 1;
+            goto done;
+        }
+    }
+    out->steps_err = steps_mape(&f);
     double lo_mean = 0;
     int k = 0;
     for (int i = 0; i < n; i++) {
@@ -565,7 +752,7 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
         }
     }
     for (int j = 0; j < mtot; j++) lo_mean += log(ob[j]), k++;
-    lo_mean /= k;
+    if (k) lo_mean /= k;
     for (int j = 0; j < mtot; j++) {
         double e = 100 * ef[j], l = 100 * el[j];
         if (isfinite(e)) {
@@ -575,8 +762,7 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
         }
         if (isfinite(l)) lsum += fabs(l), lcnt++;
     }
-    free(sbuf);
-    free(eo);
+    if (isfinite(out->steps_loro)) lsum += out->steps_loro, lcnt++;
     out->mean_abs = cnt ? sum / cnt : NAN;
     out->loro_abs = lcnt ? lsum / lcnt : NAN;
     out->evals = f.evals;
@@ -593,51 +779,71 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
             len += (size_t) snprintf(fit->tps + len, sizeof fit->tps - len, "%s%d", len ? "," : "", t);
     long nreq = 0;
     for (int i = 0; i < n; i++) nreq += r[i].nreq;
-    fit->n_points = (int) (nreq + nlev);
-    fit->r2 = slo > 0 ? 1 - sl / slo : NAN;
-    fit->mape = n >= 2 ? out->loro_abs : out->mean_abs;
-    fit->folds = n >= 2 ? n : 0;
-    char lvs[48] = "";
+    fit->n_points = (int) ((use_runs ? nreq + nlev : 0) + (use_steps ? nst : 0));
+    fit->r2 = slo > 0 && use_runs ? 1 - sl / slo : NAN;
+    double in_sample = use_runs ? out->mean_abs : out->steps_err;
+    if (use_runs && use_steps && nst > 0 && isfinite(out->steps_err))
+        in_sample = (out->mean_abs * n + out->steps_err) / (n + 1);
+    fit->mape = parts >= 2 ? out->loro_abs : data == COBSFIT_NONE ? (n ? out->mean_abs : out->steps_err) : in_sample;
+    fit->folds = parts >= 2 ? parts : 0;
+    char lvs[48] = "", sts[64] = "";
     if (nlev) snprintf(lvs, sizeof lvs, ", %ld sweep levels", nlev);
-    snprintf(fit->note, sizeof fit->note, "replays of %d observed run%s (%ld requests%s), Nelder-Mead on log-coefficients "
-             "(%d simulations); error %s; held at priors: %sattn, allreduce, launch, seq", n, n > 1 ? "s" : "", nreq, lvs,
-             f.evals, n >= 2 ? "leave-one-run-out" : "of the fit itself (one run)", tps >= 2 ? "" : "weights, ");
+    if (nst) snprintf(sts, sizeof sts, "%s%d whole steps", use_runs && n ? " and " : "", nst);
+    if (data == COBSFIT_NONE)
+        snprintf(fit->note, sizeof fit->note, "the prior alone (cprior.h: the roofline's terms), no data fitted; error on "
+                 "the stored %s", n ? "runs" : "steps");
+    else
+        snprintf(fit->note, sizeof fit->note, "posterior: %s%d observed run%s (%ld requests%s)%s, Nelder-Mead on log-coefficients "
+                 "toward the prior (cprior.h; %d simulations); error %s", use_runs ? "replays of " : "",
+                 use_runs ? n : 0, use_runs && n == 1 ? "" : "s", use_runs ? nreq : 0, lvs, use_steps ? sts : "", f.evals,
+                 parts >= 2 ? "leave-one-out" : "of the fit itself (one run or step set)");
     memcpy(m->c, f.c, sizeof m->c);
-    for (int j = 0; j < f.nfree; j++) m->c[f.fk[j]] = exp(x[j]);
+    for (int j = 0; j < f.nfree; j++) m->c[f.fk[j]] = fmax(exp(x[j]), lo[f.fk[j]]);
     for (int t = 0; t < CF_NTERMS; t++) {
         cdb_coef *c = &fit->coef[t];
         snprintf(c->name, sizeof c->name, "%s", cfitted_term_names[t]);
         c->value = m->c[t];
-        c->se = 0;
-        snprintf(c->status, sizeof c->status, "%s", t == CF_SEQ ? "bound" : "prior");
+        c->se = width[t] > 0 && held[t] != 1 ? m->c[t] * width[t] : 0;
+        snprintf(c->status, sizeof c->status, "%s", t == CF_SEQ ? "bound" : held[t] == 1 ? "floor" : "prior");
         for (int j = 0; j < f.nfree; j++)
             if (f.fk[j] == t) {
-                c->se = m->c[t] * se[j];
-                snprintf(c->status, sizeof c->status, "fitted");
+                int at_floor = exp(x[j]) <= lo[t];
+                c->se = at_floor ? 0 : m->c[t] * se[j];
+                snprintf(c->status, sizeof c->status, "%s", at_floor ? "floor" : "fitted");
             }
     }
     fit->ncoef = CF_NTERMS;
-    close_runs(r, n);
-    if (cdb_save_fit(db, fit, NULL, 0, err, errlen) != 0) return 1;
+    memcpy(out->lo, lo, sizeof out->lo);
+    if (cdb_save_fit(db, fit, NULL, 0, err, errlen) != 0) {
+        rc = 1;
+        goto done;
+    }
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "INSERT INTO calib_fit_observed (fit_id, run_id) VALUES (?,?)", -1, &st, NULL) != SQLITE_OK) {
         errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
-        return 1;
+        rc = 1;
+        goto done;
     }
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && use_runs; i++) {
         sqlite3_reset(st);
         sqlite3_bind_int64(st, 1, fit->id);
         sqlite3_bind_int64(st, 2, out->run[i]);
         if (sqlite3_step(st) != SQLITE_DONE) {
             errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
-            sqlite3_finalize(st);
-            return 1;
+            rc = 1;
+            break;
         }
     }
     sqlite3_finalize(st);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     out->wall_s = (double) (t1.tv_sec - t0.tv_sec) + 1e-9 * (double) (t1.tv_nsec - t0.tv_nsec);
-    return 0;
+done:
+    close_runs(r, n);
+    free(sbuf);
+    free(eo);
+    free(spred);
+    free(steps);
+    return rc;
 }
 
 static void print_row(FILE *o, const char *label, const double *e)
@@ -651,16 +857,26 @@ static void print_row(FILE *o, const char *label, const double *e)
 
 void cobsfit_print(const cobsfit_result *r, FILE *o)
 {
-    fprintf(o, "\nreplay error (predicted / observed - 1) per run and statistic\n  %-22s", "");
-    for (int s = 0; s < COBSFIT_NSTATS; s++) fprintf(o, " %10s", cobsfit_stat_names[s]);
-    fputc('\n', o);
+    fprintf(o, "\nfitted on: %s; prior (cprior.h) and posterior per term\n  %-22s %12s %8s %12s %12s  %s\n",
+            cobsfit_data_name(r->data), "term", "prior", "width", "posterior", "std_error", "status");
+    for (int t = 0; t < CF_NTERMS; t++) {
+        const cdb_coef *c = &r->m.fit.coef[t];
+        fprintf(o, "  %-22s %12.5g %8s %12.5g %12.4g  %s\n", c->name, r->prior[t],
+                r->width[t] > 0 ? (fabs(r->width[t] - log(4.0)) < 1e-12 ? "x4" : "x2") : "-", c->value, c->se, c->status);
+    }
+    if (r->nruns) {
+        fprintf(o, "\nreplay error (predicted / observed - 1) per run and statistic%s\n  %-22s",
+                r->data == COBSFIT_STEPS || r->data == COBSFIT_NONE ? " (the runs not fitted: predicted)" : "", "");
+        for (int s = 0; s < COBSFIT_NSTATS; s++) fprintf(o, " %10s", cobsfit_stat_names[s]);
+        fputc('\n', o);
+    }
     for (int i = 0; i < r->nruns; i++) {
         char lab[64];
         snprintf(lab, sizeof lab, "run %lld fitted", (long long) r->run[i]);
         print_row(o, lab, r->err[i]);
         snprintf(lab, sizeof lab, "run %lld roofline", (long long) r->run[i]);
         print_row(o, lab, r->start_err[i]);
-        if (r->nruns >= 2) {
+        if (isfinite(r->loro[i][0]) || isfinite(r->loro[i][2])) {
             snprintf(lab, sizeof lab, "run %lld left out", (long long) r->run[i]);
             print_row(o, lab, r->loro[i]);
         }
@@ -668,7 +884,13 @@ void cobsfit_print(const cobsfit_result *r, FILE *o)
             fprintf(o, "  run %lld is a sweep of %d levels: worst level's error shown; ttft_p99 %+.1f%%, output tokens/s %+.1f%%\n",
                     (long long) r->run[i], r->nlv[i], r->sweep_p99[i], r->sweep_tps[i]);
     }
-    fprintf(o, "mean |error| %.2f %% fitted", r->mean_abs);
-    if (isfinite(r->loro_abs)) fprintf(o, ", %.2f %% leave-one-run-out", r->loro_abs);
-    fprintf(o, "; start: the roofline's terms x %.3g; %d simulations in %.2f s\n", r->start_scale, r->evals, r->wall_s);
+    if (r->nsteps) {
+        fprintf(o, "whole steps: %d, mean |error| %.2f %%%s", r->nsteps, r->steps_err,
+                r->data == COBSFIT_REQUESTS || r->data == COBSFIT_NONE ? " (not fitted: predicted)" : "");
+        if (isfinite(r->steps_loro)) fprintf(o, ", %.2f %% left out", r->steps_loro);
+        fputc('\n', o);
+    }
+    if (r->nruns) fprintf(o, "mean |error| %.2f %% over the runs", r->mean_abs);
+    if (isfinite(r->loro_abs)) fprintf(o, ", %.2f %% leave-one-out", r->loro_abs);
+    fprintf(o, "; start: the prior's terms x %.3g; %d simulations in %.2f s\n", r->start_scale, r->evals, r->wall_s);
 }

@@ -8,31 +8,35 @@
  * simulation; a sweep level as `latsim replay` simulates it, closed-loop users
  * or Poisson rate, with fewer requests: COBS_PREP_LEVEL_MAX).
  *
- * Objective, on x = log(coefficient) of the free terms:
+ * Data (cobsfit_fit's DATA): the runs, the whole steps stored for the model
+ * and GPU (calib_meas step_prefill / step_decode of any source: imported
+ * steps, engine-log windows; evaluated as the model's sum, no simulation), both,
+ * or none (the prior itself).  What is not fitted is still predicted.
+ *
+ * Objective, on x = log(coefficient) of the free terms (a posterior):
  *   chi2(x) = sum over runs of (6 / K_run) sum over its K_run statistics
  *             ((predicted / observed - 1) / sigma)^2
- *           + sum over free terms ((x - x0) / ln 4)^2
+ *           + (6 / N_steps) sum over the steps ((predicted / measured - 1) / sigma)^2
+ *           + sum over free terms ((x - log prior) / width)^2
  * The statistics are the mean and P90 of TTFT, TPOT (ITL when TPOT is not
  * observed) and E2E; for a sweep, every level's aggregates it gives (mean
  * TTFT, ITL, TPOT, E2E, TTFT P99, output tokens/s), all K_run of them sharing
  * the run's weight; sigma = 1 % (a relative error of 1 % counts 1), so that
- * every run counts once whatever its size.  The second sum is a weak prior (a
- * factor 10 either way, ln 10) around the start: it keeps the directions the
- * data cannot see where the start puts them, and does not move the others.
+ * every run (and the steps together) counts once whatever its size.  The prior
+ * and its widths are cprior_terms' (cprior.h); every term is bounded below by
+ * cprior_floor (no rate faster than the hardware's peak).
  *
- * Start (x0): the roofline's terms (1000 / (peak x compute_eff) ms per TFLOP,
- * 1000 / (bandwidth x memory_eff) ms per GB, the roofline's fixed overhead),
- * scaled by one common factor found by a golden-section search on the
- * objective; then GSL's Nelder-Mead (nmsimplex2), initial steps 0.3 in log,
- * stopped when the simplex is below 0.001 or after COBSFIT_MAX_ITER iterations.
+ * Start: the prior scaled by one common factor found by a golden-section search
+ * on the objective; then GSL's Nelder-Mead (nmsimplex2), initial steps 0.5 in
+ * log, stopped when the simplex is below 0.001 or after COBSFIT_MAX_ITER
+ * iterations, restarted from its minimum while that gains.
  *
- * Free terms: fixed_ms, prefill_ms_per_tflop, kv_ms_per_gb, decode_ms_per_tflop,
- * and weights_ms_per_gb when the runs span two TP degrees (at one TP it is a
- * constant per step, the fixed term's twin).  Held at stated priors (status
- * "prior"): weights_ms_per_gb (one TP) and attn_ms_per_tflop at the roofline's
- * rates; allreduce_ms_per_gb at 1000 / link_gbs; allreduce_ms_per_hop at the
- * roofline's all-reduce latency (allreduce_latency_us, per hop);
- * launch_ms_per_layer at the roofline's launch_us_per_layer; seq_ms at 0.
+ * Free terms: fixed_ms, weights_ms_per_gb, prefill_ms_per_tflop, kv_ms_per_gb,
+ * decode_ms_per_tflop.  After the fit, a term at its floor is held there
+ * (status "floor"), one the data do not determine (posterior sd before the
+ * misfit scaling above 0.9 of its prior width) at the prior (status "prior"),
+ * and the rest fitted again.  Always at the prior: attn_ms_per_tflop,
+ * allreduce_ms_per_gb, allreduce_ms_per_hop, launch_ms_per_layer; seq_ms 0.
  *
  * Uncertainty: Gauss-Newton at the optimum, the Jacobian of the weighted
  * residuals (statistics and prior) by central differences (step 0.05 in log),
@@ -40,9 +44,9 @@
  * (chi2 / (statistics - free terms)) when above 1, i.e. by the residual
  * errors when they exceed 1 %; a coefficient's standard error is
  * c x sqrt(var(log c)).
- * With two or more runs, each is also predicted by a fit to the others (the
- * leave-one-run-out error, stored as the model's cross-validated MAPE; with one
- * run the stored error is the fit's own, and the note says so).
+ * With two or more parts (runs, and the steps as one), each is also predicted
+ * by a fit to the others (the leave-one-out error, stored as the model's
+ * cross-validated MAPE; with one the stored error is the fit's own).
  */
 #ifndef LATSIM_COBSFIT_H
 #define LATSIM_COBSFIT_H
@@ -60,8 +64,23 @@
 
 extern const char *const cobsfit_stat_names[COBSFIT_NSTATS];
 
+/* What a fit fits: both the observed runs and the whole steps (calib_meas
+ * step_prefill / step_decode of any source: imported steps, engine-log
+ * windows), the runs alone, the steps alone, or nothing (the prior itself). */
+enum { COBSFIT_BOTH, COBSFIT_REQUESTS, COBSFIT_STEPS, COBSFIT_NONE };
+
+/* "both", "requests", "steps", "none". */
+const char *cobsfit_data_name(int data);
+
 typedef struct cobsfit_result {
     cfitted m;                /* the fitted model (its fit stored, m.fit.id set) */
+    int data;                 /* COBSFIT_BOTH ... */
+    double prior[CF_NTERMS];  /* the prior (cprior_terms), units as the terms */
+    double width[CF_NTERMS];  /* its width, log-sd */
+    double lo[CF_NTERMS];     /* the floor (cprior_floor) */
+    int nsteps;               /* whole steps stored for the model and GPU */
+    double steps_err;         /* the fitted model's mean |error| on them, % (fitted or not) */
+    double steps_loro;        /* and when they are left out of the fit, % (NAN: not done) */
     int nruns;                /* runs fitted */
     int64_t run[COBSFIT_MAX_RUNS];       /* their ids */
     double err[COBSFIT_MAX_RUNS][COBSFIT_NSTATS];   /* fitted replay's signed error, % (NAN: not observed) */
@@ -83,7 +102,7 @@ typedef struct cobsfit_result {
  * transaction and fills OUT.  Returns 0; 2 on bad input (unknown model or GPU,
  * no stored run matches, a run that cannot be replayed: ERR one line, nothing
  * stored); 1 on a runtime failure. */
-int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, const char *tool,
+int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, int data, const char *tool,
                 cobsfit_result *out, char *err, size_t errlen);
 
 /* Prints R's errors (per run and statistic, against the roofline's, and left

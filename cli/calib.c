@@ -50,6 +50,7 @@ typedef struct opts {
     long tp;                  /* --tp (0 = not given) */
     long gpus;                /* --gpus (0 = not given) */
     long folds;               /* --folds (0 = default) */
+    int data;                 /* --data: COBSFIT_BOTH ... (calib fit observed) */
     const char *source;       /* --source S (export) */
     const char *target;       /* --target HOST:PORT (net) */
     const char *sizes;        /* --sizes LIST (net) */
@@ -80,7 +81,7 @@ static int parse_long(const char *opt, const char *v, long lo, long hi, long *ou
 
 /* The options of the calib commands (each command's table lists those it takes). */
 enum { O_MODEL = 1, O_GPU, O_WEIGHTS, O_TP, O_FOLDS, O_SOURCE, O_TARGET, O_SIZES, O_TOKENS, O_BATCHES, O_CONTEXTS,
-       O_PROMPTS, O_REPEATS, O_THREADS, O_GPUS };
+       O_PROMPTS, O_REPEATS, O_THREADS, O_GPUS, O_DATA };
 
 #define OPT_MODEL(flags)  { "model", O_MODEL, "M", "the model (a catalog name)", flags }
 #define OPT_TP            { "tp", O_TP, "T", "tensor-parallel degree (1 to 1024)", 0 }
@@ -104,6 +105,7 @@ static const cli_opt FIT_OPTS[] = {
     { "tp", O_TP, "T", "tensor-parallel degree (fit profile: required)", 0 },
     { "weights", O_WEIGHTS, "P", "weight precision of the fitted model (bf16, fp8...)", 0 },
     { "folds", O_FOLDS, "K", "cross-validation folds (2 to 100)", 0 },
+    { "data", O_DATA, "D", "observed: fit both (default), requests (the runs), steps (imported steps, engine logs) or none (the prior)", 0 },
     CLI_OPT_DB, { NULL },
 };
 static const cli_opt EXPORT_OPTS[] = {
@@ -188,6 +190,10 @@ static int calib_opt(void *ctx, int id, const char *v)
     case O_GPU: o->gpu = v; break;
     case O_WEIGHTS: o->weights = v; break;
     case O_SOURCE: o->source = v; break;
+    case O_DATA:
+        o->data = !strcmp(v, "both") ? 0 : !strcmp(v, "requests") ? 1 : !strcmp(v, "steps") ? 2 : !strcmp(v, "none") ? 3 : -1;
+        if (o->data < 0) return cu_die(2, "%s: --data: expected both, requests, steps or none, got '%s'", o->cmd, v);
+        break;
     case O_TARGET: o->target = v; break;
     case O_SIZES: o->sizes = v; break;
     case O_TOKENS: o->tokens = v; break;
@@ -294,7 +300,7 @@ static int fit_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
         free(j->report);
         j->report = NULL;
         FILE *rep = open_memstream(&j->report, &len);
-        int rc = calib_fit_observed(db, o->model, o->gpu, o->weights, (int)o->tp, LATSIM_VERSION, rep, &j->id, err, n);
+        int rc = calib_fit_observed(db, o->model, o->gpu, o->weights, (int)o->tp, o->data, LATSIM_VERSION, rep, &j->id, err, n);
         if (rep) fclose(rep);
         return rc;
     }
@@ -618,7 +624,11 @@ static void calib_usage(FILE *out)
     fputs("  calib import observed FILE --scenario S.ini [--pool P] [--format F]\n"
           "        an observed benchmark run: its requests and timings (docs/observed.md)\n"
           "  calib show observed ID\n"
-          "        one imported observed run\n", out);
+          "        one imported observed run\n"
+          "  calib import engine-log FILE --scenario S.ini [--pool P]\n"
+          "        an engine's periodic metrics: steady windows as step times (docs/observed.md)\n"
+          "  calib forget RUN\n"
+          "        removes a stored observed run (one that cannot be replayed blocks later fits)\n", out);
     fprintf(out, "\n%s", BAD_INPUT);
 }
 
@@ -631,6 +641,8 @@ int calib_main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "observed") && (!strcmp(sub, "import") || !strcmp(sub, "show")))
         return !strcmp(sub, "import") ? calib_import_observed_main(argc - 2, argv + 2)
                                       : calib_show_observed_main(argc - 2, argv + 2);
+    if (!strcmp(sub, "forget")) return calib_forget_main(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(sub, "import") && !strcmp(argv[1], "engine-log")) return calib_import_englog_main(argc - 2, argv + 2);
     for (size_t i = 0; i < sizeof SUBS / sizeof SUBS[0]; i++) {
         if (strcmp(sub, SUBS[i].name)) continue;
         opts o;

@@ -27,7 +27,7 @@
 
 static const char *REPLAY_USAGE =
     "usage: latsim replay FILE --scenario S.ini [--pool P] [--format F] [--benchmark K]\n"
-    "                     [--json] [--plot DIR] [--db PATH]\n"
+    "                     [--meta M.json] [--json] [--plot DIR] [--db PATH]\n"
     "       latsim replay --run ID [--scenario S.ini] [--pool P] [--json] [--plot DIR] [--db PATH]\n"
     "\n"
     "Simulates exactly the requests of an observed run (their arrival times and token\n"
@@ -42,19 +42,24 @@ static const char *REPLAY_USAGE =
     "  --pool P        the LLM pool the requests enter (default: the scenario's workload target;\n"
     "                  the scenario needs an LLM pool, P or any)\n"
     "  --benchmark K   guidellm: the benchmark of the report (0-based) when it holds several\n"
+    "  --meta M.json   the server's configuration (vLLM's resolved num_gpu_blocks, block_size,\n"
+    "                  max_num_seqs, max_num_batched_tokens, parallel sizes) laid over the pool:\n"
+    "                  a contradiction is one warning line; the engine's KV blocks are used\n"
     "  --json          one JSON object instead of the table\n"
     "  --plot DIR      DIR/replay-cdf.png: observed and predicted CDFs (needs gnuplot)\n"
     "Nothing is stored.  Exit status: 0, 1 runtime failure, 2 bad input.\n";
 
 static const char *IMPORT_USAGE =
     "usage: latsim calib import observed FILE --scenario S.ini [--pool P] [--format F]\n"
-    "                                    [--benchmark K] [--db PATH]\n"
+    "                                    [--benchmark K] [--meta M.json] [--db PATH]\n"
     "\n"
     "Stores one observed run in the measurement store: its requests (or a sweep's\n"
     "levels) and measured timings, the scenario text of the server it was measured on\n"
     "(the LLM pool P, default the first) and its provenance (file, format, date, tool).\n"
     "Formats: generic, vllm, vllm-stats, aiperf, guidellm, sweep (docs/observed.md),\n"
-    "detected from the content unless --format F.  Bad input: one line naming the file,\n"
+    "detected from the content unless --format F.  --meta M.json: the server's configuration\n"
+    "laid over the pool (docs/observed.md, \"Server metadata\"), stored with the scenario.\n"
+    "Bad input: one line naming the file,\n"
     "line and field; exit 2; nothing stored.\n";
 
 /* Prints "latsim: MSG" as one printable line; returns CODE. */
@@ -74,11 +79,12 @@ typedef struct obs_opts {
     const char *db;           /* --db */
     const char *plot;         /* --plot DIR */
     const char *run;          /* --run ID (text, parsed by cu_parse_id) */
+    const char *meta;         /* --meta FILE: the server's configuration JSON */
     int benchmark;            /* --benchmark K, -1 when not given */
     int json;                 /* --json */
 } obs_opts;
 
-enum { O_SCENARIO = 1000, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP };
+enum { O_SCENARIO = 1000, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP, O_META };
 
 /* Parses ARGV (ARGC arguments after the command CMD) with getopt_long, taking
  * the long options of ALLOWED (a NUL-ended string of O_* codes) and at most one
@@ -91,7 +97,7 @@ static int parse(const char *cmd, int argc, char **argv, const char *usage, cons
         { "format", required_argument, NULL, O_FORMAT },     { "db", required_argument, NULL, O_DB },
         { "plot", required_argument, NULL, O_PLOT },         { "run", required_argument, NULL, O_RUN },
         { "benchmark", required_argument, NULL, O_BENCH },   { "json", no_argument, NULL, O_JSON },
-        { "help", no_argument, NULL, O_HELP },
+        { "help", no_argument, NULL, O_HELP },         { "meta", required_argument, NULL, O_META },
     };
     struct option longs[sizeof all / sizeof *all + 1];
     size_t nl = 0;
@@ -120,6 +126,7 @@ static int parse(const char *cmd, int argc, char **argv, const char *usage, cons
         case O_DB: o->db = optarg; break;
         case O_PLOT: o->plot = optarg; break;
         case O_RUN: o->run = optarg; break;
+        case O_META: o->meta = optarg; break;
         case O_JSON: o->json = 1; break;
         case O_BENCH: {
             char *end;
@@ -263,11 +270,44 @@ static char *replay_text(const char *src)
     return out;
 }
 
+/* Lays the server metadata META (cobsmeta.h) over *SC (loaded from PATH, or
+ * from TEXT under that name): *SC is resolved against DB, the overrides found
+ * for pool POOL (NULL: the first LLM pool), a contradiction printed as one
+ * warning line and a replaced derived value as one note, and *SC reloaded
+ * with the overrides (unresolved).  Returns 0 or the exit status (printed). */
+static int apply_meta(const char *meta, const char *path, const char *text, const char *pool, sqlite3 *db, scenario **sc)
+{
+    char err[2048], warn[1536], note[512], sets[16][128];
+    const char *ptr[16];
+    cobs_meta m;
+    int idx, n = 0, rc = cobs_meta_read(meta, &m, err, sizeof err);
+    if (rc) return say(rc, err);
+    if (scenario_resolve(*sc, db, err, sizeof err) != 0) return say(strstr(err, "out of memory") ? 1 : 2, err);
+    if (cobs_find_pool(*sc, pool, &idx, err, sizeof err) != 0) return say(2, err);
+    cobs_meta_sets(&m, meta, *sc, idx, sets, 16, &n, warn, sizeof warn, note, sizeof note);
+    if (warn[0]) fprintf(stderr, "latsim: warning: %s\n", errmsg_field(warn, err, sizeof err));
+    if (note[0]) fprintf(stderr, "latsim: note: %s\n", errmsg_field(note, err, sizeof err));
+    for (int i = 0; i < n; i++) ptr[i] = sets[i];
+    scenario *fresh = scenario_new();
+    if (!fresh) return say(1, "out of memory");
+    int s = text ? scenario_load_text(fresh, path, text, ptr, n, err, sizeof err) : scenario_load(fresh, path, ptr, n, err, sizeof err);
+    if (s != 0) {
+        scenario_delete(fresh);
+        char m2[2200];
+        snprintf(m2, sizeof m2, "%s: %s", meta, err);
+        return say(strstr(err, "out of memory") ? 1 : 2, m2);
+    }
+    scenario_delete(*sc);
+    *sc = fresh;
+    return 0;
+}
+
 /* ---- calib import observed ----------------------------------------------- */
 
 typedef struct import_job {
     const cobs_run *run;      /* what is stored */
     const scenario *sc;       /* the scenario, resolved */
+    const char *text;         /* its text as stored (NULL: the file's) */
     const cobs_server *srv;   /* its pool */
     int64_t id;               /* out: the stored run */
 } import_job;
@@ -278,13 +318,14 @@ static int import_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
     (void) dry;
     import_job *j = arg;
     if (cdb_init(db, err, n) != 0 || cobsdb_init(db, err, n) != 0) return 1;
-    return cobsdb_save(db, j->run, scenario_file_path(j->sc), scenario_file_text(j->sc), j->srv, "latsim " LATSIM_VERSION, &j->id, err, n)
+    return cobsdb_save(db, j->run, scenario_file_path(j->sc), j->text ? j->text : scenario_file_text(j->sc), j->srv,
+                       "latsim " LATSIM_VERSION, &j->id, err, n)
                ? 1 : 0;
 }
 
 int calib_import_observed_main(int argc, char **argv)
 {
-    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_BENCH, O_HELP, 0 };
+    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_BENCH, O_HELP, O_META, 0 };
     obs_opts o;
     int rc = parse("calib import observed", argc, argv, IMPORT_USAGE, allowed, &o);
     if (rc) return rc == 1 ? 0 : rc;
@@ -308,13 +349,18 @@ int calib_import_observed_main(int argc, char **argv)
     int idx;
     cobs_run run = { 0 };
     sqlite3 *db = NULL;
+    char *stored = NULL;
     if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
     if ((rc = read_file(&o, &run)) != 0) goto out;
     /* What a replay and a fit need, checked now: a run stored but never replayable
      * would block every later fit of its model and GPU. */
     if ((rc = cobs_check_replayable(&run, sc, 1, err, sizeof err)) != 0) { say(rc, err); goto out; }
     /* The catalog look-ups of the scenario, as `run` does them (nothing written). */
-    if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(sc, db, err, sizeof err) != 0) {
+    if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = say(2, err); goto out; }
+    if (o.meta && ((rc = apply_meta(o.meta, o.scenario, NULL, o.pool, db, &sc)) != 0 ||
+                   (rc = cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0 ? say(2, err) : 0) != 0))
+        goto out;
+    if (scenario_resolve(sc, db, err, sizeof err) != 0) {
         rc = say(strstr(err, "out of memory") ? 1 : 2, err);
         goto out;
     }
@@ -323,6 +369,8 @@ int calib_import_observed_main(int argc, char **argv)
     cobs_server srv;
     cobs_describe(sc, idx, &srv);
     import_job j = { .run = &run, .sc = sc, .srv = &srv };
+    if (o.meta && !(stored = cobs_scenario_text(sc))) { rc = say(1, "out of memory"); goto out; }
+    j.text = stored;
     rc = cu_write_db(path, import_write, &j, NULL, err, sizeof err);
     if (rc != 0) { say(rc, err); goto out; }
     printf("imported observed run %lld: %zu %s from %s (%s), measured on %s / %s (pool %s, tp %d, %s)\n",
@@ -331,6 +379,7 @@ int calib_import_observed_main(int argc, char **argv)
            ERRMSG_SHOWN(srv.weights));
 out:
     if (db) store_close(db);
+    free(stored);
     cobs_free(&run);
     scenario_delete(sc);
     return rc;
@@ -376,6 +425,166 @@ int calib_show_observed_main(int argc, char **argv)
     int s = cobsdb_show(db, id, stdout, err, sizeof err);
     store_close(db);
     return s == 0 ? 0 : say(s == 1 ? 2 : 1, err);
+}
+
+/* ---- calib import engine-log ------------------------------------------------ */
+
+static const char *ENGLOG_USAGE =
+    "usage: latsim calib import engine-log FILE --scenario S.ini [--pool P] [--db PATH]\n"
+    "\n"
+    "Stores the steady windows of an engine's periodic metrics as step times (source\n"
+    "engine-log, used by latsim calib fit like any step): pure decode windows give\n"
+    "1000 x running / generated tokens per second at the mean context (KV usage x\n"
+    "kv_blocks x block_tokens / running), prefill-saturated ones the token budget /\n"
+    "tokens per second.  FILE: a CSV t,prompt_throughput,gen_throughput,running,\n"
+    "waiting,kv_cache_pct; vLLM's periodic \"Avg prompt throughput\" log lines; or a\n"
+    "series of Prometheus scrapes of vllm:num_requests_running, ..._waiting,\n"
+    "vllm:prompt_tokens_total, vllm:generation_tokens_total, vllm:gpu_cache_usage_perc\n"
+    "(docs/observed.md).  The scenario's pool P (default: its first LLM pool) is the\n"
+    "server.  Bad input: one line naming the file, line and field; exit 2; nothing stored.\n";
+
+typedef struct englog_job {
+    const char *file;         /* the log */
+    const celog_window *w;    /* its windows */
+    size_t n;
+    const cobs_server *srv;   /* the pool */
+    const char *tool;         /* latsim and its version */
+} englog_job;
+
+/* cu_write_fn of `calib import engine-log`: the windows as calib_meas rows.  Returns 0 or 1. */
+static int englog_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void) dry;
+    englog_job *j = arg;
+    if (cdb_init(db, err, n) != 0) return 1;
+    return celog_store(db, j->file, j->w, j->n, j->srv->model, j->srv->gpu, j->srv->weights, j->srv->tp, j->tool, err, n)
+               ? 1 : 0;
+}
+
+int calib_import_englog_main(int argc, char **argv)
+{
+    static const int allowed[] = { O_SCENARIO, O_POOL, O_DB, O_HELP, 0 };
+    obs_opts o;
+    int rc = parse("calib import engine-log", argc, argv, ENGLOG_USAGE, allowed, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    if (!o.file) return say(2, "calib import engine-log: missing FILE (see latsim calib import engine-log --help)");
+    if (!o.scenario)
+        return say(2, "calib import engine-log: --scenario S.ini is required: the scenario of the server that wrote the log");
+    char err[2048];
+    const char *path = cu_db_path(o.db);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    scenario *sc = scenario_new();
+    if (!sc) return say(1, "out of memory");
+    if ((rc = load_scenario(o.scenario, NULL, sc)) != 0) {
+        scenario_delete(sc);
+        return rc;
+    }
+    int idx, below = 0;
+    celog log = { 0 };
+    celog_window *w = NULL;
+    size_t nw = 0;
+    sqlite3 *db = NULL;
+    model_spec model;
+    gpu_spec gpu;
+    cobs_server srv;
+    if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
+    if ((rc = celog_read(o.file, &log, err, sizeof err)) != 0) { say(rc, err); goto out; }
+    if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(sc, db, err, sizeof err) != 0) {
+        rc = say(strstr(err, "out of memory") ? 1 : 2, err);
+        goto out;
+    }
+    cobs_describe(sc, idx, &srv);
+    if (catalog_model(db, srv.model, &model, err, sizeof err) != 0 || catalog_gpu(db, srv.gpu, &gpu, err, sizeof err) != 0) {
+        rc = say(2, err);
+        goto out;
+    }
+    store_close(db);
+    db = NULL;
+    celog_server cs = { .model = &model, .gpu = &gpu, .weights = srv.weights, .tp = srv.tp,
+                        .kv_blocks = srv.kv_blocks, .block_tokens = srv.block_tokens, .budget = srv.chunk_tokens };
+    if (celog_windows(&log, &cs, &w, &nw, &below) != 0) { rc = say(1, "out of memory"); goto out; }
+    if (nw == 0) {
+        snprintf(err, sizeof err, "%s: no steady window (%d or more intervals of pure decode, or of prompts with a queue "
+                 "and KV usage below %.0f %%%s)%s: nothing stored", o.file, CELOG_MIN_ROWS, 100 * CELOG_KV_FREE,
+                 srv.chunk_tokens > 0 ? "" : "; the pool has no chunked-prefill budget, so no prefill window",
+                 below ? "; every one was faster than the hardware floor" : "");
+        rc = say(2, err);
+        goto out;
+    }
+    englog_job j = { .file = o.file, .w = w, .n = nw, .srv = &srv, .tool = "latsim " LATSIM_VERSION };
+    rc = cu_write_db(path, englog_write, &j, NULL, err, sizeof err);
+    if (rc != 0) { say(rc, err); goto out; }
+    size_t npre = 0;
+    for (size_t i = 0; i < nw; i++) npre += (size_t) w[i].prefill;
+    printf("imported %zu step times from %s (%s, %zu intervals: %zu decode and %zu prefill windows", nw, ERRMSG_SHOWN(o.file),
+           celog_format_name(log.format), log.n, nw - npre, npre);
+    if (below) printf("; %d faster than the hardware floor left out", below);
+    printf("), measured on %s / %s (pool %s, tp %d, %s)\n", ERRMSG_SHOWN(srv.model), ERRMSG_SHOWN(srv.gpu),
+           ERRMSG_SHOWN(srv.pool), srv.tp, ERRMSG_SHOWN(srv.weights));
+    if (log.note[0]) printf("note: %s\n", log.note);
+    printf("  %-8s %9s %9s %5s %8s %8s %10s %9s %9s\n", "window", "t0_s", "t1_s", "rows", "batch", "tokens", "context",
+           "step_ms", "floor_ms");
+    for (size_t i = 0; i < nw; i++)
+        printf("  %-8s %9.6g %9.6g %5d %8.4g %8.6g %10.6g %9.4g %9.4g\n", w[i].prefill ? "prefill" : "decode", w[i].t0,
+               w[i].t1, w[i].rows, w[i].batch, w[i].tokens, w[i].context, w[i].step_ms, w[i].floor_ms);
+out:
+    if (db) store_close(db);
+    free(w);
+    celog_free(&log);
+    scenario_delete(sc);
+    return rc;
+}
+
+/* ---- calib forget ------------------------------------------------------------ */
+
+typedef struct forget_job {
+    int64_t id;               /* the run removed */
+    int fits;                 /* out: observed fits that had used it */
+} forget_job;
+
+/* cu_write_fn of `calib forget`: 0, or 2 when there is no such run (ERR). */
+static int forget_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
+{
+    (void) dry;
+    forget_job *j = arg;
+    if (cdb_init(db, err, n) != 0 || cobsdb_init(db, err, n) != 0) return 1;
+    int s = cobsdb_forget(db, j->id, &j->fits, err, n);
+    return s == 0 ? 0 : s == 1 ? 2 : 1;
+}
+
+int calib_forget_main(int argc, char **argv)
+{
+    static const int allowed[] = { O_DB, O_HELP, 0 };
+    obs_opts o;
+    int rc = parse("calib forget", argc, argv,
+                   "usage: latsim calib forget RUN [--db PATH]\n\nRemoves stored observed run RUN (latsim calib list): "
+                   "its requests or levels and its\nlinks to the fits made from it (those fits are kept).  A run that "
+                   "cannot be\nreplayed otherwise blocks every later fit of its model and GPU.\n", allowed, &o);
+    if (rc) return rc == 1 ? 0 : rc;
+    char err[2048];
+    forget_job j = { 0 };
+    if (!o.file) return say(2, "calib forget: expected one observed run ID (see latsim calib list)");
+    if (cu_parse_id("observed run", o.file, &j.id, err, sizeof err) != 0) {
+        char m[2200];
+        snprintf(m, sizeof m, "calib forget: %s (see latsim calib list)", err);
+        return say(2, m);
+    }
+    const char *path = cu_db_path(o.db);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    if (access(path, F_OK) != 0) {
+        snprintf(err, sizeof err, "%s: no such database (nothing to forget; give --db PATH)", path);
+        return say(2, err);
+    }
+    rc = cu_write_db(path, forget_write, &j, NULL, err, sizeof err);
+    if (rc != 0) {
+        char m[2200];
+        snprintf(m, sizeof m, "calib forget: %s", err);
+        return say(rc, m);
+    }
+    printf("forgot observed run %lld", (long long) j.id);
+    if (j.fits) printf(" (%d fitted model%s made from it kept: latsim calib list)", j.fits, j.fits == 1 ? "" : "s");
+    printf("\n");
+    return 0;
 }
 
 /* ---- replay: output ------------------------------------------------------- */
@@ -695,7 +904,7 @@ static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run
 
 int replay_main(int argc, char **argv)
 {
-    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP, 0 };
+    static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP, O_META, 0 };
     obs_opts o;
     int rc = parse("replay", argc, argv, REPLAY_USAGE, allowed, &o);
     if (rc) return rc == 1 ? 0 : rc;
@@ -757,6 +966,7 @@ int replay_main(int argc, char **argv)
         }
         if (s != 0) { rc = say(strstr(lerr, "out of memory") ? 1 : 2, lerr); goto out; }
     }
+    if (o.meta && (rc = apply_meta(o.meta, scenario_name, text, o.pool, db, &sc)) != 0) goto out;
     rc = cobs_replay_run(&run, sc, o.pool, db, &r, err, sizeof err);
     if (rc) { say(rc, err); goto out; }
     /* The prediction band: the replay again with every LLM pool's step times

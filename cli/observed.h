@@ -11,6 +11,12 @@ int replay_main(int argc, char **argv);
 /* latsim calib import observed FILE --scenario S.ini [--pool P] [--format F] [--db PATH] */
 int calib_import_observed_main(int argc, char **argv);
 
+/* latsim calib import engine-log FILE --scenario S.ini [--pool P] [--db PATH] */
+int calib_import_englog_main(int argc, char **argv);
+
+/* latsim calib forget RUN [--db PATH] */
+int calib_forget_main(int argc, char **argv);
+
 /* latsim calib show observed ID [--db PATH] */
 int calib_show_observed_main(int argc, char **argv);
 

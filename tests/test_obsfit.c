@@ -86,14 +86,15 @@ static void exec_sql(const char *path, const char *sql)
 
 /* ---- round trip ------------------------------------------------------------------ */
 
-/* The known model: its free terms away from the roofline's proportions, its held
- * terms at the fit's priors (cobsfit.h) for rtx-4090 (165.2 TFLOP/s bf16, 1008
+/* The known model: the prior (cprior.h) perturbed -- fixed x2, prefill x0.79, KV
+ * x2.4, decode x1.39, every rate above the hardware floor (6.05 ms per TFLOP,
+ * 0.992 ms per GB) -- its other terms at the priors for rtx-4090 (165.2 TFLOP/s bf16, 1008
  * GB/s, 32 GB/s link) and the roofline's defaults (compute_eff 0.6, memory_eff
  * 0.8, all-reduce 8 us, launch 20 us per layer). */
 #define K_FIXED 2.0
-#define K_PREFILL 5.0
+#define K_PREFILL 8.0
 #define K_KV 3.0
-#define K_DECODE 100.0
+#define K_DECODE 14.0
 static const char *const FREE_NAMES[] = { "fixed_ms", "prefill_ms_per_tflop", "kv_ms_per_gb", "decode_ms_per_tflop" };
 static const double FREE_TRUE[] = { K_FIXED, K_PREFILL, K_KV, K_DECODE };
 
@@ -195,10 +196,13 @@ Test(obsfit_roundtrip, known_model_fitted_back, .timeout = 240)
         cr_log_info("%s %g +- %g (true %g)", FREE_NAMES[k], v, se, FREE_TRUE[k]);
         cr_expect(isfinite(se) && se > 0, "%s: standard error %g", FREE_NAMES[k], se);
         cr_expect(fabs(v - FREE_TRUE[k]) <= 2 * se, "%s: fitted %g +- %g, true %g", FREE_NAMES[k], v, se, FREE_TRUE[k]);
-        /* The terms these runs pin down (the per-step and per-prompt-token costs) are told apart from 0. */
-        if (k < 2) cr_expect(se < 0.5 * v, "%s: %g +- %g is not determined", FREE_NAMES[k], v, se);
+        /* The per-prompt-token cost is pinned down; the per-step one is not (lone requests decode one
+         * sequence: fixed, weights and decode costs are all per step, told apart by the prior only). */
+        if (k == 1) cr_expect(se < 0.5 * v, "%s: %g +- %g is not determined", FREE_NAMES[k], v, se);
     }
     cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_fit_observed WHERE fit_id = 2"), 2);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 2 AND name = 'fixed_ms' AND status = 'prior'"
+                              " AND value = 1"), 1, "the per-step cost the runs cannot see stays at the prior");
     /* The known model replays its own observations to within their noise (the
      * means of 60 values with 1 % noise: 0.13 % standard error). */
     char known[256];
@@ -259,14 +263,23 @@ Test(obsfit_real, vllm_rtx4090, .timeout = 120)
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 2; b++) {
             double er = rel_err(roof, m[a], s[b]), ef = rel_err(fit, m[a], s[b]);
-            /* The roofline is 25-35 % off on this run; the fit's six statistics are what it fits (4
-             * free terms): each within 5 %, and a fifth of the roofline's error. */
+            /* The roofline is 25-35 % off on this run.  The fit is bounded by the physics (no rate
+             * faster than the datasheet peak): its compute and memory rates end at that floor and the
+             * replay stays 5-9 % slow (the additive form at peak, and prefix caching the replay does not
+             * model): each within 10 %, and under a third of the roofline's error. */
             cr_expect(fabs(er) > 0.2, "roofline %s %s: %+.1f %%", m[a], s[b], 100 * er);
-            cr_expect(fabs(ef) < 0.05 && fabs(ef) < 0.2 * fabs(er), "fitted %s %s: %+.1f %% (roofline %+.1f %%)",
+            cr_expect(fabs(ef) < 0.10 && fabs(ef) < 0.35 * fabs(er), "fitted %s %s: %+.1f %% (roofline %+.1f %%)",
                       m[a], s[b], 100 * ef, 100 * er);
         }
     json_decref(roof);
     json_decref(fit);
+    /* No rate below the hardware floor: 1000 / 165.2 ms per TFLOP, 1000 / 1008 ms per GB (rtx-4090 bf16). */
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 1 AND ((name IN ('prefill_ms_per_tflop',"
+                              " 'attn_ms_per_tflop', 'decode_ms_per_tflop') AND value < 1000 / 165.2 * (1 - 1e-12)) OR"
+                              " (name IN ('weights_ms_per_gb', 'kv_ms_per_gb') AND value < 1000 / 1008.0 * (1 - 1e-12)))"), 0);
+    /* The terms one TP degree cannot see stay at the prior, said so. */
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 1 AND status = 'prior' AND name IN"
+                              " ('allreduce_ms_per_gb', 'allreduce_ms_per_hop', 'launch_ms_per_layer', 'attn_ms_per_tflop')"), 4);
     /* calib show and latsim cost name it. */
     r = run_db(60, "cost", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--tp", "1", "--decode", "32", "--context", "1000", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);
@@ -484,7 +497,7 @@ static void sweep_worst(const json_t *j, double *lat, double *other)
     }
 }
 
-Test(obsfit_sweep, known_model_fitted_back, .timeout = 300)
+Test(obsfit_sweep, known_model_fitted_back, .timeout = 600)
 {
     char gen[256], srv[256], sweep[256], req[256], fitted[256];
     result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
@@ -551,7 +564,7 @@ Test(obsfit_sweep, known_model_fitted_back, .timeout = 300)
     r = run_db(60, "calib", "import", "observed", req, "--scenario", srv, NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
-    r = run_db(120, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", NULL);
+    r = run_db(300, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_log_info("%s", r.out);
     cr_expect(strstr(r.out, "leave-one-run-out, 2 runs") != NULL, "%s", r.out);

@@ -634,7 +634,8 @@ int cost_init(cost_model *m, const char *name, const void *params)
     return 0;
 }
 
-static const char *const SOURCES[] = { "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu", "net", "other" };
+static const char *const SOURCES[] = { "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu", "net", "observed",
+                                       "engine-log", "other" };
 #define NSOURCES ((int) (sizeof SOURCES / sizeof SOURCES[0]))
 
 const char *cost_source_known(const char *source)

@@ -188,7 +188,7 @@ double cost_stage_kv_elems(const cost_hw *h, int s);
 typedef struct cost_info {
     const char *kind;             /* the row in use: "roofline", "linear", "fitted", "profile" */
     int64_t id;                   /* stored calibrated model id, 0 for none */
-    const char *source;           /* "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu" */
+    const char *source;           /* "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu", "observed", "engine-log" */
     double mape;                  /* its cross-validated MAPE, %, NAN for none */
     int extrapolated;             /* 1: carried from another GPU or outside its measured TP */
     /* Filled by cost_describe after the row's describe hook (zero before). */
@@ -391,7 +391,7 @@ void cost_roofline_coeffs(const cost_roofline *c, char *buf, size_t n);
 size_t cost_fmt_exact(char *buf, size_t n, double v);
 
 /* A cost_info source as the report names it: SOURCE's entry in the list
- * datasheet, scenario, steps-csv, vidur, cuda, cpu, net (a static string that
+ * datasheet, scenario, steps-csv, vidur, cuda, cpu, net, observed, engine-log (a static string that
  * outlives the model), "other" for any other source or NULL. */
 const char *cost_source_known(const char *source);
 

@@ -1,0 +1,35 @@
+/* cprior.h -- the prior of a fitted step model (cfitted.h terms): where a fit
+ * of (GPU, engine, model, TP, weights) starts and what it is regularised toward,
+ * with a stated width per term, and the hardware floor no fitted term may go
+ * below.
+ *
+ * Today the prior is the datasheet roofline (cost.h) in the fitted model's
+ * terms: 1000 / (peak x compute_eff) ms per TFLOP for the prefill, attention
+ * and decode GEMMs, 1000 / (bandwidth x memory_eff) ms per GB for the weights
+ * and the KV cache, 1000 / link_gbs ms per GB and the roofline's all-reduce
+ * latency per hop, its launch cost per layer and fixed overhead per step, no
+ * per-sequence cost.  Widths (standard deviations of the log-coefficient):
+ * ln 2 (a factor 2) for the rates, ln 4 for the fixed, launch and all-reduce
+ * latency terms, whose roofline values are rough.  This is the one place a
+ * learned default would replace (issue "Fidelity A"): every fit takes its
+ * prior from cprior_terms.
+ *
+ * Floor (cprior_floor): the rates at 100 % of the datasheet peak (compute at
+ * the dense peak of the weights' precision, bytes at peak bandwidth); every
+ * step of a model whose rates are at or above them takes at least the time of
+ * its GEMMs at peak and of its weights read at peak bandwidth.
+ */
+#ifndef LATSIM_CPRIOR_H
+#define LATSIM_CPRIOR_H
+
+#include "cfitted.h"
+
+/* The prior of (GPU, ENGINE (NULL: generic), MODEL, TP, WEIGHTS) into TERMS
+ * and WIDTH (CF_NTERMS each; WIDTH the log-sd, 0 for a term held where it is). */
+void cprior_terms(const gpu_spec *g, const char *engine, const model_spec *m, int tp, const char *weights, double *terms,
+                  double *width);
+
+/* The lowest value of each term (CF_NTERMS): the rates at peak, 0 for the rest. */
+void cprior_floor(const gpu_spec *g, const char *weights, double *lo);
+
+#endif
