@@ -132,6 +132,9 @@ typedef struct cost_hw {
     double expert_imbalance;      /* routed-token load of the busiest EP rank over the mean,
                                      >= 1: scales the experts' compute time when ep > 1 [1] */
     int use_fp4_compute;          /* 1: peak is gpu.fp4_tflops (fp4 weights on a GPU with FP4) */
+    char engine[16];              /* the serving engine (`engine =`: vllm, sglang, trtllm,
+                                     generic): the learned model's efficiencies are per engine;
+                                     "" (zeroed): vllm */
 } cost_hw;
 
 /* Sets H's weight precision from its name WEIGHTS (bf16, fp16, fp8, int8, int4,
