@@ -41,7 +41,9 @@
 #define MAXSTEP 16
 #define MAXLEV 64
 #define MAXMOD 32
+#ifndef LAMBDA
 #define LAMBDA 2.0          /* ridge weight of an offset (per unit on the learned scale) */
+#endif
 #define NITER 60            /* Levenberg-Marquardt iterations at most */
 
 /* The prior of the global values (learned scale) and its weight: weak where the
