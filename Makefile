@@ -74,7 +74,7 @@ SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ) $(BUILD)/gen/hfdata.o
 TEST_SRC := $(wildcard tests/*.c) tests/fuzz/targets.c
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run test docs-update test-mpi bench bench-mpi clean latsim fuzz fuzz-replay check-layers
+.PHONY: all deps run test docs-update test-mpi bench bench-mpi clean latsim fuzz fuzz-replay check-layers validate
 all: latsim
 
 # Each object depends on the headers it includes (-MMD: the compiler writes
@@ -188,6 +188,12 @@ test-mpi:
 # one line per offending include or cycle, exit 1.
 check-layers:
 	tests/check-layers.sh
+
+# make validate: the accuracy scoreboard of the learned step model (docs/learned.md):
+# prints it and fails when a cell is worse than tests/golden/accuracy.txt by more
+# than 2 points; tests/validate.sh --write regenerates docs/accuracy.md and that file.
+validate: latsim
+	LATSIM_BIN=./latsim tests/validate.sh
 
 # make bench [BASE=COMMIT] [REPEAT=N] [CASE=TEXT]: this checkout beside a baseline
 # build (default 3fb2c66, built once into build/base-COMMIT/), medians of N (5)

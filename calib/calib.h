@@ -263,6 +263,7 @@ typedef struct calib_cost_req {
     long pbatch;              /* prefilling sequences */
     long decode;              /* decoding sequences (0: none) */
     long context;             /* context of each decoding sequence, tokens */
+    const char *engine;       /* serving engine (NULL: vllm): the learned model's class */
 } calib_cost_req;
 
 #define CALIB_COST_MAX_PARTS 12
@@ -270,7 +271,7 @@ typedef struct calib_cost_req {
 /* A step time and the model that gave it. */
 typedef struct calib_cost {
     double step_ms;           /* the step's time, ms */
-    const char *kind;         /* "roofline", "fitted" or "profile" */
+    const char *kind;         /* "roofline", "fitted", "profile" or "learned" */
     int64_t id;               /* the stored model (0 for the roofline) */
     char source[320];         /* where its numbers come from */
     double mape;              /* its cross-validated MAPE, % (NAN for the roofline) */
@@ -306,6 +307,19 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *r, calib_cost *out, char 
  * (WEIGHTS, TP), in the caller's transaction.  Returns 0 or -1 + ERR. */
 int celog_store(sqlite3 *db, const char *file, const celog_window *w, size_t n, const char *model, const char *gpu,
                 const char *weights, int tp, const char *tool, char *err, size_t errlen);
+
+/* ---- the learned step model (clearn.h, docs/learned.md) ------------------------ */
+
+/* `latsim calib train`: reads the corpus in DIR (tests/data/corpus: README.md
+ * there), fits the learned model with GSL, cross-validates it, writes the C
+ * source of its table to OUT (NULL: none) and a report to LOG (NULL: none).
+ * Returns 0 or -1 + ERR (a corpus file's error names file, line and column). */
+int clearn_train(const char *dir, FILE *out, FILE *log, char *err, size_t errlen);
+
+/* `latsim validate`: the scoreboard of the corpus in DIR (leave-one-GPU-out,
+ * -engine-out and -model-out MAPE of the learned model beside the roofline's),
+ * a markdown table written to OUT.  Returns 0 or -1 + ERR. */
+int clearn_validate(const char *dir, FILE *out, char *err, size_t errlen);
 
 /* Registers the calibrated cost models (auto, fitted, profile) with the
  * simulator's cost-model table.  Returns 0, or -1 when the table is full. */

@@ -13,6 +13,7 @@
 #include "calib.h"
 #include "cbench.h"
 #include "ccost.h"
+#include "clearn.h"
 #include "cdb.h"
 #include "cfitted.h"
 #include "cobsfit.h"
@@ -281,6 +282,7 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
         goto out;
     }
     if (!weights) weights = roof.hw.model.weights[0] ? roof.hw.model.weights : "bf16";
+    snprintf(roof.hw.engine, sizeof roof.hw.engine, "%s", q->engine ? q->engine : "vllm");
     if (cost_hw_set_weights(&roof.hw, weights) != 0) {
         snprintf(err, errlen, "cost: --weights: unknown precision '%s' (valid: bf16, fp16, fp8, int8, int4, fp4)", weights);
         goto out;
@@ -322,6 +324,11 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
     out->mape = c.mape;
     snprintf(out->range, sizeof out->range, "%s", c.kind == CC_ROOFLINE ? "" : extrap ? "extrapolated" : c.range);
     snprintf(out->note, sizeof out->note, "%s", c.note);
+    if (c.kind == CC_LEARNED && c.carried) {
+        const clearn_prior *lp = clearn_model_prior(&c.lm);
+        size_t L = strlen(out->note);
+        snprintf(out->note + L, sizeof out->note - L, "%s%s", L ? "; " : "", lp->note);
+    }
     out->hwnote[0] = '\0';
     cost_hw_note(&roof.hw, out->hwnote, sizeof out->hwnote);   /* e.g. fp4 dequantised on a GPU without it */
     snprintf(out->warn, sizeof out->warn, "%s", c.warn);

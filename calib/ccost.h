@@ -12,7 +12,10 @@
  *                     carried by its normalised terms (ms per TFLOP, per GB read,
  *                     per layer, per hop: evaluated with this model's geometry;
  *                     "extrapolated"); a model of this model on another GPU
- *                     (datasheet ratios below; "extrapolated"); the roofline;
+ *                     (datasheet ratios below; "extrapolated"); the learned
+ *                     model of the GPU and engine (clearn.h; "extrapolated" when
+ *                     either has no measurement in its corpus);
+ *   learned           the learned model;
  *   roofline          the datasheet roofline.
  * A stored model whose cross-validated MAPE is above CDB_MAPE_LIMIT (cdb.h) or
  * unknown is never used: auto and an explicit kind skip it (and say so in WARN),
@@ -31,7 +34,7 @@
 #include "llm/cost.h"
 #include "cprofile.h"
 
-typedef enum { CC_ROOFLINE, CC_FITTED, CC_PROFILE } cc_kind;
+typedef enum { CC_ROOFLINE, CC_FITTED, CC_PROFILE, CC_LEARNED } cc_kind;
 
 #define CC_MAX_PARTS 12
 
@@ -79,6 +82,7 @@ typedef struct ccost {
     cfitted fitted;         /* kind fitted: the model */
     cprofile profile;       /* kind profile: the model (owns its curves) */
     cost_model roof;        /* the roofline (always filled: the fallback; owned) */
+    cost_model lm;          /* kind learned: the `learned` row on roof's hardware (owned) */
     cc_table tab;           /* kind profile: its tabulated parts (owned; filled on use) */
     cfitted_eval fev;       /* kind fitted: the model prepared for per-step evaluation */
     const cost_coll_prof *ar_meas; /* kind profile at tp > 1: the imported nccl all-reduce of
@@ -125,7 +129,7 @@ int ccost_use_fitted(cost_model *m, const cfitted *f, const char *source);
  * built on M uses them. */
 void ccost_set_coefs(cost_model *m, const double *coef);
 
-/* "roofline", "fitted" or "profile". */
+/* "roofline", "fitted", "profile" or "learned". */
 const char *ccost_kind_name(cc_kind k);
 
 /* Adds the calibrated rows auto, fitted and profile (resolved by ccost_resolve)

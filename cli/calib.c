@@ -60,6 +60,8 @@ typedef struct opts {
     const char *prompts;      /* --prompts LIST */
     long repeats;             /* --repeats (0 = default) */
     long threads;             /* --threads (0 = the BLAS default) */
+    const char *corpus;       /* --corpus DIR (train) */
+    const char *out;          /* --out FILE (train) */
     const char *cmd;          /* the command, "calib import" */
     char **pos;               /* the arguments after the command's name */
     int npos;                 /* how many */
@@ -81,7 +83,7 @@ static int parse_long(const char *opt, const char *v, long lo, long hi, long *ou
 
 /* The options of the calib commands (each command's table lists those it takes). */
 enum { O_MODEL = 1, O_GPU, O_WEIGHTS, O_TP, O_FOLDS, O_SOURCE, O_TARGET, O_SIZES, O_TOKENS, O_BATCHES, O_CONTEXTS,
-       O_PROMPTS, O_REPEATS, O_THREADS, O_GPUS, O_DATA };
+       O_PROMPTS, O_REPEATS, O_THREADS, O_GPUS, O_DATA, O_CORPUS, O_OUT };
 
 #define OPT_MODEL(flags)  { "model", O_MODEL, "M", "the model (a catalog name)", flags }
 #define OPT_TP            { "tp", O_TP, "T", "tensor-parallel degree (1 to 1024)", 0 }
@@ -128,6 +130,12 @@ static const cli_opt NET_OPTS[] = {
     { "sizes", O_SIZES, "LIST", "payload sizes, bytes (at least 3)", 0 },
     { "repeats", O_REPEATS, "N", "round trips per size (default 200)", 0 },
     CLI_OPT_DB, { NULL },
+};
+
+static const cli_opt TRAIN_OPTS[] = {
+    { "corpus", O_CORPUS, "DIR", "the corpus (default tests/data/corpus: its README.md)", 0 },
+    { "out", O_OUT, "FILE.c", "write the trained table as C source (calib/clearn_coef.c to replace the compiled-in one)", 0 },
+    { NULL },
 };
 
 static const char *const BAD_INPUT = "Bad input: one line naming the file, line and column; exit 2; database untouched.\n";
@@ -179,6 +187,15 @@ static const cli_cmd CALIB_NET = {
     "", NET_OPTS, 0, 0,
 };
 
+static const cli_cmd CALIB_TRAIN = {
+    "calib train", "",
+    "Trains the learned step model (docs/learned.md) on the corpus: GSL's\n"
+    "Levenberg-Marquardt on log(predicted / measured), coefficients per GPU and engine\n"
+    "shrunk toward their vendor's and the cross-engine means; then leave-one-GPU-,\n"
+    "engine- and model-out cross-validation.  Prints the fit; --out writes the table.\n",
+    "", TRAIN_OPTS, 0, 0,
+};
+
 /* cli_opt_fn of the calib commands: CTX is the opts. */
 static int calib_opt(void *ctx, int id, const char *v)
 {
@@ -200,6 +217,8 @@ static int calib_opt(void *ctx, int id, const char *v)
     case O_BATCHES: o->batches = v; break;
     case O_CONTEXTS: o->contexts = v; break;
     case O_PROMPTS: o->prompts = v; break;
+    case O_CORPUS: o->corpus = v; break;
+    case O_OUT: o->out = v; break;
     case O_TP: bad = parse_long("--tp", v, 1, 1024, &o->tp, err, sizeof err); break;
     case O_GPUS: bad = parse_long("--gpus", v, 1, 1024, &o->gpus, err, sizeof err); break;
     case O_FOLDS: bad = parse_long("--folds", v, 2, 100, &o->folds, err, sizeof err); break;
@@ -588,6 +607,19 @@ static int cmd_list_show(const opts *o, int show)
     return s != 0 ? fail(s == 1 ? 2 : 1, err) : 0;
 }
 
+/* `calib train [--corpus DIR] [--out FILE.c]`. */
+static int cmd_train(const opts *o)
+{
+    char err[2048] = "";
+    if (o->npos) return fail(2, "calib train: unexpected argument (see latsim calib train --help)");
+    if (o->out && cu_check_out("calib train", "--out", o->out, err, sizeof err) != 0) return fail(2, err);
+    FILE *f = o->out ? cu_open_out("calib train", "--out", o->out, err, sizeof err) : NULL;
+    if (o->out && !f) return fail(2, err);
+    int rc = clearn_train(o->corpus ? o->corpus : "tests/data/corpus", f, stdout, err, sizeof err);
+    if (f && cu_close_out("calib train", "--out", o->out, f, rc ? NULL : err, rc ? 0 : sizeof err) != 0) rc = -1;
+    return rc ? fail(2, err) : 0;
+}
+
 static int cmd_list(const opts *o) { return cmd_list_show(o, 0); }
 static int cmd_show(const opts *o) { return cmd_list_show(o, 1); }
 static int cmd_cpu(const opts *o) { return cmd_bench(o, 0); }
@@ -608,6 +640,7 @@ static const struct calib_sub {
     { "cpu", &CALIB_CPU, cmd_cpu, "time the model's layer GEMMs, attention and memory bandwidth on this CPU" },
     { "gpu", &CALIB_GPU, cmd_gpu, "the same on CUDA GPU 0 (cuBLAS; needs make CUDA=1)" },
     { "net", &CALIB_NET, cmd_net, "TCP round trips, fit base + bytes / bandwidth, JSON vs binary" },
+    { "train", &CALIB_TRAIN, cmd_train, "train the learned step model on the shipped corpus (docs/learned.md)" },
 };
 
 /* latsim calib --help: every command's synopsis (from its table) and what it does. */
@@ -630,6 +663,36 @@ static void calib_usage(FILE *out)
           "  calib forget RUN\n"
           "        removes a stored observed run (one that cannot be replayed blocks later fits)\n", out);
     fprintf(out, "\n%s", BAD_INPUT);
+}
+
+static const cli_opt VALIDATE_OPTS[] = {
+    { "corpus", 1, "DIR", "the corpus (default tests/data/corpus)", 0 },
+    { NULL },
+};
+static const cli_cmd VALIDATE = {
+    "validate", "",
+    "Cross-validates the learned step model on the corpus: leave-one-GPU-out,\n"
+    "-engine-out and -model-out MAPE of batch and step latency, beside the roofline's\n"
+    "on the same rows; prints the markdown table (make validate writes docs/accuracy.md).\n",
+    "", VALIDATE_OPTS, 0, 0,
+};
+
+static int validate_opt(void *ctx, int id, const char *v)
+{
+    (void) id;
+    *(const char **) ctx = v;
+    return 0;
+}
+
+int validate_main(int argc, char **argv)
+{
+    const char *corpus = "tests/data/corpus";
+    cli_args a;
+    char err[2048] = "";
+    int rc = cli_parse(&VALIDATE, argc, argv, &a, validate_opt, &corpus);
+    if (rc != CLI_GO) return rc;
+    if (a.npos) return fail(2, "validate: unexpected argument (see latsim validate --help)");
+    return clearn_validate(corpus, stdout, err, sizeof err) ? fail(2, err) : 0;
 }
 
 int calib_main(int argc, char **argv)
@@ -661,7 +724,7 @@ int calib_main(int argc, char **argv)
     return cu_die(2, "calib: unknown command '%s' (see latsim calib --help)", sub);
 }
 
-enum { C_MODEL = 1, C_GPU, C_TP, C_WEIGHTS, C_PREFILL, C_PBATCH, C_DECODE, C_CONTEXT, C_COST, C_COST_ID };
+enum { C_MODEL = 1, C_GPU, C_TP, C_WEIGHTS, C_PREFILL, C_PBATCH, C_DECODE, C_CONTEXT, C_COST, C_COST_ID, C_ENGINE };
 
 static const cli_opt COST_OPTS[] = {
     { "model", C_MODEL, "M", "the model (a catalog name)", CLI_REQUIRED },
@@ -672,7 +735,8 @@ static const cli_opt COST_OPTS[] = {
     { "prefill-batch", C_PBATCH, "B", "prefilling sequences (default 1)", 0 },
     { "decode", C_DECODE, "SEQS", "decoding sequences, each with --context TOKENS of context", 0 },
     { "context", C_CONTEXT, "TOKENS", "context of each decoding sequence", 0 },
-    { "cost", C_COST, "KIND", "auto (default: best calibrated model, else roofline), fitted, profile, roofline", 0 },
+    { "cost", C_COST, "KIND", "auto (default: best calibrated model, else the learned one), fitted, profile, learned, roofline", 0 },
+    { "engine", C_ENGINE, "E", "serving engine: vllm (default), sglang, trtllm, generic (the learned model's efficiencies)", 0 },
     { "cost-id", C_COST_ID, "ID", "a stored calibrated model (latsim calib list)", 0 },
     { "json", CLI_JSON, NULL, "{\"step_ms\": X, \"cost_model\": {kind, id, source, mape}, \"parts\": {NAME: ms}}", 0 },
     CLI_OPT_DB,
@@ -689,6 +753,7 @@ static const cli_cmd COST = {
 /* What cost was asked. */
 typedef struct cost_opts {
     const char *model, *gpu, *weights, *kind;  /* --model, --gpu, --weights, --cost (NULL: not given) */
+    const char *engine;                        /* --engine (NULL: the default) */
     long tp, prefill, pbatch, decode, context, id;  /* --tp, --prefill, --prefill-batch, --decode, --context (-1: none), --cost-id */
 } cost_opts;
 
@@ -703,6 +768,13 @@ static int cost_opt(void *ctx, int id, const char *v)
     case C_GPU: o->gpu = v; break;
     case C_WEIGHTS: o->weights = v; break;
     case C_COST: o->kind = v; break;
+    case C_ENGINE:
+        if (strcmp(v, "vllm") && strcmp(v, "sglang") && strcmp(v, "trtllm") && strcmp(v, "generic")) {
+            snprintf(err, sizeof err, "cost: --engine: unknown engine '%.100s' (valid: vllm, sglang, trtllm, generic)", v);
+            bad = 1;
+        } else
+            o->engine = v;
+        break;
     case C_TP: bad = parse_long("cost: --tp", v, 1, 1024, &o->tp, err, sizeof err); break;
     case C_PREFILL: bad = parse_long("cost: --prefill", v, 1, 10000000, &o->prefill, err, sizeof err); break;
     case C_PBATCH: bad = parse_long("cost: --prefill-batch", v, 1, 1000000, &o->pbatch, err, sizeof err); break;
@@ -734,8 +806,9 @@ int cost_main(int argc, char **argv)
     int json = a.json;
     if (!prefill && !decode) return fail(2, "cost: give --prefill TOKENS and/or --decode SEQS --context TOKENS");
     if (decode && context < 0) return fail(2, "cost: --decode needs --context TOKENS");
-    if (kind && strcmp(kind, "auto") && strcmp(kind, "fitted") && strcmp(kind, "profile") && strcmp(kind, "roofline")) {
-        snprintf(err, sizeof err, "cost: --cost: unknown kind '%s' (valid: auto, fitted, profile, roofline)", kind);
+    if (kind && strcmp(kind, "auto") && strcmp(kind, "fitted") && strcmp(kind, "profile") && strcmp(kind, "roofline") &&
+        strcmp(kind, "learned")) {
+        snprintf(err, sizeof err, "cost: --cost: unknown kind '%s' (valid: auto, fitted, profile, learned, roofline)", kind);
         return fail(2, err);
     }
     if (kind && id) return fail(2, "cost: give --cost KIND or --cost-id ID, not both");
@@ -749,6 +822,7 @@ int cost_main(int argc, char **argv)
     if (access(path, F_OK) == 0 ? open_readonly(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))
         return fail(2, err);
     calib_cost_req q = { .model = model, .gpu = gpu, .tp = (int)tp, .weights = weights, .kind = kind, .id = id,
+                         .engine = co.engine,
                          .prefill = prefill, .pbatch = pbatch, .decode = decode, .context = context };
     calib_cost c;
     rc = calib_cost_eval(db, &q, &c, err, sizeof err);
@@ -789,7 +863,10 @@ int cost_main(int argc, char **argv)
         if (c.note[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.note));
         if (c.hwnote[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.hwnote));
     }
-    if (range[0] && strcmp(range, "extrapolated") == 0)
+    if (range[0] && strcmp(range, "extrapolated") == 0 && !strcmp(c.kind, "learned"))
+        fprintf(stderr, "latsim: note: the learned model is extrapolated here (its GPU or engine has no measurement in "
+                        "its corpus: docs/learned.md)\n");
+    else if (range[0] && strcmp(range, "extrapolated") == 0)
         fprintf(stderr, "latsim: note: cost model %lld is extrapolated here (outside its measured TP, step sizes or GPU)\n", (long long)c.id);
     rc = 0;
 out:

@@ -27,6 +27,7 @@ int export_main(int argc, char **argv);      /* export.c */
 int bench_main(int argc, char **argv);       /* bench.c */
 int calib_main(int argc, char **argv);       /* calib.c: calib, cost, echo */
 int cost_main(int argc, char **argv);
+int validate_main(int argc, char **argv);
 int echo_main(int argc, char **argv);
 
 /* The gnuplot commands for plots/frontier.gp (data blocks and variables) of

@@ -45,6 +45,7 @@ static const command COMMANDS[] = {
     { "report", report_main, "report RUN|FILE... --html OUT", "one self-contained HTML design review of runs or scenarios" },
     { "export", export_main, "export RUN --csv DIR", "a run's tables as CSV files" },
     { "replay", replay_main, "replay FILE --scenario S.ini", "an observed run simulated: observed vs predicted (docs/observed.md)" },
+    { "validate", validate_main, "validate", "cross-validated accuracy of the learned step model (docs/accuracy.md)" },
 };
 
 #define NCOMMANDS (sizeof COMMANDS / sizeof COMMANDS[0])

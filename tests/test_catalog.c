@@ -50,9 +50,9 @@ TestSuite(catalog, .init = setup, .fini = teardown);
 
 Test(catalog, seeded_with_builtins)
 {
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 16);
     cr_assert_eq(count_rows("SELECT count(*) FROM models"), 19);
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus WHERE builtin = 1"), 12);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus WHERE builtin = 1"), 16);
     cr_assert_eq(count_rows("SELECT count(*) FROM models WHERE source = ''"), 0);
     cr_assert_eq(count_rows("SELECT count(*) FROM gpus WHERE source = ''"), 0);
 }
@@ -64,7 +64,7 @@ Test(catalog, init_is_idempotent_and_keeps_user_entries)
     g.price_hr = 9.75;
     cr_assert_eq(catalog_put_gpu(db, &g, err, sizeof err), 0, "%s", err);
     cr_assert_eq(catalog_init(db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 16);
     cr_assert_eq(catalog_gpu(db, "h100", &g, err, sizeof err), 0);
     cr_assert_float_eq(g.price_hr, 9.75, 1e-12);
     cr_assert_eq(count_rows("SELECT builtin FROM gpus WHERE name = 'h100'"), 0);
@@ -124,8 +124,8 @@ Test(catalog, unknown_names_list_valid_ones)
     gpu_spec g;
     model_spec m;
     cr_assert_eq(catalog_gpu(db, "b300", &g, err, sizeof err), 1);
-    cr_assert_str_eq(err, "unknown gpu 'b300' (valid: a100, b200, gb200, h100, h20, h200, l4, l40s, mi300x, "
-                          "mi325x, rtx-4090, rtx-pro-6000)");
+    cr_assert_str_eq(err, "unknown gpu 'b300' (valid: a100, b200, gaudi2, gb200, gh200, h100, h20, h200, l4, l40s, "
+                          "max-1550, mi250, mi300x, mi325x, rtx-4090, rtx-pro-6000)");
     cr_assert_eq(catalog_model(db, "gpt-5", &m, err, sizeof err), 1);
     cr_assert_str_eq(err, "unknown model 'gpt-5' (valid: codellama-34b, deepseek-v3, gpt-oss-120b, gpt-oss-20b, "
                           "llama-2-70b, llama-2-7b, llama-3-70b, llama-3-8b, llama-3.1-405b, llama-3.1-70b, "
@@ -180,7 +180,7 @@ Test(catalog, put_get_round_trip)
     /* Replacing keeps one row; the new name shows up in the valid list. */
     g.price_hr = 3.0;
     cr_assert_eq(catalog_put_gpu(db, &g, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 13);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 17);
     cr_assert_eq(catalog_gpu(db, "nope", &got, err, sizeof err), 1);
     cr_assert_neq(strstr(err, "mygpu"), NULL, "%s", err);
 }
@@ -221,7 +221,7 @@ Test(catalog, invalid_put_rejected)
     m.hidden = 3000;
     cr_assert_eq(catalog_put_model(db, &m, err, sizeof err), 0, "%s", err);
 
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 16);
     cr_assert_eq(count_rows("SELECT count(*) FROM models"), 20);
 }
 

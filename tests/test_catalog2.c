@@ -110,8 +110,8 @@ Test(catalog2, old_database_is_migrated_once)
     cr_expect(g.bf16_tflops == 989 && g.price_hr == 2.99 && g.max_w == 700 && g.idle_w == 105, "h100 %g %g %g", g.bf16_tflops,
               g.max_w, g.idle_w);
     cr_expect(strstr(g.source, "max 700 W") != NULL, "%s", g.source);
-    cr_expect_eq(q(db, "SELECT count(*) FROM gpus WHERE builtin = 1"), 11, "12 built-ins less the user's l4");
-    cr_expect_eq(q(db, "SELECT count(*) FROM gpus"), 13);
+    cr_expect_eq(q(db, "SELECT count(*) FROM gpus WHERE builtin = 1"), 15, "16 built-ins less the user's l4");
+    cr_expect_eq(q(db, "SELECT count(*) FROM gpus"), 17);
     cr_expect_eq(q(db, "SELECT count(*) FROM models"), 20);
     cr_expect_eq(q(db, "SELECT count(*) FROM gpus WHERE name IN ('b200', 'gb200', 'h20', 'mi300x', 'mi325x', 'rtx-4090',"
                        " 'rtx-pro-6000') AND builtin = 1 AND max_w > 0"), 7);
@@ -166,7 +166,7 @@ Test(catalog2, read_only_old_database_is_read_through_temp_tables)
     cr_expect_eq(g.gpus_per_node, 8);
     expect_user_rows(db);
     cr_expect_eq(catalog_init(db, err, sizeof err), 0, "again: %s", err);
-    cr_expect_eq(q(db, "SELECT count(*) FROM gpus"), 13);
+    cr_expect_eq(q(db, "SELECT count(*) FROM gpus"), 17);
     sqlite3_close(db);
     char *after = bytes_of(path, &n1);
     cr_expect(n0 == n1 && memcmp(before, after, n0) == 0, "a read-only open changed the file");

@@ -30,7 +30,7 @@ static void write_grid(const char *name, int req, const char *extra, char *path,
     snprintf(text, sizeof text,
              "[sim]\nrequests = %d\nseed = 7\n\n"
              "[workload]\narrival = poisson\nrate = 20\nprompt_tokens = 500\noutput_tokens = 100\n\n"
-             "[pool chat]\nkind = llm\nmodel = llama-3-70b\ngpu = h100\ntp = 8\nreplicas = 2\nscheduler = continuous\n\n"
+             "[pool chat]\nkind = llm\nmodel = llama-3-70b\ngpu = h100\ntp = 8\nreplicas = 2\nscheduler = continuous\ncost = roofline\n\n"
              "[slo]\nttft_p99_ms = 800\ntpot_p99_ms = 60\n\n"
              "[explore]\npool.chat.tp = 3, 4, 8, 16\npool.chat.gpu = h100, a100\npool.chat.replicas = 1, 2\nseeds = 4\n%s",
              req, extra ? extra : "");

@@ -776,7 +776,7 @@ TestSuite(hard_warmup, .init = setup, .fini = tcli_teardown);
 
 static const char *FLEET =
     "[workload]\narrival = poisson\nrate = 8192\nprompt_tokens = lognormal(mean=1000, cv=1)\noutput_tokens = exp(mean=200)\n"
-    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 1024\nscheduler = continuous\n";
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 1024\nscheduler = continuous\ncost = roofline\n";
 
 /* A number from the --json report: the first "KEY": VALUE. */
 static double json_num(const char *json, const char *key)

@@ -1074,13 +1074,13 @@ static void roofline_lone(const char *sched_lines, int chunk)
              "[sim]\nrequests = 2\nwarmup = 0\n"
              "[workload]\narrival = constant\nrate = 0.001\n"
              "prompt_tokens = const(%d)\noutput_tokens = const(%d)\n"
-             "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n%s",
+             "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ncost = roofline\n%s",
              P, O, sched_lines);
     scenario sc;
     char err[1024];
     cr_assert_eq(load_resolve(text, &sc, err, sizeof err), 0, "%s", err);
     const cost_model *m = &llm_cfg_of(&sc.pools[0])->cost;
-    /* The default, cost = auto, uses the roofline when no calibrated model is stored. */
+    /* The roofline (pinned: auto's default is the learned model, test_learned.c). */
     cost_info ci;
     cost_describe(m, &ci);
     cr_assert_str_eq(ci.kind, "roofline");

@@ -85,7 +85,7 @@ Test(nccl, interpolates_in_log_size_and_extrapolates_with_the_last_bandwidth)
 static double allreduce_ms(const char *source_want)
 {
     result r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "8", "--decode", "24",
-                      "--context", "1000", "--json", NULL);
+                      "--context", "1000", "--cost", "roofline", "--json", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     const char *a = strstr(r.out, "\"allreduce\": ");
     cr_assert(a, "%s", r.out);
@@ -120,7 +120,7 @@ static char *run_pool(int tp)
     char ini[512], path[256];
     snprintf(ini, sizeof ini,
              "[sim]\nrequests = 300\nseed = 3\n[workload]\nrate = 4\n"
-             "[pool llm]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ntp = %d\n", tp);
+             "[pool llm]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ntp = %d\ncost = roofline\n", tp);
     write_file("s.ini", ini, path, sizeof path);
     result r = run_scenario(120, path, "--json", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);

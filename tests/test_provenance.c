@@ -53,7 +53,8 @@ static void make_cal(void)
     result_free(&r);
 }
 
-/* A small LLM scenario of MODEL on GPU at TP, with an [slo] when SLO. */
+/* A small LLM scenario of MODEL on GPU at TP, with an [slo] when SLO; its roofline key
+ * (compute_eff, at its default) makes auto fall back to the roofline, not the learned model. */
 static void scenario(const char *name, const char *model, const char *gpu, int tp, double rate, int slo, char *path,
                      size_t n)
 {
@@ -61,7 +62,7 @@ static void scenario(const char *name, const char *model, const char *gpu, int t
     snprintf(text, sizeof text,
              "[sim]\nrequests = 300\nwarmup = 30\n"
              "[workload]\nrate = %g\nprompt_tokens = const(500)\noutput_tokens = const(20)\n"
-             "[pool chat]\nkind = llm\nmodel = %s\ngpu = %s\ntp = %d\n%s",
+             "[pool chat]\nkind = llm\nmodel = %s\ngpu = %s\ntp = %d\ncompute_eff = 0.6\n%s",
              rate, model, gpu, tp, slo ? "[slo]\nttft_p99_ms = 3000\ntpot_p99_ms = 400\n" : "");
     write_file(name, text, path, n);
 }

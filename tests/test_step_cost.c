@@ -191,11 +191,11 @@ Test(step_cost, registry_default)
     cr_expect_eq(cost_row_count(), 2);
     cr_assert_eq(ccost_register(), 0);
     cr_assert_eq(ccost_register(), 0, "twice is harmless");
-    cr_expect_eq(cost_row_count(), 5);
+    cr_expect_eq(cost_row_count(), 6);
     cr_expect_str_eq(cost_default()->name, "auto");
     char buf[256];
     cost_choices(buf, sizeof buf);
-    cr_expect_str_eq(buf, "linear|roofline|auto|fitted|profile");
+    cr_expect_str_eq(buf, "linear|roofline|auto|fitted|profile|learned");
     cr_expect_eq(cost_row_index(cost_find("profile")), 4);
     cost_ops clash = *cost_find("linear");
     cr_expect_eq(cost_register(&clash), -1);

@@ -103,14 +103,14 @@ Test(store, schema_and_catalog_created)
     cr_assert_eq(count_rows("PRAGMA user_version"), 2);   /* version 2: names in run_stats.text */
     cr_assert_eq(count_rows("PRAGMA foreign_keys"), 1);
     cr_assert_eq(count_rows("SELECT count(*) FROM runs"), 0);
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 16);
     cr_assert_eq(count_rows("SELECT count(*) FROM models"), 19);
 
     /* Reopening an existing database works and adds nothing. */
     store_close(db);
     db = NULL;
     cr_assert_eq(store_open(path, &db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 12);
+    cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 16);
 }
 
 Test(store, empty_list)

@@ -102,6 +102,33 @@ static const gpu_spec builtin_gpus[] = {
       "awesomeagents.ai (2026); " IDLE_NOTE "; inter-node: 400 Gb/s NIC per GPU",
       .fp4_tflops = 0, .idle_w = IDLE(1000), .max_w = 1000, .gpus_per_node = 8,
       .node_link_gbs = 50, .node_link_latency_us = 5 },
+    { "gh200", "GH200-96GB (Hopper GPU of the Grace Hopper Superchip)", 989.0, 1979.0, 96.0, 4000.0, 900.0, 1.49,
+      "NVIDIA GH200 Grace Hopper Superchip datasheet (96 GB HBM3, 4 TB/s; dense: its sparse FP8 3958, BF16 1979 "
+      "TFLOPS halved; NVLink 900 GB/s; module up to 1000 W with the CPU, 700 W the GPU's share assumed); price: "
+      "Lambda on-demand 1x GH200, $1.49/h (2025); " IDLE_NOTE "; inter-node: 400 Gb/s per superchip",
+      .fp4_tflops = 0, .idle_w = IDLE(700), .max_w = 700, .gpus_per_node = 4,
+      .node_link_gbs = 50, .node_link_latency_us = 5 },
+    { "mi250", "MI250-128GB (OAM, two GCDs)", 362.1, 362.1, 128.0, 3276.8, 600.0, 1.00,
+      "AMD Instinct MI250 datasheet (one OAM package of two GCDs: dense BF16 362.1 TFLOPS, INT8 362.1 TOPS, no "
+      "FP8; 128 GB HBM2e, 3.2768 TB/s; 6 Infinity Fabric links x 100 GB/s; 500 W TBP, 560 W peak); price: no "
+      "public on-demand list price, $1.00/h is an estimate, set your own; " IDLE_NOTE "; inter-node: 200 Gb/s "
+      "per package (assumed)",
+      .fp4_tflops = 0, .idle_w = IDLE(560), .max_w = 560, .gpus_per_node = 4,
+      .node_link_gbs = 25, .node_link_latency_us = 5 },
+    { "gaudi2", "Gaudi2-HL-225H-96GB", 432.0, 865.0, 96.0, 2460.0, 262.5, 1.30,
+      "Intel Gaudi 2 (HL-225H mezzanine card) white paper and product brief (MME BF16 432, FP8 865 TFLOPS; 96 GB "
+      "HBM2E, 2.46 TB/s; 24 x 100 GbE RoCE on chip, 21 of them to the 7 peers of an 8-card server: 262.5 GB/s; "
+      "600 W); price: no public on-demand list price, $1.30/h is an estimate, set your own; " IDLE_NOTE "; "
+      "inter-node: 3 x 100 GbE per card",
+      .fp4_tflops = 0, .idle_w = IDLE(600), .max_w = 600, .gpus_per_node = 8,
+      .node_link_gbs = 37.5, .node_link_latency_us = 10 },
+    { "max-1550", "Data-Center-GPU-Max-1550-128GB (Ponte Vecchio)", 838.9, 1677.7, 128.0, 3276.8, 450.0, 2.00,
+      "Intel Data Center GPU Max 1550 product specifications (ark.intel.com: XMX BF16 838.9 TFLOPS, INT8 1677.7 "
+      "TOPS, no FP8; 128 GB HBM2e, 3.2768 TB/s; 600 W); Xe Link between the GPUs of a node: 450 GB/s is an "
+      "estimate; price: no public on-demand list price, $2.00/h is an estimate, set your own; " IDLE_NOTE "; "
+      "inter-node: 200 Gb/s per GPU (assumed)",
+      .fp4_tflops = 0, .idle_w = IDLE(600), .max_w = 600, .gpus_per_node = 6,
+      .node_link_gbs = 25, .node_link_latency_us = 5 },
     { "rtx-4090", "GeForce-RTX-4090-24GB", 165.2, 330.3, 24.0, 1008.0, 32.0, 0.60,
       "NVIDIA Ada Lovelace architecture whitepaper, RTX 4090 (dense, FP32 accumulate: FP16-accumulate "
       "rates are 2x; 24 GB GDDR6X; link = PCIe Gen4 x16 per direction, no NVLink; 450 W; no FP4); "
@@ -171,6 +198,7 @@ static const struct alias gpu_aliases[] = {
     { "h100-sxm", "h100" }, { "h100-sxm5", "h100" },
     { "h200-sxm", "h200" }, { "b200-sxm", "b200" }, { "gb200-nvl72", "gb200" },
     { "rtx4090", "rtx-4090" }, { "4090", "rtx-4090" },
+    { "pvc", "max-1550" }, { "gaudi-2", "gaudi2" }, { "mi250-oam", "mi250" },
     { "rtx-pro-6000-se", "rtx-pro-6000" }, { "rtx-pro-6000-server", "rtx-pro-6000" },
 };
 

@@ -635,7 +635,7 @@ int cost_init(cost_model *m, const char *name, const void *params)
 }
 
 static const char *const SOURCES[] = { "datasheet", "scenario", "steps-csv", "vidur", "cuda", "cpu", "net", "observed",
-                                       "engine-log", "other" };
+                                       "engine-log", "learned", "other" };
 #define NSOURCES ((int) (sizeof SOURCES / sizeof SOURCES[0]))
 
 const char *cost_source_known(const char *source)
@@ -758,6 +758,9 @@ void cost_fast_init(cost_fast *f, const cost_model *m)
     else if (m->ops && m->ops->delegate) {
         const cost_model *d = m->ops->delegate(m);
         if (d && d->ops && d->ops->step_ms == roofline_ms) r = d;
+        /* Another model (auto resolved to the learned one): called directly, on the
+         * same hardware. */
+        else if (d && d->ops && d->ops->step_ms && memcmp(&d->hw, &m->hw, sizeof m->hw) == 0) f->m = m = d;
     }
     const cost_hw *h = &m->hw;
     f->have_hw = h->have_hw;

@@ -141,6 +141,9 @@ typedef struct cost_hw {
     int dp;                       /* data-parallel attention ranks sharing the MoE layers, each of
                                      tp GPUs: the routed experts over dp x tp GPUs (sharded when
                                      ep = dp x tp, sliced when ep = 1) [1] */
+    char engine[16];              /* the serving engine (`engine =`: vllm, sglang, trtllm,
+                                     generic): the learned model's efficiencies are per engine;
+                                     "" (zeroed): vllm */
 } cost_hw;
 
 /* Sets H's weight precision from its name WEIGHTS (bf16, fp16, fp8, int8, int4,

@@ -56,6 +56,7 @@ const scn_key llm_keys[] = {
     { "kv_offload_ssd_gbs", "6", "kv_offload: SSD -> GPU load bandwidth, GB/s (a PCIe 4.0 NVMe drive: 7 GB/s sequential read)" },
     { "kv_offload_ssd_latency_ms", "0.1", "kv_offload: fixed latency of a load from the SSD tier, ms" },
     { "kv_offload_shared", "no", "kv_offload: yes: the pool's replicas share one set of tiers (LMCache-style), no: each replica has its own" },
+    { "engine", "vllm", "serving engine: vllm | sglang | trtllm | generic (the learned cost model's efficiencies are per engine; generic: the cross-engine mean)" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { "step_time_scale", "1", "factor on every step time the cost model gives (a what-if; the prediction band runs at both ends of its cost model's error: docs/bands.md)" },
     { "spec_method", "none", "speculative decoding: none | draft (a draft model) | mtp (multi-token-prediction heads) | ngram (prompt lookup, no GPU cost)" },
@@ -177,6 +178,9 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     snprintf(l->weights, sizeof l->weights, "%s", W[k]);
     if (scn_enum(x, sec, "kv_dtype", "bf16|fp16|fp8", 0, &k)) return -1;
     snprintf(l->kv_dtype, sizeof l->kv_dtype, "%s", W[k]);
+    static const char *ENG[] = { "vllm", "sglang", "trtllm", "generic" };
+    if (scn_enum(x, sec, "engine", "vllm|sglang|trtllm|generic", 0, &k)) return -1;
+    snprintf(l->engine, sizeof l->engine, "%s", ENG[k]);
     if (scn_num(x, sec, "gpu_memory_utilization", 0.9, 0, 1, 1.0, &l->mem_util)) return -1;
     {
         /* "profiled" / "derived" (the listed defaults) or numbers that override them. */
@@ -344,6 +348,7 @@ static void fill_hw(llm_cfg *l)
     c->expert_imbalance = l->expert_imbalance;
     c->kv_bytes = (!strcmp(l->kv_dtype, "fp8")) ? 1.0 : 2.0;
     cost_hw_set_weights(c, l->weights);
+    snprintf(c->engine, sizeof c->engine, "%s", l->engine);
 }
 
 /* Checks L's pipeline and expert parallelism against its model and GPU.

@@ -29,6 +29,7 @@ typedef struct llm_cfg {
     int max_batch;            /* max sequences in a batch */
     int64_t max_batch_tokens; /* max tokens per forward step (continuous, chunked) */
     char weights[8];          /* bf16 | fp16 | fp8 | int8 | int4 */
+    char engine[16];          /* serving engine: vllm | sglang | trtllm | generic */
     int weights_given;        /* 1 when the pool set weights (else the model's precision) */
     char kv_dtype[8];         /* bf16 | fp8 */
     double mem_util;          /* share of GPU memory the server may use, (0,1] */

@@ -1577,7 +1577,7 @@ void scenario_print_defaults(const scenario *s, FILE *out)
                      "how steps are batched (default continuous: what vLLM and SGLang do)");
         if (sn && !strcmp(sn, "chunked")) kind_line(out, &s->raw, sec, p, "chunk_tokens");
         static const char *const LL[] = { "max_batch", "max_batch_tokens", "gpu_memory_utilization", "activation_reserve_gib",
-                                          "max_seq_len" };
+                                          "max_seq_len", "engine" };
         for (size_t k = 0; k < sizeof LL / sizeof LL[0]; k++) kind_line(out, &s->raw, sec, p, LL[k]);
         if (p->kind->describe) p->kind->describe(p, sec, out);   /* what it derived: the KV capacity and how */
         if (key_is(&s->raw, sec, "routing", kind_default(p->kind, "routing"), "prefix_affinity"))
