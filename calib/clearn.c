@@ -346,10 +346,20 @@ static void learned_describe(const cost_model *m, cost_info *out)
     learned_coeffs(L, out->coeffs, sizeof out->coeffs);
 }
 
+/* The row's overhead_ms hook (cost.h): the step's kernel launches, fixed cost and
+ * per-sequence CPU work; the rest is model compute. */
+static double learned_overhead_ms(const cost_model *m, const cost_step *s)
+{
+    const learned_state *L = m->state;
+    clearn_parts p = { 0 };
+    clearn_step_ms(&m->hw, &L->prior.c, s, &p);
+    return p.launch + p.cpu;
+}
+
 static const cost_ops LEARNED_ROW = {
     "learned", "physical FLOPs and bytes at efficiencies learned per GPU and engine from public measurements "
     "(latsim calib train; docs/learned.md)",
-    NULL, learned_parse, learned_build, learned_init, learned_ms, NULL, learned_describe, NULL,
+    NULL, learned_parse, learned_build, learned_init, learned_ms, NULL, learned_describe, NULL, learned_overhead_ms,
 };
 
 const clearn_prior *clearn_model_prior(const cost_model *m) { return &((const learned_state *) m->state)->prior; }
