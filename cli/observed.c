@@ -931,6 +931,7 @@ int replay_main(int argc, char **argv)
     cobs_run run = { 0 };
     cobs_stored h;
     char *text = NULL;
+    char *eff = NULL;   /* the scenario's text without its [workload] when that did not load, else NULL */
     sqlite3 *db = NULL;
     scenario *sc = scenario_new();
     if (!sc) return say(1, "out of memory");
@@ -961,12 +962,13 @@ int replay_main(int argc, char **argv)
             s = !alt || !(text || file) ? -1 : scenario_load_text(sc, scenario_name, alt, NULL, 0, lerr, sizeof lerr);
             if (s == 0) fprintf(stderr, "latsim: replay: %s: its [workload] is not used (%s)\n", ERRMSG_SHOWN(scenario_name),
                                 "the observed requests replace it");
-            free(alt);
+            if (s == 0) eff = alt;   /* the text every later load of the scenario uses (--meta, the band) */
+            else free(alt);
             free(file);
         }
         if (s != 0) { rc = say(strstr(lerr, "out of memory") ? 1 : 2, lerr); goto out; }
     }
-    if (o.meta && (rc = apply_meta(o.meta, scenario_name, text, o.pool, db, &sc)) != 0) goto out;
+    if (o.meta && (rc = apply_meta(o.meta, scenario_name, eff ? eff : text, o.pool, db, &sc)) != 0) goto out;
     rc = cobs_replay_run(&run, sc, o.pool, db, &r, err, sizeof err);
     if (rc) { say(rc, err); goto out; }
     /* The prediction band: the replay again with every LLM pool's step times
@@ -984,7 +986,7 @@ int replay_main(int argc, char **argv)
             n++;
         }
         if (!(bsc[k] = scenario_new())) { rc = say(1, "out of memory"); goto out; }
-        if ((rc = load_scenario_sets(scenario_name, text, sets, n, bsc[k])) != 0) goto out;
+        if ((rc = load_scenario_sets(scenario_name, eff ? eff : text, sets, n, bsc[k])) != 0) goto out;
         int quiet = cu_stderr_quiet();    /* its warnings were said by the replay itself */
         rc = cobs_replay_run(&run, bsc[k], o.pool, db, &rb[k], err, sizeof err);
         cu_stderr_restore(quiet);
@@ -1000,6 +1002,7 @@ int replay_main(int argc, char **argv)
     fflush(stdout);
     if (o.plot) rc = plot_replay(o.plot, &c, &run, &r);
 out:
+    free(eff);
     cobs_replay_free(&r);
     for (int k = 0; k < 2; k++) { cobs_replay_free(&rb[k]); scenario_delete(bsc[k]); }
     scenario_delete(sc);

@@ -41,6 +41,7 @@ for i in $(seq 1 100); do
     kill -0 "$pid" 2>/dev/null || { echo "prom-roundtrip: prometheus did not start: $(tail -2 "$tmp/prom.log")"; exit 1; }
     sleep 0.2
 done
+cd "$tmp" || exit 1   # from here every file is in $tmp (a stray one cannot land in the checkout)
 n=$(($(wc -l <"$tmp/ts.csv") - 1))
 end=$((start + dt * (n - 1)))   # the last whole interval's end
 fail=0

@@ -761,7 +761,7 @@ static const char *pages[] = { "README.md", "scenarios/README.md", "docs/plannin
                                "docs/llm.md", "docs/gateway.md", "docs/fleet.md", "docs/workloads.md",
                                "docs/calibration.md", "docs/development.md", "docs/architecture.md",
                                "docs/commands.md", "docs/input-limits.md", "docs/scenario-files.md",
-                               "docs/testing.md" };
+                               "docs/testing.md", "docs/bands.md", "docs/learned.md", "docs/accuracy.md" };
 #define NPAGES (sizeof pages / sizeof pages[0])
 
 static void check_page(const char *page)
@@ -791,6 +791,9 @@ PAGE(commands, 15)
 PAGE(input_limits, 16)
 PAGE(scenario_files, 17)
 PAGE(testing, 18)
+PAGE(bands, 19)
+PAGE(learned, 20)
+PAGE(accuracy, 21)
 
 /* Every page of docs/ (but docs/scenarios.md, which is `latsim keys --markdown`)
  * is one of the pages above. */

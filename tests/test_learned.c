@@ -239,7 +239,7 @@ Test(learned_cli, engine_key)
     cr_expect(strstr(r.err, "e.ini:11") != NULL, "%s", r.err);
     result_free(&r);
     write_file("ok.ini", "[sim]\nrequests = 50\n[workload]\nrate = 2\nprompt_tokens = 200\noutput_tokens = 20\n"
-                         "[pool p]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nengine = trtllm\n", path, sizeof path);
+                         "[pool p]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nengine = trtllm\ncost = learned\n", path, sizeof path);
     r = run(60, "run", path, "--no-store", "--json", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_assert(strstr(r.out, "\"learned\"") != NULL, "%.400s", r.out);
