@@ -275,12 +275,14 @@ static char *replay_text(const char *src)
  * for pool POOL (NULL: the first LLM pool), a contradiction printed as one
  * warning line and a replaced derived value as one note, and *SC reloaded
  * with the overrides (unresolved).  Returns 0 or the exit status (printed). */
-static int apply_meta(const char *meta, const char *path, const char *text, const char *pool, sqlite3 *db, scenario **sc)
+static int apply_meta(const char *meta, const char *path, const char *text, const char *pool, sqlite3 *db, scenario **sc,
+                      char (*sets)[128], int *nsets)
 {
-    char err[2048], warn[1536], note[512], sets[16][128];
+    char err[2048], warn[1536], note[512];
     const char *ptr[16];
     cobs_meta m;
     int idx, n = 0, rc = cobs_meta_read(meta, &m, err, sizeof err);
+    *nsets = 0;
     if (rc) return say(rc, err);
     if (scenario_resolve(*sc, db, err, sizeof err) != 0) return say(strstr(err, "out of memory") ? 1 : 2, err);
     if (cobs_find_pool(*sc, pool, &idx, err, sizeof err) != 0) return say(2, err);
@@ -288,6 +290,7 @@ static int apply_meta(const char *meta, const char *path, const char *text, cons
     if (warn[0]) fprintf(stderr, "latsim: warning: %s\n", errmsg_field(warn, err, sizeof err));
     if (note[0]) fprintf(stderr, "latsim: note: %s\n", errmsg_field(note, err, sizeof err));
     for (int i = 0; i < n; i++) ptr[i] = sets[i];
+    *nsets = n;
     scenario *fresh = scenario_new();
     if (!fresh) return say(1, "out of memory");
     int s = text ? scenario_load_text(fresh, path, text, ptr, n, err, sizeof err) : scenario_load(fresh, path, ptr, n, err, sizeof err);
@@ -346,6 +349,8 @@ int calib_import_observed_main(int argc, char **argv)
         scenario_delete(sc);
         return rc;
     }
+    char msets[16][128];   /* --meta: the values laid over the pool (apply_meta) */
+    int nmsets = 0;
     int idx;
     cobs_run run = { 0 };
     sqlite3 *db = NULL;
@@ -357,7 +362,7 @@ int calib_import_observed_main(int argc, char **argv)
     if ((rc = cobs_check_replayable(&run, sc, 1, err, sizeof err)) != 0) { say(rc, err); goto out; }
     /* The catalog look-ups of the scenario, as `run` does them (nothing written). */
     if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = say(2, err); goto out; }
-    if (o.meta && ((rc = apply_meta(o.meta, o.scenario, NULL, o.pool, db, &sc)) != 0 ||
+    if (o.meta && ((rc = apply_meta(o.meta, o.scenario, NULL, o.pool, db, &sc, msets, &nmsets)) != 0 ||
                    (rc = cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0 ? say(2, err) : 0) != 0))
         goto out;
     if (scenario_resolve(sc, db, err, sizeof err) != 0) {
@@ -932,6 +937,8 @@ int replay_main(int argc, char **argv)
     cobs_stored h;
     char *text = NULL;
     char *eff = NULL;   /* the scenario's text without its [workload] when that did not load, else NULL */
+    char msets[16][128];   /* --meta: the values laid over the pool (apply_meta) */
+    int nmsets = 0;
     sqlite3 *db = NULL;
     scenario *sc = scenario_new();
     if (!sc) return say(1, "out of memory");
@@ -968,22 +975,23 @@ int replay_main(int argc, char **argv)
         }
         if (s != 0) { rc = say(strstr(lerr, "out of memory") ? 1 : 2, lerr); goto out; }
     }
-    if (o.meta && (rc = apply_meta(o.meta, scenario_name, eff ? eff : text, o.pool, db, &sc)) != 0) goto out;
+    if (o.meta && (rc = apply_meta(o.meta, scenario_name, eff ? eff : text, o.pool, db, &sc, msets, &nmsets)) != 0) goto out;
     rc = cobs_replay_run(&run, sc, o.pool, db, &r, err, sizeof err);
     if (rc) { say(rc, err); goto out; }
     /* The prediction band: the replay again with every LLM pool's step times
      * at both ends of its cost model's 90 % error (docs/bands.md). */
     for (int k = 0; k < 2 && r.nband > 0 && !run.nlvl; k++) {
         int np = scenario_npools(sc), n = 0;
-        const char *sets[64];
+        const char *sets[64 + 16];
         char buf[64][200];
-        for (int i = 0; i < np && n < 64; i++) {
+        for (int i = 0; i < nmsets; i++) sets[n++] = msets[i];   /* --meta's values, as the replay had them */
+        for (int i = 0; i < np && n < 64 + nmsets; i++) {
             if (strcmp(scenario_pool_kind(sc, i), "llm")) continue;
             const char *own = scenario_pool_value(sc, i, "step_time_scale");
             double f = (k ? r.band.hi : r.band.lo) * (own && strtod(own, NULL) > 0 ? strtod(own, NULL) : 1);
-            snprintf(buf[n], sizeof buf[n], "pool %s.step_time_scale=%.17g", scenario_pool_name(sc, i), f);
-            sets[n] = buf[n];
-            n++;
+            int b = n - nmsets;
+            snprintf(buf[b], sizeof buf[b], "pool %s.step_time_scale=%.17g", scenario_pool_name(sc, i), f);
+            sets[n++] = buf[b];
         }
         if (!(bsc[k] = scenario_new())) { rc = say(1, "out of memory"); goto out; }
         if ((rc = load_scenario_sets(scenario_name, eff ? eff : text, sets, n, bsc[k])) != 0) goto out;

@@ -15,9 +15,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 "$bin" validate >"$tmp/cv.md" || { echo "validate: latsim validate failed"; exit 2; }
 run=tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl
-replay() {  # replay SCENARIO: "metric stat error%" lines
+replay() {  # replay SCENARIO: "metric stat error%" lines (the table: metric stat observed predicted (band) error %)
     "$bin" replay "$run" --scenario "$1" 2>/dev/null |
-        awk '$1 ~ /_ms$/ && NF == 6 { m = $1; print m, $2, $5 } $1 ~ /^(mean|p[0-9]+)$/ && NF == 5 && m != "" { print m, $1, $4 }'
+        awk '$1 ~ /_ms$/ && NF == 7 { m = $1; print m, $2, $6 } $1 ~ /^(mean|p[0-9]+)$/ && NF == 6 && m != "" { print m, $1, $5 }'
 }
 replay scenarios/replay_vllm_rtx4090_learned.ini >"$tmp/learned.txt"
 replay scenarios/replay_vllm_rtx4090.ini >"$tmp/roof.txt"
