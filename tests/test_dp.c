@@ -18,6 +18,7 @@
 #include "run/scenario.h"
 #include "run/sim.h"
 #include "store/store.h"
+#include "tsim.h"
 
 #define GiB 1073741824.0
 
@@ -31,29 +32,15 @@ static sqlite3 *catalog_db(void)
     return h;
 }
 
+#define DP_PATH "/tmp/test_dp.ini"
+
+/* Loads and resolves TEXT (tsim.h); runs it with seed 1, failing the test on any error. */
 static int load_resolve(const char *text, scenario *sc, char *err, size_t errlen)
 {
-    err[0] = '\0';
-    if (scenario_load_text(sc, "/tmp/test_dp.ini", text, NULL, 0, err, errlen) != 0) {
-        scenario_free(sc);
-        return -1;
-    }
-    sqlite3 *h = catalog_db();
-    int rc = scenario_resolve(sc, h, err, errlen);
-    store_close(h);
-    if (rc != 0) scenario_free(sc);
-    return rc;
+    return tsim_load_resolve(DP_PATH, text, sc, err, errlen);
 }
 
-/* Loads, resolves and runs TEXT (seed 1); fails the test on any error. */
-static void run_text(const char *text, sim_result *res)
-{
-    scenario sc;
-    char err[1024];
-    cr_assert_eq(load_resolve(text, &sc, err, sizeof err), 0, "scenario: %s\n%s", err, text);
-    cr_assert_eq(sim_run(&sc, 1, res, err, sizeof err), 0, "sim_run: %s", err);
-    scenario_free(&sc);
-}
+static void run_text(const char *text, sim_result *res) { tsim_run(DP_PATH, text, 1, res); }
 
 /* Expects TEXT refused at load or resolve with one line holding NEEDLE (and the
  * file's name). */
