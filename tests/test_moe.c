@@ -34,6 +34,7 @@
 #include "store/store.h"
 #include "tbin.h"
 #include "tcli.h"
+#include "tsim.h"
 
 #define GiB 1073741824.0
 
@@ -77,29 +78,15 @@ static cost_step prefill_step(int b, int t)
                          .prefill_seqs = b, .emitted_tokens = b };
 }
 
+#define MOE_PATH "/tmp/test_moe.ini"
+
+/* Loads and resolves TEXT (tsim.h); runs it with seed 1, failing the test on any error. */
 static int load_resolve(const char *text, scenario *sc, char *err, size_t errlen)
 {
-    err[0] = '\0';
-    if (scenario_load_text(sc, "/tmp/test_moe.ini", text, NULL, 0, err, errlen) != 0) {
-        scenario_free(sc);
-        return -1;
-    }
-    sqlite3 *h = catalog_db();
-    int rc = scenario_resolve(sc, h, err, errlen);
-    store_close(h);
-    if (rc != 0) scenario_free(sc);
-    return rc;
+    return tsim_load_resolve(MOE_PATH, text, sc, err, errlen);
 }
 
-/* Loads, resolves and runs TEXT (seed 1); fails the test on any error. */
-static void run_text(const char *text, sim_result *res)
-{
-    scenario sc;
-    char err[1024];
-    cr_assert_eq(load_resolve(text, &sc, err, sizeof err), 0, "scenario: %s\n%s", err, text);
-    cr_assert_eq(sim_run(&sc, 1, res, err, sizeof err), 0, "sim_run: %s", err);
-    scenario_free(&sc);
-}
+static void run_text(const char *text, sim_result *res) { tsim_run(MOE_PATH, text, 1, res); }
 
 /* Expects TEXT to be refused when resolved, with NEEDLE in the message. */
 static void expect_refused(const char *text, const char *needle)
