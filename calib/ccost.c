@@ -461,10 +461,15 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
         return s == 0 ? 0 : -1;
     }
     if (strcmp(kind, "auto") == 0) {
-        /* Not the learned model (cost = learned): held out by GPU or by engine its
-         * error is above the roofline's (docs/accuracy.md), so it is not the default yet. */
-        snprintf(out->note, sizeof out->note, "no calibrated model of %s on %s at tp %d%s%s",
-                 roof->hw.model.name, roof->hw.gpu.name, out->tp, why[0] ? ": " : "", why);
+        /* Nothing of the user's own: the learned model, whose held-out errors (by GPU,
+         * by engine, by model) are below the roofline's (docs/accuracy.md). */
+        if (use_learned(out) != 0) return errmsg_set(err, errlen, "out of memory"), -1;
+        snprintf(out->note, sizeof out->note, "no calibrated model of %s on %s at tp %d%s%s: the learned model",
+                 roof->hw.model.name, roof->hw.gpu.name, out->tp, why[0] ? " (" : "", why);
+        if (why[0]) {
+            size_t L = strlen(out->note);
+            snprintf(out->note + L, sizeof out->note - L, ")");
+        }
         return 0;
     }
     if (why[0])
@@ -728,6 +733,8 @@ typedef struct cost_calib {
     int nterms;                   /* cost_terms given: CF_NTERMS, else 0 */
     double terms[CF_NTERMS];      /* cost_terms: the fitted coefficients, units as cfitted_term_names */
     double ratios[3];             /* cost_ratios: compute, memory, link ratios of a carried model */
+    int roof_set;                 /* 1: the pool gives the roofline's own keys (compute_eff, ...):
+                                     auto's fallback is then that roofline, not the learned model */
 } cost_calib;
 
 static const scn_key CALIB_KEYS[] = {
@@ -773,6 +780,8 @@ static int calib_parse(cost_model *m, scn_ctx *x, const char *sec)
     c->roof = *(const cost_roofline *) r.state;
     cost_free(&r);
     m->state = c;
+    for (const scn_key *k = cost_find("roofline")->keys; k && k->key; k++)
+        if (scn_value(x, sec, k->key)) c->roof_set = 1;
     if (scn_i64(x, sec, "cost_id", 0, 0, INT64_MAX, &c->id)) return -1;
     c->ratios[0] = c->ratios[1] = c->ratios[2] = 1;
     if (scn_value(x, sec, "cost_terms")) {
@@ -842,6 +851,17 @@ static int calib_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *db)
         c->c = NULL;
         /* At the key's own line (the [pool] header when the key is absent). */
         return scn_fail(x, sec, c->id ? "cost_id" : "cost", "%s", err);
+    }
+    if (c->c->kind == CC_LEARNED && c->roof_set && strcmp(m->ops->name, "auto") == 0) {
+        /* The pool calibrated the roofline by its own keys: auto keeps it. */
+        cost_free(&c->c->lm);
+        c->c->kind = CC_ROOFLINE;
+        c->c->mape = NAN;
+        c->c->carried = 0;
+        snprintf(c->c->source, sizeof c->c->source, "datasheet");
+        c->c->source_kind[0] = c->c->range[0] = '\0';
+        snprintf(c->c->note, sizeof c->c->note, "no calibrated model of %s on %s at tp %d: the roofline with the "
+                 "pool's own efficiencies", m->hw.model.name, m->hw.gpu.name, c->c->tp);
     }
     if (c->c->warn[0])   /* stored models passed over as unusable (ccost.h) */
         fprintf(stderr, "latsim: warning: [%s] %s\n", sec, c->c->warn);
@@ -920,7 +940,8 @@ static const cost_model *calib_delegate(const cost_model *m)
 }
 
 static const cost_ops CALIB_ROWS[] = {
-    { "auto", "the best calibrated model stored for the pool's model, GPU, tp and weights (lowest cross-validated error), else the roofline",
+    { "auto", "the best calibrated model stored for the pool's model, GPU, tp and weights (lowest cross-validated error), "
+      "else the learned model (the roofline where the pool gives its keys: compute_eff, memory_eff, ...)",
       CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate,
       calib_overhead_ms },
     { "fitted", "the parametric step model fitted to measured steps (latsim calib fit); cost_id picks one",

@@ -15,9 +15,20 @@
  *   step   one measured step (BLOOM-176B prefill and decode steps);
  *   log    a decode step from an engine's periodic metrics in a window without
  *          prompt tokens: running / generated tokens per second, at the mean
- *          context the KV usage gives.
- * The residual of a row is log(predicted / measured); the offsets carry a ridge
- * penalty (LAMBDA), the global values a weak prior (PRIOR), and the fit is GSL's
+ *          context the KV usage gives;
+ *   kernel one row of a Vidur operator profile (A100, H100): the kernels of the
+ *          linear part of a layer on T tokens timed alone, x layers (engine level
+ *          `kernel`; priced without launch, host or collective time).
+ * Engines are told apart as the software they are: Argonne's vLLM of 2024
+ * (`vllm-2024`) is not the vLLM of the shipped engine log (`vllm`, what `engine =
+ * vllm` means), DeepSpeed-MII on A100 (`deepspeed-mii`) not Habana's DeepSpeed on
+ * Gaudi2 (`deepspeed-gaudi`).
+ * The residual of a row is log(predicted / measured), weighted so that every (GPU,
+ * engine, kind) class weighs as much as the mean class; the offsets carry a ridge
+ * penalty (LAMBDA), the global values a weak prior (PRIOR); a GPU's offsets are its
+ * hardware's only (not the per-step, per-layer and per-sequence host costs or the
+ * decode kernel's grouped-query reuse: those are the engine's and the vendor's
+ * software), and the fit is GSL's
  * trust-region Levenberg-Marquardt for large systems (gsl_multilarge_nlinear: J^T J
  * accumulated row by row, each row touching at most LP_N (1 + LG_N) columns) with
  * the Jacobian by the chain rule from each row's derivatives in its LP_N
@@ -42,7 +53,9 @@
 #define MAXLEV 64
 #define MAXMOD 32
 #ifndef LAMBDA
-#define LAMBDA 2.0          /* ridge weight of an offset (per unit on the learned scale) */
+#define LAMBDA 0.05         /* ridge weight of an offset (per unit on the learned scale): the
+                               value of 8, 2, 0.5, 0.15, 0.05, 0.01 with the smallest held-out
+                               errors (docs/learned.md; LATSIM_LEARN_LAMBDA re-runs one) */
 #endif
 #define NITER 60            /* Levenberg-Marquardt iterations at most */
 
@@ -66,8 +79,8 @@ static const double PRIOR[LP_N] = {
 };
 static const double PRIOR_W[LP_N] = { 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 0.01, 1.0, 0.01, 0.01 };
 
-enum { K_BATCH, K_TTFT, K_STEP, K_LOG };
-static const char *const KIND_NAMES[] = { "batch", "ttft", "step", "log" };
+enum { K_BATCH, K_TTFT, K_STEP, K_LOG, K_KERNEL, K_N };
+static const char *const KIND_NAMES[K_N] = { "batch", "ttft", "step", "log", "kernel" };
 
 typedef struct trow {
     int kind;
@@ -78,6 +91,7 @@ typedef struct trow {
     cost_step st[MAXSTEP];
     double w[MAXSTEP];      /* how many steps each stands for */
     double meas_ms;         /* measured, ms */
+    double wt;              /* its residual's weight in the fit */
 } trow;
 
 typedef struct tlevel {
@@ -102,6 +116,8 @@ typedef struct corpus {
     char map_hw[32][2][48];  /* hardware name -> catalog GPU */
     int nhw;
     char map_fw[16][2][32];  /* framework -> engine */
+    const char *cur_gpu;     /* the GPU and model of the operator profile being read */
+    const char *cur_model;
     int nfw;
     int skipped;             /* rows of unknown model or hardware */
     int floored;             /* rows measured faster than the hardware floor (broken runs) */
@@ -241,13 +257,14 @@ static int on_engine(void *ctx, const ccsv_row *row, char *err, size_t errlen)
     return 0;
 }
 
-/* The engine's prefill token budget: vLLM of Argonne's era (no chunked prefill)
- * max(max_model_len, 2048), TensorRT-LLM's max_num_tokens 8192, DeepSpeed-FastGen's
- * SplitFuse budget 768, llama.cpp's micro-batch 512. */
+/* The engine's prefill token budget: vLLM of Argonne's era (`vllm-2024`, no chunked
+ * prefill) max(max_model_len, 2048), DeepSpeed-FastGen's SplitFuse budget 768
+ * (`deepspeed-mii`), llama.cpp's micro-batch 512, else (TensorRT-LLM's max_num_tokens,
+ * Gaudi's DeepSpeed) 8192. */
 static double budget_of(const char *engine, const model_spec *m)
 {
-    if (!strcmp(engine, "vllm")) return m->context > 2048 ? m->context : 2048;
-    if (!strcmp(engine, "deepspeed")) return 768;
+    if (!strcmp(engine, "vllm-2024") || !strcmp(engine, "vllm")) return m->context > 2048 ? m->context : 2048;
+    if (!strcmp(engine, "deepspeed-mii")) return 768;
     if (!strcmp(engine, "llamacpp")) return 512;
     return 8192;
 }
@@ -406,6 +423,50 @@ static int on_log(void *ctx, const ccsv_row *row, char *err, size_t errlen)
     return 0;
 }
 
+/* One row of a Vidur operator profile (tests/data/vidur/compute): the kernels of one
+ * layer's linear part (projections, MLP, norms, rotary, residual adds; no attention
+ * kernel, no all-reduce) on NUM_TOKENS tokens at TP, timed with CUDA events: their
+ * medians' sum x the model's layers is the GEMM part of a prefill of that many
+ * tokens without attention, engine level `kernel`. */
+static int on_vidur(void *ctx, const ccsv_row *row, char *err, size_t errlen)
+{
+    corpus *c = ctx;
+    if (row->line % 4) return 0;   /* every fourth token count: the profile is dense in it */
+    static const char *const OPS[] = { "input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj",
+                                       "post_attention_layernorm", "mlp_up_proj", "mlp_act", "mlp_down_proj", "add" };
+    long T, tp;
+    if (ccsv_int(row, ccsv_col(row, "num_tokens"), 1, 10000000, &T, err, errlen)) return -1;
+    if (ccsv_int(row, ccsv_col(row, "num_tensor_parallel_workers"), 1, 64, &tp, err, errlen)) return -1;
+    double layer = 0;
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) {
+        char col[64];
+        double v;
+        snprintf(col, sizeof col, "time_stats.%s.median", OPS[i]);
+        int k = ccsv_col(row, col);
+        if (k < 0 || (size_t) k >= row->nfield || !row->field[k][0]) continue;   /* an op the model has not */
+        if (ccsv_num(row, k, &v, err, errlen)) return -1;
+        layer += v;
+    }
+    int mi = find_model(c, c->cur_model);
+    if (mi < 0 || !(layer > 0)) {
+        c->skipped++;
+        return 0;
+    }
+    trow *r = new_row(c);
+    if (!r) return errmsg_set(err, errlen, "out of memory"), -1;
+    if (set_class(c, r, c->cur_gpu, "kernel", mi, (int) tp, err, errlen)) return -1;
+    r->kind = K_KERNEL;
+    cost_step s = { 0 };
+    s.prefill_tokens = T;
+    s.prefill_seqs = 1;
+    r->st[0] = s;
+    r->w[0] = 1;
+    r->n = 1;
+    r->meas_ms = layer * r->hw.model.layers;
+    keep(c, r);
+    return 0;
+}
+
 static void corpus_free(corpus *c)
 {
     free(c->rows);
@@ -432,8 +493,36 @@ static int corpus_read(const char *dir, corpus *c, char *err, size_t errlen)
         snprintf(p, sizeof p, "%s/%s", dir, parts[i].file);
         if (ccsv_read(p, parts[i].fn, c, err, errlen) != 0) return -1;
     }
+    static const char *const VIDUR[][3] = {
+        { "a100", "llama-2-7b", "a100/meta-llama/Llama-2-7b-hf" },
+        { "a100", "llama-3-8b", "a100/meta-llama/Meta-Llama-3-8B" },
+        { "h100", "llama-2-7b", "h100/meta-llama/Llama-2-7b-hf" },
+    };
+    for (size_t i = 0; i < sizeof VIDUR / sizeof VIDUR[0]; i++) {
+        snprintf(p, sizeof p, "%s/../vidur/compute/%s/mlp.csv", dir, VIDUR[i][2]);
+        c->cur_gpu = VIDUR[i][0];
+        c->cur_model = VIDUR[i][1];
+        if (ccsv_read(p, on_vidur, c, err, errlen) != 0) return -1;
+    }
     for (int i = 0; i < c->n; i++)
         for (int k = 0; k < LG_N; k++) c->lev[c->rows[i].lv[k]].rows++;
+    /* Each row's weight: every (GPU, engine, kind) class weighs as much in all as
+     * the mean class (A100's 700 static batches do not outvote one engine log). */
+    int ncls = 0;
+    for (int i = 0; i < c->n; i++) {
+        int same = 0, first = 1;
+        for (int j = 0; j < c->n; j++) {
+            const trow *a = &c->rows[i], *b = &c->rows[j];
+            if (a->lv[LG_GPU] == b->lv[LG_GPU] && a->lv[LG_ENGINE] == b->lv[LG_ENGINE] && a->kind == b->kind) {
+                same++;
+                if (j < i) first = 0;
+            }
+        }
+        ncls += first;
+        c->rows[i].wt = same;
+    }
+    for (int i = 0; i < c->n; i++)
+        c->rows[i].wt = sqrt((double) c->n / ncls / c->rows[i].wt);
     return 0;
 }
 
@@ -457,7 +546,13 @@ static double row_pred(const trow *r, const double *th)
     clearn_coef co;
     clearn_physical(th, &co);
     double t = 0;
-    for (int i = 0; i < r->n; i++) t += r->w[i] * clearn_step_ms(&r->hw, &co, &r->st[i], NULL);
+    for (int i = 0; i < r->n; i++) {
+        clearn_parts p;
+        double s = clearn_step_ms(&r->hw, &co, &r->st[i], &p);
+        /* An operator profile times the kernels alone: no launch gaps, host work or collectives. */
+        if (r->kind == K_KERNEL) s -= p.launch + p.cpu + p.allreduce + p.alltoall;
+        t += r->w[i] * s;
+    }
     return t;
 }
 
@@ -480,11 +575,18 @@ typedef struct fitctx {
     int have_d;
 } fitctx;
 
-/* 1 when the offset of coefficient J applies to group G (the link class carries the
- * collectives' coefficients only). */
+/* 1 when the offset of coefficient J applies to group G.  The link class carries
+ * the collectives' coefficients only; a GPU's offsets are its hardware's (how much
+ * of its peaks and link it reaches), not the host software's per-step, per-layer
+ * and per-sequence costs or the decode kernel's grouped-query reuse, which are the
+ * engine's and the vendor's software stack's.  (A GPU measured under one engine
+ * only would otherwise take that engine's costs with it.) */
 static int applies(int g, int j)
 {
-    return g != LG_LINK || j == LP_LINK || j == LP_ARLAT;
+    if (g == LG_LINK) return j == LP_LINK || j == LP_ARLAT;
+    if (g == LG_GPU)
+        return j != LP_LAUNCH && j != LP_GRAPH && j != LP_FIXED && j != LP_SEQ && j != LP_GQA;
+    return 1;
 }
 
 /* The weight of the penalty on parameter K (> LP_N: an offset; an offset that does
@@ -493,7 +595,12 @@ static double pen_of(const corpus *c, int k)
 {
     if (k < LP_N) return sqrt(PRIOR_W[k]);
     int l = k / LP_N - 1, j = k % LP_N;
-    return applies(c->lev[l].group, j) ? sqrt(LAMBDA) : 1e3;
+    static double lam = -1;
+    if (lam < 0) {
+        const char *e = getenv("LATSIM_LEARN_LAMBDA");   /* choosing the ridge: another weight */
+        lam = e && atof(e) > 0 ? atof(e) : LAMBDA;
+    }
+    return applies(c->lev[l].group, j) ? sqrt(lam) : 1e3;
 }
 
 static double prior_of(int k) { return k < LP_N ? PRIOR[k] : 0; }
@@ -508,7 +615,7 @@ static int fit_f(const gsl_vector *xv, void *p, gsl_vector *f)
         if (!F->use[i]) continue;
         double th[LP_N];
         row_theta(c, &c->rows[i], x, -1, th);
-        gsl_vector_set(f, k++, log(row_pred(&c->rows[i], th) / c->rows[i].meas_ms));
+        gsl_vector_set(f, k++, c->rows[i].wt * log(row_pred(&c->rows[i], th) / c->rows[i].meas_ms));
     }
     for (int q = 0; q < F->np; q++) gsl_vector_set(f, k++, pen_of(c, q) * (x[q] - prior_of(q)));
     return GSL_SUCCESS;
@@ -561,7 +668,8 @@ static int fit_df(CBLAS_TRANSPOSE_t tr, const gsl_vector *xv, const gsl_vector *
     for (int i = 0; i < c->n; i++) {
         if (!F->use[i]) continue;
         const trow *r = &c->rows[i];
-        const double *d = F->d + (size_t) i * LP_N;
+        double d[LP_N];
+        for (int j = 0; j < LP_N; j++) d[j] = r->wt * F->d[(size_t) i * LP_N + j];
         for (int j = 0; j < LP_N; j++) nc[j] = cols_of(r, j, col[j]);
         if (u && v) {
             if (tr == CblasNoTrans) {
@@ -825,12 +933,12 @@ int clearn_train(const char *dir, FILE *out, FILE *log, char *err, size_t errlen
     const char *dump = getenv("LATSIM_LEARN_DUMP");   /* every row's measured and predicted times */
     FILE *df = dump ? fopen(dump, "w") : NULL;
     if (df) {
-        fprintf(df, "kind,gpu,engine,model,tp,steps,meas_ms,pred_ms,pred_model_ms,roof_ms\n");
+        fprintf(df, "kind,gpu,engine,model,tp,steps,meas_ms,pred_ms,pred_model_ms,roof_ms,pred_gpu_ms,pred_engine_ms\n");
         for (int i = 0; i < c.n; i++) {
             const trow *r = &c.rows[i];
-            fprintf(df, "%s,%s,%s,%s,%d,%d,%.6g,%.6g,%.6g,%.6g\n", KIND_NAMES[r->kind], c.lev[r->lv[LG_GPU]].name,
+            fprintf(df, "%s,%s,%s,%s,%d,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", KIND_NAMES[r->kind], c.lev[r->lv[LG_GPU]].name,
                     c.lev[r->lv[LG_ENGINE]].name, c.mod[r->model].name, r->hw.tp, r->n, r->meas_ms, v.pred_full[i],
-                    v.pred_model[i], v.roof[i]);
+                    v.pred_model[i], v.roof[i], v.pred_gpu[i], v.pred_engine[i]);
         }
         fclose(df);
     }
@@ -867,7 +975,7 @@ int clearn_validate(const char *dir, FILE *out, char *err, size_t errlen)
             fprintf(out, "| %s %s | %d | %.1f | %.1f |\n", clearn_group_names[g], c.lev[l].name, n, e,
                     mape(&c, v.roof, g, l, NULL));
         }
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < K_N; k++) {
         double s = 0, sr = 0;
         int n = 0;
         for (int i = 0; i < c.n; i++)

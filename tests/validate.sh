@@ -20,7 +20,7 @@ replay() {  # replay SCENARIO: "metric stat error%" lines (the table: metric sta
         awk '$1 ~ /_ms$/ && NF == 7 { m = $1; print m, $2, $6 } $1 ~ /^(mean|p[0-9]+)$/ && NF == 6 && m != "" { print m, $1, $5 }'
 }
 replay scenarios/replay_vllm_rtx4090_learned.ini >"$tmp/learned.txt"
-replay scenarios/replay_vllm_rtx4090.ini >"$tmp/roof.txt"
+replay scenarios/replay_vllm_rtx4090_roofline.ini >"$tmp/roof.txt"
 {
     echo "# Accuracy: the scoreboard"
     echo
@@ -36,9 +36,9 @@ replay scenarios/replay_vllm_rtx4090.ini >"$tmp/roof.txt"
     echo "## The real vLLM run, uncalibrated"
     echo
     echo "The 300-request RTX 4090 / Llama-3.1-8B run (docs/observed.md) replayed with no calibration:"
-    echo "\`cost = learned\` (this run's engine log is in its corpus, so this row is not held out) and"
-    echo "\`cost = roofline\` (what \`cost = auto\` uses with nothing calibrated: the learned model is not"
-    echo "the default while its held-out-GPU and held-out-engine errors are above the roofline's)."
+    echo "\`cost = learned\` (what \`cost = auto\` uses with nothing calibrated; this run's engine log is in"
+    echo "its corpus, so this row is not held out) and \`cost = roofline\` (the datasheet roofline at its"
+    echo "default efficiencies)."
     echo "Error of the predicted against the observed statistic."
     echo
     echo "| metric | stat | learned error % | roofline error % |"
