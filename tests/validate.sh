@@ -20,7 +20,7 @@ replay() {  # replay SCENARIO: "metric stat error%" lines (the table: metric sta
         awk '$1 ~ /_ms$/ && NF == 7 { m = $1; print m, $2, $6 } $1 ~ /^(mean|p[0-9]+)$/ && NF == 6 && m != "" { print m, $1, $5 }'
 }
 replay scenarios/replay_vllm_rtx4090_learned.ini >"$tmp/learned.txt"
-replay scenarios/replay_vllm_rtx4090_roofline.ini >"$tmp/roof.txt"
+replay scenarios/replay_vllm_rtx4090.ini >"$tmp/roof.txt"
 {
     echo "# Accuracy: the scoreboard"
     echo
