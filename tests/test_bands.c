@@ -40,7 +40,7 @@ static json_t *parse(const char *text)
 static const char *LLM =
     "[sim]\nrequests = 1500\n[workload]\nrate = 5\n"
     "prompt_tokens = lognormal(mean=800, cv=0.5)\noutput_tokens = lognormal(mean=120, cv=0.5)\n"
-    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n"
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ncost = roofline\n"
     "[slo]\nttft_p99_ms = 400\ntpot_p99_ms = 12\n";
 
 /* ---- the width --------------------------------------------------------------- */

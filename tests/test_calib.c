@@ -461,10 +461,10 @@ Test(calib_cli, cost_fitted_interpolates_unseen_tp)
     cr_assert(strstr(r.err, "tp 32 is far outside the measured tp 1,2,8"), "%s", r.err);
     result_free(&r);
 
-    /* auto falls back to the roofline where nothing is stored for the TP. */
+    /* auto falls back to the learned model where nothing is stored for the TP. */
     r = latsim("cost --model llama-3-8b --gpu h100 --tp 32 --decode 16 --context 500 --json");
     cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "\"cost_model\": {\"kind\": \"roofline\", \"id\": null, \"source\": \"datasheet"), "%s", r.out);
+    cr_assert(strstr(r.out, "\"cost_model\": {\"kind\": \"learned\", \"id\": null, \"source\": \"learned"), "%s", r.out);
     result_free(&r);
 
     /* A model measured on H100 carried to A100 by datasheet ratios is marked extrapolated. */
@@ -691,13 +691,13 @@ Test(calib_cli, scenario_cost_id_without_calibration)
 
 /* The read-only commands on a latsim database without calibration tables: list
  * shows none, show says there is no calibration, export writes the header, cost
- * uses the roofline, and the file is unchanged byte for byte.  Without any file,
- * cost still works (built-in catalog, roofline) and creates none. */
+ * uses the learned model, and the file is unchanged byte for byte.  Without any file,
+ * cost still works (built-in catalog, learned model) and creates none. */
 Test(calib_cli, read_only_commands_leave_database_alone)
 {
     result r = latsim("cost --model llama-3-8b --gpu h100 --tp 1 --decode 8 --context 100");
     cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "(roofline, datasheet"), "%s", r.out);
+    cr_assert(strstr(r.out, "(learned, learned"), "%s", r.out);
     result_free(&r);
     cr_assert_neq(access(db, F_OK), 0, "cost created %s", db);
     r = latsim("calib list");
@@ -731,7 +731,7 @@ Test(calib_cli, read_only_commands_leave_database_alone)
     result_free(&r);
     r = latsim("cost --model bloom-176b --gpu a100 --tp 8 --prefill 128");
     cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "(roofline, datasheet"), "%s", r.out);
+    cr_assert(strstr(r.out, "(learned, learned"), "%s", r.out);
     result_free(&r);
     f = fopen(db, "rb");
     cr_assert_not_null(f);

@@ -361,7 +361,7 @@ Test(h2calib_auto, skips_a_planted_bad_model)
 
     r = run_db(LIMIT_S, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--prefill", "512", "--json", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "\"kind\": \"roofline\""), "%s", r.out);
+    cr_expect(strstr(r.out, "\"kind\": \"learned\""), "%s", r.out);
     cr_expect_eq(lines(r.err), 1, "%s", r.err);
     cr_expect(strstr(r.err, "latsim: warning: cost auto: skipped stored model 1 (fitted, cv_mape 100 %)"), "%s", r.err);
     result_free(&r);
@@ -379,18 +379,17 @@ Test(h2calib_auto, skips_a_planted_bad_model)
     cr_expect(strstr(r.out, "not used: cv_mape above 50 %"), "%s", r.out);
     result_free(&r);
 
-    /* A simulation: the pool uses the roofline, one warning line, exit 0. */
+    /* A simulation: the pool uses the learned model, one warning line, exit 0. */
     char ini[256];
     write_file("s.ini", "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\n"
                "prompt_tokens = const(1000)\noutput_tokens = const(2)\n"
                "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n", ini, sizeof ini);
     r = run_db(LIMIT_S, "run", ini, "--json", "--no-store", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "\"cost_model\": {\"kind\": \"roofline\""), "%s", r.out);
-    /* That line, and the one saying the step times are the uncalibrated roofline's. */
-    cr_expect_eq(lines(r.err), 2, "%s", r.err);
+    cr_expect(strstr(r.out, "\"cost_model\": {\"kind\": \"learned\""), "%s", r.out);
+    /* That line alone (the learned model is not the uncalibrated roofline: no warning of that). */
+    cr_expect_eq(lines(r.err), 1, "%s", r.err);
     cr_expect(strstr(r.err, "warning: [pool chat] cost auto: skipped stored model 1"), "%s", r.err);
-    cr_expect(strstr(r.err, "\nlatsim: warning: step times are datasheet estimates"), "%s", r.err);
     result_free(&r);
 
     /* A good model beside it wins, and the bad one is still said. */

@@ -193,16 +193,15 @@ Test(learned, extrapolated_classes)
     for (int j = 0; j < LP_N; j++) cr_assert_eq(p.th[j], q.th[j]);
 }
 
-/* `cost = learned` by name; `auto` without a calibrated model stays the roofline
- * (docs/learned.md, "Why it is not the default": held out by GPU or engine its
- * error is above the roofline's). */
-Test(learned_cli, cost_learned_by_name_auto_is_roofline)
+/* `cost = learned` by name; `auto` without a calibrated model is the learned model
+ * (docs/learned.md: its held-out errors are below the roofline's). */
+Test(learned_cli, cost_learned_by_name_auto_is_learned)
 {
     tcli_setup("/tmp/latsim_learn_", "x.db");
     result r = run(60, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--decode", "16", "--context",
                    "1000", "--json", "--db", db, NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "\"kind\": \"roofline\""), "auto without calibration is the roofline: %s", r.out);
+    cr_assert(strstr(r.out, "\"kind\": \"learned\""), "auto without calibration is the learned model: %s", r.out);
     result_free(&r);
     r = run(60, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--decode", "16", "--context",
             "1000", "--json", "--cost", "learned", "--db", db, NULL);
@@ -223,6 +222,30 @@ Test(learned_cli, cost_learned_by_name_auto_is_roofline)
     r = run(60, "cost", "--model", "llama-3-8b", "--gpu", "h100", "--tp", "1", "--decode", "1", "--context", "10",
             "--engine", "tgi", "--db", db, NULL);
     expect_one_line(&r, 2, "--engine: unknown engine 'tgi'", "latsim: ");
+    result_free(&r);
+    tcli_teardown();
+}
+
+/* A pool under `cost = auto` that gives the roofline's own keys (its efficiencies,
+ * step_overhead_ms, ...) calibrated that roofline by hand: auto keeps it. */
+Test(learned_cli, auto_with_roofline_keys_is_that_roofline)
+{
+    tcli_setup("/tmp/latsim_learn_", "x.db");
+    char a[256], b[256];
+    const char *base = "[sim]\nrequests = 40\n[workload]\nrate = 1\nprompt_tokens = 200\noutput_tokens = 20\n"
+                       "[pool p]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n";
+    char text[512];
+    write_file("a.ini", base, a, sizeof a);
+    snprintf(text, sizeof text, "%smemory_eff = 0.7\n", base);
+    write_file("b.ini", text, b, sizeof b);
+    result r = run(60, "run", a, "--json", "--no-store", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"cost_model\": {\"kind\": \"learned\"") != NULL, "%.600s", r.out);
+    result_free(&r);
+    r = run(60, "run", b, "--json", "--no-store", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"cost_model\": {\"kind\": \"roofline\"") != NULL, "%.600s", r.out);
+    cr_expect(strstr(r.out, "memory_eff=0.7") != NULL, "the pool's efficiency is used: %.800s", r.out);
     result_free(&r);
     tcli_teardown();
 }

@@ -404,10 +404,10 @@ Test(obsfit_tp, prefill_only_refuses_decode)
                "--cost", "fitted", NULL);
     expect_one_line(&r, 2, "was fitted on prefill steps only: it cannot price decode steps", "decode from a prefill-only fit");
     result_free(&r);
-    /* auto passes over it to the roofline (no calibrated model of its own). */
+    /* auto passes over it to the learned model (no calibrated model of its own). */
     r = run_db(60, "cost", "--model", "llama-3-70b", "--gpu", "h100", "--tp", "8", "--decode", "32", "--context", "1000", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);
-    cr_expect(strstr(r.out, "(roofline, datasheet") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "(learned, learned") != NULL, "%s", r.out);
     result_free(&r);
 }
 

@@ -400,7 +400,7 @@ Test(review, html_report, .timeout = 300)
     cr_expect(strstr(page, "&lt;script&gt;alert(1)&lt;/script&gt; &amp; &quot;quotes&quot;") != NULL);
     cr_expect(!fetches(page), "a network URL in src/href");
     cr_expect(strstr(page, "<link") == NULL && strstr(page, "@import") == NULL);
-    cr_expect(strstr(page, "pool") && strstr(page, "roofline"), "the LLM pool's cost model");
+    cr_expect(strstr(page, "pool") && strstr(page, "learned"), "the LLM pool's cost model");
     free(page);
     /* Bad input: no --html, a name that is not .html. */
     r = run_db(60, "report", "1", NULL);
