@@ -351,6 +351,11 @@ static void learned_describe(const cost_model *m, cost_info *out)
 static double learned_overhead_ms(const cost_model *m, const cost_step *s)
 {
     const learned_state *L = m->state;
+    if (L->plain) {   /* learned_ms's own terms, without the GPU's */
+        if (!m->hw.have_hw || (s->prefill_tokens <= 0 && s->decode_seqs <= 0)) return 0;
+        int graph = s->prefill_tokens <= 0 && s->decode_seqs <= GRAPH_MAX_SEQS;
+        return (graph ? L->graph_s : L->launch_s) * 1e3 + L->fixed_ms + L->seq_ms * ((double) s->prefill_seqs + s->decode_seqs);
+    }
     clearn_parts p = { 0 };
     clearn_step_ms(&m->hw, &L->prior.c, s, &p);
     return p.launch + p.cpu;

@@ -151,8 +151,13 @@ Test(learned, fast_path_matches)
         { .decode_seqs = 8, .decode_tokens_per_seq = 5, .kv_tokens = 8000 },
     };
     for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
-        double a = cost_step_ms(&m, &st[i]), b = clearn_step_ms(&m.hw, &p->c, &st[i], NULL);
+        clearn_parts q;
+        double a = cost_step_ms(&m, &st[i]), b = clearn_step_ms(&m.hw, &p->c, &st[i], &q);
         cr_assert(a > 0 && fabs(a - b) <= 1e-12 * b, "step %zu: %.17g vs %.17g", i, a, b);
+        /* The overhead hook's fast path: the launch and host parts of the general one. */
+        double o = cost_step_overhead_ms(&m, &st[i]);
+        cr_assert(o > 0 && fabs(o - (q.launch + q.cpu)) <= 1e-12 * o, "step %zu: overhead %.17g vs %.17g", i, o,
+                  q.launch + q.cpu);
     }
     cost_info ci;
     cost_describe(&m, &ci);
