@@ -10,6 +10,7 @@
 
 #include "cdb.h"
 #include "clearn.h"
+#include "cprior.h"
 #include "core/scn.h"
 #include "engine/errmsg.h"
 
@@ -103,7 +104,22 @@ static double peak_of(const gpu_spec *g, int fp8)
     return fp8 ? g->fp8_tflops : g->bf16_tflops;
 }
 
-/* Fills the datasheet ratios from the measured GPU MEASURED to the replica's. */
+/* Carries fitted model C's terms from GPU FROM_G and model FROM_M to GPU TO_G and
+ * model TO_M: each term x the learned structure's (cprior_learned_terms) there / here, under
+ * the replica's engine and weights. */
+static void carry_terms(ccost *c, const gpu_spec *from_g, const model_spec *from_m, const gpu_spec *to_g,
+                        const model_spec *to_m)
+{
+    double a[CF_NTERMS], b[CF_NTERMS];
+    const char *wt = c->roof.hw.weights[0] ? c->roof.hw.weights : "bf16";
+    cprior_learned_terms(from_g, c->roof.hw.engine, from_m, wt, a);
+    cprior_learned_terms(to_g, c->roof.hw.engine, to_m, wt, b);
+    for (int k = 0; k < CF_NTERMS; k++)
+        if (a[k] > 0 && b[k] > 0) c->fitted.c[k] *= b[k] / a[k];
+}
+
+/* Fills the datasheet ratios from the measured GPU MEASURED to the replica's (a
+ * fitted model: its terms carried by the learned prior's, carry_terms). */
 static int set_ratios(sqlite3 *db, ccost *c, const char *measured, char *err, size_t errlen)
 {
     gpu_spec g;
@@ -118,6 +134,15 @@ static int set_ratios(sqlite3 *db, ccost *c, const char *measured, char *err, si
     if (strcasecmp(g.name, t->name) == 0)
         return 0;
     c->carried = 1;
+    if (c->kind == CC_FITTED) {
+        /* A fit carried by the learned model's structure: each term x the learned
+         * structure's term on this GPU / on the measured one (cprior.h), not bare
+         * datasheet ratios: the efficiencies the GPUs really reach differ. */
+        carry_terms(c, &g, &c->fitted.model, t, &c->fitted.model);
+        snprintf(c->source + strlen(c->source), sizeof c->source - strlen(c->source),
+                 ", carried from %s by the learned model's per-term ratios", g.name);
+        return 0;
+    }
     c->r_compute = peak_of(&g, c->roof.hw.use_fp8_compute) / peak_of(t, c->roof.hw.use_fp8_compute);
     c->r_memory = g.mem_bw_gbs / t->mem_bw_gbs;
     c->r_link = g.link_gbs / t->link_gbs;
@@ -295,9 +320,11 @@ static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weig
         }
         char from[48];
         snprintf(from, sizeof from, "%s", m.fit.model);
+        model_spec src = m.model;
         m.model = h->model;   /* the terms are per TFLOP, per GB, per layer: this model's counts */
         out->kind = CC_FITTED;
         out->fitted = m;
+        carry_terms(out, &h->gpu, &src, &h->gpu, &h->model);   /* and the learned structure's model terms */
         out->id = id;
         out->mape = m.fit.mape;
         out->carried = 1;

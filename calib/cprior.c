@@ -1,6 +1,8 @@
 /* cprior.c -- the prior and the floor of a fitted step model (see cprior.h). */
 #include "cprior.h"
 
+#include "clearn.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -33,6 +35,31 @@ void cprior_terms(const gpu_spec *g, const char *engine, const model_spec *m, in
     for (int k = 0; k < CF_NTERMS; k++) width[k] = l2;
     width[CF_FIXED] = width[CF_LAUNCH] = width[CF_AR_HOP] = l4;
     width[CF_SEQ] = 0;
+}
+
+void cprior_learned_terms(const gpu_spec *g, const char *engine, const model_spec *m, const char *weights,
+                          double *terms)
+{
+    /* The learned default of (G, ENGINE) (clearn.h) in the fitted model's terms. */
+    clearn_prior lp;
+    clearn_prior_for(NULL, g, engine, &lp);
+    const clearn_coef *c = &lp.c;
+    int w8 = weights && (!strcmp(weights, "fp8") || !strcmp(weights, "int8"));
+    double peak = peak_of(g, weights) * c->compute_eff * (w8 && g->fp8_tflops > 0 ? c->lowp_eff : 1);
+    double rc = 1000 / peak, rm = 1000 / (g->mem_bw_gbs * c->memory_eff);
+    double gqa = 1;
+    if (m && m->kv_lora_rank <= 0 && m->kv_heads > 0 && m->heads > m->kv_heads)
+        gqa = pow((double) m->heads / m->kv_heads, 1.0 - c->gqa_reuse);
+    terms[CF_FIXED] = c->fixed_ms;
+    terms[CF_WEIGHTS] = rm;
+    terms[CF_PREFILL] = rc;
+    terms[CF_ATTN] = rc / c->attn_eff;
+    terms[CF_KV] = rm / c->kv_eff * gqa;
+    terms[CF_DECODE] = rc;
+    terms[CF_AR_BYTES] = g->link_gbs > 0 ? 1000 / (g->link_gbs * c->link_eff) : 0;
+    terms[CF_AR_HOP] = c->ar_lat_us * 1e-3;
+    terms[CF_LAUNCH] = c->launch_us * 1e-3;
+    terms[CF_SEQ] = c->seq_us * 1e-3;
 }
 
 void cprior_floor(const gpu_spec *g, const char *weights, double *lo)

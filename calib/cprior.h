@@ -29,6 +29,19 @@
 void cprior_terms(const gpu_spec *g, const char *engine, const model_spec *m, int tp, const char *weights, double *terms,
                   double *width);
 
+/* The learned default of (G, ENGINE (NULL: vLLM), M, WEIGHTS) (clearn.h) in the fitted
+ * model's terms, into TERMS (CF_NTERMS): 1000 / (peak x compute_eff) ms per TFLOP for
+ * the prefill and decode GEMMs (fp8/int8 at their peak x lowp_eff), that / attn_eff
+ * for attention, 1000 / (bandwidth x memory_eff) ms per GB for the weights, that /
+ * kv_eff x the grouped-query re-reads for the KV cache, 1000 / (link_gbs x link_eff)
+ * ms per GB and ar_lat_us per hop, launch_us per layer, fixed_ms per step and seq_us
+ * per sequence.  What carries a fit to another GPU or model (ccost.c): each term x
+ * this structure's term there / here.  (The fits' prior stays cprior_terms': with
+ * this one as the prior the real run's in-sample fit was +13 % instead of +8 % on
+ * TTFT, docs/calibration.md.) */
+void cprior_learned_terms(const gpu_spec *g, const char *engine, const model_spec *m, const char *weights,
+                          double *terms);
+
 /* The lowest value of each term (CF_NTERMS): the rates at peak, 0 for the rest. */
 void cprior_floor(const gpu_spec *g, const char *weights, double *lo);
 

@@ -15,6 +15,7 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include <jansson.h>
 #include <sqlite3.h>
 
 #include "core/catalog.h"
@@ -22,6 +23,7 @@
 #include "cfitted.h"
 #include "cimport.h"
 #include "cprofile.h"
+#include "cprior.h"
 #include "nnls.h"
 #include "store/store.h"
 
@@ -467,12 +469,50 @@ Test(calib_cli, cost_fitted_interpolates_unseen_tp)
     cr_assert(strstr(r.out, "\"cost_model\": {\"kind\": \"learned\", \"id\": null, \"source\": \"learned"), "%s", r.out);
     result_free(&r);
 
-    /* A model measured on H100 carried to A100 by datasheet ratios is marked extrapolated. */
+    /* A model measured on H100 carried to A100 by the learned per-term ratios is marked extrapolated. */
     r = latsim("cost --model llama-3-8b --gpu a100 --tp 2 --decode 16 --context 500");
     cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "fitted model 1, steps-csv, carried from h100 by datasheet ratios"), "%s", r.out);
+    cr_assert(strstr(r.out, "fitted model 1, steps-csv, carried from h100 by the learned model's per-term ratios"), "%s", r.out);
     cr_assert(strstr(r.out, "extrapolated"), "%s", r.out);
     result_free(&r);
+    /* By hand: each term's part on A100 is its part on H100 x the learned structure's
+     * term there / here (cprior_learned_terms), the step's features being the same. */
+    {
+        static const char *const part[] = { "fixed", "weights", "kv", "decode", "allreduce_bytes", "allreduce_hops", "cpu" };
+        static const int term[] = { CF_FIXED, CF_WEIGHTS, CF_KV, CF_DECODE, CF_AR_BYTES, CF_AR_HOP, CF_SEQ };
+        result a = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --decode 16 --context 500 --json");
+        result b = latsim("cost --model llama-3-8b --gpu a100 --tp 2 --decode 16 --context 500 --json");
+        cr_assert(a.rc == 0 && b.rc == 0, "%s%s", a.err, b.err);
+        json_t *ja = json_loads(a.out, 0, NULL), *jb = json_loads(b.out, 0, NULL);
+        cr_assert(ja && jb);
+        sqlite3 *cat;
+        char e2[256];
+        gpu_spec h100, a100;
+        model_spec m;
+        cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
+        cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
+        cr_assert_eq(catalog_gpu(cat, "h100", &h100, e2, sizeof e2), 0, "%s", e2);
+        cr_assert_eq(catalog_gpu(cat, "a100", &a100, e2, sizeof e2), 0, "%s", e2);
+        cr_assert_eq(catalog_model(cat, "llama-3-8b", &m, e2, sizeof e2), 0, "%s", e2);
+        sqlite3_close(cat);
+        double th[CF_NTERMS], ta[CF_NTERMS];
+        cprior_learned_terms(&h100, NULL, &m, "bf16", th);
+        cprior_learned_terms(&a100, NULL, &m, "bf16", ta);
+        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++) {
+            double ph = json_number_value(json_object_get(json_object_get(ja, "parts"), part[k]));
+            double pa = json_number_value(json_object_get(json_object_get(jb, "parts"), part[k]));
+            double want = ph * ta[term[k]] / th[term[k]];
+            cr_expect(fabs(pa - want) <= 1e-9 * fmax(1, fabs(want)), "%s: %.12g on a100, %.12g x %.6g on h100",
+                      part[k], pa, ph, ta[term[k]] / th[term[k]]);
+        }
+        /* Not the datasheet ratio: the weights term moves by more than the bandwidths' 3350/2039. */
+        double rw = ta[CF_WEIGHTS] / th[CF_WEIGHTS];
+        cr_expect(fabs(rw - 3350.0 / 2039) > 1e-3, "weights ratio %g", rw);
+        json_decref(ja);
+        json_decref(jb);
+        result_free(&a);
+        result_free(&b);
+    }
 }
 
 Test(calib_cli, cost_bad_input)
