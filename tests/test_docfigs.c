@@ -8,8 +8,10 @@
  *    in, ./latsim and `latsim` the program under test, no database yet), and the
  *    block must read as what they print: each "$ " line followed by its stdout
  *    and stderr, every line equal to the next line printed, where a line "..."
- *    (any indentation) stands for any number of lines and a block that does not
- *    end with "..." must end where the output does.  Masked (not compared): the
+ *    (any indentation) stands for any number of lines (none included: the line
+ *    after it pairs with the first line printed after the previous pair that
+ *    equals it, else with the first of the same shape, its figures aside) and a
+ *    block that does not end with "..." must end where the output does.  Masked (not compared): the
  *    version after "latsim", wall times, the seconds and workers of a plan.
  *    "<!-- no-check: REASON -->" on the line above the fence leaves a block out;
  *    "<!-- file: NAME -->" above a fence writes the block to NAME in that
@@ -32,7 +34,10 @@
  *
  * With LATSIM_DOCS_UPDATE=1 (`make docs-update`) the tests rewrite the figures,
  * the comments and the transcripts' lines from the fresh output instead of
- * failing; what cannot be rewritten (a line with no counterpart, a figure not
+ * failing, keeping the "..." lines: a line is replaced by the line printed
+ * that it pairs with (the next one, or after "..." the first of its shape); a
+ * line after "..." that pairs with none makes the block the whole output (a
+ * message asks to shorten it again).  What cannot be rewritten (a figure not
  * found in its text) still fails.
  *
  * Run from the repository root, as `make test` does. */
@@ -304,7 +309,7 @@ static void check_transcript(doc *d, const char *body, const char *end)
         i = last;
     }
     char *out = run_script(d->sandbox[0], script.s);
-    int ned0 = d->ned;   /* the edits before this block's */
+    int ned0 = d->ned, problems0 = d->problems;   /* the edits and problems before this block's */
     span *ol;
     int m = split_lines(out, out + strlen(out), &ol);
     int j = 0, gap = 0;
@@ -331,7 +336,7 @@ static void check_transcript(doc *d, const char *body, const char *end)
                 shape(c, strlen(c), b, sizeof b);
                 if (!strcmp(a, b) || !gap) break;
             }
-        if (k < m && strcmp(a, b)) k = m;
+        if (k < m && strcmp(a, b) && gap) k = m;   /* without a gap a line pairs with the next one printed */
         if (k >= m && d->update) {   /* the lines do not pair: the block becomes the whole output */
             buf all = { 0 };
             for (int x = 0; x < m; x++) {
@@ -374,7 +379,7 @@ static void check_transcript(doc *d, const char *body, const char *end)
         }
         add_edit(d, (size_t) (end - d->text), 0, rest.s);
         free(rest.s);
-    } else if (!gap && j < m && !d->problems)
+    } else if (!gap && j < m && d->problems == problems0)
         PROBLEM(d, (size_t) (end - d->text), "the transcript ends but the program prints more: '%.*s' (end the block with "
                 "'...' to leave the rest out)", (int) ol[j].len, ol[j].p);
     d->checked++;
@@ -868,4 +873,50 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
     cr_expect(strstr(p, "latsim 0123abc") != NULL, "a masked part is left as it was: %s", p);
     cr_expect(strstr(p, "| two | 0.5 |") != NULL && strstr(p, "pools.cpu.offered_load = 0.5 -->") != NULL, "%s", p);
     free(p);
+}
+
+/* "..." in a transcript: it stands for any run of printed lines, none included,
+ * at the start, in the middle or at the end of a block; a line after it pairs
+ * with the first equal line printed, and a block not ending with "..." ends
+ * where the output does.  Update mode rewrites lines in place and keeps the
+ * "..." lines: a changed label (no gap) replaces its line, a changed figure
+ * after a gap the line of its shape. */
+Test(docfigs, ellipsis_stands_for_any_run_of_lines, .init = setup, .fini = tcli_teardown)
+{
+#define PRINT "$ printf '%s\\n' alpha beta gamma delta\n"
+    char page[300];
+    int checked = 0;
+    char *msgs = NULL;
+    write_file("good.md",
+               "```\n" PRINT "alpha\n...\ndelta\n```\n\n"
+               "```\n" PRINT "...\nbeta\n...\n```\n\n"
+               "```\n" PRINT "alpha\n...\nbeta\ngamma\ndelta\n```\n\n"
+               "```\n" PRINT "  ...\ngamma\ndelta\n```\n", page, sizeof page);
+    int n = check_doc(page, 0, 1, &checked, &msgs);
+    cr_expect_eq(n, 0, "%s", msgs ? msgs : "");
+    cr_expect_eq(checked, 4);
+    free(msgs);
+    write_file("bad.md",
+               "```\n" PRINT "alpha\n...\nomega\n```\n\n"
+               "```\n" PRINT "alpha\ngamma\n...\n```\n\n"
+               "```\n" PRINT "alpha\n...\ngamma\n```\n", page, sizeof page);
+    n = check_doc(page, 0, 1, &checked, &msgs);
+    cr_expect_eq(n, 3, "%s", msgs ? msgs : "");
+    cr_expect(msgs && strstr(msgs, "the transcript line 'omega' has no counterpart"), "%s", msgs);
+    cr_expect(msgs && strstr(msgs, "the transcript reads 'gamma', the program prints 'beta'"), "%s", msgs);
+    cr_expect(msgs && strstr(msgs, "the transcript ends but the program prints more: 'delta'"), "%s", msgs);
+    free(msgs);
+#undef PRINT
+    write_file("stale.md",
+               "```\n$ printf '%s\\n' 'busy_share 1' 'x 2' 'y 3' 'z 4'\nutilization 1\n...\nz 5\n```\n", page,
+               sizeof page);
+    n = check_doc(page, 1, 1, &checked, &msgs);
+    cr_expect_eq(n, 0, "update: %s", msgs ? msgs : "");
+    free(msgs);
+    char *p = slurp_or_fail(page, NULL);
+    cr_expect_str_eq(p, "```\n$ printf '%s\\n' 'busy_share 1' 'x 2' 'y 3' 'z 4'\nbusy_share 1\n...\nz 4\n```\n");
+    free(p);
+    n = check_doc(page, 0, 1, &checked, &msgs);
+    cr_expect_eq(n, 0, "after the update: %s", msgs ? msgs : "");
+    free(msgs);
 }
