@@ -833,7 +833,7 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
              "  requests             2001                warmup_requests      0                   warmup_s             0\n"
              "...\n```\n\n"
              "Served 2000 requests at 0.9 utilisation.\n\n"
-             "<!-- check: ./latsim run mm1.ini --json --no-store ; served = 2000 ; pools.cpu.utilization = 0.9 -->\n\n"
+             "<!-- check: ./latsim run mm1.ini --json --no-store ; served = 2000 ; pools.cpu.busy_share = 0.9 -->\n\n"
              "| row | figure |\n|---|---|\n| one | 12.5 |\n| two | 7.0 |\n\n"
              "<!-- check \"two\": ./latsim run mm1.ini --json --no-store ; pools.cpu.offered_load = 3.0 -->\n\n"
              "Half the rate, half the load: -50 %%.\n\n"
@@ -845,7 +845,7 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
     int n = check_doc(page, 0, 1, &checked, &msgs);
     cr_expect_eq(n, 3, "%d problems: %s", n, msgs ? msgs : "");
     cr_expect(msgs && strstr(msgs, "the transcript reads '  requests             2001"), "%s", msgs);
-    cr_expect(msgs && strstr(msgs, "pools.cpu.utilization reads 0.9, `./latsim run mm1.ini --json --no-store` gives 0.5"),
+    cr_expect(msgs && strstr(msgs, "pools.cpu.busy_share reads 0.9, `./latsim run mm1.ini --json --no-store` gives 0.5"),
               "%s", msgs);
     cr_expect(msgs && strstr(msgs, "the figure 3.0 (pools.cpu.offered_load) is not in the text"), "%s", msgs);
     cr_expect(msgs && strstr(msgs, "latsim 0123abc") == NULL, "the version is masked: %s", msgs);
@@ -868,7 +868,7 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
     free(msgs);
     p = slurp_or_fail(page, NULL);
     cr_expect(strstr(p, "Served 2000 requests at 0.5 utilisation.") != NULL, "%s", p);
-    cr_expect(strstr(p, "pools.cpu.utilization = 0.5 -->") != NULL, "%s", p);
+    cr_expect(strstr(p, "pools.cpu.busy_share = 0.5 -->") != NULL, "%s", p);
     cr_expect(strstr(p, "  requests             3000 ") != NULL, "%s", p);
     cr_expect(strstr(p, "latsim 0123abc") != NULL, "a masked part is left as it was: %s", p);
     cr_expect(strstr(p, "| two | 0.5 |") != NULL && strstr(p, "pools.cpu.offered_load = 0.5 -->") != NULL, "%s", p);
