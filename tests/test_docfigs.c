@@ -26,8 +26,8 @@
  *    or "/K" to scale) picks a number (or a string that is one) that,
  *    printed with as many decimals as FIGURE, must read FIGURE; a further
  *    COMMAND item starts a new command for the paths after it; "@N:PATH" reads
- *    the comment's N-th command, and "pct(A, B) = FIGURE" checks the change
- *    from A to B in % (100 (B / A - 1)).  Each FIGURE
+ *    the comment's N-th command, "pct(A, B) = FIGURE" checks the change
+ *    from A to B in % (100 (B / A - 1)) and "ratio(A, B) = FIGURE" A / B.  Each FIGURE
  *    must appear, in order, in the text the comment belongs to: the block
  *    above it (blank lines and other check comments skipped), or with "KEY" the
  *    one line of that block that holds KEY (a table row).
@@ -538,18 +538,20 @@ static int ref_value(const char *ref, cached *cur, cached **cmds, int ncmd, doub
     return json_figure(cur->json, p, v, why, n);
 }
 
-/* The value of the item EXPR: a reference (ref_value) or "pct(A, B)", the
- * change from A to B in % (100 (B / A - 1)). */
+/* The value of the item EXPR: a reference (ref_value), "pct(A, B)", the
+ * change from A to B in % (100 (B / A - 1)), or "ratio(A, B)", A / B. */
 static int item_value(char *expr, cached *cur, cached **cmds, int ncmd, double *v, char *why, size_t n)
 {
-    if (strncmp(expr, "pct(", 4)) return ref_value(expr, cur, cmds, ncmd, v, why, n);
+    int pct = !strncmp(expr, "pct(", 4), ratio = !strncmp(expr, "ratio(", 6);
+    if (!pct && !ratio) return ref_value(expr, cur, cmds, ncmd, v, why, n);
     char *comma = strchr(expr, ','), *close = strrchr(expr, ')');
-    if (!comma || !close || close < comma) { snprintf(why, n, "'%s': pct(A, B) expected", expr); return -1; }
+    if (!comma || !close || close < comma) { snprintf(why, n, "'%s': pct(A, B) or ratio(A, B) expected", expr); return -1; }
     *comma = *close = 0;
     double a, b;
-    if (ref_value(expr + 4, cur, cmds, ncmd, &a, why, n) || ref_value(comma + 1, cur, cmds, ncmd, &b, why, n)) return -1;
-    if (a == 0) { snprintf(why, n, "pct(): A is 0"); return -1; }
-    *v = 100 * (b / a - 1);
+    if (ref_value(expr + (pct ? 4 : 6), cur, cmds, ncmd, &a, why, n) || ref_value(comma + 1, cur, cmds, ncmd, &b, why, n))
+        return -1;
+    if ((pct ? a : b) == 0) { snprintf(why, n, "%s: %s is 0", pct ? "pct()" : "ratio()", pct ? "A" : "B"); return -1; }
+    *v = pct ? 100 * (b / a - 1) : a / b;
     *comma = ',';
     *close = ')';
     return 0;
@@ -836,9 +838,10 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
              "<!-- check: ./latsim run mm1.ini --json --no-store ; served = 2000 ; pools.cpu.busy_share = 0.9 -->\n\n"
              "| row | figure |\n|---|---|\n| one | 12.5 |\n| two | 7.0 |\n\n"
              "<!-- check \"two\": ./latsim run mm1.ini --json --no-store ; pools.cpu.offered_load = 3.0 -->\n\n"
-             "Half the rate, half the load: -50 %%.\n\n"
+             "Half the rate, half the load: -50 %%, twice as much at the full rate: 2.0.\n\n"
              "<!-- check: ./latsim run mm1.ini --json --no-store ; ./latsim run mm1.ini --json --no-store --set "
-             "workload.rate=2.5 ; pct(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = -50 -->\n", INI);
+             "workload.rate=2.5 ; pct(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = -50 ;"
+             " ratio(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = 2.0 -->\n", INI);
     write_file("page.md", txt, page, sizeof page);
     int checked = 0;
     char *msgs = NULL;
@@ -864,7 +867,7 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
     free(msgs);
     n = check_doc(page, 0, 1, &checked, &msgs);
     cr_expect_eq(n, 0, "after the update: %s", msgs ? msgs : "");
-    cr_expect_eq(checked, 5, "1 transcript and 4 figures: %d", checked);
+    cr_expect_eq(checked, 6, "1 transcript and 5 figures: %d", checked);
     free(msgs);
     p = slurp_or_fail(page, NULL);
     cr_expect(strstr(p, "Served 2000 requests at 0.5 utilisation.") != NULL, "%s", p);
