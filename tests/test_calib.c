@@ -5,6 +5,7 @@
  * directory under /tmp, removed afterwards.
  */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -928,7 +929,7 @@ Test(calib_cli, bloom_phase_errors_are_the_documented_ones, .timeout = 300)
     FILE *f = fopen(STEPS, "r");
     cr_assert_not_null(f);
     /* [gpu][phase: 0 prefill, 1 decode][kind: 0 fitted, 1 roofline]: sum of |error| %, max, count */
-    double sum[2][2][2] = { { { 0 } } }, max[2][2][2] = { { { 0 } } };
+    double sum[2][2][2] = { { { 0 } } }, max[2][2][2] = { { { 0 } } }, logr[2][2] = { { 0 } };
     int n[2][2] = { { 0 } };
     char line[512];
     cr_assert_not_null(fgets(line, sizeof line, f));   /* the header */
@@ -946,7 +947,8 @@ Test(calib_cli, bloom_phase_errors_are_the_documented_ones, .timeout = 300)
             cr_assert_eq(r.rc, 0, "%s", r.err);
             const char *at = strstr(r.out, "\"step_ms\": ");
             cr_assert_not_null(at, "%s", r.out);
-            double e = 100 * fabs(strtod(at + 11, NULL) / ms - 1);
+            double pred = strtod(at + 11, NULL), e = 100 * fabs(pred / ms - 1);
+            if (k) logr[gi][ph] += log(pred / ms);
             sum[gi][ph][k] += e;
             if (e > max[gi][ph][k]) max[gi][ph][k] = e;
             result_free(&r);
@@ -963,5 +965,19 @@ Test(calib_cli, bloom_phase_errors_are_the_documented_ones, .timeout = 300)
                  sum[g][1][1] / n[g][1]);
         cr_expect(strstr(page, row) != NULL, "docs/calibration.md lacks the row %s", row);
     }
+    /* The page's opening: the roofline's geometric mean of predicted / measured per GPU and phase. */
+    double gm[2][2];
+    for (int g = 0; g < 2; g++)
+        for (int ph = 0; ph < 2; ph++) gm[g][ph] = exp(logr[g][ph] / n[g][ph]);
+    char want[400], flat[4096];
+    snprintf(want, sizeof want, "predicts A100 prefill steps %.0f %% too fast and decode steps %.0f %% too fast (H100: %.0f %% "
+             "and %.0f %%; geometric means of predicted/measured %.2f, %.2f, %.2f, %.2f)", 100 * (1 - gm[0][0]),
+             100 * (1 - gm[0][1]), 100 * (1 - gm[1][0]), 100 * (1 - gm[1][1]), gm[0][0], gm[0][1], gm[1][0], gm[1][1]);
+    size_t k = 0;
+    for (const char *c = page; *c && k + 1 < sizeof flat && c < page + 2000; c++)
+        if (!isspace((unsigned char) *c)) flat[k++] = *c;
+        else if (k && flat[k - 1] != ' ') flat[k++] = ' ';
+    flat[k] = 0;
+    cr_expect(strstr(flat, want) != NULL, "docs/calibration.md's opening does not say: %s", want);
     free(page);
 }
