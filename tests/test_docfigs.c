@@ -27,7 +27,8 @@
  *    printed with as many decimals as FIGURE, must read FIGURE; a further
  *    COMMAND item starts a new command for the paths after it; "@N:PATH" reads
  *    the comment's N-th command, "pct(A, B) = FIGURE" checks the change
- *    from A to B in % (100 (B / A - 1)) and "ratio(A, B) = FIGURE" A / B.  Each FIGURE
+ *    from A to B in % (100 (B / A - 1)) and "ratio(A, B) = FIGURE" A / B; a
+ *    FIGURE written with a '+' ("+32") reads a positive value.  Each FIGURE
  *    must appear, in order, in the text the comment belongs to: the block
  *    above it (blank lines and other check comments skipped), or with "KEY" the
  *    one line of that block that holds KEY (a table row).
@@ -586,6 +587,10 @@ static void check_figures(doc *d, size_t c, char *body, size_t text_from, size_t
         }
         at = (size_t) pos + strlen(figure);
         d->checked++;
+        if (fig[0] == '+' && fresh[0] != '-') {   /* a signed figure, "+32" */
+            memmove(fresh + 1, fresh, strlen(fresh) + 1);
+            fresh[0] = '+';
+        }
         if (!strcmp(fig, fresh)) continue;
         if (d->update) {
             add_edit(d, (size_t) pos, strlen(figure), fresh);
@@ -838,10 +843,11 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
              "<!-- check: ./latsim run mm1.ini --json --no-store ; served = 2000 ; pools.cpu.busy_share = 0.9 -->\n\n"
              "| row | figure |\n|---|---|\n| one | 12.5 |\n| two | 7.0 |\n\n"
              "<!-- check \"two\": ./latsim run mm1.ini --json --no-store ; pools.cpu.offered_load = 3.0 -->\n\n"
-             "Half the rate, half the load: -50 %%, twice as much at the full rate: 2.0.\n\n"
+             "Half the rate, half the load: -50 %%, twice as much at the full rate: 2.0 (+100 %%).\n\n"
              "<!-- check: ./latsim run mm1.ini --json --no-store ; ./latsim run mm1.ini --json --no-store --set "
              "workload.rate=2.5 ; pct(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = -50 ;"
-             " ratio(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = 2.0 -->\n", INI);
+             " ratio(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = 2.0 ;"
+             " pct(@2:pools.cpu.offered_load, @1:pools.cpu.offered_load) = +100 -->\n", INI);
     write_file("page.md", txt, page, sizeof page);
     int checked = 0;
     char *msgs = NULL;
@@ -867,7 +873,7 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
     free(msgs);
     n = check_doc(page, 0, 1, &checked, &msgs);
     cr_expect_eq(n, 0, "after the update: %s", msgs ? msgs : "");
-    cr_expect_eq(checked, 6, "1 transcript and 5 figures: %d", checked);
+    cr_expect_eq(checked, 7, "1 transcript and 6 figures: %d", checked);
     free(msgs);
     p = slurp_or_fail(page, NULL);
     cr_expect(strstr(p, "Served 2000 requests at 0.5 utilisation.") != NULL, "%s", p);
