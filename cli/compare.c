@@ -113,7 +113,7 @@ static int wanted(const store_stat *r)
         for (size_t i = 0; i < sizeof skip / sizeof skip[0]; i++) if (!strcmp(r->metric, skip[i])) return 0;
         return 1;
     }
-    return !strcmp(r->metric, "utilization") || (!strcmp(r->metric, "queue") && !strcmp(r->stat, "p99"));
+    return !strcmp(r->metric, REPORT_BUSY_SHARE) || (!strcmp(r->metric, "queue") && !strcmp(r->stat, "p99"));
 }
 
 /* The row of R matching X (scope, metric, stat), NULL when none. */
@@ -233,7 +233,7 @@ static int has_scope(const report *r, const char *s)
 
 /* The metrics of a pool or class section, in order: rows any design has. */
 static const struct { const char *metric, *stat, *unit; } SECTION[] = {
-    { "utilization", "value", "" }, { "gpus", "value", "" }, { "replicas", "value", "" },
+    { REPORT_BUSY_SHARE, "value", "" }, { "gpus", "value", "" }, { "replicas", "value", "" },
     { "requests", "value", "" }, { "served", "value", "" }, { "hit_rate", "value", "" },
     { "goodput_rps", "value", "req/s" }, { "cost_per_hour", "value", "$/h" },
     { "cost_per_1k_requests", "value", "$" },

@@ -528,7 +528,7 @@ static void update(plan *p, combo *c, const eval *e)
             double need;
             if (report_get(&e->o.rep, "", "saturated", "value") > 0 && thru > 0) need = ceil(m * rate / thru / 0.85);
             else {
-                double u = report_get(&e->o.rep, p->mono.section + 5, "utilization", "value");   /* "pool NAME" */
+                double u = report_get(&e->o.rep, p->mono.section + 5, REPORT_BUSY_SHARE, "value");   /* "pool NAME" */
                 need = u > 0 ? ceil(m * u / 0.75) : NAN;
             }
             if (!isnan(need) && need > m) c->hint = need;
@@ -572,7 +572,7 @@ static double max_util(const report *r)
 {
     double um = NAN;
     for (size_t k = 0; k < r->n; k++)
-        if (r->rows[k].scope[0] && !strcmp(r->rows[k].metric, "utilization") && (isnan(um) || r->rows[k].value > um))
+        if (r->rows[k].scope[0] && !strcmp(r->rows[k].metric, REPORT_BUSY_SHARE) && (isnan(um) || r->rows[k].value > um))
             um = r->rows[k].value;
     return um;
 }
@@ -1726,7 +1726,7 @@ static int plan_json(plan *p)
         if (i >= 1) fputs(i > 1 ? ", " : "", mem);
         fputs("{\"settings\": ", mem);
         settings_json(p, c, p->mono.n >= 0 ? c->answer : 0, mem);
-        fprintf(mem, ", \"usd_per_hour\": %.6g, \"utilization_max\": %.4g, \"confirmed_seeds\": %d, ", p->cs[i].cost,
+        fprintf(mem, ", \"usd_per_hour\": %.6g, \"busy_share_max\": %.4g, \"confirmed_seeds\": %d, ", p->cs[i].cost,
                 max_util(&e->o.rep), c->confirmed > 0 ? p->seeds : 1);
         if (isnan(p->cs[i].power_w)) fputs("\"mean_power_w\": null, ", mem);
         else fprintf(mem, "\"mean_power_w\": %.6g, ", p->cs[i].power_w);
@@ -1854,7 +1854,7 @@ static void plan_print(const plan *p)
         models_label(&p->e[p->shown[i]].o.rep, ml, sizeof ml);
         if ((int) strlen(ml) > mw) mw = (int) strlen(ml);
     }
-    printf("  %-*s %10s %8s %9s %9s  %-*s  %s\n", wl, "configuration", "$/hour", "kW", "util_max", "margin", mw, "cost model", "slo");
+    printf("  %-*s %10s %8s %9s %9s  %-*s  %s\n", wl, "configuration", "$/hour", "kW", "busy_max", "margin", mw, "cost model", "slo");
     for (int i = 0; i < p->ncs && i < p->top; i++) {
         const combo *c = &p->c[p->cs[i].combo];
         const eval *e = &p->e[p->shown[i]];

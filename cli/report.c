@@ -387,9 +387,9 @@ static void pools(FILE *out, const design *d)
 {
     const report *r = &d->rep;
     static const struct { const char *m, *s, *h; } COLS[] = {
-        /* utilization is the busy share: of servers (generic), of time stepping (LLM: 1 under any
+        /* the busy share: of servers (generic), of time stepping (LLM: 1 under any
          * continuous-batching load); MFU, MBU and KV occupancy say how hard the steps use the GPUs */
-        { "utilization", "value", "busy share" }, { "mfu", "value", "MFU" }, { "mbu", "value", "MBU" },
+        { REPORT_BUSY_SHARE, "value", "busy share" }, { "mfu", "value", "MFU" }, { "mbu", "value", "MBU" },
         { "kv_occupancy", "value", "KV occupancy" },
         { "arrivals", "value", "arrivals" }, { "served", "value", "served" },
         { "gpus", "value", "GPUs" }, { "cost_per_hour", "value", "$/h" }, { "queue", "p50", "queue p50 ms" },

@@ -220,7 +220,7 @@ static void print_table(const sweep *s, int llm, FILE *out)
 {
     fprintf(out, "%-22s %9s %9s %9s %9s", ERRMSG_SHOWN(s->key), "rate_rps", "thru_rps", "e2e_p50", "e2e_p99");
     if (llm) fprintf(out, " %9s %9s", "ttft_p99", "tpot_p99");
-    fprintf(out, " %8s %8s  %s\n", "goodput", "util_max", "slo");
+    fprintf(out, " %8s %8s  %s\n", "goodput", "busy_max", "slo");
     for (int i = 0; i < s->n; i++) {
         const point *p = &s->p[i];
         const report *r = &p->o.rep;
@@ -234,7 +234,7 @@ static void print_table(const sweep *s, int llm, FILE *out)
         fmt(c[6], 32, report_get(r, "", "goodput", "value"));
         double um = NAN;
         for (size_t k = 0; k < r->n; k++)
-            if (r->rows[k].scope[0] && !strcmp(r->rows[k].metric, "utilization") && (isnan(um) || r->rows[k].value > um))
+            if (r->rows[k].scope[0] && !strcmp(r->rows[k].metric, REPORT_BUSY_SHARE) && (isnan(um) || r->rows[k].value > um))
                 um = r->rows[k].value;
         fmt(c[7], 32, um);
         fprintf(out, "%-22s %9s %9s %9s %9s", ERRMSG_SHOWN(p->value), c[0], c[1], c[2], c[3]);

@@ -5,6 +5,7 @@
  * directory under /tmp, removed afterwards.
  */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -944,4 +945,79 @@ Test(calib_cli, profile_carries_attention_across_gpus)
     cr_assert(strstr(r.out, "(profile model 1, vidur, cv_mape "), "%s", r.out);
     cr_assert(strstr(r.out, "extrapolated)"), "%s", r.out);
     result_free(&r);
+}
+
+/* docs/calibration.md's per-phase table of the BLOOM-176B fit is what the
+ * program gives: each GPU's 26 steps priced by `latsim cost --json` with the
+ * fitted model and with the roofline, the mean absolute percentage error per
+ * phase (and the fitted model's largest) printed as the table prints them,
+ * must be the table's row for that GPU. */
+Test(calib_cli, bloom_phase_errors_are_the_documented_ones, .timeout = 300)
+{
+    result r = latsim("catalog add tests/data/bloom-176b.ini");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib import steps " STEPS);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    static const char *gpus[] = { "a100", "h100" }, *names[] = { "A100", "H100" };
+    for (int g = 0; g < 2; g++) {
+        r = latsim("calib fit --model bloom-176b --gpu %s", gpus[g]);
+        cr_assert_eq(r.rc, 0, "%s", r.err);
+        result_free(&r);
+    }
+    FILE *f = fopen(STEPS, "r");
+    cr_assert_not_null(f);
+    /* [gpu][phase: 0 prefill, 1 decode][kind: 0 fitted, 1 roofline]: sum of |error| %, max, count */
+    double sum[2][2][2] = { { { 0 } } }, max[2][2][2] = { { { 0 } } }, logr[2][2] = { { 0 } };
+    int n[2][2] = { { 0 } };
+    char line[512];
+    cr_assert_not_null(fgets(line, sizeof line, f));   /* the header */
+    while (fgets(line, sizeof line, f)) {
+        char gpu[16], phase[16];
+        int tp, batch, tokens;
+        double ms;
+        cr_assert_eq(sscanf(line, "bloom-176b,%15[^,],%d,%15[^,],%d,%d,%lf", gpu, &tp, phase, &batch, &tokens, &ms), 6, "%s", line);
+        int gi = !strcmp(gpu, "h100"), ph = !strcmp(phase, "decode");
+        for (int k = 0; k < 2; k++) {
+            char args[200];
+            if (ph) snprintf(args, sizeof args, "--decode %d --context %d", batch, tokens);
+            else snprintf(args, sizeof args, "--prefill %d --prefill-batch %d", tokens, batch);
+            r = latsim("cost --model bloom-176b --gpu %s --tp %d %s --cost %s --json", gpu, tp, args, k ? "roofline" : "fitted");
+            cr_assert_eq(r.rc, 0, "%s", r.err);
+            const char *at = strstr(r.out, "\"step_ms\": ");
+            cr_assert_not_null(at, "%s", r.out);
+            double pred = strtod(at + 11, NULL), e = 100 * fabs(pred / ms - 1);
+            if (k) logr[gi][ph] += log(pred / ms);
+            sum[gi][ph][k] += e;
+            if (e > max[gi][ph][k]) max[gi][ph][k] = e;
+            result_free(&r);
+        }
+        n[gi][ph]++;
+    }
+    fclose(f);
+    char *page = slurp_or_fail("docs/calibration.md", NULL);
+    for (int g = 0; g < 2; g++) {
+        cr_assert(n[g][0] > 0 && n[g][1] > 0);
+        char row[200];
+        snprintf(row, sizeof row, "| %s | %.1f %% (%.0f %%) | %.1f %% (%.1f %%) | %.1f %% / %.1f %% |", names[g],
+                 sum[g][0][0] / n[g][0], max[g][0][0], sum[g][1][0] / n[g][1], max[g][1][0], sum[g][0][1] / n[g][0],
+                 sum[g][1][1] / n[g][1]);
+        cr_expect(strstr(page, row) != NULL, "docs/calibration.md lacks the row %s", row);
+    }
+    /* The page's opening: the roofline's geometric mean of predicted / measured per GPU and phase. */
+    double gm[2][2];
+    for (int g = 0; g < 2; g++)
+        for (int ph = 0; ph < 2; ph++) gm[g][ph] = exp(logr[g][ph] / n[g][ph]);
+    char want[400], flat[4096];
+    snprintf(want, sizeof want, "predicts A100 prefill steps %.0f %% too fast and decode steps %.0f %% too fast (H100: %.0f %% "
+             "and %.0f %%; geometric means of predicted/measured %.2f, %.2f, %.2f, %.2f)", 100 * (1 - gm[0][0]),
+             100 * (1 - gm[0][1]), 100 * (1 - gm[1][0]), 100 * (1 - gm[1][1]), gm[0][0], gm[0][1], gm[1][0], gm[1][1]);
+    size_t k = 0;
+    for (const char *c = page; *c && k + 1 < sizeof flat && c < page + 2000; c++)
+        if (!isspace((unsigned char) *c)) flat[k++] = *c;
+        else if (k && flat[k - 1] != ' ') flat[k++] = ' ';
+    flat[k] = 0;
+    cr_expect(strstr(flat, want) != NULL, "docs/calibration.md's opening does not say: %s", want);
+    free(page);
 }

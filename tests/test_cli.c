@@ -519,8 +519,8 @@ Test(cli_run, json_report_has_every_key)
     cr_expect(fabs(e2e - (q + s)) < 1e-4 * e2e, "e2e mean %g != queue %g + service %g", e2e, q, s);
     const jval *pools = jget(&v, "pools", J_OBJ);
     const jval *cpu = jget(pools, "cpu", J_OBJ);
-    double u = jget(cpu, "utilization", J_NUM)->num;
-    cr_expect(u > 0.5 && u < 0.9, "utilization %g for an offered 0.7", u);
+    double u = jget(cpu, "busy_share", J_NUM)->num;
+    cr_expect(u > 0.5 && u < 0.9, "busy share %g for an offered 0.7", u);
     cr_expect_eq(jget(cpu, "saturated", J_BOOL)->num, 0);
     expect_latency(cpu, 1, 3, 1);
     cr_expect_eq(count_runs(db), 1);
@@ -536,8 +536,8 @@ Test(cli_run, set_changes_the_result)
     double qa = jget(jget(la, "queue", J_OBJ), "mean", J_NUM)->num;
     double qb = jget(jget(lb, "queue", J_OBJ), "mean", J_NUM)->num;
     cr_expect_lt(qb, qa, "a fifth server should cut the mean wait (%g -> %g)", qa, qb);
-    double ua = jget(jget(jget(&a, "pools", J_OBJ), "cpu", J_OBJ), "utilization", J_NUM)->num;
-    double ub = jget(jget(jget(&b, "pools", J_OBJ), "cpu", J_OBJ), "utilization", J_NUM)->num;
+    double ua = jget(jget(jget(&a, "pools", J_OBJ), "cpu", J_OBJ), "busy_share", J_NUM)->num;
+    double ub = jget(jget(jget(&b, "pools", J_OBJ), "cpu", J_OBJ), "busy_share", J_NUM)->num;
     cr_expect_lt(ub, ua, "utilization with 5 servers %g should be below %g with 4", ub, ua);
     cr_expect_eq(count_runs(db), 2);
     jfree(&a);

@@ -8,8 +8,10 @@
  *    in, ./latsim and `latsim` the program under test, no database yet), and the
  *    block must read as what they print: each "$ " line followed by its stdout
  *    and stderr, every line equal to the next line printed, where a line "..."
- *    (any indentation) stands for any number of lines and a block that does not
- *    end with "..." must end where the output does.  Masked (not compared): the
+ *    (any indentation) stands for any number of lines (none included: the line
+ *    after it pairs with the first line printed after the previous pair that
+ *    equals it, else with the first of the same shape, its figures aside) and a
+ *    block that does not end with "..." must end where the output does.  Masked (not compared): the
  *    version after "latsim", wall times, the seconds and workers of a plan.
  *    "<!-- no-check: REASON -->" on the line above the fence leaves a block out;
  *    "<!-- file: NAME -->" above a fence writes the block to NAME in that
@@ -24,15 +26,19 @@
  *    or "/K" to scale) picks a number (or a string that is one) that,
  *    printed with as many decimals as FIGURE, must read FIGURE; a further
  *    COMMAND item starts a new command for the paths after it; "@N:PATH" reads
- *    the comment's N-th command, and "pct(A, B) = FIGURE" checks the change
- *    from A to B in % (100 (B / A - 1)).  Each FIGURE
+ *    the comment's N-th command, "pct(A, B) = FIGURE" checks the change
+ *    from A to B in % (100 (B / A - 1)) and "ratio(A, B) = FIGURE" A / B; a
+ *    FIGURE written with a '+' ("+32") reads a positive value.  Each FIGURE
  *    must appear, in order, in the text the comment belongs to: the block
  *    above it (blank lines and other check comments skipped), or with "KEY" the
  *    one line of that block that holds KEY (a table row).
  *
  * With LATSIM_DOCS_UPDATE=1 (`make docs-update`) the tests rewrite the figures,
  * the comments and the transcripts' lines from the fresh output instead of
- * failing; what cannot be rewritten (a line with no counterpart, a figure not
+ * failing, keeping the "..." lines: a line is replaced by the line printed
+ * that it pairs with (the next one, or after "..." the first of its shape); a
+ * line after "..." that pairs with none makes the block the whole output (a
+ * message asks to shorten it again).  What cannot be rewritten (a figure not
  * found in its text) still fails.
  *
  * Run from the repository root, as `make test` does. */
@@ -304,7 +310,7 @@ static void check_transcript(doc *d, const char *body, const char *end)
         i = last;
     }
     char *out = run_script(d->sandbox[0], script.s);
-    int ned0 = d->ned;   /* the edits before this block's */
+    int ned0 = d->ned, problems0 = d->problems;   /* the edits and problems before this block's */
     span *ol;
     int m = split_lines(out, out + strlen(out), &ol);
     int j = 0, gap = 0;
@@ -331,7 +337,7 @@ static void check_transcript(doc *d, const char *body, const char *end)
                 shape(c, strlen(c), b, sizeof b);
                 if (!strcmp(a, b) || !gap) break;
             }
-        if (k < m && strcmp(a, b)) k = m;
+        if (k < m && strcmp(a, b) && gap) k = m;   /* without a gap a line pairs with the next one printed */
         if (k >= m && d->update) {   /* the lines do not pair: the block becomes the whole output */
             buf all = { 0 };
             for (int x = 0; x < m; x++) {
@@ -374,7 +380,7 @@ static void check_transcript(doc *d, const char *body, const char *end)
         }
         add_edit(d, (size_t) (end - d->text), 0, rest.s);
         free(rest.s);
-    } else if (!gap && j < m && !d->problems)
+    } else if (!gap && j < m && d->problems == problems0)
         PROBLEM(d, (size_t) (end - d->text), "the transcript ends but the program prints more: '%.*s' (end the block with "
                 "'...' to leave the rest out)", (int) ol[j].len, ol[j].p);
     d->checked++;
@@ -533,18 +539,20 @@ static int ref_value(const char *ref, cached *cur, cached **cmds, int ncmd, doub
     return json_figure(cur->json, p, v, why, n);
 }
 
-/* The value of the item EXPR: a reference (ref_value) or "pct(A, B)", the
- * change from A to B in % (100 (B / A - 1)). */
+/* The value of the item EXPR: a reference (ref_value), "pct(A, B)", the
+ * change from A to B in % (100 (B / A - 1)), or "ratio(A, B)", A / B. */
 static int item_value(char *expr, cached *cur, cached **cmds, int ncmd, double *v, char *why, size_t n)
 {
-    if (strncmp(expr, "pct(", 4)) return ref_value(expr, cur, cmds, ncmd, v, why, n);
+    int pct = !strncmp(expr, "pct(", 4), ratio = !strncmp(expr, "ratio(", 6);
+    if (!pct && !ratio) return ref_value(expr, cur, cmds, ncmd, v, why, n);
     char *comma = strchr(expr, ','), *close = strrchr(expr, ')');
-    if (!comma || !close || close < comma) { snprintf(why, n, "'%s': pct(A, B) expected", expr); return -1; }
+    if (!comma || !close || close < comma) { snprintf(why, n, "'%s': pct(A, B) or ratio(A, B) expected", expr); return -1; }
     *comma = *close = 0;
     double a, b;
-    if (ref_value(expr + 4, cur, cmds, ncmd, &a, why, n) || ref_value(comma + 1, cur, cmds, ncmd, &b, why, n)) return -1;
-    if (a == 0) { snprintf(why, n, "pct(): A is 0"); return -1; }
-    *v = 100 * (b / a - 1);
+    if (ref_value(expr + (pct ? 4 : 6), cur, cmds, ncmd, &a, why, n) || ref_value(comma + 1, cur, cmds, ncmd, &b, why, n))
+        return -1;
+    if ((pct ? a : b) == 0) { snprintf(why, n, "%s: %s is 0", pct ? "pct()" : "ratio()", pct ? "A" : "B"); return -1; }
+    *v = pct ? 100 * (b / a - 1) : a / b;
     *comma = ',';
     *close = ')';
     return 0;
@@ -579,6 +587,10 @@ static void check_figures(doc *d, size_t c, char *body, size_t text_from, size_t
         }
         at = (size_t) pos + strlen(figure);
         d->checked++;
+        if (fig[0] == '+' && fresh[0] != '-') {   /* a signed figure, "+32" */
+            memmove(fresh + 1, fresh, strlen(fresh) + 1);
+            fresh[0] = '+';
+        }
         if (!strcmp(fig, fresh)) continue;
         if (d->update) {
             add_edit(d, (size_t) pos, strlen(figure), fresh);
@@ -828,19 +840,21 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
              "  requests             2001                warmup_requests      0                   warmup_s             0\n"
              "...\n```\n\n"
              "Served 2000 requests at 0.9 utilisation.\n\n"
-             "<!-- check: ./latsim run mm1.ini --json --no-store ; served = 2000 ; pools.cpu.utilization = 0.9 -->\n\n"
+             "<!-- check: ./latsim run mm1.ini --json --no-store ; served = 2000 ; pools.cpu.busy_share = 0.9 -->\n\n"
              "| row | figure |\n|---|---|\n| one | 12.5 |\n| two | 7.0 |\n\n"
              "<!-- check \"two\": ./latsim run mm1.ini --json --no-store ; pools.cpu.offered_load = 3.0 -->\n\n"
-             "Half the rate, half the load: -50 %%.\n\n"
+             "Half the rate, half the load: -50 %%, twice as much at the full rate: 2.0 (+100 %%).\n\n"
              "<!-- check: ./latsim run mm1.ini --json --no-store ; ./latsim run mm1.ini --json --no-store --set "
-             "workload.rate=2.5 ; pct(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = -50 -->\n", INI);
+             "workload.rate=2.5 ; pct(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = -50 ;"
+             " ratio(@1:pools.cpu.offered_load, @2:pools.cpu.offered_load) = 2.0 ;"
+             " pct(@2:pools.cpu.offered_load, @1:pools.cpu.offered_load) = +100 -->\n", INI);
     write_file("page.md", txt, page, sizeof page);
     int checked = 0;
     char *msgs = NULL;
     int n = check_doc(page, 0, 1, &checked, &msgs);
     cr_expect_eq(n, 3, "%d problems: %s", n, msgs ? msgs : "");
     cr_expect(msgs && strstr(msgs, "the transcript reads '  requests             2001"), "%s", msgs);
-    cr_expect(msgs && strstr(msgs, "pools.cpu.utilization reads 0.9, `./latsim run mm1.ini --json --no-store` gives 0.5"),
+    cr_expect(msgs && strstr(msgs, "pools.cpu.busy_share reads 0.9, `./latsim run mm1.ini --json --no-store` gives 0.5"),
               "%s", msgs);
     cr_expect(msgs && strstr(msgs, "the figure 3.0 (pools.cpu.offered_load) is not in the text"), "%s", msgs);
     cr_expect(msgs && strstr(msgs, "latsim 0123abc") == NULL, "the version is masked: %s", msgs);
@@ -859,13 +873,59 @@ Test(docfigs, checker_finds_and_rewrites_stale_figures, .init = setup, .fini = t
     free(msgs);
     n = check_doc(page, 0, 1, &checked, &msgs);
     cr_expect_eq(n, 0, "after the update: %s", msgs ? msgs : "");
-    cr_expect_eq(checked, 5, "1 transcript and 4 figures: %d", checked);
+    cr_expect_eq(checked, 7, "1 transcript and 6 figures: %d", checked);
     free(msgs);
     p = slurp_or_fail(page, NULL);
     cr_expect(strstr(p, "Served 2000 requests at 0.5 utilisation.") != NULL, "%s", p);
-    cr_expect(strstr(p, "pools.cpu.utilization = 0.5 -->") != NULL, "%s", p);
+    cr_expect(strstr(p, "pools.cpu.busy_share = 0.5 -->") != NULL, "%s", p);
     cr_expect(strstr(p, "  requests             3000 ") != NULL, "%s", p);
     cr_expect(strstr(p, "latsim 0123abc") != NULL, "a masked part is left as it was: %s", p);
     cr_expect(strstr(p, "| two | 0.5 |") != NULL && strstr(p, "pools.cpu.offered_load = 0.5 -->") != NULL, "%s", p);
     free(p);
+}
+
+/* "..." in a transcript: it stands for any run of printed lines, none included,
+ * at the start, in the middle or at the end of a block; a line after it pairs
+ * with the first equal line printed, and a block not ending with "..." ends
+ * where the output does.  Update mode rewrites lines in place and keeps the
+ * "..." lines: a changed label (no gap) replaces its line, a changed figure
+ * after a gap the line of its shape. */
+Test(docfigs, ellipsis_stands_for_any_run_of_lines, .init = setup, .fini = tcli_teardown)
+{
+#define PRINT "$ printf '%s\\n' alpha beta gamma delta\n"
+    char page[300];
+    int checked = 0;
+    char *msgs = NULL;
+    write_file("good.md",
+               "```\n" PRINT "alpha\n...\ndelta\n```\n\n"
+               "```\n" PRINT "...\nbeta\n...\n```\n\n"
+               "```\n" PRINT "alpha\n...\nbeta\ngamma\ndelta\n```\n\n"
+               "```\n" PRINT "  ...\ngamma\ndelta\n```\n", page, sizeof page);
+    int n = check_doc(page, 0, 1, &checked, &msgs);
+    cr_expect_eq(n, 0, "%s", msgs ? msgs : "");
+    cr_expect_eq(checked, 4);
+    free(msgs);
+    write_file("bad.md",
+               "```\n" PRINT "alpha\n...\nomega\n```\n\n"
+               "```\n" PRINT "alpha\ngamma\n...\n```\n\n"
+               "```\n" PRINT "alpha\n...\ngamma\n```\n", page, sizeof page);
+    n = check_doc(page, 0, 1, &checked, &msgs);
+    cr_expect_eq(n, 3, "%s", msgs ? msgs : "");
+    cr_expect(msgs && strstr(msgs, "the transcript line 'omega' has no counterpart"), "%s", msgs);
+    cr_expect(msgs && strstr(msgs, "the transcript reads 'gamma', the program prints 'beta'"), "%s", msgs);
+    cr_expect(msgs && strstr(msgs, "the transcript ends but the program prints more: 'delta'"), "%s", msgs);
+    free(msgs);
+#undef PRINT
+    write_file("stale.md",
+               "```\n$ printf '%s\\n' 'busy_share 1' 'x 2' 'y 3' 'z 4'\nutilization 1\n...\nz 5\n```\n", page,
+               sizeof page);
+    n = check_doc(page, 1, 1, &checked, &msgs);
+    cr_expect_eq(n, 0, "update: %s", msgs ? msgs : "");
+    free(msgs);
+    char *p = slurp_or_fail(page, NULL);
+    cr_expect_str_eq(p, "```\n$ printf '%s\\n' 'busy_share 1' 'x 2' 'y 3' 'z 4'\nbusy_share 1\n...\nz 4\n```\n");
+    free(p);
+    n = check_doc(page, 0, 1, &checked, &msgs);
+    cr_expect_eq(n, 0, "after the update: %s", msgs ? msgs : "");
+    free(msgs);
 }

@@ -190,7 +190,7 @@ Test(h2esc_json, latin1_file_name_in_every_json_output)
 }
 
 /* compare --json of two stored runs: the metric names built from the pool name
- * (ESC[32mcpu.utilization) are escaped. */
+ * (ESC[32mcpu.busy_share) are escaped. */
 Test(h2esc_json, compare_json_metric_names)
 {
     char s[256];
@@ -208,7 +208,7 @@ Test(h2esc_json, compare_json_metric_names)
     json_t *m = json_object_get(j, "metrics");
     int found = 0;
     for (size_t i = 0; i < json_array_size(m); i++)
-        found += !strcmp(json_string_value(json_object_get(json_array_get(m, i), "metric")), "\x1b[32mcpu.utilization");
+        found += !strcmp(json_string_value(json_object_get(json_array_get(m, i), "metric")), "\x1b[32mcpu.busy_share");
     cr_expect_eq(found, 1, "the pool's utilisation row");
     json_decref(j);
     result_free(&r);
@@ -242,7 +242,7 @@ Test(h2esc_term, tables_escape_paths_and_names)
         { "check (stored)", { "check", "--db", db }, 0, shown_path },
         { "sweep", { "sweep", s, "--vary", "workload.rate=10,20", "--db", db }, 0, shown_path },
         { "compare files", { "compare", s, s, "--replications", "2", "--db", db }, 0, "pool \\x1b[32mcpu (generic)" },
-        { "compare runs", { "compare", "1", "2", "--all", "--db", db }, 0, "\\x1b[32mcpu.utilization" },
+        { "compare runs", { "compare", "1", "2", "--all", "--db", db }, 0, "\\x1b[32mcpu.busy_share" },
         { "plan", { "plan", s, "--target-rate", "10", "--no-store", "--db", db }, 0, shown_path },
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

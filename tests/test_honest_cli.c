@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <jansson.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,4 +196,46 @@ Test(honest_cli, replay_ignores_the_workload_and_names_its_cost_model, .timeout 
     cr_assert_eq(a.rc, 0, "%s", a.err);
     cr_expect(strstr(a.out, "cost model: vllm roofline (datasheet)") != NULL, "%s", a.out);
     result_free(&a);
+}
+
+/* A pool's busy share is named for what it is in the text report, the JSON and
+ * the database (busy_share, not utilization: an LLM pool reads 1 under any
+ * continuous-batching load while its MFU is far below), and a run stored
+ * before the rename (its rows named "utilization") is read with the new name:
+ * `compare --all` pairs it with a new run's row. */
+Test(honest_cli, busy_share_is_named_busy_share, .timeout = 300)
+{
+    char sc[256];
+    write_file("llm.ini",
+               "[sim]\nrequests = 300\nwarmup = 30\n[workload]\nrate = 4\n"
+               "prompt_tokens = lognormal(mean=400, cv=0.5)\noutput_tokens = lognormal(mean=100, cv=0.5)\n"
+               "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nscheduler = continuous\n", sc, sizeof sc);
+    result r = run_db(120, "run", sc, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\n  busy_share ") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "utilization ") == NULL, "no row labelled utilization: %s", r.out);
+    result_free(&r);
+    r = run_db(120, "run", sc, "--json", NULL);
+    json_t *j = parse(&r);
+    json_t *chat = json_object_get(json_object_get(j, "pools"), "chat");
+    double busy = json_number_value(json_object_get(chat, "busy_share"));
+    double mfu = json_number_value(json_object_get(chat, "mfu"));
+    cr_expect(busy > 0 && busy <= 1, "busy_share %g", busy);
+    cr_expect(mfu > 0 && mfu < busy, "mfu %g beside busy_share %g", mfu, busy);
+    cr_expect_null(json_object_get(chat, "utilization"), "the JSON key is busy_share only");
+    json_decref(j);
+    result_free(&r);
+    /* Run 1 as an older latsim stored it. */
+    sqlite3 *h;
+    cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
+    char *e = NULL;
+    cr_assert_eq(sqlite3_exec(h, "UPDATE run_stats SET metric = 'utilization' WHERE run_id = 1 AND metric = 'busy_share'",
+                              NULL, NULL, &e), SQLITE_OK, "%s", e ? e : "");
+    cr_assert_gt(sqlite3_changes(h), 0);
+    sqlite3_close(h);
+    r = run_db(120, "compare", "1", "2", "--all", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "chat.busy_share") != NULL, "the old row is read as busy_share: %s", r.out);
+    cr_expect(strstr(r.out, "utilization") == NULL, "%s", r.out);
+    result_free(&r);
 }

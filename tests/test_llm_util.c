@@ -25,7 +25,7 @@ static void pool_metrics(const char *rate, double *util, double *mfu, double *mb
     cr_assert(j);
     json_t *p = json_object_get(json_object_get(j, "pools"), "chat");
     cr_assert(p);
-    *util = json_number_value(json_object_get(p, "utilization"));
+    *util = json_number_value(json_object_get(p, "busy_share"));
     *mfu = json_number_value(json_object_get(p, "mfu"));
     *mbu = json_number_value(json_object_get(p, "mbu"));
     *mfu_b = json_number_value(json_object_get(p, "mfu_busy"));

@@ -129,7 +129,7 @@ Test(review, compare_three_topologies)
     result_free(&r);
     r = run_db(120, "compare", "1", "2", "--all", NULL);
     cr_expect(strstr(r.out, "every row A and B share") != NULL, "%s", r.out);
-    cr_expect(strstr(r.out, "cpu.utilization") != NULL, "%s", r.out);
+    cr_expect(strstr(r.out, "cpu.busy_share") != NULL, "%s", r.out);
     result_free(&r);
 }
 

@@ -16,7 +16,7 @@
 typedef struct store_stat {      /* one reported number */
     int replication;             /* 0-based; -1 for the aggregate over replications */
     const char *scope;           /* "" for the whole system, or a pool name */
-    const char *metric;          /* e.g. "e2e", "throughput_rps", "utilization" */
+    const char *metric;          /* e.g. "e2e", "throughput_rps", "busy_share" */
     const char *stat;            /* e.g. "p99", "mean", "value" */
     double value;                /* the number (ms for latencies); NAN for a name */
     double ci95;                 /* half-width of the 95 % interval, NAN when none */
@@ -38,6 +38,14 @@ typedef struct report_cdf {   /* one point of a system latency CDF */
 /* Scope of a route's rows (an out-edge of a station with several): "route:"
  * followed by ROUTER "->" TARGET, its pool names. */
 #define REPORT_ROUTE_SCOPE "route:"
+
+/* A pool's busy share (metric of its "value" row): the time-mean share of its
+ * servers up that are busy (generic pools), of its replicas up that are
+ * stepping (LLM pools: 1 under any continuous-batching load, so not how hard
+ * the GPUs work; mfu, mbu and kv_occupancy say that).  Stored and printed as
+ * "utilization" before issue 29; such rows of an older database are read as
+ * "busy_share" (planstore_load_run). */
+#define REPORT_BUSY_SHARE "busy_share"
 
 /* A flattened run's latency distributions (the intervals of its percentiles
  * over replications): internal to the report (sim/report/report.h). */

@@ -194,7 +194,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
         const pool_result *p = &x->pools[i];
         const char *S = p->name;
         if (add_text(out, rep, S, "kind", p->kind ? p->kind : "unknown")) return -1;
-        V(S, "utilization", p->utilization);
+        V(S, REPORT_BUSY_SHARE, p->utilization);
         V(S, "saturated", p->saturated);
         if (x->finite) {
             V(S, "backlog_grew", p->backlog_grew);

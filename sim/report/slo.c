@@ -37,7 +37,7 @@ int slo_eval(const slo_spec *s, const store_stat *rows, size_t nrows, slo_result
                          (isnan(failed) ? 0 : failed);
             v = req > 0 ? bad / req : NAN;
         } else {
-            const char *m = t->kind == SLO_POOL_MAX ? t->metric : "utilization";
+            const char *m = t->kind == SLO_POOL_MAX ? t->metric : REPORT_BUSY_SHARE;
             for (size_t k = 0; k < nrows; k++)
                 if (rows[k].scope[0] && !strcmp(rows[k].metric, m) && !strcmp(rows[k].stat, "value") &&
                     (isnan(v) || rows[k].value > v))

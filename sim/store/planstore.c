@@ -293,7 +293,9 @@ int planstore_load_run(sqlite3 *db, int64_t run_id, report *out, char **path, ch
         store_stat *r = &out->rows[out->n];
         r->replication = -1;
         r->scope = strdup((const char *) sqlite3_column_text(st, 0));
-        r->metric = strdup((const char *) sqlite3_column_text(st, 1));
+        const char *metric = (const char *) sqlite3_column_text(st, 1);
+        if (r->scope && r->scope[0] && !strcmp(metric, "utilization")) metric = REPORT_BUSY_SHARE;   /* before issue 29 */
+        r->metric = strdup(metric);
         r->stat = stat;
         r->value = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
         r->ci95 = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
