@@ -537,7 +537,8 @@ static void shares(FILE *out, const design *d, int n, const char *prefix, const 
                 fprintf(out, "<i style=\"background:%s\"></i>", BD_COLORS[q % 7]);
                 esc(out, name);
                 fprintf(out, " %.1f%%", 100 * rows[q]->value);
-                if (!set && !isnan(mean)) fprintf(out, " (%.3g ms)", rows[q]->value * mean);
+                char ms[48];
+                if (!set && !isnan(mean)) fprintf(out, " (%s ms)", design_fmt(ms, sizeof ms, rows[q]->value * mean));
                 fputs(" &nbsp; ", out);
             }
             fputs("</div></td></tr>\n", out);
