@@ -475,3 +475,52 @@ Test(decide, cdf_tail_views_and_design_colours, .timeout = 300)
     check_labels(page, "the review page");
     free(page);
 }
+
+/* In a real browser: the page of a design whose title holds markup renders
+ * with that title as text (no script element, no console message) and its
+ * screenshot is far from blank. */
+Test(decide, chromium_escaped_title_not_blank, .timeout = 300)
+{
+    char gw[256], cpu[256], html[256];
+    write_file("gw.ini", GATEWAY, gw, sizeof gw);
+    write_file("cpu.ini", CPU, cpu, sizeof cpu);
+    snprintf(html, sizeof html, "%s/page.html", dir);
+    result r = run_db(300, "report", gw, cpu, "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    if (system("command -v chromium >/dev/null 2>&1") != 0) {
+        cr_assert(getenv("CI") == NULL || strcmp(getenv("CI"), "true"), "CI=true but chromium is not installed");
+        cr_skip_test("chromium is not installed (an optional package of .ci/packages): the page was not rendered");
+    }
+    char cmd[2048], dom[300], log[300], png[300], blank[300], bhtml[300], base[400];
+    snprintf(dom, sizeof dom, "%s/dom.html", dir);
+    snprintf(log, sizeof log, "%s/console.log", dir);
+    snprintf(png, sizeof png, "%s/shot.png", dir);
+    snprintf(blank, sizeof blank, "%s/blank.png", dir);
+    snprintf(bhtml, sizeof bhtml, "%s/blank.html", dir);
+    FILE *b = fopen(bhtml, "w");
+    cr_assert_not_null(b);
+    fputs("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>x</title></head><body></body></html>\n", b);
+    fclose(b);
+    snprintf(base, sizeof base, "timeout 90 chromium --headless --no-sandbox --disable-gpu --no-first-run --user-data-dir=%s/profile", dir);
+    snprintf(cmd, sizeof cmd, "%s --enable-logging=stderr --v=0 --dump-dom file://%s >%s 2>%s", base, html, dom, log);
+    cr_assert_eq(system(cmd), 0, "chromium --dump-dom failed: %s", slurp(log, NULL));
+    char *d = slurp_or_fail(dom, NULL), *l = slurp_or_fail(log, NULL);
+    /* The DOM's serialisation escapes text: the title is text, not an element. */
+    cr_expect(strstr(d, "Gateway &lt;script&gt;alert(1)&lt;/script&gt; &amp; cache") != NULL, "the title is not shown as text");
+    cr_expect(strstr(d, "<script") == NULL, "a script element in the DOM");
+    cr_expect(strstr(d, "id=\"slo-verdicts\"") && strstr(d, "id=\"quality-table\""), "the verdicts and quality tables");
+    cr_expect(strstr(l, "CONSOLE") == NULL && strstr(l, "Uncaught") == NULL && strstr(l, "net::ERR") == NULL, "console: %s", l);
+    free(d);
+    free(l);
+    snprintf(cmd, sizeof cmd, "%s --screenshot=%s --window-size=1200,2400 file://%s >/dev/null 2>%s", base, png, html, log);
+    cr_assert_eq(system(cmd), 0, "chromium --screenshot failed");
+    snprintf(cmd, sizeof cmd, "%s --screenshot=%s --window-size=1200,2400 file://%s >/dev/null 2>%s", base, blank, bhtml, log);
+    cr_assert_eq(system(cmd), 0, "chromium --screenshot (blank) failed");
+    struct stat s1, s2;
+    cr_assert_eq(stat(png, &s1), 0);
+    cr_assert_eq(stat(blank, &s2), 0);
+    /* A PNG of one colour compresses to a few kB whatever its size; text, tables and curves do not. */
+    cr_expect_gt(s1.st_size, 10 * s2.st_size, "screenshot %lld bytes, a blank page's %lld", (long long) s1.st_size,
+                 (long long) s2.st_size);
+}
