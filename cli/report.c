@@ -1,11 +1,17 @@
 /* report.c -- `latsim report RUN|FILE ... --html OUT.html`: one self-contained
  * HTML page for a design review of up to 8 designs (stored runs, or scenario
- * files run here): the headline table (compare's, with the differences to the
- * first design and the CI flags), the CDFs of TTFT, TPOT and E2E of every
- * design overlaid with the SLO limits, the breakdown shares, each design's
- * pools and their cost models, the time series of runs that recorded one, the
- * plan's verdicts and frontier when a run comes from a plan, and the scenario
- * text of each design.
+ * files run here), each named by its [sim] title and in one colour on every
+ * picture: the headline table (compare's, with the differences to the first
+ * design, the CI flags, and better / worse by each metric's direction in
+ * blue / orange with a legend), each design's SLO verdict per term with its
+ * margin (and at its prediction band's end with --band) and its goodput when
+ * a plan or a sweep simulated it, the gateway and cache quality, the CDFs of
+ * TTFT, TPOT and E2E of every design overlaid with the SLO limits and their
+ * tail views (1 - CDF, log axis), the breakdown shares, each design's pools
+ * and their cost models, its routes and request classes, the time series of
+ * runs that recorded one, the plan's verdicts and frontier when a run comes
+ * from a plan, and the scenario text of each design.  Numbers are written for
+ * people (design_fmt: thousands, no exponents; ms or s per column).
  *
  * `latsim report explore [ID] --html OUT.html`: the same kind of page for a
  * stored exploration (latsim explore): headline, the frontier picture, the
@@ -51,11 +57,15 @@ static const cli_opt OPTS[] = {
 static const cli_cmd CMD = {
     "report", "RUN|FILE... | explore [ID]",
     "Writes one self-contained HTML page reviewing up to 8 designs (stored run IDs or\n"
-    "scenario files, run here): the headline table with each design's difference\n"
-    "from the first and whether it is beyond the confidence intervals, overlaid CDFs\n"
-    "of TTFT, TPOT and E2E with the SLO limits, where the time goes, the pools and\n"
-    "their cost models, the time series of runs that recorded one, and each design's\n"
-    "scenario.  Pictures are inline SVG drawn by gnuplot (Debian: gnuplot-nox).\n"
+    "scenario files, run here; named by their [sim] title): the headline table with\n"
+    "each design's difference from the first, whether it is beyond the confidence\n"
+    "intervals and better or worse by the metric's direction, each design's SLO\n"
+    "verdict per term with its margin (--band: also at its prediction band's end)\n"
+    "and goodput when planned or swept, the gateway and cache quality, overlaid CDFs\n"
+    "of TTFT, TPOT and E2E with the SLO limits and their tails on a log axis, where\n"
+    "the time goes, the pools and their cost models, routes and request classes,\n"
+    "the time series of runs that recorded one, and each design's scenario.\n"
+    "Pictures are inline SVG drawn by gnuplot (Debian: gnuplot-nox).\n"
     "`latsim report explore [ID] --html OUT.html` instead writes the page of stored\n"
     "exploration ID (latsim explore; the last one in --db without ID): its headline,\n"
     "the Pareto frontier of cost against the SLO metric, the best configuration, the\n"
