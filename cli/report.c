@@ -793,7 +793,7 @@ static int plan_section(FILE *out, const design *d, const char *dbpath, int64_t 
     if (mb_open(&m) == 0) {
         int rc = 1;
         if (store_open_readonly(dbpath, &db, err, sizeof err) == 0) {
-            rc = plot_plan_commands(db, id, m.f);
+            rc = plot_plan_commands(db, id, 900, 560, m.f);
             store_close(db);
         }
         if (rc == 0) picture(out, &m, dir, "frontier.gp", 900, 560, k);

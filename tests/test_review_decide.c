@@ -524,3 +524,34 @@ Test(decide, chromium_escaped_title_not_blank, .timeout = 300)
     cr_expect_gt(s1.st_size, 10 * s2.st_size, "screenshot %lld bytes, a blank page's %lld", (long long) s1.st_size,
                  (long long) s2.st_size);
 }
+
+/* The frontier of a plan over two pools on the page: each point labelled with
+ * its full configuration (both pools named), no two labels overlapping, the
+ * chosen one inside the frame. */
+Test(decide, plan_frontier_labels_full_names, .timeout = 300)
+{
+    if (!have_gnuplot()) {
+        cr_assert(getenv("CI") == NULL || strcmp(getenv("CI"), "true"), "CI=true but gnuplot is not installed");
+        cr_skip_test("gnuplot is not installed: no picture to check");
+    }
+    char two[256], html[256];
+    write_file("two.ini", "[sim]\nrequests = 3000\nseed = 1\n[workload]\nrate = 8\ntarget = front\n"
+               "[pool front]\nservice_ms = exp(mean=50)\nusd_per_hour = 1\nnext = back\n"
+               "[pool back]\nservice_ms = exp(mean=100)\nusd_per_hour = 2\n[slo]\ne2e_p99_ms = 900\n", two, sizeof two);
+    result r = run_db(300, "plan", two, "--search", "pool front.servers=1:8", "--search", "pool back.servers=1:8", "--no-sensitivity",
+                      "--target-rate", "8", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    snprintf(html, sizeof html, "%s/plan.html", dir);
+    r = run_db(120, "report", "1", "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    char *svg = picture_of(page, "Cost against SLO, plan 1");
+    cr_assert_not_null(svg, "no frontier picture");
+    cr_expect(strstr(svg, "front.servers=") && strstr(svg, "back.servers="), "a label without its pool's name");
+    char why[4000];
+    cr_expect_eq(clashes(svg, why, sizeof why), 0, "%s", why);
+    free(svg);
+    free(page);
+}
