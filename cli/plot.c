@@ -257,8 +257,11 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
 static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out, const char *dir)
 {
     static const char *const ORDER[] = { "ttft", "tpot", "e2e", "queue" };
+    /* a colour per run (the Okabe-Ito palette, as the review page's designs), a dash per metric */
+    static const char *const COLORS[8] = { "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999" };
+    static const int DASH[4] = { 1, 2, 4, 3 };
     char names[64][160];
-    int nc = 0;
+    int nc = 0, col[64], dash[64];
     gp_proc g;
     for (int i = 0; i < n; i++) {
         char path[1024];
@@ -292,6 +295,8 @@ static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out
             if (!rows) continue;
             double mx = stat_of(db, ids[i], "", ORDER[m], "max");
             if (!isnan(mx) && mx > 0) fprintf(g.in, "%.9g 1\n", mx);
+            col[nc] = i % 8;
+            dash[nc] = DASH[m];
             snprintf(names[nc++], sizeof names[0], "%s, run %lld: %.100s", ORDER[m], (long long) ids[i], base ? base + 1 : path);
         }
     }
@@ -315,13 +320,14 @@ static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out
         }
     }
     sqlite3_finalize(st);
-    fprintf(g.in, "EOD\nnslo = %d\nncurves = %d\narray cname[%d]\n", nslo, nc, nc > 0 ? nc : 1);
+    fprintf(g.in, "EOD\nnslo = %d\nncurves = %d\narray cname[%d]\narray ccol[%d]\narray cdt[%d]\n", nslo, nc, nc > 0 ? nc : 1,
+            nc > 0 ? nc : 1, nc > 0 ? nc : 1);
     for (int i = 0; i < nc; i++) {
         fprintf(g.in, "cname[%d] = ", i + 1);
         gp_quote(g.in, names[i]);
-        fputc('\n', g.in);
+        fprintf(g.in, "\nccol[%d] = \"%s\"\ncdt[%d] = %d\n", i + 1, COLORS[col[i]], i + 1, dash[i]);
     }
-    fputs("title_text = 'Latency CDFs of several runs'\nxlabel_text = 'latency (ms, log scale)'\n", g.in);
+    fputs("title_text = 'Latency CDFs of several runs (a colour per run, a dash per metric)'\nxlabel_text = 'latency (ms, log scale)'\n", g.in);
     if (nc == 0) {
         char last[8];
         gp_close(&g, last, sizeof last);

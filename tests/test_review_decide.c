@@ -555,3 +555,56 @@ Test(decide, plan_frontier_labels_full_names, .timeout = 300)
     free(svg);
     free(page);
 }
+
+/* latsim plot RUN RUN --kind cdf: a colour per run (not one per curve), a
+ * dash per metric; and the sweep's and the breakdown's pictures keep their
+ * labels apart and inside the frame. */
+Test(decide, plot_runs_colour_per_run_and_labels, .timeout = 300)
+{
+    if (!have_gnuplot()) {
+        cr_assert(getenv("CI") == NULL || strcmp(getenv("CI"), "true"), "CI=true but gnuplot is not installed");
+        cr_skip_test("gnuplot is not installed: no picture to check");
+    }
+    char pool[256], gw[256], svg[256], cpu[256];
+    write_file("pool.ini", POOL, pool, sizeof pool);
+    write_file("gw.ini", GATEWAY, gw, sizeof gw);
+    write_file("cpu.ini", CPU, cpu, sizeof cpu);
+    run_ok(pool);
+    run_ok(gw);
+    snprintf(svg, sizeof svg, "%s/cdf.svg", dir);
+    result r = run_db(120, "plot", "1", "2", "--kind", "cdf", "--out", svg, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *s = slurp_or_fail(svg, NULL);
+    /* 6 curves (TTFT, TPOT, E2E of each run), 2 colours */
+    int blue = 0, orange = 0, other = 0;
+    for (const char *p = strstr(s, "stroke='rgb("); p; p = strstr(p + 1, "stroke='rgb(")) {
+        if (!strncmp(p, "stroke='rgb(  0, 114, 178)'", 27)) blue++;
+        else if (!strncmp(p, "stroke='rgb(213,  94,   0)'", 27)) orange++;
+        else if (strncmp(p, "stroke='rgb(  0,   0,   0)'", 27)) other++;
+    }
+    cr_expect(blue > 0 && orange > 0 && other == 0, "blue %d, orange %d, other colours %d", blue, orange, other);
+    cr_expect(strstr(s, "stroke-dasharray") != NULL, "no dash per metric");
+    char why[4000];
+    cr_expect_eq(clashes(s, why, sizeof why), 0, "cdf: %s", why);
+    free(s);
+    /* The sweep: P50/P99 against the rate, the goodput line and its label. */
+    r = run_db(300, "sweep", cpu, "--vary", "workload.rate=10,20,30,38", NULL);
+    cr_assert(r.rc == 0 || r.rc == 3, "%s", r.err);
+    result_free(&r);
+    snprintf(svg, sizeof svg, "%s/load.svg", dir);
+    r = run_db(120, "plot", "sweep", "1", "--out", svg, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    s = slurp_or_fail(svg, NULL);
+    cr_expect_eq(clashes(s, why, sizeof why), 0, "sweep: %s", why);
+    free(s);
+    /* The breakdown of the gateway run: a bar per pool. */
+    snprintf(svg, sizeof svg, "%s/bd.svg", dir);
+    r = run_db(120, "plot", "2", "--kind", "breakdown", "--out", svg, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    s = slurp_or_fail(svg, NULL);
+    cr_expect_eq(clashes(s, why, sizeof why), 0, "breakdown: %s", why);
+    free(s);
+}
