@@ -312,13 +312,18 @@ Test(decide, html_verdicts_quality_classes_direction, .timeout = 300)
 
 /* ---- pictures ------------------------------------------------------------- */
 
-/* One text label of an SVG: its box, px. */
+/* One text label of an SVG: its box, px, as its four corners (a label
+ * rotated by rotate(deg) is a rotated rectangle) and their bounds. */
 typedef struct box {
-    double x0, y0, x1, y1;
+    double cx[4], cy[4];      /* corners, in order around the box */
+    double x0, y0, x1, y1;    /* their bounds */
     char text[120];
 } box;
 
-/* The text labels of gnuplot's SVG S (up to MAX) into B; *W, *H the picture's size.  Returns their number. */
+/* The text labels of gnuplot's SVG S (up to MAX) into B; *W, *H the picture's
+ * size.  A label's box: 0.55 em per character (Sans), from 0.8 em above its
+ * baseline to 0.2 em below, placed by its text-anchor and rotated as written.
+ * Returns their number. */
 static int labels(const char *s, box *b, int max, double *w, double *h)
 {
     *w = *h = 0;
@@ -348,20 +353,42 @@ static int labels(const char *s, box *b, int max, double *w, double *h)
         b[n].text[k] = '\0';
         if (len == 0) continue;
         double tw = 0.55 * fs * len, lo = anchor == 'm' ? -tw / 2 : anchor == 'e' ? -tw : 0;
-        if (fabs(rot) > 1) {   /* vertical text (270 or -90): along y */
-            b[n].x0 = x - 0.8 * fs;
-            b[n].x1 = x + 0.2 * fs;
-            b[n].y0 = y - lo - tw;
-            b[n].y1 = y - lo;
-        } else {
-            b[n].x0 = x + lo;
-            b[n].x1 = x + lo + tw;
-            b[n].y0 = y - 0.8 * fs;
-            b[n].y1 = y + 0.2 * fs;
+        double lx[4] = { lo, lo + tw, lo + tw, lo }, ly[4] = { -0.8 * fs, -0.8 * fs, 0.2 * fs, 0.2 * fs };
+        double th = rot * M_PI / 180, cs = cos(th), sn = sin(th);
+        b[n].x0 = b[n].y0 = INFINITY;
+        b[n].x1 = b[n].y1 = -INFINITY;
+        for (int q = 0; q < 4; q++) {
+            b[n].cx[q] = x + lx[q] * cs - ly[q] * sn;
+            b[n].cy[q] = y + lx[q] * sn + ly[q] * cs;
+            b[n].x0 = fmin(b[n].x0, b[n].cx[q]);
+            b[n].x1 = fmax(b[n].x1, b[n].cx[q]);
+            b[n].y0 = fmin(b[n].y0, b[n].cy[q]);
+            b[n].y1 = fmax(b[n].y1, b[n].cy[q]);
         }
         n++;
     }
     return n;
+}
+
+/* 1 when boxes A and B overlap by more than SLACK px (separating axes: the
+ * edge normals of both rectangles). */
+static int overlap(const box *a, const box *b, double slack)
+{
+    const box *r[2] = { a, b };
+    for (int k = 0; k < 2; k++)
+        for (int e = 0; e < 2; e++) {
+            double nx = -(r[k]->cy[e + 1] - r[k]->cy[e]), ny = r[k]->cx[e + 1] - r[k]->cx[e], l = hypot(nx, ny);
+            if (l == 0) continue;
+            nx /= l;
+            ny /= l;
+            double amin = INFINITY, amax = -INFINITY, bmin = INFINITY, bmax = -INFINITY;
+            for (int q = 0; q < 4; q++) {
+                double pa = a->cx[q] * nx + a->cy[q] * ny, pb = b->cx[q] * nx + b->cy[q] * ny;
+                amin = fmin(amin, pa), amax = fmax(amax, pa), bmin = fmin(bmin, pb), bmax = fmax(bmax, pb);
+            }
+            if (amax - slack <= bmin || bmax - slack <= amin) return 0;   /* a separating axis */
+        }
+    return 1;
 }
 
 /* The pairs of labels of SVG S that overlap and the labels that leave its
@@ -381,7 +408,7 @@ static int clashes(const char *s, char *why, size_t n)
         }
         for (int j = i + 1; j < nb; j++) {
             /* 1 px of slack: touching boxes are legible */
-            if (b[i].x0 + 1 < b[j].x1 && b[j].x0 + 1 < b[i].x1 && b[i].y0 + 1 < b[j].y1 && b[j].y0 + 1 < b[i].y1) {
+            if (overlap(&b[i], &b[j], 1)) {
                 bad++;
                 size_t l = strlen(why);
                 snprintf(why + l, n - l, "[%s] overlaps [%s]; ", b[i].text, b[j].text);
@@ -405,6 +432,17 @@ Test(decide, label_checker_sees_overlaps)
     const char *off = "<svg viewBox=\"0 0 600 400\"><g transform=\"translate(590,100)\" stroke=\"none\" font-size=\"12.00\""
                       " text-anchor=\"start\">\n<text>runs off the frame</text>\n</g></svg>";
     cr_expect_eq(clashes(off, why, sizeof why), 1, "%s", why);
+    /* Two lines of one label rotated by -25 degrees, 1.2 em apart: no overlap; 0.5 em apart: one. */
+    const char *rot = "<svg viewBox=\"0 0 600 400\">"
+        "<g transform=\"translate(100,100) rotate(-25)\" stroke=\"none\" font-size=\"12.00\" text-anchor=\"start\">\n<text>34.5</text>\n</g>"
+        "<g transform=\"translate(106.1,113.0) rotate(-25)\" stroke=\"none\" font-size=\"12.00\" text-anchor=\"start\">\n<text>queue 0.62 ms</text>\n</g>"
+        "</svg>";
+    cr_expect_eq(clashes(rot, why, sizeof why), 0, "%s", why);
+    const char *rot2 = "<svg viewBox=\"0 0 600 400\">"
+        "<g transform=\"translate(100,100) rotate(-25)\" stroke=\"none\" font-size=\"12.00\" text-anchor=\"start\">\n<text>34.5</text>\n</g>"
+        "<g transform=\"translate(102.5,105.4) rotate(-25)\" stroke=\"none\" font-size=\"12.00\" text-anchor=\"start\">\n<text>queue 0.62 ms</text>\n</g>"
+        "</svg>";
+    cr_expect_eq(clashes(rot2, why, sizeof why), 1, "%s", why);
 }
 
 /* The SVGs of PAGE, each checked: no two labels overlap, none leaves its frame. */
@@ -589,7 +627,7 @@ Test(decide, plot_runs_colour_per_run_and_labels, .timeout = 300)
     cr_expect_eq(clashes(s, why, sizeof why), 0, "cdf: %s", why);
     free(s);
     /* The sweep: P50/P99 against the rate, the goodput line and its label. */
-    r = run_db(300, "sweep", cpu, "--vary", "workload.rate=10,20,30,38", NULL);
+    r = run_db(300, "sweep", cpu, "--vary", "workload.rate=4,8,12,16,20,24,28,32,36", NULL);
     cr_assert(r.rc == 0 || r.rc == 3, "%s", r.err);
     result_free(&r);
     snprintf(svg, sizeof svg, "%s/load.svg", dir);
@@ -598,6 +636,15 @@ Test(decide, plot_runs_colour_per_run_and_labels, .timeout = 300)
     result_free(&r);
     s = slurp_or_fail(svg, NULL);
     cr_expect_eq(clashes(s, why, sizeof why), 0, "sweep: %s", why);
+    free(s);
+    /* Its breakdown: a bar per point (more than 8: smaller labels that fit their bars). */
+    snprintf(svg, sizeof svg, "%s/sbd.svg", dir);
+    r = run_db(120, "plot", "sweep", "1", "--kind", "breakdown", "--out", svg, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    s = slurp_or_fail(svg, NULL);
+    cr_expect_eq(clashes(s, why, sizeof why), 0, "sweep breakdown: %s", why);
+    cr_expect(strstr(s, "font-size=\"7.00\"") != NULL, "the bars' labels not made smaller for many bars");
     free(s);
     /* The breakdown of the gateway run: a bar per pool. */
     snprintf(svg, sizeof svg, "%s/bd.svg", dir);
