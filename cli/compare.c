@@ -367,8 +367,8 @@ static void slo_lines(const design *d, const slo_result *r, const char *what)
  * SLO).  Returns -1 when out of memory, else 0. */
 static int slo_section(const design *d, int n, int json)
 {
-    int any = 0;
-    for (int i = 0; i < n; i++) any |= d[i].sc && scenario_slo(d[i].sc)->n > 0;
+    int any = 0, anyband = 0;
+    for (int i = 0; i < n; i++) any |= d[i].sc && scenario_slo(d[i].sc)->n > 0, anyband |= d[i].has_band;
     if (json) printf(", \"slo\": [");
     else if (any) printf("\nslo verdicts (margin = limit - value: positive met)\n");
     for (int i = 0; i < n; i++) {
@@ -397,7 +397,7 @@ static int slo_section(const design *d, int n, int json)
             if (hb) {
                 slo_lines(&d[i], &b, "band end");
                 printf("      (band end: every LLM pool's step times x%.3g; %s)\n", d[i].bm.hi, ERRMSG_SHOWN(d[i].bm.basis));
-            } else if (any && d[i].run_id) printf("      (no band: a stored run; give the scenario file with --band)\n");
+            } else if (anyband && d[i].run_id) printf("      (no band: a stored run; give the scenario file with --band)\n");
         } else if (any) printf("  %s no [slo]\n", d[i].label);
         if (has) slo_result_free(&r);
         if (hb) slo_result_free(&b);
