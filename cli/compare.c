@@ -365,7 +365,7 @@ static void slo_lines(const design *d, const slo_result *r, const char *what)
  * pessimistic end, --band): text lines, or JSON members "slo" and "slo_band"
  * of the design objects' array "slo" (one entry per design, null without an
  * SLO).  Returns -1 when out of memory, else 0. */
-static int slo_section(const design *d, int n, int json)
+static int slo_section(const design *d, int n, int json, const char *dbpath)
 {
     int any = 0, anyband = 0;
     for (int i = 0; i < n; i++) any |= d[i].sc && scenario_slo(d[i].sc)->n > 0, anyband |= d[i].has_band;
@@ -383,6 +383,16 @@ static int slo_section(const design *d, int n, int json)
             else {
                 printf("{\"label\": \"%s\", \"run\": ", d[i].label);
                 slo_json(&r, stdout);
+                char kind[16];
+                int64_t gid;
+                double lo, hi;
+                if (design_goodput(&d[i], dbpath, kind, sizeof kind, &gid, &lo, &hi) == 1) {
+                    printf(", \"goodput\": {\"%s\": %lld, \"rate_rps\": ", kind, (long long) gid);
+                    jnum(lo);
+                    printf(", \"missed_at_rps\": ");
+                    jnum(hi);
+                    printf("}");
+                }
                 if (hb) {
                     printf(", \"band_end\": {\"step_time_factor\": %.6g, \"basis\": ", d[i].bm.hi);
                     report_json_str(stdout, d[i].bm.basis);
@@ -394,6 +404,13 @@ static int slo_section(const design *d, int n, int json)
             }
         } else if (has) {
             slo_lines(&d[i], &r, "");
+            char kind[16], ga[48], gb[48];
+            int64_t gid;
+            double lo, hi;
+            if (design_goodput(&d[i], dbpath, kind, sizeof kind, &gid, &lo, &hi) == 1)
+                printf("      goodput (%s %lld): %s req/s, the highest rate meeting the SLO%s%s%s\n", kind, (long long) gid,
+                       design_fmt(ga, sizeof ga, lo), isnan(hi) ? "" : " (missed at ", isnan(hi) ? "" : design_fmt(gb, sizeof gb, hi),
+                       isnan(hi) ? "" : " req/s)");
             if (hb) {
                 slo_lines(&d[i], &b, "band end");
                 printf("      (band end: every LLM pool's step times x%.3g; %s)\n", d[i].bm.hi, ERRMSG_SHOWN(d[i].bm.basis));
@@ -531,7 +548,7 @@ int compare_main(int argc, char **argv)
     }
     for (int i = 0; i < n; i++) prov_warn(&d[i].rep);   /* once: uncalibrated step times */
     headline(d, n, json, &t);
-    if (slo_section(d, n, json) != 0) {
+    if (slo_section(d, n, json, dbpath) != 0) {
         for (int i = 0; i < n; i++) design_free(&d[i]);
         return cu_die(1, "out of memory");
     }

@@ -1,6 +1,7 @@
 /* design.c -- loading the designs of a review and reading their headline
  * metrics (see design.h). */
 #include <errno.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -403,4 +404,53 @@ int design_quality(const design *d, int n, design_qrow *rows, int max)
         for (int i = 0; any && i < n; i++) qset(rows, &nr, max, i, QSYS[k].shown, "%", LO, v[i]);
     }
     return nr;
+}
+
+int design_goodput(const design *d, const char *dbpath, char *kind, size_t kn, int64_t *id, double *lo, double *hi)
+{
+    *lo = *hi = NAN;
+    *id = 0;
+    kind[0] = '\0';
+    if (!d->run_id) return 0;
+    sqlite3 *db;
+    char err[600];
+    if (store_open_readonly(dbpath, &db, err, sizeof err) != 0) return 0;
+    sqlite3_stmt *st = NULL;
+    if (store_has_table(db, "sweep_points") &&
+        sqlite3_prepare_v2(db, "SELECT s.id, s.kind, s.json FROM sweep_points p JOIN sweeps s ON s.id = p.sweep_id"
+                               " WHERE p.run_id = ? AND s.kind IN ('plan', 'sweep') ORDER BY s.id DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, d->run_id);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *id = sqlite3_column_int64(st, 0);
+            snprintf(kind, kn, "%s", (const char *) sqlite3_column_text(st, 1));
+            const char *js = (const char *) sqlite3_column_text(st, 2);
+            /* a plan: its winner's bracket, as plan --json prints it */
+            json_t *j = js && !strcmp(kind, "plan") ? json_loads(js, 0, NULL) : NULL;
+            json_t *g = json_object_get(j, "goodput");
+            if (json_is_number(json_object_get(g, "rate_rps_min"))) *lo = json_number_value(json_object_get(g, "rate_rps_min"));
+            if (json_is_number(json_object_get(g, "rate_rps_max"))) *hi = json_number_value(json_object_get(g, "rate_rps_max"));
+            json_decref(j);
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    /* a sweep that varied the rate: the highest swept rate that met, the lowest above it that missed */
+    if (!strcmp(kind, "sweep") &&
+        sqlite3_prepare_v2(db, "SELECT (SELECT max(rate) FROM sweep_points WHERE sweep_id = ?1 AND slo_met = 1),"
+                               " (SELECT count(DISTINCT rate) FROM sweep_points WHERE sweep_id = ?1)", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, *id);
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 1) > 1 && sqlite3_column_type(st, 0) != SQLITE_NULL)
+            *lo = sqlite3_column_double(st, 0);
+        sqlite3_finalize(st);
+        st = NULL;
+        if (!isnan(*lo) && sqlite3_prepare_v2(db, "SELECT min(rate) FROM sweep_points WHERE sweep_id = ? AND slo_met = 0 AND rate > ?",
+                                              -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(st, 1, *id);
+            sqlite3_bind_double(st, 2, *lo);
+            if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) *hi = sqlite3_column_double(st, 0);
+        }
+        sqlite3_finalize(st);
+    }
+    store_close(db);
+    return kind[0] && !isnan(*lo) ? 1 : 0;
 }

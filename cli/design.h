@@ -102,6 +102,15 @@ const char *design_unit(const double *v, int n, const char *unit, double *scale)
  * SLO, 0 when none (OUT empty), -1 out of memory. */
 int design_slo(const design *d, const report *r, slo_result *out);
 
+/* The goodput of stored run design D (DBPATH its database) when a plan or a
+ * sweep simulated it: the highest rate at which it meets the SLO into *LO
+ * (req/s) and the lowest above it that misses into *HI (NAN unknown), the
+ * plan's or sweep's KIND ("plan", "sweep"; KN bytes) and *ID.  A plan: its
+ * winner's bracket (plan --json's "goodput"); a sweep that varied the rate:
+ * the highest swept rate whose point met the SLO.  Returns 1, or 0 when none
+ * simulated it (or, a sweep, none met or the rate was not varied). */
+int design_goodput(const design *d, const char *dbpath, char *kind, size_t kn, int64_t *id, double *lo, double *hi);
+
 /* One row of the gateway and cache quality table: a pool's cache hit rate,
  * its false hits, a router's decisions and misroutes, the system's rejected
  * and abandoned shares. */

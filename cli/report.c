@@ -370,59 +370,14 @@ static void headline(FILE *out, const design *d, int n)
     legend(out);
 }
 
-/* The goodput of stored run design D when a plan or a sweep simulated it: the
- * highest rate meeting the SLO.  A plan: its winner's bracket (plan --json's
- * "goodput"); a sweep: the highest swept rate whose point met the SLO and the
- * lowest above it that missed (a sweep that varied the rate).  Writes a table
- * row, or nothing when neither simulated it. */
+/* Design D's goodput when a plan or a sweep simulated it (design_goodput) as a
+ * table row, or nothing. */
 static void goodput_row(FILE *out, const design *d, const char *dbpath)
 {
-    if (!d->run_id) return;
-    sqlite3 *db;
-    char err[600];
-    if (store_open_readonly(dbpath, &db, err, sizeof err) != 0) return;
-    sqlite3_stmt *st = NULL;
-    int64_t sid = 0;
-    const char *kind = NULL;
-    double lo = NAN, hi = NAN;
-    char kbuf[16] = "";
-    if (store_has_table(db, "sweep_points") &&
-        sqlite3_prepare_v2(db, "SELECT s.id, s.kind, s.json FROM sweep_points p JOIN sweeps s ON s.id = p.sweep_id"
-                               " WHERE p.run_id = ? AND s.kind IN ('plan', 'sweep') ORDER BY s.id DESC LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, d->run_id);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            sid = sqlite3_column_int64(st, 0);
-            snprintf(kbuf, sizeof kbuf, "%s", (const char *) sqlite3_column_text(st, 1));
-            kind = kbuf;
-            const char *js = (const char *) sqlite3_column_text(st, 2);
-            json_t *j = js && !strcmp(kind, "plan") ? json_loads(js, 0, NULL) : NULL;
-            json_t *g = json_object_get(j, "goodput");
-            if (json_is_number(json_object_get(g, "rate_rps_min"))) lo = json_number_value(json_object_get(g, "rate_rps_min"));
-            if (json_is_number(json_object_get(g, "rate_rps_max"))) hi = json_number_value(json_object_get(g, "rate_rps_max"));
-            json_decref(j);
-        }
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (kind && !strcmp(kind, "sweep") &&
-        sqlite3_prepare_v2(db, "SELECT (SELECT max(rate) FROM sweep_points WHERE sweep_id = ?1 AND slo_met = 1),"
-                               " (SELECT count(DISTINCT rate) FROM sweep_points WHERE sweep_id = ?1)", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, sid);
-        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 1) > 1 && sqlite3_column_type(st, 0) != SQLITE_NULL)
-            lo = sqlite3_column_double(st, 0);
-        sqlite3_finalize(st);
-        st = NULL;
-        if (!isnan(lo) && sqlite3_prepare_v2(db, "SELECT min(rate) FROM sweep_points WHERE sweep_id = ? AND slo_met = 0 AND rate > ?",
-                                             -1, &st, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(st, 1, sid);
-            sqlite3_bind_double(st, 2, lo);
-            if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) hi = sqlite3_column_double(st, 0);
-        }
-        sqlite3_finalize(st);
-    }
-    store_close(db);
-    if (!kind || isnan(lo)) return;
-    char a[48], b[48];
+    char kind[16], a[48], b[48];
+    int64_t sid;
+    double lo, hi;
+    if (design_goodput(d, dbpath, kind, sizeof kind, &sid, &lo, &hi) != 1) return;
     fprintf(out, "<tr><th></th><td>%s %lld</td><td colspan=\"6\" style=\"text-align:left\" class=\"goodput\">goodput: <b>%s req/s</b>"
                  " (the highest rate at which it meets the SLO", kind, (long long) sid, design_fmt(a, sizeof a, lo));
     if (!isnan(hi)) fprintf(out, "; missed at %s req/s", design_fmt(b, sizeof b, hi));
