@@ -3,9 +3,12 @@
  * side: a headline table with one column per design (TTFT, TPOT, ITL, E2E
  * percentiles, throughput, goodput, GPUs, $/h, $ per 1k requests, energy where
  * modelled), each design's difference to the first and whether it is beyond
- * the confidence intervals (design.h's rule); then the pools and the request
- * classes matched by name, and a line for each pool or class only some
- * designs have.  --all adds every row the designs share; --json the same as
+ * the confidence intervals (design.h's rule) and better or worse by the
+ * metric's direction; each design's SLO verdict per term with its margin (and
+ * at its prediction band's pessimistic end, --band; its goodput when a plan or
+ * a sweep simulated it); the gateway and cache quality rows; then the pools
+ * and the request classes matched by name, and a line for each pool or class
+ * only some designs have.  Numbers are written for people (design_fmt).  --all adds every row the designs share; --json the same as
  * one object (its "metrics" member: every row A and B share).
  */
 #include <errno.h>
