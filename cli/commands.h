@@ -30,12 +30,14 @@ int cost_main(int argc, char **argv);
 int validate_main(int argc, char **argv);
 int echo_main(int argc, char **argv);
 
-/* The gnuplot commands for plots/frontier.gp (data blocks and variables) of
- * stored plan ID, written to F: what `latsim plot PLAN` draws, and `latsim
- * report --html` inlines in its plan section (plot.c).  Returns 0, or the exit
- * status after printing one line (no such plan, no stored simulations). */
+/* The gnuplot commands for plots/frontier.gp (data blocks, variables and the
+ * points' labels, placed for a picture of W x H pixels so that none overlaps
+ * another or leaves the frame) of stored plan ID, written to F: what `latsim
+ * plot PLAN` draws, and `latsim report --html` inlines in its plan section
+ * (plot.c).  Returns 0, or the exit status after printing one line (no such
+ * plan, no stored simulations). */
 struct sqlite3;
-int plot_plan_commands(struct sqlite3 *db, int64_t id, FILE *f);
+int plot_plan_commands(struct sqlite3 *db, int64_t id, int w, int h, FILE *f);
 
 /* run's command line, which latsim --help also lists (run.c). */
 extern const cli_cmd run_cmd;

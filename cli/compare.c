@@ -3,9 +3,12 @@
  * side: a headline table with one column per design (TTFT, TPOT, ITL, E2E
  * percentiles, throughput, goodput, GPUs, $/h, $ per 1k requests, energy where
  * modelled), each design's difference to the first and whether it is beyond
- * the confidence intervals (design.h's rule); then the pools and the request
- * classes matched by name, and a line for each pool or class only some
- * designs have.  --all adds every row the designs share; --json the same as
+ * the confidence intervals (design.h's rule) and better or worse by the
+ * metric's direction; each design's SLO verdict per term with its margin (and
+ * at its prediction band's pessimistic end, --band; its goodput when a plan or
+ * a sweep simulated it); the gateway and cache quality rows; then the pools
+ * and the request classes matched by name, and a line for each pool or class
+ * only some designs have.  Numbers are written for people (design_fmt).  --all adds every row the designs share; --json the same as
  * one object (its "metrics" member: every row A and B share).
  */
 #include <errno.h>
@@ -24,7 +27,7 @@
 
 #define MAX_SETS 32
 
-enum { O_REPS = 1, O_SEED, O_JOBS, O_ALL };
+enum { O_REPS = 1, O_SEED, O_JOBS, O_ALL, O_BAND };
 
 static const cli_opt OPTS[] = {
     { "replications", O_REPS, "N", "runs of each scenario file (default 5; seeds seed..seed+N-1)", 0 },
@@ -32,6 +35,8 @@ static const cli_opt OPTS[] = {
     { "set", CLI_SET, "S.K=V", "override key K of section S in every scenario (repeatable)", CLI_REPEAT },
     { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
     { "all", O_ALL, NULL, "also list every row the designs share (each against A)", 0 },
+    { "band", O_BAND, NULL, "also run each scenario file with an LLM pool at the pessimistic end of its 90 % prediction "
+      "band and judge its SLO there (docs/bands.md)", 0 },
     CLI_OPT_JSON,
     CLI_OPT_DB,
     CLI_OPT_COST_DB,
@@ -47,7 +52,11 @@ static const cli_cmd CMD = {
     "difference from A in % and '*' when it exceeds the 95% confidence intervals of\n"
     "the replications (of one side when only one is replicated; '?' when neither is);\n"
     "then the pools, classes and routes (ROUTER->TARGET) the designs share, matched\n"
-    "by name, and a line for each that only some have.\n",
+    "by name, and a line for each that only some have; each design's SLO verdict per\n"
+    "term with its margin (--band: also at the pessimistic end of its prediction\n"
+    "band), and the gateway and cache quality (hit rates, false hits, misroutes,\n"
+    "rejected and abandoned shares).  Differences are told better or worse by the\n"
+    "metric's direction (lower latency, cost and energy; higher throughput).\n",
     "", OPTS, MAX_SETS, 0,
 };
 
@@ -56,6 +65,7 @@ typedef struct compare_opts {
     int reps;                 /* --replications */
     int jobs;                 /* --jobs (0: all cores) */
     int all;                  /* --all */
+    int band;                 /* --band */
     uint64_t seed;            /* --seed (0: 1) */
 } compare_opts;
 
@@ -64,6 +74,7 @@ static int compare_opt(void *ctx, int id, const char *v)
 {
     compare_opts *o = ctx;
     if (id == O_ALL) { o->all = 1; return 0; }
+    if (id == O_BAND) { o->band = 1; return 0; }
     const char *name = id == O_REPS ? "--replications" : id == O_JOBS ? "--jobs" : "--seed";
     long x = cu_posint("compare", name, v, id == O_SEED ? 2147483647L : 10000);
     if (x < 0) return 2;
@@ -73,15 +84,14 @@ static int compare_opt(void *ctx, int id, const char *v)
     return 0;
 }
 
-/* "value" or "value±ci" in a few significant digits. */
+/* "value" or "value±ci", written for people (design_fmt). */
 static void cell(char *b, size_t n, double v, double ci)
 {
-    char vs[32], cs[32];
+    char vs[48], cs[48];
     if (isnan(v)) { snprintf(b, n, "-"); return; }
-    snprintf(vs, sizeof vs, (fabs(v) >= 1000 || v == floor(v)) && fabs(v) < 1e15 ? "%.0f" : "%.4g", v);
+    design_fmt(vs, sizeof vs, v);
     if (isnan(ci)) { snprintf(b, n, "%s", vs); return; }
-    snprintf(cs, sizeof cs, ci >= 100 && ci < 1e15 ? "%.0f" : "%.2g", ci);
-    snprintf(b, n, "%s±%s", vs, cs);
+    snprintf(b, n, "%s±%s", vs, design_fmt(cs, sizeof cs, ci));
 }
 
 /* Columns S takes on a terminal ("±" is two bytes, one column). */
@@ -134,6 +144,7 @@ typedef struct tally {
 /* One table row over the N designs D: VALUE[i], CI[i] (NAN: none), HAS[i]. */
 typedef struct trow {
     const char *name, *unit;
+    int better;               /* DESIGN_LOWER, DESIGN_HIGHER or DESIGN_NEUTRAL */
     double v[DESIGN_MAX], ci[DESIGN_MAX];
     int has[DESIGN_MAX];
 } trow;
@@ -152,11 +163,17 @@ static void print_row(const trow *r, int n, int json, int first, tally *t)
         for (int i = 0; i < n; i++) { printf(i ? ", " : ""); jnum(r->has[i] ? r->ci[i] : NAN); }
         printf("], \"diff_pct\": [null");
         for (int i = 1; i < n; i++) { printf(", "); jnum(r->has[0] && r->has[i] ? design_diff_pct(r->v[0], r->v[i]) : NAN); }
+        printf("], \"better\": \"%s\", \"judgement\": [null", r->better < 0 ? "lower" : r->better > 0 ? "higher" : "neutral");
+        for (int i = 1; i < n; i++) {
+            int b = r->has[0] && r->has[i] ? design_beyond(r->v[0], r->ci[0], r->v[i], r->ci[i]) : -2;
+            int jd = r->has[0] && r->has[i] ? design_judge(r->better, r->v[0], r->v[i], b) : 0;
+            printf(", %s", r->better == DESIGN_NEUTRAL || !r->has[0] || !r->has[i] ? "null" : jd > 0 ? "\"better\"" : jd < 0 ? "\"worse\"" : "\"same\"");
+        }
         printf("], \"beyond_ci\": [null");
     } else {
         char lab[96];
         snprintf(lab, sizeof lab, "%s%s%s%s", r->name, r->unit[0] ? " (" : "", r->unit, r->unit[0] ? ")" : "");
-        printf("  %-26s", ERRMSG_SHOWN(lab));
+        printf("  %-34s", ERRMSG_SHOWN(lab));
         char c[72];
         cell(c, sizeof c, r->has[0] ? r->v[0] : NAN, r->has[0] ? r->ci[0] : NAN);
         rpad(c, 14);
@@ -172,12 +189,13 @@ static void print_row(const trow *r, int n, int json, int first, tally *t)
         char c[72], d[24];
         cell(c, sizeof c, r->has[i] ? r->v[i] : NAN, r->has[i] ? r->ci[i] : NAN);
         double pct = r->has[0] && r->has[i] ? design_diff_pct(r->v[0], r->v[i]) : NAN;
-        if (isnan(pct)) snprintf(d, sizeof d, "-");
+        if (isnan(pct)) snprintf(d, sizeof d, r->has[0] && r->has[i] && !isnan(r->v[0]) && !isnan(r->v[i]) ? "n/a" : "-");
         else snprintf(d, sizeof d, "%+.1f%%", pct);
+        int jd = design_judge(r->better, r->has[0] ? r->v[0] : NAN, r->has[i] ? r->v[i] : NAN, b);
         printf(" ");
         rpad(c, 14);
         rpad(d, 9);
-        printf(" %s", b == 1 ? "*" : b == -1 ? "?" : " ");
+        printf(" %s %-6s", b == 1 ? "*" : b == -1 ? "?" : " ", jd > 0 ? "better" : jd < 0 ? "worse" : "");
     }
     if (json) printf("]}");
     else putchar('\n');
@@ -185,13 +203,13 @@ static void print_row(const trow *r, int n, int json, int first, tally *t)
 
 static void header(const design *d, int n, const char *title)
 {
-    printf("\n  %-26s", ERRMSG_SHOWN(title));
+    printf("\n  %-34s", ERRMSG_SHOWN(title));
     rpad(d[0].label, 14);
     for (int i = 1; i < n; i++) {
         printf(" ");
         rpad(d[i].label, 14);
         rpad("vs A", 9);
-        printf("  ");
+        printf("         ");
     }
     putchar('\n');
 }
@@ -205,7 +223,7 @@ static void headline(const design *d, int n, int json, tally *t)
     else header(d, n, "headline");
     int first = 1;
     for (int k = 0; k < nm; k++) {
-        trow r = { m[k].name, m[k].unit, {0}, {0}, {0} };
+        trow r = { m[k].name, m[k].unit, m[k].better, {0}, {0}, {0} };
         int any = 0;
         for (int i = 0; i < n; i++) any |= r.has[i] = design_value(&d[i].rep, &m[k], &r.v[i], &r.ci[i]);
         /* Energy is shown where it is modelled; every other row always (a
@@ -232,14 +250,16 @@ static int has_scope(const report *r, const char *s)
 }
 
 /* The metrics of a pool or class section, in order: rows any design has. */
-static const struct { const char *metric, *stat, *unit; } SECTION[] = {
-    { REPORT_BUSY_SHARE, "value", "" }, { "gpus", "value", "" }, { "replicas", "value", "" },
-    { "requests", "value", "" }, { "served", "value", "" }, { "hit_rate", "value", "" },
-    { "goodput_rps", "value", "req/s" }, { "cost_per_hour", "value", "$/h" },
-    { "cost_per_1k_requests", "value", "$" },
-    { "ttft", "p50", "ms" }, { "ttft", "p99", "ms" }, { "tpot", "p50", "ms" }, { "tpot", "p99", "ms" },
-    { "itl", "p50", "ms" }, { "itl", "p99", "ms" }, { "e2e", "p50", "ms" }, { "e2e", "p99", "ms" },
-    { "queue", "p50", "ms" }, { "queue", "p99", "ms" }, { "service", "p50", "ms" }, { "service", "p99", "ms" },
+static const struct { const char *metric, *stat, *unit; int better; } SECTION[] = {
+    { REPORT_BUSY_SHARE, "value", "", DESIGN_NEUTRAL }, { "gpus", "value", "", DESIGN_LOWER },
+    { "replicas", "value", "", DESIGN_LOWER }, { "requests", "value", "", DESIGN_NEUTRAL },
+    { "served", "value", "", DESIGN_NEUTRAL }, { "hit_rate", "value", "", DESIGN_HIGHER },
+    { "goodput_rps", "value", "req/s", DESIGN_HIGHER }, { "cost_per_hour", "value", "$/h", DESIGN_LOWER },
+    { "cost_per_1k_requests", "value", "$", DESIGN_LOWER },
+    { "ttft", "p50", "ms", DESIGN_LOWER }, { "ttft", "p99", "ms", DESIGN_LOWER }, { "tpot", "p50", "ms", DESIGN_LOWER },
+    { "tpot", "p99", "ms", DESIGN_LOWER }, { "itl", "p50", "ms", DESIGN_LOWER }, { "itl", "p99", "ms", DESIGN_LOWER },
+    { "e2e", "p50", "ms", DESIGN_LOWER }, { "e2e", "p99", "ms", DESIGN_LOWER }, { "queue", "p50", "ms", DESIGN_LOWER },
+    { "queue", "p99", "ms", DESIGN_LOWER }, { "service", "p50", "ms", DESIGN_LOWER }, { "service", "p99", "ms", DESIGN_LOWER },
 };
 
 /* The pools (CLASSES 0), classes (1) or routes (2: ROUTER->TARGET) of the
@@ -298,8 +318,8 @@ static void sections(const design *d, int n, int classes, int json, tally *t)
             char name[96];
             if (strcmp(SECTION[k].stat, "value")) snprintf(name, sizeof name, "%s %s", SECTION[k].metric, SECTION[k].stat);
             else snprintf(name, sizeof name, "%s", SECTION[k].metric);
-            design_metric m = { name, SECTION[k].unit, names[j], SECTION[k].metric, SECTION[k].stat };
-            trow r = { name, SECTION[k].unit, {0}, {0}, {0} };
+            design_metric m = { name, SECTION[k].unit, names[j], SECTION[k].metric, SECTION[k].stat, SECTION[k].better };
+            trow r = { name, SECTION[k].unit, SECTION[k].better, {0}, {0}, {0} };
             int any = 0;
             for (int i = 0; i < n; i++) {
                 r.has[i] = 0;
@@ -323,6 +343,105 @@ static void sections(const design *d, int n, int classes, int json, tally *t)
             first = 0;
         }
         if (json) printf("]}");
+    }
+    if (json) printf("]");
+}
+
+/* Design D's SLO verdict R as text lines under INDENT WHAT ("" or "band end"). */
+static void slo_lines(const design *d, const slo_result *r, const char *what)
+{
+    printf("  %s %-9s %s\n", d->label, what, r->met ? "MET" : "NOT MET");
+    for (int k = 0; k < r->n; k++) {
+        const slo_check *c = &r->c[k];
+        char v[48], l[48], m[48], key[140];
+        snprintf(key, sizeof key, "%s%s%s", c->t->cls[0] ? c->t->cls : "", c->t->cls[0] ? "." : "", c->t->key);
+        int pct = c->t->kind == SLO_ERROR_RATE || c->t->kind == SLO_UTIL_MAX || c->t->kind == SLO_POOL_MAX;
+        design_fmt(v, sizeof v, pct ? 100 * c->value : c->value);
+        design_fmt(l, sizeof l, pct ? 100 * c->t->limit : c->t->limit);
+        design_fmt(m, sizeof m, pct ? 100 * c->margin : c->margin);
+        printf("      %-28s %-7s %s %s %s %s, margin %s%s %s\n", ERRMSG_SHOWN(key), isnan(c->value) ? "UNKNOWN" : c->met ? "met" : "MISSED",
+               v, c->met ? "<=" : ">", l, pct ? "%" : "ms", c->margin > 0 ? "+" : "", m, pct ? "points" : "ms");
+    }
+}
+
+/* Each design's SLO verdict per term with its margin (and at its band's
+ * pessimistic end, --band): text lines, or JSON members "slo" and "slo_band"
+ * of the design objects' array "slo" (one entry per design, null without an
+ * SLO).  Returns -1 when out of memory, else 0. */
+static int slo_section(const design *d, int n, int json, const char *dbpath)
+{
+    int any = 0, anyband = 0;
+    for (int i = 0; i < n; i++) any |= d[i].sc && scenario_slo(d[i].sc)->n > 0, anyband |= d[i].has_band;
+    if (json) printf(", \"slo\": [");
+    else if (any) printf("\nslo verdicts (margin = limit - value: positive met)\n");
+    for (int i = 0; i < n; i++) {
+        slo_result r, b;
+        int has = design_slo(&d[i], &d[i].rep, &r);
+        if (has < 0) return -1;
+        int hb = d[i].has_band ? design_slo(&d[i], &d[i].band, &b) : 0;
+        if (hb < 0) { slo_result_free(&r); return -1; }
+        if (json) {
+            printf("%s", i ? ", " : "");
+            if (!has) printf("null");
+            else {
+                printf("{\"label\": \"%s\", \"run\": ", d[i].label);
+                slo_json(&r, stdout);
+                char kind[16];
+                int64_t gid;
+                double lo, hi;
+                if (design_goodput(&d[i], dbpath, kind, sizeof kind, &gid, &lo, &hi) == 1) {
+                    printf(", \"goodput\": {\"%s\": %lld, \"rate_rps\": ", kind, (long long) gid);
+                    jnum(lo);
+                    printf(", \"missed_at_rps\": ");
+                    jnum(hi);
+                    printf("}");
+                }
+                if (hb) {
+                    printf(", \"band_end\": {\"step_time_factor\": %.6g, \"basis\": ", d[i].bm.hi);
+                    report_json_str(stdout, d[i].bm.basis);
+                    printf(", \"slo\": ");
+                    slo_json(&b, stdout);
+                    printf("}");
+                }
+                printf("}");
+            }
+        } else if (has) {
+            slo_lines(&d[i], &r, "");
+            char kind[16], ga[48], gb[48];
+            int64_t gid;
+            double lo, hi;
+            if (design_goodput(&d[i], dbpath, kind, sizeof kind, &gid, &lo, &hi) == 1)
+                printf("      goodput (%s %lld): %s req/s, the highest rate meeting the SLO%s%s%s\n", kind, (long long) gid,
+                       design_fmt(ga, sizeof ga, lo), isnan(hi) ? "" : " (missed at ", isnan(hi) ? "" : design_fmt(gb, sizeof gb, hi),
+                       isnan(hi) ? "" : " req/s)");
+            if (hb) {
+                slo_lines(&d[i], &b, "band end");
+                printf("      (band end: every LLM pool's step times x%.3g; %s)\n", d[i].bm.hi, ERRMSG_SHOWN(d[i].bm.basis));
+            } else if (anyband && d[i].run_id) printf("      (no band: a stored run; give the scenario file with --band)\n");
+        } else if (any) printf("  %s no [slo]\n", d[i].label);
+        if (has) slo_result_free(&r);
+        if (hb) slo_result_free(&b);
+    }
+    if (json) printf("]");
+    return 0;
+}
+
+/* The gateway and cache quality rows (design_quality), each design against A. */
+static void quality_section(const design *d, int n, int json)
+{
+    design_qrow q[96];
+    int nq = design_quality(d, n, q, 96);
+    if (json) printf(", \"quality\": [");
+    else if (nq) header(d, n, "gateway and cache quality");
+    tally ignore = { 0, 0 };
+    for (int k = 0; k < nq; k++) {
+        trow r = { q[k].name, q[k].unit, q[k].better, {0}, {0}, {0} };
+        for (int i = 0; i < n; i++) {
+            r.v[i] = q[k].v[i];
+            r.ci[i] = NAN;
+            r.has[i] = !isnan(q[k].v[i]);
+        }
+        print_row(&r, n, json, k == 0, &ignore);
     }
     if (json) printf("]");
 }
@@ -382,7 +501,7 @@ int compare_main(int argc, char **argv)
     const char *dbpath = cu_db_path(a.db);
     char err[1024];
     if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
-    design_how how = { o.reps, o.seed, a.sets, a.nsets, o.jobs, dbpath };
+    design_how how = { o.reps, o.seed, a.sets, a.nsets, o.jobs, dbpath, o.band };
     design d[DESIGN_MAX];
     memset(d, 0, sizeof d);
     int loaded = 0;
@@ -402,6 +521,11 @@ int compare_main(int argc, char **argv)
         for (int i = 0; i < n; i++) {
             printf("%s{\"label\": \"%s\", \"design\": ", i ? ", " : "", d[i].label);
             report_json_str(stdout, d[i].arg);
+            printf(", \"title\": ");
+            report_json_str(stdout, d[i].title ? d[i].title : d[i].arg);
+            printf(", \"description\": ");
+            if (d[i].desc) report_json_str(stdout, d[i].desc);
+            else printf("null");
             printf(", \"replications\": %d, \"cost_models\": ", d[i].rep.replications);
             prov_json(&d[i].rep, stdout);
             printf("}");
@@ -411,9 +535,14 @@ int compare_main(int argc, char **argv)
         printf("]");
     } else {
         printf("designs\n");
-        for (int i = 0; i < n; i++)
+        for (int i = 0; i < n; i++) {
             printf("  %s = %s (%d replication%s)\n", d[i].label, ERRMSG_SHOWN(d[i].arg), d[i].rep.replications,
                    d[i].rep.replications > 1 ? "s" : "");
+            /* the scenario's own title and description, when it gives them */
+            const char *t = d[i].sc ? scenario_sim_value(d[i].sc, "title") : NULL;
+            if (t && *t) printf("      %s\n", ERRMSG_SHOWN(t));
+            if (d[i].desc) printf("      %s\n", ERRMSG_SHOWN(d[i].desc));
+        }
         for (int i = 0; i < n; i++) {
             char ind[16];
             snprintf(ind, sizeof ind, "  %s ", d[i].label);
@@ -422,6 +551,11 @@ int compare_main(int argc, char **argv)
     }
     for (int i = 0; i < n; i++) prov_warn(&d[i].rep);   /* once: uncalibrated step times */
     headline(d, n, json, &t);
+    if (slo_section(d, n, json, dbpath) != 0) {
+        for (int i = 0; i < n; i++) design_free(&d[i]);
+        return cu_die(1, "out of memory");
+    }
+    quality_section(d, n, json);
     sections(d, n, 0, json, &t);
     sections(d, n, 1, json, &t);
     sections(d, n, 2, json, &t);

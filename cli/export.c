@@ -206,7 +206,7 @@ int export_main(int argc, char **argv)
     static const char *const FILES[] = { "system.csv", "latency.csv", "pools.csv", "routes.csv", "classes.csv",
                                          "cdf.csv", "timeseries.csv", NULL };
     if (cu_check_out_dir("export", "--csv", dir, FILES, err, sizeof err) != 0) return cu_die(2, "%s", err);
-    design_how how = { 1, 0, NULL, 0, 1, dbpath };
+    design_how how = { 1, 0, NULL, 0, 1, dbpath, 0 };
     design d;
     rc = design_load(a.pos[0], &how, 'A', "export", &d);
     if (rc) return rc;

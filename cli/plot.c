@@ -257,8 +257,11 @@ static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
 static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out, const char *dir)
 {
     static const char *const ORDER[] = { "ttft", "tpot", "e2e", "queue" };
+    /* a colour per run (the Okabe-Ito palette, as the review page's designs), a dash per metric */
+    static const char *const COLORS[8] = { "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999" };
+    static const int DASH[4] = { 1, 2, 4, 3 };
     char names[64][160];
-    int nc = 0;
+    int nc = 0, col[64], dash[64];
     gp_proc g;
     for (int i = 0; i < n; i++) {
         char path[1024];
@@ -292,6 +295,8 @@ static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out
             if (!rows) continue;
             double mx = stat_of(db, ids[i], "", ORDER[m], "max");
             if (!isnan(mx) && mx > 0) fprintf(g.in, "%.9g 1\n", mx);
+            col[nc] = i % 8;
+            dash[nc] = DASH[m];
             snprintf(names[nc++], sizeof names[0], "%s, run %lld: %.100s", ORDER[m], (long long) ids[i], base ? base + 1 : path);
         }
     }
@@ -315,13 +320,14 @@ static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out
         }
     }
     sqlite3_finalize(st);
-    fprintf(g.in, "EOD\nnslo = %d\nncurves = %d\narray cname[%d]\n", nslo, nc, nc > 0 ? nc : 1);
+    fprintf(g.in, "EOD\nnslo = %d\nncurves = %d\narray cname[%d]\narray ccol[%d]\narray cdt[%d]\n", nslo, nc, nc > 0 ? nc : 1,
+            nc > 0 ? nc : 1, nc > 0 ? nc : 1);
     for (int i = 0; i < nc; i++) {
         fprintf(g.in, "cname[%d] = ", i + 1);
         gp_quote(g.in, names[i]);
-        fputc('\n', g.in);
+        fprintf(g.in, "\nccol[%d] = \"%s\"\ncdt[%d] = %d\n", i + 1, COLORS[col[i]], i + 1, dash[i]);
     }
-    fputs("title_text = 'Latency CDFs of several runs'\nxlabel_text = 'latency (ms, log scale)'\n", g.in);
+    fputs("title_text = 'Latency CDFs of several runs (a colour per run, a dash per metric)'\nxlabel_text = 'latency (ms, log scale)'\n", g.in);
     if (nc == 0) {
         char last[8];
         gp_close(&g, last, sizeof last);
@@ -665,18 +671,19 @@ static int cmp_cost(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A configuration's short name from its settings "pool llm.gpu=h100; pool
- * llm.tp=4": each key's last part and its value ("gpu=h100 tp=4"), into B. */
+/* A configuration's full name from its settings "pool llm.gpu=h100; pool
+ * llm.tp=4": each pool key with its pool and value ("llm.gpu=h100 llm.tp=4";
+ * with two pools both are named), the workload's rate override dropped, into B. */
 static const char *config_label(const char *settings, char *b, size_t n)
 {
     size_t o = 0;
     b[0] = '\0';
     for (const char *p = settings; *p && o + 1 < n;) {
         size_t len = strcspn(p, ";");
-        const char *eq = memchr(p, '=', len), *dot = p;
-        for (const char *q = p; eq && q < eq; q++) if (*q == '.') dot = q + 1;
-        if (eq) {
-            int w = snprintf(b + o, n - o, "%s%.*s", o ? " " : "", (int) (p + len - dot), dot);
+        const char *eq = memchr(p, '=', len), *k = p;
+        if (!strncmp(k, "pool ", 5)) k += 5;
+        if (eq && strncmp(p, "workload.", 9)) {
+            int w = snprintf(b + o, n - o, "%s%.*s", o ? " " : "", (int) (p + len - k), k);
             o += w > 0 && (size_t) w < n - o ? (size_t) w : n - o - 1;
         }
         p += len;
@@ -685,8 +692,69 @@ static const char *config_label(const char *settings, char *b, size_t n)
     return b;
 }
 
+/* The frame of the frontier picture, as shares of the picture (frontier.gp
+ * sets its margins at these): labels are placed in it by pixel. */
+#define FR_L 0.10
+#define FR_R 0.97
+#define FR_B 0.20
+#define FR_T 0.91
+
+/* A label's box in pixels (y down). */
+typedef struct lbox { double x0, y0, x1, y1; } lbox;
+
+static int lbox_hit(const lbox *a, const lbox *b) { return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1; }
+
+/* Places label TEXT (font FS pt) of the point at pixel (PX, PY) beside it,
+ * right or left, above or below, where its box stays in the frame (W x H px)
+ * and clear of the N boxes of PLACED; writes it as a gnuplot `set label` at
+ * screen coordinates (numbered *TAG).  Returns 1 placed (its box added to
+ * PLACED), 0 left off (nowhere free). */
+static int place_label(FILE *f, const char *text, double fs, double px, double py, double w, double h, lbox *placed, int *n,
+                       int max, int *tag, const char *colour)
+{
+    /* Sans: about 0.6 em per character; a line about 1.25 em high (with room). */
+    double tw = 0.62 * fs * (double) strlen(text) + 4, th = 1.3 * fs + 2, gap = 5;
+    static const int SIDES[4][2] = { { 1, -1 }, { 1, 1 }, { -1, -1 }, { -1, 1 } };   /* right-above first */
+    for (int k = 0; k < 4 && *n < max; k++) {
+        int sx = SIDES[k][0], sy = SIDES[k][1];
+        lbox b;
+        b.x0 = sx > 0 ? px + gap : px - gap - tw;
+        b.x1 = b.x0 + tw;
+        b.y0 = sy < 0 ? py - gap - th : py + gap;
+        b.y1 = b.y0 + th;
+        if (b.x0 < FR_L * w + 2 || b.x1 > FR_R * w - 2 || b.y0 < (1 - FR_T) * h + 2 || b.y1 > (1 - FR_B) * h - 2) continue;
+        int clear = 1;
+        for (int i = 0; i < *n && clear; i++) clear = !lbox_hit(&b, &placed[i]);
+        if (!clear) continue;
+        placed[(*n)++] = b;
+        /* gnuplot centres a label vertically on its position */
+        fprintf(f, "set label %d ", ++*tag);
+        gp_quote(f, text);
+        fprintf(f, " at screen %.6f, screen %.6f left font \",%g\" tc rgb \"%s\" noenhanced front\n", (b.x0 + 2) / w,
+                1 - (b.y0 + b.y1) / 2 / h, fs, colour);
+        return 1;
+    }
+    return 0;
+}
+
+/* The point that stands for the configuration of point I among the N points
+ * PTS (B the chosen one, -1 none): the chosen one when it is that
+ * configuration, else its first point simulated at the planned rate (not a
+ * goodput point), else its first. */
+static int representative(const spoint *pts, int n, int b, int i)
+{
+    if (b >= 0 && !strcmp(pts[b].settings, pts[i].settings)) return b;
+    int first = -1;
+    for (int j = 0; j < n; j++) {
+        if (isnan(pts[j].x) || strcmp(pts[j].settings, pts[i].settings)) continue;
+        if (first < 0) first = j;
+        if (strcmp(pts[j].role, "goodput")) return j;
+    }
+    return first;
+}
+
 /* Declared in commands.h (report.c inlines the same picture). */
-int plot_plan_commands(sqlite3 *db, int64_t id, FILE *f)
+int plot_plan_commands(sqlite3 *db, int64_t id, int w, int h, FILE *f)
 {
     char path[1024], args[600];
     double best_cost;
@@ -715,19 +783,6 @@ int plot_plan_commands(sqlite3 *db, int64_t id, FILE *f)
         if (!any) fprintf(f, "NaN NaN\n");
         fputs("EOD\n", f);
     }
-    /* Every point's configuration, for its label (gnuplot cannot label an
-     * empty block: nlabels says whether there is one). */
-    fputs("$labels << EOD\n", f);
-    int nlabels = 0;
-    for (int i = 0; i < n; i++) {
-        if (isnan(pts[i].x)) continue;
-        char lab[160];
-        fprintf(f, "%.9g %.9g ", pts[i].cost, isfinite(pts[i].x) && pts[i].x < ycap ? pts[i].x : ycap);
-        dq(f, config_label(pts[i].settings, lab, sizeof lab));
-        fputc('\n', f);
-        nlabels++;
-    }
-    fprintf(f, "EOD\nnlabels = %d\n", nlabels);
     fputs("$front << EOD\n", f);
     double run_min = NAN;
     for (int i = 0; i < n; i++) {
@@ -739,17 +794,49 @@ int plot_plan_commands(sqlite3 *db, int64_t id, FILE *f)
     for (int i = 0; i < n; i++)
         if ((!strcmp(pts[i].role, "confirm") || !strcmp(pts[i].role, "explore")) && pts[i].met && fabs(pts[i].cost - best_cost) < 1e-9) { b = i; break; }
     fputs("$best << EOD\n", f);
-    if (b >= 0) {
-        char label[600];
-        snprintf(label, sizeof label, "%s ($%.2f/h)", pts[b].settings, pts[b].cost);
-        /* Only the configuration's own settings: drop the workload rate override. */
-        char *w = strstr(label, "workload.");
-        if (w) { char *semi = strstr(w, "; "); if (semi) memmove(w, semi + 2, strlen(semi + 2) + 1); }
-        fprintf(f, "%.9g %.9g ", pts[b].cost, pts[b].x);
-        dq(f, label);
-        fputc('\n', f);
-    } else fputs("NaN NaN \"\"\n", f);
-    fprintf(f, "EOD\nycap = %.9g\nymin = %.9g\ntitle_text = ", ycap, ymin * 0.8);
+    if (b >= 0) fprintf(f, "%.9g %.9g\n", pts[b].cost, pts[b].x);
+    else fputs("NaN NaN\n", f);
+    fputs("EOD\n", f);
+    /* The axes' ranges, fixed here so that the labels can be placed by pixel:
+     * x the costs with 4 % of room each side, y (log) from ymin to ycap. */
+    double x0 = INFINITY, x1 = -INFINITY;
+    for (int i = 0; i < n; i++)
+        if (!isnan(pts[i].x) && isfinite(pts[i].cost)) { x0 = fmin(x0, pts[i].cost); x1 = fmax(x1, pts[i].cost); }
+    if (!(x1 >= x0)) x0 = 0, x1 = 1;
+    double pad = x1 > x0 ? 0.04 * (x1 - x0) : 1;
+    x0 -= pad;
+    x1 += pad;
+    double y0 = ymin * 0.8, y1 = ycap * 1.15;
+    fprintf(f, "xmin = %.9g\nxmax = %.9g\nfr_l = %g\nfr_r = %g\nfr_b = %g\nfr_t = %g\n", x0, x1, FR_L, FR_R, FR_B, FR_T);
+    /* The labels: the chosen configuration first (with its cost), then each
+     * other configuration once (at its point at the planned rate), by cost;
+     * one that has no free place beside its point is left off (the page's
+     * table and `latsim plan` list every configuration). */
+    lbox placed[400];
+    int np = 0, tag = 10, shown = 0, left = 0;
+    double lx = (FR_L + 0.01) * w, ly = (1 - FR_T) * h;   /* the "SLO" label at graph 0.01, first 1 */
+    double sy = (1 - FR_B - (FR_T - FR_B) * (log(1) - log(y0)) / (log(y1) - log(y0))) * h;
+    placed[np++] = (lbox) { lx - 2, sy - 22, lx + 30, sy + 2 };
+    (void) ly;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < n; i++) {
+            if ((pass == 0) != (i == b) || isnan(pts[i].x)) continue;
+            /* the same configuration at another rate (goodput) or seed: labelled once, at its representative */
+            if (representative(pts, n, b, i) != i) continue;
+            double yv = isfinite(pts[i].x) && pts[i].x < ycap ? pts[i].x : ycap;
+            double px = (FR_L + (FR_R - FR_L) * (pts[i].cost - x0) / (x1 - x0)) * w;
+            double py = (1 - FR_B - (FR_T - FR_B) * (log(yv) - log(y0)) / (log(y1) - log(y0))) * h;
+            char lab[600];
+            config_label(pts[i].settings, lab, sizeof lab);
+            if (i == b) {
+                char with[700];
+                snprintf(with, sizeof with, "chosen: %s ($%.2f/h)", lab[0] ? lab : "(as given)", pts[i].cost);
+                shown += place_label(f, with, 10, px, py, w, h, placed, &np, 400, &tag, "#000000");
+            } else if (place_label(f, lab[0] ? lab : "(as given)", 7, px, py, w, h, placed, &np, 400, &tag, "#555555")) shown++;
+            else left++;
+        }
+    fprintf(f, "labels_left_off = %d\n", left);
+    fprintf(f, "ycap = %.9g\nymin = %.9g\ntitle_text = ", ycap, ymin * 0.8);
     char title[1800];
     snprintf(title, sizeof title, "Cost against SLO, plan %lld: %s (%s)", (long long) id, path, args);
     gp_quote(f, title);
@@ -765,7 +852,7 @@ static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
     size_t len = 0;
     FILE *m = open_memstream(&cmds, &len);
     if (!m) return cu_die(1, "plot: %s", strerror(errno));
-    int rc = plot_plan_commands(db, id, m);
+    int rc = plot_plan_commands(db, id, 1000, 650, m);
     fclose(m);
     gp_proc g;
     if (rc == 0 && gp_start(&g, out, dir) != 0) rc = 1;

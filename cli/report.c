@@ -1,11 +1,17 @@
 /* report.c -- `latsim report RUN|FILE ... --html OUT.html`: one self-contained
  * HTML page for a design review of up to 8 designs (stored runs, or scenario
- * files run here): the headline table (compare's, with the differences to the
- * first design and the CI flags), the CDFs of TTFT, TPOT and E2E of every
- * design overlaid with the SLO limits, the breakdown shares, each design's
- * pools and their cost models, the time series of runs that recorded one, the
- * plan's verdicts and frontier when a run comes from a plan, and the scenario
- * text of each design.
+ * files run here), each named by its [sim] title and in one colour on every
+ * picture: the headline table (compare's, with the differences to the first
+ * design, the CI flags, and better / worse by each metric's direction in
+ * blue / orange with a legend), each design's SLO verdict per term with its
+ * margin (and at its prediction band's end with --band) and its goodput when
+ * a plan or a sweep simulated it, the gateway and cache quality, the CDFs of
+ * TTFT, TPOT and E2E of every design overlaid with the SLO limits and their
+ * tail views (1 - CDF, log axis), the breakdown shares, each design's pools
+ * and their cost models, its routes and request classes, the time series of
+ * runs that recorded one, the plan's verdicts and frontier when a run comes
+ * from a plan, and the scenario text of each design.  Numbers are written for
+ * people (design_fmt: thousands, no exponents; ms or s per column).
  *
  * `latsim report explore [ID] --html OUT.html`: the same kind of page for a
  * stored exploration (latsim explore): headline, the frontier picture, the
@@ -34,7 +40,7 @@
 #include "latsim/slo.h"
 #include "latsim/store.h"
 
-enum { O_HTML = 1, O_REPS, O_SEED, O_JOBS };
+enum { O_HTML = 1, O_REPS, O_SEED, O_JOBS, O_BAND };
 
 static const cli_opt OPTS[] = {
     { "html", O_HTML, "OUT.html", "the page to write", CLI_REQUIRED },
@@ -42,6 +48,8 @@ static const cli_opt OPTS[] = {
     { "seed", O_SEED, "N", "the first seed (default 1)", 0 },
     { "set", CLI_SET, "S.K=V", "override key K of section S in every scenario file (repeatable)", CLI_REPEAT },
     { "jobs", O_JOBS, "N", "worker processes (default: all cores)", 0 },
+    { "band", O_BAND, NULL, "also run each scenario file with an LLM pool at the pessimistic end of its 90 % prediction "
+      "band and judge its SLO there (docs/bands.md)", 0 },
     CLI_OPT_DB,
     { NULL },
 };
@@ -49,11 +57,15 @@ static const cli_opt OPTS[] = {
 static const cli_cmd CMD = {
     "report", "RUN|FILE... | explore [ID]",
     "Writes one self-contained HTML page reviewing up to 8 designs (stored run IDs or\n"
-    "scenario files, run here): the headline table with each design's difference\n"
-    "from the first and whether it is beyond the confidence intervals, overlaid CDFs\n"
-    "of TTFT, TPOT and E2E with the SLO limits, where the time goes, the pools and\n"
-    "their cost models, the time series of runs that recorded one, and each design's\n"
-    "scenario.  Pictures are inline SVG drawn by gnuplot (Debian: gnuplot-nox).\n"
+    "scenario files, run here; named by their [sim] title): the headline table with\n"
+    "each design's difference from the first, whether it is beyond the confidence\n"
+    "intervals and better or worse by the metric's direction, each design's SLO\n"
+    "verdict per term with its margin (--band: also at its prediction band's end)\n"
+    "and goodput when planned or swept, the gateway and cache quality, overlaid CDFs\n"
+    "of TTFT, TPOT and E2E with the SLO limits and their tails on a log axis, where\n"
+    "the time goes, the pools and their cost models, routes and request classes,\n"
+    "the time series of runs that recorded one, and each design's scenario.\n"
+    "Pictures are inline SVG drawn by gnuplot (Debian: gnuplot-nox).\n"
     "`latsim report explore [ID] --html OUT.html` instead writes the page of stored\n"
     "exploration ID (latsim explore; the last one in --db without ID): its headline,\n"
     "the Pareto frontier of cost against the SLO metric, the best configuration, the\n"
@@ -64,6 +76,7 @@ static const cli_cmd CMD = {
 typedef struct report_opts {
     const char *html;
     int reps, jobs;
+    int band;                 /* --band */
     uint64_t seed;
 } report_opts;
 
@@ -71,6 +84,7 @@ static int report_opt(void *ctx, int id, const char *v)
 {
     report_opts *o = ctx;
     if (id == O_HTML) { o->html = v; return 0; }
+    if (id == O_BAND) { o->band = 1; return 0; }
     const char *name = id == O_REPS ? "--replications" : id == O_JOBS ? "--jobs" : "--seed";
     long x = cu_posint("report", name, v, id == O_SEED ? 2147483647L : 10000);
     if (x < 0) return 2;
@@ -103,12 +117,28 @@ static void esc(FILE *f, const char *s)
     }
 }
 
-static void numcell(FILE *f, double v, double ci)
+/* A number cell: V (x SCALE) written for people, with the half-width CI of its interval when known. */
+static void numcell_s(FILE *f, double v, double ci, double scale)
 {
+    char b[64];
     if (isnan(v)) { fputs("<td>-</td>", f); return; }
-    fprintf(f, "<td>%.4g", v);
-    if (!isnan(ci)) fprintf(f, " <small>&plusmn;%.2g</small>", ci);
+    fprintf(f, "<td>%s", design_fmt(b, sizeof b, v * scale));
+    if (!isnan(ci)) fprintf(f, " <small>&plusmn;%s</small>", design_fmt(b, sizeof b, ci * scale));
     fputs("</td>", f);
+}
+
+static void numcell(FILE *f, double v, double ci) { numcell_s(f, v, ci, 1); }
+
+/* The colour of design I on every picture and swatch of the page: the
+ * Okabe-Ito palette, told apart by colour-blind readers. */
+static const char *const DESIGN_COLORS[DESIGN_MAX] = { "#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                                       "#E69F00", "#56B4E9", "#000000", "#999999" };
+
+/* Design D's title as page text (escaped), "A: title". */
+static void dname(FILE *f, const design *d)
+{
+    fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>%s: ", DESIGN_COLORS[d->label[0] - 'A'], d->label);
+    esc(f, d->title ? d->title : d->path ? d->path : d->arg);
 }
 
 /* ---- pictures ------------------------------------------------------------- */
@@ -155,29 +185,15 @@ static void picture(FILE *out, mbuf *m, const char *dir, const char *script, int
     }
 }
 
-/* The SLO terms of design D's scenario (NULL none): loaded from its text. */
-static scenario *slo_of(const design *d, const design_how *how)
-{
-    if (!d->text) return NULL;
-    scenario *s = scenario_new();
-    char err[512];
-    if (!s) return NULL;
-    /* A run's text without its --set overrides; a file's with them. */
-    if (scenario_load_text(s, d->path ? d->path : "scenario.ini", d->text, d->run_id ? NULL : how->sets,
-                           d->run_id ? 0 : how->nsets, err, sizeof err) != 0) {
-        scenario_delete(s);
-        return NULL;
-    }
-    return s;
-}
-
-/* The CDF of METRIC over the designs, with the [slo] limits on it. */
-static void cdf_picture(FILE *out, const design *d, int n, scenario *const *sc, const char *metric, const char *title,
+/* The CDF of METRIC over the designs, with the [slo] limits on it; TAIL: the
+ * tail view instead, 1 - CDF on a log axis (P99 at 0.01, P99.9 at 0.001).
+ * Each design's curve in its colour (DESIGN_COLORS). */
+static void cdf_picture(FILE *out, const design *d, int n, const char *metric, const char *title, int tail,
                         const char *dir, int *k)
 {
     mbuf m;
     if (mb_open(&m)) return;
-    int nc = 0;
+    int nc = 0, col[DESIGN_MAX];
     fputs("$cdf << EOD\n", m.f);
     char names[DESIGN_MAX][400];
     for (int i = 0; i < n; i++) {
@@ -192,16 +208,14 @@ static void cdf_picture(FILE *out, const design *d, int n, scenario *const *sc, 
         double mx = report_get(&d[i].rep, "", metric, "max");
         if (any && mx > 0) fprintf(m.f, "%.9g 1\n", mx);
         if (any) {
-            const char *p = d[i].path ? d[i].path : d[i].arg, *base = strrchr(p, '/');
-            if (d[i].run_id) snprintf(names[nc++], sizeof names[0], "%s: %.300s (run %lld)", d[i].label, base ? base + 1 : p,
-                                      (long long) d[i].run_id);
-            else snprintf(names[nc++], sizeof names[0], "%s: %.380s", d[i].label, base ? base + 1 : p);
+            col[nc] = i;
+            snprintf(names[nc++], sizeof names[0], "%s: %.380s", d[i].label, d[i].title ? d[i].title : d[i].arg);
         }
     }
     fputs("EOD\n$slo << EOD\n", m.f);
     int nslo = 0;
     for (int i = 0; i < n; i++) {
-        const slo_spec *s = sc[i] ? scenario_slo(sc[i]) : NULL;
+        const slo_spec *s = d[i].sc ? scenario_slo(d[i].sc) : NULL;
         for (int t = 0; s && t < s->n; t++) {
             const slo_term *x = &s->t[t];
             if (x->kind != SLO_LATENCY || x->cls[0] || strcmp(x->metric, metric)) continue;
@@ -211,29 +225,34 @@ static void cdf_picture(FILE *out, const design *d, int n, scenario *const *sc, 
             /* The same limit in several designs is drawn once. */
             int dup = 0;
             for (int j = 0; j < i && !dup; j++) {
-                const slo_spec *o = sc[j] ? scenario_slo(sc[j]) : NULL;
+                const slo_spec *o = d[j].sc ? scenario_slo(d[j].sc) : NULL;
                 for (int u = 0; o && u < o->n && !dup; u++)
                     dup = o->t[u].kind == SLO_LATENCY && !o->t[u].cls[0] && !strcmp(o->t[u].key, x->key) && o->t[u].limit == x->limit;
             }
             if (dup) continue;
-            fprintf(m.f, "%.9g %.6g \"%s %s <= %g ms\"\n", x->limit, p, metric, x->stat, x->limit);
+            char lim[48];
+            fprintf(m.f, "%.9g %.6g \"%s %s <= %s ms\"\n", x->limit, tail ? 1 - p : p, metric, x->stat,
+                    design_fmt(lim, sizeof lim, x->limit));
             nslo++;
         }
     }
-    fprintf(m.f, "EOD\nnslo = %d\nncurves = %d\narray cname[%d]\n", nslo, nc, nc > 0 ? nc : 1);
+    fprintf(m.f, "EOD\nnslo = %d\nncurves = %d\ntail = %d\narray cname[%d]\narray ccol[%d]\n", nslo, nc, tail,
+            nc > 0 ? nc : 1, nc > 0 ? nc : 1);
     for (int i = 0; i < nc; i++) {
         fprintf(m.f, "cname[%d] = ", i + 1);
         gp_quote(m.f, names[i]);
-        fputc('\n', m.f);
+        fprintf(m.f, "\nccol[%d] = \"%s\"\n", i + 1, DESIGN_COLORS[col[i]]);
     }
     fputs("title_text = ", m.f);
     gp_quote(m.f, title);
     fprintf(m.f, "\nxlabel_text = '%s (ms, log scale)'\n", metric);
     if (nc == 0) {
-        fputs("<p class=\"note\">No design has a ", out);
-        esc(out, metric);
-        fputs(" distribution (no LLM pool, or saturated).</p>\n", out);
-    } else picture(out, &m, dir, "review_cdf.gp", 900, 400, k);
+        if (!tail) {
+            fputs("<p class=\"note\">No design has a ", out);
+            esc(out, metric);
+            fputs(" distribution (no LLM pool, or saturated).</p>\n", out);
+        }
+    } else picture(out, &m, dir, "review_cdf.gp", 900, tail ? 360 : 400, k);
     mb_close(&m);
 }
 
@@ -298,6 +317,31 @@ static void ts_picture(FILE *out, const design *d, const char *dbpath, const cha
 
 /* ---- tables --------------------------------------------------------------- */
 
+/* The difference cell of design B against A: the % change, whether it is
+ * beyond the intervals (*), and coloured by direction: better (blue), worse
+ * (orange), within the intervals or neutral (no colour).  A change to or from
+ * 0 is "n/a". */
+static void diffcell(FILE *out, int better, int hasa, double a, double ca, int hasb, double b, double cb)
+{
+    double pct = design_diff_pct(a, b);
+    int bey = hasa && hasb ? design_beyond(a, ca, b, cb) : -2;
+    int jd = design_judge(better, hasa ? a : NAN, hasb ? b : NAN, bey);
+    if (!hasa || !hasb || isnan(a) || isnan(b)) { fputs("<td>-</td>", out); return; }
+    if (isnan(pct)) { fputs("<td class=\"na\">n/a</td>", out); return; }
+    const char *cls = jd > 0 ? (bey == 1 ? "better" : "better nci") : jd < 0 ? (bey == 1 ? "worse" : "worse nci") : "same";
+    fprintf(out, "<td class=\"%s\">%+.1f&nbsp;%%%s%s</td>", cls, pct, jd > 0 ? " &#9650;better" : jd < 0 ? " &#9660;worse" : "",
+            bey == 1 ? " *" : bey == -1 ? " ?" : "");
+}
+
+static void legend(FILE *out)
+{
+    fputs("<p class=\"note legend\"><span class=\"key better\">&#9650;better</span> <span class=\"key worse\">&#9660;worse"
+          "</span> than A by the metric's direction (lower latency, cost, energy, misroutes; higher throughput, goodput, hit"
+          " rates); <b>*</b>: beyond the 95&nbsp;% confidence intervals; <b>?</b>: not judged (neither design replicated:"
+          " shown paler); no colour: within the intervals, or a metric that only describes; <b>n/a</b>: a change to or from"
+          " 0 (e.g. an ITL of 0 where tokens come in bursts) is no percentage.</p>\n", out);
+}
+
 static void headline(FILE *out, const design *d, int n)
 {
     int nm;
@@ -309,25 +353,115 @@ static void headline(FILE *out, const design *d, int n)
     }
     fputs("</tr></thead><tbody>\n", out);
     for (int k = 0; k < nm; k++) {
-        double v[DESIGN_MAX], ci[DESIGN_MAX];
+        double v[DESIGN_MAX], ci[DESIGN_MAX], scale;
         int has[DESIGN_MAX], any = 0;
         for (int i = 0; i < n; i++) any |= has[i] = design_value(&d[i].rep, &m[k], &v[i], &ci[i]);
-        if (!any && !strcmp(m[k].metric, "energy_kwh")) continue;
-        fprintf(out, "<tr><th>%s</th><td class=\"u\">%s</td>", m[k].name, m[k].unit);
+        if (!any && (!strcmp(m[k].metric, "energy_kwh") || !strncmp(m[k].metric, "joules_", 7))) continue;
+        const char *unit = design_unit(v, n, m[k].unit, &scale);
+        fprintf(out, "<tr><th>%s</th><td class=\"u\">%s</td>", m[k].name, unit);
         for (int i = 0; i < n; i++) {
-            numcell(out, v[i], ci[i]);
-            if (!i) continue;
-            double pct = design_diff_pct(v[0], v[i]);
-            int b = has[0] && has[i] ? design_beyond(v[0], ci[0], v[i], ci[i]) : -2;
-            if (isnan(pct)) fputs("<td>-</td>", out);
-            else fprintf(out, "<td class=\"%s\">%+.1f%%%s</td>", b == 1 ? "sig" : b == -1 ? "nci" : "same", pct,
-                         b == 1 ? " *" : b == -1 ? " ?" : "");
+            numcell_s(out, v[i], ci[i], scale);
+            if (i) diffcell(out, m[k].better, has[0], v[0], ci[0], has[i], v[i], ci[i]);
         }
         fputs("</tr>\n", out);
     }
     fputs("</tbody></table>\n<p class=\"note\">Mean &plusmn; half-width of the 95&nbsp;% confidence interval over the"
-          " replications; <b>*</b>: the difference from A exceeds the intervals; <b>?</b>: not judged (no CI: neither"
-          " design replicated).</p>\n", out);
+          " replications; a latency column in s when every design's value is 1000 ms or more.</p>\n", out);
+    legend(out);
+}
+
+/* Design D's goodput when a plan or a sweep simulated it (design_goodput) as a
+ * table row, or nothing. */
+static void goodput_row(FILE *out, const design *d, const char *dbpath)
+{
+    char kind[16], a[48], b[48];
+    int64_t sid;
+    double lo, hi;
+    if (design_goodput(d, dbpath, kind, sizeof kind, &sid, &lo, &hi) != 1) return;
+    fprintf(out, "<tr><th></th><td>%s %lld</td><td colspan=\"6\" style=\"text-align:left\" class=\"goodput\">goodput: <b>%s req/s</b>"
+                 " (the highest rate at which it meets the SLO", kind, (long long) sid, design_fmt(a, sizeof a, lo));
+    if (!isnan(hi)) fprintf(out, "; missed at %s req/s", design_fmt(b, sizeof b, hi));
+    fputs(")</td></tr>\n", out);
+}
+
+/* Each design's SLO verdict per term: limit, value, margin, met; with --band
+ * the same at the pessimistic end of its prediction band.  Nothing when no
+ * design has an [slo].  Returns -1 when out of memory. */
+static int slo_verdicts(FILE *out, const design *d, int n, const char *dbpath)
+{
+    int any = 0;
+    for (int i = 0; i < n; i++) any |= d[i].sc && scenario_slo(d[i].sc)->n > 0;
+    if (!any) return 0;
+    fputs("<h2 id=\"slo\">SLO verdicts</h2>\n<table id=\"slo-verdicts\"><thead><tr><th>design</th><th>where</th><th>verdict</th>"
+          "<th>term</th><th>limit</th><th>value</th><th>margin</th><th>margin %</th></tr></thead><tbody>\n", out);
+    for (int i = 0; i < n; i++) {
+        for (int w = 0; w < 2; w++) {
+            slo_result r;
+            if (w && !d[i].has_band) continue;
+            int has = design_slo(&d[i], w ? &d[i].band : &d[i].rep, &r);
+            if (has < 0) return -1;
+            if (!has) {
+                fputs("<tr><th>", out);
+                dname(out, &d[i]);
+                fputs("</th><td colspan=\"7\" style=\"text-align:left\">no [slo]</td></tr>\n", out);
+                break;
+            }
+            for (int k = 0; k < r.n; k++) {
+                const slo_check *c = &r.c[k];
+                int pct = c->t->kind != SLO_LATENCY;
+                double f = pct ? 100 : 1;
+                char v[48], l[48], mg[48];
+                fputs("<tr><th>", out);
+                if (k == 0) dname(out, &d[i]);
+                fprintf(out, "</th><td>%s", w ? "band end" : "run");
+                if (w && k == 0) fprintf(out, " <small>(step times x%.3g)</small>", d[i].bm.hi);
+                fprintf(out, "</td><td class=\"%s\">%s</td><td style=\"text-align:left\">", c->met ? "met" : "missed",
+                        isnan(c->value) ? "NOT MEASURED" : c->met ? "met" : "MISSED");
+                if (c->t->cls[0]) { esc(out, c->t->cls); fputc('.', out); }
+                esc(out, c->t->key);
+                const char *u = pct ? "%" : "ms";
+                fprintf(out, "</td><td>%s %s</td><td>%s %s</td><td>%s%s %s</td><td>%+.1f&nbsp;%%</td></tr>\n",
+                        design_fmt(l, sizeof l, f * c->t->limit), u, design_fmt(v, sizeof v, f * c->value), u,
+                        c->margin > 0 ? "+" : "", design_fmt(mg, sizeof mg, f * c->margin), u,
+                        c->t->limit != 0 ? 100 * c->margin / c->t->limit : NAN);
+            }
+            slo_result_free(&r);
+        }
+        goodput_row(out, &d[i], dbpath);
+    }
+    fputs("</tbody></table>\n<p class=\"note\">margin = limit - value (positive: met), and as a share of the limit."
+          " <i>band end</i>: the design run again with every LLM pool's step times at the pessimistic end of its cost"
+          " model's 90&nbsp;% prediction band (<code>--band</code>; docs/bands.md); stored runs have none.</p>\n", out);
+    return 0;
+}
+
+/* The gateway and cache quality of the designs (design_quality), each against A. */
+static void quality(FILE *out, const design *d, int n)
+{
+    design_qrow q[96];
+    int nq = design_quality(d, n, q, 96);
+    if (!nq) return;
+    fputs("<h2 id=\"quality\">Gateway and cache quality</h2>\n<table id=\"quality-table\"><thead><tr><th>pool: metric</th>"
+          "<th>unit</th>", out);
+    for (int i = 0; i < n; i++) {
+        fprintf(out, "<th>%s</th>", d[i].label);
+        if (i) fprintf(out, "<th>%s vs A</th>", d[i].label);
+    }
+    fputs("</tr></thead><tbody>\n", out);
+    for (int k = 0; k < nq; k++) {
+        fputs("<tr><th>", out);
+        esc(out, q[k].name);
+        fprintf(out, "</th><td class=\"u\">%s</td>", q[k].unit);
+        for (int i = 0; i < n; i++) {
+            numcell(out, q[k].v[i], NAN);
+            if (i) diffcell(out, q[k].better, !isnan(q[k].v[0]), q[k].v[0], NAN, !isnan(q[k].v[i]), q[k].v[i], NAN);
+        }
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table>\n<p class=\"note\">Hit rates: the result cache's share of lookups it answered (false hits"
+          " included), the prefix cache's share of prompt tokens (and of requests) found cached; false hits: answers to"
+          " another question; misroutes: a complexity router's complex requests on the small model (a quality cost) and"
+          " simple ones on the large model (waste); abandoned: requests the client stopped waiting for.</p>\n", out);
 }
 
 static const char *const BD_COLORS[] = { "#8c564b", "#d62728", "#1f77b4", "#7f7f7f", "#2ca02c", "#9467bd", "#ff7f0e" };
@@ -368,7 +502,8 @@ static void shares(FILE *out, const design *d, int n, const char *prefix, const 
                 fprintf(out, "<i style=\"background:%s\"></i>", BD_COLORS[q % 7]);
                 esc(out, name);
                 fprintf(out, " %.1f%%", 100 * rows[q]->value);
-                if (!set && !isnan(mean)) fprintf(out, " (%.3g ms)", rows[q]->value * mean);
+                char ms[48];
+                if (!set && !isnan(mean)) fprintf(out, " (%s ms)", design_fmt(ms, sizeof ms, rows[q]->value * mean));
                 fputs(" &nbsp; ", out);
             }
             fputs("</div></td></tr>\n", out);
@@ -383,30 +518,66 @@ static int is_route(const char *s) { return !strncmp(s, REPORT_ROUTE_SCOPE, strl
 /* A pool's scope: not the system's, a class's or a route's. */
 static int is_pool(const char *s) { return s[0] && !is_class(s) && !is_route(s); }
 
+/* A column of a per-scope table: row METRIC/STAT, header H, UNIT ("" none). */
+typedef struct tcol {
+    const char *m, *s, *h, *unit;
+} tcol;
+
+/* For the NC columns C over the scopes of R that KEEP accepts: USE[c] (some
+ * scope has a value), and the unit each is shown in with its SCALE (ms or s,
+ * design_unit).  Returns 1 when R has such a scope. */
+static int columns(const report *r, int (*keep)(const char *), const tcol *c, int nc, int *use, const char **unit, double *scale)
+{
+    int any = 0;
+    for (int k = 0; k < nc; k++) {
+        double v[64];
+        int nv = 0;
+        use[k] = 0;
+        const char *last = "";
+        for (size_t j = 0; j < r->n; j++) {
+            const char *sc = r->rows[j].scope;
+            if (!keep(sc)) continue;
+            any = 1;
+            if (!strcmp(sc, last)) continue;
+            last = sc;
+            double x = report_get(r, sc, c[k].m, c[k].s);
+            if (isnan(x)) continue;
+            use[k] = 1;
+            if (nv < 64) v[nv++] = x;
+        }
+        unit[k] = design_unit(v, nv, c[k].unit, &scale[k]);
+    }
+    return any;
+}
+
+static void colheads(FILE *out, const tcol *c, int nc, const int *use, const char *const *unit)
+{
+    for (int k = 0; k < nc; k++)
+        if (use[k]) fprintf(out, "<th>%s%s%s</th>", c[k].h, unit[k][0] ? " " : "", unit[k]);
+}
+
 static void pools(FILE *out, const design *d)
 {
     const report *r = &d->rep;
-    static const struct { const char *m, *s, *h; } COLS[] = {
+    static const tcol COLS[] = {
         /* the busy share: of servers (generic), of time stepping (LLM: 1 under any
          * continuous-batching load); MFU, MBU and KV occupancy say how hard the steps use the GPUs */
-        { REPORT_BUSY_SHARE, "value", "busy share" }, { "mfu", "value", "MFU" }, { "mbu", "value", "MBU" },
-        { "kv_occupancy", "value", "KV occupancy" },
-        { "arrivals", "value", "arrivals" }, { "served", "value", "served" },
-        { "gpus", "value", "GPUs" }, { "cost_per_hour", "value", "$/h" }, { "queue", "p50", "queue p50 ms" },
-        { "queue", "p99", "queue p99 ms" }, { "service", "p50", "service p50 ms" }, { "service", "p99", "service p99 ms" },
-        { "ttft", "p99", "TTFT p99 ms" }, { "tpot", "p99", "TPOT p99 ms" }, { "e2e", "p99", "E2E p99 ms" },
+        { REPORT_BUSY_SHARE, "value", "busy share", "" }, { "mfu", "value", "MFU", "" }, { "mbu", "value", "MBU", "" },
+        { "kv_occupancy", "value", "KV occupancy", "" },
+        { "arrivals", "value", "arrivals", "" }, { "served", "value", "served", "" },
+        { "gpus", "value", "GPUs", "" }, { "cost_per_hour", "value", "$/h", "" }, { "queue", "p50", "queue p50", "ms" },
+        { "queue", "p99", "queue p99", "ms" }, { "service", "p50", "service p50", "ms" }, { "service", "p99", "service p99", "ms" },
+        { "ttft", "p99", "TTFT p99", "ms" }, { "tpot", "p99", "TPOT p99", "ms" }, { "e2e", "p99", "E2E p99", "ms" },
     };
     enum { NC = sizeof COLS / sizeof COLS[0] };
-    int use[NC] = { 0 };
-    for (size_t j = 0; j < r->n; j++)
-        for (int c = 0; c < NC; c++)
-            if (is_pool(r->rows[j].scope) && !strcmp(r->rows[j].metric, COLS[c].m) &&
-                !strcmp(r->rows[j].stat, COLS[c].s) && !isnan(r->rows[j].value))
-                use[c] = 1;
-    fprintf(out, "<h3>%s: ", d->label);
-    esc(out, d->path ? d->path : d->arg);
+    int use[NC];
+    const char *unit[NC];
+    double scale[NC];
+    columns(r, is_pool, COLS, NC, use, unit, scale);
+    fputs("<h3>", out);
+    dname(out, d);
     fputs("</h3>\n<table class=\"pools\"><thead><tr><th>pool</th><th>kind</th>", out);
-    for (int c = 0; c < NC; c++) if (use[c]) fprintf(out, "<th>%s</th>", COLS[c].h);
+    colheads(out, COLS, NC, use, unit);
     fputs("<th>cost model</th></tr></thead><tbody>\n", out);
     const char *last = "";
     for (size_t j = 0; j < r->n; j++) {
@@ -419,7 +590,7 @@ static void pools(FILE *out, const design *d)
         fputs("</th><td>", out);
         esc(out, kind ? kind : "unknown");
         fputs("</td>", out);
-        for (int c = 0; c < NC; c++) if (use[c]) numcell(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN);
+        for (int c = 0; c < NC; c++) if (use[c]) numcell_s(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN, scale[c]);
         const char *cmk = report_get_text(r, sc, "cost_model.kind");
         fputs("<td>", out);
         if (cmk) {
@@ -445,25 +616,20 @@ static void pools(FILE *out, const design *d)
 static void routes(FILE *out, const design *d)
 {
     const report *r = &d->rep;
-    static const struct { const char *m, *s, *h; } COLS[] = {
-        { "served", "value", "served" }, { "e2e", "p50", "E2E p50 ms" }, { "e2e", "p99", "E2E p99 ms" },
-        { "ttft", "p50", "TTFT p50 ms" }, { "ttft", "p99", "TTFT p99 ms" }, { "tpot", "p50", "TPOT p50 ms" },
-        { "tpot", "p99", "TPOT p99 ms" },
+    static const tcol COLS[] = {
+        { "served", "value", "served", "" }, { "e2e", "p50", "E2E p50", "ms" }, { "e2e", "p99", "E2E p99", "ms" },
+        { "ttft", "p50", "TTFT p50", "ms" }, { "ttft", "p99", "TTFT p99", "ms" }, { "tpot", "p50", "TPOT p50", "ms" },
+        { "tpot", "p99", "TPOT p99", "ms" },
     };
     enum { NC = sizeof COLS / sizeof COLS[0] };
-    int use[NC] = { 0 }, any = 0;
-    for (size_t j = 0; j < r->n; j++) {
-        if (!is_route(r->rows[j].scope)) continue;
-        any = 1;
-        for (int c = 0; c < NC; c++)
-            if (!strcmp(r->rows[j].metric, COLS[c].m) && !strcmp(r->rows[j].stat, COLS[c].s) && !isnan(r->rows[j].value))
-                use[c] = 1;
-    }
-    if (!any) return;
-    fprintf(out, "<h3>%s: routes of ", d->label);
-    esc(out, d->path ? d->path : d->arg);
-    fputs("</h3>\n<table class=\"routes\"><thead><tr><th>router</th><th>target</th>", out);
-    for (int c = 0; c < NC; c++) if (use[c]) fprintf(out, "<th>%s</th>", COLS[c].h);
+    int use[NC];
+    const char *unit[NC];
+    double scale[NC];
+    if (!columns(r, is_route, COLS, NC, use, unit, scale)) return;
+    fputs("<h3>", out);
+    dname(out, d);
+    fputs(": routes</h3>\n<table class=\"routes\"><thead><tr><th>router</th><th>target</th>", out);
+    colheads(out, COLS, NC, use, unit);
     fputs("</tr></thead><tbody>\n", out);
     const char *last = "";
     for (size_t j = 0; j < r->n; j++) {
@@ -476,7 +642,44 @@ static void routes(FILE *out, const design *d)
         fputs("</th><th>", out);
         esc(out, to ? to : "?");
         fputs("</th>", out);
-        for (int c = 0; c < NC; c++) if (use[c]) numcell(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN);
+        for (int c = 0; c < NC; c++) if (use[c]) numcell_s(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN, scale[c]);
+        fputs("</tr>\n", out);
+    }
+    fputs("</tbody></table>\n", out);
+}
+
+/* Design D's request classes ([class NAME]; compare's class sections):
+ * requests, served, goodput, $ per 1k requests and the latency percentiles.
+ * Nothing when it has none. */
+static void classes(FILE *out, const design *d)
+{
+    const report *r = &d->rep;
+    static const tcol COLS[] = {
+        { "requests", "value", "requests", "" }, { "served", "value", "served", "" }, { "rejected", "value", "rejected", "" },
+        { "timed_out", "value", "timed out", "" }, { "goodput", "value", "goodput share", "" },
+        { "goodput_rps", "value", "goodput", "req/s" }, { "cost_per_1k_requests", "value", "$ per 1k", "" },
+        { "ttft", "p50", "TTFT p50", "ms" }, { "ttft", "p99", "TTFT p99", "ms" }, { "tpot", "p99", "TPOT p99", "ms" },
+        { "e2e", "p50", "E2E p50", "ms" }, { "e2e", "p99", "E2E p99", "ms" }, { "queue", "p99", "queue p99", "ms" },
+    };
+    enum { NC = sizeof COLS / sizeof COLS[0] };
+    int use[NC];
+    const char *unit[NC];
+    double scale[NC];
+    if (!columns(r, is_class, COLS, NC, use, unit, scale)) return;
+    fputs("<h3>", out);
+    dname(out, d);
+    fputs(": classes</h3>\n<table class=\"classes\"><thead><tr><th>class</th>", out);
+    colheads(out, COLS, NC, use, unit);
+    fputs("</tr></thead><tbody>\n", out);
+    const char *last = "";
+    for (size_t j = 0; j < r->n; j++) {
+        const char *sc = r->rows[j].scope;
+        if (!is_class(sc) || !strcmp(sc, last)) continue;
+        last = sc;
+        fputs("<tr><th>", out);
+        esc(out, sc + strlen(REPORT_CLASS_SCOPE));
+        fputs("</th>", out);
+        for (int c = 0; c < NC; c++) if (use[c]) numcell_s(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN, scale[c]);
         fputs("</tr>\n", out);
     }
     fputs("</tbody></table>\n", out);
@@ -545,7 +748,7 @@ static int plan_section(FILE *out, const design *d, const char *dbpath, int64_t 
     if (mb_open(&m) == 0) {
         int rc = 1;
         if (store_open_readonly(dbpath, &db, err, sizeof err) == 0) {
-            rc = plot_plan_commands(db, id, m.f);
+            rc = plot_plan_commands(db, id, 900, 560, m.f);
             store_close(db);
         }
         if (rc == 0) picture(out, &m, dir, "frontier.gp", 900, 560, k);
@@ -578,7 +781,11 @@ static const char *CSS =
     "h1{font-size:1.6em}h2{border-bottom:1px solid #ccc;margin-top:1.6em}"
     "table{border-collapse:collapse;margin:0.6em 0}th,td{border:1px solid #ccc;padding:3px 8px;text-align:right}"
     "thead th{background:#f0f0f0}tbody th{text-align:left;font-weight:normal}td.u{text-align:left;color:#666}"
-    "td.sig{background:#ffe0e0;font-weight:bold}td.nci{color:#888}small{color:#666}"
+    "td.better,.key.better{background:#cfe2f3;color:#08306b;font-weight:bold}"
+    "td.worse,.key.worse{background:#fdd0a2;color:#7f2704;font-weight:bold}"
+    "td.better.nci,td.worse.nci{font-weight:normal;opacity:0.75}td.na,td.same{color:#666}"
+    "td.met{color:#08306b}td.missed{background:#fdd0a2;color:#7f2704;font-weight:bold}.key{padding:1px 5px}"
+    ".sw{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:middle}small{color:#666}"
     ".note{color:#555;font-size:0.9em}figure{margin:0.5em 0}figure svg{width:900px;max-width:100%;height:auto}"
     ".bar{display:flex;width:520px;height:18px;border:1px solid #444}.bar span{display:block;height:100%}"
     ".lg{font-size:0.85em;text-align:left}.lg i{display:inline-block;width:10px;height:10px;margin-right:3px}"
@@ -586,16 +793,18 @@ static const char *CSS =
 
 static int write_page(FILE *out, const design *d, int n, const design_how *how, const char *dir)
 {
-    scenario *sc[DESIGN_MAX] = { 0 };
-    for (int i = 0; i < n; i++) sc[i] = slo_of(&d[i], how);
     int k = 0;
     fprintf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>latsim design review</title>\n"
                  "<style>%s</style>\n</head>\n<body>\n<h1>Design review</h1>\n"
                  "<p class=\"note\">Written by latsim %s.</p>\n", CSS, LATSIM_VERSION);
-    fputs("<h2 id=\"designs\">Designs</h2>\n<table><thead><tr><th>design</th><th>scenario</th><th>source</th>"
-          "<th>replications</th></tr></thead><tbody>\n", out);
+    fputs("<h2 id=\"designs\">Designs</h2>\n<table id=\"designs-table\"><thead><tr><th>design</th><th>description</th>"
+          "<th>scenario</th><th>source</th><th>replications</th></tr></thead><tbody>\n", out);
     for (int i = 0; i < n; i++) {
-        fprintf(out, "<tr><th>%s</th><td style=\"text-align:left\">", d[i].label);
+        fputs("<tr><th>", out);
+        dname(out, &d[i]);
+        fputs("</th><td style=\"text-align:left\">", out);
+        esc(out, d[i].desc ? d[i].desc : "");
+        fputs("</td><td style=\"text-align:left\">", out);
         esc(out, d[i].path ? d[i].path : d[i].arg);
         if (d[i].run_id) fprintf(out, "</td><td>run %lld</td>", (long long) d[i].run_id);
         else fputs("</td><td>simulated now</td>", out);
@@ -603,10 +812,21 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
     }
     fputs("</tbody></table>\n<h2 id=\"headline-title\">Headline</h2>\n", out);
     headline(out, d, n);
+    if (slo_verdicts(out, d, n, how->dbpath) != 0) return -1;
+    quality(out, d, n);
     fputs("<h2 id=\"cdf\">Latency distributions</h2>\n", out);
-    cdf_picture(out, d, n, sc, "ttft", "TTFT: time to first token, every design", dir, &k);
-    cdf_picture(out, d, n, sc, "tpot", "TPOT: time per output token, every design", dir, &k);
-    cdf_picture(out, d, n, sc, "e2e", "E2E: end-to-end latency, every design", dir, &k);
+    fputs("<p class=\"note\">Each metric twice: its CDF, then its tail (1 - CDF on a log axis: the share of requests"
+          " slower than x; P99 where a curve crosses 0.01, P99.9 at 0.001).  Each design keeps its colour on every"
+          " picture.</p>\n", out);
+    static const struct { const char *m, *title, *tail; } CDFS[] = {
+        { "ttft", "TTFT: time to first token, every design", "TTFT tail: share of requests slower (1 - CDF, log scale)" },
+        { "tpot", "TPOT: time per output token, every design", "TPOT tail: share of requests slower (1 - CDF, log scale)" },
+        { "e2e", "E2E: end-to-end latency, every design", "E2E tail: share of requests slower (1 - CDF, log scale)" },
+    };
+    for (int c = 0; c < 3; c++) {
+        cdf_picture(out, d, n, CDFS[c].m, CDFS[c].title, 0, dir, &k);
+        cdf_picture(out, d, n, CDFS[c].m, CDFS[c].tail, 1, dir, &k);
+    }
     fputs("<h2 id=\"breakdown\">Where the time goes</h2>\n", out);
     shares(out, d, n, "breakdown", "E2E");
     shares(out, d, n, "ttft_breakdown", "TTFT");
@@ -618,6 +838,13 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
     if (anyroute) {
         fputs("<h2 id=\"routes\">Routes</h2>\n", out);
         for (int i = 0; i < n; i++) routes(out, &d[i]);
+    }
+    int anyclass = 0;
+    for (int i = 0; i < n; i++)
+        for (size_t j = 0; j < d[i].rep.n && !anyclass; j++) anyclass = is_class(d[i].rep.rows[j].scope);
+    if (anyclass) {
+        fputs("<h2 id=\"classes\">Request classes</h2>\n", out);
+        for (int i = 0; i < n; i++) classes(out, &d[i]);
     }
     int anyts = 0;
     for (int i = 0; i < n; i++) anyts |= d[i].run_id != 0;
@@ -645,14 +872,15 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
     }
     fputs("<h2 id=\"scenarios\">Scenarios</h2>\n", out);
     for (int i = 0; i < n; i++) {
-        fprintf(out, "<h3>%s: ", d[i].label);
+        fputs("<h3>", out);
+        dname(out, &d[i]);
+        fputs(" (", out);
         esc(out, d[i].path ? d[i].path : d[i].arg);
-        fputs("</h3>\n<pre>", out);
+        fputs(")</h3>\n<pre>", out);
         esc(out, d[i].text ? d[i].text : "(not stored)");
         fputs("</pre>\n", out);
     }
     fputs("</body>\n</html>\n", out);
-    for (int i = 0; i < n; i++) scenario_delete(sc[i]);
     return ferror(out) ? -1 : 0;
 }
 
@@ -978,7 +1206,7 @@ out:
 
 int report_main(int argc, char **argv)
 {
-    report_opts o = { NULL, 1, 0, 0 };
+    report_opts o = { NULL, 1, 0, 0, 0 };
     cli_args a;
     int rc = cli_parse(&CMD, argc, argv, &a, report_opt, &o);
     if (rc != CLI_GO) return rc;
@@ -993,7 +1221,7 @@ int report_main(int argc, char **argv)
     if (cu_check_db_path(dbpath, err, sizeof err) != 0) return cu_die(2, "%s", err);
     char dir[4096];
     int havedir = cu_plots_dir("review_cdf.gp", dir, sizeof dir) == 0;
-    design_how how = { o.reps, o.seed, a.sets, a.nsets, o.jobs, dbpath };
+    design_how how = { o.reps, o.seed, a.sets, a.nsets, o.jobs, dbpath, o.band };
     design d[DESIGN_MAX];
     memset(d, 0, sizeof d);
     int n = a.npos;

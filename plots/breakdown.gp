@@ -15,7 +15,13 @@ set yrange [0:100]
 set ytics 10
 set grid ytics
 set key outside right top box noenhanced
-set xtics noenhanced font ",9"
+# Many bars (a sweep's points, many pools and classes): smaller labels, so
+# that each stays inside its bar and the names under the bars apart.
+stats $bars using 2 nooutput
+nb = STATS_records
+lfont = nb > 8 ? ",7" : ",9"
+set xtics noenhanced font lfont
+if (nb > 6) { set xtics rotate by -25 left }
 set bmargin 8
 tot(a, b, c, d) = a + b + c + d
 sh(x, t) = t > 0 ? 100.0 * x / t : 0
@@ -29,7 +35,7 @@ plot $bars using (sh($2, tot($2, $3, $4, $5))):xtic(tic(strcol(1), $2, $3, $4, $
      '' using (sh($3, tot($2, $3, $4, $5))) title "queue" lc rgb "#d62728", \
      '' using (sh($4, tot($2, $3, $4, $5))) title "service (compute)" lc rgb "#1f77b4", \
      '' using (sh($5, tot($2, $3, $4, $5))) title "overhead" lc rgb "#7f7f7f", \
-     '' using ($0):(sh($2 / 2, tot($2, $3, $4, $5))):(lab($2, tot($2, $3, $4, $5))) with labels font ",9" tc rgb "white" notitle, \
-     '' using ($0):(sh($2 + $3 / 2, tot($2, $3, $4, $5))):(lab($3, tot($2, $3, $4, $5))) with labels font ",9" tc rgb "white" notitle, \
-     '' using ($0):(sh($2 + $3 + $4 / 2, tot($2, $3, $4, $5))):(lab($4, tot($2, $3, $4, $5))) with labels font ",9" tc rgb "white" notitle, \
-     '' using ($0):(sh($2 + $3 + $4 + $5 / 2, tot($2, $3, $4, $5))):(lab($5, tot($2, $3, $4, $5))) with labels font ",9" tc rgb "white" notitle
+     '' using ($0):(sh($2 / 2, tot($2, $3, $4, $5))):(lab($2, tot($2, $3, $4, $5))) with labels font lfont tc rgb "white" notitle, \
+     '' using ($0):(sh($2 + $3 / 2, tot($2, $3, $4, $5))):(lab($3, tot($2, $3, $4, $5))) with labels font lfont tc rgb "white" notitle, \
+     '' using ($0):(sh($2 + $3 + $4 / 2, tot($2, $3, $4, $5))):(lab($4, tot($2, $3, $4, $5))) with labels font lfont tc rgb "white" notitle, \
+     '' using ($0):(sh($2 + $3 + $4 + $5 / 2, tot($2, $3, $4, $5))):(lab($5, tot($2, $3, $4, $5))) with labels font lfont tc rgb "white" notitle

@@ -153,6 +153,10 @@ int scenario_pool_servers(const scenario *s, int i);
  * NULL when absent: e.g. an LLM pool's `role`. */
 const char *scenario_pool_value(const scenario *s, int i, const char *key);
 
+/* The value of KEY of [sim] as written (the file or a --set), or NULL when
+ * absent: e.g. the design's `title` and `description` (a review's). */
+const char *scenario_sim_value(const scenario *s, const char *key);
+
 /* The service time of pool I when its kind has one over its servers (a
  * generic pool): 0 with its mean (ms) and coefficient of variation, else -1. */
 int scenario_pool_service(const scenario *s, int i, double *mean_ms, double *cv);

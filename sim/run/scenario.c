@@ -43,6 +43,8 @@ static const key_spec KEYS[] = {
     { "cost_db", K_SIM, "the --db database", "calibration database where LLM pools' cost = auto, fitted and profile look their models up (relative to the scenario file; latsim run --cost-db FILE sets it)" },
     { "electricity_usd_per_kwh", K_SIM, "0", "price of electricity, $ per kWh; > 0 adds the GPUs' energy x pue x price to the $ costs (0: not counted)" },
     { "pue", K_SIM, "1", "power usage effectiveness (facility energy / IT energy, >= 1) the electricity cost is multiplied by" },
+    { "title", K_SIM, "the file name", "the design's name in a review (latsim compare, report --html): one line of text" },
+    { "description", K_SIM, "none", "one line saying what the design is, shown under its title in a review" },
 
     { "arrival", K_WL, "poisson", "poisson | gamma | constant | trace" },
     { "rate", K_WL, "", "requests/s: X, schedule(0s:R, T:R...), ramp(0s:R, T:R...) or diurnal(mean=, peak_to_trough=, period=, peak_at=); times in s|m|h (required unless trace or users)" },

@@ -72,6 +72,12 @@ const char *scenario_pool_value(const scenario *s, int i, const char *key)
     return e ? e->value : NULL;
 }
 
+const char *scenario_sim_value(const scenario *s, const char *key)
+{
+    const cfg_entry *e = cfg_get(&s->raw, "sim", key);
+    return e ? e->value : NULL;
+}
+
 int scenario_pool_service(const scenario *s, int i, double *mean_ms, double *cv)
 {
     const pool_cfg *p = &s->pools[i];
