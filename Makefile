@@ -219,7 +219,7 @@ $(BUILD)/fuzz_main: $(BUILD)/tests/fuzz/main.o $(BUILD)/tests/fuzz/targets.o $(B
 # for N seconds (default 120), from the corpus and dictionary in tests/fuzz/;
 # findings go to build/fuzz/out-TARGET/default/{crashes,hangs}.
 FUZZ_SECONDS ?= 120
-FUZZ_TARGETS := scenario csv jsonl observed hf
+FUZZ_TARGETS := scenario csv jsonl observed hf englog meta
 fuzz:
 	@command -v afl-fuzz >/dev/null || { echo "fuzz: afl-fuzz not found (apt-get install afl++)"; exit 1; }
 	$(MAKE) FUZZ=1 build/fuzz/fuzz_main

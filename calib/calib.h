@@ -112,6 +112,12 @@ int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu,
 int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const char *weights, int tp, int data, const char *tool,
                        FILE *report, int64_t *id, char *err, size_t errlen);
 
+/* The bounds of the observed fits that follow (cobsfit.h, cobsfit_opts): the
+ * fit stops after MAX_S seconds of wall-clock time (<= 0: no bound; returns 1,
+ * nothing stored) and, when PROGRESS is not NULL, prints a progress line on it
+ * about every PROGRESS_S seconds (<= 0: 1). */
+void calib_fit_observed_bounds(double max_s, FILE *progress, double progress_s);
+
 /* Builds the operator-profile model of every (model, TP) that has operator
  * measurements on GPU, each in a transaction of its own (cdb_begin), tagged
  * with TOOL; stops at the first that fails (ERR says why).  Returns the number

@@ -55,6 +55,12 @@ int calib_fit_observed(sqlite3 *db, const char *model, const char *gpu, const ch
     return rc;
 }
 
+void calib_fit_observed_bounds(double max_s, FILE *progress, double progress_s)
+{
+    cobsfit_opts o = { max_s, progress, progress_s };
+    cobsfit_set_opts(&o);
+}
+
 int calib_fit_profiles(sqlite3 *db, const char *gpu, const char *tool, char *err, size_t errlen)
 {
     sqlite3_stmt *st = NULL;

@@ -12,6 +12,7 @@
 #include "ccsv.h"
 #include "core/catalog.h"
 #include "engine/errmsg.h"
+#include "latsim/infile.h"
 
 const char *celog_format_name(celog_format f)
 {
@@ -323,11 +324,9 @@ static int read_prom(FILE *f, const char *path, celog *log, char *err, size_t er
 int celog_read(const char *path, celog *log, char *err, size_t errlen)
 {
     memset(log, 0, sizeof *log);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        errmsg_set(err, errlen, "%s: cannot read: %s", path, strerror(errno));
-        return 2;
-    }
+    /* A regular file within the observed-run bound (a FIFO would block). */
+    FILE *f = infile_open(path, INFILE_MAX_OBSERVED, err, errlen);
+    if (!f) return 2;
     /* The shape, from the first lines that say. */
     char *buf = NULL;
     size_t bn = 0;

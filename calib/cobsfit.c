@@ -92,8 +92,52 @@ typedef struct fctx {
     int evals;                /* simulations run */
     int failed;               /* a simulation failed (err) */
     double *scratch;          /* room for the most statistics of one run */
+    const char *phase;        /* what the fit is doing (progress lines) */
+    double pass_s;            /* s: the last full pass over the runs */
     char err[512];
 } fctx;
+
+static cobsfit_opts g_opts;            /* cobsfit_set_opts */
+static struct timespec g_t0;           /* the fit's start */
+static double g_last;                  /* s since g_t0 of the last progress line */
+
+void cobsfit_set_opts(const cobsfit_opts *o)
+{
+    if (o) g_opts = *o;
+    else memset(&g_opts, 0, sizeof g_opts);
+}
+
+static double since_start(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double) (t.tv_sec - g_t0.tv_sec) + 1e-9 * (double) (t.tv_nsec - g_t0.tv_nsec);
+}
+
+/* After each simulation: a progress line when due; past the time bound, F
+ * fails with the message saying how far it got.  Returns 1 when stopped. */
+static int check_time(fctx *f)
+{
+    double now = since_start();
+    double every = g_opts.progress_s > 0 ? g_opts.progress_s : 1;
+    if (g_opts.progress && now - g_last >= every) {
+        g_last = now;
+        fprintf(g_opts.progress, "latsim: calib fit observed: %s, %d simulations, %.3g s", f->phase ? f->phase : "fitting",
+                f->evals, now);
+        if (f->pass_s > 0) fprintf(g_opts.progress, " (one pass over the runs %.2g s)", f->pass_s);
+        if (g_opts.max_s > 0) fprintf(g_opts.progress, ", stops at %.3g s", g_opts.max_s);
+        fputc('\n', g_opts.progress);
+        fflush(g_opts.progress);
+    }
+    if (g_opts.max_s > 0 && now > g_opts.max_s && !f->failed) {
+        snprintf(f->err, sizeof f->err, "stopped at the time bound (--max-minutes %.4g) after %.3g s and %d simulations, "
+                 "while %s (nothing stored): raise --max-minutes, or fit fewer runs or sweep levels (calib forget RUN)",
+                 g_opts.max_s / 60, now, f->evals, f->phase ? f->phase : "fitting");
+        f->failed = 1;
+        return 1;
+    }
+    return 0;
+}
 
 static double stat_of(const stat_summary *s, int which)
 {
@@ -148,9 +192,12 @@ static double simulate_all(fctx *f, const double *x, double *res)
             if (res) res[f->step_off + i] = v;
         }
     }
+    double pass0 = since_start();
+    int whole = f->skip < 0 && f->use_runs;
     for (int i = 0; i < f->nr; i++) {
         frun *r = &f->r[i];
         if (i == f->skip || !f->use_runs) continue;
+        if (f->failed || check_time(f)) return 1e30;
         for (size_t l = 0; l < cobs_prep_count(r->prep); l++) ccost_set_coefs(cobs_prep_cost(r->prep, l), c);
         f->evals += (int) cobs_prep_count(r->prep);
         char msg[512];
@@ -167,6 +214,7 @@ static double simulate_all(fctx *f, const double *x, double *res)
             if (res) res[r->off + s] = v;
         }
     }
+    if (whole && f->nr > 0) f->pass_s = since_start() - pass0;
     return chi2;
 }
 
@@ -548,6 +596,8 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     memset(out, 0, sizeof *out);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
+    g_t0 = t0;
+    g_last = -INFINITY;       /* the first line at the first simulation */
     cfitted *m = &out->m;
     gpu_spec g;
     char e2[512];
@@ -650,14 +700,22 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
         se[j] = info[j] = NAN;
     }
     /* The start: the prior scaled by one factor (the prior's centre stays where it is). */
+    f.phase = "starting";
     out->start_scale = f.nfree ? exp(scale_start(&f, x)) : 1;
     f.prior = 1;
+    if (!f.failed) f.phase = "fitting";
     if (f.nfree && (f.failed || minimise(&f, x, COBSFIT_MAX_ITER, err, errlen) != 0)) {
         if (f.failed) errmsg_set(err, errlen, "fit observed: %s", f.err);
         rc = 1;
         goto done;
     }
+    f.phase = "estimating the uncertainty";
     if (f.nfree) uncertainty(&f, x, se, info);
+    if (f.failed) {
+        errmsg_set(err, errlen, "fit observed: %s", f.err);
+        rc = 1;
+        goto done;
+    }
     /* A term at its floor is held there; one the data do not determine (its
      * posterior sd without the misfit scaling above PIN_SHARE of the prior's)
      * is held at the prior; the others are fitted again without them. */
@@ -678,11 +736,17 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
             }
         f.nfree = nf;
         if (!nf || round == 1) break;
+        f.phase = "refitting without the held terms";
         if (minimise(&f, x, COBSFIT_MAX_ITER, err, errlen) != 0) {
             rc = 1;
             goto done;
         }
         uncertainty(&f, x, se, info);
+        if (f.failed) {
+            errmsg_set(err, errlen, "fit observed: %s", f.err);
+            rc = 1;
+            goto done;
+        }
     }
     /* Leave one out: each run (and the steps, as one more) predicted by a fit to the others. */
     double sum = 0, lsum = 0, sl = 0, slo = 0;
@@ -690,11 +754,14 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     for (int i = 0; i < n; i++)
         for (int s2 = 0; s2 < COBSFIT_NSTATS; s2++) out->loro[i][s2] = NAN;
     out->steps_loro = NAN;
+    char ph[64];
     if (parts >= 2 && f.nfree) {
         for (int i = 0; i < (use_runs ? n : 0) + (use_steps && nst > 0) && !f.failed; i++) {
             double xl[CF_NTERMS];
             memcpy(xl, x, sizeof xl);
             int steps_out = !use_runs || i == n;
+            snprintf(ph, sizeof ph, "leaving out part %d of %d", i + 1, parts);
+            f.phase = ph;
             f.skip = steps_out ? -1 : i;
             f.skip_steps = steps_out;
             if (minimise(&f, xl, COBSFIT_MAX_ITER / 2, err, errlen) != 0) break;
@@ -714,12 +781,14 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
             one.st = NULL;
             simulate_all(&one, xl, NULL);
             f.evals = one.evals;
+            if (one.failed && !f.failed) memcpy(f.err, one.err, sizeof f.err);
             f.failed |= one.failed;
             errors_of(&r[i], out->loro[i]);
             run_err(&r[i], NAN, el + r[i].off, NULL);
         }
         f.skip = -1;
         f.skip_steps = 0;
+        f.phase = "computing the errors";
         if (f.failed) {
             errmsg_set(err, errlen, "fit observed: %s", f.err);
             rc = 1;

@@ -96,6 +96,22 @@ typedef struct cobsfit_result {
     double wall_s;            /* wall-clock time of the fit, s */
 } cobsfit_result;
 
+/* A fit's bounds and progress (calib fit observed --max-minutes, --progress):
+ * a fit replays every run (every level of a sweep) per evaluation of the
+ * objective, hundreds of times, so a large sweep can take long.  The fit stops
+ * when its wall-clock time passes MAX_S (returns 1, nothing stored, the
+ * message says how far it got); PROGRESS, when not NULL, gets a line at the
+ * first simulation and then about every PROGRESS_S seconds: the phase,
+ * simulations run, elapsed time and the time one pass over the runs takes. */
+typedef struct cobsfit_opts {
+    double max_s;             /* s: wall-clock bound of the whole fit (<= 0: none) */
+    FILE *progress;           /* progress lines (NULL: none) */
+    double progress_s;        /* s: between progress lines (<= 0: 1) */
+} cobsfit_opts;
+
+/* The bounds of the fits that follow (default: none, no progress). */
+void cobsfit_set_opts(const cobsfit_opts *o);
+
 /* Fits the request runs stored for MODEL on GPU (catalog names or aliases),
  * WEIGHTS (NULL: the model's) and, when TP > 0, that TP; stores the model
  * (source "observed", its runs in calib_fit_observed) in the caller's

@@ -11,6 +11,7 @@
 #include "core/scn.h"
 #include "run/scenario.h"
 #include "engine/errmsg.h"
+#include "latsim/infile.h"
 #include "llm/llmcfg.h"
 #include "llm/sched.h"
 
@@ -79,7 +80,11 @@ int cobs_meta_read(const char *path, cobs_meta *m, char *err, size_t errlen)
 {
     memset(m, 0, sizeof *m);
     json_error_t je;
-    json_t *root = json_load_file(path, 0, &je);
+    /* A regular file within the JSON bound (a FIFO would block, a device never end). */
+    FILE *f = infile_open(path, INFILE_MAX_JSON, err, errlen);
+    if (!f) return 2;
+    json_t *root = json_loadf(f, 0, &je);
+    fclose(f);
     if (!root) {
         errmsg_set(err, errlen, "%s:%d: not JSON: %s", path, je.line, je.text);
         return 2;

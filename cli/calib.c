@@ -51,6 +51,8 @@ typedef struct opts {
     long gpus;                /* --gpus (0 = not given) */
     long folds;               /* --folds (0 = default) */
     int data;                 /* --data: COBSFIT_BOTH ... (calib fit observed) */
+    double max_min;           /* --max-minutes: minutes (calib fit observed; default 60, 0 no bound) */
+    int progress;             /* --progress (calib fit observed) */
     const char *source;       /* --source S (export) */
     const char *target;       /* --target HOST:PORT (net) */
     const char *sizes;        /* --sizes LIST (net) */
@@ -83,7 +85,7 @@ static int parse_long(const char *opt, const char *v, long lo, long hi, long *ou
 
 /* The options of the calib commands (each command's table lists those it takes). */
 enum { O_MODEL = 1, O_GPU, O_WEIGHTS, O_TP, O_FOLDS, O_SOURCE, O_TARGET, O_SIZES, O_TOKENS, O_BATCHES, O_CONTEXTS,
-       O_PROMPTS, O_REPEATS, O_THREADS, O_GPUS, O_DATA, O_CORPUS, O_OUT };
+       O_PROMPTS, O_REPEATS, O_THREADS, O_GPUS, O_DATA, O_CORPUS, O_OUT, O_MAXMIN, O_PROGRESS };
 
 #define OPT_MODEL(flags)  { "model", O_MODEL, "M", "the model (a catalog name)", flags }
 #define OPT_TP            { "tp", O_TP, "T", "tensor-parallel degree (1 to 1024)", 0 }
@@ -108,6 +110,8 @@ static const cli_opt FIT_OPTS[] = {
     { "weights", O_WEIGHTS, "P", "weight precision of the fitted model (bf16, fp8...)", 0 },
     { "folds", O_FOLDS, "K", "cross-validation folds (2 to 100)", 0 },
     { "data", O_DATA, "D", "observed: fit both (default), requests (the runs), steps (imported steps, engine logs) or none (the prior)", 0 },
+    { "max-minutes", O_MAXMIN, "M", "observed: stop the fit after M minutes of wall-clock time, nothing stored (default 60; 0: no bound)", 0 },
+    { "progress", O_PROGRESS, NULL, "observed: a progress line on stderr every second even when it is not a terminal", 0 },
     CLI_OPT_DB, { NULL },
 };
 static const cli_opt EXPORT_OPTS[] = {
@@ -211,6 +215,16 @@ static int calib_opt(void *ctx, int id, const char *v)
         o->data = !strcmp(v, "both") ? 0 : !strcmp(v, "requests") ? 1 : !strcmp(v, "steps") ? 2 : !strcmp(v, "none") ? 3 : -1;
         if (o->data < 0) return cu_die(2, "%s: --data: expected both, requests, steps or none, got '%s'", o->cmd, v);
         break;
+    case O_MAXMIN: {
+        char *end;
+        errno = 0;
+        double m = strtod(v, &end);
+        if (!*v || *end || errno || strpbrk(v, "xX") || !(m >= 0 && m <= 1e6))
+            return cu_die(2, "%s: --max-minutes: expected minutes in 0..1e6 (0: no bound), got '%s'", o->cmd, v);
+        o->max_min = m;
+        break;
+    }
+    case O_PROGRESS: o->progress = 1; break;
     case O_TARGET: o->target = v; break;
     case O_SIZES: o->sizes = v; break;
     case O_TOKENS: o->tokens = v; break;
@@ -319,6 +333,7 @@ static int fit_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
         free(j->report);
         j->report = NULL;
         FILE *rep = open_memstream(&j->report, &len);
+        calib_fit_observed_bounds(o->max_min * 60, o->progress || isatty(2) ? stderr : NULL, 1);
         int rc = calib_fit_observed(db, o->model, o->gpu, o->weights, (int)o->tp, o->data, LATSIM_VERSION, rep, &j->id, err, n);
         if (rep) fclose(rep);
         return rc;
@@ -711,6 +726,7 @@ int calib_main(int argc, char **argv)
         opts o;
         cli_args a;
         memset(&o, 0, sizeof o);
+        o.max_min = 60;
         o.cmd = SUBS[i].cmd->name;
         int rc = cli_parse(SUBS[i].cmd, argc - 1, argv + 1, &a, calib_opt, &o);
         if (rc != CLI_GO) return rc;

@@ -104,6 +104,8 @@ typedef struct explore {
     sqlite3 *db;
     int64_t id;               /* the exploration (sweeps row) */
     int in_tx, stored_now, failed, done_before, total_run;
+    int elsewhere;            /* tasks another process claimed (a concurrent --resume) */
+    char owner[320];          /* this process as the owner of its claims (planstore_owner) */
     double t0, last_print;
     char err[2048];
     int show_progress;
@@ -477,7 +479,7 @@ static void progress_line(explore *e, int final)
     if (!final && now - e->last_print < 0.5) return;
     e->last_print = now;
     double dt = now - e->t0, rate = dt > 0 ? e->stored_now / dt : 0;
-    int done = e->done_before + e->stored_now + e->failed, total = e->done_before + e->total_run;
+    int done = e->done_before + e->stored_now + e->failed + e->elsewhere, total = e->done_before + e->total_run;
     double eta = rate > 0 ? (total - done) / rate : NAN;
     int tty = isatty(2);
     fprintf(stderr, "%sexplore: %d/%d tasks  %.2f tasks/s  ETA %s%.0f s%s", tty ? "\r" : "", done, total, rate,
@@ -519,6 +521,21 @@ out:
     if (rc != 0 && e->in_tx) { store_rollback(e->db); e->in_tx = 0; }
     progress_line(e, 0);
     return rc;
+}
+
+/* task_claim of the run: task I is claimed in a transaction of its own
+ * (planstore_claim), so that two processes resuming one exploration never run
+ * a task twice.  Returns 1, 0 (stored, or another process's) or -1 (ERR). */
+static int claim(int i, void *arg)
+{
+    explore *e = arg;
+    if (e->in_tx) {   /* results not committed yet: a claim takes a transaction of its own */
+        e->in_tx = 0;
+        if (store_commit(e->db, e->err, sizeof e->err) != 0) return -1;
+    }
+    int c = planstore_claim(e->db, e->id, i, e->owner, e->err, sizeof e->err);
+    if (c == 0) e->elsewhere++;
+    return c;
 }
 
 /* The exploration row: the last one of GRID with the same text (--resume), or
@@ -722,9 +739,11 @@ static int summarise(explore *e, double wall, const char *lost)
     if (e->json) {
         printf("{\"exploration\": %lld, %s\n", (long long) e->id, json + 1);
     } else {
+        char other[64] = "";
+        if (e->elsewhere) snprintf(other, sizeof other, " %d run by another process;", e->elsewhere);
         printf("explore %s  (%ld configurations x %d seeds = %d tasks; %d excluded, %d skipped; %d run now, %d stored before;"
-               " %.2f s, %d ranks)\n", ERRMSG_SHOWN(e->file), e->nconf, e->nseeds, e->ntask, nexcl, nskip, e->stored_now,
-               e->done_before, wall, taskmpi_size());
+               "%s %.2f s, %d ranks)\n", ERRMSG_SHOWN(e->file), e->nconf, e->nseeds, e->ntask, nexcl, nskip, e->stored_now,
+               e->done_before, other, wall, taskmpi_size());
         for (long c = 0; c < e->nconf; c++)
             if (e->c[c].state == 2) printf("skipped: %s: %s\n", ERRMSG_SHOWN(e->c[c].settings), ERRMSG_SHOWN(e->c[c].reason));
         printf("\nPareto frontier (cost against %s %s, mean of %d seeds%s):\n", e->metric, e->stat, e->nseeds,
@@ -823,7 +842,8 @@ int explore_main(int argc, char **argv)
     e.show_progress = e.progress || isatty(2);
     e.t0 = e.last_print = cu_clock();
     char lost[512];
-    int nl = task_run_stream(e.ts, e.ntask, order, norder, e.workers, e.dbpath, sink, &e, lost, sizeof lost);
+    planstore_owner(e.owner, sizeof e.owner);
+    int nl = task_run_stream_claimed(e.ts, e.ntask, order, norder, e.workers, e.dbpath, claim, sink, &e, lost, sizeof lost);
     free(done);
     free(order);
     if (e.in_tx) { store_rollback(e.db); e.in_tx = 0; }

@@ -341,7 +341,8 @@ int calib_import_observed_main(int argc, char **argv)
     if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
     /* The one check of every input before any work (a FIFO would block, a device never end). */
     if (cu_check_in("calib import observed", NULL, o.file, INFILE_MAX_OBSERVED, err, sizeof err) != 0
-        || cu_check_in("calib import observed", "--scenario", o.scenario, INFILE_MAX_SCENARIO, err, sizeof err) != 0)
+        || cu_check_in("calib import observed", "--scenario", o.scenario, INFILE_MAX_SCENARIO, err, sizeof err) != 0
+        || (o.meta && cu_check_in("calib import observed", "--meta", o.meta, INFILE_MAX_JSON, err, sizeof err) != 0))
         return say(2, err);
     scenario *sc = scenario_new();
     if (!sc) return say(1, "out of memory");
@@ -478,6 +479,10 @@ int calib_import_englog_main(int argc, char **argv)
     char err[2048];
     const char *path = cu_db_path(o.db);
     if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    /* The one check of the inputs before any work (a FIFO would block). */
+    if (cu_check_in("calib import engine-log", NULL, o.file, INFILE_MAX_OBSERVED, err, sizeof err) != 0 ||
+        cu_check_in("calib import engine-log", "--scenario", o.scenario, INFILE_MAX_SCENARIO, err, sizeof err) != 0)
+        return say(2, err);
     scenario *sc = scenario_new();
     if (!sc) return say(1, "out of memory");
     if ((rc = load_scenario(o.scenario, NULL, sc)) != 0) {
@@ -931,6 +936,7 @@ int replay_main(int argc, char **argv)
     static const char *const PLOTS[] = { "replay-cdf.png", NULL };
     if ((o.file && cu_check_in("replay", NULL, o.file, INFILE_MAX_OBSERVED, err, sizeof err) != 0)
         || (o.scenario && cu_check_in("replay", "--scenario", o.scenario, INFILE_MAX_SCENARIO, err, sizeof err) != 0)
+        || (o.meta && cu_check_in("replay", "--meta", o.meta, INFILE_MAX_JSON, err, sizeof err) != 0)
         || (o.plot && cu_check_out_dir("replay", "--plot", o.plot, PLOTS, err, sizeof err) != 0))
         return say(2, err);
     cobs_run run = { 0 };

@@ -115,10 +115,10 @@ Test(explore, same_rows_under_mpirun_as_one_process)
     free(b);
 }
 
-Test(explore, killed_then_resumed_runs_every_task_once)
+/* Starts `explore GRID --workers 2` and kills it (SIGKILL) once 12 tasks are
+ * stored; returns the tasks stored then (asserted between 12 and 47). */
+static long long explore_killed(const char *grid)
 {
-    char grid[256], ref[300];
-    write_grid("grid.ini", 12000, NULL, grid, sizeof grid);
     pid_t pid = fork();
     cr_assert(pid >= 0);
     if (pid == 0) {
@@ -147,7 +147,15 @@ Test(explore, killed_then_resumed_runs_every_task_once)
     waitpid(pid, &status, 0);
     cr_assert(WIFSIGNALED(status), "explore ended before it was killed");
     long long before = db_count(db, "SELECT count(*) FROM sweep_points");
-    cr_expect(before >= 12 && before < 48, "%lld tasks stored when killed", before);
+    cr_assert(before >= 12 && before < 48, "%lld tasks stored when killed", before);
+    return before;
+}
+
+Test(explore, killed_then_resumed_runs_every_task_once)
+{
+    char grid[256], ref[300];
+    write_grid("grid.ini", 12000, NULL, grid, sizeof grid);
+    long long before = explore_killed(grid);
     result r = run(300, "explore", grid, "--db", db, "--resume", "--workers", "2", NULL);
     cr_expect_eq(r.rc, 0, "--resume: %s", r.err);
     char want[64];
@@ -162,6 +170,61 @@ Test(explore, killed_then_resumed_runs_every_task_once)
     /* The resumed exploration holds what an uninterrupted one does. */
     snprintf(ref, sizeof ref, "%s/ref.db", dir);
     r = run(300, "explore", grid, "--db", ref, "--workers", "2", NULL);
+    cr_expect_eq(r.rc, 0);
+    result_free(&r);
+    char *a = rows_of(db), *b = rows_of(ref);
+    cr_expect(!strcmp(a, b), "the resumed exploration differs from an uninterrupted one");
+    free(a);
+    free(b);
+}
+
+/* Two `explore --resume` at once after a kill (issue 30: 116 points were stored
+ * for 64 tasks): each task is claimed in a transaction of its own
+ * (planstore_claim) before it runs, so the two run the missing tasks between
+ * them, each exactly once (the killed process's claims are taken over), and
+ * the exploration holds what an uninterrupted one does. */
+Test(explore, two_resumes_at_once_run_every_task_once)
+{
+    char grid[256], ref[300], out[2][300];
+    write_grid("grid.ini", 12000, NULL, grid, sizeof grid);
+    long long before = explore_killed(grid);
+    pid_t pid[2];
+    for (int k = 0; k < 2; k++) {
+        snprintf(out[k], sizeof out[k], "%s/resume%d.out", dir, k);
+        pid[k] = fork();
+        cr_assert(pid[k] >= 0);
+        if (pid[k] == 0) {
+            if (!freopen(out[k], "w", stdout) || !freopen("/dev/null", "w", stderr)) _exit(120);
+            execl(LATSIM, LATSIM, "explore", grid, "--db", db, "--resume", "--workers", "2", (char *) NULL);
+            _exit(121);
+        }
+    }
+    int ran = 0, elsewhere = 0;
+    for (int k = 0; k < 2; k++) {
+        int status;
+        waitpid(pid[k], &status, 0);
+        cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "resume %d: status %d", k, status);
+        size_t n;
+        char *text = slurp_or_fail(out[k], &n);
+        const char *p = strstr(text, " run now, ");
+        cr_assert_not_null(p, "%s", text);
+        while (p > text && p[-1] != ' ') p--;
+        ran += atoi(p);
+        const char *q = strstr(text, " run by another process;");
+        if (q) {
+            while (q > text && q[-1] != ' ') q--;
+            elsewhere += atoi(q);
+        }
+        free(text);
+    }
+    cr_expect_eq(ran, 48 - before, "the two resumes ran %d tasks, %lld were missing", ran, 48 - before);
+    cr_expect_gt(elsewhere, 0, "neither resume saw the other's claims: they did not overlap");
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM sweep_points"), 48);
+    cr_expect_eq(db_count(db, "SELECT count(DISTINCT idx) FROM sweep_points"), 48);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM runs"), 48);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+    snprintf(ref, sizeof ref, "%s/ref.db", dir);
+    result r = run(300, "explore", grid, "--db", ref, "--workers", "2", NULL);
     cr_expect_eq(r.rc, 0);
     result_free(&r);
     char *a = rows_of(db), *b = rows_of(ref);

@@ -53,3 +53,13 @@ Test(fuzz_corpus, jsonl_traces)
 {
     cr_expect_geq(replay("jsonl", fuzz_trace_jsonl), 2);
 }
+
+Test(fuzz_corpus, engine_logs)
+{
+    cr_expect_geq(replay("englog", fuzz_englog), 6);
+}
+
+Test(fuzz_corpus, server_metadata)
+{
+    cr_expect_geq(replay("meta", fuzz_meta), 5);
+}

@@ -182,8 +182,9 @@ Test(h2stats_ci, p99_of_queue_wait_covered_at_rho_095)
 
 /* At low load (rho 0.5) the runs' P99 are unbiased and the plain interval is
  * right: the new one covers as well and is at most 1.5 times as wide on average
- * (measured 1.03: every run reaches past the pooled P99 and shares the tail
- * evenly, so the interval is on the log scale with about 9 degrees of freedom). */
+ * (measured 1.08: every run shares the tail evenly, so the interval has about 9
+ * degrees of freedom; it was 1.03 on the log scale of the tail, which issue 30
+ * replaced by the probability scale). */
 Test(h2stats_ci, low_load_interval_not_inflated)
 {
     coverage cv = cover(2, 0.5, 20000);
@@ -195,13 +196,14 @@ Test(h2stats_ci, low_load_interval_not_inflated)
     cr_expect_eq(cv.mean_is_plain, TRIALS);
 }
 
-/* Runs of a constant: every percentile is exactly the constant in every run and
+/* Runs of a constant (20 000 requests: P99.9's interval needs 20 beyond it,
+ * repci_enough): every percentile is exactly the constant in every run and
  * its interval is 0; an atom shared by the runs (no wait at low load: P(W = 0)
  * = 1 - C = 0.67 > 0.5 for M/M/2 at rho 0.5) gives a median of 0 +- 0. */
 Test(h2stats_ci, constant_and_atom_give_zero_width)
 {
     char text[512];
-    snprintf(text, sizeof text, "[sim]\nrequests = 5000\n[workload]\nrate = 100\n[pool p]\nservers = 2\nservice_ms = const(5)\n");
+    snprintf(text, sizeof text, "[sim]\nrequests = 20000\n[workload]\nrate = 100\n[pool p]\nservers = 2\nservice_ms = const(5)\n");
     scenario sc;
     load(text, &sc);
     report runs[3];
@@ -260,7 +262,11 @@ Test(h2stats_ci, repci_on_exact_exponentials)
     }
     double theta = repci_pooled_quantile(ptr, 4, 0.99), h = repci_halfwidth(ptr, 4, 0.99, mean);
     cr_expect(theta > -log(0.01) / 0.13 && theta < -log(0.01) / 0.08, "pooled P99 %g", theta);
-    cr_expect(fabs(theta - mean) < h && h < mean, "pooled %g, mean %g +- %g", theta, mean, h);
+    /* One run (rate 0.08) holds most of the tail: few effective runs, a wide
+     * interval on the probability scale, but never past the largest sample. */
+    double top = 0;
+    for (int r = 0; r < 4; r++) top = fmax(top, d[r].x[REPCI_NQ - 1]);
+    cr_expect(fabs(theta - mean) < h && mean + h <= top * (1 + 1e-12), "pooled %g, mean %g +- %g, max %g", theta, mean, h, top);
 }
 
 /* The distributions travel with a task's result (compare's worker processes):
@@ -453,4 +459,297 @@ Test(h2stats_cli, overload_message_names_the_offered_load)
     cr_expect_eq(r.rc, 3, "exit %d: %s", r.rc, r.err);
     cr_expect(strstr(r.err, "[pool a]: saturated: offered load ") != NULL, "%s", r.err);
     result_free(&r);
+}
+
+/* ---- issue 30: intervals that cover, or none ----------------------------------------
+ *
+ * Trials of R replications (trial t uses seeds 1 + tR .. R + tR), 200 a case,
+ * every interval judged against the exact value: the queue wait by Erlang C
+ * (above), the sojourn T = W + S of M/M/c by P(T > t) = (1 - C) e^{-mu t} +
+ * C (g e^{-mu t} - mu e^{-g t}) / (g - mu), g = c mu - lambda (for M/M/1 an
+ * exponential of rate mu - lambda).  For a true 95 % interval the trials that
+ * cover are Binomial(200, 0.95): P(X <= 180) = 0.0027, so X >= 181 is
+ * asserted; the intervals of issue 30's cases (63 to 84 of 100) fail it with a
+ * probability below 1e-6. */
+
+TestSuite(h3stats);
+
+#define H3_TRIALS 200
+
+/* The exact P-quantile of the sojourn time of M/M/c at RHO, ms (bisection). */
+static double mmc_sojourn_quantile(int c, double rho, double p)
+{
+    double C = erlang_c(c, rho), mu = 1 / S_MS, g = c * mu - rho * c * mu, lo = 0, hi = 1e7;
+    for (int i = 0; i < 200; i++) {
+        double t = (lo + hi) / 2;
+        double h = fabs(g - mu) < 1e-12 ? (1 + mu * t) * exp(-mu * t) : (g * exp(-mu * t) - mu * exp(-g * t)) / (g - mu);
+        if ((1 - C) * exp(-mu * t) + C * h > 1 - p) lo = t;
+        else hi = t;
+    }
+    return lo;
+}
+
+typedef struct h3cov {
+    int queue, e2e;           /* trials whose P99 interval covers the exact value */
+    int given;                /* trials with both intervals given */
+} h3cov;
+
+/* H3_TRIALS trials of R replications of M/M/C at RHO, REQUESTS each: the
+ * system's queue and E2E intervals of the P-quantile (row STAT) against the
+ * exact values. */
+static h3cov h3_cover(int c, double rho, long requests, int r, double p, const char *stat)
+{
+    char text[512], err[1024];
+    mmc_text(text, sizeof text, c, rho, requests);
+    scenario sc;
+    load(text, &sc);
+    double tq = mmc_wait_quantile(c, rho, p), te = mmc_sojourn_quantile(c, rho, p);
+    h3cov cv = { 0 };
+    report *runs = calloc((size_t) r, sizeof *runs);
+    cr_assert_not_null(runs);
+    for (int t = 0; t < H3_TRIALS; t++) {
+        for (int i = 0; i < r; i++) {
+            sim_result res;
+            cr_assert_eq(sim_run(&sc, (uint64_t) (1 + t * r + i), &res, err, sizeof err), 0, "%s", err);
+            cr_assert_eq(res.saturated, 0, "rho %g: seed %d saturated", rho, 1 + t * r + i);
+            cr_assert_eq(report_flatten(&res, i, &runs[i]), 0);
+            sim_result_free(&res);
+        }
+        report agg;
+        cr_assert_eq(report_aggregate(runs, r, &agg), 0);
+        const store_stat *q = row_of(&agg, "", "queue", stat), *e = row_of(&agg, "", "e2e", stat);
+        if (!isnan(q->ci95) && !isnan(e->ci95)) {
+            cv.given++;
+            cv.queue += fabs(q->value - tq) <= q->ci95;
+            cv.e2e += fabs(e->value - te) <= e->ci95;
+        }
+        report_free(&agg);
+        for (int i = 0; i < r; i++) report_free(&runs[i]);
+    }
+    free(runs);
+    scenario_free(&sc);
+    cr_log_info("M/M/%d at %g, %d x %ld, %s: intervals given in %d of %d trials, covering the queue's in %d, the E2E's in %d",
+                c, rho, r, requests, stat, cv.given, H3_TRIALS, cv.queue, cv.e2e);
+    return cv;
+}
+
+/* Runs long enough for a tail interval (tens of relaxation times each): every
+ * interval is given and covers the exact P99 of the queue wait and of the
+ * sojourn (measured: M/M/1 at 0.8, 5 x 5 000: 197 and 197 of 200; M/M/2 at 0.9,
+ * 10 x 10 000: 191 and 190; M/M/4 at 0.8, 5 x 3 000: 195 and 187), and the
+ * P99.9 of M/M/1 at 0.8 with 5 x 20 000 (20 beyond it a run, 280 relaxation
+ * times; 196 and 196).  --verbose prints the counts. */
+Test(h3stats, p99_intervals_cover_erlang_c)
+{
+    static const struct { int c; double rho; long n; int r; double p; const char *stat; } K[] = {
+        { 1, 0.8, 5000, 5, 0.99, "p99" }, { 2, 0.9, 10000, 10, 0.99, "p99" }, { 4, 0.8, 3000, 5, 0.99, "p99" },
+        { 1, 0.8, 20000, 5, 0.999, "p999" },
+    };
+    for (size_t k = 0; k < sizeof K / sizeof K[0]; k++) {
+        h3cov cv = h3_cover(K[k].c, K[k].rho, K[k].n, K[k].r, K[k].p, K[k].stat);
+        cr_expect_eq(cv.given, H3_TRIALS, "M/M/%d at %g, %d x %ld: %s intervals given in %d of %d trials", K[k].c, K[k].rho,
+                     K[k].r, K[k].n, K[k].stat, cv.given, H3_TRIALS);
+        cr_expect_geq(cv.queue, 181, "M/M/%d at %g, %d x %ld: the queue %s interval covered Erlang C in %d of %d", K[k].c,
+                      K[k].rho, K[k].r, K[k].n, K[k].stat, cv.queue, H3_TRIALS);
+        cr_expect_geq(cv.e2e, 181, "M/M/%d at %g, %d x %ld: the E2E %s interval covered the exact sojourn in %d of %d",
+                      K[k].c, K[k].rho, K[k].r, K[k].n, K[k].stat, cv.e2e, H3_TRIALS);
+    }
+}
+
+/* The aggregate of R replications of TEXT from seed 1 into AGG. */
+static void h3_aggregate(const char *text, int r, report *agg)
+{
+    scenario sc;
+    load(text, &sc);
+    report *runs = calloc((size_t) r, sizeof *runs);
+    cr_assert_not_null(runs);
+    char err[1024];
+    for (int i = 0; i < r; i++) {
+        sim_result res;
+        cr_assert_eq(sim_run(&sc, (uint64_t) (1 + i), &res, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(report_flatten(&res, i, &runs[i]), 0);
+        sim_result_free(&res);
+    }
+    cr_assert_eq(report_aggregate(runs, r, agg), 0);
+    for (int i = 0; i < r; i++) report_free(&runs[i]);
+    free(runs);
+    scenario_free(&sc);
+}
+
+/* The table of AGG (malloc'd). */
+static char *h3_table(const report *agg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    cr_assert_not_null(m);
+    report_table(agg, "t", m);
+    fclose(m);
+    return buf;
+}
+
+/* Issue 30's cases, runs too short for their queues (M/M/1 at 0.9 with 5 x
+ * 2 000 requests: about 6 relaxation times each, the interval covered in 129
+ * of 200; at 0.98 with 10 x 20 000: 2, 89 of 188): no percentile interval,
+ * the values still given, the note saying why (JSON: ci95 null and
+ * interval_note; the table: a NOTE line).  The mean keeps its interval. */
+Test(h3stats, runs_too_short_give_no_percentile_interval)
+{
+    static const struct { double rho; long n; int r; } K[] = { { 0.9, 2000, 5 }, { 0.98, 20000, 10 } };
+    static const char *P[] = { "p50", "p90", "p95", "p99", "p999" };
+    for (size_t k = 0; k < 2; k++) {
+        char text[512];
+        mmc_text(text, sizeof text, 1, K[k].rho, K[k].n);
+        report agg;
+        h3_aggregate(text, K[k].r, &agg);
+        if (report_get(&agg, "", "saturated", "value") > 0) {   /* a transient flag: latencies over the others */
+            cr_expect_gt(report_get(&agg, "", "saturated_replications", "value"), 0);
+        }
+        for (int m = 0; m < 2; m++)
+            for (int j = 0; j < 5; j++) {
+                const store_stat *s = row_of(&agg, "", m ? "e2e" : "queue", P[j]);
+                cr_expect(isfinite(s->value), "rho %g %s: no value", K[k].rho, P[j]);
+                cr_expect(isnan(s->ci95), "rho %g %s %s: +- %g given", K[k].rho, m ? "e2e" : "queue", P[j], s->ci95);
+            }
+        cr_expect(isfinite(row_of(&agg, "", "e2e", "mean")->ci95), "the mean's interval is kept");
+        const char *note = report_get_text(&agg, "", "interval_note");
+        cr_assert_not_null(note, "rho %g: no note", K[k].rho);
+        cr_expect(strstr(note, "relaxation times"), "%s", note);
+        char *t = h3_table(&agg);
+        cr_expect(strstr(t, "NOTE: no 95% interval is given for a percentile"), "%s", t);
+        free(t);
+        report_free(&agg);
+    }
+    /* Why: the interval repci would give there (repci_halfwidth, the check
+     * bypassed) covers the exact P99 wait far too seldom: 129 of 200 trials
+     * (--verbose prints it), where a true one falls below 181 with probability
+     * 0.27 %. */
+    {
+        char t1[512], err[1024];
+        mmc_text(t1, sizeof t1, 1, 0.9, 2000);
+        scenario sc;
+        load(t1, &sc);
+        double tq = mmc_wait_quantile(1, 0.9, 0.99);
+        int covered = 0;
+        for (int t = 0; t < H3_TRIALS; t++) {
+            report runs[5];
+            const repci_dist *d[5];
+            for (int i = 0; i < 5; i++) {
+                sim_result res;
+                cr_assert_eq(sim_run(&sc, (uint64_t) (1 + t * 5 + i), &res, err, sizeof err), 0, "%s", err);
+                cr_assert_eq(report_flatten(&res, i, &runs[i]), 0);
+                sim_result_free(&res);
+            }
+            report agg;
+            cr_assert_eq(report_aggregate(runs, 5, &agg), 0);
+            for (int i = 0; i < 5; i++) {
+                size_t g = 0;
+                while (g < runs[i].ndist && strcmp(runs[i].rows[runs[i].dist[g].row].metric, "queue")) g++;
+                cr_assert_lt(g, runs[i].ndist);
+                d[i] = &runs[i].dist[g].d;
+            }
+            double v = row_of(&agg, "", "queue", "p99")->value;
+            covered += fabs(v - tq) <= repci_halfwidth(d, 5, 0.99, v);
+            report_free(&agg);
+            for (int i = 0; i < 5; i++) report_free(&runs[i]);
+        }
+        scenario_free(&sc);
+        cr_log_info("M/M/1 at 0.9, 5 x 2000: the interval, had it been given, covered the exact P99 wait in %d of %d", covered,
+                    H3_TRIALS);
+        cr_expect_lt(covered, 181, "covered in %d of %d: the refusal is no longer needed here", covered, H3_TRIALS);
+    }
+    /* M/M/2 at 0.95, 10 x 20 000 (13 relaxation times): P99's interval (it
+     * covered in 195 of 200), none for P99.9 (it covered in 11 of 40: the
+     * excursions that reach it are ten times rarer). */
+    char text[512];
+    mmc_text(text, sizeof text, 2, 0.95, 20000);
+    report agg;
+    h3_aggregate(text, 10, &agg);
+    cr_expect(isfinite(row_of(&agg, "", "queue", "p99")->ci95));
+    cr_expect(isnan(row_of(&agg, "", "queue", "p999")->ci95));
+    const char *note = report_get_text(&agg, "", "interval_note");
+    cr_expect(note && strstr(note, "(10 up to P99, 100 for P99.9;"), "%s", note ? note : "(none)");
+    report_free(&agg);
+}
+
+/* Too few samples beyond a percentile: M/M/1 at 0.5, 5 x 2 000 requests (over
+ * a hundred relaxation times): P99 has 20 beyond it in each run and its
+ * interval, P99.9 has 2 and none (the note names the requests it needs); with
+ * 5 x 1 000 requests P99 has none either, P90 (100 beyond) has one. */
+Test(h3stats, too_few_requests_beyond_a_percentile_give_no_interval)
+{
+    char text[512];
+    mmc_text(text, sizeof text, 1, 0.5, 2000);
+    report agg;
+    h3_aggregate(text, 5, &agg);
+    cr_expect(isfinite(row_of(&agg, "", "e2e", "p99")->ci95));
+    cr_expect(isnan(row_of(&agg, "", "e2e", "p999")->ci95));
+    cr_expect(isfinite(row_of(&agg, "", "e2e", "p999")->value));
+    const char *note = report_get_text(&agg, "", "interval_note");
+    cr_assert_not_null(note);
+    cr_expect(strstr(note, "fewer than 20 requests beyond it (P99 needs 2000 requests per replication, P99.9 20000)"), "%s", note);
+    cr_expect_null(strstr(note, "relaxation"), "%s", note);
+    report_free(&agg);
+    mmc_text(text, sizeof text, 1, 0.5, 1000);
+    h3_aggregate(text, 5, &agg);
+    cr_expect(isnan(row_of(&agg, "", "e2e", "p99")->ci95));
+    cr_expect(isfinite(row_of(&agg, "", "e2e", "p90")->ci95));
+    report_free(&agg);
+}
+
+/* One replication called saturated does not void the others' latencies: 3
+ * runs of M/M/1 at 0.5 and one of an overloaded copy (rho 1.2, the same rows)
+ * aggregate to the three's percentiles and intervals exactly, with
+ * saturated_replications = 1 and the table saying over how many they are; all
+ * four overloaded, the percentiles are not reported, as before. */
+Test(h3stats, saturated_replication_does_not_void_the_others)
+{
+    char ok[512], over[512], err[1024];
+    mmc_text(ok, sizeof ok, 1, 0.5, 5000);
+    mmc_text(over, sizeof over, 1, 1.2, 5000);
+    scenario a, b;
+    load(ok, &a);
+    load(over, &b);
+    report mix[4], three[3], sat[4];
+    for (int i = 0; i < 4; i++) {
+        sim_result res;
+        cr_assert_eq(sim_run(i < 3 ? &a : &b, (uint64_t) (1 + i), &res, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(res.saturated, i == 3);
+        cr_assert_eq(report_flatten(&res, i, &mix[i]), 0);
+        if (i < 3) cr_assert_eq(report_flatten(&res, i, &three[i]), 0);
+        sim_result_free(&res);
+        cr_assert_eq(sim_run(&b, (uint64_t) (11 + i), &res, err, sizeof err), 0, "%s", err);
+        cr_assert_eq(res.saturated, 1);
+        cr_assert_eq(report_flatten(&res, i, &sat[i]), 0);
+        sim_result_free(&res);
+    }
+    report m, t, s;
+    cr_assert_eq(report_aggregate(mix, 4, &m), 0);
+    cr_assert_eq(report_aggregate(three, 3, &t), 0);
+    cr_assert_eq(report_aggregate(sat, 4, &s), 0);
+    static const char *P[] = { "mean", "p50", "p90", "p99", "max" };
+    for (int j = 0; j < 5; j++) {
+        const store_stat *x = row_of(&m, "", "e2e", P[j]), *y = row_of(&t, "", "e2e", P[j]);
+        cr_expect(isfinite(x->value) && x->value == y->value, "%s: %g, the three alone %g", P[j], x->value, y->value);
+        cr_expect(x->ci95 == y->ci95, "%s: +- %g, the three alone +- %g", P[j], x->ci95, y->ci95);
+        cr_expect(isnan(row_of(&s, "", "e2e", P[j])->value), "all saturated: %s given", P[j]);
+    }
+    cr_expect_eq(report_get(&m, "", "saturated", "value"), 1);
+    cr_expect_eq(report_get(&m, "", "saturated_replications", "value"), 1);
+    cr_expect(isnan(report_get(&s, "", "saturated_replications", "value")), "all saturated: no count row");
+    char *tm = h3_table(&m), *ts = h3_table(&s);
+    cr_expect(strstr(tm, "SATURATED in 1 of 4 replications") && strstr(tm, "over the other 3"), "%s", tm);
+    cr_expect(strstr(ts, "SATURATED: offered load reaches capacity") && strstr(ts, "not reported"), "%s", ts);
+    free(tm);
+    free(ts);
+    report_free(&m);
+    report_free(&t);
+    report_free(&s);
+    for (int i = 0; i < 4; i++) {
+        report_free(&mix[i]);
+        report_free(&sat[i]);
+        if (i < 3) report_free(&three[i]);
+    }
+    scenario_free(&a);
+    scenario_free(&b);
 }

@@ -87,6 +87,11 @@ static const char *const *const INPUTS[] = {
     (const char *const[]) { "catalog", "add", "--hf", "@", "--name", "m-x", NULL },
     (const char *const[]) { "run", "@", NULL },
     (const char *const[]) { "plan", REAL_INI, "--trace", "@", NULL },
+    /* merged after the first check went in: engine logs and server metadata */
+    (const char *const[]) { "calib", "import", "engine-log", "@", "--scenario", REAL_INI, NULL },
+    (const char *const[]) { "calib", "import", "engine-log", REAL_RUN, "--scenario", "@", NULL },
+    (const char *const[]) { "calib", "import", "observed", REAL_RUN, "--scenario", REAL_INI, "--meta", "@", NULL },
+    (const char *const[]) { "replay", REAL_RUN, "--scenario", REAL_INI, "--meta", "@", NULL },
 };
 #define NINPUTS (sizeof INPUTS / sizeof INPUTS[0])
 

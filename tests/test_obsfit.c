@@ -313,6 +313,41 @@ Test(obsfit_bad, no_runs)
     free(before);
 }
 
+/* A fit has a time bound and shows its progress (issue 30): a 2,000-level sweep
+ * took 45 minutes in silence.  --max-minutes 0.001 (60 ms) stops the fit of the
+ * real run (it takes about 700 replays, 2.3 s here) with exit 1, one error line
+ * saying how far it got, nothing stored; --progress prints a line at the first
+ * replay (then every second).  A bad --max-minutes is refused in one line,
+ * exit 2. */
+Test(obsfit_bad, time_bound_and_progress)
+{
+    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    size_t n;
+    char *before = slurp_or_fail(db, &n);
+    r = run_db(60, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--max-minutes", "0.001",
+               "--progress", NULL);
+    cr_expect_eq(r.rc, 1, "exit %d: %s", r.rc, r.err);
+    cr_expect(strstr(r.err, "stopped at the time bound (--max-minutes 0.001)"), "%s", r.err);
+    cr_expect(strstr(r.err, "nothing stored"), "%s", r.err);
+    int lines = 0;
+    for (const char *p = r.err; (p = strstr(p, "latsim: calib fit observed: ")); p++) lines++;
+    cr_expect_geq(lines, 1, "no progress line: %s", r.err);
+    cr_expect(strstr(r.err, " simulations, "), "%s", r.err);
+    result_free(&r);
+    cr_expect(same_bytes(db, before, n), "the database changed");
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_fits"), 0);
+    static const char *bad[] = { "-1", "x", "0x10", "nan", "1e9" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        r = run_db(60, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--max-minutes", bad[i], NULL);
+        expect_one_line(&r, 2, "--max-minutes", bad[i]);
+        result_free(&r);
+    }
+    cr_expect(same_bytes(db, before, n), "the database changed");
+    free(before);
+}
+
 /* ---- TP interpolation and phases ---------------------------------------------------- */
 
 TestSuite(obsfit_tp, .init = setup, .fini = tcli_teardown);

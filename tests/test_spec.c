@@ -334,6 +334,35 @@ Test(spec, config_errors)
     expect_error(buf, "spec_method");
 }
 
+/* A draft model that does not fit beside a target that fits alone is named by
+ * its own key (draft_model) and both models, not by tp and the target alone
+ * (issue 30): llama-3-8b (15 GiB in bf16) fits an RTX 4090's 21.2 GiB, two of
+ * it do not.  A target that does not fit on its own is still tp's error. */
+Test(spec, oversized_draft_model_is_named)
+{
+    const char *base = "[sim]\nrequests = 1\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\n"
+                       "prompt_tokens = const(100)\noutput_tokens = const(10)\n"
+                       "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = %s\ncost = roofline\n"
+                       "spec_method = draft\ndraft_model = %s\n";
+    char buf[2048];
+    scenario sc;
+    char err[1024];
+    snprintf(buf, sizeof buf, base, "rtx-4090", "llama-3-8b");
+    cr_assert_eq(load_resolve(buf, &sc, err, sizeof err), -1, "accepted:\n%s", buf);
+    cr_expect_not_null(strstr(err, "] draft_model:"), "not attributed to draft_model: %s", err);
+    cr_expect_not_null(strstr(err, "draft model llama-3-8b does not fit beside llama-3-8b"), "%s", err);
+    cr_expect_null(strstr(err, "] tp:"), "%s", err);
+    /* The same draft beside the target on an H100 fits. */
+    snprintf(buf, sizeof buf, base, "h100", "llama-3-8b");
+    cr_assert_eq(load_resolve(buf, &sc, err, sizeof err), 0, "%s", err);
+    scenario_free(&sc);
+    /* A 70B target that does not fit an RTX 4090 alone: tp, as before. */
+    snprintf(buf, sizeof buf, "[sim]\nrequests = 1\n[workload]\nrate = 1\n[pool chat]\nkind = llm\nmodel = llama-3-70b\n"
+             "gpu = rtx-4090\ncost = roofline\nspec_method = draft\ndraft_model = llama-3-8b\n");
+    cr_assert_eq(load_resolve(buf, &sc, err, sizeof err), -1);
+    cr_expect_not_null(strstr(err, "] tp:"), "%s", err);
+}
+
 Test(spec, request_filling_the_kv_cache_finishes, .timeout = 60)
 {
     /* 10 blocks of 16 = 160 tokens, a request of 98 + 62 = 160: its 61 decode

@@ -140,8 +140,9 @@ static char *out_of(const char *path, const char *a, const char *b, const char *
 static void v1_rows_only(const char *path)
 {
     /* rows of names added after version 1: a cost model's range and coefficients, a route's ends,
-     * an LLM pool's KV derivation */
-    exec_sql(path, "DELETE FROM run_stats WHERE metric IN ('cost_model.range', 'cost_model.coefficients', 'kv_blocks_from')"
+     * an LLM pool's KV derivation, the note of replications' intervals not given */
+    exec_sql(path, "DELETE FROM run_stats WHERE metric IN ('cost_model.range', 'cost_model.coefficients', 'kv_blocks_from',"
+                   " 'interval_note')"
                    " OR (scope LIKE 'route:%' AND metric IN ('router', 'target'))");
 }
 
@@ -187,7 +188,7 @@ Test(storenames, kinds_and_cost_models_are_stored_as_names)
     cr_expect_gt(db_count(db, "SELECT count(*) FROM run_stats WHERE metric = 'cost_model.source' AND text = 'learned'"), 0);
     cr_expect_eq(db_count(db, "SELECT count(*) FROM run_stats WHERE text IS NOT NULL AND metric NOT IN"
                               " ('kind', 'cost_model.kind', 'cost_model.source', 'cost_model.range',"
-                              " 'cost_model.coefficients', 'kv_blocks_from') AND NOT (scope LIKE 'route:%' AND metric IN ('router', 'target'))"),
+                              " 'cost_model.coefficients', 'kv_blocks_from', 'interval_note') AND NOT (scope LIKE 'route:%' AND metric IN ('router', 'target'))"),
                  0, "numbers stay numbers");
     cr_expect_gt(db_count(db, "SELECT count(*) FROM run_stats WHERE scope LIKE 'route:%' AND metric = 'target'"
                               " AND typeof(text) = 'text' AND value IS NULL"), 0, "a route's target is stored by name");

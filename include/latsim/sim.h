@@ -125,6 +125,10 @@ typedef struct sim_result {
     double output_tps;        /* their output tokens / window */
     int trace_exhausted;      /* a non-looping trace ended: fewer requests measured than asked */
     int saturated;            /* any pool saturated */
+    double relax_windows;     /* the window's length in relaxation times of the pools' queues, the least over the
+                                 pools (heavy-traffic formula where the load is known, else from the sampled contents;
+                                 sim.c, relax_windows): how many nearly independent stretches the run holds (INFINITY:
+                                 unknown) */
     int finite;               /* a finite workload (scenario.finite): never saturated, every request reported */
     int backlog_grew;         /* finite: some pool's backlog grew */
     uint64_t peak_queue;      /* finite: most requests waiting in all pools together, seen at an arrival */

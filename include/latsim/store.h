@@ -177,6 +177,19 @@ int planstore_sweep_begin(sqlite3 *db, const char *kind, const char *path, const
 int planstore_sweep_end(sqlite3 *db, int64_t id, double wall_s, int sims, double result, const char *json,
                         char *err, size_t errlen);
 
+/* This process's name as the owner of task claims: "host pid start" (the
+ * start time of the process, so that a reused pid is another owner). */
+void planstore_owner(char *buf, size_t n);
+
+/* Claims task IDX of sweep SWEEP_ID for OWNER (planstore_owner) in one
+ * transaction of its own (BEGIN IMMEDIATE: two processes' claims are
+ * serialised): granted when the task is not stored (sweep_points) and not
+ * claimed by another process that is still running on this host (a killed
+ * one's claims are taken over; one of another host counts as running).
+ * Must be called outside a transaction.  Returns 1 claimed, 0 not (stored, or
+ * another's), -1 + ERR. */
+int planstore_claim(sqlite3 *db, int64_t sweep_id, int idx, const char *owner, char *err, size_t errlen);
+
 /* Records RUN_ID as the baseline of its scenario path.  Returns 0, 1 when there
  * is no such run (ERR says so), -1 on error. */
 int planstore_baseline_accept(sqlite3 *db, int64_t run_id, char *err, size_t errlen);
@@ -266,6 +279,17 @@ typedef int (*task_sink)(int i, task_out *o, int batch_end, void *arg);
  * (out of memory, or SINK stopped it). */
 int task_run_stream(const task *ts, int n, const int *order, int norder, int jobs, const char *dbpath,
                     task_sink sink, void *arg, char *lost, size_t lostlen);
+
+/* Called by task_run_stream_claimed just before task I is handed out (ARG:
+ * the sink's): 1 to run it here, 0 when another process has it (it counts as
+ * finished, with no SINK call), -1 to stop (the run returns -1). */
+typedef int (*task_claim)(int i, void *arg);
+
+/* task_run_stream, each task claimed first (CLAIM, may be NULL: all run here),
+ * so that processes sharing a database (two `explore --resume`) never run one
+ * task twice. */
+int task_run_stream_claimed(const task *ts, int n, const int *order, int norder, int jobs, const char *dbpath,
+                            task_claim claim, task_sink sink, void *arg, char *lost, size_t lostlen);
 
 /* ---- MPI (make MPI=1; otherwise one process) -------------------------------- */
 

@@ -17,6 +17,7 @@ void repci_from_summary(const stat_summary *s, repci_dist *d)
     for (int j = 0; j < 99; j++) d->x[j] = s->cdf[j];
     for (int j = 0; j < STAT_NTAIL; j++) d->x[99 + j] = s->tail[j];
     d->x[REPCI_NQ - 1] = s->max;
+    d->windows = INFINITY;
     /* Quantiles are bin middles clamped to [min, max]: nondecreasing already;
      * made sure of, so that the search below may rely on it. */
     for (int j = 1; j < REPCI_NQ; j++)
@@ -109,7 +110,6 @@ double repci_halfwidth(const repci_dist *const *d, int r, double p, double cente
     }
     double fbar = fsum / ntot, nbar = ntot / r;
     double ss = 0, t1 = 0, t2 = 0;
-    int reach = 1;                               /* every run has samples beyond theta */
     for (int i = 0; i < r; i++) {
         double fi = cdf_at(d[i], theta);
         double e = d[i]->n * (fi - fbar) / nbar;
@@ -117,7 +117,6 @@ double repci_halfwidth(const repci_dist *const *d, int r, double p, double cente
         ss += e * e;
         t1 += above;
         t2 += above * above;
-        reach &= theta < d[i]->x[REPCI_NQ - 1];
     }
     double se = sqrt(ss / (r - 1)) / sqrt((double) r);   /* of Fbar(theta) */
     /* Kish's effective number of runs holding the tail; R when none is above. */
@@ -125,17 +124,32 @@ double repci_halfwidth(const repci_dist *const *d, int r, double p, double cente
     double t = gsl_cdf_tdist_Pinv(0.975, reff - 1 < 1 ? 1 : reff - 1);
     double lo, hi;
     if (ss == 0) lo = hi = theta;               /* the runs agree at theta */
-    else if (reach && fbar < 1) {
-        /* The log of the tail: 1 - p times exp(-+ t se / (1 - Fbar)). */
-        double dl = t * se / (1 - fbar), tail = 1 - p;
-        lo = repci_pooled_quantile(d, r, 1 - tail * exp(dl));
-        hi = repci_pooled_quantile(d, r, 1 - tail * exp(-dl));
-    } else {
-        /* The probability scale: p -+ t se. */
+    else {
+        /* The probability scale: p -+ t se.  (The log of the tail, used before,
+         * was too narrow when the runs' tails happened to agree: 182 of 200
+         * against 189 of 200 here, M/M/1 at rho 0.9, 10 x 20 000 requests.) */
         lo = repci_pooled_quantile(d, r, p - t * se);
         hi = repci_pooled_quantile(d, r, p + t * se);
     }
     double h = hi - center;
     if (center - lo > h) h = center - lo;
     return h > 0 ? h : 0;
+}
+
+double repci_windows_needed(double p)
+{
+    double k = 0.01 / (1 - p);
+    return REPCI_MIN_WINDOWS * (k > 1 ? k : 1);
+}
+
+int repci_enough(const repci_dist *const *d, int r, double p)
+{
+    double w = 0;
+    int known = 0;
+    for (int i = 0; i < r; i++) {
+        if (d[i]->n * (1 - p) + 1e-9 < REPCI_MIN_TAIL) return REPCI_FEW_TAIL;
+        if (isfinite(d[i]->windows)) w += d[i]->windows, known++;
+    }
+    if (known && w / known < repci_windows_needed(p)) return REPCI_SHORT;
+    return REPCI_ENOUGH;
 }

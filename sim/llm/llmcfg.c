@@ -465,6 +465,18 @@ int llm_derive(llm_cfg *l, const scn_facts *w, const char **key, char *err, size
             }
         }
     }
+    double draft_gib = l->spec_method == LLM_SPEC_DRAFT ? l->draft.params * wb / l->tp / GiB : 0;
+    if (kv_gib <= 0 && draft_gib > 0 && kv_gib + draft_gib > 0 && l->pp <= 1) {
+        /* The target alone fits: the draft model is what does not. */
+        *key = "draft_model";
+        snprintf(err, errlen, "draft model %s does not fit beside %s: its %.1f GiB of weights per GPU at tp = %d and "
+                 "%s's %.1f GiB leave no KV room in %s's %.1f GiB (%.2f GiB x %.2f) minus %.2f GiB for activations, "
+                 "non-torch memory and CUDA graphs; use a smaller draft model, spec_method = ngram, a larger tp or a "
+                 "bigger GPU",
+                 l->draft.name, m->name, draft_gib, l->tp, m->name, weights_gib - draft_gib, l->gpu.name, usable_gib,
+                 l->usable_gib, l->mem_util, reserve_gib);
+        return -1;
+    }
     if (kv_gib <= 0) {
         *key = "tp";
         char at[32] = "";

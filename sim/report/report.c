@@ -265,6 +265,8 @@ int report_flatten(const sim_result *x, int rep, report *out)
         }
     }
 #undef V
+    /* Every distribution carries the run's length in correlation times (repci_enough). */
+    for (size_t k = 0; k < out->ndist; k++) out->dist[k].d.windows = x->relax_windows;
     return 0;
 }
 
@@ -276,27 +278,51 @@ static int percentile_index(const char *stat)
     return 0;
 }
 
-/* Row I's percentile interval over the N runs, around MEAN, when row I is a
- * percentile of a latency group whose distribution every run carries: sets
- * *CI and returns 1; else returns 0.  CUR (one per run) walks the runs' dists,
- * which come in row order; D receives their pointers. */
-static int percentile_ci(const report *runs, int n, size_t i, double mean, size_t *cur,
-                         const repci_dist **d, double *ci)
+/* Row I's percentile interval over the runs USE[0 .. N-1] of RUNS, around
+ * MEAN, when row I is a percentile of a latency group whose distribution each
+ * of them carries: sets *CI (NAN when the runs are not enough for one:
+ * *WHY = repci_enough's code) and returns 1; else returns 0.  CUR (one per
+ * run of RUNS) walks the runs' dists, which come in row order; D receives
+ * their pointers. */
+static int percentile_ci(const report *runs, const int *use, int n, size_t i, double mean, size_t *cur,
+                         const repci_dist **d, double *ci, int *why)
 {
-    const store_stat *row = &runs[0].rows[i];
+    const store_stat *row = &runs[use[0]].rows[i];
     int k = percentile_index(row->stat);
     if (k == 0 || i < (size_t) k) return 0;
     size_t g = i - (size_t) k;              /* the group's "mean" row */
-    for (int j = 0; j < n; j++) {
+    for (int u = 0; u < n; u++) {
+        int j = use[u];
         const report *x = &runs[j];
         while (cur[j] < x->ndist && x->dist[cur[j]].row < g) cur[j]++;
         if (cur[j] >= x->ndist || x->dist[cur[j]].row != g || g >= x->n || i >= x->n) return 0;
         const store_stat *m = &x->rows[g];
         if (strcmp(m->stat, "mean") || strcmp(m->scope, row->scope) || strcmp(m->metric, row->metric)) return 0;
-        d[j] = &x->dist[cur[j]].d;
+        d[u] = &x->dist[cur[j]].d;
     }
-    *ci = repci_halfwidth(d, n, LAT_PROBS[k - 1], mean);
+    *why = repci_enough(d, n, LAT_PROBS[k - 1]);
+    *ci = *why ? NAN : repci_halfwidth(d, n, LAT_PROBS[k - 1], mean);
     return 1;
+}
+
+/* The note of an aggregate whose percentile intervals were not all given
+ * (WHY: the repci_enough codes met, as bits). */
+static int interval_note(report *out, unsigned why, double windows)
+{
+    char note[700];
+    int len = snprintf(note, sizeof note, "no 95%% interval is given for a percentile");
+    if (why & (1u << REPCI_FEW_TAIL))
+        len += snprintf(note + len, sizeof note - (size_t) len,
+                        " when a replication has fewer than %d requests beyond it (P99 needs %d requests per replication, "
+                        "P99.9 %d)%s", REPCI_MIN_TAIL, REPCI_MIN_TAIL * 100, REPCI_MIN_TAIL * 1000,
+                        why & (1u << REPCI_SHORT) ? ", nor" : "");
+    if (why & (1u << REPCI_SHORT))
+        snprintf(note + len, sizeof note - (size_t) len,
+                 " when the replications span fewer relaxation times of the queues than it needs (%.0f up to P99, "
+                 "%.0f for P99.9; these: %.3g on average): the tail comes in excursions about as long as a run, every "
+                 "run starts short of them and an interval would miss low; run more requests per replication",
+                 repci_windows_needed(0.99), repci_windows_needed(0.999), windows);
+    return add_text(out, -1, "", "interval_note", note);
 }
 
 int report_aggregate(const report *runs, int n, report *out)
@@ -306,11 +332,24 @@ int report_aggregate(const report *runs, int n, report *out)
     double *v = malloc((size_t) n * sizeof *v);
     size_t *cur = calloc((size_t) n, sizeof *cur);
     const repci_dist **d = malloc((size_t) n * sizeof *d);
-    if (!v || !cur || !d) { free(v); free(cur); free(d); return -1; }
+    int *use = malloc((size_t) n * sizeof *use), *all = malloc((size_t) n * sizeof *all);
+    if (!v || !cur || !d || !use || !all) { free(v); free(cur); free(d); free(use); free(all); return -1; }
+    /* The replications not called saturated: their latencies stand when some
+     * others were (a transient flag of one replication does not void the
+     * others' percentiles; the count is reported and the table says so). */
+    int nuse = 0;
+    for (int j = 0; j < n; j++) {
+        all[j] = j;
+        if (!(report_get(&runs[j], "", "saturated", "value") > 0)) use[nuse++] = j;
+    }
+    int nsat = n - nuse;
+    unsigned why_all = 0;
+    double wsum = 0;
+    int wn = 0;
     for (size_t i = 0; i < runs[0].n; i++) {
         const store_stat *row = &runs[0].rows[i];
         if (row->text) {                    /* a name: the first run's (the scenario fixes it) */
-            if (add_text(out, -1, row->scope, row->metric, row->text)) { free(v); free(cur); free(d); return -1; }
+            if (add_text(out, -1, row->scope, row->metric, row->text)) { free(v); free(cur); free(d); free(use); free(all); return -1; }
             continue;
         }
         int k = 0;
@@ -319,20 +358,42 @@ int report_aggregate(const report *runs, int n, report *out)
             double x = runs[j].rows[i].value;
             if (!isnan(x)) v[k++] = x;
         }
+        const int *set = all;
+        int m = n;
+        if (k < n && nsat > 0 && nuse > 0) {
+            /* Missing in the saturated runs only: over the others. */
+            int kk = 0;
+            for (int u = 0; u < nuse; u++)
+                if (i < runs[use[u]].n && !isnan(runs[use[u]].rows[i].value)) v[kk++] = runs[use[u]].rows[i].value;
+            if (kk == nuse && kk == k) set = use, m = nuse;
+        }
         double mean = NAN, ci = NAN;
-        if (k == n && k > 0) {              /* a statistic missing in one run (saturated) stays missing */
+        if (k == m && k > 0) {              /* a statistic missing in a run that counts stays missing */
             mean = gsl_stats_mean(v, 1, (size_t) k);
             if (k > 1) ci = gsl_cdf_tdist_Pinv(0.975, k - 1) * gsl_stats_sd(v, 1, (size_t) k) / sqrt(k);
             double pci;
-            if (k > 1 && percentile_ci(runs, n, i, mean, cur, d, &pci)) ci = pci;
+            int why = 0;
+            if (k > 1 && percentile_ci(runs, set, m, i, mean, cur, d, &pci, &why)) {
+                ci = pci;
+                if (why) {
+                    why_all |= 1u << why;
+                    for (int u = 0; u < m; u++)
+                        if (isfinite(d[u]->windows)) wsum += d[u]->windows, wn++;
+                }
+            }
         }
         if ((!strcmp(row->metric, "saturated") || !strcmp(row->metric, "backlog_grew")) && k > 0) mean = gsl_stats_max(v, 1, (size_t) k);
-        if (add(out, -1, row->scope, row->metric, row->stat, mean)) { free(v); free(cur); free(d); return -1; }
+        if (add(out, -1, row->scope, row->metric, row->stat, mean)) { free(v); free(cur); free(d); free(use); free(all); return -1; }
         out->rows[out->n - 1].ci95 = ci;
+        if (!strcmp(row->metric, "saturated") && !row->scope[0] && nsat > 0 && nsat < n &&
+            add(out, -1, "", "saturated_replications", "value", nsat)) { free(v); free(cur); free(d); free(use); free(all); return -1; }
     }
     free(v);
     free(cur);
     free(d);
+    free(use);
+    free(all);
+    if (why_all && interval_note(out, why_all, wn ? wsum / wn : NAN)) return -1;
     /* CDF points: the mean quantile over the replications. */
     int same = 1;
     for (int j = 1; j < n; j++) same &= runs[j].ncdf == runs[0].ncdf;
@@ -806,8 +867,15 @@ void report_table(const report *r, const char *title, FILE *out)
                 report_get(r, "", "peak_queue", "value"), report_get(r, "", "peak_queue_at_s", "value"),
                 report_get(r, "", "rejected", "value") > 0 || report_get(r, "", "timed_out", "value") > 0
                     ? "ran to its outcome" : "was served");
-    if (report_get(r, "", "saturated", "value") > 0)
+    double nsat = report_get(r, "", "saturated_replications", "value");
+    if (nsat > 0)
+        fprintf(out, "\n  SATURATED in %.0f of %d replications (offered load reaches capacity or a queue kept growing): the "
+                "latencies below are over the other %.0f, which may understate the tail.\n", nsat, r->replications,
+                r->replications - nsat);
+    else if (report_get(r, "", "saturated", "value") > 0)
         fprintf(out, "\n  SATURATED: offered load reaches capacity or a queue kept growing; latency percentiles are not reported.\n");
+    const char *inote = report_get_text(r, "", "interval_note");
+    if (inote) fprintf(out, "\n  NOTE: %s.\n", inote);
     fputc('\n', out);
     latency_table(r, "", out);
     breakdown_line(r, out);

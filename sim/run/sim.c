@@ -861,6 +861,34 @@ static int backlog_grew(const sim *s, int i)
     return grew > bound;
 }
 
+/* The measured window in relaxation times of the pools' queues, the least over
+ * the pools (sim_result.relax_windows; repci_enough).  A pool's relaxation time
+ * is the heavy-traffic one, S (1 + cs^2) / (2 c (1 - sqrt rho)^2) for mean
+ * service S, its squared coefficient of variation cs^2, c servers and offered
+ * load rho (Poisson arrivals; for M/M/c it is Abate and Whitt's 1 / (c mu (1 -
+ * sqrt rho)^2), exact for M/M/1), where the load is known and the pool is not
+ * an LLM pool (whose stepping share is not a load); and, for every pool, the
+ * one its sampled contents show: the samples over half their integrated
+ * autocorrelation time (warmup.h, trend_windows), which cannot see excursions
+ * as long as the window and is the backstop only. */
+static void relax_windows(const sim *s, sim_result *out)
+{
+    out->relax_windows = INFINITY;
+    for (int i = 0; i < s->nst; i++) {
+        const pool_result *p = &out->pools[i];
+        double w = 2 * trend_windows(&s->tr, i);
+        double rho = p->offered_load, S = p->service.mean, c = s->st[i]->capacity;
+        if (!(s->sc->pools[i].kind->flags & KIND_TOKENS) && rho > 0 && rho < 1 && S > 0 && c > 0 && p->service.n > 1) {
+            double cs2 = (p->service.sd / S) * (p->service.sd / S);
+            double gap = 1 - sqrt(rho);
+            double relax_ms = S * (1 + cs2) / 2 / (c * gap * gap);
+            double wm = out->window_s * 1000.0 / relax_ms;
+            if (wm < w) w = wm;
+        }
+        if (w < out->relax_windows) out->relax_windows = w;
+    }
+}
+
 /* Standard errors by which a measured offered load must exceed 1 (load_exceeds). */
 #define LOAD_SE_K 1.0
 
@@ -1175,6 +1203,7 @@ static int fill_results(sim *s, sim_result *out)
         double usd = pool_metric_get(p, "api_usd");
         if (!isnan(usd)) out->api_usd += usd;
     }
+    relax_windows(s, out);
     out->mean_power_w = out->window_s > 0 ? out->energy_j / out->window_s : 0;
     out->has_electricity = out->has_energy && sc->electricity_usd_per_kwh > 0;
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;

@@ -80,6 +80,35 @@ int trend_growth(const trend *t, int pool, double *growth, double *se)
     return 0;
 }
 
+/* The autocorrelation of X[0 .. N-1] (mean MEAN, sum of squares C0) at lag K
+ * (the biased estimator: positive definite). */
+static double autocorr(const double *x, int n, double mean, double c0, int k)
+{
+    double s = 0;
+    for (int i = 0; i + k < n; i++) s += (x[i] - mean) * (x[i + k] - mean);
+    return s / c0;
+}
+
+double trend_windows(const trend *t, int pool)
+{
+    int n = t->n;
+    if (n < TREND_MIN_SAMPLES) return INFINITY;
+    const double *x = t->x + (size_t) pool * TREND_CAP;
+    double mean = 0, c0 = 0;
+    for (int i = 0; i < n; i++) mean += x[i];
+    mean /= n;
+    for (int i = 0; i < n; i++) c0 += (x[i] - mean) * (x[i] - mean);
+    if (!(c0 > 0)) return INFINITY;
+    double tau = -1;
+    for (int k = 0; 2 * k + 1 < n; k++) {
+        double g = autocorr(x, n, mean, c0, 2 * k) + autocorr(x, n, mean, c0, 2 * k + 1);
+        if (!(g > 0)) break;
+        tau += 2 * g;
+    }
+    if (tau < 1) tau = 1;
+    return n / tau;
+}
+
 int settle_init(settle *s, int n, const int *pool, uint64_t min_span, uint64_t cap)
 {
     *s = (settle) { .n = n, .stride = SETTLE_STRIDE, .min_span = min_span, .cap = cap, .last = -1 };

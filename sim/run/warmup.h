@@ -76,6 +76,18 @@ void trend_commit(trend *t);
  * 4 per batch). */
 int trend_growth(const trend *t, int pool, double *growth, double *se);
 
+/* The window's length in correlation times of POOL's contents: the samples
+ * taken over their integrated autocorrelation time, estimated by Geyer's
+ * initial positive sequence (tau = -1 + 2 sum of the pairs of autocorrelations
+ * rho_2k + rho_2k+1 up to the first that is not positive).  A queue whose
+ * excursions last about as long as the window gives a few (the estimate then
+ * cannot exceed a quarter of the samples' span or so, and the answer is
+ * small, as it should be); a quickly mixing one gives up to the sample count.
+ * Returns it, or INFINITY when fewer than TREND_MIN_SAMPLES were taken or the
+ * contents never changed (nothing to correlate). */
+#define TREND_MIN_SAMPLES 32
+double trend_windows(const trend *t, int pool);
+
 /* ---- caches filling -----------------------------------------------------------
  *
  * A cache (a result cache, a pool's prefix cache with its KV offload tiers)

@@ -3,7 +3,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 #include "engine/errmsg.h"
 #include "store/planstore.h"
 #include "store/store.h"
@@ -25,6 +29,9 @@ static const char SCHEMA[] =
     " idx INTEGER NOT NULL, run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,"
     " role TEXT NOT NULL, settings TEXT, seed INTEGER, rate REAL, usd_per_hour REAL, slo_met INTEGER);"
     "CREATE INDEX IF NOT EXISTS sweep_points_sweep ON sweep_points(sweep_id);"
+    "CREATE TABLE IF NOT EXISTS sweep_claims ("
+    " sweep_id INTEGER NOT NULL REFERENCES sweeps(id) ON DELETE CASCADE,"
+    " idx INTEGER NOT NULL, owner TEXT NOT NULL, PRIMARY KEY (sweep_id, idx));"
     "CREATE TABLE IF NOT EXISTS baselines ("
     " id INTEGER PRIMARY KEY, scenario_path TEXT NOT NULL,"
     " run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE, accepted_at TEXT NOT NULL);";
@@ -108,6 +115,116 @@ int planstore_run_extra(sqlite3 *db, int64_t run_id, void *arg, char *err, size_
         if (step_done(st) != 0) return db_fail(db, err, errlen);
     }
     return 0;
+}
+
+/* ---- task claims ---------------------------------------------------------- */
+
+/* The start time of process PID in clock ticks since boot (field 22 of
+ * /proc/PID/stat), or 0 when it cannot be read. */
+static unsigned long long proc_start(long pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');   /* the command name may hold blanks */
+    if (!p) return 0;
+    unsigned long long v = 0;
+    /* Fields 3 .. 21 after the name, then the start time. */
+    int field = 2;
+    for (p++; *p && field < 22; p++)
+        if (*p == ' ') {
+            field++;
+            if (field == 22) v = strtoull(p + 1, NULL, 10);
+        }
+    return v;
+}
+
+void planstore_owner(char *buf, size_t n)
+{
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0) snprintf(host, sizeof host, "?");
+    long pid = (long) getpid();
+    snprintf(buf, n, "%s %ld %llu", host, pid, proc_start(pid));
+}
+
+/* Whether the claim of OWNER ("host pid start", planstore_owner) is still held:
+ * its process is alive (the same pid with the same start time) on this host;
+ * one of another host cannot be checked and counts as held. */
+static int owner_alive(const char *owner)
+{
+    char host[256] = "", me[256] = "";
+    long pid = 0;
+    unsigned long long start = 0;
+    if (sscanf(owner, "%255s %ld %llu", host, &pid, &start) != 3 || pid <= 0) return 0;
+    if (gethostname(me, sizeof me - 1) != 0 || strcmp(host, me)) return 1;
+    if (kill((pid_t) pid, 0) != 0 && errno == ESRCH) return 0;
+    return proc_start(pid) == start;
+}
+
+int planstore_claim(sqlite3 *db, int64_t sweep_id, int idx, const char *owner, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int got = -1;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) return db_fail(db, err, errlen);
+    if (planstore_init(db, err, errlen) != 0) goto out;
+    /* Stored already: done, by whoever ran it. */
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sweep_points WHERE sweep_id = ? AND idx = ? LIMIT 1", -1, &st, NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 2, idx);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    st = NULL;
+    if (rc == SQLITE_ROW) { got = 0; goto out; }
+    if (rc != SQLITE_DONE) goto fail;
+    /* Claimed by a process still running: its. */
+    if (sqlite3_prepare_v2(db, "SELECT owner FROM sweep_claims WHERE sweep_id = ? AND idx = ?", -1, &st, NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 2, idx);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        const char *o = (const char *) sqlite3_column_text(st, 0);
+        if (o && strcmp(o, owner) && owner_alive(o)) {
+            sqlite3_finalize(st);
+            st = NULL;
+            got = 0;
+            goto out;
+        }
+    } else if (rc != SQLITE_DONE)
+        goto fail;
+    sqlite3_finalize(st);
+    st = NULL;
+    /* Free, or its owner is gone (killed): this process's now. */
+    if (sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO sweep_claims (sweep_id, idx, owner) VALUES (?,?,?)", -1, &st, NULL) != SQLITE_OK)
+        goto fail;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 2, idx);
+    sqlite3_bind_text(st, 3, owner, -1, SQLITE_STATIC);
+    if (step_done(st) != 0) { st = NULL; goto fail; }
+    st = NULL;
+    got = 1;
+    goto out;
+fail:
+    sqlite3_finalize(st);
+    db_fail(db, err, errlen);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+out:
+    if (got < 0) {
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        db_fail(db, err, errlen);
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return -1;
+    }
+    return got;
 }
 
 int planstore_sweep_begin(sqlite3 *db, const char *kind, const char *path, const char *args,

@@ -10,6 +10,7 @@
  *   sweeps(id, kind 'sweep'|'plan', scenario_path, args, started_at, wall_s,
  *          simulations, result, json)
  *   sweep_points(sweep_id, idx, run_id, role, settings, seed, rate, usd_per_hour, slo_met)
+ *   sweep_claims(sweep_id, idx, owner)                      -- explore's task claims
  *   baselines(id, scenario_path, run_id, accepted_at)
  */
 #ifndef LATSIM_PLANSTORE_H

@@ -437,14 +437,44 @@ typedef struct doneq { int idx; task_out o; } doneq;
 
 /* Hands the next tasks (the re-queued RE first, then ORDER from *NEXT) to the
  * free MPI ranks, one each; pings the idle ones once a second. */
-static void hand_out(remote *rm, int size, int *re, int *nre, const int *order, int *next, int norder,
-                     const task *ts, const char *dbpath)
+/* The tasks still to hand out, in order, each claimed first (task_claim). */
+typedef struct picker {
+    const int *order;         /* task indices */
+    int next, norder;         /* the next to hand out, of NORDER */
+    task_claim claim;         /* NULL: every task is this process's */
+    void *arg;                /* its argument */
+    int skipped;              /* tasks the claim refused (finished elsewhere) */
+    int stop;                 /* the claim asked to stop */
+} picker;
+
+/* Whether P has tasks left to try. */
+static int left(const picker *p) { return p->next < p->norder; }
+
+/* The next task of P that its claim grants, or -1 when none is left. */
+static int pick(picker *p)
+{
+    while (p->next < p->norder) {
+        int i = p->order[p->next++];
+        int c = p->claim ? p->claim(i, p->arg) : 1;
+        if (c > 0) return i;
+        if (c < 0) {
+            p->stop = 1;
+            p->next = p->norder;
+            return -1;
+        }
+        p->skipped++;
+    }
+    return -1;
+}
+
+static void hand_out(remote *rm, int size, int *re, int *nre, picker *pk, const task *ts, const char *dbpath)
 {
     double now = mono_s();
     for (int r = 1; r < size; r++) {
         if (rm[r].dead || rm[r].busy) continue;
-        if (*nre || *next < norder) {
-            int i = *nre ? re[--*nre] : order[(*next)++];
+        if (*nre || left(pk)) {
+            int i = *nre ? re[--*nre] : pick(pk);
+            if (i < 0) continue;
             char *b = NULL;
             size_t len = 0;
             if (task_encode(&ts[i], dbpath, &b, &len) != 0) { re[(*nre)++] = i; break; }   /* memory: runs here */
@@ -464,6 +494,12 @@ static void hand_out(remote *rm, int size, int *re, int *nre, const int *order, 
 int task_run_stream(const task *ts, int n, const int *order, int norder, int jobs, const char *dbpath,
                     task_sink sink, void *arg, char *lost, size_t lostlen)
 {
+    return task_run_stream_claimed(ts, n, order, norder, jobs, dbpath, NULL, sink, arg, lost, lostlen);
+}
+
+int task_run_stream_claimed(const task *ts, int n, const int *order, int norder, int jobs, const char *dbpath,
+                            task_claim claim, task_sink sink, void *arg, char *lost, size_t lostlen)
+{
     if (lost && lostlen) lost[0] = '\0';
     if (norder <= 0) return 0;
     int size = taskmpi_size();
@@ -476,19 +512,21 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
     struct pollfd *pf = calloc((size_t) jobs, sizeof *pf);
     remote *rm = calloc((size_t) size, sizeof *rm);
     doneq *dq = calloc((size_t) (jobs + size), sizeof *dq);
-    int rc = 0, next = 0, nre = 0, done = 0, stop = 0, nlost = 0;
+    int rc = 0, nre = 0, done = 0, stop = 0, nlost = 0;
+    picker pk = { order, 0, norder, claim, arg, 0, 0 };
     if (!fin || !re || !w || !pf || !rm || !dq) { rc = -1; goto out; }
     double tmo = task_rank_timeout_s(), t0 = mono_s();
     for (int r = 1; r < size; r++) {
         rm[r].seen = rm[r].pinged = t0;
         if (taskmpi_is_lost(r)) rm[r].dead = 2;      /* lost in an earlier batch: reported then */
     }
-    while (done < norder && !stop) {
+    while (done + pk.skipped < norder && !stop && !pk.stop) {
         int nd = 0;
         /* Local slots: forked children (in process when only one and no ranks). */
-        for (int k = 0; k < jobs && (nre || next < norder); k++) {
+        for (int k = 0; k < jobs && (nre || left(&pk)); k++) {
             if (w[k].pid) continue;
-            int i = nre ? re[--nre] : order[next++];
+            int i = nre ? re[--nre] : pick(&pk);
+            if (i < 0) break;
             if (jobs == 1 && size == 1) {
                 run_here(&ts[i], dbpath, &dq[nd].o);
                 dq[nd++].idx = i;
@@ -502,8 +540,9 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
             }
             w[k].task = i;
         }
-        hand_out(rm, size, re, &nre, order, &next, norder, ts, dbpath);
+        hand_out(rm, size, re, &nre, &pk, ts, dbpath);
         double now;
+        if (!nd && (pk.stop || done + pk.skipped >= norder)) break;   /* the rest was claimed elsewhere */
         if (!nd) {
             for (int k = 0; k < jobs; k++) {
                 pf[k].fd = w[k].pid ? w[k].fd : -1;
@@ -561,10 +600,11 @@ int task_run_stream(const task *ts, int n, const int *order, int norder, int job
             }
         /* The freed slots get their next task before the results are stored
          * (a commit takes a while: the workers go on meanwhile). */
-        hand_out(rm, size, re, &nre, order, &next, norder, ts, dbpath);
-        for (int k = 0; k < jobs && size > 1 && (nre || next < norder); k++) {
+        hand_out(rm, size, re, &nre, &pk, ts, dbpath);
+        for (int k = 0; k < jobs && size > 1 && (nre || left(&pk)); k++) {
             if (w[k].pid) continue;
-            int i = nre ? re[--nre] : order[next++];
+            int i = nre ? re[--nre] : pick(&pk);
+            if (i < 0) break;
             if (task_child_start(&ts[i], dbpath, &w[k].pid, &w[k].fd) != 0) { w[k].pid = 0; re[nre++] = i; break; }
             w[k].task = i;
         }
@@ -586,7 +626,7 @@ out:
                 task_out_free(&o);
             }
     free(fin); free(re); free(w); free(pf); free(rm); free(dq);
-    return rc ? rc : stop ? -1 : nlost;
+    return rc ? rc : stop || pk.stop ? -1 : nlost;
 }
 
 /* ---- task_run_all: a batch in order, through the streaming runner -------- */

@@ -9,5 +9,7 @@ int fuzz_trace_csv(const char *path);
 int fuzz_trace_jsonl(const char *path);
 int fuzz_observed(const char *path);
 int fuzz_hfcfg(const char *path);
+int fuzz_englog(const char *path);
+int fuzz_meta(const char *path);
 
 #endif

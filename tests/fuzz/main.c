@@ -11,14 +11,16 @@
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: %s scenario|csv|jsonl|observed|hf FILE...\n", argv[0]);
+        fprintf(stderr, "usage: %s scenario|csv|jsonl|observed|hf|englog|meta FILE...\n", argv[0]);
         return 2;
     }
     int (*target)(const char *) = !strcmp(argv[1], "scenario") ? fuzz_scenario
                                   : !strcmp(argv[1], "csv")    ? fuzz_trace_csv
                                   : !strcmp(argv[1], "jsonl")  ? fuzz_trace_jsonl
                                   : !strcmp(argv[1], "observed") ? fuzz_observed
-                                  : !strcmp(argv[1], "hf")     ? fuzz_hfcfg : NULL;
+                                  : !strcmp(argv[1], "hf")     ? fuzz_hfcfg
+                                  : !strcmp(argv[1], "englog") ? fuzz_englog
+                                  : !strcmp(argv[1], "meta")   ? fuzz_meta : NULL;
     if (!target) {
         fprintf(stderr, "%s: unknown target '%s'\n", argv[0], argv[1]);
         return 2;

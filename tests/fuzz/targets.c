@@ -1,7 +1,9 @@
 /* targets.c -- the fuzz targets: one input file through the scenario parser (and,
  * when it loads, a short simulation), the CSV trace reader, the JSON-lines
  * trace reader, the observed-run reader (calib import observed: CSV, JSON
- * lines, one JSON document) or a Hugging Face config.json (catalog add --hf).  Shared by the AFL++ drivers (tests/fuzz/main_*.c, `make fuzz`),
+ * lines, one JSON document), a Hugging Face config.json (catalog add --hf), an
+ * engine log (calib import engine-log: CSV, vLLM log lines, Prometheus scrapes)
+ * or a server's metadata (--meta M.json).  Shared by the AFL++ drivers (tests/fuzz/main_*.c, `make fuzz`),
  * the sanitizer replay (`make fuzz-replay`) and the Criterion suite
  * (tests/test_fuzz_corpus.c), so every corpus file is loaded by `make test`.
  *
@@ -15,6 +17,8 @@
 #include <string.h>
 
 #include "ccost.h"
+#include "cenglog.h"
+#include "cobsmeta.h"
 #include "cobserved.h"
 #include "latsim/catalog.h"
 #include "fuzz_targets.h"
@@ -108,4 +112,22 @@ int fuzz_hfcfg(const char *path)
     gsl_set_error_handler_off();
     if (hf_config_read(path, "fuzz", NULL, &m, &moe, err, sizeof err) != 0) return one_line(err);
     return catalog_check_model(&m, err, sizeof err) != 0 ? one_line(err) : 0;
+}
+
+int fuzz_englog(const char *path)
+{
+    char err[2048] = "";
+    celog log;
+    gsl_set_error_handler_off();
+    int rc = celog_read(path, &log, err, sizeof err);
+    if (rc == 0) celog_free(&log);
+    return rc ? one_line(err) : 0;
+}
+
+int fuzz_meta(const char *path)
+{
+    char err[2048] = "";
+    cobs_meta m;
+    gsl_set_error_handler_off();
+    return cobs_meta_read(path, &m, err, sizeof err) ? one_line(err) : 0;
 }
