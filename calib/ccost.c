@@ -723,6 +723,8 @@ double ccost_overhead_ms(const ccost *c, const cost_step *s)
         return 0;
     if (c->kind == CC_ROOFLINE)
         return cost_step_overhead_ms(&c->roof, s);
+    if (c->kind == CC_LEARNED)
+        return cost_step_overhead_ms(&c->lm, s);
     if (c->kind == CC_FITTED && !c->fev.staged) {
         double p[CF_NTERMS];
         cfitted_step_ms(&c->fitted, c->tp, s, p);
@@ -970,13 +972,13 @@ static const cost_ops CALIB_ROWS[] = {
     { "auto", "the best calibrated model stored for the pool's model, GPU, tp and weights (lowest cross-validated error), "
       "else the learned model (the roofline where the pool gives its keys: compute_eff, memory_eff, ...)",
       CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate,
-      calib_overhead_ms },
+      calib_overhead_ms, NULL },
     { "fitted", "the parametric step model fitted to measured steps (latsim calib fit); cost_id picks one",
       CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate,
-      calib_overhead_ms },
+      calib_overhead_ms, NULL },
     { "profile", "per-operator measurements interpolated (latsim calib fit profile); cost_id picks one",
       CALIB_KEYS, calib_parse, calib_build, NULL, calib_ms, calib_free, calib_describe, calib_delegate,
-      calib_overhead_ms },
+      calib_overhead_ms, NULL },
 };
 
 int ccost_register(void)

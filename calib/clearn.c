@@ -238,17 +238,7 @@ typedef struct learned_state {
     clearn_prior prior;
     char engine[16];
     int plain;
-    double a_lin;      /* s per token computed: 2 params / tp / peak_eff */
-    double a_half;     /* t_half x a_lin: the small-GEMM cost per step, s */
-    double a_att;      /* s per attended pair */
-    double w_s;        /* weight read per step, s */
-    double kv_s;       /* s per KV token written */
-    double kvr_s;      /* s per KV token read by decode attention */
-    double ov;         /* overlap */
-    double ar_n;       /* all-reduces per step (tp > 1), 0 otherwise */
-    double ar_lat;     /* s per all-reduce */
-    double ar_tok;     /* s per token per all-reduce */
-    double launch_s, graph_s, fixed_ms, seq_ms;
+    cost_lm lm;        /* the step time's constants (plain replicas): cost.h's cost_lm_ms */
 } learned_state;
 
 static void learned_prepare(learned_state *L, const cost_hw *h)
@@ -260,45 +250,40 @@ static void learned_prepare(learned_state *L, const cost_hw *h)
     const clearn_coef *c = &L->prior.c;
     const model_spec *md = &h->model;
     double tp = tp_of(h), peak = peak_of(h, c) * c->compute_eff;
-    L->a_lin = 2.0 * md->params / tp / peak;
-    L->a_half = L->a_lin * c->t_half;
-    L->a_att = 4.0 * md->layers * md->heads * md->head_dim / tp / peak / c->attn_eff;
+    cost_lm *lm = &L->lm;
+    lm->a_lin = 2.0 * md->params / tp / peak;
+    lm->a_half = lm->a_lin * c->t_half;
+    lm->a_att = 4.0 * md->layers * md->heads * md->head_dim / tp / peak / c->attn_eff;
     double bw = h->gpu.mem_bw_gbs * 1e9 * c->memory_eff;
-    L->w_s = md->params * h->weight_bytes / tp / bw;
-    L->kv_s = cost_stage_kv_elems(h, 0) * h->kv_bytes / bw;
-    L->kvr_s = L->kv_s * gqa_reads(md, c) / c->kv_eff;
-    L->ov = c->overlap;
+    lm->w_s = md->params * h->weight_bytes / tp / bw;
+    lm->kv_s = cost_stage_kv_elems(h, 0) * h->kv_bytes / bw;
+    lm->kvr_s = lm->kv_s * gqa_reads(md, c) / c->kv_eff;
+    lm->ov = c->overlap;
     if (tp > 1) {
-        L->ar_n = 2.0 * md->layers;
-        L->ar_lat = c->ar_lat_us * 1e-6;
-        L->ar_tok = 2.0 * (tp - 1) / tp * md->hidden * ACT_BYTES / (h->gpu.link_gbs * 1e9 * c->link_eff);
+        lm->ar_n = 2.0 * md->layers;
+        lm->ar_lat = c->ar_lat_us * 1e-6;
+        lm->ar_tok = 2.0 * (tp - 1) / tp * md->hidden * ACT_BYTES / (h->gpu.link_gbs * 1e9 * c->link_eff);
     }
-    L->launch_s = md->layers * c->launch_us * 1e-6;
-    L->graph_s = md->layers * c->graph_us * 1e-6;
-    L->fixed_ms = c->fixed_ms;
-    L->seq_ms = c->seq_us * 1e-3;
+    lm->launch_s = md->layers * c->launch_us * 1e-6;
+    lm->graph_s = md->layers * c->graph_us * 1e-6;
+    lm->fixed_ms = c->fixed_ms;
+    lm->seq_ms = c->seq_us * 1e-3;
+    lm->graph_max = GRAPH_MAX_SEQS;
 }
 
 static double learned_ms(const cost_model *m, const cost_step *s)
 {
     const learned_state *L = m->state;
     if (!L->plain) return clearn_step_ms(&m->hw, &L->prior.c, s, NULL);
-    double dtok, pairs;
-    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) {
-        dtok = (double) s->decode_seqs;
-        pairs = s->prefill_pairs + (double) s->kv_tokens;
-    } else {
-        dtok = (double) cost_step_decode_tokens(s);
-        pairs = s->prefill_pairs + cost_step_decode_pairs(s);
-    }
-    double T = (double) s->prefill_tokens + dtok;
-    double tc = L->a_lin * T + L->a_half + L->a_att * pairs;
-    double tm = L->w_s + L->kv_s * T + L->kvr_s * (double) s->kv_tokens;
-    double gpu = tc >= tm ? tc + L->ov * tm : tm + L->ov * tc;
-    double ar = L->ar_n * (L->ar_lat + L->ar_tok * T);
-    int graph = s->prefill_tokens <= 0 && s->decode_seqs <= GRAPH_MAX_SEQS;
-    return (gpu + ar + (graph ? L->graph_s : L->launch_s)) * 1e3 + L->fixed_ms
-           + L->seq_ms * ((double) s->prefill_seqs + s->decode_seqs);
+    if (s->prefill_tokens <= 0 && s->decode_seqs <= 0) return 0;
+    return cost_lm_ms(&L->lm, s);
+}
+
+/* The row's lm hook (cost.h): its constants on a plain replica. */
+static const cost_lm *learned_lm(const cost_model *m)
+{
+    const learned_state *L = m->state;
+    return L && L->plain ? &L->lm : NULL;
 }
 
 static int learned_parse(cost_model *m, scn_ctx *x, const char *sec)
@@ -352,9 +337,8 @@ static double learned_overhead_ms(const cost_model *m, const cost_step *s)
 {
     const learned_state *L = m->state;
     if (L->plain) {   /* learned_ms's own terms, without the GPU's */
-        if (!m->hw.have_hw || (s->prefill_tokens <= 0 && s->decode_seqs <= 0)) return 0;
-        int graph = s->prefill_tokens <= 0 && s->decode_seqs <= GRAPH_MAX_SEQS;
-        return (graph ? L->graph_s : L->launch_s) * 1e3 + L->fixed_ms + L->seq_ms * ((double) s->prefill_seqs + s->decode_seqs);
+        if (s->prefill_tokens <= 0 && s->decode_seqs <= 0) return 0;
+        return cost_lm_overhead_ms(&L->lm, s);
     }
     clearn_parts p = { 0 };
     clearn_step_ms(&m->hw, &L->prior.c, s, &p);
@@ -365,6 +349,7 @@ static const cost_ops LEARNED_ROW = {
     "learned", "physical FLOPs and bytes at efficiencies learned per GPU and engine from public measurements "
     "(latsim calib train; docs/learned.md)",
     NULL, learned_parse, learned_build, learned_init, learned_ms, NULL, learned_describe, NULL, learned_overhead_ms,
+    learned_lm,
 };
 
 const clearn_prior *clearn_model_prior(const cost_model *m) { return &((const learned_state *) m->state)->prior; }

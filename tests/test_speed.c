@@ -199,6 +199,8 @@ static int check_fast(const char *extra)
         double ms = cost_step_ms(m, &s);
         cost_step_work(m, &s, &fl, &by);
         cr_assert(same_bits(cost_fast_ms(&f, &s), ms), "%s: step %d: %.17g vs %.17g", extra, i, cost_fast_ms(&f, &s), ms);
+        if (ms > 0)
+            cr_assert(same_bits(cost_fast_overhead_ms(&f, &s), cost_step_overhead_ms(m, &s)), "%s: step %d: overhead", extra, i);
         double ms2 = cost_fast_ms_work(&f, &s, &fl2, &by2);
         cr_assert(same_bits(ms2, ms) && same_bits(fl2, fl) && same_bits(by2, by),
                   "%s: step %d: ms %.17g/%.17g flops %.17g/%.17g bytes %.17g/%.17g", extra, i, ms2, ms, fl2, fl, by2, by);
@@ -206,7 +208,7 @@ static int check_fast(const char *extra)
     gsl_rng_free(r);
     /* Called directly: the roofline's constants, or the learned row's own (auto without
      * a calibrated model resolves to it, cost_fast_init calls it without auto's dispatch). */
-    int direct = f.roofline || (f.m != m && f.m->ops && !strcmp(f.m->ops->name, "learned"));
+    int direct = f.roofline || (f.m != m && f.m->ops && !strcmp(f.m->ops->name, "learned") && f.lm != NULL);
     store_close(db);
     scenario_free(&sc);
     return direct;

@@ -565,10 +565,10 @@ static int roofline_build(cost_model *m, scn_ctx *x, const char *sec, sqlite3 *d
 /* The built-in rows; registered rows come after them (cost_register). */
 static const cost_ops BUILTIN[] = {
     { "linear", "step_base_ms + prefill_ms_per_token x prompt tokens + decode_ms_per_seq x decode tokens + kv_ms_per_1k_tokens x KV tokens / 1000",
-      LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL, NULL, NULL, NULL },
+      LINEAR_KEYS, linear_parse, NULL, linear_init, linear_ms, NULL, NULL, NULL, NULL, NULL },
     { "roofline", "from the catalog's GPU and model: max(FLOPs, bytes) at the efficiencies, plus all-reduces and overhead",
       ROOFLINE_KEYS, roofline_parse, roofline_build, roofline_init, roofline_ms, NULL, roofline_describe, NULL,
-      roofline_overhead_ms },
+      roofline_overhead_ms, NULL },
 };
 #define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
 
@@ -765,6 +765,7 @@ void cost_fast_init(cost_fast *f, const cost_model *m)
     const cost_hw *h = &m->hw;
     f->have_hw = h->have_hw;
     f->general = h->have_hw && !cost_hw_plain(h);
+    if (!r && m->ops && m->ops->lm) f->lm = m->ops->lm(m);   /* the learned form, inline */
     if (f->general) {
         /* The general roofline is called as it is (its work per step is a loop over
          * the stages); the roofline's parameters when the step times are its. */
@@ -822,6 +823,7 @@ double cost_fast_ms(const cost_fast *f, const cost_step *s)
     double fl, by;
     if (f->rp) return general(&f->m->hw, f->rp, s, NULL, NULL, NULL);
     if (f->roofline) return fast_roofline(f, s, &fl, &by);
+    if (f->lm) return cost_lm_ms(f->lm, s);
     return f->m->ops->step_ms(f->m, s);
 }
 
@@ -829,6 +831,7 @@ double cost_fast_overhead_ms(const cost_fast *f, const cost_step *s)
 {
     if (step_is_empty(s) || !f->m->ops) return 0;
     if (f->roofline) return f->overhead_ms + f->launch_ms;   /* never above the step time */
+    if (f->lm) return cost_lm_overhead_ms(f->lm, s);
     return cost_step_overhead_ms(f->m, s);
 }
 
@@ -851,5 +854,6 @@ double cost_fast_ms_work(const cost_fast *f, const cost_step *s, double *flops, 
         *bytes = f->weight_bytes + f->kv_per_token * ((double)s->kv_tokens + tokens);
     } else
         *flops = *bytes = 0;
+    if (f->lm) return cost_lm_ms(f->lm, s);
     return f->m->ops ? f->m->ops->step_ms(f->m, s) : 0;
 }

@@ -249,7 +249,66 @@ typedef struct cost_ops {
      * of the step is model compute.  NULL: a model without that split (linear),
      * whose steps count as compute throughout (docs/metrics.md). */
     double (*overhead_ms)(const cost_model *m, const cost_step *s);
+    /* The constants of M's step time when it has the learned model's form
+     * (cost_lm below, exactly), so that the hot path evaluates it inline
+     * (cost_fast); NULL (or a NULL hook): it has not. */
+    const struct cost_lm *(*lm)(const cost_model *m);
 } cost_ops;
+
+/* The learned step model's form on a plain replica (calib/clearn.h), as
+ * constants computed once per pool: every learned step is
+ *   tc  = a_lin T + a_half + a_att pairs,   tm = w_s + kv_s T + kvr_s kv_tokens
+ *   gpu = max(tc, tm) + ov min(tc, tm)
+ *   ar  = ar_n (ar_lat + ar_tok T)
+ *   ms  = 1000 (gpu + ar + graph_s or launch_s) + fixed_ms + seq_ms x sequences
+ * with T the tokens computed and graph_s for a decode-only step of at most
+ * graph_max sequences.  cost_lm_ms is the one evaluation (the learned row's and
+ * cost_fast's), so both give the same bits. */
+typedef struct cost_lm {
+    double a_lin;      /* s per token computed */
+    double a_half;     /* the small-GEMM cost per step, s */
+    double a_att;      /* s per attended (query, key) pair */
+    double w_s;        /* weight read per step, s */
+    double kv_s;       /* s per KV token written */
+    double kvr_s;      /* s per KV token read by decode attention */
+    double ov;         /* overlap: the share of min(tc, tm) that adds */
+    double ar_n;       /* all-reduces per step (tp > 1), 0 otherwise */
+    double ar_lat;     /* s per all-reduce */
+    double ar_tok;     /* s per token per all-reduce */
+    double launch_s;   /* kernel launches of a step outside a CUDA graph, s */
+    double graph_s;    /* the same inside a CUDA graph, s */
+    double fixed_ms;   /* per step, ms */
+    double seq_ms;     /* per sequence in the step, ms */
+    int graph_max;     /* decode-only steps of at most this many sequences run as a graph */
+} cost_lm;
+
+/* Step time of S under L, ms (S not empty). */
+static inline double cost_lm_ms(const cost_lm *L, const cost_step *s)
+{
+    double dtok, pairs;
+    if (__builtin_expect(s->decode_tokens_per_seq <= 1, 1)) {
+        dtok = (double) s->decode_seqs;
+        pairs = s->prefill_pairs + (double) s->kv_tokens;
+    } else {
+        dtok = (double) cost_step_decode_tokens(s);
+        pairs = s->prefill_pairs + cost_step_decode_pairs(s);
+    }
+    double T = (double) s->prefill_tokens + dtok;
+    double tc = L->a_lin * T + L->a_half + L->a_att * pairs;
+    double tm = L->w_s + L->kv_s * T + L->kvr_s * (double) s->kv_tokens;
+    double gpu = tc >= tm ? tc + L->ov * tm : tm + L->ov * tc;
+    double ar = L->ar_n * (L->ar_lat + L->ar_tok * T);
+    int graph = s->prefill_tokens <= 0 && s->decode_seqs <= L->graph_max;
+    return (gpu + ar + (graph ? L->graph_s : L->launch_s)) * 1e3 + L->fixed_ms
+           + L->seq_ms * ((double) s->prefill_seqs + s->decode_seqs);
+}
+
+/* The framework-overhead part of cost_lm_ms (launches, fixed and per-sequence), ms. */
+static inline double cost_lm_overhead_ms(const cost_lm *L, const cost_step *s)
+{
+    int graph = s->prefill_tokens <= 0 && s->decode_seqs <= L->graph_max;
+    return (graph ? L->graph_s : L->launch_s) * 1e3 + L->fixed_ms + L->seq_ms * ((double) s->prefill_seqs + s->decode_seqs);
+}
 
 /* Parameters of the built-in models (their states are copies of these). */
 typedef struct cost_linear {
@@ -426,6 +485,7 @@ double cost_peak_bw(const cost_model *m);
  * exactly (to the bit) what cost_step_ms and cost_step_work give for the model. */
 typedef struct cost_fast {
     const cost_model *m;          /* the model (its row's step_ms unless roofline) */
+    const cost_lm *lm;            /* the model's constants when it has the learned form, else NULL */
     int roofline;                 /* 1: the step times are the roofline's, from the fields below */
     int general;                  /* 1: the hardware needs the general roofline (not
                                      cost_hw_plain): work (and, with roofline, step times)
