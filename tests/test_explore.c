@@ -248,7 +248,11 @@ Test(explore, mpi_worker_rank_killed_loses_no_task)
     int warnings = 0;
     for (char *p = out; (p = strstr(p, "latsim: ")); p++) warnings++;
     cr_expect_eq(warnings, 1, "%s", out);
-    cr_expect(strstr(out, "latsim: warning: explore: lost MPI rank 1: "), "%s", out);
+    /* Rank 1 is the one killed; Open MPI sometimes takes another worker down with it
+     * (its connection to the dead rank breaks): then both are named, and their tasks
+     * still run on the others. */
+    cr_expect(strstr(out, "latsim: warning: explore: lost MPI rank 1: ") || strstr(out, "latsim: warning: explore: lost MPI ranks 1, "),
+              "%s", out);
     free(out);
     cr_expect_eq(db_count(db, "SELECT count(DISTINCT idx) FROM sweep_points"), 48);
     cr_expect_eq(db_count(db, "SELECT count(*) FROM sweep_points"), 48);
