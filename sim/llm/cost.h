@@ -432,8 +432,8 @@ void cost_choices(char *buf, size_t n);
 int cost_register(const cost_ops *row);
 
 /* The default of `cost =`: the row "auto" once registered (ccost_register in
- * calib/ccost.c: the best stored calibrated model, else the roofline), else
- * "roofline" (what auto gives when no calibrated model is stored, to the bit).
+ * calib/ccost.c: the best stored calibrated model, else the learned model,
+ * calib/clearn.c), else "roofline" (the simulator alone, without calib's rows).
  * Never NULL. */
 const cost_ops *cost_default(void);
 
