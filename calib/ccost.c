@@ -104,23 +104,49 @@ static double peak_of(const gpu_spec *g, int fp8)
     return fp8 ? g->fp8_tflops : g->bf16_tflops;
 }
 
-/* Carries fitted model C's terms from GPU FROM_G and model FROM_M to GPU TO_G and
- * model TO_M: each term x the learned structure's (cprior_learned_terms) there / here, under
- * the replica's engine and weights. */
-static void carry_terms(ccost *c, const gpu_spec *from_g, const model_spec *from_m, const gpu_spec *to_g,
-                        const model_spec *to_m)
+/* Carries fitted model C's terms from GPU FROM_G, model FROM_M and weights FROM_W
+ * to GPU TO_G, model TO_M and the replica's weights: each term x the learned
+ * structure's (cprior_learned_terms) there / here, under the replica's engine
+ * (a change of precision: the compute terms by the dtype's peak and the learned
+ * low-precision efficiency, the weights read by the dtype's bytes). */
+static void carry_terms(ccost *c, const gpu_spec *from_g, const model_spec *from_m, const char *from_w,
+                        const gpu_spec *to_g, const model_spec *to_m)
 {
     double a[CF_NTERMS], b[CF_NTERMS];
     const char *wt = c->roof.hw.weights[0] ? c->roof.hw.weights : "bf16";
-    cprior_learned_terms(from_g, c->roof.hw.engine, from_m, wt, a);
+    cprior_learned_terms(from_g, c->roof.hw.engine, from_m, from_w && from_w[0] ? from_w : wt, a);
     cprior_learned_terms(to_g, c->roof.hw.engine, to_m, wt, b);
     for (int k = 0; k < CF_NTERMS; k++)
         if (a[k] > 0 && b[k] > 0) c->fitted.c[k] *= b[k] / a[k];
+    c->fitted.weight_bytes = catalog_weight_bytes(wt);
+}
+
+/* 1 when weights A and B are one precision ("" is the model's own, bf16 here). */
+static int same_weights(const char *a, const char *b)
+{
+    return strcasecmp(a && a[0] ? a : "bf16", b && b[0] ? b : "bf16") == 0;
+}
+
+/* Carries fitted model C, measured in weights FROM_W, to the replica's weights
+ * when they differ (carry_terms, same GPU and model), and says so in its source
+ * and note.  Returns 1 when carried. */
+static int carry_precision(ccost *c, const char *from_w)
+{
+    const char *wt = c->roof.hw.weights[0] ? c->roof.hw.weights : "bf16";
+    if (same_weights(from_w, wt)) return 0;
+    carry_terms(c, &c->roof.hw.gpu, &c->fitted.model, from_w, &c->roof.hw.gpu, &c->fitted.model);
+    c->carried = 1;
+    size_t L = strlen(c->source);
+    snprintf(c->source + L, sizeof c->source - L, ", carried from %s to %s weights", from_w, wt);
+    L = strlen(c->note);
+    snprintf(c->note + L, sizeof c->note - L, "%scarried from %s to %s weights by the learned model's dtype terms "
+             "(the dtype's peak x lowp_eff, its bytes per weight)", L ? "; " : "", from_w, wt);
+    return 1;
 }
 
 /* Fills the datasheet ratios from the measured GPU MEASURED to the replica's (a
  * fitted model: its terms carried by the learned prior's, carry_terms). */
-static int set_ratios(sqlite3 *db, ccost *c, const char *measured, char *err, size_t errlen)
+static int set_ratios(sqlite3 *db, ccost *c, const char *measured, const char *from_w, char *err, size_t errlen)
 {
     gpu_spec g;
     char e2[512];
@@ -131,16 +157,20 @@ static int set_ratios(sqlite3 *db, ccost *c, const char *measured, char *err, si
         return -1;
     }
     c->ridge = peak_of(&g, c->roof.hw.use_fp8_compute) * 1e12 / (g.mem_bw_gbs * 1e9);
-    if (strcasecmp(g.name, t->name) == 0)
+    if (strcasecmp(g.name, t->name) == 0) {
+        if (c->kind == CC_FITTED) carry_precision(c, from_w);
         return 0;
+    }
     c->carried = 1;
     if (c->kind == CC_FITTED) {
         /* A fit carried by the learned model's structure: each term x the learned
          * structure's term on this GPU / on the measured one (cprior.h), not bare
          * datasheet ratios: the efficiencies the GPUs really reach differ. */
-        carry_terms(c, &g, &c->fitted.model, t, &c->fitted.model);
+        carry_terms(c, &g, &c->fitted.model, from_w, t, &c->fitted.model);
+        const char *wt = c->roof.hw.weights[0] ? c->roof.hw.weights : "bf16";
         snprintf(c->source + strlen(c->source), sizeof c->source - strlen(c->source),
-                 ", carried from %s by the learned model's per-term ratios", g.name);
+                 ", carried from %s%s%s by the learned model's per-term ratios", g.name,
+                 same_weights(from_w, wt) ? "" : " and ", same_weights(from_w, wt) ? "" : from_w);
         return 0;
     }
     c->r_compute = peak_of(&g, c->roof.hw.use_fp8_compute) / peak_of(t, c->roof.hw.use_fp8_compute);
@@ -270,7 +300,7 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
                    (long long)id, f.kind);
         return 1;
     }
-    if (set_ratios(db, c, f.gpu, err, errlen) != 0) {
+    if (set_ratios(db, c, f.gpu, f.weights, err, errlen) != 0) {
         release_model(c);
         return -1;
     }
@@ -324,7 +354,7 @@ static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weig
         m.model = h->model;   /* the terms are per TFLOP, per GB, per layer: this model's counts */
         out->kind = CC_FITTED;
         out->fitted = m;
-        carry_terms(out, &h->gpu, &src, &h->gpu, &h->model);   /* and the learned structure's model terms */
+        carry_terms(out, &h->gpu, &src, NULL, &h->gpu, &h->model);   /* and the learned structure's model terms */
         out->id = id;
         out->mape = m.fit.mape;
         out->carried = 1;
@@ -409,20 +439,26 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
     char skipped[400] = "";   /* the unusable models passed over: "ID (kind, cv_mape X %), ..." */
     int nskipped = 0;
     if (have_tables &&
-        sqlite3_prepare_v2(db, "SELECT id, kind, gpu, tps, mape FROM calib_fits WHERE model = ? AND"
-                           " weights = ? ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(db, "SELECT id, kind, gpu, tps, mape, weights FROM calib_fits WHERE model = ?"
+                           " ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
         errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
         return -1;
     }
     if (st) {
         sqlite3_bind_text(st, 1, roof->hw.model.name, -1, SQLITE_STATIC);
-        sqlite3_bind_text(st, 2, weights, -1, SQLITE_STATIC);
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *k = (const char *)sqlite3_column_text(st, 1);
             const char *g = (const char *)sqlite3_column_text(st, 2);
             const char *tps = (const char *)sqlite3_column_text(st, 3);
+            const char *w = (const char *)sqlite3_column_text(st, 5);
             int fitted = strcmp(k, "fitted") == 0, profile = strcmp(k, "profile") == 0;
             if (!((fitted && want_fitted) || (profile && want_profile)))
+                continue;
+            /* Another precision: a fitted model is carried by the learned dtype terms
+             * (carry_precision), after every model in these weights; a per-operator
+             * profile is not carried across precisions. */
+            int other_w = !same_weights(w, weights);
+            if (other_w && profile)
                 continue;
             int lo, hi, listed = cdb_tp_listed(tps, out->tp, &lo, &hi);
             if (profile && !listed)
@@ -430,6 +466,7 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
             /* Useless (error above the limit, or unknown): skipped, and said. */
             double mape = sqlite3_column_type(st, 4) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 4);
             if (!CDB_MAPE_USABLE(mape)) {
+                if (other_w) continue;   /* said only for models in these weights */
                 size_t L = strlen(skipped);
                 if (L + 64 < sizeof skipped)
                     snprintf(skipped + L, sizeof skipped - L, isfinite(mape) ? "%s%lld (%s, cv_mape %.3g %%)"
@@ -446,7 +483,7 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
                 continue;
             }
             int inside = listed || (out->tp > lo && out->tp < hi);
-            double key = (strcasecmp(g, roof->hw.gpu.name) != 0) * 1e6 + (!inside) * 1e3 +
+            double key = other_w * 2e6 + (strcasecmp(g, roof->hw.gpu.name) != 0) * 1e6 + (!inside) * 1e3 +
                          fmin(mape, 999);
             if (key < best_key) {
                 /* Check usability now (a fitted model may refuse this TP). */

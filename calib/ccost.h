@@ -12,7 +12,10 @@
  *                     carried by its normalised terms (ms per TFLOP, per GB read,
  *                     per layer, per hop: evaluated with this model's geometry;
  *                     "extrapolated"); a model of this model on another GPU
- *                     (datasheet ratios below; "extrapolated"); the learned
+ *                     (a fitted one by the learned per-term ratios, a profile by
+ *                     datasheet ratios; "extrapolated"); a fitted model of this
+ *                     model in other weights, carried by the learned dtype terms
+ *                     (carry_precision; "extrapolated"); the learned
  *                     model of the GPU and engine (clearn.h; "extrapolated" when
  *                     either has no measurement in its corpus);
  *   learned           the learned model;
@@ -20,7 +23,7 @@
  * A stored model whose cross-validated MAPE is above CDB_MAPE_LIMIT (cdb.h) or
  * unknown is never used: auto and an explicit kind skip it (and say so in WARN),
  * an explicit id is refused.
- * A model measured on another GPU is carried over by datasheet ratios: its
+ * A profile measured on another GPU is carried over by datasheet ratios: its
  * compute-bound parts scale by peak FLOP/s, its memory-bound parts by memory
  * bandwidth, all-reduce bytes by link bandwidth, fixed and CPU parts unchanged;
  * such a model is marked "extrapolated".
