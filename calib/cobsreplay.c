@@ -200,6 +200,8 @@ static FILE *text_open(char **buf, size_t *len, char *err, size_t errlen)
     return f;
 }
 
+static void fill_band(const sim_result *res, cobs_replay *out);
+
 /* The predicted side of OUT from RES. */
 static void fill_pred(const sim_result *res, cobs_replay *out)
 {
@@ -218,7 +220,12 @@ static void fill_pred(const sim_result *res, cobs_replay *out)
     out->peak_queue_at_s = res->peak_queue_at_s;
     out->events = res->events;
     out->wall_s = res->wall_time_s;
-    /* The step-time band of the widest LLM pool's cost model (latsim/band.h). */
+    fill_band(res, out);
+}
+
+/* The step-time band of RES's widest LLM pool's cost model (latsim/band.h) into OUT. */
+static void fill_band(const sim_result *res, cobs_replay *out)
+{
     out->nband = 0;
     for (int p = 0; p < res->npools; p++) {
         const pool_result *P = &res->pools[p];
@@ -618,7 +625,10 @@ static int replay_levels(const cobs_run *run, const scenario *sc, const char *po
         P->e2e_ms = res.saturated ? NAN : res.e2e.mean;
         P->ttft_p99_ms = res.saturated ? NAN : res.ttft.p99;
         P->output_tps = res.output_tps;
-        if (i == 0) cost_of(&res, out->cost, sizeof out->cost);
+        if (i == 0) {
+            cost_of(&res, out->cost, sizeof out->cost);
+            fill_band(&res, out);
+        }
         out->events += res.events;
         out->wall_s += res.wall_time_s;
         sim_result_free(&res);

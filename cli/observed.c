@@ -643,7 +643,6 @@ static void json_cmp_band(FILE *f, double obs, double pred, const double *band)
     fputc('}', f);
 }
 
-static void json_cmp(FILE *f, double obs, double pred) { json_cmp_band(f, obs, pred, NULL); }
 
 /* One table row: LABEL, observed, predicted (with BAND: "value (lo..hi)"), error. */
 static void row_band(FILE *f, const char *metric, const char *stat, double obs, double pred, const double *band)
@@ -690,6 +689,25 @@ static const double *pred_band(const replay_ctx *c, const cobs_replay *r, int m,
     return b;
 }
 
+/* The six aggregates of level prediction P, in the order of the sweep tables. */
+static void level_values(const cobs_level_pred *P, double *v)
+{
+    const double x[] = { P->ttft_ms, P->itl_ms, P->tpot_ms, P->e2e_ms, P->ttft_p99_ms, P->output_tps };
+    memcpy(v, x, sizeof x);
+}
+
+/* The 90 % band of aggregate K of sweep level I into B (its value PRED), or NULL
+ * when C has no band: the level simulated at both step-time factors. */
+static const double *level_band(const replay_ctx *c, size_t i, int k, double pred, double *b)
+{
+    if (!c->end[0]) return NULL;
+    double v1[6], v2[6];
+    level_values(&c->end[0]->lv[i], v1);
+    level_values(&c->end[1]->lv[i], v2);
+    band_interval(pred, v1[k], v2[k], NAN, &b[0], &b[1]);
+    return b;
+}
+
 static void print_table(const replay_ctx *c, const cobs_run *run, const cobs_replay *r)
 {
     printf("replay of %s (%s, %zu %s) through %s%s%s\n", ERRMSG_SHOWN(c->file), c->format,
@@ -699,8 +717,9 @@ static void print_table(const replay_ctx *c, const cobs_run *run, const cobs_rep
     if (r->note[0]) printf("note: %s\n", r->note);
     if (r->cost[0]) printf("cost model: %s\n", ERRMSG_SHOWN(r->cost));
     if (run->nlvl) {
-        printf("\n  %-12s %-20s %14s %14s %10s\n", run->lvl[0].closed ? "concurrency" : "rate", "metric", "observed",
-               "predicted", "error");
+        if (c->end[0]) printf("prediction band (90 %%): step times x%.3g..x%.3g (%s)\n", r->band.lo, r->band.hi, r->band.basis);
+        printf("\n  %-12s %-20s %14s %*s %10s\n", run->lvl[0].closed ? "concurrency" : "rate", "metric", "observed",
+               c->end[0] ? 34 : 14, c->end[0] ? "predicted (band)" : "predicted", "error");
         for (size_t i = 0; i < run->nlvl; i++) {
             const cobs_level *L = &run->lvl[i];
             const cobs_level_pred *P = &r->lv[i];
@@ -714,11 +733,15 @@ static void print_table(const replay_ctx *c, const cobs_run *run, const cobs_rep
                 char lv[32] = "";
                 if (first) snprintf(lv, sizeof lv, "%g", L->load);
                 first = 0;
-                char e[32], p[32];
-                double x = err_pct(ob[k], pr[k]);
+                char e[32], p[64];
+                double x = err_pct(ob[k], pr[k]), b[2];
+                const double *bd = isfinite(pr[k]) ? level_band(c, i, k, pr[k], b) : NULL;
                 snprintf(e, sizeof e, isfinite(x) ? "%+.1f %%" : "-", x);
-                snprintf(p, sizeof p, isfinite(pr[k]) ? "%.6g" : (P->saturated ? "saturated" : "-"), pr[k]);
-                printf("  %-12s %-20s %14.6g %14s %10s\n", lv, names[k], ob[k], p, e);
+                if (bd && isfinite(bd[0]))
+                    snprintf(p, sizeof p, isfinite(bd[1]) ? "%.6g (%.4g..%.4g)" : "%.6g (%.4g..inf)", pr[k], bd[0], bd[1]);
+                else
+                    snprintf(p, sizeof p, isfinite(pr[k]) ? "%.6g" : (P->saturated ? "saturated" : "-"), pr[k]);
+                printf("  %-12s %-20s %14.6g %*s %10s\n", lv, names[k], ob[k], c->end[0] ? 34 : 14, p, e);
             }
         }
         printf("\n%zu simulations, %llu events, %.2f s\n", run->nlvl, (unsigned long long) r->events, r->wall_s);
@@ -787,12 +810,20 @@ static void print_json(const replay_ctx *c, const cobs_run *run, const cobs_repl
             for (int k = 0; k < 6; k++) {
                 if (isnan(ob[k])) continue;
                 fprintf(f, "%s\"%s\": ", first ? "" : ", ", names[k]);
-                json_cmp(f, ob[k], pr[k]);
+                double b[2];
+                json_cmp_band(f, ob[k], pr[k], isfinite(pr[k]) ? level_band(c, i, k, pr[k], b) : NULL);
                 first = 0;
             }
             fputs("}}", f);
         }
-        fputs("]}\n", f);
+        fputs("]", f);
+        if (c->end[0]) {
+            fprintf(f, ", \"prediction_band\": {\"level\": 0.9, \"basis\": ");
+            report_json_str(f, r->band.basis);
+            fprintf(f, ", \"validated\": %s, \"step_time_factors\": [%.6g, %.6g]}", r->band.validated ? "true" : "false",
+                    r->band.lo, r->band.hi);
+        }
+        fputs("}\n", f);
         return;
     }
     fprintf(f, ", \"requests\": %zu, \"simulated\": {\"served\": %llu, \"rejected\": %llu, \"window_s\": ", r->nreq,
@@ -986,7 +1017,7 @@ int replay_main(int argc, char **argv)
     if (rc) { say(rc, err); goto out; }
     /* The prediction band: the replay again with every LLM pool's step times
      * at both ends of its cost model's 90 % error (docs/bands.md). */
-    for (int k = 0; k < 2 && r.nband > 0 && !run.nlvl; k++) {
+    for (int k = 0; k < 2 && r.nband > 0; k++) {
         int np = scenario_npools(sc), n = 0;
         const char *sets[64 + 16];
         char buf[64][200];

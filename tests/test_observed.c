@@ -204,6 +204,27 @@ Test(observed_readers, sweep)
     double p16 = jnum(json_array_get(lv, 2), "metrics", "ttft_ms", "predicted");
     cr_expect(p1 > 0 && p16 > p1, "predicted TTFT grows with the users: %g at 1, %g at 16", p1, p16);
     cr_expect(isnan(jnum(l1, "metrics", "tpot_ms", "observed")), "tpot_ms is not a column of the file");
+    /* A sweep's levels have bands too (docs/bands.md): each level simulated at both step-time
+     * factors; the band holds the prediction, a latency's lower end below it and its upper above
+     * (longer steps, longer latencies), throughput the other way round, all finite at these loads. */
+    const json_t *pb = json_object_get(x.j, "prediction_band");
+    cr_assert_not_null(pb, "a sweep replay's prediction_band");
+    double flo = json_number_value(json_array_get(json_object_get(pb, "step_time_factors"), 0));
+    double fhi = json_number_value(json_array_get(json_object_get(pb, "step_time_factors"), 1));
+    cr_expect(flo > 0 && flo < 1 && fhi > 1, "factors %g..%g", flo, fhi);
+    for (size_t i = 0; i < json_array_size(lv); i++) {
+        const json_t *m = json_object_get(json_array_get(lv, i), "metrics");
+        const char *key;
+        json_t *v;
+        json_object_foreach((json_t *) m, key, v) {
+            const json_t *b = json_object_get(v, "band");
+            cr_assert(json_is_array(b), "level %zu %s: no band", i, key);
+            double lo = json_number_value(json_array_get(b, 0)), hi = json_number_value(json_array_get(b, 1));
+            double p = json_number_value(json_object_get(v, "predicted"));
+            cr_expect(lo < p && p < hi, "level %zu %s: %g outside its band %g..%g", i, key, p, lo, hi);
+            cr_expect(json_is_boolean(json_object_get(v, "covered")), "level %zu %s: covered", i, key);
+        }
+    }
     jfree(&x);
 }
 
