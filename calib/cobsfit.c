@@ -45,6 +45,7 @@ typedef struct frun {
     long nreq;                /* requests */
     size_t nlv;               /* sweep levels (0: a request run) */
     double *lo;               /* a sweep's observed aggregates, LSTAT per level (NAN: not given; owned) */
+    char engine[32];          /* its pool's engine ("" not stated: vLLM), the fit's prior */
 } frun;
 
 /* A sweep level's aggregates fitted: means of TTFT, ITL, TPOT, E2E, the P99 of
@@ -441,6 +442,13 @@ static int open_run(sqlite3 *db, int64_t id, const cfitted *f, frun *r, double *
         errmsg_set(err, errlen, "fit observed: observed run %lld: %s", (long long) id, e2);
     if (!rc && (rc = cobs_prep_open(&run, sc, h.srv.pool, db, &r->prep, e2, sizeof e2)) != 0)
         errmsg_set(err, errlen, "fit observed: observed run %lld: %s", (long long) id, e2);
+    if (!rc) {
+        int pi;
+        if (cobs_find_pool(sc, h.srv.pool, &pi, e2, sizeof e2) == 0) {
+            const char *e = scenario_pool_value(sc, pi, "engine");
+            snprintf(r->engine, sizeof r->engine, "%s", e ? e : "");
+        }
+    }
     if (!rc && (rc = cobs_replay_observed(&run, &r->rep, err, errlen)) == 0)
         rc = observe(r, &run) ? (errmsg_set(err, errlen, "out of memory"), 1) : 0;
     if (!rc && cobs_prep_sim(r->prep, &r->rep, err, errlen) != 0) rc = 1;
@@ -657,12 +665,19 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
         free(steps);
         return rc;
     }
+    /* The prior of the runs' engine (the first run's pool; the learned default's vLLM without runs). */
+    if (n > 0 && r[0].engine[0]) {
+        cprior_terms(&g, r[0].engine, &m->model, tp > 0 ? tp : 1, weights, prior, width);
+        memcpy(m->c, prior, sizeof m->c);
+        memcpy(out->prior, prior, sizeof out->prior);
+        memcpy(out->width, width, sizeof out->width);
+    }
     /* Free terms (cobsfit.h): weights only when two TP degrees separate it from the fixed term. */
     int tps = 0;
     for (int i = 0; i < n; i++)
         if (r[i].tp >= 1 && r[i].tp <= 1024) tpseen[r[i].tp]++;
     for (int t = 1; t <= 1024; t++) tps += tpseen[t] > 0;
-    static const int FREE[] = { CF_FIXED, CF_WEIGHTS, CF_PREFILL, CF_KV, CF_DECODE };
+    static const int FREE[] = { CF_FIXED, CF_WEIGHTS, CF_PREFILL, CF_KV, CF_DECODE, CF_ATTN };
     int use_runs = data != COBSFIT_STEPS && data != COBSFIT_NONE, use_steps = data != COBSFIT_REQUESTS && data != COBSFIT_NONE;
     int mtot = 0, kmax = 0;
     long nlev = 0;
@@ -858,13 +873,14 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     char lvs[48] = "", sts[64] = "";
     if (nlev) snprintf(lvs, sizeof lvs, ", %ld sweep levels", nlev);
     if (nst) snprintf(sts, sizeof sts, "%s%d whole steps", use_runs && n ? " and " : "", nst);
+    char runs_s[128] = "";
+    if (use_runs) snprintf(runs_s, sizeof runs_s, "replays of %d observed run%s (%ld requests%s)", n, n == 1 ? "" : "s", nreq, lvs);
     if (data == COBSFIT_NONE)
-        snprintf(fit->note, sizeof fit->note, "the prior alone (cprior.h: the roofline's terms), no data fitted; error on "
-                 "the stored %s", n ? "runs" : "steps");
+        snprintf(fit->note, sizeof fit->note, "the prior alone (cprior.h: the learned default's terms), no data fitted; "
+                 "error on the stored %s", n ? "runs" : "steps");
     else
-        snprintf(fit->note, sizeof fit->note, "posterior: %s%d observed run%s (%ld requests%s)%s, Nelder-Mead on log-coefficients "
-                 "toward the prior (cprior.h; %d simulations); error %s", use_runs ? "replays of " : "",
-                 use_runs ? n : 0, use_runs && n == 1 ? "" : "s", use_runs ? nreq : 0, lvs, use_steps ? sts : "", f.evals,
+        snprintf(fit->note, sizeof fit->note, "posterior: %s%s, Nelder-Mead on log-coefficients toward the prior (cprior.h; "
+                 "%d simulations); error %s", runs_s, use_steps ? sts : "", f.evals,
                  parts >= 2 ? "leave-one-out" : "of the fit itself (one run or step set)");
     memcpy(m->c, f.c, sizeof m->c);
     for (int j = 0; j < f.nfree; j++) m->c[f.fk[j]] = fmax(exp(x[j]), lo[f.fk[j]]);
@@ -873,7 +889,7 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
         snprintf(c->name, sizeof c->name, "%s", cfitted_term_names[t]);
         c->value = m->c[t];
         c->se = width[t] > 0 && held[t] != 1 ? m->c[t] * width[t] : 0;
-        snprintf(c->status, sizeof c->status, "%s", t == CF_SEQ ? "bound" : held[t] == 1 ? "floor" : "prior");
+        snprintf(c->status, sizeof c->status, "%s", held[t] == 1 ? "floor" : "prior");
         for (int j = 0; j < f.nfree; j++)
             if (f.fk[j] == t) {
                 int at_floor = exp(x[j]) <= lo[t];

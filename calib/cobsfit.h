@@ -32,11 +32,13 @@
  * iterations, restarted from its minimum while that gains.
  *
  * Free terms: fixed_ms, weights_ms_per_gb, prefill_ms_per_tflop, kv_ms_per_gb,
- * decode_ms_per_tflop.  After the fit, a term at its floor is held there
- * (status "floor"), one the data do not determine (posterior sd before the
- * misfit scaling above 0.9 of its prior width) at the prior (status "prior"),
- * and the rest fitted again.  Always at the prior: attn_ms_per_tflop,
- * allreduce_ms_per_gb, allreduce_ms_per_hop, launch_ms_per_layer; seq_ms 0.
+ * decode_ms_per_tflop, attn_ms_per_tflop.  After the fit, a term at its floor is
+ * held there (status "floor"), one the data do not determine (posterior sd
+ * before the misfit scaling above 0.9 of its prior width) at the prior (status
+ * "prior"), and the rest fitted again.  Always at the prior (the learned
+ * default's): allreduce_ms_per_gb, allreduce_ms_per_hop, launch_ms_per_layer,
+ * seq_ms.  The prior is that of the first run's pool's engine (vLLM without
+ * runs).
  *
  * Uncertainty: Gauss-Newton at the optimum, the Jacobian of the weighted
  * residuals (statistics and prior) by central differences (step 0.05 in log),

@@ -16,21 +16,8 @@ static double peak_of(const gpu_spec *g, const char *weights)
 void cprior_terms(const gpu_spec *g, const char *engine, const model_spec *m, int tp, const char *weights, double *terms,
                   double *width)
 {
-    (void) engine;   /* one prior for every engine until the learned default has per-engine terms */
-    (void) m;
-    (void) tp;
-    const cost_roofline *d = &cost_roofline_defaults;
-    double rc = 1000 / (peak_of(g, weights) * d->compute_eff), rm = 1000 / (g->mem_bw_gbs * d->memory_eff);
-    terms[CF_FIXED] = d->step_overhead_ms;
-    terms[CF_WEIGHTS] = rm;
-    terms[CF_PREFILL] = rc;
-    terms[CF_ATTN] = rc;
-    terms[CF_KV] = rm;
-    terms[CF_DECODE] = rc;
-    terms[CF_AR_BYTES] = g->link_gbs > 0 ? 1000 / g->link_gbs : 0;
-    terms[CF_AR_HOP] = d->allreduce_latency_us * 1e-3;
-    terms[CF_LAUNCH] = d->launch_us_per_layer * 1e-3;
-    terms[CF_SEQ] = 0;
+    (void) tp;   /* the terms are per GPU and per collective: the TP degree enters the features */
+    cprior_learned_terms(g, engine, m, weights, terms);
     const double l2 = log(2.0), l4 = log(4.0);
     for (int k = 0; k < CF_NTERMS; k++) width[k] = l2;
     width[CF_FIXED] = width[CF_LAUNCH] = width[CF_AR_HOP] = l4;

@@ -3,16 +3,15 @@
  * with a stated width per term, and the hardware floor no fitted term may go
  * below.
  *
- * Today the prior is the datasheet roofline (cost.h) in the fitted model's
- * terms: 1000 / (peak x compute_eff) ms per TFLOP for the prefill, attention
- * and decode GEMMs, 1000 / (bandwidth x memory_eff) ms per GB for the weights
- * and the KV cache, 1000 / link_gbs ms per GB and the roofline's all-reduce
- * latency per hop, its launch cost per layer and fixed overhead per step, no
- * per-sequence cost.  Widths (standard deviations of the log-coefficient):
+ * The prior is the learned default of the GPU and engine (clearn.h) in the
+ * fitted model's terms (cprior_learned_terms below): what latsim predicts
+ * with nothing calibrated, so a term the data cannot determine stays there
+ * (status `prior`) and carries to another GPU, model or precision exactly as
+ * the learned model does.  Widths (standard deviations of the log-coefficient):
  * ln 2 (a factor 2) for the rates, ln 4 for the fixed, launch and all-reduce
- * latency terms, whose roofline values are rough.  This is the one place a
- * learned default would replace (issue "Fidelity A"): every fit takes its
- * prior from cprior_terms.
+ * latency terms, the per-sequence term held (width 0).  They are wider than
+ * the learned model's held-out step-time errors (12-27 %, docs/accuracy.md)
+ * because one term can be off by more than the step it is part of.
  *
  * Floor (cprior_floor): the rates at 100 % of the datasheet peak (compute at
  * the dense peak of the weights' precision, bytes at peak bandwidth); every
@@ -24,7 +23,7 @@
 
 #include "cfitted.h"
 
-/* The prior of (GPU, ENGINE (NULL: generic), MODEL, TP, WEIGHTS) into TERMS
+/* The prior of (GPU, ENGINE (NULL: vLLM), MODEL, TP, WEIGHTS) into TERMS
  * and WIDTH (CF_NTERMS each; WIDTH the log-sd, 0 for a term held where it is). */
 void cprior_terms(const gpu_spec *g, const char *engine, const model_spec *m, int tp, const char *weights, double *terms,
                   double *width);
@@ -36,9 +35,7 @@ void cprior_terms(const gpu_spec *g, const char *engine, const model_spec *m, in
  * kv_eff x the grouped-query re-reads for the KV cache, 1000 / (link_gbs x link_eff)
  * ms per GB and ar_lat_us per hop, launch_us per layer, fixed_ms per step and seq_us
  * per sequence.  What carries a fit to another GPU or model (ccost.c): each term x
- * this structure's term there / here.  (The fits' prior stays cprior_terms': with
- * this one as the prior the real run's in-sample fit was +13 % instead of +8 % on
- * TTFT, docs/calibration.md.) */
+ * this structure's term there / here; and every fit's prior (cprior_terms). */
 void cprior_learned_terms(const gpu_spec *g, const char *engine, const model_spec *m, const char *weights,
                           double *terms);
 

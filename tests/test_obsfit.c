@@ -23,6 +23,8 @@
 #include <sqlite3.h>
 
 #include "tcli.h"
+#include "cprior.h"
+#include "core/catalog.h"
 
 #define REAL "tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl"
 #define REAL_INI "scenarios/replay_vllm_rtx4090.ini"
@@ -86,21 +88,40 @@ static void exec_sql(const char *path, const char *sql)
 
 /* ---- round trip ------------------------------------------------------------------ */
 
-/* The known model: the prior (cprior.h) perturbed -- fixed x2, prefill x0.79, KV
- * x2.4, decode x1.39, every rate above the hardware floor (6.05 ms per TFLOP,
- * 0.992 ms per GB) -- its other terms at the priors for rtx-4090 (165.2 TFLOP/s bf16, 1008
- * GB/s, 32 GB/s link) and the roofline's defaults (compute_eff 0.6, memory_eff
- * 0.8, all-reduce 8 us, launch 20 us per layer). */
+/* The known model: the prior (cprior.h: the learned default of rtx-4090 under
+ * vLLM) perturbed -- fixed_ms, prefill, attention, KV and decode set apart from
+ * it, every rate above the hardware floor (6.05 ms per TFLOP, 0.992 ms per GB)
+ * -- its other terms (weights, all-reduce, launch, per sequence) at the prior. */
 #define K_FIXED 2.0
 #define K_PREFILL 8.0
+#define K_ATTN 30.0
 #define K_KV 3.0
 #define K_DECODE 14.0
 static const char *const FREE_NAMES[] = { "fixed_ms", "prefill_ms_per_tflop", "kv_ms_per_gb", "decode_ms_per_tflop" };
 static const double FREE_TRUE[] = { K_FIXED, K_PREFILL, K_KV, K_DECODE };
 
+/* The prior's terms for llama-3.1-8b on rtx-4090 (bf16, vLLM) into T (CF_NTERMS). */
+static void prior_terms(double *t)
+{
+    sqlite3 *cat;
+    char e2[256];
+    gpu_spec g;
+    model_spec m;
+    double w[CF_NTERMS];
+    cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
+    cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
+    cr_assert_eq(catalog_gpu(cat, "rtx-4090", &g, e2, sizeof e2), 0, "%s", e2);
+    cr_assert_eq(catalog_model(cat, "llama-3.1-8b", &m, e2, sizeof e2), 0, "%s", e2);
+    sqlite3_close(cat);
+    cprior_terms(&g, NULL, &m, 1, "bf16", t, w);
+}
+
 static void store_known(void)
 {
-    double rc = 1000 / (165.2 * 0.6), rm = 1000 / (1008 * 0.8);
+    double p[CF_NTERMS];
+    prior_terms(p);
+    cr_assert(K_PREFILL != p[CF_PREFILL] && K_ATTN < p[CF_ATTN] && K_KV > p[CF_KV] && K_DECODE > p[CF_DECODE],
+              "the known model is the prior perturbed");
     char sql[2048];
     snprintf(sql, sizeof sql,
              "INSERT INTO calib_fits (id, kind, model, gpu, weights, tps, source, n_points, r2, mape, folds, tok_max,"
@@ -110,9 +131,9 @@ static void store_known(void)
              " (1,0,'fixed_ms',%.17g,0,'fitted'), (1,1,'weights_ms_per_gb',%.17g,0,'fitted'),"
              " (1,2,'prefill_ms_per_tflop',%.17g,0,'fitted'), (1,3,'attn_ms_per_tflop',%.17g,0,'fitted'),"
              " (1,4,'kv_ms_per_gb',%.17g,0,'fitted'), (1,5,'decode_ms_per_tflop',%.17g,0,'fitted'),"
-             " (1,6,'allreduce_ms_per_gb',%.17g,0,'fitted'), (1,7,'allreduce_ms_per_hop',0.008,0,'fitted'),"
-             " (1,8,'launch_ms_per_layer',0.02,0,'fitted'), (1,9,'seq_ms',0,0,'bound');",
-             K_FIXED, rm, K_PREFILL, rc, K_KV, K_DECODE, 1000 / 32.0);
+             " (1,6,'allreduce_ms_per_gb',%.17g,0,'fitted'), (1,7,'allreduce_ms_per_hop',%.17g,0,'fitted'),"
+             " (1,8,'launch_ms_per_layer',%.17g,0,'fitted'), (1,9,'seq_ms',%.17g,0,'fitted');",
+             K_FIXED, p[CF_WEIGHTS], K_PREFILL, K_ATTN, K_KV, K_DECODE, p[CF_AR_BYTES], p[CF_AR_HOP], p[CF_LAUNCH], p[CF_SEQ]);
     exec_sql(db, sql);
 }
 
@@ -201,8 +222,14 @@ Test(obsfit_roundtrip, known_model_fitted_back, .timeout = 240)
         if (k == 1) cr_expect(se < 0.5 * v, "%s: %g +- %g is not determined", FREE_NAMES[k], v, se);
     }
     cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_fit_observed WHERE fit_id = 2"), 2);
-    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 2 AND name = 'fixed_ms' AND status = 'prior'"
-                              " AND value = 1"), 1, "the per-step cost the runs cannot see stays at the prior");
+    {
+        double p[CF_NTERMS], v, se;
+        prior_terms(p);
+        coef(db, 2, "fixed_ms", &v, &se);
+        cr_expect(v == p[CF_FIXED] && db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 2 AND name = 'fixed_ms'"
+                                                  " AND status = 'prior'") == 1,
+                  "the per-step cost the runs cannot see stays at the prior: %.17g, the prior %.17g", v, p[CF_FIXED]);
+    }
     /* The known model replays its own observations to within their noise (the
      * means of 60 values with 1 % noise: 0.13 % standard error). */
     char known[256];
@@ -277,9 +304,12 @@ Test(obsfit_real, vllm_rtx4090, .timeout = 120)
     cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 1 AND ((name IN ('prefill_ms_per_tflop',"
                               " 'attn_ms_per_tflop', 'decode_ms_per_tflop') AND value < 1000 / 165.2 * (1 - 1e-12)) OR"
                               " (name IN ('weights_ms_per_gb', 'kv_ms_per_gb') AND value < 1000 / 1008.0 * (1 - 1e-12)))"), 0);
-    /* The terms one TP degree cannot see stay at the prior, said so. */
+    /* The terms one TP degree cannot see stay at the prior, said so; attention is fitted (the
+     * run's prompts of up to 4000 tokens price it) or at its floor. */
     cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 1 AND status = 'prior' AND name IN"
-                              " ('allreduce_ms_per_gb', 'allreduce_ms_per_hop', 'launch_ms_per_layer', 'attn_ms_per_tflop')"), 4);
+                              " ('allreduce_ms_per_gb', 'allreduce_ms_per_hop', 'launch_ms_per_layer')"), 3);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 1 AND name = 'attn_ms_per_tflop' AND"
+                              " status IN ('fitted', 'floor')"), 1);
     /* calib show and latsim cost name it. */
     r = run_db(60, "cost", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--tp", "1", "--decode", "32", "--context", "1000", NULL);
     cr_expect_eq(r.rc, 0, "%s", r.err);

@@ -30,6 +30,9 @@
 #include <sqlite3.h>
 
 #include "tcli.h"
+#include "cfitted.h"
+#include "cprior.h"
+#include "core/catalog.h"
 
 #define REAL "tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl"
 #define REAL_INI "scenarios/replay_vllm_rtx4090.ini"
@@ -371,19 +374,26 @@ Test(obsmeas_posterior, no_data_is_the_prior_exactly)
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_expect(strstr(r.out, "fitted on: none") != NULL, "%s", r.out);
     result_free(&r);
-    /* The prior by hand: the roofline's defaults (compute_eff 0.6, memory_eff 0.8, 1 ms per step,
-     * 8 us per all-reduce hop, 20 us launch per layer) on rtx-4090 (165.2 TFLOP/s, 1008 GB/s, 32 GB/s). */
-    const struct { const char *name; double v; } want[] = {
-        { "fixed_ms", 1 }, { "weights_ms_per_gb", 1000 / (1008 * 0.8) }, { "prefill_ms_per_tflop", 1000 / (165.2 * 0.6) },
-        { "attn_ms_per_tflop", 1000 / (165.2 * 0.6) }, { "kv_ms_per_gb", 1000 / (1008 * 0.8) },
-        { "decode_ms_per_tflop", 1000 / (165.2 * 0.6) }, { "allreduce_ms_per_gb", 1000 / 32.0 }, { "allreduce_ms_per_hop", 0.008 },
-        { "launch_ms_per_layer", 0.02 }, { "seq_ms", 0 },
-    };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
-        double v = coef_of(1, want[i].name);
-        cr_expect(fabs(v - want[i].v) <= 1e-12 * fabs(want[i].v), "%s: %.17g, the prior %.17g", want[i].name, v, want[i].v);
+    /* The prior: the learned default of rtx-4090 under the run's engine (vLLM) in the fitted
+     * model's terms (cprior.h), every term exactly. */
+    sqlite3 *cat;
+    char e2[256];
+    gpu_spec g;
+    model_spec m;
+    double want[CF_NTERMS];
+    cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
+    cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
+    cr_assert_eq(catalog_gpu(cat, "rtx-4090", &g, e2, sizeof e2), 0, "%s", e2);
+    cr_assert_eq(catalog_model(cat, "llama-3.1-8b", &m, e2, sizeof e2), 0, "%s", e2);
+    sqlite3_close(cat);
+    cprior_learned_terms(&g, "vllm", &m, "bf16", want);
+    for (int k = 0; k < CF_NTERMS; k++) {
+        double v = coef_of(1, cfitted_term_names[k]);
+        cr_expect(fabs(v - want[k]) <= 1e-12 * fabs(want[k]), "%s: %.17g, the prior %.17g", cfitted_term_names[k], v, want[k]);
     }
-    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 1 AND status = 'prior'"), 9);
+    /* Not the datasheet roofline's (compute_eff 0.6 on 165.2 TFLOP/s): the learned efficiency. */
+    cr_expect(fabs(want[CF_DECODE] - 1000 / (165.2 * 0.6)) > 0.01 * want[CF_DECODE], "decode %g", want[CF_DECODE]);
+    cr_expect_eq(db_count(db, "SELECT count(*) FROM calib_coefs WHERE fit_id = 1 AND status = 'prior'"), CF_NTERMS);
     /* --data steps without any step: one line, exit 2, nothing stored. */
     size_t n;
     char *before = slurp_or_fail(db, &n);
@@ -483,15 +493,16 @@ Test(obsmeas_carry, tp1_fit_predicts_tp2_and_4, .timeout = 240)
     cr_expect(strstr(s4, "observed, carried to tp 4") != NULL, "tp 4: %s", s4);
     /* By hand from the stored terms: per GPU the weights, GEMMs and KV shrink by the TP degree, the
      * fixed cost stays, and each of the 2 x 32 layers' all-reduces of 32 tokens x 4096 x 2 bytes
-     * (x 2 (t - 1) / t on the ring) costs allreduce_ms_per_gb per GB plus a hop latency per (t - 1). */
+     * (x 2 (t - 1) / t on the ring) costs allreduce_ms_per_gb per GB plus a hop latency per (t - 1);
+     * each of the 32 sequences seq_ms. */
     double fixed = coef_of(1, "fixed_ms"), w = coef_of(1, "weights_ms_per_gb"), dec = coef_of(1, "decode_ms_per_tflop"),
            kv = coef_of(1, "kv_ms_per_gb"), arb = coef_of(1, "allreduce_ms_per_gb"), hop = coef_of(1, "allreduce_ms_per_hop"),
-           launch = coef_of(1, "launch_ms_per_layer");
+           launch = coef_of(1, "launch_ms_per_layer"), seq = coef_of(1, "seq_ms");
     const double P = 8.03e9, L = 32, D = 4096, kvb = 32.0 * 1001 * 2 * L * 8 * 128 * 2;
     for (int t = 1; t <= 4; t *= 2) {
         int kvh = 8 / t < 1 ? 1 : 8 / t;
         double want = fixed + w * P * 2 / t / 1e9 + dec * 2 * P * 32 / t / 1e12 + kv * kvb * kvh / 8 / 1e9 +
-                      arb * 2 * L * 2.0 * (t - 1) / t * 32 * D * 2 / 1e9 + hop * 2 * L * (t - 1) + launch * L;
+                      arb * 2 * L * 2.0 * (t - 1) / t * 32 * D * 2 / 1e9 + hop * 2 * L * (t - 1) + launch * L + seq * 32;
         double got = t == 1 ? t1 : t == 2 ? t2 : t4;
         cr_expect(fabs(got / want - 1) < 2e-3, "tp %d: %.6g ms, by hand %.6g ms", t, got, want);
     }
