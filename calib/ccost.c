@@ -312,24 +312,28 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
 static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
                    const char *weights, ccost *out, char *err, size_t errlen);
 
-/* The usable fitted model of another LLM model on this GPU (WEIGHTS, lowest
- * cross-validated error first), its terms evaluated with this replica's model
- * geometry (ccost.h).  Returns 0 with OUT filled, 1 when none, -1 on error. */
-static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weights, ccost *out, char *why,
-                           size_t wn, char *err, size_t errlen)
+/* The usable fitted model of another LLM model on this GPU (in WEIGHTS first, in
+ * other weights too when ANY_WEIGHTS; lowest cross-validated error first), its
+ * terms evaluated with this replica's model geometry and carried by the learned
+ * structure's model and dtype terms (ccost.h).  Returns 0 with OUT filled, 1 when
+ * none, -1 on error. */
+static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weights, int any_weights, ccost *out,
+                           char *why, size_t wn, char *err, size_t errlen)
 {
     const cost_hw *h = &roof->hw;
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id FROM calib_fits WHERE kind = 'fitted' AND gpu = ? AND model <> ? AND"
-                           " weights = ? AND mape IS NOT NULL AND mape >= 0 AND mape <= ? ORDER BY mape, id", -1, &st,
+    /* In these weights first; a model in other weights is carried to them as well. */
+    if (sqlite3_prepare_v2(db, "SELECT id, weights FROM calib_fits WHERE kind = 'fitted' AND gpu = ? AND model <> ? AND"
+                           " mape IS NOT NULL AND mape >= 0 AND mape <= ?3 AND (weights = ?4 OR ?5) ORDER BY weights <> ?4, mape, id", -1, &st,
                            NULL) != SQLITE_OK) {
         errmsg_set(err, errlen, "calibration store: %s", sqlite3_errmsg(db));
         return -1;
     }
     sqlite3_bind_text(st, 1, h->gpu.name, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, h->model.name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, weights, -1, SQLITE_STATIC);
-    sqlite3_bind_double(st, 4, CDB_MAPE_LIMIT);
+    sqlite3_bind_double(st, 3, CDB_MAPE_LIMIT);
+    sqlite3_bind_text(st, 4, weights, -1, SQLITE_STATIC);
+    sqlite3_bind_int(st, 5, any_weights);
     int rc = 1;
     while (rc == 1 && sqlite3_step(st) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(st, 0);
@@ -348,18 +352,22 @@ static int try_other_model(sqlite3 *db, const cost_model *roof, const char *weig
                          s == 0 ? m.fit.model : "another model", w2[0] ? w2 : "it cannot be loaded");
             continue;
         }
-        char from[48];
+        char from[48], from_w[8];
         snprintf(from, sizeof from, "%s", m.fit.model);
+        snprintf(from_w, sizeof from_w, "%s", (const char *) sqlite3_column_text(st, 1));
         model_spec src = m.model;
         m.model = h->model;   /* the terms are per TFLOP, per GB, per layer: this model's counts */
         out->kind = CC_FITTED;
         out->fitted = m;
-        carry_terms(out, &h->gpu, &src, NULL, &h->gpu, &h->model);   /* and the learned structure's model terms */
+        /* And the learned structure's model (and dtype) terms. */
+        carry_terms(out, &h->gpu, &src, from_w, &h->gpu, &h->model);
         out->id = id;
         out->mape = m.fit.mape;
         out->carried = 1;
         snprintf(out->source_kind, sizeof out->source_kind, "%s", m.fit.source);
-        snprintf(out->source, sizeof out->source, "%s, carried from %s by its normalised terms", m.fit.source, from);
+        int other_w = !same_weights(from_w, weights);
+        snprintf(out->source, sizeof out->source, "%s, carried from %s%s%s by its normalised terms", m.fit.source, from,
+                 other_w ? " in " : "", other_w ? from_w : "");
         snprintf(out->range, sizeof out->range, "extrapolated");
         snprintf(out->note, sizeof out->note, "no calibrated model of %s on %s at tp %d: fitted model %lld of %s "
                  "on the same GPU, carried by its normalised terms", h->model.name, h->gpu.name, out->tp,
@@ -516,7 +524,8 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
     /* Before a model of this model on another GPU: a fitted model of another
      * model on this GPU, by its normalised terms. */
     if (want_fitted && have_tables && (best == 0 || best_key >= 1e6)) {
-        int s = try_other_model(db, roof, weights, out, why, sizeof why, err, errlen);
+        /* Models in other weights only when this model has no candidate at all. */
+        int s = try_other_model(db, roof, weights, best == 0, out, why, sizeof why, err, errlen);
         if (s <= 0)
             return s;
     }

@@ -48,6 +48,7 @@
 #include "ccsv.h"
 #include "core/catalog.h"
 #include "engine/errmsg.h"
+#include "latsim/band.h"
 
 #define MAXSTEP 16
 #define MAXLEV 64
@@ -947,6 +948,52 @@ int clearn_train(const char *dir, FILE *out, FILE *log, char *err, size_t errlen
     return 0;
 }
 
+/* Share (%) of the rows whose measured latency lies in the 90 % band latsim gives
+ * (latsim/band.h) around held-out prediction PRED: a band of cross-validated error
+ * MAPE_ALL (% , every row) widened as carried, or with CLASS set the row's own
+ * (GPU, engine) class error; N rows counted into *N. */
+static double covered(const corpus *c, const double *pred, double mape_all, int extrapolated, int class, int *count)
+{
+    int n = 0, in = 0;
+    for (int i = 0; i < c->n; i++) {
+        if (!(pred[i] > 0)) continue;
+        double m = mape_all;
+        if (class) {
+            int k;
+            m = mape_class(c, pred, c->rows[i].lv[LG_GPU], c->rows[i].lv[LG_ENGINE], &k);
+        }
+        band_model b;
+        band_of_model("learned", m, extrapolated, &b);
+        double y = c->rows[i].meas_ms;
+        in += y >= pred[i] * b.lo && y <= pred[i] * b.hi;
+        n++;
+    }
+    *count = n;
+    return n ? 100.0 * in / n : NAN;
+}
+
+/* The prediction bands' coverage on the cross-validation (docs/bands.md): each
+ * held-out prediction with the band latsim would give it. */
+static void band_coverage(const corpus *c, const cvres *v, FILE *out)
+{
+    int n;
+    double eg = mape(c, v->pred_gpu, -1, 0, NULL), ee = mape(c, v->pred_engine, -1, 0, NULL);
+    band_model bg, be;
+    band_of_model("learned", eg, 1, &bg);
+    band_of_model("learned", ee, 1, &be);
+    fprintf(out, "\n## Prediction bands\n\nThe 90 %% band latsim gives each held-out prediction (docs/bands.md), and the share "
+                 "of rows whose\nmeasured latency it holds: a held-out GPU or engine is an unmeasured one, its band "
+                 "from the\nleave-one-out error widened x1.5 (carried); a held-out model on a measured GPU and engine "
+                 "has\nthe band of that (GPU, engine) class's cross-validated error.\n\n");
+    fprintf(out, "| band, held out | rows | step-time factors | covered %% |\n|---|---:|---|---:|\n");
+    double cg = covered(c, v->pred_gpu, eg, 1, 0, &n);
+    fprintf(out, "| band, each GPU | %d | x%.3g..x%.3g | %.1f |\n", n, bg.lo, bg.hi, cg);
+    double ce = covered(c, v->pred_engine, ee, 1, 0, &n);
+    fprintf(out, "| band, each engine | %d | x%.3g..x%.3g | %.1f |\n", n, be.lo, be.hi, ce);
+    double cm = covered(c, v->pred_model, NAN, 0, 1, &n);
+    fprintf(out, "| band, each model | %d | its class's | %.1f |\n", n, cm);
+}
+
 int clearn_validate(const char *dir, FILE *out, char *err, size_t errlen)
 {
     corpus c;
@@ -986,6 +1033,7 @@ int clearn_validate(const char *dir, FILE *out, char *err, size_t errlen)
             }
         if (n) fprintf(out, "| kind %s, each model | %d | %.1f | %.1f |\n", KIND_NAMES[k], n, 100 * s / n, 100 * sr / n);
     }
+    band_coverage(&c, &v, out);
     cv_free(&v);
     corpus_free(&c);
     return 0;

@@ -7,7 +7,7 @@
 # each held-out step is predicted (`latsim cost`) and its 90 % band is the
 # prediction x/÷ exp(1.6449 sqrt(pi/2) ln(1 + cv_mape/100)), the fit's own
 # cross-validated error (what `run`, `replay`, `plan` and `check` use,
-# latsim/band.h; widened x2 where latsim notes the model is extrapolated).
+# latsim/band.h; widened x1.5 where latsim notes the model is extrapolated).
 # Prints one line per held-out step and the coverage:
 #   "held-out steps: N, covered by their 90 % band: C (P %)".
 #   LATSIM_BIN=build/release/latsim tests/bands-cv.sh
@@ -29,8 +29,8 @@ for k in $(seq 0 $((K - 1))); do
     while IFS=, read -r model gpu tp phase batch tokens ms _; do
         if [ "$phase" = prefill ]; then a=(--prefill "$tokens" --prefill-batch "$batch"); else a=(--decode "$batch" --context "$tokens"); fi
         out=$("$L" cost --model "$model" --gpu "$gpu" --tp "$tp" "${a[@]}" --json --db "$db" 2> "$d/err")
-        w=1     # carried outside its measurements (latsim's note): the band is widened x2, as latsim/band.h does
-        if grep -q extrapolated "$d/err"; then w=2; fi
+        w=1     # carried outside its measurements (latsim's note): the band is widened x1.5, as latsim/band.h does
+        if grep -q extrapolated "$d/err"; then w=1.5; fi
         pred=$(printf '%s' "$out" | sed -n 's/^{"step_ms": \([0-9.e+-]*\),.*/\1/p')
         mape=$(printf '%s' "$out" | sed -n 's/.*"mape": \([0-9.e+-]*\)}.*/\1/p')
         line=$(awk -v p="$pred" -v m="$mape" -v x="$ms" -v w=$w 'BEGIN {

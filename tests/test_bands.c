@@ -67,7 +67,7 @@ Test(bands, default_width_for_models_without_a_validated_error)
 }
 
 /* A validated error M %: sigma = sqrt(pi/2) ln(1 + M/100) (the normal law whose
- * mean |deviation| is the error); carried (extrapolated): twice that. */
+ * mean |deviation| is the error); carried (extrapolated): x BAND_CARRY_WIDEN (1.5). */
 Test(bands, width_from_the_cross_validated_error)
 {
     band_model b, c;
@@ -77,7 +77,7 @@ Test(bands, width_from_the_cross_validated_error)
     cr_expect_float_eq(b.lo * b.hi, 1, 1e-12);
     cr_expect_eq(b.validated, 1);
     band_of_model("fitted", 10, 1, &c);
-    cr_expect_float_eq(c.sigma, 2 * b.sigma, 1e-12);
+    cr_expect_float_eq(c.sigma, 1.5 * b.sigma, 1e-12);
     cr_expect(strstr(c.basis, "carried") != NULL, "%s", c.basis);
     /* Larger error, wider band. */
     band_of_model("learned", 20, 0, &c);

@@ -554,6 +554,43 @@ Test(calib_cli, cost_fitted_interpolates_unseen_tp)
         result_free(&a);
         result_free(&b);
     }
+
+    /* Another model in another precision (llama-3-70b in fp8, nothing of it stored): the 8B's bf16
+     * fit carried by the learned model and dtype terms at once; the same as carried in bf16, each
+     * part x the 70B's fp8 / bf16 learned term (the weights read halved). */
+    {
+        static const char *const part[] = { "fixed", "weights", "kv", "decode", "allreduce_bytes", "allreduce_hops", "cpu" };
+        static const int term[] = { CF_FIXED, CF_WEIGHTS, CF_KV, CF_DECODE, CF_AR_BYTES, CF_AR_HOP, CF_SEQ };
+        result a = latsim("cost --model llama-3-70b --gpu h100 --tp 2 --decode 16 --context 500 --json");
+        result b = latsim("cost --model llama-3-70b --gpu h100 --tp 2 --weights fp8 --decode 16 --context 500 --json");
+        cr_assert(a.rc == 0 && b.rc == 0, "%s%s", a.err, b.err);
+        cr_assert(strstr(a.out, "carried from llama-3-8b by its normalised terms"), "%s", a.out);
+        cr_assert(strstr(b.out, "carried from llama-3-8b in bf16 by its normalised terms"), "%s", b.out);
+        json_t *ja = json_loads(a.out, 0, NULL), *jb = json_loads(b.out, 0, NULL);
+        cr_assert(ja && jb);
+        sqlite3 *cat;
+        char e2[256];
+        gpu_spec h100;
+        model_spec m;
+        cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
+        cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
+        cr_assert_eq(catalog_gpu(cat, "h100", &h100, e2, sizeof e2), 0, "%s", e2);
+        cr_assert_eq(catalog_model(cat, "llama-3-70b", &m, e2, sizeof e2), 0, "%s", e2);
+        sqlite3_close(cat);
+        double tb[CF_NTERMS], t8[CF_NTERMS];
+        cprior_learned_terms(&h100, "vllm", &m, "bf16", tb);
+        cprior_learned_terms(&h100, "vllm", &m, "fp8", t8);
+        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++) {
+            double pb = json_number_value(json_object_get(json_object_get(ja, "parts"), part[k]));
+            double p8 = json_number_value(json_object_get(json_object_get(jb, "parts"), part[k]));
+            double want = pb * t8[term[k]] / tb[term[k]] * (term[k] == CF_WEIGHTS ? 0.5 : 1);
+            cr_expect(fabs(p8 - want) <= 1e-9 * fmax(1, fabs(want)), "%s: %.12g in fp8, %.12g in bf16", part[k], p8, pb);
+        }
+        json_decref(ja);
+        json_decref(jb);
+        result_free(&a);
+        result_free(&b);
+    }
 }
 
 Test(calib_cli, cost_bad_input)

@@ -6,7 +6,8 @@
 # vLLM run uncalibrated with the learned model and with the roofline; prints one
 # table.  --write also writes docs/accuracy.md and tests/golden/accuracy.txt.
 # Without --write, the gate: exit 1 when any learned cell is worse than the committed
-# tests/golden/accuracy.txt by more than 2 percentage points, or when docs/accuracy.md
+# tests/golden/accuracy.txt by more than 2 percentage points, when a prediction band's
+# coverage of the held-out rows leaves 80..97 %, or when docs/accuracy.md
 # or README.md's "How close it is" row no longer says what the run gives.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,7 +51,7 @@ replay scenarios/replay_vllm_rtx4090.ini >"$tmp/roof.txt"
 cat "$tmp/accuracy.md"
 # The gate's cells: "row|learned" per line, from the cross-validation table and the replay.
 cells() {
-    awk -F'|' '/^\| / && $3 ~ /^ *[0-9]+ *$/ && $4 ~ /[0-9]/ { gsub(/^ +| +$/, "", $2); gsub(/ /, "", $4); print $2 "|" $4 }' "$1"
+    awk -F'|' '/^\| / && $2 !~ /^ band,/ && $3 ~ /^ *[0-9]+ *$/ && $4 ~ /[0-9]/ { gsub(/^ +| +$/, "", $2); gsub(/ /, "", $4); print $2 "|" $4 }' "$1"
 }
 cells "$tmp/accuracy.md" >"$tmp/cells.txt"
 awk -F'|' '/^\| (ttft|tpot|e2e)_ms/ { gsub(/ /, "", $2); gsub(/ /, "", $3); gsub(/ |%|\+/, "", $4); print "replay " $2 " " $3 "|" ($4 < 0 ? -$4 : $4) }' \
@@ -69,6 +70,13 @@ while IFS='|' read -r name want; do
         echo "validate: '$name' is $got %, worse than the committed $want % by more than 2 points"; bad=1
     fi
 done <tests/golden/accuracy.txt
+# The prediction bands' coverage (docs/bands.md): a 90 % band should hold about 90 % of the
+# held-out rows, neither far below (overconfident) nor near all (trivially wide): 80..97 %.
+while IFS='|' read -r name cov; do
+    if awk -v c="$cov" 'BEGIN { exit !(c < 80 || c > 97) }'; then
+        echo "validate: '$name' covers $cov % of its held-out rows, outside 80..97 %"; bad=1
+    fi
+done < <(awk -F'|' '$2 ~ /^ band, each/ { gsub(/^ +| +$/, "", $2); gsub(/ /, "", $5); print $2 "|" $5 }' "$tmp/accuracy.md")
 cmp -s "$tmp/accuracy.md" docs/accuracy.md || { echo "validate: docs/accuracy.md is not what the run gives (tests/validate.sh --write)"; bad=1; }
 for k in "each GPU" "each engine" "each model"; do
     v=$(awk -F'|' -v n="$k" '$1 == n { print $2 }' "$tmp/cells.txt")

@@ -21,7 +21,7 @@ void band_of_model(const char *kind, double mape, int extrapolated, band_model *
         out->validated = 1;
         if (extrapolated) out->sigma *= BAND_CARRY_WIDEN;
         snprintf(out->basis, sizeof out->basis, "%s model's cross-validated error %.3g %%%s", kind, mape,
-                 extrapolated ? ", widened x2: carried outside its measurements" : "");
+                 extrapolated ? ", widened x1.5: carried outside its measurements" : "");
     } else {
         out->sigma = sigma_from_median(BAND_DEFAULT_MEDIAN_PCT);
         snprintf(out->basis, sizeof out->basis, "%s: no validated error, the default (median step-time error %.0f %%, "
