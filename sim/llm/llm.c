@@ -415,6 +415,9 @@ static int check_graph(scn_ctx *x, const char *sec, const pool_cfg *pools, int n
     return rc;
 }
 
+/* The model pool P serves (its catalog entry's name). */
+static const char *model_name(const pool_cfg *p) { return ((const llm_cfg *) p->ext)->model.name; }
+
 const station_kind llm_kind = {
     .name = "llm",
     .help = "LLM serving replicas (schedulers, paged KV cache, cost model)",
@@ -430,9 +433,10 @@ const station_kind llm_kind = {
     .units_key = "replicas",
     .min_next = 0,
     .max_next = 1,
-    .flags = KIND_TOKENS | KIND_FLEET,
+    .flags = KIND_TOKENS | KIND_FLEET | KIND_EMITS | KIND_DECODES,
     .describe = describe,
     .check_graph = check_graph,
+    .model_name = model_name,
 };
 
 double llm_footprint(const llm_cfg *L)

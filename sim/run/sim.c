@@ -17,11 +17,8 @@
 #include <time.h>
 #include "run/breakdown.h"
 #include "fleet/fleet.h"
-#include "gateway/extapi.h"
-#include "llm/llm.h"
 #include "workload/gwattr.h"
 #include "core/kind.h"
-#include "stations/pool.h"
 #include "engine/rng.h"
 #include "run/sim.h"
 #include "run/warmup.h"
@@ -419,8 +416,9 @@ static int mx_open(sim *s, char *err, size_t errlen)
     if (names && models && llm) {
         for (int i = 0; i < sc->npools; i++) {
             names[i] = sc->pools[i].name;
-            llm[i] = sc->pools[i].kind == &llm_kind;
-            models[i] = llm[i] ? ((const llm_cfg *) sc->pools[i].ext)->model.name : NULL;
+            const station_kind *k = sc->pools[i].kind;
+            llm[i] = (k->flags & KIND_DECODES) != 0;
+            models[i] = k->model_name ? k->model_name(&sc->pools[i]) : NULL;
         }
         s->mx = omx_new(sc->npools, names, models, llm, err, errlen);
         rc = s->mx && mx_point(s) == 0 ? 0 : -1;
@@ -440,7 +438,7 @@ static int mx_point(sim *s)
         station_snap snap;
         station_snapshot(s->st[i], &snap);
         g[i] = (omx_gauge) { (double) snap.running, (double) snap.waiting,
-                             s->sc->pools[i].kind == &llm_kind ? 1 - snap.kv_free : NAN };
+                             s->sc->pools[i].kind->flags & KIND_DECODES ? 1 - snap.kv_free : NAN };
     }
     return omx_point(s->mx, simtime_to_s(evq_now(s->q)), g);
 }
@@ -966,7 +964,7 @@ static void class_costs(const sim *s, sim_result *out)
 }
 
 /* 1 when pool kind K emits tokens: an LLM pool or an external API. */
-static int emits_tokens(const station_kind *k) { return k == &llm_kind || k == &extapi_kind; }
+static int emits_tokens(const station_kind *k) { return (k->flags & KIND_EMITS) != 0; }
 
 /* The per-pool and per-route accumulators (several pools), the per-pool ITL of
  * LLM pools (several of them) and the TTFT breakdown (an LLM pool), once the
@@ -994,9 +992,9 @@ static int per_pool_init(sim *s)
         if (s->has_llm && (!(t->ttft = stat_new()) || !(t->tpot = stat_new()))) return -1;
     }
     int nllm = 0;
-    for (int i = 0; i < sc->npools; i++) nllm += sc->pools[i].kind == &llm_kind;
+    for (int i = 0; i < sc->npools; i++) nllm += (sc->pools[i].kind->flags & KIND_DECODES) != 0;
     for (int i = 0; nllm > 1 && i < sc->npools; i++)
-        if (sc->pools[i].kind == &llm_kind && !(s->st[i]->itl_ms = stat_new())) return -1;
+        if ((sc->pools[i].kind->flags & KIND_DECODES) && !(s->st[i]->itl_ms = stat_new())) return -1;
     /* Several LLM pools: each step adds its gaps to its pool's histogram only,
      * and the run's ITL is their merge (itl_merge): one update a step, as with one pool. */
     if (nllm > 1) s->sink.itl = NULL;
@@ -1051,7 +1049,7 @@ static void per_pool_results(const sim *s, int i, const sim_result *out, pool_re
 {
     const station_kind *k = s->sc->pools[i].kind;
     p->has_tokens = emits_tokens(k);
-    p->has_itl = k == &llm_kind;
+    p->has_itl = (k->flags & KIND_DECODES) != 0;
     if (s->sc->npools == 1) {   /* a single pool: every served request passed it */
         p->e2e = out->e2e;
         if (p->has_tokens) {
@@ -1305,7 +1303,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
             ok = k->e2e && k->queue && k->service && k->ttft && k->tpot;
         }
         int nllm = 0;
-        for (int i = 0; i < sc->npools; i++) nllm += sc->pools[i].kind == &llm_kind;
+        for (int i = 0; i < sc->npools; i++) nllm += (sc->pools[i].kind->flags & KIND_DECODES) != 0;
         if (ok && nllm > 0) {
             ok = (s.cls_itl = calloc((size_t) s.ncls, sizeof *s.cls_itl)) != NULL;
             for (int c = 0; ok && c < s.ncls; c++) ok = (s.cls_itl[c] = stat_new()) != NULL;
@@ -1338,7 +1336,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     /* Only generic pools and no request attributes: nothing reads a request's
      * tail (request.h), which then is not zeroed per request. */
     int generic = 1;
-    for (int i = 0; i < sc->npools; i++) generic &= sc->pools[i].kind == &pool_kind_generic;
+    for (int i = 0; i < sc->npools; i++) generic &= (sc->pools[i].kind->flags & KIND_PLAIN) != 0;
     s.reqs.zero_tail = !generic || !s.gwa || !gwattr_plain(s.gwa);
     if (!out->pools || !s.q || !s.st || !s.src || !s.e2e || !s.queue ||
         !s.service || !s.ttft || !s.tpot || !s.overhead || !s.itl || !s.network || !s.bd || !s.gwa) {
