@@ -499,12 +499,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         double bw = L->gpu.mem_bw_gbs * 1e9 * cost_roofline_defaults.memory_eff;
         P->lora_read_ms = bw > 0 ? L->adapter_bytes / L->tp / bw * 1e3 : 0;
     }
-#ifdef LATSIM_DEBUG
-    P->check = 1;
-#else
-    const char *chk = getenv("LATSIM_CHECK");
-    P->check = chk && *chk && strcmp(chk, "0") != 0;
-#endif
+    P->check = check_period();
     for (int i = 0; i < P->nrep; i++) {
         replica *R = &P->r[i];
         R->pool = P;

@@ -24,6 +24,7 @@
 #include "fleet/fleet.h"
 #include "workload/gwattr.h"
 #include "core/kind.h"
+#include "engine/check.h"
 #include "engine/rng.h"
 #include "run/sim.h"
 #include "run/warmup.h"
@@ -80,7 +81,7 @@ typedef struct sim {
 
     int has_gateway;          /* a kind adds network or overhead time (KIND_GATEWAY) */
     int has_overhead;         /* has_llm or has_gateway: the overhead statistic is reported */
-    int check;                /* 1: per-request sanity checks (DEBUG builds, or LATSIM_CHECK set) */
+    int check;                /* 1: per-request sanity checks (DEBUG builds, or LATSIM_CHECK set: engine/check.h) */
     int lean;                 /* generic pools only, open loop, none of [client], time series,
                                  classes, per-request SLO limits, cold starts or self-renewing
                                  events: sink_leave's short path (lean_leave) */
@@ -899,12 +900,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         s.has_gateway |= (sc->pools[i].kind->flags & KIND_GATEWAY) != 0 || sc->pools[i].gateway;
     s.has_overhead = s.has_llm || s.has_gateway;
     s.plain_outcome = !sc->has_client && sc->wl.arrival != ARRIVAL_USERS;
-#ifdef LATSIM_DEBUG
-    s.check = 1;
-#else
-    const char *chk = getenv("LATSIM_CHECK");
-    s.check = chk && *chk && strcmp(chk, "0") != 0;
-#endif
+    s.check = check_period() > 0;   /* the per-request checks are O(1): at every request */
     s.mirror = sc->npools == 1 && (sc->pools[0].kind->flags & KIND_SOLE_STATS);
     s.sink = (station_sink) { .ctx = &s, .leave = sink_leave, .outcome = sink_outcome,
                               .release = sink_release, .oom = sink_oom, .measuring = &s.measuring };
