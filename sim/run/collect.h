@@ -137,6 +137,42 @@ typedef struct run_collector {
     void (*free)(void *self);
 } run_collector;
 
+/* ---- running them: the engine's side (run/sim.c) ---- */
+
+/* One row of the table in a run. */
+typedef struct col_run {
+    const run_collector *c;   /* its row */
+    void *self;               /* its state (c->size bytes, zeroed), or NULL */
+    int active;               /* init said it collects in this run */
+} col_run;
+
+/* The collectors of one run: every row of the table, and the active ones with
+ * each per-request hook (the engine calls those in a loop, table order). */
+typedef struct col_set {
+    col_run *col;             /* every row, in table order */
+    int ncol;
+    col_run **on_arrive, **on_leave, **on_error, **on_outcome, **on_retry, **on_step;
+    int narrive, nleave, nerror, noutcome, nretry, nstep;
+} col_set;
+
+/* Sets up every row of the table for a run in ENV (collect.h's init: before
+ * the stations are built).  Returns 0, or -1 with ERR; col_set_free either way. */
+int col_set_init(col_set *cs, const run_env *env, char *err, size_t errlen);
+
+/* Each active collector's start, end or emit hook (WHICH: COL_START, COL_END,
+ * COL_EMIT), in table order.  Returns 0, or -1 with ERR at the first that fails. */
+enum { COL_START, COL_END, COL_EMIT };
+int col_set_call(col_set *cs, int which, sim_result *out, char *err, size_t errlen);
+
+/* Each active collector's window_open (OPEN 1) or window_close (0) hook. */
+void col_set_window(col_set *cs, int open);
+
+/* 1 when an active collector's accumulators lost values (out of memory). */
+int col_set_lost(const col_set *cs);
+
+/* Every row's free hook, its state, and the lists. */
+void col_set_free(col_set *cs);
+
 /* The built-in families, in table order (run/col_*.c). */
 extern const run_collector col_latency, col_breakdown, col_itl, col_paths, col_cold, col_goodput, col_classes,
     col_tseries, col_trace;

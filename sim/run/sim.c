@@ -36,13 +36,6 @@
  * build with NDEBUG). */
 #define SIM_REQUIRE(s, cond) RUN_REQUIRE((s)->check, cond)
 
-/* One collector in a run (collect.h). */
-typedef struct col_run {
-    const run_collector *c;   /* its row */
-    void *self;               /* its state (c->size bytes, zeroed), or NULL */
-    int active;               /* init said it collects in this run */
-} col_run;
-
 typedef struct sim {
     const scenario *sc;
     evq *q;
@@ -93,11 +86,7 @@ typedef struct sim {
 
     /* The metric families (collect.h). */
     run_env env;              /* what they see of the run */
-    col_run *col;             /* every row of the table, in its order */
-    int ncol;
-    col_run **on_arrive, **on_leave, **on_error, **on_outcome, **on_retry, **on_step;   /* the active
-                                 ones with each per-request hook, in table order */
-    int narrive, nleave, nerror, noutcome, nretry, nstep;
+    col_set cols;             /* the collectors of this run */
 
     /* Requests in the system over time (closed-loop report). */
     simtime_t live_t;         /* time of the last change, ns */
@@ -142,8 +131,7 @@ static void window_close(sim *s)
     s->live_area_end = s->live_area;
     s->measuring = 0;
     for (int i = 0; i < s->nst; i++) station_window_close(s->st[i]);
-    for (int i = 0; i < s->ncol; i++)
-        if (s->col[i].active && s->col[i].c->window_close) s->col[i].c->window_close(s->col[i].self);
+    col_set_window(&s->cols, 0);
     evq_stop(s->q);
 }
 
@@ -153,15 +141,16 @@ static void sink_step(void *ctx, int pool, int rep, simtime_t start, simtime_t d
                       int32_t prefill_seqs, int32_t decode_seqs)
 {
     sim *s = ctx;
-    for (int i = 0; i < s->nstep; i++)
-        s->on_step[i]->c->step(s->on_step[i]->self, pool, rep, start, dur, prefill_tokens, prefill_seqs, decode_seqs);
+    const col_set *c = &s->cols;
+    for (int i = 0; i < c->nstep; i++)
+        c->on_step[i]->c->step(c->on_step[i]->self, pool, rep, start, dur, prefill_tokens, prefill_seqs, decode_seqs);
 }
 
 static void sink_outcome(void *ctx, request *r, req_outcome outcome)
 {
     sim *s = ctx;
     if (outcome != OUT_SERVED && !(s->client && r->abandoned))   /* an attempt its client waits for failed */
-        for (int i = 0; i < s->nerror; i++) s->on_error[i]->c->error(s->on_error[i]->self, r, outcome);
+        for (int i = 0; i < s->cols.nerror; i++) s->cols.on_error[i]->c->error(s->cols.on_error[i]->self, r, outcome);
     if (s->client) {
         if (r->abandoned) {                   /* nobody waits for it any more */
             r->outcome = (uint8_t) outcome;
@@ -187,7 +176,7 @@ static void sink_outcome(void *ctx, request *r, req_outcome outcome)
         else if (!evq_at(s->q, next, on_arrival, s, r->user)) sink_oom(s);
     }
     if (outcome != OUT_SERVED)
-        for (int i = 0; i < s->noutcome; i++) s->on_outcome[i]->c->outcome(s->on_outcome[i]->self, r, outcome);
+        for (int i = 0; i < s->cols.noutcome; i++) s->cols.on_outcome[i]->c->outcome(s->cols.on_outcome[i]->self, r, outcome);
     if (!r->measured) return;
     if (outcome == OUT_REJECTED) s->rejected++;
     if (outcome == OUT_TIMED_OUT) s->timed_out++;
@@ -224,7 +213,7 @@ static inline simtime_t client_first(const request *r)
 /* Each active collector's leave hook: R served, as its client saw it (L). */
 static inline void leave_hooks(sim *s, const request *r, const leave_rec *l)
 {
-    for (int i = 0; i < s->nleave; i++) s->on_leave[i]->c->leave(s->on_leave[i]->self, r, l);
+    for (int i = 0; i < s->cols.nleave; i++) s->cols.on_leave[i]->c->leave(s->cols.on_leave[i]->self, r, l);
 }
 
 /* sink_leave for a lean run (sim.lean): what the general path does there, with
@@ -347,7 +336,7 @@ static void on_retry(evq *q, void *subject, int64_t arg)
         s->retries++;
     }
     if (s->measuring) s->win_arrivals++;
-    for (int i = 0; i < s->nretry; i++) s->on_retry[i]->c->retry(s->on_retry[i]->self, r);
+    for (int i = 0; i < s->cols.nretry; i++) s->cols.on_retry[i]->c->retry(s->cols.on_retry[i]->self, r);
     client_arm(s, r);
     station_enter(s->st[r->target], r);
 }
@@ -459,8 +448,7 @@ static inline __attribute__((always_inline)) void window_arrival(sim *s, const r
         s->t_start = r->arrival;
         s->live_area_start = s->live_area;
         for (int i = 0; i < s->nst; i++) station_window_open(s->st[i]);
-        for (int i = 0; i < s->ncol; i++)
-            if (s->col[i].active && s->col[i].c->window_open) s->col[i].c->window_open(s->col[i].self);
+        col_set_window(&s->cols, 1);
     }
     if (s->measuring) {
         s->win_arrivals++;
@@ -485,7 +473,7 @@ static void lean_arrival(evq *q, void *subject, int64_t arg)
         return;
     }
     window_arrival(s, r);
-    for (int i = 0; i < s->narrive; i++) s->on_arrive[i]->c->arrive(s->on_arrive[i]->self, r);
+    for (int i = 0; i < s->cols.narrive; i++) s->cols.on_arrive[i]->c->arrive(s->cols.on_arrive[i]->self, r);
     schedule_next(s);
     station_enter(s->st[r->target], r);
 }
@@ -505,7 +493,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     }
     gwattr_fill(s->gwa, r);
     window_arrival(s, r);
-    for (int i = 0; i < s->narrive; i++) s->on_arrive[i]->c->arrive(s->on_arrive[i]->self, r);
+    for (int i = 0; i < s->cols.narrive; i++) s->cols.on_arrive[i]->c->arrive(s->cols.on_arrive[i]->self, r);
     if (s->client) {
         if (r->measured) s->attempts++;
         client_arm(s, r);
@@ -772,99 +760,6 @@ static int fill_results(sim *s, sim_result *out)
     return 0;
 }
 
-/* ---- the collectors (collect.h) ----------------------------------------- */
-
-/* Appends C to the hook list L (N entries). */
-static void col_list_add(col_run **l, int *n, col_run *c) { l[(*n)++] = c; }
-
-/* Sets up every row of the collector table for this run, before the stations
- * are built, and the per-request hook lists of the active ones.  Returns 0, or
- * -1 with ERR. */
-static int cols_init(sim *s, char *err, size_t errlen)
-{
-    int n = run_collector_count();
-    if (!(s->col = calloc((size_t) n + 1, sizeof *s->col))) goto oom;
-    col_run **lists[6];
-    for (int k = 0; k < 6; k++)
-        if (!(lists[k] = calloc((size_t) n + 1, sizeof **lists))) {
-            for (int j = 0; j < k; j++) free(lists[j]);
-            goto oom;
-        }
-    s->on_arrive = lists[0];
-    s->on_leave = lists[1];
-    s->on_error = lists[2];
-    s->on_outcome = lists[3];
-    s->on_retry = lists[4];
-    s->on_step = lists[5];
-    for (int i = 0; i < n; i++) {
-        col_run *x = &s->col[i];
-        x->c = run_collector_at(i);
-        if (x->c->size > 0 && !(x->self = calloc(1, x->c->size))) goto oom;
-        s->ncol++;
-        err[0] = '\0';
-        int rc = x->c->init(x->self, &s->env, err, errlen);
-        if (rc < 0) {
-            if (!err[0]) goto oom;
-            return -1;
-        }
-        if (rc == COL_IDLE) continue;
-        x->active = 1;
-        if (x->c->arrive) col_list_add(s->on_arrive, &s->narrive, x);
-        if (x->c->leave) col_list_add(s->on_leave, &s->nleave, x);
-        if (x->c->error) col_list_add(s->on_error, &s->nerror, x);
-        if (x->c->outcome) col_list_add(s->on_outcome, &s->noutcome, x);
-        if (x->c->retry) col_list_add(s->on_retry, &s->nretry, x);
-        if (x->c->step) col_list_add(s->on_step, &s->nstep, x);
-    }
-    if (s->nstep > 0) s->sink.step = sink_step;
-    return 0;
-oom:
-    snprintf(err, errlen, "out of memory");
-    return -1;
-}
-
-/* Each active collector's start (the stations built), end (the events over) or
- * emit (the engine's results filled) hook, in table order.  Returns 0, or -1
- * with ERR at the first that fails. */
-enum { COLS_START, COLS_END, COLS_EMIT };
-static int cols_call(sim *s, int which, sim_result *out, char *err, size_t errlen)
-{
-    for (int i = 0; i < s->ncol; i++) {
-        const col_run *x = &s->col[i];
-        if (!x->active) continue;
-        int rc = 0;
-        if (which == COLS_START && x->c->start) rc = x->c->start(x->self, err, errlen);
-        if (which == COLS_END && x->c->end) rc = x->c->end(x->self, out, err, errlen);
-        if (which == COLS_EMIT && x->c->emit) rc = x->c->emit(x->self, out, err, errlen);
-        if (rc != 0) return -1;
-    }
-    return 0;
-}
-
-/* Whether an active collector's accumulators lost values. */
-static int cols_lost(const sim *s)
-{
-    int lost = 0;
-    for (int i = 0; i < s->ncol; i++)
-        if (s->col[i].active && s->col[i].c->lost) lost |= s->col[i].c->lost(s->col[i].self);
-    return lost;
-}
-
-static void cols_free(sim *s)
-{
-    for (int i = 0; i < s->ncol; i++) {
-        if (s->col[i].c->free) s->col[i].c->free(s->col[i].self);
-        free(s->col[i].self);
-    }
-    free(s->col);
-    free(s->on_arrive);
-    free(s->on_leave);
-    free(s->on_error);
-    free(s->on_outcome);
-    free(s->on_retry);
-    free(s->on_step);
-}
-
 int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_t errlen)
 {
     gsl_set_error_handler_off();   /* errors come back as status codes and NULLs (checked) */
@@ -930,7 +825,8 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     s.env = (run_env) { .sc = sc, .q = s.q, .st = s.st, .nst = sc->npools, .sink = &s.sink, .ncls = s.ncls,
                         .check = s.check, .has_llm = s.has_llm, .has_gateway = s.has_gateway,
                         .has_overhead = s.has_overhead, .mirror = s.mirror };
-    if (cols_init(&s, err, errlen) != 0) goto done;
+    if (col_set_init(&s.cols, &s.env, err, errlen) != 0) goto done;
+    if (s.cols.nstep > 0) s.sink.step = sink_step;
     for (int i = 0; i < sc->npools; i++) {
         const pool_cfg *p = &sc->pools[i];
         station_env env = { .q = s.q, .seed = seed, .index = i, .sink = &s.sink, .nclasses = s.ncls };
@@ -979,9 +875,9 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     for (int i = 0; i < sc->npools; i++) s.perpetual |= sc->pools[i].fleet != NULL;
     s.perpetual |= sc->ts_interval_s > 0;
-    if (cols_call(&s, COLS_START, out, err, errlen) != 0) goto done;
+    if (col_set_call(&s.cols, COL_START, out, err, errlen) != 0) goto done;
     evq_run(s.q, SIMTIME_NEVER);
-    if (cols_call(&s, COLS_END, out, err, errlen) != 0) goto done;
+    if (col_set_call(&s.cols, COL_END, out, err, errlen) != 0) goto done;
     if (evq_overflowed(s.q)) {
         /* The clock's contract (simtime.h): an event past the horizon ends the run. */
         if (evq_overflowed(s.q) == EVQ_STALLED) {
@@ -1008,7 +904,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
                  (unsigned long long) s.next_id, (unsigned long long) s.reqs.live);
         goto done;
     }
-    int lost = cols_lost(&s);
+    int lost = col_set_lost(&s.cols);
     for (int i = 0; i < s.nst; i++) lost |= stat_failed(s.st[i]->queue_ms) || stat_failed(s.st[i]->service_ms);
     if (lost) {
         snprintf(err, errlen, "out of memory (latency histograms)");
@@ -1023,7 +919,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         snprintf(err, errlen, "a pool reported more than %d results", POOL_MAX_METRICS);
         goto done;
     }
-    if (cols_call(&s, COLS_EMIT, out, err, errlen) != 0) goto done;
+    if (col_set_call(&s.cols, COL_EMIT, out, err, errlen) != 0) goto done;
     rc = 0;
 done:
     trend_free(&s.tr);
@@ -1033,7 +929,7 @@ done:
     req_pool_free(&s.reqs);
     evq_free(s.q);
     wl_free(s.src);
-    cols_free(&s);
+    col_set_free(&s.cols);
     gwattr_free(s.gwa);
     if (s.client_rng) gsl_rng_free(s.client_rng);
     free(s.peak_q);
