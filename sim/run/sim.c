@@ -27,6 +27,7 @@
 #include "engine/check.h"
 #include "engine/rng.h"
 #include "run/sim.h"
+#include "run/verdict.h"
 #include "run/warmup.h"
 #include "core/station.h"
 #include "workload/workload.h"
@@ -534,132 +535,6 @@ static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
 
 /* ---- results -------------------------------------------------------------- */
 
-/* Offered load of pool I: what its kind makes of the workload's rate, for
- * pools on the path of the requests (0 for pools no request visits).  NAN when
- * it cannot be known beforehand: a kind without the hook, a pool behind a
- * station that may thin the flow (queue_limit, timeout_ms, a kind without the
- * hook, such as an LLM pool that rejects over-long requests), or behind a
- * station that splits it (several out-edges). */
-static double offered_load(const scenario *sc, station *const *st, int i)
-{
-    if (sc->has_client && sc->client.retries > 0) return NAN;   /* retries add to the flow: measured */
-    const workload_cfg *w = &sc->wl;
-    double load = 0;
-    /* Each class's share of the rate follows its own path from its target
-     * (closed loop: the rate is NAN, unknown beforehand). */
-    for (int c = 0; c < w->nclasses; c++) {
-        int lossy = 0;
-        int j = w->classes[c].target;
-        for (int hops = 0; hops <= sc->npools; hops++) {
-            const station *x = st[j];
-            if (j == i) {
-                if (!x->ops->offered_load || lossy) return NAN;
-                load += x->ops->offered_load(x, w->classes[c].share * scenario_arrival_rate(sc));
-                break;
-            }
-            lossy |= !x->ops->offered_load || x->cfg->queue_limit > 0 || x->cfg->timeout_ms > 0;
-            if (x->nout == 0) break;
-            if (x->nout > 1) return NAN;
-            j = x->out[0]->index;
-        }
-    }
-    return load;
-}
-
-/* The pool's backlog grew during the window by more than a stable system's
- * fluctuations allow.  In a stable pool the number inside at the end of the
- * window is another sample of the same stationary distribution as at its start;
- * in an overloaded one it has grown by (arrival rate - capacity) x window, in
- * proportion to the run.  The bound, 3 sqrt(window arrivals) + 20, is far above
- * the number inside a stable pool (which does not grow with the run) for any
- * run long enough to measure, and far below the growth of an overload of a few
- * per cent over such a run. */
-static int backlog_grew(const sim *s, int i)
-{
-    const station *st = s->st[i];
-    double bound = 3.0 * sqrt((double) st->win_arrivals) + 20.0;
-    double growth, se;
-    /* Enough samples: the trend over the later half of the window, significant
-     * (3 standard errors) and beyond half the bound (it spans half the window),
-     * so that a fill early in the window is not called overload (warmup.h). */
-    if (trend_growth(&s->tr, i, &growth, &se) == 0)
-        return growth > 3.0 * se && growth > bound / 2;
-    double grew = (double) st->inside - (double) st->inside_at_start;
-    return grew > bound;
-}
-
-/* The measured window in relaxation times of the pools' queues, the least over
- * the pools (sim_result.relax_windows; repci_enough).  A pool's relaxation time
- * is the heavy-traffic one, S (1 + cs^2) / (2 c (1 - sqrt rho)^2) for mean
- * service S, its squared coefficient of variation cs^2, c servers and offered
- * load rho (Poisson arrivals; for M/M/c it is Abate and Whitt's 1 / (c mu (1 -
- * sqrt rho)^2), exact for M/M/1), where the load is known and the pool is not
- * an LLM pool (whose stepping share is not a load); and, for every pool, the
- * one its sampled contents show: the samples over half their integrated
- * autocorrelation time (warmup.h, trend_windows), which cannot see excursions
- * as long as the window and is the backstop only. */
-static void relax_windows(const sim *s, sim_result *out)
-{
-    out->relax_windows = INFINITY;
-    for (int i = 0; i < s->nst; i++) {
-        const pool_result *p = &out->pools[i];
-        double w = 2 * trend_windows(&s->tr, i);
-        double rho = p->offered_load, S = p->service.mean, c = s->st[i]->capacity;
-        if (!(s->sc->pools[i].kind->flags & KIND_TOKENS) && rho > 0 && rho < 1 && S > 0 && c > 0 && p->service.n > 1) {
-            double cs2 = (p->service.sd / S) * (p->service.sd / S);
-            double gap = 1 - sqrt(rho);
-            double relax_ms = S * (1 + cs2) / 2 / (c * gap * gap);
-            double wm = out->window_s * 1000.0 / relax_ms;
-            if (wm < w) w = wm;
-        }
-        if (w < out->relax_windows) out->relax_windows = w;
-    }
-}
-
-/* Standard errors by which a measured offered load must exceed 1 (load_exceeds). */
-#define LOAD_SE_K 1.0
-
-/* Whether offered load RHO reaches capacity.  A load known beforehand (N == 0: the
- * workload's rate along a path without splits or losses) is exact: RHO >= 1.  A
- * measured one (behind a router, or a lossy or retrying station) is the pool's N
- * window arrivals / window x mean service / servers; N is about Poisson (a split
- * of Poisson arrivals; round robin and the load-aware policies make it less
- * variable), so RHO has a relative standard error of 1 / sqrt(N), and the pool
- * is called saturated when RHO exceeds 1 by more than LOAD_SE_K = 1 standard
- * error.  Then a stable pool 2 standard errors below 1 is called saturated with
- * probability 0.13 % (3 below: 3e-5), against 2.3 % (0.13 %) under RHO >= 1, and
- * an overload 3 standard errors above 1 is still caught in 98 % (4 above: 99.9 %).
- * A larger k would let short overloaded runs pass (k = 2: an overload of 3
- * standard errors, 10 % over 1 000 arrivals, missed in 16 %); slight overloads of
- * long runs are caught by the backlog's trend as well (backlog_grew). */
-static int load_exceeds(double rho, uint64_t n)
-{
-    if (n == 0) return rho >= 1.0;
-    return rho - 1.0 > LOAD_SE_K * rho / sqrt((double) n);
-}
-
-/* Pool P's electricity (docs/metrics.md, "Energy"): its GPU energy x pue x
- * [sim] electricity_usd_per_kwh, added to its $ per hour (and to its cost_usd
- * row, and reported as electricity_usd, when priced); its energy added to the
- * run's.  Returns 0, or -1 when P's metric table is full. */
-static int pool_energy_cost(const scenario *sc, pool_result *p, sim_result *out)
-{
-    out->has_energy = 1;
-    out->energy_j += p->energy_j;
-    if (!(sc->electricity_usd_per_kwh > 0)) return 0;
-    double usd = p->energy_j / 3.6e6 * sc->pue * sc->electricity_usd_per_kwh;
-    out->electricity_usd += usd;
-    double per_hour = p->window_s > 0 ? usd * 3600.0 / p->window_s : 0;
-    p->cost_per_hour += per_hour;
-    for (int k = 0; k < p->nmetrics; k++) {
-        pool_metric *m = &p->metrics[k];
-        if (m->text) continue;
-        if (!strcmp(m->name, "cost_per_hour")) m->value += per_hour;
-        else if (!strcmp(m->name, "cost_usd")) m->value += usd;
-    }
-    return pool_result_add(p, "electricity_usd", usd);
-}
-
 /* Returns 0, or -1 when a kind's report rows do not fit. */
 static int fill_results(sim *s, sim_result *out)
 {
@@ -696,7 +571,7 @@ static int fill_results(sim *s, sim_result *out)
         snprintf(p->name, sizeof p->name, "%s", sc->pools[i].name);
         p->kind = sc->pools[i].kind->name;
         p->has_offered_load = st->ops->offered_load != NULL;
-        p->offered_load = offered_load(sc, s->st, i);
+        p->offered_load = verdict_offered_load(sc, s->st, i);
         double span = (double) (s->t_end - s->t_start);
         p->window_s = out->window_s;
         p->utilization = span > 0 ? (st->busy_area - st->area_at_start) / (span * st->capacity) : 0;
@@ -713,7 +588,7 @@ static int fill_results(sim *s, sim_result *out)
             if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
                                        pool_result_add(p, "warmup_settled_s", s->cs.settled_s[k] >= 0 ? s->cs.settled_s[k] : NAN)))
                 return -1;
-        if (p->has_energy && pool_energy_cost(sc, p, out) != 0) return -1;
+        if (p->has_energy && verdict_energy_cost(sc, p, out) != 0) return -1;
         /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
          * stable loss system whatever its offered load: only growth counts. */
         int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
@@ -723,8 +598,8 @@ static int fill_results(sim *s, sim_result *out)
             p->offered_load = st->ops->offered_load(st, (double) st->win_arrivals / out->window_s);
             counted = st->win_arrivals;
         }
-        p->load_saturated = !bounded && load_exceeds(p->offered_load, counted);
-        p->saturated = p->load_saturated || backlog_grew(s, i) || (s->capped && st->qlen > 0);
+        p->load_saturated = !bounded && verdict_load_exceeds(p->offered_load, counted);
+        p->saturated = p->load_saturated || verdict_backlog_grew(s->st[i], &s->tr, i) || (s->capped && st->qlen > 0);
         if (s->finite) {
             /* Measured to its end: what would be called saturated, or a peak queue
              * beyond a stable pool's fluctuations (backlog_grew's bound), is a backlog
@@ -741,7 +616,7 @@ static int fill_results(sim *s, sim_result *out)
         double usd = pool_metric_get(p, "api_usd");
         if (!isnan(usd)) out->api_usd += usd;
     }
-    relax_windows(s, out);
+    out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, out);
     out->mean_power_w = out->window_s > 0 ? out->energy_j / out->window_s : 0;
     out->has_electricity = out->has_energy && sc->electricity_usd_per_kwh > 0;
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
