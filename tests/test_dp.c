@@ -19,6 +19,11 @@
 #include "run/sim.h"
 #include "store/store.h"
 #include "tsim.h"
+#include "tcheck.h"
+
+/* Full sanity checks, every step (tcheck.h). */
+TestSuite(dp, .init = tcheck_every_step);
+TestSuite(kvcap, .init = tcheck_every_step);
 
 #define GiB 1073741824.0
 

@@ -1,6 +1,8 @@
 /* test_layers.c -- the layer check (tests/check-layers.sh, `make check-layers`):
- * this tree passes it, and a scratch copy with a planted back edge or a
- * planted include cycle fails it, naming the offending edge. */
+ * this tree passes it (with its objects' link edges: the one run of the whole
+ * check in `make test`), and a scratch copy of the sources (include lines
+ * only, no objects: a few seconds) passes it too until a back edge or an
+ * include cycle is planted, which it names. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,9 +59,7 @@ Test(layers, a_planted_back_edge_fails)
 {
     char root[256], *out;
     copy_tree(root, sizeof root);
-    char *before = NULL;
-    cr_assert_eq(check(root, &before), check(".", &out), "the copy checks as the tree does");
-    free(before);
+    cr_assert_eq(check(root, &out), 0, "the copy passes before anything is planted:\n%s", out);
     free(out);
     append(root, "sim/engine/evq.c", "#include \"run/sim.h\"");
     int rc = check(root, &out);

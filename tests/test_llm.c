@@ -31,6 +31,19 @@
 #include "run/sim.h"
 #include "tsim.h"
 #include "store/store.h"
+#include "tcheck.h"
+
+/* Full sanity checks, every step (tcheck.h). */
+TestSuite(llm_batching, .init = tcheck_every_step);
+TestSuite(llm_determinism, .init = tcheck_every_step);
+TestSuite(llm_dynamic, .init = tcheck_every_step);
+TestSuite(llm_errors, .init = tcheck_every_step);
+TestSuite(llm_kv, .init = tcheck_every_step);
+TestSuite(llm_lone, .init = tcheck_every_step);
+TestSuite(llm_overlap, .init = tcheck_every_step);
+TestSuite(llm_preempt, .init = tcheck_every_step);
+TestSuite(llm_roofline, .init = tcheck_every_step);
+TestSuite(llm_tokens, .init = tcheck_every_step);
 
 #define GiB 1073741824.0
 

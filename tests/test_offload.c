@@ -21,6 +21,12 @@
 #include "run/sim.h"
 #include "tsim.h"
 #include "store/store.h"
+#include "tcheck.h"
+
+/* Full sanity checks, every step (tcheck.h). */
+TestSuite(offload_errors, .init = tcheck_every_step);
+TestSuite(offload_load, .init = tcheck_every_step);
+TestSuite(offload_mooncake, .init = tcheck_every_step);
 
 #define KV_BYTES_TOKEN 131072.0   /* llama-3(.1)-8b, bf16: 2 x 32 layers x 8 KV heads x 128 x 2 bytes */
 #define MOONCAKE "tests/data/mooncake_conversation_1000.jsonl"

@@ -229,6 +229,12 @@ Test(pd_errors, bad_configurations)
 /* ---- plan: xPyD ------------------------------------------------------------- */
 
 #include "tcli.h"
+#include "tcheck.h"
+
+/* Full sanity checks, every step (tcheck.h). */
+TestSuite(pd_errors, .init = tcheck_every_step);
+TestSuite(pd_load, .init = tcheck_every_step);
+TestSuite(pd_lone, .init = tcheck_every_step);
 
 static void plan_setup(void) { tcli_setup("/tmp/latsim_pd_", "runs.db"); }
 TestSuite(pd_plan, .init = plan_setup, .fini = tcli_teardown);

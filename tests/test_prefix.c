@@ -9,6 +9,10 @@
 
 #include "llm/prefix.h"
 #include "engine/rng.h"
+#include "tcheck.h"
+
+/* Full sanity checks, every step (tcheck.h). */
+TestSuite(prefix, .init = tcheck_every_step);
 
 #define SANE(pc) cr_assert(prefix_sane(pc), "accounting broken at line %d", __LINE__)
 

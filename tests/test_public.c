@@ -108,13 +108,14 @@ static void append(const char *root, const char *file, const char *line)
 Test(public, check_layers_keeps_the_public_headers_public)
 {
     char root[256], cmd[800];
-    char *before = check_layers(".");
-    cr_expect(!strstr(before, "\ncli/") && strncmp(before, "cli/", 4), "cli/ breaks a rule:\n%s", before);
-    cr_expect(!strstr(before, "include/latsim/"), "include/latsim breaks a rule:\n%s", before);
-    free(before);
+    /* A copy of the sources (include lines only: layers/this_tree_passes checks the tree itself). */
     snprintf(root, sizeof root, "%s/tree", dir);
     snprintf(cmd, sizeof cmd, "mkdir -p '%s' && cp -r sim calib cli include '%s'/", root, root);
     cr_assert_eq(system(cmd), 0, "copying the tree failed");
+    char *before = check_layers(root);
+    cr_expect(!strstr(before, "\ncli/") && strncmp(before, "cli/", 4), "cli/ breaks a rule:\n%s", before);
+    cr_expect(!strstr(before, "include/latsim/"), "include/latsim breaks a rule:\n%s", before);
+    free(before);
     append(root, "include/latsim/sim.h", "#include \"run/sim.h\"");
     append(root, "include/latsim/slo.h", "#include \"calib.h\"");
     append(root, "cli/run.c", "#include \"cdb.h\"");

@@ -25,6 +25,10 @@
 #include "run/sim.h"
 #include "tsim.h"
 #include "store/store.h"
+#include "tcheck.h"
+
+/* Full sanity checks, every step (tcheck.h). */
+TestSuite(spec, .init = tcheck_every_step);
 
 static int load_resolve(const char *text, scenario *sc, char *err, size_t errlen)
 {

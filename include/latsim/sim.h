@@ -89,7 +89,7 @@ typedef struct class_result {
     stat_summary itl;         /* ms: the inter-token gaps of its measured requests (with an LLM pool) */
     double api_usd;           /* external API charges of its measured served requests, $ */
     double cost_per_1k;       /* $ per 1000 of its served requests: its share of the pools' $ over the
-                                 window (sim.c, class_costs) + its API charges; NAN when none served */
+                                 window (col_classes.c, class_costs) + its API charges; NAN when none served */
 } class_result;
 
 typedef struct sim_result {
@@ -127,7 +127,7 @@ typedef struct sim_result {
     int saturated;            /* any pool saturated */
     double relax_windows;     /* the window's length in relaxation times of the pools' queues, the least over the
                                  pools (heavy-traffic formula where the load is known, else from the sampled contents;
-                                 sim.c, relax_windows): how many nearly independent stretches the run holds (INFINITY:
+                                 verdict.c, verdict_relax_windows): how many nearly independent stretches the run holds (INFINITY:
                                  unknown) */
     int finite;               /* a finite workload (scenario.finite): never saturated, every request reported */
     int backlog_grew;         /* finite: some pool's backlog grew */

@@ -23,6 +23,13 @@ enum {
     KIND_FLEET = 8,           /* its replicas or servers can fail, be autoscaled, start cold (fleet.h) */
     KIND_SERVICE_DIST = 16,   /* its service time is pool_cfg.service over pool_cfg.servers (a generic
                                  pool): the loader can bound the busy time a run asks of it */
+    KIND_EMITS = 32,          /* emits the tokens of an answer (an LLM pool, an external API): per-pool
+                                 and per-route TTFT and TPOT are reported */
+    KIND_DECODES = 64,        /* decodes token by token on replicas holding a KV cache (an LLM pool):
+                                 inter-token gaps, the KV-cache usage gauge and a model name */
+    KIND_PLAIN = 128,         /* reads nothing of a request beyond its core record (not its tail,
+                                 request.h) and adds no time but queueing and service (a generic
+                                 pool): a run of such pools only takes the engine's lean path */
 };
 
 typedef struct station_kind {
@@ -70,6 +77,9 @@ typedef struct station_kind {
      * serve given the pools around it (an LLM pool's disaggregated roles).
      * Returns 0 or -1 (scn_fail at the key).  NULL: nothing to check. */
     int (*check_graph)(scn_ctx *x, const char *sec, const pool_cfg *pools, int n, int self);
+    /* The name of the model pool P serves (run --metrics' model_name label), or
+     * NULL.  NULL hook: none. */
+    const char *(*model_name)(const pool_cfg *p);
 } station_kind;
 
 /* The kind named NAME (case-insensitive), or NULL. */

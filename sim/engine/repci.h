@@ -33,7 +33,7 @@
  * then the tail comes in excursions about as long as a run, every run starts
  * short of them (the warm-up ends long before the queue has relaxed) and the
  * pooled percentile is biased low by more than its spread, whatever the number
- * of runs.  Measured against Erlang C (tests/test_hard2_stats.c, h3stats): M/M/1 at rho
+ * of runs.  Measured against Erlang C (tests/test_repci.c, repci_cover): M/M/1 at rho
  * 0.9 with 5 x 2 000 requests spans about 6 relaxation times and the interval
  * covered the exact P99 in 129 of 200 trials (refused now); M/M/2 at 0.95 with
  * 10 x 20 000 spans 13 and covered in 195 of 200.

@@ -111,7 +111,7 @@ typedef struct request {
 
     /* ---- never zeroed: written before they are read ---- */
     /* Its components when its first token was emitted (req_first_token; valid when tf_pool > 0):
-     * what the TTFT breakdown is made of (sim.c). */
+     * what the TTFT breakdown is made of (col_breakdown.c). */
     struct {
         simtime_t at;        /* emission time, ns */
         simtime_t queue_ns;  /* queue_ns then, ns */

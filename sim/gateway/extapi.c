@@ -214,7 +214,7 @@ const station_kind extapi_kind = {
     .free_cfg = free_cfg,
     .min_next = 0,
     .max_next = 1,
-    .flags = KIND_TOKENS | KIND_GATEWAY,
+    .flags = KIND_TOKENS | KIND_GATEWAY | KIND_EMITS,
 };
 
 station *extapi_new(const pool_cfg *cfg, const station_env *env)

@@ -415,6 +415,9 @@ static int check_graph(scn_ctx *x, const char *sec, const pool_cfg *pools, int n
     return rc;
 }
 
+/* The model pool P serves (its catalog entry's name). */
+static const char *model_name(const pool_cfg *p) { return ((const llm_cfg *) p->ext)->model.name; }
+
 const station_kind llm_kind = {
     .name = "llm",
     .help = "LLM serving replicas (schedulers, paged KV cache, cost model)",
@@ -430,9 +433,10 @@ const station_kind llm_kind = {
     .units_key = "replicas",
     .min_next = 0,
     .max_next = 1,
-    .flags = KIND_TOKENS | KIND_FLEET,
+    .flags = KIND_TOKENS | KIND_FLEET | KIND_EMITS | KIND_DECODES,
     .describe = describe,
     .check_graph = check_graph,
+    .model_name = model_name,
 };
 
 double llm_footprint(const llm_cfg *L)
@@ -495,12 +499,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         double bw = L->gpu.mem_bw_gbs * 1e9 * cost_roofline_defaults.memory_eff;
         P->lora_read_ms = bw > 0 ? L->adapter_bytes / L->tp / bw * 1e3 : 0;
     }
-#ifdef LATSIM_DEBUG
-    P->check = 1;
-#else
-    const char *chk = getenv("LATSIM_CHECK");
-    P->check = chk && *chk && strcmp(chk, "0") != 0;
-#endif
+    P->check = check_period();
     for (int i = 0; i < P->nrep; i++) {
         replica *R = &P->r[i];
         R->pool = P;

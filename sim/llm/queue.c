@@ -114,7 +114,7 @@ static void enter_queue(llm *P, request *r)
     route_view v = { routed_snap, P, P->ix_key != ROUTE_KEY_NONE ? &P->ix : NULL };
     uint64_t turn = P->rc.turn;
     int e = route_pick(&P->rc, r, &v);
-    if (P->check && P->ix_key != ROUTE_KEY_NONE) llm_require(index_sane(P, r, turn, e));
+    if (check_due(P->check, (int64_t) r->id) && P->ix_key != ROUTE_KEY_NONE) llm_require(index_sane(P, r, turn, e));
     P->route_pfx = 0;
     replica *R = &P->r[e];
     if (squeue_enqueue(&R->own, r) == 0) {

@@ -31,6 +31,7 @@
 
 #include <stdint.h>
 #include <gsl/gsl_rng.h>
+#include "engine/check.h"
 #include "core/route.h"
 #include "core/station.h"
 #include "core/zipf.h"
@@ -185,7 +186,8 @@ struct llm {
     int dp;                   /* ranks per replica (cfg dp, >= 1): r[] holds replicas x dp ranks,
                                  each with its own queue, fed by the balancer (queue.c) */
     int lock;                 /* 1: a replica's dp ranks step in lockstep (MoE: llm_dp_lockstep) */
-    int check;                /* 1: the whole-structure sanity checks at every step (abort on failure) */
+    int check;                /* LATSIM_CHECK's period (engine/check.h): the whole-structure sanity checks
+                                 at every step (1) or every Nth of each replica (N); 0: off (abort on failure) */
     int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
                                  time is charged to its sequences (charge_step) */
     int B;                    /* tokens per KV block */

@@ -46,10 +46,12 @@ int rep_sane(const replica *R, int planned)
             held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
         if (planned) held += R->spec_res;   /* a speculating step's k further tokens (spec.c) */
         if (R->pc) {
-            /* The counters every step; the whole structure (O(entries)) every 1024 steps. */
+            /* The counters at every check; the whole structure (O(entries)) at every
+             * 1024th (every 1024 steps with LATSIM_CHECK=1, 1024 x N with N). */
             if (prefix_free_blocks(R->pc) + prefix_held_blocks(R->pc) + prefix_cached_blocks(R->pc)
                 != prefix_capacity(R->pc)) bad = "prefix cache: free + held + cached KV blocks != capacity";
-            else if ((s & 1023) == 0 && !prefix_sane(R->pc)) bad = "prefix cache: its structure";
+            else if (s % (1024 * (int64_t) (P->check > 0 ? P->check : 1)) == 0 && !prefix_sane(R->pc))
+                bad = "prefix cache: its structure";
             else if (R->free_blocks != (int64_t) prefix_available(R->pc)) bad = "prefix cache: free blocks";
             else if ((int64_t) prefix_anon_blocks(R->pc) != held) bad = "prefix cache: anonymous blocks != sequences' own";
             held = P->cfg->kv_blocks - R->free_blocks;   /* the check below then holds */
@@ -123,7 +125,7 @@ void rep_step(replica *R)
             R->wait_ev = station_at(&P->st, wake_at, on_wake, R, 0);
         return;
     }
-    if (P->check) llm_require(rep_sane(R, 1));
+    if (check_due(P->check, R->steps)) llm_require(rep_sane(R, 1));
     if (!R->stepping) {
         R->stepping = 1;
         station_busy(&P->st, +1);
@@ -238,7 +240,7 @@ void rep_on_step_end(evq *q, void *subject, int64_t arg)
     if (R->pool->acct) charge_step(R);
     R->pool->cfg->sched->complete(R);
     R->steps++;
-    if (R->pool->check) llm_require(rep_sane(R, 0));
+    if (check_due(R->pool->check, R->steps - 1)) llm_require(rep_sane(R, 0));   /* the step that ended */
     rep_step(R);
     if (!R->pool->routed && R->pool->dp == 1 && R->pool->nidle > 0 && R->pool->st.qlen > 0)
         llm_kick(R->pool);   /* e.g. a preempted request */
@@ -305,7 +307,7 @@ static void group_step(llm *P, int g0)
     for (int i = g0; i < g0 + D; i++) {
         replica *Q = &P->r[i];
         if (Q->dummy) Q->cur = (cost_step) { .prefill_tokens = 1, .prefill_pairs = 1, .prefill_seqs = 1 };
-        else if (P->check) llm_require(rep_sane(Q, 1));
+        else if (check_due(P->check, Q->steps)) llm_require(rep_sane(Q, 1));
         Q->cur.group_tokens = group;
         double m = cost_fast_ms_work(&P->cf, &Q->cur, &Q->step_flops, &Q->step_bytes);
         if (!Q->dummy && Q->spec) {   /* the drafting passes before the verification (spec.c) */
@@ -363,7 +365,7 @@ static void on_group_end(evq *q, void *subject, int64_t arg)
             P->cfg->sched->complete(Q);
         }
         Q->steps++;
-        if (P->check) llm_require(rep_sane(Q, 0));
+        if (check_due(P->check, Q->steps - 1)) llm_require(rep_sane(Q, 0));
     }
     group_step(P, R0->index);
 }

@@ -252,7 +252,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
             V(S, "goodput", share);
             V(S, "goodput_rps", x->window_s > 0 ? (double) c->good / x->window_s : NAN);
         }
-        /* Its share of the pools' $ and its API charges (sim.c, class_costs). */
+        /* Its share of the pools' $ and its API charges (col_classes.c, class_costs). */
         if (x->has_gateway) V(S, "api_usd", c->api_usd);
         if (x->has_cost) V(S, "cost_per_1k_requests", x->saturated ? NAN : c->cost_per_1k);
         if (add_latency(out, rep, S, "e2e", &c->e2e, hide)) return -1;

@@ -27,7 +27,7 @@ enum { BD_NETWORK, BD_QUEUE, BD_SERVICE, BD_OVERHEAD, BD_KV_TRANSFER, BD_KV_LOAD
 
 #define BD_MIN_MS 0x1p-20
 
-/* The components of a time to first token (sim.c, docs/metrics.md): network
+/* The components of a time to first token (col_breakdown.c, docs/metrics.md): network
  * on the way in and the first token's way back; waiting; service up to the
  * first token (the prefill, its KV loads and transfers apart); decoding before
  * it (an answer that reaches the client whole has its first token with its

@@ -440,7 +440,7 @@ const station_kind pool_kind_generic = {
     .min_next = 0,
     .max_next = 1,
     .usd_per_hour = usd_per_hour,
-    .flags = KIND_SOLE_STATS | KIND_FLEET | KIND_SERVICE_DIST,
+    .flags = KIND_SOLE_STATS | KIND_FLEET | KIND_SERVICE_DIST | KIND_PLAIN,
 };
 
 station *pool_new(const pool_cfg *cfg, const station_env *env)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/check.h"
 #include "engine/rng.h"
 #include "stations/router.h"
 #include "core/result.h"
@@ -18,7 +19,7 @@ typedef struct router {
     int ix_state;             /* 0: not built yet (out-edges are set after make), 1: built,
                                  -1: none (out of memory: the policy reads every snapshot) */
     route_index ix;           /* out-edge i's key: its requests inside */
-    int check;                /* 1 (LATSIM_CHECK): at each request a scan must pick what the index picks */
+    int check;                /* LATSIM_CHECK's period (engine/check.h): at those requests a scan must pick what the index picks */
     const request *routing;   /* the request being routed (its prefix for prefix_affinity) */
     gsl_rng *scores;          /* complexity: stream of scores drawn here */
     int complexity;           /* 1 for policy = complexity */
@@ -102,7 +103,7 @@ static void dispatch(router *R, request *r)
     R->routing = r;
     uint64_t turn = R->rc.turn;
     int e = route_pick(&R->rc, r, &v);
-    if (R->check && v.index) assert(index_sane(R, r, turn, e));
+    if (check_due(R->check, (int64_t) r->id) && v.index) assert(index_sane(R, r, turn, e));
     R->routing = NULL;
     if (r->measured && R->complexity) R->sides[e][cplx_truth(&R->c->cplx, r->complexity)]++;
     station_forward(st, r, e);
@@ -260,12 +261,7 @@ static station *router_new(const pool_cfg *cfg, const station_env *env)
     const router_cfg *rc = cfg->ext;
     R->c = rc;
     R->complexity = !strcmp(rc->policy->name, "complexity");
-#ifdef LATSIM_DEBUG
-    R->check = 1;
-#else
-    const char *chk = getenv("LATSIM_CHECK");
-    R->check = chk && *chk && strcmp(chk, "0") != 0;
-#endif
+    R->check = check_period();
     char stream[96];
     route_stream_name(stream, sizeof stream, cfg->name);
     if (station_init(&R->st, &ROUTER_OPS, cfg, env) != 0 ||

@@ -1,4 +1,4 @@
-/* test_hard2_esc.c -- Criterion tests of the hardening issue's escaping and
+/* test_escaping.c -- Criterion tests of the hardening issue's escaping and
  * parsing-limit items: user strings (scenario paths, pool, class and SLO names)
  * holding an ANSI escape or a Latin-1 byte come out of every JSON output as
  * valid UTF-8 JSON and out of every terminal output without a raw control byte;
@@ -28,11 +28,11 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h2esc_", "runs.db"); }
 
-TestSuite(h2esc_json, .init = setup, .fini = tcli_teardown);
-TestSuite(h2esc_term, .init = setup, .fini = tcli_teardown);
-TestSuite(h2esc_dist, .init = setup, .fini = tcli_teardown);
-TestSuite(h2esc_ini, .init = setup, .fini = tcli_teardown);
-TestSuite(h2esc_keys, .init = setup, .fini = tcli_teardown);
+TestSuite(escape_json, .init = setup, .fini = tcli_teardown);
+TestSuite(escape_term, .init = setup, .fini = tcli_teardown);
+TestSuite(escape_dist, .init = setup, .fini = tcli_teardown);
+TestSuite(escape_ini, .init = setup, .fini = tcli_teardown);
+TestSuite(escape_keys, .init = setup, .fini = tcli_teardown);
 
 /* 1 when the N bytes at S are valid UTF-8 (RFC 3629: no overlong forms, no
  * surrogates, nothing past U+10FFFF). */
@@ -96,7 +96,7 @@ static json_t *parse_out(const result *r, const char *what)
 /* run --json: the class names and the [slo CLASS] names are JSON strings, an
  * invalid UTF-8 byte as the Latin-1 code point (0xFF -> U+00FF, "\xc3\xbf" once
  * decoded), an ESC as \u001b; no raw byte of either is written. */
-Test(h2esc_json, run_json_escapes_class_and_slo_names)
+Test(escape_json, run_json_escapes_class_and_slo_names)
 {
     char s[256];
     write_file("s.ini", HOSTILE, s, sizeof s);
@@ -129,7 +129,7 @@ Test(h2esc_json, run_json_escapes_class_and_slo_names)
 /* sweep, plan and compare --json on a scenario whose file name is Latin-1
  * (0xFF): valid UTF-8 JSON naming the file "\u00ff.ini"; and the JSON stored
  * with the run and the sweep in the database is valid too. */
-Test(h2esc_json, latin1_file_name_in_every_json_output)
+Test(escape_json, latin1_file_name_in_every_json_output)
 {
     char s[256];
     write_file("\xff.ini", PLAIN, s, sizeof s);
@@ -191,7 +191,7 @@ Test(h2esc_json, latin1_file_name_in_every_json_output)
 
 /* compare --json of two stored runs: the metric names built from the pool name
  * (ESC[32mcpu.busy_share) are escaped. */
-Test(h2esc_json, compare_json_metric_names)
+Test(escape_json, compare_json_metric_names)
 {
     char s[256];
     write_file("s.ini", HOSTILE, s, sizeof s);
@@ -219,7 +219,7 @@ Test(h2esc_json, compare_json_metric_names)
 /* Every table output of a scenario whose path, pool, classes and SLO classes
  * hold ESC and 0xFF: no raw ESC on stdout or stderr, valid UTF-8, and the names
  * shown escaped ("\x1b[32mcpu"). */
-Test(h2esc_term, tables_escape_paths_and_names)
+Test(escape_term, tables_escape_paths_and_names)
 {
     char s[256];
     write_file("\x1b[31mx.ini", HOSTILE, s, sizeof s);
@@ -256,7 +256,7 @@ Test(h2esc_term, tables_escape_paths_and_names)
 
 /* A sweep whose --vary values hold ESC (the header and rows echo them), and
  * error messages quoting a hostile path (cu_die): escaped too. */
-Test(h2esc_term, vary_values_and_error_paths)
+Test(escape_term, vary_values_and_error_paths)
 {
     char s[256];
     write_file("s.ini", HOSTILE, s, sizeof s);
@@ -309,7 +309,7 @@ static json_t *results_of(const result *res)
     return j;
 }
 
-Test(h2esc_dist, think_ms_zero_is_const_zero)
+Test(escape_dist, think_ms_zero_is_const_zero)
 {
     char s[256];
     closed_loop("0", s, sizeof s);
@@ -343,7 +343,7 @@ Test(h2esc_dist, think_ms_zero_is_const_zero)
 
 /* Validation stays: a bare number is refused exactly as its const() is (same
  * message, file:line and key), exit 2, no database. */
-Test(h2esc_dist, bare_number_refused_as_its_const)
+Test(escape_dist, bare_number_refused_as_its_const)
 {
     static const struct { const char *bare, *as_const; } cases[] = {
         { "think_ms = -1", "think_ms = const(-1)" },
@@ -377,7 +377,7 @@ Test(h2esc_dist, bare_number_refused_as_its_const)
 
 /* dist_parse itself: a bare number is the const distribution of it; text that
  * is not one number is refused as before. */
-Test(h2esc_dist, dist_parse_bare_numbers)
+Test(escape_dist, dist_parse_bare_numbers)
 {
     char err[256];
     dist d;
@@ -400,7 +400,7 @@ Test(h2esc_dist, dist_parse_bare_numbers)
 
 /* A 10 000-character line (a service_ms value padded with leading zeros) loads
  * and runs as the short one does, and lines after it keep their numbers. */
-Test(h2esc_ini, line_of_10000_characters)
+Test(escape_ini, line_of_10000_characters)
 {
     const char *head = "[sim]\nrequests = 1000\nwarmup = 100\n[workload]\nrate = 10\n"
                        "[pool cpu]\nkind = generic\nservers = 2\n";
@@ -448,7 +448,7 @@ Test(h2esc_ini, line_of_10000_characters)
 
 /* A router whose next list names 500 pools (about 3 000 characters on one
  * line) loads and runs: every pool gets its round-robin share. */
-Test(h2esc_ini, router_with_500_next_pools)
+Test(escape_ini, router_with_500_next_pools)
 {
     size_t n = 64 * 1024;
     char *text = malloc(n), s[256];
@@ -479,7 +479,7 @@ Test(h2esc_ini, router_with_500_next_pools)
 }
 
 /* A line longer than the scenario size cap (16 MB) is refused by that cap. */
-Test(h2esc_ini, line_beyond_the_file_cap_is_refused)
+Test(escape_ini, line_beyond_the_file_cap_is_refused)
 {
     char s[256];
     snprintf(s, sizeof s, "%s/huge.ini", dir);
@@ -502,7 +502,7 @@ Test(h2esc_ini, line_beyond_the_file_cap_is_refused)
 
 /* Within each section of `latsim keys` (a line not indented starts one), every
  * key is listed once; cost_id (shared by three cost rows) appears once. */
-Test(h2esc_keys, each_key_listed_once)
+Test(escape_keys, each_key_listed_once)
 {
     result r = run(30, "keys", NULL);
     cr_assert_eq(r.rc, 0);

@@ -1,4 +1,4 @@
-/* test_hard2_hang.c -- Criterion tests of the hardening issue's hangs and
+/* test_stall.c -- Criterion tests of the hardening issue's hangs and
  * unbounded memory: self-renewing events (failures, pauses, autoscaler
  * evaluations) with periods at or below the clock's resolution, the stall
  * guard of the event loop (evq.h), the bound on time-series intervals
@@ -38,10 +38,10 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h2hang_", "runs.db"); }
 
-TestSuite(h2hang_load, .init = setup, .fini = tcli_teardown);
-TestSuite(h2hang_guard, .init = setup, .fini = tcli_teardown);
-TestSuite(h2hang_ts, .init = setup, .fini = tcli_teardown);
-TestSuite(h2hang_mem, .init = setup, .fini = tcli_teardown);
+TestSuite(stall_load, .init = setup, .fini = tcli_teardown);
+TestSuite(stall_guard, .init = setup, .fini = tcli_teardown);
+TestSuite(stall_ts, .init = setup, .fini = tcli_teardown);
+TestSuite(stall_mem, .init = setup, .fini = tcli_teardown);
 
 /* expect_one_line, and the database file was not created. */
 static void expect_fail(const result *r, int rc, const char *want, const char *what)
@@ -108,7 +108,7 @@ static void refuse_all(const char *file, const hang_case *c, size_t n)
 /* Failures every 1e-300 .. 1e-6 s on a generic and an LLM pool: below the
  * clock's resolution (a mean, or the mean of uniform(0, 1 ns)) or beyond 10^8
  * events over the run, refused at load naming the key. */
-Test(h2hang_load, failure_periods)
+Test(stall_load, failure_periods)
 {
     char s[256], l[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -132,7 +132,7 @@ Test(h2hang_load, failure_periods)
 }
 
 /* Autoscaler evaluations every 1e-300 or 1e-9 s. */
-Test(h2hang_load, autoscale_intervals)
+Test(stall_load, autoscale_intervals)
 {
     char s[256], l[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -152,7 +152,7 @@ Test(h2hang_load, autoscale_intervals)
 }
 
 /* Pauses every 1e-300 s of 1e-300 s on a generic pool, a router and an LLM pool. */
-Test(h2hang_load, pause_periods)
+Test(stall_load, pause_periods)
 {
     char s[256], l[256], g[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -181,7 +181,7 @@ Test(h2hang_load, pause_periods)
 
 /* Written in the file, the key is named with its file and line; an existing
  * database stays byte-identical; a period that fits runs. */
-Test(h2hang_load, file_line_and_database_untouched)
+Test(stall_load, file_line_and_database_untouched)
 {
     char ok[256], f[256];
     write_file("ok.ini", MMC, ok, sizeof ok);
@@ -211,7 +211,7 @@ Test(h2hang_load, file_line_and_database_untouched)
 
 /* The fuzz corpus's hanging scenarios (tests/fuzz/scenario/hang_*.ini, replayed
  * by test_fuzz_corpus.c) are refused at load, at once, naming their key. */
-Test(h2hang_load, corpus_files_refused_at_load)
+Test(stall_load, corpus_files_refused_at_load)
 {
     DIR *d = opendir("tests/fuzz/scenario");
     cr_assert_not_null(d, "tests run from the repository root");
@@ -239,7 +239,7 @@ Test(h2hang_load, corpus_files_refused_at_load)
 }
 
 /* The library's estimate of the run's simulated time. */
-Test(h2hang_load, expected_duration)
+Test(stall_load, expected_duration)
 {
     scenario sc;
     char err[1024];
@@ -290,7 +290,7 @@ static int name_spin(evq_handler h, const void *subject, char *buf, size_t n)
 
 /* A handler renewing itself at 0 ns stops at the limit, named by its module's
  * namer; 1 ns steps, or evq_progress() (an arrival), never trip it. */
-Test(h2hang_guard, evq_stops_a_stall_and_names_it)
+Test(stall_guard, evq_stops_a_stall_and_names_it)
 {
     evq *q = evq_new();
     cr_assert_not_null(q);
@@ -344,7 +344,7 @@ Test(h2hang_guard, evq_stops_a_stall_and_names_it)
 /* Periods whose mean passes the load checks but whose draws are almost all 0 ns
  * (gamma of cv 10^6: shape 10^-12) stall at run time: exit 1, one line naming
  * what kept firing, the database untouched. */
-Test(h2hang_guard, stall_at_run_time_is_exit_1_naming_the_key)
+Test(stall_guard, stall_at_run_time_is_exit_1_naming_the_key)
 {
     char s[256], g[256], ok[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -377,7 +377,7 @@ Test(h2hang_guard, stall_at_run_time_is_exit_1_naming_the_key)
 
 /* The same through the library (sim_run): -1 with the message, nothing leaked
  * (the sanitizer build checks). */
-Test(h2hang_guard, sim_run_returns_the_stall)
+Test(stall_guard, sim_run_returns_the_stall)
 {
     scenario sc;
     char err[2048];
@@ -397,7 +397,7 @@ Test(h2hang_guard, sim_run_returns_the_stall)
 /* 1 ms intervals over the default scenario's hour (3929 s: 3.9 million
  * intervals) are refused before anything is written: no database, no CSV; an
  * existing database stays byte-identical. */
-Test(h2hang_ts, too_many_intervals_refused_up_front)
+Test(stall_ts, too_many_intervals_refused_up_front)
 {
     char s[256], csv[256];
     const char *big = "[sim]\nrequests = 200000\nwarmup = 20000\n[workload]\narrival = poisson\nrate = 56\n"
@@ -429,7 +429,7 @@ Test(h2hang_ts, too_many_intervals_refused_up_front)
 /* A run that outlasts its estimate (a closed loop without think time is
  * estimated at 0 s; it lasts 2000 s) stops when the series passes its bound:
  * exit 1, one line, nothing stored. */
-Test(h2hang_ts, run_outlasting_the_estimate_stops_at_the_bound)
+Test(stall_ts, run_outlasting_the_estimate_stops_at_the_bound)
 {
     char s[256];
     write_file("u.ini", "[sim]\nrequests = 2000\nwarmup = 0\n[workload]\nusers = 1\n"
@@ -461,7 +461,7 @@ static void no_gauges(void *ctx, ts_gauges *g)
 
 /* The series itself on a calendar of its own boundary events: rows stop at
  * TS_MAX_INTERVALS, and the interval after them stops the calendar. */
-Test(h2hang_ts, series_overflow_stops_the_calendar)
+Test(stall_ts, series_overflow_stops_the_calendar)
 {
     char err[256];
     tseries *ts = ts_new(0.001, err, sizeof err);
@@ -488,7 +488,7 @@ static const char *CACHE =
 
 /* intents = 1e9 (48 GB of Zipf tables) and its kin are refused at once naming
  * the key, where they took 15 GB and minutes. */
-Test(h2hang_mem, oversize_keys_refused_at_once)
+Test(stall_mem, oversize_keys_refused_at_once)
 {
     char c[256], s[256], u[256];
     write_file("c.ini", CACHE, c, sizeof c);
@@ -523,7 +523,7 @@ Test(h2hang_mem, oversize_keys_refused_at_once)
 }
 
 /* The estimate counts each per-key allocation and blames the largest. */
-Test(h2hang_mem, estimate_per_key)
+Test(stall_mem, estimate_per_key)
 {
     scenario sc;
     char err[1024];
@@ -561,7 +561,7 @@ Test(h2hang_mem, estimate_per_key)
 
 /* sweep, plan and check run the same memory check as run, for every point:
  * an oversize point is bad input (exit 2), one line, and nothing is stored. */
-Test(h2hang_mem, sweep_plan_and_check_refuse_oversize_points)
+Test(stall_mem, sweep_plan_and_check_refuse_oversize_points)
 {
     char c[256];
     write_file("c.ini", CACHE, c, sizeof c);

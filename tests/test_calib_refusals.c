@@ -1,4 +1,4 @@
-/* test_hard2_calib.c -- Criterion tests of the calibrator under hostile input
+/* test_calib_refusals.c -- Criterion tests of the calibrator under hostile input
  * (hardening issue): a fit refuses data it cannot fit (an outlier row, an absurd
  * stored time, an error above the limit) and names the rows; cost = auto never
  * uses a stored model whose cross-validated error is above the limit or unknown,
@@ -40,10 +40,10 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h2calib_", "c.db"); }
 
-TestSuite(h2calib_fit, .init = setup, .fini = tcli_teardown);
-TestSuite(h2calib_auto, .init = setup, .fini = tcli_teardown);
-TestSuite(h2calib_import, .init = setup, .fini = tcli_teardown);
-TestSuite(h2calib_vidur, .init = setup, .fini = tcli_teardown);
+TestSuite(calib_refuse_fit, .init = setup, .fini = tcli_teardown);
+TestSuite(calib_refuse_auto, .init = setup, .fini = tcli_teardown);
+TestSuite(calib_refuse_import, .init = setup, .fini = tcli_teardown);
+TestSuite(calib_refuse_vidur, .init = setup, .fini = tcli_teardown);
 
 /* The database as it is now (NULL: absent), to compare after a refused command. */
 typedef struct snap {
@@ -170,7 +170,7 @@ static void seed_db(void)
 
 /* One wildly wrong row among 32 sane ones: the fit refuses, naming the row by its
  * file and line (too slow by 100x, or in seconds instead of ms); nothing stored. */
-Test(h2calib_fit, one_outlier_row_is_named_and_refused)
+Test(calib_refuse_fit, one_outlier_row_is_named_and_refused)
 {
     static char csv[8192];
     double ms[32];
@@ -199,7 +199,7 @@ Test(h2calib_fit, one_outlier_row_is_named_and_refused)
 /* The issue's example: a step_ms of 1e300 among 32 sane rows is refused at import
  * (row and column); one stored by an older latsim (planted here) is refused by
  * the fit, naming its file:line, instead of a model whose every coefficient is 0. */
-Test(h2calib_fit, absurd_time_refused_at_import_and_fit)
+Test(calib_refuse_fit, absurd_time_refused_at_import_and_fit)
 {
     static char csv[8192];
     snprintf(csv, sizeof csv, "%s", HEAD);
@@ -228,7 +228,7 @@ Test(h2calib_fit, absurd_time_refused_at_import_and_fit)
 
 /* The same 32 rows without the outlier fit, and the outlier screen leaves the fit
  * as it was: the stored coefficients are the plain non-negative fit of all rows. */
-Test(h2calib_fit, sane_rows_fit_as_before)
+Test(calib_refuse_fit, sane_rows_fit_as_before)
 {
     static char csv[8192];
     double ms[32];
@@ -318,7 +318,7 @@ Test(h2calib_fit, sane_rows_fit_as_before)
 
 /* Times with no relation to the step sizes (alternately 1 and 1000 ms): no row is
  * an outlier of the others, but no model fits them: refused with its error. */
-Test(h2calib_fit, useless_error_refused)
+Test(calib_refuse_fit, useless_error_refused)
 {
     static char csv[8192];
     snprintf(csv, sizeof csv, "%s", HEAD);
@@ -346,7 +346,7 @@ Test(h2calib_fit, useless_error_refused)
  * 1e300 row used to store): auto skips it with one warning line and uses the
  * roofline; cost = fitted and cost_id refuse it; a scenario run does the same.
  * With a good model beside it, auto picks the good one and still warns. */
-Test(h2calib_auto, skips_a_planted_bad_model)
+Test(calib_refuse_auto, skips_a_planted_bad_model)
 {
     static char csv[8192];
     snprintf(csv, sizeof csv, "%s", HEAD);
@@ -406,7 +406,7 @@ Test(h2calib_auto, skips_a_planted_bad_model)
 
 /* A model stored with no cross-validated error (an older latsim stored the
  * all-zero profile so): calib list and cost agree that it is there and unused. */
-Test(h2calib_auto, unknown_error_listed_and_refused_alike)
+Test(calib_refuse_auto, unknown_error_listed_and_refused_alike)
 {
     result r = run_db(LIMIT_S, "calib", "import", "vidur", VIDUR, "--model", "llama-2-7b", "--gpu", "a100", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
@@ -429,7 +429,7 @@ Test(h2calib_auto, unknown_error_listed_and_refused_alike)
 
 /* ---- steps and measurement CSVs: ranges, decimal numbers, duplicated columns ---------- */
 
-Test(h2calib_import, steps_values_refused_with_row_and_column)
+Test(calib_refuse_import, steps_values_refused_with_row_and_column)
 {
     seed_db();
     snap s = snap_db();
@@ -481,7 +481,7 @@ Test(h2calib_import, steps_values_refused_with_row_and_column)
 }
 
 /* `import meas` (the export format) checks the same. */
-Test(h2calib_import, measurement_csv_values_refused)
+Test(calib_refuse_import, measurement_csv_values_refused)
 {
     seed_db();
     char out[256];
@@ -570,7 +570,7 @@ static result import_vidur(const char *name, const char *extra)
 
 /* Operator times of 0 are refused at import (row and column); stored ones (an
  * older latsim imported them) make `fit profile` refuse, naming the row. */
-Test(h2calib_vidur, zero_operator_times_refused)
+Test(calib_refuse_vidur, zero_operator_times_refused)
 {
     seed_db();
     snap s = snap_db();
@@ -604,7 +604,7 @@ Test(h2calib_vidur, zero_operator_times_refused)
 
 /* The synthetic set itself imports and builds a profile (so the refusals above
  * and below are about what was broken). */
-Test(h2calib_vidur, synthetic_set_builds_a_profile)
+Test(calib_refuse_vidur, synthetic_set_builds_a_profile)
 {
     write_vidur("good", "0.05");
     result r = import_vidur("good", "llama-2-7b");
@@ -619,7 +619,7 @@ Test(h2calib_vidur, synthetic_set_builds_a_profile)
 /* Every file read is a regular file (symbolic links followed): a link to
  * /dev/zero, a FIFO (without blocking: alarm() bounds the run) or a directory is
  * refused, as is a missing expected file; nothing is imported in part. */
-Test(h2calib_vidur, files_must_be_regular_and_present)
+Test(calib_refuse_vidur, files_must_be_regular_and_present)
 {
     seed_db();
     snap s = snap_db();
@@ -677,7 +677,7 @@ Test(h2calib_vidur, files_must_be_regular_and_present)
 
 /* An unknown --model is refused like an unknown --gpu (one line, the known ones),
  * before anything is read: attention and network rows are not imported alone. */
-Test(h2calib_vidur, unknown_model_or_gpu_refused)
+Test(calib_refuse_vidur, unknown_model_or_gpu_refused)
 {
     seed_db();
     snap s = snap_db();

@@ -1,4 +1,4 @@
-/* test_hard2_stats.c -- Criterion tests of the statistics hardening: the 95 %
+/* test_repci.c -- Criterion tests of the statistics hardening: the 95 %
  * intervals of percentiles over replications (sim/engine/repci.c, report_aggregate),
  * and the offered-load saturation test with its sampling error (sim/run/sim.c,
  * load_exceeds).
@@ -18,7 +18,7 @@
  * 0.95, 20 000 requests) passes it with probability below 1e-8.
  *
  * Some tests run ./latsim in a forked child bounded by alarm() (the pattern of
- * test_hardening.c), in a temporary directory of their own.
+ * test_hostile.c), in a temporary directory of their own.
  */
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -161,7 +161,7 @@ static coverage cover(int c, double rho, long requests)
 
 /* ---- percentile intervals -------------------------------------------------------- */
 
-TestSuite(h2stats_ci);
+TestSuite(repci_ci);
 
 /* The issue's case: M/M/2 at rho 0.95, 20 000 requests (about 13 relaxation
  * times of the queue, 1 / (c mu (1 - sqrt rho)^2) = 7.8 s, per run).  The runs'
@@ -171,7 +171,7 @@ TestSuite(h2stats_ci);
  * blocks; half-width about 3.7 times the plain one).  The mean's
  * interval is the plain Student-t one, unchanged, and covers the Erlang C mean
  * (92.56 ms) in at least 34 of 40 too. */
-Test(h2stats_ci, p99_of_queue_wait_covered_at_rho_095)
+Test(repci_ci, p99_of_queue_wait_covered_at_rho_095)
 {
     coverage cv = cover(2, 0.95, 20000);
     cr_expect_geq(cv.p99, 34, "P99 interval covered Erlang C in %d of %d trials", cv.p99, TRIALS);
@@ -185,7 +185,7 @@ Test(h2stats_ci, p99_of_queue_wait_covered_at_rho_095)
  * (measured 1.08: every run shares the tail evenly, so the interval has about 9
  * degrees of freedom; it was 1.03 on the log scale of the tail, which issue 30
  * replaced by the probability scale). */
-Test(h2stats_ci, low_load_interval_not_inflated)
+Test(repci_ci, low_load_interval_not_inflated)
 {
     coverage cv = cover(2, 0.5, 20000);
     double ratio = cv.hw / cv.plain_hw;
@@ -200,7 +200,7 @@ Test(h2stats_ci, low_load_interval_not_inflated)
  * repci_enough): every percentile is exactly the constant in every run and
  * its interval is 0; an atom shared by the runs (no wait at low load: P(W = 0)
  * = 1 - C = 0.67 > 0.5 for M/M/2 at rho 0.5) gives a median of 0 +- 0. */
-Test(h2stats_ci, constant_and_atom_give_zero_width)
+Test(repci_ci, constant_and_atom_give_zero_width)
 {
     char text[512];
     snprintf(text, sizeof text, "[sim]\nrequests = 20000\n[workload]\nrate = 100\n[pool p]\nservers = 2\nservice_ms = const(5)\n");
@@ -234,7 +234,7 @@ Test(h2stats_ci, constant_and_atom_give_zero_width)
  * interpolation is exact) is the exponential's quantile; identical runs give a
  * zero half-width around it and none around another centre but the distance to
  * it; runs of different rates give an interval that holds the pooled quantile. */
-Test(h2stats_ci, repci_on_exact_exponentials)
+Test(repci_ci, repci_on_exact_exponentials)
 {
     repci_dist d[4];
     const repci_dist *ptr[4];
@@ -271,7 +271,7 @@ Test(h2stats_ci, repci_on_exact_exponentials)
 
 /* The distributions travel with a task's result (compare's worker processes):
  * encoded and decoded, they aggregate to the same intervals as in-process. */
-Test(h2stats_ci, distributions_survive_task_encoding)
+Test(repci_ci, distributions_survive_task_encoding)
 {
     char text[512];
     mmc_text(text, sizeof text, 2, 0.9, 5000);
@@ -330,11 +330,11 @@ Test(h2stats_ci, distributions_survive_task_encoding)
 
 static void setup(void) { tcli_setup("/tmp/latsim_h2stats_", NULL); }
 
-TestSuite(h2stats_cli, .init = setup, .fini = tcli_teardown);
+TestSuite(repci_cli, .init = setup, .fini = tcli_teardown);
 
 /* `latsim run --replications 5 --json` reports the same P99 interval as the
  * in-process aggregate of the same seeds (printed to 6 significant digits). */
-Test(h2stats_cli, run_replications_reports_the_percentile_interval)
+Test(repci_cli, run_replications_reports_the_percentile_interval)
 {
     char text[512], f[256];
     mmc_text(text, sizeof text, 2, 0.95, 20000);
@@ -368,7 +368,7 @@ Test(h2stats_cli, run_replications_reports_the_percentile_interval)
 
 /* ---- offered load behind a router -------------------------------------------------- */
 
-TestSuite(h2stats_load);
+TestSuite(repci_load);
 
 /* A round-robin router in front of two M/M/1 pools (service exp(mean=10)) at
  * utilisation RHO, REQUESTS requests. */
@@ -386,7 +386,7 @@ static void router_text(char *buf, size_t n, double rho, long requests)
  * calls seed 16 saturated: a queue whose relaxation time, 15.6 s, exceeds the
  * 10 s window; see the report.)  The same M/M/2 without a router, whose load is
  * known exactly, is not saturated by it either. */
-Test(h2stats_load, stable_pools_behind_a_router_not_saturated_by_load)
+Test(repci_load, stable_pools_behind_a_router_not_saturated_by_load)
 {
     char text[1024];
     router_text(text, sizeof text, 0.95, 2000);
@@ -422,7 +422,7 @@ Test(h2stats_load, stable_pools_behind_a_router_not_saturated_by_load)
 /* Overloaded pools behind the router are still caught by their offered load:
  * rho 1.1 at 2 000 requests (3 standard errors above 1) in each of 20 seeds, and
  * rho 1.05 at 200 000 requests (15 standard errors). */
-Test(h2stats_load, overloaded_pools_behind_a_router_saturated)
+Test(repci_load, overloaded_pools_behind_a_router_saturated)
 {
     char text[1024];
     router_text(text, sizeof text, 1.1, 2000);
@@ -450,7 +450,7 @@ Test(h2stats_load, overloaded_pools_behind_a_router_saturated)
 
 /* The command line names the offered load as the reason when it is one, and
  * exits 3. */
-Test(h2stats_cli, overload_message_names_the_offered_load)
+Test(repci_cli, overload_message_names_the_offered_load)
 {
     char text[1024], f[256];
     router_text(text, sizeof text, 1.1, 2000);
@@ -472,7 +472,7 @@ Test(h2stats_cli, overload_message_names_the_offered_load)
  * asserted; the intervals of issue 30's cases (63 to 84 of 100) fail it with a
  * probability below 1e-6. */
 
-TestSuite(h3stats);
+TestSuite(repci_cover);
 
 #define H3_TRIALS 200
 
@@ -539,7 +539,7 @@ static h3cov h3_cover(int c, double rho, long requests, int r, double p, const c
  * 10 x 10 000: 191 and 190; M/M/4 at 0.8, 5 x 3 000: 195 and 187), and the
  * P99.9 of M/M/1 at 0.8 with 5 x 20 000 (20 beyond it a run, 280 relaxation
  * times; 196 and 196).  --verbose prints the counts. */
-Test(h3stats, p99_intervals_cover_erlang_c)
+Test(repci_cover, p99_intervals_cover_erlang_c)
 {
     static const struct { int c; double rho; long n; int r; double p; const char *stat; } K[] = {
         { 1, 0.8, 5000, 5, 0.99, "p99" }, { 2, 0.9, 10000, 10, 0.99, "p99" }, { 4, 0.8, 3000, 5, 0.99, "p99" },
@@ -593,7 +593,7 @@ static char *h3_table(const report *agg)
  * of 200; at 0.98 with 10 x 20 000: 2, 89 of 188): no percentile interval,
  * the values still given, the note saying why (JSON: ci95 null and
  * interval_note; the table: a NOTE line).  The mean keeps its interval. */
-Test(h3stats, runs_too_short_give_no_percentile_interval)
+Test(repci_cover, runs_too_short_give_no_percentile_interval)
 {
     static const struct { double rho; long n; int r; } K[] = { { 0.9, 2000, 5 }, { 0.98, 20000, 10 } };
     static const char *P[] = { "p50", "p90", "p95", "p99", "p999" };
@@ -676,7 +676,7 @@ Test(h3stats, runs_too_short_give_no_percentile_interval)
  * a hundred relaxation times): P99 has 20 beyond it in each run and its
  * interval, P99.9 has 2 and none (the note names the requests it needs); with
  * 5 x 1 000 requests P99 has none either, P90 (100 beyond) has one. */
-Test(h3stats, too_few_requests_beyond_a_percentile_give_no_interval)
+Test(repci_cover, too_few_requests_beyond_a_percentile_give_no_interval)
 {
     char text[512];
     mmc_text(text, sizeof text, 1, 0.5, 2000);
@@ -702,7 +702,7 @@ Test(h3stats, too_few_requests_beyond_a_percentile_give_no_interval)
  * aggregate to the three's percentiles and intervals exactly, with
  * saturated_replications = 1 and the table saying over how many they are; all
  * four overloaded, the percentiles are not reported, as before. */
-Test(h3stats, saturated_replication_does_not_void_the_others)
+Test(repci_cover, saturated_replication_does_not_void_the_others)
 {
     char ok[512], over[512], err[1024];
     mmc_text(ok, sizeof ok, 1, 0.5, 5000);

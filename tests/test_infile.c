@@ -1,4 +1,4 @@
-/* test_hard3_io.c -- Criterion tests of the third hardening issue's inputs and
+/* test_infile.c -- Criterion tests of the third hardening issue's inputs and
  * outputs that are not regular files (issue 30, "hangs on FIFO and device
  * inputs"): every input path of every command (observed runs, scenarios given
  * with --scenario, nccl/power/steps/meas tables, a Vidur folder, explore grids,
@@ -24,8 +24,8 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h3io_", "runs.db"); }
 
-TestSuite(h3io_in, .init = setup, .fini = tcli_teardown);
-TestSuite(h3io_out, .init = setup, .fini = tcli_teardown);
+TestSuite(infile_in, .init = setup, .fini = tcli_teardown);
+TestSuite(infile_out, .init = setup, .fini = tcli_teardown);
 
 #define REAL_INI "scenarios/replay_vllm_rtx4090.ini"
 #define REAL_RUN "tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl"
@@ -96,7 +96,7 @@ static const char *const *const INPUTS[] = {
 #define NINPUTS (sizeof INPUTS / sizeof INPUTS[0])
 
 /* A FIFO with no writer, under each input's usual file name: refused at once. */
-Test(h3io_in, fifo_everywhere)
+Test(infile_in, fifo_everywhere)
 {
     static const char *const names[] = { "run.jsonl", "run.csv", "g.ini", "config.json" };
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
@@ -107,7 +107,7 @@ Test(h3io_in, fifo_everywhere)
 }
 
 /* Devices: /dev/zero (endless), /dev/null (empty, but not a file). */
-Test(h3io_in, devices_everywhere)
+Test(infile_in, devices_everywhere)
 {
     for (size_t i = 0; i < NINPUTS; i++) {
         refuse("/dev/zero", "not a regular file (a character device)", INPUTS[i]);
@@ -117,7 +117,7 @@ Test(h3io_in, devices_everywhere)
 
 /* A folder where a file is expected; and a Vidur profile that is a FIFO or a
  * file where a folder is expected. */
-Test(h3io_in, folders_and_vidur)
+Test(infile_in, folders_and_vidur)
 {
     char d[256], f[256], z[256];
     snprintf(d, sizeof d, "%s/sub", dir);
@@ -133,7 +133,7 @@ Test(h3io_in, folders_and_vidur)
 
 /* Oversized inputs (sparse files: nothing is written to disk): refused by
  * their size before a byte is read. */
-Test(h3io_in, size_bounds)
+Test(infile_in, size_bounds)
 {
     char p[256];
     make_sparse("config.json", INFILE_MAX_JSON + 1, p, sizeof p);
@@ -162,7 +162,7 @@ Test(h3io_in, size_bounds)
 
 /* export --csv DIR: a FIFO named like any file it writes is refused before the
  * run, nothing written in DIR. */
-Test(h3io_out, export_fifo_in_folder)
+Test(infile_out, export_fifo_in_folder)
 {
     char s[256], out[256], f[300];
     write_file("s.ini", SMALL, s, sizeof s);
@@ -189,7 +189,7 @@ Test(h3io_out, export_fifo_in_folder)
 }
 
 /* replay --plot DIR whose PNG is a FIFO or a folder: refused before the replay. */
-Test(h3io_out, replay_plot_fifo)
+Test(infile_out, replay_plot_fifo)
 {
     char out[256], p[300];
     snprintf(out, sizeof out, "%s/plots", dir);
@@ -215,7 +215,7 @@ Test(h3io_out, replay_plot_fifo)
 
 /* report --html: a FIFO is refused; on a full disk (a file size limit) the page
  * it replaces is left byte for byte, and no temporary file stays behind. */
-Test(h3io_out, report_html_atomic)
+Test(infile_out, report_html_atomic)
 {
     char s[256], f[256], h[256];
     write_file("s.ini", SMALL, s, sizeof s);

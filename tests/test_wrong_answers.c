@@ -1,4 +1,4 @@
-/* test_hard3_wrong.c -- Criterion tests of the third hardening issue's silent
+/* test_wrong_answers.c -- Criterion tests of the third hardening issue's silent
  * wrong answers (issue 30), each now refused in one line naming the file, line
  * or key, exit 2, nothing stored:
  *   - an explore axis given twice in any spelling ("pool.cpu.servers" and
@@ -23,7 +23,7 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h3wrong_", "runs.db"); }
 
-TestSuite(h3wrong, .init = setup, .fini = tcli_teardown);
+TestSuite(wrong_answers, .init = setup, .fini = tcli_teardown);
 
 static const char *GEN =
     "[sim]\nrequests = 200\nwarmup = 20\n[workload]\nrate = 10\n[pool cpu]\nkind = generic\nservers = 2\n"
@@ -37,7 +37,7 @@ static void refused(result *r, const char *want, const char *what)
     result_free(r);
 }
 
-Test(h3wrong, explore_axis_twice)
+Test(wrong_answers, explore_axis_twice)
 {
     char g[256], text[1024];
     static const char *const pairs[][2] = {
@@ -77,7 +77,7 @@ static void pd(const char *name, const char *prefill_extra, const char *extra, c
     write_file(name, text, path, n);
 }
 
-Test(h3wrong, pd_topologies)
+Test(wrong_answers, pd_topologies)
 {
     char p[256];
     static const char *DEC = "[pool d]\nkind = llm\nmodel = llama-3.1-8b\ngpu = h100\nrole = decode\nscheduler = chunked\n";
@@ -122,7 +122,7 @@ Test(h3wrong, pd_topologies)
     result_free(&r);
 }
 
-Test(h3wrong, power_curve_bound)
+Test(wrong_answers, power_curve_bound)
 {
     char p[256];
     static const char *const bad[] = { "0:1e308, 1:1e308", "0:90, 1:1e5001", "0:90, 1:100001", "0:1e6" };
@@ -177,7 +177,7 @@ static void nccl_variant(const char *name, double size, int dup, int fast, char 
     free(src);
 }
 
-Test(h3wrong, nccl_curves)
+Test(wrong_answers, nccl_curves)
 {
     char p[256];
     static const double sizes[] = { 8, 1048576, 1073741824 };
@@ -199,7 +199,7 @@ Test(h3wrong, nccl_curves)
     result_free(&r);
 }
 
-Test(h3wrong, plan_peak_too_short)
+Test(wrong_answers, plan_peak_too_short)
 {
     /* 2 req/s for 10 minutes, then a burst of 300 requests within 1 s. */
     char csv[40000] = "TIMESTAMP\n", t[256], s[256];
@@ -241,7 +241,7 @@ static void hf_variant(const char *name, const char *field, char *path, size_t n
 
 /* catalog add --hf: quantization_config sets the weights' precision, or is
  * refused when latsim prices no such scheme or width. */
-Test(h3wrong, hf_quantization)
+Test(wrong_answers, hf_quantization)
 {
     static const struct { const char *q, *want; } ok[] = {
         { "\"quantization_config\": {\"quant_method\": \"compressed-tensors\", \"config_groups\": {\"group_0\": "
@@ -296,7 +296,7 @@ Test(h3wrong, hf_quantization)
 }
 
 /* One set of geometry limits for --hf and [model]; params checked against the geometry. */
-Test(h3wrong, model_limits_and_params)
+Test(wrong_answers, model_limits_and_params)
 {
     static const struct { const char *f, *want; } hf[] = {
         { "\"num_hidden_layers\": 1000000000", "layers = 1000000000 is beyond the 100000" },

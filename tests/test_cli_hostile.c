@@ -1,4 +1,4 @@
-/* test_hard2_cli.c -- Criterion tests of the command line under hostile
+/* test_cli_hostile.c -- Criterion tests of the command line under hostile
  * arguments (hardening issue, part "cli"): sweep/plan ranges and lists (NaN,
  * inf, empty parts, huge counts), run IDs past INT64_MAX, errors that name the
  * option that caused them (not "--set"), and the sweep/plan/check database
@@ -27,10 +27,10 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h2cli_", "runs.db"); }
 
-TestSuite(h2cli_range, .init = setup, .fini = tcli_teardown);
-TestSuite(h2cli_ids, .init = setup, .fini = tcli_teardown);
-TestSuite(h2cli_labels, .init = setup, .fini = tcli_teardown);
-TestSuite(h2cli_txn, .init = setup, .fini = tcli_teardown);
+TestSuite(cli_hostile_range, .init = setup, .fini = tcli_teardown);
+TestSuite(cli_hostile_ids, .init = setup, .fini = tcli_teardown);
+TestSuite(cli_hostile_labels, .init = setup, .fini = tcli_teardown);
+TestSuite(cli_hostile_txn, .init = setup, .fini = tcli_teardown);
 
 /* Exit status RC, stderr one line containing every string of the
  * NULL-terminated list after R, none of them "--set". */
@@ -108,7 +108,7 @@ static const char *LLM =
 /* The issue's crashing sweeps (a NaN bound gave a range of 0 points, and the
  * sweep read point 0; an infinite STEP gave "-nan"): one line naming --vary and
  * the bad part, exit 2, no database. */
-Test(h2cli_range, sweep_nan_and_inf_bounds_are_refused)
+Test(cli_hostile_range, sweep_nan_and_inf_bounds_are_refused)
 {
     char s[256];
     write_file("s.ini", MM1, s, sizeof s);
@@ -148,7 +148,7 @@ Test(h2cli_range, sweep_nan_and_inf_bounds_are_refused)
 /* Comma lists: empty entries and numbers that are not finite are refused by
  * the sweep; a word or a fraction for a whole-number key by the scenario,
  * named --vary. */
-Test(h2cli_range, sweep_bad_list_values_are_refused)
+Test(cli_hostile_range, sweep_bad_list_values_are_refused)
 {
     char s[256];
     write_file("s.ini", MM1, s, sizeof s);
@@ -177,7 +177,7 @@ Test(h2cli_range, sweep_bad_list_values_are_refused)
 /* The checks refuse only what is wrong: an ordinary range, a one-point range
  * and a list still sweep (the count of simulations is the grid's, no SLO
  * boundary in these ranges to narrow down). */
-Test(h2cli_range, sweep_good_ranges_still_run)
+Test(cli_hostile_range, sweep_good_ranges_still_run)
 {
     char s[256];
     write_file("s.ini", MM1, s, sizeof s);
@@ -199,7 +199,7 @@ Test(h2cli_range, sweep_good_ranges_still_run)
 
 /* The issue's crashing plans (atoi of the first of 0 values) and the same
  * checks for --search, --tp and --gpus lists. */
-Test(h2cli_range, plan_nan_bounds_and_bad_lists_are_refused)
+Test(cli_hostile_range, plan_nan_bounds_and_bad_lists_are_refused)
 {
     char s[256], l[256];
     write_file("s.ini", MM1, s, sizeof s);
@@ -237,7 +237,7 @@ Test(h2cli_range, plan_nan_bounds_and_bad_lists_are_refused)
  * 9223372036854775807 (strtoll saturates); signs, blanks, hex and 0 are no IDs
  * either.  Every command that takes one refuses them, one line, exit 2, the
  * database unchanged. */
-Test(h2cli_ids, out_of_range_and_malformed_ids_are_refused)
+Test(cli_hostile_ids, out_of_range_and_malformed_ids_are_refused)
 {
     char s[256];
     write_file("s.ini", MM1, s, sizeof s);
@@ -291,7 +291,7 @@ Test(h2cli_ids, out_of_range_and_malformed_ids_are_refused)
 
 /* show checks its argument before the database: a bad ID is named even when
  * there is no database (and none is made). */
-Test(h2cli_ids, show_checks_the_id_first)
+Test(cli_hostile_ids, show_checks_the_id_first)
 {
     result r = run(60, "show", "9223372036854775808", "--db", db, NULL);
     expect_line_naming(&r, 2, "show: expected a run ID", NULL);
@@ -303,7 +303,7 @@ Test(h2cli_ids, show_checks_the_id_first)
 
 /* plan's own options set scenario keys; the scenario's error names the option
  * (it said --set, an option not given). */
-Test(h2cli_labels, plan_errors_name_their_option)
+Test(cli_hostile_labels, plan_errors_name_their_option)
 {
     char l[256], s[256];
     write_file("l.ini", LLM, l, sizeof l);
@@ -342,7 +342,7 @@ Test(h2cli_labels, plan_errors_name_their_option)
 /* A sweep, then a trigger that refuses the SECOND point of the next sweep,
  * or the final update of its header: the failed sweep stores nothing (it left
  * a sweeps row with NULL results and no points), exit 1, one line. */
-Test(h2cli_txn, sweep_failing_part_way_leaves_the_database_as_it_was)
+Test(cli_hostile_txn, sweep_failing_part_way_leaves_the_database_as_it_was)
 {
     char s[256];
     write_file("s.ini", MM1, s, sizeof s);
@@ -385,7 +385,7 @@ Test(h2cli_txn, sweep_failing_part_way_leaves_the_database_as_it_was)
 /* A real write failure: the file may not grow past its size + 4 KiB
  * (RLIMIT_FSIZE, writes fail with EFBIG as on a full disk).  sweep, plan and
  * check each fail with one line, exit 1, and the database is byte-identical. */
-Test(h2cli_txn, full_disk_leaves_the_database_byte_identical)
+Test(cli_hostile_txn, full_disk_leaves_the_database_byte_identical)
 {
     char s[256];
     write_file("s.ini", MM1, s, sizeof s);

@@ -1,4 +1,4 @@
-/* test_hardening.c -- Criterion tests of latsim under hostile input (issue 6):
+/* test_hostile.c -- Criterion tests of latsim under hostile input (issue 6):
  * extreme values against the clock's contract (simtime.h), resource bounds, bad
  * traces, read-only database commands, JSON escaping.  Each case runs ./latsim as
  * a program in its own temporary directory, in a forked child bounded by alarm(),
@@ -33,7 +33,7 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_hard_", "runs.db"); }
 
-TestSuite(hard_clock, .init = setup, .fini = tcli_teardown);
+TestSuite(hostile_clock, .init = setup, .fini = tcli_teardown);
 
 /* The exit status is RC, stderr is one line containing WANT, and the database
  * file was not created. */
@@ -58,7 +58,7 @@ static const char *LLM =
 
 static void nop(evq *q, void *subject, int64_t arg) { (void) q; (void) subject; (void) arg; }
 
-Test(hard_clock, calendar_refuses_times_beyond_the_horizon)
+Test(hostile_clock, calendar_refuses_times_beyond_the_horizon)
 {
     evq *q = evq_new();
     cr_assert_not_null(q);
@@ -82,7 +82,7 @@ Test(hard_clock, calendar_refuses_times_beyond_the_horizon)
 }
 
 /* The issue's crashing values, each a scenario error naming its key (exit 2). */
-Test(hard_clock, certain_overflow_is_a_scenario_error)
+Test(hostile_clock, certain_overflow_is_a_scenario_error)
 {
     char s[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -116,7 +116,7 @@ Test(hard_clock, certain_overflow_is_a_scenario_error)
 
 /* A draw past the horizon that the load-time checks cannot foresee ends the run
  * as a runtime failure (exit 1), one line, nothing stored. */
-Test(hard_clock, runtime_overflow_is_a_clean_failure)
+Test(hostile_clock, runtime_overflow_is_a_clean_failure)
 {
     char s[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -131,12 +131,12 @@ Test(hard_clock, runtime_overflow_is_a_clean_failure)
 
 /* ---- memory ------------------------------------------------------------------- */
 
-TestSuite(hard_memory, .init = setup, .fini = tcli_teardown);
+TestSuite(hostile_memory, .init = setup, .fini = tcli_teardown);
 
 /* What a scenario asks for is bounded by the memory it implies: 10^6 replicas of
  * max_batch 256 need about 5 GB (20 bytes per batch slot), which a budget of 1 GB
  * refuses naming the key, while 1000 replicas (5 MB) pass. */
-Test(hard_memory, replicas_bounded_by_the_memory_they_imply)
+Test(hostile_memory, replicas_bounded_by_the_memory_they_imply)
 {
     sqlite3 *h;
     char err[1024];
@@ -161,7 +161,7 @@ Test(hard_memory, replicas_bounded_by_the_memory_they_imply)
 /* 1000 chained pools: the histograms are allocated as values arrive, so the
  * estimate (and the run) stays in the hundreds of MB, not the 1.75 GB a full
  * histogram per statistic cost. */
-Test(hard_memory, thousand_pools_estimate)
+Test(hostile_memory, thousand_pools_estimate)
 {
     size_t cap = 1 << 16, n = 0;
     char *text = malloc(cap);
@@ -186,7 +186,7 @@ Test(hard_memory, thousand_pools_estimate)
 /* Out of memory at run time is a clean exit 1 with one line: an overloaded queue
  * grows (20 million arrivals allowed) until an address-space limit of 512 MB (or,
  * under AddressSanitizer, its soft RSS limit) stops it. */
-Test(hard_memory, out_of_memory_exits_1)
+Test(hostile_memory, out_of_memory_exits_1)
 {
     char s[256];
     write_file("s.ini", "[sim]\nrequests = 10000000\nwarmup = 0\n[workload]\narrival = constant\nrate = 1000\n"
@@ -218,7 +218,7 @@ Test(hard_memory, out_of_memory_exits_1)
 
 /* ---- unbounded or malformed input ---------------------------------------------- */
 
-TestSuite(hard_input, .init = setup, .fini = tcli_teardown);
+TestSuite(hostile_input, .init = setup, .fini = tcli_teardown);
 
 static const char *TRACE_SC =
     "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = trace\ntrace = t.csv\ntime_format = seconds\n"
@@ -227,7 +227,7 @@ static const char *TRACE_SC =
 /* A trace (or scenario) that is not a regular file is refused at once: /dev/zero
  * would grow a line without end, a FIFO with no writer would block (alarm()
  * bounds the test). */
-Test(hard_input, traces_and_scenarios_must_be_regular_files)
+Test(hostile_input, traces_and_scenarios_must_be_regular_files)
 {
     char s[256], fifo[256];
     write_file("s.ini", TRACE_SC, s, sizeof s);
@@ -257,7 +257,7 @@ Test(hard_input, traces_and_scenarios_must_be_regular_files)
 
 /* A line longer than 1 MB (here 2 MB without a newline) is an error, not memory
  * growing without limit. */
-Test(hard_input, trace_line_length_is_capped)
+Test(hostile_input, trace_line_length_is_capped)
 {
     char s[256], t[256];
     write_file("s.ini", TRACE_SC, s, sizeof s);
@@ -274,7 +274,7 @@ Test(hard_input, trace_line_length_is_capped)
 
 /* A NUL byte in a trace is not text: refused naming the line, the column and
  * the byte of the cell it is in (the one CSV reader's message, core/csvread.h). */
-Test(hard_input, trace_nul_byte_is_refused)
+Test(hostile_input, trace_nul_byte_is_refused)
 {
     char s[256], t[256];
     write_file("s.ini", TRACE_SC, s, sizeof s);
@@ -291,7 +291,7 @@ Test(hard_input, trace_nul_byte_is_refused)
 
 /* Times past the clock's range are refused with their line; fields holding
  * newlines, quotes or escape sequences appear escaped and cut, on one line. */
-Test(hard_input, trace_values_reported_on_one_line)
+Test(hostile_input, trace_values_reported_on_one_line)
 {
     char s[256], t[256];
     write_file("s.ini", TRACE_SC, s, sizeof s);
@@ -321,7 +321,7 @@ Test(hard_input, trace_values_reported_on_one_line)
 
 /* A second [sim] (or any section) is an error naming both lines; heads must
  * divide hidden unless head_dim is given. */
-Test(hard_input, duplicate_sections_and_model_geometry)
+Test(hostile_input, duplicate_sections_and_model_geometry)
 {
     char s[256];
     write_file("s.ini", "[sim]\nrequests = 10\n[workload]\nrate = 1\n[pool cpu]\nservice_ms = const(1)\n[sim]\nseed = 3\n",
@@ -344,7 +344,7 @@ Test(hard_input, duplicate_sections_and_model_geometry)
 
 /* An empirical file of zeros is refused for its zero mean without leaking the
  * rows read (LeakSanitizer would add lines to stderr in the sanitizer build). */
-Test(hard_input, empirical_zero_mean_does_not_leak)
+Test(hostile_input, empirical_zero_mean_does_not_leak)
 {
     char s[256], z[256];
     write_file("z.csv", "x\n0\n0\n0\n", z, sizeof z);
@@ -355,7 +355,7 @@ Test(hard_input, empirical_zero_mean_does_not_leak)
 }
 
 /* A name holding an ANSI escape sequence is printed escaped in an error. */
-Test(hard_input, escape_sequences_in_names_are_escaped)
+Test(hostile_input, escape_sequences_in_names_are_escaped)
 {
     char s[256];
     write_file("s.ini", "[workload]\nrate = 1\n[pool \x1b[2Jx]\nservice_ms = const(1)\nsevrers = 2\n", s, sizeof s);
@@ -367,7 +367,7 @@ Test(hard_input, escape_sequences_in_names_are_escaped)
 
 /* ---- the database --------------------------------------------------------------- */
 
-TestSuite(hard_db, .init = setup, .fini = tcli_teardown);
+TestSuite(hostile_db, .init = setup, .fini = tcli_teardown);
 
 static char *file_bytes(const char *path, size_t *n)
 {
@@ -377,7 +377,7 @@ static char *file_bytes(const char *path, size_t *n)
 /* show, runs, catalog, calib list/show/export and cost on an empty or foreign
  * file: exit 2, one line, and the file is byte for byte what it was (no schema
  * written into it). */
-Test(hard_db, read_only_commands_change_nothing)
+Test(hostile_db, read_only_commands_change_nothing)
 {
     char empty[256], foreign[256];
     write_file("empty.db", "", empty, sizeof empty);
@@ -423,7 +423,7 @@ static sqlite3 *hold_shared(const char *path)
 
 /* A lock held past the wait: the report is printed, the run is not stored, exit 1
  * with one line.  (LATSIM_LOCK_WAIT_S shortens the wait for the test.) */
-Test(hard_db, lock_past_the_wait_is_exit_1_with_the_report)
+Test(hostile_db, lock_past_the_wait_is_exit_1_with_the_report)
 {
     char s[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -446,7 +446,7 @@ Test(hard_db, lock_past_the_wait_is_exit_1_with_the_report)
 
 /* A lock released after 6 s (more than the old 5 s timeout) is waited for with
  * the default wait: the run is stored. */
-Test(hard_db, lock_held_6_s_is_waited_for)
+Test(hostile_db, lock_held_6_s_is_waited_for)
 {
     char s[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -471,7 +471,7 @@ Test(hard_db, lock_held_6_s_is_waited_for)
 }
 
 /* A damaged database is found before simulating: exit 2, no report, one line. */
-Test(hard_db, damaged_database_refused_before_the_run)
+Test(hostile_db, damaged_database_refused_before_the_run)
 {
     char s[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -498,7 +498,7 @@ Test(hard_db, damaged_database_refused_before_the_run)
 
 /* ---- output --------------------------------------------------------------------- */
 
-TestSuite(hard_output, .init = setup, .fini = tcli_teardown);
+TestSuite(hostile_output, .init = setup, .fini = tcli_teardown);
 
 /* Decodes the JSON string starting at S (after its opening quote) into OUT;
  * fails the test on a raw control character or a bad escape. */
@@ -527,7 +527,7 @@ static void json_decode(const char *s, char *out, size_t n)
 /* A scenario path with control characters and 1500 bytes long, and a pool name
  * with an escape sequence: the JSON holds them exactly (escaped), the table
  * shows them escaped, nothing raw reaches the terminal. */
-Test(hard_output, json_escaped_in_full_and_table_escaped)
+Test(hostile_output, json_escaped_in_full_and_table_escaped)
 {
     char path[2048];
     int k = snprintf(path, sizeof path, "%s", dir);
@@ -569,7 +569,7 @@ static int columns(const char *s, const char *e)
 /* With --replications the latency table keeps its columns: every row of a
  * block (header, means, half-widths) is equally wide, and each half-width line
  * right-aligns under its mean. */
-Test(hard_output, replications_table_aligned)
+Test(hostile_output, replications_table_aligned)
 {
     char s[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -612,7 +612,7 @@ Test(hard_output, replications_table_aligned)
 
 /* ---- property: extreme values for every key ------------------------------------- */
 
-TestSuite(hard_property, .init = setup, .fini = tcli_teardown);
+TestSuite(hostile_property, .init = setup, .fini = tcli_teardown);
 
 static const char *PROP_BASE =
     "[sim]\nrequests = 50\nwarmup = 5\n"
@@ -652,7 +652,7 @@ static uint64_t prop_next(uint64_t *x)
  * 0, 1, 2 or 3, within 20 s (alarm), with every stderr line its own ("latsim: "),
  * and a failure as one line.  Random magnitudes stay beyond 1e20 or below 1e-20,
  * so that no draw is a legitimately huge run (10^9 requests). */
-Test(hard_property, extreme_values_never_crash_or_hang)
+Test(hostile_property, extreme_values_never_crash_or_hang)
 {
     char base[256];
     write_file("base.ini", PROP_BASE, base, sizeof base);
@@ -728,7 +728,7 @@ static int prop_partners(const char *section, const char *key, const char *tiny,
  * needs to take effect: below the clock's resolution, or periodic events too
  * many for the run, a key is refused at load (exit 2, one line); what gets
  * through must end within 20 s (alarm) with exit 0..3. */
-Test(hard_property, tiny_periods_never_hang)
+Test(hostile_property, tiny_periods_never_hang)
 {
     char base[256];
     write_file("base.ini", PROP_BASE, base, sizeof base);
@@ -772,7 +772,7 @@ Test(hard_property, tiny_periods_never_hang)
 
 /* ---- automatic warm-up ---------------------------------------------------------- */
 
-TestSuite(hard_warmup, .init = setup, .fini = tcli_teardown);
+TestSuite(hostile_warmup, .init = setup, .fini = tcli_teardown);
 
 static const char *FLEET =
     "[workload]\narrival = poisson\nrate = 8192\nprompt_tokens = lognormal(mean=1000, cv=1)\noutput_tokens = exp(mean=200)\n"
@@ -800,7 +800,7 @@ static double json_num(const char *json, const char *key)
  * offered (8192 req/s within 2 %: 100 000 requests give a relative sampling
  * error near 1/sqrt(10^5) = 0.3 %).  One replica at the same load is stable with
  * the default keys too. */
-Test(hard_warmup, fleet_stable_with_default_keys)
+Test(hostile_warmup, fleet_stable_with_default_keys)
 {
     char f[256];
     write_file("fleet.ini", FLEET, f, sizeof f);
@@ -826,7 +826,7 @@ Test(hard_warmup, fleet_stable_with_default_keys)
 
 /* A given warmup is used exactly; the automatic one never goes below
  * requests/10, and an overloaded pool (offered load 1.03) is still saturated. */
-Test(hard_warmup, fixed_and_minimum_and_overload)
+Test(hostile_warmup, fixed_and_minimum_and_overload)
 {
     char s[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -850,7 +850,7 @@ Test(hard_warmup, fixed_and_minimum_and_overload)
  * a 3 % overload grows 3 000 over the later half and is caught; a fill of 5 000
  * requests with a time constant of 20 000 arrivals (over in the first half) and a
  * stationary AR(1) queue (sd about 130) are not. */
-Test(hard_warmup, trend_separates_overload_from_fill)
+Test(hostile_warmup, trend_separates_overload_from_fill)
 {
     enum { N = 200000 };
     double bound = (3.0 * sqrt((double) N) + 20.0) / 2;
@@ -881,7 +881,7 @@ Test(hard_warmup, trend_separates_overload_from_fill)
  * 10 ms step (capacity 100 req/s), 200 000 requests.  At 103 req/s its contents
  * grow by about 3 x 1 940 s = 5 800 requests over the window; at 97 req/s it is
  * stable and serves what is offered. */
-Test(hard_warmup, three_percent_overload_detected_on_a_long_run)
+Test(hostile_warmup, three_percent_overload_detected_on_a_long_run)
 {
     char s[256];
     write_file("o.ini", "[sim]\nrequests = 200000\n[workload]\nrate = 103\nprompt_tokens = const(1)\noutput_tokens = const(1)\n"

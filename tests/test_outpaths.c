@@ -1,4 +1,4 @@
-/* test_hard2_out.c -- Criterion tests of output paths and of commands that must
+/* test_outpaths.c -- Criterion tests of output paths and of commands that must
  * not write the database (hardening issue, part "out"):
  *   - an output path (check --junit, run --timeseries, plot --out, calib export
  *     FILE) that is a FIFO, a device, "", a folder, in a missing folder or holds a
@@ -33,8 +33,8 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h2out_", "runs.db"); }
 
-TestSuite(h2out_paths, .init = setup, .fini = tcli_teardown);
-TestSuite(h2out_db, .init = setup, .fini = tcli_teardown);
+TestSuite(outpath_paths, .init = setup, .fini = tcli_teardown);
+TestSuite(outpath_db, .init = setup, .fini = tcli_teardown);
 
 /* A file's state: absent, or its bytes. */
 typedef struct snap {
@@ -90,7 +90,7 @@ static void make_fifo(const char *name, char *path, size_t n)
 /* A FIFO as output blocked the writer for ever (check had already stored its
  * run).  Now each command refuses it up front: exit 2, one line, nothing run or
  * stored, with and without an existing database. */
-Test(h2out_paths, fifo_outputs_refused_before_anything_runs)
+Test(outpath_paths, fifo_outputs_refused_before_anything_runs)
 {
     char s[256], fifo[256], fpng[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -120,7 +120,7 @@ Test(h2out_paths, fifo_outputs_refused_before_anything_runs)
 
 /* --junit "" and --junit /dev/full ran and stored the check, then failed with
  * exit 2: now refused before running (exit 2, one line, no database). */
-Test(h2out_paths, empty_and_device_junit_refused_up_front)
+Test(outpath_paths, empty_and_device_junit_refused_up_front)
 {
     char s[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -141,7 +141,7 @@ Test(h2out_paths, empty_and_device_junit_refused_up_front)
  * after it is written, so none is: the database is not even created.  (With an
  * existing database the limit would refuse it before the run: every write of
  * SQLite's is past 1 KB.)  Without the limit the same check stores its 3 runs. */
-Test(h2out_paths, late_junit_write_failure_stores_nothing)
+Test(outpath_paths, late_junit_write_failure_stores_nothing)
 {
     char s[256], junit[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -169,7 +169,7 @@ Test(h2out_paths, late_junit_write_failure_stores_nothing)
 /* plot --out in a missing folder printed gnuplot's seven lines and exited 1; a
  * name holding a newline printed a two-line error.  Now: exit 2, one line, the
  * name escaped; control characters are refused in every output path. */
-Test(h2out_paths, bad_output_names_one_line)
+Test(outpath_paths, bad_output_names_one_line)
 {
     char s[256], nl[256], esc[256], tnl[256], jcr[256], enl[256];
     store_one_run(s, sizeof s);
@@ -217,7 +217,7 @@ Test(h2out_paths, bad_output_names_one_line)
 /* run --timeseries used to create (truncate) the CSV before simulating: a run
  * refused afterwards (here: a --db folder) left an empty file.  Now nothing is
  * created unless the run goes through. */
-Test(h2out_paths, timeseries_not_created_by_a_refused_run)
+Test(outpath_paths, timeseries_not_created_by_a_refused_run)
 {
     char s[256], csv[256], sub[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -244,7 +244,7 @@ Test(h2out_paths, timeseries_not_created_by_a_refused_run)
 /* --db "" simulated first, then failed (run: exit 1 after the report); --db
  * FOLDER was refused with SQLite's words.  Every command now refuses both before
  * running anything: exit 2, one line, nothing on stdout, the folder untouched. */
-Test(h2out_db, empty_and_folder_db_refused_by_every_command)
+Test(outpath_db, empty_and_folder_db_refused_by_every_command)
 {
     char s[256], sub[256], steps[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -301,7 +301,7 @@ Test(h2out_db, empty_and_folder_db_refused_by_every_command)
  * 86 KB / 49 KB database when there was none, and added the calibration tables to
  * one that had none.  Now input is read and checked before the database is opened
  * for writing: no file, or the same bytes. */
-Test(h2out_db, refused_imports_and_catalog_add_write_nothing)
+Test(outpath_db, refused_imports_and_catalog_add_write_nothing)
 {
     char s[256], steps[256], empty_dir[256], cat[256], cat2[256], none[256];
     write_file("bad.csv", "model,gpu,tp,phase,batch_size,tokens,step_ms\nllama-3-8b,h100,1,prefill,1,128,fast\n",
@@ -356,7 +356,7 @@ Test(h2out_db, refused_imports_and_catalog_add_write_nothing)
 
 /* A refused fit (nothing to fit) or baseline accept (no such run) rolls back
  * everything, the calibration and planner tables it would have created included. */
-Test(h2out_db, refused_fit_and_baseline_accept_change_nothing)
+Test(outpath_db, refused_fit_and_baseline_accept_change_nothing)
 {
     char s[256];
     store_one_run(s, sizeof s);
@@ -389,7 +389,7 @@ Test(h2out_db, refused_fit_and_baseline_accept_change_nothing)
  * catalog look-ups read-write); so did sweep/check --no-store, and any run
  * refused after the look-up.  Now the file stays empty; a foreign SQLite file is
  * refused unchanged. */
-Test(h2out_db, no_store_and_lookups_never_write)
+Test(outpath_db, no_store_and_lookups_never_write)
 {
     char s[256], empty[256], foreign[256], badgpu[256], png[256];
     write_file("s.ini", MMC, s, sizeof s);
@@ -439,7 +439,7 @@ Test(h2out_db, no_store_and_lookups_never_write)
 
 /* gnuplot's own messages were printed as they came (several lines): a failure
  * of gnuplot is now one line, exit 1, ending with gnuplot's last message. */
-Test(h2out_paths, gnuplot_failure_is_one_line)
+Test(outpath_paths, gnuplot_failure_is_one_line)
 {
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) cr_skip_test("gnuplot is not installed");
     char s[256], plots[256], script[300], png[256];

@@ -1,4 +1,4 @@
-/* test_hard3_load.c -- Criterion tests of the third hardening issue's clock
+/* test_clock_launch.c -- Criterion tests of the third hardening issue's clock
  * and MPI classes (issue 30):
  *   - a KV link (role = decode, kv_link_gbs) too slow for the run's expected
  *     transfers to finish within the simulated clock's range is refused at
@@ -25,8 +25,8 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h3load_", "runs.db"); }
 
-TestSuite(h3load_clock, .init = setup, .fini = tcli_teardown);
-TestSuite(h3load_mpi, .init = setup, .fini = tcli_teardown);
+TestSuite(launch_clock, .init = setup, .fini = tcli_teardown);
+TestSuite(launch_mpi, .init = setup, .fini = tcli_teardown);
 
 /* 1P1D of Llama-3.1-8B (131072 KV bytes per prompt token), 3000-token prompts. */
 static const char *PD =
@@ -37,7 +37,7 @@ static const char *PD =
 
 /* The conversion saturates: NaN, infinities and values past the horizon give
  * SIMTIME_BEYOND, negative ones 0, others are rounded up. */
-Test(h3load_clock, ns_conversion_saturates)
+Test(launch_clock, ns_conversion_saturates)
 {
     cr_expect_eq(simtime_from_ns_ceil(NAN), SIMTIME_BEYOND);
     cr_expect_eq(simtime_from_ns_ceil(INFINITY), SIMTIME_BEYOND);
@@ -54,7 +54,7 @@ Test(h3load_clock, ns_conversion_saturates)
 
 /* kv_link_gbs from 1e-300 to 1e-8 on 220 requests of 3000 tokens: refused at
  * load, one line naming the key and the time it would take; nothing stored. */
-Test(h3load_clock, slow_kv_link_refused)
+Test(launch_clock, slow_kv_link_refused)
 {
     char p[256];
     write_file("pd.ini", PD, p, sizeof p);
@@ -81,7 +81,7 @@ Test(h3load_clock, slow_kv_link_refused)
 
 /* A link slow but within the clock's range runs (saturated or not, never an
  * internal error); with fewer requests the bound moves accordingly. */
-Test(h3load_clock, slow_kv_link_within_range_runs)
+Test(launch_clock, slow_kv_link_within_range_runs)
 {
     char p[256];
     write_file("pd.ini", PD, p, sizeof p);
@@ -118,7 +118,7 @@ static void launcher(const char *const *vars)
 /* Every command, under several launchers' environments, rank 0: refused in
  * one line naming make MPI=1, before any work (no database); other ranks exit
  * 2 silently. */
-Test(h3load_mpi, plain_build_refuses)
+Test(launch_mpi, plain_build_refuses)
 {
     if (mpi_build()) cr_skip_test("the plain build's refusal (this is the MPI build)");
     char s[256], g[256], text[512];
@@ -176,7 +176,7 @@ Test(h3load_mpi, plain_build_refuses)
 
 /* The MPI build: a command it does not distribute, under 3 ranks, is refused
  * (it would run and store once per rank). */
-Test(h3load_mpi, mpi_build_refuses_undistributed)
+Test(launch_mpi, mpi_build_refuses_undistributed)
 {
     if (!mpi_build()) cr_skip_test("the MPI build's refusal (make test-mpi)");
     char s[256];

@@ -1,4 +1,4 @@
-/* test_hard3_obs.c -- Criterion tests of the third hardening issue's observed
+/* test_obs_refusals.c -- Criterion tests of the third hardening issue's observed
  * runs that imported but could not be replayed (issue 30): a run of one
  * request, a burst whose requests all arrive at one instant (vLLM's
  * request_rate inf without start times), class labels the scenario lacks, and
@@ -18,7 +18,7 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h3obs_", "runs.db"); }
 
-TestSuite(h3obs_import, .init = setup, .fini = tcli_teardown);
+TestSuite(obs_refuse_import, .init = setup, .fini = tcli_teardown);
 
 #define REAL_INI "scenarios/replay_vllm_rtx4090.ini"
 #define GOOD "tests/data/observed/shapes/generic.csv"
@@ -60,7 +60,7 @@ static void refused(const char *name, const char *text, const char *scenario, co
     free(before);
 }
 
-Test(h3obs_import, one_request)
+Test(obs_refuse_import, one_request)
 {
     refused("one.csv", HDR "0.0,512,4,120.5,150.5\n", REAL_INI, "one.csv: 1 request: a replay needs at least 2", 0);
     refused("one.jsonl", "{\"arrival_s\": 3.5, \"input_tokens\": 100, \"output_tokens\": 10, \"ttft_ms\": 50, \"e2e_ms\": 90}\n",
@@ -69,7 +69,7 @@ Test(h3obs_import, one_request)
 
 /* Bursts of 2, 3 and 200 requests at one instant (0 s, and 17.25 s: the
  * instant need not be the origin). */
-Test(h3obs_import, burst_at_one_instant)
+Test(obs_refuse_import, burst_at_one_instant)
 {
     refused("b2.csv", HDR "0,512,4,120.5,150.5\n0,512,4,130.5,160.5\n", REAL_INI,
             "b2.csv: all 2 requests arrive at the same instant", 0);
@@ -91,7 +91,7 @@ Test(h3obs_import, burst_at_one_instant)
 
 /* A scenario with classes: a label it lacks, or a request without a label,
  * is refused naming the request's line of the user's file. */
-Test(h3obs_import, class_labels)
+Test(obs_refuse_import, class_labels)
 {
     char ini[256], text[8192];
     size_t n;
@@ -120,7 +120,7 @@ Test(h3obs_import, class_labels)
 
 /* TTFT = 0: refused at import (a fit's relative error would be NaN), named by
  * line; a replay of the file still runs. */
-Test(h3obs_import, ttft_zero)
+Test(obs_refuse_import, ttft_zero)
 {
     refused("t0.csv", HDR "0,512,4,120,150\n0.5,512,4,0,160.5\n1,256,8,140,190\n", REAL_INI,
             "t0.csv:3: ttft_ms = 0: a first token needs a prefill", 1);

@@ -1,4 +1,4 @@
-/* test_hard3_small.c -- Criterion tests of the third hardening issue's bounds
+/* test_bounds.c -- Criterion tests of the third hardening issue's bounds
  * and small things (issue 30): an [explore] slo term the scenario refuses is
  * attributed to the grid's file:line (not "--set:"); exclude rules that match
  * every configuration say that nothing was run; a hexadecimal number ("0x10",
@@ -16,12 +16,12 @@
 
 static void setup(void) { tcli_setup("/tmp/latsim_h3small_", "runs.db"); }
 
-TestSuite(h3small, .init = setup, .fini = tcli_teardown);
+TestSuite(bounds, .init = setup, .fini = tcli_teardown);
 
 static const char *GEN =
     "[sim]\nrequests = 100\n[workload]\nrate = 10\n[pool cpu]\nservers = 2\nservice_ms = exp(mean=50)\n";
 
-Test(h3small, explore_slo_attributed)
+Test(bounds, explore_slo_attributed)
 {
     static const char *const terms[] = { "ttft_p99_ms=abc", "e2e_p99_ms=-5", "nosuch_p99_ms=10" };
     for (size_t i = 0; i < 3; i++) {
@@ -36,7 +36,7 @@ Test(h3small, explore_slo_attributed)
     }
 }
 
-Test(h3small, exclude_all_says_nothing_ran)
+Test(bounds, exclude_all_says_nothing_ran)
 {
     char text[1024], g[256];
     snprintf(text, sizeof text, "%s[explore]\npool.cpu.servers = 2,3\nexclude = pool.cpu.servers=2\nexclude2 = pool.cpu.servers=3\n",
@@ -56,7 +56,7 @@ Test(h3small, exclude_all_says_nothing_ran)
     result_free(&r);
 }
 
-Test(h3small, hex_numbers_refused)
+Test(bounds, hex_numbers_refused)
 {
     static const char *const hex[] = { "0x10", "0X1p3", "-0x1" };
     for (size_t i = 0; i < 3; i++) {

@@ -1,0 +1,172 @@
+/* col_classes.c -- the run collector of per-class results (collect.h): with
+ * [class NAME] sections, each class's measured requests and outcomes, its
+ * latencies, inter-token gaps (the LLM pools record them per class), goodput
+ * and cost (docs/metrics.md, "Cost per 1000 requests, overall and per class"). */
+#include <math.h>
+#include <string.h>
+#include "run/collect.h"
+#include "core/slocfg.h"
+
+/* One class's books. */
+typedef struct cls_acc {
+    uint64_t requests, served, rejected, timed_out;   /* measured requests */
+    uint64_t failed;                                   /* measured requests lost to failures */
+    uint64_t good;                                     /* of its served, those within its per-request SLO limits */
+    stat_acc *e2e, *queue, *service, *ttft, *tpot;     /* ms */
+} cls_acc;
+
+typedef struct classes {
+    const run_env *env;
+    cls_acc *c;               /* per class (env->ncls) */
+    stat_acc **itl;           /* each class's inter-token gaps, ms (the sink's cls_itl), with a decoding pool; else NULL */
+} classes;
+
+static int cls_init(void *self, const run_env *env, char *err, size_t errlen)
+{
+    (void) err;
+    (void) errlen;
+    classes *x = self;
+    x->env = env;
+    if (env->ncls == 0) return COL_IDLE;
+    if (!(x->c = calloc((size_t) env->ncls, sizeof *x->c))) return -1;
+    for (int c = 0; c < env->ncls; c++) {
+        cls_acc *k = &x->c[c];
+        k->e2e = stat_new();
+        k->queue = stat_new();
+        k->service = stat_new();
+        k->ttft = stat_new();
+        k->tpot = stat_new();
+        if (!k->e2e || !k->queue || !k->service || !k->ttft || !k->tpot) return -1;
+    }
+    int decodes = 0;
+    for (int i = 0; i < env->sc->npools; i++) decodes |= (env->sc->pools[i].kind->flags & KIND_DECODES) != 0;
+    if (!decodes) return 0;
+    if (!(x->itl = calloc((size_t) env->ncls, sizeof *x->itl))) return -1;
+    for (int c = 0; c < env->ncls; c++)
+        if (!(x->itl[c] = stat_new())) return -1;
+    env->sink->cls_itl = x->itl;   /* read by the LLM pools when they are made */
+    return 0;
+}
+
+static void cls_arrive(void *self, const request *r)
+{
+    classes *x = self;
+    if (r->measured) x->c[r->cls].requests++;
+}
+
+/* Its queueing and service are the breakdown's components (service less KV
+ * transfer and load: leave_rec.c), not the system statistic's. */
+static void cls_leave(void *self, const request *r, const leave_rec *l)
+{
+    classes *x = self;
+    if (!r->measured) return;
+    cls_acc *k = &x->c[r->cls];
+    if (x->env->sc->slo.per_request)   /* goodput (slocfg.h) */
+        k->good += (uint64_t) slo_request_ok(&x->env->sc->slo, r->cls, l->e2e_ms, l->ttft_ms, l->tpot_ms);
+    k->served++;
+    stat_add(k->e2e, l->e2e_ms);
+    stat_add(k->queue, l->c[BD_QUEUE]);
+    stat_add(k->service, l->c[BD_SERVICE]);
+    if (!isnan(l->ttft_ms)) stat_add(k->ttft, l->ttft_ms);
+    if (!isnan(l->tpot_ms)) stat_add(k->tpot, l->tpot_ms);
+}
+
+static void cls_outcome(void *self, const request *r, req_outcome outcome)
+{
+    classes *x = self;
+    if (!r->measured) return;
+    cls_acc *k = &x->c[r->cls];
+    if (outcome == OUT_REJECTED) k->rejected++;
+    if (outcome == OUT_TIMED_OUT) k->timed_out++;
+    if (outcome == OUT_FAILED) k->failed++;
+}
+
+/* Each class's cost.  Each pool's $ over the window (cost_per_hour x window)
+ * is divided among the classes by their share of the pool's time used by
+ * measured requests (station.cls_use; a pool no measured request used: by
+ * their shares of the served requests).  The overall figure charges the
+ * window's GPU $ to the requests served in it (departures, measured or not);
+ * the measured served requests' part of it is served / departures, and each
+ * class gets that part of its share, so that the classes' $ add up to served
+ * x cost_per_1k / 1000.  API charges are the class's own. */
+static void class_costs(const classes *x, sim_result *out)
+{
+    const run_env *e = x->env;
+    /* As the overall figure: no price, no GPU $; a price and nothing served in
+     * the window, unknown. */
+    double part = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? (double) out->served / (double) out->departures : NAN) : 0;
+    for (int c = 0; c < e->ncls; c++) {
+        class_result *k = &out->classes[c];
+        double gpu = 0, api = 0;
+        for (int i = 0; i < e->nst; i++) {
+            const station *st = e->st[i];
+            double w = out->pools[i].cost_per_hour * out->window_s / 3600.0;
+            api += st->cls_usd[c];
+            if (!(w > 0)) continue;
+            double used = 0;
+            for (int j = 0; j < e->ncls; j++) used += st->cls_use[j];
+            double share = used > 0 ? st->cls_use[c] / used
+                         : out->served > 0 ? (double) x->c[c].served / (double) out->served : 0;
+            gpu += w * share;
+        }
+        k->api_usd = api;
+        k->cost_per_1k = k->served > 0 ? 1000.0 * (gpu * part + api) / (double) k->served : NAN;
+    }
+}
+
+/* After the engine's results (the pools' costs, the window, served and departures). */
+static int cls_emit(void *self, sim_result *out, char *err, size_t errlen)
+{
+    classes *x = self;
+    const run_env *e = x->env;
+    if (!(out->classes = calloc((size_t) e->ncls, sizeof *out->classes))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    out->nclasses = e->ncls;
+    for (int c = 0; c < e->ncls; c++) {
+        class_result *k = &out->classes[c];
+        const cls_acc *y = &x->c[c];
+        snprintf(k->name, sizeof k->name, "%s", e->sc->wl.classes[c].name);
+        k->requests = y->requests;
+        k->served = y->served;
+        k->rejected = y->rejected;
+        k->timed_out = y->timed_out;
+        k->failed = y->failed;
+        k->good = y->good;
+        stat_summarize(y->e2e, &k->e2e);
+        stat_summarize(y->queue, &k->queue);
+        stat_summarize(y->service, &k->service);
+        stat_summarize(y->ttft, &k->ttft);
+        stat_summarize(y->tpot, &k->tpot);
+        if (x->itl) stat_summarize(x->itl[c], &k->itl);
+    }
+    class_costs(x, out);
+    return 0;
+}
+
+static void cls_free(void *self)
+{
+    classes *x = self;
+    for (int c = 0; x->c && c < x->env->ncls; c++) {
+        stat_free(x->c[c].e2e);
+        stat_free(x->c[c].queue);
+        stat_free(x->c[c].service);
+        stat_free(x->c[c].ttft);
+        stat_free(x->c[c].tpot);
+    }
+    for (int c = 0; x->itl && c < x->env->ncls; c++) stat_free(x->itl[c]);
+    free(x->itl);
+    free(x->c);
+}
+
+const run_collector col_classes = {
+    .name = "classes",
+    .size = sizeof(classes),
+    .init = cls_init,
+    .arrive = cls_arrive,
+    .leave = cls_leave,
+    .outcome = cls_outcome,
+    .emit = cls_emit,
+    .free = cls_free,
+};

@@ -1,0 +1,85 @@
+/* col_itl.c -- the run collector of inter-token latency (collect.h): the gaps
+ * between the tokens of measured requests, which the LLM pools record into
+ * the sink's histogram as they decode; with several such pools, each into its
+ * own (station.itl_ms), the run's being their merge. */
+#include "run/collect.h"
+
+typedef struct itl {
+    const run_env *env;
+    stat_acc *all;            /* the run's inter-token gaps, ms */
+    stat_acc **pool;          /* per pool, with several decoding pools (KIND_DECODES); else NULL */
+} itl;
+
+static int itl_init(void *self, const run_env *env, char *err, size_t errlen)
+{
+    (void) err;
+    (void) errlen;
+    itl *x = self;
+    x->env = env;
+    if (!(x->all = stat_new())) return -1;
+    env->sink->itl = x->all;
+    int n = 0;
+    for (int i = 0; i < env->sc->npools; i++) n += (env->sc->pools[i].kind->flags & KIND_DECODES) != 0;
+    if (n < 2) return 0;
+    /* Several decoding pools: each step adds its gaps to its pool's histogram
+     * only, and the run's is their merge: one update a step, as with one pool. */
+    env->sink->itl = NULL;
+    if (!(x->pool = calloc((size_t) env->sc->npools, sizeof *x->pool))) return -1;
+    for (int i = 0; i < env->sc->npools; i++)
+        if ((env->sc->pools[i].kind->flags & KIND_DECODES) && !(x->pool[i] = stat_new())) return -1;
+    return 0;
+}
+
+/* The stations record into their own histograms (made after init). */
+static int itl_start(void *self, char *err, size_t errlen)
+{
+    (void) err;
+    (void) errlen;
+    itl *x = self;
+    for (int i = 0; x->pool && i < x->env->nst; i++) x->env->st[i]->itl_ms = x->pool[i];
+    return 0;
+}
+
+static int itl_lost(const void *self)
+{
+    const itl *x = self;
+    int lost = stat_failed(x->all);
+    for (int i = 0; x->pool && i < x->env->nst; i++) lost |= x->pool[i] && stat_failed(x->pool[i]);
+    return lost;
+}
+
+/* The run's ITL (merged in pool order), each decoding pool's (the only one's: the run's). */
+static int itl_emit(void *self, sim_result *out, char *err, size_t errlen)
+{
+    itl *x = self;
+    for (int i = 0; x->pool && i < x->env->nst; i++)
+        if (x->pool[i] && stat_merge(x->all, x->pool[i]) != 0) {
+            snprintf(err, errlen, "out of memory (latency histograms)");
+            return -1;
+        }
+    stat_summarize(x->all, &out->itl);
+    for (int i = 0; i < out->npools; i++) {
+        pool_result *p = &out->pools[i];
+        if (x->pool && x->pool[i]) stat_summarize(x->pool[i], &p->itl);
+        else if (p->has_itl) p->itl = out->itl;
+    }
+    return 0;
+}
+
+static void itl_free(void *self)
+{
+    itl *x = self;
+    stat_free(x->all);
+    for (int i = 0; x->pool && i < x->env->sc->npools; i++) stat_free(x->pool[i]);
+    free(x->pool);
+}
+
+const run_collector col_itl = {
+    .name = "itl",
+    .size = sizeof(itl),
+    .init = itl_init,
+    .start = itl_start,
+    .lost = itl_lost,
+    .emit = itl_emit,
+    .free = itl_free,
+};

@@ -1,0 +1,221 @@
+/* test_collect.c -- run collectors (sim/run/collect.h).
+ *
+ * A collector registered at run time (run_collector_register) is called by
+ * every later run: it sees each measured request arrive once and end once
+ * (served, or rejected, timed out or failed), on the engine's lean path (a
+ * generic pool) and on its general one (an LLM pool, classes, a client that
+ * times out and retries), and the measured window open and close once; its
+ * rows land in the pool's results beside the kind's.  The collector between
+ * the EXAMPLE markers is the worked example of docs/architecture.md ("Adding a
+ * metric family"), word for word: collect/doc_example_is_this_code checks it.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "run/collect.h"
+#include "tsim.h"
+
+/* EXAMPLE BEGIN */
+#include <stdlib.h>
+#include "run/collect.h"
+
+/* Its state, one per run (the engine allocates it zeroed and frees it). */
+typedef struct ends {
+    const run_env *env;       /* the run (kept: it outlives every hook) */
+    uint64_t first;           /* id of the first measured request (measured ids are consecutive) */
+    uint64_t arrived;         /* measured arrivals */
+    uint64_t served;          /* measured requests served */
+    uint64_t unserved;        /* measured requests rejected, timed out or failed */
+    uint64_t twice;           /* measured requests that ended more than once (0, or a bug) */
+    uint8_t *ended;           /* per measured request (id - first): it has ended */
+    int windows;              /* 10 x window openings + closings */
+} ends;
+
+static int ends_init(void *self, const run_env *env, char *err, size_t errlen)
+{
+    (void) err;
+    (void) errlen;
+    ends *x = self;
+    x->env = env;
+    x->ended = calloc(env->sc->requests + 1, 1);
+    return x->ended ? 0 : -1;   /* -1: out of memory; COL_IDLE: nothing to collect in this run */
+}
+
+static void ends_arrive(void *self, const request *r)
+{
+    ends *x = self;
+    if (r->measured && x->arrived++ == 0) x->first = r->id;
+}
+
+/* A measured request ended: once, or it is counted in `twice`. */
+static void ends_mark(ends *x, const request *r)
+{
+    uint64_t k = r->id - x->first;
+    if (k <= x->env->sc->requests) x->twice += x->ended[k]++ > 0;
+}
+
+static void ends_leave(void *self, const request *r, const leave_rec *l)
+{
+    (void) l;   /* what its client saw: e2e_ms, ttft_ms, tpot_ms, the components */
+    ends *x = self;
+    if (!r->measured) return;
+    x->served++;
+    ends_mark(x, r);
+}
+
+static void ends_outcome(void *self, const request *r, req_outcome outcome)
+{
+    (void) outcome;   /* OUT_REJECTED, OUT_TIMED_OUT or OUT_FAILED */
+    ends *x = self;
+    if (!r->measured) return;
+    x->unserved++;
+    ends_mark(x, r);
+}
+
+static void ends_open(void *self) { ((ends *) self)->windows += 10; }
+static void ends_close(void *self) { ((ends *) self)->windows += 1; }
+
+/* Its rows, in the first pool's results (report rows pool:NAME ends_*). */
+static int ends_emit(void *self, sim_result *out, char *err, size_t errlen)
+{
+    ends *x = self;
+    pool_result *p = &out->pools[0];
+    if (pool_result_add(p, "ends_served", (double) x->served) || pool_result_add(p, "ends_unserved", (double) x->unserved) ||
+        pool_result_add(p, "ends_twice", (double) x->twice) || pool_result_add(p, "ends_windows", x->windows)) {
+        snprintf(err, errlen, "a pool reported more than %d results", POOL_MAX_METRICS);
+        return -1;
+    }
+    return 0;
+}
+
+static void ends_free(void *self) { free(((ends *) self)->ended); }
+
+static const run_collector ENDS = {
+    .name = "ends",
+    .size = sizeof(ends),
+    .init = ends_init,
+    .arrive = ends_arrive,
+    .leave = ends_leave,
+    .outcome = ends_outcome,
+    .window_open = ends_open,
+    .window_close = ends_close,
+    .emit = ends_emit,
+    .free = ends_free,
+};
+/* EXAMPLE END */
+
+/* A generic pool with a bounded queue (the lean path): some arrivals rejected. */
+static const char LEAN[] = "[sim]\nrequests = 20000\nwarmup = 1000\nseed = 3\n"
+                           "[workload]\narrival = poisson\nrate = 95\n"
+                           "[pool app]\nservers = 1\nservice_ms = exp(mean=10)\nqueue_limit = 5\n";
+
+/* An LLM pool, two classes, a client that gives up after 8 s and retries twice,
+ * a bounded queue: served, rejected, timed out, wasted attempts. */
+static const char GENERAL[] = "[sim]\nrequests = 3000\nwarmup = 300\nseed = 7\n"
+                              "[workload]\narrival = poisson\nrate = 10\n"
+                              "[client]\ntimeout_ms = 8000\nretries = 2\n"
+                              "[class chat]\nshare = 3\nprompt_tokens = lognormal(mean=1000, cv=1.0)\n"
+                              "output_tokens = lognormal(mean=100, cv=1.0)\n"
+                              "[class short]\nshare = 1\nprompt_tokens = const(100)\noutput_tokens = const(1)\n"
+                              "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nqueue_limit = 30\n";
+
+/* Runs TEXT with the example registered and checks what it saw against the run's own counts. */
+static void sees_every_request_once(const char *text)
+{
+    cr_assert_eq(run_collector_register(&ENDS), 0);
+    cr_assert_eq(run_collector_register(&ENDS), 0, "registering the same row again is harmless");
+    sim_result res;
+    tsim_run("collect.ini", text, 1, &res);
+    const pool_result *p = &res.pools[0];
+    double served = pool_metric_get(p, "ends_served"), unserved = pool_metric_get(p, "ends_unserved");
+    cr_assert_eq(served, (double) res.served, "served: the collector saw %g, the run counted %llu", served,
+                 (unsigned long long) res.served);
+    cr_assert_eq(unserved, (double) (res.rejected + res.timed_out + res.failed), "unserved: %g", unserved);
+    cr_assert_eq(served + unserved, (double) res.requests, "every measured request ended");
+    cr_assert_eq(pool_metric_get(p, "ends_twice"), 0, "no request ended twice");
+    cr_assert_eq(pool_metric_get(p, "ends_windows"), 11, "the window opened once and closed once");
+    cr_assert_gt(unserved, 0, "the scenario ends some requests unserved");
+    sim_result_free(&res);
+}
+
+Test(collect, registered_collector_sees_every_request_once_lean_path) { sees_every_request_once(LEAN); }
+
+Test(collect, registered_collector_sees_every_request_once_general_path)
+{
+    sees_every_request_once(GENERAL);
+}
+
+/* What the table refuses. */
+static int idle_init(void *self, const run_env *env, char *err, size_t errlen)
+{
+    (void) self;
+    (void) env;
+    (void) err;
+    (void) errlen;
+    return COL_IDLE;
+}
+
+Test(collect, register_refuses_a_taken_name_and_a_row_without_init)
+{
+    const run_collector dup = { .name = "latency", .init = idle_init };
+    const run_collector noinit = { .name = "noinit" };
+    cr_expect_eq(run_collector_register(&dup), -1, "a built-in family's name is taken");
+    cr_expect_eq(run_collector_register(&noinit), -1);
+    cr_expect_eq(run_collector_register(NULL), -1);
+    int n = run_collector_count();
+    cr_expect_geq(n, 9);
+    cr_expect_str_eq(run_collector_at(0)->name, "latency");
+    cr_expect_null(run_collector_at(n));
+}
+
+/* An idle collector (init says COL_IDLE) costs a run nothing and changes no number. */
+static int idle_hits;
+static void idle_leave(void *self, const request *r, const leave_rec *l)
+{
+    (void) self;
+    (void) r;
+    (void) l;
+    idle_hits++;
+}
+
+Test(collect, an_idle_collector_is_never_called)
+{
+    static const run_collector idle = { .name = "idle", .init = idle_init, .leave = idle_leave };
+    sim_result a, b;
+    tsim_run("collect.ini", LEAN, 1, &a);
+    cr_assert_eq(run_collector_register(&idle), 0);
+    tsim_run("collect.ini", LEAN, 1, &b);
+    cr_expect_eq(idle_hits, 0);
+    cr_expect_eq(a.served, b.served);
+    cr_expect_eq(a.e2e.p99, b.e2e.p99);
+    cr_expect_eq(a.events, b.events);
+    sim_result_free(&a);
+    sim_result_free(&b);
+}
+
+/* docs/architecture.md's worked example is the code between the markers above. */
+Test(collect, doc_example_is_this_code)
+{
+    FILE *f = fopen("tests/test_collect.c", "rb"), *g = fopen("docs/architecture.md", "rb");
+    cr_assert(f && g);
+    static char src[65536], doc[262144];
+    size_t ns = fread(src, 1, sizeof src - 1, f), nd = fread(doc, 1, sizeof doc - 1, g);
+    fclose(f);
+    fclose(g);
+    src[ns] = doc[nd] = '\0';
+    char *a = strstr(src, "/* EXAMPLE BEGIN */\n"), *z = strstr(src, "/* EXAMPLE END */");
+    cr_assert(a && z && a < z);
+    a += strlen("/* EXAMPLE BEGIN */\n");
+    *z = '\0';
+    char *sec = strstr(doc, "### Adding a metric family");
+    cr_assert_not_null(sec, "docs/architecture.md has no 'Adding a metric family' section");
+    char *code = strstr(sec, "```c\n");
+    cr_assert_not_null(code);
+    code += strlen("```c\n");
+    char *end = strstr(code, "```\n");
+    cr_assert_not_null(end);
+    *end = '\0';
+    cr_expect_str_eq(code, a, "the example in docs/architecture.md differs from tests/test_collect.c's");
+}
