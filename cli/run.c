@@ -123,6 +123,7 @@ typedef struct run_state {
     int nband;                      /* LLM pools (0: no prediction band) */
     band_model band;                /* the step-time band of the widest pool's model */
     report band_end[2];             /* the first replication at the band's low and high step-time factor */
+    sim_seed_noise seed;            /* --band with one replication: its seed noise by batch means */
     char err[2048];                 /* the last error */
     /* --from-run: the stored run */
     char *from_path, *from_text;    /* its scenario path and configuration (malloc'd) */
@@ -362,6 +363,8 @@ static int run_simulate(const run_opts *o, run_state *st)
         sim_result res;
         /* The first replication only is traced. */
         scenario_set_trace_events(st->sc, i == 0 ? o->trace_path : NULL, o->trace_reqs);
+        /* --band of one replication: its seed noise from its own batch means. */
+        scenario_set_batch_means(st->sc, o->band && o->reps == 1);
         if (sim_run(sc, scenario_seed(sc) + (uint64_t) i, &res, st->err, sizeof st->err) != 0) {
             sim_result_free(&res);
             return die(1, st->err);
@@ -373,6 +376,7 @@ static int run_simulate(const run_opts *o, run_state *st)
             die(0, note);
         }
         st->wall += res.wall_time_s;
+        if (i == 0) st->seed = res.seed_noise;
         for (int p = 0; p < res.npools && p < npools; p++) st->load_sat[p] |= res.pools[p].load_saturated;
         if (i == 0 && res.ts) {   /* the time series of the first replication */
             st->ts_n = ts_count(res.ts);
@@ -455,11 +459,37 @@ static int run_band(const run_opts *o, run_state *st)
     return rc ? rc : run_scaled(o, st, st->band.hi, &st->band_end[1]);
 }
 
+/* The 90 % half-width of METRIC/STAT's seed noise: its replications', else the
+ * one replication's batch means (NAN: not measured). */
+static double seed90(const run_state *st, const char *metric, const char *stat)
+{
+    if (st->shown->replications > 1) return band_seed90(st->shown, "", metric, stat);
+    const sim_seed_noise *n = &st->seed;
+    if (!n->measured) return NAN;
+    int p99 = !strcmp(stat, "p99");
+    if (!strcmp(metric, "e2e")) return p99 ? n->e2e_p99 : n->e2e_mean;
+    if (!strcmp(metric, "ttft")) return p99 ? n->ttft_p99 : n->ttft_mean;
+    if (!strcmp(metric, "tpot")) return p99 ? n->tpot_p99 : n->tpot_mean;
+    if (!strcmp(metric, "throughput_rps")) return n->rps;
+    return NAN;
+}
+
+/* What the band's seed noise comes from, in words. */
+static const char *seed_basis(const run_state *st, char *buf, size_t n)
+{
+    if (st->shown->replications > 1) snprintf(buf, n, "from the replications");
+    else if (st->seed.measured && st->seed.batches > 0)
+        snprintf(buf, n, "from the batch means of the one replication (%d batches, variance inflation x%.3g)",
+                 st->seed.batches, st->seed.phi);
+    else snprintf(buf, n, "not measured (one replication, too few requests for batch means)");
+    return buf;
+}
+
 /* The 90 % band of METRIC/STAT (scope "") of the shown report into LO, HI. */
 static void band_of_row(const run_state *st, const char *metric, const char *stat, double *lo, double *hi)
 {
     band_interval(report_get(st->shown, "", metric, stat), report_get(&st->band_end[0], "", metric, stat),
-                  report_get(&st->band_end[1], "", metric, stat), band_seed90(st->shown, "", metric, stat), lo, hi);
+                  report_get(&st->band_end[1], "", metric, stat), seed90(st, metric, stat), lo, hi);
 }
 
 static const char *const BAND_METRICS[4] = { "e2e", "ttft", "tpot", "throughput_rps" };
@@ -470,9 +500,24 @@ static void band_json(const run_state *st, FILE *out)
     if (!st->nband) return;
     fprintf(out, ", \"prediction_band\": {\"level\": 0.9, \"basis\": ");
     report_json_str(out, st->band.basis);
-    fprintf(out, ", \"validated\": %s, \"step_time_factors\": [%.6g, %.6g], \"seed_noise\": \"%s\"",
-            st->band.validated ? "true" : "false", st->band.lo, st->band.hi,
-            st->shown->replications > 1 ? "replications" : "not measured (one replication)");
+    char sb[160];
+    fprintf(out, ", \"validated\": %s, \"step_time_factors\": [%.6g, %.6g], \"seed_noise\": ",
+            st->band.validated ? "true" : "false", st->band.lo, st->band.hi);
+    report_json_str(out, seed_basis(st, sb, sizeof sb));
+    /* The seed noise's 90 % half-widths themselves (null: not measured). */
+    fputs(", \"seed_half_widths\": {", out);
+    for (int m = 0; m < 4; m++) {
+        int thr = m == 3;
+        fprintf(out, "%s\"%s%s\": %s", m ? ", " : "", BAND_METRICS[m], thr ? "" : "_ms", thr ? "" : "{");
+        for (int k = 0; k < (thr ? 1 : 2); k++) {
+            const char *stat = thr ? "value" : k ? "p99" : "mean";
+            double s = seed90(st, BAND_METRICS[m], stat);
+            if (!thr) fprintf(out, "%s\"%s\": ", k ? ", " : "", stat);
+            if (isfinite(s)) fprintf(out, "%.6g", s); else fputs("null", out);
+        }
+        if (!thr) fputc('}', out);
+    }
+    fputc('}', out);
     for (int m = 0; m < 4; m++) {
         int thr = m == 3;
         if (!thr && isnan(report_get(st->shown, "", BAND_METRICS[m], "mean"))) continue;
@@ -497,8 +542,9 @@ static void band_json(const run_state *st, FILE *out)
 static void band_table(const run_state *st, FILE *out)
 {
     if (!st->nband) return;
+    char sb[160];
     fprintf(out, "\nprediction band (90 %%; step times x%.3g..x%.3g: %s; seed noise %s):\n", st->band.lo, st->band.hi,
-            st->band.basis, st->shown->replications > 1 ? "from the replications" : "not measured, one replication");
+            st->band.basis, seed_basis(st, sb, sizeof sb));
     for (int m = 0; m < 4; m++) {
         int thr = m == 3;
         if (!thr && isnan(report_get(st->shown, "", BAND_METRICS[m], "mean"))) continue;

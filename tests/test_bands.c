@@ -118,8 +118,9 @@ Test(bands, interval_combines_model_spread_and_seed_noise)
 /* ---- run --------------------------------------------------------------------- */
 
 /* run --json --band's prediction_band: its ends are the run at the band's
- * step-time factors (the same seed), here one replication so no seed noise;
- * without --band there is none (the golden outputs keep their bytes). */
+ * step-time factors (the same seed), each widened in quadrature by the one
+ * replication's seed noise from its batch means (seed_half_widths); without
+ * --band there is none (the golden outputs keep their bytes). */
 Test(bands, run_json_band_is_the_run_at_both_ends)
 {
     char path[256];
@@ -137,6 +138,11 @@ Test(bands, run_json_band_is_the_run_at_both_ends)
     json_t *e = json_object_get(json_object_get(b, "e2e_ms"), "mean");
     double lo = json_number_value(json_array_get(e, 0)), hi = json_number_value(json_array_get(e, 1));
     cr_expect(lo < mean && mean < hi, "%g < %g < %g", lo, mean, hi);
+    /* One replication: the seed noise from its own batch means, said and given. */
+    cr_expect(strstr(json_string_value(json_object_get(b, "seed_noise")), "batch means of the one replication") != NULL,
+              "%s", json_string_value(json_object_get(b, "seed_noise")));
+    double s90 = json_number_value(json_object_get(json_object_get(json_object_get(b, "seed_half_widths"), "e2e_ms"), "mean"));
+    cr_expect(s90 > 0 && s90 < 0.2 * mean, "seed noise %g of %g", s90, mean);
     for (const char *const *m = (const char *const[]) { "ttft_ms", "tpot_ms", NULL }; *m; m++)
         cr_expect(json_is_array(json_object_get(json_object_get(b, *m), "p99")), "%s", *m);
     cr_expect(json_is_array(json_object_get(b, "throughput_rps")));
@@ -150,7 +156,9 @@ Test(bands, run_json_band_is_the_run_at_both_ends)
         json_t *x = parse(s.out);
         cr_expect(!json_object_get(x, "prediction_band"), "without --band: none");
         double v = json_number_value(json_object_get(json_object_get(json_object_get(x, "latency_ms"), "e2e"), "mean"));
-        cr_expect_float_eq(k ? hi : lo, v, 1e-5 * v, "end %d: %g vs the run at x%g: %g", k, k ? hi : lo, fac[k], v);
+        double want = k ? mean + sqrt((v - mean) * (v - mean) + s90 * s90) : mean - sqrt((mean - v) * (mean - v) + s90 * s90);
+        cr_expect_float_eq(k ? hi : lo, want, 1e-5 * want, "end %d: %g vs the run at x%g: %g, seed noise %g", k, k ? hi : lo,
+                           fac[k], v, s90);
         json_decref(x);
         result_free(&s);
     }
@@ -167,9 +175,9 @@ Test(bands, run_replications_widen_and_generic_has_none)
     cr_assert_eq(r1.rc, 0, "%s", r1.err);
     cr_assert_eq(r3.rc, 0, "%s", r3.err);
     json_t *a = parse(r1.out), *b = parse(r3.out);
-    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(b, "prediction_band"), "seed_noise")), "replications");
-    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(a, "prediction_band"), "seed_noise")),
-                     "not measured (one replication)");
+    cr_expect_str_eq(json_string_value(json_object_get(json_object_get(b, "prediction_band"), "seed_noise")), "from the replications");
+    cr_expect(strstr(json_string_value(json_object_get(json_object_get(a, "prediction_band"), "seed_noise")),
+                     "batch means of the one replication") != NULL);
     /* The first replication is the same run in both: the model's ends are equal,
      * so the band with seed noise is at least as wide around its centre. */
     json_t *pa = json_object_get(json_object_get(json_object_get(a, "prediction_band"), "tpot_ms"), "p99");

@@ -92,6 +92,20 @@ typedef struct class_result {
                                  window (col_classes.c, class_costs) + its API charges; NAN when none served */
 } class_result;
 
+/* A single run's seed noise by batch means (run/col_seednoise.c; docs/bands.md):
+ * the 90 % half-widths of its statistics over seeds, measured from the run
+ * itself.  Filled when the scenario asked for it (scenario_set_batch_means);
+ * NAN where the run had too few batches. */
+typedef struct sim_seed_noise {
+    int measured;             /* 1: estimated in this run */
+    int batches;              /* complete batches of the E2E values */
+    double phi;               /* E2E's variance inflation by autocorrelation (>= 1) */
+    double e2e_mean, e2e_p99; /* ms */
+    double ttft_mean, ttft_p99; /* ms */
+    double tpot_mean, tpot_p99; /* ms */
+    double rps;               /* requests/s */
+} sim_seed_noise;
+
 typedef struct sim_result {
     uint64_t seed;
     uint64_t requests;        /* measured arrivals */
@@ -169,6 +183,7 @@ typedef struct sim_result {
     double mean_power_w;      /* energy_j / window_s, W */
     double electricity_usd;   /* energy_j in kWh x pue x [sim] electricity_usd_per_kwh, $ (in the costs) */
     int has_electricity;      /* [sim] electricity_usd_per_kwh > 0: electricity_usd is reported */
+    sim_seed_noise seed_noise; /* the run's own seed noise (scenario_set_batch_means), else measured 0 */
 } sim_result;
 
 /* Runs SC with SEED.  Returns 0, or -1 with a message in ERR (out of memory). */

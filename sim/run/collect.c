@@ -11,7 +11,8 @@
  * it), the trace last (it writes its file once the results are known).  A new
  * built-in family is one row here (and its own file, run/col_NAME.c). */
 static const run_collector *const BUILTIN[] = { &col_latency, &col_breakdown, &col_itl, &col_paths, &col_cold,
-                                                &col_goodput, &col_classes, &col_tseries, &col_trace };
+                                                &col_goodput, &col_classes, &col_tseries, &col_trace,
+                                                &col_seednoise };
 #define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
 #define MAX_REGISTERED 16
 

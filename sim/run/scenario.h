@@ -44,6 +44,7 @@ struct scenario {
     slo_spec slo;             /* [slo] sections (slo.h) */
     double ts_interval_s;     /* time-series interval, s (`run --interval`); 0 = no time series */
     int metrics;              /* 1: each run records its OpenMetrics series (`run --metrics`; needs ts_interval_s) */
+    int batch_means;          /* 1: each run measures its own seed noise by batch means (`run --band`, one replication) */
     const char *trace_path;   /* `run --trace-events OUT.json` (not owned), NULL: no trace */
     uint64_t trace_requests;  /* `run --trace-requests N`: requests traced */
     int has_client;           /* a [client] section: client timeouts and retries */

@@ -28,6 +28,7 @@ uint64_t scenario_warmup(const scenario *s) { return s->warmup; }
 double scenario_ts_interval(const scenario *s) { return s->ts_interval_s; }
 void scenario_set_ts_interval(scenario *s, double seconds) { s->ts_interval_s = seconds; }
 void scenario_set_metrics(scenario *s, int on) { s->metrics = on != 0; }
+void scenario_set_batch_means(scenario *s, int on) { s->batch_means = on != 0; }
 void scenario_set_trace_events(scenario *s, const char *path, uint64_t nreq)
 {
     s->trace_path = path;
