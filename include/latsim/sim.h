@@ -85,6 +85,8 @@ typedef struct class_result {
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* lost to a replica's failure (reported with fleet keys) */
     uint64_t good;            /* its measured requests served within its per-request SLO limits (goodput) */
+    uint64_t cache_lookups;   /* its measured requests that looked up a result cache (the last lookup of each) */
+    uint64_t cache_hits, cache_false_hits;  /* of those, hits and false hits (another question's answer) */
     stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
     stat_summary itl;         /* ms: the inter-token gaps of its measured requests (with an LLM pool) */
     double api_usd;           /* external API charges of its measured served requests, $ */

@@ -57,6 +57,7 @@ typedef struct request {
     uint8_t attempt;        /* [client]: 0 for the first attempt, k for the k-th retry */
     uint8_t abandoned;      /* [client]: the client no longer waits for this attempt */
     uint8_t scored;         /* 1 when complexity is set */
+    uint8_t cache_res;      /* its last result-cache lookup: 0 none, 1 miss, 2 hit, 3 false hit (per-class hit rates) */
 
     /* ---- tail: gateway, cache and LLM attributes ---- */
     simtime_t pool_queue0;  /* queue_ns when it entered the current pool, ns */

@@ -166,6 +166,7 @@ static void arrive(station *st, request *r)
     double ms = dist_sample(hit ? &sc->c->hit_ms : &sc->c->miss_ms, st->rng);
     simtime_t d = simtime_from_ms(ms);
     r->overhead_ns += d;
+    r->cache_res = (uint8_t) (res == RCACHE_MISS ? 1 : res == RCACHE_HIT ? 2 : 3);
     if (r->measured) {
         sc->lookups++;
         sc->hits += res == RCACHE_HIT;

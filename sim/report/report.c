@@ -246,6 +246,10 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(S, "rejected", c->rejected);
         V(S, "timed_out", c->timed_out);
         if (x->has_fleet) V(S, "failed", c->failed);
+        if (c->cache_lookups) {   /* its result-cache hit rate (false hits included, as the pool's) */
+            V(S, "cache_hit_rate", (double) (c->cache_hits + c->cache_false_hits) / (double) c->cache_lookups);
+            V(S, "cache_false_hits", c->cache_false_hits);
+        }
         if (x->has_goodput) {
             /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
             double share = c->requests ? (double) c->good / (double) c->requests : NAN;

@@ -12,8 +12,18 @@ typedef struct cls_acc {
     uint64_t requests, served, rejected, timed_out;   /* measured requests */
     uint64_t failed;                                   /* measured requests lost to failures */
     uint64_t good;                                     /* of its served, those within its per-request SLO limits */
+    uint64_t lookups, hits, false_hits;                /* its measured requests' result-cache lookups (the last of each) */
     stat_acc *e2e, *queue, *service, *ttft, *tpot;     /* ms */
 } cls_acc;
+
+/* A measured request's result-cache lookup into K's counts. */
+static void cls_cache(cls_acc *k, const request *r)
+{
+    if (!r->cache_res) return;
+    k->lookups++;
+    k->hits += r->cache_res == 2;
+    k->false_hits += r->cache_res == 3;
+}
 
 typedef struct classes {
     const run_env *env;
@@ -64,6 +74,7 @@ static void cls_leave(void *self, const request *r, const leave_rec *l)
     if (x->env->sc->slo.per_request)   /* goodput (slocfg.h) */
         k->good += (uint64_t) slo_request_ok(&x->env->sc->slo, r->cls, l->e2e_ms, l->ttft_ms, l->tpot_ms);
     k->served++;
+    cls_cache(k, r);
     stat_add(k->e2e, l->e2e_ms);
     stat_add(k->queue, l->c[BD_QUEUE]);
     stat_add(k->service, l->c[BD_SERVICE]);
@@ -76,6 +87,7 @@ static void cls_outcome(void *self, const request *r, req_outcome outcome)
     classes *x = self;
     if (!r->measured) return;
     cls_acc *k = &x->c[r->cls];
+    cls_cache(k, r);
     if (outcome == OUT_REJECTED) k->rejected++;
     if (outcome == OUT_TIMED_OUT) k->timed_out++;
     if (outcome == OUT_FAILED) k->failed++;
@@ -134,6 +146,9 @@ static int cls_emit(void *self, sim_result *out, char *err, size_t errlen)
         k->timed_out = y->timed_out;
         k->failed = y->failed;
         k->good = y->good;
+        k->cache_lookups = y->lookups;
+        k->cache_hits = y->hits;
+        k->cache_false_hits = y->false_hits;
         stat_summarize(y->e2e, &k->e2e);
         stat_summarize(y->queue, &k->queue);
         stat_summarize(y->service, &k->service);
