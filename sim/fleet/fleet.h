@@ -29,6 +29,7 @@
 #include "fleet/coldstart.h"
 #include "engine/evq.h"
 #include "fleet/contention.h"
+#include "fleet/cpunode.h"
 #include "fleet/fault.h"
 
 typedef struct fleet_cfg {
@@ -49,6 +50,7 @@ typedef struct fleet_cfg {
     double memory_base_gib; /* resident set with nothing in service, GiB (>= 0) */
     double memory_per_request_mib; /* working set of each request in service, MiB (>= 0) */
     double swap_factor;    /* service-time multiplier while over the limit, >= 1 */
+    cpu_cfg cpu;           /* CPU limits, requests and node (cpunode.h); cpu.on 0: none */
 } fleet_cfg;
 
 /* 1 when a pool of C can start units while it runs (autoscaling, failures and

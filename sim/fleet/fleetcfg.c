@@ -42,6 +42,13 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {"memory_per_request_mib", "0", "generic pools: working set of each request in service, MiB (needs memory_gib)"},
     {"swap_factor", "5", "generic pools: service-time multiplier of a service started over the memory limit "
                          "(5: throughput down 80 %)"},
+    {"cpu_request_cores", "none", "generic pools: CPU cores each server (replica) requests: its weight when the cores of its "
+                                  "node are shared (default: cpu_limit_cores, else 1); service_ms is then CPU time on one core"},
+    {"cpu_limit_cores", "none", "generic pools: CPU limit of each server (replica), cores: CFS quota of limit x cfs_period_ms "
+                                "per period, work beyond it waits for the next period (throttling)"},
+    {"cfs_period_ms", "100", "generic pools: the CFS period the CPU limit's quota is given per, ms (needs cpu_limit_cores)"},
+    {"node", "none", "generic pools: the [node NAME] the servers run on, sharing its cores with its other pools and its "
+                     "background_cpu (default: a host of their own with unlimited cores)"},
     {NULL, NULL, NULL},
 };
 
@@ -177,6 +184,17 @@ int fleetcfg_parse(fleet_cfg *f, fleetcfg_get get, void *ctx, const char *basedi
     }
     if (fault_check(&f->fault, &bad, err, errlen) != 0)
         goto fail;
+    /* CPU as a mechanism (cpunode.h): limits, requests, a node. */
+    if (cpucfg_parse_pool(&f->cpu, get, ctx, &bad, err, errlen) != 0)
+        goto fail;
+    if (f->cpu.on && (get(ctx, "cpu_contention") || f->fault.pauses)) {
+        bad = get(ctx, "cpu_contention") ? "cpu_contention" : "pause_every_s";
+        errmsg_set(err, errlen, "%s", get(ctx, "cpu_contention")
+                   ? "a typed-in curve, exclusive with the CPU mechanism (cpu_limit_cores, cpu_request_cores, node): "
+                     "give one or the other"
+                   : "pauses are not modelled together with the CPU mechanism (cpu_limit_cores, cpu_request_cores, node) yet");
+        goto fail;
+    }
     if ((v = get(ctx, "cpu_contention")) != NULL) {
         f->contention = 1;
         if (contention_parse(&f->cc, v, err, errlen) != 0) {
@@ -313,6 +331,8 @@ fail:
 
 void fleetcfg_free(fleet_cfg *f)
 {
-    if (f != NULL)
+    if (f != NULL) {
         fault_free(&f->fault);
+        cpucfg_free_node(&f->cpu.node);
+    }
 }

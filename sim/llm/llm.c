@@ -320,6 +320,8 @@ static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const cha
     for (int i = 0; i < n; i++) {
         if (!strncmp(keys[i], "memory_", 7) || !strcmp(keys[i], "swap_factor"))
             return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools yet (generic pools only)");
+        if ((!strncmp(keys[i], "cpu_", 4) && strcmp(keys[i], "cpu_contention")) || !strcmp(keys[i], "cfs_period_ms") || !strcmp(keys[i], "node"))   /* cpunode.h */
+            return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools yet (generic pools only)");
         if (!strcmp(keys[i], "weights_gb"))
             return scn_fail(x, sec, keys[i], "an llm pool's weight bytes come from its model, weights and tp");
     }

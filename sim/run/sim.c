@@ -127,6 +127,7 @@ typedef struct sim {
     uint64_t *peak_in;        /* finite: per pool, most requests inside seen at an arrival */
     uint64_t peak_q_all;      /* finite: most requests waiting in all pools together at an arrival */
     simtime_t peak_q_t;       /* finite: when first seen, ns */
+    cpu_nodes *cpun;          /* [node] sections and CPU limits (fleet/cpunode.h; host issue 35), or NULL */
 } sim;
 
 /* Statistics of the requests that passed one pool (several pools only). */
@@ -1345,9 +1346,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         snprintf(err, errlen, "out of memory");
         goto done;
     }
+    if (!(s.cpun = cpu_nodes_new(s.q, seed))) { snprintf(err, errlen, "out of memory"); goto done; }   /* cpunode.h */
     for (int i = 0; i < sc->npools; i++) {
         const pool_cfg *p = &sc->pools[i];
-        station_env env = { .q = s.q, .seed = seed, .index = i, .sink = &s.sink, .nclasses = s.ncls };
+        station_env env = { .q = s.q, .seed = seed, .index = i, .sink = &s.sink, .nclasses = s.ncls,
+                            .cpu_nodes = s.cpun };
         s.st[i] = p->kind->make(p, &env);
         if (!s.st[i]) { snprintf(err, errlen, "out of memory"); goto done; }
         s.nst++;
@@ -1488,6 +1491,7 @@ done:
     settle_free(&s.cs);
     per_pool_free(&s);
     for (int i = 0; i < s.nst; i++) s.st[i]->ops->destroy(s.st[i]);
+    cpu_nodes_free(s.cpun);   /* after the stations on them (cpunode.h) */
     free(s.st);
     req_pool_free(&s.reqs);
     evq_free(s.q);
