@@ -24,7 +24,8 @@
 
 /* ---- configuration ---------------------------------------------------------- */
 
-static const char *const POOL_KEYS[] = { "cpu_request_cores", "cpu_limit_cores", "cfs_period_ms", "node", NULL };
+static const char *const POOL_KEYS[] = { "cpu_request_cores", "cpu_limit_cores", "cfs_period_ms", "servers_per_replica",
+                                         "node", NULL };
 
 const cpucfg_key CPUCFG_NODE_KEYS[] = {
     { "cores", "", "CPU cores of the node (required), shared by the replicas of the pools placed on it (node = NAME) "
@@ -89,6 +90,14 @@ int cpucfg_parse_pool(cpu_cfg *c, cpucfg_get get, void *ctx, const char **key, c
         number(get, ctx, "cpu_limit_cores", 0, 0, 0, 1e6, &c->limit_cores, &bad, err, errlen) ||
         number(get, ctx, "cfs_period_ms", 100, 1, 1, 1e6, &c->period_ms, &bad, err, errlen))
         goto fail;
+    double spr;
+    if (number(get, ctx, "servers_per_replica", 1, 1, 1, 1e6, &spr, &bad, err, errlen)) goto fail;
+    if (spr != floor(spr)) {
+        bad = "servers_per_replica";
+        errmsg_set(err, errlen, "expected a whole number, got %g", spr);
+        goto fail;
+    }
+    c->servers_per_replica = (int) spr;
     if (get(ctx, "cfs_period_ms") && !get(ctx, "cpu_limit_cores")) {
         bad = "cfs_period_ms";
         errmsg_set(err, errlen, "needs cpu_limit_cores (the quota per period)");

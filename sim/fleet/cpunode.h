@@ -5,7 +5,8 @@
  * A pool with `cpu_limit_cores`, `cpu_request_cores` or `node` (generic pools)
  * serves a request by running a CPU job: its service time drawn from
  * `service_ms` is the CPU time it needs on one core, run single-threaded (at
- * most one core at a time).  Each server (replica) is one cgroup:
+ * most one core at a time).  A replica (pod) is one cgroup holding
+ * `servers_per_replica` of the pool's servers (workers; 1 by default):
  *   - sharing: at every instant the node's free cores (its `cores` less the
  *     background's) are split among the runnable cgroups in proportion to
  *     their weights (cpu_request_cores; cpu_limit_cores when no request is
@@ -61,6 +62,7 @@ typedef struct cpu_cfg {
     double request_cores;         /* cpu_request_cores, cores (0: not given) */
     double limit_cores;           /* cpu_limit_cores, cores (0: no limit) */
     double period_ms;             /* cfs_period_ms, ms (> 0) */
+    int servers_per_replica;      /* servers_per_replica: servers (workers) sharing one replica's cgroup, >= 1 */
     cpu_node_cfg node;            /* its node ([node NAME]; a host of its own when name is "") */
 } cpu_cfg;
 
@@ -68,7 +70,7 @@ typedef struct cpu_cfg {
 typedef const char *(*cpucfg_get)(void *ctx, const char *key);
 
 /* The pool keys this module reads (cpu_request_cores, cpu_limit_cores,
- * cfs_period_ms, node) and the [node NAME] keys (cores, background_cpu,
+ * cfs_period_ms, servers_per_replica, node) and the [node NAME] keys (cores, background_cpu,
  * background_period_ms): 1 when KEY is one of them. */
 int cpucfg_pool_key(const char *key);
 int cpucfg_node_key(const char *key);
@@ -116,7 +118,8 @@ void cpu_nodes_free(cpu_nodes *ns);
  * NULL when out of memory. */
 cpu_node *cpu_nodes_get(cpu_nodes *ns, const cpu_cfg *c);
 
-/* A new cgroup on N for one replica of C (weight and quota from C).  Returns
+/* A new cgroup on N for one replica (servers_per_replica servers) of C
+ * (weight and quota from C).  Returns
  * its index, or -1 when out of memory. */
 int cpu_group_new(cpu_node *n, const cpu_cfg *c);
 

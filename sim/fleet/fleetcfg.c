@@ -47,6 +47,8 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {"cpu_limit_cores", "none", "generic pools: CPU limit of each server (replica), cores: CFS quota of limit x cfs_period_ms "
                                 "per period, work beyond it waits for the next period (throttling)"},
     {"cfs_period_ms", "100", "generic pools: the CFS period the CPU limit's quota is given per, ms (needs cpu_limit_cores)"},
+    {"servers_per_replica", "1", "generic pools with CPU keys: servers (worker threads) of one replica (pod), sharing its "
+                                 "cgroup: its CPU limit and request"},
     {"node", "none", "generic pools: the [node NAME] the servers run on, sharing its cores with its other pools and its "
                      "background_cpu (default: a host of their own with unlimited cores)"},
     {NULL, NULL, NULL},

@@ -1504,6 +1504,9 @@ void scenario_print_keys(FILE *out, int markdown)
             end_section(&o);
         }
     }
+    print_section(&o, "[node NAME]", NULL, "a host whose CPU cores the generic pools placed on it (node = NAME) share");
+    for (const cpucfg_key *q = CPUCFG_NODE_KEYS; q->key; q++) print_key(&o, q->key, q->def, q->help);   /* cpunode.h */
+    end_section(&o);
     print_section(&o, "[slo] and [slo CLASS]", NULL, "service-level objectives; [slo CLASS]: one [class NAME]");
     slo_keys(print_key_cb, &o);
     end_section(&o);

@@ -240,8 +240,10 @@ static void unit_down(void *ctx, int u, int failed)
         return;
     }
     if (!failed) return;                       /* draining: it finishes R */
-    if (p->node) cpu_job_cancel(p->node, p->job[u]);
-    p->job[u] = 0;
+    if (p->node) {   /* its CPU job stops (cpunode.h) */
+        cpu_job_cancel(p->node, p->job[u]);
+        p->job[u] = 0;
+    }
     evq_cancel(st->q, p->ev[u]);
     p->ev[u] = 0;
     p->holding[u] = NULL;
@@ -318,12 +320,12 @@ static void window_close_fleet(station *st)
 }
 
 /* The CPU metrics (cpunode.h): CFS periods throttled and time throttled,
- * summed over the servers; the node's busy share and background. */
+ * summed over the replicas; the node's busy share and background. */
 static int report_cpu(const gpool *p, pool_result *out)
 {
     uint64_t periods = 0;
     double thr_s = 0;
-    for (int u = 0; u < p->n; u++) {
+    for (int u = 0; u < p->n; u += p->st.cfg->fleet->cpu.servers_per_replica) {   /* one server of each replica */
         periods += cpu_group_throttled_periods(p->node, p->cg[u]);
         thr_s += cpu_group_throttled_s(p->node, p->cg[u]);
     }
@@ -540,8 +542,9 @@ station *pool_new(const pool_cfg *cfg, const station_env *env)
         p->cg = calloc(n, sizeof *p->cg);
         p->job = calloc(n, sizeof *p->job);
         p->node = env->cpu_nodes && p->cg && p->job ? cpu_nodes_get(env->cpu_nodes, &cfg->fleet->cpu) : NULL;
+        int per = cfg->fleet->cpu.servers_per_replica;   /* servers u..u+per-1: one replica's cgroup */
         for (int u = 0; p->node && u < p->n; u++)
-            if ((p->cg[u] = cpu_group_new(p->node, &cfg->fleet->cpu)) < 0) p->node = NULL;
+            if ((p->cg[u] = u % per ? p->cg[u - u % per] : cpu_group_new(p->node, &cfg->fleet->cpu)) < 0) p->node = NULL;
         if (!p->node) {
             destroy(&p->st);
             return NULL;
