@@ -152,3 +152,63 @@ Test(opshare, attention_share_grows_with_context)
     cost_of("llama-3-8b", "a100", 1, "roofline", 16384, 0, 0, &b);
     cr_assert_gt(b.op_ms[OP_ATTN_PREFILL] / b.step_ms, 2 * a.op_ms[OP_ATTN_PREFILL] / a.step_ms);
 }
+
+/* ---- op_shares over a run ---------------------------------------------------- */
+
+#include "run/scenario.h"
+#include "run/sim.h"
+
+static void simulate(const char *text, sim_result *out)
+{
+    char err[1024] = "";
+    sqlite3 *db = NULL;
+    scenario sc;
+    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_load_text(&sc, "ops.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(sim_run(&sc, 1, out, err, sizeof err), 0, "sim_run: %s", err);
+    scenario_free(&sc);
+    store_close(db);
+}
+
+#define CHAT(ops, prompt) "[sim]\nrequests = 2000\nwarmup = 200\n[workload]\nrate = 4\n" \
+    "prompt_tokens = lognormal(mean=" prompt ", cv=0.5)\noutput_tokens = lognormal(mean=200, cv=0.5)\n" \
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ncost = roofline\n" ops
+
+Test(opshare, shares_over_a_run)
+{
+    sim_result a, b, c;
+    simulate(CHAT("", "500"), &a);
+    simulate(CHAT("op_shares = yes\n", "500"), &b);
+    /* Reporting changes no number, and adds the rows only when asked. */
+    cr_assert(isnan(pool_metric_get(&a.pools[0], "op_step_ms")));
+    cr_assert_eq(a.e2e.p99, b.e2e.p99);
+    cr_assert_eq(a.events, b.events);
+    const pool_result *p = &b.pools[0];
+    double sum = 0;
+    for (int k = 0; k < OP_N; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "op_share_%s", OP_NAMES[k]);
+        double v = pool_metric_get(p, name);
+        cr_assert(v >= 0 && v <= 1, "%s %g", name, v);
+        sum += v;
+    }
+    cr_assert_float_eq(sum, 1, 1e-9);
+    /* The steps' time summed is the replica's stepping time in the window (one
+     * replica, no pauses): busy_share x window, but for the steps that straddle
+     * the window's edges (a few of some 10^5). */
+    double stepping_ms = p->utilization * b.window_s * 1e3;
+    cr_assert_float_eq(pool_metric_get(p, "op_step_ms"), stepping_ms, 1e-3 * stepping_ms, "%g vs %g",
+                       pool_metric_get(p, "op_step_ms"), stepping_ms);
+    cr_assert_eq(pool_metric_get(p, "op_share_allreduce"), 0, "tp 1: no all-reduce");
+    cr_assert_gt(pool_metric_get(p, "op_share_framework"), 0);
+    /* Longer prompts: more of the time in attention. */
+    simulate(CHAT("op_shares = yes\n", "8000"), &c);
+    double att_b = pool_metric_get(p, "op_share_attention_prefill") + pool_metric_get(p, "op_share_attention_decode");
+    double att_c = pool_metric_get(&c.pools[0], "op_share_attention_prefill") +
+                   pool_metric_get(&c.pools[0], "op_share_attention_decode");
+    cr_assert_gt(att_c, 2 * att_b, "attention share %g at 8000-token prompts, %g at 500", att_c, att_b);
+    sim_result_free(&a);
+    sim_result_free(&b);
+    sim_result_free(&c);
+}

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <string.h>
+#include "core/result.h"
 
 const char *const OP_NAMES[OP_N] = {
     "attention_prefill", "attention_decode", "qkv", "out_proj", "mlp", "experts", "norm_elementwise",
@@ -93,4 +94,31 @@ void op_split(const cost_hw *h, const cost_step *s, double gpu_ms, double ar_ms,
     out[OP_ALLTOALL] = a2a_ms;
     out[OP_PIPELINE] = pipe_ms;
     out[OP_FRAMEWORK] = fw_ms;
+}
+
+void op_accumulate(double acc[OP_N], const cost_hw *h, const cost_step *s, double ms, double fw_ms)
+{
+    cost_breakdown b;
+    cost_roofline_breakdown(h, &cost_roofline_defaults, s, &b);
+    double rest = ms - fw_ms, parts = b.gpu_ms + b.allreduce_ms + b.alltoall_ms + b.transfer_ms + b.pipeline_ms;
+    double f = parts > 0 ? rest / parts : 0, out[OP_N];
+    op_split(h, s, parts > 0 ? b.gpu_ms * f : rest, b.allreduce_ms * f, b.alltoall_ms * f,
+             (b.transfer_ms + b.pipeline_ms) * f, fw_ms, out);
+    for (int k = 0; k < OP_N; k++) acc[k] += out[k];
+}
+
+/* The result rows' names (kept by pointer: static). */
+static const char *const SHARE_NAMES[OP_N] = {
+    "op_share_attention_prefill", "op_share_attention_decode", "op_share_qkv", "op_share_out_proj", "op_share_mlp",
+    "op_share_experts", "op_share_norm_elementwise", "op_share_logits_sampling", "op_share_allreduce",
+    "op_share_alltoall", "op_share_pipeline", "op_share_framework",
+};
+
+int op_report(const double acc[OP_N], struct pool_result *out)
+{
+    double sum = 0;
+    for (int k = 0; k < OP_N; k++) sum += acc[k];
+    int rc = pool_result_add(out, "op_step_ms", sum);
+    for (int k = 0; k < OP_N; k++) rc |= pool_result_add(out, SHARE_NAMES[k], sum > 0 ? acc[k] / sum : 0);
+    return rc ? -1 : 0;
 }

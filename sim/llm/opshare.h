@@ -62,4 +62,17 @@ void op_work(const cost_hw *h, const cost_step *s, double flops[OP_N], double by
 void op_split(const cost_hw *h, const cost_step *s, double gpu_ms, double ar_ms, double a2a_ms, double pipe_ms,
               double fw_ms, double out[OP_N]);
 
+/* op_shares = yes (an LLM pool): adds one step of S on H, MS long of which
+ * FW_MS is framework overhead, to ACC[OP_N] (ms summed over the window): the
+ * rest apportioned as the roofline's parts of S (cost_roofline_breakdown with
+ * its defaults: GPU, all-reduce, all-to-all, transfers and bubbles), its GPU
+ * part over the kernel operators.  Cannot fail. */
+void op_accumulate(double acc[OP_N], const cost_hw *h, const cost_step *s, double ms, double fw_ms);
+
+/* Adds ACC's shares to a pool's result: op_share_NAME = ACC[k] / the sum (0
+ * when nothing stepped), and op_step_ms, the sum.  Returns 0, or -1 when out of
+ * memory. */
+struct pool_result;
+int op_report(const double acc[OP_N], struct pool_result *out);
+
 #endif
