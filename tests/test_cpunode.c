@@ -271,3 +271,45 @@ Test(cpunode, bad_input)
     load_error(POOL "node = n1\n[node n1]\ncores = 4\n", err, sizeof err);
     cr_assert_str_eq(err, "");
 }
+
+/* ---- memory limits that kill (memory_limit_gib) -------------------------- */
+
+#define PODS "[sim]\nrequests = 20000\nwarmup = 1000\n[workload]\nrate = 30\n" \
+             "[pool api]\nservers = 8\nservers_per_replica = 4\nservice_ms = exp(mean=50)\n" \
+             "memory_base_gib = 1\nmemory_per_request_mib = 1024\nstartup_s = 2\ntimeout_ms = 2000\nmemory_limit_gib = "
+
+Test(oomkill, over_the_limit_kills_and_restarts)
+{
+    /* Two pods of 4 workers; 1 GiB plus 1 GiB per request in service.  With 5
+     * GiB all 4 fit: never killed.  With 2.5 GiB a pod's third request kills it:
+     * its requests in service fail (at most one per worker), it restarts after
+     * 2 s (unavailable meanwhile), and every request is counted once. */
+    sim_result r;
+    simulate(PODS "5\n", 1, &r);
+    cr_assert_eq(pool_metric_get(&r.pools[0], "oom_kills"), 0);
+    cr_assert_eq(r.failed, 0);
+    cr_assert_float_eq(pool_metric_get(&r.pools[0], "availability"), 1, 1e-12);
+    sim_result_free(&r);
+    simulate(PODS "2.5\n", 1, &r);
+    const pool_result *p = &r.pools[0];
+    double kills = pool_metric_get(p, "oom_kills");
+    cr_assert_gt(kills, 10, "kills %g", kills);
+    cr_assert_eq(fmod(kills, 4), 0, "a pod's 4 workers die together: %g", kills);
+    cr_assert_gt(r.failed, 0);
+    cr_assert_leq((double) r.failed, kills, "at most one request per worker of a killed pod fails");
+    cr_assert_lt(pool_metric_get(p, "availability"), 1);
+    cr_assert_eq(r.served + r.failed + r.rejected + r.timed_out, r.requests);
+    sim_result_free(&r);
+}
+
+Test(oomkill, bad_input)
+{
+    char err[1024];
+    load_error(POOL "memory_limit_gib = 0\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:8: [pool cpu] memory_limit_gib: must be > 0 (a memory limit, GiB), got 0");
+    load_error(POOL "memory_limit_gib = 8\nmemory_gib = 8\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:9: [pool cpu] memory_gib: swapping is for a host without a limit: with "
+                          "memory_limit_gib a replica over it is killed (OOM) instead; give one or the other");
+    load_error(POOL "servers_per_replica = 1.5\n", err, sizeof err);
+    cr_assert_str_eq(err, "bad.ini:8: [pool cpu] servers_per_replica: expected a whole number, got 1.5");
+}

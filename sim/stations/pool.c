@@ -96,6 +96,19 @@ static void unit_cpu_done(void *ctx, int64_t u)
     unit_end(p->st.q, p, u);
 }
 
+/* memory_limit_gib (fleet.h): the working set of server U's replica (its
+ * servers_per_replica servers) when U starts a request: the base plus one
+ * working set per request its servers hold, this one included; over the limit,
+ * every server of the replica is killed (fleet_kill) and the replica restarts. */
+static void oom_check(gpool *p, int u)
+{
+    const fleet_cfg *fc = p->st.cfg->fleet;
+    int per = fc->cpu.servers_per_replica > 0 ? fc->cpu.servers_per_replica : 1, first = u - u % per, held = 0;
+    for (int v = first; v < first + per && v < p->n; v++) held += p->holding[v] != NULL;
+    if (fc->memory_base_gib + fc->memory_per_request_mib / 1024.0 * held <= fc->memory_limit_gib) return;
+    for (int v = first; v < first + per && v < p->n; v++) fleet_kill(p->fl, v);
+}
+
 /* Server U (up, idle, taken off the idle stack) starts serving R. */
 static void unit_serve(gpool *p, int u, request *r)
 {
@@ -129,6 +142,7 @@ static void unit_serve(gpool *p, int u, request *r)
     }
     p->since[u]++;
     p->holding[u] = r;
+    if (fc->oom) oom_check(p, u);   /* memory_limit_gib: its replica may be killed (at an event now) */
     if (p->node) {   /* MS is CPU time on one core, run on the server's cgroup */
         if (!(p->job[u] = cpu_job_start(p->node, p->cg[u], ms, unit_cpu_done, p, u))) st->sink->oom(st->sink->ctx);
         return;
@@ -157,6 +171,31 @@ static void remove_idle(gpool *p, int u)
 }
 
 static void dispatch(gpool *p);
+
+/* The idle server to serve next, taken off the idle stack: the top one; with
+ * servers_per_replica > 1 (pods of several workers) the one whose replica
+ * holds the fewest requests (the top one among those), as a service spreads
+ * requests over its pods. */
+static int pop_idle(gpool *p)
+{
+    int per = p->st.cfg->fleet->cpu.servers_per_replica, at = p->idle - 1;
+    if (per > 1) {
+        int best = -1;
+        for (int i = p->idle - 1; i >= 0; i--) {
+            int first = p->idle_stack[i] - p->idle_stack[i] % per, held = 0;
+            for (int v = first; v < first + per && v < p->n; v++) held += p->holding[v] != NULL;
+            if (best < 0 || held < best) {
+                best = held;
+                at = i;
+            }
+        }
+    }
+    int u = p->idle_stack[at];
+    memmove(&p->idle_stack[at], &p->idle_stack[at + 1], (size_t) (p->idle - at - 1) * sizeof *p->idle_stack);
+    p->idle--;
+    p->stacked[u] = 0;
+    return u;
+}
 
 /* The pause of idle server U is over. */
 static void unit_resume(evq *q, void *subject, int64_t arg)
@@ -196,8 +235,7 @@ static void dispatch(gpool *p)
     while (p->idle > 0) {
         request *r = station_dequeue(st);
         if (!r) return;
-        int u = p->idle_stack[--p->idle];
-        p->stacked[u] = 0;
+        int u = pop_idle(p);
         station_busy(st, +1);
         unit_serve(p, u, r);
     }
@@ -250,7 +288,7 @@ static void unit_down(void *ctx, int u, int failed)
     station_busy(st, -1);
     r->service_ns += evq_now(st->q) - r->start; /* time spent on it, lost */
     station_charge(st, r, (double) (evq_now(st->q) - r->start));   /* paid for all the same */
-    if (st->cfg->fleet->fault.on_failure == FAULT_RETRY) {
+    if (st->cfg->fleet->fault.on_failure == FAULT_RETRY && failed != 2) {   /* 2: OOM-killed, its requests fail */
         r->enq = evq_now(st->q);
         station_push_front(st, r);             /* first in line for the next server */
         dispatch(p);
@@ -298,8 +336,7 @@ static void arrive_fleet(station *st, request *r)
     gpool *p = (gpool *) st;
     r->enq = evq_now(st->q);
     if (p->idle > 0 && st->qlen == 0) {
-        int u = p->idle_stack[--p->idle];
-        p->stacked[u] = 0;
+        int u = pop_idle(p);
         station_busy(st, +1);
         unit_serve(p, u, r);
         return;
@@ -376,6 +413,7 @@ static int report_fleet(station *st, pool_result *out)
         rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
     }
     if (fleet_starts(fc)) rc |= pool_result_add(out, "cold_served", (double) p->cold);
+    if (fc->oom) rc |= pool_result_add(out, "oom_kills", (double) fr.oom_kills);   /* memory_limit_gib */
     if (st->cfg->error_rate > 0) rc |= pool_result_add(out, "errors", (double) p->errors);
     if (fc->swap) {
         rc |= pool_result_add(out, "swapped", (double) p->swapped);
