@@ -273,6 +273,7 @@ typedef struct calib_cost_req {
 } calib_cost_req;
 
 #define CALIB_COST_MAX_PARTS 12
+#define CALIB_COST_MAX_OPS 16
 
 /* A step time and the model that gave it. */
 typedef struct calib_cost {
@@ -289,6 +290,9 @@ typedef struct calib_cost {
     int nparts;               /* the named parts of the step time */
     const char *part[CALIB_COST_MAX_PARTS];     /* their names (static) */
     double part_ms[CALIB_COST_MAX_PARTS];       /* their times, ms (they sum to step_ms) */
+    int nops;                 /* the step by operator (llm/opshare.h): how many */
+    const char *op[CALIB_COST_MAX_OPS];         /* their names (static): attention_prefill, ... */
+    double op_ms[CALIB_COST_MAX_OPS];           /* their times, ms (they sum to step_ms) */
 } calib_cost;
 
 /* Evaluates R with the catalog and calibrated models in DB.  Returns 0 with

@@ -21,6 +21,7 @@
 #include "nnls.h"
 #include "core/catalog.h"
 #include "llm/cost.h"
+#include "llm/opshare.h"
 
 int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu, int tp, const char *weights,
               size_t folds, const char *tool, int64_t *id, char *err, size_t errlen)
@@ -342,6 +343,19 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
     for (int k = 0; k < out->nparts; k++) {
         out->part[k] = parts.name[k];
         out->part_ms[k] = parts.ms[k];
+    }
+    /* By operator (llm/opshare.h): collectives and framework parts as they are,
+     * the GPU kernel parts over the kernel operators. */
+    double by[OP_N + 1] = { 0 }, ops[OP_N];
+    for (int k = 0; k < out->nparts; k++) {
+        int o = op_of_part(out->part[k]);
+        by[o < 0 ? OP_N : o] += out->part_ms[k];
+    }
+    op_split(&roof.hw, &s, by[OP_N], by[OP_ALLREDUCE], by[OP_ALLTOALL], by[OP_PIPELINE], by[OP_FRAMEWORK], ops);
+    out->nops = OP_N;
+    for (int k = 0; k < OP_N; k++) {
+        out->op[k] = OP_NAMES[k];
+        out->op_ms[k] = ops[k];
     }
     rc = 0;
 out:

@@ -866,6 +866,13 @@ int cost_main(int argc, char **argv)
             printf(": ");
             json_num(stdout, c.part_ms[k]);
         }
+        printf("}, \"ops\": {");   /* the step by operator */
+        for (int k = 0; k < c.nops; k++) {
+            printf("%s", k ? ", " : "");
+            report_json_str(stdout, c.op[k]);
+            printf(": ");
+            json_num(stdout, c.op_ms[k]);
+        }
         printf("}}\n");
     } else {
         printf("step_ms %.4g  (%s", ms, c.kind);
@@ -876,6 +883,10 @@ int cost_main(int argc, char **argv)
         printf(")\n");
         for (int k = 0; k < c.nparts; k++)
             printf("  %-18s %10.4g ms\n", ERRMSG_SHOWN(c.part[k]), c.part_ms[k]);
+        printf("  by operator:");
+        for (int k = 0; k < c.nops; k++)
+            if (c.op_ms[k] != 0) printf(" %s %.3g ms (%.1f %%)", c.op[k], c.op_ms[k], ms > 0 ? 100 * c.op_ms[k] / ms : 0);
+        printf("\n");
         if (c.note[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.note));
         if (c.hwnote[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.hwnote));
     }

@@ -65,6 +65,8 @@ typedef struct station_env {
     const station_sink *sink; /* the engine's side */
     int nclasses;             /* [class] sections: per-class cost accounting is kept for this many
                                  classes (cls_use, cls_usd); 0: none kept */
+    struct cpu_nodes *cpu_nodes; /* the run's CPU nodes (fleet/cpunode.h), or NULL: none (a pool with
+                                    CPU keys then cannot be made) */
 } station_env;
 
 /* Told each time a station's count of requests inside changes (station_watch):

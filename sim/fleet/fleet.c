@@ -14,6 +14,7 @@ typedef struct unit {
     unit_state state;      /* see fleet.h */
     int scaled;            /* STARTING because the autoscaler asked (else after a repair) */
     evq_id ev;             /* its pending failure, repair or ready event, or 0 */
+    int killing;           /* 1: an OOM kill (fleet_kill) is pending as ev */
     gsl_rng *rng;          /* its own stream: failure and repair draws */
 } unit;
 
@@ -35,6 +36,7 @@ struct fleet {
     double up0, paid0, avail0, powered0;   /* the integrals when the window opened */
     simtime_t t_open;      /* window opened, ns */
     uint64_t failures, failures0;
+    uint64_t oom_kills, oom_kills0;  /* fleet_kill: units killed, and the count when the window opened */
     unsigned long ups0, downs0;
     fleet_result res;      /* filled at window close */
     int closed;            /* the window has closed */
@@ -173,6 +175,36 @@ static void on_fail(evq *q, void *subject, int64_t arg)
     }
     set_state(f, i, UNIT_DOWN);
     u->ev = at(f, fault_repair_s(&f->c.fault, u->rng), on_repaired, i);
+}
+
+/* The OOM kill of unit ARG (fleet_kill): down with its requests, then a start. */
+static void on_kill(evq *q, void *subject, int64_t arg)
+{
+    (void) q;
+    fleet *f = subject;
+    int i = (int) arg;
+    unit *u = &f->u[i];
+    u->ev = 0;
+    u->killing = 0;
+    unit_state was = u->state;
+    f->oom_kills++;
+    f->ops.down(f->ops.ctx, i, 2);
+    if (was == UNIT_DRAINING) {
+        release(f, i);
+        return;
+    }
+    set_state(f, i, UNIT_DOWN);
+    start(f, i, 0);
+}
+
+void fleet_kill(fleet *f, int i)
+{
+    if (i < 0 || i >= f->n) return;
+    unit *u = &f->u[i];
+    if (u->killing || (u->state != UNIT_UP && u->state != UNIT_DRAINING)) return;
+    evq_cancel(f->q, u->ev);   /* its next failure */
+    u->killing = 1;
+    u->ev = at(f, 0, on_kill, i);
 }
 
 void fleet_drained(fleet *f, int u)
@@ -346,6 +378,7 @@ void fleet_window_open(fleet *f)
     f->avail0 = f->avail_area;
     f->powered0 = f->powered_area;
     f->failures0 = f->failures;
+    f->oom_kills0 = f->oom_kills;
     f->ups0 = f->as.ups;
     f->downs0 = f->as.downs;
     f->t_open = evq_now(f->q);
@@ -362,6 +395,7 @@ void fleet_window_close(fleet *f)
     r->powered_s = (f->powered_area - f->powered0) / 1e9;
     r->up_mean = span > 0 ? (f->up_area - f->up0) / span : f->count[UNIT_UP];
     r->failures = f->failures - f->failures0;
+    r->oom_kills = f->oom_kills - f->oom_kills0;
     r->scale_ups = f->as.ups - f->ups0;
     r->scale_downs = f->as.downs - f->downs0;
     r->up_now = f->count[UNIT_UP];

@@ -29,6 +29,7 @@
 #include "fleet/coldstart.h"
 #include "engine/evq.h"
 #include "fleet/contention.h"
+#include "fleet/cpunode.h"
 #include "fleet/fault.h"
 
 typedef struct fleet_cfg {
@@ -49,6 +50,9 @@ typedef struct fleet_cfg {
     double memory_base_gib; /* resident set with nothing in service, GiB (>= 0) */
     double memory_per_request_mib; /* working set of each request in service, MiB (>= 0) */
     double swap_factor;    /* service-time multiplier while over the limit, >= 1 */
+    cpu_cfg cpu;           /* CPU limits, requests and node (cpunode.h); cpu.on 0: none */
+    int oom;               /* 1: memory_limit_gib: a replica over it is killed and restarts (no swapping) */
+    double memory_limit_gib; /* the replica's memory limit, GiB (> 0 with oom) */
 } fleet_cfg;
 
 /* 1 when a pool of C can start units while it runs (autoscaling, failures and
@@ -58,14 +62,16 @@ typedef struct fleet_cfg {
  * and reported apart (docs/fleet.md). */
 static inline int fleet_starts(const fleet_cfg *c)
 {
-    return c && (c->autoscale || c->fault.failures || c->cold);
+    return c && (c->autoscale || c->fault.failures || c->cold || c->oom);
 }
 
 /* What the controller asks of the station. */
 typedef struct fleet_units {
     void *ctx;                                   /* the station */
     /* Unit U stops taking requests.  FAILED = 1: it crashed; the requests it held
-     * are retried or failed as the station's on_failure says.  FAILED = 0: it is
+     * are retried or failed as the station's on_failure says.  FAILED = 2: it was
+     * OOM-killed (fleet_kill): its requests fail (the connection is reset; a
+     * [client] may retry them), whatever on_failure says.  FAILED = 0: it is
      * draining; it finishes them and the station calls fleet_drained() when it
      * holds nothing (or the controller releases it at once when fleet_units.held
      * says 0). */
@@ -102,6 +108,14 @@ int fleet_max_units(const fleet *f);
 int fleet_initial_up(const fleet *f);
 unit_state fleet_state(const fleet *f, int u);
 
+/* Unit U (UP or DRAINING) is killed now, as the kernel's OOM killer does a
+ * container over its memory limit: at an event at the current time (so that
+ * the station is not re-entered), the requests it holds fail (fleet_units.down
+ * with FAILED = 2), and it restarts at once (a start: the cold start applies),
+ * counted in oom_kills.  Nothing when it is in another state or
+ * already being killed. */
+void fleet_kill(fleet *f, int u);
+
 /* The station reports that draining unit U now holds nothing. */
 void fleet_drained(fleet *f, int u);
 
@@ -119,6 +133,7 @@ typedef struct fleet_result {
                                   power; OFF and DOWN draw none), in the window */
     double up_mean;            /* time-mean number of UP units */
     uint64_t failures;         /* units that failed in the window */
+    uint64_t oom_kills;        /* units killed over their memory limit in the window (fleet_kill) */
     uint64_t scale_ups, scale_downs;   /* autoscaler decisions in the window */
     int up_now;                /* units UP at the end of the window */
 } fleet_result;

@@ -38,10 +38,23 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {"cpu_contention", "none", "generic and llm pools: service- (step-) time multiplier against the busy share of the servers, "
                                "points UTIL:FACTOR increasing (e.g. " CONTENTION_DEFAULT ")"},
     {"memory_gib", "none", "generic pools: host memory limit of the pool's process, GiB; over it, services swap"},
-    {"memory_base_gib", "0", "generic pools: resident set with nothing in service, GiB (needs memory_gib)"},
-    {"memory_per_request_mib", "0", "generic pools: working set of each request in service, MiB (needs memory_gib)"},
+    {"memory_base_gib", "0", "generic pools: resident set with nothing in service, GiB (needs memory_gib or memory_limit_gib)"},
+    {"memory_per_request_mib", "0", "generic pools: working set of each request in service, MiB (needs memory_gib or memory_limit_gib)"},
     {"swap_factor", "5", "generic pools: service-time multiplier of a service started over the memory limit "
                          "(5: throughput down 80 %)"},
+    {"memory_limit_gib", "none", "generic pools: memory limit of each replica (servers_per_replica servers), GiB: a "
+                                 "replica whose working set (memory_base_gib + memory_per_request_mib per request in "
+                                 "service) exceeds it is killed: its requests in service fail, and it restarts (the cold start), "
+                                 "counted as oom_kills"},
+    {"cpu_request_cores", "none", "generic pools: CPU cores each server (replica) requests: its weight when the cores of its "
+                                  "node are shared (default: cpu_limit_cores, else 1); service_ms is then CPU time on one core"},
+    {"cpu_limit_cores", "none", "generic pools: CPU limit of each server (replica), cores: CFS quota of limit x cfs_period_ms "
+                                "per period, work beyond it waits for the next period (throttling)"},
+    {"cfs_period_ms", "100", "generic pools: the CFS period the CPU limit's quota is given per, ms (needs cpu_limit_cores)"},
+    {"servers_per_replica", "1", "generic pools with CPU keys: servers (worker threads) of one replica (pod), sharing its "
+                                 "cgroup: its CPU limit and request"},
+    {"node", "none", "generic pools: the [node NAME] the servers run on, sharing its cores with its other pools and its "
+                     "background_cpu (default: a host of their own with unlimited cores)"},
     {NULL, NULL, NULL},
 };
 
@@ -177,6 +190,17 @@ int fleetcfg_parse(fleet_cfg *f, fleetcfg_get get, void *ctx, const char *basedi
     }
     if (fault_check(&f->fault, &bad, err, errlen) != 0)
         goto fail;
+    /* CPU as a mechanism (cpunode.h): limits, requests, a node. */
+    if (cpucfg_parse_pool(&f->cpu, get, ctx, &bad, err, errlen) != 0)
+        goto fail;
+    if (f->cpu.on && (get(ctx, "cpu_contention") || f->fault.pauses)) {
+        bad = get(ctx, "cpu_contention") ? "cpu_contention" : "pause_every_s";
+        errmsg_set(err, errlen, "%s", get(ctx, "cpu_contention")
+                   ? "a typed-in curve, exclusive with the CPU mechanism (cpu_limit_cores, cpu_request_cores, node): "
+                     "give one or the other"
+                   : "pauses are not modelled together with the CPU mechanism (cpu_limit_cores, cpu_request_cores, node) yet");
+        goto fail;
+    }
     if ((v = get(ctx, "cpu_contention")) != NULL) {
         f->contention = 1;
         if (contention_parse(&f->cc, v, err, errlen) != 0) {
@@ -199,7 +223,29 @@ int fleetcfg_parse(fleet_cfg *f, fleetcfg_get get, void *ctx, const char *basedi
 
     /* Memory over the limit (swapping). */
     f->swap_factor = 5;
-    if (get(ctx, "memory_gib") != NULL) {
+    if (get(ctx, "memory_limit_gib") != NULL) {   /* a limit that kills (OOM), not swapping */
+        f->oom = 1;
+        if (num(get, ctx, "memory_limit_gib", 0, &f->memory_limit_gib, &bad, err, errlen) ||
+            num(get, ctx, "memory_base_gib", 0, &f->memory_base_gib, &bad, err, errlen) ||
+            num(get, ctx, "memory_per_request_mib", 0, &f->memory_per_request_mib, &bad, err, errlen))
+            goto fail;
+        if (!(f->memory_limit_gib > 0)) {
+            bad = "memory_limit_gib";
+            errmsg_set(err, errlen, "must be > 0 (a memory limit, GiB), got %g", f->memory_limit_gib);
+            goto fail;
+        }
+        if (f->memory_base_gib < 0 || f->memory_per_request_mib < 0) {
+            bad = f->memory_base_gib < 0 ? "memory_base_gib" : "memory_per_request_mib";
+            errmsg_set(err, errlen, "must be >= 0, got %g", f->memory_base_gib < 0 ? f->memory_base_gib : f->memory_per_request_mib);
+            goto fail;
+        }
+        if (get(ctx, "memory_gib") || get(ctx, "swap_factor")) {
+            bad = get(ctx, "memory_gib") ? "memory_gib" : "swap_factor";
+            errmsg_set(err, errlen, "swapping is for a host without a limit: with memory_limit_gib a replica over "
+                       "it is killed (OOM) instead; give one or the other");
+            goto fail;
+        }
+    } else if (get(ctx, "memory_gib") != NULL) {
         f->swap = 1;
         if (num(get, ctx, "memory_gib", 0, &f->memory_gib, &bad, err, errlen) ||
             num(get, ctx, "memory_base_gib", 0, &f->memory_base_gib, &bad, err, errlen) ||
@@ -313,6 +359,8 @@ fail:
 
 void fleetcfg_free(fleet_cfg *f)
 {
-    if (f != NULL)
+    if (f != NULL) {
         fault_free(&f->fault);
+        cpucfg_free_node(&f->cpu.node);
+    }
 }

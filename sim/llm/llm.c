@@ -11,6 +11,7 @@
 #include "engine/rng.h"
 #include "llm/llm.h"
 #include "llm/replica.h"
+#include "llm/opshare.h"
 
 static void window_open(station *st)
 {
@@ -23,6 +24,7 @@ static void window_open(station *st)
     P->kv_area = 0;
     P->kv_peak = 0;
     P->flops = P->bytes = 0;
+    if (P->ops) memset(P->ops, 0, OP_N * sizeof *P->ops);   /* opshare.h */
     P->preemptions = 0;
     P->truncated = 0;
     P->off_stored[0] = P->off_stored[1] = 0;
@@ -97,7 +99,8 @@ static int report(station *st, pool_result *out)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (pool_result_add(out, rows[i].name, rows[i].value)) return -1;
-    if (L->dp > 1 && pool_result_add(out, "dp", L->dp)) return -1;   /* ranks per replica; kv_blocks is per rank */
+    if (L->dp > 1 && pool_result_add(out, "dp", L->dp)) return -1;
+    if (P->ops && op_report(P->ops, out)) return -1;   /* op_shares (opshare.h) */   /* ranks per replica; kv_blocks is per rank */
     /* How kv_blocks came about (docs/llm.md, "KV capacity"). */
     if (pool_result_add(out, "kv_gib", L->kv_gib) || pool_result_add_name(out, "kv_blocks_from", L->kv_from)) return -1;
     if (P->fl) {
@@ -267,6 +270,7 @@ static void destroy(station *st)
     zipf_free(P->lora_zipf);
     free(P->ids);
     free(P->r);
+    free(P->ops);
     free(P->idle);
     free(P->snaps);
     free(P->dirty);
@@ -319,6 +323,8 @@ static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const cha
 {
     for (int i = 0; i < n; i++) {
         if (!strncmp(keys[i], "memory_", 7) || !strcmp(keys[i], "swap_factor"))
+            return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools yet (generic pools only)");
+        if ((!strncmp(keys[i], "cpu_", 4) && strcmp(keys[i], "cpu_contention")) || !strcmp(keys[i], "cfs_period_ms") || !strcmp(keys[i], "node"))   /* cpunode.h */
             return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools yet (generic pools only)");
         if (!strcmp(keys[i], "weights_gb"))
             return scn_fail(x, sec, keys[i], "an llm pool's weight bytes come from its model, weights and tp");
@@ -456,6 +462,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
     if (station_init(&P->st, &LLM_OPS, cfg, env) != 0) goto fail;
     P->cfg = L;
     cost_fast_init(&P->cf, &L->cost);
+    if (L->op_shares && !(P->ops = calloc(OP_N, sizeof *P->ops))) goto fail;   /* opshare.h */
     P->B = L->block_tokens;
     P->Bmask = P->B > 0 && (P->B & (P->B - 1)) == 0 ? P->B - 1 : -1;
     P->acct = P->st.cls_use && L->gpu.price_hr > 0;

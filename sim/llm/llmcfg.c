@@ -36,6 +36,8 @@ const scn_key llm_keys[] = {
     { "block_tokens", "16", "tokens per KV block: KV capacity is rounded to it, a prefix cache reuses whole blocks (default 16: vLLM's block size on GPUs)" },
     { "max_seq_len", "model context", "cap on prompt + output tokens per request (also capped by KV capacity; default: the model's context length, as vLLM's max_model_len)" },
     { "truncate", "no", "yes: cut over-long prompts to fit max_seq_len; no: reject those requests" },
+    { "op_shares", "no", "yes: report the steps' time by operator over the run (op_share_attention_decode, ...: "
+                         "docs/llm.md, \"Time by operator\"; issue 35)" },
     { "request_overhead_ms", "0", "front-end work per request (tokenise, schedule) before queueing" },
     { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two, least_kv, prefix_affinity) over per-replica queues" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
@@ -199,6 +201,7 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     l->max_seq_len_given = scn_value(x, sec, "max_seq_len") != NULL;
     if (scn_i64(x, sec, "max_seq_len", 0, 2, 1000000000, &l->max_seq_len)) return -1;
     if (scn_bool(x, sec, "truncate", 0, &l->truncate)) return -1;
+    if (scn_bool(x, sec, "op_shares", 0, &l->op_shares)) return -1;   /* opshare.h (issue 35) */
     if (scn_num(x, sec, "request_overhead_ms", 0, 0, 0, 1e12, &l->request_overhead_ms)) return -1;
     char choices[256] = "shared|";
     route_choices(choices + strlen(choices), sizeof choices - strlen(choices));

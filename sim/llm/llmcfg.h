@@ -52,6 +52,7 @@ typedef struct llm_cfg {
     const struct route_policy *routing;  /* NULL: one shared queue; else the policy that
                                             sends each request to a replica's own queue */
     cost_model cost;          /* step-time model */
+    int op_shares;            /* op_shares = yes: the steps' time by operator is reported (opshare.h; issue 35) */
     char cost_coeffs[640];    /* cost_info.coeffs of cost once built (llm_resolve): the report
                                  points to it, so it lives as long as the scenario */
     double step_time_scale;   /* factor on every step time (1: as the cost model gives it) */

@@ -200,6 +200,7 @@ struct llm {
     double kv_area;           /* integral of used blocks over the window, block-ns */
     double kv_peak;           /* most blocks used by one replica / blocks */
     double flops, bytes;      /* work done */
+    double *ops;              /* op_shares: the steps' time by operator in the window, ms (OP_N; opshare.h), or NULL */
     uint64_t preemptions;
     uint64_t truncated;
     uint64_t too_long;        /* measured requests rejected for exceeding max_seq_len */

@@ -692,6 +692,10 @@ static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
         return fail(x, e, sec, key, "%s", msg);
     }
     if (!any) return 0;
+    if (cpucfg_read_node(&x->c, sec, &f.cpu) != 0) {   /* its [node NAME] (fleet/cpunode.h) */
+        fleetcfg_free(&f);
+        return -1;
+    }
     for (const fleetcfg_key *k = FLEETCFG_KEYS; k->key; k++) {
         const cfg_entry *e;
         if (!fleet_get(&g, k->key) || !val(x, sec, k->key, &e)) continue;
@@ -757,6 +761,10 @@ static int check_keys(ctx *x)
         else if (!strncmp(sec, "model ", 6)) where = K_MODEL;
         else if (!strncmp(sec, "class ", 6)) where = K_CLASS;
         else if (!strncmp(sec, "pool ", 5)) where = K_POOL;
+        else if (!strncmp(sec, "node ", 5)) {   /* [node NAME]: fleet/cpunode.h */
+            if (cpucfg_node_key(e->key)) continue;
+            return fail(x, e, sec, e->key, "unknown key (valid: cores, background_cpu, background_period_ms)");
+        }
         else continue;             /* [slo]: slo.c; unknown sections: check_sections */
         if (find_key(e->key, where)) continue;
         if (where == K_POOL && fleetcfg_find(e->key)) continue;   /* checked by build_pool */
@@ -842,7 +850,7 @@ static int check_sections(ctx *x)
         snprintf(head, sizeof head, "%.*s", (int) strcspn(n, " "), n);
         int named = strchr(n, ' ') != NULL;
         int ok = (!strcmp(n, "sim") || !strcmp(n, "explore") || !strcmp(n, "workload") || !strcmp(n, "client") || !strcmp(n, "slo") || !strcmp(head, "slo")) ||
-                 (named && (!strcmp(head, "pool") || !strcmp(head, "gpu") || !strcmp(head, "model") || !strcmp(head, "class")));
+                 (named && (!strcmp(head, "pool") || !strcmp(head, "node") || !strcmp(head, "gpu") || !strcmp(head, "model") || !strcmp(head, "class")));
         if (ok && named && !strcmp(head, "pool") && s->raw.s[i].line <= 0 && set_pool_unknown(x, n)) return -1;
         if (ok) continue;
         const cfg_entry *e = NULL;
@@ -1496,6 +1504,9 @@ void scenario_print_keys(FILE *out, int markdown)
             end_section(&o);
         }
     }
+    print_section(&o, "[node NAME]", NULL, "a host whose CPU cores the generic pools placed on it (node = NAME) share");
+    for (const cpucfg_key *q = CPUCFG_NODE_KEYS; q->key; q++) print_key(&o, q->key, q->def, q->help);   /* cpunode.h */
+    end_section(&o);
     print_section(&o, "[slo] and [slo CLASS]", NULL, "service-level objectives; [slo CLASS]: one [class NAME]");
     slo_keys(print_key_cb, &o);
     end_section(&o);

@@ -105,6 +105,7 @@ typedef struct sim {
     uint64_t *peak_in;        /* finite: per pool, most requests inside seen at an arrival */
     uint64_t peak_q_all;      /* finite: most requests waiting in all pools together at an arrival */
     simtime_t peak_q_t;       /* finite: when first seen, ns */
+    cpu_nodes *cpun;          /* [node] sections and CPU limits (fleet/cpunode.h; host issue 35), or NULL */
 } sim;
 
 static void on_arrival(evq *q, void *subject, int64_t arg);
@@ -702,9 +703,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
                         .has_overhead = s.has_overhead, .mirror = s.mirror };
     if (col_set_init(&s.cols, &s.env, err, errlen) != 0) goto done;
     if (s.cols.nstep > 0) s.sink.step = sink_step;
+    if (!(s.cpun = cpu_nodes_new(s.q, seed))) { snprintf(err, errlen, "out of memory"); goto done; }   /* cpunode.h */
     for (int i = 0; i < sc->npools; i++) {
         const pool_cfg *p = &sc->pools[i];
-        station_env env = { .q = s.q, .seed = seed, .index = i, .sink = &s.sink, .nclasses = s.ncls };
+        station_env env = { .q = s.q, .seed = seed, .index = i, .sink = &s.sink, .nclasses = s.ncls,
+                            .cpu_nodes = s.cpun };
         s.st[i] = p->kind->make(p, &env);
         if (!s.st[i]) { snprintf(err, errlen, "out of memory"); goto done; }
         s.nst++;
@@ -800,6 +803,7 @@ done:
     trend_free(&s.tr);
     settle_free(&s.cs);
     for (int i = 0; i < s.nst; i++) s.st[i]->ops->destroy(s.st[i]);
+    cpu_nodes_free(s.cpun);   /* after the stations on them (cpunode.h) */
     free(s.st);
     req_pool_free(&s.reqs);
     evq_free(s.q);

@@ -40,6 +40,9 @@ typedef struct gpool {
     uint64_t swapped;     /* measured requests whose service started over the memory limit */
     gsl_rng *err_rng;     /* error draws (stream "pool NAME/errors"), or NULL when error_rate is 0 */
     uint64_t errors;      /* measured requests whose service ended in an error (5xx) */
+    cpu_node *node;       /* CPU keys (fleet/cpunode.h): the node its servers run on, else NULL */
+    int *cg;              /* CPU: per server, its cgroup on node */
+    uint64_t *job;        /* CPU: per server, the CPU job of the request it serves (0: none) */
 } gpool;
 
 /* R's service just ended in a pool with an error_rate (p->err_rng): 1 when it
@@ -85,6 +88,27 @@ static void serve(gpool *p, request *r)
 
 static void unit_end(evq *q, void *subject, int64_t arg);
 
+/* Server U's CPU job is done (cpunode.h): its service ends. */
+static void unit_cpu_done(void *ctx, int64_t u)
+{
+    gpool *p = ctx;
+    p->job[u] = 0;
+    unit_end(p->st.q, p, u);
+}
+
+/* memory_limit_gib (fleet.h): the working set of server U's replica (its
+ * servers_per_replica servers) when U starts a request: the base plus one
+ * working set per request its servers hold, this one included; over the limit,
+ * every server of the replica is killed (fleet_kill) and the replica restarts. */
+static void oom_check(gpool *p, int u)
+{
+    const fleet_cfg *fc = p->st.cfg->fleet;
+    int per = fc->cpu.servers_per_replica > 0 ? fc->cpu.servers_per_replica : 1, first = u - u % per, held = 0;
+    for (int v = first; v < first + per && v < p->n; v++) held += p->holding[v] != NULL;
+    if (fc->memory_base_gib + fc->memory_per_request_mib / 1024.0 * held <= fc->memory_limit_gib) return;
+    for (int v = first; v < first + per && v < p->n; v++) fleet_kill(p->fl, v);
+}
+
 /* Server U (up, idle, taken off the idle stack) starts serving R. */
 static void unit_serve(gpool *p, int u, request *r)
 {
@@ -118,6 +142,11 @@ static void unit_serve(gpool *p, int u, request *r)
     }
     p->since[u]++;
     p->holding[u] = r;
+    if (fc->oom) oom_check(p, u);   /* memory_limit_gib: its replica may be killed (at an event now) */
+    if (p->node) {   /* MS is CPU time on one core, run on the server's cgroup */
+        if (!(p->job[u] = cpu_job_start(p->node, p->cg[u], ms, unit_cpu_done, p, u))) st->sink->oom(st->sink->ctx);
+        return;
+    }
     p->end[u] = evq_now(st->q) + simtime_from_ms(ms);
     p->ev[u] = station_at(st, p->end[u], unit_end, p, u);
 }
@@ -142,6 +171,31 @@ static void remove_idle(gpool *p, int u)
 }
 
 static void dispatch(gpool *p);
+
+/* The idle server to serve next, taken off the idle stack: the top one; with
+ * servers_per_replica > 1 (pods of several workers) the one whose replica
+ * holds the fewest requests (the top one among those), as a service spreads
+ * requests over its pods. */
+static int pop_idle(gpool *p)
+{
+    int per = p->st.cfg->fleet->cpu.servers_per_replica, at = p->idle - 1;
+    if (per > 1) {
+        int best = -1;
+        for (int i = p->idle - 1; i >= 0; i--) {
+            int first = p->idle_stack[i] - p->idle_stack[i] % per, held = 0;
+            for (int v = first; v < first + per && v < p->n; v++) held += p->holding[v] != NULL;
+            if (best < 0 || held < best) {
+                best = held;
+                at = i;
+            }
+        }
+    }
+    int u = p->idle_stack[at];
+    memmove(&p->idle_stack[at], &p->idle_stack[at + 1], (size_t) (p->idle - at - 1) * sizeof *p->idle_stack);
+    p->idle--;
+    p->stacked[u] = 0;
+    return u;
+}
 
 /* The pause of idle server U is over. */
 static void unit_resume(evq *q, void *subject, int64_t arg)
@@ -181,8 +235,7 @@ static void dispatch(gpool *p)
     while (p->idle > 0) {
         request *r = station_dequeue(st);
         if (!r) return;
-        int u = p->idle_stack[--p->idle];
-        p->stacked[u] = 0;
+        int u = pop_idle(p);
         station_busy(st, +1);
         unit_serve(p, u, r);
     }
@@ -225,13 +278,17 @@ static void unit_down(void *ctx, int u, int failed)
         return;
     }
     if (!failed) return;                       /* draining: it finishes R */
+    if (p->node) {   /* its CPU job stops (cpunode.h) */
+        cpu_job_cancel(p->node, p->job[u]);
+        p->job[u] = 0;
+    }
     evq_cancel(st->q, p->ev[u]);
     p->ev[u] = 0;
     p->holding[u] = NULL;
     station_busy(st, -1);
     r->service_ns += evq_now(st->q) - r->start; /* time spent on it, lost */
     station_charge(st, r, (double) (evq_now(st->q) - r->start));   /* paid for all the same */
-    if (st->cfg->fleet->fault.on_failure == FAULT_RETRY) {
+    if (st->cfg->fleet->fault.on_failure == FAULT_RETRY && failed != 2) {   /* 2: OOM-killed, its requests fail */
         r->enq = evq_now(st->q);
         station_push_front(st, r);             /* first in line for the next server */
         dispatch(p);
@@ -279,8 +336,7 @@ static void arrive_fleet(station *st, request *r)
     gpool *p = (gpool *) st;
     r->enq = evq_now(st->q);
     if (p->idle > 0 && st->qlen == 0) {
-        int u = p->idle_stack[--p->idle];
-        p->stacked[u] = 0;
+        int u = pop_idle(p);
         station_busy(st, +1);
         unit_serve(p, u, r);
         return;
@@ -288,8 +344,39 @@ static void arrive_fleet(station *st, request *r)
     if (station_enqueue(st, r) == 0) dispatch(p);
 }
 
-static void window_open_fleet(station *st) { fleet_window_open(((gpool *) st)->fl); }
-static void window_close_fleet(station *st) { fleet_window_close(((gpool *) st)->fl); }
+static void window_open_fleet(station *st)
+{
+    fleet_window_open(((gpool *) st)->fl);
+    if (((gpool *) st)->node) cpu_node_window_open(((gpool *) st)->node);
+}
+
+static void window_close_fleet(station *st)
+{
+    fleet_window_close(((gpool *) st)->fl);
+    if (((gpool *) st)->node) cpu_node_window_close(((gpool *) st)->node);
+}
+
+/* The CPU metrics (cpunode.h): CFS periods throttled and time throttled,
+ * summed over the replicas; the node's busy share and background. */
+static int report_cpu(const gpool *p, pool_result *out)
+{
+    uint64_t periods = 0;
+    double thr_s = 0;
+    for (int u = 0; u < p->n; u += p->st.cfg->fleet->cpu.servers_per_replica) {   /* one server of each replica */
+        periods += cpu_group_throttled_periods(p->node, p->cg[u]);
+        thr_s += cpu_group_throttled_s(p->node, p->cg[u]);
+    }
+    int rc = cpu_node_oom(p->node) ? -1 : 0;
+    if (p->st.cfg->fleet->cpu.limit_cores > 0) {
+        rc |= pool_result_add(out, "cpu_throttled_periods", (double) periods);
+        rc |= pool_result_add(out, "cpu_throttled_s", thr_s);
+    }
+    if (p->st.cfg->fleet->cpu.node.name[0]) {
+        rc |= pool_result_add(out, "node_cpu", cpu_node_busy_share(p->node));
+        rc |= pool_result_add(out, "node_background_cores", cpu_node_background_mean(p->node));
+    }
+    return rc;
+}
 
 static void snapshot_fleet(const station *st, station_snap *out)
 {
@@ -326,11 +413,13 @@ static int report_fleet(station *st, pool_result *out)
         rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
     }
     if (fleet_starts(fc)) rc |= pool_result_add(out, "cold_served", (double) p->cold);
+    if (fc->oom) rc |= pool_result_add(out, "oom_kills", (double) fr.oom_kills);   /* memory_limit_gib */
     if (st->cfg->error_rate > 0) rc |= pool_result_add(out, "errors", (double) p->errors);
     if (fc->swap) {
         rc |= pool_result_add(out, "swapped", (double) p->swapped);
         rc |= pool_result_add(out, "swap_share", p->started ? (double) p->swapped / (double) p->started : 0);
     }
+    if (p->node) rc |= report_cpu(p, out);
     if (st->cfg->usd_per_hour > 0)   /* $ over the window: the server-seconds paid for */
         rc |= pool_result_add(out, "cost_usd", fr.running_s * st->cfg->usd_per_hour / 3600.0);
     /* $ per hour over the window: the server-seconds paid for. */
@@ -382,6 +471,8 @@ static void destroy(station *st)
     free(p->slow);
     free(p->end);
     free(p->paused_to);
+    free(p->cg);
+    free(p->job);
     station_fini(st);
     free(st);
 }
@@ -485,6 +576,18 @@ station *pool_new(const pool_cfg *cfg, const station_env *env)
     p->slow = calloc(n, sizeof *p->slow);
     p->end = calloc(n, sizeof *p->end);
     p->paused_to = calloc(n, sizeof *p->paused_to);
+    if (cfg->fleet->cpu.on) {   /* each server a cgroup on its node (cpunode.h) */
+        p->cg = calloc(n, sizeof *p->cg);
+        p->job = calloc(n, sizeof *p->job);
+        p->node = env->cpu_nodes && p->cg && p->job ? cpu_nodes_get(env->cpu_nodes, &cfg->fleet->cpu) : NULL;
+        int per = cfg->fleet->cpu.servers_per_replica;   /* servers u..u+per-1: one replica's cgroup */
+        for (int u = 0; p->node && u < p->n; u++)
+            if ((p->cg[u] = u % per ? p->cg[u - u % per] : cpu_group_new(p->node, &cfg->fleet->cpu)) < 0) p->node = NULL;
+        if (!p->node) {
+            destroy(&p->st);
+            return NULL;
+        }
+    }
     if (!p->holding || !p->ev || !p->avail || !p->since || !p->up_at || !p->idle_stack || !p->stacked || !p->slow ||
         !p->end || !p->paused_to) {
         destroy(&p->st);
