@@ -81,9 +81,21 @@ void station_enter(station *st, request *r)
     st->ops->arrive(st, r);
 }
 
+/* R's time in the system ends: the network hops holding a connection for it
+ * hear it, innermost first (each sets r->conn_at to the next). */
+static inline void conn_end(request *r)
+{
+    while (__builtin_expect(r->conn_at != NULL, 0)) {
+        station *h = r->conn_at;
+        r->conn_at = NULL;
+        h->ops->ended(h, r);
+    }
+}
+
 /* R leaves the system served: the station it asked to be told hears it first. */
 static void leave(station *st, request *r)
 {
+    conn_end(r);
     station *n = r->notify;
     if (n) {
         r->notify = NULL;
@@ -128,6 +140,7 @@ void station_drop(station *st, request *r, req_outcome outcome)
         else if (outcome == OUT_FAILED) st->failed++;
     }
     inside_add(st, -1);
+    conn_end(r);
     st->sink->outcome(st->sink->ctx, r, outcome);
     st->sink->release(st->sink->ctx, r);
 }
@@ -165,6 +178,7 @@ static void timeout_fire(evq *e, void *subject, int64_t arg)
     if (r->measured) st->timed_out++;
     inside_add(st, -1);
     if (q->timed_out) q->timed_out(q);
+    conn_end(r);
     st->sink->outcome(st->sink->ctx, r, OUT_TIMED_OUT);
 }
 

@@ -98,6 +98,9 @@ typedef struct station_ops {
     int (*cache_fill)(const station *st, double out[3]);
     /* R, which this station named in r->notify, leaves the system served now. */
     void (*returned)(station *st, request *r);
+    /* R, which this station named in r->conn_at, leaves the system now (served, dropped or timed
+     * out): the station lets go of what it holds for R and sets r->conn_at to the next one to tell. */
+    void (*ended)(station *st, request *r);
     void (*destroy)(station *st);                       /* frees the station */
 } station_ops;
 

@@ -89,6 +89,9 @@ typedef struct request {
     simtime_t ret_first_net_ns; /* of ret_first_ns, its network part (the rest is protocol time), ns */
     int32_t tf_pool;        /* 1 + index of the pool that emitted its first token (tf holds the snapshot
                                then); 0: none yet (a result-cache hit never has one) */
+    struct station *conn_at;/* the innermost network hop holding a connection (or a radio) for it, told when
+                               it leaves the system (station_ops.ended); NULL: none */
+    int32_t conn_slot;      /* that hop's record of it */
 
     /* Scratch of the LLM replica serving it (llm.c). */
     int32_t generated;      /* output tokens produced so far */
