@@ -363,7 +363,7 @@ static const station_ops HOP_OPS = {
 };
 
 static const scn_key KEYS[] = {
-    { "preset", "same_zone", "link preset: same_zone, cross_zone, cross_region, client_4g, client_5g, client_broadband" },
+    { "preset", "same_zone", "link preset: same_zone, cross_zone, cross_region, client_4g, client_5g, client_broadband, internet_same_region, internet_cross_region, internet_intercontinental" },
     { "hop", "", "measured(ID): the link measured by `latsim calib net` (stored model ID) instead of a preset" },
     { "rtt_ms", "", "round-trip time distribution, ms (default: the preset's)" },
     { "up_mbps", "", "bandwidth towards the next station, Mbit/s (default: the preset's)" },
