@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "gateway/conn.h"
+#include "latsim/report.h"
+#include "latsim/slo.h"
 #include "tsim.h"
 
 /* ---- closed forms ----------------------------------------------------------- */
@@ -316,4 +318,39 @@ Test(conn, bad_input_names_file_line_and_key)
     refused("radio_idle_s = 10", "radio_idle_s", 8);
     refused("preset = client_4g\nradio_idle_s = 0", "radio_idle_s", 9);
     refused("connection = new\ninit_cwnd_segments = 0", "init_cwnd_segments", 9);
+}
+
+/* ---- the golden signals' error limits apart --------------------------------- */
+
+/* error_5xx_rate = (rejected + failed) / requests, timeout_rate = timed out /
+ * requests, from the same rows error_rate sums: 20000 requests into a pool whose
+ * answers are errors 2 % of the time and whose queue drops a wait past 20 ms. */
+Test(conn, slo_terms_split_5xx_from_timeouts)
+{
+    const char *text =
+        "[sim]\nrequests = 20000\n[workload]\nrate = 90\ntarget = app\n"
+        "[pool app]\nservers = 2\nservice_ms = exp(mean=20)\nerror_rate = 0.02\ntimeout_ms = 20\n"
+        "[slo]\nerror_5xx_rate = 0.001\ntimeout_rate = 0.5\nerror_rate = 1\n";
+    scenario sc;
+    char err[1024];
+    cr_assert_eq(tsim_load_resolve("/tmp/test_conn_slo.ini", text, &sc, err, sizeof err), 0, "%s", err);
+    sim_result res;
+    cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
+    report rep = {0};
+    cr_assert_eq(report_flatten(&res, -1, &rep), 0);
+    slo_result v;
+    cr_assert_eq(slo_eval(scenario_slo(&sc), rep.rows, rep.n, &v), 0);
+    cr_assert_eq(v.n, 3);
+    double n = (double) res.requests;
+    cr_assert_gt(res.rejected, 0);
+    cr_assert_gt(res.timed_out, 0);
+    cr_assert_float_eq(v.c[0].value, (double) res.rejected / n, 1e-12);
+    cr_assert_float_eq(v.c[1].value, (double) res.timed_out / n, 1e-12);
+    cr_assert_float_eq(v.c[2].value, v.c[0].value + v.c[1].value, 1e-12);
+    cr_assert_eq(v.c[0].met, 0, "2 %% errors miss a 0.1 %% limit");
+    cr_assert_eq(v.c[1].met, 1);
+    slo_result_free(&v);
+    report_free(&rep);
+    sim_result_free(&res);
+    scenario_free(&sc);
 }

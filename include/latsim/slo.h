@@ -5,8 +5,8 @@
  *
  * A term is `<metric>_<stat>_ms = LIMIT` on a reported latency metric (e2e,
  * queue, service, network, and with an LLM pool overhead, ttft, tpot, itl) and
- * stat (p50, p90, p95, p99, p999, mean, max), `error_rate = F` or
- * `utilization_max = U` (every pool).  `headroom = H` is no term: the planner
+ * stat (p50, p90, p95, p99, p999, mean, max), `error_rate = F` (or apart:
+ * `error_5xx_rate`, `timeout_rate`) or `utilization_max = U` (every pool).  `headroom = H` is no term: the planner
  * and `latsim check` run the workload at H times its rate.
  */
 #ifndef LATSIM_PUBLIC_SLO_H
@@ -15,8 +15,10 @@
 #include <stdio.h>
 #include "latsim/report.h"   /* store_stat */
 
-/* SLO_POOL_MAX: a limit on every LLM pool's METRIC (mfu_max, mbu_max, kv_occupancy_max, ...). */
-typedef enum { SLO_LATENCY, SLO_ERROR_RATE, SLO_UTIL_MAX, SLO_POOL_MAX } slo_kind;
+/* SLO_POOL_MAX: a limit on every LLM pool's METRIC (mfu_max, mbu_max, kv_occupancy_max, ...).
+ * SLO_5XX_RATE, SLO_TIMEOUT_RATE: the golden signals' two error limits apart,
+ * (rejected + failed) / requests and timed out / requests. */
+typedef enum { SLO_LATENCY, SLO_ERROR_RATE, SLO_UTIL_MAX, SLO_POOL_MAX, SLO_5XX_RATE, SLO_TIMEOUT_RATE } slo_kind;
 
 typedef struct slo_term {
     char key[64];             /* as written, e.g. "ttft_p99_ms" */

@@ -61,6 +61,7 @@ static int latency_term(const char *key, int has_llm, slo_term *t, char *msg, si
     size_t len = strlen(key);
     if (len < 4 || strcmp(key + len - 3, "_ms")) {
         snprintf(msg, n, "unknown SLO term (expected <metric>_<stat>_ms, e.g. ttft_p99_ms, or error_rate, "
+                 "error_5xx_rate, timeout_rate, "
                  "utilization_max, mfu_max, mbu_max, kv_occupancy_max, headroom)");
         return -1;
     }
@@ -150,9 +151,10 @@ int slo_parse(const cfg *c, int has_llm, const char *const *classes, int nclasse
         t.line = e->line;
         t.limit = v;
         char msg[300];
-        if (!strcmp(e->key, "error_rate")) {
+        if (!strcmp(e->key, "error_rate") || !strcmp(e->key, "error_5xx_rate") || !strcmp(e->key, "timeout_rate")) {
             if (v < 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a fraction in [0, 1]");
-            t.kind = SLO_ERROR_RATE;
+            t.kind = !strcmp(e->key, "error_rate") ? SLO_ERROR_RATE
+                   : !strcmp(e->key, "timeout_rate") ? SLO_TIMEOUT_RATE : SLO_5XX_RATE;
         } else if (pool_max_metric(e->key)) {
             /* mfu_max, mbu_max, kv_occupancy_max...: a limit on every LLM pool's figure */
             char why[200];
@@ -225,6 +227,8 @@ void slo_keys(void (*row)(void *ctx, const char *key, const char *def, const cha
     row(ctx, "<metric>_<stat>_ms", "",
         "limit, ms: metric e2e|queue|service|network (LLM: overhead|ttft|tpot|itl), stat p50|p90|p95|p99|p999|mean|max");
     row(ctx, "error_rate", "", "limit on (rejected + timed out + failed) / requests");
+    row(ctx, "error_5xx_rate", "", "limit on (rejected + failed) / requests: the golden signals' 5xx share");
+    row(ctx, "timeout_rate", "", "limit on timed out / requests: the golden signals' timeout share");
     row(ctx, "utilization_max", "", "[slo] only: limit on every pool's utilisation (busy share; LLM: stepping share)");
     row(ctx, "mfu_max", "", "[slo] only: limit on every LLM pool's MFU (also mbu_max, mfu_busy_max, mbu_busy_max)");
     row(ctx, "kv_occupancy_max", "", "[slo] only: limit on every LLM pool's time-mean KV occupancy (kv_peak_max: its peak)");
