@@ -84,6 +84,7 @@ typedef struct class_result {
     uint64_t requests;        /* measured arrivals of the class */
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* lost to a replica's failure (reported with fleet keys) */
+    uint64_t abandoned;       /* whose client's patience ran out while they waited (reported with patience_s) */
     uint64_t good;            /* its measured requests served within its per-request SLO limits (goodput) */
     stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
     stat_summary itl;         /* ms: the inter-token gaps of its measured requests (with an LLM pool) */
@@ -105,6 +106,8 @@ typedef struct sim_result {
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* measured requests lost to a replica's failure (fleet.h) */
     int has_fleet;            /* a pool has fleet keys: `failed` is reported */
+    int has_patience;         /* a class has patience_s: `abandoned` and `abandoned_share` are reported */
+    uint64_t abandoned;       /* measured requests whose client's patience ran out while they waited */
     int has_client;           /* a [client] section: attempts, retries, wasted are reported */
     int has_cold;             /* a pool has cold starts: e2e_cold and e2e_warm are reported */
     stat_summary e2e_cold, e2e_warm;   /* E2E of requests served cold / warm, ms */

@@ -175,11 +175,15 @@ static void timeout_fire(evq *e, void *subject, int64_t arg)
     r->timeout_ev = 0;
     q->len--;
     st->qlen--;
-    if (r->measured) st->timed_out++;
+    req_outcome out = r->impatient ? OUT_ABANDONED : OUT_TIMED_OUT;
+    if (r->measured) {
+        if (out == OUT_ABANDONED) st->abandoned++;
+        else st->timed_out++;
+    }
     inside_add(st, -1);
     if (q->timed_out) q->timed_out(q);
     conn_end(r);
-    st->sink->outcome(st->sink->ctx, r, OUT_TIMED_OUT);
+    st->sink->outcome(st->sink->ctx, r, out);
 }
 
 int squeue_enqueue(squeue *q, request *r)
@@ -195,10 +199,17 @@ int squeue_enqueue(squeue *q, request *r)
     q->tail = r;
     q->len++;
     st->qlen++;
-    if (st->cfg->timeout_ms > 0) {
+    r->impatient = 0;
+    if (st->cfg->timeout_ms > 0 || r->give_up_at > 0) {
         /* A timeout that falls past the clock's range (simtime.h) can never fire
-         * within a run: it is not armed (the request waits as without one). */
-        simtime_t due = simtime_add(evq_now(st->q), simtime_from_ms(st->cfg->timeout_ms));
+         * within a run: it is not armed (the request waits as without one).  The
+         * client's patience (give_up_at) is one too, when it comes first. */
+        simtime_t due = st->cfg->timeout_ms > 0 ? simtime_add(evq_now(st->q), simtime_from_ms(st->cfg->timeout_ms))
+                                                : SIMTIME_NEVER;
+        if (r->give_up_at > 0 && r->give_up_at < due) {
+            due = r->give_up_at > evq_now(st->q) ? r->give_up_at : evq_now(st->q);
+            r->impatient = 1;
+        }
         if (due <= SIMTIME_HORIZON)
             r->timeout_ev = station_at(st, due, timeout_fire, q, (int64_t) (intptr_t) r);
     }
@@ -217,7 +228,7 @@ void squeue_push_front(squeue *q, request *r)
 /* Drops timed-out tombstones from the head. */
 static void skip_dead(squeue *q)
 {
-    while (q->head && q->head->outcome == OUT_TIMED_OUT) {
+    while (q->head && (q->head->outcome == OUT_TIMED_OUT || q->head->outcome == OUT_ABANDONED)) {
         request *r = q->head;
         q->head = r->next;
         if (!q->head) q->tail = NULL;
@@ -234,7 +245,7 @@ request *squeue_peek(squeue *q)
 request *squeue_peek_after(squeue *q, request *prev)
 {
     if (!prev) return squeue_peek(q);
-    while (prev->next && prev->next->outcome == OUT_TIMED_OUT) {
+    while (prev->next && (prev->next->outcome == OUT_TIMED_OUT || prev->next->outcome == OUT_ABANDONED)) {
         request *d = prev->next;
         prev->next = d->next;
         if (q->tail == d) q->tail = prev;

@@ -124,6 +124,7 @@ struct station {
     /* Measured requests, counted by the moving calls below (never by a kind): */
     uint64_t arrivals, served, rejected, timed_out;
     uint64_t failed;          /* lost to a server's failure (fleet.h) */
+    uint64_t abandoned;       /* left its queue when its client's patience ran out (patience_s) */
 
     double busy;              /* servers (or replicas) busy now */
     double busy_area;         /* integral of busy over time, server-ns */

@@ -95,6 +95,10 @@ int report_flatten(const sim_result *x, int rep, report *out)
     V(G, "rejected", x->rejected);
     V(G, "timed_out", x->timed_out);
     if (x->has_fleet) V(G, "failed", x->failed);
+    if (x->has_patience) {   /* clients who gave up (issue 34) */
+        V(G, "abandoned", x->abandoned);
+        V(G, "abandoned_share", x->requests ? (double) x->abandoned / (double) x->requests : NAN);
+    }
     if (x->has_client) {
         V(G, "attempts", x->attempts);
         V(G, "retries", x->retries);
@@ -246,6 +250,10 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(S, "rejected", c->rejected);
         V(S, "timed_out", c->timed_out);
         if (x->has_fleet) V(S, "failed", c->failed);
+        if (x->has_patience) {   /* clients who gave up (issue 34) */
+            V(S, "abandoned", c->abandoned);
+            V(S, "abandoned_share", c->requests ? (double) c->abandoned / (double) c->requests : NAN);
+        }
         if (x->has_goodput) {
             /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
             double share = c->requests ? (double) c->good / (double) c->requests : NAN;

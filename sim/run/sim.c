@@ -56,6 +56,7 @@ typedef struct sim {
 
     uint64_t resolved;        /* measured requests with an outcome */
     uint64_t served, rejected, timed_out;
+    uint64_t abandoned;       /* patience: measured requests whose client left a queue (issue 34) */
     uint64_t failed;          /* measured requests lost to a replica's failure */
     tseries *ts;              /* the time series (--timeseries, --interval), or NULL */
     omx *mx;                  /* run --metrics: the OpenMetrics series (scraped at the series' interval ends), or NULL */
@@ -147,6 +148,7 @@ typedef struct sim_route {
 typedef struct sim_class {
     uint64_t requests, served, rejected, timed_out;   /* measured requests */
     uint64_t failed;                                   /* measured requests lost to failures */
+    uint64_t abandoned;                                /* patience: whose client left a queue (issue 34) */
     uint64_t good;                                     /* of its served, those within its per-request SLO limits */
     stat_acc *e2e, *queue, *service, *ttft, *tpot;     /* ms */
 } sim_class;
@@ -325,6 +327,8 @@ static void sink_outcome(void *ctx, request *r, req_outcome outcome)
     if (outcome == OUT_REJECTED) s->rejected++;
     if (outcome == OUT_TIMED_OUT) s->timed_out++;
     if (outcome == OUT_FAILED) s->failed++;
+    if (outcome == OUT_ABANDONED) s->abandoned++;                      /* patience (issue 34) */
+    if (outcome == OUT_ABANDONED && s->cls) s->cls[r->cls].abandoned++;  /* patience (issue 34) */
     if (s->cls) {
         sim_class *c = &s->cls[r->cls];
         if (outcome == OUT_REJECTED) c->rejected++;
@@ -1111,6 +1115,8 @@ static int fill_results(sim *s, sim_result *out)
     out->rejected = s->rejected;
     out->timed_out = s->timed_out;
     out->failed = s->failed;
+    out->abandoned = s->abandoned;                                                     /* patience (issue 34) */
+    for (int c = 0; c < sc->wl.nclasses; c++) out->has_patience |= sc->wl.classes[c].has_patience;
     out->has_client = s->client != NULL;
     out->attempts = s->attempts;
     out->retries = s->retries;
@@ -1170,6 +1176,7 @@ static int fill_results(sim *s, sim_result *out)
         p->served = st->served;
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
+        if (out->has_patience && pool_result_add(p, "abandoned", (double) st->abandoned)) return -1;   /* issue 34 */
         if (st->ops->report && st->ops->report(st, p) != 0) return -1;
         for (int k = 0; k < s->cs.n; k++)   /* when its hit rate settled (warmup.h) */
             if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
@@ -1179,6 +1186,9 @@ static int fill_results(sim *s, sim_result *out)
         /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
          * stable loss system whatever its offered load: only growth counts. */
         int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
+        int all_patient = sc->wl.nclasses > 0;   /* patience (issue 34): every client leaves a queue in time */
+        for (int c = 0; c < sc->wl.nclasses; c++) all_patient &= sc->wl.classes[c].has_patience;
+        bounded |= all_patient;
         uint64_t counted = 0;      /* arrivals the load was measured from (0: known beforehand) */
         if (isnan(p->offered_load) && p->has_offered_load && out->window_s > 0) {
             /* Inflow unknown beforehand (a lossy pool upstream): measure it. */
@@ -1227,6 +1237,7 @@ static int fill_results(sim *s, sim_result *out)
         k->rejected = x->rejected;
         k->timed_out = x->timed_out;
         k->failed = x->failed;
+        k->abandoned = x->abandoned;   /* patience (issue 34) */
         k->good = x->good;
         stat_summarize(x->e2e, &k->e2e);
         stat_summarize(x->queue, &k->queue);
