@@ -354,3 +354,36 @@ Test(conn, slo_terms_split_5xx_from_timeouts)
     sim_result_free(&res);
     scenario_free(&sc);
 }
+
+/* ---- bytes and their price ---------------------------------------------------- */
+
+/* 200 requests of 100 prompt tokens and 50 streamed answer tokens at $0.09 per
+ * GB of answers (a cloud's egress list price): request 650 + 400 = 1050 bytes,
+ * answer 650 + 50 x 204 = 10850 bytes; 200 answers = 2.17e6 bytes = $0.0001953,
+ * $0.0009765 per 1000 requests, all of it egress (no priced pool); two classes
+ * share it by their answers. */
+Test(conn, egress_priced_by_hand)
+{
+    const char *text =
+        "[sim]\nrequests = 200\nwarmup = 0\n[workload]\narrival = constant\nrate = 1\n"
+        "prompt_tokens = const(100)\noutput_tokens = const(50)\ntarget = link\n"
+        "[class a]\nshare = 0.5\n[class b]\nshare = 0.5\noutput_tokens = const(150)\n"
+        "[pool link]\nkind = net\nrtt_ms = const(20)\negress_usd_per_gb = 0.09\nnext = work\n"
+        "[pool work]\nservice_ms = const(30)\n";
+    sim_result res;
+    tsim_run("/tmp/test_conn_egress.ini", text, 1, &res);
+    const pool_result *p = pool_of(&res, "link");
+    double na = (double) res.classes[0].served, nb = (double) res.classes[1].served;
+    cr_assert_eq(na + nb, 200);
+    double ba = 650 + 50 * 204.0, bb = 650 + 150 * 204.0;
+    cr_assert_float_eq(pool_metric_get(p, "bytes_up"), 200 * 1050.0, 1e-6);
+    cr_assert_float_eq(pool_metric_get(p, "bytes_down"), na * ba + nb * bb, 1e-6);
+    double usd = (na * ba + nb * bb) / 1e9 * 0.09;
+    cr_assert_float_eq(pool_metric_get(p, "egress_usd"), usd, 1e-15);
+    cr_assert_float_eq(res.egress_usd, usd, 1e-15);
+    cr_assert_float_eq(res.cost_per_1k, 1000 * usd / 200, 1e-15);
+    cr_assert_float_eq(res.classes[0].cost_per_1k, 1000 * ba / 1e9 * 0.09, 1e-15);
+    cr_assert_float_eq(res.classes[1].cost_per_1k, 1000 * bb / 1e9 * 0.09, 1e-15);
+    cr_assert_float_eq(pool_metric_get(p, "egress_usd_per_hour"), usd / res.window_s * 3600, 1e-12);
+    sim_result_free(&res);
+}

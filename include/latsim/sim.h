@@ -157,6 +157,7 @@ typedef struct sim_result {
     double cost_per_hour;     /* $ per hour, all GPU pools */
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
     double api_usd;           /* external API charges of the measured served requests, $ */
+    double egress_usd;        /* network egress charges of the measured requests (hops' egress_usd_per_gb), $ */
     double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
     int has_cost;             /* cost_per_1k is reported: a gateway kind (api_usd too), or a priced pool */
     pool_result *pools;

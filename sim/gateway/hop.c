@@ -47,6 +47,8 @@ typedef struct hop {
     double setup_ms, stall_ms, loss_ms;   /* sums over measured requests: handshakes and radio wake-ups,
                                              slow-start waits, loss recovery, ms */
     uint64_t opened, wakeups; /* measured requests that opened a connection; that woke the radio */
+    double bytes_up, bytes_down;  /* bytes of measured requests' messages each way (requests; answers), bytes */
+    double egress_usd;        /* their answers' egress charges (egress_usd_per_gb), $ */
 } hop;
 
 static void on_crossed(evq *q, void *subject, int64_t arg)
@@ -76,6 +78,14 @@ static void cross(hop *h, request *r, const net_times *t)
     r->whole_proto_ns += simtime_from_ms(t->whole_proto_ms) - dn_proto;
     if (!h->net->stream) r->whole = 1;   /* buffered here: nothing reaches the client before the last byte */
     if (r->measured) {
+        double down = net_answer_bytes(h->net, r->output);
+        h->bytes_up += net_request_bytes(h->net, r->prompt);
+        h->bytes_down += down;
+        if (h->net->egress_usd_per_gb > 0) {   /* the answer leaves the callee's network: egress, $ per 1e9 bytes */
+            double usd = down / 1e9 * h->net->egress_usd_per_gb;
+            h->egress_usd += usd;
+            if (st->cls_usd) st->cls_usd[r->cls] += usd;
+        }
         h->n++;
         h->net_ms += simtime_to_ms(up_net + dn_net);
         h->proto_ms += simtime_to_ms(up_proto + dn_proto);
@@ -333,6 +343,15 @@ static int report(station *st, pool_result *out)
     double n = h->n ? (double) h->n : NAN;
     if (pool_result_add(out, "network_ms_mean", h->net_ms / n)) return -1;
     if (pool_result_add(out, "protocol_ms_mean", h->proto_ms / n)) return -1;
+    if (h->net->conn.active || h->net->egress_usd_per_gb > 0) {
+        if (pool_result_add(out, "bytes_up", h->bytes_up)) return -1;
+        if (pool_result_add(out, "bytes_down", h->bytes_down)) return -1;
+    }
+    if (h->net->egress_usd_per_gb > 0) {
+        if (pool_result_add(out, "egress_gb", h->bytes_down / 1e9)) return -1;
+        if (pool_result_add(out, "egress_usd", h->egress_usd)) return -1;
+        if (pool_result_add(out, "egress_usd_per_hour", out->window_s > 0 ? h->egress_usd / out->window_s * 3600 : NAN)) return -1;
+    }
     if (!h->net->conn.active) return 0;
     if (pool_result_add(out, "setup_ms_mean", h->setup_ms / n)) return -1;
     if (pool_result_add(out, "slow_start_ms_mean", h->stall_ms / n)) return -1;
@@ -388,6 +407,7 @@ static const scn_key KEYS[] = {
     { "loss", "", "share of segments lost, each costing a round trip (default: the preset's; 0 inside a cloud)" },
     { "radio_idle_s", "", "mobile radio: it sleeps after this long without traffic, s (default: no radio model)" },
     { "radio_promotion_ms", "", "mobile radio: waking it, ms (default: the preset's; client_4g 260, client_5g 20)" },
+    { "egress_usd_per_gb", "0", "$ per GB (1e9 bytes) of answers crossing the hop back (cloud egress): added to the run's and each class's cost" },
     { NULL, NULL, NULL },
 };
 
@@ -475,6 +495,7 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_bool(x, sec, "stream", 1, &stream)) return -1;
     c->stream = stream;
     if (parse_conn(x, sec, c)) return -1;
+    if (scn_num(x, sec, "egress_usd_per_gb", 0, 0, 0, 1e6, &c->egress_usd_per_gb)) return -1;
     if (net_check(c, err, sizeof err) != 0) return scn_fail(x, sec, NULL, "%s", err);
     return 0;
 }

@@ -46,6 +46,7 @@ typedef struct net_cfg {
     int stream;               /* 1 = answer streamed token by token, 0 = in one message */
     int64_t measured_id;      /* `hop = measured(ID)`: the stored `calib net` model it uses (id), 0 = none */
     conn_cfg conn;            /* connections, loss and radio (conn.h); the preset fills loss and radio_promo_ms */
+    double egress_usd_per_gb; /* price of the answers' bytes crossing back, $ per 1e9 bytes (0: none) */
 } net_cfg;
 
 /* One request's times on one hop, all in ms and >= 0. */

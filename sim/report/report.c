@@ -127,6 +127,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
     }
     if (x->has_gateway) V(G, "api_usd", x->api_usd);
+    if (x->egress_usd > 0) V(G, "egress_usd", x->egress_usd);   /* issue 34 */
     if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
     if (x->has_energy) {      /* GPU board energy over the window (docs/metrics.md, "Energy") */
         V(G, "energy_kwh", x->energy_j / 3.6e6);

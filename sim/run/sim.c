@@ -1212,6 +1212,8 @@ static int fill_results(sim *s, sim_result *out)
         out->cost_per_hour += p->cost_per_hour;
         double usd = pool_metric_get(p, "api_usd");
         if (!isnan(usd)) out->api_usd += usd;
+        usd = pool_metric_get(p, "egress_usd");                 /* network egress (issue 34) */
+        if (!isnan(usd)) out->egress_usd += usd;
     }
     relax_windows(s, out);
     out->mean_power_w = out->window_s > 0 ? out->energy_j / out->window_s : 0;
@@ -1219,7 +1221,7 @@ static int fill_results(sim *s, sim_result *out)
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
     /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
     double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
-    out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + out->api_usd / (double) out->served) : NAN;
+    out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + (out->api_usd + out->egress_usd) / (double) out->served) : NAN;
     out->repeat_token_share = wl_repeat_token_share(s->src);
     out->closed_loop = s->closed;
     out->finite = s->finite;
