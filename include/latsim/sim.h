@@ -93,6 +93,15 @@ typedef struct class_result {
                                  window (sim.c, class_costs) + its API charges; NAN when none served */
 } class_result;
 
+/* The share of served requests slower than a threshold, for an [slo] term
+ * `<metric>_over_<T>ms` (issue 34). */
+#define SIM_MAX_OVER 16
+typedef struct sim_over {
+    char key[64];             /* the term's key, e.g. "e2e_over_3000ms": the reported metric's name */
+    char cls[64];             /* "" overall, else the class of [slo CLASS] */
+    double share;             /* served requests slower than the threshold / served, NAN when none */
+} sim_over;
+
 typedef struct sim_result {
     uint64_t seed;
     uint64_t requests;        /* measured arrivals */
@@ -108,6 +117,8 @@ typedef struct sim_result {
     int has_fleet;            /* a pool has fleet keys: `failed` is reported */
     int has_patience;         /* a class has patience_s: `abandoned` and `abandoned_share` are reported */
     uint64_t abandoned;       /* measured requests whose client's patience ran out while they waited */
+    sim_over over[SIM_MAX_OVER];   /* the shares the [slo] terms `<metric>_over_<T>ms` name */
+    int nover;                /* how many */
     int has_client;           /* a [client] section: attempts, retries, wasted are reported */
     int has_cold;             /* a pool has cold starts: e2e_cold and e2e_warm are reported */
     stat_summary e2e_cold, e2e_warm;   /* E2E of requests served cold / warm, ms */

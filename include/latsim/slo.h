@@ -18,7 +18,8 @@
 /* SLO_POOL_MAX: a limit on every LLM pool's METRIC (mfu_max, mbu_max, kv_occupancy_max, ...).
  * SLO_5XX_RATE, SLO_TIMEOUT_RATE: the golden signals' two error limits apart,
  * (rejected + failed) / requests and timed out / requests. */
-typedef enum { SLO_LATENCY, SLO_ERROR_RATE, SLO_UTIL_MAX, SLO_POOL_MAX, SLO_5XX_RATE, SLO_TIMEOUT_RATE } slo_kind;
+typedef enum { SLO_LATENCY, SLO_ERROR_RATE, SLO_UTIL_MAX, SLO_POOL_MAX, SLO_5XX_RATE, SLO_TIMEOUT_RATE,
+               SLO_OVER } slo_kind;   /* SLO_OVER: `<metric>_over_<T>ms`, the share of served requests slower than T */
 
 typedef struct slo_term {
     char key[64];             /* as written, e.g. "ttft_p99_ms" */
@@ -29,6 +30,7 @@ typedef struct slo_term {
     char stat[8];             /* SLO_LATENCY: "p99", "mean"... */
     double limit;             /* ms (latency), fraction (error_rate), share (utilization_max) */
     int line;                 /* line in the scenario file, 0 = --set */
+    double over_ms;           /* SLO_OVER: the threshold T, ms (metric: e2e or ttft) */
 } slo_term;
 
 typedef struct slo_spec {

@@ -164,6 +164,20 @@ int slo_parse(const cfg *c, int has_llm, const char *const *classes, int nclasse
             if (v <= 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a share in (0, 1]");
             t.kind = SLO_POOL_MAX;
             snprintf(t.metric, sizeof t.metric, "%s", pool_max_metric(e->key));
+        } else if (strstr(e->key, "_over_")) {
+            /* e2e_over_3000ms = 0.01: at most 1 % of the served requests slower than 3 s */
+            char metric[16], tail;
+            double ms;
+            if (sscanf(e->key, "%15[a-z2]_over_%lfm%c", metric, &ms, &tail) != 3 || tail != 's'
+                || strcmp(e->key + strlen(e->key) - 2, "ms") || !(ms > 0) || !isfinite(ms)
+                || (strcmp(metric, "e2e") && strcmp(metric, "ttft")))
+                return fail(c, e, sec, err, errlen, "expected e2e_over_<T>ms or ttft_over_<T>ms with T > 0, e.g. e2e_over_3000ms");
+            if (!strcmp(metric, "ttft") && !has_llm)
+                return fail(c, e, sec, err, errlen, "ttft is reported only with an LLM pool (the scenario has none)");
+            if (v < 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a share in [0, 1]");
+            t.kind = SLO_OVER;
+            t.over_ms = ms;
+            snprintf(t.metric, sizeof t.metric, "%s", metric);
         } else if (!strcmp(e->key, "utilization_max")) {
             if (cls[0]) return fail(c, e, sec, err, errlen, "utilization_max belongs in [slo] (pools are shared by the classes)");
             if (v <= 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a share in (0, 1]");
@@ -229,6 +243,7 @@ void slo_keys(void (*row)(void *ctx, const char *key, const char *def, const cha
     row(ctx, "error_rate", "", "limit on (rejected + timed out + failed) / requests");
     row(ctx, "error_5xx_rate", "", "limit on (rejected + failed) / requests: the golden signals' 5xx share");
     row(ctx, "timeout_rate", "", "limit on timed out / requests: the golden signals' timeout share");
+    row(ctx, "<metric>_over_<T>ms", "", "limit on the share of served requests slower than T ms, metric e2e (LLM: ttft), e.g. e2e_over_3000ms = 0.01");
     row(ctx, "utilization_max", "", "[slo] only: limit on every pool's utilisation (busy share; LLM: stepping share)");
     row(ctx, "mfu_max", "", "[slo] only: limit on every LLM pool's MFU (also mbu_max, mfu_busy_max, mbu_busy_max)");
     row(ctx, "kv_occupancy_max", "", "[slo] only: limit on every LLM pool's time-mean KV occupancy (kv_peak_max: its peak)");

@@ -128,6 +128,11 @@ int report_flatten(const sim_result *x, int rep, report *out)
     }
     if (x->has_gateway) V(G, "api_usd", x->api_usd);
     if (x->egress_usd > 0) V(G, "egress_usd", x->egress_usd);   /* issue 34 */
+    for (int k = 0; k < x->nover; k++) {   /* shares over a threshold (issue 34) */
+        char S[80];
+        snprintf(S, sizeof S, "%s%s", x->over[k].cls[0] ? REPORT_CLASS_SCOPE : "", x->over[k].cls);
+        V(S, x->over[k].key, x->saturated ? NAN : x->over[k].share);
+    }
     if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
     if (x->has_energy) {      /* GPU board energy over the window (docs/metrics.md, "Energy") */
         V(G, "energy_kwh", x->energy_j / 3.6e6);

@@ -306,7 +306,7 @@ static void sink_outcome(void *ctx, request *r, req_outcome outcome)
             evq_cancel(s->q, r->client_ev);
             r->client_ev = 0;
         }
-        if (outcome != OUT_SERVED && r->attempt < s->client->retries) {
+        if (outcome != OUT_SERVED && outcome != OUT_ABANDONED && r->attempt < s->client->retries) {   /* a user who left does not retry (issue 34) */
             /* An error (5xx: rejected, timed out, failed): the client tries again. */
             if (s->ts) ts_error(s->ts);
             r->outcome = (uint8_t) outcome;
@@ -937,6 +937,25 @@ static int pool_energy_cost(const scenario *sc, pool_result *p, sim_result *out)
     return pool_result_add(p, "electricity_usd", usd);
 }
 
+/* The shares the [slo] terms `<metric>_over_<T>ms` name, from the full
+ * distributions of the measured served requests (issue 34). */
+static void over_shares(const sim *s, const scenario *sc, sim_result *out)
+{
+    for (int k = 0; k < sc->slo.n && out->nover < SIM_MAX_OVER; k++) {
+        const slo_term *t = &sc->slo.t[k];
+        if (t->kind != SLO_OVER) continue;
+        int c = -1;
+        for (int j = 0; t->cls[0] && j < s->ncls; j++)
+            if (!strcmp(sc->wl.classes[j].name, t->cls)) c = j;
+        int ttft = !strcmp(t->metric, "ttft");
+        const stat_acc *a = c >= 0 ? (ttft ? s->cls[c].ttft : s->cls[c].e2e) : (ttft ? s->ttft : s->e2e);
+        sim_over *o = &out->over[out->nover++];
+        snprintf(o->key, sizeof o->key, "%s", t->key);
+        snprintf(o->cls, sizeof o->cls, "%s", t->cls);
+        o->share = a ? stat_share_above(a, t->over_ms) : NAN;
+    }
+}
+
 /* Cost per class (docs/metrics.md, "Cost per 1000 requests, overall and per class").  Each pool's $ over the window
  * (cost_per_hour x window) is divided among the classes by their share of the
  * pool's time used by measured requests (cls_use; a pool no measured request
@@ -1250,6 +1269,7 @@ static int fill_results(sim *s, sim_result *out)
     }
     out->has_cost = s->has_gateway || out->cost_per_hour > 0;
     if (s->ncls > 0) class_costs(s, out);
+    over_shares(s, sc, out);   /* shares over a threshold (issue 34) */
     return 0;
 }
 
