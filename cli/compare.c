@@ -355,7 +355,7 @@ static void slo_lines(const design *d, const slo_result *r, const char *what)
         const slo_check *c = &r->c[k];
         char v[48], l[48], m[48], key[140];
         snprintf(key, sizeof key, "%s%s%s", c->t->cls[0] ? c->t->cls : "", c->t->cls[0] ? "." : "", c->t->key);
-        int pct = c->t->kind == SLO_ERROR_RATE || c->t->kind == SLO_UTIL_MAX || c->t->kind == SLO_POOL_MAX;
+        int pct = c->t->kind != SLO_LATENCY;   /* a share: error rates, utilisation, pool maxima */
         design_fmt(v, sizeof v, pct ? 100 * c->value : c->value);
         design_fmt(l, sizeof l, pct ? 100 * c->t->limit : c->t->limit);
         design_fmt(m, sizeof m, pct ? 100 * c->margin : c->margin);

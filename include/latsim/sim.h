@@ -84,6 +84,7 @@ typedef struct class_result {
     uint64_t requests;        /* measured arrivals of the class */
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* lost to a replica's failure (reported with fleet keys) */
+    uint64_t abandoned;       /* whose client's patience ran out while they waited (reported with patience_s) */
     uint64_t good;            /* its measured requests served within its per-request SLO limits (goodput) */
     uint64_t cache_lookups;   /* its measured requests that looked up a result cache (the last lookup of each) */
     uint64_t cache_hits, cache_false_hits;  /* of those, hits and false hits (another question's answer) */
@@ -108,6 +109,15 @@ typedef struct sim_seed_noise {
     double rps;               /* requests/s */
 } sim_seed_noise;
 
+/* The share of served requests slower than a threshold, for an [slo] term
+ * `<metric>_over_<T>ms` (issue 34). */
+#define SIM_MAX_OVER 16
+typedef struct sim_over {
+    char key[64];             /* the term's key, e.g. "e2e_over_3000ms": the reported metric's name */
+    char cls[64];             /* "" overall, else the class of [slo CLASS] */
+    double share;             /* served requests slower than the threshold / served, NAN when none */
+} sim_over;
+
 typedef struct sim_result {
     uint64_t seed;
     uint64_t requests;        /* measured arrivals */
@@ -121,6 +131,10 @@ typedef struct sim_result {
     uint64_t served, rejected, timed_out;
     uint64_t failed;          /* measured requests lost to a replica's failure (fleet.h) */
     int has_fleet;            /* a pool has fleet keys: `failed` is reported */
+    int has_patience;         /* a class has patience_s: `abandoned` and `abandoned_share` are reported */
+    uint64_t abandoned;       /* measured requests whose client's patience ran out while they waited */
+    sim_over over[SIM_MAX_OVER];   /* the shares the [slo] terms `<metric>_over_<T>ms` name */
+    int nover;                /* how many */
     int has_client;           /* a [client] section: attempts, retries, wasted are reported */
     int has_cold;             /* a pool has cold starts: e2e_cold and e2e_warm are reported */
     stat_summary e2e_cold, e2e_warm;   /* E2E of requests served cold / warm, ms */
@@ -170,6 +184,7 @@ typedef struct sim_result {
     double cost_per_hour;     /* $ per hour, all GPU pools */
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
     double api_usd;           /* external API charges of the measured served requests, $ */
+    double egress_usd;        /* network egress charges of the measured requests (hops' egress_usd_per_gb), $ */
     double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
     int has_cost;             /* cost_per_1k is reported: a gateway kind (api_usd too), or a priced pool */
     pool_result *pools;

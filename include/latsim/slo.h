@@ -5,8 +5,8 @@
  *
  * A term is `<metric>_<stat>_ms = LIMIT` on a reported latency metric (e2e,
  * queue, service, network, and with an LLM pool overhead, ttft, tpot, itl) and
- * stat (p50, p90, p95, p99, p999, mean, max), `error_rate = F` or
- * `utilization_max = U` (every pool).  `headroom = H` is no term: the planner
+ * stat (p50, p90, p95, p99, p999, mean, max), `error_rate = F` (or apart:
+ * `error_5xx_rate`, `timeout_rate`) or `utilization_max = U` (every pool).  `headroom = H` is no term: the planner
  * and `latsim check` run the workload at H times its rate.
  */
 #ifndef LATSIM_PUBLIC_SLO_H
@@ -15,8 +15,13 @@
 #include <stdio.h>
 #include "latsim/report.h"   /* store_stat */
 
-/* SLO_POOL_MAX: a limit on every LLM pool's METRIC (mfu_max, mbu_max, kv_occupancy_max, ...). */
-typedef enum { SLO_LATENCY, SLO_ERROR_RATE, SLO_UTIL_MAX, SLO_POOL_MAX } slo_kind;
+/* SLO_POOL_MAX: a limit on every LLM pool's METRIC (mfu_max, mbu_max, kv_occupancy_max, ...).
+ * SLO_5XX_RATE, SLO_TIMEOUT_RATE: the golden signals' two error limits apart,
+ * (rejected + failed) / requests and timed out / requests. */
+typedef enum { SLO_LATENCY, SLO_ERROR_RATE, SLO_UTIL_MAX, SLO_POOL_MAX, SLO_5XX_RATE, SLO_TIMEOUT_RATE,
+               SLO_OVER } slo_kind;   /* SLO_OVER: `<metric>_over_<T>ms`, the share of served requests slower than T */
+
+#define SLO_MAX_OVER 16          /* `<metric>_over_<T>ms` terms a scenario may give (sim.h's SIM_MAX_OVER) */
 
 typedef struct slo_term {
     char key[64];             /* as written, e.g. "ttft_p99_ms" */
@@ -27,6 +32,7 @@ typedef struct slo_term {
     char stat[8];             /* SLO_LATENCY: "p99", "mean"... */
     double limit;             /* ms (latency), fraction (error_rate), share (utilization_max) */
     int line;                 /* line in the scenario file, 0 = --set */
+    double over_ms;           /* SLO_OVER: the threshold T, ms (metric: e2e or ttft) */
 } slo_term;
 
 typedef struct slo_spec {

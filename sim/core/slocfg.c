@@ -61,6 +61,7 @@ static int latency_term(const char *key, int has_llm, slo_term *t, char *msg, si
     size_t len = strlen(key);
     if (len < 4 || strcmp(key + len - 3, "_ms")) {
         snprintf(msg, n, "unknown SLO term (expected <metric>_<stat>_ms, e.g. ttft_p99_ms, or error_rate, "
+                 "error_5xx_rate, timeout_rate, "
                  "utilization_max, mfu_max, mbu_max, kv_occupancy_max, headroom)");
         return -1;
     }
@@ -150,9 +151,10 @@ int slo_parse(const cfg *c, int has_llm, const char *const *classes, int nclasse
         t.line = e->line;
         t.limit = v;
         char msg[300];
-        if (!strcmp(e->key, "error_rate")) {
+        if (!strcmp(e->key, "error_rate") || !strcmp(e->key, "error_5xx_rate") || !strcmp(e->key, "timeout_rate")) {
             if (v < 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a fraction in [0, 1]");
-            t.kind = SLO_ERROR_RATE;
+            t.kind = !strcmp(e->key, "error_rate") ? SLO_ERROR_RATE
+                   : !strcmp(e->key, "timeout_rate") ? SLO_TIMEOUT_RATE : SLO_5XX_RATE;
         } else if (pool_max_metric(e->key)) {
             /* mfu_max, mbu_max, kv_occupancy_max...: a limit on every LLM pool's figure */
             char why[200];
@@ -162,6 +164,23 @@ int slo_parse(const cfg *c, int has_llm, const char *const *classes, int nclasse
             if (v <= 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a share in (0, 1]");
             t.kind = SLO_POOL_MAX;
             snprintf(t.metric, sizeof t.metric, "%s", pool_max_metric(e->key));
+        } else if (strstr(e->key, "_over_")) {
+            /* e2e_over_3000ms = 0.01: at most 1 % of the served requests slower than 3 s */
+            char metric[16], tail;
+            double ms;
+            if (sscanf(e->key, "%15[a-z2]_over_%lfm%c", metric, &ms, &tail) != 3 || tail != 's'
+                || strcmp(e->key + strlen(e->key) - 2, "ms") || !(ms > 0) || !isfinite(ms)
+                || (strcmp(metric, "e2e") && strcmp(metric, "ttft")))
+                return fail(c, e, sec, err, errlen, "expected e2e_over_<T>ms or ttft_over_<T>ms with T > 0, e.g. e2e_over_3000ms");
+            if (!strcmp(metric, "ttft") && !has_llm)
+                return fail(c, e, sec, err, errlen, "ttft is reported only with an LLM pool (the scenario has none)");
+            if (v < 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a share in [0, 1]");
+            int nover = 0;
+            for (int k = 0; k < out->n; k++) nover += out->t[k].kind == SLO_OVER;
+            if (nover >= SLO_MAX_OVER) return fail(c, e, sec, err, errlen, "at most 16 *_over_<T>ms terms in a scenario");
+            t.kind = SLO_OVER;
+            t.over_ms = ms;
+            snprintf(t.metric, sizeof t.metric, "%s", metric);
         } else if (!strcmp(e->key, "utilization_max")) {
             if (cls[0]) return fail(c, e, sec, err, errlen, "utilization_max belongs in [slo] (pools are shared by the classes)");
             if (v <= 0 || v > 1) return fail(c, e, sec, err, errlen, "must be a share in (0, 1]");
@@ -225,6 +244,9 @@ void slo_keys(void (*row)(void *ctx, const char *key, const char *def, const cha
     row(ctx, "<metric>_<stat>_ms", "",
         "limit, ms: metric e2e|queue|service|network (LLM: overhead|ttft|tpot|itl), stat p50|p90|p95|p99|p999|mean|max");
     row(ctx, "error_rate", "", "limit on (rejected + timed out + failed) / requests");
+    row(ctx, "error_5xx_rate", "", "limit on (rejected + failed) / requests: the golden signals' 5xx share");
+    row(ctx, "timeout_rate", "", "limit on timed out / requests: the golden signals' timeout share");
+    row(ctx, "<metric>_over_<T>ms", "", "limit on the share of served requests slower than T ms, metric e2e (LLM: ttft), e.g. e2e_over_3000ms = 0.01");
     row(ctx, "utilization_max", "", "[slo] only: limit on every pool's utilisation (busy share; LLM: stepping share)");
     row(ctx, "mfu_max", "", "[slo] only: limit on every LLM pool's MFU (also mbu_max, mfu_busy_max, mbu_busy_max)");
     row(ctx, "kv_occupancy_max", "", "[slo] only: limit on every LLM pool's time-mean KV occupancy (kv_peak_max: its peak)");

@@ -81,9 +81,21 @@ void station_enter(station *st, request *r)
     st->ops->arrive(st, r);
 }
 
+/* R's time in the system ends: the network hops holding a connection for it
+ * hear it, innermost first (each sets r->conn_at to the next). */
+static inline void conn_end(request *r)
+{
+    while (__builtin_expect(r->conn_at != NULL, 0)) {
+        station *h = r->conn_at;
+        r->conn_at = NULL;
+        h->ops->ended(h, r);
+    }
+}
+
 /* R leaves the system served: the station it asked to be told hears it first. */
 static void leave(station *st, request *r)
 {
+    conn_end(r);
     station *n = r->notify;
     if (n) {
         r->notify = NULL;
@@ -128,6 +140,7 @@ void station_drop(station *st, request *r, req_outcome outcome)
         else if (outcome == OUT_FAILED) st->failed++;
     }
     inside_add(st, -1);
+    conn_end(r);
     st->sink->outcome(st->sink->ctx, r, outcome);
     st->sink->release(st->sink->ctx, r);
 }
@@ -162,10 +175,15 @@ static void timeout_fire(evq *e, void *subject, int64_t arg)
     r->timeout_ev = 0;
     q->len--;
     st->qlen--;
-    if (r->measured) st->timed_out++;
+    req_outcome out = r->impatient ? OUT_ABANDONED : OUT_TIMED_OUT;
+    if (r->measured) {
+        if (out == OUT_ABANDONED) st->abandoned++;
+        else st->timed_out++;
+    }
     inside_add(st, -1);
     if (q->timed_out) q->timed_out(q);
-    st->sink->outcome(st->sink->ctx, r, OUT_TIMED_OUT);
+    conn_end(r);
+    st->sink->outcome(st->sink->ctx, r, out);
 }
 
 int squeue_enqueue(squeue *q, request *r)
@@ -181,10 +199,17 @@ int squeue_enqueue(squeue *q, request *r)
     q->tail = r;
     q->len++;
     st->qlen++;
-    if (st->cfg->timeout_ms > 0) {
+    r->impatient = 0;
+    if (st->cfg->timeout_ms > 0 || r->give_up_at > 0) {
         /* A timeout that falls past the clock's range (simtime.h) can never fire
-         * within a run: it is not armed (the request waits as without one). */
-        simtime_t due = simtime_add(evq_now(st->q), simtime_from_ms(st->cfg->timeout_ms));
+         * within a run: it is not armed (the request waits as without one).  The
+         * client's patience (give_up_at) is one too, when it comes first. */
+        simtime_t due = st->cfg->timeout_ms > 0 ? simtime_add(evq_now(st->q), simtime_from_ms(st->cfg->timeout_ms))
+                                                : SIMTIME_NEVER;
+        if (r->give_up_at > 0 && r->give_up_at < due) {
+            due = r->give_up_at > evq_now(st->q) ? r->give_up_at : evq_now(st->q);
+            r->impatient = 1;
+        }
         if (due <= SIMTIME_HORIZON)
             r->timeout_ev = station_at(st, due, timeout_fire, q, (int64_t) (intptr_t) r);
     }
@@ -203,7 +228,7 @@ void squeue_push_front(squeue *q, request *r)
 /* Drops timed-out tombstones from the head. */
 static void skip_dead(squeue *q)
 {
-    while (q->head && q->head->outcome == OUT_TIMED_OUT) {
+    while (q->head && (q->head->outcome == OUT_TIMED_OUT || q->head->outcome == OUT_ABANDONED)) {
         request *r = q->head;
         q->head = r->next;
         if (!q->head) q->tail = NULL;
@@ -220,7 +245,7 @@ request *squeue_peek(squeue *q)
 request *squeue_peek_after(squeue *q, request *prev)
 {
     if (!prev) return squeue_peek(q);
-    while (prev->next && prev->next->outcome == OUT_TIMED_OUT) {
+    while (prev->next && (prev->next->outcome == OUT_TIMED_OUT || prev->next->outcome == OUT_ABANDONED)) {
         request *d = prev->next;
         prev->next = d->next;
         if (q->tail == d) q->tail = prev;

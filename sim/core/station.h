@@ -100,6 +100,9 @@ typedef struct station_ops {
     int (*cache_fill)(const station *st, double out[3]);
     /* R, which this station named in r->notify, leaves the system served now. */
     void (*returned)(station *st, request *r);
+    /* R, which this station named in r->conn_at, leaves the system now (served, dropped or timed
+     * out): the station lets go of what it holds for R and sets r->conn_at to the next one to tell. */
+    void (*ended)(station *st, request *r);
     void (*destroy)(station *st);                       /* frees the station */
 } station_ops;
 
@@ -123,6 +126,7 @@ struct station {
     /* Measured requests, counted by the moving calls below (never by a kind): */
     uint64_t arrivals, served, rejected, timed_out;
     uint64_t failed;          /* lost to a server's failure (fleet.h) */
+    uint64_t abandoned;       /* left its queue when its client's patience ran out (patience_s) */
 
     double busy;              /* servers (or replicas) busy now */
     double busy_area;         /* integral of busy over time, server-ns */

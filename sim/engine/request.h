@@ -16,7 +16,8 @@
 #define REQ_PATH 12
 
 /* OUT_FAILED: lost to a replica's failure (a pool with on_failure = fail). */
-typedef enum { OUT_PENDING, OUT_SERVED, OUT_REJECTED, OUT_TIMED_OUT, OUT_FAILED } req_outcome;
+/* OUT_ABANDONED: its client's patience (patience_s) ran out while it waited in a queue. */
+typedef enum { OUT_PENDING, OUT_SERVED, OUT_REJECTED, OUT_TIMED_OUT, OUT_FAILED, OUT_ABANDONED } req_outcome;
 
 /* The record is laid out in two parts.  The core, first, is what the engine,
  * the generic pools and the sink read: it is zeroed for every request.  The
@@ -43,6 +44,7 @@ typedef struct request {
     struct station *notify; /* a station (result cache) to tell when the request leaves served, or NULL */
     evq_id timeout_ev;      /* pending queue-timeout event, or 0 */
     evq_id client_ev;       /* [client]: the client's pending timeout of this attempt, or 0 */
+    simtime_t give_up_at;   /* its client leaves if no answer has begun by then (patience_s), ns; 0 = never */
     int32_t prompt;         /* prompt tokens */
     int32_t output;         /* output tokens to generate */
     int32_t target;         /* pool it enters first (set by the workload source) */
@@ -58,6 +60,7 @@ typedef struct request {
     uint8_t abandoned;      /* [client]: the client no longer waits for this attempt */
     uint8_t scored;         /* 1 when complexity is set */
     uint8_t cache_res;      /* its last result-cache lookup: 0 none, 1 miss, 2 hit, 3 false hit (per-class hit rates) */
+    uint8_t impatient;      /* its queue timeout armed is its patience (it leaves abandoned, not timed out) */
 
     /* ---- tail: gateway, cache and LLM attributes ---- */
     simtime_t pool_queue0;  /* queue_ns when it entered the current pool, ns */
@@ -90,6 +93,9 @@ typedef struct request {
     simtime_t ret_first_net_ns; /* of ret_first_ns, its network part (the rest is protocol time), ns */
     int32_t tf_pool;        /* 1 + index of the pool that emitted its first token (tf holds the snapshot
                                then); 0: none yet (a result-cache hit never has one) */
+    struct station *conn_at;/* the innermost network hop holding a connection (or a radio) for it, told when
+                               it leaves the system (station_ops.ended); NULL: none */
+    int32_t conn_slot;      /* that hop's record of it */
 
     /* Scratch of the LLM replica serving it (llm.c). */
     int32_t generated;      /* output tokens produced so far */

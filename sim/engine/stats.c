@@ -274,6 +274,21 @@ static void quantiles(const stat_acc *s, const double *qs, double *out, size_t m
     }
 }
 
+double stat_share_above(const stat_acc *s, double x)
+{
+    size_t n = s->m.n;
+    if (n == 0) return NAN;
+    if (x >= s->m.max) return 0;
+    if (x < s->m.min) return 1;
+    double above = 0;
+    for (int o = 0; o < NOCT; o++) {
+        if (!s->oct[o] || edge(o + 1, 0) <= x) continue;   /* octave wholly at or below x */
+        for (size_t i = 0; i < OCT_BINS; i++)
+            if (edge(o, i) > x) above += (double) s->oct[o][i];
+    }
+    return above / (double) n;
+}
+
 double stat_quantile(const stat_acc *s, double q)
 {
     double v;

@@ -5,8 +5,12 @@
  * it reaches the next station after the request direction (network + protocol
  * encoding), and the way back is added to what its first token and its last
  * byte still need to reach the client (request.ret_first_ns, ret_last_ns).  A
- * hop has no queue: links are not shared between requests (at LLM payload sizes
- * a link is far from busy).  Network time counts in the request's network
+ * plain hop has no queue: links are not shared between requests (at LLM payload
+ * sizes a link is far from busy).  With its connection keys (conn.h) a request
+ * first takes a connection (opening one costs handshakes; a pooled HTTP/1.1
+ * connection carries one request at a time, the others wait in the hop's
+ * queue) and holds it until its answer has come back across the hop
+ * (station_ops.ended tells it when the request leaves the system).  Network time counts in the request's network
  * component, protocol encoding and decoding in its overhead.  A hop that does
  * not stream (stream = no) marks the request's answer whole (request.whole):
  * the client sees its first token only with the last byte.  The hop's reported

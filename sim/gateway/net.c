@@ -28,6 +28,25 @@
  *                  speeds Q3 2021 ("Growing and slowing: the state of 5G worldwide").
  *   client_broadband  RTT 13 ms, down 213.75 Mbit/s, up 23.71 Mbit/s: Ookla Speedtest,
  *                  U.S. fixed broadband, Q3 2023 (tvtechnology.com, as above).
+ *   internet_same_region, internet_cross_region, internet_intercontinental:
+ *                  a client on the public internet reaching a cloud region in its
+ *                  own continent, across an ocean, across the Pacific.  RTT 33, 73
+ *                  and 105 ms: Verizon Business, "IP latency statistics" (monthly
+ *                  round-trip averages between its backbone hubs, 2023 months:
+ *                  intra-North America 31-35 ms, trans-Atlantic 70-75 ms,
+ *                  trans-Pacific 98-110 ms); cv 0.1 (an assumption: month to
+ *                  month the averages move by a few percent, single pings more).
+ *                  Loss 0.1 %: the same table's packet delivery, 99.9 % and above
+ *                  in its monthly measurements (its SLA promises 99.5 %).  The
+ *                  access link is client_broadband's (Ookla, below).
+ *   radio          client_4g: 260 ms to wake the radio from RRC_IDLE (Huang et al.,
+ *                  "A close examination of performance and power characteristics
+ *                  of 4G LTE networks", MobiSys 2012: promotion delay 260.1 ms,
+ *                  tail timer 11.576 s before the radio sleeps).  client_5g: 20 ms,
+ *                  ITU-R M.2410-0 (2017) 4.7.1, the control-plane latency a 5G
+ *                  radio must meet from its battery-efficient state (RRC_INACTIVE,
+ *                  standalone 5G); non-standalone 5G wakes through its LTE anchor
+ *                  (set radio_promotion_ms = 260).  Other presets: none (a key).
  *   client_* cv    0.3: an assumption (the sources give means, not the spread of a
  *                  single user's pings); override rtt_ms with a measured distribution.
  *
@@ -65,15 +84,20 @@ typedef struct net_preset_row {
     const char *rtt;          /* RTT distribution spec, ms */
     double up_mbps;           /* caller -> callee, Mbit/s */
     double down_mbps;         /* callee -> caller, Mbit/s */
+    double loss;              /* share of segments lost */
+    double radio_promo_ms;    /* waking the radio (RRC promotion), ms; 0 = not a radio link */
 } net_preset_row;
 
 static const net_preset_row PRESETS[] = {
-    {"same_zone",        "lognormal(mean=0.26, cv=0.13)", 5000,  5000},
-    {"cross_zone",       "lognormal(mean=1.0, cv=0.1)",   5000,  5000},
-    {"cross_region",     "lognormal(mean=55, cv=0.05)",   5000,  5000},
-    {"client_4g",        "lognormal(mean=55, cv=0.3)",    6.3,   21.3},
-    {"client_5g",        "lognormal(mean=31, cv=0.3)",    21.08, 166.13},
-    {"client_broadband", "lognormal(mean=13, cv=0.3)",    23.71, 213.75},
+    {"same_zone",        "lognormal(mean=0.26, cv=0.13)", 5000,  5000,   0, 0},
+    {"cross_zone",       "lognormal(mean=1.0, cv=0.1)",   5000,  5000,   0, 0},
+    {"cross_region",     "lognormal(mean=55, cv=0.05)",   5000,  5000,   0, 0},
+    {"client_4g",        "lognormal(mean=55, cv=0.3)",    6.3,   21.3,   0, 260},
+    {"client_5g",        "lognormal(mean=31, cv=0.3)",    21.08, 166.13, 0, 20},
+    {"client_broadband", "lognormal(mean=13, cv=0.3)",    23.71, 213.75, 0, 0},
+    {"internet_same_region",      "lognormal(mean=33, cv=0.1)",  23.71, 213.75, 0.001, 0},
+    {"internet_cross_region",     "lognormal(mean=73, cv=0.1)",  23.71, 213.75, 0.001, 0},
+    {"internet_intercontinental", "lognormal(mean=105, cv=0.1)", 23.71, 213.75, 0.001, 0},
 };
 #define NPRESETS (sizeof PRESETS / sizeof PRESETS[0])
 
@@ -81,7 +105,8 @@ static const net_preset_row PRESETS[] = {
 
 const char *net_preset_list(void)
 {
-    return "same_zone, cross_zone, cross_region, client_4g, client_5g, client_broadband";
+    return "same_zone, cross_zone, cross_region, client_4g, client_5g, client_broadband, "
+           "internet_same_region, internet_cross_region, internet_intercontinental";
 }
 
 int net_protocol_parse(const char *s, net_protocol *p)
@@ -124,6 +149,8 @@ int net_preset(net_cfg *c, const char *name, char *err, size_t errlen)
         c->down_mbps = PRESETS[i].down_mbps;
         c->bytes_per_token = BYTES_PER_TOKEN;
         c->stream = 1;
+        c->conn.loss = PRESETS[i].loss;
+        c->conn.radio_promo_ms = PRESETS[i].radio_promo_ms;
         net_set_protocol(c, NET_REST_JSON);
         return 0;
     }
@@ -166,8 +193,7 @@ static double transfer_ms(double bytes, double mbps)
     return bytes * 8.0 / (mbps * 1000.0);
 }
 
-/* Fills T for a round-trip time RTT (ms). */
-static void hop_times(const net_cfg *c, double rtt, double prompt_tokens,
+void net_times_at(const net_cfg *c, double rtt, double prompt_tokens,
                       double output_tokens, net_times *t)
 {
     double half = rtt / 2.0;
@@ -198,13 +224,13 @@ static void hop_times(const net_cfg *c, double rtt, double prompt_tokens,
 void net_sample(const net_cfg *c, double prompt_tokens, double output_tokens,
                 gsl_rng *r, net_times *t)
 {
-    hop_times(c, dist_sample(&c->rtt_ms, r), prompt_tokens, output_tokens, t);
+    net_times_at(c, dist_sample(&c->rtt_ms, r), prompt_tokens, output_tokens, t);
 }
 
 double net_mean_ms(const net_cfg *c, double prompt_tokens, double output_tokens)
 {
     net_times t;
-    hop_times(c, c->rtt_ms.mean, prompt_tokens, output_tokens, &t);
+    net_times_at(c, c->rtt_ms.mean, prompt_tokens, output_tokens, &t);
     return t.up_net_ms + t.up_proto_ms + t.down_net_ms + t.down_proto_ms;
 }
 

@@ -30,6 +30,7 @@
 #include <gsl/gsl_rng.h>
 
 #include "core/dist.h"
+#include "gateway/conn.h"
 
 typedef enum { NET_REST_JSON, NET_GRPC } net_protocol;
 
@@ -44,6 +45,8 @@ typedef struct net_cfg {
     net_protocol protocol;    /* what the protocol defaults came from */
     int stream;               /* 1 = answer streamed token by token, 0 = in one message */
     int64_t measured_id;      /* `hop = measured(ID)`: the stored `calib net` model it uses (id), 0 = none */
+    conn_cfg conn;            /* connections, loss and radio (conn.h); the preset fills loss and radio_promo_ms */
+    double egress_usd_per_gb; /* price of the answers' bytes crossing back, $ per 1e9 bytes (0: none) */
 } net_cfg;
 
 /* One request's times on one hop, all in ms and >= 0. */
@@ -59,7 +62,9 @@ typedef struct net_times {
 } net_times;
 
 /* Fills C from preset NAME ("same_zone", "cross_zone", "cross_region", "client_4g",
- * "client_5g", "client_broadband"), with protocol rest_json and stream = 1.
+ * "client_5g", "client_broadband", "internet_same_region", "internet_cross_region",
+ * "internet_intercontinental"), with protocol rest_json and stream = 1, and the
+ * preset's loss and radio promotion delay in C->conn (the rest of C->conn zero).
  * C must be zeroed or freed before.  Returns 0, or -1 (message in ERR) for an
  * unknown name or when out of memory. */
 int net_preset(net_cfg *c, const char *name, char *err, size_t errlen);
@@ -82,6 +87,11 @@ int net_check(const net_cfg *c, char *err, size_t errlen);
  * (streamed: every chunk's framing included). */
 double net_request_bytes(const net_cfg *c, double prompt_tokens);
 double net_answer_bytes(const net_cfg *c, double output_tokens);
+
+/* Fills T for one request crossing the hop with round-trip time RTT_MS (what
+ * net_sample does after drawing it).  Cannot fail. */
+void net_times_at(const net_cfg *c, double rtt_ms, double prompt_tokens, double output_tokens,
+                  net_times *t);
 
 /* Draws one request's hop times from R (one round-trip time).  Cannot fail. */
 void net_sample(const net_cfg *c, double prompt_tokens, double output_tokens,

@@ -95,6 +95,10 @@ int report_flatten(const sim_result *x, int rep, report *out)
     V(G, "rejected", x->rejected);
     V(G, "timed_out", x->timed_out);
     if (x->has_fleet) V(G, "failed", x->failed);
+    if (x->has_patience) {   /* clients who gave up (issue 34) */
+        V(G, "abandoned", x->abandoned);
+        V(G, "abandoned_share", x->requests ? (double) x->abandoned / (double) x->requests : NAN);
+    }
     if (x->has_client) {
         V(G, "attempts", x->attempts);
         V(G, "retries", x->retries);
@@ -123,6 +127,12 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
     }
     if (x->has_gateway) V(G, "api_usd", x->api_usd);
+    if (x->egress_usd > 0) V(G, "egress_usd", x->egress_usd);   /* issue 34 */
+    for (int k = 0; k < x->nover; k++) {   /* shares over a threshold (issue 34) */
+        char S[80];
+        snprintf(S, sizeof S, "%s%s", x->over[k].cls[0] ? REPORT_CLASS_SCOPE : "", x->over[k].cls);
+        V(S, x->over[k].key, x->saturated ? NAN : x->over[k].share);
+    }
     if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
     if (x->has_energy) {      /* GPU board energy over the window (docs/metrics.md, "Energy") */
         V(G, "energy_kwh", x->energy_j / 3.6e6);
@@ -249,6 +259,10 @@ int report_flatten(const sim_result *x, int rep, report *out)
         if (c->cache_lookups) {   /* its result-cache hit rate (false hits included, as the pool's) */
             V(S, "cache_hit_rate", (double) (c->cache_hits + c->cache_false_hits) / (double) c->cache_lookups);
             V(S, "cache_false_hits", c->cache_false_hits);
+        }
+        if (x->has_patience) {   /* clients who gave up (issue 34) */
+            V(S, "abandoned", c->abandoned);
+            V(S, "abandoned_share", c->requests ? (double) c->abandoned / (double) c->requests : NAN);
         }
         if (x->has_goodput) {
             /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */

@@ -36,6 +36,14 @@ int slo_eval(const slo_spec *s, const store_stat *rows, size_t nrows, slo_result
             double bad = row(rows, nrows, scope, "rejected", "value") + row(rows, nrows, scope, "timed_out", "value") +
                          (isnan(failed) ? 0 : failed);
             v = req > 0 ? bad / req : NAN;
+        } else if (t->kind == SLO_OVER) {
+            v = row(rows, nrows, scope, t->key, "value");   /* reported by the run for this term */
+        } else if (t->kind == SLO_5XX_RATE || t->kind == SLO_TIMEOUT_RATE) {
+            double req = row(rows, nrows, scope, "requests", "value");
+            double failed = row(rows, nrows, scope, "failed", "value");   /* reported with fleet keys */
+            double bad = t->kind == SLO_TIMEOUT_RATE ? row(rows, nrows, scope, "timed_out", "value")
+                       : row(rows, nrows, scope, "rejected", "value") + (isnan(failed) ? 0 : failed);
+            v = req > 0 ? bad / req : NAN;
         } else {
             const char *m = t->kind == SLO_POOL_MAX ? t->metric : REPORT_BUSY_SHARE;
             for (size_t k = 0; k < nrows; k++)

@@ -11,6 +11,7 @@
 typedef struct cls_acc {
     uint64_t requests, served, rejected, timed_out;   /* measured requests */
     uint64_t failed;                                   /* measured requests lost to failures */
+    uint64_t abandoned;                                /* patience: whose client left a queue */
     uint64_t good;                                     /* of its served, those within its per-request SLO limits */
     uint64_t lookups, hits, false_hits;                /* its measured requests' result-cache lookups (the last of each) */
     stat_acc *e2e, *queue, *service, *ttft, *tpot;     /* ms */
@@ -91,6 +92,7 @@ static void cls_outcome(void *self, const request *r, req_outcome outcome)
     if (outcome == OUT_REJECTED) k->rejected++;
     if (outcome == OUT_TIMED_OUT) k->timed_out++;
     if (outcome == OUT_FAILED) k->failed++;
+    if (outcome == OUT_ABANDONED) k->abandoned++;
 }
 
 /* Each class's cost.  Each pool's $ over the window (cost_per_hour x window)
@@ -145,6 +147,7 @@ static int cls_emit(void *self, sim_result *out, char *err, size_t errlen)
         k->rejected = y->rejected;
         k->timed_out = y->timed_out;
         k->failed = y->failed;
+        k->abandoned = y->abandoned;
         k->good = y->good;
         k->cache_lookups = y->lookups;
         k->cache_hits = y->hits;

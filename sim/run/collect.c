@@ -12,7 +12,7 @@
  * built-in family is one row here (and its own file, run/col_NAME.c). */
 static const run_collector *const BUILTIN[] = { &col_latency, &col_breakdown, &col_itl, &col_paths, &col_cold,
                                                 &col_goodput, &col_classes, &col_tseries, &col_trace,
-                                                &col_seednoise };
+                                                &col_seednoise, &col_over };
 #define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
 #define MAX_REGISTERED 16
 

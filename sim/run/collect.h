@@ -175,7 +175,7 @@ void col_set_free(col_set *cs);
 
 /* The built-in families, in table order (run/col_*.c). */
 extern const run_collector col_latency, col_breakdown, col_itl, col_paths, col_cold, col_goodput, col_classes,
-    col_tseries, col_trace, col_seednoise;
+    col_tseries, col_trace, col_seednoise, col_over;
 
 /* Adds collector C after the built-in rows and those registered before it:
  * every later run calls it.  Returns 0 (registering the same row again does

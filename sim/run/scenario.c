@@ -80,6 +80,7 @@ static const key_spec KEYS[] = {
     { "complexity", K_WL | K_CLASS, "", "complexity score per request in [0, 1] (distribution; for complexity routers)" },
     { "intents", K_WL | K_CLASS, "", "intents the requests ask a result cache (Zipf popularity; default: the cache's own)" },
     { "intent_zipf", K_WL | K_CLASS, "1", "Zipf exponent of intent popularity, > 0" },
+    { "patience_s", K_WL | K_CLASS, "none", "how long a client waits for its answer to begin, s (distribution): a request still queued then leaves, abandoned" },
     { "cache_ttl_s", K_WL | K_CLASS, "the cache's", "how long a result cache keeps their answers, s (0 = never cached, inf = forever)" },
     { "system_prompt_tokens", K_WL | K_CLASS, "0", "a system prompt of this many tokens put before every prompt (of the class; before the first turn of a session), the same for all: prefix caches share its blocks" },
     { "turns", K_WL | K_CLASS, "", "turns per multi-turn session (distribution, rounded, >= 1): each turn's prompt extends the previous turn's prompt and answer" },
@@ -226,6 +227,15 @@ static int gateway_class_keys(ctx *x, const char *name, wl_class *c)
     if (val(x, us, "turns", &e)) {
         if (get_dist(x, us, "turns", NULL, &c->turns)) return -1;
         c->has_turns = 1;
+    }
+    const char *ps = SEC_OF("patience_s");
+    if (val(x, ps, "patience_s", &e)) {   /* the client leaves a queue when it runs out (station.c) */
+        if (get_dist(x, ps, "patience_s", NULL, &c->patience)) return -1;
+        const dist *p = &c->patience;
+        int neg = p->family == DIST_UNIFORM ? p->a < 0 : p->mean < 0;
+        for (size_t i = 0; p->family == DIST_EMPIRICAL && i < p->nvalues; i++) neg |= p->values[i] < 0;
+        if (neg) return fail(x, e, ps, "patience_s", "a patience is a time: no negative values");
+        c->has_patience = 1;
     }
     const char *ns = SEC_OF("sessions");
     if (get_int(x, ns, "sessions", 1, 1, 10000000, &c->sessions)) return -1;

@@ -56,6 +56,7 @@ typedef struct sim {
 
     uint64_t resolved;        /* measured requests with an outcome */
     uint64_t served, rejected, timed_out;
+    uint64_t abandoned;       /* patience: measured requests whose client left a queue (issue 34) */
     uint64_t failed;          /* measured requests lost to a replica's failure */
     int perpetual;            /* events that reschedule themselves (time series, fleets) exist */
     int src_done;             /* the open-loop source will send nothing more */
@@ -162,7 +163,7 @@ static void sink_outcome(void *ctx, request *r, req_outcome outcome)
             evq_cancel(s->q, r->client_ev);
             r->client_ev = 0;
         }
-        if (outcome != OUT_SERVED && r->attempt < s->client->retries) {
+        if (outcome != OUT_SERVED && outcome != OUT_ABANDONED && r->attempt < s->client->retries) {   /* a user who left does not retry (issue 34) */
             /* An error (5xx: rejected, timed out, failed): the client tries again. */
             r->outcome = (uint8_t) outcome;
             r->abandoned = 1;
@@ -183,6 +184,7 @@ static void sink_outcome(void *ctx, request *r, req_outcome outcome)
     if (outcome == OUT_REJECTED) s->rejected++;
     if (outcome == OUT_TIMED_OUT) s->timed_out++;
     if (outcome == OUT_FAILED) s->failed++;
+    if (outcome == OUT_ABANDONED) s->abandoned++;   /* patience: the client left a queue */
     if (++s->resolved == s->target) window_close(s);
 }
 
@@ -550,6 +552,8 @@ static int fill_results(sim *s, sim_result *out)
     out->rejected = s->rejected;
     out->timed_out = s->timed_out;
     out->failed = s->failed;
+    out->abandoned = s->abandoned;                                                     /* patience (issue 34) */
+    for (int c = 0; c < sc->wl.nclasses; c++) out->has_patience |= sc->wl.classes[c].has_patience;
     out->has_client = s->client != NULL;
     out->attempts = s->attempts;
     out->retries = s->retries;
@@ -584,6 +588,7 @@ static int fill_results(sim *s, sim_result *out)
         p->served = st->served;
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
+        if (out->has_patience && pool_result_add(p, "abandoned", (double) st->abandoned)) return -1;   /* issue 34 */
         if (st->ops->report && st->ops->report(st, p) != 0) return -1;
         for (int k = 0; k < s->cs.n; k++)   /* when its hit rate settled (warmup.h) */
             if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
@@ -593,6 +598,9 @@ static int fill_results(sim *s, sim_result *out)
         /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
          * stable loss system whatever its offered load: only growth counts. */
         int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
+        int all_patient = sc->wl.nclasses > 0;   /* patience (issue 34): every client leaves a queue in time */
+        for (int c = 0; c < sc->wl.nclasses; c++) all_patient &= sc->wl.classes[c].has_patience;
+        bounded |= all_patient;
         uint64_t counted = 0;      /* arrivals the load was measured from (0: known beforehand) */
         if (isnan(p->offered_load) && p->has_offered_load && out->window_s > 0) {
             /* Inflow unknown beforehand (a lossy pool upstream): measure it. */
@@ -616,6 +624,8 @@ static int fill_results(sim *s, sim_result *out)
         out->cost_per_hour += p->cost_per_hour;
         double usd = pool_metric_get(p, "api_usd");
         if (!isnan(usd)) out->api_usd += usd;
+        usd = pool_metric_get(p, "egress_usd");                 /* network egress (issue 34) */
+        if (!isnan(usd)) out->egress_usd += usd;
     }
     out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, out);
     out->mean_power_w = out->window_s > 0 ? out->energy_j / out->window_s : 0;
@@ -623,7 +633,7 @@ static int fill_results(sim *s, sim_result *out)
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
     /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
     double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
-    out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + out->api_usd / (double) out->served) : NAN;
+    out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + (out->api_usd + out->egress_usd) / (double) out->served) : NAN;
     out->repeat_token_share = wl_repeat_token_share(s->src);
     out->closed_loop = s->closed;
     out->finite = s->finite;

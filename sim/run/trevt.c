@@ -189,7 +189,8 @@ void trevt_served(trevt *t, const request *r, simtime_t e2e, int whole)
 void trevt_unserved(trevt *t, const request *r, req_outcome outcome, simtime_t now)
 {
     if (!mark(t, r)) return;
-    const char *what = outcome == OUT_REJECTED ? "rejected" : outcome == OUT_TIMED_OUT ? "timed_out" : "failed";
+    const char *what = outcome == OUT_REJECTED ? "rejected" : outcome == OUT_TIMED_OUT ? "timed_out"
+                     : outcome == OUT_ABANDONED ? "abandoned" : "failed";
     emit(t, json_pack("{s:s, s:s, s:s, s:s, s:i, s:I, s:f, s:{s:s}}", "name", what, "cat", "request", "ph", "i", "s", "t",
                       "pid", PID_REQUESTS, "tid", (json_int_t) r->id, "ts", us(now), "args", "outcome", what));
 }

@@ -322,6 +322,7 @@ void wl_cfg_free(workload_cfg *w)
         dist_free(&w->classes[i].output);
         dist_free(&w->classes[i].complexity);
         dist_free(&w->classes[i].turns);
+        dist_free(&w->classes[i].patience);
     }
     free(w->classes);
     free(w->trace_class);
@@ -339,6 +340,7 @@ struct wl_source {
     gsl_rng *arr_rng;         /* inter-arrival times */
     gsl_rng *tok_rng;         /* token counts */
     gsl_rng *cls_rng;         /* class of each request (mixtures only) */
+    gsl_rng *pat_rng;         /* clients' patience (patience_s), stream "workload patience"; NULL: none has one */
     gsl_rng *thin_rng;        /* thinning acceptance draws (time-varying Poisson) */
     gsl_rng *ord_rng;         /* trace_order = shuffle: permutations */
     gsl_rng *think_rng;       /* closed loop: think times */
@@ -365,7 +367,7 @@ wl_source *wl_new(const workload_cfg *w, uint64_t seed, int need_tokens)
     if (!src) return NULL;
     src->w = w;
     src->need_tokens = need_tokens;
-    src->plain = !w->has_trace && w->nclasses <= 1 && !need_tokens;
+    src->plain = !w->has_trace && w->nclasses <= 1 && !need_tokens && !w->classes[0].has_patience;
     src->gap_s = 1.0 / w->rate;             /* the same quotients the draws divided each time */
     src->thin_gap_s = 1.0 / w->sched.max;
     src->arr_rng = rng_stream(seed, "workload arrivals");
@@ -375,6 +377,8 @@ wl_source *wl_new(const workload_cfg *w, uint64_t seed, int need_tokens)
     src->ord_rng = rng_stream(seed, "workload trace order");
     src->think_rng = rng_stream(seed, "workload think");
     int ok = src->arr_rng && src->tok_rng && src->cls_rng && src->thin_rng && src->ord_rng && src->think_rng;
+    for (int i = 0; ok && i < w->nclasses; i++)
+        if (w->classes[i].has_patience && !src->pat_rng) ok = (src->pat_rng = rng_stream(seed, "workload patience")) != NULL;
     if (ok && w->nclasses > 1 && !w->tr.label) {
         double *p = malloc((size_t) w->nclasses * sizeof *p);
         if (p) {
@@ -407,6 +411,7 @@ wl_source *wl_new(const workload_cfg *w, uint64_t seed, int need_tokens)
 void wl_free(wl_source *src)
 {
     if (!src) return;
+    if (src->pat_rng) gsl_rng_free(src->pat_rng);
     gsl_rng *r[] = { src->arr_rng, src->tok_rng, src->cls_rng, src->thin_rng, src->ord_rng, src->think_rng };
     for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) if (r[i]) gsl_rng_free(r[i]);
     if (src->cls_table) gsl_ran_discrete_free(src->cls_table);
@@ -559,6 +564,10 @@ int wl_fill(wl_source *src, request *r)
     const wl_class *k = &w->classes[c];
     r->cls = c;
     r->target = k->target;
+    if (k->has_patience) {   /* its client leaves if the answer has not begun by then */
+        simtime_t p = simtime_from_s(dist_sample(&k->patience, src->pat_rng));
+        r->give_up_at = simtime_add(r->arrival, p > 0 ? p : 1);
+    }
     if (has_row && w->trace_tokens) {
         r->prompt = w->tr.prompt[row] > 0 ? w->tr.prompt[row] : 1;
         r->output = w->tr.output[row] > 0 ? w->tr.output[row] : 1;

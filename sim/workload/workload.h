@@ -92,6 +92,9 @@ typedef struct wl_class {
     int has_turns;            /* 1 when `turns` is set: consecutive requests of the class form sessions */
     int sessions;             /* open loop: conversations of the class open at once, each arrival a turn of one
                                  drawn at random (1: its consecutive arrivals are one session's turns) */
+    dist patience;            /* how long its client waits for the answer to begin before leaving, s
+                                 (used when has_patience) */
+    int has_patience;         /* 1 when `patience_s` is set */
 } wl_class;
 
 typedef enum { TRACE_ORDER_SEQUENTIAL, TRACE_ORDER_SHUFFLE } trace_order;
