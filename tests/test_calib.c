@@ -410,6 +410,45 @@ Test(calib_cli, fit_without_measurements)
 
 /* ---- latsim cost -------------------------------------------------------------------- */
 
+/* MODEL on h100 at tp 2 (16 decoding sequences at context 500) priced in fp8 with
+ * only a bf16 fit of llama-3-8b stored: its source says SOURCE, and each part is
+ * its bf16 part x the learned structure's fp8 / bf16 term (cprior_learned_terms),
+ * the weights read halved (1 byte per weight, not 2). */
+static void expect_fp8_carry(const char *model, const char *source)
+{
+    static const char *const part[] = { "fixed", "weights", "kv", "decode", "allreduce_bytes", "allreduce_hops", "cpu" };
+    static const int term[] = { CF_FIXED, CF_WEIGHTS, CF_KV, CF_DECODE, CF_AR_BYTES, CF_AR_HOP, CF_SEQ };
+    result a = latsim("cost --model %s --gpu h100 --tp 2 --decode 16 --context 500 --json", model);
+    result b = latsim("cost --model %s --gpu h100 --tp 2 --weights fp8 --decode 16 --context 500 --json", model);
+    cr_assert(a.rc == 0 && b.rc == 0, "%s%s", a.err, b.err);
+    cr_assert(strstr(b.out, source), "%s", b.out);
+    json_t *ja = json_loads(a.out, 0, NULL), *jb = json_loads(b.out, 0, NULL);
+    cr_assert(ja && jb);
+    sqlite3 *cat;
+    char e2[256];
+    gpu_spec h100;
+    model_spec m;
+    cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
+    cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
+    cr_assert_eq(catalog_gpu(cat, "h100", &h100, e2, sizeof e2), 0, "%s", e2);
+    cr_assert_eq(catalog_model(cat, model, &m, e2, sizeof e2), 0, "%s", e2);
+    sqlite3_close(cat);
+    double tb[CF_NTERMS], t8[CF_NTERMS];
+    cprior_learned_terms(&h100, "vllm", &m, "bf16", tb);
+    cprior_learned_terms(&h100, "vllm", &m, "fp8", t8);
+    cr_expect(t8[CF_DECODE] != tb[CF_DECODE], "the dtype changes the compute term");
+    for (size_t k = 0; k < sizeof part / sizeof part[0]; k++) {
+        double pb = json_number_value(json_object_get(json_object_get(ja, "parts"), part[k]));
+        double p8 = json_number_value(json_object_get(json_object_get(jb, "parts"), part[k]));
+        double want = pb * t8[term[k]] / tb[term[k]] * (term[k] == CF_WEIGHTS ? 0.5 : 1);
+        cr_expect(fabs(p8 - want) <= 1e-9 * fmax(1, fabs(want)), "%s %s: %.12g in fp8, %.12g in bf16", model, part[k], p8, pb);
+    }
+    json_decref(ja);
+    json_decref(jb);
+    result_free(&a);
+    result_free(&b);
+}
+
 /* The fitted model predicts a TP degree it was not fitted on (marked interpolated)
  * within 1 % of the generating model, flags a degree outside the measured range and
  * refuses one far outside it. */
@@ -518,79 +557,14 @@ Test(calib_cli, cost_fitted_interpolates_unseen_tp)
     /* Carried to fp8 weights on the same GPU by the learned dtype terms: the compute terms x the
      * bf16 peak / (the fp8 peak x lowp_eff), the weights read halved (1 byte per weight, not 2),
      * the rest as measured; marked carried (extrapolated), after every model in bf16. */
-    {
-        static const char *const part[] = { "fixed", "weights", "kv", "decode", "allreduce_bytes", "allreduce_hops", "cpu" };
-        static const int term[] = { CF_FIXED, CF_WEIGHTS, CF_KV, CF_DECODE, CF_AR_BYTES, CF_AR_HOP, CF_SEQ };
-        result a = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --decode 16 --context 500 --json");
-        result b = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --weights fp8 --decode 16 --context 500 --json");
-        cr_assert(a.rc == 0 && b.rc == 0, "%s%s", a.err, b.err);
-        cr_assert(strstr(b.out, "steps-csv, carried from bf16 to fp8 weights"), "%s", b.out);
-        result t = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --weights fp8 --decode 16 --context 500");
-        cr_assert(t.rc == 0 && strstr(t.out, "extrapolated") && strstr(t.out, "lowp_eff"), "%s%s", t.out, t.err);
-        result_free(&t);
-        json_t *ja = json_loads(a.out, 0, NULL), *jb = json_loads(b.out, 0, NULL);
-        cr_assert(ja && jb);
-        sqlite3 *cat;
-        char e2[256];
-        gpu_spec h100;
-        model_spec m;
-        cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
-        cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
-        cr_assert_eq(catalog_gpu(cat, "h100", &h100, e2, sizeof e2), 0, "%s", e2);
-        cr_assert_eq(catalog_model(cat, "llama-3-8b", &m, e2, sizeof e2), 0, "%s", e2);
-        sqlite3_close(cat);
-        double tb[CF_NTERMS], t8[CF_NTERMS];
-        cprior_learned_terms(&h100, "vllm", &m, "bf16", tb);
-        cprior_learned_terms(&h100, "vllm", &m, "fp8", t8);
-        cr_expect(t8[CF_DECODE] != tb[CF_DECODE] || h100.fp8_tflops <= 0, "the dtype changes the compute term");
-        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++) {
-            double pb = json_number_value(json_object_get(json_object_get(ja, "parts"), part[k]));
-            double p8 = json_number_value(json_object_get(json_object_get(jb, "parts"), part[k]));
-            double want = pb * t8[term[k]] / tb[term[k]] * (term[k] == CF_WEIGHTS ? 0.5 : 1);
-            cr_expect(fabs(p8 - want) <= 1e-9 * fmax(1, fabs(want)), "%s: %.12g in fp8, %.12g in bf16", part[k], p8, pb);
-        }
-        json_decref(ja);
-        json_decref(jb);
-        result_free(&a);
-        result_free(&b);
-    }
-
+    expect_fp8_carry("llama-3-8b", "steps-csv, carried from bf16 to fp8 weights");
+    result t = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --weights fp8 --decode 16 --context 500");
+    cr_assert(t.rc == 0 && strstr(t.out, "extrapolated") && strstr(t.out, "lowp_eff"), "%s%s", t.out, t.err);
+    result_free(&t);
     /* Another model in another precision (llama-3-70b in fp8, nothing of it stored): the 8B's bf16
      * fit carried by the learned model and dtype terms at once; the same as carried in bf16, each
      * part x the 70B's fp8 / bf16 learned term (the weights read halved). */
-    {
-        static const char *const part[] = { "fixed", "weights", "kv", "decode", "allreduce_bytes", "allreduce_hops", "cpu" };
-        static const int term[] = { CF_FIXED, CF_WEIGHTS, CF_KV, CF_DECODE, CF_AR_BYTES, CF_AR_HOP, CF_SEQ };
-        result a = latsim("cost --model llama-3-70b --gpu h100 --tp 2 --decode 16 --context 500 --json");
-        result b = latsim("cost --model llama-3-70b --gpu h100 --tp 2 --weights fp8 --decode 16 --context 500 --json");
-        cr_assert(a.rc == 0 && b.rc == 0, "%s%s", a.err, b.err);
-        cr_assert(strstr(a.out, "carried from llama-3-8b by its normalised terms"), "%s", a.out);
-        cr_assert(strstr(b.out, "carried from llama-3-8b in bf16 by its normalised terms"), "%s", b.out);
-        json_t *ja = json_loads(a.out, 0, NULL), *jb = json_loads(b.out, 0, NULL);
-        cr_assert(ja && jb);
-        sqlite3 *cat;
-        char e2[256];
-        gpu_spec h100;
-        model_spec m;
-        cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
-        cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
-        cr_assert_eq(catalog_gpu(cat, "h100", &h100, e2, sizeof e2), 0, "%s", e2);
-        cr_assert_eq(catalog_model(cat, "llama-3-70b", &m, e2, sizeof e2), 0, "%s", e2);
-        sqlite3_close(cat);
-        double tb[CF_NTERMS], t8[CF_NTERMS];
-        cprior_learned_terms(&h100, "vllm", &m, "bf16", tb);
-        cprior_learned_terms(&h100, "vllm", &m, "fp8", t8);
-        for (size_t k = 0; k < sizeof part / sizeof part[0]; k++) {
-            double pb = json_number_value(json_object_get(json_object_get(ja, "parts"), part[k]));
-            double p8 = json_number_value(json_object_get(json_object_get(jb, "parts"), part[k]));
-            double want = pb * t8[term[k]] / tb[term[k]] * (term[k] == CF_WEIGHTS ? 0.5 : 1);
-            cr_expect(fabs(p8 - want) <= 1e-9 * fmax(1, fabs(want)), "%s: %.12g in fp8, %.12g in bf16", part[k], p8, pb);
-        }
-        json_decref(ja);
-        json_decref(jb);
-        result_free(&a);
-        result_free(&b);
-    }
+    expect_fp8_carry("llama-3-70b", "carried from llama-3-8b in bf16 by its normalised terms");
 }
 
 Test(calib_cli, cost_bad_input)
