@@ -25,7 +25,8 @@
 # header includes the public one it completes, as SQLite's sqliteInt.h
 # includes sqlite3.h); a public header may include no internal one.
 # Routing policies (core/route.c, core/route.h) see the snapshot interface
-# (core/snap.h), the request record and the complexity classifier only.
+# (core/snap.h), the request record and the complexity classifier only (and
+# the table of rows, engine/rowtab.h, their registry).
 # Cycles: no two modules (a .c and its .h) and no two folders include each
 # other, directly or through others.  Link level: when the objects are built
 # (OBJDIR), a module that calls a function defined in another module is an
@@ -53,7 +54,7 @@ declare -A ALLOW=(
   [cli]="public calibpub"
 )
 KINDS="stations gateway llm"
-ROUTE_ALLOW="engine/request.h engine/simtime.h engine/evq.h engine/rng.h core/snap.h core/cplx.h core/route.h"
+ROUTE_ALLOW="engine/request.h engine/simtime.h engine/evq.h engine/rng.h core/snap.h core/cplx.h core/route.h engine/rowtab.h"
 
 folder_of() {   # folder_of PATH -> the layer name of a source path
   case $1 in

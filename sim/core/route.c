@@ -6,6 +6,7 @@
 #include <strings.h>
 #include "core/cplx.h"
 #include "core/route.h"
+#include "engine/rowtab.h"
 
 route_counts route_tally;
 
@@ -172,44 +173,19 @@ static const route_policy POLICIES[] = {
     { "complexity", "two targets: complexity score below complexity_cut to the first, else the second",
       ROUTE_KEY_NONE, NULL, pick_complexity, NULL, NULL, 0 },
 };
-#define NPOLICIES ((int) (sizeof POLICIES / sizeof POLICIES[0]))
+static rowtab table = ROWTAB_STRUCTS(POLICIES, route_policy);
 
-#define MAX_EXTRA 16
-static const route_policy *extra[MAX_EXTRA];   /* registered policies */
-static int nextra;
-
-int route_count(void) { return NPOLICIES + nextra; }
-
-const route_policy *route_at(int i)
-{
-    if (i < 0 || i >= NPOLICIES + nextra) return NULL;
-    return i < NPOLICIES ? &POLICIES[i] : extra[i - NPOLICIES];
-}
-
-const route_policy *route_find(const char *name)
-{
-    for (int i = 0; i < route_count(); i++)
-        if (!strcasecmp(route_at(i)->name, name)) return route_at(i);
-    return NULL;
-}
+int route_count(void) { return rowtab_count(&table); }
+const route_policy *route_at(int i) { return rowtab_at(&table, i); }
+const route_policy *route_find(const char *name) { return rowtab_find(&table, name); }
 
 int route_policy_register(const route_policy *p)
 {
-    if (!p || !p->name || !p->name[0] || !p->pick) return -1;
-    const route_policy *q = route_find(p->name);
-    if (q) return q == p ? 0 : -1;
-    if (nextra == MAX_EXTRA) return -1;
-    extra[nextra++] = p;
-    return 0;
+    if (!p || !p->pick) return -1;
+    return rowtab_add(&table, p);
 }
 
-void route_choices(char *buf, size_t n)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < route_count() && len < n; i++)
-        len += (size_t) snprintf(buf + len, n - len, "%s%s", i ? "|" : "", route_at(i)->name);
-}
+void route_choices(char *buf, size_t n) { rowtab_choices(&table, buf, n); }
 
 void route_stream_name(char *buf, size_t n, const char *name) { snprintf(buf, n, "route %s", name); }
 

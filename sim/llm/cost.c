@@ -35,6 +35,7 @@
  * (0, 1] counts as 1; the scenario loader is expected to reject such values.
  */
 #include "llm/cost.h"
+#include "engine/rowtab.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -570,42 +571,13 @@ static const cost_ops BUILTIN[] = {
       ROOFLINE_KEYS, roofline_parse, roofline_build, roofline_init, roofline_ms, NULL, roofline_describe, NULL,
       roofline_overhead_ms, NULL },
 };
-#define NBUILTIN ((int) (sizeof BUILTIN / sizeof BUILTIN[0]))
+static rowtab table = ROWTAB_STRUCTS(BUILTIN, cost_ops);
 
-#define MAX_EXTRA 16
-static const cost_ops *extra[MAX_EXTRA];   /* registered rows, in order */
-static int nextra;
-
-int cost_row_count(void) { return NBUILTIN + nextra; }
-
-const cost_ops *cost_row_at(int i)
-{
-    if (i < 0 || i >= NBUILTIN + nextra) return NULL;
-    return i < NBUILTIN ? &BUILTIN[i] : extra[i - NBUILTIN];
-}
-
-const cost_ops *cost_find(const char *name)
-{
-    for (int i = 0; i < NBUILTIN + nextra; i++)
-        if (!strcasecmp(cost_row_at(i)->name, name)) return cost_row_at(i);
-    return NULL;
-}
-
-int cost_row_index(const cost_ops *row)
-{
-    for (int i = 0; i < NBUILTIN + nextra; i++)
-        if (cost_row_at(i) == row) return i;
-    return -1;
-}
-
-int cost_register(const cost_ops *row)
-{
-    const cost_ops *had = cost_find(row->name);
-    if (had) return had == row ? 0 : -1;
-    if (nextra == MAX_EXTRA) return -1;
-    extra[nextra++] = row;
-    return 0;
-}
+int cost_row_count(void) { return rowtab_count(&table); }
+const cost_ops *cost_row_at(int i) { return rowtab_at(&table, i); }
+const cost_ops *cost_find(const char *name) { return rowtab_find(&table, name); }
+int cost_row_index(const cost_ops *row) { return rowtab_index(&table, row); }
+int cost_register(const cost_ops *row) { return row ? rowtab_add(&table, row) : -1; }
 
 const cost_ops *cost_default(void)
 {
@@ -613,13 +585,7 @@ const cost_ops *cost_default(void)
     return a ? a : &BUILTIN[1];
 }
 
-void cost_choices(char *buf, size_t n)
-{
-    size_t len = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < NBUILTIN + nextra && len < n; i++)
-        len += (size_t) snprintf(buf + len, n - len, "%s%s", i ? "|" : "", cost_row_at(i)->name);
-}
+void cost_choices(char *buf, size_t n) { rowtab_choices(&table, buf, n); }
 
 int cost_init(cost_model *m, const char *name, const void *params)
 {
