@@ -40,6 +40,11 @@ struct omx {
     omx_state *live;          /* npools + 1 live states */
     double *t;                /* scrape instants, s of simulated time */
     omx_state *pts;           /* (npools + 1) states per point */
+    int *nrep;                /* replicas per pool (0: gauges per pool) */
+    int *roff;                /* per pool: its first replica in the flat replica arrays */
+    int nr;                   /* replicas of all pools */
+    omx_gauge *rlive;         /* nr live replica gauges */
+    omx_gauge *rpts;          /* nr replica gauges per point */
     size_t n, cap;            /* points used, allocated */
     int failed;               /* a point could not be stored */
 };
@@ -54,7 +59,9 @@ omx *omx_new(int npools, const char *const *names, const char *const *models, co
     m->models = calloc((size_t) npools + 1, sizeof *m->models);
     m->llm = calloc((size_t) npools + 1, sizeof *m->llm);
     m->live = calloc((size_t) npools + 1, sizeof *m->live);
-    if (!m->names || !m->models || !m->llm || !m->live) goto oom;
+    m->nrep = calloc((size_t) npools + 1, sizeof *m->nrep);
+    m->roff = calloc((size_t) npools + 1, sizeof *m->roff);
+    if (!m->names || !m->models || !m->llm || !m->live || !m->nrep || !m->roff) goto oom;
     for (int i = 0; i < npools; i++) {
         m->names[i] = strdup(names[i]);
         m->models[i] = strdup(models && models[i] ? models[i] : names[i]);
@@ -77,6 +84,10 @@ void omx_free(omx *m)
     free(m->models);
     free(m->llm);
     free(m->live);
+    free(m->nrep);
+    free(m->roff);
+    free(m->rlive);
+    free(m->rpts);
     free(m->t);
     free(m->pts);
     free(m);
@@ -118,27 +129,50 @@ void omx_served(omx *m, int pool, const omx_req *r)
     hist_add(&s->ttft, omx_ttft_bounds, OMX_TTFT_B, r->ttft_s);
 }
 
+int omx_set_replicas(omx *m, int pool, int nrep)
+{
+    if (pool < 0 || pool >= m->npools || nrep < 0 || m->n > 0) return -1;
+    int nr = m->nr - m->nrep[pool] + nrep;
+    omx_gauge *g = realloc(m->rlive, ((size_t) nr + 1) * sizeof *g);
+    if (!g) return -1;
+    m->rlive = g;
+    m->nrep[pool] = nrep;
+    m->nr = nr;
+    for (int i = 0, off = 0; i < m->npools; off += m->nrep[i], i++) m->roff[i] = off;
+    for (int k = 0; k < nr; k++) m->rlive[k] = (omx_gauge) { 0, 0, NAN };
+    return 0;
+}
+
+void omx_replica_gauges(omx *m, int pool, const omx_gauge *rg)
+{
+    if (pool < 0 || pool >= m->npools || m->nrep[pool] == 0) return;
+    memcpy(&m->rlive[m->roff[pool]], rg, (size_t) m->nrep[pool] * sizeof *rg);
+}
+
 int omx_point(omx *m, double t_s, const omx_gauge *g)
 {
-    size_t w = (size_t) m->npools + 1;
+    size_t w = (size_t) m->npools + 1, nr = (size_t) m->nr;
+    size_t k = m->n;
     if (m->n > 0 && t_s <= m->t[m->n - 1]) {   /* the same instant again (the run ended on an interval's end) */
-        for (int i = 0; i < m->npools; i++) m->live[i].g = g[i];
-        memcpy(&m->pts[(m->n - 1) * w], m->live, w * sizeof *m->live);
-        return 0;
-    }
-    if (m->n == m->cap) {
+        k = m->n - 1;
+    } else if (m->n == m->cap) {
         size_t cap = m->cap ? 2 * m->cap : 64;
         double *t = realloc(m->t, cap * sizeof *t);
         if (t) m->t = t;
         omx_state *p = t ? realloc(m->pts, cap * w * sizeof *p) : NULL;
-        if (!t || !p) { m->failed = 1; return -1; }
-        m->pts = p;
+        if (p) m->pts = p;
+        omx_gauge *rp = p && nr ? realloc(m->rpts, cap * nr * sizeof *rp) : m->rpts;
+        if (!t || !p || (nr && !rp)) { m->failed = 1; return -1; }
+        m->rpts = rp;
         m->cap = cap;
     }
     for (int i = 0; i < m->npools; i++) m->live[i].g = g[i];
-    m->t[m->n] = t_s;
-    memcpy(&m->pts[m->n * w], m->live, w * sizeof *m->live);
-    m->n++;
+    memcpy(&m->pts[k * w], m->live, w * sizeof *m->live);
+    if (nr) memcpy(&m->rpts[k * nr], m->rlive, nr * sizeof *m->rlive);
+    if (k == m->n) {
+        m->t[m->n] = t_s;
+        m->n++;
+    }
     return 0;
 }
 
@@ -168,8 +202,9 @@ static void put_label(FILE *f, const char *v)
     }
 }
 
-/* The label set of slot I (the system slot has none) with EXTRA (e.g. le="0.5") appended. */
-static void put_labels(FILE *f, const omx *m, int i, const char *extra)
+/* The label set of slot I (the system slot has none), with replica="REP"
+ * when REP >= 0, and EXTRA (e.g. le="0.5") appended. */
+static void put_labels_r(FILE *f, const omx *m, int i, int rep, const char *extra)
 {
     if (i == m->npools && !extra) return;
     fputc('{', f);
@@ -179,11 +214,14 @@ static void put_labels(FILE *f, const omx *m, int i, const char *extra)
         fputs("\",pool=\"", f);
         put_label(f, m->names[i]);
         fputc('"', f);
+        if (rep >= 0) fprintf(f, ",replica=\"%d\"", rep);
         if (extra) fputc(',', f);
     }
     if (extra) fputs(extra, f);
     fputc('}', f);
 }
+
+static void put_labels(FILE *f, const omx *m, int i, const char *extra) { put_labels_r(f, m, i, -1, extra); }
 
 /* A number as OpenMetrics reads it (integers without exponent; NaN). */
 static void put_num(FILE *f, double v)
@@ -200,30 +238,51 @@ static void put_ts(FILE *f, double epoch_s)
 
 typedef enum { F_RUNNING, F_WAITING, F_KV, F_PROMPT, F_GEN, F_SUCCESS } omx_field;
 
+static double gauge_of(const omx_gauge *g, omx_field fld)
+{
+    return fld == F_RUNNING ? g->running : fld == F_WAITING ? g->waiting : g->kv_usage;
+}
+
 /* One gauge or counter family over the slots WHICH selects (1: LLM pools, 0:
- * other pools, 2: the system). */
+ * other pools, 2: the system).  A pool with replicas (omx_set_replicas) has its
+ * gauges per replica; in the waiting family of the other pools (0) it has the
+ * requests no replica holds (its waiting less its replicas'). */
 static void family(FILE *f, const omx *m, double start, int which, const char *name, const char *type,
                    const char *help, omx_field fld)
 {
     int any = 0;
+    int gauge = fld == F_RUNNING || fld == F_WAITING || fld == F_KV;
+    size_t w = (size_t) m->npools + 1, nr = (size_t) m->nr;
     for (int i = 0; i <= m->npools; i++) {
         int cls = i == m->npools ? 2 : m->llm[i];
-        if (cls != which) continue;
+        int reps = i < m->npools && gauge ? m->nrep[i] : 0;
+        int shared = which == 0 && fld == F_WAITING && cls == 1 && reps > 0;   /* an LLM pool's own queue */
+        if (cls != which && !shared) continue;
         if (!any) {
             fprintf(f, "# TYPE %s %s\n# HELP %s %s\n", name, type, name, help);
             any = 1;
         }
-        size_t w = (size_t) m->npools + 1;
-        for (size_t k = 0; k < m->n; k++) {
-            const omx_state *s = &m->pts[k * w + (size_t) i];
-            double v = fld == F_RUNNING ? s->g.running : fld == F_WAITING ? s->g.waiting : fld == F_KV ? s->g.kv_usage
-                     : fld == F_PROMPT ? (double) s->prompt : fld == F_GEN ? (double) s->gen : (double) s->success;
-            fputs(name, f);
-            if (strcmp(type, "counter") == 0) fputs("_total", f);
-            put_labels(f, m, i, NULL);
-            fputc(' ', f);
-            put_num(f, v);
-            put_ts(f, start + m->t[k]);
+        int per_rep = !shared && reps > 0;   /* one series per replica, else one for the pool */
+        for (int r = per_rep ? 0 : -1; r < (per_rep ? reps : 0); r++) {
+            for (size_t k = 0; k < m->n; k++) {
+                const omx_state *s = &m->pts[k * w + (size_t) i];
+                const omx_gauge *rg = reps > 0 ? &m->rpts[k * nr + (size_t) m->roff[i]] : NULL;
+                double v;
+                if (shared) {
+                    v = s->g.waiting;
+                    for (int j = 0; j < reps; j++) v -= rg[j].waiting;
+                } else if (r >= 0)
+                    v = gauge_of(&rg[r], fld);
+                else
+                    v = gauge ? gauge_of(&s->g, fld)
+                      : fld == F_PROMPT ? (double) s->prompt : fld == F_GEN ? (double) s->gen : (double) s->success;
+                fputs(name, f);
+                if (strcmp(type, "counter") == 0) fputs("_total", f);
+                put_labels_r(f, m, i, r, NULL);
+                fputc(' ', f);
+                put_num(f, v);
+                put_ts(f, start + m->t[k]);
+            }
         }
     }
 }

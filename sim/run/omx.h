@@ -5,8 +5,9 @@
  * and at the end of every time-series interval, the gauges of every pool
  * (omx_point): it keeps, per pool, the cumulative counters and histograms a
  * scrape at that instant would read, and copies them into one point per
- * instant.  Memory: one omx_state per pool and point (about 700 bytes), so the
- * caller bounds points x pools (omx_check).
+ * instant.  An LLM pool's gauges may come per replica (omx_set_replicas).
+ * Memory: one omx_state per pool and point (about 700 bytes) and one omx_gauge
+ * per replica and point, so the caller bounds points x pools (omx_check).
  */
 #ifndef LATSIM_OMX_H
 #define LATSIM_OMX_H
@@ -45,6 +46,17 @@ typedef struct omx_gauge {
  * Returns NULL with a message in ERR when out of memory. */
 omx *omx_new(int npools, const char *const *names, const char *const *models, const int *llm,
              char *err, size_t errlen);
+
+/* Pool POOL has NREP replicas (called before the first point): its gauges
+ * are then written per replica (label replica="0" .. NREP - 1) from the values
+ * omx_replica_gauges gives, and the part of its waiting requests that no
+ * replica holds (a shared queue) as latsim_pool_requests_waiting.  Returns 0,
+ * or -1 when out of memory, after the first point, or for a bad POOL. */
+int omx_set_replicas(omx *m, int pool, int nrep);
+
+/* The gauges of pool POOL's replicas now (its nrep entries), for the next
+ * omx_point. */
+void omx_replica_gauges(omx *m, int pool, const omx_gauge *rg);
 
 /* Request R served, attributed to pool POOL (0 <= POOL < npools). */
 void omx_served(omx *m, int pool, const omx_req *r);
