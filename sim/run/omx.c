@@ -245,8 +245,8 @@ static double gauge_of(const omx_gauge *g, omx_field fld)
 
 /* One gauge or counter family over the slots WHICH selects (1: LLM pools, 0:
  * other pools, 2: the system).  A pool with replicas (omx_set_replicas) has its
- * gauges per replica; in the waiting family of the other pools (0) it has the
- * requests no replica holds (its waiting less its replicas'). */
+ * gauges per replica in the LLM families (1), and its pool-wide gauges in the
+ * others' (0: latsim's names, the KV one only for such pools). */
 static void family(FILE *f, const omx *m, double start, int which, const char *name, const char *type,
                    const char *help, omx_field fld)
 {
@@ -256,22 +256,20 @@ static void family(FILE *f, const omx *m, double start, int which, const char *n
     for (int i = 0; i <= m->npools; i++) {
         int cls = i == m->npools ? 2 : m->llm[i];
         int reps = i < m->npools && gauge ? m->nrep[i] : 0;
-        int shared = which == 0 && fld == F_WAITING && cls == 1 && reps > 0;   /* an LLM pool's own queue */
-        if (cls != which && !shared) continue;
+        int whole = which == 0 && gauge && cls == 1 && reps > 0;   /* an LLM pool's pool-wide gauge */
+        if (which == 0 && fld == F_KV && !whole) continue;
+        if (cls != which && !whole) continue;
         if (!any) {
             fprintf(f, "# TYPE %s %s\n# HELP %s %s\n", name, type, name, help);
             any = 1;
         }
-        int per_rep = !shared && reps > 0;   /* one series per replica, else one for the pool */
+        int per_rep = !whole && reps > 0;   /* one series per replica, else one for the pool */
         for (int r = per_rep ? 0 : -1; r < (per_rep ? reps : 0); r++) {
             for (size_t k = 0; k < m->n; k++) {
                 const omx_state *s = &m->pts[k * w + (size_t) i];
                 const omx_gauge *rg = reps > 0 ? &m->rpts[k * nr + (size_t) m->roff[i]] : NULL;
                 double v;
-                if (shared) {
-                    v = s->g.waiting;
-                    for (int j = 0; j < reps; j++) v -= rg[j].waiting;
-                } else if (r >= 0)
+                if (r >= 0)
                     v = gauge_of(&rg[r], fld);
                 else
                     v = gauge ? gauge_of(&s->g, fld)
@@ -345,6 +343,7 @@ int omx_write(const omx *m, FILE *f, double start, char *err, size_t errlen)
     /* Other pools: latsim's names. */
     family(f, m, start, 0, "latsim_pool_requests_running", "gauge", "Requests in service in the pool.", F_RUNNING);
     family(f, m, start, 0, "latsim_pool_requests_waiting", "gauge", "Requests waiting in the pool's queue.", F_WAITING);
+    family(f, m, start, 0, "latsim_pool_kv_cache_usage_perc", "gauge", "Share of the pool's KV blocks in use.", F_KV);
     family(f, m, start, 0, "latsim_pool_request_success", "counter", "Requests served, attributed to the pool.", F_SUCCESS);
     hfamily(f, m, start, 0, "latsim_pool_request_latency_seconds",
             "Queueing and service time of the requests attributed to the pool.", H_E2E);

@@ -49,8 +49,9 @@ omx *omx_new(int npools, const char *const *names, const char *const *models, co
 
 /* Pool POOL has NREP replicas (called before the first point): its gauges
  * are then written per replica (label replica="0" .. NREP - 1) from the values
- * omx_replica_gauges gives, and the part of its waiting requests that no
- * replica holds (a shared queue) as latsim_pool_requests_waiting.  Returns 0,
+ * omx_replica_gauges gives, and its pool-wide gauges of omx_point under
+ * latsim's names (latsim_pool_requests_running, _waiting: shared queue and
+ * replicas' own, latsim_pool_kv_cache_usage_perc).  Returns 0,
  * or -1 when out of memory, after the first point, or for a bad POOL. */
 int omx_set_replicas(omx *m, int pool, int nrep);
 
