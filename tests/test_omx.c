@@ -130,7 +130,13 @@ Test(omx, run_file_shape_and_totals)
     }
     cr_assert_gt(served, 3000);
     cr_expect_eq(last_value(text, "latsim_request_success_total"), served);
-    cr_expect_eq(last_value(text, "vllm:request_success_total{model_name=\"llama-3-70b\",pool=\"chat\"}"), served);
+    double reps = 0;   /* its 10 replicas' */
+    for (int k = 0; k < 10; k++) {
+        char key[160];
+        snprintf(key, sizeof key, "vllm:request_success_total{model_name=\"llama-3-70b\",pool=\"chat\",replica=\"%d\"}", k);
+        reps += last_value(text, key);
+    }
+    cr_expect_eq(reps, served);
     cr_expect_eq(last_value(text, "latsim_e2e_request_latency_seconds_bucket{le=\"+Inf\"}"), served);
     free(text);
     free(csv);
@@ -196,6 +202,9 @@ Test(omx, replica_labels_escaped)
     cr_expect_eq(omx_set_replicas(m, 1, 2), -1, "no such pool");
     omx_gauge rg[2] = { { 3, 1, 0.5 }, { 1, 2, 0.25 } }, g = { 4, 5, 0.375 };
     omx_replica_gauges(m, 0, rg);
+    omx_req a = { .e2e_s = 1, .ttft_s = 0.1, .eng_e2e_s = 0.9, .eng_ttft_s = 0.05, .tpot_s = 0.02, .prompt = 7,
+                  .output = 3, .replica = 1 };
+    omx_served(m, 0, &a);
     cr_assert_eq(omx_point(m, 10, &g), 0);
     cr_expect_eq(omx_set_replicas(m, 0, 3), -1, "replicas are fixed once a point is taken");
     char *buf = NULL;
@@ -212,7 +221,11 @@ Test(omx, replica_labels_escaped)
         { "latsim_pool_requests_running", "} 4 1010.000\n" },
         { "latsim_pool_requests_waiting", "} 5 1010.000\n" },
         { "latsim_pool_kv_cache_usage_perc", "} 0.375 1010.000\n" },
-        { "vllm:request_success_total", "} 0 1010.000\n" },   /* counters: per pool */
+        { "vllm:request_success_total", ",replica=\"0\"} 0 1010.000\n" },   /* counters: per replica */
+        { "vllm:request_success_total", ",replica=\"1\"} 1 1010.000\n" },
+        { "vllm:prompt_tokens_total", ",replica=\"1\"} 7 1010.000\n" },
+        { "vllm:e2e_request_latency_seconds_bucket", ",replica=\"1\",le=\"1\"} 1 1010.000\n" },
+        { "vllm:e2e_request_latency_seconds_count", ",replica=\"0\"} 0 1010.000\n" },
     };
     char key[256];
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -309,6 +322,19 @@ static double check_sums(const char *routing)
         if (p->pwait > most_pwait) most_pwait = p->pwait;
     }
     cr_expect_gt(most_run, 0, "the replicas ran something");
+    /* Counters and histograms per replica: together, every request served. */
+    double succ = 0, count = 0;
+    for (int k = 0; k < 3; k++) {
+        char key[160];
+        snprintf(key, sizeof key, "vllm:request_success_total%s,replica=\"%d\"}", pl, k);
+        succ += last_value(text, key);
+        snprintf(key, sizeof key, "vllm:e2e_request_latency_seconds_count%s,replica=\"%d\"}", pl, k);
+        count += last_value(text, key);
+    }
+    double all = last_value(text, "latsim_request_success_total");
+    cr_expect_gt(all, 0);
+    cr_expect_eq(succ, all, "replicas served %g, the system %g", succ, all);
+    cr_expect_eq(count, all, "replicas' E2E counts %g, the system %g", count, all);
     cr_expect_gt(most_pwait, 100, "overloaded: the pool's queue grew (%g)", most_pwait);
     free(s);
     free(text);

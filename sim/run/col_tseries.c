@@ -145,8 +145,8 @@ static void tsc_arrive(void *self, const request *r)
 }
 
 /* Every served request; run --metrics: as the engine saw it (its queueing and
- * service time) and as its client did, attributed to the pool that emitted its
- * first token, else to the pool it entered first. */
+ * service time) and as its client did, attributed to the pool (and replica)
+ * that emitted its first token, else to the pool it entered first. */
 static void tsc_leave(void *self, const request *r, const leave_rec *l)
 {
     tsc *x = self;
@@ -161,6 +161,7 @@ static void tsc_leave(void *self, const request *r, const leave_rec *l)
                   ? simtime_to_s(r->last_token - r->first_token) / (double) (r->output - 1) : NAN,
         .prompt = r->prompt,
         .output = r->tf_pool > 0 ? r->output : 0,
+        .replica = r->tf_pool > 0 ? r->tf_rep : -1,
     };
     omx_served(x->mx, r->tf_pool > 0 ? r->tf_pool - 1 : r->target, &m);
 }

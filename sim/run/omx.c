@@ -43,8 +43,8 @@ struct omx {
     int *nrep;                /* replicas per pool (0: gauges per pool) */
     int *roff;                /* per pool: its first replica in the flat replica arrays */
     int nr;                   /* replicas of all pools */
-    omx_gauge *rlive;         /* nr live replica gauges */
-    omx_gauge *rpts;          /* nr replica gauges per point */
+    omx_state *rlive;         /* nr live replica states */
+    omx_state *rpts;          /* nr replica states per point */
     size_t n, cap;            /* points used, allocated */
     int failed;               /* a point could not be stored */
 };
@@ -118,6 +118,15 @@ void omx_served(omx *m, int pool, const omx_req *r)
 {
     if (pool < 0 || pool >= m->npools) return;
     omx_state *p = &m->live[pool], *s = &m->live[m->npools];
+    if (r->replica >= 0 && r->replica < m->nrep[pool]) {
+        omx_state *q = &m->rlive[m->roff[pool] + r->replica];
+        q->success++;
+        if (r->prompt > 0) q->prompt += (uint64_t) r->prompt;
+        if (r->output > 0) q->gen += (uint64_t) r->output;
+        hist_add(&q->e2e, omx_e2e_bounds, OMX_E2E_B, r->eng_e2e_s);
+        hist_add(&q->ttft, omx_ttft_bounds, OMX_TTFT_B, r->eng_ttft_s);
+        hist_add(&q->tpot, omx_tpot_bounds, OMX_TPOT_B, r->tpot_s);
+    }
     p->success++;
     s->success++;
     if (r->prompt > 0) { p->prompt += (uint64_t) r->prompt; s->prompt += (uint64_t) r->prompt; }
@@ -133,20 +142,20 @@ int omx_set_replicas(omx *m, int pool, int nrep)
 {
     if (pool < 0 || pool >= m->npools || nrep < 0 || m->n > 0) return -1;
     int nr = m->nr - m->nrep[pool] + nrep;
-    omx_gauge *g = realloc(m->rlive, ((size_t) nr + 1) * sizeof *g);
+    omx_state *g = realloc(m->rlive, ((size_t) nr + 1) * sizeof *g);
     if (!g) return -1;
     m->rlive = g;
     m->nrep[pool] = nrep;
     m->nr = nr;
     for (int i = 0, off = 0; i < m->npools; off += m->nrep[i], i++) m->roff[i] = off;
-    for (int k = 0; k < nr; k++) m->rlive[k] = (omx_gauge) { 0, 0, NAN };
+    for (int k = 0; k < nr; k++) m->rlive[k] = (omx_state) { .g = { 0, 0, NAN } };
     return 0;
 }
 
 void omx_replica_gauges(omx *m, int pool, const omx_gauge *rg)
 {
     if (pool < 0 || pool >= m->npools || m->nrep[pool] == 0) return;
-    memcpy(&m->rlive[m->roff[pool]], rg, (size_t) m->nrep[pool] * sizeof *rg);
+    for (int k = 0; k < m->nrep[pool]; k++) m->rlive[m->roff[pool] + k].g = rg[k];
 }
 
 int omx_point(omx *m, double t_s, const omx_gauge *g)
@@ -161,7 +170,7 @@ int omx_point(omx *m, double t_s, const omx_gauge *g)
         if (t) m->t = t;
         omx_state *p = t ? realloc(m->pts, cap * w * sizeof *p) : NULL;
         if (p) m->pts = p;
-        omx_gauge *rp = p && nr ? realloc(m->rpts, cap * nr * sizeof *rp) : m->rpts;
+        omx_state *rp = p && nr ? realloc(m->rpts, cap * nr * sizeof *rp) : m->rpts;
         if (!t || !p || (nr && !rp)) { m->failed = 1; return -1; }
         m->rpts = rp;
         m->cap = cap;
@@ -221,8 +230,6 @@ static void put_labels_r(FILE *f, const omx *m, int i, int rep, const char *extr
     fputc('}', f);
 }
 
-static void put_labels(FILE *f, const omx *m, int i, const char *extra) { put_labels_r(f, m, i, -1, extra); }
-
 /* A number as OpenMetrics reads it (integers without exponent; NaN). */
 static void put_num(FILE *f, double v)
 {
@@ -244,8 +251,8 @@ static double gauge_of(const omx_gauge *g, omx_field fld)
 }
 
 /* One gauge or counter family over the slots WHICH selects (1: LLM pools, 0:
- * other pools, 2: the system).  A pool with replicas (omx_set_replicas) has its
- * gauges per replica in the LLM families (1), and its pool-wide gauges in the
+ * other pools, 2: the system).  A pool with replicas (omx_set_replicas) has one
+ * series per replica in the LLM families (1), and its pool-wide gauges in the
  * others' (0: latsim's names, the KV one only for such pools). */
 static void family(FILE *f, const omx *m, double start, int which, const char *name, const char *type,
                    const char *help, omx_field fld)
@@ -255,7 +262,7 @@ static void family(FILE *f, const omx *m, double start, int which, const char *n
     size_t w = (size_t) m->npools + 1, nr = (size_t) m->nr;
     for (int i = 0; i <= m->npools; i++) {
         int cls = i == m->npools ? 2 : m->llm[i];
-        int reps = i < m->npools && gauge ? m->nrep[i] : 0;
+        int reps = i < m->npools ? m->nrep[i] : 0;
         int whole = which == 0 && gauge && cls == 1 && reps > 0;   /* an LLM pool's pool-wide gauge */
         if (which == 0 && fld == F_KV && !whole) continue;
         if (cls != which && !whole) continue;
@@ -266,14 +273,9 @@ static void family(FILE *f, const omx *m, double start, int which, const char *n
         int per_rep = !whole && reps > 0;   /* one series per replica, else one for the pool */
         for (int r = per_rep ? 0 : -1; r < (per_rep ? reps : 0); r++) {
             for (size_t k = 0; k < m->n; k++) {
-                const omx_state *s = &m->pts[k * w + (size_t) i];
-                const omx_gauge *rg = reps > 0 ? &m->rpts[k * nr + (size_t) m->roff[i]] : NULL;
-                double v;
-                if (r >= 0)
-                    v = gauge_of(&rg[r], fld);
-                else
-                    v = gauge ? gauge_of(&s->g, fld)
-                      : fld == F_PROMPT ? (double) s->prompt : fld == F_GEN ? (double) s->gen : (double) s->success;
+                const omx_state *s = r >= 0 ? &m->rpts[k * nr + (size_t) (m->roff[i] + r)] : &m->pts[k * w + (size_t) i];
+                double v = gauge ? gauge_of(&s->g, fld)
+                         : fld == F_PROMPT ? (double) s->prompt : fld == F_GEN ? (double) s->gen : (double) s->success;
                 fputs(name, f);
                 if (strcmp(type, "counter") == 0) fputs("_total", f);
                 put_labels_r(f, m, i, r, NULL);
@@ -287,12 +289,14 @@ static void family(FILE *f, const omx *m, double start, int which, const char *n
 
 typedef enum { H_TTFT, H_TPOT, H_E2E } omx_hfield;
 
+/* One histogram family over the slots WHICH selects (as family(): a pool
+ * with replicas has one series per replica). */
 static void hfamily(FILE *f, const omx *m, double start, int which, const char *name, const char *help, omx_hfield hf)
 {
     const double *b = hf == H_TTFT ? omx_ttft_bounds : hf == H_TPOT ? omx_tpot_bounds : omx_e2e_bounds;
     int nb = hf == H_TTFT ? OMX_TTFT_B : hf == H_TPOT ? OMX_TPOT_B : OMX_E2E_B;
     int any = 0;
-    size_t w = (size_t) m->npools + 1;
+    size_t w = (size_t) m->npools + 1, nr = (size_t) m->nr;
     for (int i = 0; i <= m->npools; i++) {
         int cls = i == m->npools ? 2 : m->llm[i];
         if (cls != which) continue;
@@ -300,29 +304,32 @@ static void hfamily(FILE *f, const omx *m, double start, int which, const char *
             fprintf(f, "# TYPE %s histogram\n# HELP %s %s\n# UNIT %s seconds\n", name, name, help, name);
             any = 1;
         }
-        for (size_t k = 0; k < m->n; k++) {
-            const omx_state *s = &m->pts[k * w + (size_t) i];
-            const omx_hist *h = hf == H_TTFT ? &s->ttft : hf == H_TPOT ? &s->tpot : &s->e2e;
-            uint64_t cum = 0;
-            char le[48];
-            for (int j = 0; j <= nb; j++) {
-                cum += h->n[j];
-                if (j < nb) snprintf(le, sizeof le, "le=\"%.9g\"", b[j]);
-                else snprintf(le, sizeof le, "le=\"+Inf\"");
-                fprintf(f, "%s_bucket", name);
-                put_labels(f, m, i, le);
-                fprintf(f, " %llu", (unsigned long long) cum);
+        int reps = i < m->npools ? m->nrep[i] : 0;
+        for (int r = reps > 0 ? 0 : -1; r < reps; r++) {
+            for (size_t k = 0; k < m->n; k++) {
+                const omx_state *s = r >= 0 ? &m->rpts[k * nr + (size_t) (m->roff[i] + r)] : &m->pts[k * w + (size_t) i];
+                const omx_hist *h = hf == H_TTFT ? &s->ttft : hf == H_TPOT ? &s->tpot : &s->e2e;
+                uint64_t cum = 0;
+                char le[48];
+                for (int j = 0; j <= nb; j++) {
+                    cum += h->n[j];
+                    if (j < nb) snprintf(le, sizeof le, "le=\"%.9g\"", b[j]);
+                    else snprintf(le, sizeof le, "le=\"+Inf\"");
+                    fprintf(f, "%s_bucket", name);
+                    put_labels_r(f, m, i, r, le);
+                    fprintf(f, " %llu", (unsigned long long) cum);
+                    put_ts(f, start + m->t[k]);
+                }
+                fprintf(f, "%s_sum", name);
+                put_labels_r(f, m, i, r, NULL);
+                fputc(' ', f);
+                put_num(f, h->sum);
+                put_ts(f, start + m->t[k]);
+                fprintf(f, "%s_count", name);
+                put_labels_r(f, m, i, r, NULL);
+                fprintf(f, " %llu", (unsigned long long) h->count);
                 put_ts(f, start + m->t[k]);
             }
-            fprintf(f, "%s_sum", name);
-            put_labels(f, m, i, NULL);
-            fputc(' ', f);
-            put_num(f, h->sum);
-            put_ts(f, start + m->t[k]);
-            fprintf(f, "%s_count", name);
-            put_labels(f, m, i, NULL);
-            fprintf(f, " %llu", (unsigned long long) h->count);
-            put_ts(f, start + m->t[k]);
         }
     }
 }
