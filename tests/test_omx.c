@@ -130,7 +130,13 @@ Test(omx, run_file_shape_and_totals)
     }
     cr_assert_gt(served, 3000);
     cr_expect_eq(last_value(text, "latsim_request_success_total"), served);
-    cr_expect_eq(last_value(text, "vllm:request_success_total{model_name=\"llama-3-70b\",pool=\"chat\"}"), served);
+    double reps = 0;   /* its 10 replicas' */
+    for (int k = 0; k < 10; k++) {
+        char key[160];
+        snprintf(key, sizeof key, "vllm:request_success_total{model_name=\"llama-3-70b\",pool=\"chat\",replica=\"%d\"}", k);
+        reps += last_value(text, key);
+    }
+    cr_expect_eq(reps, served);
     cr_expect_eq(last_value(text, "latsim_e2e_request_latency_seconds_bucket{le=\"+Inf\"}"), served);
     free(text);
     free(csv);
@@ -181,3 +187,165 @@ Test(omx, prometheus_round_trip)
     cr_expect(strstr(log, "alert fired at 40 s in both"), "%s", log);
     free(log);
 }
+
+/* Per replica: the LLM gauges carry replica="K" after the escaped model_name
+ * and pool, the pool-wide ones go to latsim's names, and replicas can only be
+ * declared before the first point. */
+Test(omx, replica_labels_escaped)
+{
+    const char *names[] = { "ch\"a\\t" }, *models[] = { "m\nx" };
+    int llm[] = { 1 };
+    char err[256];
+    omx *m = omx_new(1, names, models, llm, err, sizeof err);
+    cr_assert(m, "%s", err);
+    cr_assert_eq(omx_set_replicas(m, 0, 2), 0);
+    cr_expect_eq(omx_set_replicas(m, 1, 2), -1, "no such pool");
+    omx_gauge rg[2] = { { 3, 1, 0.5 }, { 1, 2, 0.25 } }, g = { 4, 5, 0.375 };
+    omx_replica_gauges(m, 0, rg);
+    omx_req a = { .e2e_s = 1, .ttft_s = 0.1, .eng_e2e_s = 0.9, .eng_ttft_s = 0.05, .tpot_s = 0.02, .prompt = 7,
+                  .output = 3, .replica = 1 };
+    omx_served(m, 0, &a);
+    cr_assert_eq(omx_point(m, 10, &g), 0);
+    cr_expect_eq(omx_set_replicas(m, 0, 3), -1, "replicas are fixed once a point is taken");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    cr_assert_eq(omx_write(m, f, 1000, err, sizeof err), 0, "%s", err);
+    fclose(f);
+    const char *pl = "{model_name=\"m\\nx\",pool=\"ch\\\"a\\\\t\"";
+    const char *want[][2] = {
+        { "vllm:num_requests_running", ",replica=\"0\"} 3 1010.000\n" },
+        { "vllm:num_requests_running", ",replica=\"1\"} 1 1010.000\n" },
+        { "vllm:num_requests_waiting", ",replica=\"1\"} 2 1010.000\n" },
+        { "vllm:kv_cache_usage_perc", ",replica=\"0\"} 0.5 1010.000\n" },
+        { "latsim_pool_requests_running", "} 4 1010.000\n" },
+        { "latsim_pool_requests_waiting", "} 5 1010.000\n" },
+        { "latsim_pool_kv_cache_usage_perc", "} 0.375 1010.000\n" },
+        { "vllm:request_success_total", ",replica=\"0\"} 0 1010.000\n" },   /* counters: per replica */
+        { "vllm:request_success_total", ",replica=\"1\"} 1 1010.000\n" },
+        { "vllm:prompt_tokens_total", ",replica=\"1\"} 7 1010.000\n" },
+        { "vllm:e2e_request_latency_seconds_bucket", ",replica=\"1\",le=\"1\"} 1 1010.000\n" },
+        { "vllm:e2e_request_latency_seconds_count", ",replica=\"0\"} 0 1010.000\n" },
+    };
+    char key[256];
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        snprintf(key, sizeof key, "\n%s%s%s", want[i][0], pl, want[i][1]);
+        cr_expect(strstr(buf, key), "missing: %s", key + 1);
+    }
+    snprintf(key, sizeof key, "\nvllm:num_requests_running%s}", pl);
+    cr_expect(!strstr(buf, key), "no pool-wide series under a per-replica vllm: name");
+    free(buf);
+    omx_free(m);
+}
+
+/* One scrape's sums over a pool's replicas, and its pool-wide gauges. */
+typedef struct scrape {
+    double ts;                /* the sample's timestamp, s */
+    double run, wait, kv;     /* sums over the replicas: running, waiting, KV usage */
+    int nrun;                 /* replicas with a running sample */
+    double prun, pwait, pkv;  /* the pool's: latsim_pool_requests_running, _waiting, _kv_cache_usage_perc */
+} scrape;
+
+/* The scrape at TS in S (N of them, at most CAP), added when new. */
+static scrape *scrape_at(scrape *s, int *n, int cap, double ts)
+{
+    for (int i = 0; i < *n; i++)
+        if (s[i].ts == ts) return &s[i];
+    cr_assert_lt(*n, cap, "more scrapes than expected");
+    s[*n] = (scrape) { .ts = ts, .prun = NAN, .pwait = NAN, .pkv = NAN };
+    return &s[(*n)++];
+}
+
+/* At every scrape of a run of 3 overloaded replicas, routed to their own
+ * queues or from the pool's shared one: the replicas' running and waiting sum
+ * to the pool's (the station's own count, another code path), their KV usage
+ * averages to it, and each replica has its series.  Returns the largest sum of
+ * the replicas' waiting seen. */
+static double check_sums(const char *routing)
+{
+    tcli_setup("/tmp/latsim_omx_", NULL);
+    char om[128], set[64];
+    snprintf(om, sizeof om, "%s/r.om", dir);
+    snprintf(set, sizeof set, "pool chat.routing=%s", routing);
+    result r = run(120, "run", "scenarios/chat_plan.ini", "--no-store", "--set", "sim.requests=2000", "--set",
+                   "workload.rate=120", "--set", "pool chat.replicas=3", "--set", set, "--interval", "5s",
+                   "--metrics", om, NULL);
+    cr_assert_eq(r.rc, 3, "exit 3: saturated, as meant (%s)", r.err);
+    char *text = slurp_or_fail(om, NULL);
+    enum { CAP = 4096 };
+    scrape *s = calloc(CAP, sizeof *s);
+    cr_assert(s);
+    int n = 0;
+    const char *pl = "{model_name=\"llama-3-70b\",pool=\"chat\"";
+    size_t npl = strlen(pl);
+    for (char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (*l == '#') continue;
+        char *brace = strchr(l, '{'), *nl = strchr(l, '\n');
+        if (!brace || (nl && brace > nl) || strncmp(brace, pl, npl) != 0) continue;
+        char *close = strchr(brace, '}');
+        cr_assert(close);
+        double v = strtod(close + 2, NULL), ts = strtod(strchr(close + 2, ' ') + 1, NULL);
+        size_t nn = (size_t) (brace - l);
+        scrape *p = scrape_at(s, &n, CAP, ts);
+        int rep = strncmp(brace + npl, ",replica=\"", 10) == 0;
+        if (rep) cr_expect_eq(close[-1], '"', "replica is the last label: %.120s", l);
+        if (nn == strlen("vllm:num_requests_running") && !strncmp(l, "vllm:num_requests_running", nn)) {
+            cr_expect(rep, "vllm gauges carry replica: %.120s", l);
+            p->run += v;
+            p->nrun++;
+        } else if (nn == strlen("vllm:num_requests_waiting") && !strncmp(l, "vllm:num_requests_waiting", nn))
+            p->wait += v;
+        else if (nn == strlen("vllm:kv_cache_usage_perc") && !strncmp(l, "vllm:kv_cache_usage_perc", nn))
+            p->kv += v;
+        else if (nn == strlen("latsim_pool_requests_running") && !strncmp(l, "latsim_pool_requests_running", nn))
+            p->prun = v;
+        else if (nn == strlen("latsim_pool_requests_waiting") && !strncmp(l, "latsim_pool_requests_waiting", nn))
+            p->pwait = v;
+        else if (nn == strlen("latsim_pool_kv_cache_usage_perc") && !strncmp(l, "latsim_pool_kv_cache_usage_perc", nn))
+            p->pkv = v;
+    }
+    cr_assert_gt(n, 5, "scrapes: %d", n);
+    double most_run = 0, most_wait = 0, most_pwait = 0;
+    for (int i = 0; i < n; i++) {
+        scrape *p = &s[i];
+        cr_expect_eq(p->nrun, 3, "at %.3f: %d replicas' running series", p->ts, p->nrun);
+        cr_expect_eq(p->run, p->prun, "at %.3f: replicas run %g, the pool %g", p->ts, p->run, p->prun);
+        if (strcmp(routing, "shared") == 0)
+            cr_expect_eq(p->wait, 0, "shared queue: no replica holds a waiting request");
+        else
+            cr_expect_eq(p->wait, p->pwait, "at %.3f: replicas wait %g, the pool %g", p->ts, p->wait, p->pwait);
+        /* Printed to 9 significant digits: the mean of three such within 1e-8. */
+        cr_expect(fabs(p->kv / 3 - p->pkv) <= 1e-8, "at %.3f: replicas' KV mean %.9g, the pool %.9g", p->ts,
+                  p->kv / 3, p->pkv);
+        if (p->run > most_run) most_run = p->run;
+        if (p->wait > most_wait) most_wait = p->wait;
+        if (p->pwait > most_pwait) most_pwait = p->pwait;
+    }
+    cr_expect_gt(most_run, 0, "the replicas ran something");
+    /* Counters and histograms per replica: together, every request served. */
+    double succ = 0, count = 0;
+    for (int k = 0; k < 3; k++) {
+        char key[160];
+        snprintf(key, sizeof key, "vllm:request_success_total%s,replica=\"%d\"}", pl, k);
+        succ += last_value(text, key);
+        snprintf(key, sizeof key, "vllm:e2e_request_latency_seconds_count%s,replica=\"%d\"}", pl, k);
+        count += last_value(text, key);
+    }
+    double all = last_value(text, "latsim_request_success_total");
+    cr_expect_gt(all, 0);
+    cr_expect_eq(succ, all, "replicas served %g, the system %g", succ, all);
+    cr_expect_eq(count, all, "replicas' E2E counts %g, the system %g", count, all);
+    cr_expect_gt(most_pwait, 100, "overloaded: the pool's queue grew (%g)", most_pwait);
+    free(s);
+    free(text);
+    result_free(&r);
+    tcli_teardown();
+    return most_wait;
+}
+
+Test(omx, replica_gauges_sum_to_the_pool_routed)
+{
+    cr_expect_gt(check_sums("least_outstanding"), 100, "routed: the replicas' own queues grew");
+}
+
+Test(omx, replica_gauges_sum_to_the_pool_shared) { check_sums("shared"); }

@@ -328,3 +328,8 @@ void station_snapshot(const station *st, station_snap *out)
     out->cap_area = NAN;
     if (st->ops->snapshot) st->ops->snapshot(st, out);
 }
+
+int station_replicas(const station *st, station_snap *out, int max)
+{
+    return st->ops->replicas ? st->ops->replicas(st, out, max) : 0;
+}

@@ -83,6 +83,10 @@ typedef struct station_ops {
     void (*window_open)(station *st);                   /* the measured window opens: restart counters */
     void (*window_close)(station *st);                  /* it closes: count work in flight up to now */
     void (*snapshot)(const station *st, station_snap *out);  /* kind-specific load (common part filled) */
+    /* The load of each of its replicas (running, waiting in the replica's own
+     * queue, kv_free): fills OUT[0 .. min(n, MAX)) and returns n, the replicas.
+     * NULL: a kind without replicas of its own (0). */
+    int (*replicas)(const station *st, station_snap *out, int max);
     /* Offered load for an inflow of RATE requests/s: utilisation the flow would
      * cause.  NULL: unknown beforehand (and the kind may thin its flow). */
     double (*offered_load)(const station *st, double rate);
@@ -255,5 +259,8 @@ void station_window_close(station *st);    /* busy time up to now, then the kind
 
 /* Fills OUT with ST's load: the common part, then the kind's. */
 void station_snapshot(const station *st, station_snap *out);
+/* Fills OUT[0 .. min(n, MAX)) with the load of each of ST's replicas; returns
+ * n, the replicas (0: a kind without replicas of its own). */
+int station_replicas(const station *st, station_snap *out, int max);
 
 #endif

@@ -93,6 +93,7 @@ typedef struct request {
     simtime_t ret_first_net_ns; /* of ret_first_ns, its network part (the rest is protocol time), ns */
     int32_t tf_pool;        /* 1 + index of the pool that emitted its first token (tf holds the snapshot
                                then); 0: none yet (a result-cache hit never has one) */
+    int32_t tf_rep;         /* the replica of that pool that emitted it, 0-based (set by an LLM pool; 0 otherwise) */
     struct station *conn_at;/* the innermost network hop holding a connection (or a radio) for it, told when
                                it leaves the system (station_ops.ended); NULL: none */
     int32_t conn_slot;      /* that hop's record of it */
@@ -169,6 +170,7 @@ static inline void req_first_token(request *r, simtime_t t, int pool)
 {
     r->first_token = t;
     r->tf_pool = pool + 1;
+    r->tf_rep = 0;
     r->tf.at = t;
     r->tf.queue_ns = r->queue_ns;
     r->tf.service_ns = r->service_ns + (t - r->start);

@@ -244,6 +244,30 @@ static void snapshot(const station *st, station_snap *out)
     }
 }
 
+/* Each replica's load: with dp > 1 a replica is its dp consecutive ranks
+ * (running and waiting summed, KV blocks pooled); waiting counts the replica's
+ * own queues only (an unrouted pool's shared queue belongs to no replica). */
+static int replicas(const station *st, station_snap *out, int max)
+{
+    const llm *P = (const llm *) st;
+    int dp = P->dp > 0 ? P->dp : 1, n = P->nrep / dp;
+    for (int k = 0; k < n && k < max; k++) {
+        station_snap s = { 0 };
+        int64_t free_blocks = 0;
+        for (int j = k * dp; j < (k + 1) * dp; j++) {
+            s.running += (uint64_t) P->r[j].nrun;
+            s.waiting += P->r[j].own.len;
+            free_blocks += P->r[j].free_blocks;
+        }
+        s.inside = s.running + s.waiting;
+        s.capacity = 1;
+        s.cap_area = NAN;
+        s.kv_free = (double) free_blocks / ((double) P->cfg->kv_blocks * dp);
+        out[k] = s;
+    }
+    return n;
+}
+
 static void destroy(station *st)
 {
     llm *P = (llm *) st;
@@ -295,6 +319,7 @@ static const station_ops LLM_OPS = {
     .window_open = window_open,
     .window_close = window_close,
     .snapshot = snapshot,
+    .replicas = replicas,
     .report = report,
     .cache_fill = cache_fill,
     .destroy = destroy,

@@ -144,6 +144,7 @@ void rep_complete_iteration(replica *R)
         if (r->prefilled < r->prefill_len) { R->pf[k++] = r; continue; }
         if (r->generated == 0) {
             req_first_token(r, now, P->st.index);
+            r->tf_rep = R->index / P->dp;
             r->tf.fw_ns = r->fw_ns + (R->fw_cum - r->fw_mark);
         }
         else if (r->measured) {   /* recomputed after a preemption */

@@ -15,6 +15,9 @@ typedef struct tsc {
     double *area;             /* per station: busy_area at the last interval's end, unit-ns */
     double *cap;              /* per station: cap_area at the last interval's end, unit-ns */
     simtime_t t;              /* that end, ns */
+    int *nrep;                /* run --metrics: per station, its replicas with gauges of their own (LLM pools) */
+    station_snap *rsnap;      /* room for the most replicas of a station: their loads at a scrape */
+    omx_gauge *rg;            /* the same as gauges */
 } tsc;
 
 static int tsc_init(void *self, const run_env *env, char *err, size_t errlen)
@@ -39,9 +42,16 @@ static int mx_point(tsc *x)
     omx_gauge g[e->nst > 0 ? e->nst : 1];
     for (int i = 0; i < e->nst; i++) {
         station_snap snap;
+        int kv = (e->sc->pools[i].kind->flags & KIND_DECODES) != 0;
         station_snapshot(e->st[i], &snap);
-        g[i] = (omx_gauge) { (double) snap.running, (double) snap.waiting,
-                             e->sc->pools[i].kind->flags & KIND_DECODES ? 1 - snap.kv_free : NAN };
+        g[i] = (omx_gauge) { (double) snap.running, (double) snap.waiting, kv ? 1 - snap.kv_free : NAN };
+        if (x->nrep && x->nrep[i] > 0) {   /* its replicas, as each one's endpoint would read */
+            int n = station_replicas(e->st[i], x->rsnap, x->nrep[i]);
+            for (int k = 0; k < n && k < x->nrep[i]; k++)
+                x->rg[k] = (omx_gauge) { (double) x->rsnap[k].running, (double) x->rsnap[k].waiting,
+                                         kv ? 1 - x->rsnap[k].kv_free : NAN };
+            omx_replica_gauges(x->mx, i, x->rg);
+        }
     }
     return omx_point(x->mx, simtime_to_s(evq_now(e->q)), g);
 }
@@ -97,7 +107,18 @@ static int mx_open(tsc *x, char *err, size_t errlen)
             models[i] = k->model_name ? k->model_name(&sc->pools[i]) : NULL;
         }
         x->mx = omx_new(sc->npools, names, models, llm, err, errlen);
-        rc = x->mx && mx_point(x) == 0 ? 0 : -1;
+        x->nrep = calloc((size_t) sc->npools + 1, sizeof *x->nrep);
+        int most = 0;
+        for (int i = 0; x->mx && x->nrep && i < x->env->nst; i++) {
+            x->nrep[i] = station_replicas(x->env->st[i], NULL, 0);
+            if (x->nrep[i] > most) most = x->nrep[i];
+            if (omx_set_replicas(x->mx, i, x->nrep[i]) != 0) x->nrep[i] = -1;
+        }
+        x->rsnap = calloc((size_t) most + 1, sizeof *x->rsnap);
+        x->rg = calloc((size_t) most + 1, sizeof *x->rg);
+        int ok = x->mx && x->nrep && x->rsnap && x->rg;
+        for (int i = 0; ok && i < x->env->nst; i++) ok = x->nrep[i] >= 0;
+        rc = ok && mx_point(x) == 0 ? 0 : -1;
     }
     if (rc != 0) snprintf(err, errlen, "out of memory (metrics)");
     free(names);
@@ -124,8 +145,8 @@ static void tsc_arrive(void *self, const request *r)
 }
 
 /* Every served request; run --metrics: as the engine saw it (its queueing and
- * service time) and as its client did, attributed to the pool that emitted its
- * first token, else to the pool it entered first. */
+ * service time) and as its client did, attributed to the pool (and replica)
+ * that emitted its first token, else to the pool it entered first. */
 static void tsc_leave(void *self, const request *r, const leave_rec *l)
 {
     tsc *x = self;
@@ -140,6 +161,7 @@ static void tsc_leave(void *self, const request *r, const leave_rec *l)
                   ? simtime_to_s(r->last_token - r->first_token) / (double) (r->output - 1) : NAN,
         .prompt = r->prompt,
         .output = r->tf_pool > 0 ? r->output : 0,
+        .replica = r->tf_pool > 0 ? r->tf_rep : -1,
     };
     omx_served(x->mx, r->tf_pool > 0 ? r->tf_pool - 1 : r->target, &m);
 }
@@ -190,6 +212,9 @@ static void tsc_free(void *self)
     tsc *x = self;
     ts_free(x->ts);
     omx_free(x->mx);
+    free(x->nrep);
+    free(x->rsnap);
+    free(x->rg);
     free(x->area);
     free(x->cap);
 }

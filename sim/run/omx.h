@@ -3,10 +3,11 @@
  *
  * The engine tells it each request served (omx_served) and, at the run's start
  * and at the end of every time-series interval, the gauges of every pool
- * (omx_point): it keeps, per pool, the cumulative counters and histograms a
+ * (omx_point): it keeps, per pool (and replica), the cumulative counters and histograms a
  * scrape at that instant would read, and copies them into one point per
- * instant.  Memory: one omx_state per pool and point (about 700 bytes), so the
- * caller bounds points x pools (omx_check).
+ * instant.  An LLM pool's series may be per replica (omx_set_replicas).
+ * Memory: one omx_state per pool and point (about 700 bytes) and one omx_state
+ * per replica and point, so the caller bounds points x pools (omx_check).
  */
 #ifndef LATSIM_OMX_H
 #define LATSIM_OMX_H
@@ -31,6 +32,7 @@ typedef struct omx_req {
     double tpot_s;            /* engine: (last token - first token) / (output - 1), s; NAN when output < 2 */
     int64_t prompt;           /* prompt tokens */
     int64_t output;           /* output tokens (0: not an LLM answer) */
+    int replica;              /* the pool's replica that served it, 0-based; -1: none known */
 } omx_req;
 
 /* A pool's gauges at an instant. */
@@ -46,7 +48,20 @@ typedef struct omx_gauge {
 omx *omx_new(int npools, const char *const *names, const char *const *models, const int *llm,
              char *err, size_t errlen);
 
-/* Request R served, attributed to pool POOL (0 <= POOL < npools). */
+/* Pool POOL has NREP replicas (called before the first point): its gauges
+ * and counters and histograms are then written per replica (label replica="0"
+ * .. NREP - 1; gauges from omx_replica_gauges), and its pool-wide gauges of omx_point under
+ * latsim's names (latsim_pool_requests_running, _waiting: shared queue and
+ * replicas' own, latsim_pool_kv_cache_usage_perc).  Returns 0,
+ * or -1 when out of memory, after the first point, or for a bad POOL. */
+int omx_set_replicas(omx *m, int pool, int nrep);
+
+/* The gauges of pool POOL's replicas now (its nrep entries), for the next
+ * omx_point. */
+void omx_replica_gauges(omx *m, int pool, const omx_gauge *rg);
+
+/* Request R served, attributed to pool POOL (0 <= POOL < npools) and, when
+ * the pool has replicas, to its replica R->replica. */
 void omx_served(omx *m, int pool, const omx_req *r);
 
 /* A scrape at T_S seconds of simulated time with the pools' gauges G (npools
