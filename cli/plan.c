@@ -1234,58 +1234,19 @@ static int eval_at(const plan *p, int ci, int m)
 static const char *verdict(const plan *p, int ci, int *value, char *why, size_t n)
 {
     const combo *c = &p->c[ci];
-    *value = 0;
-    if (c->infeasible) { snprintf(why, n, "ruled out: %s", c->reason); return "ruled_out"; }
-    if (c->bound[0]) { snprintf(why, n, "cannot carry the load: %s", c->bound); return "below_bound"; }
-    if (c->confirmed < 0) {
-        snprintf(why, n, "met with seed %llu but not with every one of %d seeds up to %s=%d", (unsigned long long) p->seed0,
-                 p->seeds, p->mono_name, c->b.answer);
-        return "failed_confirmation";
-    }
-    char term[300];
-    if (p->mono.n < 0) {
-        if (c->best_eval >= 0) { snprintf(why, n, "meets the SLO: $%.2f/h", c->fixed); return "meets"; }
-        if (c->closest_eval >= 0) worst_term(&p->e[c->closest_eval], term, sizeof term);
-        else snprintf(term, sizeof term, "not simulated");
-        snprintf(why, n, "SLO missed: %s", term);
-        return "missed";
-    }
-    if (c->b.answer > 0) {
-        *value = c->b.answer;
-        /* Why one fewer does not do: a missing evaluation there (any seed). */
-        int k = -1;
-        for (int i = 0; i < p->ne && k < 0; i++)
-            if (p->e[i].combo == ci && p->e[i].m == c->b.answer - 1 && !p->e[i].met && p->e[i].factor == 1) k = i;
-        size_t l = (size_t) snprintf(why, n, "meets the SLO at %s=%d: $%.2f/h", p->mono_name, c->b.answer, cost_at(c, c->b.answer));
-        if (k >= 0 && l < n) {
-            worst_term(&p->e[k], term, sizeof term);
-            l += (size_t) snprintf(why + l, n - l, " (at %d: %s", c->b.answer - 1, term);
-            if (l < n && p->e[k].t.seed != p->seed0)
-                l += (size_t) snprintf(why + l, n - l, " with seed %llu", (unsigned long long) p->e[k].t.seed);
-            if (l < n) snprintf(why + l, n - l, ")");
-        } else if (c->b.answer - 1 < p->mono_lo && l < n)
-            snprintf(why + l, n - l, " (the smallest searched)");
-        return "meets";
-    }
-    if (c->b.pruned) {
-        int lb = c->b.lo + 1 > p->mono_lo ? c->b.lo + 1 : p->mono_lo;
-        double wc = p->winner >= 0 ? cost_at(&p->c[p->winner], p->c[p->winner].b.answer) : p->best_cost;
-        if (cost_at(c, lb) >= wc)
-            snprintf(why, n, "pruned: the cheapest possible (%s=%d, its lower bound) costs $%.2f/h, more than the best found ($%.2f/h)",
-                     p->mono_name, lb, cost_at(c, lb), wc);
-        else
-            snprintf(why, n, "pruned: the cheapest possible (%s=%d, its lower bound) costs $%.2f/h, more than the best found with "
-                     "the first seed ($%.2f/h), which confirmation raised to $%.2f/h", p->mono_name, lb, cost_at(c, lb), p->best_cost, wc);
-        return "pruned";
-    }
-    int k = c->b.lo >= p->mono_lo ? eval_at(p, ci, c->b.lo) : -1;
-    if (k >= 0) {
-        worst_term(&p->e[k], term, sizeof term);
-        snprintf(why, n, "SLO missed at %s=%d%s: %s", p->mono_name, c->b.lo, c->b.lo >= p->mono_hi ? " (the largest searched)" : "", term);
-    } else snprintf(why, n, "not simulated");
-    return "missed";
+    char closest[300], below[300], lo[300];
+    plan_verdict_in v = { c->infeasible ? c->reason : NULL, c->bound, c->confirmed < 0, p->seed0, p->seeds, p->mono.n >= 0,
+                          p->mono_name, p->mono_lo, p->mono_hi, &c->b, c->fixed, c->unit, c->best_eval >= 0, NULL, NULL, 0, NULL,
+                          p->winner >= 0 ? cost_at(&p->c[p->winner], p->c[p->winner].b.answer) : p->best_cost, p->best_cost };
+    if (c->closest_eval >= 0) { worst_term(&p->e[c->closest_eval], closest, sizeof closest); v.term_closest = closest; }
+    int k = -1;                        /* a missing evaluation one below the answer (any seed) */
+    for (int i = 0; i < p->ne && k < 0 && c->b.answer > 0; i++)
+        if (p->e[i].combo == ci && p->e[i].m == c->b.answer - 1 && !p->e[i].met && p->e[i].factor == 1) k = i;
+    if (k >= 0) { worst_term(&p->e[k], below, sizeof below); v.term_below = below; v.below_seed = p->e[k].t.seed; }
+    k = c->b.lo >= p->mono_lo ? eval_at(p, ci, c->b.lo) : -1;
+    if (k >= 0) { worst_term(&p->e[k], lo, sizeof lo); v.term_lo = lo; }
+    return plan_verdict(&v, value, why, n);
 }
-
 /* The verdict of every configuration, one line each ("  LABEL  VERDICT"). */
 static void print_verdicts(const plan *p, FILE *out)
 {
@@ -1331,7 +1292,6 @@ static void verdicts_json(const plan *p, FILE *out)
  * (smallest missing, NAN when even the largest meets).  Returns 0 or the exit status. */
 static int plan_goodput(plan *p)
 {
-    static const double coarse[] = { 1.1, 1.25, 1.5, 2, 3, 4 };
     const combo *c = &p->c[p->winner];
     int m = p->mono.n >= 0 ? c->b.answer : 0;
     const char *eq = strchr(p->rate_set, '=');
@@ -1340,13 +1300,9 @@ static int plan_goodput(plan *p)
     p->goodput_hi = NAN;
     if (!eq || !(base > 0)) return 0;
     for (int round = 0; round < 2; round++) {
-        double f[8];
-        int nf = 0;
-        if (round == 0) for (size_t i = 0; i < sizeof coarse / sizeof coarse[0]; i++) f[nf++] = coarse[i];
-        else {
-            if (isnan(p->goodput_hi)) break;
-            for (int i = 1; i <= 4; i++) f[nf++] = p->goodput_lo + (p->goodput_hi - p->goodput_lo) * i / 5.0;
-        }
+        double f[PLAN_GOODPUT_MAX];
+        int nf = plan_goodput_factors(round, p->goodput_lo, p->goodput_hi, f), met[PLAN_GOODPUT_MAX];
+        if (nf == 0) break;
         int from = p->ne;
         for (int i = 0; i < nf; i++) {
             eval *e = new_eval(p, p->winner, m, "goodput", p->seed0);
@@ -1356,13 +1312,8 @@ static int plan_goodput(plan *p)
         }
         int rc = run_evals(p, from, p->dbpath);
         if (rc) return rc;
-        /* The SLO is taken as monotone in the rate: the bracket is the largest
-         * meeting factor below the smallest missing one. */
-        for (int i = from; i < p->ne; i++)
-            if (!p->e[i].met && (isnan(p->goodput_hi) || p->e[i].factor < p->goodput_hi)) p->goodput_hi = p->e[i].factor;
-        for (int i = from; i < p->ne; i++)
-            if (p->e[i].met && p->e[i].factor > p->goodput_lo && (isnan(p->goodput_hi) || p->e[i].factor < p->goodput_hi))
-                p->goodput_lo = p->e[i].factor;
+        for (int i = 0; i < nf; i++) met[i] = p->e[from + i].met;
+        plan_goodput_bracket(f, met, nf, &p->goodput_lo, &p->goodput_hi);
     }
     return 0;
 }

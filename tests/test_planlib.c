@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "latsim/plan.h"
 
@@ -184,4 +185,86 @@ Test(planlib, search_matches_brute_force)
         cr_assert_float_eq(c[w].fixed + c[w].unit * c[w].b.hi, want, 1e-9, "trial %d", trial);
     }
     cr_assert_lt(total, brute / 4, "%d evaluations against brute force's %d", total, brute);
+}
+
+/* Goodput: meeting up to 1.75 x the rate brackets it in (1.5, 2) after the
+ * ladder, then in (1.7, 1.8) after the four factors inside; meeting at every
+ * factor leaves no bracket (HI NAN) and no second round. */
+Test(planlib, goodput_bracket)
+{
+    double f[PLAN_GOODPUT_MAX], lo = 1, hi = NAN;
+    int met[PLAN_GOODPUT_MAX];
+    for (int round = 0; round < 3; round++) {
+        int n = plan_goodput_factors(round, lo, hi, f);
+        cr_assert_eq(n, round == 0 ? 6 : round == 1 ? 4 : 0, "round %d: %d factors", round, n);
+        for (int i = 0; i < n; i++) met[i] = f[i] <= 1.75;
+        plan_goodput_bracket(f, met, n, &lo, &hi);
+        if (round == 0) { cr_assert_float_eq(lo, 1.5, 1e-12); cr_assert_float_eq(hi, 2, 1e-12); }
+    }
+    cr_assert_float_eq(lo, 1.7, 1e-9);
+    cr_assert_float_eq(hi, 1.8, 1e-9);
+    lo = 1;
+    hi = NAN;
+    int n = plan_goodput_factors(0, lo, hi, f);
+    for (int i = 0; i < n; i++) met[i] = 1;
+    plan_goodput_bracket(f, met, n, &lo, &hi);
+    cr_assert_float_eq(lo, 4, 1e-12);
+    cr_assert(isnan(hi));
+    cr_assert_eq(plan_goodput_factors(1, lo, hi, f), 0);
+    /* a miss below a meeting factor (noise): the bracket stays below the miss */
+    lo = 1;
+    hi = NAN;
+    double g[3] = { 1.2, 1.5, 2 };
+    int m3[3] = { 0, 1, 1 };
+    plan_goodput_bracket(g, m3, 3, &lo, &hi);
+    cr_assert_float_eq(hi, 1.2, 1e-12);
+    cr_assert_float_eq(lo, 1, 1e-12);
+}
+
+/* Verdicts: each kind from what the search found, and the figures in its
+ * text (the cost at the answer, the lower bound's cost when pruned). */
+Test(planlib, verdicts)
+{
+    plan_mono b = { .lo = 7, .hi = 8, .done = 1, .answer = 8 };
+    plan_verdict_in v = { .bound = "", .seed0 = 42, .seeds = 3, .has_mono = 1, .mono_name = "replicas", .range_lo = 1,
+                          .range_hi = 32, .b = &b, .fixed = 5, .unit = 10, .term_below = "e2e_p99_ms 23500 > 15000",
+                          .below_seed = 43, .winner_cost = 85, .best_cost = 85 };
+    char why[400];
+    int value;
+    cr_assert_str_eq(plan_verdict(&v, &value, why, sizeof why), "meets");
+    cr_assert_eq(value, 8);
+    cr_assert_str_eq(why, "meets the SLO at replicas=8: $85.00/h (at 7: e2e_p99_ms 23500 > 15000 with seed 43)");
+    v.term_below = NULL;
+    b.answer = 1;
+    plan_verdict(&v, &value, why, sizeof why);
+    cr_assert_str_eq(why, "meets the SLO at replicas=1: $15.00/h (the smallest searched)");
+    /* pruned at lo = 9: 10 replicas cost $105/h, above the winner's $85/h */
+    b = (plan_mono) { .lo = 9, .hi = 33, .pruned = 1 };
+    cr_assert_str_eq(plan_verdict(&v, &value, why, sizeof why), "pruned");
+    cr_assert_eq(value, 0);
+    cr_assert(strstr(why, "(replicas=10, its lower bound) costs $105.00/h, more than the best found ($85.00/h)"), "%s", why);
+    v.winner_cost = 120;         /* confirmation raised the winner above it */
+    plan_verdict(&v, &value, why, sizeof why);
+    cr_assert(strstr(why, "with the first seed ($85.00/h), which confirmation raised to $120.00/h"), "%s", why);
+    /* missed at the largest searched */
+    b = (plan_mono) { .lo = 32, .hi = 33, .done = 1 };
+    v.term_lo = "queue_p99_ms 900 > 500";
+    cr_assert_str_eq(plan_verdict(&v, &value, why, sizeof why), "missed");
+    cr_assert_str_eq(why, "SLO missed at replicas=32 (the largest searched): queue_p99_ms 900 > 500");
+    v.failed_confirmation = 1;
+    b.answer = 12;
+    cr_assert_str_eq(plan_verdict(&v, &value, why, sizeof why), "failed_confirmation");
+    cr_assert_str_eq(why, "met with seed 42 but not with every one of 3 seeds up to replicas=12");
+    v.bound = "pool cpu needs servers >= 40";
+    cr_assert_str_eq(plan_verdict(&v, &value, why, sizeof why), "below_bound");
+    v.refused = "the model does not fit";
+    cr_assert_str_eq(plan_verdict(&v, &value, why, sizeof why), "ruled_out");
+    cr_assert_str_eq(why, "ruled out: the model does not fit");
+    /* no monotone dimension */
+    v = (plan_verdict_in) { .bound = "", .b = &b, .fixed = 12.5, .met = 1 };
+    cr_assert_str_eq(plan_verdict(&v, &value, why, sizeof why), "meets");
+    cr_assert_str_eq(why, "meets the SLO: $12.50/h");
+    v.met = 0;
+    cr_assert_str_eq(plan_verdict(&v, &value, why, sizeof why), "missed");
+    cr_assert_str_eq(why, "SLO missed: not simulated");
 }

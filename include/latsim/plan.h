@@ -5,7 +5,8 @@
  * Allen-Cunneen; the capacity a run measured), the bisection of one
  * configuration's monotone value (replicas or servers: the SLO is monotone
  * in it and the cost increasing) with pruning by cost, and how close a
- * missing run came and which SLO term it failed by most.  The front end
+ * missing run came and which SLO term it failed by most, the winner's
+ * goodput bracket, and each configuration's verdict.  The front end
  * (cli/plan.c) builds the configurations, runs the simulations (task.h's
  * workers, latsim/store.h) and prints; tests/test_planlib.c calls these
  * directly.  Nothing here simulates, allocates or prints.
@@ -14,6 +15,7 @@
 #define LATSIM_PUBLIC_PLAN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "latsim/report.h"
 #include "latsim/slo.h"
 
@@ -83,5 +85,49 @@ int plan_mono_next(plan_mono *b, const plan_mono_ctx *x);
  * that narrowed the bracket (a new smallest meeting or largest missing value),
  * else 0. */
 int plan_mono_record(plan_mono *b, int m, int met);
+
+/* What a configuration's verdict is made of (the caller's search found it). */
+typedef struct plan_verdict_in {
+    const char *refused;      /* why the scenario refused the configuration (NULL: it did not) */
+    const char *bound;        /* why the utilisation bound rules out all its values ("": none) */
+    int failed_confirmation;  /* 1: it met with the first seed but not with every seed */
+    uint64_t seed0;           /* the first seed */
+    int seeds;                /* the seeds a winner is confirmed with (count) */
+    int has_mono;             /* 1: a monotone dimension (replicas or servers) is bisected */
+    const char *mono_name;    /* its name in labels, e.g. "replicas" */
+    int range_lo, range_hi;   /* its values searched (counts) */
+    const plan_mono *b;       /* its bisection (also read without one: answer) */
+    double fixed, unit;       /* cost: fixed + unit x value, $/hour */
+    int met;                  /* without a monotone dimension: 1 when it met the SLO */
+    const char *term_closest; /* without one: the worst term of its closest missing run (NULL: none simulated) */
+    const char *term_below;   /* the worst term of a run at answer - 1 that missed (NULL: none) */
+    uint64_t below_seed;      /* that run's seed */
+    const char *term_lo;      /* the worst term of its run at b->lo with the first seed (NULL: none) */
+    double winner_cost;       /* $/hour of the confirmed winner (the first seed's best when none) */
+    double best_cost;         /* $/hour of the cheapest found with the first seed */
+} plan_verdict_in;
+
+/* A configuration's verdict: the smallest count meeting the SLO and its cost,
+ * or why not (ruled out, below the utilisation bound, failed confirmation,
+ * pruned by cost, the term failing at the largest count), into WHY (N
+ * bytes); *VALUE its smallest meeting value (0: none).  Returns the kind:
+ * "meets", "missed", "pruned", "ruled_out", "below_bound" or
+ * "failed_confirmation" (a string literal). */
+const char *plan_verdict(const plan_verdict_in *v, int *value, char *why, size_t n);
+
+/* The goodput of a winner: the highest rate it still meets the SLO at, as a
+ * factor of the planned rate, bracketed in two rounds of runs. */
+#define PLAN_GOODPUT_MAX 8       /* factors one round tries, at most */
+
+/* The rate factors goodput round ROUND tries, into F (PLAN_GOODPUT_MAX):
+ * round 0 the ladder 1.1, 1.25, 1.5, 2, 3, 4; round 1 four evenly inside the
+ * bracket (LO, HI).  Returns how many; 0 when there is no round ROUND (round
+ * 1 with HI NAN: nothing missed). */
+int plan_goodput_factors(int round, double lo, double hi, double *f);
+
+/* Narrows the bracket *LO (largest meeting factor, 1 at first) and *HI
+ * (smallest missing, NAN: none) by N runs at factors F that met (MET[i] 1)
+ * or missed, the SLO taken as monotone in the rate. */
+void plan_goodput_bracket(const double *f, const int *met, int n, double *lo, double *hi);
 
 #endif

@@ -116,3 +116,68 @@ int plan_mono_record(plan_mono *b, int m, int met)
     }
     return 0;
 }
+
+int plan_goodput_factors(int round, double lo, double hi, double *f)
+{
+    static const double coarse[] = { 1.1, 1.25, 1.5, 2, 3, 4 };
+    int nf = 0;
+    if (round == 0) for (size_t i = 0; i < sizeof coarse / sizeof coarse[0]; i++) f[nf++] = coarse[i];
+    else if (round == 1 && !isnan(hi)) for (int i = 1; i <= 4; i++) f[nf++] = lo + (hi - lo) * i / 5.0;
+    return nf;
+}
+
+void plan_goodput_bracket(const double *f, const int *met, int n, double *lo, double *hi)
+{
+    for (int i = 0; i < n; i++)
+        if (!met[i] && (isnan(*hi) || f[i] < *hi)) *hi = f[i];
+    for (int i = 0; i < n; i++)
+        if (met[i] && f[i] > *lo && (isnan(*hi) || f[i] < *hi)) *lo = f[i];
+}
+
+const char *plan_verdict(const plan_verdict_in *v, int *value, char *why, size_t n)
+{
+    const plan_mono *b = v->b;
+    *value = 0;
+    if (v->refused) { snprintf(why, n, "ruled out: %s", v->refused); return "ruled_out"; }
+    if (v->bound[0]) { snprintf(why, n, "cannot carry the load: %s", v->bound); return "below_bound"; }
+    if (v->failed_confirmation) {
+        snprintf(why, n, "met with seed %llu but not with every one of %d seeds up to %s=%d", (unsigned long long) v->seed0,
+                 v->seeds, v->mono_name, b->answer);
+        return "failed_confirmation";
+    }
+    if (!v->has_mono) {
+        if (v->met) { snprintf(why, n, "meets the SLO: $%.2f/h", v->fixed); return "meets"; }
+        snprintf(why, n, "SLO missed: %s", v->term_closest ? v->term_closest : "not simulated");
+        return "missed";
+    }
+    if (b->answer > 0) {
+        *value = b->answer;
+        /* Why one fewer does not do: a missing evaluation there (any seed). */
+        size_t l = (size_t) snprintf(why, n, "meets the SLO at %s=%d: $%.2f/h", v->mono_name, b->answer,
+                                     v->fixed + v->unit * b->answer);
+        if (v->term_below && l < n) {
+            l += (size_t) snprintf(why + l, n - l, " (at %d: %s", b->answer - 1, v->term_below);
+            if (l < n && v->below_seed != v->seed0)
+                l += (size_t) snprintf(why + l, n - l, " with seed %llu", (unsigned long long) v->below_seed);
+            if (l < n) snprintf(why + l, n - l, ")");
+        } else if (b->answer - 1 < v->range_lo && l < n)
+            snprintf(why + l, n - l, " (the smallest searched)");
+        return "meets";
+    }
+    if (b->pruned) {
+        int lb = b->lo + 1 > v->range_lo ? b->lo + 1 : v->range_lo;
+        double wc = v->winner_cost, lbc = v->fixed + v->unit * lb;
+        if (lbc >= wc)
+            snprintf(why, n, "pruned: the cheapest possible (%s=%d, its lower bound) costs $%.2f/h, more than the best found ($%.2f/h)",
+                     v->mono_name, lb, lbc, wc);
+        else
+            snprintf(why, n, "pruned: the cheapest possible (%s=%d, its lower bound) costs $%.2f/h, more than the best found with "
+                     "the first seed ($%.2f/h), which confirmation raised to $%.2f/h", v->mono_name, lb, lbc, v->best_cost, wc);
+        return "pruned";
+    }
+    if (v->term_lo)
+        snprintf(why, n, "SLO missed at %s=%d%s: %s", v->mono_name, b->lo, b->lo >= v->range_hi ? " (the largest searched)" : "",
+                 v->term_lo);
+    else snprintf(why, n, "not simulated");
+    return "missed";
+}
