@@ -37,6 +37,7 @@
 #include "commands.h"
 #include "latsim/band.h"
 #include "latsim/errmsg.h"
+#include "latsim/plan.h"
 #include "latsim/report.h"
 #include "latsim/scenario.h"
 #include "latsim/slo.h"
@@ -121,12 +122,7 @@ typedef struct combo {
     int infeasible;           /* refused by the scenario (e.g. the model does not fit) */
     char reason[300];
     double fixed, unit;       /* cost($/h) = fixed + unit x monotone value */
-    double hint;              /* queueing estimate of the monotone value (NAN none) */
-    int lo, hi;               /* largest value known to miss, smallest known to meet */
-    int lo_known;             /* lo came from a simulation or a bound (not A-1 by default) */
-    int hint_used, below_tried;
-    int done, pruned;
-    int answer;               /* smallest meeting value, or 0 */
+    plan_mono b;              /* the bisection of its monotone value (latsim/plan.h; with none: done, pruned, answer 1 met) */
     int best_eval;            /* the evaluation at the answer */
     int confirmed;            /* 1 confirmed with every seed, -1 failed confirmation */
     char bound[300];          /* why the utilisation bound rules out all its values ("" none) */
@@ -310,48 +306,6 @@ static int split_key(const char *arg, char *section, size_t ns, char *key, size_
 
 /* ---- queueing estimates --------------------------------------------------- */
 
-/* Erlang C: probability of waiting in M/M/c with offered load A = lambda/mu < c. */
-static double erlang_c(int c, double a)
-{
-    double b = 1;                           /* Erlang B by recursion */
-    for (int k = 1; k <= c; k++) b = a * b / (k + a * b);
-    double rho = a / c;
-    return b / (1 - rho + rho * b);
-}
-
-/* The smallest c >= C0 whose waiting time meets every queue term of S (lambda
- * per s, mean service ms, service CV); NAN when there is no queue term.  M/M/c
- * by Erlang C; for M/G/c the Allen-Cunneen approximation scales the waiting
- * time by (1 + cv^2) / 2 (exact for the mean of M/G/1, close for c > 1). */
-static double erlang_hint(const slo_spec *s, double lambda, double svc_ms, double cv, int c0, int cmax)
-{
-    double ac = (1 + cv * cv) / 2;
-    int any = 0;
-    for (int i = 0; i < s->n; i++) any |= s->t[i].kind == SLO_LATENCY && !strcmp(s->t[i].metric, "queue") && !s->t[i].cls[0];
-    if (!any) return NAN;
-    double mu = 1000.0 / svc_ms, a = lambda / mu;
-    for (int c = c0 < 1 ? 1 : c0; c <= cmax; c++) {
-        if (a >= c) continue;
-        double pw = erlang_c(c, a), rate = c * mu - lambda;   /* P(W > t) = pw exp(-rate t) */
-        int ok = 1;
-        for (int i = 0; i < s->n && ok; i++) {
-            const slo_term *t = &s->t[i];
-            if (t->kind != SLO_LATENCY || strcmp(t->metric, "queue") || t->cls[0]) continue;
-            double w;
-            if (!strcmp(t->stat, "mean")) w = pw / rate;
-            else if (!strcmp(t->stat, "max")) continue;
-            else {
-                double p = !strcmp(t->stat, "p50") ? 0.5 : !strcmp(t->stat, "p90") ? 0.9 : !strcmp(t->stat, "p95") ? 0.95
-                         : !strcmp(t->stat, "p99") ? 0.99 : 0.999;
-                w = pw <= 1 - p ? 0 : log(pw / (1 - p)) / rate;
-            }
-            ok = w * ac * 1000 <= t->limit;
-        }
-        if (ok) return c;
-    }
-    return cmax;
-}
-
 /* 1 when KEY is the key of more than one dimension (the monotone one included). */
 static int shared_key(const plan *p, const char *key)
 {
@@ -410,7 +364,7 @@ static void progress(int done, int n, void *arg)
 {
     const plan *p = arg;
     int open = 0;
-    for (int i = 0; i < p->nc; i++) open += !p->c[i].done && !p->c[i].infeasible && !p->c[i].pruned;
+    for (int i = 0; i < p->nc; i++) open += !p->c[i].b.done && !p->c[i].infeasible && !p->c[i].b.pruned;
     char best[64] = "none yet";
     if (p->best >= 0) snprintf(best, sizeof best, "$%.2f/h", p->best_cost);
     fprintf(stderr, "\rplan: %d simulations (%d/%d in this round), %d configurations open, best %s   ",
@@ -452,7 +406,7 @@ static double cost_at(const combo *c, int m) { return c->fixed + c->unit * m; }
  * value), else NAN; NAN too when the run has no energy rows. */
 static double power_at_answer(const plan *p, const combo *c, int estimate)
 {
-    int m = p->mono.n >= 0 ? c->answer : 0;
+    int m = p->mono.n >= 0 ? c->b.answer : 0;
     int ci = (int) (c - p->c);
     for (int k = 0; k < p->ne; k++)
         if (p->e[k].combo == ci && p->e[k].m == m && p->e[k].met && p->e[k].t.seed == p->seed0)
@@ -464,50 +418,21 @@ static double power_at_answer(const plan *p, const combo *c, int estimate)
  * the mean GPU power (INFINITY when unknown). */
 static double objective_at(const plan *p, const combo *c)
 {
-    if (!p->energy) return p->mono.n >= 0 ? cost_at(c, c->answer) : c->fixed;
+    if (!p->energy) return p->mono.n >= 0 ? cost_at(c, c->b.answer) : c->fixed;
     double w = power_at_answer(p, c, 1);
     return isnan(w) ? INFINITY : w;
 }
 
-/* How close a missing evaluation came: its worst relative SLO margin, or for
- * a saturated run (no latencies) -1000 + the share of the load it carried. */
-static double closeness(const eval *e)
-{
-    double w = slo_worst_margin(&e->slo);
-    if (isfinite(w)) return w;
-    double thru = report_get(&e->o.rep, "", "throughput_rps", "value");
-    return -1000 + (e->o.rate > 0 && thru >= 0 ? thru / e->o.rate : 0);
-}
+/* How close a missing evaluation came (plan_closeness). */
+static double closeness(const eval *e) { return plan_closeness(&e->slo, &e->o.rep, e->o.rate); }
 
-/* The next monotone value to simulate for C, or 0 when its search is over. */
+/* The next monotone value to simulate for C, or 0 when its search is over
+ * (plan_mono_next). */
 static int next_value(plan *p, combo *c)
 {
-    if (c->hi <= p->mono_hi && c->hi - c->lo <= 1) {
-        c->done = 1;
-        c->answer = c->hi;
-        return 0;
-    }
-    if (c->lo >= p->mono_hi) { c->done = 1; return 0; }       /* even the largest misses */
-    if (!p->energy && p->best >= 0 && cost_at(c, c->lo + 1) >= p->best_cost && p->best != (int) (c - p->c) &&
-        !(p->finishing && c->hi <= p->mono_hi)) {
-        c->pruned = 1;
-        return 0;
-    }
-    if (c->hi > p->mono_hi) {                                   /* nothing meets yet */
-        if (!c->hint_used && !isnan(c->hint)) {
-            c->hint_used = 1;
-            int h = (int) c->hint;
-            if (h > c->lo && h <= p->mono_hi) return h;
-        }
-        int x = c->lo < 1 ? p->mono_lo : c->lo * 2;
-        if (x <= c->lo) x = c->lo + 1;
-        return x > p->mono_hi ? p->mono_hi : x;
-    }
-    if (!c->lo_known && !c->below_tried) {                      /* the estimate met it: check one below */
-        c->below_tried = 1;
-        return c->hi - 1;
-    }
-    return c->lo + (c->hi - c->lo) / 2;
+    plan_mono_ctx x = { p->mono_lo, p->mono_hi, !p->energy && p->best >= 0 && p->best != (int) (c - p->c), p->best_cost,
+                        c->fixed, c->unit, p->finishing };
+    return plan_mono_next(&c->b, &x);
 }
 
 /* Updates C after evaluation E at value M. */
@@ -515,23 +440,16 @@ static void update(plan *p, combo *c, const eval *e)
 {
     int m = e->m;
     if (e->met) {
-        if (m < c->hi) { c->hi = m; c->best_eval = (int) (e - p->e); }
+        if (plan_mono_record(&c->b, m, 1)) c->best_eval = (int) (e - p->e);
     } else {
-        if (m > c->lo) { c->lo = m; c->lo_known = 1; }
+        plan_mono_record(&c->b, m, 0);
         double w = closeness(e);
         if (c->closest_eval < 0 || w > c->closest) { c->closest = w; c->closest_eval = (int) (e - p->e); }
-        /* Capacity estimate for LLM pools (no queueing formula): a saturated run's
-         * throughput is what M servers carry; otherwise scale by utilisation. */
-        if (c->hi > p->mono_hi && !c->hint_used) {
-            double thru = report_get(&e->o.rep, "", "throughput_rps", "value");
-            double rate = e->o.rate;
-            double need;
-            if (report_get(&e->o.rep, "", "saturated", "value") > 0 && thru > 0) need = ceil(m * rate / thru / 0.85);
-            else {
-                double u = report_get(&e->o.rep, p->mono.section + 5, REPORT_BUSY_SHARE, "value");   /* "pool NAME" */
-                need = u > 0 ? ceil(m * u / 0.75) : NAN;
-            }
-            if (!isnan(need) && need > m) c->hint = need;
+        /* Capacity estimate for LLM pools (no queueing formula): what the run
+         * measured ("pool NAME" -> NAME). */
+        if (c->b.hi > p->mono_hi && !c->b.hint_used) {
+            double need = plan_capacity_need(&e->o.rep, e->o.rate, m, p->mono.section + 5);
+            if (!isnan(need) && need > m) c->b.hint = need;
         }
     }
 }
@@ -1061,14 +979,14 @@ static int plan_estimate(plan *p, combo *c, int m1, const scenario *s1)
             scenario_pool_whole_inflow(s1, p->mono_pool)) {
             double load = scenario_arrival_rate(s1) * svc / 1000.0;
             int cmin = (int) floor(load / p->umax) + 1;
-            if (cmin - 1 > c->lo) c->lo = cmin - 1;
+            if (cmin - 1 > c->b.lo) c->b.lo = cmin - 1;
             if (cmin > p->mono_hi)
                 snprintf(c->bound, sizeof c->bound, "%s needs %s >= %d to carry its offered load (%.4g req/s x %.4g ms = %.4g %s busy, "
                          "utilization_max %.3g), and the search ends at %s=%d (utilisation %.3g)", p->mono.section, p->mono.key, cmin,
                          scenario_arrival_rate(s1), svc, load, p->mono.key, p->umax, p->mono.key, p->mono_hi,
                          load / p->mono_hi);
-            c->hint = erlang_hint(&p->slo, scenario_arrival_rate(s1), svc, cv, cmin, p->mono_hi);
-            if (isnan(c->hint)) c->hint = cmin;
+            c->b.hint = plan_erlang_servers(&p->slo, scenario_arrival_rate(s1), svc, cv, cmin, p->mono_hi);
+            if (isnan(c->b.hint)) c->b.hint = cmin;
         }
     }
     for (int ti = 0; ti < scenario_npools(s1) && !c->bound[0]; ti++) {
@@ -1085,7 +1003,7 @@ static int plan_estimate(plan *p, combo *c, int m1, const scenario *s1)
                      "utilisation %.3g, utilization_max %.3g)", sec, servers, scenario_arrival_rate(s1), svc, load,
                      load / servers, p->umax);
     }
-    if (c->bound[0]) c->done = 1;
+    if (c->bound[0]) c->b.done = 1;
     return 0;
 }
 
@@ -1118,9 +1036,9 @@ static int plan_configs(plan *p)
                 snprintf(c->label + l, sizeof c->label - l, "%s%s.%s", l ? " " : "", short_section(p->dims[i].section), kv);
             else snprintf(c->label + l, sizeof c->label - l, "%s%s", l ? " " : "", kv);
         }
-        c->lo = p->mono.n >= 0 ? p->mono_lo - 1 : 0;
-        c->hi = p->mono.n >= 0 ? p->mono_hi + 1 : 1;
-        c->hint = NAN;
+        c->b.lo = p->mono.n >= 0 ? p->mono_lo - 1 : 0;
+        c->b.hi = p->mono.n >= 0 ? p->mono_hi + 1 : 1;
+        c->b.hint = NAN;
         c->closest = -INFINITY;
         c->closest_eval = -1;
         c->best_eval = -1;
@@ -1146,8 +1064,8 @@ static void update_best(plan *p)
     p->best = -1;
     for (int ci = 0; ci < p->nc; ci++) {
         combo *c = &p->c[ci];
-        if (c->infeasible || c->confirmed < 0 || (p->mono.n >= 0 ? c->hi > p->mono_hi : c->best_eval < 0)) continue;
-        int m = p->mono.n >= 0 ? (c->answer > c->hi ? c->answer : c->hi) : 1;
+        if (c->infeasible || c->confirmed < 0 || (p->mono.n >= 0 ? c->b.hi > p->mono_hi : c->best_eval < 0)) continue;
+        int m = p->mono.n >= 0 ? (c->b.answer > c->b.hi ? c->b.answer : c->b.hi) : 1;
         double cost = p->mono.n >= 0 ? cost_at(c, m) : c->fixed;
         if (p->best < 0 || cost < p->best_cost) { p->best = ci; p->best_cost = cost; }
     }
@@ -1164,9 +1082,9 @@ static int plan_rounds(plan *p)
         int from = p->ne;
         for (int ci = 0; ci < p->nc; ci++) {
             combo *c = &p->c[ci];
-            if (c->infeasible || c->done || c->pruned) continue;
+            if (c->infeasible || c->b.done || c->b.pruned) continue;
             if (p->mono.n < 0) {                /* no monotone dimension: one simulation each */
-                if (round > 0) { c->done = 1; continue; }
+                if (round > 0) { c->b.done = 1; continue; }
                 if (!new_eval(p, ci, 0, "candidate", p->seed0)) return cu_die(1, "out of memory");
                 continue;
             }
@@ -1180,7 +1098,7 @@ static int plan_rounds(plan *p)
             eval *e = &p->e[i];
             combo *c = &p->c[e->combo];
             if (p->mono.n >= 0) { update(p, c, e); continue; }
-            if (e->met) { c->best_eval = i; c->answer = 1; }
+            if (e->met) { c->best_eval = i; c->b.answer = 1; }
             else {
                 double w = closeness(e);
                 if (c->closest_eval < 0 || w > c->closest) { c->closest = w; c->closest_eval = i; }
@@ -1203,7 +1121,7 @@ static int plan_search(plan *p)
     if (p->mono.n >= 0) {
         int any = 0;
         for (int ci = 0; ci < p->nc; ci++)
-            if (p->c[ci].pruned && p->c[ci].hi <= p->mono_hi) { p->c[ci].pruned = 0; any = 1; }
+            if (p->c[ci].b.pruned && p->c[ci].b.hi <= p->mono_hi) { p->c[ci].b.pruned = 0; any = 1; }
         p->finishing = 1;
         if (any && (rc = plan_rounds(p)) != 0) return rc;
         p->finishing = 0;
@@ -1211,8 +1129,8 @@ static int plan_search(plan *p)
     /* An answer confirmation raised (a seed missed at the first seed's smallest
      * value) stays raised when the search runs again (plan_solve). */
     for (int ci = 0; ci < p->nc; ci++)
-        if (p->mono.n >= 0 && !p->c[ci].infeasible && p->c[ci].hi <= p->mono_hi && p->c[ci].answer < p->c[ci].hi)
-            p->c[ci].answer = p->c[ci].hi;
+        if (p->mono.n >= 0 && !p->c[ci].infeasible && p->c[ci].b.hi <= p->mono_hi && p->c[ci].b.answer < p->c[ci].b.hi)
+            p->c[ci].b.answer = p->c[ci].b.hi;
     return 0;
 }
 
@@ -1230,7 +1148,7 @@ static int plan_confirm(plan *p)
         double bc = INFINITY;
         for (int ci = 0; ci < p->nc; ci++) {
             combo *c = &p->c[ci];
-            if (c->infeasible || c->confirmed < 0 || c->best_eval < 0 || (p->mono.n >= 0 && c->answer <= 0)) continue;
+            if (c->infeasible || c->confirmed < 0 || c->best_eval < 0 || (p->mono.n >= 0 && c->b.answer <= 0)) continue;
             double cost = objective_at(p, c);
             /* Equal cost: the larger worst SLO margin (of its evaluation at the answer) wins. */
             if (cost < bc || (bi >= 0 && cost == bc && c->best_eval >= 0 && p->c[bi].best_eval >= 0 &&
@@ -1244,9 +1162,9 @@ static int plan_confirm(plan *p)
         if (c->confirmed > 0) { p->winner = bi; break; }   /* --objective energy: still the lowest */
         int from = p->ne;
         for (int k = 1; k < p->seeds; k++)
-            if (!new_eval(p, bi, p->mono.n >= 0 ? c->answer : 0, "confirm", p->seed0 + (uint64_t) k)) return cu_die(1, "out of memory");
-        if (c->best_eval >= 0 && p->e[c->best_eval].m != (p->mono.n >= 0 ? c->answer : 0))
-            if (!new_eval(p, bi, c->answer, "confirm", p->seed0)) return cu_die(1, "out of memory");
+            if (!new_eval(p, bi, p->mono.n >= 0 ? c->b.answer : 0, "confirm", p->seed0 + (uint64_t) k)) return cu_die(1, "out of memory");
+        if (c->best_eval >= 0 && p->e[c->best_eval].m != (p->mono.n >= 0 ? c->b.answer : 0))
+            if (!new_eval(p, bi, c->b.answer, "confirm", p->seed0)) return cu_die(1, "out of memory");
         if ((rc = run_evals(p, from, p->dbpath)) != 0) return rc;
         int all = 1;
         for (int i = from; i < p->ne; i++) {
@@ -1261,7 +1179,7 @@ static int plan_confirm(plan *p)
             p->winner = bi;
             break;
         }
-        if (p->mono.n >= 0 && c->answer < p->mono_hi) c->answer++;   /* a seed missed: one more */
+        if (p->mono.n >= 0 && c->b.answer < p->mono_hi) c->b.answer++;   /* a seed missed: one more */
         else c->confirmed = -1;
     }
     return 0;
@@ -1281,14 +1199,14 @@ static int plan_solve(plan *p)
         if ((rc = plan_search(p)) != 0 || (rc = plan_confirm(p)) != 0) return rc;
         if (p->energy || p->mono.n < 0) return 0;
         /* No winner: every pruned configuration may be the answer. */
-        double wc = p->winner >= 0 ? cost_at(&p->c[p->winner], p->c[p->winner].answer) : INFINITY;
+        double wc = p->winner >= 0 ? cost_at(&p->c[p->winner], p->c[p->winner].b.answer) : INFINITY;
         int reopened = 0;
         for (int ci = 0; ci < p->nc; ci++) {
             combo *c = &p->c[ci];
-            int lb = c->lo + 1 > p->mono_lo ? c->lo + 1 : p->mono_lo;
-            if (!c->pruned || c->infeasible || cost_at(c, lb) >= wc) continue;
-            c->pruned = 0;
-            c->done = 0;
+            int lb = c->b.lo + 1 > p->mono_lo ? c->b.lo + 1 : p->mono_lo;
+            if (!c->b.pruned || c->infeasible || cost_at(c, lb) >= wc) continue;
+            c->b.pruned = 0;
+            c->b.done = 0;
             reopened++;
         }
         if (!reopened) return 0;
@@ -1299,20 +1217,7 @@ static int plan_solve(plan *p)
 
 /* The SLO term of E that fails by the largest share of its limit, as
  * "e2e_p99_ms 23500 > 15000", or the saturation, into OUT. */
-static void worst_term(const eval *e, char *out, size_t n)
-{
-    const slo_check *worst = NULL;
-    for (int i = 0; i < e->slo.n; i++) {
-        const slo_check *k = &e->slo.c[i];
-        double rel = isnan(k->value) ? -INFINITY : k->margin / k->t->limit;
-        if (!worst || rel < (isnan(worst->value) ? -INFINITY : worst->margin / worst->t->limit)) worst = k;
-    }
-    if (report_get(&e->o.rep, "", "saturated", "value") > 0 || !worst || isnan(worst->value))
-        snprintf(out, n, "saturated (throughput %.4g of %.4g req/s)", report_get(&e->o.rep, "", "throughput_rps", "value"), e->o.rate);
-    else
-        snprintf(out, n, "%s %.4g %s %.4g", worst->t->key, worst->value,
-                 worst->met ? "within" : worst->value > worst->t->limit ? ">" : "<", worst->t->limit);
-}
+static void worst_term(const eval *e, char *out, size_t n) { plan_worst_term(&e->slo, &e->o.rep, e->o.rate, out, n); }
 
 /* The evaluation of configuration CI at monotone value M with the first seed
  * (-1 none). */
@@ -1329,58 +1234,19 @@ static int eval_at(const plan *p, int ci, int m)
 static const char *verdict(const plan *p, int ci, int *value, char *why, size_t n)
 {
     const combo *c = &p->c[ci];
-    *value = 0;
-    if (c->infeasible) { snprintf(why, n, "ruled out: %s", c->reason); return "ruled_out"; }
-    if (c->bound[0]) { snprintf(why, n, "cannot carry the load: %s", c->bound); return "below_bound"; }
-    if (c->confirmed < 0) {
-        snprintf(why, n, "met with seed %llu but not with every one of %d seeds up to %s=%d", (unsigned long long) p->seed0,
-                 p->seeds, p->mono_name, c->answer);
-        return "failed_confirmation";
-    }
-    char term[300];
-    if (p->mono.n < 0) {
-        if (c->best_eval >= 0) { snprintf(why, n, "meets the SLO: $%.2f/h", c->fixed); return "meets"; }
-        if (c->closest_eval >= 0) worst_term(&p->e[c->closest_eval], term, sizeof term);
-        else snprintf(term, sizeof term, "not simulated");
-        snprintf(why, n, "SLO missed: %s", term);
-        return "missed";
-    }
-    if (c->answer > 0) {
-        *value = c->answer;
-        /* Why one fewer does not do: a missing evaluation there (any seed). */
-        int k = -1;
-        for (int i = 0; i < p->ne && k < 0; i++)
-            if (p->e[i].combo == ci && p->e[i].m == c->answer - 1 && !p->e[i].met && p->e[i].factor == 1) k = i;
-        size_t l = (size_t) snprintf(why, n, "meets the SLO at %s=%d: $%.2f/h", p->mono_name, c->answer, cost_at(c, c->answer));
-        if (k >= 0 && l < n) {
-            worst_term(&p->e[k], term, sizeof term);
-            l += (size_t) snprintf(why + l, n - l, " (at %d: %s", c->answer - 1, term);
-            if (l < n && p->e[k].t.seed != p->seed0)
-                l += (size_t) snprintf(why + l, n - l, " with seed %llu", (unsigned long long) p->e[k].t.seed);
-            if (l < n) snprintf(why + l, n - l, ")");
-        } else if (c->answer - 1 < p->mono_lo && l < n)
-            snprintf(why + l, n - l, " (the smallest searched)");
-        return "meets";
-    }
-    if (c->pruned) {
-        int lb = c->lo + 1 > p->mono_lo ? c->lo + 1 : p->mono_lo;
-        double wc = p->winner >= 0 ? cost_at(&p->c[p->winner], p->c[p->winner].answer) : p->best_cost;
-        if (cost_at(c, lb) >= wc)
-            snprintf(why, n, "pruned: the cheapest possible (%s=%d, its lower bound) costs $%.2f/h, more than the best found ($%.2f/h)",
-                     p->mono_name, lb, cost_at(c, lb), wc);
-        else
-            snprintf(why, n, "pruned: the cheapest possible (%s=%d, its lower bound) costs $%.2f/h, more than the best found with "
-                     "the first seed ($%.2f/h), which confirmation raised to $%.2f/h", p->mono_name, lb, cost_at(c, lb), p->best_cost, wc);
-        return "pruned";
-    }
-    int k = c->lo >= p->mono_lo ? eval_at(p, ci, c->lo) : -1;
-    if (k >= 0) {
-        worst_term(&p->e[k], term, sizeof term);
-        snprintf(why, n, "SLO missed at %s=%d%s: %s", p->mono_name, c->lo, c->lo >= p->mono_hi ? " (the largest searched)" : "", term);
-    } else snprintf(why, n, "not simulated");
-    return "missed";
+    char closest[300], below[300], lo[300];
+    plan_verdict_in v = { c->infeasible ? c->reason : NULL, c->bound, c->confirmed < 0, p->seed0, p->seeds, p->mono.n >= 0,
+                          p->mono_name, p->mono_lo, p->mono_hi, &c->b, c->fixed, c->unit, c->best_eval >= 0, NULL, NULL, 0, NULL,
+                          p->winner >= 0 ? cost_at(&p->c[p->winner], p->c[p->winner].b.answer) : p->best_cost, p->best_cost };
+    if (c->closest_eval >= 0) { worst_term(&p->e[c->closest_eval], closest, sizeof closest); v.term_closest = closest; }
+    int k = -1;                        /* a missing evaluation one below the answer (any seed) */
+    for (int i = 0; i < p->ne && k < 0 && c->b.answer > 0; i++)
+        if (p->e[i].combo == ci && p->e[i].m == c->b.answer - 1 && !p->e[i].met && p->e[i].factor == 1) k = i;
+    if (k >= 0) { worst_term(&p->e[k], below, sizeof below); v.term_below = below; v.below_seed = p->e[k].t.seed; }
+    k = c->b.lo >= p->mono_lo ? eval_at(p, ci, c->b.lo) : -1;
+    if (k >= 0) { worst_term(&p->e[k], lo, sizeof lo); v.term_lo = lo; }
+    return plan_verdict(&v, value, why, n);
 }
-
 /* The verdict of every configuration, one line each ("  LABEL  VERDICT"). */
 static void print_verdicts(const plan *p, FILE *out)
 {
@@ -1426,22 +1292,17 @@ static void verdicts_json(const plan *p, FILE *out)
  * (smallest missing, NAN when even the largest meets).  Returns 0 or the exit status. */
 static int plan_goodput(plan *p)
 {
-    static const double coarse[] = { 1.1, 1.25, 1.5, 2, 3, 4 };
     const combo *c = &p->c[p->winner];
-    int m = p->mono.n >= 0 ? c->answer : 0;
+    int m = p->mono.n >= 0 ? c->b.answer : 0;
     const char *eq = strchr(p->rate_set, '=');
     double base = eq ? strtod(eq + 1, NULL) : NAN;
     p->goodput_lo = 1;
     p->goodput_hi = NAN;
     if (!eq || !(base > 0)) return 0;
     for (int round = 0; round < 2; round++) {
-        double f[8];
-        int nf = 0;
-        if (round == 0) for (size_t i = 0; i < sizeof coarse / sizeof coarse[0]; i++) f[nf++] = coarse[i];
-        else {
-            if (isnan(p->goodput_hi)) break;
-            for (int i = 1; i <= 4; i++) f[nf++] = p->goodput_lo + (p->goodput_hi - p->goodput_lo) * i / 5.0;
-        }
+        double f[PLAN_GOODPUT_MAX];
+        int nf = plan_goodput_factors(round, p->goodput_lo, p->goodput_hi, f), met[PLAN_GOODPUT_MAX];
+        if (nf == 0) break;
         int from = p->ne;
         for (int i = 0; i < nf; i++) {
             eval *e = new_eval(p, p->winner, m, "goodput", p->seed0);
@@ -1451,13 +1312,8 @@ static int plan_goodput(plan *p)
         }
         int rc = run_evals(p, from, p->dbpath);
         if (rc) return rc;
-        /* The SLO is taken as monotone in the rate: the bracket is the largest
-         * meeting factor below the smallest missing one. */
-        for (int i = from; i < p->ne; i++)
-            if (!p->e[i].met && (isnan(p->goodput_hi) || p->e[i].factor < p->goodput_hi)) p->goodput_hi = p->e[i].factor;
-        for (int i = from; i < p->ne; i++)
-            if (p->e[i].met && p->e[i].factor > p->goodput_lo && (isnan(p->goodput_hi) || p->e[i].factor < p->goodput_hi))
-                p->goodput_lo = p->e[i].factor;
+        for (int i = 0; i < nf; i++) met[i] = p->e[from + i].met;
+        plan_goodput_bracket(f, met, nf, &p->goodput_lo, &p->goodput_hi);
     }
     return 0;
 }
@@ -1525,8 +1381,8 @@ static int plan_candidates(plan *p)
     for (int ci = 0; ci < p->nc; ci++) {
         combo *c = &p->c[ci];
         if (c->infeasible || c->best_eval < 0 || c->confirmed < 0) continue;
-        if (p->mono.n >= 0 && c->answer <= 0) continue;
-        p->cs[p->ncs++] = (cand) { ci, p->mono.n >= 0 ? cost_at(c, c->answer) : c->fixed, power_at_answer(p, c, 0), objective_at(p, c) };
+        if (p->mono.n >= 0 && c->b.answer <= 0) continue;
+        p->cs[p->ncs++] = (cand) { ci, p->mono.n >= 0 ? cost_at(c, c->b.answer) : c->fixed, power_at_answer(p, c, 0), objective_at(p, c) };
     }
     qsort(p->cs, (size_t) p->ncs, sizeof *p->cs, cmp_cand);
     for (int i = 0; i < p->ncs; i++)
@@ -1537,7 +1393,7 @@ static int plan_candidates(plan *p)
             break;
         }
     for (int ci = 0; ci < p->nc; ci++) {
-        p->pruned += p->c[ci].pruned;
+        p->pruned += p->c[ci].b.pruned;
         p->infeasible += p->c[ci].infeasible;
         p->bounded += p->c[ci].bound[0] != 0;
     }
@@ -1545,7 +1401,7 @@ static int plan_candidates(plan *p)
         combo *c = &p->c[p->cs[i].combo];
         p->shown[i] = c->best_eval;
         for (int k = 0; k < p->ne; k++)
-            if (p->e[k].combo == p->cs[i].combo && p->e[k].m == (p->mono.n >= 0 ? c->answer : 0) && p->e[k].met && p->e[k].t.seed == p->seed0)
+            if (p->e[k].combo == p->cs[i].combo && p->e[k].m == (p->mono.n >= 0 ? c->b.answer : 0) && p->e[k].met && p->e[k].t.seed == p->seed0)
                 p->shown[i] = k;
     }
     return 0;
@@ -1613,7 +1469,7 @@ static void models_warn(const plan *p)
 static void answer_label(const plan *p, int ci, char *buf, size_t n)
 {
     const combo *c = &p->c[ci];
-    if (p->mono.n >= 0) snprintf(buf, n, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p->mono_name, c->answer);
+    if (p->mono.n >= 0) snprintf(buf, n, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p->mono_name, c->b.answer);
     else snprintf(buf, n, "%s", c->label);
     if (!buf[0]) snprintf(buf, n, "the scenario as given");
 }
@@ -1678,7 +1534,7 @@ static int plan_sensitivity(plan *p, const scenario *base)
             FILE *m = fmemopen(a->settings, sizeof a->settings, "w");
             if (m) {
                 const combo *c = &q.c[q.winner];
-                settings_json(&q, c, q.mono.n >= 0 ? c->answer : 0, m);
+                settings_json(&q, c, q.mono.n >= 0 ? c->b.answer : 0, m);
                 fclose(m);
             }
         }
@@ -1725,7 +1581,7 @@ static int plan_json(plan *p)
         if (i == 1) fputs(", \"candidates\": [", mem);
         if (i >= 1) fputs(i > 1 ? ", " : "", mem);
         fputs("{\"settings\": ", mem);
-        settings_json(p, c, p->mono.n >= 0 ? c->answer : 0, mem);
+        settings_json(p, c, p->mono.n >= 0 ? c->b.answer : 0, mem);
         fprintf(mem, ", \"usd_per_hour\": %.6g, \"busy_share_max\": %.4g, \"confirmed_seeds\": %d, ", p->cs[i].cost,
                 max_util(&e->o.rep), c->confirmed > 0 ? p->seeds : 1);
         if (isnan(p->cs[i].power_w)) fputs("\"mean_power_w\": null, ", mem);
@@ -1859,7 +1715,7 @@ static void plan_print(const plan *p)
         const combo *c = &p->c[p->cs[i].combo];
         const eval *e = &p->e[p->shown[i]];
         char lab[600];
-        if (p->mono.n >= 0) snprintf(lab, sizeof lab, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p->mono_name, c->answer);
+        if (p->mono.n >= 0) snprintf(lab, sizeof lab, "%s%s%s=%d", c->label, c->label[0] ? " " : "", p->mono_name, c->b.answer);
         else snprintf(lab, sizeof lab, "%s", c->label);
         char kw[32] = "-";
         if (!isnan(p->cs[i].power_w)) snprintf(kw, sizeof kw, "%.3f", p->cs[i].power_w / 1000);
@@ -1874,7 +1730,7 @@ static void plan_print(const plan *p)
     const eval *e = &p->e[p->shown[0]];
     printf("\nbest: ");
     const combo *c = &p->c[p->cs[0].combo];
-    if (p->mono.n >= 0) printf("%s%s%s=%d", ERRMSG_SHOWN(c->label), c->label[0] ? " " : "", ERRMSG_SHOWN(p->mono_name), c->answer);
+    if (p->mono.n >= 0) printf("%s%s%s=%d", ERRMSG_SHOWN(c->label), c->label[0] ? " " : "", ERRMSG_SHOWN(p->mono_name), c->b.answer);
     else printf("%s", ERRMSG_SHOWN(c->label));
     printf("  $%.2f/hour", p->cs[0].cost);
     if (!isnan(p->cs[0].power_w)) printf(", %.3f kW of GPU power at %.4g req/s", p->cs[0].power_w / 1000, p->want);

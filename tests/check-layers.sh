@@ -17,6 +17,7 @@
 #                 scenario assembly (run/scenario.c, run/scenario.h)
 #   sim/report    everything in sim below it
 #   sim/store     everything in sim below it, and report
+#   sim/plan      everything in sim below it (the planner's computations)
 #   calib         sim (never the other way)
 #   include       (public headers, include/latsim/*.h) only each other, and
 #                 system and library headers: never sim/, calib/ or cli/
@@ -49,6 +50,7 @@ declare -A ALLOW=(
   [run]="engine core fleet workload stations gateway llm public"
   [report]="engine core fleet workload stations gateway llm run public"
   [store]="engine core fleet workload stations gateway llm run report public"
+  [plan]="engine core fleet workload stations gateway llm run report store public"
   [calib]="engine core fleet workload stations gateway llm run report store public"
   [public]=""
   [cli]="public calibpub"
