@@ -25,6 +25,7 @@
 #include "cimport.h"
 #include "cprofile.h"
 #include "cprior.h"
+#include "tsim.h"
 #include "nnls.h"
 #include "store/store.h"
 
@@ -424,15 +425,9 @@ static void expect_fp8_carry(const char *model, const char *source)
     cr_assert(strstr(b.out, source), "%s", b.out);
     json_t *ja = json_loads(a.out, 0, NULL), *jb = json_loads(b.out, 0, NULL);
     cr_assert(ja && jb);
-    sqlite3 *cat;
-    char e2[256];
     gpu_spec h100;
     model_spec m;
-    cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
-    cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
-    cr_assert_eq(catalog_gpu(cat, "h100", &h100, e2, sizeof e2), 0, "%s", e2);
-    cr_assert_eq(catalog_model(cat, model, &m, e2, sizeof e2), 0, "%s", e2);
-    sqlite3_close(cat);
+    tsim_catalog("h100", model, &h100, &m);
     double tb[CF_NTERMS], t8[CF_NTERMS];
     cprior_learned_terms(&h100, "vllm", &m, "bf16", tb);
     cprior_learned_terms(&h100, "vllm", &m, "fp8", t8);

@@ -24,7 +24,7 @@
 
 #include "tcli.h"
 #include "cprior.h"
-#include "core/catalog.h"
+#include "tsim.h"
 
 #define REAL "tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl"
 #define REAL_INI "scenarios/replay_vllm_rtx4090.ini"
@@ -103,16 +103,10 @@ static const double FREE_TRUE[] = { K_FIXED, K_PREFILL, K_KV, K_DECODE };
 /* The prior's terms for llama-3.1-8b on rtx-4090 (bf16, vLLM) into T (CF_NTERMS). */
 static void prior_terms(double *t)
 {
-    sqlite3 *cat;
-    char e2[256];
     gpu_spec g;
     model_spec m;
     double w[CF_NTERMS];
-    cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
-    cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
-    cr_assert_eq(catalog_gpu(cat, "rtx-4090", &g, e2, sizeof e2), 0, "%s", e2);
-    cr_assert_eq(catalog_model(cat, "llama-3.1-8b", &m, e2, sizeof e2), 0, "%s", e2);
-    sqlite3_close(cat);
+    tsim_catalog("rtx-4090", "llama-3.1-8b", &g, &m);
     cprior_terms(&g, NULL, &m, 1, "bf16", t, w);
 }
 

@@ -32,7 +32,7 @@
 #include "tcli.h"
 #include "cfitted.h"
 #include "cprior.h"
-#include "core/catalog.h"
+#include "tsim.h"
 
 #define REAL "tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl"
 #define REAL_INI "scenarios/replay_vllm_rtx4090.ini"
@@ -376,16 +376,10 @@ Test(obsmeas_posterior, no_data_is_the_prior_exactly)
     result_free(&r);
     /* The prior: the learned default of rtx-4090 under the run's engine (vLLM) in the fitted
      * model's terms (cprior.h), every term exactly. */
-    sqlite3 *cat;
-    char e2[256];
     gpu_spec g;
     model_spec m;
     double want[CF_NTERMS];
-    cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
-    cr_assert_eq(catalog_init(cat, e2, sizeof e2), 0, "%s", e2);
-    cr_assert_eq(catalog_gpu(cat, "rtx-4090", &g, e2, sizeof e2), 0, "%s", e2);
-    cr_assert_eq(catalog_model(cat, "llama-3.1-8b", &m, e2, sizeof e2), 0, "%s", e2);
-    sqlite3_close(cat);
+    tsim_catalog("rtx-4090", "llama-3.1-8b", &g, &m);
     cprior_learned_terms(&g, "vllm", &m, "bf16", want);
     for (int k = 0; k < CF_NTERMS; k++) {
         double v = coef_of(1, cfitted_term_names[k]);

@@ -21,6 +21,17 @@ int tsim_load_resolve(const char *path, const char *text, scenario *sc, char *er
     return rc;
 }
 
+void tsim_catalog(const char *gpu, const char *model, gpu_spec *g, model_spec *m)
+{
+    sqlite3 *cat;
+    char err[256];
+    cr_assert_eq(sqlite3_open(":memory:", &cat), SQLITE_OK);
+    cr_assert_eq(catalog_init(cat, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(catalog_gpu(cat, gpu, g, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(catalog_model(cat, model, m, err, sizeof err), 0, "%s", err);
+    sqlite3_close(cat);
+}
+
 void tsim_run(const char *path, const char *text, uint64_t seed, sim_result *res)
 {
     scenario sc;

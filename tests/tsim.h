@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "run/scenario.h"
 #include "run/sim.h"
+#include "core/catalog.h"
 
 /* Loads TEXT (reported as the file PATH) into SC and resolves it against an
  * in-memory database.  Returns 0, or -1 with the message in ERR (SC freed). */
@@ -16,5 +17,8 @@ int tsim_load_resolve(const char *path, const char *text, scenario *sc, char *er
 /* Loads, resolves and simulates TEXT with SEED into RES; any error fails the
  * test (the message and the text are shown). */
 void tsim_run(const char *path, const char *text, uint64_t seed, sim_result *res);
+
+/* GPU and MODEL of the built-in catalog into G and M; an unknown name fails the test. */
+void tsim_catalog(const char *gpu, const char *model, gpu_spec *g, model_spec *m);
 
 #endif
