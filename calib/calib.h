@@ -95,11 +95,12 @@ void cimp_power_register(void);
 
 /* `calib fit KIND`: KIND "fitted" (the parametric step model fitted to the
  * imported whole steps of MODEL on GPU, WEIGHTS precision, FOLDS-fold
- * cross-validation, 0: the default) or "profile" (the operator-profile model of
+ * cross-validation, 0: the default; PRIOR 1: a posterior toward the learned
+ * default, cfitpost.h, 0: the steps alone) or "profile" (the operator-profile model of
  * MODEL on GPU at TP from imported profiles); stored, tagged with TOOL.
  * Returns 0 with *ID the stored fit, or -1 + ERR. */
 int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu, int tp, const char *weights,
-              size_t folds, const char *tool, int64_t *id, char *err, size_t errlen);
+              size_t folds, int prior, const char *tool, int64_t *id, char *err, size_t errlen);
 
 /* `calib fit observed` (cobsfit.h): the fitted step model of MODEL on GPU
  * (WEIGHTS NULL: the model's; TP > 0: runs at that TP only) fitted to the stored

@@ -24,11 +24,11 @@
 #include "llm/opshare.h"
 
 int calib_fit(sqlite3 *db, const char *kind, const char *model, const char *gpu, int tp, const char *weights,
-              size_t folds, const char *tool, int64_t *id, char *err, size_t errlen)
+              size_t folds, int prior, const char *tool, int64_t *id, char *err, size_t errlen)
 {
     if (!strcmp(kind, "fitted")) {
         cfitted m;
-        if (cfitted_fit(db, model, gpu, weights, tool, folds, &m, err, errlen) != 0) return -1;
+        if (cfitted_fit(db, model, gpu, weights, tool, folds, prior, &m, err, errlen) != 0) return -1;
         *id = m.fit.id;
         return 0;
     }

@@ -14,6 +14,8 @@
 #include <gsl/gsl_vector.h>
 
 #include "engine/errmsg.h"
+#include "cfitpost.h"
+#include "cprior.h"
 #include "nnls.h"
 
 const char *const cfitted_term_names[CF_NTERMS] = {
@@ -248,6 +250,16 @@ static int aliased_tp(const cfitted *m)
     return 0;
 }
 
+/* 1 when fit M is a posterior (cfitpost.h): no term aliased or at the
+ * non-negativity bound, every one fitted, at its prior or at its floor. */
+static int posterior_fit(const cfitted *m)
+{
+    for (int i = 0; i < m->fit.ncoef; i++)
+        if (!strcmp(m->fit.coef[i].status, "aliased") || !strcmp(m->fit.coef[i].status, "bound"))
+            return 0;
+    return m->fit.ncoef > 0;
+}
+
 int cfitted_tp_carried(const cfitted *m, int tp)
 {
     int lo, hi, k = 0;
@@ -257,7 +269,9 @@ int cfitted_tp_carried(const cfitted *m, int tp)
         if ((!strcmp(m->fit.coef[i].name, "allreduce_ms_per_gb") || !strcmp(m->fit.coef[i].name, "allreduce_ms_per_hop")) &&
             !strcmp(m->fit.coef[i].status, "prior"))
             k++;
-    return k == 2;
+    /* A posterior measured at one degree has nothing else to go by; measured at
+     * several, it is interpolated, extrapolated or refused by distance. */
+    return k == 2 || (posterior_fit(m) && lo == hi);
 }
 
 cf_range cfitted_tp_range(const cfitted *m, int tp, char *why, size_t n)
@@ -266,8 +280,9 @@ cf_range cfitted_tp_range(const cfitted *m, int tp, char *why, size_t n)
     if (cdb_tp_listed(m->fit.tps, tp, &lo, &hi))
         return CF_MEASURED;
     if (cfitted_tp_carried(m, tp)) {
-        errmsg_set(why, n, "carried from tp %s to tp %d: its all-reduce terms held at physical priors (the link "
-                   "model), its other terms per GPU", m->fit.tps, tp);
+        errmsg_set(why, n, "carried from tp %s to tp %d: its all-reduce terms %s (the learned link "
+                   "model), its other terms per GPU", m->fit.tps, tp,
+                   posterior_fit(m) ? "a posterior toward physical priors" : "held at physical priors");
         return CF_EXTRAPOLATED;
     }
     if (lo == hi || aliased_tp(m)) {
@@ -371,7 +386,7 @@ static void outlier_message(sqlite3 *db, const row *rows, size_t n, const int *f
 }
 
 int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights,
-                const char *tool, size_t folds, cfitted *out, char *err, size_t errlen)
+                const char *tool, size_t folds, int prior, cfitted *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     char e2[512];
@@ -459,6 +474,7 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     int rc = -1;
     int *flag = NULL;         /* outliers */
     double *pred = NULL;      /* the robust fit's predictions */
+    double *sigma = NULL;     /* the posterior's relative noise of each step */
     gsl_matrix *X = gsl_matrix_alloc(n, CF_NTERMS);
     gsl_vector *y = gsl_vector_alloc(n), *w = gsl_vector_alloc(n);
     int64_t *ids = malloc(n * sizeof *ids);
@@ -497,10 +513,12 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
      * predicted (interpolated) instead of refused; the others are refitted to
      * what it leaves. */
     double held[CF_NTERMS] = { 0 };
-    int nheld = 0, ntp = 0;
-    for (int t = 1; t <= 1024; t++)
+    int nheld = 0, ntp = 0, tp0 = 0;
+    for (int t = 1; t <= 1024; t++) {
         ntp += tpseen[t];
-    if (ntp >= 2) {
+        if (tpseen[t] && !tp0) tp0 = t;
+    }
+    if (ntp >= 2 && !prior) {
         double prior[CF_NTERMS] = { 0 };
         prior[CF_AR_BYTES] = g.link_gbs > 0 ? 1000 / g.link_gbs : 0;
         prior[CF_AR_HOP] = cost_roofline_defaults.allreduce_latency_us * 1e-3;
@@ -528,7 +546,12 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
                 goto done;
         }
     }
-    if (n <= r.kept) {
+    if (prior ? n < 2 : n <= r.kept) {
+        if (prior) {
+            errmsg_set(err, errlen, "fit: one measurement of %s on %s: need at least 2 to cross-validate the fit",
+                       out->model.name, g.name);
+            goto done;
+        }
         errmsg_set(err, errlen, "fit: %zu measurements of %s on %s for %zu coefficients: need at "
                    "least %zu (more step sizes, batch sizes or TP degrees)", n, out->model.name,
                    g.name, r.kept, r.kept + 1);
@@ -547,14 +570,14 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
             dec_shapes += !rows[i].prefill;
         }
     }
-    if (has_pre && (pre_shapes < 2 ||
+    if (!prior && has_pre && (pre_shapes < 2 ||
                     (r.status[CF_PREFILL] == NNLS_ALIASED && r.status[CF_ATTN] == NNLS_ALIASED))) {
         errmsg_set(err, errlen, "fit: singular design: the prefill steps of %s on %s all have the "
                    "same size, so their per-token cost cannot be separated from the fixed cost "
                    "(measure several prompt lengths or batch sizes)", out->model.name, g.name);
         goto done;
     }
-    if (has_dec && (dec_shapes < 2 || (r.status[CF_KV] == NNLS_ALIASED &&
+    if (!prior && has_dec && (dec_shapes < 2 || (r.status[CF_KV] == NNLS_ALIASED &&
                                        r.status[CF_DECODE] == NNLS_ALIASED &&
                                        r.status[CF_SEQ] == NNLS_ALIASED))) {
         errmsg_set(err, errlen, "fit: singular design: the decode steps of %s on %s all have the "
@@ -586,7 +609,44 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     if (k > n)
         k = n;
     cdb_fit *f = &out->fit;
-    f->mape = nnls_cv_mape(X, y, w, use, k, err, errlen);
+    /* The posterior (cfitpost.h): the learned default's terms as the prior, the
+     * step's relative noise from the data-only fit's residuals. */
+    cfpost post;
+    double pr[CF_NTERMS], width[CF_NTERMS], lo[CF_NTERMS], sph[2] = { 0, 0 };
+    if (prior) {
+        cprior_terms(&g, NULL, &out->model, tp0 ? tp0 : 1, weights, pr, width);
+        cprior_floor(&g, weights, lo);
+        /* Each phase's relative noise: its share of the data-only fit's residual
+         * sum over its share of the degrees of freedom. */
+        double ss[2] = { 0, 0 }, cnt[2] = { 0, 0 };
+        for (size_t i = 0; i < n; i++) {
+            double e = nnls_predict(X, i, r.b) / gsl_vector_get(y, i) - 1;
+            ss[rows[i].prefill] += e * e;
+            cnt[rows[i].prefill]++;
+        }
+        double dof = n > r.kept ? (double)(n - r.kept) / (double)n : 1.0 / (double)n;
+        sigma = malloc(n * sizeof *sigma);
+        if (!sigma) {
+            errmsg_set(err, errlen, "out of memory");
+            goto done;
+        }
+        for (int ph = 0; ph < 2; ph++)
+            sph[ph] = cnt[ph] > 0 ? fmax(sqrt(ss[ph] / fmax(cnt[ph] * dof, 1)), CFPOST_SIGMA_MIN) : CFPOST_SIGMA_MIN;
+        for (size_t i = 0; i < n; i++) sigma[i] = sph[rows[i].prefill];
+        if (cfpost_fit(X, y, NULL, pr, width, lo, sigma, &post, err, errlen) != 0)
+            goto done;
+        f->mape = cfpost_cv_mape(X, y, pr, width, lo, sigma, k, err, errlen);
+        r.mape = post.mape;
+        double mean = 0, ssr = 0, sst = 0;
+        for (size_t i = 0; i < n; i++) mean += gsl_vector_get(y, i) / (double)n;
+        for (size_t i = 0; i < n; i++) {
+            double yi = gsl_vector_get(y, i), e = yi - nnls_predict(X, i, post.c);
+            ssr += e * e;
+            sst += (yi - mean) * (yi - mean);
+        }
+        r.r2 = sst > 0 ? 1 - ssr / sst : 1;
+    } else
+        f->mape = nnls_cv_mape(X, y, w, use, k, err, errlen);
     f->folds = (int)k;
     /* Never a model whose error makes it useless (cdb.h). */
     if (!(r.mape <= CDB_MAPE_LIMIT) || !CDB_MAPE_USABLE(f->mape)) {
@@ -614,13 +674,26 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
             len += (size_t)snprintf(f->tps + len, sizeof f->tps - len, "%s%d", len ? "," : "", t);
     f->n_points = (int)n;
     f->r2 = r.r2;
-    len = (size_t)snprintf(f->note, sizeof f->note, "WLS (weights 1/y^2), non-negative; fit MAPE %.2f %%%s",
-                           r.mape, nheld ? "; not separable, held at priors (roofline all-reduce latency per hop, "
-                           "bytes over link_gbs, launch per layer):" : "");
+    if (prior)
+        len = (size_t)snprintf(f->note, sizeof f->note, "posterior toward the learned default (cprior.h, cfitpost.h): "
+                               "WLS (weights 1/y^2, step noise %.2g %% prefill, %.2g %% decode) bounded below by the datasheet "
+                               "peak; fit MAPE %.2f %%", 100 * sph[1], 100 * sph[0], r.mape);
+    else
+        len = (size_t)snprintf(f->note, sizeof f->note, "WLS (weights 1/y^2), non-negative, no prior; fit MAPE %.2f %%%s",
+                               r.mape, nheld ? "; not separable, held at priors (roofline all-reduce latency per hop, "
+                               "bytes over link_gbs, launch per layer):" : "");
     for (int j = 0; j < CF_NTERMS && len < sizeof f->note - 1; j++)
         if (held[j] > 0)
             len += (size_t)snprintf(f->note + len, sizeof f->note - len, " %s", cfitted_term_names[j]);
-    for (int j = 0; j < CF_NTERMS; j++) {
+    for (int j = 0; j < CF_NTERMS && prior; j++) {
+        cdb_coef *c = &f->coef[j];
+        snprintf(c->name, sizeof c->name, "%s", cfitted_term_names[j]);
+        c->value = out->c[j] = post.c[j];
+        c->se = post.se[j];
+        snprintf(c->status, sizeof c->status, "%s", post.status[j] == CFPOST_FITTED ? "fitted"
+                 : post.status[j] == CFPOST_PRIOR ? "prior" : "floor");
+    }
+    for (int j = 0; j < CF_NTERMS && !prior; j++) {
         cdb_coef *c = &f->coef[j];
         snprintf(c->name, sizeof c->name, "%s", cfitted_term_names[j]);
         c->value = r.b[j];
@@ -650,6 +723,7 @@ done:
     free(rows);
     free(flag);
     free(pred);
+    free(sigma);
     return rc;
 }
 

@@ -71,11 +71,16 @@ void cfitted_features(const model_spec *m, double weight_bytes, double kv_bytes,
                       const cost_step *s, double *f);
 
 /* Fits the steps stored for (MODEL, GPU, WEIGHTS) (all TP degrees) and stores the
- * fit in the caller's transaction; fills OUT (id included).  Returns 0, or -1
- * with one line in ERR: no measurements, fewer points than coefficients, a
- * singular design, a GSL failure. */
+ * fit in the caller's transaction; fills OUT (id included).  PRIOR 1: as a
+ * posterior toward the learned default (cfitpost.h; terms the steps do not
+ * determine stay at the prior, status "prior"; every term at or above the
+ * datasheet floor, status "floor" there); 0: the data alone (non-negative
+ * least squares; a term the steps cannot separate is "aliased", at 0, and a
+ * singular design is refused).  Returns 0, or -1 with one line in ERR: no
+ * measurements, too few points, a singular design (PRIOR 0), an outlier, a
+ * useless error, a GSL failure. */
 int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights,
-                const char *tool, size_t folds, cfitted *out, char *err, size_t errlen);
+                const char *tool, size_t folds, int prior, cfitted *out, char *err, size_t errlen);
 
 /* Loads fit ID (kind "fitted") with its model's geometry.  Returns 0, 1 when
  * there is no such fit or it is not of kind fitted, -1 on error. */
@@ -146,7 +151,9 @@ double cfitted_staged_ms(const cfitted *m, const cost_hw *h, const cost_roofline
 
 /* 1 when M, measured at other TP degrees (TP outside them), carries to TP:
  * its all-reduce terms are held at physical priors (status "prior": an
- * observed fit, cobsfit.h), so the link model prices TP's all-reduces and its
+ * observed fit, cobsfit.h) or M is a posterior measured at one TP degree
+ * (cfitpost.h: no term aliased, the all-reduce terms fitted toward the
+ * learned link model), so the link model prices TP's all-reduces and its
  * other terms are per GPU. */
 int cfitted_tp_carried(const cfitted *m, int tp);
 

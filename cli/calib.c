@@ -53,6 +53,7 @@ typedef struct opts {
     int data;                 /* --data: COBSFIT_BOTH ... (calib fit observed) */
     double max_min;           /* --max-minutes: minutes (calib fit observed; default 60, 0 no bound) */
     int progress;             /* --progress (calib fit observed) */
+    int no_prior;             /* --prior none (calib fit): the steps alone */
     const char *source;       /* --source S (export) */
     const char *target;       /* --target HOST:PORT (net) */
     const char *sizes;        /* --sizes LIST (net) */
@@ -85,7 +86,7 @@ static int parse_long(const char *opt, const char *v, long lo, long hi, long *ou
 
 /* The options of the calib commands (each command's table lists those it takes). */
 enum { O_MODEL = 1, O_GPU, O_WEIGHTS, O_TP, O_FOLDS, O_SOURCE, O_TARGET, O_SIZES, O_TOKENS, O_BATCHES, O_CONTEXTS,
-       O_PROMPTS, O_REPEATS, O_THREADS, O_GPUS, O_DATA, O_CORPUS, O_OUT, O_MAXMIN, O_PROGRESS };
+       O_PROMPTS, O_REPEATS, O_THREADS, O_GPUS, O_DATA, O_CORPUS, O_OUT, O_MAXMIN, O_PROGRESS, O_PRIOR };
 
 #define OPT_MODEL(flags)  { "model", O_MODEL, "M", "the model (a catalog name)", flags }
 #define OPT_TP            { "tp", O_TP, "T", "tensor-parallel degree (1 to 1024)", 0 }
@@ -112,6 +113,7 @@ static const cli_opt FIT_OPTS[] = {
     { "data", O_DATA, "D", "observed: fit both (default), requests (the runs), steps (imported steps, engine logs) or none (the prior)", 0 },
     { "max-minutes", O_MAXMIN, "M", "observed: stop the fit after M minutes of wall-clock time, nothing stored (default 60; 0: no bound)", 0 },
     { "progress", O_PROGRESS, NULL, "observed: a progress line on stderr every second even when it is not a terminal", 0 },
+    { "prior", O_PRIOR, "P", "fitted: learned (default: a posterior toward the learned default) or none (the steps alone)", 0 },
     CLI_OPT_DB, { NULL },
 };
 static const cli_opt EXPORT_OPTS[] = {
@@ -225,6 +227,10 @@ static int calib_opt(void *ctx, int id, const char *v)
         break;
     }
     case O_PROGRESS: o->progress = 1; break;
+    case O_PRIOR:
+        o->no_prior = !strcmp(v, "none") ? 1 : !strcmp(v, "learned") ? 0 : -1;
+        if (o->no_prior < 0) return cu_die(2, "%s: --prior: expected learned or none, got '%s'", o->cmd, v);
+        break;
     case O_TARGET: o->target = v; break;
     case O_SIZES: o->sizes = v; break;
     case O_TOKENS: o->tokens = v; break;
@@ -338,7 +344,7 @@ static int fit_write(sqlite3 *db, int dry, void *arg, char *err, size_t n)
         if (rep) fclose(rep);
         return rc;
     }
-    return calib_fit(db, j->kind, o->model, o->gpu, (int)o->tp, o->weights, (size_t)o->folds, LATSIM_VERSION, &j->id,
+    return calib_fit(db, j->kind, o->model, o->gpu, (int)o->tp, o->weights, (size_t)o->folds, !o->no_prior, LATSIM_VERSION, &j->id,
                      err, n) != 0 ? 2 : 0;
 }
 

@@ -173,9 +173,10 @@ static const double KNOWN[CF_NTERMS] = {
     [CF_DECODE] = 6.0, [CF_AR_BYTES] = 20.0, [CF_AR_HOP] = 0.008, [CF_LAUNCH] = 0, [CF_SEQ] = 0.02,
 };
 
-/* Writes a steps CSV generated from KNOWN for TP in TPS (NTP of them), relative
- * noise NOISE (0 = exact), to dir/NAME. */
-static void write_known_steps(const char *name, const int *tps, int ntp, double noise, char *path, size_t n)
+/* Writes a steps CSV of llama-3-8b on h100 generated from the coefficients C
+ * for TP in TPS (NTP of them), relative noise NOISE (0 = exact), to dir/NAME. */
+static void write_steps_of(const double *c, const char *name, const int *tps, int ntp, double noise, char *path,
+                           size_t n)
 {
     sqlite3 *h = NULL;
     char err[256];
@@ -185,7 +186,7 @@ static void write_known_steps(const char *name, const int *tps, int ntp, double 
     store_close(h);
     m.weight_bytes = 2;
     m.kv_bytes = 2;
-    memcpy(m.c, KNOWN, sizeof KNOWN);
+    memcpy(m.c, c, sizeof m.c);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(rng, 7);
     snprintf(path, n, "%s/%s", dir, name);
@@ -214,6 +215,12 @@ static void write_known_steps(const char *name, const int *tps, int ntp, double 
     gsl_rng_free(rng);
 }
 
+/* Writes a steps CSV generated from KNOWN (see write_steps_of). */
+static void write_known_steps(const char *name, const int *tps, int ntp, double noise, char *path, size_t n)
+{
+    write_steps_of(KNOWN, name, tps, ntp, noise, path, n);
+}
+
 /* The value of coefficient NAME of fit ID. */
 static double coef(int id, const char *name)
 {
@@ -231,7 +238,9 @@ Test(calib_cli, steps_round_trip_recovers_known_model)
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_assert(strstr(r.out, "imported 80 measurements"), "%s", r.out);
     result_free(&r);
-    r = latsim("calib fit --model llama-3-8b --gpu h100");
+    /* The steps alone: with the learned prior the aliased launch term would sit at
+     * the prior, not at KNOWN's 0 (calib_fit/posterior_* test that). */
+    r = latsim("calib fit --model llama-3-8b --gpu h100 --prior none");
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     for (int k = 0; k < CF_NTERMS; k++) {
@@ -250,6 +259,157 @@ Test(calib_cli, steps_round_trip_recovers_known_model)
     cr_assert(strstr(r.out, "launch_ms_per_layer"), "%s", r.out);
     cr_assert(strstr(r.out, "known.csv lines 2-81"), "%s", r.out);
     result_free(&r);
+}
+
+/* ---- steps as a posterior (cfitpost.h) ------------------------------------------------ */
+
+/* The learned prior of llama-3-8b on h100 (bf16), PRIOR and WIDTH (CF_NTERMS each). */
+static void h100_prior(double *prior, double *width, double *lo)
+{
+    gpu_spec g;
+    model_spec m;
+    tsim_catalog("h100", "llama-3-8b", &g, &m);
+    cprior_terms(&g, NULL, &m, 1, "bf16", prior, width);
+    cprior_floor(&g, "bf16", lo);
+}
+
+/* The status of coefficient NAME of fit ID. */
+static void coef_status(int id, const char *name, char *out, size_t n)
+{
+    sqlite3 *h = NULL;
+    cr_assert_eq(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(h, "SELECT status FROM calib_coefs WHERE fit_id = ? AND name = ?", -1, &st, NULL),
+                 SQLITE_OK);
+    sqlite3_bind_int(st, 1, id);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "no coefficient %s of fit %d", name, id);
+    snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+
+/* Round trip of the default fit: steps generated at TP 1 with 1 % noise from the
+ * learned prior with its rates perturbed (x0.8 to x1.5) come back
+ * within 3 of their reported posterior sds (Gaussian: each fails with p 0.003)
+ * plus 2 % (the prior's pull at this noise); the all-reduce terms, which TP 1
+ * steps do not touch, are reported as "prior" at exactly the prior; and no term
+ * is below the datasheet floor. */
+Test(calib_cli, posterior_round_trip_keeps_the_undetermined_at_the_prior)
+{
+    double prior[CF_NTERMS], width[CF_NTERMS], lo[CF_NTERMS], truth[CF_NTERMS];
+    h100_prior(prior, width, lo);
+    static const double perturb[CF_NTERMS] = {
+        /* At one TP the fixed and weights terms are one column (the prior splits
+         * them): the fixed cost is left at the prior, the weights rate moved. */
+        [CF_FIXED] = 1.0, [CF_WEIGHTS] = 1.3, [CF_PREFILL] = 1.25, [CF_ATTN] = 0.8, [CF_KV] = 1.5, [CF_DECODE] = 1.2,
+        [CF_AR_BYTES] = 1, [CF_AR_HOP] = 1, [CF_LAUNCH] = 1, [CF_SEQ] = 1,
+    };
+    for (int k = 0; k < CF_NTERMS; k++) truth[k] = prior[k] * perturb[k];
+    char csv[256];
+    const int tps[] = { 1 };
+    write_steps_of(truth, "post.csv", tps, 1, 0.01, csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib fit --model llama-3-8b --gpu h100");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "posterior toward the learned default"), "%s", r.out);
+    result_free(&r);
+    int fitted = 0;
+    for (int k = 0; k < CF_NTERMS; k++) {
+        const char *name = cfitted_term_names[k];
+        char st[32], sql[200];
+        coef_status(1, name, st, sizeof st);
+        double v = coef(1, name);
+        snprintf(sql, sizeof sql, "SELECT se FROM calib_coefs WHERE fit_id = 1 AND name = '%s'", name);
+        double se = query(sql);
+        cr_assert_geq(v, lo[k] * (1 - 1e-12), "%s = %g below the floor %g", name, v, lo[k]);
+        if (k == CF_AR_BYTES || k == CF_AR_HOP || k == CF_SEQ) {
+            cr_assert_str_eq(st, "prior", "%s", name);
+            cr_assert_eq(v, prior[k], "%s = %.17g, prior %.17g", name, v, prior[k]);
+        }
+        if (!strcmp(st, "fitted")) {
+            fitted++;
+            cr_assert(fabs(v - truth[k]) <= 3 * se + 0.02 * truth[k], "%s = %g +- %g, truth %g", name, v, se, truth[k]);
+        }
+    }
+    /* The rates the steps do determine at TP 1: prefill, attention, KV, decode or weights. */
+    cr_assert_geq(fitted, 4, "only %d terms fitted", fitted);
+    cr_assert_lt(query("SELECT mape FROM calib_fits WHERE id = 1"), 2.0);
+
+    /* Carried to TP 2 (marked so): the stored terms, the all-reduces priced by
+     * the learned link model (the prior), summed by hand from the features. */
+    cfitted m = { 0 };
+    gpu_spec g;
+    tsim_catalog("h100", "llama-3-8b", &g, &m.model);
+    m.weight_bytes = m.kv_bytes = 2;
+    for (int k = 0; k < CF_NTERMS; k++) m.c[k] = coef(1, cfitted_term_names[k]);
+    cost_step s = { .decode_seqs = 16, .kv_tokens = 16 * 501 };
+    double f[CF_NTERMS], want = 0;
+    cfitted_features(&m.model, 2, 2, 2, &s, f);
+    for (int k = 0; k < CF_NTERMS; k++) want += m.c[k] * f[k];
+    cr_assert_gt(f[CF_AR_BYTES] * prior[CF_AR_BYTES] + f[CF_AR_HOP] * prior[CF_AR_HOP], 0);
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --decode 16 --context 500 --cost fitted --json");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_assert(strstr(r.err, "extrapolated"), "%s", r.err);
+    double ms = atof(r.out + strlen("{\"step_ms\": "));
+    cr_assert(fabs(ms - want) < 1e-5 * want, "tp 2: %.9g ms, by hand %.9g", ms, want);
+    result_free(&r);
+    r = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --decode 16 --context 500 --cost fitted");
+    cr_assert(strstr(r.out, "carried to tp 2"), "%s", r.out);
+    result_free(&r);
+}
+
+/* Steps that cannot separate a term are no longer refused: the prefill steps
+ * all of one size leave the prefill rates at the prior (cf. --prior none,
+ * fit_refuses_singular_design). */
+Test(calib_cli, posterior_holds_an_unseparable_term_at_the_prior)
+{
+    char csv[256];
+    write_file("one.csv", "model,gpu,tp,phase,batch_size,tokens,step_ms\n"
+               "llama-3-8b,h100,1,prefill,1,128,12.5\nllama-3-8b,h100,1,prefill,1,128,12.7\n"
+               "llama-3-8b,h100,1,prefill,1,128,12.4\nllama-3-8b,h100,1,decode,4,128,8\n"
+               "llama-3-8b,h100,1,decode,8,128,8.5\nllama-3-8b,h100,1,decode,16,256,9.5\n", csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib fit --model llama-3-8b --gpu h100");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    double prior[CF_NTERMS], width[CF_NTERMS], lo[CF_NTERMS];
+    h100_prior(prior, width, lo);
+    char st[32];
+    coef_status(1, "attn_ms_per_tflop", st, sizeof st);
+    cr_assert_str_eq(st, "prior");
+    cr_assert_eq(coef(1, "attn_ms_per_tflop"), prior[CF_ATTN]);
+}
+
+/* Steps faster than the hardware can go (a unit slip: the prefill GEMMs at
+ * twice the datasheet peak) leave the prefill rate at its floor, 1000 / peak
+ * ms per TFLOP, status "floor", never below it. */
+Test(calib_cli, posterior_never_below_the_datasheet_floor)
+{
+    double prior[CF_NTERMS], width[CF_NTERMS], lo[CF_NTERMS], c[CF_NTERMS];
+    h100_prior(prior, width, lo);
+    memcpy(c, prior, sizeof c);
+    c[CF_PREFILL] = 0.5 * lo[CF_PREFILL];
+    c[CF_ATTN] = 0.5 * lo[CF_ATTN];
+    char csv[256];
+    const int tps[] = { 1 };
+    write_steps_of(c, "fast.csv", tps, 1, 0.01, csv, sizeof csv);
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib fit --model llama-3-8b --gpu h100");
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char st[32];
+    coef_status(1, "prefill_ms_per_tflop", st, sizeof st);
+    cr_assert_str_eq(st, "floor");
+    cr_assert_float_eq(coef(1, "prefill_ms_per_tflop"), lo[CF_PREFILL], 1e-9 * lo[CF_PREFILL]);
+    for (int k = 0; k < CF_NTERMS; k++)
+        cr_assert_geq(coef(1, cfitted_term_names[k]), lo[k] * (1 - 1e-12), "%s", cfitted_term_names[k]);
 }
 
 /* With 2 % noise the cross-validated error is reported near the noise level (E|e| =
@@ -377,7 +537,7 @@ static void bad_fit(const char *csvtext, const char *expect)
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
     double before = query("SELECT count(*) FROM calib_fits");
-    r = latsim("calib fit --model llama-3-8b --gpu h100");
+    r = latsim("calib fit --model llama-3-8b --gpu h100 --prior none");
     cr_assert_eq(r.rc, 2, "rc %d: %s", r.rc, r.err);
     cr_assert_eq(lines(r.err), 1, "%s", r.err);
     cr_assert(strstr(r.err, expect), "expected '%s' in: %s", expect, r.err);

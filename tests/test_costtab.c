@@ -202,7 +202,7 @@ Test(costtab, fitted_prepared_form_equals_direct_evaluation)
     cr_assert_eq(cimp_steps(db, path, &o, &n, err, sizeof err), 0, "%s", err);
     cr_assert_eq(n, 60);
     cfitted m;
-    cr_assert_eq(cfitted_fit(db, "llama-3-8b", "a100", "bf16", "test", 5, &m, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(cfitted_fit(db, "llama-3-8b", "a100", "bf16", "test", 5, 1, &m, err, sizeof err), 0, "%s", err);
     cr_assert_eq(cdb_commit(db, err, sizeof err), 0, "%s", err);
     unlink(path);
     rmdir(dir);
