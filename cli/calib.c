@@ -162,7 +162,8 @@ static const cli_cmd CALIB_IMPORT = {
 };
 static const cli_cmd CALIB_FIT = {
     "calib fit", "[fitted]\nprofile\nobserved",
-    "fitted: fits the parametric step model to the imported steps; profile: builds\n"
+    "fitted: fits the parametric step model to the imported steps, as a posterior\n"
+    "toward the learned default (--prior none: the steps alone); profile: builds\n"
     "the operator-profile model of --tp T from imported profiles; observed: fits the\n"
     "step model's coefficients so that replays of the stored observed runs of --model\n"
     "on --gpu (latsim calib import observed) reproduce their TTFT, TPOT and E2E.\n"

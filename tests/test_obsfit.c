@@ -643,3 +643,172 @@ Test(obsfit_sweep, known_model_fitted_back, .timeout = 600)
                   FREE_NAMES[k], v, se, FREE_TRUE[k]);
     }
 }
+
+/* ---- two runs at different loads -------------------------------------------------- */
+
+TestSuite(obsfit_loads, .init = setup, .fini = tcli_teardown);
+
+#define LOADS_N 48
+
+/* A run of LOADS_N requests at RATE per second timed by latsim under the
+ * known model (fit 1 of the suite's database), as a generic observed run
+ * (1 % noise, seeded by SEED) in dir/NAME: arrivals, token counts, TTFT and E2E
+ * read from the run's trace events. */
+static void timed_run(double rate, int seed, const char *name, char *path, size_t n)
+{
+    char ini[256], tj[256], text[640], iname[64], tr[256], tname[64];
+    /* The arrivals (Poisson at RATE) and token counts (uniform 128..1024 and
+     * 16..256) as a trace replayed once (a finite run: a burst is not refused
+     * as saturated). */
+    unsigned long long s = 1000003ULL * (unsigned)seed;
+    char *csv = calloc(1, 64 * (LOADS_N + 1)), row[200];
+    cr_assert_not_null(csv);
+    strcat(csv, "TIMESTAMP,ContextTokens,GeneratedTokens\n");
+    double t = 0;
+    for (int i = 0; i < LOADS_N; i++) {
+        double u = 0.5 + 0.5 * erf(gauss(&s) / sqrt(2.0));   /* uniform (0, 1) */
+        t += -log(1 - u * 0.999999) / rate;
+        double a = 0.5 + 0.5 * erf(gauss(&s) / sqrt(2.0)), b = 0.5 + 0.5 * erf(gauss(&s) / sqrt(2.0));
+        snprintf(row, sizeof row, "%.6f,%d,%d\n", t, 128 + (int)(a * 896), 16 + (int)(b * 240));
+        strcat(csv, row);
+    }
+    snprintf(tname, sizeof tname, "%s.csv", name);
+    write_file(tname, csv, tr, sizeof tr);
+    free(csv);
+    snprintf(text, sizeof text, "[sim]\nrequests = %d\nseed = %d\n[workload]\narrival = trace\ntrace = %s\n"
+             "time_format = seconds\n"
+             "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
+             "cost = fitted\ncost_id = 1\n", LOADS_N, seed, tr);
+    snprintf(iname, sizeof iname, "%s.ini", name);
+    write_file(iname, text, ini, sizeof ini);
+    snprintf(tj, sizeof tj, "%s/%s.trace.json", dir, name);
+    result r = run_db(120, "run", ini, "--no-store", "--trace-events", tj, "--trace-requests", "48", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    json_error_t je;
+    json_t *j = json_load_file(tj, 0, &je), *ev = json_is_array(j) ? j : json_object_get(j, "traceEvents");
+    cr_assert(json_is_array(ev), "%s: %s", tj, je.text);
+    double arr[LOADS_N], e2e[LOADS_N], first[LOADS_N];
+    int pt[LOADS_N], ot[LOADS_N], seen = 0;
+    for (int i = 0; i < LOADS_N; i++) first[i] = arr[i] = NAN;
+    size_t k;
+    json_t *e;
+    json_array_foreach(ev, k, e) {
+        int pid = (int)json_integer_value(json_object_get(e, "pid")), tid = (int)json_integer_value(json_object_get(e, "tid"));
+        const char *nm = json_string_value(json_object_get(e, "name"));
+        if (pid != 1 || tid < 0 || tid >= LOADS_N || !nm) continue;
+        double ts = json_number_value(json_object_get(e, "ts"));
+        if (!strcmp(nm, "request")) {
+            json_t *a = json_object_get(e, "args");
+            cr_assert_str_eq(json_string_value(json_object_get(a, "outcome")), "served");
+            arr[tid] = ts;
+            e2e[tid] = json_number_value(json_object_get(e, "dur"));
+            pt[tid] = (int)json_integer_value(json_object_get(a, "prompt_tokens"));
+            ot[tid] = (int)json_integer_value(json_object_get(a, "output_tokens"));
+            seen++;
+        } else if (!strcmp(nm, "first token"))
+            first[tid] = ts;
+    }
+    json_decref(j);
+    cr_assert_eq(seen, LOADS_N);
+    char *out = calloc(1, 200 * LOADS_N);
+    cr_assert_not_null(out);
+    for (int i = 0; i < LOADS_N; i++) {
+        cr_assert(isfinite(first[i]) && isfinite(arr[i]), "request %d of %s", i, name);
+        double tt = (first[i] - arr[i]) / 1e3 * (1 + 0.01 * gauss(&s));
+        double ee = tt + (e2e[i] / 1e3 - (first[i] - arr[i]) / 1e3) * (1 + 0.01 * gauss(&s));
+        snprintf(row, sizeof row, "{\"arrival_s\": %.9g, \"input_tokens\": %d, \"output_tokens\": %d, \"ttft_ms\": %.10g,"
+                 " \"e2e_ms\": %.10g}\n", arr[i] / 1e6, pt[i], ot[i], tt, ee);
+        strcat(out, row);
+    }
+    char jn[64];
+    snprintf(jn, sizeof jn, "%s.jsonl", name);
+    write_file(jn, out, path, n);
+    free(out);
+}
+
+/* Mean |error| (%) of the replay of RUN with fit 2 of database PATH over the
+ * six fitted statistics (TTFT, TPOT, E2E x mean, P90). */
+static double replay_abs_err(const char *run, const char *fitted_ini, const char *path)
+{
+    json_t *j = replay_json((char *[]) { "replay", (char *)run, "--scenario", (char *)fitted_ini, "--json", "--db",
+                                         (char *)path, NULL });
+    const char *m[] = { "ttft_ms", "tpot_ms", "e2e_ms" }, *s[] = { "mean", "p90" };
+    double sum = 0;
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 2; b++) sum += fabs(rel_err(j, m[a], s[b]));
+    json_decref(j);
+    return 100 * sum / 6;
+}
+
+/* Two runs of one server timed under a known model (the learned prior
+ * perturbed, as in obsfit_roundtrip): a burst (48 requests at 40 per second:
+ * the batch fills, the queue grows; KV reads and the per-token decode cost
+ * dominate) and a moderate load (48 at 0.15 per second: mostly one request at
+ * a time; the per-step and prefill costs dominate).  Fitted on both, the model
+ * replays the two runs better, on average, than a fit to either alone does
+ * (each then predicting the other out of sample); the fit to both reports the
+ * leave-one-run-out error. */
+Test(obsfit_loads, two_loads_fit_better_than_either_alone, .timeout = 600)
+{
+    char srv[256], runs[2][256], fitted[256], dbs[3][256];
+    write_file("srv.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
+               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
+               "cost = roofline\n", srv, sizeof srv);
+    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    exec_sql(db, "DELETE FROM calib_observed_req; DELETE FROM calib_observed_run;");
+    store_known();
+    timed_run(40, 11, "burst", runs[0], sizeof runs[0]);
+    timed_run(0.15, 12, "moderate", runs[1], sizeof runs[1]);
+    write_file("fitted.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
+               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
+               "cost = fitted\ncost_id = 2\n", fitted, sizeof fitted);
+    /* Three databases: the known model and the burst, the moderate run, both. */
+    const char *names[3] = { "burst only", "moderate only", "both" };
+    double err[3][2], loro = NAN;
+    for (int d = 0; d < 3; d++) {
+        snprintf(dbs[d], sizeof dbs[d], "%s/loads%d.db", dir, d);
+        char cmd[768];
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", db, dbs[d]);
+        cr_assert_eq(system(cmd), 0);
+        for (int k = 0; k < 2; k++) {
+            if (d < 2 && d != k) continue;
+            r = run(60, "calib", "import", "observed", runs[k], "--scenario", srv, "--db", dbs[d], NULL);
+            cr_assert_eq(r.rc, 0, "%s", r.err);
+            result_free(&r);
+        }
+        r = run(300, "calib", "fit", "observed", "--model", "llama-3.1-8b", "--gpu", "rtx-4090", "--db", dbs[d], NULL);
+        cr_assert_eq(r.rc, 0, "%s", r.err);
+        cr_log_info("%s:\n%s", names[d], r.out);
+        if (d == 2) {
+            cr_expect(strstr(r.out, "leave-one-run-out, 2 runs") && strstr(r.out, "run 1 left out") &&
+                      strstr(r.out, "run 2 left out"), "%s", r.out);
+            const char *c = strstr(r.out, "cv_mape        ");
+            cr_assert_not_null(c, "%s", r.out);
+            loro = atof(c + strlen("cv_mape        "));
+        }
+        result_free(&r);
+        for (int k = 0; k < 2; k++) err[d][k] = replay_abs_err(runs[k], fitted, dbs[d]);
+        double v, se, dev = 0;
+        for (int k = 0; k < 4; k++) {
+            coef(dbs[d], 2, FREE_NAMES[k], &v, &se);
+            dev += fabs(log(v / FREE_TRUE[k]));
+        }
+        cr_log_info("fitted on %-13s: mean |error| replaying the burst %.2f %%, the moderate run %.2f %%; "
+                    "mean |log(fitted / true)| of the free terms %.3f", names[d], err[d][0], err[d][1], dev / 4);
+    }
+    double both = (err[2][0] + err[2][1]) / 2;
+    for (int d = 0; d < 2; d++)
+        cr_expect_lt(both, (err[d][0] + err[d][1]) / 2, "fitted on both: %.2f %% on average; on the %s: %.2f %%", both,
+                     names[d], (err[d][0] + err[d][1]) / 2);
+    /* README.md's table is these figures. */
+    char row[3][200];
+    snprintf(row[0], sizeof row[0], "| the burst alone | %.2f %% | %.2f %% (out of sample) |", err[0][0], err[0][1]);
+    snprintf(row[1], sizeof row[1], "| the moderate run alone | %.2f %% (out of sample) | %.2f %% |", err[1][0], err[1][1]);
+    snprintf(row[2], sizeof row[2], "| both | %.2f %% | %.2f %% (leave-one-run-out %.3g %%) |", err[2][0], err[2][1], loro);
+    char *readme = slurp_or_fail("README.md", NULL);
+    for (int d = 0; d < 3; d++) cr_expect(strstr(readme, row[d]), "README.md lacks the row %s", row[d]);
+    free(readme);
+}
