@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "engine/errmsg.h"
 #include "plan/planner.h"
 
 #define PLAN_PEAK_MIN_REQUESTS 100   /* fewest requests a peak window may hold */
@@ -579,8 +578,6 @@ static int plan_estimate(plan *p, plan_config *c, int m1, const scenario *s1, ch
                      load / servers, p->umax);
     }
     if (c->bound[0]) c->b.done = 1;
-    (void) err;
-    (void) errlen;
     return 0;
 }
 
