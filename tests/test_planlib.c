@@ -125,7 +125,7 @@ Test(planlib, mono_finds_smallest_meeting)
 typedef struct cfg { double fixed, unit; int T; plan_mono b; } cfg;
 
 /* The planner's search over N configurations (cost fixed + unit x m, meeting
- * from m >= T on, values 1..HI), round by round as cli/plan.c runs it: the
+ * from m >= T on, values 1..HI), round by round as sim/plan/search.c runs it: the
  * cheapest met so far prunes the others.  Returns the winner's index (-1
  * none); *EVALS the evaluations made. */
 static int search(cfg *c, int n, int hi, int *evals)
