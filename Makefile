@@ -110,7 +110,7 @@ $(BUILD)/calib/cgpu.o: calib/cgpu.cu calib/cbench.h sim/core/catalog.h include/l
 # (a commit, a dirty tree): the stamp is rewritten only then.
 VERSION_STAMP := $(BUILD)/version.stamp
 $(shell mkdir -p $(BUILD) && { [ "$$(cat $(VERSION_STAMP) 2>/dev/null)" = "$(VERSION)" ] || echo "$(VERSION)" > $(VERSION_STAMP); })
-$(BUILD)/cli/calib.o $(BUILD)/cli/cliutil.o $(BUILD)/cli/latsim.o $(BUILD)/cli/run.o: $(VERSION_STAMP)
+$(BUILD)/cli/calib.o $(BUILD)/cli/cliutil.o $(BUILD)/cli/latsim.o $(BUILD)/cli/run.o $(BUILD)/sim/store/tasksave.o: $(VERSION_STAMP)
 
 $(BUILD)/liblatsim.a: $(SIM_OBJ)
 	ar rcs $@ $^

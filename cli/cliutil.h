@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <sqlite3.h>
 #include "latsim/infile.h"
+#include "latsim/plan.h"
 #include "latsim/slo.h"
 #include "latsim/store.h"
 
@@ -34,13 +35,9 @@ long cu_posint(const char *cmd, const char *opt, const char *v, long max);
  * from 1 to 9223372036854775807), got 'V'"). */
 int cu_parse_id(const char *what, const char *v, int64_t *id, char *err, size_t errlen);
 
-/* A FROM:TO:STEP range of an option (sweep --vary, plan --search, --tp): its
- * values are FROM + i x STEP for i < N, each printed with %.10g. */
-typedef struct cu_range {
-    double from, to;          /* the bounds as given (finite, FROM <= TO) */
-    double step;              /* > 0, finite (1 when optional and not given) */
-    int n;                    /* number of values, 1 to the caller's MAX */
-} cu_range;
+/* A FROM:TO:STEP range of an option (sweep --vary, plan --search, --tp):
+ * latsim/plan.h's plan_range; the cu_ calls below are its plan_range_*. */
+typedef plan_range cu_range;
 
 /* Parses SPEC, "FROM:TO:STEP" (or "FROM:TO", STEP 1, when STEP_OPTIONAL) into
  * R: every part a finite number, STEP > 0, FROM <= TO, at most MAX values, and

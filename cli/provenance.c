@@ -44,11 +44,8 @@ int prov_describe(const report *r, const char *scope, char *buf, size_t n)
     return unc;
 }
 
-/* Calls FN for each pool scope of R with a cost model, in row order. */
-#define FOR_POOLS(r, sc)                                                                              \
-    for (size_t i_ = 0; i_ < (r)->n; i_++)                                                            \
-        if (!strcmp((r)->rows[i_].metric, "cost_model.kind") && (r)->rows[i_].text &&                 \
-            !strcmp((r)->rows[i_].stat, "value") && ((sc) = (r)->rows[i_].scope) != NULL)
+/* For each pool SC of R with a cost model, in row order (latsim/prov.h). */
+#define FOR_POOLS(r, sc) for (size_t at_ = 0; ((sc) = prov_pool_next((r), &at_)) != NULL;)
 
 int prov_table(const report *r, const char *indent, FILE *out)
 {
@@ -60,40 +57,6 @@ int prov_table(const report *r, const char *indent, FILE *out)
         fprintf(out, "%scost model [pool %s]: %s\n", indent, ERRMSG_SHOWN(sc), line);
     }
     return nunc;
-}
-
-static void jstr(FILE *out, const char *s)
-{
-    report_json_str(out, s ? s : "");
-}
-
-void prov_json(const report *r, FILE *out)
-{
-    fputc('{', out);
-    const char *sc;
-    int first = 1;
-    FOR_POOLS(r, sc) {
-        double id = report_get(r, sc, "cost_model.id", "value");
-        double mape = report_get(r, sc, "cost_model.mape", "value");
-        const char *kind = report_get_text(r, sc, "cost_model.kind");
-        fputs(first ? "" : ", ", out);
-        first = 0;
-        jstr(out, sc);
-        fputs(": {\"kind\": ", out);
-        jstr(out, kind);
-        if (isnan(id)) fputs(", \"id\": null", out);
-        else fprintf(out, ", \"id\": %.0f", id);
-        fputs(", \"source\": ", out);
-        jstr(out, report_get_text(r, sc, "cost_model.source"));
-        if (isnan(mape)) fputs(", \"mape\": null", out);
-        else fprintf(out, ", \"mape\": %.6g", mape);
-        fputs(", \"range\": ", out);
-        jstr(out, report_get_text(r, sc, "cost_model.range"));
-        fprintf(out, ", \"extrapolated\": %s, \"calibrated\": %s}",
-                report_get(r, sc, "cost_model.extrapolated", "value") > 0 ? "true" : "false",
-                kind && strcmp(kind, "roofline") && strcmp(kind, "linear") ? "true" : "false");
-    }
-    fputc('}', out);
 }
 
 int prov_warn(const report *r)

@@ -1,6 +1,7 @@
 /* provenance.h -- what every number stands on: the cost model of each LLM
  * pool of a report (kind, stored id, source, measured error, range), printed
- * by run, sweep, plan, check and compare as a table line and a JSON member,
+ * by run, sweep, plan, check and compare as a table line (the JSON member:
+ * latsim/prov.h),
  * and the one warning on stderr, once per command, when a pool's step times
  * are the uncalibrated datasheet roofline (docs/calibration.md, "What a
  * prediction stands on"). */
@@ -9,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include "latsim/prov.h"
 #include "latsim/report.h"
 
 /* The cost model of pool SCOPE of R in words into BUF ("roofline
@@ -20,10 +22,6 @@ int prov_describe(const report *r, const char *scope, char *buf, size_t n);
 /* Prints one line per LLM pool of R to OUT: "INDENTcost model [pool P]: ...".
  * Returns the number of pools using the uncalibrated roofline. */
 int prov_table(const report *r, const char *indent, FILE *out);
-
-/* Writes the object {POOL: {kind, id, source, mape, range, extrapolated,
- * calibrated}, ...} of R's LLM pools to OUT (the commands' "cost_models"). */
-void prov_json(const report *r, FILE *out);
 
 /* Prints the warning line on stderr when a pool of R uses the uncalibrated
  * roofline, at most once per process (a command, however many runs it makes).

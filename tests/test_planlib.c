@@ -1,15 +1,24 @@
-/* test_planlib.c -- the planner's computations through latsim/plan.h, the
- * library alone (no binary, no simulation): Erlang C against values worked
- * by hand, the server count the Erlang estimate gives for queue terms of an
- * [slo], and the bisection of a monotone value (plan_mono_next/record) on
- * monotone predicates: the smallest meeting value found in few evaluations,
- * and a search over several configurations that prunes by cost returning
- * the cost brute force finds. */
+/* test_planlib.c -- the planner through latsim/plan.h, the library alone (no
+ * binary).  Its computations without simulating: Erlang C against values
+ * worked by hand, the server count the Erlang estimate gives for queue terms
+ * of an [slo], the bisection of a monotone value (plan_mono_next/record) on
+ * monotone predicates, a search over several configurations that prunes by
+ * cost returning the cost brute force finds, verdicts, the robust/not-robust
+ * decision of the sensitivity check, option values.  And the search itself
+ * (plan_init .. plan_store) on small scenarios: an M/M/c pool's servers
+ * against Erlang C worked by hand, the plan's JSON read back with jansson, a
+ * configuration that cannot carry the load, a band that straddles two LLM
+ * configurations, the plan stored with every simulation. */
 #include <criterion/criterion.h>
+#include <jansson.h>
 #include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include "calib.h"
 #include "latsim/plan.h"
 
 /* Erlang C by hand: M/M/1 waits with probability rho; for A = 1 erlang,
@@ -116,7 +125,7 @@ Test(planlib, mono_finds_smallest_meeting)
 typedef struct cfg { double fixed, unit; int T; plan_mono b; } cfg;
 
 /* The planner's search over N configurations (cost fixed + unit x m, meeting
- * from m >= T on, values 1..HI), round by round as cli/plan.c runs it: the
+ * from m >= T on, values 1..HI), round by round as sim/plan/search.c runs it: the
  * cheapest met so far prunes the others.  Returns the winner's index (-1
  * none); *EVALS the evaluations made. */
 static int search(cfg *c, int n, int hi, int *evals)
@@ -267,4 +276,298 @@ Test(planlib, verdicts)
     v.met = 0;
     cr_assert_str_eq(plan_verdict(&v, &value, why, sizeof why), "missed");
     cr_assert_str_eq(why, "SLO missed: not simulated");
+}
+
+/* plan_robust: the answer is robust only when both ends of the band met the
+ * SLO with the same configuration; the verdict in words names both ends. */
+Test(planlib, robust_only_when_both_ends_agree)
+{
+    plan_sens s[2] = { { .factor = 0.789, .met = 1, .label = "gpu=h100 tp=2 replicas=3", .cost = 17.94 },
+                       { .factor = 1.27, .met = 1, .label = "gpu=h100 tp=4 replicas=3", .cost = 35.88 } };
+    cr_assert_eq(plan_robust(s, 2), 0, "the band straddles two configurations");
+    static plan p;               /* large: not on the stack */
+    memset(&p, 0, sizeof p);
+    memcpy(p.sens, s, sizeof s);
+    p.nsens = 2;
+    char v[2000];
+    plan_sens_verdict(&p, v, sizeof v);
+    cr_assert_str_eq(v, "not robust: x0.789: gpu=h100 tp=2 replicas=3 ($17.94/hour); x1.27: gpu=h100 tp=4 replicas=3 ($35.88/hour)");
+    snprintf(s[1].label, sizeof s[1].label, "%s", s[0].label);
+    cr_assert_eq(plan_robust(s, 2), 1, "the same configuration at both ends");
+    memcpy(p.sens, s, sizeof s);
+    p.robust = 1;
+    plan_sens_verdict(&p, v, sizeof v);
+    cr_assert_str_eq(v, "robust: same configuration at x0.789 and x1.27 (gpu=h100 tp=2 replicas=3)");
+    s[1].met = 0;
+    cr_assert_eq(plan_robust(s, 2), 0, "nothing meets at the pessimistic end");
+    cr_assert_eq(plan_robust(s, 1), 0, "one end only");
+    memcpy(p.sens, s, sizeof s);
+    p.robust = 0;
+    plan_sens_verdict(&p, v, sizeof v);
+    cr_assert_str_eq(v, "not robust: x0.789: gpu=h100 tp=2 replicas=3 ($17.94/hour); x1.27: no configuration meets the SLO");
+}
+
+/* Option values: ranges, lists and an error renamed after its option. */
+Test(planlib, option_values)
+{
+    plan_range r;
+    char err[200], v[64];
+    cr_assert_eq(plan_range_parse("1:2:0.25", 0, 100, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.n, 5);
+    plan_range_value(&r, 3, v, sizeof v);
+    cr_assert_str_eq(v, "1.75");
+    cr_assert_eq(plan_range_parse("1:64", 1, 256, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.n, 64);
+    cr_assert_eq(plan_range_parse("1:nan", 1, 256, &r, err, sizeof err), -1);
+    cr_assert_str_eq(err, "TO 'nan' is not a finite number");
+    cr_assert_eq(plan_range_parse("9:1", 1, 256, &r, err, sizeof err), -1);
+    cr_assert_str_eq(err, "empty range: TO 1 is below FROM 9");
+    cr_assert_eq(plan_range_parse("1:1000", 1, 256, &r, err, sizeof err), -1);
+    cr_assert_str_eq(err, "1000 values (at most 256): use a larger STEP or a narrower range");
+    cr_assert_eq(plan_list_value_check("chunked,x", 7, 128, err, sizeof err), 0);
+    cr_assert_eq(plan_list_value_check("inf", 3, 128, err, sizeof err), -1);
+    cr_assert_eq(plan_list_value_check("", 0, 128, err, sizeof err), -1);
+    char e[300] = "--set: [pool cpu] servers: expected a whole number";
+    plan_relabel(e, sizeof e, "--search", "pool gpu", "servers");
+    cr_assert_str_eq(e, "--set: [pool cpu] servers: expected a whole number", "another key: unchanged");
+    plan_relabel(e, sizeof e, "--search", "pool cpu", "servers");
+    cr_assert_str_eq(e, "--search: [pool cpu] servers: expected a whole number");
+}
+
+/* ---- the search through the library ------------------------------------- */
+
+static char tdir[64];
+
+static void tdir_make(void)
+{
+    snprintf(tdir, sizeof tdir, "/tmp/latsim_planlib_XXXXXX");
+    cr_assert_not_null(mkdtemp(tdir));
+}
+
+static void tdir_remove(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tdir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* Writes TEXT to NAME in the test's folder; its path into PATH. */
+static void put_file(const char *name, const char *text, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", tdir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The options of a plan of FILE at TARGET req/s searching SEARCH, 2 workers,
+ * the catalog of DB (which need not exist), nothing stored. */
+static plan_opts opts_for(const char *file, double target, const char *search, const char *db)
+{
+    plan_opts o = { .file = file, .target = target, .seeds = 2, .top = 5, .jobs = 2, .dbpath = db };
+    o.searches[o.nsearch++] = search;
+    return o;
+}
+
+/* The P99 queue wait of M/M/c, ms, worked from Erlang B by recursion:
+ * P(W > t) = C exp(-(c mu - lambda) t), C = B / (1 - rho + rho B). */
+static double mmc_p99_ms(int c, double lambda, double mu)
+{
+    double a = lambda / mu, b = 1;
+    for (int k = 1; k <= c; k++) b = a * b / (k + a * b);
+    double rho = a / c, pw = b / (1 - rho + rho * b);
+    return pw <= 0.01 ? 0 : 1000 * log(pw / 0.01) / (c * mu - lambda);
+}
+
+/* An M/M/c pool at 20 req/s, 100 ms of service (2 erlangs), P99 queue wait
+ * <= 100 ms: by hand 4 servers wait 143 ms at the P99 and 5 wait 59.6 ms, so
+ * the answer is 5 servers ($1.25/h at $0.25 each), both sides over 40 ms
+ * from the limit, far beyond the sampling error of a P99 from 50000
+ * requests.  The Erlang estimate is the answer, so the bisection tries 5 and
+ * then 4 only; the JSON read back has every member a reader uses. */
+Test(planlib, mmc_search_matches_erlang_c, .init = tdir_make, .fini = tdir_remove)
+{
+    cr_assert_gt(mmc_p99_ms(4, 20, 10), 125);
+    cr_assert_lt(mmc_p99_ms(5, 20, 10), 75);
+    char path[128], db[128], err[8192];
+    put_file("mmc.ini", "[sim]\nrequests = 50000\n[workload]\nrate = 1\n[pool cpu]\nservers = 1\n"
+             "service_ms = exp(mean=100)\nusd_per_hour = 0.25\n[slo]\nqueue_p99_ms = 100\n", path, sizeof path);
+    snprintf(db, sizeof db, "%s/plan.db", tdir);
+    plan_opts o = opts_for(path, 20, "pool cpu.servers=1:64", db);
+    static plan p;
+    cr_assert_eq(plan_init(&p, &o, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(plan_setup(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(p.nc, 1);
+    cr_assert_str_eq(p.mono_name, "servers");
+    cr_assert_float_eq(p.c[0].b.hint, 5, 1e-12, "the Erlang C estimate");
+    cr_assert_eq(p.c[0].b.lo, 2, "the utilisation bound: 2 erlangs need 3 servers at least");
+    cr_assert_eq(plan_search(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(p.winner, 0);
+    cr_assert_eq(p.c[0].b.answer, 5);
+    cr_assert_eq(p.c[0].confirmed, 1);
+    int cand = 0;
+    for (int i = 0; i < p.ne; i++) cand += !strcmp(p.e[i].role, "candidate");
+    cr_assert_eq(cand, 2, "the estimate and one below it");
+    cr_assert_eq(plan_conclude(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(p.ncs, 1);
+    cr_assert_float_eq(p.cs[0].cost, 1.25, 1e-9);
+    cr_assert_eq(p.nsens, 0, "no LLM pool: no sensitivity check");
+    cr_assert_geq(p.goodput_lo, 1);
+    int v;
+    char why[1200];
+    cr_assert_str_eq(plan_config_verdict(&p, 0, &v, why, sizeof why), "meets");
+    cr_assert_eq(v, 5);
+    cr_assert(strstr(why, "meets the SLO at servers=5: $1.25/h (at 4: queue_p99_ms "), "%s", why);
+    cr_assert_eq(plan_json(&p, err, sizeof err), 0, "%s", err);
+    char *text = malloc(strlen(p.jtext) + 2);
+    cr_assert_not_null(text);
+    strcpy(text, p.jtext);
+    strcat(text, "}");
+    json_error_t je;
+    json_t *j = json_loads(text, 0, &je);
+    cr_assert_not_null(j, "%s: %s", je.text, text);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "scenario")), path);
+    cr_assert_float_eq(json_number_value(json_object_get(j, "target_rate_rps")), 20, 1e-9);
+    cr_assert_float_eq(json_number_value(json_object_get(j, "headroom")), 1, 1e-9);
+    cr_assert_str_eq(json_string_value(json_object_get(j, "objective")), "cost");
+    json_t *best = json_object_get(j, "best");
+    cr_assert(json_is_object(best));
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(best, "settings"), "pool cpu.servers")), "5");
+    cr_assert_float_eq(json_number_value(json_object_get(best, "usd_per_hour")), 1.25, 1e-9);
+    cr_assert_eq(json_integer_value(json_object_get(best, "confirmed_seeds")), 2);
+    cr_assert(json_is_true(json_object_get(json_object_get(best, "slo"), "met")));
+    cr_assert(json_is_array(json_object_get(j, "candidates")));
+    json_t *verdicts = json_object_get(j, "verdicts");
+    cr_assert_eq(json_array_size(verdicts), 1);
+    json_t *v0 = json_array_get(verdicts, 0);
+    cr_assert_str_eq(json_string_value(json_object_get(v0, "verdict")), "meets");
+    cr_assert(json_is_true(json_object_get(v0, "chosen")));
+    cr_assert_eq(json_integer_value(json_object_get(v0, "servers")), 5);
+    cr_assert_str_eq(json_string_value(json_object_get(v0, "why")), why);
+    json_t *g = json_object_get(j, "goodput");
+    cr_assert_float_eq(json_number_value(json_object_get(g, "rate_rps_min")), 20 * p.goodput_lo, 1e-3);
+    cr_assert_eq(json_integer_value(json_object_get(j, "simulations")), p.ne);
+    cr_assert_eq(json_integer_value(json_object_get(j, "configurations")), 1);
+    cr_assert(json_is_false(json_object_get(j, "cost_models_differ")));
+    cr_assert(json_is_object(json_object_get(j, "cost_models")));
+    cr_assert_null(json_object_get(j, "sensitivity"));
+    json_decref(j);
+    free(text);
+    /* Stored: the plan and one run per simulation, in one transaction. */
+    p.o.store = 1;
+    cr_assert_eq(plan_store(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(p.plan_id, 1);
+    sqlite3 *d;
+    sqlite3_stmt *st;
+    cr_assert_eq(sqlite3_open(db, &d), SQLITE_OK);
+    cr_assert_eq(sqlite3_prepare_v2(d, "SELECT count(*) FROM runs", -1, &st, NULL), SQLITE_OK);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+    cr_assert_eq(sqlite3_column_int(st, 0), p.ne);
+    sqlite3_finalize(st);
+    sqlite3_close(d);
+    plan_free(&p);
+}
+
+/* A pool that cannot carry the load: 200 req/s on 100 ms (20 erlangs) with
+ * at most 8 servers is below the utilisation bound, so nothing is simulated,
+ * the JSON says best: null, and the reason names the bound. */
+Test(planlib, below_bound_nothing_simulated, .init = tdir_make, .fini = tdir_remove)
+{
+    char path[128], db[128], err[8192];
+    put_file("mmc.ini", "[sim]\nrequests = 5000\n[workload]\nrate = 1\n[pool cpu]\nservers = 1\n"
+             "service_ms = exp(mean=100)\nusd_per_hour = 0.25\n[slo]\nqueue_p99_ms = 100\n", path, sizeof path);
+    snprintf(db, sizeof db, "%s/plan.db", tdir);
+    plan_opts o = opts_for(path, 200, "pool cpu.servers=1:8", db);
+    static plan p;
+    cr_assert_eq(plan_init(&p, &o, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(plan_setup(&p, err, sizeof err), 0, "%s", err);
+    cr_assert(strstr(p.c[0].bound, "needs servers >= 21"), "%s", p.c[0].bound);
+    cr_assert_eq(plan_search(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(p.winner, -1);
+    cr_assert_eq(p.ne, 0);
+    cr_assert_eq(plan_json(&p, err, sizeof err), 0, "%s", err);
+    char text[4096];
+    snprintf(text, sizeof text, "%s}", p.jtext);
+    json_t *j = json_loads(text, 0, NULL);
+    cr_assert_not_null(j, "%s", text);
+    cr_assert(json_is_null(json_object_get(j, "best")));
+    cr_assert_str_eq(json_string_value(json_object_get(json_array_get(json_object_get(j, "verdicts"), 0), "verdict")), "below_bound");
+    json_decref(j);
+    cr_assert_eq(plan_conclude(&p, err, sizeof err), 2);
+    cr_assert(strstr(err, "plan: no configuration meets the SLO at 200 req/s") && strstr(err, "cannot carry the load") &&
+              strstr(err, "nothing was simulated"), "%s", err);
+    plan_free(&p);
+}
+
+/* Bad input is one line in ERR with status 2, before anything runs. */
+Test(planlib, bad_input_is_status_2, .init = tdir_make, .fini = tdir_remove)
+{
+    char path[128], db[128], err[8192];
+    put_file("mmc.ini", "[sim]\nrequests = 5000\n[workload]\nrate = 1\n[pool cpu]\nservers = 1\n"
+             "service_ms = exp(mean=100)\n[slo]\nqueue_p99_ms = 100\n", path, sizeof path);
+    snprintf(db, sizeof db, "%s/plan.db", tdir);
+    static plan p;
+    plan_opts o = opts_for(path, 20, "pool cpu.servers=nan:4", db);
+    cr_assert_eq(plan_init(&p, &o, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(plan_setup(&p, err, sizeof err), 2);
+    cr_assert_str_eq(err, "plan: --search pool cpu.servers=nan:4: FROM 'nan' is not a finite number");
+    plan_free(&p);
+    o = opts_for(path, 20, "pool gpu.servers=1:4", db);
+    cr_assert_eq(plan_init(&p, &o, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(plan_setup(&p, err, sizeof err), 2);
+    cr_assert(strstr(err, "has no section [pool gpu]"), "%s", err);
+    plan_free(&p);
+    o = opts_for(path, NAN, "pool cpu.servers=1:4", db);
+    cr_assert_eq(plan_init(&p, &o, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(plan_setup(&p, err, sizeof err), 2);
+    cr_assert_str_eq(err, "plan: missing --target-rate R (see latsim plan --help)");
+    plan_free(&p);
+}
+
+/* The sensitivity check on an LLM pool: at 5 req/s, h100 with tp 2 or 4,
+ * the step times at both ends of the learned model's band (x0.79, x1.27)
+ * choose different configurations, so the plan is not robust; longer step
+ * times cannot be carried more cheaply, so the optimistic end costs no more
+ * than the plan and the pessimistic end no less. */
+Test(planlib, band_straddles_two_llm_configurations, .init = tdir_make, .fini = tdir_remove)
+{
+    cnet_register();
+    char db[128], err[8192];
+    snprintf(db, sizeof db, "%s/plan.db", tdir);
+    const char *sets[] = { "sim.requests=2000" };
+    plan_opts o = { .file = "scenarios/chat_plan.ini", .sets = sets, .nsets = 1, .target = 5, .gpus = "h100", .tps = "2,4",
+                    .reps = "1:16", .seeds = 1, .top = 5, .jobs = 2, .dbpath = db };
+    static plan p;
+    cr_assert_eq(plan_init(&p, &o, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(plan_setup(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(p.nc, 2);
+    cr_assert_eq(plan_search(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_geq(p.winner, 0);
+    cr_assert_eq(plan_conclude(&p, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(p.nsens, 2);
+    cr_assert_lt(p.sens[0].factor, 1);
+    cr_assert_gt(p.sens[1].factor, 1);
+    cr_assert(p.sens[0].met && p.sens[1].met);
+    cr_assert_str_neq(p.sens[0].label, p.sens[1].label, "the band straddles two configurations");
+    cr_assert_eq(p.robust, 0);
+    cr_assert_eq(p.robust, plan_robust(p.sens, p.nsens));
+    cr_assert_leq(p.sens[0].cost, p.cs[0].cost + 1e-9);
+    cr_assert_geq(p.sens[1].cost, p.cs[0].cost - 1e-9);
+    cr_assert_eq(plan_json(&p, err, sizeof err), 0, "%s", err);
+    char *text = malloc(strlen(p.jtext) + 2);
+    cr_assert_not_null(text);
+    sprintf(text, "%s}", p.jtext);
+    json_t *j = json_loads(text, 0, NULL);
+    cr_assert_not_null(j);
+    json_t *s = json_object_get(j, "sensitivity");
+    cr_assert(json_is_false(json_object_get(s, "robust")));
+    cr_assert_eq(json_array_size(json_object_get(s, "answers")), 2);
+    cr_assert(strncmp(json_string_value(json_object_get(s, "verdict")), "not robust: ", 12) == 0);
+    json_t *pe = json_object_get(j, "pessimistic");
+    cr_assert_float_eq(json_number_value(json_object_get(pe, "usd_per_hour")), p.sens[1].cost, 1e-4);
+    cr_assert_str_eq(json_string_value(json_object_get(json_object_get(pe, "settings"), "pool chat.tp")), strstr(p.sens[1].label, "tp=4") ? "4" : "2");
+    json_decref(j);
+    free(text);
+    plan_free(&p);
 }

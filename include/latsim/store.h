@@ -246,6 +246,13 @@ typedef struct task_out {
 
 void task_out_free(task_out *o);
 
+/* Stores task T's result O as a run (its configuration re-read from T's file
+ * and overrides, the version and time it was stored at), with the SLO terms
+ * SLO and the sweep or plan point X (may be NULL).  Returns 0 with *ID set,
+ * or -1 + ERR. */
+int task_save_run(sqlite3 *db, const task *t, const task_out *o, const slo_result *slo, planstore_extra *x,
+                  int64_t *id, char *err, size_t errlen);
+
 /* Progress callback of task_run_all: DONE of N tasks finished. */
 typedef void (*task_progress)(int done, int n, void *arg);
 
