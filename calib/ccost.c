@@ -54,7 +54,7 @@ static int use_learned(ccost *c)
     c->mape = ci.mape;
     c->carried = ci.extrapolated;
     snprintf(c->source, sizeof c->source, "learned (latsim calib train: %s engine %s)", c->roof.hw.gpu.name,
-             c->roof.hw.engine[0] ? c->roof.hw.engine : CLEARN_ENGINE_DEFAULT);
+             c->roof.hw.engine[0] ? c->roof.hw.engine : llm_engine_default());
     snprintf(c->source_kind, sizeof c->source_kind, "learned");
     snprintf(c->range, sizeof c->range, "%s", ci.range);
     return 0;

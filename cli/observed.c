@@ -1023,7 +1023,7 @@ int replay_main(int argc, char **argv)
         char buf[64][200];
         for (int i = 0; i < nmsets; i++) sets[n++] = msets[i];   /* --meta's values, as the replay had them */
         for (int i = 0; i < np && n < 64 + nmsets; i++) {
-            if (strcmp(scenario_pool_kind(sc, i), "llm")) continue;
+            if (!scenario_pool_takes(sc, i, "step_time_scale")) continue;
             const char *own = scenario_pool_value(sc, i, "step_time_scale");
             double f = (k ? r.band.hi : r.band.lo) * (own && strtod(own, NULL) > 0 ? strtod(own, NULL) : 1);
             int b = n - nmsets;

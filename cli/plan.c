@@ -843,7 +843,7 @@ static int plan_dims(plan *p, const scenario *base)
 {
     int llm = -1;
     for (int i = 0; i < scenario_npools(base); i++)
-        if (!strcmp(scenario_pool_kind(base, i), "llm") && (p->pool_opt ? !strcmp(scenario_pool_name(base, i), p->pool_opt) : llm < 0))
+        if (scenario_pool_takes(base, i, "tp") && (p->pool_opt ? !strcmp(scenario_pool_name(base, i), p->pool_opt) : llm < 0))
             llm = i;
     if (p->pool_opt && llm < 0) return cu_die(2, "plan: --pool %s: %s has no LLM pool of that name", p->pool_opt, p->file);
     if ((p->gpus || p->tps || p->pps || p->eps || p->reps) && llm < 0)
@@ -853,7 +853,7 @@ static int plan_dims(plan *p, const scenario *base)
      * bisected, the prefill replicas a list). */
     int pre = -1, dec = -1;
     for (int i = 0; !p->pool_opt && i < scenario_npools(base); i++) {
-        const char *role = strcmp(scenario_pool_kind(base, i), "llm") ? NULL : scenario_pool_value(base, i, "role");
+        const char *role = scenario_pool_takes(base, i, "role") ? scenario_pool_value(base, i, "role") : NULL;
         if (role && !strcmp(role, "prefill") && pre < 0) pre = i;
         if (role && !strcmp(role, "decode") && dec < 0) dec = i;
     }
@@ -1498,7 +1498,7 @@ static int plan_sensitivity(plan *p, const scenario *base)
         memcpy(q.user_sets, p->user_sets, (size_t) p->nuser * sizeof *q.user_sets);
         q.nuser = p->nuser;
         for (int i = 0; i < scenario_npools(base); i++) {
-            if (strcmp(scenario_pool_kind(base, i), "llm")) continue;
+            if (!scenario_pool_takes(base, i, "step_time_scale")) continue;
             if (q.nuser >= MAX_USER_SETS) return cu_die(2, "plan: too many --set options for the sensitivity check (use --no-sensitivity)");
             snprintf(sets[q.nuser], sizeof sets[q.nuser], "pool %s.step_time_scale=%.10g", scenario_pool_name(base, i), f[k]);
             q.user_sets[q.nuser] = sets[q.nuser];
