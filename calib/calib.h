@@ -335,4 +335,11 @@ int clearn_validate(const char *dir, FILE *out, char *err, size_t errlen);
  * simulator's cost-model table.  Returns 0, or -1 when the table is full. */
 int ccost_register(void);
 
+/* The calibrator's models join the simulator's tables, before any scenario is
+ * loaded or keys are listed: the calibrated cost models (ccost_register) and the
+ * loaders of stored network fits, collective and link profiles and power samples
+ * (cnet_register, cnccl_register, cimp_link_register, cimp_power_register).
+ * Calling it again does nothing more.  Returns 0, or -1 when a table is full. */
+int latsim_use_calib(void);
+
 #endif
