@@ -483,6 +483,19 @@ static const cc_ask ASKS[] = {
 };
 static rowtab ask_table = ROWTAB_STRUCTS(ASKS, cc_ask);
 
+int ccost_asked(const char *name) { return name && rowtab_find(&ask_table, name) != NULL; }
+
+const char *ccost_ask_list(void)
+{
+    static char list[128];
+    if (!list[0])
+        for (int i = 0; i < rowtab_count(&ask_table); i++) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", ((const cc_ask *) rowtab_at(&ask_table, i))->name);
+        }
+    return list;
+}
+
 /* The row of the model asked for as NAME; a name of no row (which the cost-model
  * table has refused before) takes any stored model and errs without one. */
 static const cc_ask *ask_row(const char *name)
