@@ -175,9 +175,12 @@ test: deps
 
 # make docs-update: rewrite the figures and transcripts that README.md, docs/ and
 # scenarios/README.md quote from fresh output (tests/test_docfigs.c; docs/testing.md
-# "Documentation that is checked"); review the diff, shorten rewritten transcripts with '...'.
+# "Documentation that is checked"), and the Layout table of docs/architecture.md from
+# the sources' first comments (tests/layout.sh); review the diff, shorten rewritten
+# transcripts with '...'.
 docs-update:
 	$(MAKE) $(BUILD)/test_latsim latsim
+	tests/layout.sh --write
 	LATSIM_BIN=$(BUILD)/latsim LATSIM_DOCS_UPDATE=1 $(BUILD)/test_latsim -j2 --filter 'docfigs/*'
 
 # make test-mpi: the MPI build (build/release-mpi, mpicc) and the tests of

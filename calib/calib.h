@@ -336,4 +336,17 @@ int clearn_validate(const char *dir, FILE *out, char *err, size_t errlen);
  * simulator's cost-model table.  Returns 0, or -1 when the table is full. */
 int ccost_register(void);
 
+/* 1 when NAME is a cost model `latsim cost --cost` and a pool's `cost` may ask
+ * the resolver for (a row of calib/ccost.c's table: auto, fitted, profile,
+ * learned, roofline), else 0; and those names, ", "-joined, in table order. */
+int ccost_asked(const char *name);
+const char *ccost_ask_list(void);
+
+/* The calibrator's models join the simulator's tables, before any scenario is
+ * loaded or keys are listed: the calibrated cost models (ccost_register) and the
+ * loaders of stored network fits, collective and link profiles and power samples
+ * (cnet_register, cnccl_register, cimp_link_register, cimp_power_register).
+ * Calling it again does nothing more.  Returns 0, or -1 when a table is full. */
+int latsim_use_calib(void);
+
 #endif

@@ -13,10 +13,15 @@
 #include "cprior.h"
 #include "core/scn.h"
 #include "engine/errmsg.h"
+#include "engine/rowtab.h"
+
+/* What a resolved model is, by name (cost_info.kind, `latsim cost`), indexed by cc_kind. */
+static const char *const KIND_NAMES[] = { [CC_ROOFLINE] = "roofline", [CC_FITTED] = "fitted", [CC_PROFILE] = "profile",
+                                          [CC_LEARNED] = "learned" };
 
 const char *ccost_kind_name(cc_kind k)
 {
-    return k == CC_FITTED ? "fitted" : k == CC_PROFILE ? "profile" : k == CC_LEARNED ? "learned" : "roofline";
+    return k >= 0 && (size_t) k < sizeof KIND_NAMES / sizeof KIND_NAMES[0] ? KIND_NAMES[k] : KIND_NAMES[CC_ROOFLINE];
 }
 
 /* Token and sequence counts the profile tables cover (beyond: evaluated directly).
@@ -54,7 +59,7 @@ static int use_learned(ccost *c)
     c->mape = ci.mape;
     c->carried = ci.extrapolated;
     snprintf(c->source, sizeof c->source, "learned (latsim calib train: %s engine %s)", c->roof.hw.gpu.name,
-             c->roof.hw.engine[0] ? c->roof.hw.engine : CLEARN_ENGINE_DEFAULT);
+             c->roof.hw.engine[0] ? c->roof.hw.engine : llm_engine_default());
     snprintf(c->source_kind, sizeof c->source_kind, "learned");
     snprintf(c->range, sizeof c->range, "%s", ci.range);
     return 0;
@@ -221,6 +226,91 @@ static void mark_staged(ccost *c, const cost_hw *h)
              L ? "; " : "", cost_hw_stages(h), h->ep > 1 ? h->ep : 1);
 }
 
+/* ---- the stored step-time models, as rows ------------------------------------- */
+
+/* Profile ID (F) cannot price hardware H: per-operator profiles are dense
+ * single-stage measurements, without MoE or MLA operators; the roofline (or a
+ * fitted model, laid out on the roofline's pipeline and expert-parallel
+ * structure) does those.  Returns 1 with WHY set, or 0. */
+static int profile_refuses(const cdb_fit *f, const cost_hw *h, char *why, size_t wn)
+{
+    if (cost_hw_stages(h) > 1 || h->ep > 1) {
+        errmsg_set(why, wn, "profile %lld has no pipeline or expert-parallel terms (per-operator profiles are "
+                   "dense single-stage), so it cannot price pp = %d, ep = %d: use cost = fitted or roofline",
+                   (long long)f->id, cost_hw_stages(h), h->ep > 1 ? h->ep : 1);
+        return 1;
+    }
+    if (h->model.experts > 0 || h->model.kv_lora_rank > 0) {
+        errmsg_set(why, wn, "profile %lld has no operators for %s's %s: per-operator profiles are dense-only "
+                   "(use cost = fitted or roofline)", (long long)f->id, h->model.name,
+                   h->model.experts > 0 ? "experts" : "latent attention (MLA)");
+        return 1;
+    }
+    return 0;
+}
+
+/* Loads profile F into C.  Returns 0, 1 when it does not fit C's tp (WHY), -1 on error. */
+static int profile_load(sqlite3 *db, const cdb_fit *f, ccost *c, char *why, size_t wn, char *err, size_t errlen)
+{
+    if (!cdb_tp_listed(f->tps, c->tp, NULL, NULL)) {
+        errmsg_set(why, wn, "profile %lld is for tp %s, not %d", (long long)f->id, f->tps, c->tp);
+        return 1;
+    }
+    if (cprofile_load(db, f->id, &c->profile, err, errlen) != 0)
+        return -1;
+    c->kind = CC_PROFILE;
+    /* Attention carried from another GPU (cprofile.c says so in its note). */
+    snprintf(c->range, sizeof c->range, "%s", strstr(f->note, "carried from") ? "extrapolated" : "measured");
+    return 0;
+}
+
+/* Loads fitted model F into C.  Returns 0, 1 when it cannot price C's phases or
+ * tp (WHY), -1 on error. */
+static int fitted_load(sqlite3 *db, const cdb_fit *f, ccost *c, char *why, size_t wn, char *err, size_t errlen)
+{
+    if (cfitted_load(db, f->id, &c->fitted, err, errlen) != 0)
+        return -1;
+    if (phase_missing(&c->fitted, c->need, why, wn))
+        return 1;
+    cf_range rg = cfitted_tp_range(&c->fitted, c->tp, why, wn);
+    if (rg == CF_REFUSED)
+        return 1;
+    c->kind = CC_FITTED;
+    snprintf(c->range, sizeof c->range, "%s", rg == CF_MEASURED ? "measured" :
+             rg == CF_INTERPOLATED ? "interpolated" : "extrapolated");
+    if (cfitted_tp_carried(&c->fitted, c->tp)) {
+        /* Said where the step times come from: carried, and what was carried. */
+        snprintf(c->source + strlen(c->source), sizeof c->source - strlen(c->source), ", carried to tp %d", c->tp);
+        size_t L = strlen(c->note);
+        snprintf(c->note + L, sizeof c->note - L, "%scarried: %s", L ? "; " : "", why);
+        why[0] = '\0';
+    }
+    mark_staged(c, &c->roof.hw);
+    return 0;
+}
+
+enum { ASK_FITTED = 1, ASK_PROFILE = 2 };   /* a stored kind, as a bit of cc_ask.takes */
+
+/* A kind of stored step-time model (calib_fits.kind): how it is checked and loaded. */
+typedef struct cc_stored {
+    const char *name;         /* calib_fits.kind */
+    unsigned bit;             /* ASK_*: the models asked for that may take it (cc_ask.takes) */
+    /* 1 with WHY set when model F cannot price hardware H at all (NULL: it can). */
+    int (*refuses)(const cdb_fit *f, const cost_hw *h, char *why, size_t wn);
+    /* Loads F into C (its id, error and source set).  Returns 0, 1 when it is not
+     * usable for C (WHY says why), -1 on error (ERR). */
+    int (*load)(sqlite3 *db, const cdb_fit *f, ccost *c, char *why, size_t wn, char *err, size_t errlen);
+} cc_stored;
+
+static const cc_stored STORED[] = {
+    { "fitted", ASK_FITTED, NULL, fitted_load },
+    { "profile", ASK_PROFILE, profile_refuses, profile_load },
+};
+static rowtab stored_table = ROWTAB_STRUCTS(STORED, cc_stored);
+
+/* The row of stored kind NAME, or NULL (not a step-time model). */
+static const cc_stored *stored_row(const char *name) { return name ? rowtab_find(&stored_table, name) : NULL; }
+
 /* Tries stored model ID for this replica.  Returns 0 usable (OUT filled), 1 not
  * usable (WHY says why), -1 on error. */
 static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, char *err,
@@ -236,23 +326,14 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
                    r->hw.model.name);
         return 1;
     }
-    /* Per-operator profiles are dense single-stage measurements, without MoE or MLA
-     * operators: the roofline (or a fitted model, laid out on the roofline's
-     * pipeline and expert-parallel structure) does those. */
+    const cc_stored *row = stored_row(f.kind);
+    if (!row) {
+        errmsg_set(why, wn, "calibrated model %lld is a %s model, not a step-time model", (long long)id, f.kind);
+        return 1;
+    }
     const cost_hw *h = &r->hw;
-    if (strcmp(f.kind, "profile") == 0 && (cost_hw_stages(h) > 1 || h->ep > 1)) {
-        errmsg_set(why, wn, "profile %lld has no pipeline or expert-parallel terms (per-operator profiles are "
-                   "dense single-stage), so it cannot price pp = %d, ep = %d: use cost = fitted or roofline",
-                   (long long)id, cost_hw_stages(h), h->ep > 1 ? h->ep : 1);
-        return 1;
-    }
-    if (strcmp(f.kind, "profile") == 0 && (h->model.experts > 0 || h->model.kv_lora_rank > 0)) {
-        errmsg_set(why, wn, "profile %lld has no operators for %s's %s: per-operator profiles are dense-only "
-                   "(use cost = fitted or roofline)", (long long)id, h->model.name,
-                   h->model.experts > 0 ? "experts" : "latent attention (MLA)");
-        return 1;
-    }
-    if ((strcmp(f.kind, "profile") == 0 || strcmp(f.kind, "fitted") == 0) && !CDB_MAPE_USABLE(f.mape)) {
+    if (row->refuses && row->refuses(&f, h, why, wn)) return 1;
+    if (!CDB_MAPE_USABLE(f.mape)) {
         char e[96];
         unusable_why(f.mape, e, sizeof e);
         errmsg_set(why, wn, "calibrated model %lld (%s, %s on %s) is not used: %s (latsim calib show %lld)",
@@ -266,40 +347,8 @@ static int try_model(sqlite3 *db, int64_t id, ccost *c, char *why, size_t wn, ch
     c->mape = !strcmp(f.source, "observed") && f.folds < 2 ? NAN : f.mape;
     snprintf(c->source, sizeof c->source, "%s", f.source);
     snprintf(c->source_kind, sizeof c->source_kind, "%s", f.source);
-    if (strcmp(f.kind, "profile") == 0) {
-        if (!cdb_tp_listed(f.tps, c->tp, NULL, NULL)) {
-            errmsg_set(why, wn, "profile %lld is for tp %s, not %d", (long long)id, f.tps, c->tp);
-            return 1;
-        }
-        if (cprofile_load(db, id, &c->profile, err, errlen) != 0)
-            return -1;
-        c->kind = CC_PROFILE;
-        /* Attention carried from another GPU (cprofile.c says so in its note). */
-        snprintf(c->range, sizeof c->range, "%s", strstr(f.note, "carried from") ? "extrapolated" : "measured");
-    } else if (strcmp(f.kind, "fitted") == 0) {
-        if (cfitted_load(db, id, &c->fitted, err, errlen) != 0)
-            return -1;
-        if (phase_missing(&c->fitted, c->need, why, wn))
-            return 1;
-        cf_range rg = cfitted_tp_range(&c->fitted, c->tp, why, wn);
-        if (rg == CF_REFUSED)
-            return 1;
-        c->kind = CC_FITTED;
-        snprintf(c->range, sizeof c->range, "%s", rg == CF_MEASURED ? "measured" :
-                 rg == CF_INTERPOLATED ? "interpolated" : "extrapolated");
-        if (cfitted_tp_carried(&c->fitted, c->tp)) {
-            /* Said where the step times come from: carried, and what was carried. */
-            snprintf(c->source + strlen(c->source), sizeof c->source - strlen(c->source), ", carried to tp %d", c->tp);
-            size_t L = strlen(c->note);
-            snprintf(c->note + L, sizeof c->note - L, "%scarried: %s", L ? "; " : "", why);
-            why[0] = '\0';
-        }
-        mark_staged(c, h);
-    } else {
-        errmsg_set(why, wn, "calibrated model %lld is a %s model, not a step-time model",
-                   (long long)id, f.kind);
-        return 1;
-    }
+    s = row->load(db, &f, c, why, wn, err, errlen);
+    if (s != 0) return s;
     if (set_ratios(db, c, f.gpu, f.weights, err, errlen) != 0) {
         release_model(c);
         return -1;
@@ -412,6 +461,50 @@ int ccost_resolve_for(sqlite3 *db, const char *kind, int64_t id, const cost_mode
     return rc;
 }
 
+/* ---- what a pool may ask the resolver for, as rows ------------------------------ */
+
+/* A cost model a pool (or `latsim cost`) may ask for by name: the stored models
+ * it may take and what it is without one. */
+typedef struct cc_ask {
+    const char *name;         /* the model asked for (cost = NAME, latsim cost --kind) */
+    unsigned takes;           /* ASK_* the stored models it may take (0: none, it is OTHERWISE) */
+    cc_kind otherwise;        /* with none usable: CC_LEARNED (the learned model), CC_ROOFLINE
+                                 (takes = 0: the roofline), CC_FITTED (an error: none stored) */
+    const char *fit_what;     /* that error's command: "latsim calib fit<FIT_WHAT> ..." */
+    const char *fit_tp;       /* and what it ends with (" --tp T") */
+} cc_ask;
+
+static const cc_ask ASKS[] = {
+    { "auto", ASK_FITTED | ASK_PROFILE, CC_LEARNED, "", "" },
+    { "fitted", ASK_FITTED, CC_FITTED, "", "" },
+    { "profile", ASK_PROFILE, CC_FITTED, " profile", " --tp T" },
+    { "learned", 0, CC_LEARNED, "", "" },
+    { "roofline", 0, CC_ROOFLINE, "", "" },
+};
+static rowtab ask_table = ROWTAB_STRUCTS(ASKS, cc_ask);
+
+int ccost_asked(const char *name) { return name && rowtab_find(&ask_table, name) != NULL; }
+
+const char *ccost_ask_list(void)
+{
+    static char list[128];
+    if (!list[0])
+        for (int i = 0; i < rowtab_count(&ask_table); i++) {
+            size_t len = strlen(list);
+            snprintf(list + len, sizeof list - len, "%s%s", i ? ", " : "", ((const cc_ask *) rowtab_at(&ask_table, i))->name);
+        }
+    return list;
+}
+
+/* The row of the model asked for as NAME; a name of no row (which the cost-model
+ * table has refused before) takes any stored model and errs without one. */
+static const cc_ask *ask_row(const char *name)
+{
+    static const cc_ask ANY = { "", ASK_FITTED | ASK_PROFILE, CC_FITTED, "", "" };
+    const cc_ask *a = rowtab_find(&ask_table, name);
+    return a ? a : &ANY;
+}
+
 static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *roof,
                    const char *weights, ccost *out, char *err, size_t errlen)
 {
@@ -429,11 +522,10 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
     }
     if (!kind || !kind[0])
         kind = "auto";
-    if (strcmp(kind, "roofline") == 0)
-        return 0;
-    if (strcmp(kind, "learned") == 0)
-        return use_learned(out) == 0 ? 0 : (errmsg_set(err, errlen, "out of memory"), -1);
-    int want_fitted = strcmp(kind, "profile") != 0, want_profile = strcmp(kind, "fitted") != 0;
+    const cc_ask *ask = ask_row(kind);
+    if (!ask->takes)
+        return ask->otherwise == CC_LEARNED && use_learned(out) != 0 ? (errmsg_set(err, errlen, "out of memory"), -1) : 0;
+    int want_fitted = (ask->takes & ASK_FITTED) != 0, want_profile = (ask->takes & ASK_PROFILE) != 0;
     /* Candidates, best first by (this GPU, within range, MAPE); the first usable wins. */
     sqlite3_stmt *st = NULL;
     int have_tables = 0;
@@ -459,7 +551,8 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
             const char *g = (const char *)sqlite3_column_text(st, 2);
             const char *tps = (const char *)sqlite3_column_text(st, 3);
             const char *w = (const char *)sqlite3_column_text(st, 5);
-            int fitted = strcmp(k, "fitted") == 0, profile = strcmp(k, "profile") == 0;
+            const cc_stored *sk = stored_row(k);
+            int fitted = sk && sk->bit == ASK_FITTED, profile = sk && sk->bit == ASK_PROFILE;
             if (!((fitted && want_fitted) || (profile && want_profile)))
                 continue;
             /* Another precision: a fitted model is carried by the learned dtype terms
@@ -533,7 +626,7 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
         int s = try_model(db, best, out, why, sizeof why, err, errlen);
         return s == 0 ? 0 : -1;
     }
-    if (strcmp(kind, "auto") == 0) {
+    if (ask->otherwise == CC_LEARNED) {
         /* Nothing of the user's own: the learned model, whose held-out errors (by GPU,
          * by engine, by model) are below the roofline's (docs/accuracy.md). */
         if (use_learned(out) != 0) return errmsg_set(err, errlen, "out of memory"), -1;
@@ -550,8 +643,7 @@ static int resolve(sqlite3 *db, const char *kind, int64_t id, const cost_model *
     else
         errmsg_set(err, errlen, "no %s model stored for %s (weights %s) at tp %d: build one with "
                    "latsim calib fit%s --model %s --gpu %s%s", kind, roof->hw.model.name, weights,
-                   out->tp, strcmp(kind, "profile") == 0 ? " profile" : "", roof->hw.model.name,
-                   roof->hw.gpu.name, strcmp(kind, "profile") == 0 ? " --tp T" : "");
+                   out->tp, ask->fit_what, roof->hw.model.name, roof->hw.gpu.name, ask->fit_tp);
     return -1;
 }
 

@@ -98,7 +98,7 @@ static const clearn_level *level_of(const clearn_table *t, int group, const char
 void clearn_prior_for(const clearn_table *t, const gpu_spec *g, const char *engine, clearn_prior *out)
 {
     if (!t) t = &clearn_trained;
-    if (!engine || !engine[0]) engine = CLEARN_ENGINE_DEFAULT;
+    if (!engine || !engine[0]) engine = llm_engine_default();
     memset(out, 0, sizeof *out);
     memcpy(out->th, t->global, sizeof out->th);
     const char *names[LG_N] = { clearn_vendor(g), clearn_link_class(g), g->name, engine };
@@ -244,7 +244,7 @@ typedef struct learned_state {
 static void learned_prepare(learned_state *L, const cost_hw *h)
 {
     clearn_prior_for(NULL, &h->gpu, h->engine, &L->prior);
-    snprintf(L->engine, sizeof L->engine, "%s", h->engine[0] ? h->engine : CLEARN_ENGINE_DEFAULT);
+    snprintf(L->engine, sizeof L->engine, "%s", h->engine[0] ? h->engine : llm_engine_default());
     L->plain = h->have_hw && cost_hw_plain(h);
     if (!L->plain) return;
     const clearn_coef *c = &L->prior.c;

@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "llm/cost.h"
+#include "llm/engines.h"
 
 /* The learned coefficients, on their learned (unbounded) scale, in this order. */
 enum {
@@ -121,9 +122,8 @@ extern const clearn_table clearn_trained;
 const char *clearn_vendor(const gpu_spec *g);
 const char *clearn_link_class(const gpu_spec *g);
 
-/* The engine names a pool may give (`engine =`), '|'-joined, and the default. */
-#define CLEARN_ENGINES "vllm|sglang|trtllm|generic"
-#define CLEARN_ENGINE_DEFAULT "vllm"
+/* The engine names a pool may give (`engine =`) are the rows of sim/llm's
+ * engine table (llm/engines.h); a pool without one has its default. */
 
 /* What the learned model is for one pool: its coefficients and where they come from. */
 typedef struct clearn_prior {

@@ -45,35 +45,12 @@
 #include <jansson.h>
 
 #include "engine/errmsg.h"
+#include "engine/rowtab.h"
 #include "latsim/infile.h"
 
 #define COBS_MAX_MS 1e9          /* longest time accepted, ms (11.6 days): beyond it, a unit error */
 #define COBS_MAX_TOKENS 100000000 /* most tokens per request accepted */
 #define MAX_LINE (1 << 22)       /* longest line accepted, bytes (an itl_ms list of 100 000 gaps fits) */
-
-static const char *const FORMAT_NAMES[COBS_NFORMATS] = {
-    "generic", "vllm", "vllm-stats", "aiperf", "guidellm", "sweep",
-};
-
-const char *cobs_format_name(cobs_format f)
-{
-    return f >= 0 && f < COBS_NFORMATS ? FORMAT_NAMES[f] : "?";
-}
-
-int cobs_format_parse(const char *name, cobs_format *f)
-{
-    for (int i = 0; i < COBS_NFORMATS; i++)
-        if (name && !strcmp(name, FORMAT_NAMES[i])) {
-            *f = (cobs_format) i;
-            return 0;
-        }
-    return -1;
-}
-
-const char *cobs_format_list(void)
-{
-    return "generic, vllm, vllm-stats, aiperf, guidellm, sweep";
-}
 
 const char *cobs_metric_name(cobs_metric m)
 {
@@ -945,6 +922,126 @@ static int detect(rd *r, FILE *f, cobs_format *fmt)
                "concurrency / rate (sweep) (give --format: %s)", cobs_format_list());
 }
 
+/* ---- the formats' readers, as rows ---------------------------------------------- */
+
+/* An observed format's row: its name (--format, the stored run's format) and
+ * its reader (defined below, with the parsers they call). */
+typedef struct cobs_reader {
+    const char *name;         /* --format NAME */
+    cobs_format format;       /* what a run read with it records */
+    int (*read)(rd *r, FILE *f);   /* reads F into r->run: 0, or the status (bad() said why) */
+} cobs_reader;
+
+/* generic: CSV with a header, or JSON lines. */
+static int read_generic_file(rd *r, FILE *f)
+{
+    int ch;
+    while ((ch = fgetc(f)) != EOF && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')) {}
+    rewind(f);
+    if (ch == '{') return read_jsonl(r, f, generic_row);
+    csv_rows c = { .r = r, .row = generic_csv_row };
+    int rc = read_csv(&c, f);
+    if (rc == 0 && !c.header_done) rc = bad(r, 0, "empty file: no header, no requests");
+    return rc;
+}
+
+/* vllm-stats: vLLM's RequestStateStats, one JSON object a line. */
+static int read_stats_file(rd *r, FILE *f)
+{
+    int rc = read_jsonl(r, f, stats_row);
+    if (rc == 0) snprintf(r->run->tool, sizeof r->run->tool, "vLLM engine RequestStateStats");
+    return rc;
+}
+
+/* aiperf: its per-request records, one JSON object a line (failed ones skipped, and said). */
+static int read_aiperf_file(rd *r, FILE *f)
+{
+    int rc = read_jsonl(r, f, aiperf_row);
+    if (rc == 0) snprintf(r->run->tool, sizeof r->run->tool, "aiperf");
+    if (rc == 0 && r->skipped)
+        add_note(r->run, "%zu errored or cancelled request%s skipped", r->skipped, r->skipped == 1 ? "" : "s");
+    return rc;
+}
+
+/* sweep: CSV, one row per concurrency or rate level. */
+static int read_sweep_file(rd *r, FILE *f)
+{
+    csv_rows c = { .r = r, .row = sweep_csv_row };
+    int rc = read_csv(&c, f);
+    if (rc == 0 && !c.header_done) rc = bad(r, 0, "empty file: no header, no levels");
+    if (rc == 0 && r->run->nlvl == 0) rc = bad(r, 0, "a sweep without levels: no row after the header");
+    return rc;
+}
+
+/* F as one JSON object, read by OBJ. */
+static int read_json_object(rd *r, FILE *f, int (*obj)(rd *r, const json_t *root))
+{
+    json_error_t je;
+    json_t *root = json_loadf(f, 0, &je);
+    int rc = !root ? bad(r, je.line, "not JSON: %s", je.text)
+           : !json_is_object(root) ? bad(r, 0, "not a JSON object") : obj(r, root);
+    json_decref(root);
+    return rc;
+}
+
+/* vllm: vLLM's benchmark_serving result file (one JSON object). */
+static int read_vllm_file(rd *r, FILE *f) { return read_json_object(r, f, read_vllm); }
+
+/* guidellm: GuideLLM's benchmarks report (one JSON object). */
+static int read_guidellm_file(rd *r, FILE *f) { return read_json_object(r, f, read_guidellm); }
+
+/* In the order of error messages (cobs_format_list). */
+static const cobs_reader READERS[] = {
+    { "generic", COBS_GENERIC, read_generic_file },
+    { "vllm", COBS_VLLM, read_vllm_file },
+    { "vllm-stats", COBS_VLLM_STATS, read_stats_file },
+    { "aiperf", COBS_AIPERF, read_aiperf_file },
+    { "guidellm", COBS_GUIDELLM, read_guidellm_file },
+    { "sweep", COBS_SWEEP, read_sweep_file },
+};
+static rowtab reader_table = ROWTAB_STRUCTS(READERS, cobs_reader);
+
+/* The row of format F, or NULL. */
+static const cobs_reader *reader_of(cobs_format f)
+{
+    for (int i = 0; i < rowtab_count(&reader_table); i++) {
+        const cobs_reader *c = rowtab_at(&reader_table, i);
+        if (c->format == f) return c;
+    }
+    return NULL;
+}
+
+const char *cobs_format_name(cobs_format f)
+{
+    const cobs_reader *c = reader_of(f);
+    return c ? c->name : "?";
+}
+
+int cobs_format_parse(const char *name, cobs_format *f)
+{
+    const cobs_reader *c = name ? rowtab_find(&reader_table, name) : NULL;
+    if (!c) return -1;
+    *f = c->format;
+    return 0;
+}
+
+const char *cobs_format_list(void)
+{
+    static char list[256];
+    if (!list[0]) {
+        rowtab_choices(&reader_table, list, sizeof list);
+        char tmp[sizeof list];
+        size_t len = 0;
+        for (const char *c = list; *c && len + 3 < sizeof tmp; c++) {
+            if (*c == '|') { tmp[len++] = ','; tmp[len++] = ' '; }
+            else tmp[len++] = *c;
+        }
+        tmp[len] = '\0';
+        memcpy(list, tmp, len + 1);
+    }
+    return list;
+}
+
 /* Orders requests by (arrival, line). */
 static int by_arrival(const void *a, const void *b)
 {
@@ -976,49 +1073,8 @@ int cobs_read(const char *path, const cobs_read_opts *o, cobs_run *run, char *er
     if (!r.o->format) rc = detect(&r, f, &fmt);
     if (rc == 0) {
         run->format = fmt;
-        switch (fmt) {
-        case COBS_GENERIC: {
-            int ch;
-            while ((ch = fgetc(f)) != EOF && (ch == ' ' || ch == '\t' || ch == '\r' || ch == '\n')) {}
-            rewind(f);
-            if (ch == '{') rc = read_jsonl(&r, f, generic_row);
-            else {
-                csv_rows c = { .r = &r, .row = generic_csv_row };
-                rc = read_csv(&c, f);
-                if (rc == 0 && !c.header_done) rc = bad(&r, 0, "empty file: no header, no requests");
-            }
-            break;
-        }
-        case COBS_VLLM_STATS:
-            rc = read_jsonl(&r, f, stats_row);
-            if (rc == 0) snprintf(run->tool, sizeof run->tool, "vLLM engine RequestStateStats");
-            break;
-        case COBS_AIPERF:
-            rc = read_jsonl(&r, f, aiperf_row);
-            if (rc == 0) snprintf(run->tool, sizeof run->tool, "aiperf");
-            if (rc == 0 && r.skipped)
-                add_note(run, "%zu errored or cancelled request%s skipped", r.skipped, r.skipped == 1 ? "" : "s");
-            break;
-        case COBS_SWEEP: {
-            csv_rows c = { .r = &r, .row = sweep_csv_row };
-            rc = read_csv(&c, f);
-            if (rc == 0 && !c.header_done) rc = bad(&r, 0, "empty file: no header, no levels");
-            if (rc == 0 && run->nlvl == 0) rc = bad(&r, 0, "a sweep without levels: no row after the header");
-            break;
-        }
-        case COBS_VLLM:
-        case COBS_GUIDELLM: {
-            json_error_t je;
-            json_t *root = json_loadf(f, 0, &je);
-            if (!root) rc = bad(&r, je.line, "not JSON: %s", je.text);
-            else if (!json_is_object(root)) rc = bad(&r, 0, "not a JSON object");
-            else rc = fmt == COBS_VLLM ? read_vllm(&r, root) : read_guidellm(&r, root);
-            json_decref(root);
-            break;
-        }
-        default:
-            rc = bad(&r, 0, "unknown format");
-        }
+        const cobs_reader *reader = reader_of(fmt);
+        rc = reader ? reader->read(&r, f) : bad(&r, 0, "unknown format");
     }
     fclose(f);
     if (rc == 0 && fmt != COBS_SWEEP && run->nreq == 0) rc = bad(&r, 0, "no requests");

@@ -31,7 +31,7 @@ int cobs_find_pool(const scenario *sc, const char *name, int *index, char *err, 
     const char *path = sc->raw.path ? sc->raw.path : "scenario";
     for (int i = 0; i < sc->npools; i++) {
         const pool_cfg *p = &sc->pools[i];
-        int llm = p->kind && !strcmp(p->kind->name, "llm");
+        int llm = p->kind && (p->kind->flags & KIND_DECODES);   /* an LLM pool (its llm_cfg) */
         if (name && strcmp(p->name, name)) continue;
         if (!name && !llm) continue;
         if (!llm) {

@@ -829,9 +829,8 @@ int cost_main(int argc, char **argv)
     int json = a.json;
     if (!prefill && !decode) return fail(2, "cost: give --prefill TOKENS and/or --decode SEQS --context TOKENS");
     if (decode && context < 0) return fail(2, "cost: --decode needs --context TOKENS");
-    if (kind && strcmp(kind, "auto") && strcmp(kind, "fitted") && strcmp(kind, "profile") && strcmp(kind, "roofline") &&
-        strcmp(kind, "learned")) {
-        snprintf(err, sizeof err, "cost: --cost: unknown kind '%s' (valid: auto, fitted, profile, learned, roofline)", kind);
+    if (kind && !ccost_asked(kind)) {
+        snprintf(err, sizeof err, "cost: --cost: unknown kind '%s' (valid: %s)", kind, ccost_ask_list());
         return fail(2, err);
     }
     if (kind && id) return fail(2, "cost: give --cost KIND or --cost-id ID, not both");

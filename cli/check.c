@@ -472,7 +472,7 @@ static int check_band(checker *ck)
         it->bt = it->t;
         int nb = 0;
         for (int p = 0; p < scenario_npools(sc) && nb < 8 && it->bt.nsets < TASK_MAX_SETS; p++) {
-            if (strcmp(scenario_pool_kind(sc, p), "llm")) continue;
+            if (!scenario_pool_takes(sc, p, "step_time_scale")) continue;
             const char *own = scenario_pool_value(sc, p, "step_time_scale");
             double k = own && strtod(own, NULL) > 0 ? strtod(own, NULL) : 1;
             snprintf(it->band_sets[nb], sizeof it->band_sets[nb], "pool %s.step_time_scale=%.17g", scenario_pool_name(sc, p),

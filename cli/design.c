@@ -128,7 +128,7 @@ static int run_band(design *d, const design_how *how)
     int ns = 0, nb = 0;
     for (int k = 0; k < how->nsets && ns < TASK_MAX_SETS; k++) sets[ns++] = how->sets[k];
     for (int p = 0; p < scenario_npools(d->sc) && nb < 8 && ns < TASK_MAX_SETS; p++) {
-        if (strcmp(scenario_pool_kind(d->sc, p), "llm")) continue;
+        if (!scenario_pool_takes(d->sc, p, "step_time_scale")) continue;
         const char *v = scenario_pool_value(d->sc, p, "step_time_scale");
         double k = v && strtod(v, NULL) > 0 ? strtod(v, NULL) : 1;
         snprintf(own[nb], sizeof own[nb], "pool %s.step_time_scale=%.17g", scenario_pool_name(d->sc, p), d->bm.hi * k);

@@ -146,13 +146,9 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     /* The calibrator's models (the calibrated cost models auto, the default,
      * fitted and profile; stored network links) join the simulator's tables
-     * before any command loads a scenario or lists keys: the simulator reaches
-     * calib/ only through these registrations. */
-    cnet_register();
-    cnccl_register();
-    cimp_power_register();
-    cimp_link_register();
-    if (ccost_register() != 0) return cu_die(1, "cannot add the calibrated cost models to the cost-model table");
+     * before any command loads a scenario or lists keys (latsim_use_calib): the
+     * simulator reaches calib/ only through these registrations. */
+    if (latsim_use_calib() != 0) return cu_die(1, "cannot add the calibrated cost models to the cost-model table");
     if (argc < 2) { usage(stderr); return 2; }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { usage(stdout); return 0; }

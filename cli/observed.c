@@ -35,8 +35,8 @@ static const char *REPLAY_USAGE =
     "scenario, as a finite replay, and prints per metric (TTFT, TPOT, ITL, E2E, queue,\n"
     "where observed) and statistic (mean, p50, p90, p99) the observed value, the\n"
     "predicted one and the signed error, plus throughput (docs/observed.md).\n"
-    "  FILE            an observed run (formats: generic, vllm, vllm-stats, aiperf, guidellm,\n"
-    "                  sweep; detected from the content unless --format F)\n"
+    "  FILE            an observed run, its format detected from the content unless\n"
+    "                  --format F: {formats}\n"
     "  --run ID        an imported run (latsim calib list); default scenario: the stored one\n"
     "  --scenario S    the server the run is replayed on\n"
     "  --pool P        the LLM pool the requests enter (default: the scenario's workload target;\n"
@@ -56,11 +56,19 @@ static const char *IMPORT_USAGE =
     "Stores one observed run in the measurement store: its requests (or a sweep's\n"
     "levels) and measured timings, the scenario text of the server it was measured on\n"
     "(the LLM pool P, default the first) and its provenance (file, format, date, tool).\n"
-    "Formats: generic, vllm, vllm-stats, aiperf, guidellm, sweep (docs/observed.md),\n"
+    "Formats (docs/observed.md): {formats};\n"
     "detected from the content unless --format F.  --meta M.json: the server's configuration\n"
     "laid over the pool (docs/observed.md, \"Server metadata\"), stored with the scenario.\n"
     "Bad input: one line naming the file,\n"
     "line and field; exit 2; nothing stored.\n";
+
+/* Prints USAGE on OUT, its "{formats}" the observed formats' rows (cobs_format_list). */
+static void print_usage(const char *usage, FILE *out)
+{
+    const char *at = strstr(usage, "{formats}");
+    if (!at) { fputs(usage, out); return; }
+    fprintf(out, "%.*s%s%s", (int) (at - usage), usage, cobs_format_list(), at + strlen("{formats}"));
+}
 
 /* Prints "latsim: MSG" as one printable line; returns CODE. */
 static int say(int code, const char *msg)
@@ -119,7 +127,7 @@ static int parse(const char *cmd, int argc, char **argv, const char *usage, cons
     while (rc == 0 && (c = getopt_long(argc + 1, av, ":h", longs, NULL)) != -1) {
         switch (c) {
         case 'h':
-        case O_HELP: fputs(usage, stdout); rc = 1; break;
+        case O_HELP: print_usage(usage, stdout); rc = 1; break;
         case O_SCENARIO: o->scenario = optarg; break;
         case O_POOL: o->pool = optarg; break;
         case O_FORMAT: o->format = optarg; break;
@@ -1023,7 +1031,7 @@ int replay_main(int argc, char **argv)
         char buf[64][200];
         for (int i = 0; i < nmsets; i++) sets[n++] = msets[i];   /* --meta's values, as the replay had them */
         for (int i = 0; i < np && n < 64 + nmsets; i++) {
-            if (strcmp(scenario_pool_kind(sc, i), "llm")) continue;
+            if (!scenario_pool_takes(sc, i, "step_time_scale")) continue;
             const char *own = scenario_pool_value(sc, i, "step_time_scale");
             double f = (k ? r.band.hi : r.band.lo) * (own && strtod(own, NULL) > 0 ? strtod(own, NULL) : 1);
             int b = n - nmsets;

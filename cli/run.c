@@ -418,7 +418,7 @@ static int run_scaled(const run_opts *o, run_state *st, double f, report *out)
     if (o->from_run) for (int i = 0; i < st->nfrom; i++) sets[n++] = st->from_sets[i];
     for (int i = 0; i < o->a.nsets; i++) sets[n++] = o->a.sets[i];
     for (int i = 0; i < np; i++) {
-        if (strcmp(scenario_pool_kind(base, i), "llm")) continue;
+        if (!scenario_pool_takes(base, i, "step_time_scale")) continue;
         const char *own = scenario_pool_value(base, i, "step_time_scale");
         double k = own ? strtod(own, NULL) : 1;
         snprintf(scaled[i], sizeof scaled[i], "pool %s.step_time_scale=%.17g", scenario_pool_name(base, i), f * (k > 0 ? k : 1));

@@ -740,6 +740,7 @@ Test(calib_cli, cost_bad_input)
     r = latsim("cost --model llama-3-8b --gpu h100 --tp 1 --prefill 10 --cost magic");
     cr_assert_eq(r.rc, 2);
     cr_assert(strstr(r.err, "unknown kind 'magic'"), "%s", r.err);
+    cr_expect(strstr(r.err, "(valid: auto, fitted, profile, learned, roofline)"), "the rows of calib/ccost.c: %s", r.err);
     result_free(&r);
 }
 

@@ -1,7 +1,7 @@
 /* test_docs.c -- the documents cannot drift from the program and the tree:
  * docs/scenarios.md is exactly `latsim keys --markdown`, the Layout table of
  * docs/architecture.md lists every source file of sim/X/, calib/ and cli/ (and
- * nothing else), README.md's map names every source folder, every relative
+ * nothing else) with the text tests/layout.sh makes of its first comment, README.md's map names every source folder, every relative
  * link of README.md and docs/ pages reaches an existing file (and heading),
  * every path of the tree those pages name exists, every section a source
  * comment cites (`docs/x.md, "Heading"`) is a heading of that page, and no
@@ -225,6 +225,36 @@ Test(docs, layout_table_lists_every_source_file_and_nothing_else)
     strs_free(&files);
     free(layout);
     free(arch);
+}
+
+/* The Layout table's file rows are what tests/layout.sh makes of the sources'
+ * first comments: a changed first sentence, a new or removed file shows here
+ * (make docs-update rewrites the rows); a mangled table too (a row's text
+ * replaced, a row gone). */
+Test(docs, layout_table_is_generated_from_first_comments)
+{
+    FILE *p = popen("tests/layout.sh --check 2>&1", "r");
+    cr_assert_not_null(p);
+    char out[4096] = "";
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = '\0';
+    int rc = pclose(p);
+    cr_expect_eq(rc, 0, "%s", out);
+    cr_expect(strstr(out, "rows, as the sources say") != NULL, "%s", out);
+
+    /* The check fails on a copy whose row for rowtab says something else. */
+    cr_assert_eq(system("rm -rf /tmp/latsim_layout && mkdir -p /tmp/latsim_layout/docs && "
+                        "cp -r sim calib cli include /tmp/latsim_layout/ && "
+                        "sed 's/^| `sim\\/engine\\/rowtab.\\[ch\\]` | .*/| `sim\\/engine\\/rowtab.[ch]` | edited by hand |/' "
+                        "docs/architecture.md > /tmp/latsim_layout/docs/architecture.md"), 0);
+    cr_expect_eq(system("grep -q 'edited by hand' /tmp/latsim_layout/docs/architecture.md"), 0, "the copy has the edited row");
+    cr_expect_neq(system("tests/layout.sh --check /tmp/latsim_layout > /dev/null 2>&1"), 0,
+                  "a row that is not the file's first comment fails the check");
+    cr_expect_eq(system("tests/layout.sh --write /tmp/latsim_layout > /dev/null 2>&1 && "
+                        "tests/layout.sh --check /tmp/latsim_layout > /dev/null 2>&1"), 0, "--write makes it pass again");
+    cr_expect_eq(system("cmp -s docs/architecture.md /tmp/latsim_layout/docs/architecture.md"), 0,
+                 "--write gives back this tree's table");
+    system("rm -rf /tmp/latsim_layout");
 }
 
 /* README.md's short map names every source folder, and only existing ones. */

@@ -25,6 +25,7 @@
 #include <jansson.h>
 
 #include "tcli.h"
+#include "cobserved.h"
 
 #define SHAPES "tests/data/observed/shapes/"
 #define REAL "tests/data/observed/vllm_rtx4090_llama31_8b_requests.jsonl"
@@ -99,6 +100,29 @@ static const char *jstr(const json_t *o, const char *k)
 }
 
 /* ---- each reader on its tool's shape ---------------------------------------- */
+
+/* The formats `replay --help`, `calib import observed --help` and --format's
+ * error list are the readers' rows (calib/cobsread.c), in their order. */
+Test(observed_readers, help_lists_the_format_rows)
+{
+    const char *list = cobs_format_list();
+    cr_expect_str_eq(list, "generic, vllm, vllm-stats, aiperf, guidellm, sweep");
+    result r = run(30, "replay", "--help", NULL);
+    cr_expect(strstr(r.out, list) != NULL, "%s", r.out);
+    result_free(&r);
+    r = run(30, "calib", "import", "observed", "--help", NULL);
+    cr_expect(strstr(r.out, list) != NULL, "%s", r.out);
+    result_free(&r);
+    r = run(30, "replay", SHAPES "generic.csv", "--scenario", REAL_INI, "--format", "csv", NULL);
+    cr_expect_eq(r.rc, 2);
+    cr_expect(strstr(r.err, list) != NULL, "%s", r.err);
+    result_free(&r);
+    cobs_format f;
+    cr_expect_eq(cobs_format_parse("vllm-stats", &f), 0);
+    cr_expect_eq(f, COBS_VLLM_STATS);
+    cr_expect_str_eq(cobs_format_name(COBS_SWEEP), "sweep");
+    cr_expect_neq(cobs_format_parse("csv", &f), 0);
+}
 
 Test(observed_readers, vllm_bench_serve)
 {

@@ -167,6 +167,8 @@ Test(sched_reg, its_keys, .init = setup)
     fclose(f);
     cr_expect(strstr(keys, "admit_per_step") != NULL, "latsim keys lists the registered row's key");
     cr_expect(strstr(keys, "chunk_tokens") != NULL && strstr(keys, "max_wait_ms") != NULL);
+    cr_expect(strstr(keys, "a row of the scheduler table: static | dynamic | continuous | chunked | fifo_one;") != NULL,
+              "the scheduler key's help lists the rows, the registered one too");
     free(keys);
 }
 
@@ -179,6 +181,18 @@ Test(sched_reg, flags_decide_support, .init = setup)
     scenario_text(text, sizeof text, "scheduler = static\nprefix_cache = yes\n");
     cr_expect_neq(load(text, &sc, err, sizeof err), 0);
     cr_expect(strstr(err, "(continuous, chunked or fifo_one), not static") != NULL, "%s", err);
+    /* The iteration-level ones (no LLM_SCHED_BATCHES): speculative decoding, LoRA, dp ranks. */
+    char names[256];
+    llm_sched_names_without(LLM_SCHED_BATCHES, names, sizeof names);
+    cr_expect_str_eq(names, "continuous, chunked or fifo_one");
+    static const char *const ITER[] = { "spec_method = ngram\n", "adapters = 2\n", "dp = 2\n" };
+    for (size_t i = 0; i < sizeof ITER / sizeof ITER[0]; i++) {
+        char body[128];
+        snprintf(body, sizeof body, "scheduler = dynamic\n%s", ITER[i]);
+        scenario_text(text, sizeof text, body);
+        cr_expect_neq(load(text, &sc, err, sizeof err), 0, "%s", body);
+        cr_expect(strstr(err, "(continuous, chunked or fifo_one), not dynamic") != NULL, "%s: %s", body, err);
+    }
     scenario_text(text, sizeof text, "scheduler = fifo_one\nprefix_cache = yes\n");
     cr_expect_eq(load(text, &sc, err, sizeof err), 0, "%s", err);
     scenario_free(&sc);

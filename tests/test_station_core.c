@@ -462,6 +462,19 @@ Test(station_core, registered_policy_routes)
     cr_expect_eq(route_policy_register(&clash), -1, "another row with the name");
     cr_expect_eq(route_policy_register(&taken), -1, "a built-in name");
     cr_expect_eq(route_policy_register(&empty), -1, "no pick");
+    /* latsim keys lists it: a router's policy, and an LLM pool's routing (which
+     * takes no policy that routes between two models by complexity). */
+    char *keys = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&keys, &len);
+    cr_assert_not_null(f);
+    scenario_print_keys(f, 0);
+    fclose(f);
+    cr_expect(strstr(keys, "routing policy: round_robin | random | least_outstanding | power_of_two | least_kv | "
+                     "prefix_affinity | complexity | first_fit\n") != NULL, "a router's policy lists the row");
+    cr_expect(strstr(keys, "shared | round_robin | random | least_outstanding | power_of_two | least_kv | "
+                     "prefix_affinity | first_fit;") != NULL, "an LLM pool's routing lists the row");
+    free(keys);
     const char *text =
         "[sim]\nrequests = 50000\nwarmup = 1000\n[workload]\nrate = 20\ntarget = lb\n"
         "[pool lb]\nkind = router\npolicy = first_fit\nnext = s0, s1, s2\n"

@@ -191,6 +191,7 @@ Test(step_cost, registry_default)
     cr_expect_eq(cost_row_count(), 2);
     cr_assert_eq(ccost_register(), 0);
     cr_assert_eq(ccost_register(), 0, "twice is harmless");
+    cr_assert_eq(latsim_use_calib(), 0, "the one registration of calib/ after it: nothing more");
     cr_expect_eq(cost_row_count(), 6);
     cr_expect_str_eq(cost_default()->name, "auto");
     char buf[256];

@@ -151,6 +151,11 @@ int scenario_pool_line(const scenario *s, int i);
 const char *scenario_pool_kind(const scenario *s, int i);
 int scenario_pool_servers(const scenario *s, int i);
 
+/* 1 when pool I's kind takes KEY (its own keys or its rows' keys: an LLM pool
+ * takes step_time_scale, tp and role), else 0: what a front end asks instead of
+ * naming a kind. */
+int scenario_pool_takes(const scenario *s, int i, const char *key);
+
 /* The value of KEY in pool I's section as written (the file or a --set), or
  * NULL when absent: e.g. an LLM pool's `role`. */
 const char *scenario_pool_value(const scenario *s, int i, const char *key);

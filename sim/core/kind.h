@@ -60,19 +60,12 @@ typedef struct station_kind {
      * over DURATION_S of simulated time (scn_check_period).  Returns 0 or -1.
      * NULL: it has none beyond the fleet keys'. */
     int (*check_periods)(scn_ctx *x, const char *sec, const pool_cfg *p, double duration_s);
-    /* Prints on OUT the lines `run --verbose` adds for pool P of section SEC in
-     * a run of REQUESTS measured requests (a result cache's expected hit rate).
-     * NULL: none. */
-    void (*verbose)(const pool_cfg *p, const char *sec, double requests, FILE *out);
     /* $ per hour the pool costs at its configured size (NULL: free). */
     double (*usd_per_hour)(const pool_cfg *p);
     const char *units_key;    /* the key that counts its units ("replicas"; NULL: "servers") */
     int min_next;             /* fewest out-edges (`next` names) it needs */
     int max_next;             /* most out-edges it can use (0: any number) */
     unsigned flags;           /* KIND_* */
-    /* What the resolved pool P derived, as lines "  [SEC] key = value (how)"
-     * for `run --verbose` (NULL: nothing). */
-    void (*describe)(const pool_cfg *p, const char *sec, FILE *out);
     /* Refuses what pool SELF of POOLS (N of them, their next edges built) cannot
      * serve given the pools around it (an LLM pool's disaggregated roles).
      * Returns 0 or -1 (scn_fail at the key).  NULL: nothing to check. */
@@ -80,6 +73,17 @@ typedef struct station_kind {
     /* The name of the model pool P serves (run --metrics' model_name label), or
      * NULL.  NULL hook: none. */
     const char *(*model_name)(const pool_cfg *p);
+    /* The values its key KEY takes, '|'-joined ("a|b|c"), into BUF (N bytes),
+     * from the rows of their table: what "{choices}" in that key's help stands
+     * for (station_kind_help).  Returns 0, or -1 when KEY has no such list.
+     * NULL: none. */
+    int (*key_choices)(const char *key, char *buf, size_t n);
+    /* Prints on OUT the lines `run --verbose` gives, under "settings that change
+     * answers", for the resolved pool P of section SEC of file RAW in a run of
+     * REQUESTS measured requests: the keys whose defaults matter
+     * (station_kind_default_line writes one) and what it derived from them
+     * (an LLM pool's KV capacity, a result cache's expected hit rate).  NULL: none. */
+    void (*defaults)(const pool_cfg *p, const cfg *raw, const char *sec, double requests, FILE *out);
 } station_kind;
 
 /* The kind named NAME (case-insensitive), or NULL. */
@@ -97,6 +101,20 @@ int station_kind_register(const station_kind *k);
 /* Sets the built-in rows (N of them, the first the default kind), which come
  * before every registered one; run/kinds.c calls it with the built-in table. */
 void station_kind_set_builtin(const station_kind *const *rows, int n);
+
+/* The row of KEY in kind K's own keys or in its more_keys sets, or NULL. */
+const scn_key *station_kind_key(const station_kind *k, const char *key);
+
+/* HELP, the help of kind K's key KEY, with "{choices}" replaced by the values
+ * K's key_choices gives, ' | '-separated, in BUF (N bytes).  Returns HELP
+ * itself when it holds no "{choices}", else BUF. */
+const char *station_kind_help(const station_kind *k, const char *key, const char *help, char *buf, size_t n);
+
+/* One line "  [SEC] KEY = VALUE (set|default): WHY" on OUT: the value of KEY in
+ * section SEC of RAW, or its default in kind K's keys; WHY NULL: KEY's help in
+ * K's keys.  Prints nothing when K has no key KEY. */
+void station_kind_default_line(FILE *out, const station_kind *k, const cfg *raw, const char *sec, const char *key,
+                               const char *why);
 
 /* The kinds' names joined by '|' ("generic|llm|router"), in table order. */
 void station_kind_choices(char *buf, size_t n);

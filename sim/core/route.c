@@ -161,17 +161,17 @@ static int pick_complexity(route_ctx *rc, const request *r, const route_view *v,
 
 /* The built-in rows; registered ones follow them (route_policy_register). */
 static const route_policy POLICIES[] = {
-    { "round_robin", "targets in turn", ROUTE_KEY_NONE, NULL, pick_round_robin, NULL, NULL, 0 },
-    { "random", "uniformly at random", ROUTE_KEY_NONE, NULL, pick_random, NULL, NULL, 0 },
+    { "round_robin", "targets in turn", ROUTE_KEY_NONE, NULL, pick_round_robin, NULL, NULL, 0, 0 },
+    { "random", "uniformly at random", ROUTE_KEY_NONE, NULL, pick_random, NULL, NULL, 0, 0 },
     { "least_outstanding", "fewest requests inside (waiting + in service)", ROUTE_KEY_INSIDE, NULL,
-      pick_least_outstanding, NULL, NULL, 0 },
+      pick_least_outstanding, NULL, NULL, 0, 0 },
     { "power_of_two", "the less loaded of two targets drawn at random", ROUTE_KEY_NONE, NULL, pick_power_of_two,
-      NULL, NULL, 0 },
-    { "least_kv", "the largest free share of KV blocks", ROUTE_KEY_KV, NULL, pick_least_kv, NULL, NULL, 0 },
+      NULL, NULL, 0, 0 },
+    { "least_kv", "the largest free share of KV blocks", ROUTE_KEY_KV, NULL, pick_least_kv, NULL, NULL, 0, 0 },
     { "prefix_affinity", "the longest cached prefix of the request, else the least loaded", ROUTE_KEY_NONE, NULL,
-      pick_prefix_affinity, NULL, NULL, 1 },
+      pick_prefix_affinity, NULL, NULL, 1, 0 },
     { "complexity", "two targets: complexity score below complexity_cut to the first, else the second",
-      ROUTE_KEY_NONE, NULL, pick_complexity, NULL, NULL, 0 },
+      ROUTE_KEY_NONE, NULL, pick_complexity, NULL, NULL, 0, 1 },
 };
 static rowtab table = ROWTAB_STRUCTS(POLICIES, route_policy);
 

@@ -102,6 +102,9 @@ typedef struct route_policy {
     void (*observe)(route_ctx *rc, const request *r, int edge);
     void (*fini)(route_ctx *rc);   /* frees RC->state (NULL: nothing) */
     int uses_prefix;          /* 1: snapshots must carry prefix_ids for the request */
+    int uses_complexity;      /* 1: picks by the request's complexity score (cplx.h) between
+                                 exactly two targets: a router's complexity keys, never an
+                                 LLM pool's replicas */
 } route_policy;
 
 /* Process-wide counts, for tests and measurements (simulations in one process run

@@ -392,9 +392,16 @@ double semcache_expected_hit_rate(const pool_cfg *p, double requests, int *repea
     return 1 - d / requests;
 }
 
-/* The kind's verbose hook (kind.h): the expected hit rate. */
-static void verbose(const pool_cfg *p, const char *sec, double requests, FILE *out)
+/* The kind's defaults hook (kind.h): the keys that set the hit rate, then the
+ * expected hit rate. */
+static void defaults(const pool_cfg *p, const cfg *raw, const char *sec, double requests, FILE *out)
 {
+    /* intents and intent_zipf also apply to classes' requests without their own */
+    static const char *const KEYS_SHOWN[] = { "capacity", "intents", "intent_zipf", "false_hit_rate" };
+    for (size_t k = 0; k < sizeof KEYS_SHOWN / sizeof KEYS_SHOWN[0]; k++)
+        station_kind_default_line(out, p->kind, raw, sec, KEYS_SHOWN[k], NULL);
+    if (!cfg_get(raw, sec, "intents") && !cfg_get(raw, sec, "intent_zipf"))
+        station_kind_default_line(out, p->kind, raw, sec, "repeat_share", NULL);
     int repeat;
     double h = semcache_expected_hit_rate(p, requests, &repeat);
     if (repeat)
@@ -428,7 +435,7 @@ const station_kind semcache_kind = {
     .make = semcache_new,
     .free_cfg = free_cfg,
     .footprint = footprint,
-    .verbose = verbose,
+    .defaults = defaults,
     .min_next = 1,
     .max_next = 1,
     .flags = KIND_GATEWAY,

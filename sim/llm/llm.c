@@ -12,6 +12,7 @@
 #include "llm/llm.h"
 #include "llm/replica.h"
 #include "llm/opshare.h"
+#include "llm/engines.h"
 
 static void window_open(station *st)
 {
@@ -376,11 +377,41 @@ static double usd_per_hour(const pool_cfg *p)
     return (double) L->replicas * llm_gpus_per_replica(L) * L->gpu.price_hr;
 }
 
-/* The kind's describe hook (kind.h): the derived KV capacity and how. */
-static void describe(const pool_cfg *p, const char *sec, FILE *out)
+/* The kind's defaults hook (kind.h): the keys whose defaults set the batches and
+ * the KV capacity, the capacity derived and how, and the keys of what the pool
+ * turned on (a scheduler that splits prompts, a policy over cached prefixes,
+ * offload tiers). */
+static void defaults(const pool_cfg *p, const cfg *raw, const char *sec, double requests, FILE *out)
 {
+    (void) requests;
     const llm_cfg *L = llm_cfg_of(p);
+    const station_kind *k = p->kind;
+    station_kind_default_line(out, k, raw, sec, "block_tokens", NULL);
+    station_kind_default_line(out, k, raw, sec, "scheduler", "how steps are batched (default continuous: what vLLM and SGLang do)");
+    for (const scn_key *q = L->sched->keys; (L->sched->flags & LLM_SCHED_SPLITS_PROMPTS) && q && q->key; q++)
+        station_kind_default_line(out, k, raw, sec, q->key, NULL);
+    static const char *const SHOWN[] = { "max_batch", "max_batch_tokens", "gpu_memory_utilization", "activation_reserve_gib",
+                                         "max_seq_len", "engine" };
+    for (size_t i = 0; i < sizeof SHOWN / sizeof SHOWN[0]; i++) station_kind_default_line(out, k, raw, sec, SHOWN[i], NULL);
     fprintf(out, "  [%s] kv_blocks = %lld (%s)\n", sec, (long long) L->kv_blocks, L->kv_from);
+    if (L->routing && L->routing->uses_prefix) station_kind_default_line(out, k, raw, sec, "affinity_threshold", NULL);
+    if (L->tier[LLM_TIER_CPU].on) station_kind_default_line(out, k, raw, sec, "kv_offload_cpu_gib", NULL);
+    if (L->tier[LLM_TIER_SSD].on) station_kind_default_line(out, k, raw, sec, "kv_offload_ssd_gib", NULL);
+}
+
+/* The kind's key_choices hook (kind.h): the scheduler, engine and routing
+ * tables' rows (routing: shared, or a policy that routes over any number of
+ * replicas). */
+static int key_choices(const char *key, char *buf, size_t n)
+{
+    if (!strcmp(key, "scheduler")) llm_sched_choices(buf, n);
+    else if (!strcmp(key, "engine")) llm_engine_choices(buf, n);
+    else if (!strcmp(key, "routing")) {
+        size_t len = (size_t) snprintf(buf, n, "shared");
+        for (int i = 0; i < route_count() && len < n; i++)
+            if (!route_at(i)->uses_complexity) len += (size_t) snprintf(buf + len, n - len, "|%s", route_at(i)->name);
+    } else return -1;
+    return 0;
 }
 
 /* The kind's check_graph hook (kind.h): disaggregated serving that cannot
@@ -465,7 +496,8 @@ const station_kind llm_kind = {
     .min_next = 0,
     .max_next = 1,
     .flags = KIND_TOKENS | KIND_FLEET | KIND_EMITS | KIND_DECODES,
-    .describe = describe,
+    .defaults = defaults,
+    .key_choices = key_choices,
     .check_graph = check_graph,
     .model_name = model_name,
 };

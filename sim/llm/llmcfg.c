@@ -10,6 +10,7 @@
 #include "core/kind.h"
 #include "engine/simtime.h"
 #include "llm/llmcfg.h"
+#include "llm/engines.h"
 #include "llm/sched.h"
 #include "core/route.h"
 
@@ -23,7 +24,7 @@ const scn_key llm_keys[] = {
     { "dp", "1", "data-parallel attention ranks per replica (vLLM --data-parallel-size, SGLang DP attention): each rank has tp GPUs, its own scheduler, max_batch, max_batch_tokens and kv_blocks; requests go to the rank with the fewest waiting x 4 + running; MoE models step the ranks in lockstep (an idle rank runs a dummy batch) with the experts over the dp x tp GPUs; a replica has dp x tp GPUs" },
     { "expert_imbalance", "1", "routed-token load of the busiest expert-parallel GPU over the mean (uniform routing: 1), scales the experts' compute when ep > 1" },
     { "replicas", "1", "replicas in the pool" },
-    { "scheduler", "continuous", "a row of the scheduler table: static | dynamic | continuous | chunked; each one's own keys are listed below" },
+    { "scheduler", "continuous", "a row of the scheduler table: {choices}; each one's own keys are listed below" },
     { "max_batch", "256", "max sequences in a batch (default 256: vLLM's max_num_seqs)" },
     { "max_batch_tokens", "8192", "max tokens per forward step (static/dynamic: of the padded prefill) (default 8192: vLLM V1's max_num_batched_tokens for its API server)" },
     { "weights", "model's", "weight precision: bf16 | fp16 | fp8 | int8 | int4 | fp4 (default: the catalog model's)" },
@@ -39,7 +40,7 @@ const scn_key llm_keys[] = {
     { "op_shares", "no", "yes: report the steps' time by operator over the run (op_share_attention_decode, ...: "
                          "docs/llm.md, \"Time by operator\"; issue 35)" },
     { "request_overhead_ms", "0", "front-end work per request (tokenise, schedule) before queueing" },
-    { "routing", "shared", "shared: one queue feeds idle replicas; or a routing policy (round_robin, random, least_outstanding, power_of_two, least_kv, prefix_affinity) over per-replica queues" },
+    { "routing", "shared", "{choices}; shared: one queue feeds idle replicas; else a routing policy over per-replica queues" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
     { "power_curve", "linear", "board power per GPU against busy share: \"u:w, u:w, ...\" (W, interpolated linearly), or csv(FILE) of measured samples (columns utilization 0..1, watts, optional gpu; averaged in bins of 0.05), or calib: the power samples stored for the pool's GPU (latsim calib import power; binned the same way, made non-decreasing); default: the GPU's idle_w + (max_w - idle_w) x busy share" },
@@ -58,7 +59,7 @@ const scn_key llm_keys[] = {
     { "kv_offload_ssd_gbs", "6", "kv_offload: SSD -> GPU load bandwidth, GB/s (a PCIe 4.0 NVMe drive: 7 GB/s sequential read)" },
     { "kv_offload_ssd_latency_ms", "0.1", "kv_offload: fixed latency of a load from the SSD tier, ms" },
     { "kv_offload_shared", "no", "kv_offload: yes: the pool's replicas share one set of tiers (LMCache-style), no: each replica has its own" },
-    { "engine", "vllm", "serving engine: vllm | sglang | trtllm | generic (the learned cost model's efficiencies are per engine; generic: the cross-engine mean)" },
+    { "engine", "vllm", "serving engine: {choices} (the learned cost model's efficiencies are per engine; generic: the cross-engine mean)" },
     { "cost", "auto", "step-time model: a row of the cost-model table (latsim keys lists each with its keys)" },
     { "step_time_scale", "1", "factor on every step time the cost model gives (a what-if; the prediction band runs at both ends of its cost model's error: docs/bands.md)" },
     { "spec_method", "none", "speculative decoding: none | draft (a draft model) | mtp (multi-token-prediction heads) | ngram (prompt lookup, no GPU cost)" },
@@ -77,6 +78,13 @@ const scn_key llm_keys[] = {
     { NULL, NULL, NULL },
 };
 
+/* The iteration-level schedulers ("continuous or chunked") in BUF (N bytes), for messages. */
+static const char *iteration_level(char *buf, size_t n)
+{
+    llm_sched_names_without(LLM_SCHED_BATCHES, buf, n);
+    return buf;
+}
+
 /* Speculative decoding keys of [SEC] into L; with classes, each [class NAME]'s
  * spec_acceptance (default the pool's), indexed as the workload numbers its
  * classes (their sections in file order).  Returns 0 or -1 (error set). */
@@ -91,9 +99,10 @@ static int parse_spec(scn_ctx *x, const char *sec, llm_cfg *l)
     if (l->spec_method == LLM_SPEC_DRAFT && !l->draft_name[0])
         return scn_fail_sec(x, sec, "draft_model", "missing (required for spec_method = draft; see latsim catalog)");
     /* draft_model may stay in the file with another method (ignored), so --set can switch. */
+    char names[256];
     if (l->sched->flags & LLM_SCHED_BATCHES)
-        return scn_fail(x, sec, "spec_method", "needs an iteration-level scheduler (continuous or chunked), not %s",
-                        llm_sched_name(l->sched));
+        return scn_fail(x, sec, "spec_method", "needs an iteration-level scheduler (%s), not %s",
+                        iteration_level(names, sizeof names), llm_sched_name(l->sched));
     int n = 0;
     for (size_t i = 0; i < x->raw->ns; i++) n += !strncmp(x->raw->s[i].name, "class ", 6);
     if (n == 0) return 0;
@@ -122,9 +131,10 @@ static int parse_lora(scn_ctx *x, const char *sec, llm_cfg *l)
     if (scn_num(x, sec, "lora_step_overhead_ms", 2, 0, 0, 1e6, &l->lora_step_overhead_ms)) return -1;
     if (scn_num(x, sec, "lora_max_wait_ms", 0, 0, 0, 1e9, &l->lora_max_wait_ms)) return -1;
     if (l->adapters == 0) return 0;
+    char names[256];
     if (l->sched->flags & LLM_SCHED_BATCHES)
-        return scn_fail(x, sec, "adapters", "needs an iteration-level scheduler (continuous or chunked), not %s",
-                        llm_sched_name(l->sched));
+        return scn_fail(x, sec, "adapters", "needs an iteration-level scheduler (%s), not %s",
+                        iteration_level(names, sizeof names), llm_sched_name(l->sched));
     int n = 0;
     for (size_t i = 0; i < x->raw->ns; i++) n += !strncmp(x->raw->s[i].name, "class ", 6);
     if (n == 0) return 0;
@@ -180,9 +190,10 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     snprintf(l->weights, sizeof l->weights, "%s", W[k]);
     if (scn_enum(x, sec, "kv_dtype", "bf16|fp16|fp8", 0, &k)) return -1;
     snprintf(l->kv_dtype, sizeof l->kv_dtype, "%s", W[k]);
-    static const char *ENG[] = { "vllm", "sglang", "trtllm", "generic" };
-    if (scn_enum(x, sec, "engine", "vllm|sglang|trtllm|generic", 0, &k)) return -1;
-    snprintf(l->engine, sizeof l->engine, "%s", ENG[k]);
+    char engines[256];
+    llm_engine_choices(engines, sizeof engines);
+    if (scn_enum(x, sec, "engine", engines, 0, &k)) return -1;
+    snprintf(l->engine, sizeof l->engine, "%s", llm_engine_at(k)->name);
     if (scn_num(x, sec, "gpu_memory_utilization", 0.9, 0, 1, 1.0, &l->mem_util)) return -1;
     {
         /* "profiled" / "derived" (the listed defaults) or numbers that override them. */
@@ -235,9 +246,12 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         if (!k) l->kv_offload_shared = 0;   /* no tier to share (the key may stay, for --set) */
     }
     if (scn_enum(x, sec, "role", "both|prefill|decode", 0, &l->role)) return -1;
-    if (l->role != LLM_ROLE_BOTH && !(l->sched->flags & LLM_SCHED_PREFIX_CACHE))
-        return scn_fail(x, sec, "role", "disaggregated serving needs an iteration-level scheduler (continuous, chunked), not %s",
+    if (l->role != LLM_ROLE_BOTH && !(l->sched->flags & LLM_SCHED_PREFIX_CACHE)) {
+        char names[256];
+        llm_sched_names_with(LLM_SCHED_PREFIX_CACHE, names, sizeof names);
+        return scn_fail(x, sec, "role", "disaggregated serving needs an iteration-level scheduler (%s), not %s", names,
                         llm_sched_name(l->sched));
+    }
     if (l->role == LLM_ROLE_DECODE && l->prefix_cache)
         return scn_fail(x, sec, "prefix_cache", "a role = decode pool receives each prompt's KV: its prefix cache is the prefill pool's");
     {
@@ -260,8 +274,8 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
         if (scn_num(x, sec, "kv_link_latency_ms", LAT[k], 0, 0, 1e9, &l->kv_link_latency_ms)) return -1;
         if (scn_int(x, sec, "kv_link_streams", 4, 1, 1 << 20, &l->kv_link_streams)) return -1;
     }
-    if (l->routing && !strcmp(l->routing->name, "complexity"))
-        return scn_fail(x, sec, "routing", "complexity routes between two models: use a router with two next pools");
+    if (l->routing && l->routing->uses_complexity)
+        return scn_fail(x, sec, "routing", "%s routes between two models: use a router with two next pools", l->routing->name);
 
     if (scn_value(x, sec, "power_curve")) {
         char pc[1024], msg[1024];
@@ -280,9 +294,10 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     }
     if (l->dp > 1) {
         /* What dp ranks are not modelled with (yet): each is refused at its key. */
+        char names[256];
         if (l->sched->flags & LLM_SCHED_BATCHES)
-            return scn_fail(x, sec, "dp", "data-parallel ranks need an iteration-level scheduler (continuous or chunked), "
-                            "not %s", llm_sched_name(l->sched));
+            return scn_fail(x, sec, "dp", "data-parallel ranks need an iteration-level scheduler (%s), not %s",
+                            iteration_level(names, sizeof names), llm_sched_name(l->sched));
         if (l->routing)
             return scn_fail(x, sec, "routing", "with dp > 1 the pool's balancer assigns every request to a rank (fewest "
                             "waiting x 4 + running): routing = shared only");

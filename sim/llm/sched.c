@@ -25,17 +25,25 @@ int llm_sched_register(const llm_sched *row)
 
 void llm_sched_choices(char *buf, size_t n) { rowtab_choices(&table, buf, n); }
 
-void llm_sched_names_with(unsigned flags, char *buf, size_t n)
+/* The names of the rows with every flag of WITH and none of WITHOUT, as
+ * "a, b or c", into BUF (N bytes). */
+static void names_where(unsigned with, unsigned without, char *buf, size_t n)
 {
     int total = 0, k = 0;
-    for (int i = 0; i < llm_sched_count(); i++) total += (llm_sched_at(i)->flags & flags) == flags;
+    for (int i = 0; i < llm_sched_count(); i++) {
+        unsigned f = llm_sched_at(i)->flags;
+        total += (f & with) == with && !(f & without);
+    }
     size_t len = 0;
     buf[0] = '\0';
     for (int i = 0; i < llm_sched_count() && len < n; i++) {
         const llm_sched *s = llm_sched_at(i);
-        if ((s->flags & flags) != flags) continue;
+        if ((s->flags & with) != with || (s->flags & without)) continue;
         const char *sep = k == 0 ? "" : k == total - 1 ? " or " : ", ";
         len += (size_t) snprintf(buf + len, n - len, "%s%s", sep, s->name);
         k++;
     }
 }
+
+void llm_sched_names_with(unsigned flags, char *buf, size_t n) { names_where(flags, 0, buf, n); }
+void llm_sched_names_without(unsigned flags, char *buf, size_t n) { names_where(0, flags, buf, n); }

@@ -76,6 +76,9 @@ const char *llm_sched_name(const llm_sched *s);
  * BUF (N bytes; "" when none): for messages naming the schedulers that
  * support something. */
 void llm_sched_names_with(unsigned flags, char *buf, size_t n);
+/* The same for the rows that have none of FLAGS (the iteration-level ones:
+ * LLM_SCHED_BATCHES). */
+void llm_sched_names_without(unsigned flags, char *buf, size_t n);
 
 /* Adds ROW (which must outlive every use) after the rows there.  Returns 0
  * (also when ROW is in the table already), or -1 when another row has its

@@ -35,7 +35,7 @@ int plan_sensitivity(plan *p, char *err, size_t errlen)
         int nsets = p->nuser;
         memcpy(sets, p->user_sets, (size_t) nsets * sizeof *sets);
         for (int i = 0; i < scenario_npools(p->base); i++) {
-            if (strcmp(scenario_pool_kind(p->base, i), "llm")) continue;
+            if (!scenario_pool_takes(p->base, i, "step_time_scale")) continue;
             if (nsets >= PLAN_MAX_USER_SETS)
                 return plan_fail(err, errlen, 2, "plan: too many --set options for the sensitivity check (use --no-sensitivity)");
             snprintf(scales[nsets], sizeof scales[nsets], "pool %s.step_time_scale=%.10g", scenario_pool_name(p->base, i), f[k]);

@@ -413,7 +413,7 @@ static int plan_dims(plan *p, char *err, size_t errlen)
     const plan_opts *o = &p->o;
     int llm = -1, rc;
     for (int i = 0; i < scenario_npools(base); i++)
-        if (!strcmp(scenario_pool_kind(base, i), "llm") && (o->pool ? !strcmp(scenario_pool_name(base, i), o->pool) : llm < 0))
+        if (scenario_pool_takes(base, i, "tp") && (o->pool ? !strcmp(scenario_pool_name(base, i), o->pool) : llm < 0))
             llm = i;
     if (o->pool && llm < 0) return plan_fail(err, errlen, 2, "plan: --pool %s: %s has no LLM pool of that name", o->pool, o->file);
     if ((o->gpus || o->tps || o->pps || o->eps || o->reps) && llm < 0)
@@ -424,7 +424,7 @@ static int plan_dims(plan *p, char *err, size_t errlen)
      * bisected, the prefill replicas a list). */
     int pre = -1, dec = -1;
     for (int i = 0; !o->pool && i < scenario_npools(base); i++) {
-        const char *role = strcmp(scenario_pool_kind(base, i), "llm") ? NULL : scenario_pool_value(base, i, "role");
+        const char *role = scenario_pool_takes(base, i, "role") ? scenario_pool_value(base, i, "role") : NULL;
         if (role && !strcmp(role, "prefill") && pre < 0) pre = i;
         if (role && !strcmp(role, "decode") && dec < 0) dec = i;
     }

@@ -663,16 +663,6 @@ static const station_kind *section_kind(const scenario *s, const char *sec)
     return k ? k : station_kind_at(0);
 }
 
-static const scn_key *kind_key(const station_kind *k, const char *key)
-{
-    for (const scn_key *q = k->keys; q && q->key; q++)
-        if (!strcmp(q->key, key)) return q;
-    for (int set = 0; k->more_keys && k->more_keys(set); set++)
-        for (const scn_key *q = k->more_keys(set); q->key; q++)
-            if (!strcmp(q->key, key)) return q;
-    return NULL;
-}
-
 /* A pool section's value of KEY (fleetcfg's lookup). */
 typedef struct fleet_get_ctx { ctx *x; const char *sec; const station_kind *kind; } fleet_get_ctx;
 static const char *fleet_get(void *c, const char *key)
@@ -784,9 +774,9 @@ static int check_keys(ctx *x)
             return fail(x, e, sec, e->key, "unknown key (see latsim keys)");
         }
         const station_kind *k = section_kind(s, sec);
-        if (kind_key(k, e->key)) continue;
+        if (station_kind_key(k, e->key)) continue;
         for (int j = 0; j < station_kind_count(); j++)
-            if (kind_key(station_kind_at(j), e->key))
+            if (station_kind_key(station_kind_at(j), e->key))
                 return fail(x, e, sec, e->key, "not valid for kind = %s pools (only for kind = %s)",
                             k->name, station_kind_at(j)->name);
         const char *near = closest_key(e->key, where);
@@ -1506,11 +1496,14 @@ void scenario_print_keys(FILE *out, int markdown)
         if (secs[i].bit != K_POOL) continue;
         for (int j = 0; j < station_kind_count(); j++) {
             const station_kind *sk = station_kind_at(j);
+            char help[1024];   /* a help text with its "{choices}" from the rows */
             print_section(&o, "[pool NAME]", sk->name, sk->help);
-            for (const scn_key *q = sk->keys; q && q->key; q++) print_key(&o, q->key, q->def, q->help);
+            for (const scn_key *q = sk->keys; q && q->key; q++)
+                print_key(&o, q->key, q->def, station_kind_help(sk, q->key, q->help, help, sizeof help));
             for (int set = 0; sk->more_keys && sk->more_keys(set); set++)
                 for (const scn_key *q = sk->more_keys(set); q->key; q++)
-                    if (!key_listed(sk, set, q)) print_key(&o, q->key, q->def, q->help);
+                    if (!key_listed(sk, set, q))
+                        print_key(&o, q->key, q->def, station_kind_help(sk, q->key, q->help, help, sizeof help));
             end_section(&o);
         }
     }
@@ -1522,26 +1515,11 @@ void scenario_print_keys(FILE *out, int markdown)
     end_section(&o);
 }
 
-/* The registered default of KEY in kind SK's tables, or NULL. */
-static const char *kind_default(const station_kind *sk, const char *key)
-{
-    const scn_key *q = kind_key(sk, key);
-    return q ? q->def : NULL;
-}
-
 /* One line "  [SECTION] KEY = VALUE (set|default): WHY". */
 static void default_line(FILE *out, const cfg *raw, const char *sec, const char *key, const char *def, const char *why)
 {
     const cfg_entry *e = cfg_get(raw, sec, key);
     fprintf(out, "  [%s] %s = %s (%s): %s\n", sec, key, e ? e->value : def && *def ? def : "derived", e ? "set" : "default", why);
-}
-
-/* default_line for KEY of pool P's kind, its default and help from the kind's
- * table (the scenario reference's text: why the default has its value). */
-static void kind_line(FILE *out, const cfg *raw, const char *sec, const pool_cfg *p, const char *key)
-{
-    const scn_key *q = kind_key(p->kind, key);
-    if (q) default_line(out, raw, sec, key, q->def, q->help);
 }
 
 /* The help of a general key (KEYS). */
@@ -1550,14 +1528,6 @@ static const char *key_help(const char *key)
     for (size_t k = 0; k < NKEYS; k++)
         if (!strcmp(KEYS[k].key, key)) return KEYS[k].help;
     return "";
-}
-
-/* Whether pool section SEC sets KEY to VALUE (or, unset, DEF is VALUE). */
-static int key_is(const cfg *raw, const char *sec, const char *key, const char *def, const char *value)
-{
-    const cfg_entry *e = cfg_get(raw, sec, key);
-    const char *v = e ? e->value : def;
-    return v && !strcmp(v, value);
 }
 
 void scenario_print_defaults(const scenario *s, FILE *out)
@@ -1575,38 +1545,6 @@ void scenario_print_defaults(const scenario *s, FILE *out)
         const pool_cfg *p = &s->pools[i];
         char sec[96];
         snprintf(sec, sizeof sec, "pool %s", p->name);
-        const char *kind = p->kind->name;
-        if (!strcmp(kind, "result_cache")) {
-            int repeat = !cfg_get(&s->raw, sec, "intents") && !cfg_get(&s->raw, sec, "intent_zipf");
-            /* intents and intent_zipf also apply to classes' requests without their own */
-            static const char *const RC[] = { "capacity", "intents", "intent_zipf", "false_hit_rate" };
-            for (size_t k = 0; k < 4; k++) kind_line(out, &s->raw, sec, p, RC[k]);
-            if (repeat) kind_line(out, &s->raw, sec, p, "repeat_share");
-            if (p->kind->verbose) p->kind->verbose(p, sec, (double) s->requests, out);
-            continue;
-        }
-        if (!strcmp(kind, "router")) {
-            if (key_is(&s->raw, sec, "policy", kind_default(p->kind, "policy"), "prefix_affinity")) {
-                kind_line(out, &s->raw, sec, p, "affinity_threshold");
-                kind_line(out, &s->raw, sec, p, "staleness_ms");
-            }
-            continue;
-        }
-        if (strcmp(kind, "llm")) continue;
-        kind_line(out, &s->raw, sec, p, "block_tokens");
-        const cfg_entry *sched = cfg_get(&s->raw, sec, "scheduler");
-        const char *sn = sched ? sched->value : kind_default(p->kind, "scheduler");
-        default_line(out, &s->raw, sec, "scheduler", kind_default(p->kind, "scheduler"),
-                     "how steps are batched (default continuous: what vLLM and SGLang do)");
-        if (sn && !strcmp(sn, "chunked")) kind_line(out, &s->raw, sec, p, "chunk_tokens");
-        static const char *const LL[] = { "max_batch", "max_batch_tokens", "gpu_memory_utilization", "activation_reserve_gib",
-                                          "max_seq_len", "engine" };
-        for (size_t k = 0; k < sizeof LL / sizeof LL[0]; k++) kind_line(out, &s->raw, sec, p, LL[k]);
-        if (p->kind->describe) p->kind->describe(p, sec, out);   /* what it derived: the KV capacity and how */
-        if (key_is(&s->raw, sec, "routing", kind_default(p->kind, "routing"), "prefix_affinity"))
-            kind_line(out, &s->raw, sec, p, "affinity_threshold");
-        const cfg_entry *off = cfg_get(&s->raw, sec, "kv_offload");
-        if (off && strstr(off->value, "cpu")) kind_line(out, &s->raw, sec, p, "kv_offload_cpu_gib");
-        if (off && strstr(off->value, "ssd")) kind_line(out, &s->raw, sec, p, "kv_offload_ssd_gib");
+        if (p->kind->defaults) p->kind->defaults(p, &s->raw, sec, (double) s->requests, out);
     }
 }

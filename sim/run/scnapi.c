@@ -59,6 +59,8 @@ const char *scenario_pool_name(const scenario *s, int i) { return s->pools[i].na
 int scenario_pool_line(const scenario *s, int i) { return s->pools[i].line; }
 const char *scenario_pool_kind(const scenario *s, int i) { return s->pools[i].kind->name; }
 
+int scenario_pool_takes(const scenario *s, int i, const char *key) { return station_kind_key(s->pools[i].kind, key) != NULL; }
+
 int scenario_pool_servers(const scenario *s, int i)
 {
     const pool_cfg *p = &s->pools[i];

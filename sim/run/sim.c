@@ -9,6 +9,9 @@
  * outcome.  The engine knows stations only through their kind's row (kind.h)
  * and station_ops, and the metric families only through their collector's
  * row (collect.h): it calls the active ones at each stop of a request's walk.
+ *
+ * Size: over 800 lines, one file: the event handlers of arrivals, the sink and
+ * clients share the run's state, which is private to this file.
  */
 #include <assert.h>
 #include <math.h>

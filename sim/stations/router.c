@@ -260,7 +260,7 @@ static station *router_new(const pool_cfg *cfg, const station_env *env)
     if (!R) return NULL;
     const router_cfg *rc = cfg->ext;
     R->c = rc;
-    R->complexity = !strcmp(rc->policy->name, "complexity");
+    R->complexity = rc->policy->uses_complexity;
     R->check = check_period();
     char stream[96];
     route_stream_name(stream, sizeof stream, cfg->name);
@@ -300,7 +300,7 @@ static station *router_new(const pool_cfg *cfg, const station_env *env)
 }
 
 static const scn_key KEYS[] = {
-    { "policy", "round_robin", "routing policy: round_robin | random | least_outstanding | power_of_two | least_kv | prefix_affinity | complexity" },
+    { "policy", "round_robin", "routing policy: {choices}" },
     { "overhead_ms", "", "gateway work per request before dispatch, ms (distribution; none by default)" },
     { "complexity_cut", "0.5", "complexity: scores below it go to the first next (the small model)" },
     { "classifier_error", "0", "complexity: probability the classifier picks the wrong side" },
@@ -349,7 +349,7 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
         p->gateway = 1;
     } else if (scn_value(x, sec, "pause_s"))
         return scn_fail(x, sec, "pause_s", "needs pause_every_s (the time between pauses)");
-    if (strcmp(c->policy->name, "complexity")) return 0;
+    if (!c->policy->uses_complexity) return 0;
     if (scn_num(x, sec, "complexity_cut", 0.5, 0, 0, 1, &c->cplx.cut)) return -1;
     if (scn_num(x, sec, "classifier_error", 0, 0, 0, 1, &c->cplx.error)) return -1;
     if (scn_num(x, sec, "uncertain_band", 0, 0, 0, 1, &c->cplx.band)) return -1;
@@ -367,9 +367,9 @@ static int resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
 {
     (void) db;
     const router_cfg *c = p->ext;
-    if (!strcmp(c->policy->name, "complexity") && p->nnext != 2)
-        return scn_fail(x, sec, "next", "policy = complexity needs exactly two pools in next "
-                        "(the small model, then the large one), got %d", p->nnext);
+    if (c->policy->uses_complexity && p->nnext != 2)
+        return scn_fail(x, sec, "next", "policy = %s needs exactly two pools in next "
+                        "(the small model, then the large one), got %d", c->policy->name, p->nnext);
     return 0;
 }
 
@@ -398,6 +398,25 @@ static int check_periods(scn_ctx *x, const char *sec, const pool_cfg *p, double 
     return 0;
 }
 
+/* The kind's key_choices hook (kind.h): `policy =` takes a row of the policy table. */
+static int key_choices(const char *key, char *buf, size_t n)
+{
+    if (strcmp(key, "policy")) return -1;
+    route_choices(buf, n);
+    return 0;
+}
+
+/* The kind's defaults hook (kind.h): a policy that reads the targets' cached
+ * prefixes, its threshold and staleness. */
+static void defaults(const pool_cfg *p, const cfg *raw, const char *sec, double requests, FILE *out)
+{
+    (void) requests;
+    const router_cfg *c = p->ext;
+    if (!c->policy->uses_prefix) return;
+    station_kind_default_line(out, p->kind, raw, sec, "affinity_threshold", NULL);
+    station_kind_default_line(out, p->kind, raw, sec, "staleness_ms", NULL);
+}
+
 const station_kind router_kind = {
     .name = "router",
     .help = "sends each request to one of its next pools, chosen by a routing policy (a gateway with overhead_ms)",
@@ -407,6 +426,8 @@ const station_kind router_kind = {
     .make = router_new,
     .free_cfg = free_cfg,
     .check_periods = check_periods,
+    .key_choices = key_choices,
+    .defaults = defaults,
     .min_next = 1,
     .max_next = 0,
 };
