@@ -18,7 +18,7 @@ typedef struct encpool {
     simtime_t timer_at;       /* when it fires, ns */
     /* Measured in the window: */
     uint64_t passes;          /* passes started */
-    uint64_t seqs;            /* measured requests in them */
+    uint64_t seqs;            /* requests in them (measured or not) */
     uint64_t truncated;       /* measured requests whose prompt exceeded max_seq_len */
     double tokens;            /* tokens computed (padded), all passes */
     double real_tokens;       /* of those, the sequences' own (not padding) */
@@ -51,7 +51,6 @@ static void on_pass_end(evq *q, void *subject, int64_t arg)
     request **b = &p->held[(size_t) u * (size_t) p->c->max_batch];
     simtime_t now = evq_now(q);
     p->nheld[u] = 0;
-    p->free_stack[p->idle++] = u;
     station_busy(st, -1);
     for (int i = 0; i < n; i++) {
         request *r = b[i];
@@ -60,8 +59,10 @@ static void on_pass_end(evq *q, void *subject, int64_t arg)
         station_charge(st, r, (double) took / n);   /* the replica's time, shared by the pass */
         if (r->measured) stat_add(st->service_ms, simtime_to_ms(took));
     }
-    dispatch(p);
+    /* The batch leaves before U is free again: its slots are then U's next pass's. */
     for (int i = 0; i < n; i++) station_forward(st, b[i], 0);
+    p->free_stack[p->idle++] = u;
+    dispatch(p);
 }
 
 /* Replica U takes up to max_batch waiting requests into one pass. */
@@ -87,7 +88,7 @@ static void start_pass(encpool *p, int u)
     enc_pass_parts(&c->enc, n, len, &busy, &fixed);
     if (st->sink->measuring && *st->sink->measuring) {
         p->passes++;
-        for (int i = 0; i < n; i++) p->seqs += b[i]->measured;
+        p->seqs += (uint64_t) n;
         p->tokens += (double) n * (double) len;
         p->real_tokens += (double) real;
         add_ops(p, n, len, busy, fixed);
