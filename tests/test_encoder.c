@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "core/encoder.h"
@@ -295,4 +296,68 @@ Test(encoder_cli, bad_input_is_one_line_with_file_line_key)
     refused("[pool gw]\nkind = router\npolicy = complexity\nclassifier_model = bert-base-uncased\n"
             "classifier_max_seq_len = 0\nclassifier_gpu = l4\nnext = a, b\n[pool a]\nservice_ms = const(1)\n"
             "[pool b]\nservice_ms = const(1)\n", ":9: [pool gw] classifier_max_seq_len:");
+}
+
+/* ---- report --html: the step time by operator of each pool ---------------- */
+
+/* The rows of the table starting at AT: each row's operator (its <th>) into
+ * NAMES and its first number (the share, %) into SHARE, at most MAX; returns
+ * how many rows. */
+static int table_rows(const char *at, char names[][40], double *share, int max)
+{
+    const char *end = strstr(at, "</table>");
+    cr_assert_not_null(end);
+    int n = 0;
+    const char *body = strstr(at, "<tbody>");
+    cr_assert(body && body < end);
+    for (const char *p = strstr(body, "<tr><th>"); p && p < end && n < max; p = strstr(p + 1, "<tr><th>")) {
+        const char *q = p + 8, *e = strstr(q, "</th>");
+        snprintf(names[n], 40, "%.*s", (int) (e - q), q);
+        share[n] = strtod(e + 9, NULL);   /* "</th><td>" */
+        n++;
+    }
+    return n;
+}
+
+Test(encoder_cli, report_html_shows_op_shares_per_pool_escaped)
+{
+    char ini[160], html[160];
+    snprintf(ini, sizeof ini, "%s/ops.ini", dir);
+    snprintf(html, sizeof html, "%s/ops.html", dir);
+    FILE *f = fopen(ini, "w");
+    cr_assert(f);
+    fputs("[sim]\nrequests = 1500\nwarmup = 150\n[workload]\nrate = 2\nprompt_tokens = lognormal(mean=800, cv=1.0)\n"
+          "output_tokens = lognormal(mean=100, cv=1.0)\n[pool chat<&>]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n"
+          "op_shares = yes\n", f);
+    fclose(f);
+    result r = run(300, "report", ini, "scenarios/encoder_max_seq_len.ini", "--db", db, "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    /* The LLM pool's table: its name escaped, its shares (%) summing to 100, each the run's op_share_NAME. */
+    const char *h = strstr(page, ": chat&lt;&amp;&gt;, time by operator</h3>");
+    cr_assert_not_null(h, "no escaped heading of the LLM pool's table");
+    cr_expect_null(strstr(page, "chat<&>"), "the pool's name unescaped in the page");
+    char names[16][40];
+    double v[16], sum = 0;
+    int n = table_rows(strstr(h, "<table class=\"opshares\">"), names, v, 16);
+    cr_expect_eq(n, 12, "the 12 operators of an LLM step");
+    cr_expect_str_eq(names[0], "attention_prefill");
+    cr_expect_str_eq(names[11], "framework");
+    for (int i = 0; i < n; i++) sum += v[i];
+    cr_expect(fabs(sum - 100) < 0.01 * n, "shares sum to %g %%", sum);
+    r = run(120, "run", ini, "--json", "--no-store", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    const char *mlp = strstr(r.out, "\"op_share_mlp\": ");
+    cr_assert_not_null(mlp);
+    double want = strtod(mlp + 16, NULL) * 100;
+    cr_expect(fabs(v[4] - want) < 1e-3 * want, "mlp %g %% in the page, %g %% in the run", v[4], want);
+    result_free(&r);
+    /* The encoder pool's: its 7 operators. */
+    h = strstr(page, ": embed, time by operator</h3>");
+    cr_assert_not_null(h);
+    n = table_rows(strstr(h, "<table class=\"opshares\">"), names, v, 16);
+    cr_expect_eq(n, 7);
+    cr_expect_str_eq(names[0], "attention");
+    free(page);
 }
