@@ -618,7 +618,7 @@ static int is_op_share(const char *metric)
 }
 
 /* Design D's step time by operator: one small table per pool that reports it
- * (docs/metrics.md, "Per-operator shares"), the operators in report order with
+ * (docs/llm.md, "Time by operator"), the operators in report order with
  * their share in % and, for an LLM pool, the time they took over the window
  * (op_step_ms x share).  Returns the tables written. */
 static int op_shares(FILE *out, const design *d)

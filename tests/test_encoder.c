@@ -361,3 +361,44 @@ Test(encoder_cli, report_html_shows_op_shares_per_pool_escaped)
     cr_expect_str_eq(names[0], "attention");
     free(page);
 }
+
+/* catalog add --hf of an encoder's config.json (a BertForSequenceClassification
+ * classifier of 3 labels): stored as an encoder, a kind = encoder pool runs it
+ * and an LLM pool refuses it. */
+Test(encoder_cli, catalog_add_hf_encoder)
+{
+    char cfgp[160], ini[160];
+    snprintf(cfgp, sizeof cfgp, "%s/config.json", dir);
+    FILE *f = fopen(cfgp, "w");
+    cr_assert(f);
+    fputs("{\"architectures\": [\"BertForSequenceClassification\"], \"hidden_size\": 256, \"num_hidden_layers\": 4,"
+          " \"num_attention_heads\": 4, \"intermediate_size\": 1024, \"max_position_embeddings\": 512,"
+          " \"vocab_size\": 30522, \"id2label\": {\"0\": \"a\", \"1\": \"b\", \"2\": \"c\"}}", f);
+    fclose(f);
+    result r = run_db(60, "catalog", "add", "--hf", cfgp, "--name", "tiny-cls", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    /* embeddings (30522 + 512 + 2) x 256 + LN; 4 layers; the pooler and 256 x 3 + 3 */
+    double h = 256, layer = 4 * (h * h + h) + 2 * h + (h * 1024 + 1024) + (1024 * h + h) + 2 * h;
+    char want[64];
+    snprintf(want, sizeof want, "%.4g parameters", (30522 + 512 + 2) * h + 2 * h + 4 * layer + h * h + h + 3 * h + 3);
+    cr_expect(strstr(r.out, want) != NULL, "want '%s' in: %s", want, r.out);
+    result_free(&r);
+    snprintf(ini, sizeof ini, "%s/cls.ini", dir);
+    f = fopen(ini, "w");
+    cr_assert(f);
+    fputs("[sim]\nrequests = 200\nwarmup = 10\n[workload]\nrate = 5\nprompt_tokens = const(100)\n"
+          "output_tokens = const(1)\n[pool c]\nkind = encoder\nmodel = tiny-cls\ncpu_tflops = 1\ncpu_mem_gbs = 50\n", f);
+    fclose(f);
+    r = run_db(60, "run", ini, "--json", NULL);
+    cr_expect_eq(r.rc, 0, "%s", r.err);
+    cr_expect(strstr(r.out, "\"passes\": 200") != NULL, "%.400s", r.out);
+    result_free(&r);
+    f = fopen(ini, "w");
+    cr_assert(f);
+    fputs("[sim]\nrequests = 200\n[workload]\nrate = 5\n[pool c]\nkind = llm\nmodel = tiny-cls\ngpu = h100\n", f);
+    fclose(f);
+    r = run_db(60, "run", ini, NULL);
+    cr_expect_eq(r.rc, 2);
+    cr_expect(strstr(r.err, "[pool c] model: tiny-cls is an encoder") != NULL, "%s", r.err);
+    result_free(&r);
+}
