@@ -610,6 +610,51 @@ static void pools(FILE *out, const design *d)
     fputs("</tbody></table>\n", out);
 }
 
+/* 1 when METRIC is a share of a step's (or an encoder pass's) time by operator:
+ * an LLM pool's op_share_NAME (op_shares = yes), an encoder pool's enc_share_NAME. */
+static int is_op_share(const char *metric)
+{
+    return !strncmp(metric, "op_share_", 9) || !strncmp(metric, "enc_share_", 10);
+}
+
+/* Design D's step time by operator: one small table per pool that reports it
+ * (docs/llm.md, "Time by operator"), the operators in report order with
+ * their share in % and, for an LLM pool, the time they took over the window
+ * (op_step_ms x share).  Returns the tables written. */
+static int op_shares(FILE *out, const design *d)
+{
+    const report *r = &d->rep;
+    int tables = 0;
+    const char *last = "";
+    for (size_t j = 0; j < r->n; j++) {
+        const char *sc = r->rows[j].scope;
+        if (!is_pool(sc) || !strcmp(sc, last) || !is_op_share(r->rows[j].metric)) continue;
+        last = sc;
+        double total = report_get(r, sc, "op_step_ms", "value");
+        fputs("<h3>", out);
+        dname(out, d);
+        fputs(": ", out);
+        esc(out, sc);
+        fputs(", time by operator</h3>\n<table class=\"opshares\"><thead><tr><th>operator</th><th>share %</th>", out);
+        if (!isnan(total)) fputs("<th>time s</th>", out);
+        fputs("</tr></thead><tbody>\n", out);
+        for (size_t k = j; k < r->n && !strcmp(r->rows[k].scope, sc); k++) {
+            const char *m = r->rows[k].metric;
+            if (!is_op_share(m) || strcmp(r->rows[k].stat, "value") || r->rows[k].replication != r->rows[j].replication)
+                continue;
+            fputs("<tr><th>", out);
+            esc(out, m + (m[0] == 'o' ? 9 : 10));
+            fputs("</th>", out);
+            numcell_s(out, r->rows[k].value, NAN, 100);
+            if (!isnan(total)) numcell_s(out, r->rows[k].value * total, NAN, 1e-3);
+            fputs("</tr>\n", out);
+        }
+        fputs("</tbody></table>\n", out);
+        tables++;
+    }
+    return tables;
+}
+
 /* Design D's routes (the out-edges of a router; docs/metrics.md, "Per pool and
  * per route latencies"): router, target, served, E2E/TTFT/TPOT p50/p99.
  * Nothing when it has none. */
@@ -832,6 +877,7 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
     shares(out, d, n, "ttft_breakdown", "TTFT");
     fputs("<h2 id=\"pools\">Pools and cost models</h2>\n", out);
     for (int i = 0; i < n; i++) pools(out, &d[i]);
+    for (int i = 0; i < n; i++) op_shares(out, &d[i]);
     int anyroute = 0;
     for (int i = 0; i < n; i++)
         for (size_t j = 0; j < d[i].rep.n && !anyroute; j++) anyroute = is_route(d[i].rep.rows[j].scope);

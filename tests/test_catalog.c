@@ -51,7 +51,7 @@ TestSuite(catalog, .init = setup, .fini = teardown);
 Test(catalog, seeded_with_builtins)
 {
     cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 16);
-    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 19);
+    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 23);   /* 19 decoders, 4 encoders */
     cr_assert_eq(count_rows("SELECT count(*) FROM gpus WHERE builtin = 1"), 16);
     cr_assert_eq(count_rows("SELECT count(*) FROM models WHERE source = ''"), 0);
     cr_assert_eq(count_rows("SELECT count(*) FROM gpus WHERE source = ''"), 0);
@@ -127,7 +127,7 @@ Test(catalog, unknown_names_list_valid_ones)
     cr_assert_str_eq(err, "unknown gpu 'b300' (valid: a100, b200, gaudi2, gb200, gh200, h100, h20, h200, l4, l40s, "
                           "max-1550, mi250, mi300x, mi325x, rtx-4090, rtx-pro-6000)");
     cr_assert_eq(catalog_model(db, "gpt-5", &m, err, sizeof err), 1);
-    cr_assert_str_eq(err, "unknown model 'gpt-5' (valid: codellama-34b, deepseek-v3, gpt-oss-120b, gpt-oss-20b, "
+    cr_assert_str_eq(err, "unknown model 'gpt-5' (valid: all-minilm-l6-v2, bert-base-uncased, bge-m3, bge-reranker-base, codellama-34b, deepseek-v3, gpt-oss-120b, gpt-oss-20b, "
                           "llama-2-70b, llama-2-7b, llama-3-70b, llama-3-8b, llama-3.1-405b, llama-3.1-70b, "
                           "llama-3.1-8b, llama-3.3-70b, mistral-7b, mixtral-8x7b, qwen-72b, qwen3-235b-a22b, "
                           "qwen3-30b-a3b, qwen3-32b, qwen3-8b)");
@@ -222,7 +222,7 @@ Test(catalog, invalid_put_rejected)
     cr_assert_eq(catalog_put_model(db, &m, err, sizeof err), 0, "%s", err);
 
     cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 16);
-    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 20);
+    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 24);
 }
 
 Test(catalog, print_lists_everything)

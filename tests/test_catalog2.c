@@ -112,7 +112,7 @@ Test(catalog2, old_database_is_migrated_once)
     cr_expect(strstr(g.source, "max 700 W") != NULL, "%s", g.source);
     cr_expect_eq(q(db, "SELECT count(*) FROM gpus WHERE builtin = 1"), 15, "16 built-ins less the user's l4");
     cr_expect_eq(q(db, "SELECT count(*) FROM gpus"), 17);
-    cr_expect_eq(q(db, "SELECT count(*) FROM models"), 20);
+    cr_expect_eq(q(db, "SELECT count(*) FROM models"), 24);
     cr_expect_eq(q(db, "SELECT count(*) FROM gpus WHERE name IN ('b200', 'gb200', 'h20', 'mi300x', 'mi325x', 'rtx-4090',"
                        " 'rtx-pro-6000') AND builtin = 1 AND max_w > 0"), 7);
     model_spec m;

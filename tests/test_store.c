@@ -104,7 +104,7 @@ Test(store, schema_and_catalog_created)
     cr_assert_eq(count_rows("PRAGMA foreign_keys"), 1);
     cr_assert_eq(count_rows("SELECT count(*) FROM runs"), 0);
     cr_assert_eq(count_rows("SELECT count(*) FROM gpus"), 16);
-    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 19);
+    cr_assert_eq(count_rows("SELECT count(*) FROM models"), 23);   /* 19 decoders, 4 encoders */
 
     /* Reopening an existing database works and adds nothing. */
     store_close(db);

@@ -63,6 +63,10 @@ typedef struct model_spec {
     /* Multi-head latent attention (DeepSeek-V2/V3; 0 without). */
     int kv_lora_rank;       /* width of the compressed KV latent a token caches per layer */
     int qk_rope_head_dim;   /* width of the decoupled RoPE key cached beside it, per layer */
+    /* Encoder (BERT-style) models: embeddings, classifiers, rerankers. */
+    int encoder;            /* 1: an encoder (bidirectional attention, one forward pass over the
+                               whole sequence, no KV cache, no decoding: kind = encoder, a result
+                               cache's embed_model, a router's classifier_model); 0: a decoder */
 } model_spec;
 
 /* Looks NAME up.  Returns 0 when found (filling OUT), 1 when there is no such

@@ -189,6 +189,11 @@ static const struct hf_builtin {
       "; fp4: MXFP4 experts (attention, embeddings BF16); the 128-token window of half the layers not modelled" },
     { "gpt-oss-120b", "gpt-oss-120b.json", "openai/gpt-oss-120b", "116.83 B, 5.13 B active without the embedding",
       "; fp4: MXFP4 experts (attention, embeddings BF16); the 128-token window of half the layers not modelled" },
+    /* Encoders (BERT-style; slices of their config.json: tests/data/hf/ENCODERS_LICENSES.txt). */
+    { "bert-base-uncased", "bert-base-uncased.json", "google-bert/bert-base-uncased", "110 M", "; encoder" },
+    { "all-minilm-l6-v2", "all-minilm-l6-v2.json", "sentence-transformers/all-MiniLM-L6-v2", "22.7 M", "; encoder" },
+    { "bge-reranker-base", "bge-reranker-base.json", "BAAI/bge-reranker-base", "278 M", "; encoder (a reranker)" },
+    { "bge-m3", "bge-m3.json", "BAAI/bge-m3", "568 M", "; encoder (8192-token context)" },
 };
 
 struct alias { const char *alias, *name; };
@@ -255,6 +260,7 @@ static const column model_table[] = {
     { "expert_params", "REAL NOT NULL DEFAULT 0", 1 },
     { "kv_lora_rank", "INTEGER NOT NULL DEFAULT 0", 1 },
     { "qk_rope_head_dim", "INTEGER NOT NULL DEFAULT 0", 1 },
+    { "encoder", "INTEGER NOT NULL DEFAULT 0", 1 },
 };
 
 typedef struct table_def {
@@ -350,6 +356,7 @@ static void read_model_row(sqlite3_stmt *st, model_spec *m)
     m->expert_params = sqlite3_column_double(st, 17);
     m->kv_lora_rank = sqlite3_column_int(st, 18);
     m->qk_rope_head_dim = sqlite3_column_int(st, 19);
+    m->encoder = sqlite3_column_int(st, 20);
 }
 
 /* Binds G to an INSERT of insert_sql(&GPUS) (name NAME; builtin last). */
@@ -400,7 +407,8 @@ static int bind_model(sqlite3_stmt *st, const model_spec *m, const char *name, i
     if (rc == SQLITE_OK) rc = sqlite3_bind_double(st, 18, m->expert_params);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 19, m->kv_lora_rank);
     if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 20, m->qk_rope_head_dim);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 21, builtin);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 21, m->encoder != 0);
+    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 22, builtin);
     return rc;
 }
 
@@ -424,7 +432,7 @@ static int model_same(const model_spec *a, const model_spec *b)
            a->experts_per_token == b->experts_per_token && a->shared_experts == b->shared_experts &&
            a->moe_intermediate == b->moe_intermediate && a->first_dense_layers == b->first_dense_layers &&
            a->expert_params == b->expert_params && a->kv_lora_rank == b->kv_lora_rank &&
-           a->qk_rope_head_dim == b->qk_rope_head_dim;
+           a->qk_rope_head_dim == b->qk_rope_head_dim && (a->encoder != 0) == (b->encoder != 0);
 }
 
 /* ---- validation ------------------------------------------------------------------ */

@@ -226,6 +226,71 @@ static int read_moe(const json_t *c, const char *path, model_spec *m, hf_moe *mo
     return 0;
 }
 
+/* 1 when config O describes an encoder (BERT-style) model: its model_type is
+ * bert, roberta or xlm-roberta, or its first architecture's name begins with
+ * Bert, Roberta or XLMRoberta (BertModel, XLMRobertaForSequenceClassification...). */
+static int encoder_arch(const json_t *o)
+{
+    const char *t = str_field(o, "model_type");
+    if (!strcmp(t, "bert") || !strcmp(t, "roberta") || !strcmp(t, "xlm-roberta")) return 1;
+    const json_t *a = json_array_get(json_object_get(o, "architectures"), 0);
+    const char *n = json_is_string(a) ? json_string_value(a) : "";
+    return !strncmp(n, "Bert", 4) || !strncmp(n, "Roberta", 7) || !strncmp(n, "XLMRoberta", 10);
+}
+
+/* An encoder's geometry and parameter count (M holds what the common fields
+ * gave; MOE_OR_MLA: the config had experts or MLA, which no encoder has).
+ * Count (hfcfg.h): embeddings (vocab + max_position_embeddings +
+ * type_vocab_size rows of hidden, and their LayerNorm), per layer the biased
+ * Q, K, V and output projections, two LayerNorms and the plain (ungated) MLP
+ * with biases; then the head of the first architecture: *Model a pooler
+ * (hidden x hidden + bias), Bert*ForSequenceClassification the pooler and a
+ * hidden x labels classifier, Roberta/XLMRoberta*ForSequenceClassification a
+ * dense layer and the hidden x labels projection, *ForMaskedLM the transform
+ * (dense, LayerNorm) and the vocabulary's bias (its weights tied).  labels:
+ * the size of id2label (2 when absent).  The context is
+ * max_position_embeddings, less the 2 positions RoBERTa-family models reserve
+ * (padding_idx + 1). Returns 0 or -1 + ERR. */
+static int encoder_geometry(const json_t *o, const char *path, model_spec *m, int moe_or_mla, char *err, size_t errlen)
+{
+    int types = 2;
+    if (moe_or_mla) {
+        snprintf(err, errlen, "%s: an encoder (BERT-style) config with experts or latent attention is not supported", path);
+        return -1;
+    }
+    if (int_field(o, path, "type_vocab_size", 2, 0, &types, err, errlen)) return -1;
+    if (m->heads * m->head_dim != m->hidden || m->kv_heads != m->heads) {
+        snprintf(err, errlen, "%s: field num_attention_heads: an encoder's %d heads must split its hidden size %d evenly "
+                 "(and have no grouped KV heads)", path, m->heads, m->hidden);
+        return -1;
+    }
+    const json_t *a0 = json_array_get(json_object_get(o, "architectures"), 0);
+    const char *arch = json_is_string(a0) ? json_string_value(a0) : "";
+    const char *t = str_field(o, "model_type");
+    int roberta = !strncmp(arch, "Roberta", 7) || !strncmp(arch, "XLMRoberta", 10) || !strcmp(t, "roberta") ||
+                  !strcmp(t, "xlm-roberta");
+    const json_t *labels = json_object_get(o, "id2label");
+    double nl = json_is_object(labels) && json_object_size(labels) > 0 ? (double) json_object_size(labels) : 2;
+    double h = m->hidden, I = m->intermediate, V = m->vocab;
+    double embed = (V + m->context + types) * h + 2 * h;
+    double layer = 4 * (h * h + h) + 2 * h + (h * I + I) + (I * h + h) + 2 * h;
+    double head = h * h + h;   /* a pooler, or a RoBERTa classification head's dense layer */
+    if (strstr(arch, "ForSequenceClassification")) head += h * nl + nl;
+    else if (strstr(arch, "ForMaskedLM")) head += 2 * h + V;
+    if (roberta) {
+        if (m->context <= 2) {
+            snprintf(err, errlen, "%s: field max_position_embeddings: %d leaves no position (RoBERTa reserves 2)", path,
+                     m->context);
+            return -1;
+        }
+        m->context -= 2;
+    }
+    m->params = embed + m->layers * layer + head;
+    m->encoder = 1;
+    snprintf(m->source, sizeof m->source, "%s (config.json; encoder %s)", path, *arch ? arch : t);
+    return 0;
+}
+
 int hf_config_parse(const char *path, const char *text, const char *name, const char *weights, model_spec *m,
                     hf_moe *moe, char *err, size_t errlen)
 {
@@ -268,6 +333,10 @@ int hf_config_parse(const char *path, const char *text, const char *name, const 
         goto out;
     }
     if (precision(o, c, path, weights, m->weights, sizeof m->weights, err, errlen)) goto out;
+    if (encoder_arch(o)) {
+        rc = encoder_geometry(o, path, m, mo.experts || a.kv_lora, err, errlen);
+        goto out;
+    }
 
     /* The parameter count, weight by weight (hfcfg.h). */
     const char *type = str_field(c, "model_type");

@@ -8,7 +8,11 @@
  * shared_expert_intermediate_size), DeepSeek-V2/V3 (n_routed_experts,
  * n_shared_experts, first_k_dense_replace, and multi-head latent attention:
  * q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim)
- * and gpt-oss (biased attention and experts, attention sinks, a biased router).
+ * and gpt-oss (biased attention and experts, attention sinks, a biased router);
+ * and encoder (BERT-style) models: model_type bert, roberta or xlm-roberta, or
+ * an architecture BertModel, BertForSequenceClassification, XLMRobertaModel,
+ * XLMRobertaForSequenceClassification... (model_spec.encoder = 1; their count:
+ * hfcfg.c, encoder_geometry).
  * The count is every weight of the checkpoint: embeddings (and an untied LM
  * head), per layer the attention projections (with q/k/v biases for
  * qwen2-family models, and the output's too where attention_bias says so

@@ -31,6 +31,9 @@ typedef struct pool_cfg {
     struct fleet_cfg *fleet;  /* failures, autoscaling, cold starts (fleetcfg.h); NULL: none configured */
     int gateway;              /* 1: this pool adds network or overhead time (set by its kind's parse;
                                  kinds flagged KIND_GATEWAY always do) */
+    int tokens;               /* 1: this pool reads requests' prompt tokens (set by its kind's parse: a
+                                 result cache or router pricing an encoder); kinds flagged KIND_TOKENS
+                                 always do */
 } pool_cfg;
 
 #endif

@@ -3,6 +3,7 @@
 #include "engine/errmsg.h"
 #include "gateway/hop.h"
 #include "gateway/rcache.h"
+#include "core/encoder.h"
 #include "core/result.h"
 #include "core/zipf.h"
 
@@ -25,6 +26,9 @@ typedef struct semcache_cfg {
     simtime_t ttl;            /* answer lifetime, ns (SIMTIME_NEVER = forever, 0 = never stored) */
     double repeat;            /* repeat_share: share of requests (without a class intent) that repeat an
                                  earlier request's question, [0, 1); < 0: the Zipf over intents instead */
+    int embed;                /* 1: embed_model is named: a lookup takes the encoder's pass over the
+                                 request's prompt (enc), not hit_ms / miss_ms */
+    enc_cfg enc;              /* the embedding model and its device (embed) */
 } semcache_cfg;
 
 /* Earlier requests' intents a repeat may draw from: the latest REPEAT_MAX (in a
@@ -163,7 +167,8 @@ static void arrive(station *st, request *r)
         r->cache_ttl = sc->c->ttl;
     rcache_result res = rcache_lookup(sc->cache, r->intent, now, st->rng);
     int hit = res != RCACHE_MISS;
-    double ms = dist_sample(hit ? &sc->c->hit_ms : &sc->c->miss_ms, st->rng);
+    double ms = sc->c->embed ? enc_pass_ms(&sc->c->enc, 1, enc_len(&sc->c->enc, r->prompt))
+                             : dist_sample(hit ? &sc->c->hit_ms : &sc->c->miss_ms, st->rng);
     simtime_t d = simtime_from_ms(ms);
     r->overhead_ns += d;
     r->cache_res = (uint8_t) (res == RCACHE_MISS ? 1 : res == RCACHE_HIT ? 2 : 3);
@@ -326,6 +331,13 @@ static const scn_key KEYS[] = {
       "depends on it and on the run's length strongly: set it from your logs)" },
     { "intent_zipf", "1", "Zipf exponent of intent popularity, > 0 (with intents; 1: Zipf's law, about what query logs show)" },
     { "cache_ttl_s", "inf", "how long an answer is kept, s (0 = never cached; inf = forever)" },
+    { "embed_model", "", "the encoder that embeds each request's prompt for the lookup (catalog, e.g. "
+      "all-minilm-l6-v2): a lookup, hit or miss, then takes its forward pass over the prompt (roofline, one "
+      "sequence, not batched) instead of hit_ms / miss_ms (which stay the default when none is named)" },
+    { "embed_gpu", "", "the catalog GPU the embedding runs on (or embed_cpu_tflops and embed_cpu_mem_gbs)" },
+    { "embed_cpu_tflops", "", "embedding on a CPU: peak of its cores, TFLOP/s (with embed_cpu_mem_gbs)" },
+    { "embed_cpu_mem_gbs", "", "embedding on a CPU: memory bandwidth, GB/s" },
+    { "embed_max_seq_len", "", "prompt tokens the embedding reads, at most (default: the model's context)" },
     { NULL, NULL, NULL },
 };
 
@@ -347,6 +359,14 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
     p->ext = c;
     if (scn_dist(x, sec, "hit_ms", "const(1)", &c->hit_ms)) return -1;
     if (scn_dist(x, sec, "miss_ms", "const(1)", &c->miss_ms)) return -1;
+    int rc = enc_parse(x, sec, "embed_", 0, &c->enc);
+    if (rc < 0) return -1;
+    if (rc == 0) {
+        const char *both = scn_value(x, sec, "hit_ms") ? "hit_ms" : scn_value(x, sec, "miss_ms") ? "miss_ms" : NULL;
+        if (both) return scn_fail(x, sec, both, "give %s or embed_model, not both (embed_model prices the lookup)", both);
+        c->embed = 1;
+        p->tokens = 1;
+    }
     int64_t cap, k;
     if (scn_i64(x, sec, "capacity", 0, 0, INT64_C(1) << 31, &cap)) return -1;
     c->capacity = (size_t) cap;
@@ -415,6 +435,13 @@ static void defaults(const pool_cfg *p, const cfg *raw, const char *sec, double 
 /* The kind's footprint hook (kind.h): the intents' Zipf table and the entries
  * the cache may come to hold (its capacity, the intents, the run's requests:
  * whichever is least). */
+/* The kind's resolve hook: the embedding model and its device. */
+static int resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
+{
+    semcache_cfg *c = p->ext;
+    return c->embed ? enc_resolve(x, sec, "embed_", &c->enc, db) : 0;
+}
+
 static double footprint(scn_ctx *x, const pool_cfg *p, const char **key, char *what, size_t n)
 {
     const semcache_cfg *c = p->ext;
@@ -432,6 +459,7 @@ const station_kind semcache_kind = {
     .help = "a semantic result cache: hits answer here, misses go on to `next` and are stored on return",
     .keys = KEYS,
     .parse = parse,
+    .resolve = resolve,
     .make = semcache_new,
     .free_cfg = free_cfg,
     .footprint = footprint,

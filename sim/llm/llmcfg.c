@@ -588,6 +588,9 @@ int llm_resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
         if (!strcasecmp(s->models[j].name, l->model_name)) { l->model = s->models[j]; found = 1; }
     if (!found && catalog_model(db, l->model_name, &l->model, msg, sizeof msg) != 0)
         return scn_fail(x, sec, "model", "%s", msg);
+    if (l->model.encoder)
+        return scn_fail(x, sec, "model", "%s is an encoder (BERT-style: no decoding, no KV cache): serve it with "
+                        "kind = encoder", l->model.name);
     found = 0;
     for (int j = 0; j < s->ngpus; j++)
         if (!strcasecmp(s->gpus[j].name, l->gpu_name)) { l->gpu = s->gpus[j]; found = 1; }

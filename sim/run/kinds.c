@@ -5,13 +5,14 @@
 #include "gateway/hop.h"
 #include "gateway/semcache.h"
 #include "llm/llm.h"
+#include "stations/encpool.h"
 #include "stations/pool.h"
 #include "stations/router.h"
 
 /* Built-in kinds; the first is the default of `kind`.  A new built-in kind is
  * one row here (and its own file in its layer's folder). */
 static const station_kind *const BUILTIN[] = { &pool_kind_generic, &llm_kind, &hop_kind, &extapi_kind, &semcache_kind,
-                                               &router_kind };
+                                               &router_kind, &encpool_kind };
 
 void kinds_builtin(void)
 {

@@ -131,6 +131,8 @@ static const key_spec KEYS[] = {
     { "expert_params", K_MODEL, "3*hidden*moe_intermediate", "MoE: parameters of one expert of one layer" },
     { "kv_lora_rank", K_MODEL, "0", "MLA: compressed KV latent a token caches per layer (0: no MLA)" },
     { "qk_rope_head_dim", K_MODEL, "0", "MLA: RoPE key width cached beside it per layer" },
+    { "encoder", K_MODEL, "no", "yes: an encoder (BERT-style: embeddings, classifiers, rerankers) for kind = encoder, "
+      "embed_model and classifier_model; no: a decoder (an LLM)" },
 };
 #define NKEYS (sizeof KEYS / sizeof KEYS[0])
 
@@ -642,6 +644,7 @@ static int build_model(ctx *x, const char *sec, const char *name, model_spec *m)
     const cfg_entry *re;
     if (!m->kv_lora_rank && val(x, sec, "qk_rope_head_dim", &re)) return fail(x, re, sec, "qk_rope_head_dim", "needs kv_lora_rank (MLA)");
     if (get_int(x, sec, "qk_rope_head_dim", 0, 0, 100000000, &m->qk_rope_head_dim)) return -1;
+    if (get_bool(x, sec, "encoder", 0, &m->encoder)) return -1;
     if (m->heads % m->kv_heads != 0) {
         const cfg_entry *e;
         val(x, sec, "kv_heads", &e);

@@ -693,7 +693,9 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     s.q = evq_new();
     if (s.q) evq_add_namer(s.q, name_event);
     s.st = calloc((size_t) sc->npools, sizeof *s.st);
-    s.src = wl_new(&sc->wl, seed, s.has_llm);
+    int need_tokens = s.has_llm;   /* token counts: for the kinds that need them, and pools pricing an encoder */
+    for (int i = 0; i < sc->npools; i++) need_tokens |= sc->pools[i].tokens;
+    s.src = wl_new(&sc->wl, seed, need_tokens);
     s.closed = sc->wl.arrival == ARRIVAL_USERS;
     if (sc->wl.explicit_classes) s.ncls = sc->wl.nclasses;
     s.gwa = gwattr_new(&sc->wl, seed);

@@ -205,7 +205,9 @@ static void arrive_now(router *R, request *r)
     }
     double ms = 0;
     if (c->has_overhead) ms += dist_sample(&c->overhead, st->rng);
-    if (R->complexity && c->has_classifier) ms += dist_sample(&c->classifier, st->rng);
+    if (R->complexity && c->has_classifier)
+        ms += c->classifier_enc ? enc_pass_ms(&c->enc, 1, enc_len(&c->enc, r->prompt))
+                                : dist_sample(&c->classifier, st->rng);
     if (!c->has_overhead && !(R->complexity && c->has_classifier)) {
         dispatch(R, r);
         return;
@@ -306,6 +308,14 @@ static const scn_key KEYS[] = {
     { "classifier_error", "0", "complexity: probability the classifier picks the wrong side" },
     { "uncertain_band", "0", "complexity: scores within this of the cut go to the second next (the large model)" },
     { "classifier_ms", "", "complexity: classifier latency, ms (distribution; none by default)" },
+    { "classifier_model", "", "complexity: the encoder that classifies each request's prompt (catalog, e.g. "
+      "bert-base-uncased): its forward pass over the prompt (roofline, one sequence) is the classifier's latency "
+      "instead of classifier_ms (which stays the default when none is named)" },
+    { "classifier_gpu", "", "complexity: the catalog GPU the classifier runs on (or classifier_cpu_tflops and "
+      "classifier_cpu_mem_gbs)" },
+    { "classifier_cpu_tflops", "", "complexity: classifier on a CPU: peak of its cores, TFLOP/s" },
+    { "classifier_cpu_mem_gbs", "", "complexity: classifier on a CPU: memory bandwidth, GB/s" },
+    { "classifier_max_seq_len", "", "complexity: prompt tokens the classifier reads, at most (default: the model's context)" },
     { "complexity", "uniform(min=0, max=1)", "complexity: score of requests whose class gives none" },
     { "staleness_ms", "0", "prefix_affinity: the router sees the caches as they were this long ago, ms" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
@@ -349,7 +359,12 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
         p->gateway = 1;
     } else if (scn_value(x, sec, "pause_s"))
         return scn_fail(x, sec, "pause_s", "needs pause_every_s (the time between pauses)");
-    if (!c->policy->uses_complexity) return 0;
+    if (!c->policy->uses_complexity) {
+        if (scn_value(x, sec, "classifier_model"))
+            return scn_fail(x, sec, "classifier_model", "needs a policy that scores complexity, e.g. complexity "
+                            "(the classifier is its decision)");
+        return 0;
+    }
     if (scn_num(x, sec, "complexity_cut", 0.5, 0, 0, 1, &c->cplx.cut)) return -1;
     if (scn_num(x, sec, "classifier_error", 0, 0, 0, 1, &c->cplx.error)) return -1;
     if (scn_num(x, sec, "uncertain_band", 0, 0, 0, 1, &c->cplx.band)) return -1;
@@ -358,6 +373,15 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
         c->has_classifier = 1;
         p->gateway = 1;
     }
+    int rc = enc_parse(x, sec, "classifier_", 0, &c->enc);
+    if (rc < 0) return -1;
+    if (rc == 0) {
+        if (c->has_classifier)
+            return scn_fail(x, sec, "classifier_ms", "give classifier_ms or classifier_model, not both "
+                            "(classifier_model prices the classifier)");
+        c->has_classifier = c->classifier_enc = 1;
+        p->gateway = p->tokens = 1;
+    }
     if (scn_dist(x, sec, "complexity", "uniform(min=0, max=1)", &c->score)) return -1;
     return 0;
 }
@@ -365,12 +389,11 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
 /* Checks what needs the out-edges (known only once every pool is read). */
 static int resolve(scn_ctx *x, const char *sec, pool_cfg *p, sqlite3 *db)
 {
-    (void) db;
-    const router_cfg *c = p->ext;
+    router_cfg *c = p->ext;
     if (c->policy->uses_complexity && p->nnext != 2)
         return scn_fail(x, sec, "next", "policy = %s needs exactly two pools in next "
                         "(the small model, then the large one), got %d", c->policy->name, p->nnext);
-    return 0;
+    return c->classifier_enc ? enc_resolve(x, sec, "classifier_", &c->enc, db) : 0;
 }
 
 static void free_cfg(pool_cfg *p)

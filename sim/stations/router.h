@@ -21,6 +21,7 @@
 #include "core/kind.h"
 #include "core/cplx.h"
 #include "core/dist.h"
+#include "core/encoder.h"
 #include "core/route.h"
 
 /* A router's configuration (pool_cfg.ext). */
@@ -30,7 +31,10 @@ typedef struct router_cfg {
     int has_overhead;         /* 1 when overhead_ms is set */
     cplx_cfg cplx;            /* complexity: cut, classifier error, uncertain band */
     dist classifier;          /* complexity: classifier latency, ms (used when has_classifier) */
-    int has_classifier;       /* 1 when classifier_ms is set */
+    int has_classifier;       /* 1 when classifier_ms or classifier_model is set */
+    int classifier_enc;       /* 1: classifier_model is named: the classifier takes the encoder's pass
+                                 over the request's prompt (enc), not classifier_ms */
+    enc_cfg enc;              /* the classifier model and its device (classifier_enc) */
     dist score;               /* complexity: score of requests that carry none (clipped to [0, 1]) */
     double staleness_ms;      /* prefix_affinity: cache contents newer than this are not yet seen, ms */
     double affinity_threshold;/* prefix_affinity: least share of the prompt's blocks a cached prefix must cover to count (0..1) */
