@@ -86,4 +86,5 @@ void req_copy_attrs(request *dst, const request *src)
     dst->sys_tokens = src->sys_tokens;
     dst->session = src->session;
     dst->give_up_at = src->give_up_at;   /* the client's patience runs from the request's arrival */
+    dst->queue_patience = src->queue_patience;
 }

@@ -588,7 +588,9 @@ static int fill_results(sim *s, sim_result *out)
         p->served = st->served;
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
-        if (out->has_patience && pool_result_add(p, "abandoned", (double) st->abandoned)) return -1;   /* issue 34 */
+        if (out->has_patience && (pool_result_add(p, "abandoned", (double) st->abandoned) ||   /* issue 34 */
+                                  pool_result_add(p, "abandoned_share", st->arrivals ? (double) st->abandoned / (double) st->arrivals : NAN) ||
+                                  pool_result_add(p, "cancelled", (double) st->cancelled))) return -1;
         if (st->ops->report && st->ops->report(st, p) != 0) return -1;
         for (int k = 0; k < s->cs.n; k++)   /* when its hit rate settled (warmup.h) */
             if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
