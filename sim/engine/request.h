@@ -102,6 +102,9 @@ typedef struct request {
     struct station *conn_at;/* the innermost network hop holding a connection (or a radio) for it, told when
                                it leaves the system (station_ops.ended); NULL: none */
     int32_t conn_slot;      /* that hop's record of it */
+    simtime_t conn_net_ns;  /* of network_ns, setting up connections on hops: handshakes, radio wake-ups,
+                               slow-start waits (the breakdown's connect), ns */
+    simtime_t conn_wait_ns; /* of queue_ns, waits for a hop's pooled connection (connect too), ns */
 
     /* Scratch of the LLM replica serving it (llm.c). */
     int32_t generated;      /* output tokens produced so far */

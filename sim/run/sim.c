@@ -296,6 +296,11 @@ static void sink_leave(void *ctx, request *r)
         l.queue_ms = c[BD_QUEUE];
         l.service_ms = c[BD_SERVICE];
         l.overhead_ms = c[BD_OVERHEAD];
+        if (r->conn_net_ns > 0 || r->conn_wait_ns > 0) {   /* connection setup on hops: apart (issue 34) */
+            c[BD_CONNECT] = simtime_to_ms(r->conn_net_ns + r->conn_wait_ns);
+            c[BD_NETWORK] = simtime_to_ms(r->network_ns - r->conn_net_ns);
+            c[BD_QUEUE] = simtime_to_ms(r->queue_ns - r->conn_wait_ns);
+        }
         if (r->kvx_ns > 0 || r->kvl_ns > 0) {   /* disaggregated or offloaded KV: carved out of service */
             double sv = c[BD_SERVICE];
             c[BD_KV_TRANSFER] = simtime_to_ms(r->kvx_ns);
