@@ -222,7 +222,7 @@ int squeue_enqueue(squeue *q, request *r)
          * client's patience (give_up_at) is one too, when it comes first. */
         simtime_t due = st->cfg->timeout_ms > 0 ? simtime_add(evq_now(st->q), simtime_from_ms(st->cfg->timeout_ms))
                                                 : SIMTIME_NEVER;
-        if (r->give_up_at > 0 && r->give_up_at < due) {
+        if (r->give_up_at > 0 && r->give_up_at < due && r->first_token < 0) {   /* its answer has not begun */
             due = r->give_up_at > evq_now(st->q) ? r->give_up_at : evq_now(st->q);
             r->impatient = 1;
         }
