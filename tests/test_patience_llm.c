@@ -13,6 +13,7 @@
 
 #include "llm/replica.h"
 #include "llm/sched.h"
+#include "store/store.h"
 #include "tsim.h"
 
 /* ---- the probe: continuous scheduling, every plan recorded ------------------------ */
@@ -174,4 +175,33 @@ Test(patience_llm, cancelling_in_service_frees_capacity, .init = setup, .timeout
         sim_result_free(&res);
     }
     cr_assert_gt(rate[0], 1.5 * rate[1], "stayers %g/s with cancelling, %g/s without", rate[0], rate[1]);
+}
+
+/* Disaggregated serving (scenarios/pd_disagg.ini) with impatient clients: they
+ * leave the prefill pool (queued, or cancelled while prefilling), never the
+ * decode pool, whose requests have had their first token. */
+Test(patience_llm, nobody_leaves_after_the_first_token, .init = setup, .timeout = 60)
+{
+    const char *sets[] = { "workload.patience_s=exp(mean=0.3)", "sim.requests=3000" };
+    scenario sc;
+    sim_result res;
+    char err[1024];
+    sqlite3 *db = NULL;
+    cr_assert_eq(scenario_load(&sc, "scenarios/pd_disagg.ini", sets, 2, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
+    store_close(db);
+    cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
+    const pool_result *pre = NULL, *dec = NULL;
+    for (int i = 0; i < res.npools; i++) {
+        if (!strcmp(res.pools[i].name, "prefill")) pre = &res.pools[i];
+        if (!strcmp(res.pools[i].name, "decode")) dec = &res.pools[i];
+    }
+    cr_assert(pre && dec);
+    cr_assert_gt(pool_metric_get(pre, "cancelled"), 0.0, "some prefills were cancelled");
+    cr_assert_eq(pool_metric_get(pre, "abandoned"), (double) res.abandoned, "all who left, left the prefill pool");
+    cr_assert_eq(pool_metric_get(dec, "abandoned"), 0.0);
+    cr_assert_eq(res.served + res.abandoned + res.rejected, res.requests);
+    sim_result_free(&res);
+    scenario_free(&sc);
 }
