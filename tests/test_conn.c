@@ -8,9 +8,11 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "gateway/conn.h"
+#include "run/breakdown.h"
 #include "latsim/report.h"
 #include "latsim/slo.h"
 #include "tsim.h"
@@ -119,6 +121,44 @@ Test(conn, new_tls_connection_adds_exact_round_trips)
     sim_result_free(&t13);
     sim_result_free(&t12);
     sim_result_free(&plain);
+}
+
+/* The breakdown shows connection setup apart from transfer: on a new TLS 1.3
+ * connection of constant RTT 20 ms with messages too small for slow start to
+ * wait, every request's connect is exactly 2 RTT = 40 ms, its network the
+ * warm link's; the components (now seven) still sum to e2e; a warm link
+ * reports no connect row. */
+Test(conn, connect_apart_in_the_breakdown)
+{
+    sim_result warm, t13;
+    one_by_one("", SMALL, &warm);
+    one_by_one("connection = new\ntls = 1.3", SMALL, &t13);
+    cr_assert(t13.has_conn);
+    cr_assert(!warm.has_conn);
+    double e = t13.e2e.mean, sum = 0;
+    for (int k = 0; k < BD_N; k++) sum += t13.share_all[k];
+    cr_assert_float_eq(sum, 1.0, 1e-12, "the components sum to e2e: %.15g", sum);
+    cr_assert_float_eq(t13.share_all[BD_CONNECT] * e, 2 * 20.0, 1e-6, "connect %.9g ms", t13.share_all[BD_CONNECT] * e);
+    cr_assert_float_eq(t13.share_p99[BD_CONNECT] * t13.e2e.mean, 2 * 20.0, 1e-6);
+    cr_assert_float_eq(t13.share_all[BD_NETWORK] * e, warm.network.mean, 1e-6, "transfer as on the warm link");
+    cr_assert_float_eq(t13.network.mean - warm.network.mean, 2 * 20.0, 1e-6, "the network latency still holds it");
+    cr_assert_eq(warm.share_all[BD_CONNECT], 0.0);
+    report ra = {0}, rw = {0};
+    cr_assert_eq(report_flatten(&t13, -1, &ra), 0);
+    cr_assert_eq(report_flatten(&warm, -1, &rw), 0);
+    cr_assert_float_eq(report_get(&ra, "", "breakdown.all.connect", "value"), t13.share_all[BD_CONNECT], 0);
+    cr_assert(isnan(report_get(&rw, "", "breakdown.all.connect", "value")), "no connect row on a warm link");
+    char *json = NULL;
+    size_t jn = 0;
+    FILE *f = open_memstream(&json, &jn);
+    report_json(&ra, "", f);
+    fclose(f);
+    cr_assert(json && strstr(json, "\"overhead\": ") && strstr(json, "\"connect\": "), "JSON breakdown has connect");
+    free(json);
+    report_free(&ra);
+    report_free(&rw);
+    sim_result_free(&warm);
+    sim_result_free(&t13);
 }
 
 Test(conn, resumption_saves_a_round_trip_after_the_first)
@@ -385,5 +425,22 @@ Test(conn, egress_priced_by_hand)
     cr_assert_float_eq(res.classes[0].cost_per_1k, 1000 * ba / 1e9 * 0.09, 1e-15);
     cr_assert_float_eq(res.classes[1].cost_per_1k, 1000 * bb / 1e9 * 0.09, 1e-15);
     cr_assert_float_eq(pool_metric_get(p, "egress_usd_per_hour"), usd / res.window_s * 3600, 1e-12);
+    sim_result_free(&res);
+}
+
+/* An HTTP/1.1 pool's wait for a connection is connect too, carved out of queue:
+ * over a link of (nearly) no RTT, the connect component's mean is the hop's
+ * mean wait. */
+Test(conn, pool_wait_is_connect)
+{
+    char text[1024];
+    snprintf(text, sizeof text, MMC, "1.1");
+    sim_result res;
+    tsim_run("/tmp/test_conn_mmc1.ini", text, 1, &res);
+    double wait = pool_of(&res, "link")->queue.mean;
+    cr_assert_gt(wait, 10.0);
+    cr_assert_float_eq(res.share_all[BD_CONNECT] * res.e2e.mean, wait, 1e-3, "connect %g vs wait %g ms",
+                       res.share_all[BD_CONNECT] * res.e2e.mean, wait);
+    cr_assert_float_eq(res.share_all[BD_QUEUE], 0.0, 1e-12, "no other queue");
     sim_result_free(&res);
 }

@@ -169,9 +169,9 @@ typedef struct sim_result {
     stat_summary e2e, queue, service, ttft, tpot, overhead;   /* ms */
     stat_summary itl;         /* ms: every output token after the first of each measured request, its gap since the previous one */
     stat_summary network;     /* ms on network hops per request, both ways */
-    double share_all[6];      /* mean share of e2e: network, queue, service, overhead, kv_transfer, kv_load
-                                 (breakdown.h), all served */
-    double share_p99[6];      /* the same over the requests at or above the P99 of e2e */
+    double share_all[7];      /* mean share of e2e: network, queue, service, overhead, kv_transfer, kv_load,
+                                 connect (breakdown.h), all served */
+    double share_p99[7];      /* the same over the requests at or above the P99 of e2e */
     int has_ttft_bd;          /* an LLM pool exists: the TTFT breakdown below is reported */
     double ttft_share_all[SIM_TTFT_PARTS];  /* mean share of TTFT per component, all measured served requests
                                                with a first token */
@@ -181,6 +181,8 @@ typedef struct sim_result {
     int nroutes;
     int has_kv;               /* some request's KV crossed a link or came back from an offload tier: the
                                  report shows the kv_transfer and kv_load shares */
+    int has_conn;             /* some request set up a connection on a hop (or waited for a pooled one):
+                                 the report shows the connect share, apart from network and queue */
     double cost_per_hour;     /* $ per hour, all GPU pools */
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
     double api_usd;           /* external API charges of the measured served requests, $ */

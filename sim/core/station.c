@@ -92,6 +92,15 @@ static inline void conn_end(request *r)
     }
 }
 
+/* R leaves the station it is in: its patience in service no longer applies there. */
+static inline void patience_disarm(station *st, request *r)
+{
+    if (__builtin_expect(r->patience_ev != 0, 0)) {
+        evq_cancel(st->q, r->patience_ev);
+        r->patience_ev = 0;
+    }
+}
+
 /* R leaves the system served: the station it asked to be told hears it first. */
 static void leave(station *st, request *r)
 {
@@ -106,6 +115,7 @@ static void leave(station *st, request *r)
 
 void station_finish(station *st, request *r)
 {
+    patience_disarm(st, r);
     if (r->measured) st->served++;
     inside_add(st, -1);
     leave(st, r);
@@ -114,6 +124,7 @@ void station_finish(station *st, request *r)
 /* R leaves ST along EDGE (or the system, when ST has no out-edge). */
 static inline void pass(station *st, request *r, int edge)
 {
+    patience_disarm(st, r);
     inside_add(st, -1);
     if (st->nout == 0) {
         leave(st, r);
@@ -138,7 +149,12 @@ void station_drop(station *st, request *r, req_outcome outcome)
         if (outcome == OUT_REJECTED) st->rejected++;
         else if (outcome == OUT_TIMED_OUT) st->timed_out++;
         else if (outcome == OUT_FAILED) st->failed++;
+        else if (outcome == OUT_ABANDONED) {   /* a kind's cancel (patience in service) */
+            st->abandoned++;
+            st->cancelled++;
+        }
     }
+    patience_disarm(st, r);
     inside_add(st, -1);
     conn_end(r);
     st->sink->outcome(st->sink->ctx, r, outcome);
@@ -206,7 +222,7 @@ int squeue_enqueue(squeue *q, request *r)
          * client's patience (give_up_at) is one too, when it comes first. */
         simtime_t due = st->cfg->timeout_ms > 0 ? simtime_add(evq_now(st->q), simtime_from_ms(st->cfg->timeout_ms))
                                                 : SIMTIME_NEVER;
-        if (r->give_up_at > 0 && r->give_up_at < due) {
+        if (r->give_up_at > 0 && r->give_up_at < due && r->first_token < 0) {   /* its answer has not begun */
             due = r->give_up_at > evq_now(st->q) ? r->give_up_at : evq_now(st->q);
             r->impatient = 1;
         }
@@ -216,8 +232,19 @@ int squeue_enqueue(squeue *q, request *r)
     return 0;
 }
 
+static void timeout_fire(evq *e, void *subject, int64_t arg);
+
 void squeue_push_front(squeue *q, request *r)
 {
+    if (r->patience_ev) {
+        /* Back in a queue while its client waits (a preemption, a server's failure):
+         * its patience is the queue's timeout again. */
+        station *st = q->st;
+        patience_disarm(st, r);
+        simtime_t now = evq_now(st->q), due = r->give_up_at > now ? r->give_up_at : now;
+        r->impatient = 1;
+        r->timeout_ev = station_at(st, due, timeout_fire, q, (int64_t) (intptr_t) r);
+    }
     r->next = q->head;
     q->head = r;
     if (!q->tail) q->tail = r;
@@ -292,6 +319,17 @@ void station_push_front(station *st, request *r) { squeue_push_front(&st->queue,
 request *station_peek(station *st) { return squeue_peek(&st->queue); }
 request *station_dequeue(station *st) { return squeue_dequeue(&st->queue); }
 
+/* R's client's patience has run out while R is in service at SUBJECT: unless its
+ * answer has begun, the kind cancels it. */
+static void patience_fire(evq *e, void *subject, int64_t arg)
+{
+    (void) e;
+    station *st = subject;
+    request *r = (request *) (intptr_t) arg;
+    r->patience_ev = 0;
+    if (r->first_token < 0) st->ops->cancel(st, r);
+}
+
 void station_start(station *st, request *r)
 {
     simtime_t now = evq_now(st->q);
@@ -299,6 +337,9 @@ void station_start(station *st, request *r)
     r->queue_ns += waited;
     r->start = now;
     if (r->measured && !st->queue_stat_at_finish) stat_add(st->queue_ms, simtime_to_ms(waited));
+    if (__builtin_expect(r->give_up_at > 0, 0) && r->first_token < 0 && !r->queue_patience && st->ops->cancel && !r->patience_ev &&
+        r->give_up_at <= SIMTIME_HORIZON)
+        r->patience_ev = station_at(st, r->give_up_at > now ? r->give_up_at : now, patience_fire, st, (int64_t) (intptr_t) r);
 }
 
 /* ---- the measured window, load -------------------------------------------- */

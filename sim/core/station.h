@@ -107,6 +107,12 @@ typedef struct station_ops {
     /* R, which this station named in r->conn_at, leaves the system now (served, dropped or timed
      * out): the station lets go of what it holds for R and sets r->conn_at to the next one to tell. */
     void (*ended)(station *st, request *r);
+    /* R, in service here (admitted, not waiting in a queue) and with no first token yet, is abandoned
+     * by its client now (patience_s): the kind stops its work on R, lets go of what R holds (a server,
+     * KV blocks), charges the time spent on it, and drops it (station_drop, OUT_ABANDONED), now or,
+     * when R shares work in flight that cannot stop for it (an LLM step with other sequences), when
+     * that work ends.  NULL: the kind cannot cancel; its requests in service are served to the end. */
+    void (*cancel)(station *st, request *r);
     void (*destroy)(station *st);                       /* frees the station */
 } station_ops;
 
@@ -130,7 +136,9 @@ struct station {
     /* Measured requests, counted by the moving calls below (never by a kind): */
     uint64_t arrivals, served, rejected, timed_out;
     uint64_t failed;          /* lost to a server's failure (fleet.h) */
-    uint64_t abandoned;       /* left its queue when its client's patience ran out (patience_s) */
+    uint64_t abandoned;       /* left when its client's patience ran out (patience_s): from its queue, or
+                                 from service (cancelled) */
+    uint64_t cancelled;       /* of abandoned, those whose work in service was cancelled */
 
     double busy;              /* servers (or replicas) busy now */
     double busy_area;         /* integral of busy over time, server-ns */
@@ -182,8 +190,8 @@ void station_pass(station *st, request *r, int edge);
  * served from ST, whatever ST's out-edges. */
 void station_finish(station *st, request *r);
 
-/* R leaves ST with OUTCOME (rejected, timed out or failed: counted so) and its
- * record is recycled. */
+/* R leaves ST with OUTCOME (rejected, timed out or failed: counted so; abandoned: a
+ * kind's cancel, counted abandoned and cancelled) and its record is recycled. */
 void station_drop(station *st, request *r, req_outcome outcome);
 
 /* ST refuses R (a full queue, a rate limit, an error answer): counted
@@ -249,7 +257,11 @@ request *squeue_peek_after(squeue *q, request *prev);
  * or NULL when there is none. */
 request *squeue_dequeue_after(squeue *q, request *prev);
 
-/* Records that R starts (or resumes) service now, ending a wait in the queue. */
+/* Records that R starts (or resumes) service now, ending a wait in the queue.  When
+ * R's client has a patience (give_up_at), R has no first token yet and ST's kind can
+ * cancel (station_ops.cancel), its cancel is called for R when the patience runs
+ * out in service (at once if it has already); leaving ST disarms it, and going back
+ * to a queue (station_push_front, a preemption) makes it the queue's timeout again. */
 void station_start(station *st, request *r);
 
 /* ---- the measured window, load, results ------------------------------------ */

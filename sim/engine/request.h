@@ -16,7 +16,8 @@
 #define REQ_PATH 12
 
 /* OUT_FAILED: lost to a replica's failure (a pool with on_failure = fail). */
-/* OUT_ABANDONED: its client's patience (patience_s) ran out while it waited in a queue. */
+/* OUT_ABANDONED: its client's patience (patience_s) ran out before its answer began: it left a queue, or
+ * its work in service was cancelled (station_ops.cancel). */
 typedef enum { OUT_PENDING, OUT_SERVED, OUT_REJECTED, OUT_TIMED_OUT, OUT_FAILED, OUT_ABANDONED } req_outcome;
 
 /* The record is laid out in two parts.  The core, first, is what the engine,
@@ -45,6 +46,9 @@ typedef struct request {
     evq_id timeout_ev;      /* pending queue-timeout event, or 0 */
     evq_id client_ev;       /* [client]: the client's pending timeout of this attempt, or 0 */
     simtime_t give_up_at;   /* its client leaves if no answer has begun by then (patience_s), ns; 0 = never */
+    evq_id patience_ev;     /* pending end of its client's patience while it is in service at a station that
+                               can cancel it (station_ops.cancel), or 0 */
+    evq_id svc_ev;          /* generic pool without fleet keys: its service-end event while in service */
     int32_t prompt;         /* prompt tokens */
     int32_t output;         /* output tokens to generate */
     int32_t target;         /* pool it enters first (set by the workload source) */
@@ -61,6 +65,7 @@ typedef struct request {
     uint8_t scored;         /* 1 when complexity is set */
     uint8_t cache_res;      /* its last result-cache lookup: 0 none, 1 miss, 2 hit, 3 false hit (per-class hit rates) */
     uint8_t impatient;      /* its queue timeout armed is its patience (it leaves abandoned, not timed out) */
+    uint8_t queue_patience; /* its client leaves only while it waits in a queue (patience_in_service = no) */
 
     /* ---- tail: gateway, cache and LLM attributes ---- */
     simtime_t pool_queue0;  /* queue_ns when it entered the current pool, ns */
@@ -97,6 +102,9 @@ typedef struct request {
     struct station *conn_at;/* the innermost network hop holding a connection (or a radio) for it, told when
                                it leaves the system (station_ops.ended); NULL: none */
     int32_t conn_slot;      /* that hop's record of it */
+    simtime_t conn_net_ns;  /* of network_ns, setting up connections on hops: handshakes, radio wake-ups,
+                               slow-start waits (the breakdown's connect), ns */
+    simtime_t conn_wait_ns; /* of queue_ns, waits for a hop's pooled connection (connect too), ns */
 
     /* Scratch of the LLM replica serving it (llm.c). */
     int32_t generated;      /* output tokens produced so far */
@@ -113,6 +121,9 @@ typedef struct request {
     int32_t spec_m;         /* speculative decoding: tokens it emits in the step in flight (1 + accepted, capped), tokens */
     int32_t adapter;        /* LoRA: the adapter it runs with (0-based), or -1 for the base model */
     uint8_t lora_waited;    /* LoRA: passed over at least once for want of an adapter slot (counted once) */
+    uint8_t leaving;        /* patience: its client left while it shared the step in flight with others; it
+                               leaves the replica when that step ends (llm_cancel) */
+    int32_t run_rep;        /* the replica (index in the pool's r[]) it was last admitted to */
     double cost_mark;       /* cost accounting: the replica's decode time per sequence (dec_sum) when it began decoding, ns */
     struct request *rprev;  /* replica's running list, in admission order */
     struct request *rnext;

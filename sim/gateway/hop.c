@@ -60,8 +60,10 @@ static void on_crossed(evq *q, void *subject, int64_t arg)
 }
 
 /* R crosses the hop with times T: its components, its way back, the hop's sums;
- * it reaches the next station after the request direction. */
-static void cross(hop *h, request *r, const net_times *t)
+ * it reaches the next station after the request direction.  CONN_UP_MS and
+ * CONN_DN_MS: of T's network times up and down, connection setup (handshakes,
+ * radio wake-up, slow-start waits), ms. */
+static void cross(hop *h, request *r, const net_times *t, double conn_up_ms, double conn_dn_ms)
 {
     station *st = &h->st;
     /* Rounded to ns once each, so that the components add up exactly. */
@@ -69,6 +71,8 @@ static void cross(hop *h, request *r, const net_times *t)
     simtime_t dn_net = simtime_from_ms(t->down_net_ms), dn_proto = simtime_from_ms(t->down_proto_ms);
     r->network_ns += up_net + dn_net;
     r->fwd_net_ns += up_net;
+    if (conn_up_ms > 0 || conn_dn_ms > 0)   /* rounded once each: never more than the times they are part of */
+        r->conn_net_ns += simtime_from_ms(conn_up_ms) + simtime_from_ms(conn_dn_ms);
     r->overhead_ns += up_proto + dn_proto;
     r->ret_last_ns += dn_net + dn_proto;
     simtime_t first_net = simtime_from_ms(t->first_net_ms);
@@ -259,7 +263,7 @@ static void send(hop *h, request *r)
         st->sink->oom(st->sink->ctx);
         return;
     }
-    cross(h, r, &t);
+    cross(h, r, &t, setup + stall_up, stall_last);
 }
 
 /* The hop lets go of record SLOT now (its request's answer has passed it):
@@ -284,6 +288,7 @@ static void let_go(hop *h, int32_t slot)
     while (st->qlen > 0 && pick(h, now) >= 0) {
         request *r = station_dequeue(st);
         if (!r) break;
+        r->conn_wait_ns += now - r->enq;   /* its wait for a connection: the breakdown's connect */
         station_start(st, r);
         send(h, r);
     }
@@ -315,7 +320,7 @@ static void arrive(station *st, request *r)
     if (!h->net->conn.active) {
         net_times t;
         net_sample(h->net, r->prompt, r->output, st->rng, &t);
-        cross(h, r, &t);
+        cross(h, r, &t, 0, 0);
         return;
     }
     r->enq = evq_now(st->q);

@@ -15,6 +15,8 @@ void rep_admit(replica *R, request *r, int64_t blocks)
     (void) d;
     load_changed(R, ROUTE_KEY_INSIDE);
     load_changed(R, ROUTE_KEY_KV);
+    r->run_rep = R->index;
+    r->leaving = 0;
     station_start(&P->st, r);
     r->fw_mark = R->fw_cum;
     r->prefill_len = r->prompt + (r->generated > 0 ? r->generated : 0);
@@ -119,4 +121,90 @@ void rep_preempt_newest(replica *R)
     if (*P->st.sink->measuring) P->preemptions++;
     squeue_push_front(R->wq, r);
     load_changed(R, ROUTE_KEY_INSIDE);
+}
+
+/* ---- clients who leave in service (patience_s) ----------------------------------- */
+
+/* Takes R's finish-heap entry r out (a batch's sequence, which keeps no phase counts). */
+static void heap_delete(replica *R, request *r)
+{
+    R->ndec_meas -= r->measured;
+    if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
+    int i = (int) r->heap_pos;
+    R->ndec--;
+    if (i != R->ndec) {
+        R->heap[i] = R->heap[R->ndec];
+        R->heap[i]->heap_pos = (uint32_t) i;
+    }
+    rep_heap_rebuild(R);
+}
+
+void rep_drop_leaving(replica *R, int step_done)
+{
+    if (R->nleaving == 0) return;
+    llm *P = R->pool;
+    simtime_t now = evq_now(P->st.q);
+    int batch = (P->cfg->sched->flags & LLM_SCHED_BATCHES) != 0;
+    int k = 0;
+    for (int i = 0; i < R->npf; i++) {   /* iteration-level: its prefill ends; the others keep their chunks */
+        request *r = R->pf[i];
+        if (!r->leaving) {
+            R->chunk[k] = R->chunk[i];
+            R->pf[k++] = r;
+        } else if (r->measured)
+            P->cancelled_tokens += r->prefilled + (step_done ? R->chunk[i] : 0);
+    }
+    for (int i = k; i < R->npf; i++) R->chunk[i] = 0;
+    R->npf = k;
+    request *next;
+    for (request *r = R->run_head; r; r = next) {
+        next = r->rnext;
+        if (!r->leaving) continue;
+        rep_run_remove(R, r);
+        if (batch) {
+            heap_delete(R, r);           /* its KV blocks stay reserved until the batch ends */
+            R->batch_live--;
+            if (r->measured && step_done) P->cancelled_tokens += r->prompt;
+        } else {
+            rep_release_blocks(R, r, r->blocks);
+            r->blocks = 0;
+        }
+        r->leaving = 0;
+        r->service_ns += now - r->start;
+        r->fw_ns += R->fw_cum - r->fw_mark;
+        station_drop(&P->st, r, OUT_ABANDONED);
+    }
+    R->nleaving = 0;
+    if (batch && R->batch_n > 0 && R->batch_live == 0) {   /* nobody left in the batch: it ends */
+        R->free_blocks += R->batch_blocks;
+        R->batch_blocks = 0;
+        R->batch_n = 0;
+        load_changed(R, ROUTE_KEY_KV);
+    }
+}
+
+void llm_cancel(station *st, request *r)
+{
+    llm *P = (llm *) st;
+    replica *R = &P->r[r->run_rep];
+    if (r->leaving) return;
+    r->leaving = 1;
+    R->nleaving++;
+    if (P->lock || R->nleaving < R->nrun || !R->step_ev) return;   /* it leaves when the step ends */
+    /* The step in flight serves only sequences whose clients left: it stops now.
+     * Its time so far is spent (busy, energy, charged to them), its work lost. */
+    evq_cancel(st->q, R->step_ev);
+    R->step_ev = 0;
+    rep_account_step(R);
+    if (P->acct)
+        for (request *q = R->run_head; q; q = q->rnext)
+            station_charge(st, q, (double) (evq_now(st->q) - R->step_start) / R->nrun);
+    if (R->spec_res > 0) {   /* a speculating step's reserve (none: no decodes; kept for safety) */
+        rep_give_blocks(R, R->spec_res);
+        R->spec_res = 0;
+    }
+    R->spec = 0;
+    rep_drop_leaving(R, 0);
+    rep_step(R);   /* its next step (the stopped one's index again), or idle */
+    if (!P->routed && P->dp == 1 && P->nidle > 0 && P->st.qlen > 0) llm_kick(P);
 }

@@ -101,6 +101,7 @@ static int report(station *st, pool_result *out)
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         if (pool_result_add(out, rows[i].name, rows[i].value)) return -1;
     if (L->dp > 1 && pool_result_add(out, "dp", L->dp)) return -1;
+    if (st->cancelled && pool_result_add(out, "cancelled_prefill_tokens", P->cancelled_tokens)) return -1;   /* patience_s */
     if (P->ops && op_report(P->ops, out)) return -1;   /* op_shares (opshare.h) */   /* ranks per replica; kv_blocks is per rank */
     /* How kv_blocks came about (docs/llm.md, "KV capacity"). */
     if (pool_result_add(out, "kv_gib", L->kv_gib) || pool_result_add_name(out, "kv_blocks_from", L->kv_from)) return -1;
@@ -323,6 +324,7 @@ static const station_ops LLM_OPS = {
     .replicas = replicas,
     .report = report,
     .cache_fill = cache_fill,
+    .cancel = llm_cancel,
     .destroy = destroy,
 };
 

@@ -73,6 +73,8 @@ typedef struct replica {
     request *run_head;        /* running sequences, oldest first (prefilling and decoding) */
     request *run_tail;
     int nrun;                 /* running sequences */
+    int nleaving;             /* of those, the ones whose client left (request.leaving): they leave at the
+                                 end of the step in flight */
     request **pf;             /* sequences still prefilling, admission order */
     int npf;
     int32_t *chunk;           /* tokens each pf[] sequence prefills in the step in flight */
@@ -204,6 +206,8 @@ struct llm {
     uint64_t preemptions;
     uint64_t truncated;
     uint64_t too_long;        /* measured requests rejected for exceeding max_seq_len */
+    double cancelled_tokens;  /* measured requests whose client left in service (patience_s): the prompt
+                                 tokens their completed steps prefilled, wasted, tokens */
     fleet *fl;                /* failures, autoscaling, cold starts (NULL: none configured) */
     double cpu;               /* cpu_contention: stepping share of the replicas up, averaged over about 10 s */
     simtime_t cpu_t;          /* when cpu was last updated, ns */
@@ -340,6 +344,16 @@ void rep_admit(replica *R, request *r, int64_t blocks);
 /* Takes the newest running sequence out of R and puts it back at the head of
  * the queue; it will be recomputed (prompt + tokens generated so far). */
 void rep_preempt_newest(replica *R);
+/* The station's cancel (station.h): r's client left before its first token.  When
+ * every sequence of its replica's step in flight has been left so, the step stops
+ * now (its time so far is spent, its work lost) and the replica plans its next;
+ * else r leaves when the step ends (rep_drop_leaving). */
+void llm_cancel(station *st, request *r);
+/* R's sequences whose client left leave R now (at the end of its step, before the
+ * scheduler completes it; STEP_DONE 1: that step's chunks were computed, 0: it
+ * was stopped): their KV blocks freed (a static batch's stay reserved until the
+ * batch ends), their time charged, each dropped abandoned. */
+void rep_drop_leaving(replica *R, int step_done);
 
 /* ---- iteration-level scheduling (sched_continuous.c), for its variants -------- */
 

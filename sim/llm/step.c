@@ -240,6 +240,7 @@ void rep_on_step_end(evq *q, void *subject, int64_t arg)
     rep_account_step(R);
     R->fw_cum += R->step_fw;   /* before complete: the sequences leaving now were in this step */
     if (R->pool->acct) charge_step(R);
+    rep_drop_leaving(R, 1);   /* clients who left during the step (patience_s) */
     R->pool->cfg->sched->complete(R);
     R->steps++;
     if (check_due(R->pool->check, R->steps - 1)) llm_require(rep_sane(R, 0));   /* the step that ended */
@@ -364,6 +365,7 @@ static void on_group_end(evq *q, void *subject, int64_t arg)
         rep_account_step(Q);
         if (!Q->dummy) {
             if (P->acct) charge_step(Q);
+            rep_drop_leaving(Q, 1);
             P->cfg->sched->complete(Q);
         }
         Q->steps++;

@@ -181,7 +181,9 @@ int report_flatten(const sim_result *x, int rep, report *out)
                     out->cdf[out->ncdf++] = (report_cdf) { cd[m].m, stat_cdf_probs[k], cd[m].s->cdf[k] };
     }
     /* Shares of e2e (breakdown.h): "breakdown.all.queue", "breakdown.p99.queue"... */
-    for (int k = 0; k < (x->has_kv ? BD_N : BD_KV_TRANSFER); k++) {
+    for (int k = 0; k < BD_N; k++) {
+        if ((k == BD_KV_TRANSFER || k == BD_KV_LOAD) && !x->has_kv) continue;
+        if (k == BD_CONNECT && !x->has_conn) continue;   /* connections on hops (issue 34) */
         char m[48];
         snprintf(m, sizeof m, "breakdown.all.%s", bd_name(k));
         V(G, m, hide ? NAN : x->share_all[k]);
@@ -794,7 +796,7 @@ static void latency_table(const report *r, const char *scope, FILE *out)
 /* "share of e2e  network 1.2%/3.4%  queue ..." (all requests / those at or above the P99). */
 static void breakdown_line(const report *r, FILE *out)
 {
-    char line[256];
+    char line[384];
     int n = snprintf(line, sizeof line, "  %-10s", "share");
     int any = 0;
     for (int k = 0; k < BD_N; k++) {
@@ -803,7 +805,7 @@ static void breakdown_line(const report *r, FILE *out)
         double a = report_get(r, "", m, "value");
         snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
         double p = report_get(r, "", m, "value");
-        if (k >= BD_KV_TRANSFER && isnan(a) && isnan(p)) continue;   /* reported only with KV transfers or loads */
+        if (k >= BD_KV_TRANSFER && isnan(a) && isnan(p)) continue;   /* reported only with KV transfers or loads, connections */
         if (isnan(a) || isnan(p)) return;
         any |= a > 0 || p > 0;
         n += snprintf(line + n, sizeof line - (size_t) n, "  %s %.1f%% (p99+ %.1f%%)", bd_name(k), 100 * a, 100 * p);

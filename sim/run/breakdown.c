@@ -78,7 +78,8 @@ void bd_add(bd_acc *b, double e2e, const double c[BD_N])
     if (c[BD_OVERHEAD] != 0) sh[BD_OVERHEAD] += c[BD_OVERHEAD];
     if (c[BD_KV_TRANSFER] != 0) sh[BD_KV_TRANSFER] += c[BD_KV_TRANSFER];
     if (c[BD_KV_LOAD] != 0) sh[BD_KV_LOAD] += c[BD_KV_LOAD];
-    _Static_assert(BD_N == 6, "bd_add names every component");
+    if (c[BD_CONNECT] != 0) sh[BD_CONNECT] += c[BD_CONNECT];
+    _Static_assert(BD_N == 7, "bd_add names every component");
 }
 
 void bd_add_qs(bd_acc *b, double e2e, double queue, double service)
@@ -124,7 +125,7 @@ uint64_t bd_shares(const bd_acc *b, double from, double out[])
 
 const char *bd_name(int component)
 {
-    static const char *const NAMES[BD_N] = {"network", "queue", "service", "overhead", "kv_transfer", "kv_load"};
+    static const char *const NAMES[BD_N] = {"network", "queue", "service", "overhead", "kv_transfer", "kv_load", "connect"};
     return component >= 0 && component < BD_N ? NAMES[component] : "?";
 }
 

@@ -22,8 +22,11 @@
 #include <stdint.h>
 
 /* BD_KV_TRANSFER: a prompt's KV crossing from a prefill pool to a decode pool;
- * BD_KV_LOAD: KV loaded back from offload tiers; both carved out of service. */
-enum { BD_NETWORK, BD_QUEUE, BD_SERVICE, BD_OVERHEAD, BD_KV_TRANSFER, BD_KV_LOAD, BD_N };
+ * BD_KV_LOAD: KV loaded back from offload tiers; both carved out of service.
+ * BD_CONNECT: setting up connections on network hops (handshakes, radio
+ * wake-ups, slow-start waits: carved out of network; waits for a pooled
+ * connection: carved out of queue). */
+enum { BD_NETWORK, BD_QUEUE, BD_SERVICE, BD_OVERHEAD, BD_KV_TRANSFER, BD_KV_LOAD, BD_CONNECT, BD_N };
 
 #define BD_MIN_MS 0x1p-20
 
@@ -60,7 +63,8 @@ void bd_add_qs(bd_acc *b, double e2e, double queue, double service);
  * counted. */
 uint64_t bd_shares(const bd_acc *b, double from, double out[]);
 
-/* The names of the components as reported ("network", "queue", "service", "overhead", "kv_transfer", "kv_load"). */
+/* The names of the components as reported ("network", "queue", "service", "overhead", "kv_transfer", "kv_load",
+ * "connect"). */
 const char *bd_name(int component);
 
 /* The names of the TTFT components ("network", "queue", "prefill", "decode", "kv_transfer", "kv_load", "overhead"). */

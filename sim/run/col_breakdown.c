@@ -13,6 +13,7 @@ typedef struct brk {
     double tb_sum[TB_N];      /* sums of each TTFT component over the requests tbd counts, ms */
     uint64_t tb_n;            /* those requests */
     int has_kv;               /* a measured request had KV transfer or load time */
+    int has_conn;             /* a measured request set up a connection or waited for one */
 } brk;
 
 static int brk_init(void *self, const run_env *env, char *err, size_t errlen)
@@ -86,6 +87,7 @@ static void brk_leave(void *self, const request *r, const leave_rec *l)
     brk *x = self;
     if (!r->measured) return;
     if (r->kvx_ns > 0 || r->kvl_ns > 0) x->has_kv = 1;   /* disaggregated or offloaded KV */
+    if (l->c[BD_CONNECT] > 0) x->has_conn = 1;           /* connections on hops (issue 34) */
     bd_add(x->bd, l->e2e_ms, l->c);
     if (x->tbd && l->first >= 0) {
         simtime_t p[TB_N];
@@ -107,6 +109,7 @@ static int brk_emit(void *self, sim_result *out, char *err, size_t errlen)
     (void) errlen;
     brk *x = self;
     out->has_kv = x->has_kv;
+    out->has_conn = x->has_conn;
     bd_shares(x->bd, 0, out->share_all);
     bd_shares(x->bd, out->e2e.p99, out->share_p99);
     if (x->tbd) {

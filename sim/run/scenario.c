@@ -80,7 +80,8 @@ static const key_spec KEYS[] = {
     { "complexity", K_WL | K_CLASS, "", "complexity score per request in [0, 1] (distribution; for complexity routers)" },
     { "intents", K_WL | K_CLASS, "", "intents the requests ask a result cache (Zipf popularity; default: the cache's own)" },
     { "intent_zipf", K_WL | K_CLASS, "1", "Zipf exponent of intent popularity, > 0" },
-    { "patience_s", K_WL | K_CLASS, "none", "how long a client waits for its answer to begin, s (distribution): a request still queued then leaves, abandoned" },
+    { "patience_s", K_WL | K_CLASS, "none", "how long a client waits for its answer to begin, s (distribution): a request still queued then leaves, abandoned; one in service too (patience_in_service)" },
+    { "patience_in_service", K_WL | K_CLASS, "yes", "with patience_s: a client whose answer has not begun leaves a request in service too, and its work is cancelled (no: only a queued one leaves, Erlang-A)" },
     { "cache_ttl_s", K_WL | K_CLASS, "the cache's", "how long a result cache keeps their answers, s (0 = never cached, inf = forever)" },
     { "system_prompt_tokens", K_WL | K_CLASS, "0", "a system prompt of this many tokens put before every prompt (of the class; before the first turn of a session), the same for all: prefix caches share its blocks" },
     { "turns", K_WL | K_CLASS, "", "turns per multi-turn session (distribution, rounded, >= 1): each turn's prompt extends the previous turn's prompt and answer" },
@@ -239,6 +240,8 @@ static int gateway_class_keys(ctx *x, const char *name, wl_class *c)
         if (neg) return fail(x, e, ps, "patience_s", "a patience is a time: no negative values");
         c->has_patience = 1;
     }
+    const char *qs = SEC_OF("patience_in_service");
+    if (get_bool(x, qs, "patience_in_service", 1, &c->patience_in_service)) return -1;
     const char *ns = SEC_OF("sessions");
     if (get_int(x, ns, "sessions", 1, 1, 10000000, &c->sessions)) return -1;
     if (val(x, ns, "sessions", &e)) {

@@ -299,6 +299,11 @@ static void sink_leave(void *ctx, request *r)
         l.queue_ms = c[BD_QUEUE];
         l.service_ms = c[BD_SERVICE];
         l.overhead_ms = c[BD_OVERHEAD];
+        if (r->conn_net_ns > 0 || r->conn_wait_ns > 0) {   /* connection setup on hops: apart (issue 34) */
+            c[BD_CONNECT] = simtime_to_ms(r->conn_net_ns + r->conn_wait_ns);
+            c[BD_NETWORK] = simtime_to_ms(r->network_ns - r->conn_net_ns);
+            c[BD_QUEUE] = simtime_to_ms(r->queue_ns - r->conn_wait_ns);
+        }
         if (r->kvx_ns > 0 || r->kvl_ns > 0) {   /* disaggregated or offloaded KV: carved out of service */
             double sv = c[BD_SERVICE];
             c[BD_KV_TRANSFER] = simtime_to_ms(r->kvx_ns);
@@ -591,7 +596,9 @@ static int fill_results(sim *s, sim_result *out)
         p->served = st->served;
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
-        if (out->has_patience && pool_result_add(p, "abandoned", (double) st->abandoned)) return -1;   /* issue 34 */
+        if (out->has_patience && (pool_result_add(p, "abandoned", (double) st->abandoned) ||   /* issue 34 */
+                                  pool_result_add(p, "abandoned_share", st->arrivals ? (double) st->abandoned / (double) st->arrivals : NAN) ||
+                                  pool_result_add(p, "cancelled", (double) st->cancelled))) return -1;
         if (st->ops->report && st->ops->report(st, p) != 0) return -1;
         for (int k = 0; k < s->cs.n; k++)   /* when its hit rate settled (warmup.h) */
             if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||

@@ -81,7 +81,26 @@ static void serve(gpool *p, request *r)
     station *st = &p->st;
     station_start(st, r);
     double ms = dist_sample(&st->cfg->service, st->rng);
-    station_after(st, simtime_from_ms(ms), on_service_end, p, (int64_t) (intptr_t) r);
+    r->svc_ev = station_after(st, simtime_from_ms(ms), on_service_end, p, (int64_t) (intptr_t) r);
+}
+
+/* R's client left while it was served (patience_s, station_ops.cancel): its
+ * service stops, the time spent on it is charged, its server takes the next. */
+static void cancel(station *st, request *r)
+{
+    gpool *p = (gpool *) st;
+    evq_cancel(st->q, r->svc_ev);
+    r->svc_ev = 0;
+    simtime_t took = evq_now(st->q) - r->start;
+    r->service_ns += took;
+    station_charge(st, r, (double) took);
+    request *next = station_dequeue(st);
+    if (next) serve(p, next);
+    else {
+        p->idle++;
+        station_busy(st, -1);
+    }
+    station_drop(st, r, OUT_ABANDONED);
 }
 
 /* ---- servers as fleet units ------------------------------------------------ */
@@ -263,6 +282,34 @@ static void unit_end(evq *q, void *subject, int64_t arg)
     }
     if (p->err_rng && end_in_error(p, r)) station_reject(st, r);
     else station_forward(st, r, 0);
+}
+
+/* cancel (above) for servers that are fleet units: server U of R stops, takes the next or goes idle. */
+static void cancel_fleet(station *st, request *r)
+{
+    gpool *p = (gpool *) st;
+    int u = 0;
+    while (u < p->n && p->holding[u] != r) u++;
+    if (u == p->n) return;                      /* not in service here (cannot happen) */
+    if (p->node) {   /* its CPU job stops (cpunode.h) */
+        cpu_job_cancel(p->node, p->job[u]);
+        p->job[u] = 0;
+    } else {
+        evq_cancel(st->q, p->ev[u]);
+        p->ev[u] = 0;
+    }
+    p->holding[u] = NULL;
+    simtime_t took = evq_now(st->q) - r->start;
+    r->service_ns += took;
+    station_charge(st, r, (double) took);
+    request *next = p->avail[u] ? station_dequeue(st) : NULL;
+    if (next) unit_serve(p, u, next);
+    else {
+        station_busy(st, -1);
+        if (p->avail[u]) push_idle(p, u);
+        else fleet_drained(p->fl, u);          /* a draining server is done */
+    }
+    station_drop(st, r, OUT_ABANDONED);
 }
 
 static void unit_down(void *ctx, int u, int failed)
@@ -481,6 +528,7 @@ static const station_ops GENERIC_OPS = {
     .arrive = arrive,
     .offered_load = offered_load,
     .report = report,
+    .cancel = cancel,
     .destroy = destroy,
 };
 
@@ -491,6 +539,7 @@ static const station_ops GENERIC_FLEET_OPS = {
     .snapshot = snapshot_fleet,
     .offered_load = offered_load_fleet,
     .report = report_fleet,
+    .cancel = cancel_fleet,
     .destroy = destroy,
 };
 

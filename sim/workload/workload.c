@@ -567,6 +567,7 @@ int wl_fill(wl_source *src, request *r)
     if (k->has_patience) {   /* its client leaves if the answer has not begun by then */
         simtime_t p = simtime_from_s(dist_sample(&k->patience, src->pat_rng));
         r->give_up_at = simtime_add(r->arrival, p > 0 ? p : 1);
+        r->queue_patience = !k->patience_in_service;
     }
     if (has_row && w->trace_tokens) {
         r->prompt = w->tr.prompt[row] > 0 ? w->tr.prompt[row] : 1;

@@ -95,6 +95,8 @@ typedef struct wl_class {
     dist patience;            /* how long its client waits for the answer to begin before leaving, s
                                  (used when has_patience) */
     int has_patience;         /* 1 when `patience_s` is set */
+    int patience_in_service;  /* 1: its client leaves a request in service too (its work cancelled) when no
+                                 answer has begun; 0: only one still queued (patience_in_service) */
 } wl_class;
 
 typedef enum { TRACE_ORDER_SEQUENTIAL, TRACE_ORDER_SHUFFLE } trace_order;
