@@ -546,6 +546,7 @@ static int columns(const report *r, int (*keep)(const char *), const tcol *c, in
             if (nv < 64) v[nv++] = x;
         }
         unit[k] = design_unit(v, nv, c[k].unit, &scale[k]);
+        if (!strcmp(c[k].unit, "%")) scale[k] = 100;   /* a share (0..1) shown as a percentage */
     }
     return any;
 }
@@ -649,15 +650,19 @@ static void routes(FILE *out, const design *d)
 }
 
 /* Design D's request classes ([class NAME]; compare's class sections):
- * requests, served, goodput, $ per 1k requests and the latency percentiles.
- * Nothing when it has none. */
+ * requests, served, refused, failed and abandoned, goodput, the result
+ * cache's hit rate and false hits of the class's lookups (where its requests
+ * pass one), $ per 1k requests and the latency percentiles.  A column shows
+ * only where some class has it.  Nothing when it has none. */
 static void classes(FILE *out, const design *d)
 {
     const report *r = &d->rep;
     static const tcol COLS[] = {
         { "requests", "value", "requests", "" }, { "served", "value", "served", "" }, { "rejected", "value", "rejected", "" },
-        { "timed_out", "value", "timed out", "" }, { "goodput", "value", "goodput share", "" },
-        { "goodput_rps", "value", "goodput", "req/s" }, { "cost_per_1k_requests", "value", "$ per 1k", "" },
+        { "timed_out", "value", "timed out", "" }, { "failed", "value", "failed", "" },
+        { "abandoned_share", "value", "abandoned", "%" }, { "goodput", "value", "goodput share", "" },
+        { "goodput_rps", "value", "goodput", "req/s" }, { "cache_hit_rate", "value", "cache hit rate", "%" },
+        { "cache_false_hits", "value", "cache false hits", "" }, { "cost_per_1k_requests", "value", "$ per 1k", "" },
         { "ttft", "p50", "TTFT p50", "ms" }, { "ttft", "p99", "TTFT p99", "ms" }, { "tpot", "p99", "TPOT p99", "ms" },
         { "e2e", "p50", "E2E p50", "ms" }, { "e2e", "p99", "E2E p99", "ms" }, { "queue", "p99", "queue p99", "ms" },
     };
@@ -845,6 +850,9 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
     if (anyclass) {
         fputs("<h2 id=\"classes\">Request classes</h2>\n", out);
         for (int i = 0; i < n; i++) classes(out, &d[i]);
+        fputs("<p class=\"note\">cache hit rate: of the class's requests that looked up a result cache, the share it"
+              " answered (false hits included, as the pool's); cache false hits: answers to another question;"
+              " abandoned: the share whose client stopped waiting.</p>\n", out);
     }
     int anyts = 0;
     for (int i = 0; i < n; i++) anyts |= d[i].run_id != 0;

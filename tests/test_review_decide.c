@@ -295,6 +295,9 @@ Test(decide, html_verdicts_quality_classes_direction, .timeout = 300)
     free(q);
     cr_expect(strstr(page, "<table class=\"classes\">") && strstr(page, "<tr><th>chat</th>") && strstr(page, "<tr><th>classify</th>"),
               "the classes table");
+    char *ct = table(page, "<table class=\"classes\">");
+    cr_expect(ct && !strstr(ct, "cache hit rate"), "a cache column where no class passes a cache");
+    free(ct);
     cr_expect(strstr(page, "<table class=\"routes\">") && strstr(page, "<tr><th>gw</th><th>small</th>"), "the routes table");
     /* Direction: B's cost per hour is worse than A's, its E2E P50 better; a legend says so. */
     char *h = table(page, "<table id=\"headline\">");
@@ -311,6 +314,70 @@ Test(decide, html_verdicts_quality_classes_direction, .timeout = 300)
     char what[256];
     cr_expect(!exponent_in_cells(page, what, sizeof what), "exponent notation in a cell: %s", what);
     cr_expect(strstr(page, "<td>1,500</td>") != NULL, "1500 requests shown as 1,500");
+    free(page);
+}
+
+/* Two request classes behind a result cache; a class name with markup. */
+static const char *CACHED_CLASSES =
+    "[sim]\ntitle = Cached classes\nrequests = 1500\n[workload]\nrate = 4\ntarget = cache\n"
+    "[class faq <b>&amp;</b>]\nshare = 0.7\nprompt_tokens = lognormal(mean=300, cv=0.5)\n"
+    "output_tokens = lognormal(mean=100, cv=0.5)\nintents = 5000\n"
+    "[class news]\nshare = 0.3\nprompt_tokens = lognormal(mean=300, cv=0.5)\noutput_tokens = lognormal(mean=100, cv=0.5)\n"
+    "intents = 50000\n"
+    "[pool cache]\nkind = result_cache\nfalse_hit_rate = 0.02\nnext = chat\n"
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nmax_seq_len = 8192\ntruncate = yes\n";
+
+/* The row of class NAME (as the page writes it, escaped) in classes table T,
+ * up to its end (malloc'd), NULL when absent. */
+static char *class_row(const char *t, const char *name)
+{
+    char th[200];
+    snprintf(th, sizeof th, "<tr><th>%s</th>", name);
+    const char *a = strstr(t, th);
+    if (!a) return NULL;
+    const char *b = strstr(a, "</tr>");
+    return b ? strndup(a, (size_t) (b - a)) : NULL;
+}
+
+/* The classes table: each class's result-cache hit rate (as a percentage) and
+ * false hits, equal to the run's stored rows; the class name escaped. */
+Test(decide, html_class_cache_hit_rates, .timeout = 300)
+{
+    char cls[256], pool[256], html[256];
+    write_file("cls.ini", CACHED_CLASSES, cls, sizeof cls);
+    write_file("pool.ini", POOL, pool, sizeof pool);
+    run_ok(cls);
+    snprintf(html, sizeof html, "%s/classes.html", dir);
+    result r = run_db(300, "report", "1", pool, "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    char *t = table(page, "<table class=\"classes\">");
+    cr_assert_not_null(t, "no classes table");
+    cr_expect(strstr(t, "<th>cache hit rate %</th>") && strstr(t, "<th>cache false hits</th>"), "%s", t);
+    cr_expect(strstr(page, "faq <b>") == NULL, "a class name not escaped");
+    static const struct { const char *scope, *shown; } C[] = {
+        { "class:faq <b>&amp;</b>", "faq &lt;b&gt;&amp;amp;&lt;/b&gt;" }, { "class:news", "news" },
+    };
+    double rate[2];
+    for (int i = 0; i < 2; i++) {
+        char *row = class_row(t, C[i].shown);
+        cr_assert_not_null(row, "no row of %s: %s", C[i].shown, t);
+        rate[i] = stored(1, C[i].scope, "cache_hit_rate", "value");
+        double fh = stored(1, C[i].scope, "cache_false_hits", "value");
+        cr_assert(rate[i] > 0 && rate[i] < 1, "%s: hit rate %g", C[i].scope, rate[i]);
+        char want[64];
+        snprintf(want, sizeof want, "<td>%.4g</td>", 100 * rate[i]);   /* 4 significant digits (10..100 %) */
+        cr_expect(strstr(row, want) != NULL, "%s: no %s in %s", C[i].scope, want, row);
+        snprintf(want, sizeof want, "<td>%.0f</td>", fh);
+        cr_expect(strstr(row, want) != NULL, "%s: no %s in %s", C[i].scope, want, row);
+        free(row);
+    }
+    /* The classes differ: the one with fewer intents hits more often. */
+    cr_expect_gt(rate[0], rate[1] + 0.05, "faq %g vs news %g", rate[0], rate[1]);
+    char what[256];
+    cr_expect(!exponent_in_cells(page, what, sizeof what), "exponent notation in a cell: %s", what);
+    free(t);
     free(page);
 }
 
