@@ -191,6 +191,31 @@ Test(omx, prometheus_round_trip)
     free(log);
 }
 
+/* The README's incident loop as written (tests/prom-incident.sh): a traffic
+ * spike simulated, its metrics loaded into a Prometheus server, PromQL's TTFT
+ * P99 above the SLO where latsim's alert fires, and the documents' page (P99
+ * above the SLO for 15 minutes) as a Prometheus alerting rule firing at the
+ * same simulated minute, not one before.  Skipped where prometheus is absent. */
+Test(omx, prometheus_incident, .timeout = 300)
+{
+    const char *bin = getenv("LATSIM_BIN") ? getenv("LATSIM_BIN") : "./latsim";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "timeout 240 tests/prom-incident.sh %s > /tmp/latsim_prom_inc.log 2>&1", bin);
+    int st = system(cmd);
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char *log = slurp("/tmp/latsim_prom_inc.log", NULL);
+    if (rc == 77) {
+        cr_assert(getenv("CI") == NULL || strcmp(getenv("CI"), "true"), "CI=true but prometheus is not installed");
+        free(log);
+        cr_skip_test("prometheus and promtool are not installed (apt-get install prometheus)");
+    }
+    cr_expect_eq(rc, 0, "tests/prom-incident.sh failed: %s", log);
+    /* The figure README.md quotes. */
+    cr_expect(strstr(log, "alert fired at 1320 s (minute 22) in both"), "%s", log);
+    cr_expect(strstr(log, "PromQL TTFT P99 39."), "%s", log);
+    free(log);
+}
+
 /* Per replica: the LLM gauges carry replica="K" after the escaped model_name
  * and pool, the pool-wide ones go to latsim's names, and replicas can only be
  * declared before the first point. */
