@@ -162,6 +162,25 @@ Test(decide, compare_slo_quality_direction, .timeout = 300)
     cr_expect(strstr(r.out, " worse") && strstr(r.out, " better"), "%s", r.out);
     cr_expect(strstr(r.out, "      One pool\n") && strstr(r.out, "      every request on Llama-3-8B\n"), "%s", r.out);
     cr_expect(strstr(r.out, "e+0") == NULL, "exponent notation: %s", r.out);
+    /* The quality table's columns line up under its header, its longest name
+     * ("gw: misroute small got complex (req)") included: design A's value (or
+     * "-") ends where the header's "A" does. */
+    const char *qh = strstr(r.out, "\n  gateway and cache quality");
+    cr_assert_not_null(qh);
+    qh++;
+    const char *qe = strchr(qh, '\n');
+    int acol = -1;
+    for (const char *c = qh; c < qe; c++)
+        if (*c == 'A' && c[-1] == ' ' && (c[1] == ' ' || c[1] == '\n')) { acol = (int) (c - qh); break; }
+    cr_assert_gt(acol, 0, "no column A in %.*s", (int) (qe - qh), qh);
+    int rows = 0;
+    for (const char *l = qe + 1; *l && *l != '\n'; l = strchr(l, '\n') + 1) {
+        const char *e = strchr(l, '\n');
+        cr_assert(e);
+        cr_expect(e - l > acol + 1 && l[acol] != ' ' && l[acol + 1] == ' ', "not under A: %.*s", (int) (e - l), l);
+        rows++;
+    }
+    cr_expect_gt(rows, 5, "%s", r.out);
     result_free(&r);
 
     /* --band: the files run again at the pessimistic end of their band: slower steps, a higher TTFT P99. */
