@@ -214,6 +214,7 @@ static void cdf_picture(FILE *out, const design *d, int n, const char *metric, c
     }
     fputs("EOD\n$slo << EOD\n", m.f);
     int nslo = 0;
+    double drawn_p[64];   /* the rows' p so far: a label below each earlier one at the same p */
     for (int i = 0; i < n; i++) {
         const slo_spec *s = d[i].sc ? scenario_slo(d[i].sc) : NULL;
         for (int t = 0; s && t < s->n; t++) {
@@ -230,9 +231,16 @@ static void cdf_picture(FILE *out, const design *d, int n, const char *metric, c
                     dup = o->t[u].kind == SLO_LATENCY && !o->t[u].cls[0] && !strcmp(o->t[u].key, x->key) && o->t[u].limit == x->limit;
             }
             if (dup) continue;
+            /* Its label's height: at its point, or, where earlier limits sit at the same p (500 and
+             * 800 ms, both P99), one step below the last of them (0.06 of the CDF; half, on the
+             * tail's log axis), so that the labels do not overlap. */
+            int below = 0;
+            for (int u = 0; u < nslo && u < 64; u++) below += drawn_p[u] == p;
+            if (nslo < 64) drawn_p[nslo] = p;
+            double y = tail ? 1 - p : p, ylab = tail ? y * pow(0.5, below) : y - 0.06 * below;
             char lim[48];
-            fprintf(m.f, "%.9g %.6g \"%s %s <= %s ms\"\n", x->limit, tail ? 1 - p : p, metric, x->stat,
-                    design_fmt(lim, sizeof lim, x->limit));
+            fprintf(m.f, "%.9g %.6g \"%s %s <= %s ms\" %.6g\n", x->limit, y, metric, x->stat,
+                    design_fmt(lim, sizeof lim, x->limit), ylab);
             nslo++;
         }
     }

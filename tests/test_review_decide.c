@@ -779,3 +779,55 @@ Test(decide, goodput_of_a_swept_design, .timeout = 300)
     cr_expect(strstr(page, "class=\"goodput\">goodput: <b>") != NULL, "no goodput on the page");
     free(page);
 }
+
+/* The issue's review as shipped: the four designs of scenarios/ (a 70B pool,
+ * the gateway with a result cache and complexity routing, disaggregated
+ * prefill and decode, speculative decoding) on one page: each named by its
+ * [sim] title with its description, SLO verdicts for those with an [slo], the
+ * gateway's quality and its classes' cache hit rates, energy per request and
+ * per 1k tokens, no exponent in any cell, and no two labels of any picture
+ * overlapping. */
+Test(decide, four_shipped_designs_page, .timeout = 300)
+{
+    char html[256];
+    snprintf(html, sizeof html, "%s/four.html", dir);
+    result r = run_db(300, "report", "scenarios/chat_plan.ini", "scenarios/gateway_three_models.ini", "scenarios/pd_disagg.ini",
+                      "scenarios/spec_decode.ini", "--set", "sim.requests=1500", "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    static const char *const TITLES[] = { "A 70B pool", "Gateway: result cache and complexity routing",
+                                          "Disaggregated prefill and decode", "Speculative decoding" };
+    char *designs = table(page, "<table");   /* the first: the designs */
+    cr_assert_not_null(designs);
+    for (int i = 0; i < 4; i++) cr_expect(strstr(designs, TITLES[i]) != NULL, "no title %s", TITLES[i]);
+    cr_expect(strstr(designs, "a semantic result cache, then a classifier") != NULL, "no description");
+    free(designs);
+    char *slo = table(page, "<table id=\"slo-verdicts\">");
+    cr_assert_not_null(slo);
+    cr_expect(strstr(slo, "ttft_p99_ms") && strstr(slo, "no [slo]"), "%s", slo);
+    free(slo);
+    char *q = table(page, "<table id=\"quality-table\">");
+    cr_assert_not_null(q);
+    cr_expect(strstr(q, "cache: cache hit rate") && strstr(q, "gateway: misroute share"), "%s", q);
+    free(q);
+    char *c = table(page, "<table class=\"classes\">");
+    cr_assert_not_null(c);
+    cr_expect(strstr(c, "cache hit rate %") && strstr(c, "<tr><th>analysis</th>"), "%s", c);
+    free(c);
+    char *h = table(page, "<table id=\"headline\">");
+    cr_assert_not_null(h);
+    cr_expect(strstr(h, "energy per request") && strstr(h, "energy per 1k output tokens"), "no energy per request / 1k tokens");
+    free(h);
+    char what[256];
+    cr_expect(!exponent_in_cells(page, what, sizeof what), "exponent notation in a cell: %s", what);
+    if (have_gnuplot()) {
+        check_labels(page, "the four designs' page");
+        /* A's and C's TTFT P99 limits (800 and 500 ms) both labelled, on the CDF and on its tail. */
+        char *t = picture_of(page, "TTFT: time to first token, every design");
+        cr_assert_not_null(t);
+        cr_expect(strstr(t, "ttft p99 &lt;= 800 ms") && strstr(t, "ttft p99 &lt;= 500 ms"), "an SLO label missing");
+        free(t);
+    }
+    free(page);
+}
