@@ -400,6 +400,32 @@ Test(decide, html_class_cache_hit_rates, .timeout = 300)
     free(page);
 }
 
+/* Clients who give up (patience_s): their share of the requests is a quality
+ * row, lower better, equal to the stored abandoned / requests; a design
+ * without patience has none (-). */
+Test(decide, abandoned_share_of_impatient_clients, .timeout = 300)
+{
+    char pool[256], imp[256];
+    write_file("pool.ini", POOL, pool, sizeof pool);
+    write_file("imp.ini", "[sim]\nrequests = 1500\n[workload]\nrate = 30\npatience_s = exp(mean=1)\n"
+               "[pool cpu]\nservers = 2\nservice_ms = exp(mean=100)\n", imp, sizeof imp);
+    run_ok(pool);
+    result r = run_db(120, "run", imp, NULL);
+    cr_assert(r.rc == 0 || r.rc == 3, "%s", r.err);
+    result_free(&r);
+    r = run_db(120, "compare", "1", "2", "--json", NULL);
+    json_t *j = parse(&r);
+    json_t *ab = jrow(j, "quality", "abandoned share (client's patience)");
+    cr_assert_not_null(ab, "no abandoned row: %s", r.out);
+    double want = 100 * stored(2, "", "abandoned", "value") / stored(2, "", "requests", "value");
+    cr_expect_gt(want, 1, "clients gave up at 1.5 x the servers' capacity (%g %%)", want);
+    /* printed to 6 significant digits (%g): within 1e-5 relative */
+    cr_expect_float_eq(jval(ab, "values", 1), want, 1e-5 * want, "%g vs %g", jval(ab, "values", 1), want);
+    cr_expect_str_eq(json_string_value(json_object_get(ab, "better")), "lower");
+    json_decref(j);
+    result_free(&r);
+}
+
 /* ---- pictures ------------------------------------------------------------- */
 
 /* One text label of an SVG: its box, px, as its four corners (a label
