@@ -149,6 +149,10 @@ typedef struct trow {
     int has[DESIGN_MAX];
 } trow;
 
+/* The width of a text table's first column (its row names with their unit):
+ * 34, or wider for the table being printed when a name needs it. */
+static int namew = 34;
+
 /* Prints (or, JSON, writes as an object) row R of N designs; counts into T. */
 static void print_row(const trow *r, int n, int json, int first, tally *t)
 {
@@ -173,7 +177,7 @@ static void print_row(const trow *r, int n, int json, int first, tally *t)
     } else {
         char lab[96];
         snprintf(lab, sizeof lab, "%s%s%s%s", r->name, r->unit[0] ? " (" : "", r->unit, r->unit[0] ? ")" : "");
-        printf("  %-34s", ERRMSG_SHOWN(lab));
+        printf("  %-*s", namew, ERRMSG_SHOWN(lab));
         char c[72];
         cell(c, sizeof c, r->has[0] ? r->v[0] : NAN, r->has[0] ? r->ci[0] : NAN);
         rpad(c, 14);
@@ -203,7 +207,7 @@ static void print_row(const trow *r, int n, int json, int first, tally *t)
 
 static void header(const design *d, int n, const char *title)
 {
-    printf("\n  %-34s", ERRMSG_SHOWN(title));
+    printf("\n  %-*s", namew, ERRMSG_SHOWN(title));
     rpad(d[0].label, 14);
     for (int i = 1; i < n; i++) {
         printf(" ");
@@ -431,6 +435,10 @@ static void quality_section(const design *d, int n, int json)
 {
     design_qrow q[96];
     int nq = design_quality(d, n, q, 96);
+    for (int k = 0; k < nq; k++) {   /* "NAME (UNIT)" of the longest row: a router's misroutes */
+        int w = (int) (strlen(q[k].name) + (q[k].unit[0] ? strlen(q[k].unit) + 3 : 0));
+        if (w > namew && w < 96) namew = w;
+    }
     if (json) printf(", \"quality\": [");
     else if (nq) header(d, n, "gateway and cache quality");
     tally ignore = { 0, 0 };
@@ -443,6 +451,7 @@ static void quality_section(const design *d, int n, int json)
         }
         print_row(&r, n, json, k == 0, &ignore);
     }
+    namew = 34;
     if (json) printf("]");
 }
 

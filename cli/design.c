@@ -391,6 +391,7 @@ int design_quality(const design *d, int n, design_qrow *rows, int max)
     static const struct { const char *metric, *of, *shown; } QSYS[] = {
         { "rejected", "requests", "rejected share" },
         { "timed_out", "requests", "abandoned share (timed out)" },
+        { "abandoned", "requests", "abandoned share (client's patience)" },
         { "wasted", "attempts", "wasted attempts (client left)" },
     };
     for (size_t k = 0; k < sizeof QSYS / sizeof QSYS[0]; k++) {

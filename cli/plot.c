@@ -315,7 +315,7 @@ static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out
             snprintf(label, sizeof label, "%.40s %.8s <= %g ms", metric, stat, sqlite3_column_double(st, 1));
             fprintf(g.in, "%.9g %.6g ", sqlite3_column_double(st, 1), p);
             dq(g.in, label);
-            fputc('\n', g.in);
+            fprintf(g.in, " %.6g\n", p);   /* its label at its point */
             nslo++;
         }
     }

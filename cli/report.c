@@ -214,6 +214,7 @@ static void cdf_picture(FILE *out, const design *d, int n, const char *metric, c
     }
     fputs("EOD\n$slo << EOD\n", m.f);
     int nslo = 0;
+    double drawn_p[64];   /* the rows' p so far: a label below each earlier one at the same p */
     for (int i = 0; i < n; i++) {
         const slo_spec *s = d[i].sc ? scenario_slo(d[i].sc) : NULL;
         for (int t = 0; s && t < s->n; t++) {
@@ -230,9 +231,16 @@ static void cdf_picture(FILE *out, const design *d, int n, const char *metric, c
                     dup = o->t[u].kind == SLO_LATENCY && !o->t[u].cls[0] && !strcmp(o->t[u].key, x->key) && o->t[u].limit == x->limit;
             }
             if (dup) continue;
+            /* Its label's height: at its point, or, where earlier limits sit at the same p (500 and
+             * 800 ms, both P99), one step below the last of them (0.06 of the CDF; half, on the
+             * tail's log axis), so that the labels do not overlap. */
+            int below = 0;
+            for (int u = 0; u < nslo && u < 64; u++) below += drawn_p[u] == p;
+            if (nslo < 64) drawn_p[nslo] = p;
+            double y = tail ? 1 - p : p, ylab = tail ? y * pow(0.5, below) : y - 0.06 * below;
             char lim[48];
-            fprintf(m.f, "%.9g %.6g \"%s %s <= %s ms\"\n", x->limit, tail ? 1 - p : p, metric, x->stat,
-                    design_fmt(lim, sizeof lim, x->limit));
+            fprintf(m.f, "%.9g %.6g \"%s %s <= %s ms\" %.6g\n", x->limit, y, metric, x->stat,
+                    design_fmt(lim, sizeof lim, x->limit), ylab);
             nslo++;
         }
     }
@@ -546,6 +554,7 @@ static int columns(const report *r, int (*keep)(const char *), const tcol *c, in
             if (nv < 64) v[nv++] = x;
         }
         unit[k] = design_unit(v, nv, c[k].unit, &scale[k]);
+        if (!strcmp(c[k].unit, "%")) scale[k] = 100;   /* a share (0..1) shown as a percentage */
     }
     return any;
 }
@@ -694,15 +703,19 @@ static void routes(FILE *out, const design *d)
 }
 
 /* Design D's request classes ([class NAME]; compare's class sections):
- * requests, served, goodput, $ per 1k requests and the latency percentiles.
- * Nothing when it has none. */
+ * requests, served, refused, failed and abandoned, goodput, the result
+ * cache's hit rate and false hits of the class's lookups (where its requests
+ * pass one), $ per 1k requests and the latency percentiles.  A column shows
+ * only where some class has it.  Nothing when it has none. */
 static void classes(FILE *out, const design *d)
 {
     const report *r = &d->rep;
     static const tcol COLS[] = {
         { "requests", "value", "requests", "" }, { "served", "value", "served", "" }, { "rejected", "value", "rejected", "" },
-        { "timed_out", "value", "timed out", "" }, { "goodput", "value", "goodput share", "" },
-        { "goodput_rps", "value", "goodput", "req/s" }, { "cost_per_1k_requests", "value", "$ per 1k", "" },
+        { "timed_out", "value", "timed out", "" }, { "failed", "value", "failed", "" },
+        { "abandoned_share", "value", "abandoned", "%" }, { "goodput", "value", "goodput share", "" },
+        { "goodput_rps", "value", "goodput", "req/s" }, { "cache_hit_rate", "value", "cache hit rate", "%" },
+        { "cache_false_hits", "value", "cache false hits", "" }, { "cost_per_1k_requests", "value", "$ per 1k", "" },
         { "ttft", "p50", "TTFT p50", "ms" }, { "ttft", "p99", "TTFT p99", "ms" }, { "tpot", "p99", "TPOT p99", "ms" },
         { "e2e", "p50", "E2E p50", "ms" }, { "e2e", "p99", "E2E p99", "ms" }, { "queue", "p99", "queue p99", "ms" },
     };
@@ -891,6 +904,9 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
     if (anyclass) {
         fputs("<h2 id=\"classes\">Request classes</h2>\n", out);
         for (int i = 0; i < n; i++) classes(out, &d[i]);
+        fputs("<p class=\"note\">cache hit rate: of the class's requests that looked up a result cache, the share it"
+              " answered (false hits included, as the pool's); cache false hits: answers to another question;"
+              " abandoned: the share whose client stopped waiting.</p>\n", out);
     }
     int anyts = 0;
     for (int i = 0; i < n; i++) anyts |= d[i].run_id != 0;

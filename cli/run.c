@@ -320,7 +320,8 @@ static int run_prepare(const run_opts *o, run_state *st)
     if (o->mx_path) {
         char msg[512];
         scenario_set_metrics(sc, 1);
-        if (omx_check(scenario_expected_duration_s(sc), scenario_ts_interval(sc), scenario_npools(sc), msg, sizeof msg) != 0) {
+        if (omx_check(scenario_expected_duration_s(sc), scenario_ts_interval(sc), scenario_npools(sc),
+                      scenario_metric_replicas(sc), msg, sizeof msg) != 0) {
             snprintf(st->err, sizeof st->err, "run: --metrics: %s", msg);
             goto out;
         }

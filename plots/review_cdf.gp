@@ -7,7 +7,8 @@
 # ccol[ncurves] (each curve's colour, "#rrggbb": a design keeps its colour on
 # every picture of a page; several runs' metrics: a colour per run) and cdt
 # (each curve's dash type: a dash per metric), tail (1: the tail view), $slo (rows "limit_ms p
-# \"label\"": p is 1 - p in the tail view), nslo (rows in $slo), title_text,
+# \"label\" label_y": p is 1 - p in the tail view; label_y the label's height, below p
+# where several limits share it), nslo (rows in $slo), title_text,
 # xlabel_text.
 if (!exists("tail")) tail = 0
 if (!exists("ccol")) { array ccol[8] = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999"] }
@@ -38,7 +39,7 @@ if (nslo > 0) {
   plot for [i=1:ncurves] $cdf index (i-1) using 1:(ycol($2)) with lines lw 2 lc rgb ccol[(i-1)%|ccol|+1] dashtype cdt[(i-1)%|cdt|+1] title cname[i], \
        $slo using 1:(ybot):(0):(ytop - ybot) with vectors nohead dt 2 lw 1.5 lc rgb "black" title "SLO limit (ms)", \
        $slo using 1:2 with points pt 7 ps 1.2 lc rgb "black" notitle, \
-       $slo using 1:2:3 with labels right offset -0.6,0.8 font ",9" noenhanced notitle
+       $slo using 1:4:3 with labels right offset -0.6,0.8 font ",9" noenhanced notitle
 } else {
   plot for [i=1:ncurves] $cdf index (i-1) using 1:(ycol($2)) with lines lw 2 lc rgb ccol[(i-1)%|ccol|+1] dashtype cdt[(i-1)%|cdt|+1] title cname[i]
 }

@@ -12,6 +12,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
+#include "latsim/scenario.h"
 #include "run/omx.h"
 #include "tcli.h"
 
@@ -188,6 +191,31 @@ Test(omx, prometheus_round_trip)
     free(log);
 }
 
+/* The README's incident loop as written (tests/prom-incident.sh): a traffic
+ * spike simulated, its metrics loaded into a Prometheus server, PromQL's TTFT
+ * P99 above the SLO where latsim's alert fires, and the documents' page (P99
+ * above the SLO for 15 minutes) as a Prometheus alerting rule firing at the
+ * same simulated minute, not one before.  Skipped where prometheus is absent. */
+Test(omx, prometheus_incident, .timeout = 300)
+{
+    const char *bin = getenv("LATSIM_BIN") ? getenv("LATSIM_BIN") : "./latsim";
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "timeout 240 tests/prom-incident.sh %s > /tmp/latsim_prom_inc.log 2>&1", bin);
+    int st = system(cmd);
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char *log = slurp("/tmp/latsim_prom_inc.log", NULL);
+    if (rc == 77) {
+        cr_assert(getenv("CI") == NULL || strcmp(getenv("CI"), "true"), "CI=true but prometheus is not installed");
+        free(log);
+        cr_skip_test("prometheus and promtool are not installed (apt-get install prometheus)");
+    }
+    cr_expect_eq(rc, 0, "tests/prom-incident.sh failed: %s", log);
+    /* The figure README.md quotes. */
+    cr_expect(strstr(log, "alert fired at 1320 s (minute 22) in both"), "%s", log);
+    cr_expect(strstr(log, "PromQL TTFT P99 39."), "%s", log);
+    free(log);
+}
+
 /* Per replica: the LLM gauges carry replica="K" after the escaped model_name
  * and pool, the pool-wide ones go to latsim's names, and replicas can only be
  * declared before the first point. */
@@ -349,3 +377,129 @@ Test(omx, replica_gauges_sum_to_the_pool_routed)
 }
 
 Test(omx, replica_gauges_sum_to_the_pool_shared) { check_sums("shared"); }
+
+/* The sample lines of TEXT (comments excluded) whose labels hold WHAT (NULL:
+ * every one), and their bytes into *BYTES. */
+static int lines_with(const char *text, const char *what, size_t *bytes)
+{
+    int n = 0;
+    *bytes = 0;
+    for (const char *l = text; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t) (e - l) + 1 : strlen(l);
+        if (*l != '#') {
+            char *line = strndup(l, len);
+            if (!what || strstr(line, what)) {
+                n++;
+                *bytes += len;
+            }
+            free(line);
+        }
+        l += len;
+    }
+    return n;
+}
+
+/* dp > 1: a replica is its dp ranks (2 replicas of dp = 4: labels "0" and "1",
+ * not one per rank); over the replicas, vllm:generation_tokens_total and
+ * vllm:prompt_tokens_total add up to the output and prompt tokens of every
+ * request the run served (read from its trace events, another path), and
+ * vllm:request_success_total to the requests; each replica writes the same 77
+ * lines per point (3 gauges, 3 counters, 3 histograms), so the file grows by
+ * points x replicas x 77 lines and no more. */
+Test(omx, dp_replicas_add_up_to_the_run, .timeout = 240)
+{
+    tcli_setup("/tmp/latsim_omx_", NULL);
+    char om[128], tr[128];
+    snprintf(om, sizeof om, "%s/dp.om", dir);
+    snprintf(tr, sizeof tr, "%s/dp.json", dir);
+    result r = run(180, "run", "scenarios/moe_dp_ep.ini", "--no-store", "--set", "pool chat.replicas=2", "--set",
+                   "sim.requests=600", "--set", "sim.warmup=60", "--interval", "10s", "--metrics", om,
+                   "--trace-events", tr, "--trace-requests", "10000", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    char *text = slurp_or_fail(om, NULL);
+    check_shape(text);
+    /* The trace: every request served, with its tokens. */
+    json_error_t je;
+    json_t *j = json_load_file(tr, 0, &je);
+    cr_assert_not_null(j, "%s: %s", tr, je.text);
+    json_t *ev = json_object_get(j, "traceEvents");
+    double out = 0, prompt = 0, served = 0;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i), *a = json_object_get(e, "args");
+        if (strcmp(json_string_value(json_object_get(e, "name")), "request") != 0) continue;
+        if (strcmp(json_string_value(json_object_get(a, "outcome")), "served") != 0) continue;
+        served++;
+        out += json_number_value(json_object_get(a, "output_tokens"));
+        prompt += json_number_value(json_object_get(a, "prompt_tokens"));
+    }
+    json_decref(j);
+    cr_assert_gt(served, 600, "the trace holds the run's requests (%g)", served);
+    const char *pl = "{model_name=\"qwen3-30b-a3b\",pool=\"chat\"";
+    double gen = 0, pr = 0, succ = 0;
+    for (int k = 0; k < 2; k++) {
+        char key[160];
+        snprintf(key, sizeof key, "vllm:generation_tokens_total%s,replica=\"%d\"}", pl, k);
+        double g = last_value(text, key);
+        cr_expect_gt(g, 0.3 * out, "replica %d generated %g of %g tokens", k, g, out);
+        gen += g;
+        snprintf(key, sizeof key, "vllm:prompt_tokens_total%s,replica=\"%d\"}", pl, k);
+        pr += last_value(text, key);
+        snprintf(key, sizeof key, "vllm:request_success_total%s,replica=\"%d\"}", pl, k);
+        succ += last_value(text, key);
+    }
+    cr_expect_eq(gen, out, "replicas generated %g tokens, the run's requests %g", gen, out);
+    cr_expect_eq(pr, prompt, "replicas' prompt tokens %g, the run's requests %g", pr, prompt);
+    cr_expect_eq(succ, served);
+    cr_expect_eq(last_value(text, "latsim_request_success_total"), served);
+    cr_expect(!strstr(text, "replica=\"2\""), "a replica per dp rank: the 8 ranks are 2 replicas");
+    /* Size: 77 lines per replica and point, the rest (the pool's 3 latsim_pool_* gauges, the system's 2
+     * histograms and counter) independent of the replicas. */
+    size_t b0, b1, ball, bsys;
+    int points = lines_with(text, "latsim_request_success_total", &bsys);
+    int r0 = lines_with(text, "replica=\"0\"", &b0), r1 = lines_with(text, "replica=\"1\"", &b1);
+    int all = lines_with(text, NULL, &ball);
+    cr_assert_gt(points, 4);
+    cr_expect_eq(r0, 77 * points, "replica 0: %d lines over %d points", r0, points);
+    cr_expect_eq(r1, 77 * points);
+    /* E2E: 21 bounds + Inf, TTFT: 22 + Inf, each with _sum and _count */
+    cr_expect_eq(all - r0 - r1, (3 + (22 + 2) + (23 + 2) + 1) * points, "the lines of no replica: %d", all - r0 - r1);
+    cr_expect_lt((double) b0 / points, 77 * 130.0, "replica 0: %zu bytes per point", b0 / (size_t) points);
+    free(text);
+    result_free(&r);
+    tcli_teardown();
+}
+
+/* The bound on points x series counts the replicas (one state each per
+ * point, as a pool's): 1000 replicas in intervals of 100 ms are refused
+ * before the run, naming --interval, where the pool alone would have passed. */
+Test(omx, replicas_count_in_the_bound, .timeout = 120)
+{
+    char err[512];
+    scenario *s = scenario_new();
+    cr_assert_eq(scenario_load(s, "scenarios/moe_dp_ep.ini", (const char *[]) { "pool chat.replicas=2" }, 1, err,
+                               sizeof err), 0, "%s", err);
+    cr_expect_eq(scenario_metric_replicas(s), 2, "2 replicas of dp = 4, not 8 ranks");
+    scenario_delete(s);
+    s = scenario_new();
+    const char *as = "[sim]\nrequests = 100\n[workload]\nrate = 1\n[pool chat]\nkind = llm\nmodel = llama-3-8b\n"
+                     "gpu = h100\nreplicas = 2\nmin_replicas = 1\nmax_replicas = 6\nautoscale = queue\n"
+                     "[pool cpu]\nservers = 3\nservice_ms = const(1)\n";
+    cr_assert_eq(scenario_load_text(s, "as.ini", as, NULL, 0, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(scenario_metric_replicas(s), 6, "autoscaled: every replica it may have; a generic pool none");
+    scenario_delete(s);
+    cr_expect_eq(omx_check(400, 0.1, 1, 0, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(omx_check(400, 0.1, 1, 1000, err, sizeof err), -1);
+    cr_expect(strstr(err, "1000 replicas") && strstr(err, "--interval"), "%s", err);
+    tcli_setup("/tmp/latsim_omx_", "runs.db");
+    char om[160];
+    snprintf(om, sizeof om, "%s/m.om", dir);
+    result r = run_scenario(30, "scenarios/chat_plan.ini", "--set", "pool chat.replicas=1000", "--set",
+                            "sim.requests=20000", "--interval", "100ms", "--metrics", om, NULL);
+    expect_one_line(&r, 2, "--interval", "run:");
+    cr_expect(strstr(r.err, "1000 replicas") != NULL, "%s", r.err);
+    cr_expect_neq(access(db, F_OK), 0, "nothing stored");
+    cr_expect_neq(access(om, F_OK), 0, "nothing written");
+    result_free(&r);
+    tcli_teardown();
+}

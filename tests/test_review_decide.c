@@ -162,6 +162,25 @@ Test(decide, compare_slo_quality_direction, .timeout = 300)
     cr_expect(strstr(r.out, " worse") && strstr(r.out, " better"), "%s", r.out);
     cr_expect(strstr(r.out, "      One pool\n") && strstr(r.out, "      every request on Llama-3-8B\n"), "%s", r.out);
     cr_expect(strstr(r.out, "e+0") == NULL, "exponent notation: %s", r.out);
+    /* The quality table's columns line up under its header, its longest name
+     * ("gw: misroute small got complex (req)") included: design A's value (or
+     * "-") ends where the header's "A" does. */
+    const char *qh = strstr(r.out, "\n  gateway and cache quality");
+    cr_assert_not_null(qh);
+    qh++;
+    const char *qe = strchr(qh, '\n');
+    int acol = -1;
+    for (const char *c = qh; c < qe; c++)
+        if (*c == 'A' && c[-1] == ' ' && (c[1] == ' ' || c[1] == '\n')) { acol = (int) (c - qh); break; }
+    cr_assert_gt(acol, 0, "no column A in %.*s", (int) (qe - qh), qh);
+    int rows = 0;
+    for (const char *l = qe + 1; *l && *l != '\n'; l = strchr(l, '\n') + 1) {
+        const char *e = strchr(l, '\n');
+        cr_assert(e);
+        cr_expect(e - l > acol + 1 && l[acol] != ' ' && l[acol + 1] == ' ', "not under A: %.*s", (int) (e - l), l);
+        rows++;
+    }
+    cr_expect_gt(rows, 5, "%s", r.out);
     result_free(&r);
 
     /* --band: the files run again at the pessimistic end of their band: slower steps, a higher TTFT P99. */
@@ -295,6 +314,9 @@ Test(decide, html_verdicts_quality_classes_direction, .timeout = 300)
     free(q);
     cr_expect(strstr(page, "<table class=\"classes\">") && strstr(page, "<tr><th>chat</th>") && strstr(page, "<tr><th>classify</th>"),
               "the classes table");
+    char *ct = table(page, "<table class=\"classes\">");
+    cr_expect(ct && !strstr(ct, "cache hit rate"), "a cache column where no class passes a cache");
+    free(ct);
     cr_expect(strstr(page, "<table class=\"routes\">") && strstr(page, "<tr><th>gw</th><th>small</th>"), "the routes table");
     /* Direction: B's cost per hour is worse than A's, its E2E P50 better; a legend says so. */
     char *h = table(page, "<table id=\"headline\">");
@@ -312,6 +334,96 @@ Test(decide, html_verdicts_quality_classes_direction, .timeout = 300)
     cr_expect(!exponent_in_cells(page, what, sizeof what), "exponent notation in a cell: %s", what);
     cr_expect(strstr(page, "<td>1,500</td>") != NULL, "1500 requests shown as 1,500");
     free(page);
+}
+
+/* Two request classes behind a result cache; a class name with markup. */
+static const char *CACHED_CLASSES =
+    "[sim]\ntitle = Cached classes\nrequests = 1500\n[workload]\nrate = 4\ntarget = cache\n"
+    "[class faq <b>&amp;</b>]\nshare = 0.7\nprompt_tokens = lognormal(mean=300, cv=0.5)\n"
+    "output_tokens = lognormal(mean=100, cv=0.5)\nintents = 5000\n"
+    "[class news]\nshare = 0.3\nprompt_tokens = lognormal(mean=300, cv=0.5)\noutput_tokens = lognormal(mean=100, cv=0.5)\n"
+    "intents = 50000\n"
+    "[pool cache]\nkind = result_cache\nfalse_hit_rate = 0.02\nnext = chat\n"
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nmax_seq_len = 8192\ntruncate = yes\n";
+
+/* The row of class NAME (as the page writes it, escaped) in classes table T,
+ * up to its end (malloc'd), NULL when absent. */
+static char *class_row(const char *t, const char *name)
+{
+    char th[200];
+    snprintf(th, sizeof th, "<tr><th>%s</th>", name);
+    const char *a = strstr(t, th);
+    if (!a) return NULL;
+    const char *b = strstr(a, "</tr>");
+    return b ? strndup(a, (size_t) (b - a)) : NULL;
+}
+
+/* The classes table: each class's result-cache hit rate (as a percentage) and
+ * false hits, equal to the run's stored rows; the class name escaped. */
+Test(decide, html_class_cache_hit_rates, .timeout = 300)
+{
+    char cls[256], pool[256], html[256];
+    write_file("cls.ini", CACHED_CLASSES, cls, sizeof cls);
+    write_file("pool.ini", POOL, pool, sizeof pool);
+    run_ok(cls);
+    snprintf(html, sizeof html, "%s/classes.html", dir);
+    result r = run_db(300, "report", "1", pool, "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    char *t = table(page, "<table class=\"classes\">");
+    cr_assert_not_null(t, "no classes table");
+    cr_expect(strstr(t, "<th>cache hit rate %</th>") && strstr(t, "<th>cache false hits</th>"), "%s", t);
+    cr_expect(strstr(page, "faq <b>") == NULL, "a class name not escaped");
+    static const struct { const char *scope, *shown; } C[] = {
+        { "class:faq <b>&amp;</b>", "faq &lt;b&gt;&amp;amp;&lt;/b&gt;" }, { "class:news", "news" },
+    };
+    double rate[2];
+    for (int i = 0; i < 2; i++) {
+        char *row = class_row(t, C[i].shown);
+        cr_assert_not_null(row, "no row of %s: %s", C[i].shown, t);
+        rate[i] = stored(1, C[i].scope, "cache_hit_rate", "value");
+        double fh = stored(1, C[i].scope, "cache_false_hits", "value");
+        cr_assert(rate[i] > 0 && rate[i] < 1, "%s: hit rate %g", C[i].scope, rate[i]);
+        char want[64];
+        snprintf(want, sizeof want, "<td>%.4g</td>", 100 * rate[i]);   /* 4 significant digits (10..100 %) */
+        cr_expect(strstr(row, want) != NULL, "%s: no %s in %s", C[i].scope, want, row);
+        snprintf(want, sizeof want, "<td>%.0f</td>", fh);
+        cr_expect(strstr(row, want) != NULL, "%s: no %s in %s", C[i].scope, want, row);
+        free(row);
+    }
+    /* The classes differ: the one with fewer intents hits more often. */
+    cr_expect_gt(rate[0], rate[1] + 0.05, "faq %g vs news %g", rate[0], rate[1]);
+    char what[256];
+    cr_expect(!exponent_in_cells(page, what, sizeof what), "exponent notation in a cell: %s", what);
+    free(t);
+    free(page);
+}
+
+/* Clients who give up (patience_s): their share of the requests is a quality
+ * row, lower better, equal to the stored abandoned / requests; a design
+ * without patience has none (-). */
+Test(decide, abandoned_share_of_impatient_clients, .timeout = 300)
+{
+    char pool[256], imp[256];
+    write_file("pool.ini", POOL, pool, sizeof pool);
+    write_file("imp.ini", "[sim]\nrequests = 1500\n[workload]\nrate = 30\npatience_s = exp(mean=1)\n"
+               "[pool cpu]\nservers = 2\nservice_ms = exp(mean=100)\n", imp, sizeof imp);
+    run_ok(pool);
+    result r = run_db(120, "run", imp, NULL);
+    cr_assert(r.rc == 0 || r.rc == 3, "%s", r.err);
+    result_free(&r);
+    r = run_db(120, "compare", "1", "2", "--json", NULL);
+    json_t *j = parse(&r);
+    json_t *ab = jrow(j, "quality", "abandoned share (client's patience)");
+    cr_assert_not_null(ab, "no abandoned row: %s", r.out);
+    double want = 100 * stored(2, "", "abandoned", "value") / stored(2, "", "requests", "value");
+    cr_expect_gt(want, 1, "clients gave up at 1.5 x the servers' capacity (%g %%)", want);
+    /* printed to 6 significant digits (%g): within 1e-5 relative */
+    cr_expect_float_eq(jval(ab, "values", 1), want, 1e-5 * want, "%g vs %g", jval(ab, "values", 1), want);
+    cr_expect_str_eq(json_string_value(json_object_get(ab, "better")), "lower");
+    json_decref(j);
+    result_free(&r);
 }
 
 /* ---- pictures ------------------------------------------------------------- */
@@ -691,5 +803,57 @@ Test(decide, goodput_of_a_swept_design, .timeout = 300)
     result_free(&r);
     char *page = slurp_or_fail(html, NULL);
     cr_expect(strstr(page, "class=\"goodput\">goodput: <b>") != NULL, "no goodput on the page");
+    free(page);
+}
+
+/* The issue's review as shipped: the four designs of scenarios/ (a 70B pool,
+ * the gateway with a result cache and complexity routing, disaggregated
+ * prefill and decode, speculative decoding) on one page: each named by its
+ * [sim] title with its description, SLO verdicts for those with an [slo], the
+ * gateway's quality and its classes' cache hit rates, energy per request and
+ * per 1k tokens, no exponent in any cell, and no two labels of any picture
+ * overlapping. */
+Test(decide, four_shipped_designs_page, .timeout = 300)
+{
+    char html[256];
+    snprintf(html, sizeof html, "%s/four.html", dir);
+    result r = run_db(300, "report", "scenarios/chat_plan.ini", "scenarios/gateway_three_models.ini", "scenarios/pd_disagg.ini",
+                      "scenarios/spec_decode.ini", "--set", "sim.requests=1500", "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    static const char *const TITLES[] = { "A 70B pool", "Gateway: result cache and complexity routing",
+                                          "Disaggregated prefill and decode", "Speculative decoding" };
+    char *designs = table(page, "<table");   /* the first: the designs */
+    cr_assert_not_null(designs);
+    for (int i = 0; i < 4; i++) cr_expect(strstr(designs, TITLES[i]) != NULL, "no title %s", TITLES[i]);
+    cr_expect(strstr(designs, "a semantic result cache, then a classifier") != NULL, "no description");
+    free(designs);
+    char *slo = table(page, "<table id=\"slo-verdicts\">");
+    cr_assert_not_null(slo);
+    cr_expect(strstr(slo, "ttft_p99_ms") && strstr(slo, "no [slo]"), "%s", slo);
+    free(slo);
+    char *q = table(page, "<table id=\"quality-table\">");
+    cr_assert_not_null(q);
+    cr_expect(strstr(q, "cache: cache hit rate") && strstr(q, "gateway: misroute share"), "%s", q);
+    free(q);
+    char *c = table(page, "<table class=\"classes\">");
+    cr_assert_not_null(c);
+    cr_expect(strstr(c, "cache hit rate %") && strstr(c, "<tr><th>analysis</th>"), "%s", c);
+    free(c);
+    char *h = table(page, "<table id=\"headline\">");
+    cr_assert_not_null(h);
+    cr_expect(strstr(h, "energy per request") && strstr(h, "energy per 1k output tokens"), "no energy per request / 1k tokens");
+    free(h);
+    char what[256];
+    cr_expect(!exponent_in_cells(page, what, sizeof what), "exponent notation in a cell: %s", what);
+    if (have_gnuplot()) {
+        check_labels(page, "the four designs' page");
+        /* A's and C's TTFT P99 limits (800 and 500 ms) both labelled, on the CDF and on its tail. */
+        char *t = picture_of(page, "TTFT: time to first token, every design");
+        cr_assert_not_null(t);
+        cr_expect(strstr(t, "ttft p99 &lt;= 800 ms") && strstr(t, "ttft p99 &lt;= 500 ms"), "an SLO label missing");
+        free(t);
+    }
     free(page);
 }

@@ -35,13 +35,15 @@ typedef struct omx omx;
  * error. */
 int omx_write(const omx *m, FILE *out, double start_epoch_s, char *err, size_t errlen);
 
-/* Points x (pools + 1) a series may hold: 2 x 10^6 (about 1.4 GB); more is
- * refused before the run (omx_check). */
+/* Points x series (pools + 1 + LLM replicas) a series may hold: 2 x 10^6
+ * (about 1.4 GB); more is refused before the run (omx_check). */
 #define OMX_MAX_CELLS 2000000.0
 
 /* Checks that a run of about DURATION_S seconds in INTERVAL_S intervals over
- * NPOOLS pools stays within OMX_MAX_CELLS.  Returns 0, or -1 with ERR. */
-int omx_check(double duration_s, double interval_s, int npools, char *err, size_t errlen);
+ * NPOOLS pools and NREPLICAS replicas with series of their own
+ * (scenario_metric_replicas) stays within OMX_MAX_CELLS.  Returns 0, or -1
+ * with ERR. */
+int omx_check(double duration_s, double interval_s, int npools, int nreplicas, char *err, size_t errlen);
 
 /* Points (scrape instants) in M: the run's start and one per interval. */
 size_t omx_points(const omx *m);

@@ -156,6 +156,11 @@ int scenario_pool_servers(const scenario *s, int i);
  * naming a kind. */
 int scenario_pool_takes(const scenario *s, int i, const char *key);
 
+/* The replicas whose series `run --metrics` writes (an LLM pool's, per
+ * replica; an autoscaled pool's max_replicas): at most this many over all
+ * pools, for omx_check. */
+int scenario_metric_replicas(const scenario *s);
+
 /* The value of KEY in pool I's section as written (the file or a --set), or
  * NULL when absent: e.g. an LLM pool's `role`. */
 const char *scenario_pool_value(const scenario *s, int i, const char *key);

@@ -188,12 +188,13 @@ int omx_point(omx *m, double t_s, const omx_gauge *g)
 int omx_failed(const omx *m) { return m->failed; }
 size_t omx_points(const omx *m) { return m ? m->n : 0; }
 
-int omx_check(double duration_s, double interval_s, int npools, char *err, size_t errlen)
+int omx_check(double duration_s, double interval_s, int npools, int nreplicas, char *err, size_t errlen)
 {
-    double cells = (floor(duration_s / interval_s) + 2) * ((double) npools + 1);
+    double cells = (floor(duration_s / interval_s) + 2) * ((double) npools + 1 + (double) nreplicas);
     if (cells > OMX_MAX_CELLS) {
-        errmsg_set(err, errlen, "the metrics would hold %.3g points x pools (%.0f s in intervals of %g s, %d pools), "
-                   "more than %.0f: use a longer --interval", cells, duration_s, interval_s, npools, OMX_MAX_CELLS);
+        errmsg_set(err, errlen, "the metrics would hold %.3g points x series (%.0f s in intervals of %g s, %d pools, "
+                   "%d replicas), more than %.0f: use a longer --interval", cells, duration_s, interval_s, npools,
+                   nreplicas, OMX_MAX_CELLS);
         return -1;
     }
     return 0;

@@ -7,7 +7,7 @@
  * scrape at that instant would read, and copies them into one point per
  * instant.  An LLM pool's series may be per replica (omx_set_replicas).
  * Memory: one omx_state per pool and point (about 700 bytes) and one omx_state
- * per replica and point, so the caller bounds points x pools (omx_check).
+ * per replica and point, so the caller bounds points x (pools + replicas) (omx_check).
  */
 #ifndef LATSIM_OMX_H
 #define LATSIM_OMX_H

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "core/config.h"
 #include "core/kind.h"
+#include "fleet/fleet.h"
 #include "run/scenario.h"
 
 scenario *scenario_new(void)
@@ -65,6 +66,19 @@ int scenario_pool_servers(const scenario *s, int i)
 {
     const pool_cfg *p = &s->pools[i];
     return p->kind->flags & KIND_SERVICE_DIST ? p->servers : 0;
+}
+
+int scenario_metric_replicas(const scenario *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->npools; i++) {
+        const pool_cfg *p = &s->pools[i];
+        if (!(p->kind->flags & KIND_DECODES)) continue;   /* only an LLM pool's series are per replica (col_tseries.c) */
+        int u = p->units;
+        if (p->fleet && p->fleet->autoscale && p->fleet->as.max_replicas > u) u = p->fleet->as.max_replicas;
+        n += u;
+    }
+    return n;
 }
 
 const char *scenario_pool_value(const scenario *s, int i, const char *key)
