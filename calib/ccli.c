@@ -16,6 +16,7 @@
 #include "clearn.h"
 #include "cdb.h"
 #include "cfitted.h"
+#include "cfitpost.h"
 #include "cobsfit.h"
 #include "cprofile.h"
 #include "nnls.h"

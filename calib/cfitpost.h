@@ -1,6 +1,6 @@
-/* cfitpost.h -- the fitted step model (cfitted.h) on whole measured steps as a
- * posterior: `latsim calib fit` starts from the learned default (cprior.h) and
- * is regularised toward it, so that a term the steps cannot determine stays at
+/* cfitpost.h -- `latsim calib fit`: the fitted step model (cfitted.h) fitted to
+ * the whole steps stored, by default as a posterior: it starts from the
+ * learned default (cprior.h) and is regularised toward it, so that a term the steps cannot determine stays at
  * the prior (status "prior") instead of at 0 or at a wild value.
  *
  * The model is linear in its terms, so the posterior's maximum is a bounded
@@ -55,5 +55,17 @@ int cfpost_fit(const gsl_matrix *X, const gsl_vector *y, const int *rows, const 
  * failure (ERR says why). */
 double cfpost_cv_mape(const gsl_matrix *X, const gsl_vector *y, const double *prior, const double *width,
                       const double *lo, const double *sigma, size_t k, char *err, size_t errlen);
+
+/* Fits the steps stored for (MODEL, GPU, WEIGHTS) (all TP degrees) and stores the
+ * fit in the caller's transaction; fills OUT (id included).  PRIOR 1: as a
+ * posterior toward the learned default (cfitpost.h; terms the steps do not
+ * determine stay at the prior, status "prior"; every term at or above the
+ * datasheet floor, status "floor" there); 0: the data alone (non-negative
+ * least squares; a term the steps cannot separate is "aliased", at 0, and a
+ * singular design is refused).  Returns 0, or -1 with one line in ERR: no
+ * measurements, too few points, a singular design (PRIOR 0), an outlier, a
+ * useless error, a GSL failure. */
+int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights,
+                const char *tool, size_t folds, int prior, cfitted *out, char *err, size_t errlen);
 
 #endif

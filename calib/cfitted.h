@@ -70,18 +70,6 @@ typedef struct cfitted {
 void cfitted_features(const model_spec *m, double weight_bytes, double kv_bytes, int tp,
                       const cost_step *s, double *f);
 
-/* Fits the steps stored for (MODEL, GPU, WEIGHTS) (all TP degrees) and stores the
- * fit in the caller's transaction; fills OUT (id included).  PRIOR 1: as a
- * posterior toward the learned default (cfitpost.h; terms the steps do not
- * determine stay at the prior, status "prior"; every term at or above the
- * datasheet floor, status "floor" there); 0: the data alone (non-negative
- * least squares; a term the steps cannot separate is "aliased", at 0, and a
- * singular design is refused).  Returns 0, or -1 with one line in ERR: no
- * measurements, too few points, a singular design (PRIOR 0), an outlier, a
- * useless error, a GSL failure. */
-int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *weights,
-                const char *tool, size_t folds, int prior, cfitted *out, char *err, size_t errlen);
-
 /* Loads fit ID (kind "fitted") with its model's geometry.  Returns 0, 1 when
  * there is no such fit or it is not of kind fitted, -1 on error. */
 int cfitted_load(sqlite3 *db, int64_t id, cfitted *out, char *err, size_t errlen);

@@ -227,7 +227,8 @@ Test(calib_refuse_fit, absurd_time_refused_at_import_and_fit)
 }
 
 /* The same 32 rows without the outlier fit, and the outlier screen leaves the fit
- * as it was: the stored coefficients are the plain non-negative fit of all rows. */
+ * as it was: the stored coefficients of the steps-alone fit (--prior none) are
+ * the plain non-negative fit of all rows. */
 Test(calib_refuse_fit, sane_rows_fit_as_before)
 {
     static char csv[8192];
@@ -237,7 +238,7 @@ Test(calib_refuse_fit, sane_rows_fit_as_before)
     result r = import_steps("steps.csv", csv);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     result_free(&r);
-    r = run_db(LIMIT_S, "calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", NULL);
+    r = run_db(LIMIT_S, "calib", "fit", "--model", "llama-3-8b", "--gpu", "h100", "--prior", "none", NULL);
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_expect_eq(lines(r.err), 0, "%s", r.err);
     result_free(&r);

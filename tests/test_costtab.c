@@ -23,6 +23,7 @@
 #include "ccost.h"
 #include "cdb.h"
 #include "cfitted.h"
+#include "cfitpost.h"
 #include "cimport.h"
 #include "cprofile.h"
 #include "store/store.h"
