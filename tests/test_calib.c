@@ -289,6 +289,20 @@ static void coef_status(int id, const char *name, char *out, size_t n)
     sqlite3_close(h);
 }
 
+/* Imports the steps CSV at CSV and fits them (`calib fit` with OPTS, "" for
+ * none); asserts both succeed and, when EXPECT is not NULL, that the fit's
+ * output contains it. */
+static void import_and_fit(const char *csv, const char *opts, const char *expect)
+{
+    result r = latsim("calib import steps '%s'", csv);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    r = latsim("calib fit --model llama-3-8b --gpu h100 %s", opts);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    if (expect) cr_assert(strstr(r.out, expect), "%s", r.out);
+    result_free(&r);
+}
+
 /* Round trip of the default fit: steps generated at TP 1 with 1 % noise from the
  * learned prior with its rates perturbed (x0.8 to x1.5) come back
  * within 3 of their reported posterior sds (Gaussian: each fails with p 0.003)
@@ -309,13 +323,7 @@ Test(calib_cli, posterior_round_trip_keeps_the_undetermined_at_the_prior)
     char csv[256];
     const int tps[] = { 1 };
     write_steps_of(truth, "post.csv", tps, 1, 0.01, csv, sizeof csv);
-    result r = latsim("calib import steps '%s'", csv);
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    result_free(&r);
-    r = latsim("calib fit --model llama-3-8b --gpu h100");
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    cr_assert(strstr(r.out, "posterior toward the learned default"), "%s", r.out);
-    result_free(&r);
+    import_and_fit(csv, "", "posterior toward the learned default");
     int fitted = 0;
     for (int k = 0; k < CF_NTERMS; k++) {
         const char *name = cfitted_term_names[k];
@@ -350,7 +358,7 @@ Test(calib_cli, posterior_round_trip_keeps_the_undetermined_at_the_prior)
     cfitted_features(&m.model, 2, 2, 2, &s, f);
     for (int k = 0; k < CF_NTERMS; k++) want += m.c[k] * f[k];
     cr_assert_gt(f[CF_AR_BYTES] * prior[CF_AR_BYTES] + f[CF_AR_HOP] * prior[CF_AR_HOP], 0);
-    r = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --decode 16 --context 500 --cost fitted --json");
+    result r = latsim("cost --model llama-3-8b --gpu h100 --tp 2 --decode 16 --context 500 --cost fitted --json");
     cr_assert_eq(r.rc, 0, "%s", r.err);
     cr_assert(strstr(r.err, "extrapolated"), "%s", r.err);
     double ms = atof(r.out + strlen("{\"step_ms\": "));
@@ -371,12 +379,7 @@ Test(calib_cli, posterior_holds_an_unseparable_term_at_the_prior)
                "llama-3-8b,h100,1,prefill,1,128,12.5\nllama-3-8b,h100,1,prefill,1,128,12.7\n"
                "llama-3-8b,h100,1,prefill,1,128,12.4\nllama-3-8b,h100,1,decode,4,128,8\n"
                "llama-3-8b,h100,1,decode,8,128,8.5\nllama-3-8b,h100,1,decode,16,256,9.5\n", csv, sizeof csv);
-    result r = latsim("calib import steps '%s'", csv);
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    result_free(&r);
-    r = latsim("calib fit --model llama-3-8b --gpu h100");
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    result_free(&r);
+    import_and_fit(csv, "", NULL);
     double prior[CF_NTERMS], width[CF_NTERMS], lo[CF_NTERMS];
     h100_prior(prior, width, lo);
     char st[32];
@@ -398,12 +401,7 @@ Test(calib_cli, posterior_never_below_the_datasheet_floor)
     char csv[256];
     const int tps[] = { 1 };
     write_steps_of(c, "fast.csv", tps, 1, 0.01, csv, sizeof csv);
-    result r = latsim("calib import steps '%s'", csv);
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    result_free(&r);
-    r = latsim("calib fit --model llama-3-8b --gpu h100");
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    result_free(&r);
+    import_and_fit(csv, "", NULL);
     char st[32];
     coef_status(1, "prefill_ms_per_tflop", st, sizeof st);
     cr_assert_str_eq(st, "floor");
