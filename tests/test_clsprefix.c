@@ -3,12 +3,13 @@
  * class whose prompts open with a shared system prompt finds it cached at the
  * rate counted by hand, a class without one finds nothing, the pool's own rate
  * is the classes' token-weighted mean, and without a prefix cache no class has
- * the row.
+ * the row; the review page's classes table shows it.
  */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <string.h>
 
+#include "tcli.h"
 #include "tsim.h"
 #include "latsim/report.h"
 
@@ -25,6 +26,9 @@
                 "prompt_tokens = const(900)\noutput_tokens = const(50)\ntarget = chat\n" \
                 "[class sys]\nshare = 0.5\nsystem_prompt_tokens = 2100\n[class plain]\nshare = 0.5\n" \
                 "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = " pc "\n"
+
+/* A temporary directory and database for the CLI test. */
+static void clsprefix_setup(void) { tcli_setup("/tmp/latsim_clsprefix_", "runs.db"); }
 
 Test(clsprefix, shared_system_prompt_class_and_weighted_mean)
 {
@@ -73,4 +77,31 @@ Test(clsprefix, no_prefix_cache_no_row)
     cr_expect(!isnan(report_get(&rep, "class:sys", "requests", "value")), "the class rows are there");
     report_free(&rep);
     sim_result_free(&r);
+}
+
+/* The review page: the classes table has a `prefix hit rate %` column, with
+ * each class's stored rate (4 significant digits: 69.87 for 2096 / 3000). */
+Test(clsprefix, review_page_column, .init = clsprefix_setup, .fini = tcli_teardown, .timeout = 300)
+{
+    char ini[256], html[256];
+    write_file("two.ini", TWO("yes"), ini, sizeof ini);
+    result r = run_db(180, "run", ini, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    snprintf(html, sizeof html, "%s/classes.html", dir);
+    r = run_db(180, "report", "1", "--html", html, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    char *page = slurp_or_fail(html, NULL);
+    const char *t = strstr(page, "<table class=\"classes\">");
+    cr_assert_not_null(t, "no classes table");
+    const char *end = strstr(t, "</table>");
+    cr_assert_not_null(end);
+    cr_expect(strstr(t, "<th>prefix hit rate %</th>") && strstr(t, "<th>prefix hit rate %</th>") < end, "no column");
+    const char *sys = strstr(t, "<tr><th>sys</th>");
+    cr_assert(sys && sys < end, "no row of sys");
+    const char *eol = strstr(sys, "</tr>");
+    const char *v = strstr(sys, "<td>69.87</td>");
+    cr_expect(v && v < eol, "sys row without 69.87: %.*s", (int) (eol - sys), sys);
+    free(page);
 }
