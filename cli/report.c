@@ -705,7 +705,8 @@ static void routes(FILE *out, const design *d)
 /* Design D's request classes ([class NAME]; compare's class sections):
  * requests, served, refused, failed and abandoned, goodput, the result
  * cache's hit rate and false hits of the class's lookups (where its requests
- * pass one), $ per 1k requests and the latency percentiles.  A column shows
+ * pass one), the prefix caches' hit rate of its prompt tokens (where they reach
+ * an LLM pool with one), $ per 1k requests and the latency percentiles.  A column shows
  * only where some class has it.  Nothing when it has none. */
 static void classes(FILE *out, const design *d)
 {
@@ -715,7 +716,8 @@ static void classes(FILE *out, const design *d)
         { "timed_out", "value", "timed out", "" }, { "failed", "value", "failed", "" },
         { "abandoned_share", "value", "abandoned", "%" }, { "goodput", "value", "goodput share", "" },
         { "goodput_rps", "value", "goodput", "req/s" }, { "cache_hit_rate", "value", "cache hit rate", "%" },
-        { "cache_false_hits", "value", "cache false hits", "" }, { "cost_per_1k_requests", "value", "$ per 1k", "" },
+        { "cache_false_hits", "value", "cache false hits", "" }, { "prefix_hit_rate", "value", "prefix hit rate", "%" },
+        { "cost_per_1k_requests", "value", "$ per 1k", "" },
         { "ttft", "p50", "TTFT p50", "ms" }, { "ttft", "p99", "TTFT p99", "ms" }, { "tpot", "p99", "TPOT p99", "ms" },
         { "e2e", "p50", "E2E p50", "ms" }, { "e2e", "p99", "E2E p99", "ms" }, { "queue", "p99", "queue p99", "ms" },
     };

@@ -88,6 +88,9 @@ typedef struct class_result {
     uint64_t good;            /* its measured requests served within its per-request SLO limits (goodput) */
     uint64_t cache_lookups;   /* its measured requests that looked up a result cache (the last lookup of each) */
     uint64_t cache_hits, cache_false_hits;  /* of those, hits and false hits (another question's answer) */
+    double prefix_prompt;     /* prompt tokens of its measured requests at first admission to an LLM pool
+                                 with a prefix cache (0: none reached one), tokens */
+    double prefix_found;      /* of those, found in the prefix cache (as the pool's prefix_hit_rate), tokens */
     stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
     stat_summary itl;         /* ms: the inter-token gaps of its measured requests (with an LLM pool) */
     double api_usd;           /* external API charges of its measured served requests, $ */

@@ -50,6 +50,9 @@ typedef struct station_sink {
     const int *measuring;                                  /* 1 while the measured window is open */
     stat_acc *itl;            /* inter-token gaps of measured requests, ms (NULL: not kept) */
     stat_acc *const *cls_itl; /* the same per class (indexed by request.cls), ms; NULL: no [class] sections */
+    double *cls_pfx;          /* prefix caches, per class (2 x request.cls): prompt tokens of measured
+                                 requests at first admission to a prefix-caching LLM pool, then [+1]
+                                 of those the tokens found cached, tokens; NULL: not kept */
     /* A forward step of replica REP of pool POOL began at START for DUR ns, with
      * PREFILL_TOKENS prompt tokens of PREFILL_SEQS sequences and DECODE_SEQS
      * decoding ones (`run --trace-events`).  NULL: not asked for. */

@@ -262,6 +262,8 @@ int report_flatten(const sim_result *x, int rep, report *out)
             V(S, "cache_hit_rate", (double) (c->cache_hits + c->cache_false_hits) / (double) c->cache_lookups);
             V(S, "cache_false_hits", c->cache_false_hits);
         }
+        if (c->prefix_prompt > 0)   /* its prefix-cache hit rate (found / prompt tokens, as the pools') */
+            V(S, "prefix_hit_rate", c->prefix_found / c->prefix_prompt);
         if (x->has_patience) {   /* clients who gave up (issue 34) */
             V(S, "abandoned", c->abandoned);
             V(S, "abandoned_share", c->requests ? (double) c->abandoned / (double) c->requests : NAN);

@@ -30,6 +30,7 @@ typedef struct classes {
     const run_env *env;
     cls_acc *c;               /* per class (env->ncls) */
     stat_acc **itl;           /* each class's inter-token gaps, ms (the sink's cls_itl), with a decoding pool; else NULL */
+    double *pfx;              /* per class: prompt tokens at prefix caches, then found there (the sink's cls_pfx), tokens */
 } classes;
 
 static int cls_init(void *self, const run_env *env, char *err, size_t errlen)
@@ -40,6 +41,10 @@ static int cls_init(void *self, const run_env *env, char *err, size_t errlen)
     x->env = env;
     if (env->ncls == 0) return COL_IDLE;
     if (!(x->c = calloc((size_t) env->ncls, sizeof *x->c))) return -1;
+    /* The LLM pools with a prefix cache add each measured request's prompt and
+     * found tokens at its first admission, as to their own prefix_hit_rate. */
+    if (!(x->pfx = calloc(2 * (size_t) env->ncls, sizeof *x->pfx))) return -1;
+    env->sink->cls_pfx = x->pfx;
     for (int c = 0; c < env->ncls; c++) {
         cls_acc *k = &x->c[c];
         k->e2e = stat_new();
@@ -152,6 +157,8 @@ static int cls_emit(void *self, sim_result *out, char *err, size_t errlen)
         k->cache_lookups = y->lookups;
         k->cache_hits = y->hits;
         k->cache_false_hits = y->false_hits;
+        k->prefix_prompt = x->pfx[2 * c];
+        k->prefix_found = x->pfx[2 * c + 1];
         stat_summarize(y->e2e, &k->e2e);
         stat_summarize(y->queue, &k->queue);
         stat_summarize(y->service, &k->service);
@@ -175,6 +182,7 @@ static void cls_free(void *self)
     }
     for (int c = 0; x->itl && c < x->env->ncls; c++) stat_free(x->itl[c]);
     free(x->itl);
+    free(x->pfx);
     free(x->c);
 }
 
