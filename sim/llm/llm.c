@@ -18,6 +18,7 @@ static void window_open(station *st)
 {
     llm *P = (llm *) st;
     if (P->fl) fleet_window_open(P->fl);
+    if (P->cpun) cpu_node_window_open(P->cpun);
     P->window_open = 1;
     P->window_start = evq_now(st->q);
     P->steps = 0;
@@ -49,6 +50,7 @@ static void window_close(station *st)
     llm_link_account(P);
     P->window_open = 0;
     if (P->fl) fleet_window_close(P->fl);
+    if (P->cpun) cpu_node_window_close(P->cpun);
 }
 
 static int report(station *st, pool_result *out)
@@ -119,6 +121,19 @@ static int report(station *st, pool_result *out)
             rc |= pool_result_add(out, "scale_downs", (double) fr.scale_downs);
         }
         if (fleet_starts(fc)) rc |= pool_result_add(out, "cold_served", (double) P->cold);
+        if (rc) return -1;
+    }
+    if (P->cpun) {   /* the front end's tokeniser (cpunode.h), as a generic pool's CPU metrics */
+        const cpu_cfg *c = &st->cfg->fleet->cpu;
+        int rc = cpu_node_oom(P->cpun) ? -1 : 0;
+        if (c->limit_cores > 0) {
+            rc |= pool_result_add(out, "cpu_throttled_periods", (double) cpu_group_throttled_periods(P->cpun, P->cpu_g));
+            rc |= pool_result_add(out, "cpu_throttled_s", cpu_group_throttled_s(P->cpun, P->cpu_g));
+        }
+        if (c->node.name[0]) {
+            rc |= pool_result_add(out, "node_cpu", cpu_node_busy_share(P->cpun));
+            rc |= pool_result_add(out, "node_background_cores", cpu_node_background_mean(P->cpun));
+        }
         if (rc) return -1;
     }
     if (L->prefix_cache) {
@@ -352,22 +367,27 @@ static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const cha
     for (int i = 0; i < n; i++) {
         if (!strncmp(keys[i], "memory_", 7) || !strcmp(keys[i], "swap_factor"))
             return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools yet (generic pools only)");
-        if ((!strncmp(keys[i], "cpu_", 4) && strcmp(keys[i], "cpu_contention")) || !strcmp(keys[i], "cfs_period_ms") || !strcmp(keys[i], "node"))   /* cpunode.h */
-            return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools yet (generic pools only)");
+        if (!strcmp(keys[i], "servers_per_replica"))   /* cpunode.h: the front end is one cgroup */
+            return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools (generic pools only)");
+        if (cpucfg_pool_key(keys[i]) && !(llm_cfg_of(p)->cpu_tokenize_us_per_token > 0))
+            return scn_fail(x, sec, keys[i], "an llm pool's CPU work is its tokenisation: needs "
+                            "cpu_tokenize_us_per_token > 0");
         if (!strcmp(keys[i], "weights_gb"))
             return scn_fail(x, sec, keys[i], "an llm pool's weight bytes come from its model, weights and tp");
     }
     const llm_cfg *L = llm_cfg_of(p);
+    /* The CPU keys make the pool a fleet (with none of its dynamics): the same limits. */
+    const char *what = n > 0 && cpucfg_pool_key(keys[0]) ? "the CPU keys (tokenisation on a cgroup)"
+                                                         : "replica failures, autoscaling and cold starts";
     if (n > 0 && L->dp > 1)
-        return scn_fail(x, sec, keys[0], "replica failures, autoscaling and cold starts are not modelled with dp > 1 yet");
+        return scn_fail(x, sec, keys[0], "%s are not modelled with dp > 1 yet", what);
     if (n > 0 && L->role != LLM_ROLE_BOTH)
-        return scn_fail(x, sec, keys[0], "replica failures, autoscaling and cold starts are not modelled for "
-                        "disaggregated pools (role = prefill or decode) yet");
+        return scn_fail(x, sec, keys[0], "%s are not modelled for disaggregated pools (role = prefill or decode) yet",
+                        what);
     if (n > 0 && (L->routing || !L->sched || !(L->sched->flags & LLM_SCHED_FLEET))) {
         char names[256];
         llm_sched_names_with(LLM_SCHED_FLEET, names, sizeof names);
-        return scn_fail(x, sec, keys[0], "replica failures, autoscaling and cold starts are modelled for "
-                        "scheduler = %s with routing = shared only", names);
+        return scn_fail(x, sec, keys[0], "%s are modelled for scheduler = %s with routing = shared only", what, names);
     }
     return 0;
 }
@@ -625,6 +645,11 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
             for (int i = 0; i < P->nrep; i++) P->r[i].slow = slow[i];
             free(slow);
         }
+    }
+    if (fc && fc->cpu.on && L->cpu_tokenize_us_per_token > 0) {   /* the front end's cgroup (cpunode.h) */
+        if (!env->cpu_nodes || !(P->cpun = cpu_nodes_get(env->cpu_nodes, &fc->cpu)) ||
+            (P->cpu_g = cpu_group_new(P->cpun, &fc->cpu)) < 0)
+            goto fail;
     }
     /* Idle stack: replica 0 on top, so a lone request goes to replica 0. */
     for (int i = up - 1; i >= 0; i--) llm_idle_push(P, &P->r[i]);

@@ -40,6 +40,9 @@ const scn_key llm_keys[] = {
     { "op_shares", "no", "yes: report the steps' time by operator over the run (op_share_attention_decode, ...: "
                          "docs/llm.md, \"Time by operator\"; issue 35)" },
     { "request_overhead_ms", "0", "front-end work per request (tokenise, schedule) before queueing" },
+    { "cpu_tokenize_us_per_token", "0", "CPU time to tokenise one prompt token, us: a CPU job of prompt x this in the "
+                                         "front end's cgroup (cpu_limit_cores, cpu_request_cores, node: fleet/cpunode.h) "
+                                         "before the request queues; needs one of those keys" },
     { "routing", "shared", "{choices}; shared: one queue feeds idle replicas; else a routing policy over per-replica queues" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
@@ -214,6 +217,11 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_bool(x, sec, "truncate", 0, &l->truncate)) return -1;
     if (scn_bool(x, sec, "op_shares", 0, &l->op_shares)) return -1;   /* opshare.h (issue 35) */
     if (scn_num(x, sec, "request_overhead_ms", 0, 0, 0, 1e12, &l->request_overhead_ms)) return -1;
+    if (scn_num(x, sec, "cpu_tokenize_us_per_token", 0, 0, 0, 1e9, &l->cpu_tokenize_us_per_token)) return -1;
+    if (scn_value(x, sec, "cpu_tokenize_us_per_token") && !scn_value(x, sec, "cpu_limit_cores") &&
+        !scn_value(x, sec, "cpu_request_cores") && !scn_value(x, sec, "node"))   /* cpunode.h */
+        return scn_fail(x, sec, "cpu_tokenize_us_per_token", "needs cpu_limit_cores, cpu_request_cores or node "
+                        "(the CPU it runs on); a fixed delay is request_overhead_ms");
     char choices[256] = "shared|";
     route_choices(choices + strlen(choices), sizeof choices - strlen(choices));
     if (scn_enum(x, sec, "routing", choices, 0, &k)) return -1;

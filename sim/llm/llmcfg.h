@@ -49,6 +49,8 @@ typedef struct llm_cfg {
     int max_seq_len_given;    /* 1 when the scenario set max_seq_len */
     int truncate;             /* 1: cut prompts to fit max_seq_len; 0: reject such requests */
     double request_overhead_ms; /* front-end work per request before it queues, ms */
+    double cpu_tokenize_us_per_token; /* CPU time to tokenise one prompt token (a CPU job before it queues:
+                                         fleet/cpunode.h), us; 0: none */
     const struct route_policy *routing;  /* NULL: one shared queue; else the policy that
                                             sends each request to a replica's own queue */
     cost_model cost;          /* step-time model */

@@ -128,12 +128,37 @@ void rep_own_timed_out(squeue *q)
     load_changed((replica *) (void *) ((char *) q - offsetof(replica, own)), ROUTE_KEY_INSIDE);
 }
 
+/* R's tokenisation is done (cpunode.h): its time, from r->enq, is front-end
+ * overhead; it queues. */
+static void on_tokenized(void *ctx, int64_t arg)
+{
+    llm *P = ctx;
+    request *r = (request *) (intptr_t) arg;
+    simtime_t now = evq_now(P->st.q);
+    r->overhead_ns = simtime_add(r->overhead_ns, now - r->enq);
+    r->enq = now;
+    enter_queue(P, r);
+}
+
+/* After the fixed front-end overhead: with cpu_tokenize_us_per_token, R's
+ * prompt is tokenised by a CPU job in the front end's cgroup (cpunode.h),
+ * throttled by its limit and sharing its node, before it queues. */
+static void tokenize_then_queue(llm *P, request *r)
+{
+    r->enq = evq_now(P->st.q);
+    if (!P->cpun) {
+        enter_queue(P, r);
+        return;
+    }
+    double ms = P->cfg->cpu_tokenize_us_per_token * r->prompt / 1e3;
+    if (!cpu_job_start(P->cpun, P->cpu_g, ms, on_tokenized, P, (int64_t) (intptr_t) r))
+        P->st.sink->oom(P->st.sink->ctx);
+}
+
 static void on_overhead_done(evq *q, void *subject, int64_t arg)
 {
-    llm *P = subject;
-    request *r = (request *) (intptr_t) arg;
-    r->enq = evq_now(q);
-    enter_queue(P, r);
+    (void) q;
+    tokenize_then_queue(subject, (request *) (intptr_t) arg);
 }
 
 void llm_arrive(station *st, request *r)
@@ -177,8 +202,7 @@ void llm_arrive(station *st, request *r)
         station_after(st, d, on_overhead_done, P, (int64_t) (intptr_t) r);
         return;
     }
-    r->enq = evq_now(st->q);
-    enter_queue(P, r);
+    tokenize_then_queue(P, r);
 }
 
 /* The longest leading run of R's prompt blocks one of the replicas holds, as

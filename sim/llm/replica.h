@@ -209,6 +209,9 @@ struct llm {
     double cancelled_tokens;  /* measured requests whose client left in service (patience_s): the prompt
                                  tokens their completed steps prefilled, wasted, tokens */
     fleet *fl;                /* failures, autoscaling, cold starts (NULL: none configured) */
+    cpu_node *cpun;           /* cpu_tokenize_us_per_token: the node the front end's tokeniser runs on
+                                 (fleet/cpunode.h), else NULL */
+    int cpu_g;                /* its cgroup on cpun (the front end: one per pool) */
     double cpu;               /* cpu_contention: stepping share of the replicas up, averaged over about 10 s */
     simtime_t cpu_t;          /* when cpu was last updated, ns */
     double as_area;           /* busy_area at the last autoscaler evaluation, replica-ns */
