@@ -86,6 +86,16 @@ static void exec_sql(const char *path, const char *sql)
     sqlite3_close(d);
 }
 
+/* Writes dir/NAME: ten requests at 0.1/s on one RTX 4090 serving llama-3.1-8b
+ * (continuous batching), its step times from COST (a "cost = ..." line). */
+static void server_ini(const char *name, const char *cost, char *path, size_t n)
+{
+    char text[512];
+    snprintf(text, sizeof text, "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
+             "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n%s", cost);
+    write_file(name, text, path, n);
+}
+
 /* ---- round trip ------------------------------------------------------------------ */
 
 /* The known model: the prior (cprior.h: the learned default of rtx-4090 under
@@ -131,6 +141,17 @@ static void store_known(void)
     exec_sql(db, sql);
 }
 
+/* The suite's database with the observations' tables (empty) and the known
+ * model as fit 1. */
+static void known_db(void)
+{
+    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    result_free(&r);
+    exec_sql(db, "DELETE FROM calib_observed_req; DELETE FROM calib_observed_run;");
+    store_known();
+}
+
 /* TTFT and E2E of a lone request of PROMPT/OUTPUT tokens under the known model. */
 static void lone(const char *ini, int prompt, int output, double *ttft, double *e2e)
 {
@@ -164,17 +185,10 @@ Test(obsfit_roundtrip, known_model_fitted_back, .timeout = 240)
 {
     char gen[256], srv[256], runs[2][256];
     /* The observations' tables, then the known model as fit 1. */
-    write_file("srv.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
-               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
-               "cost = roofline\n", srv, sizeof srv);
-    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    result_free(&r);
-    exec_sql(db, "DELETE FROM calib_observed_req; DELETE FROM calib_observed_run;");
-    store_known();
-    write_file("gen.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
-               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
-               "cost = fitted\ncost_id = 1\n", gen, sizeof gen);
+    server_ini("srv.ini", "cost = roofline\n", srv, sizeof srv);
+    known_db();
+    result r;
+    server_ini("gen.ini", "cost = fitted\ncost_id = 1\n", gen, sizeof gen);
     /* Two runs of lone requests (one every 10 s: each done in well under that),
      * short prompts and long ones, each with short and long outputs; 1 % noise. */
     static const int P[2][3] = { { 64, 256, 512 }, { 1024, 2048, 4096 } }, O[2] = { 16, 256 };
@@ -227,9 +241,7 @@ Test(obsfit_roundtrip, known_model_fitted_back, .timeout = 240)
     /* The known model replays its own observations to within their noise (the
      * means of 60 values with 1 % noise: 0.13 % standard error). */
     char known[256];
-    write_file("known.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
-               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
-               "cost = fitted\ncost_id = 1\n", known, sizeof known);
+    server_ini("known.ini", "cost = fitted\ncost_id = 1\n", known, sizeof known);
     for (int k = 0; k < 2; k++) {
         json_t *j = replay_json((char *[]) { "replay", runs[k], "--scenario", known, "--json", "--db", db, NULL });
         double e = rel_err(j, "ttft_ms", "mean"), e2 = rel_err(j, "e2e_ms", "mean");
@@ -238,9 +250,7 @@ Test(obsfit_roundtrip, known_model_fitted_back, .timeout = 240)
     }
     /* The fitted model (cost = fitted, cost_id 2) replays each run within 3 %. */
     char fitted[256];
-    write_file("fitted.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
-               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
-               "cost = fitted\ncost_id = 2\n", fitted, sizeof fitted);
+    server_ini("fitted.ini", "cost = fitted\ncost_id = 2\n", fitted, sizeof fitted);
     for (int k = 0; k < 2; k++) {
         json_t *j = replay_json((char *[]) { "replay", runs[k], "--scenario", fitted, "--json", "--db", db, NULL });
         const char *m[] = { "ttft_ms", "tpot_ms", "e2e_ms" }, *s[] = { "mean", "p90" };
@@ -559,14 +569,9 @@ static void sweep_worst(const json_t *j, double *lat, double *other)
 Test(obsfit_sweep, known_model_fitted_back, .timeout = 600)
 {
     char gen[256], srv[256], sweep[256], req[256], fitted[256];
-    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    result_free(&r);
-    exec_sql(db, "DELETE FROM calib_observed_req; DELETE FROM calib_observed_run;");
-    store_known();
-    write_file("srv.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
-               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
-               "cost = roofline\n", srv, sizeof srv);
+    known_db();
+    result r;
+    server_ini("srv.ini", "cost = roofline\n", srv, sizeof srv);
     write_file("gen.ini", "[sim]\nrequests = 2000\nseed = 7\n[workload]\nusers = 1\nthink_ms = const(0)\n"
                "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
                "cost = fitted\ncost_id = 1\n", gen, sizeof gen);
@@ -604,9 +609,7 @@ Test(obsfit_sweep, known_model_fitted_back, .timeout = 600)
     json_decref(j);
     /* Mixed: one request run (lone requests, as in obsfit_roundtrip) and the sweep: fit 3. */
     static const int P[3] = { 64, 1024, 4096 }, O[2] = { 16, 256 };
-    write_file("lone.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
-               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
-               "cost = fitted\ncost_id = 1\n", gen, sizeof gen);
+    server_ini("lone.ini", "cost = fitted\ncost_id = 1\n", gen, sizeof gen);
     double t[3][2], e[3][2];
     for (int a = 0; a < 3; a++)
         for (int b = 0; b < 2; b++) lone(gen, P[a], O[b], &t[a][b], &e[a][b]);
@@ -752,19 +755,12 @@ static double replay_abs_err(const char *run, const char *fitted_ini, const char
 Test(obsfit_loads, two_loads_fit_better_than_either_alone, .timeout = 600)
 {
     char srv[256], runs[2][256], fitted[256], dbs[3][256];
-    write_file("srv.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
-               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
-               "cost = roofline\n", srv, sizeof srv);
-    result r = run_db(60, "calib", "import", "observed", REAL, "--scenario", REAL_INI, NULL);
-    cr_assert_eq(r.rc, 0, "%s", r.err);
-    result_free(&r);
-    exec_sql(db, "DELETE FROM calib_observed_req; DELETE FROM calib_observed_run;");
-    store_known();
+    server_ini("srv.ini", "cost = roofline\n", srv, sizeof srv);
+    known_db();
+    result r;
     timed_run(40, 11, "burst", runs[0], sizeof runs[0]);
     timed_run(0.15, 12, "moderate", runs[1], sizeof runs[1]);
-    write_file("fitted.ini", "[sim]\nrequests = 10\nwarmup = 0\nseed = 1\n[workload]\narrival = constant\nrate = 0.1\n"
-               "[pool llm]\nkind = llm\nmodel = llama-3.1-8b\ngpu = rtx-4090\nreplicas = 1\nscheduler = continuous\n"
-               "cost = fitted\ncost_id = 2\n", fitted, sizeof fitted);
+    server_ini("fitted.ini", "cost = fitted\ncost_id = 2\n", fitted, sizeof fitted);
     /* Three databases: the known model and the burst, the moderate run, both. */
     const char *names[3] = { "burst only", "moderate only", "both" };
     double err[3][2], loro = NAN;
