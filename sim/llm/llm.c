@@ -40,6 +40,7 @@ static void window_open(station *st)
     P->spec_verifs = P->spec_accepted = P->spec_emitted = P->spec_draft_ms = P->spec_tried = 0;
     P->lora_hits = P->lora_loads = P->lora_waits = 0;
     P->lora_load_total_ms = P->lora_steps_ms = 0;
+    P->cpu_part_ms = P->cpu_steps_ms = 0;
 }
 
 static void window_close(station *st)
@@ -123,19 +124,7 @@ static int report(station *st, pool_result *out)
         if (fleet_starts(fc)) rc |= pool_result_add(out, "cold_served", (double) P->cold);
         if (rc) return -1;
     }
-    if (P->cpun) {   /* the front end's tokeniser (cpunode.h), as a generic pool's CPU metrics */
-        const cpu_cfg *c = &st->cfg->fleet->cpu;
-        int rc = cpu_node_oom(P->cpun) ? -1 : 0;
-        if (c->limit_cores > 0) {
-            rc |= pool_result_add(out, "cpu_throttled_periods", (double) cpu_group_throttled_periods(P->cpun, P->cpu_g));
-            rc |= pool_result_add(out, "cpu_throttled_s", cpu_group_throttled_s(P->cpun, P->cpu_g));
-        }
-        if (c->node.name[0]) {
-            rc |= pool_result_add(out, "node_cpu", cpu_node_busy_share(P->cpun));
-            rc |= pool_result_add(out, "node_background_cores", cpu_node_background_mean(P->cpun));
-        }
-        if (rc) return -1;
-    }
+    if (P->cpun && llm_cpu_report(P, out) != 0) return -1;   /* the CPU side (cpu.c) */
     if (L->prefix_cache) {
         double n = P->pfx_requests ? (double) P->pfx_requests : NAN;
         uint64_t ev = 0;
@@ -359,9 +348,18 @@ static double footprint(scn_ctx *x, const pool_cfg *p, const char **key, char *w
     return llm_footprint(&L);
 }
 
+/* 1 when the fleet keys C ask for more than the CPU keys: a fleet controller
+ * (replica failures, autoscaling, cold starts, slow replicas, pauses, the
+ * contention curve).  The CPU keys alone need none (cpu.c). */
+static int fleet_dynamic(const fleet_cfg *c)
+{
+    return !c->cpu.on || fleet_starts(c) || c->fault.slow_fraction > 0 || c->fault.pauses || c->contention;
+}
+
 /* The kind's check_fleet hook (kind.h): host-memory swapping and given weight
  * bytes are generic pools' keys; replica dynamics need one shared queue and a
- * scheduler whose row supports them (LLM_SCHED_FLEET: continuous, chunked). */
+ * scheduler whose row supports them (LLM_SCHED_FLEET: continuous, chunked);
+ * the CPU keys alone need none of that (cpu.c), only work for the CPU. */
 static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const char *const *keys, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -369,25 +367,34 @@ static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const cha
             return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools yet (generic pools only)");
         if (!strcmp(keys[i], "servers_per_replica"))   /* cpunode.h: the front end is one cgroup */
             return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools (generic pools only)");
-        if (cpucfg_pool_key(keys[i]) && !(llm_cfg_of(p)->cpu_tokenize_us_per_token > 0))
-            return scn_fail(x, sec, keys[i], "an llm pool's CPU work is its tokenisation: needs "
-                            "cpu_tokenize_us_per_token > 0");
         if (!strcmp(keys[i], "weights_gb"))
             return scn_fail(x, sec, keys[i], "an llm pool's weight bytes come from its model, weights and tp");
     }
     const llm_cfg *L = llm_cfg_of(p);
-    /* The CPU keys make the pool a fleet (with none of its dynamics): the same limits. */
-    const char *what = n > 0 && cpucfg_pool_key(keys[0]) ? "the CPU keys (tokenisation on a cgroup)"
-                                                         : "replica failures, autoscaling and cold starts";
-    if (n > 0 && L->dp > 1)
-        return scn_fail(x, sec, keys[0], "%s are not modelled with dp > 1 yet", what);
-    if (n > 0 && L->role != LLM_ROLE_BOTH)
-        return scn_fail(x, sec, keys[0], "%s are not modelled for disaggregated pools (role = prefill or decode) yet",
+    int cpu_only = 1, kc = -1;   /* the CPU keys alone: no fleet controller, none of its limits (cpu.c) */
+    for (int i = 0; i < n; i++) {
+        cpu_only &= cpucfg_pool_key(keys[i]);
+        if (kc < 0 && cpucfg_pool_key(keys[i])) kc = i;
+    }
+    if (kc >= 0 && !(L->cpu_tokenize_us_per_token > 0 || L->cpu_step_ms > 0 || L->cpu_sample_us_per_seq > 0))
+        return scn_fail(x, sec, keys[kc], "an llm pool's CPU work is its tokenisation and its steps' CPU parts: "
+                        "needs cpu_tokenize_us_per_token, cpu_step_ms or cpu_sample_us_per_seq > 0");
+    if (llm_dp_lockstep(L) && (L->cpu_step_ms > 0 || L->cpu_sample_us_per_seq > 0))
+        return scn_fail(x, sec, L->cpu_step_ms > 0 ? "cpu_step_ms" : "cpu_sample_us_per_seq",
+                        "the steps' CPU parts are not modelled for ranks in lockstep (dp > 1 with an MoE model) yet");
+    if (cpu_only) return 0;
+    int k0 = 0;   /* the first key asking for the fleet controller */
+    while (k0 < n && cpucfg_pool_key(keys[k0])) k0++;
+    const char *what = "replica failures, autoscaling and cold starts";
+    if (L->dp > 1)
+        return scn_fail(x, sec, keys[k0], "%s are not modelled with dp > 1 yet", what);
+    if (L->role != LLM_ROLE_BOTH)
+        return scn_fail(x, sec, keys[k0], "%s are not modelled for disaggregated pools (role = prefill or decode) yet",
                         what);
-    if (n > 0 && (L->routing || !L->sched || !(L->sched->flags & LLM_SCHED_FLEET))) {
+    if (L->routing || !L->sched || !(L->sched->flags & LLM_SCHED_FLEET)) {
         char names[256];
         llm_sched_names_with(LLM_SCHED_FLEET, names, sizeof names);
-        return scn_fail(x, sec, keys[0], "%s are modelled for scheduler = %s with routing = shared only", what, names);
+        return scn_fail(x, sec, keys[k0], "%s are modelled for scheduler = %s with routing = shared only", what, names);
     }
     return 0;
 }
@@ -616,7 +623,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         route_index_set(&P->ix, i, route_key(L->routing, &s));
     }
     int up = P->nrep;
-    if (fc) {
+    if (fc && fleet_dynamic(fc)) {
         char name[96];
         snprintf(name, sizeof name, "pool %s", cfg->name);
         fleet_units ops = llm_fleet_units(P);
@@ -646,11 +653,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
             free(slow);
         }
     }
-    if (fc && fc->cpu.on && L->cpu_tokenize_us_per_token > 0) {   /* the front end's cgroup (cpunode.h) */
-        if (!env->cpu_nodes || !(P->cpun = cpu_nodes_get(env->cpu_nodes, &fc->cpu)) ||
-            (P->cpu_g = cpu_group_new(P->cpun, &fc->cpu)) < 0)
-            goto fail;
-    }
+    if (fc && fc->cpu.on && llm_cpu_init(P, &fc->cpu, env->cpu_nodes) != 0) goto fail;   /* cgroups (cpu.c) */
     /* Idle stack: replica 0 on top, so a lone request goes to replica 0. */
     for (int i = up - 1; i >= 0; i--) llm_idle_push(P, &P->r[i]);
     return &P->st;

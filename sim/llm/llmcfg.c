@@ -43,6 +43,12 @@ const scn_key llm_keys[] = {
     { "cpu_tokenize_us_per_token", "0", "CPU time to tokenise one prompt token, us: a CPU job of prompt x this in the "
                                          "front end's cgroup (cpu_limit_cores, cpu_request_cores, node: fleet/cpunode.h) "
                                          "before the request queues; needs one of those keys" },
+    { "cpu_step_ms", "0", "CPU time of each step of a replica before its GPU part (scheduling, preparing the inputs), ms: "
+                          "a CPU job in the replica's cgroup (cpu_limit_cores, cpu_request_cores, node), serial with the "
+                          "GPU, so a throttled or shared CPU stretches the step; framework overhead" },
+    { "cpu_sample_us_per_seq", "0", "CPU time after each step's GPU part per sequence in the step (sampling, "
+                                    "detokenising and streaming its token), us: a CPU job in the replica's cgroup, "
+                                    "as cpu_step_ms" },
     { "routing", "shared", "{choices}; shared: one queue feeds idle replicas; else a routing policy over per-replica queues" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
     { "prefix_cache", "no", "yes: each replica keeps prompts' KV blocks, keyed by content, for requests sharing a prefix" },
@@ -218,10 +224,14 @@ int llm_parse(scn_ctx *x, const char *sec, pool_cfg *p)
     if (scn_bool(x, sec, "op_shares", 0, &l->op_shares)) return -1;   /* opshare.h (issue 35) */
     if (scn_num(x, sec, "request_overhead_ms", 0, 0, 0, 1e12, &l->request_overhead_ms)) return -1;
     if (scn_num(x, sec, "cpu_tokenize_us_per_token", 0, 0, 0, 1e9, &l->cpu_tokenize_us_per_token)) return -1;
-    if (scn_value(x, sec, "cpu_tokenize_us_per_token") && !scn_value(x, sec, "cpu_limit_cores") &&
-        !scn_value(x, sec, "cpu_request_cores") && !scn_value(x, sec, "node"))   /* cpunode.h */
-        return scn_fail(x, sec, "cpu_tokenize_us_per_token", "needs cpu_limit_cores, cpu_request_cores or node "
-                        "(the CPU it runs on); a fixed delay is request_overhead_ms");
+    if (scn_num(x, sec, "cpu_step_ms", 0, 0, 0, 1e9, &l->cpu_step_ms)) return -1;   /* cpu.c */
+    if (scn_num(x, sec, "cpu_sample_us_per_seq", 0, 0, 0, 1e9, &l->cpu_sample_us_per_seq)) return -1;
+    static const char *const CPU_WORK[] = { "cpu_tokenize_us_per_token", "cpu_step_ms", "cpu_sample_us_per_seq" };
+    for (size_t i = 0; i < sizeof CPU_WORK / sizeof CPU_WORK[0]; i++)
+        if (scn_value(x, sec, CPU_WORK[i]) && !scn_value(x, sec, "cpu_limit_cores") &&
+            !scn_value(x, sec, "cpu_request_cores") && !scn_value(x, sec, "node"))   /* cpunode.h */
+            return scn_fail(x, sec, CPU_WORK[i], "needs cpu_limit_cores, cpu_request_cores or node "
+                            "(the CPU it runs on)%s", i == 0 ? "; a fixed delay is request_overhead_ms" : "");
     char choices[256] = "shared|";
     route_choices(choices + strlen(choices), sizeof choices - strlen(choices));
     if (scn_enum(x, sec, "routing", choices, 0, &k)) return -1;

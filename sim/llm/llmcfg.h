@@ -51,6 +51,10 @@ typedef struct llm_cfg {
     double request_overhead_ms; /* front-end work per request before it queues, ms */
     double cpu_tokenize_us_per_token; /* CPU time to tokenise one prompt token (a CPU job before it queues:
                                          fleet/cpunode.h), us; 0: none */
+    double cpu_step_ms;       /* CPU time of each step before its GPU part (scheduling: a CPU job in the
+                                 replica's cgroup, cpu.c), ms; 0: none */
+    double cpu_sample_us_per_seq; /* CPU time after each step's GPU part per sequence in the step (sampling,
+                                     detokenising: cpu.c), us; 0: none */
     const struct route_policy *routing;  /* NULL: one shared queue; else the policy that
                                             sends each request to a replica's own queue */
     cost_model cost;          /* step-time model */

@@ -11,7 +11,7 @@
 void rep_snap(const replica *R, station_snap *out)
 {
     out->waiting = R->own.len;
-    out->inside = R->own.len + (uint64_t) R->nrun + (uint64_t) R->nxfer;
+    out->inside = R->own.len + (uint64_t) R->nrun + (uint64_t) R->nxfer + (uint64_t) R->ntok;
     out->running = (uint64_t) R->nrun;
     out->busy = R->stepping;
     out->capacity = 1;
@@ -95,6 +95,31 @@ static replica *dp_pick(llm *P)
     return best;
 }
 
+/* The replica the routing policy sends r to (routed pools). */
+static replica *route_to(llm *P, request *r)
+{
+    if (P->rc.policy->uses_prefix && P->cfg->prefix_cache) {
+        P->route_nids = rep_prompt_ids(P, r, NULL);
+        P->route_pfx = 1;
+    }
+    if (P->ix_key != ROUTE_KEY_NONE) refresh_index(P);
+    route_view v = { routed_snap, P, P->ix_key != ROUTE_KEY_NONE ? &P->ix : NULL };
+    uint64_t turn = P->rc.turn;
+    int e = route_pick(&P->rc, r, &v);
+    if (check_due(P->check, (int64_t) r->id) && P->ix_key != ROUTE_KEY_NONE) llm_require(index_sane(P, r, turn, e));
+    P->route_pfx = 0;
+    return &P->r[e];
+}
+
+/* r joins routed replica R's own queue. */
+static void enqueue_at(replica *R, request *r)
+{
+    if (squeue_enqueue(&R->own, r) == 0) {
+        load_changed(R, ROUTE_KEY_INSIDE);
+        if (R->idle_listed) rep_wake(R);
+    }
+}
+
 static void enter_queue(llm *P, request *r)
 {
     if (P->dp > 1) {
@@ -106,21 +131,7 @@ static void enter_queue(llm *P, request *r)
         if (station_enqueue(&P->st, r) == 0) llm_kick(P);
         return;
     }
-    if (P->rc.policy->uses_prefix && P->cfg->prefix_cache) {
-        P->route_nids = rep_prompt_ids(P, r, NULL);
-        P->route_pfx = 1;
-    }
-    if (P->ix_key != ROUTE_KEY_NONE) refresh_index(P);
-    route_view v = { routed_snap, P, P->ix_key != ROUTE_KEY_NONE ? &P->ix : NULL };
-    uint64_t turn = P->rc.turn;
-    int e = route_pick(&P->rc, r, &v);
-    if (check_due(P->check, (int64_t) r->id) && P->ix_key != ROUTE_KEY_NONE) llm_require(index_sane(P, r, turn, e));
-    P->route_pfx = 0;
-    replica *R = &P->r[e];
-    if (squeue_enqueue(&R->own, r) == 0) {
-        load_changed(R, ROUTE_KEY_INSIDE);
-        if (R->idle_listed) rep_wake(R);
-    }
+    enqueue_at(route_to(P, r), r);
 }
 
 void rep_own_timed_out(squeue *q)
@@ -140,19 +151,41 @@ static void on_tokenized(void *ctx, int64_t arg)
     enter_queue(P, r);
 }
 
+/* The same for a request bound to replica CTX (routed): it joins its queue. */
+static void on_tokenized_at(void *ctx, int64_t arg)
+{
+    replica *R = ctx;
+    request *r = (request *) (intptr_t) arg;
+    simtime_t now = evq_now(R->pool->st.q);
+    r->overhead_ns = simtime_add(r->overhead_ns, now - r->enq);
+    r->enq = now;
+    R->ntok--;
+    enqueue_at(R, r);
+}
+
 /* After the fixed front-end overhead: with cpu_tokenize_us_per_token, R's
- * prompt is tokenised by a CPU job in the front end's cgroup (cpunode.h),
- * throttled by its limit and sharing its node, before it queues. */
+ * prompt is tokenised by a CPU job (cpunode.h, cpu.c), throttled by its
+ * cgroup's limit and sharing its node, before it queues: in the front end's
+ * cgroup (one shared queue, or dp > 1), or, with a routing policy, in the
+ * cgroup of the replica the policy binds it to now (its pod's API server),
+ * counted there as inside meanwhile. */
 static void tokenize_then_queue(llm *P, request *r)
 {
     r->enq = evq_now(P->st.q);
-    if (!P->cpun) {
+    if (!P->cpun || !(P->cfg->cpu_tokenize_us_per_token > 0)) {
         enter_queue(P, r);
         return;
     }
     double ms = P->cfg->cpu_tokenize_us_per_token * r->prompt / 1e3;
-    if (!cpu_job_start(P->cpun, P->cpu_g, ms, on_tokenized, P, (int64_t) (intptr_t) r))
-        P->st.sink->oom(P->st.sink->ctx);
+    uint64_t id;
+    if (P->routed && P->dp == 1) {
+        replica *R = route_to(P, r);
+        R->ntok++;
+        load_changed(R, ROUTE_KEY_INSIDE);
+        id = cpu_job_start(P->cpun, llm_cpu_tok_group(P, R), ms, on_tokenized_at, R, (int64_t) (intptr_t) r);
+    } else
+        id = cpu_job_start(P->cpun, llm_cpu_tok_group(P, NULL), ms, on_tokenized, P, (int64_t) (intptr_t) r);
+    if (!id) P->st.sink->oom(P->st.sink->ctx);
 }
 
 static void on_overhead_done(evq *q, void *subject, int64_t arg)

@@ -137,6 +137,14 @@ typedef struct replica {
     request *lora_prev;       /* while a plan admits: the last waiting request it passed over (its adapter
                                  had no slot; it keeps its place), the one admitted being the next; NULL:
                                  the head is admitted */
+    /* the CPU side (cpu.c; P->cpun set) */
+    int cpu_g;                /* its pod's cgroup on P->cpun (dp ranks share their replica's); -1: none */
+    uint64_t cpu_job;         /* the CPU job of the step in flight (before or after its GPU part), or 0 */
+    simtime_t cpu_gpu;        /* the GPU part of the step in flight, ns */
+    simtime_t cpu_from;       /* when the CPU job in flight started, ns */
+    simtime_t cpu_ns;         /* time the step in flight spent in its CPU parts so far (throttled waits
+                                 included), ns */
+    int ntok;                 /* routed: requests bound to it being tokenised in its cgroup */
 } replica;
 
 /* The KV link of a role = decode pool (kvlink.c): transfers in flight share its
@@ -209,9 +217,12 @@ struct llm {
     double cancelled_tokens;  /* measured requests whose client left in service (patience_s): the prompt
                                  tokens their completed steps prefilled, wasted, tokens */
     fleet *fl;                /* failures, autoscaling, cold starts (NULL: none configured) */
-    cpu_node *cpun;           /* cpu_tokenize_us_per_token: the node the front end's tokeniser runs on
-                                 (fleet/cpunode.h), else NULL */
-    int cpu_g;                /* its cgroup on cpun (the front end: one per pool) */
+    cpu_node *cpun;           /* CPU keys: the node its front end and replicas run on (fleet/cpunode.h;
+                                 cpu.c), else NULL */
+    int cpu_g;                /* the front end's cgroup on cpun (tokenisation with routing = shared), or -1 */
+    int cpu_steps;            /* 1: the replicas' steps have CPU parts (cpu_step_ms, cpu_sample_us_per_seq; cpu.c) */
+    double cpu_part_ms;       /* measured: the CPU parts of the steps ended in the window, ms */
+    double cpu_steps_ms;      /* measured: those steps' whole time (CPU and GPU parts), ms */
     double cpu;               /* cpu_contention: stepping share of the replicas up, averaged over about 10 s */
     simtime_t cpu_t;          /* when cpu was last updated, ns */
     double as_area;           /* busy_area at the last autoscaler evaluation, replica-ns */
@@ -318,6 +329,24 @@ void rep_finish(replica *R, request *r);
 /* Inter-token latency: each measured decoding sequence of the step in flight got
  * a token now, one step (back to back) after its previous one. */
 void rep_itl_decodes(replica *R);
+
+/* ---- cpu.c: the CPU side (tokenisation, the steps' CPU parts) ------------------ */
+
+/* Builds the pool's cgroups on the node of C (NODES: the run's): the front
+ * end's (tokenisation with routing = shared) and one per replica (pod).
+ * Returns 0, or -1 when out of memory. */
+int llm_cpu_init(llm *P, const cpu_cfg *c, cpu_nodes *nodes);
+/* R's step has been planned and its GPU part priced at GPU ns (step_start and
+ * step_dur set): with CPU parts (P->cpu_steps) it runs them around the GPU
+ * part and ends the step itself (rep_on_step_end); returns 1 then, else 0. */
+int rep_cpu_step(replica *R, simtime_t gpu);
+/* R failed: the CPU job of its step in flight is dropped. */
+void rep_cpu_cancel(replica *R);
+/* The cgroup R's tokenisation runs in: its replica's (routed), else the front end's. */
+int llm_cpu_tok_group(const llm *P, const replica *R);
+/* The pool's CPU metrics (throttling of its cgroups, node load, the steps' CPU
+ * share) into OUT.  Returns 0, or -1 when out of memory. */
+int llm_cpu_report(const llm *P, pool_result *out);
 
 /* ---- kv.c: KV blocks and the prefix-cache glue -------------------------------- */
 

@@ -178,6 +178,7 @@ void rep_step(replica *R)
         double occ = (double) R->step_used / (double) P->cfg->kv_blocks;
         if (occ > P->kv_peak) P->kv_peak = occ;
     }
+    if (P->cpu_steps && rep_cpu_step(R, dur)) return;   /* CPU parts before and after the GPU part (cpu.c) */
     if (P->st.sink->step)   /* run --trace-events */
         P->st.sink->step(P->st.sink->ctx, P->st.index, R->index, now, dur, R->cur.prefill_tokens,
                          R->cur.prefill_seqs, R->cur.decode_seqs);

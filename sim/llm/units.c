@@ -23,6 +23,10 @@ static void unit_down(void *ctx, int u, int failed)
         R->step_ev = 0;
         rep_account_step(R);
     }
+    else if (R->cpu_job) {                     /* in a CPU part of its step (cpu.c) */
+        rep_cpu_cancel(R);
+        rep_account_step(R);
+    }
     if (R->stepping) {
         R->stepping = 0;
         station_busy(st, -1);
