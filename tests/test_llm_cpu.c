@@ -8,6 +8,11 @@
  *     250 + 105 = 355 ms; on a 1-core node with 0.5 cores of background load
  *     it runs at half a core: 500 + 105 = 605 ms;
  *   - under load, a tight limit makes the TTFT tail grow (throttling);
+ *   - the steps' CPU parts (cpu.c), by hand: cpu_step_ms before and
+ *     cpu_sample_us_per_seq per sequence after each step's GPU part, in the
+ *     replica's own cgroup (below, steps_on_half_a_core_by_hand); two
+ *     replicas' cgroups do not throttle each other; two pools' replicas on one
+ *     node share its core by their cpu_request_cores;
  *   - bad input: one line with file, line and key; the program exits 2. */
 #include <criterion/criterion.h>
 
@@ -106,6 +111,136 @@ Test(llm_cpu, tight_limit_grows_the_tail)
     sim_result_free(&wide);
 }
 
+/* The linear model's decode step with one sequence reading KV tokens, ms. */
+static double decode_ms(double kv) { return 5 + 0.05 + 0.01 * kv / 1000; }
+
+/* One request of 1000 prompt and 3 output tokens at a time (arrivals 1000 s
+ * apart, on CFS period boundaries); each step runs 80 ms of CPU before its GPU
+ * part and 10 ms (one sequence) after it, on a 0.5-core limit with 100 ms
+ * periods (50 ms of quota per period).  From the arrival at t = 0:
+ *   step 1: CPU 0-50, throttled to 100, 100-130; GPU prefill 130-235 (5 + 0.1
+ *           x 1000); CPU 235-245 (a new period): TTFT = 245 ms;
+ *   step 2: CPU 245-285 (the period's 40 ms left), throttled to 300, 300-340;
+ *           GPU decode 340-345.06001 (d2: 1001 KV tokens); CPU to 355.06001
+ *           (the period's last 10 ms);
+ *   step 3: throttled to 400, CPU 400-450, throttled to 500, 500-530; GPU
+ *           decode d3 (1002 KV tokens); CPU 10 ms: E2E = 540 + d3 ms.
+ * Periods throttled: those beginning at 0, 200, 300 and 400 ms, for 50 + 15 +
+ * (400 - 355.06001) + 50 ms.  The CPU parts (throttled waits included) are
+ * the steps' framework overhead: overhead = E2E - the GPU parts, service =
+ * the GPU parts; ITL = the steps' lengths. */
+Test(llm_cpu, steps_on_half_a_core_by_hand)
+{
+    char text[2048];
+    sim_result res;
+    lone_text(text, sizeof text, 3, "cpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\ncpu_limit_cores = 0.5\n");
+    char *o = strstr(text, "const(11)");
+    cr_assert_not_null(o);
+    memcpy(o, "const(3) ", 9);
+    tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
+    cr_assert_eq(res.served, 3);
+    double d2 = decode_ms(1001), d3 = decode_ms(1002), e2e = 540 + d3, gpu = 105 + d2 + d3;
+    cr_expect_float_eq(res.ttft.max, 245, 1e-6, "ttft %.9f", res.ttft.max);
+    cr_expect_float_eq(res.ttft.mean, 245, 1e-6, "ttft %.9f", res.ttft.mean);
+    cr_expect_float_eq(res.e2e.max, e2e, 1e-6, "e2e %.9f vs %.9f", res.e2e.max, e2e);
+    cr_expect_float_eq(res.e2e.mean, e2e, 1e-6, "e2e %.9f vs %.9f", res.e2e.mean, e2e);
+    cr_expect_float_eq(res.tpot.mean, (e2e - 245) / 2, 1e-6);
+    cr_expect_float_eq(res.itl.max, e2e - (350 + d2), 1e-6, "step 3: %.9f", res.itl.max);
+    cr_expect_float_eq(res.overhead.mean, e2e - gpu, 1e-6, "overhead %.9f vs %.9f", res.overhead.mean, e2e - gpu);
+    cr_expect_float_eq(res.service.mean, gpu, 1e-6, "service %.9f vs %.9f", res.service.mean, gpu);
+    const pool_result *p = &res.pools[0];
+    cr_expect_float_eq(pool_metric_get(p, "cpu_throttled_periods"), 3 * 4, 1e-9);
+    cr_expect_float_eq(pool_metric_get(p, "cpu_throttled_s"), 3 * (50 + 15 + (400 - (350 + d2)) + 50) / 1e3,
+                       1e-9, "throttled %.9f s", pool_metric_get(p, "cpu_throttled_s"));
+    cr_expect_float_eq(pool_metric_get(p, "cpu_step_share"), (e2e - gpu) / e2e, 1e-9);
+    sim_result_free(&res);
+    /* Without a limit (a host of its own: the request only weighs) the CPU
+     * parts take their CPU time: TTFT = 80 + 105 + 10, E2E = 3 x 90 + GPU. */
+    lone_text(text, sizeof text, 3, "cpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\ncpu_request_cores = 1\n");
+    memcpy(strstr(text, "const(11)"), "const(3) ", 9);
+    tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
+    cr_expect_float_eq(res.ttft.mean, 195, 1e-6, "ttft %.9f", res.ttft.mean);
+    cr_expect_float_eq(res.e2e.mean, 270 + gpu, 1e-6, "e2e %.9f", res.e2e.mean);
+    cr_expect(isnan(pool_metric_get(&res.pools[0], "cpu_throttled_periods")), "no limit, no throttling metrics");
+    sim_result_free(&res);
+}
+
+/* Requests of 1000 prompt tokens and 1 output token arriving at 0, 1 ms and
+ * 99.999 s (a trace: times from its first row; the last alone): the file the
+ * scenarios below read. */
+static void write_trace(void)
+{
+    FILE *f = fopen("/tmp/test_llm_cpu_w.csv", "w");
+    cr_assert_not_null(f);
+    fputs("TIMESTAMP,ContextTokens,GeneratedTokens\n0.001,1000,1\n0.002,1000,1\n100,1000,1\n", f);
+    fclose(f);
+}
+
+/* Two replicas, each a pod with its own 0.5-core limit: the requests at 0 and
+ * 1 ms go to replica 0 and 1 (the idle stack), and each prefill step's 80 ms
+ * of CPU runs 50 ms in the first period and 30 ms after 100 ms, as if alone
+ * (one shared cgroup would give each half its quota): TTFT = 130 + 105 + 10 -
+ * arrival = 245 and 244 ms; the lone third, 1 ms before a period, 1 ms then
+ * 50 ms then 29 ms: 245 ms.  One throttled period each. */
+Test(llm_cpu, replicas_do_not_throttle_each_other)
+{
+    write_trace();
+    char text[2048];
+    sim_result res;
+    lone_text(text, sizeof text, 3, "replicas = 2\ncpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\n"
+                                    "cpu_limit_cores = 0.5\n");
+    char *w = strstr(text, "arrival = constant\nrate = 0.001\n");
+    cr_assert_not_null(w);
+    char rest[2048];
+    snprintf(rest, sizeof rest, "%s", w + strlen("arrival = constant\nrate = 0.001\n"));
+    snprintf(w, sizeof text - (size_t) (w - text), "arrival = trace\ntrace = test_llm_cpu_w.csv\ntime_format = seconds\n%s",
+             rest);
+    tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
+    cr_assert_eq(res.served, 3);
+    cr_expect_float_eq(res.ttft.max, 245, 1e-6, "ttft max %.9f", res.ttft.max);
+    cr_expect_float_eq(res.ttft.cdf[0], 244, 1e-6, "ttft min %.9f", res.ttft.cdf[0]);
+    cr_expect_float_eq(res.ttft.mean, (245 + 244 + 245) / 3.0, 1e-6, "ttft mean %.9f", res.ttft.mean);
+    cr_expect_float_eq(pool_metric_get(&res.pools[0], "cpu_throttled_periods"), 3, 1e-9);
+    sim_result_free(&res);
+    unlink("/tmp/test_llm_cpu_w.csv");
+}
+
+/* Two pools' replicas on one 1-core node, requesting 0.75 and 0.25 cores (no
+ * limits): requests at 0 (to a) and 1 ms (to b) through a round-robin router,
+ * a third at 99.999 s (to a, alone).  a's step CPU runs alone for 1 ms, then
+ * at 0.75 cores: 79 / 0.75 ms (105333334 ns: work is rounded up to whole ns),
+ * done at 106.333334 ms, GPU 105 ms, its 10 ms after alone (b is in its GPU
+ * part): TTFT 221.333334 ms.  b ran at 0.25 cores meanwhile (26.333 ms of
+ * work), then alone: done at 160 ms, GPU to 265, CPU to 275: TTFT 274 ms.  The
+ * lone third: 80 + 105 + 10 = 195 ms.  (Equal weights would give a 241 ms.) */
+Test(llm_cpu, one_node_split_by_weights)
+{
+    write_trace();
+    char text[4096];
+    const char *pool = "kind = llm\nmodel = llama-3-8b\ngpu = h100\ncost = linear\nstep_base_ms = 5\n"
+                       "prefill_ms_per_token = 0.1\ndecode_ms_per_seq = 0.05\nkv_ms_per_1k_tokens = 0.01\n"
+                       "cpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\nnode = n1\n";
+    snprintf(text, sizeof text,
+             "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = trace\ntrace = test_llm_cpu_w.csv\n"
+             "time_format = seconds\ntarget = lb\n[pool lb]\nkind = router\npolicy = round_robin\nnext = a, b\n"
+             "[pool a]\n%scpu_request_cores = 0.75\n[pool b]\n%scpu_request_cores = 0.25\n[node n1]\ncores = 1\n",
+             pool, pool);
+    sim_result res;
+    tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
+    cr_assert_eq(res.served, 3);
+    const pool_result *a = NULL, *b = NULL;
+    for (int i = 0; i < res.npools; i++) {
+        if (!strcmp(res.pools[i].name, "a")) a = &res.pools[i];
+        if (!strcmp(res.pools[i].name, "b")) b = &res.pools[i];
+    }
+    cr_assert(a && b);
+    cr_expect_float_eq(a->ttft.max, 1 + 105.333334 + 105 + 10, 1e-9, "a %.9f", a->ttft.max);
+    cr_expect_float_eq(a->ttft.cdf[0], 195, 1e-6, "a alone %.9f", a->ttft.cdf[0]);
+    cr_expect_float_eq(b->ttft.max, 274, 1e-6, "b %.9f", b->ttft.max);
+    sim_result_free(&res);
+    unlink("/tmp/test_llm_cpu_w.csv");
+}
+
 /* The error EXTRA's scenario gives. */
 static void load_error(const char *extra, char *err, size_t n)
 {
@@ -127,8 +262,8 @@ Test(llm_cpu, bad_input)
     cr_expect_str_eq(err, "bad.ini:19: [pool chat] cpu_tokenize_us_per_token: needs cpu_limit_cores, "
                           "cpu_request_cores or node (the CPU it runs on); a fixed delay is request_overhead_ms");
     load_error("cpu_limit_cores = 0.5\n", err, sizeof err);
-    cr_expect_str_eq(err, "bad.ini:19: [pool chat] cpu_limit_cores: an llm pool's CPU work is its tokenisation: "
-                          "needs cpu_tokenize_us_per_token > 0");
+    cr_expect_str_eq(err, "bad.ini:19: [pool chat] cpu_limit_cores: an llm pool's CPU work is its tokenisation and "
+                          "its steps' CPU parts: needs cpu_tokenize_us_per_token, cpu_step_ms or cpu_sample_us_per_seq > 0");
     load_error("cpu_tokenize_us_per_token = 250\ncfs_period_ms = 50\n", err, sizeof err);
     cr_expect_str_eq(err, "bad.ini:19: [pool chat] cpu_tokenize_us_per_token: needs cpu_limit_cores, "
                           "cpu_request_cores or node (the CPU it runs on); a fixed delay is request_overhead_ms");
@@ -137,9 +272,34 @@ Test(llm_cpu, bad_input)
     load_error("cpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\nservers_per_replica = 2\n", err, sizeof err);
     cr_expect_str_eq(err, "bad.ini:21: [pool chat] servers_per_replica: not modelled for kind = llm pools "
                           "(generic pools only)");
-    load_error("cpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\ndp = 2\n", err, sizeof err);
-    cr_expect_str_eq(err, "bad.ini:20: [pool chat] cpu_limit_cores: the CPU keys (tokenisation on a cgroup) are not "
+    /* The CPU keys alone build no fleet controller: dp > 1, other schedulers,
+     * routing and roles take them; with failures the fleet's limits stay. */
+    load_error("cpu_tokenize_us_per_token = 250\ncpu_step_ms = 1\ncpu_limit_cores = 0.5\ndp = 2\n", err, sizeof err);
+    cr_expect_str_eq(err, "");
+    load_error("cpu_step_ms = 1\ncpu_limit_cores = 0.5\nrouting = least_outstanding\nreplicas = 2\n", err, sizeof err);
+    cr_expect_str_eq(err, "");
+    load_error("cpu_step_ms = 1\ncpu_limit_cores = 0.5\ndp = 2\nfail_after_s = exp(mean=100)\n", err, sizeof err);
+    cr_expect_str_eq(err, "bad.ini:22: [pool chat] fail_after_s: replica failures, autoscaling and cold starts are not "
                           "modelled with dp > 1 yet");
+    load_error("cpu_step_ms = -1\ncpu_limit_cores = 0.5\n", err, sizeof err);
+    cr_expect_str_eq(err, "bad.ini:19: [pool chat] cpu_step_ms: must be >= 0, got '-1'");
+    load_error("cpu_sample_us_per_seq = x\ncpu_limit_cores = 0.5\n", err, sizeof err);
+    cr_expect_not_null(strstr(err, "bad.ini:19: [pool chat] cpu_sample_us_per_seq: "), "%s", err);
+    load_error("cpu_sample_us_per_seq = 20\n", err, sizeof err);
+    cr_expect_str_eq(err, "bad.ini:19: [pool chat] cpu_sample_us_per_seq: needs cpu_limit_cores, cpu_request_cores or "
+                          "node (the CPU it runs on)");
+    /* An MoE model's dp ranks step in lockstep: their CPU parts are not modelled. */
+    char text[2048];
+    scenario sc;
+    lone_text(text, sizeof text, 3, "dp = 2\ncpu_step_ms = 1\ncpu_limit_cores = 0.5\n");
+    char *m = strstr(text, "llama-3-8b\n");
+    cr_assert_not_null(m);
+    char rest[2048];
+    snprintf(rest, sizeof rest, "%s", m + strlen("llama-3-8b"));
+    snprintf(m, sizeof text - (size_t) (m - text), "qwen3-30b-a3b%s", rest);
+    cr_assert_neq(tsim_load_resolve("bad.ini", text, &sc, err, sizeof err), 0);
+    cr_expect_str_eq(err, "bad.ini:20: [pool chat] cpu_step_ms: the steps' CPU parts are not modelled for ranks in "
+                          "lockstep (dp > 1 with an MoE model) yet");
     load_error("cpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\n", err, sizeof err);
     cr_expect_str_eq(err, "");
 
@@ -147,7 +307,6 @@ Test(llm_cpu, bad_input)
     char path[] = "/tmp/latsim_llm_cpu_XXXXXX";
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
-    char text[2048];
     lone_text(text, sizeof text, 3, "cpu_limit_cores = 0.5\n");
     cr_assert_eq(write(fd, text, strlen(text)), (ssize_t) strlen(text));
     close(fd);

@@ -379,9 +379,6 @@ static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const cha
     if (kc >= 0 && !(L->cpu_tokenize_us_per_token > 0 || L->cpu_step_ms > 0 || L->cpu_sample_us_per_seq > 0))
         return scn_fail(x, sec, keys[kc], "an llm pool's CPU work is its tokenisation and its steps' CPU parts: "
                         "needs cpu_tokenize_us_per_token, cpu_step_ms or cpu_sample_us_per_seq > 0");
-    if (llm_dp_lockstep(L) && (L->cpu_step_ms > 0 || L->cpu_sample_us_per_seq > 0))
-        return scn_fail(x, sec, L->cpu_step_ms > 0 ? "cpu_step_ms" : "cpu_sample_us_per_seq",
-                        "the steps' CPU parts are not modelled for ranks in lockstep (dp > 1 with an MoE model) yet");
     if (cpu_only) return 0;
     int k0 = 0;   /* the first key asking for the fleet controller */
     while (k0 < n && cpucfg_pool_key(keys[k0])) k0++;

@@ -419,6 +419,12 @@ static int check_parallel(const llm_cfg *l, const char **key, char *err, size_t 
         snprintf(err, errlen, "ep = %d does not divide %s's %d experts", l->ep, m->name, m->experts);
         return -1;
     }
+    if (llm_dp_lockstep(l) && (l->cpu_step_ms > 0 || l->cpu_sample_us_per_seq > 0)) {   /* cpu.c */
+        *key = l->cpu_step_ms > 0 ? "cpu_step_ms" : "cpu_sample_us_per_seq";
+        snprintf(err, errlen, "the steps' CPU parts are not modelled for ranks in lockstep (dp > 1 with an MoE "
+                 "model) yet");
+        return -1;
+    }
     int gpn = l->gpu.gpus_per_node > 0 ? l->gpu.gpus_per_node : 8;
     int gpus = llm_gpus_per_replica(l);
     if (gpus > gpn && !(l->gpu.node_link_gbs > 0)) {
