@@ -75,6 +75,7 @@ static void step_done(replica *R)
     if (P->window_open && R->step_start >= P->window_start) {
         P->cpu_part_ms += simtime_to_ms(R->cpu_ns);
         P->cpu_steps_ms += simtime_to_ms(R->step_dur);
+        P->cpu_nsteps++;
         if (P->ops) P->ops[OP_FRAMEWORK] += simtime_to_ms(R->cpu_ns);   /* op_shares: framework (opshare.h) */
     }
     if (P->st.sink->step)   /* run --trace-events: the whole step, once its length is known */
@@ -153,7 +154,9 @@ int llm_cpu_report(const llm *P, pool_result *out)
         rc |= pool_result_add(out, "node_cpu", cpu_node_busy_share(P->cpun));
         rc |= pool_result_add(out, "node_background_cores", cpu_node_background_mean(P->cpun));
     }
-    if (P->cpu_steps)
+    if (P->cpu_steps) {
         rc |= pool_result_add(out, "cpu_step_share", P->cpu_steps_ms > 0 ? P->cpu_part_ms / P->cpu_steps_ms : 0);
+        rc |= pool_result_add(out, "cpu_step_part_ms", P->cpu_nsteps > 0 ? P->cpu_part_ms / (double) P->cpu_nsteps : 0);
+    }
     return rc;
 }

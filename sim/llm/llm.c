@@ -41,6 +41,7 @@ static void window_open(station *st)
     P->lora_hits = P->lora_loads = P->lora_waits = 0;
     P->lora_load_total_ms = P->lora_steps_ms = 0;
     P->cpu_part_ms = P->cpu_steps_ms = 0;
+    P->cpu_nsteps = 0;
 }
 
 static void window_close(station *st)

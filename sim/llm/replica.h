@@ -223,6 +223,7 @@ struct llm {
     int cpu_steps;            /* 1: the replicas' steps have CPU parts (cpu_step_ms, cpu_sample_us_per_seq; cpu.c) */
     double cpu_part_ms;       /* measured: the CPU parts of the steps ended in the window, ms */
     double cpu_steps_ms;      /* measured: those steps' whole time (CPU and GPU parts), ms */
+    uint64_t cpu_nsteps;      /* measured: those steps */
     double cpu;               /* cpu_contention: stepping share of the replicas up, averaged over about 10 s */
     simtime_t cpu_t;          /* when cpu was last updated, ns */
     double as_area;           /* busy_area at the last autoscaler evaluation, replica-ns */
