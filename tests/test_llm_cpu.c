@@ -11,8 +11,10 @@
  *   - the steps' CPU parts (cpu.c), by hand: cpu_step_ms before and
  *     cpu_sample_us_per_seq per sequence after each step's GPU part, in the
  *     replica's own cgroup (below, steps_on_half_a_core_by_hand); two
- *     replicas' cgroups do not throttle each other; two pools' replicas on one
- *     node share its core by their cpu_request_cores;
+ *     replicas' cgroups do not throttle each other; a replica's dp ranks share
+ *     its pod's; with a routing policy a prompt is tokenised in the cgroup of
+ *     the replica it is bound to; two pools' replicas on one node share its
+ *     core by their cpu_request_cores;
  *   - bad input: one line with file, line and key; the program exits 2. */
 #include <criterion/criterion.h>
 
@@ -176,6 +178,22 @@ static void write_trace(void)
     fclose(f);
 }
 
+/* EXTRA's lone scenario (outputs of 1 token) over write_trace()'s arrivals. */
+static void traced(const char *extra, sim_result *res)
+{
+    write_trace();
+    char text[2048], rest[2048];
+    lone_text(text, sizeof text, 3, extra);
+    memcpy(strstr(text, "const(11)"), "const(1) ", 9);
+    char *w = strstr(text, "arrival = constant\nrate = 0.001\n");
+    cr_assert_not_null(w);
+    snprintf(rest, sizeof rest, "%s", w + strlen("arrival = constant\nrate = 0.001\n"));
+    snprintf(w, sizeof text - (size_t) (w - text), "arrival = trace\ntrace = test_llm_cpu_w.csv\ntime_format = seconds\n%s",
+             rest);
+    tsim_run("/tmp/test_llm_cpu.ini", text, 1, res);
+    unlink("/tmp/test_llm_cpu_w.csv");
+}
+
 /* Two replicas, each a pod with its own 0.5-core limit: the requests at 0 and
  * 1 ms go to replica 0 and 1 (the idle stack), and each prefill step's 80 ms
  * of CPU runs 50 ms in the first period and 30 ms after 100 ms, as if alone
@@ -184,25 +202,53 @@ static void write_trace(void)
  * 50 ms then 29 ms: 245 ms.  One throttled period each. */
 Test(llm_cpu, replicas_do_not_throttle_each_other)
 {
-    write_trace();
-    char text[2048];
     sim_result res;
-    lone_text(text, sizeof text, 3, "replicas = 2\ncpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\n"
-                                    "cpu_limit_cores = 0.5\n");
-    char *w = strstr(text, "arrival = constant\nrate = 0.001\n");
-    cr_assert_not_null(w);
-    char rest[2048];
-    snprintf(rest, sizeof rest, "%s", w + strlen("arrival = constant\nrate = 0.001\n"));
-    snprintf(w, sizeof text - (size_t) (w - text), "arrival = trace\ntrace = test_llm_cpu_w.csv\ntime_format = seconds\n%s",
-             rest);
-    tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
+    traced("replicas = 2\ncpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\ncpu_limit_cores = 0.5\n", &res);
     cr_assert_eq(res.served, 3);
     cr_expect_float_eq(res.ttft.max, 245, 1e-6, "ttft max %.9f", res.ttft.max);
     cr_expect_float_eq(res.ttft.cdf[0], 244, 1e-6, "ttft min %.9f", res.ttft.cdf[0]);
     cr_expect_float_eq(res.ttft.mean, (245 + 244 + 245) / 3.0, 1e-6, "ttft mean %.9f", res.ttft.mean);
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "cpu_throttled_periods"), 3, 1e-9);
     sim_result_free(&res);
-    unlink("/tmp/test_llm_cpu_w.csv");
+}
+
+/* With a routing policy a request is tokenised in the cgroup of the replica it
+ * is bound to: the requests at 0 and 1 ms (round robin: replicas 0 and 1) each
+ * take 250 ms of CPU on their own 0.5-core limit, 50 ms a period, done at
+ * 450 ms: TTFT = 450 + 105 - arrival = 555 and 554 ms; the third (replica 0,
+ * 1 ms before a period: 1 + 4 x 50 + 49 ms) 555 ms.  With one shared queue
+ * both share the front end's quota: the second waits for the first's. */
+Test(llm_cpu, routed_tokenisation_in_the_replica)
+{
+    sim_result res;
+    traced("replicas = 2\nrouting = round_robin\ncpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\n", &res);
+    cr_assert_eq(res.served, 3);
+    cr_expect_float_eq(res.ttft.max, 555, 1e-6, "ttft max %.9f", res.ttft.max);
+    cr_expect_float_eq(res.ttft.cdf[0], 554, 1e-6, "ttft min %.9f", res.ttft.cdf[0]);
+    cr_expect_float_eq(res.overhead.mean, (450 + 449 + 450) / 3.0, 1e-6, "tokenising %.9f", res.overhead.mean);
+    sim_result_free(&res);
+    traced("replicas = 2\ncpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\n", &res);
+    cr_expect_gt(res.ttft.max, 555 + 200, "one front end: %.9f", res.ttft.max);
+    sim_result_free(&res);
+}
+
+/* dp = 2 (a dense model: two independent ranks, one pod): the ranks' step CPU
+ * shares the pod's 0.5-core quota.  The requests at 0 and 1 ms go to ranks 0
+ * and 1 (the balancer); on a host of its own each job runs at a core while
+ * the quota lasts: 1 ms alone, then both until 50 ms of quota are used at
+ * 25.5 ms (24.5 ms each since 1 ms); 25 ms each in [100, 125] and [200, 225];
+ * rank 0's last 4.5 ms end at 304.5 ms, rank 1's 5.5 ms at 305.5 ms.  Prefill
+ * 105 ms, then 10 ms of sampling each (20 ms of the next period's quota):
+ * TTFT 419.5 ms for both; the third, alone on rank 0, 245 ms. */
+Test(llm_cpu, dp_ranks_share_their_pod)
+{
+    sim_result res;
+    traced("dp = 2\ncpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\ncpu_limit_cores = 0.5\n", &res);
+    cr_assert_eq(res.served, 3);
+    cr_expect_float_eq(res.ttft.max, 419.5, 1e-6, "ttft max %.9f", res.ttft.max);
+    cr_expect_float_eq(res.ttft.cdf[0], 245, 1e-6, "ttft min %.9f", res.ttft.cdf[0]);
+    cr_expect_float_eq(res.ttft.mean, (419.5 * 2 + 245) / 3, 1e-6, "ttft mean %.9f", res.ttft.mean);
+    sim_result_free(&res);
 }
 
 /* Two pools' replicas on one 1-core node, requesting 0.75 and 0.25 cores (no
