@@ -23,6 +23,7 @@
  *   lora.c              LoRA adapters: a request's adapter, resident slots (LRU), loads, a step's LoRA cost
  *   queue.c             arrivals and routing to the replicas' queues
  *   units.c             replicas as fleet units (failures, autoscaling, pauses)
+ *   cpu.c               the CPU side: tokenisation and the steps' CPU parts in cgroups (fleet/cpunode.h)
  *   sched.c, sched_*.c  the scheduler table and its rows (sched.h)
  *   llm.c               the kind's row, building and destroying a pool, its report
  */
