@@ -366,7 +366,7 @@ static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const cha
     for (int i = 0; i < n; i++) {
         if (!strncmp(keys[i], "memory_", 7) || !strcmp(keys[i], "swap_factor"))
             return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools yet (generic pools only)");
-        if (!strcmp(keys[i], "servers_per_replica"))   /* cpunode.h: the front end is one cgroup */
+        if (!strcmp(keys[i], "servers_per_replica"))   /* cpunode.h: a replica's cgroup runs its engine, not servers */
             return scn_fail(x, sec, keys[i], "not modelled for kind = llm pools (generic pools only)");
         if (!strcmp(keys[i], "weights_gb"))
             return scn_fail(x, sec, keys[i], "an llm pool's weight bytes come from its model, weights and tp");
