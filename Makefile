@@ -1,4 +1,5 @@
-# latsim build.  `make` builds ./latsim; `make test` runs the Criterion suite;
+# latsim build.  `make` builds ./latsim; `make test` runs the fast tier of the Criterion suite,
+# `make check` (what CI runs) that and then the slow tier and the golden results;
 SHELL := /bin/bash
 # `make bench` prints the speed table (beside a baseline build); `make deps` installs Debian packages.
 # Variants: make SANITIZE=address,undefined   make DEBUG=1
@@ -74,7 +75,7 @@ SIM_OBJ  := $(SIM_SRC:%.c=$(BUILD)/%.o) $(CUDA_OBJ) $(BUILD)/gen/hfdata.o
 TEST_SRC := $(wildcard tests/*.c) tests/fuzz/targets.c
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 
-.PHONY: all deps run test docs-update test-mpi bench bench-mpi clean latsim fuzz fuzz-replay check-layers validate
+.PHONY: all deps run test check docs-update test-mpi bench bench-mpi clean latsim fuzz fuzz-replay check-layers validate
 all: latsim
 
 # Each object depends on the headers it includes (-MMD: the compiler writes
@@ -153,25 +154,59 @@ run: deps
 	./latsim run scenarios/default.ini
 
 # Tests run from the repository root (they read scenarios/ and tests/data/).
+# Two tiers (docs/testing.md): `make test` runs every Criterion test but SLOW_TESTS (the fast
+# tier, for every change); `make check`, what CI runs (.ci/run), runs `make test`, then
+# SLOW_TESTS (the slow tier) and the golden results (tests/golden/run.sh --check).  Together
+# they run every test once: the fast tier's filter is the slow one's negation.
 # Criterion 2.4 reports leaks without failing: the log is grepped for LeakSanitizer.
 # LATSIM_CHECK=$(CHECK) turns on the sanity checks in every run the tests make: the per-request
 # ones at every request, the costly ones (an LLM replica's whole structure, a routing index against
 # a scan) at every CHECK-th step and request (sim/engine/check.h; CHECK=1: at every one, as DEBUG
 # builds do).  The tests that target schedulers, the KV cache and the routing indexes set
-# LATSIM_CHECK=1 themselves.  The layer check runs once, as the test layers/this_tree_passes.
+# LATSIM_CHECK=1 themselves, and llm_checked/* runs every scheduler of the table and every LLM
+# feature with it (fast tier).  The layer check runs once, as the test layers/this_tree_passes.
 # The whole suite is bounded by `timeout` rather than per-test .timeout values: Criterion
 # 2.4's parallel runner leaks its watchdog records for those (a LeakSanitizer report
 # inside libcriterion, no latsim frame), which would fail the sanitizer build.
 TEST_TIMEOUT ?= 1500
 CHECK ?= 16
+# The slow tier: the end-to-end checks that run many whole simulations or programs each --
+# every document's figures and transcripts, the learned model's training reproduction, the
+# observed-fit round trips and sweeps and the real-data fits, the interval-coverage sweeps,
+# the brute-force plans, the exhaustive option and hostile-input sweeps, long runs, the
+# explore kill-and-resume runs and the browser's rendering -- each over ~3 s on an idle core.
+# Criterion --filter patterns (extglob), one per word.
+SLOW_TESTS := docfigs/page_* learned_cli/train_reproduces_table \
+  obsfit_sweep/* obsfit_loads/* obsfit_real/* obsfit_roundtrip/* obsmeas_posterior/real_requests_and_engine_log \
+  bands/one_run_fit_gives_no_validated_error repci_cover/p99_intervals_cover_erlang_c \
+  repci_cover/runs_too_short_give_no_percentile_interval repci_ci/p99_of_queue_wait_covered_at_rho_095 \
+  repci_ci/low_load_interval_not_inflated sweep/mm1_goodput_matches_closed_form \
+  plan/runner_ups_are_minimal plan/two_pools_jointly_match_brute_force plan_brute/two_generic_pools_noisy_seeds \
+  cliopt_help/help_lists_every_option_accepted hostile_property/* hostile_warmup/fleet_stable_with_default_keys \
+  stall_guard/stall_at_run_time_is_exit_1_naming_the_key warmup_cache/result_cache_20k_300k_agree \
+  gateway/open_loop_sessions_spread_the_turns calib_cli/cpu_measure_fit_simulate \
+  explore/killed_then_resumed_runs_every_task_once explore/two_resumes_at_once_run_every_task_once \
+  review/html_report decide/chromium_escaped_title_not_blank
+empty :=
+SLOW_PAT := $(subst $(empty) $(empty),|,$(strip $(SLOW_TESTS)))
+FAST_FILTER := !($(SLOW_PAT))
+SLOW_FILTER := @($(SLOW_PAT))
+# $(call suite,FILTER,LOG): the Criterion tests FILTER selects, two at a time, into LOG.
+define suite
+	@rm -f $(2)
+	LATSIM_BIN=$(BUILD)/latsim LATSIM_MPI=$(if $(MPI),1,0) LATSIM_CHECK=$(CHECK) timeout $(TEST_TIMEOUT) \
+	  $(BUILD)/test_latsim -j2 --filter '$(1)' 2>&1 | tee $(2); \
+	  rc=$${PIPESTATUS[0]}; \
+	  if grep -q 'ERROR: LeakSanitizer' $(2); then echo "leaks found"; exit 1; fi; \
+	  exit $$rc
+endef
 test: deps
 	$(MAKE) $(BUILD)/test_latsim latsim
-	@rm -f tests/test.log
-	LATSIM_BIN=$(BUILD)/latsim LATSIM_MPI=$(if $(MPI),1,0) LATSIM_CHECK=$(CHECK) timeout $(TEST_TIMEOUT) $(BUILD)/test_latsim -j2 2>&1 | tee tests/test.log; \
-	  rc=$${PIPESTATUS[0]}; \
-	  if grep -q 'ERROR: LeakSanitizer' tests/test.log; then echo "leaks found"; exit 1; fi; \
-	  [ $$rc = 0 ] || exit $$rc; \
-	  LATSIM_BIN=$(BUILD)/latsim tests/golden/run.sh --check
+	$(call suite,$(FAST_FILTER),tests/test.log)
+
+check: test
+	$(call suite,$(SLOW_FILTER),tests/test-slow.log)
+	LATSIM_BIN=$(BUILD)/latsim tests/golden/run.sh --check
 
 # make docs-update: rewrite the figures and transcripts that README.md, docs/ and
 # scenarios/README.md quote from fresh output (tests/test_docfigs.c; docs/testing.md

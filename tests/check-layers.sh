@@ -58,26 +58,29 @@ declare -A ALLOW=(
 KINDS="stations gateway llm"
 ROUTE_ALLOW="engine/request.h engine/simtime.h engine/evq.h engine/rng.h core/snap.h core/cplx.h core/route.h engine/rowtab.h"
 
-folder_of() {   # folder_of PATH -> the layer name of a source path
+# folder_of PATH -> the layer name of a source path, in $REPLY (no subshell: the
+# link edges call it thousands of times)
+folder_of() {
   case $1 in
-    sim/*/*) local f=${1#sim/}; echo "${f%%/*}" ;;
-    include/latsim/*) echo public ;;
-    calib/*) echo calib ;;
-    cli/*) echo cli ;;
-    *) echo other ;;
+    sim/*/*) REPLY=${1#sim/}; REPLY=${REPLY%%/*} ;;
+    include/latsim/*) REPLY=public ;;
+    calib/*) REPLY=calib ;;
+    cli/*) REPLY=cli ;;
+    *) REPLY=other ;;
   esac
 }
 
-# resolve FROM INCLUDE -> the path it names (sim/X/Y.h, include/latsim/Y.h, calib/Y.h, cli/Y.h), or ""
+# resolve FROM INCLUDE -> the path it names (sim/X/Y.h, include/latsim/Y.h, calib/Y.h, cli/Y.h),
+# or "", in $REPLY
 resolve() {
   local from=$1 inc=$2 dir=${1%/*}
+  REPLY=
   case $inc in
-    latsim/*) [ -f "include/$inc" ] && { echo "include/$inc"; return; } ;;
-    */*) [ -f "sim/$inc" ] && { echo "sim/$inc"; return; } ;;
+    latsim/*) [ -f "include/$inc" ] && { REPLY="include/$inc"; return; } ;;
+    */*) [ -f "sim/$inc" ] && { REPLY="sim/$inc"; return; } ;;
   esac
-  [ -f "$dir/$inc" ] && { echo "$dir/$inc"; return; }
-  for d in calib cli; do [ -f "$d/$inc" ] && { echo "$d/$inc"; return; }; done
-  echo ""
+  [ -f "$dir/$inc" ] && { REPLY="$dir/$inc"; return; }
+  for d in calib cli; do [ -f "$d/$inc" ] && { REPLY="$d/$inc"; return; }; done
 }
 
 fail=0; nfiles=0; nedges=0
@@ -85,15 +88,15 @@ mods=$(mktemp); dirs=$(mktemp)
 files=$(ls sim/*/*.[ch] calib/*.[ch] cli/*.[ch] include/latsim/*.h 2>/dev/null)
 for f in $files; do
   nfiles=$((nfiles + 1))
-  from=$(folder_of "$f")
+  folder_of "$f"; from=$REPLY
   mod=${f%.[ch]}
   echo "$mod $mod" >>"$mods"
   while IFS=: read -r line inc; do
     inc=${inc#*\"}; inc=${inc%\"*}
-    to_path=$(resolve "$f" "$inc")
+    resolve "$f" "$inc"; to_path=$REPLY
     [ -z "$to_path" ] && continue          # a system header
     nedges=$((nedges + 1))
-    to=$(folder_of "$to_path")
+    folder_of "$to_path"; to=$REPLY
     to_mod=${to_path%.[ch]}
     [ "$to_mod" != "$mod" ] && echo "$mod $to_mod" >>"$mods"
     if [ "$to" = calib ] && [ "$from" = cli ]; then
@@ -132,16 +135,25 @@ objdir=${2:-build/release}
 links=$(mktemp); trap 'rm -f "$mods" "$dirs" "$links" "$links.d" "$links.u"' EXIT
 if [ -d "$objdir/sim" ] && command -v nm >/dev/null; then
   : >"$links.d"; : >"$links.u"
+  objs=()
   for o in $(find "$objdir/sim" "$objdir/calib" -name '*.o' 2>/dev/null); do
     m=${o#"$objdir"/}; m=${m%.o}
-    [ -f "$m.c" ] || continue
-    nm -g --defined-only "$o" 2>/dev/null | awk -v m="$m" '$2 ~ /^[TDBR]$/ {print $3, m}' >>"$links.d"
-    nm -u "$o" 2>/dev/null | awk -v m="$m" '{print $2, m}' >>"$links.u"
+    [ -f "$m.c" ] && objs+=("$o")
   done
+  # One nm over all the objects (-A: each line "OBJECT:..."; one process per object
+  # took most of this script's time): "SYMBOL MODULE" lines.
+  if [ ${#objs[@]} -gt 0 ]; then
+    nm -A -g --defined-only "${objs[@]}" 2>/dev/null | awk -v od="$objdir/" '
+      { i = index($0, ":"); m = substr($0, length(od) + 1, i - length(od) - 1); sub(/\.o$/, "", m)
+        if (split(substr($0, i + 1), a, " ") >= 3 && a[2] ~ /^[TDBR]$/) print a[3], m }' >>"$links.d"
+    nm -A -u "${objs[@]}" 2>/dev/null | awk -v od="$objdir/" '
+      { i = index($0, ":"); m = substr($0, length(od) + 1, i - length(od) - 1); sub(/\.o$/, "", m)
+        split(substr($0, i + 1), a, " "); print a[2], m }' >>"$links.u"
+  fi
   sort -u "$links.d" -o "$links.d"; sort -u "$links.u" -o "$links.u"
   join "$links.u" "$links.d" | awk '$2 != $3 {print $2, $3, $1}' | sort -u -k1,2 >"$links"
   while read -r from_m to_m sym; do
-    from=$(folder_of "$from_m.c"); to=$(folder_of "$to_m.c")
+    folder_of "$from_m.c"; from=$REPLY; folder_of "$to_m.c"; to=$REPLY
     [ "$to" != "$from" ] && echo "$from $to" >>"$dirs"
     if [ "$to" != "$from" ] && ! [[ " ${ALLOW[$from]:-} " == *" $to "* ]]; then
       echo "$from_m.c: $from may not call $to ($sym, defined in $to_m.c)"; fail=1

@@ -766,8 +766,9 @@ static int updating(void)
     return u && !strcmp(u, "1");
 }
 
-/* The documents checked: one test each (docfigs/readme, ...), so that the two workers of
- * `make test` share them. */
+/* The documents checked: one test each (docfigs/page_readme, ...), so that two workers
+ * share them.  They run every command the pages quote: the slow tier (`make check`,
+ * the Makefile's SLOW_TESTS: docfigs/page_*); the checker's own tests below are fast. */
 static const char *pages[] = { "README.md", "scenarios/README.md", "docs/planning.md", "docs/validation.md",
                                "docs/metrics.md", "docs/observed.md", "docs/catalog.md", "docs/explore.md",
                                "docs/llm.md", "docs/gateway.md", "docs/fleet.md", "docs/workloads.md",
@@ -783,7 +784,7 @@ static void check_page(const char *page)
     cr_log_info("%s: %d transcripts and figures checked", page, checked);
 }
 
-#define PAGE(name, i) Test(docfigs, name, .init = setup, .fini = tcli_teardown) { check_page(pages[i]); }
+#define PAGE(name, i) Test(docfigs, page_##name, .init = setup, .fini = tcli_teardown) { check_page(pages[i]); }
 PAGE(readme, 0)
 PAGE(scenarios_readme, 1)
 PAGE(planning, 2)
