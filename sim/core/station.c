@@ -82,12 +82,12 @@ void station_enter(station *st, request *r)
 }
 
 /* R's time in the system ends: the network hops holding a connection for it
- * hear it, innermost first (each sets r->conn_at to the next). */
+ * hear it, innermost first (each sets r->conn.at to the next). */
 static inline void conn_end(request *r)
 {
-    while (__builtin_expect(r->conn_at != NULL, 0)) {
-        station *h = r->conn_at;
-        r->conn_at = NULL;
+    while (__builtin_expect(r->conn.at != NULL, 0)) {
+        station *h = r->conn.at;
+        r->conn.at = NULL;
         h->ops->ended(h, r);
     }
 }

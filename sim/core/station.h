@@ -107,8 +107,8 @@ typedef struct station_ops {
     int (*cache_fill)(const station *st, double out[3]);
     /* R, which this station named in r->notify, leaves the system served now. */
     void (*returned)(station *st, request *r);
-    /* R, which this station named in r->conn_at, leaves the system now (served, dropped or timed
-     * out): the station lets go of what it holds for R and sets r->conn_at to the next one to tell. */
+    /* R, which this station named in r->conn.at, leaves the system now (served, dropped or timed
+     * out): the station lets go of what it holds for R and sets r->conn.at to the next one to tell. */
     void (*ended)(station *st, request *r);
     /* R, in service here (admitted, not waiting in a queue) and with no first token yet, is abandoned
      * by its client now (patience_s): the kind stops its work on R, lets go of what R holds (a server,

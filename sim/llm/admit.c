@@ -120,7 +120,7 @@ void rep_preempt_newest(replica *R)
     r->blocks = 0;
     simtime_t now = evq_now(P->st.q);
     r->service_ns += now - r->start;
-    r->fw_ns += R->fw_cum - r->fw_mark;
+    r->fw.ns += R->fw_cum - r->fw_mark;
     r->enq = now;
     if (*P->st.sink->measuring) P->preemptions++;
     squeue_push_front(R->wq, r);
@@ -175,7 +175,7 @@ void rep_drop_leaving(replica *R, int step_done)
         }
         r->leaving = 0;
         r->service_ns += now - r->start;
-        r->fw_ns += R->fw_cum - r->fw_mark;
+        r->fw.ns += R->fw_cum - r->fw_mark;
         station_drop(&P->st, r, OUT_ABANDONED);
     }
     R->nleaving = 0;

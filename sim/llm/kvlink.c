@@ -160,9 +160,9 @@ static void arrived(llm *P, request *r)
     kv_link *k = &P->link;
     replica *R = &P->r[r->kv_rep];
     r->pd = 2;
-    r->kvx_ns = evq_now(P->st.q) - r->start;
+    r->kv.xfer_ns = evq_now(P->st.q) - r->start;
     if (r->measured && P->window_open) {
-        double ms = simtime_to_ms(r->kvx_ns);
+        double ms = simtime_to_ms(r->kv.xfer_ns);
         k->n++;
         k->sum_ms += ms;
         if (ms > k->max_ms) k->max_ms = ms;

@@ -20,7 +20,7 @@
 void llm_lora_pick(llm *P, request *r)
 {
     const llm_cfg *L = P->cfg;
-    int32_t a = r->trace_adapter > 0 ? r->trace_adapter - 2   /* the trace row's: 0 the base model, k adapter k */
+    int32_t a = r->attrs.trace_adapter > 0 ? r->attrs.trace_adapter - 2   /* the trace row's: 0 the base model, k adapter k */
               : r->cls >= 0 && r->cls < L->adapter_ncls ? L->adapter_cls[r->cls] : -2;
     if (a == -2) a = (int32_t) zipf_sample(P->lora_zipf, P->lora_rng);
     r->adapter = a;

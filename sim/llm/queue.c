@@ -169,7 +169,7 @@ void llm_arrive(station *st, request *r)
     r->generated = 0;
     r->pool_queue0 = r->queue_ns;
     r->pool_service0 = r->service_ns;
-    r->pool_fw0 = r->fw_ns;
+    r->pool_fw0 = r->fw.ns;
     if (P->lora_rng) llm_lora_pick(P, r);
     if ((int64_t) r->prompt + r->output > L->max_seq_len) {
         if (!L->truncate) {

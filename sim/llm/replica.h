@@ -106,7 +106,7 @@ typedef struct replica {
     simtime_t step_fw;        /* of step_dur, the cost model's framework overhead (fixed, launches,
                                  per-sequence CPU: cost_fast_overhead_ms), scaled as the step, ns */
     simtime_t fw_cum;         /* step_fw of its completed steps, summed, ns: a sequence takes its
-                                 increase between joining and leaving (request.fw_ns) */
+                                 increase between joining and leaving (request.fw.ns) */
     /* fleet (fleet.h) */
     int down;                 /* 1: takes no new requests (failed, off, or draining what it holds) */
     evq_id step_ev;           /* the step-end event in flight, or 0 */
@@ -160,7 +160,7 @@ typedef struct kv_link {
     /* measured window */
     double busy_ns;           /* time with a transfer in flight, ns */
     uint64_t n;               /* measured transfers arrived */
-    double sum_ms;            /* their kvx_ns, ms */
+    double sum_ms;            /* their kv.xfer_ns, ms */
     double max_ms;            /* the longest, ms */
     uint64_t nstart;          /* measured transfers started */
     double wait_ms;           /* their waits for a stream, ms */
@@ -484,7 +484,7 @@ void llm_offload_free(llm *P);
 /* R admits r, whose N prompt ids are in P->ids (the last costing LAST KV blocks)
  * and whose leading HIT ids its GPU cache holds: the ids after those found on
  * the GPU or in a tier, as a leading run; the tiers' ones are loaded back (their
- * time added to the step being planned and to r->kvl_ns).  Returns the run's
+ * time added to the step being planned and to r->kv.load_ns).  Returns the run's
  * length (>= HIT). */
 uint32_t rep_offload_find(replica *R, request *r, int64_t n, uint32_t last, uint32_t hit);
 /* kv_offload_shared: the N prompt ids in P->ids that R has just taken are

@@ -88,7 +88,7 @@ static void complete_batch(replica *R)
         for (request *q = R->run_head; q; q = q->rnext) {
             req_first_token(q, now, P->st.index);
             q->tf_rep = R->index / P->dp;
-            q->tf.fw_ns = q->fw_ns + (R->fw_cum - q->fw_mark);
+            q->tf.fw_ns = q->fw.ns + (R->fw_cum - q->fw_mark);
             q->generated = 1;
         }
     else

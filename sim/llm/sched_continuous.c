@@ -145,7 +145,7 @@ void rep_complete_iteration(replica *R)
         if (r->generated == 0) {
             req_first_token(r, now, P->st.index);
             r->tf_rep = R->index / P->dp;
-            r->tf.fw_ns = r->fw_ns + (R->fw_cum - r->fw_mark);
+            r->tf.fw_ns = r->fw.ns + (R->fw_cum - r->fw_mark);
         }
         else if (r->measured) {   /* recomputed after a preemption */
             if (P->st.sink->itl) stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));

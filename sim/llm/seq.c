@@ -163,7 +163,7 @@ void rep_finish(replica *R, request *r)
     simtime_t now = evq_now(st->q);
     r->last_token = now;
     r->service_ns += now - r->start;
-    r->fw_ns += R->fw_cum - r->fw_mark;
+    r->fw.ns += R->fw_cum - r->fw_mark;
     /* Cold: it waited for this replica's start (it entered the pool before the
      * replica came up), or was among its first cold_requests slowed by cold_factor. */
     if (P->fl && ((r->entered < R->up_at) ||
@@ -176,7 +176,7 @@ void rep_finish(replica *R, request *r)
     if (r->measured) {
         /* All its waits and all its service in this pool, preemptions included. */
         stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - r->pool_queue0));
-        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0 - (r->fw_ns - r->pool_fw0)));
+        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0 - (r->fw.ns - r->pool_fw0)));
     }
     station_forward(st, r, 0);
 }
