@@ -101,6 +101,14 @@ static inline void patience_disarm(station *st, request *r)
     }
 }
 
+/* R leaves ST: its patience in service no longer applies there, and the kind
+ * lets go of its record of R (station_ops.leave). */
+static inline void depart(station *st, request *r)
+{
+    patience_disarm(st, r);
+    if (st->ops->leave) st->ops->leave(st, r);
+}
+
 /* R leaves the system served: the station it asked to be told hears it first. */
 static void leave(station *st, request *r)
 {
@@ -115,7 +123,7 @@ static void leave(station *st, request *r)
 
 void station_finish(station *st, request *r)
 {
-    patience_disarm(st, r);
+    depart(st, r);
     if (r->measured) st->served++;
     inside_add(st, -1);
     leave(st, r);
@@ -124,7 +132,7 @@ void station_finish(station *st, request *r)
 /* R leaves ST along EDGE (or the system, when ST has no out-edge). */
 static inline void pass(station *st, request *r, int edge)
 {
-    patience_disarm(st, r);
+    depart(st, r);
     inside_add(st, -1);
     if (st->nout == 0) {
         leave(st, r);
@@ -154,7 +162,7 @@ void station_drop(station *st, request *r, req_outcome outcome)
             st->cancelled++;
         }
     }
-    patience_disarm(st, r);
+    depart(st, r);
     inside_add(st, -1);
     conn_end(r);
     st->sink->outcome(st->sink->ctx, r, outcome);
@@ -197,6 +205,7 @@ static void timeout_fire(evq *e, void *subject, int64_t arg)
         else st->timed_out++;
     }
     inside_add(st, -1);
+    if (st->ops->leave) st->ops->leave(st, r);
     if (q->timed_out) q->timed_out(q);
     conn_end(r);
     st->sink->outcome(st->sink->ctx, r, out);

@@ -116,6 +116,10 @@ typedef struct station_ops {
      * when R shares work in flight that cannot stop for it (an LLM step with other sequences), when
      * that work ends.  NULL: the kind cannot cancel; its requests in service are served to the end. */
     void (*cancel)(station *st, request *r);
+    /* R leaves this station now (served, passed on, dropped, or timed out of one of its queues, where
+     * it stays as a tombstone): the kind lets go of the record it keeps for R there (request.scratch).
+     * NULL: the kind keeps none. */
+    void (*leave)(station *st, request *r);
     void (*destroy)(station *st);                       /* frees the station */
 } station_ops;
 

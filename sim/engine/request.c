@@ -10,7 +10,7 @@ struct req_slab {
     request r[SLAB_RECORDS];        /* the records */
 };
 
-/* Zeroes the N bytes at B (N a multiple of 8, at most 44 x 8, known when
+/* Zeroes the N bytes at B (N a multiple of 8, at most 38 x 8, known when
  * compiled) with straight-line 8-byte stores, which the compiler pairs into
  * vector stores: a memset of these sizes is a `rep stos`, whose start-up costs
  * more than the stores. */
@@ -20,13 +20,13 @@ static inline void zero_words(char *b, size_t n)
 #define Z(i) if ((i) * 8 < n) memcpy(b + (i) * 8, &z, 8)
     Z(0); Z(1); Z(2); Z(3); Z(4); Z(5); Z(6); Z(7); Z(8); Z(9); Z(10); Z(11); Z(12); Z(13); Z(14); Z(15);
     Z(16); Z(17); Z(18); Z(19); Z(20); Z(21); Z(22); Z(23); Z(24); Z(25); Z(26); Z(27); Z(28); Z(29); Z(30); Z(31);
-    Z(32); Z(33); Z(34); Z(35); Z(36); Z(37); Z(38); Z(39); Z(40); Z(41); Z(42); Z(43);
+    Z(32); Z(33); Z(34); Z(35); Z(36); Z(37);
 #undef Z
 }
 
 #define TAIL_BYTES (REQ_TAIL_END - REQ_CORE_BYTES)
 _Static_assert(REQ_CORE_BYTES % 8 == 0 && REQ_CORE_BYTES <= 32 * 8, "zero_words covers the core");
-_Static_assert(TAIL_BYTES % 8 == 0 && TAIL_BYTES <= 44 * 8, "zero_words covers the tail");
+_Static_assert(TAIL_BYTES % 8 == 0 && TAIL_BYTES <= 38 * 8, "zero_words covers the tail");
 
 request *req_alloc(req_pool *p)
 {

@@ -115,34 +115,13 @@ typedef struct request {
         simtime_t wait_ns;  /* of queue_ns, waits for a hop's pooled connection (connect too), ns */
     } conn;
     uint8_t truncated;      /* 1 when a server cut its prompt to its max_seq_len */
-    uint8_t pd;             /* disaggregated serving, in a decode pool: 0 none, 1 prefilled elsewhere (its KV
-                               still to cross the link), 2 its KV has arrived (joins the decodes) */
-    int32_t kv_rep;         /* decode pool: the replica its KV is transferred to */
-    simtime_t fw_mark;      /* the replica's fw_cum when it joined its running sequences, ns */
-    simtime_t pool_fw0;     /* fw_ns when it entered the current pool, ns */
-
-    /* Scratch of the LLM replica serving it (llm.c). */
-    int32_t generated;      /* output tokens produced so far */
-    int32_t prefill_len;    /* tokens to prefill: the prompt, or prompt + generated after preemption */
-    int32_t prefilled;      /* of those, already computed */
-    int64_t blocks;         /* KV blocks held */
-    int64_t phase_base;     /* cache length minus the replica's decode-step count when it joined */
-    int64_t finish_step;    /* decode step at which it produces its last token */
-    uint32_t heap_pos;      /* index in the replica's finish heap */
-    uint32_t *pfx_h;        /* prefix cache: handles of the content blocks it holds (malloc'd), or NULL */
-    int32_t pfx_n;          /* how many */
-    int32_t pfx_blocks;     /* the KV blocks they occupy */
-    uint8_t pfx_seen;       /* prefix cache: its first admission has been counted */
-    int32_t spec_m;         /* speculative decoding: tokens it emits in the step in flight (1 + accepted, capped), tokens */
-    int32_t adapter;        /* LoRA: the adapter it runs with (0-based), or -1 for the base model */
-    uint8_t lora_waited;    /* LoRA: passed over at least once for want of an adapter slot (counted once) */
-    uint8_t leaving;        /* patience: its client left while it shared the step in flight with others; it
-                               leaves the replica when that step ends (llm_cancel) */
-    int32_t run_rep;        /* the replica (index in the pool's r[]) it was last admitted to */
-    double cost_mark;       /* cost accounting: the replica's decode time per sequence (dec_sum) when it began decoding, ns */
-    struct request *rprev;  /* replica's running list, in admission order */
-    struct request *rnext;
-
+    int32_t emitted;        /* output tokens produced by the stations it has left (a streaming server's
+                               count when it let go of it; 0 before any), tokens */
+    uint8_t marks;          /* bits a kind keeps for it across that kind's stations (their meaning is the
+                               kind's own: llm/seqrec.h), 0 at arrival */
+    void *scratch;          /* the record the kind of the station it is in keeps for it there (an LLM
+                               pool's sequence: llm/seqrec.h), or NULL; set when it enters such a station,
+                               NULL again when it leaves */
 
     /* ---- never zeroed: written before they are read ---- */
     /* Its components when its first token was emitted (req_first_token; valid when tf_pool > 0):

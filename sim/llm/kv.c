@@ -51,11 +51,11 @@ void rep_release_blocks(replica *R, request *r, int64_t total)
         return;
     }
     prefix_give(R->pc, (uint64_t) (total - content_blocks(R->pool, r)));
-    prefix_release(R->pc, r->pfx_h, (uint32_t) r->pfx_n);
-    free(r->pfx_h);
-    r->pfx_h = NULL;
-    r->pfx_n = 0;
-    r->pfx_blocks = 0;
+    prefix_release(R->pc, seq_of(r)->pfx.h, (uint32_t) seq_of(r)->pfx.n);
+    free(seq_of(r)->pfx.h);
+    seq_of(r)->pfx.h = NULL;
+    seq_of(r)->pfx.n = 0;
+    seq_of(r)->pfx.blocks = 0;
     R->free_blocks = (int64_t) prefix_available(R->pc);
 }
 
@@ -84,13 +84,13 @@ void rep_release_context(replica *R, request *r, int64_t total)
         got = prefix_acquire(R->pc, P->ids, (uint32_t) n, h, &hit) == 0;
     }
     /* The prompt's references first, so that the context is the most recent. */
-    prefix_release(R->pc, r->pfx_h, (uint32_t) r->pfx_n);
+    prefix_release(R->pc, seq_of(r)->pfx.h, (uint32_t) seq_of(r)->pfx.n);
     if (got) prefix_release(R->pc, h, (uint32_t) n);
     free(h);
-    free(r->pfx_h);
-    r->pfx_h = NULL;
-    r->pfx_n = 0;
-    r->pfx_blocks = 0;
+    free(seq_of(r)->pfx.h);
+    seq_of(r)->pfx.h = NULL;
+    seq_of(r)->pfx.n = 0;
+    seq_of(r)->pfx.blocks = 0;
     R->free_blocks = (int64_t) prefix_available(R->pc);
 }
 

@@ -15,6 +15,7 @@
  * No step touches a sequence that does not start, finish, or get preempted in it.
  *
  * Who does what:
+ *   seqrec.c            the pool's sequence records (seqrec.h): one per request inside the pool
  *   seq.c               the running list, the finish heap, phase counts, a sequence leaving
  *   kv.c                KV blocks and the prefix-cache glue (prefix.c is the cache)
  *   admit.c             admission and preemption
@@ -43,6 +44,7 @@
 #include "llm/llmcfg.h"
 #include "llm/prefix.h"
 #include "llm/sched.h"
+#include "llm/seqrec.h"
 
 typedef struct llm llm;
 
@@ -73,7 +75,7 @@ typedef struct replica {
     request *run_head;        /* running sequences, oldest first (prefilling and decoding) */
     request *run_tail;
     int nrun;                 /* running sequences */
-    int nleaving;             /* of those, the ones whose client left (request.leaving): they leave at the
+    int nleaving;             /* of those, the ones whose client left (llm_seq.leaving): they leave at the
                                  end of the step in flight */
     request **pf;             /* sequences still prefilling, admission order */
     int npf;
@@ -192,6 +194,7 @@ struct llm {
                                  at every step (1) or every Nth of each replica (N); 0: off (abort on failure) */
     int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
                                  time is charged to its sequences (charge_step) */
+    llm_seq_pool seqs;        /* the sequence records of the requests inside (seqrec.h) */
     int B;                    /* tokens per KV block */
     int64_t Bmask;            /* B - 1 when B is a power of two (a modulo is a mask), else -1 */
     /* measured-window counters */
@@ -293,10 +296,13 @@ static inline int64_t rep_skip_tokens(const llm *P, int64_t found, int64_t len)
 static inline int64_t content_blocks(const llm *P, const request *r)
 {
     (void) P;
-    return r->pfx_blocks;
+    return seq_of(r)->pfx.blocks;
 }
 
 /* ---- seq.c: the running list, the finish heap, phase counts ------------------- */
+
+/* The station's leave operation (station.h): R's sequence record goes back to P. */
+void llm_leave(station *st, request *r);
 
 void rep_run_append(replica *R, request *r);
 void rep_run_remove(replica *R, request *r);
@@ -384,7 +390,7 @@ int rep_spec_wanted(const replica *R);
  * blocks taken. */
 int64_t rep_spec_reserve(replica *R);
 /* Draws how many tokens each decoding sequence emits in the speculating step
- * being planned (r->spec_m: 1 + accepted proposals, a truncated geometric, at
+ * being planned (seq_of(r)->spec.m: 1 + accepted proposals, a truncated geometric, at
  * most its remaining output); returns their sum. */
 int64_t rep_spec_draw(replica *R);
 /* The drafting time of R's speculating step being planned (k passes of the

@@ -1,15 +1,21 @@
 /* seq.c -- an LLM replica's sequences: the running list (oldest first), the
  * finish heap of decoding sequences (keyed by the step they finish in), the
  * phase counts that give each step's KV growth in O(1) (replica.h), and a
- * sequence leaving the replica. */
+ * sequence leaving the replica (and the pool: its record goes back). */
 #include <assert.h>
 #include "llm/replica.h"
 
+/* ---- a request leaving the pool: its record goes back (seqrec.h) ---------------- */
+
+void llm_leave(station *st, request *r) { llm_seq_detach(&((llm *) st)->seqs, r); }
+
+/* ---- the running list, the finish heap ------------------------------------------ */
+
 void rep_run_append(replica *R, request *r)
 {
-    r->rnext = NULL;
-    r->rprev = R->run_tail;
-    if (R->run_tail) R->run_tail->rnext = r;
+    seq_of(r)->rnext = NULL;
+    seq_of(r)->rprev = R->run_tail;
+    if (R->run_tail) seq_of(R->run_tail)->rnext = r;
     else R->run_head = r;
     R->run_tail = r;
     R->nrun++;
@@ -19,11 +25,11 @@ void rep_run_append(replica *R, request *r)
 
 void rep_run_remove(replica *R, request *r)
 {
-    if (r->rprev) r->rprev->rnext = r->rnext;
-    else R->run_head = r->rnext;
-    if (r->rnext) r->rnext->rprev = r->rprev;
-    else R->run_tail = r->rprev;
-    r->rprev = r->rnext = NULL;
+    if (seq_of(r)->rprev) seq_of(seq_of(r)->rprev)->rnext = seq_of(r)->rnext;
+    else R->run_head = seq_of(r)->rnext;
+    if (seq_of(r)->rnext) seq_of(seq_of(r)->rnext)->rprev = seq_of(r)->rprev;
+    else R->run_tail = seq_of(r)->rprev;
+    seq_of(r)->rprev = seq_of(r)->rnext = NULL;
     R->nrun--;
     if (R->lora) rep_lora_use(R, r, -1);
     load_changed(R, ROUTE_KEY_INSIDE);
@@ -34,15 +40,15 @@ static void heap_swap(replica *R, int i, int j)
     request *t = R->heap[i];
     R->heap[i] = R->heap[j];
     R->heap[j] = t;
-    R->heap[i]->heap_pos = (uint32_t) i;
-    R->heap[j]->heap_pos = (uint32_t) j;
+    seq_of(R->heap[i])->heap_pos = (uint32_t) i;
+    seq_of(R->heap[j])->heap_pos = (uint32_t) j;
 }
 
 static void heap_up(replica *R, int i)
 {
     while (i > 0) {
         int p = (i - 1) / 2;
-        if (R->heap[p]->finish_step <= R->heap[i]->finish_step) break;
+        if (seq_of(R->heap[p])->finish_step <= seq_of(R->heap[i])->finish_step) break;
         heap_swap(R, i, p);
         i = p;
     }
@@ -52,8 +58,8 @@ static void heap_down(replica *R, int i)
 {
     for (;;) {
         int c = 2 * i + 1, m = i;
-        if (c < R->ndec && R->heap[c]->finish_step < R->heap[m]->finish_step) m = c;
-        if (c + 1 < R->ndec && R->heap[c + 1]->finish_step < R->heap[m]->finish_step) m = c + 1;
+        if (c < R->ndec && seq_of(R->heap[c])->finish_step < seq_of(R->heap[m])->finish_step) m = c;
+        if (c + 1 < R->ndec && seq_of(R->heap[c + 1])->finish_step < seq_of(R->heap[m])->finish_step) m = c + 1;
         if (m == i) break;
         heap_swap(R, i, m);
         i = m;
@@ -62,12 +68,12 @@ static void heap_down(replica *R, int i)
 
 void rep_heap_push(replica *R, request *r)
 {
-    r->heap_pos = (uint32_t) R->ndec;
+    seq_of(r)->heap_pos = (uint32_t) R->ndec;
     R->heap[R->ndec++] = r;
     heap_up(R, R->ndec - 1);
     R->ndec_meas += r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]++;
-    r->cost_mark = R->dec_sum;
+    seq_of(r)->cost_mark = R->dec_sum;
 }
 
 request *rep_heap_pop(replica *R)
@@ -87,25 +93,25 @@ request *rep_heap_pop(replica *R)
 void rep_decode_join(replica *R, request *r, int64_t s, int64_t c0)
 {
     int64_t f = s + 1;
-    r->phase_base = c0 - f;
-    r->finish_step = (int64_t) r->output - r->generated + f - 1;
-    R->base_sum += r->phase_base;
-    R->phase_cnt[bmod(R->pool, r->phase_base)]++;
+    seq_of(r)->phase_base = c0 - f;
+    seq_of(r)->finish_step = (int64_t) r->output - seq_of(r)->generated + f - 1;
+    R->base_sum += seq_of(r)->phase_base;
+    R->phase_cnt[bmod(R->pool, seq_of(r)->phase_base)]++;
     rep_heap_push(R, r);
 }
 
 void rep_charge_decode(replica *R, request *r)
 {
-    if (R->pool->acct) station_charge(&R->pool->st, r, R->dec_sum - r->cost_mark);
+    if (R->pool->acct) station_charge(&R->pool->st, r, R->dec_sum - seq_of(r)->cost_mark);
 }
 
 void rep_decode_leave(replica *R, request *r)
 {
-    int i = (int) r->heap_pos;
+    int i = (int) seq_of(r)->heap_pos;
     assert(i < R->ndec && R->heap[i] == r);
     rep_charge_decode(R, r);
-    R->base_sum -= r->phase_base;
-    R->phase_cnt[bmod(R->pool, r->phase_base)]--;
+    R->base_sum -= seq_of(r)->phase_base;
+    R->phase_cnt[bmod(R->pool, seq_of(r)->phase_base)]--;
     R->ndec_meas -= r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
     R->ndec--;
@@ -139,7 +145,7 @@ void rep_itl_decodes(replica *R)
         simtime_t now = evq_now(R->pool->st.q);
         for (int i = 0; i < R->njoined; i++) {
             request *r = R->joined[i];
-            r->pd = 0;
+            seq_of(r)->pd.state = 0;
             if (r->measured) {
                 n--;
                 double g = simtime_to_ms(now - r->last_token);
@@ -163,7 +169,7 @@ void rep_finish(replica *R, request *r)
     simtime_t now = evq_now(st->q);
     r->last_token = now;
     r->service_ns += now - r->start;
-    r->fw.ns += R->fw_cum - r->fw_mark;
+    r->fw.ns += R->fw_cum - seq_of(r)->fw_mark;
     /* Cold: it waited for this replica's start (it entered the pool before the
      * replica came up), or was among its first cold_requests slowed by cold_factor. */
     if (P->fl && ((r->entered < R->up_at) ||
@@ -176,7 +182,7 @@ void rep_finish(replica *R, request *r)
     if (r->measured) {
         /* All its waits and all its service in this pool, preemptions included. */
         stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - r->pool_queue0));
-        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0 - (r->fw.ns - r->pool_fw0)));
+        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0 - (r->fw.ns - seq_of(r)->fw0)));
     }
     station_forward(st, r, 0);
 }
