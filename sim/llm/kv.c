@@ -45,17 +45,18 @@ int64_t rep_prompt_ids(llm *P, const request *r, uint32_t *last_cost)
 
 void rep_release_blocks(replica *R, request *r, int64_t total)
 {
+    llm_seq *seq = seq_of(r);
     load_changed(R, ROUTE_KEY_KV);
     if (!R->pc) {
         R->free_blocks += total;
         return;
     }
     prefix_give(R->pc, (uint64_t) (total - content_blocks(R->pool, r)));
-    prefix_release(R->pc, seq_of(r)->pfx.h, (uint32_t) seq_of(r)->pfx.n);
-    free(seq_of(r)->pfx.h);
-    seq_of(r)->pfx.h = NULL;
-    seq_of(r)->pfx.n = 0;
-    seq_of(r)->pfx.blocks = 0;
+    prefix_release(R->pc, seq->pfx.h, (uint32_t) seq->pfx.n);
+    free(seq->pfx.h);
+    seq->pfx.h = NULL;
+    seq->pfx.n = 0;
+    seq->pfx.blocks = 0;
     R->free_blocks = (int64_t) prefix_available(R->pc);
 }
 
@@ -66,6 +67,7 @@ void rep_release_blocks(replica *R, request *r, int64_t total)
  * the full blocks of generated tokens too).  Without room they are not kept. */
 void rep_release_context(replica *R, request *r, int64_t total)
 {
+    llm_seq *seq = seq_of(r);
     llm *P = R->pool;
     int64_t T = P->cfg->prefix_id_tokens;
     int64_t n = T > 0 ? ((int64_t) r->prompt + r->output - 1) / T : 0;   /* T = 0 without a prefix cache */
@@ -84,13 +86,13 @@ void rep_release_context(replica *R, request *r, int64_t total)
         got = prefix_acquire(R->pc, P->ids, (uint32_t) n, h, &hit) == 0;
     }
     /* The prompt's references first, so that the context is the most recent. */
-    prefix_release(R->pc, seq_of(r)->pfx.h, (uint32_t) seq_of(r)->pfx.n);
+    prefix_release(R->pc, seq->pfx.h, (uint32_t) seq->pfx.n);
     if (got) prefix_release(R->pc, h, (uint32_t) n);
     free(h);
-    free(seq_of(r)->pfx.h);
-    seq_of(r)->pfx.h = NULL;
-    seq_of(r)->pfx.n = 0;
-    seq_of(r)->pfx.blocks = 0;
+    free(seq->pfx.h);
+    seq->pfx.h = NULL;
+    seq->pfx.n = 0;
+    seq->pfx.blocks = 0;
     R->free_blocks = (int64_t) prefix_available(R->pc);
 }
 

@@ -45,7 +45,8 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
     /* Sequences already prefilling (split prompts) continue first. */
     for (int i = 0; i < R->npf && pbudget > 0; i++) {
         request *r = R->pf[i];
-        int64_t c = seq_of(r)->prefill_len - seq_of(r)->prefilled;
+        llm_seq *seq = seq_of(r);
+        int64_t c = seq->prefill_len - seq->prefilled;
         if (c > pbudget) c = pbudget;
         R->chunk[i] = (int32_t) c;
         pbudget -= c;
@@ -127,47 +128,49 @@ void rep_complete_iteration(replica *R)
     /* Decoders: new blocks were taken at planning; sequences ending now leave. */
     while (R->ndec > 0 && seq_of(R->heap[0])->finish_step <= s) {
         request *r = R->heap[0];
-        assert(seq_of(r)->finish_step == s);
+        llm_seq *seq = seq_of(r);
+        assert(seq->finish_step == s);
         rep_decode_leave(R, r);
         rep_run_remove(R, r);
-        seq_of(r)->generated = r->output;
-        rep_release_context(R, r, blocks_for(P, seq_of(r)->phase_base + s + 1));
-        seq_of(r)->blocks = 0;
+        seq->generated = r->output;
+        rep_release_context(R, r, blocks_for(P, seq->phase_base + s + 1));
+        seq->blocks = 0;
         rep_finish(R, r);
     }
     /* Prefills: those completing now produce a token and start decoding. */
     int k = 0;
     for (int i = 0; i < R->npf; i++) {
         request *r = R->pf[i];
-        seq_of(r)->prefilled += R->chunk[i];
+        llm_seq *seq = seq_of(r);
+        seq->prefilled += R->chunk[i];
         R->chunk[i] = 0;
-        if (seq_of(r)->prefilled < seq_of(r)->prefill_len) { R->pf[k++] = r; continue; }
-        if (seq_of(r)->generated == 0) {
+        if (seq->prefilled < seq->prefill_len) { R->pf[k++] = r; continue; }
+        if (seq->generated == 0) {
             req_first_token(r, now, P->st.index);
             r->tf_rep = R->index / P->dp;
-            r->tf.fw_ns = r->fw.ns + (R->fw_cum - seq_of(r)->fw_mark);
+            r->tf.fw_ns = r->fw.ns + (R->fw_cum - seq->fw_mark);
         }
         else if (r->measured) {   /* recomputed after a preemption */
             if (P->st.sink->itl) stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
             if (P->st.itl_ms) stat_add(P->st.itl_ms, simtime_to_ms(now - r->last_token));
             if (R->ndec_cls) stat_add(P->st.sink->cls_itl[r->cls], simtime_to_ms(now - r->last_token));
         }
-        seq_of(r)->generated++;
+        seq->generated++;
         if (L->role == LLM_ROLE_PREFILL) {
             /* Disaggregated: its KV goes to the decode pool (next), the blocks here are free again. */
             rep_run_remove(R, r);
-            rep_release_blocks(R, r, seq_of(r)->blocks);
-            seq_of(r)->blocks = 0;
+            rep_release_blocks(R, r, seq->blocks);
+            seq->blocks = 0;
             rep_finish(R, r);
-        } else if (seq_of(r)->generated >= r->output) {
+        } else if (seq->generated >= r->output) {
             rep_run_remove(R, r);
-            rep_release_context(R, r, seq_of(r)->blocks);
-            seq_of(r)->blocks = 0;
+            rep_release_context(R, r, seq->blocks);
+            seq->blocks = 0;
             rep_finish(R, r);
         } else {
-            rep_decode_join(R, r, s, seq_of(r)->prefill_len);
+            rep_decode_join(R, r, s, seq->prefill_len);
             /* From now on its blocks are counted by the phase formula. */
-            seq_of(r)->blocks = 0;
+            seq->blocks = 0;
         }
     }
     R->npf = k;

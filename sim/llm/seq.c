@@ -13,8 +13,9 @@ void llm_leave(station *st, request *r) { llm_seq_detach(&((llm *) st)->seqs, r)
 
 void rep_run_append(replica *R, request *r)
 {
-    seq_of(r)->rnext = NULL;
-    seq_of(r)->rprev = R->run_tail;
+    llm_seq *seq = seq_of(r);
+    seq->rnext = NULL;
+    seq->rprev = R->run_tail;
     if (R->run_tail) seq_of(R->run_tail)->rnext = r;
     else R->run_head = r;
     R->run_tail = r;
@@ -25,11 +26,12 @@ void rep_run_append(replica *R, request *r)
 
 void rep_run_remove(replica *R, request *r)
 {
-    if (seq_of(r)->rprev) seq_of(seq_of(r)->rprev)->rnext = seq_of(r)->rnext;
-    else R->run_head = seq_of(r)->rnext;
-    if (seq_of(r)->rnext) seq_of(seq_of(r)->rnext)->rprev = seq_of(r)->rprev;
-    else R->run_tail = seq_of(r)->rprev;
-    seq_of(r)->rprev = seq_of(r)->rnext = NULL;
+    llm_seq *seq = seq_of(r);
+    if (seq->rprev) seq_of(seq->rprev)->rnext = seq->rnext;
+    else R->run_head = seq->rnext;
+    if (seq->rnext) seq_of(seq->rnext)->rprev = seq->rprev;
+    else R->run_tail = seq->rprev;
+    seq->rprev = seq->rnext = NULL;
     R->nrun--;
     if (R->lora) rep_lora_use(R, r, -1);
     load_changed(R, ROUTE_KEY_INSIDE);
@@ -68,12 +70,13 @@ static void heap_down(replica *R, int i)
 
 void rep_heap_push(replica *R, request *r)
 {
-    seq_of(r)->heap_pos = (uint32_t) R->ndec;
+    llm_seq *seq = seq_of(r);
+    seq->heap_pos = (uint32_t) R->ndec;
     R->heap[R->ndec++] = r;
     heap_up(R, R->ndec - 1);
     R->ndec_meas += r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]++;
-    seq_of(r)->cost_mark = R->dec_sum;
+    seq->cost_mark = R->dec_sum;
 }
 
 request *rep_heap_pop(replica *R)
@@ -92,11 +95,12 @@ request *rep_heap_pop(replica *R)
 
 void rep_decode_join(replica *R, request *r, int64_t s, int64_t c0)
 {
+    llm_seq *seq = seq_of(r);
     int64_t f = s + 1;
-    seq_of(r)->phase_base = c0 - f;
-    seq_of(r)->finish_step = (int64_t) r->output - seq_of(r)->generated + f - 1;
-    R->base_sum += seq_of(r)->phase_base;
-    R->phase_cnt[bmod(R->pool, seq_of(r)->phase_base)]++;
+    seq->phase_base = c0 - f;
+    seq->finish_step = (int64_t) r->output - seq->generated + f - 1;
+    R->base_sum += seq->phase_base;
+    R->phase_cnt[bmod(R->pool, seq->phase_base)]++;
     rep_heap_push(R, r);
 }
 
@@ -107,11 +111,12 @@ void rep_charge_decode(replica *R, request *r)
 
 void rep_decode_leave(replica *R, request *r)
 {
-    int i = (int) seq_of(r)->heap_pos;
+    llm_seq *seq = seq_of(r);
+    int i = (int) seq->heap_pos;
     assert(i < R->ndec && R->heap[i] == r);
     rep_charge_decode(R, r);
-    R->base_sum -= seq_of(r)->phase_base;
-    R->phase_cnt[bmod(R->pool, seq_of(r)->phase_base)]--;
+    R->base_sum -= seq->phase_base;
+    R->phase_cnt[bmod(R->pool, seq->phase_base)]--;
     R->ndec_meas -= r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
     R->ndec--;
@@ -164,12 +169,13 @@ void rep_itl_decodes(replica *R)
 
 void rep_finish(replica *R, request *r)
 {
+    llm_seq *seq = seq_of(r);
     llm *P = R->pool;
     station *st = &P->st;
     simtime_t now = evq_now(st->q);
     r->last_token = now;
     r->service_ns += now - r->start;
-    r->fw.ns += R->fw_cum - seq_of(r)->fw_mark;
+    r->fw.ns += R->fw_cum - seq->fw_mark;
     /* Cold: it waited for this replica's start (it entered the pool before the
      * replica came up), or was among its first cold_requests slowed by cold_factor. */
     if (P->fl && ((r->entered < R->up_at) ||
@@ -182,7 +188,7 @@ void rep_finish(replica *R, request *r)
     if (r->measured) {
         /* All its waits and all its service in this pool, preemptions included. */
         stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - r->pool_queue0));
-        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0 - (r->fw.ns - seq_of(r)->fw0)));
+        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0 - (r->fw.ns - seq->fw0)));
     }
     station_forward(st, r, 0);
 }

@@ -36,7 +36,8 @@ static int64_t room_tokens(const request *r, int64_t s, int k)
 /* Blocks sequence r needs beyond those it holds before step S for its room. */
 static int64_t extra_blocks(const llm *P, const request *r, int64_t s, int k)
 {
-    return blocks_for(P, seq_of(r)->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, seq_of(r)->phase_base + s);
+    llm_seq *seq = seq_of(r);
+    return blocks_for(P, seq->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, seq->phase_base + s);
 }
 
 static int decoding(const request *r) { return seq_of(r)->prefilled >= seq_of(r)->prefill_len; }
@@ -66,13 +67,14 @@ int64_t rep_spec_draw(replica *R)
     double accepted = 0, tried = 0;
     for (int i = 0; i < R->ndec; i++) {
         request *r = R->heap[i];
+        llm_seq *seq = seq_of(r);
         double a = r->cls >= 0 && r->cls < L->spec_ncls ? L->spec_accept_cls[r->cls] : L->spec_acceptance;
         int j = 0;
         while (j < k && gsl_rng_uniform(P->spec_rng) < a) j++;
         tried += j < k ? j + 1 : j;   /* the first rejected proposal was tried too */
-        int64_t left = seq_of(r)->finish_step - s + 1, m = j + 1;
+        int64_t left = seq->finish_step - s + 1, m = j + 1;
         if (m > left) m = left;
-        seq_of(r)->spec.m = (int32_t) m;
+        seq->spec.m = (int32_t) m;
         emitted += m;
         accepted += j;
     }
@@ -109,14 +111,15 @@ void rep_spec_advance(replica *R)
     int k = P->cfg->spec_tokens;
     for (int i = 0; i < R->ndec; i++) {
         request *r = R->heap[i];
-        int64_t d = seq_of(r)->spec.m - 1;
-        give += blocks_for(P, seq_of(r)->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, seq_of(r)->phase_base + s + 1 + d);
+        llm_seq *seq = seq_of(r);
+        int64_t d = seq->spec.m - 1;
+        give += blocks_for(P, seq->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, seq->phase_base + s + 1 + d);
         if (d == 0) continue;
-        R->phase_cnt[bmod(P, seq_of(r)->phase_base)]--;
-        seq_of(r)->phase_base += d;
-        R->phase_cnt[bmod(P, seq_of(r)->phase_base)]++;
+        R->phase_cnt[bmod(P, seq->phase_base)]--;
+        seq->phase_base += d;
+        R->phase_cnt[bmod(P, seq->phase_base)]++;
         R->base_sum += d;
-        seq_of(r)->finish_step -= d;
+        seq->finish_step -= d;
     }
     rep_give_blocks(R, give);
     R->spec_res = 0;

@@ -27,9 +27,10 @@ int rep_sane(const replica *R, int planned)
     for (int i = 0; i < P->B; i++) phases += R->phase_cnt[i];
     for (int i = 0; i < R->ndec; i++) {
         const request *r = R->heap[i];
-        if (seq_of(r)->heap_pos != (uint32_t) i) bad = "a decoding sequence's heap position";
-        if (i > 0 && seq_of(R->heap[(i - 1) / 2])->finish_step > seq_of(r)->finish_step) bad = "the finish-heap order";
-        base += seq_of(r)->phase_base;
+        llm_seq *seq = seq_of(r);
+        if (seq->heap_pos != (uint32_t) i) bad = "a decoding sequence's heap position";
+        if (i > 0 && seq_of(R->heap[(i - 1) / 2])->finish_step > seq->finish_step) bad = "the finish-heap order";
+        base += seq->phase_base;
     }
     if (nlist != R->nrun) bad = "running-list length";
     else if (R->ndec > R->nrun) bad = "more decoding sequences than running ones";
