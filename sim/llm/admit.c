@@ -140,7 +140,7 @@ static void heap_delete(replica *R, request *r)
     R->ndec--;
     if (i != R->ndec) {
         R->heap[i] = R->heap[R->ndec];
-        seq_of(R->heap[i])->heap_pos = (uint32_t) i;
+        R->heap[i]->heap_pos = (uint32_t) i;
     }
     rep_heap_rebuild(R);
 }

@@ -81,7 +81,8 @@ typedef struct replica {
     int npf;
     int32_t *chunk;           /* tokens each pf[] sequence prefills in the step in flight */
 
-    request **heap;           /* decoding sequences, min-heap on finish_step */
+    llm_seq **heap;           /* decoding sequences, min-heap on finish_step (their records: the
+                                 comparisons read no request) */
     int ndec;
     int64_t base_sum;         /* sum of decoding sequences' phase_base */
     int64_t *phase_cnt;       /* decoding sequences by phase_base mod block_tokens */

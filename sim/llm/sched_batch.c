@@ -93,7 +93,7 @@ static void complete_batch(replica *R)
         }
     else
         rep_itl_decodes(R);
-    while (R->ndec > 0 && seq_of(R->heap[0])->finish_step <= s) {
+    while (R->ndec > 0 && R->heap[0]->finish_step <= s) {
         request *r = rep_heap_pop(R);
         seq_of(r)->generated = r->output;
         rep_run_remove(R, r);       /* its KV blocks stay reserved until the batch ends */

@@ -126,9 +126,9 @@ void rep_complete_iteration(replica *R)
     if (R->spec) rep_spec_advance(R);
     rep_itl_decodes(R);
     /* Decoders: new blocks were taken at planning; sequences ending now leave. */
-    while (R->ndec > 0 && seq_of(R->heap[0])->finish_step <= s) {
-        request *r = R->heap[0];
-        llm_seq *seq = seq_of(r);
+    while (R->ndec > 0 && R->heap[0]->finish_step <= s) {
+        llm_seq *seq = R->heap[0];
+        request *r = seq->req;
         assert(seq->finish_step == s);
         rep_decode_leave(R, r);
         rep_run_remove(R, r);

@@ -39,18 +39,18 @@ void rep_run_remove(replica *R, request *r)
 
 static void heap_swap(replica *R, int i, int j)
 {
-    request *t = R->heap[i];
+    llm_seq *t = R->heap[i];
     R->heap[i] = R->heap[j];
     R->heap[j] = t;
-    seq_of(R->heap[i])->heap_pos = (uint32_t) i;
-    seq_of(R->heap[j])->heap_pos = (uint32_t) j;
+    R->heap[i]->heap_pos = (uint32_t) i;
+    R->heap[j]->heap_pos = (uint32_t) j;
 }
 
 static void heap_up(replica *R, int i)
 {
     while (i > 0) {
         int p = (i - 1) / 2;
-        if (seq_of(R->heap[p])->finish_step <= seq_of(R->heap[i])->finish_step) break;
+        if (R->heap[p]->finish_step <= R->heap[i]->finish_step) break;
         heap_swap(R, i, p);
         i = p;
     }
@@ -60,8 +60,8 @@ static void heap_down(replica *R, int i)
 {
     for (;;) {
         int c = 2 * i + 1, m = i;
-        if (c < R->ndec && seq_of(R->heap[c])->finish_step < seq_of(R->heap[m])->finish_step) m = c;
-        if (c + 1 < R->ndec && seq_of(R->heap[c + 1])->finish_step < seq_of(R->heap[m])->finish_step) m = c + 1;
+        if (c < R->ndec && R->heap[c]->finish_step < R->heap[m]->finish_step) m = c;
+        if (c + 1 < R->ndec && R->heap[c + 1]->finish_step < R->heap[m]->finish_step) m = c + 1;
         if (m == i) break;
         heap_swap(R, i, m);
         i = m;
@@ -72,7 +72,7 @@ void rep_heap_push(replica *R, request *r)
 {
     llm_seq *seq = seq_of(r);
     seq->heap_pos = (uint32_t) R->ndec;
-    R->heap[R->ndec++] = r;
+    R->heap[R->ndec++] = seq;
     heap_up(R, R->ndec - 1);
     R->ndec_meas += r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]++;
@@ -81,7 +81,7 @@ void rep_heap_push(replica *R, request *r)
 
 request *rep_heap_pop(replica *R)
 {
-    request *r = R->heap[0];
+    request *r = R->heap[0]->req;
     R->ndec_meas -= r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
     R->ndec--;
@@ -113,7 +113,7 @@ void rep_decode_leave(replica *R, request *r)
 {
     llm_seq *seq = seq_of(r);
     int i = (int) seq->heap_pos;
-    assert(i < R->ndec && R->heap[i] == r);
+    assert(i < R->ndec && R->heap[i] == seq);
     rep_charge_decode(R, r);
     R->base_sum -= seq->phase_base;
     R->phase_cnt[bmod(R->pool, seq->phase_base)]--;

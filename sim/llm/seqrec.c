@@ -27,7 +27,7 @@ llm_seq *llm_seq_attach(llm_seq_pool *p, request *r)
     }
     llm_seq *q = p->free;
     p->free = q->free_next;
-    *q = (llm_seq) { .pfx.seen = (r->marks & LLM_MARK_PFX_SEEN) != 0,
+    *q = (llm_seq) { .req = r, .pfx.seen = (r->marks & LLM_MARK_PFX_SEEN) != 0,
                      .lora.waited = (r->marks & LLM_MARK_LORA_WAITED) != 0 };
     r->scratch = q;
     return q;

@@ -26,6 +26,7 @@
 
 typedef struct llm_seq {
     struct llm_seq *free_next;/* the pool's free list (while not attached) */
+    struct request *req;      /* the request it is the record of (while attached) */
     int32_t generated;        /* output tokens produced so far (in this pool; 1 on arrival at a decode
                                  pool: the prefill pool's first token), tokens */
     int32_t prefill_len;      /* tokens to prefill: the prompt, or prompt + generated after preemption */

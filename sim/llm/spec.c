@@ -47,7 +47,7 @@ int64_t rep_spec_reserve(replica *R)
     llm *P = R->pool;
     int64_t s = R->steps, need = 0;
     int k = P->cfg->spec_tokens;
-    for (int i = 0; i < R->ndec; i++) need += extra_blocks(P, R->heap[i], s, k);
+    for (int i = 0; i < R->ndec; i++) need += extra_blocks(P, R->heap[i]->req, s, k);
     while (need > R->free_blocks) {
         request *t = R->run_tail;
         if (decoding(t)) need -= extra_blocks(P, t, s, k);
@@ -66,8 +66,8 @@ int64_t rep_spec_draw(replica *R)
     int k = L->spec_tokens;
     double accepted = 0, tried = 0;
     for (int i = 0; i < R->ndec; i++) {
-        request *r = R->heap[i];
-        llm_seq *seq = seq_of(r);
+        llm_seq *seq = R->heap[i];
+        request *r = seq->req;
         double a = r->cls >= 0 && r->cls < L->spec_ncls ? L->spec_accept_cls[r->cls] : L->spec_acceptance;
         int j = 0;
         while (j < k && gsl_rng_uniform(P->spec_rng) < a) j++;
@@ -110,8 +110,8 @@ void rep_spec_advance(replica *R)
     int64_t s = R->steps, give = 0;
     int k = P->cfg->spec_tokens;
     for (int i = 0; i < R->ndec; i++) {
-        request *r = R->heap[i];
-        llm_seq *seq = seq_of(r);
+        llm_seq *seq = R->heap[i];
+        request *r = seq->req;
         int64_t d = seq->spec.m - 1;
         give += blocks_for(P, seq->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, seq->phase_base + s + 1 + d);
         if (d == 0) continue;

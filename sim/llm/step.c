@@ -26,10 +26,10 @@ int rep_sane(const replica *R, int planned)
     for (const request *r = R->run_head; r; r = seq_of(r)->rnext) nlist++;
     for (int i = 0; i < P->B; i++) phases += R->phase_cnt[i];
     for (int i = 0; i < R->ndec; i++) {
-        const request *r = R->heap[i];
-        llm_seq *seq = seq_of(r);
+        const llm_seq *seq = R->heap[i];
         if (seq->heap_pos != (uint32_t) i) bad = "a decoding sequence's heap position";
-        if (i > 0 && seq_of(R->heap[(i - 1) / 2])->finish_step > seq->finish_step) bad = "the finish-heap order";
+        if (seq_of(seq->req) != seq) bad = "a decoding sequence's record";
+        if (i > 0 && R->heap[(i - 1) / 2]->finish_step > seq->finish_step) bad = "the finish-heap order";
         base += seq->phase_base;
     }
     if (nlist != R->nrun) bad = "running-list length";
@@ -45,7 +45,7 @@ int rep_sane(const replica *R, int planned)
         held += R->xfer_blocks;     /* role = decode: reserved for KV on its way */
         for (int i = 0; i < R->npf; i++) held += seq_of(R->pf[i])->blocks - content_blocks(P, R->pf[i]);
         for (int i = 0; i < R->ndec; i++)
-            held += blocks_for(P, seq_of(R->heap[i])->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
+            held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]->req);
         if (planned) held += R->spec_res;   /* a speculating step's k further tokens (spec.c) */
         if (R->pc) {
             /* The counters at every check; the whole structure (O(entries)) at every
