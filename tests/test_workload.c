@@ -479,12 +479,12 @@ Test(workload, requests_carry_their_rows_hash_ids)
     cr_assert_eq(wl_fill(src, &r1), 0);
     cr_expect_eq(r0.prompt, 6758);
     cr_expect_eq(r0.output, 500);
-    cr_expect_eq(r0.nhash, 14);       /* [0, 1, ..., 13] */
-    for (int i = 0; i < 14; i++) cr_expect_eq(r0.hash_ids[i], i);
-    cr_expect_eq(r1.nhash, 15);       /* [0, 14, 15, ..., 27] */
-    cr_expect_eq(r1.hash_ids[0], 0);
-    cr_expect_eq(r1.hash_ids[1], 14);
-    cr_expect_eq(r1.hash_ids, sc.wl.tr.hash + 14, "shared with the trace, not copied");
+    cr_expect_eq(r0.attrs.nhash, 14);       /* [0, 1, ..., 13] */
+    for (int i = 0; i < 14; i++) cr_expect_eq(r0.attrs.hash_ids[i], i);
+    cr_expect_eq(r1.attrs.nhash, 15);       /* [0, 14, 15, ..., 27] */
+    cr_expect_eq(r1.attrs.hash_ids[0], 0);
+    cr_expect_eq(r1.attrs.hash_ids[1], 14);
+    cr_expect_eq(r1.attrs.hash_ids, sc.wl.tr.hash + 14, "shared with the trace, not copied");
     wl_free(src);
     scenario_free(&sc);
 }

@@ -156,7 +156,7 @@ static int pick_complexity(route_ctx *rc, const request *r, const route_view *v,
 {
     (void) v;
     (void) n;
-    return (int) cplx_route(rc->params, r->complexity, rc->rng);
+    return (int) cplx_route(rc->params, r->attrs.complexity, rc->rng);
 }
 
 /* The built-in rows; registered ones follow them (route_policy_register). */

@@ -82,12 +82,12 @@ void station_enter(station *st, request *r)
 }
 
 /* R's time in the system ends: the network hops holding a connection for it
- * hear it, innermost first (each sets r->conn_at to the next). */
+ * hear it, innermost first (each sets r->conn.at to the next). */
 static inline void conn_end(request *r)
 {
-    while (__builtin_expect(r->conn_at != NULL, 0)) {
-        station *h = r->conn_at;
-        r->conn_at = NULL;
+    while (__builtin_expect(r->conn.at != NULL, 0)) {
+        station *h = r->conn.at;
+        r->conn.at = NULL;
         h->ops->ended(h, r);
     }
 }
@@ -99,6 +99,14 @@ static inline void patience_disarm(station *st, request *r)
         evq_cancel(st->q, r->patience_ev);
         r->patience_ev = 0;
     }
+}
+
+/* R leaves ST: its patience in service no longer applies there, and the kind
+ * lets go of its record of R (station_ops.leave). */
+static inline void depart(station *st, request *r)
+{
+    patience_disarm(st, r);
+    if (st->ops->leave) st->ops->leave(st, r);
 }
 
 /* R leaves the system served: the station it asked to be told hears it first. */
@@ -115,7 +123,7 @@ static void leave(station *st, request *r)
 
 void station_finish(station *st, request *r)
 {
-    patience_disarm(st, r);
+    depart(st, r);
     if (r->measured) st->served++;
     inside_add(st, -1);
     leave(st, r);
@@ -124,7 +132,7 @@ void station_finish(station *st, request *r)
 /* R leaves ST along EDGE (or the system, when ST has no out-edge). */
 static inline void pass(station *st, request *r, int edge)
 {
-    patience_disarm(st, r);
+    depart(st, r);
     inside_add(st, -1);
     if (st->nout == 0) {
         leave(st, r);
@@ -154,7 +162,7 @@ void station_drop(station *st, request *r, req_outcome outcome)
             st->cancelled++;
         }
     }
-    patience_disarm(st, r);
+    depart(st, r);
     inside_add(st, -1);
     conn_end(r);
     st->sink->outcome(st->sink->ctx, r, outcome);
@@ -197,6 +205,7 @@ static void timeout_fire(evq *e, void *subject, int64_t arg)
         else st->timed_out++;
     }
     inside_add(st, -1);
+    if (st->ops->leave) st->ops->leave(st, r);
     if (q->timed_out) q->timed_out(q);
     conn_end(r);
     st->sink->outcome(st->sink->ctx, r, out);

@@ -107,8 +107,8 @@ typedef struct station_ops {
     int (*cache_fill)(const station *st, double out[3]);
     /* R, which this station named in r->notify, leaves the system served now. */
     void (*returned)(station *st, request *r);
-    /* R, which this station named in r->conn_at, leaves the system now (served, dropped or timed
-     * out): the station lets go of what it holds for R and sets r->conn_at to the next one to tell. */
+    /* R, which this station named in r->conn.at, leaves the system now (served, dropped or timed
+     * out): the station lets go of what it holds for R and sets r->conn.at to the next one to tell. */
     void (*ended)(station *st, request *r);
     /* R, in service here (admitted, not waiting in a queue) and with no first token yet, is abandoned
      * by its client now (patience_s): the kind stops its work on R, lets go of what R holds (a server,
@@ -116,6 +116,10 @@ typedef struct station_ops {
      * when R shares work in flight that cannot stop for it (an LLM step with other sequences), when
      * that work ends.  NULL: the kind cannot cancel; its requests in service are served to the end. */
     void (*cancel)(station *st, request *r);
+    /* R leaves this station now (served, passed on, dropped, or timed out of one of its queues, where
+     * it stays as a tombstone): the kind lets go of the record it keeps for R there (request.scratch).
+     * NULL: the kind keeps none. */
+    void (*leave)(station *st, request *r);
     void (*destroy)(station *st);                       /* frees the station */
 } station_ops;
 

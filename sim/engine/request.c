@@ -76,15 +76,7 @@ void req_copy_attrs(request *dst, const request *src)
     dst->target = src->target;
     dst->cls = src->cls;
     dst->user = src->user;
-    dst->hash_ids = src->hash_ids;
-    dst->nhash = src->nhash;
-    dst->trace_adapter = src->trace_adapter;
-    dst->intent = src->intent;
-    dst->complexity = src->complexity;
-    dst->scored = src->scored;
-    dst->cache_ttl = src->cache_ttl;
-    dst->sys_tokens = src->sys_tokens;
-    dst->session = src->session;
+    dst->attrs = src->attrs;
     dst->give_up_at = src->give_up_at;   /* the client's patience runs from the request's arrival */
     dst->queue_patience = src->queue_patience;
 }

@@ -20,11 +20,29 @@
  * its work in service was cancelled (station_ops.cancel). */
 typedef enum { OUT_PENDING, OUT_SERVED, OUT_REJECTED, OUT_TIMED_OUT, OUT_FAILED, OUT_ABANDONED } req_outcome;
 
+/* What the workload (and the gateway attributes it draws) says of a request:
+ * read by gateways, caches and servers, copied whole to a client's retry. */
+typedef struct req_attrs {
+    uint64_t intent;        /* intent key for a result cache (0 = none) */
+    double complexity;      /* complexity score in [0, 1], from the workload or the first complexity router */
+    simtime_t cache_ttl;    /* how long a result cache keeps its answer, ns (0 = not cached, -1 = the cache's own) */
+    int64_t sys_tokens;     /* leading prompt tokens shared by its class (prefix caches), 0 = none */
+    uint64_t session;       /* multi-turn session it is a turn of (prefix caches; whole prompt blocks keyed by it), 0 = none */
+    const int64_t *hash_ids;/* its prompt's block hash ids, in order (shared with the trace: never freed here), or NULL */
+    int32_t nhash;          /* how many; each names hash_block_tokens prompt tokens */
+    int32_t trace_adapter;  /* the adapter (LoRA) its trace row names, plus 1 (1: the base model, k + 1:
+                               adapter k of 1..N); 0: none (its class's, or a draw) */
+    uint8_t scored;         /* 1 when complexity is set */
+} req_attrs;
+
 /* The record is laid out in two parts.  The core, first, is what the engine,
  * the generic pools and the sink read: it is zeroed for every request.  The
- * tail (attributes of gateway, cache and LLM features, and an LLM replica's
- * scratch) is read only by the kinds and workload attributes that use it: it
- * is zeroed only when the run has one of them (req_pool.zero_tail). */
+ * tail (the workload's attributes, and those of gateway, cache, KV, framework
+ * and connection features) is read only by the kinds and workload attributes
+ * that use it: it is zeroed only when the run has one of them
+ * (req_pool.zero_tail).  What a kind keeps for a request while it is at one
+ * of its stations (an LLM replica's sequence) is the kind's own record, which
+ * `scratch` points to. */
 typedef struct request {
     /* ---- core ---- */
     struct request *next;   /* queue link, or free-list link */
@@ -62,71 +80,48 @@ typedef struct request {
                                result-cache hit): its first token arrives with the last byte */
     uint8_t attempt;        /* [client]: 0 for the first attempt, k for the k-th retry */
     uint8_t abandoned;      /* [client]: the client no longer waits for this attempt */
-    uint8_t scored;         /* 1 when complexity is set */
     uint8_t cache_res;      /* its last result-cache lookup: 0 none, 1 miss, 2 hit, 3 false hit (per-class hit rates) */
     uint8_t impatient;      /* its queue timeout armed is its patience (it leaves abandoned, not timed out) */
     uint8_t queue_patience; /* its client leaves only while it waits in a queue (patience_in_service = no) */
 
-    /* ---- tail: gateway, cache and LLM attributes ---- */
+    /* ---- tail: workload attributes, gateway, KV, framework and connection features ---- */
     simtime_t pool_queue0;  /* queue_ns when it entered the current pool, ns */
     simtime_t pool_service0;/* service_ns when it entered the current pool, ns */
     simtime_t whole_net_ns; /* network time the way back takes longer, over the hops passed, when the answer leaves
                                whole (a result-cache hit) rather than token by token, ns */
     simtime_t whole_proto_ns; /* the same for protocol time, ns */
-    uint64_t intent;        /* intent key for a result cache (0 = none), from the workload */
-    double complexity;      /* complexity score in [0, 1], from the workload or the first complexity router */
-    simtime_t cache_ttl;    /* how long a result cache keeps its answer, ns (0 = not cached, -1 = the cache's own) */
-    int64_t sys_tokens;     /* leading prompt tokens shared by its class (prefix caches), 0 = none */
-    uint64_t session;       /* multi-turn session it is a turn of (prefix caches; whole prompt blocks keyed by it), 0 = none */
-    const int64_t *hash_ids;/* its prompt's block hash ids, in order (shared with the trace: never freed here), or NULL */
-    int32_t nhash;          /* how many; each names hash_block_tokens prompt tokens */
-    int32_t trace_adapter;  /* LoRA: the adapter its trace row names, plus 1 (1: the base model, k + 1: adapter
-                               k of 1..N); 0: none (its class's, or a draw) */
-    uint8_t truncated;      /* 1 when an LLM pool cut its prompt to max_seq_len */
-    uint8_t pd;             /* disaggregated serving, in a decode pool: 0 none, 1 prefilled elsewhere (its KV
-                               still to cross the link), 2 its KV has arrived (joins the decodes) */
-    int32_t kv_rep;         /* decode pool: the replica its KV is transferred to */
-    simtime_t kvx_ns;       /* KV transfer from a prefill pool: its blocks reserved to its KV arrived
+    req_attrs attrs;        /* what the workload says of it (req_copy_attrs copies them as one block) */
+    struct {
+        simtime_t xfer_ns;  /* KV transfer from a prefill pool: its blocks reserved to its KV arrived
                                (link wait + bytes / bandwidth + latency), ns; part of service_ns */
-    simtime_t kvl_ns;       /* KV loaded back from offload tiers before its prefill, ns; part of service_ns */
-    simtime_t fw_ns;        /* framework overhead of the LLM steps it was in (each step's fixed, launch and
+        simtime_t load_ns;  /* KV loaded back from offload tiers before its prefill, ns; part of service_ns */
+    } kv;
+    struct {
+        simtime_t ns;       /* framework overhead of the steps it was in (each step's fixed, launch and
                                per-sequence CPU part, cost_ops.overhead_ms), ns; part of service_ns: the
                                report counts it as overhead (docs/metrics.md) */
-    simtime_t fw_mark;      /* the replica's fw_cum when it joined its running sequences, ns */
-    simtime_t pool_fw0;     /* fw_ns when it entered the current pool, ns */
+    } fw;
     simtime_t fwd_net_ns;   /* of network_ns, the network time of the hops on the way in (up), ns */
     simtime_t ret_first_net_ns; /* of ret_first_ns, its network part (the rest is protocol time), ns */
     int32_t tf_pool;        /* 1 + index of the pool that emitted its first token (tf holds the snapshot
                                then); 0: none yet (a result-cache hit never has one) */
-    int32_t tf_rep;         /* the replica of that pool that emitted it, 0-based (set by an LLM pool; 0 otherwise) */
-    struct station *conn_at;/* the innermost network hop holding a connection (or a radio) for it, told when
+    int32_t tf_rep;         /* the replica of that pool that emitted it, 0-based (set by the station; 0 otherwise) */
+    struct {
+        struct station *at; /* the innermost network hop holding a connection (or a radio) for it, told when
                                it leaves the system (station_ops.ended); NULL: none */
-    int32_t conn_slot;      /* that hop's record of it */
-    simtime_t conn_net_ns;  /* of network_ns, setting up connections on hops: handshakes, radio wake-ups,
+        int32_t slot;       /* that hop's record of it */
+        simtime_t net_ns;   /* of network_ns, setting up connections on hops: handshakes, radio wake-ups,
                                slow-start waits (the breakdown's connect), ns */
-    simtime_t conn_wait_ns; /* of queue_ns, waits for a hop's pooled connection (connect too), ns */
-
-    /* Scratch of the LLM replica serving it (llm.c). */
-    int32_t generated;      /* output tokens produced so far */
-    int32_t prefill_len;    /* tokens to prefill: the prompt, or prompt + generated after preemption */
-    int32_t prefilled;      /* of those, already computed */
-    int64_t blocks;         /* KV blocks held */
-    int64_t phase_base;     /* cache length minus the replica's decode-step count when it joined */
-    int64_t finish_step;    /* decode step at which it produces its last token */
-    uint32_t heap_pos;      /* index in the replica's finish heap */
-    uint32_t *pfx_h;        /* prefix cache: handles of the content blocks it holds (malloc'd), or NULL */
-    int32_t pfx_n;          /* how many */
-    int32_t pfx_blocks;     /* the KV blocks they occupy */
-    uint8_t pfx_seen;       /* prefix cache: its first admission has been counted */
-    int32_t spec_m;         /* speculative decoding: tokens it emits in the step in flight (1 + accepted, capped), tokens */
-    int32_t adapter;        /* LoRA: the adapter it runs with (0-based), or -1 for the base model */
-    uint8_t lora_waited;    /* LoRA: passed over at least once for want of an adapter slot (counted once) */
-    uint8_t leaving;        /* patience: its client left while it shared the step in flight with others; it
-                               leaves the replica when that step ends (llm_cancel) */
-    int32_t run_rep;        /* the replica (index in the pool's r[]) it was last admitted to */
-    double cost_mark;       /* cost accounting: the replica's decode time per sequence (dec_sum) when it began decoding, ns */
-    struct request *rprev;  /* replica's running list, in admission order */
-    struct request *rnext;
+        simtime_t wait_ns;  /* of queue_ns, waits for a hop's pooled connection (connect too), ns */
+    } conn;
+    uint8_t truncated;      /* 1 when a server cut its prompt to its max_seq_len */
+    int32_t emitted;        /* output tokens produced by the stations it has left (a streaming server's
+                               count when it let go of it; 0 before any), tokens */
+    uint8_t marks;          /* bits a kind keeps for it across that kind's stations (their meaning is the
+                               kind's own: llm/seqrec.h), 0 at arrival */
+    void *scratch;          /* the record the kind of the station it is in keeps for it there (an LLM
+                               pool's sequence: llm/seqrec.h), or NULL; set when it enters such a station,
+                               NULL again when it leaves */
 
     /* ---- never zeroed: written before they are read ---- */
     /* Its components when its first token was emitted (req_first_token; valid when tf_pool > 0):
@@ -137,8 +132,8 @@ typedef struct request {
         simtime_t service_ns;/* service_ns then, the service in progress included, ns */
         simtime_t network_ns, overhead_ns, ret_last_ns;   /* those fields then (both ways counted), ns */
         simtime_t fwd_net_ns;/* fwd_net_ns then, ns */
-        simtime_t kvx_ns, kvl_ns;   /* KV transfer and KV load time then, ns */
-        simtime_t fw_ns;     /* framework overhead of the steps up to then, ns (set by LLM pools; else 0) */
+        simtime_t kvx_ns, kvl_ns;   /* kv.xfer_ns and kv.load_ns then, ns */
+        simtime_t fw_ns;     /* framework overhead of the steps up to then (fw.ns), ns (set by the station; else 0) */
     } tf;
     /* The stations it entered (path[i] the pool index of the i-th, for i < min(hops, REQ_PATH)) and
      * the out-edge it left each along (edge[i], written when it left path[i] for a next station). */
@@ -189,8 +184,8 @@ static inline void req_first_token(request *r, simtime_t t, int pool)
     r->tf.overhead_ns = r->overhead_ns;
     r->tf.ret_last_ns = r->ret_last_ns;
     r->tf.fwd_net_ns = r->fwd_net_ns;
-    r->tf.kvx_ns = r->kvx_ns;
-    r->tf.kvl_ns = r->kvl_ns;
+    r->tf.kvx_ns = r->kv.xfer_ns;
+    r->tf.kvl_ns = r->kv.load_ns;
     r->tf.fw_ns = 0;
 }
 

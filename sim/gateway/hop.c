@@ -18,12 +18,12 @@ typedef struct hconn {
     double cwnd_up, cwnd_down;/* congestion windows each way, segments */
 } hconn;
 
-/* What the hop holds for one request until it leaves the system (request.conn_at). */
+/* What the hop holds for one request until it leaves the system (request.conn.at). */
 typedef struct hrec {
     int32_t conn;             /* the pool connection it uses, -1: none */
     int32_t user;             /* the radio it keeps awake, -1: none */
     simtime_t outer;          /* its ret_last_ns on entering, before this hop's way back, ns */
-    struct station *prev_at;  /* the hop to tell after this one (request.conn_at before it), or NULL */
+    struct station *prev_at;  /* the hop to tell after this one (request.conn.at before it), or NULL */
     int32_t prev_slot;        /* that hop's record */
     int32_t next_free;        /* free list link, -1: end */
 } hrec;
@@ -72,7 +72,7 @@ static void cross(hop *h, request *r, const net_times *t, double conn_up_ms, dou
     r->network_ns += up_net + dn_net;
     r->fwd_net_ns += up_net;
     if (conn_up_ms > 0 || conn_dn_ms > 0)   /* rounded once each: never more than the times they are part of */
-        r->conn_net_ns += simtime_from_ms(conn_up_ms) + simtime_from_ms(conn_dn_ms);
+        r->conn.net_ns += simtime_from_ms(conn_up_ms) + simtime_from_ms(conn_dn_ms);
     r->overhead_ns += up_proto + dn_proto;
     r->ret_last_ns += dn_net + dn_proto;
     simtime_t first_net = simtime_from_ms(t->first_net_ms);
@@ -144,9 +144,9 @@ static int hold(hop *h, request *r, int32_t conn, int32_t user, simtime_t outer)
     int32_t s = h->free_rec;
     hrec *e = &h->recs[s];
     h->free_rec = e->next_free;
-    *e = (hrec) { conn, user, outer, r->conn_at, r->conn_slot, -1 };
-    r->conn_at = &h->st;
-    r->conn_slot = s;
+    *e = (hrec) { conn, user, outer, r->conn.at, r->conn.slot, -1 };
+    r->conn.at = &h->st;
+    r->conn.slot = s;
     return 0;
 }
 
@@ -288,7 +288,7 @@ static void let_go(hop *h, int32_t slot)
     while (st->qlen > 0 && pick(h, now) >= 0) {
         request *r = station_dequeue(st);
         if (!r) break;
-        r->conn_wait_ns += now - r->enq;   /* its wait for a connection: the breakdown's connect */
+        r->conn.wait_ns += now - r->enq;   /* its wait for a connection: the breakdown's connect */
         station_start(st, r);
         send(h, r);
     }
@@ -305,10 +305,10 @@ static void on_let_go(evq *q, void *subject, int64_t arg)
 static void ended(station *st, request *r)
 {
     hop *h = (hop *) st;
-    int32_t slot = r->conn_slot;
+    int32_t slot = r->conn.slot;
     hrec *e = &h->recs[slot];
-    r->conn_at = e->prev_at;
-    r->conn_slot = e->prev_slot;
+    r->conn.at = e->prev_at;
+    r->conn.slot = e->prev_slot;
     simtime_t back = r->ret_last_ns - e->outer;
     if (back > 0) station_after(st, back, on_let_go, h, slot);
     else let_go(h, slot);

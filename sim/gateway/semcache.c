@@ -136,15 +136,15 @@ static void arrive(station *st, request *r)
 {
     semcache *sc = (semcache *) st;
     simtime_t now = evq_now(st->q);
-    if (r->intent == 0 && sc->c->repeat >= 0) {
+    if (r->attrs.intent == 0 && sc->c->repeat >= 0) {
         /* repeat_share: with that probability the question of an earlier request
          * (one of the latest REPEAT_MAX, uniformly: popular questions are asked
          * again more, Simon's model), else one never asked before. */
         size_t have = sc->npast < REPEAT_MAX ? (size_t) sc->npast : REPEAT_MAX;
         if (have > 0 && gsl_rng_uniform(st->rng) < sc->c->repeat)
-            r->intent = sc->past[gsl_rng_uniform_int(st->rng, have)];
+            r->attrs.intent = sc->past[gsl_rng_uniform_int(st->rng, have)];
         else
-            r->intent = 1 + sc->fresh++;
+            r->attrs.intent = 1 + sc->fresh++;
         size_t at = (size_t) (sc->npast % REPEAT_MAX);
         if (at >= sc->npast_cap) {
             size_t cap = sc->npast_cap ? 2 * sc->npast_cap : 1024;
@@ -156,16 +156,16 @@ static void arrive(station *st, request *r)
             sc->past = x;
             sc->npast_cap = cap;
         }
-        sc->past[at] = r->intent;
+        sc->past[at] = r->attrs.intent;
         sc->npast++;
-    } else if (r->intent == 0) {
+    } else if (r->attrs.intent == 0) {
         /* intent keys start at 1: 0 means "none"; the class gave none, so the
          * cache's own popularity applies */
-        r->intent = 1 + (uint64_t) zipf_sample(sc->zipf, st->rng);
+        r->attrs.intent = 1 + (uint64_t) zipf_sample(sc->zipf, st->rng);
     }
-    if (r->cache_ttl < 0)                /* the class set no lifetime: the cache's own */
-        r->cache_ttl = sc->c->ttl;
-    rcache_result res = rcache_lookup(sc->cache, r->intent, now, st->rng);
+    if (r->attrs.cache_ttl < 0)                /* the class set no lifetime: the cache's own */
+        r->attrs.cache_ttl = sc->c->ttl;
+    rcache_result res = rcache_lookup(sc->cache, r->attrs.intent, now, st->rng);
     int hit = res != RCACHE_MISS;
     double ms = sc->c->embed ? enc_pass_ms(&sc->c->enc, 1, enc_len(&sc->c->enc, r->prompt))
                              : dist_sample(hit ? &sc->c->hit_ms : &sc->c->miss_ms, st->rng);
@@ -187,7 +187,7 @@ static void returned(station *st, request *r)
 {
     semcache *sc = (semcache *) st;
     simtime_t now = evq_now(st->q);
-    if (rcache_store(sc->cache, r->intent, r->arrival, now, r->cache_ttl) != 0)
+    if (rcache_store(sc->cache, r->attrs.intent, r->arrival, now, r->attrs.cache_ttl) != 0)
         st->sink->oom(st->sink->ctx);
     if (r->measured) {
         stat_add(sc->miss_e2e, simtime_to_ms(now + r->ret_last_ns - r->arrival));

@@ -9,40 +9,41 @@
 
 void rep_admit(replica *R, request *r, int64_t blocks)
 {
+    llm_seq *seq = seq_of(r);
     llm *P = R->pool;
     request *d = R->lora_prev ? squeue_dequeue_after(R->wq, R->lora_prev) : squeue_dequeue(R->wq);
     assert(d == r);
     (void) d;
     load_changed(R, ROUTE_KEY_INSIDE);
     load_changed(R, ROUTE_KEY_KV);
-    r->run_rep = R->index;
-    r->leaving = 0;
+    seq->run_rep = R->index;
+    seq->leaving = 0;
     station_start(&P->st, r);
-    r->fw_mark = R->fw_cum;
-    r->prefill_len = r->prompt + (r->generated > 0 ? r->generated : 0);
-    r->prefilled = 0;
-    r->blocks = blocks;
+    seq->fw_mark = R->fw_cum;
+    seq->prefill_len = r->prompt + (seq->generated > 0 ? seq->generated : 0);
+    seq->prefilled = 0;
+    seq->blocks = blocks;
     if (R->pc) {
         /* The content blocks are shared through the cache (plan checked the room). */
         uint32_t last = 0, hit = 0;
         int64_t n = rep_prompt_ids(P, r, &last);
-        r->pfx_h = n > 0 ? malloc((size_t) n * sizeof *r->pfx_h) : NULL;
+        seq->pfx.h = n > 0 ? malloc((size_t) n * sizeof *seq->pfx.h) : NULL;
         prefix_clock(R->pc, evq_now(P->st.q));
         /* Offload tiers: the leading run past the GPU's, loaded back (looked up before
          * the acquire, whose evictions go to the tiers). */
         uint32_t run = 0;
-        if ((R->tier[LLM_TIER_CPU] || R->tier[LLM_TIER_SSD]) && n > 0 && r->pfx_h)
+        if ((R->tier[LLM_TIER_CPU] || R->tier[LLM_TIER_SSD]) && n > 0 && seq->pfx.h)
             run = rep_offload_find(R, r, n, last, prefix_match(R->pc, P->ids, (uint32_t) n));
-        if ((n > 0 && !r->pfx_h) || n < 0 ||
-            prefix_acquire_cost(R->pc, P->ids, (uint32_t) (n > 0 ? n : 0), last, r->pfx_h, &hit) != 0) {
+        if ((n > 0 && !seq->pfx.h) || n < 0 ||
+            prefix_acquire_cost(R->pc, P->ids, (uint32_t) (n > 0 ? n : 0), last, seq->pfx.h, &hit) != 0) {
             P->st.sink->oom(P->st.sink->ctx);
-            free(r->pfx_h);
-            r->pfx_h = NULL;
+            free(seq->pfx.h);
+            seq->pfx.h = NULL;
             n = 0;
         }
-        if (P->cfg->kv_offload_shared && (R->tier[LLM_TIER_CPU] || R->tier[LLM_TIER_SSD]) && n > 0 && r->pfx_h) rep_offload_share(R, n, last);
-        r->pfx_n = (int32_t) n;
-        r->pfx_blocks = n > 0 ? (int32_t) ((n - 1) * (P->cfg->prefix_id_tokens / P->B) + last) : 0;
+        if (P->cfg->kv_offload_shared && (R->tier[LLM_TIER_CPU] || R->tier[LLM_TIER_SSD]) && n > 0 && seq->pfx.h) rep_offload_share(R, n, last);
+        seq->pfx.n = (int32_t) n;
+        seq->pfx.blocks = n > 0 ? (int32_t) ((n - 1) * (P->cfg->prefix_id_tokens / P->B) + last) : 0;
         int rc = prefix_take(R->pc, (uint64_t) (blocks - content_blocks(P, r)));
         assert(rc == 0);
         (void) rc;
@@ -52,17 +53,17 @@ void rep_admit(replica *R, request *r, int64_t blocks)
         if (found > r->prompt) found = r->prompt;
         int64_t all = run > hit ? (int64_t) run * P->cfg->prefix_id_tokens : found;   /* with the tiers' */
         if (all > r->prompt) all = r->prompt;
-        int64_t skip = rep_skip_tokens(P, all, r->prefill_len);
-        r->prefilled = (int32_t) skip;
-        if (!r->pfx_seen) {
+        int64_t skip = rep_skip_tokens(P, all, seq->prefill_len);
+        seq->prefilled = (int32_t) skip;
+        if (!seq->pfx.seen) {
             double x = r->prompt > 0 ? (double) all / (double) r->prompt : 0;
             P->cs_fill[0] += 1;
             P->cs_fill[1] += x;
             P->cs_fill[2] += x * x;
-            if (!r->measured) r->pfx_seen = 1;   /* (a measured one: below) */
+            if (!r->measured) seq->pfx.seen = 1;   /* (a measured one: below) */
         }
-        if (r->measured && !r->pfx_seen) {
-            r->pfx_seen = 1;
+        if (r->measured && !seq->pfx.seen) {
+            seq->pfx.seen = 1;
             P->pfx_requests++;
             P->pfx_hit_requests += hit > 0;
             P->pfx_prompt += r->prompt;
@@ -72,9 +73,9 @@ void rep_admit(replica *R, request *r, int64_t blocks)
                 P->st.sink->cls_pfx[2 * r->cls + 1] += (double) found;
             }
             P->pfx_skipped += (double) skip;
-            cost_step a = { .prefill_tokens = r->prefill_len, .prefill_seqs = 1,
-                            .prefill_pairs = (double) r->prefill_len * (r->prefill_len + 1.0) / 2.0 };
-            int64_t c = r->prefill_len - skip;
+            cost_step a = { .prefill_tokens = seq->prefill_len, .prefill_seqs = 1,
+                            .prefill_pairs = (double) seq->prefill_len * (seq->prefill_len + 1.0) / 2.0 };
+            int64_t c = seq->prefill_len - skip;
             cost_step b = { .prefill_tokens = c, .prefill_seqs = 1,
                             .prefill_pairs = (double) c * (double) skip + (double) c * (c + 1.0) / 2.0 };
             if (skip > 0) P->pfx_saved_ms += (cost_fast_ms(&P->cf, &a) - cost_fast_ms(&P->cf, &b)) *
@@ -91,8 +92,9 @@ void rep_preempt_newest(replica *R)
     llm *P = R->pool;
     request *r = R->run_tail;
     assert(r != NULL);
+    llm_seq *seq = seq_of(r);
     rep_run_remove(R, r);
-    if (r->prefilled < r->prefill_len) {
+    if (seq->prefilled < seq->prefill_len) {
         for (int i = 0; i < R->npf; i++)
             if (R->pf[i] == r) {
                 memmove(&R->pf[i], &R->pf[i + 1], (size_t) (R->npf - i - 1) * sizeof *R->pf);
@@ -102,25 +104,25 @@ void rep_preempt_newest(replica *R)
     } else {
         /* Tokens produced so far: it has finish_step - s + 1 still to make. */
         int64_t s = R->steps;
-        r->blocks = blocks_for(P, r->phase_base + s);
-        r->generated = (int32_t) (r->output - (r->finish_step - s + 1));
+        seq->blocks = blocks_for(P, seq->phase_base + s);
+        seq->generated = (int32_t) (r->output - (seq->finish_step - s + 1));
         r->last_token = evq_now(P->st.q);   /* its last token came at the end of the step just done */
         rep_decode_leave(R, r);
-        if (r->pd == 2) {                    /* joined after a KV transfer and not yet stepped: recomputed here */
+        if (seq->pd.state == 2) {                    /* joined after a KV transfer and not yet stepped: recomputed here */
             for (int i = 0; i < R->njoined; i++)
                 if (R->joined[i] == r) {
                     R->joined[i] = R->joined[--R->njoined];
                     break;
                 }
-            r->pd = 0;
+            seq->pd.state = 0;
             r->last_token = r->first_token;  /* its last token is still the prefill pool's */
         }
     }
-    rep_release_blocks(R, r, r->blocks);
-    r->blocks = 0;
+    rep_release_blocks(R, r, seq->blocks);
+    seq->blocks = 0;
     simtime_t now = evq_now(P->st.q);
     r->service_ns += now - r->start;
-    r->fw_ns += R->fw_cum - r->fw_mark;
+    r->fw.ns += R->fw_cum - seq->fw_mark;
     r->enq = now;
     if (*P->st.sink->measuring) P->preemptions++;
     squeue_push_front(R->wq, r);
@@ -134,7 +136,7 @@ static void heap_delete(replica *R, request *r)
 {
     R->ndec_meas -= r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
-    int i = (int) r->heap_pos;
+    int i = (int) seq_of(r)->heap_pos;
     R->ndec--;
     if (i != R->ndec) {
         R->heap[i] = R->heap[R->ndec];
@@ -152,30 +154,32 @@ void rep_drop_leaving(replica *R, int step_done)
     int k = 0;
     for (int i = 0; i < R->npf; i++) {   /* iteration-level: its prefill ends; the others keep their chunks */
         request *r = R->pf[i];
-        if (!r->leaving) {
+        llm_seq *seq = seq_of(r);
+        if (!seq->leaving) {
             R->chunk[k] = R->chunk[i];
             R->pf[k++] = r;
         } else if (r->measured)
-            P->cancelled_tokens += r->prefilled + (step_done ? R->chunk[i] : 0);
+            P->cancelled_tokens += seq->prefilled + (step_done ? R->chunk[i] : 0);
     }
     for (int i = k; i < R->npf; i++) R->chunk[i] = 0;
     R->npf = k;
     request *next;
     for (request *r = R->run_head; r; r = next) {
-        next = r->rnext;
-        if (!r->leaving) continue;
+        llm_seq *seq = seq_of(r);
+        next = seq->rnext;
+        if (!seq->leaving) continue;
         rep_run_remove(R, r);
         if (batch) {
             heap_delete(R, r);           /* its KV blocks stay reserved until the batch ends */
             R->batch_live--;
             if (r->measured && step_done) P->cancelled_tokens += r->prompt;
         } else {
-            rep_release_blocks(R, r, r->blocks);
-            r->blocks = 0;
+            rep_release_blocks(R, r, seq->blocks);
+            seq->blocks = 0;
         }
-        r->leaving = 0;
+        seq->leaving = 0;
         r->service_ns += now - r->start;
-        r->fw_ns += R->fw_cum - r->fw_mark;
+        r->fw.ns += R->fw_cum - seq->fw_mark;
         station_drop(&P->st, r, OUT_ABANDONED);
     }
     R->nleaving = 0;
@@ -189,10 +193,11 @@ void rep_drop_leaving(replica *R, int step_done)
 
 void llm_cancel(station *st, request *r)
 {
+    llm_seq *seq = seq_of(r);
     llm *P = (llm *) st;
-    replica *R = &P->r[r->run_rep];
-    if (r->leaving) return;
-    r->leaving = 1;
+    replica *R = &P->r[seq->run_rep];
+    if (seq->leaving) return;
+    seq->leaving = 1;
     R->nleaving++;
     if (P->lock || R->nleaving < R->nrun || !R->step_ev) return;   /* it leaves when the step ends */
     /* The step in flight serves only sequences whose clients left: it stops now.
@@ -201,7 +206,7 @@ void llm_cancel(station *st, request *r)
     R->step_ev = 0;
     rep_account_step(R);
     if (P->acct)
-        for (request *q = R->run_head; q; q = q->rnext)
+        for (request *q = R->run_head; q; q = seq_of(q)->rnext)
             station_charge(st, q, (double) (evq_now(st->q) - R->step_start) / R->nrun);
     if (R->spec_res > 0) {   /* a speculating step's reserve (none: no decodes; kept for safety) */
         rep_give_blocks(R, R->spec_res);

@@ -15,8 +15,8 @@ int64_t rep_context_ids(llm *P, const request *r, int64_t tokens, uint32_t *last
 {
     int64_t T = P->cfg->prefix_id_tokens;
     int64_t n = (tokens + T - 1) / T;
-    int own = !r->hash_ids || r->truncated;
-    if (!own && n > r->nhash) n = r->nhash;
+    int own = !r->attrs.hash_ids || r->truncated;
+    if (!own && n > r->attrs.nhash) n = r->attrs.nhash;
     if (n > (int64_t) P->nids) {
         uint64_t *x = realloc(P->ids, (size_t) n * sizeof *x);
         if (!x) return -1;
@@ -26,12 +26,12 @@ int64_t rep_context_ids(llm *P, const request *r, int64_t tokens, uint32_t *last
     /* Without trace ids: the whole blocks of its class's shared system prompt,
      * then, for a turn of a multi-turn session, its whole blocks keyed by the
      * session (the same tokens in every later turn), then blocks of its own. */
-    int64_t shared = own && !r->truncated ? r->sys_tokens / T : 0;
+    int64_t shared = own && !r->truncated ? r->attrs.sys_tokens / T : 0;
     for (int64_t k = 0; k < n; k++)
-        P->ids[k] = !own ? (uint64_t) r->hash_ids[k]
+        P->ids[k] = !own ? (uint64_t) r->attrs.hash_ids[k]
                   : k < shared ? (UINT64_C(1) << 62) | ((uint64_t) r->cls << 32) | (uint64_t) k
-                  : r->session && !r->truncated && (k + 1) * T <= tokens
-                    ? (UINT64_C(1) << 61) | (r->session << 20) | (uint64_t) k
+                  : r->attrs.session && !r->truncated && (k + 1) * T <= tokens
+                    ? (UINT64_C(1) << 61) | (r->attrs.session << 20) | (uint64_t) k
                   : (UINT64_C(1) << 63) | (r->id << 20) | (uint64_t) k;
     int64_t rest = tokens - (n - 1) * T;          /* tokens of the last id */
     if (last_cost) *last_cost = (uint32_t) (rest > 0 && rest < T ? blocks_for(P, rest) : T / P->B);
@@ -45,17 +45,18 @@ int64_t rep_prompt_ids(llm *P, const request *r, uint32_t *last_cost)
 
 void rep_release_blocks(replica *R, request *r, int64_t total)
 {
+    llm_seq *seq = seq_of(r);
     load_changed(R, ROUTE_KEY_KV);
     if (!R->pc) {
         R->free_blocks += total;
         return;
     }
     prefix_give(R->pc, (uint64_t) (total - content_blocks(R->pool, r)));
-    prefix_release(R->pc, r->pfx_h, (uint32_t) r->pfx_n);
-    free(r->pfx_h);
-    r->pfx_h = NULL;
-    r->pfx_n = 0;
-    r->pfx_blocks = 0;
+    prefix_release(R->pc, seq->pfx.h, (uint32_t) seq->pfx.n);
+    free(seq->pfx.h);
+    seq->pfx.h = NULL;
+    seq->pfx.n = 0;
+    seq->pfx.blocks = 0;
     R->free_blocks = (int64_t) prefix_available(R->pc);
 }
 
@@ -66,10 +67,11 @@ void rep_release_blocks(replica *R, request *r, int64_t total)
  * the full blocks of generated tokens too).  Without room they are not kept. */
 void rep_release_context(replica *R, request *r, int64_t total)
 {
+    llm_seq *seq = seq_of(r);
     llm *P = R->pool;
     int64_t T = P->cfg->prefix_id_tokens;
     int64_t n = T > 0 ? ((int64_t) r->prompt + r->output - 1) / T : 0;   /* T = 0 without a prefix cache */
-    if (!R->pc || !r->session || r->truncated || r->hash_ids || n <= 0) {
+    if (!R->pc || !r->attrs.session || r->truncated || r->attrs.hash_ids || n <= 0) {
         rep_release_blocks(R, r, total);
         return;
     }
@@ -84,13 +86,13 @@ void rep_release_context(replica *R, request *r, int64_t total)
         got = prefix_acquire(R->pc, P->ids, (uint32_t) n, h, &hit) == 0;
     }
     /* The prompt's references first, so that the context is the most recent. */
-    prefix_release(R->pc, r->pfx_h, (uint32_t) r->pfx_n);
+    prefix_release(R->pc, seq->pfx.h, (uint32_t) seq->pfx.n);
     if (got) prefix_release(R->pc, h, (uint32_t) n);
     free(h);
-    free(r->pfx_h);
-    r->pfx_h = NULL;
-    r->pfx_n = 0;
-    r->pfx_blocks = 0;
+    free(seq->pfx.h);
+    seq->pfx.h = NULL;
+    seq->pfx.n = 0;
+    seq->pfx.blocks = 0;
     R->free_blocks = (int64_t) prefix_available(R->pc);
 }
 

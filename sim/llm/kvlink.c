@@ -157,17 +157,18 @@ static void start(llm *P, request *r)
 /* r's KV is all on its decode replica now. */
 static void arrived(llm *P, request *r)
 {
+    llm_seq *seq = seq_of(r);
     kv_link *k = &P->link;
-    replica *R = &P->r[r->kv_rep];
-    r->pd = 2;
-    r->kvx_ns = evq_now(P->st.q) - r->start;
+    replica *R = &P->r[seq->pd.rep];
+    seq->pd.state = 2;
+    r->kv.xfer_ns = evq_now(P->st.q) - r->start;
     if (r->measured && P->window_open) {
-        double ms = simtime_to_ms(r->kvx_ns);
+        double ms = simtime_to_ms(r->kv.xfer_ns);
         k->n++;
         k->sum_ms += ms;
         if (ms > k->max_ms) k->max_ms = ms;
     }
-    r->fw_mark = R->fw_cum;             /* in its steps from now on */
+    seq->fw_mark = R->fw_cum;             /* in its steps from now on */
     R->ready[R->nready++] = r;
     if (R->idle_listed) rep_wake(R);
 }
@@ -211,6 +212,7 @@ static void on_link_event(evq *q, void *subject, int64_t arg)
 
 void rep_kv_reserve(replica *R, request *r, int64_t blocks)
 {
+    llm_seq *seq = seq_of(r);
     llm *P = R->pool;
     kv_link *k = &P->link;
     request *d = squeue_dequeue(R->wq);
@@ -219,8 +221,8 @@ void rep_kv_reserve(replica *R, request *r, int64_t blocks)
     load_changed(R, ROUTE_KEY_INSIDE);
     load_changed(R, ROUTE_KEY_KV);
     station_start(&P->st, r);
-    r->blocks = blocks;
-    r->kv_rep = R->index;
+    seq->blocks = blocks;
+    seq->pd.rep = R->index;
     R->free_blocks -= blocks;
     R->xfer_blocks += blocks;
     R->nxfer++;
@@ -241,17 +243,18 @@ void rep_kv_join(replica *R)
     llm *P = R->pool;
     for (int i = 0; i < R->nready; i++) {
         request *r = R->ready[i];
+        llm_seq *seq = seq_of(r);
         R->nxfer--;
-        R->xfer_blocks -= r->blocks;
+        R->xfer_blocks -= seq->blocks;
         /* It reserved room for its first decode token too: the phase count takes that block now. */
         int64_t held = blocks_for(P, r->prompt);
-        R->free_blocks += r->blocks - held;
-        r->prefill_len = r->prompt;
-        r->prefilled = r->prompt;
+        R->free_blocks += seq->blocks - held;
+        seq->prefill_len = r->prompt;
+        seq->prefilled = r->prompt;
         rep_run_append(R, r);
         /* As if its prompt had completed at the end of the step before this one. */
         rep_decode_join(R, r, R->steps - 1, r->prompt);
-        r->blocks = 0;
+        seq->blocks = 0;
         R->joined[R->njoined++] = r;
     }
     R->nready = 0;

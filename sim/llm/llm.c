@@ -279,9 +279,9 @@ static void destroy(station *st)
 {
     llm *P = (llm *) st;
     for (int i = 0; P->r && i < P->nrep; i++) {
-        for (request *r = P->r[i].run_head; r; r = r->rnext) {   /* still running at the end */
-            free(r->pfx_h);
-            r->pfx_h = NULL;
+        for (request *r = P->r[i].run_head; r; r = seq_of(r)->rnext) {   /* still running at the end */
+            free(seq_of(r)->pfx.h);
+            seq_of(r)->pfx.h = NULL;
         }
         prefix_free(P->r[i].pc);
         free(P->r[i].pf);
@@ -294,6 +294,7 @@ static void destroy(station *st)
         free(P->r[i].ndec_cls);
     }
     free(P->link.act);
+    llm_seq_pool_free(&P->seqs);
     llm_offload_free(P);
     fleet_free(P->fl);
     if (P->spec_rng) gsl_rng_free(P->spec_rng);
@@ -330,6 +331,7 @@ static const station_ops LLM_OPS = {
     .report = report,
     .cache_fill = cache_fill,
     .cancel = llm_cancel,
+    .leave = llm_leave,
     .destroy = destroy,
 };
 

@@ -20,19 +20,20 @@
 void llm_lora_pick(llm *P, request *r)
 {
     const llm_cfg *L = P->cfg;
-    int32_t a = r->trace_adapter > 0 ? r->trace_adapter - 2   /* the trace row's: 0 the base model, k adapter k */
+    int32_t a = r->attrs.trace_adapter > 0 ? r->attrs.trace_adapter - 2   /* the trace row's: 0 the base model, k adapter k */
               : r->cls >= 0 && r->cls < L->adapter_ncls ? L->adapter_cls[r->cls] : -2;
     if (a == -2) a = (int32_t) zipf_sample(P->lora_zipf, P->lora_rng);
-    r->adapter = a;
+    seq_of(r)->lora.adapter = a;
 }
 
 static lru_slots slots(replica *R) { return LRU_SLOTS(R->lora, lora_slot, link); }
 
 int rep_lora_take(replica *R, request *r)
 {
+    llm_seq *seq = seq_of(r);
     llm *P = R->pool;
-    if (r->adapter < 0) return 0;
-    lora_slot *s = &R->lora[r->adapter];
+    if (seq->lora.adapter < 0) return 0;
+    lora_slot *s = &R->lora[seq->lora.adapter];
     int count = P->window_open && r->measured;
     if (s->resident) {
         if (count) P->lora_hits++;
@@ -40,8 +41,8 @@ int rep_lora_take(replica *R, request *r)
     }
     if (R->lora_resident >= P->cfg->max_loras) {
         if (lru_empty(&R->lora_lru)) {
-            if (count && !r->lora_waited) P->lora_waits++;
-            r->lora_waited = 1;
+            if (count && !seq->lora.waited) P->lora_waits++;
+            seq->lora.waited = 1;
             return -1;
         }
         uint32_t v = R->lora_lru.tail;
@@ -68,18 +69,19 @@ int rep_lora_starved(const replica *R, const request *r)
 
 void rep_lora_use(replica *R, const request *r, int d)
 {
-    if (r->adapter < 0) return;
-    lora_slot *s = &R->lora[r->adapter];
+    llm_seq *seq = seq_of(r);
+    if (seq->lora.adapter < 0) return;
+    lora_slot *s = &R->lora[seq->lora.adapter];
     if (d > 0) {
         if (s->ref++ == 0) {
-            if (s->listed) lru_unlink(&R->lora_lru, slots(R), (uint32_t) r->adapter);
+            if (s->listed) lru_unlink(&R->lora_lru, slots(R), (uint32_t) seq->lora.adapter);
             s->listed = 0;
             R->lora_active++;
         }
     } else if (--s->ref == 0) {
         R->lora_active--;
         if (s->resident) {
-            lru_push_front(&R->lora_lru, slots(R), (uint32_t) r->adapter);
+            lru_push_front(&R->lora_lru, slots(R), (uint32_t) seq->lora.adapter);
             s->listed = 1;
         }
     }

@@ -96,8 +96,8 @@ uint32_t rep_offload_find(replica *R, request *r, int64_t n, uint32_t last, uint
         if (tokens[t] > 0) ns += tokens[t] * L->kv_bytes_token / L->tier[t].gbs + L->tier[t].latency_ms * 1e6;
     simtime_t load = simtime_from_ns_ceil(ns);
     R->load_pending = simtime_add(R->load_pending, load);
-    r->kvl_ns = simtime_add(r->kvl_ns, load);
-    if (r->measured && !r->pfx_seen) {
+    r->kv.load_ns = simtime_add(r->kv.load_ns, load);
+    if (r->measured && !seq_of(r)->pfx.seen) {
         P->off_gpu_tokens += gpu;
         for (int t = 0; t < LLM_TIERS; t++) {
             P->off_tokens[t] += tokens[t];

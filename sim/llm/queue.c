@@ -198,11 +198,16 @@ void llm_arrive(station *st, request *r)
 {
     llm *P = (llm *) st;
     const llm_cfg *L = P->cfg;
-    int32_t before = r->generated;   /* tokens an LLM pool before this one produced (0 at the first) */
-    r->generated = 0;
+    int32_t before = r->emitted;   /* tokens an LLM pool before this one produced (0 at the first) */
+    llm_seq *q = llm_seq_attach(&P->seqs, r);   /* its sequence here, zeroed (seqrec.h) */
+    if (!q) {
+        st->sink->oom(st->sink->ctx);
+        station_reject(st, r);
+        return;
+    }
     r->pool_queue0 = r->queue_ns;
     r->pool_service0 = r->service_ns;
-    r->pool_fw0 = r->fw_ns;
+    q->fw0 = r->fw.ns;
     if (P->lora_rng) llm_lora_pick(P, r);
     if ((int64_t) r->prompt + r->output > L->max_seq_len) {
         if (!L->truncate) {
@@ -218,14 +223,14 @@ void llm_arrive(station *st, request *r)
     }
     if (L->role == LLM_ROLE_DECODE && r->first_token >= 0) {
         /* Prefilled in a prefill pool, its first token emitted there: its KV is to cross the link. */
-        r->generated = 1;
+        q->generated = 1;
         r->enq = evq_now(st->q);
         if (r->output <= 1 || before >= r->output) {   /* nothing left to decode (or all done upstream) */
             station_start(st, r);
             station_forward(st, r, 0);
             return;
         }
-        r->pd = 1;
+        q->pd.state = 1;
         enter_queue(P, r);
         return;
     }

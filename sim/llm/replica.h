@@ -15,6 +15,7 @@
  * No step touches a sequence that does not start, finish, or get preempted in it.
  *
  * Who does what:
+ *   seqrec.c            the pool's sequence records (seqrec.h): one per request inside the pool
  *   seq.c               the running list, the finish heap, phase counts, a sequence leaving
  *   kv.c                KV blocks and the prefix-cache glue (prefix.c is the cache)
  *   admit.c             admission and preemption
@@ -44,6 +45,7 @@
 #include "llm/llmcfg.h"
 #include "llm/prefix.h"
 #include "llm/sched.h"
+#include "llm/seqrec.h"
 
 typedef struct llm llm;
 
@@ -74,13 +76,14 @@ typedef struct replica {
     request *run_head;        /* running sequences, oldest first (prefilling and decoding) */
     request *run_tail;
     int nrun;                 /* running sequences */
-    int nleaving;             /* of those, the ones whose client left (request.leaving): they leave at the
+    int nleaving;             /* of those, the ones whose client left (llm_seq.leaving): they leave at the
                                  end of the step in flight */
     request **pf;             /* sequences still prefilling, admission order */
     int npf;
     int32_t *chunk;           /* tokens each pf[] sequence prefills in the step in flight */
 
-    request **heap;           /* decoding sequences, min-heap on finish_step */
+    llm_seq **heap;           /* decoding sequences, min-heap on finish_step (their records: the
+                                 comparisons read no request) */
     int ndec;
     int64_t base_sum;         /* sum of decoding sequences' phase_base */
     int64_t *phase_cnt;       /* decoding sequences by phase_base mod block_tokens */
@@ -107,7 +110,7 @@ typedef struct replica {
     simtime_t step_fw;        /* of step_dur, the cost model's framework overhead (fixed, launches,
                                  per-sequence CPU: cost_fast_overhead_ms), scaled as the step, ns */
     simtime_t fw_cum;         /* step_fw of its completed steps, summed, ns: a sequence takes its
-                                 increase between joining and leaving (request.fw_ns) */
+                                 increase between joining and leaving (request.fw.ns) */
     /* fleet (fleet.h) */
     int down;                 /* 1: takes no new requests (failed, off, or draining what it holds) */
     evq_id step_ev;           /* the step-end event in flight, or 0 */
@@ -169,7 +172,7 @@ typedef struct kv_link {
     /* measured window */
     double busy_ns;           /* time with a transfer in flight, ns */
     uint64_t n;               /* measured transfers arrived */
-    double sum_ms;            /* their kvx_ns, ms */
+    double sum_ms;            /* their kv.xfer_ns, ms */
     double max_ms;            /* the longest, ms */
     uint64_t nstart;          /* measured transfers started */
     double wait_ms;           /* their waits for a stream, ms */
@@ -201,6 +204,7 @@ struct llm {
                                  at every step (1) or every Nth of each replica (N); 0: off (abort on failure) */
     int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
                                  time is charged to its sequences (charge_step) */
+    llm_seq_pool seqs;        /* the sequence records of the requests inside (seqrec.h) */
     int B;                    /* tokens per KV block */
     int64_t Bmask;            /* B - 1 when B is a power of two (a modulo is a mask), else -1 */
     /* measured-window counters */
@@ -306,10 +310,13 @@ static inline int64_t rep_skip_tokens(const llm *P, int64_t found, int64_t len)
 static inline int64_t content_blocks(const llm *P, const request *r)
 {
     (void) P;
-    return r->pfx_blocks;
+    return seq_of(r)->pfx.blocks;
 }
 
 /* ---- seq.c: the running list, the finish heap, phase counts ------------------- */
+
+/* The station's leave operation (station.h): R's sequence record goes back to P. */
+void llm_leave(station *st, request *r);
 
 void rep_run_append(replica *R, request *r);
 void rep_run_remove(replica *R, request *r);
@@ -415,7 +422,7 @@ int rep_spec_wanted(const replica *R);
  * blocks taken. */
 int64_t rep_spec_reserve(replica *R);
 /* Draws how many tokens each decoding sequence emits in the speculating step
- * being planned (r->spec_m: 1 + accepted proposals, a truncated geometric, at
+ * being planned (seq_of(r)->spec.m: 1 + accepted proposals, a truncated geometric, at
  * most its remaining output); returns their sum. */
 int64_t rep_spec_draw(replica *R);
 /* The drafting time of R's speculating step being planned (k passes of the
@@ -515,7 +522,7 @@ void llm_offload_free(llm *P);
 /* R admits r, whose N prompt ids are in P->ids (the last costing LAST KV blocks)
  * and whose leading HIT ids its GPU cache holds: the ids after those found on
  * the GPU or in a tier, as a leading run; the tiers' ones are loaded back (their
- * time added to the step being planned and to r->kvl_ns).  Returns the run's
+ * time added to the step being planned and to r->kv.load_ns).  Returns the run's
  * length (>= HIT). */
 uint32_t rep_offload_find(replica *R, request *r, int64_t n, uint32_t last, uint32_t hit);
 /* kv_offload_shared: the N prompt ids in P->ids that R has just taken are

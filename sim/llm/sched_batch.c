@@ -45,7 +45,7 @@ static simtime_t plan_batch(replica *R, int dynamic)
             if (blocks > R->free_blocks || (R->batch_n > 0 && padded > L->max_batch_tokens)) break;
             rep_admit(R, r, blocks);
             R->batch_blocks += blocks;
-            r->prefilled = r->prefill_len;
+            seq_of(r)->prefilled = seq_of(r)->prefill_len;
             if (r->prompt > maxp) maxp = r->prompt;
             if (r->output > maxo) maxo = r->output;
             R->batch_n++;
@@ -57,8 +57,8 @@ static simtime_t plan_batch(replica *R, int dynamic)
         R->batch_last = R->steps + maxo - 1;
         R->npf = 0;
         /* Finishing order: each sequence ends at the step of its own last token. */
-        for (request *q = R->run_head; q; q = q->rnext) {
-            q->finish_step = R->batch_first + q->output - 1;
+        for (request *q = R->run_head; q; q = seq_of(q)->rnext) {
+            seq_of(q)->finish_step = R->batch_first + q->output - 1;
             rep_heap_push(R, q);
         }
         /* The prefill step, prompts padded to the longest; each emits its first token. */
@@ -85,17 +85,17 @@ static void complete_batch(replica *R)
     int64_t s = R->steps;
     simtime_t now = evq_now(P->st.q);
     if (s == R->batch_first)
-        for (request *q = R->run_head; q; q = q->rnext) {
+        for (request *q = R->run_head; q; q = seq_of(q)->rnext) {
             req_first_token(q, now, P->st.index);
             q->tf_rep = R->index / P->dp;
-            q->tf.fw_ns = q->fw_ns + (R->fw_cum - q->fw_mark);
-            q->generated = 1;
+            q->tf.fw_ns = q->fw.ns + (R->fw_cum - seq_of(q)->fw_mark);
+            seq_of(q)->generated = 1;
         }
     else
         rep_itl_decodes(R);
     while (R->ndec > 0 && R->heap[0]->finish_step <= s) {
         request *r = rep_heap_pop(R);
-        r->generated = r->output;
+        seq_of(r)->generated = r->output;
         rep_run_remove(R, r);       /* its KV blocks stay reserved until the batch ends */
         R->batch_live--;
         rep_finish(R, r);

@@ -45,7 +45,8 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
     /* Sequences already prefilling (split prompts) continue first. */
     for (int i = 0; i < R->npf && pbudget > 0; i++) {
         request *r = R->pf[i];
-        int64_t c = r->prefill_len - r->prefilled;
+        llm_seq *seq = seq_of(r);
+        int64_t c = seq->prefill_len - seq->prefilled;
         if (c > pbudget) c = pbudget;
         R->chunk[i] = (int32_t) c;
         pbudget -= c;
@@ -57,7 +58,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
     int admitted = 0;
     while (!R->down && pbudget > 0 && R->nrun + R->nxfer < L->max_batch && (max_new <= 0 || admitted < max_new) &&
            (r = R->lora_prev ? squeue_peek_after(R->wq, R->lora_prev) : squeue_peek(R->wq)) != NULL) {
-        if (r->pd == 1) {
+        if (seq_of(r)->pd.state == 1) {
             if (R->lora_prev) break;        /* transfers start from the head only */
             /* Prefilled in a prefill pool: room for its prompt's KV and its first decode token, then the transfer. */
             int64_t b = blocks_for(P, (int64_t) r->prompt + 1);
@@ -65,7 +66,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
             rep_kv_reserve(R, r, b);
             continue;
         }
-        int64_t len = r->prompt + (r->generated > 0 ? r->generated : 0);
+        int64_t len = r->prompt + (seq_of(r)->generated > 0 ? seq_of(r)->generated : 0);
         int64_t blocks = blocks_for(P, len), skip = 0;
         if (R->pc) {
             /* Cached blocks it finds are not prefilled, nor taken again. */
@@ -91,7 +92,7 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
         }
         rep_admit(R, r, blocks);
         admitted++;
-        len -= r->prefilled;
+        len -= seq_of(r)->prefilled;
         (void) skip;
         int64_t c = len < pbudget ? len : pbudget;
         R->chunk[R->npf - 1] = (int32_t) c;
@@ -102,11 +103,11 @@ simtime_t rep_plan_iteration(replica *R, int64_t step_tokens, int split, int max
     for (int i = 0; i < R->npf; i++) {
         int64_t c = R->chunk[i];
         if (c <= 0) continue;
-        int64_t k = R->pf[i]->prefilled;
+        int64_t k = seq_of(R->pf[i])->prefilled;
         R->cur.prefill_tokens += c;
         R->cur.prefill_pairs += (double) c * (double) k + (double) c * (double) (c + 1) / 2.0;
         R->cur.prefill_seqs++;
-        firsts += k + c >= R->pf[i]->prefill_len;
+        firsts += k + c >= seq_of(R->pf[i])->prefill_len;
     }
     R->cur.emitted_tokens = (R->spec ? rep_spec_draw(R) : R->ndec) + firsts;
     if (R->cur.decode_seqs == 0 && R->cur.prefill_seqs == 0) {
@@ -126,48 +127,50 @@ void rep_complete_iteration(replica *R)
     rep_itl_decodes(R);
     /* Decoders: new blocks were taken at planning; sequences ending now leave. */
     while (R->ndec > 0 && R->heap[0]->finish_step <= s) {
-        request *r = R->heap[0];
-        assert(r->finish_step == s);
+        llm_seq *seq = R->heap[0];
+        request *r = seq->req;
+        assert(seq->finish_step == s);
         rep_decode_leave(R, r);
         rep_run_remove(R, r);
-        r->generated = r->output;
-        rep_release_context(R, r, blocks_for(P, r->phase_base + s + 1));
-        r->blocks = 0;
+        seq->generated = r->output;
+        rep_release_context(R, r, blocks_for(P, seq->phase_base + s + 1));
+        seq->blocks = 0;
         rep_finish(R, r);
     }
     /* Prefills: those completing now produce a token and start decoding. */
     int k = 0;
     for (int i = 0; i < R->npf; i++) {
         request *r = R->pf[i];
-        r->prefilled += R->chunk[i];
+        llm_seq *seq = seq_of(r);
+        seq->prefilled += R->chunk[i];
         R->chunk[i] = 0;
-        if (r->prefilled < r->prefill_len) { R->pf[k++] = r; continue; }
-        if (r->generated == 0) {
+        if (seq->prefilled < seq->prefill_len) { R->pf[k++] = r; continue; }
+        if (seq->generated == 0) {
             req_first_token(r, now, P->st.index);
             r->tf_rep = R->index / P->dp;
-            r->tf.fw_ns = r->fw_ns + (R->fw_cum - r->fw_mark);
+            r->tf.fw_ns = r->fw.ns + (R->fw_cum - seq->fw_mark);
         }
         else if (r->measured) {   /* recomputed after a preemption */
             if (P->st.sink->itl) stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
             if (P->st.itl_ms) stat_add(P->st.itl_ms, simtime_to_ms(now - r->last_token));
             if (R->ndec_cls) stat_add(P->st.sink->cls_itl[r->cls], simtime_to_ms(now - r->last_token));
         }
-        r->generated++;
+        seq->generated++;
         if (L->role == LLM_ROLE_PREFILL) {
             /* Disaggregated: its KV goes to the decode pool (next), the blocks here are free again. */
             rep_run_remove(R, r);
-            rep_release_blocks(R, r, r->blocks);
-            r->blocks = 0;
+            rep_release_blocks(R, r, seq->blocks);
+            seq->blocks = 0;
             rep_finish(R, r);
-        } else if (r->generated >= r->output) {
+        } else if (seq->generated >= r->output) {
             rep_run_remove(R, r);
-            rep_release_context(R, r, r->blocks);
-            r->blocks = 0;
+            rep_release_context(R, r, seq->blocks);
+            seq->blocks = 0;
             rep_finish(R, r);
         } else {
-            rep_decode_join(R, r, s, r->prefill_len);
+            rep_decode_join(R, r, s, seq->prefill_len);
             /* From now on its blocks are counted by the phase formula. */
-            r->blocks = 0;
+            seq->blocks = 0;
         }
     }
     R->npf = k;

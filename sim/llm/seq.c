@@ -1,15 +1,22 @@
 /* seq.c -- an LLM replica's sequences: the running list (oldest first), the
  * finish heap of decoding sequences (keyed by the step they finish in), the
  * phase counts that give each step's KV growth in O(1) (replica.h), and a
- * sequence leaving the replica. */
+ * sequence leaving the replica (and the pool: its record goes back). */
 #include <assert.h>
 #include "llm/replica.h"
 
+/* ---- a request leaving the pool: its record goes back (seqrec.h) ---------------- */
+
+void llm_leave(station *st, request *r) { llm_seq_detach(&((llm *) st)->seqs, r); }
+
+/* ---- the running list, the finish heap ------------------------------------------ */
+
 void rep_run_append(replica *R, request *r)
 {
-    r->rnext = NULL;
-    r->rprev = R->run_tail;
-    if (R->run_tail) R->run_tail->rnext = r;
+    llm_seq *seq = seq_of(r);
+    seq->rnext = NULL;
+    seq->rprev = R->run_tail;
+    if (R->run_tail) seq_of(R->run_tail)->rnext = r;
     else R->run_head = r;
     R->run_tail = r;
     R->nrun++;
@@ -19,11 +26,12 @@ void rep_run_append(replica *R, request *r)
 
 void rep_run_remove(replica *R, request *r)
 {
-    if (r->rprev) r->rprev->rnext = r->rnext;
-    else R->run_head = r->rnext;
-    if (r->rnext) r->rnext->rprev = r->rprev;
-    else R->run_tail = r->rprev;
-    r->rprev = r->rnext = NULL;
+    llm_seq *seq = seq_of(r);
+    if (seq->rprev) seq_of(seq->rprev)->rnext = seq->rnext;
+    else R->run_head = seq->rnext;
+    if (seq->rnext) seq_of(seq->rnext)->rprev = seq->rprev;
+    else R->run_tail = seq->rprev;
+    seq->rprev = seq->rnext = NULL;
     R->nrun--;
     if (R->lora) rep_lora_use(R, r, -1);
     load_changed(R, ROUTE_KEY_INSIDE);
@@ -31,7 +39,7 @@ void rep_run_remove(replica *R, request *r)
 
 static void heap_swap(replica *R, int i, int j)
 {
-    request *t = R->heap[i];
+    llm_seq *t = R->heap[i];
     R->heap[i] = R->heap[j];
     R->heap[j] = t;
     R->heap[i]->heap_pos = (uint32_t) i;
@@ -62,17 +70,18 @@ static void heap_down(replica *R, int i)
 
 void rep_heap_push(replica *R, request *r)
 {
-    r->heap_pos = (uint32_t) R->ndec;
-    R->heap[R->ndec++] = r;
+    llm_seq *seq = seq_of(r);
+    seq->heap_pos = (uint32_t) R->ndec;
+    R->heap[R->ndec++] = seq;
     heap_up(R, R->ndec - 1);
     R->ndec_meas += r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]++;
-    r->cost_mark = R->dec_sum;
+    seq->cost_mark = R->dec_sum;
 }
 
 request *rep_heap_pop(replica *R)
 {
-    request *r = R->heap[0];
+    request *r = R->heap[0]->req;
     R->ndec_meas -= r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
     R->ndec--;
@@ -86,26 +95,28 @@ request *rep_heap_pop(replica *R)
 
 void rep_decode_join(replica *R, request *r, int64_t s, int64_t c0)
 {
+    llm_seq *seq = seq_of(r);
     int64_t f = s + 1;
-    r->phase_base = c0 - f;
-    r->finish_step = (int64_t) r->output - r->generated + f - 1;
-    R->base_sum += r->phase_base;
-    R->phase_cnt[bmod(R->pool, r->phase_base)]++;
+    seq->phase_base = c0 - f;
+    seq->finish_step = (int64_t) r->output - seq->generated + f - 1;
+    R->base_sum += seq->phase_base;
+    R->phase_cnt[bmod(R->pool, seq->phase_base)]++;
     rep_heap_push(R, r);
 }
 
 void rep_charge_decode(replica *R, request *r)
 {
-    if (R->pool->acct) station_charge(&R->pool->st, r, R->dec_sum - r->cost_mark);
+    if (R->pool->acct) station_charge(&R->pool->st, r, R->dec_sum - seq_of(r)->cost_mark);
 }
 
 void rep_decode_leave(replica *R, request *r)
 {
-    int i = (int) r->heap_pos;
-    assert(i < R->ndec && R->heap[i] == r);
+    llm_seq *seq = seq_of(r);
+    int i = (int) seq->heap_pos;
+    assert(i < R->ndec && R->heap[i] == seq);
     rep_charge_decode(R, r);
-    R->base_sum -= r->phase_base;
-    R->phase_cnt[bmod(R->pool, r->phase_base)]--;
+    R->base_sum -= seq->phase_base;
+    R->phase_cnt[bmod(R->pool, seq->phase_base)]--;
     R->ndec_meas -= r->measured;
     if (R->ndec_cls && r->measured) R->ndec_cls[r->cls]--;
     R->ndec--;
@@ -139,7 +150,7 @@ void rep_itl_decodes(replica *R)
         simtime_t now = evq_now(R->pool->st.q);
         for (int i = 0; i < R->njoined; i++) {
             request *r = R->joined[i];
-            r->pd = 0;
+            seq_of(r)->pd.state = 0;
             if (r->measured) {
                 n--;
                 double g = simtime_to_ms(now - r->last_token);
@@ -158,12 +169,13 @@ void rep_itl_decodes(replica *R)
 
 void rep_finish(replica *R, request *r)
 {
+    llm_seq *seq = seq_of(r);
     llm *P = R->pool;
     station *st = &P->st;
     simtime_t now = evq_now(st->q);
     r->last_token = now;
     r->service_ns += now - r->start;
-    r->fw_ns += R->fw_cum - r->fw_mark;
+    r->fw.ns += R->fw_cum - seq->fw_mark;
     /* Cold: it waited for this replica's start (it entered the pool before the
      * replica came up), or was among its first cold_requests slowed by cold_factor. */
     if (P->fl && ((r->entered < R->up_at) ||
@@ -176,7 +188,7 @@ void rep_finish(replica *R, request *r)
     if (r->measured) {
         /* All its waits and all its service in this pool, preemptions included. */
         stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - r->pool_queue0));
-        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0 - (r->fw_ns - r->pool_fw0)));
+        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0 - (r->fw.ns - seq->fw0)));
     }
     station_forward(st, r, 0);
 }

@@ -29,24 +29,25 @@ int rep_spec_wanted(const replica *R)
  * the KV capacity). */
 static int64_t room_tokens(const request *r, int64_t s, int k)
 {
-    int64_t left = r->finish_step - s + 1;
+    int64_t left = seq_of(r)->finish_step - s + 1;
     return left < k + 1 ? left : k + 1;
 }
 
 /* Blocks sequence r needs beyond those it holds before step S for its room. */
 static int64_t extra_blocks(const llm *P, const request *r, int64_t s, int k)
 {
-    return blocks_for(P, r->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, r->phase_base + s);
+    llm_seq *seq = seq_of(r);
+    return blocks_for(P, seq->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, seq->phase_base + s);
 }
 
-static int decoding(const request *r) { return r->prefilled >= r->prefill_len; }
+static int decoding(const request *r) { return seq_of(r)->prefilled >= seq_of(r)->prefill_len; }
 
 int64_t rep_spec_reserve(replica *R)
 {
     llm *P = R->pool;
     int64_t s = R->steps, need = 0;
     int k = P->cfg->spec_tokens;
-    for (int i = 0; i < R->ndec; i++) need += extra_blocks(P, R->heap[i], s, k);
+    for (int i = 0; i < R->ndec; i++) need += extra_blocks(P, R->heap[i]->req, s, k);
     while (need > R->free_blocks) {
         request *t = R->run_tail;
         if (decoding(t)) need -= extra_blocks(P, t, s, k);
@@ -65,14 +66,15 @@ int64_t rep_spec_draw(replica *R)
     int k = L->spec_tokens;
     double accepted = 0, tried = 0;
     for (int i = 0; i < R->ndec; i++) {
-        request *r = R->heap[i];
+        llm_seq *seq = R->heap[i];
+        request *r = seq->req;
         double a = r->cls >= 0 && r->cls < L->spec_ncls ? L->spec_accept_cls[r->cls] : L->spec_acceptance;
         int j = 0;
         while (j < k && gsl_rng_uniform(P->spec_rng) < a) j++;
         tried += j < k ? j + 1 : j;   /* the first rejected proposal was tried too */
-        int64_t left = r->finish_step - s + 1, m = j + 1;
+        int64_t left = seq->finish_step - s + 1, m = j + 1;
         if (m > left) m = left;
-        r->spec_m = (int32_t) m;
+        seq->spec.m = (int32_t) m;
         emitted += m;
         accepted += j;
     }
@@ -108,15 +110,16 @@ void rep_spec_advance(replica *R)
     int64_t s = R->steps, give = 0;
     int k = P->cfg->spec_tokens;
     for (int i = 0; i < R->ndec; i++) {
-        request *r = R->heap[i];
-        int64_t d = r->spec_m - 1;
-        give += blocks_for(P, r->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, r->phase_base + s + 1 + d);
+        llm_seq *seq = R->heap[i];
+        request *r = seq->req;
+        int64_t d = seq->spec.m - 1;
+        give += blocks_for(P, seq->phase_base + s + room_tokens(r, s, k)) - blocks_for(P, seq->phase_base + s + 1 + d);
         if (d == 0) continue;
-        R->phase_cnt[bmod(P, r->phase_base)]--;
-        r->phase_base += d;
-        R->phase_cnt[bmod(P, r->phase_base)]++;
+        R->phase_cnt[bmod(P, seq->phase_base)]--;
+        seq->phase_base += d;
+        R->phase_cnt[bmod(P, seq->phase_base)]++;
         R->base_sum += d;
-        r->finish_step -= d;
+        seq->finish_step -= d;
     }
     rep_give_blocks(R, give);
     R->spec_res = 0;

@@ -23,13 +23,14 @@ int rep_sane(const replica *R, int planned)
     const char *bad = NULL;
     int64_t s = R->steps, held = 0, base = 0, phases = 0;
     int nlist = 0;
-    for (const request *r = R->run_head; r; r = r->rnext) nlist++;
+    for (const request *r = R->run_head; r; r = seq_of(r)->rnext) nlist++;
     for (int i = 0; i < P->B; i++) phases += R->phase_cnt[i];
     for (int i = 0; i < R->ndec; i++) {
-        const request *r = R->heap[i];
-        if (r->heap_pos != (uint32_t) i) bad = "a decoding sequence's heap position";
-        if (i > 0 && R->heap[(i - 1) / 2]->finish_step > r->finish_step) bad = "the finish-heap order";
-        base += r->phase_base;
+        const llm_seq *seq = R->heap[i];
+        if (seq->heap_pos != (uint32_t) i) bad = "a decoding sequence's heap position";
+        if (seq_of(seq->req) != seq) bad = "a decoding sequence's record";
+        if (i > 0 && R->heap[(i - 1) / 2]->finish_step > seq->finish_step) bad = "the finish-heap order";
+        base += seq->phase_base;
     }
     if (nlist != R->nrun) bad = "running-list length";
     else if (R->ndec > R->nrun) bad = "more decoding sequences than running ones";
@@ -42,9 +43,9 @@ int rep_sane(const replica *R, int planned)
         /* With a prefix cache, content blocks are shared: count each sequence's
          * anonymous blocks here, and let the cache check the rest. */
         held += R->xfer_blocks;     /* role = decode: reserved for KV on its way */
-        for (int i = 0; i < R->npf; i++) held += R->pf[i]->blocks - content_blocks(P, R->pf[i]);
+        for (int i = 0; i < R->npf; i++) held += seq_of(R->pf[i])->blocks - content_blocks(P, R->pf[i]);
         for (int i = 0; i < R->ndec; i++)
-            held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]);
+            held += blocks_for(P, R->heap[i]->phase_base + s + (planned ? 1 : 0)) - content_blocks(P, R->heap[i]->req);
         if (planned) held += R->spec_res;   /* a speculating step's k further tokens (spec.c) */
         if (R->pc) {
             /* The counters at every check; the whole structure (O(entries)) at every
@@ -211,7 +212,7 @@ static void charge_step(replica *R)
     double pre = dur - dec;
     if (c->prefill_seqs <= 0 || pre <= 0) return;
     if (P->cfg->sched->flags & LLM_SCHED_BATCHES) {
-        for (request *q = R->run_head; q; q = q->rnext) station_charge(&P->st, q, pre / R->batch_n);
+        for (request *q = R->run_head; q; q = seq_of(q)->rnext) station_charge(&P->st, q, pre / R->batch_n);
         return;
     }
     if (c->prefill_tokens <= 0) return;

@@ -44,11 +44,11 @@ static int ttft_parts(const brk *x, const request *r, simtime_t first, simtime_t
     simtime_t T = first - r->arrival;
     memset(p, 0, TB_N * sizeof *p);
     if (r->whole) {
-        simtime_t kv = r->kvx_ns + r->kvl_ns;
+        simtime_t kv = r->kv.xfer_ns + r->kv.load_ns;
         p[TB_NETWORK] = r->network_ns;
         p[TB_QUEUE] = r->queue_ns;
-        p[TB_KV_TRANSFER] = r->kvx_ns;
-        p[TB_KV_LOAD] = r->kvl_ns;
+        p[TB_KV_TRANSFER] = r->kv.xfer_ns;
+        p[TB_KV_LOAD] = r->kv.load_ns;
         p[TB_PREFILL] = r->tf_pool > 0 ? r->tf.service_ns - r->tf.kvx_ns - r->tf.kvl_ns : r->service_ns - kv;
         p[TB_DECODE] = r->service_ns - kv - p[TB_PREFILL];
         /* The framework overhead of the steps before and after the first token goes to overhead. */
@@ -86,7 +86,7 @@ static void brk_leave(void *self, const request *r, const leave_rec *l)
 {
     brk *x = self;
     if (!r->measured) return;
-    if (r->kvx_ns > 0 || r->kvl_ns > 0) x->has_kv = 1;   /* disaggregated or offloaded KV */
+    if (r->kv.xfer_ns > 0 || r->kv.load_ns > 0) x->has_kv = 1;   /* disaggregated or offloaded KV */
     if (l->c[BD_CONNECT] > 0) x->has_conn = 1;           /* connections on hops (issue 34) */
     bd_add(x->bd, l->e2e_ms, l->c);
     if (x->tbd && l->first >= 0) {

@@ -39,12 +39,12 @@
 #include "run/scenario.h"
 #include "latsim/sim.h"
 
-/* R's framework overhead in LLM steps (request.fw_ns), ns: at most its service
+/* R's framework overhead in LLM steps (request.fw.ns), ns: at most its service
  * outside KV transfers and loads. */
 static inline simtime_t leave_fw_ns(const request *r)
 {
-    simtime_t cap = r->service_ns - r->kvx_ns - r->kvl_ns;
-    return r->fw_ns < cap ? r->fw_ns : cap > 0 ? cap : 0;
+    simtime_t cap = r->service_ns - r->kv.xfer_ns - r->kv.load_ns;
+    return r->fw.ns < cap ? r->fw.ns : cap > 0 ? cap : 0;
 }
 
 /* A per-request sanity check (DEBUG builds, or LATSIM_CHECK set): when CHECK is

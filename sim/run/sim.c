@@ -299,15 +299,15 @@ static void sink_leave(void *ctx, request *r)
         l.queue_ms = c[BD_QUEUE];
         l.service_ms = c[BD_SERVICE];
         l.overhead_ms = c[BD_OVERHEAD];
-        if (r->conn_net_ns > 0 || r->conn_wait_ns > 0) {   /* connection setup on hops: apart (issue 34) */
-            c[BD_CONNECT] = simtime_to_ms(r->conn_net_ns + r->conn_wait_ns);
-            c[BD_NETWORK] = simtime_to_ms(r->network_ns - r->conn_net_ns);
-            c[BD_QUEUE] = simtime_to_ms(r->queue_ns - r->conn_wait_ns);
+        if (r->conn.net_ns > 0 || r->conn.wait_ns > 0) {   /* connection setup on hops: apart (issue 34) */
+            c[BD_CONNECT] = simtime_to_ms(r->conn.net_ns + r->conn.wait_ns);
+            c[BD_NETWORK] = simtime_to_ms(r->network_ns - r->conn.net_ns);
+            c[BD_QUEUE] = simtime_to_ms(r->queue_ns - r->conn.wait_ns);
         }
-        if (r->kvx_ns > 0 || r->kvl_ns > 0) {   /* disaggregated or offloaded KV: carved out of service */
+        if (r->kv.xfer_ns > 0 || r->kv.load_ns > 0) {   /* disaggregated or offloaded KV: carved out of service */
             double sv = c[BD_SERVICE];
-            c[BD_KV_TRANSFER] = simtime_to_ms(r->kvx_ns);
-            c[BD_KV_LOAD] = simtime_to_ms(r->kvl_ns);
+            c[BD_KV_TRANSFER] = simtime_to_ms(r->kv.xfer_ns);
+            c[BD_KV_LOAD] = simtime_to_ms(r->kv.load_ns);
             c[BD_SERVICE] = sv - c[BD_KV_TRANSFER] - c[BD_KV_LOAD];
             if (c[BD_SERVICE] < 0) c[BD_SERVICE] = 0;
         }

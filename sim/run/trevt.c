@@ -174,8 +174,8 @@ void trevt_served(trevt *t, const request *r, simtime_t e2e, int whole)
          * a load from the offload tiers comes before the prefill, a
          * disaggregated request's KV transfer after its first token. */
         simtime_t pre = r->service_ns - dec;
-        simtime_t kvl = r->kvl_ns > 0 ? (r->kvl_ns < pre ? r->kvl_ns : pre) : 0;
-        simtime_t kvx = r->kvx_ns > 0 ? (r->kvx_ns < dec ? r->kvx_ns : dec) : 0;
+        simtime_t kvl = r->kv.load_ns > 0 ? (r->kv.load_ns < pre ? r->kv.load_ns : pre) : 0;
+        simtime_t kvx = r->kv.xfer_ns > 0 ? (r->kv.xfer_ns < dec ? r->kv.xfer_ns : dec) : 0;
         if (kvl > 0) span(t, r, "kv_load", at, kvl);
         span(t, r, "prefill", at + kvl, pre - kvl);
         if (kvx > 0) span(t, r, "kv_transfer", at + pre, kvx);

@@ -105,7 +105,7 @@ static void dispatch(router *R, request *r)
     int e = route_pick(&R->rc, r, &v);
     if (check_due(R->check, (int64_t) r->id) && v.index) assert(index_sane(R, r, turn, e));
     R->routing = NULL;
-    if (r->measured && R->complexity) R->sides[e][cplx_truth(&R->c->cplx, r->complexity)]++;
+    if (r->measured && R->complexity) R->sides[e][cplx_truth(&R->c->cplx, r->attrs.complexity)]++;
     station_forward(st, r, e);
 }
 
@@ -198,10 +198,10 @@ static void arrive_now(router *R, request *r)
 {
     station *st = &R->st;
     const router_cfg *c = R->c;
-    if (R->complexity && !r->scored) {
+    if (R->complexity && !r->attrs.scored) {
         double s = dist_sample(&c->score, R->scores);
-        r->complexity = s < 0 ? 0 : s > 1 ? 1 : s;
-        r->scored = 1;
+        r->attrs.complexity = s < 0 ? 0 : s > 1 ? 1 : s;
+        r->attrs.scored = 1;
     }
     double ms = 0;
     if (c->has_overhead) ms += dist_sample(&c->overhead, st->rng);

@@ -76,25 +76,25 @@ int gwattr_plain(const gwattr *g) { return g->plain; }
 void gwattr_fill(gwattr *g, request *r)
 {
     if (g->plain) {
-        r->cache_ttl = -1;
+        r->attrs.cache_ttl = -1;
         return;
     }
     const wl_class *c = &g->w->classes[r->cls];
-    if (c->has_complexity && !r->scored) {   /* a trace's score (wl_fill) wins */
+    if (c->has_complexity && !r->attrs.scored) {   /* a trace's score (wl_fill) wins */
         double s = dist_sample(&c->complexity, g->cplx);
-        r->complexity = s < 0 ? 0 : s > 1 ? 1 : s;
-        r->scored = 1;
+        r->attrs.complexity = s < 0 ? 0 : s > 1 ? 1 : s;
+        r->attrs.scored = 1;
     }
     if (g->zipf[r->cls]) {
-        r->intent = ((uint64_t) r->cls + 1) << 40 | (1 + (uint64_t) zipf_sample(g->zipf[r->cls], g->intents));
-        r->cache_ttl = c->cache_ttl_s < 0 ? -1
+        r->attrs.intent = ((uint64_t) r->cls + 1) << 40 | (1 + (uint64_t) zipf_sample(g->zipf[r->cls], g->intents));
+        r->attrs.cache_ttl = c->cache_ttl_s < 0 ? -1
                      : isinf(c->cache_ttl_s) ? SIMTIME_NEVER : simtime_from_s(c->cache_ttl_s);
     } else if (c->cache_ttl_s >= 0) {
-        r->cache_ttl = isinf(c->cache_ttl_s) ? SIMTIME_NEVER : simtime_from_s(c->cache_ttl_s);
+        r->attrs.cache_ttl = isinf(c->cache_ttl_s) ? SIMTIME_NEVER : simtime_from_s(c->cache_ttl_s);
     } else {
-        r->cache_ttl = -1;
+        r->attrs.cache_ttl = -1;
     }
-    r->sys_tokens = c->system_prompt_tokens;
+    r->attrs.sys_tokens = c->system_prompt_tokens;
     if (c->has_turns) {
         /* The request is the next turn of an open session of its class: in
          * closed loop this user's (sent after the previous answer), in open
@@ -114,10 +114,10 @@ void gwattr_fill(gwattr *g, request *r)
         }
         int64_t p = ss->context + r->prompt;
         r->prompt = (int32_t) (p > INT32_MAX ? INT32_MAX : p);
-        r->session = ss->id;
+        r->attrs.session = ss->id;
         ss->context = (int64_t) r->prompt + r->output;
         ss->left--;
-    } else if (c->system_prompt_tokens > 0 && !r->hash_ids) {
+    } else if (c->system_prompt_tokens > 0 && !r->attrs.hash_ids) {
         /* The system prompt comes before the drawn (or traced) prompt; a trace's
          * hash ids describe the whole prompt already. */
         int64_t p = c->system_prompt_tokens + r->prompt;

@@ -576,17 +576,17 @@ int wl_fill(wl_source *src, request *r)
         r->prompt = draw_tokens(&k->prompt, src->tok_rng);
         r->output = draw_tokens(&k->output, src->tok_rng);
     }
-    if (has_row && w->tr.adapter) r->trace_adapter = w->tr.adapter[row] + 1;   /* LoRA pools read it */
+    if (has_row && w->tr.adapter) r->attrs.trace_adapter = w->tr.adapter[row] + 1;   /* LoRA pools read it */
     if (has_row && w->tr.score && !isnan(w->tr.score[row])) {   /* the row's score wins over any draw */
-        r->complexity = w->tr.score[row];
-        r->scored = 1;
+        r->attrs.complexity = w->tr.score[row];
+        r->attrs.scored = 1;
     }
     /* Token counts matter to LLM pools only: without one, no draws. */
     if (has_row && w->tr.hash) {
         const int64_t *ids = w->tr.hash + w->tr.hash_off[row];
         size_t m = w->tr.hash_off[row + 1] - w->tr.hash_off[row];
-        r->hash_ids = ids;
-        r->nhash = (int32_t) m;
+        r->attrs.hash_ids = ids;
+        r->attrs.nhash = (int32_t) m;
         size_t run = 0;
         while (run < m && seen_has(src, (uint64_t) ids[run] + 1)) run++;
         for (size_t i = 0; i < m; i++)

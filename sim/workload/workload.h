@@ -27,7 +27,7 @@
  *   - request.cls: its class, an index into workload_cfg.classes
  *     (wl_class_of() gives the wl_class); 0, the implicit class, without
  *     [class NAME] sections.  Per-class keys live in wl_class.
- *   - request.hash_ids / request.nhash: the block hash ids of its prompt, in
+ *   - request.attrs.hash_ids / request.attrs.nhash: the block hash ids of its prompt, in
  *     order, each standing for workload_cfg.hash_block_tokens prompt tokens
  *     (the last block may be partial); equal ids mean equal content.  They
  *     point into the trace (trace.hash), shared by every request of that row
