@@ -16,6 +16,7 @@
 #include <gsl/gsl_linalg.h>
 
 #include "engine/errmsg.h"
+#include "cfitrow.h"
 #include "cprior.h"
 #include "nnls.h"
 
@@ -547,17 +548,9 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
                    CDB_MAPE_LIMIT, e2[0] ? ": " : "", e2);
         goto done;
     }
-    snprintf(f->kind, sizeof f->kind, "fitted");
-    snprintf(f->model, sizeof f->model, "%s", out->model.name);
-    snprintf(f->gpu, sizeof f->gpu, "%s", g.name);
-    snprintf(f->weights, sizeof f->weights, "%s", weights);
-    snprintf(f->source, sizeof f->source, "steps-csv");
-    snprintf(f->tool, sizeof f->tool, "%s", tool ? tool : "");
-    size_t len = 0;
-    for (int t = 1; t <= 1024; t++)
-        if (tpseen[t] && len < sizeof f->tps - 8)
-            len += (size_t)snprintf(f->tps + len, sizeof f->tps - len, "%s%d", len ? "," : "", t);
+    cfitrow_ident(f, out->model.name, g.name, weights, "steps-csv", tool, tpseen);
     f->n_points = (int)n;
+    size_t len;
     f->r2 = r.r2;
     if (prior)
         len = (size_t)snprintf(f->note, sizeof f->note, "posterior toward the learned default (cprior.h, cfitpost.h): "
@@ -571,20 +564,13 @@ int cfitted_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
         if (held[j] > 0)
             len += (size_t)snprintf(f->note + len, sizeof f->note - len, " %s", cfitted_term_names[j]);
     for (int j = 0; j < CF_NTERMS && prior; j++) {
-        cdb_coef *c = &f->coef[j];
-        snprintf(c->name, sizeof c->name, "%s", cfitted_term_names[j]);
-        c->value = out->c[j] = post.c[j];
-        c->se = post.se[j];
-        snprintf(c->status, sizeof c->status, "%s", post.status[j] == CFPOST_FITTED ? "fitted"
-                 : post.status[j] == CFPOST_PRIOR ? "prior" : "floor");
+        out->c[j] = post.c[j];
+        cfitrow_coef(f, j, post.c[j], post.se[j], post.status[j] == CFPOST_FITTED ? "fitted"
+                     : post.status[j] == CFPOST_PRIOR ? "prior" : "floor");
     }
     for (int j = 0; j < CF_NTERMS && !prior; j++) {
-        cdb_coef *c = &f->coef[j];
-        snprintf(c->name, sizeof c->name, "%s", cfitted_term_names[j]);
-        c->value = r.b[j];
-        c->se = r.status[j] == NNLS_FITTED ? r.se[j] : 0;
-        snprintf(c->status, sizeof c->status, "%s",
-                 r.status[j] == NNLS_FITTED ? "fitted" : r.status[j] == NNLS_BOUND ? "bound" : "aliased");
+        cdb_coef *c = cfitrow_coef(f, j, r.b[j], r.status[j] == NNLS_FITTED ? r.se[j] : 0,
+                                   r.status[j] == NNLS_FITTED ? "fitted" : r.status[j] == NNLS_BOUND ? "bound" : "aliased");
         out->c[j] = r.b[j];
         if (held[j] > 0) {
             c->value = out->c[j] = held[j];

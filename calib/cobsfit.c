@@ -13,6 +13,7 @@
 #include <gsl/gsl_multimin.h>
 
 #include "ccost.h"
+#include "cfitrow.h"
 #include "cobsdb.h"
 #include "cobsreplay.h"
 #include "cprior.h"
@@ -851,16 +852,7 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     out->loro_abs = lcnt ? lsum / lcnt : NAN;
     out->evals = f.evals;
     /* The model as stored. */
-    snprintf(fit->kind, sizeof fit->kind, "fitted");
-    snprintf(fit->model, sizeof fit->model, "%s", m->model.name);
-    snprintf(fit->gpu, sizeof fit->gpu, "%s", g.name);
-    snprintf(fit->weights, sizeof fit->weights, "%s", weights);
-    snprintf(fit->source, sizeof fit->source, "observed");
-    snprintf(fit->tool, sizeof fit->tool, "%s", tool ? tool : "");
-    size_t len = 0;
-    for (int t = 1; t <= 1024; t++)
-        if (tpseen[t] && len < sizeof fit->tps - 8)
-            len += (size_t) snprintf(fit->tps + len, sizeof fit->tps - len, "%s%d", len ? "," : "", t);
+    cfitrow_ident(fit, m->model.name, g.name, weights, "observed", tool, tpseen);
     long nreq = 0;
     for (int i = 0; i < n; i++) nreq += r[i].nreq;
     fit->n_points = (int) ((use_runs ? nreq + nlev : 0) + (use_steps ? nst : 0));
@@ -885,11 +877,8 @@ int cobsfit_fit(sqlite3 *db, const char *model, const char *gpu, const char *wei
     memcpy(m->c, f.c, sizeof m->c);
     for (int j = 0; j < f.nfree; j++) m->c[f.fk[j]] = fmax(exp(x[j]), lo[f.fk[j]]);
     for (int t = 0; t < CF_NTERMS; t++) {
-        cdb_coef *c = &fit->coef[t];
-        snprintf(c->name, sizeof c->name, "%s", cfitted_term_names[t]);
-        c->value = m->c[t];
-        c->se = width[t] > 0 && held[t] != 1 ? m->c[t] * width[t] : 0;
-        snprintf(c->status, sizeof c->status, "%s", held[t] == 1 ? "floor" : "prior");
+        cdb_coef *c = cfitrow_coef(fit, t, m->c[t], width[t] > 0 && held[t] != 1 ? m->c[t] * width[t] : 0,
+                                   held[t] == 1 ? "floor" : "prior");
         for (int j = 0; j < f.nfree; j++)
             if (f.fk[j] == t) {
                 int at_floor = exp(x[j]) <= lo[t];

@@ -7,7 +7,10 @@
  * check_level), which refuses what no real run can have: a missing field, a
  * time that is negative, not finite or beyond COBS_MAX_MS, an E2E below the
  * TTFT, a token count below 1.  The first problem ends the read: one line in
- * ERR, nothing kept.
+ * ERR, nothing kept.  This file: the reader's state and checks, JSON values,
+ * the JSON-lines formats, detection, the formats as rows, cobs_read and the
+ * statistics; the CSV formats are cobscsv.c's, the one-document JSON formats
+ * (vllm, guidellm) cobsjson.c's (cobsrd.h: what they share).
  *
  * Upstream shapes followed (docs/observed.md has every field):
  *   vllm       vllm-project/vllm, vllm/benchmarks/serve.py (main, 2026; vLLM 0.19):
@@ -30,6 +33,7 @@
  *              request_latency (s); request_totals.successful says whether they were sampled.
  */
 #include "cobserved.h"
+#include "cobsrd.h"
 
 #include <errno.h>
 #include <math.h>
@@ -48,9 +52,6 @@
 #include "engine/rowtab.h"
 #include "latsim/infile.h"
 
-#define COBS_MAX_MS 1e9          /* longest time accepted, ms (11.6 days): beyond it, a unit error */
-#define COBS_MAX_TOKENS 100000000 /* most tokens per request accepted */
-#define MAX_LINE (1 << 22)       /* longest line accepted, bytes (an itl_ms list of 100 000 gaps fits) */
 
 const char *cobs_metric_name(cobs_metric m)
 {
@@ -60,20 +61,10 @@ const char *cobs_metric_name(cobs_metric m)
 
 /* ---- the reader's state -------------------------------------------------- */
 
-typedef struct rd {
-    const char *path;         /* the file, for messages */
-    const cobs_read_opts *o;  /* the options */
-    cobs_run *run;            /* what is being filled */
-    size_t cap;               /* capacity of run->req or run->lvl */
-    char *err;                /* the caller's message buffer */
-    size_t errlen;
-    int status;               /* 0 so far; 2 bad input; 1 out of memory */
-    size_t skipped;           /* aiperf: errored or cancelled records skipped */
-} rd;
 
 /* Sets the message "PATH:LINE: ..." (LINE > 0) or "PATH: ..." and status 2.  Returns -1. */
 __attribute__((format(printf, 3, 4)))
-static int bad(rd *r, long line, const char *fmt, ...)
+int bad(rd *r, long line, const char *fmt, ...)
 {
     char msg[1024], p[1200];
     va_list ap;
@@ -87,7 +78,7 @@ static int bad(rd *r, long line, const char *fmt, ...)
     return -1;
 }
 
-static int oom(rd *r)
+int oom(rd *r)
 {
     errmsg_set(r->err, r->errlen, "out of memory reading %s", r->path);
     r->status = 1;
@@ -96,7 +87,7 @@ static int oom(rd *r)
 
 /* Appends a sentence to the run's note ("; " between sentences). */
 __attribute__((format(printf, 2, 3)))
-static void add_note(cobs_run *run, const char *fmt, ...)
+void add_note(cobs_run *run, const char *fmt, ...)
 {
     size_t k = strlen(run->note);
     if (k && k + 2 < sizeof run->note) k += (size_t) snprintf(run->note + k, sizeof run->note - k, "; ");
@@ -109,7 +100,7 @@ static void add_note(cobs_run *run, const char *fmt, ...)
 
 /* A new, zeroed request at the end of run->req (queue NAN).  NULL when full or
  * out of memory (status set). */
-static cobs_req *new_req(rd *r, long line)
+cobs_req *new_req(rd *r, long line)
 {
     cobs_run *run = r->run;
     if (run->nreq >= COBS_MAX_REQUESTS) {
@@ -130,14 +121,8 @@ static cobs_req *new_req(rd *r, long line)
     return q;
 }
 
-/* What a reader calls each field of a request, for messages ("ttfts" and an
- * index for one JSON document; a column or key name otherwise). */
-typedef struct names {
-    const char *arrival, *input, *output, *ttft, *e2e, *queue, *itl;
-} names;
-
 /* "NAME" or "NAME[I]" (I >= 0) into BUF. */
-static const char *fld(char *buf, size_t n, const char *name, long index)
+const char *fld(char *buf, size_t n, const char *name, long index)
 {
     if (index >= 0) snprintf(buf, n, "%s[%ld]", name, index);
     else snprintf(buf, n, "%s", name);
@@ -145,7 +130,7 @@ static const char *fld(char *buf, size_t n, const char *name, long index)
 }
 
 /* A time of field NAME, ms: finite, >= 0, at most COBS_MAX_MS.  Returns 0 or -1 (message set). */
-static int check_ms(rd *r, long line, const char *name, long index, double v, const char *unit)
+int check_ms(rd *r, long line, const char *name, long index, double v, const char *unit)
 {
     char f[160];
     if (!isfinite(v)) return bad(r, line, "%s: not a finite number", fld(f, sizeof f, name, index));
@@ -160,7 +145,7 @@ static int check_ms(rd *r, long line, const char *name, long index, double v, co
  * its fields; INDEX >= 0 for a list entry of one JSON document (messages then
  * name no line but NAME[INDEX]), else messages name Q's line.
  * Returns 0 or -1 (message set). */
-static int check_req(rd *r, const cobs_req *q, const names *N, long index)
+int check_req(rd *r, const cobs_req *q, const names *N, long index)
 {
     char f[160];
     long line = index >= 0 ? 0 : q->line;
@@ -190,11 +175,11 @@ static int check_req(rd *r, const cobs_req *q, const names *N, long index)
 /* ---- JSON values ----------------------------------------------------------- */
 
 /* 1 when V is a JSON number, 0 otherwise. */
-static int is_num(const json_t *v) { return json_is_integer(v) || json_is_real(v); }
+int is_num(const json_t *v) { return json_is_integer(v) || json_is_real(v); }
 
 /* A whole number >= 0 (an integer, or a real without a fraction) from V into
  * *OUT.  Returns 0, or -1 with the message for field NAME (FIELD printed). */
-static int j_tokens(rd *r, long line, const json_t *v, const char *name, int32_t *out)
+int j_tokens(rd *r, long line, const json_t *v, const char *name, int32_t *out)
 {
     double x;
     if (!v || json_is_null(v)) return bad(r, line, "%s: missing", name);
@@ -207,7 +192,7 @@ static int j_tokens(rd *r, long line, const json_t *v, const char *name, int32_t
 }
 
 /* A number from V into *OUT (times: checked later).  Returns 0, or -1 (message for NAME). */
-static int j_num(rd *r, long line, const json_t *v, const char *name, double *out)
+int j_num(rd *r, long line, const json_t *v, const char *name, double *out)
 {
     if (!v || json_is_null(v)) return bad(r, line, "%s: missing", name);
     if (!is_num(v)) return bad(r, line, "%s: not a number", name);
@@ -216,7 +201,7 @@ static int j_num(rd *r, long line, const json_t *v, const char *name, double *ou
 }
 
 /* A list of gaps (numbers, times SCALE to ms) from array V into Q.  Returns 0 or -1. */
-static int j_gaps(rd *r, long line, const json_t *v, const char *name, double scale, cobs_req *q)
+int j_gaps(rd *r, long line, const json_t *v, const char *name, double scale, cobs_req *q)
 {
     if (!json_is_array(v)) return bad(r, line, "%s: not a list of numbers", name);
     size_t n = json_array_size(v);
@@ -273,7 +258,7 @@ static int read_jsonl(rd *r, FILE *f, jl_row_fn row)
     return rc;
 }
 
-static const names GENERIC_NAMES = { "arrival_s", "input_tokens", "output_tokens", "ttft_ms", "e2e_ms", "queue_ms",
+const names GENERIC_NAMES = { "arrival_s", "input_tokens", "output_tokens", "ttft_ms", "e2e_ms", "queue_ms",
                                      "itl_ms" };
 
 static int generic_row(rd *r, json_t *o, long line)
@@ -392,454 +377,6 @@ static int aiperf_row(rd *r, json_t *o, long line)
     if (s < 0 || (s == 0 && v && !json_is_null(v) && j_gaps(r, line, v, "metrics.inter_chunk_latency.value", sc, q)))
         return -1;
     return check_req(r, q, &AIPERF_NAMES, -1);
-}
-
-/* ---- CSV ------------------------------------------------------------------- */
-
-typedef struct csv_rows {
-    rd *r;
-    char **f;                 /* the current row's fields (NUL-terminated copies) */
-    size_t n, cap;
-    long line;                /* line being parsed */
-    long row_line;            /* line the current row began on */
-    int (*row)(struct csv_rows *c);   /* called for every row (the header first) */
-    int failed;
-    /* what the format's row function keeps */
-    int col[16];              /* header column index of each wanted column, -1 absent */
-    size_t ncols;             /* header width */
-    int header_done;
-    void *arg;
-} csv_rows;
-
-static void on_field(void *s, size_t len, void *data)
-{
-    csv_rows *c = data;
-    if (c->failed) return;
-    if (c->n == c->cap) {
-        size_t k = c->cap ? 2 * c->cap : 16;
-        char **p = realloc(c->f, k * sizeof *p);
-        if (!p) { c->failed = 1; oom(c->r); return; }
-        c->f = p;
-        c->cap = k;
-    }
-    char *v = malloc(len + 1);
-    if (!v) { c->failed = 1; oom(c->r); return; }
-    memcpy(v, s, len);
-    v[len] = '\0';
-    c->f[c->n++] = v;
-}
-
-static void on_row(int ch, void *data)
-{
-    (void) ch;
-    csv_rows *c = data;
-    if (!c->failed && c->row(c) != 0) c->failed = 1;
-    for (size_t i = 0; i < c->n; i++) free(c->f[i]);
-    c->n = 0;
-}
-
-/* Feeds F to libcsv line by line, calling C->row per row.  Returns 0 or -1. */
-static int read_csv(csv_rows *c, FILE *f)
-{
-    struct csv_parser p;
-    rd *r = c->r;
-    if (csv_init(&p, CSV_APPEND_NULL) != 0) return oom(r);
-    char *buf = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    errno = 0;
-    while (!c->failed && (len = getline(&buf, &cap, f)) != -1) {
-        c->line++;
-        if (len > MAX_LINE) { bad(r, c->line, "line longer than %d bytes", MAX_LINE); c->failed = 1; break; }
-        if ((size_t) len != strlen(buf)) { bad(r, c->line, "a NUL byte: not text"); c->failed = 1; break; }
-        if (p.pstate == 0) c->row_line = c->line;   /* libcsv's ROW_NOT_BEGUN: a row starts here */
-        if (csv_parse(&p, buf, (size_t) len, on_field, on_row, c) != (size_t) len && !c->failed) {
-            bad(r, c->line, "%s", csv_strerror(csv_error(&p)));
-            c->failed = 1;
-        }
-    }
-    if (!c->failed && ferror(f)) { bad(r, 0, "cannot read: %s", strerror(errno ? errno : EIO)); c->failed = 1; }
-    if (!c->failed && csv_fini(&p, on_field, on_row, c) != 0) { bad(r, c->line, "%s", csv_strerror(csv_error(&p))); c->failed = 1; }
-    csv_free(&p);
-    for (size_t i = 0; i < c->n; i++) free(c->f[i]);
-    free(c->f);
-    free(buf);
-    return c->failed ? -1 : 0;
-}
-
-/* Resolves the header row: COLS[i] (NULL-terminated, the first NREQ required)
- * to column indices in C->col.  Returns 0 or -1. */
-static int csv_header(csv_rows *c, const char *const *cols, int nreq)
-{
-    for (int i = 0; cols[i]; i++) {
-        c->col[i] = -1;
-        for (size_t k = 0; k < c->n; k++)
-            if (!strcmp(c->f[k], cols[i])) {
-                if (c->col[i] >= 0) return bad(c->r, c->row_line, "column %s appears twice in the header", cols[i]);
-                c->col[i] = (int) k;
-            }
-        if (i < nreq && c->col[i] < 0) return bad(c->r, c->row_line, "no column %s in the header", cols[i]);
-    }
-    c->ncols = c->n;
-    c->header_done = 1;
-    return 0;
-}
-
-/* Field of column I of the current row ("" when the column is absent). */
-static const char *cf(const csv_rows *c, int i)
-{
-    return c->col[i] >= 0 && (size_t) c->col[i] < c->n ? c->f[c->col[i]] : "";
-}
-
-/* A number from CSV field S of column NAME.  Returns 0, 1 (empty: none), -1 (bad). */
-static int csv_num(csv_rows *c, const char *s, const char *name, double *out)
-{
-    if (!*s) return 1;
-    char *end, shown[64];
-    errno = 0;
-    double v = strtod(s, &end);
-    if (*end || end == s || strpbrk(s, "xX"))   /* decimal only: strtod would take "0x10" (16) */
-        return bad(c->r, c->row_line, "%s: '%s' is not a number", name, errmsg_field(s, shown, sizeof shown));
-    if (!isfinite(v)) return bad(c->r, c->row_line, "%s: not a finite number ('%s')", name, errmsg_field(s, shown, sizeof shown));
-    *out = v;
-    return 0;
-}
-
-/* A required number (missing: an error).  Returns 0 or -1. */
-static int csv_need(csv_rows *c, const char *s, const char *name, double *out)
-{
-    int k = csv_num(c, s, name, out);
-    return k == 1 ? bad(c->r, c->row_line, "%s: missing", name) : k;
-}
-
-/* A required whole token count >= 0 from S.  Returns 0 or -1. */
-static int csv_tokens(csv_rows *c, const char *s, const char *name, int32_t *out)
-{
-    double v;
-    if (csv_need(c, s, name, &v)) return -1;
-    if (v != floor(v)) return bad(c->r, c->row_line, "%s: %.6g is not a whole number", name, v);
-    if (v < 0 || v > COBS_MAX_TOKENS) return bad(c->r, c->row_line, "%s: %.6g is outside 0..%d", name, v, COBS_MAX_TOKENS);
-    *out = (int32_t) v;
-    return 0;
-}
-
-/* Every row has the header's width.  Returns 0 or -1. */
-static int csv_width(csv_rows *c)
-{
-    if (c->n != c->ncols)
-        return bad(c->r, c->row_line, "%zu field%s, but the header has %zu columns", c->n, c->n == 1 ? "" : "s", c->ncols);
-    return 0;
-}
-
-enum { G_ARR, G_IN, G_OUT, G_TTFT, G_E2E, G_ITL, G_QUEUE, G_CLASS };
-
-static int generic_csv_row(csv_rows *c)
-{
-    static const char *const cols[] = { "arrival_s", "input_tokens", "output_tokens", "ttft_ms", "e2e_ms",
-                                        "itl_ms", "queue_ms", "class", NULL };
-    if (!c->header_done) return csv_header(c, cols, 5);
-    if (csv_width(c)) return -1;
-    rd *r = c->r;
-    cobs_req *q = new_req(r, c->row_line);
-    if (!q) return -1;
-    if (csv_need(c, cf(c, G_ARR), "arrival_s", &q->arrival_s) || csv_tokens(c, cf(c, G_IN), "input_tokens", &q->input_tokens) ||
-        csv_tokens(c, cf(c, G_OUT), "output_tokens", &q->output_tokens) || csv_need(c, cf(c, G_TTFT), "ttft_ms", &q->ttft_ms) ||
-        csv_need(c, cf(c, G_E2E), "e2e_ms", &q->e2e_ms) || csv_num(c, cf(c, G_QUEUE), "queue_ms", &q->queue_ms) < 0)
-        return -1;
-    const char *itl = cf(c, G_ITL);
-    if (*itl) {   /* a JSON array in the field, e.g. "[12.5, 11.9]" */
-        json_error_t je;
-        json_t *a = json_loads(itl, 0, &je);
-        if (!a) return bad(r, c->row_line, "itl_ms: not a JSON list of numbers: %s", je.text);
-        int s = j_gaps(r, c->row_line, a, "itl_ms", 1, q);
-        json_decref(a);
-        if (s) return -1;
-    }
-    const char *cls = cf(c, G_CLASS);
-    if (strlen(cls) >= sizeof q->cls) return bad(r, c->row_line, "class: longer than %zu bytes", sizeof q->cls - 1);
-    snprintf(q->cls, sizeof q->cls, "%s", cls);
-    if (q->arrival_s < 0) return bad(r, c->row_line, "arrival_s: negative (%.6g s)", q->arrival_s);
-    return check_req(r, q, &GENERIC_NAMES, -1);
-}
-
-enum { S_CONC, S_RATE, S_IN, S_OUT, S_TTFT, S_ITL, S_TPOT, S_E2E, S_TTFT99, S_TPS, S_NCOLS };
-
-static int sweep_csv_row(csv_rows *c)
-{
-    static const char *const cols[] = { "concurrency", "rate", "input_tokens", "output_tokens", "ttft_ms", "itl_ms",
-                                        "tpot_ms", "e2e_ms", "ttft_p99_ms", "output_tokens_per_s", NULL };
-    rd *r = c->r;
-    if (!c->header_done) {
-        if (csv_header(c, cols, 0)) return -1;
-        if ((c->col[S_CONC] >= 0) == (c->col[S_RATE] >= 0))
-            return bad(r, c->row_line, "the header needs one column concurrency (closed loop) or rate (open loop)%s",
-                       c->col[S_CONC] >= 0 ? ", not both" : "");
-        if (c->col[S_IN] < 0) return bad(r, c->row_line, "no column input_tokens in the header");
-        if (c->col[S_OUT] < 0) return bad(r, c->row_line, "no column output_tokens in the header");
-        int any = 0;
-        for (int i = S_TTFT; i < S_NCOLS; i++) any |= c->col[i] >= 0;
-        if (!any)
-            return bad(r, c->row_line, "no measured column in the header (any of ttft_ms, itl_ms, tpot_ms, e2e_ms, "
-                       "ttft_p99_ms, output_tokens_per_s)");
-        return 0;
-    }
-    if (csv_width(c)) return -1;
-    cobs_run *run = r->run;
-    if (run->nlvl >= 100000) return bad(r, c->row_line, "more than 100000 levels");
-    if (run->nlvl == r->cap) {
-        size_t k = r->cap ? 2 * r->cap : 16;
-        cobs_level *p = realloc(run->lvl, k * sizeof *p);
-        if (!p) return oom(r);
-        run->lvl = p;
-        r->cap = k;
-    }
-    cobs_level *L = &run->lvl[run->nlvl++];
-    L->line = c->row_line;
-    L->closed = c->col[S_CONC] >= 0;
-    const char *lname = L->closed ? "concurrency" : "rate";
-    if (csv_need(c, cf(c, L->closed ? S_CONC : S_RATE), lname, &L->load)) return -1;
-    if (L->closed && (L->load < 1 || L->load != floor(L->load) || L->load > 1e6))
-        return bad(r, c->row_line, "concurrency: %.6g is not a whole number of users in 1..1000000", L->load);
-    if (!L->closed && !(L->load > 0 && L->load <= 1e7))
-        return bad(r, c->row_line, "rate: %.6g requests/s is outside (0, 1e7]", L->load);
-    if (csv_tokens(c, cf(c, S_IN), "input_tokens", &L->input_tokens) ||
-        csv_tokens(c, cf(c, S_OUT), "output_tokens", &L->output_tokens))
-        return -1;
-    if (L->input_tokens < 1) return bad(r, c->row_line, "input_tokens: 0: a request has at least 1 prompt token");
-    if (L->output_tokens < 1) return bad(r, c->row_line, "output_tokens: 0: a request has at least 1 output token");
-    double *dst[] = { &L->ttft_ms, &L->itl_ms, &L->tpot_ms, &L->e2e_ms, &L->ttft_p99_ms, &L->output_tps };
-    int given = 0;
-    for (int i = S_TTFT; i < S_NCOLS; i++) {
-        double *d = dst[i - S_TTFT];
-        *d = NAN;
-        int k = csv_num(c, cf(c, i), cols[i], d);
-        if (k < 0) return -1;
-        if (k == 1) continue;
-        given++;
-        if (i == S_TPS) {
-            if (*d < 0) return bad(r, c->row_line, "output_tokens_per_s: negative (%.6g)", *d);
-        } else if (check_ms(r, c->row_line, cols[i], -1, *d, "ms")) {
-            return -1;
-        }
-    }
-    if (!given) return bad(r, c->row_line, "no measured value in this level (every measured column is empty)");
-    if (!isnan(L->e2e_ms) && !isnan(L->ttft_ms) && L->e2e_ms < L->ttft_ms)
-        return bad(r, c->row_line, "e2e_ms: %.6g ms is below ttft_ms %.6g ms", L->e2e_ms, L->ttft_ms);
-    return 0;
-}
-
-/* ---- one JSON document: vllm, guidellm --------------------------------------- */
-
-/* The array field KEY of O, of N entries (N 0: any, set into *N).  Returns it,
- * or NULL with the message set when REQUIRED (else NULL silently when absent). */
-static const json_t *j_list(rd *r, const json_t *o, const char *key, size_t *n, int required)
-{
-    const json_t *a = json_object_get(o, key);
-    if (!a || json_is_null(a)) {
-        if (required)
-            bad(r, 0, "%s: missing: a replay needs the per-request lists of `vllm bench serve --save-result "
-                "--save-detailed`", key);
-        return NULL;
-    }
-    if (!json_is_array(a)) { bad(r, 0, "%s: not a list", key); return NULL; }
-    if (*n == 0) *n = json_array_size(a);
-    else if (json_array_size(a) != *n) {
-        bad(r, 0, "%s: %zu entries, but input_lens has %zu", key, json_array_size(a), *n);
-        return NULL;
-    }
-    return a;
-}
-
-static const names VLLM_NAMES = { "start_times", "input_lens", "output_lens", "ttfts", "latencies", "", "itls" };
-
-/* The arrivals of a vLLM result without start times, drawn as `vllm bench
- * serve` draws them (vllm/benchmarks/serve.py, get_request): gamma inter-arrival
- * times of shape BURST and mean 1/RATE (GSL's generator, not numpy's: the same
- * distribution, other draws), rescaled so that the last is at N/RATE; then each
- * request starts when one of MAXC client slots is free (the benchmark's
- * semaphore), a slot being held for the request's observed E2E. */
-static int vllm_redraw(rd *r, double rate, double burst, int maxc)
-{
-    cobs_run *run = r->run;
-    size_t n = run->nreq;
-    double *t = calloc(n ? n : 1, sizeof *t);
-    if (!t) return oom(r);
-    if (isfinite(rate)) {
-        gsl_rng *g = gsl_rng_alloc(gsl_rng_mt19937);
-        if (!g) { free(t); return oom(r); }
-        gsl_rng_set(g, r->o->seed);
-        double acc = 0;
-        for (size_t i = 0; i < n; i++) {
-            acc += isfinite(burst) ? gsl_ran_gamma(g, burst, 1.0 / (rate * burst)) : 1.0 / rate;
-            t[i] = acc;
-        }
-        gsl_rng_free(g);
-        if (n && t[n - 1] > 0)
-            for (size_t i = 0; i < n; i++) t[i] *= ((double) n / rate) / t[n - 1];
-    }
-    if (maxc > 0) {
-        double *slot = calloc((size_t) maxc, sizeof *slot);   /* when each slot frees, s */
-        if (!slot) { free(t); return oom(r); }
-        for (size_t i = 0; i < n; i++) {
-            int k = 0;
-            for (int j = 1; j < maxc; j++)
-                if (slot[j] < slot[k]) k = j;
-            if (slot[k] > t[i]) t[i] = slot[k];
-            slot[k] = t[i] + run->req[i].e2e_ms / 1000;
-        }
-        free(slot);
-    }
-    for (size_t i = 0; i < n; i++) run->req[i].arrival_s = t[i];
-    free(t);
-    return 0;
-}
-
-static int read_vllm(rd *r, const json_t *root)
-{
-    cobs_run *run = r->run;
-    size_t n = 0;
-    const json_t *in = j_list(r, root, "input_lens", &n, 1);
-    if (!in) return -1;
-    const json_t *out = j_list(r, root, "output_lens", &n, 1);
-    const json_t *ttft = out ? j_list(r, root, "ttfts", &n, 1) : NULL;
-    const json_t *itl = ttft ? j_list(r, root, "itls", &n, 1) : NULL;
-    if (!itl) return -1;
-    const json_t *lat = j_list(r, root, "latencies", &n, 0);
-    const json_t *start = r->status ? NULL : j_list(r, root, "start_times", &n, 0);
-    const json_t *errs = r->status ? NULL : j_list(r, root, "errors", &n, 0);
-    if (r->status) return -1;
-    size_t failed = 0;
-    for (size_t i = 0; i < n; i++) {
-        const json_t *e = errs ? json_array_get(errs, i) : NULL;
-        if (json_is_string(e) && json_string_length(e) > 0) { failed++; continue; }
-        cobs_req *q = new_req(r, (long) i + 1);
-        if (!q) return -1;
-        char f[64];
-        double v;
-        if (j_tokens(r, 0, json_array_get(in, i), fld(f, sizeof f, "input_lens", (long) i), &q->input_tokens) ||
-            j_tokens(r, 0, json_array_get(out, i), fld(f, sizeof f, "output_lens", (long) i), &q->output_tokens) ||
-            j_num(r, 0, json_array_get(ttft, i), fld(f, sizeof f, "ttfts", (long) i), &v))
-            return -1;
-        q->ttft_ms = 1000 * v;
-        if (j_gaps(r, 0, json_array_get(itl, i), fld(f, sizeof f, "itls", (long) i), 1000, q)) return -1;
-        if (lat) {
-            if (j_num(r, 0, json_array_get(lat, i), fld(f, sizeof f, "latencies", (long) i), &v)) return -1;
-            q->e2e_ms = 1000 * v;
-        } else {   /* the time of the last chunk: ttft + every gap after it */
-            q->e2e_ms = q->ttft_ms;
-            for (size_t k = 0; k < q->nitl; k++) q->e2e_ms += q->itl_ms[k];
-        }
-        if (start && j_num(r, 0, json_array_get(start, i), fld(f, sizeof f, "start_times", (long) i), &q->arrival_s))
-            return -1;
-        if (check_req(r, q, &VLLM_NAMES, (long) i)) return -1;
-    }
-    if (run->nreq == 0) return bad(r, 0, "no successful request (%zu failed: see errors)", failed);
-    const json_t *model = json_object_get(root, "model_id"), *date = json_object_get(root, "date");
-    snprintf(run->tool, sizeof run->tool, "vllm bench serve%s%.40s%s%.20s", json_is_string(model) ? ", model " : "",
-             json_is_string(model) ? json_string_value(model) : "", json_is_string(date) ? ", date " : "",
-             json_is_string(date) ? json_string_value(date) : "");
-    if (failed) add_note(run, "%zu failed request%s skipped (errors)", failed, failed == 1 ? "" : "s");
-    if (!start) {
-        const json_t *rv = json_object_get(root, "request_rate"), *bv = json_object_get(root, "burstiness"),
-                     *cv = json_object_get(root, "max_concurrency");
-        double rate = INFINITY, burst = 1;
-        int maxc = 0;
-        if (is_num(rv)) rate = json_number_value(rv);
-        else if (!(json_is_string(rv) && !strcmp(json_string_value(rv), "inf")))
-            return bad(r, 0, "request_rate: missing (a number or \"inf\"), and there are no start_times to take the "
-                       "arrivals from");
-        if (!(rate > 0)) return bad(r, 0, "request_rate: %.6g is not positive", rate);
-        if (bv && !json_is_null(bv)) {
-            if (!is_num(bv) || !(json_number_value(bv) > 0)) return bad(r, 0, "burstiness: not a positive number");
-            burst = json_number_value(bv);
-        }
-        if (cv && !json_is_null(cv)) {
-            if (!json_is_integer(cv) || json_integer_value(cv) < 1 || json_integer_value(cv) > 1000000)
-                return bad(r, 0, "max_concurrency: not a whole number in 1..1000000");
-            maxc = (int) json_integer_value(cv);
-        }
-        if (vllm_redraw(r, rate, burst, maxc)) return -1;
-        char rs[32];
-        snprintf(rs, sizeof rs, isfinite(rate) ? "%g/s" : "inf", rate);
-        add_note(run, "arrivals re-drawn: the file has no start_times; gamma inter-arrival times at request_rate %s, "
-                 "burstiness %g (GSL mt19937, seed %llu)", rs, burst, (unsigned long long) r->o->seed);
-        if (maxc) add_note(run, "then each request waits for one of max_concurrency = %d client slots, held for its observed E2E",
-                           maxc);
-    }
-    return 0;
-}
-
-/* A number field of GuideLLM request Q: KEY, else TIMINGS.ALT (info.timings), else NAN. */
-static double guide_num(const json_t *q, const char *key, const char *alt)
-{
-    const json_t *v = json_object_get(q, key);
-    if (is_num(v)) return json_number_value(v);
-    const json_t *t = json_object_get(json_object_get(q, "info"), "timings");
-    v = alt ? json_object_get(t, alt) : NULL;
-    return is_num(v) ? json_number_value(v) : NAN;
-}
-
-static int read_guidellm(rd *r, const json_t *root)
-{
-    cobs_run *run = r->run;
-    const json_t *bs = json_object_get(root, "benchmarks");
-    if (!json_is_array(bs) || json_array_size(bs) == 0) return bad(r, 0, "benchmarks: missing or empty");
-    size_t nb = json_array_size(bs);
-    int k = r->o->benchmark;
-    if (k < 0) {
-        if (nb > 1)
-            return bad(r, 0, "benchmarks: %zu benchmarks (a sweep): choose one with --benchmark K (0..%zu)", nb, nb - 1);
-        k = 0;
-    }
-    if ((size_t) k >= nb) return bad(r, 0, "--benchmark %d: the report has %zu benchmarks (0..%zu)", k, nb, nb - 1);
-    const json_t *b = json_array_get(bs, (size_t) k);
-    const json_t *ok = json_object_get(json_object_get(b, "requests"), "successful");
-    char where[64];
-    snprintf(where, sizeof where, "benchmarks[%d].requests.successful", k);
-    if (!json_is_array(ok)) return bad(r, 0, "%s: missing (not a GuideLLM benchmarks report?)", where);
-    size_t n = json_array_size(ok);
-    const json_t *tot = json_object_get(json_object_get(b, "request_totals"), "successful");
-    if (is_num(tot) && json_number_value(tot) > (double) n)
-        return bad(r, 0, "%s: holds %zu of the %.0f successful requests (GuideLLM kept a sample: sample_requests); a replay "
-                   "needs every request: rerun GuideLLM keeping all of them", where, n, json_number_value(tot));
-    for (size_t i = 0; i < n; i++) {
-        const json_t *q = json_array_get(ok, i);
-        char f[128];
-        snprintf(f, sizeof f, "%s[%zu]", where, i);
-        if (!json_is_object(q)) return bad(r, 0, "%s: not an object", f);
-        cobs_req *x = new_req(r, (long) i + 1);
-        if (!x) return -1;
-        char g[192];
-        snprintf(g, sizeof g, "%s.prompt_tokens", f);
-        if (j_tokens(r, 0, json_object_get(q, "prompt_tokens"), g, &x->input_tokens)) return -1;
-        snprintf(g, sizeof g, "%s.output_tokens", f);
-        if (j_tokens(r, 0, json_object_get(q, "output_tokens"), g, &x->output_tokens)) return -1;
-        double start = guide_num(q, "request_start_time", "request_start");
-        double ttft = guide_num(q, "time_to_first_token_ms", NULL);
-        double lat = guide_num(q, "request_latency", NULL);
-        if (isnan(ttft)) {   /* from the timings: first token - request start */
-            double ft = guide_num(q, "", "first_token_iteration");
-            ttft = 1000 * (ft - start);
-        }
-        if (isnan(lat)) lat = guide_num(q, "", "request_end") - start;
-        if (isnan(start)) return bad(r, 0, "%s.request_start_time: missing", f);
-        if (isnan(ttft)) return bad(r, 0, "%s.time_to_first_token_ms: missing", f);
-        if (isnan(lat)) return bad(r, 0, "%s.request_latency: missing", f);
-        x->arrival_s = start;
-        x->ttft_ms = ttft;
-        x->e2e_ms = 1000 * lat;
-        char n1[160], n2[160], n3[160], n4[160], n5[160];
-        snprintf(n1, sizeof n1, "%s.request_start_time", f);
-        snprintf(n2, sizeof n2, "%s.prompt_tokens", f);
-        snprintf(n3, sizeof n3, "%s.output_tokens", f);
-        snprintf(n4, sizeof n4, "%s.time_to_first_token_ms", f);
-        snprintf(n5, sizeof n5, "%s.request_latency", f);
-        const names N = { n1, n2, n3, n4, n5, "", "" };
-        if (check_req(r, x, &N, -2)) return -1;
-    }
-    if (run->nreq == 0) return bad(r, 0, "%s: no successful request", where);
-    snprintf(run->tool, sizeof run->tool, "guidellm (benchmark %d)", k);
-    return 0;
 }
 
 /* ---- detection and the entry point ---------------------------------------- */

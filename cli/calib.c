@@ -3,7 +3,8 @@
  *
  * Argument parsing, the database transaction around each writing command and the
  * exit codes live here; the work is in calib/.  Exit codes: 0 done, 1 runtime
- * failure, 2 bad input (usage, file, database contents).
+ * failure, 2 bad input (usage, file, database contents).  `latsim cost` is
+ * costcmd.c's (calibcli.h: what the two share).
  */
 #include <errno.h>
 #include <signal.h>
@@ -23,21 +24,22 @@
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
 #include "latsim/store.h"
+#include "calibcli.h"
 
 #ifndef LATSIM_VERSION
 #define LATSIM_VERSION "0.1"
 #endif
 
 /* Prints "latsim: MSG" as one printable line (control characters escaped). */
-static void say(const char *msg)
+void cal_say(const char *msg)
 {
     char line[4096];
     fprintf(stderr, "latsim: %s\n", errmsg_field(msg, line, sizeof line));
 }
 
-static int fail(int code, const char *msg)
+int cal_fail(int code, const char *msg)
 {
-    say(msg);
+    cal_say(msg);
     return code;
 }
 
@@ -70,7 +72,7 @@ typedef struct opts {
     int npos;                 /* how many */
 } opts;
 
-static int parse_long(const char *opt, const char *v, long lo, long hi, long *out, char *err,
+int cal_parse_long(const char *opt, const char *v, long lo, long hi, long *out, char *err,
                       size_t n)
 {
     char *end;
@@ -240,11 +242,11 @@ static int calib_opt(void *ctx, int id, const char *v)
     case O_PROMPTS: o->prompts = v; break;
     case O_CORPUS: o->corpus = v; break;
     case O_OUT: o->out = v; break;
-    case O_TP: bad = parse_long("--tp", v, 1, 1024, &o->tp, err, sizeof err); break;
-    case O_GPUS: bad = parse_long("--gpus", v, 1, 1024, &o->gpus, err, sizeof err); break;
-    case O_FOLDS: bad = parse_long("--folds", v, 2, 100, &o->folds, err, sizeof err); break;
-    case O_REPEATS: bad = parse_long("--repeats", v, 1, 10000, &o->repeats, err, sizeof err); break;
-    default: bad = parse_long("--threads", v, 1, 1024, &o->threads, err, sizeof err); break;   /* O_THREADS */
+    case O_TP: bad = cal_parse_long("--tp", v, 1, 1024, &o->tp, err, sizeof err); break;
+    case O_GPUS: bad = cal_parse_long("--gpus", v, 1, 1024, &o->gpus, err, sizeof err); break;
+    case O_FOLDS: bad = cal_parse_long("--folds", v, 2, 100, &o->folds, err, sizeof err); break;
+    case O_REPEATS: bad = cal_parse_long("--repeats", v, 1, 10000, &o->repeats, err, sizeof err); break;
+    default: bad = cal_parse_long("--threads", v, 1, 1024, &o->threads, err, sizeof err); break;   /* O_THREADS */
     }
     return bad ? cu_die(2, "%s: %s", o->cmd, err) : 0;
 }
@@ -252,7 +254,7 @@ static int calib_opt(void *ctx, int id, const char *v)
 /* Opens an existing latsim database read-only (list, show, export, cost): nothing
  * is created or written, an empty or foreign file is refused unchanged, and a
  * database without calibration tables reads as holding none. */
-static int open_readonly(const char *path, sqlite3 **db, char *err, size_t n)
+int cal_open_readonly(const char *path, sqlite3 **db, char *err, size_t n)
 {
     if (access(path, F_OK) != 0) {
         snprintf(err, n, "%s: no such database (import measurements first, or give --db PATH)", path);
@@ -304,16 +306,16 @@ static int cmd_import(const opts *o)
     if (o->npos != 2
         || (strcmp(o->pos[0], "vidur") && strcmp(o->pos[0], "steps") && strcmp(o->pos[0], "meas")
             && strcmp(o->pos[0], "nccl") && strcmp(o->pos[0], "power")))
-        return fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv', 'meas FILE.csv', 'nccl FILE' or "
+        return cal_fail(2, "calib import: expected 'vidur DIR', 'steps FILE.csv', 'meas FILE.csv', 'nccl FILE' or "
                     "'power FILE.csv'");
     /* The one check of the input before any work: a FIFO would block, a device never end. */
     int bad = !strcmp(o->pos[0], "vidur") ? cu_check_in_dir("calib import vidur", NULL, o->pos[1], err, sizeof err)
               : cu_check_in("calib import", o->pos[0], o->pos[1], INFILE_MAX_TABLE, err, sizeof err);
-    if (bad) return fail(2, err);
+    if (bad) return cal_fail(2, err);
     import_job j = { .o = o };
     int rc = cu_write_db(cu_db_path(o->db), import_write, &j, NULL, err, sizeof err);
     if (rc != 0)
-        return fail(rc, err);
+        return cal_fail(rc, err);
     printf("imported %ld measurements from %s (%lld in the database)\n", j.n, ERRMSG_SHOWN(o->pos[1]),
            (long long)(j.before + j.n));
     return 0;
@@ -354,13 +356,13 @@ static int cmd_fit(const opts *o)
     char err[2048];
     const char *kind = o->npos >= 1 ? o->pos[0] : "fitted";
     if (o->npos > 1 || (strcmp(kind, "fitted") && strcmp(kind, "profile") && strcmp(kind, "observed")))
-        return fail(2, "calib fit: expected 'fitted', 'profile' or 'observed' (see latsim calib fit --help)");
+        return cal_fail(2, "calib fit: expected 'fitted', 'profile' or 'observed' (see latsim calib fit --help)");
     if (!strcmp(kind, "profile") && !o->tp)
-        return fail(2, "calib fit profile: --tp T is required");
+        return cal_fail(2, "calib fit profile: --tp T is required");
     const char *path = cu_db_path(o->db);
     if (access(path, F_OK) != 0) {
         snprintf(err, sizeof err, "%s: no such database (import measurements first, or give --db PATH)", path);
-        return fail(2, err);
+        return cal_fail(2, err);
     }
     /* One transaction: a refused fit leaves the file as it was (no tables added). */
     fit_job j = { .o = o, .kind = kind };
@@ -368,11 +370,11 @@ static int cmd_fit(const opts *o)
     int rc = cu_write_db(path, fit_write, &j, &db, err, sizeof err);
     if (rc != 0) {
         free(j.report);
-        return fail(rc, err);
+        return cal_fail(rc, err);
     }
     rc = cdb_show(db, j.id, stdout, err, sizeof err) == 0 ? 0 : 1;
     if (rc)
-        say(err);
+        cal_say(err);
     else if (j.report)
         fputs(j.report, stdout);
     free(j.report);
@@ -412,7 +414,7 @@ static int cmd_bench(const opts *o, int gpu)
     const char *cmd = gpu ? "calib gpu" : "calib cpu";
     if (o->npos != 0) return cu_die(2, "%s: unexpected argument '%s' (see latsim %s --help)", cmd, o->pos[0], cmd);
     if (gpu && !cb_gpu_available(err, sizeof err))
-        return fail(2, err);
+        return cal_fail(2, err);
     int tok[64], bat[16], ctx[16], pr[16];
     int ntok = list_opt("--tokens", o->tokens, gpu ? "1,2,4,8,16,32,64,128,256,512,1024,2048,4096,8192,16384" : "1,4,16,64",
                         tok, 64, err, sizeof err);
@@ -420,12 +422,12 @@ static int cmd_bench(const opts *o, int gpu)
     int nc = nb < 0 ? -1 : list_opt("--contexts", o->contexts, gpu ? "128,512,2048,8192" : "128,1024", ctx, 16, err, sizeof err);
     int np = nc < 0 ? -1 : list_opt("--prompts", o->prompts, gpu ? "128,512,2048,4096,8192" : "64,128,256,512", pr, 16, err, sizeof err);
     if (np < 0)
-        return fail(2, err);
+        return cal_fail(2, err);
     const char *path = cu_db_path(o->db);
     sqlite3 *db = NULL;
     /* Checked now, not after the timing; written only to store its results. */
     if (cu_check_db(path, err, sizeof err) != 0 || store_open_lookup(path, &db, err, sizeof err) != 0)
-        return fail(2, err);
+        return cal_fail(2, err);
     calib_bench_req r = { .gpu = gpu, .model = o->model, .tp = (int)o->tp, .tokens = tok, .ntok = ntok, .batches = bat,
                           .nbatch = nb, .contexts = ctx, .nctx = nc, .prompts = pr, .nprompt = np, .repeats = (int)o->repeats,
                           .threads = (int)o->threads, .gpu_name = o->gpu };
@@ -442,7 +444,7 @@ static int cmd_bench(const opts *o, int gpu)
         if (!gpu) printf("catalog gpu 'cpu': fp32 GEMM peak %.3g GFLOP/s, memory %.3g GB/s\n", in.gflops, in.gbs);
         printf("next: latsim calib fit profile --model %s --gpu %s --tp %d\n", ERRMSG_SHOWN(in.model), ERRMSG_SHOWN(in.gpu), in.tp);
     }
-    if (rc) say(err);
+    if (rc) cal_say(err);
     calib_bench_free(b);
     return rc;
 }
@@ -470,19 +472,19 @@ static int cmd_net(const opts *o)
     int sz[32];
     if (o->npos != 0) return cu_die(2, "calib net: unexpected argument '%s' (see latsim calib net --help)", o->pos[0]);
     int ns = list_opt("--sizes", o->sizes, "64,256,1024,4096,16384,65536,262144,1048576", sz, 32, err, sizeof err);
-    if (ns < 0) return fail(2, err);
-    if (ns < 3) return fail(2, "calib net: need at least 3 sizes to fit base + bytes / bandwidth");
+    if (ns < 0) return cal_fail(2, err);
+    if (ns < 3) return cal_fail(2, "calib net: need at least 3 sizes to fit base + bytes / bandwidth");
     const char *path = cu_db_path(o->db);
     /* Checked now, not after the measuring; written only to store its results. */
-    if (cu_check_db(path, err, sizeof err) != 0) return fail(2, err);
+    if (cu_check_db(path, err, sizeof err) != 0) return cal_fail(2, err);
     int reps = o->repeats ? (int)o->repeats : 200;
     if (o->target) {
         const char *colon = strrchr(o->target, ':');
         long p = 0;
         if (!colon || colon == o->target || (size_t)(colon - o->target) >= sizeof host ||
-            parse_long("calib net: --target port", colon + 1, 1, 65535, &p, err, sizeof err)) {
+            cal_parse_long("calib net: --target port", colon + 1, 1, 65535, &p, err, sizeof err)) {
             snprintf(err, sizeof err, "calib net: --target: expected HOST:PORT, got '%s'", o->target);
-            return fail(2, err);
+            return cal_fail(2, err);
         }
         snprintf(host, sizeof host, "%.*s", (int)(colon - o->target), o->target);
         port = (int)p;
@@ -490,10 +492,10 @@ static int cmd_net(const opts *o)
     } else {
         /* Our own echo server on loopback, in a child process. */
         lfd = cnet_listen("127.0.0.1", 0, &port, err, sizeof err);
-        if (lfd < 0) return fail(1, err);
+        if (lfd < 0) return cal_fail(1, err);
         fflush(stdout);
         child = fork();
-        if (child < 0) { close(lfd); return fail(1, "calib net: fork failed"); }
+        if (child < 0) { close(lfd); return cal_fail(1, "calib net: fork failed"); }
         if (child == 0) {
             static volatile int stop = 0;
             cnet_serve(lfd, &stop);
@@ -510,8 +512,8 @@ static int cmd_net(const opts *o)
         kill(child, SIGTERM);
         waitpid(child, NULL, 0);
     }
-    if (m != 0) return fail(2, err);
-    if (cnet_codec_time(4096, 2000, &cod, err, sizeof err) != 0) return fail(1, err);
+    if (m != 0) return cal_fail(2, err);
+    if (cnet_codec_time(4096, 2000, &cod, err, sizeof err) != 0) return cal_fail(1, err);
     printf("round trips to %s (%s:%d), %d per size\n  %10s %10s %10s %10s %10s\n", ERRMSG_SHOWN(label), ERRMSG_SHOWN(host), port,
            reps, "bytes",
            "p50_ms", "p90_ms", "p99_ms", "mean_ms");
@@ -529,7 +531,7 @@ static int cmd_net(const opts *o)
     net_job j = { .m = { .rtt = rtt, .ns = ns, .reps = reps, .cod = &cod, .label = label, .hostname = hostname, .when = when,
                          .tool = "latsim " LATSIM_VERSION } };
     int rc = cu_write_db(path, net_write, &j, NULL, err, sizeof err);
-    if (rc != 0) return fail(rc, err);
+    if (rc != 0) return cal_fail(rc, err);
     printf("fit: latency = %.4g ms + bytes / %.4g GB/s (R2 %.4f, cv_mape %.3g %%): network profile %lld\n", j.fit.base_ms,
            j.fit.ms_per_mb > 0 ? 1.0 / j.fit.ms_per_mb : INFINITY, j.fit.r2, j.fit.mape, (long long)j.fit.id);
     return 0;
@@ -562,7 +564,7 @@ static int echo_opt(void *ctx, int id, const char *v)
     echo_opts *o = ctx;
     char err[300];
     if (id == O_HOST) o->host = v;
-    else if (parse_long("echo: --port", v, 0, 65535, &o->port, err, sizeof err)) return fail(2, err);
+    else if (cal_parse_long("echo: --port", v, 0, 65535, &o->port, err, sizeof err)) return cal_fail(2, err);
     return 0;
 }
 
@@ -580,7 +582,7 @@ int echo_main(int argc, char **argv)
     if (fd < 0) {
         char e2[600];
         snprintf(e2, sizeof e2, "echo: %s", err);
-        return fail(2, e2);
+        return cal_fail(2, e2);
     }
     printf("latsim echo: listening on %s:%d\n", ERRMSG_SHOWN(host), bound);
     fflush(stdout);
@@ -594,21 +596,21 @@ int echo_main(int argc, char **argv)
 static int cmd_export(const opts *o)
 {
     char err[2048];
-    if (o->npos != 1) return fail(2, "calib export: expected FILE.csv (- for stdout)");
+    if (o->npos != 1) return cal_fail(2, "calib export: expected FILE.csv (- for stdout)");
     sqlite3 *db = NULL;
     int to_file = strcmp(o->pos[0], "-") != 0;
-    if (to_file && cu_check_out("calib export", NULL, o->pos[0], err, sizeof err) != 0) return fail(2, err);
-    if (open_readonly(cu_db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
+    if (to_file && cu_check_out("calib export", NULL, o->pos[0], err, sizeof err) != 0) return cal_fail(2, err);
+    if (cal_open_readonly(cu_db_path(o->db), &db, err, sizeof err) != 0) return cal_fail(2, err);
     FILE *f = to_file ? cu_open_out("calib export", NULL, o->pos[0], err, sizeof err) : stdout;
     if (!f) {
         store_close(db);
-        return fail(2, err);
+        return cal_fail(2, err);
     }
     long n = cdb_export(db, o->source, f, err, sizeof err);
     store_close(db);
     if (to_file && cu_close_out("calib export", NULL, o->pos[0], f, n < 0 ? NULL : err, n < 0 ? 0 : sizeof err) != 0)
         n = -1;
-    if (n < 0) return fail(1, err);
+    if (n < 0) return cal_fail(1, err);
     if (to_file) printf("exported %ld measurements to %s\n", n, ERRMSG_SHOWN(o->pos[0]));
     return 0;
 }
@@ -619,27 +621,27 @@ static int cmd_list_show(const opts *o, int show)
     char err[2048];
     sqlite3 *db = NULL;
     int64_t id = 0;
-    if (show && o->npos != 1) return fail(2, "calib show: expected one model ID (see latsim calib list)");
+    if (show && o->npos != 1) return cal_fail(2, "calib show: expected one model ID (see latsim calib list)");
     if (show && cu_parse_id("model", o->pos[0], &id, err, sizeof err) != 0)
         return cu_die(2, "calib show: %.500s (see latsim calib list)", err);
-    if (!show && o->npos != 0) return fail(2, "calib list: unexpected argument");
-    if (open_readonly(cu_db_path(o->db), &db, err, sizeof err) != 0) return fail(2, err);
+    if (!show && o->npos != 0) return cal_fail(2, "calib list: unexpected argument");
+    if (cal_open_readonly(cu_db_path(o->db), &db, err, sizeof err) != 0) return cal_fail(2, err);
     int s = show ? cdb_show(db, id, stdout, err, sizeof err) : cdb_list(db, stdout, err, sizeof err);
     store_close(db);
-    return s != 0 ? fail(s == 1 ? 2 : 1, err) : 0;
+    return s != 0 ? cal_fail(s == 1 ? 2 : 1, err) : 0;
 }
 
 /* `calib train [--corpus DIR] [--out FILE.c]`. */
 static int cmd_train(const opts *o)
 {
     char err[2048] = "";
-    if (o->npos) return fail(2, "calib train: unexpected argument (see latsim calib train --help)");
-    if (o->out && cu_check_out("calib train", "--out", o->out, err, sizeof err) != 0) return fail(2, err);
+    if (o->npos) return cal_fail(2, "calib train: unexpected argument (see latsim calib train --help)");
+    if (o->out && cu_check_out("calib train", "--out", o->out, err, sizeof err) != 0) return cal_fail(2, err);
     FILE *f = o->out ? cu_open_out("calib train", "--out", o->out, err, sizeof err) : NULL;
-    if (o->out && !f) return fail(2, err);
+    if (o->out && !f) return cal_fail(2, err);
     int rc = clearn_train(o->corpus ? o->corpus : "tests/data/corpus", f, stdout, err, sizeof err);
     if (f && cu_close_out("calib train", "--out", o->out, f, rc ? NULL : err, rc ? 0 : sizeof err) != 0) rc = -1;
-    return rc ? fail(2, err) : 0;
+    return rc ? cal_fail(2, err) : 0;
 }
 
 static int cmd_list(const opts *o) { return cmd_list_show(o, 0); }
@@ -713,8 +715,8 @@ int validate_main(int argc, char **argv)
     char err[2048] = "";
     int rc = cli_parse(&VALIDATE, argc, argv, &a, validate_opt, &corpus);
     if (rc != CLI_GO) return rc;
-    if (a.npos) return fail(2, "validate: unexpected argument (see latsim validate --help)");
-    return clearn_validate(corpus, stdout, err, sizeof err) ? fail(2, err) : 0;
+    if (a.npos) return cal_fail(2, "validate: unexpected argument (see latsim validate --help)");
+    return clearn_validate(corpus, stdout, err, sizeof err) ? cal_fail(2, err) : 0;
 }
 
 int calib_main(int argc, char **argv)
@@ -740,170 +742,9 @@ int calib_main(int argc, char **argv)
         o.db = a.db;
         o.pos = a.pos;
         o.npos = a.npos;
-        if (cu_check_db_path(cu_db_path(o.db), err, sizeof err) != 0) return fail(2, err);
+        if (cu_check_db_path(cu_db_path(o.db), err, sizeof err) != 0) return cal_fail(2, err);
         return SUBS[i].fn(&o);
     }
     if (sub[0] == '-') return cu_die(2, "calib: expected a COMMAND before the options, got '%s' (see latsim calib --help)", sub);
     return cu_die(2, "calib: unknown command '%s' (see latsim calib --help)", sub);
-}
-
-enum { C_MODEL = 1, C_GPU, C_TP, C_WEIGHTS, C_PREFILL, C_PBATCH, C_DECODE, C_CONTEXT, C_COST, C_COST_ID, C_ENGINE };
-
-static const cli_opt COST_OPTS[] = {
-    { "model", C_MODEL, "M", "the model (a catalog name)", CLI_REQUIRED },
-    { "gpu", C_GPU, "G", "the GPU (a catalog name)", CLI_REQUIRED },
-    { "tp", C_TP, "T", "tensor-parallel degree (1 to 1024)", CLI_REQUIRED },
-    { "weights", C_WEIGHTS, "P", "weight precision: bf16, fp16, fp8, int8, int4, fp4 (default: the model's, else bf16)", 0 },
-    { "prefill", C_PREFILL, "TOKENS", "prompt tokens per prefilling sequence", 0 },
-    { "prefill-batch", C_PBATCH, "B", "prefilling sequences (default 1)", 0 },
-    { "decode", C_DECODE, "SEQS", "decoding sequences, each with --context TOKENS of context", 0 },
-    { "context", C_CONTEXT, "TOKENS", "context of each decoding sequence", 0 },
-    { "cost", C_COST, "KIND", "auto (default: best calibrated model, else the learned one), fitted, profile, learned, roofline", 0 },
-    { "engine", C_ENGINE, "E", "serving engine: vllm (default), sglang, trtllm, generic (the learned model's efficiencies)", 0 },
-    { "cost-id", C_COST_ID, "ID", "a stored calibrated model (latsim calib list)", 0 },
-    { "json", CLI_JSON, NULL, "{\"step_ms\": X, \"cost_model\": {kind, id, source, mape}, \"parts\": {NAME: ms}}", 0 },
-    CLI_OPT_DB,
-    { NULL },
-};
-
-static const cli_cmd COST = {
-    "cost", "",
-    "Prints the predicted time of one forward step (--prefill and/or --decode) and the\n"
-    "cost model that produced it.\n",
-    "", COST_OPTS, 0, 0,
-};
-
-/* What cost was asked. */
-typedef struct cost_opts {
-    const char *model, *gpu, *weights, *kind;  /* --model, --gpu, --weights, --cost (NULL: not given) */
-    const char *engine;                        /* --engine (NULL: the default) */
-    long tp, prefill, pbatch, decode, context, id;  /* --tp, --prefill, --prefill-batch, --decode, --context (-1: none), --cost-id */
-} cost_opts;
-
-/* cli_opt_fn of cost: CTX is the cost_opts. */
-static int cost_opt(void *ctx, int id, const char *v)
-{
-    cost_opts *o = ctx;
-    char err[300];
-    int bad = 0;
-    switch (id) {
-    case C_MODEL: o->model = v; break;
-    case C_GPU: o->gpu = v; break;
-    case C_WEIGHTS: o->weights = v; break;
-    case C_COST: o->kind = v; break;
-    case C_ENGINE:
-        if (strcmp(v, "vllm") && strcmp(v, "sglang") && strcmp(v, "trtllm") && strcmp(v, "generic")) {
-            snprintf(err, sizeof err, "cost: --engine: unknown engine '%.100s' (valid: vllm, sglang, trtllm, generic)", v);
-            bad = 1;
-        } else
-            o->engine = v;
-        break;
-    case C_TP: bad = parse_long("cost: --tp", v, 1, 1024, &o->tp, err, sizeof err); break;
-    case C_PREFILL: bad = parse_long("cost: --prefill", v, 1, 10000000, &o->prefill, err, sizeof err); break;
-    case C_PBATCH: bad = parse_long("cost: --prefill-batch", v, 1, 1000000, &o->pbatch, err, sizeof err); break;
-    case C_DECODE: bad = parse_long("cost: --decode", v, 1, 1000000, &o->decode, err, sizeof err); break;
-    case C_CONTEXT: bad = parse_long("cost: --context", v, 0, 10000000, &o->context, err, sizeof err); break;
-    default: bad = parse_long("cost: --cost-id", v, 1, 1L << 62, &o->id, err, sizeof err); break;   /* C_COST_ID */
-    }
-    return bad ? fail(2, err) : 0;
-}
-
-static void json_num(FILE *out, double v)
-{
-    if (isfinite(v))
-        fprintf(out, "%.10g", v);
-    else
-        fputs("null", out);
-}
-
-int cost_main(int argc, char **argv)
-{
-    cost_opts co = { .pbatch = 1, .context = -1 };
-    cli_args a;
-    char err[2048];
-    int rc = cli_parse(&COST, argc, argv, &a, cost_opt, &co);
-    if (rc != CLI_GO) return rc;
-    if (a.npos > 0) return cu_die(2, "cost: unexpected argument '%s' (see latsim cost --help)", a.pos[0]);
-    const char *dbopt = a.db, *model = co.model, *gpu = co.gpu, *weights = co.weights, *kind = co.kind;
-    long tp = co.tp, prefill = co.prefill, pbatch = co.pbatch, decode = co.decode, context = co.context, id = co.id;
-    int json = a.json;
-    if (!prefill && !decode) return fail(2, "cost: give --prefill TOKENS and/or --decode SEQS --context TOKENS");
-    if (decode && context < 0) return fail(2, "cost: --decode needs --context TOKENS");
-    if (kind && !ccost_asked(kind)) {
-        snprintf(err, sizeof err, "cost: --cost: unknown kind '%s' (valid: %s)", kind, ccost_ask_list());
-        return fail(2, err);
-    }
-    if (kind && id) return fail(2, "cost: give --cost KIND or --cost-id ID, not both");
-    const char *path = cu_db_path(dbopt);
-    sqlite3 *db = NULL;
-    rc = 2;
-    if (cu_check_db_path(path, err, sizeof err) != 0)
-        return fail(2, err);
-    /* Read-only: an existing file is never written (an empty or foreign one is
-     * refused); without one, the built-in catalog in memory and the roofline. */
-    if (access(path, F_OK) == 0 ? open_readonly(path, &db, err, sizeof err) : store_open(":memory:", &db, err, sizeof err))
-        return fail(2, err);
-    calib_cost_req q = { .model = model, .gpu = gpu, .tp = (int)tp, .weights = weights, .kind = kind, .id = id,
-                         .engine = co.engine,
-                         .prefill = prefill, .pbatch = pbatch, .decode = decode, .context = context };
-    calib_cost c;
-    rc = calib_cost_eval(db, &q, &c, err, sizeof err);
-    if (rc != 0)
-        goto out;
-    if (c.warn[0])
-        fprintf(stderr, "latsim: warning: %s\n", c.warn);
-    double ms = c.step_ms;
-    const char *range = c.range;
-    if (json) {
-        printf("{\"step_ms\": ");
-        json_num(stdout, ms);
-        printf(", \"cost_model\": {\"kind\": ");
-        report_json_str(stdout, c.kind);
-        printf(", \"id\": ");
-        if (c.id) printf("%lld", (long long)c.id); else printf("null");
-        printf(", \"source\": ");
-        report_json_str(stdout, c.source);
-        printf(", \"mape\": ");
-        json_num(stdout, c.mape);
-        printf("}, \"parts\": {");
-        for (int k = 0; k < c.nparts; k++) {
-            printf("%s", k ? ", " : "");
-            report_json_str(stdout, c.part[k]);
-            printf(": ");
-            json_num(stdout, c.part_ms[k]);
-        }
-        printf("}, \"ops\": {");   /* the step by operator */
-        for (int k = 0; k < c.nops; k++) {
-            printf("%s", k ? ", " : "");
-            report_json_str(stdout, c.op[k]);
-            printf(": ");
-            json_num(stdout, c.op_ms[k]);
-        }
-        printf("}}\n");
-    } else {
-        printf("step_ms %.4g  (%s", ms, c.kind);
-        if (c.id) printf(" model %lld", (long long)c.id);
-        printf(", %s", ERRMSG_SHOWN(c.source));
-        if (isfinite(c.mape)) printf(", cv_mape %.3g %%", c.mape);
-        if (range[0]) printf(", %s", range);
-        printf(")\n");
-        for (int k = 0; k < c.nparts; k++)
-            printf("  %-18s %10.4g ms\n", ERRMSG_SHOWN(c.part[k]), c.part_ms[k]);
-        printf("  by operator:");
-        for (int k = 0; k < c.nops; k++)
-            if (c.op_ms[k] != 0) printf(" %s %.3g ms (%.1f %%)", c.op[k], c.op_ms[k], ms > 0 ? 100 * c.op_ms[k] / ms : 0);
-        printf("\n");
-        if (c.note[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.note));
-        if (c.hwnote[0]) printf("  note: %s\n", ERRMSG_SHOWN(c.hwnote));
-    }
-    if (range[0] && strcmp(range, "extrapolated") == 0 && !strcmp(c.kind, "learned"))
-        fprintf(stderr, "latsim: note: the learned model is extrapolated here (its GPU or engine has no measurement in "
-                        "its corpus: docs/learned.md)\n");
-    else if (range[0] && strcmp(range, "extrapolated") == 0)
-        fprintf(stderr, "latsim: note: cost model %lld is extrapolated here (outside its measured TP, step sizes or GPU)\n", (long long)c.id);
-    rc = 0;
-out:
-    if (rc) say(err);
-    store_close(db);
-    return rc;
 }

@@ -1,4 +1,4 @@
-/* observed.h -- the commands on observed benchmark runs (cli/observed.c):
+/* observed.h -- the commands on observed benchmark runs (cli/observed.c, obsreplay.c):
  * `latsim replay`, `latsim calib import observed` and `latsim calib show observed`.
  * Each takes the arguments after its own name and returns the exit status
  * (0 done, 1 runtime failure, 2 bad input). */

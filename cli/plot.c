@@ -9,6 +9,10 @@
  * strings with quotes doubled, and drawn with `noenhanced`.
  * Kinds: run -> cdf (default), breakdown; sweep -> load (default), breakdown;
  * plan -> frontier.
+ *
+ * This file: the options, gnuplot's start and finish, the reads of stored
+ * statistics and the command; the pictures of runs are plotrun.c's, those of
+ * sweeps and plans plotsweep.c's (plot.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +27,7 @@
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
 #include "latsim/store.h"
+#include "plot.h"
 
 enum { O_KIND = 1, O_OUT };
 
@@ -68,7 +73,7 @@ static int plot_opt(void *ctx, int id, const char *v)
 /* ---- gnuplot -------------------------------------------------------------- */
 
 /* Writes S as a double-quoted field of a datablock (quotes and controls dropped). */
-static void dq(FILE *f, const char *s)
+void dq(FILE *f, const char *s)
 {
     fputc('"', f);
     for (; *s; s++)
@@ -77,7 +82,7 @@ static void dq(FILE *f, const char *s)
 }
 
 /* Starts gnuplot (gp.h) with its output set to OUT.  Returns 0 or -1 (printed). */
-static int gp_start(gp_proc *g, const char *out, const char *dir)
+int gp_start(gp_proc *g, const char *out, const char *dir)
 {
     char m[256];
     if (gp_open(g, m, sizeof m) != 0) return cu_die(1, "plot: gnuplot: %s", m), -1;
@@ -95,7 +100,7 @@ static int gp_start(gp_proc *g, const char *out, const char *dir)
 }
 
 /* Loads SCRIPT, ends gnuplot and checks OUT was written.  Returns 0 or the exit status. */
-static int gp_finish(gp_proc *g, const char *dir, const char *script, const char *out)
+int gp_finish(gp_proc *g, const char *dir, const char *script, const char *out)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", dir, script);
@@ -114,7 +119,7 @@ static int gp_finish(gp_proc *g, const char *dir, const char *script, const char
 
 /* ---- data ----------------------------------------------------------------- */
 
-static double stat_of(sqlite3 *db, int64_t run, const char *scope, const char *metric, const char *stat)
+double stat_of(sqlite3 *db, int64_t run, const char *scope, const char *metric, const char *stat)
 {
     sqlite3_stmt *st = NULL;
     double v = NAN;
@@ -131,7 +136,7 @@ static double stat_of(sqlite3 *db, int64_t run, const char *scope, const char *m
 }
 
 /* The probability of a stat name (p99 -> 0.99), NAN for mean/max. */
-static double stat_p(const char *s)
+double stat_p(const char *s)
 {
     if (!strcmp(s, "p50")) return 0.5;
     if (!strcmp(s, "p90")) return 0.9;
@@ -142,7 +147,7 @@ static double stat_p(const char *s)
 }
 
 /* Splits an SLO term key "ttft_p99_ms" into METRIC and STAT.  Returns 0 or -1. */
-static int split_term(const char *key, char *metric, size_t nm, char *stat, size_t ns)
+int split_term(const char *key, char *metric, size_t nm, char *stat, size_t ns)
 {
     size_t n = strlen(key);
     if (n < 4 || strcmp(key + n - 3, "_ms")) return -1;
@@ -157,7 +162,7 @@ static int split_term(const char *key, char *metric, size_t nm, char *stat, size
 }
 
 /* The run's scenario path and seed into PATH / *SEED.  Returns 1 found, 0 not. */
-static int run_info(sqlite3 *db, int64_t id, char *path, size_t n, long long *seed)
+int run_info(sqlite3 *db, int64_t id, char *path, size_t n, long long *seed)
 {
     sqlite3_stmt *st = NULL;
     int found = 0;
@@ -173,171 +178,9 @@ static int run_info(sqlite3 *db, int64_t id, char *path, size_t n, long long *se
     return found;
 }
 
-/* ---- the plots ------------------------------------------------------------ */
-
-static int plot_cdf(sqlite3 *db, int64_t id, const char *out, const char *dir)
-{
-    char path[1024];
-    long long seed;
-    if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
-    const char *order[] = { "ttft", "tpot", "e2e", "queue" };
-    int llm = !isnan(stat_of(db, id, "", "ttft", "p50"));
-    int has[4] = { 0 };
-    if (!store_has_table(db, "run_cdf"))
-        return cu_die(2, "plot: run %lld has no latency distribution stored (runs stored before latsim kept one)", (long long) id);
-    sqlite3_stmt *st = NULL;
-    int total = 0;
-    for (int m = 0; m < 4; m++) {
-        if ((m <= 1 && !llm) || (m == 3 && llm)) continue;
-        if (sqlite3_prepare_v2(db, "SELECT count(*) FROM run_cdf WHERE run_id = ? AND metric = ?", -1, &st, NULL) != SQLITE_OK) break;
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_text(st, 2, order[m], -1, SQLITE_STATIC);
-        if (sqlite3_step(st) == SQLITE_ROW) has[m] = sqlite3_column_int(st, 0) > 0;
-        sqlite3_finalize(st);
-        total += has[m];
-    }
-    if (!total)
-        return cu_die(2, "plot: run %lld has no latency distribution (saturated, or stored before latsim kept one)", (long long) id);
-    gp_proc g;
-    if (gp_start(&g, out, dir) != 0) return 1;
-    fputs("$cdf << EOD\n", g.in);
-    char metrics[64] = "";
-    int first = 1;
-    for (int m = 0; m < 4; m++) {
-        if (!has[m]) continue;
-        if (!first) fputs("\n\n", g.in);
-        first = 0;
-        strcat(metrics, metrics[0] ? " " : "");
-        strcat(metrics, order[m]);
-        /* Below the first quantile: start the curve at (min-ish, 0). */
-        sqlite3_prepare_v2(db, "SELECT value, p FROM run_cdf WHERE run_id = ? AND metric = ? AND value > 0 ORDER BY p", -1, &st, NULL);
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_text(st, 2, order[m], -1, SQLITE_STATIC);
-        while (sqlite3_step(st) == SQLITE_ROW) fprintf(g.in, "%.9g %.6g\n", sqlite3_column_double(st, 0), sqlite3_column_double(st, 1));
-        sqlite3_finalize(st);
-        double mx = stat_of(db, id, "", order[m], "max");
-        if (!isnan(mx) && mx > 0) fprintf(g.in, "%.9g 1\n", mx);
-    }
-    fputs("EOD\n$slo << EOD\n", g.in);
-    int nslo = 0;
-    if (store_has_table(db, "run_slo") &&
-        sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            char metric[64], stat[16];
-            const char *term = (const char *) sqlite3_column_text(st, 0);
-            if (split_term(term, metric, sizeof metric, stat, sizeof stat) != 0) continue;
-            double p = stat_p(stat);
-            int drawn = 0;
-            for (int m = 0; m < 4; m++) drawn |= has[m] && !strcmp(order[m], metric);
-            if (!drawn || isnan(p)) continue;
-            char label[128];
-            snprintf(label, sizeof label, "%.40s %.8s <= %g ms", metric, stat, sqlite3_column_double(st, 1));
-            fprintf(g.in, "%.9g %.6g ", sqlite3_column_double(st, 1), p);
-            dq(g.in, label);
-            fputc('\n', g.in);
-            nslo++;
-        }
-        sqlite3_finalize(st);
-    }
-    fputs("EOD\n", g.in);
-    fprintf(g.in, "nslo = %d\nmetrics = '%s'\ntitle_text = ", nslo, metrics);
-    char title[1400];
-    snprintf(title, sizeof title, "Latency CDF, run %lld: %s (seed %lld)", (long long) id, path, seed);
-    gp_quote(g.in, title);
-    fputc('\n', g.in);
-    return gp_finish(&g, dir, "cdf.gp", out);
-}
-
-/* ---- several runs' CDFs overlaid (plots/review_cdf.gp) --------------------- */
-
-/* The CDFs of TTFT, TPOT and E2E (queue and E2E without an LLM pool) of the N
- * runs IDS in one picture, a curve per run and metric, with run IDS[0]'s [slo]
- * latency limits.  Returns 0 or the exit status. */
-static int plot_cdf_runs(sqlite3 *db, const int64_t *ids, int n, const char *out, const char *dir)
-{
-    static const char *const ORDER[] = { "ttft", "tpot", "e2e", "queue" };
-    /* a colour per run (the Okabe-Ito palette, as the review page's designs), a dash per metric */
-    static const char *const COLORS[8] = { "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#999999" };
-    static const int DASH[4] = { 1, 2, 4, 3 };
-    char names[64][160];
-    int nc = 0, col[64], dash[64];
-    gp_proc g;
-    for (int i = 0; i < n; i++) {
-        char path[1024];
-        long long seed;
-        if (!run_info(db, ids[i], path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) ids[i]);
-    }
-    if (!store_has_table(db, "run_cdf"))
-        return cu_die(2, "plot: no run has a latency distribution stored (runs stored before latsim kept one)");
-    if (gp_start(&g, out, dir) != 0) return 1;
-    fputs("$cdf << EOD\n", g.in);
-    for (int i = 0; i < n && nc < 64; i++) {
-        int llm = !isnan(stat_of(db, ids[i], "", "ttft", "p50"));
-        char path[1024];
-        long long seed;
-        run_info(db, ids[i], path, sizeof path, &seed);
-        const char *base = strrchr(path, '/');
-        for (int m = 0; m < 4 && nc < 64; m++) {
-            if ((m <= 1 && !llm) || (m == 3 && llm)) continue;
-            sqlite3_stmt *st = NULL;
-            int rows = 0;
-            if (sqlite3_prepare_v2(db, "SELECT value, p FROM run_cdf WHERE run_id = ? AND metric = ? AND value > 0 ORDER BY p",
-                                   -1, &st, NULL) == SQLITE_OK) {
-                sqlite3_bind_int64(st, 1, ids[i]);
-                sqlite3_bind_text(st, 2, ORDER[m], -1, SQLITE_STATIC);
-                while (sqlite3_step(st) == SQLITE_ROW) {
-                    if (!rows++ && nc) fputs("\n\n", g.in);
-                    fprintf(g.in, "%.9g %.6g\n", sqlite3_column_double(st, 0), sqlite3_column_double(st, 1));
-                }
-            }
-            sqlite3_finalize(st);
-            if (!rows) continue;
-            double mx = stat_of(db, ids[i], "", ORDER[m], "max");
-            if (!isnan(mx) && mx > 0) fprintf(g.in, "%.9g 1\n", mx);
-            col[nc] = i % 8;
-            dash[nc] = DASH[m];
-            snprintf(names[nc++], sizeof names[0], "%s, run %lld: %.100s", ORDER[m], (long long) ids[i], base ? base + 1 : path);
-        }
-    }
-    fputs("EOD\n$slo << EOD\n", g.in);
-    int nslo = 0;
-    sqlite3_stmt *st = NULL;
-    if (store_has_table(db, "run_slo") &&
-        sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, ids[0]);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            char metric[64], stat[16];
-            if (split_term((const char *) sqlite3_column_text(st, 0), metric, sizeof metric, stat, sizeof stat) != 0) continue;
-            double p = stat_p(stat);
-            if (isnan(p)) continue;
-            char label[128];
-            snprintf(label, sizeof label, "%.40s %.8s <= %g ms", metric, stat, sqlite3_column_double(st, 1));
-            fprintf(g.in, "%.9g %.6g ", sqlite3_column_double(st, 1), p);
-            dq(g.in, label);
-            fprintf(g.in, " %.6g\n", p);   /* its label at its point */
-            nslo++;
-        }
-    }
-    sqlite3_finalize(st);
-    fprintf(g.in, "EOD\nnslo = %d\nncurves = %d\narray cname[%d]\narray ccol[%d]\narray cdt[%d]\n", nslo, nc, nc > 0 ? nc : 1,
-            nc > 0 ? nc : 1, nc > 0 ? nc : 1);
-    for (int i = 0; i < nc; i++) {
-        fprintf(g.in, "cname[%d] = ", i + 1);
-        gp_quote(g.in, names[i]);
-        fprintf(g.in, "\nccol[%d] = \"%s\"\ncdt[%d] = %d\n", i + 1, COLORS[col[i]], i + 1, dash[i]);
-    }
-    fputs("title_text = 'Latency CDFs of several runs (a colour per run, a dash per metric)'\nxlabel_text = 'latency (ms, log scale)'\n", g.in);
-    if (nc == 0) {
-        char last[8];
-        gp_close(&g, last, sizeof last);
-        return cu_die(2, "plot: no run has a latency distribution (saturated, or stored before latsim kept one)");
-    }
-    return gp_finish(&g, dir, "review_cdf.gp", out);
-}
 
 /* One bar: label and mean network / queue / service / overhead of SCOPE in run ID. */
-static void bar(FILE *f, sqlite3 *db, int64_t id, const char *scope, const char *label)
+void bar(FILE *f, sqlite3 *db, int64_t id, const char *scope, const char *label)
 {
     const char *parts[] = { "network", "queue", "service", "overhead" };
     dq(f, label);
@@ -349,521 +192,6 @@ static void bar(FILE *f, sqlite3 *db, int64_t id, const char *scope, const char 
 }
 
 /* Writes V to F, or NaN (gnuplot leaves the point out) for a NULL column. */
-static void num_or_nan(FILE *f, sqlite3_stmt *st, int col)
-{
-    if (sqlite3_column_type(st, col) == SQLITE_NULL) fputs(" NaN", f);
-    else fprintf(f, " %.9g", sqlite3_column_double(st, col));
-}
-
-/* The run's time series (run_timeseries, `latsim run --timeseries/--interval`):
- * P50/P99 of E2E and TTFT, throughput and replicas up per interval, with the
- * [slo] limits on those percentiles as dashed lines. */
-static int plot_timeseries_run(sqlite3 *db, int64_t id, const char *out, const char *dir)
-{
-    char path[1024];
-    long long seed;
-    if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
-    sqlite3_stmt *st = NULL;
-    double replicas_max = NAN;     /* the most replicas up in an interval */
-    long long n = 0;
-    if (store_has_table(db, "run_timeseries") &&
-        sqlite3_prepare_v2(db, "SELECT count(*) FROM run_timeseries WHERE run_id = ? AND scope = ''", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    if (n == 0)
-        return cu_die(2, "plot: run %lld has no time series (run it with --timeseries FILE or --interval 60s)", (long long) id);
-    gp_proc g;
-    if (gp_start(&g, out, dir) != 0) return 1;
-    fputs("$ts << EOD\n", g.in);
-    if (sqlite3_prepare_v2(db, "SELECT (t_start_s + t_end_s) / 120.0, e2e_p50_ms, e2e_p99_ms, ttft_p50_ms, ttft_p99_ms,"
-                           " throughput_rps, replicas FROM run_timeseries WHERE run_id = ? AND scope = ''"
-                           " ORDER BY t_start_s", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            fprintf(g.in, "%.9g", sqlite3_column_double(st, 0));
-            for (int c = 1; c <= 6; c++) num_or_nan(g.in, st, c);
-            fputc('\n', g.in);
-            if (sqlite3_column_type(st, 6) != SQLITE_NULL && !(sqlite3_column_double(st, 6) <= replicas_max))
-                replicas_max = sqlite3_column_double(st, 6);
-        }
-    }
-    sqlite3_finalize(st);
-    st = NULL;
-    double e2e_slo = NAN, ttft_slo = NAN;
-    if (store_has_table(db, "run_slo") &&
-        sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            const char *t = (const char *) sqlite3_column_text(st, 0);
-            if (t && !strcmp(t, "e2e_p99_ms")) e2e_slo = sqlite3_column_double(st, 1);
-            if (t && !strcmp(t, "ttft_p99_ms")) ttft_slo = sqlite3_column_double(st, 1);
-        }
-    }
-    sqlite3_finalize(st);
-    int has_ttft = !isnan(stat_of(db, id, "", "ttft", "p99")) || !isnan(stat_of(db, id, "", "ttft", "mean"));
-    fprintf(g.in, "EOD\nhas_ttft = %d\n", has_ttft);
-    if (!isnan(replicas_max)) fprintf(g.in, "replicas_max = %.9g\n", replicas_max);
-    if (isnan(e2e_slo)) fputs("e2e_slo = NaN\n", g.in);
-    else fprintf(g.in, "e2e_slo = %.9g\n", e2e_slo);
-    if (isnan(ttft_slo)) fputs("ttft_slo = NaN\n", g.in);
-    else fprintf(g.in, "ttft_slo = %.9g\n", ttft_slo);
-    fputs("title_text = ", g.in);
-    char title[1400];
-    snprintf(title, sizeof title, "Over time, run %lld: %s", (long long) id, path);
-    gp_quote(g.in, title);
-    fputc('\n', g.in);
-    return gp_finish(&g, dir, "timeseries.gp", out);
-}
-
-static int plot_breakdown_run(sqlite3 *db, int64_t id, const char *out, const char *dir)
-{
-    char path[1024];
-    long long seed;
-    if (!run_info(db, id, path, sizeof path, &seed)) return cu_die(2, "plot: no run %lld (see latsim runs)", (long long) id);
-    if (isnan(stat_of(db, id, "", "e2e", "mean"))) return cu_die(2, "plot: run %lld is saturated: no latencies to split", (long long) id);
-    gp_proc g;
-    if (gp_start(&g, out, dir) != 0) return 1;
-    fputs("$bars << EOD\n", g.in);
-    bar(g.in, db, id, "", "whole system");
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT DISTINCT scope FROM run_stats WHERE run_id = ? AND replication = -1 AND scope <> ''"
-                           " AND metric = 'queue' ORDER BY rowid", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            char label[200];
-            const char *s = (const char *) sqlite3_column_text(st, 0);
-            snprintf(label, sizeof label, "pool %s", s);
-            bar(g.in, db, id, s, label);
-        }
-    }
-    sqlite3_finalize(st);
-    fprintf(g.in, "EOD\nhas_network = %d\ntitle_text = ", !isnan(stat_of(db, id, "", "network", "mean")));
-    char title[1400];
-    snprintf(title, sizeof title, "Mean latency breakdown, run %lld: %s", (long long) id, path);
-    gp_quote(g.in, title);
-    fputs("\nxlabel_text = ''\n", g.in);
-    return gp_finish(&g, dir, "breakdown.gp", out);
-}
-
-typedef struct spoint { int64_t run; double rate, x; char settings[512]; double cost; int met; char role[16]; } spoint;
-
-/* The points of sweep/plan ID (ordered by rate, then index).  Returns the count, -1 on error. */
-static int sweep_points(sqlite3 *db, int64_t id, spoint **out)
-{
-    sqlite3_stmt *st = NULL;
-    *out = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT run_id, rate, settings, usd_per_hour, slo_met, role FROM sweep_points"
-                           " WHERE sweep_id = ? AND run_id IS NOT NULL ORDER BY idx", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(st, 1, id);
-    int n = 0, cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? 2 * cap : 64;
-            spoint *x = realloc(*out, (size_t) cap * sizeof *x);
-            if (!x) { sqlite3_finalize(st); return -1; }
-            *out = x;
-        }
-        spoint *p = &(*out)[n++];
-        memset(p, 0, sizeof *p);
-        p->run = sqlite3_column_int64(st, 0);
-        p->rate = sqlite3_column_type(st, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 1);
-        snprintf(p->settings, sizeof p->settings, "%s", sqlite3_column_text(st, 2) ? (const char *) sqlite3_column_text(st, 2) : "");
-        p->cost = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
-        p->met = sqlite3_column_int(st, 4);
-        snprintf(p->role, sizeof p->role, "%s", sqlite3_column_text(st, 5));
-        const char *eq = strrchr(p->settings, '=');
-        char *end;
-        p->x = eq ? strtod(eq + 1, &end) : NAN;
-        if (eq && *end) p->x = NAN;
-    }
-    sqlite3_finalize(st);
-    return n;
-}
-
-static int cmp_x(const void *a, const void *b)
-{
-    double x = ((const spoint *) a)->x, y = ((const spoint *) b)->x;
-    return (x > y) - (x < y);
-}
-
-/* The sweep's varied key, its goodput and path. */
-static int sweep_info(sqlite3 *db, int64_t id, char *kind, size_t nk, char *path, size_t np, char *args, size_t na, double *result)
-{
-    if (!store_has_table(db, "sweeps")) return 0;
-    sqlite3_stmt *st = NULL;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT kind, scenario_path, args, result FROM sweeps WHERE id = ?", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, id);
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            snprintf(kind, nk, "%s", sqlite3_column_text(st, 0));
-            snprintf(path, np, "%s", sqlite3_column_text(st, 1));
-            snprintf(args, na, "%s", sqlite3_column_text(st, 2) ? (const char *) sqlite3_column_text(st, 2) : "");
-            *result = sqlite3_column_type(st, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 3);
-            found = 1;
-        }
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
-/* Loads stored sweep or plan ID (KIND "sweep" or "plan"): its scenario path,
- * arguments and result (goodput, or best cost) into PATH, ARGS and *RESULT, its
- * points into *PTS (to free()).  Returns the count of points (> 0), or minus
- * the exit status after printing why: "no KIND ID" (2), "KIND ID has no stored
- * WHAT" (2), a database error (1). */
-static int load_set(sqlite3 *db, int64_t id, const char *kind, const char *what, char *path, size_t np,
-                    char *args, size_t na, double *result, spoint **pts)
-{
-    char k[16];
-    *pts = NULL;
-    /* An exploration (latsim explore) is drawn as a plan: cost against the SLO. */
-    if (!sweep_info(db, id, k, sizeof k, path, np, args, na, result) || (strcmp(k, kind) && !(!strcmp(kind, "plan") && !strcmp(k, "explore"))))
-        return -cu_die(2, "plot: no %s %lld", kind, (long long) id);
-    int n = sweep_points(db, id, pts);
-    if (n <= 0) {
-        free(*pts);
-        *pts = NULL;
-        return -cu_die(n < 0 ? 1 : 2, "plot: %s %lld has no stored %s", kind, (long long) id, what);
-    }
-    return n;
-}
-
-static int plot_sweep(sqlite3 *db, int64_t id, int breakdown, const char *out, const char *dir)
-{
-    char path[1024], args[600];
-    double goodput;
-    spoint *pts;
-    int n = load_set(db, id, "sweep", "points", path, sizeof path, args, sizeof args, &goodput, &pts);
-    if (n < 0) return -n;
-    int measured = 0;
-    for (int i = 0; i < n; i++) measured += !isnan(stat_of(db, pts[i].run, "", "e2e", "mean"));
-    if (!measured) { free(pts); return cu_die(2, "plot: every point of sweep %lld is saturated: no latencies to draw", (long long) id); }
-    /* x: the rate when it varies, else the varied value. */
-    int by_rate = 0;
-    for (int i = 1; i < n; i++) by_rate |= pts[i].rate != pts[0].rate;
-    char key[300] = "value";
-    const char *eq = strchr(pts[0].settings, '=');
-    if (eq) snprintf(key, sizeof key, "%.*s", (int) (eq - pts[0].settings), pts[0].settings);
-    for (int i = 0; i < n; i++) if (by_rate) pts[i].x = pts[i].rate; else if (isnan(pts[i].x)) pts[i].x = i;
-    qsort(pts, (size_t) n, sizeof *pts, cmp_x);
-    gp_proc g;
-    if (gp_start(&g, out, dir) != 0) { free(pts); return 1; }
-    char xl[400];
-    if (by_rate) snprintf(xl, sizeof xl, "arrival rate (requests/s)");
-    else snprintf(xl, sizeof xl, "%s", key);
-    char title[1400];
-    if (breakdown) {
-        fputs("$bars << EOD\n", g.in);
-        for (int i = 0; i < n; i++) {
-            char label[64];
-            snprintf(label, sizeof label, "%.4g", pts[i].x);
-            bar(g.in, db, pts[i].run, "", label);
-        }
-        fprintf(g.in, "EOD\nhas_network = %d\ntitle_text = ", !isnan(stat_of(db, pts[0].run, "", "network", "mean")));
-        snprintf(title, sizeof title, "Mean latency breakdown, sweep %lld: %s", (long long) id, path);
-        gp_quote(g.in, title);
-        fputs("\nxlabel_text = ", g.in);
-        gp_quote(g.in, xl);
-        fputc('\n', g.in);
-        free(pts);
-        return gp_finish(&g, dir, "breakdown.gp", out);
-    }
-    int llm = 0;
-    for (int i = 0; i < n; i++) llm |= !isnan(stat_of(db, pts[i].run, "", "ttft", "p50"));
-    /* Series: E2E (and TTFT, TPOT) P50/P99, plus every latency the SLO constrains. */
-    char ser_m[10][32] = { "e2e", "e2e", "ttft", "ttft", "tpot" }, ser_s[10][8] = { "p50", "p99", "p50", "p99", "p99" };
-    int nser = llm ? 5 : 2;
-    sqlite3_stmt *st = NULL;
-    if (store_has_table(db, "run_slo") &&
-        sqlite3_prepare_v2(db, "SELECT term FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, pts[0].run);
-        while (sqlite3_step(st) == SQLITE_ROW && nser < 10) {
-            char metric[64], stat[16];
-            if (split_term((const char *) sqlite3_column_text(st, 0), metric, sizeof metric, stat, sizeof stat) != 0) continue;
-            int have = 0;
-            for (int k = 0; k < nser; k++) have |= !strcmp(ser_m[k], metric) && !strcmp(ser_s[k], stat);
-            if (have) continue;
-            snprintf(ser_m[nser], sizeof ser_m[nser], "%.31s", metric);
-            snprintf(ser_s[nser], sizeof ser_s[nser], "%.7s", stat);
-            nser++;
-        }
-        sqlite3_finalize(st);
-    }
-    fputs("$pts << EOD\n", g.in);
-    for (int i = 0; i < n; i++) {
-        fprintf(g.in, "%.9g", pts[i].x);
-        for (int k = 0; k < nser; k++) {
-            double v = stat_of(db, pts[i].run, "", ser_m[k], ser_s[k]);
-            if (isnan(v) || v <= 0) fputs(" NaN", g.in); else fprintf(g.in, " %.9g", v);
-        }
-        fputc('\n', g.in);
-    }
-    fputs("EOD\n$slo << EOD\n", g.in);
-    int nslo = 0;
-    if (store_has_table(db, "run_slo") &&
-        sqlite3_prepare_v2(db, "SELECT term, limit_value FROM run_slo WHERE run_id = ? AND class = ''", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, pts[0].run);
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            char metric[64], stat[16];
-            if (split_term((const char *) sqlite3_column_text(st, 0), metric, sizeof metric, stat, sizeof stat) != 0) continue;
-            int drawn = 0;
-            for (int k = 0; k < nser; k++) drawn |= !strcmp(ser_m[k], metric);
-            if (!drawn) continue;
-            char label[128];
-            snprintf(label, sizeof label, "SLO %s %s %g ms", metric, stat, sqlite3_column_double(st, 1));
-            fprintf(g.in, "%.9g ", sqlite3_column_double(st, 1));
-            dq(g.in, label);
-            fputc('\n', g.in);
-            nslo++;
-        }
-        sqlite3_finalize(st);
-    }
-    fputs("EOD\n", g.in);
-    fprintf(g.in, "nslo = %d\nseries = '", nslo);
-    for (int k = 0; k < nser; k++) fprintf(g.in, "%s%s_%s", k ? " " : "", ser_m[k], ser_s[k]);
-    /* The saturated points have no latencies: marked at their rate, not dropped. */
-    int nsat = 0;
-    for (int i = 0; i < n; i++) nsat += isnan(stat_of(db, pts[i].run, "", "e2e", "mean"));
-    fprintf(g.in, "'\nnsat = %d\narray satx[%d]\n", nsat, nsat > 0 ? nsat : 1);
-    for (int i = 0, k = 0; i < n; i++)
-        if (isnan(stat_of(db, pts[i].run, "", "e2e", "mean"))) fprintf(g.in, "satx[%d] = %.9g\n", ++k, pts[i].x);
-    fputs("series = series.'", g.in);     /* closed by the next line's quote: '' */
-    double lo = pts[0].x, hi = pts[n - 1].x;
-    if (hi <= lo) { lo -= 0.5; hi += 0.5; }
-    double pad = (hi - lo) * 0.03;
-    fprintf(g.in, "'\nxlo = %.9g\nxhi = %.9g\n", lo - pad, hi + pad);
-    if (by_rate && !isnan(goodput)) fprintf(g.in, "goodput = %.9g\n", goodput);
-    else fputs("goodput = NaN\n", g.in);
-    fputs("title_text = ", g.in);
-    snprintf(title, sizeof title, "Latency percentiles against load, sweep %lld: %s", (long long) id, path);
-    gp_quote(g.in, title);
-    fputs("\nxlabel_text = ", g.in);
-    gp_quote(g.in, xl);
-    fputc('\n', g.in);
-    free(pts);
-    return gp_finish(&g, dir, "load.gp", out);
-}
-
-/* Worst value / limit over the run's SLO terms (INFINITY when one is unmeasured). */
-static double worst_ratio(sqlite3 *db, int64_t run)
-{
-    sqlite3_stmt *st = NULL;
-    double w = NAN;
-    if (sqlite3_prepare_v2(db, "SELECT value, limit_value FROM run_slo WHERE run_id = ?", -1, &st, NULL) != SQLITE_OK) return NAN;
-    sqlite3_bind_int64(st, 1, run);
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        double lim = sqlite3_column_double(st, 1);
-        double r = sqlite3_column_type(st, 0) == SQLITE_NULL ? INFINITY
-                 : lim > 0 ? sqlite3_column_double(st, 0) / lim : NAN;
-        if (!isnan(r) && (isnan(w) || r > w)) w = r;
-    }
-    sqlite3_finalize(st);
-    return w;
-}
-
-static int cmp_cost(const void *a, const void *b)
-{
-    double x = ((const spoint *) a)->cost, y = ((const spoint *) b)->cost;
-    return (x > y) - (x < y);
-}
-
-/* A configuration's full name from its settings "pool llm.gpu=h100; pool
- * llm.tp=4": each pool key with its pool and value ("llm.gpu=h100 llm.tp=4";
- * with two pools both are named), the workload's rate override dropped, into B. */
-static const char *config_label(const char *settings, char *b, size_t n)
-{
-    size_t o = 0;
-    b[0] = '\0';
-    for (const char *p = settings; *p && o + 1 < n;) {
-        size_t len = strcspn(p, ";");
-        const char *eq = memchr(p, '=', len), *k = p;
-        if (!strncmp(k, "pool ", 5)) k += 5;
-        if (eq && strncmp(p, "workload.", 9)) {
-            int w = snprintf(b + o, n - o, "%s%.*s", o ? " " : "", (int) (p + len - k), k);
-            o += w > 0 && (size_t) w < n - o ? (size_t) w : n - o - 1;
-        }
-        p += len;
-        while (*p == ';' || *p == ' ') p++;
-    }
-    return b;
-}
-
-/* The frame of the frontier picture, as shares of the picture (frontier.gp
- * sets its margins at these): labels are placed in it by pixel. */
-#define FR_L 0.10
-#define FR_R 0.97
-#define FR_B 0.20
-#define FR_T 0.91
-
-/* A label's box in pixels (y down). */
-typedef struct lbox { double x0, y0, x1, y1; } lbox;
-
-static int lbox_hit(const lbox *a, const lbox *b) { return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1; }
-
-/* Places label TEXT (font FS pt) of the point at pixel (PX, PY) beside it,
- * right or left, above or below, where its box stays in the frame (W x H px)
- * and clear of the N boxes of PLACED; writes it as a gnuplot `set label` at
- * screen coordinates (numbered *TAG).  Returns 1 placed (its box added to
- * PLACED), 0 left off (nowhere free). */
-static int place_label(FILE *f, const char *text, double fs, double px, double py, double w, double h, lbox *placed, int *n,
-                       int max, int *tag, const char *colour)
-{
-    /* Sans: about 0.6 em per character; a line about 1.25 em high (with room). */
-    double tw = 0.62 * fs * (double) strlen(text) + 4, th = 1.3 * fs + 2, gap = 5;
-    static const int SIDES[4][2] = { { 1, -1 }, { 1, 1 }, { -1, -1 }, { -1, 1 } };   /* right-above first */
-    for (int k = 0; k < 4 && *n < max; k++) {
-        int sx = SIDES[k][0], sy = SIDES[k][1];
-        lbox b;
-        b.x0 = sx > 0 ? px + gap : px - gap - tw;
-        b.x1 = b.x0 + tw;
-        b.y0 = sy < 0 ? py - gap - th : py + gap;
-        b.y1 = b.y0 + th;
-        if (b.x0 < FR_L * w + 2 || b.x1 > FR_R * w - 2 || b.y0 < (1 - FR_T) * h + 2 || b.y1 > (1 - FR_B) * h - 2) continue;
-        int clear = 1;
-        for (int i = 0; i < *n && clear; i++) clear = !lbox_hit(&b, &placed[i]);
-        if (!clear) continue;
-        placed[(*n)++] = b;
-        /* gnuplot centres a label vertically on its position */
-        fprintf(f, "set label %d ", ++*tag);
-        gp_quote(f, text);
-        fprintf(f, " at screen %.6f, screen %.6f left font \",%g\" tc rgb \"%s\" noenhanced front\n", (b.x0 + 2) / w,
-                1 - (b.y0 + b.y1) / 2 / h, fs, colour);
-        return 1;
-    }
-    return 0;
-}
-
-/* The point that stands for the configuration of point I among the N points
- * PTS (B the chosen one, -1 none): the chosen one when it is that
- * configuration, else its first point simulated at the planned rate (not a
- * goodput point), else its first. */
-static int representative(const spoint *pts, int n, int b, int i)
-{
-    if (b >= 0 && !strcmp(pts[b].settings, pts[i].settings)) return b;
-    int first = -1;
-    for (int j = 0; j < n; j++) {
-        if (isnan(pts[j].x) || strcmp(pts[j].settings, pts[i].settings)) continue;
-        if (first < 0) first = j;
-        if (strcmp(pts[j].role, "goodput")) return j;
-    }
-    return first;
-}
-
-/* Declared in commands.h (report.c inlines the same picture). */
-int plot_plan_commands(sqlite3 *db, int64_t id, int w, int h, FILE *f)
-{
-    char path[1024], args[600];
-    double best_cost;
-    spoint *pts;
-    int n = load_set(db, id, "plan", "simulations", path, sizeof path, args, sizeof args, &best_cost, &pts);
-    if (n < 0) return -n;
-    double ycap = 2;
-    for (int i = 0; i < n; i++) {
-        pts[i].x = worst_ratio(db, pts[i].run);     /* x holds the ratio here */
-        if (isfinite(pts[i].x) && pts[i].x > ycap) ycap = pts[i].x;
-    }
-    if (ycap > 20) ycap = 20;
-    double ymin = 1;
-    for (int i = 0; i < n; i++) if (isfinite(pts[i].x) && pts[i].x > 0 && pts[i].x < ymin) ymin = pts[i].x;
-    qsort(pts, (size_t) n, sizeof *pts, cmp_cost);
-    int b = -1;
-    const char *blocks[] = { "$met", "$missed" };
-    for (int k = 0; k < 2; k++) {
-        fprintf(f, "%s << EOD\n", blocks[k]);
-        int any = 0;
-        for (int i = 0; i < n; i++) {
-            if (pts[i].met != (k == 0) || isnan(pts[i].x)) continue;
-            fprintf(f, "%.9g %.9g\n", pts[i].cost, isfinite(pts[i].x) ? pts[i].x : ycap);
-            any = 1;
-        }
-        if (!any) fprintf(f, "NaN NaN\n");
-        fputs("EOD\n", f);
-    }
-    fputs("$front << EOD\n", f);
-    double run_min = NAN;
-    for (int i = 0; i < n; i++) {
-        if (isnan(pts[i].x) || !(isnan(run_min) || pts[i].x < run_min)) continue;
-        run_min = pts[i].x;
-        fprintf(f, "%.9g %.9g\n", pts[i].cost, isfinite(run_min) ? run_min : ycap);
-    }
-    fputs("EOD\n", f);
-    for (int i = 0; i < n; i++)
-        if ((!strcmp(pts[i].role, "confirm") || !strcmp(pts[i].role, "explore")) && pts[i].met && fabs(pts[i].cost - best_cost) < 1e-9) { b = i; break; }
-    fputs("$best << EOD\n", f);
-    if (b >= 0) fprintf(f, "%.9g %.9g\n", pts[b].cost, pts[b].x);
-    else fputs("NaN NaN\n", f);
-    fputs("EOD\n", f);
-    /* The axes' ranges, fixed here so that the labels can be placed by pixel:
-     * x the costs with 4 % of room each side, y (log) from ymin to ycap. */
-    double x0 = INFINITY, x1 = -INFINITY;
-    for (int i = 0; i < n; i++)
-        if (!isnan(pts[i].x) && isfinite(pts[i].cost)) { x0 = fmin(x0, pts[i].cost); x1 = fmax(x1, pts[i].cost); }
-    if (!(x1 >= x0)) x0 = 0, x1 = 1;
-    double pad = x1 > x0 ? 0.04 * (x1 - x0) : 1;
-    x0 -= pad;
-    x1 += pad;
-    double y0 = ymin * 0.8, y1 = ycap * 1.15;
-    fprintf(f, "xmin = %.9g\nxmax = %.9g\nfr_l = %g\nfr_r = %g\nfr_b = %g\nfr_t = %g\n", x0, x1, FR_L, FR_R, FR_B, FR_T);
-    /* The labels: the chosen configuration first (with its cost), then each
-     * other configuration once (at its point at the planned rate), by cost;
-     * one that has no free place beside its point is left off (the page's
-     * table and `latsim plan` list every configuration). */
-    lbox placed[400];
-    int np = 0, tag = 10, shown = 0, left = 0;
-    double lx = (FR_L + 0.01) * w, ly = (1 - FR_T) * h;   /* the "SLO" label at graph 0.01, first 1 */
-    double sy = (1 - FR_B - (FR_T - FR_B) * (log(1) - log(y0)) / (log(y1) - log(y0))) * h;
-    placed[np++] = (lbox) { lx - 2, sy - 22, lx + 30, sy + 2 };
-    (void) ly;
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < n; i++) {
-            if ((pass == 0) != (i == b) || isnan(pts[i].x)) continue;
-            /* the same configuration at another rate (goodput) or seed: labelled once, at its representative */
-            if (representative(pts, n, b, i) != i) continue;
-            double yv = isfinite(pts[i].x) && pts[i].x < ycap ? pts[i].x : ycap;
-            double px = (FR_L + (FR_R - FR_L) * (pts[i].cost - x0) / (x1 - x0)) * w;
-            double py = (1 - FR_B - (FR_T - FR_B) * (log(yv) - log(y0)) / (log(y1) - log(y0))) * h;
-            char lab[600];
-            config_label(pts[i].settings, lab, sizeof lab);
-            if (i == b) {
-                char with[700];
-                snprintf(with, sizeof with, "chosen: %s ($%.2f/h)", lab[0] ? lab : "(as given)", pts[i].cost);
-                shown += place_label(f, with, 10, px, py, w, h, placed, &np, 400, &tag, "#000000");
-            } else if (place_label(f, lab[0] ? lab : "(as given)", 7, px, py, w, h, placed, &np, 400, &tag, "#555555")) shown++;
-            else left++;
-        }
-    fprintf(f, "labels_left_off = %d\n", left);
-    fprintf(f, "ycap = %.9g\nymin = %.9g\ntitle_text = ", ycap, ymin * 0.8);
-    char title[1800];
-    snprintf(title, sizeof title, "Cost against SLO, plan %lld: %s (%s)", (long long) id, path, args);
-    gp_quote(f, title);
-    fputc('\n', f);
-    free(pts);
-    return 0;
-}
-
-static int plot_plan(sqlite3 *db, int64_t id, const char *out, const char *dir)
-{
-    /* The commands first (the plan's errors before gnuplot starts), then gnuplot. */
-    char *cmds = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&cmds, &len);
-    if (!m) return cu_die(1, "plot: %s", strerror(errno));
-    int rc = plot_plan_commands(db, id, 1000, 650, m);
-    fclose(m);
-    gp_proc g;
-    if (rc == 0 && gp_start(&g, out, dir) != 0) rc = 1;
-    if (rc) {
-        free(cmds);
-        return rc;
-    }
-    fwrite(cmds, 1, len, g.in);
-    free(cmds);
-    return gp_finish(&g, dir, "frontier.gp", out);
-}
 
 int plot_main(int argc, char **argv)
 {

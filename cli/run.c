@@ -4,7 +4,8 @@
  * simulate, describe the result (its configuration, SLO terms, alerts and
  * JSON), print it, write the time series, store it, and say what went wrong
  * in the run (rejected requests, saturation).  Exit status: 0 done, 1 runtime
- * failure, 2 bad input, 3 saturated (reported and stored).
+ * failure, 2 bad input, 3 saturated (reported and stored).  The prediction
+ * band (--band) is runband.c's (run.h).
  */
 #include <errno.h>
 #include <math.h>
@@ -24,6 +25,7 @@
 #include "latsim/store.h"
 #include "latsim/tseries.h"
 #include "latsim/omx.h"
+#include "run.h"
 
 enum { O_SEED = 1, O_REPS, O_NO_STORE, O_TIMESERIES, O_INTERVAL, O_ALERT_K, O_FROM_RUN, O_TRACE_EVENTS, O_TRACE_REQS, O_VERBOSE,
        O_METRICS, O_METRICS_START, O_BAND };
@@ -79,59 +81,6 @@ const cli_cmd run_cmd = {
     OPTS, CLI_MAX_SETS, 0,
 };
 
-/* What `latsim run` was asked. */
-typedef struct run_opts {
-    cli_args a;                     /* --db, --json, --set and FILE */
-    const char *file;               /* the scenario file */
-    uint64_t seed;                  /* --seed */
-    int seed_given;                 /* 1: --seed was given */
-    int reps;                       /* --replications (default 1) */
-    int store;                      /* 0: --no-store */
-    const char *ts_path;            /* --timeseries OUT.csv, or NULL */
-    double ts_interval;             /* --interval, s (0: not given) */
-    unsigned long long alert_k;     /* --alert-intervals */
-    int reps_given;                 /* 1: --replications was given */
-    int64_t from_run;               /* --from-run ID (0: not given) */
-    const char *trace_path;         /* --trace-events OUT.json, or NULL */
-    uint64_t trace_reqs;            /* --trace-requests (default 1000) */
-    int trace_reqs_given;           /* 1: --trace-requests was given */
-    int verbose;                    /* --verbose */
-    const char *mx_path;            /* --metrics OUT.om, or NULL */
-    double mx_start;                /* --metrics-start, s since the Unix epoch */
-    int band;                       /* 1: --band (the prediction band in the table and JSON) */
-} run_opts;
-
-/* A run in progress: everything run_main frees. */
-typedef struct run_state {
-    const char *db_path;            /* the database file */
-    scenario *sc;                   /* the scenario, resolved (owned) */
-    report *runs;                   /* one report per replication */
-    report agg;                     /* their aggregate (replications > 1) */
-    const report *shown;            /* the report printed and stored: runs[0] or agg */
-    int saturated;                  /* 1: the system was saturated */
-    int *load_sat;                  /* per pool: saturated by its offered load in some replication */
-    double wall;                    /* wall-clock seconds of all replications */
-    char started[32];               /* ISO 8601 UTC start time */
-    ts_row *ts;                     /* the time series of the first replication (NULL none) */
-    size_t ts_n;                    /* its intervals */
-    omx *mx;                        /* its metrics (run --metrics; owned), or NULL */
-    ts_alert *alerts;               /* its SLO alerts */
-    size_t nalerts;                 /* how many */
-    store_config cfg;               /* the effective configuration and its hash (points into sc) */
-    slo_result slo;                 /* the [slo] terms evaluated on the shown report */
-    char *json;                     /* the report as JSON (what --json prints and the run stores) */
-    int nband;                      /* LLM pools (0: no prediction band) */
-    band_model band;                /* the step-time band of the widest pool's model */
-    report band_end[2];             /* the first replication at the band's low and high step-time factor */
-    sim_seed_noise seed;            /* --band with one replication: its seed noise by batch means */
-    char err[2048];                 /* the last error */
-    /* --from-run: the stored run */
-    char *from_path, *from_text;    /* its scenario path and configuration (malloc'd) */
-    uint64_t from_seed;             /* its seed */
-    int from_reps;                  /* its replications */
-    char from_sets[64][700];        /* the assignments that give its step times */
-    int nfrom;                      /* how many */
-} run_state;
 
 /* Reads stored run O->from_run from the database at ST->db_path into ST: its
  * configuration, seed and replications, and for each LLM pool the assignments
@@ -202,14 +151,14 @@ out:
 
 /* The exit status of a failed load: 1 (runtime failure) when memory ran out,
  * else 2 (bad input).  Every out-of-memory message in sim/ says "out of memory". */
-static int load_rc(const char *err)
+int load_rc(const char *err)
 {
     return strstr(err, "out of memory") ? 1 : 2;
 }
 
 /* Prints MSG on stderr as one line "latsim: MSG" (control characters escaped)
  * and returns CODE. */
-static int die(int code, const char *msg)
+int die(int code, const char *msg)
 {
     return cu_die(code, "%s", msg);
 }
@@ -402,168 +351,6 @@ static int run_simulate(const run_opts *o, run_state *st)
     return 0;
 }
 
-/* The scenario of the run again with every LLM pool's step times scaled by F
- * (step_time_scale, times the pool's own), resolved, simulated with the first
- * replication's seed and flattened into OUT.  Returns 0 or the exit status (printed). */
-static int run_scaled(const run_opts *o, run_state *st, double f, report *out)
-{
-    const scenario *base = st->sc;
-    int np = scenario_npools(base), n = 0, rc = 2;
-    const char **sets = calloc((size_t) (64 + CLI_MAX_SETS + np), sizeof *sets);
-    char (*scaled)[200] = calloc((size_t) np + 1, sizeof *scaled);
-    scenario *sc = scenario_new();
-    sqlite3 *db = NULL;
-    sim_result res;
-    memset(&res, 0, sizeof res);
-    if (!sets || !scaled || !sc) { rc = die(1, "out of memory"); goto out; }
-    if (o->from_run) for (int i = 0; i < st->nfrom; i++) sets[n++] = st->from_sets[i];
-    for (int i = 0; i < o->a.nsets; i++) sets[n++] = o->a.sets[i];
-    for (int i = 0; i < np; i++) {
-        if (!scenario_pool_takes(base, i, "step_time_scale")) continue;
-        const char *own = scenario_pool_value(base, i, "step_time_scale");
-        double k = own ? strtod(own, NULL) : 1;
-        snprintf(scaled[i], sizeof scaled[i], "pool %s.step_time_scale=%.17g", scenario_pool_name(base, i), f * (k > 0 ? k : 1));
-        sets[n++] = scaled[i];
-    }
-    /* The run's warnings (a stored model passed over, a saturated pool) were said once. */
-    int quiet = cu_stderr_quiet();
-    int bad = o->from_run ? scenario_load_text(sc, st->from_path, st->from_text, sets, n, st->err, sizeof st->err)
-                          : scenario_load(sc, o->file, sets, n, st->err, sizeof st->err);
-    if (bad || store_open_lookup(st->db_path, &db, st->err, sizeof st->err) != 0 ||
-        scenario_resolve(sc, db, st->err, sizeof st->err) != 0) {
-        cu_stderr_restore(quiet);
-        rc = die(load_rc(st->err), st->err);
-        goto out;
-    }
-    int ran = sim_run(sc, scenario_seed(base), &res, st->err, sizeof st->err);
-    cu_stderr_restore(quiet);
-    if (ran != 0) { rc = die(1, st->err); goto out; }
-    rc = report_flatten(&res, -1, out) ? die(1, "out of memory") : 0;
-out:
-    sim_result_free(&res);
-    if (db) store_close(db);
-    scenario_delete(sc);
-    free(sets);
-    free(scaled);
-    return rc;
-}
-
-/* The prediction band (--band; docs/bands.md): for a scenario with an LLM
- * pool, its first replication simulated again at both ends of the step-time
- * model's 90 % error.  Returns 0 or the exit status (printed). */
-static int run_band(const run_opts *o, run_state *st)
-{
-    if (!o->band) return 0;
-    st->nband = band_of_report(st->shown, &st->band);
-    if (!st->nband) return 0;
-    int rc = run_scaled(o, st, st->band.lo, &st->band_end[0]);
-    return rc ? rc : run_scaled(o, st, st->band.hi, &st->band_end[1]);
-}
-
-/* The 90 % half-width of METRIC/STAT's seed noise: its replications', else the
- * one replication's batch means (NAN: not measured). */
-static double seed90(const run_state *st, const char *metric, const char *stat)
-{
-    if (st->shown->replications > 1) return band_seed90(st->shown, "", metric, stat);
-    const sim_seed_noise *n = &st->seed;
-    if (!n->measured) return NAN;
-    int p99 = !strcmp(stat, "p99");
-    if (!strcmp(metric, "e2e")) return p99 ? n->e2e_p99 : n->e2e_mean;
-    if (!strcmp(metric, "ttft")) return p99 ? n->ttft_p99 : n->ttft_mean;
-    if (!strcmp(metric, "tpot")) return p99 ? n->tpot_p99 : n->tpot_mean;
-    if (!strcmp(metric, "throughput_rps")) return n->rps;
-    return NAN;
-}
-
-/* What the band's seed noise comes from, in words. */
-static const char *seed_basis(const run_state *st, char *buf, size_t n)
-{
-    if (st->shown->replications > 1) snprintf(buf, n, "from the replications");
-    else if (st->seed.measured && st->seed.batches > 0)
-        snprintf(buf, n, "from the batch means of the one replication (%d batches, variance inflation x%.3g)",
-                 st->seed.batches, st->seed.phi);
-    else snprintf(buf, n, "not measured (one replication, too few requests for batch means)");
-    return buf;
-}
-
-/* The 90 % band of METRIC/STAT (scope "") of the shown report into LO, HI. */
-static void band_of_row(const run_state *st, const char *metric, const char *stat, double *lo, double *hi)
-{
-    band_interval(report_get(st->shown, "", metric, stat), report_get(&st->band_end[0], "", metric, stat),
-                  report_get(&st->band_end[1], "", metric, stat), seed90(st, metric, stat), lo, hi);
-}
-
-static const char *const BAND_METRICS[4] = { "e2e", "ttft", "tpot", "throughput_rps" };
-
-/* The prediction band as the JSON member "prediction_band" (with its leading comma). */
-static void band_json(const run_state *st, FILE *out)
-{
-    if (!st->nband) return;
-    fprintf(out, ", \"prediction_band\": {\"level\": 0.9, \"basis\": ");
-    report_json_str(out, st->band.basis);
-    char sb[160];
-    fprintf(out, ", \"validated\": %s, \"step_time_factors\": [%.6g, %.6g], \"seed_noise\": ",
-            st->band.validated ? "true" : "false", st->band.lo, st->band.hi);
-    report_json_str(out, seed_basis(st, sb, sizeof sb));
-    /* The seed noise's 90 % half-widths themselves (null: not measured). */
-    fputs(", \"seed_half_widths\": {", out);
-    for (int m = 0; m < 4; m++) {
-        int thr = m == 3;
-        fprintf(out, "%s\"%s%s\": %s", m ? ", " : "", BAND_METRICS[m], thr ? "" : "_ms", thr ? "" : "{");
-        for (int k = 0; k < (thr ? 1 : 2); k++) {
-            const char *stat = thr ? "value" : k ? "p99" : "mean";
-            double s = seed90(st, BAND_METRICS[m], stat);
-            if (!thr) fprintf(out, "%s\"%s\": ", k ? ", " : "", stat);
-            if (isfinite(s)) fprintf(out, "%.6g", s); else fputs("null", out);
-        }
-        if (!thr) fputc('}', out);
-    }
-    fputc('}', out);
-    for (int m = 0; m < 4; m++) {
-        int thr = m == 3;
-        if (!thr && isnan(report_get(st->shown, "", BAND_METRICS[m], "mean"))) continue;
-        fprintf(out, ", \"%s%s\": %s", BAND_METRICS[m], thr ? "" : "_ms", thr ? "" : "{");
-        for (int k = 0; k < (thr ? 1 : 2); k++) {
-            const char *stat = thr ? "value" : k ? "p99" : "mean";
-            double lo, hi;
-            band_of_row(st, BAND_METRICS[m], stat, &lo, &hi);
-            if (!thr) fprintf(out, "%s\"%s\": ", k ? ", " : "", stat);
-            fputc('[', out);
-            if (isfinite(lo)) fprintf(out, "%.6g", lo); else fputs("null", out);
-            fputs(", ", out);
-            if (isfinite(hi)) fprintf(out, "%.6g", hi); else fputs("null", out);
-            fputc(']', out);
-        }
-        if (!thr) fputc('}', out);
-    }
-    fputc('}', out);
-}
-
-/* The prediction band as table lines ("value (lo..hi)"). */
-static void band_table(const run_state *st, FILE *out)
-{
-    if (!st->nband) return;
-    char sb[160];
-    fprintf(out, "\nprediction band (90 %%; step times x%.3g..x%.3g: %s; seed noise %s):\n", st->band.lo, st->band.hi,
-            st->band.basis, seed_basis(st, sb, sizeof sb));
-    for (int m = 0; m < 4; m++) {
-        int thr = m == 3;
-        if (!thr && isnan(report_get(st->shown, "", BAND_METRICS[m], "mean"))) continue;
-        fprintf(out, "  %-14s", thr ? "throughput/s" : BAND_METRICS[m]);
-        for (int k = 0; k < (thr ? 1 : 2); k++) {
-            const char *stat = thr ? "value" : k ? "p99" : "mean";
-            double lo, hi, v = report_get(st->shown, "", BAND_METRICS[m], stat);
-            band_of_row(st, BAND_METRICS[m], stat, &lo, &hi);
-            char b[96];
-            snprintf(b, sizeof b, isfinite(hi) ? "%.4g (%.4g..%.4g)" : "%.4g (%.4g..inf)", v, lo, hi);
-            fprintf(out, "  %s %-26s", thr ? "" : stat, b);
-        }
-        fputc('\n', out);
-    }
-}
-
-/* The effective configuration and its hash, the SLO terms, the alerts and the
- * JSON text.  Returns 0 or 1 (printed). */
 static int run_describe(const run_opts *o, run_state *st)
 {
     const scenario *sc = st->sc;

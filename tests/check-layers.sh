@@ -14,7 +14,7 @@
 #   sim/workload  engine core
 #   sim/stations, sim/gateway, sim/llm (the kinds)   engine core fleet
 #   sim/run       engine core fleet workload, and the kinds except in
-#                 scenario assembly (run/scenario.c, run/scenario.h)
+#                 scenario assembly (run/scenario.[ch], run/scn*.[ch])
 #   sim/report    everything in sim below it
 #   sim/store     everything in sim below it, and report
 #   sim/plan      everything in sim below it (the planner's computations)
@@ -107,7 +107,7 @@ for f in $files; do
       echo "$f:$line: $from may not include $to ($inc)"; fail=1
     fi
     case $f in
-      sim/run/scenario.[ch])
+      sim/run/scenario.[ch]|sim/run/scn*.[ch])
         if [[ " $KINDS " == *" $to "* ]]; then
           echo "$f:$line: scenario assembly may not include a kind's folder ($inc): use the kind row's hooks"; fail=1
         fi ;;

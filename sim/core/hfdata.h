@@ -1,7 +1,7 @@
 /* hfdata.h -- the Hugging Face config.json files of tests/data/hf/, compiled
  * into the program.
  *
- * The catalog's built-in models are read from these files (core/catalog.c
+ * The catalog's built-in models are read from these files (core/catbuiltin.c
  * names, for each, its file; core/hfcfg.c computes its geometry and parameter
  * counts), so that a model's figures are written once, as published.  `make`
  * generates the definitions (build/VARIANT/gen/hfdata.c) from every

@@ -33,6 +33,10 @@
  * Both kinds: a step with no tokens (prefill_tokens == 0 and decode_seqs == 0)
  * takes 0 ms.  For robustness tp < 1 counts as 1 and an efficiency outside
  * (0, 1] counts as 1; the scenario loader is expected to reject such values.
+ *
+ * Size: over 800 lines, one file: the roofline, the general roofline, the table's
+ * rows and the hot path (cost_fast) share this file's private helpers (tp_of,
+ * eff_of, general) and inline them.
  */
 #include "llm/cost.h"
 #include "engine/rowtab.h"

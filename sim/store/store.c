@@ -1,11 +1,13 @@
-/* store.c -- runs and their results kept in SQLite (see store.h).
+/* store.c -- runs and their results kept in SQLite (see store.h): the database
+ * file, its schema and migration.
  *
  * Implements the database file: opening it and creating its schema (runs,
  * run_config, run_stats, run_timeseries, PRAGMA user_version = 2, then the
  * catalog tables) or migrating an older one (version 1: names stored as
- * numbers, see "Migration" below),
- * saving one run in a single transaction, the `latsim runs` listing and the
- * `latsim show ID` report, and the FNV-1a 64 scenario hash.
+ * numbers, see "Migration" below), the transactions, the checks before a run
+ * and the FNV-1a 64 scenario hash.  Saving one run in a single transaction is
+ * runsave.c's, the `latsim runs` listing and the `latsim show ID` report
+ * runshow.c's (storedb.h: what they share).
  *
  * Seeds are uint64_t; SQLite integers are int64, so a seed is stored as the
  * int64 with the same bit pattern and converted back when read.  Scenario
@@ -13,6 +15,7 @@
  * ci95) is stored as NULL.
  */
 #include "store/store.h"
+#include "store/storedb.h"
 #include "engine/errmsg.h"
 #include "core/catalog.h"
 
@@ -66,30 +69,23 @@ static const char timeseries_sql[] =
     " throughput_rps REAL, ttft_p50_ms REAL, ttft_p99_ms REAL, e2e_p50_ms REAL,"
     " e2e_p99_ms REAL, queue REAL, replicas REAL, utilization REAL);"
     "CREATE INDEX IF NOT EXISTS run_timeseries_run ON run_timeseries(run_id, scope);";
-#define STATS_INSERT \
-    "INSERT INTO run_stats (run_id, replication, scope, metric, stat, value, ci95, text)" \
-    " VALUES (?,?,?,?,?,?,?,?)"
-#define TIMESERIES_INSERT \
-    "INSERT INTO run_timeseries (run_id, scope, t_start_s, t_end_s, arrivals, retries," \
-    " served, errors, throughput_rps, ttft_p50_ms, ttft_p99_ms, e2e_p50_ms, e2e_p99_ms," \
-    " queue, replicas, utilization) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 
 
 /* The file name of DB for messages ("(memory)" for an in-memory database). */
-static const char *db_path(sqlite3 *db)
+const char *db_path(sqlite3 *db)
 {
     const char *p = sqlite3_db_filename(db, "main");
     return p && p[0] ? p : "(memory)";
 }
 
-static int64_t seed_to_db(uint64_t seed)
+int64_t seed_to_db(uint64_t seed)
 {
     int64_t v;
     memcpy(&v, &seed, sizeof v);
     return v;
 }
 
-static uint64_t seed_from_db(int64_t v)
+uint64_t seed_from_db(int64_t v)
 {
     uint64_t seed;
     memcpy(&seed, &v, sizeof seed);
@@ -481,101 +477,6 @@ int store_has_table(sqlite3 *db, const char *name)
     return found;
 }
 
-/* Binds a text, or NULL for a NULL pointer (NOT NULL columns then reject it). */
-static int bind_text(sqlite3_stmt *st, int i, const char *s)
-{
-    return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
-}
-
-/* Binds a double, or NULL for a NAN. */
-static int bind_real(sqlite3_stmt *st, int i, double v)
-{
-    return isnan(v) ? sqlite3_bind_null(st, i) : sqlite3_bind_double(st, i, v);
-}
-
-/* Readies ST, an INSERT run once per row, for the next row's bindings. */
-static void next_row(sqlite3_stmt *st)
-{
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-}
-
-/* Inserts the row bound to ST when binding it went well (RC is SQLITE_OK).
- * Returns SQLITE_OK, or the first failing SQLite code (a bind's or the step's). */
-static int insert_row(sqlite3_stmt *st, int rc)
-{
-    if (rc == SQLITE_OK) rc = sqlite3_step(st);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
-static int insert_run(sqlite3_stmt *st, const store_run *r)
-{
-    char hash[17];
-    int rc = SQLITE_OK;
-
-    snprintf(hash, sizeof hash, "%016" PRIx64, r->scenario_hash);
-    if (rc == SQLITE_OK) rc = bind_text(st, 1, r->scenario_path);
-    if (rc == SQLITE_OK) rc = bind_text(st, 2, r->scenario_text);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 3, hash, -1, SQLITE_TRANSIENT);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 4, seed_to_db(r->seed));
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 5, r->replications);
-    if (rc == SQLITE_OK) rc = bind_text(st, 6, r->version);
-    if (rc == SQLITE_OK) rc = bind_text(st, 7, r->started_at);
-    if (rc == SQLITE_OK) rc = bind_real(st, 8, r->wall_s);
-    if (rc == SQLITE_OK) rc = bind_text(st, 9, r->status);
-    if (rc == SQLITE_OK) rc = bind_text(st, 10, r->json);
-    return insert_row(st, rc);
-}
-
-static int insert_kv(sqlite3_stmt *st, int64_t id, const store_kv *kv)
-{
-    int rc = SQLITE_OK;
-    next_row(st);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 1, id);
-    if (rc == SQLITE_OK) rc = bind_text(st, 2, kv->section);
-    if (rc == SQLITE_OK) rc = bind_text(st, 3, kv->key);
-    if (rc == SQLITE_OK) rc = bind_text(st, 4, kv->value);
-    return insert_row(st, rc);
-}
-
-static int insert_ts(sqlite3_stmt *st, int64_t id, const ts_row *t)
-{
-    int rc = SQLITE_OK;
-    next_row(st);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 1, id);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 2, "", -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = bind_real(st, 3, t->t0_s);
-    if (rc == SQLITE_OK) rc = bind_real(st, 4, t->t1_s);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 5, (int64_t) t->arrivals);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 6, (int64_t) t->retries);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 7, (int64_t) t->served);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 8, (int64_t) t->errors);
-    if (rc == SQLITE_OK) rc = bind_real(st, 9, t->throughput_rps);
-    if (rc == SQLITE_OK) rc = bind_real(st, 10, t->ttft_p50_ms);
-    if (rc == SQLITE_OK) rc = bind_real(st, 11, t->ttft_p99_ms);
-    if (rc == SQLITE_OK) rc = bind_real(st, 12, t->e2e_p50_ms);
-    if (rc == SQLITE_OK) rc = bind_real(st, 13, t->e2e_p99_ms);
-    if (rc == SQLITE_OK) rc = bind_real(st, 14, t->queue);
-    if (rc == SQLITE_OK) rc = bind_real(st, 15, t->replicas);
-    if (rc == SQLITE_OK) rc = bind_real(st, 16, t->utilization);
-    return insert_row(st, rc);
-}
-
-static int insert_stat(sqlite3_stmt *st, int64_t id, const store_stat *s)
-{
-    int rc = SQLITE_OK;
-    next_row(st);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 1, id);
-    if (rc == SQLITE_OK) rc = sqlite3_bind_int(st, 2, s->replication);
-    if (rc == SQLITE_OK) rc = bind_text(st, 3, s->scope);
-    if (rc == SQLITE_OK) rc = bind_text(st, 4, s->metric);
-    if (rc == SQLITE_OK) rc = bind_text(st, 5, s->stat);
-    if (rc == SQLITE_OK) rc = bind_real(st, 6, s->value);
-    if (rc == SQLITE_OK) rc = bind_real(st, 7, s->ci95);
-    if (rc == SQLITE_OK) rc = bind_text(st, 8, s->text);
-    return insert_row(st, rc);
-}
-
 /* PRAGMA quick_check of DB (PATH names it): a corrupt file would be found only
  * when the run is stored, so it is found before simulating (quick_check reads
  * every page once, without the index cross-checks of integrity_check).
@@ -678,402 +579,6 @@ int store_check_path(const char *path, char *err, size_t errlen)
     return ret;
 }
 
-int store_save_run(sqlite3 *db, const store_run *r, int64_t *id, char *err, size_t errlen)
-{
-    /* Inside a caller's transaction (store_begin) a savepoint: the run is
-     * undone alone on error, and kept or undone with the rest by the caller. */
-    int ret = -1, began = 0, nested = !sqlite3_get_autocommit(db);
-    int64_t run_id;
-    sqlite3_stmt *run_st = NULL, *kv_st = NULL, *stat_st = NULL, *ts_st = NULL;
-
-    if (!r || (r->nconfig && !r->config) || (r->nstats && !r->stats) || (r->nts && !r->ts)) {
-        errmsg_set(err, errlen, "cannot save run: incomplete run record");
-        goto done;
-    }
-    if (sqlite3_exec(db, nested ? "SAVEPOINT store_save_run" : "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-        goto db_error;
-    began = 1;
-    if (sqlite3_prepare_v2(db,
-            "INSERT INTO runs (scenario_path, scenario_text, scenario_hash, seed,"
-            " replications, version, started_at, wall_s, status, json)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?)", -1, &run_st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db,
-            "INSERT INTO run_config (run_id, section, key, value) VALUES (?,?,?,?)",
-            -1, &kv_st, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, STATS_INSERT, -1, &stat_st, NULL) != SQLITE_OK)
-        goto db_error;
-
-    /* A scenario's entry named like a built-in one overrode it for that run
-     * only (its text is stored with the run): the built-in entry stays. */
-    for (size_t i = 0; i < r->ngpus; i++)
-        if (!catalog_is_builtin(db, "gpus", r->gpus[i].name) &&
-            catalog_put_gpu(db, &r->gpus[i], err, errlen) != 0)
-            goto done;
-    for (size_t i = 0; i < r->nmodels; i++)
-        if (!catalog_is_builtin(db, "models", r->models[i].name) &&
-            catalog_put_model(db, &r->models[i], err, errlen) != 0)
-            goto done;
-    if (insert_run(run_st, r) != SQLITE_OK)
-        goto db_error;
-    run_id = sqlite3_last_insert_rowid(db);
-    for (size_t i = 0; i < r->nconfig; i++)
-        if (insert_kv(kv_st, run_id, &r->config[i]) != SQLITE_OK)
-            goto db_error;
-    for (size_t i = 0; i < r->nstats; i++)
-        if (insert_stat(stat_st, run_id, &r->stats[i]) != SQLITE_OK)
-            goto db_error;
-    if (r->nts > 0 && sqlite3_prepare_v2(db, TIMESERIES_INSERT, -1, &ts_st, NULL) != SQLITE_OK)
-        goto db_error;
-    for (size_t i = 0; i < r->nts; i++)
-        if (insert_ts(ts_st, run_id, &r->ts[i]) != SQLITE_OK)
-            goto db_error;
-    if (r->extra && r->extra(db, run_id, r->extra_arg, err, errlen) != 0)
-        goto done;
-    if (sqlite3_exec(db, nested ? "RELEASE store_save_run" : "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-        goto db_error;
-    began = 0;
-    if (id)
-        *id = run_id;
-    ret = 0;
-    goto done;
-
-db_error:
-    errmsg_set(err, errlen, "%s: cannot save run: %s", db_path(db), sqlite3_errmsg(db));
-done:
-    sqlite3_finalize(run_st);
-    sqlite3_finalize(kv_st);
-    sqlite3_finalize(stat_st);
-    sqlite3_finalize(ts_st);
-    /* A disk-full error may have rolled the whole transaction back already:
-     * then there is no savepoint left, and the statements fail harmlessly. */
-    if (began)
-        sqlite3_exec(db, nested ? "ROLLBACK TO store_save_run; RELEASE store_save_run" : "ROLLBACK", NULL, NULL, NULL);
-    return ret;
-}
-
-/* ---- text tables ---------------------------------------------------------- */
-
-/* A table of text cells printed with aligned columns. */
-#define TABLE_MAX_COLS 16
-typedef struct text_table {
-    int ncols;             /* at most TABLE_MAX_COLS */
-    const char *align;     /* per column: 'l' or 'r' */
-    char **cells;          /* row-major, ncols per row; row 0 is the header */
-    size_t nrows, cap;
-} text_table;
-
-/* Display width of a UTF-8 string (code points, so that "±" counts once). */
-static int text_width(const char *s)
-{
-    int w = 0;
-    for (; *s; s++)
-        if (((unsigned char)*s & 0xC0) != 0x80)
-            w++;
-    return w;
-}
-
-/* A copy of S as it may be shown on a terminal (errmsg_field: control bytes
- * and invalid UTF-8 as \xNN, never cut), or NULL when out of memory. */
-static char *shown_dup(const char *s)
-{
-    size_t n = 4 * strlen(s) + 5;          /* each byte becomes at most 4 */
-    char *d = malloc(n);
-    if (d)
-        errmsg_field(s, d, n);
-    return d;
-}
-
-/* Appends a row of t->ncols cells, given as that many const char * arguments
- * (NULL counts as empty), each as shown_dup() shows it.  Returns 0, or -1 when
- * out of memory. */
-static int table_add(text_table *t, ...)
-{
-    va_list ap;
-    int ret = -1;
-
-    if (t->nrows == t->cap) {
-        size_t ncap = t->cap ? 2 * t->cap : 16;
-        char **p = realloc(t->cells, ncap * (size_t)t->ncols * sizeof *p);
-        if (!p)
-            return -1;
-        t->cells = p;
-        t->cap = ncap;
-    }
-    va_start(ap, t);
-    for (int c = 0; c < t->ncols; c++) {
-        const char *s = va_arg(ap, const char *);
-        char *copy = shown_dup(s ? s : "");
-        if (!copy) {
-            while (c-- > 0)
-                free(t->cells[t->nrows * (size_t)t->ncols + (size_t)c]);
-            goto done;
-        }
-        t->cells[t->nrows * (size_t)t->ncols + (size_t)c] = copy;
-    }
-    t->nrows++;
-    ret = 0;
-done:
-    va_end(ap);
-    return ret;
-}
-
-static void table_print(const text_table *t, FILE *out, const char *indent)
-{
-    int width[TABLE_MAX_COLS] = { 0 };
-    for (size_t r = 0; r < t->nrows; r++)
-        for (int c = 0; c < t->ncols; c++) {
-            int w = text_width(t->cells[r * (size_t)t->ncols + (size_t)c]);
-            if (w > width[c])
-                width[c] = w;
-        }
-    for (size_t r = 0; r < t->nrows; r++) {
-        const char *const *row = (const char *const *)t->cells + r * (size_t)t->ncols;
-        int end = t->ncols;          /* no trailing blanks: drop empty last cells */
-        while (end > 1 && row[end - 1][0] == '\0' && t->align[end - 1] == 'l')
-            end--;
-        fputs(indent, out);
-        for (int c = 0; c < end; c++) {
-            int pad = width[c] - text_width(row[c]);
-            if (c > 0)
-                fputs("  ", out);
-            if (t->align[c] == 'r')
-                fprintf(out, "%*s%s", pad, "", row[c]);
-            else
-                fprintf(out, "%s%*s", row[c], c == end - 1 ? 0 : pad, "");
-        }
-        fputc('\n', out);
-    }
-}
-
-static void table_free(text_table *t)
-{
-    for (size_t i = 0; i < t->nrows * (size_t)t->ncols; i++)
-        free(t->cells[i]);
-    free(t->cells);
-    t->cells = NULL;
-    t->nrows = t->cap = 0;
-}
-
-static const char *col_text(sqlite3_stmt *st, int col)
-{
-    const unsigned char *s = sqlite3_column_text(st, col);
-    return s ? (const char *)s : "";
-}
-
-/* Formats a REAL column (NULL -> "-") with %.6g. */
-static const char *col_real(sqlite3_stmt *st, int col, char *buf, size_t size)
-{
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
-        snprintf(buf, size, "-");
-    else
-        snprintf(buf, size, "%.6g", sqlite3_column_double(st, col));
-    return buf;
-}
-
-/* ---- listing and showing --------------------------------------------------- */
-
-int store_list_runs(sqlite3 *db, FILE *out, char *err, size_t errlen)
-{
-    int ret = -1, rc;
-    sqlite3_stmt *st = NULL;
-    text_table t = { 7, "rllrrlr", NULL, 0, 0 };
-    char id[24], seed[24], wall[32], p99[32];
-
-    /* e2e p99 of the whole system: the aggregate (-1) when there is one, else
-     * replication 0. */
-    if (sqlite3_prepare_v2(db,
-            "SELECT r.id, r.started_at, r.status, r.seed, r.wall_s, r.scenario_path,"
-            " (SELECT s.value FROM run_stats s WHERE s.run_id = r.id"
-            "  AND s.replication IN (-1, 0) AND s.scope = '' AND s.metric = 'e2e'"
-            "  AND s.stat = 'p99' ORDER BY s.replication LIMIT 1)"
-            " FROM runs r ORDER BY r.id", -1, &st, NULL) != SQLITE_OK)
-        goto db_error;
-    if (table_add(&t, "id", "started", "status", "seed", "wall s", "scenario",
-                  "e2e p99 ms") != 0)
-        goto oom;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        snprintf(id, sizeof id, "%" PRId64, (int64_t)sqlite3_column_int64(st, 0));
-        snprintf(seed, sizeof seed, "%" PRIu64,
-                 seed_from_db((int64_t)sqlite3_column_int64(st, 3)));
-        if (sqlite3_column_type(st, 4) == SQLITE_NULL)
-            snprintf(wall, sizeof wall, "-");
-        else
-            snprintf(wall, sizeof wall, "%.2f", sqlite3_column_double(st, 4));
-        if (table_add(&t, id, col_text(st, 1), col_text(st, 2), seed, wall,
-                      col_text(st, 5), col_real(st, 6, p99, sizeof p99)) != 0)
-            goto oom;
-    }
-    if (rc != SQLITE_DONE)
-        goto db_error;
-    if (t.nrows == 1)
-        fprintf(out, "no runs in %s\n", ERRMSG_SHOWN(db_path(db)));
-    else
-        table_print(&t, out, "");
-    ret = 0;
-    goto done;
-
-oom:
-    errmsg_set(err, errlen, "store: out of memory");
-    goto done;
-db_error:
-    errmsg_set(err, errlen, "%s: cannot list runs: %s", db_path(db), sqlite3_errmsg(db));
-done:
-    table_free(&t);
-    sqlite3_finalize(st);
-    return ret;
-}
-
-/* Prints the metadata of run ID; returns 0, 1 when there is no such run, -1 on
- * error (SQLite's message is then current). */
-static int show_meta(sqlite3 *db, int64_t id, FILE *out)
-{
-    int ret = -1, rc;
-    sqlite3_stmt *st = NULL;
-
-    if (sqlite3_prepare_v2(db,
-            "SELECT scenario_path, scenario_hash, seed, replications, version,"
-            " started_at, wall_s, status FROM runs WHERE id = ?", -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
-        goto done;
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_DONE) {
-        ret = 1;
-        goto done;
-    }
-    if (rc != SQLITE_ROW)
-        goto done;
-    fprintf(out, "run %" PRId64 "\n", id);
-    fprintf(out, "  scenario      %s\n", ERRMSG_SHOWN(col_text(st, 0)));
-    fprintf(out, "  hash          %s\n", ERRMSG_SHOWN(col_text(st, 1)));
-    fprintf(out, "  seed          %" PRIu64 "\n",
-            seed_from_db((int64_t)sqlite3_column_int64(st, 2)));
-    fprintf(out, "  replications  %d\n", sqlite3_column_int(st, 3));
-    fprintf(out, "  version       %s\n", ERRMSG_SHOWN(col_text(st, 4)));
-    fprintf(out, "  started       %s\n", ERRMSG_SHOWN(col_text(st, 5)));
-    if (sqlite3_column_type(st, 6) == SQLITE_NULL)
-        fprintf(out, "  wall          -\n");
-    else
-        fprintf(out, "  wall          %.3f s\n", sqlite3_column_double(st, 6));
-    fprintf(out, "  status        %s\n", ERRMSG_SHOWN(col_text(st, 7)));
-    ret = 0;
-done:
-    sqlite3_finalize(st);
-    return ret;
-}
-
-/* Prints the effective configuration as INI: keys without a section first,
- * then each section (in order of first appearance) with its keys in order. */
-static int show_config(sqlite3 *db, int64_t id, FILE *out, int *oom)
-{
-    int ret = -1, rc, first = 1;
-    sqlite3_stmt *st = NULL;
-    char *section = NULL;
-
-    if (sqlite3_prepare_v2(db,
-            "SELECT c.section, c.key, c.value FROM run_config c WHERE c.run_id = ?1"
-            " ORDER BY c.section <> '',"
-            " (SELECT min(d.rowid) FROM run_config d"
-            "  WHERE d.run_id = ?1 AND d.section = c.section), c.rowid",
-            -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
-        goto done;
-    fprintf(out, "\nconfiguration\n");
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *sec = col_text(st, 0);
-        if (sec[0] && (!section || strcmp(section, sec) != 0)) {
-            free(section);
-            section = strdup(sec);
-            if (!section) {
-                *oom = 1;
-                goto done;
-            }
-            fprintf(out, "%s[%s]\n", first ? "" : "\n", ERRMSG_SHOWN(sec));
-        }
-        fprintf(out, "%s = %s\n", ERRMSG_SHOWN(col_text(st, 1)), ERRMSG_SHOWN(col_text(st, 2)));
-        first = 0;
-    }
-    if (rc != SQLITE_DONE)
-        goto done;
-    if (first)
-        fprintf(out, "(none recorded)\n");
-    ret = 0;
-done:
-    free(section);
-    sqlite3_finalize(st);
-    return ret;
-}
-
-/* Prints the statistics: the aggregate over replications first, then each
- * replication in order. */
-static int show_stats(sqlite3 *db, int64_t id, FILE *out, int *oom)
-{
-    int ret = -1, rc;
-    sqlite3_stmt *st = NULL;
-    text_table t = { 6, "rlllrl", NULL, 0, 0 };
-    char rep[24], value[32], ci[40];
-
-    if (sqlite3_prepare_v2(db,
-            "SELECT replication, scope, metric, stat, value, ci95, text FROM run_stats"
-            " WHERE run_id = ? ORDER BY replication >= 0, replication, rowid",
-            -1, &st, NULL) != SQLITE_OK ||
-        sqlite3_bind_int64(st, 1, id) != SQLITE_OK)
-        goto done;
-    if (table_add(&t, "rep", "scope", "metric", "stat", "value", "ci95") != 0)
-        goto no_memory;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int r = sqlite3_column_int(st, 0);
-        if (r < 0)
-            snprintf(rep, sizeof rep, "all");
-        else
-            snprintf(rep, sizeof rep, "%d", r);
-        if (sqlite3_column_type(st, 5) == SQLITE_NULL)
-            ci[0] = '\0';
-        else
-            snprintf(ci, sizeof ci, "\u00b1%.3g", sqlite3_column_double(st, 5));
-        /* a name (a pool's kind, its cost model) in the value column */
-        const char *shown = sqlite3_column_type(st, 6) != SQLITE_NULL ? col_text(st, 6)
-                            : col_real(st, 4, value, sizeof value);
-        if (table_add(&t, rep, col_text(st, 1)[0] ? col_text(st, 1) : "(system)",
-                      col_text(st, 2), col_text(st, 3), shown, ci) != 0)
-            goto no_memory;
-    }
-    if (rc != SQLITE_DONE)
-        goto done;
-    fprintf(out, "\nstatistics\n");
-    if (t.nrows == 1)
-        fprintf(out, "(none recorded)\n");
-    else
-        table_print(&t, out, "");
-    ret = 0;
-    goto done;
-
-no_memory:
-    *oom = 1;
-done:
-    table_free(&t);
-    sqlite3_finalize(st);
-    return ret;
-}
-
-int store_show_run(sqlite3 *db, int64_t id, FILE *out, char *err, size_t errlen)
-{
-    int rc, oom = 0;
-
-    rc = show_meta(db, id, out);
-    if (rc == 1) {
-        errmsg_set(err, errlen, "no run %" PRId64 " in %s", id, db_path(db));
-        return 1;
-    }
-    if (rc != 0 || show_config(db, id, out, &oom) != 0 || show_stats(db, id, out, &oom) != 0) {
-        if (oom)
-            errmsg_set(err, errlen, "store: out of memory");
-        else
-            errmsg_set(err, errlen, "%s: cannot show run %" PRId64 ": %s", db_path(db), id,
-                    sqlite3_errmsg(db));
-        return -1;
-    }
-    return 0;
-}
 
 uint64_t store_hash(const void *data, size_t n, uint64_t h)
 {
