@@ -157,8 +157,13 @@ double clearn_floor_ms(const cost_hw *h, const cost_step *s);
 /* The class coefficients of M, a `learned` model (built). */
 const clearn_prior *clearn_model_prior(const cost_model *m);
 
-/* Registers the `learned` row of the cost-model table.  Returns 0 or -1. */
+/* Registers the `learned` row of the cost-model table, and the learned
+ * coefficients of encoder passes (clearn_enc_register).  Returns 0 or -1. */
 int clearn_register(void);
+
+/* Hands the simulator's encoders the learned coefficients (core/encoder.h,
+ * enc_set_learned; calib/clearn_enc.c). */
+void clearn_enc_register(void);
 
 /* Training and the scoreboard (clearn_train.c): clearn_train and clearn_validate,
  * declared in calib.h for the front end. */

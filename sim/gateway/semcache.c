@@ -338,6 +338,9 @@ static const scn_key KEYS[] = {
     { "embed_cpu_tflops", "", "embedding on a CPU: peak of its cores, TFLOP/s (with embed_cpu_mem_gbs)" },
     { "embed_cpu_mem_gbs", "", "embedding on a CPU: memory bandwidth, GB/s" },
     { "embed_max_seq_len", "", "prompt tokens the embedding reads, at most (default: the model's context)" },
+    { "embed_cost", "auto", "how the embedding pass is priced: learned (the GPU's learned efficiencies), roofline, or "
+      "auto: learned on a GPU, the roofline on a CPU" },
+    { "embed_engine", "", "embed_cost = learned: whose efficiencies (vllm, sglang, trtllm, generic; default vllm)" },
     { NULL, NULL, NULL },
 };
 

@@ -316,6 +316,9 @@ static const scn_key KEYS[] = {
     { "classifier_cpu_tflops", "", "complexity: classifier on a CPU: peak of its cores, TFLOP/s" },
     { "classifier_cpu_mem_gbs", "", "complexity: classifier on a CPU: memory bandwidth, GB/s" },
     { "classifier_max_seq_len", "", "complexity: prompt tokens the classifier reads, at most (default: the model's context)" },
+    { "classifier_cost", "auto", "complexity: how the classifier pass is priced: learned (the GPU's learned efficiencies), roofline, or "
+      "auto: learned on a GPU, the roofline on a CPU" },
+    { "classifier_engine", "", "complexity: classifier_cost = learned: whose efficiencies (vllm, sglang, trtllm, generic; default vllm)" },
     { "complexity", "uniform(min=0, max=1)", "complexity: score of requests whose class gives none" },
     { "staleness_ms", "0", "prefix_affinity: the router sees the caches as they were this long ago, ms" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
