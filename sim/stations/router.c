@@ -309,7 +309,7 @@ static const scn_key KEYS[] = {
     { "uncertain_band", "0", "complexity: scores within this of the cut go to the second next (the large model)" },
     { "classifier_ms", "", "complexity: classifier latency, ms (distribution; none by default)" },
     { "classifier_model", "", "complexity: the encoder that classifies each request's prompt (catalog, e.g. "
-      "bert-base-uncased): its forward pass over the prompt (roofline, one sequence) is the classifier's latency "
+      "bert-base-uncased): its forward pass over the prompt (priced as classifier_cost says; one sequence) is the classifier's latency "
       "instead of classifier_ms (which stays the default when none is named)" },
     { "classifier_gpu", "", "complexity: the catalog GPU the classifier runs on (or classifier_cpu_tflops and "
       "classifier_cpu_mem_gbs)" },
