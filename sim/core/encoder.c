@@ -75,11 +75,12 @@ int enc_parse(scn_ctx *x, const char *sec, const char *prefix, int roofline_keys
     return 0;
 }
 
-/* 1 when C's weights compute at a low-precision peak (fp8, int8, fp4). */
-static int lowp_weights(const enc_cfg *c)
+/* 1 when C's weights compute at a low-precision peak on G (fp8, int8; fp4 where
+ * G has FP4: elsewhere dequantised to BF16, as enc_resolve's peak). */
+static int lowp_weights(const enc_cfg *c, const gpu_spec *g)
 {
     const char *w = c->model.weights;
-    return !strcasecmp(w, "fp8") || !strcasecmp(w, "int8") || !strcasecmp(w, "fp4");
+    return !strcasecmp(w, "fp8") || !strcasecmp(w, "int8") || (!strcasecmp(w, "fp4") && g->fp4_tflops > 0);
 }
 
 /* Settles C's cost model (the file's head comment): G is its GPU, NULL on a CPU. */
@@ -107,7 +108,7 @@ static int resolve_cost(scn_ctx *x, const char *sec, const char *prefix, enc_cfg
                         "(the simulator alone has the roofline only)");
     if (learned_fn(g, c->engine, &c->lc, err, sizeof err) != 0)
         return scn_fail(x, sec, pk(k, sizeof k, prefix, "engine"), "%s", err);
-    if (!lowp_weights(c)) c->lc.lowp_eff = 1;
+    if (!lowp_weights(c, g)) c->lc.lowp_eff = 1;
     c->cost = ENC_COST_LEARNED;
     return 0;
 }
