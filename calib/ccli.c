@@ -14,6 +14,7 @@
 #include "cbench.h"
 #include "ccost.h"
 #include "clearn.h"
+#include "ccostops.h"
 #include "cdb.h"
 #include "cfitted.h"
 #include "cfitpost.h"
@@ -347,12 +348,8 @@ int calib_cost_eval(sqlite3 *db, const calib_cost_req *q, calib_cost *out, char 
     }
     /* By operator (llm/opshare.h): collectives and framework parts as they are,
      * the GPU kernel parts over the kernel operators. */
-    double by[OP_N + 1] = { 0 }, ops[OP_N];
-    for (int k = 0; k < out->nparts; k++) {
-        int o = op_of_part(out->part[k]);
-        by[o < 0 ? OP_N : o] += out->part_ms[k];
-    }
-    op_split(&roof.hw, &s, by[OP_N], by[OP_ALLREDUCE], by[OP_ALLTOALL], by[OP_PIPELINE], by[OP_FRAMEWORK], ops);
+    double ops[OP_N];
+    ccost_op_split(&c, &roof.hw, &s, out->part, out->part_ms, out->nparts, ops);   /* ccostops.h */
     out->nops = OP_N;
     for (int k = 0; k < OP_N; k++) {
         out->op[k] = OP_NAMES[k];

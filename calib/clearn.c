@@ -354,4 +354,8 @@ static const cost_ops LEARNED_ROW = {
 
 const clearn_prior *clearn_model_prior(const cost_model *m) { return &((const learned_state *) m->state)->prior; }
 
-int clearn_register(void) { return cost_register(&LEARNED_ROW); }
+int clearn_register(void)
+{
+    clearn_enc_register();   /* encoders priced by the same coefficients (clearn_enc.c) */
+    return cost_register(&LEARNED_ROW);
+}

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include "llm/cost.h"
 #include "llm/engines.h"
+#include "llm/opshare.h"
 
 /* The learned coefficients, on their learned (unbounded) scale, in this order. */
 enum {
@@ -157,8 +158,19 @@ double clearn_floor_ms(const cost_hw *h, const cost_step *s);
 /* The class coefficients of M, a `learned` model (built). */
 const clearn_prior *clearn_model_prior(const cost_model *m);
 
-/* Registers the `learned` row of the cost-model table.  Returns 0 or -1. */
+/* The learned rates per operator of H under C (llm/opshare.h: GEMMs at
+ * compute_eff with t_half, attention at attn_eff of it, bytes at memory_eff,
+ * decode KV reads at kv_eff with the grouped-query re-reads), per replica.
+ * Returns 0, or -1 when H has no peak or bandwidth (clearn_ops.c). */
+int clearn_op_rates(const cost_hw *h, const clearn_coef *c, op_rates *r);
+
+/* Registers the `learned` row of the cost-model table, and the learned
+ * coefficients of encoder passes (clearn_enc_register).  Returns 0 or -1. */
 int clearn_register(void);
+
+/* Hands the simulator's encoders the learned coefficients (core/encoder.h,
+ * enc_set_learned; calib/clearn_enc.c). */
+void clearn_enc_register(void);
 
 /* Training and the scoreboard (clearn_train.c): clearn_train and clearn_validate,
  * declared in calib.h for the front end. */

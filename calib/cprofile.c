@@ -117,6 +117,19 @@ double cprofile_linear_ms(const cprofile *p, double tokens)
     return cp_curve_eval(&p->lin, tokens, NULL);
 }
 
+int cprofile_op_class(const char *name)
+{
+    if (!strcmp(name, "attn_pre_proj")) return CP_CLS_QKV;
+    if (!strcmp(name, "attn_post_proj")) return CP_CLS_OUT;
+    if (!strncmp(name, "mlp_", 4)) return CP_CLS_MLP;
+    return CP_CLS_NORM;
+}
+
+void cprofile_linear_classes(const cprofile *p, double tokens, double out[CP_NCLS])
+{
+    for (int k = 0; k < CP_NCLS; k++) out[k] = cp_curve_eval(&p->cls[k], tokens, NULL);
+}
+
 double cprofile_step_ms(const cprofile *p, const cost_step *s, double *parts, int *extrap)
 {
     double part[CP_NPARTS] = { 0 };
@@ -176,10 +189,12 @@ static void vec_free(vec *v)
     memset(v, 0, sizeof *v);
 }
 
-/* Sums the operator rows of one CSV row ((file, line) groups) into LIN and EMB. */
+/* Sums the operator rows of one CSV row ((file, line) groups) into LIN and EMB,
+ * and by class (cprofile_op_class) into CLS[CP_NCLS] (NULL: not). */
 static int load_ops(sqlite3 *db, const char *scope, int64_t key, const char *model, const char *gpu,
-                    int tp, vec *lin, vec *emb)
+                    int tp, vec *lin, vec *emb, vec *cls)
 {
+    double c[CP_NCLS] = { 0 };
     char sql[768];
     /* One point per CSV row (file, line) or, for live measurements (no file), per
      * run (measured_at) and token count. */
@@ -206,8 +221,12 @@ static int load_ops(sqlite3 *db, const char *scope, int64_t key, const char *mod
         if (have && (ln != line || strcmp(f ? f : "", file) != 0 || sqlite3_column_double(st, 3) != tok)) {
             if (vec_push(lin, tok, sum) || (have_emb && vec_push(emb, tok, e)))
                 rc = -1;
+            for (int k = 0; cls && k < CP_NCLS; k++)
+                if (vec_push(&cls[k], tok, c[k]))
+                    rc = -1;
             have = have_emb = 0;
             sum = e = 0;
+            memset(c, 0, sizeof c);
         }
         snprintf(file, sizeof file, "%s", f ? f : "");
         line = ln;
@@ -216,12 +235,17 @@ static int load_ops(sqlite3 *db, const char *scope, int64_t key, const char *mod
         if (name && strcmp(name, "emb") == 0) {
             e = sqlite3_column_double(st, 4);
             have_emb = 1;
-        } else
+        } else {
             sum += sqlite3_column_double(st, 4);
+            c[cprofile_op_class(name ? name : "")] += sqlite3_column_double(st, 4);
+        }
         have = 1;
     }
     if (have && (vec_push(lin, tok, sum) || (have_emb && vec_push(emb, tok, e))))
         rc = -1;
+    for (int k = 0; have && cls && k < CP_NCLS; k++)
+        if (vec_push(&cls[k], tok, c[k]))
+            rc = -1;
     if (s != SQLITE_DONE)
         rc = -1;
     sqlite3_finalize(st);
@@ -265,6 +289,8 @@ void cprofile_free(cprofile *p)
     cp_curve_free(&p->emb);
     cp_curve_free(&p->ar);
     cp_curve_free(&p->cpu);
+    for (int k = 0; k < CP_NCLS; k++)
+        cp_curve_free(&p->cls[k]);
 }
 
 int cprofile_load(sqlite3 *db, int64_t id, cprofile *p, char *err, size_t errlen)
@@ -288,10 +314,10 @@ int cprofile_load(sqlite3 *db, int64_t id, cprofile *p, char *err, size_t errlen
         for (int k = 0; k < CP_NATTN; k++)
             if (strcmp(p->fit.coef[i].name, cprofile_attn_names[k]) == 0)
                 p->attn[k] = p->fit.coef[i].value;
-    vec lin = { 0 }, emb = { 0 }, ar = { 0 }, cpu = { 0 };
+    vec lin = { 0 }, emb = { 0 }, ar = { 0 }, cpu = { 0 }, cls[CP_NCLS] = { { 0 } };
     int rc = -1;
     if (load_ops(db, "m.id IN (SELECT meas_id FROM calib_fit_meas WHERE fit_id = ?)", id, NULL,
-                 NULL, 0, &lin, &emb) ||
+                 NULL, 0, &lin, &emb, cls) ||
         load_xy(db, id, "allreduce", "bytes", &ar) || load_xy(db, id, "cpu_overhead", "batch", &cpu)) {
         errmsg_set(err, errlen, "calibrated model %lld: cannot read its measurements: %s",
                    (long long)id, sqlite3_errmsg(db));
@@ -322,8 +348,16 @@ int cprofile_load(sqlite3 *db, int64_t id, cprofile *p, char *err, size_t errlen
         cprofile_free(p);
         goto done;
     }
+    for (int k = 0; k < CP_NCLS; k++)
+        if (cp_curve_build(&p->cls[k], cls[k].x, cls[k].y, cls[k].n, 1)) {
+            errmsg_set(err, errlen, "out of memory");
+            cprofile_free(p);
+            goto done;
+        }
     rc = 0;
 done:
+    for (int k = 0; k < CP_NCLS; k++)
+        vec_free(&cls[k]);
     vec_free(&lin);
     vec_free(&emb);
     vec_free(&ar);
@@ -529,7 +563,7 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
     /* Operators of this model at this TP degree. */
     if (collect(db, "SELECT id FROM calib_meas WHERE what = 'op' AND model = ?1 AND gpu = ?2 AND tp = ?3"
                 " ORDER BY id", m.name, g.name, tp, &d) ||
-        load_ops(db, "m.model = ?1 AND m.gpu = ?2 AND m.tp = ?3", 0, m.name, g.name, tp, &lin, &emb)) {
+        load_ops(db, "m.model = ?1 AND m.gpu = ?2 AND m.tp = ?3", 0, m.name, g.name, tp, &lin, &emb, NULL)) {
         sqlerr = sqlite3_errmsg(db);
         goto done;
     }

@@ -42,6 +42,15 @@ typedef struct cp_curve {
 enum { CP_LINEAR, CP_EMB, CP_ATTN_PREFILL, CP_ATTN_DECODE, CP_ALLREDUCE, CP_CPU, CP_NPARTS };
 extern const char *const cprofile_part_names[CP_NPARTS];
 
+/* The per-layer operator rows by the operator they time (llm/opshare.h): QKV
+ * (attn_pre_proj), the output projection (attn_post_proj), the MLP
+ * (mlp_up_proj, mlp_down_proj, mlp_act) and norms and element-wise work
+ * (input_layernorm, post_attention_layernorm, attn_rope, add, any other). */
+enum { CP_CLS_QKV, CP_CLS_OUT, CP_CLS_MLP, CP_CLS_NORM, CP_NCLS };
+
+/* The class of operator row NAME (CP_CLS_NORM for a name not listed). */
+int cprofile_op_class(const char *name);
+
 enum { CP_A0, CP_A1, CP_A2, CP_B0, CP_B1, CP_B2, CP_NATTN };
 extern const char *const cprofile_attn_names[CP_NATTN];
 
@@ -53,6 +62,8 @@ typedef struct cprofile {
     cp_curve emb;           /* embedding vs tokens, ms per step (n == 0: none) */
     cp_curve ar;            /* one all-reduce vs bytes, ms (n == 0 when tp == 1) */
     cp_curve cpu;           /* CPU overhead vs sequences, ms (n == 0: none) */
+    cp_curve cls[CP_NCLS];  /* the per-layer rows of each class vs tokens, ms (they sum to lin
+                               at every measured token count) */
     double attn[CP_NATTN];  /* attention coefficients at the measured geometry */
     double q_scale;         /* (heads/tp * head_dim) of the model over the measured geometry's */
     double kv_scale;        /* (max(1, kv_heads/tp) * head_dim) likewise */
@@ -68,6 +79,10 @@ int cprofile_build(sqlite3 *db, const char *model, const char *gpu, int tp, cons
 /* Loads stored profile ID.  Returns 0, 1 if there is none of kind profile, -1. */
 int cprofile_load(sqlite3 *db, int64_t id, cprofile *out, char *err, size_t errlen);
 void cprofile_free(cprofile *p);
+
+/* The per-layer operator rows of each class at TOKENS, ms, into OUT[CP_NCLS]
+ * (their sum is cprofile_linear_ms's at a measured token count). */
+void cprofile_linear_classes(const cprofile *p, double tokens, double out[CP_NCLS]);
 
 /* Step time in ms; PARTS (CP_NPARTS, may be NULL) receives each part; *EXTRAP (may
  * be NULL) is set to 1 when a curve was extended beyond its measurements. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/encoder.h"
+#include "clearn.h"
 #include "core/hfcfg.h"
 #include "tcli.h"
 #include "tsim.h"
@@ -400,5 +401,111 @@ Test(encoder_cli, catalog_add_hf_encoder)
     r = run_db(60, "run", ini, NULL);
     cr_expect_eq(r.rc, 2);
     cr_expect(strstr(r.err, "[pool c] model: tiny-cls is an encoder") != NULL, "%s", r.err);
+    result_free(&r);
+}
+
+/* ---- cost = learned (the default on a GPU with the calibrator) ------------- */
+
+/* bge-m3 on an H100 under the learned coefficients C: one pass of B x n by
+ * hand (encoder.h: GEMMs at compute_eff T / (T + t_half), attention at
+ * attn_eff of it, norms at compute_eff, bytes at memory_eff, overlap, then
+ * fixed_ms + layers x launch_us + seq_us x B). */
+static double learned_by_hand(const enc_learned *c, double B, double n)
+{
+    double L = 24, H = 1024, I = 4096, T = B * n;
+    double attn = 4 * L * H * B * n * n;
+    double wts = L * (3 * H * H + H * H + 2 * H * I);
+    double gemm = 2 * wts * T + 2 * H * H * B, norm = L * T * (12 * H + 4 * I), F, By;
+    by_hand(B, n, &F, &By);
+    double peak = 989e12 * c->compute_eff;
+    double tc = gemm * (T + c->t_half) / T / peak + norm / peak + attn / (peak * c->attn_eff);
+    double tm = By / (3350e9 * c->memory_eff);
+    return (fmax(tc, tm) + c->overlap * fmin(tc, tm)) * 1e3 + c->fixed_ms + L * c->launch_us * 1e-3 + c->seq_us * 1e-3 * B;
+}
+
+Test(encoder, learned_pass_by_hand_and_in_a_pool)
+{
+    cr_assert_eq(clearn_register(), 0);
+    gpu_spec g;
+    model_spec m;
+    tsim_catalog("h100", "bge-m3", &g, &m);
+    clearn_prior p;
+    clearn_prior_for(NULL, &g, "vllm", &p);
+    enc_cfg c = h100_bge_m3();
+    c.cost = ENC_COST_LEARNED;
+    c.lc = (enc_learned) { .compute_eff = p.c.compute_eff, .t_half = p.c.t_half, .memory_eff = p.c.memory_eff,
+                           .overlap = p.c.overlap, .attn_eff = p.c.attn_eff, .lowp_eff = 1, .launch_us = p.c.launch_us,
+                           .fixed_ms = p.c.fixed_ms, .seq_us = p.c.seq_us };
+    for (int i = 0; i < 3; i++) {
+        double B = i == 2 ? 8 : 1, n = i == 1 ? 2048 : 1024, want = learned_by_hand(&c.lc, B, n);
+        double got = enc_pass_ms(&c, (int) B, (int64_t) n);
+        cr_expect(fabs(got - want) < 1e-9 * want, "%g x %g: %.9g ms vs %.9g by hand", B, n, got, want);
+    }
+    /* The operators' split adds up to the busy time exactly (up to rounding). */
+    double busy, fixed, ops[ENC_OP_N] = { 0 }, sum = 0;
+    enc_pass_parts(&c, 1, 2048, &busy, &fixed);
+    enc_pass_ops(&c, 1, 2048, busy, ops);
+    for (int k = 0; k < ENC_OP_N; k++) sum += ops[k];
+    cr_expect(fabs(sum - busy) < 1e-12 * busy, "%.17g vs %.17g", sum, busy);
+    /* A pool on a GPU with the calibrator there: learned by default, its lone pass the same. */
+    const char *text = "[sim]\nrequests = 200\nwarmup = 10\n[workload]\narrival = constant\nrate = 0.2\n"
+                       "prompt_tokens = const(1500)\noutput_tokens = const(1)\n"
+                       "[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = h100\nmax_seq_len = 1024\n";
+    sim_result res;
+    tsim_run("enc.ini", text, 1, &res);
+    double want = learned_by_hand(&c.lc, 1, 1024);
+    cr_expect(fabs(res.pools[0].service.mean - want) < 1e-5, "%.9g vs %.9g", res.pools[0].service.mean, want);
+    sim_result_free(&res);
+}
+
+/* The roofline's keys keep the roofline under auto (a roofline the user calibrated, as an LLM pool's). */
+Test(encoder, roofline_keys_keep_the_roofline)
+{
+    cr_assert_eq(clearn_register(), 0);
+    const char *text = "[sim]\nrequests = 200\nwarmup = 10\n[workload]\narrival = constant\nrate = 0.2\n"
+                       "prompt_tokens = const(1500)\noutput_tokens = const(1)\n"
+                       "[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = h100\nmax_seq_len = 1024\ncompute_eff = 0.6\n";
+    sim_result res;
+    tsim_run("enc.ini", text, 1, &res);
+    enc_cfg c = h100_bge_m3();
+    double want = enc_pass_ms(&c, 1, 1024);
+    cr_expect(fabs(res.pools[0].service.mean - want) < 1e-5, "%.9g vs %.9g", res.pools[0].service.mean, want);
+    sim_result_free(&res);
+}
+
+Test(encoder_cli, cost_models_that_do_not_apply_are_refused)
+{
+    refused("[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = h100\ncost = fitted\n",
+            ":9: [pool e] cost: fitted does not apply to an encoder");
+    refused("[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = h100\ncost = profile\n",
+            ":9: [pool e] cost: profile does not apply to an encoder");
+    refused("[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = h100\ncost = magic\n",
+            ":9: [pool e] cost: unknown cost model 'magic'");
+    refused("[pool e]\nkind = encoder\nmodel = bge-m3\ncpu_tflops = 2\ncpu_mem_gbs = 100\ncost = learned\n",
+            ":10: [pool e] cost: learned: the learned model is trained on GPU measurements");
+    refused("[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = h100\ncost = learned\ncompute_eff = 0.5\n",
+            ":10: [pool e] compute_eff: is the roofline's key");
+    refused("[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = h100\ncost = roofline\nengine = vllm\n",
+            ":10: [pool e] engine: selects the learned model's efficiencies");
+    refused("[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = h100\nengine = tei\n",
+            ":9: [pool e] engine: unknown engine 'tei'");
+    refused("[pool cache]\nkind = result_cache\nembed_model = all-minilm-l6-v2\nembed_cpu_tflops = 2\n"
+            "embed_cpu_mem_gbs = 50\nembed_cost = learned\nnext = app\n[pool app]\nservice_ms = const(1)\n",
+            ":10: [pool cache] embed_cost: learned: the learned model is trained on GPU measurements");
+}
+
+/* The run reports the pool's cost model as an LLM pool's: learned by default on a GPU. */
+Test(encoder_cli, run_reports_the_cost_model)
+{
+    result r = run_scenario(120, "scenarios/encoder_max_seq_len.ini", "--json", "--no-store", NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "\"cost_model\": {\"kind\": \"learned\", \"id\": null, \"source\": \"learned\""),
+                       "%.400s", r.out);
+    cr_expect_not_null(strstr(r.out, "cost=learned engine=vllm compute_eff="));
+    result_free(&r);
+    r = run_scenario(120, "scenarios/encoder_max_seq_len.ini", "--json", "--no-store", "--set", "pool embed.cost=roofline",
+                     NULL);
+    cr_assert_eq(r.rc, 0, "%s", r.err);
+    cr_expect_not_null(strstr(r.out, "\"cost_model\": {\"kind\": \"roofline\", \"id\": null, \"source\": \"datasheet\""));
     result_free(&r);
 }

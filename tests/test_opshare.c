@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "calib.h"
+#include "clearn.h"
 #include "core/catalog.h"
 #include "llm/opshare.h"
 #include "store/store.h"
@@ -153,6 +154,62 @@ Test(opshare, attention_share_grows_with_context)
     cr_assert_gt(b.op_ms[OP_ATTN_PREFILL] / b.step_ms, 2 * a.op_ms[OP_ATTN_PREFILL] / a.step_ms);
 }
 
+/* Under the learned model one step by hand: Llama-3-8B on an A100 (vllm), 32
+ * sequences decoding at 2000 tokens of context and a prompt of 512.  Each
+ * kernel operator's time is max(FLOPs x its rate, bytes x the byte rate): GEMMs
+ * at 1 / (peak x compute_eff) times (T + t_half) / T, attention at attn_eff of
+ * it, norms at compute_eff, bytes at memory_eff, decode attention's KV reads
+ * at (heads / kv_heads)^(1 - gqa_reuse) / kv_eff; the GPU parts of the step
+ * (compute, memory, overlap) are split in proportion. */
+Test(opshare, learned_split_by_hand)
+{
+    calib_cost c;
+    cost_of("llama-3-8b", "a100", 1, "learned", 512, 32, 2000, &c);
+    cr_assert_str_eq(c.kind, "learned");
+    sqlite3 *db = NULL;
+    char err[512];
+    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
+    cost_hw h;
+    memset(&h, 0, sizeof h);
+    cr_assert_eq(catalog_model(db, "llama-3-8b", &h.model, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(catalog_gpu(db, "a100", &h.gpu, err, sizeof err), 0, "%s", err);
+    store_close(db);
+    h.have_hw = 1;
+    h.tp = 1;
+    cr_assert_eq(cost_hw_set_weights(&h, "bf16"), 0);
+    h.kv_bytes = 2;
+    clearn_prior p;
+    clearn_prior_for(NULL, &h.gpu, "vllm", &p);
+    const clearn_coef *k = &p.c;
+    /* The step calib_cost_eval prices (ccli.c): one prompt of 512, 32 x (2000 + 1) KV tokens. */
+    cost_step s = { .prefill_tokens = 512, .prefill_pairs = 512.0 * 513 / 2, .prefill_seqs = 1, .decode_seqs = 32,
+                    .kv_tokens = 32 * 2001 };
+    double f[OP_N], b[OP_N], t[OP_N], sum = 0, T = 512 + 32;
+    op_work(&h, &s, f, b);
+    double flop = 1 / (h.gpu.bf16_tflops * 1e12 * k->compute_eff), byte = 1 / (h.gpu.mem_bw_gbs * 1e9 * k->memory_eff);
+    double gqa = pow((double) h.model.heads / h.model.kv_heads, 1 - k->gqa_reuse) / k->kv_eff;
+    double kvpt = 2.0 * h.model.layers * h.model.kv_heads * h.model.head_dim * 2;
+    for (int o = 0; o < OP_ALLREDUCE; o++) {
+        double tc = f[o] * flop, tm = b[o] * byte;
+        if (o == OP_ATTN_PREFILL || o == OP_ATTN_DECODE) tc /= k->attn_eff;
+        else if (o != OP_NORM) tc *= (T + k->t_half) / T;
+        if (o == OP_ATTN_DECODE) tm = (32 * kvpt + 32 * 2001 * kvpt * gqa) * byte;
+        t[o] = fmax(tc, tm);
+        sum += t[o];
+    }
+    double gpu = 0;
+    for (int i = 0; i < c.nparts; i++)
+        if (!strcmp(c.part[i], "compute") || !strcmp(c.part[i], "memory") || !strcmp(c.part[i], "overlap"))
+            gpu += c.part_ms[i];
+    for (int o = 0; o < OP_ALLREDUCE; o++)
+        cr_expect(fabs(c.op_ms[o] - gpu * t[o] / sum) < 1e-9 * gpu, "%s: %.12g ms vs %.12g by hand", OP_NAMES[o],
+                  c.op_ms[o], gpu * t[o] / sum);
+    /* Attention runs at attn_eff of the GEMMs' rate: its share is larger than the roofline's. */
+    calib_cost r;
+    cost_of("llama-3-8b", "a100", 1, "roofline", 512, 32, 2000, &r);
+    cr_expect_gt(c.op_ms[OP_ATTN_PREFILL] / c.step_ms, r.op_ms[OP_ATTN_PREFILL] / r.step_ms);
+}
+
 /* ---- op_shares over a run ---------------------------------------------------- */
 
 #include "run/scenario.h"
@@ -211,4 +268,36 @@ Test(opshare, shares_over_a_run)
     sim_result_free(&a);
     sim_result_free(&b);
     sim_result_free(&c);
+}
+
+/* Under the learned model (the default with the calibrator) the run's shares add
+ * up to 1 and weigh attention at attn_eff: more of the time than the roofline's
+ * split of the same run gives it, and it grows with the prompts. */
+#define CHAT_LEARNED(prompt) "[sim]\nrequests = 2000\nwarmup = 200\n[workload]\nrate = 4\n" \
+    "prompt_tokens = lognormal(mean=" prompt ", cv=0.5)\noutput_tokens = lognormal(mean=200, cv=0.5)\n" \
+    "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ncost = learned\nop_shares = yes\n"
+
+Test(opshare, learned_shares_over_a_run)
+{
+    cr_assert_eq(ccost_register(), 0);
+    sim_result a, b, r;
+    simulate(CHAT_LEARNED("500"), &a);
+    simulate(CHAT_LEARNED("8000"), &b);
+    simulate(CHAT("op_shares = yes\n", "500"), &r);
+    double sum = 0, att[3];
+    const sim_result *x[3] = { &a, &b, &r };
+    for (int k = 0; k < OP_N; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "op_share_%s", OP_NAMES[k]);
+        sum += pool_metric_get(&a.pools[0], name);
+    }
+    cr_assert_float_eq(sum, 1, 1e-9);
+    for (int i = 0; i < 3; i++)
+        att[i] = pool_metric_get(&x[i]->pools[0], "op_share_attention_prefill") +
+                 pool_metric_get(&x[i]->pools[0], "op_share_attention_decode");
+    cr_assert_gt(att[1], att[0], "attention share %g at 8000-token prompts, %g at 500", att[1], att[0]);
+    cr_assert_gt(att[0], att[2], "learned %g vs roofline %g", att[0], att[2]);
+    sim_result_free(&a);
+    sim_result_free(&b);
+    sim_result_free(&r);
 }

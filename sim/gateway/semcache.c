@@ -332,12 +332,15 @@ static const scn_key KEYS[] = {
     { "intent_zipf", "1", "Zipf exponent of intent popularity, > 0 (with intents; 1: Zipf's law, about what query logs show)" },
     { "cache_ttl_s", "inf", "how long an answer is kept, s (0 = never cached; inf = forever)" },
     { "embed_model", "", "the encoder that embeds each request's prompt for the lookup (catalog, e.g. "
-      "all-minilm-l6-v2): a lookup, hit or miss, then takes its forward pass over the prompt (roofline, one "
-      "sequence, not batched) instead of hit_ms / miss_ms (which stay the default when none is named)" },
+      "all-minilm-l6-v2): a lookup, hit or miss, then takes its forward pass over the prompt (priced as "
+      "embed_cost says; one sequence, not batched) instead of hit_ms / miss_ms (which stay the default when none is named)" },
     { "embed_gpu", "", "the catalog GPU the embedding runs on (or embed_cpu_tflops and embed_cpu_mem_gbs)" },
     { "embed_cpu_tflops", "", "embedding on a CPU: peak of its cores, TFLOP/s (with embed_cpu_mem_gbs)" },
     { "embed_cpu_mem_gbs", "", "embedding on a CPU: memory bandwidth, GB/s" },
     { "embed_max_seq_len", "", "prompt tokens the embedding reads, at most (default: the model's context)" },
+    { "embed_cost", "auto", "how the embedding pass is priced: learned (the GPU's learned efficiencies), roofline, or "
+      "auto: learned on a GPU, the roofline on a CPU" },
+    { "embed_engine", "", "embed_cost = learned: whose efficiencies (vllm, sglang, trtllm, generic; default vllm)" },
     { NULL, NULL, NULL },
 };
 

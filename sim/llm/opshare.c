@@ -61,21 +61,45 @@ void op_work(const cost_hw *h, const cost_step *s, double flops[OP_N], double by
     bytes[OP_LOGITS] = V * H * w + sampled * V * 4;
 }
 
-void op_split(const cost_hw *h, const cost_step *s, double gpu_ms, double ar_ms, double a2a_ms, double pipe_ms,
-              double fw_ms, double out[OP_N])
+int op_rates_lm(const cost_hw *h, const cost_lm *lm, op_rates *r)
 {
-    double flops[OP_N], bytes[OP_N], t[OP_N], sum = 0;
+    const model_spec *m = &h->model;
+    double attn = 4.0 * m->layers * m->heads * m->head_dim, wb = h->weight_bytes > 0 ? h->weight_bytes : 2;
+    if (!lm || !(m->params > 0) || !(attn > 0) || !(lm->a_lin > 0)) return -1;
+    r->flop_s = lm->a_lin / (2.0 * m->params);
+    r->t_half = lm->a_half / lm->a_lin;
+    r->attn_flop_s = lm->a_att / attn;
+    r->byte_s = lm->w_s / (m->params * wb);
+    r->kv_read = lm->kv_s > 0 ? lm->kvr_s / lm->kv_s : 1;
+    return 0;
+}
+
+void op_times(const cost_hw *h, const op_rates *r, const cost_step *s, double t[OP_N])
+{
+    double flops[OP_N], bytes[OP_N];
     op_work(h, s, flops, bytes);
-    double peak = (h->use_fp4_compute && h->gpu.fp4_tflops > 0 ? h->gpu.fp4_tflops
-                   : h->use_fp8_compute ? h->gpu.fp8_tflops : h->gpu.bf16_tflops) * 1e12;
-    double bw = h->gpu.mem_bw_gbs * 1e9;
+    double td = (double) cost_step_decode_tokens(s), T = td + (double) s->prefill_tokens;
+    double gemm = T > 0 ? (T + r->t_half) / T : 1;
+    /* The share of decode attention's bytes that are KV reads (the rest: the new tokens written). */
+    double kv = (double) s->kv_tokens, read = kv + td > 0 ? kv / (kv + td) : 0;
     for (int k = 0; k < OP_N; k++) {
         t[k] = 0;
         if (k >= OP_ALLREDUCE) continue;
-        double c = peak > 0 ? flops[k] / peak : 0, b = bw > 0 ? bytes[k] / bw : 0;
+        double c = flops[k] * (k == OP_ATTN_PREFILL || k == OP_ATTN_DECODE ? r->attn_flop_s : r->flop_s);
+        if (k == OP_QKV || k == OP_OUT_PROJ || k == OP_MLP || k == OP_EXPERTS || k == OP_LOGITS) c *= gemm;
+        double b = bytes[k] * r->byte_s;
+        if (k == OP_ATTN_DECODE) b *= 1 - read + read * r->kv_read;
         t[k] = c > b ? c : b;
-        sum += t[k];
     }
+}
+
+/* Splits GPU_MS over the kernel operators in proportion to T (their own times),
+ * the others as given, into OUT. */
+static void split_by(const double t[OP_N], double gpu_ms, double ar_ms, double a2a_ms, double pipe_ms, double fw_ms,
+                     double out[OP_N])
+{
+    double sum = 0;
+    for (int k = 0; k < OP_ALLREDUCE; k++) sum += t[k];
     for (int k = 0; k < OP_N; k++) out[k] = 0;
     if (!(sum > 0)) out[OP_MLP] = gpu_ms;
     else {
@@ -96,14 +120,55 @@ void op_split(const cost_hw *h, const cost_step *s, double gpu_ms, double ar_ms,
     out[OP_FRAMEWORK] = fw_ms;
 }
 
-void op_accumulate(double acc[OP_N], const cost_hw *h, const cost_step *s, double ms, double fw_ms)
+void op_split_rates(const cost_hw *h, const op_rates *r, const cost_step *s, double gpu_ms, double ar_ms,
+                    double a2a_ms, double pipe_ms, double fw_ms, double out[OP_N])
 {
-    cost_breakdown b;
-    cost_roofline_breakdown(h, &cost_roofline_defaults, s, &b);
-    double rest = ms - fw_ms, parts = b.gpu_ms + b.allreduce_ms + b.alltoall_ms + b.transfer_ms + b.pipeline_ms;
-    double f = parts > 0 ? rest / parts : 0, out[OP_N];
-    op_split(h, s, parts > 0 ? b.gpu_ms * f : rest, b.allreduce_ms * f, b.alltoall_ms * f,
-             (b.transfer_ms + b.pipeline_ms) * f, fw_ms, out);
+    if (!r) {
+        op_split(h, s, gpu_ms, ar_ms, a2a_ms, pipe_ms, fw_ms, out);
+        return;
+    }
+    double t[OP_N];
+    op_times(h, r, s, t);
+    split_by(t, gpu_ms, ar_ms, a2a_ms, pipe_ms, fw_ms, out);
+}
+
+void op_split(const cost_hw *h, const cost_step *s, double gpu_ms, double ar_ms, double a2a_ms, double pipe_ms,
+              double fw_ms, double out[OP_N])
+{
+    double flops[OP_N], bytes[OP_N], t[OP_N];
+    op_work(h, s, flops, bytes);
+    double peak = (h->use_fp4_compute && h->gpu.fp4_tflops > 0 ? h->gpu.fp4_tflops
+                   : h->use_fp8_compute ? h->gpu.fp8_tflops : h->gpu.bf16_tflops) * 1e12;
+    double bw = h->gpu.mem_bw_gbs * 1e9;
+    for (int k = 0; k < OP_N; k++) {
+        t[k] = 0;
+        if (k >= OP_ALLREDUCE) continue;
+        double c = peak > 0 ? flops[k] / peak : 0, b = bw > 0 ? bytes[k] / bw : 0;
+        t[k] = c > b ? c : b;
+    }
+    split_by(t, gpu_ms, ar_ms, a2a_ms, pipe_ms, fw_ms, out);
+}
+
+void op_accumulate(double acc[OP_N], const cost_hw *h, const cost_lm *lm, const cost_step *s, double ms, double fw_ms)
+{
+    double out[OP_N], rest = ms - fw_ms;
+    op_rates r;
+    if (lm && op_rates_lm(h, lm, &r) == 0) {
+        /* The learned step's own parts: its all-reduces' share of its non-framework
+         * time (the step may be scaled: slow replicas, contention), the rest GPU. */
+        double T = (double) s->prefill_tokens + (double) cost_step_decode_tokens(s);
+        double ar = lm->ar_n * (lm->ar_lat + lm->ar_tok * T) * 1e3;
+        double own = cost_lm_ms(lm, s) - cost_lm_overhead_ms(lm, s);
+        double ar_ms = ar > 0 && own > 0 ? rest * fmin(ar / own, 1) : 0;
+        op_split_rates(h, &r, s, rest - ar_ms, ar_ms, 0, 0, fw_ms, out);
+    } else {
+        cost_breakdown b;
+        cost_roofline_breakdown(h, &cost_roofline_defaults, s, &b);
+        double parts = b.gpu_ms + b.allreduce_ms + b.alltoall_ms + b.transfer_ms + b.pipeline_ms;
+        double f = parts > 0 ? rest / parts : 0;
+        op_split(h, s, parts > 0 ? b.gpu_ms * f : rest, b.allreduce_ms * f, b.alltoall_ms * f,
+                 (b.transfer_ms + b.pipeline_ms) * f, fw_ms, out);
+    }
     for (int k = 0; k < OP_N; k++) acc[k] += out[k];
 }
 

@@ -165,7 +165,7 @@ void rep_step(replica *R)
     }
     R->step_fw = fw > 0 ? simtime_from_ms(fw) : 0;
     if (R->step_fw > dur) R->step_fw = dur;
-    if (P->ops && P->window_open) op_accumulate(P->ops, &P->cfg->cost.hw, &R->cur, ms, fw < ms ? fw : ms);   /* opshare.h */
+    if (P->ops && P->window_open) op_accumulate(P->ops, &P->cfg->cost.hw, P->cf.lm, &R->cur, ms, fw < ms ? fw : ms);   /* opshare.h */
     if (R->load_pending > 0) {   /* kv_offload: the step waits for its newcomers' loads */
         dur += R->load_pending;
         R->load_pending = 0;

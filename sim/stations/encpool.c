@@ -28,18 +28,11 @@ typedef struct encpool {
 static void dispatch(encpool *p);
 
 /* Splits one pass of BATCH x LEN into P->op_ms: the busy time over the operators
- * by their own roofline times, the fixed overhead last. */
+ * by their own times under the pool's cost model (enc_pass_ops), the fixed
+ * overhead last. */
 static void add_ops(encpool *p, int batch, int64_t len, double busy, double fixed)
 {
-    const enc_cfg *e = &p->c->enc;
-    double f[ENC_OP_N], b[ENC_OP_N], t[ENC_OP_N], sum = 0;
-    enc_work(&e->model, e->weight_bytes, batch, len, f, b);
-    for (int k = 0; k < ENC_OP_N; k++) {
-        double tc = f[k] / (e->peak_flops * e->compute_eff), tm = b[k] / (e->mem_bw * e->memory_eff);
-        t[k] = tc > tm ? tc : tm;
-        sum += t[k];
-    }
-    for (int k = 0; k < ENC_OP_N; k++) p->op_ms[k] += sum > 0 ? busy * t[k] / sum : 0;
+    enc_pass_ops(&p->c->enc, batch, len, busy, p->op_ms);
     p->op_ms[ENC_OP_N] += fixed;
 }
 
@@ -157,6 +150,20 @@ static int report(station *st, pool_result *out)
     rc |= pool_result_add(out, "padding_share", p->tokens > 0 ? 1 - p->real_tokens / p->tokens : 0);
     rc |= pool_result_add(out, "max_seq_len", p->c->enc.max_seq_len);
     for (int k = 0; k <= ENC_OP_N; k++) rc |= pool_result_add(out, NAMES[k], sum > 0 ? p->op_ms[k] / sum : 0);
+    /* Which cost model priced the passes, as an LLM pool's (report.c prints them
+     * as one object): learned on decoder steps, an encoder pass is outside its
+     * measurements (extrapolated, no validated error of its own). */
+    char coeffs[640];
+    const enc_cfg *e = &p->c->enc;
+    const char *kind = enc_cost_describe(e, coeffs, sizeof coeffs);
+    int learned = e->cost == ENC_COST_LEARNED;
+    rc |= pool_result_add_name(out, "cost_model.kind", kind);
+    rc |= pool_result_add(out, "cost_model.id", NAN);
+    rc |= pool_result_add_name(out, "cost_model.source", learned ? "learned" : e->gpu_name[0] ? "datasheet" : "scenario");
+    rc |= pool_result_add(out, "cost_model.mape", NAN);
+    rc |= pool_result_add(out, "cost_model.extrapolated", learned);
+    rc |= pool_result_add_name(out, "cost_model.range", learned ? "extrapolated" : "");
+    rc |= pool_result_add_name(out, "cost_model.coefficients", coeffs);
     return rc ? -1 : 0;
 }
 
@@ -206,6 +213,10 @@ static const scn_key KEYS[] = {
     { "max_wait_ms", "0", "how long the oldest waiting request waits for a fuller batch, ms (0: a free replica "
       "takes what is waiting)" },
     { "usd_per_hour", "", "$ per replica-hour (default: its GPU's price in the catalog; on a CPU 0)" },
+    { "cost", "auto", "how a pass is priced: learned (the learned step model's efficiencies for the GPU and engine, "
+      "docs/learned.md), roofline, or auto: learned on a GPU, the roofline on a CPU or where its keys are given" },
+    { "engine", "", "cost = learned: whose efficiencies (vllm, sglang, trtllm, generic; default: vllm, which serves "
+      "BERT-style embedding models)" },
     { "compute_eff", "0.6", "share of peak FLOP/s reached (the roofline's)" },
     { "memory_eff", "0.8", "share of peak bandwidth reached (the roofline's)" },
     { "step_overhead_ms", "1.0", "fixed CPU/launch overhead per pass, ms (the roofline's)" },
@@ -260,6 +271,8 @@ static void defaults(const pool_cfg *p, const cfg *raw, const char *sec, double 
     (void) raw;
     (void) requests;
     const encpool_cfg *c = p->ext;
+    char coeffs[640];
+    fprintf(out, "  [%s] cost = %s (%s)\n", sec, enc_cost_describe(&c->enc, coeffs, sizeof coeffs), coeffs);
     fprintf(out, "  [%s] max_seq_len = %d (%s); one pass of 1 x %d tokens = %.4g ms, of %d x %d = %.4g ms\n", sec,
             c->enc.max_seq_len, c->enc.max_seq_len == c->enc.model.context ? "the model's context" : "given",
             c->enc.max_seq_len, enc_pass_ms(&c->enc, 1, c->enc.max_seq_len), c->max_batch, c->enc.max_seq_len,
@@ -271,7 +284,7 @@ static const char *model_name(const pool_cfg *p) { return ((const encpool_cfg *)
 const station_kind encpool_kind = {
     .name = "encoder",
     .help = "an encoder (BERT-style) service: embeddings, classifiers, rerankers, one forward pass per batch of "
-            "requests (dynamic batching), priced by the roofline",
+            "requests (dynamic batching), priced by the learned model or the roofline",
     .keys = KEYS,
     .parse = parse,
     .resolve = resolve,

@@ -309,13 +309,16 @@ static const scn_key KEYS[] = {
     { "uncertain_band", "0", "complexity: scores within this of the cut go to the second next (the large model)" },
     { "classifier_ms", "", "complexity: classifier latency, ms (distribution; none by default)" },
     { "classifier_model", "", "complexity: the encoder that classifies each request's prompt (catalog, e.g. "
-      "bert-base-uncased): its forward pass over the prompt (roofline, one sequence) is the classifier's latency "
+      "bert-base-uncased): its forward pass over the prompt (priced as classifier_cost says; one sequence) is the classifier's latency "
       "instead of classifier_ms (which stays the default when none is named)" },
     { "classifier_gpu", "", "complexity: the catalog GPU the classifier runs on (or classifier_cpu_tflops and "
       "classifier_cpu_mem_gbs)" },
     { "classifier_cpu_tflops", "", "complexity: classifier on a CPU: peak of its cores, TFLOP/s" },
     { "classifier_cpu_mem_gbs", "", "complexity: classifier on a CPU: memory bandwidth, GB/s" },
     { "classifier_max_seq_len", "", "complexity: prompt tokens the classifier reads, at most (default: the model's context)" },
+    { "classifier_cost", "auto", "complexity: how the classifier pass is priced: learned (the GPU's learned efficiencies), roofline, or "
+      "auto: learned on a GPU, the roofline on a CPU" },
+    { "classifier_engine", "", "complexity: classifier_cost = learned: whose efficiencies (vllm, sglang, trtllm, generic; default vllm)" },
     { "complexity", "uniform(min=0, max=1)", "complexity: score of requests whose class gives none" },
     { "staleness_ms", "0", "prefix_affinity: the router sees the caches as they were this long ago, ms" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
