@@ -78,10 +78,68 @@ static int add_latency(report *r, int rep, const char *scope, const char *metric
     return 0;
 }
 
+/* The metric families whose rows report_flatten places among its own (at
+ * put_family, in this order down the system's rows); any other family's rows
+ * come after the rows of their scope (put_scope), a scope of its own last. */
+static const char *const PLACED[] = { "client", "goodput", "over", "energy", "cold" };
+
+static int placed(const char *family)
+{
+    for (size_t k = 0; k < sizeof PLACED / sizeof *PLACED; k++)
+        if (!strcmp(family, PLACED[k])) return 1;
+    return 0;
+}
+
+/* Copies family row W of X into OUT: NAN where it hides in a saturated run, its
+ * latency's distribution kept.  Returns 0 or -1. */
+static int put_row(report *out, int rep, const sim_result *x, const sim_row *w)
+{
+    int hide = w->hide && x->saturated;
+    if (w->text) return add_text(out, rep, w->scope, w->metric, w->text);
+    if (w->dist && !hide && add_dist(out, out->n, w->dist)) return -1;
+    return add(out, rep, w->scope, w->metric, w->stat, hide ? NAN : w->value);
+}
+
+/* Copies the rows of family FAMILY of X into OUT, in their order.  Returns 0 or -1. */
+static int put_family(report *out, int rep, const sim_result *x, const char *family)
+{
+    for (size_t i = 0; i < x->rows.n; i++)
+        if (!strcmp(x->rows.row[i].family, family) && put_row(out, rep, x, &x->rows.row[i])) return -1;
+    return 0;
+}
+
+/* Copies the rows of SCOPE of the families not placed (PLACED) into OUT, and
+ * marks them in DONE.  Returns 0 or -1. */
+static int put_scope(report *out, int rep, const sim_result *x, const char *scope, char *done)
+{
+    for (size_t i = 0; i < x->rows.n; i++) {
+        const sim_row *w = &x->rows.row[i];
+        if (done[i] || placed(w->family) || strcmp(w->scope, scope)) continue;
+        if (put_row(out, rep, x, w)) return -1;
+        done[i] = 1;
+    }
+    return 0;
+}
+
+/* The engine's rows of X into OUT, the families' rows among them. */
+static int flatten(const sim_result *x, int rep, report *out, char *done);
+
 int report_flatten(const sim_result *x, int rep, report *out)
 {
     memset(out, 0, sizeof *out);
     out->replications = 1;
+    char *done = calloc(x->rows.n + 1, 1);
+    int rc = done ? flatten(x, rep, out, done) : -1;
+    for (size_t i = 0; rc == 0 && i < x->rows.n; i++)   /* the scopes of their own, in row order */
+        if (!done[i] && !placed(x->rows.row[i].family)) rc = put_scope(out, rep, x, x->rows.row[i].scope, done);
+    free(done);
+    /* Every distribution carries the run's length in correlation times (repci_enough). */
+    for (size_t k = 0; k < out->ndist; k++) out->dist[k].d.windows = x->relax_windows;
+    return rc;
+}
+
+static int flatten(const sim_result *x, int rep, report *out, char *done)
+{
     const char *G = "";
 #define V(scope, name, val) if (add(out, rep, scope, name, "value", (double) (val))) return -1
     V(G, "requests", x->requests);
@@ -99,11 +157,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
         V(G, "abandoned", x->abandoned);
         V(G, "abandoned_share", x->requests ? (double) x->abandoned / (double) x->requests : NAN);
     }
-    if (x->has_client) {
-        V(G, "attempts", x->attempts);
-        V(G, "retries", x->retries);
-        V(G, "wasted", x->wasted);
-    }
+    if (put_family(out, rep, x, "client")) return -1;   /* [client]: attempts, retries, wasted */
     V(G, "saturated", x->saturated);
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
     if (x->finite) {   /* docs/workloads.md, "Finite workloads" */
@@ -114,13 +168,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
     }
     V(G, "departures", x->departures);
     V(G, "throughput_rps", x->throughput_rps);
-    if (x->has_goodput) {
-        /* Share of measured requests served within every per-request SLO limit,
-         * and that share of the throughput. */
-        double share = x->requests ? (double) x->good / (double) x->requests : NAN;
-        V(G, "goodput", share);
-        V(G, "goodput_rps", share * x->throughput_rps);
-    }
+    if (put_family(out, rep, x, "goodput")) return -1;
     if (x->has_llm) {
         V(G, "output_tokens_per_s", x->output_tps);
         V(G, "cost_per_hour", x->cost_per_hour);
@@ -128,19 +176,9 @@ int report_flatten(const sim_result *x, int rep, report *out)
     }
     if (x->has_gateway) V(G, "api_usd", x->api_usd);
     if (x->egress_usd > 0) V(G, "egress_usd", x->egress_usd);   /* issue 34 */
-    for (int k = 0; k < x->nover; k++) {   /* shares over a threshold (issue 34) */
-        char S[80];
-        snprintf(S, sizeof S, "%s%s", x->over[k].cls[0] ? REPORT_CLASS_SCOPE : "", x->over[k].cls);
-        V(S, x->over[k].key, x->saturated ? NAN : x->over[k].share);
-    }
+    if (put_family(out, rep, x, "over")) return -1;   /* shares over a threshold (issue 34) */
     if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
-    if (x->has_energy) {      /* GPU board energy over the window (docs/metrics.md, "Energy") */
-        V(G, "energy_kwh", x->energy_j / 3.6e6);
-        V(G, "mean_power_w", x->mean_power_w);
-        V(G, "joules_per_output_token", x->saturated || !(x->output_tps > 0) ? NAN : x->mean_power_w / x->output_tps);
-        V(G, "joules_per_request", x->saturated || !(x->throughput_rps > 0) ? NAN : x->mean_power_w / x->throughput_rps);
-        if (x->has_electricity) V(G, "electricity_usd", x->electricity_usd);
-    }
+    if (put_family(out, rep, x, "energy")) return -1;   /* GPU board energy (docs/metrics.md, "Energy") */
     V(G, "sim_time_s", x->sim_time_s);
     V(G, "window_s", x->window_s);
     V(G, "events", x->events);
@@ -155,14 +193,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
     if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
     if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
     if (add_latency(out, rep, G, "service", &x->service, hide)) return -1;
-    if (x->has_cold) {
-        V(G, "served_cold", x->e2e_cold.n);
-        V(G, "served_warm", x->e2e_warm.n);
-        if (add_latency(out, rep, G, "e2e_cold", &x->e2e_cold, hide)) return -1;
-        if (add_latency(out, rep, G, "e2e_warm", &x->e2e_warm, hide)) return -1;
-        if (x->has_llm && add_latency(out, rep, G, "ttft_cold", &x->ttft_cold, hide)) return -1;
-        if (x->has_llm && add_latency(out, rep, G, "ttft_warm", &x->ttft_warm, hide)) return -1;
-    }
+    if (put_family(out, rep, x, "cold")) return -1;
     if (x->has_gateway && add_latency(out, rep, G, "network", &x->network, hide)) return -1;
     if ((x->has_llm || x->has_gateway) && add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
     if (x->has_llm) {
@@ -202,6 +233,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
             snprintf(m, sizeof m, "ttft_breakdown.mean_ms.%s", tb_name(k));
             V(G, m, hide ? NAN : x->ttft_part_ms[k]);
         }
+    if (put_scope(out, rep, x, G, done)) return -1;
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
         const char *S = p->name;
@@ -234,6 +266,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
             if (add_latency(out, rep, S, "tpot", &p->tpot, ph)) return -1;
             if (p->has_itl && add_latency(out, rep, S, "itl", &p->itl, ph)) return -1;
         }
+        if (put_scope(out, rep, x, S, done)) return -1;
     }
     for (int i = 0; i < x->nroutes; i++) {
         const route_result *t = &x->routes[i];
@@ -248,7 +281,9 @@ int report_flatten(const sim_result *x, int rep, report *out)
             if (add_latency(out, rep, S, "ttft", &t->ttft, hide)) return -1;
             if (add_latency(out, rep, S, "tpot", &t->tpot, hide)) return -1;
         }
+        if (put_scope(out, rep, x, S, done)) return -1;
     }
+    int goodput = sim_result_row(x, "", "goodput", "value") != NULL;   /* the [slo] sets per-request limits */
     for (int i = 0; i < x->nclasses; i++) {
         const class_result *c = &x->classes[i];
         char S[80];
@@ -268,7 +303,7 @@ int report_flatten(const sim_result *x, int rep, report *out)
             V(S, "abandoned", c->abandoned);
             V(S, "abandoned_share", c->requests ? (double) c->abandoned / (double) c->requests : NAN);
         }
-        if (x->has_goodput) {
+        if (goodput) {
             /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
             double share = c->requests ? (double) c->good / (double) c->requests : NAN;
             V(S, "goodput", share);
@@ -285,10 +320,9 @@ int report_flatten(const sim_result *x, int rep, report *out)
             if (add_latency(out, rep, S, "tpot", &c->tpot, hide)) return -1;
             if (add_latency(out, rep, S, "itl", &c->itl, hide)) return -1;
         }
+        if (put_scope(out, rep, x, S, done)) return -1;
     }
 #undef V
-    /* Every distribution carries the run's length in correlation times (repci_enough). */
-    for (size_t k = 0; k < out->ndist; k++) out->dist[k].d.windows = x->relax_windows;
     return 0;
 }
 

@@ -65,9 +65,6 @@ typedef struct sim {
     int src_done;             /* the open-loop source will send nothing more */
     const retry_cfg *client;  /* [client] timeouts and retries, or NULL */
     gsl_rng *client_rng;      /* the backoff jitter (stream "client") */
-    uint64_t attempts;        /* measured requests' attempts (first ones and retries) */
-    uint64_t retries;         /* of those, retries */
-    uint64_t wasted;          /* attempts served after their client had given up on them */
     simtime_t t_start;        /* first measured arrival, ns */
     simtime_t t_end;          /* last measured outcome, ns */
     int measuring;
@@ -253,7 +250,7 @@ static void sink_leave(void *ctx, request *r)
         return;
     }
     if (s->client && r->abandoned) {         /* served for nothing: the client left */
-        if (r->measured) s->wasted++;
+        for (int i = 0; i < s->cols.nwasted; i++) s->cols.on_wasted[i]->c->wasted(s->cols.on_wasted[i]->self, r);
         r->at = NULL;
         r->outcome = OUT_SERVED;
         sink_release(s, r);
@@ -343,10 +340,6 @@ static void on_retry(evq *q, void *subject, int64_t arg)
     request *r = (request *) (intptr_t) arg;
     /* The time since the first attempt was sent counts as waiting. */
     r->queue_ns = evq_now(s->q) - r->arrival;
-    if (r->measured) {
-        s->attempts++;
-        s->retries++;
-    }
     if (s->measuring) s->win_arrivals++;
     for (int i = 0; i < s->cols.nretry; i++) s->cols.on_retry[i]->c->retry(s->cols.on_retry[i]->self, r);
     client_arm(s, r);
@@ -506,10 +499,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     gwattr_fill(s->gwa, r);
     window_arrival(s, r);
     for (int i = 0; i < s->cols.narrive; i++) s->cols.on_arrive[i]->c->arrive(s->cols.on_arrive[i]->self, r);
-    if (s->client) {
-        if (r->measured) s->attempts++;
-        client_arm(s, r);
-    }
+    if (s->client) client_arm(s, r);
     if (!s->closed) schedule_next(s);
     station_enter(s->st[r->target], r);
     if (s->finite) finite_peaks(s);
@@ -562,16 +552,11 @@ static int fill_results(sim *s, sim_result *out)
     out->failed = s->failed;
     out->abandoned = s->abandoned;                                                     /* patience (issue 34) */
     for (int c = 0; c < sc->wl.nclasses; c++) out->has_patience |= sc->wl.classes[c].has_patience;
-    out->has_client = s->client != NULL;
-    out->attempts = s->attempts;
-    out->retries = s->retries;
-    out->wasted = s->wasted;
     for (int i = 0; i < sc->npools; i++) out->has_fleet |= sc->pools[i].fleet != NULL;
     out->events = evq_events(s->q);
     out->sim_time_s = simtime_to_s(evq_now(s->q));
     out->window_s = simtime_to_s(s->t_end - s->t_start);
     out->departures = s->departures;
-    out->has_goodput = sc->slo.per_request;
     out->throughput_rps = out->window_s > 0 ? (double) s->departures / out->window_s : 0;
     out->trace_exhausted = s->trace_ran_out;
     out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;
@@ -604,7 +589,7 @@ static int fill_results(sim *s, sim_result *out)
             if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
                                        pool_result_add(p, "warmup_settled_s", s->cs.settled_s[k] >= 0 ? s->cs.settled_s[k] : NAN)))
                 return -1;
-        if (p->has_energy && verdict_energy_cost(sc, p, out) != 0) return -1;
+        if (p->has_energy && verdict_energy_cost(sc, p) != 0) return -1;
         /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
          * stable loss system whatever its offered load: only growth counts. */
         int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
@@ -638,8 +623,6 @@ static int fill_results(sim *s, sim_result *out)
         if (!isnan(usd)) out->egress_usd += usd;
     }
     out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, out);
-    out->mean_power_w = out->window_s > 0 ? out->energy_j / out->window_s : 0;
-    out->has_electricity = out->has_energy && sc->electricity_usd_per_kwh > 0;
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
     /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
     double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
@@ -853,4 +836,5 @@ void sim_result_free(sim_result *r)
     free(r->routes);
     r->routes = NULL;
     r->nroutes = 0;
+    sim_rows_free(&r->rows);
 }

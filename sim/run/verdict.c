@@ -114,15 +114,12 @@ int verdict_load_exceeds(double rho, uint64_t n)
 
 /* Pool P's electricity (docs/metrics.md, "Energy"): its GPU energy x pue x
  * [sim] electricity_usd_per_kwh, added to its $ per hour (and to its cost_usd
- * row, and reported as electricity_usd, when priced); its energy added to the
- * run's.  Returns 0, or -1 when P's metric table is full. */
-int verdict_energy_cost(const scenario *sc, pool_result *p, sim_result *out)
+ * row, and reported as electricity_usd, when priced; the run's energy rows:
+ * col_energy.c).  Returns 0, or -1 when P's metric table is full. */
+int verdict_energy_cost(const scenario *sc, pool_result *p)
 {
-    out->has_energy = 1;
-    out->energy_j += p->energy_j;
     if (!(sc->electricity_usd_per_kwh > 0)) return 0;
     double usd = p->energy_j / 3.6e6 * sc->pue * sc->electricity_usd_per_kwh;
-    out->electricity_usd += usd;
     double per_hour = p->window_s > 0 ? usd * 3600.0 / p->window_s : 0;
     p->cost_per_hour += per_hour;
     for (int k = 0; k < p->nmetrics; k++) {

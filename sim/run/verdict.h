@@ -32,8 +32,8 @@ int verdict_load_exceeds(double rho, uint64_t n);
  * value of sim_result.relax_windows (INFINITY: unknown). */
 double verdict_relax_windows(const scenario *sc, station *const *st, const trend *tr, const sim_result *out);
 
-/* Pool P's electricity added to its $ per hour and rows, and its energy to
- * OUT's.  Returns 0, or -1 when P's metric table is full. */
-int verdict_energy_cost(const scenario *sc, pool_result *p, sim_result *out);
+/* Pool P's electricity added to its $ per hour and rows.  Returns 0, or -1
+ * when P's metric table is full. */
+int verdict_energy_cost(const scenario *sc, pool_result *p);
 
 #endif
