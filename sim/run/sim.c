@@ -1,6 +1,6 @@
 /* sim.c -- a simulation run: the stations, the measured window, and the
- * run's own books: outcomes counted, throughput, clients' retries, the
- * saturation verdict, costs (arrivals and request attributes: workload.c).
+ * run's own books: outcomes counted, throughput, clients' timeouts and
+ * retries, the saturation verdict, costs (arrivals and request attributes: workload.c).
  *
  * Flow of one request: the source creates it and enters it into the target
  * pool's station; stations pass it along their out-edges (station_forward) and
@@ -8,12 +8,9 @@
  * rejected or timed out.  The run stops once every measured request has an
  * outcome.  The engine knows stations only through their kind's row (kind.h)
  * and station_ops, and the metric families only through their collector's
- * row (collect.h): it calls the active ones at each stop of a request's walk.
- *
- * Size: over 800 lines, one file: the event handlers of arrivals, the sink and
- * clients share the run's state, which is private to this file.
+ * row (collect.h): it calls the active ones at each stop of a request's walk,
+ * and their emit for the rows of the run's results (sim_result.rows).
  */
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -590,20 +587,7 @@ static int fill_results(sim *s, sim_result *out)
                                        pool_result_add(p, "warmup_settled_s", s->cs.settled_s[k] >= 0 ? s->cs.settled_s[k] : NAN)))
                 return -1;
         if (p->has_energy && verdict_energy_cost(sc, p) != 0) return -1;
-        /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
-         * stable loss system whatever its offered load: only growth counts. */
-        int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
-        int all_patient = sc->wl.nclasses > 0;   /* patience (issue 34): every client leaves a queue in time */
-        for (int c = 0; c < sc->wl.nclasses; c++) all_patient &= sc->wl.classes[c].has_patience;
-        bounded |= all_patient;
-        uint64_t counted = 0;      /* arrivals the load was measured from (0: known beforehand) */
-        if (isnan(p->offered_load) && p->has_offered_load && out->window_s > 0) {
-            /* Inflow unknown beforehand (a lossy pool upstream): measure it. */
-            p->offered_load = st->ops->offered_load(st, (double) st->win_arrivals / out->window_s);
-            counted = st->win_arrivals;
-        }
-        p->load_saturated = !bounded && verdict_load_exceeds(p->offered_load, counted);
-        p->saturated = p->load_saturated || verdict_backlog_grew(s->st[i], &s->tr, i) || (s->capped && st->qlen > 0);
+        verdict_pool_saturated(sc, s->st, &s->tr, i, s->capped, p);
         if (s->finite) {
             /* Measured to its end: what would be called saturated, or a peak queue
              * beyond a stable pool's fluctuations (backlog_grew's bound), is a backlog
@@ -726,16 +710,9 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         s.st[i]->nout = p->nnext;
     }
     if (s.wu.automatic) {   /* caches the automatic warm-up waits for (warmup.h) */
-        int ncache = 0, *idx = calloc((size_t) sc->npools, sizeof *idx);
-        if (!idx) { snprintf(err, errlen, "out of memory"); goto done; }
-        for (int i = 0; i < sc->npools; i++) {
-            double v[3];
-            if (s.st[i]->ops->cache_fill && s.st[i]->ops->cache_fill(s.st[i], v) == 0) idx[ncache++] = i;
-        }
         uint64_t cap = WARMUP_CACHE_FACTOR * warmup_max(&s.wu);
-        int rc2 = ncache > 0 ? settle_init(&s.cs, ncache, idx, s.target, cap) : 0;
-        free(idx);
-        if (rc2 != 0) { snprintf(err, errlen, "out of memory"); goto done; }
+        int ncache = settle_stations(&s.cs, s.st, sc->npools, s.target, cap);
+        if (ncache < 0) { snprintf(err, errlen, "out of memory"); goto done; }
         if (ncache > 0) s.arrival_cap = 2 * (cap + s.target) + 1000;
     }
     /* The lean paths (sink_leave, on_arrival) when the run has none of what
@@ -761,25 +738,8 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     if (col_set_call(&s.cols, COL_START, out, err, errlen) != 0) goto done;
     evq_run(s.q, SIMTIME_NEVER);
     if (col_set_call(&s.cols, COL_END, out, err, errlen) != 0) goto done;
-    if (evq_overflowed(s.q)) {
-        /* The clock's contract (simtime.h): an event past the horizon ends the run. */
-        if (evq_overflowed(s.q) == EVQ_STALLED) {
-            /* The stall guard (evq.h): what kept firing, by its module's name,
-             * else by the pool whose event it is. */
-            char what[256];
-            uint64_t n = evq_stall_name(s.q, what, sizeof what);
-            for (int i = 0; i < s.nst && !strcmp(what, "an event of an unknown module"); i++)
-                if (evq_stall_subject(s.q) == s.st[i]) snprintf(what, sizeof what, "an event of [pool %s]", sc->pools[i].name);
-            snprintf(err, errlen, "%s: simulated time stopped advancing at %.9g s: over %llu events in a row at that "
-                     "instant; what kept firing: %s (a period or duration drawn below the clock's resolution, 1 ns, "
-                     "keeps renewing it)", sc->raw.path, simtime_to_s(evq_failed_time(s.q)), (unsigned long long) n, what);
-        } else if (evq_overflowed(s.q) == EVQ_BEYOND_HORIZON)
-            snprintf(err, errlen, "%s: simulated time would pass the clock's range (%.0f years) after %llu arrivals, "
-                     "at %.4g s: a service time, step time, gap or timeout is too long",
-                     sc->raw.path, SIMTIME_HORIZON_S / (365.25 * 86400), (unsigned long long) s.next_id,
-                     simtime_to_s(evq_now(s.q)));
-        else
-            snprintf(err, errlen, "%s: internal error: an event was scheduled before the current time", sc->raw.path);
+    if (evq_overflowed(s.q)) {   /* the clock's contract (simtime.h): an event past the horizon ends the run */
+        verdict_clock_failed(sc, s.q, s.st, s.nst, s.next_id, err, errlen);
         goto done;
     }
     if (s.oom) {
