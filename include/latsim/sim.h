@@ -3,9 +3,12 @@
  * sim_run() builds the model objects of a loaded and resolved scenario
  * (latsim/scenario.h), runs the event loop until every measured request has an
  * outcome, and fills a sim_result: the system's figures, one pool_result per
- * pool (the common counters and the kind's own metrics, in report order) and,
- * with [class NAME] sections, one class_result per class.  report_flatten()
- * (latsim/report.h) turns it into rows.
+ * pool (the common counters and the kind's own metrics, in report order),
+ * with [class NAME] sections one class_result per class, and the rows of the
+ * metric families that report only rows (sim_rows: cold and warm, goodput,
+ * shares over a threshold, a client's attempts, energy, and any registered
+ * at run time; read one with sim_result_get).  report_flatten()
+ * (latsim/report.h) turns it all into rows.
  */
 #ifndef LATSIM_PUBLIC_SIM_H
 #define LATSIM_PUBLIC_SIM_H
