@@ -5,7 +5,8 @@
  * (served, or rejected, timed out or failed), on the engine's lean path (a
  * generic pool) and on its general one (an LLM pool, classes, a client that
  * times out and retries), and the measured window open and close once; its
- * rows land in the pool's results beside the kind's.  The collector between
+ * rows (sim_result.rows) reach the report after the system's own rows, the
+ * JSON and the database.  The collector between
  * the EXAMPLE markers is the worked example of docs/architecture.md ("Adding a
  * metric family"), word for word: collect/doc_example_is_this_code checks it.
  */
@@ -14,7 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
 #include "run/collect.h"
+#include "latsim/report.h"
+#include "latsim/store.h"
 #include "tsim.h"
 
 /* EXAMPLE BEGIN */
@@ -77,16 +82,19 @@ static void ends_outcome(void *self, const request *r, req_outcome outcome)
 static void ends_open(void *self) { ((ends *) self)->windows += 10; }
 static void ends_close(void *self) { ((ends *) self)->windows += 1; }
 
-/* Its rows, in the first pool's results (report rows pool:NAME ends_*). */
+/* Its rows, the system's (scope ""): the report puts them after the system's
+ * own rows (the engine's and the built-in families'). */
 static int ends_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
+    (void) err;   /* left empty: the engine says "out of memory" */
+    (void) errlen;
     ends *x = self;
-    pool_result *p = &out->pools[0];
-    if (pool_result_add(p, "ends_served", (double) x->served) || pool_result_add(p, "ends_unserved", (double) x->unserved) ||
-        pool_result_add(p, "ends_twice", (double) x->twice) || pool_result_add(p, "ends_windows", x->windows)) {
-        snprintf(err, errlen, "a pool reported more than %d results", POOL_MAX_METRICS);
+    sim_rows *r = &out->rows;
+    if (sim_rows_add(r, "", "ends_served", (double) x->served, 0) ||
+        sim_rows_add(r, "", "ends_unserved", (double) x->unserved, 0) ||
+        sim_rows_add(r, "", "ends_twice", (double) x->twice, 0) ||
+        sim_rows_add(r, "", "ends_windows", x->windows, 0))   /* 0: shown in a saturated run too */
         return -1;
-    }
     return 0;
 }
 
@@ -128,15 +136,16 @@ static void sees_every_request_once(const char *text)
     cr_assert_eq(run_collector_register(&ENDS), 0, "registering the same row again is harmless");
     sim_result res;
     tsim_run("collect.ini", text, 1, &res);
-    const pool_result *p = &res.pools[0];
-    double served = pool_metric_get(p, "ends_served"), unserved = pool_metric_get(p, "ends_unserved");
+    double served = sim_result_get(&res, "", "ends_served", "value");
+    double unserved = sim_result_get(&res, "", "ends_unserved", "value");
     cr_assert_eq(served, (double) res.served, "served: the collector saw %g, the run counted %llu", served,
                  (unsigned long long) res.served);
     cr_assert_eq(unserved, (double) (res.rejected + res.timed_out + res.failed), "unserved: %g", unserved);
     cr_assert_eq(served + unserved, (double) res.requests, "every measured request ended");
-    cr_assert_eq(pool_metric_get(p, "ends_twice"), 0, "no request ended twice");
-    cr_assert_eq(pool_metric_get(p, "ends_windows"), 11, "the window opened once and closed once");
+    cr_assert_eq(sim_result_get(&res, "", "ends_twice", "value"), 0, "no request ended twice");
+    cr_assert_eq(sim_result_get(&res, "", "ends_windows", "value"), 11, "the window opened once and closed once");
     cr_assert_gt(unserved, 0, "the scenario ends some requests unserved");
+    cr_assert_str_eq(sim_result_row(&res, "", "ends_served", "value")->family, "ends");
     sim_result_free(&res);
 }
 
@@ -193,6 +202,81 @@ Test(collect, an_idle_collector_is_never_called)
     cr_expect_eq(a.events, b.events);
     sim_result_free(&a);
     sim_result_free(&b);
+}
+
+/* The registered family's rows reach the report: after the system's own rows
+ * (the engine's and the built-in families', the last of them the system's
+ * latencies and breakdowns) and before the first pool's; `--json`'s top level
+ * (report_json prints what report_flatten gives); and the database's run_stats
+ * (store_save_run stores the report's rows). */
+Test(collect, registered_collector_rows_reach_report_json_and_database)
+{
+    cr_assert_eq(run_collector_register(&ENDS), 0);
+    sim_result res, plain;
+    tsim_run("collect.ini", LEAN, 1, &res);
+    report rep, base;
+    cr_assert_eq(report_flatten(&res, -1, &rep), 0);
+    cr_assert_eq(report_get(&rep, "", "ends_served", "value"), (double) res.served);
+    cr_assert_eq(report_get(&rep, "", "ends_windows", "value"), 11);
+    /* Its four rows, in the order it added them, right after the system's own. */
+    size_t at = 0;
+    while (at < rep.n && strcmp(rep.rows[at].metric, "ends_served")) at++;
+    cr_assert_lt(at + 4, rep.n);
+    const char *want[4] = { "ends_served", "ends_unserved", "ends_twice", "ends_windows" };
+    for (int k = 0; k < 4; k++) {
+        cr_assert_str_eq(rep.rows[at + (size_t) k].metric, want[k]);
+        cr_assert_str_eq(rep.rows[at + (size_t) k].scope, "");
+    }
+    cr_assert_str_eq(rep.rows[at - 1].scope, "", "a system row before them");
+    cr_assert_str_eq(rep.rows[at + 4].scope, "app", "the pool's rows after them");
+    cr_assert_str_eq(rep.rows[at + 4].metric, "kind");
+    /* The same results without family rows (this scenario's only ones are
+     * ENDS's): every other row is the same, in the same order. */
+    plain = res;
+    plain.rows = (sim_rows) { 0 };
+    cr_assert_eq(report_flatten(&plain, -1, &base), 0);
+    cr_assert_eq(base.n + 4, rep.n);
+    for (size_t i = 0, j = 0; i < base.n; i++, j++) {
+        if (j == at) j += 4;
+        cr_assert_str_eq(base.rows[i].metric, rep.rows[j].metric);
+    }
+    report_free(&base);
+    /* --json: at the top level, with the system's numbers. */
+    char *json = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&json, &len);
+    cr_assert_not_null(f);
+    report_json(&rep, "", f);
+    fclose(f);
+    char need[64];
+    snprintf(need, sizeof need, "\"ends_served\": %llu,", (unsigned long long) res.served);
+    const char *hit = strstr(json, need), *pools = strstr(json, "\"pools\"");
+    cr_assert(hit && pools && hit < pools, "%s not before the pools in %s", need, json);
+    free(json);
+    /* The database: run_stats has its rows. */
+    char path[] = "/tmp/test_collect_db_XXXXXX", err[512];
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    close(fd);
+    unlink(path);
+    sqlite3 *db = NULL;
+    cr_assert_eq(store_open(path, &db, err, sizeof err), 0, "%s", err);
+    store_run run = { .scenario_path = "collect.ini", .scenario_text = LEAN, .seed = 1, .replications = 1,
+                      .version = "test", .started_at = "2026-01-01T00:00:00Z", .status = "ok", .json = "{}",
+                      .stats = rep.rows, .nstats = rep.n };
+    int64_t id = 0;
+    cr_assert_eq(store_save_run(db, &run, &id, err, sizeof err), 0, "%s", err);
+    sqlite3_stmt *st = NULL;
+    cr_assert_eq(sqlite3_prepare_v2(db, "SELECT value FROM run_stats WHERE run_id = ? AND scope = '' AND "
+                                        "metric = 'ends_served' AND stat = 'value'", -1, &st, NULL), SQLITE_OK);
+    sqlite3_bind_int64(st, 1, id);
+    cr_assert_eq(sqlite3_step(st), SQLITE_ROW, "the database has the family's row");
+    cr_assert_eq(sqlite3_column_double(st, 0), (double) res.served);
+    sqlite3_finalize(st);
+    store_close(db);
+    unlink(path);
+    report_free(&rep);
+    sim_result_free(&res);
 }
 
 /* docs/architecture.md's worked example is the code between the markers above. */

@@ -104,16 +104,17 @@ Test(energy, pool_energy_is_n_t_idle_plus_u_span)
     cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
     cr_assert_float_eq(pool_metric_get(p, "energy_kwh"), want / 3.6e6, 1e-9 * want / 3.6e6);
     cr_assert_float_eq(pool_metric_get(p, "mean_power_w"), want / T, 1e-9 * want / T);
-    cr_assert(r.has_energy);
-    cr_assert_float_eq(r.energy_j, want, 1e-9 * want);
-    cr_assert_float_eq(r.mean_power_w, want / T, 1e-9 * want / T);
+    double energy_j = sim_result_get(&r, "", "energy_kwh", "value") * 3.6e6;
+    double power_w = sim_result_get(&r, "", "mean_power_w", "value");
+    cr_assert_float_eq(energy_j, want, 1e-9 * want);
+    cr_assert_float_eq(power_w, want / T, 1e-9 * want / T);
     /* Per output token and per request: mean power over the rates. */
     report rep;
     cr_assert_eq(report_flatten(&r, 0, &rep), 0);
-    cr_assert_float_eq(report_get(&rep, "", "joules_per_output_token", "value"), r.mean_power_w / r.output_tps,
-                       1e-12 * r.mean_power_w);
-    cr_assert_float_eq(report_get(&rep, "", "joules_per_request", "value"), r.mean_power_w / r.throughput_rps,
-                       1e-12 * r.mean_power_w);
+    cr_assert_float_eq(report_get(&rep, "", "joules_per_output_token", "value"), power_w / r.output_tps,
+                       1e-12 * power_w);
+    cr_assert_float_eq(report_get(&rep, "", "joules_per_request", "value"), power_w / r.throughput_rps,
+                       1e-12 * power_w);
     cr_assert_float_eq(report_get(&rep, "", "energy_kwh", "value"), want / 3.6e6, 1e-9 * want / 3.6e6);
     cr_assert(isnan(report_get(&rep, "", "electricity_usd", "value")));   /* not priced: no row */
     report_free(&rep);
@@ -191,11 +192,10 @@ Test(energy, electricity_cost_is_kwh_pue_price)
     simulate(ONE_AT_A_TIME("", ""), 1, &a);
     simulate(ONE_AT_A_TIME("electricity_usd_per_kwh = 0.12\npue = 1.3\n", ""), 1, &b);
     /* Timing is unchanged; the cost gains kWh x pue x price. */
-    cr_assert_eq(a.energy_j, b.energy_j);
-    double kwh = a.energy_j / 3.6e6, usd = kwh * 1.3 * 0.12;
-    cr_assert(b.has_electricity);
-    cr_assert(!a.has_electricity);
-    cr_assert_float_eq(b.electricity_usd, usd, 1e-12 * usd);
+    double kwh = sim_result_get(&a, "", "energy_kwh", "value"), usd = kwh * 1.3 * 0.12;
+    cr_assert_eq(kwh, sim_result_get(&b, "", "energy_kwh", "value"));
+    cr_assert(isnan(sim_result_get(&a, "", "electricity_usd", "value")), "not priced: no row");
+    cr_assert_float_eq(sim_result_get(&b, "", "electricity_usd", "value"), usd, 1e-12 * usd);
     cr_assert_float_eq(pool_metric_get(&b.pools[0], "electricity_usd"), usd, 1e-12 * usd);
     double per_hour = usd * 3600 / b.window_s;
     cr_assert_float_eq(a.cost_per_hour, 6 * 2.0, 1e-12);

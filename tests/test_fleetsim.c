@@ -295,18 +295,20 @@ Test(fleetsim, retries_counted_and_visible_in_offered_load)
     /* 8 servers at 0.8: a few waits pass 300 ms, and those are retried. */
     simulate(CLIENT("128", "3"), 1, &r);
     const pool_result *p = &r.pools[0];
-    cr_assert_gt(r.retries, 0);
-    cr_assert_eq(r.attempts, r.requests + r.retries);
-    cr_assert_eq(p->arrivals, r.attempts, "every attempt enters the pool");
+    double retries = sim_result_get(&r, "", "retries", "value"), attempts = sim_result_get(&r, "", "attempts", "value");
+    double wasted = sim_result_get(&r, "", "wasted", "value");
+    cr_assert_gt(retries, 0);
+    cr_assert_eq(attempts, (double) r.requests + retries);
+    cr_assert_eq((double) p->arrivals, attempts, "every attempt enters the pool");
     cr_assert_eq(r.served + r.rejected + r.timed_out, r.requests);
     /* Abandoned attempts are still served (for nothing). */
-    cr_assert_gt(r.wasted, 0);
-    cr_assert_eq(p->served, r.served + r.wasted + (p->arrivals - r.attempts));
+    cr_assert_gt(wasted, 0);
+    cr_assert_eq((double) p->served, (double) r.served + wasted + ((double) p->arrivals - attempts));
     /* The offered load is measured from the pool's inflow, retries included. */
     cr_assert_float_eq(p->offered_load, (double) p->arrivals / r.window_s * 0.05 / 8,
                        0.05 * p->offered_load);
     simulate(CLIENT("128", "3"), 1, &again);
-    cr_assert_eq(r.retries, again.retries);
+    cr_assert_eq(retries, sim_result_get(&again, "", "retries", "value"));
     cr_assert_eq(r.e2e.p99, again.e2e.p99);
     sim_result_free(&r);
     sim_result_free(&again);
@@ -325,8 +327,9 @@ Test(fleetsim, retry_storm)
     cr_assert_gt(calm.timed_out, 0);
     cr_assert_eq(storm.saturated, 1);
     cr_assert_gt(storm.pools[0].offered_load, 1.5, "offered load %g", storm.pools[0].offered_load);
-    cr_assert_gt(storm.attempts, 2 * storm.requests);
-    cr_assert_eq(storm.attempts, storm.requests + storm.retries);
+    double attempts = sim_result_get(&storm, "", "attempts", "value");
+    cr_assert_gt(attempts, 2.0 * (double) storm.requests);
+    cr_assert_eq(attempts, (double) storm.requests + sim_result_get(&storm, "", "retries", "value"));
     sim_result_free(&calm);
     sim_result_free(&storm);
 }
@@ -413,23 +416,25 @@ Test(fleetsim, cold_and_warm_reported_apart)
      * cold requests' E2E is reported apart from the warm ones'. */
     simulate(MM8 "fail_after_s = exp(mean=30)\nrepair_s = const(1)\nstartup_s = 2\ncold_factor = 4\n"
              "cold_requests = 10\n", 1, &r);
-    cr_assert_eq(r.has_cold, 1);
-    cr_assert_eq((double) r.e2e_cold.n, pool_metric_get(&r.pools[0], "cold_served"));
-    cr_assert_eq(r.e2e_cold.n + r.e2e_warm.n, r.served);
-    cr_assert_gt(r.e2e_cold.n, 1000);
+    double cold = sim_result_get(&r, "", "served_cold", "value"), warm = sim_result_get(&r, "", "served_warm", "value");
+    cr_assert_eq(cold, pool_metric_get(&r.pools[0], "cold_served"));
+    cr_assert_eq(cold + warm, (double) r.served);
+    cr_assert_gt(cold, 1000);
     /* A cold service is 4 x 50 ms on average: well above the warm E2E. */
-    cr_assert_gt(r.e2e_cold.mean, 2 * r.e2e_warm.mean);
+    cr_assert_gt(sim_result_get(&r, "", "e2e_cold", "mean"), 2 * sim_result_get(&r, "", "e2e_warm", "mean"));
     sim_result_free(&r);
     /* LLM replicas: TTFT apart too, for the same requests as E2E.  A cold
      * replica's steps take 3x, so its prefill does (TTFT well above warm). */
     simulate("[sim]\nrequests = 6000\n[workload]\nrate = 8\nprompt_tokens = const(2000)\noutput_tokens = const(50)\n"
              "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 2\nfail_after_s = exp(mean=60)\n"
              "repair_s = const(1)\nstorage = nvme\ncold_factor = 3\ncold_requests = 20\n", 1, &r);
-    cr_assert_eq(r.has_cold, 1);
-    cr_assert_eq(r.ttft_cold.n, r.e2e_cold.n);
-    cr_assert_eq(r.ttft_warm.n, r.e2e_warm.n);
-    cr_assert_gt(r.ttft_cold.n, 100);
-    cr_assert_gt(r.ttft_cold.mean, 2 * r.ttft_warm.mean, "cold %g warm %g", r.ttft_cold.mean, r.ttft_warm.mean);
+    /* The latencies' summaries ride on their "mean" rows. */
+    const sim_row *tc = sim_result_row(&r, "", "ttft_cold", "mean"), *tw = sim_result_row(&r, "", "ttft_warm", "mean");
+    cr_assert(tc && tc->dist && tw && tw->dist, "an LLM pool with cold starts reports ttft_cold and ttft_warm");
+    cr_assert_eq((double) tc->dist->n, sim_result_get(&r, "", "served_cold", "value"));
+    cr_assert_eq((double) tw->dist->n, sim_result_get(&r, "", "served_warm", "value"));
+    cr_assert_gt(tc->dist->n, 100);
+    cr_assert_gt(tc->value, 2 * tw->value, "cold %g warm %g", tc->value, tw->value);
     sim_result_free(&r);
 }
 
@@ -558,7 +563,8 @@ Test(fleetsim, generic_error_rate_with_retries)
              "[pool web]\nservers = 4\nservice_ms = exp(mean=20)\nerror_rate = 0.1\n", 1, &r);
     const pool_result *p = &r.pools[0];
     cr_assert_float_eq((double) r.rejected, 100, 50, "rejected %llu", (unsigned long long) r.rejected);
-    cr_assert_float_eq((double) r.retries, 11000, 500, "retries %llu", (unsigned long long) r.retries);
+    double retries = sim_result_get(&r, "", "retries", "value");
+    cr_assert_float_eq(retries, 11000, 500, "retries %g", retries);
     cr_assert_eq(pool_metric_get(p, "errors"), (double) p->rejected);
     cr_assert_eq(p->served + p->rejected, p->arrivals);
     cr_assert_eq(r.served + r.rejected, r.requests);

@@ -982,7 +982,8 @@ Test(gateway, a_retry_keeps_the_system_prompt)
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
     sim_result res;
     run(text, &res);
-    cr_assert_gt(res.retries, 100, "retries %g", (double) res.retries);
+    double retries = sim_result_get(&res, "", "retries", "value");
+    cr_assert_gt(retries, 100, "retries %g", retries);
     cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
     cr_assert_geq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 3000.0);
     sim_result_free(&res);

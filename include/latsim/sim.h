@@ -3,9 +3,12 @@
  * sim_run() builds the model objects of a loaded and resolved scenario
  * (latsim/scenario.h), runs the event loop until every measured request has an
  * outcome, and fills a sim_result: the system's figures, one pool_result per
- * pool (the common counters and the kind's own metrics, in report order) and,
- * with [class NAME] sections, one class_result per class.  report_flatten()
- * (latsim/report.h) turns it into rows.
+ * pool (the common counters and the kind's own metrics, in report order),
+ * with [class NAME] sections one class_result per class, and the rows of the
+ * metric families that report only rows (sim_rows: cold and warm, goodput,
+ * shares over a threshold, a client's attempts, energy, and any registered
+ * at run time; read one with sim_result_get).  report_flatten()
+ * (latsim/report.h) turns it all into rows.
  */
 #ifndef LATSIM_PUBLIC_SIM_H
 #define LATSIM_PUBLIC_SIM_H
@@ -112,14 +115,29 @@ typedef struct sim_seed_noise {
     double rps;               /* requests/s */
 } sim_seed_noise;
 
-/* The share of served requests slower than a threshold, for an [slo] term
- * `<metric>_over_<T>ms` (issue 34). */
-#define SIM_MAX_OVER 16
-typedef struct sim_over {
-    char key[64];             /* the term's key, e.g. "e2e_over_3000ms": the reported metric's name */
-    char cls[64];             /* "" overall, else the class of [slo CLASS] */
-    double share;             /* served requests slower than the threshold / served, NAN when none */
-} sim_over;
+/* One reported number of a metric family (run collectors, run/collect.h): the
+ * rows report_flatten() (latsim/report.h) copies into a report, where each
+ * family's rows stand where the report puts that family (FAMILY names it);
+ * a family the report does not place (one registered at run time) has its
+ * rows after the report's own rows of their scope. */
+typedef struct sim_row {
+    char *scope;              /* "" the system, a pool name, "class:NAME"... (owned) */
+    char *metric;             /* e.g. "e2e_cold", "attempts" (owned) */
+    const char *stat;         /* "value", or a latency's "mean" .. "max" (a string literal) */
+    double value;             /* the number, in the metric's unit (ms for latencies); NAN for a name */
+    char *text;               /* a name instead of a number (owned), NULL for a number */
+    const char *family;       /* the collector that added it (its row's name, a string literal) */
+    int hide;                 /* 1: NAN in the report when the run is saturated (latencies, shares) */
+    stat_summary *dist;       /* on a latency's "mean" row: its summary (owned), behind the intervals of
+                                 its percentiles over replications; NULL otherwise */
+} sim_row;
+
+/* A run's family rows, in the order they were added. */
+typedef struct sim_rows {
+    sim_row *row;
+    size_t n, cap;
+    const char *family;       /* the family adding rows now (the engine sets it before each emit) */
+} sim_rows;
 
 typedef struct sim_result {
     uint64_t seed;
@@ -136,20 +154,9 @@ typedef struct sim_result {
     int has_fleet;            /* a pool has fleet keys: `failed` is reported */
     int has_patience;         /* a class has patience_s: `abandoned` and `abandoned_share` are reported */
     uint64_t abandoned;       /* measured requests whose client's patience ran out while they waited */
-    sim_over over[SIM_MAX_OVER];   /* the shares the [slo] terms `<metric>_over_<T>ms` name */
-    int nover;                /* how many */
-    int has_client;           /* a [client] section: attempts, retries, wasted are reported */
-    int has_cold;             /* a pool has cold starts: e2e_cold and e2e_warm are reported */
-    stat_summary e2e_cold, e2e_warm;   /* E2E of requests served cold / warm, ms */
-    stat_summary ttft_cold, ttft_warm; /* their TTFT, ms (reported with an LLM pool) */
-    uint64_t attempts;        /* [client]: attempts of measured requests (= requests + retries) */
-    uint64_t retries;         /* [client]: retries of measured requests */
-    uint64_t wasted;          /* [client]: attempts served after their client gave up on them */
     struct tseries *ts;       /* the time series (scenario ts_interval_s > 0), owned; else NULL */
     struct omx *omx;          /* run --metrics: the OpenMetrics series (latsim/omx.h), owned; else NULL */
     uint64_t departures;      /* requests (measured or not) served during the window */
-    int has_goodput;          /* the scenario's [slo] sets per-request limits */
-    uint64_t good;            /* measured requests served within them (goodput) */
     uint64_t events;          /* events run */
     double sim_time_s;        /* simulated time at the end, s */
     double window_s;          /* measured window: first measured arrival to last outcome, s */
@@ -200,16 +207,20 @@ typedef struct sim_result {
     double mean_in_system;    /* time-mean number of requests in the system during the window */
     class_result *classes;    /* per class, or NULL without [class] sections */
     int nclasses;
-    int has_energy;           /* some pool has has_energy: the energy rows are reported */
-    double energy_j;          /* GPU board energy of all such pools over the window, J */
-    double mean_power_w;      /* energy_j / window_s, W */
-    double electricity_usd;   /* energy_j in kWh x pue x [sim] electricity_usd_per_kwh, $ (in the costs) */
-    int has_electricity;      /* [sim] electricity_usd_per_kwh > 0: electricity_usd is reported */
     sim_seed_noise seed_noise; /* the run's own seed noise (scenario_set_batch_means), else measured 0 */
+    sim_rows rows;            /* the metric families' rows (cold and warm, goodput, shares over a
+                                 threshold...: sim_result_get), owned */
 } sim_result;
 
 /* Runs SC with SEED.  Returns 0, or -1 with a message in ERR (out of memory). */
 int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_t errlen);
 void sim_result_free(sim_result *r);
+
+/* The value of the family row (SCOPE, METRIC, STAT) of R (STAT "value" for a
+ * number, "mean" .. "max" for a latency), NAN when R has none. */
+double sim_result_get(const sim_result *r, const char *scope, const char *metric, const char *stat);
+
+/* The family row (SCOPE, METRIC, STAT) of R, NULL when R has none. */
+const sim_row *sim_result_row(const sim_result *r, const char *scope, const char *metric, const char *stat);
 
 #endif

@@ -21,7 +21,7 @@
 typedef enum { SLO_LATENCY, SLO_ERROR_RATE, SLO_UTIL_MAX, SLO_POOL_MAX, SLO_5XX_RATE, SLO_TIMEOUT_RATE,
                SLO_OVER } slo_kind;   /* SLO_OVER: `<metric>_over_<T>ms`, the share of served requests slower than T */
 
-#define SLO_MAX_OVER 16          /* `<metric>_over_<T>ms` terms a scenario may give (sim.h's SIM_MAX_OVER) */
+#define SLO_MAX_OVER 16          /* `<metric>_over_<T>ms` terms a scenario may give */
 
 typedef struct slo_term {
     char key[64];             /* as written, e.g. "ttft_p99_ms" */

@@ -1,4 +1,4 @@
-/* result.c -- a pool's kind-specific result rows (result.h). */
+/* result.c -- a pool's kind-specific result rows, and a run's family rows (result.h). */
 #include "core/result.h"
 
 #include <math.h>
@@ -52,4 +52,90 @@ double pool_metric_get(const pool_result *p, const char *name)
     for (int i = 0; i < p->nmetrics; i++)
         if (!strcmp(p->metrics[i].name, name)) return p->metrics[i].value;
     return NAN;
+}
+
+/* ---- a run's family rows (sim_rows) ---- */
+
+/* A copy of S, or NULL when out of memory. */
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* Appends a row of R's family with STAT (a string literal); its strings copied.
+ * Returns it, or NULL when out of memory. */
+static sim_row *row_new(sim_rows *r, const char *scope, const char *metric, const char *stat, double value, int hide)
+{
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 16;
+        sim_row *x = realloc(r->row, cap * sizeof *x);
+        if (!x) return NULL;
+        r->row = x;
+        r->cap = cap;
+    }
+    sim_row *w = &r->row[r->n];
+    *w = (sim_row) { dupstr(scope), dupstr(metric), stat, value, NULL, r->family ? r->family : "", hide, NULL };
+    if (!w->scope || !w->metric) {
+        free(w->scope);
+        free(w->metric);
+        return NULL;
+    }
+    r->n++;
+    return w;
+}
+
+int sim_rows_add(sim_rows *r, const char *scope, const char *metric, double value, int hide)
+{
+    return row_new(r, scope, metric, "value", value, hide) ? 0 : -1;
+}
+
+int sim_rows_add_text(sim_rows *r, const char *scope, const char *metric, const char *text)
+{
+    sim_row *w = row_new(r, scope, metric, "value", NAN, 0);
+    return w && (w->text = dupstr(text)) ? 0 : -1;
+}
+
+int sim_rows_add_latency(sim_rows *r, const char *scope, const char *metric, const stat_summary *s)
+{
+    static const char *const STATS[7] = { "mean", "p50", "p90", "p95", "p99", "p999", "max" };
+    double v[7] = { s->mean, s->p50, s->p90, s->p95, s->p99, s->p999, s->max };
+    for (int i = 0; i < 7; i++) {
+        sim_row *w = row_new(r, scope, metric, STATS[i], s->n > 0 ? v[i] : NAN, 1);
+        if (!w) return -1;
+        if (i == 0 && s->n > 0) {
+            if (!(w->dist = malloc(sizeof *w->dist))) return -1;
+            *w->dist = *s;
+        }
+    }
+    return 0;
+}
+
+void sim_rows_free(sim_rows *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->row[i].scope);
+        free(r->row[i].metric);
+        free(r->row[i].text);
+        free(r->row[i].dist);
+    }
+    free(r->row);
+    memset(r, 0, sizeof *r);
+}
+
+const sim_row *sim_result_row(const sim_result *x, const char *scope, const char *metric, const char *stat)
+{
+    for (size_t i = 0; i < x->rows.n; i++) {
+        const sim_row *w = &x->rows.row[i];
+        if (!strcmp(w->scope, scope) && !strcmp(w->metric, metric) && !strcmp(w->stat, stat)) return w;
+    }
+    return NULL;
+}
+
+double sim_result_get(const sim_result *x, const char *scope, const char *metric, const char *stat)
+{
+    const sim_row *w = sim_result_row(x, scope, metric, stat);
+    return w ? w->value : NAN;
 }

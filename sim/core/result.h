@@ -1,6 +1,7 @@
 /* result.h -- what a station reports at the end of a run: one pool_result per
  * pool, the common counters the engine fills and the kind's own metrics
- * (pool_result_add), which report.c prints in the order they were added.
+ * (pool_result_add), which report.c prints in the order they were added; and
+ * the rows of the run's metric families (sim_rows_*: run collectors, run/collect.h).
  * Stations include this, never the run (run/sim.h) that collects them.  The
  * result structs are public (latsim/sim.h); pool_result_add is the stations'.
  */
@@ -18,5 +19,23 @@ int pool_result_add(pool_result *p, const char *name, double value);
  * process and kept: the result may outlive TEXT).  Returns 0, or -1 when the
  * table is full or out of memory. */
 int pool_result_add_name(pool_result *p, const char *name, const char *text);
+
+/* Appends the row (SCOPE, METRIC, "value") = VALUE to R, of R's current family
+ * (R->family); HIDE 1: the report shows NAN when the run is saturated.
+ * Returns 0, or -1 when out of memory. */
+int sim_rows_add(sim_rows *r, const char *scope, const char *metric, double value, int hide);
+
+/* Appends the row (SCOPE, METRIC, "value") holding the name TEXT (copied).
+ * Returns 0, or -1 when out of memory. */
+int sim_rows_add_text(sim_rows *r, const char *scope, const char *metric, const char *text);
+
+/* Appends the seven rows of latency S, stats "mean", "p50", "p90", "p95",
+ * "p99", "p999", "max" (NAN when S has no sample; the report shows NAN when
+ * the run is saturated), with S itself on the "mean" row for the intervals of
+ * its percentiles over replications.  Returns 0, or -1 when out of memory. */
+int sim_rows_add_latency(sim_rows *r, const char *scope, const char *metric, const stat_summary *s);
+
+/* Frees R's rows and strings and empties it. */
+void sim_rows_free(sim_rows *r);
 
 #endif

@@ -1,5 +1,5 @@
-/* report.c -- flattening results into rows; replication statistics; JSON and
- * table output. */
+/* report.c -- a report's rows (flattening a run's results: flatten.c);
+ * replication statistics; JSON and table output. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +18,7 @@ static char *dupstr(const char *s)
     return d;
 }
 
-static int add(report *r, int rep, const char *scope, const char *metric, const char *stat, double v)
+int report_add(report *r, int rep, const char *scope, const char *metric, const char *stat, double v)
 {
     if (r->n == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 128;
@@ -40,257 +40,18 @@ static int add(report *r, int rep, const char *scope, const char *metric, const 
     return 0;
 }
 
-/* Adds a row whose value is the name TEXT (copied; value NAN).  Returns 0 or -1. */
-static int add_text(report *r, int rep, const char *scope, const char *metric, const char *text)
+int report_add_text(report *r, int rep, const char *scope, const char *metric, const char *text)
 {
-    if (add(r, rep, scope, metric, "value", NAN)) return -1;
+    if (report_add(r, rep, scope, metric, "value", NAN)) return -1;
     r->rows[r->n - 1].text = dupstr(text);
     return r->rows[r->n - 1].text ? 0 : -1;
 }
 
-static const char *LAT_STATS[] = { "mean", "p50", "p90", "p95", "p99", "p999", "max" };
+const char *const REPORT_LAT_STATS[7] = { "mean", "p50", "p90", "p95", "p99", "p999", "max" };
+#define LAT_STATS REPORT_LAT_STATS
 
 /* The probabilities of LAT_STATS[1 .. 5]. */
 static const double LAT_PROBS[] = { 0.50, 0.90, 0.95, 0.99, 0.999 };
-
-/* Keeps the distribution of S for the rows from index ROW on.  Returns 0 or -1. */
-static int add_dist(report *r, size_t row, const stat_summary *s)
-{
-    if (r->ndist == r->capdist) {
-        size_t cap = r->capdist ? 2 * r->capdist : 16;
-        report_dist *x = realloc(r->dist, cap * sizeof *x);
-        if (!x) return -1;
-        r->dist = x;
-        r->capdist = cap;
-    }
-    r->dist[r->ndist].row = row;
-    repci_from_summary(s, &r->dist[r->ndist].d);
-    r->ndist++;
-    return 0;
-}
-
-static int add_latency(report *r, int rep, const char *scope, const char *metric, const stat_summary *s, int hide)
-{
-    double v[7] = { s->mean, s->p50, s->p90, s->p95, s->p99, s->p999, s->max };
-    if (!hide && s->n > 0 && add_dist(r, r->n, s)) return -1;
-    for (int i = 0; i < 7; i++)
-        if (add(r, rep, scope, metric, LAT_STATS[i], (hide || s->n == 0) ? NAN : v[i])) return -1;
-    return 0;
-}
-
-int report_flatten(const sim_result *x, int rep, report *out)
-{
-    memset(out, 0, sizeof *out);
-    out->replications = 1;
-    const char *G = "";
-#define V(scope, name, val) if (add(out, rep, scope, name, "value", (double) (val))) return -1
-    V(G, "requests", x->requests);
-    V(G, "warmup_requests", x->warmup_requests);
-    V(G, "warmup_s", x->warmup_s);
-    if (x->has_caches) {   /* the automatic warm-up waited for caches (run/warmup.h) */
-        V(G, "warmup_cache_s", x->warmup_cache_s);
-        V(G, "warmup_cache_capped", x->warmup_cache_capped);
-    }
-    V(G, "served", x->served);
-    V(G, "rejected", x->rejected);
-    V(G, "timed_out", x->timed_out);
-    if (x->has_fleet) V(G, "failed", x->failed);
-    if (x->has_patience) {   /* clients who gave up (issue 34) */
-        V(G, "abandoned", x->abandoned);
-        V(G, "abandoned_share", x->requests ? (double) x->abandoned / (double) x->requests : NAN);
-    }
-    if (x->has_client) {
-        V(G, "attempts", x->attempts);
-        V(G, "retries", x->retries);
-        V(G, "wasted", x->wasted);
-    }
-    V(G, "saturated", x->saturated);
-    if (x->trace_exhausted) V(G, "trace_exhausted", 1);
-    if (x->finite) {   /* docs/workloads.md, "Finite workloads" */
-        V(G, "finite", 1);
-        V(G, "backlog_grew", x->backlog_grew);
-        V(G, "peak_queue", x->peak_queue);
-        V(G, "peak_queue_at_s", x->peak_queue_at_s);
-    }
-    V(G, "departures", x->departures);
-    V(G, "throughput_rps", x->throughput_rps);
-    if (x->has_goodput) {
-        /* Share of measured requests served within every per-request SLO limit,
-         * and that share of the throughput. */
-        double share = x->requests ? (double) x->good / (double) x->requests : NAN;
-        V(G, "goodput", share);
-        V(G, "goodput_rps", share * x->throughput_rps);
-    }
-    if (x->has_llm) {
-        V(G, "output_tokens_per_s", x->output_tps);
-        V(G, "cost_per_hour", x->cost_per_hour);
-        V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
-    }
-    if (x->has_gateway) V(G, "api_usd", x->api_usd);
-    if (x->egress_usd > 0) V(G, "egress_usd", x->egress_usd);   /* issue 34 */
-    for (int k = 0; k < x->nover; k++) {   /* shares over a threshold (issue 34) */
-        char S[80];
-        snprintf(S, sizeof S, "%s%s", x->over[k].cls[0] ? REPORT_CLASS_SCOPE : "", x->over[k].cls);
-        V(S, x->over[k].key, x->saturated ? NAN : x->over[k].share);
-    }
-    if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
-    if (x->has_energy) {      /* GPU board energy over the window (docs/metrics.md, "Energy") */
-        V(G, "energy_kwh", x->energy_j / 3.6e6);
-        V(G, "mean_power_w", x->mean_power_w);
-        V(G, "joules_per_output_token", x->saturated || !(x->output_tps > 0) ? NAN : x->mean_power_w / x->output_tps);
-        V(G, "joules_per_request", x->saturated || !(x->throughput_rps > 0) ? NAN : x->mean_power_w / x->throughput_rps);
-        if (x->has_electricity) V(G, "electricity_usd", x->electricity_usd);
-    }
-    V(G, "sim_time_s", x->sim_time_s);
-    V(G, "window_s", x->window_s);
-    V(G, "events", x->events);
-    V(G, "peak_in_system", x->peak_live);
-    V(G, "wall_time_s", x->wall_time_s);
-    if (!isnan(x->repeat_token_share)) V(G, "repeat_token_share", x->repeat_token_share);
-    if (x->closed_loop) {
-        V(G, "achieved_rps", x->achieved_rps);
-        V(G, "mean_in_system", x->mean_in_system);
-    }
-    int hide = x->saturated;
-    if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
-    if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
-    if (add_latency(out, rep, G, "service", &x->service, hide)) return -1;
-    if (x->has_cold) {
-        V(G, "served_cold", x->e2e_cold.n);
-        V(G, "served_warm", x->e2e_warm.n);
-        if (add_latency(out, rep, G, "e2e_cold", &x->e2e_cold, hide)) return -1;
-        if (add_latency(out, rep, G, "e2e_warm", &x->e2e_warm, hide)) return -1;
-        if (x->has_llm && add_latency(out, rep, G, "ttft_cold", &x->ttft_cold, hide)) return -1;
-        if (x->has_llm && add_latency(out, rep, G, "ttft_warm", &x->ttft_warm, hide)) return -1;
-    }
-    if (x->has_gateway && add_latency(out, rep, G, "network", &x->network, hide)) return -1;
-    if ((x->has_llm || x->has_gateway) && add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
-    if (x->has_llm) {
-        if (add_latency(out, rep, G, "ttft", &x->ttft, hide)) return -1;
-        if (add_latency(out, rep, G, "tpot", &x->tpot, hide)) return -1;
-        if (add_latency(out, rep, G, "itl", &x->itl, hide)) return -1;
-    }
-    if (!hide) {
-        const struct { const char *m; const stat_summary *s; } cd[] = {
-            { "e2e", &x->e2e }, { "queue", &x->queue }, { "ttft", &x->ttft }, { "tpot", &x->tpot } };
-        out->cdf = malloc(4 * STAT_NCDF * sizeof *out->cdf);
-        if (!out->cdf) return -1;
-        for (int m = 0; m < (x->has_llm ? 4 : 2); m++)
-            if (cd[m].s->n > 0)
-                for (int k = 0; k < STAT_NCDF; k++)
-                    out->cdf[out->ncdf++] = (report_cdf) { cd[m].m, stat_cdf_probs[k], cd[m].s->cdf[k] };
-    }
-    /* Shares of e2e (breakdown.h): "breakdown.all.queue", "breakdown.p99.queue"... */
-    for (int k = 0; k < BD_N; k++) {
-        if ((k == BD_KV_TRANSFER || k == BD_KV_LOAD) && !x->has_kv) continue;
-        if (k == BD_CONNECT && !x->has_conn) continue;   /* connections on hops (issue 34) */
-        char m[48];
-        snprintf(m, sizeof m, "breakdown.all.%s", bd_name(k));
-        V(G, m, hide ? NAN : x->share_all[k]);
-        snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
-        V(G, m, hide ? NAN : x->share_p99[k]);
-    }
-    /* Shares of TTFT (breakdown.h, TB_*): "ttft_breakdown.all.queue", ".p99.", and the
-     * components' means, "ttft_breakdown.mean_ms.queue". */
-    if (x->has_ttft_bd)
-        for (int k = 0; k < TB_N; k++) {
-            char m[48];
-            snprintf(m, sizeof m, "ttft_breakdown.all.%s", tb_name(k));
-            V(G, m, hide ? NAN : x->ttft_share_all[k]);
-            snprintf(m, sizeof m, "ttft_breakdown.p99.%s", tb_name(k));
-            V(G, m, hide ? NAN : x->ttft_share_p99[k]);
-            snprintf(m, sizeof m, "ttft_breakdown.mean_ms.%s", tb_name(k));
-            V(G, m, hide ? NAN : x->ttft_part_ms[k]);
-        }
-    for (int i = 0; i < x->npools; i++) {
-        const pool_result *p = &x->pools[i];
-        const char *S = p->name;
-        if (add_text(out, rep, S, "kind", p->kind ? p->kind : "unknown")) return -1;
-        V(S, REPORT_BUSY_SHARE, p->utilization);
-        V(S, "saturated", p->saturated);
-        if (x->finite) {
-            V(S, "backlog_grew", p->backlog_grew);
-            V(S, "peak_queue", p->peak_queue);
-            V(S, "peak_in_pool", p->peak_inside);
-        }
-        if (p->has_offered_load) V(S, "offered_load", p->offered_load);
-        V(S, "arrivals", p->arrivals);
-        V(S, "served", p->served);
-        V(S, "rejected", p->rejected);
-        V(S, "timed_out", p->timed_out);
-        for (int k = 0; k < p->nmetrics; k++) {
-            const pool_metric *m = &p->metrics[k];
-            if (m->text) {
-                if (add_text(out, rep, S, m->name, m->text)) return -1;
-            } else V(S, m->name, m->value);
-        }
-        if (add_latency(out, rep, S, "queue", &p->queue, p->saturated)) return -1;
-        if (add_latency(out, rep, S, "service", &p->service, p->saturated)) return -1;
-        /* The requests that passed it (docs/metrics.md, "Per pool and per route"). */
-        int ph = hide || p->saturated;
-        if (add_latency(out, rep, S, "e2e", &p->e2e, ph)) return -1;
-        if (p->has_tokens && x->has_llm) {
-            if (add_latency(out, rep, S, "ttft", &p->ttft, ph)) return -1;
-            if (add_latency(out, rep, S, "tpot", &p->tpot, ph)) return -1;
-            if (p->has_itl && add_latency(out, rep, S, "itl", &p->itl, ph)) return -1;
-        }
-    }
-    for (int i = 0; i < x->nroutes; i++) {
-        const route_result *t = &x->routes[i];
-        char S[160];
-        snprintf(S, sizeof S, "%s%s->%s", REPORT_ROUTE_SCOPE, t->router, t->target);
-        if (add_text(out, rep, S, "router", t->router)) return -1;
-        if (add_text(out, rep, S, "target", t->target)) return -1;
-        V(S, "edge", t->edge);
-        V(S, "served", t->served);
-        if (add_latency(out, rep, S, "e2e", &t->e2e, hide)) return -1;
-        if (t->has_tokens) {
-            if (add_latency(out, rep, S, "ttft", &t->ttft, hide)) return -1;
-            if (add_latency(out, rep, S, "tpot", &t->tpot, hide)) return -1;
-        }
-    }
-    for (int i = 0; i < x->nclasses; i++) {
-        const class_result *c = &x->classes[i];
-        char S[80];
-        snprintf(S, sizeof S, "%s%s", REPORT_CLASS_SCOPE, c->name);
-        V(S, "requests", c->requests);
-        V(S, "served", c->served);
-        V(S, "rejected", c->rejected);
-        V(S, "timed_out", c->timed_out);
-        if (x->has_fleet) V(S, "failed", c->failed);
-        if (c->cache_lookups) {   /* its result-cache hit rate (false hits included, as the pool's) */
-            V(S, "cache_hit_rate", (double) (c->cache_hits + c->cache_false_hits) / (double) c->cache_lookups);
-            V(S, "cache_false_hits", c->cache_false_hits);
-        }
-        if (c->prefix_prompt > 0)   /* its prefix-cache hit rate (found / prompt tokens, as the pools') */
-            V(S, "prefix_hit_rate", c->prefix_found / c->prefix_prompt);
-        if (x->has_patience) {   /* clients who gave up (issue 34) */
-            V(S, "abandoned", c->abandoned);
-            V(S, "abandoned_share", c->requests ? (double) c->abandoned / (double) c->requests : NAN);
-        }
-        if (x->has_goodput) {
-            /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
-            double share = c->requests ? (double) c->good / (double) c->requests : NAN;
-            V(S, "goodput", share);
-            V(S, "goodput_rps", x->window_s > 0 ? (double) c->good / x->window_s : NAN);
-        }
-        /* Its share of the pools' $ and its API charges (col_classes.c, class_costs). */
-        if (x->has_gateway) V(S, "api_usd", c->api_usd);
-        if (x->has_cost) V(S, "cost_per_1k_requests", x->saturated ? NAN : c->cost_per_1k);
-        if (add_latency(out, rep, S, "e2e", &c->e2e, hide)) return -1;
-        if (add_latency(out, rep, S, "queue", &c->queue, hide)) return -1;
-        if (add_latency(out, rep, S, "service", &c->service, hide)) return -1;
-        if (x->has_llm) {
-            if (add_latency(out, rep, S, "ttft", &c->ttft, hide)) return -1;
-            if (add_latency(out, rep, S, "tpot", &c->tpot, hide)) return -1;
-            if (add_latency(out, rep, S, "itl", &c->itl, hide)) return -1;
-        }
-    }
-#undef V
-    /* Every distribution carries the run's length in correlation times (repci_enough). */
-    for (size_t k = 0; k < out->ndist; k++) out->dist[k].d.windows = x->relax_windows;
-    return 0;
-}
 
 /* The index in LAT_STATS of a percentile stat (1 .. 5), else 0. */
 static int percentile_index(const char *stat)
@@ -344,7 +105,7 @@ static int interval_note(report *out, unsigned why, double windows)
                  "%.0f for P99.9; these: %.3g on average): the tail comes in excursions about as long as a run, every "
                  "run starts short of them and an interval would miss low; run more requests per replication",
                  repci_windows_needed(0.99), repci_windows_needed(0.999), windows);
-    return add_text(out, -1, "", "interval_note", note);
+    return report_add_text(out, -1, "", "interval_note", note);
 }
 
 int report_aggregate(const report *runs, int n, report *out)
@@ -371,7 +132,7 @@ int report_aggregate(const report *runs, int n, report *out)
     for (size_t i = 0; i < runs[0].n; i++) {
         const store_stat *row = &runs[0].rows[i];
         if (row->text) {                    /* a name: the first run's (the scenario fixes it) */
-            if (add_text(out, -1, row->scope, row->metric, row->text)) { free(v); free(cur); free(d); free(use); free(all); return -1; }
+            if (report_add_text(out, -1, row->scope, row->metric, row->text)) { free(v); free(cur); free(d); free(use); free(all); return -1; }
             continue;
         }
         int k = 0;
@@ -405,10 +166,10 @@ int report_aggregate(const report *runs, int n, report *out)
             }
         }
         if ((!strcmp(row->metric, "saturated") || !strcmp(row->metric, "backlog_grew")) && k > 0) mean = gsl_stats_max(v, 1, (size_t) k);
-        if (add(out, -1, row->scope, row->metric, row->stat, mean)) { free(v); free(cur); free(d); free(use); free(all); return -1; }
+        if (report_add(out, -1, row->scope, row->metric, row->stat, mean)) { free(v); free(cur); free(d); free(use); free(all); return -1; }
         out->rows[out->n - 1].ci95 = ci;
         if (!strcmp(row->metric, "saturated") && !row->scope[0] && nsat > 0 && nsat < n &&
-            add(out, -1, "", "saturated_replications", "value", nsat)) { free(v); free(cur); free(d); free(use); free(all); return -1; }
+            report_add(out, -1, "", "saturated_replications", "value", nsat)) { free(v); free(cur); free(d); free(use); free(all); return -1; }
     }
     free(v);
     free(cur);

@@ -20,4 +20,14 @@ struct report_dist {
     repci_dist d;         /* its quantiles, ms */
 };
 
+/* The stats of a latency's rows, in order: "mean", "p50" .. "p999", "max". */
+extern const char *const REPORT_LAT_STATS[7];
+
+/* Appends the row (SCOPE, METRIC, STAT) = V of replication REP to R (SCOPE and
+ * METRIC copied; STAT a string literal).  Returns 0 or -1. */
+int report_add(report *r, int rep, const char *scope, const char *metric, const char *stat, double v);
+
+/* Appends a row whose value is the name TEXT (copied; value NAN).  Returns 0 or -1. */
+int report_add_text(report *r, int rep, const char *scope, const char *metric, const char *text);
+
 #endif

@@ -1,5 +1,6 @@
 /* col_goodput.c -- the run collector of goodput (collect.h): the measured
  * requests served within every per-request limit of the [slo] (slocfg.h). */
+#include <math.h>
 #include "run/collect.h"
 #include "core/slocfg.h"
 
@@ -24,11 +25,17 @@ static void good_leave(void *self, const request *r, const leave_rec *l)
     x->good += (uint64_t) slo_request_ok(&x->env->sc->slo, x->env->ncls ? r->cls : -1, l->e2e_ms, l->ttft_ms, l->tpot_ms);
 }
 
+/* Its rows: goodput, the share of measured requests served within every
+ * per-request limit (NAN: none measured), and goodput_rps, that share of the
+ * throughput. */
 static int good_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
     (void) err;
     (void) errlen;
-    out->good = ((goodput *) self)->good;
+    double share = out->requests ? (double) ((goodput *) self)->good / (double) out->requests : NAN;
+    if (sim_rows_add(&out->rows, "", "goodput", share, 0) ||
+        sim_rows_add(&out->rows, "", "goodput_rps", share * out->throughput_rps, 0))
+        return -1;
     return 0;
 }
 

@@ -2,13 +2,13 @@
  * for each [slo] term `e2e_over_<T>ms` / `ttft_over_<T>ms` (overall, or of
  * [slo CLASS]'s class), the share of the measured served requests slower than
  * T, read from their full distribution (a streaming histogram of the term's
- * metric and requests: stat_share_above).  Idle without such terms.
+ * metric and requests: stat_share_above); one row each, named by the term's
+ * key.  Idle without such terms.
  */
 #include <math.h>
 #include <string.h>
 #include "run/collect.h"
-
-_Static_assert(SIM_MAX_OVER >= SLO_MAX_OVER, "every over term the [slo] may give has a slot");
+#include "latsim/report.h"   /* REPORT_CLASS_SCOPE */
 
 typedef struct over_term {
     const slo_term *t;        /* the [slo] term */
@@ -31,7 +31,6 @@ static int over_init(void *self, const run_env *env, char *err, size_t errlen)
     int n = 0;
     for (int k = 0; k < slo->n; k++) n += slo->t[k].kind == SLO_OVER;
     if (n == 0) return COL_IDLE;
-    if (n > SIM_MAX_OVER) n = SIM_MAX_OVER;   /* never: slocfg.c refuses more than SLO_MAX_OVER */
     if (!(x->term = calloc((size_t) n, sizeof *x->term))) return -1;
     for (int k = 0; k < slo->n && x->n < n; k++) {
         const slo_term *t = &slo->t[k];
@@ -67,17 +66,19 @@ static int over_lost(const void *self)
     return 0;
 }
 
+/* Its rows: per term, the share (NAN when none served; in a saturated run too),
+ * in the system's scope or its class's ("class:NAME"). */
 static int over_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
     (void) err;
     (void) errlen;
     over *x = self;
-    for (int k = 0; k < x->n && out->nover < SIM_MAX_OVER; k++) {
+    for (int k = 0; k < x->n; k++) {
         const over_term *o = &x->term[k];
-        sim_over *s = &out->over[out->nover++];
-        snprintf(s->key, sizeof s->key, "%s", o->t->key);
-        snprintf(s->cls, sizeof s->cls, "%s", o->t->cls);
-        s->share = stat_count(o->acc) ? stat_share_above(o->acc, o->t->over_ms) : NAN;
+        char scope[80];
+        snprintf(scope, sizeof scope, "%s%s", o->t->cls[0] ? REPORT_CLASS_SCOPE : "", o->t->cls);
+        double share = stat_count(o->acc) ? stat_share_above(o->acc, o->t->over_ms) : NAN;
+        if (sim_rows_add(&out->rows, scope, o->t->key, share, 1)) return -1;
     }
     return 0;
 }

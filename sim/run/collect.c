@@ -13,7 +13,8 @@
  * built-in family is one row here (and its own file, run/col_NAME.c). */
 static const run_collector *const BUILTIN[] = { &col_latency, &col_breakdown, &col_itl, &col_paths, &col_cold,
                                                 &col_goodput, &col_classes, &col_tseries, &col_trace,
-                                                &col_seednoise, &col_over };
+                                                &col_seednoise, &col_over, &col_client,
+                                                &col_energy };
 static rowtab table = ROWTAB_POINTERS(BUILTIN, run_collector);
 
 int run_collector_count(void) { return rowtab_count(&table); }
@@ -32,9 +33,10 @@ int col_set_init(col_set *cs, const run_env *env, char *err, size_t errlen)
 {
     memset(cs, 0, sizeof *cs);
     int n = run_collector_count();
-    col_run ***lists[6] = { &cs->on_arrive, &cs->on_leave, &cs->on_error, &cs->on_outcome, &cs->on_retry, &cs->on_step };
+    col_run ***lists[7] = { &cs->on_arrive, &cs->on_leave, &cs->on_error, &cs->on_outcome, &cs->on_retry,
+                            &cs->on_wasted, &cs->on_step };
     if (!(cs->col = calloc((size_t) n + 1, sizeof *cs->col))) goto oom;
-    for (int k = 0; k < 6; k++)
+    for (int k = 0; k < 7; k++)
         if (!(*lists[k] = calloc((size_t) n + 1, sizeof **lists[k]))) goto oom;
     for (int i = 0; i < n; i++) {
         col_run *x = &cs->col[i];
@@ -54,6 +56,7 @@ int col_set_init(col_set *cs, const run_env *env, char *err, size_t errlen)
         if (x->c->error) list_add(cs->on_error, &cs->nerror, x);
         if (x->c->outcome) list_add(cs->on_outcome, &cs->noutcome, x);
         if (x->c->retry) list_add(cs->on_retry, &cs->nretry, x);
+        if (x->c->wasted) list_add(cs->on_wasted, &cs->nwasted, x);
         if (x->c->step) list_add(cs->on_step, &cs->nstep, x);
     }
     return 0;
@@ -70,7 +73,13 @@ int col_set_call(col_set *cs, int which, sim_result *out, char *err, size_t errl
         int rc = 0;
         if (which == COL_START && x->c->start) rc = x->c->start(x->self, err, errlen);
         if (which == COL_END && x->c->end) rc = x->c->end(x->self, out, err, errlen);
-        if (which == COL_EMIT && x->c->emit) rc = x->c->emit(x->self, out, err, errlen);
+        if (which == COL_EMIT && x->c->emit) {
+            out->rows.family = x->c->name;   /* the family of the rows it adds */
+            err[0] = '\0';
+            rc = x->c->emit(x->self, out, err, errlen);
+            out->rows.family = NULL;
+            if (rc != 0 && !err[0]) snprintf(err, errlen, "out of memory");
+        }
         if (rc != 0) return -1;
     }
     return 0;
@@ -106,6 +115,7 @@ void col_set_free(col_set *cs)
     free(cs->on_error);
     free(cs->on_outcome);
     free(cs->on_retry);
+    free(cs->on_wasted);
     free(cs->on_step);
     memset(cs, 0, sizeof *cs);
 }

@@ -35,6 +35,7 @@
 #include "engine/request.h"
 #include "core/kind.h"
 #include "core/station.h"
+#include "core/result.h"
 #include "run/breakdown.h"
 #include "run/scenario.h"
 #include "latsim/sim.h"
@@ -115,6 +116,9 @@ typedef struct run_collector {
     void (*outcome)(void *self, const request *r, req_outcome outcome);
     /* The client sends attempt R again (its retry), now. */
     void (*retry)(void *self, const request *r);
+    /* Attempt R was served after its client had given up on it (served for
+     * nothing: neither leave nor outcome is called for it). */
+    void (*wasted)(void *self, const request *r);
     /* A forward step of replica REP of pool POOL began at START for DUR ns, with
      * PREFILL_TOKENS prompt tokens of PREFILL_SEQS sequences and DECODE_SEQS decoding. */
     void (*step)(void *self, int pool, int rep, simtime_t start, simtime_t dur, int64_t prefill_tokens,
@@ -129,8 +133,10 @@ typedef struct run_collector {
     int (*end)(void *self, sim_result *out, char *err, size_t errlen);
     /* 1 when an accumulator lost values (out of memory), else 0. */
     int (*lost)(const void *self);
-    /* Its results into OUT (see the file comment for what OUT holds by then).
-     * Returns 0, or -1 with a message in ERR. */
+    /* Its results into OUT (see the file comment for what OUT holds by then):
+     * its rows into OUT->rows (sim_rows_add, sim_rows_add_latency: core/result.h;
+     * the engine has set the rows' family to this row's name).  Returns 0, or
+     * -1 with a message in ERR (left empty: out of memory). */
     int (*emit)(void *self, sim_result *out, char *err, size_t errlen);
     /* Frees what init allocated (SELF itself is the engine's); called whatever init
      * returned, also after a failed run. */
@@ -151,8 +157,8 @@ typedef struct col_run {
 typedef struct col_set {
     col_run *col;             /* every row, in table order */
     int ncol;
-    col_run **on_arrive, **on_leave, **on_error, **on_outcome, **on_retry, **on_step;
-    int narrive, nleave, nerror, noutcome, nretry, nstep;
+    col_run **on_arrive, **on_leave, **on_error, **on_outcome, **on_retry, **on_wasted, **on_step;
+    int narrive, nleave, nerror, noutcome, nretry, nwasted, nstep;
 } col_set;
 
 /* Sets up every row of the table for a run in ENV (collect.h's init: before
@@ -175,7 +181,8 @@ void col_set_free(col_set *cs);
 
 /* The built-in families, in table order (run/col_*.c). */
 extern const run_collector col_latency, col_breakdown, col_itl, col_paths, col_cold, col_goodput, col_classes,
-    col_tseries, col_trace, col_seednoise, col_over;
+    col_tseries, col_trace, col_seednoise, col_over, col_client,
+    col_energy;
 
 /* Adds collector C after the built-in rows and those registered before it:
  * every later run calls it.  Returns 0 (registering the same row again does

@@ -1,6 +1,6 @@
 /* sim.c -- a simulation run: the stations, the measured window, and the
- * run's own books: outcomes counted, throughput, clients' retries, the
- * saturation verdict, costs (arrivals and request attributes: workload.c).
+ * run's own books: outcomes counted, throughput, clients' timeouts and
+ * retries, the saturation verdict, costs (arrivals and request attributes: workload.c).
  *
  * Flow of one request: the source creates it and enters it into the target
  * pool's station; stations pass it along their out-edges (station_forward) and
@@ -8,12 +8,9 @@
  * rejected or timed out.  The run stops once every measured request has an
  * outcome.  The engine knows stations only through their kind's row (kind.h)
  * and station_ops, and the metric families only through their collector's
- * row (collect.h): it calls the active ones at each stop of a request's walk.
- *
- * Size: over 800 lines, one file: the event handlers of arrivals, the sink and
- * clients share the run's state, which is private to this file.
+ * row (collect.h): it calls the active ones at each stop of a request's walk,
+ * and their emit for the rows of the run's results (sim_result.rows).
  */
-#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,9 +62,6 @@ typedef struct sim {
     int src_done;             /* the open-loop source will send nothing more */
     const retry_cfg *client;  /* [client] timeouts and retries, or NULL */
     gsl_rng *client_rng;      /* the backoff jitter (stream "client") */
-    uint64_t attempts;        /* measured requests' attempts (first ones and retries) */
-    uint64_t retries;         /* of those, retries */
-    uint64_t wasted;          /* attempts served after their client had given up on them */
     simtime_t t_start;        /* first measured arrival, ns */
     simtime_t t_end;          /* last measured outcome, ns */
     int measuring;
@@ -253,7 +247,7 @@ static void sink_leave(void *ctx, request *r)
         return;
     }
     if (s->client && r->abandoned) {         /* served for nothing: the client left */
-        if (r->measured) s->wasted++;
+        for (int i = 0; i < s->cols.nwasted; i++) s->cols.on_wasted[i]->c->wasted(s->cols.on_wasted[i]->self, r);
         r->at = NULL;
         r->outcome = OUT_SERVED;
         sink_release(s, r);
@@ -343,10 +337,6 @@ static void on_retry(evq *q, void *subject, int64_t arg)
     request *r = (request *) (intptr_t) arg;
     /* The time since the first attempt was sent counts as waiting. */
     r->queue_ns = evq_now(s->q) - r->arrival;
-    if (r->measured) {
-        s->attempts++;
-        s->retries++;
-    }
     if (s->measuring) s->win_arrivals++;
     for (int i = 0; i < s->cols.nretry; i++) s->cols.on_retry[i]->c->retry(s->cols.on_retry[i]->self, r);
     client_arm(s, r);
@@ -506,10 +496,7 @@ static void on_arrival(evq *q, void *subject, int64_t arg)
     gwattr_fill(s->gwa, r);
     window_arrival(s, r);
     for (int i = 0; i < s->cols.narrive; i++) s->cols.on_arrive[i]->c->arrive(s->cols.on_arrive[i]->self, r);
-    if (s->client) {
-        if (r->measured) s->attempts++;
-        client_arm(s, r);
-    }
+    if (s->client) client_arm(s, r);
     if (!s->closed) schedule_next(s);
     station_enter(s->st[r->target], r);
     if (s->finite) finite_peaks(s);
@@ -562,16 +549,11 @@ static int fill_results(sim *s, sim_result *out)
     out->failed = s->failed;
     out->abandoned = s->abandoned;                                                     /* patience (issue 34) */
     for (int c = 0; c < sc->wl.nclasses; c++) out->has_patience |= sc->wl.classes[c].has_patience;
-    out->has_client = s->client != NULL;
-    out->attempts = s->attempts;
-    out->retries = s->retries;
-    out->wasted = s->wasted;
     for (int i = 0; i < sc->npools; i++) out->has_fleet |= sc->pools[i].fleet != NULL;
     out->events = evq_events(s->q);
     out->sim_time_s = simtime_to_s(evq_now(s->q));
     out->window_s = simtime_to_s(s->t_end - s->t_start);
     out->departures = s->departures;
-    out->has_goodput = sc->slo.per_request;
     out->throughput_rps = out->window_s > 0 ? (double) s->departures / out->window_s : 0;
     out->trace_exhausted = s->trace_ran_out;
     out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;
@@ -604,21 +586,8 @@ static int fill_results(sim *s, sim_result *out)
             if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
                                        pool_result_add(p, "warmup_settled_s", s->cs.settled_s[k] >= 0 ? s->cs.settled_s[k] : NAN)))
                 return -1;
-        if (p->has_energy && verdict_energy_cost(sc, p, out) != 0) return -1;
-        /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
-         * stable loss system whatever its offered load: only growth counts. */
-        int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
-        int all_patient = sc->wl.nclasses > 0;   /* patience (issue 34): every client leaves a queue in time */
-        for (int c = 0; c < sc->wl.nclasses; c++) all_patient &= sc->wl.classes[c].has_patience;
-        bounded |= all_patient;
-        uint64_t counted = 0;      /* arrivals the load was measured from (0: known beforehand) */
-        if (isnan(p->offered_load) && p->has_offered_load && out->window_s > 0) {
-            /* Inflow unknown beforehand (a lossy pool upstream): measure it. */
-            p->offered_load = st->ops->offered_load(st, (double) st->win_arrivals / out->window_s);
-            counted = st->win_arrivals;
-        }
-        p->load_saturated = !bounded && verdict_load_exceeds(p->offered_load, counted);
-        p->saturated = p->load_saturated || verdict_backlog_grew(s->st[i], &s->tr, i) || (s->capped && st->qlen > 0);
+        if (p->has_energy && verdict_energy_cost(sc, p) != 0) return -1;
+        verdict_pool_saturated(sc, s->st, &s->tr, i, s->capped, p);
         if (s->finite) {
             /* Measured to its end: what would be called saturated, or a peak queue
              * beyond a stable pool's fluctuations (backlog_grew's bound), is a backlog
@@ -638,8 +607,6 @@ static int fill_results(sim *s, sim_result *out)
         if (!isnan(usd)) out->egress_usd += usd;
     }
     out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, out);
-    out->mean_power_w = out->window_s > 0 ? out->energy_j / out->window_s : 0;
-    out->has_electricity = out->has_energy && sc->electricity_usd_per_kwh > 0;
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
     /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
     double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
@@ -743,16 +710,9 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         s.st[i]->nout = p->nnext;
     }
     if (s.wu.automatic) {   /* caches the automatic warm-up waits for (warmup.h) */
-        int ncache = 0, *idx = calloc((size_t) sc->npools, sizeof *idx);
-        if (!idx) { snprintf(err, errlen, "out of memory"); goto done; }
-        for (int i = 0; i < sc->npools; i++) {
-            double v[3];
-            if (s.st[i]->ops->cache_fill && s.st[i]->ops->cache_fill(s.st[i], v) == 0) idx[ncache++] = i;
-        }
         uint64_t cap = WARMUP_CACHE_FACTOR * warmup_max(&s.wu);
-        int rc2 = ncache > 0 ? settle_init(&s.cs, ncache, idx, s.target, cap) : 0;
-        free(idx);
-        if (rc2 != 0) { snprintf(err, errlen, "out of memory"); goto done; }
+        int ncache = settle_stations(&s.cs, s.st, sc->npools, s.target, cap);
+        if (ncache < 0) { snprintf(err, errlen, "out of memory"); goto done; }
         if (ncache > 0) s.arrival_cap = 2 * (cap + s.target) + 1000;
     }
     /* The lean paths (sink_leave, on_arrival) when the run has none of what
@@ -778,25 +738,8 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     if (col_set_call(&s.cols, COL_START, out, err, errlen) != 0) goto done;
     evq_run(s.q, SIMTIME_NEVER);
     if (col_set_call(&s.cols, COL_END, out, err, errlen) != 0) goto done;
-    if (evq_overflowed(s.q)) {
-        /* The clock's contract (simtime.h): an event past the horizon ends the run. */
-        if (evq_overflowed(s.q) == EVQ_STALLED) {
-            /* The stall guard (evq.h): what kept firing, by its module's name,
-             * else by the pool whose event it is. */
-            char what[256];
-            uint64_t n = evq_stall_name(s.q, what, sizeof what);
-            for (int i = 0; i < s.nst && !strcmp(what, "an event of an unknown module"); i++)
-                if (evq_stall_subject(s.q) == s.st[i]) snprintf(what, sizeof what, "an event of [pool %s]", sc->pools[i].name);
-            snprintf(err, errlen, "%s: simulated time stopped advancing at %.9g s: over %llu events in a row at that "
-                     "instant; what kept firing: %s (a period or duration drawn below the clock's resolution, 1 ns, "
-                     "keeps renewing it)", sc->raw.path, simtime_to_s(evq_failed_time(s.q)), (unsigned long long) n, what);
-        } else if (evq_overflowed(s.q) == EVQ_BEYOND_HORIZON)
-            snprintf(err, errlen, "%s: simulated time would pass the clock's range (%.0f years) after %llu arrivals, "
-                     "at %.4g s: a service time, step time, gap or timeout is too long",
-                     sc->raw.path, SIMTIME_HORIZON_S / (365.25 * 86400), (unsigned long long) s.next_id,
-                     simtime_to_s(evq_now(s.q)));
-        else
-            snprintf(err, errlen, "%s: internal error: an event was scheduled before the current time", sc->raw.path);
+    if (evq_overflowed(s.q)) {   /* the clock's contract (simtime.h): an event past the horizon ends the run */
+        verdict_clock_failed(sc, s.q, s.st, s.nst, s.next_id, err, errlen);
         goto done;
     }
     if (s.oom) {
@@ -853,4 +796,5 @@ void sim_result_free(sim_result *r)
     free(r->routes);
     r->routes = NULL;
     r->nroutes = 0;
+    sim_rows_free(&r->rows);
 }

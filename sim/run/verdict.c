@@ -7,6 +7,7 @@
 #include "run/verdict.h"
 #include "core/kind.h"
 #include "core/result.h"
+#include "engine/evq.h"
 
 /* Offered load of pool I: what its kind makes of the workload's rate, for
  * pools on the path of the requests (0 for pools no request visits).  NAN when
@@ -114,15 +115,12 @@ int verdict_load_exceeds(double rho, uint64_t n)
 
 /* Pool P's electricity (docs/metrics.md, "Energy"): its GPU energy x pue x
  * [sim] electricity_usd_per_kwh, added to its $ per hour (and to its cost_usd
- * row, and reported as electricity_usd, when priced); its energy added to the
- * run's.  Returns 0, or -1 when P's metric table is full. */
-int verdict_energy_cost(const scenario *sc, pool_result *p, sim_result *out)
+ * row, and reported as electricity_usd, when priced; the run's energy rows:
+ * col_energy.c).  Returns 0, or -1 when P's metric table is full. */
+int verdict_energy_cost(const scenario *sc, pool_result *p)
 {
-    out->has_energy = 1;
-    out->energy_j += p->energy_j;
     if (!(sc->electricity_usd_per_kwh > 0)) return 0;
     double usd = p->energy_j / 3.6e6 * sc->pue * sc->electricity_usd_per_kwh;
-    out->electricity_usd += usd;
     double per_hour = p->window_s > 0 ? usd * 3600.0 / p->window_s : 0;
     p->cost_per_hour += per_hour;
     for (int k = 0; k < p->nmetrics; k++) {
@@ -134,3 +132,44 @@ int verdict_energy_cost(const scenario *sc, pool_result *p, sim_result *out)
     return pool_result_add(p, "electricity_usd", usd);
 }
 
+
+void verdict_pool_saturated(const scenario *sc, station *const *st, const trend *tr, int i, int capped, pool_result *p)
+{
+    const station *x = st[i];
+    /* A pool whose queue is bounded (queue_limit) or drained (timeout_ms) is a
+     * stable loss system whatever its offered load: only growth counts. */
+    int bounded = sc->pools[i].queue_limit > 0 || sc->pools[i].timeout_ms > 0;
+    int all_patient = sc->wl.nclasses > 0;   /* patience (issue 34): every client leaves a queue in time */
+    for (int c = 0; c < sc->wl.nclasses; c++) all_patient &= sc->wl.classes[c].has_patience;
+    bounded |= all_patient;
+    uint64_t counted = 0;      /* arrivals the load was measured from (0: known beforehand) */
+    if (isnan(p->offered_load) && p->has_offered_load && p->window_s > 0) {
+        /* Inflow unknown beforehand (a lossy pool upstream): measure it. */
+        p->offered_load = x->ops->offered_load(st[i], (double) x->win_arrivals / p->window_s);
+        counted = x->win_arrivals;
+    }
+    p->load_saturated = !bounded && verdict_load_exceeds(p->offered_load, counted);
+    p->saturated = p->load_saturated || verdict_backlog_grew(x, tr, i) || (capped && x->qlen > 0);
+}
+
+void verdict_clock_failed(const scenario *sc, evq *q, station *const *st, int nst, uint64_t arrivals, char *err,
+                          size_t errlen)
+{
+    if (evq_overflowed(q) == EVQ_STALLED) {
+        /* The stall guard (evq.h): what kept firing, by its module's name,
+         * else by the pool whose event it is. */
+        char what[256];
+        uint64_t n = evq_stall_name(q, what, sizeof what);
+        for (int i = 0; i < nst && !strcmp(what, "an event of an unknown module"); i++)
+            if (evq_stall_subject(q) == st[i]) snprintf(what, sizeof what, "an event of [pool %s]", sc->pools[i].name);
+        snprintf(err, errlen, "%s: simulated time stopped advancing at %.9g s: over %llu events in a row at that "
+                 "instant; what kept firing: %s (a period or duration drawn below the clock's resolution, 1 ns, "
+                 "keeps renewing it)", sc->raw.path, simtime_to_s(evq_failed_time(q)), (unsigned long long) n, what);
+    } else if (evq_overflowed(q) == EVQ_BEYOND_HORIZON)
+        snprintf(err, errlen, "%s: simulated time would pass the clock's range (%.0f years) after %llu arrivals, "
+                 "at %.4g s: a service time, step time, gap or timeout is too long",
+                 sc->raw.path, SIMTIME_HORIZON_S / (365.25 * 86400), (unsigned long long) arrivals,
+                 simtime_to_s(evq_now(q)));
+    else
+        snprintf(err, errlen, "%s: internal error: an event was scheduled before the current time", sc->raw.path);
+}

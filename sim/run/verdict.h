@@ -32,8 +32,21 @@ int verdict_load_exceeds(double rho, uint64_t n);
  * value of sim_result.relax_windows (INFINITY: unknown). */
 double verdict_relax_windows(const scenario *sc, station *const *st, const trend *tr, const sim_result *out);
 
-/* Pool P's electricity added to its $ per hour and rows, and its energy to
- * OUT's.  Returns 0, or -1 when P's metric table is full. */
-int verdict_energy_cost(const scenario *sc, pool_result *p, sim_result *out);
+/* Pool I's saturation verdict into P (its offered load and window filled;
+ * the offered load measured from its inflow where it was unknown beforehand):
+ * load_saturated, and saturated (by its load, by its backlog's growth in TR,
+ * or left with a queue by a run whose arrivals stopped at their cap: CAPPED). */
+void verdict_pool_saturated(const scenario *sc, station *const *st, const trend *tr, int i, int capped, pool_result *p);
+
+/* Why the clock of Q stopped the run (evq_overflowed: a stall, the horizon
+ * passed, an event in the past), into ERR, naming what kept firing (its
+ * module, else the pool of the stations ST whose event it is) and the ARRIVALS
+ * so far. */
+void verdict_clock_failed(const scenario *sc, evq *q, station *const *st, int nst, uint64_t arrivals, char *err,
+                          size_t errlen);
+
+/* Pool P's electricity added to its $ per hour and rows.  Returns 0, or -1
+ * when P's metric table is full. */
+int verdict_energy_cost(const scenario *sc, pool_result *p);
 
 #endif

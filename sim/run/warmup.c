@@ -193,3 +193,16 @@ int settle_commit(settle *s, double now_s)
     }
     return all;
 }
+
+int settle_stations(settle *s, station *const *st, int n, uint64_t min_span, uint64_t cap)
+{
+    int ncache = 0, *idx = calloc((size_t) n + 1, sizeof *idx);
+    if (!idx) return -1;
+    for (int i = 0; i < n; i++) {
+        double v[3];
+        if (st[i]->ops->cache_fill && st[i]->ops->cache_fill(st[i], v) == 0) idx[ncache++] = i;
+    }
+    int rc = ncache > 0 ? settle_init(s, ncache, idx, min_span, cap) : 0;
+    free(idx);
+    return rc != 0 ? -1 : ncache;
+}

@@ -19,6 +19,7 @@
 #define LATSIM_WARMUP_H
 
 #include <stdint.h>
+#include "core/station.h"
 
 /* Mean lifetimes the clock must pass before measuring. */
 #define WARMUP_FILL_FACTOR 4
@@ -143,6 +144,11 @@ typedef struct settle {
  * when out of memory. */
 int settle_init(settle *s, int n, const int *pool, uint64_t min_span, uint64_t cap);
 void settle_free(settle *s);
+
+/* Sets S up over the stations ST[0 .. N-1] that have a cache (station_ops
+ * cache_fill), when any, as settle_init.  Returns how many (0: S is left
+ * empty), or -1 when out of memory. */
+int settle_stations(settle *s, station *const *st, int n, uint64_t min_span, uint64_t cap);
 
 /* Counts an arrival; returns 1 when a snapshot is due (then settle_put each
  * cache's counters and settle_commit). */

@@ -1,0 +1,285 @@
+/* flatten.c -- a run's results as report rows (report_flatten, latsim/report.h):
+ * the engine's own numbers in their fixed order, and the metric families'
+ * rows (sim_result.rows) where each family's place is, or after the rows of
+ * their scope.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "run/breakdown.h"
+#include "report/report.h"
+
+/* Keeps the distribution of S for the rows from index ROW on.  Returns 0 or -1. */
+static int add_dist(report *r, size_t row, const stat_summary *s)
+{
+    if (r->ndist == r->capdist) {
+        size_t cap = r->capdist ? 2 * r->capdist : 16;
+        report_dist *x = realloc(r->dist, cap * sizeof *x);
+        if (!x) return -1;
+        r->dist = x;
+        r->capdist = cap;
+    }
+    r->dist[r->ndist].row = row;
+    repci_from_summary(s, &r->dist[r->ndist].d);
+    r->ndist++;
+    return 0;
+}
+
+static int add_latency(report *r, int rep, const char *scope, const char *metric, const stat_summary *s, int hide)
+{
+    double v[7] = { s->mean, s->p50, s->p90, s->p95, s->p99, s->p999, s->max };
+    if (!hide && s->n > 0 && add_dist(r, r->n, s)) return -1;
+    for (int i = 0; i < 7; i++)
+        if (report_add(r, rep, scope, metric, REPORT_LAT_STATS[i], (hide || s->n == 0) ? NAN : v[i])) return -1;
+    return 0;
+}
+
+/* The metric families whose rows report_flatten places among its own (at
+ * put_family, in this order down the system's rows); any other family's rows
+ * come after the rows of their scope (put_scope), a scope of its own last. */
+static const char *const PLACED[] = { "client", "goodput", "over", "energy", "cold" };
+
+static int placed(const char *family)
+{
+    for (size_t k = 0; k < sizeof PLACED / sizeof *PLACED; k++)
+        if (!strcmp(family, PLACED[k])) return 1;
+    return 0;
+}
+
+/* Copies family row W of X into OUT: NAN where it hides in a saturated run, its
+ * latency's distribution kept.  Returns 0 or -1. */
+static int put_row(report *out, int rep, const sim_result *x, const sim_row *w)
+{
+    int hide = w->hide && x->saturated;
+    if (w->text) return report_add_text(out, rep, w->scope, w->metric, w->text);
+    if (w->dist && !hide && add_dist(out, out->n, w->dist)) return -1;
+    return report_add(out, rep, w->scope, w->metric, w->stat, hide ? NAN : w->value);
+}
+
+/* Copies the rows of family FAMILY of X into OUT, in their order.  Returns 0 or -1. */
+static int put_family(report *out, int rep, const sim_result *x, const char *family)
+{
+    for (size_t i = 0; i < x->rows.n; i++)
+        if (!strcmp(x->rows.row[i].family, family) && put_row(out, rep, x, &x->rows.row[i])) return -1;
+    return 0;
+}
+
+/* Copies the rows of SCOPE of the families not placed (PLACED) into OUT, and
+ * marks them in DONE.  Returns 0 or -1. */
+static int put_scope(report *out, int rep, const sim_result *x, const char *scope, char *done)
+{
+    for (size_t i = 0; i < x->rows.n; i++) {
+        const sim_row *w = &x->rows.row[i];
+        if (done[i] || placed(w->family) || strcmp(w->scope, scope)) continue;
+        if (put_row(out, rep, x, w)) return -1;
+        done[i] = 1;
+    }
+    return 0;
+}
+
+/* The engine's rows of X into OUT, the families' rows among them. */
+static int flatten(const sim_result *x, int rep, report *out, char *done);
+
+int report_flatten(const sim_result *x, int rep, report *out)
+{
+    memset(out, 0, sizeof *out);
+    out->replications = 1;
+    char *done = calloc(x->rows.n + 1, 1);
+    int rc = done ? flatten(x, rep, out, done) : -1;
+    for (size_t i = 0; rc == 0 && i < x->rows.n; i++)   /* the scopes of their own, in row order */
+        if (!done[i] && !placed(x->rows.row[i].family)) rc = put_scope(out, rep, x, x->rows.row[i].scope, done);
+    free(done);
+    /* Every distribution carries the run's length in correlation times (repci_enough). */
+    for (size_t k = 0; k < out->ndist; k++) out->dist[k].d.windows = x->relax_windows;
+    return rc;
+}
+
+static int flatten(const sim_result *x, int rep, report *out, char *done)
+{
+    const char *G = "";
+#define V(scope, name, val) if (report_add(out, rep, scope, name, "value", (double) (val))) return -1
+    V(G, "requests", x->requests);
+    V(G, "warmup_requests", x->warmup_requests);
+    V(G, "warmup_s", x->warmup_s);
+    if (x->has_caches) {   /* the automatic warm-up waited for caches (run/warmup.h) */
+        V(G, "warmup_cache_s", x->warmup_cache_s);
+        V(G, "warmup_cache_capped", x->warmup_cache_capped);
+    }
+    V(G, "served", x->served);
+    V(G, "rejected", x->rejected);
+    V(G, "timed_out", x->timed_out);
+    if (x->has_fleet) V(G, "failed", x->failed);
+    if (x->has_patience) {   /* clients who gave up (issue 34) */
+        V(G, "abandoned", x->abandoned);
+        V(G, "abandoned_share", x->requests ? (double) x->abandoned / (double) x->requests : NAN);
+    }
+    if (put_family(out, rep, x, "client")) return -1;   /* [client]: attempts, retries, wasted */
+    V(G, "saturated", x->saturated);
+    if (x->trace_exhausted) V(G, "trace_exhausted", 1);
+    if (x->finite) {   /* docs/workloads.md, "Finite workloads" */
+        V(G, "finite", 1);
+        V(G, "backlog_grew", x->backlog_grew);
+        V(G, "peak_queue", x->peak_queue);
+        V(G, "peak_queue_at_s", x->peak_queue_at_s);
+    }
+    V(G, "departures", x->departures);
+    V(G, "throughput_rps", x->throughput_rps);
+    if (put_family(out, rep, x, "goodput")) return -1;
+    if (x->has_llm) {
+        V(G, "output_tokens_per_s", x->output_tps);
+        V(G, "cost_per_hour", x->cost_per_hour);
+        V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
+    }
+    if (x->has_gateway) V(G, "api_usd", x->api_usd);
+    if (x->egress_usd > 0) V(G, "egress_usd", x->egress_usd);   /* issue 34 */
+    if (put_family(out, rep, x, "over")) return -1;   /* shares over a threshold (issue 34) */
+    if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
+    if (put_family(out, rep, x, "energy")) return -1;   /* GPU board energy (docs/metrics.md, "Energy") */
+    V(G, "sim_time_s", x->sim_time_s);
+    V(G, "window_s", x->window_s);
+    V(G, "events", x->events);
+    V(G, "peak_in_system", x->peak_live);
+    V(G, "wall_time_s", x->wall_time_s);
+    if (!isnan(x->repeat_token_share)) V(G, "repeat_token_share", x->repeat_token_share);
+    if (x->closed_loop) {
+        V(G, "achieved_rps", x->achieved_rps);
+        V(G, "mean_in_system", x->mean_in_system);
+    }
+    int hide = x->saturated;
+    if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
+    if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
+    if (add_latency(out, rep, G, "service", &x->service, hide)) return -1;
+    if (put_family(out, rep, x, "cold")) return -1;
+    if (x->has_gateway && add_latency(out, rep, G, "network", &x->network, hide)) return -1;
+    if ((x->has_llm || x->has_gateway) && add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
+    if (x->has_llm) {
+        if (add_latency(out, rep, G, "ttft", &x->ttft, hide)) return -1;
+        if (add_latency(out, rep, G, "tpot", &x->tpot, hide)) return -1;
+        if (add_latency(out, rep, G, "itl", &x->itl, hide)) return -1;
+    }
+    if (!hide) {
+        const struct { const char *m; const stat_summary *s; } cd[] = {
+            { "e2e", &x->e2e }, { "queue", &x->queue }, { "ttft", &x->ttft }, { "tpot", &x->tpot } };
+        out->cdf = malloc(4 * STAT_NCDF * sizeof *out->cdf);
+        if (!out->cdf) return -1;
+        for (int m = 0; m < (x->has_llm ? 4 : 2); m++)
+            if (cd[m].s->n > 0)
+                for (int k = 0; k < STAT_NCDF; k++)
+                    out->cdf[out->ncdf++] = (report_cdf) { cd[m].m, stat_cdf_probs[k], cd[m].s->cdf[k] };
+    }
+    /* Shares of e2e (breakdown.h): "breakdown.all.queue", "breakdown.p99.queue"... */
+    for (int k = 0; k < BD_N; k++) {
+        if ((k == BD_KV_TRANSFER || k == BD_KV_LOAD) && !x->has_kv) continue;
+        if (k == BD_CONNECT && !x->has_conn) continue;   /* connections on hops (issue 34) */
+        char m[48];
+        snprintf(m, sizeof m, "breakdown.all.%s", bd_name(k));
+        V(G, m, hide ? NAN : x->share_all[k]);
+        snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
+        V(G, m, hide ? NAN : x->share_p99[k]);
+    }
+    /* Shares of TTFT (breakdown.h, TB_*): "ttft_breakdown.all.queue", ".p99.", and the
+     * components' means, "ttft_breakdown.mean_ms.queue". */
+    if (x->has_ttft_bd)
+        for (int k = 0; k < TB_N; k++) {
+            char m[48];
+            snprintf(m, sizeof m, "ttft_breakdown.all.%s", tb_name(k));
+            V(G, m, hide ? NAN : x->ttft_share_all[k]);
+            snprintf(m, sizeof m, "ttft_breakdown.p99.%s", tb_name(k));
+            V(G, m, hide ? NAN : x->ttft_share_p99[k]);
+            snprintf(m, sizeof m, "ttft_breakdown.mean_ms.%s", tb_name(k));
+            V(G, m, hide ? NAN : x->ttft_part_ms[k]);
+        }
+    if (put_scope(out, rep, x, G, done)) return -1;
+    for (int i = 0; i < x->npools; i++) {
+        const pool_result *p = &x->pools[i];
+        const char *S = p->name;
+        if (report_add_text(out, rep, S, "kind", p->kind ? p->kind : "unknown")) return -1;
+        V(S, REPORT_BUSY_SHARE, p->utilization);
+        V(S, "saturated", p->saturated);
+        if (x->finite) {
+            V(S, "backlog_grew", p->backlog_grew);
+            V(S, "peak_queue", p->peak_queue);
+            V(S, "peak_in_pool", p->peak_inside);
+        }
+        if (p->has_offered_load) V(S, "offered_load", p->offered_load);
+        V(S, "arrivals", p->arrivals);
+        V(S, "served", p->served);
+        V(S, "rejected", p->rejected);
+        V(S, "timed_out", p->timed_out);
+        for (int k = 0; k < p->nmetrics; k++) {
+            const pool_metric *m = &p->metrics[k];
+            if (m->text) {
+                if (report_add_text(out, rep, S, m->name, m->text)) return -1;
+            } else V(S, m->name, m->value);
+        }
+        if (add_latency(out, rep, S, "queue", &p->queue, p->saturated)) return -1;
+        if (add_latency(out, rep, S, "service", &p->service, p->saturated)) return -1;
+        /* The requests that passed it (docs/metrics.md, "Per pool and per route"). */
+        int ph = hide || p->saturated;
+        if (add_latency(out, rep, S, "e2e", &p->e2e, ph)) return -1;
+        if (p->has_tokens && x->has_llm) {
+            if (add_latency(out, rep, S, "ttft", &p->ttft, ph)) return -1;
+            if (add_latency(out, rep, S, "tpot", &p->tpot, ph)) return -1;
+            if (p->has_itl && add_latency(out, rep, S, "itl", &p->itl, ph)) return -1;
+        }
+        if (put_scope(out, rep, x, S, done)) return -1;
+    }
+    for (int i = 0; i < x->nroutes; i++) {
+        const route_result *t = &x->routes[i];
+        char S[160];
+        snprintf(S, sizeof S, "%s%s->%s", REPORT_ROUTE_SCOPE, t->router, t->target);
+        if (report_add_text(out, rep, S, "router", t->router)) return -1;
+        if (report_add_text(out, rep, S, "target", t->target)) return -1;
+        V(S, "edge", t->edge);
+        V(S, "served", t->served);
+        if (add_latency(out, rep, S, "e2e", &t->e2e, hide)) return -1;
+        if (t->has_tokens) {
+            if (add_latency(out, rep, S, "ttft", &t->ttft, hide)) return -1;
+            if (add_latency(out, rep, S, "tpot", &t->tpot, hide)) return -1;
+        }
+        if (put_scope(out, rep, x, S, done)) return -1;
+    }
+    int goodput = sim_result_row(x, "", "goodput", "value") != NULL;   /* the [slo] sets per-request limits */
+    for (int i = 0; i < x->nclasses; i++) {
+        const class_result *c = &x->classes[i];
+        char S[80];
+        snprintf(S, sizeof S, "%s%s", REPORT_CLASS_SCOPE, c->name);
+        V(S, "requests", c->requests);
+        V(S, "served", c->served);
+        V(S, "rejected", c->rejected);
+        V(S, "timed_out", c->timed_out);
+        if (x->has_fleet) V(S, "failed", c->failed);
+        if (c->cache_lookups) {   /* its result-cache hit rate (false hits included, as the pool's) */
+            V(S, "cache_hit_rate", (double) (c->cache_hits + c->cache_false_hits) / (double) c->cache_lookups);
+            V(S, "cache_false_hits", c->cache_false_hits);
+        }
+        if (c->prefix_prompt > 0)   /* its prefix-cache hit rate (found / prompt tokens, as the pools') */
+            V(S, "prefix_hit_rate", c->prefix_found / c->prefix_prompt);
+        if (x->has_patience) {   /* clients who gave up (issue 34) */
+            V(S, "abandoned", c->abandoned);
+            V(S, "abandoned_share", c->requests ? (double) c->abandoned / (double) c->requests : NAN);
+        }
+        if (goodput) {
+            /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
+            double share = c->requests ? (double) c->good / (double) c->requests : NAN;
+            V(S, "goodput", share);
+            V(S, "goodput_rps", x->window_s > 0 ? (double) c->good / x->window_s : NAN);
+        }
+        /* Its share of the pools' $ and its API charges (col_classes.c, class_costs). */
+        if (x->has_gateway) V(S, "api_usd", c->api_usd);
+        if (x->has_cost) V(S, "cost_per_1k_requests", x->saturated ? NAN : c->cost_per_1k);
+        if (add_latency(out, rep, S, "e2e", &c->e2e, hide)) return -1;
+        if (add_latency(out, rep, S, "queue", &c->queue, hide)) return -1;
+        if (add_latency(out, rep, S, "service", &c->service, hide)) return -1;
+        if (x->has_llm) {
+            if (add_latency(out, rep, S, "ttft", &c->ttft, hide)) return -1;
+            if (add_latency(out, rep, S, "tpot", &c->tpot, hide)) return -1;
+            if (add_latency(out, rep, S, "itl", &c->itl, hide)) return -1;
+        }
+        if (put_scope(out, rep, x, S, done)) return -1;
+    }
+#undef V
+    return 0;
+}
+
