@@ -219,13 +219,13 @@ docs-update:
 	LATSIM_BIN=$(BUILD)/latsim LATSIM_DOCS_UPDATE=1 $(BUILD)/test_latsim -j2 --filter 'docfigs/*'
 
 # make test-mpi: the MPI build (build/release-mpi, mpicc) and the tests of
-# `latsim explore`, `sweep` and `plan` with it, those under mpirun included (tests/test_explore.c;
+# `latsim explore`, `sweep` and `plan` with it, and the MPI build's refusal of undistributed commands (launch_mpi), those under mpirun included (tests/test_explore.c;
 # in the default build they are reported as skipped).  Root needs
 # OMPI_ALLOW_RUN_AS_ROOT: set here for mpirun.
 test-mpi:
 	$(MAKE) MPI=1 build/release-mpi/test_latsim build/release-mpi/latsim
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 LATSIM_MPI=1 LATSIM_BIN=build/release-mpi/latsim \
-	  timeout $(TEST_TIMEOUT) build/release-mpi/test_latsim --filter 'explore/*'
+	  timeout $(TEST_TIMEOUT) build/release-mpi/test_latsim --filter '@(explore|launch_mpi)/*'
 
 # make check-layers: the include rules between the source folders (docs/architecture.md):
 # one line per offending include or cycle, exit 1.
