@@ -547,7 +547,8 @@ static int run_notes(const run_opts *o, run_state *st)
         if (!(report_get(shown, name, "saturated", "value") > 0)) continue;
         double rho = report_get(shown, name, "offered_load", "value");
         if (st->load_sat[i])
-            snprintf(st->err, sizeof st->err, "%s:%d: [pool %s]: saturated: offered load %.3g >= 1 (arrival rate x mean service / servers)",
+            snprintf(st->err, sizeof st->err, "%s:%d: [pool %s]: saturated: offered load %.3g >= 1 (arrival rate x mean "
+                     "service / capacity: docs/metrics.md, offered_load)",
                      o->file, scenario_pool_line(sc, i), name, rho);
         else
             snprintf(st->err, sizeof st->err, "%s:%d: [pool %s]: saturated: the number of requests in it kept growing during the run",

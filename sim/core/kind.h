@@ -30,6 +30,9 @@ enum {
     KIND_PLAIN = 128,         /* reads nothing of a request beyond its core record (not its tail,
                                  request.h) and adds no time but queueing and service (a generic
                                  pool): a run of such pools only takes the engine's lean path */
+    KIND_CPU = 256,           /* not a fleet, but its per-request work can run as CPU jobs on a node with
+                                 the CPU keys (a router's, a result cache's: fleet/cputier.h); its
+                                 check_fleet hook refuses the fleet's other keys */
 };
 
 typedef struct station_kind {

@@ -49,12 +49,14 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {"cpu_request_cores", "none", "generic pools: CPU cores each server (replica) requests: its weight when the cores of its "
                                   "node are shared (default: cpu_limit_cores, else 1); service_ms is then CPU time on one core; "
                                   "llm pools: of each replica's cgroup (its steps' CPU parts) and of the front end's "
-                                  "(tokenisation)"},
+                                  "(tokenisation); router and result_cache pools: of each of their replicas (pods), "
+                                  "overhead_ms / hit_ms / miss_ms being CPU time on one core"},
     {"cpu_limit_cores", "none", "generic pools: CPU limit of each server (replica), cores: CFS quota of limit x cfs_period_ms "
                                 "per period, work beyond it waits for the next period (throttling); llm pools: of each "
                                 "replica's cgroup (cpu_step_ms, cpu_sample_us_per_seq) and of the front end's "
-                                "(cpu_tokenize_us_per_token)"},
-    {"cfs_period_ms", "100", "generic and llm pools: the CFS period the CPU limit's quota is given per, ms (needs cpu_limit_cores)"},
+                                "(cpu_tokenize_us_per_token); router and result_cache pools: of each of their replicas "
+                                "(pods), whose overhead_ms / hit_ms / miss_ms then run as CPU jobs"},
+    {"cfs_period_ms", "100", "generic, llm, router and result_cache pools: the CFS period the CPU limit's quota is given per, ms (needs cpu_limit_cores)"},
     {"servers_per_replica", "1", "generic pools with CPU keys: servers (worker threads) of one replica (pod), sharing its "
                                  "cgroup: its CPU limit and request"},
     {"node", "none", "generic pools: the [node NAME] the servers run on (llm pools: its replicas and front end), sharing "

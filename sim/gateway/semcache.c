@@ -6,6 +6,8 @@
 #include "core/encoder.h"
 #include "core/result.h"
 #include "core/zipf.h"
+#include "fleet/cputier.h"
+#include "fleet/fleetcfg.h"
 
 #include <ctype.h>
 #include <gsl/gsl_rng.h>
@@ -29,6 +31,7 @@ typedef struct semcache_cfg {
     int embed;                /* 1: embed_model is named: a lookup takes the encoder's pass over the
                                  request's prompt (enc), not hit_ms / miss_ms */
     enc_cfg enc;              /* the embedding model and its device (embed) */
+    int replicas;             /* pods of the cache, each a cgroup (with CPU keys; 1 otherwise) */
 } semcache_cfg;
 
 /* Earlier requests' intents a repeat may draw from: the latest REPEAT_MAX (in a
@@ -61,6 +64,9 @@ typedef struct semcache {
     size_t npast_cap;         /* its allocated entries */
     uint64_t npast;           /* intents recorded so far (the ring's write position mod REPEAT_MAX) */
     uint64_t fresh;           /* repeat_share: new intents handed out so far */
+    cpu_tier cpu;             /* CPU keys: hit_ms / miss_ms as CPU jobs in its pods' cgroups (cpu.node NULL: a delay) */
+    double work_ms;           /* CPU keys: CPU time of the measured lookups, ms */
+    uint64_t nwork;           /* CPU keys: measured lookups (work_ms's count) */
 } semcache;
 
 /* Counts a measured lookup (HIT: it hit) into the batches. */
@@ -132,6 +138,8 @@ static void on_looked_up(evq *q, void *subject, int64_t arg)
     station_pass(st, r, 0);        /* a miss: the next station serves it */
 }
 
+static void on_cpu_done(void *ctx, int64_t arg);
+
 static void arrive(station *st, request *r)
 {
     semcache *sc = (semcache *) st;
@@ -169,17 +177,39 @@ static void arrive(station *st, request *r)
     int hit = res != RCACHE_MISS;
     double ms = sc->c->embed ? enc_pass_ms(&sc->c->enc, 1, enc_len(&sc->c->enc, r->prompt))
                              : dist_sample(hit ? &sc->c->hit_ms : &sc->c->miss_ms, st->rng);
-    simtime_t d = simtime_from_ms(ms);
-    r->overhead_ns += d;
     r->cache_res = (uint8_t) (res == RCACHE_MISS ? 1 : res == RCACHE_HIT ? 2 : 3);
     if (r->measured) {
         sc->lookups++;
         sc->hits += res == RCACHE_HIT;
         sc->false_hits += res == RCACHE_FALSE_HIT;
         rise_add(sc, hit);
-        stat_add(st->service_ms, ms);
     }
-    station_after(st, d, on_looked_up, sc, (int64_t) (intptr_t) r | (hit ? HIT : 0));
+    int64_t arg = (int64_t) (intptr_t) r | (hit ? HIT : 0);
+    if (sc->cpu.node) {   /* CPU work in a pod's cgroup (cputier.h) */
+        r->enq = now;
+        if (r->measured) {
+            sc->work_ms += ms;
+            sc->nwork++;
+        }
+        if (!cpu_tier_start(&sc->cpu, ms, on_cpu_done, sc, arg)) st->sink->oom(st->sink->ctx);
+        return;
+    }
+    simtime_t d = simtime_from_ms(ms);
+    r->overhead_ns += d;
+    if (r->measured) stat_add(st->service_ms, ms);
+    station_after(st, d, on_looked_up, sc, arg);
+}
+
+/* A lookup has run on the CPU: the time it took, throttled waits included, is
+ * the cache's overhead; then it answers (a hit) or passes on (a miss). */
+static void on_cpu_done(void *ctx, int64_t arg)
+{
+    semcache *sc = ctx;
+    request *r = (request *) (intptr_t) (arg & ~(int64_t) 1);
+    simtime_t took = evq_now(sc->st.q) - r->enq;
+    r->overhead_ns += took;
+    if (r->measured) stat_add(sc->st.service_ms, simtime_to_ms(took));
+    on_looked_up(sc->st.q, sc, arg);
 }
 
 /* The answer of a miss came back: store it. */
@@ -204,6 +234,13 @@ static void window_open(station *st)
 {
     semcache *sc = (semcache *) st;
     sc->at_open = *rcache_get_stats(sc->cache);
+    if (sc->cpu.node) cpu_node_window_open(sc->cpu.node);
+}
+
+static void window_close(station *st)
+{
+    semcache *sc = (semcache *) st;
+    if (sc->cpu.node) cpu_node_window_close(sc->cpu.node);
 }
 
 static int cache_fill(const station *st, double out[3])
@@ -249,6 +286,7 @@ static int report(station *st, pool_result *out)
     if (pool_result_add(out, "evictions", (double) (k->evictions - sc->at_open.evictions))) return -1;
     if (pool_result_add(out, "expired", (double) (k->expired - sc->at_open.expired))) return -1;
     if (pool_result_add(out, "flushes", (double) k->flushes)) return -1;
+    if (sc->cpu.node && cpu_tier_report(&sc->cpu, out)) return -1;
     return 0;
 }
 
@@ -262,14 +300,36 @@ static void destroy(station *st)
     stat_free(sc->miss_e2e);
     stat_free(sc->hit_ttft);
     stat_free(sc->miss_ttft);
+    cpu_tier_free(&sc->cpu);
     station_fini(st);
     free(st);
+}
+
+/* With CPU keys: the lookups' CPU demand (their measured mean) over the
+ * cores its pods may use (cputier.h), so that a limit below the demand is a
+ * saturated pool. */
+static double offered_load(const station *st, double rate)
+{
+    const semcache *sc = (const semcache *) st;
+    if (!sc->nwork) return NAN;
+    return rate * sc->work_ms / (double) sc->nwork / 1000.0 / cpu_tier_cores(sc->cpu.c, sc->cpu.n);
 }
 
 static const station_ops SEMCACHE_OPS = {
     .arrive = arrive,
     .window_open = window_open,
     .report = report,
+    .cache_fill = cache_fill,
+    .returned = returned,
+    .destroy = destroy,
+};
+
+static const station_ops SEMCACHE_CPU_OPS = {   /* with CPU keys */
+    .arrive = arrive,
+    .window_open = window_open,
+    .window_close = window_close,
+    .report = report,
+    .offered_load = offered_load,
     .cache_fill = cache_fill,
     .returned = returned,
     .destroy = destroy,
@@ -321,6 +381,8 @@ fail:
 static const scn_key KEYS[] = {
     { "hit_ms", "const(1)", "lookup time of a hit, ms (distribution)" },
     { "miss_ms", "const(1)", "lookup time of a miss, ms (distribution)" },
+    { "replicas", "1", "pods of the cache, each a cgroup with cpu_limit_cores (only with CPU keys: cpu_limit_cores, "
+      "cpu_request_cores or node; hit_ms / miss_ms are then CPU time on one core; lookups go to the pods in turn)" },
     { "capacity", "0", "answers kept (least recently used evicted); 0 = unbounded (default: only TTLs and flushes bound it; set it to model the cache's memory)" },
     { "false_hit_rate", "0", "probability a lookup that should miss returns another question's answer" },
     { "flush_at", "", "times the cache is emptied (model upgrades), e.g. 30m, 2h" },
@@ -370,6 +432,8 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
         c->embed = 1;
         p->tokens = 1;
     }
+    if (cpu_tier_replicas(x, sec, &c->replicas)) return -1;
+    p->units = c->replicas;
     int64_t cap, k;
     if (scn_i64(x, sec, "capacity", 0, 0, INT64_C(1) << 31, &cap)) return -1;
     c->capacity = (size_t) cap;
@@ -457,6 +521,17 @@ static double footprint(scn_ctx *x, const pool_cfg *p, const char **key, char *w
     return k * ZIPF_BYTES_PER_ITEM + held * RCACHE_BYTES_PER_ENTRY;
 }
 
+/* The kind's check_fleet hook (kind.h): the CPU keys, which price hit_ms and miss_ms. */
+static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const char *const *keys, int n)
+{
+    if (cpu_tier_check(x, sec, "result_cache", keys, n)) return -1;
+    const semcache_cfg *c = p->ext;
+    if (n > 0 && c->embed)
+        return scn_fail(x, sec, keys[0], "not with embed_model: the lookup is the encoder's pass on its own device, "
+                        "not CPU work (give hit_ms and miss_ms as CPU time instead)");
+    return 0;
+}
+
 const station_kind semcache_kind = {
     .name = "result_cache",
     .help = "a semantic result cache: hits answer here, misses go on to `next` and are stored on return",
@@ -467,9 +542,11 @@ const station_kind semcache_kind = {
     .free_cfg = free_cfg,
     .footprint = footprint,
     .defaults = defaults,
+    .check_fleet = check_fleet,
+    .units_key = "replicas",
     .min_next = 1,
     .max_next = 1,
-    .flags = KIND_GATEWAY,
+    .flags = KIND_GATEWAY | KIND_CPU,
 };
 
 station *semcache_new(const pool_cfg *cfg, const station_env *env)
@@ -477,7 +554,8 @@ station *semcache_new(const pool_cfg *cfg, const station_env *env)
     semcache *sc = calloc(1, sizeof *sc);
     if (!sc) return NULL;
     const semcache_cfg *c = cfg->ext;
-    if (station_init(&sc->st, &SEMCACHE_OPS, cfg, env) != 0) goto fail;
+    int cpu = cfg->fleet && cfg->fleet->cpu.on;
+    if (station_init(&sc->st, cpu ? &SEMCACHE_CPU_OPS : &SEMCACHE_OPS, cfg, env) != 0) goto fail;
     sc->c = c;
     sc->bsize = 16;
     sc->cache = rcache_new(c->capacity, c->false_hit_rate, c->flush_at, (size_t) c->nflush);
@@ -487,6 +565,8 @@ station *semcache_new(const pool_cfg *cfg, const station_env *env)
     sc->hit_ttft = stat_new();
     sc->miss_ttft = stat_new();
     if (!sc->cache || !sc->zipf || !sc->hit_e2e || !sc->miss_e2e || !sc->hit_ttft || !sc->miss_ttft) goto fail;
+    if (cpu && cpu_tier_init(&sc->cpu, &cfg->fleet->cpu, c->replicas, env->cpu_nodes))
+        goto fail;
     sc->st.capacity = 1;      /* lookups are not a bottleneck: utilisation 0 */
     return &sc->st;
 fail:

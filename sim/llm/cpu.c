@@ -21,6 +21,7 @@
 #include "llm/replica.h"
 #include "llm/opshare.h"
 #include "core/result.h"
+#include "fleet/cputier.h"
 
 int llm_cpu_init(llm *P, const cpu_cfg *c, cpu_nodes *nodes)
 {
@@ -136,24 +137,15 @@ void rep_cpu_cancel(replica *R)
 
 int llm_cpu_report(const llm *P, pool_result *out)
 {
-    const cpu_cfg *c = &P->st.cfg->fleet->cpu;
-    int rc = cpu_node_oom(P->cpun) ? -1 : 0;
-    if (c->limit_cores > 0) {   /* summed over its cgroups: the front end's and its pods' */
-        uint64_t periods = 0;
-        double s = 0;
-        for (int i = -1; i < P->nrep; i++) {
-            int g = i < 0 ? P->cpu_g : (i % P->dp == 0 ? P->r[i].cpu_g : -1);
-            if (g < 0) continue;
-            periods += cpu_group_throttled_periods(P->cpun, g);
-            s += cpu_group_throttled_s(P->cpun, g);
-        }
-        rc |= pool_result_add(out, "cpu_throttled_periods", (double) periods);
-        rc |= pool_result_add(out, "cpu_throttled_s", s);
+    uint64_t periods = 0;   /* summed over its cgroups: the front end's and its pods' */
+    double s = 0;
+    for (int i = -1; i < P->nrep; i++) {
+        int g = i < 0 ? P->cpu_g : (i % P->dp == 0 ? P->r[i].cpu_g : -1);
+        if (g < 0) continue;
+        periods += cpu_group_throttled_periods(P->cpun, g);
+        s += cpu_group_throttled_s(P->cpun, g);
     }
-    if (c->node.name[0]) {
-        rc |= pool_result_add(out, "node_cpu", cpu_node_busy_share(P->cpun));
-        rc |= pool_result_add(out, "node_background_cores", cpu_node_background_mean(P->cpun));
-    }
+    int rc = cpu_report(P->cpun, &P->st.cfg->fleet->cpu, periods, s, out);
     if (P->cpu_steps) {
         rc |= pool_result_add(out, "cpu_step_share", P->cpu_steps_ms > 0 ? P->cpu_part_ms / P->cpu_steps_ms : 0);
         rc |= pool_result_add(out, "cpu_step_part_ms", P->cpu_nsteps > 0 ? P->cpu_part_ms / (double) P->cpu_nsteps : 0);

@@ -532,7 +532,7 @@ static int build_fleet(ctx *x, const char *sec, pool_cfg *p)
     for (const fleetcfg_key *k = FLEETCFG_KEYS; k->key; k++) {
         const cfg_entry *e;
         if (!fleet_get(&g, k->key) || !val(x, sec, k->key, &e)) continue;
-        if (!(p->kind->flags & KIND_FLEET)) {
+        if (!(p->kind->flags & KIND_FLEET) && !((p->kind->flags & KIND_CPU) && cpucfg_pool_key(k->key))) {
             fleetcfg_free(&f);
             return fail(x, e, sec, k->key, "not supported by kind = %s pools", p->kind->name);
         }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "fleet/fleet.h"
+#include "fleet/cputier.h"
 #include "engine/rng.h"
 #include "stations/pool.h"
 #include "core/kind.h"
@@ -403,8 +404,8 @@ static void window_close_fleet(station *st)
     if (((gpool *) st)->node) cpu_node_window_close(((gpool *) st)->node);
 }
 
-/* The CPU metrics (cpunode.h): CFS periods throttled and time throttled,
- * summed over the replicas; the node's busy share and background. */
+/* The CPU metrics (cputier.h, cpu_report): CFS periods throttled and time
+ * throttled, summed over the replicas; the node's busy share and background. */
 static int report_cpu(const gpool *p, pool_result *out)
 {
     uint64_t periods = 0;
@@ -413,16 +414,7 @@ static int report_cpu(const gpool *p, pool_result *out)
         periods += cpu_group_throttled_periods(p->node, p->cg[u]);
         thr_s += cpu_group_throttled_s(p->node, p->cg[u]);
     }
-    int rc = cpu_node_oom(p->node) ? -1 : 0;
-    if (p->st.cfg->fleet->cpu.limit_cores > 0) {
-        rc |= pool_result_add(out, "cpu_throttled_periods", (double) periods);
-        rc |= pool_result_add(out, "cpu_throttled_s", thr_s);
-    }
-    if (p->st.cfg->fleet->cpu.node.name[0]) {
-        rc |= pool_result_add(out, "node_cpu", cpu_node_busy_share(p->node));
-        rc |= pool_result_add(out, "node_background_cores", cpu_node_background_mean(p->node));
-    }
-    return rc;
+    return cpu_report(p->node, &p->st.cfg->fleet->cpu, periods, thr_s, out);
 }
 
 static void snapshot_fleet(const station *st, station_snap *out)

@@ -8,6 +8,8 @@
 #include "engine/rng.h"
 #include "stations/router.h"
 #include "core/result.h"
+#include "fleet/cputier.h"
+#include "fleet/fleetcfg.h"
 
 typedef struct router {
     station st;               /* common part; must be first */
@@ -32,9 +34,11 @@ typedef struct router {
     size_t nheld, held_cap;   /* held requests, room for them */
     uint64_t npauses;         /* pauses begun in the measurement window */
     double paused_ms;         /* pause time begun in the window, ms */
+    cpu_tier cpu;             /* CPU keys: overhead_ms as CPU jobs in its pods' cgroups (cpu.node NULL: a delay) */
 } router;
 
 static void arrive_now(router *R, request *r);
+static void on_cpu_done(void *ctx, int64_t arg);
 
 /* Out-edge I's snapshot, for the policy (route_view.snap). */
 static const station_snap *target_snap(void *ctx, int i)
@@ -205,6 +209,11 @@ static void arrive_now(router *R, request *r)
     }
     double ms = 0;
     if (c->has_overhead) ms += dist_sample(&c->overhead, st->rng);
+    if (R->cpu.node && c->has_overhead) {   /* CPU work in a pod's cgroup; the classifier after it */
+        r->enq = evq_now(st->q);
+        if (!cpu_tier_start(&R->cpu, ms, on_cpu_done, R, (int64_t) (intptr_t) r)) st->sink->oom(st->sink->ctx);
+        return;
+    }
     if (R->complexity && c->has_classifier)
         ms += c->classifier_enc ? enc_pass_ms(&c->enc, 1, enc_len(&c->enc, r->prompt))
                                 : dist_sample(&c->classifier, st->rng);
@@ -218,6 +227,42 @@ static void arrive_now(router *R, request *r)
     station_after(st, d, on_overhead_done, R, (int64_t) (intptr_t) r);
 }
 
+/* R's overhead_ms has run on the CPU (cputier.h): the time it took, throttled
+ * waits included, is gateway overhead; then the classifier, if any. */
+static void on_cpu_done(void *ctx, int64_t arg)
+{
+    router *R = ctx;
+    station *st = &R->st;
+    const router_cfg *c = R->c;
+    request *r = (request *) (intptr_t) arg;
+    simtime_t now = evq_now(st->q);
+    r->overhead_ns += now - r->enq;
+    double ms = 0;
+    if (R->complexity && c->has_classifier)
+        ms = c->classifier_enc ? enc_pass_ms(&c->enc, 1, enc_len(&c->enc, r->prompt))
+                               : dist_sample(&c->classifier, st->rng);
+    if (r->measured) stat_add(st->service_ms, simtime_to_ms(now - r->enq) + ms);
+    if (!(ms > 0)) {
+        on_overhead_done(st->q, R, arg);
+        return;
+    }
+    simtime_t d = simtime_from_ms(ms);
+    r->overhead_ns += d;
+    station_after(st, d, on_overhead_done, R, arg);
+}
+
+static void window_open(station *st)
+{
+    router *R = (router *) st;
+    if (R->cpu.node) cpu_node_window_open(R->cpu.node);
+}
+
+static void window_close(station *st)
+{
+    router *R = (router *) st;
+    if (R->cpu.node) cpu_node_window_close(R->cpu.node);
+}
+
 /* Per out-edge and true side: the complex requests the small model got are the
  * quality cost of the policy, the simple ones the large model got its waste. */
 static int report(station *st, pool_result *out)
@@ -226,6 +271,7 @@ static int report(station *st, pool_result *out)
     if (R->c->pauses && (pool_result_add(out, "pauses", (double) R->npauses) ||
                          pool_result_add(out, "paused_share", out->window_s > 0 ? R->paused_ms / 1e3 / out->window_s : 0)))
         return -1;
+    if (R->cpu.node && cpu_tier_report(&R->cpu, out)) return -1;
     if (!R->complexity) return 0;
     static const char *const NAMES[2][2] = {
         { "small_got_simple", "small_got_complex" }, { "large_got_simple", "large_got_complex" } };
@@ -246,13 +292,31 @@ static void destroy(station *st)
     if (R->prng) gsl_rng_free(R->prng);
     free(R->held);
     free(R->held_stage);
+    cpu_tier_free(&R->cpu);
     station_fini(st);
     free(R);
+}
+
+/* With CPU keys: the gateway's CPU demand over the cores its pods may use
+ * (cputier.h), so that a limit below the demand is a saturated pool. */
+static double offered_load(const station *st, double rate)
+{
+    const router *R = (const router *) st;
+    return rate * R->c->overhead.mean / 1000.0 / cpu_tier_cores(R->cpu.c, R->cpu.n);
 }
 
 static const station_ops ROUTER_OPS = {
     .arrive = arrive,
     .report = report,
+    .destroy = destroy,
+};
+
+static const station_ops ROUTER_CPU_OPS = {   /* with CPU keys */
+    .arrive = arrive,
+    .window_open = window_open,
+    .window_close = window_close,
+    .report = report,
+    .offered_load = offered_load,
     .destroy = destroy,
 };
 
@@ -266,7 +330,8 @@ static station *router_new(const pool_cfg *cfg, const station_env *env)
     R->check = check_period();
     char stream[96];
     route_stream_name(stream, sizeof stream, cfg->name);
-    if (station_init(&R->st, &ROUTER_OPS, cfg, env) != 0 ||
+    int cpu = cfg->fleet && cfg->fleet->cpu.on;
+    if (station_init(&R->st, cpu ? &ROUTER_CPU_OPS : &ROUTER_OPS, cfg, env) != 0 ||
         !(R->snaps = calloc((size_t) cfg->nnext, sizeof *R->snaps)) ||
         !(R->sides = calloc((size_t) cfg->nnext, sizeof *R->sides)) ||
         route_open(&R->rc, rc->policy, cfg->nnext, rng_stream(env->seed, stream)) != 0) {
@@ -297,6 +362,10 @@ static station *router_new(const pool_cfg *cfg, const station_env *env)
             return NULL;
         }
     }
+    if (cpu && cpu_tier_init(&R->cpu, &cfg->fleet->cpu, rc->replicas, env->cpu_nodes)) {
+        destroy(&R->st);
+        return NULL;
+    }
     R->st.capacity = 1;       /* never busy: utilisation 0 */
     return &R->st;
 }
@@ -322,6 +391,8 @@ static const scn_key KEYS[] = {
     { "complexity", "uniform(min=0, max=1)", "complexity: score of requests whose class gives none" },
     { "staleness_ms", "0", "prefix_affinity: the router sees the caches as they were this long ago, ms" },
     { "affinity_threshold", "0.5", "prefix_affinity: a cached prefix counts only when it covers at least this share of the prompt blocks, else the least loaded target is chosen (as the cache_threshold of SGLang router, default 0.5)" },
+    { "replicas", "1", "pods of the gateway, each a cgroup with cpu_limit_cores (only with CPU keys: cpu_limit_cores, "
+      "cpu_request_cores or node; requests go to them in turn)" },
     { "pause_every_s", "none", "gateway GC / stop-the-world pauses: running time between them, s (distribution)" },
     { "pause_s", "", "length of a gateway pause, s (distribution; required with pause_every_s): arrivals wait until it ends" },
     { NULL, NULL, NULL },
@@ -345,6 +416,8 @@ static int parse(scn_ctx *x, const char *sec, pool_cfg *p)
         c->has_overhead = 1;
     }
     p->gateway = c->has_overhead;
+    if (cpu_tier_replicas(x, sec, &c->replicas)) return -1;
+    p->units = c->replicas;
     if (scn_num(x, sec, "staleness_ms", 0, 0, 0, 1e12, &c->staleness_ms)) return -1;
     if (scn_num(x, sec, "affinity_threshold", 0.5, 0, 0, 1, &c->affinity_threshold)) return -1;
     if (scn_value(x, sec, "pause_every_s")) {
@@ -424,6 +497,16 @@ static int check_periods(scn_ctx *x, const char *sec, const pool_cfg *p, double 
     return 0;
 }
 
+/* The kind's check_fleet hook (kind.h): the CPU keys, which price overhead_ms. */
+static int check_fleet(scn_ctx *x, const char *sec, const pool_cfg *p, const char *const *keys, int n)
+{
+    if (cpu_tier_check(x, sec, "router", keys, n)) return -1;
+    const router_cfg *c = p->ext;
+    if (n > 0 && !c->has_overhead)
+        return scn_fail(x, sec, keys[0], "needs overhead_ms (the gateway's CPU work per request, on one core)");
+    return 0;
+}
+
 /* The kind's key_choices hook (kind.h): `policy =` takes a row of the policy table. */
 static int key_choices(const char *key, char *buf, size_t n)
 {
@@ -454,6 +537,9 @@ const station_kind router_kind = {
     .check_periods = check_periods,
     .key_choices = key_choices,
     .defaults = defaults,
+    .check_fleet = check_fleet,
+    .units_key = "replicas",
+    .flags = KIND_CPU,
     .min_next = 1,
     .max_next = 0,
 };

@@ -12,6 +12,11 @@
  * requests (their class's `complexity`, else the router's `complexity`
  * distribution), runs a classifier taking `classifier_ms`, and reports per
  * out-edge how many simple and complex requests it sent there.
+ * With CPU keys (cpu_limit_cores, cpu_request_cores, node: fleet/cputier.h)
+ * the gateway runs as `replicas` pods on a CPU node and overhead_ms is CPU
+ * time on one core, each request's a job in a pod's cgroup: it waits for its
+ * share of the node's cores and for the pod's CFS quota.  The classifier
+ * (its own device) stays a delay, after the CPU work.
  * `policy = prefix_affinity` asks each target's prefix caches, as they were
  * `staleness_ms` ago, how much of the request's prompt they hold.
  */
@@ -41,6 +46,7 @@ typedef struct router_cfg {
     int pauses;               /* 1 when pause_every_s is set: the gateway stalls now and then */
     dist pause_every_s;       /* running time between the gateway's pauses, s (mean > 0) */
     dist pause_s;             /* length of a pause, s */
+    int replicas;             /* pods of the gateway, each a cgroup (with CPU keys; 1 otherwise) */
 } router_cfg;
 
 /* The kind's row (kind.h): `kind = router`. */
