@@ -1,9 +1,7 @@
 /* col_breakdown.c -- the run collector of where requests spend their time
  * (collect.h, breakdown.h): the shares of E2E per component over all and the
  * slowest measured served requests, and, with an LLM pool, the TTFT's
- * components (docs/metrics.md, "TTFT breakdown"): rows breakdown.all.C,
- * breakdown.p99.C, ttft_breakdown.all.C, ttft_breakdown.p99.C and
- * ttft_breakdown.mean_ms.C, the system's. */
+ * components (the system's rows breakdown.* and ttft_breakdown.*: docs/metrics.md). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
