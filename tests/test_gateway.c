@@ -18,6 +18,8 @@
 #include "run/scenario.h"
 #include "run/sim.h"
 #include "store/store.h"
+#include "run/breakdown.h"
+#include "tsim.h"
 
 static int load(const char *text, scenario *sc, char *err, size_t n)
 {
@@ -70,10 +72,11 @@ Test(gateway, hop_times_by_hand_and_components_add_up)
     cr_assert_float_eq(res.overhead.mean, 2.0 + 0.1, 1e-6);
     cr_assert_float_eq(res.e2e.mean, 24.4 + 2.1 + 30, 1e-6);
     cr_assert_float_eq(res.e2e.max, 24.4 + 2.1 + 30, 1e-6);
-    double sum = res.share_all[0] + res.share_all[1] + res.share_all[2] + res.share_all[3];
+    double sum = 0;
+    for (int k = 0; k < 4; k++) sum += tsim_bd(&res, "breakdown.all", k);   /* network, queue, service, overhead */
     cr_assert_float_eq(sum, 1.0, 1e-12);
-    cr_assert_float_eq(res.share_all[0], 24.4 / 56.5, 1e-9);
-    cr_assert_float_eq(res.share_all[2], 30 / 56.5, 1e-9);
+    cr_assert_float_eq(tsim_bd(&res, "breakdown.all", BD_NETWORK), 24.4 / 56.5, 1e-9);
+    cr_assert_float_eq(tsim_bd(&res, "breakdown.all", BD_SERVICE), 30 / 56.5, 1e-9);
     sim_result_free(&res);
 }
 
@@ -95,7 +98,8 @@ Test(gateway, breakdown_means_add_up_to_e2e)
     double parts = res.network.mean + res.queue.mean + res.service.mean + res.overhead.mean;
     cr_assert_float_eq(parts, res.e2e.mean, 1e-9 * res.e2e.mean);
     for (int set = 0; set < 2; set++) {
-        const double *s = set ? res.share_p99 : res.share_all;
+        double s[4];
+        for (int k = 0; k < 4; k++) s[k] = tsim_bd(&res, set ? "breakdown.p99" : "breakdown.all", k);
         cr_assert_float_eq(s[0] + s[1] + s[2] + s[3], 1.0, 1e-9);
         for (int k = 0; k < 4; k++)
             cr_assert(s[k] >= 0 && s[k] <= 1);

@@ -49,13 +49,13 @@ Test(honest, step_overhead_is_overhead_not_service)
     run_chat("", &a);
     run_chat("step_overhead_ms = 5\n", &b);
     cr_assert(!a.saturated && !b.saturated);
-    double oa = a.share_all[BD_OVERHEAD], ob = b.share_all[BD_OVERHEAD];
+    double oa = tsim_bd(&a, "breakdown.all", BD_OVERHEAD), ob = tsim_bd(&b, "breakdown.all", BD_OVERHEAD);
     /* chat_plan's steps are tens of ms: 2.6 ms of each is several per cent */
     cr_expect_gt(oa, 0.05, "overhead share %.4f at step_overhead_ms = 1", oa);
     cr_expect_gt(ob, oa + 0.05, "overhead share %.4f at 5 ms, %.4f at 1 ms", ob, oa);
-    cr_expect_lt(b.share_all[BD_SERVICE], a.share_all[BD_SERVICE]);
-    cr_expect_gt(b.ttft_share_all[TB_OVERHEAD], a.ttft_share_all[TB_OVERHEAD] + 0.02, "TTFT overhead %.4f vs %.4f",
-                 b.ttft_share_all[TB_OVERHEAD], a.ttft_share_all[TB_OVERHEAD]);
+    cr_expect_lt(tsim_bd(&b, "breakdown.all", BD_SERVICE), tsim_bd(&a, "breakdown.all", BD_SERVICE));
+    double ta = tsim_bd(&a, "ttft_breakdown.all", TB_OVERHEAD), tb = tsim_bd(&b, "ttft_breakdown.all", TB_OVERHEAD);
+    cr_expect_gt(tb, ta + 0.02, "TTFT overhead %.4f vs %.4f", tb, ta);
     /* The overhead statistic carries it too, and the parts still add up to e2e. */
     cr_expect_gt(b.overhead.mean, a.overhead.mean + 100);
     for (int k = 0; k < 2; k++) {
@@ -75,7 +75,7 @@ Test(honest, linear_model_steps_are_compute)
     run_chat("cost = linear\nstep_base_ms = 5\nprefill_ms_per_token = 0.02\ndecode_ms_per_seq = 0.05\n"
              "kv_ms_per_1k_tokens = 0.01\nrequest_overhead_ms = 0\n", &r);
     cr_assert(!r.saturated);
-    cr_expect_eq(r.share_all[BD_OVERHEAD], 0.0);
+    cr_expect_eq(tsim_bd(&r, "breakdown.all", BD_OVERHEAD), 0.0);
     cr_expect_eq(r.overhead.mean, 0.0);
     sim_result_free(&r);
 }
@@ -88,13 +88,14 @@ Test(honest, shares_are_shares_of_the_mean)
     sim_result r;
     run_chat("", &r);
     double e = r.e2e.mean;
-    cr_expect_float_eq(r.share_all[BD_QUEUE] * e, r.queue.mean, 1e-9 * e);
-    cr_expect_float_eq(r.share_all[BD_SERVICE] * e, r.service.mean, 1e-9 * e);
-    cr_expect_float_eq(r.share_all[BD_OVERHEAD] * e, r.overhead.mean, 1e-9 * e);
+    cr_expect_float_eq(tsim_bd(&r, "breakdown.all", BD_QUEUE) * e, r.queue.mean, 1e-9 * e);
+    cr_expect_float_eq(tsim_bd(&r, "breakdown.all", BD_SERVICE) * e, r.service.mean, 1e-9 * e);
+    cr_expect_float_eq(tsim_bd(&r, "breakdown.all", BD_OVERHEAD) * e, r.overhead.mean, 1e-9 * e);
     double t = r.ttft.mean, sum = 0;
-    for (int k = 0; k < SIM_TTFT_PARTS; k++) sum += r.ttft_share_all[k] * t;
+    for (int k = 0; k < TB_N; k++) sum += tsim_bd(&r, "ttft_breakdown.all", k) * t;
     cr_expect_float_eq(sum, t, 1e-9 * t);
-    cr_expect_float_eq(r.ttft_share_all[TB_QUEUE] * t, r.ttft_part_ms[TB_QUEUE], 1e-9 * t);
+    cr_expect_float_eq(tsim_bd(&r, "ttft_breakdown.all", TB_QUEUE) * t, tsim_bd(&r, "ttft_breakdown.mean_ms", TB_QUEUE),
+                       1e-9 * t);
     sim_result_free(&r);
 }
 

@@ -19,6 +19,7 @@
 
 #include "run/scenario.h"
 #include "run/sim.h"
+#include "run/breakdown.h"
 #include "tsim.h"
 #include "store/store.h"
 #include "tcheck.h"
@@ -116,8 +117,8 @@ Test(offload_mooncake, unlimited_tier_finds_every_repeat)
     cr_expect_float_eq(pm(&tier, 0, "kv_offload_gpu_hit_rate") >= pm(&tier, 0, "prefix_hit_rate") - 1e-12, 1, 0);
     /* Fewer prefill tokens: the mean TTFT falls. */
     cr_expect_lt(tier.ttft.mean, gpu.ttft.mean);
-    cr_expect(tier.has_kv);
-    cr_expect_gt(tier.share_all[5], 0);
+    cr_expect(tsim_bd_row(&tier, "breakdown.all", BD_KV_TRANSFER) != NULL, "the KV shares are reported");
+    cr_expect_gt(tsim_bd(&tier, "breakdown.all", BD_KV_LOAD), 0);
     sim_result_free(&gpu);
     sim_result_free(&tier);
 }
@@ -200,7 +201,8 @@ Test(offload_load, load_time_is_bytes_over_bandwidth)
     small_text(t, sizeof t, path, "");
     run_text(t, &r);
     cr_expect_float_eq(r.ttft.mean, (3 * 209.8 + 6.6) / 4, 1e-5);
-    cr_expect(!r.has_kv);
+    cr_expect(!tsim_bd_row(&r, "breakdown.all", BD_KV_TRANSFER) && !tsim_bd_row(&r, "breakdown.all", BD_KV_LOAD),
+              "no KV shares without KV time");
     sim_result_free(&r);
     unlink(path);
 }

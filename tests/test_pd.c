@@ -21,6 +21,7 @@
 
 #include "run/scenario.h"
 #include "run/sim.h"
+#include "run/breakdown.h"
 #include "tsim.h"
 #include "store/store.h"
 
@@ -103,11 +104,12 @@ Test(pd_lone, transfer_plus_one_step)
     cr_expect_float_eq(pd.e2e.mean, col.e2e.mean + xfer, 1e-5, "e2e %.9f vs %.9f", pd.e2e.mean, col.e2e.mean + xfer);
     cr_expect_float_eq(pd.tpot.mean, col.tpot.mean + xfer / (O - 1), 1e-6);
     /* Its own breakdown component, out of service; the colocated run has none. */
-    cr_expect(pd.has_kv);
-    cr_expect(!col.has_kv);
-    cr_expect_float_eq(pd.share_all[4], xfer / pd.e2e.mean, 1e-6, "kv_transfer share %g", pd.share_all[4]);
-    cr_expect_float_eq(pd.share_all[0] + pd.share_all[1] + pd.share_all[2] + pd.share_all[3] + pd.share_all[4]
-                       + pd.share_all[5], 1.0, 1e-9);
+    cr_expect(tsim_bd_row(&pd, "breakdown.all", BD_KV_TRANSFER) && tsim_bd_row(&pd, "breakdown.all", BD_KV_LOAD));
+    cr_expect(!tsim_bd_row(&col, "breakdown.all", BD_KV_TRANSFER) && !tsim_bd_row(&col, "breakdown.p99", BD_KV_LOAD));
+    double kvx = tsim_bd(&pd, "breakdown.all", BD_KV_TRANSFER), sum = 0;
+    cr_expect_float_eq(kvx, xfer / pd.e2e.mean, 1e-6, "kv_transfer share %g", kvx);
+    for (int k = 0; k <= BD_KV_LOAD; k++) sum += tsim_bd(&pd, "breakdown.all", k);   /* all but connect */
+    cr_expect_float_eq(sum, 1.0, 1e-9);
     /* Per role: prefill steps 1 per request, decode steps O - 1. */
     cr_expect_float_eq(pm(&pd, 0, "steps"), 3, 1e-12);
     cr_expect_float_eq(pm(&pd, 1, "steps"), 3 * (O - 1), 1e-12);

@@ -39,6 +39,20 @@ static int pool_index(const sim_result *r, const char *name)
     return -1;
 }
 
+/* The number of R's TTFT-breakdown rows (ttft_breakdown.*: 3 per component with an LLM pool, else 0). */
+static int ttft_bd_rows(const sim_result *r)
+{
+    int n = 0;
+    for (size_t i = 0; i < r->rows.n; i++) n += !strncmp(r->rows.row[i].metric, "ttft_breakdown.", 15);
+    return n;
+}
+
+/* The TTFT breakdown's row SET (tsim_bd) of every component (TB_*) of R into V. */
+static void ttft_bd(const sim_result *r, const char *set, double v[TB_N])
+{
+    for (int k = 0; k < TB_N; k++) v[k] = tsim_bd(r, set, k);
+}
+
 static void expect_same(const stat_summary *a, const stat_summary *b, const char *what)
 {
     cr_expect_eq(a->n, b->n, "%s: n %llu vs %llu", what, (unsigned long long) a->n, (unsigned long long) b->n);
@@ -56,7 +70,7 @@ Test(perpool, single_generic_pool_is_the_system)
     expect_same(&r.pools[0].e2e, &r.e2e, "e2e");
     cr_expect_eq(r.pools[0].has_tokens, 0);
     cr_expect_eq(r.nroutes, 0);
-    cr_expect_eq(r.has_ttft_bd, 0);
+    cr_expect_eq(ttft_bd_rows(&r), 0);
     sim_result_free(&r);
 }
 
@@ -144,10 +158,11 @@ Test(perpool, ttft_breakdown_by_hand)
              "[pool hop]\nkind = net\nrtt_ms = const(20)\nup_mbps = 1e9\ndown_mbps = 1e9\nproto_ms_per_kb = 0\nnext = chat\n"
              "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrequest_overhead_ms = 3\n" LINEAR_KEYS, &r);
     unsetenv("LATSIM_CHECK");
-    cr_assert(r.has_ttft_bd);
+    cr_assert_eq(ttft_bd_rows(&r), 3 * TB_N);
     cr_assert_eq(r.served, 3);
     cr_expect_float_eq(r.ttft.mean, 128.0, 1e-4, "ttft %.9f", r.ttft.mean);
-    const double *m = r.ttft_part_ms;
+    double m[TB_N];
+    ttft_bd(&r, "ttft_breakdown.mean_ms", m);
     cr_expect_float_eq(m[TB_NETWORK], 20.0, 1e-4, "network %.9f", m[TB_NETWORK]);
     cr_expect_float_eq(m[TB_OVERHEAD], 3.0, 1e-4, "overhead %.9f", m[TB_OVERHEAD]);
     cr_expect_float_eq(m[TB_PREFILL], 105.0, 1e-4, "prefill %.9f", m[TB_PREFILL]);
@@ -155,8 +170,8 @@ Test(perpool, ttft_breakdown_by_hand)
     cr_expect_eq(m[TB_DECODE], 0);
     cr_expect_eq(m[TB_KV_TRANSFER], 0);
     cr_expect_eq(m[TB_KV_LOAD], 0);
-    cr_expect_float_eq(r.ttft_share_all[TB_PREFILL], 105.0 / 128.0, 1e-6);
-    cr_expect_float_eq(r.ttft_share_p99[TB_NETWORK], 20.0 / 128.0, 1e-6);
+    cr_expect_float_eq(tsim_bd(&r, "ttft_breakdown.all", TB_PREFILL), 105.0 / 128.0, 1e-6);
+    cr_expect_float_eq(tsim_bd(&r, "ttft_breakdown.p99", TB_NETWORK), 20.0 / 128.0, 1e-6);
     sim_result_free(&r);
     /* stream = no: the first token comes with the last byte, after the 10 decode steps. */
     run_text("[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\ntarget = hop\n"
@@ -166,8 +181,9 @@ Test(perpool, ttft_breakdown_by_hand)
     cr_expect_float_eq(r.ttft.mean, r.e2e.mean, 1e-9);
     double dec = 0;
     for (int k = 1; k <= 10; k++) dec += 5 + 0.05 + 0.01 * (1000 + k) / 1000.0;
-    cr_expect_float_eq(r.ttft_part_ms[TB_DECODE], dec, 1e-3, "decode %.9f vs %.9f", r.ttft_part_ms[TB_DECODE], dec);
-    cr_expect_float_eq(r.ttft_part_ms[TB_PREFILL], 105.0, 1e-4);
+    ttft_bd(&r, "ttft_breakdown.mean_ms", m);
+    cr_expect_float_eq(m[TB_DECODE], dec, 1e-3, "decode %.9f vs %.9f", m[TB_DECODE], dec);
+    cr_expect_float_eq(m[TB_PREFILL], 105.0, 1e-4);
     sim_result_free(&r);
 }
 
@@ -193,23 +209,26 @@ Test(perpool, ttft_breakdown_adds_up_with_a_gateway)
     setenv("LATSIM_CHECK", "1", 1);   /* each request's components are checked to add up exactly */
     run_text(GATEWAY, &r);
     unsetenv("LATSIM_CHECK");
-    cr_assert(r.has_ttft_bd);
-    double sum = 0, sa = 0, sp = 0;
+    cr_assert_eq(ttft_bd_rows(&r), 3 * TB_N);
+    double m[TB_N], all[TB_N], p99[TB_N], sum = 0, sa = 0, sp = 0;
+    ttft_bd(&r, "ttft_breakdown.mean_ms", m);
+    ttft_bd(&r, "ttft_breakdown.all", all);
+    ttft_bd(&r, "ttft_breakdown.p99", p99);
     for (int k = 0; k < TB_N; k++) {
-        cr_expect_geq(r.ttft_part_ms[k], 0);
-        sum += r.ttft_part_ms[k];
-        sa += r.ttft_share_all[k];
-        sp += r.ttft_share_p99[k];
+        cr_expect_geq(m[k], 0);
+        sum += m[k];
+        sa += all[k];
+        sp += p99[k];
     }
     cr_expect_float_eq(sum, r.ttft.mean, 1e-9 * r.ttft.mean, "components %.12g vs mean TTFT %.12g", sum, r.ttft.mean);
     cr_expect_float_eq(sa, 1.0, 1e-9);
     cr_expect_float_eq(sp, 1.0, 1e-9);
     /* Every component this topology has shows up: the client's RTT, the gateway's
      * classifier and the cache lookups, the models' prefill. */
-    cr_expect_gt(r.ttft_share_all[TB_NETWORK], 0.05);
-    cr_expect_gt(r.ttft_share_all[TB_OVERHEAD], 0.05);
-    cr_expect_gt(r.ttft_share_all[TB_PREFILL], 0.05);
-    cr_expect_eq(r.ttft_share_all[TB_KV_TRANSFER], 0);
+    cr_expect_gt(all[TB_NETWORK], 0.05);
+    cr_expect_gt(all[TB_OVERHEAD], 0.05);
+    cr_expect_gt(all[TB_PREFILL], 0.05);
+    cr_expect_eq(all[TB_KV_TRANSFER], 0);
     /* Cache hits reach no LLM pool: the pools' TTFT counts add up to the misses. */
     int ic = pool_index(&r, "cache"), is = pool_index(&r, "small"), ib = pool_index(&r, "big");
     uint64_t hits = (uint64_t) pool_metric_get(&r.pools[ic], "hits");
@@ -231,11 +250,12 @@ Test(perpool, pd_kv_transfer_is_after_the_first_token)
              "[pool dec]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrole = decode\nkv_link_gbs = 10\n"
              "kv_link_latency_ms = 0.5\n" LINEAR_KEYS, &r);
     unsetenv("LATSIM_CHECK");
-    cr_assert(r.has_kv);
-    cr_expect_gt(r.share_all[BD_KV_TRANSFER], 0.01, "e2e kv_transfer share %g", r.share_all[BD_KV_TRANSFER]);
-    cr_expect_eq(r.ttft_share_all[TB_KV_TRANSFER], 0);
-    cr_expect_eq(r.ttft_share_p99[TB_KV_TRANSFER], 0);
-    cr_expect_eq(r.ttft_part_ms[TB_KV_TRANSFER], 0);
+    cr_assert(tsim_bd_row(&r, "breakdown.all", BD_KV_TRANSFER) != NULL, "the KV shares are reported");
+    double kvx = tsim_bd(&r, "breakdown.all", BD_KV_TRANSFER);
+    cr_expect_gt(kvx, 0.01, "e2e kv_transfer share %g", kvx);
+    cr_expect_eq(tsim_bd(&r, "ttft_breakdown.all", TB_KV_TRANSFER), 0);
+    cr_expect_eq(tsim_bd(&r, "ttft_breakdown.p99", TB_KV_TRANSFER), 0);
+    cr_expect_eq(tsim_bd(&r, "ttft_breakdown.mean_ms", TB_KV_TRANSFER), 0);
     /* The prefill pool emits every first token, the decode pool every last one. */
     int ip = pool_index(&r, "pre"), id = pool_index(&r, "dec");
     cr_expect_eq(r.pools[ip].ttft.n, r.ttft.n);
@@ -258,8 +278,10 @@ Test(perpool, rows_and_json)
     cr_expect_float_eq(report_get(&rep, "route:gw->big", "served", "value"), (double) r.routes[1].served, 0);
     cr_expect_float_eq(report_get(&rep, "route:gw->small", "e2e", "p90"), r.routes[0].e2e.p90, 1e-12);
     cr_expect_str_eq(report_get_text(&rep, "route:gw->small", "router"), "gw");
-    cr_expect_float_eq(report_get(&rep, "", "ttft_breakdown.all.prefill", "value"), r.ttft_share_all[TB_PREFILL], 1e-12);
-    cr_expect_float_eq(report_get(&rep, "", "ttft_breakdown.mean_ms.queue", "value"), r.ttft_part_ms[TB_QUEUE], 1e-12);
+    cr_expect_float_eq(report_get(&rep, "", "ttft_breakdown.all.prefill", "value"),
+                       tsim_bd(&r, "ttft_breakdown.all", TB_PREFILL), 1e-12);
+    cr_expect_float_eq(report_get(&rep, "", "ttft_breakdown.mean_ms.queue", "value"),
+                       tsim_bd(&r, "ttft_breakdown.mean_ms", TB_QUEUE), 1e-12);
     /* The router is no token pool: no TTFT rows of its own. */
     cr_expect(isnan(report_get(&rep, "gw", "ttft", "p50")));
     char *buf = NULL;

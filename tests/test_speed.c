@@ -294,12 +294,22 @@ Test(speed_lean, lean_run_equals_general_run)
     cr_assert(memcmp(&r[0].e2e, &r[1].e2e, sizeof r[0].e2e) == 0, "e2e differs");
     cr_assert(memcmp(&r[0].queue, &r[1].queue, sizeof r[0].queue) == 0, "queue differs");
     cr_assert(memcmp(&r[0].service, &r[1].service, sizeof r[0].service) == 0, "service differs");
-    cr_assert(memcmp(r[0].share_all, r[1].share_all, sizeof r[0].share_all) == 0, "shares differ");
-    cr_assert(memcmp(r[0].share_p99, r[1].share_p99, sizeof r[0].share_p99) == 0, "P99 shares differ");
+    /* The breakdown's rows (shares of all and of the P99, breakdown.*), the same bits in the same order. */
+    int nbd[2] = { 0, 0 };
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < r[k].rows.n; i++) nbd[k] += !strcmp(r[k].rows.row[i].family, "breakdown");
+    cr_assert_eq(nbd[0], 8, "network, queue, service and overhead, all and P99: %d rows", nbd[0]);
+    cr_assert_eq(nbd[1], nbd[0]);
+    for (size_t i = 0; i < r[0].rows.n; i++) {
+        const sim_row *a = &r[0].rows.row[i];
+        if (strcmp(a->family, "breakdown")) continue;
+        const sim_row *b = sim_result_row(&r[1], a->scope, a->metric, a->stat);
+        cr_assert(b && memcmp(&a->value, &b->value, sizeof a->value) == 0, "share %s differs", a->metric);
+    }
     for (int i = 0; i < 2; i++)
         cr_assert(memcmp(&r[0].pools[i].queue, &r[1].pools[i].queue, sizeof r[0].pools[i].queue) == 0);
     cr_assert_gt(r[0].e2e.mean, 1.0);
-    cr_assert_gt(r[0].share_all[1], 0.01, "some queueing");
+    cr_assert_gt(sim_result_get(&r[0], "", "breakdown.all.queue", "value"), 0.01, "some queueing");
     sim_result_free(&r[0]);
     sim_result_free(&r[1]);
 }

@@ -2,7 +2,11 @@
 #include "tsim.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include "run/breakdown.h"
 #include "store/store.h"
 
 int tsim_load_resolve(const char *path, const char *text, scenario *sc, char *err, size_t errlen)
@@ -39,4 +43,17 @@ void tsim_run(const char *path, const char *text, uint64_t seed, sim_result *res
     cr_assert_eq(tsim_load_resolve(path, text, &sc, err, sizeof err), 0, "scenario: %s\n%s", err, text);
     cr_assert_eq(sim_run(&sc, seed, res, err, sizeof err), 0, "sim_run: %s", err);
     scenario_free(&sc);
+}
+
+const sim_row *tsim_bd_row(const sim_result *res, const char *set, int k)
+{
+    char m[64];
+    snprintf(m, sizeof m, "%s.%s", set, strncmp(set, "ttft_", 5) ? bd_name(k) : tb_name(k));
+    return sim_result_row(res, "", m, "value");
+}
+
+double tsim_bd(const sim_result *res, const char *set, int k)
+{
+    const sim_row *w = tsim_bd_row(res, set, k);
+    return w ? w->value : NAN;
 }

@@ -18,6 +18,16 @@ int tsim_load_resolve(const char *path, const char *text, scenario *sc, char *er
  * test (the message and the text are shown). */
 void tsim_run(const char *path, const char *text, uint64_t seed, sim_result *res);
 
+/* The system's breakdown row "SET.C" of RES (col_breakdown.c; docs/metrics.md):
+ * SET "breakdown.all" or "breakdown.p99" with C the E2E component K's name
+ * (bd_name, BD_*), or "ttft_breakdown.all", "ttft_breakdown.p99" or
+ * "ttft_breakdown.mean_ms" with C the TTFT component K's (tb_name, TB_*).
+ * tsim_bd_row returns the row, NULL when RES does not report it (kv_transfer
+ * and kv_load without KV time, connect without connections, TTFT without an LLM
+ * pool); tsim_bd its value, NAN then. */
+const sim_row *tsim_bd_row(const sim_result *res, const char *set, int k);
+double tsim_bd(const sim_result *res, const char *set, int k);
+
 /* GPU and MODEL of the built-in catalog into G and M; an unknown name fails the test. */
 void tsim_catalog(const char *gpu, const char *model, gpu_spec *g, model_spec *m);
 

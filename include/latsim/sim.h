@@ -5,9 +5,11 @@
  * outcome, and fills a sim_result: the system's figures, one pool_result per
  * pool (the common counters and the kind's own metrics, in report order),
  * with [class NAME] sections one class_result per class, and the rows of the
- * metric families that report only rows (sim_rows: cold and warm, goodput,
- * shares over a threshold, a client's attempts, energy, and any registered
- * at run time; read one with sim_result_get).  report_flatten()
+ * metric families that report only rows (sim_rows: the breakdowns of E2E and
+ * TTFT, cold and warm, goodput, shares over a threshold, a client's attempts,
+ * energy, and any registered at run time; read one with sim_result_get, e.g.
+ * sim_result_get(&res, "", "breakdown.all.queue", "value"); their names are
+ * in docs/metrics.md).  report_flatten()
  * (latsim/report.h) turns it all into rows.
  */
 #ifndef LATSIM_PUBLIC_SIM_H
@@ -76,10 +78,6 @@ typedef struct route_result {
     int has_tokens;           /* a token-emitting pool is reachable: ttft and tpot are reported */
     stat_summary e2e, ttft, tpot;   /* their E2E, TTFT, TPOT, ms */
 } route_result;
-
-/* Components of the TTFT breakdown, in this order: network, queue, prefill,
- * decode, kv_transfer, kv_load, overhead (docs/metrics.md, "TTFT breakdown"). */
-#define SIM_TTFT_PARTS 7
 
 /* Results of one [class NAME] (only when the scenario has class sections). */
 typedef struct class_result {
@@ -179,20 +177,8 @@ typedef struct sim_result {
     stat_summary e2e, queue, service, ttft, tpot, overhead;   /* ms */
     stat_summary itl;         /* ms: every output token after the first of each measured request, its gap since the previous one */
     stat_summary network;     /* ms on network hops per request, both ways */
-    double share_all[7];      /* mean share of e2e: network, queue, service, overhead, kv_transfer, kv_load,
-                                 connect (breakdown.h), all served */
-    double share_p99[7];      /* the same over the requests at or above the P99 of e2e */
-    int has_ttft_bd;          /* an LLM pool exists: the TTFT breakdown below is reported */
-    double ttft_share_all[SIM_TTFT_PARTS];  /* mean share of TTFT per component, all measured served requests
-                                               with a first token */
-    double ttft_share_p99[SIM_TTFT_PARTS];  /* the same over those at or above the P99 of TTFT */
-    double ttft_part_ms[SIM_TTFT_PARTS];    /* mean of each component, ms (they sum to the mean TTFT) */
     route_result *routes;     /* per out-edge of the stations with several, in pool then edge order; or NULL */
     int nroutes;
-    int has_kv;               /* some request's KV crossed a link or came back from an offload tier: the
-                                 report shows the kv_transfer and kv_load shares */
-    int has_conn;             /* some request set up a connection on a hop (or waited for a pooled one):
-                                 the report shows the connect share, apart from network and queue */
     double cost_per_hour;     /* $ per hour, all GPU pools */
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
     double api_usd;           /* external API charges of the measured served requests, $ */
@@ -208,8 +194,8 @@ typedef struct sim_result {
     class_result *classes;    /* per class, or NULL without [class] sections */
     int nclasses;
     sim_seed_noise seed_noise; /* the run's own seed noise (scenario_set_batch_means), else measured 0 */
-    sim_rows rows;            /* the metric families' rows (cold and warm, goodput, shares over a
-                                 threshold...: sim_result_get), owned */
+    sim_rows rows;            /* the metric families' rows (breakdowns, cold and warm, goodput, shares
+                                 over a threshold...: sim_result_get), owned */
 } sim_result;
 
 /* Runs SC with SEED.  Returns 0, or -1 with a message in ERR (out of memory). */

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "run/breakdown.h"
 #include "report/report.h"
 
 /* Keeps the distribution of S for the rows from index ROW on.  Returns 0 or -1. */
@@ -38,7 +37,7 @@ static int add_latency(report *r, int rep, const char *scope, const char *metric
 /* The metric families whose rows report_flatten places among its own (at
  * put_family, in this order down the system's rows); any other family's rows
  * come after the rows of their scope (put_scope), a scope of its own last. */
-static const char *const PLACED[] = { "client", "goodput", "over", "energy", "cold" };
+static const char *const PLACED[] = { "client", "goodput", "over", "energy", "cold", "breakdown" };
 
 static int placed(const char *family)
 {
@@ -168,28 +167,8 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
                 for (int k = 0; k < STAT_NCDF; k++)
                     out->cdf[out->ncdf++] = (report_cdf) { cd[m].m, stat_cdf_probs[k], cd[m].s->cdf[k] };
     }
-    /* Shares of e2e (breakdown.h): "breakdown.all.queue", "breakdown.p99.queue"... */
-    for (int k = 0; k < BD_N; k++) {
-        if ((k == BD_KV_TRANSFER || k == BD_KV_LOAD) && !x->has_kv) continue;
-        if (k == BD_CONNECT && !x->has_conn) continue;   /* connections on hops (issue 34) */
-        char m[48];
-        snprintf(m, sizeof m, "breakdown.all.%s", bd_name(k));
-        V(G, m, hide ? NAN : x->share_all[k]);
-        snprintf(m, sizeof m, "breakdown.p99.%s", bd_name(k));
-        V(G, m, hide ? NAN : x->share_p99[k]);
-    }
-    /* Shares of TTFT (breakdown.h, TB_*): "ttft_breakdown.all.queue", ".p99.", and the
-     * components' means, "ttft_breakdown.mean_ms.queue". */
-    if (x->has_ttft_bd)
-        for (int k = 0; k < TB_N; k++) {
-            char m[48];
-            snprintf(m, sizeof m, "ttft_breakdown.all.%s", tb_name(k));
-            V(G, m, hide ? NAN : x->ttft_share_all[k]);
-            snprintf(m, sizeof m, "ttft_breakdown.p99.%s", tb_name(k));
-            V(G, m, hide ? NAN : x->ttft_share_p99[k]);
-            snprintf(m, sizeof m, "ttft_breakdown.mean_ms.%s", tb_name(k));
-            V(G, m, hide ? NAN : x->ttft_part_ms[k]);
-        }
+    /* Shares of e2e and of TTFT (col_breakdown.c): "breakdown.all.queue", "ttft_breakdown.mean_ms.queue"... */
+    if (put_family(out, rep, x, "breakdown")) return -1;
     if (put_scope(out, rep, x, G, done)) return -1;
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];

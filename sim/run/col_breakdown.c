@@ -1,8 +1,9 @@
 /* col_breakdown.c -- the run collector of where requests spend their time
  * (collect.h, breakdown.h): the shares of E2E per component over all and the
  * slowest measured served requests, and, with an LLM pool, the TTFT's
- * components (docs/metrics.md, "TTFT breakdown"). */
+ * components (the system's rows breakdown.* and ttft_breakdown.*: docs/metrics.md). */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include "run/collect.h"
 
@@ -102,23 +103,45 @@ static void brk_leave(void *self, const request *r, const leave_rec *l)
     }
 }
 
-/* After the latency (col_latency): the shares of the requests at or above the P99s it emitted. */
+/* Adds the system's row "SET.NAME" = V (hidden in a saturated run).  Returns 0 or -1. */
+static int brk_row(sim_rows *r, const char *set, const char *name, double v)
+{
+    char m[48];
+    snprintf(m, sizeof m, "%s.%s", set, name);
+    return sim_rows_add(r, "", m, v, 1);
+}
+
+/* After the latency (col_latency): the shares of the requests at or above the
+ * P99s it emitted.  Its rows, the system's (docs/metrics.md): per E2E component
+ * C (bd_name), breakdown.all.C and breakdown.p99.C, kv_transfer and kv_load
+ * only when a request had KV time, connect only when one set up a connection;
+ * with an LLM pool, per TTFT component C (tb_name), ttft_breakdown.all.C,
+ * ttft_breakdown.p99.C and ttft_breakdown.mean_ms.C (NAN: no request had a
+ * first token). */
 static int brk_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
     (void) err;
     (void) errlen;
     brk *x = self;
-    out->has_kv = x->has_kv;
-    out->has_conn = x->has_conn;
-    bd_shares(x->bd, 0, out->share_all);
-    bd_shares(x->bd, out->e2e.p99, out->share_p99);
-    if (x->tbd) {
-        out->has_ttft_bd = 1;
-        bd_shares(x->tbd, 0, out->ttft_share_all);
-        bd_shares(x->tbd, out->ttft.p99, out->ttft_share_p99);
-        for (int k = 0; k < TB_N; k++) out->ttft_part_ms[k] = x->tb_n ? x->tb_sum[k] / (double) x->tb_n : NAN;
+    sim_rows *r = &out->rows;
+    double all[BD_N], p99[BD_N];
+    bd_shares(x->bd, 0, all);
+    bd_shares(x->bd, out->e2e.p99, p99);
+    for (int k = 0; k < BD_N; k++) {
+        if ((k == BD_KV_TRANSFER || k == BD_KV_LOAD) && !x->has_kv) continue;
+        if (k == BD_CONNECT && !x->has_conn) continue;   /* connections on hops (issue 34) */
+        if (brk_row(r, "breakdown.all", bd_name(k), all[k]) || brk_row(r, "breakdown.p99", bd_name(k), p99[k]))
+            return -1;
     }
-    _Static_assert(TB_N == SIM_TTFT_PARTS, "the public TTFT breakdown has every component");
+    if (!x->tbd) return 0;
+    double tall[TB_N], tp99[TB_N];
+    bd_shares(x->tbd, 0, tall);
+    bd_shares(x->tbd, out->ttft.p99, tp99);
+    for (int k = 0; k < TB_N; k++)
+        if (brk_row(r, "ttft_breakdown.all", tb_name(k), tall[k]) ||
+            brk_row(r, "ttft_breakdown.p99", tb_name(k), tp99[k]) ||
+            brk_row(r, "ttft_breakdown.mean_ms", tb_name(k), x->tb_n ? x->tb_sum[k] / (double) x->tb_n : NAN))
+            return -1;
     return 0;
 }
 
