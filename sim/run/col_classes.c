@@ -1,8 +1,10 @@
 /* col_classes.c -- the run collector of per-class results (collect.h): with
- * [class NAME] sections, each class's measured requests and outcomes, its
- * latencies, inter-token gaps (the LLM pools record them per class), goodput
- * and cost (docs/metrics.md, "Cost per 1000 requests, overall and per class"),
- * as rows of scope "class:NAME" (class_rows; docs/metrics.md, "Per class"). */
+ * [class NAME] sections, each class's rows (scope "class:NAME"): its measured
+ * requests and outcomes, latencies, inter-token gaps, goodput and cost.
+ *
+ * The LLM pools record the gaps per class; the cost is the class's share of
+ * each pool's $ (docs/metrics.md, "Cost per 1000 requests, overall and per
+ * class"); the rows are listed in docs/metrics.md, "Rows of routes and classes". */
 #include <math.h>
 #include <string.h>
 #include "run/collect.h"

@@ -1,9 +1,10 @@
 /* col_paths.c -- the run collector of per-pool and per-route latencies
  * (collect.h): with several pools, the E2E of the measured served requests
  * that passed each pool, TTFT and TPOT where the token-emitting pools emitted
- * them (the pools' results), and the same per route (an out-edge of a station
- * with several) as rows of scope "route:ROUTER->TARGET" (route_rows;
- * docs/metrics.md, "Per pool and per route latencies"). */
+ * them, and the same per route (an out-edge of a station with several).
+ *
+ * A pool's are its pool_result's; a route's are rows of scope
+ * "route:ROUTER->TARGET" (docs/metrics.md, "Rows of routes and classes"). */
 #include <math.h>
 #include <string.h>
 #include "run/collect.h"
