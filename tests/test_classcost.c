@@ -33,12 +33,21 @@ static void run(const char *text, sim_result *res)
     cr_assert_eq(rc, 0, "%s", err);
 }
 
-static const class_result *cls(const sim_result *r, const char *name)
+/* What these tests read of a class: its rows (scope "class:NAME"). */
+typedef struct cls_view {
+    double served;            /* its measured served requests */
+    double api_usd;           /* its API charges, $ (NAN: no api_usd row, no gateway kind) */
+    double cost_per_1k;       /* $ per 1000 of its served requests */
+} cls_view;
+
+/* Class NAME of R's rows; a class R lacks fails the test. */
+static cls_view cls(const sim_result *r, const char *name)
 {
-    for (int i = 0; i < r->nclasses; i++)
-        if (!strcmp(r->classes[i].name, name)) return &r->classes[i];
-    cr_assert_fail("no class %s", name);
-    return NULL;
+    char scope[80];
+    snprintf(scope, sizeof scope, "%s%s", REPORT_CLASS_SCOPE, name);
+    cr_assert_not_null(sim_result_row(r, scope, "requests", "value"), "no class %s", name);
+    return (cls_view) { sim_result_get(r, scope, "served", "value"), sim_result_get(r, scope, "api_usd", "value"),
+                        sim_result_get(r, scope, "cost_per_1k_requests", "value") };
 }
 
 static const pool_result *pool(const sim_result *r, const char *name)
@@ -53,9 +62,12 @@ static const pool_result *pool(const sim_result *r, const char *name)
 static void sums(const sim_result *r, double *cost, double *api)
 {
     *cost = *api = 0;
-    for (int i = 0; i < r->nclasses; i++) {
-        *cost += (double) r->classes[i].served * r->classes[i].cost_per_1k;
-        *api += r->classes[i].api_usd;
+    for (size_t i = 0; i < r->rows.n; i++) {   /* each class's "requests" row names it */
+        const sim_row *w = &r->rows.row[i];
+        if (strcmp(w->family, "classes") || strcmp(w->metric, "requests")) continue;
+        cls_view k = cls(r, w->scope + strlen(REPORT_CLASS_SCOPE));
+        *cost += k.served * k.cost_per_1k;
+        *api += k.api_usd;
     }
 }
 
@@ -90,11 +102,11 @@ Test(classcost, classes_add_up_to_the_overall_cost)
     cr_assert_float_eq(api, r.api_usd, 1e-9 * api);
     /* Both classes pay GPU and API; the hard class, with longer answers and
      * more of its requests on the API, pays more per request. */
-    const class_result *e = cls(&r, "easy"), *h = cls(&r, "hard");
-    cr_assert_gt(e->api_usd, 0);
-    cr_assert_gt(h->api_usd, 0);
-    cr_assert_gt(e->cost_per_1k, 1000 * e->api_usd / (double) e->served);
-    cr_assert_gt(h->cost_per_1k, e->cost_per_1k);
+    const cls_view e = cls(&r, "easy"), h = cls(&r, "hard");
+    cr_assert_gt(e.api_usd, 0);
+    cr_assert_gt(h.api_usd, 0);
+    cr_assert_gt(e.cost_per_1k, 1000 * e.api_usd / e.served);
+    cr_assert_gt(h.cost_per_1k, e.cost_per_1k);
     sim_result_free(&r);
 }
 
@@ -118,13 +130,13 @@ Test(classcost, classes_on_separate_pools_pay_their_own_pool_exactly)
     cr_assert_float_eq(pool(&r, "pa")->cost_per_hour, 3.6, 1e-12);
     cr_assert_float_eq(pool(&r, "pb")->cost_per_hour, 72, 1e-12);
     cr_assert_float_eq(r.cost_per_hour, 75.6, 1e-12);
-    const class_result *a = cls(&r, "a"), *b = cls(&r, "b");
-    cr_assert_gt(a->served, 50);
-    cr_assert_gt(b->served, 200);
+    const cls_view a = cls(&r, "a"), b = cls(&r, "b");
+    cr_assert_gt(a.served, 50);
+    cr_assert_gt(b.served, 200);
     double wa = 3.6 * r.window_s / 3600, wb = 72 * r.window_s / 3600;
-    cr_assert_float_eq(a->cost_per_1k, 1000 * wa / (double) a->served, 1e-12 * a->cost_per_1k);
-    cr_assert_float_eq(b->cost_per_1k, 1000 * wb / (double) b->served, 1e-12 * b->cost_per_1k);
-    cr_assert_eq(a->api_usd, 0);
+    cr_assert_float_eq(a.cost_per_1k, 1000 * wa / a.served, 1e-12 * a.cost_per_1k);
+    cr_assert_float_eq(b.cost_per_1k, 1000 * wb / b.served, 1e-12 * b.cost_per_1k);
+    cr_assert(isnan(a.api_usd), "no gateway kind: no api_usd row");
     /* The overall figure is their served-weighted mean. */
     cr_assert_float_eq(r.cost_per_1k, 1000 * (wa + wb) / 400.0, 1e-12 * r.cost_per_1k);
     sim_result_free(&r);
@@ -145,9 +157,9 @@ Test(classcost, separate_pools_under_poisson_arrivals)
     run(text, &r);
     cr_assert_neq(r.departures, r.served);
     double part = (double) r.served / (double) r.departures;
-    const class_result *a = cls(&r, "a"), *b = cls(&r, "b");
-    cr_assert_float_eq(a->cost_per_1k, 1000 * 3.6 * r.window_s / 3600 * part / (double) a->served, 1e-12 * a->cost_per_1k);
-    cr_assert_float_eq(b->cost_per_1k, 1000 * 72 * r.window_s / 3600 * part / (double) b->served, 1e-12 * b->cost_per_1k);
+    const cls_view a = cls(&r, "a"), b = cls(&r, "b");
+    cr_assert_float_eq(a.cost_per_1k, 1000 * 3.6 * r.window_s / 3600 * part / a.served, 1e-12 * a.cost_per_1k);
+    cr_assert_float_eq(b.cost_per_1k, 1000 * 72 * r.window_s / 3600 * part / b.served, 1e-12 * b.cost_per_1k);
     sim_result_free(&r);
 }
 
@@ -173,8 +185,8 @@ Test(classcost, llm_linear_cost_charges_each_request_its_own_work)
     cr_assert(!r.saturated);
     cr_assert_gt(pool(&r, "chat")->nmetrics, 0);
     cr_assert_gt(pool_metric_get(pool(&r, "chat"), "mean_batch"), 1.5, "batches must be shared for the check to mean something");
-    const class_result *s = cls(&r, "short"), *l = cls(&r, "long");
-    double ratio = l->cost_per_1k / s->cost_per_1k;
+    const cls_view s = cls(&r, "short"), l = cls(&r, "long");
+    double ratio = l.cost_per_1k / s.cost_per_1k;
     cr_assert_float_eq(ratio, 153.5 / 53.5, 1e-6, "ratio %.9g", ratio);
     sim_result_free(&r);
 }
@@ -198,8 +210,8 @@ Test(classcost, llm_roofline_cost_lies_between_the_token_ratio_bounds)
     cr_assert(!r.saturated);
     double mb = pool_metric_get(pool(&r, "chat"), "mean_batch");
     cr_assert(mb > 1.5 && mb < 50, "mean batch %g", mb);
-    const class_result *s = cls(&r, "short"), *l = cls(&r, "long");
-    double ratio = l->cost_per_1k / s->cost_per_1k;
+    const cls_view s = cls(&r, "short"), l = cls(&r, "long");
+    double ratio = l.cost_per_1k / s.cost_per_1k;
     cr_assert(ratio > 2 && ratio < 299.0 / 99.0 * 1.01, "ratio %g (mean batch %g)", ratio, mb);
     double cost, api;
     sums(&r, &cost, &api);
@@ -221,12 +233,12 @@ Test(classcost, api_class_pays_its_tokens)
         "[pool cpu]\nservers = 2\nservice_ms = exp(mean=50)\nusd_per_hour = 10\n";
     sim_result r;
     run(text, &r);
-    const class_result *e = cls(&r, "ext"), *l = cls(&r, "local");
-    cr_assert_gt(e->served, 300);
-    cr_assert_float_eq(e->api_usd, 0.0072 * (double) e->served, 1e-12 * e->api_usd);
-    cr_assert_float_eq(e->cost_per_1k, 7.2, 1e-12);
-    cr_assert_eq(l->api_usd, 0);
-    cr_assert_gt(l->cost_per_1k, 0);
+    const cls_view e = cls(&r, "ext"), l = cls(&r, "local");
+    cr_assert_gt(e.served, 300);
+    cr_assert_float_eq(e.api_usd, 0.0072 * e.served, 1e-12 * e.api_usd);
+    cr_assert_float_eq(e.cost_per_1k, 7.2, 1e-12);
+    cr_assert_eq(l.api_usd, 0);
+    cr_assert_gt(l.cost_per_1k, 0);
     double cost, api;
     sums(&r, &cost, &api);
     cr_assert_float_eq(cost, (double) r.served * r.cost_per_1k, 1e-9 * cost);
@@ -247,7 +259,7 @@ Test(classcost, report_rows)
     report rep;
     cr_assert_eq(report_flatten(&r, 0, &rep), 0);
     double a = report_get(&rep, REPORT_CLASS_SCOPE "a", "cost_per_1k_requests", "value");
-    cr_assert_float_eq(a, cls(&r, "a")->cost_per_1k, 1e-15);
+    cr_assert_float_eq(a, cls(&r, "a").cost_per_1k, 1e-15);
     cr_assert_float_eq(a, 1000 * 3.6 * r.window_s / 3600 / 300, 1e-12);   /* same service time: same share per request */
     /* No gateway kind: no api_usd rows. */
     cr_assert(isnan(report_get(&rep, REPORT_CLASS_SCOPE "b", "api_usd", "value")));

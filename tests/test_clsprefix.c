@@ -34,23 +34,23 @@ Test(clsprefix, shared_system_prompt_class_and_weighted_mean)
 {
     sim_result r;
     tsim_run("two.ini", TWO("yes"), 5, &r);
-    cr_assert_eq(r.nclasses, 2);
-    const class_result *sys = &r.classes[0], *plain = &r.classes[1];
-    cr_assert_str_eq(sys->name, "sys");
-    cr_assert_gt(sys->requests, 100, "%llu", (unsigned long long) sys->requests);
-    cr_assert_gt(plain->requests, 100, "%llu", (unsigned long long) plain->requests);
-    /* The tokens counted are the measured requests' whole prompts. */
-    cr_expect_eq(sys->prefix_prompt, 3000.0 * (double) sys->requests);
-    cr_expect_eq(plain->prefix_prompt, 900.0 * (double) plain->requests);
-    /* By hand: 2096 of 3000 for each "sys" request, 0 for "plain". */
-    cr_expect_eq(sys->prefix_found, 2096.0 * (double) sys->requests);
-    cr_expect_eq(plain->prefix_found, 0);
-    /* The pool's rate is the classes' token-weighted mean. */
+    cr_assert_eq(tsim_nclasses(&r), 2);
+    cr_assert_str_eq(tsim_class_name(&r, 0), "sys");
+    double nsys = tsim_class(&r, "sys", "requests"), nplain = tsim_class(&r, "plain", "requests");
+    cr_assert_gt(nsys, 100, "%g", nsys);
+    cr_assert_gt(nplain, 100, "%g", nplain);
+    /* By hand: 2096 of 3000 for each "sys" request, 0 for "plain" (2096 n / 3000 n
+     * rounds as 2096 / 3000 does: exactly equal). */
+    double rsys = tsim_class(&r, "sys", "prefix_hit_rate"), rplain = tsim_class(&r, "plain", "prefix_hit_rate");
+    cr_expect_eq(rsys, 2096.0 / 3000.0, "%.17g", rsys);
+    cr_expect_eq(rplain, 0);
+    /* The pool's rate is the classes' token-weighted mean, the tokens counted
+     * being the measured requests' whole prompts (3000 and 900 each). */
     double pool = pool_metric_get(&r.pools[0], "prefix_hit_rate");
-    double mean = (sys->prefix_found + plain->prefix_found) / (sys->prefix_prompt + plain->prefix_prompt);
+    double psys = 3000.0 * nsys, pplain = 900.0 * nplain;
+    double mean = (rsys * psys + rplain * pplain) / (psys + pplain);
     cr_expect(fabs(pool - mean) < 1e-12, "pool %.15g, classes' mean %.15g", pool, mean);
-    double hand = 2096.0 * (double) sys->requests /
-                  (3000.0 * (double) sys->requests + 900.0 * (double) plain->requests);
+    double hand = 2096.0 * nsys / (3000.0 * nsys + 900.0 * nplain);
     cr_expect(fabs(pool - hand) < 1e-12, "pool %.15g, by hand %.15g", pool, hand);
     /* The class rows as reported (JSON, the store, the review page). */
     report rep;
@@ -66,11 +66,9 @@ Test(clsprefix, no_prefix_cache_no_row)
 {
     sim_result r;
     tsim_run("two.ini", TWO("no"), 5, &r);
-    cr_assert_eq(r.nclasses, 2);
-    for (int k = 0; k < r.nclasses; k++) {
-        cr_expect_eq(r.classes[k].prefix_prompt, 0);
-        cr_expect_eq(r.classes[k].prefix_found, 0);
-    }
+    cr_assert_eq(tsim_nclasses(&r), 2);
+    for (int k = 0; k < 2; k++)
+        cr_expect(isnan(tsim_class(&r, tsim_class_name(&r, k), "prefix_hit_rate")), "class %d: no prompt counted", k);
     report rep;
     cr_assert_eq(report_flatten(&r, -1, &rep), 0);
     cr_expect(isnan(report_get(&rep, "class:sys", "prefix_hit_rate", "value")));

@@ -6,7 +6,8 @@
  * generic pool) and on its general one (an LLM pool, classes, a client that
  * times out and retries), and the measured window open and close once; its
  * rows (sim_result.rows) reach the report after the system's own rows, the
- * JSON and the database.  The collector between
+ * JSON and the database; the routes' and classes' rows stand after the pools,
+ * a registered family's rows of their scopes after them.  The collector between
  * the EXAMPLE markers is the worked example of docs/architecture.md ("Adding a
  * metric family"), word for word: collect/doc_example_is_this_code checks it.
  */
@@ -280,6 +281,83 @@ Test(collect, registered_collector_rows_reach_report_json_and_database)
     sqlite3_finalize(st);
     store_close(db);
     unlink(path);
+    report_free(&rep);
+    sim_result_free(&res);
+}
+
+/* A family registered at run time that adds one row to a class's scope and
+ * one to a route's: they come right after that scope's own rows (the classes'
+ * and routes' families, col_classes.c and col_paths.c). */
+static int tag_emit(void *self, sim_result *out, char *err, size_t errlen)
+{
+    (void) self;
+    (void) err;
+    (void) errlen;
+    return sim_rows_add(&out->rows, "class:b", "tag", 7, 0) || sim_rows_add(&out->rows, "route:gw->p1", "tag", 8, 0);
+}
+
+static int tag_init(void *self, const run_env *env, char *err, size_t errlen)
+{
+    (void) self;
+    (void) env;
+    (void) err;
+    (void) errlen;
+    return 0;
+}
+
+/* The metrics of scope SCOPE in REP, in order, joined by spaces into BUF. */
+static const char *scope_metrics(const report *rep, const char *scope, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < rep->n; i++)
+        if (!strcmp(rep->rows[i].scope, scope) && (i == 0 || strcmp(rep->rows[i - 1].metric, rep->rows[i].metric) ||
+                                                   strcmp(rep->rows[i - 1].scope, scope)))
+            n += (size_t) snprintf(buf + n, n < len ? len - n : 0, "%s%s", n ? " " : "", rep->rows[i].metric);
+    return buf;
+}
+
+/* Where the rows of routes and classes stand: after the pools, each route's
+ * scope in edge order, then each class's in section order; each scope's own
+ * rows in the order docs/metrics.md lists them, a registered family's after
+ * them; every row of a scope together. */
+Test(collect, routes_and_classes_rows_after_the_pools_in_order)
+{
+    static const run_collector tag = { .name = "tag", .init = tag_init, .emit = tag_emit };
+    cr_assert_eq(run_collector_register(&tag), 0);
+    sim_result res;
+    tsim_run("collect.ini",
+             "[sim]\nrequests = 400\nwarmup = 0\n[workload]\nrate = 5\ntarget = gw\n"
+             "[class a]\nshare = 0.5\n[class b]\nshare = 0.5\n"
+             "[pool gw]\nkind = router\npolicy = round_robin\nnext = p1, p2\n"
+             "[pool p1]\nservice_ms = exp(mean=10)\nusd_per_hour = 1\n[pool p2]\nservice_ms = exp(mean=10)\n", 1, &res);
+    report rep;
+    cr_assert_eq(report_flatten(&res, -1, &rep), 0);
+    /* The scopes in order of their first row, each in one stretch. */
+    const char *want[] = { "", "gw", "p1", "p2", "route:gw->p1", "route:gw->p2", "class:a", "class:b" };
+    size_t k = 0;
+    for (size_t i = 0; i < rep.n; i++) {
+        if (i > 0 && !strcmp(rep.rows[i].scope, rep.rows[i - 1].scope)) continue;
+        cr_assert_lt(k, sizeof want / sizeof *want, "scope %s after the last", rep.rows[i].scope);
+        cr_assert_str_eq(rep.rows[i].scope, want[k], "scope %zu", k);
+        k++;
+    }
+    cr_assert_eq(k, sizeof want / sizeof *want);
+    char buf[512];
+    cr_expect_str_eq(scope_metrics(&rep, "route:gw->p1", buf, sizeof buf), "router target edge served e2e tag");
+    cr_expect_str_eq(scope_metrics(&rep, "route:gw->p2", buf, sizeof buf), "router target edge served e2e");
+    cr_expect_str_eq(scope_metrics(&rep, "class:a", buf, sizeof buf),
+                     "requests served rejected timed_out cost_per_1k_requests e2e queue service");
+    cr_expect_str_eq(scope_metrics(&rep, "class:b", buf, sizeof buf),
+                     "requests served rejected timed_out cost_per_1k_requests e2e queue service tag");
+    cr_expect_str_eq(report_get_text(&rep, "route:gw->p2", "target"), "p2");
+    cr_expect_eq(report_get(&rep, "route:gw->p2", "edge", "value"), 1);
+    cr_expect_eq(report_get(&rep, "class:b", "tag", "value"), 7);
+    cr_expect_eq(report_get(&rep, "route:gw->p1", "tag", "value"), 8);
+    /* Round robin: the routes' served add up to the run's, the classes' too. */
+    cr_expect_eq(report_get(&rep, "route:gw->p1", "served", "value") + report_get(&rep, "route:gw->p2", "served", "value"),
+                 (double) res.served);
+    cr_expect_eq(tsim_class(&res, "a", "served") + tsim_class(&res, "b", "served"), (double) res.served);
     report_free(&rep);
     sim_result_free(&res);
 }

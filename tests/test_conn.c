@@ -417,7 +417,7 @@ Test(conn, egress_priced_by_hand)
     sim_result res;
     tsim_run("/tmp/test_conn_egress.ini", text, 1, &res);
     const pool_result *p = pool_of(&res, "link");
-    double na = (double) res.classes[0].served, nb = (double) res.classes[1].served;
+    double na = tsim_class(&res, "a", "served"), nb = tsim_class(&res, "b", "served");
     cr_assert_eq(na + nb, 200);
     double ba = 650 + 50 * 204.0, bb = 650 + 150 * 204.0;
     cr_assert_float_eq(pool_metric_get(p, "bytes_up"), 200 * 1050.0, 1e-6);
@@ -426,8 +426,8 @@ Test(conn, egress_priced_by_hand)
     cr_assert_float_eq(pool_metric_get(p, "egress_usd"), usd, 1e-15);
     cr_assert_float_eq(res.egress_usd, usd, 1e-15);
     cr_assert_float_eq(res.cost_per_1k, 1000 * usd / 200, 1e-15);
-    cr_assert_float_eq(res.classes[0].cost_per_1k, 1000 * ba / 1e9 * 0.09, 1e-15);
-    cr_assert_float_eq(res.classes[1].cost_per_1k, 1000 * bb / 1e9 * 0.09, 1e-15);
+    cr_assert_float_eq(tsim_class(&res, "a", "cost_per_1k_requests"), 1000 * ba / 1e9 * 0.09, 1e-15);
+    cr_assert_float_eq(tsim_class(&res, "b", "cost_per_1k_requests"), 1000 * bb / 1e9 * 0.09, 1e-15);
     cr_assert_float_eq(pool_metric_get(p, "egress_usd_per_hour"), usd / res.window_s * 3600, 1e-12);
     sim_result_free(&res);
 }

@@ -185,16 +185,15 @@ Test(patience, per_class_and_apart_from_timeouts)
         "[pool app]\nservers = 3\nservice_ms = exp(mean=50)\ntimeout_ms = 500\n";
     sim_result res;
     tsim_run("/tmp/test_patience_cls.ini", text, 1, &res);
-    cr_assert_eq(res.nclasses, 2);
-    const class_result *h = &res.classes[0], *c = &res.classes[1];
-    cr_assert_str_eq(h->name, "hasty");
-    cr_assert_gt(h->abandoned, 0);
-    cr_assert_eq(c->abandoned, 0);
-    cr_assert_eq(h->timed_out, 0, "20 ms of patience always runs out before 500 ms");
-    cr_assert_eq(res.abandoned, h->abandoned);
-    cr_assert_eq(res.timed_out, c->timed_out);
+    cr_assert_eq(tsim_nclasses(&res), 2);
+    cr_assert_str_eq(tsim_class_name(&res, 0), "hasty");
+    cr_assert_gt(tsim_class(&res, "hasty", "abandoned"), 0);
+    cr_assert_eq(tsim_class(&res, "calm", "abandoned"), 0);
+    cr_assert_eq(tsim_class(&res, "hasty", "timed_out"), 0, "20 ms of patience always runs out before 500 ms");
+    cr_assert_eq((double) res.abandoned, tsim_class(&res, "hasty", "abandoned"));
+    cr_assert_eq((double) res.timed_out, tsim_class(&res, "calm", "timed_out"));
     /* those who stayed waited at most their patience */
-    cr_assert_leq(h->queue.max, 20.0 * 1.001);
+    cr_assert_leq(tsim_class_latency(&res, "hasty", "queue").max, 20.0 * 1.001);
     sim_result_free(&res);
 }
 

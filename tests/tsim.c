@@ -8,6 +8,7 @@
 #include <string.h>
 #include "run/breakdown.h"
 #include "store/store.h"
+#include "latsim/report.h"   /* REPORT_CLASS_SCOPE */
 
 int tsim_load_resolve(const char *path, const char *text, scenario *sc, char *err, size_t errlen)
 {
@@ -56,4 +57,52 @@ double tsim_bd(const sim_result *res, const char *set, int k)
 {
     const sim_row *w = tsim_bd_row(res, set, k);
     return w ? w->value : NAN;
+}
+
+/* The Ith "requests" row of the classes family of RES, NULL past the last. */
+static const sim_row *class_row(const sim_result *res, int i)
+{
+    for (size_t k = 0; k < res->rows.n; k++) {
+        const sim_row *w = &res->rows.row[k];
+        if (!strcmp(w->family, "classes") && !strcmp(w->metric, "requests") && i-- == 0) return w;
+    }
+    return NULL;
+}
+
+int tsim_nclasses(const sim_result *res)
+{
+    int n = 0;
+    while (class_row(res, n)) n++;
+    return n;
+}
+
+const char *tsim_class_name(const sim_result *res, int i)
+{
+    const sim_row *w = class_row(res, i);
+    cr_assert_not_null(w, "no class %d", i);
+    return w->scope + strlen(REPORT_CLASS_SCOPE);
+}
+
+double tsim_class(const sim_result *res, const char *name, const char *metric)
+{
+    char scope[96];
+    snprintf(scope, sizeof scope, "%s%s", REPORT_CLASS_SCOPE, name);
+    return sim_result_get(res, scope, metric, "value");
+}
+
+stat_summary tsim_latency(const sim_result *res, const char *scope, const char *metric)
+{
+    stat_summary s;
+    memset(&s, 0, sizeof s);
+    const sim_row *w = sim_result_row(res, scope, metric, "mean");
+    cr_assert_not_null(w, "no latency %s in scope %s", metric, scope);
+    if (w->dist) s = *w->dist;
+    return s;
+}
+
+stat_summary tsim_class_latency(const sim_result *res, const char *name, const char *metric)
+{
+    char scope[96];
+    snprintf(scope, sizeof scope, "%s%s", REPORT_CLASS_SCOPE, name);
+    return tsim_latency(res, scope, metric);
 }

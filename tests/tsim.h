@@ -1,6 +1,7 @@
 /* tsim.h -- helpers for tests that simulate a scenario text in-process (the
  * LLM model's tests): load and resolve it against an in-memory catalog
- * database, or run it and fail the test on any error. */
+ * database, or run it and fail the test on any error; and read a result's
+ * family rows (the classes' and routes' results, latencies' summaries). */
 #ifndef LATSIM_TSIM_H
 #define LATSIM_TSIM_H
 
@@ -30,5 +31,21 @@ double tsim_bd(const sim_result *res, const char *set, int k);
 
 /* GPU and MODEL of the built-in catalog into G and M; an unknown name fails the test. */
 void tsim_catalog(const char *gpu, const char *model, gpu_spec *g, model_spec *m);
+
+/* The number of [class] sections of RES (the classes family's "requests" rows). */
+int tsim_nclasses(const sim_result *res);
+
+/* The name of class I of RES (0-based, in section order); a missing one fails the test. */
+const char *tsim_class_name(const sim_result *res, int i);
+
+/* Row METRIC (stat "value") of class NAME of RES (scope "class:NAME"), NAN when absent. */
+double tsim_class(const sim_result *res, const char *name, const char *metric);
+
+/* The summary of latency METRIC in SCOPE of RES (its "mean" row's dist), zeroed
+ * (n 0) when it had no sample; a missing row fails the test. */
+stat_summary tsim_latency(const sim_result *res, const char *scope, const char *metric);
+
+/* tsim_latency of class NAME (scope "class:NAME"). */
+stat_summary tsim_class_latency(const sim_result *res, const char *name, const char *metric);
 
 #endif

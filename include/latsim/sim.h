@@ -4,12 +4,13 @@
  * (latsim/scenario.h), runs the event loop until every measured request has an
  * outcome, and fills a sim_result: the system's figures, one pool_result per
  * pool (the common counters and the kind's own metrics, in report order),
- * with [class NAME] sections one class_result per class, and the rows of the
- * metric families that report only rows (sim_rows: the breakdowns of E2E and
- * TTFT, cold and warm, goodput, shares over a threshold, a client's attempts,
- * energy, and any registered at run time; read one with sim_result_get, e.g.
- * sim_result_get(&res, "", "breakdown.all.queue", "value"); their names are
- * in docs/metrics.md).  report_flatten()
+ * and the rows of the metric families that report only rows (sim_rows: the
+ * breakdowns of E2E and TTFT, each route's and each [class NAME]'s results,
+ * scopes "route:ROUTER->TARGET" and "class:NAME", cold and warm, goodput,
+ * shares over a threshold, a client's attempts, energy, and any registered at
+ * run time; read one with sim_result_get, e.g. sim_result_get(&res, "",
+ * "breakdown.all.queue", "value"), a latency's summary on its "mean" row's
+ * dist with sim_result_row; docs/metrics.md names them).  report_flatten()
  * (latsim/report.h) turns it all into rows.
  */
 #ifndef LATSIM_PUBLIC_SIM_H
@@ -68,36 +69,6 @@ struct pool_result {
 /* The kind-specific result NAME of P, NAN when P has none. */
 double pool_metric_get(const pool_result *p, const char *name);
 
-/* Results of one route: an out-edge of a station with several (a router's
- * choice), over the measured served requests that left ROUTER along it. */
-typedef struct route_result {
-    char router[64];          /* the station choosing (its pool name) */
-    char target[64];          /* the out-edge's pool name */
-    int edge;                 /* its index in ROUTER's `next` list (0-based) */
-    uint64_t served;          /* measured served requests routed along it */
-    int has_tokens;           /* a token-emitting pool is reachable: ttft and tpot are reported */
-    stat_summary e2e, ttft, tpot;   /* their E2E, TTFT, TPOT, ms */
-} route_result;
-
-/* Results of one [class NAME] (only when the scenario has class sections). */
-typedef struct class_result {
-    char name[64];
-    uint64_t requests;        /* measured arrivals of the class */
-    uint64_t served, rejected, timed_out;
-    uint64_t failed;          /* lost to a replica's failure (reported with fleet keys) */
-    uint64_t abandoned;       /* whose client's patience ran out while they waited (reported with patience_s) */
-    uint64_t good;            /* its measured requests served within its per-request SLO limits (goodput) */
-    uint64_t cache_lookups;   /* its measured requests that looked up a result cache (the last lookup of each) */
-    uint64_t cache_hits, cache_false_hits;  /* of those, hits and false hits (another question's answer) */
-    double prefix_prompt;     /* prompt tokens of its measured requests at first admission to an LLM pool
-                                 with a prefix cache (0: none reached one), tokens */
-    double prefix_found;      /* of those, found in the prefix cache (as the pool's prefix_hit_rate), tokens */
-    stat_summary e2e, queue, service, ttft, tpot;   /* ms, its measured served requests */
-    stat_summary itl;         /* ms: the inter-token gaps of its measured requests (with an LLM pool) */
-    double api_usd;           /* external API charges of its measured served requests, $ */
-    double cost_per_1k;       /* $ per 1000 of its served requests: its share of the pools' $ over the
-                                 window (col_classes.c, class_costs) + its API charges; NAN when none served */
-} class_result;
 
 /* A single run's seed noise by batch means (run/col_seednoise.c; docs/bands.md):
  * the 90 % half-widths of its statistics over seeds, measured from the run
@@ -177,8 +148,6 @@ typedef struct sim_result {
     stat_summary e2e, queue, service, ttft, tpot, overhead;   /* ms */
     stat_summary itl;         /* ms: every output token after the first of each measured request, its gap since the previous one */
     stat_summary network;     /* ms on network hops per request, both ways */
-    route_result *routes;     /* per out-edge of the stations with several, in pool then edge order; or NULL */
-    int nroutes;
     double cost_per_hour;     /* $ per hour, all GPU pools */
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
     double api_usd;           /* external API charges of the measured served requests, $ */
@@ -191,8 +160,6 @@ typedef struct sim_result {
     int closed_loop;          /* 1: users = N */
     double achieved_rps;      /* arrivals during the window / window, requests/s */
     double mean_in_system;    /* time-mean number of requests in the system during the window */
-    class_result *classes;    /* per class, or NULL without [class] sections */
-    int nclasses;
     sim_seed_noise seed_noise; /* the run's own seed noise (scenario_set_batch_means), else measured 0 */
     sim_rows rows;            /* the metric families' rows (breakdowns, cold and warm, goodput, shares
                                  over a threshold...: sim_result_get), owned */

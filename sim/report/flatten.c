@@ -77,6 +77,16 @@ static int put_scope(report *out, int rep, const sim_result *x, const char *scop
     return 0;
 }
 
+/* Copies the scopes of family FAMILY's rows of X into OUT (put_scope), in the
+ * order of their first row, each once.  Returns 0 or -1. */
+static int put_scopes(report *out, int rep, const sim_result *x, const char *family, char *done)
+{
+    for (size_t i = 0; i < x->rows.n; i++)
+        if (!done[i] && !strcmp(x->rows.row[i].family, family) && put_scope(out, rep, x, x->rows.row[i].scope, done))
+            return -1;
+    return 0;
+}
+
 /* The engine's rows of X into OUT, the families' rows among them. */
 static int flatten(const sim_result *x, int rep, report *out, char *done);
 
@@ -204,60 +214,8 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
         }
         if (put_scope(out, rep, x, S, done)) return -1;
     }
-    for (int i = 0; i < x->nroutes; i++) {
-        const route_result *t = &x->routes[i];
-        char S[160];
-        snprintf(S, sizeof S, "%s%s->%s", REPORT_ROUTE_SCOPE, t->router, t->target);
-        if (report_add_text(out, rep, S, "router", t->router)) return -1;
-        if (report_add_text(out, rep, S, "target", t->target)) return -1;
-        V(S, "edge", t->edge);
-        V(S, "served", t->served);
-        if (add_latency(out, rep, S, "e2e", &t->e2e, hide)) return -1;
-        if (t->has_tokens) {
-            if (add_latency(out, rep, S, "ttft", &t->ttft, hide)) return -1;
-            if (add_latency(out, rep, S, "tpot", &t->tpot, hide)) return -1;
-        }
-        if (put_scope(out, rep, x, S, done)) return -1;
-    }
-    int goodput = sim_result_row(x, "", "goodput", "value") != NULL;   /* the [slo] sets per-request limits */
-    for (int i = 0; i < x->nclasses; i++) {
-        const class_result *c = &x->classes[i];
-        char S[80];
-        snprintf(S, sizeof S, "%s%s", REPORT_CLASS_SCOPE, c->name);
-        V(S, "requests", c->requests);
-        V(S, "served", c->served);
-        V(S, "rejected", c->rejected);
-        V(S, "timed_out", c->timed_out);
-        if (x->has_fleet) V(S, "failed", c->failed);
-        if (c->cache_lookups) {   /* its result-cache hit rate (false hits included, as the pool's) */
-            V(S, "cache_hit_rate", (double) (c->cache_hits + c->cache_false_hits) / (double) c->cache_lookups);
-            V(S, "cache_false_hits", c->cache_false_hits);
-        }
-        if (c->prefix_prompt > 0)   /* its prefix-cache hit rate (found / prompt tokens, as the pools') */
-            V(S, "prefix_hit_rate", c->prefix_found / c->prefix_prompt);
-        if (x->has_patience) {   /* clients who gave up (issue 34) */
-            V(S, "abandoned", c->abandoned);
-            V(S, "abandoned_share", c->requests ? (double) c->abandoned / (double) c->requests : NAN);
-        }
-        if (goodput) {
-            /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
-            double share = c->requests ? (double) c->good / (double) c->requests : NAN;
-            V(S, "goodput", share);
-            V(S, "goodput_rps", x->window_s > 0 ? (double) c->good / x->window_s : NAN);
-        }
-        /* Its share of the pools' $ and its API charges (col_classes.c, class_costs). */
-        if (x->has_gateway) V(S, "api_usd", c->api_usd);
-        if (x->has_cost) V(S, "cost_per_1k_requests", x->saturated ? NAN : c->cost_per_1k);
-        if (add_latency(out, rep, S, "e2e", &c->e2e, hide)) return -1;
-        if (add_latency(out, rep, S, "queue", &c->queue, hide)) return -1;
-        if (add_latency(out, rep, S, "service", &c->service, hide)) return -1;
-        if (x->has_llm) {
-            if (add_latency(out, rep, S, "ttft", &c->ttft, hide)) return -1;
-            if (add_latency(out, rep, S, "tpot", &c->tpot, hide)) return -1;
-            if (add_latency(out, rep, S, "itl", &c->itl, hide)) return -1;
-        }
-        if (put_scope(out, rep, x, S, done)) return -1;
-    }
+    /* The routes' rows (col_paths.c), then the classes' (col_classes.c). */
+    if (put_scopes(out, rep, x, "paths", done) || put_scopes(out, rep, x, "classes", done)) return -1;
 #undef V
     return 0;
 }

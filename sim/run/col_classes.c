@@ -1,11 +1,15 @@
 /* col_classes.c -- the run collector of per-class results (collect.h): with
- * [class NAME] sections, each class's measured requests and outcomes, its
- * latencies, inter-token gaps (the LLM pools record them per class), goodput
- * and cost (docs/metrics.md, "Cost per 1000 requests, overall and per class"). */
+ * [class NAME] sections, each class's rows (scope "class:NAME"): its measured
+ * requests and outcomes, latencies, inter-token gaps, goodput and cost.
+ *
+ * The LLM pools record the gaps per class; the cost is the class's share of
+ * each pool's $ (docs/metrics.md, "Cost per 1000 requests, overall and per
+ * class"); the rows are listed in docs/metrics.md, "Rows of routes and classes". */
 #include <math.h>
 #include <string.h>
 #include "run/collect.h"
 #include "core/slocfg.h"
+#include "latsim/report.h"   /* REPORT_CLASS_SCOPE */
 
 /* One class's books. */
 typedef struct cls_acc {
@@ -100,73 +104,99 @@ static void cls_outcome(void *self, const request *r, req_outcome outcome)
     if (outcome == OUT_ABANDONED) k->abandoned++;
 }
 
-/* Each class's cost.  Each pool's $ over the window (cost_per_hour x window)
- * is divided among the classes by their share of the pool's time used by
- * measured requests (station.cls_use; a pool no measured request used: by
- * their shares of the served requests).  The overall figure charges the
- * window's GPU $ to the requests served in it (departures, measured or not);
- * the measured served requests' part of it is served / departures, and each
- * class gets that part of its share, so that the classes' $ add up to served
- * x cost_per_1k / 1000.  API charges are the class's own. */
-static void class_costs(const classes *x, sim_result *out)
+/* Class C's cost: its API charges into *API ($) and its $ per 1000 served
+ * requests into *PER_1K (NAN when none served).  Each pool's $ over the window
+ * (cost_per_hour x window) is divided among the classes by their share of the
+ * pool's time used by measured requests (station.cls_use; a pool no measured
+ * request used: by their shares of the served requests).  The overall figure
+ * charges the window's GPU $ to the requests served in it (departures,
+ * measured or not); the measured served requests' part of it is served /
+ * departures, and each class gets that part of its share, so that the
+ * classes' $ add up to served x cost_per_1k / 1000.  API charges are the
+ * class's own. */
+static void class_cost(const classes *x, const sim_result *out, int c, double *api, double *per_1k)
 {
     const run_env *e = x->env;
     /* As the overall figure: no price, no GPU $; a price and nothing served in
      * the window, unknown. */
     double part = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? (double) out->served / (double) out->departures : NAN) : 0;
-    for (int c = 0; c < e->ncls; c++) {
-        class_result *k = &out->classes[c];
-        double gpu = 0, api = 0;
-        for (int i = 0; i < e->nst; i++) {
-            const station *st = e->st[i];
-            double w = out->pools[i].cost_per_hour * out->window_s / 3600.0;
-            api += st->cls_usd[c];
-            if (!(w > 0)) continue;
-            double used = 0;
-            for (int j = 0; j < e->ncls; j++) used += st->cls_use[j];
-            double share = used > 0 ? st->cls_use[c] / used
-                         : out->served > 0 ? (double) x->c[c].served / (double) out->served : 0;
-            gpu += w * share;
-        }
-        k->api_usd = api;
-        k->cost_per_1k = k->served > 0 ? 1000.0 * (gpu * part + api) / (double) k->served : NAN;
+    double gpu = 0;
+    *api = 0;
+    for (int i = 0; i < e->nst; i++) {
+        const station *st = e->st[i];
+        double w = out->pools[i].cost_per_hour * out->window_s / 3600.0;
+        *api += st->cls_usd[c];
+        if (!(w > 0)) continue;
+        double used = 0;
+        for (int j = 0; j < e->ncls; j++) used += st->cls_use[j];
+        double share = used > 0 ? st->cls_use[c] / used
+                     : out->served > 0 ? (double) x->c[c].served / (double) out->served : 0;
+        gpu += w * share;
     }
+    const uint64_t served = x->c[c].served;
+    *per_1k = served > 0 ? 1000.0 * (gpu * part + *api) / (double) served : NAN;
 }
 
-/* After the engine's results (the pools' costs, the window, served and departures). */
+/* Class C's rows, scope "class:NAME", in the report's order: requests, served,
+ * rejected, timed_out (failed with fleet keys), cache_hit_rate and
+ * cache_false_hits (after a result cache), prefix_hit_rate (after a prefix
+ * cache), abandoned and abandoned_share (with patience_s), goodput and
+ * goodput_rps (with per-request [slo] limits), api_usd (a gateway kind),
+ * cost_per_1k_requests (priced: NAN in a saturated run), then the latencies
+ * e2e, queue, service (and with an LLM pool ttft, tpot, itl).  Returns 0 or -1. */
+static int class_rows(const classes *x, sim_result *out, int c)
+{
+    const run_env *e = x->env;
+    const cls_acc *y = &x->c[c];
+    sim_rows *w = &out->rows;
+    char S[80];
+    snprintf(S, sizeof S, "%s%s", REPORT_CLASS_SCOPE, e->sc->wl.classes[c].name);
+#define V(name, val) if (sim_rows_add(w, S, name, (double) (val), 0)) return -1
+    V("requests", y->requests);
+    V("served", y->served);
+    V("rejected", y->rejected);
+    V("timed_out", y->timed_out);
+    if (out->has_fleet) V("failed", y->failed);
+    if (y->lookups) {   /* its result-cache hit rate (false hits included, as the pool's) */
+        V("cache_hit_rate", (double) (y->hits + y->false_hits) / (double) y->lookups);
+        V("cache_false_hits", y->false_hits);
+    }
+    double prompt = x->pfx[2 * c], found = x->pfx[2 * c + 1];
+    if (prompt > 0) V("prefix_hit_rate", found / prompt);   /* found / prompt tokens, as the pools' */
+    if (out->has_patience) {   /* clients who gave up (issue 34) */
+        V("abandoned", y->abandoned);
+        V("abandoned_share", y->requests ? (double) y->abandoned / (double) y->requests : NAN);
+    }
+    if (e->sc->slo.per_request) {
+        /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
+        V("goodput", y->requests ? (double) y->good / (double) y->requests : NAN);
+        V("goodput_rps", out->window_s > 0 ? (double) y->good / out->window_s : NAN);
+    }
+    double api, per_1k;
+    class_cost(x, out, c, &api, &per_1k);
+    if (out->has_gateway) V("api_usd", api);
+    if (out->has_cost && sim_rows_add(w, S, "cost_per_1k_requests", per_1k, 1)) return -1;
+#undef V
+    stat_summary s;
+    stat_acc *lat[6] = { y->e2e, y->queue, y->service, y->ttft, y->tpot, x->itl ? x->itl[c] : NULL };
+    static const char *const NAME[6] = { "e2e", "queue", "service", "ttft", "tpot", "itl" };
+    for (int k = 0; k < (out->has_llm ? 6 : 3); k++) {
+        memset(&s, 0, sizeof s);   /* no decoding pool: no gap (itl) */
+        if (lat[k]) stat_summarize(lat[k], &s);
+        if (sim_rows_add_latency(w, S, NAME[k], &s)) return -1;
+    }
+    return 0;
+}
+
+/* Each class's rows, after the engine's results (the pools' costs, the window,
+ * served and departures). */
 static int cls_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
+    (void) err;
+    (void) errlen;
     classes *x = self;
-    const run_env *e = x->env;
-    if (!(out->classes = calloc((size_t) e->ncls, sizeof *out->classes))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    out->nclasses = e->ncls;
-    for (int c = 0; c < e->ncls; c++) {
-        class_result *k = &out->classes[c];
-        const cls_acc *y = &x->c[c];
-        snprintf(k->name, sizeof k->name, "%s", e->sc->wl.classes[c].name);
-        k->requests = y->requests;
-        k->served = y->served;
-        k->rejected = y->rejected;
-        k->timed_out = y->timed_out;
-        k->failed = y->failed;
-        k->abandoned = y->abandoned;
-        k->good = y->good;
-        k->cache_lookups = y->lookups;
-        k->cache_hits = y->hits;
-        k->cache_false_hits = y->false_hits;
-        k->prefix_prompt = x->pfx[2 * c];
-        k->prefix_found = x->pfx[2 * c + 1];
-        stat_summarize(y->e2e, &k->e2e);
-        stat_summarize(y->queue, &k->queue);
-        stat_summarize(y->service, &k->service);
-        stat_summarize(y->ttft, &k->ttft);
-        stat_summarize(y->tpot, &k->tpot);
-        if (x->itl) stat_summarize(x->itl[c], &k->itl);
-    }
-    class_costs(x, out);
+    for (int c = 0; c < x->env->ncls; c++)
+        if (class_rows(x, out, c)) return -1;
     return 0;
 }
 

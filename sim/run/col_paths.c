@@ -1,9 +1,14 @@
 /* col_paths.c -- the run collector of per-pool and per-route latencies
  * (collect.h): with several pools, the E2E of the measured served requests
  * that passed each pool, TTFT and TPOT where the token-emitting pools emitted
- * them, and the same per route (an out-edge of a station with several). */
+ * them, and the same per route (an out-edge of a station with several).
+ *
+ * A pool's are its pool_result's; a route's are rows of scope
+ * "route:ROUTER->TARGET" (docs/metrics.md, "Rows of routes and classes"). */
 #include <math.h>
+#include <string.h>
 #include "run/collect.h"
+#include "latsim/report.h"   /* REPORT_ROUTE_SCOPE */
 
 /* Statistics of the requests that passed one pool. */
 typedef struct path_pool {
@@ -95,9 +100,37 @@ static int paths_lost(const void *self)
     return lost;
 }
 
-/* Each pool's latencies, then the routes' (out->routes, in pool then edge order). */
+/* Route K (edge E of pool I)'s rows, scope "route:ROUTER->TARGET": router and
+ * target (names), edge (0-based), served, then the latencies e2e (and with an
+ * LLM pool ttft, tpot).  Returns 0 or -1. */
+static int route_rows(const paths *x, sim_result *out, int i, int e)
+{
+    const scenario *sc = x->env->sc;
+    const path_route *t = &x->rt[x->pp[i].route0 + e];
+    const char *router = sc->pools[i].name, *target = sc->pools[sc->pools[i].next[e]].name;
+    sim_rows *w = &out->rows;
+    char S[160];
+    snprintf(S, sizeof S, "%s%s->%s", REPORT_ROUTE_SCOPE, router, target);
+    if (sim_rows_add_text(w, S, "router", router) || sim_rows_add_text(w, S, "target", target) ||
+        sim_rows_add(w, S, "edge", (double) e, 0) || sim_rows_add(w, S, "served", (double) t->served, 0))
+        return -1;
+    stat_acc *lat[3] = { t->e2e, t->ttft, t->tpot };
+    static const char *const NAME[3] = { "e2e", "ttft", "tpot" };
+    stat_summary s;
+    for (int k = 0; k < (t->ttft ? 3 : 1); k++) {
+        memset(&s, 0, sizeof s);
+        stat_summarize(lat[k], &s);
+        if (sim_rows_add_latency(w, S, NAME[k], &s)) return -1;
+    }
+    return 0;
+}
+
+/* Each pool's latencies (its pool_result), then the routes' rows, in pool then
+ * edge order. */
 static int paths_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
+    (void) err;
+    (void) errlen;
     paths *x = self;
     const scenario *sc = x->env->sc;
     for (int i = 0; i < sc->npools; i++) {
@@ -108,29 +141,9 @@ static int paths_emit(void *self, sim_result *out, char *err, size_t errlen)
             stat_summarize(x->pp[i].tpot, &p->tpot);
         }
     }
-    if (x->nrt == 0) return 0;
-    if (!(out->routes = calloc((size_t) x->nrt, sizeof *out->routes))) {
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
-    out->nroutes = x->nrt;
-    for (int i = 0; i < sc->npools; i++) {
-        if (x->pp[i].route0 < 0) continue;
-        for (int e = 0; e < sc->pools[i].nnext; e++) {
-            route_result *y = &out->routes[x->pp[i].route0 + e];
-            const path_route *t = &x->rt[x->pp[i].route0 + e];
-            snprintf(y->router, sizeof y->router, "%s", sc->pools[i].name);
-            snprintf(y->target, sizeof y->target, "%s", sc->pools[sc->pools[i].next[e]].name);
-            y->edge = e;
-            y->served = t->served;
-            y->has_tokens = t->ttft != NULL;
-            stat_summarize(t->e2e, &y->e2e);
-            if (t->ttft) {
-                stat_summarize(t->ttft, &y->ttft);
-                stat_summarize(t->tpot, &y->tpot);
-            }
-        }
-    }
+    for (int i = 0; i < sc->npools; i++)
+        for (int e = 0; x->pp[i].route0 >= 0 && e < sc->pools[i].nnext; e++)
+            if (route_rows(x, out, i, e)) return -1;
     return 0;
 }
 

@@ -791,10 +791,5 @@ void sim_result_free(sim_result *r)
     r->omx = NULL;
     free(r->pools);
     r->pools = NULL;
-    free(r->classes);
-    r->classes = NULL;
-    free(r->routes);
-    r->routes = NULL;
-    r->nroutes = 0;
     sim_rows_free(&r->rows);
 }

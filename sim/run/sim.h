@@ -17,6 +17,6 @@
 #include "engine/stats.h"
 #include "engine/request.h"
 #include "core/result.h"
-#include "latsim/sim.h"   /* sim_result, class_result, sim_run: public */
+#include "latsim/sim.h"   /* sim_result, sim_run: public */
 
 #endif
