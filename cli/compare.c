@@ -24,6 +24,7 @@
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
 #include "latsim/store.h"
+#include "reptables.h"
 
 #define MAX_SETS 32
 
@@ -239,11 +240,9 @@ static void headline(const design *d, int n, int json, tally *t)
     if (json) printf("]");
 }
 
-static int is_class(const char *scope) { return !strncmp(scope, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE)); }
-static int is_route(const char *scope) { return !strncmp(scope, REPORT_ROUTE_SCOPE, strlen(REPORT_ROUTE_SCOPE)); }
 
 /* The section group of a non-system scope: 0 a pool, 1 a class, 2 a route. */
-static int group_of(const char *scope) { return is_class(scope) ? 1 : is_route(scope) ? 2 : 0; }
+static int group_of(const char *scope) { return rt_is_class(scope) ? 1 : rt_is_route(scope) ? 2 : 0; }
 
 /* 1 when report R has rows of scope S. */
 static int has_scope(const report *r, const char *s)

@@ -28,6 +28,7 @@
 #include "latsim/errmsg.h"
 #include "latsim/report.h"
 #include "latsim/store.h"
+#include "reptables.h"
 
 enum { O_CSV = 1 };
 
@@ -63,11 +64,9 @@ static void numf(FILE *f, double v)
     if (!isnan(v) && !isinf(v)) fprintf(f, "%.17g", v);
 }
 
-static int is_class(const char *s) { return !strncmp(s, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE)); }
-static int is_route(const char *s) { return !strncmp(s, REPORT_ROUTE_SCOPE, strlen(REPORT_ROUTE_SCOPE)); }
 
 /* The file a non-system scope's scalar rows go to: 0 pools.csv, 1 classes.csv, 2 routes.csv. */
-static int group_of(const char *s) { return is_class(s) ? 1 : is_route(s) ? 2 : 0; }
+static int group_of(const char *s) { return rt_is_class(s) ? 1 : rt_is_route(s) ? 2 : 0; }
 
 /* Opens DIR/NAME for writing; NULL after printing one line. */
 static FILE *open_in(const char *dir, const char *name, char *path, size_t n)

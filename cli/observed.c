@@ -67,23 +67,23 @@ int calib_import_observed_main(int argc, char **argv)
 {
     static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_BENCH, O_HELP, O_META, 0 };
     obs_opts o;
-    int rc = parse("calib import observed", argc, argv, IMPORT_USAGE, allowed, &o);
+    int rc = oo_parse("calib import observed", argc, argv, IMPORT_USAGE, allowed, &o);
     if (rc) return rc == 1 ? 0 : rc;
-    if (!o.file) return say(2, "calib import observed: missing FILE (see latsim calib import observed --help)");
+    if (!o.file) return oo_say(2, "calib import observed: missing FILE (see latsim calib import observed --help)");
     if (!o.scenario)
-        return say(2, "calib import observed: --scenario S.ini is required: the scenario of the server the run was "
+        return oo_say(2, "calib import observed: --scenario S.ini is required: the scenario of the server the run was "
                    "measured on");
     char err[2048];
     const char *path = cu_db_path(o.db);
-    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return oo_say(2, err);
     /* The one check of every input before any work (a FIFO would block, a device never end). */
     if (cu_check_in("calib import observed", NULL, o.file, INFILE_MAX_OBSERVED, err, sizeof err) != 0
         || cu_check_in("calib import observed", "--scenario", o.scenario, INFILE_MAX_SCENARIO, err, sizeof err) != 0
         || (o.meta && cu_check_in("calib import observed", "--meta", o.meta, INFILE_MAX_JSON, err, sizeof err) != 0))
-        return say(2, err);
+        return oo_say(2, err);
     scenario *sc = scenario_new();
-    if (!sc) return say(1, "out of memory");
-    if ((rc = load_scenario(o.scenario, NULL, sc)) != 0) {
+    if (!sc) return oo_say(1, "out of memory");
+    if ((rc = oo_load_scenario(o.scenario, NULL, sc)) != 0) {
         scenario_delete(sc);
         return rc;
     }
@@ -93,18 +93,18 @@ int calib_import_observed_main(int argc, char **argv)
     cobs_run run = { 0 };
     sqlite3 *db = NULL;
     char *stored = NULL;
-    if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
-    if ((rc = read_file(&o, &run)) != 0) goto out;
+    if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = oo_say(2, err); goto out; }
+    if ((rc = oo_read_file(&o, &run)) != 0) goto out;
     /* What a replay and a fit need, checked now: a run stored but never replayable
      * would block every later fit of its model and GPU. */
-    if ((rc = cobs_check_replayable(&run, sc, 1, err, sizeof err)) != 0) { say(rc, err); goto out; }
+    if ((rc = cobs_check_replayable(&run, sc, 1, err, sizeof err)) != 0) { oo_say(rc, err); goto out; }
     /* The catalog look-ups of the scenario, as `run` does them (nothing written). */
-    if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = say(2, err); goto out; }
-    if (o.meta && ((rc = apply_meta(o.meta, o.scenario, NULL, o.pool, db, &sc, msets, &nmsets)) != 0 ||
-                   (rc = cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0 ? say(2, err) : 0) != 0))
+    if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = oo_say(2, err); goto out; }
+    if (o.meta && ((rc = oo_apply_meta(o.meta, o.scenario, NULL, o.pool, db, &sc, msets, &nmsets)) != 0 ||
+                   (rc = cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0 ? oo_say(2, err) : 0) != 0))
         goto out;
     if (scenario_resolve(sc, db, err, sizeof err) != 0) {
-        rc = say(strstr(err, "out of memory") ? 1 : 2, err);
+        rc = oo_say(strstr(err, "out of memory") ? 1 : 2, err);
         goto out;
     }
     store_close(db);
@@ -112,10 +112,10 @@ int calib_import_observed_main(int argc, char **argv)
     cobs_server srv;
     cobs_describe(sc, idx, &srv);
     import_job j = { .run = &run, .sc = sc, .srv = &srv };
-    if (o.meta && !(stored = cobs_scenario_text(sc))) { rc = say(1, "out of memory"); goto out; }
+    if (o.meta && !(stored = cobs_scenario_text(sc))) { rc = oo_say(1, "out of memory"); goto out; }
     j.text = stored;
     rc = cu_write_db(path, import_write, &j, NULL, err, sizeof err);
-    if (rc != 0) { say(rc, err); goto out; }
+    if (rc != 0) { oo_say(rc, err); goto out; }
     printf("imported observed run %lld: %zu %s from %s (%s), measured on %s / %s (pool %s, tp %d, %s)\n",
            (long long) j.id, run.nreq ? run.nreq : run.nlvl, run.nreq ? "requests" : "sweep levels", ERRMSG_SHOWN(o.file),
            cobs_format_name(run.format), ERRMSG_SHOWN(srv.model), ERRMSG_SHOWN(srv.gpu), ERRMSG_SHOWN(srv.pool), srv.tp,
@@ -132,23 +132,23 @@ int calib_show_observed_main(int argc, char **argv)
 {
     static const int allowed[] = { O_DB, O_HELP, 0 };
     obs_opts o;
-    int rc = parse("calib show observed", argc, argv,
+    int rc = oo_parse("calib show observed", argc, argv,
                    "usage: latsim calib show observed ID [--db PATH]\n\nOne imported observed run: provenance, server, "
                    "observed statistics.\n", allowed, &o);
     if (rc) return rc == 1 ? 0 : rc;
     char err[2048];
     int64_t id;
-    if (!o.file) return say(2, "calib show observed: expected one observed run ID (see latsim calib list)");
+    if (!o.file) return oo_say(2, "calib show observed: expected one observed run ID (see latsim calib list)");
     if (cu_parse_id("observed run", o.file, &id, err, sizeof err) != 0) {
         char m[2200];
         snprintf(m, sizeof m, "calib show observed: %s (see latsim calib list)", err);
-        return say(2, m);
+        return oo_say(2, m);
     }
     sqlite3 *db = NULL;
-    if ((rc = open_readonly(cu_db_path(o.db), &db)) != 0) return rc;
+    if ((rc = oo_open_readonly(cu_db_path(o.db), &db)) != 0) return rc;
     int s = cobsdb_show(db, id, stdout, err, sizeof err);
     store_close(db);
-    return s == 0 ? 0 : say(s == 1 ? 2 : 1, err);
+    return s == 0 ? 0 : oo_say(s == 1 ? 2 : 1, err);
 }
 
 /* ---- calib import engine-log ------------------------------------------------ */
@@ -189,21 +189,21 @@ int calib_import_englog_main(int argc, char **argv)
 {
     static const int allowed[] = { O_SCENARIO, O_POOL, O_DB, O_HELP, 0 };
     obs_opts o;
-    int rc = parse("calib import engine-log", argc, argv, ENGLOG_USAGE, allowed, &o);
+    int rc = oo_parse("calib import engine-log", argc, argv, ENGLOG_USAGE, allowed, &o);
     if (rc) return rc == 1 ? 0 : rc;
-    if (!o.file) return say(2, "calib import engine-log: missing FILE (see latsim calib import engine-log --help)");
+    if (!o.file) return oo_say(2, "calib import engine-log: missing FILE (see latsim calib import engine-log --help)");
     if (!o.scenario)
-        return say(2, "calib import engine-log: --scenario S.ini is required: the scenario of the server that wrote the log");
+        return oo_say(2, "calib import engine-log: --scenario S.ini is required: the scenario of the server that wrote the log");
     char err[2048];
     const char *path = cu_db_path(o.db);
-    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return oo_say(2, err);
     /* The one check of the inputs before any work (a FIFO would block). */
     if (cu_check_in("calib import engine-log", NULL, o.file, INFILE_MAX_OBSERVED, err, sizeof err) != 0 ||
         cu_check_in("calib import engine-log", "--scenario", o.scenario, INFILE_MAX_SCENARIO, err, sizeof err) != 0)
-        return say(2, err);
+        return oo_say(2, err);
     scenario *sc = scenario_new();
-    if (!sc) return say(1, "out of memory");
-    if ((rc = load_scenario(o.scenario, NULL, sc)) != 0) {
+    if (!sc) return oo_say(1, "out of memory");
+    if ((rc = oo_load_scenario(o.scenario, NULL, sc)) != 0) {
         scenario_delete(sc);
         return rc;
     }
@@ -215,33 +215,33 @@ int calib_import_englog_main(int argc, char **argv)
     model_spec model;
     gpu_spec gpu;
     cobs_server srv;
-    if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = say(2, err); goto out; }
-    if ((rc = celog_read(o.file, &log, err, sizeof err)) != 0) { say(rc, err); goto out; }
+    if (cobs_find_pool(sc, o.pool, &idx, err, sizeof err) != 0) { rc = oo_say(2, err); goto out; }
+    if ((rc = celog_read(o.file, &log, err, sizeof err)) != 0) { oo_say(rc, err); goto out; }
     if (store_open_lookup(path, &db, err, sizeof err) != 0 || scenario_resolve(sc, db, err, sizeof err) != 0) {
-        rc = say(strstr(err, "out of memory") ? 1 : 2, err);
+        rc = oo_say(strstr(err, "out of memory") ? 1 : 2, err);
         goto out;
     }
     cobs_describe(sc, idx, &srv);
     if (catalog_model(db, srv.model, &model, err, sizeof err) != 0 || catalog_gpu(db, srv.gpu, &gpu, err, sizeof err) != 0) {
-        rc = say(2, err);
+        rc = oo_say(2, err);
         goto out;
     }
     store_close(db);
     db = NULL;
     celog_server cs = { .model = &model, .gpu = &gpu, .weights = srv.weights, .tp = srv.tp,
                         .kv_blocks = srv.kv_blocks, .block_tokens = srv.block_tokens, .budget = srv.chunk_tokens };
-    if (celog_windows(&log, &cs, &w, &nw, &below) != 0) { rc = say(1, "out of memory"); goto out; }
+    if (celog_windows(&log, &cs, &w, &nw, &below) != 0) { rc = oo_say(1, "out of memory"); goto out; }
     if (nw == 0) {
         snprintf(err, sizeof err, "%s: no steady window (%d or more intervals of pure decode, or of prompts with a queue "
                  "and KV usage below %.0f %%%s)%s: nothing stored", o.file, CELOG_MIN_ROWS, 100 * CELOG_KV_FREE,
                  srv.chunk_tokens > 0 ? "" : "; the pool has no chunked-prefill budget, so no prefill window",
                  below ? "; every one was faster than the hardware floor" : "");
-        rc = say(2, err);
+        rc = oo_say(2, err);
         goto out;
     }
     englog_job j = { .file = o.file, .w = w, .n = nw, .srv = &srv, .tool = "latsim " LATSIM_VERSION };
     rc = cu_write_db(path, englog_write, &j, NULL, err, sizeof err);
-    if (rc != 0) { say(rc, err); goto out; }
+    if (rc != 0) { oo_say(rc, err); goto out; }
     size_t npre = 0;
     for (size_t i = 0; i < nw; i++) npre += (size_t) w[i].prefill;
     printf("imported %zu step times from %s (%s, %zu intervals: %zu decode and %zu prefill windows", nw, ERRMSG_SHOWN(o.file),
@@ -284,30 +284,30 @@ int calib_forget_main(int argc, char **argv)
 {
     static const int allowed[] = { O_DB, O_HELP, 0 };
     obs_opts o;
-    int rc = parse("calib forget", argc, argv,
+    int rc = oo_parse("calib forget", argc, argv,
                    "usage: latsim calib forget RUN [--db PATH]\n\nRemoves stored observed run RUN (latsim calib list): "
                    "its requests or levels and its\nlinks to the fits made from it (those fits are kept).  A run that "
                    "cannot be\nreplayed otherwise blocks every later fit of its model and GPU.\n", allowed, &o);
     if (rc) return rc == 1 ? 0 : rc;
     char err[2048];
     forget_job j = { 0 };
-    if (!o.file) return say(2, "calib forget: expected one observed run ID (see latsim calib list)");
+    if (!o.file) return oo_say(2, "calib forget: expected one observed run ID (see latsim calib list)");
     if (cu_parse_id("observed run", o.file, &j.id, err, sizeof err) != 0) {
         char m[2200];
         snprintf(m, sizeof m, "calib forget: %s (see latsim calib list)", err);
-        return say(2, m);
+        return oo_say(2, m);
     }
     const char *path = cu_db_path(o.db);
-    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return oo_say(2, err);
     if (access(path, F_OK) != 0) {
         snprintf(err, sizeof err, "%s: no such database (nothing to forget; give --db PATH)", path);
-        return say(2, err);
+        return oo_say(2, err);
     }
     rc = cu_write_db(path, forget_write, &j, NULL, err, sizeof err);
     if (rc != 0) {
         char m[2200];
         snprintf(m, sizeof m, "calib forget: %s", err);
-        return say(rc, m);
+        return oo_say(rc, m);
     }
     printf("forgot observed run %lld", (long long) j.id);
     if (j.fits) printf(" (%d fitted model%s made from it kept: latsim calib list)", j.fits, j.fits == 1 ? "" : "s");

@@ -27,7 +27,7 @@ static void print_usage(const char *usage, FILE *out)
 }
 
 /* Prints "latsim: MSG" as one printable line; returns CODE. */
-int say(int code, const char *msg)
+int oo_say(int code, const char *msg)
 {
     char line[4096];
     fprintf(stderr, "latsim: %s\n", errmsg_field(msg, line, sizeof line));
@@ -39,7 +39,7 @@ int say(int code, const char *msg)
  * the long options of ALLOWED (a NUL-ended string of O_* codes) and at most one
  * positional argument.  Returns 0, 1 for --help (USAGE printed), or 2 after
  * printing the one-line error. */
-int parse(const char *cmd, int argc, char **argv, const char *usage, const int *allowed, obs_opts *o)
+int oo_parse(const char *cmd, int argc, char **argv, const char *usage, const int *allowed, obs_opts *o)
 {
     static const struct option all[] = {
         { "scenario", required_argument, NULL, O_SCENARIO }, { "pool", required_argument, NULL, O_POOL },
@@ -57,7 +57,7 @@ int parse(const char *cmd, int argc, char **argv, const char *usage, const int *
     memset(o, 0, sizeof *o);
     o->benchmark = -1;
     char **av = malloc((size_t) (argc + 2) * sizeof *av);   /* getopt wants a program name first */
-    if (!av) return say(1, "out of memory");
+    if (!av) return oo_say(1, "out of memory");
     av[0] = (char *) cmd;
     for (int i = 0; i < argc; i++) av[i + 1] = argv[i];
     av[argc + 1] = NULL;
@@ -83,24 +83,24 @@ int parse(const char *cmd, int argc, char **argv, const char *usage, const int *
             long k = strtol(optarg, &end, 10);
             if (!*optarg || *end || errno || k < 0 || k > 100000) {
                 snprintf(msg, sizeof msg, "%s: --benchmark: expected a whole number from 0, got '%s'", cmd, optarg);
-                rc = say(2, msg);
+                rc = oo_say(2, msg);
             }
             o->benchmark = (int) k;
             break;
         }
         case ':':
             snprintf(msg, sizeof msg, "%s: %s needs a value (see latsim %s --help)", cmd, av[optind - 1], cmd);
-            rc = say(2, msg);
+            rc = oo_say(2, msg);
             break;
         default:
             snprintf(msg, sizeof msg, "%s: unknown option '%s' (see latsim %s --help)", cmd, av[optind - 1], cmd);
-            rc = say(2, msg);
+            rc = oo_say(2, msg);
         }
     }
     for (int i = optind; rc == 0 && i < argc + 1; i++) {
         if (o->file) {
             snprintf(msg, sizeof msg, "%s: more than one file ('%s', '%s')", cmd, o->file, av[i]);
-            rc = say(2, msg);
+            rc = oo_say(2, msg);
         }
         o->file = av[i];
     }
@@ -114,42 +114,42 @@ static void print_note(const cobs_run *run)
     if (!run->note[0]) return;
     char m[2048];
     snprintf(m, sizeof m, "note: %.1000s: %s", run->file, run->note);
-    say(0, m);
+    oo_say(0, m);
 }
 
 /* Reads the run O names (a file): the one-line error printed.  Returns 0 or the exit status. */
-int read_file(const obs_opts *o, cobs_run *run)
+int oo_read_file(const obs_opts *o, cobs_run *run)
 {
     char err[2048];
     cobs_read_opts ro = { .format = o->format, .benchmark = o->benchmark, .seed = 1 };
     int rc = cobs_read(o->file, &ro, run, err, sizeof err);
-    if (rc != 0) return say(rc, err);
+    if (rc != 0) return oo_say(rc, err);
     print_note(run);
     return 0;
 }
 
 /* Loads the scenario at PATH (or, when TEXT is given, from TEXT under the name
  * PATH), with the NSETS assignments SETS.  Returns 0 or the exit status (printed). */
-int load_scenario_sets(const char *path, const char *text, const char **sets, int nsets, scenario *sc)
+int oo_load_scenario_sets(const char *path, const char *text, const char **sets, int nsets, scenario *sc)
 {
     char err[2048];
     int s = text ? scenario_load_text(sc, path, text, sets, nsets, err, sizeof err)
                  : scenario_load(sc, path, sets, nsets, err, sizeof err);
-    if (s != 0) return say(strstr(err, "out of memory") ? 1 : 2, err);
+    if (s != 0) return oo_say(strstr(err, "out of memory") ? 1 : 2, err);
     return 0;
 }
 
-int load_scenario(const char *path, const char *text, scenario *sc)
+int oo_load_scenario(const char *path, const char *text, scenario *sc)
 {
     char err[2048];
     int s = text ? scenario_load_text(sc, path, text, NULL, 0, err, sizeof err)
                  : scenario_load(sc, path, NULL, 0, err, sizeof err);
-    if (s != 0) return say(strstr(err, "out of memory") ? 1 : 2, err);
+    if (s != 0) return oo_say(strstr(err, "out of memory") ? 1 : 2, err);
     return 0;
 }
 
 /* The bytes of file PATH, NUL-terminated, malloc'd; NULL when it cannot be read. */
-char *read_all(const char *path)
+char *oo_read_all(const char *path)
 {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -175,7 +175,7 @@ char *read_all(const char *path)
  * poisson` and `rate = 1`; its other keys (target, classes' attributes) and
  * every other section kept, line for line (so that errors keep their lines).
  * Returns a malloc'd string, or NULL when out of memory. */
-char *replay_text(const char *src)
+char *oo_replay_text(const char *src)
 {
     static const char *const DROP[] = { "arrival", "trace", "rate", "users", "think_ms", "ramp_users_s", "cv",
                                         "prompt_tokens", "output_tokens", "time_column", "time_format", "speedup",
@@ -224,7 +224,7 @@ char *replay_text(const char *src)
  * for pool POOL (NULL: the first LLM pool), a contradiction printed as one
  * warning line and a replaced derived value as one note, and *SC reloaded
  * with the overrides (unresolved).  Returns 0 or the exit status (printed). */
-int apply_meta(const char *meta, const char *path, const char *text, const char *pool, sqlite3 *db, scenario **sc,
+int oo_apply_meta(const char *meta, const char *path, const char *text, const char *pool, sqlite3 *db, scenario **sc,
                       char (*sets)[128], int *nsets)
 {
     char err[2048], warn[1536], note[512];
@@ -232,22 +232,22 @@ int apply_meta(const char *meta, const char *path, const char *text, const char 
     cobs_meta m;
     int idx, n = 0, rc = cobs_meta_read(meta, &m, err, sizeof err);
     *nsets = 0;
-    if (rc) return say(rc, err);
-    if (scenario_resolve(*sc, db, err, sizeof err) != 0) return say(strstr(err, "out of memory") ? 1 : 2, err);
-    if (cobs_find_pool(*sc, pool, &idx, err, sizeof err) != 0) return say(2, err);
+    if (rc) return oo_say(rc, err);
+    if (scenario_resolve(*sc, db, err, sizeof err) != 0) return oo_say(strstr(err, "out of memory") ? 1 : 2, err);
+    if (cobs_find_pool(*sc, pool, &idx, err, sizeof err) != 0) return oo_say(2, err);
     cobs_meta_sets(&m, meta, *sc, idx, sets, 16, &n, warn, sizeof warn, note, sizeof note);
     if (warn[0]) fprintf(stderr, "latsim: warning: %s\n", errmsg_field(warn, err, sizeof err));
     if (note[0]) fprintf(stderr, "latsim: note: %s\n", errmsg_field(note, err, sizeof err));
     for (int i = 0; i < n; i++) ptr[i] = sets[i];
     *nsets = n;
     scenario *fresh = scenario_new();
-    if (!fresh) return say(1, "out of memory");
+    if (!fresh) return oo_say(1, "out of memory");
     int s = text ? scenario_load_text(fresh, path, text, ptr, n, err, sizeof err) : scenario_load(fresh, path, ptr, n, err, sizeof err);
     if (s != 0) {
         scenario_delete(fresh);
         char m2[2200];
         snprintf(m2, sizeof m2, "%s: %s", meta, err);
-        return say(strstr(err, "out of memory") ? 1 : 2, m2);
+        return oo_say(strstr(err, "out of memory") ? 1 : 2, m2);
     }
     scenario_delete(*sc);
     *sc = fresh;
@@ -256,19 +256,19 @@ int apply_meta(const char *meta, const char *path, const char *text, const char 
 
 /* Opens an existing database read-only with its calibration tables (empty ones
  * in the connection's temporary schema when it has none).  Returns 0 or 2 (printed). */
-int open_readonly(const char *path, sqlite3 **db)
+int oo_open_readonly(const char *path, sqlite3 **db)
 {
     char err[2048];
-    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return oo_say(2, err);
     if (access(path, F_OK) != 0) {
         snprintf(err, sizeof err, "%s: no such database (import an observed run first, or give --db PATH)", path);
-        return say(2, err);
+        return oo_say(2, err);
     }
-    if (store_open_readonly(path, db, err, sizeof err) != 0) return say(2, err);
+    if (store_open_readonly(path, db, err, sizeof err) != 0) return oo_say(2, err);
     if (cdb_init_readonly(*db, err, sizeof err) != 0) {
         store_close(*db);
         *db = NULL;
-        return say(2, err);
+        return oo_say(2, err);
     }
     return 0;
 }

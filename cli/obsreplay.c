@@ -348,18 +348,18 @@ static void plot_data(FILE *f, const replay_ctx *c, const cobs_replay *r)
 static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run, const cobs_replay *r)
 {
     char m[5200], scripts[4096], out[4200], script[4400];
-    if (run->nlvl) return say(0, "note: --plot draws the CDFs of a request run; a sweep's aggregates have none (no plot)"), 0;
-    if (!gp_on_path()) return say(0, "note: --plot: gnuplot not found (Debian: gnuplot-nox): no plot drawn"), 0;
+    if (run->nlvl) return oo_say(0, "note: --plot draws the CDFs of a request run; a sweep's aggregates have none (no plot)"), 0;
+    if (!gp_on_path()) return oo_say(0, "note: --plot: gnuplot not found (Debian: gnuplot-nox): no plot drawn"), 0;
     if (cu_plots_dir("replay.gp", scripts, sizeof scripts) != 0)
-        return say(1, "replay: --plot: plots/replay.gp not found (set LATSIM_PLOTS to the plots folder)");
+        return oo_say(1, "replay: --plot: plots/replay.gp not found (set LATSIM_PLOTS to the plots folder)");
     struct stat sb;
     if (stat(dir, &sb) != 0 && mkdir(dir, 0777) != 0) {
         snprintf(m, sizeof m, "replay: --plot %s: cannot create the folder: %s", dir, strerror(errno));
-        return say(2, m);
+        return oo_say(2, m);
     }
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         snprintf(m, sizeof m, "replay: --plot %s: not a folder", dir);
-        return say(2, m);
+        return oo_say(2, m);
     }
     snprintf(out, sizeof out, "%s/replay-cdf.png", dir);
     snprintf(script, sizeof script, "%s/replay.gp", scripts);
@@ -367,7 +367,7 @@ static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run
     char gm[256];
     if (gp_open(&g, gm, sizeof gm) != 0) {
         snprintf(m, sizeof m, "replay: --plot: gnuplot: %s", gm);
-        return say(1, m);
+        return oo_say(1, m);
     }
     fputs("set terminal pngcairo size 1200,850 font 'Sans,10'\nset output ", g.in);
     gp_quote(g.in, out);
@@ -380,7 +380,7 @@ static int plot_replay(const char *dir, const replay_ctx *c, const cobs_run *run
     int st = gp_close(&g, last, sizeof last);
     if (st != 0 || stat(out, &sb) != 0 || sb.st_size == 0) {
         snprintf(m, sizeof m, "replay: --plot: gnuplot failed drawing %.4200s%s%.500s", out, last[0] ? ": " : "", last);
-        return say(1, m);
+        return oo_say(1, m);
     }
     fprintf(c->json ? stderr : stdout, "wrote %s\n", ERRMSG_SHOWN(out));
     return 0;
@@ -392,29 +392,29 @@ int replay_main(int argc, char **argv)
 {
     static const int allowed[] = { O_SCENARIO, O_POOL, O_FORMAT, O_DB, O_PLOT, O_RUN, O_BENCH, O_JSON, O_HELP, O_META, 0 };
     obs_opts o;
-    int rc = parse("replay", argc, argv, REPLAY_USAGE, allowed, &o);
+    int rc = oo_parse("replay", argc, argv, REPLAY_USAGE, allowed, &o);
     if (rc) return rc == 1 ? 0 : rc;
     char err[2048];
-    if (o.run && o.file) return say(2, "replay: give FILE or --run ID, not both");
-    if (!o.run && !o.file) return say(2, "replay: missing FILE or --run ID (see latsim replay --help)");
-    if (!o.run && !o.scenario) return say(2, "replay: --scenario S.ini is required: the server to replay the run on");
-    if (o.run && (o.format || o.benchmark >= 0)) return say(2, "replay: --format and --benchmark are for a FILE, not --run");
+    if (o.run && o.file) return oo_say(2, "replay: give FILE or --run ID, not both");
+    if (!o.run && !o.file) return oo_say(2, "replay: missing FILE or --run ID (see latsim replay --help)");
+    if (!o.run && !o.scenario) return oo_say(2, "replay: --scenario S.ini is required: the server to replay the run on");
+    if (o.run && (o.format || o.benchmark >= 0)) return oo_say(2, "replay: --format and --benchmark are for a FILE, not --run");
     int64_t run_id = 0;
     if (o.run && cu_parse_id("observed run", o.run, &run_id, err, sizeof err) != 0) {
         char m[2200];
         snprintf(m, sizeof m, "replay: --run: %s (see latsim calib list)", err);
-        return say(2, m);
+        return oo_say(2, m);
     }
-    if (o.plot && !o.plot[0]) return say(2, "replay: --plot: empty folder name");
+    if (o.plot && !o.plot[0]) return oo_say(2, "replay: --plot: empty folder name");
     const char *path = cu_db_path(o.db);
-    if (cu_check_db_path(path, err, sizeof err) != 0) return say(2, err);
+    if (cu_check_db_path(path, err, sizeof err) != 0) return oo_say(2, err);
     /* The one check of every input and output before any work. */
     static const char *const PLOTS[] = { "replay-cdf.png", NULL };
     if ((o.file && cu_check_in("replay", NULL, o.file, INFILE_MAX_OBSERVED, err, sizeof err) != 0)
         || (o.scenario && cu_check_in("replay", "--scenario", o.scenario, INFILE_MAX_SCENARIO, err, sizeof err) != 0)
         || (o.meta && cu_check_in("replay", "--meta", o.meta, INFILE_MAX_JSON, err, sizeof err) != 0)
         || (o.plot && cu_check_out_dir("replay", "--plot", o.plot, PLOTS, err, sizeof err) != 0))
-        return say(2, err);
+        return oo_say(2, err);
     cobs_run run = { 0 };
     cobs_stored h;
     char *text = NULL;
@@ -423,18 +423,18 @@ int replay_main(int argc, char **argv)
     int nmsets = 0;
     sqlite3 *db = NULL;
     scenario *sc = scenario_new();
-    if (!sc) return say(1, "out of memory");
+    if (!sc) return oo_say(1, "out of memory");
     cobs_replay r = { 0 }, rb[2] = { { 0 }, { 0 } };
     scenario *bsc[2] = { NULL, NULL };
     const char *scenario_name = o.scenario;
     if (run_id) {
-        if ((rc = open_readonly(path, &db)) != 0) return rc;
+        if ((rc = oo_open_readonly(path, &db)) != 0) return rc;
         int s = cobsdb_load(db, run_id, &h, &run, o.scenario ? NULL : &text, err, sizeof err);
-        if (s != 0) { rc = say(s == 1 ? 2 : 1, err); goto out; }
+        if (s != 0) { rc = oo_say(s == 1 ? 2 : 1, err); goto out; }
         if (!o.scenario) scenario_name = h.scenario_path;
     } else {
-        if ((rc = read_file(&o, &run)) != 0) goto out;
-        if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = say(2, err); goto out; }
+        if ((rc = oo_read_file(&o, &run)) != 0) goto out;
+        if (store_open_lookup(path, &db, err, sizeof err) != 0) { rc = oo_say(2, err); goto out; }
     }
     {
         /* The replay replaces the workload: a [workload] that does not load (a
@@ -443,11 +443,11 @@ int replay_main(int argc, char **argv)
         int s = text ? scenario_load_text(sc, scenario_name, text, NULL, 0, lerr, sizeof lerr)
                      : scenario_load(sc, scenario_name, NULL, 0, lerr, sizeof lerr);
         if (s != 0 && strstr(lerr, "[workload]")) {
-            char *file = text ? NULL : read_all(scenario_name);
-            char *alt = replay_text(text ? text : file ? file : "");
+            char *file = text ? NULL : oo_read_all(scenario_name);
+            char *alt = oo_replay_text(text ? text : file ? file : "");
             scenario_delete(sc);
             sc = scenario_new();
-            if (!sc) { free(alt); free(file); rc = say(1, "out of memory"); goto out; }
+            if (!sc) { free(alt); free(file); rc = oo_say(1, "out of memory"); goto out; }
             s = !alt || !(text || file) ? -1 : scenario_load_text(sc, scenario_name, alt, NULL, 0, lerr, sizeof lerr);
             if (s == 0) fprintf(stderr, "latsim: replay: %s: its [workload] is not used (%s)\n", ERRMSG_SHOWN(scenario_name),
                                 "the observed requests replace it");
@@ -455,11 +455,11 @@ int replay_main(int argc, char **argv)
             else free(alt);
             free(file);
         }
-        if (s != 0) { rc = say(strstr(lerr, "out of memory") ? 1 : 2, lerr); goto out; }
+        if (s != 0) { rc = oo_say(strstr(lerr, "out of memory") ? 1 : 2, lerr); goto out; }
     }
-    if (o.meta && (rc = apply_meta(o.meta, scenario_name, eff ? eff : text, o.pool, db, &sc, msets, &nmsets)) != 0) goto out;
+    if (o.meta && (rc = oo_apply_meta(o.meta, scenario_name, eff ? eff : text, o.pool, db, &sc, msets, &nmsets)) != 0) goto out;
     rc = cobs_replay_run(&run, sc, o.pool, db, &r, err, sizeof err);
-    if (rc) { say(rc, err); goto out; }
+    if (rc) { oo_say(rc, err); goto out; }
     /* The prediction band: the replay again with every LLM pool's step times
      * at both ends of its cost model's 90 % error (docs/bands.md). */
     for (int k = 0; k < 2 && r.nband > 0; k++) {
@@ -475,12 +475,12 @@ int replay_main(int argc, char **argv)
             snprintf(buf[b], sizeof buf[b], "pool %s.step_time_scale=%.17g", scenario_pool_name(sc, i), f);
             sets[n++] = buf[b];
         }
-        if (!(bsc[k] = scenario_new())) { rc = say(1, "out of memory"); goto out; }
-        if ((rc = load_scenario_sets(scenario_name, eff ? eff : text, sets, n, bsc[k])) != 0) goto out;
+        if (!(bsc[k] = scenario_new())) { rc = oo_say(1, "out of memory"); goto out; }
+        if ((rc = oo_load_scenario_sets(scenario_name, eff ? eff : text, sets, n, bsc[k])) != 0) goto out;
         int quiet = cu_stderr_quiet();    /* its warnings were said by the replay itself */
         rc = cobs_replay_run(&run, bsc[k], o.pool, db, &rb[k], err, sizeof err);
         cu_stderr_restore(quiet);
-        if (rc) { say(rc, err); goto out; }
+        if (rc) { oo_say(rc, err); goto out; }
     }
     char label[64];
     snprintf(label, sizeof label, "observed run %lld", (long long) run_id);

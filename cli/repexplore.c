@@ -131,7 +131,7 @@ static void explore_picture(FILE *out, const xconf *c, int n, json_t *j, int slo
                             const char *path, const char *dir, int *k)
 {
     mbuf m;
-    if (mb_open(&m)) return;
+    if (rh_mb_open(&m)) return;
     const char *blocks[] = { "$ok", "$other" };
     for (int b = 0; b < 2; b++) {
         fprintf(m.f, "%s << EOD\n", blocks[b]);
@@ -173,8 +173,8 @@ static void explore_picture(FILE *out, const xconf *c, int n, json_t *j, int slo
     snprintf(yl, sizeof yl, "%s (ms, mean over seeds, log scale)", ylabel);
     gp_quote(m.f, yl);
     fputc('\n', m.f);
-    picture(out, &m, dir, "explore.gp", 900, 480, k);
-    mb_close(&m);
+    rh_picture(out, &m, dir, "explore.gp", 900, 480, k);
+    rh_mb_close(&m);
 }
 
 static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id, const char *path, double wall, int sims,
@@ -186,7 +186,7 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
                  "<style>%s</style>\n</head>\n<body>\n<h1>Exploration %lld</h1>\n"
                  "<p class=\"note\">Written by latsim %s.</p>\n", (long long) id, CSS, (long long) id, LATSIM_VERSION);
     fputs("<h2 id=\"summary\">Headline</h2>\n<table id=\"headline\"><tbody>\n<tr><th>grid</th><td style=\"text-align:left\">", out);
-    esc(out, path);
+    rh_esc(out, path);
     fputs("</td></tr>\n", out);
     static const char *const INTS[] = { "configurations", "seeds", "tasks", "excluded", "stored" };
     for (size_t t = 0; t < sizeof INTS / sizeof INTS[0]; t++)
@@ -194,9 +194,9 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
     fprintf(out, "<tr><th>skipped</th><td>%zu</td></tr>\n", json_array_size(json_object_get(j, "skipped")));
     fprintf(out, "<tr><th>simulations stored</th><td>%d</td></tr>\n", sims);
     fputs("<tr><th>metric</th><td>", out);
-    esc(out, metric);
+    rh_esc(out, metric);
     fputs("</td></tr>\n<tr><th>objective</th><td>", out);
-    esc(out, objective);
+    rh_esc(out, objective);
     fprintf(out, "</td></tr>\n<tr><th>SLO</th><td>%s</td></tr>\n", slo_on ? "on: the best meets it in every seed" : "off");
     fputs("<tr><th>wall time</th>", out);
     xcell(out, wall, "%.2f s");
@@ -213,9 +213,9 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
         fprintf(out, "<p>None: no configuration %s.</p>\n", slo_on ? "meets the SLO in every seed" : "was measured");
     } else {
         fputs("<table id=\"best-config\"><thead><tr><th>configuration</th><th>usd_per_hour</th><th>", out);
-        esc(out, metric);
+        rh_esc(out, metric);
         fputs("</th><th>energy_kwh</th></tr></thead><tbody>\n<tr><th>", out);
-        esc(out, jstr(best, "settings"));
+        rh_esc(out, jstr(best, "settings"));
         fputs("</th>", out);
         xcell(out, jnum(best, "usd_per_hour"), "%.4g");
         xcell(out, jnum(best, "metric_ms"), "%.4g");
@@ -230,12 +230,12 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
     snprintf(ylabel, sizeof ylabel, "%.*s", us && !strcmp(us, "_ms") ? (int) (us - metric) : (int) strlen(metric), metric);
     explore_picture(out, c, n, j, slo_on, ylabel, id, path, dir, &k);
     fputs("<table id=\"pareto\"><thead><tr><th>configuration</th><th>usd_per_hour</th><th>", out);
-    esc(out, metric);
+    rh_esc(out, metric);
     fputs("</th><th>energy_kwh</th><th>SLO met</th></tr></thead><tbody>\n", out);
     json_t *fr = json_object_get(j, "frontier"), *f;
     json_array_foreach(fr, i, f) {
         fputs("<tr><th>", out);
-        esc(out, jstr(f, "settings"));
+        rh_esc(out, jstr(f, "settings"));
         fputs("</th>", out);
         xcell(out, jnum(f, "usd_per_hour"), "%.4g");
         xcell(out, jnum(f, "metric_ms"), "%.4g");
@@ -247,11 +247,11 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
 
     fputs("<h2 id=\"configurations\">Every configuration</h2>\n<table id=\"configs\"><thead><tr><th>configuration</th>"
           "<th>seeds</th><th>usd_per_hour</th><th>", out);
-    esc(out, metric);
+    rh_esc(out, metric);
     fputs(" (mean)</th><th>SLO met in every seed</th></tr></thead><tbody>\n", out);
     for (int x = 0; x < n; x++) {
         fputs("<tr><th>", out);
-        esc(out, c[x].settings);
+        rh_esc(out, c[x].settings);
         fprintf(out, "</th><td>%d</td>", c[x].seeds);
         xcell(out, c[x].usd, "%.4g");
         xcell(out, c[x].m, "%.4g");
@@ -263,9 +263,9 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
         fputs("<h2 id=\"skipped\">Skipped configurations</h2>\n<table><thead><tr><th>configuration</th><th>reason</th></tr></thead><tbody>\n", out);
         json_array_foreach(sk, i, f) {
             fputs("<tr><th>", out);
-            esc(out, jstr(f, "settings"));
+            rh_esc(out, jstr(f, "settings"));
             fputs("</th><td style=\"text-align:left\">", out);
-            esc(out, jstr(f, "reason"));
+            rh_esc(out, jstr(f, "reason"));
             fputs("</td></tr>\n", out);
         }
         fputs("</tbody></table>\n", out);
@@ -283,7 +283,7 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
         fclose(g);
     }
     fputs("<h2 id=\"grid\">Grid</h2>\n<pre>", out);
-    esc(out, text ? text : "(the grid file is not readable here)");
+    rh_esc(out, text ? text : "(the grid file is not readable here)");
     fputs("</pre>\n</body>\n</html>\n", out);
     free(text);
     return ferror(out) ? -1 : 0;

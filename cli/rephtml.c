@@ -23,7 +23,7 @@
 
 /* Writes S as HTML text: &<>"' as entities, controls other than tab and
  * newline dropped, each byte that is not valid UTF-8 as its Latin-1 code point. */
-void esc(FILE *f, const char *s)
+void rh_esc(FILE *f, const char *s)
 {
     for (const unsigned char *p = (const unsigned char *) s; *p;) {
         if (*p == '&') fputs("&amp;", f), p++;
@@ -43,7 +43,7 @@ void esc(FILE *f, const char *s)
 }
 
 /* A number cell: V (x SCALE) written for people, with the half-width CI of its interval when known. */
-void numcell_s(FILE *f, double v, double ci, double scale)
+void rh_numcell_s(FILE *f, double v, double ci, double scale)
 {
     char b[64];
     if (isnan(v)) { fputs("<td>-</td>", f); return; }
@@ -52,7 +52,7 @@ void numcell_s(FILE *f, double v, double ci, double scale)
     fputs("</td>", f);
 }
 
-void numcell(FILE *f, double v, double ci) { numcell_s(f, v, ci, 1); }
+void rh_numcell(FILE *f, double v, double ci) { rh_numcell_s(f, v, ci, 1); }
 
 /* The colour of design I on every picture and swatch of the page: the
  * Okabe-Ito palette, told apart by colour-blind readers. */
@@ -60,16 +60,16 @@ static const char *const DESIGN_COLORS[DESIGN_MAX] = { "#0072B2", "#D55E00", "#0
                                                        "#E69F00", "#56B4E9", "#000000", "#999999" };
 
 /* Design D's title as page text (escaped), "A: title". */
-void dname(FILE *f, const design *d)
+void rh_dname(FILE *f, const design *d)
 {
     fprintf(f, "<span class=\"sw\" style=\"background:%s\"></span>%s: ", DESIGN_COLORS[d->label[0] - 'A'], d->label);
-    esc(f, d->title ? d->title : d->path ? d->path : d->arg);
+    rh_esc(f, d->title ? d->title : d->path ? d->path : d->arg);
 }
 
 /* ---- pictures ------------------------------------------------------------- */
 
 /* A growing string the gnuplot commands are written into. */
-int mb_open(mbuf *m)
+int rh_mb_open(mbuf *m)
 {
     m->p = NULL;
     m->n = 0;
@@ -77,7 +77,7 @@ int mb_open(mbuf *m)
     return m->f ? 0 : -1;
 }
 
-void mb_close(mbuf *m)
+void rh_mb_close(mbuf *m)
 {
     if (m->f) fclose(m->f);
     free(m->p);
@@ -86,7 +86,7 @@ void mb_close(mbuf *m)
 }
 
 /* Writes the SVG drawn from M's commands by SCRIPT, or a line saying why there is none. */
-void picture(FILE *out, mbuf *m, const char *dir, const char *script, int w, int h, int *k)
+void rh_picture(FILE *out, mbuf *m, const char *dir, const char *script, int w, int h, int *k)
 {
     fflush(m->f);
     char err[700];
@@ -99,7 +99,7 @@ void picture(FILE *out, mbuf *m, const char *dir, const char *script, int w, int
         free(svg);
     } else {
         fputs("<p class=\"note\">No picture: ", out);
-        esc(out, err);
+        rh_esc(out, err);
         fputs("</p>\n", out);
     }
 }
@@ -107,11 +107,11 @@ void picture(FILE *out, mbuf *m, const char *dir, const char *script, int w, int
 /* The CDF of METRIC over the designs, with the [slo] limits on it; TAIL: the
  * tail view instead, 1 - CDF on a log axis (P99 at 0.01, P99.9 at 0.001).
  * Each design's curve in its colour (DESIGN_COLORS). */
-void cdf_picture(FILE *out, const design *d, int n, const char *metric, const char *title, int tail,
+void rh_cdf_picture(FILE *out, const design *d, int n, const char *metric, const char *title, int tail,
                         const char *dir, int *k)
 {
     mbuf m;
-    if (mb_open(&m)) return;
+    if (rh_mb_open(&m)) return;
     int nc = 0, col[DESIGN_MAX];
     fputs("$cdf << EOD\n", m.f);
     char names[DESIGN_MAX][400];
@@ -176,15 +176,15 @@ void cdf_picture(FILE *out, const design *d, int n, const char *metric, const ch
     if (nc == 0) {
         if (!tail) {
             fputs("<p class=\"note\">No design has a ", out);
-            esc(out, metric);
+            rh_esc(out, metric);
             fputs(" distribution (no LLM pool, or saturated).</p>\n", out);
         }
-    } else picture(out, &m, dir, "review_cdf.gp", 900, tail ? 360 : 400, k);
-    mb_close(&m);
+    } else rh_picture(out, &m, dir, "review_cdf.gp", 900, tail ? 360 : 400, k);
+    rh_mb_close(&m);
 }
 
 /* The time series of stored run ID (design D), when it recorded one. */
-void ts_picture(FILE *out, const design *d, const char *dbpath, const char *dir, int *k)
+void rh_ts_picture(FILE *out, const design *d, const char *dbpath, const char *dir, int *k)
 {
     char err[512];
     sqlite3 *db;
@@ -193,7 +193,7 @@ void ts_picture(FILE *out, const design *d, const char *dbpath, const char *dir,
     mbuf m;
     int rows = 0, ttft = 0;
     double rmax = NAN;          /* the most replicas up */
-    if (store_has_table(db, "run_timeseries") && !mb_open(&m)) {
+    if (store_has_table(db, "run_timeseries") && !rh_mb_open(&m)) {
         if (sqlite3_prepare_v2(db, "SELECT (t_start_s + t_end_s) / 120.0, e2e_p50_ms, e2e_p99_ms, ttft_p50_ms, ttft_p99_ms,"
                                " throughput_rps, replicas FROM run_timeseries WHERE run_id = ? AND scope = '' ORDER BY t_start_s",
                                -1, &st, NULL) == SQLITE_OK) {
@@ -235,9 +235,9 @@ void ts_picture(FILE *out, const design *d, const char *dbpath, const char *dir,
         fputc('\n', m.f);
         if (rows > 0) {
             fprintf(out, "<h3>%s: run %lld</h3>\n", d->label, (long long) d->run_id);
-            picture(out, &m, dir, "timeseries.gp", 900, 560, k);
+            rh_picture(out, &m, dir, "timeseries.gp", 900, 560, k);
         }
-        mb_close(&m);
+        rh_mb_close(&m);
     }
     store_close(db);
 }

@@ -23,30 +23,30 @@ extern const char *CSS;
 
 /* Writes S as HTML text: &<>"' as entities, controls other than tab and
  * newline dropped, each byte that is not valid UTF-8 as its Latin-1 code point. */
-void esc(FILE *f, const char *s);
+void rh_esc(FILE *f, const char *s);
 
 /* A number cell: V (x SCALE) written for people, with the half-width CI of its interval when known. */
-void numcell_s(FILE *f, double v, double ci, double scale);
+void rh_numcell_s(FILE *f, double v, double ci, double scale);
 
-void numcell(FILE *f, double v, double ci);
+void rh_numcell(FILE *f, double v, double ci);
 
 /* Design D's title as page text (escaped), "A: title". */
-void dname(FILE *f, const design *d);
+void rh_dname(FILE *f, const design *d);
 
-int mb_open(mbuf *m);
+int rh_mb_open(mbuf *m);
 
-void mb_close(mbuf *m);
+void rh_mb_close(mbuf *m);
 
 /* Writes the SVG drawn from M's commands by SCRIPT, or a line saying why there is none. */
-void picture(FILE *out, mbuf *m, const char *dir, const char *script, int w, int h, int *k);
+void rh_picture(FILE *out, mbuf *m, const char *dir, const char *script, int w, int h, int *k);
 
 /* The CDF of METRIC over the designs, with the [slo] limits on it; TAIL: the
  * tail view instead, 1 - CDF on a log axis (P99 at 0.01, P99.9 at 0.001).
  * Each design's curve in its colour (DESIGN_COLORS). */
-void cdf_picture(FILE *out, const design *d, int n, const char *metric, const char *title, int tail,
+void rh_cdf_picture(FILE *out, const design *d, int n, const char *metric, const char *title, int tail,
                         const char *dir, int *k);
 
 /* The time series of stored run ID (design D), when it recorded one. */
-void ts_picture(FILE *out, const design *d, const char *dbpath, const char *dir, int *k);
+void rh_ts_picture(FILE *out, const design *d, const char *dbpath, const char *dir, int *k);
 
 #endif

@@ -106,19 +106,19 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
           "<th>scenario</th><th>source</th><th>replications</th></tr></thead><tbody>\n", out);
     for (int i = 0; i < n; i++) {
         fputs("<tr><th>", out);
-        dname(out, &d[i]);
+        rh_dname(out, &d[i]);
         fputs("</th><td style=\"text-align:left\">", out);
-        esc(out, d[i].desc ? d[i].desc : "");
+        rh_esc(out, d[i].desc ? d[i].desc : "");
         fputs("</td><td style=\"text-align:left\">", out);
-        esc(out, d[i].path ? d[i].path : d[i].arg);
+        rh_esc(out, d[i].path ? d[i].path : d[i].arg);
         if (d[i].run_id) fprintf(out, "</td><td>run %lld</td>", (long long) d[i].run_id);
         else fputs("</td><td>simulated now</td>", out);
         fprintf(out, "<td>%d</td></tr>\n", d[i].rep.replications);
     }
     fputs("</tbody></table>\n<h2 id=\"headline-title\">Headline</h2>\n", out);
-    headline(out, d, n);
-    if (slo_verdicts(out, d, n, how->dbpath) != 0) return -1;
-    quality(out, d, n);
+    rt_headline(out, d, n);
+    if (rt_slo_verdicts(out, d, n, how->dbpath) != 0) return -1;
+    rt_quality(out, d, n);
     fputs("<h2 id=\"cdf\">Latency distributions</h2>\n", out);
     fputs("<p class=\"note\">Each metric twice: its CDF, then its tail (1 - CDF on a log axis: the share of requests"
           " slower than x; P99 where a curve crosses 0.01, P99.9 at 0.001).  Each design keeps its colour on every"
@@ -129,28 +129,28 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
         { "e2e", "E2E: end-to-end latency, every design", "E2E tail: share of requests slower (1 - CDF, log scale)" },
     };
     for (int c = 0; c < 3; c++) {
-        cdf_picture(out, d, n, CDFS[c].m, CDFS[c].title, 0, dir, &k);
-        cdf_picture(out, d, n, CDFS[c].m, CDFS[c].tail, 1, dir, &k);
+        rh_cdf_picture(out, d, n, CDFS[c].m, CDFS[c].title, 0, dir, &k);
+        rh_cdf_picture(out, d, n, CDFS[c].m, CDFS[c].tail, 1, dir, &k);
     }
     fputs("<h2 id=\"breakdown\">Where the time goes</h2>\n", out);
-    shares(out, d, n, "breakdown", "E2E");
-    shares(out, d, n, "ttft_breakdown", "TTFT");
+    rt_shares(out, d, n, "breakdown", "E2E");
+    rt_shares(out, d, n, "ttft_breakdown", "TTFT");
     fputs("<h2 id=\"pools\">Pools and cost models</h2>\n", out);
-    for (int i = 0; i < n; i++) pools(out, &d[i]);
-    for (int i = 0; i < n; i++) op_shares(out, &d[i]);
+    for (int i = 0; i < n; i++) rt_pools(out, &d[i]);
+    for (int i = 0; i < n; i++) rt_op_shares(out, &d[i]);
     int anyroute = 0;
     for (int i = 0; i < n; i++)
-        for (size_t j = 0; j < d[i].rep.n && !anyroute; j++) anyroute = is_route(d[i].rep.rows[j].scope);
+        for (size_t j = 0; j < d[i].rep.n && !anyroute; j++) anyroute = rt_is_route(d[i].rep.rows[j].scope);
     if (anyroute) {
         fputs("<h2 id=\"routes\">Routes</h2>\n", out);
-        for (int i = 0; i < n; i++) routes(out, &d[i]);
+        for (int i = 0; i < n; i++) rt_routes(out, &d[i]);
     }
     int anyclass = 0;
     for (int i = 0; i < n; i++)
-        for (size_t j = 0; j < d[i].rep.n && !anyclass; j++) anyclass = is_class(d[i].rep.rows[j].scope);
+        for (size_t j = 0; j < d[i].rep.n && !anyclass; j++) anyclass = rt_is_class(d[i].rep.rows[j].scope);
     if (anyclass) {
         fputs("<h2 id=\"classes\">Request classes</h2>\n", out);
-        for (int i = 0; i < n; i++) classes(out, &d[i]);
+        for (int i = 0; i < n; i++) rt_classes(out, &d[i]);
         fputs("<p class=\"note\">cache hit rate: of the class's requests that looked up a result cache, the share it"
               " answered (false hits included, as the pool's); cache false hits: answers to another question;"
               " abandoned: the share whose client stopped waiting.</p>\n", out);
@@ -160,7 +160,7 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
     if (anyts) {
         fputs("<h2 id=\"timeseries\">Time series</h2>\n", out);
         long before = ftell(out);
-        for (int i = 0; i < n; i++) if (d[i].run_id) ts_picture(out, &d[i], how->dbpath, dir, &k);
+        for (int i = 0; i < n; i++) if (d[i].run_id) rh_ts_picture(out, &d[i], how->dbpath, dir, &k);
         if (ftell(out) == before) fputs("<p class=\"note\">No run recorded one (latsim run --timeseries).</p>\n", out);
     }
     int anyplan = 0;
@@ -169,24 +169,24 @@ static int write_page(FILE *out, const design *d, int n, const design_how *how, 
         int64_t seen[DESIGN_MAX];
         int nseen = 0, shown = 0;
         mbuf m;
-        if (mb_open(&m) == 0) {   /* the section only when a run comes from a plan */
-            for (int i = 0; i < n; i++) shown += plan_section(m.f, &d[i], how->dbpath, seen, &nseen, dir, &k);
+        if (rh_mb_open(&m) == 0) {   /* the section only when a run comes from a plan */
+            for (int i = 0; i < n; i++) shown += rt_plan_section(m.f, &d[i], how->dbpath, seen, &nseen, dir, &k);
             fflush(m.f);
             if (shown) {
                 fputs("<h2 id=\"plan\">Plan</h2>\n", out);
                 fwrite(m.p, 1, m.n, out);
             }
-            mb_close(&m);
+            rh_mb_close(&m);
         }
     }
     fputs("<h2 id=\"scenarios\">Scenarios</h2>\n", out);
     for (int i = 0; i < n; i++) {
         fputs("<h3>", out);
-        dname(out, &d[i]);
+        rh_dname(out, &d[i]);
         fputs(" (", out);
-        esc(out, d[i].path ? d[i].path : d[i].arg);
+        rh_esc(out, d[i].path ? d[i].path : d[i].arg);
         fputs(")</h3>\n<pre>", out);
-        esc(out, d[i].text ? d[i].text : "(not stored)");
+        rh_esc(out, d[i].text ? d[i].text : "(not stored)");
         fputs("</pre>\n", out);
     }
     fputs("</body>\n</html>\n", out);

@@ -38,7 +38,7 @@ static void diffcell(FILE *out, int better, int hasa, double a, double ca, int h
             bey == 1 ? " *" : bey == -1 ? " ?" : "");
 }
 
-void legend(FILE *out)
+void rt_legend(FILE *out)
 {
     fputs("<p class=\"note legend\"><span class=\"key better\">&#9650;better</span> <span class=\"key worse\">&#9660;worse"
           "</span> than A by the metric's direction (lower latency, cost, energy, misroutes; higher throughput, goodput, hit"
@@ -47,7 +47,7 @@ void legend(FILE *out)
           " 0 (e.g. an ITL of 0 where tokens come in bursts) is no percentage.</p>\n", out);
 }
 
-void headline(FILE *out, const design *d, int n)
+void rt_headline(FILE *out, const design *d, int n)
 {
     int nm;
     const design_metric *m = design_headline(&nm);
@@ -65,19 +65,19 @@ void headline(FILE *out, const design *d, int n)
         const char *unit = design_unit(v, n, m[k].unit, &scale);
         fprintf(out, "<tr><th>%s</th><td class=\"u\">%s</td>", m[k].name, unit);
         for (int i = 0; i < n; i++) {
-            numcell_s(out, v[i], ci[i], scale);
+            rh_numcell_s(out, v[i], ci[i], scale);
             if (i) diffcell(out, m[k].better, has[0], v[0], ci[0], has[i], v[i], ci[i]);
         }
         fputs("</tr>\n", out);
     }
     fputs("</tbody></table>\n<p class=\"note\">Mean &plusmn; half-width of the 95&nbsp;% confidence interval over the"
           " replications; a latency column in s when every design's value is 1000 ms or more.</p>\n", out);
-    legend(out);
+    rt_legend(out);
 }
 
 /* Design D's goodput when a plan or a sweep simulated it (design_goodput) as a
  * table row, or nothing. */
-void goodput_row(FILE *out, const design *d, const char *dbpath)
+void rt_goodput_row(FILE *out, const design *d, const char *dbpath)
 {
     char kind[16], a[48], b[48];
     int64_t sid;
@@ -92,7 +92,7 @@ void goodput_row(FILE *out, const design *d, const char *dbpath)
 /* Each design's SLO verdict per term: limit, value, margin, met; with --band
  * the same at the pessimistic end of its prediction band.  Nothing when no
  * design has an [slo].  Returns -1 when out of memory. */
-int slo_verdicts(FILE *out, const design *d, int n, const char *dbpath)
+int rt_slo_verdicts(FILE *out, const design *d, int n, const char *dbpath)
 {
     int any = 0;
     for (int i = 0; i < n; i++) any |= d[i].sc && scenario_slo(d[i].sc)->n > 0;
@@ -107,7 +107,7 @@ int slo_verdicts(FILE *out, const design *d, int n, const char *dbpath)
             if (has < 0) return -1;
             if (!has) {
                 fputs("<tr><th>", out);
-                dname(out, &d[i]);
+                rh_dname(out, &d[i]);
                 fputs("</th><td colspan=\"7\" style=\"text-align:left\">no [slo]</td></tr>\n", out);
                 break;
             }
@@ -117,13 +117,13 @@ int slo_verdicts(FILE *out, const design *d, int n, const char *dbpath)
                 double f = pct ? 100 : 1;
                 char v[48], l[48], mg[48];
                 fputs("<tr><th>", out);
-                if (k == 0) dname(out, &d[i]);
+                if (k == 0) rh_dname(out, &d[i]);
                 fprintf(out, "</th><td>%s", w ? "band end" : "run");
                 if (w && k == 0) fprintf(out, " <small>(step times x%.3g)</small>", d[i].bm.hi);
                 fprintf(out, "</td><td class=\"%s\">%s</td><td style=\"text-align:left\">", c->met ? "met" : "missed",
                         isnan(c->value) ? "NOT MEASURED" : c->met ? "met" : "MISSED");
-                if (c->t->cls[0]) { esc(out, c->t->cls); fputc('.', out); }
-                esc(out, c->t->key);
+                if (c->t->cls[0]) { rh_esc(out, c->t->cls); fputc('.', out); }
+                rh_esc(out, c->t->key);
                 const char *u = pct ? "%" : "ms";
                 fprintf(out, "</td><td>%s %s</td><td>%s %s</td><td>%s%s %s</td><td>%+.1f&nbsp;%%</td></tr>\n",
                         design_fmt(l, sizeof l, f * c->t->limit), u, design_fmt(v, sizeof v, f * c->value), u,
@@ -132,7 +132,7 @@ int slo_verdicts(FILE *out, const design *d, int n, const char *dbpath)
             }
             slo_result_free(&r);
         }
-        goodput_row(out, &d[i], dbpath);
+        rt_goodput_row(out, &d[i], dbpath);
     }
     fputs("</tbody></table>\n<p class=\"note\">margin = limit - value (positive: met), and as a share of the limit."
           " <i>band end</i>: the design run again with every LLM pool's step times at the pessimistic end of its cost"
@@ -141,7 +141,7 @@ int slo_verdicts(FILE *out, const design *d, int n, const char *dbpath)
 }
 
 /* The gateway and cache quality of the designs (design_quality), each against A. */
-void quality(FILE *out, const design *d, int n)
+void rt_quality(FILE *out, const design *d, int n)
 {
     design_qrow q[96];
     int nq = design_quality(d, n, q, 96);
@@ -155,10 +155,10 @@ void quality(FILE *out, const design *d, int n)
     fputs("</tr></thead><tbody>\n", out);
     for (int k = 0; k < nq; k++) {
         fputs("<tr><th>", out);
-        esc(out, q[k].name);
+        rh_esc(out, q[k].name);
         fprintf(out, "</th><td class=\"u\">%s</td>", q[k].unit);
         for (int i = 0; i < n; i++) {
-            numcell(out, q[k].v[i], NAN);
+            rh_numcell(out, q[k].v[i], NAN);
             if (i) diffcell(out, q[k].better, !isnan(q[k].v[0]), q[k].v[0], NAN, !isnan(q[k].v[i]), q[k].v[i], NAN);
         }
         fputs("</tr>\n", out);
@@ -172,7 +172,7 @@ void quality(FILE *out, const design *d, int n)
 static const char *const BD_COLORS[] = { "#8c564b", "#d62728", "#1f77b4", "#7f7f7f", "#2ca02c", "#9467bd", "#ff7f0e" };
 
 /* The shares of each "PREFIX.SET.COMPONENT" row group (breakdown, ttft_breakdown) as bars stacked to 100 %. */
-void shares(FILE *out, const design *d, int n, const char *prefix, const char *of)
+void rt_shares(FILE *out, const design *d, int n, const char *prefix, const char *of)
 {
     int shown = 0;
     size_t pl = strlen(prefix);
@@ -198,14 +198,14 @@ void shares(FILE *out, const design *d, int n, const char *prefix, const char *o
                 const char *name = rows[q]->metric + strlen(want);
                 double sh = rows[q]->value / total;
                 fprintf(out, "<span style=\"width:%.2f%%;background:%s\" title=\"", 100 * sh, BD_COLORS[q % 7]);
-                esc(out, name);
+                rh_esc(out, name);
                 fprintf(out, " %.1f%%\"></span>", 100 * sh);
             }
             fputs("</div><div class=\"lg\">", out);
             for (int q = 0; q < nk; q++) {
                 const char *name = rows[q]->metric + strlen(want);
                 fprintf(out, "<i style=\"background:%s\"></i>", BD_COLORS[q % 7]);
-                esc(out, name);
+                rh_esc(out, name);
                 fprintf(out, " %.1f%%", 100 * rows[q]->value);
                 char ms[48];
                 if (!set && !isnan(mean)) fprintf(out, " (%s ms)", design_fmt(ms, sizeof ms, rows[q]->value * mean));
@@ -218,10 +218,10 @@ void shares(FILE *out, const design *d, int n, const char *prefix, const char *o
     else fprintf(out, "<p class=\"note\">No design has shares of %s (saturated, or not recorded).</p>\n", of);
 }
 
-int is_class(const char *s) { return !strncmp(s, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE)); }
-int is_route(const char *s) { return !strncmp(s, REPORT_ROUTE_SCOPE, strlen(REPORT_ROUTE_SCOPE)); }
+int rt_is_class(const char *s) { return !strncmp(s, REPORT_CLASS_SCOPE, strlen(REPORT_CLASS_SCOPE)); }
+int rt_is_route(const char *s) { return !strncmp(s, REPORT_ROUTE_SCOPE, strlen(REPORT_ROUTE_SCOPE)); }
 /* A pool's scope: not the system's, a class's or a route's. */
-static int is_pool(const char *s) { return s[0] && !is_class(s) && !is_route(s); }
+static int is_pool(const char *s) { return s[0] && !rt_is_class(s) && !rt_is_route(s); }
 
 /* A column of a per-scope table: row METRIC/STAT, header H, UNIT ("" none). */
 typedef struct tcol {
@@ -262,7 +262,7 @@ static void colheads(FILE *out, const tcol *c, int nc, const int *use, const cha
         if (use[k]) fprintf(out, "<th>%s%s%s</th>", c[k].h, unit[k][0] ? " " : "", unit[k]);
 }
 
-void pools(FILE *out, const design *d)
+void rt_pools(FILE *out, const design *d)
 {
     const report *r = &d->rep;
     static const tcol COLS[] = {
@@ -281,7 +281,7 @@ void pools(FILE *out, const design *d)
     double scale[NC];
     columns(r, is_pool, COLS, NC, use, unit, scale);
     fputs("<h3>", out);
-    dname(out, d);
+    rh_dname(out, d);
     fputs("</h3>\n<table class=\"pools\"><thead><tr><th>pool</th><th>kind</th>", out);
     colheads(out, COLS, NC, use, unit);
     fputs("<th>cost model</th></tr></thead><tbody>\n", out);
@@ -292,20 +292,20 @@ void pools(FILE *out, const design *d)
         last = sc;
         const char *kind = report_get_text(r, sc, "kind");
         fputs("<tr><th>", out);
-        esc(out, sc);
+        rh_esc(out, sc);
         fputs("</th><td>", out);
-        esc(out, kind ? kind : "unknown");
+        rh_esc(out, kind ? kind : "unknown");
         fputs("</td>", out);
-        for (int c = 0; c < NC; c++) if (use[c]) numcell_s(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN, scale[c]);
+        for (int c = 0; c < NC; c++) if (use[c]) rh_numcell_s(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN, scale[c]);
         const char *cmk = report_get_text(r, sc, "cost_model.kind");
         fputs("<td>", out);
         if (cmk) {
             const char *src = report_get_text(r, sc, "cost_model.source");
             double id = report_get(r, sc, "cost_model.id", "value"), mape = report_get(r, sc, "cost_model.mape", "value");
-            esc(out, cmk);
+            rh_esc(out, cmk);
             if (!isnan(id)) fprintf(out, " %.0f", id);
             fputs(" (", out);
-            esc(out, src ? src : "");
+            rh_esc(out, src ? src : "");
             fputs(src && strcmp(src, "datasheet") ? ": calibrated" : ": not calibrated", out);
             if (!isnan(mape)) fprintf(out, ", cv MAPE %.3g %%", mape);
             if (report_get(r, sc, "cost_model.extrapolated", "value") > 0) fputs(", extrapolated", out);
@@ -327,7 +327,7 @@ static int is_op_share(const char *metric)
  * (docs/llm.md, "Time by operator"), the operators in report order with
  * their share in % and, for an LLM pool, the time they took over the window
  * (op_step_ms x share).  Returns the tables written. */
-int op_shares(FILE *out, const design *d)
+int rt_op_shares(FILE *out, const design *d)
 {
     const report *r = &d->rep;
     int tables = 0;
@@ -338,9 +338,9 @@ int op_shares(FILE *out, const design *d)
         last = sc;
         double total = report_get(r, sc, "op_step_ms", "value");
         fputs("<h3>", out);
-        dname(out, d);
+        rh_dname(out, d);
         fputs(": ", out);
-        esc(out, sc);
+        rh_esc(out, sc);
         fputs(", time by operator</h3>\n<table class=\"opshares\"><thead><tr><th>operator</th><th>share %</th>", out);
         if (!isnan(total)) fputs("<th>time s</th>", out);
         fputs("</tr></thead><tbody>\n", out);
@@ -349,10 +349,10 @@ int op_shares(FILE *out, const design *d)
             if (!is_op_share(m) || strcmp(r->rows[k].stat, "value") || r->rows[k].replication != r->rows[j].replication)
                 continue;
             fputs("<tr><th>", out);
-            esc(out, m + (m[0] == 'o' ? 9 : 10));
+            rh_esc(out, m + (m[0] == 'o' ? 9 : 10));
             fputs("</th>", out);
-            numcell_s(out, r->rows[k].value, NAN, 100);
-            if (!isnan(total)) numcell_s(out, r->rows[k].value * total, NAN, 1e-3);
+            rh_numcell_s(out, r->rows[k].value, NAN, 100);
+            if (!isnan(total)) rh_numcell_s(out, r->rows[k].value * total, NAN, 1e-3);
             fputs("</tr>\n", out);
         }
         fputs("</tbody></table>\n", out);
@@ -361,10 +361,10 @@ int op_shares(FILE *out, const design *d)
     return tables;
 }
 
-/* Design D's routes (the out-edges of a router; docs/metrics.md, "Per pool and
+/* Design D's rt_routes (the out-edges of a router; docs/metrics.md, "Per pool and
  * per route latencies"): router, target, served, E2E/TTFT/TPOT p50/p99.
  * Nothing when it has none. */
-void routes(FILE *out, const design *d)
+void rt_routes(FILE *out, const design *d)
 {
     const report *r = &d->rep;
     static const tcol COLS[] = {
@@ -376,36 +376,36 @@ void routes(FILE *out, const design *d)
     int use[NC];
     const char *unit[NC];
     double scale[NC];
-    if (!columns(r, is_route, COLS, NC, use, unit, scale)) return;
+    if (!columns(r, rt_is_route, COLS, NC, use, unit, scale)) return;
     fputs("<h3>", out);
-    dname(out, d);
+    rh_dname(out, d);
     fputs(": routes</h3>\n<table class=\"routes\"><thead><tr><th>router</th><th>target</th>", out);
     colheads(out, COLS, NC, use, unit);
     fputs("</tr></thead><tbody>\n", out);
     const char *last = "";
     for (size_t j = 0; j < r->n; j++) {
         const char *sc = r->rows[j].scope;
-        if (!is_route(sc) || !strcmp(sc, last)) continue;
+        if (!rt_is_route(sc) || !strcmp(sc, last)) continue;
         last = sc;
         const char *from = report_get_text(r, sc, "router"), *to = report_get_text(r, sc, "target");
         fputs("<tr><th>", out);
-        esc(out, from ? from : "?");
+        rh_esc(out, from ? from : "?");
         fputs("</th><th>", out);
-        esc(out, to ? to : "?");
+        rh_esc(out, to ? to : "?");
         fputs("</th>", out);
-        for (int c = 0; c < NC; c++) if (use[c]) numcell_s(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN, scale[c]);
+        for (int c = 0; c < NC; c++) if (use[c]) rh_numcell_s(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN, scale[c]);
         fputs("</tr>\n", out);
     }
     fputs("</tbody></table>\n", out);
 }
 
-/* Design D's request classes ([class NAME]; compare's class sections):
+/* Design D's request rt_classes ([class NAME]; compare's class sections):
  * requests, served, refused, failed and abandoned, goodput, the result
  * cache's hit rate and false hits of the class's lookups (where its requests
  * pass one), the prefix caches' hit rate of its prompt tokens (where they reach
  * an LLM pool with one), $ per 1k requests and the latency percentiles.  A column shows
  * only where some class has it.  Nothing when it has none. */
-void classes(FILE *out, const design *d)
+void rt_classes(FILE *out, const design *d)
 {
     const report *r = &d->rep;
     static const tcol COLS[] = {
@@ -422,21 +422,21 @@ void classes(FILE *out, const design *d)
     int use[NC];
     const char *unit[NC];
     double scale[NC];
-    if (!columns(r, is_class, COLS, NC, use, unit, scale)) return;
+    if (!columns(r, rt_is_class, COLS, NC, use, unit, scale)) return;
     fputs("<h3>", out);
-    dname(out, d);
+    rh_dname(out, d);
     fputs(": classes</h3>\n<table class=\"classes\"><thead><tr><th>class</th>", out);
     colheads(out, COLS, NC, use, unit);
     fputs("</tr></thead><tbody>\n", out);
     const char *last = "";
     for (size_t j = 0; j < r->n; j++) {
         const char *sc = r->rows[j].scope;
-        if (!is_class(sc) || !strcmp(sc, last)) continue;
+        if (!rt_is_class(sc) || !strcmp(sc, last)) continue;
         last = sc;
         fputs("<tr><th>", out);
-        esc(out, sc + strlen(REPORT_CLASS_SCOPE));
+        rh_esc(out, sc + strlen(REPORT_CLASS_SCOPE));
         fputs("</th>", out);
-        for (int c = 0; c < NC; c++) if (use[c]) numcell_s(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN, scale[c]);
+        for (int c = 0; c < NC; c++) if (use[c]) rh_numcell_s(out, report_get(r, sc, COLS[c].m, COLS[c].s), NAN, scale[c]);
         fputs("</tr>\n", out);
     }
     fputs("</tbody></table>\n", out);
@@ -445,10 +445,10 @@ void classes(FILE *out, const design *d)
 /* The plan of design D's run (planstore_plan_of_run), once per plan (SEEN:
  * plan ids shown, *NSEEN of them): its target, every configuration's verdict,
  * and its simulated points by cost, the cheapest meeting one marked (the
- * frontier: every point below it misses the SLO), as a picture (plots/frontier.gp,
+ * frontier: every point below it misses the SLO), as a rh_picture (plots/frontier.gp,
  * as `latsim plot PLAN` draws it; DIR the plots folder, *K the pictures so far)
  * and a table.  Returns 1 when a plan was shown, else 0. */
-int plan_section(FILE *out, const design *d, const char *dbpath, int64_t *seen, int *nseen, const char *dir, int *k)
+int rt_plan_section(FILE *out, const design *d, const char *dbpath, int64_t *seen, int *nseen, const char *dir, int *k)
 {
     if (!d->run_id) return 0;
     sqlite3 *db = NULL;
@@ -488,29 +488,29 @@ int plan_section(FILE *out, const design *d, const char *dbpath, int64_t *seen, 
             const char *why = json_string_value(json_object_get(e, "why"));
             json_t *usd = json_object_get(e, "usd_per_hour");
             fputs(chosen ? "<tr><th>" : "<tr><td>", out);
-            esc(out, cfg && *cfg ? cfg : "(as given)");
+            rh_esc(out, cfg && *cfg ? cfg : "(as given)");
             fputs(chosen ? "</th><td>CHOSEN: " : "</td><td>", out);
-            esc(out, kind ? kind : "");
+            rh_esc(out, kind ? kind : "");
             fputs("</td>", out);
             if (json_is_number(usd)) fprintf(out, "<td>%.2f</td>", json_number_value(usd));
             else fputs("<td>-</td>", out);
             fputs("<td style=\"text-align:left\">", out);
-            esc(out, why ? why : "");
+            rh_esc(out, why ? why : "");
             fputs("</td></tr>\n", out);
         }
         fputs("</tbody></table>\n", out);
         json_decref(j);
     } else fputs("<p class=\"note\">The plan did not finish (no verdicts stored).</p>\n", out);
     mbuf m;
-    if (mb_open(&m) == 0) {
+    if (rh_mb_open(&m) == 0) {
         int rc = 1;
         if (store_open_readonly(dbpath, &db, err, sizeof err) == 0) {
             rc = plot_plan_commands(db, id, 900, 560, m.f);
             store_close(db);
         }
-        if (rc == 0) picture(out, &m, dir, "frontier.gp", 900, 560, k);
+        if (rc == 0) rh_picture(out, &m, dir, "frontier.gp", 900, 560, k);
         else fputs("<p class=\"note\">No frontier picture: the plan's points could not be read.</p>\n", out);
-        mb_close(&m);
+        rh_mb_close(&m);
     }
     fputs("<p>Frontier: the points simulated at the planned rate (candidates and confirmations), by cost; below the "
           "cheapest meeting one (marked) every point misses the SLO.</p>\n<table><thead><tr><th>$/hour</th><th>SLO</th>"
@@ -522,9 +522,9 @@ int plan_section(FILE *out, const design *d, const char *dbpath, int64_t *seen, 
         int front = pts[i].slo_met && !marked;
         marked |= front;
         fprintf(out, "<tr><td>%.2f</td><td>%s</td><td>", pts[i].usd_per_hour, front ? "<b>met: cheapest</b>" : pts[i].slo_met ? "met" : "missed");
-        esc(out, pts[i].role);
+        rh_esc(out, pts[i].role);
         fputs("</td><td style=\"text-align:left\">", out);
-        esc(out, pts[i].settings);
+        rh_esc(out, pts[i].settings);
         fputs("</td></tr>\n", out);
     }
     fputs("</tbody></table>\n", out);
