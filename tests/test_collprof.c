@@ -18,10 +18,9 @@
 #include "calib.h"
 #include "core/catalog.h"
 #include "llm/cost.h"
-#include "run/scenario.h"
-#include "run/sim.h"
 #include "store/store.h"
 #include "tcli.h"
+#include "tsim.h"
 
 #define SR_FILE "tests/data/vidur_h100_dgx_send_recv.csv"
 #define A2A_FILE "tests/data/nccl/alltoall_perf_h100x4_synthetic.txt"
@@ -247,18 +246,10 @@ static double lone_ttft(const char *path)
     const char *text = "[sim]\nrequests = 1\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\n"
                        "prompt_tokens = const(1000)\noutput_tokens = const(3)\n"
                        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\npp = 2\ncost = roofline\n";
-    char err[1024];
-    sqlite3 *h = NULL;
-    scenario sc;
     sim_result res;
-    cr_assert_eq(store_open(path, &h, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(scenario_load_text(&sc, "pp.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(scenario_resolve(&sc, h, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
+    tsim_run_db("pp.ini", text, path, 1, &res);
     double t = res.ttft.mean;
     sim_result_free(&res);
-    scenario_free(&sc);
-    store_close(h);
     return t;
 }
 
