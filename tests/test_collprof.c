@@ -90,15 +90,10 @@ static double csv_time(int dpn, double bytes)
 /* A roofline on MODEL and GPU (catalog, bf16) with tp, pp, ep. */
 static void roofline_on(cost_model *m, const char *model, int tp, int pp, int ep)
 {
-    sqlite3 *h = NULL;
-    char err[256];
-    cr_assert_eq(store_open(":memory:", &h, err, sizeof err), 0, "%s", err);
     memset(m, 0, sizeof *m);
     cr_assert_eq(cost_init(m, "roofline", &cost_roofline_defaults), 0);
     m->hw.have_hw = 1;
-    cr_assert_eq(catalog_model(h, model, &m->hw.model, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(catalog_gpu(h, "h100", &m->hw.gpu, err, sizeof err), 0, "%s", err);
-    store_close(h);
+    tsim_catalog("h100", model, &m->hw.gpu, &m->hw.model);
     m->hw.tp = tp;
     m->hw.pp = pp;
     m->hw.ep = ep;
