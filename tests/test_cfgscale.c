@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "run/scenario.h"
+#include "tsim.h"
 
 /* A chain of N generic pools p0 -> p1 -> ... (each `next` the following). */
 static char *chain(int n)
@@ -50,23 +51,18 @@ Test(cfgscale, chain_of_100000_pools_loads_in_linear_lookups)
 
 Test(cfgscale, errors_keep_their_lines)
 {
-    scenario s;
     char err[512];
     const char *dup = "[workload]\nrate = 1\n[pool a]\nservice_ms = exp(mean=1)\n[pool b]\nservice_ms = exp(mean=1)\n[pool a]\n";
-    cr_assert_eq(scenario_load_text(&s, "d.ini", dup, NULL, 0, err, sizeof err), -1);
+    cr_assert_eq(tsim_load_error("d.ini", dup, err, sizeof err), -1);
     cr_assert_str_eq(err, "d.ini:7: [pool a]: section given twice (first on line 3)");
-    scenario_free(&s);
     const char *key = "[workload]\nrate = 1\n[pool a]\nservice_ms = exp(mean=1)\nnext = b\nservice_ms = exp(mean=2)\n";
-    cr_assert_eq(scenario_load_text(&s, "k.ini", key, NULL, 0, err, sizeof err), -1);
+    cr_assert_eq(tsim_load_error("k.ini", key, err, sizeof err), -1);
     cr_assert_str_eq(err, "k.ini:6: [pool a] service_ms: key given twice (first on line 4)");
-    scenario_free(&s);
     const char *nop = "[workload]\nrate = 1\n[pool a]\nservice_ms = exp(mean=1)\nnext = zz\n";
-    cr_assert_eq(scenario_load_text(&s, "n.ini", nop, NULL, 0, err, sizeof err), -1);
+    cr_assert_eq(tsim_load_error("n.ini", nop, err, sizeof err), -1);
     cr_assert_str_eq(err, "n.ini:5: [pool a] next: no pool named 'zz'");
-    scenario_free(&s);
     const char *cyc = "[workload]\nrate = 1\n[pool a]\nservice_ms = exp(mean=1)\nnext = b\n"
                       "[pool b]\nservice_ms = exp(mean=1)\nnext = a\n";
-    cr_assert_eq(scenario_load_text(&s, "c.ini", cyc, NULL, 0, err, sizeof err), -1);
+    cr_assert_eq(tsim_load_error("c.ini", cyc, err, sizeof err), -1);
     cr_assert_str_eq(err, "c.ini:8: [pool b] next: pools form a cycle");
-    scenario_free(&s);
 }

@@ -18,10 +18,9 @@
 #include "calib.h"
 #include "core/catalog.h"
 #include "llm/cost.h"
-#include "run/scenario.h"
-#include "run/sim.h"
 #include "store/store.h"
 #include "tcli.h"
+#include "tsim.h"
 
 #define SR_FILE "tests/data/vidur_h100_dgx_send_recv.csv"
 #define A2A_FILE "tests/data/nccl/alltoall_perf_h100x4_synthetic.txt"
@@ -91,15 +90,10 @@ static double csv_time(int dpn, double bytes)
 /* A roofline on MODEL and GPU (catalog, bf16) with tp, pp, ep. */
 static void roofline_on(cost_model *m, const char *model, int tp, int pp, int ep)
 {
-    sqlite3 *h = NULL;
-    char err[256];
-    cr_assert_eq(store_open(":memory:", &h, err, sizeof err), 0, "%s", err);
     memset(m, 0, sizeof *m);
     cr_assert_eq(cost_init(m, "roofline", &cost_roofline_defaults), 0);
     m->hw.have_hw = 1;
-    cr_assert_eq(catalog_model(h, model, &m->hw.model, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(catalog_gpu(h, "h100", &m->hw.gpu, err, sizeof err), 0, "%s", err);
-    store_close(h);
+    tsim_catalog("h100", model, &m->hw.gpu, &m->hw.model);
     m->hw.tp = tp;
     m->hw.pp = pp;
     m->hw.ep = ep;
@@ -247,18 +241,10 @@ static double lone_ttft(const char *path)
     const char *text = "[sim]\nrequests = 1\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\n"
                        "prompt_tokens = const(1000)\noutput_tokens = const(3)\n"
                        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\npp = 2\ncost = roofline\n";
-    char err[1024];
-    sqlite3 *h = NULL;
-    scenario sc;
     sim_result res;
-    cr_assert_eq(store_open(path, &h, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(scenario_load_text(&sc, "pp.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(scenario_resolve(&sc, h, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
+    tsim_run_db("pp.ini", text, path, 1, &res);
     double t = res.ttft.mean;
     sim_result_free(&res);
-    scenario_free(&sc);
-    store_close(h);
     return t;
 }
 

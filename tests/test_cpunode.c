@@ -12,9 +12,7 @@
 
 #include "engine/evq.h"
 #include "fleet/cpunode.h"
-#include "run/scenario.h"
-#include "run/sim.h"
-#include "store/store.h"
+#include "tsim.h"
 
 /* ---- the node by hand ------------------------------------------------------- */
 
@@ -147,21 +145,6 @@ Test(cpunode, shares_by_weight_and_background)
 
 /* ---- whole runs ------------------------------------------------------------- */
 
-/* Loads TEXT, resolves it against an in-memory catalog and runs it with SEED. */
-static void simulate(const char *text, uint64_t seed, sim_result *out)
-{
-    char err[1024] = "";
-    sqlite3 *db = NULL;
-    scenario sc;
-    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "store_open: %s", err);
-    cr_assert_eq(scenario_load_text(&sc, "node.ini", text, NULL, 0, err, sizeof err), 0,
-                 "scenario_load_text: %s\n%s", err, text);
-    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(sim_run(&sc, seed, out, err, sizeof err), 0, "sim_run: %s", err);
-    scenario_free(&sc);
-    store_close(db);
-}
-
 /* One core shared by as many requests as come (200 servers, never all busy):
  * M/M/1-PS at RATE requests/s of exp(10 ms). */
 #define MM1PS(rate) "[sim]\nrequests = 200000\nwarmup = 10000\n[workload]\nrate = " rate "\n" \
@@ -177,14 +160,14 @@ Test(cpunode, mm1_ps_mean_sojourn)
      * FCFS).  rho = 0.5, mu = 100/s, 4000 s: sd of L 0.0077 on L = 1, 0.8 %;
      * 4 sd: 3 %.  rho = 0.7, 2860 s: sd 1.4 %; 3.5 sd: 5 %. */
     sim_result r;
-    simulate(MM1PS("50"), 1, &r);
+    tsim_run("node.ini", MM1PS("50"), 1, &r);
     cr_assert_float_eq(r.e2e.mean, 20.0, 0.03 * 20, "rho 0.5: mean %g ms, want 20", r.e2e.mean);
     /* The node's busy share is rho (sd of the busy share ~ the same order). */
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_cpu"), 0.5, 0.015, "node_cpu %g",
                        pool_metric_get(&r.pools[0], "node_cpu"));
     cr_assert_eq(r.pools[0].rejected + r.failed, 0);
     sim_result_free(&r);
-    simulate(MM1PS("70"), 2, &r);
+    tsim_run("node.ini", MM1PS("70"), 2, &r);
     cr_assert_float_eq(r.e2e.mean, 10 / 0.3, 0.05 * 10 / 0.3, "rho 0.7: mean %g ms, want 33.3", r.e2e.mean);
     sim_result_free(&r);
 }
@@ -199,11 +182,11 @@ Test(cpunode, background_load_and_determinism)
                        "[pool cpu]\nservers = 200\nservice_ms = exp(mean=10)\nnode = n1\n"
                        "[node n1]\ncores = 1\nbackground_cpu = const(0.3)\n";
     sim_result r, r2;
-    simulate(text, 3, &r);
+    tsim_run("node.ini", text, 3, &r);
     cr_assert_float_eq(r.e2e.mean, 10 / 0.3, 0.05 * 10 / 0.3, "mean %g ms, want 33.3", r.e2e.mean);
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_cpu"), 0.7, 0.02);
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_background_cores"), 0.3, 1e-9);
-    simulate(text, 3, &r2);
+    tsim_run("node.ini", text, 3, &r2);
     cr_assert_eq(r.e2e.p99, r2.e2e.p99);
     cr_assert_eq(r.events, r2.events);
     sim_result_free(&r);
@@ -221,7 +204,7 @@ Test(cpunode, throttling_in_a_run)
     char text[512];
     sim_result r;
     snprintf(text, sizeof text, "%s0.5\n", base);
-    simulate(text, 1, &r);
+    tsim_run("node.ini", text, 1, &r);
     cr_assert_gt(pool_metric_get(&r.pools[0], "cpu_throttled_periods"), 100);
     cr_assert_gt(pool_metric_get(&r.pools[0], "cpu_throttled_s"), 0);
     cr_assert_gt(r.service.p99, 30 + 1e-6, "a throttled request takes longer than its CPU time");
@@ -229,19 +212,10 @@ Test(cpunode, throttling_in_a_run)
     cr_assert_leq(r.service.max, 80 + 1e-6, "30 ms never needs more than one throttled gap of 50 ms");
     sim_result_free(&r);
     snprintf(text, sizeof text, "%s1\n", base);
-    simulate(text, 1, &r);
+    tsim_run("node.ini", text, 1, &r);
     cr_assert_eq(pool_metric_get(&r.pools[0], "cpu_throttled_periods"), 0);
     cr_assert_float_eq(r.service.max, 30, 1e-6);
     sim_result_free(&r);
-}
-
-/* The error scenario TEXT gives (an empty string when it loads and resolves). */
-static void load_error(const char *text, char *err, size_t n)
-{
-    scenario sc;
-    err[0] = '\0';
-    if (scenario_load_text(&sc, "bad.ini", text, NULL, 0, err, n) == 0) err[0] = '\0';
-    scenario_free(&sc);
 }
 
 #define POOL "[sim]\nrequests = 100\n[workload]\nrate = 10\n[pool cpu]\nservers = 2\nservice_ms = exp(mean=10)\n"
@@ -249,26 +223,26 @@ static void load_error(const char *text, char *err, size_t n)
 Test(cpunode, bad_input)
 {
     char err[1024];
-    load_error(POOL "cpu_limit_cores = -1\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "cpu_limit_cores = -1\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:8: [pool cpu] cpu_limit_cores: must be > 0 and <= 1e+06, got -1");
-    load_error(POOL "cpu_limit_cores = 1\ncpu_request_cores = 2\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "cpu_limit_cores = 1\ncpu_request_cores = 2\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:9: [pool cpu] cpu_request_cores: 2 cores is above cpu_limit_cores (1): "
                           "a request cannot exceed its limit");
-    load_error(POOL "cfs_period_ms = 50\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "cfs_period_ms = 50\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:8: [pool cpu] cfs_period_ms: needs cpu_limit_cores (the quota per period)");
-    load_error(POOL "node = n2\n[node n1]\ncores = 4\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "node = n2\n[node n1]\ncores = 4\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:8: [pool cpu] node: no [node n2] section");
-    load_error(POOL "node = n1\n[node n1]\ncores = 0\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "node = n1\n[node n1]\ncores = 0\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:10: [node n1] cores: must be > 0 and <= 1e+06, got 0");
-    load_error(POOL "node = n1\n[node n1]\nbackground_cpu = const(1)\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "node = n1\n[node n1]\nbackground_cpu = const(1)\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:9: [node n1] cores: missing: a node needs its number of cores");
-    load_error(POOL "node = n1\n[node n1]\ncores = 4\nbackground_cpu = series(0:1, 0:2)\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "node = n1\n[node n1]\ncores = 4\nbackground_cpu = series(0:1, 0:2)\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:11: [node n1] background_cpu: series: times must increase (0 after 0)");
-    load_error(POOL "node = n1\n[node n1]\ncores = 4\ncorse = 2\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "node = n1\n[node n1]\ncores = 4\ncorse = 2\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:11: [node n1] corse: unknown key (valid: cores, background_cpu, background_period_ms)");
-    load_error(POOL "cpu_limit_cores = 1\ncpu_contention = 0:1, 1:2\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "cpu_limit_cores = 1\ncpu_contention = 0:1, 1:2\n", err, sizeof err);
     cr_assert_neq(strstr(err, "bad.ini:9: [pool cpu] cpu_contention: a typed-in curve, exclusive"), NULL, "%s", err);
-    load_error(POOL "node = n1\n[node n1]\ncores = 4\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "node = n1\n[node n1]\ncores = 4\n", err, sizeof err);
     cr_assert_str_eq(err, "");
 }
 
@@ -285,12 +259,12 @@ Test(oomkill, over_the_limit_kills_and_restarts)
      * its requests in service fail (at most one per worker), it restarts after
      * 2 s (unavailable meanwhile), and every request is counted once. */
     sim_result r;
-    simulate(PODS "5\n", 1, &r);
+    tsim_run("node.ini", PODS "5\n", 1, &r);
     cr_assert_eq(pool_metric_get(&r.pools[0], "oom_kills"), 0);
     cr_assert_eq(r.failed, 0);
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "availability"), 1, 1e-12);
     sim_result_free(&r);
-    simulate(PODS "2.5\n", 1, &r);
+    tsim_run("node.ini", PODS "2.5\n", 1, &r);
     const pool_result *p = &r.pools[0];
     double kills = pool_metric_get(p, "oom_kills");
     cr_assert_gt(kills, 10, "kills %g", kills);
@@ -305,11 +279,11 @@ Test(oomkill, over_the_limit_kills_and_restarts)
 Test(oomkill, bad_input)
 {
     char err[1024];
-    load_error(POOL "memory_limit_gib = 0\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "memory_limit_gib = 0\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:8: [pool cpu] memory_limit_gib: must be > 0 (a memory limit, GiB), got 0");
-    load_error(POOL "memory_limit_gib = 8\nmemory_gib = 8\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "memory_limit_gib = 8\nmemory_gib = 8\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:9: [pool cpu] memory_gib: swapping is for a host without a limit: with "
                           "memory_limit_gib a replica over it is killed (OOM) instead; give one or the other");
-    load_error(POOL "servers_per_replica = 1.5\n", err, sizeof err);
+    tsim_load_error("bad.ini", POOL "servers_per_replica = 1.5\n", err, sizeof err);
     cr_assert_str_eq(err, "bad.ini:8: [pool cpu] servers_per_replica: expected a whole number, got 1.5");
 }

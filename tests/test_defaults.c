@@ -9,22 +9,7 @@
 #include <string.h>
 
 #include "report/report.h"
-#include "run/scenario.h"
-#include "run/sim.h"
-#include "store/store.h"
-
-static void run_text(const char *name, const char *text, sim_result *res)
-{
-    scenario sc;
-    sqlite3 *db = NULL;
-    char err[1024];
-    cr_assert_eq(scenario_load_text(&sc, name, text, NULL, 0, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
-    store_close(db);
-    cr_assert_eq(sim_run(&sc, 1, res, err, sizeof err), 0, "%s", err);
-    scenario_free(&sc);
-}
+#include "tsim.h"
 
 /* A 2000-token system prompt before a 900-token user part, arrivals 2 s apart
  * (nothing in flight), room for everything: every measured request finds the
@@ -42,7 +27,7 @@ Test(defaults, system_prompt_is_hashed_per_kv_block)
                  "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\nblock_tokens = %d\n",
                  cases[i].block);
         sim_result res;
-        run_text("/tmp/test_defaults.ini", text, &res);
+        tsim_run("/tmp/test_defaults.ini", text, 1, &res);
         cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), cases[i].found / 2900.0, 1e-12,
                            "block_tokens %d: %g", cases[i].block, pool_metric_get(&res.pools[0], "prefix_hit_rate"));
         cr_assert_eq(pool_metric_get(&res.pools[0], "prefill_tokens_saved"), cases[i].found,
@@ -77,7 +62,7 @@ Test(defaults, a_whole_prompt_hit_skips_whole_blocks_but_the_last_token)
                  "target = chat\n[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n",
                  path, hbt[i]);
         sim_result res;
-        run_text("/tmp/test_defaults.ini", text, &res);
+        tsim_run("/tmp/test_defaults.ini", text, 1, &res);
         cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 1, "hash_block_tokens %d", hbt[i]);
         cr_assert_eq(pool_metric_get(&res.pools[0], "prefill_tokens_saved"), 1984, "hash_block_tokens %d: %g",
                      hbt[i], pool_metric_get(&res.pools[0], "prefill_tokens_saved"));
@@ -90,10 +75,8 @@ Test(defaults, a_whole_prompt_hit_skips_whole_blocks_but_the_last_token)
  * trace it would do nothing, so it is refused, naming the file, line and key. */
 Test(defaults, hash_block_tokens_without_a_trace_is_refused)
 {
-    scenario sc;
     char err[1024] = "";
-    cr_assert_neq(scenario_load_text(&sc, "s.ini", "[workload]\nrate = 1\nhash_block_tokens = 16\n"
-                                     "[pool p]\nservice_ms = const(1)\n", NULL, 0, err, sizeof err), 0);
-    scenario_free(&sc);
+    cr_assert_neq(tsim_load_error("s.ini", "[workload]\nrate = 1\nhash_block_tokens = 16\n"
+                                  "[pool p]\nservice_ms = const(1)\n", err, sizeof err), 0);
     cr_assert(strstr(err, "s.ini:3: [workload] hash_block_tokens: applies to a trace's hash ids only"), "%s", err);
 }

@@ -12,35 +12,9 @@
 #include <unistd.h>
 
 #include "core/power.h"
-#include "run/scenario.h"
-#include "run/sim.h"
-#include "store/store.h"
 #include "tbin.h"
 #include "tcli.h"
-
-/* Loads TEXT, resolves it against an in-memory catalog and runs it with SEED. */
-static void simulate(const char *text, uint64_t seed, sim_result *out)
-{
-    char err[1024] = "";
-    sqlite3 *db = NULL;
-    scenario sc;
-    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "store_open: %s", err);
-    cr_assert_eq(scenario_load_text(&sc, "energy.ini", text, NULL, 0, err, sizeof err), 0,
-                 "scenario_load_text: %s\n%s", err, text);
-    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(sim_run(&sc, seed, out, err, sizeof err), 0, "sim_run: %s", err);
-    scenario_free(&sc);
-    store_close(db);
-}
-
-/* The error loading TEXT gives ("" when it loads). */
-static void load_error(const char *text, char *err, size_t n)
-{
-    scenario sc;
-    err[0] = '\0';
-    if (scenario_load_text(&sc, "bad.ini", text, NULL, 0, err, n) == 0) err[0] = '\0';
-    scenario_free(&sc);
-}
+#include "tsim.h"
 
 Test(energy, power_curve_interpolates_linearly)
 {
@@ -85,7 +59,7 @@ Test(energy, power_curve_interpolates_linearly)
 Test(energy, pool_energy_is_n_t_idle_plus_u_span)
 {
     sim_result r;
-    simulate(ONE_AT_A_TIME("", ""), 1, &r);
+    tsim_run("energy.ini", ONE_AT_A_TIME("", ""), 1, &r);
     const pool_result *p = &r.pools[0];
     double T = r.window_s, u = p->utilization;
     cr_assert_gt(T, 100);
@@ -124,7 +98,7 @@ Test(energy, pool_energy_is_n_t_idle_plus_u_span)
 Test(energy, power_curve_pool)
 {
     sim_result r;
-    simulate(ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 1:450\n"), 1, &r);
+    tsim_run("energy.ini", ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 1:450\n"), 1, &r);
     const pool_result *p = &r.pools[0];
     double T = r.window_s, u = p->utilization;
     cr_assert_lt(u, 0.5);
@@ -132,7 +106,7 @@ Test(energy, power_curve_pool)
     cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
     sim_result_free(&r);
     char err[1024];
-    load_error(ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 0.4:450\n"), err, sizeof err);
+    tsim_load_error("bad.ini", ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 0.4:450\n"), err, sizeof err);
     cr_assert(strstr(err, "bad.ini:") == err && strstr(err, "[pool chat] power_curve:") && strstr(err, "increasing"), "%s", err);
 }
 
@@ -164,7 +138,7 @@ Test(energy, power_curve_from_measured_samples)
     char text[4096];
     snprintf(text, sizeof text, ONE_AT_A_TIME("", "power_curve = csv(%s)\n"), path);
     sim_result r;
-    simulate(text, 1, &r);
+    tsim_run("energy.ini", text, 1, &r);
     double u = r.pools[0].utilization;
     cr_assert_gt(u, 0.005);
     cr_assert_lt(u, 0.51);
@@ -177,7 +151,7 @@ Test(energy, power_curve_from_measured_samples)
     fputs("gpu,utilization,watts\ntest,0.5,300\ntest,45,310\n", f);
     fclose(f);
     snprintf(text, sizeof text, ONE_AT_A_TIME("", "power_curve = csv(%s)\n"), path);
-    load_error(text, err, sizeof err);
+    tsim_load_error("bad.ini", text, err, sizeof err);
     char want[128];
     snprintf(want, sizeof want, "%s:3: column utilization", path);
     cr_assert(strstr(err, "[pool chat] power_curve:") && strstr(err, want), "%s", err);
@@ -189,8 +163,8 @@ Test(energy, power_curve_from_measured_samples)
 Test(energy, electricity_cost_is_kwh_pue_price)
 {
     sim_result a, b;
-    simulate(ONE_AT_A_TIME("", ""), 1, &a);
-    simulate(ONE_AT_A_TIME("electricity_usd_per_kwh = 0.12\npue = 1.3\n", ""), 1, &b);
+    tsim_run("energy.ini", ONE_AT_A_TIME("", ""), 1, &a);
+    tsim_run("energy.ini", ONE_AT_A_TIME("electricity_usd_per_kwh = 0.12\npue = 1.3\n", ""), 1, &b);
     /* Timing is unchanged; the cost gains kWh x pue x price. */
     double kwh = sim_result_get(&a, "", "energy_kwh", "value"), usd = kwh * 1.3 * 0.12;
     cr_assert_eq(kwh, sim_result_get(&b, "", "energy_kwh", "value"));
@@ -205,7 +179,7 @@ Test(energy, electricity_cost_is_kwh_pue_price)
     sim_result_free(&a);
     sim_result_free(&b);
     char err[1024];
-    load_error(ONE_AT_A_TIME("pue = 0.8\n", ""), err, sizeof err);
+    tsim_load_error("bad.ini", ONE_AT_A_TIME("pue = 0.8\n", ""), err, sizeof err);
     cr_assert(strstr(err, "[sim] pue") != NULL, "%s", err);
 }
 
@@ -224,7 +198,7 @@ Test(energy, autoscaled_pool_follows_replica_uptime)
     snprintf(text, sizeof text, "%sreplicas = 6\nmin_replicas = 1\nmax_replicas = 6\nautoscale = kv\n"
              "autoscale_target = 0.05\nprovision_s = 20\ncooldown_s = 60\n", base);
     sim_result r, f;
-    simulate(text, 1, &r);
+    tsim_run("energy.ini", text, 1, &r);
     const pool_result *p = &r.pools[0];
     cr_assert_gt(pool_metric_get(p, "scale_ups") + pool_metric_get(p, "scale_downs"), 0);
     double T = r.window_s, rs = pool_metric_get(p, "replica_seconds"), up = pool_metric_get(p, "replicas_up_mean");
@@ -235,7 +209,7 @@ Test(energy, autoscaled_pool_follows_replica_uptime)
     cr_assert_geq(rs, up * T * (1 - 1e-9));    /* and powered at least while up */
     /* The same pool at a fixed 6 replicas draws idle power for all six all the time. */
     snprintf(text, sizeof text, "%sreplicas = 6\n", base);
-    simulate(text, 1, &f);
+    tsim_run("energy.ini", text, 1, &f);
     const pool_result *q = &f.pools[0];
     double fbusy = q->utilization * 6 * f.window_s;
     cr_assert_float_eq(q->energy_j, 100 * 6 * f.window_s + 600 * fbusy, 1e-9 * q->energy_j);

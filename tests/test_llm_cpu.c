@@ -291,12 +291,8 @@ Test(llm_cpu, one_node_split_by_weights)
 static void load_error(const char *extra, char *err, size_t n)
 {
     char text[2048];
-    scenario sc;
     lone_text(text, sizeof text, 3, extra);
-    if (tsim_load_resolve("bad.ini", text, &sc, err, n) == 0) {
-        scenario_free(&sc);
-        err[0] = '\0';
-    }
+    tsim_load_error("bad.ini", text, err, n);
 }
 
 Test(llm_cpu, bad_input)
@@ -336,14 +332,13 @@ Test(llm_cpu, bad_input)
                           "node (the CPU it runs on)");
     /* An MoE model's dp ranks step in lockstep: their CPU parts are not modelled. */
     char text[2048];
-    scenario sc;
     lone_text(text, sizeof text, 3, "dp = 2\ncpu_step_ms = 1\ncpu_limit_cores = 0.5\n");
     char *m = strstr(text, "llama-3-8b\n");
     cr_assert_not_null(m);
     char rest[2048];
     snprintf(rest, sizeof rest, "%s", m + strlen("llama-3-8b"));
     snprintf(m, sizeof text - (size_t) (m - text), "qwen3-30b-a3b%s", rest);
-    cr_assert_neq(tsim_load_resolve("bad.ini", text, &sc, err, sizeof err), 0);
+    cr_assert_neq(tsim_load_error("bad.ini", text, err, sizeof err), 0);
     cr_expect_str_eq(err, "bad.ini:20: [pool chat] cpu_step_ms: the steps' CPU parts are not modelled for ranks in "
                           "lockstep (dp > 1 with an MoE model) yet");
     load_error("cpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\n", err, sizeof err);

@@ -13,7 +13,6 @@
 
 #include "llm/replica.h"
 #include "llm/sched.h"
-#include "store/store.h"
 #include "tsim.h"
 
 /* ---- the probe: continuous scheduling, every plan recorded ------------------------ */
@@ -184,15 +183,8 @@ Test(patience_llm, cancelling_in_service_frees_capacity, .init = setup, .timeout
 Test(patience_llm, nobody_leaves_after_the_first_token, .init = setup, .timeout = 60)
 {
     const char *sets[] = { "workload.patience_s=exp(mean=0.3)", "sim.requests=3000" };
-    scenario sc;
     sim_result res;
-    char err[1024];
-    sqlite3 *db = NULL;
-    cr_assert_eq(scenario_load(&sc, "scenarios/pd_disagg.ini", sets, 2, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
-    store_close(db);
-    cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
+    tsim_run_file("scenarios/pd_disagg.ini", sets, 2, 1, &res);
     const pool_result *pre = NULL, *dec = NULL;
     for (int i = 0; i < res.npools; i++) {
         if (!strcmp(res.pools[i].name, "prefill")) pre = &res.pools[i];
@@ -204,5 +196,4 @@ Test(patience_llm, nobody_leaves_after_the_first_token, .init = setup, .timeout 
     cr_assert_eq(pool_metric_get(dec, "abandoned"), 0.0);
     cr_assert_eq(res.served + res.abandoned + res.rejected, res.requests);
     sim_result_free(&res);
-    scenario_free(&sc);
 }

@@ -6,22 +6,7 @@
 #include <string.h>
 
 #include "report/report.h"
-#include "run/scenario.h"
-#include "run/sim.h"
-#include "store/store.h"
-
-static void run(const char *text, sim_result *res)
-{
-    scenario sc;
-    char err[1024];
-    sqlite3 *db = NULL;
-    cr_assert_eq(scenario_load_text(&sc, "/tmp/test_pctl.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
-    store_close(db);
-    cr_assert_eq(sim_run(&sc, 1, res, err, sizeof err), 0, "%s", err);
-    scenario_free(&sc);
-}
+#include "tsim.h"
 
 /* One intent, one request a second, answers kept 2.5 s: the first request of
  * each 3 s misses and stores the answer, the next two hit, so the hit rate is
@@ -39,7 +24,7 @@ Test(pctl, result_cache_hits_and_misses_apart)
         "cache_ttl_s = 2.5\nnext = gpt\n"
         "[pool gpt]\nkind = api\nttft_ms = const(50)\ntpot_ms = const(5)\n";
     sim_result res;
-    run(text, &res);
+    tsim_run("/tmp/test_pctl.ini", text, 1, &res);
     const pool_result *c = &res.pools[0];
     cr_assert_str_eq(c->name, "cache");
     cr_assert_float_eq(pool_metric_get(c, "hit_rate"), 2.0 / 3.0, 1e-12);
@@ -70,7 +55,7 @@ Test(pctl, result_cache_without_tokens_has_no_ttft_split)
         "[pool cache]\nkind = result_cache\nintents = 1\nhit_ms = const(2)\nmiss_ms = const(3)\n"
         "cache_ttl_s = 2.5\nnext = work\n[pool work]\nservice_ms = const(10)\n";
     sim_result res;
-    run(text, &res);
+    tsim_run("/tmp/test_pctl.ini", text, 1, &res);
     const pool_result *c = &res.pools[0];
     cr_assert(isnan(pool_metric_get(c, "hit_ttft_ms_p50")));
     cr_assert(isnan(pool_metric_get(c, "miss_ttft_ms_p99")));

@@ -12,10 +12,9 @@
 
 #include "calib.h"
 #include "core/power.h"
-#include "run/scenario.h"
-#include "run/sim.h"
 #include "store/store.h"
 #include "tcli.h"
+#include "tsim.h"
 
 static void setup(void)
 {
@@ -44,21 +43,6 @@ static const char SMI[] =
     "[gpu test]\nbf16_tflops = 400\nmem_gib = 80\nmem_bw_gbs = 3000\nlink_gbs = 400\nprice_hr = 2\n" \
     "idle_w = 100\nmax_w = 500\n" \
     "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = " gpu "\ntp = 2\nreplicas = 3\n" extra_pool
-
-/* Loads TEXT and resolves it against the test's database; runs it when OUT is
- * not NULL.  Returns 0, or -1 with the loader's message in ERR. */
-static int simulate(const char *text, sim_result *out, char *err, size_t n)
-{
-    sqlite3 *h = NULL;
-    scenario sc;
-    cr_assert_eq(store_open(db, &h, err, n), 0, "%s", err);
-    int rc = scenario_load_text(&sc, "p.ini", text, NULL, 0, err, n);
-    if (rc == 0) rc = scenario_resolve(&sc, h, err, n);
-    if (rc == 0 && out) cr_assert_eq(sim_run(&sc, 1, out, err, n), 0, "%s", err);
-    scenario_free(&sc);
-    store_close(h);
-    return rc;
-}
 
 Test(powerdb, nvidia_smi_log_to_rows_to_curve_to_energy)
 {
@@ -94,7 +78,7 @@ Test(powerdb, nvidia_smi_log_to_rows_to_curve_to_energy)
 
     /* A pool on it: E = N T P(u), P interpolated by hand between (0.005, 72) and (0.51, pooled). */
     sim_result res;
-    cr_assert_eq(simulate(ONE_AT_A_TIME("test", "power_curve = calib\n"), &res, err, sizeof err), 0, "%s", err);
+    tsim_run_db("p.ini", ONE_AT_A_TIME("test", "power_curve = calib\n"), db, 1, &res);
     double u = res.pools[0].utilization, T = res.window_s;
     cr_assert_gt(u, 0.005);
     cr_assert_lt(u, 0.51);
@@ -115,12 +99,15 @@ Test(powerdb, plain_table_and_errors)
                  "the other GPU's row skipped");
     /* No samples of the pool's GPU: the key named, exit-2 style error. */
     char err[1024] = "";
-    cr_expect_neq(simulate(ONE_AT_A_TIME("h100", "power_curve = calib\n"), NULL, err, sizeof err), 0);
+    scenario sc;
+    int rc = tsim_load_resolve_db("p.ini", ONE_AT_A_TIME("h100", "power_curve = calib\n"), db, &sc, err, sizeof err);
+    if (rc == 0) scenario_free(&sc);
+    cr_expect_neq(rc, 0);
     cr_expect(strstr(err, "[pool chat] power_curve:") && strstr(err, "no power samples of GPU h100")
               && strstr(err, "latsim calib import power"), "%s", err);
     /* A stored curve from the table: (0.2, 150), (0.8, 450). */
     sim_result res;
-    cr_assert_eq(simulate(ONE_AT_A_TIME("test", "power_curve = calib\n"), &res, err, sizeof err), 0, "%s", err);
+    tsim_run_db("p.ini", ONE_AT_A_TIME("test", "power_curve = calib\n"), db, 1, &res);
     double u = res.pools[0].utilization, T = res.window_s;
     double P = u <= 0.2 ? 150 : 150 + 300 * (u - 0.2) / 0.6;
     cr_expect_float_eq(res.pools[0].energy_j, 6 * T * P, 1e-9 * 6 * T * P);

@@ -4,8 +4,8 @@
  * patience, plus exact properties: determinism, zero waiting under constant
  * arrivals and service, warm-up accounting and saturation flags.
  *
- * Every scenario is built with scenario_load_text() + scenario_resolve() (catalog
- * in an in-memory database) and run with sim_run() under a fixed seed.
+ * Every scenario is loaded, resolved against an in-memory catalog and run under
+ * a fixed seed with tsim_run() (tests/tsim.h).
  *
  * Tolerances.  Waiting times of successive customers are positively correlated,
  * so the n measured samples of one run carry less information than n independent
@@ -49,32 +49,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "run/scenario.h"
-#include "run/sim.h"
 #include "engine/stats.h"
-#include "store/store.h"
+#include "tsim.h"
 
 #define Z_BAND 4.0          /* standard errors allowed */
 #define BIN_REL 0.0005      /* quantile resolution of stats.c (relative) */
 #define S_MS 10.0           /* mean service time of every case, ms */
 
 /* ---- running scenarios ----------------------------------------------------- */
-
-/* Loads TEXT, resolves it against a fresh in-memory catalog and runs it with SEED. */
-static void simulate(const char *text, uint64_t seed, sim_result *out)
-{
-    char err[1024] = "";
-    sqlite3 *db = NULL;
-    scenario sc;
-    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "store_open: %s", err);
-    int rc = scenario_load_text(&sc, "queueing.ini", text, NULL, 0, err, sizeof err);
-    cr_assert_eq(rc, 0, "scenario_load_text: %s\n%s", err, text);
-    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "scenario_resolve: %s", err);
-    cr_assert_eq(sim_run(&sc, seed, out, err, sizeof err), 0, "sim_run: %s", err);
-    cr_assert_eq(out->npools, sc.npools);
-    scenario_free(&sc);
-    store_close(db);
-}
 
 /* A one-pool scenario: ARRIVAL at RATE_S requests/s into SERVERS servers with
  * service time distribution SERVICE (ms); EXTRA is appended to the pool. */
@@ -207,7 +189,7 @@ static void check_mmc(int c, double rho, uint64_t n, uint64_t seed)
     char text[1024], what[128];
     one_pool(text, sizeof text, n, n / 10, "poisson", m.lambda * 1000, c, "exp(mean=10)", NULL);
     sim_result r;
-    simulate(text, seed, &r);
+    tsim_run("queueing.ini", text, seed, &r);
     const pool_result *p = &r.pools[0];
     double IF = inflation(c, rho, m.lambda, 1);
 
@@ -334,7 +316,7 @@ static void bracket_zero_waits(int c, double level, double delta, uint64_t n, ui
         char text[1024];
         one_pool(text, sizeof text, n, n / 10, "poisson", m.lambda * 1000, c, "exp(mean=10)", NULL);
         sim_result r;
-        simulate(text, seed, &r);
+        tsim_run("queueing.ini", text, seed, &r);
         double got = level == 0.5 ? r.pools[0].queue.p50 : r.pools[0].queue.p90;
         if (side > 0)
             cr_expect_eq(got, 0, "M/M/%d rho %.4f: P(wait=0) = %.3f, wait p%g = %g, want 0", c, rho, p0,
@@ -363,7 +345,7 @@ static void check_mg1(const char *name, const char *service, double rho, double 
     double var = 2 * wq * wq + lambda * es3 / (3 * (1 - rho)) - wq * wq;
     char text[1024], what[128];
     one_pool(text, sizeof text, n, n / 10, "poisson", lambda * 1000, 1, service, NULL);
-    simulate(text, seed, out);
+    tsim_run("queueing.ini", text, seed, out);
     cr_assert_eq(out->served, n);
     cr_expect_eq(out->saturated, 0);
     double IF = inflation(1, rho, lambda, cs2);
@@ -418,8 +400,8 @@ static const char *DET_SCENARIO =
 Test(queueing_engine, same_seed_is_bitwise_deterministic)
 {
     sim_result a, b;
-    simulate(DET_SCENARIO, 7, &a);
-    simulate(DET_SCENARIO, 7, &b);
+    tsim_run("queueing.ini", DET_SCENARIO, 7, &a);
+    tsim_run("queueing.ini", DET_SCENARIO, 7, &b);
     cr_assert_gt(a.rejected, 0, "the scenario should exercise the queue limit");
     cr_assert_gt(a.timed_out, 0, "the scenario should exercise the timeout");
     cr_expect_eq(a.seed, b.seed);
@@ -462,8 +444,8 @@ Test(queueing_engine, same_seed_is_bitwise_deterministic)
 Test(queueing_engine, different_seeds_differ)
 {
     sim_result a, b;
-    simulate(DET_SCENARIO, 7, &a);
-    simulate(DET_SCENARIO, 8, &b);
+    tsim_run("queueing.ini", DET_SCENARIO, 7, &a);
+    tsim_run("queueing.ini", DET_SCENARIO, 8, &b);
     cr_expect_neq(a.e2e.mean, b.e2e.mean);
     cr_expect_neq(a.sim_time_s, b.sim_time_s);
     cr_expect_neq(memcmp(&a.e2e, &b.e2e, sizeof a.e2e), 0);
@@ -483,7 +465,7 @@ static void check_dd(int c, double service)
     snprintf(svc, sizeof svc, "const(%g)", service);
     one_pool(text, sizeof text, 20000, 1000, "constant", 100, c, svc, NULL);
     sim_result r;
-    simulate(text, 5, &r);
+    tsim_run("queueing.ini", text, 5, &r);
     cr_assert_eq(r.served, 20000);
     const stat_summary *q = &r.pools[0].queue;
     cr_expect_eq(q->n, 20000);
@@ -527,7 +509,7 @@ static void check_mm1k(double rho, int K, uint64_t n, uint64_t seed)
     snprintf(extra, sizeof extra, "queue_limit = %d\n", K);
     one_pool(text, sizeof text, n, n / 10, "poisson", lambda * 1000, 1, "exp(mean=10)", extra);
     sim_result r;
-    simulate(text, seed, &r);
+    tsim_run("queueing.ini", text, seed, &r);
     cr_assert_eq(r.requests, n);
     cr_expect_eq(r.served + r.rejected, n);
     cr_expect_eq(r.timed_out, 0);
@@ -564,7 +546,7 @@ Test(queueing_finite, mm1_deterministic_patience)
     char text[1024];
     one_pool(text, sizeof text, n, n / 10, "poisson", lambda * 1000, 1, "exp(mean=10)", "timeout_ms = 20\n");
     sim_result r;
-    simulate(text, 61, &r);
+    tsim_run("queueing.ini", text, 61, &r);
     cr_expect_eq(r.served + r.rejected + r.timed_out, n);
     cr_expect_eq(r.rejected, 0);
     cr_expect_leq(r.pools[0].queue.max, tau, "a served request waited %.9g ms > timeout %g", r.pools[0].queue.max, tau);
@@ -587,7 +569,7 @@ Test(queueing_finite, timeout_bounds_every_served_wait)
         char text[1024];
         one_pool(text, sizeof text, 100000, 10000, "poisson", 1.2 * c * 100, c, "exp(mean=10)", cases[i].extra);
         sim_result r;
-        simulate(text, 62 + i, &r);
+        tsim_run("queueing.ini", text, 62 + i, &r);
         const pool_result *p = &r.pools[0];
         cr_expect_eq(r.requests, 100000);
         cr_expect_eq(r.served + r.rejected + r.timed_out, r.requests, "served %llu + rejected %llu + timed out %llu != %llu",
@@ -613,21 +595,21 @@ Test(queueing_engine, saturation_flags)
     sim_result r;
     /* rho 1.5: arrivals outrun service. */
     one_pool(text, sizeof text, 50000, 5000, "poisson", 150, 1, "exp(mean=10)", NULL);
-    simulate(text, 71, &r);
+    tsim_run("queueing.ini", text, 71, &r);
     cr_expect_eq(r.saturated, 1);
     cr_expect_eq(r.pools[0].saturated, 1);
     cr_expect(r.pools[0].offered_load >= 1.0);
     sim_result_free(&r);
     /* 4 servers at rho 1.1. */
     one_pool(text, sizeof text, 50000, 5000, "poisson", 440, 4, "exp(mean=10)", NULL);
-    simulate(text, 72, &r);
+    tsim_run("queueing.ini", text, 72, &r);
     cr_expect_eq(r.saturated, 1);
     cr_expect_eq(r.pools[0].saturated, 1);
     sim_result_free(&r);
     /* rho 0.9 is heavy but stable, under several seeds. */
     for (uint64_t seed = 73; seed < 76; seed++) {
         one_pool(text, sizeof text, 200000, 20000, "poisson", 90, 1, "exp(mean=10)", NULL);
-        simulate(text, seed, &r);
+        tsim_run("queueing.ini", text, seed, &r);
         cr_expect_eq(r.saturated, 0, "seed %llu: rho 0.9 flagged saturated", (unsigned long long) seed);
         cr_expect_eq(r.pools[0].saturated, 0);
         sim_result_free(&r);
@@ -641,7 +623,7 @@ Test(queueing_engine, warmup_is_not_measured)
         char text[1024];
         one_pool(text, sizeof text, 30000, warm[i], "poisson", 300, 4, "exp(mean=10)", NULL);
         sim_result r;
-        simulate(text, 81, &r);
+        tsim_run("queueing.ini", text, 81, &r);
         cr_expect_eq(r.requests, 30000, "warmup %llu: requests %llu", (unsigned long long) warm[i],
                      (unsigned long long) r.requests);
         cr_expect_eq(r.served, 30000);

@@ -23,31 +23,7 @@
 #include "stations/pool.h"
 #include "core/route.h"
 #include "stations/router.h"
-#include "run/scenario.h"
-#include "run/sim.h"
-#include "store/store.h"
-
-static void simulate(const char *text, uint64_t seed, sim_result *out)
-{
-    char err[1024] = "";
-    sqlite3 *db = NULL;
-    scenario sc;
-    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "store_open: %s", err);
-    int rc = scenario_load_text(&sc, "route.ini", text, NULL, 0, err, sizeof err);
-    cr_assert_eq(rc, 0, "scenario_load_text: %s\n%s", err, text);
-    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "scenario_resolve: %s", err);
-    cr_assert_eq(sim_run(&sc, seed, out, err, sizeof err), 0, "sim_run: %s", err);
-    scenario_free(&sc);
-    store_close(db);
-}
-
-static int load_error(const char *text, char *err, size_t n)
-{
-    scenario sc;
-    int rc = scenario_load_text(&sc, "route.ini", text, NULL, 0, err, n);
-    scenario_free(&sc);
-    return rc;
-}
+#include "tsim.h"
 
 /* A router LB with POLICY over K single-server pools s0..s(K-1), service
  * exp(mean = 1 ms), Poisson arrivals at RATE_MS per ms. */
@@ -94,7 +70,7 @@ Test(route, round_robin_is_erlang_k)
     const double L = 2.0, mu = 1.0;            /* per ms: utilisation L / (k mu) = 0.5 */
     router_scenario(text, sizeof text, "round_robin", k, L, 1000000);
     sim_result r;
-    simulate(text, 1, &r);
+    tsim_run("route.ini", text, 1, &r);
     double want = ek_m_1_wait(k, L, mu);
     cr_expect_float_eq(want, 0.43252, 1e-4, "closed form %g", want);   /* the formula itself */
     for (int i = 0; i < k; i++) {
@@ -117,7 +93,7 @@ Test(route, random_is_m_m_1)
     const double L = 2.0, mu = 1.0;
     router_scenario(text, sizeof text, "random", k, L, 1000000);
     sim_result r;
-    simulate(text, 1, &r);
+    tsim_run("route.ini", text, 1, &r);
     double lam = L / k, rho = lam / mu, want = rho / (mu - lam);   /* 1 ms */
     uint64_t total = 0;
     for (int i = 0; i < k; i++) {
@@ -151,11 +127,11 @@ Test(route, load_aware_beats_random)
     char text[2048];
     sim_result rnd, lo, p2;
     router_scenario(text, sizeof text, "random", 8, 7.2, 200000);
-    simulate(text, 1, &rnd);
+    tsim_run("route.ini", text, 1, &rnd);
     router_scenario(text, sizeof text, "least_outstanding", 8, 7.2, 200000);
-    simulate(text, 1, &lo);
+    tsim_run("route.ini", text, 1, &lo);
     router_scenario(text, sizeof text, "power_of_two", 8, 7.2, 200000);
-    simulate(text, 1, &p2);
+    tsim_run("route.ini", text, 1, &p2);
     cr_expect(!rnd.saturated && !lo.saturated && !p2.saturated);
     cr_expect(fabs(rnd.queue.mean - 9.0) < 0.3 * 9.0, "random: mean wait %g, M/M/1 9", rnd.queue.mean);
     cr_expect_lt(lo.queue.mean, 0.5 * rnd.queue.mean, "least_outstanding %g vs random %g", lo.queue.mean, rnd.queue.mean);
@@ -175,8 +151,8 @@ Test(route, random_stream_is_the_routers_own)
     router_scenario(a, sizeof a, "random", 4, 2.0, 20000);
     snprintf(b, sizeof b, "%s[pool unused]\nservice_ms = exp(mean=3)\n", a);
     sim_result x, y;
-    simulate(a, 7, &x);
-    simulate(b, 7, &y);
+    tsim_run("route.ini", a, 7, &x);
+    tsim_run("route.ini", b, 7, &y);
     for (int i = 0; i < 4; i++) {
         cr_expect_eq(x.pools[i + 1].arrivals, y.pools[i + 1].arrivals);
         cr_expect_eq(x.pools[i + 1].queue.mean, y.pools[i + 1].queue.mean);
@@ -270,7 +246,7 @@ Test(route, delay_kind_from_the_test_plugs_in)
         "[pool long]\nkind = delay\ndelay_ms = 3\nnext = app\n"
         "[pool app]\nservers = 1000\nservice_ms = const(0.5)\n";
     sim_result r;
-    simulate(text, 3, &r);
+    tsim_run("route.ini", text, 3, &r);
     cr_expect_eq(r.served, 10000);
     cr_expect_float_eq(r.e2e.mean, 2.5, 1e-9, "e2e mean %g", r.e2e.mean);
     cr_expect_float_eq(r.e2e.max, 3.5, 3.5 * 0.0005, "e2e max %g", r.e2e.max);    /* histogram resolution */
@@ -285,7 +261,7 @@ Test(route, delay_kind_from_the_test_plugs_in)
     cr_expect_str_eq(s->kind, "delay");
     /* Its key is checked like any other. */
     char err[512];
-    cr_expect_neq(load_error("[workload]\nrate = 1\n[pool d]\nkind = delay\ndelay = 1\n", err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", "[workload]\nrate = 1\n[pool d]\nkind = delay\ndelay = 1\n", err, sizeof err), 0);
     cr_expect(strstr(err, "did you mean 'delay_ms'") != NULL, "%s", err);
     sim_result_free(&r);
 }
@@ -357,9 +333,9 @@ Test(route, llm_shared_routing_is_the_default)
 {
     char text[1024];
     sim_result a, b;
-    simulate(LLM_ROUTED, 5, &a);
+    tsim_run("route.ini", LLM_ROUTED, 5, &a);
     snprintf(text, sizeof text, "%srouting = shared\n", LLM_ROUTED);
-    simulate(text, 5, &b);
+    tsim_run("route.ini", text, 5, &b);
     cr_expect_eq(a.events, b.events);
     cr_expect_eq(a.ttft.mean, b.ttft.mean);
     cr_expect_eq(a.e2e.p99, b.e2e.p99);
@@ -381,16 +357,16 @@ Test(route, llm_per_replica_routing)
         char text[1024];
         snprintf(text, sizeof text, "%sscheduler = %s\nrouting = round_robin\n", LLM_ROUTED, sched[i]);
         sim_result r;
-        simulate(text, 5, &r);
+        tsim_run("route.ini", text, 5, &r);
         cr_expect_eq(r.served + r.rejected + r.timed_out, r.requests, "%s", sched[i]);
         cr_expect_eq(r.served, r.requests, "%s: served %llu", sched[i], (unsigned long long) r.served);
         cr_expect_eq(r.ttft.n, r.served, "%s", sched[i]);
         sim_result_free(&r);
     }
     sim_result shared, rr, lo;
-    simulate(LLM_ROUTED_AT(20), 5, &shared);
-    simulate(LLM_ROUTED_AT(20) "routing = round_robin\n", 5, &rr);
-    simulate(LLM_ROUTED_AT(20) "routing = least_outstanding\n", 5, &lo);
+    tsim_run("route.ini", LLM_ROUTED_AT(20), 5, &shared);
+    tsim_run("route.ini", LLM_ROUTED_AT(20) "routing = round_robin\n", 5, &rr);
+    tsim_run("route.ini", LLM_ROUTED_AT(20) "routing = least_outstanding\n", 5, &lo);
     cr_expect_gt(rr.queue.mean, 3 * shared.queue.mean, "round robin %g vs shared %g", rr.queue.mean, shared.queue.mean);
     cr_expect_lt(lo.queue.mean, rr.queue.mean, "least outstanding %g vs round robin %g", lo.queue.mean, rr.queue.mean);
     sim_result_free(&shared);
@@ -407,34 +383,34 @@ Test(route, bad_router_input)
                        "[pool b]\nservice_ms = exp(mean=1)\n";
     char text[1024];
     snprintf(text, sizeof text, "%s[pool lb]\nkind = router\n", base);
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "[pool lb] next: kind = router needs at least 1 pool") != NULL, "%s", err);
     snprintf(text, sizeof text, "%s[pool lb]\nkind = router\npolicy = fastest\nnext = a, b\n", base);
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "policy: unknown value 'fastest' (valid: round_robin,random,least_outstanding,power_of_two,least_kv,prefix_affinity,complexity)") != NULL, "%s", err);
     snprintf(text, sizeof text, "%s[pool lb]\nkind = router\nnext = a, c\n", base);
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "next: no pool named 'c'") != NULL, "%s", err);
     snprintf(text, sizeof text, "%s[pool lb]\nkind = router\nnext = a, a\n", base);
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "'a' is named twice") != NULL, "%s", err);
     snprintf(text, sizeof text, "%s[pool lb]\nkind = router\nnext = a, b\nqueue_limit = 3\n", base);
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "[pool lb] queue_limit: a router holds no queue") != NULL, "%s", err);
     snprintf(text, sizeof text, "%s[pool lb]\nkind = router\nnext = a, b\nservers = 3\n", base);
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "servers: not valid for kind = router pools (only for kind = generic)") != NULL, "%s", err);
     /* A list of next pools on a kind that takes one. */
     snprintf(text, sizeof text, "%s[pool lb]\nservice_ms = exp(mean=1)\nnext = a, b\n", base);
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "kind = generic takes 1 pool in next, not 2") != NULL, "%s", err);
     /* A cycle through a router. */
     snprintf(text, sizeof text, "[workload]\nrate = 1\ntarget = lb\n[pool a]\nservice_ms = exp(mean=1)\nnext = lb\n"
                                 "[pool b]\nservice_ms = exp(mean=1)\n[pool lb]\nkind = router\nnext = b, a\n");
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "pools form a cycle") != NULL, "%s", err);
     /* An LLM pool's routing names a policy or shared. */
-    cr_expect_neq(load_error("[workload]\nrate = 1\n[pool c]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrouting = sticky\n",
+    cr_expect_neq(tsim_load_error("route.ini", "[workload]\nrate = 1\n[pool c]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrouting = sticky\n",
                              err, sizeof err), 0);
     cr_expect(strstr(err, "routing: unknown value 'sticky' (valid: shared,round_robin,random,least_outstanding,power_of_two,least_kv,prefix_affinity,complexity)") != NULL,
               "%s", err);
@@ -447,20 +423,20 @@ Test(route, choices_come_from_the_tables)
     const char *llm = "[workload]\nrate = 1\n[pool c]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n";
     char text[512];
     snprintf(text, sizeof text, "%sscheduler = eager\n", llm);
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "scheduler: unknown value 'eager' (valid: static,dynamic,continuous,chunked)") != NULL, "%s", err);
     snprintf(text, sizeof text, "%scost = magic\n", llm);
-    cr_expect_neq(load_error(text, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", text, err, sizeof err), 0);
     char models[256], want[300];
     cost_choices(models, sizeof models);
     for (char *c = models; *c; c++)
         if (*c == '|') *c = ',';
     snprintf(want, sizeof want, "cost: unknown value 'magic' (valid: %s)", models);
     cr_expect(strstr(err, want) != NULL, "%s", err);
-    cr_expect_neq(load_error("[workload]\nrate = 1\n[pool c]\nkind = teleport\n", err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", "[workload]\nrate = 1\n[pool c]\nkind = teleport\n", err, sizeof err), 0);
     cr_expect(strstr(err, "kind: unknown value 'teleport' (valid: generic,llm,") != NULL, "%s", err);
     cr_expect(strstr(err, "router") != NULL, "%s", err);
     /* A cost model's keys belong to LLM pools. */
-    cr_expect_neq(load_error("[workload]\nrate = 1\n[pool c]\nservice_ms = exp(mean=1)\ncompute_eff = 0.5\n", err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("route.ini", "[workload]\nrate = 1\n[pool c]\nservice_ms = exp(mean=1)\ncompute_eff = 0.5\n", err, sizeof err), 0);
     cr_expect(strstr(err, "compute_eff: not valid for kind = generic pools (only for kind = llm)") != NULL, "%s", err);
 }

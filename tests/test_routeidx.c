@@ -19,9 +19,7 @@
 
 #include "core/route.h"
 #include "engine/rng.h"
-#include "run/scenario.h"
-#include "run/sim.h"
-#include "store/store.h"
+#include "tsim.h"
 
 /* ---- the policies over fake targets ------------------------------------------- */
 
@@ -140,19 +138,6 @@ Test(routeidx, index_first_min)
 
 /* ---- LLM pools ------------------------------------------------------------------ */
 
-static void simulate(const char *text, sim_result *out)
-{
-    char err[1024] = "";
-    sqlite3 *db = NULL;
-    scenario sc;
-    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "store_open: %s", err);
-    cr_assert_eq(scenario_load_text(&sc, "routeidx.ini", text, NULL, 0, err, sizeof err), 0, "%s\n%s", err, text);
-    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "scenario_resolve: %s", err);
-    cr_assert_eq(sim_run(&sc, 1, out, err, sizeof err), 0, "sim_run: %s", err);
-    scenario_free(&sc);
-    store_close(db);
-}
-
 static double metric(const sim_result *r, const char *name)
 {
     cr_assert_eq(r->npools, 1);
@@ -180,7 +165,7 @@ Test(routeidx, llm_10k_replicas_reads_per_request)
                  C[c].per_request == NT ? "prefix_cache = yes\n" : "");
         route_counts before = route_tally;
         sim_result r;
-        simulate(text, &r);
+        tsim_run("routeidx.ini", text, 1, &r);
         uint64_t picks = route_tally.picks - before.picks;
         cr_assert_geq(picks, r.requests + r.warmup_requests, "%s", C[c].policy);
         double per = (double) (route_tally.snaps - before.snaps) / (double) picks;
@@ -213,7 +198,7 @@ Test(routeidx, llm_index_equals_scan_at_every_request)
                          "max_wait_ms = 20\nrouting = %s\nprefix_cache = %s\n", 7 + s, scheds[s], policies[p],
                          pfx ? "yes" : "no");
                 sim_result r;
-                simulate(text, &r);
+                tsim_run("routeidx.ini", text, 1, &r);
                 cr_assert_gt(r.timed_out, 0, "%s %s: no timeouts", policies[p], scheds[s]);
                 if (s < 2) cr_assert_gt(metric(&r, "preemptions"), 0, "%s %s: no preemptions", policies[p], scheds[s]);
                 cr_assert_eq(r.served + r.rejected + r.timed_out, r.requests);

@@ -13,8 +13,7 @@
 #include "llm/replica.h"
 #include "llm/sched.h"
 #include "run/scenario.h"
-#include "run/sim.h"
-#include "store/store.h"
+#include "tsim.h"
 
 /* ---- the scheduler: one file's worth ------------------------------------------- */
 
@@ -73,29 +72,11 @@ static void scenario_text(char *buf, size_t n, const char *sched_lines)
              sched_lines);
 }
 
-static int load(const char *text, scenario *sc, char *err, size_t n)
-{
-    sqlite3 *db = NULL;
-    char serr[256];
-    if (scenario_load_text(sc, "sched_reg.ini", text, NULL, 0, err, n) != 0) {
-        scenario_free(sc);
-        return -1;
-    }
-    cr_assert_eq(store_open(":memory:", &db, serr, sizeof serr), 0, "%s", serr);
-    int rc = scenario_resolve(sc, db, err, n);
-    store_close(db);
-    if (rc != 0) scenario_free(sc);
-    return rc;
-}
-
 static void run(const char *sched_lines, sim_result *res)
 {
-    char text[2048], err[1024];
-    scenario sc;
+    char text[2048];
     scenario_text(text, sizeof text, sched_lines);
-    cr_assert_eq(load(text, &sc, err, sizeof err), 0, "%s\n%s", err, text);
-    cr_assert_eq(sim_run(&sc, 1, res, err, sizeof err), 0, "%s", err);
-    scenario_free(&sc);
+    tsim_run("sched_reg.ini", text, 1, res);
 }
 
 /* ---- tests ----------------------------------------------------------------------- */
@@ -148,15 +129,13 @@ Test(sched_reg, the_table_takes_it_once, .init = setup)
 Test(sched_reg, its_keys, .init = setup)
 {
     char text[2048], err[1024];
-    scenario sc;
     scenario_text(text, sizeof text, "scheduler = fifo_one\nadmit_per_step = 0\n");
-    cr_expect_neq(load(text, &sc, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("sched_reg.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "admit_per_step") != NULL && !strchr(err, '\n'), "%s", err);
     scenario_text(text, sizeof text, "scheduler = continuous\nadmit_per_step = 4\n");
-    cr_expect_eq(load(text, &sc, err, sizeof err), 0, "%s", err);
-    scenario_free(&sc);
+    cr_expect_eq(tsim_load_error("sched_reg.ini", text, err, sizeof err), 0, "%s", err);
     scenario_text(text, sizeof text, "scheduler = fifo\n");
-    cr_expect_neq(load(text, &sc, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("sched_reg.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "valid: static,dynamic,continuous,chunked,fifo_one") != NULL, "%s", err);
 
     char *keys = NULL;
@@ -177,9 +156,8 @@ Test(sched_reg, its_keys, .init = setup)
 Test(sched_reg, flags_decide_support, .init = setup)
 {
     char text[2048], err[1024];
-    scenario sc;
     scenario_text(text, sizeof text, "scheduler = static\nprefix_cache = yes\n");
-    cr_expect_neq(load(text, &sc, err, sizeof err), 0);
+    cr_expect_neq(tsim_load_error("sched_reg.ini", text, err, sizeof err), 0);
     cr_expect(strstr(err, "(continuous, chunked or fifo_one), not static") != NULL, "%s", err);
     /* The iteration-level ones (no LLM_SCHED_BATCHES): speculative decoding, LoRA, dp ranks. */
     char names[256];
@@ -190,10 +168,9 @@ Test(sched_reg, flags_decide_support, .init = setup)
         char body[128];
         snprintf(body, sizeof body, "scheduler = dynamic\n%s", ITER[i]);
         scenario_text(text, sizeof text, body);
-        cr_expect_neq(load(text, &sc, err, sizeof err), 0, "%s", body);
+        cr_expect_neq(tsim_load_error("sched_reg.ini", text, err, sizeof err), 0, "%s", body);
         cr_expect(strstr(err, "(continuous, chunked or fifo_one), not dynamic") != NULL, "%s: %s", body, err);
     }
     scenario_text(text, sizeof text, "scheduler = fifo_one\nprefix_cache = yes\n");
-    cr_expect_eq(load(text, &sc, err, sizeof err), 0, "%s", err);
-    scenario_free(&sc);
+    cr_expect_eq(tsim_load_error("sched_reg.ini", text, err, sizeof err), 0, "%s", err);
 }

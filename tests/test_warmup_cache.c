@@ -4,15 +4,12 @@
  * result cache's hit rate at 20 000 and 300 000 requests). */
 #include <criterion/criterion.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <string.h>
 #include <gsl/gsl_rng.h>
 #include "run/warmup.h"
-#include "run/scenario.h"
-#include "run/sim.h"
-#include "store/store.h"
 #include "tbin.h"
 #include "tcli.h"
+#include "tsim.h"
 
 /* Feeds a stream of lookups whose hit probability at lookup i is P(i) to a
  * settle watcher (one lookup per arrival); returns the arrival at which it
@@ -69,17 +66,10 @@ Test(warmup_cache, flat_settles_ramp_waits)
 /* scenarios/gateway_three_models.ini with --set S (NULL: none) and `requests = N`, seed 1. */
 static void run3(uint64_t n, const char *set, sim_result *res)
 {
-    char req[64], err[1024];
+    char req[64];
     snprintf(req, sizeof req, "sim.requests=%llu", (unsigned long long) n);
     const char *sets[2] = { req, set };
-    scenario sc;
-    cr_assert_eq(scenario_load(&sc, "scenarios/gateway_three_models.ini", sets, set ? 2 : 1, err, sizeof err), 0, "%s", err);
-    sqlite3 *db = NULL;
-    cr_assert_eq(store_open(":memory:", &db, err, sizeof err), 0, "%s", err);
-    cr_assert_eq(scenario_resolve(&sc, db, err, sizeof err), 0, "%s", err);
-    store_close(db);
-    cr_assert_eq(sim_run(&sc, 1, res, err, sizeof err), 0, "%s", err);
-    scenario_free(&sc);
+    tsim_run_file("scenarios/gateway_three_models.ini", sets, set ? 2 : 1, 1, res);
 }
 
 static const pool_result *pool_named(const sim_result *r, const char *name)

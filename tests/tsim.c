@@ -10,20 +10,52 @@
 #include "store/store.h"
 #include "latsim/report.h"   /* REPORT_CLASS_SCOPE */
 
-int tsim_load_resolve(const char *path, const char *text, scenario *sc, char *err, size_t errlen)
+/* Resolves the loaded SC against the database file DB.  Returns 0, or -1
+ * with the message in ERR (SC freed). */
+static int resolve_in(scenario *sc, const char *db, char *err, size_t errlen)
 {
-    sqlite3 *db = NULL;
+    sqlite3 *h = NULL;
     char serr[256];
+    cr_assert_eq(store_open(db, &h, serr, sizeof serr), 0, "store_open %s: %s", db, serr);
+    int rc = scenario_resolve(sc, h, err, errlen);
+    store_close(h);
+    if (rc != 0) scenario_free(sc);
+    return rc;
+}
+
+/* Simulates the resolved SC with SEED into RES and frees SC; an error, or a
+ * result whose pools are not the scenario's, fails the test. */
+static void run_resolved(scenario *sc, uint64_t seed, sim_result *res)
+{
+    char err[1024];
+    cr_assert_eq(sim_run(sc, seed, res, err, sizeof err), 0, "sim_run: %s", err);
+    cr_assert_eq(res->npools, sc->npools, "%d pools in the result, %d in the scenario", res->npools, sc->npools);
+    scenario_free(sc);
+}
+
+int tsim_load_resolve_db(const char *path, const char *text, const char *db, scenario *sc, char *err,
+                         size_t errlen)
+{
     err[0] = '\0';
     if (scenario_load_text(sc, path, text, NULL, 0, err, errlen) != 0) {
         scenario_free(sc);
         return -1;
     }
-    cr_assert_eq(store_open(":memory:", &db, serr, sizeof serr), 0, "store_open: %s", serr);
-    int rc = scenario_resolve(sc, db, err, errlen);
-    store_close(db);
-    if (rc != 0) scenario_free(sc);
-    return rc;
+    return resolve_in(sc, db, err, errlen);
+}
+
+int tsim_load_resolve(const char *path, const char *text, scenario *sc, char *err, size_t errlen)
+{
+    return tsim_load_resolve_db(path, text, ":memory:", sc, err, errlen);
+}
+
+int tsim_load_error(const char *path, const char *text, char *err, size_t errlen)
+{
+    scenario sc;
+    if (tsim_load_resolve(path, text, &sc, err, errlen) != 0) return -1;
+    scenario_free(&sc);
+    err[0] = '\0';
+    return 0;
 }
 
 void tsim_catalog(const char *gpu, const char *model, gpu_spec *g, model_spec *m)
@@ -37,13 +69,26 @@ void tsim_catalog(const char *gpu, const char *model, gpu_spec *g, model_spec *m
     sqlite3_close(cat);
 }
 
-void tsim_run(const char *path, const char *text, uint64_t seed, sim_result *res)
+void tsim_run_db(const char *path, const char *text, const char *db, uint64_t seed, sim_result *res)
 {
     scenario sc;
     char err[1024];
-    cr_assert_eq(tsim_load_resolve(path, text, &sc, err, sizeof err), 0, "scenario: %s\n%s", err, text);
-    cr_assert_eq(sim_run(&sc, seed, res, err, sizeof err), 0, "sim_run: %s", err);
-    scenario_free(&sc);
+    cr_assert_eq(tsim_load_resolve_db(path, text, db, &sc, err, sizeof err), 0, "scenario: %s\n%s", err, text);
+    run_resolved(&sc, seed, res);
+}
+
+void tsim_run(const char *path, const char *text, uint64_t seed, sim_result *res)
+{
+    tsim_run_db(path, text, ":memory:", seed, res);
+}
+
+void tsim_run_file(const char *file, const char *const *sets, int nsets, uint64_t seed, sim_result *res)
+{
+    scenario sc;
+    char err[1024];
+    cr_assert_eq(scenario_load(&sc, file, sets, nsets, err, sizeof err), 0, "scenario: %s", err);
+    cr_assert_eq(resolve_in(&sc, ":memory:", err, sizeof err), 0, "scenario: %s", err);
+    run_resolved(&sc, seed, res);
 }
 
 const sim_row *tsim_bd_row(const sim_result *res, const char *set, int k)
