@@ -20,6 +20,7 @@
 #include "llm/cost.h"
 #include "run/scenario.h"
 #include "run/sim.h"
+#include "tsim.h"
 #include "store/store.h"
 #include "tcli.h"
 
@@ -255,7 +256,7 @@ static double lone_ttft(const char *path)
     cr_assert_eq(scenario_load_text(&sc, "pp.ini", text, NULL, 0, err, sizeof err), 0, "%s", err);
     cr_assert_eq(scenario_resolve(&sc, h, err, sizeof err), 0, "%s", err);
     cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
-    double t = res.ttft.mean;
+    double t = tsim_sys(&res, "ttft")->mean;
     sim_result_free(&res);
     scenario_free(&sc);
     store_close(h);
