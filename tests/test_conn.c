@@ -146,7 +146,8 @@ Test(conn, connect_apart_in_the_breakdown)
     cr_assert_float_eq(tsim_bd(&t13, "breakdown.p99", BD_CONNECT) * tsim_sys(&t13, "e2e")->mean, 2 * 20.0, 1e-6);
     cr_assert_float_eq(tsim_bd(&t13, "breakdown.all", BD_NETWORK) * e, tsim_sys(&warm, "network")->mean, 1e-6,
                        "transfer as on the warm link");
-    cr_assert_float_eq(tsim_sys(&t13, "network")->mean - tsim_sys(&warm, "network")->mean, 2 * 20.0, 1e-6, "the network latency still holds it");
+    cr_assert_float_eq(tsim_sys(&t13, "network")->mean - tsim_sys(&warm, "network")->mean, 2 * 20.0, 1e-6,
+                       "the network latency still holds it");
     report ra = {0}, rw = {0};
     cr_assert_eq(report_flatten(&t13, -1, &ra), 0);
     cr_assert_eq(report_flatten(&warm, -1, &rw), 0);
@@ -444,7 +445,8 @@ Test(conn, pool_wait_is_connect)
     double wait = pool_of(&res, "link")->queue.mean;
     cr_assert_gt(wait, 10.0);
     double conn = tsim_bd(&res, "breakdown.all", BD_CONNECT);
-    cr_assert_float_eq(conn * tsim_sys(&res, "e2e")->mean, wait, 1e-3, "connect %g vs wait %g ms", conn * tsim_sys(&res, "e2e")->mean, wait);
+    cr_assert_float_eq(conn * tsim_sys(&res, "e2e")->mean, wait, 1e-3, "connect %g vs wait %g ms",
+                       conn * tsim_sys(&res, "e2e")->mean, wait);
     cr_assert_float_eq(tsim_bd(&res, "breakdown.all", BD_QUEUE), 0.0, 1e-12, "no other queue");
     sim_result_free(&res);
 }

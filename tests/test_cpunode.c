@@ -179,14 +179,16 @@ Test(cpunode, mm1_ps_mean_sojourn)
      * 4 sd: 3 %.  rho = 0.7, 2860 s: sd 1.4 %; 3.5 sd: 5 %. */
     sim_result r;
     simulate(MM1PS("50"), 1, &r);
-    cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 20.0, 0.03 * 20, "rho 0.5: mean %g ms, want 20", tsim_sys(&r, "e2e")->mean);
+    cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 20.0, 0.03 * 20, "rho 0.5: mean %g ms, want 20",
+                       tsim_sys(&r, "e2e")->mean);
     /* The node's busy share is rho (sd of the busy share ~ the same order). */
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_cpu"), 0.5, 0.015, "node_cpu %g",
                        pool_metric_get(&r.pools[0], "node_cpu"));
     cr_assert_eq(r.pools[0].rejected + r.failed, 0);
     sim_result_free(&r);
     simulate(MM1PS("70"), 2, &r);
-    cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 10 / 0.3, 0.05 * 10 / 0.3, "rho 0.7: mean %g ms, want 33.3", tsim_sys(&r, "e2e")->mean);
+    cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 10 / 0.3, 0.05 * 10 / 0.3, "rho 0.7: mean %g ms, want 33.3",
+                       tsim_sys(&r, "e2e")->mean);
     sim_result_free(&r);
 }
 
@@ -201,7 +203,8 @@ Test(cpunode, background_load_and_determinism)
                        "[node n1]\ncores = 1\nbackground_cpu = const(0.3)\n";
     sim_result r, r2;
     simulate(text, 3, &r);
-    cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 10 / 0.3, 0.05 * 10 / 0.3, "mean %g ms, want 33.3", tsim_sys(&r, "e2e")->mean);
+    cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 10 / 0.3, 0.05 * 10 / 0.3, "mean %g ms, want 33.3",
+                       tsim_sys(&r, "e2e")->mean);
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_cpu"), 0.7, 0.02);
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_background_cores"), 0.3, 1e-9);
     simulate(text, 3, &r2);

@@ -362,7 +362,8 @@ Test(fleetsim, slow_servers_and_pauses)
      * 0.98 ms (SE of the mean about 0.16 ms + the pauses' own spread). */
     simulate("[sim]\nrequests = 100000\n[workload]\nrate = 100\n[pool cpu]\nservers = 8\n"
              "service_ms = exp(mean=50)\npause_every_s = exp(mean=10)\npause_s = const(0.2)\n", 1, &r);
-    cr_assert(tsim_sys(&r, "service")->mean > 50.3 && tsim_sys(&r, "service")->mean < 51.7, "service mean %g", tsim_sys(&r, "service")->mean);
+    cr_assert(tsim_sys(&r, "service")->mean > 50.3 && tsim_sys(&r, "service")->mean < 51.7, "service mean %g",
+              tsim_sys(&r, "service")->mean);
     sim_result_free(&r);
 }
 
@@ -605,7 +606,8 @@ Test(fleetsim, swapping_by_hand)
      * and k-1: 3 in service, every service 30 ms, still at most 3 at once. */
     simulate(SWAP "memory_gib = 3.3\nmemory_base_gib = 0.4\nmemory_per_request_mib = 1024\nswap_factor = 1.2\n",
              1, &tight);
-    cr_assert_float_eq(tsim_sys(&tight, "service")->mean, 30, 1e-9, "service mean %.17g", tsim_sys(&tight, "service")->mean);
+    cr_assert_float_eq(tsim_sys(&tight, "service")->mean, 30, 1e-9, "service mean %.17g",
+                       tsim_sys(&tight, "service")->mean);
     cr_assert_float_eq(tsim_sys(&tight, "service")->max, 30, 1e-9);
     cr_assert_float_eq(tsim_sys(&tight, "e2e")->mean, 30, 1e-9, "e2e mean %.17g", tsim_sys(&tight, "e2e")->mean);
     cr_assert_eq(pool_metric_get(&tight.pools[0], "swap_share"), 1);
@@ -661,8 +663,10 @@ Test(fleetsim, gateway_pauses_by_hand)
         sum += 10 + wait;
         if (10 + wait > max) max = 10 + wait;
     }
-    cr_assert_float_eq(tsim_sys(&paused, "e2e")->mean, sum / 2000, 1e-6, "e2e mean %.17g, by hand %.17g", tsim_sys(&paused, "e2e")->mean, sum / 2000);
-    cr_assert_float_eq(tsim_sys(&paused, "e2e")->max, max, 1e-6, "e2e max %.17g, by hand %.17g", tsim_sys(&paused, "e2e")->max, max);
+    cr_assert_float_eq(tsim_sys(&paused, "e2e")->mean, sum / 2000, 1e-6, "e2e mean %.17g, by hand %.17g",
+                       tsim_sys(&paused, "e2e")->mean, sum / 2000);
+    cr_assert_float_eq(tsim_sys(&paused, "e2e")->max, max, 1e-6, "e2e max %.17g, by hand %.17g",
+                       tsim_sys(&paused, "e2e")->max, max);
     cr_assert_eq(paused.served, paused.requests);   /* none lost in a pause */
     cr_assert_eq(pool_metric_get(&paused.pools[0], "pauses"), 16);   /* by 19.99 s: starts 1.0003 ... 19.7548 s */
     sim_result_free(&plain);
@@ -692,8 +696,10 @@ Test(fleetsim, llm_pauses_by_hand)
      * flight; the request, done at 0.774 s without them, ends exactly 0.9 s
      * later (1.674 s, before the pause at 1.7 s), its first token (15 ms) not. */
     simulate(LONE "pause_every_s = const(0.2)\npause_s = const(0.3)\n", 1, &paused);
-    cr_assert(tsim_sys(&plain, "e2e")->mean > 700 && tsim_sys(&plain, "e2e")->mean < 900, "e2e %g", tsim_sys(&plain, "e2e")->mean);
-    cr_assert_float_eq(tsim_sys(&paused, "e2e")->mean, tsim_sys(&plain, "e2e")->mean + 900, 1e-6, "e2e %.17g vs %.17g + 900",
+    cr_assert(tsim_sys(&plain, "e2e")->mean > 700 && tsim_sys(&plain, "e2e")->mean < 900, "e2e %g",
+              tsim_sys(&plain, "e2e")->mean);
+    cr_assert_float_eq(tsim_sys(&paused, "e2e")->mean, tsim_sys(&plain, "e2e")->mean + 900, 1e-6,
+                       "e2e %.17g vs %.17g + 900",
                        tsim_sys(&paused, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     cr_assert_eq(tsim_sys(&paused, "ttft")->mean, tsim_sys(&plain, "ttft")->mean);
     cr_assert_eq(paused.served, 1);
@@ -718,7 +724,8 @@ Test(fleetsim, llm_contention_by_hand)
      * step of the lone request takes 1 - 0.25 + 0.25 x 2 = 1.25 times as
      * long, so its TTFT and E2E do (to the ns each step is rounded to). */
     simulate(LONE "cpu_contention = 0:2, 1:2\ncontention_share = 0.25\n", 1, &busy);
-    cr_assert_float_eq(tsim_sys(&busy, "e2e")->mean, 1.25 * tsim_sys(&plain, "e2e")->mean, 1e-4, "e2e %.17g vs 1.25 x %.17g",
+    cr_assert_float_eq(tsim_sys(&busy, "e2e")->mean, 1.25 * tsim_sys(&plain, "e2e")->mean, 1e-4,
+                       "e2e %.17g vs 1.25 x %.17g",
                        tsim_sys(&busy, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     cr_assert_float_eq(tsim_sys(&busy, "ttft")->mean, 1.25 * tsim_sys(&plain, "ttft")->mean, 1e-5);
     cr_assert_eq(busy.served, busy.requests);

@@ -95,7 +95,8 @@ Test(gateway, breakdown_means_add_up_to_e2e)
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrequest_overhead_ms = 1\n";
     sim_result res;
     run(text, &res);
-    double parts = tsim_sys(&res, "network")->mean + tsim_sys(&res, "queue")->mean + tsim_sys(&res, "service")->mean + tsim_sys(&res, "overhead")->mean;
+    double parts = tsim_sys(&res, "network")->mean + tsim_sys(&res, "queue")->mean + tsim_sys(&res, "service")->mean +
+                   tsim_sys(&res, "overhead")->mean;
     cr_assert_float_eq(parts, tsim_sys(&res, "e2e")->mean, 1e-9 * tsim_sys(&res, "e2e")->mean);
     for (int set = 0; set < 2; set++) {
         double s[4];
@@ -275,7 +276,8 @@ Test(gateway, unstreamed_answer_delivers_the_first_token_with_the_last_byte)
     double e2e = 14.325 + 0.124 + 1290 + 10.725 + 0.0124;
     cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, e2e, 1e-6);
     cr_assert_float_eq(tsim_sys(&res, "e2e")->max, e2e, 1e-6);
-    cr_assert_float_eq(tsim_sys(&res, "ttft")->mean, e2e, 1e-6, "TTFT %.4f, e2e %.4f", tsim_sys(&res, "ttft")->mean, e2e);
+    cr_assert_float_eq(tsim_sys(&res, "ttft")->mean, e2e, 1e-6, "TTFT %.4f, e2e %.4f", tsim_sys(&res, "ttft")->mean,
+                       e2e);
     cr_assert_float_eq(tsim_sys(&res, "ttft")->max, e2e, 1e-6);
     cr_assert_eq(tsim_sys(&res, "tpot")->n, 0);
     sim_result_free(&res);
@@ -315,7 +317,8 @@ Test(gateway, result_cache_hit_returns_the_whole_answer)
         sim_result res;
         run(text, &res);
         cr_assert_eq(pool_metric_get(&res.pools[1], "hit_rate"), 1);
-        cr_assert_float_eq(tsim_sys(&res, "network")->mean, cases[i].net, 1e-6, "case %zu: %.6f", i, tsim_sys(&res, "network")->mean);
+        cr_assert_float_eq(tsim_sys(&res, "network")->mean, cases[i].net, 1e-6, "case %zu: %.6f", i,
+                           tsim_sys(&res, "network")->mean);
         cr_assert_float_eq(tsim_sys(&res, "network")->max, cases[i].net, 1e-6);
         cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, cases[i].net + 1, 1e-6);
         cr_assert_float_eq(tsim_sys(&res, "ttft")->mean, cases[i].net + 1, 1e-6);

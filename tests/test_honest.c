@@ -61,7 +61,8 @@ Test(honest, step_overhead_is_overhead_not_service)
     for (int k = 0; k < 2; k++) {
         const sim_result *r = k ? &b : &a;
         double sum = tsim_sys(r, "queue")->mean + tsim_sys(r, "service")->mean + tsim_sys(r, "overhead")->mean;
-        cr_expect_float_eq(sum, tsim_sys(r, "e2e")->mean, 1e-9 * tsim_sys(r, "e2e")->mean, "parts %.9g e2e %.9g", sum, tsim_sys(r, "e2e")->mean);
+        cr_expect_float_eq(sum, tsim_sys(r, "e2e")->mean, 1e-9 * tsim_sys(r, "e2e")->mean, "parts %.9g e2e %.9g", sum,
+                           tsim_sys(r, "e2e")->mean);
     }
     sim_result_free(&a);
     sim_result_free(&b);

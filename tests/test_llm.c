@@ -138,8 +138,10 @@ static void check_lone(const sim_result *res, int nreq, int O, double ttft, doub
                        tsim_sys(res, "ttft")->mean, ttft);
     cr_expect_float_eq(tsim_sys(res, "ttft")->max, ttft, STEP_TOL * (nsteps_ttft + 1), "ttft max %.9f vs %.9f",
                        tsim_sys(res, "ttft")->max, ttft);
-    cr_expect_float_eq(tsim_sys(res, "tpot")->mean, tpot, STEP_TOL, "tpot %.9f vs %.9f", tsim_sys(res, "tpot")->mean, tpot);
-    cr_expect_float_eq(tsim_sys(res, "tpot")->max, tpot, STEP_TOL, "tpot max %.9f vs %.9f", tsim_sys(res, "tpot")->max, tpot);
+    cr_expect_float_eq(tsim_sys(res, "tpot")->mean, tpot, STEP_TOL, "tpot %.9f vs %.9f", tsim_sys(res, "tpot")->mean,
+                       tpot);
+    cr_expect_float_eq(tsim_sys(res, "tpot")->max, tpot, STEP_TOL, "tpot max %.9f vs %.9f", tsim_sys(res, "tpot")->max,
+                       tpot);
     /* e2e = TTFT + (O-1) * TPOT */
     cr_expect_float_eq(tsim_sys(res, "e2e")->mean, ttft + (O - 1) * tpot, STEP_TOL * (nsteps_ttft + O + 1),
                        "e2e %.9f", tsim_sys(res, "e2e")->mean);
@@ -270,8 +272,10 @@ Test(llm_lone, single_output_token)
         lone_text(text, sizeof text, 2, 100, 1, extra);
         run_text(text, 1, &res);
         cr_expect_eq(res.served, 2, "%s", sched[i]);
-        cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, 15.0, 2e-6, "%s ttft %.9f", sched[i], tsim_sys(&res, "ttft")->mean);
-        cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 15.0, 2e-6, "%s e2e %.9f", sched[i], tsim_sys(&res, "e2e")->mean);
+        cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, 15.0, 2e-6, "%s ttft %.9f", sched[i],
+                           tsim_sys(&res, "ttft")->mean);
+        cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 15.0, 2e-6, "%s e2e %.9f", sched[i],
+                           tsim_sys(&res, "e2e")->mean);
         cr_expect_eq(tsim_sys(&res, "tpot")->n, 0, "%s", sched[i]);
         cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 2, "%s steps %llu", sched[i],
                      (unsigned long long) pool_metric_get(&res.pools[0], "steps"));
@@ -538,7 +542,8 @@ Test(llm_batching, continuous_beats_static)
     cr_expect_eq(ct.saturated, 0);
     cr_expect_eq(st.served, 3000);
     cr_expect_eq(ct.served, 3000);
-    cr_expect_lt(tsim_sys(&ct, "queue")->mean, tsim_sys(&st, "queue")->mean, "queue: continuous %.3f ms vs static %.3f ms", tsim_sys(&ct, "queue")->mean,
+    cr_expect_lt(tsim_sys(&ct, "queue")->mean, tsim_sys(&st, "queue")->mean,
+                 "queue: continuous %.3f ms vs static %.3f ms", tsim_sys(&ct, "queue")->mean,
                  tsim_sys(&st, "queue")->mean);
     cr_expect_lt(tsim_sys(&ct, "ttft")->mean, tsim_sys(&st, "ttft")->mean);
     sim_result_free(&st);
@@ -941,8 +946,10 @@ Test(llm_overlap, continuous_two_requests_exact)
                        EXACT_TOL, "tpot %.9f", tsim_sys(&res, "tpot")->mean);
     cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
                        tsim_sys(&res, "e2e")->mean);
-    cr_expect_float_eq(tsim_sys(&res, "e2e")->max, NS_MS(a_last), EXACT_TOL, "e2e max %.9f", tsim_sys(&res, "e2e")->max);
-    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f", tsim_sys(&res, "queue")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->max, NS_MS(a_last), EXACT_TOL, "e2e max %.9f",
+                       tsim_sys(&res, "e2e")->max);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f",
+                       tsim_sys(&res, "queue")->mean);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 14);
     /* Sequences per step: 1, 1, 1, then 2 x 8 (s3..s10), then 1 x 3. */
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 22.0 / 14.0, 1e-12, "%g", pool_metric_get(&res.pools[0], "mean_batch"));
@@ -969,8 +976,10 @@ Test(llm_overlap, static_two_requests_exact)
     cr_assert_eq(res.served, 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
-    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL);
-    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f", tsim_sys(&res, "queue")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20,
+                       EXACT_TOL);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f",
+                       tsim_sys(&res, "queue")->mean);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 22);
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 1.0, 1e-12);
     sim_result_free(&res);
@@ -995,8 +1004,10 @@ Test(llm_overlap, dynamic_starts_when_batch_full)
     cr_assert_eq(res.served, 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(first) + NS_MS(first - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
-    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, NS_MS(last - first) / 10, EXACT_TOL, "tpot %.9f", tsim_sys(&res, "tpot")->mean);
-    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(tB) / 2, EXACT_TOL, "queue %.9f", tsim_sys(&res, "queue")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, NS_MS(last - first) / 10, EXACT_TOL, "tpot %.9f",
+                       tsim_sys(&res, "tpot")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(tB) / 2, EXACT_TOL, "queue %.9f",
+                       tsim_sys(&res, "queue")->mean);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 11);
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 2.0, 1e-12);
     sim_result_free(&res);
@@ -1058,7 +1069,8 @@ Test(llm_preempt, one_preemption_exact)
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0, 1e-12);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(T[0]) + NS_MS(T[1] - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
-    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(T[39] - T[0]) / 39 + NS_MS(T[63] - T[1]) / 39) / 2, EXACT_TOL,
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(T[39] - T[0]) / 39 + NS_MS(T[63] - T[1]) / 39) / 2,
+                       EXACT_TOL,
                        "tpot %.9f", tsim_sys(&res, "tpot")->mean);
     cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(T[39]) + NS_MS(T[63] - tB)) / 2, EXACT_TOL, "e2e %.9f",
                        tsim_sys(&res, "e2e")->mean);
@@ -1066,7 +1078,8 @@ Test(llm_preempt, one_preemption_exact)
     /* The system's queueing counts both of B's waits: before its first start
      * (T0 - 5 ms) and after the preemption (from s17's start, T16, to s40's
      * start, T39). */
-    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, (NS_MS(T[0] - tB) + NS_MS(T[39] - T[16])) / 2, EXACT_TOL, "queue %.9f",
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, (NS_MS(T[0] - tB) + NS_MS(T[39] - T[16])) / 2, EXACT_TOL,
+                       "queue %.9f",
                        tsim_sys(&res, "queue")->mean);
     sim_result_free(&res);
 }
@@ -1118,7 +1131,8 @@ static void roofline_lone(const char *sched_lines, int chunk)
     cr_expect_eq(res.served, 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, NS_MS(ttft), EXACT_TOL, "%s ttft %.9f vs %.9f", sched_lines,
                        tsim_sys(&res, "ttft")->mean, NS_MS(ttft));
-    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, NS_MS(dec) / (O - 1), EXACT_TOL, "%s tpot %.9f vs %.9f", sched_lines,
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, NS_MS(dec) / (O - 1), EXACT_TOL, "%s tpot %.9f vs %.9f",
+                       sched_lines,
                        tsim_sys(&res, "tpot")->mean, NS_MS(dec) / (O - 1));
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), (uint64_t) (2 * nsteps));
     cr_expect_gt(pool_metric_get(&res.pools[0], "mfu"), 0);
@@ -1218,7 +1232,8 @@ Test(llm_overlap, chunked_shares_budget_exact)
     cr_assert_eq(res.served, 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
-    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL,
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20,
+                       EXACT_TOL,
                        "tpot %.9f", tsim_sys(&res, "tpot")->mean);
     cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
                        tsim_sys(&res, "e2e")->mean);
@@ -1269,7 +1284,8 @@ Test(llm_overlap, chunked_budget_counts_decodes)
     cr_expect_eq(tsim_sys(&res, "itl")->n, 20);
     cr_expect_float_eq(tsim_sys(&res, "itl")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL,
                        "itl %.9f", tsim_sys(&res, "itl")->mean);
-    cr_expect_float_eq(tsim_sys(&res, "itl")->max, NS_MS(maxgap), EXACT_TOL, "itl max %.9f", tsim_sys(&res, "itl")->max);
+    cr_expect_float_eq(tsim_sys(&res, "itl")->max, NS_MS(maxgap), EXACT_TOL, "itl max %.9f",
+                       tsim_sys(&res, "itl")->max);
     sim_result_free(&res);
 }
 
@@ -1287,8 +1303,10 @@ Test(llm_preempt, itl_adds_up_to_tpot)
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", i == 2 ? 0 : 64);
         run_text(text, 1, &res);
         if (i < 2) cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
-        cr_expect_eq(tsim_sys(&res, "itl")->n, res.served * 399, "%s: %llu gaps", sched[i], (unsigned long long) tsim_sys(&res, "itl")->n);
-        cr_expect_float_eq(tsim_sys(&res, "itl")->mean, tsim_sys(&res, "tpot")->mean, 1e-9 * tsim_sys(&res, "tpot")->mean, "%s: itl %.12g tpot %.12g", sched[i],
+        cr_expect_eq(tsim_sys(&res, "itl")->n, res.served * 399, "%s: %llu gaps", sched[i],
+                     (unsigned long long) tsim_sys(&res, "itl")->n);
+        cr_expect_float_eq(tsim_sys(&res, "itl")->mean, tsim_sys(&res, "tpot")->mean,
+                           1e-9 * tsim_sys(&res, "tpot")->mean, "%s: itl %.12g tpot %.12g", sched[i],
                            tsim_sys(&res, "itl")->mean, tsim_sys(&res, "tpot")->mean);
         cr_expect_geq(tsim_sys(&res, "itl")->max, tsim_sys(&res, "tpot")->max * (1 - 1e-12), "%s", sched[i]);
         sim_result_free(&res);

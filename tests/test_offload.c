@@ -173,7 +173,8 @@ Test(offload_load, load_time_is_bytes_over_bandwidth)
                            pm(&r, 0, "kv_load_ms"), load);
         /* TTFTs: 209.8 (miss), 209.8 (miss), 6.6 + load (tier), 6.6 (GPU, free). */
         cr_expect_float_eq(tsim_sys(&r, "ttft")->max, 209.8, 1e-5);
-        cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, (2 * 209.8 + 6.6 + load + 6.6) / 4, 1e-5, "variant %zu: ttft mean %.9f", i,
+        cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, (2 * 209.8 + 6.6 + load + 6.6) / 4, 1e-5,
+                           "variant %zu: ttft mean %.9f", i,
                            tsim_sys(&r, "ttft")->mean);
         cr_expect_float_eq(pm(&r, 0, "kv_offload_total_hit_rate"), (2 * 2048.0) / (4 * 2048.0), 1e-12);
         cr_expect_float_eq(pm(&r, 0, "kv_offload_gpu_hit_rate"), 0.25, 1e-12);

@@ -89,7 +89,8 @@ Test(pd_lone, transfer_plus_one_step)
     cr_expect_float_eq(xfer, 13.6072, 1e-9);
     cr_assert_eq(pd.served, 3);
     cr_expect_float_eq(tsim_sys(&col, "ttft")->mean, 105.0, 1e-5);
-    cr_expect_float_eq(tsim_sys(&pd, "ttft")->mean, tsim_sys(&col, "ttft")->mean, 1e-9, "ttft %.9f vs colocated %.9f", tsim_sys(&pd, "ttft")->mean, tsim_sys(&col, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&pd, "ttft")->mean, tsim_sys(&col, "ttft")->mean, 1e-9, "ttft %.9f vs colocated %.9f",
+                       tsim_sys(&pd, "ttft")->mean, tsim_sys(&col, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&pd, "ttft")->max, tsim_sys(&col, "ttft")->max, 1e-9);
     /* Transfer time reported, to the ns the event clock rounds to. */
     cr_expect_float_eq(pm(&pd, 1, "kv_transfer_ms"), xfer, 2e-6, "kv_transfer_ms %.9f", pm(&pd, 1, "kv_transfer_ms"));
@@ -98,10 +99,12 @@ Test(pd_lone, transfer_plus_one_step)
     cr_expect_float_eq(pm(&pd, 1, "kv_transfer_mb"), P * KV_BYTES_TOKEN / 1e6, 1e-9);
     /* First decode token: the first decode step's gap + the transfer: the largest ITL. */
     double step1 = 5 + 0.05 + 0.01 * (P + 1) / 1000.0;
-    cr_expect_float_eq(tsim_sys(&pd, "itl")->max, xfer + step1, 1e-5, "first decode gap %.9f vs %.9f", tsim_sys(&pd, "itl")->max, xfer + step1);
+    cr_expect_float_eq(tsim_sys(&pd, "itl")->max, xfer + step1, 1e-5, "first decode gap %.9f vs %.9f",
+                       tsim_sys(&pd, "itl")->max, xfer + step1);
     cr_expect_float_eq(tsim_sys(&col, "itl")->max, 5 + 0.05 + 0.01 * (P + O - 1) / 1000.0, 1e-5);
     /* e2e and TPOT: the transfer once, over the O - 1 decode tokens. */
-    cr_expect_float_eq(tsim_sys(&pd, "e2e")->mean, tsim_sys(&col, "e2e")->mean + xfer, 1e-5, "e2e %.9f vs %.9f", tsim_sys(&pd, "e2e")->mean, tsim_sys(&col, "e2e")->mean + xfer);
+    cr_expect_float_eq(tsim_sys(&pd, "e2e")->mean, tsim_sys(&col, "e2e")->mean + xfer, 1e-5, "e2e %.9f vs %.9f",
+                       tsim_sys(&pd, "e2e")->mean, tsim_sys(&col, "e2e")->mean + xfer);
     cr_expect_float_eq(tsim_sys(&pd, "tpot")->mean, tsim_sys(&col, "tpot")->mean + xfer / (O - 1), 1e-6);
     /* Its own breakdown component, out of service; the colocated run has none. */
     cr_expect(tsim_bd_row(&pd, "breakdown.all", BD_KV_TRANSFER) && tsim_bd_row(&pd, "breakdown.all", BD_KV_LOAD));

@@ -164,10 +164,12 @@ Test(perpool, routes_of_a_complexity_router)
     cr_expect_eq(r.pools[ig].has_tokens, 0);
     /* The mixture's P99 lies between its parts' (within a bin of the histogram). */
     double lo = fmin(a->e2e.p99, b->e2e.p99), hi = fmax(a->e2e.p99, b->e2e.p99);
-    cr_expect(tsim_sys(&r, "e2e")->p99 >= lo * (1 - 1e-3) && tsim_sys(&r, "e2e")->p99 <= hi * (1 + 1e-3), "p99 %g not in [%g, %g]", tsim_sys(&r, "e2e")->p99, lo, hi);
+    cr_expect(tsim_sys(&r, "e2e")->p99 >= lo * (1 - 1e-3) && tsim_sys(&r, "e2e")->p99 <= hi * (1 + 1e-3),
+              "p99 %g not in [%g, %g]", tsim_sys(&r, "e2e")->p99, lo, hi);
     lo = fmin(a->ttft.p99, b->ttft.p99);
     hi = fmax(a->ttft.p99, b->ttft.p99);
-    cr_expect(tsim_sys(&r, "ttft")->p99 >= lo * (1 - 1e-3) && tsim_sys(&r, "ttft")->p99 <= hi * (1 + 1e-3), "ttft p99 %g not in [%g, %g]", tsim_sys(&r, "ttft")->p99, lo, hi);
+    cr_expect(tsim_sys(&r, "ttft")->p99 >= lo * (1 - 1e-3) && tsim_sys(&r, "ttft")->p99 <= hi * (1 + 1e-3),
+              "ttft p99 %g not in [%g, %g]", tsim_sys(&r, "ttft")->p99, lo, hi);
     /* The big pool is slower per token (0.2 vs 0.05 ms per sequence, 10 vs 5 ms a step). */
     cr_expect_gt(b->tpot.p50, a->tpot.p50);
     /* ITL per LLM pool: together, every gap of the run. */
@@ -175,7 +177,9 @@ Test(perpool, routes_of_a_complexity_router)
     cr_expect_gt(r.pools[ib].itl.p50, r.pools[is].itl.p50);
     /* ... the run's ITL is their merge (stat_merge): count-weighted mean, extremes, quantiles in between. */
     const stat_summary *x = &r.pools[is].itl, *y = &r.pools[ib].itl;
-    cr_expect_float_eq(tsim_sys(&r, "itl")->mean, (x->mean * (double) x->n + y->mean * (double) y->n) / (double) tsim_sys(&r, "itl")->n, 1e-12 * tsim_sys(&r, "itl")->mean);
+    cr_expect_float_eq(tsim_sys(&r, "itl")->mean,
+                       (x->mean * (double) x->n + y->mean * (double) y->n) / (double) tsim_sys(&r, "itl")->n,
+                       1e-12 * tsim_sys(&r, "itl")->mean);
     cr_expect_eq(tsim_sys(&r, "itl")->max, fmax(x->max, y->max));
     cr_expect(tsim_sys(&r, "itl")->p50 >= fmin(x->p50, y->p50) && tsim_sys(&r, "itl")->p50 <= fmax(x->p50, y->p50));
     /* Means: the requests' mixture. */
@@ -258,7 +262,8 @@ Test(perpool, ttft_breakdown_adds_up_with_a_gateway)
         sa += all[k];
         sp += p99[k];
     }
-    cr_expect_float_eq(sum, tsim_sys(&r, "ttft")->mean, 1e-9 * tsim_sys(&r, "ttft")->mean, "components %.12g vs mean TTFT %.12g", sum, tsim_sys(&r, "ttft")->mean);
+    cr_expect_float_eq(sum, tsim_sys(&r, "ttft")->mean, 1e-9 * tsim_sys(&r, "ttft")->mean,
+                       "components %.12g vs mean TTFT %.12g", sum, tsim_sys(&r, "ttft")->mean);
     cr_expect_float_eq(sa, 1.0, 1e-9);
     cr_expect_float_eq(sp, 1.0, 1e-9);
     /* Every component this topology has shows up: the client's RTT, the gateway's
@@ -354,7 +359,8 @@ static void class_itl_adds_up(const char *text, int nclasses)
         cr_expect_gt(itl.n, 0, "class %s has no ITL", tsim_class_name(&r, c));
         n += itl.n;
     }
-    cr_expect_eq(n, tsim_sys(&r, "itl")->n, "class ITL gaps %llu, system %llu", (unsigned long long) n, (unsigned long long) tsim_sys(&r, "itl")->n);
+    cr_expect_eq(n, tsim_sys(&r, "itl")->n, "class ITL gaps %llu, system %llu", (unsigned long long) n,
+                 (unsigned long long) tsim_sys(&r, "itl")->n);
     if (nclasses == 1) {
         stat_summary itl = tsim_class_latency(&r, tsim_class_name(&r, 0), "itl");
         expect_same(&itl, tsim_sys(&r, "itl"), "class itl");

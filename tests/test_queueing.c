@@ -259,7 +259,8 @@ static void check_mmc(int c, double rho, uint64_t n, uint64_t seed)
         check_near(what, e2e[i], x, sqrt(eq[i] * (1 - eq[i]) * IF / n) / f, BIN_REL * x);
     }
     snprintf(what, sizeof what, "M/M/%d rho %.2f mean sojourn (ms)", c, rho);
-    check_near(what, tsim_sys(&r, "e2e")->mean, mmc_wq_mean(&m) + S_MS, sqrt((mmc_wq_var(&m) + S_MS * S_MS) * IF / n), 0);
+    check_near(what, tsim_sys(&r, "e2e")->mean, mmc_wq_mean(&m) + S_MS, sqrt((mmc_wq_var(&m) + S_MS * S_MS) * IF / n),
+               0);
 
     /* Utilisation: busy server-time / (window x c) ~ (sum of n services) / (n / lambda) / c;
      * relative error sqrt((1 + cs^2) / n) from the service sum and the arrival count,
@@ -382,7 +383,8 @@ Test(queueing_mg1, md1_pollaczek_khinchine)
     cr_expect_eq(tsim_sys(&r, "service")->max, S_MS);
     cr_expect_eq(tsim_sys(&r, "service")->p50, S_MS);
     cr_expect_eq(tsim_sys(&r, "service")->sd, 0);
-    cr_expect(fabs(tsim_sys(&r, "e2e")->mean - (tsim_sys(&r, "queue")->mean + S_MS)) < 1e-9 * tsim_sys(&r, "e2e")->mean);
+    cr_expect(fabs(tsim_sys(&r, "e2e")->mean - (tsim_sys(&r, "queue")->mean + S_MS)) <
+              1e-9 * tsim_sys(&r, "e2e")->mean);
     sim_result_free(&r);
 }
 

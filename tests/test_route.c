@@ -158,11 +158,16 @@ Test(route, load_aware_beats_random)
     router_scenario(text, sizeof text, "power_of_two", 8, 7.2, 200000);
     simulate(text, 1, &p2);
     cr_expect(!rnd.saturated && !lo.saturated && !p2.saturated);
-    cr_expect(fabs(tsim_sys(&rnd, "queue")->mean - 9.0) < 0.3 * 9.0, "random: mean wait %g, M/M/1 9", tsim_sys(&rnd, "queue")->mean);
-    cr_expect_lt(tsim_sys(&lo, "queue")->mean, 0.5 * tsim_sys(&rnd, "queue")->mean, "least_outstanding %g vs random %g", tsim_sys(&lo, "queue")->mean, tsim_sys(&rnd, "queue")->mean);
-    cr_expect_lt(tsim_sys(&lo, "queue")->p99, 0.5 * tsim_sys(&rnd, "queue")->p99, "least_outstanding P99 %g vs random %g", tsim_sys(&lo, "queue")->p99, tsim_sys(&rnd, "queue")->p99);
-    cr_expect_lt(tsim_sys(&p2, "queue")->mean, 0.5 * tsim_sys(&rnd, "queue")->mean, "power_of_two %g vs random %g", tsim_sys(&p2, "queue")->mean, tsim_sys(&rnd, "queue")->mean);
-    cr_expect_lt(tsim_sys(&p2, "queue")->p99, 0.5 * tsim_sys(&rnd, "queue")->p99, "power_of_two P99 %g vs random %g", tsim_sys(&p2, "queue")->p99, tsim_sys(&rnd, "queue")->p99);
+    cr_expect(fabs(tsim_sys(&rnd, "queue")->mean - 9.0) < 0.3 * 9.0, "random: mean wait %g, M/M/1 9",
+              tsim_sys(&rnd, "queue")->mean);
+    cr_expect_lt(tsim_sys(&lo, "queue")->mean, 0.5 * tsim_sys(&rnd, "queue")->mean, "least_outstanding %g vs random %g",
+                 tsim_sys(&lo, "queue")->mean, tsim_sys(&rnd, "queue")->mean);
+    cr_expect_lt(tsim_sys(&lo, "queue")->p99, 0.5 * tsim_sys(&rnd, "queue")->p99,
+                 "least_outstanding P99 %g vs random %g", tsim_sys(&lo, "queue")->p99, tsim_sys(&rnd, "queue")->p99);
+    cr_expect_lt(tsim_sys(&p2, "queue")->mean, 0.5 * tsim_sys(&rnd, "queue")->mean, "power_of_two %g vs random %g",
+                 tsim_sys(&p2, "queue")->mean, tsim_sys(&rnd, "queue")->mean);
+    cr_expect_lt(tsim_sys(&p2, "queue")->p99, 0.5 * tsim_sys(&rnd, "queue")->p99, "power_of_two P99 %g vs random %g",
+                 tsim_sys(&p2, "queue")->p99, tsim_sys(&rnd, "queue")->p99);
     sim_result_free(&rnd);
     sim_result_free(&lo);
     sim_result_free(&p2);
@@ -274,7 +279,8 @@ Test(route, delay_kind_from_the_test_plugs_in)
     simulate(text, 3, &r);
     cr_expect_eq(r.served, 10000);
     cr_expect_float_eq(tsim_sys(&r, "e2e")->mean, 2.5, 1e-9, "e2e mean %g", tsim_sys(&r, "e2e")->mean);
-    cr_expect_float_eq(tsim_sys(&r, "e2e")->max, 3.5, 3.5 * 0.0005, "e2e max %g", tsim_sys(&r, "e2e")->max);    /* histogram resolution */
+    cr_expect_float_eq(tsim_sys(&r, "e2e")->max, 3.5, 3.5 * 0.0005, "e2e max %g",
+                       tsim_sys(&r, "e2e")->max);    /* histogram resolution */
     const pool_result *s = pool_named(&r, "short"), *l = pool_named(&r, "long");
     cr_expect_eq(s->arrivals, 5000);
     cr_expect_eq(l->arrivals, 5000);
@@ -392,8 +398,10 @@ Test(route, llm_per_replica_routing)
     simulate(LLM_ROUTED_AT(20), 5, &shared);
     simulate(LLM_ROUTED_AT(20) "routing = round_robin\n", 5, &rr);
     simulate(LLM_ROUTED_AT(20) "routing = least_outstanding\n", 5, &lo);
-    cr_expect_gt(tsim_sys(&rr, "queue")->mean, 3 * tsim_sys(&shared, "queue")->mean, "round robin %g vs shared %g", tsim_sys(&rr, "queue")->mean, tsim_sys(&shared, "queue")->mean);
-    cr_expect_lt(tsim_sys(&lo, "queue")->mean, tsim_sys(&rr, "queue")->mean, "least outstanding %g vs round robin %g", tsim_sys(&lo, "queue")->mean, tsim_sys(&rr, "queue")->mean);
+    cr_expect_gt(tsim_sys(&rr, "queue")->mean, 3 * tsim_sys(&shared, "queue")->mean, "round robin %g vs shared %g",
+                 tsim_sys(&rr, "queue")->mean, tsim_sys(&shared, "queue")->mean);
+    cr_expect_lt(tsim_sys(&lo, "queue")->mean, tsim_sys(&rr, "queue")->mean, "least outstanding %g vs round robin %g",
+                 tsim_sys(&lo, "queue")->mean, tsim_sys(&rr, "queue")->mean);
     sim_result_free(&shared);
     sim_result_free(&rr);
     sim_result_free(&lo);

@@ -114,7 +114,8 @@ Test(sched_reg, fifo_one_admits_one_per_step, .init = setup)
     cr_expect_leq(pool_metric_get(&one.pools[0], "kv_peak"), 1.0);
     cr_expect_gt(pool_metric_get(&one.pools[0], "kv_peak"), 0.0);
     /* Admitting one newcomer per step, prompts wait steps longer than with continuous. */
-    cr_expect_gt(tsim_sys(&one, "ttft")->mean, tsim_sys(&cont, "ttft")->mean * 1.05, "fifo_one TTFT %.3f ms, continuous %.3f ms",
+    cr_expect_gt(tsim_sys(&one, "ttft")->mean, tsim_sys(&cont, "ttft")->mean * 1.05,
+                 "fifo_one TTFT %.3f ms, continuous %.3f ms",
                  tsim_sys(&one, "ttft")->mean, tsim_sys(&cont, "ttft")->mean);
     /* Without the limit it is continuous, step for step. */
     cr_expect_eq(tsim_sys(&wide, "ttft")->mean, tsim_sys(&cont, "ttft")->mean);

@@ -220,7 +220,8 @@ Test(spec, large_batch_gain_shrinks)
     run_text(buf, 1, &b0);
     closed(buf, sizeof buf, 1, 40, 128, 256, sp);
     run_text(buf, 1, &b1);
-    double big = tsim_sys(&r0, "tpot")->mean / tsim_sys(&r1, "tpot")->mean, one = tsim_sys(&b0, "tpot")->mean / tsim_sys(&b1, "tpot")->mean;
+    double big = tsim_sys(&r0, "tpot")->mean / tsim_sys(&r1, "tpot")->mean,
+           one = tsim_sys(&b0, "tpot")->mean / tsim_sys(&b1, "tpot")->mean;
     cr_expect(one > 2.0, "batch 1 speed-up %g", one);
     cr_expect(big < 1.0, "batch 256 speed-up %g", big);
     sim_result_free(&r0);
@@ -264,7 +265,8 @@ Test(spec, itl_is_the_gap_between_chunks)
     lone(buf, sizeof buf, 2, 64, 1 + 4 * 50, "spec_method = ngram\nspec_tokens = 3\nspec_acceptance = 1\n");
     run_text(buf, 1, &res);
     cr_expect_gt(tsim_sys(&res, "itl")->p50, 0);
-    cr_expect_float_eq(tsim_sys(&res, "itl")->mean, 4 * tsim_sys(&res, "tpot")->mean, 1e-9 * tsim_sys(&res, "tpot")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "itl")->mean, 4 * tsim_sys(&res, "tpot")->mean,
+                       1e-9 * tsim_sys(&res, "tpot")->mean);
     cr_expect_eq(tsim_sys(&res, "itl")->n, 2 * 50, "two lone requests, 50 chunks after the first token each");
     sim_result_free(&res);
 }

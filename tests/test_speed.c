@@ -294,7 +294,8 @@ Test(speed_lean, lean_run_equals_general_run)
     cr_assert_eq(r[0].served, r[1].served);
     cr_assert(memcmp(tsim_sys(&r[0], "e2e"), tsim_sys(&r[1], "e2e"), sizeof(stat_summary)) == 0, "e2e differs");
     cr_assert(memcmp(tsim_sys(&r[0], "queue"), tsim_sys(&r[1], "queue"), sizeof(stat_summary)) == 0, "queue differs");
-    cr_assert(memcmp(tsim_sys(&r[0], "service"), tsim_sys(&r[1], "service"), sizeof(stat_summary)) == 0, "service differs");
+    cr_assert(memcmp(tsim_sys(&r[0], "service"), tsim_sys(&r[1], "service"), sizeof(stat_summary)) == 0,
+              "service differs");
     /* The breakdown's rows (shares of all and of the P99, breakdown.*), the same bits in the same order. */
     int nbd[2] = { 0, 0 };
     for (int k = 0; k < 2; k++)

@@ -336,7 +336,8 @@ Test(workload, closed_loop_matches_machine_repairman)
         "[pool cpu]\nservice_ms = exp(mean=10)\n", 1, &res);
     cr_expect_eq(res.served, 200000);
     cr_expect_eq(res.saturated, 0);
-    cr_expect(fabs(tsim_sys(&res, "e2e")->mean - R) < 0.4, "R %.3f ms, M/M/1//N %.3f ms", tsim_sys(&res, "e2e")->mean, R);
+    cr_expect(fabs(tsim_sys(&res, "e2e")->mean - R) < 0.4, "R %.3f ms, M/M/1//N %.3f ms", tsim_sys(&res, "e2e")->mean,
+              R);
     cr_expect(fabs(res.throughput_rps - X) < 0.7, "X %.3f /s, M/M/1//N %.3f /s", res.throughput_rps, X);
     double n = res.throughput_rps * (tsim_sys(&res, "e2e")->mean + Z) / 1000;
     cr_expect(fabs(n - N) < 0.1, "X (R + Z) = %.4f, want N = %d", n, N);
@@ -408,7 +409,8 @@ Test(workload, class_shares_and_counts_add_up)
     cr_expect_gt(to, 0, "the check needs timeouts");
     cr_expect_eq((double) res.pools[1].arrivals, tsim_class(&res, "c", "requests"), "only class c enters pool fast (warmup = 0)");
     /* The overall mean is the served-weighted mean of the class means. */
-    cr_expect(fabs(m / (double) tsim_sys(&res, "e2e")->n - tsim_sys(&res, "e2e")->mean) < 1e-9 * tsim_sys(&res, "e2e")->mean);
+    cr_expect(fabs(m / (double) tsim_sys(&res, "e2e")->n - tsim_sys(&res, "e2e")->mean) <
+              1e-9 * tsim_sys(&res, "e2e")->mean);
     sim_result_free(&res);
 }
 
