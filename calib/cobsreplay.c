@@ -202,13 +202,22 @@ static FILE *text_open(char **buf, size_t *len, char *err, size_t errlen)
 
 static void fill_band(const sim_result *res, cobs_replay *out);
 
+/* The summary of RES's system latency METRIC (its row, latsim/sim.h), zeroed
+ * when it had no sample or RES does not report it. */
+static stat_summary sys_latency(const sim_result *res, const char *metric)
+{
+    stat_summary s;
+    sim_result_latency(res, "", metric, &s);
+    return s;
+}
+
 /* The predicted side of OUT from RES. */
 static void fill_pred(const sim_result *res, cobs_replay *out)
 {
-    const stat_summary *pred[COBS_NMETRICS] = { &res->ttft, &res->tpot, &res->itl, &res->e2e, &res->queue };
+    static const char *const PRED[COBS_NMETRICS] = { "ttft", "tpot", "itl", "e2e", "queue" };
     for (int m = 0; m < COBS_NMETRICS; m++) {
-        out->pred[m] = *pred[m];
-        out->have_pred[m] = pred[m]->n > 0 && (m == COBS_E2E || m == COBS_QUEUE || res->has_llm);
+        out->pred[m] = sys_latency(res, PRED[m]);
+        out->have_pred[m] = out->pred[m].n > 0 && (m == COBS_E2E || m == COBS_QUEUE || res->has_llm);
     }
     out->pred_rps = res->throughput_rps;
     out->pred_tps = res->output_tps;
@@ -493,11 +502,11 @@ int cobs_prep_sim(cobs_prep *p, cobs_replay *out, char *err, size_t errlen)
             cobs_level_pred *P = &out->lv[i];
             P->requests = res.served;
             P->saturated = res.saturated;
-            P->ttft_ms = res.saturated ? NAN : res.ttft.mean;
-            P->itl_ms = res.saturated ? NAN : res.itl.mean;
-            P->tpot_ms = res.saturated ? NAN : res.tpot.mean;
-            P->e2e_ms = res.saturated ? NAN : res.e2e.mean;
-            P->ttft_p99_ms = res.saturated ? NAN : res.ttft.p99;
+            P->ttft_ms = res.saturated ? NAN : sys_latency(&res, "ttft").mean;
+            P->itl_ms = res.saturated ? NAN : sys_latency(&res, "itl").mean;
+            P->tpot_ms = res.saturated ? NAN : sys_latency(&res, "tpot").mean;
+            P->e2e_ms = res.saturated ? NAN : sys_latency(&res, "e2e").mean;
+            P->ttft_p99_ms = res.saturated ? NAN : sys_latency(&res, "ttft").p99;
             P->output_tps = res.output_tps;
         } else fill_pred(&res, out);
         sim_result_free(&res);
@@ -619,11 +628,11 @@ static int replay_levels(const cobs_run *run, const scenario *sc, const char *po
             return rc;
         }
         P->saturated = res.saturated;
-        P->ttft_ms = res.saturated ? NAN : res.ttft.mean;
-        P->itl_ms = res.saturated ? NAN : res.itl.mean;
-        P->tpot_ms = res.saturated ? NAN : res.tpot.mean;
-        P->e2e_ms = res.saturated ? NAN : res.e2e.mean;
-        P->ttft_p99_ms = res.saturated ? NAN : res.ttft.p99;
+        P->ttft_ms = res.saturated ? NAN : sys_latency(&res, "ttft").mean;
+        P->itl_ms = res.saturated ? NAN : sys_latency(&res, "itl").mean;
+        P->tpot_ms = res.saturated ? NAN : sys_latency(&res, "tpot").mean;
+        P->e2e_ms = res.saturated ? NAN : sys_latency(&res, "e2e").mean;
+        P->ttft_p99_ms = res.saturated ? NAN : sys_latency(&res, "ttft").p99;
         P->output_tps = res.output_tps;
         if (i == 0) {
             cost_of(&res, out->cost, sizeof out->cost);

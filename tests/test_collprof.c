@@ -243,7 +243,7 @@ static double lone_ttft(const char *path)
                        "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\npp = 2\ncost = roofline\n";
     sim_result res;
     tsim_run_db("pp.ini", text, path, 1, &res);
-    double t = res.ttft.mean;
+    double t = tsim_sys(&res, "ttft")->mean;
     sim_result_free(&res);
     return t;
 }

@@ -110,10 +110,10 @@ Test(conn, new_tls_connection_adds_exact_round_trips)
     one_by_one("connection = new\ntls = 1.2", SMALL, &t12);
     one_by_one("connection = new", SMALL, &plain);
     /* small messages: slow start never waits, so the difference is the handshakes */
-    cr_assert_float_eq(t13.e2e.mean - warm.e2e.mean, 2 * 20.0, 1e-6);
-    cr_assert_float_eq(t13.e2e.max - warm.e2e.max, 2 * 20.0, 1e-6);
-    cr_assert_float_eq(t12.e2e.mean - warm.e2e.mean, 3 * 20.0, 1e-6);
-    cr_assert_float_eq(plain.e2e.mean - warm.e2e.mean, 20.0, 1e-6);
+    cr_assert_float_eq(tsim_sys(&t13, "e2e")->mean - tsim_sys(&warm, "e2e")->mean, 2 * 20.0, 1e-6);
+    cr_assert_float_eq(tsim_sys(&t13, "e2e")->max - tsim_sys(&warm, "e2e")->max, 2 * 20.0, 1e-6);
+    cr_assert_float_eq(tsim_sys(&t12, "e2e")->mean - tsim_sys(&warm, "e2e")->mean, 3 * 20.0, 1e-6);
+    cr_assert_float_eq(tsim_sys(&plain, "e2e")->mean - tsim_sys(&warm, "e2e")->mean, 20.0, 1e-6);
     cr_assert_float_eq(pool_metric_get(pool_of(&t12, "link"), "setup_ms_mean"), 60, 1e-9);
     cr_assert_float_eq(pool_metric_get(pool_of(&t12, "link"), "conn_opened"), 200, 0);
     cr_assert(isnan(pool_metric_get(pool_of(&warm, "link"), "setup_ms_mean")), "no connection rows on a warm link");
@@ -135,7 +135,7 @@ Test(conn, connect_apart_in_the_breakdown)
     one_by_one("connection = new\ntls = 1.3", SMALL, &t13);
     cr_assert(tsim_bd_row(&t13, "breakdown.all", BD_CONNECT) && tsim_bd_row(&t13, "breakdown.p99", BD_CONNECT));
     cr_assert(!tsim_bd_row(&warm, "breakdown.all", BD_CONNECT) && !tsim_bd_row(&warm, "breakdown.p99", BD_CONNECT));
-    double e = t13.e2e.mean, sum = 0;
+    double e = tsim_sys(&t13, "e2e")->mean, sum = 0;
     for (int k = 0; k < BD_N; k++) {   /* the reported components (no KV ones here) */
         const sim_row *w = tsim_bd_row(&t13, "breakdown.all", k);
         if (w) sum += w->value;
@@ -143,10 +143,11 @@ Test(conn, connect_apart_in_the_breakdown)
     cr_assert_float_eq(sum, 1.0, 1e-12, "the components sum to e2e: %.15g", sum);
     double conn = tsim_bd(&t13, "breakdown.all", BD_CONNECT);
     cr_assert_float_eq(conn * e, 2 * 20.0, 1e-6, "connect %.9g ms", conn * e);
-    cr_assert_float_eq(tsim_bd(&t13, "breakdown.p99", BD_CONNECT) * t13.e2e.mean, 2 * 20.0, 1e-6);
-    cr_assert_float_eq(tsim_bd(&t13, "breakdown.all", BD_NETWORK) * e, warm.network.mean, 1e-6,
+    cr_assert_float_eq(tsim_bd(&t13, "breakdown.p99", BD_CONNECT) * tsim_sys(&t13, "e2e")->mean, 2 * 20.0, 1e-6);
+    cr_assert_float_eq(tsim_bd(&t13, "breakdown.all", BD_NETWORK) * e, tsim_sys(&warm, "network")->mean, 1e-6,
                        "transfer as on the warm link");
-    cr_assert_float_eq(t13.network.mean - warm.network.mean, 2 * 20.0, 1e-6, "the network latency still holds it");
+    cr_assert_float_eq(tsim_sys(&t13, "network")->mean - tsim_sys(&warm, "network")->mean, 2 * 20.0, 1e-6,
+                       "the network latency still holds it");
     report ra = {0}, rw = {0};
     cr_assert_eq(report_flatten(&t13, -1, &ra), 0);
     cr_assert_eq(report_flatten(&warm, -1, &rw), 0);
@@ -172,8 +173,8 @@ Test(conn, resumption_saves_a_round_trip_after_the_first)
     one_by_one("connection = new\ntls = 1.2\ntls_resume = ticket", SMALL, &ticket);
     one_by_one("connection = new\ntls = 1.3\ntls_resume = 0rtt", SMALL, &zero);
     /* the first connection does the full handshake, the 199 after it resume */
-    cr_assert_float_eq(t12.e2e.mean - ticket.e2e.mean, 20.0 * 199 / 200, 1e-6);
-    cr_assert_float_eq(ticket.e2e.max - ticket.e2e.p50, 20.0, 0.2);
+    cr_assert_float_eq(tsim_sys(&t12, "e2e")->mean - tsim_sys(&ticket, "e2e")->mean, 20.0 * 199 / 200, 1e-6);
+    cr_assert_float_eq(tsim_sys(&ticket, "e2e")->max - tsim_sys(&ticket, "e2e")->p50, 20.0, 0.2);
     cr_assert_float_eq(pool_metric_get(pool_of(&zero, "link"), "setup_ms_mean"), (2 * 20.0 + 199 * 20.0) / 200, 1e-9);
     sim_result_free(&t12);
     sim_result_free(&ticket);
@@ -193,7 +194,7 @@ Test(conn, slow_start_rounds_in_a_run)
     cr_assert_eq(k, 5);
     double wait = ss_wait(275, 10, 1460, 20, 1e6);
     cr_assert_float_eq(wait, 20.0 * (k - 1), 0.01);
-    cr_assert_float_eq(fresh.e2e.mean - warm.e2e.mean, 20.0 + wait, 1e-6);
+    cr_assert_float_eq(tsim_sys(&fresh, "e2e")->mean - tsim_sys(&warm, "e2e")->mean, 20.0 + wait, 1e-6);
     cr_assert_float_eq(pool_metric_get(pool_of(&fresh, "link"), "slow_start_ms_mean"), wait, 1e-9);
     sim_result_free(&warm);
     sim_result_free(&fresh);
@@ -444,7 +445,8 @@ Test(conn, pool_wait_is_connect)
     double wait = pool_of(&res, "link")->queue.mean;
     cr_assert_gt(wait, 10.0);
     double conn = tsim_bd(&res, "breakdown.all", BD_CONNECT);
-    cr_assert_float_eq(conn * res.e2e.mean, wait, 1e-3, "connect %g vs wait %g ms", conn * res.e2e.mean, wait);
+    cr_assert_float_eq(conn * tsim_sys(&res, "e2e")->mean, wait, 1e-3, "connect %g vs wait %g ms",
+                       conn * tsim_sys(&res, "e2e")->mean, wait);
     cr_assert_float_eq(tsim_bd(&res, "breakdown.all", BD_QUEUE), 0.0, 1e-12, "no other queue");
     sim_result_free(&res);
 }

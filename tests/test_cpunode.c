@@ -161,14 +161,14 @@ Test(cpunode, mm1_ps_mean_sojourn)
      * 4 sd: 3 %.  rho = 0.7, 2860 s: sd 1.4 %; 3.5 sd: 5 %. */
     sim_result r;
     tsim_run("node.ini", MM1PS("50"), 1, &r);
-    cr_assert_float_eq(r.e2e.mean, 20.0, 0.03 * 20, "rho 0.5: mean %g ms, want 20", r.e2e.mean);
+    cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 20.0, 0.03 * 20, "rho 0.5: mean %g ms, want 20", tsim_sys(&r, "e2e")->mean);
     /* The node's busy share is rho (sd of the busy share ~ the same order). */
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_cpu"), 0.5, 0.015, "node_cpu %g",
                        pool_metric_get(&r.pools[0], "node_cpu"));
     cr_assert_eq(r.pools[0].rejected + r.failed, 0);
     sim_result_free(&r);
     tsim_run("node.ini", MM1PS("70"), 2, &r);
-    cr_assert_float_eq(r.e2e.mean, 10 / 0.3, 0.05 * 10 / 0.3, "rho 0.7: mean %g ms, want 33.3", r.e2e.mean);
+    cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 10 / 0.3, 0.05 * 10 / 0.3, "rho 0.7: mean %g ms, want 33.3", tsim_sys(&r, "e2e")->mean);
     sim_result_free(&r);
 }
 
@@ -183,11 +183,11 @@ Test(cpunode, background_load_and_determinism)
                        "[node n1]\ncores = 1\nbackground_cpu = const(0.3)\n";
     sim_result r, r2;
     tsim_run("node.ini", text, 3, &r);
-    cr_assert_float_eq(r.e2e.mean, 10 / 0.3, 0.05 * 10 / 0.3, "mean %g ms, want 33.3", r.e2e.mean);
+    cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 10 / 0.3, 0.05 * 10 / 0.3, "mean %g ms, want 33.3", tsim_sys(&r, "e2e")->mean);
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_cpu"), 0.7, 0.02);
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_background_cores"), 0.3, 1e-9);
     tsim_run("node.ini", text, 3, &r2);
-    cr_assert_eq(r.e2e.p99, r2.e2e.p99);
+    cr_assert_eq(tsim_sys(&r, "e2e")->p99, tsim_sys(&r2, "e2e")->p99);
     cr_assert_eq(r.events, r2.events);
     sim_result_free(&r);
     sim_result_free(&r2);
@@ -207,14 +207,14 @@ Test(cpunode, throttling_in_a_run)
     tsim_run("node.ini", text, 1, &r);
     cr_assert_gt(pool_metric_get(&r.pools[0], "cpu_throttled_periods"), 100);
     cr_assert_gt(pool_metric_get(&r.pools[0], "cpu_throttled_s"), 0);
-    cr_assert_gt(r.service.p99, 30 + 1e-6, "a throttled request takes longer than its CPU time");
-    cr_assert_geq(r.service.cdf[0], 30 * (1 - 1e-3), "p1 %g", r.service.cdf[0]);
-    cr_assert_leq(r.service.max, 80 + 1e-6, "30 ms never needs more than one throttled gap of 50 ms");
+    cr_assert_gt(tsim_sys(&r, "service")->p99, 30 + 1e-6, "a throttled request takes longer than its CPU time");
+    cr_assert_geq(tsim_sys(&r, "service")->cdf[0], 30 * (1 - 1e-3), "p1 %g", tsim_sys(&r, "service")->cdf[0]);
+    cr_assert_leq(tsim_sys(&r, "service")->max, 80 + 1e-6, "30 ms never needs more than one throttled gap of 50 ms");
     sim_result_free(&r);
     snprintf(text, sizeof text, "%s1\n", base);
     tsim_run("node.ini", text, 1, &r);
     cr_assert_eq(pool_metric_get(&r.pools[0], "cpu_throttled_periods"), 0);
-    cr_assert_float_eq(r.service.max, 30, 1e-6);
+    cr_assert_float_eq(tsim_sys(&r, "service")->max, 30, 1e-6);
     sim_result_free(&r);
 }
 

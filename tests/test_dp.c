@@ -245,8 +245,8 @@ Test(dp, lone_request_idle_rank)
     burst_text(text, sizeof text, 1, 1, 100, 5, "dp = 2\n");
     run_text(text, &r);
     cr_expect_eq(r.served, 1);
-    cr_expect_float_eq(r.ttft.mean, 15.0, 1e-9, "ttft %.12g", r.ttft.mean);
-    cr_expect_float_eq(r.e2e.mean, 35.4, 1e-9, "e2e %.12g", r.e2e.mean);
+    cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, 15.0, 1e-9, "ttft %.12g", tsim_sys(&r, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&r, "e2e")->mean, 35.4, 1e-9, "e2e %.12g", tsim_sys(&r, "e2e")->mean);
     cr_expect_eq(metric(&r, "gpus"), 2);
     cr_expect_eq(metric(&r, "dp"), 2);
     sim_result_free(&r);
@@ -257,7 +257,7 @@ Test(dp, lone_request_idle_rank)
              "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n" LIN "dp = 2\n");
     run_text(text, &r);
     double dec = 4 * 5.05 + 0.01 * (101 + 102 + 103 + 104) / 1000.0;
-    cr_expect_float_eq(r.e2e.mean, 15.0 + dec, 1e-6, "dense e2e %.12g", r.e2e.mean);
+    cr_expect_float_eq(tsim_sys(&r, "e2e")->mean, 15.0 + dec, 1e-6, "dense e2e %.12g", tsim_sys(&r, "e2e")->mean);
     sim_result_free(&r);
 }
 
@@ -287,12 +287,15 @@ Test(dp, lockstep_by_hand)
              "[pool chat]\nkind = llm\nmodel = qwen3-30b-a3b\ngpu = h100\n" LIN "dp = 2\n", csv);
     run_text(text, &r);
     cr_expect_eq(r.served, 3);
-    cr_expect_float_eq(r.ttft.mean, (15.0 + 30.0 + 15.0) / 3, 1e-9, "ttft %.12g", r.ttft.mean);
-    cr_expect_float_eq(r.ttft.max, 30.0, 1e-9, "ttft max %.12g", r.ttft.max);
+    cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, (15.0 + 30.0 + 15.0) / 3, 1e-9, "ttft %.12g",
+                       tsim_sys(&r, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&r, "ttft")->max, 30.0, 1e-9, "ttft max %.12g", tsim_sys(&r, "ttft")->max);
     double a = 15 + 15 + 5.05102 + 5.05103 + 5.05104, b = 30 + 5.05102 + 5.05103 + 5.05104 + 5.1, c = 35.4;
-    cr_expect_float_eq(r.e2e.mean, (a + b + c) / 3, 1e-6, "e2e %.12g vs %.12g", r.e2e.mean, (a + b + c) / 3);
-    cr_expect_float_eq(r.e2e.max, b, 1e-6, "e2e max %.12g", r.e2e.max);
-    cr_expect_float_eq(r.e2e.sd * r.e2e.sd * 2, (a - (a + b + c) / 3) * (a - (a + b + c) / 3)
+    cr_expect_float_eq(tsim_sys(&r, "e2e")->mean, (a + b + c) / 3, 1e-6, "e2e %.12g vs %.12g",
+                       tsim_sys(&r, "e2e")->mean, (a + b + c) / 3);
+    cr_expect_float_eq(tsim_sys(&r, "e2e")->max, b, 1e-6, "e2e max %.12g", tsim_sys(&r, "e2e")->max);
+    cr_expect_float_eq(tsim_sys(&r, "e2e")->sd * tsim_sys(&r, "e2e")->sd * 2,
+                       (a - (a + b + c) / 3) * (a - (a + b + c) / 3)
                        + (b - (a + b + c) / 3) * (b - (a + b + c) / 3) + (c - (a + b + c) / 3) * (c - (a + b + c) / 3),
                        1e-4, "the three E2E's spread (sample variance)");
     sim_result_free(&r);

@@ -90,7 +90,7 @@ Test(fleetsim, retried_requests_are_served)
     cr_assert_gt(r.pools[0].utilization, 0.78);
     /* The same seed gives the same run. */
     simulate(text, 3, &r2);
-    cr_assert_eq(r.e2e.p99, r2.e2e.p99);
+    cr_assert_eq(tsim_sys(&r, "e2e")->p99, tsim_sys(&r2, "e2e")->p99);
     cr_assert_eq(r.events, r2.events);
     cr_assert_eq(pool_metric_get(&r.pools[0], "failures"), pool_metric_get(&r2.pools[0], "failures"));
     sim_result_free(&r);
@@ -165,8 +165,8 @@ Test(fleetsim, time_series_changes_no_number)
     cr_assert_null(a.ts);
     cr_assert_not_null(b.ts);
     /* Only the count of events differs (one per interval boundary). */
-    cr_assert_eq(a.e2e.p99, b.e2e.p99);
-    cr_assert_eq(a.e2e.mean, b.e2e.mean);
+    cr_assert_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
+    cr_assert_eq(tsim_sys(&a, "e2e")->mean, tsim_sys(&b, "e2e")->mean);
     cr_assert_eq(a.served, b.served);
     cr_assert_eq(a.window_s, b.window_s);
     size_t n = ts_count(b.ts);
@@ -310,7 +310,7 @@ Test(fleetsim, retries_counted_and_visible_in_offered_load)
                        0.05 * p->offered_load);
     simulate(CLIENT("128", "3"), 1, &again);
     cr_assert_eq(retries, sim_result_get(&again, "", "retries", "value"));
-    cr_assert_eq(r.e2e.p99, again.e2e.p99);
+    cr_assert_eq(tsim_sys(&r, "e2e")->p99, tsim_sys(&again, "e2e")->p99);
     sim_result_free(&r);
     sim_result_free(&again);
 }
@@ -355,14 +355,15 @@ Test(fleetsim, slow_servers_and_pauses)
      * 0.32 ms; 4 SE = 1.3 ms). */
     simulate("[sim]\nrequests = 100000\n[workload]\nrate = 50\n[pool cpu]\nservers = 8\n"
              "service_ms = exp(mean=50)\nslow_fraction = 1\nslow_factor = 2\n", 1, &r);
-    cr_assert_float_eq(r.service.mean, 100, 1.3);
+    cr_assert_float_eq(tsim_sys(&r, "service")->mean, 100, 1.3);
     sim_result_free(&r);
     /* A pause of 200 ms about every 10.2 s of each server: a service of 50 ms
      * meets one with probability 0.05 / 10.2, so the mean service grows by
      * 0.98 ms (SE of the mean about 0.16 ms + the pauses' own spread). */
     simulate("[sim]\nrequests = 100000\n[workload]\nrate = 100\n[pool cpu]\nservers = 8\n"
              "service_ms = exp(mean=50)\npause_every_s = exp(mean=10)\npause_s = const(0.2)\n", 1, &r);
-    cr_assert(r.service.mean > 50.3 && r.service.mean < 51.7, "service mean %g", r.service.mean);
+    cr_assert(tsim_sys(&r, "service")->mean > 50.3 && tsim_sys(&r, "service")->mean < 51.7, "service mean %g",
+              tsim_sys(&r, "service")->mean);
     sim_result_free(&r);
 }
 
@@ -377,14 +378,14 @@ Test(fleetsim, cpu_contention_cliff)
              "[pool cpu]\nservers = 8\nservice_ms = exp(mean=50)\n%s", curve);
     simulate(text, 1, &below);
     cr_assert_eq(below.saturated, 0);
-    cr_assert_float_eq(below.service.mean, 50, 0.7);
+    cr_assert_float_eq(tsim_sys(&below, "service")->mean, 50, 0.7);
     /* At 72 %, past the knee, the overhead share (25 %) grows 1.4-5x, which
      * raises the utilisation further: the pool tips into overload. */
     snprintf(text, sizeof text, "[sim]\nrequests = 100000\nwarmup = 10000\n[workload]\nrate = 115\n"
              "[pool cpu]\nservers = 8\nservice_ms = exp(mean=50)\n%s", curve);
     simulate(text, 1, &above);
     cr_assert_eq(above.saturated, 1);
-    cr_assert_gt(above.service.n ? above.service.mean : 60, 55);
+    cr_assert_gt(tsim_sys(&above, "service")->n ? tsim_sys(&above, "service")->mean : 60, 55);
     sim_result_free(&below);
     sim_result_free(&above);
     char err[1024];
@@ -404,7 +405,7 @@ Test(fleetsim, failures_beyond_the_clock_never_come)
     simulate(MM8, 1, &a);
     simulate(MM8 "fail_after_s = exp(mean=1e12)\n", 1, &b);
     cr_assert_eq(pool_metric_get(&b.pools[0], "failures"), 0);
-    cr_assert_eq(a.e2e.p99, b.e2e.p99);
+    cr_assert_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
     cr_assert_eq(a.served, b.served);
     sim_result_free(&a);
     sim_result_free(&b);
@@ -592,10 +593,10 @@ Test(fleetsim, swapping_by_hand)
     /* 3 x 1 GiB + 0.4 GiB base = 3.4 GiB in a 3.5 GiB limit: never over it,
      * the numbers of the pool without the keys to the last digit. */
     simulate(SWAP "memory_gib = 3.5\nmemory_base_gib = 0.4\nmemory_per_request_mib = 1024\n", 1, &roomy);
-    cr_assert_eq(plain.service.mean, 25);
-    cr_assert_eq(roomy.service.mean, plain.service.mean);
-    cr_assert_eq(roomy.e2e.p99, plain.e2e.p99);
-    cr_assert_eq(roomy.e2e.mean, plain.e2e.mean);
+    cr_assert_eq(tsim_sys(&plain, "service")->mean, 25);
+    cr_assert_eq(tsim_sys(&roomy, "service")->mean, tsim_sys(&plain, "service")->mean);
+    cr_assert_eq(tsim_sys(&roomy, "e2e")->p99, tsim_sys(&plain, "e2e")->p99);
+    cr_assert_eq(tsim_sys(&roomy, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     cr_assert_eq(roomy.served, plain.served);
     cr_assert_eq(pool_metric_get(&roomy.pools[0], "swapped"), 0);
     cr_assert_eq(pool_metric_get(&roomy.pools[0], "swap_share"), 0);
@@ -605,9 +606,10 @@ Test(fleetsim, swapping_by_hand)
      * and k-1: 3 in service, every service 30 ms, still at most 3 at once. */
     simulate(SWAP "memory_gib = 3.3\nmemory_base_gib = 0.4\nmemory_per_request_mib = 1024\nswap_factor = 1.2\n",
              1, &tight);
-    cr_assert_float_eq(tight.service.mean, 30, 1e-9, "service mean %.17g", tight.service.mean);
-    cr_assert_float_eq(tight.service.max, 30, 1e-9);
-    cr_assert_float_eq(tight.e2e.mean, 30, 1e-9, "e2e mean %.17g", tight.e2e.mean);
+    cr_assert_float_eq(tsim_sys(&tight, "service")->mean, 30, 1e-9, "service mean %.17g",
+                       tsim_sys(&tight, "service")->mean);
+    cr_assert_float_eq(tsim_sys(&tight, "service")->max, 30, 1e-9);
+    cr_assert_float_eq(tsim_sys(&tight, "e2e")->mean, 30, 1e-9, "e2e mean %.17g", tsim_sys(&tight, "e2e")->mean);
     cr_assert_eq(pool_metric_get(&tight.pools[0], "swap_share"), 1);
     cr_assert_eq(pool_metric_get(&tight.pools[0], "swapped"), (double) tight.served);
     sim_result_free(&plain);
@@ -642,9 +644,9 @@ Test(fleetsim, gateway_pauses_by_hand)
     /* Pauses past the clock: the numbers of the gateway without them. */
     snprintf(text, sizeof text, GW, "pause_every_s = const(1e12)\npause_s = const(0.25)\n");
     simulate(text, 1, &never);
-    cr_assert_eq(plain.e2e.mean, 10);
-    cr_assert_eq(never.e2e.mean, plain.e2e.mean);
-    cr_assert_eq(never.e2e.p99, plain.e2e.p99);
+    cr_assert_eq(tsim_sys(&plain, "e2e")->mean, 10);
+    cr_assert_eq(tsim_sys(&never, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
+    cr_assert_eq(tsim_sys(&never, "e2e")->p99, tsim_sys(&plain, "e2e")->p99);
     cr_assert_eq(never.sim_time_s, plain.sim_time_s);
     /* Pause k runs from 1000.3 + 1250.3 k ms for 250 ms (1.0003 s running
      * between pauses: no arrival at 10 i ms meets a pause's start or end);
@@ -661,8 +663,10 @@ Test(fleetsim, gateway_pauses_by_hand)
         sum += 10 + wait;
         if (10 + wait > max) max = 10 + wait;
     }
-    cr_assert_float_eq(paused.e2e.mean, sum / 2000, 1e-6, "e2e mean %.17g, by hand %.17g", paused.e2e.mean, sum / 2000);
-    cr_assert_float_eq(paused.e2e.max, max, 1e-6, "e2e max %.17g, by hand %.17g", paused.e2e.max, max);
+    cr_assert_float_eq(tsim_sys(&paused, "e2e")->mean, sum / 2000, 1e-6, "e2e mean %.17g, by hand %.17g",
+                       tsim_sys(&paused, "e2e")->mean, sum / 2000);
+    cr_assert_float_eq(tsim_sys(&paused, "e2e")->max, max, 1e-6, "e2e max %.17g, by hand %.17g",
+                       tsim_sys(&paused, "e2e")->max, max);
     cr_assert_eq(paused.served, paused.requests);   /* none lost in a pause */
     cr_assert_eq(pool_metric_get(&paused.pools[0], "pauses"), 16);   /* by 19.99 s: starts 1.0003 ... 19.7548 s */
     sim_result_free(&plain);
@@ -692,10 +696,12 @@ Test(fleetsim, llm_pauses_by_hand)
      * flight; the request, done at 0.774 s without them, ends exactly 0.9 s
      * later (1.674 s, before the pause at 1.7 s), its first token (15 ms) not. */
     simulate(LONE "pause_every_s = const(0.2)\npause_s = const(0.3)\n", 1, &paused);
-    cr_assert(plain.e2e.mean > 700 && plain.e2e.mean < 900, "e2e %g", plain.e2e.mean);
-    cr_assert_float_eq(paused.e2e.mean, plain.e2e.mean + 900, 1e-6, "e2e %.17g vs %.17g + 900",
-                       paused.e2e.mean, plain.e2e.mean);
-    cr_assert_eq(paused.ttft.mean, plain.ttft.mean);
+    cr_assert(tsim_sys(&plain, "e2e")->mean > 700 && tsim_sys(&plain, "e2e")->mean < 900, "e2e %g",
+              tsim_sys(&plain, "e2e")->mean);
+    cr_assert_float_eq(tsim_sys(&paused, "e2e")->mean, tsim_sys(&plain, "e2e")->mean + 900, 1e-6,
+                       "e2e %.17g vs %.17g + 900",
+                       tsim_sys(&paused, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
+    cr_assert_eq(tsim_sys(&paused, "ttft")->mean, tsim_sys(&plain, "ttft")->mean);
     cr_assert_eq(paused.served, 1);
     cr_assert_eq(paused.served + paused.failed + paused.rejected + paused.timed_out, paused.requests);
     sim_result_free(&plain);
@@ -705,7 +711,7 @@ Test(fleetsim, llm_pauses_by_hand)
     simulate(LLM4, 1, &plain);
     simulate(LLM4 "pause_every_s = exp(mean=5)\npause_s = const(0.2)\n", 1, &paused);
     cr_assert_eq(paused.served, paused.requests);
-    cr_assert_gt(paused.e2e.mean, plain.e2e.mean);
+    cr_assert_gt(tsim_sys(&paused, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     sim_result_free(&plain);
     sim_result_free(&paused);
 }
@@ -718,9 +724,10 @@ Test(fleetsim, llm_contention_by_hand)
      * step of the lone request takes 1 - 0.25 + 0.25 x 2 = 1.25 times as
      * long, so its TTFT and E2E do (to the ns each step is rounded to). */
     simulate(LONE "cpu_contention = 0:2, 1:2\ncontention_share = 0.25\n", 1, &busy);
-    cr_assert_float_eq(busy.e2e.mean, 1.25 * plain.e2e.mean, 1e-4, "e2e %.17g vs 1.25 x %.17g",
-                       busy.e2e.mean, plain.e2e.mean);
-    cr_assert_float_eq(busy.ttft.mean, 1.25 * plain.ttft.mean, 1e-5);
+    cr_assert_float_eq(tsim_sys(&busy, "e2e")->mean, 1.25 * tsim_sys(&plain, "e2e")->mean, 1e-4,
+                       "e2e %.17g vs 1.25 x %.17g",
+                       tsim_sys(&busy, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
+    cr_assert_float_eq(tsim_sys(&busy, "ttft")->mean, 1.25 * tsim_sys(&plain, "ttft")->mean, 1e-5);
     cr_assert_eq(busy.served, busy.requests);
     sim_result_free(&plain);
     sim_result_free(&busy);

@@ -68,10 +68,10 @@ Test(gateway, hop_times_by_hand_and_components_add_up)
     sim_result res;
     run(HOP_TEXT, &res);
     cr_assert_eq(res.served, 200);
-    cr_assert_float_eq(res.network.mean, 10 + 4.1 + 10 + 0.3, 1e-6);
-    cr_assert_float_eq(res.overhead.mean, 2.0 + 0.1, 1e-6);
-    cr_assert_float_eq(res.e2e.mean, 24.4 + 2.1 + 30, 1e-6);
-    cr_assert_float_eq(res.e2e.max, 24.4 + 2.1 + 30, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "network")->mean, 10 + 4.1 + 10 + 0.3, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "overhead")->mean, 2.0 + 0.1, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, 24.4 + 2.1 + 30, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "e2e")->max, 24.4 + 2.1 + 30, 1e-6);
     double sum = 0;
     for (int k = 0; k < 4; k++) sum += tsim_bd(&res, "breakdown.all", k);   /* network, queue, service, overhead */
     cr_assert_float_eq(sum, 1.0, 1e-12);
@@ -95,8 +95,9 @@ Test(gateway, breakdown_means_add_up_to_e2e)
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrequest_overhead_ms = 1\n";
     sim_result res;
     run(text, &res);
-    double parts = res.network.mean + res.queue.mean + res.service.mean + res.overhead.mean;
-    cr_assert_float_eq(parts, res.e2e.mean, 1e-9 * res.e2e.mean);
+    double parts = tsim_sys(&res, "network")->mean + tsim_sys(&res, "queue")->mean + tsim_sys(&res, "service")->mean +
+                   tsim_sys(&res, "overhead")->mean;
+    cr_assert_float_eq(parts, tsim_sys(&res, "e2e")->mean, 1e-9 * tsim_sys(&res, "e2e")->mean);
     for (int set = 0; set < 2; set++) {
         double s[4];
         for (int k = 0; k < 4; k++) s[k] = tsim_bd(&res, set ? "breakdown.p99" : "breakdown.all", k);
@@ -104,7 +105,7 @@ Test(gateway, breakdown_means_add_up_to_e2e)
         for (int k = 0; k < 4; k++)
             cr_assert(s[k] >= 0 && s[k] <= 1);
     }
-    cr_assert_gt(res.network.mean, 55);       /* the 4G client's RTT */
+    cr_assert_gt(tsim_sys(&res, "network")->mean, 55);       /* the 4G client's RTT */
     sim_result_free(&res);
 }
 
@@ -242,9 +243,9 @@ Test(gateway, streamed_tokens_reach_the_client_one_hop_later)
     sim_result direct, hop;
     run(a, &direct);
     run(b, &hop);
-    cr_assert_float_eq(hop.ttft.mean - direct.ttft.mean, 20, 1e-6);
-    cr_assert_float_eq(hop.e2e.mean - direct.e2e.mean, 20, 1e-6);
-    cr_assert_float_eq(hop.tpot.mean, direct.tpot.mean, 1e-9);
+    cr_assert_float_eq(tsim_sys(&hop, "ttft")->mean - tsim_sys(&direct, "ttft")->mean, 20, 1e-6);
+    cr_assert_float_eq(tsim_sys(&hop, "e2e")->mean - tsim_sys(&direct, "e2e")->mean, 20, 1e-6);
+    cr_assert_float_eq(tsim_sys(&hop, "tpot")->mean, tsim_sys(&direct, "tpot")->mean, 1e-9);
     sim_result_free(&direct);
     sim_result_free(&hop);
 }
@@ -273,19 +274,20 @@ Test(gateway, unstreamed_answer_delivers_the_first_token_with_the_last_byte)
     sim_result res;
     run(text, &res);
     double e2e = 14.325 + 0.124 + 1290 + 10.725 + 0.0124;
-    cr_assert_float_eq(res.e2e.mean, e2e, 1e-6);
-    cr_assert_float_eq(res.e2e.max, e2e, 1e-6);
-    cr_assert_float_eq(res.ttft.mean, e2e, 1e-6, "TTFT %.4f, e2e %.4f", res.ttft.mean, e2e);
-    cr_assert_float_eq(res.ttft.max, e2e, 1e-6);
-    cr_assert_eq(res.tpot.n, 0);
+    cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, e2e, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "e2e")->max, e2e, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "ttft")->mean, e2e, 1e-6, "TTFT %.4f, e2e %.4f", tsim_sys(&res, "ttft")->mean,
+                       e2e);
+    cr_assert_float_eq(tsim_sys(&res, "ttft")->max, e2e, 1e-6);
+    cr_assert_eq(tsim_sys(&res, "tpot")->n, 0);
     sim_result_free(&res);
     /* Streamed over the same link, the first token arrives one way back after
      * it is emitted: 14.449 + 300 + 10 + (325 + 4 + 16) / 1000 + 20 x 0.031e-3. */
     snprintf(text, sizeof text, WHOLE_TEXT, "yes");
     run(text, &res);
-    cr_assert_float_eq(res.ttft.mean, 14.449 + 300 + 10.345 + 0.00062, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "ttft")->mean, 14.449 + 300 + 10.345 + 0.00062, 1e-6);
     /* the last chunk carries no headers: (990 + 10.02 - 10.345) / 99 */
-    cr_assert_float_eq(res.tpot.mean, (990 - 0.325) / 99, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "tpot")->mean, (990 - 0.325) / 99, 1e-6);
     sim_result_free(&res);
 }
 
@@ -315,11 +317,12 @@ Test(gateway, result_cache_hit_returns_the_whole_answer)
         sim_result res;
         run(text, &res);
         cr_assert_eq(pool_metric_get(&res.pools[1], "hit_rate"), 1);
-        cr_assert_float_eq(res.network.mean, cases[i].net, 1e-6, "case %zu: %.6f", i, res.network.mean);
-        cr_assert_float_eq(res.network.max, cases[i].net, 1e-6);
-        cr_assert_float_eq(res.e2e.mean, cases[i].net + 1, 1e-6);
-        cr_assert_float_eq(res.ttft.mean, cases[i].net + 1, 1e-6);
-        cr_assert_eq(res.tpot.n, 0);
+        cr_assert_float_eq(tsim_sys(&res, "network")->mean, cases[i].net, 1e-6, "case %zu: %.6f", i,
+                           tsim_sys(&res, "network")->mean);
+        cr_assert_float_eq(tsim_sys(&res, "network")->max, cases[i].net, 1e-6);
+        cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, cases[i].net + 1, 1e-6);
+        cr_assert_float_eq(tsim_sys(&res, "ttft")->mean, cases[i].net + 1, 1e-6);
+        cr_assert_eq(tsim_sys(&res, "tpot")->n, 0);
         cr_assert_float_eq(pool_metric_get(&res.pools[1], "hit_e2e_ms_mean"), cases[i].net + 1, 1e-6);
         sim_result_free(&res);
     }
@@ -449,8 +452,8 @@ Test(gateway, complexity_error_misroutes_that_fraction_of_each_side)
     cr_assert_float_eq(ls, 0.1 * simple, 5 * sqrt(simple * 0.1 * 0.9));
     cr_assert_float_eq(sc, 0.1 * complex, 5 * sqrt(complex * 0.1 * 0.9));
     /* the classifier and gateway time is overhead: 4 ms for every request */
-    cr_assert_float_eq(res.overhead.mean, 4, 1e-9);
-    cr_assert_float_eq(res.overhead.max, 4, 1e-9);
+    cr_assert_float_eq(tsim_sys(&res, "overhead")->mean, 4, 1e-9);
+    cr_assert_float_eq(tsim_sys(&res, "overhead")->max, 4, 1e-9);
     sim_result_free(&res);
 }
 
@@ -765,13 +768,13 @@ Test(gateway, complexity_from_a_trace_column)
     cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_complex"), 12);
     cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_complex"), 0);
     cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_simple"), 0);
-    cr_assert_float_eq(res.e2e.mean, (8 * 10 + 12 * 100) / 20.0, 1e-9);
+    cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, (8 * 10 + 12 * 100) / 20.0, 1e-9);
     sim_result_free(&res);
     snprintf(text, sizeof text, SCORES_TEXT, "csv", "");
     run_named("tests/test_gateway.ini", text, &res);
     cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 10);
     cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_complex"), 10);
-    cr_assert_float_eq(res.e2e.mean, (10 * 10 + 10 * 100) / 20.0, 1e-9);
+    cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, (10 * 10 + 10 * 100) / 20.0, 1e-9);
     sim_result_free(&res);
     /* JSON lines (tests/data/complexity_scores.jsonl): 0.2, 0.8, null, 0.45 five
      * times; null takes the router's 0.2: 3 of 4 simple. */
@@ -1060,9 +1063,9 @@ Test(gateway, measured_hop_by_hand)
     sim_result res;
     cr_assert_eq(run_with_db(db, MEASURED_TEXT(1, 200), &res, err, sizeof err), 0, "%s", err);
     cr_assert_eq(res.served, 200);
-    cr_assert_float_eq(res.network.mean, 10 + 4.1 + 10 + 0.3, 1e-6);
-    cr_assert_float_eq(res.network.max, 10 + 4.1 + 10 + 0.3, 1e-6);
-    cr_assert_float_eq(res.overhead.mean, 2.0 + 0.1, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "network")->mean, 10 + 4.1 + 10 + 0.3, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "network")->max, 10 + 4.1 + 10 + 0.3, 1e-6);
+    cr_assert_float_eq(tsim_sys(&res, "overhead")->mean, 2.0 + 0.1, 1e-6);
     sim_result_free(&res);
     cr_assert_neq(run_with_db(db, MEASURED_TEXT(7, 200), &res, err, sizeof err), 0);
     cr_assert(strstr(err, "test_gateway.ini:12: [pool link] hop: no network model with id 7"), "%s", err);
@@ -1087,7 +1090,7 @@ Test(gateway, measured_hop_rtt_spread_from_its_percentiles)
     sim_result res;
     cr_assert_eq(run_with_db(db, MEASURED_TEXT(1, 2000), &res, err, sizeof err), 0, "%s", err);
     double sigma = log(2.0) / 2.3263478740408408;
-    cr_assert_float_eq(res.network.mean, 20 * exp(sigma * sigma / 2) + 4.4, 0.57);
+    cr_assert_float_eq(tsim_sys(&res, "network")->mean, 20 * exp(sigma * sigma / 2) + 4.4, 0.57);
     sim_result_free(&res);
     store_close(db);
 }

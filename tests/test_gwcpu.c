@@ -71,9 +71,10 @@ Test(gwcpu, router_work_on_half_a_core_by_hand)
 {
     sim_result res;
     run(1, "router", "overhead_ms = const(250)\ncpu_limit_cores = 0.5\ncfs_period_ms = 100\n", "", &res);
-    cr_expect_float_eq(res.overhead.mean, 450, 1e-6, "overhead %.9f", res.overhead.mean);
-    cr_expect_float_eq(res.overhead.max, 450, 1e-6, "overhead max %.9f", res.overhead.max);
-    cr_expect_float_eq(res.e2e.mean, 451, 1e-6, "e2e %.9f", res.e2e.mean);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 450, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->max, 450, 1e-6, "overhead max %.9f",
+                       tsim_sys(&res, "overhead")->max);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 451, 1e-6, "e2e %.9f", tsim_sys(&res, "e2e")->mean);
     const pool_result *gw = pool_of(&res, "gw");
     cr_expect_float_eq(pool_metric_get(gw, "cpu_throttled_periods"), 3 * 4, 1e-9);
     cr_expect_float_eq(pool_metric_get(gw, "cpu_throttled_s"), 3 * 0.2, 1e-9);
@@ -81,12 +82,12 @@ Test(gwcpu, router_work_on_half_a_core_by_hand)
     sim_result_free(&res);
     /* A 1-core limit: the work runs unhindered. */
     run(1, "router", "overhead_ms = const(250)\ncpu_limit_cores = 1\n", "", &res);
-    cr_expect_float_eq(res.overhead.mean, 250, 1e-6, "overhead %.9f", res.overhead.mean);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 250, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
     cr_expect_float_eq(pool_metric_get(pool_of(&res, "gw"), "cpu_throttled_periods"), 0, 1e-9);
     sim_result_free(&res);
     /* No CPU keys: a delay, as before, and no CPU rows. */
     run(1, "router", "overhead_ms = const(250)\n", "", &res);
-    cr_expect_float_eq(res.overhead.mean, 250, 1e-6, "overhead %.9f", res.overhead.mean);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 250, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
     cr_expect(isnan(pool_metric_get(pool_of(&res, "gw"), "cpu_throttled_periods")));
     sim_result_free(&res);
 }
@@ -95,12 +96,14 @@ Test(gwcpu, cache_lookup_on_half_a_core_by_hand)
 {
     sim_result res;
     run(1, "result_cache", "hit_ms = const(250)\nmiss_ms = const(250)\ncpu_limit_cores = 0.5\n", "", &res);
-    cr_expect_float_eq(res.overhead.mean, 450, 1e-6, "overhead %.9f", res.overhead.mean);
-    cr_expect_float_eq(res.overhead.max, 450, 1e-6, "overhead max %.9f", res.overhead.max);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 450, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->max, 450, 1e-6, "overhead max %.9f",
+                       tsim_sys(&res, "overhead")->max);
     cr_expect_float_eq(pool_metric_get(pool_of(&res, "gw"), "cpu_throttled_periods"), 3 * 4, 1e-9);
     sim_result_free(&res);
     run(1, "result_cache", "hit_ms = const(250)\nmiss_ms = const(250)\n", "", &res);
-    cr_expect_float_eq(res.overhead.mean, 250, 1e-6, "no CPU keys: %.9f", res.overhead.mean);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 250, 1e-6, "no CPU keys: %.9f",
+                       tsim_sys(&res, "overhead")->mean);
     sim_result_free(&res);
 }
 
@@ -117,16 +120,22 @@ Test(gwcpu, replicas_by_hand)
 {
     sim_result res;
     run(0, "router", "overhead_ms = const(250)\ncpu_limit_cores = 0.5\n", "", &res);
-    cr_expect_float_eq(res.overhead.max, 924.5, 1e-6, "one pod: max %.9f", res.overhead.max);
-    cr_expect_float_eq(res.overhead.mean, (924.5 * 2 + 450) / 3, 1e-6, "one pod: mean %.9f", res.overhead.mean);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->max, 924.5, 1e-6, "one pod: max %.9f",
+                       tsim_sys(&res, "overhead")->max);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, (924.5 * 2 + 450) / 3, 1e-6, "one pod: mean %.9f",
+                       tsim_sys(&res, "overhead")->mean);
     sim_result_free(&res);
     run(0, "router", "overhead_ms = const(250)\ncpu_limit_cores = 0.5\nreplicas = 2\n", "", &res);
-    cr_expect_float_eq(res.overhead.max, 450, 1e-6, "two pods: max %.9f", res.overhead.max);
-    cr_expect_float_eq(res.overhead.cdf[0], 449, 1e-6, "two pods: min %.9f", res.overhead.cdf[0]);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->max, 450, 1e-6, "two pods: max %.9f",
+                       tsim_sys(&res, "overhead")->max);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->cdf[0], 449, 1e-6, "two pods: min %.9f",
+                       tsim_sys(&res, "overhead")->cdf[0]);
     sim_result_free(&res);
     run(0, "result_cache", "hit_ms = const(250)\nmiss_ms = const(250)\ncpu_limit_cores = 0.5\nreplicas = 2\n", "", &res);
-    cr_expect_float_eq(res.overhead.max, 450, 1e-6, "cache, two pods: max %.9f", res.overhead.max);
-    cr_expect_float_eq(res.overhead.cdf[0], 449, 1e-6, "cache, two pods: min %.9f", res.overhead.cdf[0]);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->max, 450, 1e-6, "cache, two pods: max %.9f",
+                       tsim_sys(&res, "overhead")->max);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->cdf[0], 449, 1e-6, "cache, two pods: min %.9f",
+                       tsim_sys(&res, "overhead")->cdf[0]);
     sim_result_free(&res);
 }
 
@@ -138,7 +147,7 @@ Test(gwcpu, node_background_by_hand)
 {
     sim_result res;
     run(1, "router", "overhead_ms = const(250)\nnode = n1\n", "[node n1]\ncores = 1\nbackground_cpu = const(0.5)\n", &res);
-    cr_expect_float_eq(res.overhead.mean, 500, 1e-6, "overhead %.9f", res.overhead.mean);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 500, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
     const pool_result *gw = pool_of(&res, "gw");
     cr_expect_float_eq(pool_metric_get(gw, "node_background_cores"), 0.5, 1e-9);
     double busy = pool_metric_get(gw, "node_cpu"), want = 0.5 + 3 * 0.25 / res.window_s;
@@ -149,7 +158,7 @@ Test(gwcpu, node_background_by_hand)
     char tail[256];
     snprintf(tail, sizeof tail, "node = n1\n[node n1]\ncores = 1\nbackground_cpu = const(0.5)\n");
     run(1, "router", "overhead_ms = const(250)\nnode = n1\n", tail, &res);
-    cr_expect_float_eq(res.e2e.mean, 502, 1e-6, "e2e %.9f", res.e2e.mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 502, 1e-6, "e2e %.9f", tsim_sys(&res, "e2e")->mean);
     sim_result_free(&res);
 }
 
@@ -167,7 +176,8 @@ Test(gwcpu, mm1_ps_mean_sojourn)
                        "[node n1]\ncores = 1\n";
     sim_result res;
     tsim_run("/tmp/test_gwcpu.ini", text, 7, &res);
-    cr_expect_float_eq(res.overhead.mean, 20, 0.06 * 20, "mean %g ms, want 20", res.overhead.mean);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 20, 0.06 * 20, "mean %g ms, want 20",
+                       tsim_sys(&res, "overhead")->mean);
     cr_expect_float_eq(pool_metric_get(pool_of(&res, "gw"), "node_cpu"), 0.5, 0.03, "node_cpu %g",
                        pool_metric_get(pool_of(&res, "gw"), "node_cpu"));
     sim_result_free(&res);

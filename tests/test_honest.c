@@ -57,11 +57,12 @@ Test(honest, step_overhead_is_overhead_not_service)
     double ta = tsim_bd(&a, "ttft_breakdown.all", TB_OVERHEAD), tb = tsim_bd(&b, "ttft_breakdown.all", TB_OVERHEAD);
     cr_expect_gt(tb, ta + 0.02, "TTFT overhead %.4f vs %.4f", tb, ta);
     /* The overhead statistic carries it too, and the parts still add up to e2e. */
-    cr_expect_gt(b.overhead.mean, a.overhead.mean + 100);
+    cr_expect_gt(tsim_sys(&b, "overhead")->mean, tsim_sys(&a, "overhead")->mean + 100);
     for (int k = 0; k < 2; k++) {
         const sim_result *r = k ? &b : &a;
-        double sum = r->queue.mean + r->service.mean + r->overhead.mean;
-        cr_expect_float_eq(sum, r->e2e.mean, 1e-9 * r->e2e.mean, "parts %.9g e2e %.9g", sum, r->e2e.mean);
+        double sum = tsim_sys(r, "queue")->mean + tsim_sys(r, "service")->mean + tsim_sys(r, "overhead")->mean;
+        cr_expect_float_eq(sum, tsim_sys(r, "e2e")->mean, 1e-9 * tsim_sys(r, "e2e")->mean, "parts %.9g e2e %.9g", sum,
+                           tsim_sys(r, "e2e")->mean);
     }
     sim_result_free(&a);
     sim_result_free(&b);
@@ -76,7 +77,7 @@ Test(honest, linear_model_steps_are_compute)
              "kv_ms_per_1k_tokens = 0.01\nrequest_overhead_ms = 0\n", &r);
     cr_assert(!r.saturated);
     cr_expect_eq(tsim_bd(&r, "breakdown.all", BD_OVERHEAD), 0.0);
-    cr_expect_eq(r.overhead.mean, 0.0);
+    cr_expect_eq(tsim_sys(&r, "overhead")->mean, 0.0);
     sim_result_free(&r);
 }
 
@@ -87,11 +88,11 @@ Test(honest, shares_are_shares_of_the_mean)
 {
     sim_result r;
     run_chat("", &r);
-    double e = r.e2e.mean;
-    cr_expect_float_eq(tsim_bd(&r, "breakdown.all", BD_QUEUE) * e, r.queue.mean, 1e-9 * e);
-    cr_expect_float_eq(tsim_bd(&r, "breakdown.all", BD_SERVICE) * e, r.service.mean, 1e-9 * e);
-    cr_expect_float_eq(tsim_bd(&r, "breakdown.all", BD_OVERHEAD) * e, r.overhead.mean, 1e-9 * e);
-    double t = r.ttft.mean, sum = 0;
+    double e = tsim_sys(&r, "e2e")->mean;
+    cr_expect_float_eq(tsim_bd(&r, "breakdown.all", BD_QUEUE) * e, tsim_sys(&r, "queue")->mean, 1e-9 * e);
+    cr_expect_float_eq(tsim_bd(&r, "breakdown.all", BD_SERVICE) * e, tsim_sys(&r, "service")->mean, 1e-9 * e);
+    cr_expect_float_eq(tsim_bd(&r, "breakdown.all", BD_OVERHEAD) * e, tsim_sys(&r, "overhead")->mean, 1e-9 * e);
+    double t = tsim_sys(&r, "ttft")->mean, sum = 0;
     for (int k = 0; k < TB_N; k++) sum += tsim_bd(&r, "ttft_breakdown.all", k) * t;
     cr_expect_float_eq(sum, t, 1e-9 * t);
     cr_expect_float_eq(tsim_bd(&r, "ttft_breakdown.all", TB_QUEUE) * t, tsim_bd(&r, "ttft_breakdown.mean_ms", TB_QUEUE),

@@ -133,16 +133,18 @@ static void check_lone(const sim_result *res, int nreq, int O, double ttft, doub
 {
     cr_assert_eq(res->served, (uint64_t) nreq);
     cr_assert_eq(res->rejected + res->timed_out, 0);
-    cr_assert_eq(res->ttft.n, (uint64_t) nreq);
-    cr_expect_float_eq(res->ttft.mean, ttft, STEP_TOL * (nsteps_ttft + 1), "ttft %.9f vs %.9f",
-                       res->ttft.mean, ttft);
-    cr_expect_float_eq(res->ttft.max, ttft, STEP_TOL * (nsteps_ttft + 1), "ttft max %.9f vs %.9f",
-                       res->ttft.max, ttft);
-    cr_expect_float_eq(res->tpot.mean, tpot, STEP_TOL, "tpot %.9f vs %.9f", res->tpot.mean, tpot);
-    cr_expect_float_eq(res->tpot.max, tpot, STEP_TOL, "tpot max %.9f vs %.9f", res->tpot.max, tpot);
+    cr_assert_eq(tsim_sys(res, "ttft")->n, (uint64_t) nreq);
+    cr_expect_float_eq(tsim_sys(res, "ttft")->mean, ttft, STEP_TOL * (nsteps_ttft + 1), "ttft %.9f vs %.9f",
+                       tsim_sys(res, "ttft")->mean, ttft);
+    cr_expect_float_eq(tsim_sys(res, "ttft")->max, ttft, STEP_TOL * (nsteps_ttft + 1), "ttft max %.9f vs %.9f",
+                       tsim_sys(res, "ttft")->max, ttft);
+    cr_expect_float_eq(tsim_sys(res, "tpot")->mean, tpot, STEP_TOL, "tpot %.9f vs %.9f", tsim_sys(res, "tpot")->mean,
+                       tpot);
+    cr_expect_float_eq(tsim_sys(res, "tpot")->max, tpot, STEP_TOL, "tpot max %.9f vs %.9f", tsim_sys(res, "tpot")->max,
+                       tpot);
     /* e2e = TTFT + (O-1) * TPOT */
-    cr_expect_float_eq(res->e2e.mean, ttft + (O - 1) * tpot, STEP_TOL * (nsteps_ttft + O + 1),
-                       "e2e %.9f", res->e2e.mean);
+    cr_expect_float_eq(tsim_sys(res, "e2e")->mean, ttft + (O - 1) * tpot, STEP_TOL * (nsteps_ttft + O + 1),
+                       "e2e %.9f", tsim_sys(res, "e2e")->mean);
     cr_assert_eq(res->npools, 1);
     /* Every step of the run is one of this request's steps. */
     cr_expect_eq(pool_metric_get(&res->pools[0], "steps"), (uint64_t) (nreq * steps_per_req), "steps %llu",
@@ -166,7 +168,7 @@ Test(llm_lone, continuous_exact)
     double tpot = lone_decode_ms(100, 11) / 10;
     cr_expect_float_eq(tpot, 5.051055, 1e-12);
     check_lone(&res, 3, 11, 15.0, tpot, 11, 1);
-    cr_expect_float_eq(res.queue.mean, 0, 1e-12);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, 0, 1e-12);
     sim_result_free(&res);
 }
 
@@ -179,7 +181,7 @@ Test(llm_lone, static_exact)
     lone_text(text, sizeof text, 3, 100, 11, "scheduler = static\n");
     run_text(text, 1, &res);
     check_lone(&res, 3, 11, 15.0, lone_decode_ms(100, 11) / 10, 11, 1);
-    cr_expect_float_eq(res.queue.mean, 0, 1e-12);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, 0, 1e-12);
     sim_result_free(&res);
 }
 
@@ -193,7 +195,7 @@ Test(llm_lone, dynamic_waits_max_wait)
     lone_text(text, sizeof text, 3, 100, 11, "scheduler = dynamic\nmax_wait_ms = 50\n");
     run_text(text, 1, &res);
     check_lone(&res, 3, 11, 65.0, lone_decode_ms(100, 11) / 10, 11, 2);
-    cr_expect_float_eq(res.queue.mean, 50.0, 1e-9, "queue %.9f", res.queue.mean);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, 50.0, 1e-9, "queue %.9f", tsim_sys(&res, "queue")->mean);
     sim_result_free(&res);
 }
 
@@ -241,7 +243,7 @@ Test(llm_lone, request_overhead_adds_to_ttft)
     lone_text(text, sizeof text, 3, 100, 11, "scheduler = continuous\nrequest_overhead_ms = 2.5\n");
     run_text(text, 1, &res);
     check_lone(&res, 3, 11, 17.5, lone_decode_ms(100, 11) / 10, 11, 1);
-    cr_expect_float_eq(res.overhead.mean, 2.5, 1e-9);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 2.5, 1e-9);
     sim_result_free(&res);
 }
 
@@ -270,9 +272,11 @@ Test(llm_lone, single_output_token)
         lone_text(text, sizeof text, 2, 100, 1, extra);
         run_text(text, 1, &res);
         cr_expect_eq(res.served, 2, "%s", sched[i]);
-        cr_expect_float_eq(res.ttft.mean, 15.0, 2e-6, "%s ttft %.9f", sched[i], res.ttft.mean);
-        cr_expect_float_eq(res.e2e.mean, 15.0, 2e-6, "%s e2e %.9f", sched[i], res.e2e.mean);
-        cr_expect_eq(res.tpot.n, 0, "%s", sched[i]);
+        cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, 15.0, 2e-6, "%s ttft %.9f", sched[i],
+                           tsim_sys(&res, "ttft")->mean);
+        cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 15.0, 2e-6, "%s e2e %.9f", sched[i],
+                           tsim_sys(&res, "e2e")->mean);
+        cr_expect_eq(tsim_sys(&res, "tpot")->n, 0, "%s", sched[i]);
         cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 2, "%s steps %llu", sched[i],
                      (unsigned long long) pool_metric_get(&res.pools[0], "steps"));
         sim_result_free(&res);
@@ -532,15 +536,16 @@ Test(llm_batching, continuous_beats_static)
     run_text(text, 11, &st);
     batching_text(text, sizeof text, "continuous", "poisson", rate, 3000, 300);
     run_text(text, 11, &ct);
-    cr_log_info("at %.3f rps: queue static %.1f ms, continuous %.3f ms; sat %d %d", rate, st.queue.mean,
-                ct.queue.mean, st.saturated, ct.saturated);
+    cr_log_info("at %.3f rps: queue static %.1f ms, continuous %.3f ms; sat %d %d", rate, tsim_sys(&st, "queue")->mean,
+                tsim_sys(&ct, "queue")->mean, st.saturated, ct.saturated);
     cr_expect_eq(st.saturated, 0, "static saturated at half its capacity");
     cr_expect_eq(ct.saturated, 0);
     cr_expect_eq(st.served, 3000);
     cr_expect_eq(ct.served, 3000);
-    cr_expect_lt(ct.queue.mean, st.queue.mean, "queue: continuous %.3f ms vs static %.3f ms", ct.queue.mean,
-                 st.queue.mean);
-    cr_expect_lt(ct.ttft.mean, st.ttft.mean);
+    cr_expect_lt(tsim_sys(&ct, "queue")->mean, tsim_sys(&st, "queue")->mean,
+                 "queue: continuous %.3f ms vs static %.3f ms", tsim_sys(&ct, "queue")->mean,
+                 tsim_sys(&st, "queue")->mean);
+    cr_expect_lt(tsim_sys(&ct, "ttft")->mean, tsim_sys(&st, "ttft")->mean);
     sim_result_free(&st);
     sim_result_free(&ct);
 }
@@ -574,7 +579,7 @@ static void check_conservation(const sim_result *res)
     cr_expect_eq(p->served + p->rejected + p->timed_out, p->arrivals);
     cr_expect_eq(p->served, res->served);
     /* Every served request produced all its tokens and its first token once. */
-    cr_expect_eq(res->ttft.n, res->served);
+    cr_expect_eq(tsim_sys(res, "ttft")->n, res->served);
     /* Throughput counts every request leaving during the window (warm-up ones
      * included), each with its 400 tokens. */
     cr_expect_float_eq(res->output_tps * res->window_s, (double) res->departures * 400, 1e-6 * res->departures * 400);
@@ -599,7 +604,7 @@ Test(llm_preempt, small_kv_preempts_and_loses_nothing)
         cr_expect_leq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0 + 1e-12);
         /* A preempted request is recomputed, so it takes longer than alone:
          * no request is faster than a lone one (15 ms + 399 decode steps). */
-        cr_expect_geq(res.e2e.max, 15 + lone_decode_ms(100, 400) - 1e-3);
+        cr_expect_geq(tsim_sys(&res, "e2e")->max, 15 + lone_decode_ms(100, 400) - 1e-3);
         sim_result_free(&res);
     }
 }
@@ -802,7 +807,7 @@ Test(llm_tokens, output_tokens_conserved)
         double tokens = res.output_tps * res.window_s;
         cr_expect_float_eq(tokens, (double) res.departures * 50, 1e-6 * res.departures * 50, "%s: %.9f tokens", sched[i], tokens);
         cr_expect_float_eq(res.throughput_rps * res.window_s, (double) res.departures, 1e-6 * res.departures);
-        cr_expect_eq(res.tpot.n, 2000);
+        cr_expect_eq(tsim_sys(&res, "tpot")->n, 2000);
         sim_result_free(&res);
     }
 }
@@ -836,10 +841,10 @@ Test(llm_determinism, same_seed_same_results)
         run_text(text, 42, &a);
         run_text(text, 42, &b);
         run_text(text, 43, &c);
-        expect_same_summary(&a.ttft, &b.ttft, "ttft");
-        expect_same_summary(&a.tpot, &b.tpot, "tpot");
-        expect_same_summary(&a.e2e, &b.e2e, "e2e");
-        expect_same_summary(&a.queue, &b.queue, "queue");
+        expect_same_summary(tsim_sys(&a, "ttft"), tsim_sys(&b, "ttft"), "ttft");
+        expect_same_summary(tsim_sys(&a, "tpot"), tsim_sys(&b, "tpot"), "tpot");
+        expect_same_summary(tsim_sys(&a, "e2e"), tsim_sys(&b, "e2e"), "e2e");
+        expect_same_summary(tsim_sys(&a, "queue"), tsim_sys(&b, "queue"), "queue");
         cr_expect_eq(a.events, b.events);
         cr_expect_eq(a.served, b.served);
         cr_expect_eq(a.window_s, b.window_s);
@@ -847,7 +852,7 @@ Test(llm_determinism, same_seed_same_results)
         cr_expect_eq(pool_metric_get(&a.pools[0], "preemptions"), pool_metric_get(&b.pools[0], "preemptions"));
         cr_expect_eq(pool_metric_get(&a.pools[0], "mean_batch"), pool_metric_get(&b.pools[0], "mean_batch"));
         /* Another seed gives another run. */
-        cr_expect_neq(a.ttft.mean, c.ttft.mean, "%s: seeds 42 and 43 agree", sched[i]);
+        cr_expect_neq(tsim_sys(&a, "ttft")->mean, tsim_sys(&c, "ttft")->mean, "%s: seeds 42 and 43 agree", sched[i]);
         sim_result_free(&a);
         sim_result_free(&b);
         sim_result_free(&c);
@@ -935,14 +940,16 @@ Test(llm_overlap, continuous_two_requests_exact)
     two_text(text, sizeof text, "scheduler = continuous\n");
     run_text(text, 1, &res);
     cr_assert_eq(res.served, 2);
-    cr_expect_float_eq(res.ttft.mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
-                       res.ttft.mean);
-    cr_expect_float_eq(res.tpot.mean, (NS_MS(a_last - a_first) / 10 + NS_MS(b_last - b_first) / 10) / 2,
-                       EXACT_TOL, "tpot %.9f", res.tpot.mean);
-    cr_expect_float_eq(res.e2e.mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
-                       res.e2e.mean);
-    cr_expect_float_eq(res.e2e.max, NS_MS(a_last), EXACT_TOL, "e2e max %.9f", res.e2e.max);
-    cr_expect_float_eq(res.queue.mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f", res.queue.mean);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
+                       tsim_sys(&res, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) / 10 + NS_MS(b_last - b_first) / 10) / 2,
+                       EXACT_TOL, "tpot %.9f", tsim_sys(&res, "tpot")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
+                       tsim_sys(&res, "e2e")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->max, NS_MS(a_last), EXACT_TOL, "e2e max %.9f",
+                       tsim_sys(&res, "e2e")->max);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f",
+                       tsim_sys(&res, "queue")->mean);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 14);
     /* Sequences per step: 1, 1, 1, then 2 x 8 (s3..s10), then 1 x 3. */
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 22.0 / 14.0, 1e-12, "%g", pool_metric_get(&res.pools[0], "mean_batch"));
@@ -967,10 +974,12 @@ Test(llm_overlap, static_two_requests_exact)
     two_text(text, sizeof text, "scheduler = static\n");
     run_text(text, 1, &res);
     cr_assert_eq(res.served, 2);
-    cr_expect_float_eq(res.ttft.mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
-                       res.ttft.mean);
-    cr_expect_float_eq(res.tpot.mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL);
-    cr_expect_float_eq(res.queue.mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f", res.queue.mean);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
+                       tsim_sys(&res, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20,
+                       EXACT_TOL);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f",
+                       tsim_sys(&res, "queue")->mean);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 22);
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 1.0, 1e-12);
     sim_result_free(&res);
@@ -993,10 +1002,12 @@ Test(llm_overlap, dynamic_starts_when_batch_full)
     two_text(text, sizeof text, "scheduler = dynamic\nmax_batch = 2\nmax_wait_ms = 100\n");
     run_text(text, 1, &res);
     cr_assert_eq(res.served, 2);
-    cr_expect_float_eq(res.ttft.mean, (NS_MS(first) + NS_MS(first - tB)) / 2, EXACT_TOL, "ttft %.9f",
-                       res.ttft.mean);
-    cr_expect_float_eq(res.tpot.mean, NS_MS(last - first) / 10, EXACT_TOL, "tpot %.9f", res.tpot.mean);
-    cr_expect_float_eq(res.queue.mean, NS_MS(tB) / 2, EXACT_TOL, "queue %.9f", res.queue.mean);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(first) + NS_MS(first - tB)) / 2, EXACT_TOL, "ttft %.9f",
+                       tsim_sys(&res, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, NS_MS(last - first) / 10, EXACT_TOL, "tpot %.9f",
+                       tsim_sys(&res, "tpot")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(tB) / 2, EXACT_TOL, "queue %.9f",
+                       tsim_sys(&res, "queue")->mean);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 11);
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 2.0, 1e-12);
     sim_result_free(&res);
@@ -1012,7 +1023,7 @@ Test(llm_overlap, two_replicas_serve_in_parallel)
     run_text(text, 1, &res);
     cr_assert_eq(res.served, 2);
     check_lone(&res, 2, 11, 15.0, lone_decode_ms(100, 11) / 10, 11, 1);
-    cr_expect_float_eq(res.queue.mean, 0, 1e-12);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, 0, 1e-12);
     cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 2);
     sim_result_free(&res);
 }
@@ -1056,18 +1067,20 @@ Test(llm_preempt, one_preemption_exact)
     cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 1);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 64, "steps %llu", (unsigned long long) pool_metric_get(&res.pools[0], "steps"));
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0, 1e-12);
-    cr_expect_float_eq(res.ttft.mean, (NS_MS(T[0]) + NS_MS(T[1] - tB)) / 2, EXACT_TOL, "ttft %.9f",
-                       res.ttft.mean);
-    cr_expect_float_eq(res.tpot.mean, (NS_MS(T[39] - T[0]) / 39 + NS_MS(T[63] - T[1]) / 39) / 2, EXACT_TOL,
-                       "tpot %.9f", res.tpot.mean);
-    cr_expect_float_eq(res.e2e.mean, (NS_MS(T[39]) + NS_MS(T[63] - tB)) / 2, EXACT_TOL, "e2e %.9f",
-                       res.e2e.mean);
-    cr_expect_float_eq(res.e2e.max, NS_MS(T[63] - tB), EXACT_TOL);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(T[0]) + NS_MS(T[1] - tB)) / 2, EXACT_TOL, "ttft %.9f",
+                       tsim_sys(&res, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(T[39] - T[0]) / 39 + NS_MS(T[63] - T[1]) / 39) / 2,
+                       EXACT_TOL,
+                       "tpot %.9f", tsim_sys(&res, "tpot")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(T[39]) + NS_MS(T[63] - tB)) / 2, EXACT_TOL, "e2e %.9f",
+                       tsim_sys(&res, "e2e")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->max, NS_MS(T[63] - tB), EXACT_TOL);
     /* The system's queueing counts both of B's waits: before its first start
      * (T0 - 5 ms) and after the preemption (from s17's start, T16, to s40's
      * start, T39). */
-    cr_expect_float_eq(res.queue.mean, (NS_MS(T[0] - tB) + NS_MS(T[39] - T[16])) / 2, EXACT_TOL, "queue %.9f",
-                       res.queue.mean);
+    cr_expect_float_eq(tsim_sys(&res, "queue")->mean, (NS_MS(T[0] - tB) + NS_MS(T[39] - T[16])) / 2, EXACT_TOL,
+                       "queue %.9f",
+                       tsim_sys(&res, "queue")->mean);
     sim_result_free(&res);
 }
 
@@ -1116,10 +1129,11 @@ static void roofline_lone(const char *sched_lines, int chunk)
     sim_result res;
     cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
     cr_expect_eq(res.served, 2);
-    cr_expect_float_eq(res.ttft.mean, NS_MS(ttft), EXACT_TOL, "%s ttft %.9f vs %.9f", sched_lines,
-                       res.ttft.mean, NS_MS(ttft));
-    cr_expect_float_eq(res.tpot.mean, NS_MS(dec) / (O - 1), EXACT_TOL, "%s tpot %.9f vs %.9f", sched_lines,
-                       res.tpot.mean, NS_MS(dec) / (O - 1));
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, NS_MS(ttft), EXACT_TOL, "%s ttft %.9f vs %.9f", sched_lines,
+                       tsim_sys(&res, "ttft")->mean, NS_MS(ttft));
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, NS_MS(dec) / (O - 1), EXACT_TOL, "%s tpot %.9f vs %.9f",
+                       sched_lines,
+                       tsim_sys(&res, "tpot")->mean, NS_MS(dec) / (O - 1));
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), (uint64_t) (2 * nsteps));
     cr_expect_gt(pool_metric_get(&res.pools[0], "mfu"), 0);
     cr_expect_leq(pool_metric_get(&res.pools[0], "mfu"), 1);
@@ -1216,12 +1230,13 @@ Test(llm_overlap, chunked_shares_budget_exact)
     trace_text(text, sizeof text, 2, (const double[]) { 0, 5 }, 100, 11, "scheduler = chunked\nchunk_tokens = 64\n");
     run_text(text, 1, &res);
     cr_assert_eq(res.served, 2);
-    cr_expect_float_eq(res.ttft.mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
-                       res.ttft.mean);
-    cr_expect_float_eq(res.tpot.mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL,
-                       "tpot %.9f", res.tpot.mean);
-    cr_expect_float_eq(res.e2e.mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
-                       res.e2e.mean);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
+                       tsim_sys(&res, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20,
+                       EXACT_TOL,
+                       "tpot %.9f", tsim_sys(&res, "tpot")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
+                       tsim_sys(&res, "e2e")->mean);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 14);
     /* Sequences per step: 1, 2, 2, 2, then 2 x 8, then 1 x 2 = 25 / 14. */
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 25.0 / 14.0, 1e-12, "%g", pool_metric_get(&res.pools[0], "mean_batch"));
@@ -1261,15 +1276,16 @@ Test(llm_overlap, chunked_budget_counts_decodes)
     trace_text(text, sizeof text, 2, (const double[]) { 0, 5 }, 100, 11, "scheduler = chunked\nchunk_tokens = 50\n");
     run_text(text, 1, &res);
     cr_assert_eq(res.served, 2);
-    cr_expect_float_eq(res.ttft.mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
-                       res.ttft.mean);
-    cr_expect_float_eq(res.e2e.mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
-                       res.e2e.mean);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
+                       tsim_sys(&res, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
+                       tsim_sys(&res, "e2e")->mean);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 15);
-    cr_expect_eq(res.itl.n, 20);
-    cr_expect_float_eq(res.itl.mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL,
-                       "itl %.9f", res.itl.mean);
-    cr_expect_float_eq(res.itl.max, NS_MS(maxgap), EXACT_TOL, "itl max %.9f", res.itl.max);
+    cr_expect_eq(tsim_sys(&res, "itl")->n, 20);
+    cr_expect_float_eq(tsim_sys(&res, "itl")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL,
+                       "itl %.9f", tsim_sys(&res, "itl")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "itl")->max, NS_MS(maxgap), EXACT_TOL, "itl max %.9f",
+                       tsim_sys(&res, "itl")->max);
     sim_result_free(&res);
 }
 
@@ -1287,10 +1303,12 @@ Test(llm_preempt, itl_adds_up_to_tpot)
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", i == 2 ? 0 : 64);
         run_text(text, 1, &res);
         if (i < 2) cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
-        cr_expect_eq(res.itl.n, res.served * 399, "%s: %llu gaps", sched[i], (unsigned long long) res.itl.n);
-        cr_expect_float_eq(res.itl.mean, res.tpot.mean, 1e-9 * res.tpot.mean, "%s: itl %.12g tpot %.12g", sched[i],
-                           res.itl.mean, res.tpot.mean);
-        cr_expect_geq(res.itl.max, res.tpot.max * (1 - 1e-12), "%s", sched[i]);
+        cr_expect_eq(tsim_sys(&res, "itl")->n, res.served * 399, "%s: %llu gaps", sched[i],
+                     (unsigned long long) tsim_sys(&res, "itl")->n);
+        cr_expect_float_eq(tsim_sys(&res, "itl")->mean, tsim_sys(&res, "tpot")->mean,
+                           1e-9 * tsim_sys(&res, "tpot")->mean, "%s: itl %.12g tpot %.12g", sched[i],
+                           tsim_sys(&res, "itl")->mean, tsim_sys(&res, "tpot")->mean);
+        cr_expect_geq(tsim_sys(&res, "itl")->max, tsim_sys(&res, "tpot")->max * (1 - 1e-12), "%s", sched[i]);
         sim_result_free(&res);
     }
 }

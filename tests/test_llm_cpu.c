@@ -54,9 +54,10 @@ static void lone(const char *extra, double tok_ms, double periods_per_req, sim_r
     tsim_run("/tmp/test_llm_cpu.ini", text, 1, res);
     cr_assert_eq(res->served, 3);
     double ttft = tok_ms + 5 + 0.1 * 1000;
-    cr_expect_float_eq(res->ttft.mean, ttft, 1e-5, "ttft %.9f vs %.9f", res->ttft.mean, ttft);
-    cr_expect_float_eq(res->ttft.max, ttft, 1e-5, "ttft max %.9f vs %.9f", res->ttft.max, ttft);
-    cr_expect_float_eq(res->overhead.mean, tok_ms, 1e-5, "overhead %.9f", res->overhead.mean);
+    cr_expect_float_eq(tsim_sys(res, "ttft")->mean, ttft, 1e-5, "ttft %.9f vs %.9f", tsim_sys(res, "ttft")->mean, ttft);
+    cr_expect_float_eq(tsim_sys(res, "ttft")->max, ttft, 1e-5, "ttft max %.9f vs %.9f", tsim_sys(res, "ttft")->max,
+                       ttft);
+    cr_expect_float_eq(tsim_sys(res, "overhead")->mean, tok_ms, 1e-5, "overhead %.9f", tsim_sys(res, "overhead")->mean);
     if (periods_per_req >= 0)
         cr_expect_float_eq(pool_metric_get(&res->pools[0], "cpu_throttled_periods"), 3 * periods_per_req, 1e-9,
                            "throttled periods %g", pool_metric_get(&res->pools[0], "cpu_throttled_periods"));
@@ -106,9 +107,11 @@ Test(llm_cpu, tight_limit_grows_the_tail)
     snprintf(text, sizeof text, "%s4\n", base);
     tsim_run("/tmp/test_llm_cpu.ini", text, 7, &wide);
     cr_expect_eq(pool_metric_get(&wide.pools[0], "cpu_throttled_periods"), 0);
-    cr_expect_geq(wide.overhead.cdf[0], 100 * (1 - 1e-6), "tokenisation takes its 100 ms at least");
-    cr_expect_gt(tight.overhead.mean, 400 - 1e-6, "4 periods of 25 ms of quota: %g", tight.overhead.mean);
-    cr_expect_gt(tight.ttft.p99, wide.ttft.p99 + 300, "p99 %g vs %g", tight.ttft.p99, wide.ttft.p99);
+    cr_expect_geq(tsim_sys(&wide, "overhead")->cdf[0], 100 * (1 - 1e-6), "tokenisation takes its 100 ms at least");
+    cr_expect_gt(tsim_sys(&tight, "overhead")->mean, 400 - 1e-6, "4 periods of 25 ms of quota: %g",
+                 tsim_sys(&tight, "overhead")->mean);
+    cr_expect_gt(tsim_sys(&tight, "ttft")->p99, tsim_sys(&wide, "ttft")->p99 + 300, "p99 %g vs %g",
+                 tsim_sys(&tight, "ttft")->p99, tsim_sys(&wide, "ttft")->p99);
     sim_result_free(&tight);
     sim_result_free(&wide);
 }
@@ -142,14 +145,16 @@ Test(llm_cpu, steps_on_half_a_core_by_hand)
     tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
     cr_assert_eq(res.served, 3);
     double d2 = decode_ms(1001), d3 = decode_ms(1002), e2e = 540 + d3, gpu = 105 + d2 + d3;
-    cr_expect_float_eq(res.ttft.max, 245, 1e-6, "ttft %.9f", res.ttft.max);
-    cr_expect_float_eq(res.ttft.mean, 245, 1e-6, "ttft %.9f", res.ttft.mean);
-    cr_expect_float_eq(res.e2e.max, e2e, 1e-6, "e2e %.9f vs %.9f", res.e2e.max, e2e);
-    cr_expect_float_eq(res.e2e.mean, e2e, 1e-6, "e2e %.9f vs %.9f", res.e2e.mean, e2e);
-    cr_expect_float_eq(res.tpot.mean, (e2e - 245) / 2, 1e-6);
-    cr_expect_float_eq(res.itl.max, e2e - (350 + d2), 1e-6, "step 3: %.9f", res.itl.max);
-    cr_expect_float_eq(res.overhead.mean, e2e - gpu, 1e-6, "overhead %.9f vs %.9f", res.overhead.mean, e2e - gpu);
-    cr_expect_float_eq(res.service.mean, gpu, 1e-6, "service %.9f vs %.9f", res.service.mean, gpu);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->max, 245, 1e-6, "ttft %.9f", tsim_sys(&res, "ttft")->max);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, 245, 1e-6, "ttft %.9f", tsim_sys(&res, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->max, e2e, 1e-6, "e2e %.9f vs %.9f", tsim_sys(&res, "e2e")->max, e2e);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, e2e, 1e-6, "e2e %.9f vs %.9f", tsim_sys(&res, "e2e")->mean, e2e);
+    cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (e2e - 245) / 2, 1e-6);
+    cr_expect_float_eq(tsim_sys(&res, "itl")->max, e2e - (350 + d2), 1e-6, "step 3: %.9f", tsim_sys(&res, "itl")->max);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, e2e - gpu, 1e-6, "overhead %.9f vs %.9f",
+                       tsim_sys(&res, "overhead")->mean, e2e - gpu);
+    cr_expect_float_eq(tsim_sys(&res, "service")->mean, gpu, 1e-6, "service %.9f vs %.9f",
+                       tsim_sys(&res, "service")->mean, gpu);
     const pool_result *p = &res.pools[0];
     cr_expect_float_eq(pool_metric_get(p, "cpu_throttled_periods"), 3 * 4, 1e-9);
     cr_expect_float_eq(pool_metric_get(p, "cpu_throttled_s"), 3 * (50 + 15 + (400 - (350 + d2)) + 50) / 1e3,
@@ -161,8 +166,8 @@ Test(llm_cpu, steps_on_half_a_core_by_hand)
     lone_text(text, sizeof text, 3, "cpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\ncpu_request_cores = 1\n");
     memcpy(strstr(text, "const(11)"), "const(3) ", 9);
     tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
-    cr_expect_float_eq(res.ttft.mean, 195, 1e-6, "ttft %.9f", res.ttft.mean);
-    cr_expect_float_eq(res.e2e.mean, 270 + gpu, 1e-6, "e2e %.9f", res.e2e.mean);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, 195, 1e-6, "ttft %.9f", tsim_sys(&res, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 270 + gpu, 1e-6, "e2e %.9f", tsim_sys(&res, "e2e")->mean);
     cr_expect(isnan(pool_metric_get(&res.pools[0], "cpu_throttled_periods")), "no limit, no throttling metrics");
     sim_result_free(&res);
 }
@@ -205,9 +210,10 @@ Test(llm_cpu, replicas_do_not_throttle_each_other)
     sim_result res;
     traced("replicas = 2\ncpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\ncpu_limit_cores = 0.5\n", &res);
     cr_assert_eq(res.served, 3);
-    cr_expect_float_eq(res.ttft.max, 245, 1e-6, "ttft max %.9f", res.ttft.max);
-    cr_expect_float_eq(res.ttft.cdf[0], 244, 1e-6, "ttft min %.9f", res.ttft.cdf[0]);
-    cr_expect_float_eq(res.ttft.mean, (245 + 244 + 245) / 3.0, 1e-6, "ttft mean %.9f", res.ttft.mean);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->max, 245, 1e-6, "ttft max %.9f", tsim_sys(&res, "ttft")->max);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->cdf[0], 244, 1e-6, "ttft min %.9f", tsim_sys(&res, "ttft")->cdf[0]);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (245 + 244 + 245) / 3.0, 1e-6, "ttft mean %.9f",
+                       tsim_sys(&res, "ttft")->mean);
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "cpu_throttled_periods"), 3, 1e-9);
     sim_result_free(&res);
 }
@@ -223,12 +229,13 @@ Test(llm_cpu, routed_tokenisation_in_the_replica)
     sim_result res;
     traced("replicas = 2\nrouting = round_robin\ncpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\n", &res);
     cr_assert_eq(res.served, 3);
-    cr_expect_float_eq(res.ttft.max, 555, 1e-6, "ttft max %.9f", res.ttft.max);
-    cr_expect_float_eq(res.ttft.cdf[0], 554, 1e-6, "ttft min %.9f", res.ttft.cdf[0]);
-    cr_expect_float_eq(res.overhead.mean, (450 + 449 + 450) / 3.0, 1e-6, "tokenising %.9f", res.overhead.mean);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->max, 555, 1e-6, "ttft max %.9f", tsim_sys(&res, "ttft")->max);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->cdf[0], 554, 1e-6, "ttft min %.9f", tsim_sys(&res, "ttft")->cdf[0]);
+    cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, (450 + 449 + 450) / 3.0, 1e-6, "tokenising %.9f",
+                       tsim_sys(&res, "overhead")->mean);
     sim_result_free(&res);
     traced("replicas = 2\ncpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\n", &res);
-    cr_expect_gt(res.ttft.max, 555 + 200, "one front end: %.9f", res.ttft.max);
+    cr_expect_gt(tsim_sys(&res, "ttft")->max, 555 + 200, "one front end: %.9f", tsim_sys(&res, "ttft")->max);
     sim_result_free(&res);
 }
 
@@ -245,9 +252,10 @@ Test(llm_cpu, dp_ranks_share_their_pod)
     sim_result res;
     traced("dp = 2\ncpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\ncpu_limit_cores = 0.5\n", &res);
     cr_assert_eq(res.served, 3);
-    cr_expect_float_eq(res.ttft.max, 419.5, 1e-6, "ttft max %.9f", res.ttft.max);
-    cr_expect_float_eq(res.ttft.cdf[0], 245, 1e-6, "ttft min %.9f", res.ttft.cdf[0]);
-    cr_expect_float_eq(res.ttft.mean, (419.5 * 2 + 245) / 3, 1e-6, "ttft mean %.9f", res.ttft.mean);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->max, 419.5, 1e-6, "ttft max %.9f", tsim_sys(&res, "ttft")->max);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->cdf[0], 245, 1e-6, "ttft min %.9f", tsim_sys(&res, "ttft")->cdf[0]);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (419.5 * 2 + 245) / 3, 1e-6, "ttft mean %.9f",
+                       tsim_sys(&res, "ttft")->mean);
     sim_result_free(&res);
 }
 

@@ -123,11 +123,14 @@ Test(lora, one_slot_alternating_loads_every_request)
     /* TTFT of a lone request: its prefill step plus the load (25 GB/s) plus the
      * adapter's weight read (3350 GB/s x 0.8); the steps are whole ns. */
     double load = BYTES / 25e9 * 1e3, read = BYTES / (3350e9 * 0.8) * 1e3;
-    cr_expect(fabs(res.ttft.mean - base.ttft.mean - load - read) < 2e-6, "ttft %.9f vs %.9f + %.9f + %.9f",
-              res.ttft.mean, base.ttft.mean, load, read);
-    cr_expect(fabs(two.ttft.mean - base.ttft.mean - read - 2 * load / 40) < 2e-6, "two slots: ttft %.9f",
-              two.ttft.mean);
-    cr_expect(fabs(res.tpot.mean - base.tpot.mean - read) < 2e-6, "tpot %.9f vs %.9f", res.tpot.mean, base.tpot.mean);
+    cr_expect(fabs(tsim_sys(&res, "ttft")->mean - tsim_sys(&base, "ttft")->mean - load - read) < 2e-6,
+              "ttft %.9f vs %.9f + %.9f + %.9f",
+              tsim_sys(&res, "ttft")->mean, tsim_sys(&base, "ttft")->mean, load, read);
+    cr_expect(fabs(tsim_sys(&two, "ttft")->mean - tsim_sys(&base, "ttft")->mean - read - 2 * load / 40) < 2e-6,
+              "two slots: ttft %.9f",
+              tsim_sys(&two, "ttft")->mean);
+    cr_expect(fabs(tsim_sys(&res, "tpot")->mean - tsim_sys(&base, "tpot")->mean - read) < 2e-6, "tpot %.9f vs %.9f",
+              tsim_sys(&res, "tpot")->mean, tsim_sys(&base, "tpot")->mean);
     sim_result_free(&res);
     sim_result_free(&two);
     sim_result_free(&base);
@@ -154,7 +157,8 @@ Test(lora, few_slots_make_requests_wait)
     /* 2 slots saturate (queueing of seconds), 8 do not; the queue built with 2
      * lets requests whose adapter is in the batch pass (vLLM), so their hit
      * rate is the higher one. */
-    cr_expect_gt(a.ttft.p99, 10 * b.ttft.p99, "ttft p99 %g vs %g", a.ttft.p99, b.ttft.p99);
+    cr_expect_gt(tsim_sys(&a, "ttft")->p99, 10 * tsim_sys(&b, "ttft")->p99, "ttft p99 %g vs %g",
+                 tsim_sys(&a, "ttft")->p99, tsim_sys(&b, "ttft")->p99);
     cr_expect_gt(metric(&a, "lora_hit_rate"), metric(&b, "lora_hit_rate"));
     sim_result_free(&a);
     sim_result_free(&b);
@@ -189,7 +193,8 @@ Test(lora, in_batch_adapter_passes_a_waiting_request)
     cr_expect_gt(metric(&res, "lora_waits"), 0);
     cr_expect_eq(res.served, 3);
     /* b waited for the whole of the first a (200 steps), the second a for a step. */
-    cr_expect_gt(res.ttft.max, 20 * res.ttft.p50, "ttft max %g p50 %g", res.ttft.max, res.ttft.p50);
+    cr_expect_gt(tsim_sys(&res, "ttft")->max, 20 * tsim_sys(&res, "ttft")->p50, "ttft max %g p50 %g",
+                 tsim_sys(&res, "ttft")->max, tsim_sys(&res, "ttft")->p50);
     sim_result_free(&res);
     /* lora_max_wait_ms = 10: b has waited 50 ms when the second a arrives, so
      * the second a queues behind it (first come first served again): a, b, a

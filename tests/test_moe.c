@@ -266,7 +266,8 @@ Test(moe_pp, lone_request_ttft_is_two_stages_plus_transfer)
     double t = stage_s(8.03e9, 32, 16, 1000, 1000.0 * 1001 / 2, 2.0 * 8 * 128 * 2);
     double x = 8e-6 + 1000.0 * 4096 * 2 / 900e9;
     double ttft = (t + x + t) * 1e3 + 1.0;
-    cr_expect_float_eq(res.ttft.mean, ttft, 2e-6, "TTFT %.9f ms vs two stages + transfer %.9f ms", res.ttft.mean, ttft);
+    cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, ttft, 2e-6, "TTFT %.9f ms vs two stages + transfer %.9f ms",
+                       tsim_sys(&res, "ttft")->mean, ttft);
     cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 2);
     sim_result_free(&res);
 

@@ -116,7 +116,7 @@ Test(offload_mooncake, unlimited_tier_finds_every_repeat)
     cr_expect_lt(g, want - 0.1, "GPU-only hit rate %g vs %g", g, want);
     cr_expect_float_eq(pm(&tier, 0, "kv_offload_gpu_hit_rate") >= pm(&tier, 0, "prefix_hit_rate") - 1e-12, 1, 0);
     /* Fewer prefill tokens: the mean TTFT falls. */
-    cr_expect_lt(tier.ttft.mean, gpu.ttft.mean);
+    cr_expect_lt(tsim_sys(&tier, "ttft")->mean, tsim_sys(&gpu, "ttft")->mean);
     cr_expect(tsim_bd_row(&tier, "breakdown.all", BD_KV_TRANSFER) != NULL, "the KV shares are reported");
     cr_expect_gt(tsim_bd(&tier, "breakdown.all", BD_KV_LOAD), 0);
     sim_result_free(&gpu);
@@ -172,9 +172,10 @@ Test(offload_load, load_time_is_bytes_over_bandwidth)
         cr_expect_float_eq(pm(&r, 0, "kv_load_ms"), load, 2e-6, "variant %zu: load %.9f vs %.9f", i,
                            pm(&r, 0, "kv_load_ms"), load);
         /* TTFTs: 209.8 (miss), 209.8 (miss), 6.6 + load (tier), 6.6 (GPU, free). */
-        cr_expect_float_eq(r.ttft.max, 209.8, 1e-5);
-        cr_expect_float_eq(r.ttft.mean, (2 * 209.8 + 6.6 + load + 6.6) / 4, 1e-5, "variant %zu: ttft mean %.9f", i,
-                           r.ttft.mean);
+        cr_expect_float_eq(tsim_sys(&r, "ttft")->max, 209.8, 1e-5);
+        cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, (2 * 209.8 + 6.6 + load + 6.6) / 4, 1e-5,
+                           "variant %zu: ttft mean %.9f", i,
+                           tsim_sys(&r, "ttft")->mean);
         cr_expect_float_eq(pm(&r, 0, "kv_offload_total_hit_rate"), (2 * 2048.0) / (4 * 2048.0), 1e-12);
         cr_expect_float_eq(pm(&r, 0, "kv_offload_gpu_hit_rate"), 0.25, 1e-12);
         sim_result_free(&r);
@@ -200,7 +201,7 @@ Test(offload_load, load_time_is_bytes_over_bandwidth)
     sim_result r;
     small_text(t, sizeof t, path, "");
     run_text(t, &r);
-    cr_expect_float_eq(r.ttft.mean, (3 * 209.8 + 6.6) / 4, 1e-5);
+    cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, (3 * 209.8 + 6.6) / 4, 1e-5);
     cr_expect(!tsim_bd_row(&r, "breakdown.all", BD_KV_TRANSFER) && !tsim_bd_row(&r, "breakdown.all", BD_KV_LOAD),
               "no KV shares without KV time");
     sim_result_free(&r);

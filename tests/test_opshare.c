@@ -214,6 +214,7 @@ Test(opshare, learned_split_by_hand)
 
 #include "run/scenario.h"
 #include "run/sim.h"
+#include "tsim.h"
 
 static void simulate(const char *text, sim_result *out)
 {
@@ -239,7 +240,7 @@ Test(opshare, shares_over_a_run)
     simulate(CHAT("op_shares = yes\n", "500"), &b);
     /* Reporting changes no number, and adds the rows only when asked. */
     cr_assert(isnan(pool_metric_get(&a.pools[0], "op_step_ms")));
-    cr_assert_eq(a.e2e.p99, b.e2e.p99);
+    cr_assert_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
     cr_assert_eq(a.events, b.events);
     const pool_result *p = &b.pools[0];
     double sum = 0;

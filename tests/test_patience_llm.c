@@ -134,7 +134,7 @@ Test(patience_llm, queue_only_patience_serves_what_has_begun, .init = setup)
     cr_assert_gt(res.abandoned, 0);
     cr_assert_eq(pool_metric_get(p, "cancelled"), 0.0, "nobody leaves in service");
     cr_assert_eq(res.served + res.abandoned, 12);
-    cr_assert_gt(res.ttft.max, 150.0, "those who began were served beyond their patience");
+    cr_assert_gt(tsim_sys(&res, "ttft")->max, 150.0, "those who began were served beyond their patience");
     sim_result_free(&res);
 }
 

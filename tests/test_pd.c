@@ -88,9 +88,10 @@ Test(pd_lone, transfer_plus_one_step)
     double xfer = P * KV_BYTES_TOKEN / 10e9 * 1e3 + 0.5;
     cr_expect_float_eq(xfer, 13.6072, 1e-9);
     cr_assert_eq(pd.served, 3);
-    cr_expect_float_eq(col.ttft.mean, 105.0, 1e-5);
-    cr_expect_float_eq(pd.ttft.mean, col.ttft.mean, 1e-9, "ttft %.9f vs colocated %.9f", pd.ttft.mean, col.ttft.mean);
-    cr_expect_float_eq(pd.ttft.max, col.ttft.max, 1e-9);
+    cr_expect_float_eq(tsim_sys(&col, "ttft")->mean, 105.0, 1e-5);
+    cr_expect_float_eq(tsim_sys(&pd, "ttft")->mean, tsim_sys(&col, "ttft")->mean, 1e-9, "ttft %.9f vs colocated %.9f",
+                       tsim_sys(&pd, "ttft")->mean, tsim_sys(&col, "ttft")->mean);
+    cr_expect_float_eq(tsim_sys(&pd, "ttft")->max, tsim_sys(&col, "ttft")->max, 1e-9);
     /* Transfer time reported, to the ns the event clock rounds to. */
     cr_expect_float_eq(pm(&pd, 1, "kv_transfer_ms"), xfer, 2e-6, "kv_transfer_ms %.9f", pm(&pd, 1, "kv_transfer_ms"));
     cr_expect_float_eq(pm(&pd, 1, "kv_transfers"), 3, 1e-12);
@@ -98,16 +99,18 @@ Test(pd_lone, transfer_plus_one_step)
     cr_expect_float_eq(pm(&pd, 1, "kv_transfer_mb"), P * KV_BYTES_TOKEN / 1e6, 1e-9);
     /* First decode token: the first decode step's gap + the transfer: the largest ITL. */
     double step1 = 5 + 0.05 + 0.01 * (P + 1) / 1000.0;
-    cr_expect_float_eq(pd.itl.max, xfer + step1, 1e-5, "first decode gap %.9f vs %.9f", pd.itl.max, xfer + step1);
-    cr_expect_float_eq(col.itl.max, 5 + 0.05 + 0.01 * (P + O - 1) / 1000.0, 1e-5);
+    cr_expect_float_eq(tsim_sys(&pd, "itl")->max, xfer + step1, 1e-5, "first decode gap %.9f vs %.9f",
+                       tsim_sys(&pd, "itl")->max, xfer + step1);
+    cr_expect_float_eq(tsim_sys(&col, "itl")->max, 5 + 0.05 + 0.01 * (P + O - 1) / 1000.0, 1e-5);
     /* e2e and TPOT: the transfer once, over the O - 1 decode tokens. */
-    cr_expect_float_eq(pd.e2e.mean, col.e2e.mean + xfer, 1e-5, "e2e %.9f vs %.9f", pd.e2e.mean, col.e2e.mean + xfer);
-    cr_expect_float_eq(pd.tpot.mean, col.tpot.mean + xfer / (O - 1), 1e-6);
+    cr_expect_float_eq(tsim_sys(&pd, "e2e")->mean, tsim_sys(&col, "e2e")->mean + xfer, 1e-5, "e2e %.9f vs %.9f",
+                       tsim_sys(&pd, "e2e")->mean, tsim_sys(&col, "e2e")->mean + xfer);
+    cr_expect_float_eq(tsim_sys(&pd, "tpot")->mean, tsim_sys(&col, "tpot")->mean + xfer / (O - 1), 1e-6);
     /* Its own breakdown component, out of service; the colocated run has none. */
     cr_expect(tsim_bd_row(&pd, "breakdown.all", BD_KV_TRANSFER) && tsim_bd_row(&pd, "breakdown.all", BD_KV_LOAD));
     cr_expect(!tsim_bd_row(&col, "breakdown.all", BD_KV_TRANSFER) && !tsim_bd_row(&col, "breakdown.p99", BD_KV_LOAD));
     double kvx = tsim_bd(&pd, "breakdown.all", BD_KV_TRANSFER), sum = 0;
-    cr_expect_float_eq(kvx, xfer / pd.e2e.mean, 1e-6, "kv_transfer share %g", kvx);
+    cr_expect_float_eq(kvx, xfer / tsim_sys(&pd, "e2e")->mean, 1e-6, "kv_transfer share %g", kvx);
     for (int k = 0; k <= BD_KV_LOAD; k++) sum += tsim_bd(&pd, "breakdown.all", k);   /* all but connect */
     cr_expect_float_eq(sum, 1.0, 1e-9);
     /* Per role: prefill steps 1 per request, decode steps O - 1. */
@@ -139,7 +142,7 @@ Test(pd_lone, single_token_needs_no_transfer)
     run_text(t, &pd);
     cr_expect_eq(pd.served, 2);
     cr_expect_float_eq(pm(&pd, 1, "kv_transfers"), 0, 1e-12);
-    cr_expect_float_eq(pd.e2e.mean, pd.ttft.mean, 1e-9);
+    cr_expect_float_eq(tsim_sys(&pd, "e2e")->mean, tsim_sys(&pd, "ttft")->mean, 1e-9);
     sim_result_free(&pd);
 }
 

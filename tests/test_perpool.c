@@ -103,7 +103,7 @@ Test(perpool, single_generic_pool_is_the_system)
     run_text("[sim]\nrequests = 5000\nwarmup = 500\n[workload]\narrival = poisson\nrate = 3\n"
              "[pool a]\nservice_ms = exp(mean=200)\nservers = 1\n", &r);
     cr_assert_eq(r.npools, 1);
-    expect_same(&r.pools[0].e2e, &r.e2e, "e2e");
+    expect_same(&r.pools[0].e2e, tsim_sys(&r, "e2e"), "e2e");
     cr_expect_eq(r.pools[0].has_tokens, 0);
     cr_expect_eq(routes_of(&r, NULL, 0), 0);
     cr_expect_eq(ttft_bd_rows(&r), 0);
@@ -118,10 +118,10 @@ Test(perpool, single_llm_pool_is_the_system)
              "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n" LINEAR_KEYS, &r);
     const pool_result *p = &r.pools[0];
     cr_assert(p->has_tokens && p->has_itl);
-    expect_same(&p->e2e, &r.e2e, "e2e");
-    expect_same(&p->ttft, &r.ttft, "ttft");
-    expect_same(&p->tpot, &r.tpot, "tpot");
-    expect_same(&p->itl, &r.itl, "itl");
+    expect_same(&p->e2e, tsim_sys(&r, "e2e"), "e2e");
+    expect_same(&p->ttft, tsim_sys(&r, "ttft"), "ttft");
+    expect_same(&p->tpot, tsim_sys(&r, "tpot"), "tpot");
+    expect_same(&p->itl, tsim_sys(&r, "itl"), "itl");
     sim_result_free(&r);
 }
 
@@ -160,27 +160,31 @@ Test(perpool, routes_of_a_complexity_router)
     expect_same(&a->ttft, &r.pools[is].ttft, "small ttft");
     expect_same(&b->tpot, &r.pools[ib].tpot, "big tpot");
     /* Every request passed the router: its E2E is the system's. */
-    expect_same(&r.pools[ig].e2e, &r.e2e, "router e2e");
+    expect_same(&r.pools[ig].e2e, tsim_sys(&r, "e2e"), "router e2e");
     cr_expect_eq(r.pools[ig].has_tokens, 0);
     /* The mixture's P99 lies between its parts' (within a bin of the histogram). */
     double lo = fmin(a->e2e.p99, b->e2e.p99), hi = fmax(a->e2e.p99, b->e2e.p99);
-    cr_expect(r.e2e.p99 >= lo * (1 - 1e-3) && r.e2e.p99 <= hi * (1 + 1e-3), "p99 %g not in [%g, %g]", r.e2e.p99, lo, hi);
+    cr_expect(tsim_sys(&r, "e2e")->p99 >= lo * (1 - 1e-3) && tsim_sys(&r, "e2e")->p99 <= hi * (1 + 1e-3),
+              "p99 %g not in [%g, %g]", tsim_sys(&r, "e2e")->p99, lo, hi);
     lo = fmin(a->ttft.p99, b->ttft.p99);
     hi = fmax(a->ttft.p99, b->ttft.p99);
-    cr_expect(r.ttft.p99 >= lo * (1 - 1e-3) && r.ttft.p99 <= hi * (1 + 1e-3), "ttft p99 %g not in [%g, %g]", r.ttft.p99, lo, hi);
+    cr_expect(tsim_sys(&r, "ttft")->p99 >= lo * (1 - 1e-3) && tsim_sys(&r, "ttft")->p99 <= hi * (1 + 1e-3),
+              "ttft p99 %g not in [%g, %g]", tsim_sys(&r, "ttft")->p99, lo, hi);
     /* The big pool is slower per token (0.2 vs 0.05 ms per sequence, 10 vs 5 ms a step). */
     cr_expect_gt(b->tpot.p50, a->tpot.p50);
     /* ITL per LLM pool: together, every gap of the run. */
-    cr_expect_eq(r.pools[is].itl.n + r.pools[ib].itl.n, r.itl.n);
+    cr_expect_eq(r.pools[is].itl.n + r.pools[ib].itl.n, tsim_sys(&r, "itl")->n);
     cr_expect_gt(r.pools[ib].itl.p50, r.pools[is].itl.p50);
     /* ... the run's ITL is their merge (stat_merge): count-weighted mean, extremes, quantiles in between. */
     const stat_summary *x = &r.pools[is].itl, *y = &r.pools[ib].itl;
-    cr_expect_float_eq(r.itl.mean, (x->mean * (double) x->n + y->mean * (double) y->n) / (double) r.itl.n, 1e-12 * r.itl.mean);
-    cr_expect_eq(r.itl.max, fmax(x->max, y->max));
-    cr_expect(r.itl.p50 >= fmin(x->p50, y->p50) && r.itl.p50 <= fmax(x->p50, y->p50));
+    cr_expect_float_eq(tsim_sys(&r, "itl")->mean,
+                       (x->mean * (double) x->n + y->mean * (double) y->n) / (double) tsim_sys(&r, "itl")->n,
+                       1e-12 * tsim_sys(&r, "itl")->mean);
+    cr_expect_eq(tsim_sys(&r, "itl")->max, fmax(x->max, y->max));
+    cr_expect(tsim_sys(&r, "itl")->p50 >= fmin(x->p50, y->p50) && tsim_sys(&r, "itl")->p50 <= fmax(x->p50, y->p50));
     /* Means: the requests' mixture. */
     double mix = (a->e2e.mean * (double) a->served + b->e2e.mean * (double) b->served) / (double) r.served;
-    cr_expect_float_eq(mix, r.e2e.mean, 1e-9 * r.e2e.mean);
+    cr_expect_float_eq(mix, tsim_sys(&r, "e2e")->mean, 1e-9 * tsim_sys(&r, "e2e")->mean);
     sim_result_free(&r);
 }
 
@@ -198,7 +202,7 @@ Test(perpool, ttft_breakdown_by_hand)
     unsetenv("LATSIM_CHECK");
     cr_assert_eq(ttft_bd_rows(&r), 3 * TB_N);
     cr_assert_eq(r.served, 3);
-    cr_expect_float_eq(r.ttft.mean, 128.0, 1e-4, "ttft %.9f", r.ttft.mean);
+    cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, 128.0, 1e-4, "ttft %.9f", tsim_sys(&r, "ttft")->mean);
     double m[TB_N];
     ttft_bd(&r, "ttft_breakdown.mean_ms", m);
     cr_expect_float_eq(m[TB_NETWORK], 20.0, 1e-4, "network %.9f", m[TB_NETWORK]);
@@ -216,7 +220,7 @@ Test(perpool, ttft_breakdown_by_hand)
              "prompt_tokens = const(1000)\noutput_tokens = const(11)\n"
              "[pool hop]\nkind = net\nrtt_ms = const(20)\nup_mbps = 1e9\ndown_mbps = 1e9\nproto_ms_per_kb = 0\nstream = no\n"
              "next = chat\n[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n" LINEAR_KEYS, &r);
-    cr_expect_float_eq(r.ttft.mean, r.e2e.mean, 1e-9);
+    cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, tsim_sys(&r, "e2e")->mean, 1e-9);
     double dec = 0;
     for (int k = 1; k <= 10; k++) dec += 5 + 0.05 + 0.01 * (1000 + k) / 1000.0;
     ttft_bd(&r, "ttft_breakdown.mean_ms", m);
@@ -258,7 +262,8 @@ Test(perpool, ttft_breakdown_adds_up_with_a_gateway)
         sa += all[k];
         sp += p99[k];
     }
-    cr_expect_float_eq(sum, r.ttft.mean, 1e-9 * r.ttft.mean, "components %.12g vs mean TTFT %.12g", sum, r.ttft.mean);
+    cr_expect_float_eq(sum, tsim_sys(&r, "ttft")->mean, 1e-9 * tsim_sys(&r, "ttft")->mean,
+                       "components %.12g vs mean TTFT %.12g", sum, tsim_sys(&r, "ttft")->mean);
     cr_expect_float_eq(sa, 1.0, 1e-9);
     cr_expect_float_eq(sp, 1.0, 1e-9);
     /* Every component this topology has shows up: the client's RTT, the gateway's
@@ -271,7 +276,7 @@ Test(perpool, ttft_breakdown_adds_up_with_a_gateway)
     int ic = pool_index(&r, "cache"), is = pool_index(&r, "small"), ib = pool_index(&r, "big");
     uint64_t hits = (uint64_t) pool_metric_get(&r.pools[ic], "hits");
     cr_expect_gt(hits, 100);
-    cr_expect_eq(r.pools[is].ttft.n + r.pools[ib].ttft.n + hits, r.ttft.n);
+    cr_expect_eq(r.pools[is].ttft.n + r.pools[ib].ttft.n + hits, tsim_sys(&r, "ttft")->n);
     route_view rv[2];
     cr_assert_eq(routes_of(&r, rv, 2), 2);
     cr_expect_eq(rv[0].served + rv[1].served + hits, r.served);
@@ -298,11 +303,11 @@ Test(perpool, pd_kv_transfer_is_after_the_first_token)
     cr_expect_eq(tsim_bd(&r, "ttft_breakdown.mean_ms", TB_KV_TRANSFER), 0);
     /* The prefill pool emits every first token, the decode pool every last one. */
     int ip = pool_index(&r, "pre"), id = pool_index(&r, "dec");
-    cr_expect_eq(r.pools[ip].ttft.n, r.ttft.n);
+    cr_expect_eq(r.pools[ip].ttft.n, tsim_sys(&r, "ttft")->n);
     cr_expect_eq(r.pools[id].ttft.n, 0);
-    cr_expect_eq(r.pools[id].tpot.n, r.tpot.n);
+    cr_expect_eq(r.pools[id].tpot.n, tsim_sys(&r, "tpot")->n);
     cr_expect_eq(r.pools[ip].tpot.n, 0);
-    expect_same(&r.pools[ip].ttft, &r.ttft, "prefill pool ttft");
+    expect_same(&r.pools[ip].ttft, tsim_sys(&r, "ttft"), "prefill pool ttft");
     sim_result_free(&r);
 }
 
@@ -354,10 +359,11 @@ static void class_itl_adds_up(const char *text, int nclasses)
         cr_expect_gt(itl.n, 0, "class %s has no ITL", tsim_class_name(&r, c));
         n += itl.n;
     }
-    cr_expect_eq(n, r.itl.n, "class ITL gaps %llu, system %llu", (unsigned long long) n, (unsigned long long) r.itl.n);
+    cr_expect_eq(n, tsim_sys(&r, "itl")->n, "class ITL gaps %llu, system %llu", (unsigned long long) n,
+                 (unsigned long long) tsim_sys(&r, "itl")->n);
     if (nclasses == 1) {
         stat_summary itl = tsim_class_latency(&r, tsim_class_name(&r, 0), "itl");
-        expect_same(&itl, &r.itl, "class itl");
+        expect_same(&itl, tsim_sys(&r, "itl"), "class itl");
     }
     sim_result_free(&r);
 }

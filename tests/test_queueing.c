@@ -204,7 +204,7 @@ static void check_mmc(int c, double rho, uint64_t n, uint64_t seed)
     snprintf(what, sizeof what, "M/M/%d rho %.2f mean wait (ms)", c, rho);
     check_near(what, p->queue.mean, mmc_wq_mean(&m), sd_mean, 0);
     /* The system-level queue statistic of a one-pool scenario is the pool's. */
-    cr_expect_eq(r.queue.mean, p->queue.mean);
+    cr_expect_eq(tsim_sys(&r, "queue")->mean, p->queue.mean);
 
     /* P(wait > 0) = C, bracketed by the reported wait quantiles: a quantile q is 0
      * exactly when the zero waits are at least a share q of the samples. */
@@ -232,7 +232,7 @@ static void check_mmc(int c, double rho, uint64_t n, uint64_t seed)
 
     /* Sojourn quantiles: M/M/1 in closed form (Exp(mu - lambda)), M/M/c numerically. */
     static const double eq[3] = { 0.50, 0.90, 0.99 };
-    const double e2e[3] = { r.e2e.p50, r.e2e.p90, r.e2e.p99 };
+    const double e2e[3] = { tsim_sys(&r, "e2e")->p50, tsim_sys(&r, "e2e")->p90, tsim_sys(&r, "e2e")->p99 };
     for (int i = 0; i < 3; i++) {
         double x = c == 1 ? -log(1 - eq[i]) / (m.mu - m.lambda) : mmc_sojourn_quantile(&m, eq[i]);
         double f = mmc_sojourn_pdf(&m, x);
@@ -240,7 +240,8 @@ static void check_mmc(int c, double rho, uint64_t n, uint64_t seed)
         check_near(what, e2e[i], x, sqrt(eq[i] * (1 - eq[i]) * IF / n) / f, BIN_REL * x);
     }
     snprintf(what, sizeof what, "M/M/%d rho %.2f mean sojourn (ms)", c, rho);
-    check_near(what, r.e2e.mean, mmc_wq_mean(&m) + S_MS, sqrt((mmc_wq_var(&m) + S_MS * S_MS) * IF / n), 0);
+    check_near(what, tsim_sys(&r, "e2e")->mean, mmc_wq_mean(&m) + S_MS, sqrt((mmc_wq_var(&m) + S_MS * S_MS) * IF / n),
+               0);
 
     /* Utilisation: busy server-time / (window x c) ~ (sum of n services) / (n / lambda) / c;
      * relative error sqrt((1 + cs^2) / n) from the service sum and the arrival count,
@@ -360,10 +361,11 @@ Test(queueing_mg1, md1_pollaczek_khinchine)
     sim_result r;
     check_mg1("M/D/1", "const(10)", 0.8, 0, pow(S_MS, 3), 1000000, 41, &r);
     /* Constant service: every service takes exactly 10 ms, and e2e = wait + 10. */
-    cr_expect_eq(r.service.max, S_MS);
-    cr_expect_eq(r.service.p50, S_MS);
-    cr_expect_eq(r.service.sd, 0);
-    cr_expect(fabs(r.e2e.mean - (r.queue.mean + S_MS)) < 1e-9 * r.e2e.mean);
+    cr_expect_eq(tsim_sys(&r, "service")->max, S_MS);
+    cr_expect_eq(tsim_sys(&r, "service")->p50, S_MS);
+    cr_expect_eq(tsim_sys(&r, "service")->sd, 0);
+    cr_expect(fabs(tsim_sys(&r, "e2e")->mean - (tsim_sys(&r, "queue")->mean + S_MS)) <
+              1e-9 * tsim_sys(&r, "e2e")->mean);
     sim_result_free(&r);
 }
 
@@ -373,7 +375,7 @@ Test(queueing_mg1, lognormal_cv2_pollaczek_khinchine)
     sim_result r;
     check_mg1("M/G/1 lognormal cv 2", "lognormal(mean=10, cv=2)", 0.7, 4, pow(S_MS, 3) * 125, 1000000, 42, &r);
     /* The service sample itself: mean 10 ms within 4 iid sigma (cv 2). */
-    check_near("lognormal service mean (ms)", r.service.mean, S_MS, 2 * S_MS / sqrt(1e6), 0);
+    check_near("lognormal service mean (ms)", tsim_sys(&r, "service")->mean, S_MS, 2 * S_MS / sqrt(1e6), 0);
     sim_result_free(&r);
 }
 
@@ -416,12 +418,12 @@ Test(queueing_engine, same_seed_is_bitwise_deterministic)
     SAME_D(a.window_s, b.window_s, "window_s");
     SAME_D(a.throughput_rps, b.throughput_rps, "throughput_rps");
     SAME_D(a.output_tps, b.output_tps, "output_tps");
-    expect_same_summary("e2e", &a.e2e, &b.e2e);
-    expect_same_summary("queue", &a.queue, &b.queue);
-    expect_same_summary("service", &a.service, &b.service);
-    expect_same_summary("ttft", &a.ttft, &b.ttft);
-    expect_same_summary("tpot", &a.tpot, &b.tpot);
-    expect_same_summary("overhead", &a.overhead, &b.overhead);
+    expect_same_summary("e2e", tsim_sys(&a, "e2e"), tsim_sys(&b, "e2e"));
+    expect_same_summary("queue", tsim_sys(&a, "queue"), tsim_sys(&b, "queue"));
+    expect_same_summary("service", tsim_sys(&a, "service"), tsim_sys(&b, "service"));
+    /* No pool counts tokens or adds overhead: neither run reports ttft, tpot or overhead. */
+    for (const char *const *m = (const char *const[]) { "ttft", "tpot", "overhead", NULL }; *m; m++)
+        cr_expect(!sim_result_row(&a, "", *m, "mean") && !sim_result_row(&b, "", *m, "mean"), "%s reported", *m);
     cr_assert_eq(a.npools, 2);
     cr_assert_eq(b.npools, 2);
     for (int i = 0; i < a.npools; i++) {
@@ -446,9 +448,9 @@ Test(queueing_engine, different_seeds_differ)
     sim_result a, b;
     tsim_run("queueing.ini", DET_SCENARIO, 7, &a);
     tsim_run("queueing.ini", DET_SCENARIO, 8, &b);
-    cr_expect_neq(a.e2e.mean, b.e2e.mean);
+    cr_expect_neq(tsim_sys(&a, "e2e")->mean, tsim_sys(&b, "e2e")->mean);
     cr_expect_neq(a.sim_time_s, b.sim_time_s);
-    cr_expect_neq(memcmp(&a.e2e, &b.e2e, sizeof a.e2e), 0);
+    cr_expect_neq(memcmp(tsim_sys(&a, "e2e"), tsim_sys(&b, "e2e"), sizeof(stat_summary)), 0);
     cr_expect_neq(memcmp(&a.pools[1].service, &b.pools[1].service, sizeof a.pools[1].service), 0);
     /* Both are still accounted for completely. */
     cr_expect_eq(a.served + a.rejected + a.timed_out, a.requests);
@@ -472,15 +474,15 @@ static void check_dd(int c, double service)
     cr_expect_eq(q->max, 0, "D/D/%d: a request waited %g ms", c, q->max);
     cr_expect_eq(q->mean, 0);
     cr_expect_eq(q->p999, 0);
-    cr_expect_eq(r.queue.max, 0);
-    const stat_summary *e = &r.e2e;
+    cr_expect_eq(tsim_sys(&r, "queue")->max, 0);
+    const stat_summary *e = tsim_sys(&r, "e2e");
     cr_expect_eq(e->n, 20000);
     cr_expect_eq(e->mean, service, "D/D/%d: e2e mean %.17g, want %g", c, e->mean, service);
     cr_expect_eq(e->p50, service);
     cr_expect_eq(e->p999, service);
     cr_expect_eq(e->max, service);
     cr_expect_eq(e->sd, 0);
-    cr_expect_eq(r.service.max, service);
+    cr_expect_eq(tsim_sys(&r, "service")->max, service);
     cr_expect_eq(r.saturated, 0);
     /* busy share: service / (10 ms x c), up to the window's edges */
     double util = service / (10.0 * c);
@@ -578,11 +580,11 @@ Test(queueing_finite, timeout_bounds_every_served_wait)
         cr_expect_gt(r.timed_out, 0);
         if (c == 3) cr_expect_gt(r.rejected, 0);
         cr_expect_leq(p->queue.max, timeout, "c=%d: a served request waited %.9g ms > %g", c, p->queue.max, timeout);
-        cr_expect_leq(r.queue.max, timeout);
+        cr_expect_leq(tsim_sys(&r, "queue")->max, timeout);
         cr_expect_eq(p->arrivals, r.requests);
         cr_expect_eq(p->served + p->rejected + p->timed_out, p->arrivals);
         cr_expect_eq(p->queue.n, r.served);
-        cr_expect_eq(r.e2e.n, r.served);
+        cr_expect_eq(tsim_sys(&r, "e2e")->n, r.served);
         sim_result_free(&r);
     }
 }
@@ -627,9 +629,9 @@ Test(queueing_engine, warmup_is_not_measured)
         cr_expect_eq(r.requests, 30000, "warmup %llu: requests %llu", (unsigned long long) warm[i],
                      (unsigned long long) r.requests);
         cr_expect_eq(r.served, 30000);
-        cr_expect_eq(r.e2e.n, 30000);
-        cr_expect_eq(r.queue.n, 30000);
-        cr_expect_eq(r.service.n, 30000);
+        cr_expect_eq(tsim_sys(&r, "e2e")->n, 30000);
+        cr_expect_eq(tsim_sys(&r, "queue")->n, 30000);
+        cr_expect_eq(tsim_sys(&r, "service")->n, 30000);
         cr_expect_eq(r.pools[0].arrivals, 30000);
         cr_expect_eq(r.pools[0].served, 30000);
         cr_expect_eq(r.pools[0].queue.n, 30000);

@@ -82,7 +82,7 @@ Test(route, round_robin_is_erlang_k)
         cr_expect(fabs(p->queue.mean - want) < 0.05 * want, "%s: mean wait %g, E_4/M/1 %g", name, p->queue.mean, want);
     }
     /* Round robin beats random splitting (M/M/1 wait 1 ms) by more than half. */
-    cr_expect_lt(r.queue.mean, 0.5);
+    cr_expect_lt(tsim_sys(&r, "queue")->mean, 0.5);
     sim_result_free(&r);
 }
 
@@ -133,11 +133,16 @@ Test(route, load_aware_beats_random)
     router_scenario(text, sizeof text, "power_of_two", 8, 7.2, 200000);
     tsim_run("route.ini", text, 1, &p2);
     cr_expect(!rnd.saturated && !lo.saturated && !p2.saturated);
-    cr_expect(fabs(rnd.queue.mean - 9.0) < 0.3 * 9.0, "random: mean wait %g, M/M/1 9", rnd.queue.mean);
-    cr_expect_lt(lo.queue.mean, 0.5 * rnd.queue.mean, "least_outstanding %g vs random %g", lo.queue.mean, rnd.queue.mean);
-    cr_expect_lt(lo.queue.p99, 0.5 * rnd.queue.p99, "least_outstanding P99 %g vs random %g", lo.queue.p99, rnd.queue.p99);
-    cr_expect_lt(p2.queue.mean, 0.5 * rnd.queue.mean, "power_of_two %g vs random %g", p2.queue.mean, rnd.queue.mean);
-    cr_expect_lt(p2.queue.p99, 0.5 * rnd.queue.p99, "power_of_two P99 %g vs random %g", p2.queue.p99, rnd.queue.p99);
+    cr_expect(fabs(tsim_sys(&rnd, "queue")->mean - 9.0) < 0.3 * 9.0, "random: mean wait %g, M/M/1 9",
+              tsim_sys(&rnd, "queue")->mean);
+    cr_expect_lt(tsim_sys(&lo, "queue")->mean, 0.5 * tsim_sys(&rnd, "queue")->mean, "least_outstanding %g vs random %g",
+                 tsim_sys(&lo, "queue")->mean, tsim_sys(&rnd, "queue")->mean);
+    cr_expect_lt(tsim_sys(&lo, "queue")->p99, 0.5 * tsim_sys(&rnd, "queue")->p99,
+                 "least_outstanding P99 %g vs random %g", tsim_sys(&lo, "queue")->p99, tsim_sys(&rnd, "queue")->p99);
+    cr_expect_lt(tsim_sys(&p2, "queue")->mean, 0.5 * tsim_sys(&rnd, "queue")->mean, "power_of_two %g vs random %g",
+                 tsim_sys(&p2, "queue")->mean, tsim_sys(&rnd, "queue")->mean);
+    cr_expect_lt(tsim_sys(&p2, "queue")->p99, 0.5 * tsim_sys(&rnd, "queue")->p99, "power_of_two P99 %g vs random %g",
+                 tsim_sys(&p2, "queue")->p99, tsim_sys(&rnd, "queue")->p99);
     sim_result_free(&rnd);
     sim_result_free(&lo);
     sim_result_free(&p2);
@@ -248,8 +253,9 @@ Test(route, delay_kind_from_the_test_plugs_in)
     sim_result r;
     tsim_run("route.ini", text, 3, &r);
     cr_expect_eq(r.served, 10000);
-    cr_expect_float_eq(r.e2e.mean, 2.5, 1e-9, "e2e mean %g", r.e2e.mean);
-    cr_expect_float_eq(r.e2e.max, 3.5, 3.5 * 0.0005, "e2e max %g", r.e2e.max);    /* histogram resolution */
+    cr_expect_float_eq(tsim_sys(&r, "e2e")->mean, 2.5, 1e-9, "e2e mean %g", tsim_sys(&r, "e2e")->mean);
+    cr_expect_float_eq(tsim_sys(&r, "e2e")->max, 3.5, 3.5 * 0.0005, "e2e max %g",
+                       tsim_sys(&r, "e2e")->max);    /* histogram resolution */
     const pool_result *s = pool_named(&r, "short"), *l = pool_named(&r, "long");
     cr_expect_eq(s->arrivals, 5000);
     cr_expect_eq(l->arrivals, 5000);
@@ -337,8 +343,8 @@ Test(route, llm_shared_routing_is_the_default)
     snprintf(text, sizeof text, "%srouting = shared\n", LLM_ROUTED);
     tsim_run("route.ini", text, 5, &b);
     cr_expect_eq(a.events, b.events);
-    cr_expect_eq(a.ttft.mean, b.ttft.mean);
-    cr_expect_eq(a.e2e.p99, b.e2e.p99);
+    cr_expect_eq(tsim_sys(&a, "ttft")->mean, tsim_sys(&b, "ttft")->mean);
+    cr_expect_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
     sim_result_free(&a);
     sim_result_free(&b);
 }
@@ -360,15 +366,15 @@ Test(route, llm_per_replica_routing)
         tsim_run("route.ini", text, 5, &r);
         cr_expect_eq(r.served + r.rejected + r.timed_out, r.requests, "%s", sched[i]);
         cr_expect_eq(r.served, r.requests, "%s: served %llu", sched[i], (unsigned long long) r.served);
-        cr_expect_eq(r.ttft.n, r.served, "%s", sched[i]);
+        cr_expect_eq(tsim_sys(&r, "ttft")->n, r.served, "%s", sched[i]);
         sim_result_free(&r);
     }
     sim_result shared, rr, lo;
     tsim_run("route.ini", LLM_ROUTED_AT(20), 5, &shared);
     tsim_run("route.ini", LLM_ROUTED_AT(20) "routing = round_robin\n", 5, &rr);
     tsim_run("route.ini", LLM_ROUTED_AT(20) "routing = least_outstanding\n", 5, &lo);
-    cr_expect_gt(rr.queue.mean, 3 * shared.queue.mean, "round robin %g vs shared %g", rr.queue.mean, shared.queue.mean);
-    cr_expect_lt(lo.queue.mean, rr.queue.mean, "least outstanding %g vs round robin %g", lo.queue.mean, rr.queue.mean);
+    cr_expect_gt(tsim_sys(&rr, "queue")->mean, 3 * tsim_sys(&shared, "queue")->mean, "round robin %g vs shared %g", tsim_sys(&rr, "queue")->mean, tsim_sys(&shared, "queue")->mean);
+    cr_expect_lt(tsim_sys(&lo, "queue")->mean, tsim_sys(&rr, "queue")->mean, "least outstanding %g vs round robin %g", tsim_sys(&lo, "queue")->mean, tsim_sys(&rr, "queue")->mean);
     sim_result_free(&shared);
     sim_result_free(&rr);
     sim_result_free(&lo);

@@ -194,7 +194,7 @@ Test(spec, batch_one_speedup_is_tokens_per_step)
     double m, v;
     trunc_geom(a, K, &m, &v);
     double n = metric(&r1, "spec_verifications"), se = sqrt(v / n);
-    double ratio = r0.tpot.mean / r1.tpot.mean;
+    double ratio = tsim_sys(&r0, "tpot")->mean / tsim_sys(&r1, "tpot")->mean;
     double want = m * t1 / t5;
     double tol = (4 * se + (double) K / (O - 1)) * t1 / t5 + 0.002 * want;   /* + context drift of t1/t5 */
     cr_expect(fabs(ratio - want) < tol, "TPOT speed-up %g vs E t1/t5 = %g (E %g, tol %g)", ratio, want, m, tol);
@@ -220,7 +220,8 @@ Test(spec, large_batch_gain_shrinks)
     run_text(buf, 1, &b0);
     closed(buf, sizeof buf, 1, 40, 128, 256, sp);
     run_text(buf, 1, &b1);
-    double big = r0.tpot.mean / r1.tpot.mean, one = b0.tpot.mean / b1.tpot.mean;
+    double big = tsim_sys(&r0, "tpot")->mean / tsim_sys(&r1, "tpot")->mean,
+           one = tsim_sys(&b0, "tpot")->mean / tsim_sys(&b1, "tpot")->mean;
     cr_expect(one > 2.0, "batch 1 speed-up %g", one);
     cr_expect(big < 1.0, "batch 256 speed-up %g", big);
     sim_result_free(&r0);
@@ -239,8 +240,8 @@ Test(spec, max_batch_turns_it_off)
     run_text(buf, 2, &r0);
     closed(buf, sizeof buf, 8, 400, 64, 64, "spec_method = ngram\nspec_max_batch = 0\n");
     run_text(buf, 2, &r1);
-    cr_expect_eq(r0.tpot.mean, r1.tpot.mean);
-    cr_expect_eq(r0.itl.p99, r1.itl.p99);
+    cr_expect_eq(tsim_sys(&r0, "tpot")->mean, tsim_sys(&r1, "tpot")->mean);
+    cr_expect_eq(tsim_sys(&r0, "itl")->p99, tsim_sys(&r1, "itl")->p99);
     cr_expect_eq(metric(&r1, "spec_step_share"), 0);
     sim_result_free(&r1);
     closed(buf, sizeof buf, 8, 400, 64, 64, "spec_method = ngram\nspec_max_batch = 4\n");
@@ -263,9 +264,10 @@ Test(spec, itl_is_the_gap_between_chunks)
     sim_result res;
     lone(buf, sizeof buf, 2, 64, 1 + 4 * 50, "spec_method = ngram\nspec_tokens = 3\nspec_acceptance = 1\n");
     run_text(buf, 1, &res);
-    cr_expect_gt(res.itl.p50, 0);
-    cr_expect_float_eq(res.itl.mean, 4 * res.tpot.mean, 1e-9 * res.tpot.mean);
-    cr_expect_eq(res.itl.n, 2 * 50, "two lone requests, 50 chunks after the first token each");
+    cr_expect_gt(tsim_sys(&res, "itl")->p50, 0);
+    cr_expect_float_eq(tsim_sys(&res, "itl")->mean, 4 * tsim_sys(&res, "tpot")->mean,
+                       1e-9 * tsim_sys(&res, "tpot")->mean);
+    cr_expect_eq(tsim_sys(&res, "itl")->n, 2 * 50, "two lone requests, 50 chunks after the first token each");
     sim_result_free(&res);
 }
 
@@ -317,7 +319,7 @@ Test(spec, draft_model_costs_memory_and_time)
     cr_expect_eq(metric(&r2, "kv_blocks"), metric(&r0, "kv_blocks"));
     cr_expect_gt(metric(&r1, "spec_draft_ms"), 0);
     cr_expect_eq(metric(&r2, "spec_draft_ms"), 0);
-    cr_expect_gt(r1.tpot.mean, r2.tpot.mean);
+    cr_expect_gt(tsim_sys(&r1, "tpot")->mean, tsim_sys(&r2, "tpot")->mean);
     sim_result_free(&r0);
     sim_result_free(&r1);
     sim_result_free(&r2);

@@ -336,12 +336,13 @@ Test(workload, closed_loop_matches_machine_repairman)
         "[pool cpu]\nservice_ms = exp(mean=10)\n", 1, &res);
     cr_expect_eq(res.served, 200000);
     cr_expect_eq(res.saturated, 0);
-    cr_expect(fabs(res.e2e.mean - R) < 0.4, "R %.3f ms, M/M/1//N %.3f ms", res.e2e.mean, R);
+    cr_expect(fabs(tsim_sys(&res, "e2e")->mean - R) < 0.4, "R %.3f ms, M/M/1//N %.3f ms", tsim_sys(&res, "e2e")->mean,
+              R);
     cr_expect(fabs(res.throughput_rps - X) < 0.7, "X %.3f /s, M/M/1//N %.3f /s", res.throughput_rps, X);
-    double n = res.throughput_rps * (res.e2e.mean + Z) / 1000;
+    double n = res.throughput_rps * (tsim_sys(&res, "e2e")->mean + Z) / 1000;
     cr_expect(fabs(n - N) < 0.1, "X (R + Z) = %.4f, want N = %d", n, N);
     /* Little's law on the system: the mean number inside is X R. */
-    double inside = res.throughput_rps * res.e2e.mean / 1000;
+    double inside = res.throughput_rps * tsim_sys(&res, "e2e")->mean / 1000;
     cr_expect(fabs(res.mean_in_system - inside) < 0.01 * inside, "mean in system %.4f, X R = %.4f", res.mean_in_system, inside);
     cr_expect(fabs(res.achieved_rps - res.throughput_rps) < 0.01 * X, "achieved %.3f vs throughput %.3f", res.achieved_rps,
               res.throughput_rps);
@@ -403,12 +404,13 @@ Test(workload, class_shares_and_counts_add_up)
     cr_expect_eq(served, res.served);
     cr_expect_eq(rej, res.rejected);
     cr_expect_eq(to, res.timed_out);
-    cr_expect_eq(e2e_n, res.e2e.n);
+    cr_expect_eq(e2e_n, tsim_sys(&res, "e2e")->n);
     cr_expect_gt(rej, 0, "the check needs rejections");
     cr_expect_gt(to, 0, "the check needs timeouts");
     cr_expect_eq((double) res.pools[1].arrivals, tsim_class(&res, "c", "requests"), "only class c enters pool fast (warmup = 0)");
     /* The overall mean is the served-weighted mean of the class means. */
-    cr_expect(fabs(m / (double) res.e2e.n - res.e2e.mean) < 1e-9 * res.e2e.mean);
+    cr_expect(fabs(m / (double) tsim_sys(&res, "e2e")->n - tsim_sys(&res, "e2e")->mean) <
+              1e-9 * tsim_sys(&res, "e2e")->mean);
     sim_result_free(&res);
 }
 

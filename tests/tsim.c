@@ -145,6 +145,14 @@ stat_summary tsim_latency(const sim_result *res, const char *scope, const char *
     return s;
 }
 
+const stat_summary *tsim_sys(const sim_result *res, const char *metric)
+{
+    static const stat_summary none;   /* no sample: as stat_summarize leaves it */
+    const sim_row *w = sim_result_row(res, "", metric, "mean");
+    cr_assert_not_null(w, "no system latency %s", metric);
+    return w->dist ? w->dist : &none;
+}
+
 stat_summary tsim_class_latency(const sim_result *res, const char *name, const char *metric)
 {
     char scope[96];

@@ -66,6 +66,13 @@ double tsim_class(const sim_result *res, const char *name, const char *metric);
  * (n 0) when it had no sample; a missing row fails the test. */
 stat_summary tsim_latency(const sim_result *res, const char *scope, const char *metric);
 
+/* The summary of the system's latency METRIC of RES (scope "": "e2e",
+ * "queue", "service", "network", "overhead", "ttft", "tpot", "itl";
+ * col_latency.c, col_itl.c): its "mean" row's dist, alive as long as RES, or a
+ * zeroed summary (n 0) when it had no sample; a missing row fails the test.
+ * E.g. tsim_sys(&res, "e2e")->p99. */
+const stat_summary *tsim_sys(const sim_result *res, const char *metric);
+
 /* tsim_latency of class NAME (scope "class:NAME"). */
 stat_summary tsim_class_latency(const sim_result *res, const char *name, const char *metric);
 

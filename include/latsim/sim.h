@@ -2,16 +2,18 @@
  *
  * sim_run() builds the model objects of a loaded and resolved scenario
  * (latsim/scenario.h), runs the event loop until every measured request has an
- * outcome, and fills a sim_result: the system's figures, one pool_result per
- * pool (the common counters and the kind's own metrics, in report order),
- * and the rows of the metric families that report only rows (sim_rows: the
- * breakdowns of E2E and TTFT, each route's and each [class NAME]'s results,
- * scopes "route:ROUTER->TARGET" and "class:NAME", cold and warm, goodput,
- * shares over a threshold, a client's attempts, energy, and any registered at
- * run time; read one with sim_result_get, e.g. sim_result_get(&res, "",
- * "breakdown.all.queue", "value"), a latency's summary on its "mean" row's
- * dist with sim_result_row; docs/metrics.md names them).  report_flatten()
- * (latsim/report.h) turns it all into rows.
+ * outcome, and fills a sim_result: the system's counts, window and costs, one
+ * pool_result per pool (the common counters and the kind's own metrics, in
+ * report order), and the rows of the metric families that report only rows
+ * (sim_rows: the system's latencies e2e, queue, service, network, overhead,
+ * ttft, tpot and itl, the breakdowns of E2E and TTFT, each route's and each
+ * [class NAME]'s results, scopes "route:ROUTER->TARGET" and "class:NAME", cold
+ * and warm, goodput, shares over a threshold, a client's attempts, energy, and
+ * any registered at run time; read one with sim_result_get, e.g.
+ * sim_result_get(&res, "", "e2e", "p99") or sim_result_get(&res, "",
+ * "breakdown.all.queue", "value"), a latency's whole summary (its "mean" row's
+ * dist) with sim_result_latency; docs/metrics.md names them).
+ * report_flatten() (latsim/report.h) turns it all into rows.
  */
 #ifndef LATSIM_PUBLIC_SIM_H
 #define LATSIM_PUBLIC_SIM_H
@@ -73,7 +75,8 @@ double pool_metric_get(const pool_result *p, const char *name);
 /* A single run's seed noise by batch means (run/col_seednoise.c; docs/bands.md):
  * the 90 % half-widths of its statistics over seeds, measured from the run
  * itself.  Filled when the scenario asked for it (scenario_set_batch_means);
- * NAN where the run had too few batches. */
+ * NAN where the run had too few batches or does not report the latency (ttft
+ * and tpot without an LLM pool). */
 typedef struct sim_seed_noise {
     int measured;             /* 1: estimated in this run */
     int batches;              /* complete batches of the E2E values */
@@ -142,12 +145,11 @@ typedef struct sim_result {
     int backlog_grew;         /* finite: some pool's backlog grew */
     uint64_t peak_queue;      /* finite: most requests waiting in all pools together, seen at an arrival */
     double peak_queue_at_s;   /* finite: when it was first seen, s of simulated time */
-    int has_llm;              /* an LLM pool exists: ttft/tpot are meaningful */
+    int has_llm;              /* a pool's kind counts tokens (llm, api, net, encoder): output tokens, cost
+                                 per token, pools' ttft/tpot and the system's ttft, tpot, itl rows are reported */
     uint64_t peak_live;       /* most requests in the system at once */
-    int has_gateway;          /* a station adds network or overhead time: the report shows them */
-    stat_summary e2e, queue, service, ttft, tpot, overhead;   /* ms */
-    stat_summary itl;         /* ms: every output token after the first of each measured request, its gap since the previous one */
-    stat_summary network;     /* ms on network hops per request, both ways */
+    int has_gateway;          /* a station adds network or overhead time: api_usd and the system's
+                                 network and overhead rows are reported */
     double cost_per_hour;     /* $ per hour, all GPU pools */
     double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
     double api_usd;           /* external API charges of the measured served requests, $ */
@@ -175,5 +177,11 @@ double sim_result_get(const sim_result *r, const char *scope, const char *metric
 
 /* The family row (SCOPE, METRIC, STAT) of R, NULL when R has none. */
 const sim_row *sim_result_row(const sim_result *r, const char *scope, const char *metric, const char *stat);
+
+/* The summary of latency METRIC in SCOPE of R (its "mean" row's dist) into S,
+ * zeroed (n 0, as stat_summary of no sample) when it had no sample, e.g.
+ * sim_result_latency(&res, "", "e2e", &s) for the system's E2E.  Returns 0,
+ * or -1 when R reports no such latency (S zeroed). */
+int sim_result_latency(const sim_result *r, const char *scope, const char *metric, stat_summary *s);
 
 #endif

@@ -139,3 +139,11 @@ double sim_result_get(const sim_result *x, const char *scope, const char *metric
     const sim_row *w = sim_result_row(x, scope, metric, stat);
     return w ? w->value : NAN;
 }
+
+int sim_result_latency(const sim_result *x, const char *scope, const char *metric, stat_summary *s)
+{
+    const sim_row *w = sim_result_row(x, scope, metric, "mean");
+    if (w && w->dist) *s = *w->dist;
+    else memset(s, 0, sizeof *s);
+    return w ? 0 : -1;
+}

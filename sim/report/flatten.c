@@ -37,7 +37,7 @@ static int add_latency(report *r, int rep, const char *scope, const char *metric
 /* The metric families whose rows report_flatten places among its own (at
  * put_family, in this order down the system's rows); any other family's rows
  * come after the rows of their scope (put_scope), a scope of its own last. */
-static const char *const PLACED[] = { "client", "goodput", "over", "energy", "cold", "breakdown" };
+static const char *const PLACED[] = { "client", "goodput", "over", "energy", "latency", "cold", "itl", "breakdown" };
 
 static int placed(const char *family)
 {
@@ -61,6 +61,18 @@ static int put_family(report *out, int rep, const sim_result *x, const char *fam
 {
     for (size_t i = 0; i < x->rows.n; i++)
         if (!strcmp(x->rows.row[i].family, family) && put_row(out, rep, x, &x->rows.row[i])) return -1;
+    return 0;
+}
+
+/* Copies the system's rows of latency METRIC of family FAMILY of X into OUT
+ * (none when X does not report it).  Returns 0 or -1. */
+static int put_latency(report *out, int rep, const sim_result *x, const char *family, const char *metric)
+{
+    for (size_t i = 0; i < x->rows.n; i++) {
+        const sim_row *w = &x->rows.row[i];
+        if (!strcmp(w->family, family) && !*w->scope && !strcmp(w->metric, metric) && put_row(out, rep, x, w))
+            return -1;
+    }
     return 0;
 }
 
@@ -155,27 +167,23 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
         V(G, "achieved_rps", x->achieved_rps);
         V(G, "mean_in_system", x->mean_in_system);
     }
+    /* The system's latencies (col_latency.c, col_itl.c): e2e, queue, service,
+     * cold and warm, then network, overhead, ttft, tpot and itl where reported. */
+    static const char *const LAT[] = { "e2e", "queue", "service", NULL, "network", "overhead", "ttft", "tpot" };
+    for (size_t k = 0; k < sizeof LAT / sizeof *LAT; k++)
+        if (LAT[k] ? put_latency(out, rep, x, "latency", LAT[k]) : put_family(out, rep, x, "cold")) return -1;
+    if (put_latency(out, rep, x, "itl", "itl")) return -1;
     int hide = x->saturated;
-    if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
-    if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
-    if (add_latency(out, rep, G, "service", &x->service, hide)) return -1;
-    if (put_family(out, rep, x, "cold")) return -1;
-    if (x->has_gateway && add_latency(out, rep, G, "network", &x->network, hide)) return -1;
-    if ((x->has_llm || x->has_gateway) && add_latency(out, rep, G, "overhead", &x->overhead, hide)) return -1;
-    if (x->has_llm) {
-        if (add_latency(out, rep, G, "ttft", &x->ttft, hide)) return -1;
-        if (add_latency(out, rep, G, "tpot", &x->tpot, hide)) return -1;
-        if (add_latency(out, rep, G, "itl", &x->itl, hide)) return -1;
-    }
-    if (!hide) {
-        const struct { const char *m; const stat_summary *s; } cd[] = {
-            { "e2e", &x->e2e }, { "queue", &x->queue }, { "ttft", &x->ttft }, { "tpot", &x->tpot } };
+    if (!hide) {   /* the CDFs of e2e and queue, and of ttft and tpot where reported */
+        static const char *const CD[] = { "e2e", "queue", "ttft", "tpot" };
         out->cdf = malloc(4 * STAT_NCDF * sizeof *out->cdf);
         if (!out->cdf) return -1;
-        for (int m = 0; m < (x->has_llm ? 4 : 2); m++)
-            if (cd[m].s->n > 0)
+        for (int m = 0; m < 4; m++) {
+            const sim_row *w = sim_result_row(x, G, CD[m], "mean");
+            if (w && w->dist)   /* a sample */
                 for (int k = 0; k < STAT_NCDF; k++)
-                    out->cdf[out->ncdf++] = (report_cdf) { cd[m].m, stat_cdf_probs[k], cd[m].s->cdf[k] };
+                    out->cdf[out->ncdf++] = (report_cdf) { CD[m], stat_cdf_probs[k], w->dist->cdf[k] };
+        }
     }
     /* Shares of e2e and of TTFT (col_breakdown.c): "breakdown.all.queue", "ttft_breakdown.mean_ms.queue"... */
     if (put_family(out, rep, x, "breakdown")) return -1;

@@ -112,7 +112,7 @@ static int brk_row(sim_rows *r, const char *set, const char *name, double v)
 }
 
 /* After the latency (col_latency): the shares of the requests at or above the
- * P99s it emitted.  Its rows, the system's (docs/metrics.md): per E2E component
+ * P99s of its rows e2e and ttft.  Its rows, the system's (docs/metrics.md): per E2E component
  * C (bd_name), breakdown.all.C and breakdown.p99.C, kv_transfer and kv_load
  * only when a request had KV time, connect only when one set up a connection;
  * with an LLM pool, per TTFT component C (tb_name), ttft_breakdown.all.C,
@@ -125,8 +125,10 @@ static int brk_emit(void *self, sim_result *out, char *err, size_t errlen)
     brk *x = self;
     sim_rows *r = &out->rows;
     double all[BD_N], p99[BD_N];
+    stat_summary lat;   /* the system's latency rows (col_latency) */
+    sim_result_latency(out, "", "e2e", &lat);
     bd_shares(x->bd, 0, all);
-    bd_shares(x->bd, out->e2e.p99, p99);
+    bd_shares(x->bd, lat.p99, p99);
     for (int k = 0; k < BD_N; k++) {
         if ((k == BD_KV_TRANSFER || k == BD_KV_LOAD) && !x->has_kv) continue;
         if (k == BD_CONNECT && !x->has_conn) continue;   /* connections on hops (issue 34) */
@@ -136,7 +138,8 @@ static int brk_emit(void *self, sim_result *out, char *err, size_t errlen)
     if (!x->tbd) return 0;
     double tall[TB_N], tp99[TB_N];
     bd_shares(x->tbd, 0, tall);
-    bd_shares(x->tbd, out->ttft.p99, tp99);
+    sim_result_latency(out, "", "ttft", &lat);
+    bd_shares(x->tbd, lat.p99, tp99);
     for (int k = 0; k < TB_N; k++)
         if (brk_row(r, "ttft_breakdown.all", tb_name(k), tall[k]) ||
             brk_row(r, "ttft_breakdown.p99", tb_name(k), tp99[k]) ||

@@ -1,7 +1,7 @@
 /* col_itl.c -- the run collector of inter-token latency (collect.h): the gaps
  * between the tokens of measured requests, which the LLM pools record into
  * the sink's histogram as they decode; with several such pools, each into its
- * own (station.itl_ms), the run's being their merge. */
+ * own (station.itl_ms), the run's being their merge: the system's row "itl". */
 #include "run/collect.h"
 
 typedef struct itl {
@@ -48,7 +48,8 @@ static int itl_lost(const void *self)
     return lost;
 }
 
-/* The run's ITL (merged in pool order), each decoding pool's (the only one's: the run's). */
+/* The run's ITL (merged in pool order): the system's row "itl" with an LLM
+ * pool (docs/metrics.md); each decoding pool's (the only one's: the run's). */
 static int itl_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
     itl *x = self;
@@ -57,11 +58,13 @@ static int itl_emit(void *self, sim_result *out, char *err, size_t errlen)
             snprintf(err, errlen, "out of memory (latency histograms)");
             return -1;
         }
-    stat_summarize(x->all, &out->itl);
+    stat_summary all;
+    stat_summarize(x->all, &all);
+    if (x->env->has_llm && sim_rows_add_latency(&out->rows, "", "itl", &all)) return -1;
     for (int i = 0; i < out->npools; i++) {
         pool_result *p = &out->pools[i];
         if (x->pool && x->pool[i]) stat_summarize(x->pool[i], &p->itl);
-        else if (p->has_itl) p->itl = out->itl;
+        else if (p->has_itl) p->itl = all;
     }
     return 0;
 }

@@ -1,6 +1,7 @@
 /* col_latency.c -- the run collector of the system's latency (collect.h): E2E,
  * queueing, service, overhead, network, TTFT and TPOT of the measured served
- * requests; a single pool's per-pool latencies are these. */
+ * requests, as the system's rows (scope "": "e2e", "queue"...); a single
+ * pool's per-pool latencies are these. */
 #include <math.h>
 #include "run/collect.h"
 
@@ -45,28 +46,40 @@ static int lat_lost(const void *self)
 {
     const lat *x = self;
     return stat_failed(x->e2e) || stat_failed(x->queue) || stat_failed(x->service) || stat_failed(x->ttft) ||
-           stat_failed(x->tpot) || stat_failed(x->overhead);
+           stat_failed(x->tpot) || stat_failed(x->overhead) || stat_failed(x->network);
 }
 
+/* Its rows, the system's latencies (scope "", docs/metrics.md): e2e, queue,
+ * service, network (a station adds network time), overhead (that, or an LLM
+ * pool), ttft and tpot (an LLM pool), in the report's order; a single pool's
+ * e2e, ttft and tpot are these. */
 static int lat_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
     (void) err;
     (void) errlen;
     lat *x = self;
     const run_env *e = x->env;
-    stat_summarize(x->e2e, &out->e2e);
-    stat_summarize(e->mirror ? e->st[0]->queue_ms : x->queue, &out->queue);
-    stat_summarize(e->mirror ? e->st[0]->service_ms : x->service, &out->service);
-    stat_summarize(x->ttft, &out->ttft);
-    stat_summarize(x->tpot, &out->tpot);
-    stat_summarize(x->overhead, &out->overhead);
-    stat_summarize(x->network, &out->network);
+    stat_summary e2e, queue, service, ttft, tpot, overhead, network;
+    stat_summarize(x->e2e, &e2e);
+    stat_summarize(e->mirror ? e->st[0]->queue_ms : x->queue, &queue);
+    stat_summarize(e->mirror ? e->st[0]->service_ms : x->service, &service);
+    stat_summarize(x->ttft, &ttft);
+    stat_summarize(x->tpot, &tpot);
+    stat_summarize(x->overhead, &overhead);
+    stat_summarize(x->network, &network);
+    sim_rows *r = &out->rows;
+    if (sim_rows_add_latency(r, "", "e2e", &e2e) || sim_rows_add_latency(r, "", "queue", &queue) ||
+        sim_rows_add_latency(r, "", "service", &service) ||
+        (e->has_gateway && sim_rows_add_latency(r, "", "network", &network)) ||
+        (e->has_overhead && sim_rows_add_latency(r, "", "overhead", &overhead)) ||
+        (e->has_llm && (sim_rows_add_latency(r, "", "ttft", &ttft) || sim_rows_add_latency(r, "", "tpot", &tpot))))
+        return -1;
     if (out->npools == 1) {   /* a single pool: every served request passed it */
         pool_result *p = &out->pools[0];
-        p->e2e = out->e2e;
+        p->e2e = e2e;
         if (p->has_tokens) {
-            p->ttft = out->ttft;
-            p->tpot = out->tpot;
+            p->ttft = ttft;
+            p->tpot = tpot;
         }
     }
     return 0;

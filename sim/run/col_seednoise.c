@@ -169,7 +169,7 @@ static int sn_emit(void *self, sim_result *out, char *err, size_t errlen)
     (void) err;
     (void) errlen;
     seednoise *x = self;
-    const stat_summary *s[SN_N] = { &out->e2e, &out->ttft, &out->tpot };
+    static const char *const NAME[SN_N] = { "e2e", "ttft", "tpot" };   /* the system's latency rows (col_latency) */
     sim_seed_noise *n = &out->seed_noise;
     double *mean[SN_N] = { &n->e2e_mean, &n->ttft_mean, &n->tpot_mean };
     double *p99[SN_N] = { &n->e2e_p99, &n->ttft_p99, &n->tpot_p99 };
@@ -177,8 +177,13 @@ static int sn_emit(void *self, sim_result *out, char *err, size_t errlen)
     n->batches = x->m[SN_E2E].k;
     for (int i = 0; i < SN_N; i++) {
         double phi;
-        *mean[i] = bm_half90(&x->m[i], s[i]->sd, &phi);
-        *p99[i] = isfinite(*mean[i]) ? quantile_half90(s[i], 0.99, phi) : NAN;
+        stat_summary s;
+        if (sim_result_latency(out, "", NAME[i], &s) != 0) {   /* not reported: no LLM pool */
+            *mean[i] = *p99[i] = NAN;
+            continue;
+        }
+        *mean[i] = bm_half90(&x->m[i], s.sd, &phi);
+        *p99[i] = isfinite(*mean[i]) ? quantile_half90(&s, 0.99, phi) : NAN;
         if (i == SN_E2E) n->phi = phi;
     }
     double t1 = out->sim_time_s, t0 = x->opened >= 0 ? (double) x->opened * 1e-9 : 0;
