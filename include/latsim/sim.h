@@ -7,7 +7,8 @@
  * and the rows of the metric families that report only rows (sim_rows: the
  * breakdowns of E2E and TTFT, each route's and each [class NAME]'s results,
  * scopes "route:ROUTER->TARGET" and "class:NAME", cold and warm, goodput,
- * shares over a threshold, a client's attempts, energy, and any registered at
+ * the cost (cost_per_hour .. cost_per_1k_requests), shares over a threshold,
+ * a client's attempts, energy, and any registered at
  * run time; read one with sim_result_get, e.g. sim_result_get(&res, "",
  * "breakdown.all.queue", "value"), a latency's summary on its "mean" row's
  * dist with sim_result_row; docs/metrics.md names them).  report_flatten()
@@ -148,12 +149,6 @@ typedef struct sim_result {
     stat_summary e2e, queue, service, ttft, tpot, overhead;   /* ms */
     stat_summary itl;         /* ms: every output token after the first of each measured request, its gap since the previous one */
     stat_summary network;     /* ms on network hops per request, both ways */
-    double cost_per_hour;     /* $ per hour, all GPU pools */
-    double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
-    double api_usd;           /* external API charges of the measured served requests, $ */
-    double egress_usd;        /* network egress charges of the measured requests (hops' egress_usd_per_gb), $ */
-    double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
-    int has_cost;             /* cost_per_1k is reported: a gateway kind (api_usd too), or a priced pool */
     pool_result *pools;
     int npools;
     double repeat_token_share; /* traces with hash ids: prompt tokens a prefix cache could reuse / prompt tokens; NAN otherwise */

@@ -37,7 +37,7 @@ static int add_latency(report *r, int rep, const char *scope, const char *metric
 /* The metric families whose rows report_flatten places among its own (at
  * put_family, in this order down the system's rows); any other family's rows
  * come after the rows of their scope (put_scope), a scope of its own last. */
-static const char *const PLACED[] = { "client", "goodput", "over", "energy", "cold", "breakdown" };
+static const char *const PLACED[] = { "client", "goodput", "cost", "over", "energy", "cold", "breakdown" };
 
 static int placed(const char *family)
 {
@@ -56,12 +56,21 @@ static int put_row(report *out, int rep, const sim_result *x, const sim_row *w)
     return report_add(out, rep, w->scope, w->metric, w->stat, hide ? NAN : w->value);
 }
 
+/* Copies the rows of family FAMILY of X named METRIC (NULL: all) into OUT, in
+ * their order.  Returns 0 or -1. */
+static int put_metric(report *out, int rep, const sim_result *x, const char *family, const char *metric)
+{
+    for (size_t i = 0; i < x->rows.n; i++) {
+        const sim_row *w = &x->rows.row[i];
+        if (!strcmp(w->family, family) && (!metric || !strcmp(w->metric, metric)) && put_row(out, rep, x, w)) return -1;
+    }
+    return 0;
+}
+
 /* Copies the rows of family FAMILY of X into OUT, in their order.  Returns 0 or -1. */
 static int put_family(report *out, int rep, const sim_result *x, const char *family)
 {
-    for (size_t i = 0; i < x->rows.n; i++)
-        if (!strcmp(x->rows.row[i].family, family) && put_row(out, rep, x, &x->rows.row[i])) return -1;
-    return 0;
+    return put_metric(out, rep, x, family, NULL);
 }
 
 /* Copies the rows of SCOPE of the families not placed (PLACED) into OUT, and
@@ -135,15 +144,13 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     V(G, "departures", x->departures);
     V(G, "throughput_rps", x->throughput_rps);
     if (put_family(out, rep, x, "goodput")) return -1;
-    if (x->has_llm) {
-        V(G, "output_tokens_per_s", x->output_tps);
-        V(G, "cost_per_hour", x->cost_per_hour);
-        V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
-    }
-    if (x->has_gateway) V(G, "api_usd", x->api_usd);
-    if (x->egress_usd > 0) V(G, "egress_usd", x->egress_usd);   /* issue 34 */
+    if (x->has_llm) V(G, "output_tokens_per_s", x->output_tps);
+    /* The cost (col_cost.c): its charges, the shares over a threshold, its $ per 1000 requests. */
+    static const char *const COST[] = { "cost_per_hour", "cost_per_mtok", "api_usd", "egress_usd" };
+    for (int k = 0; k < 4; k++)
+        if (put_metric(out, rep, x, "cost", COST[k])) return -1;
     if (put_family(out, rep, x, "over")) return -1;   /* shares over a threshold (issue 34) */
-    if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
+    if (put_metric(out, rep, x, "cost", "cost_per_1k_requests")) return -1;
     if (put_family(out, rep, x, "energy")) return -1;   /* GPU board energy (docs/metrics.md, "Energy") */
     V(G, "sim_time_s", x->sim_time_s);
     V(G, "window_s", x->window_s);

@@ -180,7 +180,7 @@ int col_set_lost(const col_set *cs);
 void col_set_free(col_set *cs);
 
 /* The built-in families, in table order (run/col_*.c). */
-extern const run_collector col_latency, col_breakdown, col_itl, col_paths, col_cold, col_goodput, col_classes,
+extern const run_collector col_latency, col_cost, col_breakdown, col_itl, col_paths, col_cold, col_goodput, col_classes,
     col_tseries, col_trace, col_seednoise, col_over, col_client,
     col_energy;
 

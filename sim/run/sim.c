@@ -600,17 +600,8 @@ static int fill_results(sim *s, sim_result *out)
         }
         if (p->saturated) out->saturated = 1;
         if (sc->pools[i].kind->flags & KIND_TOKENS) out->has_llm = 1;
-        out->cost_per_hour += p->cost_per_hour;
-        double usd = pool_metric_get(p, "api_usd");
-        if (!isnan(usd)) out->api_usd += usd;
-        usd = pool_metric_get(p, "egress_usd");                 /* network egress (issue 34) */
-        if (!isnan(usd)) out->egress_usd += usd;
     }
     out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, out);
-    out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
-    /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
-    double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
-    out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + (out->api_usd + out->egress_usd) / (double) out->served) : NAN;
     out->repeat_token_share = wl_repeat_token_share(s->src);
     out->closed_loop = s->closed;
     out->finite = s->finite;
@@ -619,7 +610,6 @@ static int fill_results(sim *s, sim_result *out)
     double win_ns = (double) (s->t_end - s->t_start);
     out->achieved_rps = out->window_s > 0 ? (double) s->win_arrivals / out->window_s : 0;
     out->mean_in_system = win_ns > 0 ? (s->live_area_end - s->live_area_start) / win_ns : 0;
-    out->has_cost = s->has_gateway || out->cost_per_hour > 0;
     return 0;
 }
 
