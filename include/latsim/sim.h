@@ -8,7 +8,9 @@
  * breakdowns of E2E and TTFT, each route's and each [class NAME]'s results,
  * scopes "route:ROUTER->TARGET" and "class:NAME", cold and warm, goodput,
  * the cost (cost_per_hour .. cost_per_1k_requests), shares over a threshold,
- * a client's attempts, energy, and any registered at
+ * a client's attempts, energy, a run's own seed noise when the scenario asked
+ * for it (scenario_set_batch_means: seed_noise.*, which the report leaves
+ * out; docs/bands.md), and any registered at
  * run time; read one with sim_result_get, e.g. sim_result_get(&res, "",
  * "breakdown.all.queue", "value"), a latency's summary on its "mean" row's
  * dist with sim_result_row; docs/metrics.md names them).  report_flatten()
@@ -70,20 +72,6 @@ struct pool_result {
 /* The kind-specific result NAME of P, NAN when P has none. */
 double pool_metric_get(const pool_result *p, const char *name);
 
-
-/* A single run's seed noise by batch means (run/col_seednoise.c; docs/bands.md):
- * the 90 % half-widths of its statistics over seeds, measured from the run
- * itself.  Filled when the scenario asked for it (scenario_set_batch_means);
- * NAN where the run had too few batches. */
-typedef struct sim_seed_noise {
-    int measured;             /* 1: estimated in this run */
-    int batches;              /* complete batches of the E2E values */
-    double phi;               /* E2E's variance inflation by autocorrelation (>= 1) */
-    double e2e_mean, e2e_p99; /* ms */
-    double ttft_mean, ttft_p99; /* ms */
-    double tpot_mean, tpot_p99; /* ms */
-    double rps;               /* requests/s */
-} sim_seed_noise;
 
 /* One reported number of a metric family (run collectors, run/collect.h): the
  * rows report_flatten() (latsim/report.h) copies into a report, where each
@@ -155,7 +143,6 @@ typedef struct sim_result {
     int closed_loop;          /* 1: users = N */
     double achieved_rps;      /* arrivals during the window / window, requests/s */
     double mean_in_system;    /* time-mean number of requests in the system during the window */
-    sim_seed_noise seed_noise; /* the run's own seed noise (scenario_set_batch_means), else measured 0 */
     sim_rows rows;            /* the metric families' rows (breakdowns, cold and warm, goodput, shares
                                  over a threshold...: sim_result_get), owned */
 } sim_result;

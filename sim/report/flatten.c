@@ -39,10 +39,17 @@ static int add_latency(report *r, int rep, const char *scope, const char *metric
  * come after the rows of their scope (put_scope), a scope of its own last. */
 static const char *const PLACED[] = { "client", "goodput", "cost", "over", "energy", "cold", "breakdown" };
 
+/* The families whose rows the report leaves out: a run's own seed noise
+ * (col_seednoise.c), which `run --band` reads from the result (docs/bands.md). */
+static const char *const LEFT_OUT[] = { "seed_noise" };
+
+/* 1: FAMILY's rows are placed (PLACED) or left out (LEFT_OUT), not put after their scope's. */
 static int placed(const char *family)
 {
     for (size_t k = 0; k < sizeof PLACED / sizeof *PLACED; k++)
         if (!strcmp(family, PLACED[k])) return 1;
+    for (size_t k = 0; k < sizeof LEFT_OUT / sizeof *LEFT_OUT; k++)
+        if (!strcmp(family, LEFT_OUT[k])) return 1;
     return 0;
 }
 
