@@ -6,14 +6,16 @@
  * pool (the common counters and the kind's own metrics, in report order),
  * and the rows of the metric families that report only rows (sim_rows: the
  * breakdowns of E2E and TTFT, each route's and each [class NAME]'s results,
- * scopes "route:ROUTER->TARGET" and "class:NAME", cold and warm, goodput,
- * the cost (cost_per_hour .. cost_per_1k_requests), shares over a threshold,
- * a client's attempts, energy, a run's own seed noise when the scenario asked
- * for it (scenario_set_batch_means: seed_noise.*, which the report leaves
- * out; docs/bands.md), and any registered at
- * run time; read one with sim_result_get, e.g. sim_result_get(&res, "",
- * "breakdown.all.queue", "value"), a latency's summary on its "mean" row's
- * dist with sim_result_row; docs/metrics.md names them).  report_flatten()
+ * scopes "route:ROUTER->TARGET" and "class:NAME", cold and warm, goodput, the
+ * cost (cost_per_hour .. cost_per_1k_requests), the workload's facts
+ * (warmup_cache_s, finite, peak_queue, repeat_token_share, achieved_rps,
+ * mean_in_system...), shares over a threshold, a client's attempts, energy, a
+ * run's own seed noise when the scenario asked for it (seed_noise.*:
+ * scenario_set_batch_means; the report leaves those out, docs/bands.md), and
+ * any registered at run time; read one with sim_result_get, e.g.
+ * sim_result_get(&res, "", "breakdown.all.queue", "value"), whether the run
+ * has one with sim_result_row, a latency's summary on its "mean" row's dist;
+ * docs/metrics.md names them).  report_flatten()
  * (latsim/report.h) turns it all into rows.
  */
 #ifndef LATSIM_PUBLIC_SIM_H
@@ -94,7 +96,7 @@ typedef struct sim_row {
 typedef struct sim_rows {
     sim_row *row;
     size_t n, cap;
-    const char *family;       /* the family adding rows now (the engine sets it before each emit) */
+    const char *family;       /* the family adding rows now (the engine sets it before each emit, and for its own) */
 } sim_rows;
 
 typedef struct sim_result {
@@ -102,9 +104,6 @@ typedef struct sim_result {
     uint64_t requests;        /* measured arrivals */
     uint64_t warmup_requests; /* arrivals before the window opened (the warm-up used) */
     double warmup_s;          /* simulated time when it opened, s */
-    int has_caches;           /* the automatic warm-up waited for caches (warmup_cache_*) */
-    double warmup_cache_s;    /* simulated time when the last cache's hit rate settled (or the cap), s */
-    int warmup_cache_capped;  /* the warm-up reached its cap with a cache unsettled */
     uint64_t trace_requests;  /* run --trace-events: requests traced (0: no trace) */
     int trace_truncated;      /* run --trace-events: more requests than traced had an outcome */
     uint64_t served, rejected, timed_out;
@@ -127,10 +126,6 @@ typedef struct sim_result {
                                  pools (heavy-traffic formula where the load is known, else from the sampled contents;
                                  verdict.c, verdict_relax_windows): how many nearly independent stretches the run holds (INFINITY:
                                  unknown) */
-    int finite;               /* a finite workload (scenario.finite): never saturated, every request reported */
-    int backlog_grew;         /* finite: some pool's backlog grew */
-    uint64_t peak_queue;      /* finite: most requests waiting in all pools together, seen at an arrival */
-    double peak_queue_at_s;   /* finite: when it was first seen, s of simulated time */
     int has_llm;              /* an LLM pool exists: ttft/tpot are meaningful */
     uint64_t peak_live;       /* most requests in the system at once */
     int has_gateway;          /* a station adds network or overhead time: the report shows them */
@@ -139,10 +134,6 @@ typedef struct sim_result {
     stat_summary network;     /* ms on network hops per request, both ways */
     pool_result *pools;
     int npools;
-    double repeat_token_share; /* traces with hash ids: prompt tokens a prefix cache could reuse / prompt tokens; NAN otherwise */
-    int closed_loop;          /* 1: users = N */
-    double achieved_rps;      /* arrivals during the window / window, requests/s */
-    double mean_in_system;    /* time-mean number of requests in the system during the window */
     sim_rows rows;            /* the metric families' rows (breakdowns, cold and warm, goodput, shares
                                  over a threshold...: sim_result_get), owned */
 } sim_result;

@@ -37,7 +37,8 @@ static int add_latency(report *r, int rep, const char *scope, const char *metric
 /* The metric families whose rows report_flatten places among its own (at
  * put_family, in this order down the system's rows); any other family's rows
  * come after the rows of their scope (put_scope), a scope of its own last. */
-static const char *const PLACED[] = { "client", "goodput", "cost", "over", "energy", "cold", "breakdown" };
+static const char *const PLACED[] = { "warmup", "client", "finite", "goodput", "cost", "over", "energy", "workload",
+                                      "cold", "breakdown" };
 
 /* The families whose rows the report leaves out: a run's own seed noise
  * (col_seednoise.c), which `run --band` reads from the result (docs/bands.md). */
@@ -127,10 +128,7 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     V(G, "requests", x->requests);
     V(G, "warmup_requests", x->warmup_requests);
     V(G, "warmup_s", x->warmup_s);
-    if (x->has_caches) {   /* the automatic warm-up waited for caches (run/warmup.h) */
-        V(G, "warmup_cache_s", x->warmup_cache_s);
-        V(G, "warmup_cache_capped", x->warmup_cache_capped);
-    }
+    if (put_family(out, rep, x, "warmup")) return -1;   /* the automatic warm-up's wait for caches (run/warmup.h) */
     V(G, "served", x->served);
     V(G, "rejected", x->rejected);
     V(G, "timed_out", x->timed_out);
@@ -142,12 +140,7 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     if (put_family(out, rep, x, "client")) return -1;   /* [client]: attempts, retries, wasted */
     V(G, "saturated", x->saturated);
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
-    if (x->finite) {   /* docs/workloads.md, "Finite workloads" */
-        V(G, "finite", 1);
-        V(G, "backlog_grew", x->backlog_grew);
-        V(G, "peak_queue", x->peak_queue);
-        V(G, "peak_queue_at_s", x->peak_queue_at_s);
-    }
+    if (put_family(out, rep, x, "finite")) return -1;   /* docs/workloads.md, "Finite workloads" */
     V(G, "departures", x->departures);
     V(G, "throughput_rps", x->throughput_rps);
     if (put_family(out, rep, x, "goodput")) return -1;
@@ -164,11 +157,7 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     V(G, "events", x->events);
     V(G, "peak_in_system", x->peak_live);
     V(G, "wall_time_s", x->wall_time_s);
-    if (!isnan(x->repeat_token_share)) V(G, "repeat_token_share", x->repeat_token_share);
-    if (x->closed_loop) {
-        V(G, "achieved_rps", x->achieved_rps);
-        V(G, "mean_in_system", x->mean_in_system);
-    }
+    if (put_family(out, rep, x, "workload")) return -1;   /* repeat_token_share; a closed loop's achieved_rps... */
     int hide = x->saturated;
     if (add_latency(out, rep, G, "e2e", &x->e2e, hide)) return -1;
     if (add_latency(out, rep, G, "queue", &x->queue, hide)) return -1;
@@ -194,13 +183,14 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     /* Shares of e2e and of TTFT (col_breakdown.c): "breakdown.all.queue", "ttft_breakdown.mean_ms.queue"... */
     if (put_family(out, rep, x, "breakdown")) return -1;
     if (put_scope(out, rep, x, G, done)) return -1;
+    int finite = sim_result_row(x, G, "finite", "value") != NULL;   /* a finite workload (run/sim.c) */
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
         const char *S = p->name;
         if (report_add_text(out, rep, S, "kind", p->kind ? p->kind : "unknown")) return -1;
         V(S, REPORT_BUSY_SHARE, p->utilization);
         V(S, "saturated", p->saturated);
-        if (x->finite) {
+        if (finite) {
             V(S, "backlog_grew", p->backlog_grew);
             V(S, "peak_queue", p->peak_queue);
             V(S, "peak_in_pool", p->peak_inside);
