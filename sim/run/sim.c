@@ -612,7 +612,7 @@ static int engine_row(sim_result *out, const char *family, const char *metric, d
 }
 
 /* The engine's own rows of the workload, after its results (docs/metrics.md,
- * "Workload facts as rows"): family "warmup", when the automatic warm-up waited for
+ * "Metric definitions", workload facts as rows): family "warmup", when the automatic warm-up waited for
  * caches, warmup_cache_s (simulated time when the last cache's hit rate
  * settled, or the cap, s) and warmup_cache_capped (1: it reached its cap with a
  * cache unsettled); family "finite", with a finite workload, finite (1),
