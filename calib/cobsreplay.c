@@ -224,9 +224,12 @@ static void fill_pred(const sim_result *res, cobs_replay *out)
     out->pred_window_s = res->window_s;
     out->served = res->served;
     out->rejected = res->rejected + res->timed_out + res->failed;
-    out->backlog_grew = res->backlog_grew;
-    out->peak_queue = res->peak_queue;
-    out->peak_queue_at_s = res->peak_queue_at_s;
+    /* A finite replay's rows (run/sim.c; none otherwise: 0). */
+    double grew = sim_result_get(res, "", "backlog_grew", "value"), peak = sim_result_get(res, "", "peak_queue", "value");
+    double peak_t = sim_result_get(res, "", "peak_queue_at_s", "value");
+    out->backlog_grew = grew > 0;
+    out->peak_queue = isnan(peak) ? 0 : (uint64_t) peak;
+    out->peak_queue_at_s = isnan(peak_t) ? 0 : peak_t;
     out->events = res->events;
     out->wall_s = res->wall_time_s;
     fill_band(res, out);

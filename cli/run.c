@@ -326,7 +326,7 @@ static int run_simulate(const run_opts *o, run_state *st)
             die(0, note);
         }
         st->wall += res.wall_time_s;
-        if (i == 0) st->seed = res.seed_noise;
+        if (i == 0) st->seed = run_seed_of(&res);
         for (int p = 0; p < res.npools && p < npools; p++) st->load_sat[p] |= res.pools[p].load_saturated;
         if (i == 0 && res.ts) {   /* the time series of the first replication */
             st->ts_n = ts_count(res.ts);

@@ -37,6 +37,19 @@ typedef struct run_opts {
     int band;                       /* 1: --band (the prediction band in the table and JSON) */
 } run_opts;
 
+/* A run's own seed noise by batch means, as its seed_noise rows say
+ * (run/col_seednoise.c; docs/bands.md): 90 % half-widths, NAN where the run
+ * had too few batches. */
+typedef struct run_seed {
+    int measured;                   /* 1: the run measured it (it has the rows) */
+    int batches;                    /* seed_noise.batches: complete batches of the E2E values */
+    double phi;                     /* seed_noise.phi: E2E's variance inflation by autocorrelation (>= 1) */
+    double e2e_mean, e2e_p99;       /* seed_noise.e2e_mean, seed_noise.e2e_p99, ms */
+    double ttft_mean, ttft_p99;     /* seed_noise.ttft_*, ms */
+    double tpot_mean, tpot_p99;     /* seed_noise.tpot_*, ms */
+    double rps;                     /* seed_noise.throughput_rps, requests/s */
+} run_seed;
+
 /* A run in progress: everything run_main frees. */
 typedef struct run_state {
     const char *db_path;            /* the database file */
@@ -59,7 +72,7 @@ typedef struct run_state {
     int nband;                      /* LLM pools (0: no prediction band) */
     band_model band;                /* the step-time band of the widest pool's model */
     report band_end[2];             /* the first replication at the band's low and high step-time factor */
-    sim_seed_noise seed;            /* --band with one replication: its seed noise by batch means */
+    run_seed seed;                  /* --band with one replication: its seed noise by batch means */
     char err[2048];                 /* the last error */
     /* --from-run: the stored run */
     char *from_path, *from_text;    /* its scenario path and configuration (malloc'd) */
@@ -85,6 +98,9 @@ int die(int code, const char *msg);
  * pool, its first replication simulated again at both ends of the step-time
  * model's 90 % error.  Returns 0 or the exit status (printed). */
 int run_band(const run_opts *o, run_state *st);
+
+/* The seed noise of RES (its seed_noise rows; measured 0 when it has none). */
+run_seed run_seed_of(const sim_result *res);
 
 /* The prediction band as the JSON member "prediction_band" (with its leading comma). */
 void band_json(const run_state *st, FILE *out);

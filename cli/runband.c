@@ -79,12 +79,25 @@ int run_band(const run_opts *o, run_state *st)
     return rc ? rc : run_scaled(o, st, st->band.hi, &st->band_end[1]);
 }
 
+run_seed run_seed_of(const sim_result *res)
+{
+    run_seed n = { 0 };
+    if (!sim_result_row(res, "", "seed_noise.batches", "value")) return n;
+#define G(name) sim_result_get(res, "", "seed_noise." name, "value")
+    n = (run_seed) { .measured = 1, .batches = (int) G("batches"), .phi = G("phi"),
+                     .e2e_mean = G("e2e_mean"), .e2e_p99 = G("e2e_p99"), .ttft_mean = G("ttft_mean"),
+                     .ttft_p99 = G("ttft_p99"), .tpot_mean = G("tpot_mean"), .tpot_p99 = G("tpot_p99"),
+                     .rps = G("throughput_rps") };
+#undef G
+    return n;
+}
+
 /* The 90 % half-width of METRIC/STAT's seed noise: its replications', else the
  * one replication's batch means (NAN: not measured). */
 static double seed90(const run_state *st, const char *metric, const char *stat)
 {
     if (st->shown->replications > 1) return band_seed90(st->shown, "", metric, stat);
-    const sim_seed_noise *n = &st->seed;
+    const run_seed *n = &st->seed;
     if (!n->measured) return NAN;
     int p99 = !strcmp(stat, "p99");
     if (!strcmp(metric, "e2e")) return p99 ? n->e2e_p99 : n->e2e_mean;

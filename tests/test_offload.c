@@ -104,7 +104,7 @@ Test(offload_mooncake, unlimited_tier_finds_every_repeat)
     mooncake_text(t, sizeof t, "kv_offload = cpu\nkv_offload_cpu_gib = 100000");
     run_text(t, &tier);
     cr_assert_eq(tier.served, 900);
-    cr_expect_float_eq(tier.repeat_token_share, want, 1e-12);
+    cr_expect_float_eq(sim_result_get(&tier, "", "repeat_token_share", "value"), want, 1e-12);
     /* Every repeat is a hit: on the GPU or in the tier. */
     cr_expect_float_eq(pm(&tier, 0, "kv_offload_total_hit_rate"), want, 1e-12, "total hit rate %.9f vs %.9f",
                        pm(&tier, 0, "kv_offload_total_hit_rate"), want);

@@ -102,7 +102,7 @@ void scenario_set_ts_interval(scenario *s, double seconds);
  * (sim_result.omx, latsim/omx.h), scraped at the time series' interval ends
  * (a time-series interval must be set too). */
 void scenario_set_metrics(scenario *s, int on);
-/* ON: each run measures its own seed noise by batch means (sim_result.seed_noise). */
+/* ON: each run measures its own seed noise by batch means (its seed_noise.* rows: latsim/sim.h, docs/bands.md). */
 void scenario_set_batch_means(scenario *s, int on);
 
 /* `run --trace-events PATH --trace-requests N`: the next sim_run writes a

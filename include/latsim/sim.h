@@ -2,16 +2,21 @@
  *
  * sim_run() builds the model objects of a loaded and resolved scenario
  * (latsim/scenario.h), runs the event loop until every measured request has an
- * outcome, and fills a sim_result: the system's counts, window and costs, one
+ * outcome, and fills a sim_result: the system's counts and window, one
  * pool_result per pool (the common counters and the kind's own metrics, in
  * report order), and the rows of the metric families that report only rows
  * (sim_rows: the system's latencies e2e, queue, service, network, overhead,
  * ttft, tpot and itl, the breakdowns of E2E and TTFT, each route's and each
  * [class NAME]'s results, scopes "route:ROUTER->TARGET" and "class:NAME", cold
- * and warm, goodput, shares over a threshold, a client's attempts, energy, and
- * any registered at run time; read one with sim_result_get, e.g.
- * sim_result_get(&res, "", "e2e", "p99") or sim_result_get(&res, "",
- * "breakdown.all.queue", "value"), a latency's whole summary (its "mean" row's
+ * and warm, goodput, the cost (cost_per_hour .. cost_per_1k_requests), the
+ * workload's facts (warmup_cache_s, finite, peak_queue, repeat_token_share,
+ * achieved_rps, mean_in_system...), shares over a threshold, a client's
+ * attempts, energy, a run's own seed noise when the scenario asked for it
+ * (seed_noise.*: scenario_set_batch_means; the report leaves those out,
+ * docs/bands.md), and any registered at run time; read one with
+ * sim_result_get, e.g. sim_result_get(&res, "", "e2e", "p99") or
+ * sim_result_get(&res, "", "breakdown.all.queue", "value"), whether the run
+ * has one with sim_result_row, a latency's whole summary (its "mean" row's
  * dist) with sim_result_latency; docs/metrics.md names them).
  * report_flatten() (latsim/report.h) turns it all into rows.
  */
@@ -72,21 +77,6 @@ struct pool_result {
 double pool_metric_get(const pool_result *p, const char *name);
 
 
-/* A single run's seed noise by batch means (run/col_seednoise.c; docs/bands.md):
- * the 90 % half-widths of its statistics over seeds, measured from the run
- * itself.  Filled when the scenario asked for it (scenario_set_batch_means);
- * NAN where the run had too few batches or does not report the latency (ttft
- * and tpot without an LLM pool). */
-typedef struct sim_seed_noise {
-    int measured;             /* 1: estimated in this run */
-    int batches;              /* complete batches of the E2E values */
-    double phi;               /* E2E's variance inflation by autocorrelation (>= 1) */
-    double e2e_mean, e2e_p99; /* ms */
-    double ttft_mean, ttft_p99; /* ms */
-    double tpot_mean, tpot_p99; /* ms */
-    double rps;               /* requests/s */
-} sim_seed_noise;
-
 /* One reported number of a metric family (run collectors, run/collect.h): the
  * rows report_flatten() (latsim/report.h) copies into a report, where each
  * family's rows stand where the report puts that family (FAMILY names it);
@@ -108,7 +98,7 @@ typedef struct sim_row {
 typedef struct sim_rows {
     sim_row *row;
     size_t n, cap;
-    const char *family;       /* the family adding rows now (the engine sets it before each emit) */
+    const char *family;       /* the family adding rows now (the engine sets it before each emit, and for its own) */
 } sim_rows;
 
 typedef struct sim_result {
@@ -116,9 +106,6 @@ typedef struct sim_result {
     uint64_t requests;        /* measured arrivals */
     uint64_t warmup_requests; /* arrivals before the window opened (the warm-up used) */
     double warmup_s;          /* simulated time when it opened, s */
-    int has_caches;           /* the automatic warm-up waited for caches (warmup_cache_*) */
-    double warmup_cache_s;    /* simulated time when the last cache's hit rate settled (or the cap), s */
-    int warmup_cache_capped;  /* the warm-up reached its cap with a cache unsettled */
     uint64_t trace_requests;  /* run --trace-events: requests traced (0: no trace) */
     int trace_truncated;      /* run --trace-events: more requests than traced had an outcome */
     uint64_t served, rejected, timed_out;
@@ -141,28 +128,13 @@ typedef struct sim_result {
                                  pools (heavy-traffic formula where the load is known, else from the sampled contents;
                                  verdict.c, verdict_relax_windows): how many nearly independent stretches the run holds (INFINITY:
                                  unknown) */
-    int finite;               /* a finite workload (scenario.finite): never saturated, every request reported */
-    int backlog_grew;         /* finite: some pool's backlog grew */
-    uint64_t peak_queue;      /* finite: most requests waiting in all pools together, seen at an arrival */
-    double peak_queue_at_s;   /* finite: when it was first seen, s of simulated time */
     int has_llm;              /* a pool's kind counts tokens (llm, api, net, encoder): output tokens, cost
                                  per token, pools' ttft/tpot and the system's ttft, tpot, itl rows are reported */
     uint64_t peak_live;       /* most requests in the system at once */
     int has_gateway;          /* a station adds network or overhead time: api_usd and the system's
                                  network and overhead rows are reported */
-    double cost_per_hour;     /* $ per hour, all GPU pools */
-    double cost_per_mtok;     /* $ per million output tokens at the measured throughput */
-    double api_usd;           /* external API charges of the measured served requests, $ */
-    double egress_usd;        /* network egress charges of the measured requests (hops' egress_usd_per_gb), $ */
-    double cost_per_1k;       /* $ per 1000 served requests: GPU hours at the measured throughput + API charges */
-    int has_cost;             /* cost_per_1k is reported: a gateway kind (api_usd too), or a priced pool */
     pool_result *pools;
     int npools;
-    double repeat_token_share; /* traces with hash ids: prompt tokens a prefix cache could reuse / prompt tokens; NAN otherwise */
-    int closed_loop;          /* 1: users = N */
-    double achieved_rps;      /* arrivals during the window / window, requests/s */
-    double mean_in_system;    /* time-mean number of requests in the system during the window */
-    sim_seed_noise seed_noise; /* the run's own seed noise (scenario_set_batch_means), else measured 0 */
     sim_rows rows;            /* the metric families' rows (breakdowns, cold and warm, goodput, shares
                                  over a threshold...: sim_result_get), owned */
 } sim_result;

@@ -37,12 +37,20 @@ static int add_latency(report *r, int rep, const char *scope, const char *metric
 /* The metric families whose rows report_flatten places among its own (at
  * put_family, in this order down the system's rows); any other family's rows
  * come after the rows of their scope (put_scope), a scope of its own last. */
-static const char *const PLACED[] = { "client", "goodput", "over", "energy", "latency", "cold", "itl", "breakdown" };
+static const char *const PLACED[] = { "warmup", "client", "finite", "goodput", "cost", "over", "energy", "workload",
+                                      "latency", "cold", "itl", "breakdown" };
 
+/* The families whose rows the report leaves out: a run's own seed noise
+ * (col_seednoise.c), which `run --band` reads from the result (docs/bands.md). */
+static const char *const LEFT_OUT[] = { "seed_noise" };
+
+/* 1: FAMILY's rows are placed (PLACED) or left out (LEFT_OUT), not put after their scope's. */
 static int placed(const char *family)
 {
     for (size_t k = 0; k < sizeof PLACED / sizeof *PLACED; k++)
         if (!strcmp(family, PLACED[k])) return 1;
+    for (size_t k = 0; k < sizeof LEFT_OUT / sizeof *LEFT_OUT; k++)
+        if (!strcmp(family, LEFT_OUT[k])) return 1;
     return 0;
 }
 
@@ -56,24 +64,21 @@ static int put_row(report *out, int rep, const sim_result *x, const sim_row *w)
     return report_add(out, rep, w->scope, w->metric, w->stat, hide ? NAN : w->value);
 }
 
-/* Copies the rows of family FAMILY of X into OUT, in their order.  Returns 0 or -1. */
-static int put_family(report *out, int rep, const sim_result *x, const char *family)
-{
-    for (size_t i = 0; i < x->rows.n; i++)
-        if (!strcmp(x->rows.row[i].family, family) && put_row(out, rep, x, &x->rows.row[i])) return -1;
-    return 0;
-}
-
-/* Copies the system's rows of latency METRIC of family FAMILY of X into OUT
- * (none when X does not report it).  Returns 0 or -1. */
-static int put_latency(report *out, int rep, const sim_result *x, const char *family, const char *metric)
+/* Copies the rows of family FAMILY of X named METRIC (NULL: all) into OUT, in
+ * their order.  Returns 0 or -1. */
+static int put_metric(report *out, int rep, const sim_result *x, const char *family, const char *metric)
 {
     for (size_t i = 0; i < x->rows.n; i++) {
         const sim_row *w = &x->rows.row[i];
-        if (!strcmp(w->family, family) && !*w->scope && !strcmp(w->metric, metric) && put_row(out, rep, x, w))
-            return -1;
+        if (!strcmp(w->family, family) && (!metric || !strcmp(w->metric, metric)) && put_row(out, rep, x, w)) return -1;
     }
     return 0;
+}
+
+/* Copies the rows of family FAMILY of X into OUT, in their order.  Returns 0 or -1. */
+static int put_family(report *out, int rep, const sim_result *x, const char *family)
+{
+    return put_metric(out, rep, x, family, NULL);
 }
 
 /* Copies the rows of SCOPE of the families not placed (PLACED) into OUT, and
@@ -123,10 +128,7 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     V(G, "requests", x->requests);
     V(G, "warmup_requests", x->warmup_requests);
     V(G, "warmup_s", x->warmup_s);
-    if (x->has_caches) {   /* the automatic warm-up waited for caches (run/warmup.h) */
-        V(G, "warmup_cache_s", x->warmup_cache_s);
-        V(G, "warmup_cache_capped", x->warmup_cache_capped);
-    }
+    if (put_family(out, rep, x, "warmup")) return -1;   /* the automatic warm-up's wait for caches (run/warmup.h) */
     V(G, "served", x->served);
     V(G, "rejected", x->rejected);
     V(G, "timed_out", x->timed_out);
@@ -138,41 +140,30 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     if (put_family(out, rep, x, "client")) return -1;   /* [client]: attempts, retries, wasted */
     V(G, "saturated", x->saturated);
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
-    if (x->finite) {   /* docs/workloads.md, "Finite workloads" */
-        V(G, "finite", 1);
-        V(G, "backlog_grew", x->backlog_grew);
-        V(G, "peak_queue", x->peak_queue);
-        V(G, "peak_queue_at_s", x->peak_queue_at_s);
-    }
+    if (put_family(out, rep, x, "finite")) return -1;   /* docs/workloads.md, "Finite workloads" */
     V(G, "departures", x->departures);
     V(G, "throughput_rps", x->throughput_rps);
     if (put_family(out, rep, x, "goodput")) return -1;
-    if (x->has_llm) {
-        V(G, "output_tokens_per_s", x->output_tps);
-        V(G, "cost_per_hour", x->cost_per_hour);
-        V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
-    }
-    if (x->has_gateway) V(G, "api_usd", x->api_usd);
-    if (x->egress_usd > 0) V(G, "egress_usd", x->egress_usd);   /* issue 34 */
+    if (x->has_llm) V(G, "output_tokens_per_s", x->output_tps);
+    /* The cost (col_cost.c): its charges, the shares over a threshold, its $ per 1000 requests. */
+    static const char *const COST[] = { "cost_per_hour", "cost_per_mtok", "api_usd", "egress_usd" };
+    for (int k = 0; k < 4; k++)
+        if (put_metric(out, rep, x, "cost", COST[k])) return -1;
     if (put_family(out, rep, x, "over")) return -1;   /* shares over a threshold (issue 34) */
-    if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
+    if (put_metric(out, rep, x, "cost", "cost_per_1k_requests")) return -1;
     if (put_family(out, rep, x, "energy")) return -1;   /* GPU board energy (docs/metrics.md, "Energy") */
     V(G, "sim_time_s", x->sim_time_s);
     V(G, "window_s", x->window_s);
     V(G, "events", x->events);
     V(G, "peak_in_system", x->peak_live);
     V(G, "wall_time_s", x->wall_time_s);
-    if (!isnan(x->repeat_token_share)) V(G, "repeat_token_share", x->repeat_token_share);
-    if (x->closed_loop) {
-        V(G, "achieved_rps", x->achieved_rps);
-        V(G, "mean_in_system", x->mean_in_system);
-    }
+    if (put_family(out, rep, x, "workload")) return -1;   /* repeat_token_share; a closed loop's achieved_rps... */
     /* The system's latencies (col_latency.c, col_itl.c): e2e, queue, service,
      * cold and warm, then network, overhead, ttft, tpot and itl where reported. */
     static const char *const LAT[] = { "e2e", "queue", "service", NULL, "network", "overhead", "ttft", "tpot" };
     for (size_t k = 0; k < sizeof LAT / sizeof *LAT; k++)
-        if (LAT[k] ? put_latency(out, rep, x, "latency", LAT[k]) : put_family(out, rep, x, "cold")) return -1;
-    if (put_latency(out, rep, x, "itl", "itl")) return -1;
+        if (LAT[k] ? put_metric(out, rep, x, "latency", LAT[k]) : put_family(out, rep, x, "cold")) return -1;
+    if (put_metric(out, rep, x, "itl", "itl")) return -1;
     int hide = x->saturated;
     if (!hide) {   /* the CDFs of e2e and queue, and of ttft and tpot where reported */
         static const char *const CD[] = { "e2e", "queue", "ttft", "tpot" };
@@ -188,13 +179,14 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     /* Shares of e2e and of TTFT (col_breakdown.c): "breakdown.all.queue", "ttft_breakdown.mean_ms.queue"... */
     if (put_family(out, rep, x, "breakdown")) return -1;
     if (put_scope(out, rep, x, G, done)) return -1;
+    int finite = sim_result_row(x, G, "finite", "value") != NULL;   /* a finite workload (run/sim.c) */
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
         const char *S = p->name;
         if (report_add_text(out, rep, S, "kind", p->kind ? p->kind : "unknown")) return -1;
         V(S, REPORT_BUSY_SHARE, p->utilization);
         V(S, "saturated", p->saturated);
-        if (x->finite) {
+        if (finite) {
             V(S, "backlog_grew", p->backlog_grew);
             V(S, "peak_queue", p->peak_queue);
             V(S, "peak_in_pool", p->peak_inside);

@@ -119,7 +119,9 @@ static void class_cost(const classes *x, const sim_result *out, int c, double *a
     const run_env *e = x->env;
     /* As the overall figure: no price, no GPU $; a price and nothing served in
      * the window, unknown. */
-    double part = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? (double) out->served / (double) out->departures : NAN) : 0;
+    double per_hour = 0;   /* the pools' $ per hour (col_cost.c's) */
+    for (int i = 0; i < out->npools; i++) per_hour += out->pools[i].cost_per_hour;
+    double part = per_hour > 0 ? (out->throughput_rps > 0 ? (double) out->served / (double) out->departures : NAN) : 0;
     double gpu = 0;
     *api = 0;
     for (int i = 0; i < e->nst; i++) {
@@ -175,7 +177,9 @@ static int class_rows(const classes *x, sim_result *out, int c)
     double api, per_1k;
     class_cost(x, out, c, &api, &per_1k);
     if (out->has_gateway) V("api_usd", api);
-    if (out->has_cost && sim_rows_add(w, S, "cost_per_1k_requests", per_1k, 1)) return -1;
+    /* As the system's (col_cost.c: a gateway kind or a priced pool). */
+    if (sim_result_row(out, "", "cost_per_1k_requests", "value") && sim_rows_add(w, S, "cost_per_1k_requests", per_1k, 1))
+        return -1;
 #undef V
     stat_summary s;
     stat_acc *lat[6] = { y->e2e, y->queue, y->service, y->ttft, y->tpot, x->itl ? x->itl[c] : NULL };

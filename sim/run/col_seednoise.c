@@ -17,7 +17,8 @@
  * var(batch means) / var(values) (at least 1): ranks n q -+ z sqrt(n q (1 - q)
  * phi), read off the run's quantiles (stat_summary's cdf and tail points,
  * linearly between them).  Throughput: the window cut into SN_MAX / 2 .. SN_MAX
- * equal spans, its batch means the spans' completions per second.
+ * equal spans, its batch means the spans' completions per second.  The
+ * results are the system's rows seed_noise.* (sn_emit; docs/bands.md).
  */
 #include <math.h>
 #include <string.h>
@@ -164,32 +165,41 @@ static double rps_half90(const seednoise *x, double t0, double t1)
     return gsl_cdf_tdist_Pinv(0.95, k - 1) * gsl_stats_sd(rate, 1, (size_t) k) / sqrt(k);
 }
 
+/* Its rows, the system's, which the report leaves out (run --band reads them
+ * from the result): seed_noise.batches (complete batches of the E2E values),
+ * seed_noise.phi (E2E's variance inflation by autocorrelation, >= 1), the 90 %
+ * half-widths seed_noise.M_mean and seed_noise.M_p99 of M = e2e, ttft, tpot
+ * (ms; NAN where the run had too few batches), and seed_noise.throughput_rps
+ * (requests/s). */
 static int sn_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
     (void) err;
     (void) errlen;
     seednoise *x = self;
-    static const char *const NAME[SN_N] = { "e2e", "ttft", "tpot" };   /* the system's latency rows (col_latency) */
-    sim_seed_noise *n = &out->seed_noise;
-    double *mean[SN_N] = { &n->e2e_mean, &n->ttft_mean, &n->tpot_mean };
-    double *p99[SN_N] = { &n->e2e_p99, &n->ttft_p99, &n->tpot_p99 };
-    n->measured = 1;
-    n->batches = x->m[SN_E2E].k;
+    static const char *const LAT[SN_N] = { "e2e", "ttft", "tpot" };   /* the system's latency rows (col_latency) */
+    static const char *const NAME[SN_N][2] = { { "seed_noise.e2e_mean", "seed_noise.e2e_p99" },
+                                               { "seed_noise.ttft_mean", "seed_noise.ttft_p99" },
+                                               { "seed_noise.tpot_mean", "seed_noise.tpot_p99" } };
+    double mean[SN_N], p99[SN_N], phi_e2e = 1;
     for (int i = 0; i < SN_N; i++) {
         double phi;
         stat_summary s;
-        if (sim_result_latency(out, "", NAME[i], &s) != 0) {   /* not reported: no LLM pool */
-            *mean[i] = *p99[i] = NAN;
+        if (sim_result_latency(out, "", LAT[i], &s) != 0) {   /* not reported: no LLM pool */
+            mean[i] = p99[i] = NAN;
             continue;
         }
-        *mean[i] = bm_half90(&x->m[i], s.sd, &phi);
-        *p99[i] = isfinite(*mean[i]) ? quantile_half90(&s, 0.99, phi) : NAN;
-        if (i == SN_E2E) n->phi = phi;
+        mean[i] = bm_half90(&x->m[i], s.sd, &phi);
+        p99[i] = isfinite(mean[i]) ? quantile_half90(&s, 0.99, phi) : NAN;
+        if (i == SN_E2E) phi_e2e = phi;
     }
     double t1 = out->sim_time_s, t0 = x->opened >= 0 ? (double) x->opened * 1e-9 : 0;
     if (out->window_s > 0) t1 = t0 + out->window_s;
-    n->rps = rps_half90(x, t0, t1);
-    return 0;
+    sim_rows *w = &out->rows;
+    if (sim_rows_add(w, "", "seed_noise.batches", x->m[SN_E2E].k, 0) || sim_rows_add(w, "", "seed_noise.phi", phi_e2e, 0))
+        return -1;
+    for (int i = 0; i < SN_N; i++)
+        if (sim_rows_add(w, "", NAME[i][0], mean[i], 0) || sim_rows_add(w, "", NAME[i][1], p99[i], 0)) return -1;
+    return sim_rows_add(w, "", "seed_noise.throughput_rps", rps_half90(x, t0, t1), 0);
 }
 
 static void sn_free(void *self)

@@ -9,9 +9,10 @@
 
 /* The built-in families, in the order their hooks run and their results are
  * emitted: the system's latency first (the per-pool rows of a single pool copy
- * it), the trace last (it writes its file once the results are known).  A new
+ * it), the cost before the classes (which read whether it is reported), the
+ * trace last (it writes its file once the results are known).  A new
  * built-in family is one row here (and its own file, run/col_NAME.c). */
-static const run_collector *const BUILTIN[] = { &col_latency, &col_breakdown, &col_itl, &col_paths, &col_cold,
+static const run_collector *const BUILTIN[] = { &col_latency, &col_cost, &col_breakdown, &col_itl, &col_paths, &col_cold,
                                                 &col_goodput, &col_classes, &col_tseries, &col_trace,
                                                 &col_seednoise, &col_over, &col_client,
                                                 &col_energy };

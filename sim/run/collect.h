@@ -2,7 +2,7 @@
  *
  * The engine (run/sim.c) moves requests and keeps the run's own books (the
  * measured window, outcomes counted, throughput, the saturation verdict,
- * costs).  Everything else a run reports is a *collector*: a row of hooks the
+ * the workload's facts).  Everything else a run reports is a *collector*: a row of hooks the
  * engine calls at the stops of a request's walk (arrival, leaving served, an
  * attempt ending unserved, the final outcome, a client's retry, an LLM step)
  * and of the run (the window opening and closing, the events over, the
@@ -17,7 +17,7 @@
  * is called but free, and the per-request paths pay nothing for it.  The
  * engine calls the per-request hooks of the active collectors in table order,
  * and emit after it has filled its own results (sim_result's counts, window,
- * pools' common rows, costs) and the emit of every collector before it in the
+ * pools' common rows, the workload's rows) and the emit of every collector before it in the
  * table: a later family may read what an earlier one wrote (the per-pool
  * latencies of a single pool are the system's).
  *
@@ -180,7 +180,7 @@ int col_set_lost(const col_set *cs);
 void col_set_free(col_set *cs);
 
 /* The built-in families, in table order (run/col_*.c). */
-extern const run_collector col_latency, col_breakdown, col_itl, col_paths, col_cold, col_goodput, col_classes,
+extern const run_collector col_latency, col_cost, col_breakdown, col_itl, col_paths, col_cold, col_goodput, col_classes,
     col_tseries, col_trace, col_seednoise, col_over, col_client,
     col_energy;
 

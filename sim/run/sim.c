@@ -540,9 +540,6 @@ static int fill_results(sim *s, sim_result *out)
     out->requests = s->target;
     out->warmup_requests = s->opened ? s->wstart : s->next_id;
     out->warmup_s = simtime_to_s(s->opened ? s->t_start : evq_now(s->q));
-    out->has_caches = s->cs.n > 0;
-    out->warmup_cache_s = s->cs.done ? s->cs.t : simtime_to_s(evq_now(s->q));
-    out->warmup_cache_capped = s->cs.capped || (s->cs.n > 0 && !s->cs.done);
     out->served = s->served;
     out->rejected = s->rejected;
     out->timed_out = s->timed_out;
@@ -596,30 +593,56 @@ static int fill_results(sim *s, sim_result *out)
             p->peak_inside = s->peak_in[i];
             p->backlog_grew = p->saturated || (double) p->peak_queue > 3.0 * sqrt((double) st->win_arrivals) + 20.0;
             p->saturated = p->load_saturated = 0;
-            out->backlog_grew |= p->backlog_grew;
         }
         if (p->saturated) out->saturated = 1;
         if (sc->pools[i].kind->flags & KIND_TOKENS) out->has_llm = 1;
-        out->cost_per_hour += p->cost_per_hour;
-        double usd = pool_metric_get(p, "api_usd");
-        if (!isnan(usd)) out->api_usd += usd;
-        usd = pool_metric_get(p, "egress_usd");                 /* network egress (issue 34) */
-        if (!isnan(usd)) out->egress_usd += usd;
     }
     out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, out);
-    out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
-    /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
-    double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
-    out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + (out->api_usd + out->egress_usd) / (double) out->served) : NAN;
-    out->repeat_token_share = wl_repeat_token_share(s->src);
-    out->closed_loop = s->closed;
-    out->finite = s->finite;
-    out->peak_queue = s->peak_q_all;
-    out->peak_queue_at_s = simtime_to_s(s->peak_q_t);
+    return 0;
+}
+
+/* Adds the system's row METRIC = V of family FAMILY to OUT (shown in a
+ * saturated run too).  Returns 0 or -1 (out of memory). */
+static int engine_row(sim_result *out, const char *family, const char *metric, double v)
+{
+    out->rows.family = family;
+    int rc = sim_rows_add(&out->rows, "", metric, v, 0);
+    out->rows.family = NULL;
+    return rc;
+}
+
+/* The engine's own rows of the workload, after its results (docs/metrics.md,
+ * "Metric definitions", workload facts as rows): family "warmup", when the automatic warm-up waited for
+ * caches, warmup_cache_s (simulated time when the last cache's hit rate
+ * settled, or the cap, s) and warmup_cache_capped (1: it reached its cap with a
+ * cache unsettled); family "finite", with a finite workload, finite (1),
+ * backlog_grew (1: some pool's backlog grew), peak_queue (most requests waiting
+ * in all pools together, seen at an arrival) and peak_queue_at_s (when first
+ * seen, s); family "workload", repeat_token_share (traces with hash ids:
+ * prompt tokens a prefix cache could reuse / prompt tokens) and, in a closed
+ * loop, achieved_rps (arrivals during the window / window, requests/s) and
+ * mean_in_system (the time-mean number of requests in the system during the
+ * window).  Returns 0 or -1 (out of memory). */
+static int workload_rows(const sim *s, sim_result *out)
+{
+    if (s->cs.n > 0 && (engine_row(out, "warmup", "warmup_cache_s", s->cs.done ? s->cs.t : simtime_to_s(evq_now(s->q))) ||
+                        engine_row(out, "warmup", "warmup_cache_capped", s->cs.capped || !s->cs.done)))
+        return -1;
+    if (s->finite) {
+        int grew = 0;
+        for (int i = 0; i < out->npools; i++) grew |= out->pools[i].backlog_grew;
+        if (engine_row(out, "finite", "finite", 1) || engine_row(out, "finite", "backlog_grew", grew) ||
+            engine_row(out, "finite", "peak_queue", (double) s->peak_q_all) ||
+            engine_row(out, "finite", "peak_queue_at_s", simtime_to_s(s->peak_q_t)))
+            return -1;
+    }
+    double share = wl_repeat_token_share(s->src);
+    if (!isnan(share) && engine_row(out, "workload", "repeat_token_share", share)) return -1;
+    if (!s->closed) return 0;
     double win_ns = (double) (s->t_end - s->t_start);
-    out->achieved_rps = out->window_s > 0 ? (double) s->win_arrivals / out->window_s : 0;
-    out->mean_in_system = win_ns > 0 ? (s->live_area_end - s->live_area_start) / win_ns : 0;
-    out->has_cost = s->has_gateway || out->cost_per_hour > 0;
+    if (engine_row(out, "workload", "achieved_rps", out->window_s > 0 ? (double) s->win_arrivals / out->window_s : 0) ||
+        engine_row(out, "workload", "mean_in_system", win_ns > 0 ? (s->live_area_end - s->live_area_start) / win_ns : 0))
+        return -1;
     return 0;
 }
 
@@ -760,6 +783,10 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     }
     if (fill_results(&s, out) != 0) {
         snprintf(err, errlen, "a pool reported more than %d results", POOL_MAX_METRICS);
+        goto done;
+    }
+    if (workload_rows(&s, out) != 0) {
+        snprintf(err, errlen, "out of memory");
         goto done;
     }
     if (col_set_call(&s.cols, COL_EMIT, out, err, errlen) != 0) goto done;
