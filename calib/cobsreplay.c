@@ -222,8 +222,9 @@ static void fill_pred(const sim_result *res, cobs_replay *out)
     out->pred_rps = res->throughput_rps;
     out->pred_tps = res->output_tps;
     out->pred_window_s = res->window_s;
-    out->served = res->served;
-    out->rejected = res->rejected + res->timed_out + res->failed;
+    out->served = sim_result_count(res, "served");
+    out->rejected = sim_result_count(res, "rejected") + sim_result_count(res, "timed_out") + sim_result_count(res,
+                                     "failed");
     out->backlog_grew = res->backlog_grew;
     out->peak_queue = res->peak_queue;
     out->peak_queue_at_s = res->peak_queue_at_s;
@@ -500,7 +501,7 @@ int cobs_prep_sim(cobs_prep *p, cobs_replay *out, char *err, size_t errlen)
         }
         if (p->sweep) {
             cobs_level_pred *P = &out->lv[i];
-            P->requests = res.served;
+            P->requests = sim_result_count(&res, "served");
             P->saturated = res.saturated;
             P->ttft_ms = res.saturated ? NAN : sys_latency(&res, "ttft").mean;
             P->itl_ms = res.saturated ? NAN : sys_latency(&res, "itl").mean;

@@ -92,7 +92,7 @@ static void run_child(const bench_case *c, int fd)
             o.ok = 1;
             o.wall_s = r.wall_time_s;
             o.events = (double) r.events;
-            o.requests = (double) (r.requests + scenario_warmup(sc));
+            o.requests = (double) (sim_result_count(&r, "requests") + scenario_warmup(sc));
             o.sim_s = r.sim_time_s;
             o.saturated = r.saturated;
             for (int i = 0; i < r.npools; i++) {

@@ -56,7 +56,7 @@ static void run(int lone, const char *kind, const char *extra, const char *tail,
     text_of(text, sizeof text, lone, kind, extra, tail);
     tsim_run("/tmp/test_gwcpu.ini", text, 1, res);
     if (!lone) unlink(TRACE);
-    cr_assert_eq(res->served, 3);
+    cr_assert_eq(tsim_n(res, "served"), 3);
 }
 
 static const pool_result *pool_of(const sim_result *r, const char *name)

@@ -236,7 +236,7 @@ Test(moe_mla, deepseek_v3_kv_is_the_latent)
     int64_t blocks = (int64_t) floor(room / (16 * latent * 2));
     cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), blocks, "kv_blocks %g vs %lld",
                  pool_metric_get(&res.pools[0], "kv_blocks"), (long long) blocks);
-    cr_expect_eq(res.served, 1);
+    cr_expect_eq(tsim_n(&res, "served"), 1);
     sim_result_free(&res);
 }
 

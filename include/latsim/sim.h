@@ -5,12 +5,15 @@
  * outcome, and fills a sim_result: the system's counts, window and costs, one
  * pool_result per pool (the common counters and the kind's own metrics, in
  * report order), and the rows of the metric families that report only rows
- * (sim_rows: the system's latencies e2e, queue, service, network, overhead,
+ * (sim_rows: the run's counts requests, served, rejected, timed_out, failed
+ * (a pool has fleet keys), abandoned and abandoned_share (a class has
+ * patience_s) and departures, the system's latencies e2e, queue, service, network, overhead,
  * ttft, tpot and itl, the breakdowns of E2E and TTFT, each route's and each
  * [class NAME]'s results, scopes "route:ROUTER->TARGET" and "class:NAME", cold
  * and warm, goodput, shares over a threshold, a client's attempts, energy, and
  * any registered at run time; read one with sim_result_get, e.g.
- * sim_result_get(&res, "", "e2e", "p99") or sim_result_get(&res, "",
+ * sim_result_get(&res, "", "e2e", "p99"), sim_result_get(&res, "", "served",
+ * "value") or sim_result_get(&res, "",
  * "breakdown.all.queue", "value"), a latency's whole summary (its "mean" row's
  * dist) with sim_result_latency; docs/metrics.md names them).
  * report_flatten() (latsim/report.h) turns it all into rows.
@@ -113,7 +116,6 @@ typedef struct sim_rows {
 
 typedef struct sim_result {
     uint64_t seed;
-    uint64_t requests;        /* measured arrivals */
     uint64_t warmup_requests; /* arrivals before the window opened (the warm-up used) */
     double warmup_s;          /* simulated time when it opened, s */
     int has_caches;           /* the automatic warm-up waited for caches (warmup_cache_*) */
@@ -121,14 +123,8 @@ typedef struct sim_result {
     int warmup_cache_capped;  /* the warm-up reached its cap with a cache unsettled */
     uint64_t trace_requests;  /* run --trace-events: requests traced (0: no trace) */
     int trace_truncated;      /* run --trace-events: more requests than traced had an outcome */
-    uint64_t served, rejected, timed_out;
-    uint64_t failed;          /* measured requests lost to a replica's failure (fleet.h) */
-    int has_fleet;            /* a pool has fleet keys: `failed` is reported */
-    int has_patience;         /* a class has patience_s: `abandoned` and `abandoned_share` are reported */
-    uint64_t abandoned;       /* measured requests whose client's patience ran out while they waited */
     struct tseries *ts;       /* the time series (scenario ts_interval_s > 0), owned; else NULL */
     struct omx *omx;          /* run --metrics: the OpenMetrics series (latsim/omx.h), owned; else NULL */
-    uint64_t departures;      /* requests (measured or not) served during the window */
     uint64_t events;          /* events run */
     double sim_time_s;        /* simulated time at the end, s */
     double window_s;          /* measured window: first measured arrival to last outcome, s */
@@ -177,6 +173,12 @@ double sim_result_get(const sim_result *r, const char *scope, const char *metric
 
 /* The family row (SCOPE, METRIC, STAT) of R, NULL when R has none. */
 const sim_row *sim_result_row(const sim_result *r, const char *scope, const char *metric, const char *stat);
+
+/* The system's count METRIC of R (row (scope "", METRIC, "value"): "requests",
+ * "served", "rejected", "timed_out", "failed", "abandoned", "departures"), 0
+ * when R does not report it (failed without a fleet, abandoned without
+ * patience_s). */
+uint64_t sim_result_count(const sim_result *r, const char *metric);
 
 /* The summary of latency METRIC in SCOPE of R (its "mean" row's dist) into S,
  * zeroed (n 0, as stat_summary of no sample) when it had no sample, e.g.

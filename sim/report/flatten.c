@@ -37,7 +37,8 @@ static int add_latency(report *r, int rep, const char *scope, const char *metric
 /* The metric families whose rows report_flatten places among its own (at
  * put_family, in this order down the system's rows); any other family's rows
  * come after the rows of their scope (put_scope), a scope of its own last. */
-static const char *const PLACED[] = { "client", "goodput", "over", "energy", "latency", "cold", "itl", "breakdown" };
+static const char *const PLACED[] = { "run", "client", "goodput", "over", "energy", "latency", "cold", "itl",
+                                      "breakdown" };
 
 static int placed(const char *family)
 {
@@ -64,8 +65,8 @@ static int put_family(report *out, int rep, const sim_result *x, const char *fam
     return 0;
 }
 
-/* Copies the system's rows of latency METRIC of family FAMILY of X into OUT
- * (none when X does not report it).  Returns 0 or -1. */
+/* Copies the system's rows of METRIC (a latency's, or a number's) of family
+ * FAMILY of X into OUT (none when X does not report it).  Returns 0 or -1. */
 static int put_latency(report *out, int rep, const sim_result *x, const char *family, const char *metric)
 {
     for (size_t i = 0; i < x->rows.n; i++) {
@@ -120,21 +121,21 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
 {
     const char *G = "";
 #define V(scope, name, val) if (report_add(out, rep, scope, name, "value", (double) (val))) return -1
-    V(G, "requests", x->requests);
+/* The run's own row NAME (family "run": sim.c's counts), where X has it. */
+#define R(name) if (put_latency(out, rep, x, "run", name)) return -1
+    R("requests");
     V(G, "warmup_requests", x->warmup_requests);
     V(G, "warmup_s", x->warmup_s);
     if (x->has_caches) {   /* the automatic warm-up waited for caches (run/warmup.h) */
         V(G, "warmup_cache_s", x->warmup_cache_s);
         V(G, "warmup_cache_capped", x->warmup_cache_capped);
     }
-    V(G, "served", x->served);
-    V(G, "rejected", x->rejected);
-    V(G, "timed_out", x->timed_out);
-    if (x->has_fleet) V(G, "failed", x->failed);
-    if (x->has_patience) {   /* clients who gave up (issue 34) */
-        V(G, "abandoned", x->abandoned);
-        V(G, "abandoned_share", x->requests ? (double) x->abandoned / (double) x->requests : NAN);
-    }
+    R("served");
+    R("rejected");
+    R("timed_out");
+    R("failed");            /* a pool has fleet keys */
+    R("abandoned");         /* clients who gave up (issue 34) */
+    R("abandoned_share");
     if (put_family(out, rep, x, "client")) return -1;   /* [client]: attempts, retries, wasted */
     V(G, "saturated", x->saturated);
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
@@ -144,7 +145,7 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
         V(G, "peak_queue", x->peak_queue);
         V(G, "peak_queue_at_s", x->peak_queue_at_s);
     }
-    V(G, "departures", x->departures);
+    R("departures");
     V(G, "throughput_rps", x->throughput_rps);
     if (put_family(out, rep, x, "goodput")) return -1;
     if (x->has_llm) {
@@ -225,6 +226,7 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     /* The routes' rows (col_paths.c), then the classes' (col_classes.c). */
     if (put_scopes(out, rep, x, "paths", done) || put_scopes(out, rep, x, "classes", done)) return -1;
 #undef V
+#undef R
     return 0;
 }
 

@@ -533,27 +533,44 @@ static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
 
 /* ---- results -------------------------------------------------------------- */
 
-/* Returns 0, or -1 when a kind's report rows do not fit. */
+/* The run's counts as the system's rows (family "run"; docs/metrics.md):
+ * requests, served, rejected, timed_out, failed (a pool has fleet keys),
+ * abandoned and abandoned_share (PATIENCE: a class has patience_s) and
+ * departures.  Returns 0, or -1 when out of memory. */
+static int add_counts(const sim *s, sim_result *out, int patience)
+{
+    int fleet = 0;
+    for (int i = 0; i < s->sc->npools; i++) fleet |= s->sc->pools[i].fleet != NULL;
+    sim_rows *r = &out->rows;
+    r->family = "run";
+    int rc = sim_rows_add(r, "", "requests", (double) s->target, 0) || sim_rows_add(r, "", "served",
+                          (double) s->served, 0) ||
+             sim_rows_add(r, "", "rejected", (double) s->rejected, 0) ||
+             sim_rows_add(r, "", "timed_out", (double) s->timed_out, 0) ||
+             (fleet && sim_rows_add(r, "", "failed", (double) s->failed, 0)) ||
+             (patience && (sim_rows_add(r, "", "abandoned", (double) s->abandoned, 0) ||
+                           sim_rows_add(r, "", "abandoned_share",
+                                        s->target ? (double) s->abandoned / (double) s->target : NAN, 0))) ||
+             sim_rows_add(r, "", "departures", (double) s->departures, 0);
+    r->family = NULL;
+    return rc ? -1 : 0;
+}
+
+/* Returns 0, or -1 when a kind's report rows do not fit (or out of memory). */
 static int fill_results(sim *s, sim_result *out)
 {
     const scenario *sc = s->sc;
-    out->requests = s->target;
     out->warmup_requests = s->opened ? s->wstart : s->next_id;
     out->warmup_s = simtime_to_s(s->opened ? s->t_start : evq_now(s->q));
     out->has_caches = s->cs.n > 0;
     out->warmup_cache_s = s->cs.done ? s->cs.t : simtime_to_s(evq_now(s->q));
     out->warmup_cache_capped = s->cs.capped || (s->cs.n > 0 && !s->cs.done);
-    out->served = s->served;
-    out->rejected = s->rejected;
-    out->timed_out = s->timed_out;
-    out->failed = s->failed;
-    out->abandoned = s->abandoned;                                                     /* patience (issue 34) */
-    for (int c = 0; c < sc->wl.nclasses; c++) out->has_patience |= sc->wl.classes[c].has_patience;
-    for (int i = 0; i < sc->npools; i++) out->has_fleet |= sc->pools[i].fleet != NULL;
+    int patience = 0;   /* a class has patience_s: abandoned is reported (issue 34) */
+    for (int c = 0; c < sc->wl.nclasses; c++) patience |= sc->wl.classes[c].has_patience;
+    if (add_counts(s, out, patience) != 0) return -1;
     out->events = evq_events(s->q);
     out->sim_time_s = simtime_to_s(evq_now(s->q));
     out->window_s = simtime_to_s(s->t_end - s->t_start);
-    out->departures = s->departures;
     out->throughput_rps = out->window_s > 0 ? (double) s->departures / out->window_s : 0;
     out->trace_exhausted = s->trace_ran_out;
     out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;
@@ -578,7 +595,7 @@ static int fill_results(sim *s, sim_result *out)
         p->served = st->served;
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
-        if (out->has_patience && (pool_result_add(p, "abandoned", (double) st->abandoned) ||   /* issue 34 */
+        if (patience && (pool_result_add(p, "abandoned", (double) st->abandoned) ||   /* issue 34 */
                                   pool_result_add(p, "abandoned_share", st->arrivals ? (double) st->abandoned / (double) st->arrivals : NAN) ||
                                   pool_result_add(p, "cancelled", (double) st->cancelled))) return -1;
         if (st->ops->report && st->ops->report(st, p) != 0) return -1;
@@ -610,7 +627,7 @@ static int fill_results(sim *s, sim_result *out)
     out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
     /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
     double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
-    out->cost_per_1k = out->served > 0 ? 1000.0 * (gpu + (out->api_usd + out->egress_usd) / (double) out->served) : NAN;
+    out->cost_per_1k = s->served > 0 ? 1000.0 * (gpu + (out->api_usd + out->egress_usd) / (double) s->served) : NAN;
     out->repeat_token_share = wl_repeat_token_share(s->src);
     out->closed_loop = s->closed;
     out->finite = s->finite;
