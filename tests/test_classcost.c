@@ -134,7 +134,7 @@ Test(classcost, classes_on_separate_pools_pay_their_own_pool_exactly)
     const cls_view a = cls(&r, "a"), b = cls(&r, "b");
     cr_assert_gt(a.served, 50);
     cr_assert_gt(b.served, 200);
-    double wa = 3.6 * r.window_s / 3600, wb = 72 * r.window_s / 3600;
+    double wa = 3.6 * tsim_v(&r, "window_s") / 3600, wb = 72 * tsim_v(&r, "window_s") / 3600;
     cr_assert_float_eq(a.cost_per_1k, 1000 * wa / a.served, 1e-12 * a.cost_per_1k);
     cr_assert_float_eq(b.cost_per_1k, 1000 * wb / b.served, 1e-12 * b.cost_per_1k);
     cr_assert(isnan(a.api_usd), "no gateway kind: no api_usd row");
@@ -159,8 +159,10 @@ Test(classcost, separate_pools_under_poisson_arrivals)
     cr_assert_neq(tsim_n(&r, "departures"), tsim_n(&r, "served"));
     double part = (double) tsim_n(&r, "served") / (double) tsim_n(&r, "departures");
     const cls_view a = cls(&r, "a"), b = cls(&r, "b");
-    cr_assert_float_eq(a.cost_per_1k, 1000 * 3.6 * r.window_s / 3600 * part / a.served, 1e-12 * a.cost_per_1k);
-    cr_assert_float_eq(b.cost_per_1k, 1000 * 72 * r.window_s / 3600 * part / b.served, 1e-12 * b.cost_per_1k);
+    cr_assert_float_eq(a.cost_per_1k, 1000 * 3.6 * tsim_v(&r, "window_s") / 3600 * part / a.served,
+                       1e-12 * a.cost_per_1k);
+    cr_assert_float_eq(b.cost_per_1k, 1000 * 72 * tsim_v(&r, "window_s") / 3600 * part / b.served,
+                       1e-12 * b.cost_per_1k);
     sim_result_free(&r);
 }
 
@@ -261,7 +263,8 @@ Test(classcost, report_rows)
     cr_assert_eq(report_flatten(&r, 0, &rep), 0);
     double a = report_get(&rep, REPORT_CLASS_SCOPE "a", "cost_per_1k_requests", "value");
     cr_assert_float_eq(a, cls(&r, "a").cost_per_1k, 1e-15);
-    cr_assert_float_eq(a, 1000 * 3.6 * r.window_s / 3600 / 300, 1e-12);   /* same service time: same share per request */
+    cr_assert_float_eq(a, 1000 * 3.6 * tsim_v(&r, "window_s") / 3600 / 300,
+                       1e-12);   /* same service time: same share per request */
     /* No gateway kind: no api_usd rows. */
     cr_assert(isnan(report_get(&rep, REPORT_CLASS_SCOPE "b", "api_usd", "value")));
     cr_assert(!isnan(report_get(&rep, "", "cost_per_1k_requests", "value")));

@@ -429,7 +429,7 @@ Test(conn, egress_priced_by_hand)
     cr_assert_float_eq(res.cost_per_1k, 1000 * usd / 200, 1e-15);
     cr_assert_float_eq(tsim_class(&res, "a", "cost_per_1k_requests"), 1000 * ba / 1e9 * 0.09, 1e-15);
     cr_assert_float_eq(tsim_class(&res, "b", "cost_per_1k_requests"), 1000 * bb / 1e9 * 0.09, 1e-15);
-    cr_assert_float_eq(pool_metric_get(p, "egress_usd_per_hour"), usd / res.window_s * 3600, 1e-12);
+    cr_assert_float_eq(pool_metric_get(p, "egress_usd_per_hour"), usd / tsim_v(&res, "window_s") * 3600, 1e-12);
     sim_result_free(&res);
 }
 

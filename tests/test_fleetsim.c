@@ -69,12 +69,14 @@ Test(fleetsim, nothing_lost_under_failures)
     cr_assert_float_eq(pool_metric_get(p, "servers_up_mean"), 8 * 20.0 / 22, 8 * 0.027);
     /* Paid for: the servers running, i.e. up (no cold start: a repaired server is
      * up at once); with paid_while_down, all 8 all the time (no autoscaling). */
-    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), pool_metric_get(p, "servers_up_mean") * r.window_s,
-                       1e-6 * 8 * r.window_s);
+    cr_assert_float_eq(pool_metric_get(p, "server_seconds"),
+                       pool_metric_get(p, "servers_up_mean") * tsim_v(&r, "window_s"),
+                       1e-6 * 8 * tsim_v(&r, "window_s"));
     sim_result_free(&r);
     simulate(MM8 "fail_after_s = exp(mean=20)\nrepair_s = exp(mean=2)\non_failure = fail\n"
              "queue_limit = 30\ntimeout_ms = 400\npaid_while_down = yes\n", 1, &r);
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), 8 * r.window_s, 1e-6 * 8 * r.window_s);
+    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), 8 * tsim_v(&r, "window_s"),
+                       1e-6 * 8 * tsim_v(&r, "window_s"));
     sim_result_free(&r);
 }
 
@@ -92,7 +94,7 @@ Test(fleetsim, retried_requests_are_served)
     /* The same seed gives the same run. */
     simulate(text, 3, &r2);
     cr_assert_eq(tsim_sys(&r, "e2e")->p99, tsim_sys(&r2, "e2e")->p99);
-    cr_assert_eq(r.events, r2.events);
+    cr_assert_eq(tsim_n(&r, "events"), tsim_n(&r2, "events"));
     cr_assert_eq(pool_metric_get(&r.pools[0], "failures"), pool_metric_get(&r2.pools[0], "failures"));
     sim_result_free(&r);
     sim_result_free(&r2);
@@ -114,8 +116,8 @@ Test(fleetsim, autoscaled_pool_pays_for_what_runs)
     /* Paid >= up x window: starting (5 s each) and draining servers are paid
      * for too.  This queue-driven scaler oscillates (about 20 scale-ups of a few
      * servers in 830 s): the extra stays well under a quarter. */
-    cr_assert_geq(paid, up * r.window_s * (1 - 1e-9));
-    cr_assert_lt(paid, 1.25 * up * r.window_s);
+    cr_assert_geq(paid, up * tsim_v(&r, "window_s") * (1 - 1e-9));
+    cr_assert_lt(paid, 1.25 * up * tsim_v(&r, "window_s"));
     /* $3.6 per server-hour: $0.001 per server-second. */
     cr_assert_float_eq(pool_metric_get(p, "cost_usd"), paid * 0.001, 1e-9 * paid);
     cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
@@ -169,16 +171,17 @@ Test(fleetsim, time_series_changes_no_number)
     cr_assert_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
     cr_assert_eq(tsim_sys(&a, "e2e")->mean, tsim_sys(&b, "e2e")->mean);
     cr_assert_eq(tsim_n(&a, "served"), tsim_n(&b, "served"));
-    cr_assert_eq(a.window_s, b.window_s);
+    cr_assert_eq(tsim_v(&a, "window_s"), tsim_v(&b, "window_s"));
     size_t n = ts_count(b.ts);
     const ts_row *r = ts_rows(b.ts);
-    cr_assert_eq(b.events - a.events, n - 1, "one event per closed interval (the last closes at the end)");
+    cr_assert_eq(tsim_n(&b, "events") - tsim_n(&a, "events"), n - 1,
+                 "one event per closed interval (the last closes at the end)");
     /* Contiguous intervals from 0 to the end of the run; every arrival and every
      * request served counted once (warm-up included). */
     uint64_t arrivals = 0, served = 0;
     for (size_t i = 0; i < n; i++) {
         cr_assert_eq(r[i].t0_s, i * 10.0);
-        cr_assert_eq(r[i].t1_s, i + 1 < n ? (i + 1) * 10.0 : b.sim_time_s);
+        cr_assert_eq(r[i].t1_s, i + 1 < n ? (i + 1) * 10.0 : tsim_v(&b, "sim_time_s"));
         arrivals += r[i].arrivals;
         served += r[i].served;
         cr_assert_eq(r[i].replicas, 8);
@@ -270,10 +273,10 @@ Test(fleetsim, llm_autoscaled_cost_is_replica_seconds)
     cr_assert_gt(pool_metric_get(p, "scale_ups") + pool_metric_get(p, "scale_downs"), 0);
     /* The H100's catalog price per GPU-hour, one GPU per replica: cost is the
      * integral of running replicas times it. */
-    double price = pool_metric_get(p, "cost_per_hour") * r.window_s / rs;
+    double price = pool_metric_get(p, "cost_per_hour") * tsim_v(&r, "window_s") / rs;
     cr_assert_gt(price, 0);
     cr_assert_float_eq(pool_metric_get(p, "cost_usd"), rs * price / 3600, 1e-9 * rs * price);
-    cr_assert_geq(rs, pool_metric_get(p, "replicas_up_mean") * r.window_s * (1 - 1e-9));
+    cr_assert_geq(rs, pool_metric_get(p, "replicas_up_mean") * tsim_v(&r, "window_s") * (1 - 1e-9));
     cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected"), tsim_n(&r, "requests"));
     sim_result_free(&r);
 }
@@ -308,7 +311,7 @@ Test(fleetsim, retries_counted_and_visible_in_offered_load)
     cr_assert_gt(wasted, 0);
     cr_assert_eq((double) p->served, (double) tsim_n(&r, "served") + wasted + ((double) p->arrivals - attempts));
     /* The offered load is measured from the pool's inflow, retries included. */
-    cr_assert_float_eq(p->offered_load, (double) p->arrivals / r.window_s * 0.05 / 8,
+    cr_assert_float_eq(p->offered_load, (double) p->arrivals / tsim_v(&r, "window_s") * 0.05 / 8,
                        0.05 * p->offered_load);
     simulate(CLIENT("128", "3"), 1, &again);
     cr_assert_eq(retries, sim_result_get(&again, "", "retries", "value"));
@@ -539,12 +542,13 @@ Test(fleetsim, generic_cold_start_loads_its_weights)
     simulate(t, 1, &r);
     const pool_result *p = &r.pools[0];
     cr_assert_float_eq(p->queue.max, 12000, 1e-6, "max wait %g ms", p->queue.max);
-    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), r.window_s - 10, 1e-6);
-    cr_assert_float_eq(pool_metric_get(p, "availability"), (r.window_s - 12) / r.window_s, 1e-5);
+    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), tsim_v(&r, "window_s") - 10, 1e-6);
+    cr_assert_float_eq(pool_metric_get(p, "availability"), (tsim_v(&r, "window_s") - 12) / tsim_v(&r, "window_s"),
+                       1e-5);
     sim_result_free(&r);
     snprintf(t, sizeof t, text, "paid_while_down = yes\n");
     simulate(t, 1, &r);
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), r.window_s, 1e-6);
+    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), tsim_v(&r, "window_s"), 1e-6);
     sim_result_free(&r);
     /* Weights need a bandwidth; an llm pool's come from its model. */
     char err[512];
@@ -650,7 +654,7 @@ Test(fleetsim, gateway_pauses_by_hand)
     cr_assert_eq(tsim_sys(&plain, "e2e")->mean, 10);
     cr_assert_eq(tsim_sys(&never, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     cr_assert_eq(tsim_sys(&never, "e2e")->p99, tsim_sys(&plain, "e2e")->p99);
-    cr_assert_eq(never.sim_time_s, plain.sim_time_s);
+    cr_assert_eq(tsim_v(&never, "sim_time_s"), tsim_v(&plain, "sim_time_s"));
     /* Pause k runs from 1000.3 + 1250.3 k ms for 250 ms (1.0003 s running
      * between pauses: no arrival at 10 i ms meets a pause's start or end);
      * request i arrives at 10 i ms and, inside a pause, waits for its end. */
@@ -706,8 +710,8 @@ Test(fleetsim, llm_pauses_by_hand)
                        tsim_sys(&paused, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     cr_assert_eq(tsim_sys(&paused, "ttft")->mean, tsim_sys(&plain, "ttft")->mean);
     cr_assert_eq(tsim_n(&paused, "served"), 1);
-    cr_assert_eq(tsim_n(&paused, "served") + tsim_n(&paused, "failed") + tsim_n(&paused, "rejected") + tsim_n(&paused, "timed_out"),
-                 tsim_n(&paused, "requests"));
+    cr_assert_eq(tsim_n(&paused, "served") + tsim_n(&paused, "failed") + tsim_n(&paused, "rejected") +
+                 tsim_n(&paused, "timed_out"), tsim_n(&paused, "requests"));
     sim_result_free(&plain);
     sim_result_free(&paused);
     /* Four replicas under load, pausing 0.2 s about every 5 s (LATSIM_CHECK's
@@ -737,7 +741,7 @@ Test(fleetsim, llm_contention_by_hand)
     sim_result_free(&busy);
     /* Under load with the seeds' curve: every request served (conservation). */
     simulate(LLM4 "cpu_contention = 0:1, 0.7:1, 0.8:3, 1:5\n", 1, &busy);
-    cr_assert_eq(tsim_n(&busy, "served") + tsim_n(&busy, "failed") + tsim_n(&busy, "rejected") + tsim_n(&busy, "timed_out"),
-                 tsim_n(&busy, "requests"));
+    cr_assert_eq(tsim_n(&busy, "served") + tsim_n(&busy, "failed") + tsim_n(&busy, "rejected") +
+                 tsim_n(&busy, "timed_out"), tsim_n(&busy, "requests"));
     sim_result_free(&busy);
 }

@@ -343,7 +343,7 @@ Test(gateway, api_rate_limit_admits_the_configured_rate)
         "[pool gpt]\nkind = api\nttft_ms = const(0)\nrpm = 600\n";
     sim_result res;
     run(text, &res);
-    double expect = 600 + 10 * res.window_s;
+    double expect = 600 + 10 * tsim_v(&res, "window_s");
     cr_assert(tsim_n(&res, "served") >= expect - 3 && tsim_n(&res, "served") <= expect + 1e-9,
               "served %lu, expected %.1f (-3)", (unsigned long) tsim_n(&res, "served"), expect);
     cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "rejected"), 40000);

@@ -518,7 +518,7 @@ Test(llm_batching, continuous_beats_static)
     run_text(text, 7, &ct);
     cr_assert_eq(tsim_n(&st, "served"), 1500);
     cr_assert_eq(tsim_n(&ct, "served"), 1500);
-    double cap_static = st.throughput_rps, cap_cont = ct.throughput_rps;
+    double cap_static = tsim_v(&st, "throughput_rps"), cap_cont = tsim_v(&ct, "throughput_rps");
     cr_log_info("capacity: static %.3f rps (mean batch %.2f), continuous %.3f rps (mean batch %.2f)",
                 cap_static, pool_metric_get(&st.pools[0], "mean_batch"), cap_cont, pool_metric_get(&ct.pools[0], "mean_batch"));
     cr_expect_gt(cap_static, 0);
@@ -582,9 +582,10 @@ static void check_conservation(const sim_result *res)
     cr_expect_eq(tsim_sys(res, "ttft")->n, tsim_n(res, "served"));
     /* Throughput counts every request leaving during the window (warm-up ones
      * included), each with its 400 tokens. */
-    cr_expect_float_eq(res->output_tps * res->window_s, (double) tsim_n(res, "departures") * 400,
+    cr_expect_float_eq(tsim_v(res, "output_tokens_per_s") * tsim_v(res, "window_s"),
+                       (double) tsim_n(res, "departures") * 400,
                        1e-6 * tsim_n(res, "departures") * 400);
-    cr_expect_float_eq(res->throughput_rps * res->window_s, (double) tsim_n(res, "departures"),
+    cr_expect_float_eq(tsim_v(res, "throughput_rps") * tsim_v(res, "window_s"), (double) tsim_n(res, "departures"),
                        1e-6 * tsim_n(res, "departures"));
 }
 
@@ -809,10 +810,11 @@ Test(llm_tokens, output_tokens_conserved)
          * other request leaving between the first measured arrival and the last
          * measured outcome; throughput and token rate are exactly those over it. */
         cr_expect_geq(tsim_n(&res, "departures"), 2000);
-        double tokens = res.output_tps * res.window_s;
+        double tokens = tsim_v(&res, "output_tokens_per_s") * tsim_v(&res, "window_s");
         cr_expect_float_eq(tokens, (double) tsim_n(&res, "departures") * 50, 1e-6 * tsim_n(&res, "departures") * 50,
                            "%s: %.9f tokens", sched[i], tokens);
-        cr_expect_float_eq(res.throughput_rps * res.window_s, (double) tsim_n(&res, "departures"),
+        cr_expect_float_eq(tsim_v(&res, "throughput_rps") * tsim_v(&res, "window_s"),
+                           (double) tsim_n(&res, "departures"),
                            1e-6 * tsim_n(&res, "departures"));
         cr_expect_eq(tsim_sys(&res, "tpot")->n, 2000);
         sim_result_free(&res);
@@ -852,9 +854,9 @@ Test(llm_determinism, same_seed_same_results)
         expect_same_summary(tsim_sys(&a, "tpot"), tsim_sys(&b, "tpot"), "tpot");
         expect_same_summary(tsim_sys(&a, "e2e"), tsim_sys(&b, "e2e"), "e2e");
         expect_same_summary(tsim_sys(&a, "queue"), tsim_sys(&b, "queue"), "queue");
-        cr_expect_eq(a.events, b.events);
+        cr_expect_eq(tsim_n(&a, "events"), tsim_n(&b, "events"));
         cr_expect_eq(tsim_n(&a, "served"), tsim_n(&b, "served"));
-        cr_expect_eq(a.window_s, b.window_s);
+        cr_expect_eq(tsim_v(&a, "window_s"), tsim_v(&b, "window_s"));
         cr_expect_eq(pool_metric_get(&a.pools[0], "steps"), pool_metric_get(&b.pools[0], "steps"));
         cr_expect_eq(pool_metric_get(&a.pools[0], "preemptions"), pool_metric_get(&b.pools[0], "preemptions"));
         cr_expect_eq(pool_metric_get(&a.pools[0], "mean_batch"), pool_metric_get(&b.pools[0], "mean_batch"));
@@ -1203,8 +1205,9 @@ Test(llm_preempt, no_block_leak_after_thrashing)
         /* The big request is the last to finish, and it ran alone with the
          * lone timing: the window (first arrival at 0 to its last token)
          * is exactly 1e6 ms + its TTFT + 23 decode steps. */
-        cr_expect_float_eq(res.window_s * 1000, 1e6 + ttft + dec, 30 * STEP_TOL, "%s: window %.9f ms vs %.9f",
-                           sched[i], res.window_s * 1000, 1e6 + ttft + dec);
+        cr_expect_float_eq(tsim_v(&res, "window_s") * 1000, 1e6 + ttft + dec, 30 * STEP_TOL,
+                           "%s: window %.9f ms vs %.9f",
+                           sched[i], tsim_v(&res, "window_s") * 1000, 1e6 + ttft + dec);
         sim_result_free(&res);
     }
 }

@@ -167,7 +167,7 @@ Test(routeidx, llm_10k_replicas_reads_per_request)
         sim_result r;
         tsim_run("routeidx.ini", text, 1, &r);
         uint64_t picks = route_tally.picks - before.picks;
-        cr_assert_geq(picks, tsim_n(&r, "requests") + r.warmup_requests, "%s", C[c].policy);
+        cr_assert_geq(picks, tsim_n(&r, "requests") + tsim_n(&r, "warmup_requests"), "%s", C[c].policy);
         double per = (double) (route_tally.snaps - before.snaps) / (double) picks;
         cr_assert_eq(per, C[c].per_request, "%s: %g snapshots per request", C[c].policy, per);
         cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"), "%s", C[c].policy);

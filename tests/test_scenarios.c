@@ -97,7 +97,7 @@ Test(scenarios, backlog_growth_marks_llm_pool_saturated)
     run(text, 1, &res);
     cr_expect_eq(res.saturated, 1);
     cr_expect_eq(res.pools[0].saturated, 1);
-    cr_expect_float_eq(res.throughput_rps, 10.0, 0.05, "capacity %g", res.throughput_rps);
+    cr_expect_float_eq(tsim_v(&res, "throughput_rps"), 10.0, 0.05, "capacity %g", tsim_v(&res, "throughput_rps"));
     sim_result_free(&res);
 
     capped(text, sizeof text, 9.0, 40000);

@@ -97,11 +97,12 @@ Test(warmup_cache, result_cache_20k_300k_agree)
     cr_expect(fabs(hs - hl) < 3 * se, "hit rate 20k %.4f vs 300k %.4f (se %.4f)", hs, hl, se);
     /* Without the wait (the old warm-up: 2 000 requests) the short run is far off. */
     cr_expect(hl - ho > 10 * se, "explicit warmup = 2000: %.4f vs %.4f", ho, hl);
-    cr_expect(s.has_caches && !s.warmup_cache_capped && s.warmup_requests > 20000, "warm-up %llu", (unsigned long long) s.warmup_requests);
-    cr_expect(s.warmup_cache_s > 0 && s.warmup_cache_s <= s.warmup_s + 1e-9);
+    cr_expect(s.has_caches && !s.warmup_cache_capped && tsim_n(&s, "warmup_requests") > 20000, "warm-up %llu",
+              (unsigned long long) tsim_n(&s, "warmup_requests"));
+    cr_expect(s.warmup_cache_s > 0 && s.warmup_cache_s <= tsim_v(&s, "warmup_s") + 1e-9);
     cr_expect_eq(pool_metric_get(pool_named(&s, "cache"), "warmup_settled"), 1);
     /* An explicit warmup is kept as it was: exactly those arrivals, no wait. */
-    cr_expect_eq(old.warmup_requests, 2000);
+    cr_expect_eq(tsim_n(&old, "warmup_requests"), 2000);
     cr_expect(!old.has_caches);
     sim_result_free(&s);
     sim_result_free(&l);

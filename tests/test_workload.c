@@ -338,14 +338,16 @@ Test(workload, closed_loop_matches_machine_repairman)
     cr_expect_eq(res.saturated, 0);
     cr_expect(fabs(tsim_sys(&res, "e2e")->mean - R) < 0.4, "R %.3f ms, M/M/1//N %.3f ms", tsim_sys(&res, "e2e")->mean,
               R);
-    cr_expect(fabs(res.throughput_rps - X) < 0.7, "X %.3f /s, M/M/1//N %.3f /s", res.throughput_rps, X);
-    double n = res.throughput_rps * (tsim_sys(&res, "e2e")->mean + Z) / 1000;
+    cr_expect(fabs(tsim_v(&res, "throughput_rps") - X) < 0.7, "X %.3f /s, M/M/1//N %.3f /s",
+              tsim_v(&res, "throughput_rps"), X);
+    double n = tsim_v(&res, "throughput_rps") * (tsim_sys(&res, "e2e")->mean + Z) / 1000;
     cr_expect(fabs(n - N) < 0.1, "X (R + Z) = %.4f, want N = %d", n, N);
     /* Little's law on the system: the mean number inside is X R. */
-    double inside = res.throughput_rps * tsim_sys(&res, "e2e")->mean / 1000;
+    double inside = tsim_v(&res, "throughput_rps") * tsim_sys(&res, "e2e")->mean / 1000;
     cr_expect(fabs(res.mean_in_system - inside) < 0.01 * inside, "mean in system %.4f, X R = %.4f", res.mean_in_system, inside);
-    cr_expect(fabs(res.achieved_rps - res.throughput_rps) < 0.01 * X, "achieved %.3f vs throughput %.3f", res.achieved_rps,
-              res.throughput_rps);
+    cr_expect(fabs(res.achieved_rps - tsim_v(&res, "throughput_rps")) < 0.01 * X, "achieved %.3f vs throughput %.3f",
+              res.achieved_rps,
+              tsim_v(&res, "throughput_rps"));
     cr_expect_eq(res.closed_loop, 1);
     sim_result_free(&res);
 }
@@ -365,7 +367,7 @@ Test(workload, closed_loop_users_bound_the_system)
     sim_result res;
     char err[256];
     cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
-    cr_expect_leq(res.peak_live, 8);
+    cr_expect_leq(tsim_n(&res, "peak_in_system"), 8);
     cr_expect_leq(res.mean_in_system, 8);
     sim_result_free(&res);
     scenario_free(&sc);

@@ -146,6 +146,11 @@ uint64_t sim_result_count(const sim_result *x, const char *metric)
     return w && w->value >= 0 ? (uint64_t) w->value : 0;
 }
 
+double sim_result_value(const sim_result *x, const char *metric)
+{
+    return sim_result_get(x, "", metric, "value");
+}
+
 int sim_result_latency(const sim_result *x, const char *scope, const char *metric, stat_summary *s)
 {
     const sim_row *w = sim_result_row(x, scope, metric, "mean");

@@ -121,11 +121,11 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
 {
     const char *G = "";
 #define V(scope, name, val) if (report_add(out, rep, scope, name, "value", (double) (val))) return -1
-/* The run's own row NAME (family "run": sim.c's counts), where X has it. */
+/* The run's own row NAME (family "run": sim.c's counts, times and rates), where X has it. */
 #define R(name) if (put_latency(out, rep, x, "run", name)) return -1
     R("requests");
-    V(G, "warmup_requests", x->warmup_requests);
-    V(G, "warmup_s", x->warmup_s);
+    R("warmup_requests");
+    R("warmup_s");
     if (x->has_caches) {   /* the automatic warm-up waited for caches (run/warmup.h) */
         V(G, "warmup_cache_s", x->warmup_cache_s);
         V(G, "warmup_cache_capped", x->warmup_cache_capped);
@@ -146,10 +146,10 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
         V(G, "peak_queue_at_s", x->peak_queue_at_s);
     }
     R("departures");
-    V(G, "throughput_rps", x->throughput_rps);
+    R("throughput_rps");
     if (put_family(out, rep, x, "goodput")) return -1;
     if (x->has_llm) {
-        V(G, "output_tokens_per_s", x->output_tps);
+        R("output_tokens_per_s");
         V(G, "cost_per_hour", x->cost_per_hour);
         V(G, "cost_per_mtok", x->saturated ? NAN : x->cost_per_mtok);
     }
@@ -158,11 +158,11 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     if (put_family(out, rep, x, "over")) return -1;   /* shares over a threshold (issue 34) */
     if (x->has_cost) V(G, "cost_per_1k_requests", x->saturated ? NAN : x->cost_per_1k);
     if (put_family(out, rep, x, "energy")) return -1;   /* GPU board energy (docs/metrics.md, "Energy") */
-    V(G, "sim_time_s", x->sim_time_s);
-    V(G, "window_s", x->window_s);
-    V(G, "events", x->events);
-    V(G, "peak_in_system", x->peak_live);
-    V(G, "wall_time_s", x->wall_time_s);
+    R("sim_time_s");
+    R("window_s");
+    R("events");
+    R("peak_in_system");
+    R("wall_time_s");
     if (!isnan(x->repeat_token_share)) V(G, "repeat_token_share", x->repeat_token_share);
     if (x->closed_loop) {
         V(G, "achieved_rps", x->achieved_rps);

@@ -120,13 +120,13 @@ static void class_cost(const classes *x, const sim_result *out, int c, double *a
     /* As the overall figure: no price, no GPU $; a price and nothing served in
      * the window, unknown. */
     double served_all = (double) sim_result_count(out, "served");   /* the run's counts (sim.c) */
-    double part = out->cost_per_hour > 0
-                ? (out->throughput_rps > 0 ? served_all / (double) sim_result_count(out, "departures") : NAN) : 0;
+    double rps = sim_result_value(out, "throughput_rps");
+    double part = out->cost_per_hour > 0 ? (rps > 0 ? served_all / (double) sim_result_count(out, "departures") : NAN) : 0;
     double gpu = 0;
     *api = 0;
     for (int i = 0; i < e->nst; i++) {
         const station *st = e->st[i];
-        double w = out->pools[i].cost_per_hour * out->window_s / 3600.0;
+        double w = out->pools[i].cost_per_hour * sim_result_value(out, "window_s") / 3600.0;
         *api += st->cls_usd[c];
         if (!(w > 0)) continue;
         double used = 0;
@@ -172,7 +172,8 @@ static int class_rows(const classes *x, sim_result *out, int c)
     if (e->sc->slo.per_request) {
         /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
         V("goodput", y->requests ? (double) y->good / (double) y->requests : NAN);
-        V("goodput_rps", out->window_s > 0 ? (double) y->good / out->window_s : NAN);
+        double win = sim_result_value(out, "window_s");
+        V("goodput_rps", win > 0 ? (double) y->good / win : NAN);
     }
     double api, per_1k;
     class_cost(x, out, c, &api, &per_1k);

@@ -186,8 +186,9 @@ static int sn_emit(void *self, sim_result *out, char *err, size_t errlen)
         *p99[i] = isfinite(*mean[i]) ? quantile_half90(&s, 0.99, phi) : NAN;
         if (i == SN_E2E) n->phi = phi;
     }
-    double t1 = out->sim_time_s, t0 = x->opened >= 0 ? (double) x->opened * 1e-9 : 0;
-    if (out->window_s > 0) t1 = t0 + out->window_s;
+    double t1 = sim_result_value(out, "sim_time_s"), t0 = x->opened >= 0 ? (double) x->opened * 1e-9 : 0;
+    double win = sim_result_value(out, "window_s");   /* the run's rows (sim.c) */
+    if (win > 0) t1 = t0 + win;
     n->rps = rps_half90(x, t0, t1);
     return 0;
 }

@@ -556,25 +556,42 @@ static int add_counts(const sim *s, sim_result *out, int patience)
     return rc ? -1 : 0;
 }
 
+/* The run's times and rates as the system's rows (family "run"; docs/metrics.md):
+ * warmup_requests and warmup_s (the warm-up used), throughput_rps (RPS),
+ * output_tokens_per_s (TPS; a pool counts tokens), sim_time_s, window_s
+ * (WINDOW_S), events and peak_in_system; wall_time_s comes at the end of
+ * sim_run.  Returns 0, or -1 when out of memory. */
+static int add_times(const sim *s, sim_result *out, double window_s, double rps, double tps)
+{
+    sim_rows *r = &out->rows;
+    r->family = "run";
+    int rc = sim_rows_add(r, "", "warmup_requests", (double) (s->opened ? s->wstart : s->next_id), 0) ||
+             sim_rows_add(r, "", "warmup_s", simtime_to_s(s->opened ? s->t_start : evq_now(s->q)), 0) ||
+             sim_rows_add(r, "", "throughput_rps", rps, 0) ||
+             (s->has_llm && sim_rows_add(r, "", "output_tokens_per_s", tps, 0)) ||
+             sim_rows_add(r, "", "sim_time_s", simtime_to_s(evq_now(s->q)), 0) ||
+             sim_rows_add(r, "", "window_s", window_s, 0) || sim_rows_add(r, "", "events", (double) evq_events(s->q),
+                          0) ||
+             sim_rows_add(r, "", "peak_in_system", (double) s->reqs.peak, 0);
+    r->family = NULL;
+    return rc ? -1 : 0;
+}
+
 /* Returns 0, or -1 when a kind's report rows do not fit (or out of memory). */
 static int fill_results(sim *s, sim_result *out)
 {
     const scenario *sc = s->sc;
-    out->warmup_requests = s->opened ? s->wstart : s->next_id;
-    out->warmup_s = simtime_to_s(s->opened ? s->t_start : evq_now(s->q));
     out->has_caches = s->cs.n > 0;
     out->warmup_cache_s = s->cs.done ? s->cs.t : simtime_to_s(evq_now(s->q));
     out->warmup_cache_capped = s->cs.capped || (s->cs.n > 0 && !s->cs.done);
     int patience = 0;   /* a class has patience_s: abandoned is reported (issue 34) */
     for (int c = 0; c < sc->wl.nclasses; c++) patience |= sc->wl.classes[c].has_patience;
     if (add_counts(s, out, patience) != 0) return -1;
-    out->events = evq_events(s->q);
-    out->sim_time_s = simtime_to_s(evq_now(s->q));
-    out->window_s = simtime_to_s(s->t_end - s->t_start);
-    out->throughput_rps = out->window_s > 0 ? (double) s->departures / out->window_s : 0;
+    double window_s = simtime_to_s(s->t_end - s->t_start);
+    double rps = window_s > 0 ? (double) s->departures / window_s : 0;         /* throughput */
+    double tps = window_s > 0 ? s->out_tokens / window_s : 0;                  /* output tokens/s */
+    if (add_times(s, out, window_s, rps, tps) != 0) return -1;
     out->trace_exhausted = s->trace_ran_out;
-    out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;
-    out->peak_live = s->reqs.peak;
     out->has_gateway = s->has_gateway;
     out->saturated = s->capped;
     for (int i = 0; i < s->nst; i++) {
@@ -585,7 +602,7 @@ static int fill_results(sim *s, sim_result *out)
         p->has_offered_load = st->ops->offered_load != NULL;
         p->offered_load = verdict_offered_load(sc, s->st, i);
         double span = (double) (s->t_end - s->t_start);
-        p->window_s = out->window_s;
+        p->window_s = window_s;
         p->utilization = span > 0 ? (st->busy_area - st->area_at_start) / (span * st->capacity) : 0;
         stat_summarize(st->queue_ms, &p->queue);
         stat_summarize(st->service_ms, &p->service);
@@ -624,9 +641,9 @@ static int fill_results(sim *s, sim_result *out)
         if (!isnan(usd)) out->egress_usd += usd;
     }
     out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, out);
-    out->cost_per_mtok = out->output_tps > 0 ? out->cost_per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
+    out->cost_per_mtok = tps > 0 ? out->cost_per_hour / (tps * 3600.0 / 1e6) : NAN;
     /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
-    double gpu = out->cost_per_hour > 0 ? (out->throughput_rps > 0 ? out->cost_per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
+    double gpu = out->cost_per_hour > 0 ? (rps > 0 ? out->cost_per_hour / (rps * 3600.0) : NAN) : 0.0;
     out->cost_per_1k = s->served > 0 ? 1000.0 * (gpu + (out->api_usd + out->egress_usd) / (double) s->served) : NAN;
     out->repeat_token_share = wl_repeat_token_share(s->src);
     out->closed_loop = s->closed;
@@ -634,7 +651,7 @@ static int fill_results(sim *s, sim_result *out)
     out->peak_queue = s->peak_q_all;
     out->peak_queue_at_s = simtime_to_s(s->peak_q_t);
     double win_ns = (double) (s->t_end - s->t_start);
-    out->achieved_rps = out->window_s > 0 ? (double) s->win_arrivals / out->window_s : 0;
+    out->achieved_rps = window_s > 0 ? (double) s->win_arrivals / window_s : 0;
     out->mean_in_system = win_ns > 0 ? (s->live_area_end - s->live_area_start) / win_ns : 0;
     out->has_cost = s->has_gateway || out->cost_per_hour > 0;
     return 0;
@@ -796,7 +813,13 @@ done:
     free(s.peak_q);
     free(s.peak_in);
     clock_gettime(CLOCK_MONOTONIC, &w1);
-    out->wall_time_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
+    double wall_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
+    out->rows.family = "run";   /* the run's wall time, the last of its rows (add_times) */
+    if (rc == 0 && sim_rows_add(&out->rows, "", "wall_time_s", wall_s, 0) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    out->rows.family = NULL;
     return rc;
 }
 
