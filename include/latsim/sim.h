@@ -5,20 +5,21 @@
  * outcome, and fills a sim_result: the system's flags and costs, one
  * pool_result per pool (the common counters and the kind's own metrics, in
  * report order), and the rows of the metric families that report only rows
- * (sim_rows: the run's counts requests, served, rejected, timed_out, failed
- * (a pool has fleet keys), abandoned and abandoned_share (a class has
- * patience_s) and departures, its times and rates warmup_requests,
- * warmup_s, throughput_rps, output_tokens_per_s (a pool counts tokens),
- * sim_time_s, window_s, events, peak_in_system and wall_time_s, the
- * system's latencies e2e, queue, service, network, overhead,
- * ttft, tpot and itl, the breakdowns of E2E and TTFT, each route's and each
- * [class NAME]'s results, scopes "route:ROUTER->TARGET" and "class:NAME", cold
- * and warm, goodput, shares over a threshold, a client's attempts, energy, and
- * any registered at run time; read one with sim_result_get, e.g.
- * sim_result_get(&res, "", "e2e", "p99"), sim_result_get(&res, "", "served",
- * "value") or sim_result_get(&res, "",
- * "breakdown.all.queue", "value"), a latency's whole summary (its "mean" row's
- * dist) with sim_result_latency; docs/metrics.md names them).
+ * (sim_rows: the run's counts requests, served, rejected, timed_out, failed (a
+ * pool has fleet keys), abandoned and abandoned_share (a class has
+ * patience_s) and departures, its times and rates warmup_requests, warmup_s,
+ * throughput_rps, output_tokens_per_s (a pool counts tokens), sim_time_s,
+ * window_s, events, peak_in_system and wall_time_s (family "run", sim.c),
+ * the system's latencies e2e, queue, service, network, overhead, ttft, tpot
+ * and itl, the breakdowns of E2E and TTFT, each route's and each [class
+ * NAME]'s results, scopes "route:ROUTER->TARGET" and "class:NAME", cold and
+ * warm, goodput, shares over a threshold, a client's attempts, energy, and any
+ * registered at run time; read one with sim_result_get, e.g.
+ * sim_result_get(&res, "", "e2e", "p99") or sim_result_get(&res, "",
+ * "breakdown.all.queue", "value"), a count with sim_result_count(&res,
+ * "served"), a number with sim_result_value(&res, "window_s"), a latency's
+ * whole summary (its "mean" row's dist) with sim_result_latency;
+ * docs/metrics.md names them).
  * report_flatten() (latsim/report.h) turns it all into rows.
  */
 #ifndef LATSIM_PUBLIC_SIM_H
