@@ -229,8 +229,8 @@ static void fill_pred(const sim_result *res, cobs_replay *out)
     out->pred_tps = out_tps(res);
     out->pred_window_s = sim_result_value(res, "window_s");
     out->served = sim_result_count(res, "served");
-    out->rejected = sim_result_count(res, "rejected") + sim_result_count(res, "timed_out") + sim_result_count(res,
-                                     "failed");
+    out->rejected = sim_result_count(res, "rejected") + sim_result_count(res, "timed_out") +
+                    sim_result_count(res, "failed");
     out->backlog_grew = res->backlog_grew;
     out->peak_queue = res->peak_queue;
     out->peak_queue_at_s = res->peak_queue_at_s;

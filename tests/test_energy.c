@@ -203,8 +203,8 @@ Test(energy, autoscaled_pool_follows_replica_uptime)
     tsim_run("energy.ini", text, 1, &r);
     const pool_result *p = &r.pools[0];
     cr_assert_gt(pool_metric_get(p, "scale_ups") + pool_metric_get(p, "scale_downs"), 0);
-    double T = tsim_v(&r, "window_s"), rs = pool_metric_get(p, "replica_seconds"), up = pool_metric_get(p,
-                      "replicas_up_mean");
+    double T = tsim_v(&r, "window_s"), rs = pool_metric_get(p, "replica_seconds");
+    double up = pool_metric_get(p, "replicas_up_mean");
     double busy = p->utilization * up * T;     /* utilisation: busy share of the replicas up */
     double want = 100 * rs + 600 * busy;       /* one GPU per replica */
     cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);

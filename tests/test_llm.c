@@ -598,8 +598,8 @@ Test(llm_preempt, small_kv_preempts_and_loses_nothing)
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", 64);
         run_text(text, 3, &res);
         cr_log_info("%s: preemptions %llu, served %llu, kv_peak %.3f", sched[i],
-                    (unsigned long long) pool_metric_get(&res.pools[0],
-                     "preemptions"), (unsigned long long) tsim_n(&res, "served"),
+                    (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"),
+                    (unsigned long long) tsim_n(&res, "served"),
                     pool_metric_get(&res.pools[0], "kv_peak"));
         cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), 64);
         cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s: no preemption", sched[i]);
@@ -627,8 +627,8 @@ Test(llm_preempt, conservation_with_limits)
         run_text(text, 5, &res);
         cr_log_info("%s limits: served %llu rejected %llu timed out %llu preemptions %llu", sched[i],
                     (unsigned long long) tsim_n(&res, "served"), (unsigned long long) tsim_n(&res, "rejected"),
-                    (unsigned long long) tsim_n(&res,
-                     "timed_out"), (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"));
+                    (unsigned long long) tsim_n(&res, "timed_out"),
+                    (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"));
         cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
         cr_expect_gt(tsim_n(&res, "rejected") + tsim_n(&res, "timed_out"), 0, "%s: limits never hit", sched[i]);
         check_conservation(&res);

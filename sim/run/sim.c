@@ -543,8 +543,8 @@ static int add_counts(const sim *s, sim_result *out, int patience)
     for (int i = 0; i < s->sc->npools; i++) fleet |= s->sc->pools[i].fleet != NULL;
     sim_rows *r = &out->rows;
     r->family = "run";
-    int rc = sim_rows_add(r, "", "requests", (double) s->target, 0) || sim_rows_add(r, "", "served",
-                          (double) s->served, 0) ||
+    int rc = sim_rows_add(r, "", "requests", (double) s->target, 0) ||
+             sim_rows_add(r, "", "served", (double) s->served, 0) ||
              sim_rows_add(r, "", "rejected", (double) s->rejected, 0) ||
              sim_rows_add(r, "", "timed_out", (double) s->timed_out, 0) ||
              (fleet && sim_rows_add(r, "", "failed", (double) s->failed, 0)) ||
@@ -570,8 +570,8 @@ static int add_times(const sim *s, sim_result *out, double window_s, double rps,
              sim_rows_add(r, "", "throughput_rps", rps, 0) ||
              (s->has_llm && sim_rows_add(r, "", "output_tokens_per_s", tps, 0)) ||
              sim_rows_add(r, "", "sim_time_s", simtime_to_s(evq_now(s->q)), 0) ||
-             sim_rows_add(r, "", "window_s", window_s, 0) || sim_rows_add(r, "", "events", (double) evq_events(s->q),
-                          0) ||
+             sim_rows_add(r, "", "window_s", window_s, 0) ||
+             sim_rows_add(r, "", "events", (double) evq_events(s->q), 0) ||
              sim_rows_add(r, "", "peak_in_system", (double) s->reqs.peak, 0);
     r->family = NULL;
     return rc ? -1 : 0;
@@ -613,8 +613,8 @@ static int fill_results(sim *s, sim_result *out)
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
         if (patience && (pool_result_add(p, "abandoned", (double) st->abandoned) ||   /* issue 34 */
-                                  pool_result_add(p, "abandoned_share", st->arrivals ? (double) st->abandoned / (double) st->arrivals : NAN) ||
-                                  pool_result_add(p, "cancelled", (double) st->cancelled))) return -1;
+                         pool_result_add(p, "abandoned_share", st->arrivals ? (double) st->abandoned / (double) st->arrivals : NAN) ||
+                         pool_result_add(p, "cancelled", (double) st->cancelled))) return -1;
         if (st->ops->report && st->ops->report(st, p) != 0) return -1;
         for (int k = 0; k < s->cs.n; k++)   /* when its hit rate settled (warmup.h) */
             if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
@@ -793,7 +793,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         if (s.measuring) window_close(&s);
     }
     if (fill_results(&s, out) != 0) {
-        snprintf(err, errlen, "a pool reported more than %d results", POOL_MAX_METRICS);
+        snprintf(err, errlen, "a pool reported more than %d results, or out of memory", POOL_MAX_METRICS);
         goto done;
     }
     if (col_set_call(&s.cols, COL_EMIT, out, err, errlen) != 0) goto done;
