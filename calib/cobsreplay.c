@@ -202,6 +202,12 @@ static FILE *text_open(char **buf, size_t *len, char *err, size_t errlen)
 
 static void fill_band(const sim_result *res, cobs_replay *out);
 
+/* RES's output tokens per second (its row, latsim/sim.h), 0 when no pool counts tokens. */
+static double out_tps(const sim_result *res)
+{
+    return res->has_llm ? sim_result_value(res, "output_tokens_per_s") : 0;
+}
+
 /* The summary of RES's system latency METRIC (its row, latsim/sim.h), zeroed
  * when it had no sample or RES does not report it. */
 static stat_summary sys_latency(const sim_result *res, const char *metric)
@@ -219,19 +225,20 @@ static void fill_pred(const sim_result *res, cobs_replay *out)
         out->pred[m] = sys_latency(res, PRED[m]);
         out->have_pred[m] = out->pred[m].n > 0 && (m == COBS_E2E || m == COBS_QUEUE || res->has_llm);
     }
-    out->pred_rps = res->throughput_rps;
-    out->pred_tps = res->output_tps;
-    out->pred_window_s = res->window_s;
-    out->served = res->served;
-    out->rejected = res->rejected + res->timed_out + res->failed;
+    out->pred_rps = sim_result_value(res, "throughput_rps");
+    out->pred_tps = out_tps(res);
+    out->pred_window_s = sim_result_value(res, "window_s");
+    out->served = sim_result_count(res, "served");
+    out->rejected = sim_result_count(res, "rejected") + sim_result_count(res, "timed_out") +
+                    sim_result_count(res, "failed");
     /* A finite replay's rows (run/sim.c; none otherwise: 0). */
     double grew = sim_result_get(res, "", "backlog_grew", "value"), peak = sim_result_get(res, "", "peak_queue", "value");
     double peak_t = sim_result_get(res, "", "peak_queue_at_s", "value");
     out->backlog_grew = grew > 0;
     out->peak_queue = isnan(peak) ? 0 : (uint64_t) peak;
     out->peak_queue_at_s = isnan(peak_t) ? 0 : peak_t;
-    out->events = res->events;
-    out->wall_s = res->wall_time_s;
+    out->events = sim_result_count(res, "events");
+    out->wall_s = sim_result_value(res, "wall_time_s");
     fill_band(res, out);
 }
 
@@ -503,14 +510,14 @@ int cobs_prep_sim(cobs_prep *p, cobs_replay *out, char *err, size_t errlen)
         }
         if (p->sweep) {
             cobs_level_pred *P = &out->lv[i];
-            P->requests = res.served;
+            P->requests = sim_result_count(&res, "served");
             P->saturated = res.saturated;
             P->ttft_ms = res.saturated ? NAN : sys_latency(&res, "ttft").mean;
             P->itl_ms = res.saturated ? NAN : sys_latency(&res, "itl").mean;
             P->tpot_ms = res.saturated ? NAN : sys_latency(&res, "tpot").mean;
             P->e2e_ms = res.saturated ? NAN : sys_latency(&res, "e2e").mean;
             P->ttft_p99_ms = res.saturated ? NAN : sys_latency(&res, "ttft").p99;
-            P->output_tps = res.output_tps;
+            P->output_tps = out_tps(&res);
         } else fill_pred(&res, out);
         sim_result_free(&res);
     }
@@ -636,13 +643,13 @@ static int replay_levels(const cobs_run *run, const scenario *sc, const char *po
         P->tpot_ms = res.saturated ? NAN : sys_latency(&res, "tpot").mean;
         P->e2e_ms = res.saturated ? NAN : sys_latency(&res, "e2e").mean;
         P->ttft_p99_ms = res.saturated ? NAN : sys_latency(&res, "ttft").p99;
-        P->output_tps = res.output_tps;
+        P->output_tps = out_tps(&res);
         if (i == 0) {
             cost_of(&res, out->cost, sizeof out->cost);
             fill_band(&res, out);
         }
-        out->events += res.events;
-        out->wall_s += res.wall_time_s;
+        out->events += sim_result_count(&res, "events");
+        out->wall_s += sim_result_value(&res, "wall_time_s");
         sim_result_free(&res);
     }
     return 0;

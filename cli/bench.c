@@ -90,10 +90,10 @@ static void run_child(const bench_case *c, int fd)
         sim_result r;
         if (sim_run(sc, scenario_seed(sc), &r, err, sizeof err) == 0) {
             o.ok = 1;
-            o.wall_s = r.wall_time_s;
-            o.events = (double) r.events;
-            o.requests = (double) (r.requests + scenario_warmup(sc));
-            o.sim_s = r.sim_time_s;
+            o.wall_s = sim_result_value(&r, "wall_time_s");
+            o.events = (double) sim_result_count(&r, "events");
+            o.requests = (double) (sim_result_count(&r, "requests") + scenario_warmup(sc));
+            o.sim_s = sim_result_value(&r, "sim_time_s");
             o.saturated = r.saturated;
             for (int i = 0; i < r.npools; i++) {
                 double st = pool_metric_get(&r.pools[i], "steps");

@@ -325,7 +325,7 @@ static int run_simulate(const run_opts *o, run_state *st)
                      "(--trace-requests N raises the cap)", o->trace_path, (unsigned long long) res.trace_requests);
             die(0, note);
         }
-        st->wall += res.wall_time_s;
+        st->wall += sim_result_value(&res, "wall_time_s");
         if (i == 0) st->seed = run_seed_of(&res);
         for (int p = 0; p < res.npools && p < npools; p++) st->load_sat[p] |= res.pools[p].load_saturated;
         if (i == 0 && res.ts) {   /* the time series of the first replication */

@@ -14,6 +14,7 @@
 #include "run/scenario.h"
 #include "run/sim.h"
 #include "store/store.h"
+#include "tsim.h"
 
 static void run(const char *text, sim_result *res)
 {
@@ -95,14 +96,14 @@ Test(classcost, classes_add_up_to_the_overall_cost)
     run(text, &r);
     cr_assert(!r.saturated);
     cr_assert_not_null(sim_result_row(&r, "", "cost_per_1k_requests", "value"), "a priced pool and a gateway kind: cost reported");
-    cr_assert_neq(r.departures, r.served, "the check needs departures != served (got %llu)",
-                  (unsigned long long) r.served);
+    cr_assert_neq(tsim_n(&r, "departures"), tsim_n(&r, "served"), "the check needs departures != served (got %llu)",
+                  (unsigned long long) tsim_n(&r, "served"));
     cr_assert_gt(pool(&r, "chat")->cost_per_hour, 0);
     cr_assert_gt(sys(&r, "api_usd"), 0);
     double cost, api;
     sums(&r, &cost, &api);
-    cr_assert_float_eq(cost, (double) r.served * sys(&r, "cost_per_1k_requests"), 1e-9 * cost, "%.12g vs %.12g", cost,
-                       (double) r.served * sys(&r, "cost_per_1k_requests"));
+    cr_assert_float_eq(cost, (double) tsim_n(&r, "served") * sys(&r, "cost_per_1k_requests"), 1e-9 * cost, "%.12g vs %.12g", cost,
+                       (double) tsim_n(&r, "served") * sys(&r, "cost_per_1k_requests"));
     cr_assert_float_eq(api, sys(&r, "api_usd"), 1e-9 * api);
     /* Both classes pay GPU and API; the hard class, with longer answers and
      * more of its requests on the API, pays more per request. */
@@ -129,8 +130,8 @@ Test(classcost, classes_on_separate_pools_pay_their_own_pool_exactly)
         "[pool pb]\nservers = 2\nservice_ms = exp(mean=80)\nusd_per_hour = 36\n";
     sim_result r;
     run(text, &r);
-    cr_assert_eq(r.departures, r.served);
-    cr_assert_eq(r.served, 400);
+    cr_assert_eq(tsim_n(&r, "departures"), tsim_n(&r, "served"));
+    cr_assert_eq(tsim_n(&r, "served"), 400);
     cr_assert_float_eq(pool(&r, "pa")->cost_per_hour, 3.6, 1e-12);
     cr_assert_float_eq(pool(&r, "pb")->cost_per_hour, 72, 1e-12);
     /* No LLM pool: no cost_per_hour row; the pools' $ per hour add up to 75.6 all the same. */
@@ -139,7 +140,7 @@ Test(classcost, classes_on_separate_pools_pay_their_own_pool_exactly)
     const cls_view a = cls(&r, "a"), b = cls(&r, "b");
     cr_assert_gt(a.served, 50);
     cr_assert_gt(b.served, 200);
-    double wa = 3.6 * r.window_s / 3600, wb = 72 * r.window_s / 3600;
+    double wa = 3.6 * tsim_v(&r, "window_s") / 3600, wb = 72 * tsim_v(&r, "window_s") / 3600;
     cr_assert_float_eq(a.cost_per_1k, 1000 * wa / a.served, 1e-12 * a.cost_per_1k);
     cr_assert_float_eq(b.cost_per_1k, 1000 * wb / b.served, 1e-12 * b.cost_per_1k);
     cr_assert(isnan(a.api_usd), "no gateway kind: no api_usd row");
@@ -162,11 +163,13 @@ Test(classcost, separate_pools_under_poisson_arrivals)
         "[pool pb]\nservers = 2\nservice_ms = exp(mean=80)\nusd_per_hour = 36\n";
     sim_result r;
     run(text, &r);
-    cr_assert_neq(r.departures, r.served);
-    double part = (double) r.served / (double) r.departures;
+    cr_assert_neq(tsim_n(&r, "departures"), tsim_n(&r, "served"));
+    double part = (double) tsim_n(&r, "served") / (double) tsim_n(&r, "departures");
     const cls_view a = cls(&r, "a"), b = cls(&r, "b");
-    cr_assert_float_eq(a.cost_per_1k, 1000 * 3.6 * r.window_s / 3600 * part / a.served, 1e-12 * a.cost_per_1k);
-    cr_assert_float_eq(b.cost_per_1k, 1000 * 72 * r.window_s / 3600 * part / b.served, 1e-12 * b.cost_per_1k);
+    cr_assert_float_eq(a.cost_per_1k, 1000 * 3.6 * tsim_v(&r, "window_s") / 3600 * part / a.served,
+                       1e-12 * a.cost_per_1k);
+    cr_assert_float_eq(b.cost_per_1k, 1000 * 72 * tsim_v(&r, "window_s") / 3600 * part / b.served,
+                       1e-12 * b.cost_per_1k);
     sim_result_free(&r);
 }
 
@@ -222,7 +225,7 @@ Test(classcost, llm_roofline_cost_lies_between_the_token_ratio_bounds)
     cr_assert(ratio > 2 && ratio < 299.0 / 99.0 * 1.01, "ratio %g (mean batch %g)", ratio, mb);
     double cost, api;
     sums(&r, &cost, &api);
-    cr_assert_float_eq(cost, (double) r.served * sys(&r, "cost_per_1k_requests"), 1e-9 * cost);
+    cr_assert_float_eq(cost, (double) tsim_n(&r, "served") * sys(&r, "cost_per_1k_requests"), 1e-9 * cost);
     sim_result_free(&r);
 }
 
@@ -248,7 +251,7 @@ Test(classcost, api_class_pays_its_tokens)
     cr_assert_gt(l.cost_per_1k, 0);
     double cost, api;
     sums(&r, &cost, &api);
-    cr_assert_float_eq(cost, (double) r.served * sys(&r, "cost_per_1k_requests"), 1e-9 * cost);
+    cr_assert_float_eq(cost, (double) tsim_n(&r, "served") * sys(&r, "cost_per_1k_requests"), 1e-9 * cost);
     sim_result_free(&r);
 }
 
@@ -267,7 +270,8 @@ Test(classcost, report_rows)
     cr_assert_eq(report_flatten(&r, 0, &rep), 0);
     double a = report_get(&rep, REPORT_CLASS_SCOPE "a", "cost_per_1k_requests", "value");
     cr_assert_float_eq(a, cls(&r, "a").cost_per_1k, 1e-15);
-    cr_assert_float_eq(a, 1000 * 3.6 * r.window_s / 3600 / 300, 1e-12);   /* same service time: same share per request */
+    cr_assert_float_eq(a, 1000 * 3.6 * tsim_v(&r, "window_s") / 3600 / 300,
+                       1e-12);   /* same service time: same share per request */
     /* No gateway kind: no api_usd rows. */
     cr_assert(isnan(report_get(&rep, REPORT_CLASS_SCOPE "b", "api_usd", "value")));
     cr_assert(!isnan(report_get(&rep, "", "cost_per_1k_requests", "value")));

@@ -304,10 +304,10 @@ Test(conn, radio_wakes_after_idle)
     radio_run("const(20000)", &slow);
     radio_run("const(1000)", &busy);
     const pool_result *s = pool_of(&slow, "phone"), *b = pool_of(&busy, "phone");
-    cr_assert_eq(pool_metric_get(s, "radio_wakeups"), slow.served);
+    cr_assert_eq(pool_metric_get(s, "radio_wakeups"), tsim_n(&slow, "served"));
     cr_assert_float_eq(pool_metric_get(s, "setup_ms_mean"), 260, 1e-9);
     cr_assert_eq(pool_metric_get(b, "radio_wakeups"), 1);
-    cr_assert_float_eq(pool_metric_get(b, "setup_ms_mean"), 260.0 / busy.served, 1e-9);
+    cr_assert_float_eq(pool_metric_get(b, "setup_ms_mean"), 260.0 / tsim_n(&busy, "served"), 1e-9);
     sim_result_free(&slow);
     sim_result_free(&busy);
 }
@@ -386,11 +386,11 @@ Test(conn, slo_terms_split_5xx_from_timeouts)
     slo_result v;
     cr_assert_eq(slo_eval(scenario_slo(&sc), rep.rows, rep.n, &v), 0);
     cr_assert_eq(v.n, 3);
-    double n = (double) res.requests;
-    cr_assert_gt(res.rejected, 0);
-    cr_assert_gt(res.timed_out, 0);
-    cr_assert_float_eq(v.c[0].value, (double) res.rejected / n, 1e-12);
-    cr_assert_float_eq(v.c[1].value, (double) res.timed_out / n, 1e-12);
+    double n = (double) tsim_n(&res, "requests");
+    cr_assert_gt(tsim_n(&res, "rejected"), 0);
+    cr_assert_gt(tsim_n(&res, "timed_out"), 0);
+    cr_assert_float_eq(v.c[0].value, (double) tsim_n(&res, "rejected") / n, 1e-12);
+    cr_assert_float_eq(v.c[1].value, (double) tsim_n(&res, "timed_out") / n, 1e-12);
     cr_assert_float_eq(v.c[2].value, v.c[0].value + v.c[1].value, 1e-12);
     cr_assert_eq(v.c[0].met, 0, "2 %% errors miss a 0.1 %% limit");
     cr_assert_eq(v.c[1].met, 1);
@@ -429,7 +429,7 @@ Test(conn, egress_priced_by_hand)
     cr_assert_float_eq(sim_result_get(&res, "", "cost_per_1k_requests", "value"), 1000 * usd / 200, 1e-15);
     cr_assert_float_eq(tsim_class(&res, "a", "cost_per_1k_requests"), 1000 * ba / 1e9 * 0.09, 1e-15);
     cr_assert_float_eq(tsim_class(&res, "b", "cost_per_1k_requests"), 1000 * bb / 1e9 * 0.09, 1e-15);
-    cr_assert_float_eq(pool_metric_get(p, "egress_usd_per_hour"), usd / res.window_s * 3600, 1e-12);
+    cr_assert_float_eq(pool_metric_get(p, "egress_usd_per_hour"), usd / tsim_v(&res, "window_s") * 3600, 1e-12);
     sim_result_free(&res);
 }
 

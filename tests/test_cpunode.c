@@ -165,7 +165,7 @@ Test(cpunode, mm1_ps_mean_sojourn)
     /* The node's busy share is rho (sd of the busy share ~ the same order). */
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_cpu"), 0.5, 0.015, "node_cpu %g",
                        pool_metric_get(&r.pools[0], "node_cpu"));
-    cr_assert_eq(r.pools[0].rejected + r.failed, 0);
+    cr_assert_eq(r.pools[0].rejected + tsim_n(&r, "failed"), 0);
     sim_result_free(&r);
     tsim_run("node.ini", MM1PS("70"), 2, &r);
     cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 10 / 0.3, 0.05 * 10 / 0.3, "rho 0.7: mean %g ms, want 33.3", tsim_sys(&r, "e2e")->mean);
@@ -188,7 +188,7 @@ Test(cpunode, background_load_and_determinism)
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_background_cores"), 0.3, 1e-9);
     tsim_run("node.ini", text, 3, &r2);
     cr_assert_eq(tsim_sys(&r, "e2e")->p99, tsim_sys(&r2, "e2e")->p99);
-    cr_assert_eq(r.events, r2.events);
+    cr_assert_eq(tsim_n(&r, "events"), tsim_n(&r2, "events"));
     sim_result_free(&r);
     sim_result_free(&r2);
 }
@@ -261,7 +261,7 @@ Test(oomkill, over_the_limit_kills_and_restarts)
     sim_result r;
     tsim_run("node.ini", PODS "5\n", 1, &r);
     cr_assert_eq(pool_metric_get(&r.pools[0], "oom_kills"), 0);
-    cr_assert_eq(r.failed, 0);
+    cr_assert_eq(tsim_n(&r, "failed"), 0);
     cr_assert_float_eq(pool_metric_get(&r.pools[0], "availability"), 1, 1e-12);
     sim_result_free(&r);
     tsim_run("node.ini", PODS "2.5\n", 1, &r);
@@ -269,10 +269,11 @@ Test(oomkill, over_the_limit_kills_and_restarts)
     double kills = pool_metric_get(p, "oom_kills");
     cr_assert_gt(kills, 10, "kills %g", kills);
     cr_assert_eq(fmod(kills, 4), 0, "a pod's 4 workers die together: %g", kills);
-    cr_assert_gt(r.failed, 0);
-    cr_assert_leq((double) r.failed, kills, "at most one request per worker of a killed pod fails");
+    cr_assert_gt(tsim_n(&r, "failed"), 0);
+    cr_assert_leq((double) tsim_n(&r, "failed"), kills, "at most one request per worker of a killed pod fails");
     cr_assert_lt(pool_metric_get(p, "availability"), 1);
-    cr_assert_eq(r.served + r.failed + r.rejected + r.timed_out, r.requests);
+    cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "failed") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"),
+                 tsim_n(&r, "requests"));
     sim_result_free(&r);
 }
 

@@ -244,7 +244,7 @@ Test(dp, lone_request_idle_rank)
     sim_result r;
     burst_text(text, sizeof text, 1, 1, 100, 5, "dp = 2\n");
     run_text(text, &r);
-    cr_expect_eq(r.served, 1);
+    cr_expect_eq(tsim_n(&r, "served"), 1);
     cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, 15.0, 1e-9, "ttft %.12g", tsim_sys(&r, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&r, "e2e")->mean, 35.4, 1e-9, "e2e %.12g", tsim_sys(&r, "e2e")->mean);
     cr_expect_eq(metric(&r, "gpus"), 2);
@@ -286,7 +286,7 @@ Test(dp, lockstep_by_hand)
              "time_column = TIMESTAMP\ntime_format = seconds\n"
              "[pool chat]\nkind = llm\nmodel = qwen3-30b-a3b\ngpu = h100\n" LIN "dp = 2\n", csv);
     run_text(text, &r);
-    cr_expect_eq(r.served, 3);
+    cr_expect_eq(tsim_n(&r, "served"), 3);
     cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, (15.0 + 30.0 + 15.0) / 3, 1e-9, "ttft %.12g",
                        tsim_sys(&r, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&r, "ttft")->max, 30.0, 1e-9, "ttft max %.12g", tsim_sys(&r, "ttft")->max);

@@ -61,7 +61,7 @@ Test(energy, pool_energy_is_n_t_idle_plus_u_span)
     sim_result r;
     tsim_run("energy.ini", ONE_AT_A_TIME("", ""), 1, &r);
     const pool_result *p = &r.pools[0];
-    double T = r.window_s, u = p->utilization;
+    double T = tsim_v(&r, "window_s"), u = p->utilization;
     cr_assert_gt(T, 100);
     /* The busy share by hand: each served request steps for its service time
      * alone (its model compute, the service row, plus its steps' framework
@@ -85,9 +85,10 @@ Test(energy, pool_energy_is_n_t_idle_plus_u_span)
     /* Per output token and per request: mean power over the rates. */
     report rep;
     cr_assert_eq(report_flatten(&r, 0, &rep), 0);
-    cr_assert_float_eq(report_get(&rep, "", "joules_per_output_token", "value"), power_w / r.output_tps,
+    cr_assert_float_eq(report_get(&rep, "", "joules_per_output_token", "value"),
+                       power_w / tsim_v(&r, "output_tokens_per_s"),
                        1e-12 * power_w);
-    cr_assert_float_eq(report_get(&rep, "", "joules_per_request", "value"), power_w / r.throughput_rps,
+    cr_assert_float_eq(report_get(&rep, "", "joules_per_request", "value"), power_w / tsim_v(&r, "throughput_rps"),
                        1e-12 * power_w);
     cr_assert_float_eq(report_get(&rep, "", "energy_kwh", "value"), want / 3.6e6, 1e-9 * want / 3.6e6);
     cr_assert(isnan(report_get(&rep, "", "electricity_usd", "value")));   /* not priced: no row */
@@ -100,7 +101,7 @@ Test(energy, power_curve_pool)
     sim_result r;
     tsim_run("energy.ini", ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 1:450\n"), 1, &r);
     const pool_result *p = &r.pools[0];
-    double T = r.window_s, u = p->utilization;
+    double T = tsim_v(&r, "window_s"), u = p->utilization;
     cr_assert_lt(u, 0.5);
     double want = 6 * T * (50 + (300 - 50) * u / 0.5);
     cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
@@ -143,7 +144,7 @@ Test(energy, power_curve_from_measured_samples)
     cr_assert_gt(u, 0.005);
     cr_assert_lt(u, 0.51);
     double P = 62 + (305 - 62) * (u - 0.005) / (0.51 - 0.005);
-    cr_assert_float_eq(r.pools[0].energy_j, 6 * r.window_s * P, 1e-9 * r.pools[0].energy_j);
+    cr_assert_float_eq(r.pools[0].energy_j, 6 * tsim_v(&r, "window_s") * P, 1e-9 * r.pools[0].energy_j);
     sim_result_free(&r);
     /* Bad samples: the file, line and column. */
     f = fopen(path, "w");
@@ -171,13 +172,13 @@ Test(energy, electricity_cost_is_kwh_pue_price)
     cr_assert(isnan(sim_result_get(&a, "", "electricity_usd", "value")), "not priced: no row");
     cr_assert_float_eq(sim_result_get(&b, "", "electricity_usd", "value"), usd, 1e-12 * usd);
     cr_assert_float_eq(pool_metric_get(&b.pools[0], "electricity_usd"), usd, 1e-12 * usd);
-    double per_hour = usd * 3600 / b.window_s;
+    double per_hour = usd * 3600 / tsim_v(&b, "window_s");
     double a_hour = sim_result_get(&a, "", "cost_per_hour", "value"), b_hour = sim_result_get(&b, "", "cost_per_hour", "value");
     double b_mtok = sim_result_get(&b, "", "cost_per_mtok", "value");
     cr_assert_float_eq(a_hour, 6 * 2.0, 1e-12);
     cr_assert_float_eq(b_hour, 6 * 2.0 + per_hour, 1e-9);
     cr_assert_float_eq(pool_metric_get(&b.pools[0], "cost_per_hour"), 6 * 2.0 + per_hour, 1e-9);
-    cr_assert_float_eq(b_mtok, b_hour / (b.output_tps * 3600 / 1e6), 1e-9 * b_mtok);
+    cr_assert_float_eq(b_mtok, b_hour / (tsim_v(&b, "output_tokens_per_s") * 3600 / 1e6), 1e-9 * b_mtok);
     sim_result_free(&a);
     sim_result_free(&b);
     char err[1024];
@@ -203,7 +204,8 @@ Test(energy, autoscaled_pool_follows_replica_uptime)
     tsim_run("energy.ini", text, 1, &r);
     const pool_result *p = &r.pools[0];
     cr_assert_gt(pool_metric_get(p, "scale_ups") + pool_metric_get(p, "scale_downs"), 0);
-    double T = r.window_s, rs = pool_metric_get(p, "replica_seconds"), up = pool_metric_get(p, "replicas_up_mean");
+    double T = tsim_v(&r, "window_s"), rs = pool_metric_get(p, "replica_seconds");
+    double up = pool_metric_get(p, "replicas_up_mean");
     double busy = p->utilization * up * T;     /* utilisation: busy share of the replicas up */
     double want = 100 * rs + 600 * busy;       /* one GPU per replica */
     cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
@@ -213,9 +215,9 @@ Test(energy, autoscaled_pool_follows_replica_uptime)
     snprintf(text, sizeof text, "%sreplicas = 6\n", base);
     tsim_run("energy.ini", text, 1, &f);
     const pool_result *q = &f.pools[0];
-    double fbusy = q->utilization * 6 * f.window_s;
-    cr_assert_float_eq(q->energy_j, 100 * 6 * f.window_s + 600 * fbusy, 1e-9 * q->energy_j);
-    cr_assert_lt(p->energy_j / T, q->energy_j / f.window_s);
+    double fbusy = q->utilization * 6 * tsim_v(&f, "window_s");
+    cr_assert_float_eq(q->energy_j, 100 * 6 * tsim_v(&f, "window_s") + 600 * fbusy, 1e-9 * q->energy_j);
+    cr_assert_lt(p->energy_j / T, q->energy_j / tsim_v(&f, "window_s"));
     sim_result_free(&r);
     sim_result_free(&f);
 }

@@ -52,14 +52,15 @@ Test(fleetsim, nothing_lost_under_failures)
              "queue_limit = 30\ntimeout_ms = 400\n", 1, &r);
     const pool_result *p = &r.pools[0];
     double failed = pool_metric_get(p, "failed");
-    cr_assert_gt(r.failed, 0);
-    cr_assert_gt(r.rejected + r.timed_out, 0);
-    cr_assert_eq(r.served + r.failed + r.rejected + r.timed_out, r.requests,
-                 "%llu + %llu + %llu + %llu != %llu", (unsigned long long) r.served,
-                 (unsigned long long) r.failed, (unsigned long long) r.rejected,
-                 (unsigned long long) r.timed_out, (unsigned long long) r.requests);
+    cr_assert_gt(tsim_n(&r, "failed"), 0);
+    cr_assert_gt(tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), 0);
+    cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "failed") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"),
+                 tsim_n(&r, "requests"),
+                 "%llu + %llu + %llu + %llu != %llu", (unsigned long long) tsim_n(&r, "served"),
+                 (unsigned long long) tsim_n(&r, "failed"), (unsigned long long) tsim_n(&r, "rejected"),
+                 (unsigned long long) tsim_n(&r, "timed_out"), (unsigned long long) tsim_n(&r, "requests"));
     cr_assert_eq(p->served + (uint64_t) failed + p->rejected + p->timed_out, p->arrivals);
-    cr_assert_eq((uint64_t) failed, r.failed);
+    cr_assert_eq((uint64_t) failed, tsim_n(&r, "failed"));
     /* Availability: 20 / 22 for the alternating process.  About 8 x 830 s / 22 =
      * 300 cycles in the window: sd of the share up ~ sqrt(2) U R / ((U + R)^2
      * sqrt(N)) = sqrt(2) 40 / (484 sqrt(300)) = 0.0067; 4 sd = 0.027. */
@@ -68,12 +69,14 @@ Test(fleetsim, nothing_lost_under_failures)
     cr_assert_float_eq(pool_metric_get(p, "servers_up_mean"), 8 * 20.0 / 22, 8 * 0.027);
     /* Paid for: the servers running, i.e. up (no cold start: a repaired server is
      * up at once); with paid_while_down, all 8 all the time (no autoscaling). */
-    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), pool_metric_get(p, "servers_up_mean") * r.window_s,
-                       1e-6 * 8 * r.window_s);
+    cr_assert_float_eq(pool_metric_get(p, "server_seconds"),
+                       pool_metric_get(p, "servers_up_mean") * tsim_v(&r, "window_s"),
+                       1e-6 * 8 * tsim_v(&r, "window_s"));
     sim_result_free(&r);
     simulate(MM8 "fail_after_s = exp(mean=20)\nrepair_s = exp(mean=2)\non_failure = fail\n"
              "queue_limit = 30\ntimeout_ms = 400\npaid_while_down = yes\n", 1, &r);
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), 8 * r.window_s, 1e-6 * 8 * r.window_s);
+    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), 8 * tsim_v(&r, "window_s"),
+                       1e-6 * 8 * tsim_v(&r, "window_s"));
     sim_result_free(&r);
 }
 
@@ -82,8 +85,8 @@ Test(fleetsim, retried_requests_are_served)
     sim_result r, r2;
     const char *text = MM8 "fail_after_s = exp(mean=20)\nrepair_s = exp(mean=2)\non_failure = retry\n";
     simulate(text, 3, &r);
-    cr_assert_eq(r.failed, 0);
-    cr_assert_eq(r.served, r.requests);
+    cr_assert_eq(tsim_n(&r, "failed"), 0);
+    cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
     cr_assert_gt(pool_metric_get(&r.pools[0], "failures"), 100);
     /* Failures add queueing: utilisation of the up servers 120 x 0.05 / (8 x
      * 20/22) = 0.825 > 0.75 without them. */
@@ -91,7 +94,7 @@ Test(fleetsim, retried_requests_are_served)
     /* The same seed gives the same run. */
     simulate(text, 3, &r2);
     cr_assert_eq(tsim_sys(&r, "e2e")->p99, tsim_sys(&r2, "e2e")->p99);
-    cr_assert_eq(r.events, r2.events);
+    cr_assert_eq(tsim_n(&r, "events"), tsim_n(&r2, "events"));
     cr_assert_eq(pool_metric_get(&r.pools[0], "failures"), pool_metric_get(&r2.pools[0], "failures"));
     sim_result_free(&r);
     sim_result_free(&r2);
@@ -113,11 +116,11 @@ Test(fleetsim, autoscaled_pool_pays_for_what_runs)
     /* Paid >= up x window: starting (5 s each) and draining servers are paid
      * for too.  This queue-driven scaler oscillates (about 20 scale-ups of a few
      * servers in 830 s): the extra stays well under a quarter. */
-    cr_assert_geq(paid, up * r.window_s * (1 - 1e-9));
-    cr_assert_lt(paid, 1.25 * up * r.window_s);
+    cr_assert_geq(paid, up * tsim_v(&r, "window_s") * (1 - 1e-9));
+    cr_assert_lt(paid, 1.25 * up * tsim_v(&r, "window_s"));
     /* $3.6 per server-hour: $0.001 per server-second. */
     cr_assert_float_eq(pool_metric_get(p, "cost_usd"), paid * 0.001, 1e-9 * paid);
-    cr_assert_eq(r.served, r.requests);
+    cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
     sim_result_free(&r);
 }
 
@@ -167,23 +170,24 @@ Test(fleetsim, time_series_changes_no_number)
     /* Only the count of events differs (one per interval boundary). */
     cr_assert_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
     cr_assert_eq(tsim_sys(&a, "e2e")->mean, tsim_sys(&b, "e2e")->mean);
-    cr_assert_eq(a.served, b.served);
-    cr_assert_eq(a.window_s, b.window_s);
+    cr_assert_eq(tsim_n(&a, "served"), tsim_n(&b, "served"));
+    cr_assert_eq(tsim_v(&a, "window_s"), tsim_v(&b, "window_s"));
     size_t n = ts_count(b.ts);
     const ts_row *r = ts_rows(b.ts);
-    cr_assert_eq(b.events - a.events, n - 1, "one event per closed interval (the last closes at the end)");
+    cr_assert_eq(tsim_n(&b, "events") - tsim_n(&a, "events"), n - 1,
+                 "one event per closed interval (the last closes at the end)");
     /* Contiguous intervals from 0 to the end of the run; every arrival and every
      * request served counted once (warm-up included). */
     uint64_t arrivals = 0, served = 0;
     for (size_t i = 0; i < n; i++) {
         cr_assert_eq(r[i].t0_s, i * 10.0);
-        cr_assert_eq(r[i].t1_s, i + 1 < n ? (i + 1) * 10.0 : b.sim_time_s);
+        cr_assert_eq(r[i].t1_s, i + 1 < n ? (i + 1) * 10.0 : tsim_v(&b, "sim_time_s"));
         arrivals += r[i].arrivals;
         served += r[i].served;
         cr_assert_eq(r[i].replicas, 8);
     }
-    cr_assert_geq(arrivals, b.requests + 10000);
-    cr_assert_geq(served, b.served);
+    cr_assert_geq(arrivals, tsim_n(&b, "requests") + 10000);
+    cr_assert_geq(served, tsim_n(&b, "served"));
     cr_assert_leq(served, arrivals);
     /* Utilisation per interval around 120 x 0.05 / 8 = 0.75: the mean over the
      * intervals is within 0.02 of it (about 90 intervals of 1200 requests). */
@@ -245,14 +249,15 @@ Test(fleetsim, llm_replicas_fail_nothing_lost)
     setenv("LATSIM_CHECK", "1", 1);   /* the replicas' sanity checks at every step */
     simulate(LLM4 "fail_after_s = exp(mean=60)\nrepair_s = exp(mean=20)\non_failure = fail\n", 1, &r);
     const pool_result *p = &r.pools[0];
-    cr_assert_gt(r.failed, 0);
-    cr_assert_eq(r.served + r.failed + r.rejected + r.timed_out, r.requests);
+    cr_assert_gt(tsim_n(&r, "failed"), 0);
+    cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "failed") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"),
+                 tsim_n(&r, "requests"));
     cr_assert_eq(p->served + (uint64_t) pool_metric_get(p, "failed") + p->rejected + p->timed_out, p->arrivals);
     cr_assert_lt(pool_metric_get(p, "availability"), 1);
     sim_result_free(&r);
     simulate(LLM4 "fail_after_s = exp(mean=60)\nrepair_s = exp(mean=20)\non_failure = retry\n", 1, &r);
-    cr_assert_eq(r.failed, 0);
-    cr_assert_eq(r.served, r.requests);
+    cr_assert_eq(tsim_n(&r, "failed"), 0);
+    cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
     cr_assert_gt(pool_metric_get(&r.pools[0], "failures"), 0);
     unsetenv("LATSIM_CHECK");
     sim_result_free(&r);
@@ -268,11 +273,11 @@ Test(fleetsim, llm_autoscaled_cost_is_replica_seconds)
     cr_assert_gt(pool_metric_get(p, "scale_ups") + pool_metric_get(p, "scale_downs"), 0);
     /* The H100's catalog price per GPU-hour, one GPU per replica: cost is the
      * integral of running replicas times it. */
-    double price = pool_metric_get(p, "cost_per_hour") * r.window_s / rs;
+    double price = pool_metric_get(p, "cost_per_hour") * tsim_v(&r, "window_s") / rs;
     cr_assert_gt(price, 0);
     cr_assert_float_eq(pool_metric_get(p, "cost_usd"), rs * price / 3600, 1e-9 * rs * price);
-    cr_assert_geq(rs, pool_metric_get(p, "replicas_up_mean") * r.window_s * (1 - 1e-9));
-    cr_assert_eq(r.served + r.rejected, r.requests);
+    cr_assert_geq(rs, pool_metric_get(p, "replicas_up_mean") * tsim_v(&r, "window_s") * (1 - 1e-9));
+    cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected"), tsim_n(&r, "requests"));
     sim_result_free(&r);
 }
 
@@ -299,14 +304,14 @@ Test(fleetsim, retries_counted_and_visible_in_offered_load)
     double retries = sim_result_get(&r, "", "retries", "value"), attempts = sim_result_get(&r, "", "attempts", "value");
     double wasted = sim_result_get(&r, "", "wasted", "value");
     cr_assert_gt(retries, 0);
-    cr_assert_eq(attempts, (double) r.requests + retries);
+    cr_assert_eq(attempts, (double) tsim_n(&r, "requests") + retries);
     cr_assert_eq((double) p->arrivals, attempts, "every attempt enters the pool");
-    cr_assert_eq(r.served + r.rejected + r.timed_out, r.requests);
+    cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), tsim_n(&r, "requests"));
     /* Abandoned attempts are still served (for nothing). */
     cr_assert_gt(wasted, 0);
-    cr_assert_eq((double) p->served, (double) r.served + wasted + ((double) p->arrivals - attempts));
+    cr_assert_eq((double) p->served, (double) tsim_n(&r, "served") + wasted + ((double) p->arrivals - attempts));
     /* The offered load is measured from the pool's inflow, retries included. */
-    cr_assert_float_eq(p->offered_load, (double) p->arrivals / r.window_s * 0.05 / 8,
+    cr_assert_float_eq(p->offered_load, (double) p->arrivals / tsim_v(&r, "window_s") * 0.05 / 8,
                        0.05 * p->offered_load);
     simulate(CLIENT("128", "3"), 1, &again);
     cr_assert_eq(retries, sim_result_get(&again, "", "retries", "value"));
@@ -325,12 +330,12 @@ Test(fleetsim, retry_storm)
     simulate(CLIENT("150", "0"), 1, &calm);
     simulate(CLIENT("150", "3"), 1, &storm);
     cr_assert_eq(calm.saturated, 0);
-    cr_assert_gt(calm.timed_out, 0);
+    cr_assert_gt(tsim_n(&calm, "timed_out"), 0);
     cr_assert_eq(storm.saturated, 1);
     cr_assert_gt(storm.pools[0].offered_load, 1.5, "offered load %g", storm.pools[0].offered_load);
     double attempts = sim_result_get(&storm, "", "attempts", "value");
-    cr_assert_gt(attempts, 2.0 * (double) storm.requests);
-    cr_assert_eq(attempts, (double) storm.requests + sim_result_get(&storm, "", "retries", "value"));
+    cr_assert_gt(attempts, 2.0 * (double) tsim_n(&storm, "requests"));
+    cr_assert_eq(attempts, (double) tsim_n(&storm, "requests") + sim_result_get(&storm, "", "retries", "value"));
     sim_result_free(&calm);
     sim_result_free(&storm);
 }
@@ -406,7 +411,7 @@ Test(fleetsim, failures_beyond_the_clock_never_come)
     simulate(MM8 "fail_after_s = exp(mean=1e12)\n", 1, &b);
     cr_assert_eq(pool_metric_get(&b.pools[0], "failures"), 0);
     cr_assert_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
-    cr_assert_eq(a.served, b.served);
+    cr_assert_eq(tsim_n(&a, "served"), tsim_n(&b, "served"));
     sim_result_free(&a);
     sim_result_free(&b);
 }
@@ -420,7 +425,7 @@ Test(fleetsim, cold_and_warm_reported_apart)
              "cold_requests = 10\n", 1, &r);
     double cold = sim_result_get(&r, "", "served_cold", "value"), warm = sim_result_get(&r, "", "served_warm", "value");
     cr_assert_eq(cold, pool_metric_get(&r.pools[0], "cold_served"));
-    cr_assert_eq(cold + warm, (double) r.served);
+    cr_assert_eq(cold + warm, (double) tsim_n(&r, "served"));
     cr_assert_gt(cold, 1000);
     /* A cold service is 4 x 50 ms on average: well above the warm E2E. */
     cr_assert_gt(sim_result_get(&r, "", "e2e_cold", "mean"), 2 * sim_result_get(&r, "", "e2e_warm", "mean"));
@@ -496,7 +501,7 @@ Test(fleetsim, failed_per_class)
         failed += f;
     }
     cr_assert_gt(failed, 0);
-    cr_assert_eq(failed, (double) r.failed);
+    cr_assert_eq(failed, (double) tsim_n(&r, "failed"));
     sim_result_free(&r);
 }
 
@@ -509,7 +514,7 @@ Test(fleetsim, scale_to_zero_and_back)
     simulate_ts("[sim]\nrequests = 20000\nwarmup = 100\n[workload]\nrate = schedule(0s:20, 5m:0.01, 15m:20)\n"
                 "[pool cpu]\nservers = 1\nservice_ms = exp(mean=50)\nmin_replicas = 0\nmax_replicas = 4\n"
                 "autoscale = utilization\nautoscale_target = 0.5\ncooldown_s = 30\nprovision_s = 5\n", 60, &r);
-    cr_assert_eq(r.served, r.requests);
+    cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
     cr_assert_gt(pool_metric_get(&r.pools[0], "scale_downs"), 0);
     cr_assert_gt(pool_metric_get(&r.pools[0], "scale_ups"), 0);
     /* In the quiet minutes the pool spends most of its time at zero servers. */
@@ -537,12 +542,13 @@ Test(fleetsim, generic_cold_start_loads_its_weights)
     simulate(t, 1, &r);
     const pool_result *p = &r.pools[0];
     cr_assert_float_eq(p->queue.max, 12000, 1e-6, "max wait %g ms", p->queue.max);
-    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), r.window_s - 10, 1e-6);
-    cr_assert_float_eq(pool_metric_get(p, "availability"), (r.window_s - 12) / r.window_s, 1e-5);
+    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), tsim_v(&r, "window_s") - 10, 1e-6);
+    cr_assert_float_eq(pool_metric_get(p, "availability"), (tsim_v(&r, "window_s") - 12) / tsim_v(&r, "window_s"),
+                       1e-5);
     sim_result_free(&r);
     snprintf(t, sizeof t, text, "paid_while_down = yes\n");
     simulate(t, 1, &r);
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), r.window_s, 1e-6);
+    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), tsim_v(&r, "window_s"), 1e-6);
     sim_result_free(&r);
     /* Weights need a bandwidth; an llm pool's come from its model. */
     char err[512];
@@ -566,12 +572,13 @@ Test(fleetsim, generic_error_rate_with_retries)
     simulate("[sim]\nrequests = 100000\n[workload]\nrate = 50\n[client]\ntimeout_ms = 60000\nretries = 2\n"
              "[pool web]\nservers = 4\nservice_ms = exp(mean=20)\nerror_rate = 0.1\n", 1, &r);
     const pool_result *p = &r.pools[0];
-    cr_assert_float_eq((double) r.rejected, 100, 50, "rejected %llu", (unsigned long long) r.rejected);
+    cr_assert_float_eq((double) tsim_n(&r, "rejected"), 100, 50, "rejected %llu",
+                       (unsigned long long) tsim_n(&r, "rejected"));
     double retries = sim_result_get(&r, "", "retries", "value");
     cr_assert_float_eq(retries, 11000, 500, "retries %g", retries);
     cr_assert_eq(pool_metric_get(p, "errors"), (double) p->rejected);
     cr_assert_eq(p->served + p->rejected, p->arrivals);
-    cr_assert_eq(r.served + r.rejected, r.requests);
+    cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected"), tsim_n(&r, "requests"));
     sim_result_free(&r);
     char err[512];
     load_error("[workload]\nrate = 1\n[pool web]\nservice_ms = const(1)\nerror_rate = 1.5\n", err, sizeof err);
@@ -597,7 +604,7 @@ Test(fleetsim, swapping_by_hand)
     cr_assert_eq(tsim_sys(&roomy, "service")->mean, tsim_sys(&plain, "service")->mean);
     cr_assert_eq(tsim_sys(&roomy, "e2e")->p99, tsim_sys(&plain, "e2e")->p99);
     cr_assert_eq(tsim_sys(&roomy, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
-    cr_assert_eq(roomy.served, plain.served);
+    cr_assert_eq(tsim_n(&roomy, "served"), tsim_n(&plain, "served"));
     cr_assert_eq(pool_metric_get(&roomy.pools[0], "swapped"), 0);
     cr_assert_eq(pool_metric_get(&roomy.pools[0], "swap_share"), 0);
     /* A 3.3 GiB limit: the third request in service swaps.  Request 0 starts
@@ -611,7 +618,7 @@ Test(fleetsim, swapping_by_hand)
     cr_assert_float_eq(tsim_sys(&tight, "service")->max, 30, 1e-9);
     cr_assert_float_eq(tsim_sys(&tight, "e2e")->mean, 30, 1e-9, "e2e mean %.17g", tsim_sys(&tight, "e2e")->mean);
     cr_assert_eq(pool_metric_get(&tight.pools[0], "swap_share"), 1);
-    cr_assert_eq(pool_metric_get(&tight.pools[0], "swapped"), (double) tight.served);
+    cr_assert_eq(pool_metric_get(&tight.pools[0], "swapped"), (double) tsim_n(&tight, "served"));
     sim_result_free(&plain);
     sim_result_free(&roomy);
     sim_result_free(&tight);
@@ -647,7 +654,7 @@ Test(fleetsim, gateway_pauses_by_hand)
     cr_assert_eq(tsim_sys(&plain, "e2e")->mean, 10);
     cr_assert_eq(tsim_sys(&never, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     cr_assert_eq(tsim_sys(&never, "e2e")->p99, tsim_sys(&plain, "e2e")->p99);
-    cr_assert_eq(never.sim_time_s, plain.sim_time_s);
+    cr_assert_eq(tsim_v(&never, "sim_time_s"), tsim_v(&plain, "sim_time_s"));
     /* Pause k runs from 1000.3 + 1250.3 k ms for 250 ms (1.0003 s running
      * between pauses: no arrival at 10 i ms meets a pause's start or end);
      * request i arrives at 10 i ms and, inside a pause, waits for its end. */
@@ -667,7 +674,7 @@ Test(fleetsim, gateway_pauses_by_hand)
                        tsim_sys(&paused, "e2e")->mean, sum / 2000);
     cr_assert_float_eq(tsim_sys(&paused, "e2e")->max, max, 1e-6, "e2e max %.17g, by hand %.17g",
                        tsim_sys(&paused, "e2e")->max, max);
-    cr_assert_eq(paused.served, paused.requests);   /* none lost in a pause */
+    cr_assert_eq(tsim_n(&paused, "served"), tsim_n(&paused, "requests"));   /* none lost in a pause */
     cr_assert_eq(pool_metric_get(&paused.pools[0], "pauses"), 16);   /* by 19.99 s: starts 1.0003 ... 19.7548 s */
     sim_result_free(&plain);
     sim_result_free(&never);
@@ -702,15 +709,16 @@ Test(fleetsim, llm_pauses_by_hand)
                        "e2e %.17g vs %.17g + 900",
                        tsim_sys(&paused, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     cr_assert_eq(tsim_sys(&paused, "ttft")->mean, tsim_sys(&plain, "ttft")->mean);
-    cr_assert_eq(paused.served, 1);
-    cr_assert_eq(paused.served + paused.failed + paused.rejected + paused.timed_out, paused.requests);
+    cr_assert_eq(tsim_n(&paused, "served"), 1);
+    cr_assert_eq(tsim_n(&paused, "served") + tsim_n(&paused, "failed") + tsim_n(&paused, "rejected") +
+                 tsim_n(&paused, "timed_out"), tsim_n(&paused, "requests"));
     sim_result_free(&plain);
     sim_result_free(&paused);
     /* Four replicas under load, pausing 0.2 s about every 5 s (LATSIM_CHECK's
      * sanity checks run every step): every request served, later on average. */
     simulate(LLM4, 1, &plain);
     simulate(LLM4 "pause_every_s = exp(mean=5)\npause_s = const(0.2)\n", 1, &paused);
-    cr_assert_eq(paused.served, paused.requests);
+    cr_assert_eq(tsim_n(&paused, "served"), tsim_n(&paused, "requests"));
     cr_assert_gt(tsim_sys(&paused, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     sim_result_free(&plain);
     sim_result_free(&paused);
@@ -728,11 +736,12 @@ Test(fleetsim, llm_contention_by_hand)
                        "e2e %.17g vs 1.25 x %.17g",
                        tsim_sys(&busy, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     cr_assert_float_eq(tsim_sys(&busy, "ttft")->mean, 1.25 * tsim_sys(&plain, "ttft")->mean, 1e-5);
-    cr_assert_eq(busy.served, busy.requests);
+    cr_assert_eq(tsim_n(&busy, "served"), tsim_n(&busy, "requests"));
     sim_result_free(&plain);
     sim_result_free(&busy);
     /* Under load with the seeds' curve: every request served (conservation). */
     simulate(LLM4 "cpu_contention = 0:1, 0.7:1, 0.8:3, 1:5\n", 1, &busy);
-    cr_assert_eq(busy.served + busy.failed + busy.rejected + busy.timed_out, busy.requests);
+    cr_assert_eq(tsim_n(&busy, "served") + tsim_n(&busy, "failed") + tsim_n(&busy, "rejected") +
+                 tsim_n(&busy, "timed_out"), tsim_n(&busy, "requests"));
     sim_result_free(&busy);
 }

@@ -56,7 +56,7 @@ static void run(int lone, const char *kind, const char *extra, const char *tail,
     text_of(text, sizeof text, lone, kind, extra, tail);
     tsim_run("/tmp/test_gwcpu.ini", text, 1, res);
     if (!lone) unlink(TRACE);
-    cr_assert_eq(res->served, 3);
+    cr_assert_eq(tsim_n(res, "served"), 3);
 }
 
 static const pool_result *pool_of(const sim_result *r, const char *name)
@@ -150,8 +150,9 @@ Test(gwcpu, node_background_by_hand)
     cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 500, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
     const pool_result *gw = pool_of(&res, "gw");
     cr_expect_float_eq(pool_metric_get(gw, "node_background_cores"), 0.5, 1e-9);
-    double busy = pool_metric_get(gw, "node_cpu"), want = 0.5 + 3 * 0.25 / res.window_s;
-    cr_expect_float_eq(busy, want, 1e-6, "node_cpu %.9f, want %.9f (window %g s)", busy, want, res.window_s);
+    double busy = pool_metric_get(gw, "node_cpu"), want = 0.5 + 3 * 0.25 / tsim_v(&res, "window_s");
+    cr_expect_float_eq(busy, want, 1e-6, "node_cpu %.9f, want %.9f (window %g s)", busy, want,
+                       tsim_v(&res, "window_s"));
     cr_expect(isnan(pool_metric_get(gw, "cpu_throttled_periods")), "no limit: no throttling rows");
     sim_result_free(&res);
     /* The generic pool on the node: its 1 ms of CPU at half a core, 2 ms. */

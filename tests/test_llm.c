@@ -131,8 +131,8 @@ static double lone_decode_ms(int P, int O)
 static void check_lone(const sim_result *res, int nreq, int O, double ttft, double tpot,
                        int64_t steps_per_req, int nsteps_ttft)
 {
-    cr_assert_eq(res->served, (uint64_t) nreq);
-    cr_assert_eq(res->rejected + res->timed_out, 0);
+    cr_assert_eq(tsim_n(res, "served"), (uint64_t) nreq);
+    cr_assert_eq(tsim_n(res, "rejected") + tsim_n(res, "timed_out"), 0);
     cr_assert_eq(tsim_sys(res, "ttft")->n, (uint64_t) nreq);
     cr_expect_float_eq(tsim_sys(res, "ttft")->mean, ttft, STEP_TOL * (nsteps_ttft + 1), "ttft %.9f vs %.9f",
                        tsim_sys(res, "ttft")->mean, ttft);
@@ -271,7 +271,7 @@ Test(llm_lone, single_output_token)
         snprintf(extra, sizeof extra, "scheduler = %s\n", sched[i]);
         lone_text(text, sizeof text, 2, 100, 1, extra);
         run_text(text, 1, &res);
-        cr_expect_eq(res.served, 2, "%s", sched[i]);
+        cr_expect_eq(tsim_n(&res, "served"), 2, "%s", sched[i]);
         cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, 15.0, 2e-6, "%s ttft %.9f", sched[i],
                            tsim_sys(&res, "ttft")->mean);
         cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 15.0, 2e-6, "%s e2e %.9f", sched[i],
@@ -324,7 +324,7 @@ Test(llm_kv, llama3_8b_h100_bf16)
     /* max_seq_len = min(model context 8192, KV tokens, max_batch_tokens 8192). */
     cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 8192);
     cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 1);
-    cr_expect_eq(res.served, 1);
+    cr_expect_eq(tsim_n(&res, "served"), 1);
     sim_result_free(&res);
 
     /* The listed defaults, written out, give the same answer. */
@@ -427,7 +427,7 @@ Test(llm_kv, llama3_70b_h100_tp2)
     cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 2);
     /* 1866 * 16 = 29856 tokens > 8192: max_seq_len is the model context. */
     cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 8192);
-    cr_expect_eq(res.served, 1);
+    cr_expect_eq(tsim_n(&res, "served"), 1);
     sim_result_free(&res);
 
     kv_run("model = llama-3-70b\ngpu = h100\ntp = 2\nactivation_reserve_gib = 1\n", &res);
@@ -516,9 +516,9 @@ Test(llm_batching, continuous_beats_static)
     run_text(text, 7, &st);
     batching_text(text, sizeof text, "continuous", "constant", 1e6, 1500, 64);
     run_text(text, 7, &ct);
-    cr_assert_eq(st.served, 1500);
-    cr_assert_eq(ct.served, 1500);
-    double cap_static = st.throughput_rps, cap_cont = ct.throughput_rps;
+    cr_assert_eq(tsim_n(&st, "served"), 1500);
+    cr_assert_eq(tsim_n(&ct, "served"), 1500);
+    double cap_static = tsim_v(&st, "throughput_rps"), cap_cont = tsim_v(&ct, "throughput_rps");
     cr_log_info("capacity: static %.3f rps (mean batch %.2f), continuous %.3f rps (mean batch %.2f)",
                 cap_static, pool_metric_get(&st.pools[0], "mean_batch"), cap_cont, pool_metric_get(&ct.pools[0], "mean_batch"));
     cr_expect_gt(cap_static, 0);
@@ -540,8 +540,8 @@ Test(llm_batching, continuous_beats_static)
                 tsim_sys(&ct, "queue")->mean, st.saturated, ct.saturated);
     cr_expect_eq(st.saturated, 0, "static saturated at half its capacity");
     cr_expect_eq(ct.saturated, 0);
-    cr_expect_eq(st.served, 3000);
-    cr_expect_eq(ct.served, 3000);
+    cr_expect_eq(tsim_n(&st, "served"), 3000);
+    cr_expect_eq(tsim_n(&ct, "served"), 3000);
     cr_expect_lt(tsim_sys(&ct, "queue")->mean, tsim_sys(&st, "queue")->mean,
                  "queue: continuous %.3f ms vs static %.3f ms", tsim_sys(&ct, "queue")->mean,
                  tsim_sys(&st, "queue")->mean);
@@ -570,20 +570,23 @@ static void preempt_text(char *buf, size_t n, const char *sched, const char *ext
 
 static void check_conservation(const sim_result *res)
 {
-    cr_expect_eq(res->served + res->rejected + res->timed_out, res->requests,
-                 "served %llu + rejected %llu + timed out %llu != %llu", (unsigned long long) res->served,
-                 (unsigned long long) res->rejected, (unsigned long long) res->timed_out,
-                 (unsigned long long) res->requests);
+    cr_expect_eq(tsim_n(res, "served") + tsim_n(res, "rejected") + tsim_n(res, "timed_out"), tsim_n(res, "requests"),
+                 "served %llu + rejected %llu + timed out %llu != %llu", (unsigned long long) tsim_n(res, "served"),
+                 (unsigned long long) tsim_n(res, "rejected"), (unsigned long long) tsim_n(res, "timed_out"),
+                 (unsigned long long) tsim_n(res, "requests"));
     const pool_result *p = &res->pools[0];
-    cr_expect_eq(p->arrivals, res->requests);
+    cr_expect_eq(p->arrivals, tsim_n(res, "requests"));
     cr_expect_eq(p->served + p->rejected + p->timed_out, p->arrivals);
-    cr_expect_eq(p->served, res->served);
+    cr_expect_eq(p->served, tsim_n(res, "served"));
     /* Every served request produced all its tokens and its first token once. */
-    cr_expect_eq(tsim_sys(res, "ttft")->n, res->served);
+    cr_expect_eq(tsim_sys(res, "ttft")->n, tsim_n(res, "served"));
     /* Throughput counts every request leaving during the window (warm-up ones
      * included), each with its 400 tokens. */
-    cr_expect_float_eq(res->output_tps * res->window_s, (double) res->departures * 400, 1e-6 * res->departures * 400);
-    cr_expect_float_eq(res->throughput_rps * res->window_s, (double) res->departures, 1e-6 * res->departures);
+    cr_expect_float_eq(tsim_v(res, "output_tokens_per_s") * tsim_v(res, "window_s"),
+                       (double) tsim_n(res, "departures") * 400,
+                       1e-6 * tsim_n(res, "departures") * 400);
+    cr_expect_float_eq(tsim_v(res, "throughput_rps") * tsim_v(res, "window_s"), (double) tsim_n(res, "departures"),
+                       1e-6 * tsim_n(res, "departures"));
 }
 
 Test(llm_preempt, small_kv_preempts_and_loses_nothing)
@@ -595,11 +598,12 @@ Test(llm_preempt, small_kv_preempts_and_loses_nothing)
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", 64);
         run_text(text, 3, &res);
         cr_log_info("%s: preemptions %llu, served %llu, kv_peak %.3f", sched[i],
-                    (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"), (unsigned long long) res.served,
+                    (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"),
+                    (unsigned long long) tsim_n(&res, "served"),
                     pool_metric_get(&res.pools[0], "kv_peak"));
         cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), 64);
         cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s: no preemption", sched[i]);
-        cr_expect_eq(res.served, 150, "%s", sched[i]);
+        cr_expect_eq(tsim_n(&res, "served"), 150, "%s", sched[i]);
         check_conservation(&res);
         cr_expect_leq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0 + 1e-12);
         /* A preempted request is recomputed, so it takes longer than alone:
@@ -622,10 +626,11 @@ Test(llm_preempt, conservation_with_limits)
         preempt_text(text, sizeof text, sched[i], extra, 64);
         run_text(text, 5, &res);
         cr_log_info("%s limits: served %llu rejected %llu timed out %llu preemptions %llu", sched[i],
-                    (unsigned long long) res.served, (unsigned long long) res.rejected,
-                    (unsigned long long) res.timed_out, (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"));
+                    (unsigned long long) tsim_n(&res, "served"), (unsigned long long) tsim_n(&res, "rejected"),
+                    (unsigned long long) tsim_n(&res, "timed_out"),
+                    (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"));
         cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
-        cr_expect_gt(res.rejected + res.timed_out, 0, "%s: limits never hit", sched[i]);
+        cr_expect_gt(tsim_n(&res, "rejected") + tsim_n(&res, "timed_out"), 0, "%s: limits never hit", sched[i]);
         check_conservation(&res);
         sim_result_free(&res);
     }
@@ -642,7 +647,7 @@ Test(llm_preempt, static_reserves_never_preempts)
         preempt_text(text, sizeof text, sched[i], "", 64);
         run_text(text, 3, &res);
         cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
-        cr_expect_eq(res.served, 150, "%s", sched[i]);
+        cr_expect_eq(tsim_n(&res, "served"), 150, "%s", sched[i]);
         check_conservation(&res);
         sim_result_free(&res);
     }
@@ -660,7 +665,7 @@ Test(llm_preempt, plentiful_kv_never_preempts)
         run_text(text, 3, &res);
         cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), i == 0 ? 28126 : 28610);
         cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
-        cr_expect_eq(res.served, 150);
+        cr_expect_eq(tsim_n(&res, "served"), 150);
         check_conservation(&res);
         sim_result_free(&res);
     }
@@ -750,7 +755,7 @@ Test(llm_dynamic, dynamic_batches_more_than_static)
                  sched[i], i ? "max_wait_ms = 50\n" : "");
         run_text(text, 2, &res);
         mb[i] = pool_metric_get(&res.pools[0], "mean_batch");
-        cr_expect_eq(res.served, 3000);
+        cr_expect_eq(tsim_n(&res, "served"), 3000);
         cr_expect_eq(res.saturated, 0, "%s", sched[i]);
         cr_expect_geq(mb[i], 1.0);
         cr_expect_leq(mb[i], 16.0);
@@ -778,7 +783,8 @@ Test(llm_dynamic, mean_batch_at_most_max_batch)
         cr_log_info("%s: mean batch %.3f", sched[i], pool_metric_get(&res.pools[0], "mean_batch"));
         cr_expect_leq(pool_metric_get(&res.pools[0], "mean_batch"), 8.0 + 1e-9, "%s: %g", sched[i], pool_metric_get(&res.pools[0], "mean_batch"));
         cr_expect_gt(pool_metric_get(&res.pools[0], "mean_batch"), 4.0, "%s: %g", sched[i], pool_metric_get(&res.pools[0], "mean_batch"));
-        cr_expect_eq(res.served + res.rejected + res.timed_out, res.requests);
+        cr_expect_eq(tsim_n(&res, "served") + tsim_n(&res, "rejected") + tsim_n(&res, "timed_out"),
+                     tsim_n(&res, "requests"));
         sim_result_free(&res);
     }
 }
@@ -799,14 +805,17 @@ Test(llm_tokens, output_tokens_conserved)
                  "scheduler = %s\n%s",
                  sched[i], i ? "chunk_tokens = 64\n" : "");
         run_text(text, 9, &res);
-        cr_expect_eq(res.served, 2000);
+        cr_expect_eq(tsim_n(&res, "served"), 2000);
         /* Departures in the window include the 2000 measured requests and any
          * other request leaving between the first measured arrival and the last
          * measured outcome; throughput and token rate are exactly those over it. */
-        cr_expect_geq(res.departures, 2000);
-        double tokens = res.output_tps * res.window_s;
-        cr_expect_float_eq(tokens, (double) res.departures * 50, 1e-6 * res.departures * 50, "%s: %.9f tokens", sched[i], tokens);
-        cr_expect_float_eq(res.throughput_rps * res.window_s, (double) res.departures, 1e-6 * res.departures);
+        cr_expect_geq(tsim_n(&res, "departures"), 2000);
+        double tokens = tsim_v(&res, "output_tokens_per_s") * tsim_v(&res, "window_s");
+        cr_expect_float_eq(tokens, (double) tsim_n(&res, "departures") * 50, 1e-6 * tsim_n(&res, "departures") * 50,
+                           "%s: %.9f tokens", sched[i], tokens);
+        cr_expect_float_eq(tsim_v(&res, "throughput_rps") * tsim_v(&res, "window_s"),
+                           (double) tsim_n(&res, "departures"),
+                           1e-6 * tsim_n(&res, "departures"));
         cr_expect_eq(tsim_sys(&res, "tpot")->n, 2000);
         sim_result_free(&res);
     }
@@ -845,9 +854,9 @@ Test(llm_determinism, same_seed_same_results)
         expect_same_summary(tsim_sys(&a, "tpot"), tsim_sys(&b, "tpot"), "tpot");
         expect_same_summary(tsim_sys(&a, "e2e"), tsim_sys(&b, "e2e"), "e2e");
         expect_same_summary(tsim_sys(&a, "queue"), tsim_sys(&b, "queue"), "queue");
-        cr_expect_eq(a.events, b.events);
-        cr_expect_eq(a.served, b.served);
-        cr_expect_eq(a.window_s, b.window_s);
+        cr_expect_eq(tsim_n(&a, "events"), tsim_n(&b, "events"));
+        cr_expect_eq(tsim_n(&a, "served"), tsim_n(&b, "served"));
+        cr_expect_eq(tsim_v(&a, "window_s"), tsim_v(&b, "window_s"));
         cr_expect_eq(pool_metric_get(&a.pools[0], "steps"), pool_metric_get(&b.pools[0], "steps"));
         cr_expect_eq(pool_metric_get(&a.pools[0], "preemptions"), pool_metric_get(&b.pools[0], "preemptions"));
         cr_expect_eq(pool_metric_get(&a.pools[0], "mean_batch"), pool_metric_get(&b.pools[0], "mean_batch"));
@@ -939,7 +948,7 @@ Test(llm_overlap, continuous_two_requests_exact)
     sim_result res;
     two_text(text, sizeof text, "scheduler = continuous\n");
     run_text(text, 1, &res);
-    cr_assert_eq(res.served, 2);
+    cr_assert_eq(tsim_n(&res, "served"), 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) / 10 + NS_MS(b_last - b_first) / 10) / 2,
@@ -973,7 +982,7 @@ Test(llm_overlap, static_two_requests_exact)
     sim_result res;
     two_text(text, sizeof text, "scheduler = static\n");
     run_text(text, 1, &res);
-    cr_assert_eq(res.served, 2);
+    cr_assert_eq(tsim_n(&res, "served"), 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20,
@@ -1001,7 +1010,7 @@ Test(llm_overlap, dynamic_starts_when_batch_full)
     sim_result res;
     two_text(text, sizeof text, "scheduler = dynamic\nmax_batch = 2\nmax_wait_ms = 100\n");
     run_text(text, 1, &res);
-    cr_assert_eq(res.served, 2);
+    cr_assert_eq(tsim_n(&res, "served"), 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(first) + NS_MS(first - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, NS_MS(last - first) / 10, EXACT_TOL, "tpot %.9f",
@@ -1021,7 +1030,7 @@ Test(llm_overlap, two_replicas_serve_in_parallel)
     sim_result res;
     two_text(text, sizeof text, "scheduler = continuous\nreplicas = 2\n");
     run_text(text, 1, &res);
-    cr_assert_eq(res.served, 2);
+    cr_assert_eq(tsim_n(&res, "served"), 2);
     check_lone(&res, 2, 11, 15.0, lone_decode_ms(100, 11) / 10, 11, 1);
     cr_expect_float_eq(tsim_sys(&res, "queue")->mean, 0, 1e-12);
     cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 2);
@@ -1063,7 +1072,7 @@ Test(llm_preempt, one_preemption_exact)
     trace_text(text, sizeof text, 2, (const double[]) { 0, 5 }, 16, 40,
                "scheduler = continuous\nkv_blocks = 4\nblock_tokens = 16\n");
     run_text(text, 1, &res);
-    cr_assert_eq(res.served, 2);
+    cr_assert_eq(tsim_n(&res, "served"), 2);
     cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 1);
     cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 64, "steps %llu", (unsigned long long) pool_metric_get(&res.pools[0], "steps"));
     cr_expect_float_eq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0, 1e-12);
@@ -1128,7 +1137,7 @@ static void roofline_lone(const char *sched_lines, int chunk)
 
     sim_result res;
     cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
-    cr_expect_eq(res.served, 2);
+    cr_expect_eq(tsim_n(&res, "served"), 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, NS_MS(ttft), EXACT_TOL, "%s ttft %.9f vs %.9f", sched_lines,
                        tsim_sys(&res, "ttft")->mean, NS_MS(ttft));
     cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, NS_MS(dec) / (O - 1), EXACT_TOL, "%s tpot %.9f vs %.9f",
@@ -1188,15 +1197,17 @@ Test(llm_preempt, no_block_leak_after_thrashing)
         trace_text_rows(text, sizeof text, N, ms, P, O, lines[i]);
         run_text(text, 1, &res);
         cr_log_info("%s: preemptions %llu, served %llu", sched[i], (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"),
-                    (unsigned long long) res.served);
+                    (unsigned long long) tsim_n(&res, "served"));
         cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 50, "%s", sched[i]);
-        cr_expect_eq(res.served, N, "%s: served %llu of %d", sched[i], (unsigned long long) res.served, N);
+        cr_expect_eq(tsim_n(&res, "served"), N, "%s: served %llu of %d", sched[i],
+                     (unsigned long long) tsim_n(&res, "served"), N);
         cr_expect_leq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0);
         /* The big request is the last to finish, and it ran alone with the
          * lone timing: the window (first arrival at 0 to its last token)
          * is exactly 1e6 ms + its TTFT + 23 decode steps. */
-        cr_expect_float_eq(res.window_s * 1000, 1e6 + ttft + dec, 30 * STEP_TOL, "%s: window %.9f ms vs %.9f",
-                           sched[i], res.window_s * 1000, 1e6 + ttft + dec);
+        cr_expect_float_eq(tsim_v(&res, "window_s") * 1000, 1e6 + ttft + dec, 30 * STEP_TOL,
+                           "%s: window %.9f ms vs %.9f",
+                           sched[i], tsim_v(&res, "window_s") * 1000, 1e6 + ttft + dec);
         sim_result_free(&res);
     }
 }
@@ -1229,7 +1240,7 @@ Test(llm_overlap, chunked_shares_budget_exact)
     sim_result res;
     trace_text(text, sizeof text, 2, (const double[]) { 0, 5 }, 100, 11, "scheduler = chunked\nchunk_tokens = 64\n");
     run_text(text, 1, &res);
-    cr_assert_eq(res.served, 2);
+    cr_assert_eq(tsim_n(&res, "served"), 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20,
@@ -1275,7 +1286,7 @@ Test(llm_overlap, chunked_budget_counts_decodes)
     sim_result res;
     trace_text(text, sizeof text, 2, (const double[]) { 0, 5 }, 100, 11, "scheduler = chunked\nchunk_tokens = 50\n");
     run_text(text, 1, &res);
-    cr_assert_eq(res.served, 2);
+    cr_assert_eq(tsim_n(&res, "served"), 2);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(a_first) + NS_MS(b_first - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
@@ -1303,7 +1314,7 @@ Test(llm_preempt, itl_adds_up_to_tpot)
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", i == 2 ? 0 : 64);
         run_text(text, 1, &res);
         if (i < 2) cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
-        cr_expect_eq(tsim_sys(&res, "itl")->n, res.served * 399, "%s: %llu gaps", sched[i],
+        cr_expect_eq(tsim_sys(&res, "itl")->n, tsim_n(&res, "served") * 399, "%s: %llu gaps", sched[i],
                      (unsigned long long) tsim_sys(&res, "itl")->n);
         cr_expect_float_eq(tsim_sys(&res, "itl")->mean, tsim_sys(&res, "tpot")->mean,
                            1e-9 * tsim_sys(&res, "tpot")->mean, "%s: itl %.12g tpot %.12g", sched[i],
@@ -1334,8 +1345,8 @@ Test(llm_lone, truncate_cuts_prompt)
     /* With room for prompt + output nothing is cut or rejected. */
     lone_text(text, sizeof text, 2, 200, 11, "scheduler = continuous\nmax_seq_len = 300\n");
     run_text(text, 1, &res);
-    cr_expect_eq(res.served, 2);
-    cr_expect_eq(res.rejected, 0);
+    cr_expect_eq(tsim_n(&res, "served"), 2);
+    cr_expect_eq(tsim_n(&res, "rejected"), 0);
     cr_expect_eq(pool_metric_get(&res.pools[0], "truncated"), 0);
     sim_result_free(&res);
 }

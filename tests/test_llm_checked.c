@@ -46,8 +46,8 @@ static double run_served(const char *what, const char *text)
     sim_result res;
     cr_assert_eq(check_period(), 1, "LATSIM_CHECK is not 1 in %s", what);
     tsim_run("llm_checked.ini", text, 7, &res);
-    cr_expect_eq(res.requests, NREQ, "%s: %lld requests", what, (long long) res.requests);
-    cr_expect_eq(res.served, NREQ, "%s: %lld of %d served", what, (long long) res.served, NREQ);
+    cr_expect_eq(tsim_n(&res, "requests"), NREQ, "%s: %lld requests", what, (long long) tsim_n(&res, "requests"));
+    cr_expect_eq(tsim_n(&res, "served"), NREQ, "%s: %lld of %d served", what, (long long) tsim_n(&res, "served"), NREQ);
     double preempted = pool_metric_get(&res.pools[0], "preemptions");
     sim_result_free(&res);
     return preempted;
@@ -109,10 +109,11 @@ Test(llm_checked, every_feature_every_step)
             /* Some clients leave: served + abandoned make the requests. */
             sim_result res;
             tsim_run("llm_checked.ini", text, 7, &res);
-            cr_expect_eq(res.requests, NREQ, "%s", FEATURES[i].name);
-            cr_expect_gt(res.abandoned, 0, "%s: nobody left", FEATURES[i].name);
-            cr_expect_eq(res.served + res.abandoned, NREQ, "%s: %llu served, %llu abandoned", FEATURES[i].name,
-                         (unsigned long long) res.served, (unsigned long long) res.abandoned);
+            cr_expect_eq(tsim_n(&res, "requests"), NREQ, "%s", FEATURES[i].name);
+            cr_expect_gt(tsim_n(&res, "abandoned"), 0, "%s: nobody left", FEATURES[i].name);
+            cr_expect_eq(tsim_n(&res, "served") + tsim_n(&res, "abandoned"), NREQ, "%s: %llu served, %llu abandoned",
+                         FEATURES[i].name,
+                         (unsigned long long) tsim_n(&res, "served"), (unsigned long long) tsim_n(&res, "abandoned"));
             sim_result_free(&res);
         } else {
             run_served(FEATURES[i].name, text);

@@ -52,7 +52,7 @@ static void lone(const char *extra, double tok_ms, double periods_per_req, sim_r
     char text[2048];
     lone_text(text, sizeof text, 3, extra);
     tsim_run("/tmp/test_llm_cpu.ini", text, 1, res);
-    cr_assert_eq(res->served, 3);
+    cr_assert_eq(tsim_n(res, "served"), 3);
     double ttft = tok_ms + 5 + 0.1 * 1000;
     cr_expect_float_eq(tsim_sys(res, "ttft")->mean, ttft, 1e-5, "ttft %.9f vs %.9f", tsim_sys(res, "ttft")->mean, ttft);
     cr_expect_float_eq(tsim_sys(res, "ttft")->max, ttft, 1e-5, "ttft max %.9f vs %.9f", tsim_sys(res, "ttft")->max,
@@ -143,7 +143,7 @@ Test(llm_cpu, steps_on_half_a_core_by_hand)
     cr_assert_not_null(o);
     memcpy(o, "const(3) ", 9);
     tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
-    cr_assert_eq(res.served, 3);
+    cr_assert_eq(tsim_n(&res, "served"), 3);
     double d2 = decode_ms(1001), d3 = decode_ms(1002), e2e = 540 + d3, gpu = 105 + d2 + d3;
     cr_expect_float_eq(tsim_sys(&res, "ttft")->max, 245, 1e-6, "ttft %.9f", tsim_sys(&res, "ttft")->max);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, 245, 1e-6, "ttft %.9f", tsim_sys(&res, "ttft")->mean);
@@ -209,7 +209,7 @@ Test(llm_cpu, replicas_do_not_throttle_each_other)
 {
     sim_result res;
     traced("replicas = 2\ncpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\ncpu_limit_cores = 0.5\n", &res);
-    cr_assert_eq(res.served, 3);
+    cr_assert_eq(tsim_n(&res, "served"), 3);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->max, 245, 1e-6, "ttft max %.9f", tsim_sys(&res, "ttft")->max);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->cdf[0], 244, 1e-6, "ttft min %.9f", tsim_sys(&res, "ttft")->cdf[0]);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (245 + 244 + 245) / 3.0, 1e-6, "ttft mean %.9f",
@@ -228,7 +228,7 @@ Test(llm_cpu, routed_tokenisation_in_the_replica)
 {
     sim_result res;
     traced("replicas = 2\nrouting = round_robin\ncpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\n", &res);
-    cr_assert_eq(res.served, 3);
+    cr_assert_eq(tsim_n(&res, "served"), 3);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->max, 555, 1e-6, "ttft max %.9f", tsim_sys(&res, "ttft")->max);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->cdf[0], 554, 1e-6, "ttft min %.9f", tsim_sys(&res, "ttft")->cdf[0]);
     cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, (450 + 449 + 450) / 3.0, 1e-6, "tokenising %.9f",
@@ -251,7 +251,7 @@ Test(llm_cpu, dp_ranks_share_their_pod)
 {
     sim_result res;
     traced("dp = 2\ncpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\ncpu_limit_cores = 0.5\n", &res);
-    cr_assert_eq(res.served, 3);
+    cr_assert_eq(tsim_n(&res, "served"), 3);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->max, 419.5, 1e-6, "ttft max %.9f", tsim_sys(&res, "ttft")->max);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->cdf[0], 245, 1e-6, "ttft min %.9f", tsim_sys(&res, "ttft")->cdf[0]);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (419.5 * 2 + 245) / 3, 1e-6, "ttft mean %.9f",
@@ -281,7 +281,7 @@ Test(llm_cpu, one_node_split_by_weights)
              pool, pool);
     sim_result res;
     tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
-    cr_assert_eq(res.served, 3);
+    cr_assert_eq(tsim_n(&res, "served"), 3);
     const pool_result *a = NULL, *b = NULL;
     for (int i = 0; i < res.npools; i++) {
         if (!strcmp(res.pools[i].name, "a")) a = &res.pools[i];

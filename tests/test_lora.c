@@ -191,7 +191,7 @@ Test(lora, in_batch_adapter_passes_a_waiting_request)
     cr_expect_eq(metric(&res, "lora_loads"), 2);
     cr_expect_float_eq(metric(&res, "lora_hit_rate"), 1.0 / 3, 1e-12);
     cr_expect_gt(metric(&res, "lora_waits"), 0);
-    cr_expect_eq(res.served, 3);
+    cr_expect_eq(tsim_n(&res, "served"), 3);
     /* b waited for the whole of the first a (200 steps), the second a for a step. */
     cr_expect_gt(tsim_sys(&res, "ttft")->max, 20 * tsim_sys(&res, "ttft")->p50, "ttft max %g p50 %g",
                  tsim_sys(&res, "ttft")->max, tsim_sys(&res, "ttft")->p50);
@@ -203,7 +203,7 @@ Test(lora, in_batch_adapter_passes_a_waiting_request)
     run_text(buf, 1, &res);
     cr_expect_eq(metric(&res, "lora_loads"), 3);
     cr_expect_eq(metric(&res, "lora_hit_rate"), 0);
-    cr_expect_eq(res.served, 3);
+    cr_expect_eq(tsim_n(&res, "served"), 3);
     sim_result_free(&res);
     /* Under load, alternating a and b every 20 ms: the b requests keep their
      * places and are served (no starvation), every request completes, and the
@@ -216,7 +216,7 @@ Test(lora, in_batch_adapter_passes_a_waiting_request)
     run_text(buf, 1, &res);
     unlink(csv);
     unsetenv("LATSIM_CHECK");
-    cr_expect_eq(res.served, 400);
+    cr_expect_eq(tsim_n(&res, "served"), 400);
     cr_expect_gt(metric(&res, "lora_hit_rate"), 0.5);   /* same-adapter requests join the batch */
     cr_expect_lt(metric(&res, "lora_loads"), 200);
     sim_result_free(&res);
@@ -247,7 +247,7 @@ Test(lora, trace_column_chooses_the_adapter)
     for (int i = 0; i < 2; i++) {
         adapter_trace(buf, sizeof buf, ext[i], "max_loras = 1\n");
         run_text(buf, 1, &res);
-        cr_expect_eq(res.served, 6, "%s", ext[i]);
+        cr_expect_eq(tsim_n(&res, "served"), 6, "%s", ext[i]);
         cr_expect_eq(metric(&res, "lora_loads"), 2, "%s: loads %g", ext[i], metric(&res, "lora_loads"));
         cr_expect_float_eq(metric(&res, "lora_hit_rate"), 3.0 / 5, 1e-12, "%s", ext[i]);
         sim_result_free(&res);

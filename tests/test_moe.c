@@ -236,7 +236,7 @@ Test(moe_mla, deepseek_v3_kv_is_the_latent)
     int64_t blocks = (int64_t) floor(room / (16 * latent * 2));
     cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), blocks, "kv_blocks %g vs %lld",
                  pool_metric_get(&res.pools[0], "kv_blocks"), (long long) blocks);
-    cr_expect_eq(res.served, 1);
+    cr_expect_eq(tsim_n(&res, "served"), 1);
     sim_result_free(&res);
 }
 
@@ -315,7 +315,7 @@ Test(moe_pp, saturated_throughput_follows_the_bubble)
         run_text(text, &res);
         cr_expect(res.saturated, "m = %d: the pool should be saturated", ms[i]);
         cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 4.0, 1e-9, "four prompts a step");
-        got[i] = res.throughput_rps * 2048;
+        got[i] = tsim_v(&res, "throughput_rps") * 2048;
         double want = 2 * x_serial * ms[i] / (ms[i] + 2 - 1);
         cr_expect(fabs(got[i] - want) <= 0.01 * want, "m = %d: %g tokens/s vs the bubble formula's %g", ms[i],
                   got[i], want);

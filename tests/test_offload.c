@@ -103,7 +103,7 @@ Test(offload_mooncake, unlimited_tier_finds_every_repeat)
     run_text(t, &gpu);
     mooncake_text(t, sizeof t, "kv_offload = cpu\nkv_offload_cpu_gib = 100000");
     run_text(t, &tier);
-    cr_assert_eq(tier.served, 900);
+    cr_assert_eq(tsim_n(&tier, "served"), 900);
     cr_expect_float_eq(sim_result_get(&tier, "", "repeat_token_share", "value"), want, 1e-12);
     /* Every repeat is a hit: on the GPU or in the tier. */
     cr_expect_float_eq(pm(&tier, 0, "kv_offload_total_hit_rate"), want, 1e-12, "total hit rate %.9f vs %.9f",
@@ -167,7 +167,7 @@ Test(offload_load, load_time_is_bytes_over_bandwidth)
         small_text(t, sizeof t, path, v[i].keys);
         run_text(t, &r);
         double load = 2048 * KV_BYTES_TOKEN / (v[i].gbs * 1e9) * 1e3 + v[i].lat;
-        cr_assert_eq(r.served, 4);
+        cr_assert_eq(tsim_n(&r, "served"), 4);
         cr_expect_float_eq(pm(&r, 0, "kv_loads"), 1, 1e-12, "variant %zu", i);
         cr_expect_float_eq(pm(&r, 0, "kv_load_ms"), load, 2e-6, "variant %zu: load %.9f vs %.9f", i,
                            pm(&r, 0, "kv_load_ms"), load);
@@ -229,7 +229,7 @@ Test(offload_load, shared_tier_serves_other_replicas)
         sim_result r;
         small_text(t, sizeof t, path, extra);
         run_text(t, &r);
-        cr_assert_eq(r.served, 4);
+        cr_assert_eq(tsim_n(&r, "served"), 4);
         cr_expect_float_eq(pm(&r, 0, "kv_loads"), shared ? 2 : 0, 1e-12, "shared = %d: loads %g", shared,
                            pm(&r, 0, "kv_loads"));
         sim_result_free(&r);

@@ -81,9 +81,9 @@ Test(patience_llm, cancelled_at_patience_next_starts_then, .init = setup)
              N);
     sim_result res;
     tsim_run("/tmp/test_patience_llm.ini", text, 1, &res);
-    cr_assert_eq(res.requests, (uint64_t) N);
-    cr_assert_eq(res.served, 0);
-    cr_assert_eq(res.abandoned, (uint64_t) N);
+    cr_assert_eq(tsim_n(&res, "requests"), (uint64_t) N);
+    cr_assert_eq(tsim_n(&res, "served"), 0);
+    cr_assert_eq(tsim_n(&res, "abandoned"), (uint64_t) N);
     const pool_result *p = chat(&res);
     cr_assert_eq(pool_metric_get(p, "cancelled"), (double) N, "every one left in service");
     cr_assert_eq(pool_metric_get(p, "abandoned"), (double) N);
@@ -130,10 +130,10 @@ Test(patience_llm, queue_only_patience_serves_what_has_begun, .init = setup)
     sim_result res;
     tsim_run("/tmp/test_patience_llm2.ini", text, 1, &res);
     const pool_result *p = chat(&res);
-    cr_assert_gt(res.served, 0);
-    cr_assert_gt(res.abandoned, 0);
+    cr_assert_gt(tsim_n(&res, "served"), 0);
+    cr_assert_gt(tsim_n(&res, "abandoned"), 0);
     cr_assert_eq(pool_metric_get(p, "cancelled"), 0.0, "nobody leaves in service");
-    cr_assert_eq(res.served + res.abandoned, 12);
+    cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "abandoned"), 12);
     cr_assert_gt(tsim_sys(&res, "ttft")->max, 150.0, "those who began were served beyond their patience");
     sim_result_free(&res);
 }
@@ -162,16 +162,18 @@ Test(patience_llm, cancelling_in_service_frees_capacity, .init = setup, .timeout
         snprintf(buf, sizeof buf, text, i == 0 ? "yes" : "no");
         sim_result res;
         tsim_run("/tmp/test_patience_llm3.ini", buf, 1, &res);
-        double good = sim_result_get(&res, "", "goodput", "value") * (double) res.requests;
+        double good = sim_result_get(&res, "", "goodput", "value") * (double) tsim_n(&res, "requests");
         cr_assert(!isnan(good), "an [slo] with per-request limits: goodput is reported");
-        cr_assert_eq(res.served + res.abandoned + res.rejected, res.requests);
+        cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "abandoned") + tsim_n(&res, "rejected"),
+                     tsim_n(&res, "requests"));
         if (i == 0) {
-            cr_assert_float_eq(good, (double) res.served, 1e-9 * good, "every stayer began within its patience");
+            cr_assert_float_eq(good, (double) tsim_n(&res, "served"), 1e-9 * good,
+                               "every stayer began within its patience");
             cr_assert_gt(pool_metric_get(chat(&res), "cancelled"), 0.0);
             cr_assert_gt(pool_metric_get(chat(&res), "cancelled_prefill_tokens"), 0.0, "chunks done for them are spent");
         } else
-            cr_assert_lt(good, (double) res.served - 0.5, "some began in time and were served too late");
-        rate[i] = good / res.window_s;
+            cr_assert_lt(good, (double) tsim_n(&res, "served") - 0.5, "some began in time and were served too late");
+        rate[i] = good / tsim_v(&res, "window_s");
         sim_result_free(&res);
     }
     cr_assert_gt(rate[0], 1.5 * rate[1], "stayers %g/s with cancelling, %g/s without", rate[0], rate[1]);
@@ -192,8 +194,10 @@ Test(patience_llm, nobody_leaves_after_the_first_token, .init = setup, .timeout 
     }
     cr_assert(pre && dec);
     cr_assert_gt(pool_metric_get(pre, "cancelled"), 0.0, "some prefills were cancelled");
-    cr_assert_eq(pool_metric_get(pre, "abandoned"), (double) res.abandoned, "all who left, left the prefill pool");
+    cr_assert_eq(pool_metric_get(pre, "abandoned"), (double) tsim_n(&res, "abandoned"),
+                 "all who left, left the prefill pool");
     cr_assert_eq(pool_metric_get(dec, "abandoned"), 0.0);
-    cr_assert_eq(res.served + res.abandoned + res.rejected, res.requests);
+    cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "abandoned") + tsim_n(&res, "rejected"),
+                 tsim_n(&res, "requests"));
     sim_result_free(&res);
 }

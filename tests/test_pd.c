@@ -87,7 +87,7 @@ Test(pd_lone, transfer_plus_one_step)
     run_text(t2, &pd);
     double xfer = P * KV_BYTES_TOKEN / 10e9 * 1e3 + 0.5;
     cr_expect_float_eq(xfer, 13.6072, 1e-9);
-    cr_assert_eq(pd.served, 3);
+    cr_assert_eq(tsim_n(&pd, "served"), 3);
     cr_expect_float_eq(tsim_sys(&col, "ttft")->mean, 105.0, 1e-5);
     cr_expect_float_eq(tsim_sys(&pd, "ttft")->mean, tsim_sys(&col, "ttft")->mean, 1e-9, "ttft %.9f vs colocated %.9f",
                        tsim_sys(&pd, "ttft")->mean, tsim_sys(&col, "ttft")->mean);
@@ -140,7 +140,7 @@ Test(pd_lone, single_token_needs_no_transfer)
     sim_result pd;
     text_of(t, sizeof t, 2, 0, 500, 1, 1, "");
     run_text(t, &pd);
-    cr_expect_eq(pd.served, 2);
+    cr_expect_eq(tsim_n(&pd, "served"), 2);
     cr_expect_float_eq(pm(&pd, 1, "kv_transfers"), 0, 1e-12);
     cr_expect_float_eq(tsim_sys(&pd, "e2e")->mean, tsim_sys(&pd, "ttft")->mean, 1e-9);
     sim_result_free(&pd);
@@ -160,7 +160,7 @@ Test(pd_load, link_queueing_grows_with_load)
         sim_result r;
         text_of(t, sizeof t, 3000, rates[i], 1000, 20, 1, "kv_link_gbs = 1\nkv_link_latency_ms = 0\nkv_link_streams = 1");
         run_text(t, &r);
-        cr_assert_eq(r.served, 3000);
+        cr_assert_eq(tsim_n(&r, "served"), 3000);
         cr_expect_eq(r.pools[1].served, 3000);
         double send = 1000 * KV_BYTES_TOKEN / 1e9 * 1e3;
         wait[i] = pm(&r, 1, "kv_link_wait_ms");
@@ -198,7 +198,7 @@ Test(pd_load, processor_sharing)
                  "kv_link_latency_ms = 0\nkv_link_streams = %d\n" LINEAR_KEYS, trace, streams);
         sim_result r;
         run_text(t, &r);
-        cr_assert_eq(r.served, 3);
+        cr_assert_eq(tsim_n(&r, "served"), 3);
         double mean = pm(&r, 1, "kv_transfer_ms"), mx = pm(&r, 1, "kv_transfer_max_ms");
         if (streams == 2) {          /* both at half the bandwidth (the third, alone: send) */
             cr_expect_float_eq(mean, 5 * send / 3, 2e-6, "shared: mean %.9f vs %.9f", mean, 5 * send / 3);

@@ -148,8 +148,9 @@ Test(perpool, routes_of_a_complexity_router)
     cr_expect_str_eq(b->target, "big");
     cr_expect_eq(a->edge, 0);
     cr_expect_eq(b->edge, 1);
-    cr_expect_eq(a->served + b->served, r.served, "routes %llu + %llu vs served %llu", (unsigned long long) a->served,
-                 (unsigned long long) b->served, (unsigned long long) r.served);
+    cr_expect_eq(a->served + b->served, tsim_n(&r, "served"), "routes %llu + %llu vs served %llu",
+                 (unsigned long long) a->served,
+                 (unsigned long long) b->served, (unsigned long long) tsim_n(&r, "served"));
     cr_expect_gt(a->served, 1000);
     cr_expect_gt(b->served, 1000);
     cr_expect_eq(a->e2e.n, a->served);
@@ -183,7 +184,7 @@ Test(perpool, routes_of_a_complexity_router)
     cr_expect_eq(tsim_sys(&r, "itl")->max, fmax(x->max, y->max));
     cr_expect(tsim_sys(&r, "itl")->p50 >= fmin(x->p50, y->p50) && tsim_sys(&r, "itl")->p50 <= fmax(x->p50, y->p50));
     /* Means: the requests' mixture. */
-    double mix = (a->e2e.mean * (double) a->served + b->e2e.mean * (double) b->served) / (double) r.served;
+    double mix = (a->e2e.mean * (double) a->served + b->e2e.mean * (double) b->served) / (double) tsim_n(&r, "served");
     cr_expect_float_eq(mix, tsim_sys(&r, "e2e")->mean, 1e-9 * tsim_sys(&r, "e2e")->mean);
     sim_result_free(&r);
 }
@@ -201,7 +202,7 @@ Test(perpool, ttft_breakdown_by_hand)
              "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrequest_overhead_ms = 3\n" LINEAR_KEYS, &r);
     unsetenv("LATSIM_CHECK");
     cr_assert_eq(ttft_bd_rows(&r), 3 * TB_N);
-    cr_assert_eq(r.served, 3);
+    cr_assert_eq(tsim_n(&r, "served"), 3);
     cr_expect_float_eq(tsim_sys(&r, "ttft")->mean, 128.0, 1e-4, "ttft %.9f", tsim_sys(&r, "ttft")->mean);
     double m[TB_N];
     ttft_bd(&r, "ttft_breakdown.mean_ms", m);
@@ -279,8 +280,8 @@ Test(perpool, ttft_breakdown_adds_up_with_a_gateway)
     cr_expect_eq(r.pools[is].ttft.n + r.pools[ib].ttft.n + hits, tsim_sys(&r, "ttft")->n);
     route_view rv[2];
     cr_assert_eq(routes_of(&r, rv, 2), 2);
-    cr_expect_eq(rv[0].served + rv[1].served + hits, r.served);
-    cr_expect_eq(r.pools[ic].e2e.n, r.served);
+    cr_expect_eq(rv[0].served + rv[1].served + hits, tsim_n(&r, "served"));
+    cr_expect_eq(r.pools[ic].e2e.n, tsim_n(&r, "served"));
     sim_result_free(&r);
 }
 

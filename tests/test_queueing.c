@@ -193,8 +193,8 @@ static void check_mmc(int c, double rho, uint64_t n, uint64_t seed)
     const pool_result *p = &r.pools[0];
     double IF = inflation(c, rho, m.lambda, 1);
 
-    cr_assert_eq(r.requests, n);
-    cr_assert_eq(r.served, n);
+    cr_assert_eq(tsim_n(&r, "requests"), n);
+    cr_assert_eq(tsim_n(&r, "served"), n);
     cr_expect_eq(r.saturated, 0, "M/M/%d at rho %.2f flagged saturated", c, rho);
     cr_assert_eq(p->queue.n, n);
 
@@ -347,7 +347,7 @@ static void check_mg1(const char *name, const char *service, double rho, double 
     char text[1024], what[128];
     one_pool(text, sizeof text, n, n / 10, "poisson", lambda * 1000, 1, service, NULL);
     tsim_run("queueing.ini", text, seed, out);
-    cr_assert_eq(out->served, n);
+    cr_assert_eq(tsim_n(out, "served"), n);
     cr_expect_eq(out->saturated, 0);
     double IF = inflation(1, rho, lambda, cs2);
     snprintf(what, sizeof what, "%s rho %.2f mean wait (ms), Pollaczek-Khinchine", name, rho);
@@ -404,20 +404,23 @@ Test(queueing_engine, same_seed_is_bitwise_deterministic)
     sim_result a, b;
     tsim_run("queueing.ini", DET_SCENARIO, 7, &a);
     tsim_run("queueing.ini", DET_SCENARIO, 7, &b);
-    cr_assert_gt(a.rejected, 0, "the scenario should exercise the queue limit");
-    cr_assert_gt(a.timed_out, 0, "the scenario should exercise the timeout");
+    cr_assert_gt(tsim_n(&a, "rejected"), 0, "the scenario should exercise the queue limit");
+    cr_assert_gt(tsim_n(&a, "timed_out"), 0, "the scenario should exercise the timeout");
     cr_expect_eq(a.seed, b.seed);
-    cr_expect_eq(a.requests, b.requests);
-    cr_expect_eq(a.served, b.served);
-    cr_expect_eq(a.rejected, b.rejected);
-    cr_expect_eq(a.timed_out, b.timed_out);
-    cr_expect_eq(a.events, b.events);
-    cr_expect_eq(a.peak_live, b.peak_live);
+    cr_expect_eq(tsim_n(&a, "requests"), tsim_n(&b, "requests"));
+    cr_expect_eq(tsim_n(&a, "served"), tsim_n(&b, "served"));
+    cr_expect_eq(tsim_n(&a, "rejected"), tsim_n(&b, "rejected"));
+    cr_expect_eq(tsim_n(&a, "timed_out"), tsim_n(&b, "timed_out"));
+    cr_expect_eq(tsim_n(&a, "events"), tsim_n(&b, "events"));
+    cr_expect_eq(tsim_n(&a, "peak_in_system"), tsim_n(&b, "peak_in_system"));
     cr_expect_eq(a.saturated, b.saturated);
-    SAME_D(a.sim_time_s, b.sim_time_s, "sim_time_s");
-    SAME_D(a.window_s, b.window_s, "window_s");
-    SAME_D(a.throughput_rps, b.throughput_rps, "throughput_rps");
-    SAME_D(a.output_tps, b.output_tps, "output_tps");
+    for (const char *const *m = (const char *const[]) { "sim_time_s", "window_s", "throughput_rps", NULL }; *m; m++) {
+        double x = tsim_v(&a, *m), y = tsim_v(&b, *m);
+        SAME_D(x, y, *m);
+    }
+    /* No pool counts tokens: neither run reports output tokens per second. */
+    cr_expect(!sim_result_row(&a, "", "output_tokens_per_s", "value") &&
+              !sim_result_row(&b, "", "output_tokens_per_s", "value"), "output_tokens_per_s reported");
     expect_same_summary("e2e", tsim_sys(&a, "e2e"), tsim_sys(&b, "e2e"));
     expect_same_summary("queue", tsim_sys(&a, "queue"), tsim_sys(&b, "queue"));
     expect_same_summary("service", tsim_sys(&a, "service"), tsim_sys(&b, "service"));
@@ -449,12 +452,12 @@ Test(queueing_engine, different_seeds_differ)
     tsim_run("queueing.ini", DET_SCENARIO, 7, &a);
     tsim_run("queueing.ini", DET_SCENARIO, 8, &b);
     cr_expect_neq(tsim_sys(&a, "e2e")->mean, tsim_sys(&b, "e2e")->mean);
-    cr_expect_neq(a.sim_time_s, b.sim_time_s);
+    cr_expect_neq(tsim_v(&a, "sim_time_s"), tsim_v(&b, "sim_time_s"));
     cr_expect_neq(memcmp(tsim_sys(&a, "e2e"), tsim_sys(&b, "e2e"), sizeof(stat_summary)), 0);
     cr_expect_neq(memcmp(&a.pools[1].service, &b.pools[1].service, sizeof a.pools[1].service), 0);
     /* Both are still accounted for completely. */
-    cr_expect_eq(a.served + a.rejected + a.timed_out, a.requests);
-    cr_expect_eq(b.served + b.rejected + b.timed_out, b.requests);
+    cr_expect_eq(tsim_n(&a, "served") + tsim_n(&a, "rejected") + tsim_n(&a, "timed_out"), tsim_n(&a, "requests"));
+    cr_expect_eq(tsim_n(&b, "served") + tsim_n(&b, "rejected") + tsim_n(&b, "timed_out"), tsim_n(&b, "requests"));
     sim_result_free(&a);
     sim_result_free(&b);
 }
@@ -468,7 +471,7 @@ static void check_dd(int c, double service)
     one_pool(text, sizeof text, 20000, 1000, "constant", 100, c, svc, NULL);
     sim_result r;
     tsim_run("queueing.ini", text, 5, &r);
-    cr_assert_eq(r.served, 20000);
+    cr_assert_eq(tsim_n(&r, "served"), 20000);
     const stat_summary *q = &r.pools[0].queue;
     cr_expect_eq(q->n, 20000);
     cr_expect_eq(q->max, 0, "D/D/%d: a request waited %g ms", c, q->max);
@@ -512,19 +515,19 @@ static void check_mm1k(double rho, int K, uint64_t n, uint64_t seed)
     one_pool(text, sizeof text, n, n / 10, "poisson", lambda * 1000, 1, "exp(mean=10)", extra);
     sim_result r;
     tsim_run("queueing.ini", text, seed, &r);
-    cr_assert_eq(r.requests, n);
-    cr_expect_eq(r.served + r.rejected, n);
-    cr_expect_eq(r.timed_out, 0);
-    cr_expect_eq(r.pools[0].rejected, r.rejected);
+    cr_assert_eq(tsim_n(&r, "requests"), n);
+    cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected"), n);
+    cr_expect_eq(tsim_n(&r, "timed_out"), 0);
+    cr_expect_eq(r.pools[0].rejected, tsim_n(&r, "rejected"));
     cr_expect_eq(r.pools[0].arrivals, n);
-    cr_expect_eq(r.pools[0].served, r.served);
+    cr_expect_eq(r.pools[0].served, tsim_n(&r, "served"));
     /* Nobody waits behind more than K others: max wait is a sum of at most K + 1
      * service times, so it is finite; the wait quantiles are those of the truncated
      * queue.  Blocking probability: */
     double gap = lambda + mu - 2 * sqrt(lambda * mu) * cos(M_PI / (N + 1));
     double IF = 1 + 2 * lambda / gap;
     snprintf(what, sizeof what, "M/M/1/%d rho %.2f rejected share", N, rho);
-    check_near(what, (double) r.rejected / (double) n, pb, sqrt(pb * (1 - pb) * IF / n), 0);
+    check_near(what, (double) tsim_n(&r, "rejected") / (double) n, pb, sqrt(pb * (1 - pb) * IF / n), 0);
     sim_result_free(&r);
 }
 
@@ -549,10 +552,10 @@ Test(queueing_finite, mm1_deterministic_patience)
     one_pool(text, sizeof text, n, n / 10, "poisson", lambda * 1000, 1, "exp(mean=10)", "timeout_ms = 20\n");
     sim_result r;
     tsim_run("queueing.ini", text, 61, &r);
-    cr_expect_eq(r.served + r.rejected + r.timed_out, n);
-    cr_expect_eq(r.rejected, 0);
+    cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), n);
+    cr_expect_eq(tsim_n(&r, "rejected"), 0);
     cr_expect_leq(r.pools[0].queue.max, tau, "a served request waited %.9g ms > timeout %g", r.pools[0].queue.max, tau);
-    check_near("M/M/1+D(20 ms) rho 0.7 timed-out share", (double) r.timed_out / (double) n, pa,
+    check_near("M/M/1+D(20 ms) rho 0.7 timed-out share", (double) tsim_n(&r, "timed_out") / (double) n, pa,
                sqrt(pa * (1 - pa) * inflation(1, rho, lambda, 1) / n), 0);
     sim_result_free(&r);
 }
@@ -573,18 +576,19 @@ Test(queueing_finite, timeout_bounds_every_served_wait)
         sim_result r;
         tsim_run("queueing.ini", text, 62 + i, &r);
         const pool_result *p = &r.pools[0];
-        cr_expect_eq(r.requests, 100000);
-        cr_expect_eq(r.served + r.rejected + r.timed_out, r.requests, "served %llu + rejected %llu + timed out %llu != %llu",
-                     (unsigned long long) r.served, (unsigned long long) r.rejected,
-                     (unsigned long long) r.timed_out, (unsigned long long) r.requests);
-        cr_expect_gt(r.timed_out, 0);
-        if (c == 3) cr_expect_gt(r.rejected, 0);
+        cr_expect_eq(tsim_n(&r, "requests"), 100000);
+        cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), tsim_n(&r, "requests"),
+                     "served %llu + rejected %llu + timed out %llu != %llu",
+                     (unsigned long long) tsim_n(&r, "served"), (unsigned long long) tsim_n(&r, "rejected"),
+                     (unsigned long long) tsim_n(&r, "timed_out"), (unsigned long long) tsim_n(&r, "requests"));
+        cr_expect_gt(tsim_n(&r, "timed_out"), 0);
+        if (c == 3) cr_expect_gt(tsim_n(&r, "rejected"), 0);
         cr_expect_leq(p->queue.max, timeout, "c=%d: a served request waited %.9g ms > %g", c, p->queue.max, timeout);
         cr_expect_leq(tsim_sys(&r, "queue")->max, timeout);
-        cr_expect_eq(p->arrivals, r.requests);
+        cr_expect_eq(p->arrivals, tsim_n(&r, "requests"));
         cr_expect_eq(p->served + p->rejected + p->timed_out, p->arrivals);
-        cr_expect_eq(p->queue.n, r.served);
-        cr_expect_eq(tsim_sys(&r, "e2e")->n, r.served);
+        cr_expect_eq(p->queue.n, tsim_n(&r, "served"));
+        cr_expect_eq(tsim_sys(&r, "e2e")->n, tsim_n(&r, "served"));
         sim_result_free(&r);
     }
 }
@@ -626,9 +630,9 @@ Test(queueing_engine, warmup_is_not_measured)
         one_pool(text, sizeof text, 30000, warm[i], "poisson", 300, 4, "exp(mean=10)", NULL);
         sim_result r;
         tsim_run("queueing.ini", text, 81, &r);
-        cr_expect_eq(r.requests, 30000, "warmup %llu: requests %llu", (unsigned long long) warm[i],
-                     (unsigned long long) r.requests);
-        cr_expect_eq(r.served, 30000);
+        cr_expect_eq(tsim_n(&r, "requests"), 30000, "warmup %llu: requests %llu", (unsigned long long) warm[i],
+                     (unsigned long long) tsim_n(&r, "requests"));
+        cr_expect_eq(tsim_n(&r, "served"), 30000);
         cr_expect_eq(tsim_sys(&r, "e2e")->n, 30000);
         cr_expect_eq(tsim_sys(&r, "queue")->n, 30000);
         cr_expect_eq(tsim_sys(&r, "service")->n, 30000);
@@ -636,7 +640,8 @@ Test(queueing_engine, warmup_is_not_measured)
         cr_expect_eq(r.pools[0].served, 30000);
         cr_expect_eq(r.pools[0].queue.n, 30000);
         /* throughput over the window is close to the offered 300 req/s */
-        cr_expect(fabs(r.throughput_rps - 300) < 300 * 4 * sqrt(2.0 / 30000) + 1, "throughput %g", r.throughput_rps);
+        cr_expect(fabs(tsim_v(&r, "throughput_rps") - 300) < 300 * 4 * sqrt(2.0 / 30000) + 1, "throughput %g",
+                  tsim_v(&r, "throughput_rps"));
         sim_result_free(&r);
     }
 }

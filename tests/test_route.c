@@ -252,7 +252,7 @@ Test(route, delay_kind_from_the_test_plugs_in)
         "[pool app]\nservers = 1000\nservice_ms = const(0.5)\n";
     sim_result r;
     tsim_run("route.ini", text, 3, &r);
-    cr_expect_eq(r.served, 10000);
+    cr_expect_eq(tsim_n(&r, "served"), 10000);
     cr_expect_float_eq(tsim_sys(&r, "e2e")->mean, 2.5, 1e-9, "e2e mean %g", tsim_sys(&r, "e2e")->mean);
     cr_expect_float_eq(tsim_sys(&r, "e2e")->max, 3.5, 3.5 * 0.0005, "e2e max %g",
                        tsim_sys(&r, "e2e")->max);    /* histogram resolution */
@@ -342,7 +342,7 @@ Test(route, llm_shared_routing_is_the_default)
     tsim_run("route.ini", LLM_ROUTED, 5, &a);
     snprintf(text, sizeof text, "%srouting = shared\n", LLM_ROUTED);
     tsim_run("route.ini", text, 5, &b);
-    cr_expect_eq(a.events, b.events);
+    cr_expect_eq(tsim_n(&a, "events"), tsim_n(&b, "events"));
     cr_expect_eq(tsim_sys(&a, "ttft")->mean, tsim_sys(&b, "ttft")->mean);
     cr_expect_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
     sim_result_free(&a);
@@ -364,9 +364,11 @@ Test(route, llm_per_replica_routing)
         snprintf(text, sizeof text, "%sscheduler = %s\nrouting = round_robin\n", LLM_ROUTED, sched[i]);
         sim_result r;
         tsim_run("route.ini", text, 5, &r);
-        cr_expect_eq(r.served + r.rejected + r.timed_out, r.requests, "%s", sched[i]);
-        cr_expect_eq(r.served, r.requests, "%s: served %llu", sched[i], (unsigned long long) r.served);
-        cr_expect_eq(tsim_sys(&r, "ttft")->n, r.served, "%s", sched[i]);
+        cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), tsim_n(&r, "requests"),
+                     "%s", sched[i]);
+        cr_expect_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"), "%s: served %llu", sched[i],
+                     (unsigned long long) tsim_n(&r, "served"));
+        cr_expect_eq(tsim_sys(&r, "ttft")->n, tsim_n(&r, "served"), "%s", sched[i]);
         sim_result_free(&r);
     }
     sim_result shared, rr, lo;

@@ -12,6 +12,7 @@
 #include "llm/llm.h"
 #include "run/sim.h"
 #include "store/store.h"
+#include "tsim.h"
 
 /* Loads and resolves TEXT; returns 0 or -1 with ERR. */
 static int load(const char *text, scenario *sc, char *err, size_t n)
@@ -96,7 +97,7 @@ Test(scenarios, backlog_growth_marks_llm_pool_saturated)
     run(text, 1, &res);
     cr_expect_eq(res.saturated, 1);
     cr_expect_eq(res.pools[0].saturated, 1);
-    cr_expect_float_eq(res.throughput_rps, 10.0, 0.05, "capacity %g", res.throughput_rps);
+    cr_expect_float_eq(tsim_v(&res, "throughput_rps"), 10.0, 0.05, "capacity %g", tsim_v(&res, "throughput_rps"));
     sim_result_free(&res);
 
     capped(text, sizeof text, 9.0, 40000);
@@ -124,7 +125,7 @@ Test(scenarios, no_offered_load_behind_a_lossy_pool)
     cr_expect_eq(res.pools[0].saturated, 0, "a bounded queue is a stable loss system");
     cr_expect_eq(res.pools[1].saturated, 0);
     cr_expect_eq(res.saturated, 0);
-    cr_expect_gt(res.rejected, 0);
+    cr_expect_gt(tsim_n(&res, "rejected"), 0);
     sim_result_free(&res);
 }
 

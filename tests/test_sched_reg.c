@@ -88,9 +88,9 @@ Test(sched_reg, fifo_one_admits_one_per_step, .init = setup)
     run("scheduler = continuous\n", &cont);
     run("scheduler = fifo_one\nadmit_per_step = 100000\n", &wide);
     /* Everyone is served, within the KV cache (and the checks ran every step). */
-    cr_expect_eq(one.requests, 400);
-    cr_expect_eq(one.served, 400);
-    cr_expect_eq(cont.served, 400);
+    cr_expect_eq(tsim_n(&one, "requests"), 400);
+    cr_expect_eq(tsim_n(&one, "served"), 400);
+    cr_expect_eq(tsim_n(&cont, "served"), 400);
     cr_expect_leq(pool_metric_get(&one.pools[0], "kv_peak"), 1.0);
     cr_expect_gt(pool_metric_get(&one.pools[0], "kv_peak"), 0.0);
     /* Admitting one newcomer per step, prompts wait steps longer than with continuous. */

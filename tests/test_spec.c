@@ -111,7 +111,7 @@ Test(spec, acceptance_one_emits_k_plus_one)
     cr_expect_eq(metric(&res, "spec_acceptance_rate"), 1.0);
     cr_expect_eq(metric(&res, "spec_verifications"), 3 * 40.0);
     cr_expect_eq(metric(&res, "steps"), 3 * 41.0);
-    cr_expect_eq(res.served, 3);
+    cr_expect_eq(tsim_n(&res, "served"), 3);
     sim_result_free(&res);
     /* a = 0: one token per step, the plain step count 3 x 201. */
     lone(buf, sizeof buf, 3, 100, 201, "spec_method = ngram\nspec_tokens = 4\nspec_acceptance = 0\n");
@@ -380,7 +380,7 @@ Test(spec, request_filling_the_kv_cache_finishes, .timeout = 60)
     sim_result res;
     lone(buf, sizeof buf, 2, 98, 62, "kv_blocks = 10\nspec_method = ngram\nspec_tokens = 4\nspec_acceptance = 1\n");
     run_text(buf, 1, &res);
-    cr_expect_eq(res.served, 2);
+    cr_expect_eq(tsim_n(&res, "served"), 2);
     cr_expect_eq(metric(&res, "preemptions"), 0);
     cr_expect_eq(metric(&res, "spec_verifications"), 2 * 13.0);
     sim_result_free(&res);

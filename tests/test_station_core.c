@@ -296,8 +296,8 @@ Test(station_core, rate_limiter_kind_rejects_through_the_core)
                  (unsigned long long) g->rejected, (unsigned long long) g->arrivals, forwarded);
     cr_expect_eq((double) app->arrivals, forwarded);
     cr_expect_eq(app->rejected, 0);
-    cr_expect_eq(r.rejected, g->rejected);     /* what the engine heard from the sink */
-    cr_expect_eq(r.served + r.rejected, r.requests);
+    cr_expect_eq(tsim_n(&r, "rejected"), g->rejected);     /* what the engine heard from the sink */
+    cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected"), tsim_n(&r, "requests"));
     double share = (double) g->rejected / (double) g->arrivals;
     cr_expect(fabs(share - 0.5) < 0.015, "rejected share %g, token bucket 0.5", share);
     sim_result_free(&r);
@@ -371,12 +371,14 @@ Test(station_core, router_least_outstanding_reads_no_snapshot)
             sim_result r;
             simulate(text, 1, &r);
             uint64_t picks = route_tally.picks - before.picks;
-            cr_assert_geq(picks, r.requests, "%s", C[c].policy);
+            cr_assert_geq(picks, tsim_n(&r, "requests"), "%s", C[c].policy);
             double per = (double) (route_tally.snaps - before.snaps) / (double) picks;
             cr_expect_eq(per, C[c].per_request, "%s: %g snapshots per request", C[c].policy, per);
-            cr_expect_eq(r.served + r.rejected + r.timed_out, r.requests);
+            cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"),
+                         tsim_n(&r, "requests"));
             if (!strcmp(C[c].policy, "least_outstanding"))
-                cr_expect_gt(r.rejected + r.timed_out, 0, "no rejection or timeout changed a load");
+                cr_expect_gt(tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), 0,
+                             "no rejection or timeout changed a load");
             sim_result_free(&r);
             free(text);
         }
@@ -397,9 +399,9 @@ Test(station_core, router_index_picks_what_a_scan_picks)
             simulate(text, 2, &a);
             unsetenv("LATSIM_CHECK");
             simulate(text, 2, &b);
-            cr_expect_eq(a.events, b.events, "%d pools, load %g", sizes[s], loads[l]);
+            cr_expect_eq(tsim_n(&a, "events"), tsim_n(&b, "events"), "%d pools, load %g", sizes[s], loads[l]);
             cr_expect_eq(tsim_sys(&a, "e2e")->mean, tsim_sys(&b, "e2e")->mean, "%d pools, load %g", sizes[s], loads[l]);
-            cr_expect_eq(a.rejected, b.rejected);
+            cr_expect_eq(tsim_n(&a, "rejected"), tsim_n(&b, "rejected"));
             sim_result_free(&a);
             sim_result_free(&b);
             free(text);
@@ -491,17 +493,17 @@ Test(station_core, registered_policy_routes)
         snprintf(name, sizeof name, "s%d", i);
         const pool_result *p = pool_named(&r, name);
         all += p->arrivals;
-        double share = (double) p->arrivals / (double) r.requests;
+        double share = (double) p->arrivals / (double) tsim_n(&r, "requests");
         cr_expect(fabs(share - want[i]) < tol[i], "%s: share %g, ordered hunting %g", name, share, want[i]);
     }
-    cr_expect_eq(all, r.requests);
+    cr_expect_eq(all, tsim_n(&r, "requests"));
     sim_result_free(&r);
     /* An LLM pool routes its replicas with it too; the choices list it. */
     simulate("[sim]\nrequests = 500\nwarmup = 50\n[workload]\nrate = 5\n"
              "prompt_tokens = lognormal(mean=300, cv=1)\noutput_tokens = lognormal(mean=50, cv=1)\n"
              "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nreplicas = 4\ntruncate = yes\n"
              "routing = first_fit\n", 1, &r);
-    cr_expect_eq(r.served, r.requests);
+    cr_expect_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
     sim_result_free(&r);
     char err[512];
     cr_expect_neq(load_error("[workload]\nrate = 1\ntarget = lb\n[pool lb]\nkind = router\npolicy = fastest\n"

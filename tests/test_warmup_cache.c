@@ -99,11 +99,11 @@ Test(warmup_cache, result_cache_20k_300k_agree)
     cr_expect(hl - ho > 10 * se, "explicit warmup = 2000: %.4f vs %.4f", ho, hl);
     double cache_s = sim_result_get(&s, "", "warmup_cache_s", "value");
     cr_expect(sim_result_row(&s, "", "warmup_cache_s", "value") && sim_result_get(&s, "", "warmup_cache_capped", "value") == 0 &&
-              s.warmup_requests > 20000, "warm-up %llu", (unsigned long long) s.warmup_requests);
-    cr_expect(cache_s > 0 && cache_s <= s.warmup_s + 1e-9);
+              tsim_n(&s, "warmup_requests") > 20000, "warm-up %llu", (unsigned long long) tsim_n(&s, "warmup_requests"));
+    cr_expect(cache_s > 0 && cache_s <= tsim_v(&s, "warmup_s") + 1e-9);
     cr_expect_eq(pool_metric_get(pool_named(&s, "cache"), "warmup_settled"), 1);
     /* An explicit warmup is kept as it was: exactly those arrivals, no wait. */
-    cr_expect_eq(old.warmup_requests, 2000);
+    cr_expect_eq(tsim_n(&old, "warmup_requests"), 2000);
     cr_expect_null(sim_result_row(&old, "", "warmup_cache_s", "value"), "no wait: no warmup_cache rows");
     sim_result_free(&s);
     sim_result_free(&l);

@@ -334,20 +334,21 @@ Test(workload, closed_loop_matches_machine_repairman)
     sim_result res;
     run("[sim]\nrequests = 200000\n[workload]\nusers = 10\nthink_ms = exp(mean=100)\n"
         "[pool cpu]\nservice_ms = exp(mean=10)\n", 1, &res);
-    cr_expect_eq(res.served, 200000);
+    cr_expect_eq(tsim_n(&res, "served"), 200000);
     cr_expect_eq(res.saturated, 0);
     cr_expect(fabs(tsim_sys(&res, "e2e")->mean - R) < 0.4, "R %.3f ms, M/M/1//N %.3f ms", tsim_sys(&res, "e2e")->mean,
               R);
-    cr_expect(fabs(res.throughput_rps - X) < 0.7, "X %.3f /s, M/M/1//N %.3f /s", res.throughput_rps, X);
-    double n = res.throughput_rps * (tsim_sys(&res, "e2e")->mean + Z) / 1000;
+    cr_expect(fabs(tsim_v(&res, "throughput_rps") - X) < 0.7, "X %.3f /s, M/M/1//N %.3f /s",
+              tsim_v(&res, "throughput_rps"), X);
+    double n = tsim_v(&res, "throughput_rps") * (tsim_sys(&res, "e2e")->mean + Z) / 1000;
     cr_expect(fabs(n - N) < 0.1, "X (R + Z) = %.4f, want N = %d", n, N);
     /* Little's law on the system: the mean number inside is X R. */
-    double inside = res.throughput_rps * tsim_sys(&res, "e2e")->mean / 1000;
+    double inside = tsim_v(&res, "throughput_rps") * tsim_sys(&res, "e2e")->mean / 1000;
     double in_system = sim_result_get(&res, "", "mean_in_system", "value");
     double achieved = sim_result_get(&res, "", "achieved_rps", "value");
     cr_expect(fabs(in_system - inside) < 0.01 * inside, "mean in system %.4f, X R = %.4f", in_system, inside);
-    cr_expect(fabs(achieved - res.throughput_rps) < 0.01 * X, "achieved %.3f vs throughput %.3f", achieved,
-              res.throughput_rps);
+    cr_expect(fabs(achieved - tsim_v(&res, "throughput_rps")) < 0.01 * X, "achieved %.3f vs throughput %.3f", achieved,
+              tsim_v(&res, "throughput_rps"));
     cr_expect_not_null(sim_result_row(&res, "", "achieved_rps", "value"), "a closed loop reports achieved_rps");
     sim_result_free(&res);
 }
@@ -367,7 +368,7 @@ Test(workload, closed_loop_users_bound_the_system)
     sim_result res;
     char err[256];
     cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
-    cr_expect_leq(res.peak_live, 8);
+    cr_expect_leq(tsim_n(&res, "peak_in_system"), 8);
     cr_expect_leq(sim_result_get(&res, "", "mean_in_system", "value"), 8);
     sim_result_free(&res);
     scenario_free(&sc);
@@ -394,7 +395,7 @@ Test(workload, class_shares_and_counts_add_up)
         uint64_t kreq = (uint64_t) tsim_class(&res, k, "requests"), kserved = (uint64_t) tsim_class(&res, k, "served");
         uint64_t krej = (uint64_t) tsim_class(&res, k, "rejected"), kto = (uint64_t) tsim_class(&res, k, "timed_out");
         stat_summary e2e = tsim_class_latency(&res, k, "e2e");
-        double n = (double) res.requests, sd = sqrt(n * want[c] * (1 - want[c]));
+        double n = (double) tsim_n(&res, "requests"), sd = sqrt(n * want[c] * (1 - want[c]));
         cr_expect(fabs((double) kreq - n * want[c]) < 4.5 * sd, "class %s: %llu requests, want %.0f +- %.0f",
                   k, (unsigned long long) kreq, n * want[c], 4.5 * sd);
         req += kreq; served += kserved; rej += krej; to += kto;
@@ -402,10 +403,10 @@ Test(workload, class_shares_and_counts_add_up)
         m += e2e.mean * (double) e2e.n;
         cr_expect_eq(kserved + krej + kto, kreq, "class %s", k);
     }
-    cr_expect_eq(req, res.requests);
-    cr_expect_eq(served, res.served);
-    cr_expect_eq(rej, res.rejected);
-    cr_expect_eq(to, res.timed_out);
+    cr_expect_eq(req, tsim_n(&res, "requests"));
+    cr_expect_eq(served, tsim_n(&res, "served"));
+    cr_expect_eq(rej, tsim_n(&res, "rejected"));
+    cr_expect_eq(to, tsim_n(&res, "timed_out"));
     cr_expect_eq(e2e_n, tsim_sys(&res, "e2e")->n);
     cr_expect_gt(rej, 0, "the check needs rejections");
     cr_expect_gt(to, 0, "the check needs timeouts");
@@ -429,7 +430,7 @@ Test(workload, one_class_changes_nothing)
     run(base, 3, &a);
     run(text, 3, &b);
     cr_assert_eq(tsim_nclasses(&b), 1);
-    cr_expect_eq(tsim_class(&b, "all", "served"), (double) b.served);
+    cr_expect_eq(tsim_class(&b, "all", "served"), (double) tsim_n(&b, "served"));
     drop_family(&b, "classes");   /* compare the rest */
     cr_assert_eq(tsim_nclasses(&b), 0);
     expect_same_report(&a, &b, "one [class] section");

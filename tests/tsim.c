@@ -153,6 +153,18 @@ const stat_summary *tsim_sys(const sim_result *res, const char *metric)
     return w->dist ? w->dist : &none;
 }
 
+uint64_t tsim_n(const sim_result *res, const char *metric)
+{
+    return (uint64_t) tsim_v(res, metric);
+}
+
+double tsim_v(const sim_result *res, const char *metric)
+{
+    const sim_row *w = sim_result_row(res, "", metric, "value");
+    cr_assert_not_null(w, "no system row %s", metric);
+    return w->value;
+}
+
 stat_summary tsim_class_latency(const sim_result *res, const char *name, const char *metric)
 {
     char scope[96];

@@ -73,6 +73,16 @@ stat_summary tsim_latency(const sim_result *res, const char *scope, const char *
  * E.g. tsim_sys(&res, "e2e")->p99. */
 const stat_summary *tsim_sys(const sim_result *res, const char *metric);
 
+/* The system's count METRIC of RES (scope "", stat "value": "requests",
+ * "served", "rejected", "timed_out", "failed", "abandoned", "departures"...;
+ * sim.c's rows of family "run"); a missing row fails the test.
+ * E.g. tsim_n(&res, "served") == 1000. */
+uint64_t tsim_n(const sim_result *res, const char *metric);
+
+/* The system's number METRIC of RES (scope "", stat "value", e.g.
+ * "throughput_rps", "window_s"); a missing row fails the test. */
+double tsim_v(const sim_result *res, const char *metric);
+
 /* tsim_latency of class NAME (scope "class:NAME"). */
 stat_summary tsim_class_latency(const sim_result *res, const char *name, const char *metric);
 

@@ -2,22 +2,28 @@
  *
  * sim_run() builds the model objects of a loaded and resolved scenario
  * (latsim/scenario.h), runs the event loop until every measured request has an
- * outcome, and fills a sim_result: the system's counts and window, one
- * pool_result per pool (the common counters and the kind's own metrics, in
- * report order), and the rows of the metric families that report only rows
- * (sim_rows: the system's latencies e2e, queue, service, network, overhead,
- * ttft, tpot and itl, the breakdowns of E2E and TTFT, each route's and each
- * [class NAME]'s results, scopes "route:ROUTER->TARGET" and "class:NAME", cold
- * and warm, goodput, the cost (cost_per_hour .. cost_per_1k_requests), the
- * workload's facts (warmup_cache_s, finite, peak_queue, repeat_token_share,
- * achieved_rps, mean_in_system...), shares over a threshold, a client's
- * attempts, energy, a run's own seed noise when the scenario asked for it
- * (seed_noise.*: scenario_set_batch_means; the report leaves those out,
- * docs/bands.md), and any registered at run time; read one with
- * sim_result_get, e.g. sim_result_get(&res, "", "e2e", "p99") or
- * sim_result_get(&res, "", "breakdown.all.queue", "value"), whether the run
- * has one with sim_result_row, a latency's whole summary (its "mean" row's
- * dist) with sim_result_latency; docs/metrics.md names them).
+ * outcome, and fills a sim_result: the system's flags, one pool_result per
+ * pool (the common counters and the kind's own metrics, in report order), and
+ * the rows of the metric families that report only rows (sim_rows: the run's
+ * counts requests, served, rejected, timed_out, failed (a pool has fleet
+ * keys), abandoned and abandoned_share (a class has patience_s) and
+ * departures, its times and rates warmup_requests, warmup_s, throughput_rps,
+ * output_tokens_per_s (a pool counts tokens), sim_time_s, window_s, events,
+ * peak_in_system and wall_time_s (family "run", sim.c), the system's latencies
+ * e2e, queue, service, network, overhead, ttft, tpot and itl, the breakdowns
+ * of E2E and TTFT, each route's and each [class NAME]'s results, scopes
+ * "route:ROUTER->TARGET" and "class:NAME", cold and warm, goodput, the cost
+ * (cost_per_hour .. cost_per_1k_requests), the workload's facts
+ * (warmup_cache_s, finite, peak_queue, repeat_token_share, achieved_rps,
+ * mean_in_system...), shares over a threshold, a client's attempts, energy, a
+ * run's own seed noise when the scenario asked for it (seed_noise.*:
+ * scenario_set_batch_means; the report leaves those out, docs/bands.md), and
+ * any registered at run time; read one with sim_result_get, e.g.
+ * sim_result_get(&res, "", "e2e", "p99") or sim_result_get(&res, "",
+ * "breakdown.all.queue", "value"), whether the run has one with
+ * sim_result_row, a count with sim_result_count(&res, "served"), a number with
+ * sim_result_value(&res, "window_s"), a latency's whole summary (its "mean"
+ * row's dist) with sim_result_latency; docs/metrics.md names them).
  * report_flatten() (latsim/report.h) turns it all into rows.
  */
 #ifndef LATSIM_PUBLIC_SIM_H
@@ -54,7 +60,7 @@ struct pool_result {
     uint64_t peak_inside;     /* finite workload: most requests in it (waiting or in service), likewise */
     int has_offered_load;     /* the kind knows its offered load (a generic pool) */
     double offered_load;      /* arrival rate x mean service / servers, NAN when unknown */
-    double window_s;          /* measured window, s (as in sim_result) */
+    double window_s;          /* measured window, s (as the system's row window_s) */
     double utilization;       /* busy share of servers (generic) or stepping share of replicas (llm) */
     stat_summary queue;       /* waiting in this pool, ms */
     stat_summary service;     /* in service in this pool, ms */
@@ -103,25 +109,10 @@ typedef struct sim_rows {
 
 typedef struct sim_result {
     uint64_t seed;
-    uint64_t requests;        /* measured arrivals */
-    uint64_t warmup_requests; /* arrivals before the window opened (the warm-up used) */
-    double warmup_s;          /* simulated time when it opened, s */
     uint64_t trace_requests;  /* run --trace-events: requests traced (0: no trace) */
     int trace_truncated;      /* run --trace-events: more requests than traced had an outcome */
-    uint64_t served, rejected, timed_out;
-    uint64_t failed;          /* measured requests lost to a replica's failure (fleet.h) */
-    int has_fleet;            /* a pool has fleet keys: `failed` is reported */
-    int has_patience;         /* a class has patience_s: `abandoned` and `abandoned_share` are reported */
-    uint64_t abandoned;       /* measured requests whose client's patience ran out while they waited */
     struct tseries *ts;       /* the time series (scenario ts_interval_s > 0), owned; else NULL */
     struct omx *omx;          /* run --metrics: the OpenMetrics series (latsim/omx.h), owned; else NULL */
-    uint64_t departures;      /* requests (measured or not) served during the window */
-    uint64_t events;          /* events run */
-    double sim_time_s;        /* simulated time at the end, s */
-    double window_s;          /* measured window: first measured arrival to last outcome, s */
-    double wall_time_s;       /* wall-clock time of the run, s */
-    double throughput_rps;    /* requests served during the window / window */
-    double output_tps;        /* their output tokens / window */
     int trace_exhausted;      /* a non-looping trace ended: fewer requests measured than asked */
     int saturated;            /* any pool saturated */
     double relax_windows;     /* the window's length in relaxation times of the pools' queues, the least over the
@@ -130,7 +121,6 @@ typedef struct sim_result {
                                  unknown) */
     int has_llm;              /* a pool's kind counts tokens (llm, api, net, encoder): output tokens, cost
                                  per token, pools' ttft/tpot and the system's ttft, tpot, itl rows are reported */
-    uint64_t peak_live;       /* most requests in the system at once */
     int has_gateway;          /* a station adds network or overhead time: api_usd and the system's
                                  network and overhead rows are reported */
     pool_result *pools;
@@ -149,6 +139,19 @@ double sim_result_get(const sim_result *r, const char *scope, const char *metric
 
 /* The family row (SCOPE, METRIC, STAT) of R, NULL when R has none. */
 const sim_row *sim_result_row(const sim_result *r, const char *scope, const char *metric, const char *stat);
+
+/* The system's count METRIC of R (row (scope "", METRIC, "value"): "requests",
+ * "served", "rejected", "timed_out", "failed", "abandoned", "departures",
+ * "warmup_requests", "events", "peak_in_system"), 0
+ * when R does not report it (failed without a fleet, abandoned without
+ * patience_s). */
+uint64_t sim_result_count(const sim_result *r, const char *metric);
+
+/* The system's number METRIC of R (row (scope "", METRIC, "value"), e.g.
+ * "window_s", "throughput_rps", "output_tokens_per_s", "wall_time_s"), NAN
+ * when R does not report it (output_tokens_per_s without a pool counting
+ * tokens). */
+double sim_result_value(const sim_result *r, const char *metric);
 
 /* The summary of latency METRIC in SCOPE of R (its "mean" row's dist) into S,
  * zeroed (n 0, as stat_summary of no sample) when it had no sample, e.g.

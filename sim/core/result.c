@@ -140,6 +140,17 @@ double sim_result_get(const sim_result *x, const char *scope, const char *metric
     return w ? w->value : NAN;
 }
 
+uint64_t sim_result_count(const sim_result *x, const char *metric)
+{
+    const sim_row *w = sim_result_row(x, "", metric, "value");
+    return w && w->value >= 0 ? (uint64_t) w->value : 0;
+}
+
+double sim_result_value(const sim_result *x, const char *metric)
+{
+    return sim_result_get(x, "", metric, "value");
+}
+
 int sim_result_latency(const sim_result *x, const char *scope, const char *metric, stat_summary *s)
 {
     const sim_row *w = sim_result_row(x, scope, metric, "mean");

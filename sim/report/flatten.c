@@ -37,8 +37,8 @@ static int add_latency(report *r, int rep, const char *scope, const char *metric
 /* The metric families whose rows report_flatten places among its own (at
  * put_family, in this order down the system's rows); any other family's rows
  * come after the rows of their scope (put_scope), a scope of its own last. */
-static const char *const PLACED[] = { "warmup", "client", "finite", "goodput", "cost", "over", "energy", "workload",
-                                      "latency", "cold", "itl", "breakdown" };
+static const char *const PLACED[] = { "run", "warmup", "client", "finite", "goodput", "cost", "over", "energy",
+                                      "workload", "latency", "cold", "itl", "breakdown" };
 
 /* The families whose rows the report leaves out: a run's own seed noise
  * (col_seednoise.c), which `run --band` reads from the result (docs/bands.md). */
@@ -125,26 +125,26 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
 {
     const char *G = "";
 #define V(scope, name, val) if (report_add(out, rep, scope, name, "value", (double) (val))) return -1
-    V(G, "requests", x->requests);
-    V(G, "warmup_requests", x->warmup_requests);
-    V(G, "warmup_s", x->warmup_s);
+/* The run's own row NAME (family "run": sim.c's counts, times and rates), where X has it. */
+#define R(name) if (put_metric(out, rep, x, "run", name)) return -1
+    R("requests");
+    R("warmup_requests");
+    R("warmup_s");
     if (put_family(out, rep, x, "warmup")) return -1;   /* the automatic warm-up's wait for caches (run/warmup.h) */
-    V(G, "served", x->served);
-    V(G, "rejected", x->rejected);
-    V(G, "timed_out", x->timed_out);
-    if (x->has_fleet) V(G, "failed", x->failed);
-    if (x->has_patience) {   /* clients who gave up (issue 34) */
-        V(G, "abandoned", x->abandoned);
-        V(G, "abandoned_share", x->requests ? (double) x->abandoned / (double) x->requests : NAN);
-    }
+    R("served");
+    R("rejected");
+    R("timed_out");
+    R("failed");            /* a pool has fleet keys */
+    R("abandoned");         /* clients who gave up (issue 34) */
+    R("abandoned_share");
     if (put_family(out, rep, x, "client")) return -1;   /* [client]: attempts, retries, wasted */
     V(G, "saturated", x->saturated);
     if (x->trace_exhausted) V(G, "trace_exhausted", 1);
     if (put_family(out, rep, x, "finite")) return -1;   /* docs/workloads.md, "Finite workloads" */
-    V(G, "departures", x->departures);
-    V(G, "throughput_rps", x->throughput_rps);
+    R("departures");
+    R("throughput_rps");
     if (put_family(out, rep, x, "goodput")) return -1;
-    if (x->has_llm) V(G, "output_tokens_per_s", x->output_tps);
+    R("output_tokens_per_s");
     /* The cost (col_cost.c): its charges, the shares over a threshold, its $ per 1000 requests. */
     static const char *const COST[] = { "cost_per_hour", "cost_per_mtok", "api_usd", "egress_usd" };
     for (int k = 0; k < 4; k++)
@@ -152,11 +152,11 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     if (put_family(out, rep, x, "over")) return -1;   /* shares over a threshold (issue 34) */
     if (put_metric(out, rep, x, "cost", "cost_per_1k_requests")) return -1;
     if (put_family(out, rep, x, "energy")) return -1;   /* GPU board energy (docs/metrics.md, "Energy") */
-    V(G, "sim_time_s", x->sim_time_s);
-    V(G, "window_s", x->window_s);
-    V(G, "events", x->events);
-    V(G, "peak_in_system", x->peak_live);
-    V(G, "wall_time_s", x->wall_time_s);
+    R("sim_time_s");
+    R("window_s");
+    R("events");
+    R("peak_in_system");
+    R("wall_time_s");
     if (put_family(out, rep, x, "workload")) return -1;   /* repeat_token_share; a closed loop's achieved_rps... */
     /* The system's latencies (col_latency.c, col_itl.c): e2e, queue, service,
      * cold and warm, then network, overhead, ttft, tpot and itl where reported. */
@@ -217,6 +217,7 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     /* The routes' rows (col_paths.c), then the classes' (col_classes.c). */
     if (put_scopes(out, rep, x, "paths", done) || put_scopes(out, rep, x, "classes", done)) return -1;
 #undef V
+#undef R
     return 0;
 }
 

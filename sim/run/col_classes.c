@@ -121,18 +121,20 @@ static void class_cost(const classes *x, const sim_result *out, int c, double *a
      * the window, unknown. */
     double per_hour = 0;   /* the pools' $ per hour (col_cost.c's) */
     for (int i = 0; i < out->npools; i++) per_hour += out->pools[i].cost_per_hour;
-    double part = per_hour > 0 ? (out->throughput_rps > 0 ? (double) out->served / (double) out->departures : NAN) : 0;
+    double served_all = (double) sim_result_count(out, "served");   /* the run's counts (sim.c) */
+    double rps = sim_result_value(out, "throughput_rps");
+    double part = per_hour > 0 ? (rps > 0 ? served_all / (double) sim_result_count(out, "departures") : NAN) : 0;
     double gpu = 0;
     *api = 0;
     for (int i = 0; i < e->nst; i++) {
         const station *st = e->st[i];
-        double w = out->pools[i].cost_per_hour * out->window_s / 3600.0;
+        double w = out->pools[i].cost_per_hour * sim_result_value(out, "window_s") / 3600.0;
         *api += st->cls_usd[c];
         if (!(w > 0)) continue;
         double used = 0;
         for (int j = 0; j < e->ncls; j++) used += st->cls_use[j];
         double share = used > 0 ? st->cls_use[c] / used
-                     : out->served > 0 ? (double) x->c[c].served / (double) out->served : 0;
+                     : served_all > 0 ? (double) x->c[c].served / served_all : 0;
         gpu += w * share;
     }
     const uint64_t served = x->c[c].served;
@@ -158,21 +160,22 @@ static int class_rows(const classes *x, sim_result *out, int c)
     V("served", y->served);
     V("rejected", y->rejected);
     V("timed_out", y->timed_out);
-    if (out->has_fleet) V("failed", y->failed);
+    if (sim_result_row(out, "", "failed", "value")) V("failed", y->failed);   /* as the system's (sim.c) */
     if (y->lookups) {   /* its result-cache hit rate (false hits included, as the pool's) */
         V("cache_hit_rate", (double) (y->hits + y->false_hits) / (double) y->lookups);
         V("cache_false_hits", y->false_hits);
     }
     double prompt = x->pfx[2 * c], found = x->pfx[2 * c + 1];
     if (prompt > 0) V("prefix_hit_rate", found / prompt);   /* found / prompt tokens, as the pools' */
-    if (out->has_patience) {   /* clients who gave up (issue 34) */
+    if (sim_result_row(out, "", "abandoned", "value")) {   /* clients who gave up (issue 34), as the system's */
         V("abandoned", y->abandoned);
         V("abandoned_share", y->requests ? (double) y->abandoned / (double) y->requests : NAN);
     }
     if (e->sc->slo.per_request) {
         /* Its requests served within their per-request limits ([slo CLASS], else [slo]). */
         V("goodput", y->requests ? (double) y->good / (double) y->requests : NAN);
-        V("goodput_rps", out->window_s > 0 ? (double) y->good / out->window_s : NAN);
+        double win = sim_result_value(out, "window_s");
+        V("goodput_rps", win > 0 ? (double) y->good / win : NAN);
     }
     double api, per_1k;
     class_cost(x, out, c, &api, &per_1k);

@@ -42,10 +42,13 @@ static int cost_emit(void *self, sim_result *out, char *err, size_t errlen)
         usd = pool_metric_get(p, "egress_usd");                 /* network egress (issue 34) */
         if (!isnan(usd)) egress += usd;
     }
-    double per_mtok = out->output_tps > 0 ? per_hour / (out->output_tps * 3600.0 / 1e6) : NAN;
+    /* The run's rates and counts (sim.c's rows; no output tokens/s row without tokens: NAN). */
+    double tps = sim_result_value(out, "output_tokens_per_s"), rps = sim_result_value(out, "throughput_rps");
+    uint64_t served = sim_result_count(out, "served");
+    double per_mtok = tps > 0 ? per_hour / (tps * 3600.0 / 1e6) : NAN;
     /* GPU $ per request = $/h / (requests/h served); API $ per measured served request. */
-    double gpu = per_hour > 0 ? (out->throughput_rps > 0 ? per_hour / (out->throughput_rps * 3600.0) : NAN) : 0.0;
-    double per_1k = out->served > 0 ? 1000.0 * (gpu + (api + egress) / (double) out->served) : NAN;
+    double gpu = per_hour > 0 ? (rps > 0 ? per_hour / (rps * 3600.0) : NAN) : 0.0;
+    double per_1k = served > 0 ? 1000.0 * (gpu + (api + egress) / (double) served) : NAN;
     sim_rows *w = &out->rows;
     if (e->has_llm && (sim_rows_add(w, "", "cost_per_hour", per_hour, 0) ||
                        sim_rows_add(w, "", "cost_per_mtok", per_mtok, 1))) return -1;

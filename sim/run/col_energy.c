@@ -32,11 +32,13 @@ static int energy_emit(void *self, sim_result *out, char *err, size_t errlen)
         if (sc->electricity_usd_per_kwh > 0) usd += p->energy_j / 3.6e6 * sc->pue * sc->electricity_usd_per_kwh;
     }
     if (!any) return 0;
-    double w = out->window_s > 0 ? j / out->window_s : 0;   /* mean power, W */
+    double win = sim_result_value(out, "window_s"), tps = sim_result_value(out, "output_tokens_per_s"),
+           rps = sim_result_value(out, "throughput_rps");   /* the run's rows (sim.c); tps NAN without tokens */
+    double w = win > 0 ? j / win : 0;   /* mean power, W */
     sim_rows *r = &out->rows;
     if (sim_rows_add(r, "", "energy_kwh", j / 3.6e6, 0) || sim_rows_add(r, "", "mean_power_w", w, 0) ||
-        sim_rows_add(r, "", "joules_per_output_token", out->output_tps > 0 ? w / out->output_tps : NAN, 1) ||
-        sim_rows_add(r, "", "joules_per_request", out->throughput_rps > 0 ? w / out->throughput_rps : NAN, 1) ||
+        sim_rows_add(r, "", "joules_per_output_token", tps > 0 ? w / tps : NAN, 1) ||
+        sim_rows_add(r, "", "joules_per_request", rps > 0 ? w / rps : NAN, 1) ||
         (sc->electricity_usd_per_kwh > 0 && sim_rows_add(r, "", "electricity_usd", usd, 0)))
         return -1;
     return 0;

@@ -32,9 +32,10 @@ static int good_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
     (void) err;
     (void) errlen;
-    double share = out->requests ? (double) ((goodput *) self)->good / (double) out->requests : NAN;
+    uint64_t requests = sim_result_count(out, "requests");   /* sim.c's */
+    double share = requests ? (double) ((goodput *) self)->good / (double) requests : NAN;
     if (sim_rows_add(&out->rows, "", "goodput", share, 0) ||
-        sim_rows_add(&out->rows, "", "goodput_rps", share * out->throughput_rps, 0))
+        sim_rows_add(&out->rows, "", "goodput_rps", share * sim_result_value(out, "throughput_rps"), 0))
         return -1;
     return 0;
 }

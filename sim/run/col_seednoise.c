@@ -192,8 +192,9 @@ static int sn_emit(void *self, sim_result *out, char *err, size_t errlen)
         p99[i] = isfinite(mean[i]) ? quantile_half90(&s, 0.99, phi) : NAN;
         if (i == SN_E2E) phi_e2e = phi;
     }
-    double t1 = out->sim_time_s, t0 = x->opened >= 0 ? (double) x->opened * 1e-9 : 0;
-    if (out->window_s > 0) t1 = t0 + out->window_s;
+    double t1 = sim_result_value(out, "sim_time_s"), t0 = x->opened >= 0 ? (double) x->opened * 1e-9 : 0;
+    double win = sim_result_value(out, "window_s");   /* the run's rows (sim.c) */
+    if (win > 0) t1 = t0 + win;
     sim_rows *w = &out->rows;
     if (sim_rows_add(w, "", "seed_noise.batches", x->m[SN_E2E].k, 0) || sim_rows_add(w, "", "seed_noise.phi", phi_e2e, 0))
         return -1;

@@ -533,28 +533,62 @@ static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
 
 /* ---- results -------------------------------------------------------------- */
 
-/* Returns 0, or -1 when a kind's report rows do not fit. */
+/* The run's counts as the system's rows (family "run"; docs/metrics.md):
+ * requests, served, rejected, timed_out, failed (a pool has fleet keys),
+ * abandoned and abandoned_share (PATIENCE: a class has patience_s) and
+ * departures.  Returns 0, or -1 when out of memory. */
+static int add_counts(const sim *s, sim_result *out, int patience)
+{
+    int fleet = 0;
+    for (int i = 0; i < s->sc->npools; i++) fleet |= s->sc->pools[i].fleet != NULL;
+    sim_rows *r = &out->rows;
+    r->family = "run";
+    int rc = sim_rows_add(r, "", "requests", (double) s->target, 0) ||
+             sim_rows_add(r, "", "served", (double) s->served, 0) ||
+             sim_rows_add(r, "", "rejected", (double) s->rejected, 0) ||
+             sim_rows_add(r, "", "timed_out", (double) s->timed_out, 0) ||
+             (fleet && sim_rows_add(r, "", "failed", (double) s->failed, 0)) ||
+             (patience && (sim_rows_add(r, "", "abandoned", (double) s->abandoned, 0) ||
+                           sim_rows_add(r, "", "abandoned_share",
+                                        s->target ? (double) s->abandoned / (double) s->target : NAN, 0))) ||
+             sim_rows_add(r, "", "departures", (double) s->departures, 0);
+    r->family = NULL;
+    return rc ? -1 : 0;
+}
+
+/* The run's times and rates as the system's rows (family "run"; docs/metrics.md):
+ * warmup_requests and warmup_s (the warm-up used), throughput_rps (RPS),
+ * output_tokens_per_s (TPS; a pool counts tokens), sim_time_s, window_s
+ * (WINDOW_S), events and peak_in_system; wall_time_s comes at the end of
+ * sim_run.  Returns 0, or -1 when out of memory. */
+static int add_times(const sim *s, sim_result *out, double window_s, double rps, double tps)
+{
+    sim_rows *r = &out->rows;
+    r->family = "run";
+    int rc = sim_rows_add(r, "", "warmup_requests", (double) (s->opened ? s->wstart : s->next_id), 0) ||
+             sim_rows_add(r, "", "warmup_s", simtime_to_s(s->opened ? s->t_start : evq_now(s->q)), 0) ||
+             sim_rows_add(r, "", "throughput_rps", rps, 0) ||
+             (s->has_llm && sim_rows_add(r, "", "output_tokens_per_s", tps, 0)) ||
+             sim_rows_add(r, "", "sim_time_s", simtime_to_s(evq_now(s->q)), 0) ||
+             sim_rows_add(r, "", "window_s", window_s, 0) ||
+             sim_rows_add(r, "", "events", (double) evq_events(s->q), 0) ||
+             sim_rows_add(r, "", "peak_in_system", (double) s->reqs.peak, 0);
+    r->family = NULL;
+    return rc ? -1 : 0;
+}
+
+/* Returns 0, or -1 when a kind's report rows do not fit (or out of memory). */
 static int fill_results(sim *s, sim_result *out)
 {
     const scenario *sc = s->sc;
-    out->requests = s->target;
-    out->warmup_requests = s->opened ? s->wstart : s->next_id;
-    out->warmup_s = simtime_to_s(s->opened ? s->t_start : evq_now(s->q));
-    out->served = s->served;
-    out->rejected = s->rejected;
-    out->timed_out = s->timed_out;
-    out->failed = s->failed;
-    out->abandoned = s->abandoned;                                                     /* patience (issue 34) */
-    for (int c = 0; c < sc->wl.nclasses; c++) out->has_patience |= sc->wl.classes[c].has_patience;
-    for (int i = 0; i < sc->npools; i++) out->has_fleet |= sc->pools[i].fleet != NULL;
-    out->events = evq_events(s->q);
-    out->sim_time_s = simtime_to_s(evq_now(s->q));
-    out->window_s = simtime_to_s(s->t_end - s->t_start);
-    out->departures = s->departures;
-    out->throughput_rps = out->window_s > 0 ? (double) s->departures / out->window_s : 0;
+    int patience = 0;   /* a class has patience_s: abandoned is reported (issue 34) */
+    for (int c = 0; c < sc->wl.nclasses; c++) patience |= sc->wl.classes[c].has_patience;
+    if (add_counts(s, out, patience) != 0) return -1;
+    double window_s = simtime_to_s(s->t_end - s->t_start);
+    double rps = window_s > 0 ? (double) s->departures / window_s : 0;         /* throughput */
+    double tps = window_s > 0 ? s->out_tokens / window_s : 0;                  /* output tokens/s */
+    if (add_times(s, out, window_s, rps, tps) != 0) return -1;
     out->trace_exhausted = s->trace_ran_out;
-    out->output_tps = out->window_s > 0 ? s->out_tokens / out->window_s : 0;
-    out->peak_live = s->reqs.peak;
     out->has_gateway = s->has_gateway;
     out->saturated = s->capped;
     for (int i = 0; i < s->nst; i++) {
@@ -565,7 +599,7 @@ static int fill_results(sim *s, sim_result *out)
         p->has_offered_load = st->ops->offered_load != NULL;
         p->offered_load = verdict_offered_load(sc, s->st, i);
         double span = (double) (s->t_end - s->t_start);
-        p->window_s = out->window_s;
+        p->window_s = window_s;
         p->utilization = span > 0 ? (st->busy_area - st->area_at_start) / (span * st->capacity) : 0;
         stat_summarize(st->queue_ms, &p->queue);
         stat_summarize(st->service_ms, &p->service);
@@ -575,9 +609,9 @@ static int fill_results(sim *s, sim_result *out)
         p->served = st->served;
         p->rejected = st->rejected;
         p->timed_out = st->timed_out;
-        if (out->has_patience && (pool_result_add(p, "abandoned", (double) st->abandoned) ||   /* issue 34 */
-                                  pool_result_add(p, "abandoned_share", st->arrivals ? (double) st->abandoned / (double) st->arrivals : NAN) ||
-                                  pool_result_add(p, "cancelled", (double) st->cancelled))) return -1;
+        if (patience && (pool_result_add(p, "abandoned", (double) st->abandoned) ||   /* issue 34 */
+                         pool_result_add(p, "abandoned_share", st->arrivals ? (double) st->abandoned / (double) st->arrivals : NAN) ||
+                         pool_result_add(p, "cancelled", (double) st->cancelled))) return -1;
         if (st->ops->report && st->ops->report(st, p) != 0) return -1;
         for (int k = 0; k < s->cs.n; k++)   /* when its hit rate settled (warmup.h) */
             if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
@@ -639,8 +673,8 @@ static int workload_rows(const sim *s, sim_result *out)
     double share = wl_repeat_token_share(s->src);
     if (!isnan(share) && engine_row(out, "workload", "repeat_token_share", share)) return -1;
     if (!s->closed) return 0;
-    double win_ns = (double) (s->t_end - s->t_start);
-    if (engine_row(out, "workload", "achieved_rps", out->window_s > 0 ? (double) s->win_arrivals / out->window_s : 0) ||
+    double win_ns = (double) (s->t_end - s->t_start), window_s = win_ns * 1e-9;
+    if (engine_row(out, "workload", "achieved_rps", window_s > 0 ? (double) s->win_arrivals / window_s : 0) ||
         engine_row(out, "workload", "mean_in_system", win_ns > 0 ? (s->live_area_end - s->live_area_start) / win_ns : 0))
         return -1;
     return 0;
@@ -782,7 +816,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         if (s.measuring) window_close(&s);
     }
     if (fill_results(&s, out) != 0) {
-        snprintf(err, errlen, "a pool reported more than %d results", POOL_MAX_METRICS);
+        snprintf(err, errlen, "a pool reported more than %d results, or out of memory", POOL_MAX_METRICS);
         goto done;
     }
     if (workload_rows(&s, out) != 0) {
@@ -806,7 +840,13 @@ done:
     free(s.peak_q);
     free(s.peak_in);
     clock_gettime(CLOCK_MONOTONIC, &w1);
-    out->wall_time_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
+    double wall_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
+    out->rows.family = "run";   /* the run's wall time, the last of its rows (add_times) */
+    if (rc == 0 && sim_rows_add(&out->rows, "", "wall_time_s", wall_s, 0) != 0) {
+        snprintf(err, errlen, "out of memory");
+        rc = -1;
+    }
+    out->rows.family = NULL;
     return rc;
 }
 

@@ -83,7 +83,7 @@ double verdict_relax_windows(const scenario *sc, station *const *st, const trend
             double cs2 = (p->service.sd / S) * (p->service.sd / S);
             double gap = 1 - sqrt(rho);
             double relax_ms = S * (1 + cs2) / 2 / (c * gap * gap);
-            double wm = out->window_s * 1000.0 / relax_ms;
+            double wm = p->window_s * 1000.0 / relax_ms;
             if (wm < w) w = wm;
         }
         if (w < least) least = w;

@@ -54,7 +54,7 @@ int task_run(const task *t, const char *dbpath, task_out *out)
     out->usd_per_hour = task_config_cost(&sc);
     out->status = 1;
     if (sim_run(&sc, sc.seed, &res, out->err, sizeof out->err) != 0) goto done;
-    out->wall_s = res.wall_time_s;
+    out->wall_s = sim_result_value(&res, "wall_time_s");
     if (report_flatten(&res, -1, &out->rep) != 0) { errmsg_set(out->err, sizeof out->err, "out of memory"); goto done; }
     out->status = 0;
 done:
