@@ -27,6 +27,7 @@
 #include "engine/check.h"
 #include "engine/rng.h"
 #include "run/sim.h"
+#include "run/simstate.h"
 #include "run/verdict.h"
 #include "run/warmup.h"
 #include "core/station.h"
@@ -37,74 +38,6 @@
  * build with NDEBUG). */
 #define SIM_REQUIRE(s, cond) RUN_REQUIRE((s)->check, cond)
 
-typedef struct sim {
-    const scenario *sc;
-    evq *q;
-    req_pool reqs;
-    station **st;             /* one per pool */
-    int nst;
-    station_sink sink;        /* how the stations reach the engine */
-
-    wl_source *src;           /* arrival times and request attributes */
-    uint64_t next_id;         /* next arrival's id */
-    uint64_t target;          /* measured requests in this run */
-    uint64_t arrival_cap;     /* arrivals stop here: the run is saturated */
-    int capped;               /* arrivals stopped at arrival_cap */
-    int trace_ran_out;        /* a non-looping trace ended before the target */
-    int oom;                  /* a request record or an event could not be allocated */
-    int closed;               /* closed loop: arrivals follow departures (users) */
-
-    uint64_t resolved;        /* measured requests with an outcome */
-    uint64_t served, rejected, timed_out;
-    uint64_t abandoned;       /* patience: measured requests whose client left a queue (issue 34) */
-    uint64_t failed;          /* measured requests lost to a replica's failure */
-    int perpetual;            /* events that reschedule themselves (time series, fleets) exist */
-    int src_done;             /* the open-loop source will send nothing more */
-    const retry_cfg *client;  /* [client] timeouts and retries, or NULL */
-    gsl_rng *client_rng;      /* the backoff jitter (stream "client") */
-    simtime_t t_start;        /* first measured arrival, ns */
-    simtime_t t_end;          /* last measured outcome, ns */
-    int measuring;
-    double out_tokens;        /* output tokens of requests leaving during the window */
-    uint64_t departures;      /* requests leaving (served) during the window */
-    int has_llm;              /* a kind needs token counts (overhead, ttft, tpot are recorded) */
-    int mirror;               /* one station of a KIND_SOLE_STATS kind: the system's queue and
-                                 service statistics are that station's, not recorded twice */
-
-    int has_gateway;          /* a kind adds network or overhead time (KIND_GATEWAY) */
-    int has_overhead;         /* has_llm or has_gateway: the overhead statistic is reported */
-    int check;                /* 1: per-request sanity checks (DEBUG builds, or LATSIM_CHECK set: engine/check.h) */
-    int lean;                 /* generic pools only, open loop, none of [client], time series,
-                                 classes, per-request SLO limits, cold starts or self-renewing
-                                 events: sink_leave's short path (lean_leave) */
-    int plain_outcome;        /* no [client] and open loop: a served request's outcome needs
-                                 no retry or closed-loop handling (sink_leave's short path) */
-
-    gwattr *gwa;              /* gateway attributes of requests (class keys) */
-    int ncls;                 /* [class] sections (0: none) */
-
-    /* The metric families (collect.h). */
-    run_env env;              /* what they see of the run */
-    col_set cols;             /* the collectors of this run */
-
-    /* Requests in the system over time (closed-loop report). */
-    simtime_t live_t;         /* time of the last change, ns */
-    double live_area;         /* integral of requests in the system, request-ns */
-    double live_area_start;   /* its value when the window opened */
-    double live_area_end;     /* ... and when it closed */
-    uint64_t win_arrivals;    /* arrivals while measuring */
-    warmup wu;                /* when the window opens (warmup.h) */
-    trend tr;                 /* each pool's contents sampled through the window (warmup.h) */
-    settle cs;                /* automatic warm-up: the caches' hit rates settling (warmup.h); cs.n 0: none */
-    int opened;               /* the window has opened (it may have closed since) */
-    uint64_t wstart;          /* id of the first measured arrival: the warm-up used, requests */
-    int finite;               /* a finite workload (scenario.finite): no saturation verdict */
-    uint64_t *peak_q;         /* finite: per pool, most requests waiting seen at an arrival (else NULL) */
-    uint64_t *peak_in;        /* finite: per pool, most requests inside seen at an arrival */
-    uint64_t peak_q_all;      /* finite: most requests waiting in all pools together at an arrival */
-    simtime_t peak_q_t;       /* finite: when first seen, ns */
-    cpu_nodes *cpun;          /* [node] sections and CPU limits (fleet/cpunode.h; host issue 35), or NULL */
-} sim;
 
 static void on_arrival(evq *q, void *subject, int64_t arg);
 static void lean_arrival(evq *q, void *subject, int64_t arg);
@@ -533,153 +466,6 @@ static int name_event(evq_handler h, const void *subject, char *buf, size_t n)
 
 /* ---- results -------------------------------------------------------------- */
 
-/* The run's counts as the system's rows (family "run"; docs/metrics.md):
- * requests, served, rejected, timed_out, failed (a pool has fleet keys),
- * abandoned and abandoned_share (PATIENCE: a class has patience_s) and
- * departures.  Returns 0, or -1 when out of memory. */
-static int add_counts(const sim *s, sim_result *out, int patience)
-{
-    int fleet = 0;
-    for (int i = 0; i < s->sc->npools; i++) fleet |= s->sc->pools[i].fleet != NULL;
-    sim_rows *r = &out->rows;
-    r->family = "run";
-    int rc = sim_rows_add(r, "", "requests", (double) s->target, 0) ||
-             sim_rows_add(r, "", "served", (double) s->served, 0) ||
-             sim_rows_add(r, "", "rejected", (double) s->rejected, 0) ||
-             sim_rows_add(r, "", "timed_out", (double) s->timed_out, 0) ||
-             (fleet && sim_rows_add(r, "", "failed", (double) s->failed, 0)) ||
-             (patience && (sim_rows_add(r, "", "abandoned", (double) s->abandoned, 0) ||
-                           sim_rows_add(r, "", "abandoned_share",
-                                        s->target ? (double) s->abandoned / (double) s->target : NAN, 0))) ||
-             sim_rows_add(r, "", "departures", (double) s->departures, 0);
-    r->family = NULL;
-    return rc ? -1 : 0;
-}
-
-/* The run's times and rates as the system's rows (family "run"; docs/metrics.md):
- * warmup_requests and warmup_s (the warm-up used), throughput_rps (RPS),
- * output_tokens_per_s (TPS; a pool counts tokens), sim_time_s, window_s
- * (WINDOW_S), events and peak_in_system; wall_time_s comes at the end of
- * sim_run.  Returns 0, or -1 when out of memory. */
-static int add_times(const sim *s, sim_result *out, double window_s, double rps, double tps)
-{
-    sim_rows *r = &out->rows;
-    r->family = "run";
-    int rc = sim_rows_add(r, "", "warmup_requests", (double) (s->opened ? s->wstart : s->next_id), 0) ||
-             sim_rows_add(r, "", "warmup_s", simtime_to_s(s->opened ? s->t_start : evq_now(s->q)), 0) ||
-             sim_rows_add(r, "", "throughput_rps", rps, 0) ||
-             (s->has_llm && sim_rows_add(r, "", "output_tokens_per_s", tps, 0)) ||
-             sim_rows_add(r, "", "sim_time_s", simtime_to_s(evq_now(s->q)), 0) ||
-             sim_rows_add(r, "", "window_s", window_s, 0) ||
-             sim_rows_add(r, "", "events", (double) evq_events(s->q), 0) ||
-             sim_rows_add(r, "", "peak_in_system", (double) s->reqs.peak, 0);
-    r->family = NULL;
-    return rc ? -1 : 0;
-}
-
-/* Returns 0, or -1 when a kind's report rows do not fit (or out of memory). */
-static int fill_results(sim *s, sim_result *out)
-{
-    const scenario *sc = s->sc;
-    int patience = 0;   /* a class has patience_s: abandoned is reported (issue 34) */
-    for (int c = 0; c < sc->wl.nclasses; c++) patience |= sc->wl.classes[c].has_patience;
-    if (add_counts(s, out, patience) != 0) return -1;
-    double window_s = simtime_to_s(s->t_end - s->t_start);
-    double rps = window_s > 0 ? (double) s->departures / window_s : 0;         /* throughput */
-    double tps = window_s > 0 ? s->out_tokens / window_s : 0;                  /* output tokens/s */
-    if (add_times(s, out, window_s, rps, tps) != 0) return -1;
-    out->trace_exhausted = s->trace_ran_out;
-    out->has_gateway = s->has_gateway;
-    out->saturated = s->capped;
-    for (int i = 0; i < s->nst; i++) {
-        station *st = s->st[i];
-        pool_result *p = &out->pools[i];
-        snprintf(p->name, sizeof p->name, "%s", sc->pools[i].name);
-        p->kind = sc->pools[i].kind->name;
-        p->has_offered_load = st->ops->offered_load != NULL;
-        p->offered_load = verdict_offered_load(sc, s->st, i);
-        double span = (double) (s->t_end - s->t_start);
-        p->window_s = window_s;
-        p->utilization = span > 0 ? (st->busy_area - st->area_at_start) / (span * st->capacity) : 0;
-        stat_summarize(st->queue_ms, &p->queue);
-        stat_summarize(st->service_ms, &p->service);
-        p->has_tokens = (sc->pools[i].kind->flags & KIND_EMITS) != 0;
-        p->has_itl = (sc->pools[i].kind->flags & KIND_DECODES) != 0;
-        p->arrivals = st->arrivals;
-        p->served = st->served;
-        p->rejected = st->rejected;
-        p->timed_out = st->timed_out;
-        if (patience && (pool_result_add(p, "abandoned", (double) st->abandoned) ||   /* issue 34 */
-                         pool_result_add(p, "abandoned_share", st->arrivals ? (double) st->abandoned / (double) st->arrivals : NAN) ||
-                         pool_result_add(p, "cancelled", (double) st->cancelled))) return -1;
-        if (st->ops->report && st->ops->report(st, p) != 0) return -1;
-        for (int k = 0; k < s->cs.n; k++)   /* when its hit rate settled (warmup.h) */
-            if (s->cs.pool[k] == i && (pool_result_add(p, "warmup_settled", s->cs.settled_s[k] >= 0) ||
-                                       pool_result_add(p, "warmup_settled_s", s->cs.settled_s[k] >= 0 ? s->cs.settled_s[k] : NAN)))
-                return -1;
-        if (p->has_energy && verdict_energy_cost(sc, p) != 0) return -1;
-        verdict_pool_saturated(sc, s->st, &s->tr, i, s->capped, p);
-        if (s->finite) {
-            /* Measured to its end: what would be called saturated, or a peak queue
-             * beyond a stable pool's fluctuations (backlog_grew's bound), is a backlog
-             * that grew and drained (docs/workloads.md, "Finite workloads"). */
-            p->peak_queue = s->peak_q[i];
-            p->peak_inside = s->peak_in[i];
-            p->backlog_grew = p->saturated || (double) p->peak_queue > 3.0 * sqrt((double) st->win_arrivals) + 20.0;
-            p->saturated = p->load_saturated = 0;
-        }
-        if (p->saturated) out->saturated = 1;
-        if (sc->pools[i].kind->flags & KIND_TOKENS) out->has_llm = 1;
-    }
-    out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, out);
-    return 0;
-}
-
-/* Adds the system's row METRIC = V of family FAMILY to OUT (shown in a
- * saturated run too).  Returns 0 or -1 (out of memory). */
-static int engine_row(sim_result *out, const char *family, const char *metric, double v)
-{
-    out->rows.family = family;
-    int rc = sim_rows_add(&out->rows, "", metric, v, 0);
-    out->rows.family = NULL;
-    return rc;
-}
-
-/* The engine's own rows of the workload, after its results (docs/metrics.md,
- * "Metric definitions", workload facts as rows): family "warmup", when the automatic warm-up waited for
- * caches, warmup_cache_s (simulated time when the last cache's hit rate
- * settled, or the cap, s) and warmup_cache_capped (1: it reached its cap with a
- * cache unsettled); family "finite", with a finite workload, finite (1),
- * backlog_grew (1: some pool's backlog grew), peak_queue (most requests waiting
- * in all pools together, seen at an arrival) and peak_queue_at_s (when first
- * seen, s); family "workload", repeat_token_share (traces with hash ids:
- * prompt tokens a prefix cache could reuse / prompt tokens) and, in a closed
- * loop, achieved_rps (arrivals during the window / window, requests/s) and
- * mean_in_system (the time-mean number of requests in the system during the
- * window).  Returns 0 or -1 (out of memory). */
-static int workload_rows(const sim *s, sim_result *out)
-{
-    if (s->cs.n > 0 && (engine_row(out, "warmup", "warmup_cache_s", s->cs.done ? s->cs.t : simtime_to_s(evq_now(s->q))) ||
-                        engine_row(out, "warmup", "warmup_cache_capped", s->cs.capped || !s->cs.done)))
-        return -1;
-    if (s->finite) {
-        int grew = 0;
-        for (int i = 0; i < out->npools; i++) grew |= out->pools[i].backlog_grew;
-        if (engine_row(out, "finite", "finite", 1) || engine_row(out, "finite", "backlog_grew", grew) ||
-            engine_row(out, "finite", "peak_queue", (double) s->peak_q_all) ||
-            engine_row(out, "finite", "peak_queue_at_s", simtime_to_s(s->peak_q_t)))
-            return -1;
-    }
-    double share = wl_repeat_token_share(s->src);
-    if (!isnan(share) && engine_row(out, "workload", "repeat_token_share", share)) return -1;
-    if (!s->closed) return 0;
-    double win_ns = (double) (s->t_end - s->t_start), window_s = win_ns * 1e-9;
-    if (engine_row(out, "workload", "achieved_rps", window_s > 0 ? (double) s->win_arrivals / window_s : 0) ||
-        engine_row(out, "workload", "mean_in_system", win_ns > 0 ? (s->live_area_end - s->live_area_start) / win_ns : 0))
-        return -1;
-    return 0;
-}
-
 int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_t errlen)
 {
     gsl_set_error_handler_off();   /* errors come back as status codes and NULLs (checked) */
@@ -815,11 +601,11 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         if (!s.measuring && s.t_end == 0) s.t_end = evq_now(s.q);
         if (s.measuring) window_close(&s);
     }
-    if (fill_results(&s, out) != 0) {
+    if (simres_fill(&s, out) != 0) {
         snprintf(err, errlen, "a pool reported more than %d results, or out of memory", POOL_MAX_METRICS);
         goto done;
     }
-    if (workload_rows(&s, out) != 0) {
+    if (simres_workload(&s, out) != 0) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
