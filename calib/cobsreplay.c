@@ -489,6 +489,21 @@ const model_spec *cobs_prep_model(const cobs_prep *p, int *tp, const char **weig
     return &L->model;
 }
 
+/* A level's prediction from RES (a sweep's level, or a load step's): its
+ * served requests' mean TTFT, ITL, TPOT and E2E and P99 TTFT (NAN when
+ * saturated) and its output tokens/s. */
+static void level_pred(const sim_result *res, cobs_level_pred *P)
+{
+    P->saturated = res->saturated;
+    P->ttft_ms = res->saturated ? NAN : sys_latency(res, "ttft").mean;
+    P->itl_ms = res->saturated ? NAN : sys_latency(res, "itl").mean;
+    P->tpot_ms = res->saturated ? NAN : sys_latency(res, "tpot").mean;
+    P->e2e_ms = res->saturated ? NAN : sys_latency(res, "e2e").mean;
+    P->ttft_p99_ms = res->saturated ? NAN : sys_latency(res, "ttft").p99;
+    P->output_tps = out_tps(res);
+}
+
+
 int cobs_prep_sim(cobs_prep *p, cobs_replay *out, char *err, size_t errlen)
 {
     char msg[2048];
@@ -511,13 +526,7 @@ int cobs_prep_sim(cobs_prep *p, cobs_replay *out, char *err, size_t errlen)
         if (p->sweep) {
             cobs_level_pred *P = &out->lv[i];
             P->requests = sim_result_count(&res, "served");
-            P->saturated = res.saturated;
-            P->ttft_ms = res.saturated ? NAN : sys_latency(&res, "ttft").mean;
-            P->itl_ms = res.saturated ? NAN : sys_latency(&res, "itl").mean;
-            P->tpot_ms = res.saturated ? NAN : sys_latency(&res, "tpot").mean;
-            P->e2e_ms = res.saturated ? NAN : sys_latency(&res, "e2e").mean;
-            P->ttft_p99_ms = res.saturated ? NAN : sys_latency(&res, "ttft").p99;
-            P->output_tps = out_tps(&res);
+            level_pred(&res, P);
         } else fill_pred(&res, out);
         sim_result_free(&res);
     }
@@ -637,13 +646,7 @@ static int replay_levels(const cobs_run *run, const scenario *sc, const char *po
             sim_result_free(&res);
             return rc;
         }
-        P->saturated = res.saturated;
-        P->ttft_ms = res.saturated ? NAN : sys_latency(&res, "ttft").mean;
-        P->itl_ms = res.saturated ? NAN : sys_latency(&res, "itl").mean;
-        P->tpot_ms = res.saturated ? NAN : sys_latency(&res, "tpot").mean;
-        P->e2e_ms = res.saturated ? NAN : sys_latency(&res, "e2e").mean;
-        P->ttft_p99_ms = res.saturated ? NAN : sys_latency(&res, "ttft").p99;
-        P->output_tps = out_tps(&res);
+        level_pred(&res, P);
         if (i == 0) {
             cost_of(&res, out->cost, sizeof out->cost);
             fill_band(&res, out);
