@@ -81,47 +81,93 @@ static int put_family(report *out, int rep, const sim_result *x, const char *fam
     return put_metric(out, rep, x, family, NULL);
 }
 
-/* Copies the rows of SCOPE of the families not placed (PLACED) into OUT, and
- * marks them in DONE.  Returns 0 or -1. */
-static int put_scope(report *out, int rep, const sim_result *x, const char *scope, char *done)
+/* A result's rows as report_flatten walks them: which are in the report
+ * already, which belong to placed families, and an index by scope (a run of
+ * 2048 routes has some 40 000 rows: a scan per scope would be quadratic). */
+typedef struct fl_rows {
+    char *done;               /* [n] 1: row i is in the report */
+    char *skip;               /* [n] 1: row i's family is placed or left out (placed()) */
+    struct fl_key { const char *scope; size_t i; } *by_scope;   /* [n] the rows by scope, then in row order */
+} fl_rows;
+
+static int key_cmp(const void *a, const void *b)
 {
-    for (size_t i = 0; i < x->rows.n; i++) {
-        const sim_row *w = &x->rows.row[i];
-        if (done[i] || placed(w->family) || strcmp(w->scope, scope)) continue;
-        if (put_row(out, rep, x, w)) return -1;
-        done[i] = 1;
+    const struct fl_key *p = a, *q = b;
+    int c = strcmp(p->scope, q->scope);
+    return c ? c : (p->i > q->i) - (p->i < q->i);
+}
+
+/* Builds R over X's rows.  Returns 0, or -1 when out of memory (R is
+ * fl_free()d either way by the caller). */
+static int fl_init(fl_rows *R, const sim_result *x)
+{
+    size_t n = x->rows.n;
+    R->done = calloc(n + 1, 1);
+    R->skip = calloc(n + 1, 1);
+    R->by_scope = malloc((n + 1) * sizeof *R->by_scope);
+    if (!R->done || !R->skip || !R->by_scope) return -1;
+    for (size_t i = 0; i < n; i++) {
+        R->skip[i] = (char) placed(x->rows.row[i].family);
+        R->by_scope[i] = (struct fl_key) { x->rows.row[i].scope, i };
+    }
+    qsort(R->by_scope, n, sizeof *R->by_scope, key_cmp);
+    return 0;
+}
+
+static void fl_free(fl_rows *R)
+{
+    free(R->done);
+    free(R->skip);
+    free(R->by_scope);
+}
+
+/* Copies the rows of SCOPE of the families not placed (PLACED) into OUT, in
+ * row order, and marks them done in R.  Returns 0 or -1. */
+static int put_scope(report *out, int rep, const sim_result *x, const char *scope, fl_rows *R)
+{
+    size_t lo = 0, hi = x->rows.n;   /* the first row of SCOPE in the index */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(R->by_scope[mid].scope, scope) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    for (size_t k = lo; k < x->rows.n && !strcmp(R->by_scope[k].scope, scope); k++) {
+        size_t i = R->by_scope[k].i;
+        if (R->done[i] || R->skip[i]) continue;
+        if (put_row(out, rep, x, &x->rows.row[i])) return -1;
+        R->done[i] = 1;
     }
     return 0;
 }
 
 /* Copies the scopes of family FAMILY's rows of X into OUT (put_scope), in the
  * order of their first row, each once.  Returns 0 or -1. */
-static int put_scopes(report *out, int rep, const sim_result *x, const char *family, char *done)
+static int put_scopes(report *out, int rep, const sim_result *x, const char *family, fl_rows *R)
 {
     for (size_t i = 0; i < x->rows.n; i++)
-        if (!done[i] && !strcmp(x->rows.row[i].family, family) && put_scope(out, rep, x, x->rows.row[i].scope, done))
+        if (!R->done[i] && !strcmp(x->rows.row[i].family, family) && put_scope(out, rep, x, x->rows.row[i].scope, R))
             return -1;
     return 0;
 }
 
 /* The engine's rows of X into OUT, the families' rows among them. */
-static int flatten(const sim_result *x, int rep, report *out, char *done);
+static int flatten(const sim_result *x, int rep, report *out, fl_rows *R);
 
 int report_flatten(const sim_result *x, int rep, report *out)
 {
     memset(out, 0, sizeof *out);
     out->replications = 1;
-    char *done = calloc(x->rows.n + 1, 1);
-    int rc = done ? flatten(x, rep, out, done) : -1;
+    fl_rows R;
+    int rc = fl_init(&R, x) == 0 ? flatten(x, rep, out, &R) : -1;
     for (size_t i = 0; rc == 0 && i < x->rows.n; i++)   /* the scopes of their own, in row order */
-        if (!done[i] && !placed(x->rows.row[i].family)) rc = put_scope(out, rep, x, x->rows.row[i].scope, done);
-    free(done);
+        if (!R.done[i] && !R.skip[i]) rc = put_scope(out, rep, x, x->rows.row[i].scope, &R);
+    fl_free(&R);
     /* Every distribution carries the run's length in correlation times (repci_enough). */
     for (size_t k = 0; k < out->ndist; k++) out->dist[k].d.windows = x->relax_windows;
     return rc;
 }
 
-static int flatten(const sim_result *x, int rep, report *out, char *done)
+static int flatten(const sim_result *x, int rep, report *out, fl_rows *R)
 {
     const char *G = "";
 #define V(scope, name, val) if (report_add(out, rep, scope, name, "value", (double) (val))) return -1
@@ -178,7 +224,7 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
     }
     /* Shares of e2e and of TTFT (col_breakdown.c): "breakdown.all.queue", "ttft_breakdown.mean_ms.queue"... */
     if (put_family(out, rep, x, "breakdown")) return -1;
-    if (put_scope(out, rep, x, G, done)) return -1;
+    if (put_scope(out, rep, x, G, R)) return -1;
     int finite = sim_result_row(x, G, "finite", "value") != NULL;   /* a finite workload (run/sim.c) */
     for (int i = 0; i < x->npools; i++) {
         const pool_result *p = &x->pools[i];
@@ -212,10 +258,10 @@ static int flatten(const sim_result *x, int rep, report *out, char *done)
             if (add_latency(out, rep, S, "tpot", &p->tpot, ph)) return -1;
             if (p->has_itl && add_latency(out, rep, S, "itl", &p->itl, ph)) return -1;
         }
-        if (put_scope(out, rep, x, S, done)) return -1;
+        if (put_scope(out, rep, x, S, R)) return -1;
     }
     /* The routes' rows (col_paths.c), then the classes' (col_classes.c). */
-    if (put_scopes(out, rep, x, "paths", done) || put_scopes(out, rep, x, "classes", done)) return -1;
+    if (put_scopes(out, rep, x, "paths", R) || put_scopes(out, rep, x, "classes", R)) return -1;
 #undef V
 #undef R
     return 0;
