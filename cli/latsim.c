@@ -147,15 +147,14 @@ int main(int argc, char **argv)
     gsl_set_error_handler_off();
     /* The planner, sweeps and explore run thousands of simulations in one
      * process, each allocating and freeing its stations and histograms: with
-     * glibc's defaults the freed heap top goes back to the kernel and large
-     * blocks are mmap'd afresh each time, so every simulation pays its page
-     * faults again (300 000 minor faults, 0.8 s of system time for `make bench`'s
-     * planner case).  Keeping up to 64 MiB of freed heap and serving blocks
-     * below 32 MiB from it removes that churn (7 000 faults, 0.03 s); the peak
-     * resident memory hardly moves (33.0 -> 33.8 MB there), since the next
-     * simulation needs the same again. */
+     * glibc's defaults the freed heap top goes back to the kernel each time
+     * and every simulation pays its page faults again (300 000 minor faults,
+     * 0.8 s of system time for `make bench`'s planner case).  Keeping up to
+     * 64 MiB of freed heap removes most of that churn (29 000 faults, 0.1 s).
+     * The mmap threshold is left at glibc's: serving large blocks from the
+     * heap as well would save a little more but grows the heap past what
+     * valgrind's tools allow (they stop the program). */
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
-    mallopt(M_MMAP_THRESHOLD, 32 << 20);
     /* The calibrator's models (the calibrated cost models auto, the default,
      * fitted and profile; stored network links) join the simulator's tables
      * before any command loads a scenario or lists keys (latsim_use_calib): the
