@@ -43,6 +43,20 @@ static void json_num(FILE *f, double v)
 
 /* Reads every stored task of the exploration back, then prints and stores the
  * frontier and the best configuration.  Returns 0 or the exit status. */
+/* Writes configuration X's point of the frontier to MEM as an open JSON
+ * object: its settings, $ per hour, metric and energy (the caller closes it). */
+static void point_json(FILE *mem, const explore *e, const cres *x)
+{
+    fputs("{\"settings\": ", mem);
+    report_json_str(mem, e->c[x->c].settings);
+    fputs(", \"usd_per_hour\": ", mem);
+    json_num(mem, x->usd);
+    fputs(", \"metric_ms\": ", mem);
+    json_num(mem, x->m);
+    fputs(", \"energy_kwh\": ", mem);
+    json_num(mem, x->kwh);
+}
+
 int summarise(explore *e, double wall, const char *lost)
 {
     cres *r = calloc((size_t) e->nconf, sizeof *r);
@@ -142,27 +156,14 @@ int summarise(explore *e, double wall, const char *lost)
     }
     fputs("], \"frontier\": [", mem);
     for (int i = 0; i < nfr; i++) {
-        fprintf(mem, "%s{\"settings\": ", i ? ", " : "");
-        report_json_str(mem, e->c[fr[i].c].settings);
-        fputs(", \"usd_per_hour\": ", mem);
-        json_num(mem, fr[i].usd);
-        fputs(", \"metric_ms\": ", mem);
-        json_num(mem, fr[i].m);
-        fputs(", \"energy_kwh\": ", mem);
-        json_num(mem, fr[i].kwh);
+        fputs(i ? ", " : "", mem);
+        point_json(mem, e, &fr[i]);
         fprintf(mem, ", \"slo_met\": %s}", fr[i].met ? "true" : "false");
     }
     fputs("], \"best\": ", mem);
     if (best < 0) fputs("null", mem);
     else {
-        fputs("{\"settings\": ", mem);
-        report_json_str(mem, e->c[fr[best].c].settings);
-        fputs(", \"usd_per_hour\": ", mem);
-        json_num(mem, fr[best].usd);
-        fputs(", \"metric_ms\": ", mem);
-        json_num(mem, fr[best].m);
-        fputs(", \"energy_kwh\": ", mem);
-        json_num(mem, fr[best].kwh);
+        point_json(mem, e, &fr[best]);
         fputs("}", mem);
     }
     fputs(", \"lost_ranks\": [", mem);

@@ -126,6 +126,17 @@ static const char *jstr(json_t *o, const char *k)
     return s ? s : "";
 }
 
+/* A frontier point P's cells after its row's opening <th>: its settings (the
+ * row's head), $ per hour, metric and energy. */
+static void point_cells(FILE *out, json_t *p)
+{
+    rh_esc(out, jstr(p, "settings"));
+    fputs("</th>", out);
+    xcell(out, jnum(p, "usd_per_hour"), "%.4g");
+    xcell(out, jnum(p, "metric_ms"), "%.4g");
+    xcell(out, jnum(p, "energy_kwh"), "%.4g");
+}
+
 /* The frontier picture: every configuration, cost against the metric. */
 static void explore_picture(FILE *out, const xconf *c, int n, json_t *j, int slo_on, const char *ylabel, int64_t id,
                             const char *path, const char *dir, int *k)
@@ -215,11 +226,7 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
         fputs("<table id=\"best-config\"><thead><tr><th>configuration</th><th>usd_per_hour</th><th>", out);
         rh_esc(out, metric);
         fputs("</th><th>energy_kwh</th></tr></thead><tbody>\n<tr><th>", out);
-        rh_esc(out, jstr(best, "settings"));
-        fputs("</th>", out);
-        xcell(out, jnum(best, "usd_per_hour"), "%.4g");
-        xcell(out, jnum(best, "metric_ms"), "%.4g");
-        xcell(out, jnum(best, "energy_kwh"), "%.4g");
+        point_cells(out, best);
         fprintf(out, "</tr>\n</tbody></table>\n<p class=\"note\">Chosen by the objective: %s.</p>\n",
                 !strcmp(objective, "energy") ? "lowest GPU energy" : !strcmp(objective, "p99") ? "lowest metric" : "lowest cost");
     }
@@ -235,11 +242,7 @@ static int explore_page(FILE *out, json_t *j, const xconf *c, int n, int64_t id,
     json_t *fr = json_object_get(j, "frontier"), *f;
     json_array_foreach(fr, i, f) {
         fputs("<tr><th>", out);
-        rh_esc(out, jstr(f, "settings"));
-        fputs("</th>", out);
-        xcell(out, jnum(f, "usd_per_hour"), "%.4g");
-        xcell(out, jnum(f, "metric_ms"), "%.4g");
-        xcell(out, jnum(f, "energy_kwh"), "%.4g");
+        point_cells(out, f);
         fprintf(out, "<td>%s</td></tr>\n", json_is_true(json_object_get(f, "slo_met")) ? "yes" : "no");
     }
     if (!json_array_size(fr)) fputs("<tr><td colspan=\"5\">empty</td></tr>\n", out);
