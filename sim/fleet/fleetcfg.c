@@ -59,9 +59,9 @@ const fleetcfg_key FLEETCFG_KEYS[] = {
     {"cfs_period_ms", "100", "generic, llm, router and result_cache pools: the CFS period the CPU limit's quota is given per, ms (needs cpu_limit_cores)"},
     {"servers_per_replica", "1", "generic pools with CPU keys: servers (worker threads) of one replica (pod), sharing its "
                                  "cgroup: its CPU limit and request"},
-    {"node", "none", "generic pools: the [node NAME] the servers run on (llm pools: its replicas and front end), sharing "
-                     "its cores with its other pools and its background_cpu (default: a host of their own with "
-                     "unlimited cores)"},
+    {"node", "none", "generic pools: the [node NAME] the servers run on (llm pools: its replicas and front end; "
+                     "router and result_cache pools: their replicas), sharing its cores with its other pools and "
+                     "its background_cpu (default: a host of their own with unlimited cores)"},
     {NULL, NULL, NULL},
 };
 
