@@ -171,3 +171,35 @@ stat_summary tsim_class_latency(const sim_result *res, const char *name, const c
     snprintf(scope, sizeof scope, "%s%s", REPORT_CLASS_SCOPE, name);
     return tsim_latency(res, scope, metric);
 }
+
+const char *tsim_pool(const sim_result *res, int i)
+{
+    const char *name = sim_result_pool(res, i);
+    cr_assert_not_null(name, "no pool %d", i);
+    return name;
+}
+
+double tsim_pv(const sim_result *res, int i, const char *metric)
+{
+    return sim_result_get(res, tsim_pool(res, i), metric, "value");
+}
+
+const char *tsim_ptext(const sim_result *res, int i, const char *metric)
+{
+    const sim_row *w = sim_result_row(res, tsim_pool(res, i), metric, "value");
+    return w ? w->text : NULL;
+}
+
+const stat_summary *tsim_pl(const sim_result *res, int i, const char *metric)
+{
+    static const stat_summary none;   /* no sample: as stat_summarize leaves it */
+    const char *S = tsim_pool(res, i);
+    const sim_row *w = sim_result_row(res, S, metric, "mean");
+    cr_assert_not_null(w, "no latency %s of pool %s", metric, S);
+    return w->dist ? w->dist : &none;
+}
+
+int tsim_has_pl(const sim_result *res, int i, const char *metric)
+{
+    return sim_result_row(res, tsim_pool(res, i), metric, "mean") != NULL;
+}

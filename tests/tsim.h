@@ -83,6 +83,29 @@ uint64_t tsim_n(const sim_result *res, const char *metric);
  * "throughput_rps", "window_s"); a missing row fails the test. */
 double tsim_v(const sim_result *res, const char *metric);
 
+/* The name of pool I of RES (sim_result_pool); a missing one fails the test. */
+const char *tsim_pool(const sim_result *res, int i);
+
+/* Row METRIC (stat "value") of pool I of RES: its counters ("arrivals",
+ * "served", "rejected", "timed_out"), "busy_share", "saturated",
+ * "load_saturated", "offered_load", and its kind's own rows (e.g. an LLM
+ * pool's "steps"); NAN when absent; a missing pool fails the test.
+ * E.g. tsim_pv(&res, 0, "served") == 1000. */
+double tsim_pv(const sim_result *res, int i, const char *metric);
+
+/* The name row METRIC of pool I of RES (e.g. "kind", "role"), NULL when
+ * absent (or a number); a missing pool fails the test. */
+const char *tsim_ptext(const sim_result *res, int i, const char *metric);
+
+/* The summary of pool I's latency METRIC of RES ("queue", "service", "e2e",
+ * "ttft", "tpot", "itl"): its "mean" row's dist, alive as long as RES, or a
+ * zeroed summary (n 0) when it had no sample; a missing row fails the test.
+ * E.g. tsim_pl(&res, 0, "queue")->mean. */
+const stat_summary *tsim_pl(const sim_result *res, int i, const char *metric);
+
+/* 1 when pool I of RES reports latency METRIC (e.g. "ttft": it emits tokens). */
+int tsim_has_pl(const sim_result *res, int i, const char *metric);
+
 /* tsim_latency of class NAME (scope "class:NAME"). */
 stat_summary tsim_class_latency(const sim_result *res, const char *name, const char *metric);
 

@@ -153,6 +153,14 @@ uint64_t sim_result_count(const sim_result *r, const char *metric);
  * tokens). */
 double sim_result_value(const sim_result *r, const char *metric);
 
+/* The name of pool I of R (0-based, in the scenario's order: the scope of its
+ * rows, family "pool"), NULL when R has no pool I.  Its results are rows of
+ * that scope: sim_result_get(&res, sim_result_pool(&res, 0), "served",
+ * "value"), a kind's own as sim_result_get(.., "steps", "value"), its
+ * latencies ("queue", "service", "e2e", "ttft", "tpot", "itl") with
+ * sim_result_latency. */
+const char *sim_result_pool(const sim_result *r, int i);
+
 /* The summary of latency METRIC in SCOPE of R (its "mean" row's dist) into S,
  * zeroed (n 0, as stat_summary of no sample) when it had no sample, e.g.
  * sim_result_latency(&res, "", "e2e", &s) for the system's E2E.  Returns 0,

@@ -100,10 +100,15 @@ int sim_rows_add_text(sim_rows *r, const char *scope, const char *metric, const 
 
 int sim_rows_add_latency(sim_rows *r, const char *scope, const char *metric, const stat_summary *s)
 {
+    return sim_rows_add_latency_hide(r, scope, metric, s, 1);
+}
+
+int sim_rows_add_latency_hide(sim_rows *r, const char *scope, const char *metric, const stat_summary *s, int hide)
+{
     static const char *const STATS[7] = { "mean", "p50", "p90", "p95", "p99", "p999", "max" };
     double v[7] = { s->mean, s->p50, s->p90, s->p95, s->p99, s->p999, s->max };
     for (int i = 0; i < 7; i++) {
-        sim_row *w = row_new(r, scope, metric, STATS[i], s->n > 0 ? v[i] : NAN, 1);
+        sim_row *w = row_new(r, scope, metric, STATS[i], s->n > 0 ? v[i] : NAN, hide);
         if (!w) return -1;
         if (i == 0 && s->n > 0) {
             if (!(w->dist = malloc(sizeof *w->dist))) return -1;
@@ -157,4 +162,13 @@ int sim_result_latency(const sim_result *x, const char *scope, const char *metri
     if (w && w->dist) *s = *w->dist;
     else memset(s, 0, sizeof *s);
     return w ? 0 : -1;
+}
+
+const char *sim_result_pool(const sim_result *x, int i)
+{
+    for (size_t k = 0; i >= 0 && k < x->rows.n; k++) {
+        const sim_row *w = &x->rows.row[k];
+        if (!strcmp(w->family, "pool") && !strcmp(w->metric, "kind") && i-- == 0) return w->scope;
+    }
+    return NULL;
 }

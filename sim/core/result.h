@@ -35,6 +35,11 @@ int sim_rows_add_text(sim_rows *r, const char *scope, const char *metric, const 
  * its percentiles over replications.  Returns 0, or -1 when out of memory. */
 int sim_rows_add_latency(sim_rows *r, const char *scope, const char *metric, const stat_summary *s);
 
+/* As sim_rows_add_latency, the rows' HIDE given: 1 the report shows NAN when
+ * the run is saturated, 0 never (a pool's queue and service when it is not
+ * saturated itself).  Returns 0, or -1 when out of memory. */
+int sim_rows_add_latency_hide(sim_rows *r, const char *scope, const char *metric, const stat_summary *s, int hide);
+
 /* Frees R's rows and strings and empties it. */
 void sim_rows_free(sim_rows *r);
 

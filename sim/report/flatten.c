@@ -25,24 +25,17 @@ static int add_dist(report *r, size_t row, const stat_summary *s)
     return 0;
 }
 
-static int add_latency(report *r, int rep, const char *scope, const char *metric, const stat_summary *s, int hide)
-{
-    double v[7] = { s->mean, s->p50, s->p90, s->p95, s->p99, s->p999, s->max };
-    if (!hide && s->n > 0 && add_dist(r, r->n, s)) return -1;
-    for (int i = 0; i < 7; i++)
-        if (report_add(r, rep, scope, metric, REPORT_LAT_STATS[i], (hide || s->n == 0) ? NAN : v[i])) return -1;
-    return 0;
-}
-
 /* The metric families whose rows report_flatten places among its own (at
  * put_family, in this order down the system's rows); any other family's rows
  * come after the rows of their scope (put_scope), a scope of its own last. */
 static const char *const PLACED[] = { "run", "warmup", "client", "finite", "goodput", "cost", "over", "energy",
-                                      "workload", "latency", "cold", "itl", "breakdown" };
+                                      "workload", "latency", "cold", "itl", "breakdown", "pool" };
 
 /* The families whose rows the report leaves out: a run's own seed noise
- * (col_seednoise.c), which `run --band` reads from the result (docs/bands.md). */
-static const char *const LEFT_OUT[] = { "seed_noise" };
+ * (col_seednoise.c), which `run --band` reads from the result (docs/bands.md),
+ * and the pools' verdicts beyond "saturated" (sim/run/simres.c), which `run`
+ * reads for its notes. */
+static const char *const LEFT_OUT[] = { "seed_noise", "verdict" };
 
 /* 1: FAMILY's rows are placed (PLACED) or left out (LEFT_OUT), not put after their scope's. */
 static int placed(const char *family)
@@ -225,41 +218,18 @@ static int flatten(const sim_result *x, int rep, report *out, fl_rows *R)
     /* Shares of e2e and of TTFT (col_breakdown.c): "breakdown.all.queue", "ttft_breakdown.mean_ms.queue"... */
     if (put_family(out, rep, x, "breakdown")) return -1;
     if (put_scope(out, rep, x, G, R)) return -1;
-    int finite = sim_result_row(x, G, "finite", "value") != NULL;   /* a finite workload (run/sim.c) */
-    for (int i = 0; i < x->npools; i++) {
-        const pool_result *p = &x->pools[i];
-        const char *S = p->name;
-        if (report_add_text(out, rep, S, "kind", p->kind ? p->kind : "unknown")) return -1;
-        V(S, REPORT_BUSY_SHARE, p->utilization);
-        V(S, "saturated", p->saturated);
-        if (finite) {
-            V(S, "backlog_grew", p->backlog_grew);
-            V(S, "peak_queue", p->peak_queue);
-            V(S, "peak_in_pool", p->peak_inside);
-        }
-        if (p->has_offered_load) V(S, "offered_load", p->offered_load);
-        V(S, "arrivals", p->arrivals);
-        V(S, "served", p->served);
-        V(S, "rejected", p->rejected);
-        V(S, "timed_out", p->timed_out);
-        for (int k = 0; k < p->nmetrics; k++) {
-            const pool_metric *m = &p->metrics[k];
-            if (m->text) {
-                if (report_add_text(out, rep, S, m->name, m->text)) return -1;
-            } else V(S, m->name, m->value);
-        }
-        if (add_latency(out, rep, S, "queue", &p->queue, p->saturated)) return -1;
-        if (add_latency(out, rep, S, "service", &p->service, p->saturated)) return -1;
-        /* The requests that passed it (docs/metrics.md, "Per pool and per route"). */
-        int ph = hide || p->saturated;
-        if (add_latency(out, rep, S, "e2e", &p->e2e, ph)) return -1;
-        if (p->has_tokens && x->has_llm) {
-            if (add_latency(out, rep, S, "ttft", &p->ttft, ph)) return -1;
-            if (add_latency(out, rep, S, "tpot", &p->tpot, ph)) return -1;
-            if (p->has_itl && add_latency(out, rep, S, "itl", &p->itl, ph)) return -1;
-        }
-        if (put_scope(out, rep, x, S, R)) return -1;
+    /* Each pool's rows (family "pool", sim/run/simres.c: one scope after
+     * another, in pool order), each followed by the other rows of its scope. */
+    const char *cur = NULL;   /* the scope of the pool rows being copied */
+    for (size_t i = 0; i < x->rows.n; i++) {
+        const sim_row *w = &x->rows.row[i];
+        if (strcmp(w->family, "pool")) continue;
+        if (cur && strcmp(cur, w->scope) && put_scope(out, rep, x, cur, R)) return -1;
+        cur = w->scope;
+        if (put_row(out, rep, x, w)) return -1;
+        R->done[i] = 1;
     }
+    if (cur && put_scope(out, rep, x, cur, R)) return -1;
     /* The routes' rows (col_paths.c), then the classes' (col_classes.c). */
     if (put_scopes(out, rep, x, "paths", R) || put_scopes(out, rep, x, "classes", R)) return -1;
 #undef V

@@ -120,7 +120,7 @@ static void class_cost(const classes *x, const sim_result *out, int c, double *a
     /* As the overall figure: no price, no GPU $; a price and nothing served in
      * the window, unknown. */
     double per_hour = 0;   /* the pools' $ per hour (col_cost.c's) */
-    for (int i = 0; i < out->npools; i++) per_hour += out->pools[i].cost_per_hour;
+    for (int i = 0; i < e->nst; i++) per_hour += e->pools[i].cost_per_hour;
     double served_all = (double) sim_result_count(out, "served");   /* the run's counts (sim.c) */
     double rps = sim_result_value(out, "throughput_rps");
     double part = per_hour > 0 ? (rps > 0 ? served_all / (double) sim_result_count(out, "departures") : NAN) : 0;
@@ -128,7 +128,7 @@ static void class_cost(const classes *x, const sim_result *out, int c, double *a
     *api = 0;
     for (int i = 0; i < e->nst; i++) {
         const station *st = e->st[i];
-        double w = out->pools[i].cost_per_hour * sim_result_value(out, "window_s") / 3600.0;
+        double w = e->pools[i].cost_per_hour * sim_result_value(out, "window_s") / 3600.0;
         *api += st->cls_usd[c];
         if (!(w > 0)) continue;
         double used = 0;

@@ -34,8 +34,8 @@ static int cost_emit(void *self, sim_result *out, char *err, size_t errlen)
     (void) errlen;
     const run_env *e = ((cost *) self)->env;
     double per_hour = 0, api = 0, egress = 0;
-    for (int i = 0; i < out->npools; i++) {
-        const pool_result *p = &out->pools[i];
+    for (int i = 0; i < e->nst; i++) {
+        const pool_result *p = &e->pools[i];
         per_hour += p->cost_per_hour;
         double usd = pool_metric_get(p, "api_usd");
         if (!isnan(usd)) api += usd;

@@ -13,7 +13,7 @@ static int energy_init(void *self, const run_env *env, char *err, size_t errlen)
 {
     (void) err;
     (void) errlen;
-    *(const scenario **) self = env->sc;
+    *(const run_env **) self = env;
     return 0;
 }
 
@@ -21,11 +21,12 @@ static int energy_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
     (void) err;
     (void) errlen;
-    const scenario *sc = *(const scenario **) self;
+    const run_env *e = *(const run_env **) self;
+    const scenario *sc = e->sc;
     int any = 0;
     double j = 0, usd = 0;    /* J, $ */
-    for (int i = 0; i < out->npools; i++) {
-        const pool_result *p = &out->pools[i];
+    for (int i = 0; i < e->nst; i++) {
+        const pool_result *p = &e->pools[i];
         if (!p->has_energy) continue;
         any = 1;
         j += p->energy_j;
@@ -46,7 +47,7 @@ static int energy_emit(void *self, sim_result *out, char *err, size_t errlen)
 
 const run_collector col_energy = {
     .name = "energy",
-    .size = sizeof(const scenario *),
+    .size = sizeof(const run_env *),
     .init = energy_init,
     .emit = energy_emit,
 };

@@ -61,8 +61,8 @@ static int itl_emit(void *self, sim_result *out, char *err, size_t errlen)
     stat_summary all;
     stat_summarize(x->all, &all);
     if (x->env->has_llm && sim_rows_add_latency(&out->rows, "", "itl", &all)) return -1;
-    for (int i = 0; i < out->npools; i++) {
-        pool_result *p = &out->pools[i];
+    for (int i = 0; i < x->env->nst; i++) {
+        pool_result *p = &x->env->pools[i];
         if (x->pool && x->pool[i]) stat_summarize(x->pool[i], &p->itl);
         else if (p->has_itl) p->itl = all;
     }

@@ -74,8 +74,8 @@ static int lat_emit(void *self, sim_result *out, char *err, size_t errlen)
         (e->has_overhead && sim_rows_add_latency(r, "", "overhead", &overhead)) ||
         (e->has_llm && (sim_rows_add_latency(r, "", "ttft", &ttft) || sim_rows_add_latency(r, "", "tpot", &tpot))))
         return -1;
-    if (out->npools == 1) {   /* a single pool: every served request passed it */
-        pool_result *p = &out->pools[0];
+    if (e->nst == 1) {   /* a single pool: every served request passed it */
+        pool_result *p = &e->pools[0];
         p->e2e = e2e;
         if (p->has_tokens) {
             p->ttft = ttft;

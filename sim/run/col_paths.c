@@ -134,7 +134,7 @@ static int paths_emit(void *self, sim_result *out, char *err, size_t errlen)
     paths *x = self;
     const scenario *sc = x->env->sc;
     for (int i = 0; i < sc->npools; i++) {
-        pool_result *p = &out->pools[i];
+        pool_result *p = &x->env->pools[i];
         stat_summarize(x->pp[i].e2e, &p->e2e);
         if (x->pp[i].ttft) {
             stat_summarize(x->pp[i].ttft, &p->ttft);

@@ -69,6 +69,10 @@ typedef struct run_env {
     int has_overhead;         /* has_llm or has_gateway: the overhead statistic is reported */
     int mirror;               /* one station of a KIND_SOLE_STATS kind: its queue and service
                                  statistics are the system's (not recorded twice) */
+    pool_result *pools;       /* [nst] each pool's results: the engine's counters, verdicts and its
+                                 kind's rows by the time of emit, which may add its pool latencies
+                                 (the one thing of the engine's a collector writes); the engine turns
+                                 them into rows after every emit (family "pool") */
 } run_env;
 
 /* A served request leaving the system, as its client saw it.  The statistics'

@@ -505,8 +505,7 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     s.mirror = sc->npools == 1 && (sc->pools[0].kind->flags & KIND_SOLE_STATS);
     s.sink = (station_sink) { .ctx = &s, .leave = sink_leave, .outcome = sink_outcome,
                               .release = sink_release, .oom = sink_oom, .measuring = &s.measuring };
-    out->pools = calloc((size_t) sc->npools, sizeof *out->pools);
-    out->npools = sc->npools;
+    s.pres = calloc((size_t) sc->npools, sizeof *s.pres);
     s.q = evq_new();
     if (s.q) evq_add_namer(s.q, name_event);
     s.st = calloc((size_t) sc->npools, sizeof *s.st);
@@ -526,13 +525,13 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     int generic = 1;
     for (int i = 0; i < sc->npools; i++) generic &= (sc->pools[i].kind->flags & KIND_PLAIN) != 0;
     s.reqs.zero_tail = !generic || !s.gwa || !gwattr_plain(s.gwa);
-    if (!out->pools || !s.q || !s.st || !s.src || !s.gwa) {
+    if (!s.pres || !s.q || !s.st || !s.src || !s.gwa) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
     s.env = (run_env) { .sc = sc, .q = s.q, .st = s.st, .nst = sc->npools, .sink = &s.sink, .ncls = s.ncls,
                         .check = s.check, .has_llm = s.has_llm, .has_gateway = s.has_gateway,
-                        .has_overhead = s.has_overhead, .mirror = s.mirror };
+                        .has_overhead = s.has_overhead, .mirror = s.mirror, .pools = s.pres };
     if (col_set_init(&s.cols, &s.env, err, errlen) != 0) goto done;
     if (s.cols.nstep > 0) s.sink.step = sink_step;
     if (!(s.cpun = cpu_nodes_new(s.q, seed))) { snprintf(err, errlen, "out of memory"); goto done; }   /* cpunode.h */
@@ -610,6 +609,10 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         goto done;
     }
     if (col_set_call(&s.cols, COL_EMIT, out, err, errlen) != 0) goto done;
+    if (simres_pools(&s, out) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
     rc = 0;
 done:
     trend_free(&s.tr);
@@ -625,6 +628,8 @@ done:
     if (s.client_rng) gsl_rng_free(s.client_rng);
     free(s.peak_q);
     free(s.peak_in);
+    out->pools = s.pres;   /* TRANSITIONAL */
+    out->npools = s.nst;
     clock_gettime(CLOCK_MONOTONIC, &w1);
     double wall_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
     out->rows.family = "run";   /* the run's wall time, the last of its rows (add_times) */

@@ -69,7 +69,7 @@ int simres_fill(sim *s, sim_result *out)
     out->saturated = s->capped;
     for (int i = 0; i < s->nst; i++) {
         station *st = s->st[i];
-        pool_result *p = &out->pools[i];
+        pool_result *p = &s->pres[i];
         snprintf(p->name, sizeof p->name, "%s", sc->pools[i].name);
         p->kind = sc->pools[i].kind->name;
         p->has_offered_load = st->ops->offered_load != NULL;
@@ -107,7 +107,7 @@ int simres_fill(sim *s, sim_result *out)
         if (p->saturated) out->saturated = 1;
         if (sc->pools[i].kind->flags & KIND_TOKENS) out->has_llm = 1;
     }
-    out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, out);
+    out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, s->pres);
     return 0;
 }
 
@@ -128,7 +128,7 @@ int simres_workload(const sim *s, sim_result *out)
         return -1;
     if (s->finite) {
         int grew = 0;
-        for (int i = 0; i < out->npools; i++) grew |= out->pools[i].backlog_grew;
+        for (int i = 0; i < s->nst; i++) grew |= s->pres[i].backlog_grew;
         if (engine_row(out, "finite", "finite", 1) || engine_row(out, "finite", "backlog_grew", grew) ||
             engine_row(out, "finite", "peak_queue", (double) s->peak_q_all) ||
             engine_row(out, "finite", "peak_queue_at_s", simtime_to_s(s->peak_q_t)))
@@ -142,4 +142,47 @@ int simres_workload(const sim *s, sim_result *out)
         engine_row(out, "workload", "mean_in_system", win_ns > 0 ? (s->live_area_end - s->live_area_start) / win_ns : 0))
         return -1;
     return 0;
+}
+
+/* Pool P's rows (simres_pools) into R, scope its name.  Returns 0 or -1. */
+static int pool_rows(sim_rows *r, const pool_result *p, int finite, int has_llm)
+{
+    const char *S = p->name;
+    r->family = "pool";
+    if (sim_rows_add_text(r, S, "kind", p->kind ? p->kind : "unknown") ||
+        sim_rows_add(r, S, "busy_share", p->utilization, 0) || sim_rows_add(r, S, "saturated", p->saturated, 0))
+        return -1;
+    if (finite && (sim_rows_add(r, S, "backlog_grew", p->backlog_grew, 0) ||
+                   sim_rows_add(r, S, "peak_queue", (double) p->peak_queue, 0) ||
+                   sim_rows_add(r, S, "peak_in_pool", (double) p->peak_inside, 0)))
+        return -1;
+    if (p->has_offered_load && sim_rows_add(r, S, "offered_load", p->offered_load, 0)) return -1;
+    if (sim_rows_add(r, S, "arrivals", (double) p->arrivals, 0) || sim_rows_add(r, S, "served", (double) p->served, 0) ||
+        sim_rows_add(r, S, "rejected", (double) p->rejected, 0) || sim_rows_add(r, S, "timed_out", (double) p->timed_out, 0))
+        return -1;
+    for (int k = 0; k < p->nmetrics; k++) {
+        const pool_metric *m = &p->metrics[k];
+        if (m->text ? sim_rows_add_text(r, S, m->name, m->text) : sim_rows_add(r, S, m->name, m->value, 0)) return -1;
+    }
+    /* Its own queue and service hide only when it is saturated itself; the
+     * latencies of the requests that passed it when the run is (docs/metrics.md,
+     * "Per pool and per route"). */
+    if (sim_rows_add_latency_hide(r, S, "queue", &p->queue, p->saturated) ||
+        sim_rows_add_latency_hide(r, S, "service", &p->service, p->saturated) ||
+        sim_rows_add_latency(r, S, "e2e", &p->e2e))
+        return -1;
+    if (p->has_tokens && has_llm &&
+        (sim_rows_add_latency(r, S, "ttft", &p->ttft) || sim_rows_add_latency(r, S, "tpot", &p->tpot) ||
+         (p->has_itl && sim_rows_add_latency(r, S, "itl", &p->itl))))
+        return -1;
+    r->family = "verdict";
+    return sim_rows_add(r, S, "load_saturated", p->load_saturated, 0);
+}
+
+int simres_pools(const sim *s, sim_result *out)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < s->nst; i++) rc = pool_rows(&out->rows, &s->pres[i], s->finite, out->has_llm);
+    out->rows.family = NULL;
+    return rc;
 }

@@ -83,6 +83,8 @@ typedef struct sim {
     uint64_t peak_q_all;      /* finite: most requests waiting in all pools together at an arrival */
     simtime_t peak_q_t;       /* finite: when first seen, ns */
     cpu_nodes *cpun;          /* [node] sections and CPU limits (fleet/cpunode.h; host issue 35), or NULL */
+    pool_result *pres;        /* [nst] each pool's results, filled at the end (simres_fill, then the
+                                 collectors' emit: env.pools) and turned into rows (simres_pools) */
 } sim;
 
 /* Fills OUT from S once the run has ended: the run's counts, times and rates
@@ -103,5 +105,15 @@ int simres_fill(sim *s, sim_result *out);
  * mean_in_system (the time-mean number of requests in the system during the
  * window).  Returns 0 or -1 (out of memory). */
 int simres_workload(const sim *s, sim_result *out);
+
+/* Each pool's results (s->pres, complete once every collector has emitted) as
+ * rows of scope the pool's name, in pool order: family "pool", what the
+ * report shows of the pool (kind, busy_share, saturated, [finite]
+ * backlog_grew, peak_queue and peak_in_pool, offered_load where the kind
+ * knows it, arrivals, served, rejected, timed_out, the kind's own rows, the
+ * latencies queue, service and e2e, and ttft, tpot and itl where it emits
+ * tokens); family "verdict", which the report leaves out, load_saturated
+ * (1: saturated by its offered load).  Returns 0 or -1 (out of memory). */
+int simres_pools(const sim *s, sim_result *out);
 
 #endif

@@ -72,11 +72,11 @@ int verdict_backlog_grew(const station *st, const trend *tr, int i)
  * one its sampled contents show: the samples over half their integrated
  * autocorrelation time (warmup.h, trend_windows), which cannot see excursions
  * as long as the window and is the backstop only. */
-double verdict_relax_windows(const scenario *sc, station *const *st, const trend *tr, const sim_result *out)
+double verdict_relax_windows(const scenario *sc, station *const *st, const trend *tr, const pool_result *pools)
 {
     double least = INFINITY;
     for (int i = 0; i < sc->npools; i++) {
-        const pool_result *p = &out->pools[i];
+        const pool_result *p = &pools[i];
         double w = 2 * trend_windows(tr, i);
         double rho = p->offered_load, S = p->service.mean, c = st[i]->capacity;
         if (!(sc->pools[i].kind->flags & KIND_TOKENS) && rho > 0 && rho < 1 && S > 0 && c > 0 && p->service.n > 1) {

@@ -30,7 +30,7 @@ int verdict_load_exceeds(double rho, uint64_t n);
 /* The measured window in relaxation times of the pools' queues, the least over
  * the pools (OUT's pools have their offered load and service filled): the
  * value of sim_result.relax_windows (INFINITY: unknown). */
-double verdict_relax_windows(const scenario *sc, station *const *st, const trend *tr, const sim_result *out);
+double verdict_relax_windows(const scenario *sc, station *const *st, const trend *tr, const pool_result *pools);
 
 /* Pool I's saturation verdict into P (its offered load and window filled;
  * the offered load measured from its inflow where it was unknown beforehand):
