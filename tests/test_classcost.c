@@ -58,7 +58,7 @@ static double sys(const sim_result *r, const char *metric) { return sim_result_g
 static const pool_result *pool(const sim_result *r, const char *name)
 {
     for (int i = 0; i < r->npools; i++)
-        if (!strcmp(r->pools[i].name, name)) return &r->pools[i];
+        if (!strcmp(tsim_pool(r, i), name)) return &r->pools[i];
     cr_assert_fail("no pool %s", name);
     return NULL;
 }

@@ -46,7 +46,7 @@ Test(clsprefix, shared_system_prompt_class_and_weighted_mean)
     cr_expect_eq(rplain, 0);
     /* The pool's rate is the classes' token-weighted mean, the tokens counted
      * being the measured requests' whole prompts (3000 and 900 each). */
-    double pool = pool_metric_get(&r.pools[0], "prefix_hit_rate");
+    double pool = tsim_pv(&r, 0, "prefix_hit_rate");
     double psys = 3000.0 * nsys, pplain = 900.0 * nplain;
     double mean = (rsys * psys + rplain * pplain) / (psys + pplain);
     cr_expect(fabs(pool - mean) < 1e-12, "pool %.15g, classes' mean %.15g", pool, mean);

@@ -82,7 +82,7 @@ Test(conn, slow_start_stall_by_hand)
 static const pool_result *pool_of(const sim_result *r, const char *name)
 {
     for (int i = 0; i < r->npools; i++)
-        if (strcmp(r->pools[i].name, name) == 0) return &r->pools[i];
+        if (strcmp(tsim_pool(r, i), name) == 0) return &r->pools[i];
     cr_assert_fail("no pool %s", name);
     return NULL;
 }

@@ -163,9 +163,9 @@ Test(cpunode, mm1_ps_mean_sojourn)
     tsim_run("node.ini", MM1PS("50"), 1, &r);
     cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 20.0, 0.03 * 20, "rho 0.5: mean %g ms, want 20", tsim_sys(&r, "e2e")->mean);
     /* The node's busy share is rho (sd of the busy share ~ the same order). */
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_cpu"), 0.5, 0.015, "node_cpu %g",
-                       pool_metric_get(&r.pools[0], "node_cpu"));
-    cr_assert_eq(r.pools[0].rejected + tsim_n(&r, "failed"), 0);
+    cr_assert_float_eq(tsim_pv(&r, 0, "node_cpu"), 0.5, 0.015, "node_cpu %g",
+                       tsim_pv(&r, 0, "node_cpu"));
+    cr_assert_eq(tsim_pv(&r, 0, "rejected") + tsim_n(&r, "failed"), 0);
     sim_result_free(&r);
     tsim_run("node.ini", MM1PS("70"), 2, &r);
     cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 10 / 0.3, 0.05 * 10 / 0.3, "rho 0.7: mean %g ms, want 33.3", tsim_sys(&r, "e2e")->mean);
@@ -184,8 +184,8 @@ Test(cpunode, background_load_and_determinism)
     sim_result r, r2;
     tsim_run("node.ini", text, 3, &r);
     cr_assert_float_eq(tsim_sys(&r, "e2e")->mean, 10 / 0.3, 0.05 * 10 / 0.3, "mean %g ms, want 33.3", tsim_sys(&r, "e2e")->mean);
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_cpu"), 0.7, 0.02);
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "node_background_cores"), 0.3, 1e-9);
+    cr_assert_float_eq(tsim_pv(&r, 0, "node_cpu"), 0.7, 0.02);
+    cr_assert_float_eq(tsim_pv(&r, 0, "node_background_cores"), 0.3, 1e-9);
     tsim_run("node.ini", text, 3, &r2);
     cr_assert_eq(tsim_sys(&r, "e2e")->p99, tsim_sys(&r2, "e2e")->p99);
     cr_assert_eq(tsim_n(&r, "events"), tsim_n(&r2, "events"));
@@ -205,15 +205,15 @@ Test(cpunode, throttling_in_a_run)
     sim_result r;
     snprintf(text, sizeof text, "%s0.5\n", base);
     tsim_run("node.ini", text, 1, &r);
-    cr_assert_gt(pool_metric_get(&r.pools[0], "cpu_throttled_periods"), 100);
-    cr_assert_gt(pool_metric_get(&r.pools[0], "cpu_throttled_s"), 0);
+    cr_assert_gt(tsim_pv(&r, 0, "cpu_throttled_periods"), 100);
+    cr_assert_gt(tsim_pv(&r, 0, "cpu_throttled_s"), 0);
     cr_assert_gt(tsim_sys(&r, "service")->p99, 30 + 1e-6, "a throttled request takes longer than its CPU time");
     cr_assert_geq(tsim_sys(&r, "service")->cdf[0], 30 * (1 - 1e-3), "p1 %g", tsim_sys(&r, "service")->cdf[0]);
     cr_assert_leq(tsim_sys(&r, "service")->max, 80 + 1e-6, "30 ms never needs more than one throttled gap of 50 ms");
     sim_result_free(&r);
     snprintf(text, sizeof text, "%s1\n", base);
     tsim_run("node.ini", text, 1, &r);
-    cr_assert_eq(pool_metric_get(&r.pools[0], "cpu_throttled_periods"), 0);
+    cr_assert_eq(tsim_pv(&r, 0, "cpu_throttled_periods"), 0);
     cr_assert_float_eq(tsim_sys(&r, "service")->max, 30, 1e-6);
     sim_result_free(&r);
 }
@@ -260,9 +260,9 @@ Test(oomkill, over_the_limit_kills_and_restarts)
      * 2 s (unavailable meanwhile), and every request is counted once. */
     sim_result r;
     tsim_run("node.ini", PODS "5\n", 1, &r);
-    cr_assert_eq(pool_metric_get(&r.pools[0], "oom_kills"), 0);
+    cr_assert_eq(tsim_pv(&r, 0, "oom_kills"), 0);
     cr_assert_eq(tsim_n(&r, "failed"), 0);
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "availability"), 1, 1e-12);
+    cr_assert_float_eq(tsim_pv(&r, 0, "availability"), 1, 1e-12);
     sim_result_free(&r);
     tsim_run("node.ini", PODS "2.5\n", 1, &r);
     const pool_result *p = &r.pools[0];

@@ -28,9 +28,9 @@ Test(defaults, system_prompt_is_hashed_per_kv_block)
                  cases[i].block);
         sim_result res;
         tsim_run("/tmp/test_defaults.ini", text, 1, &res);
-        cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), cases[i].found / 2900.0, 1e-12,
-                           "block_tokens %d: %g", cases[i].block, pool_metric_get(&res.pools[0], "prefix_hit_rate"));
-        cr_assert_eq(pool_metric_get(&res.pools[0], "prefill_tokens_saved"), cases[i].found,
+        cr_assert_float_eq(tsim_pv(&res, 0, "prefix_hit_rate"), cases[i].found / 2900.0, 1e-12,
+                           "block_tokens %d: %g", cases[i].block, tsim_pv(&res, 0, "prefix_hit_rate"));
+        cr_assert_eq(tsim_pv(&res, 0, "prefill_tokens_saved"), cases[i].found,
                      "block_tokens %d", cases[i].block);
         sim_result_free(&res);
     }
@@ -63,9 +63,9 @@ Test(defaults, a_whole_prompt_hit_skips_whole_blocks_but_the_last_token)
                  path, hbt[i]);
         sim_result res;
         tsim_run("/tmp/test_defaults.ini", text, 1, &res);
-        cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 1, "hash_block_tokens %d", hbt[i]);
-        cr_assert_eq(pool_metric_get(&res.pools[0], "prefill_tokens_saved"), 1984, "hash_block_tokens %d: %g",
-                     hbt[i], pool_metric_get(&res.pools[0], "prefill_tokens_saved"));
+        cr_assert_eq(tsim_pv(&res, 0, "prefix_hit_rate"), 1, "hash_block_tokens %d", hbt[i]);
+        cr_assert_eq(tsim_pv(&res, 0, "prefill_tokens_saved"), 1984, "hash_block_tokens %d: %g",
+                     hbt[i], tsim_pv(&res, 0, "prefill_tokens_saved"));
         sim_result_free(&res);
         remove(path);
     }

@@ -60,7 +60,7 @@ static void expect_refused(const char *text, const char *needle)
     cr_expect(strstr(err, "test_dp.ini") != NULL && strchr(err, '\n') == NULL, "one line naming the file: %s", err);
 }
 
-static double metric(const sim_result *r, const char *name) { return pool_metric_get(&r->pools[0], name); }
+static double metric(const sim_result *r, const char *name) { return tsim_pv(r, 0, name); }
 
 /* ---- KV capacity ------------------------------------------------------------------ */
 

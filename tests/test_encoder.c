@@ -454,7 +454,7 @@ Test(encoder, learned_pass_by_hand_and_in_a_pool)
     sim_result res;
     tsim_run("enc.ini", text, 1, &res);
     double want = learned_by_hand(&c.lc, 1, 1024);
-    cr_expect(fabs(res.pools[0].service.mean - want) < 1e-5, "%.9g vs %.9g", res.pools[0].service.mean, want);
+    cr_expect(fabs(tsim_pl(&res, 0, "service")->mean - want) < 1e-5, "%.9g vs %.9g", tsim_pl(&res, 0, "service")->mean, want);
     sim_result_free(&res);
 }
 
@@ -469,7 +469,7 @@ Test(encoder, roofline_keys_keep_the_roofline)
     tsim_run("enc.ini", text, 1, &res);
     enc_cfg c = h100_bge_m3();
     double want = enc_pass_ms(&c, 1, 1024);
-    cr_expect(fabs(res.pools[0].service.mean - want) < 1e-5, "%.9g vs %.9g", res.pools[0].service.mean, want);
+    cr_expect(fabs(tsim_pl(&res, 0, "service")->mean - want) < 1e-5, "%.9g vs %.9g", tsim_pl(&res, 0, "service")->mean, want);
     sim_result_free(&res);
 }
 

@@ -140,11 +140,11 @@ Test(energy, power_curve_from_measured_samples)
     snprintf(text, sizeof text, ONE_AT_A_TIME("", "power_curve = csv(%s)\n"), path);
     sim_result r;
     tsim_run("energy.ini", text, 1, &r);
-    double u = r.pools[0].utilization;
+    double u = tsim_pv(&r, 0, "busy_share");
     cr_assert_gt(u, 0.005);
     cr_assert_lt(u, 0.51);
     double P = 62 + (305 - 62) * (u - 0.005) / (0.51 - 0.005);
-    cr_assert_float_eq(r.pools[0].energy_j, 6 * tsim_v(&r, "window_s") * P, 1e-9 * r.pools[0].energy_j);
+    cr_assert_float_eq((tsim_pv(&r, 0, "energy_kwh") * 3.6e6), 6 * tsim_v(&r, "window_s") * P, 1e-9 * (tsim_pv(&r, 0, "energy_kwh") * 3.6e6));
     sim_result_free(&r);
     /* Bad samples: the file, line and column. */
     f = fopen(path, "w");
@@ -171,13 +171,13 @@ Test(energy, electricity_cost_is_kwh_pue_price)
     cr_assert_eq(kwh, sim_result_get(&b, "", "energy_kwh", "value"));
     cr_assert(isnan(sim_result_get(&a, "", "electricity_usd", "value")), "not priced: no row");
     cr_assert_float_eq(sim_result_get(&b, "", "electricity_usd", "value"), usd, 1e-12 * usd);
-    cr_assert_float_eq(pool_metric_get(&b.pools[0], "electricity_usd"), usd, 1e-12 * usd);
+    cr_assert_float_eq(tsim_pv(&b, 0, "electricity_usd"), usd, 1e-12 * usd);
     double per_hour = usd * 3600 / tsim_v(&b, "window_s");
     double a_hour = sim_result_get(&a, "", "cost_per_hour", "value"), b_hour = sim_result_get(&b, "", "cost_per_hour", "value");
     double b_mtok = sim_result_get(&b, "", "cost_per_mtok", "value");
     cr_assert_float_eq(a_hour, 6 * 2.0, 1e-12);
     cr_assert_float_eq(b_hour, 6 * 2.0 + per_hour, 1e-9);
-    cr_assert_float_eq(pool_metric_get(&b.pools[0], "cost_per_hour"), 6 * 2.0 + per_hour, 1e-9);
+    cr_assert_float_eq(tsim_pv(&b, 0, "cost_per_hour"), 6 * 2.0 + per_hour, 1e-9);
     cr_assert_float_eq(b_mtok, b_hour / (tsim_v(&b, "output_tokens_per_s") * 3600 / 1e6), 1e-9 * b_mtok);
     sim_result_free(&a);
     sim_result_free(&b);

@@ -75,7 +75,7 @@ Test(fleetsim, nothing_lost_under_failures)
     sim_result_free(&r);
     simulate(MM8 "fail_after_s = exp(mean=20)\nrepair_s = exp(mean=2)\non_failure = fail\n"
              "queue_limit = 30\ntimeout_ms = 400\npaid_while_down = yes\n", 1, &r);
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), 8 * tsim_v(&r, "window_s"),
+    cr_assert_float_eq(tsim_pv(&r, 0, "server_seconds"), 8 * tsim_v(&r, "window_s"),
                        1e-6 * 8 * tsim_v(&r, "window_s"));
     sim_result_free(&r);
 }
@@ -87,15 +87,15 @@ Test(fleetsim, retried_requests_are_served)
     simulate(text, 3, &r);
     cr_assert_eq(tsim_n(&r, "failed"), 0);
     cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
-    cr_assert_gt(pool_metric_get(&r.pools[0], "failures"), 100);
+    cr_assert_gt(tsim_pv(&r, 0, "failures"), 100);
     /* Failures add queueing: utilisation of the up servers 120 x 0.05 / (8 x
      * 20/22) = 0.825 > 0.75 without them. */
-    cr_assert_gt(r.pools[0].utilization, 0.78);
+    cr_assert_gt(tsim_pv(&r, 0, "busy_share"), 0.78);
     /* The same seed gives the same run. */
     simulate(text, 3, &r2);
     cr_assert_eq(tsim_sys(&r, "e2e")->p99, tsim_sys(&r2, "e2e")->p99);
     cr_assert_eq(tsim_n(&r, "events"), tsim_n(&r2, "events"));
-    cr_assert_eq(pool_metric_get(&r.pools[0], "failures"), pool_metric_get(&r2.pools[0], "failures"));
+    cr_assert_eq(tsim_pv(&r, 0, "failures"), tsim_pv(&r2, 0, "failures"));
     sim_result_free(&r);
     sim_result_free(&r2);
 }
@@ -258,7 +258,7 @@ Test(fleetsim, llm_replicas_fail_nothing_lost)
     simulate(LLM4 "fail_after_s = exp(mean=60)\nrepair_s = exp(mean=20)\non_failure = retry\n", 1, &r);
     cr_assert_eq(tsim_n(&r, "failed"), 0);
     cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
-    cr_assert_gt(pool_metric_get(&r.pools[0], "failures"), 0);
+    cr_assert_gt(tsim_pv(&r, 0, "failures"), 0);
     unsetenv("LATSIM_CHECK");
     sim_result_free(&r);
 }
@@ -332,7 +332,7 @@ Test(fleetsim, retry_storm)
     cr_assert_eq(calm.saturated, 0);
     cr_assert_gt(tsim_n(&calm, "timed_out"), 0);
     cr_assert_eq(storm.saturated, 1);
-    cr_assert_gt(storm.pools[0].offered_load, 1.5, "offered load %g", storm.pools[0].offered_load);
+    cr_assert_gt(tsim_pv(&storm, 0, "offered_load"), 1.5, "offered load %g", tsim_pv(&storm, 0, "offered_load"));
     double attempts = sim_result_get(&storm, "", "attempts", "value");
     cr_assert_gt(attempts, 2.0 * (double) tsim_n(&storm, "requests"));
     cr_assert_eq(attempts, (double) tsim_n(&storm, "requests") + sim_result_get(&storm, "", "retries", "value"));
@@ -409,7 +409,7 @@ Test(fleetsim, failures_beyond_the_clock_never_come)
      * years, so no failure happens and the run is the plain M/M/8's. */
     simulate(MM8, 1, &a);
     simulate(MM8 "fail_after_s = exp(mean=1e12)\n", 1, &b);
-    cr_assert_eq(pool_metric_get(&b.pools[0], "failures"), 0);
+    cr_assert_eq(tsim_pv(&b, 0, "failures"), 0);
     cr_assert_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
     cr_assert_eq(tsim_n(&a, "served"), tsim_n(&b, "served"));
     sim_result_free(&a);
@@ -424,7 +424,7 @@ Test(fleetsim, cold_and_warm_reported_apart)
     simulate(MM8 "fail_after_s = exp(mean=30)\nrepair_s = const(1)\nstartup_s = 2\ncold_factor = 4\n"
              "cold_requests = 10\n", 1, &r);
     double cold = sim_result_get(&r, "", "served_cold", "value"), warm = sim_result_get(&r, "", "served_warm", "value");
-    cr_assert_eq(cold, pool_metric_get(&r.pools[0], "cold_served"));
+    cr_assert_eq(cold, tsim_pv(&r, 0, "cold_served"));
     cr_assert_eq(cold + warm, (double) tsim_n(&r, "served"));
     cr_assert_gt(cold, 1000);
     /* A cold service is 4 x 50 ms on average: well above the warm E2E. */
@@ -515,8 +515,8 @@ Test(fleetsim, scale_to_zero_and_back)
                 "[pool cpu]\nservers = 1\nservice_ms = exp(mean=50)\nmin_replicas = 0\nmax_replicas = 4\n"
                 "autoscale = utilization\nautoscale_target = 0.5\ncooldown_s = 30\nprovision_s = 5\n", 60, &r);
     cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
-    cr_assert_gt(pool_metric_get(&r.pools[0], "scale_downs"), 0);
-    cr_assert_gt(pool_metric_get(&r.pools[0], "scale_ups"), 0);
+    cr_assert_gt(tsim_pv(&r, 0, "scale_downs"), 0);
+    cr_assert_gt(tsim_pv(&r, 0, "scale_ups"), 0);
     /* In the quiet minutes the pool spends most of its time at zero servers. */
     const ts_row *row = ts_rows(r.ts);
     int quiet = 0;
@@ -548,7 +548,7 @@ Test(fleetsim, generic_cold_start_loads_its_weights)
     sim_result_free(&r);
     snprintf(t, sizeof t, text, "paid_while_down = yes\n");
     simulate(t, 1, &r);
-    cr_assert_float_eq(pool_metric_get(&r.pools[0], "server_seconds"), tsim_v(&r, "window_s"), 1e-6);
+    cr_assert_float_eq(tsim_pv(&r, 0, "server_seconds"), tsim_v(&r, "window_s"), 1e-6);
     sim_result_free(&r);
     /* Weights need a bandwidth; an llm pool's come from its model. */
     char err[512];
@@ -605,8 +605,8 @@ Test(fleetsim, swapping_by_hand)
     cr_assert_eq(tsim_sys(&roomy, "e2e")->p99, tsim_sys(&plain, "e2e")->p99);
     cr_assert_eq(tsim_sys(&roomy, "e2e")->mean, tsim_sys(&plain, "e2e")->mean);
     cr_assert_eq(tsim_n(&roomy, "served"), tsim_n(&plain, "served"));
-    cr_assert_eq(pool_metric_get(&roomy.pools[0], "swapped"), 0);
-    cr_assert_eq(pool_metric_get(&roomy.pools[0], "swap_share"), 0);
+    cr_assert_eq(tsim_pv(&roomy, 0, "swapped"), 0);
+    cr_assert_eq(tsim_pv(&roomy, 0, "swap_share"), 0);
     /* A 3.3 GiB limit: the third request in service swaps.  Request 0 starts
      * alone (25 ms), 1 with 0 (25 ms, ends at 35), 2 at 20 ms with 0 (ends at
      * 25) and 1: 3 in service, 1.2 x 25 = 30 ms, ends at 50; from then on k starts at 10k with k-2 (ends at 10k + 10)
@@ -617,8 +617,8 @@ Test(fleetsim, swapping_by_hand)
                        tsim_sys(&tight, "service")->mean);
     cr_assert_float_eq(tsim_sys(&tight, "service")->max, 30, 1e-9);
     cr_assert_float_eq(tsim_sys(&tight, "e2e")->mean, 30, 1e-9, "e2e mean %.17g", tsim_sys(&tight, "e2e")->mean);
-    cr_assert_eq(pool_metric_get(&tight.pools[0], "swap_share"), 1);
-    cr_assert_eq(pool_metric_get(&tight.pools[0], "swapped"), (double) tsim_n(&tight, "served"));
+    cr_assert_eq(tsim_pv(&tight, 0, "swap_share"), 1);
+    cr_assert_eq(tsim_pv(&tight, 0, "swapped"), (double) tsim_n(&tight, "served"));
     sim_result_free(&plain);
     sim_result_free(&roomy);
     sim_result_free(&tight);
@@ -675,7 +675,7 @@ Test(fleetsim, gateway_pauses_by_hand)
     cr_assert_float_eq(tsim_sys(&paused, "e2e")->max, max, 1e-6, "e2e max %.17g, by hand %.17g",
                        tsim_sys(&paused, "e2e")->max, max);
     cr_assert_eq(tsim_n(&paused, "served"), tsim_n(&paused, "requests"));   /* none lost in a pause */
-    cr_assert_eq(pool_metric_get(&paused.pools[0], "pauses"), 16);   /* by 19.99 s: starts 1.0003 ... 19.7548 s */
+    cr_assert_eq(tsim_pv(&paused, 0, "pauses"), 16);   /* by 19.99 s: starts 1.0003 ... 19.7548 s */
     sim_result_free(&plain);
     sim_result_free(&never);
     sim_result_free(&paused);

@@ -316,14 +316,14 @@ Test(gateway, result_cache_hit_returns_the_whole_answer)
         snprintf(text, sizeof text, HIT_TEXT, cases[i].chunk, cases[i].stream);
         sim_result res;
         run(text, &res);
-        cr_assert_eq(pool_metric_get(&res.pools[1], "hit_rate"), 1);
+        cr_assert_eq(tsim_pv(&res, 1, "hit_rate"), 1);
         cr_assert_float_eq(tsim_sys(&res, "network")->mean, cases[i].net, 1e-6, "case %zu: %.6f", i,
                            tsim_sys(&res, "network")->mean);
         cr_assert_float_eq(tsim_sys(&res, "network")->max, cases[i].net, 1e-6);
         cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, cases[i].net + 1, 1e-6);
         cr_assert_float_eq(tsim_sys(&res, "ttft")->mean, cases[i].net + 1, 1e-6);
         cr_assert_eq(tsim_sys(&res, "tpot")->n, 0);
-        cr_assert_float_eq(pool_metric_get(&res.pools[1], "hit_e2e_ms_mean"), cases[i].net + 1, 1e-6);
+        cr_assert_float_eq(tsim_pv(&res, 1, "hit_e2e_ms_mean"), cases[i].net + 1, 1e-6);
         sim_result_free(&res);
     }
 }
@@ -347,7 +347,7 @@ Test(gateway, api_rate_limit_admits_the_configured_rate)
     cr_assert(tsim_n(&res, "served") >= expect - 3 && tsim_n(&res, "served") <= expect + 1e-9,
               "served %lu, expected %.1f (-3)", (unsigned long) tsim_n(&res, "served"), expect);
     cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "rejected"), 40000);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "rate_limited"), (double) tsim_n(&res, "rejected"), 0);
+    cr_assert_float_eq(tsim_pv(&res, 0, "rate_limited"), (double) tsim_n(&res, "rejected"), 0);
     sim_result_free(&res);
 }
 
@@ -377,10 +377,10 @@ Test(gateway, result_cache_hit_rate_is_the_zipf_expectation)
     zipf_free(z);
     sim_result res;
     run(text, &res);
-    double hits = pool_metric_get(&res.pools[0], "hits");
+    double hits = tsim_pv(&res, 0, "hits");
     cr_assert_float_eq(hits, N - ed, 5 * sqrt(var), "hits %.0f, expected %.1f +- %.1f", hits, N - ed, sqrt(var));
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "hit_rate"), hits / N, 1e-12);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "false_hits"), 0);
+    cr_assert_float_eq(tsim_pv(&res, 0, "hit_rate"), hits / N, 1e-12);
+    cr_assert_eq(tsim_pv(&res, 0, "false_hits"), 0);
     sim_result_free(&res);
 }
 
@@ -423,7 +423,7 @@ static void complexity_run(const char *extra, sim_result *res)
 
 static double metric(const sim_result *res, const char *name)
 {
-    return pool_metric_get(&res->pools[0], name);
+    return tsim_pv(res, 0, name);
 }
 
 Test(gateway, complexity_without_error_sends_every_request_to_its_side)
@@ -436,7 +436,7 @@ Test(gateway, complexity_without_error_sends_every_request_to_its_side)
     cr_assert_eq(simple + complex, 40000);
     /* scores uniform: P(simple) = 0.3, 5 binomial standard errors */
     cr_assert_float_eq(simple, 0.3 * 40000, 5 * sqrt(40000 * 0.3 * 0.7));
-    cr_assert_eq(res.pools[1].arrivals, (uint64_t) simple);
+    cr_assert_eq(tsim_pv(&res, 1, "arrivals"), (uint64_t) simple);
     sim_result_free(&res);
 }
 
@@ -481,9 +481,9 @@ Test(gateway, least_kv_prefers_free_kv)
         "[pool b]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n";
     sim_result res;
     run(text, &res);
-    cr_assert_lt(res.pools[1].arrivals, res.pools[2].arrivals / 2,
-                 "small-KV pool got %lu, large %lu", (unsigned long) res.pools[1].arrivals,
-                 (unsigned long) res.pools[2].arrivals);
+    cr_assert_lt(tsim_pv(&res, 1, "arrivals"), tsim_pv(&res, 2, "arrivals") / 2,
+                 "small-KV pool got %lu, large %lu", (unsigned long) tsim_pv(&res, 1, "arrivals"),
+                 (unsigned long) tsim_pv(&res, 2, "arrivals"));
     sim_result_free(&res);
 }
 
@@ -535,7 +535,7 @@ static double mooncake_hit_rate(const char *rate, int kv_blocks, const char *ext
     if (check) setenv("LATSIM_CHECK", "1", 1);
     run_named("tests/test_gateway.ini", t, res);
     unsetenv("LATSIM_CHECK");
-    return pool_metric_get(&res->pools[0], "prefix_hit_rate");
+    return tsim_pv(res, 0, "prefix_hit_rate");
 }
 
 /* Room for everything and nothing in flight: every earlier request's blocks are
@@ -547,8 +547,8 @@ Test(gateway, prefix_cache_equals_repeat_token_share_exactly)
     double share = sim_result_get(&res, "", "repeat_token_share", "value");
     cr_assert(!isnan(share));
     cr_assert_eq(hit, share, "prefix_hit_rate %.9f, repeat_token_share %.9f", hit, share);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_evictions"), 0);
-    cr_assert_gt(pool_metric_get(&res.pools[0], "ttft_saved_ms"), 0);
+    cr_assert_eq(tsim_pv(&res, 0, "prefix_evictions"), 0);
+    cr_assert_gt(tsim_pv(&res, 0, "ttft_saved_ms"), 0);
     sim_result_free(&res);
 }
 
@@ -563,7 +563,7 @@ Test(gateway, small_prefix_cache_is_lower_but_positive)
     double small = mooncake_hit_rate("0.001", 20000, "", 0, &res);
     cr_assert_lt(small, full);
     cr_assert_gt(small, 0);
-    cr_assert_gt(pool_metric_get(&res.pools[0], "prefix_evictions"), 0);
+    cr_assert_gt(tsim_pv(&res, 0, "prefix_evictions"), 0);
     sim_result_free(&res);
     double busy = mooncake_hit_rate("2", 20000, "", 1, &res);
     cr_assert_gt(busy, 0);
@@ -695,12 +695,12 @@ Test(gateway, router_staleness_hides_recently_cached_prefixes)
         sim_result res;
         run(text, &res);
         cr_assert_eq(tsim_n(&res, "served"), 10);
-        cr_assert_eq(res.pools[1].arrivals, cases[i].a, "staleness %g ms: a got %lu", cases[i].stale,
-                     (unsigned long) res.pools[1].arrivals);
-        cr_assert_eq(res.pools[2].arrivals, cases[i].b, "staleness %g ms: b got %lu", cases[i].stale,
-                     (unsigned long) res.pools[2].arrivals);
+        cr_assert_eq(tsim_pv(&res, 1, "arrivals"), cases[i].a, "staleness %g ms: a got %lu", cases[i].stale,
+                     (unsigned long) tsim_pv(&res, 1, "arrivals"));
+        cr_assert_eq(tsim_pv(&res, 2, "arrivals"), cases[i].b, "staleness %g ms: b got %lu", cases[i].stale,
+                     (unsigned long) tsim_pv(&res, 2, "arrivals"));
         /* Only the first request to each pool misses the system prompt. */
-        double hits = pool_metric_get(&res.pools[1], "prefix_request_hit_rate");
+        double hits = tsim_pv(&res, 1, "prefix_request_hit_rate");
         cr_assert_float_eq(hits, (double) (cases[i].a - 1) / (double) cases[i].a, 1e-12);
         sim_result_free(&res);
     }
@@ -720,9 +720,9 @@ Test(gateway, shared_system_prompt_has_its_known_hit_rate)
         "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nprefix_cache = yes\n";
     sim_result res;
     run(text, &res);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2096.0 / 3000.0, 1e-12);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "prefill_tokens_saved"), 2096);
+    cr_assert_float_eq(tsim_pv(&res, 0, "prefix_hit_rate"), 2096.0 / 3000.0, 1e-12);
+    cr_assert_eq(tsim_pv(&res, 0, "prefix_request_hit_rate"), 1);
+    cr_assert_eq(tsim_pv(&res, 0, "prefill_tokens_saved"), 2096);
     sim_result_free(&res);
 }
 
@@ -738,9 +738,9 @@ Test(gateway, complexity_from_the_class)
         "[pool large]\nservers = 8\nservice_ms = exp(mean=100)\n";
     sim_result res;
     run(text, &res);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_complex"), 0);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_simple"), 0);
-    cr_assert_float_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 0.7 * 5000, 5 * sqrt(5000 * 0.21));
+    cr_assert_eq(tsim_pv(&res, 0, "small_got_complex"), 0);
+    cr_assert_eq(tsim_pv(&res, 0, "large_got_simple"), 0);
+    cr_assert_float_eq(tsim_pv(&res, 0, "small_got_simple"), 0.7 * 5000, 5 * sqrt(5000 * 0.21));
     sim_result_free(&res);
 }
 
@@ -764,24 +764,24 @@ Test(gateway, complexity_from_a_trace_column)
     sim_result res;
     snprintf(text, sizeof text, SCORES_TEXT, "csv", "[class all]\ncomplexity = const(0.99)\n");
     run_named("tests/test_gateway.ini", text, &res);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 8);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_complex"), 12);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_complex"), 0);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_simple"), 0);
+    cr_assert_eq(tsim_pv(&res, 0, "small_got_simple"), 8);
+    cr_assert_eq(tsim_pv(&res, 0, "large_got_complex"), 12);
+    cr_assert_eq(tsim_pv(&res, 0, "small_got_complex"), 0);
+    cr_assert_eq(tsim_pv(&res, 0, "large_got_simple"), 0);
     cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, (8 * 10 + 12 * 100) / 20.0, 1e-9);
     sim_result_free(&res);
     snprintf(text, sizeof text, SCORES_TEXT, "csv", "");
     run_named("tests/test_gateway.ini", text, &res);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 10);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_complex"), 10);
+    cr_assert_eq(tsim_pv(&res, 0, "small_got_simple"), 10);
+    cr_assert_eq(tsim_pv(&res, 0, "large_got_complex"), 10);
     cr_assert_float_eq(tsim_sys(&res, "e2e")->mean, (10 * 10 + 10 * 100) / 20.0, 1e-9);
     sim_result_free(&res);
     /* JSON lines (tests/data/complexity_scores.jsonl): 0.2, 0.8, null, 0.45 five
      * times; null takes the router's 0.2: 3 of 4 simple. */
     snprintf(text, sizeof text, SCORES_TEXT, "jsonl", "");
     run_named("tests/test_gateway.ini", text, &res);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "small_got_simple"), 15);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "large_got_complex"), 5);
+    cr_assert_eq(tsim_pv(&res, 0, "small_got_simple"), 15);
+    cr_assert_eq(tsim_pv(&res, 0, "large_got_complex"), 5);
     sim_result_free(&res);
 }
 
@@ -831,7 +831,7 @@ Test(gateway, result_cache_ttl_and_intents_from_the_class)
         "[pool work]\nservice_ms = const(10)\n";
     sim_result res;
     run(text, &res);
-    double hits = pool_metric_get(&res.pools[0], "hits");
+    double hits = tsim_pv(&res, 0, "hits");
     /* facts: all but the first of each of its 10 intents (and those in flight) hit */
     cr_assert_gt(hits, 0.5 * 4000 * 0.95);
     cr_assert_lt(hits, 0.5 * 4000 * 1.05);
@@ -844,8 +844,8 @@ static double prefix_rates(const char *text, double *req)
 {
     sim_result res;
     run(text, &res);
-    double hit = pool_metric_get(&res.pools[0], "prefix_hit_rate");
-    *req = pool_metric_get(&res.pools[0], "prefix_request_hit_rate");
+    double hit = tsim_pv(&res, 0, "prefix_hit_rate");
+    *req = tsim_pv(&res, 0, "prefix_request_hit_rate");
     sim_result_free(&res);
     return hit;
 }
@@ -968,7 +968,7 @@ Test(gateway, affinity_threshold_decides_when_a_prefix_counts)
                  TURNS_ANSWERS, k ? "1" : "0.5");
         sim_result res;
         run(text, &res);
-        hit[k] = pool_metric_get(&res.pools[0], "prefix_hit_rate");
+        hit[k] = tsim_pv(&res, 0, "prefix_hit_rate");
         sim_result_free(&res);
     }
     cr_assert_float_eq(hit[0], 3280.0 / 3600.0, 1e-4, "%g", hit[0]);
@@ -991,8 +991,8 @@ Test(gateway, a_retry_keeps_the_system_prompt)
     run(text, &res);
     double retries = sim_result_get(&res, "", "retries", "value");
     cr_assert_gt(retries, 100, "retries %g", retries);
-    cr_assert_eq(pool_metric_get(&res.pools[0], "prefix_request_hit_rate"), 1);
-    cr_assert_geq(pool_metric_get(&res.pools[0], "prefix_hit_rate"), 2048.0 / 3000.0);
+    cr_assert_eq(tsim_pv(&res, 0, "prefix_request_hit_rate"), 1);
+    cr_assert_geq(tsim_pv(&res, 0, "prefix_hit_rate"), 2048.0 / 3000.0);
     sim_result_free(&res);
 }
 

@@ -62,7 +62,7 @@ static void run(int lone, const char *kind, const char *extra, const char *tail,
 static const pool_result *pool_of(const sim_result *r, const char *name)
 {
     for (int i = 0; i < r->npools; i++)
-        if (!strcmp(r->pools[i].name, name)) return &r->pools[i];
+        if (!strcmp(tsim_pool(r, i), name)) return &r->pools[i];
     cr_assert_fail("no pool %s", name);
     return NULL;
 }

@@ -164,7 +164,7 @@ Test(honest, result_cache_repeat_share_is_its_hit_rate)
         snprintf(t, sizeof t, text, extra[i]);
         sim_result r;
         tsim_run("/tmp/test_honest_rc.ini", t, 1, &r);
-        double h = pool_metric_get(&r.pools[0], "hit_rate");
+        double h = tsim_pv(&r, 0, "hit_rate");
         cr_expect_float_eq(h, want[i], 0.02, "%s: hit rate %.4f, want %.2f", extra[i][0] ? extra[i] : "defaults", h, want[i]);
         sim_result_free(&r);
     }

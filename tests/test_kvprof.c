@@ -147,8 +147,8 @@ static double transfer_ms_exact(int P, const char *link)
     sim_result res;
     tsim_run("/tmp/test_kvprof.ini", text, 1, &res);
     cr_assert_eq(tsim_n(&res, "served"), 3);
-    double v = pool_metric_get(&res.pools[1], "kv_transfer_ms");
-    cr_expect(isnan(pool_metric_get(&res.pools[1], "kv_link_gbs")), "no bandwidth with a profile");
+    double v = tsim_pv(&res, 1, "kv_transfer_ms");
+    cr_expect(isnan(tsim_pv(&res, 1, "kv_link_gbs")), "no bandwidth with a profile");
     sim_result_free(&res);
     return v;
 }

@@ -147,10 +147,10 @@ static void check_lone(const sim_result *res, int nreq, int O, double ttft, doub
                        "e2e %.9f", tsim_sys(res, "e2e")->mean);
     cr_assert_eq(res->npools, 1);
     /* Every step of the run is one of this request's steps. */
-    cr_expect_eq(pool_metric_get(&res->pools[0], "steps"), (uint64_t) (nreq * steps_per_req), "steps %llu",
-                 (unsigned long long) pool_metric_get(&res->pools[0], "steps"));
-    cr_expect_float_eq(pool_metric_get(&res->pools[0], "mean_batch"), 1.0, 1e-12, "mean_batch %g", pool_metric_get(&res->pools[0], "mean_batch"));
-    cr_expect_eq(pool_metric_get(&res->pools[0], "preemptions"), 0);
+    cr_expect_eq(tsim_pv(res, 0, "steps"), (uint64_t) (nreq * steps_per_req), "steps %llu",
+                 (unsigned long long) tsim_pv(res, 0, "steps"));
+    cr_expect_float_eq(tsim_pv(res, 0, "mean_batch"), 1.0, 1e-12, "mean_batch %g", tsim_pv(res, 0, "mean_batch"));
+    cr_expect_eq(tsim_pv(res, 0, "preemptions"), 0);
 }
 
 /* ---- 1. a lone request: exact TTFT and TPOT --------------------------------- */
@@ -277,8 +277,8 @@ Test(llm_lone, single_output_token)
         cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 15.0, 2e-6, "%s e2e %.9f", sched[i],
                            tsim_sys(&res, "e2e")->mean);
         cr_expect_eq(tsim_sys(&res, "tpot")->n, 0, "%s", sched[i]);
-        cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 2, "%s steps %llu", sched[i],
-                     (unsigned long long) pool_metric_get(&res.pools[0], "steps"));
+        cr_expect_eq(tsim_pv(&res, 0, "steps"), 2, "%s steps %llu", sched[i],
+                     (unsigned long long) tsim_pv(&res, 0, "steps"));
         sim_result_free(&res);
     }
 }
@@ -319,28 +319,28 @@ Test(llm_kv, llama3_8b_h100_bf16)
 
     sim_result res;
     kv_run("model = llama-3-8b\ngpu = h100\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), expect, "kv_blocks %lld", (long long) pool_metric_get(&res.pools[0], "kv_blocks"));
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "kv_gib"), kv_bytes / GiB, 1e-9);
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), expect, "kv_blocks %lld", (long long) tsim_pv(&res, 0, "kv_blocks"));
+    cr_expect_float_eq(tsim_pv(&res, 0, "kv_gib"), kv_bytes / GiB, 1e-9);
     /* max_seq_len = min(model context 8192, KV tokens, max_batch_tokens 8192). */
-    cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 8192);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 1);
+    cr_expect_eq(tsim_pv(&res, 0, "max_seq_len"), 8192);
+    cr_expect_eq(tsim_pv(&res, 0, "gpus"), 1);
     cr_expect_eq(tsim_n(&res, "served"), 1);
     sim_result_free(&res);
 
     /* The listed defaults, written out, give the same answer. */
     kv_run("model = llama-3-8b\ngpu = h100\ngpu_memory_utilization = 0.9\nkv_blocks = derived\n"
            "activation_reserve_gib = profiled\ncuda_graph_gib = 0\nblock_tokens = 16\nweights = bf16\nkv_dtype = bf16\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), expect);
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), expect);
     sim_result_free(&res);
 
     /* block_tokens = 32 halves the block count (floor of the same bytes). */
     kv_run("model = llama-3-8b\ngpu = h100\nblock_tokens = 32\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), (int64_t) floor(kv_bytes / (2 * per_block)));
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), (int64_t) floor(kv_bytes / (2 * per_block)));
     sim_result_free(&res);
 
     /* Each term given: a set activation reserve, non-torch memory and CUDA graph pool. */
     kv_run("model = llama-3-8b\ngpu = h100\nactivation_reserve_gib = 2\nnon_torch_gib = 0.5\ncuda_graph_gib = 0.25\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"),
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"),
                  (int64_t) floor((79.18 * GiB * 0.9 - 8.03e9 * 2 - 2.75 * GiB) / per_block));
     sim_result_free(&res);
 }
@@ -358,16 +358,16 @@ Test(llm_kv, profiled_activations)
     cr_assert_gt(act2, 256.0 * 128256 * 38.5 + 65536.0 * 4096 * 2);
     sim_result res;
     kv_run("model = llama-3-8b\ngpu = h100\nmax_batch = 1024\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"),
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"),
                  (int64_t) floor((79.18 * GiB * 0.9 - 16.06e9 - act1 - 0.13 * GiB) / per_block));
     sim_result_free(&res);
     kv_run("model = llama-3-8b\ngpu = h100\nmax_batch_tokens = 65536\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"),
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"),
                  (int64_t) floor((79.18 * GiB * 0.9 - 16.06e9 - act2 - 0.13 * GiB) / per_block));
     sim_result_free(&res);
     /* chunked: its step is chunk_tokens (within max_batch_tokens): 512 tokens here. */
     kv_run("model = llama-3-8b\ngpu = h100\nscheduler = chunked\nmax_batch_tokens = 65536\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"),
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"),
                  (int64_t) floor((79.18 * GiB * 0.9 - 16.06e9 - (256.0 * 128256 * 38.5 + 512.0 * 4096 * 2)
                                   - 0.13 * GiB) / per_block));
     sim_result_free(&res);
@@ -379,12 +379,12 @@ Test(llm_kv, usable_memory_default)
     sim_result res;
     kv_run("model = llama-3-8b\ngpu = g24\nactivation_reserve_gib = 1\nnon_torch_gib = 0\n"
            "[gpu g24]\nbf16_tflops = 100\nmem_gib = 24\nmem_bw_gbs = 1000\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"),
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"),
                  (int64_t) floor((24 * 0.98 * GiB * 0.9 - 16.06e9 - 1.0 * GiB) / (16.0 * 131072)));
     sim_result_free(&res);
     kv_run("model = llama-3-8b\ngpu = g24\nactivation_reserve_gib = 1\nnon_torch_gib = 0\n"
            "[gpu g24]\nbf16_tflops = 100\nmem_gib = 24\nmem_usable_gib = 23.5\nmem_bw_gbs = 1000\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"),
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"),
                  (int64_t) floor((23.5 * GiB * 0.9 - 16.06e9 - 1.0 * GiB) / (16.0 * 131072)));
     sim_result_free(&res);
 }
@@ -403,7 +403,7 @@ Test(llm_kv, rtx4090_observed_run)
     sim_result res;
     kv_run("model = llama-3-8b\ngpu = rtx-4090\nscheduler = chunked\nchunk_tokens = 2048\nmax_batch_tokens = 2048\n",
            &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), expect, "kv_blocks %g", pool_metric_get(&res.pools[0], "kv_blocks"));
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), expect, "kv_blocks %g", tsim_pv(&res, 0, "kv_blocks"));
     sim_result_free(&res);
 }
 
@@ -423,23 +423,23 @@ Test(llm_kv, llama3_70b_h100_tp2)
 
     sim_result res;
     kv_run("model = llama-3-70b\ngpu = h100\ntp = 2\nactivation_reserve_gib = 1\nnon_torch_gib = 0\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), expect, "kv_blocks %lld", (long long) pool_metric_get(&res.pools[0], "kv_blocks"));
-    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 2);
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), expect, "kv_blocks %lld", (long long) tsim_pv(&res, 0, "kv_blocks"));
+    cr_expect_eq(tsim_pv(&res, 0, "gpus"), 2);
     /* 1866 * 16 = 29856 tokens > 8192: max_seq_len is the model context. */
-    cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 8192);
+    cr_expect_eq(tsim_pv(&res, 0, "max_seq_len"), 8192);
     cr_expect_eq(tsim_n(&res, "served"), 1);
     sim_result_free(&res);
 
     kv_run("model = llama-3-70b\ngpu = h100\ntp = 2\nactivation_reserve_gib = 1\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), (int64_t) floor((kv_bytes - 0.55 * GiB) / per_block));
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), (int64_t) floor((kv_bytes - 0.55 * GiB) / per_block));
     sim_result_free(&res);
 
     /* tp = 4: a quarter of the weights and 2 KV heads per GPU. */
     kv_bytes = 79.18 * GiB * 0.9 - 70.55e9 * 2 / 4 - 1.0 * GiB;
     per_block = 16.0 * (2.0 * 80 * (8 / 4) * 128 * 2);
     kv_run("model = llama-3-70b\ngpu = h100\ntp = 4\nactivation_reserve_gib = 1\nnon_torch_gib = 0\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), (int64_t) floor(kv_bytes / per_block));
-    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 4);
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), (int64_t) floor(kv_bytes / per_block));
+    cr_expect_eq(tsim_pv(&res, 0, "gpus"), 4);
     sim_result_free(&res);
 }
 
@@ -455,13 +455,13 @@ Test(llm_kv, fp8_kv_doubles_capacity)
 
     sim_result res;
     kv_run("model = llama-3-8b\ngpu = h100\nkv_dtype = fp8\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), fp8, "kv_blocks %lld", (long long) pool_metric_get(&res.pools[0], "kv_blocks"));
-    cr_expect(pool_metric_get(&res.pools[0], "kv_blocks") == 2 * bf16 || pool_metric_get(&res.pools[0], "kv_blocks") == 2 * bf16 + 1);
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), fp8, "kv_blocks %lld", (long long) tsim_pv(&res, 0, "kv_blocks"));
+    cr_expect(tsim_pv(&res, 0, "kv_blocks") == 2 * bf16 || tsim_pv(&res, 0, "kv_blocks") == 2 * bf16 + 1);
     sim_result_free(&res);
 
     /* fp8 weights free half the weight memory: 8.03e9 bytes. */
     kv_run("model = llama-3-8b\ngpu = h100\nweights = fp8\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"),
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"),
                  (int64_t) floor((79.18 * GiB * 0.9 - 8.03e9 - act - 0.13 * GiB) / (16.0 * 131072)));
     sim_result_free(&res);
 }
@@ -471,8 +471,8 @@ Test(llm_kv, given_kv_blocks_override)
 {
     sim_result res;
     kv_run("model = llama-3-8b\ngpu = h100\nkv_blocks = 100\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), 100);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 1600);
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), 100);
+    cr_expect_eq(tsim_pv(&res, 0, "max_seq_len"), 1600);
     sim_result_free(&res);
 }
 
@@ -520,13 +520,13 @@ Test(llm_batching, continuous_beats_static)
     cr_assert_eq(tsim_n(&ct, "served"), 1500);
     double cap_static = tsim_v(&st, "throughput_rps"), cap_cont = tsim_v(&ct, "throughput_rps");
     cr_log_info("capacity: static %.3f rps (mean batch %.2f), continuous %.3f rps (mean batch %.2f)",
-                cap_static, pool_metric_get(&st.pools[0], "mean_batch"), cap_cont, pool_metric_get(&ct.pools[0], "mean_batch"));
+                cap_static, tsim_pv(&st, 0, "mean_batch"), cap_cont, tsim_pv(&ct, 0, "mean_batch"));
     cr_expect_gt(cap_static, 0);
     cr_expect_geq(cap_cont, 1.5 * cap_static, "continuous %.3f rps vs static %.3f rps", cap_cont, cap_static);
     /* Flat out, both keep their batches (nearly) full, never above max_batch. */
-    cr_expect_leq(pool_metric_get(&st.pools[0], "mean_batch"), 32.0 + 1e-9);
-    cr_expect_leq(pool_metric_get(&ct.pools[0], "mean_batch"), 32.0 + 1e-9);
-    cr_expect_gt(pool_metric_get(&ct.pools[0], "mean_batch"), 30.0);
+    cr_expect_leq(tsim_pv(&st, 0, "mean_batch"), 32.0 + 1e-9);
+    cr_expect_leq(tsim_pv(&ct, 0, "mean_batch"), 32.0 + 1e-9);
+    cr_expect_gt(tsim_pv(&ct, 0, "mean_batch"), 30.0);
     sim_result_free(&st);
     sim_result_free(&ct);
 
@@ -598,14 +598,14 @@ Test(llm_preempt, small_kv_preempts_and_loses_nothing)
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", 64);
         run_text(text, 3, &res);
         cr_log_info("%s: preemptions %llu, served %llu, kv_peak %.3f", sched[i],
-                    (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"),
+                    (unsigned long long) tsim_pv(&res, 0, "preemptions"),
                     (unsigned long long) tsim_n(&res, "served"),
-                    pool_metric_get(&res.pools[0], "kv_peak"));
-        cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), 64);
-        cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s: no preemption", sched[i]);
+                    tsim_pv(&res, 0, "kv_peak"));
+        cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), 64);
+        cr_expect_gt(tsim_pv(&res, 0, "preemptions"), 0, "%s: no preemption", sched[i]);
         cr_expect_eq(tsim_n(&res, "served"), 150, "%s", sched[i]);
         check_conservation(&res);
-        cr_expect_leq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0 + 1e-12);
+        cr_expect_leq(tsim_pv(&res, 0, "kv_peak"), 1.0 + 1e-12);
         /* A preempted request is recomputed, so it takes longer than alone:
          * no request is faster than a lone one (15 ms + 399 decode steps). */
         cr_expect_geq(tsim_sys(&res, "e2e")->max, 15 + lone_decode_ms(100, 400) - 1e-3);
@@ -628,8 +628,8 @@ Test(llm_preempt, conservation_with_limits)
         cr_log_info("%s limits: served %llu rejected %llu timed out %llu preemptions %llu", sched[i],
                     (unsigned long long) tsim_n(&res, "served"), (unsigned long long) tsim_n(&res, "rejected"),
                     (unsigned long long) tsim_n(&res, "timed_out"),
-                    (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"));
-        cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
+                    (unsigned long long) tsim_pv(&res, 0, "preemptions"));
+        cr_expect_gt(tsim_pv(&res, 0, "preemptions"), 0, "%s", sched[i]);
         cr_expect_gt(tsim_n(&res, "rejected") + tsim_n(&res, "timed_out"), 0, "%s: limits never hit", sched[i]);
         check_conservation(&res);
         sim_result_free(&res);
@@ -646,7 +646,7 @@ Test(llm_preempt, static_reserves_never_preempts)
         sim_result res;
         preempt_text(text, sizeof text, sched[i], "", 64);
         run_text(text, 3, &res);
-        cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
+        cr_expect_eq(tsim_pv(&res, 0, "preemptions"), 0, "%s", sched[i]);
         cr_expect_eq(tsim_n(&res, "served"), 150, "%s", sched[i]);
         check_conservation(&res);
         sim_result_free(&res);
@@ -663,8 +663,8 @@ Test(llm_preempt, plentiful_kv_never_preempts)
         sim_result res;
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", 0);
         run_text(text, 3, &res);
-        cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), i == 0 ? 28126 : 28610);
-        cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
+        cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), i == 0 ? 28126 : 28610);
+        cr_expect_eq(tsim_pv(&res, 0, "preemptions"), 0, "%s", sched[i]);
         cr_expect_eq(tsim_n(&res, "served"), 150);
         check_conservation(&res);
         sim_result_free(&res);
@@ -754,7 +754,7 @@ Test(llm_dynamic, dynamic_batches_more_than_static)
                  "scheduler = %s\nmax_batch = 16\n%s",
                  sched[i], i ? "max_wait_ms = 50\n" : "");
         run_text(text, 2, &res);
-        mb[i] = pool_metric_get(&res.pools[0], "mean_batch");
+        mb[i] = tsim_pv(&res, 0, "mean_batch");
         cr_expect_eq(tsim_n(&res, "served"), 3000);
         cr_expect_eq(res.saturated, 0, "%s", sched[i]);
         cr_expect_geq(mb[i], 1.0);
@@ -780,9 +780,9 @@ Test(llm_dynamic, mean_batch_at_most_max_batch)
                  "scheduler = %s\nmax_batch = 8\n%s",
                  sched[i], i == 1 ? "max_wait_ms = 5\n" : i == 3 ? "chunk_tokens = 128\n" : "");
         run_text(text, 4, &res);
-        cr_log_info("%s: mean batch %.3f", sched[i], pool_metric_get(&res.pools[0], "mean_batch"));
-        cr_expect_leq(pool_metric_get(&res.pools[0], "mean_batch"), 8.0 + 1e-9, "%s: %g", sched[i], pool_metric_get(&res.pools[0], "mean_batch"));
-        cr_expect_gt(pool_metric_get(&res.pools[0], "mean_batch"), 4.0, "%s: %g", sched[i], pool_metric_get(&res.pools[0], "mean_batch"));
+        cr_log_info("%s: mean batch %.3f", sched[i], tsim_pv(&res, 0, "mean_batch"));
+        cr_expect_leq(tsim_pv(&res, 0, "mean_batch"), 8.0 + 1e-9, "%s: %g", sched[i], tsim_pv(&res, 0, "mean_batch"));
+        cr_expect_gt(tsim_pv(&res, 0, "mean_batch"), 4.0, "%s: %g", sched[i], tsim_pv(&res, 0, "mean_batch"));
         cr_expect_eq(tsim_n(&res, "served") + tsim_n(&res, "rejected") + tsim_n(&res, "timed_out"),
                      tsim_n(&res, "requests"));
         sim_result_free(&res);
@@ -857,9 +857,9 @@ Test(llm_determinism, same_seed_same_results)
         cr_expect_eq(tsim_n(&a, "events"), tsim_n(&b, "events"));
         cr_expect_eq(tsim_n(&a, "served"), tsim_n(&b, "served"));
         cr_expect_eq(tsim_v(&a, "window_s"), tsim_v(&b, "window_s"));
-        cr_expect_eq(pool_metric_get(&a.pools[0], "steps"), pool_metric_get(&b.pools[0], "steps"));
-        cr_expect_eq(pool_metric_get(&a.pools[0], "preemptions"), pool_metric_get(&b.pools[0], "preemptions"));
-        cr_expect_eq(pool_metric_get(&a.pools[0], "mean_batch"), pool_metric_get(&b.pools[0], "mean_batch"));
+        cr_expect_eq(tsim_pv(&a, 0, "steps"), tsim_pv(&b, 0, "steps"));
+        cr_expect_eq(tsim_pv(&a, 0, "preemptions"), tsim_pv(&b, 0, "preemptions"));
+        cr_expect_eq(tsim_pv(&a, 0, "mean_batch"), tsim_pv(&b, 0, "mean_batch"));
         /* Another seed gives another run. */
         cr_expect_neq(tsim_sys(&a, "ttft")->mean, tsim_sys(&c, "ttft")->mean, "%s: seeds 42 and 43 agree", sched[i]);
         sim_result_free(&a);
@@ -959,9 +959,9 @@ Test(llm_overlap, continuous_two_requests_exact)
                        tsim_sys(&res, "e2e")->max);
     cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f",
                        tsim_sys(&res, "queue")->mean);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 14);
+    cr_expect_eq(tsim_pv(&res, 0, "steps"), 14);
     /* Sequences per step: 1, 1, 1, then 2 x 8 (s3..s10), then 1 x 3. */
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 22.0 / 14.0, 1e-12, "%g", pool_metric_get(&res.pools[0], "mean_batch"));
+    cr_expect_float_eq(tsim_pv(&res, 0, "mean_batch"), 22.0 / 14.0, 1e-12, "%g", tsim_pv(&res, 0, "mean_batch"));
     sim_result_free(&res);
 }
 
@@ -989,8 +989,8 @@ Test(llm_overlap, static_two_requests_exact)
                        EXACT_TOL);
     cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(b_start - tB) / 2, EXACT_TOL, "queue %.9f",
                        tsim_sys(&res, "queue")->mean);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 22);
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 1.0, 1e-12);
+    cr_expect_eq(tsim_pv(&res, 0, "steps"), 22);
+    cr_expect_float_eq(tsim_pv(&res, 0, "mean_batch"), 1.0, 1e-12);
     sim_result_free(&res);
 }
 
@@ -1017,8 +1017,8 @@ Test(llm_overlap, dynamic_starts_when_batch_full)
                        tsim_sys(&res, "tpot")->mean);
     cr_expect_float_eq(tsim_sys(&res, "queue")->mean, NS_MS(tB) / 2, EXACT_TOL, "queue %.9f",
                        tsim_sys(&res, "queue")->mean);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 11);
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 2.0, 1e-12);
+    cr_expect_eq(tsim_pv(&res, 0, "steps"), 11);
+    cr_expect_float_eq(tsim_pv(&res, 0, "mean_batch"), 2.0, 1e-12);
     sim_result_free(&res);
 }
 
@@ -1033,7 +1033,7 @@ Test(llm_overlap, two_replicas_serve_in_parallel)
     cr_assert_eq(tsim_n(&res, "served"), 2);
     check_lone(&res, 2, 11, 15.0, lone_decode_ms(100, 11) / 10, 11, 1);
     cr_expect_float_eq(tsim_sys(&res, "queue")->mean, 0, 1e-12);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 2);
+    cr_expect_eq(tsim_pv(&res, 0, "gpus"), 2);
     sim_result_free(&res);
 }
 
@@ -1073,9 +1073,9 @@ Test(llm_preempt, one_preemption_exact)
                "scheduler = continuous\nkv_blocks = 4\nblock_tokens = 16\n");
     run_text(text, 1, &res);
     cr_assert_eq(tsim_n(&res, "served"), 2);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "preemptions"), 1);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 64, "steps %llu", (unsigned long long) pool_metric_get(&res.pools[0], "steps"));
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0, 1e-12);
+    cr_expect_eq(tsim_pv(&res, 0, "preemptions"), 1);
+    cr_expect_eq(tsim_pv(&res, 0, "steps"), 64, "steps %llu", (unsigned long long) tsim_pv(&res, 0, "steps"));
+    cr_expect_float_eq(tsim_pv(&res, 0, "kv_peak"), 1.0, 1e-12);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (NS_MS(T[0]) + NS_MS(T[1] - tB)) / 2, EXACT_TOL, "ttft %.9f",
                        tsim_sys(&res, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, (NS_MS(T[39] - T[0]) / 39 + NS_MS(T[63] - T[1]) / 39) / 2,
@@ -1143,10 +1143,10 @@ static void roofline_lone(const char *sched_lines, int chunk)
     cr_expect_float_eq(tsim_sys(&res, "tpot")->mean, NS_MS(dec) / (O - 1), EXACT_TOL, "%s tpot %.9f vs %.9f",
                        sched_lines,
                        tsim_sys(&res, "tpot")->mean, NS_MS(dec) / (O - 1));
-    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), (uint64_t) (2 * nsteps));
-    cr_expect_gt(pool_metric_get(&res.pools[0], "mfu"), 0);
-    cr_expect_leq(pool_metric_get(&res.pools[0], "mfu"), 1);
-    cr_expect_leq(pool_metric_get(&res.pools[0], "mbu"), 1);
+    cr_expect_eq(tsim_pv(&res, 0, "steps"), (uint64_t) (2 * nsteps));
+    cr_expect_gt(tsim_pv(&res, 0, "mfu"), 0);
+    cr_expect_leq(tsim_pv(&res, 0, "mfu"), 1);
+    cr_expect_leq(tsim_pv(&res, 0, "mbu"), 1);
     sim_result_free(&res);
     scenario_free(&sc);
 }
@@ -1196,12 +1196,12 @@ Test(llm_preempt, no_block_leak_after_thrashing)
         double ttft = ttfts[i];
         trace_text_rows(text, sizeof text, N, ms, P, O, lines[i]);
         run_text(text, 1, &res);
-        cr_log_info("%s: preemptions %llu, served %llu", sched[i], (unsigned long long) pool_metric_get(&res.pools[0], "preemptions"),
+        cr_log_info("%s: preemptions %llu, served %llu", sched[i], (unsigned long long) tsim_pv(&res, 0, "preemptions"),
                     (unsigned long long) tsim_n(&res, "served"));
-        cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 50, "%s", sched[i]);
+        cr_expect_gt(tsim_pv(&res, 0, "preemptions"), 50, "%s", sched[i]);
         cr_expect_eq(tsim_n(&res, "served"), N, "%s: served %llu of %d", sched[i],
                      (unsigned long long) tsim_n(&res, "served"), N);
-        cr_expect_leq(pool_metric_get(&res.pools[0], "kv_peak"), 1.0);
+        cr_expect_leq(tsim_pv(&res, 0, "kv_peak"), 1.0);
         /* The big request is the last to finish, and it ran alone with the
          * lone timing: the window (first arrival at 0 to its last token)
          * is exactly 1e6 ms + its TTFT + 23 decode steps. */
@@ -1248,9 +1248,9 @@ Test(llm_overlap, chunked_shares_budget_exact)
                        "tpot %.9f", tsim_sys(&res, "tpot")->mean);
     cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
                        tsim_sys(&res, "e2e")->mean);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 14);
+    cr_expect_eq(tsim_pv(&res, 0, "steps"), 14);
     /* Sequences per step: 1, 2, 2, 2, then 2 x 8, then 1 x 2 = 25 / 14. */
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 25.0 / 14.0, 1e-12, "%g", pool_metric_get(&res.pools[0], "mean_batch"));
+    cr_expect_float_eq(tsim_pv(&res, 0, "mean_batch"), 25.0 / 14.0, 1e-12, "%g", tsim_pv(&res, 0, "mean_batch"));
     sim_result_free(&res);
 }
 
@@ -1291,7 +1291,7 @@ Test(llm_overlap, chunked_budget_counts_decodes)
                        tsim_sys(&res, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, (NS_MS(a_last) + NS_MS(b_last - tB)) / 2, EXACT_TOL, "e2e %.9f",
                        tsim_sys(&res, "e2e")->mean);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "steps"), 15);
+    cr_expect_eq(tsim_pv(&res, 0, "steps"), 15);
     cr_expect_eq(tsim_sys(&res, "itl")->n, 20);
     cr_expect_float_eq(tsim_sys(&res, "itl")->mean, (NS_MS(a_last - a_first) + NS_MS(b_last - b_first)) / 20, EXACT_TOL,
                        "itl %.9f", tsim_sys(&res, "itl")->mean);
@@ -1313,7 +1313,7 @@ Test(llm_preempt, itl_adds_up_to_tpot)
         sim_result res;
         preempt_text(text, sizeof text, sched[i], i == 1 ? "chunk_tokens = 64\n" : "", i == 2 ? 0 : 64);
         run_text(text, 1, &res);
-        if (i < 2) cr_expect_gt(pool_metric_get(&res.pools[0], "preemptions"), 0, "%s", sched[i]);
+        if (i < 2) cr_expect_gt(tsim_pv(&res, 0, "preemptions"), 0, "%s", sched[i]);
         cr_expect_eq(tsim_sys(&res, "itl")->n, tsim_n(&res, "served") * 399, "%s: %llu gaps", sched[i],
                      (unsigned long long) tsim_sys(&res, "itl")->n);
         cr_expect_float_eq(tsim_sys(&res, "itl")->mean, tsim_sys(&res, "tpot")->mean,
@@ -1334,8 +1334,8 @@ Test(llm_lone, truncate_cuts_prompt)
     lone_text(text, sizeof text, 2, 200, 11, "scheduler = continuous\nmax_seq_len = 100\ntruncate = yes\n");
     run_text(text, 1, &res);
     check_lone(&res, 2, 11, BASE_MS + PF_MS * 89, lone_decode_ms(89, 11) / 10, 11, 1);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "truncated"), 2);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "max_seq_len"), 100);
+    cr_expect_eq(tsim_pv(&res, 0, "truncated"), 2);
+    cr_expect_eq(tsim_pv(&res, 0, "max_seq_len"), 100);
     sim_result_free(&res);
 
     /* Without truncation no request could ever be served: a configuration error. */
@@ -1347,7 +1347,7 @@ Test(llm_lone, truncate_cuts_prompt)
     run_text(text, 1, &res);
     cr_expect_eq(tsim_n(&res, "served"), 2);
     cr_expect_eq(tsim_n(&res, "rejected"), 0);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "truncated"), 0);
+    cr_expect_eq(tsim_pv(&res, 0, "truncated"), 0);
     sim_result_free(&res);
 }
 

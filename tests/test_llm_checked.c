@@ -48,7 +48,7 @@ static double run_served(const char *what, const char *text)
     tsim_run("llm_checked.ini", text, 7, &res);
     cr_expect_eq(tsim_n(&res, "requests"), NREQ, "%s: %lld requests", what, (long long) tsim_n(&res, "requests"));
     cr_expect_eq(tsim_n(&res, "served"), NREQ, "%s: %lld of %d served", what, (long long) tsim_n(&res, "served"), NREQ);
-    double preempted = pool_metric_get(&res.pools[0], "preemptions");
+    double preempted = tsim_pv(&res, 0, "preemptions");
     sim_result_free(&res);
     return preempted;
 }

@@ -59,8 +59,8 @@ static void lone(const char *extra, double tok_ms, double periods_per_req, sim_r
                        ttft);
     cr_expect_float_eq(tsim_sys(res, "overhead")->mean, tok_ms, 1e-5, "overhead %.9f", tsim_sys(res, "overhead")->mean);
     if (periods_per_req >= 0)
-        cr_expect_float_eq(pool_metric_get(&res->pools[0], "cpu_throttled_periods"), 3 * periods_per_req, 1e-9,
-                           "throttled periods %g", pool_metric_get(&res->pools[0], "cpu_throttled_periods"));
+        cr_expect_float_eq(tsim_pv(res, 0, "cpu_throttled_periods"), 3 * periods_per_req, 1e-9,
+                           "throttled periods %g", tsim_pv(res, 0, "cpu_throttled_periods"));
 }
 
 Test(llm_cpu, tokenize_on_half_a_core_by_hand)
@@ -68,12 +68,12 @@ Test(llm_cpu, tokenize_on_half_a_core_by_hand)
     sim_result res;
     lone("cpu_tokenize_us_per_token = 250\ncpu_limit_cores = 0.5\ncfs_period_ms = 100\n", 450, 4, &res);
     /* Throttled 50 ms in each of the 4 periods before the last. */
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "cpu_throttled_s"), 3 * 0.2, 1e-9);
+    cr_expect_float_eq(tsim_pv(&res, 0, "cpu_throttled_s"), 3 * 0.2, 1e-9);
     sim_result_free(&res);
     lone("cpu_tokenize_us_per_token = 250\ncpu_limit_cores = 1\n", 250, 0, &res);
     sim_result_free(&res);
     lone("", 0, -1, &res);   /* no CPU keys: as before */
-    cr_expect(isnan(pool_metric_get(&res.pools[0], "cpu_throttled_periods")), "no CPU metrics without CPU keys");
+    cr_expect(isnan(tsim_pv(&res, 0, "cpu_throttled_periods")), "no CPU metrics without CPU keys");
     sim_result_free(&res);
 }
 
@@ -82,7 +82,7 @@ Test(llm_cpu, noisy_node_by_hand)
     sim_result res;
     lone("cpu_tokenize_us_per_token = 250\nnode = n1\n[node n1]\ncores = 1\nbackground_cpu = const(0.5)\n", 500, -1,
          &res);
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "node_background_cores"), 0.5, 1e-9);
+    cr_expect_float_eq(tsim_pv(&res, 0, "node_background_cores"), 0.5, 1e-9);
     sim_result_free(&res);
 }
 
@@ -106,7 +106,7 @@ Test(llm_cpu, tight_limit_grows_the_tail)
     tsim_run("/tmp/test_llm_cpu.ini", text, 7, &tight);
     snprintf(text, sizeof text, "%s4\n", base);
     tsim_run("/tmp/test_llm_cpu.ini", text, 7, &wide);
-    cr_expect_eq(pool_metric_get(&wide.pools[0], "cpu_throttled_periods"), 0);
+    cr_expect_eq(tsim_pv(&wide, 0, "cpu_throttled_periods"), 0);
     cr_expect_geq(tsim_sys(&wide, "overhead")->cdf[0], 100 * (1 - 1e-6), "tokenisation takes its 100 ms at least");
     cr_expect_gt(tsim_sys(&tight, "overhead")->mean, 400 - 1e-6, "4 periods of 25 ms of quota: %g",
                  tsim_sys(&tight, "overhead")->mean);
@@ -168,7 +168,7 @@ Test(llm_cpu, steps_on_half_a_core_by_hand)
     tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, 195, 1e-6, "ttft %.9f", tsim_sys(&res, "ttft")->mean);
     cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 270 + gpu, 1e-6, "e2e %.9f", tsim_sys(&res, "e2e")->mean);
-    cr_expect(isnan(pool_metric_get(&res.pools[0], "cpu_throttled_periods")), "no limit, no throttling metrics");
+    cr_expect(isnan(tsim_pv(&res, 0, "cpu_throttled_periods")), "no limit, no throttling metrics");
     sim_result_free(&res);
 }
 
@@ -214,7 +214,7 @@ Test(llm_cpu, replicas_do_not_throttle_each_other)
     cr_expect_float_eq(tsim_sys(&res, "ttft")->cdf[0], 244, 1e-6, "ttft min %.9f", tsim_sys(&res, "ttft")->cdf[0]);
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, (245 + 244 + 245) / 3.0, 1e-6, "ttft mean %.9f",
                        tsim_sys(&res, "ttft")->mean);
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "cpu_throttled_periods"), 3, 1e-9);
+    cr_expect_float_eq(tsim_pv(&res, 0, "cpu_throttled_periods"), 3, 1e-9);
     sim_result_free(&res);
 }
 
@@ -284,8 +284,8 @@ Test(llm_cpu, one_node_split_by_weights)
     cr_assert_eq(tsim_n(&res, "served"), 3);
     const pool_result *a = NULL, *b = NULL;
     for (int i = 0; i < res.npools; i++) {
-        if (!strcmp(res.pools[i].name, "a")) a = &res.pools[i];
-        if (!strcmp(res.pools[i].name, "b")) b = &res.pools[i];
+        if (!strcmp(tsim_pool(&res, i), "a")) a = &res.pools[i];
+        if (!strcmp(tsim_pool(&res, i), "b")) b = &res.pools[i];
     }
     cr_assert(a && b);
     cr_expect_float_eq(a->ttft.max, 1 + 105.333334 + 105 + 10, 1e-9, "a %.9f", a->ttft.max);

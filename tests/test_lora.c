@@ -44,7 +44,7 @@ static void expect_error(const char *text, const char *want)
     cr_expect_not_null(strstr(err, want), "message lacks '%s': %s", want, err);
 }
 
-static double metric(const sim_result *r, const char *name) { return pool_metric_get(&r->pools[0], name); }
+static double metric(const sim_result *r, const char *name) { return tsim_pv(r, 0, name); }
 
 #define POOL "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\ncost = roofline\n"
 

@@ -234,8 +234,8 @@ Test(moe_mla, deepseek_v3_kv_is_the_latent)
              "non_torch_gib = 0\n", &res);
     double room = 141 * 0.98 * GiB * 0.9 - 671026419200.0 / 8 - 1.0 * GiB;   /* no usable figure: 0.98 x mem_gib */
     int64_t blocks = (int64_t) floor(room / (16 * latent * 2));
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), blocks, "kv_blocks %g vs %lld",
-                 pool_metric_get(&res.pools[0], "kv_blocks"), (long long) blocks);
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), blocks, "kv_blocks %g vs %lld",
+                 tsim_pv(&res, 0, "kv_blocks"), (long long) blocks);
     cr_expect_eq(tsim_n(&res, "served"), 1);
     sim_result_free(&res);
 }
@@ -268,7 +268,7 @@ Test(moe_pp, lone_request_ttft_is_two_stages_plus_transfer)
     double ttft = (t + x + t) * 1e3 + 1.0;
     cr_expect_float_eq(tsim_sys(&res, "ttft")->mean, ttft, 2e-6, "TTFT %.9f ms vs two stages + transfer %.9f ms",
                        tsim_sys(&res, "ttft")->mean, ttft);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 2);
+    cr_expect_eq(tsim_pv(&res, 0, "gpus"), 2);
     sim_result_free(&res);
 
     /* One stage: the same work in one step, without the transfer. */
@@ -314,7 +314,7 @@ Test(moe_pp, saturated_throughput_follows_the_bubble)
         sim_result res;
         run_text(text, &res);
         cr_expect(res.saturated, "m = %d: the pool should be saturated", ms[i]);
-        cr_expect_float_eq(pool_metric_get(&res.pools[0], "mean_batch"), 4.0, 1e-9, "four prompts a step");
+        cr_expect_float_eq(tsim_pv(&res, 0, "mean_batch"), 4.0, 1e-9, "four prompts a step");
         got[i] = tsim_v(&res, "throughput_rps") * 2048;
         double want = 2 * x_serial * ms[i] / (ms[i] + 2 - 1);
         cr_expect(fabs(got[i] - want) <= 0.01 * want, "m = %d: %g tokens/s vs the bubble formula's %g", ms[i],
@@ -336,10 +336,10 @@ Test(moe_pp, stage_memory)
     double room = 79.18 * GiB * 0.9 - 70.55e9 / 2 * 2 / 2 - 1.0 * GiB;
     double per_token = 2.0 * 40 * 4 * 128 * 2;   /* 40 layers, 4 of the 8 KV heads */
     int64_t blocks = (int64_t) floor(room / (16 * per_token));
-    cr_expect_eq(pool_metric_get(&res.pools[0], "kv_blocks"), blocks, "kv_blocks %g vs %lld",
-                 pool_metric_get(&res.pools[0], "kv_blocks"), (long long) blocks);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 4);
-    cr_expect_float_eq(pool_metric_get(&res.pools[0], "cost_per_hour"), 4 * 2.99, 1e-9);
+    cr_expect_eq(tsim_pv(&res, 0, "kv_blocks"), blocks, "kv_blocks %g vs %lld",
+                 tsim_pv(&res, 0, "kv_blocks"), (long long) blocks);
+    cr_expect_eq(tsim_pv(&res, 0, "gpus"), 4);
+    cr_expect_float_eq(tsim_pv(&res, 0, "cost_per_hour"), 4 * 2.99, 1e-9);
     sim_result_free(&res);
     /* Uneven stages: 61 layers in 2 stages are 31 + 30. */
     cost_hw h = { .model = { .layers = 61 }, .pp = 2 };
@@ -388,7 +388,7 @@ Test(moe_nodes, spanning_replica_uses_the_node_link)
     run_text("[sim]\nrequests = 1\nwarmup = 0\n[workload]\narrival = constant\nrate = 0.001\n"
              "prompt_tokens = const(100)\noutput_tokens = const(2)\n"
              "[pool chat]\nkind = llm\nmodel = llama-3-70b\ngpu = h100\ntp = 8\npp = 2\n", &res);
-    cr_expect_eq(pool_metric_get(&res.pools[0], "gpus"), 16);
+    cr_expect_eq(tsim_pv(&res, 0, "gpus"), 16);
     sim_result_free(&res);
     /* Without a node link such a replica cannot be built. */
     expect_refused("[sim]\nrequests = 1\n[workload]\nrate = 1\nprompt_tokens = const(100)\noutput_tokens = const(2)\n"

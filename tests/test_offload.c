@@ -39,7 +39,7 @@ static int load_resolve(const char *text, scenario *sc, char *err, size_t errlen
 
 static void run_text(const char *text, sim_result *res) { tsim_run("/tmp/test_offload.ini", text, 1, res); }
 
-static double pm(const sim_result *r, int pool, const char *name) { return pool_metric_get(&r->pools[pool], name); }
+static double pm(const sim_result *r, int pool, const char *name) { return tsim_pv(r, pool, name); }
 
 /* Offline: of the prompt tokens of rows WARMUP.. of the trace, the share an
  * unlimited prefix cache finds: each row's leading run of hash ids that some

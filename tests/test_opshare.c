@@ -239,7 +239,7 @@ Test(opshare, shares_over_a_run)
     simulate(CHAT("", "500"), &a);
     simulate(CHAT("op_shares = yes\n", "500"), &b);
     /* Reporting changes no number, and adds the rows only when asked. */
-    cr_assert(isnan(pool_metric_get(&a.pools[0], "op_step_ms")));
+    cr_assert(isnan(tsim_pv(&a, 0, "op_step_ms")));
     cr_assert_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
     cr_assert_eq(tsim_n(&a, "events"), tsim_n(&b, "events"));
     const pool_result *p = &b.pools[0];
@@ -263,8 +263,8 @@ Test(opshare, shares_over_a_run)
     /* Longer prompts: more of the time in attention. */
     simulate(CHAT("op_shares = yes\n", "8000"), &c);
     double att_b = pool_metric_get(p, "op_share_attention_prefill") + pool_metric_get(p, "op_share_attention_decode");
-    double att_c = pool_metric_get(&c.pools[0], "op_share_attention_prefill") +
-                   pool_metric_get(&c.pools[0], "op_share_attention_decode");
+    double att_c = tsim_pv(&c, 0, "op_share_attention_prefill") +
+                   tsim_pv(&c, 0, "op_share_attention_decode");
     cr_assert_gt(att_c, 2 * att_b, "attention share %g at 8000-token prompts, %g at 500", att_c, att_b);
     sim_result_free(&a);
     sim_result_free(&b);
@@ -290,7 +290,7 @@ Test(opshare, learned_shares_over_a_run)
     for (int k = 0; k < OP_N; k++) {
         char name[64];
         snprintf(name, sizeof name, "op_share_%s", OP_NAMES[k]);
-        sum += pool_metric_get(&a.pools[0], name);
+        sum += tsim_pv(&a, 0, name);
     }
     cr_assert_float_eq(sum, 1, 1e-9);
     for (int i = 0; i < 3; i++)

@@ -60,7 +60,7 @@ static void erlang_a(double lam, double mu, int c, double th, double *p_ab, doub
 static const pool_result *pool_of(const sim_result *r, const char *name)
 {
     for (int i = 0; i < r->npools; i++)
-        if (strcmp(r->pools[i].name, name) == 0) return &r->pools[i];
+        if (strcmp(tsim_pool(r, i), name) == 0) return &r->pools[i];
     cr_assert_fail("no pool %s", name);
     return NULL;
 }

@@ -189,8 +189,8 @@ Test(patience_llm, nobody_leaves_after_the_first_token, .init = setup, .timeout 
     tsim_run_file("scenarios/pd_disagg.ini", sets, 2, 1, &res);
     const pool_result *pre = NULL, *dec = NULL;
     for (int i = 0; i < res.npools; i++) {
-        if (!strcmp(res.pools[i].name, "prefill")) pre = &res.pools[i];
-        if (!strcmp(res.pools[i].name, "decode")) dec = &res.pools[i];
+        if (!strcmp(tsim_pool(&res, i), "prefill")) pre = &res.pools[i];
+        if (!strcmp(tsim_pool(&res, i), "decode")) dec = &res.pools[i];
     }
     cr_assert(pre && dec);
     cr_assert_gt(pool_metric_get(pre, "cancelled"), 0.0, "some prefills were cancelled");

@@ -69,7 +69,7 @@ static void text_of(char *buf, size_t n, int nreq, double rate, int P, int O, in
                  "[pool dec]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\nrole = decode\n%s\n" LINEAR_KEYS, link);
 }
 
-static double pm(const sim_result *r, int pool, const char *name) { return pool_metric_get(&r->pools[pool], name); }
+static double pm(const sim_result *r, int pool, const char *name) { return tsim_pv(r, pool, name); }
 
 /* P = 1000, O = 11.  Prefill 5 + 0.1 x 1000 = 105 ms (the TTFT in both).  The
  * transfer: 1000 x 131072 bytes at 10 GB/s = 13.1072 ms, + 0.5 ms latency =
@@ -161,7 +161,7 @@ Test(pd_load, link_queueing_grows_with_load)
         text_of(t, sizeof t, 3000, rates[i], 1000, 20, 1, "kv_link_gbs = 1\nkv_link_latency_ms = 0\nkv_link_streams = 1");
         run_text(t, &r);
         cr_assert_eq(tsim_n(&r, "served"), 3000);
-        cr_expect_eq(r.pools[1].served, 3000);
+        cr_expect_eq(tsim_pv(&r, 1, "served"), 3000);
         double send = 1000 * KV_BYTES_TOKEN / 1e9 * 1e3;
         wait[i] = pm(&r, 1, "kv_link_wait_ms");
         /* One stream: each transfer is its wait plus its bytes' time (measured starts and ends coincide

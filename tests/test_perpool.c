@@ -34,7 +34,7 @@ static void run_text(const char *text, sim_result *res) { tsim_run("/tmp/test_pe
 static int pool_index(const sim_result *r, const char *name)
 {
     for (int i = 0; i < r->npools; i++)
-        if (!strcmp(r->pools[i].name, name)) return i;
+        if (!strcmp(tsim_pool(r, i), name)) return i;
     cr_assert_fail("no pool %s", name);
     return -1;
 }
@@ -103,8 +103,8 @@ Test(perpool, single_generic_pool_is_the_system)
     run_text("[sim]\nrequests = 5000\nwarmup = 500\n[workload]\narrival = poisson\nrate = 3\n"
              "[pool a]\nservice_ms = exp(mean=200)\nservers = 1\n", &r);
     cr_assert_eq(r.npools, 1);
-    expect_same(&r.pools[0].e2e, tsim_sys(&r, "e2e"), "e2e");
-    cr_expect_eq(r.pools[0].has_tokens, 0);
+    expect_same(&(*tsim_pl(&r, 0, "e2e")), tsim_sys(&r, "e2e"), "e2e");
+    cr_expect_eq(tsim_has_pl(&r, 0, "ttft"), 0);
     cr_expect_eq(routes_of(&r, NULL, 0), 0);
     cr_expect_eq(ttft_bd_rows(&r), 0);
     sim_result_free(&r);
@@ -156,13 +156,13 @@ Test(perpool, routes_of_a_complexity_router)
     cr_expect_eq(a->e2e.n, a->served);
     /* Each target is reached by its route only: the route's requests are the pool's. */
     int is = pool_index(&r, "small"), ib = pool_index(&r, "big"), ig = pool_index(&r, "gw");
-    expect_same(&a->e2e, &r.pools[is].e2e, "small e2e");
-    expect_same(&b->e2e, &r.pools[ib].e2e, "big e2e");
-    expect_same(&a->ttft, &r.pools[is].ttft, "small ttft");
-    expect_same(&b->tpot, &r.pools[ib].tpot, "big tpot");
+    expect_same(&a->e2e, &(*tsim_pl(&r, is, "e2e")), "small e2e");
+    expect_same(&b->e2e, &(*tsim_pl(&r, ib, "e2e")), "big e2e");
+    expect_same(&a->ttft, &(*tsim_pl(&r, is, "ttft")), "small ttft");
+    expect_same(&b->tpot, &(*tsim_pl(&r, ib, "tpot")), "big tpot");
     /* Every request passed the router: its E2E is the system's. */
-    expect_same(&r.pools[ig].e2e, tsim_sys(&r, "e2e"), "router e2e");
-    cr_expect_eq(r.pools[ig].has_tokens, 0);
+    expect_same(&(*tsim_pl(&r, ig, "e2e")), tsim_sys(&r, "e2e"), "router e2e");
+    cr_expect_eq(tsim_has_pl(&r, ig, "ttft"), 0);
     /* The mixture's P99 lies between its parts' (within a bin of the histogram). */
     double lo = fmin(a->e2e.p99, b->e2e.p99), hi = fmax(a->e2e.p99, b->e2e.p99);
     cr_expect(tsim_sys(&r, "e2e")->p99 >= lo * (1 - 1e-3) && tsim_sys(&r, "e2e")->p99 <= hi * (1 + 1e-3),
@@ -174,10 +174,10 @@ Test(perpool, routes_of_a_complexity_router)
     /* The big pool is slower per token (0.2 vs 0.05 ms per sequence, 10 vs 5 ms a step). */
     cr_expect_gt(b->tpot.p50, a->tpot.p50);
     /* ITL per LLM pool: together, every gap of the run. */
-    cr_expect_eq(r.pools[is].itl.n + r.pools[ib].itl.n, tsim_sys(&r, "itl")->n);
-    cr_expect_gt(r.pools[ib].itl.p50, r.pools[is].itl.p50);
+    cr_expect_eq(tsim_pl(&r, is, "itl")->n + tsim_pl(&r, ib, "itl")->n, tsim_sys(&r, "itl")->n);
+    cr_expect_gt(tsim_pl(&r, ib, "itl")->p50, tsim_pl(&r, is, "itl")->p50);
     /* ... the run's ITL is their merge (stat_merge): count-weighted mean, extremes, quantiles in between. */
-    const stat_summary *x = &r.pools[is].itl, *y = &r.pools[ib].itl;
+    const stat_summary *x = &(*tsim_pl(&r, is, "itl")), *y = &(*tsim_pl(&r, ib, "itl"));
     cr_expect_float_eq(tsim_sys(&r, "itl")->mean,
                        (x->mean * (double) x->n + y->mean * (double) y->n) / (double) tsim_sys(&r, "itl")->n,
                        1e-12 * tsim_sys(&r, "itl")->mean);
@@ -275,13 +275,13 @@ Test(perpool, ttft_breakdown_adds_up_with_a_gateway)
     cr_expect_eq(all[TB_KV_TRANSFER], 0);
     /* Cache hits reach no LLM pool: the pools' TTFT counts add up to the misses. */
     int ic = pool_index(&r, "cache"), is = pool_index(&r, "small"), ib = pool_index(&r, "big");
-    uint64_t hits = (uint64_t) pool_metric_get(&r.pools[ic], "hits");
+    uint64_t hits = (uint64_t) tsim_pv(&r, ic, "hits");
     cr_expect_gt(hits, 100);
-    cr_expect_eq(r.pools[is].ttft.n + r.pools[ib].ttft.n + hits, tsim_sys(&r, "ttft")->n);
+    cr_expect_eq(tsim_pl(&r, is, "ttft")->n + tsim_pl(&r, ib, "ttft")->n + hits, tsim_sys(&r, "ttft")->n);
     route_view rv[2];
     cr_assert_eq(routes_of(&r, rv, 2), 2);
     cr_expect_eq(rv[0].served + rv[1].served + hits, tsim_n(&r, "served"));
-    cr_expect_eq(r.pools[ic].e2e.n, tsim_n(&r, "served"));
+    cr_expect_eq(tsim_pl(&r, ic, "e2e")->n, tsim_n(&r, "served"));
     sim_result_free(&r);
 }
 
@@ -304,11 +304,11 @@ Test(perpool, pd_kv_transfer_is_after_the_first_token)
     cr_expect_eq(tsim_bd(&r, "ttft_breakdown.mean_ms", TB_KV_TRANSFER), 0);
     /* The prefill pool emits every first token, the decode pool every last one. */
     int ip = pool_index(&r, "pre"), id = pool_index(&r, "dec");
-    cr_expect_eq(r.pools[ip].ttft.n, tsim_sys(&r, "ttft")->n);
-    cr_expect_eq(r.pools[id].ttft.n, 0);
-    cr_expect_eq(r.pools[id].tpot.n, tsim_sys(&r, "tpot")->n);
-    cr_expect_eq(r.pools[ip].tpot.n, 0);
-    expect_same(&r.pools[ip].ttft, tsim_sys(&r, "ttft"), "prefill pool ttft");
+    cr_expect_eq(tsim_pl(&r, ip, "ttft")->n, tsim_sys(&r, "ttft")->n);
+    cr_expect_eq(tsim_pl(&r, id, "ttft")->n, 0);
+    cr_expect_eq(tsim_pl(&r, id, "tpot")->n, tsim_sys(&r, "tpot")->n);
+    cr_expect_eq(tsim_pl(&r, ip, "tpot")->n, 0);
+    expect_same(&(*tsim_pl(&r, ip, "ttft")), tsim_sys(&r, "ttft"), "prefill pool ttft");
     sim_result_free(&r);
 }
 
@@ -322,7 +322,7 @@ Test(perpool, rows_and_json)
     route_view rv[2];
     cr_assert_eq(routes_of(&r, rv, 2), 2);
     cr_expect_float_eq(report_get(&rep, "small", "ttft", "p99"), rv[0].ttft.p99, 1e-12);
-    cr_expect_float_eq(report_get(&rep, "big", "itl", "p50"), r.pools[pool_index(&r, "big")].itl.p50, 1e-12);
+    cr_expect_float_eq(report_get(&rep, "big", "itl", "p50"), tsim_pl(&r, pool_index(&r, "big"), "itl")->p50, 1e-12);
     cr_expect_float_eq(report_get(&rep, "route:gw->big", "served", "value"), (double) rv[1].served, 0);
     cr_expect_float_eq(report_get(&rep, "route:gw->small", "e2e", "p90"), rv[0].e2e.p90, 1e-12);
     cr_expect_str_eq(report_get_text(&rep, "route:gw->small", "router"), "gw");

@@ -79,11 +79,11 @@ Test(powerdb, nvidia_smi_log_to_rows_to_curve_to_energy)
     /* A pool on it: E = N T P(u), P interpolated by hand between (0.005, 72) and (0.51, pooled). */
     sim_result res;
     tsim_run_db("p.ini", ONE_AT_A_TIME("test", "power_curve = calib\n"), db, 1, &res);
-    double u = res.pools[0].utilization, T = tsim_v(&res, "window_s");
+    double u = tsim_pv(&res, 0, "busy_share"), T = tsim_v(&res, "window_s");
     cr_assert_gt(u, 0.005);
     cr_assert_lt(u, 0.51);
     double P = 72 + (pooled - 72) * (u - 0.005) / (0.51 - 0.005);
-    cr_expect_float_eq(res.pools[0].energy_j, 6 * T * P, 1e-9 * 6 * T * P, "%.12g vs %.12g", res.pools[0].energy_j,
+    cr_expect_float_eq((tsim_pv(&res, 0, "energy_kwh") * 3.6e6), 6 * T * P, 1e-9 * 6 * T * P, "%.12g vs %.12g", (tsim_pv(&res, 0, "energy_kwh") * 3.6e6),
                        6 * T * P);
     sim_result_free(&res);
 }
@@ -108,9 +108,9 @@ Test(powerdb, plain_table_and_errors)
     /* A stored curve from the table: (0.2, 150), (0.8, 450). */
     sim_result res;
     tsim_run_db("p.ini", ONE_AT_A_TIME("test", "power_curve = calib\n"), db, 1, &res);
-    double u = res.pools[0].utilization, T = tsim_v(&res, "window_s");
+    double u = tsim_pv(&res, 0, "busy_share"), T = tsim_v(&res, "window_s");
     double P = u <= 0.2 ? 150 : 150 + 300 * (u - 0.2) / 0.6;
-    cr_expect_float_eq(res.pools[0].energy_j, 6 * T * P, 1e-9 * 6 * T * P);
+    cr_expect_float_eq((tsim_pv(&res, 0, "energy_kwh") * 3.6e6), 6 * T * P, 1e-9 * 6 * T * P);
     sim_result_free(&res);
 
     /* Bad input: one line with the file, line and column; nothing stored. */

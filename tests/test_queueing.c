@@ -318,7 +318,7 @@ static void bracket_zero_waits(int c, double level, double delta, uint64_t n, ui
         one_pool(text, sizeof text, n, n / 10, "poisson", m.lambda * 1000, c, "exp(mean=10)", NULL);
         sim_result r;
         tsim_run("queueing.ini", text, seed, &r);
-        double got = level == 0.5 ? r.pools[0].queue.p50 : r.pools[0].queue.p90;
+        double got = level == 0.5 ? tsim_pl(&r, 0, "queue")->p50 : tsim_pl(&r, 0, "queue")->p90;
         if (side > 0)
             cr_expect_eq(got, 0, "M/M/%d rho %.4f: P(wait=0) = %.3f, wait p%g = %g, want 0", c, rho, p0,
                          level * 100, got);
@@ -351,9 +351,9 @@ static void check_mg1(const char *name, const char *service, double rho, double 
     cr_expect_eq(out->saturated, 0);
     double IF = inflation(1, rho, lambda, cs2);
     snprintf(what, sizeof what, "%s rho %.2f mean wait (ms), Pollaczek-Khinchine", name, rho);
-    check_near(what, out->pools[0].queue.mean, wq, sqrt(var * IF / n), 0);
+    check_near(what, tsim_pl(out, 0, "queue")->mean, wq, sqrt(var * IF / n), 0);
     snprintf(what, sizeof what, "%s rho %.2f P(wait > 0) = rho: p50 of the wait", name, rho);
-    cr_expect_gt(out->pools[0].queue.p50, 0, "%s", what);   /* P(wait = 0) = 1 - rho < 0.5 */
+    cr_expect_gt(tsim_pl(out, 0, "queue")->p50, 0, "%s", what);   /* P(wait = 0) = 1 - rho < 0.5 */
 }
 
 Test(queueing_mg1, md1_pollaczek_khinchine)
@@ -454,7 +454,7 @@ Test(queueing_engine, different_seeds_differ)
     cr_expect_neq(tsim_sys(&a, "e2e")->mean, tsim_sys(&b, "e2e")->mean);
     cr_expect_neq(tsim_v(&a, "sim_time_s"), tsim_v(&b, "sim_time_s"));
     cr_expect_neq(memcmp(tsim_sys(&a, "e2e"), tsim_sys(&b, "e2e"), sizeof(stat_summary)), 0);
-    cr_expect_neq(memcmp(&a.pools[1].service, &b.pools[1].service, sizeof a.pools[1].service), 0);
+    cr_expect_neq(memcmp(&(*tsim_pl(&a, 1, "service")), &(*tsim_pl(&b, 1, "service")), sizeof (*tsim_pl(&a, 1, "service"))), 0);
     /* Both are still accounted for completely. */
     cr_expect_eq(tsim_n(&a, "served") + tsim_n(&a, "rejected") + tsim_n(&a, "timed_out"), tsim_n(&a, "requests"));
     cr_expect_eq(tsim_n(&b, "served") + tsim_n(&b, "rejected") + tsim_n(&b, "timed_out"), tsim_n(&b, "requests"));
@@ -472,7 +472,7 @@ static void check_dd(int c, double service)
     sim_result r;
     tsim_run("queueing.ini", text, 5, &r);
     cr_assert_eq(tsim_n(&r, "served"), 20000);
-    const stat_summary *q = &r.pools[0].queue;
+    const stat_summary *q = &(*tsim_pl(&r, 0, "queue"));
     cr_expect_eq(q->n, 20000);
     cr_expect_eq(q->max, 0, "D/D/%d: a request waited %g ms", c, q->max);
     cr_expect_eq(q->mean, 0);
@@ -489,7 +489,7 @@ static void check_dd(int c, double service)
     cr_expect_eq(r.saturated, 0);
     /* busy share: service / (10 ms x c), up to the window's edges */
     double util = service / (10.0 * c);
-    cr_expect(fabs(r.pools[0].utilization - util) < 1e-3, "D/D/%d utilisation %g, want %g", c, r.pools[0].utilization,
+    cr_expect(fabs(tsim_pv(&r, 0, "busy_share") - util) < 1e-3, "D/D/%d utilisation %g, want %g", c, tsim_pv(&r, 0, "busy_share"),
               util);
     sim_result_free(&r);
 }
@@ -518,9 +518,9 @@ static void check_mm1k(double rho, int K, uint64_t n, uint64_t seed)
     cr_assert_eq(tsim_n(&r, "requests"), n);
     cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected"), n);
     cr_expect_eq(tsim_n(&r, "timed_out"), 0);
-    cr_expect_eq(r.pools[0].rejected, tsim_n(&r, "rejected"));
-    cr_expect_eq(r.pools[0].arrivals, n);
-    cr_expect_eq(r.pools[0].served, tsim_n(&r, "served"));
+    cr_expect_eq(tsim_pv(&r, 0, "rejected"), tsim_n(&r, "rejected"));
+    cr_expect_eq(tsim_pv(&r, 0, "arrivals"), n);
+    cr_expect_eq(tsim_pv(&r, 0, "served"), tsim_n(&r, "served"));
     /* Nobody waits behind more than K others: max wait is a sum of at most K + 1
      * service times, so it is finite; the wait quantiles are those of the truncated
      * queue.  Blocking probability: */
@@ -554,7 +554,7 @@ Test(queueing_finite, mm1_deterministic_patience)
     tsim_run("queueing.ini", text, 61, &r);
     cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), n);
     cr_expect_eq(tsim_n(&r, "rejected"), 0);
-    cr_expect_leq(r.pools[0].queue.max, tau, "a served request waited %.9g ms > timeout %g", r.pools[0].queue.max, tau);
+    cr_expect_leq(tsim_pl(&r, 0, "queue")->max, tau, "a served request waited %.9g ms > timeout %g", tsim_pl(&r, 0, "queue")->max, tau);
     check_near("M/M/1+D(20 ms) rho 0.7 timed-out share", (double) tsim_n(&r, "timed_out") / (double) n, pa,
                sqrt(pa * (1 - pa) * inflation(1, rho, lambda, 1) / n), 0);
     sim_result_free(&r);
@@ -603,21 +603,21 @@ Test(queueing_engine, saturation_flags)
     one_pool(text, sizeof text, 50000, 5000, "poisson", 150, 1, "exp(mean=10)", NULL);
     tsim_run("queueing.ini", text, 71, &r);
     cr_expect_eq(r.saturated, 1);
-    cr_expect_eq(r.pools[0].saturated, 1);
-    cr_expect(r.pools[0].offered_load >= 1.0);
+    cr_expect_eq(tsim_pv(&r, 0, "saturated"), 1);
+    cr_expect(tsim_pv(&r, 0, "offered_load") >= 1.0);
     sim_result_free(&r);
     /* 4 servers at rho 1.1. */
     one_pool(text, sizeof text, 50000, 5000, "poisson", 440, 4, "exp(mean=10)", NULL);
     tsim_run("queueing.ini", text, 72, &r);
     cr_expect_eq(r.saturated, 1);
-    cr_expect_eq(r.pools[0].saturated, 1);
+    cr_expect_eq(tsim_pv(&r, 0, "saturated"), 1);
     sim_result_free(&r);
     /* rho 0.9 is heavy but stable, under several seeds. */
     for (uint64_t seed = 73; seed < 76; seed++) {
         one_pool(text, sizeof text, 200000, 20000, "poisson", 90, 1, "exp(mean=10)", NULL);
         tsim_run("queueing.ini", text, seed, &r);
         cr_expect_eq(r.saturated, 0, "seed %llu: rho 0.9 flagged saturated", (unsigned long long) seed);
-        cr_expect_eq(r.pools[0].saturated, 0);
+        cr_expect_eq(tsim_pv(&r, 0, "saturated"), 0);
         sim_result_free(&r);
     }
 }
@@ -636,9 +636,9 @@ Test(queueing_engine, warmup_is_not_measured)
         cr_expect_eq(tsim_sys(&r, "e2e")->n, 30000);
         cr_expect_eq(tsim_sys(&r, "queue")->n, 30000);
         cr_expect_eq(tsim_sys(&r, "service")->n, 30000);
-        cr_expect_eq(r.pools[0].arrivals, 30000);
-        cr_expect_eq(r.pools[0].served, 30000);
-        cr_expect_eq(r.pools[0].queue.n, 30000);
+        cr_expect_eq(tsim_pv(&r, 0, "arrivals"), 30000);
+        cr_expect_eq(tsim_pv(&r, 0, "served"), 30000);
+        cr_expect_eq(tsim_pl(&r, 0, "queue")->n, 30000);
         /* throughput over the window is close to the offered 300 req/s */
         cr_expect(fabs(tsim_v(&r, "throughput_rps") - 300) < 300 * 4 * sqrt(2.0 / 30000) + 1, "throughput %g",
                   tsim_v(&r, "throughput_rps"));

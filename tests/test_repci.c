@@ -21,6 +21,7 @@
  * test_hostile.c), in a temporary directory of their own.
  */
 #include <criterion/criterion.h>
+#include "tsim.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -413,7 +414,7 @@ Test(repci_load, stable_pools_behind_a_router_not_saturated_by_load)
     for (int seed = 1; seed <= 20; seed++) {
         sim_result res;
         cr_assert_eq(sim_run(&sc, (uint64_t) seed, &res, err, sizeof err), 0, "%s", err);
-        cr_expect_eq(res.pools[0].load_saturated, 0, "M/M/2 seed %d", seed);
+        cr_expect_eq(tsim_pv(&res, 0, "load_saturated"), 0, "M/M/2 seed %d", seed);
         sim_result_free(&res);
     }
     scenario_free(&sc);
@@ -433,8 +434,8 @@ Test(repci_load, overloaded_pools_behind_a_router_saturated)
         sim_result res;
         cr_assert_eq(sim_run(&sc, (uint64_t) seed, &res, err, sizeof err), 0, "%s", err);
         cr_expect_eq(res.saturated, 1, "seed %d not saturated", seed);
-        cr_expect(res.pools[1].load_saturated || res.pools[2].load_saturated, "seed %d: loads %g, %g", seed,
-                  res.pools[1].offered_load, res.pools[2].offered_load);
+        cr_expect(tsim_pv(&res, 1, "load_saturated") || tsim_pv(&res, 2, "load_saturated"), "seed %d: loads %g, %g", seed,
+                  tsim_pv(&res, 1, "offered_load"), tsim_pv(&res, 2, "offered_load"));
         sim_result_free(&res);
     }
     scenario_free(&sc);
@@ -442,8 +443,8 @@ Test(repci_load, overloaded_pools_behind_a_router_saturated)
     load(text, &sc);
     sim_result res;
     cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
-    cr_expect(res.pools[1].load_saturated && res.pools[2].load_saturated, "loads %g, %g",
-              res.pools[1].offered_load, res.pools[2].offered_load);
+    cr_expect(tsim_pv(&res, 1, "load_saturated") && tsim_pv(&res, 2, "load_saturated"), "loads %g, %g",
+              tsim_pv(&res, 1, "offered_load"), tsim_pv(&res, 2, "offered_load"));
     sim_result_free(&res);
     scenario_free(&sc);
 }

@@ -40,7 +40,7 @@ static void router_scenario(char *buf, size_t n, const char *policy, int k, doub
 static const pool_result *pool_named(const sim_result *r, const char *name)
 {
     for (int i = 0; i < r->npools; i++)
-        if (!strcmp(r->pools[i].name, name)) return &r->pools[i];
+        if (!strcmp(tsim_pool(r, i), name)) return &r->pools[i];
     cr_assert_fail("no pool %s", name);
     return NULL;
 }
@@ -159,8 +159,8 @@ Test(route, random_stream_is_the_routers_own)
     tsim_run("route.ini", a, 7, &x);
     tsim_run("route.ini", b, 7, &y);
     for (int i = 0; i < 4; i++) {
-        cr_expect_eq(x.pools[i + 1].arrivals, y.pools[i + 1].arrivals);
-        cr_expect_eq(x.pools[i + 1].queue.mean, y.pools[i + 1].queue.mean);
+        cr_expect_eq(tsim_pv(&x, i + 1, "arrivals"), tsim_pv(&y, i + 1, "arrivals"));
+        cr_expect_eq(tsim_pl(&x, i + 1, "queue")->mean, tsim_pl(&y, i + 1, "queue")->mean);
     }
     sim_result_free(&x);
     sim_result_free(&y);

@@ -141,7 +141,7 @@ Test(routeidx, index_first_min)
 static double metric(const sim_result *r, const char *name)
 {
     cr_assert_eq(r->npools, 1);
-    return pool_metric_get(&r->pools[0], name);
+    return tsim_pv(r, 0, name);
 }
 
 /* 10^4 replicas: snapshots read per routed request are 0 for round robin and

@@ -91,8 +91,8 @@ Test(sched_reg, fifo_one_admits_one_per_step, .init = setup)
     cr_expect_eq(tsim_n(&one, "requests"), 400);
     cr_expect_eq(tsim_n(&one, "served"), 400);
     cr_expect_eq(tsim_n(&cont, "served"), 400);
-    cr_expect_leq(pool_metric_get(&one.pools[0], "kv_peak"), 1.0);
-    cr_expect_gt(pool_metric_get(&one.pools[0], "kv_peak"), 0.0);
+    cr_expect_leq(tsim_pv(&one, 0, "kv_peak"), 1.0);
+    cr_expect_gt(tsim_pv(&one, 0, "kv_peak"), 0.0);
     /* Admitting one newcomer per step, prompts wait steps longer than with continuous. */
     cr_expect_gt(tsim_sys(&one, "ttft")->mean, tsim_sys(&cont, "ttft")->mean * 1.05,
                  "fifo_one TTFT %.3f ms, continuous %.3f ms",
@@ -100,7 +100,7 @@ Test(sched_reg, fifo_one_admits_one_per_step, .init = setup)
     /* Without the limit it is continuous, step for step. */
     cr_expect_eq(tsim_sys(&wide, "ttft")->mean, tsim_sys(&cont, "ttft")->mean);
     cr_expect_eq(tsim_sys(&wide, "e2e")->mean, tsim_sys(&cont, "e2e")->mean);
-    cr_expect_eq(pool_metric_get(&wide.pools[0], "steps"), pool_metric_get(&cont.pools[0], "steps"));
+    cr_expect_eq(tsim_pv(&wide, 0, "steps"), tsim_pv(&cont, 0, "steps"));
     sim_result_free(&one);
     sim_result_free(&cont);
     sim_result_free(&wide);

@@ -70,7 +70,7 @@ static void closed(char *buf, size_t n, int users, int nreq, int P, int O, const
              nreq, nreq / 4, users, P, O, extra);
 }
 
-static double metric(const sim_result *r, const char *name) { return pool_metric_get(&r->pools[0], name); }
+static double metric(const sim_result *r, const char *name) { return tsim_pv(r, 0, name); }
 
 /* Mean and variance of 1 + J, J truncated geometric: P(J = i) = a^i (1 - a)
  * for i < k, P(J = k) = a^k. */

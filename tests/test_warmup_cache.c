@@ -75,7 +75,7 @@ static void run3(uint64_t n, const char *set, sim_result *res)
 static const pool_result *pool_named(const sim_result *r, const char *name)
 {
     for (int i = 0; i < r->npools; i++)
-        if (!strcmp(r->pools[i].name, name)) return &r->pools[i];
+        if (!strcmp(tsim_pool(r, i), name)) return &r->pools[i];
     cr_assert_fail("no pool %s", name);
     return NULL;
 }

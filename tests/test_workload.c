@@ -410,7 +410,7 @@ Test(workload, class_shares_and_counts_add_up)
     cr_expect_eq(e2e_n, tsim_sys(&res, "e2e")->n);
     cr_expect_gt(rej, 0, "the check needs rejections");
     cr_expect_gt(to, 0, "the check needs timeouts");
-    cr_expect_eq((double) res.pools[1].arrivals, tsim_class(&res, "c", "requests"), "only class c enters pool fast (warmup = 0)");
+    cr_expect_eq((double) tsim_pv(&res, 1, "arrivals"), tsim_class(&res, "c", "requests"), "only class c enters pool fast (warmup = 0)");
     /* The overall mean is the served-weighted mean of the class means. */
     cr_expect(fabs(m / (double) tsim_sys(&res, "e2e")->n - tsim_sys(&res, "e2e")->mean) <
               1e-9 * tsim_sys(&res, "e2e")->mean);
@@ -556,7 +556,7 @@ Test(workload, csv_class_column_gives_each_rows_class)
     cr_assert_eq(sim_run(&sc, 1, &res, err, sizeof err), 0, "%s", err);
     cr_expect_eq(tsim_class(&res, "short", "requests"), 3000);
     cr_expect_eq(tsim_class(&res, "long", "requests"), 1000);
-    cr_expect_eq(res.pools[1].arrivals, 1000);
+    cr_expect_eq(tsim_pv(&res, 1, "arrivals"), 1000);
     sim_result_free(&res);
     scenario_free(&sc);
     /* A row naming a class the scenario lacks: the error names the trace, the
