@@ -246,14 +246,14 @@ static void fill_pred(const sim_result *res, cobs_replay *out)
 static void fill_band(const sim_result *res, cobs_replay *out)
 {
     out->nband = 0;
-    for (int p = 0; p < res->npools; p++) {
-        const pool_result *P = &res->pools[p];
-        const char *kind = NULL;
-        for (int k = 0; k < P->nmetrics && !kind; k++)
-            if (!strcmp(P->metrics[k].name, "cost_model.kind")) kind = P->metrics[k].text;
+    for (int p = 0; sim_result_pool(res, p); p++) {
+        const char *P = sim_result_pool(res, p);
+        const sim_row *w = sim_result_row(res, P, "cost_model.kind", "value");
+        const char *kind = w ? w->text : NULL;
         if (!kind) continue;
         band_model b;
-        band_of_model(kind, pool_metric_get(P, "cost_model.mape"), pool_metric_get(P, "cost_model.extrapolated") > 0, &b);
+        band_of_model(kind, sim_result_get(res, P, "cost_model.mape", "value"),
+                      sim_result_get(res, P, "cost_model.extrapolated", "value") > 0, &b);
         if (out->nband++ == 0 || b.sigma > out->band.sigma) out->band = b;
     }
 }
@@ -556,17 +556,14 @@ static void cost_of(const sim_result *res, char *buf, size_t n)
 {
     size_t o = 0;
     buf[0] = 0;
-    for (int i = 0; i < res->npools; i++) {
-        const pool_result *p = &res->pools[i];
-        const char *kind = NULL, *src = NULL;
-        double id = NAN;
-        for (int k = 0; k < p->nmetrics; k++) {
-            if (!strcmp(p->metrics[k].name, "cost_model.kind")) kind = p->metrics[k].text;
-            else if (!strcmp(p->metrics[k].name, "cost_model.source")) src = p->metrics[k].text;
-            else if (!strcmp(p->metrics[k].name, "cost_model.id")) id = p->metrics[k].value;
-        }
+    for (int i = 0; sim_result_pool(res, i); i++) {
+        const char *P = sim_result_pool(res, i);
+        const sim_row *wk = sim_result_row(res, P, "cost_model.kind", "value"),
+                      *ws = sim_result_row(res, P, "cost_model.source", "value");
+        const char *kind = wk ? wk->text : NULL, *src = ws ? ws->text : NULL;
+        double id = sim_result_get(res, P, "cost_model.id", "value");
         if (!kind || o >= n - 1) continue;
-        int w = snprintf(buf + o, n - o, "%s%s %s (%s", o ? "; " : "", p->name, kind, src ? src : "?");
+        int w = snprintf(buf + o, n - o, "%s%s %s (%s", o ? "; " : "", P, kind, src ? src : "?");
         if (w > 0) o += (size_t) w < n - o ? (size_t) w : n - o - 1;
         if (!isnan(id) && o < n - 1) {
             w = snprintf(buf + o, n - o, ", id %.0f", id);

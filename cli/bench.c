@@ -95,8 +95,8 @@ static void run_child(const bench_case *c, int fd)
             o.requests = (double) (sim_result_count(&r, "requests") + scenario_warmup(sc));
             o.sim_s = sim_result_value(&r, "sim_time_s");
             o.saturated = r.saturated;
-            for (int i = 0; i < r.npools; i++) {
-                double st = pool_metric_get(&r.pools[i], "steps");
+            for (int i = 0; sim_result_pool(&r, i); i++) {
+                double st = sim_result_get(&r, sim_result_pool(&r, i), "steps", "value");
                 if (!isnan(st)) o.steps += st;
             }
         } else fprintf(stderr, "bench: %s\n", err);

@@ -327,7 +327,8 @@ static int run_simulate(const run_opts *o, run_state *st)
         }
         st->wall += sim_result_value(&res, "wall_time_s");
         if (i == 0) st->seed = run_seed_of(&res);
-        for (int p = 0; p < res.npools && p < npools; p++) st->load_sat[p] |= res.pools[p].load_saturated;
+        for (int p = 0; p < npools && sim_result_pool(&res, p); p++)   /* the pools' verdicts (family "aside") */
+            st->load_sat[p] |= sim_result_get(&res, sim_result_pool(&res, p), "load_saturated", "value") > 0;
         if (i == 0 && res.ts) {   /* the time series of the first replication */
             st->ts_n = ts_count(res.ts);
             st->ts = malloc((st->ts_n + 1) * sizeof *st->ts);

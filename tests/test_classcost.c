@@ -55,14 +55,6 @@ static cls_view cls(const sim_result *r, const char *name)
  * api_usd...), NAN when R does not report it. */
 static double sys(const sim_result *r, const char *metric) { return sim_result_get(r, "", metric, "value"); }
 
-static const pool_result *pool(const sim_result *r, const char *name)
-{
-    for (int i = 0; i < r->npools; i++)
-        if (!strcmp(tsim_pool(r, i), name)) return &r->pools[i];
-    cr_assert_fail("no pool %s", name);
-    return NULL;
-}
-
 /* sum over classes of served x cost_per_1k, and of api_usd */
 static void sums(const sim_result *r, double *cost, double *api)
 {
@@ -98,7 +90,7 @@ Test(classcost, classes_add_up_to_the_overall_cost)
     cr_assert_not_null(sim_result_row(&r, "", "cost_per_1k_requests", "value"), "a priced pool and a gateway kind: cost reported");
     cr_assert_neq(tsim_n(&r, "departures"), tsim_n(&r, "served"), "the check needs departures != served (got %llu)",
                   (unsigned long long) tsim_n(&r, "served"));
-    cr_assert_gt(pool(&r, "chat")->cost_per_hour, 0);
+    cr_assert_gt(tsim_prv(tsim_pool_named(&r, "chat"), "cost_per_hour"), 0);
     cr_assert_gt(sys(&r, "api_usd"), 0);
     double cost, api;
     sums(&r, &cost, &api);
@@ -132,11 +124,11 @@ Test(classcost, classes_on_separate_pools_pay_their_own_pool_exactly)
     run(text, &r);
     cr_assert_eq(tsim_n(&r, "departures"), tsim_n(&r, "served"));
     cr_assert_eq(tsim_n(&r, "served"), 400);
-    cr_assert_float_eq(pool(&r, "pa")->cost_per_hour, 3.6, 1e-12);
-    cr_assert_float_eq(pool(&r, "pb")->cost_per_hour, 72, 1e-12);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&r, "pa"), "cost_per_hour"), 3.6, 1e-12);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&r, "pb"), "cost_per_hour"), 72, 1e-12);
     /* No LLM pool: no cost_per_hour row; the pools' $ per hour add up to 75.6 all the same. */
     cr_assert(isnan(sys(&r, "cost_per_hour")));
-    cr_assert_float_eq(pool(&r, "pa")->cost_per_hour + pool(&r, "pb")->cost_per_hour, 75.6, 1e-12);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&r, "pa"), "cost_per_hour") + tsim_prv(tsim_pool_named(&r, "pb"), "cost_per_hour"), 75.6, 1e-12);
     const cls_view a = cls(&r, "a"), b = cls(&r, "b");
     cr_assert_gt(a.served, 50);
     cr_assert_gt(b.served, 200);
@@ -193,8 +185,7 @@ Test(classcost, llm_linear_cost_charges_each_request_its_own_work)
     sim_result r;
     run(LEN_TEXT("7", "cost = linear\nstep_base_ms = 0\nprefill_ms_per_token = 0.02\ndecode_ms_per_seq = 0.5\n"), &r);
     cr_assert(!r.saturated);
-    cr_assert_gt(pool(&r, "chat")->nmetrics, 0);
-    cr_assert_gt(pool_metric_get(pool(&r, "chat"), "mean_batch"), 1.5, "batches must be shared for the check to mean something");
+    cr_assert_gt(tsim_prv(tsim_pool_named(&r, "chat"), "mean_batch"), 1.5, "batches must be shared for the check to mean something");
     const cls_view s = cls(&r, "short"), l = cls(&r, "long");
     double ratio = l.cost_per_1k / s.cost_per_1k;
     cr_assert_float_eq(ratio, 153.5 / 53.5, 1e-6, "ratio %.9g", ratio);
@@ -218,7 +209,7 @@ Test(classcost, llm_roofline_cost_lies_between_the_token_ratio_bounds)
     sim_result r;
     run(LEN_TEXT("2", ""), &r);
     cr_assert(!r.saturated);
-    double mb = pool_metric_get(pool(&r, "chat"), "mean_batch");
+    double mb = tsim_prv(tsim_pool_named(&r, "chat"), "mean_batch");
     cr_assert(mb > 1.5 && mb < 50, "mean batch %g", mb);
     const cls_view s = cls(&r, "short"), l = cls(&r, "long");
     double ratio = l.cost_per_1k / s.cost_per_1k;

@@ -20,8 +20,8 @@ Test(clscache, classes_add_up_to_the_pool)
     sim_result r;
     tsim_run("two.ini", TWO, 3, &r);
     cr_assert_eq(tsim_nclasses(&r), 2);
-    const pool_result *c = &r.pools[0];
-    double hits = pool_metric_get(c, "hits"), fh = pool_metric_get(c, "false_hits"), rate = pool_metric_get(c, "hit_rate");
+    tsim_pr c = tsim_pool_at(&r, 0);
+    double hits = tsim_prv(c, "hits"), fh = tsim_prv(c, "false_hits"), rate = tsim_prv(c, "hit_rate");
     /* Every measured request looks up once: a class's hits (false ones
      * included) are its cache_hit_rate x its requests, a whole number. */
     double hf = 0, f = 0, lookups = 0, share[2];

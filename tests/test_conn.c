@@ -79,14 +79,6 @@ Test(conn, slow_start_stall_by_hand)
 
 /* ---- whole runs ------------------------------------------------------------- */
 
-static const pool_result *pool_of(const sim_result *r, const char *name)
-{
-    for (int i = 0; i < r->npools; i++)
-        if (strcmp(tsim_pool(r, i), name) == 0) return &r->pools[i];
-    cr_assert_fail("no pool %s", name);
-    return NULL;
-}
-
 /* Requests 1 s apart (nothing waits) over a hop of constant RTT, bandwidth to
  * spare and no protocol cost, into a 30 ms server; EXTRA is more hop keys. */
 static void one_by_one(const char *extra, const char *tokens, sim_result *res)
@@ -114,9 +106,9 @@ Test(conn, new_tls_connection_adds_exact_round_trips)
     cr_assert_float_eq(tsim_sys(&t13, "e2e")->max - tsim_sys(&warm, "e2e")->max, 2 * 20.0, 1e-6);
     cr_assert_float_eq(tsim_sys(&t12, "e2e")->mean - tsim_sys(&warm, "e2e")->mean, 3 * 20.0, 1e-6);
     cr_assert_float_eq(tsim_sys(&plain, "e2e")->mean - tsim_sys(&warm, "e2e")->mean, 20.0, 1e-6);
-    cr_assert_float_eq(pool_metric_get(pool_of(&t12, "link"), "setup_ms_mean"), 60, 1e-9);
-    cr_assert_float_eq(pool_metric_get(pool_of(&t12, "link"), "conn_opened"), 200, 0);
-    cr_assert(isnan(pool_metric_get(pool_of(&warm, "link"), "setup_ms_mean")), "no connection rows on a warm link");
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&t12, "link"), "setup_ms_mean"), 60, 1e-9);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&t12, "link"), "conn_opened"), 200, 0);
+    cr_assert(isnan(tsim_prv(tsim_pool_named(&warm, "link"), "setup_ms_mean")), "no connection rows on a warm link");
     sim_result_free(&warm);
     sim_result_free(&t13);
     sim_result_free(&t12);
@@ -175,7 +167,7 @@ Test(conn, resumption_saves_a_round_trip_after_the_first)
     /* the first connection does the full handshake, the 199 after it resume */
     cr_assert_float_eq(tsim_sys(&t12, "e2e")->mean - tsim_sys(&ticket, "e2e")->mean, 20.0 * 199 / 200, 1e-6);
     cr_assert_float_eq(tsim_sys(&ticket, "e2e")->max - tsim_sys(&ticket, "e2e")->p50, 20.0, 0.2);
-    cr_assert_float_eq(pool_metric_get(pool_of(&zero, "link"), "setup_ms_mean"), (2 * 20.0 + 199 * 20.0) / 200, 1e-9);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&zero, "link"), "setup_ms_mean"), (2 * 20.0 + 199 * 20.0) / 200, 1e-9);
     sim_result_free(&t12);
     sim_result_free(&ticket);
     sim_result_free(&zero);
@@ -195,7 +187,7 @@ Test(conn, slow_start_rounds_in_a_run)
     double wait = ss_wait(275, 10, 1460, 20, 1e6);
     cr_assert_float_eq(wait, 20.0 * (k - 1), 0.01);
     cr_assert_float_eq(tsim_sys(&fresh, "e2e")->mean - tsim_sys(&warm, "e2e")->mean, 20.0 + wait, 1e-6);
-    cr_assert_float_eq(pool_metric_get(pool_of(&fresh, "link"), "slow_start_ms_mean"), wait, 1e-9);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&fresh, "link"), "slow_start_ms_mean"), wait, 1e-9);
     sim_result_free(&warm);
     sim_result_free(&fresh);
 }
@@ -210,13 +202,13 @@ Test(conn, pool_reuses_and_closes_idle_connections)
     one_by_one("stream = no\nconnection = pool\npool_size = 1\nslow_start_after_idle = no", big, &keep);
     one_by_one("stream = no\nconnection = pool\npool_size = 1\nidle_timeout_s = 0.5", big, &closes);
     one_by_one("stream = no\nconnection = pool\npool_size = 1", big, &restart);
-    cr_assert_float_eq(pool_metric_get(pool_of(&keep, "link"), "conn_opened"), 1, 0);
-    cr_assert_float_eq(pool_metric_get(pool_of(&closes, "link"), "conn_opened"), 200, 0);
-    cr_assert_float_eq(pool_metric_get(pool_of(&restart, "link"), "conn_opened"), 1, 0);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&keep, "link"), "conn_opened"), 1, 0);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&closes, "link"), "conn_opened"), 200, 0);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&restart, "link"), "conn_opened"), 1, 0);
     /* kept warm, only the first answer meets slow start (4 waits); restarted, every one does */
     double wait = ss_wait(275, 10, 1460, 20, 1e6);
-    cr_assert_float_eq(pool_metric_get(pool_of(&keep, "link"), "slow_start_ms_mean"), wait / 200, 1e-9);
-    cr_assert_float_eq(pool_metric_get(pool_of(&restart, "link"), "slow_start_ms_mean"), wait, 1e-9);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&keep, "link"), "slow_start_ms_mean"), wait / 200, 1e-9);
+    cr_assert_float_eq(tsim_prv(tsim_pool_named(&restart, "link"), "slow_start_ms_mean"), wait, 1e-9);
     sim_result_free(&keep);
     sim_result_free(&closes);
     sim_result_free(&restart);
@@ -256,8 +248,8 @@ Test(conn, http11_pool_wait_is_erlang_c, .timeout = 120)
     for (int s = 0; s < N; s++) {
         sim_result res;
         tsim_run("/tmp/test_conn_mmc.ini", text, (uint64_t) s + 1, &res);
-        w[s] = pool_of(&res, "link")->queue.mean;
-        util += pool_of(&res, "link")->utilization / N;
+        w[s] = tsim_prl(tsim_pool_named(&res, "link"), "queue")->mean;
+        util += tsim_prv(tsim_pool_named(&res, "link"), "busy_share") / N;
         sum += w[s];
         sim_result_free(&res);
     }
@@ -280,8 +272,8 @@ Test(conn, http2_streams_do_not_wait)
     snprintf(text, sizeof text, MMC, "2");
     sim_result res;
     tsim_run("/tmp/test_conn_h2.ini", text, 1, &res);
-    cr_assert_eq(pool_of(&res, "link")->queue.max, 0);
-    cr_assert_eq(pool_metric_get(pool_of(&res, "link"), "conn_opened"), 0, "opened once, in the warm-up");
+    cr_assert_eq(tsim_prl(tsim_pool_named(&res, "link"), "queue")->max, 0);
+    cr_assert_eq(tsim_prv(tsim_pool_named(&res, "link"), "conn_opened"), 0, "opened once, in the warm-up");
     sim_result_free(&res);
 }
 
@@ -303,11 +295,11 @@ Test(conn, radio_wakes_after_idle)
     sim_result slow, busy;
     radio_run("const(20000)", &slow);
     radio_run("const(1000)", &busy);
-    const pool_result *s = pool_of(&slow, "phone"), *b = pool_of(&busy, "phone");
-    cr_assert_eq(pool_metric_get(s, "radio_wakeups"), tsim_n(&slow, "served"));
-    cr_assert_float_eq(pool_metric_get(s, "setup_ms_mean"), 260, 1e-9);
-    cr_assert_eq(pool_metric_get(b, "radio_wakeups"), 1);
-    cr_assert_float_eq(pool_metric_get(b, "setup_ms_mean"), 260.0 / tsim_n(&busy, "served"), 1e-9);
+    tsim_pr s = tsim_pool_named(&slow, "phone"), b = tsim_pool_named(&busy, "phone");
+    cr_assert_eq(tsim_prv(s, "radio_wakeups"), tsim_n(&slow, "served"));
+    cr_assert_float_eq(tsim_prv(s, "setup_ms_mean"), 260, 1e-9);
+    cr_assert_eq(tsim_prv(b, "radio_wakeups"), 1);
+    cr_assert_float_eq(tsim_prv(b, "setup_ms_mean"), 260.0 / tsim_n(&busy, "served"), 1e-9);
     sim_result_free(&slow);
     sim_result_free(&busy);
 }
@@ -329,7 +321,7 @@ Test(conn, loss_costs_a_round_trip_per_lost_segment)
     double segs = conn_segments(650 + 3500 * 4.0, 1460) + conn_segments(650 + 50 * 204.0, 1460);
     cr_assert_eq(segs, 11 + 8);
     double expect = 0.01 * segs * 20;
-    double got = pool_metric_get(pool_of(&res, "link"), "loss_ms_mean");
+    double got = tsim_prv(tsim_pool_named(&res, "link"), "loss_ms_mean");
     double sd = sqrt(20000 * segs * 0.01 * 0.99) * 20 / 20000;
     cr_assert(fabs(got - expect) < 4 * sd, "loss %g ms, expected %g (sd %g)", got, expect, sd);
     sim_result_free(&res);
@@ -417,19 +409,19 @@ Test(conn, egress_priced_by_hand)
         "[pool work]\nservice_ms = const(30)\n";
     sim_result res;
     tsim_run("/tmp/test_conn_egress.ini", text, 1, &res);
-    const pool_result *p = pool_of(&res, "link");
+    tsim_pr p = tsim_pool_named(&res, "link");
     double na = tsim_class(&res, "a", "served"), nb = tsim_class(&res, "b", "served");
     cr_assert_eq(na + nb, 200);
     double ba = 650 + 50 * 204.0, bb = 650 + 150 * 204.0;
-    cr_assert_float_eq(pool_metric_get(p, "bytes_up"), 200 * 1050.0, 1e-6);
-    cr_assert_float_eq(pool_metric_get(p, "bytes_down"), na * ba + nb * bb, 1e-6);
+    cr_assert_float_eq(tsim_prv(p, "bytes_up"), 200 * 1050.0, 1e-6);
+    cr_assert_float_eq(tsim_prv(p, "bytes_down"), na * ba + nb * bb, 1e-6);
     double usd = (na * ba + nb * bb) / 1e9 * 0.09;
-    cr_assert_float_eq(pool_metric_get(p, "egress_usd"), usd, 1e-15);
+    cr_assert_float_eq(tsim_prv(p, "egress_usd"), usd, 1e-15);
     cr_assert_float_eq(sim_result_get(&res, "", "egress_usd", "value"), usd, 1e-15);
     cr_assert_float_eq(sim_result_get(&res, "", "cost_per_1k_requests", "value"), 1000 * usd / 200, 1e-15);
     cr_assert_float_eq(tsim_class(&res, "a", "cost_per_1k_requests"), 1000 * ba / 1e9 * 0.09, 1e-15);
     cr_assert_float_eq(tsim_class(&res, "b", "cost_per_1k_requests"), 1000 * bb / 1e9 * 0.09, 1e-15);
-    cr_assert_float_eq(pool_metric_get(p, "egress_usd_per_hour"), usd / tsim_v(&res, "window_s") * 3600, 1e-12);
+    cr_assert_float_eq(tsim_prv(p, "egress_usd_per_hour"), usd / tsim_v(&res, "window_s") * 3600, 1e-12);
     sim_result_free(&res);
 }
 
@@ -442,7 +434,7 @@ Test(conn, pool_wait_is_connect)
     snprintf(text, sizeof text, MMC, "1.1");
     sim_result res;
     tsim_run("/tmp/test_conn_mmc1.ini", text, 1, &res);
-    double wait = pool_of(&res, "link")->queue.mean;
+    double wait = tsim_prl(tsim_pool_named(&res, "link"), "queue")->mean;
     cr_assert_gt(wait, 10.0);
     double conn = tsim_bd(&res, "breakdown.all", BD_CONNECT);
     cr_assert_float_eq(conn * tsim_sys(&res, "e2e")->mean, wait, 1e-3, "connect %g vs wait %g ms",

@@ -265,13 +265,13 @@ Test(oomkill, over_the_limit_kills_and_restarts)
     cr_assert_float_eq(tsim_pv(&r, 0, "availability"), 1, 1e-12);
     sim_result_free(&r);
     tsim_run("node.ini", PODS "2.5\n", 1, &r);
-    const pool_result *p = &r.pools[0];
-    double kills = pool_metric_get(p, "oom_kills");
+    tsim_pr p = tsim_pool_at(&r, 0);
+    double kills = tsim_prv(p, "oom_kills");
     cr_assert_gt(kills, 10, "kills %g", kills);
     cr_assert_eq(fmod(kills, 4), 0, "a pod's 4 workers die together: %g", kills);
     cr_assert_gt(tsim_n(&r, "failed"), 0);
     cr_assert_leq((double) tsim_n(&r, "failed"), kills, "at most one request per worker of a killed pod fails");
-    cr_assert_lt(pool_metric_get(p, "availability"), 1);
+    cr_assert_lt(tsim_prv(p, "availability"), 1);
     cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "failed") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"),
                  tsim_n(&r, "requests"));
     sim_result_free(&r);

@@ -148,21 +148,21 @@ Test(encoder, pool_lone_requests_take_one_pass)
                        "[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = h100\nmax_seq_len = 1024\n";
     sim_result res;
     tsim_run("enc.ini", text, 1, &res);
-    const pool_result *p = &res.pools[0];
+    tsim_pr p = tsim_pool_at(&res, 0);
     enc_cfg c = h100_bge_m3();
     double want = enc_pass_ms(&c, 1, 1024);
-    cr_expect(fabs(p->service.mean - want) < 1e-5, "%.9g vs %.9g", p->service.mean, want);
-    cr_expect(fabs(p->service.max - want) < 1e-5);
-    cr_expect_eq(pool_metric_get(p, "truncated"), 300);
-    cr_expect_eq(pool_metric_get(p, "batch_mean"), 1);
-    cr_expect_eq(pool_metric_get(p, "passes"), 300);
-    cr_expect_eq(p->queue.max, 0);
+    cr_expect(fabs(tsim_prl(p, "service")->mean - want) < 1e-5, "%.9g vs %.9g", tsim_prl(p, "service")->mean, want);
+    cr_expect(fabs(tsim_prl(p, "service")->max - want) < 1e-5);
+    cr_expect_eq(tsim_prv(p, "truncated"), 300);
+    cr_expect_eq(tsim_prv(p, "batch_mean"), 1);
+    cr_expect_eq(tsim_prv(p, "passes"), 300);
+    cr_expect_eq(tsim_prl(p, "queue")->max, 0);
     double shares = 0;
     static const char *const N[] = { "enc_share_attention", "enc_share_qkv", "enc_share_out_proj", "enc_share_mlp",
                                      "enc_share_norm_elementwise", "enc_share_head", "enc_share_framework" };
-    for (int k = 0; k < 7; k++) shares += pool_metric_get(p, N[k]);
+    for (int k = 0; k < 7; k++) shares += tsim_prv(p, N[k]);
     cr_expect(fabs(shares - 1) < 1e-12, "%.15g", shares);
-    cr_expect(fabs(pool_metric_get(p, "enc_share_framework") - 1.48 / want) < 1e-9);
+    cr_expect(fabs(tsim_prv(p, "enc_share_framework") - 1.48 / want) < 1e-9);
     sim_result_free(&res);
 }
 
@@ -175,11 +175,11 @@ Test(encoder, pool_batches_up_to_max_batch)
                        "[pool e]\nkind = encoder\nmodel = bge-m3\ngpu = l4\nservers = 8\nmax_batch = 8\nmax_wait_ms = 50\n";
     sim_result res;
     tsim_run("enc.ini", text, 1, &res);
-    const pool_result *p = &res.pools[0];
-    double passes = pool_metric_get(p, "passes"), seqs = pool_metric_get(p, "batch_mean") * passes;
+    tsim_pr p = tsim_pool_at(&res, 0);
+    double passes = tsim_prv(p, "passes"), seqs = tsim_prv(p, "batch_mean") * passes;
     cr_expect(passes > 400 && seqs <= 8 * passes + 1e-6 && seqs > 8 * passes - 8, "%g passes of %g",
               passes, seqs / passes);   /* full, but for the last one as the arrivals end */
-    cr_expect_eq(pool_metric_get(p, "padding_share"), 0);
+    cr_expect_eq(tsim_prv(p, "padding_share"), 0);
     /* With max_wait_ms a lone replica takes what waited that long: the first
      * wait of a request at 1/s is exactly 50 ms. */
     sim_result_free(&res);
@@ -187,9 +187,9 @@ Test(encoder, pool_batches_up_to_max_batch)
            "prompt_tokens = const(100)\noutput_tokens = const(1)\n"
            "[pool e]\nkind = encoder\nmodel = all-minilm-l6-v2\ngpu = l4\nmax_batch = 8\nmax_wait_ms = 50\n";
     tsim_run("enc.ini", text, 1, &res);
-    p = &res.pools[0];
-    cr_expect(fabs(p->queue.mean - 50) < 1e-6 && fabs(p->queue.max - 50) < 1e-6, "%.9g", p->queue.mean);
-    cr_expect_eq(pool_metric_get(p, "batch_mean"), 1);
+    p = tsim_pool_at(&res, 0);
+    cr_expect(fabs(tsim_prl(p, "queue")->mean - 50) < 1e-6 && fabs(tsim_prl(p, "queue")->max - 50) < 1e-6, "%.9g", tsim_prl(p, "queue")->mean);
+    cr_expect_eq(tsim_prv(p, "batch_mean"), 1);
     sim_result_free(&res);
 }
 
@@ -217,9 +217,9 @@ Test(encoder, result_cache_embed_model_prices_the_lookup)
     c.launch_us = 20;
     c.max_seq_len = 256;
     double want = enc_pass_ms(&c, 1, 256);
-    const pool_result *p = &res.pools[0];
-    cr_expect(fabs(p->service.mean - want) < 1e-5 && fabs(p->service.max - want) < 1e-5, "%.9g vs %.9g",
-              p->service.mean, want);
+    tsim_pr p = tsim_pool_at(&res, 0);
+    cr_expect(fabs(tsim_prl(p, "service")->mean - want) < 1e-5 && fabs(tsim_prl(p, "service")->max - want) < 1e-5, "%.9g vs %.9g",
+              tsim_prl(p, "service")->mean, want);
     cr_expect_gt(want, 1.0, "more than the default hit_ms of 1 ms");
     sim_result_free(&res);
 }
@@ -247,8 +247,8 @@ Test(encoder, router_classifier_model_prices_the_classifier)
     c.launch_us = 20;
     c.max_seq_len = 512;
     double want = enc_pass_ms(&c, 1, 300);
-    const pool_result *p = &res.pools[0];
-    cr_expect(fabs(p->service.mean - want) < 1e-5, "%.9g vs %.9g", p->service.mean, want);
+    tsim_pr p = tsim_pool_at(&res, 0);
+    cr_expect(fabs(tsim_prl(p, "service")->mean - want) < 1e-5, "%.9g vs %.9g", tsim_prl(p, "service")->mean, want);
     sim_result_free(&res);
 }
 

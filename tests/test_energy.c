@@ -60,24 +60,24 @@ Test(energy, pool_energy_is_n_t_idle_plus_u_span)
 {
     sim_result r;
     tsim_run("energy.ini", ONE_AT_A_TIME("", ""), 1, &r);
-    const pool_result *p = &r.pools[0];
-    double T = tsim_v(&r, "window_s"), u = p->utilization;
+    tsim_pr p = tsim_pool_at(&r, 0);
+    double T = tsim_v(&r, "window_s"), u = tsim_prv(p, "busy_share");
     cr_assert_gt(T, 100);
     /* The busy share by hand: each served request steps for its service time
      * alone (its model compute, the service row, plus its steps' framework
      * overhead, which the overhead row holds: no request_overhead_ms here), so
      * u = served x mean (service + overhead) / (replicas x T) up to the one
      * request cut by each end of the window (0.1 s in 200 s: 0.1 %). */
-    double u_hand = (double) p->served * (p->service.mean + tsim_sys(&r, "overhead")->mean) / 1000.0 / (3 * T);
+    double u_hand = (double) tsim_prv(p, "served") * (tsim_prl(p, "service")->mean + tsim_sys(&r, "overhead")->mean) / 1000.0 / (3 * T);
     cr_assert_float_eq(u, u_hand, 0.002 * u_hand, "u %g, by hand %g", u, u_hand);
     cr_assert_gt(u, 0.01);
     cr_assert_lt(u, 0.5);
     /* N = 3 replicas x tp 2 = 6 GPUs. */
     double want = 6 * T * (100 + u * (500 - 100));
-    cr_assert(p->has_energy);
-    cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
-    cr_assert_float_eq(pool_metric_get(p, "energy_kwh"), want / 3.6e6, 1e-9 * want / 3.6e6);
-    cr_assert_float_eq(pool_metric_get(p, "mean_power_w"), want / T, 1e-9 * want / T);
+    cr_assert(!isnan(tsim_prv(p, "energy_kwh")));
+    cr_assert_float_eq((tsim_prv(p, "energy_kwh") * 3.6e6), want, 1e-9 * want, "%.12g vs %.12g", (tsim_prv(p, "energy_kwh") * 3.6e6), want);
+    cr_assert_float_eq(tsim_prv(p, "energy_kwh"), want / 3.6e6, 1e-9 * want / 3.6e6);
+    cr_assert_float_eq(tsim_prv(p, "mean_power_w"), want / T, 1e-9 * want / T);
     double energy_j = sim_result_get(&r, "", "energy_kwh", "value") * 3.6e6;
     double power_w = sim_result_get(&r, "", "mean_power_w", "value");
     cr_assert_float_eq(energy_j, want, 1e-9 * want);
@@ -100,11 +100,11 @@ Test(energy, power_curve_pool)
 {
     sim_result r;
     tsim_run("energy.ini", ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 1:450\n"), 1, &r);
-    const pool_result *p = &r.pools[0];
-    double T = tsim_v(&r, "window_s"), u = p->utilization;
+    tsim_pr p = tsim_pool_at(&r, 0);
+    double T = tsim_v(&r, "window_s"), u = tsim_prv(p, "busy_share");
     cr_assert_lt(u, 0.5);
     double want = 6 * T * (50 + (300 - 50) * u / 0.5);
-    cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
+    cr_assert_float_eq((tsim_prv(p, "energy_kwh") * 3.6e6), want, 1e-9 * want, "%.12g vs %.12g", (tsim_prv(p, "energy_kwh") * 3.6e6), want);
     sim_result_free(&r);
     char err[1024];
     tsim_load_error("bad.ini", ONE_AT_A_TIME("", "power_curve = 0:50, 0.5:300, 0.4:450\n"), err, sizeof err);
@@ -202,22 +202,22 @@ Test(energy, autoscaled_pool_follows_replica_uptime)
              "autoscale_target = 0.05\nprovision_s = 20\ncooldown_s = 60\n", base);
     sim_result r, f;
     tsim_run("energy.ini", text, 1, &r);
-    const pool_result *p = &r.pools[0];
-    cr_assert_gt(pool_metric_get(p, "scale_ups") + pool_metric_get(p, "scale_downs"), 0);
-    double T = tsim_v(&r, "window_s"), rs = pool_metric_get(p, "replica_seconds");
-    double up = pool_metric_get(p, "replicas_up_mean");
-    double busy = p->utilization * up * T;     /* utilisation: busy share of the replicas up */
+    tsim_pr p = tsim_pool_at(&r, 0);
+    cr_assert_gt(tsim_prv(p, "scale_ups") + tsim_prv(p, "scale_downs"), 0);
+    double T = tsim_v(&r, "window_s"), rs = tsim_prv(p, "replica_seconds");
+    double up = tsim_prv(p, "replicas_up_mean");
+    double busy = tsim_prv(p, "busy_share") * up * T;     /* utilisation: busy share of the replicas up */
     double want = 100 * rs + 600 * busy;       /* one GPU per replica */
-    cr_assert_float_eq(p->energy_j, want, 1e-9 * want, "%.12g vs %.12g", p->energy_j, want);
+    cr_assert_float_eq((tsim_prv(p, "energy_kwh") * 3.6e6), want, 1e-9 * want, "%.12g vs %.12g", (tsim_prv(p, "energy_kwh") * 3.6e6), want);
     cr_assert_lt(rs, 6 * T * (1 - 1e-3));      /* some replicas were off part of the time */
     cr_assert_geq(rs, up * T * (1 - 1e-9));    /* and powered at least while up */
     /* The same pool at a fixed 6 replicas draws idle power for all six all the time. */
     snprintf(text, sizeof text, "%sreplicas = 6\n", base);
     tsim_run("energy.ini", text, 1, &f);
-    const pool_result *q = &f.pools[0];
-    double fbusy = q->utilization * 6 * tsim_v(&f, "window_s");
-    cr_assert_float_eq(q->energy_j, 100 * 6 * tsim_v(&f, "window_s") + 600 * fbusy, 1e-9 * q->energy_j);
-    cr_assert_lt(p->energy_j / T, q->energy_j / tsim_v(&f, "window_s"));
+    tsim_pr q = tsim_pool_at(&f, 0);
+    double fbusy = tsim_prv(q, "busy_share") * 6 * tsim_v(&f, "window_s");
+    cr_assert_float_eq((tsim_prv(q, "energy_kwh") * 3.6e6), 100 * 6 * tsim_v(&f, "window_s") + 600 * fbusy, 1e-9 * (tsim_prv(q, "energy_kwh") * 3.6e6));
+    cr_assert_lt((tsim_prv(p, "energy_kwh") * 3.6e6) / T, (tsim_prv(q, "energy_kwh") * 3.6e6) / tsim_v(&f, "window_s"));
     sim_result_free(&r);
     sim_result_free(&f);
 }

@@ -50,8 +50,8 @@ Test(fleetsim, nothing_lost_under_failures)
      * queue and a timeout: every measured request has exactly one outcome. */
     simulate(MM8 "fail_after_s = exp(mean=20)\nrepair_s = exp(mean=2)\non_failure = fail\n"
              "queue_limit = 30\ntimeout_ms = 400\n", 1, &r);
-    const pool_result *p = &r.pools[0];
-    double failed = pool_metric_get(p, "failed");
+    tsim_pr p = tsim_pool_at(&r, 0);
+    double failed = tsim_prv(p, "failed");
     cr_assert_gt(tsim_n(&r, "failed"), 0);
     cr_assert_gt(tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), 0);
     cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "failed") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"),
@@ -59,18 +59,18 @@ Test(fleetsim, nothing_lost_under_failures)
                  "%llu + %llu + %llu + %llu != %llu", (unsigned long long) tsim_n(&r, "served"),
                  (unsigned long long) tsim_n(&r, "failed"), (unsigned long long) tsim_n(&r, "rejected"),
                  (unsigned long long) tsim_n(&r, "timed_out"), (unsigned long long) tsim_n(&r, "requests"));
-    cr_assert_eq(p->served + (uint64_t) failed + p->rejected + p->timed_out, p->arrivals);
+    cr_assert_eq(tsim_prv(p, "served") + (uint64_t) failed + tsim_prv(p, "rejected") + tsim_prv(p, "timed_out"), tsim_prv(p, "arrivals"));
     cr_assert_eq((uint64_t) failed, tsim_n(&r, "failed"));
     /* Availability: 20 / 22 for the alternating process.  About 8 x 830 s / 22 =
      * 300 cycles in the window: sd of the share up ~ sqrt(2) U R / ((U + R)^2
      * sqrt(N)) = sqrt(2) 40 / (484 sqrt(300)) = 0.0067; 4 sd = 0.027. */
-    cr_assert_float_eq(pool_metric_get(p, "availability"), 20.0 / 22, 0.027,
-                       "availability %g", pool_metric_get(p, "availability"));
-    cr_assert_float_eq(pool_metric_get(p, "servers_up_mean"), 8 * 20.0 / 22, 8 * 0.027);
+    cr_assert_float_eq(tsim_prv(p, "availability"), 20.0 / 22, 0.027,
+                       "availability %g", tsim_prv(p, "availability"));
+    cr_assert_float_eq(tsim_prv(p, "servers_up_mean"), 8 * 20.0 / 22, 8 * 0.027);
     /* Paid for: the servers running, i.e. up (no cold start: a repaired server is
      * up at once); with paid_while_down, all 8 all the time (no autoscaling). */
-    cr_assert_float_eq(pool_metric_get(p, "server_seconds"),
-                       pool_metric_get(p, "servers_up_mean") * tsim_v(&r, "window_s"),
+    cr_assert_float_eq(tsim_prv(p, "server_seconds"),
+                       tsim_prv(p, "servers_up_mean") * tsim_v(&r, "window_s"),
                        1e-6 * 8 * tsim_v(&r, "window_s"));
     sim_result_free(&r);
     simulate(MM8 "fail_after_s = exp(mean=20)\nrepair_s = exp(mean=2)\non_failure = fail\n"
@@ -109,9 +109,9 @@ Test(fleetsim, autoscaled_pool_pays_for_what_runs)
              "[pool cpu]\nservers = 2\nservice_ms = exp(mean=50)\nmin_replicas = 1\n"
              "max_replicas = 20\nautoscale_target = 1\nautoscale_interval_s = 5\nprovision_s = 5\n"
              "cooldown_s = 30\nusd_per_hour = 3.6\n", 1, &r);
-    const pool_result *p = &r.pools[0];
-    double up = pool_metric_get(p, "servers_up_mean"), paid = pool_metric_get(p, "server_seconds");
-    cr_assert_gt(pool_metric_get(p, "scale_ups"), 0);
+    tsim_pr p = tsim_pool_at(&r, 0);
+    double up = tsim_prv(p, "servers_up_mean"), paid = tsim_prv(p, "server_seconds");
+    cr_assert_gt(tsim_prv(p, "scale_ups"), 0);
     cr_assert(up > 6 && up < 20, "up %g", up);
     /* Paid >= up x window: starting (5 s each) and draining servers are paid
      * for too.  This queue-driven scaler oscillates (about 20 scale-ups of a few
@@ -119,7 +119,7 @@ Test(fleetsim, autoscaled_pool_pays_for_what_runs)
     cr_assert_geq(paid, up * tsim_v(&r, "window_s") * (1 - 1e-9));
     cr_assert_lt(paid, 1.25 * up * tsim_v(&r, "window_s"));
     /* $3.6 per server-hour: $0.001 per server-second. */
-    cr_assert_float_eq(pool_metric_get(p, "cost_usd"), paid * 0.001, 1e-9 * paid);
+    cr_assert_float_eq(tsim_prv(p, "cost_usd"), paid * 0.001, 1e-9 * paid);
     cr_assert_eq(tsim_n(&r, "served"), tsim_n(&r, "requests"));
     sim_result_free(&r);
 }
@@ -248,12 +248,12 @@ Test(fleetsim, llm_replicas_fail_nothing_lost)
     sim_result r;
     setenv("LATSIM_CHECK", "1", 1);   /* the replicas' sanity checks at every step */
     simulate(LLM4 "fail_after_s = exp(mean=60)\nrepair_s = exp(mean=20)\non_failure = fail\n", 1, &r);
-    const pool_result *p = &r.pools[0];
+    tsim_pr p = tsim_pool_at(&r, 0);
     cr_assert_gt(tsim_n(&r, "failed"), 0);
     cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "failed") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"),
                  tsim_n(&r, "requests"));
-    cr_assert_eq(p->served + (uint64_t) pool_metric_get(p, "failed") + p->rejected + p->timed_out, p->arrivals);
-    cr_assert_lt(pool_metric_get(p, "availability"), 1);
+    cr_assert_eq(tsim_prv(p, "served") + (uint64_t) tsim_prv(p, "failed") + tsim_prv(p, "rejected") + tsim_prv(p, "timed_out"), tsim_prv(p, "arrivals"));
+    cr_assert_lt(tsim_prv(p, "availability"), 1);
     sim_result_free(&r);
     simulate(LLM4 "fail_after_s = exp(mean=60)\nrepair_s = exp(mean=20)\non_failure = retry\n", 1, &r);
     cr_assert_eq(tsim_n(&r, "failed"), 0);
@@ -268,15 +268,15 @@ Test(fleetsim, llm_autoscaled_cost_is_replica_seconds)
     sim_result r;
     simulate(LLM4 "max_replicas = 8\nmin_replicas = 1\nautoscale = kv\nautoscale_target = 0.05\n"
              "provision_s = 20\ncooldown_s = 60\nstorage = nvme\ncold_factor = 3\ncold_requests = 5\n", 1, &r);
-    const pool_result *p = &r.pools[0];
-    double rs = pool_metric_get(p, "replica_seconds");
-    cr_assert_gt(pool_metric_get(p, "scale_ups") + pool_metric_get(p, "scale_downs"), 0);
+    tsim_pr p = tsim_pool_at(&r, 0);
+    double rs = tsim_prv(p, "replica_seconds");
+    cr_assert_gt(tsim_prv(p, "scale_ups") + tsim_prv(p, "scale_downs"), 0);
     /* The H100's catalog price per GPU-hour, one GPU per replica: cost is the
      * integral of running replicas times it. */
-    double price = pool_metric_get(p, "cost_per_hour") * tsim_v(&r, "window_s") / rs;
+    double price = tsim_prv(p, "cost_per_hour") * tsim_v(&r, "window_s") / rs;
     cr_assert_gt(price, 0);
-    cr_assert_float_eq(pool_metric_get(p, "cost_usd"), rs * price / 3600, 1e-9 * rs * price);
-    cr_assert_geq(rs, pool_metric_get(p, "replicas_up_mean") * tsim_v(&r, "window_s") * (1 - 1e-9));
+    cr_assert_float_eq(tsim_prv(p, "cost_usd"), rs * price / 3600, 1e-9 * rs * price);
+    cr_assert_geq(rs, tsim_prv(p, "replicas_up_mean") * tsim_v(&r, "window_s") * (1 - 1e-9));
     cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected"), tsim_n(&r, "requests"));
     sim_result_free(&r);
 }
@@ -300,19 +300,19 @@ Test(fleetsim, retries_counted_and_visible_in_offered_load)
     sim_result r, again;
     /* 8 servers at 0.8: a few waits pass 300 ms, and those are retried. */
     simulate(CLIENT("128", "3"), 1, &r);
-    const pool_result *p = &r.pools[0];
+    tsim_pr p = tsim_pool_at(&r, 0);
     double retries = sim_result_get(&r, "", "retries", "value"), attempts = sim_result_get(&r, "", "attempts", "value");
     double wasted = sim_result_get(&r, "", "wasted", "value");
     cr_assert_gt(retries, 0);
     cr_assert_eq(attempts, (double) tsim_n(&r, "requests") + retries);
-    cr_assert_eq((double) p->arrivals, attempts, "every attempt enters the pool");
+    cr_assert_eq((double) tsim_prv(p, "arrivals"), attempts, "every attempt enters the pool");
     cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), tsim_n(&r, "requests"));
     /* Abandoned attempts are still served (for nothing). */
     cr_assert_gt(wasted, 0);
-    cr_assert_eq((double) p->served, (double) tsim_n(&r, "served") + wasted + ((double) p->arrivals - attempts));
+    cr_assert_eq((double) tsim_prv(p, "served"), (double) tsim_n(&r, "served") + wasted + ((double) tsim_prv(p, "arrivals") - attempts));
     /* The offered load is measured from the pool's inflow, retries included. */
-    cr_assert_float_eq(p->offered_load, (double) p->arrivals / tsim_v(&r, "window_s") * 0.05 / 8,
-                       0.05 * p->offered_load);
+    cr_assert_float_eq(tsim_prv(p, "offered_load"), (double) tsim_prv(p, "arrivals") / tsim_v(&r, "window_s") * 0.05 / 8,
+                       0.05 * tsim_prv(p, "offered_load"));
     simulate(CLIENT("128", "3"), 1, &again);
     cr_assert_eq(retries, sim_result_get(&again, "", "retries", "value"));
     cr_assert_eq(tsim_sys(&r, "e2e")->p99, tsim_sys(&again, "e2e")->p99);
@@ -540,10 +540,10 @@ Test(fleetsim, generic_cold_start_loads_its_weights)
     sim_result r;
     snprintf(t, sizeof t, text, "");
     simulate(t, 1, &r);
-    const pool_result *p = &r.pools[0];
-    cr_assert_float_eq(p->queue.max, 12000, 1e-6, "max wait %g ms", p->queue.max);
-    cr_assert_float_eq(pool_metric_get(p, "server_seconds"), tsim_v(&r, "window_s") - 10, 1e-6);
-    cr_assert_float_eq(pool_metric_get(p, "availability"), (tsim_v(&r, "window_s") - 12) / tsim_v(&r, "window_s"),
+    tsim_pr p = tsim_pool_at(&r, 0);
+    cr_assert_float_eq(tsim_prl(p, "queue")->max, 12000, 1e-6, "max wait %g ms", tsim_prl(p, "queue")->max);
+    cr_assert_float_eq(tsim_prv(p, "server_seconds"), tsim_v(&r, "window_s") - 10, 1e-6);
+    cr_assert_float_eq(tsim_prv(p, "availability"), (tsim_v(&r, "window_s") - 12) / tsim_v(&r, "window_s"),
                        1e-5);
     sim_result_free(&r);
     snprintf(t, sizeof t, text, "paid_while_down = yes\n");
@@ -571,13 +571,13 @@ Test(fleetsim, generic_error_rate_with_retries)
     sim_result r;
     simulate("[sim]\nrequests = 100000\n[workload]\nrate = 50\n[client]\ntimeout_ms = 60000\nretries = 2\n"
              "[pool web]\nservers = 4\nservice_ms = exp(mean=20)\nerror_rate = 0.1\n", 1, &r);
-    const pool_result *p = &r.pools[0];
+    tsim_pr p = tsim_pool_at(&r, 0);
     cr_assert_float_eq((double) tsim_n(&r, "rejected"), 100, 50, "rejected %llu",
                        (unsigned long long) tsim_n(&r, "rejected"));
     double retries = sim_result_get(&r, "", "retries", "value");
     cr_assert_float_eq(retries, 11000, 500, "retries %g", retries);
-    cr_assert_eq(pool_metric_get(p, "errors"), (double) p->rejected);
-    cr_assert_eq(p->served + p->rejected, p->arrivals);
+    cr_assert_eq(tsim_prv(p, "errors"), (double) tsim_prv(p, "rejected"));
+    cr_assert_eq(tsim_prv(p, "served") + tsim_prv(p, "rejected"), tsim_prv(p, "arrivals"));
     cr_assert_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected"), tsim_n(&r, "requests"));
     sim_result_free(&r);
     char err[512];

@@ -59,14 +59,6 @@ static void run(int lone, const char *kind, const char *extra, const char *tail,
     cr_assert_eq(tsim_n(res, "served"), 3);
 }
 
-static const pool_result *pool_of(const sim_result *r, const char *name)
-{
-    for (int i = 0; i < r->npools; i++)
-        if (!strcmp(tsim_pool(r, i), name)) return &r->pools[i];
-    cr_assert_fail("no pool %s", name);
-    return NULL;
-}
-
 Test(gwcpu, router_work_on_half_a_core_by_hand)
 {
     sim_result res;
@@ -75,20 +67,20 @@ Test(gwcpu, router_work_on_half_a_core_by_hand)
     cr_expect_float_eq(tsim_sys(&res, "overhead")->max, 450, 1e-6, "overhead max %.9f",
                        tsim_sys(&res, "overhead")->max);
     cr_expect_float_eq(tsim_sys(&res, "e2e")->mean, 451, 1e-6, "e2e %.9f", tsim_sys(&res, "e2e")->mean);
-    const pool_result *gw = pool_of(&res, "gw");
-    cr_expect_float_eq(pool_metric_get(gw, "cpu_throttled_periods"), 3 * 4, 1e-9);
-    cr_expect_float_eq(pool_metric_get(gw, "cpu_throttled_s"), 3 * 0.2, 1e-9);
-    cr_expect(isnan(pool_metric_get(gw, "node_cpu")), "no node named: no node_cpu");
+    tsim_pr gw = tsim_pool_named(&res, "gw");
+    cr_expect_float_eq(tsim_prv(gw, "cpu_throttled_periods"), 3 * 4, 1e-9);
+    cr_expect_float_eq(tsim_prv(gw, "cpu_throttled_s"), 3 * 0.2, 1e-9);
+    cr_expect(isnan(tsim_prv(gw, "node_cpu")), "no node named: no node_cpu");
     sim_result_free(&res);
     /* A 1-core limit: the work runs unhindered. */
     run(1, "router", "overhead_ms = const(250)\ncpu_limit_cores = 1\n", "", &res);
     cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 250, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
-    cr_expect_float_eq(pool_metric_get(pool_of(&res, "gw"), "cpu_throttled_periods"), 0, 1e-9);
+    cr_expect_float_eq(tsim_prv(tsim_pool_named(&res, "gw"), "cpu_throttled_periods"), 0, 1e-9);
     sim_result_free(&res);
     /* No CPU keys: a delay, as before, and no CPU rows. */
     run(1, "router", "overhead_ms = const(250)\n", "", &res);
     cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 250, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
-    cr_expect(isnan(pool_metric_get(pool_of(&res, "gw"), "cpu_throttled_periods")));
+    cr_expect(isnan(tsim_prv(tsim_pool_named(&res, "gw"), "cpu_throttled_periods")));
     sim_result_free(&res);
 }
 
@@ -99,7 +91,7 @@ Test(gwcpu, cache_lookup_on_half_a_core_by_hand)
     cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 450, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
     cr_expect_float_eq(tsim_sys(&res, "overhead")->max, 450, 1e-6, "overhead max %.9f",
                        tsim_sys(&res, "overhead")->max);
-    cr_expect_float_eq(pool_metric_get(pool_of(&res, "gw"), "cpu_throttled_periods"), 3 * 4, 1e-9);
+    cr_expect_float_eq(tsim_prv(tsim_pool_named(&res, "gw"), "cpu_throttled_periods"), 3 * 4, 1e-9);
     sim_result_free(&res);
     run(1, "result_cache", "hit_ms = const(250)\nmiss_ms = const(250)\n", "", &res);
     cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 250, 1e-6, "no CPU keys: %.9f",
@@ -148,12 +140,12 @@ Test(gwcpu, node_background_by_hand)
     sim_result res;
     run(1, "router", "overhead_ms = const(250)\nnode = n1\n", "[node n1]\ncores = 1\nbackground_cpu = const(0.5)\n", &res);
     cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 500, 1e-6, "overhead %.9f", tsim_sys(&res, "overhead")->mean);
-    const pool_result *gw = pool_of(&res, "gw");
-    cr_expect_float_eq(pool_metric_get(gw, "node_background_cores"), 0.5, 1e-9);
-    double busy = pool_metric_get(gw, "node_cpu"), want = 0.5 + 3 * 0.25 / tsim_v(&res, "window_s");
+    tsim_pr gw = tsim_pool_named(&res, "gw");
+    cr_expect_float_eq(tsim_prv(gw, "node_background_cores"), 0.5, 1e-9);
+    double busy = tsim_prv(gw, "node_cpu"), want = 0.5 + 3 * 0.25 / tsim_v(&res, "window_s");
     cr_expect_float_eq(busy, want, 1e-6, "node_cpu %.9f, want %.9f (window %g s)", busy, want,
                        tsim_v(&res, "window_s"));
-    cr_expect(isnan(pool_metric_get(gw, "cpu_throttled_periods")), "no limit: no throttling rows");
+    cr_expect(isnan(tsim_prv(gw, "cpu_throttled_periods")), "no limit: no throttling rows");
     sim_result_free(&res);
     /* The generic pool on the node: its 1 ms of CPU at half a core, 2 ms. */
     char tail[256];
@@ -179,8 +171,8 @@ Test(gwcpu, mm1_ps_mean_sojourn)
     tsim_run("/tmp/test_gwcpu.ini", text, 7, &res);
     cr_expect_float_eq(tsim_sys(&res, "overhead")->mean, 20, 0.06 * 20, "mean %g ms, want 20",
                        tsim_sys(&res, "overhead")->mean);
-    cr_expect_float_eq(pool_metric_get(pool_of(&res, "gw"), "node_cpu"), 0.5, 0.03, "node_cpu %g",
-                       pool_metric_get(pool_of(&res, "gw"), "node_cpu"));
+    cr_expect_float_eq(tsim_prv(tsim_pool_named(&res, "gw"), "node_cpu"), 0.5, 0.03, "node_cpu %g",
+                       tsim_prv(tsim_pool_named(&res, "gw"), "node_cpu"));
     sim_result_free(&res);
 }
 

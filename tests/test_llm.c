@@ -145,7 +145,7 @@ static void check_lone(const sim_result *res, int nreq, int O, double ttft, doub
     /* e2e = TTFT + (O-1) * TPOT */
     cr_expect_float_eq(tsim_sys(res, "e2e")->mean, ttft + (O - 1) * tpot, STEP_TOL * (nsteps_ttft + O + 1),
                        "e2e %.9f", tsim_sys(res, "e2e")->mean);
-    cr_assert_eq(res->npools, 1);
+    cr_assert_eq(tsim_npools(res), 1);
     /* Every step of the run is one of this request's steps. */
     cr_expect_eq(tsim_pv(res, 0, "steps"), (uint64_t) (nreq * steps_per_req), "steps %llu",
                  (unsigned long long) tsim_pv(res, 0, "steps"));
@@ -574,10 +574,10 @@ static void check_conservation(const sim_result *res)
                  "served %llu + rejected %llu + timed out %llu != %llu", (unsigned long long) tsim_n(res, "served"),
                  (unsigned long long) tsim_n(res, "rejected"), (unsigned long long) tsim_n(res, "timed_out"),
                  (unsigned long long) tsim_n(res, "requests"));
-    const pool_result *p = &res->pools[0];
-    cr_expect_eq(p->arrivals, tsim_n(res, "requests"));
-    cr_expect_eq(p->served + p->rejected + p->timed_out, p->arrivals);
-    cr_expect_eq(p->served, tsim_n(res, "served"));
+    tsim_pr p = tsim_pool_at(res, 0);
+    cr_expect_eq(tsim_prv(p, "arrivals"), tsim_n(res, "requests"));
+    cr_expect_eq(tsim_prv(p, "served") + tsim_prv(p, "rejected") + tsim_prv(p, "timed_out"), tsim_prv(p, "arrivals"));
+    cr_expect_eq(tsim_prv(p, "served"), tsim_n(res, "served"));
     /* Every served request produced all its tokens and its first token once. */
     cr_expect_eq(tsim_sys(res, "ttft")->n, tsim_n(res, "served"));
     /* Throughput counts every request leaving during the window (warm-up ones

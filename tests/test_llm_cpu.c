@@ -155,11 +155,11 @@ Test(llm_cpu, steps_on_half_a_core_by_hand)
                        tsim_sys(&res, "overhead")->mean, e2e - gpu);
     cr_expect_float_eq(tsim_sys(&res, "service")->mean, gpu, 1e-6, "service %.9f vs %.9f",
                        tsim_sys(&res, "service")->mean, gpu);
-    const pool_result *p = &res.pools[0];
-    cr_expect_float_eq(pool_metric_get(p, "cpu_throttled_periods"), 3 * 4, 1e-9);
-    cr_expect_float_eq(pool_metric_get(p, "cpu_throttled_s"), 3 * (50 + 15 + (400 - (350 + d2)) + 50) / 1e3,
-                       1e-9, "throttled %.9f s", pool_metric_get(p, "cpu_throttled_s"));
-    cr_expect_float_eq(pool_metric_get(p, "cpu_step_share"), (e2e - gpu) / e2e, 1e-9);
+    tsim_pr p = tsim_pool_at(&res, 0);
+    cr_expect_float_eq(tsim_prv(p, "cpu_throttled_periods"), 3 * 4, 1e-9);
+    cr_expect_float_eq(tsim_prv(p, "cpu_throttled_s"), 3 * (50 + 15 + (400 - (350 + d2)) + 50) / 1e3,
+                       1e-9, "throttled %.9f s", tsim_prv(p, "cpu_throttled_s"));
+    cr_expect_float_eq(tsim_prv(p, "cpu_step_share"), (e2e - gpu) / e2e, 1e-9);
     sim_result_free(&res);
     /* Without a limit (a host of its own: the request only weighs) the CPU
      * parts take their CPU time: TTFT = 80 + 105 + 10, E2E = 3 x 90 + GPU. */
@@ -175,9 +175,25 @@ Test(llm_cpu, steps_on_half_a_core_by_hand)
 /* Requests of 1000 prompt tokens and 1 output token arriving at 0, 1 ms and
  * 99.999 s (a trace: times from its first row; the last alone): the file the
  * scenarios below read. */
+/* The trace's file name in /tmp, one per test process (Criterion runs tests
+ * in parallel: a shared name would be unlinked under another test). */
+static const char *trace_name(void)
+{
+    static char name[64];
+    snprintf(name, sizeof name, "test_llm_cpu_w%d.csv", (int) getpid());
+    return name;
+}
+
+static const char *trace_path(void)
+{
+    static char path[80];
+    snprintf(path, sizeof path, "/tmp/%s", trace_name());
+    return path;
+}
+
 static void write_trace(void)
 {
-    FILE *f = fopen("/tmp/test_llm_cpu_w.csv", "w");
+    FILE *f = fopen(trace_path(), "w");
     cr_assert_not_null(f);
     fputs("TIMESTAMP,ContextTokens,GeneratedTokens\n0.001,1000,1\n0.002,1000,1\n100,1000,1\n", f);
     fclose(f);
@@ -193,10 +209,10 @@ static void traced(const char *extra, sim_result *res)
     char *w = strstr(text, "arrival = constant\nrate = 0.001\n");
     cr_assert_not_null(w);
     snprintf(rest, sizeof rest, "%s", w + strlen("arrival = constant\nrate = 0.001\n"));
-    snprintf(w, sizeof text - (size_t) (w - text), "arrival = trace\ntrace = test_llm_cpu_w.csv\ntime_format = seconds\n%s",
-             rest);
+    snprintf(w, sizeof text - (size_t) (w - text), "arrival = trace\ntrace = %s\ntime_format = seconds\n%s",
+             trace_name(), rest);
     tsim_run("/tmp/test_llm_cpu.ini", text, 1, res);
-    unlink("/tmp/test_llm_cpu_w.csv");
+    unlink(trace_path());
 }
 
 /* Two replicas, each a pod with its own 0.5-core limit: the requests at 0 and
@@ -275,24 +291,19 @@ Test(llm_cpu, one_node_split_by_weights)
                        "prefill_ms_per_token = 0.1\ndecode_ms_per_seq = 0.05\nkv_ms_per_1k_tokens = 0.01\n"
                        "cpu_step_ms = 80\ncpu_sample_us_per_seq = 10000\nnode = n1\n";
     snprintf(text, sizeof text,
-             "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = trace\ntrace = test_llm_cpu_w.csv\n"
+             "[sim]\nrequests = 3\nwarmup = 0\n[workload]\narrival = trace\ntrace = %s\n"
              "time_format = seconds\ntarget = lb\n[pool lb]\nkind = router\npolicy = round_robin\nnext = a, b\n"
              "[pool a]\n%scpu_request_cores = 0.75\n[pool b]\n%scpu_request_cores = 0.25\n[node n1]\ncores = 1\n",
-             pool, pool);
+             trace_name(), pool, pool);
     sim_result res;
     tsim_run("/tmp/test_llm_cpu.ini", text, 1, &res);
     cr_assert_eq(tsim_n(&res, "served"), 3);
-    const pool_result *a = NULL, *b = NULL;
-    for (int i = 0; i < res.npools; i++) {
-        if (!strcmp(tsim_pool(&res, i), "a")) a = &res.pools[i];
-        if (!strcmp(tsim_pool(&res, i), "b")) b = &res.pools[i];
-    }
-    cr_assert(a && b);
-    cr_expect_float_eq(a->ttft.max, 1 + 105.333334 + 105 + 10, 1e-9, "a %.9f", a->ttft.max);
-    cr_expect_float_eq(a->ttft.cdf[0], 195, 1e-6, "a alone %.9f", a->ttft.cdf[0]);
-    cr_expect_float_eq(b->ttft.max, 274, 1e-6, "b %.9f", b->ttft.max);
+    tsim_pr a = tsim_pool_named(&res, "a"), b = tsim_pool_named(&res, "b");
+    cr_expect_float_eq(tsim_prl(a, "ttft")->max, 1 + 105.333334 + 105 + 10, 1e-9, "a %.9f", tsim_prl(a, "ttft")->max);
+    cr_expect_float_eq(tsim_prl(a, "ttft")->cdf[0], 195, 1e-6, "a alone %.9f", tsim_prl(a, "ttft")->cdf[0]);
+    cr_expect_float_eq(tsim_prl(b, "ttft")->max, 274, 1e-6, "b %.9f", tsim_prl(b, "ttft")->max);
     sim_result_free(&res);
-    unlink("/tmp/test_llm_cpu_w.csv");
+    unlink(trace_path());
 }
 
 /* The error EXTRA's scenario gives. */

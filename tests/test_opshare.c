@@ -242,12 +242,12 @@ Test(opshare, shares_over_a_run)
     cr_assert(isnan(tsim_pv(&a, 0, "op_step_ms")));
     cr_assert_eq(tsim_sys(&a, "e2e")->p99, tsim_sys(&b, "e2e")->p99);
     cr_assert_eq(tsim_n(&a, "events"), tsim_n(&b, "events"));
-    const pool_result *p = &b.pools[0];
+    tsim_pr p = tsim_pool_at(&b, 0);
     double sum = 0;
     for (int k = 0; k < OP_N; k++) {
         char name[64];
         snprintf(name, sizeof name, "op_share_%s", OP_NAMES[k]);
-        double v = pool_metric_get(p, name);
+        double v = tsim_prv(p, name);
         cr_assert(v >= 0 && v <= 1, "%s %g", name, v);
         sum += v;
     }
@@ -255,14 +255,14 @@ Test(opshare, shares_over_a_run)
     /* The steps' time summed is the replica's stepping time in the window (one
      * replica, no pauses): busy_share x window, but for the steps that straddle
      * the window's edges (a few of some 10^5). */
-    double stepping_ms = p->utilization * tsim_v(&b, "window_s") * 1e3;
-    cr_assert_float_eq(pool_metric_get(p, "op_step_ms"), stepping_ms, 1e-3 * stepping_ms, "%g vs %g",
-                       pool_metric_get(p, "op_step_ms"), stepping_ms);
-    cr_assert_eq(pool_metric_get(p, "op_share_allreduce"), 0, "tp 1: no all-reduce");
-    cr_assert_gt(pool_metric_get(p, "op_share_framework"), 0);
+    double stepping_ms = tsim_prv(p, "busy_share") * tsim_v(&b, "window_s") * 1e3;
+    cr_assert_float_eq(tsim_prv(p, "op_step_ms"), stepping_ms, 1e-3 * stepping_ms, "%g vs %g",
+                       tsim_prv(p, "op_step_ms"), stepping_ms);
+    cr_assert_eq(tsim_prv(p, "op_share_allreduce"), 0, "tp 1: no all-reduce");
+    cr_assert_gt(tsim_prv(p, "op_share_framework"), 0);
     /* Longer prompts: more of the time in attention. */
     simulate(CHAT("op_shares = yes\n", "8000"), &c);
-    double att_b = pool_metric_get(p, "op_share_attention_prefill") + pool_metric_get(p, "op_share_attention_decode");
+    double att_b = tsim_prv(p, "op_share_attention_prefill") + tsim_prv(p, "op_share_attention_decode");
     double att_c = tsim_pv(&c, 0, "op_share_attention_prefill") +
                    tsim_pv(&c, 0, "op_share_attention_decode");
     cr_assert_gt(att_c, 2 * att_b, "attention share %g at 8000-token prompts, %g at 500", att_c, att_b);
@@ -294,8 +294,7 @@ Test(opshare, learned_shares_over_a_run)
     }
     cr_assert_float_eq(sum, 1, 1e-9);
     for (int i = 0; i < 3; i++)
-        att[i] = pool_metric_get(&x[i]->pools[0], "op_share_attention_prefill") +
-                 pool_metric_get(&x[i]->pools[0], "op_share_attention_decode");
+        att[i] = tsim_pv(x[i], 0, "op_share_attention_prefill") + tsim_pv(x[i], 0, "op_share_attention_decode");
     cr_assert_gt(att[1], att[0], "attention share %g at 8000-token prompts, %g at 500", att[1], att[0]);
     cr_assert_gt(att[0], att[2], "learned %g vs roofline %g", att[0], att[2]);
     sim_result_free(&a);

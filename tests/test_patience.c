@@ -57,14 +57,6 @@ static void erlang_a(double lam, double mu, int c, double th, double *p_ab, doub
     *w_served = wait / served;
 }
 
-static const pool_result *pool_of(const sim_result *r, const char *name)
-{
-    for (int i = 0; i < r->npools; i++)
-        if (strcmp(tsim_pool(r, i), name) == 0) return &r->pools[i];
-    cr_assert_fail("no pool %s", name);
-    return NULL;
-}
-
 /* M/M/3+M: 60 arrivals/s, service 50 ms, patience exp(mean 100 ms): a load
  * of 1 (it would grow without bound without patience), P(abandon) 0.18727,
  * mean wait of the served 17.248 ms.  Eight seeds of 100 000 requests each:
@@ -89,9 +81,9 @@ Test(patience, erlang_a, .timeout = 120)
         cr_assert_eq(res.saturated, 0, "impatient clients keep the queue stable");
         cr_assert_eq(tsim_n(&res, "timed_out"), 0);
         cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "abandoned"), tsim_n(&res, "requests"));
-        cr_assert_eq(pool_metric_get(pool_of(&res, "app"), "abandoned"), (double) tsim_n(&res, "abandoned"));
+        cr_assert_eq(tsim_prv(tsim_pool_named(&res, "app"), "abandoned"), (double) tsim_n(&res, "abandoned"));
         a[s] = (double) tsim_n(&res, "abandoned") / (double) tsim_n(&res, "requests");
-        w[s] = pool_of(&res, "app")->queue.mean / 1000;   /* the waits of those served */
+        w[s] = tsim_prl(tsim_pool_named(&res, "app"), "queue")->mean / 1000;   /* the waits of those served */
         ma += a[s] / N;
         mw += w[s] / N;
         sim_result_free(&res);
@@ -150,16 +142,16 @@ Test(patience, erlang_a_with_patience_in_service, .timeout = 120)
     for (int s = 0; s < N; s++) {
         sim_result res;
         tsim_run("/tmp/test_patience_svc.ini", text, (uint64_t) s + 1, &res);
-        const pool_result *app = pool_of(&res, "app");
+        tsim_pr app = tsim_pool_named(&res, "app");
         cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "abandoned"), tsim_n(&res, "requests"));
-        double cancelled = pool_metric_get(app, "cancelled");
+        double cancelled = tsim_prv(app, "cancelled");
         cr_assert_leq(cancelled, (double) tsim_n(&res, "abandoned"));
-        cr_assert_eq(pool_metric_get(app, "abandoned"), (double) tsim_n(&res, "abandoned"));
+        cr_assert_eq(tsim_prv(app, "abandoned"), (double) tsim_n(&res, "abandoned"));
         q[s] = ((double) tsim_n(&res, "abandoned") - cancelled) / (double) tsim_n(&res, "requests");
         v[s] = cancelled / (double) tsim_n(&res, "requests");
         mq += q[s] / N;
         mv += v[s] / N;
-        msv += app->service.mean / N;
+        msv += tsim_prl(app, "service")->mean / N;
         sim_result_free(&res);
     }
     double sq = 0, sv = 0;

@@ -53,10 +53,10 @@ static void setup(void)
     nplans = 0;
 }
 
-static const pool_result *chat(const sim_result *r)
+static tsim_pr chat(const sim_result *r)
 {
-    cr_assert_eq(r->npools, 1);
-    return &r->pools[0];
+    cr_assert_eq(tsim_npools(r), 1);
+    return tsim_pool_at(r, 0);
 }
 
 /* One replica, one sequence at a time (max_batch = 1), a prefill step of
@@ -84,10 +84,10 @@ Test(patience_llm, cancelled_at_patience_next_starts_then, .init = setup)
     cr_assert_eq(tsim_n(&res, "requests"), (uint64_t) N);
     cr_assert_eq(tsim_n(&res, "served"), 0);
     cr_assert_eq(tsim_n(&res, "abandoned"), (uint64_t) N);
-    const pool_result *p = chat(&res);
-    cr_assert_eq(pool_metric_get(p, "cancelled"), (double) N, "every one left in service");
-    cr_assert_eq(pool_metric_get(p, "abandoned"), (double) N);
-    cr_assert_eq(pool_metric_get(p, "cancelled_prefill_tokens"), 0.0, "no prefill step completed");
+    tsim_pr p =chat(&res);
+    cr_assert_eq(tsim_prv(p, "cancelled"), (double) N, "every one left in service");
+    cr_assert_eq(tsim_prv(p, "abandoned"), (double) N);
+    cr_assert_eq(tsim_prv(p, "cancelled_prefill_tokens"), 0.0, "no prefill step completed");
     /* The admissions, at the times computed above. */
     int k = 0;
     simtime_t a0 = -1;
@@ -111,7 +111,7 @@ Test(patience_llm, cancelled_at_patience_next_starts_then, .init = setup)
     cr_assert_eq(plans[nplans - 1].free_before, kv_blocks);
     cr_assert(llabs(plans[nplans - 1].at - (a0 + simtime_from_ms(100.0 * (N - 1) + 150))) <= 1);
     /* The replica was busy from a0 to the last cancellation: its steps' time is spent. */
-    cr_assert_float_eq(p->utilization, 1.0, 1e-9, "utilisation %g", p->utilization);
+    cr_assert_float_eq(tsim_prv(p, "busy_share"), 1.0, 1e-9, "utilisation %g", tsim_prv(p, "busy_share"));
     sim_result_free(&res);
 }
 
@@ -129,10 +129,10 @@ Test(patience_llm, queue_only_patience_serves_what_has_begun, .init = setup)
              "cost = linear\nstep_base_ms = 5\nprefill_ms_per_token = 0.1\ndecode_ms_per_seq = 0.05\n");
     sim_result res;
     tsim_run("/tmp/test_patience_llm2.ini", text, 1, &res);
-    const pool_result *p = chat(&res);
+    tsim_pr p =chat(&res);
     cr_assert_gt(tsim_n(&res, "served"), 0);
     cr_assert_gt(tsim_n(&res, "abandoned"), 0);
-    cr_assert_eq(pool_metric_get(p, "cancelled"), 0.0, "nobody leaves in service");
+    cr_assert_eq(tsim_prv(p, "cancelled"), 0.0, "nobody leaves in service");
     cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "abandoned"), 12);
     cr_assert_gt(tsim_sys(&res, "ttft")->max, 150.0, "those who began were served beyond their patience");
     sim_result_free(&res);
@@ -169,8 +169,8 @@ Test(patience_llm, cancelling_in_service_frees_capacity, .init = setup, .timeout
         if (i == 0) {
             cr_assert_float_eq(good, (double) tsim_n(&res, "served"), 1e-9 * good,
                                "every stayer began within its patience");
-            cr_assert_gt(pool_metric_get(chat(&res), "cancelled"), 0.0);
-            cr_assert_gt(pool_metric_get(chat(&res), "cancelled_prefill_tokens"), 0.0, "chunks done for them are spent");
+            cr_assert_gt(tsim_prv(chat(&res), "cancelled"), 0.0);
+            cr_assert_gt(tsim_prv(chat(&res), "cancelled_prefill_tokens"), 0.0, "chunks done for them are spent");
         } else
             cr_assert_lt(good, (double) tsim_n(&res, "served") - 0.5, "some began in time and were served too late");
         rate[i] = good / tsim_v(&res, "window_s");
@@ -187,16 +187,11 @@ Test(patience_llm, nobody_leaves_after_the_first_token, .init = setup, .timeout 
     const char *sets[] = { "workload.patience_s=exp(mean=0.3)", "sim.requests=3000" };
     sim_result res;
     tsim_run_file("scenarios/pd_disagg.ini", sets, 2, 1, &res);
-    const pool_result *pre = NULL, *dec = NULL;
-    for (int i = 0; i < res.npools; i++) {
-        if (!strcmp(tsim_pool(&res, i), "prefill")) pre = &res.pools[i];
-        if (!strcmp(tsim_pool(&res, i), "decode")) dec = &res.pools[i];
-    }
-    cr_assert(pre && dec);
-    cr_assert_gt(pool_metric_get(pre, "cancelled"), 0.0, "some prefills were cancelled");
-    cr_assert_eq(pool_metric_get(pre, "abandoned"), (double) tsim_n(&res, "abandoned"),
+    tsim_pr pre = tsim_pool_named(&res, "prefill"), dec = tsim_pool_named(&res, "decode");
+    cr_assert_gt(tsim_prv(pre, "cancelled"), 0.0, "some prefills were cancelled");
+    cr_assert_eq(tsim_prv(pre, "abandoned"), (double) tsim_n(&res, "abandoned"),
                  "all who left, left the prefill pool");
-    cr_assert_eq(pool_metric_get(dec, "abandoned"), 0.0);
+    cr_assert_eq(tsim_prv(dec, "abandoned"), 0.0);
     cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "abandoned") + tsim_n(&res, "rejected"),
                  tsim_n(&res, "requests"));
     sim_result_free(&res);

@@ -25,20 +25,20 @@ Test(pctl, result_cache_hits_and_misses_apart)
         "[pool gpt]\nkind = api\nttft_ms = const(50)\ntpot_ms = const(5)\n";
     sim_result res;
     tsim_run("/tmp/test_pctl.ini", text, 1, &res);
-    const pool_result *c = &res.pools[0];
-    cr_assert_str_eq(c->name, "cache");
-    cr_assert_float_eq(pool_metric_get(c, "hit_rate"), 2.0 / 3.0, 1e-12);
+    tsim_pr c = tsim_pool_at(&res, 0);
+    cr_assert_str_eq(c.name, "cache");
+    cr_assert_float_eq(tsim_prv(c, "hit_rate"), 2.0 / 3.0, 1e-12);
     static const char *const P[] = { "p50", "p90", "p99" };
     for (int j = 0; j < 3; j++) {
         char n[64];
         snprintf(n, sizeof n, "hit_e2e_ms_%s", P[j]);
-        cr_assert_float_eq(pool_metric_get(c, n), 2, 1e-9, "%s = %g", n, pool_metric_get(c, n));
+        cr_assert_float_eq(tsim_prv(c, n), 2, 1e-9, "%s = %g", n, tsim_prv(c, n));
         snprintf(n, sizeof n, "hit_ttft_ms_%s", P[j]);
-        cr_assert_float_eq(pool_metric_get(c, n), 2, 1e-9, "%s = %g", n, pool_metric_get(c, n));
+        cr_assert_float_eq(tsim_prv(c, n), 2, 1e-9, "%s = %g", n, tsim_prv(c, n));
         snprintf(n, sizeof n, "miss_e2e_ms_%s", P[j]);
-        cr_assert_float_eq(pool_metric_get(c, n), 98, 1e-9, "%s = %g", n, pool_metric_get(c, n));
+        cr_assert_float_eq(tsim_prv(c, n), 98, 1e-9, "%s = %g", n, tsim_prv(c, n));
         snprintf(n, sizeof n, "miss_ttft_ms_%s", P[j]);
-        cr_assert_float_eq(pool_metric_get(c, n), 53, 1e-9, "%s = %g", n, pool_metric_get(c, n));
+        cr_assert_float_eq(tsim_prv(c, n), 53, 1e-9, "%s = %g", n, tsim_prv(c, n));
     }
     /* the overall figures stay as they were: every request, hits and misses together */
     cr_assert_float_eq(tsim_sys(&res, "ttft")->mean, (2 * 2 + 53) / 3.0, 1e-6, "ttft mean %g",
@@ -58,10 +58,10 @@ Test(pctl, result_cache_without_tokens_has_no_ttft_split)
         "cache_ttl_s = 2.5\nnext = work\n[pool work]\nservice_ms = const(10)\n";
     sim_result res;
     tsim_run("/tmp/test_pctl.ini", text, 1, &res);
-    const pool_result *c = &res.pools[0];
-    cr_assert(isnan(pool_metric_get(c, "hit_ttft_ms_p50")));
-    cr_assert(isnan(pool_metric_get(c, "miss_ttft_ms_p99")));
-    cr_assert_float_eq(pool_metric_get(c, "hit_e2e_ms_p99"), 2, 1e-9);
-    cr_assert_float_eq(pool_metric_get(c, "miss_e2e_ms_p50"), 13, 1e-9);
+    tsim_pr c = tsim_pool_at(&res, 0);
+    cr_assert(isnan(tsim_prv(c, "hit_ttft_ms_p50")));
+    cr_assert(isnan(tsim_prv(c, "miss_ttft_ms_p99")));
+    cr_assert_float_eq(tsim_prv(c, "hit_e2e_ms_p99"), 2, 1e-9);
+    cr_assert_float_eq(tsim_prv(c, "miss_e2e_ms_p50"), 13, 1e-9);
     sim_result_free(&res);
 }

@@ -33,7 +33,7 @@ static void run_text(const char *text, sim_result *res) { tsim_run("/tmp/test_pe
 
 static int pool_index(const sim_result *r, const char *name)
 {
-    for (int i = 0; i < r->npools; i++)
+    for (int i = 0; i < tsim_npools(r); i++)
         if (!strcmp(tsim_pool(r, i), name)) return i;
     cr_assert_fail("no pool %s", name);
     return -1;
@@ -102,7 +102,7 @@ Test(perpool, single_generic_pool_is_the_system)
     sim_result r;
     run_text("[sim]\nrequests = 5000\nwarmup = 500\n[workload]\narrival = poisson\nrate = 3\n"
              "[pool a]\nservice_ms = exp(mean=200)\nservers = 1\n", &r);
-    cr_assert_eq(r.npools, 1);
+    cr_assert_eq(tsim_npools(&r), 1);
     expect_same(&(*tsim_pl(&r, 0, "e2e")), tsim_sys(&r, "e2e"), "e2e");
     cr_expect_eq(tsim_has_pl(&r, 0, "ttft"), 0);
     cr_expect_eq(routes_of(&r, NULL, 0), 0);
@@ -116,12 +116,12 @@ Test(perpool, single_llm_pool_is_the_system)
     run_text("[sim]\nrequests = 800\nwarmup = 100\n[workload]\narrival = poisson\nrate = 4\n"
              "prompt_tokens = lognormal(mean=500, cv=0.5)\noutput_tokens = lognormal(mean=50, cv=0.5)\n"
              "[pool chat]\nkind = llm\nmodel = llama-3-8b\ngpu = h100\n" LINEAR_KEYS, &r);
-    const pool_result *p = &r.pools[0];
-    cr_assert(p->has_tokens && p->has_itl);
-    expect_same(&p->e2e, tsim_sys(&r, "e2e"), "e2e");
-    expect_same(&p->ttft, tsim_sys(&r, "ttft"), "ttft");
-    expect_same(&p->tpot, tsim_sys(&r, "tpot"), "tpot");
-    expect_same(&p->itl, tsim_sys(&r, "itl"), "itl");
+    tsim_pr p = tsim_pool_at(&r, 0);
+    cr_assert(tsim_has_prl(p, "ttft") && tsim_has_prl(p, "itl"));
+    expect_same(tsim_prl(p, "e2e"), tsim_sys(&r, "e2e"), "e2e");
+    expect_same(tsim_prl(p, "ttft"), tsim_sys(&r, "ttft"), "ttft");
+    expect_same(tsim_prl(p, "tpot"), tsim_sys(&r, "tpot"), "tpot");
+    expect_same(tsim_prl(p, "itl"), tsim_sys(&r, "itl"), "itl");
     sim_result_free(&r);
 }
 

@@ -190,26 +190,26 @@ static void check_mmc(int c, double rho, uint64_t n, uint64_t seed)
     one_pool(text, sizeof text, n, n / 10, "poisson", m.lambda * 1000, c, "exp(mean=10)", NULL);
     sim_result r;
     tsim_run("queueing.ini", text, seed, &r);
-    const pool_result *p = &r.pools[0];
+    tsim_pr p = tsim_pool_at(&r, 0);
     double IF = inflation(c, rho, m.lambda, 1);
 
     cr_assert_eq(tsim_n(&r, "requests"), n);
     cr_assert_eq(tsim_n(&r, "served"), n);
     cr_expect_eq(r.saturated, 0, "M/M/%d at rho %.2f flagged saturated", c, rho);
-    cr_assert_eq(p->queue.n, n);
+    cr_assert_eq(tsim_prl(p, "queue")->n, n);
 
     /* Mean wait. */
     double sd_mean = c == 1 ? sqrt(rho * (2 + 5 * rho - 4 * rho * rho + rho * rho * rho) / pow(1 - rho, 4) / n) * S_MS
                             : sqrt(mmc_wq_var(&m) * IF / n);
     snprintf(what, sizeof what, "M/M/%d rho %.2f mean wait (ms)", c, rho);
-    check_near(what, p->queue.mean, mmc_wq_mean(&m), sd_mean, 0);
+    check_near(what, tsim_prl(p, "queue")->mean, mmc_wq_mean(&m), sd_mean, 0);
     /* The system-level queue statistic of a one-pool scenario is the pool's. */
-    cr_expect_eq(tsim_sys(&r, "queue")->mean, p->queue.mean);
+    cr_expect_eq(tsim_sys(&r, "queue")->mean, tsim_prl(p, "queue")->mean);
 
     /* P(wait > 0) = C, bracketed by the reported wait quantiles: a quantile q is 0
      * exactly when the zero waits are at least a share q of the samples. */
     static const double qs[5] = { 0.50, 0.90, 0.95, 0.99, 0.999 };
-    const double wq[5] = { p->queue.p50, p->queue.p90, p->queue.p95, p->queue.p99, p->queue.p999 };
+    const double wq[5] = { tsim_prl(p, "queue")->p50, tsim_prl(p, "queue")->p90, tsim_prl(p, "queue")->p95, tsim_prl(p, "queue")->p99, tsim_prl(p, "queue")->p999 };
     double p0 = 1 - m.C, margin = Z_BAND * sqrt(p0 * (1 - p0) * IF / n);
     int checked = 0;
     for (int i = 0; i < 5; i++) {
@@ -248,8 +248,8 @@ static void check_mmc(int c, double rho, uint64_t n, uint64_t seed)
      * plus the customers in the system at the window's edges. */
     snprintf(what, sizeof what, "M/M/%d rho %.2f utilisation", c, rho);
     double in_system = m.lambda * (mmc_wq_mean(&m) + S_MS);
-    check_near(what, p->utilization, rho, rho * sqrt(2.0 / n), 4 * in_system / n);
-    cr_expect(fabs(p->offered_load - rho) < 1e-12, "offered load %.15g, want %.15g", p->offered_load, rho);
+    check_near(what, tsim_prv(p, "busy_share"), rho, rho * sqrt(2.0 / n), 4 * in_system / n);
+    cr_expect(fabs(tsim_prv(p, "offered_load") - rho) < 1e-12, "offered load %.15g, want %.15g", tsim_prv(p, "offered_load"), rho);
     sim_result_free(&r);
 }
 
@@ -427,20 +427,20 @@ Test(queueing_engine, same_seed_is_bitwise_deterministic)
     /* No pool counts tokens or adds overhead: neither run reports ttft, tpot or overhead. */
     for (const char *const *m = (const char *const[]) { "ttft", "tpot", "overhead", NULL }; *m; m++)
         cr_expect(!sim_result_row(&a, "", *m, "mean") && !sim_result_row(&b, "", *m, "mean"), "%s reported", *m);
-    cr_assert_eq(a.npools, 2);
-    cr_assert_eq(b.npools, 2);
-    for (int i = 0; i < a.npools; i++) {
-        const pool_result *p = &a.pools[i], *q = &b.pools[i];
-        cr_expect_str_eq(p->name, q->name);
-        cr_expect_eq(p->arrivals, q->arrivals);
-        cr_expect_eq(p->served, q->served);
-        cr_expect_eq(p->rejected, q->rejected);
-        cr_expect_eq(p->timed_out, q->timed_out);
-        cr_expect_eq(p->saturated, q->saturated);
-        SAME_D(p->utilization, q->utilization, "pool utilization");
-        SAME_D(p->window_s, q->window_s, "pool window_s");
-        expect_same_summary("pool queue", &p->queue, &q->queue);
-        expect_same_summary("pool service", &p->service, &q->service);
+    cr_assert_eq(tsim_npools(&a), 2);
+    cr_assert_eq(tsim_npools(&b), 2);
+    for (int i = 0; i < tsim_npools(&a); i++) {
+        tsim_pr p = tsim_pool_at(&a, i), q = tsim_pool_at(&b, i);
+        cr_expect_str_eq(p.name, q.name);
+        cr_expect_eq(tsim_prv(p, "arrivals"), tsim_prv(q, "arrivals"));
+        cr_expect_eq(tsim_prv(p, "served"), tsim_prv(q, "served"));
+        cr_expect_eq(tsim_prv(p, "rejected"), tsim_prv(q, "rejected"));
+        cr_expect_eq(tsim_prv(p, "timed_out"), tsim_prv(q, "timed_out"));
+        cr_expect_eq(tsim_prv(p, "saturated"), tsim_prv(q, "saturated"));
+        double up = tsim_prv(p, "busy_share"), uq = tsim_prv(q, "busy_share");
+        SAME_D(up, uq, "pool utilization");
+        expect_same_summary("pool queue", tsim_prl(p, "queue"), tsim_prl(q, "queue"));
+        expect_same_summary("pool service", tsim_prl(p, "service"), tsim_prl(q, "service"));
     }
     sim_result_free(&a);
     sim_result_free(&b);
@@ -575,7 +575,7 @@ Test(queueing_finite, timeout_bounds_every_served_wait)
         one_pool(text, sizeof text, 100000, 10000, "poisson", 1.2 * c * 100, c, "exp(mean=10)", cases[i].extra);
         sim_result r;
         tsim_run("queueing.ini", text, 62 + i, &r);
-        const pool_result *p = &r.pools[0];
+        tsim_pr p = tsim_pool_at(&r, 0);
         cr_expect_eq(tsim_n(&r, "requests"), 100000);
         cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected") + tsim_n(&r, "timed_out"), tsim_n(&r, "requests"),
                      "served %llu + rejected %llu + timed out %llu != %llu",
@@ -583,11 +583,11 @@ Test(queueing_finite, timeout_bounds_every_served_wait)
                      (unsigned long long) tsim_n(&r, "timed_out"), (unsigned long long) tsim_n(&r, "requests"));
         cr_expect_gt(tsim_n(&r, "timed_out"), 0);
         if (c == 3) cr_expect_gt(tsim_n(&r, "rejected"), 0);
-        cr_expect_leq(p->queue.max, timeout, "c=%d: a served request waited %.9g ms > %g", c, p->queue.max, timeout);
+        cr_expect_leq(tsim_prl(p, "queue")->max, timeout, "c=%d: a served request waited %.9g ms > %g", c, tsim_prl(p, "queue")->max, timeout);
         cr_expect_leq(tsim_sys(&r, "queue")->max, timeout);
-        cr_expect_eq(p->arrivals, tsim_n(&r, "requests"));
-        cr_expect_eq(p->served + p->rejected + p->timed_out, p->arrivals);
-        cr_expect_eq(p->queue.n, tsim_n(&r, "served"));
+        cr_expect_eq(tsim_prv(p, "arrivals"), tsim_n(&r, "requests"));
+        cr_expect_eq(tsim_prv(p, "served") + tsim_prv(p, "rejected") + tsim_prv(p, "timed_out"), tsim_prv(p, "arrivals"));
+        cr_expect_eq(tsim_prl(p, "queue")->n, tsim_n(&r, "served"));
         cr_expect_eq(tsim_sys(&r, "e2e")->n, tsim_n(&r, "served"));
         sim_result_free(&r);
     }

@@ -398,12 +398,12 @@ Test(repci_load, stable_pools_behind_a_router_not_saturated_by_load)
     for (int seed = 1; seed <= 20; seed++) {
         sim_result res;
         cr_assert_eq(sim_run(&sc, (uint64_t) seed, &res, err, sizeof err), 0, "%s", err);
-        cr_assert_eq(res.npools, 3);
+        cr_assert_eq(tsim_npools(&res), 3);
         for (int i = 1; i < 3; i++) {
-            const pool_result *p = &res.pools[i];
-            cr_expect(fabs(p->offered_load - 0.95) < 0.1, "seed %d pool %s: load %g", seed, p->name, p->offered_load);
-            cr_expect_eq(p->load_saturated, 0, "seed %d pool %s: load %g called saturated", seed, p->name, p->offered_load);
-            old_rule += p->offered_load >= 1;
+            tsim_pr p = tsim_pool_at(&res, i);
+            cr_expect(fabs(tsim_prv(p, "offered_load") - 0.95) < 0.1, "seed %d pool %s: load %g", seed, p.name, tsim_prv(p, "offered_load"));
+            cr_expect_eq(tsim_prv(p, "load_saturated"), 0, "seed %d pool %s: load %g called saturated", seed, p.name, tsim_prv(p, "offered_load"));
+            old_rule += tsim_prv(p, "offered_load") >= 1;
         }
         sim_result_free(&res);
     }

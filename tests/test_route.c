@@ -37,14 +37,6 @@ static void router_scenario(char *buf, size_t n, const char *policy, int k, doub
         len += snprintf(buf + len, n - (size_t) len, "[pool s%d]\nservice_ms = exp(mean=1)\n", i);
 }
 
-static const pool_result *pool_named(const sim_result *r, const char *name)
-{
-    for (int i = 0; i < r->npools; i++)
-        if (!strcmp(tsim_pool(r, i), name)) return &r->pools[i];
-    cr_assert_fail("no pool %s", name);
-    return NULL;
-}
-
 /* ---- round robin and random against queueing theory ------------------------- */
 
 /* E_k/M/1 mean wait in the queue: arrivals every k exponential phases of rate
@@ -76,10 +68,10 @@ Test(route, round_robin_is_erlang_k)
     for (int i = 0; i < k; i++) {
         char name[8];
         snprintf(name, sizeof name, "s%d", i);
-        const pool_result *p = pool_named(&r, name);
+        tsim_pr p = tsim_pool_named(&r, name);
         /* Round robin splits exactly. */
-        cr_expect(p->arrivals == 250000, "%s arrivals %llu", name, (unsigned long long) p->arrivals);
-        cr_expect(fabs(p->queue.mean - want) < 0.05 * want, "%s: mean wait %g, E_4/M/1 %g", name, p->queue.mean, want);
+        cr_expect(tsim_prv(p, "arrivals") == 250000, "%s arrivals %llu", name, (unsigned long long) tsim_prv(p, "arrivals"));
+        cr_expect(fabs(tsim_prl(p, "queue")->mean - want) < 0.05 * want, "%s: mean wait %g, E_4/M/1 %g", name, tsim_prl(p, "queue")->mean, want);
     }
     /* Round robin beats random splitting (M/M/1 wait 1 ms) by more than half. */
     cr_expect_lt(tsim_sys(&r, "queue")->mean, 0.5);
@@ -99,19 +91,19 @@ Test(route, random_is_m_m_1)
     for (int i = 0; i < k; i++) {
         char name[8];
         snprintf(name, sizeof name, "s%d", i);
-        const pool_result *p = pool_named(&r, name);
-        total += p->arrivals;
+        tsim_pr p = tsim_pool_named(&r, name);
+        total += tsim_prv(p, "arrivals");
         /* Binomial split: sd sqrt(10^6 0.25 0.75) = 433; 4 sd = 1732. */
-        cr_expect(fabs((double) p->arrivals - 250000.0) < 1732, "%s arrivals %llu", name, (unsigned long long) p->arrivals);
-        cr_expect(fabs(p->queue.mean - want) < 0.05 * want, "%s: mean wait %g, M/M/1 %g", name, p->queue.mean, want);
+        cr_expect(fabs((double) tsim_prv(p, "arrivals") - 250000.0) < 1732, "%s arrivals %llu", name, (unsigned long long) tsim_prv(p, "arrivals"));
+        cr_expect(fabs(tsim_prl(p, "queue")->mean - want) < 0.05 * want, "%s: mean wait %g, M/M/1 %g", name, tsim_prl(p, "queue")->mean, want);
         /* Behind a router the split is not known beforehand: the offered load is
          * measured, arrivals in the window x mean service; about 0.5 (the
          * binomial split and the window's length vary it by well under 1 %). */
-        cr_expect(fabs(p->offered_load - rho) < 0.02, "%s: offered load %g", name, p->offered_load);
-        cr_expect(!p->saturated);
+        cr_expect(fabs(tsim_prv(p, "offered_load") - rho) < 0.02, "%s: offered load %g", name, tsim_prv(p, "offered_load"));
+        cr_expect(!tsim_prv(p, "saturated"));
     }
     cr_expect_eq(total, 1000000);
-    cr_expect_eq(pool_named(&r, "lb")->served, 1000000);
+    cr_expect_eq(tsim_prv(tsim_pool_named(&r, "lb"), "served"), 1000000);
     sim_result_free(&r);
 }
 
@@ -256,15 +248,15 @@ Test(route, delay_kind_from_the_test_plugs_in)
     cr_expect_float_eq(tsim_sys(&r, "e2e")->mean, 2.5, 1e-9, "e2e mean %g", tsim_sys(&r, "e2e")->mean);
     cr_expect_float_eq(tsim_sys(&r, "e2e")->max, 3.5, 3.5 * 0.0005, "e2e max %g",
                        tsim_sys(&r, "e2e")->max);    /* histogram resolution */
-    const pool_result *s = pool_named(&r, "short"), *l = pool_named(&r, "long");
-    cr_expect_eq(s->arrivals, 5000);
-    cr_expect_eq(l->arrivals, 5000);
-    cr_expect_eq(pool_named(&r, "app")->arrivals, 10000);
+    tsim_pr s = tsim_pool_named(&r, "short"), l = tsim_pool_named(&r, "long");
+    cr_expect_eq(tsim_prv(s, "arrivals"), 5000);
+    cr_expect_eq(tsim_prv(l, "arrivals"), 5000);
+    cr_expect_eq(tsim_prv(tsim_pool_named(&r, "app"), "arrivals"), 10000);
     /* Its own report row; the kind's name in the table. */
     /* Every arrival passed one of them, but for the few still inside when the run stopped. */
-    double passed = pool_metric_get(s, "passed") + pool_metric_get(l, "passed");
+    double passed = tsim_prv(s, "passed") + tsim_prv(l, "passed");
     cr_expect(passed >= 10998 && passed <= 11002, "passed %g", passed);
-    cr_expect_str_eq(s->kind, "delay");
+    cr_expect_str_eq(tsim_prt(s, "kind"), "delay");
     /* Its key is checked like any other. */
     char err[512];
     cr_expect_neq(tsim_load_error("route.ini", "[workload]\nrate = 1\n[pool d]\nkind = delay\ndelay = 1\n", err, sizeof err), 0);

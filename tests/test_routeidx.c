@@ -140,7 +140,7 @@ Test(routeidx, index_first_min)
 
 static double metric(const sim_result *r, const char *name)
 {
-    cr_assert_eq(r->npools, 1);
+    cr_assert_eq(tsim_npools(r), 1);
     return tsim_pv(r, 0, name);
 }
 

@@ -50,14 +50,6 @@ static int load_error(const char *text, char *err, size_t n)
     return rc;
 }
 
-static const pool_result *pool_named(const sim_result *r, const char *name)
-{
-    for (int i = 0; i < r->npools; i++)
-        if (!strcmp(tsim_pool(r, i), name)) return &r->pools[i];
-    cr_assert_fail("no pool %s", name);
-    return NULL;
-}
-
 /* ---- the core's counts through a stub sink -------------------------------------- */
 
 typedef struct stub {
@@ -288,17 +280,17 @@ Test(station_core, rate_limiter_kind_rejects_through_the_core)
     cr_assert_eq(station_kind_register(&LIMITER_KIND), 0);
     sim_result r;
     simulate(LIMITED("poisson", 200, 100, 10, 40000), 11, &r);
-    const pool_result *g = pool_named(&r, "gate"), *app = pool_named(&r, "app");
-    double forwarded = pool_metric_get(g, "forwarded");
-    cr_expect_eq(g->arrivals, 40000);
-    cr_expect_eq((double) g->served, forwarded);
-    cr_expect_eq((double) g->rejected, (double) g->arrivals - forwarded, "rejected %llu, arrivals %llu, forwarded %g",
-                 (unsigned long long) g->rejected, (unsigned long long) g->arrivals, forwarded);
-    cr_expect_eq((double) app->arrivals, forwarded);
-    cr_expect_eq(app->rejected, 0);
-    cr_expect_eq(tsim_n(&r, "rejected"), g->rejected);     /* what the engine heard from the sink */
+    tsim_pr g = tsim_pool_named(&r, "gate"), app = tsim_pool_named(&r, "app");
+    double forwarded = tsim_prv(g, "forwarded");
+    cr_expect_eq(tsim_prv(g, "arrivals"), 40000);
+    cr_expect_eq((double) tsim_prv(g, "served"), forwarded);
+    cr_expect_eq((double) tsim_prv(g, "rejected"), (double) tsim_prv(g, "arrivals") - forwarded, "rejected %llu, arrivals %llu, forwarded %g",
+                 (unsigned long long) tsim_prv(g, "rejected"), (unsigned long long) tsim_prv(g, "arrivals"), forwarded);
+    cr_expect_eq((double) tsim_prv(app, "arrivals"), forwarded);
+    cr_expect_eq(tsim_prv(app, "rejected"), 0);
+    cr_expect_eq(tsim_n(&r, "rejected"), tsim_prv(g, "rejected"));     /* what the engine heard from the sink */
     cr_expect_eq(tsim_n(&r, "served") + tsim_n(&r, "rejected"), tsim_n(&r, "requests"));
-    double share = (double) g->rejected / (double) g->arrivals;
+    double share = (double) tsim_prv(g, "rejected") / (double) tsim_prv(g, "arrivals");
     cr_expect(fabs(share - 0.5) < 0.015, "rejected share %g, token bucket 0.5", share);
     sim_result_free(&r);
 }
@@ -311,15 +303,15 @@ Test(station_core, rate_limiter_exact_on_constant_arrivals)
     cr_assert_eq(station_kind_register(&LIMITER_KIND), 0);
     sim_result r;
     simulate(LIMITED("constant", 256, 128, 1, 10000), 1, &r);
-    const pool_result *g = pool_named(&r, "gate");
-    cr_expect_eq(g->arrivals, 10000);
-    cr_expect_eq(g->rejected, 5000);
-    cr_expect_eq(g->served, 5000);
-    cr_expect_eq(pool_named(&r, "app")->arrivals, 5000);
+    tsim_pr g = tsim_pool_named(&r, "gate");
+    cr_expect_eq(tsim_prv(g, "arrivals"), 10000);
+    cr_expect_eq(tsim_prv(g, "rejected"), 5000);
+    cr_expect_eq(tsim_prv(g, "served"), 5000);
+    cr_expect_eq(tsim_prv(tsim_pool_named(&r, "app"), "arrivals"), 5000);
     sim_result_free(&r);
     simulate(LIMITED("constant", 64, 128, 1, 10000), 1, &r);
-    cr_expect_eq(pool_named(&r, "gate")->rejected, 0);
-    cr_expect_eq(pool_named(&r, "gate")->served, 10000);
+    cr_expect_eq(tsim_prv(tsim_pool_named(&r, "gate"), "rejected"), 0);
+    cr_expect_eq(tsim_prv(tsim_pool_named(&r, "gate"), "served"), 10000);
     sim_result_free(&r);
     /* Its keys are checked like any other. */
     char err[512];
@@ -491,9 +483,9 @@ Test(station_core, registered_policy_routes)
     for (int i = 0; i < 3; i++) {
         char name[8];
         snprintf(name, sizeof name, "s%d", i);
-        const pool_result *p = pool_named(&r, name);
-        all += p->arrivals;
-        double share = (double) p->arrivals / (double) tsim_n(&r, "requests");
+        tsim_pr p = tsim_pool_named(&r, name);
+        all += tsim_prv(p, "arrivals");
+        double share = (double) tsim_prv(p, "arrivals") / (double) tsim_n(&r, "requests");
         cr_expect(fabs(share - want[i]) < tol[i], "%s: share %g, ordered hunting %g", name, share, want[i]);
     }
     cr_expect_eq(all, tsim_n(&r, "requests"));

@@ -72,14 +72,6 @@ static void run3(uint64_t n, const char *set, sim_result *res)
     tsim_run_file("scenarios/gateway_three_models.ini", sets, set ? 2 : 1, 1, res);
 }
 
-static const pool_result *pool_named(const sim_result *r, const char *name)
-{
-    for (int i = 0; i < r->npools; i++)
-        if (!strcmp(tsim_pool(r, i), name)) return &r->pools[i];
-    cr_assert_fail("no pool %s", name);
-    return NULL;
-}
-
 /* Issue 22's case: 25 % at 20k, 51 % at 300k in the user's gateway, 0.607 and
  * 0.677 here, before the warm-up waited for the cache. */
 Test(warmup_cache, result_cache_20k_300k_agree)
@@ -88,9 +80,9 @@ Test(warmup_cache, result_cache_20k_300k_agree)
     run3(20000, NULL, &s);
     run3(300000, NULL, &l);
     run3(20000, "sim.warmup=2000", &old);
-    double hs = pool_metric_get(pool_named(&s, "cache"), "hit_rate");
-    double hl = pool_metric_get(pool_named(&l, "cache"), "hit_rate");
-    double ho = pool_metric_get(pool_named(&old, "cache"), "hit_rate");
+    double hs = tsim_prv(tsim_pool_named(&s, "cache"), "hit_rate");
+    double hl = tsim_prv(tsim_pool_named(&l, "cache"), "hit_rate");
+    double ho = tsim_prv(tsim_pool_named(&old, "cache"), "hit_rate");
     /* Binomial standard errors of the two windows' hit rates (0.0033 and
      * 0.00085 at p = 0.68); 3 of their combined one: 0.0103. */
     double se = sqrt(hs * (1 - hs) / 20000.0 + hl * (1 - hl) / 300000.0);
@@ -101,7 +93,7 @@ Test(warmup_cache, result_cache_20k_300k_agree)
     cr_expect(sim_result_row(&s, "", "warmup_cache_s", "value") && sim_result_get(&s, "", "warmup_cache_capped", "value") == 0 &&
               tsim_n(&s, "warmup_requests") > 20000, "warm-up %llu", (unsigned long long) tsim_n(&s, "warmup_requests"));
     cr_expect(cache_s > 0 && cache_s <= tsim_v(&s, "warmup_s") + 1e-9);
-    cr_expect_eq(pool_metric_get(pool_named(&s, "cache"), "warmup_settled"), 1);
+    cr_expect_eq(tsim_prv(tsim_pool_named(&s, "cache"), "warmup_settled"), 1);
     /* An explicit warmup is kept as it was: exactly those arrivals, no wait. */
     cr_expect_eq(tsim_n(&old, "warmup_requests"), 2000);
     cr_expect_null(sim_result_row(&old, "", "warmup_cache_s", "value"), "no wait: no warmup_cache rows");

@@ -29,7 +29,10 @@ static void run_resolved(scenario *sc, uint64_t seed, sim_result *res)
 {
     char err[1024];
     cr_assert_eq(sim_run(sc, seed, res, err, sizeof err), 0, "sim_run: %s", err);
-    cr_assert_eq(res->npools, sc->npools, "%d pools in the result, %d in the scenario", res->npools, sc->npools);
+    for (int i = 0; i < sc->npools; i++)   /* each pool's rows, in the scenario's order */
+        cr_assert(sim_result_pool(res, i) && !strcmp(sim_result_pool(res, i), sc->pools[i].name),
+                  "pool %d of the result is not %s", i, sc->pools[i].name);
+    cr_assert_null(sim_result_pool(res, sc->npools), "more pools in the result than the scenario's %d", sc->npools);
     scenario_free(sc);
 }
 
@@ -202,4 +205,51 @@ const stat_summary *tsim_pl(const sim_result *res, int i, const char *metric)
 int tsim_has_pl(const sim_result *res, int i, const char *metric)
 {
     return sim_result_row(res, tsim_pool(res, i), metric, "mean") != NULL;
+}
+
+tsim_pr tsim_pool_at(const sim_result *res, int i)
+{
+    return (tsim_pr) { res, tsim_pool(res, i) };
+}
+
+tsim_pr tsim_pool_named(const sim_result *res, const char *name)
+{
+    for (int i = 0; sim_result_pool(res, i); i++)
+        if (!strcmp(sim_result_pool(res, i), name)) return (tsim_pr) { res, sim_result_pool(res, i) };
+    cr_assert_fail("no pool %s", name);
+    return (tsim_pr) { res, NULL };
+}
+
+int tsim_npools(const sim_result *res)
+{
+    int n = 0;
+    while (sim_result_pool(res, n)) n++;
+    return n;
+}
+
+double tsim_prv(tsim_pr p, const char *metric)
+{
+    cr_assert_not_null(p.name, "no pool");
+    return sim_result_get(p.res, p.name, metric, "value");
+}
+
+const stat_summary *tsim_prl(tsim_pr p, const char *metric)
+{
+    static const stat_summary none;   /* no sample: as stat_summarize leaves it */
+    cr_assert_not_null(p.name, "no pool");
+    const sim_row *w = sim_result_row(p.res, p.name, metric, "mean");
+    cr_assert_not_null(w, "no latency %s of pool %s", metric, p.name);
+    return w->dist ? w->dist : &none;
+}
+
+int tsim_has_prl(tsim_pr p, const char *metric)
+{
+    return p.name && sim_result_row(p.res, p.name, metric, "mean") != NULL;
+}
+
+const char *tsim_prt(tsim_pr p, const char *metric)
+{
+    cr_assert_not_null(p.name, "no pool");
+    const sim_row *w = sim_result_row(p.res, p.name, metric, "value");
+    return w ? w->text : NULL;
 }

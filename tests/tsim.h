@@ -83,6 +83,32 @@ uint64_t tsim_n(const sim_result *res, const char *metric);
  * "throughput_rps", "window_s"); a missing row fails the test. */
 double tsim_v(const sim_result *res, const char *metric);
 
+/* A pool of a result as a test holds it: the result and the pool's name (the
+ * scope of its rows). */
+typedef struct tsim_pr {
+    const sim_result *res;    /* the result */
+    const char *name;         /* the pool's name (owned by RES), NULL: none */
+} tsim_pr;
+
+/* Pool I (0-based, in the scenario's order) or pool NAME of RES; a missing one fails the test. */
+tsim_pr tsim_pool_at(const sim_result *res, int i);
+tsim_pr tsim_pool_named(const sim_result *res, const char *name);
+
+/* The number of pools of RES. */
+int tsim_npools(const sim_result *res);
+
+/* Row METRIC (stat "value") of pool P (as tsim_pv), NAN when absent. */
+double tsim_prv(tsim_pr p, const char *metric);
+
+/* The summary of pool P's latency METRIC (as tsim_pl); a missing row fails the test. */
+const stat_summary *tsim_prl(tsim_pr p, const char *metric);
+
+/* The name row METRIC of pool P (as tsim_ptext), NULL when absent. */
+const char *tsim_prt(tsim_pr p, const char *metric);
+
+/* 1 when pool P reports latency METRIC (e.g. "ttft": it emits tokens). */
+int tsim_has_prl(tsim_pr p, const char *metric);
+
 /* The name of pool I of RES (sim_result_pool); a missing one fails the test. */
 const char *tsim_pool(const sim_result *res, int i);
 

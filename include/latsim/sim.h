@@ -2,9 +2,12 @@
  *
  * sim_run() builds the model objects of a loaded and resolved scenario
  * (latsim/scenario.h), runs the event loop until every measured request has an
- * outcome, and fills a sim_result: the system's flags, one pool_result per
- * pool (the common counters and the kind's own metrics, in report order), and
- * the rows of the metric families that report only rows (sim_rows: the run's
+ * outcome, and fills a sim_result: the system's flags and the rows of the
+ * run's metric families (sim_rows), its only schema of results: each pool's
+ * (family "pool", scope the pool's name: kind, busy_share, saturated,
+ * offered_load, arrivals, served, rejected, timed_out, its kind's own rows
+ * such as an LLM pool's "steps", and its latencies queue, service, e2e, ttft,
+ * tpot and itl; sim_result_pool names the pools), the run's
  * counts requests, served, rejected, timed_out, failed (a pool has fleet
  * keys), abandoned and abandoned_share (a class has patience_s) and
  * departures, its times and rates warmup_requests, warmup_s, throughput_rps,
@@ -36,52 +39,6 @@
 typedef struct scenario scenario;   /* latsim/scenario.h */
 struct tseries;                     /* latsim/tseries.h */
 struct omx;                         /* latsim/omx.h */
-
-typedef struct pool_result pool_result;
-
-#define POOL_MAX_METRICS 64
-
-/* One kind-specific result of a pool, e.g. an LLM pool's "steps". */
-typedef struct pool_metric {
-    const char *name;         /* metric name (a string literal) */
-    double value;             /* its value, in the metric's unit; NAN for a name */
-    const char *text;         /* a name instead of a number (e.g. the cost model's
-                                 "roofline"; kept for the life of the process), NULL for a number */
-} pool_metric;
-
-struct pool_result {
-    char name[64];
-    const char *kind;         /* the name of the pool's kind ("generic", "llm"...: its kind row's) */
-    int saturated;            /* 1: offered load >= capacity, or the queue kept growing */
-    int load_saturated;       /* 1: saturated by its offered load (>= 1 when known beforehand;
-                                 beyond 1 by more than its standard error when measured) */
-    int backlog_grew;         /* finite workload: its backlog grew (docs/workloads.md, "Finite workloads"); 0 otherwise */
-    uint64_t peak_queue;      /* finite workload: most requests waiting in it, seen at an arrival; 0 otherwise */
-    uint64_t peak_inside;     /* finite workload: most requests in it (waiting or in service), likewise */
-    int has_offered_load;     /* the kind knows its offered load (a generic pool) */
-    double offered_load;      /* arrival rate x mean service / servers, NAN when unknown */
-    double window_s;          /* measured window, s (as the system's row window_s) */
-    double utilization;       /* busy share of servers (generic) or stepping share of replicas (llm) */
-    stat_summary queue;       /* waiting in this pool, ms */
-    stat_summary service;     /* in service in this pool, ms */
-    stat_summary e2e;         /* E2E of the measured served requests that passed this pool (the first
-                                 REQ_PATH stations of each request's path), ms */
-    int has_tokens;           /* it emits tokens (an LLM or API pool): ttft and tpot are reported */
-    int has_itl;              /* it decodes token by token (an LLM pool): itl is reported */
-    stat_summary ttft;        /* TTFT of the measured served requests whose first token it emitted, ms */
-    stat_summary tpot;        /* TPOT of those it emitted the last token of, ms */
-    stat_summary itl;         /* inter-token gaps of the tokens it emitted of measured requests, ms */
-    uint64_t arrivals, served, rejected, timed_out;
-    double cost_per_hour;     /* $ per hour the pool costs (GPUs), 0 when none */
-    pool_metric metrics[POOL_MAX_METRICS];   /* the kind's own results, in report order */
-    int nmetrics;
-    int has_energy;           /* the pool's GPUs have a known power (docs/metrics.md, "Energy") */
-    double energy_j;          /* GPU board energy over the measured window, J (has_energy) */
-};
-
-/* The kind-specific result NAME of P, NAN when P has none. */
-double pool_metric_get(const pool_result *p, const char *name);
-
 
 /* One reported number of a metric family (run collectors, run/collect.h): the
  * rows report_flatten() (latsim/report.h) copies into a report, where each
@@ -123,8 +80,6 @@ typedef struct sim_result {
                                  per token, pools' ttft/tpot and the system's ttft, tpot, itl rows are reported */
     int has_gateway;          /* a station adds network or overhead time: api_usd and the system's
                                  network and overhead rows are reported */
-    pool_result *pools;
-    int npools;
     sim_rows rows;            /* the metric families' rows (breakdowns, cold and warm, goodput, shares
                                  over a threshold...: sim_result_get), owned */
 } sim_result;

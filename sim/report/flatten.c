@@ -33,9 +33,10 @@ static const char *const PLACED[] = { "run", "warmup", "client", "finite", "good
 
 /* The families whose rows the report leaves out: a run's own seed noise
  * (col_seednoise.c), which `run --band` reads from the result (docs/bands.md),
- * and the pools' verdicts beyond "saturated" (sim/run/simres.c), which `run`
- * reads for its notes. */
-static const char *const LEFT_OUT[] = { "seed_noise", "verdict" };
+ * and each pool's rows the report does not show (family "aside",
+ * sim/run/simres.c: load_saturated, which `run` reads for its notes, and a
+ * priced pool's cost_per_hour). */
+static const char *const LEFT_OUT[] = { "seed_noise", "aside" };
 
 /* 1: FAMILY's rows are placed (PLACED) or left out (LEFT_OUT), not put after their scope's. */
 static int placed(const char *family)

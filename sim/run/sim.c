@@ -628,8 +628,7 @@ done:
     if (s.client_rng) gsl_rng_free(s.client_rng);
     free(s.peak_q);
     free(s.peak_in);
-    out->pools = s.pres;   /* TRANSITIONAL */
-    out->npools = s.nst;
+    free(s.pres);
     clock_gettime(CLOCK_MONOTONIC, &w1);
     double wall_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
     out->rows.family = "run";   /* the run's wall time, the last of its rows (add_times) */
@@ -647,7 +646,5 @@ void sim_result_free(sim_result *r)
     r->ts = NULL;
     omx_free(r->omx);
     r->omx = NULL;
-    free(r->pools);
-    r->pools = NULL;
     sim_rows_free(&r->rows);
 }

@@ -5,6 +5,7 @@
  * their collectors (collect.h). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "run/simstate.h"
 #include "run/verdict.h"
 #include "core/kind.h"
@@ -175,8 +176,13 @@ static int pool_rows(sim_rows *r, const pool_result *p, int finite, int has_llm)
         (sim_rows_add_latency(r, S, "ttft", &p->ttft) || sim_rows_add_latency(r, S, "tpot", &p->tpot) ||
          (p->has_itl && sim_rows_add_latency(r, S, "itl", &p->itl))))
         return -1;
-    r->family = "verdict";
-    return sim_rows_add(r, S, "load_saturated", p->load_saturated, 0);
+    r->family = "aside";
+    int priced = 0;   /* its kind reports its $ per hour itself */
+    for (int k = 0; k < p->nmetrics; k++) priced |= !strcmp(p->metrics[k].name, "cost_per_hour");
+    if (sim_rows_add(r, S, "load_saturated", p->load_saturated, 0) ||
+        (!priced && sim_rows_add(r, S, "cost_per_hour", p->cost_per_hour, 0)))
+        return -1;
+    return 0;
 }
 
 int simres_pools(const sim *s, sim_result *out)

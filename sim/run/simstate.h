@@ -112,8 +112,9 @@ int simres_workload(const sim *s, sim_result *out);
  * backlog_grew, peak_queue and peak_in_pool, offered_load where the kind
  * knows it, arrivals, served, rejected, timed_out, the kind's own rows, the
  * latencies queue, service and e2e, and ttft, tpot and itl where it emits
- * tokens); family "verdict", which the report leaves out, load_saturated
- * (1: saturated by its offered load).  Returns 0 or -1 (out of memory). */
+ * tokens); family "aside", which the report leaves out, load_saturated
+ * (1: saturated by its offered load) and, where its kind reports none,
+ * cost_per_hour ($ per hour the pool costs: col_cost.c's sum).  Returns 0 or -1 (out of memory). */
 int simres_pools(const sim *s, sim_result *out);
 
 #endif
