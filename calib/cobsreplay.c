@@ -205,7 +205,8 @@ static void fill_band(const sim_result *res, cobs_replay *out);
 /* RES's output tokens per second (its row, latsim/sim.h), 0 when no pool counts tokens. */
 static double out_tps(const sim_result *res)
 {
-    return res->has_llm ? sim_result_value(res, "output_tokens_per_s") : 0;
+    double tps = sim_result_value(res, "output_tokens_per_s");   /* no row: no pool counts tokens */
+    return isnan(tps) ? 0 : tps;
 }
 
 /* The summary of RES's system latency METRIC (its row, latsim/sim.h), zeroed
@@ -223,7 +224,7 @@ static void fill_pred(const sim_result *res, cobs_replay *out)
     static const char *const PRED[COBS_NMETRICS] = { "ttft", "tpot", "itl", "e2e", "queue" };
     for (int m = 0; m < COBS_NMETRICS; m++) {
         out->pred[m] = sys_latency(res, PRED[m]);
-        out->have_pred[m] = out->pred[m].n > 0 && (m == COBS_E2E || m == COBS_QUEUE || res->has_llm);
+        out->have_pred[m] = out->pred[m].n > 0 && (m == COBS_E2E || m == COBS_QUEUE || sim_result_row(res, "", "ttft", "mean"));
     }
     out->pred_rps = sim_result_value(res, "throughput_rps");
     out->pred_tps = out_tps(res);
@@ -494,12 +495,13 @@ const model_spec *cobs_prep_model(const cobs_prep *p, int *tp, const char **weig
  * saturated) and its output tokens/s. */
 static void level_pred(const sim_result *res, cobs_level_pred *P)
 {
-    P->saturated = res->saturated;
-    P->ttft_ms = res->saturated ? NAN : sys_latency(res, "ttft").mean;
-    P->itl_ms = res->saturated ? NAN : sys_latency(res, "itl").mean;
-    P->tpot_ms = res->saturated ? NAN : sys_latency(res, "tpot").mean;
-    P->e2e_ms = res->saturated ? NAN : sys_latency(res, "e2e").mean;
-    P->ttft_p99_ms = res->saturated ? NAN : sys_latency(res, "ttft").p99;
+    int sat = sim_result_value(res, "saturated") > 0;
+    P->saturated = sat;
+    P->ttft_ms = sat ? NAN : sys_latency(res, "ttft").mean;
+    P->itl_ms = sat ? NAN : sys_latency(res, "itl").mean;
+    P->tpot_ms = sat ? NAN : sys_latency(res, "tpot").mean;
+    P->e2e_ms = sat ? NAN : sys_latency(res, "e2e").mean;
+    P->ttft_p99_ms = sat ? NAN : sys_latency(res, "ttft").p99;
     P->output_tps = out_tps(res);
 }
 

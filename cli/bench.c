@@ -94,7 +94,7 @@ static void run_child(const bench_case *c, int fd)
             o.events = (double) sim_result_count(&r, "events");
             o.requests = (double) (sim_result_count(&r, "requests") + scenario_warmup(sc));
             o.sim_s = sim_result_value(&r, "sim_time_s");
-            o.saturated = r.saturated;
+            o.saturated = sim_result_value(&r, "saturated") > 0;
             for (int i = 0; sim_result_pool(&r, i); i++) {
                 double st = sim_result_get(&r, sim_result_pool(&r, i), "steps", "value");
                 if (!isnan(st)) o.steps += st;

@@ -319,10 +319,10 @@ static int run_simulate(const run_opts *o, run_state *st)
             sim_result_free(&res);
             return die(1, st->err);
         }
-        if (i == 0 && o->trace_path && res.trace_truncated) {
+        if (i == 0 && o->trace_path && sim_result_value(&res, "trace_truncated") > 0) {
             char note[1200];
             snprintf(note, sizeof note, "note: --trace-events %.900s: the first %llu requests traced; the run had more "
-                     "(--trace-requests N raises the cap)", o->trace_path, (unsigned long long) res.trace_requests);
+                     "(--trace-requests N raises the cap)", o->trace_path, (unsigned long long) sim_result_value(&res, "trace_requests"));
             die(0, note);
         }
         st->wall += sim_result_value(&res, "wall_time_s");

@@ -198,7 +198,7 @@ Test(gateway, json_has_network_and_overhead_in_every_run)
     for (int t = 0; t < 3; t++) {
         sim_result res;
         run(texts[t], &res);
-        int saturated = res.saturated;
+        int saturated = tsim_sat(&res);
         json_t *o = report_of(&res);
         sim_result_free(&res);
         cr_assert_eq(saturated, t == 2, "run %d saturated %d", t, saturated);

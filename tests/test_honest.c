@@ -48,7 +48,7 @@ Test(honest, step_overhead_is_overhead_not_service)
     sim_result a, b;
     run_chat("", &a);
     run_chat("step_overhead_ms = 5\n", &b);
-    cr_assert(!a.saturated && !b.saturated);
+    cr_assert(!tsim_sat(&a) && !tsim_sat(&b));
     double oa = tsim_bd(&a, "breakdown.all", BD_OVERHEAD), ob = tsim_bd(&b, "breakdown.all", BD_OVERHEAD);
     /* chat_plan's steps are tens of ms: 2.6 ms of each is several per cent */
     cr_expect_gt(oa, 0.05, "overhead share %.4f at step_overhead_ms = 1", oa);
@@ -75,7 +75,7 @@ Test(honest, linear_model_steps_are_compute)
     sim_result r;
     run_chat("cost = linear\nstep_base_ms = 5\nprefill_ms_per_token = 0.02\ndecode_ms_per_seq = 0.05\n"
              "kv_ms_per_1k_tokens = 0.01\nrequest_overhead_ms = 0\n", &r);
-    cr_assert(!r.saturated);
+    cr_assert(!tsim_sat(&r));
     cr_expect_eq(tsim_bd(&r, "breakdown.all", BD_OVERHEAD), 0.0);
     cr_expect_eq(tsim_sys(&r, "overhead")->mean, 0.0);
     sim_result_free(&r);

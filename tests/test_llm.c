@@ -537,9 +537,9 @@ Test(llm_batching, continuous_beats_static)
     batching_text(text, sizeof text, "continuous", "poisson", rate, 3000, 300);
     run_text(text, 11, &ct);
     cr_log_info("at %.3f rps: queue static %.1f ms, continuous %.3f ms; sat %d %d", rate, tsim_sys(&st, "queue")->mean,
-                tsim_sys(&ct, "queue")->mean, st.saturated, ct.saturated);
-    cr_expect_eq(st.saturated, 0, "static saturated at half its capacity");
-    cr_expect_eq(ct.saturated, 0);
+                tsim_sys(&ct, "queue")->mean, tsim_sat(&st), tsim_sat(&ct));
+    cr_expect_eq(tsim_sat(&st), 0, "static saturated at half its capacity");
+    cr_expect_eq(tsim_sat(&ct), 0);
     cr_expect_eq(tsim_n(&st, "served"), 3000);
     cr_expect_eq(tsim_n(&ct, "served"), 3000);
     cr_expect_lt(tsim_sys(&ct, "queue")->mean, tsim_sys(&st, "queue")->mean,
@@ -756,7 +756,7 @@ Test(llm_dynamic, dynamic_batches_more_than_static)
         run_text(text, 2, &res);
         mb[i] = tsim_pv(&res, 0, "mean_batch");
         cr_expect_eq(tsim_n(&res, "served"), 3000);
-        cr_expect_eq(res.saturated, 0, "%s", sched[i]);
+        cr_expect_eq(tsim_sat(&res), 0, "%s", sched[i]);
         cr_expect_geq(mb[i], 1.0);
         cr_expect_leq(mb[i], 16.0);
         sim_result_free(&res);

@@ -313,7 +313,7 @@ Test(moe_pp, saturated_throughput_follows_the_bubble)
                  "max_batch_tokens = 8192\nstep_overhead_ms = 0\nlaunch_us_per_layer = 0\ncost = roofline\n", ms[i]);
         sim_result res;
         run_text(text, &res);
-        cr_expect(res.saturated, "m = %d: the pool should be saturated", ms[i]);
+        cr_expect(tsim_sat(&res), "m = %d: the pool should be saturated", ms[i]);
         cr_expect_float_eq(tsim_pv(&res, 0, "mean_batch"), 4.0, 1e-9, "four prompts a step");
         got[i] = tsim_v(&res, "throughput_rps") * 2048;
         double want = 2 * x_serial * ms[i] / (ms[i] + 2 - 1);

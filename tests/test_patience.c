@@ -78,7 +78,7 @@ Test(patience, erlang_a, .timeout = 120)
         sim_result res;
         tsim_run("/tmp/test_patience.ini", text, (uint64_t) s + 1, &res);
         cr_assert_not_null(sim_result_row(&res, "", "abandoned", "value"));   /* patience_s: reported */
-        cr_assert_eq(res.saturated, 0, "impatient clients keep the queue stable");
+        cr_assert_eq(tsim_sat(&res), 0, "impatient clients keep the queue stable");
         cr_assert_eq(tsim_n(&res, "timed_out"), 0);
         cr_assert_eq(tsim_n(&res, "served") + tsim_n(&res, "abandoned"), tsim_n(&res, "requests"));
         cr_assert_eq(tsim_prv(tsim_pool_named(&res, "app"), "abandoned"), (double) tsim_n(&res, "abandoned"));

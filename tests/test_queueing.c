@@ -195,7 +195,7 @@ static void check_mmc(int c, double rho, uint64_t n, uint64_t seed)
 
     cr_assert_eq(tsim_n(&r, "requests"), n);
     cr_assert_eq(tsim_n(&r, "served"), n);
-    cr_expect_eq(r.saturated, 0, "M/M/%d at rho %.2f flagged saturated", c, rho);
+    cr_expect_eq(tsim_sat(&r), 0, "M/M/%d at rho %.2f flagged saturated", c, rho);
     cr_assert_eq(tsim_prl(p, "queue")->n, n);
 
     /* Mean wait. */
@@ -348,7 +348,7 @@ static void check_mg1(const char *name, const char *service, double rho, double 
     one_pool(text, sizeof text, n, n / 10, "poisson", lambda * 1000, 1, service, NULL);
     tsim_run("queueing.ini", text, seed, out);
     cr_assert_eq(tsim_n(out, "served"), n);
-    cr_expect_eq(out->saturated, 0);
+    cr_expect_eq(tsim_sat(out), 0);
     double IF = inflation(1, rho, lambda, cs2);
     snprintf(what, sizeof what, "%s rho %.2f mean wait (ms), Pollaczek-Khinchine", name, rho);
     check_near(what, tsim_pl(out, 0, "queue")->mean, wq, sqrt(var * IF / n), 0);
@@ -413,7 +413,7 @@ Test(queueing_engine, same_seed_is_bitwise_deterministic)
     cr_expect_eq(tsim_n(&a, "timed_out"), tsim_n(&b, "timed_out"));
     cr_expect_eq(tsim_n(&a, "events"), tsim_n(&b, "events"));
     cr_expect_eq(tsim_n(&a, "peak_in_system"), tsim_n(&b, "peak_in_system"));
-    cr_expect_eq(a.saturated, b.saturated);
+    cr_expect_eq(tsim_sat(&a), tsim_sat(&b));
     for (const char *const *m = (const char *const[]) { "sim_time_s", "window_s", "throughput_rps", NULL }; *m; m++) {
         double x = tsim_v(&a, *m), y = tsim_v(&b, *m);
         SAME_D(x, y, *m);
@@ -486,7 +486,7 @@ static void check_dd(int c, double service)
     cr_expect_eq(e->max, service);
     cr_expect_eq(e->sd, 0);
     cr_expect_eq(tsim_sys(&r, "service")->max, service);
-    cr_expect_eq(r.saturated, 0);
+    cr_expect_eq(tsim_sat(&r), 0);
     /* busy share: service / (10 ms x c), up to the window's edges */
     double util = service / (10.0 * c);
     cr_expect(fabs(tsim_pv(&r, 0, "busy_share") - util) < 1e-3, "D/D/%d utilisation %g, want %g", c, tsim_pv(&r, 0, "busy_share"),
@@ -602,21 +602,21 @@ Test(queueing_engine, saturation_flags)
     /* rho 1.5: arrivals outrun service. */
     one_pool(text, sizeof text, 50000, 5000, "poisson", 150, 1, "exp(mean=10)", NULL);
     tsim_run("queueing.ini", text, 71, &r);
-    cr_expect_eq(r.saturated, 1);
+    cr_expect_eq(tsim_sat(&r), 1);
     cr_expect_eq(tsim_pv(&r, 0, "saturated"), 1);
     cr_expect(tsim_pv(&r, 0, "offered_load") >= 1.0);
     sim_result_free(&r);
     /* 4 servers at rho 1.1. */
     one_pool(text, sizeof text, 50000, 5000, "poisson", 440, 4, "exp(mean=10)", NULL);
     tsim_run("queueing.ini", text, 72, &r);
-    cr_expect_eq(r.saturated, 1);
+    cr_expect_eq(tsim_sat(&r), 1);
     cr_expect_eq(tsim_pv(&r, 0, "saturated"), 1);
     sim_result_free(&r);
     /* rho 0.9 is heavy but stable, under several seeds. */
     for (uint64_t seed = 73; seed < 76; seed++) {
         one_pool(text, sizeof text, 200000, 20000, "poisson", 90, 1, "exp(mean=10)", NULL);
         tsim_run("queueing.ini", text, seed, &r);
-        cr_expect_eq(r.saturated, 0, "seed %llu: rho 0.9 flagged saturated", (unsigned long long) seed);
+        cr_expect_eq(tsim_sat(&r), 0, "seed %llu: rho 0.9 flagged saturated", (unsigned long long) seed);
         cr_expect_eq(tsim_pv(&r, 0, "saturated"), 0);
         sim_result_free(&r);
     }

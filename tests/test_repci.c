@@ -136,7 +136,7 @@ static coverage cover(int c, double rho, long requests)
         for (int i = 0; i < REPS; i++) {
             sim_result res;
             cr_assert_eq(sim_run(&sc, (uint64_t) (1 + t * REPS + i), &res, err, sizeof err), 0, "%s", err);
-            cr_assert_eq(res.saturated, 0, "rho %g: seed %d saturated", rho, 1 + t * REPS + i);
+            cr_assert_eq(tsim_sat(&res), 0, "rho %g: seed %d saturated", rho, 1 + t * REPS + i);
             cr_assert_eq(report_flatten(&res, i, &runs[i]), 0);
             sim_result_free(&res);
             q[i] = row_of(&runs[i], "", "queue", "p99")->value;
@@ -433,7 +433,7 @@ Test(repci_load, overloaded_pools_behind_a_router_saturated)
     for (int seed = 1; seed <= 20; seed++) {
         sim_result res;
         cr_assert_eq(sim_run(&sc, (uint64_t) seed, &res, err, sizeof err), 0, "%s", err);
-        cr_expect_eq(res.saturated, 1, "seed %d not saturated", seed);
+        cr_expect_eq(tsim_sat(&res), 1, "seed %d not saturated", seed);
         cr_expect(tsim_pv(&res, 1, "load_saturated") || tsim_pv(&res, 2, "load_saturated"), "seed %d: loads %g, %g", seed,
                   tsim_pv(&res, 1, "offered_load"), tsim_pv(&res, 2, "offered_load"));
         sim_result_free(&res);
@@ -512,7 +512,7 @@ static h3cov h3_cover(int c, double rho, long requests, int r, double p, const c
         for (int i = 0; i < r; i++) {
             sim_result res;
             cr_assert_eq(sim_run(&sc, (uint64_t) (1 + t * r + i), &res, err, sizeof err), 0, "%s", err);
-            cr_assert_eq(res.saturated, 0, "rho %g: seed %d saturated", rho, 1 + t * r + i);
+            cr_assert_eq(tsim_sat(&res), 0, "rho %g: seed %d saturated", rho, 1 + t * r + i);
             cr_assert_eq(report_flatten(&res, i, &runs[i]), 0);
             sim_result_free(&res);
         }
@@ -715,12 +715,12 @@ Test(repci_cover, saturated_replication_does_not_void_the_others)
     for (int i = 0; i < 4; i++) {
         sim_result res;
         cr_assert_eq(sim_run(i < 3 ? &a : &b, (uint64_t) (1 + i), &res, err, sizeof err), 0, "%s", err);
-        cr_assert_eq(res.saturated, i == 3);
+        cr_assert_eq(tsim_sat(&res), i == 3);
         cr_assert_eq(report_flatten(&res, i, &mix[i]), 0);
         if (i < 3) cr_assert_eq(report_flatten(&res, i, &three[i]), 0);
         sim_result_free(&res);
         cr_assert_eq(sim_run(&b, (uint64_t) (11 + i), &res, err, sizeof err), 0, "%s", err);
-        cr_assert_eq(res.saturated, 1);
+        cr_assert_eq(tsim_sat(&res), 1);
         cr_assert_eq(report_flatten(&res, i, &sat[i]), 0);
         sim_result_free(&res);
     }

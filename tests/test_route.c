@@ -124,7 +124,7 @@ Test(route, load_aware_beats_random)
     tsim_run("route.ini", text, 1, &lo);
     router_scenario(text, sizeof text, "power_of_two", 8, 7.2, 200000);
     tsim_run("route.ini", text, 1, &p2);
-    cr_expect(!rnd.saturated && !lo.saturated && !p2.saturated);
+    cr_expect(!tsim_sat(&rnd) && !tsim_sat(&lo) && !tsim_sat(&p2));
     cr_expect(fabs(tsim_sys(&rnd, "queue")->mean - 9.0) < 0.3 * 9.0, "random: mean wait %g, M/M/1 9",
               tsim_sys(&rnd, "queue")->mean);
     cr_expect_lt(tsim_sys(&lo, "queue")->mean, 0.5 * tsim_sys(&rnd, "queue")->mean, "least_outstanding %g vs random %g",

@@ -95,7 +95,7 @@ Test(scenarios, backlog_growth_marks_llm_pool_saturated)
     sim_result res;
     capped(text, sizeof text, 10.3, 40000);
     run(text, 1, &res);
-    cr_expect_eq(res.saturated, 1);
+    cr_expect_eq(tsim_sat(&res), 1);
     cr_expect_eq(tsim_pv(&res, 0, "saturated"), 1);
     cr_expect_float_eq(tsim_v(&res, "throughput_rps"), 10.0, 0.05, "capacity %g", tsim_v(&res, "throughput_rps"));
     sim_result_free(&res);
@@ -103,7 +103,7 @@ Test(scenarios, backlog_growth_marks_llm_pool_saturated)
     capped(text, sizeof text, 9.0, 40000);
     for (uint64_t seed = 1; seed <= 3; seed++) {
         run(text, seed, &res);
-        cr_expect_eq(res.saturated, 0, "seed %llu", (unsigned long long) seed);
+        cr_expect_eq(tsim_sat(&res), 0, "seed %llu", (unsigned long long) seed);
         sim_result_free(&res);
     }
 }
@@ -124,7 +124,7 @@ Test(scenarios, no_offered_load_behind_a_lossy_pool)
     cr_expect_float_eq(tsim_pv(&res, 1, "offered_load"), tsim_pv(&res, 1, "busy_share"), 0.03);
     cr_expect_eq(tsim_pv(&res, 0, "saturated"), 0, "a bounded queue is a stable loss system");
     cr_expect_eq(tsim_pv(&res, 1, "saturated"), 0);
-    cr_expect_eq(res.saturated, 0);
+    cr_expect_eq(tsim_sat(&res), 0);
     cr_expect_gt(tsim_n(&res, "rejected"), 0);
     sim_result_free(&res);
 }

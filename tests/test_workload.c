@@ -335,7 +335,7 @@ Test(workload, closed_loop_matches_machine_repairman)
     run("[sim]\nrequests = 200000\n[workload]\nusers = 10\nthink_ms = exp(mean=100)\n"
         "[pool cpu]\nservice_ms = exp(mean=10)\n", 1, &res);
     cr_expect_eq(tsim_n(&res, "served"), 200000);
-    cr_expect_eq(res.saturated, 0);
+    cr_expect_eq(tsim_sat(&res), 0);
     cr_expect(fabs(tsim_sys(&res, "e2e")->mean - R) < 0.4, "R %.3f ms, M/M/1//N %.3f ms", tsim_sys(&res, "e2e")->mean,
               R);
     cr_expect(fabs(tsim_v(&res, "throughput_rps") - X) < 0.7, "X %.3f /s, M/M/1//N %.3f /s",

@@ -253,3 +253,8 @@ const char *tsim_prt(tsim_pr p, const char *metric)
     const sim_row *w = sim_result_row(p.res, p.name, metric, "value");
     return w ? w->text : NULL;
 }
+
+int tsim_sat(const sim_result *res)
+{
+    return tsim_v(res, "saturated") > 0;
+}

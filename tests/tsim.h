@@ -132,6 +132,9 @@ const stat_summary *tsim_pl(const sim_result *res, int i, const char *metric);
 /* 1 when pool I of RES reports latency METRIC (e.g. "ttft": it emits tokens). */
 int tsim_has_pl(const sim_result *res, int i, const char *metric);
 
+/* 1 when the run RES is saturated (its row "saturated"; a missing row fails the test). */
+int tsim_sat(const sim_result *res);
+
 /* tsim_latency of class NAME (scope "class:NAME"). */
 stat_summary tsim_class_latency(const sim_result *res, const char *name, const char *metric);
 

@@ -64,24 +64,15 @@ typedef struct sim_rows {
     const char *family;       /* the family adding rows now (the engine sets it before each emit, and for its own) */
 } sim_rows;
 
+/* A run's results.  Everything it measured is a row (rows); what is not: the
+ * seed (a 64-bit integer, which a double does not hold exactly), and two
+ * objects the front end writes out whole, the time series and the
+ * OpenMetrics series. */
 typedef struct sim_result {
-    uint64_t seed;
-    uint64_t trace_requests;  /* run --trace-events: requests traced (0: no trace) */
-    int trace_truncated;      /* run --trace-events: more requests than traced had an outcome */
+    uint64_t seed;            /* the run's seed */
     struct tseries *ts;       /* the time series (scenario ts_interval_s > 0), owned; else NULL */
     struct omx *omx;          /* run --metrics: the OpenMetrics series (latsim/omx.h), owned; else NULL */
-    int trace_exhausted;      /* a non-looping trace ended: fewer requests measured than asked */
-    int saturated;            /* any pool saturated */
-    double relax_windows;     /* the window's length in relaxation times of the pools' queues, the least over the
-                                 pools (heavy-traffic formula where the load is known, else from the sampled contents;
-                                 verdict.c, verdict_relax_windows): how many nearly independent stretches the run holds (INFINITY:
-                                 unknown) */
-    int has_llm;              /* a pool's kind counts tokens (llm, api, net, encoder): output tokens, cost
-                                 per token, pools' ttft/tpot and the system's ttft, tpot, itl rows are reported */
-    int has_gateway;          /* a station adds network or overhead time: api_usd and the system's
-                                 network and overhead rows are reported */
-    sim_rows rows;            /* the metric families' rows (breakdowns, cold and warm, goodput, shares
-                                 over a threshold...: sim_result_get), owned */
+    sim_rows rows;            /* the metric families' rows (sim_result_get), owned */
 } sim_result;
 
 /* Runs SC with SEED.  Returns 0, or -1 with a message in ERR (out of memory). */

@@ -35,8 +35,10 @@ static const char *const PLACED[] = { "run", "warmup", "client", "finite", "good
  * (col_seednoise.c), which `run --band` reads from the result (docs/bands.md),
  * and each pool's rows the report does not show (family "aside",
  * sim/run/simres.c: load_saturated, which `run` reads for its notes, and a
- * priced pool's cost_per_hour). */
-static const char *const LEFT_OUT[] = { "seed_noise", "aside" };
+ * priced pool's cost_per_hour, and the run's relax_windows, which goes with
+ * every distribution), and what --trace-events traced (col_trace.c), which
+ * `run` says in a note. */
+static const char *const LEFT_OUT[] = { "seed_noise", "aside", "trace" };
 
 /* 1: FAMILY's rows are placed (PLACED) or left out (LEFT_OUT), not put after their scope's. */
 static int placed(const char *family)
@@ -48,11 +50,17 @@ static int placed(const char *family)
     return 0;
 }
 
-/* Copies family row W of X into OUT: NAN where it hides in a saturated run, its
- * latency's distribution kept.  Returns 0 or -1. */
-static int put_row(report *out, int rep, const sim_result *x, const sim_row *w)
+/* 1 when the run X is saturated (its row "saturated"). */
+static int run_saturated(const sim_result *x)
 {
-    int hide = w->hide && x->saturated;
+    return sim_result_value(x, "saturated") > 0;
+}
+
+/* Copies family row W of X into OUT: NAN where it hides in a saturated run
+ * (SAT 1), its latency's distribution kept.  Returns 0 or -1. */
+static int put_row(report *out, int rep, int sat, const sim_row *w)
+{
+    int hide = w->hide && sat;
     if (w->text) return report_add_text(out, rep, w->scope, w->metric, w->text);
     if (w->dist && !hide && add_dist(out, out->n, w->dist)) return -1;
     return report_add(out, rep, w->scope, w->metric, w->stat, hide ? NAN : w->value);
@@ -62,9 +70,12 @@ static int put_row(report *out, int rep, const sim_result *x, const sim_row *w)
  * their order.  Returns 0 or -1. */
 static int put_metric(report *out, int rep, const sim_result *x, const char *family, const char *metric)
 {
+    int sat = -1;   /* run_saturated(x), found at the first row */
     for (size_t i = 0; i < x->rows.n; i++) {
         const sim_row *w = &x->rows.row[i];
-        if (!strcmp(w->family, family) && (!metric || !strcmp(w->metric, metric)) && put_row(out, rep, x, w)) return -1;
+        if (strcmp(w->family, family) || (metric && strcmp(w->metric, metric))) continue;
+        if (sat < 0) sat = run_saturated(x);
+        if (put_row(out, rep, sat, w)) return -1;
     }
     return 0;
 }
@@ -82,6 +93,7 @@ typedef struct fl_rows {
     char *done;               /* [n] 1: row i is in the report */
     char *skip;               /* [n] 1: row i's family is placed or left out (placed()) */
     struct fl_key { const char *scope; size_t i; } *by_scope;   /* [n] the rows by scope, then in row order */
+    int sat;                  /* 1: the run is saturated (run_saturated) */
 } fl_rows;
 
 static int key_cmp(const void *a, const void *b)
@@ -105,6 +117,7 @@ static int fl_init(fl_rows *R, const sim_result *x)
         R->by_scope[i] = (struct fl_key) { x->rows.row[i].scope, i };
     }
     qsort(R->by_scope, n, sizeof *R->by_scope, key_cmp);
+    R->sat = run_saturated(x);
     return 0;
 }
 
@@ -128,7 +141,7 @@ static int put_scope(report *out, int rep, const sim_result *x, const char *scop
     for (size_t k = lo; k < x->rows.n && !strcmp(R->by_scope[k].scope, scope); k++) {
         size_t i = R->by_scope[k].i;
         if (R->done[i] || R->skip[i]) continue;
-        if (put_row(out, rep, x, &x->rows.row[i])) return -1;
+        if (put_row(out, rep, R->sat, &x->rows.row[i])) return -1;
         R->done[i] = 1;
     }
     return 0;
@@ -157,14 +170,15 @@ int report_flatten(const sim_result *x, int rep, report *out)
         if (!R.done[i] && !R.skip[i]) rc = put_scope(out, rep, x, x->rows.row[i].scope, &R);
     fl_free(&R);
     /* Every distribution carries the run's length in correlation times (repci_enough). */
-    for (size_t k = 0; k < out->ndist; k++) out->dist[k].d.windows = x->relax_windows;
+    double windows = sim_result_get(x, "", "relax_windows", "value");   /* family "aside" (run/simres.c) */
+    if (isnan(windows)) windows = INFINITY;   /* unknown */
+    for (size_t k = 0; k < out->ndist; k++) out->dist[k].d.windows = windows;
     return rc;
 }
 
 static int flatten(const sim_result *x, int rep, report *out, fl_rows *R)
 {
     const char *G = "";
-#define V(scope, name, val) if (report_add(out, rep, scope, name, "value", (double) (val))) return -1
 /* The run's own row NAME (family "run": sim.c's counts, times and rates), where X has it. */
 #define R(name) if (put_metric(out, rep, x, "run", name)) return -1
     R("requests");
@@ -178,8 +192,8 @@ static int flatten(const sim_result *x, int rep, report *out, fl_rows *R)
     R("abandoned");         /* clients who gave up (issue 34) */
     R("abandoned_share");
     if (put_family(out, rep, x, "client")) return -1;   /* [client]: attempts, retries, wasted */
-    V(G, "saturated", x->saturated);
-    if (x->trace_exhausted) V(G, "trace_exhausted", 1);
+    R("saturated");
+    R("trace_exhausted");   /* a non-looping trace ran out */
     if (put_family(out, rep, x, "finite")) return -1;   /* docs/workloads.md, "Finite workloads" */
     R("departures");
     R("throughput_rps");
@@ -204,8 +218,7 @@ static int flatten(const sim_result *x, int rep, report *out, fl_rows *R)
     for (size_t k = 0; k < sizeof LAT / sizeof *LAT; k++)
         if (LAT[k] ? put_metric(out, rep, x, "latency", LAT[k]) : put_family(out, rep, x, "cold")) return -1;
     if (put_metric(out, rep, x, "itl", "itl")) return -1;
-    int hide = x->saturated;
-    if (!hide) {   /* the CDFs of e2e and queue, and of ttft and tpot where reported */
+    if (!R->sat) {   /* the CDFs of e2e and queue, and of ttft and tpot where reported */
         static const char *const CD[] = { "e2e", "queue", "ttft", "tpot" };
         out->cdf = malloc(4 * STAT_NCDF * sizeof *out->cdf);
         if (!out->cdf) return -1;
@@ -227,13 +240,12 @@ static int flatten(const sim_result *x, int rep, report *out, fl_rows *R)
         if (strcmp(w->family, "pool")) continue;
         if (cur && strcmp(cur, w->scope) && put_scope(out, rep, x, cur, R)) return -1;
         cur = w->scope;
-        if (put_row(out, rep, x, w)) return -1;
+        if (put_row(out, rep, R->sat, w)) return -1;
         R->done[i] = 1;
     }
     if (cur && put_scope(out, rep, x, cur, R)) return -1;
     /* The routes' rows (col_paths.c), then the classes' (col_classes.c). */
     if (put_scopes(out, rep, x, "paths", R) || put_scopes(out, rep, x, "classes", R)) return -1;
-#undef V
 #undef R
     return 0;
 }

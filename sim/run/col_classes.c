@@ -179,7 +179,7 @@ static int class_rows(const classes *x, sim_result *out, int c)
     }
     double api, per_1k;
     class_cost(x, out, c, &api, &per_1k);
-    if (out->has_gateway) V("api_usd", api);
+    if (x->env->has_gateway) V("api_usd", api);
     /* As the system's (col_cost.c: a gateway kind or a priced pool). */
     if (sim_result_row(out, "", "cost_per_1k_requests", "value") && sim_rows_add(w, S, "cost_per_1k_requests", per_1k, 1))
         return -1;
@@ -187,7 +187,7 @@ static int class_rows(const classes *x, sim_result *out, int c)
     stat_summary s;
     stat_acc *lat[6] = { y->e2e, y->queue, y->service, y->ttft, y->tpot, x->itl ? x->itl[c] : NULL };
     static const char *const NAME[6] = { "e2e", "queue", "service", "ttft", "tpot", "itl" };
-    for (int k = 0; k < (out->has_llm ? 6 : 3); k++) {
+    for (int k = 0; k < (x->env->has_llm ? 6 : 3); k++) {
         memset(&s, 0, sizeof s);   /* no decoding pool: no gap (itl) */
         if (lat[k]) stat_summarize(lat[k], &s);
         if (sim_rows_add_latency(w, S, NAME[k], &s)) return -1;

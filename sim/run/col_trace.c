@@ -42,8 +42,11 @@ static void trc_step(void *self, int pool, int rep, simtime_t start, simtime_t d
 static int trc_emit(void *self, sim_result *out, char *err, size_t errlen)
 {
     trc *x = self;
-    out->trace_requests = trevt_requests(x->t);
-    out->trace_truncated = trevt_truncated(x->t);
+    /* The requests traced, and whether more had an outcome (rows the report
+     * leaves out: `run` says so in a note). */
+    if (sim_rows_add(&out->rows, "", "trace_requests", (double) trevt_requests(x->t), 0) ||
+        sim_rows_add(&out->rows, "", "trace_truncated", trevt_truncated(x->t), 0))
+        return -1;
     int rc = trevt_close(x->t, 1, err, errlen);
     x->t = NULL;
     return rc;

@@ -65,9 +65,7 @@ int simres_fill(sim *s, sim_result *out)
     double rps = window_s > 0 ? (double) s->departures / window_s : 0;         /* throughput */
     double tps = window_s > 0 ? s->out_tokens / window_s : 0;                  /* output tokens/s */
     if (add_times(s, out, window_s, rps, tps) != 0) return -1;
-    out->trace_exhausted = s->trace_ran_out;
-    out->has_gateway = s->has_gateway;
-    out->saturated = s->capped;
+    int saturated = s->capped;   /* arrivals stopped at their cap, or a pool is saturated */
     for (int i = 0; i < s->nst; i++) {
         station *st = s->st[i];
         pool_result *p = &s->pres[i];
@@ -105,11 +103,20 @@ int simres_fill(sim *s, sim_result *out)
             p->backlog_grew = p->saturated || (double) p->peak_queue > 3.0 * sqrt((double) st->win_arrivals) + 20.0;
             p->saturated = p->load_saturated = 0;
         }
-        if (p->saturated) out->saturated = 1;
-        if (sc->pools[i].kind->flags & KIND_TOKENS) out->has_llm = 1;
+        if (p->saturated) saturated = 1;
     }
-    out->relax_windows = verdict_relax_windows(sc, s->st, &s->tr, s->pres);
-    return 0;
+    /* The verdicts (family "run"; trace_exhausted only when a non-looping
+     * trace ran out), and the window's length in relaxation times of the
+     * pools' queues (family "aside", which the report leaves out: it goes with
+     * every interval over replications, repci_enough). */
+    sim_rows *r = &out->rows;
+    r->family = "run";
+    int rc = sim_rows_add(r, "", "saturated", saturated, 0) ||
+             (s->trace_ran_out && sim_rows_add(r, "", "trace_exhausted", 1, 0));
+    r->family = "aside";
+    rc = rc || sim_rows_add(r, "", "relax_windows", verdict_relax_windows(sc, s->st, &s->tr, s->pres), 0);
+    r->family = NULL;
+    return rc ? -1 : 0;
 }
 
 /* Adds the system's row METRIC = V of family FAMILY to OUT (shown in a
@@ -188,7 +195,7 @@ static int pool_rows(sim_rows *r, const pool_result *p, int finite, int has_llm)
 int simres_pools(const sim *s, sim_result *out)
 {
     int rc = 0;
-    for (int i = 0; rc == 0 && i < s->nst; i++) rc = pool_rows(&out->rows, &s->pres[i], s->finite, out->has_llm);
+    for (int i = 0; rc == 0 && i < s->nst; i++) rc = pool_rows(&out->rows, &s->pres[i], s->finite, s->has_llm);
     out->rows.family = NULL;
     return rc;
 }
