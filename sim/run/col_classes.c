@@ -4,7 +4,7 @@
  *
  * The LLM pools record the gaps per class; the cost is the class's share of
  * each pool's $ (docs/metrics.md, "Cost per 1000 requests, overall and per
- * class"); the rows are listed in docs/metrics.md, "Rows of routes and classes". */
+ * class"); the rows are listed in docs/metrics.md, "Rows of pools, routes and classes". */
 #include <math.h>
 #include <string.h>
 #include "run/collect.h"

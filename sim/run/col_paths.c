@@ -4,7 +4,7 @@
  * them, and the same per route (an out-edge of a station with several).
  *
  * A pool's are its pool_result's; a route's are rows of scope
- * "route:ROUTER->TARGET" (docs/metrics.md, "Rows of routes and classes"). */
+ * "route:ROUTER->TARGET" (docs/metrics.md, "Rows of pools, routes and classes"). */
 #include <math.h>
 #include <string.h>
 #include "run/collect.h"
