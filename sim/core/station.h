@@ -21,6 +21,7 @@
 #include "core/poolcfg.h"
 #include "core/snap.h"
 #include "engine/stats.h"
+#include "core/tap.h"
 
 typedef struct station station;
 typedef struct pool_result pool_result;
@@ -48,16 +49,8 @@ typedef struct station_sink {
     /* An event could not be scheduled (out of memory): the run ends with an error. */
     void (*oom)(void *ctx);
     const int *measuring;                                  /* 1 while the measured window is open */
-    stat_acc *itl;            /* inter-token gaps of measured requests, ms (NULL: not kept) */
-    stat_acc *const *cls_itl; /* the same per class (indexed by request.cls), ms; NULL: no [class] sections */
-    double *cls_pfx;          /* prefix caches, per class (2 x request.cls): prompt tokens of measured
-                                 requests at first admission to a prefix-caching LLM pool, then [+1]
-                                 of those the tokens found cached, tokens; NULL: not kept */
-    /* A forward step of replica REP of pool POOL began at START for DUR ns, with
-     * PREFILL_TOKENS prompt tokens of PREFILL_SEQS sequences and DECODE_SEQS
-     * decoding ones (`run --trace-events`).  NULL: not asked for. */
-    void (*step)(void *ctx, int pool, int rep, simtime_t start, simtime_t dur, int64_t prefill_tokens,
-                 int32_t prefill_seqs, int32_t decode_seqs);
+    const tap_set *taps;      /* what the run's collectors offer to record (core/tap.h: inter-token
+                                 gaps, per-class sums, steps), taken when a station is made; NULL: none */
 } station_sink;
 
 /* What a station is built from, besides its configuration. */
@@ -138,8 +131,6 @@ struct station {
 
     stat_acc *queue_ms;       /* waiting time in this pool, measured requests, ms */
     stat_acc *service_ms;     /* service time in this pool, measured requests, ms */
-    stat_acc *itl_ms;         /* inter-token gaps of measured requests decoded here, ms; NULL: not kept
-                                 (set by the engine for LLM pools when there are several; owned by it) */
     /* Measured requests, counted by the moving calls below (never by a kind): */
     uint64_t arrivals, served, rejected, timed_out;
     uint64_t failed;          /* lost to a server's failure (fleet.h) */

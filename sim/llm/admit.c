@@ -68,9 +68,9 @@ void rep_admit(replica *R, request *r, int64_t blocks)
             P->pfx_hit_requests += hit > 0;
             P->pfx_prompt += r->prompt;
             P->pfx_found += (double) found;
-            if (P->st.sink->cls_pfx) {   /* per class (run/col_classes.c) */
-                P->st.sink->cls_pfx[2 * r->cls] += r->prompt;
-                P->st.sink->cls_pfx[2 * r->cls + 1] += (double) found;
+            if (P->cls_pfx) {   /* per class (run/col_classes.c) */
+                P->cls_pfx[2 * r->cls] += r->prompt;
+                P->cls_pfx[2 * r->cls + 1] += (double) found;
             }
             P->pfx_skipped += (double) skip;
             cost_step a = { .prefill_tokens = seq->prefill_len, .prefill_seqs = 1,

@@ -79,8 +79,8 @@ static void step_done(replica *R)
         P->cpu_nsteps++;
         if (P->ops) P->ops[OP_FRAMEWORK] += simtime_to_ms(R->cpu_ns);   /* op_shares: framework (opshare.h) */
     }
-    if (P->st.sink->step)   /* run --trace-events: the whole step, once its length is known */
-        P->st.sink->step(P->st.sink->ctx, P->st.index, R->index, R->step_start, R->step_dur, R->cur.prefill_tokens,
+    if (P->step)   /* run --trace-events: the whole step, once its length is known */
+        P->step->fn(P->step->ctx, P->st.index, R->index, R->step_start, R->step_dur, R->cur.prefill_tokens,
                          R->cur.prefill_seqs, R->cur.decode_seqs);
     rep_on_step_end(P->st.q, R, 0);
 }

@@ -593,6 +593,12 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         P->lora_read_ms = bw > 0 ? L->adapter_bytes / L->tp / bw * 1e3 : 0;
     }
     P->check = check_period();
+    const tap_set *taps = env->sink ? env->sink->taps : NULL;
+    P->itl_run = tap_take(taps, "itl", TAP_RUN);
+    P->itl_pool = tap_take(taps, "itl", env->index);
+    P->cls_itl = env->nclasses > 0 ? tap_take(taps, "cls_itl", TAP_RUN) : NULL;
+    P->cls_pfx = tap_take(taps, "cls_pfx", TAP_RUN);
+    P->step = tap_take(taps, "step", TAP_RUN);
     for (int i = 0; i < P->nrep; i++) {
         replica *R = &P->r[i];
         R->pool = P;
@@ -608,7 +614,7 @@ station *llm_new(const pool_cfg *cfg, const station_env *env)
         if (!R->pf || !R->chunk || !R->heap || !R->phase_cnt) goto fail;
         lru_init(&R->lora_lru);
         if (L->adapters > 0 && !(R->lora = calloc((size_t) L->adapters, sizeof *R->lora))) goto fail;
-        if (env->sink && env->sink->cls_itl && env->nclasses > 0 &&
+        if (P->cls_itl &&
             !(R->ndec_cls = calloc((size_t) env->nclasses, sizeof *R->ndec_cls)))
             goto fail;
         if (L->prefix_cache &&

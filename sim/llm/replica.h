@@ -205,6 +205,12 @@ struct llm {
     int acct;                 /* 1: per-class cost accounting (classes and a price): each step's
                                  time is charged to its sequences (charge_step) */
     llm_seq_pool seqs;        /* the sequence records of the requests inside (seqrec.h) */
+    /* The run's taps (core/tap.h), taken when the pool is made; NULL: nobody records it. */
+    stat_acc *itl_run;        /* "itl" of the run: inter-token gaps of measured requests, ms */
+    stat_acc *itl_pool;       /* "itl" of this pool (several decoding pools), ms */
+    stat_acc *const *cls_itl; /* "cls_itl": the gaps per class (request.cls), ms */
+    double *cls_pfx;          /* "cls_pfx": per class, prompt tokens at first admission and those found cached */
+    const tap_step *step;     /* "step": its replicas' forward steps (run --trace-events) */
     int B;                    /* tokens per KV block */
     int64_t Bmask;            /* B - 1 when B is a power of two (a modulo is a mask), else -1 */
     /* measured-window counters */

@@ -151,9 +151,9 @@ void rep_complete_iteration(replica *R)
             r->tf.fw_ns = r->fw.ns + (R->fw_cum - seq->fw_mark);
         }
         else if (r->measured) {   /* recomputed after a preemption */
-            if (P->st.sink->itl) stat_add(P->st.sink->itl, simtime_to_ms(now - r->last_token));
-            if (P->st.itl_ms) stat_add(P->st.itl_ms, simtime_to_ms(now - r->last_token));
-            if (R->ndec_cls) stat_add(P->st.sink->cls_itl[r->cls], simtime_to_ms(now - r->last_token));
+            if (P->itl_run) stat_add(P->itl_run, simtime_to_ms(now - r->last_token));
+            if (P->itl_pool) stat_add(P->itl_pool, simtime_to_ms(now - r->last_token));
+            if (R->ndec_cls) stat_add(P->cls_itl[r->cls], simtime_to_ms(now - r->last_token));
         }
         seq->generated++;
         if (L->role == LLM_ROLE_PREFILL) {

@@ -131,7 +131,7 @@ void rep_decode_leave(replica *R, request *r)
  * (ndec_cls), those of JOINED (N of them, counted apart) left out. */
 static void rep_itl_classes(replica *R, double dur, request *const *joined, int n)
 {
-    stat_acc *const *k = R->pool->st.sink->cls_itl;
+    stat_acc *const *k = R->pool->cls_itl;
     for (int i = 0; i < n; i++)
         if (joined[i]->measured) R->ndec_cls[joined[i]->cls]--;
     for (int c = 0; c < R->pool->st.ncls; c++)
@@ -142,7 +142,7 @@ static void rep_itl_classes(replica *R, double dur, request *const *joined, int 
 
 void rep_itl_decodes(replica *R)
 {
-    stat_acc *itl = R->pool->st.sink->itl;
+    stat_acc *itl = R->pool->itl_run;
     int64_t n = R->ndec_meas;
     int nj = R->njoined;
     if (R->njoined > 0) {
@@ -155,15 +155,15 @@ void rep_itl_decodes(replica *R)
                 n--;
                 double g = simtime_to_ms(now - r->last_token);
                 if (itl) stat_add(itl, g);
-                if (R->pool->st.itl_ms) stat_add(R->pool->st.itl_ms, g);
-                if (R->ndec_cls) stat_add(R->pool->st.sink->cls_itl[r->cls], g);
+                if (R->pool->itl_pool) stat_add(R->pool->itl_pool, g);
+                if (R->ndec_cls) stat_add(R->pool->cls_itl[r->cls], g);
             }
         }
         R->njoined = 0;
     }
     if (itl && n > 0)
         stat_add_n(itl, simtime_to_ms(R->step_dur), (uint64_t) n);
-    if (R->pool->st.itl_ms && n > 0) stat_add_n(R->pool->st.itl_ms, simtime_to_ms(R->step_dur), (uint64_t) n);
+    if (R->pool->itl_pool && n > 0) stat_add_n(R->pool->itl_pool, simtime_to_ms(R->step_dur), (uint64_t) n);
     if (R->ndec_cls && n > 0) rep_itl_classes(R, simtime_to_ms(R->step_dur), R->joined, nj);
 }
 

@@ -180,8 +180,8 @@ void rep_step(replica *R)
         if (occ > P->kv_peak) P->kv_peak = occ;
     }
     if (P->cpu_steps && rep_cpu_step(R, dur)) return;   /* CPU parts before and after the GPU part (cpu.c) */
-    if (P->st.sink->step)   /* run --trace-events */
-        P->st.sink->step(P->st.sink->ctx, P->st.index, R->index, now, dur, R->cur.prefill_tokens,
+    if (P->step)   /* run --trace-events */
+        P->step->fn(P->step->ctx, P->st.index, R->index, now, dur, R->cur.prefill_tokens,
                          R->cur.prefill_seqs, R->cur.decode_seqs);
     R->step_ev = station_after(&P->st, dur, rep_on_step_end, R, 0);
 }
@@ -346,8 +346,8 @@ static void group_step(llm *P, int g0)
             double occ = (double) Q->step_used / (double) P->cfg->kv_blocks;
             if (occ > P->kv_peak) P->kv_peak = occ;
         }
-        if (P->st.sink->step)   /* run --trace-events */
-            P->st.sink->step(P->st.sink->ctx, P->st.index, Q->index, now, dur, Q->cur.prefill_tokens,
+        if (P->step)   /* run --trace-events */
+            P->step->fn(P->step->ctx, P->st.index, Q->index, now, dur, Q->cur.prefill_tokens,
                              Q->cur.prefill_seqs, Q->cur.decode_seqs);
     }
     P->r[g0].step_ev = station_after(&P->st, dur, on_group_end, &P->r[g0], 0);

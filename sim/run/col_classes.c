@@ -48,7 +48,7 @@ static int cls_init(void *self, const run_env *env, char *err, size_t errlen)
     /* The LLM pools with a prefix cache add each measured request's prompt and
      * found tokens at its first admission, as to their own prefix_hit_rate. */
     if (!(x->pfx = calloc(2 * (size_t) env->ncls, sizeof *x->pfx))) return -1;
-    env->sink->cls_pfx = x->pfx;
+    if (tap_offer(env->taps, "cls_pfx", TAP_RUN, x->pfx) != 0) return -1;
     for (int c = 0; c < env->ncls; c++) {
         cls_acc *k = &x->c[c];
         k->e2e = stat_new();
@@ -64,8 +64,7 @@ static int cls_init(void *self, const run_env *env, char *err, size_t errlen)
     if (!(x->itl = calloc((size_t) env->ncls, sizeof *x->itl))) return -1;
     for (int c = 0; c < env->ncls; c++)
         if (!(x->itl[c] = stat_new())) return -1;
-    env->sink->cls_itl = x->itl;   /* read by the LLM pools when they are made */
-    return 0;
+    return tap_offer(env->taps, "cls_itl", TAP_RUN, x->itl);   /* taken by the LLM pools when they are made */
 }
 
 static void cls_arrive(void *self, const request *r)

@@ -1,7 +1,8 @@
 /* col_itl.c -- the run collector of inter-token latency (collect.h): the gaps
  * between the tokens of measured requests, which the LLM pools record into
- * the sink's histogram as they decode; with several such pools, each into its
- * own (station.itl_ms), the run's being their merge: the system's row "itl". */
+ * the run's histogram (tap "itl", core/tap.h) as they decode; with several
+ * such pools, each into its own (tap "itl" of the pool), the run's being their
+ * merge: the system's row "itl". */
 #include "run/collect.h"
 
 typedef struct itl {
@@ -17,26 +18,17 @@ static int itl_init(void *self, const run_env *env, char *err, size_t errlen)
     itl *x = self;
     x->env = env;
     if (!(x->all = stat_new())) return -1;
-    env->sink->itl = x->all;
     int n = 0;
     for (int i = 0; i < env->sc->npools; i++) n += (env->sc->pools[i].kind->flags & KIND_DECODES) != 0;
-    if (n < 2) return 0;
+    if (n < 2) return tap_offer(env->taps, "itl", TAP_RUN, x->all);   /* the one pool's gaps are the run's */
     /* Several decoding pools: each step adds its gaps to its pool's histogram
-     * only, and the run's is their merge: one update a step, as with one pool. */
-    env->sink->itl = NULL;
+     * only (tap "itl" of the pool), and the run's is their merge: one update a
+     * step, as with one pool. */
     if (!(x->pool = calloc((size_t) env->sc->npools, sizeof *x->pool))) return -1;
     for (int i = 0; i < env->sc->npools; i++)
-        if ((env->sc->pools[i].kind->flags & KIND_DECODES) && !(x->pool[i] = stat_new())) return -1;
-    return 0;
-}
-
-/* The stations record into their own histograms (made after init). */
-static int itl_start(void *self, char *err, size_t errlen)
-{
-    (void) err;
-    (void) errlen;
-    itl *x = self;
-    for (int i = 0; x->pool && i < x->env->nst; i++) x->env->st[i]->itl_ms = x->pool[i];
+        if ((env->sc->pools[i].kind->flags & KIND_DECODES) &&
+            (!(x->pool[i] = stat_new()) || tap_offer(env->taps, "itl", i, x->pool[i]) != 0))
+            return -1;
     return 0;
 }
 
@@ -81,7 +73,6 @@ const run_collector col_itl = {
     .name = "itl",
     .size = sizeof(itl),
     .init = itl_init,
-    .start = itl_start,
     .lost = itl_lost,
     .emit = itl_emit,
     .free = itl_free,

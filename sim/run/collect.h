@@ -61,7 +61,8 @@ typedef struct run_env {
     evq *q;                   /* the event calendar: evq_now() is the time of a hook's call */
     station *const *st;       /* the stations, one per pool, out-edges built */
     int nst;                  /* how many (= sc->npools) */
-    station_sink *sink;       /* what stations record into (itl, cls_itl): init may set those */
+    tap_set *taps;            /* what stations record into for the collectors (core/tap.h): init may
+                                 offer taps ("itl", "cls_itl"...), which the stations take when made */
     int ncls;                 /* [class] sections (0: none) */
     int check;                /* 1: per-request sanity checks on (RUN_REQUIRE) */
     int has_llm;              /* a kind needs token counts (KIND_TOKENS): ttft, tpot, overhead recorded */
@@ -98,8 +99,8 @@ typedef struct run_collector {
     const char *name;         /* the family ("latency", "classes"...): one word, unique in the table */
     size_t size;              /* bytes of its state per run (allocated zeroed; 0: none, SELF is NULL) */
     /* Sets up SELF for a run in ENV, before the stations are built (env->st[]
-     * is filled after; init may set the sink's recording hooks, which the
-     * stations read when they are made).  Returns 0 (it collects), COL_IDLE
+     * is filled after; init may offer taps, env->taps (core/tap.h), which the
+     * stations take when they are made).  Returns 0 (it collects), COL_IDLE
      * (nothing to collect: only free is called), or -1 with a message in ERR
      * (left empty: out of memory). */
     int (*init)(void *self, const run_env *env, char *err, size_t errlen);

@@ -504,7 +504,8 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
     s.check = check_period() > 0;   /* the per-request checks are O(1): at every request */
     s.mirror = sc->npools == 1 && (sc->pools[0].kind->flags & KIND_SOLE_STATS);
     s.sink = (station_sink) { .ctx = &s, .leave = sink_leave, .outcome = sink_outcome,
-                              .release = sink_release, .oom = sink_oom, .measuring = &s.measuring };
+                              .release = sink_release, .oom = sink_oom, .measuring = &s.measuring,
+                              .taps = &s.taps };
     s.pres = calloc((size_t) sc->npools, sizeof *s.pres);
     s.q = evq_new();
     if (s.q) evq_add_namer(s.q, name_event);
@@ -529,11 +530,15 @@ int sim_run(const scenario *sc, uint64_t seed, sim_result *out, char *err, size_
         snprintf(err, errlen, "out of memory");
         goto done;
     }
-    s.env = (run_env) { .sc = sc, .q = s.q, .st = s.st, .nst = sc->npools, .sink = &s.sink, .ncls = s.ncls,
+    s.env = (run_env) { .sc = sc, .q = s.q, .st = s.st, .nst = sc->npools, .taps = &s.taps, .ncls = s.ncls,
                         .check = s.check, .has_llm = s.has_llm, .has_gateway = s.has_gateway,
                         .has_overhead = s.has_overhead, .mirror = s.mirror, .pools = s.pres };
     if (col_set_init(&s.cols, &s.env, err, errlen) != 0) goto done;
-    if (s.cols.nstep > 0) s.sink.step = sink_step;
+    s.step_tap = (tap_step) { .fn = sink_step, .ctx = &s };
+    if (s.cols.nstep > 0 && tap_offer(&s.taps, "step", TAP_RUN, &s.step_tap) != 0) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
     if (!(s.cpun = cpu_nodes_new(s.q, seed))) { snprintf(err, errlen, "out of memory"); goto done; }   /* cpunode.h */
     for (int i = 0; i < sc->npools; i++) {
         const pool_cfg *p = &sc->pools[i];
@@ -624,6 +629,7 @@ done:
     evq_free(s.q);
     wl_free(s.src);
     col_set_free(&s.cols);
+    tap_set_free(&s.taps);
     gwattr_free(s.gwa);
     if (s.client_rng) gsl_rng_free(s.client_rng);
     free(s.peak_q);

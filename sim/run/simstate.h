@@ -23,6 +23,8 @@ typedef struct sim {
     station **st;             /* one per pool */
     int nst;
     station_sink sink;        /* how the stations reach the engine */
+    tap_set taps;             /* what the collectors offer the stations to record into (core/tap.h) */
+    tap_step step_tap;        /* tap "step": the collectors' step hooks (sink_step), when one has one */
 
     wl_source *src;           /* arrival times and request attributes */
     uint64_t next_id;         /* next arrival's id */
