@@ -389,3 +389,42 @@ Test(collect, doc_example_is_this_code)
     *end = '\0';
     cr_expect_str_eq(code, a, "the example in docs/architecture.md differs from tests/test_collect.c's");
 }
+
+/* The readers' index (sim_rows_index): for every row of a run of several
+ * pools, classes and routes, sim_result_row finds what a scan in row order
+ * finds first; sim_result_pool names the pools in the scenario's order, each
+ * the scope of its rows of family "pool"; a row added after the run is found
+ * too (by a scan: the index no longer covers every row). */
+Test(collect, row_index_finds_what_a_scan_finds)
+{
+    const char *sets[] = { "sim.requests=400", "sim.warmup=50" };
+    sim_result res;
+    tsim_run_file("scenarios/gateway_three_models.ini", sets, 2, 1, &res);
+    cr_assert_not_null(res.rows.by_key, "sim_run indexes its rows");
+    cr_assert_eq(res.rows.nkey, res.rows.n);
+    for (size_t i = 0; i < res.rows.n; i++) {
+        const sim_row *w = &res.rows.row[i], *first = NULL;
+        for (size_t j = 0; j < res.rows.n && !first; j++) {
+            const sim_row *v = &res.rows.row[j];
+            if (!strcmp(v->scope, w->scope) && !strcmp(v->metric, w->metric) && !strcmp(v->stat, w->stat)) first = v;
+        }
+        cr_assert_eq(sim_result_row(&res, w->scope, w->metric, w->stat), first, "row %zu (%s, %s, %s)", i, w->scope,
+                     w->metric, w->stat);
+    }
+    cr_assert_null(sim_result_row(&res, "", "no_such_metric", "value"));
+    cr_assert_null(sim_result_row(&res, "zzz", "e2e", "mean"));
+    int n = 0;
+    for (size_t j = 0; j < res.rows.n; j++)
+        if (!strcmp(res.rows.row[j].family, "pool") && !strcmp(res.rows.row[j].metric, "kind"))
+            cr_assert_str_eq(sim_result_pool(&res, n++), res.rows.row[j].scope);
+    cr_assert_gt(n, 2, "several pools");
+    cr_assert_null(sim_result_pool(&res, n));
+    cr_assert_null(sim_result_pool(&res, -1));
+    res.rows.family = "test";
+    cr_assert_eq(sim_rows_add(&res.rows, "", "added_later", 42, 0), 0);
+    res.rows.family = NULL;
+    cr_assert_float_eq(sim_result_value(&res, "added_later"), 42, 0);
+    cr_assert_not_null(sim_result_pool(&res, n - 1), "the pools found by a scan too");
+    cr_assert_null(sim_result_pool(&res, n));
+    sim_result_free(&res);
+}

@@ -62,6 +62,11 @@ typedef struct sim_rows {
     sim_row *row;
     size_t n, cap;
     const char *family;       /* the family adding rows now (the engine sets it before each emit, and for its own) */
+    size_t *by_key;           /* the rows' indexes sorted by scope, metric, stat, then row order: the readers'
+                                 binary search (made at the end of sim_run; used while nkey == n), or NULL */
+    size_t nkey;              /* how many rows by_key indexes */
+    size_t *pool;             /* the index of each pool's first row (family "pool"), in pool order, or NULL */
+    int npool;                /* how many pools pool holds (made with by_key) */
 } sim_rows;
 
 /* A run's results.  Everything it measured is a row (rows); what is not: the

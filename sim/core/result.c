@@ -127,11 +127,78 @@ void sim_rows_free(sim_rows *r)
         free(r->row[i].dist);
     }
     free(r->row);
+    free(r->by_key);
+    free(r->pool);
     memset(r, 0, sizeof *r);
+}
+
+/* A row as sim_rows_index sorts it. */
+typedef struct row_key {
+    const sim_row *w;         /* the row */
+    size_t i;                 /* its position */
+} row_key;
+
+/* The order of two row_keys by scope, metric, stat, then position. */
+static int key_cmp(const void *a, const void *b)
+{
+    const row_key *p = a, *q = b;
+    int c = strcmp(p->w->scope, q->w->scope);
+    if (!c) c = strcmp(p->w->metric, q->w->metric);
+    if (!c) c = strcmp(p->w->stat, q->w->stat);
+    return c ? c : (p->i > q->i) - (p->i < q->i);
+}
+
+int sim_rows_index(sim_rows *r)
+{
+    free(r->by_key);
+    free(r->pool);
+    r->by_key = r->pool = NULL;
+    r->nkey = 0;
+    r->npool = 0;
+    size_t *k = malloc((r->n + 1) * sizeof *k), *p = malloc((r->n + 1) * sizeof *p);
+    row_key *t = malloc((r->n + 1) * sizeof *t);
+    if (!k || !p || !t) {
+        free(k);
+        free(p);
+        free(t);
+        return -1;
+    }
+    int np = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        t[i] = (row_key) { &r->row[i], i };
+        if (!strcmp(r->row[i].family, "pool") && (np == 0 || strcmp(r->row[p[np - 1]].scope, r->row[i].scope)))
+            p[np++] = i;
+    }
+    qsort(t, r->n, sizeof *t, key_cmp);
+    for (size_t i = 0; i < r->n; i++) k[i] = t[i].i;
+    free(t);
+    r->by_key = k;
+    r->nkey = r->n;
+    r->pool = p;
+    r->npool = np;
+    return 0;
 }
 
 const sim_row *sim_result_row(const sim_result *x, const char *scope, const char *metric, const char *stat)
 {
+    const sim_rows *R = &x->rows;
+    if (R->by_key && R->nkey == R->n) {   /* the first of the key's rows, by binary search */
+        size_t lo = 0, hi = R->n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            const sim_row *w = &R->row[R->by_key[mid]];
+            int c = strcmp(w->scope, scope);
+            if (!c) c = strcmp(w->metric, metric);
+            if (!c) c = strcmp(w->stat, stat);
+            if (c < 0) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo < R->n) {
+            const sim_row *w = &R->row[R->by_key[lo]];
+            if (!strcmp(w->scope, scope) && !strcmp(w->metric, metric) && !strcmp(w->stat, stat)) return w;
+        }
+        return NULL;
+    }
     for (size_t i = 0; i < x->rows.n; i++) {
         const sim_row *w = &x->rows.row[i];
         if (!strcmp(w->scope, scope) && !strcmp(w->metric, metric) && !strcmp(w->stat, stat)) return w;
@@ -166,6 +233,8 @@ int sim_result_latency(const sim_result *x, const char *scope, const char *metri
 
 const char *sim_result_pool(const sim_result *x, int i)
 {
+    const sim_rows *R = &x->rows;
+    if (R->pool && R->nkey == R->n) return i >= 0 && i < R->npool ? R->row[R->pool[i]].scope : NULL;
     for (size_t k = 0; i >= 0 && k < x->rows.n; k++) {
         const sim_row *w = &x->rows.row[k];
         if (!strcmp(w->family, "pool") && !strcmp(w->metric, "kind") && i-- == 0) return w->scope;

@@ -87,6 +87,12 @@ int sim_rows_add_latency(sim_rows *r, const char *scope, const char *metric, con
  * saturated itself).  Returns 0, or -1 when out of memory. */
 int sim_rows_add_latency_hide(sim_rows *r, const char *scope, const char *metric, const stat_summary *s, int hide);
 
+/* Indexes R's rows for the readers (sim_result_row, sim_result_pool): a run
+ * of 2048 pools has some 150 000 rows, which a scan per lookup would make
+ * quadratic.  Rows added later are found by a scan.  Returns 0, or -1 when
+ * out of memory (the readers then scan). */
+int sim_rows_index(sim_rows *r);
+
 /* Frees R's rows and strings and empties it. */
 void sim_rows_free(sim_rows *r);
 

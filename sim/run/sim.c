@@ -638,7 +638,7 @@ done:
     clock_gettime(CLOCK_MONOTONIC, &w1);
     double wall_s = (double) (w1.tv_sec - w0.tv_sec) + 1e-9 * (double) (w1.tv_nsec - w0.tv_nsec);
     out->rows.family = "run";   /* the run's wall time, the last of its rows (add_times) */
-    if (rc == 0 && sim_rows_add(&out->rows, "", "wall_time_s", wall_s, 0) != 0) {
+    if (rc == 0 && (sim_rows_add(&out->rows, "", "wall_time_s", wall_s, 0) != 0 || sim_rows_index(&out->rows) != 0)) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
