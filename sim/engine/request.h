@@ -85,12 +85,14 @@ typedef struct request {
     uint8_t queue_patience; /* its client leaves only while it waits in a queue (patience_in_service = no) */
 
     /* ---- tail: workload attributes, gateway, KV, framework and connection features ---- */
-    simtime_t pool_queue0;  /* queue_ns when it entered the current pool, ns */
-    simtime_t pool_service0;/* service_ns when it entered the current pool, ns */
-    simtime_t whole_net_ns; /* network time the way back takes longer, over the hops passed, when the answer leaves
-                               whole (a result-cache hit) rather than token by token, ns */
-    simtime_t whole_proto_ns; /* the same for protocol time, ns */
     req_attrs attrs;        /* what the workload says of it (req_copy_attrs copies them as one block) */
+    struct {                /* network hops (gateway/hop.c) */
+        simtime_t fwd_ns;   /* of network_ns, the network time of the hops on the way in (up), ns */
+        simtime_t ret_first_ns; /* of ret_first_ns, its network part (the rest is protocol time), ns */
+        simtime_t whole_ns; /* network time the way back takes longer, over the hops passed, when the answer
+                               leaves whole (a result-cache hit) rather than token by token, ns */
+        simtime_t whole_proto_ns; /* the same for protocol time, ns */
+    } net;
     struct {
         simtime_t xfer_ns;  /* KV transfer from a prefill pool: its blocks reserved to its KV arrived
                                (link wait + bytes / bandwidth + latency), ns; part of service_ns */
@@ -101,8 +103,6 @@ typedef struct request {
                                per-sequence CPU part, cost_ops.overhead_ms), ns; part of service_ns: the
                                report counts it as overhead (docs/metrics.md) */
     } fw;
-    simtime_t fwd_net_ns;   /* of network_ns, the network time of the hops on the way in (up), ns */
-    simtime_t ret_first_net_ns; /* of ret_first_ns, its network part (the rest is protocol time), ns */
     int32_t tf_pool;        /* 1 + index of the pool that emitted its first token (tf holds the snapshot
                                then); 0: none yet (a result-cache hit never has one) */
     int32_t tf_rep;         /* the replica of that pool that emitted it, 0-based (set by the station; 0 otherwise) */
@@ -131,7 +131,7 @@ typedef struct request {
         simtime_t queue_ns;  /* queue_ns then, ns */
         simtime_t service_ns;/* service_ns then, the service in progress included, ns */
         simtime_t network_ns, overhead_ns, ret_last_ns;   /* those fields then (both ways counted), ns */
-        simtime_t fwd_net_ns;/* fwd_net_ns then, ns */
+        simtime_t fwd_net_ns;/* net.fwd_ns then, ns */
         simtime_t kvx_ns, kvl_ns;   /* kv.xfer_ns and kv.load_ns then, ns */
         simtime_t fw_ns;     /* framework overhead of the steps up to then (fw.ns), ns (set by the station; else 0) */
     } tf;
@@ -142,7 +142,7 @@ typedef struct request {
 } request;
 
 /* Bytes of the core (zeroed for every request). */
-#define REQ_CORE_BYTES offsetof(request, pool_queue0)
+#define REQ_CORE_BYTES offsetof(request, attrs)
 /* End of the tail (zeroed when req_pool.zero_tail). */
 #define REQ_TAIL_END offsetof(request, tf)
 
@@ -183,7 +183,7 @@ static inline void req_first_token(request *r, simtime_t t, int pool)
     r->tf.network_ns = r->network_ns;
     r->tf.overhead_ns = r->overhead_ns;
     r->tf.ret_last_ns = r->ret_last_ns;
-    r->tf.fwd_net_ns = r->fwd_net_ns;
+    r->tf.fwd_net_ns = r->net.fwd_ns;
     r->tf.kvx_ns = r->kv.xfer_ns;
     r->tf.kvl_ns = r->kv.load_ns;
     r->tf.fw_ns = 0;

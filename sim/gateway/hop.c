@@ -70,16 +70,16 @@ static void cross(hop *h, request *r, const net_times *t, double conn_up_ms, dou
     simtime_t up_net = simtime_from_ms(t->up_net_ms), up_proto = simtime_from_ms(t->up_proto_ms);
     simtime_t dn_net = simtime_from_ms(t->down_net_ms), dn_proto = simtime_from_ms(t->down_proto_ms);
     r->network_ns += up_net + dn_net;
-    r->fwd_net_ns += up_net;
+    r->net.fwd_ns += up_net;
     if (conn_up_ms > 0 || conn_dn_ms > 0)   /* rounded once each: never more than the times they are part of */
         r->conn.net_ns += simtime_from_ms(conn_up_ms) + simtime_from_ms(conn_dn_ms);
     r->overhead_ns += up_proto + dn_proto;
     r->ret_last_ns += dn_net + dn_proto;
     simtime_t first_net = simtime_from_ms(t->first_net_ms);
     r->ret_first_ns += first_net + simtime_from_ms(t->first_proto_ms);
-    r->ret_first_net_ns += first_net;
-    r->whole_net_ns += simtime_from_ms(t->whole_net_ms) - dn_net;
-    r->whole_proto_ns += simtime_from_ms(t->whole_proto_ms) - dn_proto;
+    r->net.ret_first_ns += first_net;
+    r->net.whole_ns += simtime_from_ms(t->whole_net_ms) - dn_net;
+    r->net.whole_proto_ns += simtime_from_ms(t->whole_proto_ms) - dn_proto;
     if (!h->net->stream) r->whole = 1;   /* buffered here: nothing reaches the client before the last byte */
     if (r->measured) {
         double down = net_answer_bytes(h->net, r->output);
@@ -334,11 +334,11 @@ static void arrive(station *st, request *r)
 
 void hop_answer_whole(request *r)
 {
-    r->network_ns += r->whole_net_ns;
-    r->overhead_ns += r->whole_proto_ns;
-    r->ret_last_ns += r->whole_net_ns + r->whole_proto_ns;
+    r->network_ns += r->net.whole_ns;
+    r->overhead_ns += r->net.whole_proto_ns;
+    r->ret_last_ns += r->net.whole_ns + r->net.whole_proto_ns;
     r->ret_first_ns = r->ret_last_ns;
-    r->whole_net_ns = r->whole_proto_ns = 0;
+    r->net.whole_ns = r->net.whole_proto_ns = 0;
     r->whole = 1;
 }
 

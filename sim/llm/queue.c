@@ -205,8 +205,8 @@ void llm_arrive(station *st, request *r)
         station_reject(st, r);
         return;
     }
-    r->pool_queue0 = r->queue_ns;
-    r->pool_service0 = r->service_ns;
+    q->queue0 = r->queue_ns;
+    q->service0 = r->service_ns;
     q->fw0 = r->fw.ns;
     if (P->lora_rng) llm_lora_pick(P, r);
     if ((int64_t) r->prompt + r->output > L->max_seq_len) {

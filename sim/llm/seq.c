@@ -187,8 +187,8 @@ void rep_finish(replica *R, request *r)
     R->since++;
     if (r->measured) {
         /* All its waits and all its service in this pool, preemptions included. */
-        stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - r->pool_queue0));
-        stat_add(st->service_ms, simtime_to_ms(r->service_ns - r->pool_service0 - (r->fw.ns - seq->fw0)));
+        stat_add(st->queue_ms, simtime_to_ms(r->queue_ns - seq->queue0));
+        stat_add(st->service_ms, simtime_to_ms(r->service_ns - seq->service0 - (r->fw.ns - seq->fw0)));
     }
     station_forward(st, r, 0);
 }

@@ -44,6 +44,8 @@ typedef struct llm_seq {
                                  began decoding, ns */
     simtime_t fw_mark;        /* the replica's fw_cum when it joined its running sequences, ns */
     simtime_t fw0;            /* request.fw.ns when it entered the pool, ns */
+    simtime_t queue0;         /* request.queue_ns when it entered the pool, ns */
+    simtime_t service0;       /* request.service_ns when it entered the pool, ns */
     struct {                  /* prefix cache (prefix_cache = yes) */
         uint32_t *h;          /* handles of the content blocks it holds (malloc'd), or NULL */
         int32_t n;            /* how many */

@@ -65,7 +65,7 @@ static int ttft_parts(const brk *x, const request *r, simtime_t first, simtime_t
         /* The snapshot's components add up to the time its first token took to be emitted. */
         RUN_REQUIRE(check, r->tf.at - r->arrival == r->tf.network_ns + r->tf.overhead_ns - r->tf.ret_last_ns +
                                r->tf.queue_ns + r->tf.service_ns);
-        p[TB_NETWORK] = r->tf.fwd_net_ns + r->ret_first_net_ns;
+        p[TB_NETWORK] = r->tf.fwd_net_ns + r->net.ret_first_ns;
         p[TB_QUEUE] = r->tf.queue_ns;
         p[TB_KV_TRANSFER] = r->tf.kvx_ns;
         p[TB_KV_LOAD] = r->tf.kvl_ns;
