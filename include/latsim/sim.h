@@ -2,8 +2,8 @@
  *
  * sim_run() builds the model objects of a loaded and resolved scenario
  * (latsim/scenario.h), runs the event loop until every measured request has an
- * outcome, and fills a sim_result: the system's flags and the rows of the
- * run's metric families (sim_rows), its only schema of results: each pool's
+ * outcome, and fills a sim_result with the rows of the run's metric families
+ * (sim_rows), its only schema of results: each pool's
  * (family "pool", scope the pool's name: kind, busy_share, saturated,
  * offered_load, arrivals, served, rejected, timed_out, its kind's own rows
  * such as an LLM pool's "steps", and its latencies queue, service, e2e, ttft,
@@ -12,7 +12,8 @@
  * keys), abandoned and abandoned_share (a class has patience_s) and
  * departures, its times and rates warmup_requests, warmup_s, throughput_rps,
  * output_tokens_per_s (a pool counts tokens), sim_time_s, window_s, events,
- * peak_in_system and wall_time_s (family "run", sim.c), the system's latencies
+ * peak_in_system and wall_time_s, its verdicts saturated and
+ * trace_exhausted (family "run", sim.c), the system's latencies
  * e2e, queue, service, network, overhead, ttft, tpot and itl, the breakdowns
  * of E2E and TTFT, each route's and each [class NAME]'s results, scopes
  * "route:ROUTER->TARGET" and "class:NAME", cold and warm, goodput, the cost
