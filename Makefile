@@ -194,7 +194,8 @@ SLOW_FILTER := @($(SLOW_PAT))
 # $(call suite,FILTER,LOG): the Criterion tests FILTER selects, two at a time, into LOG.
 define suite
 	@rm -f $(2)
-	LATSIM_BIN=$(BUILD)/latsim LATSIM_MPI=$(if $(MPI),1,0) LATSIM_CHECK=$(CHECK) timeout $(TEST_TIMEOUT) \
+	LATSIM_BIN=$(BUILD)/latsim LATSIM_MPI=$(if $(MPI),1,0) LATSIM_CHECK=$(CHECK) \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp timeout $(TEST_TIMEOUT) \
 	  $(BUILD)/test_latsim -j2 --filter '$(1)' 2>&1 | tee $(2); \
 	  rc=$${PIPESTATUS[0]}; \
 	  if grep -q 'ERROR: LeakSanitizer' $(2); then echo "leaks found"; exit 1; fi; \
