@@ -67,23 +67,20 @@ static int put_row(report *out, int rep, int sat, const sim_row *w)
 }
 
 /* Copies the rows of family FAMILY of X named METRIC (NULL: all) into OUT, in
- * their order.  Returns 0 or -1. */
-static int put_metric(report *out, int rep, const sim_result *x, const char *family, const char *metric)
+ * their order (SAT: the run is saturated).  Returns 0 or -1. */
+static int put_metric(report *out, int rep, const sim_result *x, int sat, const char *family, const char *metric)
 {
-    int sat = -1;   /* run_saturated(x), found at the first row */
     for (size_t i = 0; i < x->rows.n; i++) {
         const sim_row *w = &x->rows.row[i];
-        if (strcmp(w->family, family) || (metric && strcmp(w->metric, metric))) continue;
-        if (sat < 0) sat = run_saturated(x);
-        if (put_row(out, rep, sat, w)) return -1;
+        if (!strcmp(w->family, family) && (!metric || !strcmp(w->metric, metric)) && put_row(out, rep, sat, w)) return -1;
     }
     return 0;
 }
 
-/* Copies the rows of family FAMILY of X into OUT, in their order.  Returns 0 or -1. */
-static int put_family(report *out, int rep, const sim_result *x, const char *family)
+/* put_metric of every row of family FAMILY (SAT: the run is saturated).  Returns 0 or -1. */
+static int put_family(report *out, int rep, const sim_result *x, int sat, const char *family)
 {
-    return put_metric(out, rep, x, family, NULL);
+    return put_metric(out, rep, x, sat, family, NULL);
 }
 
 /* A result's rows as report_flatten walks them: which are in the report
@@ -180,44 +177,44 @@ static int flatten(const sim_result *x, int rep, report *out, fl_rows *R)
 {
     const char *G = "";
 /* The run's own row NAME (family "run": sim.c's counts, times and rates), where X has it. */
-#define R(name) if (put_metric(out, rep, x, "run", name)) return -1
+#define R(name) if (put_metric(out, rep, x, R->sat, "run", name)) return -1
     R("requests");
     R("warmup_requests");
     R("warmup_s");
-    if (put_family(out, rep, x, "warmup")) return -1;   /* the automatic warm-up's wait for caches (run/warmup.h) */
+    if (put_family(out, rep, x, R->sat, "warmup")) return -1;   /* the automatic warm-up's wait for caches (run/warmup.h) */
     R("served");
     R("rejected");
     R("timed_out");
     R("failed");            /* a pool has fleet keys */
     R("abandoned");         /* clients who gave up (issue 34) */
     R("abandoned_share");
-    if (put_family(out, rep, x, "client")) return -1;   /* [client]: attempts, retries, wasted */
+    if (put_family(out, rep, x, R->sat, "client")) return -1;   /* [client]: attempts, retries, wasted */
     R("saturated");
     R("trace_exhausted");   /* a non-looping trace ran out */
-    if (put_family(out, rep, x, "finite")) return -1;   /* docs/workloads.md, "Finite workloads" */
+    if (put_family(out, rep, x, R->sat, "finite")) return -1;   /* docs/workloads.md, "Finite workloads" */
     R("departures");
     R("throughput_rps");
-    if (put_family(out, rep, x, "goodput")) return -1;
+    if (put_family(out, rep, x, R->sat, "goodput")) return -1;
     R("output_tokens_per_s");
     /* The cost (col_cost.c): its charges, the shares over a threshold, its $ per 1000 requests. */
     static const char *const COST[] = { "cost_per_hour", "cost_per_mtok", "api_usd", "egress_usd" };
     for (int k = 0; k < 4; k++)
-        if (put_metric(out, rep, x, "cost", COST[k])) return -1;
-    if (put_family(out, rep, x, "over")) return -1;   /* shares over a threshold (issue 34) */
-    if (put_metric(out, rep, x, "cost", "cost_per_1k_requests")) return -1;
-    if (put_family(out, rep, x, "energy")) return -1;   /* GPU board energy (docs/metrics.md, "Energy") */
+        if (put_metric(out, rep, x, R->sat, "cost", COST[k])) return -1;
+    if (put_family(out, rep, x, R->sat, "over")) return -1;   /* shares over a threshold (issue 34) */
+    if (put_metric(out, rep, x, R->sat, "cost", "cost_per_1k_requests")) return -1;
+    if (put_family(out, rep, x, R->sat, "energy")) return -1;   /* GPU board energy (docs/metrics.md, "Energy") */
     R("sim_time_s");
     R("window_s");
     R("events");
     R("peak_in_system");
     R("wall_time_s");
-    if (put_family(out, rep, x, "workload")) return -1;   /* repeat_token_share; a closed loop's achieved_rps... */
+    if (put_family(out, rep, x, R->sat, "workload")) return -1;   /* repeat_token_share; a closed loop's achieved_rps... */
     /* The system's latencies (col_latency.c, col_itl.c): e2e, queue, service,
      * cold and warm, then network, overhead, ttft, tpot and itl where reported. */
     static const char *const LAT[] = { "e2e", "queue", "service", NULL, "network", "overhead", "ttft", "tpot" };
     for (size_t k = 0; k < sizeof LAT / sizeof *LAT; k++)
-        if (LAT[k] ? put_metric(out, rep, x, "latency", LAT[k]) : put_family(out, rep, x, "cold")) return -1;
-    if (put_metric(out, rep, x, "itl", "itl")) return -1;
+        if (LAT[k] ? put_metric(out, rep, x, R->sat, "latency", LAT[k]) : put_family(out, rep, x, R->sat, "cold")) return -1;
+    if (put_metric(out, rep, x, R->sat, "itl", "itl")) return -1;
     if (!R->sat) {   /* the CDFs of e2e and queue, and of ttft and tpot where reported */
         static const char *const CD[] = { "e2e", "queue", "ttft", "tpot" };
         out->cdf = malloc(4 * STAT_NCDF * sizeof *out->cdf);
@@ -230,7 +227,7 @@ static int flatten(const sim_result *x, int rep, report *out, fl_rows *R)
         }
     }
     /* Shares of e2e and of TTFT (col_breakdown.c): "breakdown.all.queue", "ttft_breakdown.mean_ms.queue"... */
-    if (put_family(out, rep, x, "breakdown")) return -1;
+    if (put_family(out, rep, x, R->sat, "breakdown")) return -1;
     if (put_scope(out, rep, x, G, R)) return -1;
     /* Each pool's rows (family "pool", sim/run/simres.c: one scope after
      * another, in pool order), each followed by the other rows of its scope. */
